@@ -1,0 +1,70 @@
+/*
+ * ckpt.h: directory checkpoints in an object store. The runner calls these;
+ * they know nothing of jobs, providers or processes.
+ *
+ * Layout under the store, for job J:
+ *   J/packs/<seq>-<rand>.tar        pax tar archives of chunk members
+ *   J/manifests/<seq>.json          one per committed checkpoint (create-only)
+ *   J/LATEST                        the newest committed sequence (CAS)
+ * A checkpoint exists once its manifest is written and LATEST points at it.
+ * An interrupted save leaves only unreferenced packs, which gc removes.
+ */
+#ifndef SR_CKPT_H
+#define SR_CKPT_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+/* Return codes besides 0 and -1. */
+#define SR_CKPT_LATE	(-2)	/* the deadline passed: nothing committed */
+#define SR_CKPT_NONE	(-3)	/* restore: the job has no usable checkpoint */
+#define SR_CKPT_CANCELLED (-4)	/* *cancel became non-zero: nothing committed */
+
+struct sr_ckpt_opts {
+	const char *job;		/* job name: the key prefix */
+	size_t chunk_size;		/* bytes per chunk (default 16 MiB) */
+	int level;			/* zstd level (default 1) */
+	int threads;			/* compression threads (0 = all CPUs) */
+	int keep;			/* checkpoints kept after a commit (0 = all) */
+	double deadline;		/* epoch seconds; 0 = none */
+	volatile int *cancel;		/* non-NULL: checked between chunks */
+	/* Called with progress and warnings (restore fallbacks); may be NULL. */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
+};
+
+struct sr_ckpt_stats {
+	uint64_t seq;			/* checkpoint sequence number */
+	long long step;			/* step the job reported (-1 if none) */
+	double created;			/* epoch seconds of the commit */
+	uint64_t files;
+	uint64_t chunks;
+	uint64_t raw_bytes;		/* size of all files */
+	uint64_t stored_bytes;		/* compressed size of all chunks referenced */
+	uint64_t new_bytes;		/* compressed bytes uploaded by this save */
+	uint64_t reused_chunks;		/* chunks already in the store */
+	double seconds;			/* wall time of the save or restore */
+};
+
+/* Snapshot dir into a new checkpoint of opts->job and commit it.
+ * Returns 0 (committed; stats filled), SR_CKPT_LATE, SR_CKPT_CANCELLED or -1. */
+int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    long long step, struct sr_ckpt_stats *stats, char *err);
+
+/* Restore the newest usable checkpoint into dir (emptied first). Every chunk
+ * is verified; a corrupt or missing one falls back to the previous
+ * checkpoint, saying which and why through opts->log. Returns 0 (stats
+ * filled), SR_CKPT_NONE, or -1. */
+int sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    struct sr_ckpt_stats *stats, char *err);
+
+/* Call fn for each committed checkpoint of job, oldest first. */
+int sr_ckpt_list(struct sr_store *st, const char *job,
+    int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
+
+/* Keep the newest `keep` checkpoints; delete older manifests and every pack
+ * no kept manifest references. */
+int sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_bytes, char *err);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * store.h: the object store interface. Checkpoints, manifests and pointers
+ * live behind it; a backend gives object-storage semantics whatever is
+ * underneath (a local directory now, S3 and GCS next):
+ *
+ *  - objects are written whole and become visible atomically (never half);
+ *  - a create-only put fails with SR_STORE_EXISTS if the key exists;
+ *  - a compare-and-swap put succeeds only if the object's current etag is
+ *    the one given, else SR_STORE_PRECONDITION;
+ *  - reads may be ranged; listing is by prefix, in key order.
+ *
+ * Keys are relative paths of '/'-separated segments, without "." or ".."
+ * segments and without a leading '/'. URLs: file:///abs/path (embedded default).
+ */
+#ifndef SR_STORE_H
+#define SR_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return codes of the store functions (0 is success). */
+enum sr_store_rc {
+	SR_STORE_OK = 0,
+	SR_STORE_ERROR = -1,		/* I/O, network, permission: see err */
+	SR_STORE_NOTFOUND = -2,		/* no such key */
+	SR_STORE_EXISTS = -3,		/* create-only put: key exists (lost race) */
+	SR_STORE_PRECONDITION = -4	/* CAS put: etag changed (lost race) */
+};
+
+/* How a put treats an existing object. */
+enum sr_put_mode {
+	SR_PUT_OVERWRITE = 0,	/* last writer wins */
+	SR_PUT_CREATE,		/* only if absent (If-None-Match: *) */
+	SR_PUT_MATCH		/* only if its etag equals if_match (If-Match) */
+};
+
+#define SR_ETAG_MAX 128
+
+struct sr_store;
+struct sr_upload;
+
+struct sr_object_info {
+	const char *key;	/* full key, valid during the callback */
+	uint64_t size;
+	double mtime;		/* epoch seconds */
+	char etag[SR_ETAG_MAX];
+};
+
+/* Open the store at url; *out is freed with sr_store_close. */
+int sr_store_open(const char *url, struct sr_store **out, char *err);
+void sr_store_close(struct sr_store *st);
+/* The URL the store was opened with (for messages). */
+const char *sr_store_url(const struct sr_store *st);
+
+/* Put a small object in one request. etag_out (SR_ETAG_MAX bytes) may be NULL. */
+int sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,
+    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err);
+/* Get a whole object of at most max bytes into a malloc'd buffer (NUL-terminated). */
+int sr_store_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
+    char *etag_out, char *err);
+/* Read exactly len bytes at offset off; short objects are an error. */
+int sr_store_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len,
+    void *buf, char *err);
+int sr_store_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err);
+/* Call fn for each object whose key starts with prefix, in key order; a
+ * non-zero return from fn stops the listing and is returned. */
+int sr_store_list(struct sr_store *st, const char *prefix,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
+/* Delete a key; deleting a missing key succeeds. */
+int sr_store_delete(struct sr_store *st, const char *key, char *err);
+
+/* Streaming upload of a large object: visible only after sr_upload_commit. */
+struct sr_upload *sr_store_upload_begin(struct sr_store *st, const char *key, char *err);
+int sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err);
+/* Make the object visible (plain overwrite semantics); frees up. */
+int sr_upload_commit(struct sr_upload *up, char *err);
+/* Drop what was written; frees up. Safe on NULL. */
+void sr_upload_abort(struct sr_upload *up);
+
+/* Name of a return code, e.g. "SR_STORE_EXISTS". */
+const char *sr_store_rc_name(int rc);
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * util.c: the helpers declared in util.h: error buffers, allocation,
+ * clocks, human-readable formatting and small file-system operations.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int
+sr_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, SR_ERRMAX, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+sr_errno(char *err, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	size_t n;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, SR_ERRMAX, fmt, ap);
+	va_end(ap);
+	n = strlen(err);
+	snprintf(err + n, SR_ERRMAX - n, ": %s", strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+int
+sr_err_prefix(char *err, const char *fmt, ...)
+{
+	char prefix[SR_ERRMAX], old[SR_ERRMAX];
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	strlcpy(old, err, sizeof old);
+	snprintf(err, SR_ERRMAX, "%s: %s", prefix, old);
+	return -1;
+}
+
+void
+sr_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("spotrun: fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void *
+sr_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		sr_fatal("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+sr_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		sr_fatal("out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *
+sr_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		sr_fatal("out of memory reallocating %zu bytes", n);
+	return q;
+}
+
+void *
+sr_reallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		sr_fatal("allocation overflow: %zu x %zu", n, size);
+	return sr_realloc(p, n * size);
+}
+
+char *
+sr_strdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		sr_fatal("out of memory copying a string");
+	return p;
+}
+
+char *
+sr_strndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (p == NULL)
+		sr_fatal("out of memory copying a string");
+	return p;
+}
+
+char *
+sr_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		sr_fatal("out of memory formatting a string");
+	return s;
+}
+
+double
+sr_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double
+sr_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+sr_sleep(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+const char *
+sr_fmt_duration(double s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 1)
+		snprintf(buf, len, "%.0fms", s * 1000);
+	else if (s < 60)
+		snprintf(buf, len, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else
+		snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+	return buf;
+}
+
+const char *
+sr_fmt_bytes(uint64_t n, char *buf, size_t len)
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < SR_ARRAY_LEN(unit)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)n);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+int
+sr_mkdirs(const char *path, mode_t mode, char *err)
+{
+	char *p = sr_strdup(path), *s;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) == -1 && errno != EEXIST) {
+			sr_errno(err, "create directory %s", p);
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, mode) == -1 && errno != EEXIST) {
+		sr_errno(err, "create directory %s", p);
+		free(p);
+		return -1;
+	}
+	free(p);
+	return 0;
+}
+
+static int
+rmtree_at(int parent, const char *name, char *err)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return sr_errno(err, "stat %s", name);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(parent, name, 0) == -1 && errno != ENOENT)
+			return sr_errno(err, "remove %s", name);
+		return 0;
+	}
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return sr_errno(err, "open directory %s", name);
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return sr_errno(err, "open directory %s", name);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		rc = rmtree_at(dirfd(d), de->d_name, err);
+	}
+	closedir(d);
+	if (rc == 0 && unlinkat(parent, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+		return sr_errno(err, "remove directory %s", name);
+	return rc;
+}
+
+int
+sr_rmtree(const char *path, char *err)
+{
+	return rmtree_at(AT_FDCWD, path, err);
+}
+
+ssize_t
+sr_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t left = len;
+
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+int
+sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, n = 0;
+	char *buf;
+
+	if (fd == -1)
+		return sr_errno(err, "open %s", path);
+	buf = sr_malloc(cap + 1);
+	for (;;) {
+		ssize_t r;
+		if (n == cap) {
+			if (cap >= max) {
+				close(fd);
+				free(buf);
+				return sr_err(err, "read %s: larger than %zu bytes", path, max);
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			buf = sr_realloc(buf, cap + 1);
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			sr_errno(err, "read %s", path);
+			close(fd);
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	if (len != NULL)
+		*len = n;
+	return 0;
+}
+
+int
+sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err)
+{
+	char *tmp = sr_asprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd == -1) {
+		sr_errno(err, "create %s", tmp);
+		free(tmp);
+		return -1;
+	}
+	if (sr_write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+		sr_errno(err, "write %s", tmp);
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1) {
+		sr_errno(err, "rename %s to %s", tmp, path);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int
+sr_ncpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : (int)n;
+}

@@ -1,0 +1,77 @@
+/*
+ * util.h: small helpers every module of spotrun uses: the error buffer
+ * convention, allocation that dies only on out-of-memory, time, and paths.
+ *
+ * Error convention: a function that can fail returns 0 on success and -1 (or a
+ * negative code of its module's enum) on failure, and writes a message of the
+ * form "verb object: reason" into the caller's buffer `err`, which holds
+ * SR_ERRMAX bytes. `err` may be NULL when the caller does not want the text.
+ */
+#ifndef SR_UTIL_H
+#define SR_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "compat.h"
+
+#define SR_ERRMAX 512
+
+#define SR_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define SR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define SR_NORETURN __attribute__((noreturn))
+#else
+#define SR_PRINTF(f, a)
+#define SR_NORETURN
+#endif
+
+/* Write a formatted message into err (SR_ERRMAX bytes); always returns -1. */
+int sr_err(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
+/* Like sr_err, with ": strerror(errno)" appended. */
+int sr_errno(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
+/* Prefix the message already in err with "prefix: "; returns -1. */
+int sr_err_prefix(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
+
+/* For bugs and out-of-memory only: print "spotrun: fatal: ..." and abort. */
+void sr_fatal(const char *fmt, ...) SR_PRINTF(1, 2) SR_NORETURN;
+
+void *sr_malloc(size_t n);
+void *sr_calloc(size_t n, size_t size);
+void *sr_realloc(void *p, size_t n);
+void *sr_reallocarray(void *p, size_t n, size_t size);
+char *sr_strdup(const char *s);
+char *sr_strndup(const char *s, size_t n);
+/* Allocating sprintf; dies on OOM. */
+char *sr_asprintf(const char *fmt, ...) SR_PRINTF(1, 2);
+
+/* Wall-clock seconds since the epoch (CLOCK_REALTIME). */
+double sr_now(void);
+/* Monotonic seconds (CLOCK_MONOTONIC), for intervals. */
+double sr_mono(void);
+/* Sleep for s seconds, resuming after signals. */
+void sr_sleep(double s);
+
+/* Format seconds as "1h02m", "3m05s", "12.4s" or "350ms" into buf. */
+const char *sr_fmt_duration(double s, char *buf, size_t len);
+/* Format bytes as "48.0 MiB" into buf. */
+const char *sr_fmt_bytes(uint64_t n, char *buf, size_t len);
+
+/* mkdir -p with mode; 0 or -1 with err set. */
+int sr_mkdirs(const char *path, mode_t mode, char *err);
+/* rm -rf of path (does not follow symlinks); 0 or -1 with err set. */
+int sr_rmtree(const char *path, char *err);
+/* Write all of buf to fd, resuming after EINTR and short writes. */
+ssize_t sr_write_all(int fd, const void *buf, size_t len);
+/* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
+int sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err);
+/* Write a file atomically (temp file in the same dir, fsync, rename). */
+int sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err);
+
+/* Number of online CPUs (at least 1). */
+int sr_ncpus(void);
+
+#endif

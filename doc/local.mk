@@ -1,0 +1,2 @@
+# doc/local.mk: man pages and design notes.
+EXTRA_DIST += doc/design.md doc/benchmarks.md

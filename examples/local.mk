@@ -1,0 +1,1 @@
+# examples/local.mk: example jobs, shipped in the tarball.

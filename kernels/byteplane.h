@@ -1,0 +1,29 @@
+/*
+ * byteplane.h: byte-plane transposition of arrays of fixed-width elements.
+ * Floating-point weights compress far better once the bytes of equal
+ * significance are stored together: the exponent bytes are highly
+ * redundant, the low mantissa bytes are noise.
+ *
+ * sr_byteplane_split(src, n, width, dst): for n bytes of width-byte
+ * elements, plane k (byte k of every element) goes to dst + k * (n / width);
+ * the n % width tail bytes are copied raw after the last plane.
+ * sr_byteplane_join is the exact inverse. width is 1..16; src and dst must
+ * not overlap. The CPU versions here are the reference the CUDA kernels
+ * (byteplane.cu) are tested against.
+ */
+#ifndef SR_BYTEPLANE_H
+#define SR_BYTEPLANE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst);
+void sr_byteplane_join(const uint8_t *src, size_t n, unsigned width, uint8_t *dst);
+
+#ifdef HAVE_CUDA
+/* The same on device memory; 0 or -1 with err set. */
+int sr_byteplane_split_cuda(const void *dsrc, size_t n, unsigned width, void *ddst, char *err);
+int sr_byteplane_join_cuda(const void *dsrc, size_t n, unsigned width, void *ddst, char *err);
+#endif
+
+#endif

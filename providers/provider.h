@@ -1,0 +1,83 @@
+/*
+ * provider.h: where preemption notices come from. One interface for every
+ * source: the clouds' metadata services (later), SIGTERM with a grace period
+ * (`signal`) and simulated notices (`local`).
+ *
+ * A provider watches in a thread of its own and reports notices by writing
+ * to a pipe, so the supervisor's poll loop wakes the moment one arrives.
+ * Lifecycle: sr_provider_new -> (sr_provider_start_vm ... sr_provider_stop_vm)
+ * once per attempt ("VM") -> sr_provider_free.
+ */
+#ifndef SR_PROVIDER_H
+#define SR_PROVIDER_H
+
+#include <stdint.h>
+
+enum sr_notice_kind {
+	SR_NOTICE_PREEMPT = 1,	/* the machine goes away at the deadline */
+	SR_NOTICE_EARLY		/* early warning (rebalance): checkpoint, keep running */
+};
+
+struct sr_notice {
+	enum sr_notice_kind kind;
+	double seen;		/* epoch seconds when the provider saw it */
+	double deadline;	/* epoch seconds when the machine goes away */
+	char reason[128];	/* "simulated preemption", "SIGTERM", ... */
+};
+
+/* Facts about this machine, recorded with each attempt. */
+struct sr_facts {
+	char provider[16];
+	char instance_id[64];
+	char instance_type[64];
+	char zone[64];
+	char lifecycle[16];	/* "spot", "on-demand", "unknown" */
+};
+
+/* Settings from the job's [provider] section. */
+struct sr_provider_conf {
+	const char *name;		/* "local", "signal", "auto" */
+	double window;			/* local: notice window in seconds (default 30) */
+	double grace;			/* signal: grace period in seconds (default 30) */
+	/* local: what triggers a notice (the first that fires). */
+	double after;			/* seconds after the VM starts; 0 = off */
+	double random_mean;		/* mean seconds of an exponential; 0 = off */
+	uint64_t seed;			/* for random_mean */
+	const char *notice_file;	/* a notice when this file appears; NULL = off */
+	const char *trace;		/* a spot trace (JSON, see shared/data) or NULL */
+	double trace_scale;		/* trace seconds per real second (e.g. 600) */
+	double trace_start;		/* trace offset in trace seconds */
+	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
+};
+
+struct sr_provider;
+
+/* Create the provider named by conf->name ("auto" picks local here). */
+int sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, char *err);
+void sr_provider_free(struct sr_provider *p);
+const char *sr_provider_name(const struct sr_provider *p);
+
+/* Start watching for attempt number `attempt` (1-based). */
+int sr_provider_start_vm(struct sr_provider *p, int attempt, char *err);
+/* Stop watching (joins the thread). */
+void sr_provider_stop_vm(struct sr_provider *p);
+
+/* Readable when a notice is pending. */
+int sr_provider_fd(const struct sr_provider *p);
+/* Take the pending notice: 1 got one, 0 none pending, -1 error. */
+int sr_provider_read(struct sr_provider *p, struct sr_notice *n, char *err);
+
+/* The supervisor got signal signo: 1 if the provider took it as a notice
+ * (the `signal` provider takes SIGTERM), else 0. Async-signal-unsafe: call
+ * from the loop, not from a handler. */
+int sr_provider_on_signal(struct sr_provider *p, int signo);
+
+/* Whether a next VM follows a preemption inside this run (local: yes,
+ * until max_preemptions; signal: no, the run exits 75). */
+int sr_provider_next_vm(const struct sr_provider *p);
+
+int sr_provider_facts(struct sr_provider *p, struct sr_facts *f, char *err);
+/* Tell the provider the checkpoint for this notice is safe (Azure's ack). */
+int sr_provider_ack(struct sr_provider *p, const struct sr_notice *n, char *err);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * jobspec.h: the job file (INI, parsed with inih) as a validated struct.
+ * Every key, its type, default and an example are in doc/spotrun-job.5.
+ * Parsing collects every error ("FILE:LINE: message naming the key and
+ * what would be valid") instead of stopping at the first, so `spotrun check`
+ * shows them all and nothing is started while any remains.
+ */
+#ifndef SR_JOBSPEC_H
+#define SR_JOBSPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum sr_ckpt_mode { SR_MODE_DIRECTORY = 0, SR_MODE_LIBRARY, SR_MODE_TRANSPARENT };
+
+struct sr_sweep_param {
+	char *key;
+	char **values;		/* expanded: "1..3" -> "1","2","3" */
+	size_t nvalues;
+	int line;
+};
+
+struct sr_jobspec {
+	char *path;		/* the job file as given */
+	char *dir;		/* absolute directory of the job file */
+
+	/* [job] */
+	char *name;		/* required; [A-Za-z0-9][A-Za-z0-9._-]{0,63} */
+	char *command;		/* required */
+	char **argv;		/* command split into words (NULL-terminated); with
+				 * shell = yes: { "/bin/sh", "-c", command } */
+	int shell;		/* default no */
+	char *workdir;		/* absolute; default: the job file's directory */
+	char **env;		/* KEY=VALUE from [env], NULL-terminated */
+
+	/* [resources] */
+	int gpus_min, gpus_max;	/* "8" or "1-8"; default 0 (CPU only) */
+	char *gpu_type;		/* optional */
+
+	/* [checkpoint] */
+	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */
+	double interval;	/* seconds; 0 = no periodic checkpoints (default 0) */
+	int keep;		/* default 3 */
+	char *store;		/* URL; default file://$XDG_DATA_HOME/spotrun */
+	char *local_dir;	/* default <workdir>/.spotrun/<name> */
+	int request_signal;	/* default SIGUSR1; 0 = none (marker file only) */
+	double write_timeout;	/* seconds the job has to write a periodic one (default 10m) */
+	size_t chunk_size;	/* default 16 MiB; 1 MiB .. 256 MiB */
+	int level;		/* zstd level, default 1 (1..19) */
+	double margin;		/* safety margin before a deadline (default 5 s) */
+
+	/* [provider] */
+	char *provider;		/* auto | local | signal (default auto) */
+	double window;		/* local notice window (default 30 s) */
+	double grace;		/* signal grace period (default 30 s) */
+	double after;		/* local: notice after this long on each VM; 0 = off */
+	double random_mean;	/* local: exponential mean; 0 = off */
+	uint64_t seed;		/* default 1 */
+	char *notice_file;	/* local: notice when this file appears */
+	char *trace;		/* local: spot trace to replay (absolute path) */
+	double trace_scale;	/* default 1 */
+	double trace_start;	/* default 0 */
+	int preemptions;	/* local: at most this many notices; -1 = no limit (default) */
+
+	/* [retry] */
+	int max_restarts;	/* default 0 */
+	int *on_exit_codes;	/* codes that restart; empty = any non-zero */
+	size_t n_on_exit_codes;
+	double backoff;		/* first restart delay (default 1 s), doubling */
+	double backoff_max;	/* default 5 min */
+
+	/* [sweep] (used by submit, later; validated now) */
+	struct sr_sweep_param *sweep;
+	size_t nsweep;
+};
+
+/* One error found in the file. */
+struct sr_jobspec_error {
+	int line;		/* 0: not tied to a line */
+	char msg[400];
+};
+
+struct sr_jobspec_errors {
+	struct sr_jobspec_error *v;
+	size_t n;
+};
+
+/* Parse and validate path. Returns 0 with *out set, or -1 with every error
+ * in errs (each printed as "PATH:LINE: msg" by sr_jobspec_errors_print). */
+int sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs);
+void sr_jobspec_free(struct sr_jobspec *js);
+void sr_jobspec_errors_print(const char *path, const struct sr_jobspec_errors *errs, void *fp);
+void sr_jobspec_errors_free(struct sr_jobspec_errors *errs);
+
+#endif

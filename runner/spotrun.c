@@ -1,0 +1,32 @@
+/*
+ * spotrun.c: main(). Finds the subcommand in the command table and runs it;
+ * `spotrun --version` and `spotrun --help` are answered here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "config.h"
+
+int
+main(int argc, char **argv)
+{
+	const struct sr_cmd_entry *e;
+
+	if (argc < 2) {
+		sr_cmd_help_entry.exec(1, (char *[]){ "help", NULL });
+		return SR_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("spotrun %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return sr_cmd_help_entry.exec(argc - 1, argv + 1);
+	e = sr_cmd_find(argv[1]);
+	if (e == NULL) {
+		fprintf(stderr, "spotrun: unknown command '%s'; try 'spotrun help'\n", argv[1]);
+		return SR_EXIT_USAGE;
+	}
+	return e->exec(argc - 1, argv + 1);
+}

@@ -1,0 +1,69 @@
+/*
+ * supervise.h: launching and supervising the job's processes, with the
+ * signal and exit-status semantics of an init (tini, dumb-init):
+ *
+ *  - the job runs in a process group of its own, so signals reach all of it;
+ *  - spotrun is a child subreaper: orphaned descendants are reparented to it
+ *    and reaped, and on exit nothing of the job is left running;
+ *  - the exit status is the job's code, 128+N when killed by signal N, 126
+ *    when the command exists but cannot be executed, 127 when not found.
+ *
+ * Signals reach the supervisor's poll loop through a self-pipe: sr_sig_init
+ * installs handlers that only write the signal number to it.
+ */
+#ifndef SR_SUPERVISE_H
+#define SR_SUPERVISE_H
+
+#include <sys/types.h>
+
+struct sr_spawn_opts {
+	char *const *argv;	/* argv[0] is looked up in PATH (of envp) */
+	char *const *envp;	/* the job's whole environment */
+	const char *cwd;	/* NULL: inherit */
+	int capture;		/* 1: stdout/stderr through pipes (out_fd, err_fd) */
+	int stdin_null;		/* 1: stdin from /dev/null */
+};
+
+struct sr_child {
+	pid_t pid;		/* also the process group id */
+	int out_fd;		/* read end of the job's stdout pipe, or -1 */
+	int err_fd;		/* read end of the job's stderr pipe, or -1 */
+	int exec_errno;		/* non-zero: exec failed with this errno */
+};
+
+/* Make this process a child subreaper (Linux); 0 or -1 with err set. */
+int sr_subreaper_enable(char *err);
+
+/* Install handlers for SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+ * SIGUSR2 and SIGALRM writing to a non-blocking self-pipe; *fd is its read
+ * end. SIGPIPE is ignored. 0 or -1 with err set. */
+int sr_sig_init(int *fd, char *err);
+/* Restore default dispositions (in the child before exec, and at exit). */
+void sr_sig_reset(void);
+/* Read one pending signal number from the pipe: 1 got one, 0 none. */
+int sr_sig_next(int fd, int *signo);
+
+/* Fork and exec the job in a new process group. Returns 0 when the child
+ * exists (check exec_errno: then the child has already exited 126/127 and
+ * must still be reaped), -1 with err set when fork/pipe failed. */
+int sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err);
+
+/* Send signo to the job's whole process group. */
+int sr_child_signal(const struct sr_child *c, int signo);
+
+/* Reap every exited child without blocking. Returns 1 and stores the
+ * leader's wait status in *status when the leader (c->pid) was among them,
+ * else 0. */
+int sr_reap(const struct sr_child *c, int *status);
+
+/* Stop whatever is left of the job: SIGTERM to the group and to every
+ * process reparented to us, wait up to grace seconds, then SIGKILL; reaps
+ * everything. Safe to call after the leader exited. */
+void sr_child_stop(const struct sr_child *c, double grace);
+
+/* The exit code for a wait status: WEXITSTATUS, or 128+N for signal N. */
+int sr_exit_code(int wstatus);
+/* The exit code for a failed exec: 127 for ENOENT/ENOTDIR, else 126. */
+int sr_exec_code(int exec_errno);
+
+#endif

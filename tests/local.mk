@@ -1,0 +1,1 @@
+# tests/local.mk: test programs and scripts not owned by one module.
