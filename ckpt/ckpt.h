@@ -32,6 +32,7 @@ struct sr_ckpt_opts {
 	/* Called with progress and warnings (restore fallbacks); may be NULL. */
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
+	uint64_t pack_size;		/* start a new pack past this (default 1 GiB) */
 };
 
 struct sr_ckpt_stats {
@@ -45,6 +46,8 @@ struct sr_ckpt_stats {
 	uint64_t new_bytes;		/* compressed bytes uploaded by this save */
 	uint64_t reused_chunks;		/* chunks already in the store */
 	double seconds;			/* wall time of the save or restore */
+	const char *problem;		/* sr_ckpt_list: why it cannot be restored (valid
+					 * during the callback), else NULL */
 };
 
 /* Snapshot dir into a new checkpoint of opts->job and commit it.

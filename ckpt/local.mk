@@ -1,3 +1,23 @@
 # ckpt/local.mk: object stores, the chunk codec and the checkpoint format.
 libckpt_a_SOURCES += ckpt/store.h ckpt/store.c ckpt/store-file.c ckpt/store-int.h \
 	ckpt/codec.h ckpt/codec.c ckpt/zframe.c ckpt/zframe.h
+
+check_PROGRAMS += tests/t-store-file tests/t-codec
+tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
+tests_t_codec_SOURCES = tests/t-codec.c tests/tap.h
+
+# Codec throughput and ratio against plain zstd: `make bench`.
+noinst_PROGRAMS += tests/bench-codec
+tests_bench_codec_SOURCES = tests/bench-codec.c
+SR_BENCH += bench/codec.sh
+EXTRA_DIST += bench/codec.sh
+
+# The checkpoint format: manifests, packs, save, restore, list, gc.
+libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/idtab.c ckpt/idtab.h \
+	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
+	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c
+check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
+tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
+tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h
+tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
+EXTRA_DIST += doc/format.md

@@ -257,6 +257,10 @@ rmtree_at(int parent, const char *name, char *err)
 			return sr_errno(err, "remove %s", name);
 		return 0;
 	}
+	/* A read-only directory (restored from a checkpoint, say) must
+	 * become writable before its entries can be removed. */
+	if ((st.st_mode & 0700) != 0700 && fchmodat(parent, name, 0700, 0) == -1)
+		return sr_errno(err, "make %s writable", name);
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1)
 		return sr_errno(err, "open directory %s", name);

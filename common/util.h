@@ -62,7 +62,8 @@ const char *sr_fmt_bytes(uint64_t n, char *buf, size_t len);
 
 /* mkdir -p with mode; 0 or -1 with err set. */
 int sr_mkdirs(const char *path, mode_t mode, char *err);
-/* rm -rf of path (does not follow symlinks); 0 or -1 with err set. */
+/* rm -rf of path (does not follow symlinks; makes read-only directories
+ * writable first); a missing path is success. 0 or -1 with err set. */
 int sr_rmtree(const char *path, char *err);
 /* Write all of buf to fd, resuming after EINTR and short writes. */
 ssize_t sr_write_all(int fd, const void *buf, size_t len);

@@ -21,9 +21,17 @@ void sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *d
 void sr_byteplane_join(const uint8_t *src, size_t n, unsigned width, uint8_t *dst);
 
 #ifdef HAVE_CUDA
-/* The same on device memory; 0 or -1 with err set. */
+/* The same on device memory, on the default stream, waiting for the
+ * result; 0 or -1 with err set (a bad width, or the CUDA error). */
 int sr_byteplane_split_cuda(const void *dsrc, size_t n, unsigned width, void *ddst, char *err);
 int sr_byteplane_join_cuda(const void *dsrc, size_t n, unsigned width, void *ddst, char *err);
+/* The same queued on a CUDA stream (a cudaStream_t; NULL for the default
+ * stream) without waiting: err reports launch errors only, the rest shows
+ * at the caller's next synchronisation. */
+int sr_byteplane_split_cuda_async(const void *dsrc, size_t n, unsigned width, void *ddst,
+    void *stream, char *err);
+int sr_byteplane_join_cuda_async(const void *dsrc, size_t n, unsigned width, void *ddst,
+    void *stream, char *err);
 #endif
 
 #endif

@@ -1,2 +1,11 @@
 # providers/local.mk: sources of preemption notices.
 libproviders_a_SOURCES += providers/provider.h
+libproviders_a_SOURCES += providers/provider-int.h providers/provider.c \
+	providers/local.c providers/signal.c providers/trace.h providers/trace.c
+check_PROGRAMS += tests/t-provider
+tests_t_provider_SOURCES = tests/t-provider.c tests/tap.h
+# The goodput model on a real spot trace (`make bench`).
+noinst_PROGRAMS += tests/bench-goodput
+tests_bench_goodput_SOURCES = tests/bench-goodput.c
+SR_BENCH += bench/goodput.sh
+EXTRA_DIST += bench/goodput.sh

@@ -31,7 +31,7 @@ struct sr_facts {
 	char instance_id[64];
 	char instance_type[64];
 	char zone[64];
-	char lifecycle[16];	/* "spot", "on-demand", "unknown" */
+	char lifecycle[32];	/* "spot", "on-demand", "unknown", "spot (simulated)" */
 };
 
 /* Settings from the job's [provider] section. */
@@ -45,26 +45,30 @@ struct sr_provider_conf {
 	uint64_t seed;			/* for random_mean */
 	const char *notice_file;	/* a notice when this file appears; NULL = off */
 	const char *trace;		/* a spot trace (JSON, see shared/data) or NULL */
-	double trace_scale;		/* trace seconds per real second (e.g. 600) */
+	double trace_scale;		/* trace seconds per real second (e.g. 600); > 0 */
 	double trace_start;		/* trace offset in trace seconds */
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
 };
 
 struct sr_provider;
 
-/* Create the provider named by conf->name ("auto" picks local here). */
+/* Create the provider named by conf->name ("auto" or NULL picks local
+ * here). The strings in conf are copied. Errors: an unknown name (the
+ * message lists the valid ones), a negative setting, a bad trace file. */
 int sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, char *err);
 void sr_provider_free(struct sr_provider *p);
 const char *sr_provider_name(const struct sr_provider *p);
 
 /* Start watching for attempt number `attempt` (1-based). */
 int sr_provider_start_vm(struct sr_provider *p, int attempt, char *err);
-/* Stop watching (joins the thread). */
+/* Stop watching promptly (joins the thread) and drop the notices of this VM
+ * that nobody read: they do not count for max_preemptions. */
 void sr_provider_stop_vm(struct sr_provider *p);
 
 /* Readable when a notice is pending. */
 int sr_provider_fd(const struct sr_provider *p);
-/* Take the pending notice: 1 got one, 0 none pending, -1 error. */
+/* Take the pending notice: 1 got one, 0 none pending, -1 error. The pipe is
+ * non-blocking and close-on-exec; each notice is one atomic write. */
 int sr_provider_read(struct sr_provider *p, struct sr_notice *n, char *err);
 
 /* The supervisor got signal signo: 1 if the provider took it as a notice
@@ -72,8 +76,9 @@ int sr_provider_read(struct sr_provider *p, struct sr_notice *n, char *err);
  * from the loop, not from a handler. */
 int sr_provider_on_signal(struct sr_provider *p, int signo);
 
-/* Whether a next VM follows a preemption inside this run (local: yes,
- * until max_preemptions; signal: no, the run exits 75). */
+/* Whether a next VM follows a preemption inside this run (local: yes, after
+ * every notice it gave; max_preemptions caps the notices, so the VM after the
+ * last one runs to the end; signal: no, the run exits 75). */
 int sr_provider_next_vm(const struct sr_provider *p);
 
 int sr_provider_facts(struct sr_provider *p, struct sr_facts *f, char *err);

@@ -1,6 +1,8 @@
 /*
  * cmd.c: the command table, lookup, and usage lines generated from it.
  */
+#include "config.h"
+
 #include <stdio.h>
 #include <string.h>
 

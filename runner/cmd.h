@@ -11,6 +11,7 @@
 #define SR_EXIT_USAGE		64	/* bad command line (EX_USAGE) */
 #define SR_EXIT_BADSPEC		65	/* invalid job file (EX_DATAERR) */
 #define SR_EXIT_SOFTWARE	70	/* internal error (EX_SOFTWARE) */
+#define SR_EXIT_UNAVAILABLE	69	/* this machine lacks what the job needs (EX_UNAVAILABLE) */
 #define SR_EXIT_OSERR		71	/* system error: fork, pipe, ... (EX_OSERR) */
 #define SR_EXIT_IOERR		74	/* store or checkpoint I/O failed (EX_IOERR) */
 #define SR_EXIT_PREEMPTED	75	/* preempted, checkpoint committed (EX_TEMPFAIL) */

@@ -86,10 +86,20 @@ struct sr_jobspec_errors {
 };
 
 /* Parse and validate path. Returns 0 with *out set, or -1 with every error
- * in errs (each printed as "PATH:LINE: msg" by sr_jobspec_errors_print). */
+ * in errs (each printed as "PATH:LINE: msg" by sr_jobspec_errors_print).
+ * errs is (re)initialised by the call, so it must not hold errors still to
+ * be freed; it may be NULL. On success errs is empty and every default is
+ * filled in: workdir, local_dir, store, argv are set, paths are absolute.
+ * On failure *out is NULL. Errors come sorted by line, those of the whole
+ * file (line 0: missing keys, unreadable file) last; after 100 the rest are
+ * only counted, in a last error. */
 int sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs);
+/* Free js and everything it holds; NULL is allowed. */
 void sr_jobspec_free(struct sr_jobspec *js);
+/* Print each error to fp (a FILE *) as "PATH:LINE: msg", or "PATH: msg"
+ * for line 0. */
 void sr_jobspec_errors_print(const char *path, const struct sr_jobspec_errors *errs, void *fp);
+/* Free the errors and empty errs; NULL is allowed. */
 void sr_jobspec_errors_free(struct sr_jobspec_errors *errs);
 
 #endif

@@ -1,3 +1,28 @@
 # runner/local.mk: the CLI, the job spec and the supervisor.
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
+librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \
+	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
+	runner/defaults.c runner/defaults.h \
+	runner/cmd-run.c runner/cmd-help.c runner/cmd-ls.c
+# The supervisor's process layer and the job's output log; sup-driver is a
+# tiny init over supervise.c that the shell tests drive (not a test itself).
+librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
+check_PROGRAMS += tests/t-supervise tests/t-joblog
+tests_t_supervise_SOURCES = tests/t-supervise.c tests/tap.h
+tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
+noinst_PROGRAMS += tests/sup-driver
+tests_sup_driver_SOURCES = tests/sup-driver.c
+dist_check_SCRIPTS += tests/t20-supervise.sh
+# The job file: parser and validator, its unit and word helpers, `spotrun check`.
+librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
+	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
+dist_man_MANS += doc/spotrun-job.5
+check_PROGRAMS += tests/t-jobspec tests/t-units-words
+tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h
+tests_t_jobspec_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+tests_t_units_words_SOURCES = tests/t-units-words.c tests/tap.h
+dist_check_SCRIPTS += tests/t10-check.sh
+EXTRA_DIST += tests/jobspec
+SR_BENCH += bench/idle.sh
+EXTRA_DIST += bench/idle.sh

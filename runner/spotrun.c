@@ -2,11 +2,12 @@
  * spotrun.c: main(). Finds the subcommand in the command table and runs it;
  * `spotrun --version` and `spotrun --help` are answered here.
  */
+#include "config.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
-#include "config.h"
 
 int
 main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #ifndef SR_SUPERVISE_H
 #define SR_SUPERVISE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct sr_spawn_opts {
@@ -45,7 +46,10 @@ int sr_sig_next(int fd, int *signo);
 
 /* Fork and exec the job in a new process group. Returns 0 when the child
  * exists (check exec_errno: then the child has already exited 126/127 and
- * must still be reaped), -1 with err set when fork/pipe failed. */
+ * must still be reaped), -1 with err set when fork/pipe failed or cwd
+ * cannot be entered ("chdir DIR: reason"). The read ends out_fd and err_fd
+ * are non-blocking and the caller's to close. A file without #! that is not
+ * a binary is not run through /bin/sh as execvp would: ENOEXEC, 126. */
 int sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err);
 
 /* Send signo to the job's whole process group. */
@@ -55,11 +59,26 @@ int sr_child_signal(const struct sr_child *c, int signo);
  * leader's wait status in *status when the leader (c->pid) was among them,
  * else 0. */
 int sr_reap(const struct sr_child *c, int *status);
+/* The same for n jobs (one per GPU): for each cs[i] reaped now, sets
+ * status[i] (the wait status) and reaped[i] = 1 (either may be NULL; other
+ * entries are left alone). Returns how many of cs were reaped now.
+ * Like an init, both reap every child of this process, not only the jobs:
+ * other code must not fork children that it waits for by pid. */
+int sr_reap_set(const struct sr_child *cs, size_t n, int *status, int *reaped);
 
 /* Stop whatever is left of the job: SIGTERM to the group and to every
  * process reparented to us, wait up to grace seconds, then SIGKILL; reaps
  * everything. Safe to call after the leader exited. */
 void sr_child_stop(const struct sr_child *c, double grace);
+/* The same for n jobs, reporting like sr_reap_set the wait status of each
+ * job reaped meanwhile (a leader that had not been reaped yet). "Every
+ * process reparented to us" means every descendant of this process, found
+ * in /proc: children (including other code's), processes that left the
+ * job's group with setsid(), and their children. SIGTERM goes once, SIGKILL
+ * after grace seconds, repeated for at most 5 s more. Returns 0 when nothing
+ * is left, -1 when something survived (uninterruptible sleep). */
+int sr_child_stop_set(const struct sr_child *cs, size_t n, double grace,
+    int *status, int *reaped);
 
 /* The exit code for a wait status: WEXITSTATUS, or 128+N for signal N. */
 int sr_exit_code(int wstatus);

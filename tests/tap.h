@@ -22,7 +22,7 @@ struct tap_state {
 
 static struct tap_state tap_st;
 
-static void
+__attribute__((unused)) static void
 tap_plan(int n)
 {
 	tap_st.planned = n;
@@ -30,7 +30,7 @@ tap_plan(int n)
 	fflush(stdout);
 }
 
-static void
+__attribute__((unused)) static void
 tap_skip_all(const char *why)
 {
 	printf("1..0 # SKIP %s\n", why);
@@ -62,7 +62,7 @@ ok(int cond, const char *fmt, ...)
 	return r;
 }
 
-static void
+__attribute__((unused)) static void
 tap_diag(const char *fmt, ...)
 {
 	va_list ap;

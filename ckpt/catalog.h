@@ -1,0 +1,74 @@
+/*
+ * catalog.h: what the checkpoint module knows about a job's objects in the
+ * store, shared by save, restore, list and gc: job names, the keys of
+ * manifests and packs, the LATEST pointer and which manifests count as
+ * committed (see doc/format.md).
+ *
+ * Committed: a manifest whose seq is at most LATEST's. A manifest above
+ * LATEST is a commit in flight (or one whose pointer write was lost in a
+ * crash, which the next commit adopts). When LATEST is missing or garbage,
+ * every manifest counts.
+ */
+#ifndef SR_CATALOG_H
+#define SR_CATALOG_H
+
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "manifest.h"
+#include "store.h"
+#include "util.h"
+
+/* Largest LATEST object read. */
+#define SR_LATEST_MAX 4096
+
+enum sr_latest_state {
+	SR_LATEST_ABSENT = 0,
+	SR_LATEST_OK,
+	SR_LATEST_GARBAGE	/* present but not a sequence number */
+};
+
+struct sr_catalog {
+	uint64_t *seqs;		/* every manifest by listing, ascending */
+	uint64_t *sizes;	/* their object sizes */
+	size_t n;
+	size_t ncommitted;	/* seqs[0 .. ncommitted) are committed */
+	enum sr_latest_state latest_state;
+	uint64_t latest;	/* when SR_LATEST_OK */
+	char etag[SR_ETAG_MAX];	/* of LATEST, when present */
+};
+
+/* Send a formatted line to opts->log, if any. */
+void sr_ckpt_say(const struct sr_ckpt_opts *o, const char *fmt, ...) SR_PRINTF(2, 3);
+
+/* Check a job name: segments of [A-Za-z0-9._-] separated by '/', each
+ * starting with a letter or digit. 0 or -1 with err. */
+int sr_ckpt_job_check(const char *job, char *err);
+
+/* Keys: J/manifests/<seq>.json, J/LATEST, J/packs/. malloc'd. */
+char *sr_ckpt_manifest_key(const char *job, uint64_t seq);
+char *sr_ckpt_latest_key(const char *job);
+/* Whether key is exactly J/packs/<10 digits>-<hex>.tar: only such keys
+ * are ever deleted by gc. */
+int sr_ckpt_is_pack_key(const char *job, const char *key);
+
+/* Read LATEST, then list the manifests (in that order, so that a seq
+ * chosen from both is above anything committed before the read). */
+int sr_catalog_read(struct sr_store *st, const char *job, struct sr_catalog *c, char *err);
+void sr_catalog_free(struct sr_catalog *c);
+
+/* sr_catalog_load: the manifest object is there but unusable. */
+#define SR_CATALOG_BAD (-10)
+
+/* Get, parse and validate manifest seq of job into m (free it whatever
+ * happens). Returns 0, SR_STORE_NOTFOUND (missing), SR_CATALOG_BAD (bad
+ * JSON or refused by validation) or -1 (store error); err says why. */
+int sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m,
+    char *err);
+
+/* Advance LATEST to seq by compare-and-swap from the state in c, re-reading
+ * it on a lost race; a LATEST already at or past seq counts as success. */
+int sr_catalog_set_latest(struct sr_store *st, const char *job, uint64_t seq,
+    const struct sr_catalog *c, char *err);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * idtab.c: open addressing with linear probing over chunk references (see
+ * idtab.h). Ids are SHA-256 digests, so their first 8 bytes are already a
+ * well-spread hash.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "idtab.h"
+#include "util.h"
+
+struct sr_idtab {
+	struct sr_mchunk *slots;
+	unsigned char *used;
+	size_t cap;		/* a power of two */
+	size_t count;
+};
+
+static size_t
+id_hash(const uint8_t id[32])
+{
+	uint64_t h;
+
+	memcpy(&h, id, sizeof h);
+	return (size_t)h;
+}
+
+struct sr_idtab *
+sr_idtab_new(size_t hint)
+{
+	struct sr_idtab *t = sr_calloc(1, sizeof *t);
+
+	t->cap = 64;
+	while (t->cap < hint * 2)
+		t->cap *= 2;
+	t->slots = sr_calloc(t->cap, sizeof *t->slots);
+	t->used = sr_calloc(t->cap, 1);
+	return t;
+}
+
+void
+sr_idtab_free(struct sr_idtab *t)
+{
+	if (t == NULL)
+		return;
+	free(t->slots);
+	free(t->used);
+	free(t);
+}
+
+/* The slot holding id, or the empty slot where it would go. */
+static size_t
+probe(const struct sr_idtab *t, const uint8_t id[32])
+{
+	size_t i = id_hash(id) & (t->cap - 1);
+
+	while (t->used[i] && memcmp(t->slots[i].id, id, 32) != 0)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+const struct sr_mchunk *
+sr_idtab_get(const struct sr_idtab *t, const uint8_t id[32])
+{
+	size_t i = probe(t, id);
+
+	return t->used[i] ? &t->slots[i] : NULL;
+}
+
+static void
+grow(struct sr_idtab *t)
+{
+	struct sr_idtab old = *t;
+	size_t i;
+
+	t->cap *= 2;
+	t->slots = sr_calloc(t->cap, sizeof *t->slots);
+	t->used = sr_calloc(t->cap, 1);
+	t->count = 0;
+	for (i = 0; i < old.cap; i++) {
+		if (old.used[i])
+			sr_idtab_put(t, &old.slots[i]);
+	}
+	free(old.slots);
+	free(old.used);
+}
+
+void
+sr_idtab_put(struct sr_idtab *t, const struct sr_mchunk *c)
+{
+	size_t i;
+
+	if ((t->count + 1) * 2 > t->cap)
+		grow(t);
+	i = probe(t, c->id);
+	if (t->used[i])
+		return;
+	t->slots[i] = *c;
+	t->used[i] = 1;
+	t->count++;
+}
+
+size_t
+sr_idtab_count(const struct sr_idtab *t)
+{
+	return t->count;
+}

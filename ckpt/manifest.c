@@ -1,0 +1,619 @@
+/*
+ * manifest.c: the checkpoint manifest in memory, its JSON form (jansson)
+ * and the checks a restore relies on before it writes anything. Parsing
+ * and validation are strict because a manifest is read from shared storage
+ * that anyone with write access to the bucket can change: every message
+ * names the key or entry at fault.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "codec.h"
+#include "manifest.h"
+#include "pathsafe.h"
+#include "util.h"
+
+void
+sr_manifest_init(struct sr_manifest *m)
+{
+	memset(m, 0, sizeof *m);
+	m->version = SR_MANIFEST_VERSION;
+	m->stats.step = -1;
+}
+
+void
+sr_manifest_free(struct sr_manifest *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nentries; i++) {
+		free(m->entries[i].path);
+		free(m->entries[i].target);
+		free(m->entries[i].chunks);
+	}
+	free(m->entries);
+	for (i = 0; i < m->npacks; i++)
+		free(m->packs[i]);
+	free(m->packs);
+	free(m->job);
+	sr_manifest_init(m);
+}
+
+struct sr_mentry *
+sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type)
+{
+	struct sr_mentry *e;
+
+	if (m->nentries == m->entries_cap) {
+		m->entries_cap = m->entries_cap ? m->entries_cap * 2 : 64;
+		m->entries = sr_reallocarray(m->entries, m->entries_cap, sizeof *m->entries);
+	}
+	e = &m->entries[m->nentries++];
+	memset(e, 0, sizeof *e);
+	e->path = sr_strdup(path);
+	e->type = type;
+	return e;
+}
+
+struct sr_mchunk *
+sr_mentry_add_chunk(struct sr_mentry *e)
+{
+	struct sr_mchunk *c;
+
+	if (e->nchunks == e->chunks_cap) {
+		e->chunks_cap = e->chunks_cap ? e->chunks_cap * 2 : 4;
+		e->chunks = sr_reallocarray(e->chunks, e->chunks_cap, sizeof *e->chunks);
+	}
+	c = &e->chunks[e->nchunks++];
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+const char *
+sr_manifest_intern(struct sr_manifest *m, const char *pack)
+{
+	size_t i;
+
+	/* Newest first: consecutive chunks nearly always share a pack. */
+	for (i = m->npacks; i > 0; i--) {
+		if (strcmp(m->packs[i - 1], pack) == 0)
+			return m->packs[i - 1];
+	}
+	if (m->npacks == m->packs_cap) {
+		m->packs_cap = m->packs_cap ? m->packs_cap * 2 : 8;
+		m->packs = sr_reallocarray(m->packs, m->packs_cap, sizeof *m->packs);
+	}
+	m->packs[m->npacks] = sr_strdup(pack);
+	return m->packs[m->npacks++];
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct sr_mentry *)a)->path, ((const struct sr_mentry *)b)->path);
+}
+
+void
+sr_manifest_sort(struct sr_manifest *m)
+{
+	if (m->nentries > 1)
+		qsort(m->entries, m->nentries, sizeof *m->entries, entry_cmp);
+}
+
+/* Binary search among the first n entries (sorted). */
+static long
+find_in(const struct sr_mentry *v, size_t n, const char *path)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v[mid].path, path);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+long
+sr_manifest_find(const struct sr_manifest *m, const char *path)
+{
+	return find_in(m->entries, m->nentries, path);
+}
+
+static const char *mtype_names[] = { "file", "dir", "symlink" };
+
+const char *
+sr_mtype_name(enum sr_mtype t)
+{
+	return (unsigned)t < SR_ARRAY_LEN(mtype_names) ? mtype_names[t] : "unknown";
+}
+
+int
+sr_mtype_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < SR_ARRAY_LEN(mtype_names); i++) {
+		if (strcmp(s, mtype_names[i]) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+void
+sr_id_hex(const uint8_t id[32], char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = hex[id[i] >> 4];
+		out[2 * i + 1] = hex[id[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int
+sr_id_parse(const char *hex, uint8_t id[32])
+{
+	int i;
+
+	if (strlen(hex) != 64)
+		return -1;
+	for (i = 0; i < 32; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		id[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* ---- JSON output ---- */
+
+static json_t *
+uint_json(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *
+chunk_json(const struct sr_mchunk *c)
+{
+	char hex[65];
+	const char *xf = sr_transform_name(c->xf);
+	json_t *o = json_object();
+
+	sr_id_hex(c->id, hex);
+	json_object_set_new(o, "id", json_string(hex));
+	json_object_set_new(o, "pack", json_string(c->pack));
+	json_object_set_new(o, "offset", uint_json(c->offset));
+	json_object_set_new(o, "clen", uint_json(c->clen));
+	json_object_set_new(o, "rlen", uint_json(c->rlen));
+	json_object_set_new(o, "xf", json_string(xf != NULL ? xf : "unknown"));
+	return o;
+}
+
+static json_t *
+entry_json(const struct sr_mentry *e)
+{
+	json_t *o = json_object(), *a;
+	size_t i;
+
+	json_object_set_new(o, "path", json_string(e->path));
+	json_object_set_new(o, "type", json_string(sr_mtype_name(e->type)));
+	json_object_set_new(o, "mode", json_integer(e->mode));
+	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
+	if (e->type == SR_MT_FILE) {
+		json_object_set_new(o, "size", uint_json(e->size));
+		a = json_array();
+		for (i = 0; i < e->nchunks; i++)
+			json_array_append_new(a, chunk_json(&e->chunks[i]));
+		json_object_set_new(o, "chunks", a);
+	} else if (e->type == SR_MT_SYMLINK)
+		json_object_set_new(o, "target", json_string(e->target));
+	return o;
+}
+
+char *
+sr_manifest_dump(const struct sr_manifest *m, size_t *len)
+{
+	const struct sr_ckpt_stats *s = &m->stats;
+	json_t *root = json_object(), *st = json_object(), *a = json_array();
+	char *text;
+	size_t i;
+
+	json_object_set_new(root, "version", json_integer(m->version));
+	json_object_set_new(root, "job", json_string(m->job));
+	json_object_set_new(root, "seq", uint_json(s->seq));
+	json_object_set_new(root, "step", json_integer(s->step));
+	json_object_set_new(root, "created", json_real(s->created));
+	json_object_set_new(st, "files", uint_json(s->files));
+	json_object_set_new(st, "chunks", uint_json(s->chunks));
+	json_object_set_new(st, "raw_bytes", uint_json(s->raw_bytes));
+	json_object_set_new(st, "stored_bytes", uint_json(s->stored_bytes));
+	json_object_set_new(st, "new_bytes", uint_json(s->new_bytes));
+	json_object_set_new(st, "reused_chunks", uint_json(s->reused_chunks));
+	json_object_set_new(st, "seconds", json_real(s->seconds));
+	json_object_set_new(root, "stats", st);
+	for (i = 0; i < m->nentries; i++) {
+		json_t *e = entry_json(&m->entries[i]);
+		if (e == NULL || json_object_size(e) == 0)
+			sr_fatal("manifest entry %zu: cannot build JSON", i);
+		json_array_append_new(a, e);
+	}
+	json_object_set_new(root, "entries", a);
+	/* One entry per line keeps diffs and `grep` of manifests useful. */
+	text = json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+	json_decref(root);
+	if (text == NULL)
+		sr_fatal("cannot serialise manifest (invalid UTF-8 in a path?)");
+	if (len != NULL)
+		*len = strlen(text);
+	return text;
+}
+
+/* ---- JSON input: structure ---- */
+
+/* A member of obj: required (missing -> error) or optional (NULL). */
+static json_t *
+member(json_t *obj, const char *where, const char *key, int required, char *err)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL && required)
+		sr_err(err, "%s%s%s: missing", where, *where ? "." : "", key);
+	return v;
+}
+
+/* An integer in [lo, hi] (where.key names it in errors). */
+static int
+get_int(json_t *obj, const char *where, const char *key, int required, long long lo,
+    long long hi, long long *out, char *err)
+{
+	json_t *v = member(obj, where, key, required, err);
+	const char *dot = *where ? "." : "";
+	long long x;
+
+	if (v == NULL)
+		return required ? -1 : 0;
+	if (!json_is_integer(v))
+		return sr_err(err, "%s%s%s: not an integer", where, dot, key);
+	x = (long long)json_integer_value(v);
+	if (x < lo && lo == 0)
+		return sr_err(err, "%s%s%s: %lld is negative", where, dot, key, x);
+	if (x < lo || x > hi)
+		return sr_err(err, "%s%s%s: %lld is out of range [%lld, %lld]", where, dot, key, x, lo, hi);
+	*out = x;
+	return 0;
+}
+
+static int
+get_uint(json_t *obj, const char *where, const char *key, int required, uint64_t *out,
+    char *err)
+{
+	long long x = 0;
+
+	if (get_int(obj, where, key, required, 0, INT64_MAX, &x, err) == -1)
+		return -1;
+	*out = (uint64_t)x;
+	return 0;
+}
+
+/* A string without NUL bytes; *out points into the JSON value. */
+static int
+get_str(json_t *obj, const char *where, const char *key, int required, const char **out,
+    char *err)
+{
+	json_t *v = member(obj, where, key, required, err);
+	const char *dot = *where ? "." : "";
+
+	*out = NULL;
+	if (v == NULL)
+		return required ? -1 : 0;
+	if (!json_is_string(v))
+		return sr_err(err, "%s%s%s: not a string", where, dot, key);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return sr_err(err, "%s%s%s: contains a NUL byte", where, dot, key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int
+get_number(json_t *obj, const char *where, const char *key, double *out, char *err)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_number(v))
+		return sr_err(err, "%s%s%s: not a number", where, *where ? "." : "", key);
+	*out = json_number_value(v);
+	return 0;
+}
+
+static int
+parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchunk *c, char *err)
+{
+	const char *id, *pack, *xf;
+	char kw[96];
+	int x;
+
+	if (!json_is_object(o))
+		return sr_err(err, "%s: not an object", where);
+	if (get_str(o, where, "id", 1, &id, err) == -1 ||
+	    get_str(o, where, "pack", 1, &pack, err) == -1 ||
+	    get_uint(o, where, "offset", 1, &c->offset, err) == -1 ||
+	    get_uint(o, where, "clen", 1, &c->clen, err) == -1 ||
+	    get_uint(o, where, "rlen", 1, &c->rlen, err) == -1 ||
+	    get_str(o, where, "xf", 1, &xf, err) == -1)
+		return -1;
+	if (sr_id_parse(id, c->id) == -1) {
+		sr_path_quote(id, kw, sizeof kw);
+		return sr_err(err, "%s.id: %s is not 64 lowercase hex digits", where, kw);
+	}
+	if ((x = sr_transform_parse(xf)) < 0) {
+		sr_path_quote(xf, kw, sizeof kw);
+		return sr_err(err, "%s.xf: unknown transform %s", where, kw);
+	}
+	c->xf = x;
+	c->pack = sr_manifest_intern(m, pack);
+	return 0;
+}
+
+static int
+parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
+{
+	const char *path, *type, *target;
+	struct sr_mentry *e;
+	long long mode = 0, mtime = 0;
+	json_t *chunks;
+	char cw[128], q[64];
+	size_t i;
+	int t;
+
+	if (!json_is_object(o))
+		return sr_err(err, "%s: not an object", where);
+	if (get_str(o, where, "path", 1, &path, err) == -1 ||
+	    get_str(o, where, "type", 1, &type, err) == -1)
+		return -1;
+	if ((t = sr_mtype_parse(type)) < 0)
+		return sr_err(err, "%s.type: unknown type %s (file, dir or symlink)", where,
+		    sr_path_quote(type, q, sizeof q));
+	if (get_int(o, where, "mode", 1, 0, 07777, &mode, err) == -1 ||
+	    get_int(o, where, "mtime_ns", 1, INT64_MIN, INT64_MAX, &mtime, err) == -1 ||
+	    get_str(o, where, "target", t == SR_MT_SYMLINK, &target, err) == -1)
+		return -1;
+	if (t != SR_MT_SYMLINK && target != NULL)
+		return sr_err(err, "%s.target: only symlinks have a target", where);
+	chunks = json_object_get(o, "chunks");
+	if (t != SR_MT_FILE && (chunks != NULL || json_object_get(o, "size") != NULL))
+		return sr_err(err, "%s: only files have a size and chunks", where);
+	e = sr_manifest_add(m, path, (enum sr_mtype)t);
+	e->mode = (unsigned)mode;
+	e->mtime_ns = mtime;
+	if (target != NULL)
+		e->target = sr_strdup(target);
+	if (t != SR_MT_FILE)
+		return 0;
+	if (get_uint(o, where, "size", 1, &e->size, err) == -1)
+		return -1;
+	if (chunks == NULL)
+		return sr_err(err, "%s.chunks: missing", where);
+	if (!json_is_array(chunks))
+		return sr_err(err, "%s.chunks: not an array", where);
+	for (i = 0; i < json_array_size(chunks); i++) {
+		snprintf(cw, sizeof cw, "%s.chunks[%zu]", where, i);
+		/* add_chunk may move e's chunks, never e itself */
+		if (parse_chunk(json_array_get(chunks, i), cw, m, sr_mentry_add_chunk(e), err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+parse_root(json_t *root, struct sr_manifest *m, char *err)
+{
+	struct sr_ckpt_stats *s = &m->stats;
+	long long version = 0, step = -1;
+	const char *job;
+	json_t *st, *entries;
+	char where[64];
+	size_t i;
+
+	if (!json_is_object(root))
+		return sr_err(err, "not a JSON object");
+	if (get_int(root, "", "version", 1, 0, INT32_MAX, &version, err) == -1)
+		return -1;
+	if (version != SR_MANIFEST_VERSION)
+		return sr_err(err, "version %lld is not known (this spotrun reads version %d)",
+		    version, SR_MANIFEST_VERSION);
+	m->version = (int)version;
+	if (get_str(root, "", "job", 1, &job, err) == -1 ||
+	    get_uint(root, "", "seq", 1, &s->seq, err) == -1 ||
+	    get_int(root, "", "step", 0, -1, INT64_MAX, &step, err) == -1 ||
+	    get_number(root, "", "created", &s->created, err) == -1)
+		return -1;
+	m->job = sr_strdup(job);
+	s->step = step;
+	if (s->seq > SR_SEQ_MAX)
+		return sr_err(err, "seq: %" PRIu64 " is out of range [0, %llu]", s->seq, SR_SEQ_MAX);
+	/* Statistics are informational: tolerated when absent. */
+	if ((st = json_object_get(root, "stats")) != NULL) {
+		if (!json_is_object(st))
+			return sr_err(err, "stats: not an object");
+		if (get_uint(st, "stats", "files", 0, &s->files, err) == -1 ||
+		    get_uint(st, "stats", "chunks", 0, &s->chunks, err) == -1 ||
+		    get_uint(st, "stats", "raw_bytes", 0, &s->raw_bytes, err) == -1 ||
+		    get_uint(st, "stats", "stored_bytes", 0, &s->stored_bytes, err) == -1 ||
+		    get_uint(st, "stats", "new_bytes", 0, &s->new_bytes, err) == -1 ||
+		    get_uint(st, "stats", "reused_chunks", 0, &s->reused_chunks, err) == -1 ||
+		    get_number(st, "stats", "seconds", &s->seconds, err) == -1)
+			return -1;
+	}
+	if ((entries = member(root, "", "entries", 1, err)) == NULL)
+		return -1;
+	if (!json_is_array(entries))
+		return sr_err(err, "entries: not an array");
+	for (i = 0; i < json_array_size(entries); i++) {
+		snprintf(where, sizeof where, "entries[%zu]", i);
+		if (parse_entry(json_array_get(entries, i), where, m, err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err)
+{
+	json_error_t je;
+	json_t *root;
+	int rc;
+
+	sr_manifest_init(m);
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL)
+		return sr_err(err, "JSON line %d column %d: %s", je.line, je.column, je.text);
+	rc = parse_root(root, m, err);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- validation: what a restore relies on ---- */
+
+static int
+is_link_cb(const char *path, void *arg)
+{
+	const struct sr_manifest *m = arg;
+	long i = sr_manifest_find(m, path);
+
+	return i >= 0 && m->entries[i].type == SR_MT_SYMLINK;
+}
+
+static int
+check_chunk(const struct sr_mentry *e, size_t k, const char *packdir, const char *q, char *err)
+{
+	const struct sr_mchunk *c = &e->chunks[k];
+	const char *name;
+	char qp[256];
+	size_t bound;
+
+	if (c->rlen == 0)
+		return sr_err(err, "path %s: chunk %zu: raw length 0", q, k);
+	if (c->rlen > SR_CODEC_MAX_CHUNK)
+		return sr_err(err, "path %s: chunk %zu: raw length %" PRIu64
+		    " exceeds the %zu MiB chunk limit", q, k, c->rlen, SR_CODEC_MAX_CHUNK >> 20);
+	bound = sr_codec_bound((size_t)c->rlen);
+	if (c->clen == 0 || c->clen > bound)
+		return sr_err(err, "path %s: chunk %zu: encoded length %" PRIu64
+		    " is outside [1, %zu] for %" PRIu64 " raw bytes", q, k, c->clen, bound, c->rlen);
+	if (c->offset > SR_PACK_LIMIT - c->clen)
+		return sr_err(err, "path %s: chunk %zu: offset %" PRIu64
+		    " is beyond the %" PRIu64 " GiB pack limit", q, k, c->offset, SR_PACK_LIMIT >> 30);
+	name = c->pack + strlen(packdir);
+	if (strncmp(c->pack, packdir, strlen(packdir)) != 0 || strchr(name, '/') != NULL ||
+	    sr_path_check(name, NULL) == -1)
+		return sr_err(err, "path %s: chunk %zu: pack %s is not an object under %s", q, k,
+		    sr_path_quote(c->pack, qp, sizeof qp), packdir);
+	return 0;
+}
+
+static int
+check_entry(const struct sr_manifest *m, size_t i, const char *packdir, char *err)
+{
+	const struct sr_mentry *e = &m->entries[i];
+	const char *slash;
+	char q[256], qp[256];
+	uint64_t sum = 0;
+	size_t k;
+
+	if (sr_path_check(e->path, err) == -1)
+		return -1;
+	sr_path_quote(e->path, q, sizeof q);
+	if (i > 0) {
+		int c = strcmp(m->entries[i - 1].path, e->path);
+		if (c == 0)
+			return sr_err(err, "path %s: duplicate", q);
+		if (c > 0)
+			return sr_err(err, "path %s: entries are not sorted by path", q);
+	}
+	if ((slash = strrchr(e->path, '/')) != NULL) {
+		char *parent = sr_strndup(e->path, (size_t)(slash - e->path));
+		long p = find_in(m->entries, i, parent);
+		sr_path_quote(parent, qp, sizeof qp);
+		free(parent);
+		if (p < 0)
+			return sr_err(err, "path %s: parent %s is not a directory of the checkpoint", q, qp);
+		if (m->entries[p].type != SR_MT_DIR)
+			return sr_err(err, "path %s: parent %s is a %s, not a directory", q, qp,
+			    sr_mtype_name(m->entries[p].type));
+	}
+	if (e->mode & ~07777u)
+		return sr_err(err, "path %s: mode %#o has bits beyond 07777", q, e->mode);
+	if (e->type != SR_MT_FILE)
+		return 0;
+	for (k = 0; k < e->nchunks; k++) {
+		if (check_chunk(e, k, packdir, q, err) == -1)
+			return -1;
+		sum += e->chunks[k].rlen;	/* rlen <= 256 MiB: no overflow in practice */
+		if (sum > e->size)
+			break;
+	}
+	if (sum != e->size)
+		return sr_err(err, "path %s: size %" PRIu64 " but its chunks hold %s%" PRIu64 " bytes",
+		    q, e->size, sum > e->size ? "more than " : "", sum);
+	return 0;
+}
+
+int
+sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq, char *err)
+{
+	char q[256], *packdir;
+	size_t i;
+	int rc = 0;
+
+	if (m->version != SR_MANIFEST_VERSION)
+		return sr_err(err, "version %d is not known (this spotrun reads version %d)",
+		    m->version, SR_MANIFEST_VERSION);
+	if (m->job == NULL || strcmp(m->job, job) != 0)
+		return sr_err(err, "job: %s, but the manifest is stored under job \"%s\"",
+		    sr_path_quote(m->job != NULL ? m->job : "", q, sizeof q), job);
+	if (m->stats.seq != seq)
+		return sr_err(err, "seq: %" PRIu64 ", but the manifest is stored as checkpoint %" PRIu64,
+		    m->stats.seq, seq);
+	packdir = sr_asprintf("%s/packs/", job);
+	for (i = 0; i < m->nentries && rc == 0; i++)
+		rc = check_entry(m, i, packdir, err);
+	free(packdir);
+	if (rc == -1)
+		return -1;
+	/* Symlinks last: the lookup of link components needs sorted entries. */
+	for (i = 0; i < m->nentries; i++) {
+		const struct sr_mentry *e = &m->entries[i];
+		if (e->type == SR_MT_SYMLINK &&
+		    sr_path_check_link(e->path, e->target, is_link_cb, (void *)m, err) == -1)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,96 @@
+/*
+ * manifest.h: the manifest of one directory checkpoint, in memory and as
+ * JSON (doc/format.md has the exact format). Parsing checks the structure
+ * (types, ranges, required keys); sr_manifest_validate checks everything a
+ * restore relies on (safe paths, parents, symlink targets, sizes, limits,
+ * pack keys), so a restore can trust a manifest that passed both.
+ */
+#ifndef SR_MANIFEST_H
+#define SR_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+
+#define SR_MANIFEST_VERSION 1
+/* Largest manifest object a reader loads. */
+#define SR_MANIFEST_MAX ((size_t)64 << 20)
+/* Largest pack offset + length a manifest may name (packs are ~1 GiB). */
+#define SR_PACK_LIMIT ((uint64_t)1 << 40)
+/* Digits of the zero-padded sequence number in manifest and pack keys. */
+#define SR_SEQ_DIGITS 10
+#define SR_SEQ_MAX 9999999999ULL
+
+enum sr_mtype {
+	SR_MT_FILE = 0,
+	SR_MT_DIR,
+	SR_MT_SYMLINK
+};
+
+/* One chunk of a file: raw bytes [file offset, + rlen) of the file. */
+struct sr_mchunk {
+	uint8_t id[32];		/* SHA-256 of the raw bytes */
+	const char *pack;	/* pack key, interned in the manifest */
+	uint64_t offset;	/* of the encoded bytes in the pack */
+	uint64_t clen;		/* encoded length */
+	uint64_t rlen;		/* raw length */
+	int xf;			/* enum sr_transform */
+};
+
+struct sr_mentry {
+	char *path;		/* relative, '/'-separated */
+	enum sr_mtype type;
+	unsigned mode;		/* permission bits (& 07777) */
+	int64_t mtime_ns;	/* nanoseconds since the epoch */
+	uint64_t size;		/* files: bytes */
+	char *target;		/* symlinks */
+	struct sr_mchunk *chunks;
+	size_t nchunks, chunks_cap;
+};
+
+struct sr_manifest {
+	int version;
+	char *job;
+	/* seq, step, created, files, chunks, raw_bytes, stored_bytes,
+	 * new_bytes, reused_chunks, seconds */
+	struct sr_ckpt_stats stats;
+	struct sr_mentry *entries;
+	size_t nentries, entries_cap;
+	char **packs;		/* interned pack keys */
+	size_t npacks, packs_cap;
+};
+
+void sr_manifest_init(struct sr_manifest *m);
+void sr_manifest_free(struct sr_manifest *m);
+
+/* Append an entry (path copied); the pointer is valid until the next add. */
+struct sr_mentry *sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type);
+/* Append a zeroed chunk to e. */
+struct sr_mchunk *sr_mentry_add_chunk(struct sr_mentry *e);
+/* The manifest's copy of a pack key (one per distinct key). */
+const char *sr_manifest_intern(struct sr_manifest *m, const char *pack);
+/* Sort entries by path (strcmp order). */
+void sr_manifest_sort(struct sr_manifest *m);
+/* Index of the entry with this path, or -1 (entries must be sorted). */
+long sr_manifest_find(const struct sr_manifest *m, const char *path);
+
+/* JSON text of m (malloc'd, NUL-terminated; *len without the NUL). */
+char *sr_manifest_dump(const struct sr_manifest *m, size_t *len);
+/* Parse JSON text into m (initialised here; free it even on failure).
+ * Checks structure: known version, key types, integer ranges. -1 with
+ * err naming the key, e.g. `entries[3].chunks[0].offset: negative`. */
+int sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err);
+/* Check what a restore relies on; job and seq are what the manifest's key
+ * says. -1 with err naming the entry. */
+int sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq, char *err);
+
+/* Names of entry types and their inverse (-1 if unknown). */
+const char *sr_mtype_name(enum sr_mtype t);
+int sr_mtype_parse(const char *s);
+
+/* Lowercase hex of a 32-byte id into out (65 bytes); parse it back (0/-1). */
+void sr_id_hex(const uint8_t id[32], char out[65]);
+int sr_id_parse(const char *hex, uint8_t id[32]);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * pathsafe.h: checks on the relative paths a checkpoint manifest names, and
+ * creation of files under a root directory that never follows a symbolic
+ * link. A restore writes only what these functions allow, so a hostile
+ * manifest cannot make it touch anything outside the directory it restores.
+ */
+#ifndef SR_PATHSAFE_H
+#define SR_PATHSAFE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Longest path and path segment accepted (Linux PATH_MAX - 1, NAME_MAX). */
+#define SR_PATH_MAX 4095
+#define SR_NAME_MAX 255
+
+/* Quote s for a message: "...", with control bytes, '"' and '\' escaped and
+ * long strings shortened in the middle. Returns buf (len bytes). */
+const char *sr_path_quote(const char *s, char *buf, size_t len);
+
+/* Check that path is a non-empty relative path of '/'-separated segments,
+ * none empty, "." or "..", at most SR_PATH_MAX bytes and SR_NAME_MAX per
+ * segment. 0, or -1 with err `path "P": reason`. */
+int sr_path_check(const char *path, char *err);
+
+/* Check that a symbolic link at linkpath (a checked path) pointing at
+ * target stays lexically inside the root: target non-empty and relative,
+ * and resolving its segments from the link's directory never climbs above
+ * the root. is_link (may be NULL) tells whether a path relative to the root
+ * is itself a symbolic link; a ".." after such a component is refused, since
+ * the lexical walk cannot know where that link leads. 0, or -1 with err
+ * `symlink "L" -> "T": reason`. */
+int sr_path_check_link(const char *linkpath, const char *target,
+    int (*is_link)(const char *path, void *arg), void *arg, char *err);
+
+/* Open the directory that holds rel under the directory rootfd, walking each
+ * segment with O_NOFOLLOW | O_DIRECTORY so that no symbolic link is ever
+ * followed. Returns the directory's fd (close it) and points *leaf at rel's
+ * last segment, or -1 with err set. rel must pass sr_path_check. */
+int sr_path_open_parent(int rootfd, const char *rel, const char **leaf, char *err);
+
+/* openat(2) of rel under rootfd through sr_path_open_parent, with O_NOFOLLOW
+ * and O_CLOEXEC added to flags. Returns the fd or -1 with err set. */
+int sr_path_openat(int rootfd, const char *rel, int flags, mode_t mode, char *err);
+
+
+#endif

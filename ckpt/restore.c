@@ -1,0 +1,547 @@
+/*
+ * restore.c: sr_ckpt_restore, the newest usable checkpoint back into a
+ * directory.
+ *
+ * Each candidate (LATEST, then older committed manifests) is loaded and
+ * validated in full before anything is written; the tree is then built in
+ * a fresh staging directory next to the target: directories, empty files
+ * (O_CREAT | O_EXCL, never through a symlink), chunks fetched by ranged
+ * reads on worker threads, decoded to exactly their raw length and checked
+ * against their SHA-256 id, then symlinks, then modes and times (children
+ * before their directory). Only a complete tree replaces the target; a bad
+ * chunk removes the staging directory and falls back to the next older
+ * checkpoint, saying which and why.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "codec.h"
+#include "manifest.h"
+#include "pathsafe.h"
+#include "util.h"
+
+/* Chunk bytes (encoded + raw) held by the workers at most. */
+#define RESTORE_INFLIGHT ((size_t)192 << 20)
+
+/* Outcome of one candidate checkpoint. */
+enum try_rc {
+	TRY_OK = 0,
+	TRY_BAD = -1,		/* this checkpoint is unusable: fall back */
+	TRY_LOCAL = -2,		/* writing here failed: falling back would not help */
+	TRY_CANCELLED = -3
+};
+
+struct task {
+	size_t entry, chunk;
+	uint64_t foff;		/* offset of the chunk in its file */
+};
+
+struct restorer {
+	struct sr_store *st;
+	const struct sr_ckpt_opts *o;
+	const struct sr_manifest *m;
+	int sfd;		/* the staging directory */
+	struct task *tasks;
+	size_t ntasks, next;
+	pthread_mutex_t mu;
+	enum try_rc rc;		/* first failure */
+	char why[SR_ERRMAX];
+};
+
+/* Record the first failure; later ones are consequences or noise. */
+static void
+fail(struct restorer *r, enum try_rc rc, const char *fmt, ...) SR_PRINTF(3, 4);
+
+static void
+fail(struct restorer *r, enum try_rc rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->rc == TRY_OK) {
+		r->rc = rc;
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof r->why, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static int
+pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Fetch, decode, verify and write one chunk. */
+static void
+restore_chunk(struct restorer *r, struct sr_codec *codec, const struct task *t,
+    uint8_t **cbuf, size_t *ccap, uint8_t **rbuf, size_t *rcap)
+{
+	const struct sr_mentry *e = &r->m->entries[t->entry];
+	const struct sr_mchunk *c = &e->chunks[t->chunk];
+	char hex[65], got[65], q[256], err[SR_ERRMAX];
+	uint8_t id[32];
+	int rc, fd;
+
+	sr_id_hex(c->id, hex);
+	sr_path_quote(e->path, q, sizeof q);
+	if (*ccap < c->clen) {
+		free(*cbuf);
+		*cbuf = sr_malloc(c->clen);
+		*ccap = c->clen;
+	}
+	if (*rcap < c->rlen) {
+		free(*rbuf);
+		*rbuf = sr_malloc(c->rlen);
+		*rcap = c->rlen;
+	}
+	rc = sr_store_read_range(r->st, c->pack, c->offset, c->clen, *cbuf, err);
+	if (rc == SR_STORE_NOTFOUND) {
+		fail(r, TRY_BAD, "chunk %s of %s: pack %s is missing", hex, q, c->pack);
+		return;
+	}
+	if (rc != 0) {
+		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, err);
+		return;
+	}
+	if (sr_codec_decode(codec, *cbuf, c->clen, c->xf, *rbuf, c->rlen, err) != 0) {
+		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, err);
+		return;
+	}
+	if (EVP_Digest(*rbuf, c->rlen, id, NULL, EVP_sha256(), NULL) != 1) {
+		fail(r, TRY_LOCAL, "chunk %s of %s: OpenSSL SHA-256 failed", hex, q);
+		return;
+	}
+	if (memcmp(id, c->id, sizeof id) != 0) {
+		sr_id_hex(id, got);
+		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (the data hashes to %s)", hex, q, got);
+		return;
+	}
+	if ((fd = sr_path_openat(r->sfd, e->path, O_WRONLY, 0, err)) == -1) {
+		fail(r, TRY_LOCAL, "%s", err);
+		return;
+	}
+	if (pwrite_all(fd, *rbuf, c->rlen, t->foff) == -1) {
+		sr_errno(err, "write %s", q);
+		fail(r, TRY_LOCAL, "%s", err);
+	}
+	close(fd);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct restorer *r = arg;
+	struct sr_codec *codec = sr_codec_new(1);
+	uint8_t *cbuf = NULL, *rbuf = NULL;
+	size_t ccap = 0, rcap = 0;
+
+	if (codec == NULL)
+		sr_fatal("cannot create a chunk codec");
+	for (;;) {
+		struct task t;
+		pthread_mutex_lock(&r->mu);
+		if (r->rc != TRY_OK || r->next == r->ntasks) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		t = r->tasks[r->next++];
+		pthread_mutex_unlock(&r->mu);
+		if (r->o->cancel != NULL && *r->o->cancel) {
+			fail(r, TRY_CANCELLED, "restore of %s cancelled", r->o->job);
+			break;
+		}
+		restore_chunk(r, codec, &t, &cbuf, &ccap, &rbuf, &rcap);
+	}
+	free(cbuf);
+	free(rbuf);
+	sr_codec_free(codec);
+	return NULL;
+}
+
+/* Fetch every chunk on worker threads. */
+static enum try_rc
+fetch_chunks(struct restorer *r, int threads)
+{
+	const struct sr_manifest *m = r->m;
+	uint64_t biggest = 1;
+	pthread_t *tids;
+	size_t i, k, cap = 0;
+	int n, t;
+
+	for (i = 0; i < m->nentries; i++) {
+		uint64_t off = 0;
+		for (k = 0; k < m->entries[i].nchunks; k++) {
+			const struct sr_mchunk *c = &m->entries[i].chunks[k];
+			if (r->ntasks == cap) {
+				cap = cap ? cap * 2 : 256;
+				r->tasks = sr_reallocarray(r->tasks, cap, sizeof *r->tasks);
+			}
+			r->tasks[r->ntasks].entry = i;
+			r->tasks[r->ntasks].chunk = k;
+			r->tasks[r->ntasks++].foff = off;
+			off += c->rlen;
+			if (c->rlen + c->clen > biggest)
+				biggest = c->rlen + c->clen;
+		}
+	}
+	n = threads;
+	if ((uint64_t)n > RESTORE_INFLIGHT / biggest)
+		n = (int)(RESTORE_INFLIGHT / biggest);
+	if ((size_t)n > r->ntasks)
+		n = (int)r->ntasks;
+	if (n < 1)
+		n = 1;
+	tids = sr_calloc((size_t)n, sizeof *tids);
+	for (t = 0; t < n; t++) {
+		if (pthread_create(&tids[t], NULL, worker_main, r) != 0)
+			sr_fatal("cannot start a restore worker thread");
+	}
+	for (t = 0; t < n; t++)
+		pthread_join(tids[t], NULL);
+	free(tids);
+	return r->rc;
+}
+
+static void
+ts_of(int64_t ns, struct timespec ts[2])
+{
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;	/* atime: left as it is */
+	ts[1].tv_sec = (time_t)(ns / 1000000000);
+	ts[1].tv_nsec = (long)(ns % 1000000000);
+	if (ts[1].tv_nsec < 0) {
+		ts[1].tv_nsec += 1000000000;
+		ts[1].tv_sec--;
+	}
+}
+
+/* Set mode (not for symlinks) and mtime of one entry, without following
+ * a symlink. */
+static int
+set_meta(int sfd, const struct sr_mentry *e, char *err)
+{
+	struct timespec ts[2];
+	const char *leaf;
+	char q[256];
+	int fd, pfd, rc = 0;
+
+	ts_of(e->mtime_ns, ts);
+	sr_path_quote(e->path, q, sizeof q);
+	if (e->type == SR_MT_SYMLINK) {
+		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
+			return -1;
+		if (utimensat(pfd, leaf, ts, AT_SYMLINK_NOFOLLOW) == -1)
+			rc = sr_errno(err, "set the time of %s", q);
+		close(pfd);
+		return rc;
+	}
+	fd = sr_path_openat(sfd, e->path, O_RDONLY | (e->type == SR_MT_DIR ? O_DIRECTORY : 0), 0,
+	    err);
+	if (fd == -1)
+		return -1;
+	if (fchmod(fd, e->mode) == -1)
+		rc = sr_errno(err, "set the mode of %s", q);
+	else if (futimens(fd, ts) == -1)
+		rc = sr_errno(err, "set the time of %s", q);
+	close(fd);
+	return rc;
+}
+
+/* Create dirs and empty files, in path order (parents first). */
+static int
+make_tree(int sfd, const struct sr_manifest *m, char *err)
+{
+	const char *leaf;
+	char q[256];
+	size_t i;
+	int pfd, fd, rc = 0;
+
+	for (i = 0; i < m->nentries && rc == 0; i++) {
+		const struct sr_mentry *e = &m->entries[i];
+		if (e->type == SR_MT_SYMLINK)
+			continue;
+		sr_path_quote(e->path, q, sizeof q);
+		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
+			return -1;
+		if (e->type == SR_MT_DIR) {
+			if (mkdirat(pfd, leaf, 0700) == -1)
+				rc = sr_errno(err, "create directory %s", q);
+		} else {
+			fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd == -1)
+				rc = sr_errno(err, "create %s", q);
+			else
+				close(fd);
+		}
+		close(pfd);
+	}
+	return rc;
+}
+
+static int
+make_links(int sfd, const struct sr_manifest *m, char *err)
+{
+	const char *leaf;
+	char q[256];
+	size_t i;
+	int pfd, rc = 0;
+
+	for (i = 0; i < m->nentries && rc == 0; i++) {
+		const struct sr_mentry *e = &m->entries[i];
+		if (e->type != SR_MT_SYMLINK)
+			continue;
+		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
+			return -1;
+		if (symlinkat(e->target, pfd, leaf) == -1)
+			rc = sr_errno(err, "create symlink %s", sr_path_quote(e->path, q, sizeof q));
+		close(pfd);
+	}
+	return rc;
+}
+
+/* Build checkpoint m in the empty directory sfd. */
+static enum try_rc
+build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m, int sfd,
+    char *why)
+{
+	struct restorer r;
+	size_t i;
+	enum try_rc rc;
+
+	if (make_tree(sfd, m, why) == -1)
+		return TRY_LOCAL;
+	memset(&r, 0, sizeof r);
+	r.st = st;
+	r.o = o;
+	r.m = m;
+	r.sfd = sfd;
+	pthread_mutex_init(&r.mu, NULL);
+	rc = fetch_chunks(&r, o->threads > 0 ? o->threads : sr_ncpus());
+	pthread_mutex_destroy(&r.mu);
+	free(r.tasks);
+	if (rc != TRY_OK) {
+		strlcpy(why, r.why, SR_ERRMAX);
+		return rc;
+	}
+	if (make_links(sfd, m, why) == -1)
+		return TRY_LOCAL;
+	/* Files and links in order, then directories deepest first: setting
+	 * anything inside a directory changes its mtime. */
+	for (i = 0; i < m->nentries; i++) {
+		if (m->entries[i].type != SR_MT_DIR && set_meta(sfd, &m->entries[i], why) == -1)
+			return TRY_LOCAL;
+	}
+	for (i = m->nentries; i > 0; i--) {
+		if (m->entries[i - 1].type == SR_MT_DIR && set_meta(sfd, &m->entries[i - 1], why) == -1)
+			return TRY_LOCAL;
+	}
+	return TRY_OK;
+}
+
+/* Remove the replaced tree; the restore stands even if that fails. */
+static void
+drop_old(const struct sr_ckpt_opts *o, const char *old)
+{
+	char err[SR_ERRMAX];
+
+	if (sr_rmtree(old, err) == -1)
+		sr_ckpt_say(o, "warning: removing the replaced tree: %s", err);
+}
+
+/* Put the finished staging directory where dir is. */
+static int
+swap_in(const struct sr_ckpt_opts *o, const char *staging, const char *dir, char *err)
+{
+	struct stat sb;
+	char *old;
+
+	if (lstat(dir, &sb) == -1) {
+		if (errno != ENOENT)
+			return sr_errno(err, "stat %s", dir);
+		if (rename(staging, dir) == -1)
+			return sr_errno(err, "rename %s to %s", staging, dir);
+		return 0;
+	}
+	if (renameat2(AT_FDCWD, staging, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+		drop_old(o, staging);	/* now the old tree */
+		return 0;
+	}
+	if (errno != EINVAL && errno != ENOSYS)
+		return sr_errno(err, "exchange %s with %s", staging, dir);
+	old = sr_asprintf("%s.old.%ld", dir, (long)getpid());
+	if (sr_rmtree(old, err) == -1) {
+		free(old);
+		return -1;
+	}
+	if (rename(dir, old) == -1 || rename(staging, dir) == -1) {
+		sr_errno(err, "move %s into place of %s", staging, dir);
+		free(old);
+		return -1;
+	}
+	drop_old(o, old);
+	free(old);
+	return 0;
+}
+
+/* Restore checkpoint seq into dir; why says what went wrong. */
+static enum try_rc
+try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint64_t seq,
+    struct sr_manifest *m, char *why)
+{
+	char *staging, *slash, *parent, err[SR_ERRMAX];
+	struct stat sb;
+	enum try_rc rc;
+	int sfd;
+
+	/* Missing, refused, or unreadable (a store error too: the store
+	 * retries what is transient): an older checkpoint may still do. */
+	if (sr_catalog_load(st, o->job, seq, m, why) != 0)
+		return TRY_BAD;
+	staging = sr_asprintf("%s.restore.%ld", dir, (long)getpid());
+	parent = sr_strdup(dir);
+	if ((slash = strrchr(parent, '/')) != NULL && slash != parent) {
+		*slash = '\0';
+		if (sr_mkdirs(parent, 0755, why) == -1) {
+			free(parent);
+			free(staging);
+			return TRY_LOCAL;
+		}
+	}
+	free(parent);
+	if (sr_rmtree(staging, why) == -1 || mkdir(staging, 0700) == -1) {
+		if (why[0] == '\0')
+			sr_errno(why, "create %s", staging);
+		free(staging);
+		return TRY_LOCAL;
+	}
+	sfd = open(staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd == -1) {
+		sr_errno(why, "open %s", staging);
+		rc = TRY_LOCAL;
+	} else {
+		rc = build(st, o, m, sfd, why);
+		/* The root keeps the mode the target had (the manifest does
+		 * not record it); a new one gets the usual 0755. */
+		if (rc == TRY_OK && fchmod(sfd, stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ?
+		    sb.st_mode & 07777 : 0755) == -1) {
+			sr_errno(why, "set the mode of %s", staging);
+			rc = TRY_LOCAL;
+		}
+		close(sfd);
+	}
+	if (rc == TRY_OK && swap_in(o, staging, dir, why) == -1)
+		rc = TRY_LOCAL;
+	if (rc != TRY_OK && sr_rmtree(staging, err) == -1)
+		sr_ckpt_say(o, "warning: %s", err);
+	free(staging);
+	return rc;
+}
+
+int
+sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    struct sr_ckpt_stats *stats, char *err)
+{
+	struct sr_catalog cat;
+	struct sr_manifest m;
+	uint64_t *cand;
+	size_t ncand = 0, i;
+	double t0 = sr_mono();
+	char why[SR_ERRMAX], first[SR_ERRMAX], *d;
+	int rc = -1, nbad = 0;
+
+	if (sr_ckpt_job_check(opts->job, err) == -1)
+		return -1;
+	if (sr_catalog_read(st, opts->job, &cat, err) == -1)
+		return sr_err_prefix(err, "restore %s", opts->job);
+	if (cat.n == 0 && cat.latest_state != SR_LATEST_OK) {
+		sr_catalog_free(&cat);
+		sr_err(err, "restore %s: no checkpoint", opts->job);
+		return SR_CKPT_NONE;
+	}
+	if (cat.latest_state == SR_LATEST_GARBAGE)
+		sr_ckpt_say(opts, "warning: %s/LATEST is not a checkpoint number; using the newest"
+		    " manifest", opts->job);
+	/* Newest first; LATEST itself even when its manifest is not listed,
+	 * so that its absence is reported. */
+	cand = sr_calloc(cat.ncommitted + 1, sizeof *cand);
+	if (cat.latest_state == SR_LATEST_OK &&
+	    (cat.ncommitted == 0 || cat.seqs[cat.ncommitted - 1] != cat.latest))
+		cand[ncand++] = cat.latest;
+	for (i = cat.ncommitted; i > 0; i--)
+		cand[ncand++] = cat.seqs[i - 1];
+	sr_catalog_free(&cat);
+
+	d = sr_strdup(dir);
+	for (i = strlen(d); i > 1 && d[i - 1] == '/'; i--)
+		d[i - 1] = '\0';
+	first[0] = '\0';
+	for (i = 0; i < ncand; i++) {
+		enum try_rc trc;
+		why[0] = '\0';
+		trc = try_one(st, opts, d, cand[i], &m, why);
+		if (trc == TRY_OK) {
+			if (stats != NULL) {
+				*stats = m.stats;
+				stats->seq = cand[i];
+				stats->new_bytes = 0;
+				stats->seconds = sr_mono() - t0;
+			}
+			sr_manifest_free(&m);
+			rc = 0;
+			break;
+		}
+		sr_manifest_free(&m);
+		if (trc == TRY_CANCELLED) {
+			sr_err(err, "restore %s: cancelled", opts->job);
+			rc = SR_CKPT_CANCELLED;
+			break;
+		}
+		if (trc == TRY_LOCAL) {
+			sr_err(err, "restore %s: checkpoint %" PRIu64 ": %s", opts->job, cand[i], why);
+			break;
+		}
+		if (nbad++ == 0)
+			snprintf(first, sizeof first, "checkpoint %" PRIu64 ": %s", cand[i], why);
+		if (i + 1 < ncand)
+			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; falling back to checkpoint %" PRIu64,
+			    cand[i], why, cand[i + 1]);
+		else
+			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; no older checkpoint", cand[i], why);
+	}
+	if (rc == -1 && nbad > 0 && i == ncand) {
+		if (nbad > 1)
+			sr_err(err, "restore %s: no usable checkpoint; %s (and %d older ones failed too)",
+			    opts->job, first, nbad - 1);
+		else
+			sr_err(err, "restore %s: %s", opts->job, first);
+	}
+	free(d);
+	free(cand);
+	return rc;
+}

@@ -1,0 +1,784 @@
+/*
+ * save.c: sr_ckpt_save, a directory snapshot into a new checkpoint.
+ *
+ * The walk records the tree (metadata only); then the files are cut into
+ * chunks that flow through a bounded ring: the calling thread reads chunk
+ * k into slot k % depth, worker threads hash it (SHA-256) and, unless the
+ * previous checkpoint already stores it, encode it with their own codec;
+ * the calling thread drains the slots in order, appending new chunks to
+ * the pack upload and references to the manifest. At most `depth` chunks
+ * are in memory at once, whatever the size of the tree. Then the manifest
+ * is written create-only and LATEST advanced by compare-and-swap; until
+ * both are done, nothing a reader trusts has changed.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "codec.h"
+#include "fault.h"
+#include "idtab.h"
+#include "manifest.h"
+#include "pack.h"
+#include "pathsafe.h"
+#include "util.h"
+
+#define DEFAULT_CHUNK ((size_t)16 << 20)
+#define MIN_CHUNK ((size_t)4 << 10)
+#define DEFAULT_PACK ((uint64_t)1 << 30)
+/* Memory of the ring at most: each slot holds a raw chunk and room for its
+ * encoding. This, not the number of CPUs, bounds what a save holds: 3
+ * slots of 16 MiB chunks, 48 of 1 MiB ones (at most 2 per thread). */
+#define RING_BYTES ((size_t)96 << 20)
+
+enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
+
+struct slot {
+	enum slot_state state;
+	uint8_t *raw, *enc;
+	size_t rlen, clen;
+	enum sr_transform xf;
+	uint8_t id[32];
+	const struct sr_mchunk *prev;	/* stored by the previous checkpoint */
+	size_t entry;			/* index of the file in the manifest */
+	int failed;
+	char err[SR_ERRMAX];
+};
+
+struct saver {
+	struct sr_store *st;
+	const struct sr_ckpt_opts *o;
+	const char *job;
+	size_t chunk_size;
+	uint64_t pack_size;
+	int level;
+	uint64_t seq;
+	struct sr_manifest m;
+	struct sr_manifest prev;
+	struct sr_idtab *prev_ids;	/* read-only while workers run */
+	struct sr_idtab *new_ids;	/* chunks this save stored */
+	/* the ring */
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv, done_cv;
+	struct slot *slots;
+	size_t depth, enc_cap;
+	pthread_t *tids;
+	int nworkers;
+	uint64_t submitted, taken, drained;
+	int stop;
+	/* packs */
+	struct sr_pack *pack;
+	int members;			/* written by this save */
+	time_t mtime;
+	uint64_t raw_done, raw_total;
+};
+
+/* ---- walking the tree ---- */
+
+/* Whether s is valid UTF-8 (JSON strings must be). */
+static int
+utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned c = *p;
+		int n;
+		uint32_t cp;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return 0;
+		for (p++; n > 0; n--, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
+		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
+			return 0;
+	}
+	return 1;
+}
+
+static const char *
+kind_name(mode_t mode)
+{
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "of an unknown type";
+}
+
+static int64_t
+mtime_ns(const struct stat *sb)
+{
+	return (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+}
+
+static int walk_dir(struct saver *s, int dfd, const char *rel, char *err);
+
+/* Record one directory entry (name in directory dfd; path from the root). */
+static int
+walk_one(struct saver *s, int dfd, const char *name, const char *path, char *err)
+{
+	struct sr_mentry *e;
+	struct stat sb;
+	char q[256], target[SR_PATH_MAX + 2];
+	ssize_t n;
+	int sub, rc;
+
+	sr_path_quote(path, q, sizeof q);
+	if (!utf8_ok(name)) {
+		sr_ckpt_say(s->o, "warning: skipping %s: name is not valid UTF-8", q);
+		return 0;
+	}
+	if (strlen(path) > SR_PATH_MAX) {
+		sr_ckpt_say(s->o, "warning: skipping %s: path longer than %d bytes", q, SR_PATH_MAX);
+		return 0;
+	}
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno == ENOENT)
+			return 0;	/* gone since the listing */
+		return sr_errno(err, "stat %s", q);
+	}
+	if (S_ISREG(sb.st_mode)) {
+		e = sr_manifest_add(&s->m, path, SR_MT_FILE);
+		e->size = (uint64_t)sb.st_size;
+	} else if (S_ISDIR(sb.st_mode)) {
+		sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub == -1)
+			return sr_errno(err, "open directory %s", q);
+		e = sr_manifest_add(&s->m, path, SR_MT_DIR);
+		e->mode = sb.st_mode & 07777;
+		e->mtime_ns = mtime_ns(&sb);
+		rc = walk_dir(s, sub, path, err);
+		close(sub);
+		return rc;
+	} else if (S_ISLNK(sb.st_mode)) {
+		n = readlinkat(dfd, name, target, sizeof target - 1);
+		if (n == -1)
+			return sr_errno(err, "read symlink %s", q);
+		target[n] = '\0';
+		if ((size_t)n > SR_PATH_MAX || !utf8_ok(target) || strlen(target) != (size_t)n) {
+			sr_ckpt_say(s->o, "warning: skipping symlink %s: target too long or not UTF-8", q);
+			return 0;
+		}
+		if (sr_path_check_link(path, target, NULL, NULL, err) == -1) {
+			sr_ckpt_say(s->o, "warning: skipping %s (a restore refuses links out of the"
+			    " directory)", err);
+			return 0;
+		}
+		e = sr_manifest_add(&s->m, path, SR_MT_SYMLINK);
+		e->target = sr_strdup(target);
+	} else {
+		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, kind_name(sb.st_mode));
+		return 0;
+	}
+	e->mode = sb.st_mode & 07777;
+	e->mtime_ns = mtime_ns(&sb);
+	return 0;
+}
+
+static int
+walk_dir(struct saver *s, int dfd, const char *rel, char *err)
+{
+	struct dirent *de;
+	char **names = NULL, q[256];
+	size_t n = 0, cap = 0, i;
+	DIR *d;
+	int fd, rc = 0;
+
+	/* Names first, then the entries: no directory stream stays open
+	 * across the recursion. */
+	if ((fd = dup(dfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return sr_errno(err, "open directory %s", sr_path_quote(*rel ? rel : ".", q, sizeof q));
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			names = sr_reallocarray(names, cap, sizeof *names);
+		}
+		names[n++] = sr_strdup(de->d_name);
+	}
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		char *path = *rel ? sr_asprintf("%s/%s", rel, names[i]) : sr_strdup(names[i]);
+		if (rc == 0)
+			rc = walk_one(s, dfd, names[i], path, err);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static int
+is_link_cb(const char *path, void *arg)
+{
+	const struct sr_manifest *m = arg;
+	long i = sr_manifest_find(m, path);
+
+	return i >= 0 && m->entries[i].type == SR_MT_SYMLINK;
+}
+
+/* Drop symlinks whose target climbs out of another symlink (the restore
+ * refuses those; the walk checked the rest already). */
+static void
+drop_link_chains(struct saver *s)
+{
+	struct sr_manifest *m = &s->m;
+	char err[SR_ERRMAX];
+	size_t i, o = 0;
+
+	for (i = 0; i < m->nentries; i++) {
+		struct sr_mentry *e = &m->entries[i];
+		if (e->type == SR_MT_SYMLINK &&
+		    sr_path_check_link(e->path, e->target, is_link_cb, m, err) == -1) {
+			sr_ckpt_say(s->o, "warning: skipping %s", err);
+			e->path[0] = '\0';	/* marked; removed below */
+		}
+	}
+	for (i = 0; i < m->nentries; i++) {
+		if (m->entries[i].path[0] == '\0') {
+			free(m->entries[i].path);
+			free(m->entries[i].target);
+			continue;
+		}
+		m->entries[o++] = m->entries[i];
+	}
+	m->nentries = o;
+}
+
+/* ---- the previous checkpoint, for content addressing ---- */
+
+static void
+load_previous(struct saver *s, const struct sr_catalog *c)
+{
+	uint64_t pseq;
+	char err[SR_ERRMAX];
+	size_t i, k, np, nids = 0;
+	char *ok;
+
+	if (c->ncommitted == 0)
+		return;
+	pseq = c->seqs[c->ncommitted - 1];
+	if (sr_catalog_load(s->st, s->job, pseq, &s->prev, err) != 0) {
+		sr_ckpt_say(s->o, "warning: checkpoint %" PRIu64 " cannot be read (%s): storing every"
+		    " chunk again", pseq, err);
+		sr_manifest_free(&s->prev);
+		return;
+	}
+	/* A chunk in a pack that has gone missing must be stored again. */
+	np = s->prev.npacks;
+	ok = sr_calloc(np, 1);
+	for (i = 0; i < np; i++) {
+		struct sr_object_info info;
+		int rc = sr_store_head(s->st, s->prev.packs[i], &info, err);
+		ok[i] = rc == 0;
+		if (rc != 0)
+			sr_ckpt_say(s->o, "warning: pack %s of checkpoint %" PRIu64 " %s: its chunks"
+			    " are stored again", s->prev.packs[i], pseq,
+			    rc == SR_STORE_NOTFOUND ? "is missing" : "cannot be checked");
+	}
+	for (i = 0; i < s->prev.nentries; i++)
+		nids += s->prev.entries[i].nchunks;
+	s->prev_ids = sr_idtab_new(nids);
+	for (i = 0; i < s->prev.nentries; i++) {
+		const struct sr_mentry *e = &s->prev.entries[i];
+		for (k = 0; k < e->nchunks; k++) {
+			size_t p;
+			for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
+				;
+			if (p < np && ok[p])
+				sr_idtab_put(s->prev_ids, &e->chunks[k]);
+		}
+	}
+	free(ok);
+}
+
+/* ---- the ring of chunks ---- */
+
+static void *
+worker_main(void *arg)
+{
+	struct saver *s = arg;
+	struct sr_codec *codec = sr_codec_new(s->level);
+	struct slot *sl;
+
+	if (codec == NULL)
+		sr_fatal("cannot create a chunk codec");
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->stop && s->taken == s->submitted)
+			pthread_cond_wait(&s->work_cv, &s->mu);
+		if (s->stop)
+			break;
+		sl = &s->slots[s->taken++ % s->depth];
+		pthread_mutex_unlock(&s->mu);
+
+		sl->prev = NULL;
+		sl->failed = 0;
+		if (EVP_Digest(sl->raw, sl->rlen, sl->id, NULL, EVP_sha256(), NULL) != 1) {
+			sr_err(sl->err, "hash chunk: OpenSSL SHA-256 failed");
+			sl->failed = 1;
+		} else if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
+		    sl->prev->rlen == sl->rlen)
+			;	/* stored already: nothing to encode */
+		else {
+			sl->prev = NULL;
+			if (sl->enc == NULL)
+				sl->enc = sr_malloc(s->enc_cap);
+			if (sr_codec_encode(codec, sl->raw, sl->rlen, -1, sl->enc, s->enc_cap,
+			    &sl->clen, &sl->xf, sl->err) != 0)
+				sl->failed = 1;
+		}
+
+		pthread_mutex_lock(&s->mu);
+		sl->state = SLOT_DONE;
+		pthread_cond_broadcast(&s->done_cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	sr_codec_free(codec);
+	return NULL;
+}
+
+static void
+ring_start(struct saver *s, int threads)
+{
+	size_t cap;
+	int i;
+
+	s->enc_cap = sr_codec_bound(s->chunk_size);
+	s->depth = (size_t)threads * 2;
+	cap = RING_BYTES / (s->chunk_size + s->enc_cap);
+	if (s->depth > cap)
+		s->depth = cap;
+	if (s->depth < 2)
+		s->depth = 2;
+	s->nworkers = threads < (int)s->depth ? threads : (int)s->depth;
+	s->slots = sr_calloc(s->depth, sizeof *s->slots);
+	s->tids = sr_calloc((size_t)s->nworkers, sizeof *s->tids);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work_cv, NULL);
+	pthread_cond_init(&s->done_cv, NULL);
+	for (i = 0; i < s->nworkers; i++) {
+		if (pthread_create(&s->tids[i], NULL, worker_main, s) != 0)
+			sr_fatal("cannot start a checkpoint worker thread");
+	}
+}
+
+static void
+ring_stop(struct saver *s)
+{
+	size_t i;
+	int t;
+
+	if (s->slots == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_cond_broadcast(&s->work_cv);
+	pthread_mutex_unlock(&s->mu);
+	for (t = 0; t < s->nworkers; t++)
+		pthread_join(s->tids[t], NULL);
+	for (i = 0; i < s->depth; i++) {
+		free(s->slots[i].raw);
+		free(s->slots[i].enc);
+	}
+	free(s->slots);
+	free(s->tids);
+	s->slots = NULL;
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->work_cv);
+	pthread_cond_destroy(&s->done_cv);
+}
+
+static void
+submit(struct saver *s, struct slot *sl)
+{
+	pthread_mutex_lock(&s->mu);
+	sl->state = SLOT_QUEUED;
+	s->submitted++;
+	pthread_cond_signal(&s->work_cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Append a new chunk to the current pack, starting one if needed. */
+static int
+store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
+{
+	char name[80], hex[65], rnd[17];
+	uint8_t r[8];
+	int i;
+
+	if (s->pack == NULL) {
+		char *key;
+		if (RAND_bytes(r, sizeof r) != 1)
+			return sr_err(err, "create pack name: OpenSSL RAND_bytes failed");
+		for (i = 0; i < 8; i++)
+			snprintf(rnd + 2 * i, 3, "%02x", r[i]);
+		key = sr_asprintf("%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS, s->seq, rnd);
+		s->pack = sr_pack_begin(s->st, key, s->mtime, err);
+		free(key);
+		if (s->pack == NULL)
+			return -1;
+	}
+	sr_id_hex(sl->id, hex);
+	snprintf(name, sizeof name, "%s.zst", hex);
+	if (sr_pack_add(s->pack, name, sl->enc, sl->clen, &c->offset, err) == -1)
+		return -1;
+	if (s->members++ == 0)
+		sr_fault("ckpt-pack");
+	c->pack = sr_manifest_intern(&s->m, sr_pack_key(s->pack));
+	c->clen = sl->clen;
+	c->xf = sl->xf;
+	s->m.stats.new_bytes += sl->clen;
+	if (sr_pack_size(s->pack) >= s->pack_size) {
+		int rc = sr_pack_commit(s->pack, err);
+		s->pack = NULL;
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Wait for the oldest slot in flight and record its chunk. */
+static int
+drain_one(struct saver *s, char *err)
+{
+	struct slot *sl = &s->slots[s->drained % s->depth];
+	struct sr_mentry *e;
+	struct sr_mchunk *c;
+	const struct sr_mchunk *have;
+
+	pthread_mutex_lock(&s->mu);
+	while (sl->state != SLOT_DONE)
+		pthread_cond_wait(&s->done_cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	e = &s->m.entries[sl->entry];
+	if (sl->failed) {
+		char q[256];
+		return sr_err(err, "save %s: %s", sr_path_quote(e->path, q, sizeof q), sl->err);
+	}
+	c = sr_mentry_add_chunk(e);
+	memcpy(c->id, sl->id, sizeof c->id);
+	c->rlen = sl->rlen;
+	have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
+	if (have != NULL) {
+		c->pack = sr_manifest_intern(&s->m, have->pack);
+		c->offset = have->offset;
+		c->clen = have->clen;
+		c->xf = have->xf;
+		s->m.stats.reused_chunks++;
+	} else {
+		if (store_chunk(s, sl, c, err) == -1)
+			return -1;
+		sr_idtab_put(s->new_ids, c);
+	}
+	s->m.stats.chunks++;
+	s->m.stats.stored_bytes += c->clen;
+	s->raw_done += sl->rlen;
+	sl->state = SLOT_FREE;
+	s->drained++;
+	return 0;
+}
+
+/* SR_CKPT_LATE or SR_CKPT_CANCELLED with err set, else 0. */
+static int
+check_stop(struct saver *s, char *err)
+{
+	char done[32], total[32];
+
+	if (s->o->cancel != NULL && *s->o->cancel) {
+		sr_err(err, "checkpoint of %s cancelled; nothing committed", s->job);
+		return SR_CKPT_CANCELLED;
+	}
+	if (s->o->deadline > 0 && sr_now() >= s->o->deadline) {
+		sr_err(err, "checkpoint of %s missed its deadline after %s of %s; nothing committed",
+		    s->job, sr_fmt_bytes(s->raw_done, done, sizeof done),
+		    sr_fmt_bytes(s->raw_total, total, sizeof total));
+		return SR_CKPT_LATE;
+	}
+	return 0;
+}
+
+/* Read up to len bytes (less only at the end of the file). */
+static ssize_t
+read_full(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Cut every file into chunks and push them through the ring. */
+static int
+chunk_files(struct saver *s, int rootfd, char *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->m.nentries; i++) {
+		struct sr_mentry *e = &s->m.entries[i];
+		uint64_t total = 0;
+		char q[256];
+		int fd;
+
+		if (e->type != SR_MT_FILE)
+			continue;
+		if ((fd = sr_path_openat(rootfd, e->path, O_RDONLY, 0, err)) == -1)
+			return -1;
+		for (;;) {
+			struct slot *sl;
+			ssize_t n;
+			if ((rc = check_stop(s, err)) != 0) {
+				close(fd);
+				return rc;
+			}
+			if (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0) {
+				close(fd);
+				return rc;
+			}
+			sl = &s->slots[s->submitted % s->depth];
+			if (sl->raw == NULL)
+				sl->raw = sr_malloc(s->chunk_size);
+			if ((n = read_full(fd, sl->raw, s->chunk_size)) == -1) {
+				sr_errno(err, "read %s", sr_path_quote(e->path, q, sizeof q));
+				close(fd);
+				return -1;
+			}
+			if (n == 0)
+				break;
+			sl->rlen = (size_t)n;
+			sl->entry = i;
+			submit(s, sl);
+			total += (uint64_t)n;
+			if ((size_t)n < s->chunk_size)
+				break;
+		}
+		close(fd);
+		if (total != e->size) {
+			sr_ckpt_say(s->o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
+			    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, total);
+			e->size = total;
+		}
+	}
+	while (s->drained < s->submitted) {
+		if ((rc = drain_one(s, err)) != 0)
+			return rc;
+	}
+	if (s->pack != NULL) {
+		rc = sr_pack_commit(s->pack, err);
+		s->pack = NULL;
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- commit ---- */
+
+static int
+commit(struct saver *s, char *err)
+{
+	char *key, *text;
+	size_t len;
+	int rc;
+
+	s->m.stats.created = sr_now();
+	text = sr_manifest_dump(&s->m, &len);
+	key = sr_ckpt_manifest_key(s->job, s->seq);
+	if ((rc = check_stop(s, err)) != 0)
+		goto out;
+	sr_fault("ckpt-manifest");
+	rc = sr_store_put(s->st, key, text, len, SR_PUT_CREATE, NULL, NULL, err);
+	if (rc == SR_STORE_EXISTS) {
+		rc = sr_err(err, "checkpoint seq %" PRIu64 " was committed by another writer", s->seq);
+		goto out;
+	}
+	if (rc != 0) {
+		rc = sr_err_prefix(err, "commit checkpoint %" PRIu64, s->seq);
+		goto out;
+	}
+	sr_fault("ckpt-pointer");
+	if ((rc = check_stop(s, err)) != 0) {
+		char derr[SR_ERRMAX];
+		/* Not committed until LATEST moves: take the manifest back so
+		 * that a later commit does not adopt it either. */
+		if (sr_store_delete(s->st, key, derr) != 0)
+			sr_ckpt_say(s->o, "warning: %s", derr);
+		goto out;
+	}
+out:
+	free(text);
+	free(key);
+	return rc;
+}
+
+/* ---- sr_ckpt_save ---- */
+
+static void
+saver_free(struct saver *s)
+{
+	ring_stop(s);
+	sr_pack_abort(s->pack);
+	s->pack = NULL;
+	sr_manifest_free(&s->m);
+	sr_manifest_free(&s->prev);
+	sr_idtab_free(s->prev_ids);
+	sr_idtab_free(s->new_ids);
+}
+
+int
+sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    long long step, struct sr_ckpt_stats *stats, char *err)
+{
+	struct saver s;
+	struct sr_catalog cat;
+	double t0 = sr_mono();
+	char raw[32];
+	int rootfd = -1, rc, threads;
+	size_t i;
+
+	memset(&s, 0, sizeof s);
+	sr_manifest_init(&s.m);
+	sr_manifest_init(&s.prev);
+	memset(&cat, 0, sizeof cat);
+	if (sr_ckpt_job_check(opts->job, err) == -1)
+		return -1;
+	s.st = st;
+	s.o = opts;
+	s.job = opts->job;
+	s.chunk_size = opts->chunk_size ? opts->chunk_size : DEFAULT_CHUNK;
+	s.pack_size = opts->pack_size ? opts->pack_size : DEFAULT_PACK;
+	s.level = opts->level ? opts->level : 1;
+	threads = opts->threads > 0 ? opts->threads : sr_ncpus();
+	if (s.chunk_size < MIN_CHUNK || s.chunk_size > SR_CODEC_MAX_CHUNK)
+		return sr_err(err, "save %s: chunk size %zu is outside [%zu, %zu]", s.job,
+		    s.chunk_size, MIN_CHUNK, SR_CODEC_MAX_CHUNK);
+	s.mtime = time(NULL);
+
+	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd == -1)
+		return sr_errno(err, "save %s: open directory %s", s.job, dir);
+	/* LATEST before the listing: the new seq is above every manifest
+	 * that was committed when LATEST was read (see catalog.h). */
+	if (sr_catalog_read(st, s.job, &cat, err) == -1) {
+		sr_err_prefix(err, "save %s", s.job);
+		rc = -1;
+		goto out;
+	}
+	s.seq = 0;
+	if (cat.n > 0)
+		s.seq = cat.seqs[cat.n - 1] + 1;
+	if (cat.latest_state == SR_LATEST_OK && cat.latest + 1 > s.seq)
+		s.seq = cat.latest + 1;
+	if (s.seq > SR_SEQ_MAX) {
+		rc = sr_err(err, "save %s: sequence numbers exhausted", s.job);
+		goto out;
+	}
+	s.m.job = sr_strdup(s.job);
+	s.m.stats.seq = s.seq;
+	s.m.stats.step = step;
+	if (walk_dir(&s, rootfd, "", err) == -1) {
+		rc = sr_err_prefix(err, "save %s", s.job);
+		goto out;
+	}
+	sr_manifest_sort(&s.m);
+	drop_link_chains(&s);
+	for (i = 0; i < s.m.nentries; i++) {
+		if (s.m.entries[i].type == SR_MT_FILE) {
+			s.m.stats.files++;
+			s.raw_total += s.m.entries[i].size;
+		}
+	}
+	if ((rc = check_stop(&s, err)) != 0)
+		goto out;
+	load_previous(&s, &cat);
+	s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16);
+	ring_start(&s, threads);
+	rc = chunk_files(&s, rootfd, err);
+	ring_stop(&s);
+	if (rc != 0)
+		goto out;
+	for (i = 0; i < s.m.nentries; i++)
+		s.m.stats.raw_bytes += s.m.entries[i].type == SR_MT_FILE ? s.m.entries[i].size : 0;
+	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
+		rc = sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
+		goto out;
+	}
+	s.m.stats.seconds = sr_mono() - t0;
+	if ((rc = commit(&s, err)) != 0)
+		goto out;
+	if ((rc = sr_catalog_set_latest(st, s.job, s.seq, &cat, err)) != 0) {
+		sr_err_prefix(err, "save %s", s.job);
+		goto out;
+	}
+	s.m.stats.seconds = sr_mono() - t0;
+	if (stats != NULL)
+		*stats = s.m.stats;
+	/* The caller reports the commit from stats: it knows why it saved. */
+	if (opts->keep > 0) {
+		char gerr[SR_ERRMAX];
+		uint64_t freed = 0;
+		if (sr_ckpt_gc(st, s.job, opts->keep, &freed, gerr) != 0)
+			sr_ckpt_say(opts, "warning: retention after checkpoint %" PRIu64 ": %s", s.seq, gerr);
+		else if (freed > 0)
+			sr_ckpt_say(opts, "retention: kept %d checkpoints, deleted %s", opts->keep,
+			    sr_fmt_bytes(freed, raw, sizeof raw));
+	}
+	rc = 0;
+out:
+	if (rootfd != -1)
+		close(rootfd);
+	sr_catalog_free(&cat);
+	saver_free(&s);
+	return rc;
+}

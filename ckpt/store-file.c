@@ -1,0 +1,979 @@
+/*
+ * store-file.c: the file:///abs/dir store backend. One file per object under
+ * the store's directory, with the guarantees of object storage (store.h):
+ *
+ *  - an object is written to a temp file in ROOT/.tmp (same file system),
+ *    fsync'd, and only then published: rename() for a plain put, link() for
+ *    a create-only put (EEXIST means the key exists), and for a
+ *    compare-and-swap the etag is compared and the rename done under an
+ *    exclusive flock of ROOT/.tmp/lock. Every publish and delete takes that
+ *    lock, so a CAS cannot be overtaken between its compare and its rename,
+ *    and a delete cannot remove a directory a put is about to fill.
+ *  - the etag is hex of the first 16 bytes of the SHA-256 of the content,
+ *    for objects up to 8 MiB (control objects: manifests, pointers, the only
+ *    ones compare-and-swap is used on); for larger ones (packs) it is the
+ *    SHA-256 of the file's identity (device, inode, size, mtime), as S3's
+ *    multipart etags are not content hashes either: hashing every pack a
+ *    second time cost a fifth of a checkpoint's CPU. The content etag is
+ *    computed while writing and kept in the xattr user.spotrun.etag with the
+ *    size and mtime it belongs to. Where the xattr is missing, stale (the
+ *    file was changed behind the store's back) or unsupported, the file is
+ *    hashed instead: always right, only slower.
+ *  - objects are immutable files: a reader that opened one reads one whole
+ *    version even while a writer replaces it.
+ *
+ * The temp area, ".tmp" at the root, is not a key: keys starting with it are
+ * refused and listings skip it. Temp files left by crashed writers are
+ * removed when a store is opened, once a day old.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "store-int.h"
+#include "util.h"
+
+#define TMP_DIR ".tmp"
+#define LOCK_FILE ".tmp/lock"
+#define ETAG_XATTR "user.spotrun.etag"
+#define ETAG_LEN 32			/* hex of 16 bytes */
+#define STALE_TMP_SECONDS (24 * 3600)
+#define IO_BLOCK ((size_t)1 << 20)	/* read size when hashing a file */
+
+struct fstore {
+	char *root;	/* absolute path, for messages and the temp names */
+	int rootfd;
+};
+
+/* A temp file being written, and what becomes the object's etag. */
+struct fwriter {
+	int fd;
+	char tmp[64];	/* name relative to the root */
+	EVP_MD_CTX *md;
+	uint64_t size;
+	int failed;	/* a write failed: the upload can only be aborted */
+};
+
+/* Objects larger than this get an identity etag, not a content hash. */
+#define CONTENT_ETAG_MAX ((off_t)8 << 20)
+
+static struct fstore *
+fs_of(struct sr_store *st)
+{
+	return st->priv;
+}
+
+#define SHOW(key, buf) sr_store_key_show((key), (buf), sizeof (buf))
+
+/* ---- etags ---- */
+
+static void
+etag_hex(const unsigned char *digest, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < ETAG_LEN / 2; i++) {
+		out[2 * i] = hex[digest[i] >> 4];
+		out[2 * i + 1] = hex[digest[i] & 15];
+	}
+	out[ETAG_LEN] = '\0';
+}
+
+static void
+md_final(EVP_MD_CTX *md, char *etag)
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int dlen;
+
+	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1)
+		sr_fatal("SHA-256 failed");
+	etag_hex(digest, etag);
+}
+
+static EVP_MD_CTX *
+md_new(void)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		sr_fatal("cannot set up SHA-256");
+	return md;
+}
+
+static void
+etag_of_buf(const void *buf, size_t len, char *etag)
+{
+	EVP_MD_CTX *md = md_new();
+
+	if (len > 0 && EVP_DigestUpdate(md, buf, len) != 1)
+		sr_fatal("SHA-256 failed");
+	md_final(md, etag);
+	EVP_MD_CTX_free(md);
+}
+
+/* The xattr's text: "v1 ETAG SIZE MTIME_SEC MTIME_NSEC". */
+static int
+xattr_text(const struct stat *sb, const char *etag, char *buf, size_t len)
+{
+	return snprintf(buf, len, "v1 %s %llu %lld %ld", etag,
+	    (unsigned long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
+	    (long)sb->st_mtim.tv_nsec);
+}
+
+/* The etag remembered for the open file fd (stat sb), if it still holds. */
+static int
+etag_cached(int fd, const struct stat *sb, char *etag)
+{
+	char have[160], want[160];
+	ssize_t n = fgetxattr(fd, ETAG_XATTR, have, sizeof have - 1);
+
+	if (n < 3 + ETAG_LEN)
+		return -1;
+	have[n] = '\0';
+	memcpy(etag, have + 3, ETAG_LEN);
+	etag[ETAG_LEN] = '\0';
+	xattr_text(sb, etag, want, sizeof want);
+	return strcmp(have, want) == 0 ? 0 : -1;
+}
+
+/* The etag of a large object: a hash of the file's identity. */
+static void
+etag_of_identity(const struct stat *sb, char *etag)
+{
+	char id[128];
+	int n = snprintf(id, sizeof id, "%llu %llu %lld %lld %ld", (unsigned long long)sb->st_dev,
+	    (unsigned long long)sb->st_ino, (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
+	    (long)sb->st_mtim.tv_nsec);
+
+	etag_of_buf(id, (size_t)n, etag);
+}
+
+/* Etag of the open object fd (stat sb): the cached one, or hash the file. */
+static int
+etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const char *key,
+    char *err)
+{
+	EVP_MD_CTX *md;
+	uint8_t *buf;
+	off_t off = 0;
+	char show[SR_KEY_SHOW_MAX];
+
+	if (sb->st_size > CONTENT_ETAG_MAX) {
+		etag_of_identity(sb, etag);
+		return 0;
+	}
+	if (etag_cached(fd, sb, etag) == 0)
+		return 0;
+	md = md_new();
+	buf = sr_malloc(IO_BLOCK);
+	for (;;) {
+		ssize_t n = pread(fd, buf, IO_BLOCK, off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			sr_errno(err, "%s %s: read", verb, SHOW(key, show));
+			free(buf);
+			EVP_MD_CTX_free(md);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		EVP_DigestUpdate(md, buf, (size_t)n);
+		off += n;
+	}
+	md_final(md, etag);
+	free(buf);
+	EVP_MD_CTX_free(md);
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+/* Open object key for reading. SR_STORE_NOTFOUND when it does not exist as
+ * an object (a directory of keys is not one). */
+static int
+open_object(struct fstore *fs, const char *verb, const char *key, int *fdp,
+    struct stat *sb, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+	int fd = openat(fs->rootfd, key, O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR)) {
+		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
+		return SR_STORE_NOTFOUND;
+	}
+	if (fd == -1)
+		return sr_errno(err, "%s %s: open %s/%s", verb, SHOW(key, show), fs->root, key);
+	if (fstat(fd, sb) == -1) {
+		sr_errno(err, "%s %s: stat", verb, SHOW(key, show));
+		close(fd);
+		return SR_STORE_ERROR;
+	}
+	if (!S_ISREG(sb->st_mode)) {
+		close(fd);
+		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
+		return SR_STORE_NOTFOUND;
+	}
+	*fdp = fd;
+	return SR_STORE_OK;
+}
+
+static int
+pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		if (n == 0) {
+			errno = EIO;	/* shrunk behind the store's back */
+			return -1;
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The .tmp area is the backend's own: not a key. */
+static int
+check_reserved(const char *verb, const char *key, char *err)
+{
+	size_t n = strlen(TMP_DIR);
+	char show[SR_KEY_SHOW_MAX];
+
+	if (strncmp(key, TMP_DIR, n) == 0 && (key[n] == '\0' || key[n] == '/'))
+		return sr_err(err, "%s %s: invalid key: \"" TMP_DIR "\" is the file store's "
+		    "temporary area", verb, SHOW(key, show));
+	return 0;
+}
+
+static int
+lock_store(struct fstore *fs, char *err)
+{
+	int fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd == -1 && errno == ENOENT && mkdirat(fs->rootfd, TMP_DIR, 0777) == 0)
+		fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd == -1)
+		return sr_errno(err, "open lock file %s/%s", fs->root, LOCK_FILE);
+	while (flock(fd, LOCK_EX) == -1) {
+		if (errno != EINTR) {
+			sr_errno(err, "lock %s/%s", fs->root, LOCK_FILE);
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void
+unlock_store(int fd)
+{
+	close(fd);	/* drops the flock */
+}
+
+/* Create the directories key lives in; the error names the one that failed. */
+static int
+make_parents(struct fstore *fs, const char *key, char *err)
+{
+	char *p = sr_strdup(key), *s;
+
+	for (s = p; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		if (mkdirat(fs->rootfd, p, 0777) == -1 && errno != EEXIST) {
+			sr_errno(err, "create directory %s/%s", fs->root, p);
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	free(p);
+	return 0;
+}
+
+/* fsync the directory holding key, so that its new name survives a crash.
+ * The object is published already: a failure here is not reported. */
+static void
+sync_parent(struct fstore *fs, const char *key)
+{
+	const char *slash = strrchr(key, '/');
+	char *dir = slash != NULL ? sr_strndup(key, (size_t)(slash - key)) : sr_strdup(".");
+	int fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd != -1) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/* The message for a publish that failed with errno e, and its cause in the
+ * file store's terms where it is one of its limits. */
+static int
+publish_error(struct fstore *fs, const char *verb, const char *key, int e, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+	struct stat sb;
+
+	if (e == ENOTDIR)
+		return sr_err(err, "%s %s: a leading part of the key is an object: the file "
+		    "store cannot hold both \"a\" and \"a/b\"", verb, SHOW(key, show));
+	if ((e == EISDIR || e == EEXIST) && fstatat(fs->rootfd, key, &sb,
+	    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode))
+		return sr_err(err, "%s %s: keys exist below this one: the file store cannot "
+		    "hold both \"a\" and \"a/b\"", verb, SHOW(key, show));
+	errno = e;
+	return sr_errno(err, "%s %s: publish in %s", verb, SHOW(key, show), fs->root);
+}
+
+/* ---- writing ---- */
+
+static int
+writer_open(struct fstore *fs, const char *verb, const char *key, struct fwriter *w,
+    char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+	int tries;
+
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	for (tries = 0; tries < 100; tries++) {
+		uint64_t r;
+
+		if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+			r = (uint64_t)sr_mono() * 1000003u ^ (uint64_t)tries;
+		snprintf(w->tmp, sizeof w->tmp, TMP_DIR "/%ld-%016llx", (long)getpid(),
+		    (unsigned long long)r);
+		w->fd = openat(fs->rootfd, w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (w->fd != -1)
+			break;
+		if (errno == ENOENT && mkdirat(fs->rootfd, TMP_DIR, 0777) == -1 &&
+		    errno != EEXIST)
+			break;
+		if (errno != EEXIST && errno != ENOENT)
+			break;
+	}
+	if (w->fd == -1)
+		return sr_errno(err, "%s %s: create temp file in %s/" TMP_DIR, verb,
+		    SHOW(key, show), fs->root);
+	w->md = md_new();
+	return 0;
+}
+
+static void
+writer_discard(struct fstore *fs, struct fwriter *w)
+{
+	if (w->fd != -1)
+		close(w->fd);
+	w->fd = -1;
+	if (w->tmp[0] != '\0')
+		(void)unlinkat(fs->rootfd, w->tmp, 0);
+	w->tmp[0] = '\0';
+	EVP_MD_CTX_free(w->md);
+	w->md = NULL;
+}
+
+static int
+writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
+    const char *verb, const char *key, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	if (w->failed)
+		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
+	if (len == 0)
+		return 0;
+	if (sr_write_all(w->fd, buf, len) == -1) {
+		w->failed = 1;
+		return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show), fs->root,
+		    w->tmp);
+	}
+	if (w->size + len <= (uint64_t)CONTENT_ETAG_MAX && EVP_DigestUpdate(w->md, buf, len) != 1)
+		sr_fatal("SHA-256 failed");
+	w->size += len;
+	return 0;
+}
+
+/* Make the temp file durable and remember its etag (etag: ETAG_LEN + 1). */
+static int
+writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb,
+    const char *key, char *err)
+{
+	char show[SR_KEY_SHOW_MAX], text[160];
+	struct stat sb;
+
+	if (w->failed)
+		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
+	md_final(w->md, etag);
+	if (fsync(w->fd) == -1 || fstat(w->fd, &sb) == -1)
+		return sr_errno(err, "%s %s: sync %s/%s", verb, SHOW(key, show), fs->root,
+		    w->tmp);
+	if (sb.st_size > CONTENT_ETAG_MAX)
+		etag_of_identity(&sb, etag);
+	/* Best effort: without the xattr, readers hash the file. */
+	xattr_text(&sb, etag, text, sizeof text);
+	(void)fsetxattr(w->fd, ETAG_XATTR, text, strlen(text), 0);
+	if (close(w->fd) == -1) {
+		w->fd = -1;
+		return sr_errno(err, "%s %s: close %s/%s", verb, SHOW(key, show), fs->root,
+		    w->tmp);
+	}
+	w->fd = -1;
+	return 0;
+}
+
+/* Publish the finished temp file as key; the temp file is gone afterwards
+ * whatever happened. */
+static int
+publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
+    enum sr_put_mode mode, const char *if_match, char *err)
+{
+	char show[SR_KEY_SHOW_MAX], cur[ETAG_LEN + 1];
+	int lock, rc = SR_STORE_OK, fd;
+	struct stat sb;
+	size_t mlen;
+
+	if ((lock = lock_store(fs, err)) == -1) {
+		writer_discard(fs, w);
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
+	if (make_parents(fs, key, err) == -1) {
+		if (errno == ENOTDIR)
+			publish_error(fs, verb, key, ENOTDIR, err);
+		else
+			sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+		rc = SR_STORE_ERROR;
+		goto out;
+	}
+	switch (mode) {
+	case SR_PUT_CREATE:
+		if (linkat(fs->rootfd, w->tmp, fs->rootfd, key, 0) == -1) {
+			if (errno == EEXIST && fstatat(fs->rootfd, key, &sb,
+			    AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(sb.st_mode)) {
+				sr_err(err, "%s %s: object exists", verb, SHOW(key, show));
+				rc = SR_STORE_EXISTS;
+			} else
+				rc = publish_error(fs, verb, key, errno, err);
+		}
+		break;
+	case SR_PUT_MATCH:
+		/* tolerate the quoted form HTTP uses */
+		mlen = strlen(if_match);
+		if (mlen >= 2 && if_match[0] == '"' && if_match[mlen - 1] == '"') {
+			if_match++;
+			mlen -= 2;
+		}
+		rc = open_object(fs, verb, key, &fd, &sb, err);
+		if (rc == SR_STORE_NOTFOUND) {
+			sr_err(err, "%s %s: no such object to replace (If-Match)", verb,
+			    SHOW(key, show));
+			rc = SR_STORE_PRECONDITION;
+			break;
+		}
+		if (rc != SR_STORE_OK)
+			break;
+		rc = etag_of_fd(fd, &sb, cur, verb, key, err);
+		close(fd);
+		if (rc != 0)
+			break;
+		if (strlen(cur) != mlen || strncmp(cur, if_match, mlen) != 0) {
+			sr_err(err, "%s %s: etag is %s, not %.*s (If-Match)", verb,
+			    SHOW(key, show), cur, (int)(mlen < 64 ? mlen : 64), if_match);
+			rc = SR_STORE_PRECONDITION;
+			break;
+		}
+		/* FALLTHROUGH */
+	case SR_PUT_OVERWRITE:
+		if (renameat(fs->rootfd, w->tmp, fs->rootfd, key) == -1)
+			rc = publish_error(fs, verb, key, errno, err);
+		else
+			w->tmp[0] = '\0';	/* it is the object now */
+		break;
+	}
+out:
+	writer_discard(fs, w);
+	unlock_store(lock);
+	if (rc == SR_STORE_OK)
+		sync_parent(fs, key);
+	return rc;
+}
+
+static int
+file_put(struct sr_store *st, const char *key, const void *buf, size_t len,
+    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	struct fwriter w;
+	char etag[ETAG_LEN + 1];
+	int rc;
+
+	if (check_reserved("put", key, err) == -1)
+		return SR_STORE_ERROR;
+	if (writer_open(fs, "put", key, &w, err) == -1)
+		return SR_STORE_ERROR;
+	if (writer_write(fs, &w, buf, len, "put", key, err) == -1 ||
+	    writer_finish(fs, &w, etag, "put", key, err) == -1) {
+		writer_discard(fs, &w);
+		return SR_STORE_ERROR;
+	}
+	rc = publish(fs, &w, "put", key, mode, if_match, err);
+	if (rc == SR_STORE_OK && etag_out != NULL)
+		strlcpy(etag_out, etag, SR_ETAG_MAX);
+	return rc;
+}
+
+/* ---- reading ---- */
+
+static int
+file_get(struct sr_store *st, const char *key, size_t max, void **bufp, size_t *lenp,
+    char *etag_out, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	char show[SR_KEY_SHOW_MAX], etag[ETAG_LEN + 1];
+	struct stat sb;
+	uint8_t *buf;
+	size_t size;
+	int fd, rc;
+
+	if (check_reserved("get", key, err) == -1)
+		return SR_STORE_ERROR;
+	if ((rc = open_object(fs, "get", key, &fd, &sb, err)) != SR_STORE_OK)
+		return rc;
+	if ((uint64_t)sb.st_size > max) {
+		close(fd);
+		return sr_err(err, "get %s: %llu bytes, more than the %zu allowed",
+		    SHOW(key, show), (unsigned long long)sb.st_size, max);
+	}
+	size = (size_t)sb.st_size;
+	buf = sr_malloc(size + 1);
+	if (pread_all(fd, buf, size, 0) == -1) {
+		sr_errno(err, "get %s: read %s/%s", SHOW(key, show), fs->root, key);
+		close(fd);
+		free(buf);
+		return SR_STORE_ERROR;
+	}
+	buf[size] = '\0';
+	if (etag_out != NULL) {
+		if (sb.st_size > CONTENT_ETAG_MAX)
+			etag_of_identity(&sb, etag);
+		else if (etag_cached(fd, &sb, etag) == -1)
+			etag_of_buf(buf, size, etag);
+		strlcpy(etag_out, etag, SR_ETAG_MAX);
+	}
+	close(fd);
+	*bufp = buf;
+	if (lenp != NULL)
+		*lenp = size;
+	return SR_STORE_OK;
+}
+
+static int
+file_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
+    char *err)
+{
+	struct fstore *fs = fs_of(st);
+	char show[SR_KEY_SHOW_MAX];
+	struct stat sb;
+	int fd, rc;
+
+	if (check_reserved("read", key, err) == -1)
+		return SR_STORE_ERROR;
+	if ((rc = open_object(fs, "read", key, &fd, &sb, err)) != SR_STORE_OK)
+		return rc;
+	if (off > (uint64_t)sb.st_size || len > (uint64_t)sb.st_size - off) {
+		close(fd);
+		return sr_err(err, "read %s: bytes %llu..%llu asked, past the end of the "
+		    "object (%llu bytes)", SHOW(key, show), (unsigned long long)off,
+		    (unsigned long long)(off + len), (unsigned long long)sb.st_size);
+	}
+	if (pread_all(fd, buf, len, off) == -1) {
+		sr_errno(err, "read %s: read %s/%s", SHOW(key, show), fs->root, key);
+		close(fd);
+		return SR_STORE_ERROR;
+	}
+	close(fd);
+	return SR_STORE_OK;
+}
+
+/* Fill info for the open object fd. */
+static int
+describe(int fd, const struct stat *sb, const char *key, struct sr_object_info *info,
+    const char *verb, char *err)
+{
+	memset(info, 0, sizeof *info);
+	info->key = key;
+	info->size = (uint64_t)sb->st_size;
+	info->mtime = (double)sb->st_mtim.tv_sec + sb->st_mtim.tv_nsec / 1e9;
+	return etag_of_fd(fd, sb, info->etag, verb, key, err);
+}
+
+static int
+file_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	struct stat sb;
+	int fd, rc;
+
+	if (check_reserved("head", key, err) == -1)
+		return SR_STORE_ERROR;
+	if ((rc = open_object(fs, "head", key, &fd, &sb, err)) != SR_STORE_OK)
+		return rc;
+	rc = describe(fd, &sb, key, info, "head", err);
+	close(fd);
+	return rc;
+}
+
+/* ---- listing ---- */
+
+struct keyvec {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+keyvec_add(struct keyvec *kv, char *key)
+{
+	if (kv->n == kv->cap) {
+		kv->cap = kv->cap ? kv->cap * 2 : 64;
+		kv->v = sr_reallocarray(kv->v, kv->cap, sizeof *kv->v);
+	}
+	kv->v[kv->n++] = key;
+}
+
+static int
+keycmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Collect the keys under directory dir (a key prefix ending in '/', or ""
+ * for the root), open as dfd. At the top, only names starting with part
+ * (the partial last segment of the prefix) are taken.
+ */
+static int
+walk(struct fstore *fs, int dfd, const char *dir, const char *part, struct keyvec *kv,
+    char *err)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	size_t plen = strlen(part);
+	int rc = 0;
+
+	if (d == NULL) {
+		sr_errno(err, "list %s: open directory %s/%s", dir, fs->root, dir);
+		close(dfd);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		const char *name = de->d_name;
+		struct stat sb;
+		char *key;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (dir[0] == '\0' && strcmp(name, TMP_DIR) == 0)
+			continue;
+		if (strncmp(name, part, plen) != 0)
+			continue;
+		/* symlinks to files count, to directories not (no loops) */
+		if (fstatat(dirfd(d), name, &sb, 0) == -1)
+			continue;	/* deleted meanwhile, or a dangling link */
+		key = sr_asprintf("%s%s", dir, name);
+		if (S_ISREG(sb.st_mode)) {
+			keyvec_add(kv, key);
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode) && fstatat(dirfd(d), name, &sb,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
+			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			char *subdir = sr_asprintf("%s/", key);
+
+			if (sub != -1)
+				rc = walk(fs, sub, subdir, "", kv, err);
+			else if (errno != ENOENT)
+				rc = sr_errno(err, "list %s: open directory %s/%s", subdir,
+				    fs->root, subdir);
+			free(subdir);
+		}
+		free(key);
+	}
+	if (rc == 0 && errno != 0)
+		rc = sr_errno(err, "list %s: read directory %s/%s", dir, fs->root, dir);
+	closedir(d);
+	return rc;
+}
+
+static int
+file_list(struct sr_store *st, const char *prefix,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	const char *slash = strrchr(prefix, '/');
+	char *dir = slash != NULL ? sr_strndup(prefix, (size_t)(slash - prefix + 1)) :
+	    sr_strdup("");
+	const char *part = slash != NULL ? slash + 1 : prefix;
+	struct keyvec kv = { NULL, 0, 0 };
+	size_t i;
+	int dfd, rc = 0;
+
+	if (strncmp(dir, TMP_DIR "/", strlen(TMP_DIR) + 1) == 0) {
+		free(dir);
+		return 0;	/* the temp area holds no objects */
+	}
+	dfd = openat(fs->rootfd, dir[0] != '\0' ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd == -1) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			rc = sr_errno(err, "list %s: open directory %s/%s", prefix, fs->root,
+			    dir);
+		free(dir);
+		return rc;	/* no such prefix: no objects */
+	}
+	rc = walk(fs, dfd, dir, part, &kv, err);
+	if (rc == 0 && kv.n > 1)
+		qsort(kv.v, kv.n, sizeof *kv.v, keycmp);
+	for (i = 0; rc == 0 && i < kv.n; i++) {
+		struct sr_object_info info;
+		struct stat sb;
+		char ignored[SR_ERRMAX];
+		int fd;
+
+		/* an object deleted since the walk is simply not listed */
+		if (open_object(fs, "list", kv.v[i], &fd, &sb, ignored) != SR_STORE_OK)
+			continue;
+		rc = describe(fd, &sb, kv.v[i], &info, "list", err);
+		close(fd);
+		if (rc == 0)
+			rc = fn(&info, arg);
+	}
+	for (i = 0; i < kv.n; i++)
+		free(kv.v[i]);
+	free(kv.v);
+	free(dir);
+	return rc;
+}
+
+/* ---- deleting ---- */
+
+static int
+file_delete(struct sr_store *st, const char *key, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	char show[SR_KEY_SHOW_MAX], *dir, *slash;
+	int lock, rc = SR_STORE_OK;
+
+	if (check_reserved("delete", key, err) == -1)
+		return SR_STORE_ERROR;
+	if ((lock = lock_store(fs, err)) == -1)
+		return sr_err_prefix(err, "delete %s", SHOW(key, show));
+	if (unlinkat(fs->rootfd, key, 0) == -1 && errno != ENOENT && errno != ENOTDIR &&
+	    errno != EISDIR)
+		rc = sr_errno(err, "delete %s: remove %s/%s", SHOW(key, show), fs->root, key);
+	/* Drop directories the delete left empty, as object storage has none. */
+	dir = sr_strdup(key);
+	while (rc == SR_STORE_OK && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		if (unlinkat(fs->rootfd, dir, AT_REMOVEDIR) == -1)
+			break;
+	}
+	free(dir);
+	unlock_store(lock);
+	return rc;
+}
+
+/* ---- streaming uploads ---- */
+
+static int
+file_upload_begin(struct sr_upload *up, char *err)
+{
+	struct fstore *fs = fs_of(up->st);
+	struct fwriter *w;
+
+	if (check_reserved("upload", up->key, err) == -1)
+		return -1;
+	w = sr_malloc(sizeof *w);
+	if (writer_open(fs, "upload", up->key, w, err) == -1) {
+		free(w);
+		return -1;
+	}
+	up->priv = w;
+	return 0;
+}
+
+static int
+file_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
+{
+	return writer_write(fs_of(up->st), up->priv, buf, len, "upload", up->key, err);
+}
+
+static int
+file_upload_commit(struct sr_upload *up, char *err)
+{
+	struct fstore *fs = fs_of(up->st);
+	struct fwriter *w = up->priv;
+	char etag[ETAG_LEN + 1];
+	int rc;
+
+	if (writer_finish(fs, w, etag, "upload", up->key, err) == -1) {
+		writer_discard(fs, w);
+		rc = SR_STORE_ERROR;
+	} else
+		rc = publish(fs, w, "upload", up->key, SR_PUT_OVERWRITE, NULL, err);
+	free(w);
+	up->priv = NULL;
+	return rc;
+}
+
+static void
+file_upload_abort(struct sr_upload *up)
+{
+	writer_discard(fs_of(up->st), up->priv);
+	free(up->priv);
+	up->priv = NULL;
+}
+
+/* ---- opening ---- */
+
+static int
+unhex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The directory of a file URL's rest ("/abs/dir" or "localhost/abs/dir"),
+ * percent-decoded, without trailing slashes; NULL if it is not one. */
+static char *
+url_path(const char *rest)
+{
+	char *path, *o;
+	const char *s;
+
+	if (strncmp(rest, "localhost/", 10) == 0)
+		rest += 9;
+	if (rest[0] != '/')
+		return NULL;
+	path = o = sr_malloc(strlen(rest) + 1);
+	for (s = rest; *s != '\0'; s++) {
+		if (*s == '%') {
+			int hi = unhex(s[1]), lo = hi < 0 ? -1 : unhex(s[2]);
+
+			if (lo < 0 || (hi == 0 && lo == 0)) {
+				free(path);
+				return NULL;
+			}
+			*o++ = (char)(hi * 16 + lo);
+			s += 2;
+		} else
+			*o++ = *s;
+	}
+	while (o > path + 1 && o[-1] == '/')
+		o--;
+	*o = '\0';
+	return path;
+}
+
+/* Remove temp files of crashed writers; best effort. */
+static void
+sweep_tmp(struct fstore *fs)
+{
+	int dfd = openat(fs->rootfd, TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	double now = sr_now();
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	if (dfd == -1 || (d = fdopendir(dfd)) == NULL) {
+		if (dfd != -1)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "lock") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode) && now - (double)sb.st_mtime > STALE_TMP_SECONDS)
+			(void)unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
+static int
+file_open(struct sr_store *st, const char *rest, char *err)
+{
+	struct fstore *fs;
+	char *path = url_path(rest);
+
+	if (path == NULL)
+		return sr_err(err, "open store %s: a file URL names an absolute directory: "
+		    "file:///path/to/dir", st->url);
+	if (sr_mkdirs(path, 0777, err) == -1) {
+		free(path);
+		return sr_err_prefix(err, "open store %s", st->url);
+	}
+	fs = sr_calloc(1, sizeof *fs);
+	fs->root = path;
+	fs->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fs->rootfd == -1) {
+		sr_errno(err, "open store %s: open %s", st->url, path);
+		free(path);
+		free(fs);
+		return -1;
+	}
+	st->priv = fs;
+	sweep_tmp(fs);
+	return 0;
+}
+
+static void
+file_close(struct sr_store *st)
+{
+	struct fstore *fs = fs_of(st);
+
+	close(fs->rootfd);
+	free(fs->root);
+	free(fs);
+}
+
+const struct sr_store_backend sr_store_file_backend = {
+	.scheme = "file",
+	.open = file_open,
+	.close = file_close,
+	.put = file_put,
+	.get = file_get,
+	.read_range = file_read_range,
+	.head = file_head,
+	.list = file_list,
+	.del = file_delete,
+	.upload_begin = file_upload_begin,
+	.upload_write = file_upload_write,
+	.upload_commit = file_upload_commit,
+	.upload_abort = file_upload_abort,
+};

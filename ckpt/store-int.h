@@ -1,0 +1,76 @@
+/*
+ * store-int.h: what a store backend (file://, later s3:// and gs://)
+ * provides to store.c, and the helpers store.c shares with the backends.
+ * Not for users of the store: they include store.h.
+ *
+ * store.c parses the URL's scheme, validates every key and argument, and
+ * then calls the backend, so a backend may assume: keys pass
+ * sr_store_key_check, list prefixes pass sr_store_prefix_check, if_match is
+ * non-NULL exactly when mode is SR_PUT_MATCH, and buffers are non-NULL when
+ * their length is not zero. Backends fill err as store.h promises
+ * ("verb key: reason") and return the sr_store_rc codes.
+ */
+#ifndef SR_STORE_INT_H
+#define SR_STORE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct sr_store_backend {
+	const char *scheme;	/* "file": matches URLs "file://..." */
+	/* Open the store; rest is the URL after "scheme://". Set st->priv. */
+	int (*open)(struct sr_store *st, const char *rest, char *err);
+	/* Free st->priv (st itself is store.c's). */
+	void (*close)(struct sr_store *st);
+
+	int (*put)(struct sr_store *st, const char *key, const void *buf, size_t len,
+	    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err);
+	int (*get)(struct sr_store *st, const char *key, size_t max, void **buf,
+	    size_t *len, char *etag_out, char *err);
+	int (*read_range)(struct sr_store *st, const char *key, uint64_t off, size_t len,
+	    void *buf, char *err);
+	int (*head)(struct sr_store *st, const char *key, struct sr_object_info *info,
+	    char *err);
+	int (*list)(struct sr_store *st, const char *prefix,
+	    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
+	int (*del)(struct sr_store *st, const char *key, char *err);
+
+	/* Streaming upload: begin sets up->priv; commit and abort free it
+	 * (store.c frees up itself). */
+	int (*upload_begin)(struct sr_upload *up, char *err);
+	int (*upload_write)(struct sr_upload *up, const void *buf, size_t len, char *err);
+	int (*upload_commit)(struct sr_upload *up, char *err);
+	void (*upload_abort)(struct sr_upload *up);
+};
+
+struct sr_store {
+	const struct sr_store_backend *be;
+	char *url;
+	void *priv;
+};
+
+struct sr_upload {
+	struct sr_store *st;
+	char *key;
+	void *priv;
+};
+
+/* Backends, in store.c's table. */
+extern const struct sr_store_backend sr_store_file_backend;
+
+/* Longest key, in bytes. */
+#define SR_KEY_MAX 1024
+
+/* Check that key is a valid object key (store.h); else fill err with
+ * "verb key: invalid key: why" and return -1. */
+int sr_store_key_check(const char *verb, const char *key, char *err);
+/* The same for a list prefix: may be empty, end in '/', or end in part of
+ * a segment. */
+int sr_store_prefix_check(const char *verb, const char *prefix, char *err);
+/* Key as shown in messages: control bytes escaped, long keys shortened. */
+const char *sr_store_key_show(const char *key, char *buf, size_t len);
+#define SR_KEY_SHOW_MAX 128
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * store.c: the object store front end (store.h). It picks the backend from
+ * the URL's scheme, checks keys and arguments once for every backend, and
+ * names the return codes. The backends themselves (store-file.c, ...) only
+ * see valid requests; see store-int.h.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store-int.h"
+#include "util.h"
+
+/* The backends, by URL scheme. s3:// and gs:// join here. */
+static const struct sr_store_backend *const backends[] = {
+	&sr_store_file_backend,
+};
+
+const char *
+sr_store_key_show(const char *key, char *buf, size_t len)
+{
+	size_t o = 0, i;
+
+	for (i = 0; key[i] != '\0' && o + 8 < len; i++) {
+		unsigned char ch = (unsigned char)key[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+		else
+			buf[o++] = (char)ch;
+	}
+	if (key[i] != '\0' && len >= 4) {
+		o = o > len - 4 ? len - 4 : o;
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Why key (a whole key, or a prefix if partial_last) is not valid; NULL if it is. */
+static const char *
+key_problem(const char *key, int partial_last, char *why, size_t len)
+{
+	size_t n = strlen(key), i, seg = 0;
+
+	if (n == 0 && !partial_last)
+		return "empty";
+	if (n > SR_KEY_MAX) {
+		snprintf(why, len, "%zu bytes long, at most %d allowed", n, SR_KEY_MAX);
+		return why;
+	}
+	if (key[0] == '/')
+		return "starts with '/' (keys are relative to the store)";
+	for (i = 0; i <= n; i++) {
+		unsigned char ch = (unsigned char)key[i];
+
+		if (ch != '\0' && (ch < 0x20 || ch == 0x7f)) {
+			snprintf(why, len, "control character 0x%02x at byte %zu", ch, i);
+			return why;
+		}
+		if (ch != '/' && ch != '\0')
+			continue;
+		/* key[seg..i) is a segment; a prefix's last one may be partial */
+		if (ch == '\0' && partial_last)
+			break;
+		if (i == seg)
+			return ch == '\0' ? "ends with '/'" : "has an empty segment (\"//\")";
+		if (i - seg == 1 && key[seg] == '.')
+			return "has a \".\" segment";
+		if (i - seg == 2 && key[seg] == '.' && key[seg + 1] == '.')
+			return "has a \"..\" segment";
+		seg = i + 1;
+	}
+	return NULL;
+}
+
+static int
+check(const char *verb, const char *key, int partial_last, char *err)
+{
+	char why[128], show[SR_KEY_SHOW_MAX];
+	const char *p;
+
+	if (key == NULL)
+		return sr_err(err, "%s: no key given", verb);
+	p = key_problem(key, partial_last, why, sizeof why);
+	if (p == NULL)
+		return 0;
+	return sr_err(err, "%s %s: invalid %s: %s", verb,
+	    key[0] == '\0' ? "\"\"" : sr_store_key_show(key, show, sizeof show),
+	    partial_last ? "prefix" : "key", p);
+}
+
+int
+sr_store_key_check(const char *verb, const char *key, char *err)
+{
+	return check(verb, key, 0, err);
+}
+
+int
+sr_store_prefix_check(const char *verb, const char *prefix, char *err)
+{
+	return check(verb, prefix, 1, err);
+}
+
+int
+sr_store_open(const char *url, struct sr_store **out, char *err)
+{
+	const char *sep = url != NULL ? strstr(url, "://") : NULL;
+	struct sr_store *st;
+	size_t i, slen;
+
+	*out = NULL;
+	if (sep == NULL)
+		return sr_err(err, "open store %s: not a URL (use file:///path)",
+		    url != NULL ? url : "(null)");
+	slen = (size_t)(sep - url);
+	for (i = 0; i < SR_ARRAY_LEN(backends); i++) {
+		const struct sr_store_backend *be = backends[i];
+
+		if (strlen(be->scheme) != slen || strncmp(url, be->scheme, slen) != 0)
+			continue;
+		st = sr_calloc(1, sizeof *st);
+		st->be = be;
+		st->url = sr_strdup(url);
+		if (be->open(st, sep + 3, err) == -1) {
+			free(st->url);
+			free(st);
+			return -1;
+		}
+		*out = st;
+		return 0;
+	}
+	return sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://)",
+	    url, (int)slen, url);
+}
+
+void
+sr_store_close(struct sr_store *st)
+{
+	if (st == NULL)
+		return;
+	st->be->close(st);
+	free(st->url);
+	free(st);
+}
+
+const char *
+sr_store_url(const struct sr_store *st)
+{
+	return st->url;
+}
+
+int
+sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,
+    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	if (sr_store_key_check("put", key, err) == -1)
+		return SR_STORE_ERROR;
+	if (mode != SR_PUT_OVERWRITE && mode != SR_PUT_CREATE && mode != SR_PUT_MATCH)
+		return sr_err(err, "put %s: unknown put mode %d",
+		    sr_store_key_show(key, show, sizeof show), (int)mode);
+	if ((mode == SR_PUT_MATCH) != (if_match != NULL))
+		return sr_err(err, "put %s: an etag to match goes with SR_PUT_MATCH only",
+		    sr_store_key_show(key, show, sizeof show));
+	if (buf == NULL && len > 0)
+		return sr_err(err, "put %s: no data", sr_store_key_show(key, show, sizeof show));
+	return st->be->put(st, key, buf, len, mode, if_match, etag_out, err);
+}
+
+int
+sr_store_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
+    char *etag_out, char *err)
+{
+	*buf = NULL;
+	if (len != NULL)
+		*len = 0;
+	if (sr_store_key_check("get", key, err) == -1)
+		return SR_STORE_ERROR;
+	return st->be->get(st, key, max, buf, len, etag_out, err);
+}
+
+int
+sr_store_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len,
+    void *buf, char *err)
+{
+	if (sr_store_key_check("read", key, err) == -1)
+		return SR_STORE_ERROR;
+	return st->be->read_range(st, key, off, len, buf, err);
+}
+
+int
+sr_store_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
+{
+	if (sr_store_key_check("head", key, err) == -1)
+		return SR_STORE_ERROR;
+	return st->be->head(st, key, info, err);
+}
+
+int
+sr_store_list(struct sr_store *st, const char *prefix,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
+{
+	if (prefix == NULL)
+		prefix = "";
+	if (sr_store_prefix_check("list", prefix, err) == -1)
+		return SR_STORE_ERROR;
+	return st->be->list(st, prefix, fn, arg, err);
+}
+
+int
+sr_store_delete(struct sr_store *st, const char *key, char *err)
+{
+	if (sr_store_key_check("delete", key, err) == -1)
+		return SR_STORE_ERROR;
+	return st->be->del(st, key, err);
+}
+
+struct sr_upload *
+sr_store_upload_begin(struct sr_store *st, const char *key, char *err)
+{
+	struct sr_upload *up;
+
+	if (sr_store_key_check("upload", key, err) == -1)
+		return NULL;
+	up = sr_calloc(1, sizeof *up);
+	up->st = st;
+	up->key = sr_strdup(key);
+	if (st->be->upload_begin(up, err) == -1) {
+		free(up->key);
+		free(up);
+		return NULL;
+	}
+	return up;
+}
+
+int
+sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	if (buf == NULL && len > 0)
+		return sr_err(err, "upload %s: no data",
+		    sr_store_key_show(up->key, show, sizeof show));
+	return up->st->be->upload_write(up, buf, len, err);
+}
+
+int
+sr_upload_commit(struct sr_upload *up, char *err)
+{
+	int rc = up->st->be->upload_commit(up, err);
+
+	free(up->key);
+	free(up);
+	return rc;
+}
+
+void
+sr_upload_abort(struct sr_upload *up)
+{
+	if (up == NULL)
+		return;
+	up->st->be->upload_abort(up);
+	free(up->key);
+	free(up);
+}
+
+const char *
+sr_store_rc_name(int rc)
+{
+	switch (rc) {
+	case SR_STORE_OK:
+		return "SR_STORE_OK";
+	case SR_STORE_ERROR:
+		return "SR_STORE_ERROR";
+	case SR_STORE_NOTFOUND:
+		return "SR_STORE_NOTFOUND";
+	case SR_STORE_EXISTS:
+		return "SR_STORE_EXISTS";
+	case SR_STORE_PRECONDITION:
+		return "SR_STORE_PRECONDITION";
+	}
+	return "SR_STORE_UNKNOWN";
+}

@@ -1,0 +1,68 @@
+/*
+ * provider-int.h: what a provider implementation plugs into provider.c. Each
+ * provider (local.c, signal.c, later aws.c, gcp.c, azure.c) exports one
+ * struct sr_provider_ops; provider.c lists them in its table, owns the notice
+ * pipe and the per-VM bookkeeping, and calls the ops. Adding a provider is
+ * one new file and one line in that table.
+ */
+#ifndef SR_PROVIDER_INT_H
+#define SR_PROVIDER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "provider.h"
+
+struct sr_provider_ops {
+	const char *name;
+	/* Whether this machine is this provider's (for "auto"), tried in table
+	 * order; NULL: never picked by "auto". 1 yes, 0 no. */
+	int (*detect)(const struct sr_provider_conf *conf);
+	/* Validate p->conf and set up p->priv; 0 or -1 with err set. */
+	int (*init)(struct sr_provider *p, char *err);
+	/* Release p->priv (after stop_vm when a VM was running). */
+	void (*free)(struct sr_provider *p);
+	/* Start watching VM p->attempt; 0 or -1 with err set. */
+	int (*start_vm)(struct sr_provider *p, char *err);
+	/* Stop watching promptly (join any thread); NULL: nothing to stop. */
+	void (*stop_vm)(struct sr_provider *p);
+	/* NULL: no signal is a notice. */
+	int (*on_signal)(struct sr_provider *p, int signo);
+	int (*next_vm)(const struct sr_provider *p);
+	/* f arrives zeroed; fill what is known. */
+	int (*facts)(struct sr_provider *p, struct sr_facts *f, char *err);
+	/* NULL: acknowledging is a no-op that succeeds. */
+	int (*ack)(struct sr_provider *p, const struct sr_notice *n, char *err);
+};
+
+struct sr_provider {
+	const struct sr_provider_ops *ops;
+	struct sr_provider_conf conf;	/* the strings are copies owned here */
+	int pipe_rd, pipe_wr;		/* the notice pipe (non-blocking, CLOEXEC) */
+	int attempt;			/* the current or last VM; 0 before the first */
+	int running;			/* between start_vm and stop_vm */
+	int taken;			/* SR_NOTICE_PREEMPT notices taken by
+					 * sr_provider_read in this provider's life */
+	void *priv;			/* the implementation's state */
+};
+
+/* Queue notice n on p's pipe; safe from any thread (one write of a struct
+ * smaller than PIPE_BUF is atomic). 0, or -1 when the pipe is full or
+ * broken (the notice is dropped: at most one per VM is ever pending). */
+int sr_provider_post(struct sr_provider *p, const struct sr_notice *n);
+
+/* This machine in words for sr_facts.instance_type: "2 CPUs, no GPU",
+ * "16 CPUs, 8 GPUs" (NVIDIA device nodes are counted). */
+void sr_provider_describe_host(char *buf, size_t len);
+/* The host name: the first line of /etc/hostname, else gethostname(2),
+ * else "localhost". short_name: cut at the first dot. */
+void sr_provider_hostname(char *buf, size_t len, int short_name);
+
+/* local.c: the delay `random_mean` gives VM `attempt`: an exponential with
+ * that mean drawn from splitmix64(seed + attempt). Exposed for the tests. */
+double sr_local_random_delay(double mean, uint64_t seed, int attempt);
+
+extern const struct sr_provider_ops sr_provider_local_ops;
+extern const struct sr_provider_ops sr_provider_signal_ops;
+
+#endif

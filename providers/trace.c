@@ -1,0 +1,247 @@
+/*
+ * trace.c: reading a spot availability trace (see trace.h) with jansson and
+ * cutting it into up-periods once, so replay and benchmarks only index an
+ * array. Every way a file can be wrong gets its own message naming the key
+ * or the index, because a trace is often edited or cut by hand.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "trace.h"
+#include "util.h"
+
+struct sr_trace {
+	double gap;
+	size_t nticks;
+	struct sr_trace_period *periods;
+	size_t nperiods;
+};
+
+#define TRACE_SHAPE "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}"
+
+/* "an object", "a string", ... for messages about a value of the wrong type. */
+static const char *
+json_kind(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real number";
+	case JSON_TRUE:
+		return "true";
+	case JSON_FALSE:
+		return "false";
+	case JSON_NULL:
+		return "null";
+	}
+	return "a value";
+}
+
+static json_t *
+load_json(const char *path, char *err)
+{
+	json_error_t je;
+	struct stat st;
+	json_t *root;
+	FILE *fp;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		sr_errno(err, "load trace %s", path);
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1) {
+		sr_errno(err, "load trace %s", path);
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		sr_err(err, "load trace %s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	fp = fdopen(fd, "r");
+	if (fp == NULL) {
+		sr_errno(err, "load trace %s", path);
+		close(fd);
+		return NULL;
+	}
+	root = json_loadf(fp, 0, &je);
+	fclose(fp);
+	if (root == NULL)
+		sr_err(err, "load trace %s: bad JSON at line %d, column %d: %s",
+		    path, je.line, je.column, je.text);
+	return root;
+}
+
+/* Check the shape; on success *gap and *data are set (borrowed from root). */
+static int
+check_shape(const char *path, json_t *root, double *gap, json_t **data, char *err)
+{
+	json_t *meta, *g;
+
+	if (!json_is_object(root))
+		return sr_err(err, "load trace %s: the top level is %s; expected %s",
+		    path, json_kind(root), TRACE_SHAPE);
+	meta = json_object_get(root, "metadata");
+	if (meta == NULL)
+		return sr_err(err, "load trace %s: \"metadata\" is missing; expected %s",
+		    path, TRACE_SHAPE);
+	if (!json_is_object(meta))
+		return sr_err(err, "load trace %s: \"metadata\" is %s, not an object",
+		    path, json_kind(meta));
+	g = json_object_get(meta, "gap_seconds");
+	if (g == NULL)
+		return sr_err(err, "load trace %s: \"metadata\".\"gap_seconds\" is "
+		    "missing; it gives the seconds between two values of \"data\"", path);
+	if (!json_is_number(g))
+		return sr_err(err, "load trace %s: \"metadata\".\"gap_seconds\" is %s, "
+		    "not a number", path, json_kind(g));
+	*gap = json_number_value(g);
+	if (!(*gap > 0))
+		return sr_err(err, "load trace %s: \"metadata\".\"gap_seconds\" is %g; "
+		    "it must be > 0", path, *gap);
+	*data = json_object_get(root, "data");
+	if (*data == NULL)
+		return sr_err(err, "load trace %s: \"data\" is missing; expected %s",
+		    path, TRACE_SHAPE);
+	if (!json_is_array(*data))
+		return sr_err(err, "load trace %s: \"data\" is %s, not an array",
+		    path, json_kind(*data));
+	return 0;
+}
+
+/* Cut data into up-periods; 0 or -1 with err set on a bad value. */
+static int
+cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
+{
+	size_t i, n = json_array_size(data), run = 0, cap = 0;
+
+	t->nticks = n;
+	for (i = 0; i <= n; i++) {
+		json_int_t v = 0;
+
+		if (i < n) {
+			json_t *e = json_array_get(data, i);
+
+			if (!json_is_integer(e))
+				return sr_err(err, "load trace %s: \"data\"[%zu] is %s; "
+				    "each value must be 0 (down) or 1 (up)", path, i,
+				    json_kind(e));
+			v = json_integer_value(e);
+			if (v != 0 && v != 1)
+				return sr_err(err, "load trace %s: \"data\"[%zu] is %lld; "
+				    "each value must be 0 (down) or 1 (up)", path, i,
+				    (long long)v);
+		}
+		if (v == 1) {
+			run++;
+			continue;
+		}
+		if (run == 0)
+			continue;
+		if (t->nperiods == cap) {
+			cap = cap ? cap * 2 : 64;
+			t->periods = sr_reallocarray(t->periods, cap, sizeof *t->periods);
+		}
+		t->periods[t->nperiods].start = (double)(i - run) * t->gap;
+		t->periods[t->nperiods].length = (double)run * t->gap;
+		t->periods[t->nperiods].reaches_end = (i == n);
+		t->nperiods++;
+		run = 0;
+	}
+	if (t->nperiods == 0)
+		return sr_err(err, "load trace %s: no up-period: \"data\" has no 1 "
+		    "in its %zu values", path, n);
+	return 0;
+}
+
+int
+sr_trace_load(const char *path, struct sr_trace **out, char *err)
+{
+	struct sr_trace *t;
+	json_t *root, *data = NULL;
+	double gap = 0;
+
+	root = load_json(path, err);
+	if (root == NULL)
+		return -1;
+	if (check_shape(path, root, &gap, &data, err) == -1) {
+		json_decref(root);
+		return -1;
+	}
+	t = sr_calloc(1, sizeof *t);
+	t->gap = gap;
+	if (cut_periods(path, t, data, err) == -1) {
+		json_decref(root);
+		sr_trace_free(t);
+		return -1;
+	}
+	json_decref(root);
+	*out = t;
+	return 0;
+}
+
+void
+sr_trace_free(struct sr_trace *t)
+{
+	if (t == NULL)
+		return;
+	free(t->periods);
+	free(t);
+}
+
+double
+sr_trace_gap(const struct sr_trace *t)
+{
+	return t->gap;
+}
+
+double
+sr_trace_duration(const struct sr_trace *t)
+{
+	return (double)t->nticks * t->gap;
+}
+
+size_t
+sr_trace_nperiods(const struct sr_trace *t)
+{
+	return t->nperiods;
+}
+
+const struct sr_trace_period *
+sr_trace_period(const struct sr_trace *t, size_t k)
+{
+	if (k >= t->nperiods)
+		sr_fatal("sr_trace_period: period %zu of %zu", k, t->nperiods);
+	return &t->periods[k];
+}
+
+size_t
+sr_trace_first_period(const struct sr_trace *t, double start)
+{
+	size_t k;
+
+	for (k = 0; k < t->nperiods; k++) {
+		if (t->periods[k].start >= start)
+			break;
+	}
+	return k;
+}

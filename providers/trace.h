@@ -1,0 +1,46 @@
+/*
+ * trace.h: a spot availability trace (the skypilot-org/spot-traces format,
+ * see shared/data/spot-traces/README.md) read into its up-periods, so the
+ * local provider can replay real preemption times and a benchmark can
+ * compute goodput from the same schedule.
+ *
+ * File format: {"metadata": {"gap_seconds": N}, "data": [0|1, ...]}: one
+ * tick every gap_seconds, 1 = the instance is up, 0 = preempted and not yet
+ * re-acquired. An up-period is a maximal run of 1s; tick i starts at trace
+ * second i * gap_seconds. All times here are in trace seconds.
+ */
+#ifndef SR_TRACE_H
+#define SR_TRACE_H
+
+#include <stddef.h>
+
+struct sr_trace;
+
+struct sr_trace_period {
+	double start;		/* trace seconds from the trace's first tick */
+	double length;		/* trace seconds the instance stays up */
+	int reaches_end;	/* 1: still up at the end of the trace, so no
+				 * preemption (and no notice) ends this period */
+};
+
+/* Read and validate the trace file at path. Errors ("load trace PATH:
+ * reason") name what is wrong: a missing or unreadable file, bad JSON (with
+ * line and column), a missing or mistyped "metadata", "gap_seconds" or
+ * "data", a data value other than 0 or 1 (with its index), gap_seconds <= 0,
+ * or no up-period at all. 0 with *out set, or -1 with err set. */
+int sr_trace_load(const char *path, struct sr_trace **out, char *err);
+void sr_trace_free(struct sr_trace *t);
+
+/* Seconds between ticks (metadata.gap_seconds, > 0). */
+double sr_trace_gap(const struct sr_trace *t);
+/* Length of the whole trace: ticks * gap. */
+double sr_trace_duration(const struct sr_trace *t);
+/* Number of up-periods (at least 1 in a loaded trace). */
+size_t sr_trace_nperiods(const struct sr_trace *t);
+/* Up-period k (0-based, in time order); k must be < sr_trace_nperiods. */
+const struct sr_trace_period *sr_trace_period(const struct sr_trace *t, size_t k);
+/* Index of the first up-period that starts at or after trace second
+ * `start`; sr_trace_nperiods(t) when none does. */
+size_t sr_trace_first_period(const struct sr_trace *t, double start);
+
+#endif

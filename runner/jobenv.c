@@ -1,0 +1,84 @@
+/*
+ * jobenv.c: see jobenv.h. Later entries replace earlier ones with the same
+ * name, so the precedence is simply the order of addition.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobenv.h"
+#include "jobspec.h"
+#include "util.h"
+
+struct envbuf {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+env_set(struct envbuf *e, char *kv)
+{
+	size_t klen = strcspn(kv, "="), i;
+
+	for (i = 0; i < e->n; i++) {
+		if (strncmp(e->v[i], kv, klen) == 0 && e->v[i][klen] == '=') {
+			free(e->v[i]);
+			e->v[i] = kv;
+			return;
+		}
+	}
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 64;
+		e->v = sr_reallocarray(e->v, e->cap, sizeof *e->v);
+	}
+	e->v[e->n++] = kv;
+	e->v[e->n] = NULL;
+}
+
+char **
+sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_jobenv_vars *v)
+{
+	struct envbuf e = { NULL, 0, 0 };
+	size_t i;
+
+	env_set(&e, sr_strdup("SPOTRUN_JOB=x"));	/* makes sure e.v exists */
+	for (i = 0; base != NULL && base[i] != NULL; i++) {
+		/* A supervisor above us must not leak its own job's variables. */
+		if (strncmp(base[i], "SPOTRUN_", 8) == 0 && strncmp(base[i], "SPOTRUN_FAULT", 13) != 0)
+			continue;
+		if (strchr(base[i], '=') != NULL)
+			env_set(&e, sr_strdup(base[i]));
+	}
+	for (i = 0; js->env != NULL && js->env[i] != NULL; i++)
+		env_set(&e, sr_strdup(js->env[i]));
+	env_set(&e, sr_asprintf("SPOTRUN_JOB=%s", js->name));
+	env_set(&e, sr_asprintf("SPOTRUN_ATTEMPT=%d", v->attempt));
+	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DIR=%s", v->ckpt_dir));
+	env_set(&e, sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", v->request_path));
+	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DONE=%s", v->done_path));
+	env_set(&e, sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", v->signal_name));
+	if (v->resume_step >= 0)
+		env_set(&e, sr_asprintf("SPOTRUN_RESUME_STEP=%lld", v->resume_step));
+	else
+		env_set(&e, sr_strdup("SPOTRUN_RESUME_STEP="));
+	env_set(&e, sr_strdup("SPOTRUN_DEADLINE=0"));
+	env_set(&e, sr_asprintf("SPOTRUN_PROVIDER=%s", v->provider));
+	env_set(&e, sr_asprintf("RANK=%d", v->rank));
+	env_set(&e, sr_asprintf("LOCAL_RANK=%d", v->rank));
+	env_set(&e, sr_asprintf("WORLD_SIZE=%d", v->world_size));
+	env_set(&e, sr_asprintf("LOCAL_WORLD_SIZE=%d", v->world_size));
+	return e.v;
+}
+
+void
+sr_jobenv_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}

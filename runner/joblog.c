@@ -1,0 +1,284 @@
+/*
+ * joblog.c: the job's stdout and stderr, echoed byte for byte and logged
+ * line by line with timestamps (see joblog.h for the log's format).
+ *
+ * Each stream keeps the start of an unfinished line (at most
+ * SR_JOBLOG_LINEMAX bytes); the log lines one read produces are gathered in
+ * one buffer and written with one write(2) on an O_APPEND file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "joblog.h"
+#include "util.h"
+
+/* Read size, and the most one sr_joblog_feed call reads. */
+#define JL_READ		65536
+#define JL_FEEDMAX	(1024 * 1024)
+
+struct jl_stream {
+	char *buf;		/* SR_JOBLOG_LINEMAX bytes, or NULL */
+	size_t len;
+	int echo_dead;
+};
+
+struct sr_joblog {
+	char *path;
+	int fd;			/* -1: no file, or logging stopped */
+	double t0;
+	struct jl_stream s[2];
+	char *out;		/* log lines not yet written */
+	size_t outlen, outcap;
+	char rbuf[JL_READ];
+	char err[SR_ERRMAX];
+};
+
+static const char *const jl_tags[] = { "out", "err" };
+
+struct sr_joblog *
+sr_joblog_open(const char *path, double t0, char *err)
+{
+	struct sr_joblog *l;
+	int fd = -1;
+
+	if (path != NULL) {
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0644);
+		if (fd == -1) {
+			sr_errno(err, "open %s", path);
+			return NULL;
+		}
+	}
+	l = sr_calloc(1, sizeof *l);
+	l->path = path != NULL ? sr_strdup(path) : NULL;
+	l->fd = fd;
+	l->t0 = t0;
+	return l;
+}
+
+/* Append one log line: "+SSSS.sss TAG " then len bytes then newline. */
+static void
+jl_line(struct sr_joblog *l, double now, const char *tag, const char *p,
+    size_t len)
+{
+	char head[64];
+	double t = now - l->t0;
+	int hn;
+
+	if (l->fd == -1)
+		return;
+	hn = snprintf(head, sizeof head, "+%08.3f %s ", t < 0 ? 0.0 : t, tag);
+	if (l->outlen + (size_t)hn + len + 1 > l->outcap) {
+		l->outcap = l->outlen + (size_t)hn + len + 1 + 4096;
+		l->out = sr_realloc(l->out, l->outcap);
+	}
+	memcpy(l->out + l->outlen, head, (size_t)hn);
+	l->outlen += (size_t)hn;
+	memcpy(l->out + l->outlen, p, len);
+	l->outlen += len;
+	l->out[l->outlen++] = '\n';
+}
+
+/* Write the gathered log lines; on failure stop logging and say why. */
+static int
+jl_flush(struct sr_joblog *l)
+{
+	if (l->fd == -1 || l->outlen == 0) {
+		l->outlen = 0;
+		return l->err[0] != '\0' ? -1 : 0;
+	}
+	if (sr_write_all(l->fd, l->out, l->outlen) == -1) {
+		sr_errno(l->err, "write %s", l->path);
+		close(l->fd);
+		l->fd = -1;
+		l->outlen = 0;
+		return -1;
+	}
+	l->outlen = 0;
+	/* Do not keep a 64 KiB line's buffer for the rest of the run. */
+	if (l->outcap > 4 * JL_READ) {
+		free(l->out);
+		l->out = NULL;
+		l->outcap = 0;
+	}
+	return 0;
+}
+
+/* Split a chunk of stream i into log lines, keeping the unfinished end. */
+static void
+jl_split(struct sr_joblog *l, int i, const char *p, size_t n, double now)
+{
+	struct jl_stream *s = &l->s[i];
+	const char *nl;
+	size_t seg, take;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		seg = nl != NULL ? (size_t)(nl - p) : n;
+		/* A whole line with nothing buffered: no copy. */
+		if (nl != NULL && s->len == 0 && seg <= SR_JOBLOG_LINEMAX) {
+			jl_line(l, now, jl_tags[i], p, seg);
+			p += seg + 1;
+			n -= seg + 1;
+			continue;
+		}
+		while (seg > 0) {
+			/* Split only when more bytes of the line come: a line
+			 * of exactly LINEMAX bytes stays one log line. */
+			if (s->len == SR_JOBLOG_LINEMAX) {
+				jl_line(l, now, jl_tags[i], s->buf, s->len);
+				s->len = 0;
+			}
+			if (s->buf == NULL)
+				s->buf = sr_malloc(SR_JOBLOG_LINEMAX);
+			take = SR_JOBLOG_LINEMAX - s->len;
+			if (take > seg)
+				take = seg;
+			memcpy(s->buf + s->len, p, take);
+			s->len += take;
+			p += take;
+			n -= take;
+			seg -= take;
+		}
+		if (nl != NULL) {
+			jl_line(l, now, jl_tags[i], s->buf, s->len);
+			s->len = 0;
+			p++;
+			n--;
+		}
+	}
+}
+
+/* Log stream i's unfinished line, if any, and free its buffer. */
+static void
+jl_end(struct sr_joblog *l, int i, double now)
+{
+	struct jl_stream *s = &l->s[i];
+
+	if (s->len > 0)
+		jl_line(l, now, jl_tags[i], s->buf, s->len);
+	s->len = 0;
+	free(s->buf);
+	s->buf = NULL;
+}
+
+/* Write all of p to fd, waiting when fd is non-blocking and full (a job
+ * that sets O_NONBLOCK on a terminal it shares with spotrun). */
+static int
+jl_echo(int fd, const char *p, size_t n)
+{
+	struct pollfd pfd;
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -1;
+			pfd.fd = fd;
+			pfd.events = POLLOUT;
+			if (poll(&pfd, 1, 1000) == -1 && errno != EINTR)
+				return -1;
+			continue;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
+{
+	struct jl_stream *s;
+	size_t total = 0;
+	double now;
+	ssize_t n;
+	int i;
+
+	if (stream != SR_JOBLOG_OUT && stream != SR_JOBLOG_ERR)
+		sr_fatal("sr_joblog_feed: bad stream %d", stream);
+	i = stream - 1;
+	s = &l->s[i];
+	for (;;) {
+		n = read(fd, l->rbuf, sizeof l->rbuf);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return -1;
+		}
+		now = sr_mono();
+		if (n == 0) {
+			jl_end(l, i, now);
+			jl_flush(l);
+			return 0;
+		}
+		if (echo_fd != -1 && !s->echo_dead &&
+		    jl_echo(echo_fd, l->rbuf, (size_t)n) == -1)
+			s->echo_dead = 1;
+		jl_split(l, i, l->rbuf, (size_t)n, now);
+		total += (size_t)n;
+		if ((size_t)n < sizeof l->rbuf || total >= JL_FEEDMAX)
+			break;
+	}
+	jl_flush(l);
+	return 1;
+}
+
+int
+sr_joblog_note(struct sr_joblog *l, const char *fmt, ...)
+{
+	const char *p, *nl;
+	double now = sr_mono();
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		sr_fatal("sr_joblog_note: out of memory");
+	for (p = msg;; p = nl + 1) {
+		nl = strchrnul(p, '\n');
+		jl_line(l, now, "spotrun", p, (size_t)(nl - p));
+		if (*nl == '\0' || nl[1] == '\0')
+			break;
+	}
+	free(msg);
+	return jl_flush(l);
+}
+
+const char *
+sr_joblog_error(const struct sr_joblog *l)
+{
+	return l->err[0] != '\0' ? l->err : NULL;
+}
+
+void
+sr_joblog_close(struct sr_joblog *l)
+{
+	double now = sr_mono();
+
+	if (l == NULL)
+		return;
+	jl_end(l, 0, now);
+	jl_end(l, 1, now);
+	jl_flush(l);
+	if (l->fd != -1)
+		close(l->fd);
+	free(l->out);
+	free(l->path);
+	free(l);
+}

@@ -1,0 +1,90 @@
+/*
+ * jobspec-int.h: what the parts of the job file parser share (jobspec.c:
+ * reading lines and keys, checks across keys; jobspec-keys.c: the table of
+ * keys and the parsing of each value). Not for use outside them.
+ */
+#ifndef SR_JOBSPEC_INT_H
+#define SR_JOBSPEC_INT_H
+
+#include <stddef.h>
+
+#include "jobspec.h"
+#include "util.h"
+
+#define SR_JS_SHOW_MAX	48	/* longest value echoed in a message */
+#define SR_JS_MAXKEYS	48	/* room for the keys of sr_js_keys[] */
+
+enum section {
+	SEC_JOB, SEC_ENV, SEC_RESOURCES, SEC_CHECKPOINT, SEC_PROVIDER, SEC_RETRY,
+	SEC_SWEEP, NSECTIONS,
+	SEC_NONE = -1,		/* before the first header */
+	SEC_UNKNOWN = -2	/* inside a bad header: its keys are not checked */
+};
+
+/* "job", "env", ...: indexed by enum section. */
+extern const char *const sr_js_section_names[NSECTIONS];
+
+enum type {
+	T_NAME, T_COMMAND, T_BOOL, T_PATH, T_STRING, T_GPUS, T_MODE, T_DURATION,
+	T_INT, T_STORE, T_SIGNAL, T_SIZE, T_PROVIDER, T_UINT64, T_POSITIVE,
+	T_PREEMPTIONS, T_EXITCODES
+};
+
+struct key {
+	enum section sec;
+	const char *name;
+	enum type type;
+	size_t off;		/* the field in struct sr_jobspec */
+	double min, max;	/* T_INT, T_SIZE, T_DURATION */
+	int zero_ok;		/* T_DURATION: 0 (off) is allowed below min */
+	const char *hint;	/* what is valid, with an example */
+	const char *range;	/* for a value out of [min, max] */
+};
+
+/* Every key of the sections that have fixed keys ([env] and [sweep] have
+ * the user's names), with its type, range and messages. */
+extern const struct key sr_js_keys[];
+extern const size_t sr_js_nkeys;
+
+/* The state of one load: what the reader, the inih callback and the value
+ * parsers share. */
+struct sr_js_parse {
+	struct sr_jobspec *js;
+	struct sr_jobspec_errors *errs;
+	size_t nerrs_dropped;	/* errors beyond the cap */
+
+	const char *buf;	/* the whole file */
+	size_t len, off;	/* its length, and the reader's position */
+	int line;		/* the line inih is working on (1-based) */
+	int section;		/* enum section, SEC_NONE or SEC_UNKNOWN */
+
+	int key_line[SR_JS_MAXKEYS];	/* where each key was set; 0 = not set */
+	char *raw[SR_JS_MAXKEYS];	/* its value as written, for messages */
+	int line_comment;	/* the current line ends in a " ;" comment */
+	int command_comment;	/* so did the line of command = */
+	int *env_line;		/* line of each js->env entry */
+	size_t nenv;
+	int sweep_first_line;
+};
+
+/* Record an error at line (0: none) of the file being loaded. */
+void sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...) SR_PRINTF(3, 4);
+
+/* A value made safe and short for a message in buf: control characters
+ * become '?', and a long value is cut with "...". Returns buf. */
+const char *sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4]);
+/* The same for the n bytes at s, not NUL-terminated. */
+const char *sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4]);
+
+/* Path p made absolute against dir and tidied lexically: no "." parts, no
+ * doubled or trailing slashes. ".." is kept: resolving it needs the file
+ * system, which is the run's business, not the parser's. malloc'd. */
+char *sr_js_absolute_path(const char *dir, const char *p);
+
+/* Parse value v of key k (at p->line) into p->js, or record an error. */
+void sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v);
+/* One line of [env] / of [sweep]: check name and value, add them to p->js. */
+void sr_js_set_env(struct sr_js_parse *p, const char *name, const char *v);
+void sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v);
+
+#endif

@@ -1,0 +1,688 @@
+/*
+ * jobspec-keys.c: the keys of a job file (one table: section, name, type,
+ * field, range, and the words of its error messages) and the parsing of
+ * each value into struct sr_jobspec, including the free-form [env] and
+ * [sweep] sections. doc/spotrun-job.5 documents the same table; keep them
+ * together.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jobspec-int.h"
+#include "units.h"
+#include "util.h"
+
+#define SWEEP_VALUES_MAX 10000		/* values of one sweep parameter */
+#define DURATION_LIMIT	(365 * 86400.0)	/* longest duration any key takes */
+
+/* What a bad value is "not", by type: "interval = 20 minutes: not a duration". */
+static const char *const type_nouns[] = {
+	[T_NAME] = "not a valid job name",
+	[T_COMMAND] = "not a command",
+	[T_BOOL] = "not a yes/no value",
+	[T_PATH] = "not a path",
+	[T_STRING] = "not a value",
+	[T_GPUS] = "not a GPU count",
+	[T_MODE] = "not a checkpoint mode",
+	[T_DURATION] = "not a duration",
+	[T_INT] = "not a whole number",
+	[T_STORE] = "not a store URL",
+	[T_SIGNAL] = "not a signal the job can catch",
+	[T_SIZE] = "not a size",
+	[T_PROVIDER] = "not a provider",
+	[T_UINT64] = "not a whole number",
+	[T_POSITIVE] = "not a positive number",
+	[T_PREEMPTIONS] = "not a count",
+	[T_EXITCODES] = "not a list of exit codes",
+};
+
+#define DUR_HINT(e) "use a number with a unit s, m, h (e.g. " e ")"
+
+#define F(field) offsetof(struct sr_jobspec, field)
+
+const struct key sr_js_keys[] = {
+	{ SEC_JOB, "name", T_NAME, F(name), 0, 0, 0,
+	  "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
+	  "(e.g. llama-lora)", NULL },
+	{ SEC_JOB, "command", T_COMMAND, F(command), 0, 0, 0,
+	  "give the program and its arguments (e.g. python3 train.py --epochs 3)", NULL },
+	{ SEC_JOB, "shell", T_BOOL, F(shell), 0, 0, 0,
+	  "use yes or no (or true/false, on/off, 1/0)", NULL },
+	{ SEC_JOB, "workdir", T_PATH, F(workdir), 0, 0, 0,
+	  "give a directory, absolute or relative to the job file (e.g. . or /data/run1)", NULL },
+
+	{ SEC_RESOURCES, "gpus", T_GPUS, 0, 0, 64, 0,
+	  "use a number from 0 to 64 or a range MIN-MAX (e.g. 8 or 1-8)", NULL },
+	{ SEC_RESOURCES, "gpu_type", T_STRING, F(gpu_type), 0, 0, 0,
+	  "give a GPU model (e.g. H100), or remove the line", NULL },
+
+	{ SEC_CHECKPOINT, "mode", T_MODE, F(mode), 0, 0, 0,
+	  "use directory, library or transparent (e.g. directory)", NULL },
+	{ SEC_CHECKPOINT, "interval", T_DURATION, F(interval), 1, DURATION_LIMIT, 1,
+	  DUR_HINT("20m"), "use 0 (off) or from 1s to 365d (e.g. 20m)" },
+	{ SEC_CHECKPOINT, "keep", T_INT, F(keep), 1, 1000000, 0,
+	  "use a whole number >= 1 (e.g. 3)", NULL },
+	{ SEC_CHECKPOINT, "store", T_STORE, F(store), 0, 0, 0,
+	  "use file:///absolute/path (or an absolute path), s3://bucket/prefix, "
+	  "gs://bucket/prefix or az://account/container/prefix (e.g. file:///srv/spotrun)", NULL },
+	{ SEC_CHECKPOINT, "local_dir", T_PATH, F(local_dir), 0, 0, 0,
+	  "give a directory, absolute or relative to the job file (e.g. /scratch/ckpt)", NULL },
+	{ SEC_CHECKPOINT, "signal", T_SIGNAL, F(request_signal), 0, 0, 0,
+	  "use USR1, USR2, HUP, INT, QUIT, TERM, ALRM, WINCH or none (e.g. USR1)", NULL },
+	{ SEC_CHECKPOINT, "write_timeout", T_DURATION, F(write_timeout), 1, DURATION_LIMIT, 0,
+	  DUR_HINT("10m"), "use from 1s to 365d (e.g. 10m)" },
+	{ SEC_CHECKPOINT, "chunk_size", T_SIZE, F(chunk_size), 1 << 20, 256 << 20, 0,
+	  "use a number with a unit KiB, MiB or GiB (e.g. 64MiB)",
+	  "use a size from 1MiB to 256MiB (e.g. 16MiB)" },
+	{ SEC_CHECKPOINT, "level", T_INT, F(level), 1, 19, 0,
+	  "use a whole number from 1 to 19 (e.g. 1)", NULL },
+	{ SEC_CHECKPOINT, "margin", T_DURATION, F(margin), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("5s"), "use at most 365d (e.g. 5s)" },
+
+	{ SEC_PROVIDER, "name", T_PROVIDER, F(provider), 0, 0, 0,
+	  "use auto, local or signal (e.g. auto)", NULL },
+	{ SEC_PROVIDER, "window", T_DURATION, F(window), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
+	{ SEC_PROVIDER, "grace", T_DURATION, F(grace), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
+	{ SEC_PROVIDER, "after", T_DURATION, F(after), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("10m"), "use 0 (off) or at most 365d (e.g. 10m)" },
+	{ SEC_PROVIDER, "random_mean", T_DURATION, F(random_mean), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("1h"), "use 0 (off) or at most 365d (e.g. 1h)" },
+	{ SEC_PROVIDER, "seed", T_UINT64, F(seed), 0, 0, 0,
+	  "use a whole number from 0 to 18446744073709551615 (e.g. 1)", NULL },
+	{ SEC_PROVIDER, "notice_file", T_PATH, F(notice_file), 0, 0, 0,
+	  "give a file, absolute or relative to the job file (e.g. /tmp/preempt-now)", NULL },
+	{ SEC_PROVIDER, "trace", T_PATH, F(trace), 0, 0, 0,
+	  "give a file, absolute or relative to the job file (e.g. traces/spot.json)", NULL },
+	{ SEC_PROVIDER, "trace_scale", T_POSITIVE, F(trace_scale), 0, 0, 0,
+	  "use a number greater than 0 (e.g. 60 or 0.5)", NULL },
+	{ SEC_PROVIDER, "trace_start", T_DURATION, F(trace_start), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("2h"), "use at most 365d (e.g. 2h)" },
+	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(preemptions), 0, INT_MAX, 0,
+	  "use a whole number >= 0, or unlimited (e.g. 3)", NULL },
+
+	{ SEC_RETRY, "max_restarts", T_INT, F(max_restarts), 0, 1000000, 0,
+	  "use a whole number >= 0 (e.g. 10)", NULL },
+	{ SEC_RETRY, "on_exit_codes", T_EXITCODES, 0, 1, 255, 0,
+	  "use a comma-separated list of exit codes from 1 to 255 (e.g. 1, 137)", NULL },
+	{ SEC_RETRY, "backoff", T_DURATION, F(backoff), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("1s"), "use at most 365d (e.g. 1s)" },
+	{ SEC_RETRY, "backoff_max", T_DURATION, F(backoff_max), 0, DURATION_LIMIT, 0,
+	  DUR_HINT("5m"), "use at most 365d (e.g. 5m)" },
+};
+
+const size_t sr_js_nkeys = SR_ARRAY_LEN(sr_js_keys);
+_Static_assert(SR_ARRAY_LEN(sr_js_keys) <= SR_JS_MAXKEYS, "raise SR_JS_MAXKEYS");
+
+
+/* ------------------------------------------------------------------ */
+/* Values */
+
+static int
+is_env_name(const char *s)
+{
+	size_t i;
+
+	if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return 0;
+	for (i = 1; s[i] != '\0'; i++) {
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+is_job_name(const char *s)
+{
+	size_t i;
+
+	if (!isalnum((unsigned char)s[0]))
+		return 0;
+	for (i = 1; s[i] != '\0'; i++) {
+		if (i >= 64 || !(isalnum((unsigned char)s[i]) || strchr("._-", s[i]) != NULL))
+			return 0;
+	}
+	return 1;
+}
+
+/* Parse a whole decimal number in [min, max]: 0, -1 (not a number) or
+ * -2 (out of range). */
+static int
+parse_int(const char *s, long long min, long long max, long long *out)
+{
+	const char *p = s;
+	long long v = 0;
+	int neg = 0;
+
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (LLONG_MAX - (*p - '0')) / 10)
+			v = LLONG_MAX;	/* still digits: out of range, not a syntax error */
+		else
+			v = v * 10 + (*p - '0');
+	}
+	if (*p != '\0')
+		return -1;
+	if (neg)
+		v = -v;
+	if (v < min || v > max)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < SR_ARRAY_LEN(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const struct {
+	const char *name;
+	int signo;
+} catchable_signals[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "ALRM", SIGALRM },
+	{ "TERM", SIGTERM }, { "WINCH", SIGWINCH },
+};
+
+/* "USR1", "SIGUSR1", "usr1" -> SIGUSR1; "none" -> 0; -1 if none of those. */
+static int
+parse_signal(const char *s, int *out)
+{
+	size_t i;
+
+	if (strcasecmp(s, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < SR_ARRAY_LEN(catchable_signals); i++) {
+		if (strcasecmp(s, catchable_signals[i].name) == 0) {
+			*out = catchable_signals[i].signo;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+char *
+sr_js_absolute_path(const char *dir, const char *p)
+{
+	char *joined, *out, *part, *save = NULL;
+	size_t n = 0;
+
+	joined = p[0] == '/' ? sr_strdup(p) : sr_asprintf("%s/%s", dir, p);
+	out = sr_malloc(strlen(joined) + 2);
+	for (part = strtok_r(joined, "/", &save); part != NULL;
+	    part = strtok_r(NULL, "/", &save)) {
+		if (strcmp(part, ".") == 0)
+			continue;
+		out[n++] = '/';
+		memcpy(out + n, part, strlen(part));
+		n += strlen(part);
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	free(joined);
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setting keys */
+
+#define FIELD(js, k, t) ((t *)(void *)((char *)(js) + (k)->off))
+
+static void
+bad_value(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	char b[SR_JS_SHOW_MAX + 4];
+
+	sr_js_error(p, p->line, "%s = %s: %s; %s", k->name, sr_js_show(v, b), type_nouns[k->type], k->hint);
+}
+
+static void
+out_of_range(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	char b[SR_JS_SHOW_MAX + 4];
+
+	sr_js_error(p, p->line, "%s = %s: out of range; %s", k->name, sr_js_show(v, b),
+	    k->range != NULL ? k->range : k->hint);
+}
+
+static void
+set_gpus(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	char b[SR_JS_SHOW_MAX + 4];
+	long long lo, hi;
+	const char *dash = strchr(v, '-');
+	char *first;
+	int r1, r2;
+
+	if (dash == NULL) {
+		r1 = parse_int(v, 0, LLONG_MAX, &lo);
+		r2 = r1;
+		hi = lo;
+	} else {
+		first = sr_strndup(v, (size_t)(dash - v));
+		r1 = parse_int(first, 0, LLONG_MAX, &lo);
+		r2 = parse_int(dash + 1, 0, LLONG_MAX, &hi);
+		free(first);
+	}
+	if (r1 == -1 || r2 == -1) {
+		bad_value(p, k, v);
+		return;
+	}
+	if (r1 == -2 || r2 == -2 || hi > 64) {
+		sr_js_error(p, p->line, "gpus = %s: too many; at most 64 GPUs", sr_js_show(v, b));
+		return;
+	}
+	if (lo > hi) {
+		sr_js_error(p, p->line, "gpus = %s: the range is reversed; write MIN-MAX (e.g. %lld-%lld)",
+		    sr_js_show(v, b), hi, lo);
+		return;
+	}
+	p->js->gpus_min = (int)lo;
+	p->js->gpus_max = (int)hi;
+}
+
+static void
+set_store(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	static const char *const remote[] = { "s3://", "gs://", "az://" };
+	char b[SR_JS_SHOW_MAX + 4];
+	char **field = FIELD(p->js, k, char *);
+	char *path;
+	size_t i;
+
+	if (v[0] == '/' || strncmp(v, "file:///", 8) == 0) {
+		path = sr_js_absolute_path("/", v[0] == '/' ? v : v + 7);
+		free(*field);
+		*field = sr_asprintf("file://%s", path);
+		free(path);
+		return;
+	}
+	if (strncmp(v, "file://", 7) == 0) {
+		sr_js_error(p, p->line, "store = %s: a file URL takes an absolute path and no host; "
+		    "use file:///absolute/path (e.g. file:///srv/spotrun)", sr_js_show(v, b));
+		return;
+	}
+	for (i = 0; i < SR_ARRAY_LEN(remote); i++) {
+		if (strncmp(v, remote[i], 5) != 0)
+			continue;
+		if (v[5] == '\0' || v[5] == '/') {
+			sr_js_error(p, p->line, "store = %s: no %s after %s; use %sNAME/prefix",
+			    sr_js_show(v, b), i == 2 ? "account" : "bucket", remote[i], remote[i]);
+			return;
+		}
+		/* Accepted syntax; the backends are not there yet. */
+		sr_js_error(p, p->line, "store = %s: %.2s:// stores are not supported yet; "
+		    "use file:///path", sr_js_show(v, b), remote[i]);
+		return;
+	}
+	bad_value(p, k, v);
+}
+
+static void
+set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	char b[SR_JS_SHOW_MAX + 4], item[32];
+	const char *s = v, *comma, *a, *e;
+	int *codes = NULL;
+	size_t n = 0, i;
+	long long code;
+	int r;
+
+	for (;;) {
+		comma = strchr(s, ',');
+		e = comma != NULL ? comma : s + strlen(s);
+		for (a = s; a < e && isspace((unsigned char)*a); a++)
+			;
+		while (e > a && isspace((unsigned char)e[-1]))
+			e--;
+		if (a == e) {
+			sr_js_error(p, p->line, "on_exit_codes = %s: an item is empty; %s",
+			    sr_js_show(v, b), k->hint);
+			goto fail;
+		}
+		snprintf(item, sizeof item, "%.*s", (int)(e - a), a);
+		r = (size_t)(e - a) >= sizeof item ? -1 : parse_int(item, 1, 255, &code);
+		if (r == -1) {
+			sr_js_error(p, p->line, "on_exit_codes = %s: %s is not an exit code; %s",
+			    sr_js_show(v, b), sr_js_show_span(a, (size_t)(e - a), (char[SR_JS_SHOW_MAX + 4]){ 0 }),
+			    k->hint);
+			goto fail;
+		}
+		if (r == -2) {
+			sr_js_error(p, p->line, "on_exit_codes = %s: %s is out of range; %s",
+			    sr_js_show(v, b), item, k->hint);
+			goto fail;
+		}
+		for (i = 0; i < n; i++) {
+			if (codes[i] == (int)code) {
+				sr_js_error(p, p->line, "on_exit_codes = %s: %d is listed twice",
+				    sr_js_show(v, b), (int)code);
+				goto fail;
+			}
+		}
+		codes = sr_reallocarray(codes, n + 1, sizeof *codes);
+		codes[n++] = (int)code;
+		if (comma == NULL)
+			break;
+		s = comma + 1;
+	}
+	free(p->js->on_exit_codes);
+	p->js->on_exit_codes = codes;
+	p->js->n_on_exit_codes = n;
+	return;
+fail:
+	free(codes);
+}
+
+void
+sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	struct sr_jobspec *js = p->js;
+	char b[SR_JS_SHOW_MAX + 4];
+	long long ll;
+	uint64_t u;
+	double d;
+	char *end;
+	int i, r;
+
+	if (*v == '\0') {
+		sr_js_error(p, p->line, "%s has no value; %s", k->name, k->hint);
+		return;
+	}
+	switch (k->type) {
+	case T_NAME:
+	case T_COMMAND:		/* split once shell = is known: see finish() */
+	case T_STRING:
+		if (k->type == T_NAME && !is_job_name(v)) {
+			bad_value(p, k, v);
+			return;
+		}
+		free(*FIELD(js, k, char *));
+		*FIELD(js, k, char *) = sr_strdup(v);
+		return;
+	case T_PROVIDER:
+		if (strcmp(v, "aws") == 0 || strcmp(v, "gcp") == 0 || strcmp(v, "azure") == 0) {
+			/* Named in the design, not built yet. */
+			sr_js_error(p, p->line, "provider %s is not supported yet; "
+			    "use auto, local or signal", v);
+			return;
+		}
+		if (strcmp(v, "auto") != 0 && strcmp(v, "local") != 0 && strcmp(v, "signal") != 0) {
+			bad_value(p, k, v);
+			return;
+		}
+		free(js->provider);
+		js->provider = sr_strdup(v);
+		return;
+	case T_PATH:
+		if (v[0] == '~') {
+			sr_js_error(p, p->line, "%s = %s: ~ is not expanded; give an absolute path "
+			    "or one relative to the job file", k->name, sr_js_show(v, b));
+			return;
+		}
+		free(*FIELD(js, k, char *));
+		*FIELD(js, k, char *) = sr_js_absolute_path(js->dir, v);
+		return;
+	case T_BOOL:
+		if (parse_bool(v, &i) == -1)
+			bad_value(p, k, v);
+		else
+			*FIELD(js, k, int) = i;
+		return;
+	case T_GPUS:
+		set_gpus(p, k, v);
+		return;
+	case T_MODE:
+		if (strcmp(v, "directory") == 0)
+			js->mode = SR_MODE_DIRECTORY;
+		else if (strcmp(v, "library") == 0 || strcmp(v, "transparent") == 0)
+			sr_js_error(p, p->line, "mode = %s is not supported yet; use directory", v);
+		else
+			bad_value(p, k, v);
+		return;
+	case T_DURATION:
+		if (sr_parse_duration(v, &d) == -1)
+			bad_value(p, k, v);
+		else if ((d < k->min && !(d == 0 && k->zero_ok)) || d > k->max)
+			out_of_range(p, k, v);
+		else
+			*FIELD(js, k, double) = d;
+		return;
+	case T_INT:
+	case T_PREEMPTIONS:
+		if (k->type == T_PREEMPTIONS && (strcmp(v, "unlimited") == 0 || strcmp(v, "-1") == 0)) {
+			js->preemptions = -1;
+			return;
+		}
+		r = parse_int(v, (long long)k->min, (long long)k->max, &ll);
+		if (r == -1)
+			bad_value(p, k, v);
+		else if (r == -2)
+			out_of_range(p, k, v);
+		else
+			*FIELD(js, k, int) = (int)ll;
+		return;
+	case T_STORE:
+		set_store(p, k, v);
+		return;
+	case T_SIGNAL:
+		if (parse_signal(v, &i) == 0)
+			js->request_signal = i;
+		else if (strcasecmp(v, "KILL") == 0 || strcasecmp(v, "SIGKILL") == 0 ||
+		    strcasecmp(v, "STOP") == 0 || strcasecmp(v, "SIGSTOP") == 0)
+			sr_js_error(p, p->line, "signal = %s: cannot be caught, so the job could not "
+			    "checkpoint; %s", v, k->hint);
+		else
+			bad_value(p, k, v);
+		return;
+	case T_SIZE:
+		if (sr_parse_size(v, &u) == -1)
+			bad_value(p, k, v);
+		else if ((double)u < k->min || (double)u > k->max)
+			out_of_range(p, k, v);
+		else
+			*FIELD(js, k, size_t) = (size_t)u;
+		return;
+	case T_UINT64:
+		if (strspn(v, "0123456789") != strlen(v)) {	/* strtoull takes "-1" */
+			bad_value(p, k, v);
+			return;
+		}
+		errno = 0;
+		u = strtoull(v, &end, 10);
+		if (errno == ERANGE)
+			out_of_range(p, k, v);
+		else
+			*FIELD(js, k, uint64_t) = u;
+		return;
+	case T_POSITIVE:
+		/* strtod alone would take "inf", "nan", hex and leading blanks. */
+		if (strspn(v, "0123456789.eE+-") != strlen(v) ||
+		    (d = strtod(v, &end), *end != '\0') || !isfinite(d) || d <= 0)
+			bad_value(p, k, v);
+		else
+			*FIELD(js, k, double) = d;
+		return;
+	case T_EXITCODES:
+		set_exit_codes(p, k, v);
+		return;
+	}
+}
+
+void
+sr_js_set_env(struct sr_js_parse *p, const char *name, const char *v)
+{
+	struct sr_jobspec *js = p->js;
+	char b[SR_JS_SHOW_MAX + 4];
+	size_t i, n = strlen(name);
+
+	if (!is_env_name(name)) {
+		sr_js_error(p, p->line, "[env] %s: not a valid variable name; use letters, digits "
+		    "and _, not starting with a digit (e.g. DATA_DIR)", sr_js_show(name, b));
+		return;
+	}
+	if (strncmp(name, "SPOTRUN_", 8) == 0) {
+		sr_js_error(p, p->line, "[env] %s: names starting with SPOTRUN_ are reserved for "
+		    "spotrun's own variables; rename it", sr_js_show(name, b));
+		return;
+	}
+	for (i = 0; i < p->nenv; i++) {
+		if (strncmp(js->env[i], name, n) == 0 && js->env[i][n] == '=') {
+			sr_js_error(p, p->line, "duplicate key '%s' in [env] (first set on line %d); "
+			    "keep one", sr_js_show(name, b), p->env_line[i]);
+			return;
+		}
+	}
+	js->env = sr_reallocarray(js->env, p->nenv + 2, sizeof *js->env);
+	p->env_line = sr_reallocarray(p->env_line, p->nenv + 1, sizeof *p->env_line);
+	js->env[p->nenv] = sr_asprintf("%s=%s", name, v);
+	p->env_line[p->nenv] = p->line;
+	js->env[++p->nenv] = NULL;
+}
+
+/* Add one sweep item to values: a value, or an integer range LOW..HIGH. */
+static int
+sweep_item(struct sr_js_parse *p, const char *name, const char *v, const char *a, size_t n,
+    char ***values, size_t *nvalues)
+{
+	char b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4], *item = sr_strndup(a, n), *dots;
+	long long lo, hi, x;
+	int r1, r2;
+
+	dots = strstr(item, "..");
+	if (dots == NULL) {
+		*values = sr_reallocarray(*values, *nvalues + 1, sizeof **values);
+		(*values)[(*nvalues)++] = item;
+		return 0;
+	}
+	*dots = '\0';
+	r1 = parse_int(item, -1000000000LL, 1000000000LL, &lo);
+	r2 = parse_int(dots + 2, -1000000000LL, 1000000000LL, &hi);
+	*dots = '.';
+	if (r1 != 0 || r2 != 0) {
+		sr_js_error(p, p->line, "%s = %s: %s is not an integer range; write LOW..HIGH "
+		    "with whole numbers (e.g. 1..3), or list the values", sr_js_show(name, b),
+		    sr_js_show(v, b2), sr_js_show(item, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
+		free(item);
+		return -1;
+	}
+	if (lo > hi) {
+		sr_js_error(p, p->line, "%s = %s: the range %s is reversed; write LOW..HIGH "
+		    "(e.g. %lld..%lld)", sr_js_show(name, b), sr_js_show(v, b2), item, hi, lo);
+		free(item);
+		return -1;
+	}
+	if (hi - lo + 1 > SWEEP_VALUES_MAX - (long long)*nvalues) {
+		sr_js_error(p, p->line, "%s = %s: too many values; at most %d per parameter",
+		    sr_js_show(name, b), sr_js_show(v, b2), SWEEP_VALUES_MAX);
+		free(item);
+		return -1;
+	}
+	free(item);
+	for (x = lo; x <= hi; x++) {
+		*values = sr_reallocarray(*values, *nvalues + 1, sizeof **values);
+		(*values)[(*nvalues)++] = sr_asprintf("%lld", x);
+	}
+	return 0;
+}
+
+void
+sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
+{
+	struct sr_jobspec *js = p->js;
+	struct sr_sweep_param *sp;
+	char b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4];
+	const char *s = v, *comma, *a, *e;
+	char **values = NULL;
+	size_t nvalues = 0, i;
+
+	if (!is_env_name(name)) {
+		sr_js_error(p, p->line, "[sweep] %s: not a valid parameter name; use letters, "
+		    "digits and _, not starting with a digit (e.g. lr)", sr_js_show(name, b));
+		return;
+	}
+	for (i = 0; i < js->nsweep; i++) {
+		if (strcmp(js->sweep[i].key, name) == 0) {
+			sr_js_error(p, p->line, "duplicate key '%s' in [sweep] (first set on line %d); "
+			    "keep one", name, js->sweep[i].line);
+			return;
+		}
+	}
+	if (*v == '\0') {
+		sr_js_error(p, p->line, "%s has no values; list them separated by commas "
+		    "(e.g. 1e-4, 3e-4) or give a range (e.g. 1..3)", name);
+		return;
+	}
+	for (;;) {
+		comma = strchr(s, ',');
+		e = comma != NULL ? comma : s + strlen(s);
+		for (a = s; a < e && isspace((unsigned char)*a); a++)
+			;
+		while (e > a && isspace((unsigned char)e[-1]))
+			e--;
+		if (a == e) {
+			sr_js_error(p, p->line, "%s = %s: an item is empty; list values separated "
+			    "by commas (e.g. 1e-4, 3e-4)", name, sr_js_show(v, b2));
+			goto fail;
+		}
+		if (sweep_item(p, name, v, a, (size_t)(e - a), &values, &nvalues) == -1)
+			goto fail;
+		if (nvalues > SWEEP_VALUES_MAX) {
+			sr_js_error(p, p->line, "%s = %s: too many values; at most %d per parameter",
+			    name, sr_js_show(v, b2), SWEEP_VALUES_MAX);
+			goto fail;
+		}
+		if (comma == NULL)
+			break;
+		s = comma + 1;
+	}
+	js->sweep = sr_reallocarray(js->sweep, js->nsweep + 1, sizeof *js->sweep);
+	sp = &js->sweep[js->nsweep++];
+	sp->key = sr_strdup(name);
+	sp->values = values;
+	sp->nvalues = nvalues;
+	sp->line = p->line;
+	return;
+fail:
+	for (i = 0; i < nvalues; i++)
+		free(values[i]);
+	free(values);
+}

@@ -1,0 +1,658 @@
+/*
+ * jobspec.c: reading a job file (INI) into a validated struct sr_jobspec.
+ *
+ * inih does the tokenising (sections, "key = value", comments), fed by our
+ * own line reader. The reader exists because inih reports only the first
+ * bad line and has no line numbers for its callback: the reader counts
+ * lines, vets each one the way inih will read it (so every syntax error is
+ * reported with its line, not only the first), and hands inih an empty line
+ * in place of a bad one. Section headers are tracked by the reader too,
+ * since inih does not tell the callback about a section that has no keys.
+ *
+ * Every error is collected; the caller gets a struct only when there are
+ * none. The keys and the parsing of their values are in jobspec-keys.c;
+ * this file checks what needs the whole file (required keys, defaults that
+ * depend on other keys, backoff against backoff_max, argv).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include "defaults.h"
+#include "jobspec-int.h"
+#include "util.h"
+#include "words.h"
+
+#define FILE_MAX	(1024 * 1024)	/* a job file is a short text file */
+#define LINE_MAX_LEN	65536		/* longest line, without its newline */
+#define ERRORS_MAX	100		/* stop recording after this many */
+#define SWEEP_POINTS_MAX 100000		/* points of the whole grid */
+
+const char *const sr_js_section_names[NSECTIONS] = {
+	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
+};
+
+void
+sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
+{
+	struct sr_jobspec_errors *e = p->errs;
+	va_list ap;
+
+	if (e->n >= ERRORS_MAX) {
+		p->nerrs_dropped++;
+		return;
+	}
+	e->v = sr_reallocarray(e->v, e->n + 1, sizeof *e->v);
+	e->v[e->n].line = line;
+	va_start(ap, fmt);
+	vsnprintf(e->v[e->n].msg, sizeof e->v[e->n].msg, fmt, ap);
+	va_end(ap);
+	e->n++;
+}
+
+const char *
+sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4])
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i < SR_JS_SHOW_MAX; i++)
+		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
+	if (s[i] != '\0') {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+const char *
+sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4])
+{
+	char tmp[SR_JS_SHOW_MAX + 2];
+
+	if (n > SR_JS_SHOW_MAX + 1)
+		n = SR_JS_SHOW_MAX + 1;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	return sr_js_show(tmp, buf);
+}
+
+/* Levenshtein distance, case-insensitive; names longer than 64 count as far. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] +
+			    (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof *cur);
+	}
+	return prev[lb];
+}
+
+/* Is candidate close enough to name to be what was meant? */
+static int
+close_to(const char *name, const char *candidate)
+{
+	size_t d = edit_distance(name, candidate);
+
+	return d <= (strlen(candidate) <= 4 ? 1 : 2);
+}
+
+/* Which section, other than sec, has a key of this name? -1 if none. */
+static int
+section_of_key(const char *name, int sec)
+{
+	size_t i;
+
+	for (i = 0; i < sr_js_nkeys; i++) {
+		if ((int)sr_js_keys[i].sec != sec && strcmp(sr_js_keys[i].name, name) == 0)
+			return (int)sr_js_keys[i].sec;
+	}
+	return -1;
+}
+
+static void
+unknown_key(struct sr_js_parse *p, const char *name)
+{
+	char list[400] = "", b[SR_JS_SHOW_MAX + 4];
+	const char *suggest = NULL;
+	size_t i;
+	int other = section_of_key(name, p->section);
+
+	if (other >= 0) {
+		sr_js_error(p, p->line, "unknown key '%s' in [%s]; %s belongs in [%s]", name,
+		    sr_js_section_names[p->section], name, sr_js_section_names[other]);
+		return;
+	}
+	for (i = 0; i < sr_js_nkeys; i++) {
+		if ((int)sr_js_keys[i].sec != p->section)
+			continue;
+		if (suggest == NULL && close_to(name, sr_js_keys[i].name))
+			suggest = sr_js_keys[i].name;
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+		    *list ? ", " : "", sr_js_keys[i].name);
+	}
+	if (suggest != NULL)
+		sr_js_error(p, p->line, "unknown key '%s' in [%s]; did you mean '%s'? Valid keys: %s",
+		    sr_js_show(name, b), sr_js_section_names[p->section], suggest, list);
+	else
+		sr_js_error(p, p->line, "unknown key '%s' in [%s]; valid keys: %s", sr_js_show(name, b),
+		    sr_js_section_names[p->section], list);
+}
+
+/* inih's callback: one "name = value" line of the current section. */
+static int
+on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct sr_js_parse *p = user;
+	char b[SR_JS_SHOW_MAX + 4];
+	size_t i;
+	int sec;
+
+	(void)section;	/* the reader tracks sections, bad headers included */
+	if (p->section == SEC_UNKNOWN)
+		return 1;	/* the header is already reported */
+	if (*name == '\0') {
+		sr_js_error(p, p->line, "no key name before '='; write key = value");
+		return 1;
+	}
+	if (p->section == SEC_NONE) {
+		sec = section_of_key(name, -1);
+		if (sec >= 0)
+			sr_js_error(p, p->line, "key '%s' is outside any section; put it under [%s]",
+			    name, sr_js_section_names[sec]);
+		else
+			sr_js_error(p, p->line, "key '%s' is outside any section; put keys under "
+			    "a section header such as [job]", sr_js_show(name, b));
+		return 1;
+	}
+	if (p->section == SEC_ENV) {
+		sr_js_set_env(p, name, value);
+		return 1;
+	}
+	if (p->section == SEC_SWEEP) {
+		if (p->sweep_first_line == 0)
+			p->sweep_first_line = p->line;
+		sr_js_set_sweep(p, name, value);
+		return 1;
+	}
+	for (i = 0; i < sr_js_nkeys; i++) {
+		if ((int)sr_js_keys[i].sec == p->section && strcmp(sr_js_keys[i].name, name) == 0)
+			break;
+	}
+	if (i == sr_js_nkeys) {
+		unknown_key(p, name);
+		return 1;
+	}
+	if (p->key_line[i] != 0) {
+		sr_js_error(p, p->line, "duplicate key '%s' in [%s] (first set on line %d); keep one",
+		    name, sr_js_section_names[p->section], p->key_line[i]);
+		return 1;
+	}
+	p->key_line[i] = p->line;
+	p->raw[i] = sr_strdup(value);
+	if (sr_js_keys[i].type == T_COMMAND)
+		p->command_comment = p->line_comment;
+	sr_js_set_value(p, &sr_js_keys[i], value);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The line reader */
+
+/* inih's rule for where a token ends: at one of chars, or at an inline
+ * comment (';' after a blank). Returns the position, or e if none. */
+static const char *
+find_chars_or_comment(const char *s, const char *e, const char *chars)
+{
+	int was_space = 0;
+
+	for (; s < e; s++) {
+		if (chars != NULL && strchr(chars, *s) != NULL)
+			return s;
+		if (was_space && *s == ';')
+			return s;
+		was_space = isspace((unsigned char)*s);
+	}
+	return e;
+}
+
+/* A "[name]" line: sets p->section. Returns 0 if inih must not see it. */
+static int
+section_header(struct sr_js_parse *p, const char *a, const char *e)
+{
+	char b[SR_JS_SHOW_MAX + 4], list[200] = "", name[64];
+	const char *close = find_chars_or_comment(a + 1, e, "]"), *n, *ne, *rest;
+	const char *suggest = NULL;
+	int i;
+
+	p->section = SEC_UNKNOWN;
+	if (close == e || *close != ']') {
+		sr_js_error(p, p->line, "section header %s has no closing ']'",
+		    sr_js_show_span(a, (size_t)(e - a), b));
+		return 0;
+	}
+	for (rest = close + 1; rest < e && isspace((unsigned char)*rest); rest++)
+		;
+	if (rest < e && *rest != ';') {
+		sr_js_error(p, p->line, "text after the section header: %s; put comments after ';'",
+		    sr_js_show_span(rest, (size_t)(e - rest), b));
+		return 1;
+	}
+	for (n = a + 1; n < close && isspace((unsigned char)*n); n++)
+		;
+	for (ne = close; ne > n && isspace((unsigned char)ne[-1]); ne--)
+		;
+	if (n == ne) {
+		sr_js_error(p, p->line, "empty section name []; valid sections: [job], [env], "
+		    "[resources], [checkpoint], [provider], [retry], [sweep]");
+		return 1;
+	}
+	for (i = 0; i < NSECTIONS; i++) {
+		if (strlen(sr_js_section_names[i]) == (size_t)(ne - n) &&
+		    memcmp(sr_js_section_names[i], n, (size_t)(ne - n)) == 0) {
+			p->section = i;
+			return 1;
+		}
+	}
+	snprintf(name, sizeof name, "%.*s", (int)(ne - n), n);
+	for (i = 0; i < NSECTIONS; i++) {
+		if (suggest == NULL && (size_t)(ne - n) < sizeof name - 1 &&
+		    close_to(name, sr_js_section_names[i]))
+			suggest = sr_js_section_names[i];
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s[%s]",
+		    i ? ", " : "", sr_js_section_names[i]);
+	}
+	if (suggest != NULL)
+		sr_js_error(p, p->line, "unknown section [%s]; did you mean [%s]? Valid sections: %s",
+		    sr_js_show_span(n, (size_t)(ne - n), b), suggest, list);
+	else
+		sr_js_error(p, p->line, "unknown section [%s]; valid sections: %s",
+		    sr_js_show_span(n, (size_t)(ne - n), b), list);
+	return 1;
+}
+
+/*
+ * Vet one line (a..e, without its newline) the way inih will read it.
+ * Returns 1 to pass it to inih, 0 when it was bad (and reported).
+ */
+static int
+vet_line(struct sr_js_parse *p, const char *a, const char *e, int indented)
+{
+	char b[SR_JS_SHOW_MAX + 4];
+	const char *sep;
+
+	while (e > a && isspace((unsigned char)e[-1]))
+		e--;
+	if (a == e || *a == ';' || *a == '#')
+		return 1;
+	if (*a == '[')
+		return section_header(p, a, e);
+	sep = find_chars_or_comment(a, e, "=:");
+	if (sep != e && (*sep == '=' || *sep == ':'))
+		p->line_comment = find_chars_or_comment(sep + 1, e, NULL) != e;
+	if (sep == e || (*sep != '=' && *sep != ':')) {
+		if (indented)
+			sr_js_error(p, p->line, "expected key = value: %s (a value cannot continue "
+			    "on an indented line; put it on one line)", sr_js_show_span(a, (size_t)(e - a), b));
+		else
+			sr_js_error(p, p->line, "expected key = value or [section]: %s",
+			    sr_js_show_span(a, (size_t)(e - a), b));
+		return 0;
+	}
+	return 1;
+}
+
+/* inih's reader: one line of the file per call, vetted; see the top. */
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct sr_js_parse *p = stream;
+	const char *a, *e, *nl;
+	int indented = 0;
+
+	if (p->off >= p->len)
+		return NULL;
+	a = p->buf + p->off;
+	nl = memchr(a, '\n', p->len - p->off);
+	e = nl != NULL ? nl : p->buf + p->len;
+	p->off = (size_t)(e - p->buf) + (nl != NULL);
+	p->line++;
+	if (p->line == 1 && e - a >= 3 && memcmp(a, "\xEF\xBB\xBF", 3) == 0)
+		a += 3;		/* a UTF-8 byte order mark */
+	/* Leading blanks go: inih would take an indented line as the
+	 * continuation of the previous value, which is a trap in this format. */
+	while (a < e && isspace((unsigned char)*a)) {
+		a++;
+		indented = 1;
+	}
+	if (memchr(a, '\0', (size_t)(e - a)) != NULL) {
+		sr_js_error(p, p->line, "the line contains a NUL byte; a job file is text");
+		a = e;
+	} else if (e - a > LINE_MAX_LEN || e - a > num - 2) {
+		sr_js_error(p, p->line, "the line is longer than %d characters",
+		    e - a > LINE_MAX_LEN ? LINE_MAX_LEN : num - 2);
+		a = e;
+	} else if (!vet_line(p, a, e, indented))
+		a = e;
+	memcpy(str, a, (size_t)(e - a));
+	str[e - a] = '\n';
+	str[e - a + 1] = '\0';
+	return str;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading */
+
+static void
+set_defaults(struct sr_jobspec *js)
+{
+	js->mode = SR_MODE_DIRECTORY;
+	js->keep = 3;
+	js->request_signal = SIGUSR1;
+	js->write_timeout = 600;
+	js->chunk_size = 16 << 20;
+	js->level = 1;
+	js->margin = 5;
+	js->provider = sr_strdup("auto");
+	js->window = 30;
+	js->grace = 30;
+	js->seed = 1;
+	js->trace_scale = 1;
+	js->preemptions = -1;
+	js->backoff = 1;
+	js->backoff_max = 300;
+	js->env = sr_calloc(1, sizeof *js->env);
+}
+
+/* The index of a key in sr_js_keys[]. */
+static size_t
+key_index(const char *name, enum section sec)
+{
+	size_t i;
+
+	for (i = 0; i < sr_js_nkeys; i++) {
+		if (sr_js_keys[i].sec == sec && strcmp(sr_js_keys[i].name, name) == 0)
+			return i;
+	}
+	sr_fatal("jobspec: no key %s", name);
+}
+
+/* Added to a command's error when a " ;" cut the line: that is often why. */
+#define COMMENT_NOTE " (note: a ';' after a blank starts a comment, which cut this line; " \
+	"write \\; or ';' for a literal semicolon)"
+
+/* Checks that need the whole file, and the defaults that depend on keys. */
+static void
+finish(struct sr_js_parse *p)
+{
+	struct sr_jobspec *js = p->js;
+	char err[SR_ERRMAX], b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4];
+	size_t kn = key_index("name", SEC_JOB), kc = key_index("command", SEC_JOB);
+	size_t ks = key_index("store", SEC_CHECKPOINT), kb = key_index("backoff", SEC_RETRY);
+	size_t kbm = key_index("backoff_max", SEC_RETRY), i, points = 1;
+
+	/* A key that is there but bad has its error already. */
+	if (p->key_line[kn] == 0)
+		sr_js_error(p, 0, "missing required key 'name' in [job]; add e.g. name = llama-lora");
+	if (p->key_line[kc] == 0)
+		sr_js_error(p, 0, "missing required key 'command' in [job]; "
+		    "add e.g. command = python3 train.py");
+	if (js->workdir == NULL)
+		js->workdir = sr_strdup(js->dir);
+	if (js->command != NULL) {
+		if (js->shell && p->command_comment)
+			/* "cd x ; ./run" would silently run only "cd x". */
+			sr_js_error(p, p->key_line[kc], "command = %s: a ';' after a blank starts a "
+			    "comment in a job file, so the shell would get only this; put no blank "
+			    "before ';' (e.g. cd data; ./run), or put the comment on a line of its own",
+			    sr_js_show(js->command, b));
+		else if (js->shell) {
+			js->argv = sr_calloc(4, sizeof *js->argv);
+			js->argv[0] = sr_strdup("/bin/sh");
+			js->argv[1] = sr_strdup("-c");
+			js->argv[2] = sr_strdup(js->command);
+		} else if (sr_words_split(js->command, SR_WORDS_STRICT, &js->argv, NULL, err) == -1)
+			sr_js_error(p, p->key_line[kc], "command: %s%s", err,
+			    p->command_comment ? COMMENT_NOTE : "");
+		else if (js->argv[0] == NULL || js->argv[0][0] == '\0')
+			sr_js_error(p, p->key_line[kc], "command = %s: the program name is empty; %s%s",
+			    sr_js_show(js->command, b), sr_js_keys[kc].hint,
+			    p->command_comment ? COMMENT_NOTE : "");
+	}
+	if (js->local_dir == NULL && js->name != NULL)
+		js->local_dir = sr_asprintf("%s/.spotrun/%s",
+		    strcmp(js->workdir, "/") == 0 ? "" : js->workdir, js->name);
+	if (js->store == NULL && p->key_line[ks] == 0)
+		js->store = sr_default_store();
+
+	if (js->backoff > js->backoff_max && p->key_line[kbm] != 0)
+		sr_js_error(p, p->key_line[kbm], "backoff_max = %s is shorter than backoff = %s; "
+		    "make backoff_max at least backoff", sr_js_show(p->raw[kbm], b),
+		    p->raw[kb] != NULL ? sr_js_show(p->raw[kb], b2) : "1s (the default)");
+	else if (js->backoff > js->backoff_max)
+		sr_js_error(p, p->key_line[kb], "backoff = %s is longer than backoff_max "
+		    "(5m, the default); lower backoff or set backoff_max", sr_js_show(p->raw[kb], b));
+
+	for (i = 0; i < js->nsweep; i++) {
+		points *= js->sweep[i].nvalues;
+		if (points > SWEEP_POINTS_MAX) {
+			sr_js_error(p, p->sweep_first_line, "the sweep has more than %d points; "
+			    "split it into several job files", SWEEP_POINTS_MAX);
+			break;
+		}
+	}
+}
+
+/* Sort errors by line (stable), those tied to no line last. */
+static void
+sort_errors(struct sr_jobspec_errors *e)
+{
+	struct sr_jobspec_error tmp;
+	size_t i, j;
+
+	for (i = 1; i < e->n; i++) {
+		tmp = e->v[i];
+		for (j = i; j > 0; j--) {
+			unsigned prev = (unsigned)e->v[j - 1].line - 1, cur = (unsigned)tmp.line - 1;
+			if (prev <= cur)	/* line 0 wraps to UINT_MAX: last */
+				break;
+			e->v[j] = e->v[j - 1];
+		}
+		e->v[j] = tmp;
+	}
+}
+
+/* Read the whole file into *buf (NUL-terminated); an error on failure. */
+static int
+read_job_file(const char *path, char **buf, size_t *len, struct sr_js_parse *p)
+{
+	FILE *f = fopen(path, "re");
+	char *b;
+	size_t n;
+
+	if (f == NULL) {
+		sr_js_error(p, 0, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	b = sr_malloc(FILE_MAX + 2);
+	n = fread(b, 1, FILE_MAX + 1, f);
+	if (ferror(f)) {
+		sr_js_error(p, 0, "cannot read: %s", strerror(errno));
+		fclose(f);
+		free(b);
+		return -1;
+	}
+	fclose(f);
+	if (n > FILE_MAX) {
+		sr_js_error(p, 0, "larger than %d bytes; a job file is a short text file", FILE_MAX);
+		free(b);
+		return -1;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* The absolute directory holding path. */
+static char *
+job_dir(const char *path)
+{
+	char *copy = sr_strdup(path), *dir, *abs;
+
+	dir = dirname(copy);
+	abs = realpath(dir, NULL);
+	free(copy);
+	return abs;
+}
+
+/*
+ * inih's line buffer: Debian builds these settings as variables. One long
+ * enough for any line we accept, on the heap; no multi-line values (the
+ * reader also strips indentation, so this holds with any build).
+ */
+static void
+configure_inih(void)
+{
+	ini_use_stack = false;
+	ini_initial_alloc = LINE_MAX_LEN + 2;
+	ini_max_line = LINE_MAX_LEN + 2;
+	ini_allow_realloc = false;
+	ini_allow_multiline = false;
+	ini_stop_on_first_error = false;
+}
+
+int
+sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs)
+{
+	struct sr_jobspec_errors local = { NULL, 0 };
+	struct sr_js_parse p;
+	char *buf = NULL;
+	size_t i;
+	int r;
+
+	*out = NULL;
+	if (errs == NULL)
+		errs = &local;
+	errs->v = NULL;
+	errs->n = 0;
+	memset(&p, 0, sizeof p);
+	p.errs = errs;
+	p.section = SEC_NONE;
+	if (read_job_file(path, &buf, &p.len, &p) == -1)
+		goto done;
+	p.buf = buf;
+	p.js = sr_calloc(1, sizeof *p.js);
+	p.js->path = sr_strdup(path);
+	if ((p.js->dir = job_dir(path)) == NULL) {
+		sr_js_error(&p, 0, "cannot find the job file's directory: %s", strerror(errno));
+		goto done;
+	}
+	set_defaults(p.js);
+
+	configure_inih();
+	r = ini_parse_stream(read_line, &p, on_key, &p);
+	if (r == -2)
+		sr_fatal("jobspec: out of memory in inih");
+	if (r > 0 && errs->n == 0)	/* the reader should have caught it */
+		sr_js_error(&p, r, "cannot parse this line");
+	finish(&p);
+
+done:
+	if (p.nerrs_dropped > 0) {
+		errs->n = ERRORS_MAX - 1;
+		sr_js_error(&p, 0, "too many errors (%zu more not shown); fix these first",
+		    p.nerrs_dropped + 1);
+	}
+	sort_errors(errs);
+	for (i = 0; i < sr_js_nkeys; i++)
+		free(p.raw[i]);
+	free(p.env_line);
+	free(buf);
+	if (errs->n > 0) {
+		sr_jobspec_free(p.js);
+		if (errs == &local)
+			sr_jobspec_errors_free(&local);
+		return -1;
+	}
+	*out = p.js;
+	return 0;
+}
+
+void
+sr_jobspec_free(struct sr_jobspec *js)
+{
+	size_t i, j;
+
+	if (js == NULL)
+		return;
+	free(js->path);
+	free(js->dir);
+	free(js->name);
+	free(js->command);
+	sr_words_free(js->argv);
+	free(js->workdir);
+	sr_words_free(js->env);
+	free(js->gpu_type);
+	free(js->store);
+	free(js->local_dir);
+	free(js->provider);
+	free(js->notice_file);
+	free(js->trace);
+	free(js->on_exit_codes);
+	for (i = 0; i < js->nsweep; i++) {
+		free(js->sweep[i].key);
+		for (j = 0; j < js->sweep[i].nvalues; j++)
+			free(js->sweep[i].values[j]);
+		free(js->sweep[i].values);
+	}
+	free(js->sweep);
+	free(js);
+}
+
+void
+sr_jobspec_errors_print(const char *path, const struct sr_jobspec_errors *errs, void *fp)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++) {
+		if (errs->v[i].line > 0)
+			fprintf(fp, "%s:%d: %s\n", path, errs->v[i].line, errs->v[i].msg);
+		else
+			fprintf(fp, "%s: %s\n", path, errs->v[i].msg);
+	}
+}
+
+void
+sr_jobspec_errors_free(struct sr_jobspec_errors *errs)
+{
+	if (errs == NULL)
+		return;
+	free(errs->v);
+	errs->v = NULL;
+	errs->n = 0;
+}

@@ -1,0 +1,65 @@
+/*
+ * request.c: see request.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "request.h"
+#include "util.h"
+
+int
+sr_req_post(const char *path, uint64_t seq, const char *reason, double deadline, char *err)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf, "seq=%llu reason=%s deadline=%.3f\n",
+	    (unsigned long long)seq, reason, deadline);
+
+	return sr_write_file_atomic(path, buf, (size_t)n, err);
+}
+
+int
+sr_req_done(const char *done_path, long long *step, char *err)
+{
+	char *buf, *end, *p;
+	long long v;
+
+	if (access(done_path, F_OK) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return sr_errno(err, "check %s", done_path);
+	}
+	if (sr_read_file(done_path, 4096, &buf, NULL, err) == -1)
+		return -1;
+	for (p = buf; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
+		;
+	if (*p == '\0') {
+		free(buf);
+		*step = -1;
+		return 1;
+	}
+	errno = 0;
+	v = strtoll(p, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+		end++;
+	if (errno != 0 || *end != '\0' || v < 0) {
+		sr_err(err, "read %s: '%.40s' is not a step number; write the step (e.g. 120) or nothing",
+		    done_path, p);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	*step = v;
+	return 1;
+}
+
+void
+sr_req_clear(const char *request_path, const char *done_path)
+{
+	unlink(request_path);
+	unlink(done_path);
+}

@@ -1,0 +1,270 @@
+/*
+ * bench-codec.c: throughput and ratio of the chunk codec on synthetic
+ * weights, against plain zstd on the same buffers. Not a test: bench/codec.sh
+ * runs it and the figures go to doc/benchmarks.md.
+ *
+ * Data: N(0, 0.02) values (Box-Muller on a seeded xorshift generator), as
+ * bf16 (rounded to nearest even) and as fp32. One thread: MB/s per core.
+ *
+ *   bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] [-z zstd-level]
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "byteplane.h"
+#include "codec.h"
+#include "util.h"
+
+static uint64_t
+xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static double
+uniform(uint64_t *s)
+{
+	return ((xorshift(s) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static float
+normal(uint64_t *s, double sigma)
+{
+	double u1 = uniform(s), u2 = uniform(s);
+
+	return (float)(sigma * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+}
+
+static void
+gen(uint8_t *buf, size_t n, int bf16, uint64_t seed)
+{
+	size_t i;
+
+	if (bf16) {
+		for (i = 0; i + 2 <= n; i += 2) {
+			float f = normal(&seed, 0.02);
+			uint32_t u;
+
+			memcpy(&u, &f, 4);
+			u += 0x7fff + ((u >> 16) & 1);	/* round to nearest even */
+			buf[i] = (uint8_t)(u >> 16);
+			buf[i + 1] = (uint8_t)(u >> 24);
+		}
+	} else {
+		for (i = 0; i + 4 <= n; i += 4) {
+			float f = normal(&seed, 0.02);
+			memcpy(buf + i, &f, 4);
+		}
+	}
+}
+
+struct result {
+	double ratio, enc_mbs, dec_mbs;
+	int xf[5];		/* chunks per transform */
+};
+
+static void
+bench_codec(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
+    struct result *res)
+{
+	struct sr_codec *c = sr_codec_new(level);
+	size_t nchunks = (n + chunk - 1) / chunk, i, total = 0;
+	size_t cap = sr_codec_bound(chunk);
+	uint8_t *enc = sr_malloc(nchunks * cap), *dec = sr_malloc(n);
+	size_t *clen = sr_calloc(nchunks, sizeof *clen);
+	enum sr_transform *xf = sr_calloc(nchunks, sizeof *xf);
+	double best_e = 1e9, best_d = 1e9, t;
+	char err[SR_ERRMAX];
+	int r;
+
+	memset(res, 0, sizeof *res);
+	for (r = 0; r < reps; r++) {
+		t = sr_mono();
+		for (i = 0; i < nchunks; i++) {
+			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
+			if (sr_codec_encode(c, data + i * chunk, len, -1, enc + i * cap, cap,
+			    &clen[i], &xf[i], err) == -1)
+				sr_fatal("%s", err);
+		}
+		t = sr_mono() - t;
+		if (t < best_e)
+			best_e = t;
+		t = sr_mono();
+		for (i = 0; i < nchunks; i++) {
+			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
+			if (sr_codec_decode(c, enc + i * cap, clen[i], xf[i], dec + i * chunk,
+			    len, err) == -1)
+				sr_fatal("%s", err);
+		}
+		t = sr_mono() - t;
+		if (t < best_d)
+			best_d = t;
+	}
+	if (memcmp(dec, data, n) != 0)
+		sr_fatal("round trip mismatch");
+	for (i = 0; i < nchunks; i++) {
+		total += clen[i];
+		res->xf[xf[i]]++;
+	}
+	res->ratio = (double)total / n;
+	res->enc_mbs = n / best_e / 1e6;
+	res->dec_mbs = n / best_d / 1e6;
+	free(enc);
+	free(dec);
+	free(clen);
+	free(xf);
+	sr_codec_free(c);
+}
+
+static void
+bench_zstd(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
+    struct result *res)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	size_t nchunks = (n + chunk - 1) / chunk, i, total = 0;
+	size_t cap = ZSTD_compressBound(chunk);
+	uint8_t *enc = sr_malloc(nchunks * cap), *dec = sr_malloc(n);
+	size_t *clen = sr_calloc(nchunks, sizeof *clen);
+	double best_e = 1e9, best_d = 1e9, t;
+	int r;
+
+	memset(res, 0, sizeof *res);
+	for (r = 0; r < reps; r++) {
+		t = sr_mono();
+		for (i = 0; i < nchunks; i++) {
+			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
+			clen[i] = ZSTD_compressCCtx(cc, enc + i * cap, cap, data + i * chunk, len,
+			    level);
+			if (ZSTD_isError(clen[i]))
+				sr_fatal("zstd: %s", ZSTD_getErrorName(clen[i]));
+		}
+		t = sr_mono() - t;
+		if (t < best_e)
+			best_e = t;
+		t = sr_mono();
+		for (i = 0; i < nchunks; i++) {
+			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
+			size_t d = ZSTD_decompressDCtx(dc, dec + i * chunk, len, enc + i * cap,
+			    clen[i]);
+			if (ZSTD_isError(d) || d != len)
+				sr_fatal("zstd decode failed");
+		}
+		t = sr_mono() - t;
+		if (t < best_d)
+			best_d = t;
+	}
+	for (i = 0; i < nchunks; i++)
+		total += clen[i];
+	res->ratio = (double)total / n;
+	res->enc_mbs = n / best_e / 1e6;
+	res->dec_mbs = n / best_d / 1e6;
+	free(enc);
+	free(dec);
+	free(clen);
+	ZSTD_freeCCtx(cc);
+	ZSTD_freeDCtx(dc);
+}
+
+static void
+bench_planes(const uint8_t *data, size_t n, unsigned w, int reps)
+{
+	uint8_t *tmp = sr_malloc(n), *back = sr_malloc(n);
+	double bs = 1e9, bj = 1e9, t;
+	int r;
+
+	for (r = 0; r < reps; r++) {
+		t = sr_mono();
+		sr_byteplane_split(data, n, w, tmp);
+		t = sr_mono() - t;
+		if (t < bs)
+			bs = t;
+		t = sr_mono();
+		sr_byteplane_join(tmp, n, w, back);
+		t = sr_mono() - t;
+		if (t < bj)
+			bj = t;
+	}
+	if (memcmp(back, data, n) != 0)
+		sr_fatal("byteplane round trip mismatch");
+	printf("  byteplane width %u: split %.0f MB/s, join %.0f MB/s\n", w, n / bs / 1e6,
+	    n / bj / 1e6);
+	free(tmp);
+	free(back);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] "
+	    "[-z zstd-level]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t size = 64, chunk = 16;
+	int level = 1, zlevel = 1, reps = 3, ch, bf16;
+	struct result rc, rz;
+	uint8_t *data;
+
+	while ((ch = getopt(argc, argv, "s:c:l:r:z:")) != -1) {
+		switch (ch) {
+		case 's':
+			size = strtoul(optarg, NULL, 10);
+			break;
+		case 'c':
+			chunk = strtoul(optarg, NULL, 10);
+			break;
+		case 'l':
+			level = atoi(optarg);
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'z':
+			zlevel = atoi(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (size == 0 || chunk == 0 || reps < 1)
+		usage();
+	size <<= 20;
+	chunk <<= 20;
+	data = sr_malloc(size);
+	printf("codec: %zu MiB, %zu MiB chunks, level %d, best of %d, one thread\n",
+	    size >> 20, chunk >> 20, level, reps);
+	for (bf16 = 1; bf16 >= 0; bf16--) {
+		const char *name = bf16 ? "bf16" : "fp32";
+
+		gen(data, size, bf16, bf16 ? 42 : 43);
+		bench_codec(data, size, chunk, level, reps, &rc);
+		bench_zstd(data, size, chunk, zlevel, reps, &rz);
+		printf("%s N(0,0.02):\n", name);
+		printf("  spotrun codec:  ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s"
+		    "  (chunks: %d none, %d plane2, %d plane4)\n", rc.ratio, rc.enc_mbs,
+		    rc.dec_mbs, rc.xf[SR_XF_NONE], rc.xf[SR_XF_PLANE2], rc.xf[SR_XF_PLANE4]);
+		printf("  zstd -%d:        ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s\n",
+		    zlevel, rz.ratio, rz.enc_mbs, rz.dec_mbs);
+		printf("  target: ratio <= %.2f, encode >= 1000 MB/s: %s\n", bf16 ? 0.69 : 0.85,
+		    rc.ratio <= (bf16 ? 0.69 : 0.85) && rc.enc_mbs >= 1000 ? "met" : "NOT MET");
+		bench_planes(data, size, bf16 ? 2 : 4, reps);
+	}
+	free(data);
+	return 0;
+}

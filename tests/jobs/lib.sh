@@ -1,0 +1,203 @@
+# lib.sh: helpers shared by the end-to-end tests (tests/t6*.sh, t7*.sh),
+# sourced, POSIX sh: TAP output, editing job files, waiting for a line of
+# output, running spotrun in the background, and cleaning up whatever a test
+# started (its processes by id, the job's process groups, mounts, temp dirs)
+# however it ends.
+#
+# The harness exports SPOTRUN (the built binary) and top_srcdir; run by hand:
+#   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t60-quickstart.sh
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${SPOTRUN:=$PWD/spotrun}"
+PY=/usr/bin/python3		# Debian's Python: the one that sees python3-torch
+JOBS=$top_srcdir/tests/jobs
+
+t_n=0			# tests run
+t_failed=0
+t_pids=			# background processes to kill at exit
+t_pidfiles=		# files holding a job's process group id
+t_mounts=		# mount points to unmount at exit
+t_tmp=
+
+t_cleanup() {
+	for p in $t_pids; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for f in $t_pidfiles; do
+		[ -s "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null
+	done
+	for m in $t_mounts; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	[ -n "$t_tmp" ] && rm -rf "$t_tmp"
+}
+
+# Make the temp dir ($t_tmp) and arrange the cleanup.
+t_setup() {
+	t_tmp=$(mktemp -d "${TMPDIR:-/tmp}/spotrun-e2e.XXXXXX") || t_bail "mktemp failed"
+	trap t_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	[ -x "$SPOTRUN" ] || t_bail "no spotrun binary at $SPOTRUN (run 'make spotrun' first)"
+	[ -x "$PY" ] || t_skip_all "$PY not found"
+}
+
+t_bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+t_skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+# t_result OK DESC: print one TAP line; OK is 0 for a pass (an exit status).
+t_result() {
+	t_n=$((t_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $t_n - $2"
+	else
+		t_failed=$((t_failed + 1))
+		echo "not ok $t_n - $2"
+	fi
+	return "$1"
+}
+
+t_skip() {
+	t_n=$((t_n + 1))
+	echo "ok $t_n # SKIP $*"
+}
+
+t_diag() {
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+# Show a file in the TAP output (after a failure).
+t_show() {
+	echo "# --- $1:"
+	tail -n "${2:-40}" "$1" 2>/dev/null | sed 's/^/#   /'
+}
+
+t_is() {
+	if [ "$1" = "$2" ]; then
+		t_result 0 "$3"
+	else
+		t_result 1 "$3"
+		t_diag "got:  '$1'" "want: '$2'"
+		return 1
+	fi
+}
+
+# t_has FILE STRING DESC: the file has a line containing STRING.
+t_has() {
+	if grep -qF -- "$2" "$1" 2>/dev/null; then
+		t_result 0 "$3"
+	else
+		t_result 1 "$3"
+		t_diag "no line with '$2' in $1"
+		t_show "$1"
+		return 1
+	fi
+}
+
+# t_like FILE REGEX DESC: a line of the file matches the extended REGEX.
+t_like() {
+	if grep -qE -- "$2" "$1" 2>/dev/null; then
+		t_result 0 "$3"
+	else
+		t_result 1 "$3"
+		t_diag "no line matching /$2/ in $1"
+		t_show "$1"
+		return 1
+	fi
+}
+
+# t_unlike FILE REGEX DESC: no line matches.
+t_unlike() {
+	if grep -qE -- "$2" "$1" 2>/dev/null; then
+		t_result 1 "$3"
+		t_diag "unexpected line matching /$2/ in $1:"
+		grep -E -- "$2" "$1" | sed 's/^/#   /'
+		return 1
+	else
+		t_result 0 "$3"
+	fi
+}
+
+# Print the plan at the end; the exit status is 0 so TAP lines decide.
+t_done() {
+	echo "1..$t_n"
+	exit 0
+}
+
+# ini_set FILE SECTION KEY VALUE: set KEY in [SECTION] of an INI file,
+# replacing the key's line or adding it at the end of the section (and the
+# section at the end of the file when it has none).
+ini_set() {
+	awk -v sec="$2" -v key="$3" -v val="$4" '
+	function flush() { if (insec && !done) { print key " = " val; done = 1 } }
+	/^[ \t]*\[[^]]*\][ \t]*$/ {
+		flush()
+		s = $0; gsub(/^[ \t]*\[|\][ \t]*$/, "", s)
+		insec = (s == sec)
+		print; next
+	}
+	insec && !done && $0 ~ "^[ \t]*" key "[ \t]*=" { print key " = " val; done = 1; next }
+	{ print }
+	END {
+		flush()
+		if (!done) { print ""; print "[" sec "]"; print key " = " val }
+	}' "$1" > "$1.tmp" && mv "$1.tmp" "$1"
+}
+
+# ini_get FILE SECTION KEY: the value of KEY in [SECTION], or nothing.
+ini_get() {
+	awk -v sec="$2" -v key="$3" '
+	/^[ \t]*\[[^]]*\][ \t]*$/ { s = $0; gsub(/^[ \t]*\[|\][ \t]*$/, "", s); insec = (s == sec); next }
+	insec && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$1"
+}
+
+# t_bg NAME CMD...: start CMD in the background, stdout to $t_tmp/NAME.out,
+# stderr to $t_tmp/NAME.err; its pid in $t_last (and killed at exit).
+t_bg() {
+	_name=$1
+	shift
+	"$@" > "$t_tmp/$_name.out" 2> "$t_tmp/$_name.err" &
+	t_last=$!
+	t_pids="$t_pids $t_last"
+}
+
+# t_wait PID: wait for a background process; its exit status in $t_rc.
+# (stderr: dash reports "Killed" for a job that died by a signal.)
+t_wait() {
+	wait "$1" 2>/dev/null
+	t_rc=$?
+}
+
+# wait_for FILE REGEX SECONDS [PID]: wait until a line of FILE matches REGEX;
+# fails after SECONDS, or as soon as PID (if given) has exited without it.
+wait_for() {
+	_i=0
+	while [ "$_i" -lt "$(($3 * 10))" ]; do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		if [ -n "$4" ] && ! kill -0 "$4" 2>/dev/null; then
+			grep -qE -- "$2" "$1" 2>/dev/null && return 0
+			return 1
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# Kill the process group whose id is in the file (a job left behind).
+kill_group() {
+	[ -s "$1" ] && kill -KILL -- "-$(cat "$1")" 2>/dev/null
+	return 0
+}
+
+# The `result: ...` line a job printed (the last one).
+result_of() {
+	grep -E '^result: [0-9a-f]{64}$' "$1" | tail -n 1
+}

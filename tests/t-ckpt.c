@@ -1,0 +1,1085 @@
+/*
+ * t-ckpt.c: directory checkpoints end to end on a file:// store: save and
+ * restore round trips (byte-exact, with modes, mtimes, symlinks, empty dirs
+ * and files), the pack format as tar(1) and zstd(1) see it, content
+ * addressing, deadlines and cancellation, fallback past corrupt and missing
+ * chunks, crashes at each fault point, retention and gc, listing, 16
+ * concurrent writers of one job, and the memory bound of a save.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "tap.h"
+#include "ckpt-util.h"
+
+#include "byteplane.h"
+#include "catalog.h"
+#include "ckpt.h"
+#include "codec.h"
+#include "manifest.h"
+#include "store.h"
+#include "util.h"
+
+#define MiB ((size_t)1 << 20)
+
+static char *top;		/* everything of this run lives below */
+static char *storedir;
+static struct sr_store *st;
+static struct tu_log lg;
+
+static void
+opts_init(struct sr_ckpt_opts *o, const char *job)
+{
+	memset(o, 0, sizeof *o);
+	o->job = job;
+	o->chunk_size = MiB;
+	o->threads = 2;
+	o->log = tu_log_fn;
+	o->log_arg = &lg;
+}
+
+/* A new directory below top. */
+static char *
+newdir(const char *name)
+{
+	char *p = tu_path(top, name);
+
+	if (mkdir(p, 0755) == -1)
+		sr_fatal("mkdir %s: %s", p, strerror(errno));
+	return p;
+}
+
+/* Contents of a store object as a string ("" if missing). */
+static char *
+store_text(const char *key)
+{
+	char err[SR_ERRMAX];
+	void *buf;
+	size_t len;
+
+	if (sr_store_get(st, key, 1 << 20, &buf, &len, NULL, err) != 0)
+		return sr_strdup("");
+	return buf;
+}
+
+/* The file backing a store key. */
+static char *
+store_file(const char *key)
+{
+	return tu_path(storedir, key);
+}
+
+static int
+load(const char *job, uint64_t seq, struct sr_manifest *m)
+{
+	char err[SR_ERRMAX];
+	int rc = sr_catalog_load(st, job, seq, m, err);
+
+	if (rc != 0)
+		printf("# load %s %" PRIu64 ": %s\n", job, seq, err);
+	return rc;
+}
+
+static int
+save(const char *job, const char *dir, long long step, struct sr_ckpt_stats *s)
+{
+	struct sr_ckpt_opts o;
+	char err[SR_ERRMAX] = "";
+	int rc;
+
+	opts_init(&o, job);
+	rc = sr_ckpt_save(st, &o, dir, step, s, err);
+	if (rc != 0)
+		printf("# save %s: %s\n", job, err);
+	return rc;
+}
+
+static int
+restore(const char *job, const char *dir, struct sr_ckpt_stats *s, char *err)
+{
+	struct sr_ckpt_opts o;
+
+	opts_init(&o, job);
+	return sr_ckpt_restore(st, &o, dir, s, err);
+}
+
+static int
+same_tree(const char *a, const char *b)
+{
+	char why[1024] = "";
+
+	if (tu_tree_cmp(a, b, "", why, sizeof why) == 0)
+		return 1;
+	printf("# trees differ: %s\n", why);
+	return 0;
+}
+
+/* bf16 values ~ N(0, 0.02), like model weights: the codec picks planes. */
+static void
+fill_bf16(uint8_t *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed + 88172645463325252ULL;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		double u1, u2, g;
+		float f;
+		uint32_t bits;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		u1 = ((x >> 11) + 1.0) / 9007199254740993.0;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		u2 = (x >> 11) / 9007199254740992.0;
+		g = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2) * 0.02;
+		f = (float)g;
+		memcpy(&bits, &f, 4);
+		buf[i] = (uint8_t)(bits >> 16);
+		buf[i + 1] = (uint8_t)(bits >> 24);
+	}
+}
+
+/* ---- round trip ---- */
+
+static void
+make_tree(const char *src)
+{
+	uint8_t *buf = sr_malloc(3 * MiB);
+	char *text = sr_malloc(5 * MiB / 2 + 64), *p;
+	size_t n = 0;
+	int i = 0;
+
+	tu_mkdir(src, "d1", 0755);
+	tu_mkdir(src, "d1/d2", 0700);
+	tu_write(src, "d1/d2/deep.txt", "deep\n", 5);
+	tu_chmod(src, "d1/d2/deep.txt", 0600);
+	tu_mkdir(src, "empty-dir", 0755);
+	tu_mkdir(src, "ro-dir", 0755);
+	tu_write(src, "ro-dir/f", "read-only\n", 10);
+	tu_chmod(src, "ro-dir/f", 0444);
+	tu_chmod(src, "ro-dir", 0555);
+	tu_write(src, "empty-file", "", 0);
+	tu_write_noise(src, "big.bin", 3 * MiB + MiB / 2, 7);
+	while (n < 5 * MiB / 2) {
+		int k = snprintf(text + n, 64, "line %d of a compressible text file\n", i++);
+		n += (size_t)k;
+	}
+	tu_write(src, "text.txt", text, 5 * MiB / 2);
+	fill_bf16(buf, MiB, 3);
+	tu_write(src, "floats.bf16", buf, MiB);
+	tu_write(src, "name with spaces \xc3\xa9", "x", 1);
+	tu_write(src, "exec", "#!/bin/sh\n", 10);
+	tu_chmod(src, "exec", 04755);
+	tu_symlink(src, "link-file", "d1/d2/deep.txt");
+	tu_symlink(src, "d1/link-up", "../text.txt");
+	tu_symlink(src, "link-dir", "d1");
+	tu_symlink(src, "dangling", "nope/nothing");
+	/* mtimes with nanoseconds, directories after their content */
+	tu_mtime(src, "d1/d2/deep.txt", 1600000000, 123456789);
+	tu_mtime(src, "ro-dir/f", 1600000001, 1);
+	tu_mtime(src, "empty-file", 1600000002, 999999999);
+	tu_mtime(src, "big.bin", 1600000003, 5);
+	tu_mtime(src, "link-file", 1600000004, 44);
+	tu_mtime(src, "d1/link-up", 1600000005, 55);
+	tu_mtime(src, "d1/d2", 1500000000, 7);
+	tu_mtime(src, "d1", 1500000001, 8);
+	tu_mtime(src, "empty-dir", 1500000002, 9);
+	tu_mtime(src, "ro-dir", 1500000003, 10);
+	p = tu_path(src, "fifo");
+	if (mkfifo(p, 0644) == -1)
+		sr_fatal("mkfifo: %s", strerror(errno));
+	free(p);
+	tu_symlink(src, "abs-link", "/etc/passwd");
+	tu_symlink(src, "out-link", "d1/../../outside");
+	free(buf);
+	free(text);
+}
+
+/* Remove what a save skips, so that the tree equals the restored one. */
+static void
+drop_skipped(const char *src)
+{
+	const char *names[] = { "fifo", "abs-link", "out-link" };
+	size_t i;
+
+	for (i = 0; i < SR_ARRAY_LEN(names); i++) {
+		char *p = tu_path(src, names[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+static void
+test_roundtrip(void)
+{
+	char *src = newdir("rt-src"), *dst = tu_path(top, "rt-dst"), *dst2, *p;
+	struct sr_ckpt_stats s, r;
+	char err[SR_ERRMAX] = "", *latest;
+
+	make_tree(src);
+	tu_log_clear(&lg);
+	memset(&s, 0, sizeof s);
+	is_int(save("rt", src, 42, &s), 0, "round trip: save");
+	ok(tu_log_has(&lg, "warning: skipping \"fifo\": a FIFO"), "the FIFO is skipped with a warning");
+	ok(tu_log_has(&lg, "warning: skipping symlink \"abs-link\" -> \"/etc/passwd\": absolute target"
+	    " (a restore refuses links out of the directory)"), "an absolute symlink is skipped");
+	ok(tu_log_has(&lg, "warning: skipping symlink \"out-link\" -> \"d1/../../outside\": target"
+	    " escapes the directory (a restore refuses links out of the directory)"),
+	    "an escaping symlink is skipped");
+	is_int(s.seq, 0, "first checkpoint is seq 0");
+	is_int(s.step, 42, "step recorded");
+	is_int(s.files, 8, "8 files");
+	is_int(s.chunks, 4 + 3 + 1 + 4, "12 chunks (1 MiB each at most)");
+	is_int(s.raw_bytes, 3 * MiB + MiB / 2 + 5 * MiB / 2 + MiB + 5 + 10 + 1 + 10, "raw bytes");
+	is_int(s.reused_chunks, 0, "nothing reused in the first checkpoint");
+	ok(s.new_bytes == s.stored_bytes && s.stored_bytes < s.raw_bytes, "stored %" PRIu64
+	    " < raw %" PRIu64, s.stored_bytes, s.raw_bytes);
+	latest = store_text("rt/LATEST");
+	is_str(latest, "0\n", "LATEST holds the seq");
+	free(latest);
+	drop_skipped(src);
+
+	memset(&r, 0, sizeof r);
+	is_int(restore("rt", dst, &r, err), 0, "restore into a new directory %s", err);
+	ok(same_tree(src, dst), "restored tree equals the source: bytes, modes, mtimes, links");
+	is_int(r.seq, 0, "restore stats: seq");
+	is_int(r.step, 42, "restore stats: step");
+	is_int(r.files, 8, "restore stats: files");
+	tu_write(dst, "junk", "junk", 4);
+	tu_chmod(dst, "d1", 0700);
+	is_int(restore("rt", dst, &r, err), 0, "restore over an existing directory %s", err);
+	ok(same_tree(src, dst), "the old contents are replaced");
+	p = tu_ls(top);
+	ok(strstr(p, ".restore.") == NULL && strstr(p, ".old.") == NULL, "no staging left: %s", p);
+	free(p);
+	dst2 = tu_path(top, "rt-new/sub/dst");
+	is_int(restore("rt", dst2, &r, err), 0, "restore where the parent does not exist %s", err);
+	ok(same_tree(src, dst2), "and the tree is there");
+	free(dst2);
+	free(src);
+	free(dst);
+}
+
+/* Every chunk, read back by its recorded range, decodes to its id. */
+static void
+test_pack_format(void)
+{
+	struct sr_manifest m;
+	struct sr_codec *codec = sr_codec_new(1);
+	char *src = tu_path(top, "rt-src"), *cmd, *tmp = tu_path(top, "member.out");
+	char err[SR_ERRMAX], hex[65], *packfile, *listing, *want;
+	uint8_t id[32];
+	size_t e, k, good = 0, total = 0, wlen = 0;
+	int checked_none = 0, checked_plane = 0;
+
+	if (load("rt", 0, &m) != 0) {
+		ok(0, "load manifest 0 of rt");
+		return;
+	}
+	is_int(m.npacks, 1, "one pack for a small checkpoint");
+	for (e = 0; e < m.nentries; e++) {
+		for (k = 0; k < m.entries[e].nchunks; k++) {
+			const struct sr_mchunk *c = &m.entries[e].chunks[k];
+			uint8_t *cbuf = sr_malloc(c->clen), *rbuf = sr_malloc(c->rlen);
+			total++;
+			if (c->offset % 512 == 0 &&
+			    sr_store_read_range(st, c->pack, c->offset, c->clen, cbuf, err) == 0 &&
+			    sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0 &&
+			    EVP_Digest(rbuf, c->rlen, id, NULL, EVP_sha256(), NULL) == 1 &&
+			    memcmp(id, c->id, 32) == 0)
+				good++;
+			free(cbuf);
+			free(rbuf);
+		}
+	}
+	is_int(good, total, "every chunk's recorded range holds its frames exactly");
+
+	/* tar -tf lists exactly the chunk members */
+	packfile = store_file(m.packs[0]);
+	cmd = sr_asprintf("tar -tf '%s' | sort | tr '\\n' ' '", packfile);
+	{
+		FILE *f = popen(cmd, "r");
+		char line[65536] = "";
+		size_t n = f ? fread(line, 1, sizeof line - 1, f) : 0;
+		line[n] = '\0';
+		if (f)
+			pclose(f);
+		listing = sr_strdup(line);
+	}
+	free(cmd);
+	/* the wanted list: unique ids, sorted (ids are hex: strcmp order) */
+	{
+		char **ids = NULL;
+		size_t n = 0, i;
+		for (e = 0; e < m.nentries; e++) {
+			for (k = 0; k < m.entries[e].nchunks; k++) {
+				ids = sr_reallocarray(ids, n + 1, sizeof *ids);
+				sr_id_hex(m.entries[e].chunks[k].id, hex);
+				ids[n++] = sr_asprintf("%s.zst ", hex);
+			}
+		}
+		qsort(ids, n, sizeof *ids, tu_name_cmp);
+		want = sr_calloc(1, n * 70 + 1);
+		for (i = 0; i < n; i++) {
+			if (i == 0 || strcmp(ids[i], ids[i - 1]) != 0)
+				strcat(want, ids[i]);
+		}
+		for (i = 0; i < n; i++)
+			free(ids[i]);
+		free(ids);
+		wlen = strlen(want);
+	}
+	ok(wlen > 0, "there are chunk members");
+	is_str(listing, want, "tar -tf lists one <sha256>.zst member per distinct chunk");
+	free(listing);
+	free(want);
+
+	/* zstd -d of a member: the chunk itself, or its byte planes */
+	for (e = 0; e < m.nentries; e++) {
+		const struct sr_mentry *en = &m.entries[e];
+		const struct sr_mchunk *c;
+		uint8_t *orig, *expect;
+		char *path, *got = NULL;
+		size_t glen = 0;
+		int fd;
+
+		if (en->nchunks == 0 || (strcmp(en->path, "text.txt") != 0 &&
+		    strcmp(en->path, "floats.bf16") != 0))
+			continue;
+		c = &en->chunks[0];
+		sr_id_hex(c->id, hex);
+		cmd = sr_asprintf("bsdtar -xOf '%s' '%s.zst' | zstd -dqc > '%s'", packfile, hex, tmp);
+		ok(system(cmd) == 0, "bsdtar -xO | zstd -d of the first chunk of %s", en->path);
+		free(cmd);
+		path = tu_path(src, en->path);
+		orig = sr_malloc(c->rlen);
+		expect = sr_malloc(c->rlen);
+		fd = open(path, O_RDONLY);
+		ok(fd >= 0 && read(fd, orig, c->rlen) == (ssize_t)c->rlen, "read %s", en->path);
+		if (fd >= 0)
+			close(fd);
+		if (c->xf == SR_XF_NONE)
+			memcpy(expect, orig, c->rlen);
+		else
+			sr_byteplane_split(orig, c->rlen, (unsigned)c->xf, expect);
+		sr_read_file(tmp, 64 * MiB, &got, &glen, err);
+		ok(got != NULL && glen == c->rlen && memcmp(got, expect, glen) == 0,
+		    "zstd -d yields %s of %s (transform %s)", c->xf == SR_XF_NONE ? "the chunk" :
+		    "the byte planes", en->path, sr_transform_name(c->xf));
+		if (strcmp(en->path, "text.txt") == 0)
+			checked_none = c->xf == SR_XF_NONE;
+		else
+			checked_plane = c->xf == SR_XF_PLANE2;
+		free(got);
+		free(orig);
+		free(expect);
+		free(path);
+	}
+	ok(checked_none, "text is stored untransformed");
+	ok(checked_plane, "bf16 weights are stored as 2 byte planes");
+	free(packfile);
+	free(tmp);
+	free(src);
+	sr_codec_free(codec);
+	sr_manifest_free(&m);
+}
+
+/* ---- content addressing ---- */
+
+static void
+test_dedupe(void)
+{
+	char *src = newdir("dd-src"), *dst = tu_path(top, "dd-dst"), name[32];
+	struct sr_ckpt_stats s1, s2, r;
+	char err[SR_ERRMAX];
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "part-%02d", i);
+		tu_write_noise(src, name, MiB, 100 + (uint64_t)i);
+	}
+	is_int(save("dd", src, 1, &s1), 0, "dedupe: first save");
+	ok(s1.new_bytes >= 20 * MiB, "first save uploads everything (%" PRIu64 ")", s1.new_bytes);
+	tu_write_noise(src, "part-07", MiB, 999);	/* 5% changed */
+	is_int(save("dd", src, 2, &s2), 0, "dedupe: second save");
+	is_int(s2.chunks, 20, "20 chunks referenced");
+	is_int(s2.reused_chunks, 19, "19 chunks reused from the previous checkpoint");
+	ok(s2.new_bytes <= s2.raw_bytes / 10, "second save uploads %" PRIu64 " bytes <= 10%% of %"
+	    PRIu64, s2.new_bytes, s2.raw_bytes);
+	ok(s2.stored_bytes >= 20 * MiB, "stored bytes count every referenced chunk");
+	is_int(restore("dd", dst, &r, err), 0, "restore the incremental checkpoint %s", err);
+	ok(same_tree(src, dst), "and it equals the source");
+	free(src);
+	free(dst);
+
+	/* identical chunks within one save are stored once */
+	src = newdir("same-src");
+	tu_write_noise(src, "a", 2 * MiB, 5);
+	tu_write_noise(src, "b", 2 * MiB, 5);
+	is_int(save("same", src, 1, &s1), 0, "save two identical files");
+	is_int(s1.reused_chunks, 2, "the second file's chunks are references");
+	ok(s1.new_bytes < 2 * MiB + 4096, "one copy uploaded (%" PRIu64 ")", s1.new_bytes);
+	free(src);
+}
+
+static int
+int_cmp(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* A save starts a new pack once one passes pack_size. */
+static void
+test_pack_rotation(void)
+{
+	char *src = newdir("pr-src"), *dst = tu_path(top, "pr-dst"), *d, *cmd;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s, r;
+	struct sr_manifest m;
+	char err[SR_ERRMAX] = "";
+	size_t n, i;
+	char **v;
+	int listed, members[3] = { 0, 0, 0 };
+
+	tu_write_noise(src, "f", 5 * MiB, 77);
+	opts_init(&o, "pr");
+	o.pack_size = 2 * MiB;
+	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "save with 2 MiB packs %s", err);
+	d = sr_asprintf("%s/pr/packs", storedir);
+	v = tu_names(d, &n);
+	is_int(n, 3, "5 chunks of 1 MiB go to 3 packs (2 + 2 + 1)");
+	for (i = 0; i < n; i++) {
+		FILE *f;
+		int k = 0;
+		cmd = sr_asprintf("tar -tf '%s/%s' | wc -l", d, v[i]);
+		if ((f = popen(cmd, "r")) != NULL) {
+			if (fscanf(f, "%d", &k) != 1)
+				k = 0;
+			pclose(f);
+		}
+		members[i < 3 ? i : 2] = k;
+		free(cmd);
+	}
+	qsort(members, 3, sizeof *members, int_cmp);
+	listed = members[0] == 1 && members[1] == 2 && members[2] == 2;
+	ok(listed, "tar lists 2, 2 and 1 members (%d %d %d)", members[0], members[1], members[2]);
+	if (load("pr", 0, &m) == 0) {
+		is_int(m.npacks, 3, "the manifest references the 3 packs");
+		sr_manifest_free(&m);
+	}
+	is_int(restore("pr", dst, &r, err), 0, "restore from 3 packs %s", err);
+	ok(same_tree(src, dst), "byte-exact");
+	tu_names_free(v, n);
+	free(d);
+	free(src);
+	free(dst);
+}
+
+/* ---- deadline, cancel ---- */
+
+static void
+test_deadline(void)
+{
+	char *src = tu_path(top, "dd-src"), *before, *after;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	struct sr_catalog c1, c2;
+	char err[SR_ERRMAX] = "";
+	volatile int cancel = 1;
+	int rc;
+
+	before = store_text("dd/LATEST");
+	sr_catalog_read(st, "dd", &c1, err);
+	opts_init(&o, "dd");
+	o.deadline = sr_now() - 1;
+	rc = sr_ckpt_save(st, &o, src, 3, &s, err);
+	is_int(rc, SR_CKPT_LATE, "a deadline in the past: SR_CKPT_LATE");
+	is_str(err, "checkpoint of dd missed its deadline after 0 B of 20.0 MiB; nothing committed",
+	    "its message");
+	opts_init(&o, "dd");
+	o.cancel = &cancel;
+	rc = sr_ckpt_save(st, &o, src, 3, &s, err);
+	is_int(rc, SR_CKPT_CANCELLED, "cancelled: SR_CKPT_CANCELLED");
+	is_str(err, "checkpoint of dd cancelled; nothing committed", "its message");
+	after = store_text("dd/LATEST");
+	is_str(after, before, "LATEST unchanged");
+	sr_catalog_read(st, "dd", &c2, err);
+	is_int(c2.n, c1.n, "no manifest written");
+	sr_catalog_free(&c1);
+	sr_catalog_free(&c2);
+	free(before);
+	free(after);
+	free(src);
+}
+
+/* ---- fallback past a corrupt or missing chunk ---- */
+
+/* Two checkpoints of job: 0 from src0, 1 from src1 (f changed). Returns
+ * the chunk of f in checkpoint 1 (the only new one), in *m. */
+static const struct sr_mchunk *
+two_checkpoints(const char *job, char **src0, char **src1, struct sr_manifest *m)
+{
+	char *a = sr_asprintf("%s-src0", job), *b = sr_asprintf("%s-src1", job);
+	struct sr_ckpt_stats s;
+	long i;
+
+	*src0 = newdir(a);
+	*src1 = newdir(b);
+	tu_write_noise(*src0, "f", MiB, 1);
+	tu_write(*src0, "g", "unchanged\n", 10);
+	tu_write_noise(*src1, "f", MiB, 2);
+	tu_write(*src1, "g", "unchanged\n", 10);
+	tu_mtime(*src1, "g", 1600000000, 0);
+	tu_mtime(*src0, "g", 1600000000, 0);
+	save(job, *src0, 0, &s);
+	save(job, *src1, 1, &s);
+	free(a);
+	free(b);
+	if (load(job, 1, m) != 0 || (i = sr_manifest_find(m, "f")) < 0)
+		return NULL;
+	return &m->entries[i].chunks[0];
+}
+
+static void
+test_corrupt(void)
+{
+	struct sr_manifest m;
+	const struct sr_mchunk *c;
+	struct sr_codec *codec = sr_codec_new(1);
+	struct sr_ckpt_stats r;
+	char *src0, *src1, *dst = tu_path(top, "co-dst"), *pf, *want, hex[65], got[65];
+	char err[SR_ERRMAX] = "";
+	uint8_t *cbuf, *rbuf, id[32], byte;
+	int fd;
+
+	c = two_checkpoints("co", &src0, &src1, &m);
+	ok(c != NULL, "corrupt: two checkpoints");
+	if (c == NULL)
+		return;
+	/* flip one byte in the middle of the chunk's frames, in the pack file */
+	pf = store_file(c->pack);
+	fd = open(pf, O_RDWR);
+	ok(fd >= 0 && pread(fd, &byte, 1, (off_t)(c->offset + c->clen / 2)) == 1, "read the byte");
+	byte ^= 0x40;
+	ok(pwrite(fd, &byte, 1, (off_t)(c->offset + c->clen / 2)) == 1, "flip it");
+	close(fd);
+	/* what the corrupt data hashes to, for the exact message */
+	cbuf = sr_malloc(c->clen);
+	rbuf = sr_malloc(c->rlen);
+	sr_store_read_range(st, c->pack, c->offset, c->clen, cbuf, err);
+	ok(sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0,
+	    "noise is stored raw: the flipped frame still decodes");
+	EVP_Digest(rbuf, c->rlen, id, NULL, EVP_sha256(), NULL);
+	sr_id_hex(c->id, hex);
+	sr_id_hex(id, got);
+	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": checksum mismatch (the data hashes to %s);"
+	    " falling back to checkpoint 0", hex, got);
+	tu_log_clear(&lg);
+	is_int(restore("co", dst, &r, err), 0, "restore succeeds %s", err);
+	is_int(r.seq, 0, "from checkpoint 0");
+	ok(tu_log_has(&lg, want), "the fallback is logged with the chunk, file and reason");
+	ok(same_tree(src0, dst), "the restored tree is checkpoint 0's");
+	free(want);
+	free(cbuf);
+	free(rbuf);
+	free(pf);
+	free(dst);
+	free(src0);
+	free(src1);
+	sr_manifest_free(&m);
+	sr_codec_free(codec);
+}
+
+static void
+test_missing_pack(void)
+{
+	struct sr_manifest m;
+	const struct sr_mchunk *c;
+	struct sr_ckpt_stats r, s;
+	char *src0, *src1, *dst = tu_path(top, "mi-dst"), *pf, *want, *want2, hex[65];
+	char err[SR_ERRMAX] = "";
+
+	c = two_checkpoints("mi", &src0, &src1, &m);
+	ok(c != NULL, "missing: two checkpoints");
+	if (c == NULL)
+		return;
+	pf = store_file(c->pack);
+	ok(unlink(pf) == 0, "delete checkpoint 1's pack");
+	sr_id_hex(c->id, hex);
+	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": pack %s is missing; falling back to"
+	    " checkpoint 0", hex, c->pack);
+	tu_log_clear(&lg);
+	is_int(restore("mi", dst, &r, err), 0, "restore succeeds %s", err);
+	is_int(r.seq, 0, "from checkpoint 0");
+	ok(tu_log_has(&lg, want), "the fallback names the missing pack");
+	ok(same_tree(src0, dst), "the restored tree is checkpoint 0's");
+	/* the next save does not reference chunks of the lost pack */
+	want2 = sr_asprintf("warning: pack %s of checkpoint 1 is missing: its chunks are stored again",
+	    c->pack);
+	tu_log_clear(&lg);
+	is_int(save("mi", src1, 2, &s), 0, "save after the loss");
+	ok(tu_log_has(&lg, want2), "the save says it stores those chunks again");
+	is_int(s.reused_chunks, 1, "only g is reused");
+	is_int(restore("mi", dst, &r, err), 0, "restore the new checkpoint %s", err);
+	is_int(r.seq, 2, "checkpoint 2");
+	ok(same_tree(src1, dst), "with f's new contents");
+	free(want);
+	free(want2);
+	free(pf);
+	free(dst);
+	free(src0);
+	free(src1);
+	sr_manifest_free(&m);
+}
+
+/* ---- no checkpoint; LATEST garbage; listing ---- */
+
+struct listing {
+	char text[512];
+};
+
+static int
+list_cb(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
+{
+	struct listing *l = arg;
+	size_t n = strlen(l->text);
+
+	snprintf(l->text + n, sizeof l->text - n, "%s%" PRIu64 ":%lld%s%s", n ? " " : "",
+	    ck->seq, ck->step, is_latest ? "*" : "", ck->problem ? "!" : "");
+	return 0;
+}
+
+static char *
+list_text(const char *job)
+{
+	struct listing l;
+	char err[SR_ERRMAX];
+
+	l.text[0] = '\0';
+	if (sr_ckpt_list(st, job, list_cb, &l, err) != 0)
+		return sr_strdup(err);
+	return sr_strdup(l.text);
+}
+
+static void
+test_list(void)
+{
+	char *src = newdir("ls-src"), *dst = tu_path(top, "ls-dst"), *t, *m2;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX] = "";
+	int rc;
+
+	rc = restore("nothing", dst, &s, err);
+	is_int(rc, SR_CKPT_NONE, "restore of a job without checkpoints: SR_CKPT_NONE");
+	is_str(err, "restore nothing: no checkpoint", "its message");
+	ok(access(dst, F_OK) == -1, "and the directory is not created");
+	t = list_text("nothing");
+	is_str(t, "", "no checkpoints listed");
+	free(t);
+
+	tu_write(src, "f", "one", 3);
+	save("ls", src, 10, &s);
+	tu_write(src, "f", "two", 3);
+	save("ls", src, 20, &s);
+	tu_write(src, "f", "three", 5);
+	save("ls", src, 30, &s);
+	t = list_text("ls");
+	is_str(t, "0:10 1:20 2:30*", "listed oldest first, the latest marked");
+	free(t);
+	/* a manifest above LATEST is a commit in flight: not listed */
+	m2 = store_text("ls/manifests/0000000002.json");
+	{
+		char *m3 = sr_strdup(m2), *p = strstr(m3, "\"seq\": 2");
+		p[7] = '3';
+		sr_store_put(st, "ls/manifests/0000000003.json", m3, strlen(m3), SR_PUT_CREATE, NULL,
+		    NULL, err);
+		free(m3);
+	}
+	t = list_text("ls");
+	is_str(t, "0:10 1:20 2:30*", "a manifest above LATEST is not listed");
+	free(t);
+	sr_store_put(st, "ls/manifests/0000000001.json", "{", 1, SR_PUT_OVERWRITE, NULL, NULL, err);
+	t = list_text("ls");
+	is_str(t, "0:10 1:-1! 2:30*", "an unreadable manifest is listed with its problem");
+	free(t);
+	sr_store_put(st, "ls/LATEST", "garbage", 7, SR_PUT_OVERWRITE, NULL, NULL, err);
+	t = list_text("ls");
+	is_str(t, "0:10 1:-1! 2:30 3:30*", "with LATEST garbage every manifest counts");
+	free(t);
+	tu_log_clear(&lg);
+	is_int(restore("ls", dst, &s, err), 0, "restore with LATEST garbage %s", err);
+	is_int(s.seq, 3, "uses the newest manifest");
+	ok(tu_log_has(&lg, "warning: ls/LATEST is not a checkpoint number; using the newest manifest"),
+	    "and says so");
+	free(m2);
+	free(src);
+	free(dst);
+}
+
+/* ---- gc and retention ---- */
+
+static int
+count_packs(const char *job)
+{
+	char *d = sr_asprintf("%s/%s/packs", storedir, job);
+	size_t n;
+	char **v = tu_names(d, &n);
+	int c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += strstr(v[i], ".tar") != NULL && strstr(v[i], "-dead") == NULL;
+	tu_names_free(v, n);
+	free(d);
+	return c;
+}
+
+/* Whether every pack the kept manifests reference exists, and no other. */
+static int
+packs_exactly_referenced(const char *job)
+{
+	struct sr_catalog c;
+	struct sr_manifest m;
+	char err[SR_ERRMAX], *d = sr_asprintf("%s/%s/packs", storedir, job);
+	char **names;
+	size_t n, i, e, k;
+	int okay = 1;
+
+	names = tu_names(d, &n);
+	sr_catalog_read(st, job, &c, err);
+	for (i = 0; i < n; i++) {
+		char *key = sr_asprintf("%s/packs/%s", job, names[i]);
+		int used = 0;
+		for (size_t j = 0; j < c.n && !used; j++) {
+			if (load(job, c.seqs[j], &m) != 0)
+				continue;
+			for (e = 0; e < m.nentries && !used; e++)
+				for (k = 0; k < m.entries[e].nchunks && !used; k++)
+					used = strcmp(m.entries[e].chunks[k].pack, key) == 0;
+			sr_manifest_free(&m);
+		}
+		if (!used && sr_ckpt_is_pack_key(job, key)) {
+			printf("# unreferenced pack %s\n", key);
+			okay = 0;
+		}
+		free(key);
+	}
+	for (size_t j = 0; j < c.n; j++) {
+		if (load(job, c.seqs[j], &m) != 0)
+			continue;
+		for (e = 0; e < m.nentries; e++)
+			for (k = 0; k < m.entries[e].nchunks; k++) {
+				char *f = store_file(m.entries[e].chunks[k].pack);
+				if (access(f, F_OK) != 0) {
+					printf("# missing pack %s\n", f);
+					okay = 0;
+				}
+				free(f);
+			}
+		sr_manifest_free(&m);
+	}
+	sr_catalog_free(&c);
+	tu_names_free(names, n);
+	free(d);
+	return okay;
+}
+
+static uint64_t
+du(const char *dir)
+{
+	size_t n, i;
+	char **v = tu_names(dir, &n);
+	uint64_t sum = 0;
+
+	for (i = 0; i < n; i++) {
+		char *p = tu_path(dir, v[i]);
+		struct stat sb;
+		if (lstat(p, &sb) == 0)
+			sum += S_ISDIR(sb.st_mode) ? du(p) : (uint64_t)sb.st_size;
+		free(p);
+	}
+	tu_names_free(v, n);
+	return sum;
+}
+
+static void
+test_gc(void)
+{
+	char *src = newdir("gc-src"), *dst = tu_path(top, "gc-dst"), *t, *jobdir;
+	struct sr_ckpt_stats s, r;
+	struct sr_ckpt_opts o;
+	char err[SR_ERRMAX] = "";
+	uint64_t freed = 0, before, after;
+	int i;
+
+	tu_write_noise(src, "shared", 2 * MiB, 50);
+	for (i = 0; i < 5; i++) {
+		tu_write_noise(src, "changing", MiB, 60 + (uint64_t)i);
+		save("gc", src, i, &s);
+	}
+	is_int(count_packs("gc"), 5, "5 checkpoints, 5 packs");
+	sr_store_put(st, "gc/packs/0000000099-dead.tar", "orphan", 6, SR_PUT_OVERWRITE, NULL, NULL, err);
+	sr_store_put(st, "gc/packs/notes.txt", "not a pack", 10, SR_PUT_OVERWRITE, NULL, NULL, err);
+	jobdir = tu_path(storedir, "gc");
+	before = du(jobdir);
+	is_int(sr_ckpt_gc(st, "gc", 2, &freed, err), 0, "gc keep 2 %s", err);
+	after = du(jobdir);
+	is_int(freed, before - after, "deleted bytes reported exactly (%" PRIu64 ")", freed);
+	t = list_text("gc");
+	is_str(t, "3:3 4:4*", "the newest 2 checkpoints are kept");
+	free(t);
+	is_int(count_packs("gc"), 3, "packs left: the shared one of checkpoint 0, and 3's and 4's");
+	ok(packs_exactly_referenced("gc"), "every kept reference resolves; no unreferenced pack");
+	t = store_text("gc/packs/notes.txt");
+	is_str(t, "not a pack", "an object that is not a pack is left alone");
+	free(t);
+	t = store_text("gc/packs/0000000099-dead.tar");
+	is_str(t, "", "an orphan pack is deleted");
+	free(t);
+	is_int(restore("gc", dst, &r, err), 0, "restore after gc %s", err);
+	ok(same_tree(src, dst), "checkpoint 4 intact");
+
+	/* retention on save */
+	tu_write_noise(src, "changing", MiB, 70);
+	opts_init(&o, "gc");
+	o.keep = 1;
+	tu_log_clear(&lg);
+	is_int(sr_ckpt_save(st, &o, src, 5, &s, err), 0, "save with keep = 1 %s", err);
+	t = list_text("gc");
+	is_str(t, "5:5*", "retention leaves one checkpoint");
+	free(t);
+	is_int(count_packs("gc"), 2, "and two packs: the shared one and the new one");
+	ok(packs_exactly_referenced("gc"), "no unreferenced pack after retention");
+	ok(lg.n == 1 && strncmp(lg.lines[0], "retention: kept 1 checkpoints, deleted ", 39) == 0,
+	    "retention is logged");
+	is_int(restore("gc", dst, &r, err), 0, "restore after retention %s", err);
+	ok(same_tree(src, dst), "checkpoint 5 intact");
+	free(jobdir);
+	free(src);
+	free(dst);
+}
+
+/* ---- crash at each fault point ---- */
+
+static void
+test_faults(void)
+{
+	const char *points[] = { "ckpt-pack", "ckpt-upload", "ckpt-manifest", "ckpt-pointer" };
+	char *src = newdir("fa-src"), *dst = tu_path(top, "fa-dst"), *f, *got, *t;
+	struct sr_ckpt_stats s, r;
+	char err[SR_ERRMAX] = "", text[64];
+	uint64_t committed = 0;
+	size_t i, glen;
+
+	tu_write(src, "f", "version 0", 9);
+	tu_write_noise(src, "noise", MiB, 1);
+	save("fa", src, 0, &s);
+	for (i = 0; i < SR_ARRAY_LEN(points); i++) {
+		pid_t pid;
+		int status = 0;
+		snprintf(text, sizeof text, "version %zu", i + 1);
+		tu_write(src, "f", text, strlen(text));
+		tu_write_noise(src, "noise", MiB, 10 + i);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			setenv("SPOTRUN_FAULT", points[i], 1);
+			save("fa", src, (long long)i + 1, &s);
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "save killed at %s", points[i]);
+		is_int(restore("fa", dst, &r, err), 0, "restore after the crash at %s %s", points[i], err);
+		is_int(r.seq, committed, "the last committed checkpoint is restored");
+		f = tu_path(dst, "f");
+		got = NULL;
+		sr_read_file(f, 100, &got, &glen, err);
+		is_str(got, "version 0", "with its contents");
+		free(got);
+		free(f);
+	}
+	/* the manifest left by the crash at ckpt-pointer is skipped over */
+	tu_write(src, "f", "version 9", 9);
+	is_int(save("fa", src, 9, &s), 0, "a save after the crashes %s", err);
+	is_int(s.seq, 2, "takes the seq after the orphan manifest");
+	t = list_text("fa");
+	is_str(t, "0:0 1:4 2:9*", "the orphan manifest counts as committed once LATEST passes it");
+	free(t);
+	is_int(restore("fa", dst, &r, err), 0, "restore %s", err);
+	ok(same_tree(src, dst), "the new checkpoint");
+	is_int(sr_ckpt_gc(st, "fa", 1, NULL, err), 0, "gc keep 1 %s", err);
+	ok(packs_exactly_referenced("fa"), "gc removes what the crashed saves uploaded");
+	is_int(count_packs("fa"), 1, "one pack left");
+	(void)committed;
+	free(src);
+	free(dst);
+}
+
+/* ---- 16 writers of one job at once ---- */
+
+#define NWRITERS 16
+
+static void
+test_race(void)
+{
+	char *srcs[NWRITERS], *dst = tu_path(top, "race-dst"), name[32], text[64];
+	pid_t pids[NWRITERS];
+	struct sr_catalog c;
+	char err[SR_ERRMAX] = "";
+	int i, bad = 0, seen[NWRITERS] = { 0 }, verified = 0;
+
+	for (i = 0; i < NWRITERS; i++) {
+		snprintf(name, sizeof name, "race-src%d", i);
+		srcs[i] = newdir(name);
+		snprintf(text, sizeof text, "writer %d", i);
+		tu_write(srcs[i], "f", text, strlen(text));
+		tu_write_noise(srcs[i], "noise", 64 * 1024, (uint64_t)i);
+	}
+	fflush(stdout);
+	for (i = 0; i < NWRITERS; i++) {
+		if ((pids[i] = fork()) == 0) {
+			struct sr_ckpt_opts o;
+			struct sr_ckpt_stats s;
+			char e[SR_ERRMAX];
+			int tries;
+			opts_init(&o, "race");
+			o.threads = 1;
+			o.log = NULL;
+			/* a lost race is an error the caller retries */
+			for (tries = 0; tries < 100; tries++) {
+				if (sr_ckpt_save(st, &o, srcs[i], i, &s, e) == 0)
+					_exit(0);
+				if (strstr(e, "was committed by another writer") == NULL) {
+					printf("# writer %d: %s\n", i, e);
+					_exit(1);
+				}
+			}
+			_exit(2);
+		}
+	}
+	for (i = 0; i < NWRITERS; i++) {
+		int status;
+		waitpid(pids[i], &status, 0);
+		bad += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	is_int(bad, 0, "16 concurrent writers all commit, retrying lost races");
+	sr_catalog_read(st, "race", &c, err);
+	is_int(c.n, NWRITERS, "one manifest per commit: exactly one writer won each seq");
+	ok(c.latest_state == SR_LATEST_OK && c.n > 0 && c.latest == c.seqs[c.n - 1],
+	    "LATEST points at the newest committed manifest");
+	/* every committed manifest restores its writer's tree: restore the
+	 * newest, then delete it and restore again */
+	for (i = 0; i < (int)c.n; i++) {
+		struct sr_ckpt_stats r;
+		char *key;
+		if (restore("race", dst, &r, err) != 0 || r.step < 0 || r.step >= NWRITERS) {
+			printf("# restore: %s\n", err);
+			break;
+		}
+		if (seen[r.step]++ == 0 && same_tree(srcs[r.step], dst))
+			verified++;
+		key = sr_ckpt_manifest_key("race", r.seq);
+		sr_store_delete(st, key, err);
+		free(key);
+	}
+	is_int(verified, NWRITERS, "each of the 16 checkpoints restores its writer's files");
+	is_int(restore("race", dst, NULL, err), -1, "with every manifest gone, restore fails");
+	is_str(err, "restore race: checkpoint 15: manifest race/manifests/0000000015.json is missing",
+	    "and says why");
+	sr_catalog_free(&c);
+	for (i = 0; i < NWRITERS; i++)
+		free(srcs[i]);
+	free(dst);
+}
+
+/* ---- memory: a save streams ---- */
+
+static void
+test_rss(void)
+{
+	char *src = newdir("rss-src");
+	struct rusage ru;
+	int status = 0, i;
+	pid_t pid;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	ok(1, "save of 256 MiB # SKIP under a sanitizer");
+	ok(1, "peak RSS # SKIP a sanitizer's shadow memory counts as RSS");
+	free(src);
+	return;
+#endif
+	for (i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "w%d", i);
+		tu_write_noise(src, name, 64 * MiB, 1000 + (uint64_t)i);
+	}
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		struct sr_ckpt_opts o;
+		struct sr_ckpt_stats s;
+		char e[SR_ERRMAX];
+		opts_init(&o, "rss");
+		o.chunk_size = 16 * MiB;
+		o.threads = 0;
+		o.log = NULL;
+		_exit(sr_ckpt_save(st, &o, src, 0, &s, e) == 0 ? 0 : 1);
+	}
+	memset(&ru, 0, sizeof ru);
+	wait4(pid, &status, 0, &ru);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "save of 256 MiB in 16 MiB chunks");
+	ok(ru.ru_maxrss < 160 * 1024, "peak RSS %ld MiB < 160 MiB", ru.ru_maxrss / 1024);
+	tu_rmtree(src);
+	free(src);
+}
+
+int
+main(void)
+{
+	char err[SR_ERRMAX], *url;
+
+	top = tu_tmpdir("t-ckpt");
+	storedir = tu_path(top, "store");
+	url = sr_asprintf("file://%s", storedir);
+	if (mkdir(storedir, 0755) == -1 || sr_store_open(url, &st, err) != 0) {
+		printf("Bail out! open store %s: %s\n", url, err);
+		return 1;
+	}
+	test_roundtrip();
+	test_pack_format();
+	test_dedupe();
+	test_pack_rotation();
+	test_deadline();
+	test_corrupt();
+	test_missing_pack();
+	test_list();
+	test_gc();
+	test_faults();
+	test_race();
+	test_rss();
+	sr_store_close(st);
+	if (getenv("TU_KEEP") == NULL)
+		tu_rmtree(top);
+	else
+		printf("# kept %s\n", top);
+	tu_log_clear(&lg);
+	free(lg.lines);
+	free(url);
+	free(storedir);
+	free(top);
+	return tap_done();
+}

@@ -1,0 +1,872 @@
+/*
+ * t-jobspec.c: the job file parser and validator (runner/jobspec.c).
+ *
+ *  - bad input: a table of job files (inline text, or files in
+ *    tests/jobspec/) and the exact error lines `spotrun check` prints for
+ *    them, line numbers included; files with many errors must report all;
+ *  - good input: the parsed values of tests/jobspec/good-*.ini (units,
+ *    lists, ranges, defaults, argv splitting, shell = yes);
+ *  - robustness: thousands of seeded random mutations of a good file never
+ *    crash the parser and always give a struct or at least one error.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobspec-int.h"
+#include "util.h"
+#include "tap.h"
+
+#ifndef SR_TOP_SRCDIR
+#define SR_TOP_SRCDIR "."
+#endif
+
+/* The smallest valid [job]: bad cases add their lines after it (line 4 on). */
+#define JOB "[job]\nname = t\ncommand = true\n"
+#define SECTIONS "[job], [env], [resources], [checkpoint], [provider], [retry], [sweep]"
+#define CKPT_KEYS "mode, interval, keep, store, local_dir, signal, write_timeout, " \
+	"chunk_size, level, margin"
+#define DUR "use a number with a unit s, m, h"
+
+struct bad_case {
+	const char *text;	/* the job file; NULL: file is a path under tests/jobspec */
+	const char *file;
+	const char *want;	/* exactly what is printed, every line */
+};
+
+static const struct bad_case bad_cases[] = {
+	/* Sections */
+	{ JOB "[foo]\nx = 1\n", NULL,
+	  "job.ini:4: unknown section [foo]; valid sections: " SECTIONS "\n" },
+	{ JOB "[checkpoints]\ninterval = 5m\n", NULL,
+	  "job.ini:4: unknown section [checkpoints]; did you mean [checkpoint]? Valid sections: "
+	  SECTIONS "\n" },
+	{ "[Job]\nname = t\ncommand = true\n", NULL,
+	  "job.ini:1: unknown section [Job]; did you mean [job]? Valid sections: " SECTIONS "\n"
+	  "job.ini: missing required key 'name' in [job]; add e.g. name = llama-lora\n"
+	  "job.ini: missing required key 'command' in [job]; add e.g. command = python3 train.py\n" },
+	{ JOB "[retry\nmax_restarts = 2\n", NULL,
+	  "job.ini:4: section header [retry has no closing ']'\n" },
+	{ JOB "[retry] max_restarts = 2\n", NULL,
+	  "job.ini:4: text after the section header: max_restarts = 2; put comments after ';'\n" },
+	{ JOB "[]\n", NULL,
+	  "job.ini:4: empty section name []; valid sections: " SECTIONS "\n" },
+	/* Keys */
+	{ JOB "[checkpoint]\nintervall = 5m\n", NULL,
+	  "job.ini:5: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? "
+	  "Valid keys: " CKPT_KEYS "\n" },
+	{ JOB "[checkpoint]\nInterval = 5m\n", NULL,
+	  "job.ini:5: unknown key 'Interval' in [checkpoint]; did you mean 'interval'? "
+	  "Valid keys: " CKPT_KEYS "\n" },
+	{ JOB "[retry]\nattempts = 3\n", NULL,
+	  "job.ini:5: unknown key 'attempts' in [retry]; valid keys: max_restarts, "
+	  "on_exit_codes, backoff, backoff_max\n" },
+	{ JOB "gpus = 8\n", NULL,
+	  "job.ini:4: unknown key 'gpus' in [job]; gpus belongs in [resources]\n" },
+	{ "name = t\n[job]\nname = t\ncommand = true\n", NULL,
+	  "job.ini:1: key 'name' is outside any section; put it under [job]\n" },
+	{ "colour = blue\n" JOB, NULL,
+	  "job.ini:1: key 'colour' is outside any section; put keys under a section header "
+	  "such as [job]\n" },
+	{ JOB "this is not a setting\n", NULL,
+	  "job.ini:4: expected key = value or [section]: this is not a setting\n" },
+	{ JOB "    --epochs 3\n", NULL,
+	  "job.ini:4: expected key = value: --epochs 3 (a value cannot continue on an indented "
+	  "line; put it on one line)\n" },
+	{ JOB "= 5\n", NULL,
+	  "job.ini:4: no key name before '='; write key = value\n" },
+	{ JOB "name = u\n", NULL,
+	  "job.ini:4: duplicate key 'name' in [job] (first set on line 2); keep one\n" },
+	{ "[job]\ncommand = true\n", NULL,
+	  "job.ini: missing required key 'name' in [job]; add e.g. name = llama-lora\n" },
+	{ "[job]\nname = t\n", NULL,
+	  "job.ini: missing required key 'command' in [job]; add e.g. command = python3 train.py\n" },
+	{ "", NULL,
+	  "job.ini: missing required key 'name' in [job]; add e.g. name = llama-lora\n"
+	  "job.ini: missing required key 'command' in [job]; add e.g. command = python3 train.py\n" },
+	/* [job] values */
+	{ "[job]\nname = -t\ncommand = true\n", NULL,
+	  "job.ini:2: name = -t: not a valid job name; use 1-64 letters, digits, '.', '_' or '-', "
+	  "starting with a letter or digit (e.g. llama-lora)\n" },
+	{ "[job]\nname = a2345678901234567890123456789012345678901234567890123456789012345\n"
+	  "command = true\n", NULL,
+	  "job.ini:2: name = a23456789012345678901234567890123456789012345678...: not a valid job "
+	  "name; use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
+	  "(e.g. llama-lora)\n" },
+	{ "[job]\nname =\ncommand = true\n", NULL,
+	  "job.ini:2: name has no value; use 1-64 letters, digits, '.', '_' or '-', starting with "
+	  "a letter or digit (e.g. llama-lora)\n" },
+	{ "[job]\nname = t\ncommand = python3 \"train.py --out /x\n", NULL,
+	  "job.ini:3: command: unterminated double quote at character 9; close it, or write \\\" "
+	  "for a literal quote\n" },
+	{ "[job]\nname = t\ncommand = echo 'it\n", NULL,
+	  "job.ini:3: command: unterminated single quote at character 6; close it, or write \\' "
+	  "for a literal quote\n" },
+	{ "[job]\nname = t\ncommand = run \\\n", NULL,
+	  "job.ini:3: command: ends with a backslash; remove it, or write \\\\ for a literal "
+	  "backslash\n" },
+	{ "[job]\ncommand = train --out $SPOTRUN_CKPT_DIR\nname = t\n", NULL,
+	  "job.ini:2: command: $SPOTRUN_CKPT_DIR is not expanded without a shell; set shell = yes, "
+	  "or write '$SPOTRUN_CKPT_DIR' to pass it literally\n" },
+	{ "[job]\nname = t\ncommand = python3 train.py > log\n", NULL,
+	  "job.ini:3: command: '>' at character 18 means something only to a shell, and none runs "
+	  "this command; set shell = yes, or quote it\n" },
+	{ "[job]\nname = t\ncommand = '' x\n", NULL,
+	  "job.ini:3: command = '' x: the program name is empty; give the program and its "
+	  "arguments (e.g. python3 train.py --epochs 3)\n" },
+	{ "[job]\nname = t\nshell = yes\ncommand = cd data ; ./run\n", NULL,
+	  "job.ini:4: command = cd data: a ';' after a blank starts a comment in a job file, so "
+	  "the shell would get only this; put no blank before ';' (e.g. cd data; ./run), or put "
+	  "the comment on a line of its own\n" },
+	{ "[job]\nname = t\ncommand = echo \"a ; b\"\n", NULL,
+	  "job.ini:3: command: unterminated double quote at character 6; close it, or write \\\" "
+	  "for a literal quote (note: a ';' after a blank starts a comment, which cut this line; "
+	  "write \\; or ';' for a literal semicolon)\n" },
+	{ JOB "shell = maybe\n", NULL,
+	  "job.ini:4: shell = maybe: not a yes/no value; use yes or no (or true/false, on/off, "
+	  "1/0)\n" },
+	{ JOB "workdir = ~/runs\n", NULL,
+	  "job.ini:4: workdir = ~/runs: ~ is not expanded; give an absolute path or one relative "
+	  "to the job file\n" },
+	/* [env] */
+	{ JOB "[env]\n1FOO = x\n", NULL,
+	  "job.ini:5: [env] 1FOO: not a valid variable name; use letters, digits and _, not "
+	  "starting with a digit (e.g. DATA_DIR)\n" },
+	{ JOB "[env]\nSPOTRUN_CKPT_DIR = /x\n", NULL,
+	  "job.ini:5: [env] SPOTRUN_CKPT_DIR: names starting with SPOTRUN_ are reserved for "
+	  "spotrun's own variables; rename it\n" },
+	{ JOB "[env]\nA = 1\nB = 2\nA = 3\n", NULL,
+	  "job.ini:7: duplicate key 'A' in [env] (first set on line 5); keep one\n" },
+	/* [resources] */
+	{ JOB "[resources]\ngpus = eight\n", NULL,
+	  "job.ini:5: gpus = eight: not a GPU count; use a number from 0 to 64 or a range MIN-MAX "
+	  "(e.g. 8 or 1-8)\n" },
+	{ JOB "[resources]\ngpus = 128\n", NULL,
+	  "job.ini:5: gpus = 128: too many; at most 64 GPUs\n" },
+	{ JOB "[resources]\ngpus = 1-65\n", NULL,
+	  "job.ini:5: gpus = 1-65: too many; at most 64 GPUs\n" },
+	{ JOB "[resources]\ngpus = 8-1\n", NULL,
+	  "job.ini:5: gpus = 8-1: the range is reversed; write MIN-MAX (e.g. 1-8)\n" },
+	{ JOB "[resources]\ngpus = 1-\n", NULL,
+	  "job.ini:5: gpus = 1-: not a GPU count; use a number from 0 to 64 or a range MIN-MAX "
+	  "(e.g. 8 or 1-8)\n" },
+	{ JOB "[resources]\ngpu_type =\n", NULL,
+	  "job.ini:5: gpu_type has no value; give a GPU model (e.g. H100), or remove the line\n" },
+	/* [checkpoint] */
+	{ JOB "[checkpoint]\nmode = library\n", NULL,
+	  "job.ini:5: mode = library is not supported yet; use directory\n" },
+	{ JOB "[checkpoint]\nmode = transparent\n", NULL,
+	  "job.ini:5: mode = transparent is not supported yet; use directory\n" },
+	{ JOB "[checkpoint]\nmode = files\n", NULL,
+	  "job.ini:5: mode = files: not a checkpoint mode; use directory, library or transparent "
+	  "(e.g. directory)\n" },
+	{ JOB "[checkpoint]\ninterval = 20 minutes\n", NULL,
+	  "job.ini:5: interval = 20 minutes: not a duration; " DUR " (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\ninterval = 20\n", NULL,
+	  "job.ini:5: interval = 20: not a duration; " DUR " (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\ninterval = 30m1h\n", NULL,
+	  "job.ini:5: interval = 30m1h: not a duration; " DUR " (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\ninterval = 500ms\n", NULL,
+	  "job.ini:5: interval = 500ms: out of range; use 0 (off) or from 1s to 365d (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\ninterval = 400d\n", NULL,
+	  "job.ini:5: interval = 400d: out of range; use 0 (off) or from 1s to 365d (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\ninterval =\n", NULL,
+	  "job.ini:5: interval has no value; " DUR " (e.g. 20m)\n" },
+	{ JOB "[checkpoint]\nkeep = 0\n", NULL,
+	  "job.ini:5: keep = 0: out of range; use a whole number >= 1 (e.g. 3)\n" },
+	{ JOB "[checkpoint]\nkeep = three\n", NULL,
+	  "job.ini:5: keep = three: not a whole number; use a whole number >= 1 (e.g. 3)\n" },
+	{ JOB "[checkpoint]\nkeep = 99999999999999999999999\n", NULL,
+	  "job.ini:5: keep = 99999999999999999999999: out of range; use a whole number >= 1 "
+	  "(e.g. 3)\n" },
+	{ JOB "[checkpoint]\nstore = s3://bucket/runs\n", NULL,
+	  "job.ini:5: store = s3://bucket/runs: s3:// stores are not supported yet; "
+	  "use file:///path\n" },
+	{ JOB "[checkpoint]\nstore = az://acct/c/p\n", NULL,
+	  "job.ini:5: store = az://acct/c/p: az:// stores are not supported yet; use file:///path\n" },
+	{ JOB "[checkpoint]\nstore = gs://\n", NULL,
+	  "job.ini:5: store = gs://: no bucket after gs://; use gs://NAME/prefix\n" },
+	{ JOB "[checkpoint]\nstore = runs/here\n", NULL,
+	  "job.ini:5: store = runs/here: not a store URL; use file:///absolute/path (or an absolute "
+	  "path), s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix "
+	  "(e.g. file:///srv/spotrun)\n" },
+	{ JOB "[checkpoint]\nstore = http://example.com/x\n", NULL,
+	  "job.ini:5: store = http://example.com/x: not a store URL; use file:///absolute/path (or "
+	  "an absolute path), s3://bucket/prefix, gs://bucket/prefix or "
+	  "az://account/container/prefix (e.g. file:///srv/spotrun)\n" },
+	{ JOB "[checkpoint]\nstore = file://host/x\n", NULL,
+	  "job.ini:5: store = file://host/x: a file URL takes an absolute path and no host; "
+	  "use file:///absolute/path (e.g. file:///srv/spotrun)\n" },
+	{ JOB "[checkpoint]\nsignal = KILL\n", NULL,
+	  "job.ini:5: signal = KILL: cannot be caught, so the job could not checkpoint; use USR1, "
+	  "USR2, HUP, INT, QUIT, TERM, ALRM, WINCH or none (e.g. USR1)\n" },
+	{ JOB "[checkpoint]\nsignal = 10\n", NULL,
+	  "job.ini:5: signal = 10: not a signal the job can catch; use USR1, USR2, HUP, INT, QUIT, "
+	  "TERM, ALRM, WINCH or none (e.g. USR1)\n" },
+	{ JOB "[checkpoint]\nwrite_timeout = 0\n", NULL,
+	  "job.ini:5: write_timeout = 0: out of range; use from 1s to 365d (e.g. 10m)\n" },
+	{ JOB "[checkpoint]\nchunk_size = 512KiB\n", NULL,
+	  "job.ini:5: chunk_size = 512KiB: out of range; use a size from 1MiB to 256MiB "
+	  "(e.g. 16MiB)\n" },
+	{ JOB "[checkpoint]\nchunk_size = 16 megs\n", NULL,
+	  "job.ini:5: chunk_size = 16 megs: not a size; use a number with a unit KiB, MiB or GiB "
+	  "(e.g. 64MiB)\n" },
+	{ JOB "[checkpoint]\nchunk_size = 16M\n", NULL,
+	  "job.ini:5: chunk_size = 16M: not a size; use a number with a unit KiB, MiB or GiB "
+	  "(e.g. 64MiB)\n" },
+	{ JOB "[checkpoint]\nlevel = 20\n", NULL,
+	  "job.ini:5: level = 20: out of range; use a whole number from 1 to 19 (e.g. 1)\n" },
+	{ JOB "[checkpoint]\nmargin = -5s\n", NULL,
+	  "job.ini:5: margin = -5s: not a duration; " DUR " (e.g. 5s)\n" },
+	/* [provider] */
+	{ JOB "[provider]\nname = aws\n", NULL,
+	  "job.ini:5: provider aws is not supported yet; use auto, local or signal\n" },
+	{ JOB "[provider]\nname = kubernetes\n", NULL,
+	  "job.ini:5: name = kubernetes: not a provider; use auto, local or signal (e.g. auto)\n" },
+	{ JOB "[provider]\nwindow = 1\n", NULL,
+	  "job.ini:5: window = 1: not a duration; " DUR " (e.g. 30s)\n" },
+	{ JOB "[provider]\nseed = -1\n", NULL,
+	  "job.ini:5: seed = -1: not a whole number; use a whole number from 0 to "
+	  "18446744073709551615 (e.g. 1)\n" },
+	{ JOB "[provider]\nseed = 18446744073709551616\n", NULL,
+	  "job.ini:5: seed = 18446744073709551616: out of range; use a whole number from 0 to "
+	  "18446744073709551615 (e.g. 1)\n" },
+	{ JOB "[provider]\ntrace_scale = 0\n", NULL,
+	  "job.ini:5: trace_scale = 0: not a positive number; use a number greater than 0 "
+	  "(e.g. 60 or 0.5)\n" },
+	{ JOB "[provider]\ntrace_scale = inf\n", NULL,
+	  "job.ini:5: trace_scale = inf: not a positive number; use a number greater than 0 "
+	  "(e.g. 60 or 0.5)\n" },
+	{ JOB "[provider]\npreemptions = -2\n", NULL,
+	  "job.ini:5: preemptions = -2: out of range; use a whole number >= 0, or unlimited "
+	  "(e.g. 3)\n" },
+	{ JOB "[provider]\npreemptions = many\n", NULL,
+	  "job.ini:5: preemptions = many: not a count; use a whole number >= 0, or unlimited "
+	  "(e.g. 3)\n" },
+	{ JOB "[provider]\nnotice_file =\n", NULL,
+	  "job.ini:5: notice_file has no value; give a file, absolute or relative to the job file "
+	  "(e.g. /tmp/preempt-now)\n" },
+	/* [retry] */
+	{ JOB "[retry]\nmax_restarts = -1\n", NULL,
+	  "job.ini:5: max_restarts = -1: out of range; use a whole number >= 0 (e.g. 10)\n" },
+	{ JOB "[retry]\non_exit_codes = 1, 0\n", NULL,
+	  "job.ini:5: on_exit_codes = 1, 0: 0 is out of range; use a comma-separated list of exit "
+	  "codes from 1 to 255 (e.g. 1, 137)\n" },
+	{ JOB "[retry]\non_exit_codes = 1,,2\n", NULL,
+	  "job.ini:5: on_exit_codes = 1,,2: an item is empty; use a comma-separated list of exit "
+	  "codes from 1 to 255 (e.g. 1, 137)\n" },
+	{ JOB "[retry]\non_exit_codes = 1, segv\n", NULL,
+	  "job.ini:5: on_exit_codes = 1, segv: segv is not an exit code; use a comma-separated "
+	  "list of exit codes from 1 to 255 (e.g. 1, 137)\n" },
+	{ JOB "[retry]\non_exit_codes = 137, 1, 137\n", NULL,
+	  "job.ini:5: on_exit_codes = 137, 1, 137: 137 is listed twice\n" },
+	{ JOB "[retry]\nbackoff = 10m\n", NULL,
+	  "job.ini:5: backoff = 10m is longer than backoff_max (5m, the default); lower backoff "
+	  "or set backoff_max\n" },
+	{ JOB "[retry]\nbackoff_max = 100ms\n", NULL,
+	  "job.ini:5: backoff_max = 100ms is shorter than backoff = 1s (the default); make "
+	  "backoff_max at least backoff\n" },
+	{ JOB "[retry]\nbackoff_max = 1m\nbackoff = 2m\n", NULL,
+	  "job.ini:5: backoff_max = 1m is shorter than backoff = 2m; make backoff_max at least "
+	  "backoff\n" },
+	/* [sweep] */
+	{ JOB "[sweep]\nlr =\n", NULL,
+	  "job.ini:5: lr has no values; list them separated by commas (e.g. 1e-4, 3e-4) or give "
+	  "a range (e.g. 1..3)\n" },
+	{ JOB "[sweep]\nlr = 1e-4, , 1e-3\n", NULL,
+	  "job.ini:5: lr = 1e-4, , 1e-3: an item is empty; list values separated by commas "
+	  "(e.g. 1e-4, 3e-4)\n" },
+	{ JOB "[sweep]\nseed = 3..1\n", NULL,
+	  "job.ini:5: seed = 3..1: the range 3..1 is reversed; write LOW..HIGH (e.g. 1..3)\n" },
+	{ JOB "[sweep]\nseed = 1..x\n", NULL,
+	  "job.ini:5: seed = 1..x: 1..x is not an integer range; write LOW..HIGH with whole numbers "
+	  "(e.g. 1..3), or list the values\n" },
+	{ JOB "[sweep]\nseed = 1..20000\n", NULL,
+	  "job.ini:5: seed = 1..20000: too many values; at most 10000 per parameter\n" },
+	{ JOB "[sweep]\nlearning-rate = 1\n", NULL,
+	  "job.ini:5: [sweep] learning-rate: not a valid parameter name; use letters, digits and "
+	  "_, not starting with a digit (e.g. lr)\n" },
+	{ JOB "[sweep]\nlr = 1\nlr = 2\n", NULL,
+	  "job.ini:6: duplicate key 'lr' in [sweep] (first set on line 5); keep one\n" },
+	{ JOB "[sweep]\na = 1..100\nb = 1..100\nc = 1..100\n", NULL,
+	  "job.ini:5: the sweep has more than 100000 points; split it into several job files\n" },
+	/* Whole files */
+	{ NULL, "bad-multi.ini",
+	  "bad-multi.ini:4: name = bad name: not a valid job name; use 1-64 letters, digits, '.', "
+	  "'_' or '-', starting with a letter or digit (e.g. llama-lora)\n"
+	  "bad-multi.ini:5: shell = perhaps: not a yes/no value; use yes or no (or true/false, "
+	  "on/off, 1/0)\n"
+	  "bad-multi.ini:8: [env] 2FAST: not a valid variable name; use letters, digits and _, "
+	  "not starting with a digit (e.g. DATA_DIR)\n"
+	  "bad-multi.ini:9: [env] SPOTRUN_JOB: names starting with SPOTRUN_ are reserved for "
+	  "spotrun's own variables; rename it\n"
+	  "bad-multi.ini:12: gpus = 9-2: the range is reversed; write MIN-MAX (e.g. 2-9)\n"
+	  "bad-multi.ini:15: mode = library is not supported yet; use directory\n"
+	  "bad-multi.ini:16: interval = 20 minutes: not a duration; " DUR " (e.g. 20m)\n"
+	  "bad-multi.ini:17: keep = 0: out of range; use a whole number >= 1 (e.g. 3)\n"
+	  "bad-multi.ini:18: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? "
+	  "Valid keys: " CKPT_KEYS "\n"
+	  "bad-multi.ini:19: store = s3://bucket/runs: s3:// stores are not supported yet; "
+	  "use file:///path\n"
+	  "bad-multi.ini:20: chunk_size = 1GiB: out of range; use a size from 1MiB to 256MiB "
+	  "(e.g. 16MiB)\n"
+	  "bad-multi.ini:23: provider aws is not supported yet; use auto, local or signal\n"
+	  "bad-multi.ini:24: seed = -3: not a whole number; use a whole number from 0 to "
+	  "18446744073709551615 (e.g. 1)\n"
+	  "bad-multi.ini:27: on_exit_codes = 1, 300: 300 is out of range; use a comma-separated "
+	  "list of exit codes from 1 to 255 (e.g. 1, 137)\n"
+	  "bad-multi.ini:28: backoff = 10m is longer than backoff_max (5m, the default); lower "
+	  "backoff or set backoff_max\n"
+	  "bad-multi.ini:31: lr = 1e-4,, 1e-3: an item is empty; list values separated by commas "
+	  "(e.g. 1e-4, 3e-4)\n"
+	  "bad-multi.ini:32: seed = 5..1: the range 5..1 is reversed; write LOW..HIGH "
+	  "(e.g. 1..5)\n"
+	  "bad-multi.ini:34: unknown section [extra]; valid sections: " SECTIONS "\n"
+	  "bad-multi.ini: missing required key 'command' in [job]; add e.g. "
+	  "command = python3 train.py\n" },
+	{ NULL, "bad-syntax.ini",
+	  "bad-syntax.ini:2: key 'stray' is outside any section; put keys under a section header "
+	  "such as [job]\n"
+	  "bad-syntax.ini:3: section header [job has no closing ']'\n"
+	  "bad-syntax.ini:6: expected key = value or [section]: this line has no equals sign\n"
+	  "bad-syntax.ini:8: expected key = value: --epochs 3 (a value cannot continue on an "
+	  "indented line; put it on one line)\n"
+	  "bad-syntax.ini:9: no key name before '='; write key = value\n"
+	  "bad-syntax.ini:10: text after the section header: trailing; put comments after ';'\n"
+	  "bad-syntax.ini:12: empty section name []; valid sections: " SECTIONS "\n"
+	  "bad-syntax.ini:16: duplicate key 'max_restarts' in [retry] (first set on line 15); "
+	  "keep one\n" },
+};
+
+static char tmpdir[] = "/tmp/t-jobspec.XXXXXX";
+static char datadir[PATH_MAX];
+
+static void
+write_text(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL || fwrite(text, 1, len, f) != len || fclose(f) != 0)
+		sr_fatal("write %s", path);
+}
+
+static void
+write_str(const char *path, const char *text)
+{
+	write_text(path, text, strlen(text));
+}
+
+/* Load path; *printed gets exactly what `spotrun check` would print. */
+static int
+load(const char *path, struct sr_jobspec **js, char **printed)
+{
+	struct sr_jobspec_errors errs = { NULL, 0 };
+	size_t len;
+	FILE *mem = open_memstream(printed, &len);
+	int r;
+
+	r = sr_jobspec_load(path, js, &errs);
+	sr_jobspec_errors_print(path, &errs, mem);
+	fclose(mem);
+	if (r == 0 && errs.n != 0)
+		tap_diag("load %s: returned 0 with %zu errors", path, errs.n);
+	sr_jobspec_errors_free(&errs);
+	return r;
+}
+
+static void
+test_bad(void)
+{
+	struct sr_jobspec *js;
+	char *printed, label[60];
+	size_t i;
+	int r;
+
+	for (i = 0; i < SR_ARRAY_LEN(bad_cases); i++) {
+		const struct bad_case *c = &bad_cases[i];
+
+		if (c->text != NULL) {
+			write_str("job.ini", c->text);
+			r = load("job.ini", &js, &printed);
+			snprintf(label, sizeof label, "bad case %zu", i + 1);
+		} else {
+			if (chdir(datadir) == -1)
+				sr_fatal("chdir %s", datadir);
+			r = load(c->file, &js, &printed);
+			if (chdir(tmpdir) == -1)
+				sr_fatal("chdir %s", tmpdir);
+			snprintf(label, sizeof label, "%s", c->file);
+		}
+		ok(r == -1 && js == NULL, "%s: rejected", label);
+		is_str(printed, c->want, "%s: exact messages", label);
+		free(printed);
+	}
+}
+
+/* Inputs a text table cannot hold: NUL bytes, huge lines, no file. */
+static void
+test_bad_special(void)
+{
+	struct sr_jobspec *js;
+	char *printed, *big, want[300];
+	size_t n;
+
+	write_text("job.ini", JOB "gpu\0_type = x\n", sizeof JOB - 1 + 14);
+	ok(load("job.ini", &js, &printed) == -1, "NUL byte: rejected");
+	is_str(printed, "job.ini:4: the line contains a NUL byte; a job file is text\n",
+	    "NUL byte: exact message");
+	free(printed);
+
+	n = 70000;
+	big = sr_malloc(sizeof JOB + n + 40);
+	memcpy(big, JOB "[env]\nX = ", sizeof JOB - 1 + 10);
+	memset(big + sizeof JOB - 1 + 10, 'x', n);
+	memcpy(big + sizeof JOB - 1 + 10 + n, "\nY = 1\nY = 2\n", 13);
+	write_text("job.ini", big, sizeof JOB - 1 + 10 + n + 13);
+	ok(load("job.ini", &js, &printed) == -1, "70000-character line: rejected");
+	is_str(printed, "job.ini:5: the line is longer than 65536 characters\n"
+	    "job.ini:7: duplicate key 'Y' in [env] (first set on line 6); keep one\n",
+	    "70000-character line: exact message, and the lines after it are counted right");
+	free(printed);
+
+	/* Just under the limit: accepted whole. */
+	n = 65536 - 4;
+	memcpy(big, JOB "[env]\nX = ", sizeof JOB - 1 + 10);
+	memset(big + sizeof JOB - 1 + 10, 'y', n);
+	memcpy(big + sizeof JOB - 1 + 10 + n, "\n", 1);
+	write_text("job.ini", big, sizeof JOB - 1 + 10 + n + 1);
+	if (ok(load("job.ini", &js, &printed) == 0, "65536-character line: accepted")) {
+		ok(strlen(js->env[0]) == 2 + n && js->env[0][2 + n - 1] == 'y',
+		    "65536-character line: the whole value is kept");
+		sr_jobspec_free(js);
+	}
+	free(printed);
+	free(big);
+
+	/* A file of more than 1 MiB. */
+	big = sr_calloc(1, 1024 * 1024 + 1);
+	memset(big, '\n', 1024 * 1024 + 1);
+	write_text("big.ini", big, 1024 * 1024 + 1);
+	ok(load("big.ini", &js, &printed) == -1, "file over 1 MiB: rejected");
+	is_str(printed, "big.ini: larger than 1048576 bytes; a job file is a short text file\n",
+	    "file over 1 MiB: exact message");
+	free(printed);
+	free(big);
+
+	ok(load("missing.ini", &js, &printed) == -1, "missing file: rejected");
+	is_str(printed, "missing.ini: cannot open: No such file or directory\n",
+	    "missing file: exact message");
+	free(printed);
+
+	ok(load(".", &js, &printed) == -1, "directory: rejected");
+	is_str(printed, ".: cannot read: Is a directory\n", "directory: exact message");
+	free(printed);
+
+	if (geteuid() != 0) {
+		write_str("secret.ini", JOB);
+		chmod("secret.ini", 0);
+		ok(load("secret.ini", &js, &printed) == -1, "unreadable file: rejected");
+		is_str(printed, "secret.ini: cannot open: Permission denied\n",
+		    "unreadable file: exact message");
+		free(printed);
+	} else {
+		ok(1, "# SKIP unreadable file: running as root");
+		ok(1, "# SKIP unreadable file: running as root");
+	}
+
+	/* More than 100 errors: the first 99, then a count of the rest. */
+	big = sr_malloc(300 * 8 + 1);
+	big[0] = '\0';
+	for (n = 0; n < 300; n++)
+		strcat(big, "[nope]\n");
+	write_str("job.ini", big);
+	ok(load("job.ini", &js, &printed) == -1, "300 errors: rejected");
+	snprintf(want, sizeof want, "job.ini:99: unknown section [nope]; valid sections: "
+	    SECTIONS "\njob.ini: too many errors (203 more not shown); fix these first\n");
+	n = strlen(printed) >= strlen(want) ? strlen(printed) - strlen(want) : 0;
+	is_str(printed + n, want, "300 errors: capped at 100 lines, ending with the count");
+	n = 0;
+	for (char *s = printed; (s = strchr(s, '\n')) != NULL; s++)
+		n++;
+	is_int(n, 100, "300 errors: 100 lines printed");
+	free(printed);
+	free(big);
+}
+
+static struct sr_jobspec *
+load_good(const char *path)
+{
+	struct sr_jobspec *js = NULL;
+	char *printed;
+
+	if (!ok(load(path, &js, &printed) == 0 && js != NULL, "%s: accepted", path))
+		tap_diag("%s", printed);
+	free(printed);
+	return js;
+}
+
+static void
+test_good_full(void)
+{
+	struct sr_jobspec *js;
+	char want[PATH_MAX + 100];
+	static const char *const argv[] = {
+		"python3", "train.py", "--data", "/data/my set", "--tag", "a b", "--esc", "a b",
+		"--quote", "say \"hi\"", "", NULL
+	};
+	size_t i;
+
+	if (chdir(datadir) == -1)
+		sr_fatal("chdir %s", datadir);
+	js = load_good("good-full.ini");
+	if (chdir(tmpdir) == -1)
+		sr_fatal("chdir %s", tmpdir);
+	if (js == NULL)
+		return;
+	is_str(js->path, "good-full.ini", "path as given");
+	is_str(js->dir, datadir, "dir: the job file's absolute directory");
+	is_str(js->name, "full_job-1.0", "name");
+	is_str(js->command, "python3 train.py --data \"/data/my set\" --tag 'a b' --esc a\\ b "
+	    "--quote \"say \\\"hi\\\"\" ''", "command: as written");
+	for (i = 0; argv[i] != NULL && js->argv[i] != NULL; i++)
+		is_str(js->argv[i], argv[i], "argv[%zu]", i);
+	ok(argv[i] == NULL && js->argv[i] == NULL, "argv: %zu words, NULL-terminated", i);
+	is_int(js->shell, 0, "shell = off");
+	snprintf(want, sizeof want, "%s/sub/deeper", datadir);
+	is_str(js->workdir, want, "workdir: relative to the job file, tidied");
+	is_str(js->env[0], "DATA_DIR=/data", "env[0]");
+	is_str(js->env[1], "EMPTY=", "env[1]: empty value");
+	is_str(js->env[2], "_UNDER=a = b", "env[2]: '=' in the value, inline comment dropped");
+	ok(js->env[3] == NULL, "env: 3 entries");
+	is_int(js->gpus_min, 1, "gpus 1-8: min");
+	is_int(js->gpus_max, 8, "gpus 1-8: max");
+	is_str(js->gpu_type, "H100", "gpu_type");
+	is_int(js->mode, SR_MODE_DIRECTORY, "mode");
+	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
+	is_int(js->keep, 5, "keep");
+	is_str(js->store, "file:///srv/spotrun", "store: file URL tidied");
+	is_str(js->local_dir, "/scratch/ckpt", "local_dir");
+	is_int(js->request_signal, SIGUSR2, "signal = SIGUSR2");
+	ok(js->write_timeout == 90, "write_timeout = 90s");
+	is_int(js->chunk_size, 64 << 20, "chunk_size = 64MiB");
+	is_int(js->level, 19, "level");
+	ok(js->margin == 0.25, "margin = 250ms");
+	is_str(js->provider, "local", "provider");
+	ok(js->window == 45, "window");
+	ok(js->grace == 120, "grace = 2m");
+	ok(js->after == 5400, "after = 1.5h");
+	ok(js->random_mean == 172800, "random_mean = 2d");
+	ok(js->seed == UINT64_MAX, "seed: the largest uint64");
+	snprintf(want, sizeof want, "%s/notices/now", datadir);
+	is_str(js->notice_file, want, "notice_file: made absolute");
+	snprintf(want, sizeof want, "%s/../traces/spot.json", datadir);
+	is_str(js->trace, want, "trace: made absolute, .. kept");
+	ok(js->trace_scale == 0.5, "trace_scale");
+	ok(js->trace_start == 10800, "trace_start = 3h");
+	is_int(js->preemptions, -1, "preemptions = unlimited");
+	is_int(js->max_restarts, 10, "max_restarts");
+	is_int(js->n_on_exit_codes, 3, "on_exit_codes: 3 codes");
+	if (js->n_on_exit_codes == 3)
+		ok(js->on_exit_codes[0] == 1 && js->on_exit_codes[1] == 137 &&
+		    js->on_exit_codes[2] == 255, "on_exit_codes = 1, 137, 255");
+	ok(js->backoff == 2, "backoff");
+	ok(js->backoff_max == 600, "backoff_max");
+	is_int(js->nsweep, 3, "sweep: 3 parameters");
+	if (js->nsweep == 3) {
+		is_str(js->sweep[0].key, "lr", "sweep[0] key");
+		is_int(js->sweep[0].line, 50, "sweep[0] line");
+		is_int(js->sweep[0].nvalues, 3, "lr: 3 values");
+		is_str(js->sweep[0].values[1], "3e-4", "lr: values trimmed");
+		is_int(js->sweep[1].nvalues, 3, "seed = 1..3: 3 values");
+		is_str(js->sweep[1].values[0], "1", "seed[0]");
+		is_str(js->sweep[1].values[2], "3", "seed[2]");
+		is_int(js->sweep[2].nvalues, 5, "mix = -1..1, x y, 7: 5 values");
+		is_str(js->sweep[2].values[0], "-1", "mix[0]: negative range");
+		is_str(js->sweep[2].values[3], "x y", "mix[3]: a value with a blank");
+		is_str(js->sweep[2].values[4], "7", "mix[4]");
+	}
+	sr_jobspec_free(js);
+}
+
+static void
+test_good_defaults(void)
+{
+	struct sr_jobspec *js;
+	char want[PATH_MAX + 100];
+
+	if (chdir(datadir) == -1)
+		sr_fatal("chdir %s", datadir);
+	js = load_good("good-minimal.ini");
+	if (chdir(tmpdir) == -1)
+		sr_fatal("chdir %s", tmpdir);
+	if (js == NULL)
+		return;
+	is_str(js->argv[0], "./run.sh", "argv[0]");
+	ok(js->argv[1] == NULL, "argv: one word");
+	is_int(js->shell, 0, "default shell = no");
+	is_str(js->workdir, datadir, "default workdir: the job file's directory");
+	ok(js->env != NULL && js->env[0] == NULL, "default env: empty, NULL-terminated");
+	ok(js->gpus_min == 0 && js->gpus_max == 0, "default gpus: 0");
+	ok(js->gpu_type == NULL, "default gpu_type: none");
+	is_int(js->mode, SR_MODE_DIRECTORY, "default mode: directory");
+	ok(js->interval == 0, "default interval: 0 (off)");
+	is_int(js->keep, 3, "default keep: 3");
+	is_str(js->store, "file:///xdg/data/spotrun", "default store: $XDG_DATA_HOME/spotrun");
+	snprintf(want, sizeof want, "%s/.spotrun/minimal", datadir);
+	is_str(js->local_dir, want, "default local_dir: <workdir>/.spotrun/<name>");
+	is_int(js->request_signal, SIGUSR1, "default signal: USR1");
+	ok(js->write_timeout == 600, "default write_timeout: 10m");
+	is_int(js->chunk_size, 16 << 20, "default chunk_size: 16MiB");
+	is_int(js->level, 1, "default level: 1");
+	ok(js->margin == 5, "default margin: 5s");
+	is_str(js->provider, "auto", "default provider: auto");
+	ok(js->window == 30 && js->grace == 30, "default window and grace: 30s");
+	ok(js->after == 0 && js->random_mean == 0, "default after, random_mean: off");
+	ok(js->seed == 1, "default seed: 1");
+	ok(js->notice_file == NULL && js->trace == NULL, "default notice_file, trace: none");
+	ok(js->trace_scale == 1 && js->trace_start == 0, "default trace_scale 1, trace_start 0");
+	is_int(js->preemptions, -1, "default preemptions: unlimited");
+	is_int(js->max_restarts, 0, "default max_restarts: 0");
+	ok(js->n_on_exit_codes == 0 && js->on_exit_codes == NULL, "default on_exit_codes: any");
+	ok(js->backoff == 1 && js->backoff_max == 300, "default backoff 1s, backoff_max 5m");
+	ok(js->nsweep == 0 && js->sweep == NULL, "default sweep: none");
+	sr_jobspec_free(js);
+
+	/* XDG_DATA_HOME unset, or relative (to be ignored): $HOME/.local/share. */
+	unsetenv("XDG_DATA_HOME");
+	setenv("HOME", "/home/u", 1);
+	write_str("job.ini", JOB);
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->store, "file:///home/u/.local/share/spotrun", "store without XDG_DATA_HOME");
+	sr_jobspec_free(js);
+	setenv("XDG_DATA_HOME", "rel/data", 1);
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->store, "file:///home/u/.local/share/spotrun", "relative XDG_DATA_HOME ignored");
+	sr_jobspec_free(js);
+	setenv("XDG_DATA_HOME", "/xdg/data", 1);
+
+	/* local_dir follows workdir. */
+	write_str("job.ini", JOB "workdir = /w\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_str(js->workdir, "/w", "workdir absolute");
+		is_str(js->local_dir, "/w/.spotrun/t", "local_dir under workdir");
+	}
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "workdir = /\n[checkpoint]\nstore = /\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_str(js->local_dir, "/.spotrun/t", "local_dir under workdir /");
+		is_str(js->store, "file:///", "store = /");
+	}
+	sr_jobspec_free(js);
+}
+
+static void
+test_good_other(void)
+{
+	struct sr_jobspec *js;
+
+	if (chdir(datadir) == -1)
+		sr_fatal("chdir %s", datadir);
+	js = load_good("good-shell.ini");
+	if (js != NULL) {
+		is_int(js->shell, 1, "shell = yes");
+		is_str(js->argv[0], "/bin/sh", "shell argv[0]");
+		is_str(js->argv[1], "-c", "shell argv[1]");
+		is_str(js->argv[2], "echo $$ > pid;exec python3 train.py \"$@\" | tee log",
+		    "shell argv[2]: the command untouched");
+		ok(js->argv[3] == NULL, "shell argv: 3 words");
+		is_int(js->request_signal, 0, "signal = none");
+		is_str(js->workdir, "/", "workdir = /");
+	}
+	sr_jobspec_free(js);
+
+	js = load_good("good-bom-crlf.ini");
+	if (js != NULL) {
+		is_str(js->name, "crlf", "BOM and CRLF: name");
+		is_str(js->argv[2], "exit 3", "CRLF, indented key: argv[2]");
+		ok(js->argv[3] == NULL, "CRLF: 3 words");
+		is_int(js->shell, 0, "'shell: no' (colon form)");
+		ok(js->interval == 0, "interval = 0");
+		is_str(js->store, "file:///abs/path", "store: an absolute path becomes a file URL");
+	}
+	sr_jobspec_free(js);
+	if (chdir(tmpdir) == -1)
+		sr_fatal("chdir %s", tmpdir);
+
+	/* Spellings of one value. */
+	write_str("job.ini", JOB "[checkpoint]\nsignal = usr2\n[resources]\ngpus = 8\n"
+	    "[provider]\npreemptions = -1\n[env]\nA=x;y ;z\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_int(js->request_signal, SIGUSR2, "signal = usr2");
+		ok(js->gpus_min == 8 && js->gpus_max == 8, "gpus = 8: min = max = 8");
+		is_int(js->preemptions, -1, "preemptions = -1");
+		is_str(js->env[0], "A=x;y", "';' after a blank starts a comment, not before");
+	}
+	sr_jobspec_free(js);
+
+	/* Comments on the command line, and a literal semicolon. */
+	write_str("job.ini", "[job]\nname = t\ncommand = echo a \\; ';' b ; says hello\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_str(js->command, "echo a \\; ';' b", "command: the comment is dropped");
+		ok(js->argv[0] != NULL && js->argv[1] != NULL && js->argv[2] != NULL &&
+		    js->argv[3] != NULL && js->argv[4] != NULL && js->argv[5] == NULL &&
+		    strcmp(js->argv[2], ";") == 0 && strcmp(js->argv[3], ";") == 0 &&
+		    strcmp(js->argv[4], "b") == 0, "command: \\; and ';' are literal semicolons");
+	}
+	sr_jobspec_free(js);
+}
+
+/* xorshift64*: the fuzz test's own generator, so runs are reproducible. */
+static uint64_t
+next_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static void
+test_fuzz(void)
+{
+	static const char *const tokens[] = {
+		"[", "]", "=", ":", ";", "#", "\n", " ", "\t", "\"", "'", "\\", "..", ",", "-",
+		"0", "9", "1h", "ms", "MiB", "$X", "~", ">", "\xef\xbb\xbf", "\r", "\0",
+		"[job]", "[env]", "[sweep]", "[nope]", "name = x", "command = a", "shell = yes",
+		"store = s3://b", "gpus = 1-8", "99999999999999999999", "1..100000",
+	};
+	struct sr_jobspec_errors errs;
+	struct sr_jobspec *js;
+	char path[PATH_MAX + 20], *base, *buf;
+	size_t blen, len, i, nlines, bad = 0, accepted = 0, rejected = 0;
+	uint64_t seed = 20240601;
+	int iter, m, r;
+	FILE *devnull = fopen("/dev/null", "w");
+
+	snprintf(path, sizeof path, "%s/good-full.ini", datadir);
+	if (sr_read_file(path, 1 << 20, &base, &blen, NULL) == -1)
+		sr_fatal("read %s", path);
+	buf = sr_malloc(blen * 4 + 1024);
+	for (iter = 0; iter < 3000; iter++) {
+		memcpy(buf, base, blen);
+		len = blen;
+		for (m = 0, r = 1 + (int)(next_rand(&seed) % 8); m < r; m++) {
+			size_t at = next_rand(&seed) % (len + 1), n;
+			const char *t = tokens[next_rand(&seed) % SR_ARRAY_LEN(tokens)];
+
+			switch (next_rand(&seed) % 4) {
+			case 0:		/* flip a byte */
+				if (len > 0)
+					buf[at % len] ^= (char)(1 + next_rand(&seed) % 255);
+				break;
+			case 1:		/* delete a run */
+				n = next_rand(&seed) % 40;
+				if (at + n > len)
+					n = len - at;
+				memmove(buf + at, buf + at + n, len - at - n);
+				len -= n;
+				break;
+			default:	/* insert a token */
+				n = t[0] == '\0' ? 1 : strlen(t);
+				if (len + n > blen * 4 + 1000)
+					break;
+				memmove(buf + at + n, buf + at, len - at);
+				memcpy(buf + at, t, n);
+				len += n;
+				break;
+			}
+		}
+		write_text("fuzz.ini", buf, len);
+		for (nlines = 1, i = 0; i < len; i++)
+			nlines += buf[i] == '\n';
+		js = NULL;
+		r = sr_jobspec_load("fuzz.ini", &js, &errs);
+		if (r == 0 && js != NULL && errs.n == 0 && js->name != NULL && js->argv != NULL &&
+		    js->argv[0] != NULL && js->workdir != NULL && js->store != NULL)
+			accepted++;
+		else if (r == -1 && js == NULL && errs.n >= 1 && errs.n <= 100)
+			rejected++;
+		else
+			bad++;
+		for (i = 0; i < errs.n; i++) {
+			if (errs.v[i].line < 0 || (size_t)errs.v[i].line > nlines ||
+			    strlen(errs.v[i].msg) == 0)
+				bad++;
+		}
+		sr_jobspec_errors_print("fuzz.ini", &errs, devnull);
+		sr_jobspec_errors_free(&errs);
+		sr_jobspec_free(js);
+	}
+	fclose(devnull);
+	is_int(bad, 0, "fuzz: 3000 mutated files, every one accepted whole or rejected with "
+	    "1-100 errors on real lines (%zu accepted, %zu rejected)", accepted, rejected);
+	ok(accepted > 0 && rejected > 0, "fuzz: the mutations reach both outcomes");
+	free(buf);
+	free(base);
+}
+
+/* Every section and key of the parser's table is documented in the man page. */
+static void
+test_doc(const char *top)
+{
+	char path[PATH_MAX], want[100], *man;
+	size_t i, missing = 0;
+
+	snprintf(path, sizeof path, "%s/doc/spotrun-job.5", top);
+	if (sr_read_file(path, 1 << 20, &man, NULL, NULL) == -1) {
+		ok(0, "read %s", path);
+		return;
+	}
+	for (i = 0; i < NSECTIONS; i++) {
+		snprintf(want, sizeof want, "\n.Ss [%s]\n", sr_js_section_names[i]);
+		if (strstr(man, want) == NULL) {
+			tap_diag("no '.Ss [%s]' in %s", sr_js_section_names[i], path);
+			missing++;
+		}
+	}
+	for (i = 0; i < sr_js_nkeys; i++) {
+		snprintf(want, sizeof want, "\n.It Cm %s No = ", sr_js_keys[i].name);
+		if (strstr(man, want) == NULL) {
+			tap_diag("no '.It Cm %s No =' in %s", sr_js_keys[i].name, path);
+			missing++;
+		}
+	}
+	is_int(missing, 0, "doc/spotrun-job.5 documents all %d sections and %zu keys",
+	    NSECTIONS, sr_js_nkeys);
+	free(man);
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_srcdir");
+	char *dir;
+
+	snprintf(datadir, sizeof datadir, "%s/tests/jobspec", top != NULL ? top : SR_TOP_SRCDIR);
+	if ((dir = realpath(datadir, NULL)) == NULL)
+		sr_fatal("no test data in %s", datadir);
+	snprintf(datadir, sizeof datadir, "%s", dir);
+	free(dir);
+	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) == -1)
+		sr_fatal("make %s", tmpdir);
+	setenv("XDG_DATA_HOME", "/xdg/data", 1);
+
+	test_bad();
+	test_bad_special();
+	test_good_full();
+	test_good_defaults();
+	test_good_other();
+	test_fuzz();
+	test_doc(top != NULL ? top : SR_TOP_SRCDIR);
+
+	if (chdir("/") == -1 || sr_rmtree(tmpdir, NULL) == -1)
+		tap_diag("could not remove %s", tmpdir);
+	return tap_done();
+}

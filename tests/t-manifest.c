@@ -1,0 +1,393 @@
+/*
+ * t-manifest.c: unit tests of the checkpoint manifest (JSON round trip,
+ * structural and semantic checks with their exact messages), of the path
+ * checks and the symlink-proof open under a root (pathsafe), of job names
+ * and pack keys (catalog), and of the chunk id table (idtab).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "ckpt-util.h"
+
+#include "catalog.h"
+#include "codec.h"
+#include "idtab.h"
+#include "manifest.h"
+#include "pathsafe.h"
+#include "util.h"
+
+static void
+check_path(const char *path, const char *want)
+{
+	char err[SR_ERRMAX] = "";
+	int rc = sr_path_check(path, err);
+
+	if (want == NULL)
+		ok(rc == 0, "path \"%s\" accepted%s%s", path, rc ? ": " : "", rc ? err : "");
+	else
+		is_str(rc == -1 ? err : "(accepted)", want, "path check refuses \"%s\"", path);
+}
+
+static void
+check_link(const char *link, const char *target, const char *want)
+{
+	char err[SR_ERRMAX] = "";
+	int rc = sr_path_check_link(link, target, NULL, NULL, err);
+
+	if (want == NULL)
+		ok(rc == 0, "link %s -> %s accepted%s%s", link, target, rc ? ": " : "", rc ? err : "");
+	else
+		is_str(rc == -1 ? err : "(accepted)", want, "link %s -> %s refused", link, target);
+}
+
+static void
+test_paths(void)
+{
+	char q[64], big[5000];
+
+	check_path("a", NULL);
+	check_path("a/b/c.txt", NULL);
+	check_path("..a/b..", NULL);
+	check_path(".hidden/x", NULL);
+	check_path("", "path \"\": empty");
+	check_path("/etc/x", "path \"/etc/x\": absolute");
+	check_path("../x", "path \"../x\": \"..\" segment");
+	check_path("a/../../x", "path \"a/../../x\": \"..\" segment");
+	check_path("a/./b", "path \"a/./b\": \".\" segment");
+	check_path(".", "path \".\": \".\" segment");
+	check_path("a//b", "path \"a//b\": empty segment");
+	check_path("a/", "path \"a/\": empty segment");
+	memset(big, 'x', 300);
+	big[300] = '\0';
+	ok(sr_path_check(big, NULL) == -1, "a 300-byte segment is refused");
+	memset(big, 'x', sizeof big - 1);
+	for (size_t i = 100; i < sizeof big - 1; i += 101)
+		big[i] = '/';
+	big[sizeof big - 1] = '\0';
+	ok(sr_path_check(big, NULL) == -1, "a 4999-byte path is refused");
+
+	is_str(sr_path_quote("a\nb\"c\\d\x01", q, sizeof q), "\"a\\nb\\\"c\\\\d\\x01\"",
+	    "quote escapes control bytes, quotes and backslashes");
+	memset(big, 'y', 400);
+	big[400] = '\0';
+	sr_path_quote(big, q, sizeof q);
+	ok(strlen(q) < sizeof q && strstr(q, "...") != NULL, "quote shortens a long path: %s", q);
+
+	check_link("l", "f", NULL);
+	check_link("a/b/l", "../../f", NULL);
+	check_link("a/l", "../a/./b/", NULL);
+	check_link("l", "x/../y/../z", NULL);
+	check_link("l", "../x", "symlink \"l\" -> \"../x\": target escapes the directory");
+	check_link("a/l", "../../outside", "symlink \"a/l\" -> \"../../outside\": target escapes the directory");
+	check_link("a/l", "b/../../../x", "symlink \"a/l\" -> \"b/../../../x\": target escapes the directory");
+	check_link("l", "/etc/passwd", "symlink \"l\" -> \"/etc/passwd\": absolute target");
+	check_link("l", "", "symlink \"l\": empty target");
+}
+
+/* Opening through a symlinked directory must fail without touching its target. */
+static void
+test_openat(void)
+{
+	char *root = tu_tmpdir("t-manifest"), *out = tu_tmpdir("t-manifest-out");
+	char err[SR_ERRMAX], *p;
+	int rfd, fd;
+
+	tu_mkdir(root, "d", 0755);
+	tu_symlink(root, "d/l", out);
+	tu_symlink(root, "f", "/etc/passwd");
+	rfd = open(root, O_RDONLY | O_DIRECTORY);
+	fd = sr_path_openat(rfd, "d/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	ok(fd >= 0, "create d/x under the root");
+	if (fd >= 0)
+		close(fd);
+	fd = sr_path_openat(rfd, "d/l/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	ok(fd == -1, "create d/l/x through a symlinked directory fails: %s", err);
+	fd = sr_path_openat(rfd, "f", O_WRONLY, 0, err);
+	ok(fd == -1 && errno == ELOOP, "open of a symlink leaf fails with ELOOP");
+	p = tu_ls(out);
+	is_str(p, "", "nothing was created in the symlink's target");
+	free(p);
+	close(rfd);
+
+	/* removal: read-only directories go too, symlinks are not followed */
+	tu_mkdir(root, "ro", 0755);
+	tu_write(root, "ro/f", "x", 1);
+	tu_chmod(root, "ro", 0500);
+	tu_write(out, "keep", "x", 1);
+	ok(sr_rmtree(root, err) == 0 && access(root, F_OK) == -1,
+	    "sr_path_rmtree removes a tree with a read-only directory");
+	p = tu_ls(out);
+	is_str(p, "keep", "and not what its symlinks point at");
+	free(p);
+	ok(sr_rmtree(root, err) == 0, "removing a missing tree succeeds");
+	tu_rmtree(out);
+	free(root);
+	free(out);
+}
+
+static void
+fill_manifest(struct sr_manifest *m)
+{
+	struct sr_mentry *e;
+	struct sr_mchunk *c;
+
+	sr_manifest_init(m);
+	m->job = sr_strdup("job1");
+	m->stats.seq = 7;
+	m->stats.step = 1200;
+	m->stats.created = 1700000000.5;
+	m->stats.files = 1;
+	m->stats.chunks = 2;
+	m->stats.raw_bytes = 150;
+	e = sr_manifest_add(m, "d", SR_MT_DIR);
+	e->mode = 0755;
+	e->mtime_ns = 1700000000123456789LL;
+	e = sr_manifest_add(m, "d/f", SR_MT_FILE);
+	e->mode = 0640;
+	e->mtime_ns = -5;
+	e->size = 150;
+	c = sr_mentry_add_chunk(e);
+	memset(c->id, 0xab, 32);
+	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar");
+	c->offset = 512;
+	c->clen = 90;
+	c->rlen = 100;
+	c->xf = SR_XF_PLANE2;
+	c = sr_mentry_add_chunk(e);
+	memset(c->id, 0x01, 32);
+	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar");
+	c->offset = 1536;
+	c->clen = 50;
+	c->rlen = 50;
+	c->xf = SR_XF_NONE;
+	e = sr_manifest_add(m, "d/l", SR_MT_SYMLINK);
+	e->mode = 0777;
+	e->target = sr_strdup("f");
+	e = sr_manifest_add(m, "a file with \"quotes\" and \xc3\xa9", SR_MT_FILE);
+	e->mode = 0600;
+	sr_manifest_sort(m);
+}
+
+static void
+test_roundtrip(void)
+{
+	struct sr_manifest m, n;
+	char err[SR_ERRMAX] = "", *text, *text2;
+	size_t len;
+	long i;
+
+	fill_manifest(&m);
+	is_int(m.npacks, 1, "one pack key interned for two chunks");
+	ok(sr_manifest_validate(&m, "job1", 7, err) == 0, "built manifest validates %s", err);
+	text = sr_manifest_dump(&m, &len);
+	ok(strstr(text, "\"xf\": \"plane2\"") != NULL, "transform written by name");
+	ok(sr_manifest_parse(text, len, &n, err) == 0, "dump parses back %s", err);
+	ok(sr_manifest_validate(&n, "job1", 7, err) == 0, "and validates %s", err);
+	text2 = sr_manifest_dump(&n, NULL);
+	is_str(text2, text, "dump of the parsed manifest is identical");
+	is_int(n.stats.step, 1200, "step");
+	ok(n.stats.created == 1700000000.5, "created");
+	i = sr_manifest_find(&n, "d/f");
+	ok(i >= 0 && n.entries[i].mtime_ns == -5 && n.entries[i].mode == 0640 &&
+	    n.entries[i].nchunks == 2 && n.entries[i].chunks[1].offset == 1536 &&
+	    n.entries[i].chunks[0].xf == SR_XF_PLANE2 && n.entries[i].chunks[0].id[31] == 0xab,
+	    "file entry fields survive");
+	i = sr_manifest_find(&n, "d/l");
+	ok(i >= 0 && strcmp(n.entries[i].target, "f") == 0, "symlink target survives");
+	ok(sr_manifest_find(&n, "a file with \"quotes\" and \xc3\xa9") == 0, "UTF-8 path survives");
+	ok(sr_manifest_validate(&n, "job2", 7, err) == -1, "wrong job refused");
+	is_str(err, "job: \"job1\", but the manifest is stored under job \"job2\"", "its message");
+	ok(sr_manifest_validate(&n, "job1", 8, err) == -1, "wrong seq refused");
+	is_str(err, "seq: 7, but the manifest is stored as checkpoint 8", "its message");
+	free(text);
+	free(text2);
+	sr_manifest_free(&n);
+	sr_manifest_free(&m);
+}
+
+/* Parse a manifest whose one entry is the JSON text entry; expect err. */
+static void
+check_entry(const char *entry, const char *want)
+{
+	char *doc = sr_asprintf("{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[%s]}", entry);
+	struct sr_manifest m;
+	char err[SR_ERRMAX] = "";
+	int rc = sr_manifest_parse(doc, strlen(doc), &m, err);
+
+	if (rc == 0)
+		rc = sr_manifest_validate(&m, "j", 0, err);
+	if (want == NULL)
+		ok(rc == 0, "accepted: %s %s", entry, err);
+	else
+		is_str(rc == -1 ? err : "(accepted)", want, "refused: %s", entry);
+	sr_manifest_free(&m);
+	free(doc);
+}
+
+#define ID "\"id\":\"0000000000000000000000000000000000000000000000000000000000000000\""
+#define PK "\"pack\":\"j/packs/0000000000-ab.tar\""
+
+static void
+test_checks(void)
+{
+	struct sr_manifest m;
+	char err[SR_ERRMAX];
+	const char *doc;
+
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":512,\"clen\":20,\"rlen\":3,\"xf\":\"none\"}]}", NULL);
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":0,"
+	    "\"chunks\":[]}", NULL);
+	check_entry("{\"path\":\"f\",\"type\":\"fifo\",\"mode\":420,\"mtime_ns\":0}",
+	    "entries[0].type: unknown type \"fifo\" (file, dir or symlink)");
+	check_entry("{\"path\":\"f\",\"type\":\"dir\",\"mode\":\"0755\",\"mtime_ns\":0}",
+	    "entries[0].mode: not an integer");
+	check_entry("{\"path\":\"f\",\"type\":\"dir\",\"mode\":33261,\"mtime_ns\":0}",
+	    "entries[0].mode: 33261 is out of range [0, 4095]");
+	check_entry("{\"path\":\"f\",\"type\":\"dir\",\"mode\":493}",
+	    "entries[0].mtime_ns: missing");
+	check_entry("{\"path\":7,\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0}",
+	    "entries[0].path: not a string");
+	check_entry("{\"path\":\"a\\u0000b\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0}",
+	    "JSON line 1 column 60: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'");
+	check_entry("{\"path\":\"d\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0,\"size\":0}",
+	    "entries[0]: only files have a size and chunks");
+	check_entry("{\"path\":\"d\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0,\"target\":\"x\"}",
+	    "entries[0].target: only symlinks have a target");
+	check_entry("{\"path\":\"l\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0}",
+	    "entries[0].target: missing");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":1.5,"
+	    "\"chunks\":[]}", "entries[0].size: not an integer");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":-1,\"clen\":20,\"rlen\":3,\"xf\":\"none\"}]}",
+	    "entries[0].chunks[0].offset: -1 is negative");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{\"id\":\"AB\"," PK ",\"offset\":1,\"clen\":20,\"rlen\":3,\"xf\":\"none\"}]}",
+	    "entries[0].chunks[0].id: \"AB\" is not 64 lowercase hex digits");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":1,\"clen\":20,\"rlen\":3,\"xf\":\"lz4\"}]}",
+	    "entries[0].chunks[0].xf: unknown transform \"lz4\"");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":4,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":1,\"clen\":20,\"rlen\":3,\"xf\":\"none\"}]}",
+	    "path \"f\": size 4 but its chunks hold 3 bytes");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":1,\"clen\":20,\"rlen\":0,\"xf\":\"none\"}]}",
+	    "path \"f\": chunk 0: raw length 0");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID "," PK ",\"offset\":1,\"clen\":0,\"rlen\":3,\"xf\":\"none\"}]}",
+	    "path \"f\": chunk 0: encoded length 0 is outside [1, 71] for 3 raw bytes");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID ",\"pack\":\"j/packs/sub/x.tar\",\"offset\":1,\"clen\":20,\"rlen\":3,"
+	    "\"xf\":\"none\"}]}",
+	    "path \"f\": chunk 0: pack \"j/packs/sub/x.tar\" is not an object under j/packs/");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[{" ID ",\"pack\":\"j/packs/..\",\"offset\":1,\"clen\":20,\"rlen\":3,"
+	    "\"xf\":\"none\"}]}",
+	    "path \"f\": chunk 0: pack \"j/packs/..\" is not an object under j/packs/");
+	check_entry("{\"path\":\"d\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0},"
+	    "{\"path\":\"d/f\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0},"
+	    "{\"path\":\"d\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0}",
+	    "path \"d\": entries are not sorted by path");
+	check_entry("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":0,\"chunks\":[]},"
+	    "{\"path\":\"f/x\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0}",
+	    "path \"f/x\": parent \"f\" is a file, not a directory");
+	check_entry("{\"path\":\"a\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0},"
+	    "{\"path\":\"a/l1\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"..\"},"
+	    "{\"path\":\"a/l2\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"l1/..\"}",
+	    "symlink \"a/l2\" -> \"l1/..\": target climbs out of symlink \"a/l1\"");
+	check_entry("{\"path\":\"a\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0},"
+	    "{\"path\":\"a/l1\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"..\"},"
+	    "{\"path\":\"a/l2\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"l1/x\"}",
+	    NULL);
+
+	doc = "{\"version\":2,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 2 refused");
+	is_str(err, "version 2 is not known (this spotrun reads version 1)", "its message");
+	sr_manifest_free(&m);
+	doc = "{\"version\":1,\"job\":\"j\",\"job\":\"k\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "duplicate JSON key refused: %s", err);
+	sr_manifest_free(&m);
+	doc = "[1,2]";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "a JSON array is refused");
+	is_str(err, "not a JSON object", "its message");
+	sr_manifest_free(&m);
+	doc = "{\"version\":1,\"job\":\"j\",\"seq\":10000000000,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "seq beyond 10 digits refused");
+	is_str(err, "seq: 10000000000 is out of range [0, 9999999999]", "its message");
+	sr_manifest_free(&m);
+}
+
+static void
+test_names(void)
+{
+	char err[SR_ERRMAX] = "", *k;
+
+	ok(sr_ckpt_job_check("llama-lora_2.b", err) == 0, "job name accepted");
+	ok(sr_ckpt_job_check("sweep/trial-3", err) == 0, "job name with segments accepted");
+	ok(sr_ckpt_job_check("../x", err) == -1, "job ../x refused");
+	is_str(err, "job name \"../x\": segments are letters, digits, '.', '_' and '-', starting"
+	    " with a letter or digit", "its message");
+	ok(sr_ckpt_job_check("a/", err) == -1, "job a/ refused");
+	ok(sr_ckpt_job_check("a//b", err) == -1, "job a//b refused");
+	ok(sr_ckpt_job_check("", err) == -1, "empty job refused");
+	k = sr_ckpt_manifest_key("j", 42);
+	is_str(k, "j/manifests/0000000042.json", "manifest key is zero-padded");
+	free(k);
+	ok(sr_ckpt_is_pack_key("j", "j/packs/0000000003-0a1b2c.tar"), "pack key recognised");
+	ok(!sr_ckpt_is_pack_key("j", "j/packs/0000000003-0a1b2c.tar.tmp"), "other suffix is not a pack");
+	ok(!sr_ckpt_is_pack_key("j", "j/packs/3-0a.tar"), "short seq is not a pack");
+	ok(!sr_ckpt_is_pack_key("j", "j/packs/x/0000000003-0a.tar"), "nested key is not a pack");
+	ok(!sr_ckpt_is_pack_key("j", "jj/packs/0000000003-0a.tar"), "other job's key is not a pack");
+}
+
+static void
+test_idtab(void)
+{
+	struct sr_idtab *t = sr_idtab_new(0);
+	struct sr_mchunk c;
+	const struct sr_mchunk *g;
+	int i, found = 0;
+
+	memset(&c, 0, sizeof c);
+	for (i = 0; i < 5000; i++) {
+		memset(c.id, 0, 32);
+		memcpy(c.id + 8, &i, sizeof i);	/* same hash bytes: worst-case probing */
+		c.id[0] = (uint8_t)(i % 3);
+		c.offset = (uint64_t)i;
+		sr_idtab_put(t, &c);
+	}
+	c.offset = 99999;
+	sr_idtab_put(t, &c);	/* an id already present keeps its first reference */
+	is_int(sr_idtab_count(t), 5000, "5000 ids in the table");
+	for (i = 0; i < 5000; i++) {
+		memset(c.id, 0, 32);
+		memcpy(c.id + 8, &i, sizeof i);
+		c.id[0] = (uint8_t)(i % 3);
+		g = sr_idtab_get(t, c.id);
+		found += g != NULL && g->offset == (uint64_t)i;
+	}
+	is_int(found, 5000, "every id found with its reference");
+	memset(c.id, 0xff, 32);
+	ok(sr_idtab_get(t, c.id) == NULL, "an absent id is not found");
+	sr_idtab_free(t);
+}
+
+int
+main(void)
+{
+	test_paths();
+	test_openat();
+	test_roundtrip();
+	test_checks();
+	test_names();
+	test_idtab();
+	return tap_done();
+}

@@ -1,0 +1,614 @@
+/*
+ * t-provider.c: the preemption-notice providers (providers/): creation by
+ * name, the notice pipe, the `local` provider's triggers (after, random,
+ * notice file, trace replay, max_preemptions, prompt stop), the trace
+ * reader's schedule and error messages, and the `signal` provider. Timings
+ * use short real durations and assert with >= 0.5 s of slack.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "provider-int.h"
+#include "provider.h"
+#include "trace.h"
+#include "util.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/t-provider.XXXXXX";
+
+static struct sr_provider_conf
+conf_local(void)
+{
+	struct sr_provider_conf c;
+
+	memset(&c, 0, sizeof c);
+	c.name = "local";
+	c.window = 30;
+	c.grace = 30;
+	c.seed = 1;
+	c.trace_scale = 1;
+	c.max_preemptions = -1;
+	return c;
+}
+
+static struct sr_provider *
+new_provider(const struct sr_provider_conf *c)
+{
+	char err[SR_ERRMAX];
+	struct sr_provider *p;
+
+	if (sr_provider_new(c, &p, err) == -1)
+		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+/* Wait up to timeout seconds for a notice; 1 with *n set, 0 on timeout. */
+static int
+wait_notice(struct sr_provider *p, double timeout, struct sr_notice *n)
+{
+	double end = sr_mono() + timeout;
+	char err[SR_ERRMAX];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = sr_provider_fd(p), .events = POLLIN };
+		double left = end - sr_mono();
+		int r;
+
+		r = sr_provider_read(p, n, err);
+		if (r == -1)
+			sr_fatal("sr_provider_read: %s", err);
+		if (r == 1)
+			return 1;
+		if (left <= 0)
+			return 0;
+		poll(&pfd, 1, (int)(left * 1000) + 1);
+	}
+}
+
+static char *
+write_tmp(const char *name, const char *text)
+{
+	char *path = sr_asprintf("%s/%s", tmpdir, name);
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) != 0)
+		sr_fatal("write %s: %s", path, strerror(errno));
+	return path;
+}
+
+static void
+test_names(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	char err[SR_ERRMAX] = "";
+	int fl;
+
+	c.name = "gce";
+	is_int(sr_provider_new(&c, &p, err), -1, "unknown provider name fails");
+	is_str(err, "create provider \"gce\": unknown name; valid names: auto, local, signal",
+	    "unknown provider name lists the valid ones");
+
+	c.name = "auto";
+	p = new_provider(&c);
+	is_str(sr_provider_name(p), "local", "auto picks local here");
+	fl = fcntl(sr_provider_fd(p), F_GETFL);
+	ok(fl != -1 && (fl & O_NONBLOCK), "notice pipe is non-blocking");
+	fl = fcntl(sr_provider_fd(p), F_GETFD);
+	ok(fl != -1 && (fl & FD_CLOEXEC), "notice pipe is close-on-exec");
+	sr_provider_free(p);
+
+	c.name = NULL;
+	p = new_provider(&c);
+	is_str(sr_provider_name(p), "local", "no name is auto");
+	sr_provider_free(p);
+
+	c = conf_local();
+	c.window = -1;
+	sr_provider_new(&c, &p, err);
+	is_str(err, "create provider local: window is -1; it must be a finite number >= 0",
+	    "negative window is refused");
+	c = conf_local();
+	c.max_preemptions = -2;
+	sr_provider_new(&c, &p, err);
+	is_str(err, "create provider local: max_preemptions is -2; it must be >= 0, "
+	    "or -1 for no limit", "max_preemptions < -1 is refused");
+	c = conf_local();
+	c.name = "signal";
+	c.grace = NAN;
+	sr_provider_new(&c, &p, err);
+	is_str(err, "create provider signal: grace is nan; it must be a finite number >= 0 "
+	    "(seconds between SIGTERM and SIGKILL)", "signal: bad grace is refused");
+}
+
+static void
+test_after(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n;
+	char err[SR_ERRMAX] = "";
+	double t0, dt;
+
+	c.after = 0.3;
+	p = new_provider(&c);
+	t0 = sr_now();
+	is_int(sr_provider_start_vm(p, 1, err), 0, "start VM 1");
+	is_int(sr_provider_start_vm(p, 2, err), -1, "start_vm twice fails");
+	is_str(err, "start VM 2: VM 1 is still being watched; stop it first",
+	    "start_vm twice: message");
+	is_int(wait_notice(p, 2, &n), 1, "after: a notice comes");
+	dt = n.seen - t0;
+	ok(dt >= 0.3 && dt < 0.8, "after 0.3 s: seen %.3f s after start", dt);
+	ok(sr_now() - t0 < 0.8, "after: the pipe was readable at once");
+	is_int(n.kind, SR_NOTICE_PREEMPT, "after: kind is PREEMPT");
+	ok(fabs(n.deadline - (n.seen + 30)) < 1e-6, "after: deadline = seen + window");
+	is_str(n.reason, "simulated preemption (after 0.3 s)", "after: reason");
+	is_int(wait_notice(p, 0.3, &n), 0, "after: only one notice per VM");
+	is_int(sr_provider_next_vm(p), 1, "local: a next VM follows");
+	is_int(sr_provider_ack(p, &n, err), 0, "local: ack is a no-op");
+	sr_provider_stop_vm(p);
+	is_int(sr_provider_start_vm(p, 0, err), -1, "attempt 0 is refused");
+	is_str(err, "start VM 0: attempts are numbered from 1", "attempt 0: message");
+	sr_provider_free(p);
+}
+
+static void
+test_random(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n;
+	double a, sum = 0, d, t0;
+	int i;
+
+	a = sr_local_random_delay(10, 42, 1);
+	ok(a > 0 && a == sr_local_random_delay(10, 42, 1),
+	    "random: the same seed and attempt give the same delay (%.6f s)", a);
+	ok(a != sr_local_random_delay(10, 43, 1), "random: another seed differs");
+	ok(a != sr_local_random_delay(10, 42, 2), "random: another attempt differs");
+	for (i = 1; i <= 20000; i++)
+		sum += sr_local_random_delay(10, 7, i);
+	ok(fabs(sum / 20000 - 10) < 0.4, "random: mean of 20000 draws %.3f ~ 10",
+	    sum / 20000);
+
+	c.random_mean = 0.3;
+	c.seed = 5;
+	c.window = 2;
+	d = sr_local_random_delay(0.3, 5, 1);
+	p = new_provider(&c);
+	t0 = sr_now();
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, d + 2, &n), 1, "random: a notice comes");
+	ok(n.seen - t0 >= d && n.seen - t0 < d + 0.5,
+	    "random: seen %.3f s after start, drawn %.3f s", n.seen - t0, d);
+	ok(fabs(n.deadline - (n.seen + 2)) < 1e-6, "random: deadline = seen + window");
+	is_str(n.reason, "simulated preemption (random, mean 0.3 s)", "random: reason");
+	sr_provider_free(p);	/* frees with the VM still started */
+}
+
+static void
+test_notice_file(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n;
+	char *path = sr_asprintf("%s/notice", tmpdir), *want;
+	double t0;
+
+	c.notice_file = path;
+	c.window = 12;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 0.3, &n), 0, "notice file: nothing before it exists");
+	free(write_tmp("notice", ""));
+	t0 = sr_now();
+	is_int(wait_notice(p, 2, &n), 1, "notice file: a notice when it appears");
+	ok(n.seen - t0 < 0.5, "notice file: seen %.3f s after creation", n.seen - t0);
+	ok(fabs(n.deadline - (n.seen + 12)) < 1e-6, "notice file: deadline = seen + window");
+	want = sr_asprintf("simulated preemption (notice file %s)", path);
+	is_str(n.reason, want, "notice file: reason names it");
+	ok(access(path, F_OK) == -1 && errno == ENOENT, "notice file: removed when taken");
+	sr_provider_stop_vm(p);
+	sr_provider_start_vm(p, 2, NULL);
+	is_int(wait_notice(p, 0.3, &n), 0, "notice file: the next VM starts clean");
+	free(write_tmp("notice", ""));
+	is_int(wait_notice(p, 2, &n), 1, "notice file: works again on VM 2");
+	sr_provider_free(p);
+	free(want);
+	free(path);
+}
+
+static void
+test_max_preemptions(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n;
+	int vm;
+
+	c.after = 0.1;
+	c.max_preemptions = 2;
+	p = new_provider(&c);
+	for (vm = 1; vm <= 2; vm++) {
+		sr_provider_start_vm(p, vm, NULL);
+		is_int(wait_notice(p, 1.5, &n), 1, "max_preemptions 2: VM %d gets a notice", vm);
+		sr_provider_stop_vm(p);
+		is_int(sr_provider_next_vm(p), 1, "max_preemptions 2: a VM follows VM %d", vm);
+	}
+	sr_provider_start_vm(p, 3, NULL);
+	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 2: VM 3 gets none");
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+
+	/* A notice nobody read is dropped with its VM and does not count. */
+	c.max_preemptions = 1;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	usleep(400 * 1000);
+	sr_provider_stop_vm(p);
+	is_int(wait_notice(p, 0, &n), 0, "an unread notice is dropped at stop_vm");
+	sr_provider_start_vm(p, 2, NULL);
+	is_int(wait_notice(p, 1.5, &n), 1, "max_preemptions 1: a dropped one did not count");
+	sr_provider_stop_vm(p);
+	sr_provider_start_vm(p, 3, NULL);
+	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 1: VM 3 gets none");
+	sr_provider_free(p);
+
+	c.max_preemptions = 0;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 0: no notice at all");
+	sr_provider_free(p);
+}
+
+static void
+test_prompt_stop(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	double t0;
+
+	c.after = 60;
+	c.random_mean = 3600;
+	c.notice_file = "/nonexistent/spotrun-notice";
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	usleep(100 * 1000);
+	t0 = sr_mono();
+	sr_provider_stop_vm(p);
+	ok(sr_mono() - t0 < 0.2, "stop_vm with a pending timer returns in %.3f s",
+	    sr_mono() - t0);
+	sr_provider_free(p);
+}
+
+/* 10 s ticks: up 10-30, 50-90, 100-110, 120-150 (to the end). */
+static const char synthetic[] =
+    "{\"metadata\": {\"gap_seconds\": 10}, "
+    "\"data\": [0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1]}";
+
+static void
+test_trace_schedule(void)
+{
+	struct sr_provider_conf c = conf_local();
+	static const double want[4][3] = {
+		{ 10, 20, 0 }, { 50, 40, 0 }, { 100, 10, 0 }, { 120, 30, 1 },
+	};
+	/* Replayed at 20 trace seconds per second with a 0.8 s window: lives of
+	 * 1.0, 2.0, 0.5 s (shorter than the window: at once) and the last
+	 * reaches the end (no notice). */
+	static const double lead[3] = { 0.2, 1.2, 0 }, life[3] = { 1.0, 2.0, 0.5 };
+	char err[SR_ERRMAX] = "", *path, want_reason[SR_ERRMAX];
+	const struct sr_trace_period *tp;
+	struct sr_provider *p;
+	struct sr_trace *t;
+	struct sr_notice n;
+	size_t k;
+	int vm, good = 1;
+	double t0;
+
+	path = write_tmp("synthetic.json", synthetic);
+	is_int(sr_trace_load(path, &t, err), 0, "synthetic trace loads");
+	is_int(sr_trace_nperiods(t), 4, "synthetic trace: 4 up-periods");
+	ok(sr_trace_gap(t) == 10 && sr_trace_duration(t) == 150,
+	    "synthetic trace: gap 10 s, 150 s long");
+	for (k = 0; k < 4; k++) {
+		tp = sr_trace_period(t, k);
+		if (tp->start != want[k][0] || tp->length != want[k][1] ||
+		    tp->reaches_end != (int)want[k][2]) {
+			tap_diag("period %zu: start %g length %g end %d", k, tp->start,
+			    tp->length, tp->reaches_end);
+			good = 0;
+		}
+	}
+	ok(good, "synthetic trace: the exact up-periods");
+	ok(sr_trace_first_period(t, 0) == 0 && sr_trace_first_period(t, 10) == 0 &&
+	    sr_trace_first_period(t, 11) == 1 && sr_trace_first_period(t, 120) == 3 &&
+	    sr_trace_first_period(t, 121) == 4, "first period at or after a start");
+	sr_trace_free(t);
+
+	c.trace = path;
+	c.trace_scale = 20;
+	c.window = 0.8;
+	p = new_provider(&c);
+	for (vm = 1; vm <= 3; vm++) {
+		t0 = sr_now();
+		sr_provider_start_vm(p, vm, NULL);
+		is_int(wait_notice(p, 3, &n), 1, "trace: VM %d gets a notice", vm);
+		ok(n.seen - t0 >= lead[vm - 1] && n.seen - t0 < lead[vm - 1] + 0.5,
+		    "trace: VM %d notice %.3f s after start, want %.1f s", vm,
+		    n.seen - t0, lead[vm - 1]);
+		ok(fabs(n.deadline - t0 - life[vm - 1]) < 0.1,
+		    "trace: VM %d deadline %.3f s after start = end of its period (%.1f s)",
+		    vm, n.deadline - t0, life[vm - 1]);
+		snprintf(want_reason, sizeof want_reason,
+		    "simulated preemption (trace up-period %d of 4)", vm);
+		is_str(n.reason, want_reason, "trace: VM %d reason", vm);
+		sr_provider_stop_vm(p);
+	}
+	sr_provider_start_vm(p, 4, NULL);
+	is_int(wait_notice(p, 1.2, &n), 0, "trace: the period reaching the end gives none");
+	sr_provider_stop_vm(p);
+	sr_provider_start_vm(p, 5, NULL);
+	is_int(wait_notice(p, 0.3, &n), 0, "trace: a VM past the last period gives none");
+	sr_provider_free(p);
+
+	c.trace_start = 100;	/* VM 1 replays the third period */
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 0.5, &n), 1, "trace_start 100: VM 1 notice at once");
+	is_str(n.reason, "simulated preemption (trace up-period 3 of 4)",
+	    "trace_start 100: VM 1 replays period 3");
+	sr_provider_free(p);
+
+	c.trace_start = 121;
+	sr_provider_new(&c, &p, err);
+	snprintf(want_reason, sizeof want_reason, "create provider local: trace %s: no "
+	    "up-period starts at or after trace_start 121 s (the trace lasts 150 s)", path);
+	is_str(err, want_reason, "trace_start past the last period is refused");
+	c.trace_start = 0;
+	c.trace_scale = 0;
+	sr_provider_new(&c, &p, err);
+	is_str(err, "create provider local: trace_scale is 0; it must be > 0 (trace "
+	    "seconds per real second, 1 = real time)", "trace_scale 0 is refused");
+	free(path);
+}
+
+static void
+test_real_trace(void)
+{
+	const char *top = getenv("top_srcdir");
+	char err[SR_ERRMAX] = "", *path;
+	const struct sr_trace_period *first, *last;
+	struct sr_trace *t;
+	double up = 0;
+	size_t k;
+
+	path = sr_asprintf("%s/../shared/data/spot-traces/"
+	    "aws-p3.2xlarge-us-east-1c-2023-04-22.json", top ? top : "");
+	if (top == NULL || access(path, R_OK) == -1) {
+		ok(1, "real trace # SKIP %s", top == NULL ? "top_srcdir is not set "
+		    "(run under make check)" : "no ../shared/data/spot-traces next to top_srcdir");
+		free(path);
+		return;
+	}
+	if (!ok(sr_trace_load(path, &t, err) == 0, "real trace loads")) {
+		tap_diag("%s", err);
+		free(path);
+		return;
+	}
+	is_int(sr_trace_nperiods(t), 41, "real trace: 41 up-periods");
+	for (k = 0; k < sr_trace_nperiods(t); k++)
+		up += sr_trace_period(t, k)->length;
+	first = sr_trace_period(t, 0);
+	last = sr_trace_period(t, 40);
+	ok(sr_trace_gap(t) == 32 && sr_trace_duration(t) == 638752 && up == 200768,
+	    "real trace: 32 s ticks, 638752 s long, 200768 s up");
+	ok(first->start == 11200 && first->length == 608 && last->start == 623104 &&
+	    last->length == 2528 && !last->reaches_end,
+	    "real trace: first and last up-periods");
+	sr_trace_free(t);
+	free(path);
+}
+
+static void
+test_trace_errors(void)
+{
+	static const struct {
+		const char *name, *text, *msg;
+	} bad[] = {
+		{ "badjson.json", "{\"metadata\": {\"gap_seconds\": 32},\n \"data\": [1, 0,",
+		  "bad JSON at line 2, column 15: ']' expected near end of file" },
+		{ "array.json", "[0, 1]", "the top level is an array; expected "
+		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}" },
+		{ "nometa.json", "{\"data\": [1]}", "\"metadata\" is missing; expected "
+		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}" },
+		{ "metastr.json", "{\"metadata\": \"32\", \"data\": [1]}",
+		  "\"metadata\" is a string, not an object" },
+		{ "nogap.json", "{\"metadata\": {}, \"data\": [1]}",
+		  "\"metadata\".\"gap_seconds\" is missing; it gives the seconds between "
+		  "two values of \"data\"" },
+		{ "gapstr.json", "{\"metadata\": {\"gap_seconds\": \"32\"}, \"data\": [1]}",
+		  "\"metadata\".\"gap_seconds\" is a string, not a number" },
+		{ "gap0.json", "{\"metadata\": {\"gap_seconds\": 0}, \"data\": [1]}",
+		  "\"metadata\".\"gap_seconds\" is 0; it must be > 0" },
+		{ "gapneg.json", "{\"metadata\": {\"gap_seconds\": -2.5}, \"data\": [1]}",
+		  "\"metadata\".\"gap_seconds\" is -2.5; it must be > 0" },
+		{ "nodata.json", "{\"metadata\": {\"gap_seconds\": 32}}",
+		  "\"data\" is missing; expected {\"metadata\": {\"gap_seconds\": N}, "
+		  "\"data\": [0|1, ...]}" },
+		{ "dataobj.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": {}}",
+		  "\"data\" is an object, not an array" },
+		{ "two.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1, 2]}",
+		  "\"data\"[2] is 2; each value must be 0 (down) or 1 (up)" },
+		{ "str.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [\"1\"]}",
+		  "\"data\"[0] is a string; each value must be 0 (down) or 1 (up)" },
+		{ "real.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1.0]}",
+		  "\"data\"[1] is a real number; each value must be 0 (down) or 1 (up)" },
+		{ "down.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 0, 0]}",
+		  "no up-period: \"data\" has no 1 in its 3 values" },
+		{ "empty.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": []}",
+		  "no up-period: \"data\" has no 1 in its 0 values" },
+	};
+	struct sr_provider_conf c = conf_local();
+	char err[SR_ERRMAX], *path, *want;
+	struct sr_provider *p;
+	struct sr_trace *t;
+	size_t i;
+
+	for (i = 0; i < SR_ARRAY_LEN(bad); i++) {
+		path = write_tmp(bad[i].name, bad[i].text);
+		want = sr_asprintf("load trace %s: %s", path, bad[i].msg);
+		strlcpy(err, "", sizeof err);
+		t = NULL;
+		is_int(sr_trace_load(path, &t, err), -1, "%s is refused", bad[i].name);
+		is_str(err, want, "%s: message", bad[i].name);
+		ok(t == NULL, "%s: nothing returned", bad[i].name);
+		free(want);
+		free(path);
+	}
+
+	path = sr_asprintf("%s/missing.json", tmpdir);
+	want = sr_asprintf("load trace %s: No such file or directory", path);
+	sr_trace_load(path, &t, err);
+	is_str(err, want, "a missing trace file: message");
+	free(want);
+	c.trace = path;
+	sr_provider_new(&c, &p, err);
+	want = sr_asprintf("create provider local: load trace %s: No such file or directory",
+	    path);
+	is_str(err, want, "the local provider reports a bad trace");
+	free(want);
+	free(path);
+
+	want = sr_asprintf("load trace %s: not a regular file", tmpdir);
+	sr_trace_load(tmpdir, &t, err);
+	is_str(err, want, "a directory as trace: message");
+	free(want);
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int signo)
+{
+	got_signal = signo;
+}
+
+static void
+test_signal(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n, n2;
+	struct sr_facts f;
+	char err[SR_ERRMAX], host[64];
+	double t0, t1;
+
+	c.name = "signal";
+	c.grace = 5;
+	c.after = 0.1;	/* local settings: ignored by signal */
+	p = new_provider(&c);
+	is_str(sr_provider_name(p), "signal", "signal provider by name");
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 0.4, &n), 0, "signal: no notice by itself");
+
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	raise(SIGINT);
+	is_int(got_signal, SIGINT, "signal: SIGINT reached the test");
+	is_int(sr_provider_on_signal(p, got_signal), 0, "signal: SIGINT is not a notice");
+	is_int(sr_provider_on_signal(p, SIGUSR1), 0, "signal: SIGUSR1 is not a notice");
+	is_int(wait_notice(p, 0, &n), 0, "signal: nothing queued for SIGINT");
+
+	t0 = sr_now();
+	raise(SIGTERM);
+	is_int(got_signal, SIGTERM, "signal: SIGTERM reached the test");
+	is_int(sr_provider_on_signal(p, got_signal), 1, "signal: SIGTERM is a notice");
+	t1 = sr_now();
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	is_int(wait_notice(p, 0, &n), 1, "signal: the notice is queued");
+	is_int(n.kind, SR_NOTICE_PREEMPT, "signal: kind PREEMPT");
+	ok(n.seen >= t0 && n.seen <= t1, "signal: seen now");
+	ok(fabs(n.deadline - (n.seen + 5)) < 1e-6, "signal: deadline = now + grace");
+	is_str(n.reason, "SIGTERM", "signal: reason");
+	usleep(50 * 1000);
+	is_int(sr_provider_on_signal(p, SIGTERM), 1, "signal: a second SIGTERM");
+	is_int(wait_notice(p, 0, &n2), 1, "signal: queues another notice");
+	ok(n2.deadline == n.deadline, "signal: the grace period is not restarted");
+	is_int(sr_provider_next_vm(p), 0, "signal: no next VM (exit 75)");
+	is_int(sr_provider_ack(p, &n, err), 0, "signal: ack is a no-op");
+
+	is_int(sr_provider_facts(p, &f, err), 0, "signal: facts");
+	sr_provider_hostname(host, sizeof host, 0);
+	is_str(f.provider, "signal", "signal facts: provider");
+	is_str(f.instance_id, host, "signal facts: instance id is the host name");
+	is_str(f.lifecycle, "unknown", "signal facts: lifecycle");
+	sr_provider_free(p);
+}
+
+static void
+test_local_facts(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_facts f;
+	char err[SR_ERRMAX], host[64], want[128];
+	int n = sr_ncpus();
+
+	p = new_provider(&c);
+	sr_provider_hostname(host, sizeof host, 1);
+	sr_provider_facts(p, &f, err);
+	snprintf(want, sizeof want, "local-%s-1", host);
+	is_str(f.instance_id, want, "local facts before the first VM: those of VM 1");
+	sr_provider_start_vm(p, 3, NULL);
+	is_int(sr_provider_facts(p, &f, err), 0, "local: facts");
+	snprintf(want, sizeof want, "local-%s-3", host);
+	is_str(f.instance_id, want, "local facts: instance id local-<host>-<attempt>");
+	is_str(f.provider, "local", "local facts: provider");
+	if (access("/dev/nvidia0", F_OK) == -1) {
+		snprintf(want, sizeof want, "local (%d CPU%s, no GPU)", n, n == 1 ? "" : "s");
+		is_str(f.instance_type, want, "local facts: instance type");
+	} else {
+		ok(strncmp(f.instance_type, "local (", 7) == 0 &&
+		    strstr(f.instance_type, " GPU") != NULL,
+		    "local facts: instance type %s", f.instance_type);
+	}
+	is_str(f.zone, "local", "local facts: zone");
+	is_str(f.lifecycle, "spot (simulated)", "local facts: lifecycle");
+	sr_provider_free(p);
+}
+
+int
+main(void)
+{
+	char err[SR_ERRMAX];
+
+	if (mkdtemp(tmpdir) == NULL)
+		sr_fatal("mkdtemp: %s", strerror(errno));
+	test_names();
+	test_after();
+	test_random();
+	test_notice_file();
+	test_max_preemptions();
+	test_prompt_stop();
+	test_trace_schedule();
+	test_real_trace();
+	test_trace_errors();
+	test_signal();
+	test_local_facts();
+	if (sr_rmtree(tmpdir, err) == -1)
+		tap_diag("%s", err);
+	return tap_done();
+}

@@ -1,0 +1,374 @@
+/*
+ * t-restore-hostile.c: a restore must refuse a hostile manifest with a
+ * clear message and write nothing outside its staging directory. Crafted
+ * manifests (and LATEST) are written straight into a file:// store; after
+ * each restore attempt the target directory, a canary beside it and a
+ * directory outside are checked to be exactly as they were.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "ckpt-util.h"
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "codec.h"
+#include "manifest.h"
+#include "store.h"
+#include "util.h"
+
+static char *top, *parent, *target, *outside;
+static struct sr_store *st;
+static struct tu_log lg;
+static char chunk[512];		/* a valid chunk reference of "hello world\n" */
+static char chunk_id[65];
+static int etc_x_before;	/* /etc/x existed before the tests */
+
+static int
+restore(const char *job, struct sr_ckpt_stats *s, char *err)
+{
+	struct sr_ckpt_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.job = job;
+	o.threads = 2;
+	o.log = tu_log_fn;
+	o.log_arg = &lg;
+	return sr_ckpt_restore(st, &o, target, s, err);
+}
+
+static char *
+file_text(const char *dir, const char *name)
+{
+	char *p = tu_path(dir, name), *buf = NULL, err[SR_ERRMAX];
+
+	if (sr_read_file(p, 4096, &buf, NULL, err) == -1)
+		buf = sr_strdup("(missing)");
+	free(p);
+	return buf;
+}
+
+/* Everything around the target is as the setup left it. */
+static int
+untouched(void)
+{
+	char *a = tu_ls(top), *b = tu_ls(parent), *c = tu_ls(target), *d = tu_ls(outside);
+	char *e = file_text(target, "old"), *f = file_text(parent, "canary");
+	char *g = file_text(outside, "canary");
+	int same = strcmp(a, "outside parent store") == 0 && strcmp(b, "canary target") == 0 &&
+	    strcmp(c, "old") == 0 && strcmp(d, "canary") == 0 && strcmp(e, "old data") == 0 &&
+	    strcmp(f, "canary") == 0 && strcmp(g, "canary") == 0 &&
+	    (etc_x_before || access("/etc/x", F_OK) == -1);
+
+	if (!same)
+		printf("# top: %s | parent: %s | target: %s | outside: %s | old: %s | canaries: %s %s\n",
+		    a, b, c, d, e, f, g);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	free(e);
+	free(f);
+	free(g);
+	return same;
+}
+
+/* Write doc as manifest 0 of job hj; restore must fail with err
+ * "restore hj: checkpoint 0: bad manifest ...: want" and touch nothing. */
+static void
+hostile_doc(const char *label, const char *doc, const char *want)
+{
+	char err[SR_ERRMAX] = "", *full, *line;
+	int rc;
+
+	sr_store_put(st, "hj/manifests/0000000000.json", doc, strlen(doc), SR_PUT_OVERWRITE, NULL,
+	    NULL, err);
+	tu_log_clear(&lg);
+	rc = restore("hj", NULL, err);
+	full = sr_asprintf("restore hj: checkpoint 0: bad manifest hj/manifests/0000000000.json: %s",
+	    want);
+	line = sr_asprintf("checkpoint 0: bad manifest hj/manifests/0000000000.json: %s; no older"
+	    " checkpoint", want);
+	is_int(rc, -1, "%s: refused", label);
+	is_str(err, full, "%s: message", label);
+	ok(lg.n == 1 && strcmp(lg.lines[0], line) == 0, "%s: logged once", label);
+	ok(untouched(), "%s: nothing written outside the staging directory", label);
+	free(full);
+	free(line);
+}
+
+static void
+hostile(const char *label, const char *entries, const char *want)
+{
+	char *doc = sr_asprintf("{\"version\":1,\"job\":\"hj\",\"seq\":0,\"step\":5,\"created\":0,"
+	    "\"entries\":[%s]}", entries);
+
+	hostile_doc(label, doc, want);
+	free(doc);
+}
+
+/* A file entry at path whose one chunk is the valid one, size 12. */
+static char *
+file_entry(const char *path)
+{
+	return sr_asprintf("{\"path\":\"%s\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,"
+	    "\"size\":12,\"chunks\":[%s]}", path, chunk);
+}
+
+#define DIR_ENTRY(p) "{\"path\":\"" p "\",\"type\":\"dir\",\"mode\":493,\"mtime_ns\":0}"
+#define LINK_ENTRY(p, t) "{\"path\":\"" p "\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0," \
+	"\"target\":\"" t "\"}"
+
+/* A file entry with a chunk whose field key is replaced by value. */
+static char *
+chunk_variant(const char *key, const char *value, const char *size)
+{
+	char *c = sr_strdup(chunk), *k = sr_asprintf("\"%s\":", key), *p, *end, *out;
+
+	p = strstr(c, k) + strlen(k);
+	end = p + strcspn(p, ",}");
+	out = sr_asprintf("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,"
+	    "\"size\":%s,\"chunks\":[%.*s%s%s]}", size, (int)(p - c), c, value, end);
+	free(c);
+	free(k);
+	return out;
+}
+
+static void
+setup_base(void)
+{
+	char *src = tu_path(top, "src"), err[SR_ERRMAX] = "";
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	struct sr_manifest m;
+	const struct sr_mchunk *c;
+
+	mkdir(src, 0755);
+	tu_write(src, "f", "hello world\n", 12);
+	memset(&o, 0, sizeof o);
+	o.job = "hj";
+	if (sr_ckpt_save(st, &o, src, 5, &s, err) != 0 || sr_catalog_load(st, "hj", 0, &m, err) != 0) {
+		printf("Bail out! base checkpoint: %s\n", err);
+		exit(1);
+	}
+	c = &m.entries[0].chunks[0];
+	sr_id_hex(c->id, chunk_id);
+	snprintf(chunk, sizeof chunk, "{\"id\":\"%s\",\"pack\":\"%s\",\"offset\":%" PRIu64 ","
+	    "\"clen\":%" PRIu64 ",\"rlen\":%" PRIu64 ",\"xf\":\"%s\"}", chunk_id, c->pack,
+	    c->offset, c->clen, c->rlen, sr_transform_name(c->xf));
+	sr_manifest_free(&m);
+	/* a second job whose newest manifest is hostile and an older one good */
+	o.job = "hj2";
+	sr_ckpt_save(st, &o, src, 1, &s, err);
+	sr_ckpt_save(st, &o, src, 2, &s, err);
+	tu_rmtree(src);
+	free(src);
+}
+
+int
+main(void)
+{
+	char err[SR_ERRMAX] = "", *url, *storedir, *e1, *e2, *doc, *p, *abs;
+	struct sr_ckpt_stats s;
+
+	etc_x_before = access("/etc/x", F_OK) == 0;
+	top = tu_tmpdir("t-restore-hostile");
+	storedir = tu_path(top, "store");
+	parent = tu_path(top, "parent");
+	target = tu_path(parent, "target");
+	outside = tu_path(top, "outside");
+	mkdir(storedir, 0755);
+	url = sr_asprintf("file://%s", storedir);
+	if (sr_store_open(url, &st, err) != 0) {
+		printf("Bail out! %s\n", err);
+		return 1;
+	}
+	setup_base();
+	mkdir(parent, 0755);
+	mkdir(target, 0755);
+	mkdir(outside, 0755);
+	tu_write(target, "old", "old data", 8);
+	tu_write(parent, "canary", "canary", 6);
+	tu_write(outside, "canary", "canary", 6);
+	ok(untouched(), "setup");
+
+	e1 = file_entry("../x");
+	hostile("../x", e1, "path \"../x\": \"..\" segment");
+	free(e1);
+	e1 = file_entry("/etc/x");
+	hostile("/etc/x", e1, "path \"/etc/x\": absolute");
+	free(e1);
+	abs = sr_asprintf("%s/x", outside);
+	e1 = file_entry(abs);
+	p = sr_asprintf("path \"%s\": absolute", abs);
+	hostile("absolute path into a directory outside", e1, p);
+	free(p);
+	free(e1);
+	free(abs);
+	e1 = file_entry("a/../../x");
+	e2 = sr_asprintf(DIR_ENTRY("a") ",%s", e1);
+	hostile("a/../../x", e2, "path \"a/../../x\": \"..\" segment");
+	free(e1);
+	free(e2);
+	e1 = file_entry("l/x");
+	e2 = sr_asprintf(LINK_ENTRY("l", "../../outside") ",%s", e1);
+	hostile("symlink l -> ../../outside, then file l/x", e2,
+	    "path \"l/x\": parent \"l\" is a symlink, not a directory");
+	free(e1);
+	free(e2);
+	hostile("symlink l -> ../../outside", LINK_ENTRY("l", "../../outside"),
+	    "symlink \"l\" -> \"../../outside\": target escapes the directory");
+	hostile("symlink with an absolute target", LINK_ENTRY("l", "/etc"),
+	    "symlink \"l\" -> \"/etc\": absolute target");
+	hostile("symlink climbing out of a symlink (lexically inside)",
+	    DIR_ENTRY("a") "," LINK_ENTRY("a/l1", "..") "," LINK_ENTRY("a/l2", "l1/.."),
+	    "symlink \"a/l2\" -> \"l1/..\": target climbs out of symlink \"a/l1\"");
+	e1 = file_entry("f");
+	e2 = sr_asprintf("%s,%s", e1, e1);
+	hostile("duplicate paths", e2, "path \"f\": duplicate");
+	free(e2);
+	e2 = sr_asprintf(DIR_ENTRY("f") ",%s", e1);
+	hostile("a directory and a file of the same path", e2, "path \"f\": duplicate");
+	free(e2);
+	free(e1);
+	e1 = file_entry("d/f");
+	hostile("a parent that is not in the manifest", e1,
+	    "path \"d/f\": parent \"d\" is not a directory of the checkpoint");
+	free(e1);
+	e1 = chunk_variant("rlen", "12", "13");
+	hostile("sizes that do not add up", e1, "path \"f\": size 13 but its chunks hold 12 bytes");
+	free(e1);
+	e1 = chunk_variant("rlen", "2147483648", "2147483648");
+	hostile("rlen of 2 GiB (a bomb)", e1,
+	    "path \"f\": chunk 0: raw length 2147483648 exceeds the 256 MiB chunk limit");
+	free(e1);
+	e1 = chunk_variant("clen", "1000000000000", "12");
+	hostile("clen of 1 TB", e1,
+	    "path \"f\": chunk 0: encoded length 1000000000000 is outside [1, 80] for 12 raw bytes");
+	free(e1);
+	e1 = chunk_variant("offset", "-1", "12");
+	hostile("negative offset", e1, "entries[0].chunks[0].offset: -1 is negative");
+	free(e1);
+	e1 = chunk_variant("offset", "4611686018427387904", "12");
+	hostile("huge offset", e1,
+	    "path \"f\": chunk 0: offset 4611686018427387904 is beyond the 1024 GiB pack limit");
+	free(e1);
+	hostile("offset beyond 64 bits", "{\"path\":\"f\",\"type\":\"file\",\"mode\":420,"
+	    "\"mtime_ns\":0,\"size\":12,\"chunks\":[{\"offset\":99999999999999999999}]}",
+	    "JSON line 1 column 164: too big integer near '99999999999999999999'");
+	e1 = chunk_variant("pack", "\"other/packs/0000000000-aa.tar\"", "12");
+	hostile("pack key of another job", e1, "path \"f\": chunk 0: pack"
+	    " \"other/packs/0000000000-aa.tar\" is not an object under hj/packs/");
+	free(e1);
+	e1 = chunk_variant("pack", "\"hj/packs/../../secret\"", "12");
+	hostile("pack key climbing out of the job", e1, "path \"f\": chunk 0: pack"
+	    " \"hj/packs/../../secret\" is not an object under hj/packs/");
+	free(e1);
+	e1 = chunk_variant("pack", "\"hj/LATEST\"", "12");
+	hostile("pack key naming another object of the job", e1, "path \"f\": chunk 0: pack"
+	    " \"hj/LATEST\" is not an object under hj/packs/");
+	free(e1);
+	e1 = chunk_variant("id", "\"../../../../etc/passwd\"", "12");
+	hostile("chunk id that is not hex", e1,
+	    "entries[0].chunks[0].id: \"../../../../etc/passwd\" is not 64 lowercase hex digits");
+	free(e1);
+	hostile("unknown type", "{\"path\":\"f\",\"type\":\"device\",\"mode\":420,\"mtime_ns\":0}",
+	    "entries[0].type: unknown type \"device\" (file, dir or symlink)");
+	hostile("mode as a string", "{\"path\":\"f\",\"type\":\"dir\",\"mode\":\"rwx\",\"mtime_ns\":0}",
+	    "entries[0].mode: not an integer");
+	hostile("mode with file-type bits", "{\"path\":\"f\",\"type\":\"dir\",\"mode\":33188,"
+	    "\"mtime_ns\":0}", "entries[0].mode: 33188 is out of range [0, 4095]");
+	hostile("chunks not an array", "{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,"
+	    "\"size\":0,\"chunks\":{}}", "entries[0].chunks: not an array");
+	hostile("an entry that is not an object", "5", "entries[0]: not an object");
+	hostile_doc("entries not an array", "{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":\"x\"}",
+	    "entries: not an array");
+	hostile_doc("unknown version", "{\"version\":99,\"job\":\"hj\",\"seq\":0,\"entries\":[]}",
+	    "version 99 is not known (this spotrun reads version 1)");
+	hostile_doc("manifest of another job", "{\"version\":1,\"job\":\"other\",\"seq\":0,\"entries\":[]}",
+	    "job: \"other\", but the manifest is stored under job \"hj\"");
+	hostile_doc("manifest of another seq", "{\"version\":1,\"job\":\"hj\",\"seq\":7,\"entries\":[]}",
+	    "seq: 7, but the manifest is stored as checkpoint 0");
+	hostile_doc("truncated JSON", "{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":[{\"path\":\"f\"",
+	    "JSON line 1 column 54: '}' expected near end of file");
+	hostile_doc("empty object", "", "JSON line 1 column 0: '[' or '{' expected near end of file");
+
+	/* a well-formed manifest whose chunk does not match its id: the data
+	 * path is refused too, and the staging directory removed */
+	{
+		char *bad = sr_strdup(chunk), *want;
+		char other = chunk_id[0] == '0' ? '1' : '0';
+		bad[7] = other;		/* {"id":"X... */
+		e1 = sr_asprintf("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":12,"
+		    "\"chunks\":[%s]}", bad);
+		doc = sr_asprintf("{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":[%s]}", e1);
+		sr_store_put(st, "hj/manifests/0000000000.json", doc, strlen(doc), SR_PUT_OVERWRITE,
+		    NULL, NULL, err);
+		want = sr_asprintf("restore hj: checkpoint 0: chunk %c%s of \"f\": checksum mismatch (the"
+		    " data hashes to %s)", other, chunk_id + 1, chunk_id);
+		is_int(restore("hj", NULL, err), -1, "a chunk that does not match its id: refused");
+		is_str(err, want, "its message");
+		ok(untouched(), "and the staging directory is gone");
+		free(want);
+		free(doc);
+		free(e1);
+		free(bad);
+	}
+	/* a good manifest restores even where the old target holds a symlink
+	 * to the outside: the tree is built fresh, never through old links */
+	{
+		char *lnk = tu_path(target, "d"), *f;
+		symlink(outside, lnk);
+		e1 = sr_asprintf(DIR_ENTRY("d") ",{\"path\":\"d/f\",\"type\":\"file\",\"mode\":420,"
+		    "\"mtime_ns\":0,\"size\":12,\"chunks\":[%s]}", chunk);
+		doc = sr_asprintf("{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":[%s]}", e1);
+		sr_store_put(st, "hj/manifests/0000000000.json", doc, strlen(doc), SR_PUT_OVERWRITE,
+		    NULL, NULL, err);
+		is_int(restore("hj", NULL, err), 0, "a good manifest over a target with a symlink %s", err);
+		f = file_text(target, "d/f");
+		is_str(f, "hello world\n", "the file is in the new tree");
+		free(f);
+		p = tu_ls(outside);
+		is_str(p, "canary", "nothing was written through the old symlink");
+		free(p);
+		free(lnk);
+		free(doc);
+		free(e1);
+	}
+	/* newest manifest hostile, an older one good: fall back */
+	e1 = file_entry("../x");
+	doc = sr_asprintf("{\"version\":1,\"job\":\"hj2\",\"seq\":1,\"entries\":[%s]}", e1);
+	sr_store_put(st, "hj2/manifests/0000000001.json", doc, strlen(doc), SR_PUT_OVERWRITE, NULL,
+	    NULL, err);
+	tu_log_clear(&lg);
+	is_int(restore("hj2", &s, err), 0, "hostile newest manifest: falls back %s", err);
+	is_int(s.seq, 0, "to checkpoint 0");
+	ok(tu_log_has(&lg, "checkpoint 1: bad manifest hj2/manifests/0000000001.json: path \"../x\":"
+	    " \"..\" segment; falling back to checkpoint 0"), "the fallback is logged");
+	p = tu_ls(parent);
+	is_str(p, "canary target", "nothing beside the target");
+	free(p);
+	free(doc);
+	free(e1);
+
+	sr_store_close(st);
+	tu_rmtree(top);
+	tu_log_clear(&lg);
+	free(lg.lines);
+	free(url);
+	free(storedir);
+	free(parent);
+	free(target);
+	free(outside);
+	free(top);
+	return tap_done();
+}

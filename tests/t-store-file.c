@@ -1,0 +1,729 @@
+/*
+ * t-store-file.c: the object store front end (ckpt/store.c) and its file://
+ * backend (ckpt/store-file.c), on a fresh temp directory: every operation,
+ * exact messages, key validation, listing order, atomic publication under
+ * races between 16 processes (create-only and compare-and-swap), streamed
+ * uploads, aborts and write failures that leave nothing behind.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "store.h"
+#include "tap.h"
+#include "util.h"
+
+#define RACERS 16
+
+static char root[64];
+
+static struct sr_store *
+open_store(void)
+{
+	char *url = sr_asprintf("file://%s/store", root), err[SR_ERRMAX];
+	struct sr_store *st;
+
+	if (sr_store_open(url, &st, err) != 0)
+		sr_fatal("%s", err);
+	free(url);
+	return st;
+}
+
+static char *
+path_of(const char *key)
+{
+	return sr_asprintf("%s/store/%s", root, key);
+}
+
+static int
+exists(const char *key)
+{
+	char *p = path_of(key);
+	struct stat sb;
+	int r = lstat(p, &sb) == 0;
+
+	free(p);
+	return r;
+}
+
+/* Entries in the store's temp area other than the lock file. */
+static int
+temp_files(void)
+{
+	char *cmd = sr_asprintf("ls -A %s/store/.tmp 2>/dev/null | grep -vx lock | wc -l", root);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+
+	if (f == NULL || fscanf(f, "%d", &n) != 1)
+		n = -1;
+	if (f != NULL)
+		pclose(f);
+	free(cmd);
+	return n;
+}
+
+static void
+sha_etag(const void *buf, size_t len, char *out)
+{
+	unsigned char d[32];
+	unsigned int dl;
+	int i;
+
+	EVP_Digest(buf, len, d, &dl, EVP_sha256(), NULL);
+	for (i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static void
+test_open(void)
+{
+	char err[SR_ERRMAX], *url;
+	struct sr_store *st;
+
+	url = sr_asprintf("file://%s/new/deep/store/", root);
+	ok(sr_store_open(url, &st, err) == 0, "open creates a missing store root");
+	is_str(sr_store_url(st), url, "sr_store_url gives the URL back");
+	sr_store_close(st);
+	free(url);
+	url = sr_asprintf("%s/new/deep/store", root);
+	ok(access(url, F_OK) == 0, "the root directory exists");
+	free(url);
+
+	is_int(sr_store_open("file://relative/dir", &st, err), -1, "relative file URL refused");
+	is_str(err, "open store file://relative/dir: a file URL names an absolute directory: "
+	    "file:///path/to/dir", "message for a relative file URL");
+	is_int(sr_store_open("ftp://host/x", &st, err), -1, "unknown scheme refused");
+	is_str(err, "open store ftp://host/x: unsupported scheme \"ftp\" (supported: file://)",
+	    "message for an unknown scheme");
+	is_int(sr_store_open("/just/a/path", &st, err), -1, "a path is not a URL");
+	is_str(err, "open store /just/a/path: not a URL (use file:///path)", "message for a path");
+	ok(st == NULL, "failed open leaves *out NULL");
+	url = sr_asprintf("file://localhost%s/pct%%20dir", root);
+	ok(sr_store_open(url, &st, err) == 0, "file://localhost/... with %%20 opens");
+	sr_store_close(st);
+	free(url);
+	url = sr_asprintf("%s/pct dir", root);
+	ok(access(url, F_OK) == 0, "percent-decoded root \"pct dir\" exists");
+	free(url);
+}
+
+static void
+test_put_get(struct sr_store *st)
+{
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], want[33];
+	struct sr_object_info info;
+	size_t len;
+	void *buf;
+	int rc;
+
+	rc = sr_store_put(st, "a/b/hello", "hello", 5, SR_PUT_OVERWRITE, NULL, etag, err);
+	is_int(rc, SR_STORE_OK, "put a/b/hello");
+	is_str(etag, "2cf24dba5fb0a30e26e83b2ac5b9e29e", "etag = hex of SHA-256[0:16]");
+	rc = sr_store_get(st, "a/b/hello", 100, &buf, &len, etag2, err);
+	ok(rc == SR_STORE_OK && len == 5 && memcmp(buf, "hello", 6) == 0,
+	    "get gives the bytes back, NUL-terminated");
+	is_str(etag2, etag, "get gives the same etag");
+	free(buf);
+	rc = sr_store_head(st, "a/b/hello", &info, err);
+	ok(rc == SR_STORE_OK && info.size == 5 && strcmp(info.etag, etag) == 0 &&
+	    strcmp(info.key, "a/b/hello") == 0 && info.mtime > sr_now() - 60 &&
+	    info.mtime <= sr_now() + 1, "head: key, size, etag, mtime");
+
+	rc = sr_store_put(st, "a/b/hello", "hello, world", 12, SR_PUT_OVERWRITE, NULL, etag, err);
+	sha_etag("hello, world", 12, want);
+	ok(rc == SR_STORE_OK && strcmp(etag, want) == 0, "overwrite: new etag");
+	rc = sr_store_get(st, "a/b/hello", 12, &buf, &len, NULL, err);
+	ok(rc == SR_STORE_OK && len == 12 && memcmp(buf, "hello, world", 12) == 0,
+	    "get of exactly max bytes, new content");
+	free(buf);
+	rc = sr_store_get(st, "a/b/hello", 11, &buf, &len, NULL, err);
+	is_int(rc, SR_STORE_ERROR, "get larger than max fails");
+	is_str(err, "get a/b/hello: 12 bytes, more than the 11 allowed", "message for too large");
+	ok(buf == NULL, "failed get leaves *buf NULL");
+
+	rc = sr_store_get(st, "a/b/nope", 100, &buf, &len, NULL, err);
+	is_int(rc, SR_STORE_NOTFOUND, "get of a missing key: SR_STORE_NOTFOUND");
+	is_str(err, "get a/b/nope: no such object", "message for a missing key");
+	is_int(sr_store_get(st, "a/b", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
+	    "a directory of keys is not an object");
+	is_int(sr_store_get(st, "a/b/hello/x", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
+	    "a key below an object: not found");
+	is_int(sr_store_head(st, "zzz", &info, err), SR_STORE_NOTFOUND, "head of a missing key");
+
+	rc = sr_store_put(st, "empty", "", 0, SR_PUT_OVERWRITE, NULL, etag, err);
+	sha_etag("", 0, want);
+	ok(rc == SR_STORE_OK && strcmp(etag, want) == 0, "empty object: etag of nothing");
+	rc = sr_store_get(st, "empty", 0, &buf, &len, etag2, err);
+	ok(rc == SR_STORE_OK && len == 0 && ((char *)buf)[0] == '\0' && strcmp(etag2, want) == 0,
+	    "get of an empty object with max 0");
+	free(buf);
+	rc = sr_store_put(st, "nullbuf", NULL, 0, SR_PUT_OVERWRITE, NULL, NULL, err);
+	is_int(rc, SR_STORE_OK, "put of NULL, 0 bytes, no etag wanted");
+	is_int(sr_store_put(st, "nullbuf", NULL, 3, SR_PUT_OVERWRITE, NULL, NULL, err),
+	    SR_STORE_ERROR, "put of NULL, 3 bytes refused");
+	is_str(err, "put nullbuf: no data", "message for NULL data");
+
+	/* the file store cannot hold both "n" and "n/x" */
+	sr_store_put(st, "n", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err);
+	is_int(sr_store_put(st, "n/x", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err),
+	    SR_STORE_ERROR, "put below an object fails");
+	is_str(err, "put n/x: a leading part of the key is an object: the file store cannot "
+	    "hold both \"a\" and \"a/b\"", "message names the limit");
+	sr_store_put(st, "m/x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err);
+	is_int(sr_store_put(st, "m", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err),
+	    SR_STORE_ERROR, "put over a directory of keys fails");
+	is_str(err, "put m: keys exist below this one: the file store cannot hold both \"a\" "
+	    "and \"a/b\"", "message names the limit");
+	is_int(sr_store_put(st, "m", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_ERROR,
+	    "create-only over a directory of keys: an error, not SR_STORE_EXISTS");
+	is_int(temp_files(), 0, "failed puts leave no temp files");
+	sr_store_delete(st, "n", err);
+	sr_store_delete(st, "m/x", err);
+}
+
+static void
+test_conditional(struct sr_store *st)
+{
+	char err[SR_ERRMAX], e1[SR_ETAG_MAX], e2[SR_ETAG_MAX], e3[SR_ETAG_MAX], quoted[128];
+	size_t len;
+	void *buf;
+	int rc;
+
+	rc = sr_store_put(st, "c/LATEST", "1", 1, SR_PUT_CREATE, NULL, e1, err);
+	is_int(rc, SR_STORE_OK, "create-only put of a new key");
+	rc = sr_store_put(st, "c/LATEST", "2", 1, SR_PUT_CREATE, NULL, e2, err);
+	is_int(rc, SR_STORE_EXISTS, "create-only put of an existing key: SR_STORE_EXISTS");
+	is_str(err, "put c/LATEST: object exists", "message for an existing key");
+	sr_store_get(st, "c/LATEST", 10, &buf, &len, NULL, err);
+	ok(len == 1 && memcmp(buf, "1", 1) == 0, "the first content stays");
+	free(buf);
+
+	rc = sr_store_put(st, "c/LATEST", "2", 1, SR_PUT_MATCH, e1, e2, err);
+	is_int(rc, SR_STORE_OK, "CAS with the current etag succeeds");
+	rc = sr_store_put(st, "c/LATEST", "3", 1, SR_PUT_MATCH, e1, e3, err);
+	is_int(rc, SR_STORE_PRECONDITION, "CAS with a stale etag: SR_STORE_PRECONDITION");
+	snprintf(quoted, sizeof quoted, "put c/LATEST: etag is %s, not %s (If-Match)", e2, e1);
+	is_str(err, quoted, "message names both etags");
+	snprintf(quoted, sizeof quoted, "\"%s\"", e2);
+	rc = sr_store_put(st, "c/LATEST", "3", 1, SR_PUT_MATCH, quoted, e3, err);
+	is_int(rc, SR_STORE_OK, "CAS accepts the etag in HTTP quotes");
+	sr_store_get(st, "c/LATEST", 10, &buf, &len, e1, err);
+	ok(len == 1 && memcmp(buf, "3", 1) == 0 && strcmp(e1, e3) == 0,
+	    "content and etag after the CAS");
+	free(buf);
+	rc = sr_store_put(st, "c/none", "x", 1, SR_PUT_MATCH, e3, NULL, err);
+	is_int(rc, SR_STORE_PRECONDITION, "CAS of a missing key: SR_STORE_PRECONDITION");
+	is_str(err, "put c/none: no such object to replace (If-Match)", "message for CAS of nothing");
+	ok(!exists("c/none"), "nothing written");
+	is_int(sr_store_put(st, "c/x", "x", 1, SR_PUT_MATCH, NULL, NULL, err), SR_STORE_ERROR,
+	    "SR_PUT_MATCH without an etag refused");
+	is_str(err, "put c/x: an etag to match goes with SR_PUT_MATCH only", "its message");
+	is_int(sr_store_put(st, "c/x", "x", 1, SR_PUT_CREATE, e1, NULL, err), SR_STORE_ERROR,
+	    "an etag with SR_PUT_CREATE refused");
+	is_int(sr_store_put(st, "c/x", "x", 1, (enum sr_put_mode)7, NULL, NULL, err),
+	    SR_STORE_ERROR, "unknown mode refused");
+	is_str(err, "put c/x: unknown put mode 7", "its message");
+	is_int(temp_files(), 0, "lost races leave no temp files");
+}
+
+static void
+test_etag_cache(struct sr_store *st)
+{
+	char err[SR_ERRMAX], e1[SR_ETAG_MAX], want[33], xa[128], *p = path_of("e/obj");
+	struct sr_object_info info;
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	FILE *f;
+
+	sr_store_put(st, "e/obj", "abc", 3, SR_PUT_OVERWRITE, NULL, e1, err);
+	ok(getxattr(p, "user.spotrun.etag", xa, sizeof xa) > 0 || errno == ENOTSUP,
+	    "the etag is kept in an xattr (where supported)");
+	removexattr(p, "user.spotrun.etag");
+	ok(sr_store_head(st, "e/obj", &info, err) == 0 && strcmp(info.etag, e1) == 0,
+	    "without the xattr the file is hashed: same etag");
+	/* changed behind the store's back: the cached etag must not be believed */
+	sr_store_put(st, "e/obj", "abc", 3, SR_PUT_OVERWRITE, NULL, e1, err);
+	f = fopen(p, "w");
+	fputs("xyz", f);
+	fclose(f);
+	utimensat(AT_FDCWD, p, ts, 0);
+	sha_etag("xyz", 3, want);
+	ok(sr_store_head(st, "e/obj", &info, err) == 0 && strcmp(info.etag, want) == 0,
+	    "a file rewritten in place gets the etag of its new content");
+	is_int(sr_store_put(st, "e/obj", "new", 3, SR_PUT_MATCH, e1, NULL, err),
+	    SR_STORE_PRECONDITION, "so a CAS against the old etag fails");
+	is_int(sr_store_put(st, "e/obj", "new", 3, SR_PUT_MATCH, want, NULL, err), SR_STORE_OK,
+	    "and one against the new etag succeeds");
+	free(p);
+	sr_store_delete(st, "e/obj", err);
+}
+
+static void
+test_ranges(struct sr_store *st)
+{
+	char err[SR_ERRMAX], buf[16];
+	int rc;
+
+	sr_store_put(st, "r/obj", "0123456789", 10, SR_PUT_OVERWRITE, NULL, NULL, err);
+	rc = sr_store_read_range(st, "r/obj", 0, 10, buf, err);
+	ok(rc == 0 && memcmp(buf, "0123456789", 10) == 0, "read the whole object");
+	rc = sr_store_read_range(st, "r/obj", 3, 4, buf, err);
+	ok(rc == 0 && memcmp(buf, "3456", 4) == 0, "read bytes 3..6");
+	rc = sr_store_read_range(st, "r/obj", 9, 1, buf, err);
+	ok(rc == 0 && buf[0] == '9', "read the last byte");
+	is_int(sr_store_read_range(st, "r/obj", 10, 0, buf, err), 0, "read 0 bytes at the end");
+	is_int(sr_store_read_range(st, "r/obj", 10, 1, buf, err), SR_STORE_ERROR,
+	    "read 1 byte at the end fails");
+	is_str(err, "read r/obj: bytes 10..11 asked, past the end of the object (10 bytes)",
+	    "message for a read past the end");
+	is_int(sr_store_read_range(st, "r/obj", 9, 2, buf, err), SR_STORE_ERROR,
+	    "read across the end fails");
+	is_int(sr_store_read_range(st, "r/obj", 11, 0, buf, err), SR_STORE_ERROR,
+	    "read 0 bytes beyond the end fails");
+	is_int(sr_store_read_range(st, "r/obj", UINT64_MAX, 2, buf, err), SR_STORE_ERROR,
+	    "offset near 2^64 does not wrap around");
+	is_int(sr_store_read_range(st, "r/none", 0, 1, buf, err), SR_STORE_NOTFOUND,
+	    "ranged read of a missing key: SR_STORE_NOTFOUND");
+	is_str(err, "read r/none: no such object", "its message");
+	sr_store_delete(st, "r/obj", err);
+}
+
+struct listing {
+	char keys[1024];
+	int n, stop_at;
+	uint64_t bytes;
+};
+
+static int
+collect(const struct sr_object_info *info, void *arg)
+{
+	struct listing *l = arg;
+
+	if (l->n > 0)
+		strlcat(l->keys, " ", sizeof l->keys);
+	strlcat(l->keys, info->key, sizeof l->keys);
+	l->bytes += info->size;
+	if (strlen(info->etag) != 32)
+		return -77;
+	if (++l->n == l->stop_at)
+		return 7;
+	return 0;
+}
+
+static const char *
+list(struct sr_store *st, const char *prefix, int *rc)
+{
+	static struct listing l;
+	char err[SR_ERRMAX];
+
+	memset(&l, 0, sizeof l);
+	*rc = sr_store_list(st, prefix, collect, &l, err);
+	return l.keys;
+}
+
+static void
+test_list(struct sr_store *st)
+{
+	static const char *keys[] = { "L/zz", "L/job/packs/1-abc.tar", "L/jobx",
+		"L/job/manifests/2.json", "L/job/manifests/10.json", "L/job/LATEST",
+		"L/job-2/x", "L/job/manifests/1.json" };
+	char err[SR_ERRMAX];
+	struct listing l;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < SR_ARRAY_LEN(keys); i++)
+		sr_store_put(st, keys[i], keys[i], strlen(keys[i]), SR_PUT_OVERWRITE, NULL, NULL,
+		    err);
+	is_str(list(st, "L/", &rc), "L/job-2/x L/job/LATEST L/job/manifests/1.json "
+	    "L/job/manifests/10.json L/job/manifests/2.json L/job/packs/1-abc.tar L/jobx L/zz",
+	    "list L/: every key below, in byte order ('-' < '/')");
+	is_int(rc, 0, "list returns 0");
+	is_str(list(st, "L/job/", &rc), "L/job/LATEST L/job/manifests/1.json "
+	    "L/job/manifests/10.json L/job/manifests/2.json L/job/packs/1-abc.tar",
+	    "list a directory prefix");
+	is_str(list(st, "L/job", &rc), "L/job-2/x L/job/LATEST L/job/manifests/1.json "
+	    "L/job/manifests/10.json L/job/manifests/2.json L/job/packs/1-abc.tar L/jobx",
+	    "list a prefix that is part of a segment");
+	is_str(list(st, "L/job/manifests/1", &rc), "L/job/manifests/1.json "
+	    "L/job/manifests/10.json", "list a prefix ending inside a file name");
+	is_str(list(st, "L/job/LATEST", &rc), "L/job/LATEST", "list a whole key");
+	is_str(list(st, "L/nothing/", &rc), "", "list of a missing prefix: nothing");
+	is_int(rc, 0, "and no error");
+	is_str(list(st, "L/job/LATEST/x", &rc), "", "list below an object: nothing");
+	is_str(list(st, ".tmp/", &rc), "", "the temp area is not listed");
+	list(st, "", &rc);
+	ok(rc == 0 && strstr(list(st, "", &rc), ".tmp") == NULL && strstr(list(st, "", &rc),
+	    "L/zz") != NULL, "list of everything skips .tmp");
+
+	memset(&l, 0, sizeof l);
+	l.stop_at = 2;
+	rc = sr_store_list(st, "L/", collect, &l, err);
+	ok(rc == 7 && l.n == 2, "a non-zero return from the callback stops the listing and is "
+	    "returned");
+	memset(&l, 0, sizeof l);
+	sr_store_list(st, "L/job/manifests/", collect, &l, err);
+	is_int(l.bytes, strlen("L/job/manifests/1.json") + strlen("L/job/manifests/10.json") +
+	    strlen("L/job/manifests/2.json"), "listed sizes are right");
+	is_int(sr_store_list(st, "/abs", collect, &l, err), SR_STORE_ERROR,
+	    "absolute prefix refused");
+	is_str(err, "list /abs: invalid prefix: starts with '/' (keys are relative to the store)",
+	    "its message");
+	is_int(sr_store_list(st, "L/../", collect, &l, err), SR_STORE_ERROR, "prefix with .. refused");
+
+	/* delete: parents left empty go, the root and other keys stay */
+	is_int(sr_store_delete(st, "L/job/packs/1-abc.tar", err), 0, "delete a key");
+	ok(!exists("L/job/packs"), "its directory, now empty, is gone");
+	ok(exists("L/job/manifests"), "directories with other keys stay");
+	is_int(sr_store_delete(st, "L/job/packs/1-abc.tar", err), 0, "deleting it again succeeds");
+	is_int(sr_store_delete(st, "L/never/was", err), 0, "deleting a missing key succeeds");
+	is_int(sr_store_delete(st, "L/job", err), 0, "deleting a \"directory\" is a no-op");
+	ok(exists("L/job/LATEST"), "and removes nothing");
+	for (i = 0; i < SR_ARRAY_LEN(keys); i++)
+		sr_store_delete(st, keys[i], err);
+	ok(!exists("L"), "deleting every key removes every directory");
+	ok(exists(""), "but not the store root");
+}
+
+static void
+test_keys(struct sr_store *st)
+{
+	static const struct {
+		const char *key, *msg;
+	} bad[] = {
+		{ "", "put \"\": invalid key: empty" },
+		{ "/abs", "put /abs: invalid key: starts with '/' (keys are relative to the store)" },
+		{ "a//b", "put a//b: invalid key: has an empty segment (\"//\")" },
+		{ "a/", "put a/: invalid key: ends with '/'" },
+		{ "./a", "put ./a: invalid key: has a \".\" segment" },
+		{ "a/./b", "put a/./b: invalid key: has a \".\" segment" },
+		{ "../x", "put ../x: invalid key: has a \"..\" segment" },
+		{ "a/..", "put a/..: invalid key: has a \"..\" segment" },
+		{ "a\nb", "put a\\x0ab: invalid key: control character 0x0a at byte 1" },
+		{ ".tmp/x", "put .tmp/x: invalid key: \".tmp\" is the file store's temporary area" },
+		{ ".tmp", "put .tmp: invalid key: \".tmp\" is the file store's temporary area" },
+	};
+	static const char *good[] = { ".x", "..x", "a.b/..c", "x/.tmp", ".tmpx", "sp ace",
+		"ünïcode" };
+	char err[SR_ERRMAX], longkey[1100], etag[SR_ETAG_MAX];
+	struct sr_object_info info;
+	size_t i, len;
+	void *buf;
+
+	for (i = 0; i < SR_ARRAY_LEN(bad); i++) {
+		is_int(sr_store_put(st, bad[i].key, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err),
+		    SR_STORE_ERROR, "hostile key %zu refused by put", i);
+		is_str(err, bad[i].msg, "message for hostile key %zu", i);
+	}
+	ok(sr_store_get(st, "../../etc/passwd", 1 << 20, &buf, &len, NULL, err) == SR_STORE_ERROR &&
+	    sr_store_head(st, "/etc/passwd", &info, err) == SR_STORE_ERROR &&
+	    sr_store_read_range(st, "a/../../x", 0, 1, etag, err) == SR_STORE_ERROR &&
+	    sr_store_delete(st, "../x", err) == SR_STORE_ERROR &&
+	    sr_store_upload_begin(st, "/x", err) == NULL, "get, head, read, delete and upload "
+	    "check keys too");
+	is_str(err, "upload /x: invalid key: starts with '/' (keys are relative to the store)",
+	    "with the verb in the message");
+	memset(longkey, 'k', sizeof longkey);
+	longkey[1024] = '\0';
+	is_int(sr_store_put(st, longkey, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err),
+	    SR_STORE_ERROR, "a 1024-byte key passes the check (then meets NAME_MAX)");
+	ok(strstr(err, "invalid key") == NULL, "it is not called invalid");
+	longkey[1024] = 'k';
+	longkey[1025] = '\0';
+	is_int(sr_store_put(st, longkey, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err),
+	    SR_STORE_ERROR, "a 1025-byte key is refused");
+	ok(strstr(err, ": invalid key: 1025 bytes long, at most 1024 allowed") != NULL &&
+	    strlen(err) < 200, "message, with the key shortened: %s", err);
+	for (i = 0; i < SR_ARRAY_LEN(good); i++) {
+		ok(sr_store_put(st, good[i], "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err) == 0 &&
+		    sr_store_delete(st, good[i], err) == 0, "key \"%s\" is fine", good[i]);
+	}
+	is_int(temp_files(), 0, "refused keys leave no temp files");
+}
+
+/* A stream of deterministic bytes: byte i of the upload. */
+static uint8_t
+stream_byte(size_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13);
+}
+
+static void
+test_upload(struct sr_store *st)
+{
+	size_t total = (5 << 20) + 12345, sent = 0, piece = 37 * 1024 + 5, len, i;
+	uint8_t *chunk = sr_malloc(piece), *all = sr_malloc(total);
+	char err[SR_ERRMAX], want[33];
+	struct sr_object_info info;
+	struct sr_upload *up;
+	void *buf;
+	int good = 1;
+
+	for (i = 0; i < total; i++)
+		all[i] = stream_byte(i);
+	up = sr_store_upload_begin(st, "u/big/pack.tar", err);
+	ok(up != NULL, "upload begins");
+	while (sent < total && good) {
+		size_t n = total - sent < piece ? total - sent : piece;
+
+		memcpy(chunk, all + sent, n);
+		good = sr_upload_write(up, chunk, n, err) == 0;
+		sent += n;
+		if (sent > total / 2 && sent - n <= total / 2)
+			ok(sr_store_head(st, "u/big/pack.tar", &info, err) == SR_STORE_NOTFOUND,
+			    "half-way through, the object is not visible");
+	}
+	ok(good, "5 MiB written in 37 KiB pieces");
+	is_int(sr_upload_commit(up, err), 0, "commit");
+	ok(sr_store_get(st, "u/big/pack.tar", total, &buf, &len, info.etag, err) == 0 &&
+	    len == total && memcmp(buf, all, total) == 0, "the object has every byte");
+	free(buf);
+	sha_etag(all, total, want);
+	is_str(info.etag, want, "etag computed while streaming = SHA-256 of the content");
+	ok(sr_store_head(st, "u/big/pack.tar", &info, err) == 0 && info.size == total &&
+	    strcmp(info.etag, want) == 0, "head agrees");
+
+	up = sr_store_upload_begin(st, "u/aborted", err);
+	sr_upload_write(up, "partial", 7, err);
+	is_int(temp_files(), 1, "an upload in progress has its temp file");
+	sr_upload_abort(up);
+	ok(!exists("u/aborted") && temp_files() == 0, "abort leaves nothing: no object, no temp "
+	    "file");
+	sr_upload_abort(NULL);
+	ok(1, "abort of NULL is safe");
+	up = sr_store_upload_begin(st, "u/empty", err);
+	ok(up != NULL && sr_upload_commit(up, err) == 0 && exists("u/empty"),
+	    "an upload of nothing makes an empty object");
+	sr_store_delete(st, "u/empty", err);
+	sr_store_delete(st, "u/big/pack.tar", err);
+	free(chunk);
+	free(all);
+}
+
+/* A put or an upload that hits a write error (EFBIG under RLIMIT_FSIZE,
+ * as ENOSPC would) leaves no object and no temp file. */
+static void
+test_write_failure(void)
+{
+	int status, fds[2];
+	char msg[SR_ERRMAX] = "", msg2[SR_ERRMAX] = "";
+	pid_t pid;
+
+	if (pipe(fds) == -1)
+		sr_fatal("pipe failed");
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 64 * 1024, 64 * 1024 };
+		struct sr_store *st = open_store();
+		uint8_t *big = sr_calloc(1, 1 << 20);
+		char err[SR_ERRMAX] = "", err2[SR_ERRMAX] = "";
+		struct sr_upload *up;
+		int rc, rc2 = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		rc = sr_store_put(st, "w/full", big, 1 << 20, SR_PUT_OVERWRITE, NULL, NULL, err);
+		up = sr_store_upload_begin(st, "w/full2", err2);
+		if (up != NULL) {
+			sr_upload_write(up, big, 1 << 20, err2);
+			rc2 = sr_upload_write(up, "x", 1, err2);
+			if (rc2 == 0 || strcmp(err2, "upload w/full2: an earlier write failed") != 0)
+				rc2 = 99;
+			else
+				rc2 = sr_upload_commit(up, err2);
+		}
+		dprintf(fds[1], "%s\n%s\n", err, err2);
+		_exit(rc == SR_STORE_ERROR && rc2 == SR_STORE_ERROR ? 0 : 1);
+	}
+	close(fds[1]);
+	waitpid(pid, &status, 0);
+	{
+		FILE *f = fdopen(fds[0], "r");
+
+		if (fgets(msg, sizeof msg, f) == NULL || fgets(msg2, sizeof msg2, f) == NULL)
+			msg[0] = '\0';
+		fclose(f);
+	}
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "put and upload fail when the disk "
+	    "refuses the bytes");
+	ok(strncmp(msg, "put w/full: write ", 18) == 0 && strstr(msg, "File too large") != NULL,
+	    "message says what and why: %.*s", (int)strcspn(msg, "\n"), msg);
+	ok(strncmp(msg2, "upload w/full2: an earlier write failed", 39) == 0,
+	    "commit after a failed write refuses");
+	ok(!exists("w/full") && !exists("w/full2") && !exists("w") && temp_files() == 0,
+	    "no partial object, no temp file left");
+}
+
+/* RACERS processes race: each child runs fn and exits with its rc (negated);
+ * a shared barrier lets them start their writes together. */
+static void
+race(int (*fn)(struct sr_store *, int, int, int), int counts[5], int *winner)
+{
+	int ready[2], go[2], i, status;
+	pid_t pids[RACERS];
+	char c;
+
+	if (pipe(ready) == -1 || pipe(go) == -1)
+		sr_fatal("pipe failed");
+	for (i = 0; i < RACERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			struct sr_store *st = open_store();
+
+			close(ready[0]);
+			close(go[1]);
+			_exit(-fn(st, i, ready[1], go[0]) & 0xff);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (i = 0; i < RACERS; i++)
+		if (read(ready[0], &c, 1) != 1)
+			break;
+	close(go[1]);	/* everyone reads EOF at once: go */
+	close(ready[0]);
+	memset(counts, 0, 5 * sizeof *counts);
+	*winner = -1;
+	for (i = 0; i < RACERS; i++) {
+		waitpid(pids[i], &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) < 5) {
+			counts[WEXITSTATUS(status)]++;
+			if (WEXITSTATUS(status) == 0)
+				*winner = i;
+		}
+	}
+}
+
+/* Tell the parent this racer is ready, then wait for the go (EOF). */
+static void
+wait_go(int ready, int go)
+{
+	char c = 'r';
+
+	if (write(ready, &c, 1) != 1)
+		_exit(100);
+	close(ready);
+	while (read(go, &c, 1) > 0)
+		;
+}
+
+static int
+racer_create(struct sr_store *st, int i, int ready, int go)
+{
+	char err[SR_ERRMAX], body[32];
+
+	snprintf(body, sizeof body, "racer %d", i);
+	wait_go(ready, go);
+	return sr_store_put(st, "race/create", body, strlen(body), SR_PUT_CREATE, NULL, NULL,
+	    err);
+}
+
+static int
+racer_cas(struct sr_store *st, int i, int ready, int go)
+{
+	char err[SR_ERRMAX], body[32], etag[SR_ETAG_MAX];
+	size_t len;
+	void *buf;
+
+	if (sr_store_get(st, "race/cas", 100, &buf, &len, etag, err) != 0)
+		return -10;
+	free(buf);
+	snprintf(body, sizeof body, "racer %d", i);
+	wait_go(ready, go);
+	return sr_store_put(st, "race/cas", body, strlen(body), SR_PUT_MATCH, etag, NULL, err);
+}
+
+static void
+test_races(struct sr_store *st)
+{
+	char err[SR_ERRMAX], want[32];
+	int counts[5], winner;
+	size_t len;
+	void *buf;
+
+	race(racer_create, counts, &winner);
+	is_int(counts[0], 1, "create-only race: exactly one SR_STORE_OK");
+	is_int(counts[-SR_STORE_EXISTS], RACERS - 1, "and %d SR_STORE_EXISTS", RACERS - 1);
+	snprintf(want, sizeof want, "racer %d", winner);
+	ok(sr_store_get(st, "race/create", 100, &buf, &len, NULL, err) == 0 &&
+	    strcmp(buf, want) == 0, "the object holds the winner's content (%s)", want);
+	free(buf);
+
+	sr_store_put(st, "race/cas", "start", 5, SR_PUT_OVERWRITE, NULL, NULL, err);
+	race(racer_cas, counts, &winner);
+	is_int(counts[0], 1, "CAS race: exactly one SR_STORE_OK");
+	is_int(counts[-SR_STORE_PRECONDITION], RACERS - 1, "and %d SR_STORE_PRECONDITION",
+	    RACERS - 1);
+	snprintf(want, sizeof want, "racer %d", winner);
+	ok(sr_store_get(st, "race/cas", 100, &buf, &len, NULL, err) == 0 &&
+	    strcmp(buf, want) == 0, "the object holds the winner's content (%s)", want);
+	free(buf);
+	is_int(temp_files(), 0, "the losers left no temp files");
+	sr_store_delete(st, "race/create", err);
+	sr_store_delete(st, "race/cas", err);
+}
+
+static void
+test_sweep(void)
+{
+	char *old = sr_asprintf("%s/store/.tmp/1-dead", root);
+	char *fresh = sr_asprintf("%s/store/.tmp/2-alive", root);
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	struct sr_store *st;
+	FILE *f;
+
+	f = fopen(old, "w");
+	fclose(f);
+	f = fopen(fresh, "w");
+	fclose(f);
+	utimensat(AT_FDCWD, old, ts, 0);
+	st = open_store();
+	ok(access(old, F_OK) == -1 && access(fresh, F_OK) == 0,
+	    "open removes temp files over a day old, keeps fresh ones");
+	unlink(fresh);
+	sr_store_close(st);
+	free(old);
+	free(fresh);
+}
+
+int
+main(void)
+{
+	struct sr_store *st;
+	char err[SR_ERRMAX];
+
+	snprintf(root, sizeof root, "/tmp/t-store-file.XXXXXX");
+	if (mkdtemp(root) == NULL)
+		sr_fatal("mkdtemp failed");
+	test_open();
+	st = open_store();
+	test_put_get(st);
+	test_conditional(st);
+	test_etag_cache(st);
+	test_ranges(st);
+	test_list(st);
+	test_keys(st);
+	test_upload(st);
+	test_write_failure();
+	test_races(st);
+	test_sweep();
+	is_str(sr_store_rc_name(SR_STORE_EXISTS), "SR_STORE_EXISTS", "rc name of EXISTS");
+	is_str(sr_store_rc_name(SR_STORE_PRECONDITION), "SR_STORE_PRECONDITION",
+	    "rc name of PRECONDITION");
+	is_str(sr_store_rc_name(SR_STORE_OK), "SR_STORE_OK", "rc name of OK");
+	is_str(sr_store_rc_name(-9), "SR_STORE_UNKNOWN", "rc name of an unknown code");
+	sr_store_close(st);
+	sr_rmtree(root, err);
+	return tap_done();
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# t05-usage.sh: every command's usage line (generated from the command table)
+# appears verbatim in the SYNOPSIS of doc/spotrun.1, and the SYNOPSIS lists no
+# command the binary lacks; plus the exit codes of usage errors.
+set -u
+man_page="$top_srcdir/doc/spotrun.1"
+synopsis=$(groff -mdoc -Tascii -P-c -P-b -P-u "$man_page" 2>/dev/null |
+	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed -e '1d' -e '$d' -e 's/^ *//' -e 's/  */ /g' | grep .)
+cmds=$("$SPOTRUN" help | sed -n '/^commands:/,/^$/p' | sed -e '1d' | awk 'NF {print $1}')
+n=0
+for c in $cmds; do n=$((n + 1)); done
+echo "1..$((n + 7))"
+i=0
+for c in $cmds; do
+	i=$((i + 1))
+	usage=$("$SPOTRUN" help "$c" | head -n 1 | sed 's/^usage: //')
+	if printf '%s\n' "$synopsis" | grep -qxF "$usage"; then
+		echo "ok $i - usage of $c is in the man page: $usage"
+	else
+		echo "not ok $i - usage of $c is not in the SYNOPSIS of doc/spotrun.1: $usage"
+		printf '%s\n' "$synopsis" | sed 's/^/# /'
+	fi
+done
+i=$((i + 1))
+extra=$(printf '%s\n' "$synopsis" | awk '{print $2}' | grep -v '^--version$' | sort -u)
+want=$(printf '%s\n' $cmds | sort -u)
+if [ "$extra" = "$want" ]; then
+	echo "ok $i - the SYNOPSIS lists exactly the commands of the binary"
+else
+	echo "not ok $i - SYNOPSIS commands differ: man: $(echo $extra) binary: $(echo $want)"
+fi
+i=$((i + 1))
+v=$("$SPOTRUN" --version)
+case "$v" in "spotrun "[0-9]*) echo "ok $i - --version: $v" ;; *) echo "not ok $i - --version printed '$v'" ;; esac
+check_code() { # description, expected code, command...
+	desc=$1 want=$2; shift 2
+	"$@" >/dev/null 2>&1
+	got=$?
+	i=$((i + 1))
+	if [ "$got" -eq "$want" ]; then echo "ok $i - $desc exits $want"; else echo "not ok $i - $desc exits $got, want $want"; fi
+}
+check_code "no arguments" 64 "$SPOTRUN"
+check_code "an unknown command" 64 "$SPOTRUN" frobnicate
+check_code "run without a job file" 64 "$SPOTRUN" run
+check_code "run with an unknown option" 64 "$SPOTRUN" run -Z x.ini
+i=$((i + 1))
+msg=$("$SPOTRUN" frobnicate 2>&1)
+if [ "$msg" = "spotrun: unknown command 'frobnicate'; try 'spotrun help'" ]; then
+	echo "ok $i - unknown command message"
+else
+	echo "not ok $i - unknown command message: $msg"
+fi

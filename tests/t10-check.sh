@@ -1,0 +1,119 @@
+#!/bin/sh
+# t10-check.sh: `spotrun check [-q] JOB.ini ...`: exit codes (0 all valid,
+# 65 any invalid, 64 usage), "FILE: ok" on stdout, every error as
+# FILE:LINE: message on stderr, nothing run; the shipped examples and the
+# test job files pass or fail as they should.
+#
+# The harness exports SPOTRUN and top_srcdir; by hand:
+#   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t10-check.sh
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${SPOTRUN:=$PWD/spotrun}"
+data=$top_srcdir/tests/jobspec
+
+if [ ! -x "$SPOTRUN" ]; then
+	echo "Bail out! no spotrun binary at $SPOTRUN (run 'make spotrun' first)"
+	exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t10-check.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+n=0
+failed=0
+result() {	# result OK DESC: one TAP line; OK is an exit status (0 = pass)
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# check WANT_CODE WANT_STDOUT WANT_STDERR DESC ARGS...: run `spotrun check
+# ARGS` in $tmp and compare its exit code and both outputs exactly.
+check() {
+	want_code=$1 want_out=$2 want_err=$3 desc=$4
+	shift 4
+	(cd "$tmp" && "$SPOTRUN" check "$@" > out 2> err)
+	code=$?
+	result "$([ "$code" -eq "$want_code" ]; echo $?)" "$desc: exit $want_code"
+	[ "$code" -eq "$want_code" ] || echo "# got exit $code"
+	result "$([ "$(cat "$tmp/out")" = "$want_out" ]; echo $?)" "$desc: stdout"
+	[ "$(cat "$tmp/out")" = "$want_out" ] || sed 's/^/# got: /' "$tmp/out"
+	result "$([ "$(cat "$tmp/err")" = "$want_err" ]; echo $?)" "$desc: stderr"
+	[ "$(cat "$tmp/err")" = "$want_err" ] || sed 's/^/# got: /' "$tmp/err"
+}
+
+printf '[job]\nname = good\ncommand = python3 train.py\n' > "$tmp/good.ini"
+printf '[job]\nname = other\ncommand = true\n[checkpoint]\ninterval = 20m\n' > "$tmp/other.ini"
+cat > "$tmp/bad.ini" <<'EOF'
+[job]
+name = bad
+command = python3 "train.py
+[checkpoint]
+interval = 20 minutes
+intervall = 5m
+EOF
+bad_err="bad.ini:3: command: unterminated double quote at character 9; close it, or write \\\" for a literal quote
+bad.ini:5: interval = 20 minutes: not a duration; use a number with a unit s, m, h (e.g. 20m)
+bad.ini:6: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? Valid keys: mode, interval, keep, store, local_dir, signal, write_timeout, chunk_size, level, margin"
+usage="usage: spotrun check [-q] JOB.ini ..."
+
+check 0 "good.ini: ok" "" "one valid file" good.ini
+check 0 "" "" "-q: a valid file prints nothing" -q good.ini
+check 0 "good.ini: ok
+other.ini: ok" "" "two valid files" good.ini other.ini
+check 65 "" "$bad_err" "an invalid file: every error, with its line" bad.ini
+check 65 "" "$bad_err" "-q still prints the errors" -q bad.ini
+check 65 "good.ini: ok
+other.ini: ok" "$bad_err" "valid and invalid files: each one checked" good.ini bad.ini other.ini
+check 65 "" "missing.ini: cannot open: No such file or directory" "a missing file" missing.ini
+(cd "$tmp" && "$SPOTRUN" check > out 2> err)
+result "$([ $? -eq 64 ] && [ "$(cat "$tmp/err")" = "$usage" ] && [ ! -s "$tmp/out" ]; echo $?)" \
+	"no argument at all: exit 64 and the usage line"
+(cd "$tmp" && "$SPOTRUN" check -Z good.ini > out 2> err)
+result "$([ $? -eq 64 ] && grep -qxF "$usage" "$tmp/err"; echo $?)" "an unknown option: exit 64 and the usage line"
+
+# Checking runs nothing, even a valid job whose command would leave a trace.
+printf '[job]\nname = trace\nshell = yes\ncommand = touch %s/ran\n' "$tmp" > "$tmp/trace.ini"
+check 0 "trace.ini: ok" "" "a job that would touch a file" trace.ini
+result "$([ ! -e "$tmp/ran" ]; echo $?)" "check did not run the job"
+
+# Every shipped example, and the parser's test files, go the expected way.
+for f in "$top_srcdir"/examples/*.ini "$top_srcdir"/examples/*/*.ini "$data"/good-*.ini; do
+	[ -e "$f" ] || continue
+	out=$("$SPOTRUN" check "$f" 2>&1)
+	result "$([ $? -eq 0 ] && [ "$out" = "$f: ok" ]; echo $?)" "valid: ${f#"$top_srcdir"/}"
+	[ "$out" = "$f: ok" ] || printf '%s\n' "$out" | sed 's/^/# /'
+done
+# The job files shown in doc/spotrun-job.5 (SYNOPSIS and EXAMPLES) are valid.
+if command -v groff > /dev/null 2>&1; then
+	groff -mdoc -Tutf8 -P-c -P-b -P-u "$top_srcdir/doc/spotrun-job.5" 2> /dev/null > "$tmp/man.txt"
+	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$tmp/man.txt" | sed -n '/^     \[job\]/,/^$/p' |
+		sed 's/^     //' > "$tmp/man-0.ini"
+	sed -n '/^EXAMPLES/,/^SEE ALSO/p' "$tmp/man.txt" | awk -v dir="$tmp" '
+		/^           / { if (!inblk) { n++; inblk = 1 }
+			sub(/^           /, ""); print > (dir "/man-" n ".ini"); next }
+		/^$/ { next }
+		{ inblk = 0 }'
+	for f in "$tmp"/man-*.ini; do
+		out=$("$SPOTRUN" check "$f" 2>&1)
+		result "$([ $? -eq 0 ] && [ -s "$f" ]; echo $?)" "man page example ${f##*/} is valid"
+		[ "$out" = "$f: ok" ] || printf '%s\n' "$out" | sed 's/^/# /'
+	done
+	result "$([ -e "$tmp/man-4.ini" ]; echo $?)" "the man page shows a synopsis and 4 examples"
+else
+	result 0 "# SKIP man page examples: no groff"
+fi
+for f in "$data"/bad-*.ini; do
+	"$SPOTRUN" check -q "$f" > "$tmp/out" 2> "$tmp/err"
+	code=$?
+	lines=$(grep -c "^$f:[0-9]*: " "$tmp/err")
+	result "$([ "$code" -eq 65 ] && [ "$lines" -ge 5 ] && [ ! -s "$tmp/out" ]; echo $?)" \
+		"invalid: ${f#"$top_srcdir"/} (exit $code, $lines errors with line numbers)"
+done
+echo "1..$n"
+[ "$failed" -eq 0 ]

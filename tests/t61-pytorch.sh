@@ -1,0 +1,64 @@
+#!/bin/sh
+# t61-pytorch.sh: examples/pytorch/job.ini end to end: a real PyTorch job
+# (MLP, AdamW, dropout, CPU) preempted twice by the local provider and
+# resumed from its checkpoints must end with a state_dict bit-identical to
+# an uninterrupted run's: torch.equal on every tensor, and the same SHA-256
+# over the tensors' bytes. Skipped when /usr/bin/python3 has no torch.
+. "$top_srcdir/tests/jobs/lib.sh"
+"$PY" -c 'import torch' 2>/dev/null || t_skip_all "python3-torch not installed"
+t_setup
+
+ex=$top_srcdir/examples/pytorch
+cp "$ex/job.ini" "$t_tmp/job.ini"
+cmd=$(ini_get "$t_tmp/job.ini" job command)
+ini_set "$t_tmp/job.ini" job command "$cmd --out $t_tmp/final.pt"
+ini_set "$t_tmp/job.ini" job workdir "$ex"
+ini_set "$t_tmp/job.ini" checkpoint store "file://$t_tmp/store"
+ini_set "$t_tmp/job.ini" checkpoint local_dir "$t_tmp/local"
+
+t_bg run "$SPOTRUN" run "$t_tmp/job.ini"
+run_pid=$t_last
+# The uninterrupted run, meanwhile: the same steps without spotrun.
+steps=$(echo "$cmd" | sed -nE 's/.*--steps ([0-9]+).*/\1/p')
+"$PY" "$ex/train.py" --steps "$steps" --out "$t_tmp/ref.pt" > "$t_tmp/ref.out" 2>&1
+ref_rc=$?
+t_wait "$run_pid"
+run_rc=$t_rc
+
+t_is "$run_rc" 0 "preempted run: exit 0" || t_show "$t_tmp/run.err"
+t_is "$ref_rc" 0 "uninterrupted run: exit 0" || t_show "$t_tmp/ref.out"
+t_is "$(grep -cE '^[0-9:]+  notice ' "$t_tmp/run.err")" 2 "two notices"
+t_like "$t_tmp/run.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' "summary: 3 attempts, 2 preemptions"
+restored=$(sed -nE 's/^[0-9:]+  attempt  [23] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' "$t_tmp/run.err" | tr '\n' ' ')
+resumed=$(sed -nE 's/^resumed from step ([0-9]+) \(attempt [23]\)$/\1/p' "$t_tmp/run.out" | tr '\n' ' ')
+t_is "$resumed" "$restored" "the job resumed twice, at the restored steps ($restored)"
+t_unlike "$t_tmp/run.out" '^resumed from step 0 ' "no resume from step 0 (each attempt made progress)"
+t_has "$t_tmp/run.out" "finished $steps steps" "the job ran all $steps steps"
+
+run_res=$(result_of "$t_tmp/run.out")
+ref_res=$(result_of "$t_tmp/ref.out")
+t_like "$t_tmp/run.out" '^result: [0-9a-f]{64}$' "the job printed its result"
+t_is "$run_res" "$ref_res" "same SHA-256 over the final tensors as the uninterrupted run"
+
+# Compare the saved state_dicts tensor by tensor.
+"$PY" - "$t_tmp/final.pt" "$t_tmp/ref.pt" > "$t_tmp/cmp.out" 2>&1 <<'EOF'
+import sys
+import torch
+a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])
+if list(a) != list(b):
+    sys.exit("different keys: %s vs %s" % (list(a), list(b)))
+for k in a:
+    if a[k].dtype != b[k].dtype or not torch.equal(a[k], b[k]):
+        sys.exit("tensor %s differs" % k)
+print("%d tensors equal" % len(a))
+EOF
+t_is "$?" 0 "final state_dict: every tensor torch.equal to the uninterrupted run's" || t_show "$t_tmp/cmp.out"
+t_like "$t_tmp/cmp.out" '^[0-9]+ tensors equal$' "the comparison covered the tensors"
+
+"$SPOTRUN" ls "$t_tmp/job.ini" > "$t_tmp/ls.out" 2> "$t_tmp/ls.err"
+t_is "$?" 0 "spotrun ls: exit 0" || t_show "$t_tmp/ls.err"
+last_step=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed in .*/\1/p' "$t_tmp/run.err" | tail -n 1)
+t_like "$t_tmp/ls.out" "^[0-9]+ +$last_step +.* latest\$" "ls: the latest checkpoint is step $last_step" \
+	|| t_show "$t_tmp/ls.out"
+
+t_done
