@@ -26,3 +26,4 @@ dist_check_SCRIPTS += tests/t10-check.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
+dist_check_SCRIPTS += tests/t30-run.sh

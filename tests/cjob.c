@@ -1,0 +1,79 @@
+/*
+ * cjob.c: a small deterministic "training" job in C that checkpoints
+ * through the public header spotrun.h, for tests/t62-cjob.sh. It runs STEPS
+ * steps of a xorshift state update (sleeping MS milliseconds each), polls
+ * for requests at every step, saves its state to state.bin, and prints
+ * "result: <state>" at the end, identical whether or not it was preempted.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "spotrun.h"
+
+static int
+save(const char *dir, long long step, uint64_t x)
+{
+	char path[4096];
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/state.bin", dir);
+	fp = fopen(path, "w");
+	if (fp == NULL || fprintf(fp, "%lld %" PRIu64 "\n", step, x) < 0 || fclose(fp) != 0)
+		return -1;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	long long steps = argc > 1 ? atoll(argv[1]) : 100, step = 0, rs;
+	long ms = argc > 2 ? atol(argv[2]) : 20;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct spotrun_request req;
+	const char *dir = spotrun_ckpt_dir();
+	uint64_t x = 88172645463325252ULL;
+	int rc;
+
+	/* Requests are polled; the signal is not needed. */
+	signal(SIGUSR1, SIG_IGN);
+	if ((rc = spotrun_resume_step(&rs)) == 1) {
+		char path[4096];
+		FILE *fp;
+		snprintf(path, sizeof path, "%s/state.bin", dir);
+		fp = fopen(path, "r");
+		if (fp == NULL || fscanf(fp, "%lld %" SCNu64, &step, &x) != 2) {
+			fprintf(stderr, "cjob: cannot read %s\n", path);
+			return 1;
+		}
+		fclose(fp);
+		printf("resumed from step %lld\n", step);
+	} else if (rc < 0 && rc != SPOTRUN_ERR_NOT_SUPERVISED) {
+		fprintf(stderr, "cjob: %s\n", spotrun_getErrorName(rc));
+		return 1;
+	}
+	for (; step < steps; step++) {
+		rc = spotrun_ckpt_request(&req);
+		if (rc == 1) {
+			if (save(dir, step, x) == -1 || spotrun_ckpt_done(step) != SPOTRUN_OK) {
+				fprintf(stderr, "cjob: checkpoint failed\n");
+				return 1;
+			}
+			printf("checkpoint %llu (%s) at step %lld\n", req.seq, req.reason, step);
+			fflush(stdout);
+		} else if (rc < 0 && rc != SPOTRUN_ERR_NOT_SUPERVISED) {
+			fprintf(stderr, "cjob: %s\n", spotrun_getErrorName(rc));
+			return 1;
+		}
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		nanosleep(&ts, NULL);
+	}
+	printf("result: %" PRIu64 "\n", x);
+	return 0;
+}

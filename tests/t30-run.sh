@@ -1,0 +1,128 @@
+#!/bin/sh
+# t30-run.sh: the supervisor loop of `spotrun run` end to end: exit codes
+# through run, the restart policy, the signal provider (SIGTERM -> notice ->
+# checkpoint -> exit 75 -> the next run resumes), signals from the user,
+# the per-attempt log, the local-dir lock and the GPU requirement.
+set -u
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
+# job NAME COMMAND [EXTRA INI LINES...]: write $tmp/NAME.ini
+job() {
+	name=$1 cmd=$2; shift 2
+	{
+		printf '[job]\nname = %s\ncommand = %s\n' "$name" "$cmd"
+		printf '[checkpoint]\nstore = %s/store\nlocal_dir = %s/local-%s\nmargin = 1s\n' "$tmp" "$tmp" "$name"
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$tmp/$name.ini"
+}
+echo "1..22"
+
+# 1-4: exit codes pass through run
+for code in 0 1 42 255; do
+	job code$code "/bin/sh -c 'exit $code'"
+	"$SPOTRUN" run -q "$tmp/code$code.ini" >/dev/null 2>"$tmp/err"
+	check $? $code "run passes exit code $code through"
+done
+# 5: killed by a signal
+printf '[job]\nname = sig\ncommand = /bin/sh -c %s\nshell = no\n[checkpoint]\nstore = %s/store\nlocal_dir = %s/l-sig\n' \
+	"'kill -SEGV \$\$'" "$tmp" "$tmp" >"$tmp/sig.ini"
+"$SPOTRUN" run -q "$tmp/sig.ini" >/dev/null 2>"$tmp/err"
+check $? 139 "a job killed by SIGSEGV gives 128+11"
+# 6-7: exec failures
+job nf "$tmp/no-such-program"
+"$SPOTRUN" run -q "$tmp/nf.ini" >/dev/null 2>"$tmp/err"
+check $? 127 "a missing command gives 127"
+grep -q "spotrun: run $tmp/no-such-program: No such file or directory; exit 127" "$tmp/err" &&
+	ok "and says which command and why" || nok "message for a missing command"
+# 8: not executable
+printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
+job nx "$tmp/noexec"
+"$SPOTRUN" run -q "$tmp/nx.ini" >/dev/null 2>"$tmp/err"
+check $? 126 "a command that is not executable gives 126"
+
+# 9-11: restart policy: fails twice (counter file), then succeeds
+cat >"$tmp/flaky.sh" <<'SH'
+c=$(cat "$1" 2>/dev/null || echo 0); c=$((c + 1)); echo $c >"$1"
+[ $c -ge 3 ] && exit 0
+exit 3
+SH
+job flaky "/bin/sh $tmp/flaky.sh $tmp/flaky.count" "[retry]" "max_restarts = 5" "on_exit_codes = 3" "backoff = 100ms"
+"$SPOTRUN" run "$tmp/flaky.ini" >/dev/null 2>"$tmp/err"
+check $? 0 "a job failing twice with a restartable code succeeds on the third attempt"
+check "$(grep -c 'restart  exit 3; restart' "$tmp/err")" 2 "two restarts were announced"
+grep -q 'finished exit 0: 3 attempts, 0 preemptions, 2 restarts' "$tmp/err" && ok "the final line counts them" || nok "final line"
+# 12: a code not in on_exit_codes is not restarted
+rm -f "$tmp/flaky.count"
+job flaky2 "/bin/sh -c 'exit 4'" "[retry]" "max_restarts = 5" "on_exit_codes = 3" "backoff = 100ms"
+"$SPOTRUN" run "$tmp/flaky2.ini" >/dev/null 2>"$tmp/err"
+check "$?:$(grep -c restart "$tmp/err")" "4:0" "exit 4 is not in on_exit_codes: no restart, code 4"
+# 13: max_restarts bounds the attempts
+job always "/bin/sh -c 'exit 5'" "[retry]" "max_restarts = 2" "backoff = 50ms"
+"$SPOTRUN" run "$tmp/always.ini" >/dev/null 2>"$tmp/err"
+check "$?:$(grep -c 'restart  exit 5' "$tmp/err")" "5:2" "max_restarts = 2: three attempts, then the job's code"
+
+# 14-17: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume
+cat >"$tmp/sigjob.sh" <<'SH'
+step=${SPOTRUN_RESUME_STEP:-0}
+[ -n "$SPOTRUN_RESUME_STEP" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
+while [ "$step" -lt 30 ]; do
+	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
+		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
+	fi
+	step=$((step + 1)); sleep 0.1
+done
+echo "done at $step"
+SH
+job sigp "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = signal" "grace = 5s"
+"$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+check $? 75 "SIGTERM with the signal provider: checkpoint, then exit 75"
+grep -q 'notice   SIGTERM' "$tmp/err" && grep -q 'ckpt     0 step [0-9]' "$tmp/err" &&
+	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
+"$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out2" 2>"$tmp/err"
+check $? 0 "the next run finishes"
+step=$(sed -n 's/^resumed at //p' "$tmp/out2")
+[ -n "$step" ] && [ "$step" -ge 5 ] && ok "and resumed from the notice's checkpoint (step $step)" || nok "resume step '$step'"
+
+# 18: SIGINT is forwarded and stops restarts
+job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
+"$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
+pid=$!
+sleep 0.7
+kill -INT $pid
+wait $pid
+check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
+
+# 19-20: the attempt log
+job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
+"$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
+log="$tmp/local-logged/logs/attempt-1.log"
+grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0-9]{3} err to-err$' "$log" &&
+	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
+check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
+
+# 21: a second run of the same job from the same local dir is refused
+job busy "sleep 3"
+"$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+"$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>"$tmp/err"
+rc=$?
+kill $pid; wait $pid 2>/dev/null
+check "$rc" 69 "a second run from the same local dir exits 69"
+
+# 22: a job needing more GPUs than the machine has
+if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+	ok "# SKIP this machine has GPUs"
+else
+	job gpu "true" "[resources]" "gpus = 1"
+	"$SPOTRUN" run -q "$tmp/gpu.ini" >/dev/null 2>"$tmp/err"
+	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
+fi
