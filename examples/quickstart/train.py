@@ -4,10 +4,11 @@
 A deterministic "training" run in pure Python 3 (standard library only, so
 it runs on a bare machine): a linear head (16x16 weights + 16 biases) on top
 of a frozen random embedding table learns a fixed teacher with SGD and
-momentum. The data of step s come from random.Random(seed, s), so a run
-that is stopped and resumed computes exactly the same steps as one that is
-not, and prints the same `result:` line (the SHA-256 of the final weights'
-bytes).
+momentum. The data of step s come from a random.Random seeded with
+(seed, s), and the optimizer's momentum is checkpointed with the weights, so
+a run that is stopped and resumed computes exactly the same steps as one
+that is not, and prints the same `result:` line (the SHA-256 of the final
+weights' bytes).
 
 The checkpoint protocol (directory mode, see doc/spotrun-job.5):
   - on start, if SPOTRUN_RESUME_STEP is set, the state is read back from
