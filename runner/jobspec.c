@@ -457,6 +457,24 @@ finish(struct sr_js_parse *p)
 		sr_js_error(p, p->key_line[kb], "backoff = %s is longer than backoff_max "
 		    "(5m, the default); lower backoff or set backoff_max", sr_js_show(p->raw[kb], b));
 
+	if (js->provider != NULL && (strcmp(js->provider, "local") == 0 || strcmp(js->provider, "signal") == 0)) {
+		/* A notice window no longer than the margin leaves no time for
+		 * the notice's checkpoint: every one would be skipped. */
+		int local = strcmp(js->provider, "local") == 0;
+		size_t kw = key_index(local ? "window" : "grace", SEC_PROVIDER);
+		size_t km = key_index("margin", SEC_CHECKPOINT);
+		double w = local ? js->window : js->grace;
+		char wb[32], mb[32];
+
+		if (w <= js->margin)
+			sr_js_error(p, p->key_line[kw] ? p->key_line[kw] : p->key_line[km],
+			    "%s = %s is not longer than margin = %s%s: a notice would leave no time "
+			    "for a checkpoint; make %s longer or lower margin in [checkpoint]",
+			    local ? "window" : "grace", sr_fmt_duration(w, wb, sizeof wb),
+			    sr_fmt_duration(js->margin, mb, sizeof mb),
+			    p->key_line[km] ? "" : " (the default)", local ? "window" : "grace");
+	}
+
 	for (i = 0; i < js->nsweep; i++) {
 		points *= js->sweep[i].nvalues;
 		if (points > SWEEP_POINTS_MAX) {

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -676,11 +677,10 @@ setup(struct run *r, char *err)
 
 	r->ckpt_dir = sr_asprintf("%s/ckpt", js->local_dir);
 	r->ctl_dir = sr_asprintf("%s/ctl", js->local_dir);
-	r->log_dir = sr_asprintf("%s/logs", js->local_dir);
 	r->req_path = sr_asprintf("%s/request", r->ctl_dir);
 	r->done_path = sr_asprintf("%s/done", r->ctl_dir);
 	r->signal_name = signal_name(js->request_signal);
-	if (sr_mkdirs(r->ctl_dir, 0755, err) == -1 || sr_mkdirs(r->log_dir, 0755, err) == -1)
+	if (sr_mkdirs(r->ctl_dir, 0755, err) == -1)
 		return SR_EXIT_OSERR;
 	lockpath = sr_asprintf("%s/lock", js->local_dir);
 	r->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -696,6 +696,24 @@ setup(struct run *r, char *err)
 		return SR_EXIT_UNAVAILABLE;
 	}
 	free(lockpath);
+	{
+		/* One folder of logs per run, so runs of the same job do not
+		 * mix; logs/latest points at the newest. */
+		char stamp[32], *latest;
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+		r->log_dir = sr_asprintf("%s/logs/%s-%ld", js->local_dir, stamp, (long)getpid());
+		latest = sr_asprintf("%s/logs/latest", js->local_dir);
+		if (sr_mkdirs(r->log_dir, 0755, err) == -1) {
+			free(latest);
+			return SR_EXIT_OSERR;
+		}
+		unlink(latest);
+		(void)!symlink(strrchr(r->log_dir, '/') + 1, latest);
+		free(latest);
+	}
 
 	r->gpus = count_gpus();
 	if (r->gpus < js->gpus_min) {

@@ -276,6 +276,16 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[retry]\nbackoff_max = 1m\nbackoff = 2m\n", NULL,
 	  "job.ini:5: backoff_max = 1m is shorter than backoff = 2m; make backoff_max at least "
 	  "backoff\n" },
+	/* the notice window against the safety margin */
+	{ JOB "[provider]\nname = local\nwindow = 5s\n", NULL,
+	  "job.ini:6: window = 5.0s is not longer than margin = 5.0s (the default): a notice would "
+	  "leave no time for a checkpoint; make window longer or lower margin in [checkpoint]\n" },
+	{ JOB "[checkpoint]\nmargin = 40s\n[provider]\nname = local\n", NULL,
+	  "job.ini:5: window = 30.0s is not longer than margin = 40.0s: a notice would leave no "
+	  "time for a checkpoint; make window longer or lower margin in [checkpoint]\n" },
+	{ JOB "[provider]\nname = signal\ngrace = 2s\n", NULL,
+	  "job.ini:6: grace = 2.0s is not longer than margin = 5.0s (the default): a notice would "
+	  "leave no time for a checkpoint; make grace longer or lower margin in [checkpoint]\n" },
 	/* [sweep] */
 	{ JOB "[sweep]\nlr =\n", NULL,
 	  "job.ini:5: lr has no values; list them separated by commas (e.g. 1e-4, 3e-4) or give "

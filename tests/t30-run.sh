@@ -103,7 +103,7 @@ check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follow
 # 19-20: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
-log="$tmp/local-logged/logs/attempt-1.log"
+log="$tmp/local-logged/logs/latest/attempt-1.log"
 grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0-9]{3} err to-err$' "$log" &&
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
