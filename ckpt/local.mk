@@ -21,3 +21,15 @@ tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
 tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
 EXTRA_DIST += doc/format.md
+
+# The checkpoint pipeline against tar | zstd on a synthetic 1 GiB training
+# checkpoint: `make bench` (bench/ckpt.sh).
+noinst_PROGRAMS += tests/bench-ckpt
+tests_bench_ckpt_SOURCES = tests/bench-ckpt.c
+SR_BENCH += bench/ckpt.sh
+EXTRA_DIST += bench/ckpt.sh
+# The public job-side header (installed) and a C job using it.
+include_HEADERS += ckpt/spotrun.h
+noinst_PROGRAMS += tests/cjob
+tests_cjob_SOURCES = tests/cjob.c
+dist_check_SCRIPTS += tests/t62-cjob.sh

@@ -12,7 +12,9 @@ if [ ! -x "$D" ]; then
 fi
 T=$(mktemp -d /tmp/t20-supervise.XXXXXX) || exit 1
 cd "$T" || exit 1
-trap 'cd /; rm -rf "$T"' EXIT
+# Leftovers of a failed test must not outlive it (nor hold its output).
+trap 'for f in p1 p2; do [ -s $f ] && kill -9 $(cat $f) 2>/dev/null; done
+	cd /; rm -rf "$T"' EXIT
 ulimit -c 0	# kill -SEGV, -QUIT, -ABRT: no core files
 
 n=0
@@ -113,7 +115,8 @@ is $? 143 "the job killed by the forwarded SIGTERM: 143"
 rm -f p1 p2
 t0=$(ms)
 "$D" sh -c 'setsid sh -c "echo \$\$ > p1; exec sleep 1000" &
-	sleep 1000 & echo $! > p2; while [ ! -s p1 ]; do sleep 0.02; done; exit 7'
+	sleep 1000 & echo $! > p2; while [ ! -s p1 ]; do sleep 0.02; done; exit 7' \
+	</dev/null >/dev/null 2>&1
 rc=$?
 t=$(($(ms) - t0))
 is $rc 7 "the exit code is the job's, with processes left behind"
@@ -125,7 +128,7 @@ ok "$([ $t -lt 900 ]; echo $?)" "both stopped by SIGTERM, before the 1 s grace (
 rm -f p1
 t0=$(ms)
 "$D" -g 0.5 sh -c 'setsid sh -c "trap \"\" TERM; echo \$\$ > p1; exec sleep 1000" &
-	while [ ! -s p1 ]; do sleep 0.02; done; exit 9'
+	while [ ! -s p1 ]; do sleep 0.02; done; exit 9' </dev/null >/dev/null 2>&1
 rc=$?
 t=$(($(ms) - t0))
 is $rc 9 "the exit code is the job's, with a TERM-ignoring leftover"
