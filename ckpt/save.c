@@ -2,14 +2,18 @@
  * save.c: sr_ckpt_save, a directory snapshot into a new checkpoint.
  *
  * The walk records the tree (metadata only); then the files are cut into
- * chunks that flow through a bounded ring: the calling thread reads chunk
- * k into slot k % depth, worker threads hash it (SHA-256) and, unless the
- * previous checkpoint already stores it, encode it with their own codec;
- * the calling thread drains the slots in order, appending new chunks to
- * the pack upload and references to the manifest. At most `depth` chunks
- * are in memory at once, whatever the size of the tree. Then the manifest
- * is written create-only and LATEST advanced by compare-and-swap; until
- * both are done, nothing a reader trusts has changed.
+ * chunks that flow through a bounded ring of slots. The calling thread
+ * plans: it opens each file and queues its chunks (file, offset, length)
+ * in slot k % depth. Worker threads take the queued chunks in order, read
+ * each with pread into their own buffer, hash it (SHA-256) and, unless the
+ * previous checkpoint already stores it, encode it into the slot with
+ * their own codec. The calling thread drains the slots in order, appending
+ * new chunks to the pack upload and references to the manifest. So the
+ * copies out of the page cache, the hashing and the encoding run on every
+ * worker at once, and the one serial thread only writes the pack. Memory is
+ * bounded by SAVE_MEM whatever the size of the tree. Then the manifest is
+ * written create-only and LATEST advanced by compare-and-swap; until both
+ * are done, nothing a reader trusts has changed.
  */
 #include "config.h"
 
@@ -41,22 +45,34 @@
 #define DEFAULT_CHUNK ((size_t)16 << 20)
 #define MIN_CHUNK ((size_t)4 << 10)
 #define DEFAULT_PACK ((uint64_t)1 << 30)
-/* Memory of the ring at most: each slot holds a raw chunk and room for its
- * encoding. This, not the number of CPUs, bounds what a save holds: 3
- * slots of 16 MiB chunks, 48 of 1 MiB ones (at most 2 per thread). */
-#define RING_BYTES ((size_t)96 << 20)
+/*
+ * Memory of the pipeline at most: each worker holds a raw chunk and its
+ * codec's split of it; each slot holds an encoded chunk. With 16 MiB
+ * chunks that is 2 workers and 4 slots (t-ckpt checks the RSS of such a
+ * save); small chunks get more slots, up to SLOTS_PER_WORKER per worker.
+ * This, not the number of CPUs, bounds what a save holds.
+ */
+#define SAVE_MEM ((size_t)128 << 20)
+#define SLOTS_PER_WORKER 4
 
 enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
 
+/* A chunk in flight: what to read (set by the planner), then what the
+ * worker made of it. */
 struct slot {
 	enum slot_state state;
-	uint8_t *raw, *enc;
-	size_t rlen, clen;
+	int fd;				/* the file; open until its last chunk drains */
+	int last;			/* the file's last chunk: drain closes fd */
+	uint64_t off;			/* where the chunk starts in the file */
+	size_t want;			/* bytes planned */
+	size_t entry;			/* index of the file in the manifest */
+	uint8_t *enc;
+	size_t rlen, clen;		/* bytes read (< want: the file shrank) */
 	enum sr_transform xf;
 	uint8_t id[32];
 	const struct sr_mchunk *prev;	/* stored by the previous checkpoint */
-	size_t entry;			/* index of the file in the manifest */
-	int failed;
+	int failed;			/* 1: see err; 2: read failed with errnum */
+	int errnum;
 	char err[SR_ERRMAX];
 };
 
@@ -81,6 +97,11 @@ struct saver {
 	int nworkers;
 	uint64_t submitted, taken, drained;
 	int stop;
+	/* the file being drained: bytes saved so far, and whether a chunk
+	 * came back short (the rest of the file is then dropped) */
+	size_t dr_entry;
+	uint64_t dr_total;
+	int dr_short;
 	/* packs */
 	struct sr_pack *pack;
 	int members;			/* written by this save */
@@ -335,11 +356,64 @@ load_previous(struct saver *s, const struct sr_catalog *c)
 
 /* ---- the ring of chunks ---- */
 
+/* Read up to len bytes at off (less only at the end of the file). */
+static ssize_t
+pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Read, hash and (unless stored already) encode the chunk of slot sl. */
+static void
+work_one(struct saver *s, struct sr_codec *codec, uint8_t *raw, struct slot *sl)
+{
+	ssize_t n;
+
+	sl->prev = NULL;
+	sl->failed = 0;
+	sl->rlen = sl->clen = 0;
+	if ((n = pread_full(sl->fd, raw, sl->want, sl->off)) == -1) {
+		sl->errnum = errno;
+		sl->failed = 2;
+		return;
+	}
+	sl->rlen = (size_t)n;
+	if (n == 0)
+		return;		/* the file shrank: nothing here any more */
+	if (EVP_Digest(raw, sl->rlen, sl->id, NULL, EVP_sha256(), NULL) != 1) {
+		sr_err(sl->err, "hash chunk: OpenSSL SHA-256 failed");
+		sl->failed = 1;
+		return;
+	}
+	if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
+	    sl->prev->rlen == sl->rlen)
+		return;		/* stored already: nothing to encode */
+	sl->prev = NULL;
+	if (sl->enc == NULL)
+		sl->enc = sr_malloc(s->enc_cap);
+	if (sr_codec_encode(codec, raw, sl->rlen, -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
+	    sl->err) != 0)
+		sl->failed = 1;
+}
+
 static void *
 worker_main(void *arg)
 {
 	struct saver *s = arg;
 	struct sr_codec *codec = sr_codec_new(s->level);
+	uint8_t *raw = NULL;
 	struct slot *sl;
 
 	if (codec == NULL)
@@ -353,28 +427,16 @@ worker_main(void *arg)
 		sl = &s->slots[s->taken++ % s->depth];
 		pthread_mutex_unlock(&s->mu);
 
-		sl->prev = NULL;
-		sl->failed = 0;
-		if (EVP_Digest(sl->raw, sl->rlen, sl->id, NULL, EVP_sha256(), NULL) != 1) {
-			sr_err(sl->err, "hash chunk: OpenSSL SHA-256 failed");
-			sl->failed = 1;
-		} else if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
-		    sl->prev->rlen == sl->rlen)
-			;	/* stored already: nothing to encode */
-		else {
-			sl->prev = NULL;
-			if (sl->enc == NULL)
-				sl->enc = sr_malloc(s->enc_cap);
-			if (sr_codec_encode(codec, sl->raw, sl->rlen, -1, sl->enc, s->enc_cap,
-			    &sl->clen, &sl->xf, sl->err) != 0)
-				sl->failed = 1;
-		}
+		if (raw == NULL)
+			raw = sr_malloc(s->chunk_size);
+		work_one(s, codec, raw, sl);
 
 		pthread_mutex_lock(&s->mu);
 		sl->state = SLOT_DONE;
 		pthread_cond_broadcast(&s->done_cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	free(raw);
 	sr_codec_free(codec);
 	return NULL;
 }
@@ -382,17 +444,23 @@ worker_main(void *arg)
 static void
 ring_start(struct saver *s, int threads)
 {
-	size_t cap;
+	size_t per_worker = 2 * s->chunk_size, depth;
 	int i;
 
 	s->enc_cap = sr_codec_bound(s->chunk_size);
-	s->depth = (size_t)threads * 2;
-	cap = RING_BYTES / (s->chunk_size + s->enc_cap);
-	if (s->depth > cap)
-		s->depth = cap;
-	if (s->depth < 2)
-		s->depth = 2;
-	s->nworkers = threads < (int)s->depth ? threads : (int)s->depth;
+	/* Each worker needs its buffers and a slot, and the writer one more. */
+	s->nworkers = threads > 1 ? threads : 1;
+	while (s->nworkers > 1 && (size_t)s->nworkers * per_worker +
+	    (size_t)(s->nworkers + 1) * s->enc_cap > SAVE_MEM)
+		s->nworkers--;
+	depth = 0;
+	if (SAVE_MEM > (size_t)s->nworkers * per_worker)
+		depth = (SAVE_MEM - (size_t)s->nworkers * per_worker) / s->enc_cap;
+	if (depth > (size_t)s->nworkers * SLOTS_PER_WORKER)
+		depth = (size_t)s->nworkers * SLOTS_PER_WORKER;
+	if (depth < (size_t)s->nworkers + 1)
+		depth = (size_t)s->nworkers + 1;
+	s->depth = depth;
 	s->slots = sr_calloc(s->depth, sizeof *s->slots);
 	s->tids = sr_calloc((size_t)s->nworkers, sizeof *s->tids);
 	pthread_mutex_init(&s->mu, NULL);
@@ -419,7 +487,9 @@ ring_stop(struct saver *s)
 	for (t = 0; t < s->nworkers; t++)
 		pthread_join(s->tids[t], NULL);
 	for (i = 0; i < s->depth; i++) {
-		free(s->slots[i].raw);
+		/* a save stopped early: the files of undrained chunks */
+		if (s->slots[i].state != SLOT_FREE && s->slots[i].last)
+			close(s->slots[i].fd);
 		free(s->slots[i].enc);
 	}
 	free(s->slots);
@@ -479,6 +549,23 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 	return 0;
 }
 
+/* The file of the slot just drained is complete: say if it changed size
+ * while it was read, and record what was saved. */
+static void
+file_done(struct saver *s, struct slot *sl)
+{
+	struct sr_mentry *e = &s->m.entries[sl->entry];
+	struct stat sb;
+	char q[256];
+
+	if (s->dr_total != e->size || (fstat(sl->fd, &sb) == 0 && (uint64_t)sb.st_size != e->size)) {
+		sr_ckpt_say(s->o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
+		    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, s->dr_total);
+		e->size = s->dr_total;
+	}
+	close(sl->fd);
+}
+
 /* Wait for the oldest slot in flight and record its chunk. */
 static int
 drain_one(struct saver *s, char *err)
@@ -487,34 +574,50 @@ drain_one(struct saver *s, char *err)
 	struct sr_mentry *e;
 	struct sr_mchunk *c;
 	const struct sr_mchunk *have;
+	char q[256];
 
 	pthread_mutex_lock(&s->mu);
 	while (sl->state != SLOT_DONE)
 		pthread_cond_wait(&s->done_cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
 	e = &s->m.entries[sl->entry];
-	if (sl->failed) {
-		char q[256];
+	if (sl->failed == 2) {
+		errno = sl->errnum;
+		return sr_errno(err, "read %s", sr_path_quote(e->path, q, sizeof q));
+	}
+	if (sl->failed)
 		return sr_err(err, "save %s: %s", sr_path_quote(e->path, q, sizeof q), sl->err);
+	if (sl->entry != s->dr_entry || s->drained == 0) {
+		s->dr_entry = sl->entry;
+		s->dr_total = 0;
+		s->dr_short = 0;
 	}
-	c = sr_mentry_add_chunk(e);
-	memcpy(c->id, sl->id, sizeof c->id);
-	c->rlen = sl->rlen;
-	have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
-	if (have != NULL) {
-		c->pack = sr_manifest_intern(&s->m, have->pack);
-		c->offset = have->offset;
-		c->clen = have->clen;
-		c->xf = have->xf;
-		s->m.stats.reused_chunks++;
-	} else {
-		if (store_chunk(s, sl, c, err) == -1)
-			return -1;
-		sr_idtab_put(s->new_ids, c);
+	/* After a short chunk the file ends: what follows is not its data. */
+	if (!s->dr_short && sl->rlen > 0) {
+		c = sr_mentry_add_chunk(e);
+		memcpy(c->id, sl->id, sizeof c->id);
+		c->rlen = sl->rlen;
+		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
+		if (have != NULL) {
+			c->pack = sr_manifest_intern(&s->m, have->pack);
+			c->offset = have->offset;
+			c->clen = have->clen;
+			c->xf = have->xf;
+			s->m.stats.reused_chunks++;
+		} else {
+			if (store_chunk(s, sl, c, err) == -1)
+				return -1;
+			sr_idtab_put(s->new_ids, c);
+		}
+		s->m.stats.chunks++;
+		s->m.stats.stored_bytes += c->clen;
+		s->dr_total += sl->rlen;
 	}
-	s->m.stats.chunks++;
-	s->m.stats.stored_bytes += c->clen;
+	if (sl->rlen < sl->want)
+		s->dr_short = 1;
 	s->raw_done += sl->rlen;
+	if (sl->last)
+		file_done(s, sl);
 	sl->state = SLOT_FREE;
 	s->drained++;
 	return 0;
@@ -539,26 +642,7 @@ check_stop(struct saver *s, char *err)
 	return 0;
 }
 
-/* Read up to len bytes (less only at the end of the file). */
-static ssize_t
-read_full(int fd, uint8_t *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
-/* Cut every file into chunks and push them through the ring. */
+/* Queue every chunk of every file through the ring, draining as it fills. */
 static int
 chunk_files(struct saver *s, int rootfd, char *err)
 {
@@ -567,7 +651,8 @@ chunk_files(struct saver *s, int rootfd, char *err)
 
 	for (i = 0; i < s->m.nentries; i++) {
 		struct sr_mentry *e = &s->m.entries[i];
-		uint64_t total = 0;
+		uint64_t size, off = 0;
+		struct stat sb;
 		char q[256];
 		int fd;
 
@@ -575,39 +660,39 @@ chunk_files(struct saver *s, int rootfd, char *err)
 			continue;
 		if ((fd = sr_path_openat(rootfd, e->path, O_RDONLY, 0, err)) == -1)
 			return -1;
-		for (;;) {
-			struct slot *sl;
-			ssize_t n;
-			if ((rc = check_stop(s, err)) != 0) {
-				close(fd);
-				return rc;
+		if (fstat(fd, &sb) == -1) {
+			sr_errno(err, "stat %s", sr_path_quote(e->path, q, sizeof q));
+			close(fd);
+			return -1;
+		}
+		/* The size now, not at the walk: file_done warns if it differs. */
+		size = (uint64_t)sb.st_size;
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		if (size == 0) {
+			if (e->size != 0) {
+				sr_ckpt_say(s->o, "warning: %s changed size while being saved (%"
+				    PRIu64 " -> 0 bytes)", sr_path_quote(e->path, q, sizeof q),
+				    e->size);
+				e->size = 0;
 			}
-			if (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0) {
+			close(fd);
+			continue;
+		}
+		while (off < size) {
+			struct slot *sl;
+			if ((rc = check_stop(s, err)) != 0 ||
+			    (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0)) {
 				close(fd);
 				return rc;
 			}
 			sl = &s->slots[s->submitted % s->depth];
-			if (sl->raw == NULL)
-				sl->raw = sr_malloc(s->chunk_size);
-			if ((n = read_full(fd, sl->raw, s->chunk_size)) == -1) {
-				sr_errno(err, "read %s", sr_path_quote(e->path, q, sizeof q));
-				close(fd);
-				return -1;
-			}
-			if (n == 0)
-				break;
-			sl->rlen = (size_t)n;
+			sl->fd = fd;
+			sl->off = off;
+			sl->want = size - off < s->chunk_size ? (size_t)(size - off) : s->chunk_size;
 			sl->entry = i;
-			submit(s, sl);
-			total += (uint64_t)n;
-			if ((size_t)n < s->chunk_size)
-				break;
-		}
-		close(fd);
-		if (total != e->size) {
-			sr_ckpt_say(s->o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
-			    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, total);
-			e->size = total;
+			off += sl->want;
+			sl->last = off == size;
+			submit(s, sl);	/* the last chunk's slot owns fd now */
 		}
 	}
 	while (s->drained < s->submitted) {

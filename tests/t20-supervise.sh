@@ -13,8 +13,11 @@ fi
 T=$(mktemp -d /tmp/t20-supervise.XXXXXX) || exit 1
 cd "$T" || exit 1
 # Leftovers of a failed test must not outlive it (nor hold its output).
-trap 'for f in p1 p2; do [ -s $f ] && kill -9 $(cat $f) 2>/dev/null; done
-	cd /; rm -rf "$T"' EXIT
+killleft() {
+	for f in p1 p2; do [ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null; done
+	rm -f p1 p2
+}
+trap 'killleft; cd /; rm -rf "$T"' EXIT
 ulimit -c 0	# kill -SEGV, -QUIT, -ABRT: no core files
 
 n=0
@@ -33,6 +36,14 @@ is() {	# is GOT WANT DESCRIPTION
 }
 ms() { echo $(($(date +%s%N) / 1000000)); }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# A failing test must not hang: kill the driver (and the job's group, whose
+# leader wrote its pid to jobpid) after 20 s.
+watchdog() {
+	( sleep 20 & sp=$!
+	  trap 'kill $sp; exit' TERM
+	  wait $sp; kill -9 -"$(cat jobpid)" "$1" ) >/dev/null 2>&1 &
+	wd=$!
+}
 # Wait (at most 20 s) for a file to exist.
 waitfor() {
 	i=0
@@ -77,26 +88,29 @@ is $? 127 "... and only there"
 # Signals sent to the supervisor reach every process of the job's group:
 # the leader and its child both trap the signal and record it.
 for s in TERM INT HUP QUIT; do
-	rm -f log ready
-	"$D" sh -c "trap 'echo leader >> log; exit 42' $s
+	rm -f log ready jobpid
+	"$D" sh -c "echo \$\$ > jobpid; trap 'echo leader >> log; exit 42' $s
 		sh -c \"trap 'echo child >> log; exit 3' $s; echo > ready
 			while :; do sleep 0.05; done\"
-		echo after >> log" 2>/dev/null &
+		echo after >> log" >/dev/null 2>&1 &
 	pid=$!
+	watchdog $pid
 	waitfor ready
 	kill -s $s $pid
 	wait $pid
 	is $? 42 "SIG$s forwarded: the job's trap exit code"
+	kill $wd
 	is "$(cat log 2>/dev/null | tr '\n' ' ')" "child leader " \
 		"SIG$s reached the leader and its child"
 done
 
 # Zombies: 30 children exit while their parent (a sleep) never waits, then
 # the parent exits: they are reparented to the supervisor, which reaps them.
-rm -f ready
-"$D" sh -c 'sh -c "for i in \$(seq 30); do true & done; exec sleep 0.3"
-	echo > ready; exec sleep 1000' &
+rm -f ready jobpid
+"$D" sh -c 'echo $$ > jobpid; sh -c "for i in \$(seq 30); do true & done; exec sleep 0.3"
+	echo > ready; exec sleep 1000' >/dev/null 2>&1 &
 pid=$!
+watchdog $pid
 waitfor ready
 sleep 0.2
 z=0
@@ -109,10 +123,10 @@ is $z 0 "no zombie child of the supervisor while the job runs"
 kill -TERM $pid
 wait $pid
 is $? 143 "the job killed by the forwarded SIGTERM: 143"
+kill $wd
 
 # What the job leaves behind is gone when the supervisor exits: a sleep that
 # escaped the group with setsid, and one in the background of the group.
-rm -f p1 p2
 t0=$(ms)
 "$D" sh -c 'setsid sh -c "echo \$\$ > p1; exec sleep 1000" &
 	sleep 1000 & echo $! > p2; while [ ! -s p1 ]; do sleep 0.02; done; exit 7' \
@@ -123,9 +137,9 @@ is $rc 7 "the exit code is the job's, with processes left behind"
 ok "$(gone "$(cat p1)"; echo $?)" "the setsid'd sleep is gone"
 ok "$(gone "$(cat p2)"; echo $?)" "the background sleep is gone"
 ok "$([ $t -lt 900 ]; echo $?)" "both stopped by SIGTERM, before the 1 s grace ($t ms)"
+killleft
 
 # A leftover that ignores SIGTERM is SIGKILLed after the grace period.
-rm -f p1
 t0=$(ms)
 "$D" -g 0.5 sh -c 'setsid sh -c "trap \"\" TERM; echo \$\$ > p1; exec sleep 1000" &
 	while [ ! -s p1 ]; do sleep 0.02; done; exit 9' </dev/null >/dev/null 2>&1
