@@ -511,7 +511,7 @@ run_attempt(struct run *r, struct attempt *a, char *err)
 	so.envp = env;
 	so.cwd = r->js->workdir;
 	so.capture = 1;
-	so.stdin_null = 0;
+	so.stdin_null = 1;	/* a background group reading the terminal would stop on SIGTTIN */
 	a->started = sr_now();
 	if (sr_spawn(&so, &a->child, err) == -1) {
 		sr_jobenv_free(env);

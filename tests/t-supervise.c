@@ -28,6 +28,10 @@ extern char **environ;
 
 static int sigfd;
 static char tmp[] = "/tmp/t-supervise.XXXXXX";
+/* The jobs' groups, killed at the end whatever happened: a failing test
+ * must not leave processes behind. */
+static pid_t groups[64];
+static size_t ngroups;
 
 /* Wait (through the self-pipe) until c's leader exits; its exit code, or
  * -1 after 20 s. */
@@ -130,6 +134,8 @@ spawn_sh(const char *script, struct sr_child *c)
 		tap_diag("%s", err);
 		return -1;
 	}
+	if (ngroups < SR_ARRAY_LEN(groups))
+		groups[ngroups++] = c->pid;
 	return 0;
 }
 
@@ -567,6 +573,8 @@ main(void)
 	test_zombies();
 	test_stop();
 
+	while (ngroups > 0)
+		kill(-groups[--ngroups], SIGKILL);
 	sr_sig_reset();
 	sr_rmtree(tmp, NULL);
 	return tap_done();

@@ -4,8 +4,7 @@
 # 128+N, exec failures, signals forwarded to the job's whole group, zombies
 # reaped, and nothing of the job left running after it exits.
 
-builddir=${top_builddir:-.}
-D=$builddir/tests/sup-driver
+D=$(cd "${top_builddir:-.}" && pwd)/tests/sup-driver
 if [ ! -x "$D" ]; then
 	echo "Bail out! $D not built (make tests/sup-driver)"
 	exit 1
