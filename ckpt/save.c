@@ -97,6 +97,8 @@ struct saver {
 	int nworkers;
 	uint64_t submitted, taken, drained;
 	int stop;
+	int plan_fd;
+	double dbg_wait, dbg_write;			/* the file being queued, until its last chunk is */
 	/* the file being drained: bytes saved so far, and whether a chunk
 	 * came back short (the rest of the file is then dropped) */
 	size_t dr_entry;
@@ -418,10 +420,13 @@ worker_main(void *arg)
 
 	if (codec == NULL)
 		sr_fatal("cannot create a chunk codec");
+	double wait = 0, busy = 0, t0;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
+		t0 = sr_mono();
 		while (!s->stop && s->taken == s->submitted)
 			pthread_cond_wait(&s->work_cv, &s->mu);
+		wait += sr_mono() - t0;
 		if (s->stop)
 			break;
 		sl = &s->slots[s->taken++ % s->depth];
@@ -429,13 +434,16 @@ worker_main(void *arg)
 
 		if (raw == NULL)
 			raw = sr_malloc(s->chunk_size);
+		t0 = sr_mono();
 		work_one(s, codec, raw, sl);
+		busy += sr_mono() - t0;
 
 		pthread_mutex_lock(&s->mu);
 		sl->state = SLOT_DONE;
 		pthread_cond_broadcast(&s->done_cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	fprintf(stderr, "DBG worker wait %.3f busy %.3f\n", wait, busy);
 	free(raw);
 	sr_codec_free(codec);
 	return NULL;
@@ -486,8 +494,12 @@ ring_stop(struct saver *s)
 	pthread_mutex_unlock(&s->mu);
 	for (t = 0; t < s->nworkers; t++)
 		pthread_join(s->tids[t], NULL);
+	/* a save stopped early: the file being queued, and below those of
+	 * undrained chunks (closed only now that no worker reads them) */
+	if (s->plan_fd != -1)
+		close(s->plan_fd);
+	s->plan_fd = -1;
 	for (i = 0; i < s->depth; i++) {
-		/* a save stopped early: the files of undrained chunks */
 		if (s->slots[i].state != SLOT_FREE && s->slots[i].last)
 			close(s->slots[i].fd);
 		free(s->slots[i].enc);
@@ -576,10 +588,13 @@ drain_one(struct saver *s, char *err)
 	const struct sr_mchunk *have;
 	char q[256];
 
+	double t0 = sr_mono();
 	pthread_mutex_lock(&s->mu);
 	while (sl->state != SLOT_DONE)
 		pthread_cond_wait(&s->done_cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
+	s->dbg_wait += sr_mono() - t0;
+	t0 = sr_mono();
 	e = &s->m.entries[sl->entry];
 	if (sl->failed == 2) {
 		errno = sl->errnum;
@@ -618,6 +633,7 @@ drain_one(struct saver *s, char *err)
 	s->raw_done += sl->rlen;
 	if (sl->last)
 		file_done(s, sl);
+	s->dbg_write += sr_mono() - t0;
 	sl->state = SLOT_FREE;
 	s->drained++;
 	return 0;
@@ -669,22 +685,23 @@ chunk_files(struct saver *s, int rootfd, char *err)
 		size = (uint64_t)sb.st_size;
 		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		if (size == 0) {
+			close(fd);
 			if (e->size != 0) {
 				sr_ckpt_say(s->o, "warning: %s changed size while being saved (%"
 				    PRIu64 " -> 0 bytes)", sr_path_quote(e->path, q, sizeof q),
 				    e->size);
 				e->size = 0;
 			}
-			close(fd);
 			continue;
 		}
+		/* Workers may be reading fd until its last chunk is drained:
+		 * only ring_stop closes it if the save stops before. */
+		s->plan_fd = fd;
 		while (off < size) {
 			struct slot *sl;
 			if ((rc = check_stop(s, err)) != 0 ||
-			    (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0)) {
-				close(fd);
+			    (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0))
 				return rc;
-			}
 			sl = &s->slots[s->submitted % s->depth];
 			sl->fd = fd;
 			sl->off = off;
@@ -692,7 +709,9 @@ chunk_files(struct saver *s, int rootfd, char *err)
 			sl->entry = i;
 			off += sl->want;
 			sl->last = off == size;
-			submit(s, sl);	/* the last chunk's slot owns fd now */
+			if (sl->last)
+				s->plan_fd = -1;	/* the slot owns fd now */
+			submit(s, sl);
 		}
 	}
 	while (s->drained < s->submitted) {
@@ -773,6 +792,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	size_t i;
 
 	memset(&s, 0, sizeof s);
+	s.plan_fd = -1;
 	sr_manifest_init(&s.m);
 	sr_manifest_init(&s.prev);
 	memset(&cat, 0, sizeof cat);
@@ -829,7 +849,9 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	load_previous(&s, &cat);
 	s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16);
 	ring_start(&s, threads);
+	double t0x = sr_mono();
 	rc = chunk_files(&s, rootfd, err);
+	fprintf(stderr, "DBG main pipeline %.3f drain-wait %.3f write %.3f\n", sr_mono() - t0x, s.dbg_wait, s.dbg_write);
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;

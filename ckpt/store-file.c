@@ -21,6 +21,17 @@
  *    hashed instead: always right, only slower.
  *  - objects are immutable files: a reader that opened one reads one whole
  *    version even while a writer replaces it.
+ *  - streaming uploads (packs) are written with O_DIRECT where the file
+ *    system supports it (statx STATX_DIOALIGN), through an aligned staging
+ *    buffer, each write's whole blocks at once so that a failing disk shows
+ *    in the write that hit it. Checkpoint data should not crowd the page
+ *    cache of the machine that trains, and the page cache is where the
+ *    cost was: copying into freshly allocated cache pages ran at 0.5-2
+ *    GB/s on the benchmark VM and was the save's serial bottleneck, where
+ *    a direct write is a DMA from memory already in use. Elsewhere (tmpfs,
+ *    or a write the file system refuses with EINVAL) the upload goes
+ *    through the page cache, starting writeback every WRITEBACK_EVERY
+ *    bytes so that the final fsync has little left.
  *
  * The temp area, ".tmp" at the root, is not a key: keys starting with it are
  * refused and listings skip it. Temp files left by crashed writers are
@@ -52,6 +63,12 @@
 #define ETAG_LEN 32			/* hex of 16 bytes */
 #define STALE_TMP_SECONDS (24 * 3600)
 #define IO_BLOCK ((size_t)1 << 20)	/* read size when hashing a file */
+/* A buffered upload starts the writeback of what it wrote every this many
+ * bytes, so that the disk works while the rest is produced and the final
+ * fsync has little left to wait for. */
+#define WRITEBACK_EVERY ((uint64_t)64 << 20)
+/* Staging buffer of a direct upload: the largest single write. */
+#define DIRECT_BUF ((size_t)8 << 20)
 
 struct fstore {
 	char *root;	/* absolute path, for messages and the temp names */
@@ -63,8 +80,13 @@ struct fwriter {
 	int fd;
 	char tmp[64];	/* name relative to the root */
 	EVP_MD_CTX *md;
-	uint64_t size;
+	uint64_t size;		/* bytes accepted */
+	uint64_t flushed;	/* buffered: writeback started up to here */
 	int failed;	/* a write failed: the upload can only be aborted */
+	/* Direct I/O: bytes [size - dlen, size) wait in dbuf, whose start is
+	 * at a file offset that is a multiple of dalign. NULL: buffered. */
+	uint8_t *dbuf;
+	size_t dlen, dalign;
 };
 
 /* Objects larger than this get an identity etag, not a content hash. */
@@ -256,6 +278,25 @@ pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static int
+pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 /* The .tmp area is the backend's own: not a key. */
 static int
 check_reserved(const char *verb, const char *key, char *err)
@@ -350,9 +391,43 @@ publish_error(struct fstore *fs, const char *verb, const char *key, int e, char 
 
 /* ---- writing ---- */
 
+/* Switch w to direct I/O if the file system offers it; else leave it
+ * buffered. */
+static void
+writer_direct(struct fwriter *w)
+{
+	struct statx sx;
+	size_t align;
+	void *buf;
+	int fl;
+
+	if (statx(w->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == -1 ||
+	    !(sx.stx_mask & STATX_DIOALIGN) || sx.stx_dio_offset_align == 0 ||
+	    sx.stx_dio_mem_align == 0 || DIRECT_BUF % sx.stx_dio_offset_align != 0 ||
+	    DIRECT_BUF % sx.stx_dio_mem_align != 0)
+		return;
+	if ((fl = fcntl(w->fd, F_GETFL)) == -1 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) == -1)
+		return;
+	align = sx.stx_dio_mem_align > 4096 ? sx.stx_dio_mem_align : 4096;
+	if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
+		sr_fatal("out of memory for an upload buffer");
+	w->dbuf = buf;
+	w->dalign = sx.stx_dio_offset_align;
+}
+
+/* Back to the page cache (the file system refused a direct write). */
+static void
+writer_buffered(struct fwriter *w)
+{
+	int fl = fcntl(w->fd, F_GETFL);
+
+	if (fl != -1)
+		(void)fcntl(w->fd, F_SETFL, fl & ~O_DIRECT);
+}
+
 static int
-writer_open(struct fstore *fs, const char *verb, const char *key, struct fwriter *w,
-    char *err)
+writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
+    struct fwriter *w, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
 	int tries;
@@ -379,6 +454,8 @@ writer_open(struct fstore *fs, const char *verb, const char *key, struct fwriter
 		return sr_errno(err, "%s %s: create temp file in %s/" TMP_DIR, verb,
 		    SHOW(key, show), fs->root);
 	w->md = md_new();
+	if (direct)
+		writer_direct(w);
 	return 0;
 }
 
@@ -393,6 +470,48 @@ writer_discard(struct fstore *fs, struct fwriter *w)
 	w->tmp[0] = '\0';
 	EVP_MD_CTX_free(w->md);
 	w->md = NULL;
+	free(w->dbuf);
+	w->dbuf = NULL;
+}
+
+/* Write the first n staged bytes (n a multiple of dalign, or everything
+ * at the end) and keep the rest at the start of dbuf. */
+static int
+writer_flush(struct fwriter *w, size_t n)
+{
+	uint64_t off = w->size - w->dlen;
+
+	if (pwrite_all(w->fd, w->dbuf, n, off) == -1) {
+		if (errno != EINVAL)
+			return -1;
+		/* the file system takes no direct writes after all */
+		writer_buffered(w);
+		w->dalign = 1;
+		if (pwrite_all(w->fd, w->dbuf, n, off) == -1)
+			return -1;
+	}
+	w->dlen -= n;
+	memmove(w->dbuf, w->dbuf + n, w->dlen);
+	return 0;
+}
+
+/* Stage buf and write out every whole block: only a tail shorter than the
+ * alignment waits for the next write. */
+static int
+writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		size_t n = DIRECT_BUF - w->dlen < len ? DIRECT_BUF - w->dlen : len;
+
+		memcpy(w->dbuf + w->dlen, buf, n);
+		w->dlen += n;
+		w->size += n;
+		buf += n;
+		len -= n;
+		if (w->dlen >= w->dalign && writer_flush(w, w->dlen / w->dalign * w->dalign) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 static int
@@ -400,19 +519,29 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
     const char *verb, const char *key, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
+	int rc;
 
 	if (w->failed)
 		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
 	if (len == 0)
 		return 0;
-	if (sr_write_all(w->fd, buf, len) == -1) {
+	if (w->size + len <= (uint64_t)CONTENT_ETAG_MAX && EVP_DigestUpdate(w->md, buf, len) != 1)
+		sr_fatal("SHA-256 failed");
+	if (w->dbuf != NULL)
+		rc = writer_write_direct(w, buf, len);
+	else if ((rc = pwrite_all(w->fd, buf, len, w->size)) == 0)
+		w->size += len;
+	if (rc == -1) {
 		w->failed = 1;
 		return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
 	}
-	if (w->size + len <= (uint64_t)CONTENT_ETAG_MAX && EVP_DigestUpdate(w->md, buf, len) != 1)
-		sr_fatal("SHA-256 failed");
-	w->size += len;
+	/* Best effort: fsync in writer_finish reports any failure. */
+	if (w->dbuf == NULL && w->size - w->flushed >= WRITEBACK_EVERY) {
+		(void)sync_file_range(w->fd, (off_t)w->flushed, (off_t)(w->size - w->flushed),
+		    SYNC_FILE_RANGE_WRITE);
+		w->flushed = w->size;
+	}
 	return 0;
 }
 
@@ -427,6 +556,13 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	if (w->failed)
 		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
 	md_final(w->md, etag);
+	/* A tail shorter than a block cannot go direct. */
+	if (w->dbuf != NULL && w->dlen > 0) {
+		writer_buffered(w);
+		if (writer_flush(w, w->dlen) == -1)
+			return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show),
+			    fs->root, w->tmp);
+	}
 	if (fsync(w->fd) == -1 || fstat(w->fd, &sb) == -1)
 		return sr_errno(err, "%s %s: sync %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
@@ -531,7 +667,7 @@ file_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 
 	if (check_reserved("put", key, err) == -1)
 		return SR_STORE_ERROR;
-	if (writer_open(fs, "put", key, &w, err) == -1)
+	if (writer_open(fs, "put", key, 0, &w, err) == -1)
 		return SR_STORE_ERROR;
 	if (writer_write(fs, &w, buf, len, "put", key, err) == -1 ||
 	    writer_finish(fs, &w, etag, "put", key, err) == -1) {
@@ -814,7 +950,7 @@ file_upload_begin(struct sr_upload *up, char *err)
 	if (check_reserved("upload", up->key, err) == -1)
 		return -1;
 	w = sr_malloc(sizeof *w);
-	if (writer_open(fs, "upload", up->key, w, err) == -1) {
+	if (writer_open(fs, "upload", up->key, 1, w, err) == -1) {
 		free(w);
 		return -1;
 	}
