@@ -377,6 +377,18 @@ pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
+/* Encoded chunks start page-aligned, so that a store can write them with
+ * direct I/O straight from the slot (see store-file.c). */
+static void *
+alloc_aligned(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, n) != 0)
+		sr_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
 /* Read, hash and (unless stored already) encode the chunk of slot sl. */
 static void
 work_one(struct saver *s, struct sr_codec *codec, uint8_t *raw, struct slot *sl)
@@ -404,7 +416,7 @@ work_one(struct saver *s, struct sr_codec *codec, uint8_t *raw, struct slot *sl)
 		return;		/* stored already: nothing to encode */
 	sl->prev = NULL;
 	if (sl->enc == NULL)
-		sl->enc = sr_malloc(s->enc_cap);
+		sl->enc = alloc_aligned(s->enc_cap);
 	if (sr_codec_encode(codec, raw, sl->rlen, -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
 	    sl->err) != 0)
 		sl->failed = 1;

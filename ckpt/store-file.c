@@ -67,8 +67,10 @@
  * bytes, so that the disk works while the rest is produced and the final
  * fsync has little left to wait for. */
 #define WRITEBACK_EVERY ((uint64_t)64 << 20)
-/* Staging buffer of a direct upload: the largest single write. */
+/* Staging buffer of a direct upload, and how full it gets before it is
+ * written: small pieces (tar headers) wait for the next large one. */
 #define DIRECT_BUF ((size_t)8 << 20)
+#define DIRECT_MIN ((size_t)1 << 20)
 
 struct fstore {
 	char *root;	/* absolute path, for messages and the temp names */
@@ -86,7 +88,7 @@ struct fwriter {
 	/* Direct I/O: bytes [size - dlen, size) wait in dbuf, whose start is
 	 * at a file offset that is a multiple of dalign. NULL: buffered. */
 	uint8_t *dbuf;
-	size_t dlen, dalign;
+	size_t dlen, dalign, dmem;	/* dmem: memory alignment */
 };
 
 /* Objects larger than this get an identity etag, not a content hash. */
@@ -413,6 +415,7 @@ writer_direct(struct fwriter *w)
 		sr_fatal("out of memory for an upload buffer");
 	w->dbuf = buf;
 	w->dalign = sx.stx_dio_offset_align;
+	w->dmem = sx.stx_dio_mem_align;
 }
 
 /* Back to the page cache (the file system refused a direct write). */
@@ -474,32 +477,53 @@ writer_discard(struct fstore *fs, struct fwriter *w)
 	w->dbuf = NULL;
 }
 
+/* pwrite with O_DIRECT at off; where the file system refuses the direct
+ * write after all (EINVAL), the upload goes on through the page cache. */
+static int
+writer_pwrite(struct fwriter *w, const void *buf, size_t n, uint64_t off)
+{
+	if (pwrite_all(w->fd, buf, n, off) == 0)
+		return 0;
+	if (errno != EINVAL || w->dalign == 1)
+		return -1;
+	writer_buffered(w);
+	w->dalign = 1;
+	return pwrite_all(w->fd, buf, n, off);
+}
+
 /* Write the first n staged bytes (n a multiple of dalign, or everything
  * at the end) and keep the rest at the start of dbuf. */
 static int
 writer_flush(struct fwriter *w, size_t n)
 {
-	uint64_t off = w->size - w->dlen;
-
-	if (pwrite_all(w->fd, w->dbuf, n, off) == -1) {
-		if (errno != EINVAL)
-			return -1;
-		/* the file system takes no direct writes after all */
-		writer_buffered(w);
-		w->dalign = 1;
-		if (pwrite_all(w->fd, w->dbuf, n, off) == -1)
-			return -1;
-	}
+	if (writer_pwrite(w, w->dbuf, n, w->size - w->dlen) == -1)
+		return -1;
 	w->dlen -= n;
 	memmove(w->dbuf, w->dbuf + n, w->dlen);
 	return 0;
 }
 
-/* Stage buf and write out every whole block: only a tail shorter than the
- * alignment waits for the next write. */
+/*
+ * A large piece in memory aligned for direct I/O, following whole staged
+ * blocks (a tar member's data after its header), goes straight from the
+ * caller's memory: no copy. Everything else is staged, and written once
+ * DIRECT_MIN has gathered, so every large write reaches the disk before
+ * the call returns and small ones are batched.
+ */
 static int
 writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
 {
+	if (len >= DIRECT_MIN && (uintptr_t)buf % w->dmem == 0 && w->dlen % w->dalign == 0) {
+		size_t n = len / w->dalign * w->dalign;
+
+		if (w->dlen > 0 && writer_flush(w, w->dlen) == -1)
+			return -1;
+		if (writer_pwrite(w, buf, n, w->size) == -1)
+			return -1;
+		w->size += n;
+		buf += n;
+		len -= n;
+	}
 	while (len > 0) {
 		size_t n = DIRECT_BUF - w->dlen < len ? DIRECT_BUF - w->dlen : len;
 
@@ -508,7 +532,7 @@ writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
 		w->size += n;
 		buf += n;
 		len -= n;
-		if (w->dlen >= w->dalign && writer_flush(w, w->dlen / w->dalign * w->dalign) == -1)
+		if (w->dlen >= DIRECT_MIN && writer_flush(w, w->dlen / w->dalign * w->dalign) == -1)
 			return -1;
 	}
 	return 0;

@@ -32,6 +32,7 @@
 #include "cmd.h"
 #include "jobenv.h"
 #include "joblog.h"
+#include "leftover.h"
 #include "jobspec.h"
 #include "provider.h"
 #include "request.h"
@@ -512,6 +513,7 @@ run_attempt(struct run *r, struct attempt *a, char *err)
 	so.cwd = r->js->workdir;
 	so.capture = 1;
 	so.stdin_null = 1;	/* a background group reading the terminal would stop on SIGTTIN */
+	so.parent_death_signal = SIGKILL;
 	a->started = sr_now();
 	if (sr_spawn(&so, &a->child, err) == -1) {
 		sr_jobenv_free(env);
@@ -696,6 +698,16 @@ setup(struct run *r, char *err)
 		return SR_EXIT_UNAVAILABLE;
 	}
 	free(lockpath);
+	{
+		char *entry = sr_asprintf("SPOTRUN_CKPT_DIR=%s", r->ckpt_dir);
+		int n = sr_leftover_kill(entry, err);
+		free(entry);
+		if (n == -1)
+			return SR_EXIT_OSERR;
+		if (n > 0)
+			fprintf(stderr, "spotrun: stopped %d process%s left running by an earlier, killed run of %s\n",
+			    n, n == 1 ? "" : "es", js->name);
+	}
 	{
 		/* One folder of logs per run, so runs of the same job do not
 		 * mix; logs/latest points at the newest. */

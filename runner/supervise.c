@@ -232,16 +232,22 @@ sup_free_candidates(char **v)
  * returns. */
 static void
 sup_child(const struct sr_spawn_opts *o, char **cand, int errw, int outw,
-    int errpw, int nullfd, int cwdfd) SR_NORETURN;
+    int errpw, int nullfd, int cwdfd, pid_t parent) SR_NORETURN;
 static void
 sup_child(const struct sr_spawn_opts *o, char **cand, int errw, int outw,
-    int errpw, int nullfd, int cwdfd)
+    int errpw, int nullfd, int cwdfd, pid_t parent)
 {
 	sigset_t none;
 	int e = 0, eacces = 0;
 	size_t i;
 
 	setpgid(0, 0);
+	/* If spotrun is killed outright the job must not run on unsupervised,
+	 * writing into a checkpoint directory the next run restores into. The
+	 * next run also kills what is left of the group (see run.c). */
+	if (o->parent_death_signal != 0 &&
+	    (prctl(PR_SET_PDEATHSIG, o->parent_death_signal, 0, 0, 0) == -1 || getppid() != parent))
+		_exit(SR_SPAWN_ORPHANED);
 	sr_sig_reset();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -286,7 +292,7 @@ sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err)
 	sigset_t all, old;
 	char **cand = NULL;
 	ssize_t n;
-	pid_t pid;
+	pid_t pid, parent;
 
 	c->pid = -1;
 	c->out_fd = c->err_fd = -1;
@@ -338,9 +344,10 @@ sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err)
 	 * reset them; what arrives meanwhile stays pending for the job. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0)
-		sup_child(o, cand, xp[1], op[1], ep[1], nullfd, cwdfd);
+		sup_child(o, cand, xp[1], op[1], ep[1], nullfd, cwdfd, parent);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {

@@ -23,7 +23,11 @@ struct sr_spawn_opts {
 	const char *cwd;	/* NULL: inherit */
 	int capture;		/* 1: stdout/stderr through pipes (out_fd, err_fd) */
 	int stdin_null;		/* 1: stdin from /dev/null */
+	int parent_death_signal; /* non-zero: the leader gets it if spotrun dies */
 };
+
+/* The exit code of a child whose parent died before it could exec. */
+#define SR_SPAWN_ORPHANED 125
 
 struct sr_child {
 	pid_t pid;		/* also the process group id */

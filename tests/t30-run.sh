@@ -19,7 +19,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..22"
+echo "1..25"
 
 # 1-4: exit codes pass through run
 for code in 0 1 42 255; do
@@ -125,4 +125,24 @@ else
 	job gpu "true" "[resources]" "gpus = 1"
 	"$SPOTRUN" run -q "$tmp/gpu.ini" >/dev/null 2>"$tmp/err"
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
+fi
+
+# 23-25: spotrun killed outright: the job's leader dies with it (parent death
+# signal), and the next run stops what the job left behind (a setsid'd child).
+job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
+"$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &
+pid=$!
+sleep 0.7
+kill -KILL $pid
+wait $pid 2>/dev/null
+sleep 0.3
+pgrep -f 'sleep 96.25' >/dev/null && nok "the leader outlived a killed spotrun" || ok "the leader died with spotrun"
+pgrep -f 'sleep 97.25' >/dev/null && ok "a setsid'd child of the job survived spotrun's SIGKILL" || nok "setsid'd child missing: the next case cannot be tested"
+job crashed "true"
+"$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>"$tmp/err"
+if grep -q 'spotrun: stopped 1 process left running by an earlier, killed run of crashed' "$tmp/err" && ! pgrep -f 'sleep 97.25' >/dev/null; then
+	ok "the next run stops the leftover and says so"
+else
+	nok "leftover after the next run"
+	pkill -f 'sleep 97.25'
 fi
