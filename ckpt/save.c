@@ -52,7 +52,7 @@
  * save); small chunks get more slots, up to SLOTS_PER_WORKER per worker.
  * This, not the number of CPUs, bounds what a save holds.
  */
-#define SAVE_MEM ((size_t)128 << 20)
+#define SAVE_MEM ((size_t)160 << 20)
 #define SLOTS_PER_WORKER 4
 
 enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };

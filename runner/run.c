@@ -30,6 +30,7 @@
 
 #include "ckpt.h"
 #include "cmd.h"
+#include "fault.h"
 #include "jobenv.h"
 #include "joblog.h"
 #include "leftover.h"
@@ -176,6 +177,7 @@ post_request(struct run *r, struct attempt *a, const char *reason, double deadli
 	}
 	if (r->js->request_signal != 0)
 		sr_child_signal(&a->child, r->js->request_signal);
+	sr_fault("ckpt-request");
 	a->req_pending = 1;
 	a->req_reason = reason;
 	a->req_deadline = deadline;
