@@ -27,3 +27,5 @@ EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
 dist_check_SCRIPTS += tests/t30-run.sh
+SR_BENCH += bench/goodput-run.sh
+EXTRA_DIST += bench/goodput-run.sh
