@@ -2,8 +2,9 @@
 libckpt_a_SOURCES += ckpt/store.h ckpt/store.c ckpt/store-file.c ckpt/store-int.h \
 	ckpt/codec.h ckpt/codec.c ckpt/zframe.c ckpt/zframe.h
 
-check_PROGRAMS += tests/t-store-file tests/t-codec
+check_PROGRAMS += tests/t-store-file tests/t-codec tests/t-store-direct
 tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
+tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
 tests_t_codec_SOURCES = tests/t-codec.c tests/tap.h
 
 # Codec throughput and ratio against plain zstd: `make bench`.

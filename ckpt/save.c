@@ -48,9 +48,11 @@
 /*
  * Memory of the pipeline at most: each worker holds a raw chunk and its
  * codec's split of it; each slot holds an encoded chunk. With 16 MiB
- * chunks that is 2 workers and 4 slots (t-ckpt checks the RSS of such a
- * save); small chunks get more slots, up to SLOTS_PER_WORKER per worker.
- * This, not the number of CPUs, bounds what a save holds.
+ * chunks that is 2 workers and 6 slots: 2 being encoded, the rest to
+ * absorb the pack writer's stalls (with 4 slots the workers waited a
+ * quarter of the time). t-ckpt checks the RSS of such a save. Small
+ * chunks get more slots, up to SLOTS_PER_WORKER per worker. This, not the
+ * number of CPUs, bounds what a save holds.
  */
 #define SAVE_MEM ((size_t)160 << 20)
 #define SLOTS_PER_WORKER 4
@@ -97,8 +99,7 @@ struct saver {
 	int nworkers;
 	uint64_t submitted, taken, drained;
 	int stop;
-	int plan_fd;
-	double dbg_wait, dbg_write;			/* the file being queued, until its last chunk is */
+	int plan_fd;			/* the file being queued, until its last chunk is */
 	/* the file being drained: bytes saved so far, and whether a chunk
 	 * came back short (the rest of the file is then dropped) */
 	size_t dr_entry;
@@ -432,13 +433,10 @@ worker_main(void *arg)
 
 	if (codec == NULL)
 		sr_fatal("cannot create a chunk codec");
-	double wait = 0, busy = 0, t0;
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		t0 = sr_mono();
 		while (!s->stop && s->taken == s->submitted)
 			pthread_cond_wait(&s->work_cv, &s->mu);
-		wait += sr_mono() - t0;
 		if (s->stop)
 			break;
 		sl = &s->slots[s->taken++ % s->depth];
@@ -446,16 +444,13 @@ worker_main(void *arg)
 
 		if (raw == NULL)
 			raw = sr_malloc(s->chunk_size);
-		t0 = sr_mono();
 		work_one(s, codec, raw, sl);
-		busy += sr_mono() - t0;
 
 		pthread_mutex_lock(&s->mu);
 		sl->state = SLOT_DONE;
 		pthread_cond_broadcast(&s->done_cv);
 	}
 	pthread_mutex_unlock(&s->mu);
-	fprintf(stderr, "DBG worker wait %.3f busy %.3f\n", wait, busy);
 	free(raw);
 	sr_codec_free(codec);
 	return NULL;
@@ -600,13 +595,10 @@ drain_one(struct saver *s, char *err)
 	const struct sr_mchunk *have;
 	char q[256];
 
-	double t0 = sr_mono();
 	pthread_mutex_lock(&s->mu);
 	while (sl->state != SLOT_DONE)
 		pthread_cond_wait(&s->done_cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	s->dbg_wait += sr_mono() - t0;
-	t0 = sr_mono();
 	e = &s->m.entries[sl->entry];
 	if (sl->failed == 2) {
 		errno = sl->errnum;
@@ -645,7 +637,6 @@ drain_one(struct saver *s, char *err)
 	s->raw_done += sl->rlen;
 	if (sl->last)
 		file_done(s, sl);
-	s->dbg_write += sr_mono() - t0;
 	sl->state = SLOT_FREE;
 	s->drained++;
 	return 0;
@@ -861,9 +852,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	load_previous(&s, &cat);
 	s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16);
 	ring_start(&s, threads);
-	double t0x = sr_mono();
 	rc = chunk_files(&s, rootfd, err);
-	fprintf(stderr, "DBG main pipeline %.3f drain-wait %.3f write %.3f\n", sr_mono() - t0x, s.dbg_wait, s.dbg_write);
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;

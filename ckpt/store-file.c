@@ -22,16 +22,19 @@
  *  - objects are immutable files: a reader that opened one reads one whole
  *    version even while a writer replaces it.
  *  - streaming uploads (packs) are written with O_DIRECT where the file
- *    system supports it (statx STATX_DIOALIGN), through an aligned staging
- *    buffer, each write's whole blocks at once so that a failing disk shows
- *    in the write that hit it. Checkpoint data should not crowd the page
- *    cache of the machine that trains, and the page cache is where the
- *    cost was: copying into freshly allocated cache pages ran at 0.5-2
- *    GB/s on the benchmark VM and was the save's serial bottleneck, where
- *    a direct write is a DMA from memory already in use. Elsewhere (tmpfs,
- *    or a write the file system refuses with EINVAL) the upload goes
- *    through the page cache, starting writeback every WRITEBACK_EVERY
- *    bytes so that the final fsync has little left.
+ *    system supports it (statx STATX_DIOALIGN): a large piece in aligned
+ *    memory (a chunk's encoding) goes straight from the caller's buffer,
+ *    small ones (tar headers, tails) gather in an aligned staging buffer
+ *    until 1 MiB is there; so less than that waits between calls, and a
+ *    failing disk shows in the write that hit it. Checkpoint data
+ *    should not crowd the page cache of the machine that trains, and the
+ *    page cache is where the cost was: copying into freshly allocated
+ *    cache pages ran at 0.5-2 GB/s on the benchmark VM and was the save's
+ *    serial bottleneck, where a direct write is a DMA from memory already
+ *    in use. Elsewhere (tmpfs, or a write the file system refuses with
+ *    EINVAL) uploads go through the page cache, starting writeback every
+ *    WRITEBACK_EVERY bytes so that the final fsync has little left. Large
+ *    ranged reads (a restore's chunks) are direct too where aligned.
  *
  * The temp area, ".tmp" at the root, is not a key: keys starting with it are
  * refused and listings skip it. Temp files left by crashed writers are
@@ -89,6 +92,7 @@ struct fwriter {
 	 * at a file offset that is a multiple of dalign. NULL: buffered. */
 	uint8_t *dbuf;
 	size_t dlen, dalign, dmem;	/* dmem: memory alignment */
+	int direct;			/* O_DIRECT is on */
 };
 
 /* Objects larger than this get an identity etag, not a content hash. */
@@ -414,11 +418,13 @@ writer_direct(struct fwriter *w)
 	if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
 		sr_fatal("out of memory for an upload buffer");
 	w->dbuf = buf;
+	w->direct = 1;
 	w->dalign = sx.stx_dio_offset_align;
 	w->dmem = sx.stx_dio_mem_align;
 }
 
-/* Back to the page cache (the file system refused a direct write). */
+/* Through the page cache from here on (a tail shorter than a block, or
+ * the file system refused a direct write); dbuf still gathers pieces. */
 static void
 writer_buffered(struct fwriter *w)
 {
@@ -426,6 +432,8 @@ writer_buffered(struct fwriter *w)
 
 	if (fl != -1)
 		(void)fcntl(w->fd, F_SETFL, fl & ~O_DIRECT);
+	w->direct = 0;
+	w->dalign = 1;
 }
 
 static int
@@ -477,17 +485,16 @@ writer_discard(struct fstore *fs, struct fwriter *w)
 	w->dbuf = NULL;
 }
 
-/* pwrite with O_DIRECT at off; where the file system refuses the direct
- * write after all (EINVAL), the upload goes on through the page cache. */
+/* pwrite at off; where the file system refuses a direct write after all
+ * (EINVAL), the upload goes on through the page cache. */
 static int
 writer_pwrite(struct fwriter *w, const void *buf, size_t n, uint64_t off)
 {
 	if (pwrite_all(w->fd, buf, n, off) == 0)
 		return 0;
-	if (errno != EINVAL || w->dalign == 1)
+	if (errno != EINVAL || !w->direct)
 		return -1;
 	writer_buffered(w);
-	w->dalign = 1;
 	return pwrite_all(w->fd, buf, n, off);
 }
 
@@ -561,7 +568,7 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
 		    w->tmp);
 	}
 	/* Best effort: fsync in writer_finish reports any failure. */
-	if (w->dbuf == NULL && w->size - w->flushed >= WRITEBACK_EVERY) {
+	if (!w->direct && w->size - w->flushed >= WRITEBACK_EVERY) {
 		(void)sync_file_range(w->fd, (off_t)w->flushed, (off_t)(w->size - w->flushed),
 		    SYNC_FILE_RANGE_WRITE);
 		w->flushed = w->size;
@@ -749,6 +756,33 @@ file_get(struct sr_store *st, const char *key, size_t max, void **bufp, size_t *
 	return SR_STORE_OK;
 }
 
+/*
+ * Read the whole blocks of a large range at an aligned offset into aligned
+ * memory with O_DIRECT; returns how many bytes that read (0: none, the
+ * caller reads everything through the page cache). A restore reads each
+ * chunk once: the page cache would only be filled to be copied out and
+ * dropped, and on the benchmark VM filling it cost more than the decoding.
+ */
+static size_t
+read_direct(int fd, void *buf, size_t len, uint64_t off)
+{
+	struct statx sx;
+	size_t n;
+	int fl, rc;
+
+	if (len < DIRECT_MIN || statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == -1 ||
+	    !(sx.stx_mask & STATX_DIOALIGN) || sx.stx_dio_offset_align == 0 ||
+	    sx.stx_dio_mem_align == 0 || off % sx.stx_dio_offset_align != 0 ||
+	    (uintptr_t)buf % sx.stx_dio_mem_align != 0)
+		return 0;
+	n = len / sx.stx_dio_offset_align * sx.stx_dio_offset_align;
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl | O_DIRECT) == -1)
+		return 0;
+	rc = pread_all(fd, buf, n, off);
+	(void)fcntl(fd, F_SETFL, fl);
+	return rc == 0 ? n : 0;
+}
+
 static int
 file_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
     char *err)
@@ -756,6 +790,7 @@ file_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, 
 	struct fstore *fs = fs_of(st);
 	char show[SR_KEY_SHOW_MAX];
 	struct stat sb;
+	size_t done;
 	int fd, rc;
 
 	if (check_reserved("read", key, err) == -1)
@@ -768,7 +803,8 @@ file_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, 
 		    "object (%llu bytes)", SHOW(key, show), (unsigned long long)off,
 		    (unsigned long long)(off + len), (unsigned long long)sb.st_size);
 	}
-	if (pread_all(fd, buf, len, off) == -1) {
+	done = read_direct(fd, buf, len, off);
+	if (pread_all(fd, (uint8_t *)buf + done, len - done, off + done) == -1) {
 		sr_errno(err, "read %s: read %s/%s", SHOW(key, show), fs->root, key);
 		close(fd);
 		return SR_STORE_ERROR;
