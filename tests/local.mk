@@ -4,3 +4,6 @@
 # /usr/bin/python3; tests/jobs/ holds their helpers.
 dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-faults.sh
 EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py
+# A mutation fuzzer of manifests through parse, validate and restore.
+check_PROGRAMS += tests/t-fuzz-manifest
+tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-util.h
