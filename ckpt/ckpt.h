@@ -25,8 +25,8 @@ struct sr_ckpt_opts {
 	const char *job;		/* job name: the key prefix */
 	size_t chunk_size;		/* bytes per chunk (default 16 MiB) */
 	int level;			/* zstd level (default 1) */
-	int threads;			/* worker threads (0 = all CPUs; a restore
-					 * adds one to cover its waits for reads) */
+	int threads;			/* worker threads (0 = all CPUs); a restore
+					 * adds 2 that mostly wait for the store */
 	int keep;			/* checkpoints kept after a commit (0 = all) */
 	double deadline;		/* epoch seconds; 0 = none */
 	volatile int *cancel;		/* non-NULL: checked between chunks */

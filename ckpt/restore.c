@@ -11,9 +11,9 @@
  * ranged reads, in order, into slot k % depth; worker threads decode each
  * to exactly its raw length, free its slot, check it against its SHA-256
  * id and write it with pwrite. Waiting for the store overlaps decoding,
- * and memory stays bounded (RESTORE_MEM). Only a complete tree replaces the target; a bad
- * chunk removes the staging directory and falls back to the next older
- * checkpoint, saying which and why.
+ * and memory stays bounded (RESTORE_MEM). Only a complete tree replaces
+ * the target; a bad chunk removes the staging directory and falls back to
+ * the next older checkpoint, saying which and why.
  *
  * Nothing restored is fsync'd: the checkpoint is durable in the store
  * already, and every restore builds its tree afresh and swaps it in, so a
@@ -315,7 +315,7 @@ fetch_chunks(struct restorer *r, int threads)
 		n = (int)r->ntasks;
 	if (n < 1)
 		n = 1;
-	nr = READERS < n + 1 ? READERS : n + 1;
+	nr = READERS;
 	if ((size_t)nr > r->ntasks)
 		nr = (int)r->ntasks;
 	r->depth = (size_t)(n + nr + 1);
