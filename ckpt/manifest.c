@@ -502,8 +502,8 @@ sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err)
 
 /* ---- validation: what a restore relies on ---- */
 
-static int
-is_link_cb(const char *path, void *arg)
+int
+sr_manifest_is_link(const char *path, void *arg)
 {
 	const struct sr_manifest *m = arg;
 	long i = sr_manifest_find(m, path);
@@ -612,7 +612,7 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	for (i = 0; i < m->nentries; i++) {
 		const struct sr_mentry *e = &m->entries[i];
 		if (e->type == SR_MT_SYMLINK &&
-		    sr_path_check_link(e->path, e->target, is_link_cb, (void *)m, err) == -1)
+		    sr_path_check_link(e->path, e->target, sr_manifest_is_link, (void *)m, err) == -1)
 			return -1;
 	}
 	return 0;

@@ -85,6 +85,10 @@ int sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *
  * says. -1 with err naming the entry. */
 int sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq, char *err);
 
+/* For sr_path_check_link: 1 if path is a symlink entry of the manifest
+ * arg (a const struct sr_manifest *), else 0. */
+int sr_manifest_is_link(const char *path, void *arg);
+
 /* Names of entry types and their inverse (-1 if unknown). */
 const char *sr_mtype_name(enum sr_mtype t);
 int sr_mtype_parse(const char *s);

@@ -273,15 +273,6 @@ walk_dir(struct saver *s, int dfd, const char *rel, char *err)
 	return rc;
 }
 
-static int
-is_link_cb(const char *path, void *arg)
-{
-	const struct sr_manifest *m = arg;
-	long i = sr_manifest_find(m, path);
-
-	return i >= 0 && m->entries[i].type == SR_MT_SYMLINK;
-}
-
 /* Drop symlinks whose target climbs out of another symlink (the restore
  * refuses those; the walk checked the rest already). */
 static void
@@ -294,7 +285,7 @@ drop_link_chains(struct saver *s)
 	for (i = 0; i < m->nentries; i++) {
 		struct sr_mentry *e = &m->entries[i];
 		if (e->type == SR_MT_SYMLINK &&
-		    sr_path_check_link(e->path, e->target, is_link_cb, m, err) == -1) {
+		    sr_path_check_link(e->path, e->target, sr_manifest_is_link, m, err) == -1) {
 			sr_ckpt_say(s->o, "warning: skipping %s", err);
 			e->path[0] = '\0';	/* marked; removed below */
 		}
