@@ -424,14 +424,83 @@ feed_output(struct attempt *a, int *open, int stream, int fd)
 }
 
 static int
+latest_cb(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
+{
+	if (is_latest)
+		*(long long *)arg = (long long)ck->seq;
+	return 0;
+}
+
+/* The sequence number of the job's newest committed checkpoint, -1 if none. */
+static long long
+latest_seq(struct run *r)
+{
+	char err[SR_ERRMAX];
+	long long seq = -1;
+
+	if (sr_ckpt_list(r->st, r->js->name, latest_cb, &seq, err) == -1)
+		return -1;
+	return seq;
+}
+
+/* The FINISHED marker: a job that ended with exit 0 records which
+ * checkpoint was the newest then, so that running it again starts afresh
+ * instead of resuming the end of the finished run. */
+static char *
+finished_key(const struct run *r)
+{
+	return sr_asprintf("%s/FINISHED", r->js->name);
+}
+
+static void
+mark_finished(struct run *r)
+{
+	char err[SR_ERRMAX], buf[64], *key = finished_key(r);
+	int n = snprintf(buf, sizeof buf, "%lld\n", latest_seq(r));
+
+	if (sr_store_put(r->st, key, buf, (size_t)n, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
+		sr_tl(&r->tl, 1, "warning", "%s (the next run of this job resumes instead of starting afresh)", err);
+	free(key);
+}
+
+/* 1 if the job finished with the newest checkpoint it has now. */
+static int
+finished_before(struct run *r, long long *seq)
+{
+	char err[SR_ERRMAX], *key = finished_key(r), *end;
+	void *buf;
+	size_t len;
+	long long fseq;
+	int rc;
+
+	rc = sr_store_get(r->st, key, 64, &buf, &len, NULL, err);
+	free(key);
+	if (rc != SR_STORE_OK)
+		return 0;
+	fseq = strtoll(buf, &end, 10);
+	rc = end != buf && (*end == '\n' || *end == '\0');
+	free(buf);
+	*seq = latest_seq(r);
+	return rc && fseq == *seq;
+}
+
+static int
 restore(struct run *r, long long *step, char *err)
 {
 	struct sr_ckpt_stats cs;
 	char stored[32], took[32];
+	long long fseq;
 	int rc;
 
 	if (sr_rmtree(r->ckpt_dir, err) == -1 || sr_mkdirs(r->ckpt_dir, 0755, err) == -1)
 		return -1;
+	if (r->attempt == 1 && finished_before(r, &fseq)) {
+		*step = -1;
+		if (fseq >= 0)
+			sr_tl(&r->tl, 1, "attempt", "1 starts afresh: %s finished in an earlier run "
+			    "(its checkpoints stay in the store: spotrun ls)", r->js->name);
+		return 0;
+	}
 	memset(&cs, 0, sizeof cs);
 	rc = sr_ckpt_restore(r->st, &r->copts, r->ckpt_dir, &cs, err);
 	if (rc == SR_CKPT_NONE) {
@@ -851,6 +920,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 		}
 		code = sr_exit_code(a.status);
 		if (code == 0) {
+			mark_finished(&r);
 			final_line(&r, "finished", code);
 			break;
 		}

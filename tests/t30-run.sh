@@ -19,7 +19,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..25"
+echo "1..26"
 
 # 1-4: exit codes pass through run
 for code in 0 1 42 255; do
@@ -91,7 +91,16 @@ check $? 0 "the next run finishes"
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ -n "$step" ] && [ "$step" -ge 5 ] && ok "and resumed from the notice's checkpoint (step $step)" || nok "resume step '$step'"
 
-# 18: SIGINT is forwarded and stops restarts
+# 18: the job finished: running it again starts afresh, not from its end
+"$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out3" 2>"$tmp/err"
+if grep -q 'attempt  1 starts afresh: sigp finished in an earlier run' "$tmp/err" && ! grep -q '^resumed' "$tmp/out3" &&
+    grep -q '^done at 30$' "$tmp/out3"; then
+	ok "a finished job runs afresh the next time"
+else
+	nok "a finished job run again: $(cat "$tmp/out3")"
+fi
+
+# 19: SIGINT is forwarded and stops restarts
 job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
 "$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
 pid=$!
@@ -100,7 +109,7 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 19-20: the attempt log
+# 20-21: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -108,7 +117,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 21: a second run of the same job from the same local dir is refused
+# 22: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -118,7 +127,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 22: a job needing more GPUs than the machine has
+# 23: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -127,7 +136,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 23-25: spotrun killed outright: the job's leader dies with it (parent death
+# 24-26: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &

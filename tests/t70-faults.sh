@@ -150,7 +150,12 @@ else
 	"$SPOTRUN" ls "$ini" > "$t_tmp/full-ls.out" 2>&1
 	t_is "$(grep -cE '^[0-9]+ ' "$t_tmp/full-ls.out")" 1 "disk full: one checkpoint in the store" || t_show "$t_tmp/full-ls.out"
 	t_like "$t_tmp/full-ls.out" "^[0-9]+ +$a +.* latest\$" "disk full: the first (step $a) is the latest"
-	# It restores intact: the job checks the blob's SHA-256.
+	# It restores intact: the job checks the blob's SHA-256. The run
+	# finished, so a new one would start afresh: drop the FINISHED marker
+	# to make it resume from the checkpoint under test.
+	t_is "$(cat "$mnt/store/full/FINISHED")" "$(sed -nE 's/^([0-9]+) .* latest$/\1/p' "$t_tmp/full-ls.out")" \
+		"disk full: the finished run marked its newest checkpoint"
+	rm -f "$mnt/store/full/FINISHED"
 	ini_set "$ini" checkpoint interval 0
 	"$SPOTRUN" run "$ini" > "$t_tmp/full-2.out" 2> "$t_tmp/full-2.err"
 	t_is "$?" 0 "disk full: a new run exits 0" || t_show "$t_tmp/full-2.err"
