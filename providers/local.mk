@@ -2,8 +2,15 @@
 libproviders_a_SOURCES += providers/provider.h
 libproviders_a_SOURCES += providers/provider-int.h providers/provider.c \
 	providers/local.c providers/signal.c providers/trace.h providers/trace.c
+libproviders_a_SOURCES += providers/http.h providers/http.c providers/aws.c
 check_PROGRAMS += tests/t-provider
 tests_t_provider_SOURCES = tests/t-provider.c tests/tap.h
+# The AWS provider against the metadata emulator.
+noinst_PROGRAMS += tests/mdemu
+tests_mdemu_SOURCES = tests/mdemu.c
+check_PROGRAMS += tests/t-provider-aws
+tests_t_provider_aws_SOURCES = tests/t-provider-aws.c tests/tap.h
+dist_check_SCRIPTS += tests/t40-aws.sh
 # The goodput model on a real spot trace (`make bench`).
 noinst_PROGRAMS += tests/bench-goodput
 tests_bench_goodput_SOURCES = tests/bench-goodput.c

@@ -62,6 +62,12 @@ void sr_provider_hostname(char *buf, size_t len, int short_name);
  * that mean drawn from splitmix64(seed + attempt). Exposed for the tests. */
 double sr_local_random_delay(double mean, uint64_t seed, int attempt);
 
+/* aws.c: how many polls failed in this provider's life and the last
+ * failure's message (len bytes into last, may be NULL); -1 when p is not
+ * the aws provider. For the tests and diagnostics. */
+int sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len);
+
+extern const struct sr_provider_ops sr_provider_aws_ops;
 extern const struct sr_provider_ops sr_provider_local_ops;
 extern const struct sr_provider_ops sr_provider_signal_ops;
 

@@ -1,8 +1,8 @@
 /*
  * provider.c: the provider table, creation by name, the notice pipe and the
  * per-VM bookkeeping shared by every provider. The implementations
- * (local.c, signal.c) only decide when a notice happens and post it here;
- * the supervisor polls sr_provider_fd() and takes notices with
+ * (local.c, signal.c, aws.c) only decide when a notice happens and post it
+ * here; the supervisor polls sr_provider_fd() and takes notices with
  * sr_provider_read().
  */
 #include "config.h"
@@ -19,8 +19,10 @@
 #include "util.h"
 
 /* Tried in this order by "auto"; local detects every machine, so it comes
- * last (the cloud providers go before it). */
+ * last (the cloud providers go before it). aws does not probe yet (its
+ * detect says no), so "auto" costs no network wait. */
 static const struct sr_provider_ops *const providers[] = {
+	&sr_provider_aws_ops,
 	&sr_provider_signal_ops,
 	&sr_provider_local_ops,
 };
@@ -90,6 +92,7 @@ sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, c
 	p->conf.name = sr_strdup(ops->name);
 	p->conf.notice_file = conf->notice_file ? sr_strdup(conf->notice_file) : NULL;
 	p->conf.trace = conf->trace ? sr_strdup(conf->trace) : NULL;
+	p->conf.endpoint = conf->endpoint ? sr_strdup(conf->endpoint) : NULL;
 	p->pipe_rd = fds[0];
 	p->pipe_wr = fds[1];
 	if (ops->init(p, err) == -1) {
@@ -116,6 +119,7 @@ sr_provider_free(struct sr_provider *p)
 	free((char *)p->conf.name);
 	free((char *)p->conf.notice_file);
 	free((char *)p->conf.trace);
+	free((char *)p->conf.endpoint);
 	free(p);
 }
 

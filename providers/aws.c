@@ -1,0 +1,571 @@
+/*
+ * aws.c: the `aws` provider: EC2 spot interruption notices from the instance
+ * metadata service, IMDSv2 only (design.md section 4).
+ *
+ * Each VM gets one watcher thread that, every conf->poll seconds (default
+ * 0.5 s: AWS advises 5 s, but a notice should reach the job within a
+ * second), asks for a session token (PUT /latest/api/token with
+ * X-aws-ec2-metadata-token-ttl-seconds) when it has none or it is near its
+ * end, then GETs /latest/meta-data/spot/instance-action with
+ * X-aws-ec2-metadata-token. 404 means no notice; 401 means the token is no
+ * longer valid: it is dropped and the request is retried once with a fresh
+ * one. 200 carries {"action":"terminate|stop|hibernate","time":"...Z"}: one
+ * SR_NOTICE_PREEMPT with that deadline is posted per VM. The rebalance
+ * recommendation (/latest/meta-data/events/recommendations/rebalance, 200
+ * with {"noticeTime":"..."}) posts one SR_NOTICE_EARLY per VM.
+ *
+ * A bad reply (not JSON, wrong types, an unknown action, a time more than
+ * MAX_PAST seconds in the past or more than an hour ahead, a body over the
+ * cap, 5xx, a timeout) is counted, kept as the last error
+ * (sr_aws_errors), written to stderr the first time only, and polling goes
+ * on: the next poll may well succeed. Every request is bounded
+ * (CONNECT_TIMEOUT, REQ_TIMEOUT, the body cap, no redirects) and stop_vm
+ * cancels one in flight, so a hostile endpoint can neither hang nor crash
+ * the supervisor.
+ *
+ * The endpoint is conf->endpoint, else $SPOTRUN_AWS_ENDPOINT (how the tests
+ * point it at tests/mdemu), else http://169.254.169.254. There is no next VM
+ * in the run: the run checkpoints and exits 75 for a scheduler to requeue.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "http.h"
+#include "provider-int.h"
+#include "util.h"
+
+#define DEFAULT_ENDPOINT "http://169.254.169.254"
+#define DEFAULT_POLL	0.5		/* seconds between polls */
+#define MIN_POLL	0.05
+#define MAX_POLL	3600.0
+#define TOKEN_TTL	21600		/* seconds asked for (the maximum) */
+#define TOKEN_MARGIN	60.0		/* refresh this long before the end */
+#define CONNECT_TIMEOUT	0.5
+#define REQ_TIMEOUT	2.0
+#define MAX_PAST	10.0		/* a notice time further back is bad */
+#define MAX_AHEAD	3600.0		/* a notice time further ahead is bad */
+
+struct aws {
+	char *endpoint;			/* without a trailing slash */
+	double poll;
+
+	pthread_t thread;
+	int thread_live;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
+	int stop;			/* under lock, and read atomically by
+					 * the request cancel check */
+
+	/* The watcher's own (only the thread touches these while it runs). */
+	char token[256];		/* "" when none */
+	double token_end;		/* monotonic seconds */
+	int preempt_posted, early_posted;
+
+	/* Under lock: what went wrong, for sr_aws_errors. */
+	unsigned long errors;
+	char last_err[SR_ERRMAX];
+	int warned;			/* stderr got the first error */
+};
+
+static int
+aws_detect(const struct sr_provider_conf *conf)
+{
+	return 0;	/* not probed by "auto" yet: see provider.c */
+}
+
+static int
+aws_init(struct sr_provider *p, char *err)
+{
+	const struct sr_provider_conf *c = &p->conf;
+	const char *ep = c->endpoint;
+	pthread_condattr_t ca;
+	struct aws *a;
+	size_t n;
+	int r;
+
+	if (c->poll != 0 && (!(c->poll >= MIN_POLL) || !(c->poll <= MAX_POLL)))
+		return sr_err(err, "create provider aws: poll is %g; it must be 0 (the "
+		    "default, %g s) or between %g and %g seconds", c->poll,
+		    DEFAULT_POLL, MIN_POLL, MAX_POLL);
+	if (ep == NULL || *ep == '\0')
+		ep = getenv("SPOTRUN_AWS_ENDPOINT");
+	if (ep == NULL || *ep == '\0')
+		ep = DEFAULT_ENDPOINT;
+	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
+		return sr_err(err, "create provider aws: endpoint \"%s\" is not an "
+		    "http:// or https:// URL (set it like http://169.254.169.254)", ep);
+	if (sr_http_init(err) == -1)
+		return sr_err_prefix(err, "create provider aws");
+	a = sr_calloc(1, sizeof *a);
+	a->endpoint = sr_strdup(ep);
+	n = strlen(a->endpoint);
+	while (n > 0 && a->endpoint[n - 1] == '/')
+		a->endpoint[--n] = '\0';
+	a->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
+	if ((r = pthread_mutex_init(&a->lock, NULL)) != 0 ||
+	    (r = pthread_condattr_init(&ca)) != 0)
+		sr_fatal("aws provider: pthread init: %s", strerror(r));
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if ((r = pthread_cond_init(&a->cond, &ca)) != 0)
+		sr_fatal("aws provider: pthread_cond_init: %s", strerror(r));
+	pthread_condattr_destroy(&ca);
+	p->priv = a;
+	return 0;
+}
+
+static void
+aws_free(struct sr_provider *p)
+{
+	struct aws *a = p->priv;
+
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a->endpoint);
+	free(a);
+	sr_http_cleanup();
+}
+
+/* Count a failure; the first one of the provider's life goes to stderr too
+ * (there is no other channel to the runner's output). */
+static void
+note_error(struct aws *a, const char *msg)
+{
+	int first;
+
+	pthread_mutex_lock(&a->lock);
+	a->errors++;
+	strlcpy(a->last_err, msg, sizeof a->last_err);
+	first = !a->warned;
+	a->warned = 1;
+	pthread_mutex_unlock(&a->lock);
+	if (first)
+		fprintf(stderr, "spotrun: warning: aws: %s (polling goes on; later "
+		    "errors are not shown)\n", msg);
+}
+
+int
+sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len)
+{
+	struct aws *a = p->priv;
+
+	if (strcmp(p->ops->name, "aws") != 0)
+		return -1;
+	pthread_mutex_lock(&a->lock);
+	*count = a->errors;
+	if (last != NULL)
+		strlcpy(last, a->last_err, len);
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+static int
+stopping(void *arg)
+{
+	struct aws *a = arg;
+
+	return __atomic_load_n(&a->stop, __ATOMIC_RELAXED);
+}
+
+static int
+request(struct aws *a, const char *method, const char *path, const char *header,
+    struct sr_http_resp *resp, int cancellable, char *err)
+{
+	const char *headers[2] = { header, NULL };
+	struct sr_http_req req;
+	char *url = sr_asprintf("%s%s", a->endpoint, path);
+	int r;
+
+	memset(&req, 0, sizeof req);
+	req.method = method;
+	req.url = url;
+	req.headers = headers;
+	req.connect_timeout = CONNECT_TIMEOUT;
+	req.timeout = REQ_TIMEOUT;
+	if (cancellable) {
+		req.cancel = stopping;
+		req.cancel_arg = a;
+	}
+	r = sr_http_do(&req, resp, err);
+	free(url);
+	return r;
+}
+
+/* Get a session token into tok (len bytes). 0 or -1 with err set. */
+static int
+get_token(struct aws *a, char *tok, size_t len, int cancellable, char *err)
+{
+	struct sr_http_resp resp;
+	char hdr[64];
+	size_t n;
+
+	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token-ttl-seconds: %d", TOKEN_TTL);
+	if (request(a, "PUT", "/latest/api/token", hdr, &resp, cancellable, err) == -1)
+		return -1;
+	if (resp.status != 200) {
+		sr_err(err, "PUT %s/latest/api/token: HTTP status %ld", a->endpoint,
+		    resp.status);
+		sr_http_resp_free(&resp);
+		return -1;
+	}
+	n = strcspn(resp.body, "\r\n");
+	resp.body[n] = '\0';
+	if (n == 0 || n >= len || strspn(resp.body, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/=_-.") != n) {
+		sr_err(err, "PUT %s/latest/api/token: the reply is not a token (%zu "
+		    "bytes; at most %zu of [A-Za-z0-9+/=_.-])", a->endpoint, n, len - 1);
+		sr_http_resp_free(&resp);
+		return -1;
+	}
+	memcpy(tok, resp.body, n + 1);
+	sr_http_resp_free(&resp);
+	return 0;
+}
+
+/* GET path with the watcher's token, getting a token first when there is
+ * none or it is near its end; on 401 one retry with a fresh token. */
+static int
+get(struct aws *a, const char *path, struct sr_http_resp *resp, char *err)
+{
+	char hdr[300];
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (a->token[0] == '\0' || sr_mono() >= a->token_end) {
+			if (get_token(a, a->token, sizeof a->token, 1, err) == -1) {
+				a->token[0] = '\0';
+				return -1;
+			}
+			a->token_end = sr_mono() + TOKEN_TTL - TOKEN_MARGIN;
+		}
+		snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", a->token);
+		if (request(a, "GET", path, hdr, resp, 1, err) == -1)
+			return -1;
+		if (resp->status != 401)
+			return 0;
+		sr_http_resp_free(resp);
+		a->token[0] = '\0';	/* expired or revoked: get another */
+	}
+	return sr_err(err, "GET %s%s: HTTP status 401 with a fresh token",
+	    a->endpoint, path);
+}
+
+/* "2017-09-18T08:22:00Z" (optionally with fractional seconds) to epoch
+ * seconds; -1 when it is not that form. */
+static int
+parse_time(const char *s, double *out)
+{
+	struct tm tm;
+	const char *e;
+	time_t t;
+
+	memset(&tm, 0, sizeof tm);
+	e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (e == NULL)
+		return -1;
+	if (*e == '.') {
+		e++;
+		if (*e < '0' || *e > '9')
+			return -1;
+		while (*e >= '0' && *e <= '9')
+			e++;
+	}
+	if (strcmp(e, "Z") != 0)
+		return -1;
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	*out = (double)t;
+	return 0;
+}
+
+/* One instance-action reply body to a notice; -1 with err set when bad. */
+static int
+parse_action(const char *body, double now, struct sr_notice *n, char *err)
+{
+	json_error_t je;
+	json_t *root, *action, *time;
+	const char *act;
+	double when;
+	int ret = -1;
+
+	if ((root = json_loads(body, 0, &je)) == NULL)
+		return sr_err(err, "instance-action: bad JSON at line %d: %s",
+		    je.line, je.text);
+	action = json_object_get(root, "action");
+	time = json_object_get(root, "time");
+	if (!json_is_object(root) || !json_is_string(action) || !json_is_string(time)) {
+		sr_err(err, "instance-action: want {\"action\": string, \"time\": "
+		    "string}");
+		goto out;
+	}
+	act = json_string_value(action);
+	if (strcmp(act, "terminate") != 0 && strcmp(act, "stop") != 0 &&
+	    strcmp(act, "hibernate") != 0) {
+		sr_err(err, "instance-action: unknown action \"%.32s\" (want terminate, "
+		    "stop or hibernate)", act);
+		goto out;
+	}
+	if (parse_time(json_string_value(time), &when) == -1) {
+		sr_err(err, "instance-action: time \"%.40s\" is not ISO 8601 UTC "
+		    "(like 2017-09-18T08:22:00Z)", json_string_value(time));
+		goto out;
+	}
+	if (when < now - MAX_PAST || when > now + MAX_AHEAD) {
+		sr_err(err, "instance-action: time %s is %.0f s from now; a notice "
+		    "time lies between %.0f s ago and %.0f s ahead",
+		    json_string_value(time), when - now, MAX_PAST, MAX_AHEAD);
+		goto out;
+	}
+	memset(n, 0, sizeof *n);
+	n->kind = SR_NOTICE_PREEMPT;
+	n->seen = now;
+	n->deadline = when;
+	snprintf(n->reason, sizeof n->reason, "aws spot interruption (%s at %s)",
+	    act, json_string_value(time));
+	ret = 0;
+out:
+	json_decref(root);
+	return ret;
+}
+
+static int
+parse_rebalance(const char *body, double now, struct sr_notice *n, char *err)
+{
+	json_error_t je;
+	json_t *root, *t;
+	double when;
+	int ret = -1;
+
+	if ((root = json_loads(body, 0, &je)) == NULL)
+		return sr_err(err, "rebalance: bad JSON at line %d: %s", je.line, je.text);
+	t = json_object_get(root, "noticeTime");
+	if (!json_is_string(t) || parse_time(json_string_value(t), &when) == -1) {
+		sr_err(err, "rebalance: want {\"noticeTime\": \"...Z\"}");
+		goto out;
+	}
+	memset(n, 0, sizeof *n);
+	n->kind = SR_NOTICE_EARLY;
+	n->seen = now;
+	n->deadline = 0;	/* no deadline: the machine may live on */
+	snprintf(n->reason, sizeof n->reason, "aws rebalance recommendation (%s)",
+	    json_string_value(t));
+	ret = 0;
+out:
+	json_decref(root);
+	return ret;
+}
+
+/* Poll path once; 1 with *n set when it holds a notice, 0 none (404), -1
+ * with err set. */
+static int
+poll_one(struct aws *a, const char *path,
+    int (*parse)(const char *, double, struct sr_notice *, char *),
+    struct sr_notice *n, char *err)
+{
+	struct sr_http_resp resp;
+	int r;
+
+	if (get(a, path, &resp, err) == -1)
+		return -1;
+	if (resp.status == 404)
+		r = 0;
+	else if (resp.status == 200)
+		r = parse(resp.body, sr_now(), n, err) == -1 ? -1 : 1;
+	else
+		r = sr_err(err, "GET %s%s: HTTP status %ld", a->endpoint, path,
+		    resp.status);
+	sr_http_resp_free(&resp);
+	return r;
+}
+
+static void
+poll_once(struct sr_provider *p, struct aws *a)
+{
+	char err[SR_ERRMAX];
+	struct sr_notice n;
+	int r;
+
+	if (!a->preempt_posted) {
+		r = poll_one(a, "/latest/meta-data/spot/instance-action", parse_action,
+		    &n, err);
+		if (r == 1) {
+			sr_provider_post(p, &n);
+			a->preempt_posted = 1;
+			return;
+		}
+		if (r == -1) {
+			if (!stopping(a))
+				note_error(a, err);
+			return;
+		}
+	}
+	if (!a->early_posted && !stopping(a)) {
+		r = poll_one(a, "/latest/meta-data/events/recommendations/rebalance",
+		    parse_rebalance, &n, err);
+		if (r == 1) {
+			sr_provider_post(p, &n);
+			a->early_posted = 1;
+		} else if (r == -1 && !stopping(a))
+			note_error(a, err);
+	}
+}
+
+static struct timespec
+mono_timespec(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+static void *
+watch(void *arg)
+{
+	struct sr_provider *p = arg;
+	struct aws *a = p->priv;
+	struct timespec ts;
+	double next;
+
+	for (;;) {
+		next = sr_mono() + a->poll;
+		if (!a->preempt_posted || !a->early_posted)
+			poll_once(p, a);
+		pthread_mutex_lock(&a->lock);
+		ts = mono_timespec(next);
+		while (!a->stop && sr_mono() < next)
+			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+		if (a->stop) {
+			pthread_mutex_unlock(&a->lock);
+			break;
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	return NULL;
+}
+
+static int
+aws_start_vm(struct sr_provider *p, char *err)
+{
+	struct aws *a = p->priv;
+	sigset_t all, old;
+	int r;
+
+	a->stop = 0;
+	a->preempt_posted = a->early_posted = 0;
+	/* The watcher takes no signals: they stay with the supervisor. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&a->thread, NULL, watch, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		errno = r;
+		return sr_errno(err, "start VM %d: create the notice thread", p->attempt);
+	}
+	a->thread_live = 1;
+	return 0;
+}
+
+static void
+aws_stop_vm(struct sr_provider *p)
+{
+	struct aws *a = p->priv;
+
+	if (!a->thread_live)
+		return;
+	pthread_mutex_lock(&a->lock);
+	__atomic_store_n(&a->stop, 1, __ATOMIC_RELAXED);
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	a->thread_live = 0;
+}
+
+static int
+aws_next_vm(const struct sr_provider *p)
+{
+	return 0;	/* the instance goes away: exit 75 and be requeued */
+}
+
+/* One fact into buf; on failure buf gets "unknown" and err the reason. */
+static int
+fact(struct aws *a, const char *tok, const char *path, char *buf, size_t len,
+    char *err)
+{
+	struct sr_http_resp resp;
+	char hdr[300];
+	size_t n;
+
+	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", tok);
+	strlcpy(buf, "unknown", len);
+	if (request(a, "GET", path, hdr, &resp, 0, err) == -1)
+		return -1;
+	if (resp.status != 200) {
+		sr_err(err, "GET %s%s: HTTP status %ld", a->endpoint, path, resp.status);
+		sr_http_resp_free(&resp);
+		return -1;
+	}
+	n = strcspn(resp.body, "\r\n");
+	if (n == 0 || n >= len) {
+		sr_err(err, "GET %s%s: want one line of 1 to %zu bytes", a->endpoint,
+		    path, len - 1);
+		sr_http_resp_free(&resp);
+		return -1;
+	}
+	resp.body[n] = '\0';
+	strlcpy(buf, resp.body, len);
+	sr_http_resp_free(&resp);
+	return 0;
+}
+
+static int
+aws_facts(struct sr_provider *p, struct sr_facts *f, char *err)
+{
+	struct aws *a = p->priv;
+	char tok[256];
+	int r = 0;
+
+	strlcpy(f->provider, "aws", sizeof f->provider);
+	strlcpy(f->instance_id, "unknown", sizeof f->instance_id);
+	strlcpy(f->instance_type, "unknown", sizeof f->instance_type);
+	strlcpy(f->zone, "unknown", sizeof f->zone);
+	strlcpy(f->lifecycle, "unknown", sizeof f->lifecycle);
+	/* Its own token: the watcher's belongs to the watcher thread. */
+	if (get_token(a, tok, sizeof tok, 0, err) == -1)
+		return sr_err_prefix(err, "read aws facts");
+	if (fact(a, tok, "/latest/meta-data/instance-id", f->instance_id,
+	    sizeof f->instance_id, err) == -1 ||
+	    fact(a, tok, "/latest/meta-data/instance-type", f->instance_type,
+	    sizeof f->instance_type, err) == -1 ||
+	    fact(a, tok, "/latest/meta-data/placement/availability-zone", f->zone,
+	    sizeof f->zone, err) == -1 ||
+	    fact(a, tok, "/latest/meta-data/instance-life-cycle", f->lifecycle,
+	    sizeof f->lifecycle, err) == -1)
+		r = sr_err_prefix(err, "read aws facts");
+	return r;
+}
+
+const struct sr_provider_ops sr_provider_aws_ops = {
+	.name = "aws",
+	.detect = aws_detect,
+	.init = aws_init,
+	.free = aws_free,
+	.start_vm = aws_start_vm,
+	.stop_vm = aws_stop_vm,
+	.next_vm = aws_next_vm,
+	.facts = aws_facts,
+};

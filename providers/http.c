@@ -1,0 +1,144 @@
+/*
+ * http.c: bounded HTTP requests on libcurl for the metadata services; see
+ * http.h. One easy handle per request: the metadata services are on the
+ * local link and are polled about once a second, so connection reuse buys
+ * nothing and a fresh handle keeps each request independent of the last.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "http.h"
+#include "util.h"
+
+struct sink {
+	char *buf;
+	size_t len, max;
+	int over;		/* the reply went past max */
+};
+
+int
+sr_http_init(char *err)
+{
+	CURLcode c;
+
+	if ((c = curl_global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK)
+		return sr_err(err, "initialise libcurl: %s", curl_easy_strerror(c));
+	return 0;
+}
+
+void
+sr_http_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+static size_t
+on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct sink *s = arg;
+	size_t n = size * nmemb;
+
+	if (n > s->max - s->len) {
+		s->over = 1;
+		return 0;	/* makes curl fail with CURLE_WRITE_ERROR */
+	}
+	s->buf = sr_realloc(s->buf, s->len + n + 1);
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+	s->buf[s->len] = '\0';
+	return n;
+}
+
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+    curl_off_t ulnow)
+{
+	const struct sr_http_req *req = arg;
+
+	return req->cancel(req->cancel_arg) ? 1 : 0;
+}
+
+int
+sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
+{
+	struct curl_slist *hdrs = NULL, *h;
+	struct sink s = { NULL, 0, 0, 0 };
+	char cerr[CURL_ERROR_SIZE] = "";
+	const char *const *hp;
+	CURLcode c;
+	CURL *e;
+	int ret = -1;
+
+	memset(resp, 0, sizeof *resp);
+	s.max = req->body_max > 0 ? req->body_max : SR_HTTP_BODY_MAX;
+	if ((e = curl_easy_init()) == NULL)
+		return sr_err(err, "%s %s: cannot create a curl handle", req->method,
+		    req->url);
+	for (hp = req->headers; hp != NULL && *hp != NULL; hp++) {
+		if ((h = curl_slist_append(hdrs, *hp)) == NULL)
+			sr_fatal("curl_slist_append: out of memory");
+		hdrs = h;
+	}
+	curl_easy_setopt(e, CURLOPT_URL, req->url);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);	/* we run in threads */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");	/* link-local: never via a proxy */
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)(req->connect_timeout * 1000 + 0.5));
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000 + 0.5));
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s.max);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
+	if (req->cancel != NULL) {
+		curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)req);
+		curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+	}
+	if (req->body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+	} else if (strcmp(req->method, "GET") != 0) {
+		/* An empty body with Content-Length: 0, as IMDS expects on PUT. */
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+	}
+	c = curl_easy_perform(e);
+	if (s.over || c == CURLE_FILESIZE_EXCEEDED) {
+		sr_err(err, "%s %s: the reply is larger than %zu bytes", req->method,
+		    req->url, s.max);
+		goto out;
+	}
+	if (c != CURLE_OK) {
+		sr_err(err, "%s %s: %s", req->method, req->url,
+		    cerr[0] != '\0' ? cerr : curl_easy_strerror(c));
+		goto out;
+	}
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &resp->status);
+	if (s.buf == NULL)
+		s.buf = sr_calloc(1, 1);
+	resp->body = s.buf;
+	resp->len = s.len;
+	s.buf = NULL;
+	ret = 0;
+out:
+	free(s.buf);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(e);
+	return ret;
+}
+
+void
+sr_http_resp_free(struct sr_http_resp *resp)
+{
+	free(resp->body);
+	memset(resp, 0, sizeof *resp);
+}

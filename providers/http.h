@@ -1,0 +1,49 @@
+/*
+ * http.h: a small blocking HTTP client for the metadata services (AWS IMDS,
+ * later GCP and Azure), on libcurl. Every request is bounded: a connect
+ * timeout, a total timeout, a cap on the reply body, and no redirects are
+ * followed (a metadata service never redirects; a reply that tries is an
+ * error), so a hostile or broken endpoint cannot hang or bloat the watcher.
+ */
+#ifndef SR_HTTP_H
+#define SR_HTTP_H
+
+#include <stddef.h>
+
+#define SR_HTTP_BODY_MAX (64 * 1024)	/* the default cap on a reply body */
+
+struct sr_http_req {
+	const char *method;		/* "GET", "PUT", "POST" */
+	const char *url;
+	const char *const *headers;	/* "Name: value" strings, NULL-terminated; may be NULL */
+	const char *body;		/* request body or NULL (sent with PUT/POST) */
+	size_t body_len;
+	double connect_timeout;		/* seconds; > 0 */
+	double timeout;			/* seconds for the whole request; > 0 */
+	size_t body_max;		/* reply bytes allowed; 0: SR_HTTP_BODY_MAX */
+	/* NULL, or checked while the request runs (every few ms to 1 s):
+	 * nonzero aborts it, so a watcher thread can be stopped promptly. */
+	int (*cancel)(void *arg);
+	void *cancel_arg;
+};
+
+struct sr_http_resp {
+	long status;			/* the HTTP status code (3xx included) */
+	char *body;			/* NUL-terminated, owned: sr_http_resp_free */
+	size_t len;
+};
+
+/* Call once from the main thread before any thread uses sr_http_do (wraps
+ * curl_global_init, which is reference counted); pair with sr_http_cleanup.
+ * 0 or -1 with err set. */
+int sr_http_init(char *err);
+void sr_http_cleanup(void);
+
+/* Perform one request. 0: a reply came (whatever its status; resp->body
+ * holds it); -1: no usable reply (connect failure, timeout, a body over the
+ * cap, a bad URL), with err as "METHOD URL: reason" and resp zeroed.
+ * Thread-safe: each call uses its own curl handle. */
+int sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err);
+void sr_http_resp_free(struct sr_http_resp *resp);
+
+#endif

@@ -1,0 +1,440 @@
+/*
+ * mdemu.c: a cloud metadata emulator for the tests: the AWS IMDSv2 interface
+ * of design.md section 4, on 127.0.0.1 with a port the kernel picks, with
+ * scenarios chosen by options (a notice at T, a rebalance at R, short-lived
+ * tokens, 503 bursts, hostile replies). Single-threaded: one poll loop, one
+ * request per connection (Connection: close).
+ *
+ * usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] [-R SECS]
+ *              [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
+ *   -p  write the port (one line) to PORTFILE once listening, else stdout
+ *   -l  log one line per request to LOGFILE (else stderr):
+ *       "METHOD PATH ttl=<ttl header|-> token=<none|good|bad|expired> -> STATUS"
+ *   -T  instance-action answers 200 from SECS after start (else 404 always),
+ *       {"action":ACTION,"time":"<start + SECS + 120, ISO 8601 UTC>"}
+ *   -A  the action (default terminate)
+ *   -R  rebalance answers {"noticeTime":"..."} from SECS after start
+ *   -t  tokens live at most TTL seconds, whatever the client asked
+ *   -u  every request between FROM and TO seconds after start gets 503
+ *   -b  instance-action's 200 body is BODY verbatim (malformed replies)
+ *   -H  instance-action's 200 body is 1 MiB of JSON-ish bytes
+ *   -r  instance-action answers 302 to /latest/meta-data/elsewhere
+ *   -S  instance-action never answers (the connection stalls until the
+ *       client gives up)
+ * It runs until killed (SIGTERM).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXCONN		64
+#define REQMAX		16384
+#define NTOKENS		64
+#define HUGE_BODY	(1024 * 1024)
+
+struct conn {
+	int fd;			/* -1: free slot */
+	char buf[REQMAX + 1];
+	size_t len;
+	int stalled;		/* got its request, never answered */
+};
+
+struct token {
+	char value[40];
+	double expires;		/* monotonic seconds */
+};
+
+struct emu {
+	double start_mono, start_wall;
+	double notice_at, rebalance_at;	/* seconds after start; < 0 off */
+	const char *action;
+	long ttl_cap;			/* 0: none */
+	double burst_from, burst_to;	/* 503 window; from < 0: off */
+	const char *body;		/* -b */
+	int huge, redirect, stall;
+	FILE *log;
+	struct token tokens[NTOKENS];
+	unsigned next_token;
+	unsigned long serial;
+};
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double
+wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+iso_time(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)(t + 0.5);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "mdemu: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* The value of header name in the request head req (NUL-terminated), copied
+ * into out; 0 when absent. */
+static int
+header(const char *req, const char *name, char *out, size_t len)
+{
+	const char *line = strstr(req, "\r\n");
+	size_t n = strlen(name), v;
+
+	while (line != NULL && line[2] != '\r' && line[2] != '\0') {
+		line += 2;
+		if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			const char *s = line + n + 1;
+
+			while (*s == ' ' || *s == '\t')
+				s++;
+			v = strcspn(s, "\r\n");
+			while (v > 0 && (s[v - 1] == ' ' || s[v - 1] == '\t'))
+				v--;
+			if (v >= len)
+				v = len - 1;
+			memcpy(out, s, v);
+			out[v] = '\0';
+			return 1;
+		}
+		line = strstr(line, "\r\n");
+	}
+	return 0;
+}
+
+static void
+reply(int fd, int status, const char *extra, const char *body, size_t len)
+{
+	const char *text = status == 200 ? "OK" : status == 302 ? "Found" :
+	    status == 400 ? "Bad Request" : status == 401 ? "Unauthorized" :
+	    status == 404 ? "Not Found" : status == 405 ? "Method Not Allowed" :
+	    status == 503 ? "Service Unavailable" : "Error";
+	char head[512];
+	size_t off = 0;
+	ssize_t w;
+	int n;
+
+	n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n%s\r\n", status, text, len,
+	    extra != NULL ? extra : "");
+	if (send(fd, head, (size_t)n, MSG_NOSIGNAL) != n)
+		return;
+	while (off < len) {
+		w = send(fd, body + off, len - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;	/* the client gave up (the huge body): fine */
+		off += (size_t)w;
+	}
+}
+
+static void
+reply_str(int fd, int status, const char *body)
+{
+	reply(fd, status, NULL, body, strlen(body));
+}
+
+/* "good", "bad", "expired" or "none" for the request's token header. */
+static const char *
+check_token(struct emu *e, const char *req)
+{
+	char tok[128];
+	double now = mono();
+	int i;
+
+	if (!header(req, "X-aws-ec2-metadata-token", tok, sizeof tok))
+		return "none";
+	for (i = 0; i < NTOKENS; i++) {
+		if (strcmp(e->tokens[i].value, tok) == 0)
+			return now < e->tokens[i].expires ? "good" : "expired";
+	}
+	return "bad";
+}
+
+/* Answer one request; 1 when the connection stays open unanswered. */
+static int
+serve(struct emu *e, int fd, char *req)
+{
+	char method[16], path[1024], ttlh[64] = "-", body[512], when[32];
+	double now = mono() - e->start_mono;
+	const char *tok = "none";
+	int status, stall = 0;
+	struct token *t;
+	long ttl;
+	char *end;
+
+	if (sscanf(req, "%15s %1023s", method, path) != 2) {
+		reply_str(fd, 400, "bad request line\n");
+		fprintf(e->log, "? ? ttl=- token=none -> 400\n");
+		return 0;
+	}
+	header(req, "X-aws-ec2-metadata-token-ttl-seconds", ttlh, sizeof ttlh);
+	if (strcmp(path, "/latest/api/token") != 0)
+		tok = check_token(e, req);
+	if (e->burst_from >= 0 && now >= e->burst_from && now < e->burst_to) {
+		status = 503;
+		reply_str(fd, status, "service unavailable\n");
+	} else if (strcmp(path, "/latest/api/token") == 0) {
+		if (strcmp(method, "PUT") != 0) {
+			status = 405;
+			reply_str(fd, status, "use PUT\n");
+			goto out;
+		}
+		errno = 0;
+		ttl = strtol(ttlh, &end, 10);
+		if (ttlh[0] == '-' || errno != 0 || *end != '\0' || end == ttlh ||
+		    ttl < 1 || ttl > 21600) {
+			status = 400;
+			reply_str(fd, status, "bad X-aws-ec2-metadata-token-ttl-seconds\n");
+			goto out;
+		}
+		if (e->ttl_cap > 0 && ttl > e->ttl_cap)
+			ttl = e->ttl_cap;
+		t = &e->tokens[e->next_token++ % NTOKENS];
+		snprintf(t->value, sizeof t->value, "AQAEA%08lx%08lx%06x==",
+		    ++e->serial, (unsigned long)random(), (unsigned)getpid() & 0xffffff);
+		t->expires = mono() + (double)ttl;
+		status = 200;
+		reply_str(fd, status, t->value);
+	} else if (strcmp(tok, "good") != 0) {
+		status = 401;
+		reply_str(fd, status, "");
+	} else if (strcmp(method, "GET") != 0) {
+		status = 405;
+		reply_str(fd, status, "use GET\n");
+	} else if (strcmp(path, "/latest/meta-data/spot/instance-action") == 0) {
+		if (e->notice_at < 0 || now < e->notice_at) {
+			status = 404;
+			reply_str(fd, status, "Not Found\n");
+		} else if (e->stall) {
+			status = 0;
+			stall = 1;
+		} else if (e->redirect) {
+			status = 302;
+			reply(fd, status, "Location: /latest/meta-data/elsewhere\r\n", "", 0);
+		} else if (e->huge) {
+			char *big = malloc(HUGE_BODY);
+
+			if (big == NULL)
+				die("malloc");
+			memset(big, ' ', HUGE_BODY);
+			big[0] = '{';
+			big[HUGE_BODY - 1] = '}';
+			status = 200;
+			reply(fd, status, NULL, big, HUGE_BODY);
+			free(big);
+		} else if (e->body != NULL) {
+			status = 200;
+			reply_str(fd, status, e->body);
+		} else {
+			iso_time(e->start_wall + e->notice_at + 120, when, sizeof when);
+			snprintf(body, sizeof body, "{\"action\":\"%s\",\"time\":\"%s\"}",
+			    e->action, when);
+			status = 200;
+			reply_str(fd, status, body);
+		}
+	} else if (strcmp(path, "/latest/meta-data/events/recommendations/rebalance") == 0) {
+		if (e->rebalance_at < 0 || now < e->rebalance_at) {
+			status = 404;
+			reply_str(fd, status, "Not Found\n");
+		} else {
+			iso_time(e->start_wall + e->rebalance_at, when, sizeof when);
+			snprintf(body, sizeof body, "{\"noticeTime\":\"%s\"}", when);
+			status = 200;
+			reply_str(fd, status, body);
+		}
+	} else if (strcmp(path, "/latest/meta-data/instance-id") == 0) {
+		status = 200;
+		reply_str(fd, status, "i-0123456789abcdef0");
+	} else if (strcmp(path, "/latest/meta-data/instance-type") == 0) {
+		status = 200;
+		reply_str(fd, status, "p5.48xlarge");
+	} else if (strcmp(path, "/latest/meta-data/instance-life-cycle") == 0) {
+		status = 200;
+		reply_str(fd, status, "spot");
+	} else if (strcmp(path, "/latest/meta-data/placement/availability-zone") == 0) {
+		status = 200;
+		reply_str(fd, status, "us-east-1a");
+	} else if (strcmp(path, "/latest/dynamic/instance-identity/document") == 0) {
+		status = 200;
+		reply_str(fd, status, "{\"instanceId\":\"i-0123456789abcdef0\","
+		    "\"instanceType\":\"p5.48xlarge\",\"availabilityZone\":\"us-east-1a\","
+		    "\"region\":\"us-east-1\"}");
+	} else {
+		status = 404;
+		reply_str(fd, status, "Not Found\n");
+	}
+out:
+	fprintf(e->log, "%s %s ttl=%s token=%s -> %d\n", method, path, ttlh, tok, status);
+	return stall;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
+	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct conn conns[MAXCONN];
+	struct pollfd pfd[MAXCONN + 1];
+	struct sockaddr_in sa;
+	socklen_t salen = sizeof sa;
+	const char *portfile = NULL, *logfile = NULL;
+	struct emu e;
+	FILE *pf;
+	int ls, c, i, n, one = 1;
+
+	memset(&e, 0, sizeof e);
+	e.notice_at = e.rebalance_at = e.burst_from = -1;
+	e.action = "terminate";
+	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrS")) != -1) {
+		switch (c) {
+		case 'p': portfile = optarg; break;
+		case 'l': logfile = optarg; break;
+		case 'T': e.notice_at = atof(optarg); break;
+		case 'A': e.action = optarg; break;
+		case 'R': e.rebalance_at = atof(optarg); break;
+		case 't': e.ttl_cap = atol(optarg); break;
+		case 'u':
+			if (sscanf(optarg, "%lf:%lf", &e.burst_from, &e.burst_to) != 2)
+				usage();
+			break;
+		case 'b': e.body = optarg; break;
+		case 'H': e.huge = 1; break;
+		case 'r': e.redirect = 1; break;
+		case 'S': e.stall = 1; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	signal(SIGPIPE, SIG_IGN);
+	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+	e.log = stderr;
+	if (logfile != NULL && (e.log = fopen(logfile, "a")) == NULL)
+		die(logfile);
+	setvbuf(e.log, NULL, _IOLBF, 0);
+
+	if ((ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		die("socket");
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = 0;
+	if (bind(ls, (struct sockaddr *)&sa, sizeof sa) == -1 || listen(ls, 64) == -1)
+		die("bind 127.0.0.1:0");
+	if (getsockname(ls, (struct sockaddr *)&sa, &salen) == -1)
+		die("getsockname");
+	e.start_mono = mono();
+	e.start_wall = wall();
+	if (portfile != NULL) {
+		char tmp[4096];
+
+		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
+		if ((pf = fopen(tmp, "w")) == NULL)
+			die(tmp);
+		fprintf(pf, "%d\n", ntohs(sa.sin_port));
+		if (fclose(pf) != 0 || rename(tmp, portfile) == -1)
+			die(portfile);
+	} else {
+		printf("%d\n", ntohs(sa.sin_port));
+		fflush(stdout);
+	}
+
+	for (i = 0; i < MAXCONN; i++)
+		conns[i].fd = -1;
+	for (;;) {
+		pfd[0].fd = ls;
+		pfd[0].events = POLLIN;
+		for (i = 0; i < MAXCONN; i++) {
+			pfd[i + 1].fd = conns[i].fd;
+			pfd[i + 1].events = POLLIN;
+		}
+		if (poll(pfd, MAXCONN + 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if (pfd[0].revents & POLLIN) {
+			int fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+
+			for (i = 0; fd != -1 && i < MAXCONN && conns[i].fd != -1; i++)
+				;
+			if (fd != -1 && i == MAXCONN)
+				close(fd);	/* full: the client retries */
+			else if (fd != -1) {
+				conns[i].fd = fd;
+				conns[i].len = 0;
+				conns[i].stalled = 0;
+			}
+		}
+		for (i = 0; i < MAXCONN; i++) {
+			struct conn *k = &conns[i];
+			char *head;
+
+			if (k->fd == -1 || pfd[i + 1].fd != k->fd ||
+			    !(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = (int)recv(k->fd, k->buf + k->len, REQMAX - k->len, 0);
+			if (n <= 0 || k->stalled) {
+				close(k->fd);	/* closed by the client, or the stall ends */
+				k->fd = -1;
+				continue;
+			}
+			k->len += (size_t)n;
+			k->buf[k->len] = '\0';
+			head = strstr(k->buf, "\r\n\r\n");
+			if (head == NULL && k->len < REQMAX)
+				continue;	/* the head is not complete yet */
+			if (head == NULL) {
+				reply_str(k->fd, 400, "request head too large\n");
+				fprintf(e.log, "? ? ttl=- token=none -> 400\n");
+			} else {
+				head[2] = '\0';	/* keep the last header's CRLF */
+				if (serve(&e, k->fd, k->buf)) {
+					k->stalled = 1;
+					continue;
+				}
+			}
+			close(k->fd);
+			k->fd = -1;
+		}
+	}
+}

@@ -1,0 +1,490 @@
+/*
+ * t-provider-aws.c: the `aws` provider (providers/aws.c) and its HTTP client
+ * (providers/http.c) against tests/mdemu, the metadata emulator, on
+ * loopback: the notice and its deadline, the rebalance early warning, the
+ * IMDSv2 token headers (from the emulator's log), token expiry and refresh,
+ * 503 bursts, malformed, huge, redirecting and stalling replies, facts, a
+ * prompt stop, configuration errors, and that "auto" still settles on
+ * local at once. Timings assert with >= 0.5 s of slack.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "provider-int.h"
+#include "provider.h"
+#include "util.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/t-provider-aws.XXXXXX";
+
+struct emu {
+	pid_t pid;
+	int port;
+	double t0;		/* wall clock just before it started */
+	char log[512];
+	char url[64];
+};
+
+/* Start tests/mdemu with the options in args (NULL-terminated). */
+static void
+emu_start(struct emu *e, const char *const *args)
+{
+	const char *bd = getenv("top_builddir");
+	char bin[512], portfile[512], *line = NULL;
+	const char *argv[32];
+	static int serial;	/* names each emulator's files */
+	double end;
+	int n = 0;
+
+	snprintf(bin, sizeof bin, "%s/tests/mdemu", bd != NULL ? bd : ".");
+	snprintf(portfile, sizeof portfile, "%s/port.%d", tmpdir, ++serial);
+	snprintf(e->log, sizeof e->log, "%s/log.%d", tmpdir, serial);
+	argv[n++] = bin;
+	argv[n++] = "-p";
+	argv[n++] = portfile;
+	argv[n++] = "-l";
+	argv[n++] = e->log;
+	while (args != NULL && *args != NULL && n < 30)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	e->t0 = sr_now();
+	if ((e->pid = fork()) == -1)
+		sr_fatal("fork: %s", strerror(errno));
+	if (e->pid == 0) {
+		execv(bin, (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	end = sr_mono() + 5;
+	while (sr_read_file(portfile, 64, &line, NULL, NULL) == -1) {
+		if (sr_mono() > end)
+			sr_fatal("mdemu did not start (%s)", bin);
+		sr_sleep(0.01);
+	}
+	e->port = atoi(line);
+	free(line);
+	snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d", e->port);
+}
+
+static void
+emu_stop(struct emu *e)
+{
+	kill(e->pid, SIGTERM);
+	waitpid(e->pid, NULL, 0);
+}
+
+/* How many lines of the emulator's log are exactly line. */
+static int
+log_count(const struct emu *e, const char *line)
+{
+	char buf[1024];
+	FILE *f = fopen(e->log, "r");
+	int n = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(buf, sizeof buf, f) != NULL) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strcmp(buf, line) == 0)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* How many lines of the log contain s. */
+static int
+log_grep(const struct emu *e, const char *s)
+{
+	char buf[1024];
+	FILE *f = fopen(e->log, "r");
+	int n = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(buf, sizeof buf, f) != NULL)
+		if (strstr(buf, s) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static struct sr_provider *
+new_aws(const char *endpoint, double poll)
+{
+	struct sr_provider_conf c;
+	char err[SR_ERRMAX];
+	struct sr_provider *p;
+
+	memset(&c, 0, sizeof c);
+	c.name = "aws";
+	c.endpoint = endpoint;
+	c.poll = poll;
+	c.max_preemptions = -1;
+	if (sr_provider_new(&c, &p, err) == -1)
+		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+static int
+wait_notice(struct sr_provider *p, double timeout, struct sr_notice *n)
+{
+	double end = sr_mono() + timeout;
+	char err[SR_ERRMAX];
+	struct pollfd pfd;
+	int r;
+
+	for (;;) {
+		if ((r = sr_provider_read(p, n, err)) != 0)
+			return r == 1;
+		if (sr_mono() >= end)
+			return 0;
+		pfd.fd = sr_provider_fd(p);
+		pfd.events = POLLIN;
+		poll(&pfd, 1, (int)((end - sr_mono()) * 1000) + 1);
+	}
+}
+
+static void
+start(struct sr_provider *p)
+{
+	char err[SR_ERRMAX];
+
+	if (sr_provider_start_vm(p, 1, err) == -1)
+		sr_fatal("start_vm: %s", err);
+}
+
+/* Stop p's VM and say how long that took. */
+static double
+timed_stop(struct sr_provider *p)
+{
+	double t = sr_mono();
+
+	sr_provider_stop_vm(p);
+	return sr_mono() - t;
+}
+
+static void
+test_notice(void)
+{
+	const char *args[] = { "-T", "1.5", "-R", "0.5", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	struct sr_facts f;
+	char err[SR_ERRMAX], line[256];
+	unsigned long errors = 99;
+	struct emu e;
+
+	emu_start(&e, args);
+	setenv("SPOTRUN_AWS_ENDPOINT", e.url, 1);
+	p = new_aws(NULL, 0);		/* the endpoint from the environment */
+	unsetenv("SPOTRUN_AWS_ENDPOINT");
+	is_str(sr_provider_name(p), "aws", "the provider is aws");
+	is_int(sr_provider_next_vm(p), 0, "aws: no next VM (the run exits 75)");
+	start(p);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_EARLY,
+	    "the rebalance recommendation is an early notice");
+	ok(n.seen - (e.t0 + 0.5) > -0.3 && n.seen - (e.t0 + 0.5) < 1.0,
+	    "within 1 s of the rebalance (%.2f s after it)", n.seen - (e.t0 + 0.5));
+	ok(strncmp(n.reason, "aws rebalance recommendation (", 30) == 0,
+	    "rebalance reason: %s", n.reason);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "the instance-action is a preemption notice");
+	ok(n.seen - (e.t0 + 1.5) > -0.3 && n.seen - (e.t0 + 1.5) < 1.0,
+	    "within 1 s of notice time T (%.2f s after it)", n.seen - (e.t0 + 1.5));
+	ok(n.deadline - (e.t0 + 1.5 + 120) > -1 && n.deadline - (e.t0 + 1.5 + 120) < 1,
+	    "the deadline is T + 120 s (off by %.2f s)", n.deadline - (e.t0 + 121.5));
+	ok(strncmp(n.reason, "aws spot interruption (terminate at ", 36) == 0,
+	    "notice reason: %s", n.reason);
+	ok(!wait_notice(p, 1.2, &n), "one preemption notice per VM");
+	ok(sr_provider_facts(p, &f, err) == 0, "facts are read");
+	is_str(f.provider, "aws", "facts: provider");
+	is_str(f.instance_id, "i-0123456789abcdef0", "facts: instance-id");
+	is_str(f.instance_type, "p5.48xlarge", "facts: instance-type");
+	is_str(f.zone, "us-east-1a", "facts: availability zone");
+	is_str(f.lifecycle, "spot", "facts: instance-life-cycle");
+	ok(timed_stop(p) < 0.5, "stop_vm returns at once");
+	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0, "no poll failed");
+	is_int(log_count(&e, "PUT /latest/api/token ttl=21600 token=none -> 200"), 2,
+	    "one token PUT with TTL 21600 for the watcher, one for the facts");
+	ok(log_count(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 404") >= 2,
+	    "instance-action polled with the token until the notice");
+	is_int(log_count(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 200"), 1,
+	    "instance-action not polled again after the notice");
+	is_int(log_count(&e, "GET /latest/meta-data/events/recommendations/rebalance ttl=- token=good -> 200"), 1,
+	    "rebalance not polled again after its notice");
+	snprintf(line, sizeof line, "token=none -> 401");
+	is_int(log_grep(&e, line), 0, "every GET carried the token");
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+static void
+test_token_expiry(void)
+{
+	const char *args[] = { "-t", "1", "-T", "2.5", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	unsigned long errors = 99;
+	struct emu e;
+
+	emu_start(&e, args);
+	p = new_aws(e.url, 0.2);
+	start(p);
+	ok(wait_notice(p, 4.5, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "token expiry: the notice still arrives");
+	sr_provider_stop_vm(p);
+	ok(log_count(&e, "PUT /latest/api/token ttl=21600 token=none -> 200") >= 2,
+	    "token expiry: a new token was asked for");
+	ok(log_grep(&e, "token=expired -> 401") >= 1,
+	    "token expiry: the emulator refused the expired token");
+	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
+	    "token expiry: the refresh is no error");
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+static void
+test_503(void)
+{
+	const char *args[] = { "-u", "0.2:1.4", "-T", "0.8", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	unsigned long errors = 0;
+	char last[SR_ERRMAX], want[SR_ERRMAX];
+	struct emu e;
+
+	emu_start(&e, args);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 4, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "503 burst: the notice arrives after it");
+	ok(n.seen - (e.t0 + 1.4) > -0.3 && n.seen - (e.t0 + 1.4) < 1.0,
+	    "503 burst: within 1 s of its end (%.2f s after)", n.seen - (e.t0 + 1.4));
+	sr_provider_stop_vm(p);
+	sr_aws_errors(p, &errors, last, sizeof last);
+	ok(errors >= 3, "503 burst: polling went on through it (%lu failures)", errors);
+	snprintf(want, sizeof want, "GET %s/latest/meta-data/spot/instance-action: "
+	    "HTTP status 503", e.url);
+	ok(strcmp(last, want) == 0 || strstr(last, "token: HTTP status 503") != NULL,
+	    "503 burst: the last error names the status: %s", last);
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+/* instance-action serves a hostile reply from the start: no notice, no
+ * crash, polling goes on, and the error says why. */
+static void
+hostile(const char *what, const char *const *args, const char *want_err)
+{
+	struct sr_provider *p;
+	struct sr_notice n;
+	unsigned long errors = 0;
+	char last[SR_ERRMAX], want[SR_ERRMAX];
+	struct emu e;
+
+	emu_start(&e, args);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	ok(!wait_notice(p, 0.8, &n), "%s: no notice", what);
+	ok(timed_stop(p) < 0.5, "%s: stop_vm returns at once", what);
+	sr_aws_errors(p, &errors, last, sizeof last);
+	ok(errors >= 2, "%s: polling went on (%lu failures)", what, errors);
+	snprintf(want, sizeof want, want_err, e.url);
+	is_str(last, want, "%s: the error", what);
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+static void
+test_hostile(void)
+{
+	const char *types[] = { "-T", "0", "-b", "{\"action\":\"terminate\",\"time\":12}", NULL };
+	const char *json[] = { "-T", "0", "-b", "{\"action\":", NULL };
+	const char *act[] = { "-T", "0", "-b",
+	    "{\"action\":\"explode\",\"time\":\"2030-01-01T00:00:00Z\"}", NULL };
+	const char *past[] = { "-T", "0", "-b",
+	    "{\"action\":\"stop\",\"time\":\"2001-09-09T01:46:40Z\"}", NULL };
+	const char *iso[] = { "-T", "0", "-b",
+	    "{\"action\":\"stop\",\"time\":\"2030-01-01 00:00:00\"}", NULL };
+	const char *huge[] = { "-T", "0", "-H", NULL };
+	const char *redir[] = { "-T", "0", "-r", NULL };
+	struct emu e;
+
+	hostile("wrong types", types,
+	    "instance-action: want {\"action\": string, \"time\": string}");
+	hostile("bad JSON", json,
+	    "instance-action: bad JSON at line 1: unexpected token near end of file");
+	hostile("unknown action", act,
+	    "instance-action: unknown action \"explode\" (want terminate, stop or hibernate)");
+	hostile("not ISO 8601", iso,
+	    "instance-action: time \"2030-01-01 00:00:00\" is not ISO 8601 UTC "
+	    "(like 2017-09-18T08:22:00Z)");
+	hostile("huge body", huge,
+	    "GET %s/latest/meta-data/spot/instance-action: the reply is larger than "
+	    "65536 bytes");
+	hostile("redirect", redir,
+	    "GET %s/latest/meta-data/spot/instance-action: HTTP status 302");
+	/* The past time: its message holds "now", so check its shape. */
+	{
+		struct sr_provider *p;
+		struct sr_notice n;
+		unsigned long errors = 0;
+		char last[SR_ERRMAX];
+		const char *head = "instance-action: time 2001-09-09T01:46:40Z is -";
+
+		emu_start(&e, past);
+		p = new_aws(e.url, 0.1);
+		start(p);
+		ok(!wait_notice(p, 0.6, &n), "time in the past: no notice");
+		sr_provider_stop_vm(p);
+		sr_aws_errors(p, &errors, last, sizeof last);
+		ok(errors >= 2 && strncmp(last, head, strlen(head)) == 0 && strstr(last,
+		    " s from now; a notice time lies between 10 s ago and 3600 s ahead")
+		    != NULL, "time in the past: the error: %s", last);
+		sr_provider_free(p);
+		emu_stop(&e);
+	}
+}
+
+static void
+test_stall(void)
+{
+	const char *args[] = { "-T", "0", "-S", NULL };
+	struct sr_provider *p;
+	struct emu e;
+	double t;
+
+	emu_start(&e, args);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	sr_sleep(0.5);		/* a request hangs in the emulator */
+	t = timed_stop(p);
+	ok(t < 1.5, "a stalled request: stop_vm cancels it (%.2f s)", t);
+	ok(log_grep(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 0") == 1,
+	    "a stalled request: it was in flight");
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+/* The emulator's own IMDSv2 rules, through the HTTP client. */
+static void
+test_emulator(void)
+{
+	const char *bad_ttl[] = { "X-aws-ec2-metadata-token-ttl-seconds: 0", NULL };
+	const char *big_ttl[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21601", NULL };
+	const char *bad_tok[] = { "X-aws-ec2-metadata-token: forged", NULL };
+	struct sr_http_req req;
+	struct sr_http_resp resp;
+	char url[128], err[SR_ERRMAX];
+	struct emu e;
+
+	emu_start(&e, NULL);
+	memset(&req, 0, sizeof req);
+	req.connect_timeout = 1;
+	req.timeout = 2;
+	snprintf(url, sizeof url, "%s/latest/api/token", e.url);
+	req.url = url;
+	req.method = "PUT";
+	ok(sr_http_do(&req, &resp, err) == 0 && resp.status == 400,
+	    "emulator: a token PUT without a TTL gets 400");
+	sr_http_resp_free(&resp);
+	req.headers = bad_ttl;
+	ok(sr_http_do(&req, &resp, err) == 0 && resp.status == 400,
+	    "emulator: TTL 0 gets 400");
+	sr_http_resp_free(&resp);
+	req.headers = big_ttl;
+	ok(sr_http_do(&req, &resp, err) == 0 && resp.status == 400,
+	    "emulator: TTL 21601 gets 400");
+	sr_http_resp_free(&resp);
+	snprintf(url, sizeof url, "%s/latest/meta-data/instance-id", e.url);
+	req.method = "GET";
+	req.headers = NULL;
+	ok(sr_http_do(&req, &resp, err) == 0 && resp.status == 401,
+	    "emulator: a GET without a token gets 401");
+	sr_http_resp_free(&resp);
+	req.headers = bad_tok;
+	ok(sr_http_do(&req, &resp, err) == 0 && resp.status == 401,
+	    "emulator: a GET with a forged token gets 401");
+	sr_http_resp_free(&resp);
+	emu_stop(&e);
+}
+
+static void
+test_config(void)
+{
+	struct sr_provider_conf c;
+	struct sr_provider *p;
+	struct sr_facts f;
+	char err[SR_ERRMAX];
+	unsigned long errors = 0;
+	double t;
+
+	memset(&c, 0, sizeof c);
+	c.name = "aws";
+	c.endpoint = "ftp://169.254.169.254";
+	ok(sr_provider_new(&c, &p, err) == -1, "a non-HTTP endpoint is refused");
+	is_str(err, "create provider aws: endpoint \"ftp://169.254.169.254\" is not an "
+	    "http:// or https:// URL (set it like http://169.254.169.254)",
+	    "the endpoint error");
+	c.endpoint = NULL;
+	c.poll = 0.001;
+	ok(sr_provider_new(&c, &p, err) == -1, "a poll of 1 ms is refused");
+	is_str(err, "create provider aws: poll is 0.001; it must be 0 (the default, "
+	    "0.5 s) or between 0.05 and 3600 seconds", "the poll error");
+
+	/* Nothing listens on port 1: every poll fails fast, nothing hangs. */
+	p = new_aws("http://127.0.0.1:1/", 0.1);
+	ok(sr_provider_facts(p, &f, err) == -1, "no metadata service: facts fail");
+	ok(strncmp(err, "read aws facts: PUT http://127.0.0.1:1/latest/api/token: ", 57) == 0,
+	    "no metadata service: the facts error: %s", err);
+	is_str(f.instance_id, "unknown", "no metadata service: instance-id unknown");
+	start(p);
+	sr_sleep(0.4);
+	ok(timed_stop(p) < 0.5, "no metadata service: stop_vm returns at once");
+	sr_aws_errors(p, &errors, NULL, 0);
+	ok(errors >= 2, "no metadata service: polling went on (%lu failures)", errors);
+	sr_provider_free(p);
+
+	memset(&c, 0, sizeof c);
+	c.name = "auto";
+	c.window = 30;
+	c.grace = 30;
+	c.max_preemptions = -1;
+	c.trace_scale = 1;
+	t = sr_mono();
+	ok(sr_provider_new(&c, &p, err) == 0, "auto: created");
+	t = sr_mono() - t;
+	is_str(sr_provider_name(p), "local", "auto: still local on this machine");
+	ok(t < 0.5, "auto: decided in %.3f s", t);
+	sr_provider_free(p);
+}
+
+int
+main(void)
+{
+	char err[SR_ERRMAX];
+
+	if (mkdtemp(tmpdir) == NULL)
+		sr_fatal("mkdtemp: %s", strerror(errno));
+	unsetenv("SPOTRUN_AWS_ENDPOINT");
+	test_emulator();
+	test_notice();
+	test_token_expiry();
+	test_503();
+	test_hostile();
+	test_stall();
+	test_config();
+	if (sr_rmtree(tmpdir, err) == -1)
+		tap_diag("%s", err);
+	return tap_done();
+}
