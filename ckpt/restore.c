@@ -55,7 +55,7 @@
  * (1 MiB here). Measured on the benchmark's 1 GiB (doc/benchmarks.md):
  * one pwrite of a whole 16 MiB chunk after hashing it, or blocks of 4 MiB,
  * cost 2.1-2.9 s of system time, nearly all the copy into new page-cache
- * pages from memory; blocks of 64 KiB-1 MiB 0.45-0.65 s. */
+ * pages from memory; blocks of 64 KiB-1 MiB 0.42-0.69 s. */
 #define WRITE_BLOCK ((uint64_t)256 << 10)
 
 /* Outcome of one candidate checkpoint. */
@@ -265,7 +265,7 @@ worker_main(void *arg)
 	struct rslot *sl;
 
 	if (codec == NULL || md == NULL)
-		sr_fatal("cannot create a chunk codec");
+		sr_fatal("cannot create a chunk codec and a SHA-256 context");
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (r->rc != TRY_OK || r->next_work == r->ntasks)
