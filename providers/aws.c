@@ -42,6 +42,7 @@
 
 #include "http.h"
 #include "provider-int.h"
+#include "watch.h"
 #include "util.h"
 
 #define DEFAULT_ENDPOINT "http://169.254.169.254"
@@ -59,12 +60,7 @@ struct aws {
 	char *endpoint;			/* without a trailing slash */
 	double poll;
 
-	pthread_t thread;
-	int thread_live;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
-	int stop;			/* under lock, and read atomically by
-					 * the request cancel check */
+	struct sr_watch w;		/* the watcher thread; w.lock also guards the error state */
 
 	/* The watcher's own (only the thread touches these while it runs). */
 	char token[256];		/* "" when none */
@@ -88,10 +84,8 @@ aws_init(struct sr_provider *p, char *err)
 {
 	const struct sr_provider_conf *c = &p->conf;
 	const char *ep = c->endpoint;
-	pthread_condattr_t ca;
 	struct aws *a;
 	size_t n;
-	int r;
 
 	if (c->poll != 0 && (!(c->poll >= MIN_POLL) || !(c->poll <= MAX_POLL)))
 		return sr_err(err, "create provider aws: poll is %g; it must be 0 (the "
@@ -112,13 +106,7 @@ aws_init(struct sr_provider *p, char *err)
 	while (n > 0 && a->endpoint[n - 1] == '/')
 		a->endpoint[--n] = '\0';
 	a->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
-	if ((r = pthread_mutex_init(&a->lock, NULL)) != 0 ||
-	    (r = pthread_condattr_init(&ca)) != 0)
-		sr_fatal("aws provider: pthread init: %s", strerror(r));
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	if ((r = pthread_cond_init(&a->cond, &ca)) != 0)
-		sr_fatal("aws provider: pthread_cond_init: %s", strerror(r));
-	pthread_condattr_destroy(&ca);
+	sr_watch_init(&a->w, "aws");
 	p->priv = a;
 	return 0;
 }
@@ -128,8 +116,7 @@ aws_free(struct sr_provider *p)
 {
 	struct aws *a = p->priv;
 
-	pthread_cond_destroy(&a->cond);
-	pthread_mutex_destroy(&a->lock);
+	sr_watch_destroy(&a->w);
 	free(a->endpoint);
 	free(a);
 	sr_http_cleanup();
@@ -142,12 +129,12 @@ note_error(struct aws *a, const char *msg)
 {
 	int first;
 
-	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&a->w.lock);
 	a->errors++;
 	strlcpy(a->last_err, msg, sizeof a->last_err);
 	first = !a->warned;
 	a->warned = 1;
-	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->w.lock);
 	if (first)
 		fprintf(stderr, "spotrun: warning: aws: %s (polling goes on; later "
 		    "errors are not shown)\n", msg);
@@ -160,11 +147,11 @@ sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t le
 
 	if (strcmp(p->ops->name, "aws") != 0)
 		return -1;
-	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&a->w.lock);
 	*count = a->errors;
 	if (last != NULL)
 		strlcpy(last, a->last_err, len);
-	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->w.lock);
 	return 0;
 }
 
@@ -173,7 +160,7 @@ stopping(void *arg)
 {
 	struct aws *a = arg;
 
-	return __atomic_load_n(&a->stop, __ATOMIC_RELAXED);
+	return sr_watch_stopping(&a->w);
 }
 
 static int
@@ -419,41 +406,22 @@ poll_once(struct sr_provider *p, struct aws *a)
 	}
 }
 
-static struct timespec
-mono_timespec(double t)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)t;
-	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 static void *
 watch(void *arg)
 {
 	struct sr_provider *p = arg;
 	struct aws *a = p->priv;
-	struct timespec ts;
 	double next;
+	int stop = 0;
 
-	for (;;) {
+	while (!stop) {
 		next = sr_mono() + a->poll;
 		if (!a->preempt_posted || !a->early_posted)
 			poll_once(p, a);
-		pthread_mutex_lock(&a->lock);
-		ts = mono_timespec(next);
-		while (!a->stop && sr_mono() < next)
-			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-		if (a->stop) {
-			pthread_mutex_unlock(&a->lock);
-			break;
-		}
-		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_lock(&a->w.lock);
+		while (!(stop = sr_watch_stopping(&a->w)) && sr_mono() < next)
+			sr_watch_wait_locked(&a->w, next);
+		pthread_mutex_unlock(&a->w.lock);
 	}
 	return NULL;
 }
@@ -462,22 +430,9 @@ static int
 aws_start_vm(struct sr_provider *p, char *err)
 {
 	struct aws *a = p->priv;
-	sigset_t all, old;
-	int r;
 
-	a->stop = 0;
 	a->preempt_posted = a->early_posted = 0;
-	/* The watcher takes no signals: they stay with the supervisor. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&a->thread, NULL, watch, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
-		errno = r;
-		return sr_errno(err, "start VM %d: create the notice thread", p->attempt);
-	}
-	a->thread_live = 1;
-	return 0;
+	return sr_watch_start(&a->w, watch, p, p->attempt, err);
 }
 
 static void
@@ -485,14 +440,7 @@ aws_stop_vm(struct sr_provider *p)
 {
 	struct aws *a = p->priv;
 
-	if (!a->thread_live)
-		return;
-	pthread_mutex_lock(&a->lock);
-	__atomic_store_n(&a->stop, 1, __ATOMIC_RELAXED);
-	pthread_cond_signal(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	pthread_join(a->thread, NULL);
-	a->thread_live = 0;
+	sr_watch_stop(&a->w);
 }
 
 static int

@@ -40,6 +40,7 @@
 
 #include "provider-int.h"
 #include "trace.h"
+#include "watch.h"
 #include "util.h"
 
 #define NOTICE_FILE_POLL 0.05	/* seconds between checks of notice_file */
@@ -48,11 +49,7 @@ struct local {
 	struct sr_trace *trace;		/* NULL without conf->trace */
 	size_t first;			/* the period VM 1 replays */
 
-	pthread_t thread;
-	int thread_live;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
-	int stop;			/* under lock: stop_vm asks the thread to end */
+	struct sr_watch w;		/* this VM's watcher thread */
 
 	/* This VM's plan, written by start_vm before the thread starts. */
 	double fire_at;			/* monotonic seconds; < 0: no timed notice */
@@ -101,9 +98,7 @@ static int
 local_init(struct sr_provider *p, char *err)
 {
 	const struct sr_provider_conf *c = &p->conf;
-	pthread_condattr_t ca;
 	struct local *l;
-	int r;
 
 	if (check_setting("window", c->window, err) == -1 ||
 	    check_setting("after", c->after, err) == -1 ||
@@ -133,13 +128,7 @@ local_init(struct sr_provider *p, char *err)
 			return -1;
 		}
 	}
-	if ((r = pthread_mutex_init(&l->lock, NULL)) != 0 ||
-	    (r = pthread_condattr_init(&ca)) != 0)
-		sr_fatal("local provider: pthread init: %s", strerror(r));
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	if ((r = pthread_cond_init(&l->cond, &ca)) != 0)
-		sr_fatal("local provider: pthread_cond_init: %s", strerror(r));
-	pthread_condattr_destroy(&ca);
+	sr_watch_init(&l->w, "local");
 	p->priv = l;
 	return 0;
 }
@@ -149,8 +138,7 @@ local_free(struct sr_provider *p)
 {
 	struct local *l = p->priv;
 
-	pthread_cond_destroy(&l->cond);
-	pthread_mutex_destroy(&l->lock);
+	sr_watch_destroy(&l->w);
 	sr_trace_free(l->trace);
 	free(l);
 }
@@ -218,20 +206,6 @@ fire(struct sr_provider *p, struct local *l, const char *reason, double deadline
 	sr_provider_post(p, &n);
 }
 
-static struct timespec
-mono_timespec(double t)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)t;
-	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 /* Whether notice_file is there; it is removed when taken. */
 static int
 take_notice_file(const char *path)
@@ -249,10 +223,9 @@ watch(void *arg)
 	struct local *l = p->priv;
 	char why[128];
 
-	pthread_mutex_lock(&l->lock);
-	while (!l->stop) {
+	pthread_mutex_lock(&l->w.lock);
+	while (!sr_watch_stopping(&l->w)) {
 		double now = sr_mono(), wake = -1;
-		struct timespec ts;
 
 		if (l->fire_at >= 0 && now >= l->fire_at) {
 			fire(p, l, l->reason, l->fixed_deadline);
@@ -268,14 +241,9 @@ watch(void *arg)
 			wake = l->fire_at;
 		if (l->watch_file && (wake < 0 || wake > now + NOTICE_FILE_POLL))
 			wake = now + NOTICE_FILE_POLL;
-		if (wake < 0) {
-			pthread_cond_wait(&l->cond, &l->lock);
-			continue;
-		}
-		ts = mono_timespec(wake);
-		pthread_cond_timedwait(&l->cond, &l->lock, &ts);
+		sr_watch_wait_locked(&l->w, wake);
 	}
-	pthread_mutex_unlock(&l->lock);
+	pthread_mutex_unlock(&l->w.lock);
 	return NULL;
 }
 
@@ -283,24 +251,11 @@ static int
 local_start_vm(struct sr_provider *p, char *err)
 {
 	struct local *l = p->priv;
-	sigset_t all, old;
-	int r;
 
 	plan_vm(p, l);
 	if (l->fire_at < 0 && !l->watch_file)
 		return 0;	/* nothing can fire: no thread */
-	l->stop = 0;
-	/* The watcher takes no signals: they stay with the supervisor. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&l->thread, NULL, watch, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
-		errno = r;
-		return sr_errno(err, "start VM %d: create the notice thread", p->attempt);
-	}
-	l->thread_live = 1;
-	return 0;
+	return sr_watch_start(&l->w, watch, p, p->attempt, err);
 }
 
 static void
@@ -308,14 +263,7 @@ local_stop_vm(struct sr_provider *p)
 {
 	struct local *l = p->priv;
 
-	if (!l->thread_live)
-		return;
-	pthread_mutex_lock(&l->lock);
-	l->stop = 1;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
-	pthread_join(l->thread, NULL);
-	l->thread_live = 0;
+	sr_watch_stop(&l->w);
 }
 
 static int
