@@ -1,6 +1,8 @@
 /*
- * cmd-ls.c: `spotrun ls [-s STORE] JOB.ini|NAME`: the committed checkpoints
- * of a job: sequence, step, time, files, raw and stored size, ratio.
+ * cmd-ls.c: `spotrun ls [-a] [-s STORE] JOB.ini|NAME`: the committed
+ * checkpoints of a job (sequence, step, time, files, raw and stored size,
+ * ratio), or with -a its attempts: when, how long, on which machine, from
+ * which step, how many checkpoints, and how each ended.
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include "cmd.h"
 #include "defaults.h"
 #include "jobspec.h"
+#include "record.h"
 #include "store.h"
 #include "util.h"
 
@@ -48,6 +51,35 @@ ls_row(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
 }
 
 static int
+ls_attempt(const struct sr_attempt_record *r, void *arg)
+{
+	struct ls_state *s = arg;
+	char when[32], took[32], from[32], machine[128];
+	time_t t = (time_t)r->started;
+	struct tm tm;
+
+	if (s->n++ == 0)
+		printf("%-7s %-19s %8s %-9s %-7s %-5s %-10s %s\n", "ATTEMPT", "STARTED", "TIME", "FROM",
+		    "VM", "CKPTS", "OUTCOME", "MACHINE");
+	localtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	if (r->ended > 0)
+		sr_fmt_duration(r->ended - r->started, took, sizeof took);
+	else
+		strlcpy(took, "-", sizeof took);
+	if (r->restored_step >= 0)
+		snprintf(from, sizeof from, "step %lld", r->restored_step);
+	else
+		strlcpy(from, "fresh", sizeof from);
+	snprintf(machine, sizeof machine, "%s %s, %s, %s, %s", r->facts.provider,
+	    r->facts.instance_id, r->facts.instance_type, r->facts.zone, r->facts.lifecycle);
+	printf("%-7d %-19s %8s %-9s %-7d %-5d %-10s %s\n", r->attempt, when, took, from, r->vm,
+	    r->checkpoints, r->ended > 0 ? r->outcome : "no end (running, or the machine vanished)",
+	    machine);
+	return 0;
+}
+
+static int
 cmd_ls_exec(int argc, char **argv)
 {
 	struct sr_jobspec_errors errs = { NULL, 0 };
@@ -56,11 +88,14 @@ cmd_ls_exec(int argc, char **argv)
 	struct ls_state s = { 0 };
 	struct stat sb;
 	char err[SR_ERRMAX], *store = NULL, *name;
-	int ch, rc;
+	int ch, rc, attempts = 0;
 
 	optind = 1;
 	while ((ch = getopt(argc, argv, sr_cmd_ls_entry.getopt)) != -1) {
 		switch (ch) {
+		case 'a':
+			attempts = 1;
+			break;
 		case 's':
 			free(store);
 			store = sr_strdup(optarg);
@@ -96,11 +131,14 @@ cmd_ls_exec(int argc, char **argv)
 		sr_jobspec_free(js);
 		return SR_EXIT_IOERR;
 	}
-	rc = sr_ckpt_list(st, name, ls_row, &s, err);
+	if (attempts)
+		rc = sr_record_list(st, name, ls_attempt, &s, err);
+	else
+		rc = sr_ckpt_list(st, name, ls_row, &s, err);
 	if (rc == -1)
 		fprintf(stderr, "spotrun: %s\n", err);
 	else if (s.n == 0)
-		printf("no checkpoints of job %s in %s\n", name, store);
+		printf("no %s of job %s in %s\n", attempts ? "attempts" : "checkpoints", name, store);
 	sr_store_close(st);
 	free(store);
 	sr_jobspec_free(js);
@@ -108,5 +146,6 @@ cmd_ls_exec(int argc, char **argv)
 }
 
 const struct sr_cmd_entry sr_cmd_ls_entry = {
-	"ls", "[-s STORE] JOB.ini|NAME", "+s:", "list the committed checkpoints of a job", cmd_ls_exec
+	"ls", "[-a] [-s STORE] JOB.ini|NAME", "+as:", "list a job's checkpoints, or with -a its attempts",
+	cmd_ls_exec
 };

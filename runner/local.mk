@@ -4,6 +4,7 @@ librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
+	runner/record.c runner/record.h \
 	runner/cmd-run.c runner/cmd-help.c runner/cmd-ls.c
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).

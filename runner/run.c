@@ -36,6 +36,7 @@
 #include "leftover.h"
 #include "jobspec.h"
 #include "provider.h"
+#include "record.h"
 #include "request.h"
 #include "run.h"
 #include "store.h"
@@ -77,6 +78,7 @@ struct run {
 	/* Counters over the whole run, for the final line. */
 	int attempt, preemptions, restarts, checkpoints, missed;
 	int vm;				/* machine number: grows with preemptions only */
+	char run_id[40];		/* names this run's attempt records */
 	double lost;			/* seconds of work lost to preemptions */
 	uint64_t req_seq;
 	int interrupted;		/* signal from the user: no restarts */
@@ -105,6 +107,9 @@ struct attempt {
 	double kill_at;			/* mono */
 	double last_state_at;		/* epoch of the newest committed state, 0 = none */
 	double next_periodic;		/* mono; 0 = off */
+	/* for the attempt's record in the store */
+	struct sr_attempt_record rec;
+	int checkpoints_before;		/* r->checkpoints when it started */
 };
 
 static void *
@@ -518,6 +523,44 @@ restore(struct run *r, long long *step, char *err)
 	return 0;
 }
 
+/* The attempt's record: written as it starts, rewritten as it ends. A
+ * failure to write it is worth a warning, never the job. */
+static void
+record_start(struct run *r, struct attempt *a, long long step)
+{
+	struct sr_attempt_record *rec = &a->rec;
+	char err[SR_ERRMAX];
+
+	memset(rec, 0, sizeof *rec);
+	strlcpy(rec->run, r->run_id, sizeof rec->run);
+	rec->attempt = r->attempt;
+	rec->vm = r->vm;
+	rec->started = a->started;
+	rec->exit_code = -1;
+	rec->restored_step = step;
+	strlcpy(rec->outcome, "running", sizeof rec->outcome);
+	if (sr_provider_facts(r->prov, &rec->facts, err) == -1)
+		sr_tl(&r->tl, 0, "warning", "%s", err);
+	a->checkpoints_before = r->checkpoints;
+	if (sr_record_put(r->st, r->js->name, rec, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
+static void
+record_end(struct run *r, struct attempt *a, const char *outcome, int code)
+{
+	char err[SR_ERRMAX];
+
+	if (a->rec.attempt == 0)
+		return;		/* it never started */
+	a->rec.ended = sr_now();
+	strlcpy(a->rec.outcome, outcome, sizeof a->rec.outcome);
+	a->rec.exit_code = code;
+	a->rec.checkpoints = r->checkpoints - a->checkpoints_before;
+	if (sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
 static enum outcome
 run_attempt(struct run *r, struct attempt *a, char *err)
 {
@@ -611,6 +654,7 @@ run_attempt(struct run *r, struct attempt *a, char *err)
 	if (r->js->interval > 0)
 		a->next_periodic = sr_mono() + r->js->interval;
 	sr_tl(&r->tl, 0, "started", "%s (pid %ld)", r->js->command, (long)a->child.pid);
+	record_start(r, a, step);
 
 	for (;;) {
 		struct pollfd pf[5];
@@ -888,6 +932,14 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 	    f.instance_type, sr_store_url(r.st));
 
 	r.vm = 1;
+	{
+		time_t t = time(NULL);
+		struct tm tm;
+		char stamp[24];
+		gmtime_r(&t, &tm);
+		strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(r.run_id, sizeof r.run_id, "%s-%ld", stamp, (long)getpid());
+	}
 	for (;;) {
 		enum outcome oc;
 		char *jobname = js->name;
@@ -899,16 +951,19 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 			sr_joblog_close(a.log);
 		a.log = NULL;
 		if (oc == OUT_ERROR) {
+			record_end(&r, &a, "spotrun error", -1);
 			fprintf(stderr, "spotrun: %s: %s\n", jobname, err);
 			code = SR_EXIT_IOERR;
 			break;
 		}
 		if (oc == OUT_EXEC_FAILED) {
 			code = sr_exec_code(a.child.exec_errno);
+			record_end(&r, &a, "cannot run", code);
 			fprintf(stderr, "spotrun: %s; exit %d\n", err, code);
 			break;
 		}
 		if (oc == OUT_PREEMPTED) {
+			record_end(&r, &a, "preempted", a.leader_done ? sr_exit_code(a.status) : -1);
 			if (!r.interrupted && sr_provider_next_vm(r.prov)) {
 				r.vm++;
 				sr_tl(&r.tl, 1, "preempted", "next machine");
@@ -919,6 +974,11 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 			break;
 		}
 		code = sr_exit_code(a.status);
+		{
+			char what[32];
+			snprintf(what, sizeof what, "exit %d", code);
+			record_end(&r, &a, what, code);
+		}
 		if (code == 0) {
 			mark_finished(&r);
 			final_line(&r, "finished", code);

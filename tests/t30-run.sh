@@ -19,7 +19,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..26"
+echo "1..28"
 
 # 1-4: exit codes pass through run
 for code in 0 1 42 255; do
@@ -100,7 +100,18 @@ else
 	nok "a finished job run again: $(cat "$tmp/out3")"
 fi
 
-# 19: SIGINT is forwarded and stops restarts
+# 19-20: the attempts of the job, with their machines and outcomes
+"$SPOTRUN" ls -a "$tmp/sigp.ini" >"$tmp/ls" 2>"$tmp/err"
+if sed -n 2p "$tmp/ls" | grep -qE '^1 .* fresh +1 +[0-9]+ +preempted +signal ' &&
+    sed -n 3p "$tmp/ls" | grep -qE '^1 .* step [0-9]+ +1 +0 +exit 0 +signal ' &&
+    sed -n 4p "$tmp/ls" | grep -qE '^1 .* fresh +1 +0 +exit 0 +signal ' && [ "$(wc -l <"$tmp/ls")" -eq 4 ]; then
+	ok "ls -a: three runs: preempted after a checkpoint, resumed to exit 0, afresh to exit 0"
+else
+	nok "ls -a: $(cat "$tmp/ls")"
+fi
+check "$("$SPOTRUN" ls -a -s "file://$tmp/store" nosuchjob)" "no attempts of job nosuchjob in file://$tmp/store" "ls -a of an unknown job"
+
+# 21: SIGINT is forwarded and stops restarts
 job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
 "$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
 pid=$!
@@ -109,7 +120,7 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 20-21: the attempt log
+# 22-23: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -117,7 +128,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 22: a second run of the same job from the same local dir is refused
+# 24: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -127,7 +138,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 23: a job needing more GPUs than the machine has
+# 25: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -136,7 +147,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 24-26: spotrun killed outright: the job's leader dies with it (parent death
+# 26-28: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &

@@ -1,0 +1,137 @@
+/*
+ * record.c: see record.h. JSON through jansson, as for manifests.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "util.h"
+
+#define RECORD_MAX 16384
+
+static char *
+record_key(const char *job, const struct sr_attempt_record *r)
+{
+	return sr_asprintf("%s/attempts/%s-%04d.json", job, r->run, r->attempt);
+}
+
+int
+sr_record_put(struct sr_store *st, const char *job, const struct sr_attempt_record *r, char *err)
+{
+	json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:i, s:I, s:i, s:{s:s, s:s, s:s, s:s, s:s}}",
+	    "run", r->run, "attempt", r->attempt, "vm", r->vm, "started", r->started,
+	    "ended", r->ended, "outcome", r->outcome, "exit_code", r->exit_code,
+	    "restored_step", (json_int_t)r->restored_step, "checkpoints", r->checkpoints,
+	    "machine", "provider", r->facts.provider, "instance_id", r->facts.instance_id,
+	    "instance_type", r->facts.instance_type, "zone", r->facts.zone,
+	    "lifecycle", r->facts.lifecycle);
+	char *text, *key;
+	int rc;
+
+	if (o == NULL)
+		return sr_err(err, "record attempt %d: cannot build its JSON", r->attempt);
+	text = json_dumps(o, JSON_INDENT(1) | JSON_SORT_KEYS);
+	json_decref(o);
+	if (text == NULL)
+		sr_fatal("out of memory writing an attempt record");
+	key = record_key(job, r);
+	rc = sr_store_put(st, key, text, strlen(text), SR_PUT_OVERWRITE, NULL, NULL, err);
+	if (rc != SR_STORE_OK)
+		sr_err_prefix(err, "record attempt %d", r->attempt);
+	free(key);
+	free(text);
+	return rc == SR_STORE_OK ? 0 : -1;
+}
+
+static void
+copy_str(json_t *o, const char *name, char *dst, size_t len)
+{
+	const char *v = json_string_value(json_object_get(o, name));
+
+	strlcpy(dst, v != NULL ? v : "", len);
+}
+
+static int
+parse(const char *text, size_t len, struct sr_attempt_record *r)
+{
+	json_t *o = json_loadb(text, len, 0, NULL), *m;
+	int ok;
+
+	if (o == NULL)
+		return -1;
+	memset(r, 0, sizeof *r);
+	copy_str(o, "run", r->run, sizeof r->run);
+	r->attempt = (int)json_integer_value(json_object_get(o, "attempt"));
+	r->vm = (int)json_integer_value(json_object_get(o, "vm"));
+	r->started = json_number_value(json_object_get(o, "started"));
+	r->ended = json_number_value(json_object_get(o, "ended"));
+	copy_str(o, "outcome", r->outcome, sizeof r->outcome);
+	r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+	r->restored_step = json_integer_value(json_object_get(o, "restored_step"));
+	r->checkpoints = (int)json_integer_value(json_object_get(o, "checkpoints"));
+	m = json_object_get(o, "machine");
+	copy_str(m, "provider", r->facts.provider, sizeof r->facts.provider);
+	copy_str(m, "instance_id", r->facts.instance_id, sizeof r->facts.instance_id);
+	copy_str(m, "instance_type", r->facts.instance_type, sizeof r->facts.instance_type);
+	copy_str(m, "zone", r->facts.zone, sizeof r->facts.zone);
+	copy_str(m, "lifecycle", r->facts.lifecycle, sizeof r->facts.lifecycle);
+	ok = r->run[0] != '\0' && r->attempt > 0 && r->started > 0;
+	json_decref(o);
+	return ok ? 0 : -1;
+}
+
+struct list_state {
+	struct sr_store *st;
+	char **keys;
+	size_t n, cap;
+};
+
+static int
+collect(const struct sr_object_info *info, void *arg)
+{
+	struct list_state *ls = arg;
+	size_t len = strlen(info->key);
+
+	if (len < 5 || strcmp(info->key + len - 5, ".json") != 0)
+		return 0;
+	if (ls->n == ls->cap) {
+		ls->cap = ls->cap ? ls->cap * 2 : 32;
+		ls->keys = sr_reallocarray(ls->keys, ls->cap, sizeof *ls->keys);
+	}
+	ls->keys[ls->n++] = sr_strdup(info->key);
+	return 0;
+}
+
+int
+sr_record_list(struct sr_store *st, const char *job,
+    int (*fn)(const struct sr_attempt_record *r, void *arg), void *arg, char *err)
+{
+	struct list_state ls = { st, NULL, 0, 0 };
+	char *prefix = sr_asprintf("%s/attempts/", job);
+	size_t i;
+	int rc;
+
+	rc = sr_store_list(st, prefix, collect, &ls, err);
+	free(prefix);
+	/* Keys sort by run id (start time) then attempt: oldest first. */
+	for (i = 0; rc == 0 && i < ls.n; i++) {
+		struct sr_attempt_record r;
+		void *buf;
+		size_t len;
+		char gerr[SR_ERRMAX];
+
+		if (sr_store_get(st, ls.keys[i], RECORD_MAX, &buf, &len, NULL, gerr) != SR_STORE_OK)
+			continue;
+		if (parse(buf, len, &r) == 0)
+			rc = fn(&r, arg);
+		free(buf);
+	}
+	for (i = 0; i < ls.n; i++)
+		free(ls.keys[i]);
+	free(ls.keys);
+	return rc == -1 ? -1 : 0;
+}
