@@ -335,13 +335,15 @@ join4(const uint8_t *src, size_t m, uint8_t *dst)
 	join4_scalar(p, i, m, dst);
 }
 
-void
-sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
+/* Both directions share the shape: the kernels for widths 2 and 4 or the
+ * generic one on the whole elements, then the n % width tail copied raw. */
+static void
+transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join)
 {
 	size_t m, body;
 
 	if (width < 1 || width > 16)
-		sr_fatal("sr_byteplane_split: width %u out of range 1..16", width);
+		sr_fatal("sr_byteplane_%s: width %u out of range 1..16", join ? "join" : "split", width);
 	m = n / width;
 	body = m * width;
 	switch (width) {
@@ -349,13 +351,13 @@ sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
 		body = 0;
 		break;
 	case 2:
-		split2(src, m, dst);
+		(join ? join2 : split2)(src, m, dst);
 		break;
 	case 4:
-		split4(src, m, dst);
+		(join ? join4 : split4)(src, m, dst);
 		break;
 	default:
-		split_generic(src, m, width, dst);
+		(join ? join_generic : split_generic)(src, m, width, dst);
 		break;
 	}
 	if (n > body)	/* the tail; all of it for width 1 */
@@ -363,28 +365,13 @@ sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
 }
 
 void
+sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
+{
+	transpose(src, n, width, dst, 0);
+}
+
+void
 sr_byteplane_join(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
 {
-	size_t m, body;
-
-	if (width < 1 || width > 16)
-		sr_fatal("sr_byteplane_join: width %u out of range 1..16", width);
-	m = n / width;
-	body = m * width;
-	switch (width) {
-	case 1:
-		body = 0;
-		break;
-	case 2:
-		join2(src, m, dst);
-		break;
-	case 4:
-		join4(src, m, dst);
-		break;
-	default:
-		join_generic(src, m, width, dst);
-		break;
-	}
-	if (n > body)	/* the tail; all of it for width 1 */
-		memcpy(dst + body, src + body, n - body);
+	transpose(src, n, width, dst, 1);
 }
