@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -54,6 +55,50 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* What the header callback fills: the values of req->capture's names. */
+struct heads {
+	const struct sr_http_req *req;
+	char *val[SR_HTTP_CAPTURE_MAX];
+};
+
+static size_t
+on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct heads *h = arg;
+	size_t n = size * nmemb, k, i, v;
+	const char *name, *s;
+
+	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		/* A new reply (after a 1xx): forget the last one's headers. */
+		for (i = 0; i < SR_HTTP_CAPTURE_MAX; i++) {
+			free(h->val[i]);
+			h->val[i] = NULL;
+		}
+		return n;
+	}
+	for (i = 0; i < SR_HTTP_CAPTURE_MAX && (name = h->req->capture[i]) != NULL; i++) {
+		k = strlen(name);
+		if (n <= k || data[k] != ':' || strncasecmp(data, name, k) != 0)
+			continue;
+		s = data + k + 1;
+		v = n - k - 1;
+		while (v > 0 && (*s == ' ' || *s == '\t')) {
+			s++;
+			v--;
+		}
+		while (v > 0 && (s[v - 1] == '\r' || s[v - 1] == '\n' ||
+		    s[v - 1] == ' ' || s[v - 1] == '\t'))
+			v--;
+		if (v > SR_HTTP_HEADER_MAX)
+			v = SR_HTTP_HEADER_MAX;
+		free(h->val[i]);
+		h->val[i] = sr_malloc(v + 1);
+		memcpy(h->val[i], s, v);
+		h->val[i][v] = '\0';
+	}
+	return n;
+}
+
 static int
 on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
     curl_off_t ulnow)
@@ -68,13 +113,17 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 {
 	struct curl_slist *hdrs = NULL, *h;
 	struct sink s = { NULL, 0, 0, 0 };
+	struct heads hd;
 	char cerr[CURL_ERROR_SIZE] = "";
 	const char *const *hp;
 	CURLcode c;
 	CURL *e;
+	size_t i;
 	int ret = -1;
 
 	memset(resp, 0, sizeof *resp);
+	memset(&hd, 0, sizeof hd);
+	hd.req = req;
 	s.max = req->body_max > 0 ? req->body_max : SR_HTTP_BODY_MAX;
 	if ((e = curl_easy_init()) == NULL)
 		return sr_err(err, "%s %s: cannot create a curl handle", req->method,
@@ -98,6 +147,10 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
+	if (req->capture != NULL) {
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, &hd);
+	}
 	if (req->cancel != NULL) {
 		curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)req);
@@ -128,8 +181,14 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	resp->body = s.buf;
 	resp->len = s.len;
 	s.buf = NULL;
+	for (i = 0; i < SR_HTTP_CAPTURE_MAX; i++) {
+		resp->captured[i] = hd.val[i];
+		hd.val[i] = NULL;
+	}
 	ret = 0;
 out:
+	for (i = 0; i < SR_HTTP_CAPTURE_MAX; i++)
+		free(hd.val[i]);
 	free(s.buf);
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(e);
@@ -139,6 +198,10 @@ out:
 void
 sr_http_resp_free(struct sr_http_resp *resp)
 {
+	size_t i;
+
+	for (i = 0; i < SR_HTTP_CAPTURE_MAX; i++)
+		free(resp->captured[i]);
 	free(resp->body);
 	memset(resp, 0, sizeof *resp);
 }

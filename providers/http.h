@@ -11,6 +11,8 @@
 #include <stddef.h>
 
 #define SR_HTTP_BODY_MAX (64 * 1024)	/* the default cap on a reply body */
+#define SR_HTTP_CAPTURE_MAX 4		/* reply headers one request may capture */
+#define SR_HTTP_HEADER_MAX 1024		/* a captured value is cut to this many bytes */
 
 struct sr_http_req {
 	const char *method;		/* "GET", "PUT", "POST" */
@@ -25,12 +27,20 @@ struct sr_http_req {
 	 * nonzero aborts it, so a watcher thread can be stopped promptly. */
 	int (*cancel)(void *arg);
 	void *cancel_arg;
+	/* NULL, or up to SR_HTTP_CAPTURE_MAX reply header names (matched
+	 * without regard to case), NULL-terminated: the value of each comes
+	 * back in resp->captured[i] (GCP's ETag and Metadata-Flavor). */
+	const char *const *capture;
 };
 
 struct sr_http_resp {
 	long status;			/* the HTTP status code (3xx included) */
 	char *body;			/* NUL-terminated, owned: sr_http_resp_free */
 	size_t len;
+	/* For req->capture[i]: the header's value without surrounding blanks
+	 * (the last one when it repeats), or NULL when the reply lacks it;
+	 * owned, freed by sr_http_resp_free. */
+	char *captured[SR_HTTP_CAPTURE_MAX];
 };
 
 /* Call once from the main thread before any thread uses sr_http_do (wraps

@@ -12,6 +12,11 @@ tests_mdemu_SOURCES = tests/mdemu.c
 check_PROGRAMS += tests/t-provider-aws
 tests_t_provider_aws_SOURCES = tests/t-provider-aws.c tests/tap.h
 dist_check_SCRIPTS += tests/t40-aws.sh
+# The GCP provider against the same emulator.
+libproviders_a_SOURCES += providers/gcp.c
+check_PROGRAMS += tests/t-provider-gcp
+tests_t_provider_gcp_SOURCES = tests/t-provider-gcp.c tests/tap.h
+dist_check_SCRIPTS += tests/t41-gcp.sh
 # The goodput model on a real spot trace (`make bench`).
 noinst_PROGRAMS += tests/bench-goodput
 tests_bench_goodput_SOURCES = tests/bench-goodput.c

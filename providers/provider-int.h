@@ -67,7 +67,11 @@ double sr_local_random_delay(double mean, uint64_t seed, int attempt);
  * the aws provider. For the tests and diagnostics. */
 int sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len);
 
+/* gcp.c: the same for the gcp provider; -1 when p is not it. */
+int sr_gcp_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len);
+
 extern const struct sr_provider_ops sr_provider_aws_ops;
+extern const struct sr_provider_ops sr_provider_gcp_ops;
 extern const struct sr_provider_ops sr_provider_local_ops;
 extern const struct sr_provider_ops sr_provider_signal_ops;
 

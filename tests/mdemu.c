@@ -1,15 +1,24 @@
 /*
- * mdemu.c: a cloud metadata emulator for the tests: the AWS IMDSv2 interface
- * of design.md section 4, on 127.0.0.1 with a port the kernel picks, with
- * scenarios chosen by options (a notice at T, a rebalance at R, short-lived
- * tokens, 503 bursts, hostile replies). Single-threaded: one poll loop, one
- * request per connection (Connection: close).
+ * mdemu.c: a cloud metadata emulator for the tests: the AWS IMDSv2 and the
+ * GCP metadata server interfaces of design.md section 4, on 127.0.0.1 with a
+ * port the kernel picks, with scenarios chosen by options (a notice at T, a
+ * rebalance at R, short-lived tokens, 503 bursts, hostile replies; GCP's
+ * preempted flip at G and maintenance events). Single-threaded: one poll
+ * loop, one request per connection (Connection: close). A GCP long-poll
+ * (wait_for_change=true with last_etag equal to the current ETag) parks its
+ * connection; the loop answers it when the value changes or its timeout_sec
+ * passes.
  *
  * usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] [-R SECS]
  *              [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
+ *              [-G SECS] [-M SECS] [-m SECS] [-F]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
- *   -l  log one line per request to LOGFILE (else stderr):
+ *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
+ *       seconds), then one line per request; AWS:
  *       "METHOD PATH ttl=<ttl header|-> token=<none|good|bad|expired> -> STATUS"
+ *       GCP (paths under /computeMetadata/, PATH with its query):
+ *       "METHOD PATH flavor=<Metadata-Flavor header|-> -> STATUS etag=<ETag|->"
+ *       (a long-poll is logged when answered; 0: the client hung up first)
  *   -T  instance-action answers 200 from SECS after start (else 404 always),
  *       {"action":ACTION,"time":"<start + SECS + 120, ISO 8601 UTC>"}
  *   -A  the action (default terminate)
@@ -21,6 +30,16 @@
  *   -r  instance-action answers 302 to /latest/meta-data/elsewhere
  *   -S  instance-action never answers (the connection stalls until the
  *       client gives up)
+ *   -G  GCP instance/preempted turns from FALSE to TRUE at SECS after start
+ *       (-b BODY and -H replace TRUE, as for instance-action)
+ *   -M  GCP instance/maintenance-event turns TERMINATE_ON_HOST_MAINTENANCE
+ *       at SECS (else NONE)
+ *   -m  ... MIGRATE_ON_HOST_MAINTENANCE at SECS (-M wins once both passed)
+ *   -F  GCP replies lack the Metadata-Flavor: Google header (not the
+ *       metadata server)
+ * -u applies to GCP too, also to a long-poll answered inside the window.
+ * GCP requests without Metadata-Flavor: Google get 403; each value's ETag
+ * changes when the value does.
  * It runs until killed (SIGTERM).
  */
 #include "config.h"
@@ -28,6 +47,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -43,12 +63,24 @@
 #define REQMAX		16384
 #define NTOKENS		64
 #define HUGE_BODY	(1024 * 1024)
+#define GCP_PREFIX	"/computeMetadata/v1/"
+#define GCP_WAIT_DEFAULT 300		/* seconds a long-poll waits without timeout_sec */
+#define GCP_WAIT_MAX	3600
+
+enum gcp_key { K_PREEMPTED, K_MAINTENANCE, K_OTHER };
 
 struct conn {
 	int fd;			/* -1: free slot */
 	char buf[REQMAX + 1];
 	size_t len;
 	int stalled;		/* got its request, never answered */
+	/* A parked GCP long-poll (stalled is set too). */
+	int parked;
+	enum gcp_key key;
+	char etag[32];		/* the last_etag it waits to see change */
+	double deadline;	/* monotonic: answer unchanged then */
+	char path[1024];	/* its relative path, for the answer */
+	char line[1100];	/* the request as logged: "GET PATH?QUERY" */
 };
 
 struct token {
@@ -64,6 +96,9 @@ struct emu {
 	double burst_from, burst_to;	/* 503 window; from < 0: off */
 	const char *body;		/* -b */
 	int huge, redirect, stall;
+	double preempt_at, terminate_at, migrate_at;	/* GCP; < 0 off */
+	int no_flavor;			/* -F */
+	unsigned long etag_seed;
 	FILE *log;
 	struct token tokens[NTOKENS];
 	unsigned next_token;
@@ -139,6 +174,7 @@ reply(int fd, int status, const char *extra, const char *body, size_t len)
 {
 	const char *text = status == 200 ? "OK" : status == 302 ? "Found" :
 	    status == 400 ? "Bad Request" : status == 401 ? "Unauthorized" :
+	    status == 403 ? "Forbidden" :
 	    status == 404 ? "Not Found" : status == 405 ? "Method Not Allowed" :
 	    status == 503 ? "Service Unavailable" : "Error";
 	char head[512];
@@ -182,9 +218,245 @@ check_token(struct emu *e, const char *req)
 	return "bad";
 }
 
+/* ---- GCP ---- */
+
+static unsigned long long
+mix64(unsigned long long x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static int
+passed(double at, double now)
+{
+	return at >= 0 && now >= at;
+}
+
+/* The value of the GCP path (relative to GCP_PREFIX, no query) at `now`
+ * seconds after start: its key, body (static or e's), length and ETag
+ * (out: 17 bytes). 0 when there is no such path. */
+static int
+gcp_value(struct emu *e, const char *path, double now, enum gcp_key *key,
+    const char **body, size_t *len, char *etag)
+{
+	static char big[HUGE_BODY];
+	unsigned version = 0;
+
+	*key = K_OTHER;
+	if (strcmp(path, "instance/preempted") == 0) {
+		*key = K_PREEMPTED;
+		*body = "FALSE";
+		if (passed(e->preempt_at, now)) {
+			version = 1;
+			*body = e->body != NULL ? e->body : "TRUE";
+			if (e->huge) {
+				memset(big, 'T', HUGE_BODY);
+				*body = big;
+				*len = HUGE_BODY;
+				goto tag;
+			}
+		}
+	} else if (strcmp(path, "instance/maintenance-event") == 0) {
+		*key = K_MAINTENANCE;
+		*body = "NONE";
+		if (passed(e->terminate_at, now)) {
+			version = 2;
+			*body = "TERMINATE_ON_HOST_MAINTENANCE";
+		} else if (passed(e->migrate_at, now)) {
+			version = 1;
+			*body = "MIGRATE_ON_HOST_MAINTENANCE";
+		}
+	} else if (strcmp(path, "instance/id") == 0)
+		*body = "4520031799277581759";
+	else if (strcmp(path, "instance/machine-type") == 0)
+		*body = "projects/123456789012/machineTypes/a3-highgpu-8g";
+	else if (strcmp(path, "instance/zone") == 0)
+		*body = "projects/123456789012/zones/us-central1-a";
+	else if (strcmp(path, "instance/scheduling/provisioning-model") == 0)
+		*body = "SPOT";
+	else if (strcmp(path, "instance/scheduling/preemptible") == 0)
+		*body = "TRUE";
+	else
+		return 0;
+	*len = strlen(*body);
+tag:
+	snprintf(etag, 17, "%016llx", mix64(e->etag_seed ^
+	    ((unsigned long long)*key << 32) ^ version));
+	return 1;
+}
+
+/* Reply with a GCP value (status 200) or status and a message. */
+static void
+gcp_reply(struct emu *e, int fd, int status, const char *etag, const char *body,
+    size_t len)
+{
+	char extra[128];
+
+	snprintf(extra, sizeof extra, "%s%s%s%s", e->no_flavor ? "" :
+	    "Metadata-Flavor: Google\r\n", etag != NULL ? "ETag: " : "",
+	    etag != NULL ? etag : "", etag != NULL ? "\r\n" : "");
+	reply(fd, status, extra, body, len);
+}
+
+/* Answer parked connection k now (its value changed or its time is up),
+ * or inside a 503 window with 503. */
+static void
+gcp_answer(struct emu *e, struct conn *k)
+{
+	double now = mono() - e->start_mono;
+	char etag[32];
+	const char *body;
+	enum gcp_key key;
+	size_t len;
+
+	if (e->burst_from >= 0 && now >= e->burst_from && now < e->burst_to) {
+		gcp_reply(e, k->fd, 503, NULL, "service unavailable\n", 20);
+		fprintf(e->log, "%s flavor=Google -> 503 etag=-\n", k->line);
+	} else {
+		gcp_value(e, k->path, now, &key, &body, &len, etag);
+		gcp_reply(e, k->fd, 200, etag, body, len);
+		fprintf(e->log, "%s flavor=Google -> 200 etag=%s\n", k->line, etag);
+	}
+	close(k->fd);
+	k->fd = -1;
+	k->parked = k->stalled = 0;
+}
+
+/* The value of query parameter name in q ("a=b&c=d"), into out; 0 when
+ * absent. */
+static int
+query(const char *q, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name), v;
+
+	while (q != NULL && *q != '\0') {
+		if (strncmp(q, name, n) == 0 && q[n] == '=') {
+			v = strcspn(q + n + 1, "&");
+			if (v >= len)
+				v = len - 1;
+			memcpy(out, q + n + 1, v);
+			out[v] = '\0';
+			return 1;
+		}
+		q = strchr(q, '&');
+		if (q != NULL)
+			q++;
+	}
+	return 0;
+}
+
+/* Answer a GCP request (path under /computeMetadata/); 1 when it parks. */
+static int
+serve_gcp(struct emu *e, struct conn *k, const char *req, const char *method,
+    const char *path)
+{
+	char flavor[64] = "-", rel[1024], wait[16] = "", last[64], tsec[16],
+	    etag[32] = "-";
+	double now = mono() - e->start_mono;
+	const char *q = strchr(path, '?'), *body;
+	enum gcp_key key;
+	int status, has_last, secs = GCP_WAIT_DEFAULT;
+	size_t len, n;
+	char *end;
+
+	header(req, "Metadata-Flavor", flavor, sizeof flavor);
+	n = q != NULL ? (size_t)(q - path) : strlen(path);
+	if (q != NULL)
+		q++;
+	snprintf(rel, sizeof rel, "%.*s", (int)n, path);
+	memmove(rel, rel + (strncmp(rel, GCP_PREFIX, strlen(GCP_PREFIX)) == 0 ?
+	    strlen(GCP_PREFIX) : 0), strlen(rel) + 1);
+	query(q, "wait_for_change", wait, sizeof wait);
+	has_last = query(q, "last_etag", last, sizeof last);
+	if (query(q, "timeout_sec", tsec, sizeof tsec)) {
+		secs = (int)strtol(tsec, &end, 10);
+		if (*end != '\0' || end == tsec || secs < 1 || secs > GCP_WAIT_MAX)
+			secs = -1;
+	}
+	if (e->burst_from >= 0 && now >= e->burst_from && now < e->burst_to) {
+		status = 503;
+		gcp_reply(e, k->fd, status, NULL, "service unavailable\n", 20);
+	} else if (strcmp(flavor, "Google") != 0) {
+		status = 403;
+		gcp_reply(e, k->fd, status, NULL, "Missing Metadata-Flavor:Google header.\n", 39);
+	} else if (strcmp(method, "GET") != 0) {
+		status = 405;
+		gcp_reply(e, k->fd, status, NULL, "use GET\n", 8);
+	} else if (secs == -1) {
+		status = 400;
+		gcp_reply(e, k->fd, status, NULL, "bad timeout_sec\n", 16);
+	} else if (!gcp_value(e, rel, now, &key, &body, &len, etag)) {
+		status = 404;
+		gcp_reply(e, k->fd, status, NULL, "Not Found\n", 10);
+		snprintf(etag, sizeof etag, "%s", "-");
+	} else if (strcmp(wait, "true") == 0 && has_last && strcmp(last, etag) == 0) {
+		/* Nothing changed since the client's last reply: wait. */
+		k->parked = 1;
+		k->key = key;
+		snprintf(k->etag, sizeof k->etag, "%s", etag);
+		snprintf(k->path, sizeof k->path, "%s", rel);
+		snprintf(k->line, sizeof k->line, "%s %s", method, path);
+		k->deadline = mono() + secs;
+		return 1;
+	} else {
+		status = 200;
+		gcp_reply(e, k->fd, status, etag, body, len);
+	}
+	if (status != 200)
+		snprintf(etag, sizeof etag, "%s", "-");
+	fprintf(e->log, "%s %s flavor=%s -> %d etag=%s\n", method, path, flavor,
+	    status, etag);
+	return 0;
+}
+
+/* The monotonic time the loop must wake at next: a parked connection's
+ * deadline or a GCP value's change; -1: none. */
+static double
+next_wake(struct emu *e, const struct conn *conns)
+{
+	double at[3] = { e->preempt_at, e->terminate_at, e->migrate_at };
+	double now = mono(), t, w = -1;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		t = e->start_mono + at[i];
+		if (at[i] >= 0 && t > now && (w < 0 || t < w))
+			w = t;
+	}
+	for (i = 0; i < MAXCONN; i++)
+		if (conns[i].fd != -1 && conns[i].parked && (w < 0 || conns[i].deadline < w))
+			w = conns[i].deadline;
+	return w;
+}
+
+/* Answer the parked connections whose value changed or whose time is up. */
+static void
+wake_parked(struct emu *e, struct conn *conns)
+{
+	double now = mono() - e->start_mono;
+	const char *body;
+	enum gcp_key key;
+	char etag[32];
+	size_t len;
+	int i;
+
+	for (i = 0; i < MAXCONN; i++) {
+		struct conn *k = &conns[i];
+
+		if (k->fd == -1 || !k->parked)
+			continue;
+		gcp_value(e, k->path, now, &key, &body, &len, etag);
+		if (strcmp(etag, k->etag) != 0 || mono() >= k->deadline)
+			gcp_answer(e, k);
+	}
+}
+
 /* Answer one request; 1 when the connection stays open unanswered. */
 static int
-serve(struct emu *e, int fd, char *req)
+serve(struct emu *e, struct conn *k, char *req)
 {
 	char method[16], path[1024], ttlh[64] = "-", body[512], when[32];
 	double now = mono() - e->start_mono;
@@ -193,12 +465,15 @@ serve(struct emu *e, int fd, char *req)
 	struct token *t;
 	long ttl;
 	char *end;
+	int fd = k->fd;
 
 	if (sscanf(req, "%15s %1023s", method, path) != 2) {
 		reply_str(fd, 400, "bad request line\n");
 		fprintf(e->log, "? ? ttl=- token=none -> 400\n");
 		return 0;
 	}
+	if (strncmp(path, "/computeMetadata/", 17) == 0)
+		return serve_gcp(e, k, req, method, path);
 	header(req, "X-aws-ec2-metadata-token-ttl-seconds", ttlh, sizeof ttlh);
 	if (strcmp(path, "/latest/api/token") != 0)
 		tok = check_token(e, req);
@@ -304,7 +579,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
-	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]\n");
+	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
+	    "[-m SECS] [-F]\n");
 	exit(2);
 }
 
@@ -322,8 +598,9 @@ main(int argc, char **argv)
 
 	memset(&e, 0, sizeof e);
 	e.notice_at = e.rebalance_at = e.burst_from = -1;
+	e.preempt_at = e.terminate_at = e.migrate_at = -1;
 	e.action = "terminate";
-	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrS")) != -1) {
+	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:F")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -339,6 +616,10 @@ main(int argc, char **argv)
 		case 'H': e.huge = 1; break;
 		case 'r': e.redirect = 1; break;
 		case 'S': e.stall = 1; break;
+		case 'G': e.preempt_at = atof(optarg); break;
+		case 'M': e.terminate_at = atof(optarg); break;
+		case 'm': e.migrate_at = atof(optarg); break;
+		case 'F': e.no_flavor = 1; break;
 		default: usage();
 		}
 	}
@@ -346,6 +627,7 @@ main(int argc, char **argv)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+	e.etag_seed = ((unsigned long)random() << 31) ^ (unsigned long)random();
 	e.log = stderr;
 	if (logfile != NULL && (e.log = fopen(logfile, "a")) == NULL)
 		die(logfile);
@@ -364,6 +646,7 @@ main(int argc, char **argv)
 		die("getsockname");
 	e.start_mono = mono();
 	e.start_wall = wall();
+	fprintf(e.log, "start %.6f\n", e.start_wall);
 	if (portfile != NULL) {
 		char tmp[4096];
 
@@ -378,16 +661,23 @@ main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	for (i = 0; i < MAXCONN; i++)
+	for (i = 0; i < MAXCONN; i++) {
 		conns[i].fd = -1;
+		conns[i].parked = 0;
+	}
 	for (;;) {
+		double wake = next_wake(&e, conns);
+		int ms = -1;
+
+		if (wake >= 0)
+			ms = wake <= mono() ? 0 : (int)ceil((wake - mono()) * 1000);
 		pfd[0].fd = ls;
 		pfd[0].events = POLLIN;
 		for (i = 0; i < MAXCONN; i++) {
 			pfd[i + 1].fd = conns[i].fd;
 			pfd[i + 1].events = POLLIN;
 		}
-		if (poll(pfd, MAXCONN + 1, -1) == -1) {
+		if (poll(pfd, MAXCONN + 1, ms) == -1) {
 			if (errno == EINTR)
 				continue;
 			die("poll");
@@ -403,6 +693,7 @@ main(int argc, char **argv)
 				conns[i].fd = fd;
 				conns[i].len = 0;
 				conns[i].stalled = 0;
+				conns[i].parked = 0;
 			}
 		}
 		for (i = 0; i < MAXCONN; i++) {
@@ -414,8 +705,11 @@ main(int argc, char **argv)
 				continue;
 			n = (int)recv(k->fd, k->buf + k->len, REQMAX - k->len, 0);
 			if (n <= 0 || k->stalled) {
+				if (k->parked)
+					fprintf(e.log, "%s flavor=Google -> 0 etag=-\n", k->line);
 				close(k->fd);	/* closed by the client, or the stall ends */
 				k->fd = -1;
+				k->parked = 0;
 				continue;
 			}
 			k->len += (size_t)n;
@@ -428,7 +722,7 @@ main(int argc, char **argv)
 				fprintf(e.log, "? ? ttl=- token=none -> 400\n");
 			} else {
 				head[2] = '\0';	/* keep the last header's CRLF */
-				if (serve(&e, k->fd, k->buf)) {
+				if (serve(&e, k, k->buf)) {
 					k->stalled = 1;
 					continue;
 				}
@@ -436,5 +730,6 @@ main(int argc, char **argv)
 			close(k->fd);
 			k->fd = -1;
 		}
+		wake_parked(&e, conns);
 	}
 }

@@ -1,0 +1,63 @@
+#!/bin/sh
+# t41-gcp.sh: `spotrun run` with [provider] name = gcp end to end, against
+# tests/mdemu (the metadata emulator) on loopback: instance/preempted flips
+# to TRUE while a long-poll waits, the notice is on the timeline at once,
+# the job checkpoints, and the run exits 75 (no next VM on GCP); the next
+# run resumes from that checkpoint and finishes.
+set -u
+tmp=$(mktemp -d)
+emu=
+trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
+echo "1..6"
+
+# mdemu: instance/preempted turns TRUE at 1.5 s.
+"$top_builddir/tests/mdemu" -p "$tmp/port" -l "$tmp/emu.log" -G 1.5 &
+emu=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+SPOTRUN_GCP_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port")
+export SPOTRUN_GCP_ENDPOINT
+
+cat >"$tmp/job.sh" <<'SH'
+step=0
+[ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
+while [ "$step" -lt 40 ]; do
+	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
+		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
+	fi
+	step=$((step + 1)); sleep 0.1
+done
+echo "done at $step"
+SH
+printf '[job]\nname = gcpjob\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = gcp\n' \
+	"$tmp" "$tmp" "$tmp" >"$tmp/job.ini"
+
+"$SPOTRUN" run "$tmp/job.ini" >"$tmp/out" 2>"$tmp/err"
+check $? 75 "the gcp notice: checkpoint, then exit 75"
+grep -q 'spotrun: gcpjob on gcp, a3-highgpu-8g, store ' "$tmp/err" &&
+	ok "the facts come from the metadata server" || nok "facts line"
+grep -q 'notice   gcp preemption (instance/preempted = TRUE)' "$tmp/err" && grep -q 'ckpt     0 step [0-9]' "$tmp/err" &&
+	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
+# The first GET of instance/preempted is plain; its ETag goes back as
+# last_etag in the long-poll that the flip answers.
+etag=$(sed -n 's|^GET /computeMetadata/v1/instance/preempted flavor=Google -> 200 etag=||p' "$tmp/emu.log" | head -n 1)
+[ -n "$etag" ] && grep -q "^GET /computeMetadata/v1/instance/preempted?wait_for_change=true&last_etag=$etag&timeout_sec=10 flavor=Google -> 200 etag=" "$tmp/emu.log" &&
+	! grep -q 'flavor=- ' "$tmp/emu.log" &&
+	ok "a long-poll with last_etag caught the flip; every request had Metadata-Flavor" || nok "long-poll: $(head -5 "$tmp/emu.log")"
+
+# The next run resumes from the notice's checkpoint (not preempted now).
+kill $emu; wait $emu 2>/dev/null; emu=
+"$top_builddir/tests/mdemu" -p "$tmp/port2" -l "$tmp/emu2.log" &
+emu=$!
+i=0
+while [ ! -s "$tmp/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+SPOTRUN_GCP_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port2") "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
+rc=$?
+step=$(sed -n 's/^resumed at //p' "$tmp/out2")
+[ $rc = 0 ] && [ -n "$step" ] && [ "$step" -ge 5 ] &&
+	ok "the next run resumes from that checkpoint (step $step) and finishes" || nok "resume: rc $rc, step '$step'"
+grep -q 'done at 40' "$tmp/out2" && ok "the job ran to its end" || nok "the job's end: $(tail -2 "$tmp/out2")"
