@@ -10,12 +10,12 @@ tests_t_provider_SOURCES = tests/t-provider.c tests/tap.h
 noinst_PROGRAMS += tests/mdemu
 tests_mdemu_SOURCES = tests/mdemu.c
 check_PROGRAMS += tests/t-provider-aws
-tests_t_provider_aws_SOURCES = tests/t-provider-aws.c tests/tap.h
+tests_t_provider_aws_SOURCES = tests/t-provider-aws.c tests/tap.h tests/mdemu-util.h
 dist_check_SCRIPTS += tests/t40-aws.sh
 # The GCP provider against the same emulator.
 libproviders_a_SOURCES += providers/gcp.c
 check_PROGRAMS += tests/t-provider-gcp
-tests_t_provider_gcp_SOURCES = tests/t-provider-gcp.c tests/tap.h
+tests_t_provider_gcp_SOURCES = tests/t-provider-gcp.c tests/tap.h tests/mdemu-util.h
 dist_check_SCRIPTS += tests/t41-gcp.sh
 # The goodput model on a real spot trace (`make bench`).
 noinst_PROGRAMS += tests/bench-goodput

@@ -23,100 +23,9 @@
 #include "provider.h"
 #include "util.h"
 #include "tap.h"
+#include "mdemu-util.h"
 
 static char tmpdir[] = "/tmp/t-provider-aws.XXXXXX";
-
-struct emu {
-	pid_t pid;
-	int port;
-	double t0;		/* wall clock just before it started */
-	char log[512];
-	char url[64];
-};
-
-/* Start tests/mdemu with the options in args (NULL-terminated). */
-static void
-emu_start(struct emu *e, const char *const *args)
-{
-	const char *bd = getenv("top_builddir");
-	char bin[512], portfile[512], *line = NULL;
-	const char *argv[32];
-	static int serial;	/* names each emulator's files */
-	double end;
-	int n = 0;
-
-	snprintf(bin, sizeof bin, "%s/tests/mdemu", bd != NULL ? bd : ".");
-	snprintf(portfile, sizeof portfile, "%s/port.%d", tmpdir, ++serial);
-	snprintf(e->log, sizeof e->log, "%s/log.%d", tmpdir, serial);
-	argv[n++] = bin;
-	argv[n++] = "-p";
-	argv[n++] = portfile;
-	argv[n++] = "-l";
-	argv[n++] = e->log;
-	while (args != NULL && *args != NULL && n < 30)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	e->t0 = sr_now();
-	if ((e->pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (e->pid == 0) {
-		execv(bin, (char *const *)argv);
-		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-		_exit(127);
-	}
-	end = sr_mono() + 5;
-	while (sr_read_file(portfile, 64, &line, NULL, NULL) == -1) {
-		if (sr_mono() > end)
-			sr_fatal("mdemu did not start (%s)", bin);
-		sr_sleep(0.01);
-	}
-	e->port = atoi(line);
-	free(line);
-	snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d", e->port);
-}
-
-static void
-emu_stop(struct emu *e)
-{
-	kill(e->pid, SIGTERM);
-	waitpid(e->pid, NULL, 0);
-}
-
-/* How many lines of the emulator's log are exactly line. */
-static int
-log_count(const struct emu *e, const char *line)
-{
-	char buf[1024];
-	FILE *f = fopen(e->log, "r");
-	int n = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(buf, sizeof buf, f) != NULL) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (strcmp(buf, line) == 0)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* How many lines of the log contain s. */
-static int
-log_grep(const struct emu *e, const char *s)
-{
-	char buf[1024];
-	FILE *f = fopen(e->log, "r");
-	int n = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(buf, sizeof buf, f) != NULL)
-		if (strstr(buf, s) != NULL)
-			n++;
-	fclose(f);
-	return n;
-}
 
 static struct sr_provider *
 new_aws(const char *endpoint, double poll)
@@ -133,25 +42,6 @@ new_aws(const char *endpoint, double poll)
 	if (sr_provider_new(&c, &p, err) == -1)
 		sr_fatal("sr_provider_new: %s", err);
 	return p;
-}
-
-static int
-wait_notice(struct sr_provider *p, double timeout, struct sr_notice *n)
-{
-	double end = sr_mono() + timeout;
-	char err[SR_ERRMAX];
-	struct pollfd pfd;
-	int r;
-
-	for (;;) {
-		if ((r = sr_provider_read(p, n, err)) != 0)
-			return r == 1;
-		if (sr_mono() >= end)
-			return 0;
-		pfd.fd = sr_provider_fd(p);
-		pfd.events = POLLIN;
-		poll(&pfd, 1, (int)((end - sr_mono()) * 1000) + 1);
-	}
 }
 
 static void
@@ -184,7 +74,7 @@ test_notice(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_start(&e, args);
+	emu_start(&e, tmpdir, args);
 	setenv("SPOTRUN_AWS_ENDPOINT", e.url, 1);
 	p = new_aws(NULL, 0);		/* the endpoint from the environment */
 	unsetenv("SPOTRUN_AWS_ENDPOINT");
@@ -237,7 +127,7 @@ test_token_expiry(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_start(&e, args);
+	emu_start(&e, tmpdir, args);
 	p = new_aws(e.url, 0.2);
 	start(p);
 	ok(wait_notice(p, 4.5, &n) && n.kind == SR_NOTICE_PREEMPT,
@@ -263,7 +153,7 @@ test_503(void)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, args);
+	emu_start(&e, tmpdir, args);
 	p = new_aws(e.url, 0.1);
 	start(p);
 	ok(wait_notice(p, 4, &n) && n.kind == SR_NOTICE_PREEMPT,
@@ -292,7 +182,7 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, args);
+	emu_start(&e, tmpdir, args);
 	p = new_aws(e.url, 0.1);
 	start(p);
 	ok(!wait_notice(p, 0.8, &n), "%s: no notice", what);
@@ -342,7 +232,7 @@ test_hostile(void)
 		char last[SR_ERRMAX];
 		const char *head = "instance-action: time 2001-09-09T01:46:40Z is -";
 
-		emu_start(&e, past);
+		emu_start(&e, tmpdir, past);
 		p = new_aws(e.url, 0.1);
 		start(p);
 		ok(!wait_notice(p, 0.6, &n), "time in the past: no notice");
@@ -364,7 +254,7 @@ test_stall(void)
 	struct emu e;
 	double t;
 
-	emu_start(&e, args);
+	emu_start(&e, tmpdir, args);
 	p = new_aws(e.url, 0.1);
 	start(p);
 	sr_sleep(0.5);		/* a request hangs in the emulator */
@@ -388,7 +278,7 @@ test_emulator(void)
 	char url[128], err[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, NULL);
+	emu_start(&e, tmpdir, NULL);
 	memset(&req, 0, sizeof req);
 	req.connect_timeout = 1;
 	req.timeout = 2;

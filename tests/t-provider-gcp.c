@@ -24,118 +24,9 @@
 #include "provider.h"
 #include "util.h"
 #include "tap.h"
+#include "mdemu-util.h"
 
 static char tmpdir[] = "/tmp/t-provider-gcp.XXXXXX";
-
-struct emu {
-	pid_t pid;
-	int port;
-	double t0;		/* the emulator's start (wall clock, from its log) */
-	char log[512];
-	char url[64];
-};
-/* Start tests/mdemu with the options in args (NULL-terminated). */
-static void
-emu_start(struct emu *e, const char *const *args)
-{
-	const char *bd = getenv("top_builddir");
-	char bin[512], portfile[512], *line = NULL;
-	const char *argv[32];
-	static int serial;	/* names each emulator's files */
-	double end;
-	int n = 0;
-
-	snprintf(bin, sizeof bin, "%s/tests/mdemu", bd != NULL ? bd : ".");
-	snprintf(portfile, sizeof portfile, "%s/port.%d", tmpdir, ++serial);
-	snprintf(e->log, sizeof e->log, "%s/log.%d", tmpdir, serial);
-	argv[n++] = bin;
-	argv[n++] = "-p";
-	argv[n++] = portfile;
-	argv[n++] = "-l";
-	argv[n++] = e->log;
-	while (args != NULL && *args != NULL && n < 30)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	e->t0 = sr_now();
-	if ((e->pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (e->pid == 0) {
-		execv(bin, (char *const *)argv);
-		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-		_exit(127);
-	}
-	end = sr_mono() + 5;
-	while (sr_read_file(portfile, 64, &line, NULL, NULL) == -1) {
-		if (sr_mono() > end)
-			sr_fatal("mdemu did not start (%s)", bin);
-		sr_sleep(0.01);
-	}
-	e->port = atoi(line);
-	free(line);
-	snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d", e->port);
-}
-
-static void
-emu_stop(struct emu *e)
-{
-	kill(e->pid, SIGTERM);
-	waitpid(e->pid, NULL, 0);
-}
-
-/* How many lines of the emulator's log are exactly line. */
-static int
-log_count(const struct emu *e, const char *line)
-{
-	char buf[1024];
-	FILE *f = fopen(e->log, "r");
-	int n = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(buf, sizeof buf, f) != NULL) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (strcmp(buf, line) == 0)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* How many lines of the log contain s. */
-static int
-log_grep(const struct emu *e, const char *s)
-{
-	char buf[1024];
-	FILE *f = fopen(e->log, "r");
-	int n = 0;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(buf, sizeof buf, f) != NULL)
-		if (strstr(buf, s) != NULL)
-			n++;
-	fclose(f);
-	return n;
-}
-
-static int
-wait_notice(struct sr_provider *p, double timeout, struct sr_notice *n)
-{
-	double end = sr_mono() + timeout;
-	char err[SR_ERRMAX];
-	struct pollfd pfd;
-	int r;
-
-	for (;;) {
-		if ((r = sr_provider_read(p, n, err)) != 0)
-			return r == 1;
-		if (sr_mono() >= end)
-			return 0;
-		pfd.fd = sr_provider_fd(p);
-		pfd.events = POLLIN;
-		poll(&pfd, 1, (int)((end - sr_mono()) * 1000) + 1);
-	}
-}
 
 static void
 start(struct sr_provider *p)
@@ -164,7 +55,7 @@ emu_run(struct emu *e, const char *const *args)
 {
 	char *text = NULL;
 
-	emu_start(e, args);
+	emu_start(e, tmpdir, args);
 	if (sr_read_file(e->log, 1 << 20, &text, NULL, NULL) == -1 ||
 	    sscanf(text, "start %lf", &e->t0) != 1)
 		sr_fatal("mdemu's log lacks its start line");
