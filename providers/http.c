@@ -16,6 +16,8 @@
 #include "http.h"
 #include "util.h"
 
+#define CANCEL_TICK_MS	50	/* how often a cancellable request checks */
+
 struct sink {
 	char *buf;
 	size_t len, max;
@@ -108,6 +110,51 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 	return req->cancel(req->cancel_arg) ? 1 : 0;
 }
 
+/* curl_easy_perform, but with req->cancel checked at least every
+ * CANCEL_TICK_MS: easy_perform calls the progress callback only about once
+ * a second while the server is silent, too late for a prompt stop_vm. */
+static CURLcode
+perform_cancellable(CURL *e, const struct sr_http_req *req)
+{
+	CURLcode c = CURLE_OK;
+	CURLMsg *msg;
+	CURLM *m;
+	int running = 1, left;
+
+	if ((m = curl_multi_init()) == NULL)
+		return CURLE_OUT_OF_MEMORY;
+	if (curl_multi_add_handle(m, e) != CURLM_OK) {
+		curl_multi_cleanup(m);
+		return CURLE_OUT_OF_MEMORY;
+	}
+	while (running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			c = CURLE_RECV_ERROR;
+			break;
+		}
+		if (!running)
+			break;
+		if (req->cancel(req->cancel_arg)) {
+			c = CURLE_ABORTED_BY_CALLBACK;
+			running = 0;
+			break;
+		}
+		if (curl_multi_poll(m, NULL, 0, CANCEL_TICK_MS, NULL) != CURLM_OK) {
+			c = CURLE_RECV_ERROR;
+			break;
+		}
+	}
+	if (c == CURLE_OK) {
+		c = CURLE_RECV_ERROR;	/* unless the transfer says how it ended */
+		while ((msg = curl_multi_info_read(m, &left)) != NULL)
+			if (msg->msg == CURLMSG_DONE && msg->easy_handle == e)
+				c = msg->data.result;
+	}
+	curl_multi_remove_handle(m, e);
+	curl_multi_cleanup(m);
+	return c;
+}
+
 int
 sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 {
@@ -164,7 +211,7 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
 	}
-	c = curl_easy_perform(e);
+	c = req->cancel != NULL ? perform_cancellable(e, req) : curl_easy_perform(e);
 	if (s.over || c == CURLE_FILESIZE_EXCEEDED) {
 		sr_err(err, "%s %s: the reply is larger than %zu bytes", req->method,
 		    req->url, s.max);

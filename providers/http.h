@@ -23,7 +23,7 @@ struct sr_http_req {
 	double connect_timeout;		/* seconds; > 0 */
 	double timeout;			/* seconds for the whole request; > 0 */
 	size_t body_max;		/* reply bytes allowed; 0: SR_HTTP_BODY_MAX */
-	/* NULL, or checked while the request runs (every few ms to 1 s):
+	/* NULL, or checked while the request runs (at least every 50 ms):
 	 * nonzero aborts it, so a watcher thread can be stopped promptly. */
 	int (*cancel)(void *arg);
 	void *cancel_arg;

@@ -22,3 +22,8 @@ noinst_PROGRAMS += tests/bench-goodput
 tests_bench_goodput_SOURCES = tests/bench-goodput.c
 SR_BENCH += bench/goodput.sh
 EXTRA_DIST += bench/goodput.sh
+# The Azure provider (Scheduled Events) against the same emulator.
+libproviders_a_SOURCES += providers/azure.c
+check_PROGRAMS += tests/t-provider-azure
+tests_t_provider_azure_SOURCES = tests/t-provider-azure.c tests/tap.h tests/mdemu-util.h
+dist_check_SCRIPTS += tests/t42-azure.sh

@@ -1,7 +1,7 @@
 /*
  * provider.c: the provider table, creation by name, the notice pipe and the
  * per-VM bookkeeping shared by every provider. The implementations
- * (local.c, signal.c, aws.c, gcp.c) only decide when a notice happens and post it
+ * (local.c, signal.c, aws.c, gcp.c, azure.c) only decide when a notice happens and post it
  * here; the supervisor polls sr_provider_fd() and takes notices with
  * sr_provider_read().
  */
@@ -19,11 +19,12 @@
 #include "util.h"
 
 /* Tried in this order by "auto"; local detects every machine, so it comes
- * last (the cloud providers go before it). aws and gcp do not probe yet
+ * last (the cloud providers go before it). aws, gcp and azure do not probe yet
  * (their detect says no), so "auto" costs no network wait. */
 static const struct sr_provider_ops *const providers[] = {
 	&sr_provider_aws_ops,
 	&sr_provider_gcp_ops,
+	&sr_provider_azure_ops,
 	&sr_provider_signal_ops,
 	&sr_provider_local_ops,
 };

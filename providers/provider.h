@@ -36,7 +36,7 @@ struct sr_facts {
 
 /* Settings from the job's [provider] section. */
 struct sr_provider_conf {
-	const char *name;		/* "local", "signal", "aws", "gcp", "auto" */
+	const char *name;		/* "local", "signal", "aws", "gcp", "azure", "auto" */
 	double window;			/* local: notice window in seconds (default 30) */
 	double grace;			/* signal: grace period in seconds (default 30) */
 	/* local: what triggers a notice (the first that fires). */
@@ -48,11 +48,12 @@ struct sr_provider_conf {
 	double trace_scale;		/* trace seconds per real second (e.g. 600); > 0 */
 	double trace_start;		/* trace offset in trace seconds */
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
-	/* aws, gcp: the metadata service's base URL; NULL: aws
+	/* aws, gcp, azure: the metadata service's base URL; NULL: aws
 	 * $SPOTRUN_AWS_ENDPOINT, else http://169.254.169.254; gcp
-	 * $SPOTRUN_GCP_ENDPOINT, else http://metadata.google.internal. */
+	 * $SPOTRUN_GCP_ENDPOINT, else http://metadata.google.internal;
+	 * azure $SPOTRUN_AZURE_ENDPOINT, else http://169.254.169.254. */
 	const char *endpoint;
-	double poll;			/* aws: seconds between polls; 0 = 0.5.
+	double poll;			/* aws, azure: seconds between polls; 0 = 0.5.
 					 * gcp: timeout_sec of one long-poll
 					 * (whole seconds, 1..30); 0 = 10 */
 };

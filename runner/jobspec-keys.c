@@ -90,7 +90,7 @@ const struct key sr_js_keys[] = {
 	  DUR_HINT("5s"), "use at most 365d (e.g. 5s)" },
 
 	{ SEC_PROVIDER, "name", T_PROVIDER, F(provider), 0, 0, 0,
-	  "use auto, aws, gcp, local or signal (e.g. auto)", NULL },
+	  "use auto, aws, azure, gcp, local or signal (e.g. auto)", NULL },
 	{ SEC_PROVIDER, "window", T_DURATION, F(window), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
 	{ SEC_PROVIDER, "grace", T_DURATION, F(grace), 0, DURATION_LIMIT, 0,
@@ -439,14 +439,9 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		*FIELD(js, k, char *) = sr_strdup(v);
 		return;
 	case T_PROVIDER:
-		if (strcmp(v, "azure") == 0) {
-			/* Named in the design, not built yet. */
-			sr_js_error(p, p->line, "provider %s is not supported yet; "
-			    "use auto, aws, gcp, local or signal", v);
-			return;
-		}
 		if (strcmp(v, "auto") != 0 && strcmp(v, "aws") != 0 && strcmp(v, "gcp") != 0 &&
-		    strcmp(v, "local") != 0 && strcmp(v, "signal") != 0) {
+		    strcmp(v, "azure") != 0 && strcmp(v, "local") != 0 &&
+		    strcmp(v, "signal") != 0) {
 			bad_value(p, k, v);
 			return;
 		}

@@ -1,9 +1,10 @@
 /*
  * mdemu.c: a cloud metadata emulator for the tests: the AWS IMDSv2 and the
- * GCP metadata server interfaces of design.md section 4, on 127.0.0.1 with a
- * port the kernel picks, with scenarios chosen by options (a notice at T, a
- * rebalance at R, short-lived tokens, 503 bursts, hostile replies; GCP's
- * preempted flip at G and maintenance events). Single-threaded: one poll
+ * GCP metadata server and the Azure Scheduled Events interfaces of design.md
+ * section 4, on 127.0.0.1 with a port the kernel picks, with scenarios
+ * chosen by options (a notice at T, a rebalance at R, short-lived tokens,
+ * 503 bursts, hostile replies; GCP's preempted flip at G and maintenance
+ * events; Azure's Preempt at Z, another VM's event, a slow first call). Single-threaded: one poll
  * loop, one request per connection (Connection: close). A GCP long-poll
  * (wait_for_change=true with last_etag equal to the current ETag) parks its
  * connection; the loop answers it when the value changes or its timeout_sec
@@ -12,6 +13,7 @@
  * usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] [-R SECS]
  *              [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
+ *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
  *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
  *       seconds), then one line per request; AWS:
@@ -37,6 +39,22 @@
  *   -m  ... MIGRATE_ON_HOST_MAINTENANCE at SECS (-M wins once both passed)
  *   -F  GCP replies lack the Metadata-Flavor: Google header (not the
  *       metadata server)
+ *   -Z  Azure: an event for this VM (spotvm-1; EventId
+ *       602d9444-d2cd-49c7-8624-8643e7171297) from SECS after start, with
+ *       NotBefore = start + SECS + 30 s (RFC 1123); each change of the
+ *       document increments DocumentIncarnation (from 1). A POST of
+ *       StartRequests naming it turns it Started with NotBefore "".
+ *       (-b BODY and -H replace the whole document from then on.)
+ *   -E  the -Z event's EventType (default Preempt)
+ *   -N  the -Z event's NotBefore verbatim
+ *   -O  Azure: a Preempt event for another VM (othervm) from SECS
+ *   -z  Azure: the first GET of scheduledevents is answered SECS late (the
+ *       service starting on first use)
+ * Azure requests (paths under /metadata/) without Metadata: true get 400;
+ * they are logged as "METHOD PATH metadata=<header|-> -> STATUS", a GET of
+ * scheduledevents with " incarnation=N" appended, a POST with
+ * " ctype=<Content-Type|-> body=<body> wall=<epoch seconds>" (the slow
+ * first call is logged when answered; 0: the client hung up first).
  * -u applies to GCP too, also to a long-poll answered inside the window.
  * GCP requests without Metadata-Flavor: Google get 403; each value's ETag
  * changes when the value does.
@@ -81,6 +99,8 @@ struct conn {
 	double deadline;	/* monotonic: answer unchanged then */
 	char path[1024];	/* its relative path, for the answer */
 	char line[1100];	/* the request as logged: "GET PATH?QUERY" */
+	int azure;		/* a parked Azure first call (parked is set too) */
+	const char *body;	/* the request body (in buf), NUL-terminated */
 };
 
 struct token {
@@ -98,6 +118,9 @@ struct emu {
 	int huge, redirect, stall;
 	double preempt_at, terminate_at, migrate_at;	/* GCP; < 0 off */
 	int no_flavor;			/* -F */
+	double az_at, az_other_at, az_delay;	/* Azure; < 0 off */
+	const char *az_type, *az_notbefore;
+	int az_first_done, az_acked;
 	unsigned long etag_seed;
 	FILE *log;
 	struct token tokens[NTOKENS];
@@ -432,6 +455,8 @@ next_wake(struct emu *e, const struct conn *conns)
 	return w;
 }
 
+static void az_events(struct emu *, int, char *, size_t);
+
 /* Answer the parked connections whose value changed or whose time is up. */
 static void
 wake_parked(struct emu *e, struct conn *conns)
@@ -448,10 +473,158 @@ wake_parked(struct emu *e, struct conn *conns)
 
 		if (k->fd == -1 || !k->parked)
 			continue;
+		if (k->azure) {
+			char tail[128];
+
+			if (mono() < k->deadline)
+				continue;
+			az_events(e, k->fd, tail, sizeof tail);
+			fprintf(e->log, "%s metadata=true -> %s\n", k->line, tail);
+			close(k->fd);
+			k->fd = -1;
+			k->parked = k->stalled = k->azure = 0;
+			continue;
+		}
 		gcp_value(e, k->path, now, &key, &body, &len, etag);
 		if (strcmp(etag, k->etag) != 0 || mono() >= k->deadline)
 			gcp_answer(e, k);
 	}
+}
+
+/* ---- Azure ---- */
+
+#define AZ_VM		"spotvm-1"
+#define AZ_EVENT	"602d9444-d2cd-49c7-8624-8643e7171297"
+#define AZ_OTHER	"1f4a7c0e-0000-4000-8000-00000000beef"
+
+static void
+rfc1123(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)(t + 0.5);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, len, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+/* The scheduledevents document at now seconds after start into buf; its
+ * incarnation in *inc. */
+static void
+az_document(struct emu *e, double now, char *buf, size_t len, int *inc)
+{
+	char nb[64], ev[1024] = "", other[512] = "";
+
+	*inc = 1;
+	if (passed(e->az_other_at, now)) {
+		(*inc)++;
+		rfc1123(e->start_wall + e->az_other_at + 30, nb, sizeof nb);
+		snprintf(other, sizeof other, "{\"EventId\":\"" AZ_OTHER "\",\"EventType\":"
+		    "\"Preempt\",\"ResourceType\":\"VirtualMachine\",\"Resources\":"
+		    "[\"othervm\"],\"EventStatus\":\"Scheduled\",\"NotBefore\":\"%s\","
+		    "\"Description\":\"\",\"EventSource\":\"Platform\","
+		    "\"DurationInSeconds\":-1}", nb);
+	}
+	if (passed(e->az_at, now)) {
+		(*inc)++;
+		if (e->az_acked)
+			(*inc)++;
+		rfc1123(e->start_wall + e->az_at + 30, nb, sizeof nb);
+		snprintf(ev, sizeof ev, "{\"EventId\":\"" AZ_EVENT "\",\"EventType\":\"%s\","
+		    "\"ResourceType\":\"VirtualMachine\",\"Resources\":[\"" AZ_VM "\"],"
+		    "\"EventStatus\":\"%s\",\"NotBefore\":\"%s\",\"Description\":"
+		    "\"Virtual machine is being preempted.\",\"EventSource\":\"Platform\","
+		    "\"DurationInSeconds\":-1}", e->az_type,
+		    e->az_acked ? "Started" : "Scheduled",
+		    e->az_acked ? "" : e->az_notbefore != NULL ? e->az_notbefore : nb);
+	}
+	snprintf(buf, len, "{\"DocumentIncarnation\":%d,\"Events\":[%s%s%s]}", *inc,
+	    other, other[0] != '\0' && ev[0] != '\0' ? "," : "", ev);
+}
+
+/* Reply to a GET of scheduledevents; its log line's tail into tail. */
+static void
+az_events(struct emu *e, int fd, char *tail, size_t len)
+{
+	static char big[HUGE_BODY];
+	double now = mono() - e->start_mono;
+	char doc[2048];
+	int inc;
+
+	if (passed(e->az_at, now) && e->huge) {
+		memset(big, ' ', HUGE_BODY);
+		big[0] = '{';
+		big[HUGE_BODY - 1] = '}';
+		reply(fd, 200, NULL, big, HUGE_BODY);
+		snprintf(tail, len, "200 incarnation=huge");
+		return;
+	}
+	if (passed(e->az_at, now) && e->body != NULL) {
+		reply_str(fd, 200, e->body);
+		snprintf(tail, len, "200 incarnation=body");
+		return;
+	}
+	az_document(e, now, doc, sizeof doc, &inc);
+	reply(fd, 200, "Content-Type: application/json\r\n", doc, strlen(doc));
+	snprintf(tail, len, "200 incarnation=%d", inc);
+}
+
+/* Answer an Azure request (path under /metadata/); 1 when it parks. */
+static int
+serve_azure(struct emu *e, struct conn *k, const char *req, const char *method,
+    const char *path)
+{
+	char meta[64] = "-", ctype[128] = "-", tail[128];
+	const char *q = strchr(path, '?');
+	size_t n = q != NULL ? (size_t)(q - path) : strlen(path);
+	int events = strncmp(path, "/metadata/scheduledevents", n) == 0 &&
+	    n == strlen("/metadata/scheduledevents");
+
+	header(req, "Metadata", meta, sizeof meta);
+	header(req, "Content-Type", ctype, sizeof ctype);
+	if (strcmp(meta, "true") != 0) {
+		reply_str(k->fd, 400, "{\"error\":\"Bad request. Required metadata header "
+		    "not specified\"}");
+		snprintf(tail, sizeof tail, "400");
+	} else if (q == NULL || strstr(q, "api-version=") == NULL) {
+		reply_str(k->fd, 400, "{\"error\":\"Bad request. api-version was not "
+		    "specified in the request\"}");
+		snprintf(tail, sizeof tail, "400");
+	} else if (events && strcmp(method, "POST") == 0) {
+		if (passed(e->az_at, mono() - e->start_mono) &&
+		    strstr(k->body, "\"EventId\":\"" AZ_EVENT "\"") != NULL)
+			e->az_acked = 1;
+		reply_str(k->fd, 200, "");
+		fprintf(e->log, "%s %s metadata=%s -> 200 ctype=%s body=%s wall=%.6f\n",
+		    method, path, meta, ctype, k->body, wall());
+		return 0;
+	} else if (events && strcmp(method, "GET") == 0) {
+		if (e->az_delay > 0 && !e->az_first_done) {
+			e->az_first_done = 1;
+			k->parked = k->azure = 1;
+			k->deadline = mono() + e->az_delay;
+			snprintf(k->line, sizeof k->line, "%s %s", method, path);
+			return 1;
+		}
+		az_events(e, k->fd, tail, sizeof tail);
+	} else if (strcmp(method, "GET") != 0) {
+		reply_str(k->fd, 405, "use GET\n");
+		snprintf(tail, sizeof tail, "405");
+	} else if (strcmp(path, "/metadata/instance/compute/name?api-version=2021-02-01"
+	    "&format=text") == 0) {
+		reply_str(k->fd, 200, AZ_VM);
+		snprintf(tail, sizeof tail, "200");
+	} else if (strcmp(path, "/metadata/instance/compute?api-version=2021-02-01") == 0) {
+		reply_str(k->fd, 200, "{\"location\":\"eastus\",\"name\":\"" AZ_VM "\","
+		    "\"priority\":\"Spot\",\"vmId\":\"02aab8a4-74ef-476e-8182-f6d2ba4166a6\","
+		    "\"vmSize\":\"Standard_ND96isr_H100_v5\",\"zone\":\"1\","
+		    "\"evictionPolicy\":\"Deallocate\"}");
+		snprintf(tail, sizeof tail, "200");
+	} else {
+		reply_str(k->fd, 404, "Not Found\n");
+		snprintf(tail, sizeof tail, "404");
+	}
+	fprintf(e->log, "%s %s metadata=%s -> %s\n", method, path, meta, tail);
+	return 0;
 }
 
 /* Answer one request; 1 when the connection stays open unanswered. */
@@ -474,6 +647,8 @@ serve(struct emu *e, struct conn *k, char *req)
 	}
 	if (strncmp(path, "/computeMetadata/", 17) == 0)
 		return serve_gcp(e, k, req, method, path);
+	if (strncmp(path, "/metadata/", 10) == 0)
+		return serve_azure(e, k, req, method, path);
 	header(req, "X-aws-ec2-metadata-token-ttl-seconds", ttlh, sizeof ttlh);
 	if (strcmp(path, "/latest/api/token") != 0)
 		tok = check_token(e, req);
@@ -580,7 +755,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
 	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
-	    "[-m SECS] [-F]\n");
+	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS]\n");
 	exit(2);
 }
 
@@ -600,7 +775,9 @@ main(int argc, char **argv)
 	e.notice_at = e.rebalance_at = e.burst_from = -1;
 	e.preempt_at = e.terminate_at = e.migrate_at = -1;
 	e.action = "terminate";
-	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:F")) != -1) {
+	e.az_at = e.az_other_at = e.az_delay = -1;
+	e.az_type = "Preempt";
+	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -620,6 +797,11 @@ main(int argc, char **argv)
 		case 'M': e.terminate_at = atof(optarg); break;
 		case 'm': e.migrate_at = atof(optarg); break;
 		case 'F': e.no_flavor = 1; break;
+		case 'Z': e.az_at = atof(optarg); break;
+		case 'E': e.az_type = optarg; break;
+		case 'N': e.az_notbefore = optarg; break;
+		case 'O': e.az_other_at = atof(optarg); break;
+		case 'z': e.az_delay = atof(optarg); break;
 		default: usage();
 		}
 	}
@@ -664,6 +846,7 @@ main(int argc, char **argv)
 	for (i = 0; i < MAXCONN; i++) {
 		conns[i].fd = -1;
 		conns[i].parked = 0;
+		conns[i].azure = 0;
 	}
 	for (;;) {
 		double wake = next_wake(&e, conns);
@@ -694,22 +877,26 @@ main(int argc, char **argv)
 				conns[i].len = 0;
 				conns[i].stalled = 0;
 				conns[i].parked = 0;
+				conns[i].azure = 0;
 			}
 		}
 		for (i = 0; i < MAXCONN; i++) {
 			struct conn *k = &conns[i];
-			char *head;
+			char *head, save, cl[32];
+			size_t hlen, blen = 0;
 
 			if (k->fd == -1 || pfd[i + 1].fd != k->fd ||
 			    !(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			n = (int)recv(k->fd, k->buf + k->len, REQMAX - k->len, 0);
 			if (n <= 0 || k->stalled) {
-				if (k->parked)
+				if (k->parked && k->azure)
+					fprintf(e.log, "%s metadata=true -> 0\n", k->line);
+				else if (k->parked)
 					fprintf(e.log, "%s flavor=Google -> 0 etag=-\n", k->line);
 				close(k->fd);	/* closed by the client, or the stall ends */
 				k->fd = -1;
-				k->parked = 0;
+				k->parked = k->azure = 0;
 				continue;
 			}
 			k->len += (size_t)n;
@@ -717,6 +904,21 @@ main(int argc, char **argv)
 			head = strstr(k->buf, "\r\n\r\n");
 			if (head == NULL && k->len < REQMAX)
 				continue;	/* the head is not complete yet */
+			if (head != NULL) {
+				/* Wait for a body of Content-Length bytes (a POST). */
+				hlen = (size_t)(head - k->buf) + 4;
+				save = head[2];
+				head[2] = '\0';
+				if (header(k->buf, "Content-Length", cl, sizeof cl))
+					blen = strtoul(cl, NULL, 10);
+				head[2] = save;
+				if (blen > REQMAX - hlen)
+					blen = REQMAX - hlen;
+				if (k->len < hlen + blen)
+					continue;
+				k->buf[hlen + blen] = '\0';
+				k->body = k->buf + hlen;
+			}
 			if (head == NULL) {
 				reply_str(k->fd, 400, "request head too large\n");
 				fprintf(e.log, "? ? ttl=- token=none -> 400\n");

@@ -226,10 +226,12 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[checkpoint]\nmargin = -5s\n", NULL,
 	  "job.ini:5: margin = -5s: not a duration; " DUR " (e.g. 5s)\n" },
 	/* [provider] */
-	{ JOB "[provider]\nname = azure\n", NULL,
-	  "job.ini:5: provider azure is not supported yet; use auto, aws, gcp, local or signal\n" },
+	{ JOB "[provider]\nname = oracle\n", NULL,
+	  "job.ini:5: name = oracle: not a provider; use auto, aws, azure, gcp, local or signal "
+	  "(e.g. auto)\n" },
 	{ JOB "[provider]\nname = kubernetes\n", NULL,
-	  "job.ini:5: name = kubernetes: not a provider; use auto, aws, gcp, local or signal (e.g. auto)\n" },
+	  "job.ini:5: name = kubernetes: not a provider; use auto, aws, azure, gcp, local or signal "
+	  "(e.g. auto)\n" },
 	{ JOB "[provider]\nwindow = 1\n", NULL,
 	  "job.ini:5: window = 1: not a duration; " DUR " (e.g. 30s)\n" },
 	{ JOB "[provider]\nseed = -1\n", NULL,
@@ -327,8 +329,8 @@ static const struct bad_case bad_cases[] = {
 	  "use file:///path\n"
 	  "bad-multi.ini:20: chunk_size = 1GiB: out of range; use a size from 1MiB to 256MiB "
 	  "(e.g. 16MiB)\n"
-	  "bad-multi.ini:23: provider azure is not supported yet; use auto, aws, gcp, local or "
-	  "signal\n"
+	  "bad-multi.ini:23: name = oracle: not a provider; use auto, aws, azure, gcp, local or "
+	  "signal (e.g. auto)\n"
 	  "bad-multi.ini:24: seed = -3: not a whole number; use a whole number from 0 to "
 	  "18446744073709551615 (e.g. 1)\n"
 	  "bad-multi.ini:27: on_exit_codes = 1, 300: 300 is out of range; use a comma-separated "

@@ -96,7 +96,7 @@ test_names(void)
 
 	c.name = "gce";
 	is_int(sr_provider_new(&c, &p, err), -1, "unknown provider name fails");
-	is_str(err, "create provider \"gce\": unknown name; valid names: auto, aws, gcp, local, signal",
+	is_str(err, "create provider \"gce\": unknown name; valid names: auto, aws, azure, gcp, local, signal",
 	    "unknown provider name lists the valid ones");
 
 	c.name = "auto";

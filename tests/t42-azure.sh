@@ -1,0 +1,72 @@
+#!/bin/sh
+# t42-azure.sh: `spotrun run` with [provider] name = azure end to end,
+# against tests/mdemu (the metadata emulator) on loopback: a Preempt event
+# for this VM appears in Scheduled Events, the notice is on the timeline,
+# the job checkpoints, the checkpoint commits, and only then is the event
+# acknowledged (a POST of StartRequests with its EventId); the run exits 75
+# (no next VM on Azure) and the next run resumes from that checkpoint and
+# finishes.
+set -u
+tmp=$(mktemp -d)
+emu=
+trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
+check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
+echo "1..7"
+id=602d9444-d2cd-49c7-8624-8643e7171297
+
+# mdemu: a Preempt for this VM at 1.5 s (NotBefore 30 s later); the first
+# call to scheduledevents takes 1 s (the service starting).
+"$top_builddir/tests/mdemu" -p "$tmp/port" -l "$tmp/emu.log" -Z 1.5 -z 1 &
+emu=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port")
+export SPOTRUN_AZURE_ENDPOINT
+
+# The job notes when it hands over its checkpoint (before spotrun commits
+# it), so the ack can be shown to come after.
+cat >"$tmp/job.sh" <<'SH'
+step=0
+[ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
+while [ "$step" -lt 40 ]; do
+	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
+		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
+		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
+	fi
+	step=$((step + 1)); sleep 0.1
+done
+echo "done at $step"
+SH
+printf '[job]\nname = azjob\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = azure\n' \
+	"$tmp" "$tmp" "$tmp" >"$tmp/job.ini"
+
+"$SPOTRUN" run "$tmp/job.ini" >"$tmp/out" 2>"$tmp/err"
+check $? 75 "the azure notice: checkpoint, then exit 75"
+grep -q 'spotrun: azjob on azure, Standard_ND96isr_H100_v5, store ' "$tmp/err" &&
+	ok "the facts come from the instance metadata service" || nok "facts line"
+grep -q "notice   azure Preempt event $id" "$tmp/err" && grep -q 'ckpt     0 step [0-9]' "$tmp/err" &&
+	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
+post=$(grep -c "^POST /metadata/scheduledevents?api-version=2020-07-01 metadata=true -> 200 ctype=application/json body={\"StartRequests\":\[{\"EventId\":\"$id\"}\]} wall=" "$tmp/emu.log")
+check "$post" 1 "one ack: the StartRequests POST with the event's id"
+# The ack comes after the job handed the checkpoint over (spotrun commits
+# it in between, and acks in the commit's completion).
+wall=$(sed -n 's/^POST .* wall=//p' "$tmp/emu.log" | head -n 1)
+done_at=$(find "$tmp/local" -name done-times -exec tail -n 1 {} \; 2>/dev/null | tail -n 1)
+[ -n "$wall" ] && [ -n "$done_at" ] && awk -v a="$wall" -v d="$done_at" 'BEGIN { exit !(a > d) }' &&
+	ok "the ack came after the checkpoint ($done_at < $wall)" || nok "ack order: ack '$wall', checkpoint '$done_at'"
+
+# The next run resumes from the notice's checkpoint (no event now).
+kill $emu; wait $emu 2>/dev/null; emu=
+"$top_builddir/tests/mdemu" -p "$tmp/port2" -l "$tmp/emu2.log" &
+emu=$!
+i=0
+while [ ! -s "$tmp/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port2") "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
+rc=$?
+step=$(sed -n 's/^resumed at //p' "$tmp/out2")
+[ $rc = 0 ] && [ -n "$step" ] && [ "$step" -ge 5 ] &&
+	ok "the next run resumes from that checkpoint (step $step) and finishes" || nok "resume: rc $rc, step '$step'"
+grep -q 'done at 40' "$tmp/out2" && ok "the job ran to its end" || nok "the job's end: $(tail -2 "$tmp/out2")"
