@@ -27,3 +27,5 @@ libproviders_a_SOURCES += providers/azure.c
 check_PROGRAMS += tests/t-provider-azure
 tests_t_provider_azure_SOURCES = tests/t-provider-azure.c tests/tap.h tests/mdemu-util.h
 dist_check_SCRIPTS += tests/t42-azure.sh
+SR_BENCH += bench/notice-latency.sh
+EXTRA_DIST += bench/notice-latency.sh
