@@ -142,4 +142,38 @@ wait_notice(struct sr_provider *p, double timeout, struct sr_notice *n)
 	}
 }
 
+/* Start a VM of provider p; dies on failure (the tests' set-up). */
+MU_FN void
+start(struct sr_provider *p)
+{
+	char err[SR_ERRMAX];
+
+	if (sr_provider_start_vm(p, 1, err) == -1)
+		sr_fatal("start_vm: %s", err);
+}
+
+/* Stop p's VM; how long that took, in seconds. */
+MU_FN double
+timed_stop(struct sr_provider *p)
+{
+	double t = sr_mono();
+
+	sr_provider_stop_vm(p);
+	return sr_mono() - t;
+}
+
+/* Start the emulator as emu_start does, and take its start time (wall
+ * clock) from the first line of its log. */
+MU_FN void
+emu_run(struct emu *e, const char *dir, const char *const *args)
+{
+	char *text = NULL;
+
+	emu_start(e, dir, args);
+	if (sr_read_file(e->log, 1 << 20, &text, NULL, NULL) == -1 ||
+	    sscanf(text, "start %lf", &e->t0) != 1)
+		sr_fatal("mdemu's log lacks its start line");
+	free(text);
+}
+
 #endif

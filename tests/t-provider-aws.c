@@ -45,25 +45,6 @@ new_aws(const char *endpoint, double poll)
 }
 
 static void
-start(struct sr_provider *p)
-{
-	char err[SR_ERRMAX];
-
-	if (sr_provider_start_vm(p, 1, err) == -1)
-		sr_fatal("start_vm: %s", err);
-}
-
-/* Stop p's VM and say how long that took. */
-static double
-timed_stop(struct sr_provider *p)
-{
-	double t = sr_mono();
-
-	sr_provider_stop_vm(p);
-	return sr_mono() - t;
-}
-
-static void
 test_notice(void)
 {
 	const char *args[] = { "-T", "1.5", "-R", "0.5", NULL };

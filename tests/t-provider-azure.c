@@ -35,37 +35,6 @@
 
 static char tmpdir[] = "/tmp/t-provider-azure.XXXXXX";
 
-static void
-start(struct sr_provider *p)
-{
-	char err[SR_ERRMAX];
-
-	if (sr_provider_start_vm(p, 1, err) == -1)
-		sr_fatal("start_vm: %s", err);
-}
-
-static double
-timed_stop(struct sr_provider *p)
-{
-	double t = sr_mono();
-
-	sr_provider_stop_vm(p);
-	return sr_mono() - t;
-}
-
-/* Start the emulator; its start time from its log's first line. */
-static void
-emu_run(struct emu *e, const char *const *args)
-{
-	char *text = NULL;
-
-	emu_start(e, tmpdir, args);
-	if (sr_read_file(e->log, 1 << 20, &text, NULL, NULL) == -1 ||
-	    sscanf(text, "start %lf", &e->t0) != 1)
-		sr_fatal("mdemu's log lacks its start line");
-	free(text);
-}
-
 static struct sr_provider *
 new_azure(const char *endpoint, double poll)
 {
@@ -92,7 +61,7 @@ test_emulator(void)
 	char url[256], err[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, NULL);
+	emu_run(&e, tmpdir, NULL);
 	memset(&req, 0, sizeof req);
 	req.method = "GET";
 	req.connect_timeout = 1;
@@ -134,7 +103,7 @@ test_notice(void)
 	struct emu e;
 	double lat;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	setenv("SPOTRUN_AZURE_ENDPOINT", e.url, 1);
 	p = new_azure(NULL, 0);		/* the endpoint from the environment */
 	unsetenv("SPOTRUN_AZURE_ENDPOINT");
@@ -183,7 +152,7 @@ test_slow_first(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_azure(e.url, 0);
 	t = sr_mono();
 	start(p);
@@ -210,7 +179,7 @@ test_stop(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_azure(e.url, 0);
 	start(p);
 	sr_sleep(0.6);		/* the first call is parked in the emulator */
@@ -232,7 +201,7 @@ test_other_vm(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_azure(e.url, 0);
 	start(p);
 	ok(!wait_notice(p, 1.5, &n), "another VM's Preempt: no notice");
@@ -255,7 +224,7 @@ test_kinds(void)
 	char err[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, freeze);
+	emu_run(&e, tmpdir, freeze);
 	p = new_azure(e.url, 0);
 	start(p);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_EARLY, "Freeze is an early notice");
@@ -269,7 +238,7 @@ test_kinds(void)
 	sr_provider_free(p);
 	emu_stop(&e);
 
-	emu_run(&e, term);
+	emu_run(&e, tmpdir, term);
 	p = new_azure(e.url, 0);
 	start(p);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
@@ -319,7 +288,7 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_azure(e.url, 0);
 	start(p);
 	ok(!wait_notice(p, 1.6, &n), "%s: no notice", what);

@@ -28,40 +28,6 @@
 
 static char tmpdir[] = "/tmp/t-provider-gcp.XXXXXX";
 
-static void
-start(struct sr_provider *p)
-{
-	char err[SR_ERRMAX];
-
-	if (sr_provider_start_vm(p, 1, err) == -1)
-		sr_fatal("start_vm: %s", err);
-}
-
-/* Stop p's VM and say how long that took. */
-static double
-timed_stop(struct sr_provider *p)
-{
-	double t = sr_mono();
-
-	sr_provider_stop_vm(p);
-	return sr_mono() - t;
-}
-
-
-/* Start the emulator and take its start time from its log's first line,
- * so latencies are measured from its own clock of the flip. */
-static void
-emu_run(struct emu *e, const char *const *args)
-{
-	char *text = NULL;
-
-	emu_start(e, tmpdir, args);
-	if (sr_read_file(e->log, 1 << 20, &text, NULL, NULL) == -1 ||
-	    sscanf(text, "start %lf", &e->t0) != 1)
-		sr_fatal("mdemu's log lacks its start line");
-	free(text);
-}
-
 /* The ETag of the first logged reply whose line starts with prefix and
  * holds " -> 200 etag=", into out (32 bytes); "" when none. */
 static void
@@ -116,7 +82,7 @@ test_emulator(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, NULL);
+	emu_run(&e, tmpdir, NULL);
 	memset(&req, 0, sizeof req);
 	req.method = "GET";
 	req.connect_timeout = 1;
@@ -180,7 +146,7 @@ test_notice(void)
 	struct emu e;
 	double lat;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	setenv("SPOTRUN_GCP_ENDPOINT", e.url, 1);
 	p = new_gcp(NULL, 0);		/* the endpoint from the environment */
 	unsetenv("SPOTRUN_GCP_ENDPOINT");
@@ -236,7 +202,7 @@ test_503(void)
 	char last[SR_ERRMAX], want[SR_ERRMAX], e0[32], line[512];
 	struct emu e;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_gcp(e.url, 0);
 	start(p);
 	ok(wait_notice(p, 4, &n) && n.kind == SR_NOTICE_PREEMPT,
@@ -273,7 +239,7 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, args);
+	emu_run(&e, tmpdir, args);
 	p = new_gcp(e.url, 0);
 	start(p);
 	ok(!wait_notice(p, 1.0, &n), "%s: no notice", what);
@@ -316,7 +282,7 @@ test_maintenance(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_run(&e, term);
+	emu_run(&e, tmpdir, term);
 	p = new_gcp(e.url, 1);
 	start(p);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT,
@@ -333,7 +299,7 @@ test_maintenance(void)
 	sr_provider_free(p);
 	emu_stop(&e);
 
-	emu_run(&e, migr);
+	emu_run(&e, tmpdir, migr);
 	p = new_gcp(e.url, 1);
 	start(p);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_EARLY,
@@ -354,7 +320,7 @@ test_stop(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, NULL);
+	emu_run(&e, tmpdir, NULL);
 	p = new_gcp(e.url, 30);
 	start(p);
 	sr_sleep(0.6);		/* a 30 s long-poll is parked in the emulator */
