@@ -5,6 +5,7 @@
 # is on the timeline with the emulator's deadline, the job checkpoints,
 # and the run exits 75 (no next VM on AWS); the next run resumes.
 set -u
+. "$top_srcdir/tests/jobs/cloud.sh"
 tmp=$(mktemp -d)
 emu=
 trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -15,26 +16,11 @@ check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; 
 echo "1..6"
 
 # mdemu: a rebalance recommendation at 0.5 s, the notice at 1.5 s.
-"$top_builddir/tests/mdemu" -p "$tmp/port" -l "$tmp/emu.log" -R 0.5 -T 1.5 &
-emu=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port")
+cloud_emu "$tmp/port" "$tmp/emu.log" -R 0.5 -T 1.5
+SPOTRUN_AWS_ENDPOINT=$emu_url
 export SPOTRUN_AWS_ENDPOINT
 
-cat >"$tmp/job.sh" <<'SH'
-step=0
-[ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
-while [ "$step" -lt 40 ]; do
-	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
-		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
-	fi
-	step=$((step + 1)); sleep 0.1
-done
-echo "done at $step"
-SH
-printf '[job]\nname = awsjob\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = aws\n' \
-	"$tmp" "$tmp" "$tmp" >"$tmp/job.ini"
+cloud_job "$tmp" awsjob aws
 
 "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out" 2>"$tmp/err"
 check $? 75 "the aws notice: checkpoint, then exit 75"
@@ -51,11 +37,8 @@ grep -q '^PUT /latest/api/token ttl=21600 token=none -> 200$' "$tmp/emu.log" &&
 # The next run resumes from the notice's checkpoint (the emulator still
 # announces the interruption, so this run too ends with 75 or finishes).
 kill $emu; wait $emu 2>/dev/null; emu=
-"$top_builddir/tests/mdemu" -p "$tmp/port2" -l "$tmp/emu2.log" &
-emu=$!
-i=0
-while [ ! -s "$tmp/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port2") "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
+cloud_emu "$tmp/port2" "$tmp/emu2.log"
+SPOTRUN_AWS_ENDPOINT=$emu_url "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
 rc=$?
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ $rc = 0 ] && [ -n "$step" ] && [ "$step" -ge 5 ] &&

@@ -7,6 +7,7 @@
 # (no next VM on Azure) and the next run resumes from that checkpoint and
 # finishes.
 set -u
+. "$top_srcdir/tests/jobs/cloud.sh"
 tmp=$(mktemp -d)
 emu=
 trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -19,29 +20,13 @@ id=602d9444-d2cd-49c7-8624-8643e7171297
 
 # mdemu: a Preempt for this VM at 1.5 s (NotBefore 30 s later); the first
 # call to scheduledevents takes 1 s (the service starting).
-"$top_builddir/tests/mdemu" -p "$tmp/port" -l "$tmp/emu.log" -Z 1.5 -z 1 &
-emu=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port")
+cloud_emu "$tmp/port" "$tmp/emu.log" -Z 1.5 -z 1
+SPOTRUN_AZURE_ENDPOINT=$emu_url
 export SPOTRUN_AZURE_ENDPOINT
 
 # The job notes when it hands over its checkpoint (before spotrun commits
 # it), so the ack can be shown to come after.
-cat >"$tmp/job.sh" <<'SH'
-step=0
-[ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
-while [ "$step" -lt 40 ]; do
-	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
-		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
-		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
-	fi
-	step=$((step + 1)); sleep 0.1
-done
-echo "done at $step"
-SH
-printf '[job]\nname = azjob\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = azure\n' \
-	"$tmp" "$tmp" "$tmp" >"$tmp/job.ini"
+cloud_job "$tmp" azjob azure
 
 "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out" 2>"$tmp/err"
 check $? 75 "the azure notice: checkpoint, then exit 75"
@@ -60,11 +45,8 @@ done_at=$(find "$tmp/local" -name done-times -exec tail -n 1 {} \; 2>/dev/null |
 
 # The next run resumes from the notice's checkpoint (no event now).
 kill $emu; wait $emu 2>/dev/null; emu=
-"$top_builddir/tests/mdemu" -p "$tmp/port2" -l "$tmp/emu2.log" &
-emu=$!
-i=0
-while [ ! -s "$tmp/port2" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$(cat "$tmp/port2") "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
+cloud_emu "$tmp/port2" "$tmp/emu2.log"
+SPOTRUN_AZURE_ENDPOINT=$emu_url "$SPOTRUN" run "$tmp/job.ini" >"$tmp/out2" 2>"$tmp/err"
 rc=$?
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ $rc = 0 ] && [ -n "$step" ] && [ "$step" -ge 5 ] &&

@@ -1,0 +1,36 @@
+# cloud.sh: shared by the end-to-end tests of the cloud providers
+# (t40-aws.sh, t41-gcp.sh, t42-azure.sh); sourced, not run.
+
+# cloud_emu PORTFILE LOGFILE [MDEMU OPTIONS...]: start tests/mdemu in the
+# background and wait (at most 5 s) until it listens; sets $emu (its pid)
+# and $emu_url (its base URL).
+cloud_emu() {
+	_pf=$1 _lf=$2
+	shift 2
+	"$top_builddir/tests/mdemu" -p "$_pf" -l "$_lf" "$@" &
+	emu=$!
+	_i=0
+	while [ ! -s "$_pf" ] && [ $_i -lt 100 ]; do sleep 0.05; _i=$((_i + 1)); done
+	emu_url=http://127.0.0.1:$(cat "$_pf")
+}
+
+# cloud_job DIR NAME PROVIDER: DIR/job.sh, a job of 40 steps of 0.1 s that
+# answers checkpoint requests with its step (resuming from it), noting the
+# time of each answer in DIR/local/done-times, and
+# DIR/job.ini running it with that provider, the store and local dir in DIR.
+cloud_job() {
+	cat >"$1/job.sh" <<'SH'
+step=0
+[ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
+while [ "$step" -lt 40 ]; do
+	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
+		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
+		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
+	fi
+	step=$((step + 1)); sleep 0.1
+done
+echo "done at $step"
+SH
+	printf '[job]\nname = %s\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = %s\n' \
+		"$2" "$1" "$1" "$1" "$3" >"$1/job.ini"
+}
