@@ -1,4 +1,5 @@
 # common/local.mk: helpers shared by every module, and compat/.
 libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h \
+	common/http.c common/http.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h

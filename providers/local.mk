@@ -3,7 +3,7 @@ libproviders_a_SOURCES += providers/provider.h
 libproviders_a_SOURCES += providers/provider-int.h providers/provider.c \
 	providers/local.c providers/signal.c providers/trace.h providers/trace.c \
 	providers/watch.c providers/watch.h
-libproviders_a_SOURCES += providers/http.h providers/http.c providers/aws.c
+libproviders_a_SOURCES += providers/aws.c
 check_PROGRAMS += tests/t-provider
 tests_t_provider_SOURCES = tests/t-provider.c tests/tap.h
 # The AWS provider against the metadata emulator.

@@ -1,6 +1,7 @@
 /*
  * http.h: a small blocking HTTP client for the metadata services (AWS IMDS,
- * later GCP and Azure), on libcurl. Every request is bounded: a connect
+ * GCP, Azure), on libcurl. It lives in common/ because both the providers
+ * (notices, facts) and the stores (instance-role credentials) read metadata. Every request is bounded: a connect
  * timeout, a total timeout, a cap on the reply body, and no redirects are
  * followed (a metadata service never redirects; a reply that tries is an
  * error), so a hostile or broken endpoint cannot hang or bloat the watcher.
