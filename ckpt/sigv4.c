@@ -1,0 +1,672 @@
+/*
+ * sigv4.c: AWS Signature Version 4 for the S3 and GCS stores (sigv4.h): the
+ * canonical request, the string to sign, the signing key chain and the
+ * Authorization value. Every input is checked, and what cannot be signed
+ * faithfully (a header value with a line break, a stray '%' in the query,
+ * a date in the wrong form) is refused with a reason rather than signed
+ * into a request that a server would answer with a bare 403.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+
+#include "sigv4.h"
+#include "util.h"
+
+#define ALGORITHM "AWS4-HMAC-SHA256"
+#define TERMINATOR "aws4_request"
+#define UNSIGNED_PAYLOAD "UNSIGNED-PAYLOAD"
+#define SECRET_MAX 4096		/* far above any real secret; keeps lengths in int */
+
+/* A growing NUL-terminated byte string. */
+struct buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static void
+buf_add(struct buf *b, const void *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap > 0 ? b->cap : 128;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->p = sr_realloc(b->p, cap);
+		b->cap = cap;
+	}
+	if (n > 0)
+		memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static void
+buf_ch(struct buf *b, char c)
+{
+	buf_add(b, &c, 1);
+}
+
+/* The buffer's string, allocated even when empty; the buffer is reset. */
+static char *
+buf_take(struct buf *b)
+{
+	char *p;
+
+	buf_add(b, "", 0);
+	p = b->p;
+	memset(b, 0, sizeof *b);
+	return p;
+}
+
+static int
+is_unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* RFC 7230 tchar: the characters of a header name or a method. */
+static int
+is_tchar(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int
+is_token(const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!is_tchar((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* A credential scope part (access key, region, service): no separator of
+ * the Credential= field, no space or control character. */
+static int
+is_scope_part(const char *s)
+{
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c == 0x7f || c == '/' || c == ',' || c == ';' || c == '=')
+			return 0;
+	}
+	return 1;
+}
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static void
+encode_into(struct buf *out, const char *s, size_t len, int keep_slash)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[3];
+
+		if (is_unreserved(c) || (c == '/' && keep_slash)) {
+			buf_ch(out, (char)c);
+			continue;
+		}
+		esc[0] = '%';
+		esc[1] = hex[c >> 4];
+		esc[2] = hex[c & 15];
+		buf_add(out, esc, 3);
+	}
+}
+
+char *
+sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash)
+{
+	struct buf b = { 0 };
+
+	encode_into(&b, s, len, keep_slash);
+	return buf_take(&b);
+}
+
+/* Percent-decode n bytes of s into out (which may then hold NULs; its len
+ * counts). -1 for a '%' not followed by two hex digits: that byte would be
+ * read differently by each server, so the caller must write it as %25. */
+static int
+decode_into(struct buf *out, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (s[i] != '%') {
+			buf_ch(out, s[i]);
+			continue;
+		}
+		if (i + 2 >= n)
+			return -1;
+		hi = hexval((unsigned char)s[i + 1]);
+		lo = hexval((unsigned char)s[i + 2]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		buf_ch(out, (char)(hi << 4 | lo));
+		i += 2;
+	}
+	return 0;
+}
+
+void
+sr_sha256_hex(const void *buf, size_t len, char hex[65])
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	int i;
+
+	if (SHA256(buf, len, md) == NULL)
+		sr_fatal("sha256: OpenSSL failed");
+	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
+static int
+valid_payload_hash(const char *h)
+{
+	int i;
+
+	if (h == NULL)
+		return 0;
+	if (strcmp(h, UNSIGNED_PAYLOAD) == 0)
+		return 1;
+	for (i = 0; i < 64; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+			return 0;
+	return h[64] == '\0';
+}
+
+/* Two decimal digits at s, or -1. */
+static int
+two_digits(const char *s)
+{
+	if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
+		return -1;
+	return (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+static int
+valid_amz_date(const char *d)
+{
+	int i, mon, day;
+
+	if (d == NULL || strlen(d) != 16 || d[8] != 'T' || d[15] != 'Z')
+		return 0;
+	for (i = 0; i < 15; i++)
+		if (i != 8 && (d[i] < '0' || d[i] > '9'))
+			return 0;
+	mon = two_digits(d + 4);
+	day = two_digits(d + 6);
+	return mon >= 1 && mon <= 12 && day >= 1 && day <= 31 &&
+	    two_digits(d + 9) <= 23 && two_digits(d + 11) <= 59 && two_digits(d + 13) <= 60;
+}
+
+/* The fields the string to sign needs (date and credential scope). */
+static int
+check_scope(const struct sr_sigv4_request *rq, char *err)
+{
+	if (rq == NULL)
+		return sr_err(err, "sign request: no request");
+	if (!valid_amz_date(rq->amz_date))
+		return sr_err(err, "sign request: amz_date must be YYYYMMDDTHHMMSSZ (UTC)");
+	if (!is_scope_part(rq->region))
+		return sr_err(err, "sign request: bad region (empty, or with a space, '/', ',', ';', '=' or control character)");
+	if (!is_scope_part(rq->service))
+		return sr_err(err, "sign request: bad service (empty, or with a space, '/', ',', ';', '=' or control character)");
+	return 0;
+}
+
+/*
+ * The canonical URI: the raw path, dot segments removed and empty ones
+ * merged when normalize (RFC 3986 section 5.2.4: a trailing "." or ".."
+ * leaves a trailing '/'; ".." at the root stays at the root), then
+ * percent-encoded once with '/' kept.
+ */
+static void
+canonical_uri(struct buf *out, const char *path, int normalize)
+{
+	const char **seg;
+	size_t *seglen;
+	size_t n = 0, i;
+	int trailing = 0;
+	const char *p;
+
+	if (!normalize) {
+		encode_into(out, path, strlen(path), 1);
+		return;
+	}
+	/* At most one segment per two bytes of path ("/a/b"). */
+	seg = sr_calloc(strlen(path) / 2 + 1, sizeof *seg);
+	seglen = sr_calloc(strlen(path) / 2 + 1, sizeof *seglen);
+	for (p = path; *p != '\0';) {
+		size_t len;
+
+		if (*p == '/') {
+			while (*p == '/')
+				p++;
+			if (*p == '\0')
+				trailing = 1;
+			continue;
+		}
+		len = strcspn(p, "/");
+		if (len == 1 && p[0] == '.') {
+			trailing = 1;
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (n > 0)
+				n--;
+			trailing = 1;
+		} else {
+			seg[n] = p;
+			seglen[n] = len;
+			n++;
+			trailing = 0;
+		}
+		p += len;
+	}
+	buf_ch(out, '/');
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			buf_ch(out, '/');
+		encode_into(out, seg[i], seglen[i], 1);
+	}
+	if (trailing && n > 0)
+		buf_ch(out, '/');
+	free(seg);
+	free(seglen);
+}
+
+struct qpair {
+	char *name;	/* canonically encoded */
+	char *value;
+};
+
+static int
+qpair_cmp(const void *a, const void *b)
+{
+	const struct qpair *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c != 0 ? c : strcmp(x->value, y->value);
+}
+
+/* Decode n bytes of s and return them canonically encoded ('/' too), or
+ * NULL for a bad escape. */
+static char *
+reencode(const char *s, size_t n)
+{
+	struct buf raw = { 0 }, enc = { 0 };
+	int rc;
+
+	rc = decode_into(&raw, s, n);
+	if (rc == 0)
+		encode_into(&enc, raw.p != NULL ? raw.p : "", raw.len, 0);
+	free(raw.p);
+	if (rc != 0) {
+		free(enc.p);
+		return NULL;
+	}
+	return buf_take(&enc);
+}
+
+/* The canonical query string: each name and value decoded and re-encoded,
+ * sorted by name then value (byte order of the encoded forms), "name="
+ * for a name without '='. Empty parts ("a&&b") are not parameters. */
+static int
+canonical_query(struct buf *out, const char *query, char *err)
+{
+	struct qpair *pairs = NULL;
+	size_t n = 0, cap = 0, i;
+	const char *p = query != NULL ? query : "";
+	int rc = 0;
+
+	while (*p != '\0') {
+		size_t plen = strcspn(p, "&");
+
+		if (plen > 0) {
+			const char *eq = memchr(p, '=', plen);
+			size_t nlen = eq != NULL ? (size_t)(eq - p) : plen;
+			char *name, *value;
+
+			name = reencode(p, nlen);
+			value = reencode(eq != NULL ? eq + 1 : "", eq != NULL ? plen - nlen - 1 : 0);
+			if (name == NULL || value == NULL) {
+				free(name);
+				free(value);
+				rc = sr_err(err, "sign request: query has a '%%' not followed by two hex digits (write a literal '%%' as %%25)");
+				break;
+			}
+			if (n == cap) {
+				cap = cap > 0 ? cap * 2 : 8;
+				pairs = sr_reallocarray(pairs, cap, sizeof *pairs);
+			}
+			pairs[n].name = name;
+			pairs[n].value = value;
+			n++;
+		}
+		p += plen;
+		if (*p == '&')
+			p++;
+	}
+	if (rc == 0 && n > 0)
+		qsort(pairs, n, sizeof *pairs, qpair_cmp);
+	for (i = 0; i < n; i++) {
+		if (rc == 0) {
+			if (i > 0)
+				buf_ch(out, '&');
+			buf_str(out, pairs[i].name);
+			buf_ch(out, '=');
+			buf_str(out, pairs[i].value);
+		}
+		free(pairs[i].name);
+		free(pairs[i].value);
+	}
+	free(pairs);
+	return rc;
+}
+
+struct chdr {
+	char *name;	/* lowercased */
+	char *value;	/* trimmed, inner runs of blanks made one space */
+	size_t idx;	/* the position given, to keep repeated names in order */
+};
+
+static int
+chdr_cmp(const void *a, const void *b)
+{
+	const struct chdr *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The canonical form of a header value, or -1 for a control character: a
+ * line break would split the header on the wire (obs-fold is the caller's
+ * to unfold into spaces), and servers differ on the others. */
+static int
+canonical_value(struct buf *out, const char *v)
+{
+	int blank = 0;
+
+	buf_add(out, "", 0);
+	for (; *v != '\0'; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c == ' ' || c == '\t') {
+			blank = out->len > 0;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			return -1;
+		if (blank)
+			buf_ch(out, ' ');
+		blank = 0;
+		buf_ch(out, (char)c);
+	}
+	return 0;
+}
+
+/* The canonical headers block (each "name:value\n") into out and the
+ * signed headers list into signed_out, after checking the headers that
+ * must be there or must agree with the request's fields. */
+static int
+canonical_headers(struct buf *out, struct buf *signed_out,
+    const struct sr_sigv4_request *rq, char *err)
+{
+	struct chdr *h;
+	size_t i, j;
+	int rc = 0, have_host = 0, have_sha = 0;
+
+	if (rq->nheaders > 0 && rq->headers == NULL)
+		return sr_err(err, "sign request: nheaders is %zu but headers is NULL", rq->nheaders);
+	h = sr_calloc(rq->nheaders + 1, sizeof *h);
+	for (i = 0; i < rq->nheaders && rc == 0; i++) {
+		const struct sr_sigv4_header *in = &rq->headers[i];
+		struct buf v = { 0 };
+
+		if (!is_token(in->name)) {
+			rc = sr_err(err, "sign request: header %zu: the name is empty or not an HTTP token", i + 1);
+			break;
+		}
+		if (in->value == NULL) {
+			rc = sr_err(err, "sign request: header '%s' has no value", in->name);
+			break;
+		}
+		if (canonical_value(&v, in->value) == -1) {
+			free(v.p);
+			rc = sr_err(err, "sign request: header '%s': the value has a line break or control character", in->name);
+			break;
+		}
+		h[i].name = sr_strdup(in->name);
+		for (j = 0; h[i].name[j] != '\0'; j++)
+			if (h[i].name[j] >= 'A' && h[i].name[j] <= 'Z')
+				h[i].name[j] += 'a' - 'A';
+		h[i].value = buf_take(&v);
+		h[i].idx = i;
+	}
+	if (rc == 0 && rq->nheaders > 0)
+		qsort(h, rq->nheaders, sizeof *h, chdr_cmp);
+	for (i = 0; rc == 0 && i < rq->nheaders; i = j) {
+		struct buf v = { 0 };
+
+		/* h[i..j) share one name: one line, values joined with ','. */
+		buf_str(&v, h[i].value);
+		for (j = i + 1; j < rq->nheaders && strcmp(h[j].name, h[i].name) == 0; j++) {
+			buf_ch(&v, ',');
+			buf_str(&v, h[j].value);
+		}
+		if (strcmp(h[i].name, "host") == 0) {
+			have_host = 1;
+		} else if (strcmp(h[i].name, "x-amz-content-sha256") == 0) {
+			have_sha = 1;
+			if (strcmp(v.p, rq->payload_hash) != 0)
+				rc = sr_err(err, "sign request: the x-amz-content-sha256 header differs from payload_hash");
+		} else if (strcmp(h[i].name, "x-amz-date") == 0) {
+			if (strcmp(v.p, rq->amz_date) != 0)
+				rc = sr_err(err, "sign request: the x-amz-date header differs from amz_date");
+		}
+		buf_str(out, h[i].name);
+		buf_ch(out, ':');
+		buf_str(out, v.p);
+		buf_ch(out, '\n');
+		if (i > 0)
+			buf_ch(signed_out, ';');
+		buf_str(signed_out, h[i].name);
+		free(v.p);
+	}
+	if (rc == 0 && !have_host)
+		rc = sr_err(err, "sign request: no host header (SigV4 always signs it)");
+	if (rc == 0 && !have_sha && strcmp(rq->service, "s3") == 0)
+		rc = sr_err(err, "sign request: S3 needs an x-amz-content-sha256 header "
+		    "(the payload hash or UNSIGNED-PAYLOAD)");
+	for (i = 0; i < rq->nheaders; i++) {
+		free(h[i].name);
+		free(h[i].value);
+	}
+	free(h);
+	return rc;
+}
+
+/* The canonical request, and the signed headers list when signed_headers
+ * is not NULL; NULL with err set for bad input. */
+static char *
+build_canonical(const struct sr_sigv4_request *rq, char **signed_headers, char *err)
+{
+	struct buf out = { 0 }, sh = { 0 };
+
+	if (check_scope(rq, err) == -1)
+		return NULL;
+	if (!is_token(rq->method)) {
+		sr_err(err, "sign request: the method is empty or not an HTTP token");
+		return NULL;
+	}
+	if (rq->path == NULL || rq->path[0] != '/') {
+		sr_err(err, "sign request: the path must start with '/'");
+		return NULL;
+	}
+	if (!valid_payload_hash(rq->payload_hash)) {
+		sr_err(err, "sign request: payload_hash must be 64 lowercase hex digits or UNSIGNED-PAYLOAD");
+		return NULL;
+	}
+	buf_str(&out, rq->method);
+	buf_ch(&out, '\n');
+	canonical_uri(&out, rq->path, rq->normalize_path);
+	buf_ch(&out, '\n');
+	if (canonical_query(&out, rq->query, err) == -1)
+		goto fail;
+	buf_ch(&out, '\n');
+	if (canonical_headers(&out, &sh, rq, err) == -1)
+		goto fail;
+	buf_ch(&out, '\n');
+	buf_str(&out, sh.p);
+	buf_ch(&out, '\n');
+	buf_str(&out, rq->payload_hash);
+	if (signed_headers != NULL)
+		*signed_headers = buf_take(&sh);
+	else
+		free(sh.p);
+	return buf_take(&out);
+fail:
+	free(out.p);
+	free(sh.p);
+	return NULL;
+}
+
+char *
+sr_sigv4_canonical_request_err(const struct sr_sigv4_request *rq, char *err)
+{
+	return build_canonical(rq, NULL, err);
+}
+
+char *
+sr_sigv4_canonical_request(const struct sr_sigv4_request *rq)
+{
+	return build_canonical(rq, NULL, NULL);
+}
+
+char *
+sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical_request)
+{
+	char hash[65];
+
+	if (canonical_request == NULL || check_scope(rq, NULL) == -1)
+		return NULL;
+	sr_sha256_hex(canonical_request, strlen(canonical_request), hash);
+	return sr_asprintf("%s\n%s\n%.8s/%s/%s/%s\n%s", ALGORITHM, rq->amz_date,
+	    rq->amz_date, rq->region, rq->service, TERMINATOR, hash);
+}
+
+static void
+hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
+    unsigned char out[SHA256_DIGEST_LENGTH])
+{
+	unsigned int outlen = 0;
+
+	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL ||
+	    outlen != SHA256_DIGEST_LENGTH)
+		sr_fatal("hmac-sha256: OpenSSL failed");
+}
+
+/* The signature of sts: HMAC chain "AWS4"+secret -> date -> region ->
+ * service -> "aws4_request", then HMAC of sts; 64 hex digits into sig. */
+static void
+signature(const struct sr_sigv4_request *rq, const char *secret, const char *sts, char sig[65])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t slen = strlen(secret);
+	char *k0 = sr_malloc(slen + 5);
+	unsigned char k[SHA256_DIGEST_LENGTH], md[SHA256_DIGEST_LENGTH];
+	int i;
+
+	memcpy(k0, "AWS4", 4);
+	memcpy(k0 + 4, secret, slen + 1);
+	hmac(k0, slen + 4, rq->amz_date, 8, k);
+	hmac(k, sizeof k, rq->region, strlen(rq->region), k);
+	hmac(k, sizeof k, rq->service, strlen(rq->service), k);
+	hmac(k, sizeof k, TERMINATOR, strlen(TERMINATOR), k);
+	hmac(k, sizeof k, sts, strlen(sts), md);
+	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+		sig[2 * i] = digits[md[i] >> 4];
+		sig[2 * i + 1] = digits[md[i] & 15];
+	}
+	sig[64] = '\0';
+	/* The derived keys sign for a whole day: leave none behind. */
+	OPENSSL_cleanse(k0, slen + 5);
+	OPENSSL_cleanse(k, sizeof k);
+	free(k0);
+}
+
+int
+sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char *auth, char *err)
+{
+	char *creq, *sts, *sh = NULL;
+	char sig[65];
+	int n;
+
+	if (auth == NULL)
+		return sr_err(err, "sign request: no output buffer");
+	auth[0] = '\0';
+	if (key == NULL || !is_scope_part(key->access_key))
+		return sr_err(err, "sign request: bad access key (empty, or with a space, '/', ',', ';', '=' or control character)");
+	if (key->secret_key == NULL || key->secret_key[0] == '\0')
+		return sr_err(err, "sign request: no secret key");
+	if (strlen(key->secret_key) > SECRET_MAX)
+		return sr_err(err, "sign request: the secret key is longer than %d bytes", SECRET_MAX);
+	creq = build_canonical(rq, &sh, err);
+	if (creq == NULL)
+		return -1;
+	sts = sr_sigv4_string_to_sign(rq, creq);
+	signature(rq, key->secret_key, sts, sig);
+	n = snprintf(auth, SR_SIGV4_AUTH_MAX,
+	    "%s Credential=%s/%.8s/%s/%s/%s, SignedHeaders=%s, Signature=%s", ALGORITHM,
+	    key->access_key, rq->amz_date, rq->region, rq->service, TERMINATOR, sh, sig);
+	free(creq);
+	free(sts);
+	free(sh);
+	if (n < 0 || n >= SR_SIGV4_AUTH_MAX) {
+		auth[0] = '\0';
+		return sr_err(err, "sign request: the Authorization value would be %d bytes, more than %d "
+		    "(fewer or shorter signed headers)", n, SR_SIGV4_AUTH_MAX - 1);
+	}
+	return 0;
+}
