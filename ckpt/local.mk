@@ -34,3 +34,27 @@ include_HEADERS += ckpt/spotrun.h
 noinst_PROGRAMS += tests/cjob
 tests_cjob_SOURCES = tests/cjob.c
 dist_check_SCRIPTS += tests/t62-cjob.sh
+
+# SigV4 signing for the S3/GCS stores, checked against the AWS signing test
+# suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).
+libckpt_a_SOURCES += ckpt/sigv4.c ckpt/sigv4.h
+check_PROGRAMS += tests/t-sigv4
+tests_t_sigv4_SOURCES = tests/t-sigv4.c tests/tap.h
+tests_t_sigv4_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+
+# The s3:// and gs:// stores: S3 requests (s3.c), XML replies (s3-xml.c),
+# parallel multipart uploads (s3-mpu.c), the backend (store-s3.c); tested
+# against Ceph RGW (build-aux/test-all starts it).
+libckpt_a_SOURCES += ckpt/s3.c ckpt/s3.h ckpt/s3-xml.c ckpt/s3-xml.h ckpt/s3-mpu.c \
+	ckpt/s3-mpu.h ckpt/store-s3.c
+check_PROGRAMS += tests/t-s3-xml tests/t-store-s3
+tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h
+tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h
+# Credentials and settings of the s3:// and gs:// stores (the AWS CLI's
+# chain, gsutil's boto config); the test runs tests/mdemu (providers/local.mk)
+# as the instance-role metadata service.
+libckpt_a_SOURCES += ckpt/creds.c ckpt/creds.h ckpt/creds-int.h ckpt/creds-ini.c \
+	ckpt/creds-imds.c
+check_PROGRAMS += tests/t-creds
+tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h
+EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)

@@ -1,5 +1,5 @@
 /*
- * store-int.h: what a store backend (file://, later s3:// and gs://)
+ * store-int.h: what a store backend (file://, s3:// and gs://)
  * provides to store.c, and the helpers store.c shares with the backends.
  * Not for users of the store: they include store.h.
  *
@@ -59,6 +59,8 @@ struct sr_upload {
 
 /* Backends, in store.c's table. */
 extern const struct sr_store_backend sr_store_file_backend;
+extern const struct sr_store_backend sr_store_s3_backend;
+extern const struct sr_store_backend sr_store_gs_backend;
 
 /* Longest key, in bytes. */
 #define SR_KEY_MAX 1024

@@ -13,9 +13,11 @@
 #include "store-int.h"
 #include "util.h"
 
-/* The backends, by URL scheme. s3:// and gs:// join here. */
+/* The backends, by URL scheme. */
 static const struct sr_store_backend *const backends[] = {
 	&sr_store_file_backend,
+	&sr_store_s3_backend,
+	&sr_store_gs_backend,
 };
 
 const char *
@@ -114,7 +116,7 @@ sr_store_open(const char *url, struct sr_store **out, char *err)
 
 	*out = NULL;
 	if (sep == NULL)
-		return sr_err(err, "open store %s: not a URL (use file:///path)",
+		return sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix or gs://bucket/prefix)",
 		    url != NULL ? url : "(null)");
 	slen = (size_t)(sep - url);
 	for (i = 0; i < SR_ARRAY_LEN(backends); i++) {
@@ -133,7 +135,7 @@ sr_store_open(const char *url, struct sr_store **out, char *err)
 		*out = st;
 		return 0;
 	}
-	return sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://)",
+	return sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://)",
 	    url, (int)slen, url);
 }
 

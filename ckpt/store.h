@@ -1,7 +1,7 @@
 /*
  * store.h: the object store interface. Checkpoints, manifests and pointers
  * live behind it; a backend gives object-storage semantics whatever is
- * underneath (a local directory now, S3 and GCS next):
+ * underneath (a local directory, S3 or an S3-compatible server, GCS):
  *
  *  - objects are written whole and become visible atomically (never half);
  *  - a create-only put fails with SR_STORE_EXISTS if the key exists;
@@ -10,7 +10,9 @@
  *  - reads may be ranged; listing is by prefix, in key order.
  *
  * Keys are relative paths of '/'-separated segments, without "." or ".."
- * segments and without a leading '/'. URLs: file:///abs/path (embedded default).
+ * segments and without a leading '/'. URLs: file:///abs/path (embedded
+ * default), s3://bucket[/prefix][?options], gs://bucket[/prefix][?options]
+ * (options in doc/spotrun-job.5).
  */
 #ifndef SR_STORE_H
 #define SR_STORE_H

@@ -1,0 +1,318 @@
+/*
+ * store-s3.c: the s3:// and gs:// store backends (store-int.h) on the S3
+ * request engine (s3.h). One code path serves both: GCS's XML API speaks
+ * S3 with SigV4 (region "auto"), and differs where store.h's semantics
+ * meet conditional writes: S3 and RGW take If-None-Match: * (create-only)
+ * and If-Match: <etag> (compare-and-swap), GCS takes
+ * x-goog-if-generation-match with 0 or the object's generation. So on GCS
+ * the etag a put returns and a CAS takes is the generation.
+ *
+ * Control objects (manifests, pointers, records) are single PUTs with a
+ * Content-MD5; large objects stream through multipart uploads (s3-mpu.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3-mpu.h"
+#include "s3.h"
+#include "sigv4.h"
+#include "store-int.h"
+#include "util.h"
+
+#define S3(st) ((struct sr_s3 *)(st)->priv)
+
+static int
+s3_open(struct sr_store *st, const char *rest, char *err)
+{
+	const char *scheme = st->be == &sr_store_gs_backend ? "gs" : "s3";
+	struct sr_s3 *s;
+
+	if (sr_s3_open(scheme, rest, &s, err) == -1)
+		return -1;
+	st->priv = s;
+	return 0;
+}
+
+static void
+s3_close(struct sr_store *st)
+{
+	sr_s3_close(S3(st));
+}
+
+/* "verb key" for messages, the key shown safely. */
+static const char *
+what(char *buf, size_t len, const char *verb, const char *key)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	snprintf(buf, len, "%s %s", verb, sr_store_key_show(key, show, sizeof show));
+	return buf;
+}
+
+/* Did our own earlier attempt land? After a broken-off attempt a
+ * conditional PUT may see its own object and get 412; the object is ours
+ * when its MD5 (the ETag of a single PUT on S3; GCS sends it too) is the
+ * body's. */
+static int
+landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
+{
+	struct sr_s3_req rq = { .method = "HEAD", .key = key };
+	struct sr_s3_resp r;
+	char err[SR_ERRMAX];
+	int ok;
+
+	if (sr_s3_do(s, &rq, &r, "head", err) == -1)
+		return 0;
+	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
+	if (ok && etag_out != NULL)
+		snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+	sr_s3_resp_free(&r);
+	return ok;
+}
+
+static int
+s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
+    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	struct sr_s3_req rq = { .method = "PUT", .key = key, .body = buf, .body_len = len };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], md5h[64], md5b[32], md5x[33], cond[SR_ETAG_MAX + 48];
+	int n = 0, rc;
+
+	what(w, sizeof w, "put", key);
+	if (rq.body == NULL)
+		rq.body = "";
+	sr_s3_content_md5(rq.body, len, md5b, md5x);
+	snprintf(md5h, sizeof md5h, "Content-MD5: %s", md5b);
+	rq.hdrs[n++] = "Content-Type: application/octet-stream";
+	rq.hdrs[n++] = md5h;
+	if (mode == SR_PUT_CREATE)
+		rq.hdrs[n++] = sr_s3_is_gcs(s) ? "x-goog-if-generation-match: 0" : "If-None-Match: *";
+	else if (mode == SR_PUT_MATCH) {
+		/* RGW takes If-Match unquoted only; S3 takes both forms */
+		snprintf(cond, sizeof cond, sr_s3_is_gcs(s) ? "x-goog-if-generation-match: %s" :
+		    "If-Match: %s", if_match);
+		rq.hdrs[n++] = cond;
+	}
+	if (sr_s3_do(s, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 200) {
+		if (etag_out != NULL)
+			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+		rc = SR_STORE_OK;
+	} else if (r.status == 412 && r.maybe_landed && landed(s, key, md5x, etag_out))
+		rc = SR_STORE_OK;
+	else if (r.status == 412 && mode == SR_PUT_CREATE)
+		rc = sr_err(err, "%s: exists (create-only put lost the race)", w),
+		rc = SR_STORE_EXISTS;
+	else if (r.status == 412 && mode == SR_PUT_MATCH)
+		rc = sr_err(err, "%s: changed since etag %s (compare-and-swap lost the race)", w,
+		    if_match), rc = SR_STORE_PRECONDITION;
+	else if (r.status == 404 && mode == SR_PUT_MATCH && strcmp(r.error.code, "NoSuchKey") == 0)
+		rc = sr_err(err, "%s: no such key (compare-and-swap lost the race)", w),
+		rc = SR_STORE_PRECONDITION;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+not_found(const struct sr_s3_resp *r)
+{
+	return r->status == 404 && strcmp(r->error.code, "NoSuchBucket") != 0;
+}
+
+static int
+s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
+    char *etag_out, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	struct sr_s3_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "get", key);
+	if (sr_s3_do(s, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 200) {
+		if (max == 0 && r.len > 0) {
+			sr_s3_resp_free(&r);
+			return sr_err(err, "%s: larger than 0 bytes", w);
+		}
+		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
+		if (len != NULL)
+			*len = r.len;
+		if (etag_out != NULL)
+			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+		r.body = NULL;
+		rc = SR_STORE_OK;
+	} else if (not_found(&r))
+		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+s3_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
+    char *err)
+{
+	struct sr_s3 *s = S3(st);
+	struct sr_s3_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], range[64];
+	int rc;
+
+	what(w, sizeof w, "read", key);
+	if (len == 0)
+		return SR_STORE_OK;
+	snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)off,
+	    (unsigned long long)(off + len - 1));
+	rq.hdrs[0] = range;
+	if (sr_s3_do(s, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if ((r.status == 206 || (r.status == 200 && off == 0)) && r.dst_got == len)
+		rc = SR_STORE_OK;
+	else if (r.status == 206 || r.status == 200 || r.status == 416)
+		rc = sr_err(err, "%s: the object is shorter than %llu bytes",
+		    w, (unsigned long long)(off + len));
+	else if (not_found(&r))
+		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	struct sr_s3_req rq = { .method = "HEAD", .key = key };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "head", key);
+	if (sr_s3_do(s, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 200) {
+		memset(info, 0, sizeof *info);
+		info->key = key;
+		info->size = r.content_length;
+		info->mtime = r.mtime;
+		snprintf(info->etag, sizeof info->etag, "%s",
+		    sr_s3_is_gcs(s) ? r.generation : r.etag);
+		rc = SR_STORE_OK;
+	} else if (r.status == 404)	/* a HEAD reply has no body to tell bucket from key */
+		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+s3_list(struct sr_store *st, const char *prefix,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	const char *base = sr_s3_prefix(s);
+	char *full = sr_asprintf("%s%s", base, prefix), *token = NULL, w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	int rc = 0, truncated = 1;
+
+	what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	while (rc == 0 && truncated) {
+		char *etoken = token != NULL ? sr_sigv4_uri_encode(token, strlen(token), 0) : NULL;
+		char *q = sr_asprintf("list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
+		    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
+		struct sr_s3_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		struct sr_s3_resp r;
+
+		free(etoken);
+		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
+			free(q);
+			rc = SR_STORE_ERROR;
+			break;
+		}
+		free(q);
+		free(token);
+		token = NULL;
+		if (r.status != 200)
+			rc = sr_s3_fail(s, w, &r, err);
+		else {
+			rc = sr_s3_xml_list(r.body != NULL ? r.body : "", r.len, strlen(base), fn, arg,
+			    &truncated, &token, err);
+			if (rc == -1)
+				sr_err_prefix(err, "%s", w);
+		}
+		sr_s3_resp_free(&r);
+	}
+	free(token);
+	free(eprefix);
+	free(full);
+	return rc;
+}
+
+static int
+s3_del(struct sr_store *st, const char *key, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	struct sr_s3_req rq = { .method = "DELETE", .key = key };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "delete", key);
+	if (sr_s3_do(s, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	/* S3 answers 204 for a missing key too; GCS answers 404 NoSuchKey */
+	if (r.status == 204 || r.status == 200 || not_found(&r))
+		rc = SR_STORE_OK;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+s3_upload_begin(struct sr_upload *up, char *err)
+{
+	up->priv = sr_s3_mpu_begin(S3(up->st), up->key);
+	return 0;
+}
+
+static int
+s3_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
+{
+	return sr_s3_mpu_write(up->priv, buf, len, err);
+}
+
+static int
+s3_upload_commit(struct sr_upload *up, char *err)
+{
+	return sr_s3_mpu_commit(up->priv, err);
+}
+
+static void
+s3_upload_abort(struct sr_upload *up)
+{
+	sr_s3_mpu_abort(up->priv);
+}
+
+#define S3_OPS \
+	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
+	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
+	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
+	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort
+
+const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", S3_OPS };
+const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", S3_OPS };

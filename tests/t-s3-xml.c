@@ -1,0 +1,184 @@
+/*
+ * t-s3-xml.c: the S3 reply readers (ckpt/s3-xml.c) on replies shaped as
+ * S3 and RGW send them: errors with a region or server time, listing pages
+ * (entities, UTF-8, the store prefix stripped, truncation), upload ids,
+ * batch-delete results, and hostile input (not XML, huge text, a listing
+ * without keys), none of which may crash or be taken for success.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3-xml.h"
+#include "tap.h"
+#include "util.h"
+
+/* A string literal and its length. */
+#define S(lit) (lit), (sizeof(lit) - 1)
+
+struct seen {
+	char keys[8][64];
+	unsigned long long sizes[8];
+	char etags[8][64];
+	double mtimes[8];
+	int n;
+	int stop_at;
+};
+
+static int
+collect(const struct sr_object_info *info, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->keys[s->n], sizeof s->keys[0], "%s", info->key);
+		s->sizes[s->n] = info->size;
+		snprintf(s->etags[s->n], sizeof s->etags[0], "%s", info->etag);
+		s->mtimes[s->n] = info->mtime;
+	}
+	s->n++;
+	return s->stop_at != 0 && s->n == s->stop_at ? 7 : 0;
+}
+
+static int
+list(const char *xml, size_t strip, struct seen *s, int *trunc, char **next, char *err)
+{
+	return sr_s3_xml_list(xml, strlen(xml), strip, collect, s, trunc, next, err);
+}
+
+int
+main(void)
+{
+	struct sr_s3_error e;
+	struct seen s;
+	char err[SR_ERRMAX], *next, *id;
+	int trunc;
+	const char *skew =
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>RequestTimeTooSkewed</Code>"
+	    "<Message>The difference between the request time and the current time is too "
+	    "large.</Message><RequestTime>20261130T050000Z</RequestTime>"
+	    "<ServerTime>2026-11-30T05:20:00Z</ServerTime><MaxAllowedSkewMilliseconds>900000"
+	    "</MaxAllowedSkewMilliseconds></Error>";
+	const char *region =
+	    "<Error><Code>AuthorizationHeaderMalformed</Code><Message>the region 'us-east-1' is "
+	    "wrong; expecting 'eu-west-1'</Message><Region>eu-west-1</Region>"
+	    "<RequestId>X</RequestId></Error>";
+	const char *page1 =
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+	    "<Name>b</Name><Prefix>run/</Prefix><KeyCount>3</KeyCount><MaxKeys>3</MaxKeys>"
+	    "<IsTruncated>true</IsTruncated>"
+	    "<Contents><Key>run/a b&amp;c</Key><LastModified>2026-11-30T05:10:00.500Z</LastModified>"
+	    "<ETag>&quot;0cc175b9c0f1b6a831c399e269772661&quot;</ETag><Size>1</Size>"
+	    "<StorageClass>STANDARD</StorageClass></Contents>"
+	    "<Contents><Key>run/\xc3\xbc+x</Key><LastModified>2026-11-30T05:10:01.000Z</LastModified>"
+	    "<ETag>\"9e107d9d372bb6826bd81d3542a419d6-3\"</ETag><Size>17179869184</Size></Contents>"
+	    "<Contents><Key>run/z</Key><Size>0</Size><ETag>\"d41d8cd98f00b204e9800998ecf8427e\""
+	    "</ETag></Contents>"
+	    "<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>"
+	    "</ListBucketResult>";
+
+	/* errors */
+	is_int(sr_s3_xml_error(skew, strlen(skew), &e), 0, "skew: an error document");
+	is_str(e.code, "RequestTimeTooSkewed", "skew: code");
+	is_str(e.server_time, "2026-11-30T05:20:00Z", "skew: server time");
+	is_str(e.request_time, "20261130T050000Z", "skew: request time");
+	ok(sr_s3_parse_iso8601(e.server_time) == 1796016000.0, "skew: server time parsed");
+	is_int(sr_s3_xml_error(region, strlen(region), &e), 0, "region: an error document");
+	is_str(e.region, "eu-west-1", "region: the right region");
+	ok(strncmp(e.message, "the region 'us-east-1'", 22) == 0, "region: message");
+	is_int(sr_s3_xml_error("", 0, &e), -1, "empty body: not an error document");
+	is_str(e.code, "", "empty body: code cleared");
+	is_int(sr_s3_xml_error(S("<html>oops"), &e), -1, "HTML: not an error document");
+	is_int(sr_s3_xml_error(S("<Error><Message>m</Message></Error>"), &e), -1,
+	    "an Error without a Code is not taken");
+
+	/* listing */
+	memset(&s, 0, sizeof s);
+	is_int(list(page1, 4, &s, &trunc, &next, err), 0, "page: read");
+	is_int(s.n, 3, "page: three entries");
+	is_str(s.keys[0], "a b&c", "page: entity decoded, prefix stripped");
+	is_str(s.keys[1], "\xc3\xbc+x", "page: UTF-8 key");
+	is_str(s.etags[0], "0cc175b9c0f1b6a831c399e269772661", "page: etag without &quot;");
+	is_str(s.etags[1], "9e107d9d372bb6826bd81d3542a419d6-3", "page: multipart etag unquoted");
+	ok(s.sizes[1] == 17179869184ULL, "page: 16 GiB size");
+	ok(s.mtimes[0] == 1796015400.5, "page: LastModified with milliseconds");
+	ok(s.mtimes[2] == 0, "page: no LastModified -> 0");
+	is_int(trunc, 1, "page: truncated");
+	is_str(next, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=", "page: continuation token");
+	free(next);
+
+	memset(&s, 0, sizeof s);
+	s.stop_at = 2;
+	is_int(list(page1, 4, &s, &trunc, &next, err), 7, "callback's stop value returned");
+	is_int(s.n, 2, "stopped after two");
+	ok(next == NULL, "no token on a stop");
+
+	memset(&s, 0, sizeof s);
+	is_int(list("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", 0, &s,
+	    &trunc, &next, err), 0, "empty last page");
+	ok(s.n == 0 && trunc == 0 && next == NULL, "empty last page: nothing, not truncated");
+
+	is_int(list("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", 0, &s,
+	    &trunc, &next, err), -1, "truncated without a token refused");
+	is_str(err, "read listing: truncated without a NextContinuationToken", "... message");
+	is_int(list("<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>", 0,
+	    &s, &trunc, &next, err), -1, "entry without a key refused");
+	is_str(err, "read listing: an entry without <Key>", "... message");
+	is_int(list("<Error><Code>AccessDenied</Code></Error>", 0, &s, &trunc, &next, err), -1,
+	    "an error document is not a listing");
+	is_str(err, "read listing: the reply is not a ListBucketResult", "... message");
+	is_int(list("<ListBucketResult><Contents>", 0, &s, &trunc, &next, err), -1,
+	    "cut-off XML refused");
+	ok(strncmp(err, "read reply: not XML: ", 21) == 0, "... message: %s", err);
+	{
+		size_t n = 10000, i;
+		char *big = sr_malloc(n + 200);
+
+		strcpy(big, "<ListBucketResult><Contents><Key>");
+		for (i = strlen(big); i < n; i++)
+			big[i] = 'k';
+		strcpy(big + n, "</Key></Contents></ListBucketResult>");
+		is_int(list(big, 0, &s, &trunc, &next, err), -1, "a 10000-byte key refused");
+		is_str(err, "read listing: <Contents/Key> is too long", "... message");
+		free(big);
+	}
+	{
+		/* deep nesting must not overflow the path */
+		char deep[4000];
+		size_t o = 0;
+		int i;
+
+		o += (size_t)snprintf(deep + o, sizeof deep - o, "<ListBucketResult>");
+		for (i = 0; i < 150; i++)
+			o += (size_t)snprintf(deep + o, sizeof deep - o, "<a>");
+		for (i = 0; i < 150; i++)
+			o += (size_t)snprintf(deep + o, sizeof deep - o, "</a>");
+		snprintf(deep + o, sizeof deep - o, "</ListBucketResult>");
+		memset(&s, 0, sizeof s);
+		is_int(list(deep, 0, &s, &trunc, &next, err), 0, "deep nesting read");
+		is_int(s.n, 0, "deep nesting: no entries");
+	}
+
+	/* multipart and batch delete */
+	is_int(sr_s3_xml_upload_id(S("<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key>"
+	    "<UploadId>2~abc+/=</UploadId></InitiateMultipartUploadResult>"), &id, err), 0,
+	    "upload id read");
+	is_str(id, "2~abc+/=", "upload id");
+	free(id);
+	is_int(sr_s3_xml_upload_id(S("<InitiateMultipartUploadResult/>"), &id, err), -1,
+	    "no upload id refused");
+	is_str(err, "start multipart upload: the reply has no UploadId", "... message");
+	is_int(sr_s3_xml_delete_result(S("<DeleteResult><Deleted><Key>a</Key></Deleted></DeleteResult>"),
+	    err), 0, "delete result without errors");
+	is_int(sr_s3_xml_delete_result(S("<DeleteResult><Deleted><Key>a</Key></Deleted><Error><Key>b/c"
+	    "</Key><Code>AccessDenied</Code><Message>no</Message></Error></DeleteResult>"), err),
+	    -1, "delete result with an error");
+	is_str(err, "delete b/c: AccessDenied", "... message names key and code");
+
+	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00Z") == 1796015400.0, "iso8601 without fraction");
+	ok(sr_s3_parse_iso8601("2026-11-30 05:10:00") == -1, "not iso8601");
+	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00+02:00") == -1, "non-UTC offset refused");
+	return tap_done();
+}
