@@ -193,36 +193,48 @@ endpoint_norm(const char *ep)
 	return sr_strndup(ep, (size_t)(auth - ep) + n);
 }
 
-int
-sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
-{
-	struct sr_s3 *s = sr_calloc(1, sizeof *s);
+/* The URL's parts, checked, with no I/O: what sr_s3_url_check checks and
+ * sr_s3_open builds on. url is the whole URL (for messages). */
+struct parsed {
 	struct sr_creds_opts co;
-	struct sr_store_config cfg;
-	char *copy = sr_strdup(rest), *q, *slash, *endpoint = NULL, *region = NULL;
-	char url[1200];
+	char *endpoint;		/* the endpoint option, normalised, or NULL */
+	char *region;		/* the region option, or NULL */
+};
+
+static int
+parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
+    struct parsed *pa, char *err)
+{
+	char *copy = sr_strdup(rest), *q, *slash;
 	const char *why;
 	size_t n;
 	int rc = -1;
 
-	*out = NULL;
-	snprintf(url, sizeof url, "%s://%s", scheme, rest);
-	memset(&co, 0, sizeof co);
+	memset(pa, 0, sizeof *pa);
 	s->gcs = strcmp(scheme, "gs") == 0;
-	co.kind = s->gcs ? SR_CREDS_GCS : SR_CREDS_AWS;
+	pa->co.kind = s->gcs ? SR_CREDS_GCS : SR_CREDS_AWS;
 	s->tune.part_size = 16 * 1024 * 1024;
 	s->tune.concurrency = 8;
 	s->tune.attempts = 8;
 	s->tune.stall_timeout = 30;
-	pthread_mutex_init(&s->lock, NULL);
-
 	if ((q = strchr(copy, '?')) != NULL) {
 		char *opt, *save = NULL;
 
 		*q++ = '\0';
 		for (opt = strtok_r(q, "&", &save); opt != NULL; opt = strtok_r(NULL, "&", &save))
-			if (apply_option(s, url, opt, &co, &endpoint, &region, err) == -1)
+			if (apply_option(s, url, opt, &pa->co, &pa->endpoint, &pa->region, err) == -1)
 				goto out;
+	}
+	if (pa->endpoint != NULL) {
+		char *norm = endpoint_norm(pa->endpoint);
+
+		if (norm == NULL) {
+			sr_err(err, "open store %s: endpoint \"%s\" is not http(s)://host[:port]",
+			    url, pa->endpoint);
+			goto out;
+		}
+		free(pa->endpoint);
+		pa->endpoint = norm;
 	}
 	if ((slash = strchr(copy, '/')) != NULL)
 		*slash++ = '\0';
@@ -247,36 +259,73 @@ sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 		free(p);
 	} else
 		s->prefix = sr_strdup("");
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
 
-	if (sr_store_config_load(&co, &cfg, err) == -1) {
+static void
+parsed_free(struct parsed *pa)
+{
+	free(pa->endpoint);
+	free(pa->region);
+}
+
+int
+sr_s3_url_check(const char *scheme, const char *rest, char *err)
+{
+	struct sr_s3 *s = sr_calloc(1, sizeof *s);
+	struct parsed pa;
+	char *url = sr_asprintf("%s://%s", scheme, rest);
+	int rc = parse(s, scheme, rest, url, &pa, err);
+
+	parsed_free(&pa);
+	free(s->bucket);
+	free(s->prefix);
+	free(s);
+	free(url);
+	return rc;
+}
+
+int
+sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
+{
+	struct sr_s3 *s = sr_calloc(1, sizeof *s);
+	struct sr_store_config cfg;
+	struct parsed pa;
+	char *url = sr_asprintf("%s://%s", scheme, rest);
+	int rc = -1;
+
+	*out = NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	if (parse(s, scheme, rest, url, &pa, err) == -1)
+		goto out;
+	if (sr_store_config_load(&pa.co, &cfg, err) == -1) {
 		sr_err_prefix(err, "open store %s", url);
 		goto out;
 	}
-	snprintf(s->region, sizeof s->region, "%s", region != NULL ? region : cfg.region);
+	snprintf(s->region, sizeof s->region, "%s", pa.region != NULL ? pa.region : cfg.region);
 	snprintf(s->ca_bundle, sizeof s->ca_bundle, "%s", cfg.ca_bundle);
-	if (endpoint == NULL && cfg.endpoint[0] != '\0')
-		endpoint = sr_strdup(cfg.endpoint);
-	if (endpoint != NULL) {
-		s->endpoint = endpoint_norm(endpoint);
-		if (s->endpoint == NULL) {
-			sr_err(err, "open store %s: endpoint \"%s\" is not http(s)://host[:port]",
-			    url, endpoint);
-			goto out;
-		}
-		s->path_style = 1;
-	} else {
-		/* AWS: virtual-hosted, unless the name does not fit a host name */
-		s->path_style = strchr(s->bucket, '.') != NULL || strchr(s->bucket, '_') != NULL;
+	if (pa.endpoint != NULL)
+		s->endpoint = sr_strdup(pa.endpoint);
+	else if (cfg.endpoint[0] != '\0' && (s->endpoint = endpoint_norm(cfg.endpoint)) == NULL) {
+		sr_err(err, "open store %s: the configured endpoint \"%s\" is not "
+		    "http(s)://host[:port]", url, cfg.endpoint);
+		goto out;
 	}
-	if (sr_creds_chain_new(&co, &s->creds, err) == -1) {
+	/* path-style on custom endpoints; on AWS virtual-hosted, unless the
+	 * bucket's name does not fit in a host name */
+	s->path_style = s->endpoint != NULL || strchr(s->bucket, '.') != NULL ||
+	    strchr(s->bucket, '_') != NULL;
+	if (sr_creds_chain_new(&pa.co, &s->creds, err) == -1) {
 		sr_err_prefix(err, "open store %s", url);
 		goto out;
 	}
 	rc = 0;
 out:
-	free(copy);
-	free(endpoint);
-	free(region);
+	parsed_free(&pa);
+	free(url);
 	if (rc == -1) {
 		sr_s3_close(s);
 		return -1;

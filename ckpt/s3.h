@@ -83,6 +83,9 @@ struct sr_s3_tuning {
  * (creds.h). 0, or -1 with err naming the URL part and the fix. */
 int sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err);
 void sr_s3_close(struct sr_s3 *s);
+/* Check the URL's syntax (bucket, prefix, options) as sr_s3_open would,
+ * reading no file and making no request. 0, or -1 with err. */
+int sr_s3_url_check(const char *scheme, const char *rest, char *err);
 
 int sr_s3_is_gcs(const struct sr_s3 *s);
 const struct sr_s3_tuning *sr_s3_tuning(const struct sr_s3 *s);

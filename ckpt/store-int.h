@@ -20,6 +20,8 @@
 
 struct sr_store_backend {
 	const char *scheme;	/* "file": matches URLs "file://..." */
+	/* Check rest's syntax with no I/O (sr_store_url_check); NULL: none. */
+	int (*check)(const char *rest, char *err);
 	/* Open the store; rest is the URL after "scheme://". Set st->priv. */
 	int (*open)(struct sr_store *st, const char *rest, char *err);
 	/* Free st->priv (st itself is store.c's). */

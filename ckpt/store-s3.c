@@ -36,6 +36,18 @@ s3_open(struct sr_store *st, const char *rest, char *err)
 	return 0;
 }
 
+static int
+s3_check(const char *rest, char *err)
+{
+	return sr_s3_url_check("s3", rest, err);
+}
+
+static int
+gs_check(const char *rest, char *err)
+{
+	return sr_s3_url_check("gs", rest, err);
+}
+
 static void
 s3_close(struct sr_store *st)
 {
@@ -314,5 +326,5 @@ s3_upload_abort(struct sr_upload *up)
 	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
 	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort
 
-const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", S3_OPS };
-const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", S3_OPS };
+const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
+const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check, S3_OPS };

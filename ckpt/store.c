@@ -107,36 +107,64 @@ sr_store_prefix_check(const char *verb, const char *prefix, char *err)
 	return check(verb, prefix, 1, err);
 }
 
-int
-sr_store_open(const char *url, struct sr_store **out, char *err)
+/* The backend for url's scheme; *rest is what follows "scheme://". NULL
+ * with err when there is none. */
+static const struct sr_store_backend *
+backend_for(const char *url, const char **rest, char *err)
 {
 	const char *sep = url != NULL ? strstr(url, "://") : NULL;
-	struct sr_store *st;
 	size_t i, slen;
 
-	*out = NULL;
-	if (sep == NULL)
-		return sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix or gs://bucket/prefix)",
-		    url != NULL ? url : "(null)");
+	if (sep == NULL) {
+		sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix or "
+		    "gs://bucket/prefix)", url != NULL ? url : "(null)");
+		return NULL;
+	}
 	slen = (size_t)(sep - url);
 	for (i = 0; i < SR_ARRAY_LEN(backends); i++) {
 		const struct sr_store_backend *be = backends[i];
 
-		if (strlen(be->scheme) != slen || strncmp(url, be->scheme, slen) != 0)
-			continue;
-		st = sr_calloc(1, sizeof *st);
-		st->be = be;
-		st->url = sr_strdup(url);
-		if (be->open(st, sep + 3, err) == -1) {
-			free(st->url);
-			free(st);
-			return -1;
+		if (strlen(be->scheme) == slen && strncmp(url, be->scheme, slen) == 0) {
+			*rest = sep + 3;
+			return be;
 		}
-		*out = st;
-		return 0;
 	}
-	return sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://)",
+	sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://)",
 	    url, (int)slen, url);
+	return NULL;
+}
+
+int
+sr_store_url_check(const char *url, char *err)
+{
+	const char *rest;
+	const struct sr_store_backend *be = backend_for(url, &rest, err);
+
+	if (be == NULL)
+		return -1;
+	return be->check != NULL ? be->check(rest, err) : 0;
+}
+
+int
+sr_store_open(const char *url, struct sr_store **out, char *err)
+{
+	const char *rest;
+	const struct sr_store_backend *be = backend_for(url, &rest, err);
+	struct sr_store *st;
+
+	*out = NULL;
+	if (be == NULL)
+		return -1;
+	st = sr_calloc(1, sizeof *st);
+	st->be = be;
+	st->url = sr_strdup(url);
+	if (be->open(st, rest, err) == -1) {
+		free(st->url);
+		free(st);
+		return -1;
+	}
+	*out = st;
+	return 0;
 }
 
 void

@@ -51,6 +51,9 @@ struct sr_object_info {
 /* Open the store at url; *out is freed with sr_store_close. */
 int sr_store_open(const char *url, struct sr_store **out, char *err);
 void sr_store_close(struct sr_store *st);
+/* Check url as sr_store_open would parse it, reading no file and making no
+ * request (for `spotrun check` on a laptop): 0, or -1 with err. */
+int sr_store_url_check(const char *url, char *err);
 /* The URL the store was opened with (for messages). */
 const char *sr_store_url(const struct sr_store *st);
 

@@ -11,6 +11,24 @@
 #include "jobspec.h"
 #include "util.h"
 
+/* The store's keys stay with the supervisor: a job (and whatever it
+ * prints or spawns) never sees them unless its job file's env sets them. */
+static const char *const secret_vars[] = {
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+	"GS_ACCESS_KEY_ID", "GS_SECRET_ACCESS_KEY",
+};
+
+static int
+is_secret(const char *kv)
+{
+	size_t klen = strcspn(kv, "="), i;
+
+	for (i = 0; i < SR_ARRAY_LEN(secret_vars); i++)
+		if (strlen(secret_vars[i]) == klen && strncmp(kv, secret_vars[i], klen) == 0)
+			return 1;
+	return 0;
+}
+
 struct envbuf {
 	char **v;
 	size_t n, cap;
@@ -46,6 +64,8 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 	for (i = 0; base != NULL && base[i] != NULL; i++) {
 		/* A supervisor above us must not leak its own job's variables. */
 		if (strncmp(base[i], "SPOTRUN_", 8) == 0 && strncmp(base[i], "SPOTRUN_FAULT", 13) != 0)
+			continue;
+		if (is_secret(base[i]))
 			continue;
 		if (strchr(base[i], '=') != NULL)
 			env_set(&e, sr_strdup(base[i]));
