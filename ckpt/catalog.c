@@ -462,8 +462,8 @@ sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_byt
 	prefix = sr_asprintf("%s/packs/", job);
 	rc = sr_store_list(st, prefix, gc_pack_cb, &g, err);
 	free(prefix);
-	for (i = 0; rc == 0 && i < g.dead.n; i++)
-		rc = sr_store_delete(st, g.dead.v[i], err);
+	if (rc == 0)
+		rc = sr_store_delete_many(st, (const char *const *)g.dead.v, g.dead.n, err);
 	strset_free(&g.dead);
 	if (rc != 0) {
 		sr_err_prefix(err, "gc %s", job);

@@ -38,6 +38,9 @@ struct sr_store_backend {
 	int (*list)(struct sr_store *st, const char *prefix,
 	    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
 	int (*del)(struct sr_store *st, const char *key, char *err);
+	/* Delete n keys, missing ones included, in as few requests as the
+	 * backend can; NULL: store.c calls del for each. */
+	int (*del_many)(struct sr_store *st, const char *const *keys, size_t n, char *err);
 
 	/* Streaming upload: begin sets up->priv; commit and abort free it
 	 * (store.c frees up itself). */

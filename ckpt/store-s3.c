@@ -295,6 +295,88 @@ s3_del(struct sr_store *st, const char *key, char *err)
 	return rc;
 }
 
+/* Append key to the DeleteObjects body, escaped for XML. */
+static size_t
+xml_key(char *out, const char *prefix, const char *key)
+{
+	size_t o = 0;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const char *p = pass == 0 ? prefix : key;
+
+		for (; *p != '\0'; p++) {
+			const char *rep = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ?
+			    "&gt;" : *p == '"' ? "&quot;" : *p == '\'' ? "&apos;" : NULL;
+
+			if (rep != NULL) {
+				memcpy(out + o, rep, strlen(rep));
+				o += strlen(rep);
+			} else
+				out[o++] = *p;
+		}
+	}
+	return o;
+}
+
+#define DELETE_BATCH 1000	/* S3's limit per DeleteObjects request */
+
+/* DeleteObjects (POST ?delete), 1000 keys a request, Quiet: the reply
+ * lists only the keys that failed. GCS's XML API has no such request, so
+ * gs:// deletes one by one. */
+static int
+s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
+{
+	struct sr_s3 *s = S3(st);
+	const char *base = sr_s3_prefix(s);
+	size_t i, j;
+
+	if (sr_s3_is_gcs(s)) {
+		for (i = 0; i < n; i++)
+			if (s3_del(st, keys[i], err) != 0)
+				return SR_STORE_ERROR;
+		return 0;
+	}
+	for (i = 0; i < n; i += DELETE_BATCH) {
+		size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH, cap = 64, o = 0;
+		struct sr_s3_req rq = { .method = "POST", .query = "delete=" };
+		struct sr_s3_resp r;
+		char *xml, md5[64], w[64];
+		int rc;
+
+		for (j = 0; j < m; j++)	/* 6x: every byte may become &quot; */
+			cap += 40 + 6 * (strlen(base) + strlen(keys[i + j]));
+		xml = sr_malloc(cap);
+		o += (size_t)sprintf(xml + o, "<Delete><Quiet>true</Quiet>");
+		for (j = 0; j < m; j++) {
+			o += (size_t)sprintf(xml + o, "<Object><Key>");
+			o += xml_key(xml + o, base, keys[i + j]);
+			o += (size_t)sprintf(xml + o, "</Key></Object>");
+		}
+		o += (size_t)sprintf(xml + o, "</Delete>");
+		snprintf(md5, sizeof md5, "Content-MD5: ");
+		sr_s3_content_md5(xml, o, md5 + strlen(md5), NULL);	/* S3 requires it here */
+		rq.hdrs[0] = "Content-Type: application/xml";
+		rq.hdrs[1] = md5;
+		rq.body = xml;
+		rq.body_len = o;
+		snprintf(w, sizeof w, "delete %zu keys", m);
+		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
+			free(xml);
+			return SR_STORE_ERROR;
+		}
+		free(xml);
+		if (r.status != 200)
+			rc = sr_s3_fail(s, w, &r, err);
+		else
+			rc = sr_s3_xml_delete_result(r.body != NULL ? r.body : "", r.len, err);
+		sr_s3_resp_free(&r);
+		if (rc != 0)
+			return SR_STORE_ERROR;
+	}
+	return 0;
+}
+
 static int
 s3_upload_begin(struct sr_upload *up, char *err)
 {
@@ -323,6 +405,7 @@ s3_upload_abort(struct sr_upload *up)
 #define S3_OPS \
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
+	.del_many = s3_del_many, \
 	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
 	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort
 

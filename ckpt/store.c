@@ -250,6 +250,25 @@ sr_store_delete(struct sr_store *st, const char *key, char *err)
 	return st->be->del(st, key, err);
 }
 
+int
+sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sr_store_key_check("delete", keys[i], err) == -1)
+			return SR_STORE_ERROR;
+	if (st->be->del_many != NULL)
+		return n > 0 ? st->be->del_many(st, keys, n, err) : 0;
+	for (i = 0; i < n; i++) {
+		int rc = st->be->del(st, keys[i], err);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 struct sr_upload *
 sr_store_upload_begin(struct sr_store *st, const char *key, char *err)
 {

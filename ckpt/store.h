@@ -73,6 +73,9 @@ int sr_store_list(struct sr_store *st, const char *prefix,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
 /* Delete a key; deleting a missing key succeeds. */
 int sr_store_delete(struct sr_store *st, const char *key, char *err);
+/* Delete n keys as sr_store_delete does, batched where the store can (S3:
+ * up to 1000 keys a request). On an error some keys may be gone. */
+int sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n, char *err);
 
 /* Streaming upload of a large object: visible only after sr_upload_commit. */
 struct sr_upload *sr_store_upload_begin(struct sr_store *st, const char *key, char *err);

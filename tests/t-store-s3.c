@@ -329,6 +329,29 @@ main(void)
 		is_int(n, 10, "k00990..k00999");
 	}
 
+	/* batch delete: 1040 keys (two requests), a missing one, odd names */
+	{
+		const char **keys = sr_calloc(1043, sizeof *keys);
+		char **names = sr_calloc(1040, sizeof *names);
+
+		for (i = 0; i < 1040; i++)
+			keys[i] = names[i] = sr_asprintf("many/k%05d", i);
+		keys[1040] = "never/written";
+		keys[1041] = "with space/and+plus";
+		keys[1042] = "odd!'()*$&=;:@,?#[]~";
+		is_int(sr_store_delete_many(st, keys, 1043, err), 0, "delete 1043 keys in a batch");
+		n = 0;
+		is_int(sr_store_list(st, "many/", count_cb, &n, err), 0, "list after the batch");
+		is_int(n, 0, "all 1040 gone");
+		is_int(sr_store_head(st, "odd!'()*$&=;:@,?#[]~", &info, err), SR_STORE_NOTFOUND,
+		    "the key with XML characters is gone");
+		is_int(sr_store_head(st, "plain", &info, err), 0, "a key not named stays");
+		for (i = 0; i < 1040; i++)
+			free(names[i]);
+		free(names);
+		free(keys);
+	}
+
 	/* errors a user meets */
 	setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-for-the-test", 1);
 	bad = open_store(url);
