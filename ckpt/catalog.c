@@ -31,6 +31,20 @@ sr_ckpt_say(const struct sr_ckpt_opts *o, const char *fmt, ...)
 	o->log(o->log_arg, msg);
 }
 
+void
+sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done, uint64_t total)
+{
+	double now;
+
+	if (o == NULL || o->progress == NULL)
+		return;
+	now = sr_mono();
+	if (done != total && now - *last < 0.25)
+		return;
+	*last = now;
+	o->progress(o->progress_arg, done, total);
+}
+
 int
 sr_ckpt_job_check(const char *job, char *err)
 {

@@ -38,6 +38,11 @@ struct sr_catalog {
 	char etag[SR_ETAG_MAX];	/* of LATEST, when present */
 };
 
+/* Throttled progress: call o->progress when *last (sr_mono() of the last
+ * call, 0 at first) is 0.25 s old, or always when done == total. The
+ * caller serialises calls for one operation. */
+void sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done, uint64_t total);
+
 /* Send a formatted line to opts->log, if any. */
 void sr_ckpt_say(const struct sr_ckpt_opts *o, const char *fmt, ...) SR_PRINTF(2, 3);
 

@@ -34,6 +34,11 @@ struct sr_ckpt_opts {
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
 	uint64_t pack_size;		/* start a new pack past this (default 1 GiB) */
+	/* Called as raw bytes are done (save: read and stored; restore:
+	 * written and verified), at most every 0.25 s, from any one thread at
+	 * a time; done == total once at the end of a success. May be NULL. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 struct sr_ckpt_stats {

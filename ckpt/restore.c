@@ -95,6 +95,8 @@ struct restorer {
 	pthread_cond_t cv;	/* a slot filled or freed, or a failure */
 	enum try_rc rc;		/* first failure */
 	char why[SR_ERRMAX];
+	uint64_t done, total;	/* raw bytes verified, of all */
+	double progress_at;
 };
 
 /* Record the first failure; later ones are consequences or noise. */
@@ -252,6 +254,11 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (the data hashes to %s)", hex, q, got);
 		return;
 	}
+	pthread_mutex_lock(&r->mu);
+	r->done += c->rlen;
+	if (r->done < r->total)	/* the end is reported once the tree is in place */
+		sr_ckpt_progress(r->o, &r->progress_at, r->done, r->total);
+	pthread_mutex_unlock(&r->mu);
 }
 
 static void *
@@ -328,6 +335,7 @@ fetch_chunks(struct restorer *r, int threads)
 			r->tasks[r->ntasks].chunk = k;
 			r->tasks[r->ntasks++].foff = off;
 			off += c->rlen;
+			r->total += c->rlen;
 			if (c->rlen > rmax)
 				rmax = c->rlen;
 			if (c->clen > cmax)
@@ -501,6 +509,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 		if (m->entries[i - 1].type == SR_MT_DIR && set_meta(sfd, &m->entries[i - 1], why) == -1)
 			return TRY_LOCAL;
 	}
+	sr_ckpt_progress(o, &r.progress_at, r.total, r.total);
 	return TRY_OK;
 }
 

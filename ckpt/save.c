@@ -110,6 +110,7 @@ struct saver {
 	int members;			/* written by this save */
 	time_t mtime;
 	uint64_t raw_done, raw_total;
+	double progress_at;		/* sr_ckpt_progress's last call */
 };
 
 /* ---- walking the tree ---- */
@@ -626,6 +627,8 @@ drain_one(struct saver *s, char *err)
 	if (sl->rlen < sl->want)
 		s->dr_short = 1;
 	s->raw_done += sl->rlen;
+	if (s->raw_done < s->raw_total)	/* the end is reported after the commit */
+		sr_ckpt_progress(s->o, &s->progress_at, s->raw_done, s->raw_total);
 	if (sl->last)
 		file_done(s, sl);
 	sl->state = SLOT_FREE;
@@ -861,6 +864,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
+	sr_ckpt_progress(opts, &s.progress_at, s.raw_total, s.raw_total);
 	if (stats != NULL)
 		*stats = s.m.stats;
 	/* The caller reports the commit from stats: it knows why it saved. */

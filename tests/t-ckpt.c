@@ -276,6 +276,52 @@ test_roundtrip(void)
 	free(dst);
 }
 
+struct prog {
+	int calls, backwards;
+	uint64_t done, total;
+};
+
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct prog *p = arg;
+
+	if (p->calls > 0 && (done < p->done || total != p->total))
+		p->backwards++;
+	p->calls++;
+	p->done = done;
+	p->total = total;
+}
+
+/* Progress goes forward and ends at the total, once, for save and restore. */
+static void
+test_progress(void)
+{
+	char *src = newdir("pg-src"), *dst = tu_path(top, "pg-dst");
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	struct prog p;
+	char err[SR_ERRMAX] = "";
+
+	make_tree(src);
+	drop_skipped(src);
+	opts_init(&o, "pg");
+	memset(&p, 0, sizeof p);
+	o.progress = on_progress;
+	o.progress_arg = &p;
+	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "progress: save");
+	ok(p.calls >= 1 && p.backwards == 0, "progress: save reports go forward (%d calls)", p.calls);
+	ok(p.done == s.raw_bytes && p.total == s.raw_bytes, "progress: save ends at the raw size "
+	    "(%" PRIu64 "/%" PRIu64 ")", p.done, p.total);
+	memset(&p, 0, sizeof p);
+	is_int(sr_ckpt_restore(st, &o, dst, &s, err), 0, "progress: restore");
+	ok(p.calls >= 1 && p.backwards == 0, "progress: restore reports go forward (%d calls)", p.calls);
+	ok(p.done == s.raw_bytes && p.total == s.raw_bytes, "progress: restore ends at the raw size "
+	    "(%" PRIu64 "/%" PRIu64 ")", p.done, p.total);
+	free(src);
+	free(dst);
+}
+
 /* Every chunk, read back by its recorded range, decodes to its id. */
 static void
 test_pack_format(void)
@@ -1060,6 +1106,7 @@ main(void)
 		return 1;
 	}
 	test_roundtrip();
+	test_progress();
 	test_pack_format();
 	test_dedupe();
 	test_pack_rotation();
