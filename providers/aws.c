@@ -23,9 +23,15 @@
  * cancels one in flight, so a hostile endpoint can neither hang nor crash
  * the supervisor.
  *
- * The endpoint is conf->endpoint, else $SPOTRUN_AWS_ENDPOINT (how the tests
- * point it at tests/mdemu), else http://169.254.169.254. There is no next VM
- * in the run: the run checkpoints and exits 75 for a scheduler to requeue.
+ * The endpoint is conf->endpoint, else http://[fd00:ec2::254] with
+ * conf->ipv6 (the IMDS address on IPv6-only instances), else
+ * $SPOTRUN_AWS_ENDPOINT (how the tests point it at tests/mdemu), else
+ * http://169.254.169.254. There is no next VM in the run: the run
+ * checkpoints and exits 75 for a scheduler to requeue.
+ *
+ * For "auto" the probe is the token PUT: answered 200 with a token only by
+ * IMDSv2 (Azure's service on the same address wants Metadata: true and
+ * answers 400 or 404).
  */
 #include "config.h"
 
@@ -46,6 +52,7 @@
 #include "util.h"
 
 #define DEFAULT_ENDPOINT "http://169.254.169.254"
+#define IPV6_ENDPOINT	"http://[fd00:ec2::254]"
 #define DEFAULT_POLL	0.5		/* seconds between polls */
 #define MIN_POLL	0.05
 #define MAX_POLL	3600.0
@@ -73,38 +80,70 @@ struct aws {
 	int warned;			/* stderr got the first error */
 };
 
-static int
-aws_detect(const struct sr_provider_conf *conf)
+/* The base URL conf asks for (see the top of this file). */
+static const char *
+base_url(const struct sr_provider_conf *c)
 {
-	return 0;	/* not probed by "auto" yet: see provider.c */
+	const char *mine = c->endpoint;
+
+	if ((mine == NULL || *mine == '\0') && c->ipv6)
+		mine = IPV6_ENDPOINT;
+	return sr_provider_base_url(mine, "SPOTRUN_AWS_ENDPOINT", DEFAULT_ENDPOINT);
+}
+
+/* Whether s is a session token as IMDSv2 hands them out (n bytes, at most
+ * max - 1). */
+static int
+is_token(const char *s, size_t n, size_t max)
+{
+	return n > 0 && n < max && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/=_-.") == n;
+}
+
+static int
+aws_detect(const struct sr_provider_conf *conf, double timeout)
+{
+	const char *headers[] = { "X-aws-ec2-metadata-token-ttl-seconds: 60", NULL };
+	struct sr_http_req req;
+	struct sr_http_resp resp;
+	char err[SR_ERRMAX], *base = sr_provider_trim_url(base_url(conf));
+	char *url = sr_asprintf("%s/latest/api/token", base);
+	int yes = 0;
+
+	memset(&req, 0, sizeof req);
+	req.method = "PUT";
+	req.url = url;
+	req.headers = headers;
+	req.connect_timeout = timeout;
+	req.timeout = timeout;
+	req.body_max = 4096;
+	if (sr_http_do(&req, &resp, err) == 0) {
+		yes = resp.status == 200 && is_token(resp.body, strcspn(resp.body, "\r\n"), 256);
+		sr_http_resp_free(&resp);
+	}
+	free(url);
+	free(base);
+	return yes;
 }
 
 static int
 aws_init(struct sr_provider *p, char *err)
 {
 	const struct sr_provider_conf *c = &p->conf;
-	const char *ep = c->endpoint;
+	const char *ep = base_url(c);
 	struct aws *a;
-	size_t n;
 
 	if (c->poll != 0 && (!(c->poll >= MIN_POLL) || !(c->poll <= MAX_POLL)))
 		return sr_err(err, "create provider aws: poll is %g; it must be 0 (the "
 		    "default, %g s) or between %g and %g seconds", c->poll,
 		    DEFAULT_POLL, MIN_POLL, MAX_POLL);
-	if (ep == NULL || *ep == '\0')
-		ep = getenv("SPOTRUN_AWS_ENDPOINT");
-	if (ep == NULL || *ep == '\0')
-		ep = DEFAULT_ENDPOINT;
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider aws: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like http://169.254.169.254)", ep);
 	if (sr_http_init(err) == -1)
 		return sr_err_prefix(err, "create provider aws");
 	a = sr_calloc(1, sizeof *a);
-	a->endpoint = sr_strdup(ep);
-	n = strlen(a->endpoint);
-	while (n > 0 && a->endpoint[n - 1] == '/')
-		a->endpoint[--n] = '\0';
+	a->endpoint = sr_provider_trim_url(ep);
 	a->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
 	sr_watch_init(&a->w, "aws");
 	p->priv = a;
@@ -206,8 +245,7 @@ get_token(struct aws *a, char *tok, size_t len, int cancellable, char *err)
 	}
 	n = strcspn(resp.body, "\r\n");
 	resp.body[n] = '\0';
-	if (n == 0 || n >= len || strspn(resp.body, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/=_-.") != n) {
+	if (!is_token(resp.body, n, len)) {
 		sr_err(err, "PUT %s/latest/api/token: the reply is not a token (%zu "
 		    "bytes; at most %zu of [A-Za-z0-9+/=_.-])", a->endpoint, n, len - 1);
 		sr_http_resp_free(&resp);
@@ -507,9 +545,18 @@ aws_facts(struct sr_provider *p, struct sr_facts *f, char *err)
 	return r;
 }
 
+static const char *
+aws_endpoint(const struct sr_provider *p)
+{
+	const struct aws *a = p->priv;
+
+	return a->endpoint;
+}
+
 const struct sr_provider_ops sr_provider_aws_ops = {
 	.name = "aws",
 	.detect = aws_detect,
+	.endpoint = aws_endpoint,
 	.init = aws_init,
 	.free = aws_free,
 	.start_vm = aws_start_vm,

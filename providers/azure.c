@@ -21,7 +21,11 @@
  * Redeploy post one SR_NOTICE_EARLY per VM (a checkpoint, no stop). The
  * ack (sr_provider_ack, once the notice's checkpoint is committed) POSTs
  * {"StartRequests":[{"EventId":"..."}]} for the preemption's event, so
- * Azure may go ahead without waiting for NotBefore.
+ * Azure may go ahead without waiting for NotBefore. The POST runs on a
+ * short-lived thread of its own, so the supervisor's loop never waits on
+ * it; sr_provider_ack_wait and stop_vm join that thread (the POST is
+ * bounded by REQ_TIMEOUT and not cancelled by a stop), so the ack is not
+ * lost when the run ends right after it.
  *
  * A bad reply (not JSON, wrong types, a status other than 200, a body over
  * the cap, a timeout) is counted, kept as the last error
@@ -30,11 +34,20 @@
  * is read. The endpoint is conf->endpoint, else $SPOTRUN_AZURE_ENDPOINT
  * (how the tests point it at tests/mdemu), else http://169.254.169.254.
  * There is no next VM in the run: the run checkpoints and exits 75.
+ *
+ * For "auto" the probe is a GET of the instance's compute metadata
+ * (COMPUTE_PATH, with Metadata: true), which must answer 200 with a JSON
+ * object holding a vmId string. Not scheduledevents: its first call starts
+ * the service and may take up to two minutes, far beyond the probe's
+ * budget. The compute document answers at once on every Azure VM, and the
+ * AWS service on the same address answers 404 to it.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,51 +93,88 @@ struct azure {
 	unsigned long errors;
 	char last_err[SR_ERRMAX];
 	int warned;
+
+	/* The acknowledgment's thread: started by azure_ack and joined by
+	 * ack_join, both on the supervisor's thread; the thread writes
+	 * ack_rc and ack_err before it ends, they are read after the join. */
+	pthread_t ack_th;
+	int ack_live;			/* started, not joined yet */
+	int ack_started;		/* one ack per VM */
+	char ack_sent[ID_MAX + 1];	/* the EventId it posts */
+	int ack_rc;
+	char ack_err[SR_ERRMAX];
 };
 
-static int
-azure_detect(const struct sr_provider_conf *conf)
+static const char *
+base_url(const struct sr_provider_conf *c)
 {
-	return 0;	/* not probed by "auto": see provider.c */
+	return sr_provider_base_url(c->endpoint, "SPOTRUN_AZURE_ENDPOINT", DEFAULT_ENDPOINT);
+}
+
+static int
+azure_detect(const struct sr_provider_conf *conf, double timeout)
+{
+	const char *headers[] = { "Metadata: true", NULL };
+	struct sr_http_req req;
+	struct sr_http_resp resp;
+	char err[SR_ERRMAX], *base = sr_provider_trim_url(base_url(conf));
+	char *url = sr_asprintf("%s%s", base, COMPUTE_PATH);
+	json_t *root;
+	int yes = 0;
+
+	memset(&req, 0, sizeof req);
+	req.method = "GET";
+	req.url = url;
+	req.headers = headers;
+	req.connect_timeout = timeout;
+	req.timeout = timeout;
+	if (sr_http_do(&req, &resp, err) == 0) {
+		if (resp.status == 200 && (root = json_loads(resp.body, 0, NULL)) != NULL) {
+			yes = json_is_object(root) &&
+			    json_is_string(json_object_get(root, "vmId"));
+			json_decref(root);
+		}
+		sr_http_resp_free(&resp);
+	}
+	free(url);
+	free(base);
+	return yes;
 }
 
 static int
 azure_init(struct sr_provider *p, char *err)
 {
 	const struct sr_provider_conf *c = &p->conf;
-	const char *ep = c->endpoint;
+	const char *ep = base_url(c);
 	struct azure *z;
-	size_t n;
 
 	if (c->poll != 0 && (!(c->poll >= MIN_POLL) || !(c->poll <= MAX_POLL)))
 		return sr_err(err, "create provider azure: poll is %g; it must be 0 (the "
 		    "default, %g s) or between %g and %g seconds", c->poll,
 		    DEFAULT_POLL, MIN_POLL, MAX_POLL);
-	if (ep == NULL || *ep == '\0')
-		ep = getenv("SPOTRUN_AZURE_ENDPOINT");
-	if (ep == NULL || *ep == '\0')
-		ep = DEFAULT_ENDPOINT;
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider azure: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like %s)", ep, DEFAULT_ENDPOINT);
 	if (sr_http_init(err) == -1)
 		return sr_err_prefix(err, "create provider azure");
 	z = sr_calloc(1, sizeof *z);
-	z->endpoint = sr_strdup(ep);
-	n = strlen(z->endpoint);
-	while (n > 0 && z->endpoint[n - 1] == '/')
-		z->endpoint[--n] = '\0';
+	z->endpoint = sr_provider_trim_url(ep);
 	z->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
 	sr_watch_init(&z->w, "azure");
 	p->priv = z;
 	return 0;
 }
 
+static int ack_join(struct azure *, char *);
+
 static void
 azure_free(struct sr_provider *p)
 {
 	struct azure *z = p->priv;
+	char err[SR_ERRMAX];
 
+	if (ack_join(z, err) == -1)
+		fprintf(stderr, "spotrun: warning: %s\n", err);
 	sr_watch_destroy(&z->w);
 	free(z->endpoint);
 	free(z);
@@ -427,6 +477,7 @@ azure_start_vm(struct sr_provider *p, char *err)
 	z->incarnation = -1;
 	z->preempt_posted = z->early_posted = 0;
 	z->ack_id[0] = '\0';
+	z->ack_started = 0;
 	return sr_watch_start(&z->w, watch, p, p->attempt, err);
 }
 
@@ -434,8 +485,12 @@ static void
 azure_stop_vm(struct sr_provider *p)
 {
 	struct azure *z = p->priv;
+	char err[SR_ERRMAX];
 
 	sr_watch_stop(&z->w);
+	/* An ack still on its way goes out before the VM is let go. */
+	if (ack_join(z, err) == -1)
+		fprintf(stderr, "spotrun: warning: %s\n", err);
 }
 
 static int
@@ -444,12 +499,49 @@ azure_next_vm(const struct sr_provider *p)
 	return 0;	/* the VM goes away: exit 75 and be requeued */
 }
 
+/* The acknowledgment's thread: one POST, bounded by REQ_TIMEOUT and not
+ * cancellable, so a stop waits for it instead of losing it. */
+static void *
+ack_main(void *arg)
+{
+	struct azure *z = arg;
+	struct sr_http_resp resp;
+	/* The id is [A-Za-z0-9_.-] (check_event): no JSON escaping needed. */
+	char *body = sr_asprintf("{\"StartRequests\":[{\"EventId\":\"%s\"}]}",
+	    z->ack_sent);
+
+	z->ack_rc = request(z, "POST", EVENTS_PATH, body, REQ_TIMEOUT, 0, &resp,
+	    z->ack_err);
+	if (z->ack_rc == 0)
+		sr_http_resp_free(&resp);
+	else
+		sr_err_prefix(z->ack_err, "acknowledge azure event %s", z->ack_sent);
+	free(body);
+	return NULL;
+}
+
+/* Wait for the ack's thread if one runs: 1 the ack was accepted, 0 none
+ * ran, -1 it failed (err set). */
+static int
+ack_join(struct azure *z, char *err)
+{
+	if (!z->ack_live)
+		return 0;
+	pthread_join(z->ack_th, NULL);
+	z->ack_live = 0;
+	if (z->ack_rc == -1) {
+		strlcpy(err, z->ack_err, SR_ERRMAX);
+		return -1;
+	}
+	return 1;
+}
+
 static int
 azure_ack(struct sr_provider *p, const struct sr_notice *n, char *err)
 {
 	struct azure *z = p->priv;
-	struct sr_http_resp resp;
-	char id[ID_MAX + 1], *body;
+	sigset_t all, old;
+	char id[ID_MAX + 1];
 	int r;
 
 	if (n->kind != SR_NOTICE_PREEMPT)
@@ -457,16 +549,36 @@ azure_ack(struct sr_provider *p, const struct sr_notice *n, char *err)
 	pthread_mutex_lock(&z->w.lock);
 	strlcpy(id, z->ack_id, sizeof id);
 	pthread_mutex_unlock(&z->w.lock);
-	if (id[0] == '\0')
-		return 0;	/* nothing to acknowledge */
-	/* The id is [A-Za-z0-9_.-] (check_event): no JSON escaping needed. */
-	body = sr_asprintf("{\"StartRequests\":[{\"EventId\":\"%s\"}]}", id);
-	r = request(z, "POST", EVENTS_PATH, body, REQ_TIMEOUT, 0, &resp, err);
-	free(body);
-	if (r == -1)
-		return sr_err_prefix(err, "acknowledge azure event %s", id);
-	sr_http_resp_free(&resp);
+	if (id[0] == '\0' || z->ack_started)
+		return 0;	/* nothing (more) to acknowledge */
+	strlcpy(z->ack_sent, id, sizeof z->ack_sent);
+	z->ack_rc = 0;
+	z->ack_err[0] = '\0';
+	/* The thread takes no signals: they stay with the supervisor. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&z->ack_th, NULL, ack_main, z);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		errno = r;
+		return sr_errno(err, "acknowledge azure event %s: create a thread", id);
+	}
+	z->ack_live = z->ack_started = 1;
 	return 0;
+}
+
+static int
+azure_ack_wait(struct sr_provider *p, char *err)
+{
+	return ack_join(p->priv, err);
+}
+
+static const char *
+azure_endpoint(const struct sr_provider *p)
+{
+	const struct azure *z = p->priv;
+
+	return z->endpoint;
 }
 
 /* A string member of o into buf; 0, or -1 when absent, not a string, or
@@ -543,4 +655,6 @@ const struct sr_provider_ops sr_provider_azure_ops = {
 	.next_vm = azure_next_vm,
 	.facts = azure_facts,
 	.ack = azure_ack,
+	.ack_wait = azure_ack_wait,
+	.endpoint = azure_endpoint,
 };

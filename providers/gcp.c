@@ -33,6 +33,11 @@
  * The endpoint is conf->endpoint, else $SPOTRUN_GCP_ENDPOINT (how the tests
  * point it at tests/mdemu), else http://metadata.google.internal. There is
  * no next VM in the run: the run checkpoints and exits 75 to be requeued.
+ *
+ * For "auto" the probe is a GET of the metadata root with Metadata-Flavor:
+ * Google, answered 200 with Metadata-Flavor: Google (as Google's own client
+ * libraries check): a captive portal or a DNS search domain that happens to
+ * resolve the name cannot pass for it.
  */
 #include "config.h"
 
@@ -81,39 +86,60 @@ struct gcp {
 	int warned;			/* stderr got the first error */
 };
 
-static int
-gcp_detect(const struct sr_provider_conf *conf)
+static const char *
+base_url(const struct sr_provider_conf *c)
 {
-	return 0;	/* not probed by "auto" yet: see provider.c */
+	return sr_provider_base_url(c->endpoint, "SPOTRUN_GCP_ENDPOINT", DEFAULT_ENDPOINT);
+}
+
+static int
+gcp_detect(const struct sr_provider_conf *conf, double timeout)
+{
+	const char *headers[] = { "Metadata-Flavor: Google", NULL };
+	const char *capture[] = { "Metadata-Flavor", NULL };
+	struct sr_http_req req;
+	struct sr_http_resp resp;
+	char err[SR_ERRMAX], *base = sr_provider_trim_url(base_url(conf));
+	char *url = sr_asprintf("%s%s", base, PREFIX);
+	int yes = 0;
+
+	memset(&req, 0, sizeof req);
+	req.method = "GET";
+	req.url = url;
+	req.headers = headers;
+	req.capture = capture;
+	req.connect_timeout = timeout;
+	req.timeout = timeout;
+	req.body_max = BODY_MAX;
+	if (sr_http_do(&req, &resp, err) == 0) {
+		yes = resp.status == 200 && resp.captured[0] != NULL &&
+		    strcmp(resp.captured[0], "Google") == 0;
+		sr_http_resp_free(&resp);
+	}
+	free(url);
+	free(base);
+	return yes;
 }
 
 static int
 gcp_init(struct sr_provider *p, char *err)
 {
 	const struct sr_provider_conf *c = &p->conf;
-	const char *ep = c->endpoint;
+	const char *ep = base_url(c);
 	struct gcp *g;
-	size_t n;
 
 	if (c->poll != 0 && (!(c->poll >= 1) || !(c->poll <= MAX_WAIT) ||
 	    c->poll != floor(c->poll)))
 		return sr_err(err, "create provider gcp: poll is %g; it must be 0 (the "
 		    "default, %d s) or a whole number of seconds from 1 to %d (how "
 		    "long one long-poll waits)", c->poll, DEFAULT_WAIT, MAX_WAIT);
-	if (ep == NULL || *ep == '\0')
-		ep = getenv("SPOTRUN_GCP_ENDPOINT");
-	if (ep == NULL || *ep == '\0')
-		ep = DEFAULT_ENDPOINT;
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider gcp: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like %s)", ep, DEFAULT_ENDPOINT);
 	if (sr_http_init(err) == -1)
 		return sr_err_prefix(err, "create provider gcp");
 	g = sr_calloc(1, sizeof *g);
-	g->endpoint = sr_strdup(ep);
-	n = strlen(g->endpoint);
-	while (n > 0 && g->endpoint[n - 1] == '/')
-		g->endpoint[--n] = '\0';
+	g->endpoint = sr_provider_trim_url(ep);
 	g->wait = c->poll > 0 ? (int)c->poll : DEFAULT_WAIT;
 	sr_watch_init(&g->w, "gcp");
 	p->priv = g;
@@ -468,9 +494,18 @@ gcp_facts(struct sr_provider *p, struct sr_facts *f, char *err)
 	return r == -1 ? sr_err_prefix(err, "read gcp facts") : 0;
 }
 
+static const char *
+gcp_endpoint(const struct sr_provider *p)
+{
+	const struct gcp *g = p->priv;
+
+	return g->endpoint;
+}
+
 const struct sr_provider_ops sr_provider_gcp_ops = {
 	.name = "gcp",
 	.detect = gcp_detect,
+	.endpoint = gcp_endpoint,
 	.init = gcp_init,
 	.free = gcp_free,
 	.start_vm = gcp_start_vm,

@@ -80,7 +80,7 @@ sr_local_random_delay(double mean, uint64_t seed, int attempt)
 }
 
 static int
-local_detect(const struct sr_provider_conf *conf)
+local_detect(const struct sr_provider_conf *conf, double timeout)
 {
 	return 1;	/* any machine can simulate */
 }

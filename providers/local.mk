@@ -29,3 +29,11 @@ tests_t_provider_azure_SOURCES = tests/t-provider-azure.c tests/tap.h tests/mdem
 dist_check_SCRIPTS += tests/t42-azure.sh
 SR_BENCH += bench/notice-latency.sh
 EXTRA_DIST += bench/notice-latency.sh
+# "auto" (parallel probes), endpoints and the aws IPv6 address, against the
+# emulator on loopback (127.0.0.1 and [::1]).
+check_PROGRAMS += tests/t-provider-detect
+tests_t_provider_detect_SOURCES = tests/t-provider-detect.c tests/tap.h tests/mdemu-util.h
+EXTRA_DIST += tests/jobs/no-cloud.sh
+# End to end on the three clouds, one table each: a notice too close to its
+# deadline; early warnings (early_checkpoint) and `auto` finding the cloud.
+dist_check_SCRIPTS += tests/t43-cloud-deadline.sh tests/t44-cloud-early.sh

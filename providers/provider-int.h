@@ -1,6 +1,6 @@
 /*
  * provider-int.h: what a provider implementation plugs into provider.c. Each
- * provider (local.c, signal.c, later aws.c, gcp.c, azure.c) exports one
+ * provider (local.c, signal.c, aws.c, gcp.c, azure.c) exports one
  * struct sr_provider_ops; provider.c lists them in its table, owns the notice
  * pipe and the per-VM bookkeeping, and calls the ops. Adding a provider is
  * one new file and one line in that table.
@@ -15,9 +15,12 @@
 
 struct sr_provider_ops {
 	const char *name;
-	/* Whether this machine is this provider's (for "auto"), tried in table
-	 * order; NULL: never picked by "auto". 1 yes, 0 no. */
-	int (*detect)(const struct sr_provider_conf *conf);
+	/* Whether this machine is this provider's (for "auto"): one probe of
+	 * at most timeout seconds, run on a thread of its own beside the
+	 * other providers' probes (so it touches nothing but its arguments);
+	 * the first in table order that says yes is picked. NULL: never
+	 * picked by "auto". 1 yes, 0 no. */
+	int (*detect)(const struct sr_provider_conf *conf, double timeout);
 	/* Validate p->conf and set up p->priv; 0 or -1 with err set. */
 	int (*init)(struct sr_provider *p, char *err);
 	/* Release p->priv (after stop_vm when a VM was running). */
@@ -31,8 +34,13 @@ struct sr_provider_ops {
 	int (*next_vm)(const struct sr_provider *p);
 	/* f arrives zeroed; fill what is known. */
 	int (*facts)(struct sr_provider *p, struct sr_facts *f, char *err);
-	/* NULL: acknowledging is a no-op that succeeds. */
+	/* NULL: acknowledging is a no-op that succeeds. Must not block on
+	 * the network (see sr_provider_ack). */
 	int (*ack)(struct sr_provider *p, const struct sr_notice *n, char *err);
+	/* NULL: nothing is ever pending (see sr_provider_ack_wait). */
+	int (*ack_wait)(struct sr_provider *p, char *err);
+	/* NULL: no metadata service (see sr_provider_endpoint). */
+	const char *(*endpoint)(const struct sr_provider *p);
 };
 
 struct sr_provider {
@@ -43,6 +51,7 @@ struct sr_provider {
 	int running;			/* between start_vm and stop_vm */
 	int taken;			/* SR_NOTICE_PREEMPT notices taken by
 					 * sr_provider_read in this provider's life */
+	double detect_seconds;		/* what "auto" took; -1 when named */
 	void *priv;			/* the implementation's state */
 };
 
@@ -50,6 +59,14 @@ struct sr_provider {
  * smaller than PIPE_BUF is atomic). 0, or -1 when the pipe is full or
  * broken (the notice is dropped: at most one per VM is ever pending). */
 int sr_provider_post(struct sr_provider *p, const struct sr_notice *n);
+
+/* The base URL a cloud provider uses: conf_url when set (the job file's
+ * endpoint, or the provider's own choice such as aws's IPv6 address), else
+ * the environment variable env when set and not empty, else dflt. The
+ * result is one of the three strings, not a copy. */
+const char *sr_provider_base_url(const char *conf_url, const char *env, const char *dflt);
+/* Copy url without its trailing slashes into a new string (malloc'd). */
+char *sr_provider_trim_url(const char *url);
 
 /* This machine in words for sr_facts.instance_type: "2 CPUs, no GPU",
  * "16 CPUs, 8 GPUs" (NVIDIA device nodes are counted). */

@@ -1,26 +1,32 @@
 /*
- * provider.c: the provider table, creation by name, the notice pipe and the
- * per-VM bookkeeping shared by every provider. The implementations
- * (local.c, signal.c, aws.c, gcp.c, azure.c) only decide when a notice happens and post it
- * here; the supervisor polls sr_provider_fd() and takes notices with
- * sr_provider_read().
+ * provider.c: the provider table, creation by name (and "auto": the
+ * clouds' probes run in parallel), the notice pipe and the per-VM
+ * bookkeeping shared by every provider. The implementations (local.c,
+ * signal.c, aws.c, gcp.c, azure.c) only decide when a notice happens and
+ * post it here; the supervisor polls sr_provider_fd() and takes notices
+ * with sr_provider_read().
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "provider-int.h"
 #include "util.h"
 
-/* Tried in this order by "auto"; local detects every machine, so it comes
- * last (the cloud providers go before it). aws, gcp and azure do not probe yet
- * (their detect says no), so "auto" costs no network wait. */
+/* Picked in this order by "auto" among those whose probe said yes; local
+ * detects every machine, so it comes last. aws and azure share an address
+ * (169.254.169.254) but each probe asks for what only its own service
+ * answers, so at most one of them says yes on a real machine. */
 static const struct sr_provider_ops *const providers[] = {
 	&sr_provider_aws_ops,
 	&sr_provider_gcp_ops,
@@ -52,6 +58,146 @@ valid_names(char *buf, size_t len)
 	}
 }
 
+/* How long "auto" waits for its probes at most: their own bound, plus a
+ * little for the threads to report. A probe still running then (a
+ * resolver that ignores the timeout, say) is left to finish on its own
+ * and counts as "no". */
+#define DETECT_WAIT	(SR_DETECT_TIMEOUT + 0.1)
+
+/* What one "auto" shares with its probe threads: the last of them (or the
+ * caller) to let go frees it, so a probe that outlives the wait touches
+ * nothing of the caller's. */
+struct detection {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* signalled as each probe ends */
+	int refs;			/* the caller and each running probe */
+	int pending;			/* probes not ended */
+	struct sr_provider_conf conf;	/* a copy: endpoint is copied too */
+	struct probe {
+		struct detection *d;
+		const struct sr_provider_ops *ops;
+		int done, yes;
+	} pr[SR_ARRAY_LEN(providers)];
+};
+
+static void
+detection_release(struct detection *d)
+{
+	int last;
+
+	pthread_mutex_lock(&d->lock);
+	last = --d->refs == 0;
+	pthread_mutex_unlock(&d->lock);
+	if (!last)
+		return;
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	free((char *)d->conf.endpoint);
+	free(d);
+}
+
+static void
+probe_run(struct probe *pr)
+{
+	struct detection *d = pr->d;
+	int yes = pr->ops->detect(&d->conf, SR_DETECT_TIMEOUT) == 1;
+
+	pthread_mutex_lock(&d->lock);
+	pr->yes = yes;
+	pr->done = 1;
+	d->pending--;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void *
+probe_main(void *arg)
+{
+	struct probe *pr = arg;
+	struct detection *d = pr->d;
+
+	probe_run(pr);
+	sr_http_cleanup();	/* the reference taken for this thread */
+	detection_release(d);
+	return NULL;
+}
+
+/* "auto": every provider's probe at once, so the wait is that of the
+ * slowest probe (SR_DETECT_TIMEOUT, DETECT_WAIT at worst), not their sum;
+ * the first in table order that said yes wins, so the choice does not
+ * depend on which answered first. */
+static const struct sr_provider_ops *
+detect(const struct sr_provider_conf *conf, char *err)
+{
+	const struct sr_provider_ops *found = NULL;
+	struct detection *d = sr_calloc(1, sizeof *d);
+	pthread_condattr_t ca;
+	pthread_attr_t ta;
+	pthread_t th;
+	sigset_t all, old;
+	double until = sr_mono() + DETECT_WAIT;
+	struct timespec ts;
+	size_t i;
+
+	if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_condattr_init(&ca) != 0 ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&d->cond, &ca) != 0 || pthread_attr_init(&ta) != 0 ||
+	    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED) != 0)
+		sr_fatal("create provider auto: pthread init failed");
+	pthread_condattr_destroy(&ca);
+	d->refs = 1;
+	d->conf = *conf;
+	d->conf.endpoint = conf->endpoint != NULL ? sr_strdup(conf->endpoint) : NULL;
+	d->conf.notice_file = d->conf.trace = d->conf.name = NULL;
+	/* The probes take no signals: they stay with the supervisor. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 0; i < SR_ARRAY_LEN(providers); i++) {
+		struct probe *pr = &d->pr[i];
+
+		pr->d = d;
+		pr->ops = providers[i];
+		if (pr->ops->detect == NULL) {
+			pr->done = 1;
+			continue;
+		}
+		if (sr_http_init(err) == -1) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			sr_err_prefix(err, "create provider auto");
+			goto out;
+		}
+		pthread_mutex_lock(&d->lock);
+		d->pending++;
+		d->refs++;
+		pthread_mutex_unlock(&d->lock);
+		if (pthread_create(&th, &ta, probe_main, pr) != 0) {
+			/* No thread: probe here instead. */
+			probe_main(pr);
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	pthread_mutex_lock(&d->lock);
+	while (d->pending > 0 && sr_mono() < until) {
+		ts.tv_sec = (time_t)until;
+		ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+		if (ts.tv_nsec >= 1000000000L)
+			ts.tv_nsec = 999999999L;
+		pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+	}
+	for (i = 0; i < SR_ARRAY_LEN(providers) && found == NULL; i++) {
+		if (d->pr[i].done && d->pr[i].yes)
+			found = providers[i];
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (found == NULL)
+		sr_err(err, "create provider auto: no provider detected this machine");
+out:
+	pthread_attr_destroy(&ta);
+	detection_release(d);
+	return found;
+}
+
 static const struct sr_provider_ops *
 find_ops(const struct sr_provider_conf *conf, char *err)
 {
@@ -59,14 +205,8 @@ find_ops(const struct sr_provider_conf *conf, char *err)
 	char names[256];
 	size_t i;
 
-	if (name == NULL || strcmp(name, "auto") == 0) {
-		for (i = 0; i < SR_ARRAY_LEN(providers); i++) {
-			if (providers[i]->detect != NULL && providers[i]->detect(conf))
-				return providers[i];
-		}
-		sr_err(err, "create provider auto: no provider detected this machine");
-		return NULL;
-	}
+	if (name == NULL || strcmp(name, "auto") == 0)
+		return detect(conf, err);
 	for (i = 0; i < SR_ARRAY_LEN(providers); i++) {
 		if (strcmp(name, providers[i]->name) == 0)
 			return providers[i];
@@ -81,11 +221,13 @@ sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, c
 {
 	const struct sr_provider_ops *ops;
 	struct sr_provider *p;
-	int fds[2];
+	int fds[2], automatic = conf->name == NULL || strcmp(conf->name, "auto") == 0;
+	double t0 = sr_mono(), took;
 
 	ops = find_ops(conf, err);
 	if (ops == NULL)
 		return -1;
+	took = automatic ? sr_mono() - t0 : -1;
 	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1)
 		return sr_errno(err, "create provider %s: pipe", ops->name);
 	p = sr_calloc(1, sizeof *p);
@@ -95,6 +237,11 @@ sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, c
 	p->conf.notice_file = conf->notice_file ? sr_strdup(conf->notice_file) : NULL;
 	p->conf.trace = conf->trace ? sr_strdup(conf->trace) : NULL;
 	p->conf.endpoint = conf->endpoint ? sr_strdup(conf->endpoint) : NULL;
+	/* poll means another thing to gcp (how long one long-poll waits), and
+	 * it was given for aws and azure: "auto" does not pass it on. */
+	if (automatic && strcmp(ops->name, "gcp") == 0)
+		p->conf.poll = 0;
+	p->detect_seconds = took;
 	p->pipe_rd = fds[0];
 	p->pipe_wr = fds[1];
 	if (ops->init(p, err) == -1) {
@@ -129,6 +276,41 @@ const char *
 sr_provider_name(const struct sr_provider *p)
 {
 	return p->ops->name;
+}
+
+double
+sr_provider_detect_seconds(const struct sr_provider *p)
+{
+	return p->detect_seconds;
+}
+
+const char *
+sr_provider_endpoint(const struct sr_provider *p)
+{
+	return p->ops->endpoint != NULL ? p->ops->endpoint(p) : NULL;
+}
+
+const char *
+sr_provider_base_url(const char *conf_url, const char *env, const char *dflt)
+{
+	const char *v;
+
+	if (conf_url != NULL && *conf_url != '\0')
+		return conf_url;
+	if ((v = getenv(env)) != NULL && *v != '\0')
+		return v;
+	return dflt;
+}
+
+char *
+sr_provider_trim_url(const char *url)
+{
+	char *s = sr_strdup(url);
+	size_t n = strlen(s);
+
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
 }
 
 int
@@ -227,6 +409,14 @@ sr_provider_ack(struct sr_provider *p, const struct sr_notice *n, char *err)
 	if (p->ops->ack == NULL)
 		return 0;
 	return p->ops->ack(p, n, err);
+}
+
+int
+sr_provider_ack_wait(struct sr_provider *p, char *err)
+{
+	if (p->ops->ack_wait == NULL)
+		return 0;
+	return p->ops->ack_wait(p, err);
 }
 
 void

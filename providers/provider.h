@@ -1,7 +1,8 @@
 /*
  * provider.h: where preemption notices come from. One interface for every
- * source: the clouds' metadata services (later), SIGTERM with a grace period
- * (`signal`) and simulated notices (`local`).
+ * source: the clouds' metadata services (`aws`, `gcp`, `azure`), SIGTERM
+ * with a grace period (`signal`) and simulated notices (`local`), plus
+ * `auto`, which detects the cloud.
  *
  * A provider watches in a thread of its own and reports notices by writing
  * to a pipe, so the supervisor's poll loop wakes the moment one arrives.
@@ -49,23 +50,41 @@ struct sr_provider_conf {
 	double trace_start;		/* trace offset in trace seconds */
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
 	/* aws, gcp, azure: the metadata service's base URL; NULL: aws
-	 * $SPOTRUN_AWS_ENDPOINT, else http://169.254.169.254; gcp
-	 * $SPOTRUN_GCP_ENDPOINT, else http://metadata.google.internal;
-	 * azure $SPOTRUN_AZURE_ENDPOINT, else http://169.254.169.254. */
+	 * http://[fd00:ec2::254] with ipv6, else $SPOTRUN_AWS_ENDPOINT, else
+	 * http://169.254.169.254; gcp $SPOTRUN_GCP_ENDPOINT, else
+	 * http://metadata.google.internal; azure $SPOTRUN_AZURE_ENDPOINT, else
+	 * http://169.254.169.254. So a setting of the job file wins over the
+	 * environment. "auto" probes the same URLs. */
 	const char *endpoint;
+	int ipv6;			/* aws: the IPv6 endpoint fd00:ec2::254 */
 	double poll;			/* aws, azure: seconds between polls; 0 = 0.5.
 					 * gcp: timeout_sec of one long-poll
-					 * (whole seconds, 1..30); 0 = 10 */
+					 * (whole seconds, 1..30); 0 = 10. When
+					 * "auto" picks gcp, poll is not used. */
 };
 
 struct sr_provider;
 
-/* Create the provider named by conf->name ("auto" or NULL picks local
- * here). The strings in conf are copied. Errors: an unknown name (the
- * message lists the valid ones), a negative setting, a bad trace file. */
+/* How long "auto" may take at most to probe the clouds, all at once, in
+ * seconds (each probe's connect and total timeout). */
+#define SR_DETECT_TIMEOUT 0.3
+
+/* Create the provider named by conf->name. "auto" (or NULL) probes the
+ * metadata services of aws, gcp and azure in parallel, each bounded by
+ * SR_DETECT_TIMEOUT, and picks the first of those (in that order) whose
+ * service answered as only it does, else local: on a laptop that costs at
+ * most about SR_DETECT_TIMEOUT. The strings in conf are copied. Errors: an
+ * unknown name (the message lists the valid ones), a negative setting, a
+ * bad trace file or endpoint. */
 int sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, char *err);
 void sr_provider_free(struct sr_provider *p);
 const char *sr_provider_name(const struct sr_provider *p);
+/* Seconds "auto" took to decide; -1 when conf->name named the provider. */
+double sr_provider_detect_seconds(const struct sr_provider *p);
+/* The metadata service's base URL (aws, gcp, azure: without a trailing
+ * slash), or NULL for the providers that have none. Creating a provider
+ * connects nowhere, so this shows where it would go. */
+const char *sr_provider_endpoint(const struct sr_provider *p);
 
 /* Start watching for attempt number `attempt` (1-based). */
 int sr_provider_start_vm(struct sr_provider *p, int attempt, char *err);
@@ -90,7 +109,16 @@ int sr_provider_on_signal(struct sr_provider *p, int signo);
 int sr_provider_next_vm(const struct sr_provider *p);
 
 int sr_provider_facts(struct sr_provider *p, struct sr_facts *f, char *err);
-/* Tell the provider the checkpoint for this notice is safe (Azure's ack). */
+/* Tell the provider the checkpoint for this notice is safe (Azure's ack).
+ * Returns at once: the acknowledgment goes out on a thread of its own, so
+ * the caller's loop never waits for the network. 0 (also when this
+ * provider or notice needs none), or -1 with err when it cannot start. */
 int sr_provider_ack(struct sr_provider *p, const struct sr_notice *n, char *err);
+/* Wait for the acknowledgment sr_provider_ack started to end (each is
+ * bounded by its request timeout, 2 s for Azure): 1 it was sent and
+ * accepted, 0 none was pending, -1 it failed, with err. stop_vm waits for
+ * it too (and reports a failure on stderr), so it is never lost when the
+ * run ends; call this first to log the outcome. */
+int sr_provider_ack_wait(struct sr_provider *p, char *err);
 
 #endif

@@ -27,7 +27,7 @@ extern const char *const sr_js_section_names[NSECTIONS];
 enum type {
 	T_NAME, T_COMMAND, T_BOOL, T_PATH, T_STRING, T_GPUS, T_MODE, T_DURATION,
 	T_INT, T_STORE, T_SIGNAL, T_SIZE, T_PROVIDER, T_UINT64, T_POSITIVE,
-	T_PREEMPTIONS, T_EXITCODES
+	T_PREEMPTIONS, T_EXITCODES, T_URL
 };
 
 struct key {
@@ -35,7 +35,7 @@ struct key {
 	const char *name;
 	enum type type;
 	size_t off;		/* the field in struct sr_jobspec */
-	double min, max;	/* T_INT, T_SIZE, T_DURATION */
+	double min, max;	/* T_INT, T_SIZE, T_DURATION; T_URL: the port */
 	int zero_ok;		/* T_DURATION: 0 (off) is allowed below min */
 	const char *hint;	/* what is valid, with an example */
 	const char *range;	/* for a value out of [min, max] */

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "jobspec-int.h"
+#include "store.h"
 #include "units.h"
 #include "util.h"
 
@@ -44,6 +45,7 @@ static const char *const type_nouns[] = {
 	[T_POSITIVE] = "not a positive number",
 	[T_PREEMPTIONS] = "not a count",
 	[T_EXITCODES] = "not a list of exit codes",
+	[T_URL] = "not a base URL",
 };
 
 #define DUR_HINT(e) "use a number with a unit s, m, h (e.g. " e ")"
@@ -111,6 +113,15 @@ const struct key sr_js_keys[] = {
 	  DUR_HINT("2h"), "use at most 365d (e.g. 2h)" },
 	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(preemptions), 0, INT_MAX, 0,
 	  "use a whole number >= 0, or unlimited (e.g. 3)", NULL },
+	{ SEC_PROVIDER, "endpoint", T_URL, F(endpoint), 1, 65535, 0,
+	  "use http://HOST[:PORT] or https://HOST[:PORT] (e.g. http://169.254.169.254)",
+	  "use a port from 1 to 65535 (e.g. http://127.0.0.1:8080)" },
+	{ SEC_PROVIDER, "poll", T_DURATION, F(poll), 0.05, 3600, 0,
+	  DUR_HINT("1s"), "use from 50ms to 1h (e.g. 1s)" },
+	{ SEC_PROVIDER, "ipv6", T_BOOL, F(ipv6), 0, 0, 0,
+	  "use yes or no (or true/false, on/off, 1/0)", NULL },
+	{ SEC_PROVIDER, "early_checkpoint", T_BOOL, F(early_checkpoint), 0, 0, 0,
+	  "use yes or no (or true/false, on/off, 1/0)", NULL },
 
 	{ SEC_RETRY, "max_restarts", T_INT, F(max_restarts), 0, 1000000, 0,
 	  "use a whole number >= 0 (e.g. 10)", NULL },
@@ -341,6 +352,8 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 		return;
 	}
 	for (i = 0; i < SR_ARRAY_LEN(remote); i++) {
+		char err[SR_ERRMAX], *why;
+
 		if (strncmp(v, remote[i], 5) != 0)
 			continue;
 		if (v[5] == '\0' || v[5] == '/') {
@@ -348,9 +361,21 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 			    sr_js_show(v, b), i == 2 ? "account" : "bucket", remote[i], remote[i]);
 			return;
 		}
-		/* Accepted syntax; the backends are not there yet. */
-		sr_js_error(p, p->line, "store = %s: %.2s:// stores are not supported yet; "
-		    "use file:///path", sr_js_show(v, b), remote[i]);
+		if (i == 2) {
+			sr_js_error(p, p->line, "store = %s: az:// stores are not supported yet; "
+			    "use file:///path, s3://bucket/prefix or gs://bucket/prefix",
+			    sr_js_show(v, b));
+			return;
+		}
+		if (sr_store_url_check(v, err) == -1) {
+			/* the store's message after its "open store URL: " */
+			why = strstr(err, ": ");
+			sr_js_error(p, p->line, "store = %s: %s", sr_js_show(v, b),
+			    why != NULL ? why + 2 : err);
+			return;
+		}
+		free(*field);
+		*field = sr_strdup(v);
 		return;
 	}
 	bad_value(p, k, v);
@@ -410,6 +435,72 @@ set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 	return;
 fail:
 	free(codes);
+}
+
+/* A metadata service's base URL: http(s)://HOST[:PORT][/], HOST a name,
+ * an IPv4 address or an [IPv6] literal. No path: the providers add the
+ * service's own paths to it. */
+static void
+set_endpoint(struct sr_js_parse *p, const struct key *k, const char *v)
+{
+	char b[SR_JS_SHOW_MAX + 4];
+	const char *h, *e;
+	long long port;
+	char *digits;
+	int r;
+
+	if (strncmp(v, "http://", 7) == 0)
+		h = v + 7;
+	else if (strncmp(v, "https://", 8) == 0)
+		h = v + 8;
+	else {
+		bad_value(p, k, v);
+		return;
+	}
+	if (*h == '[') {
+		e = h + 1 + strspn(h + 1, "0123456789abcdefABCDEF:.");
+		if (*e != ']' || e == h + 1 || memchr(h, ':', (size_t)(e - h)) == NULL) {
+			bad_value(p, k, v);
+			return;
+		}
+		e++;
+	} else {
+		e = h + strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789.-");
+		if (e == h || *h == '.' || *h == '-') {
+			bad_value(p, k, v);
+			return;
+		}
+	}
+	if (*e == ':') {
+		h = e + 1;
+		e = h + strspn(h, "0123456789");
+		digits = sr_strndup(h, (size_t)(e - h));
+		r = e - h > 5 ? -2 : parse_int(digits, (long long)k->min, (long long)k->max, &port);
+		free(digits);
+		if (r == -1) {
+			bad_value(p, k, v);
+			return;
+		}
+		if (r == -2) {
+			out_of_range(p, k, v);
+			return;
+		}
+	}
+	if (*e == '/' && e[1] == '\0')
+		e++;
+	if (*e == '/') {
+		sr_js_error(p, p->line, "%s = %s: a base URL has no path; spotrun adds the "
+		    "metadata service's paths (e.g. http://169.254.169.254)", k->name,
+		    sr_js_show(v, b));
+		return;
+	}
+	if (*e != '\0') {
+		bad_value(p, k, v);
+		return;
+	}
+	free(p->js->endpoint);
+	p->js->endpoint = sr_strdup(v);
 }
 
 void
@@ -539,6 +630,9 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		return;
 	case T_EXITCODES:
 		set_exit_codes(p, k, v);
+		return;
+	case T_URL:
+		set_endpoint(p, k, v);
 		return;
 	}
 }

@@ -378,6 +378,7 @@ set_defaults(struct sr_jobspec *js)
 	js->level = 1;
 	js->margin = 5;
 	js->provider = sr_strdup("auto");
+	js->early_checkpoint = 1;
 	js->window = 30;
 	js->grace = 30;
 	js->seed = 1;
@@ -404,6 +405,48 @@ key_index(const char *name, enum section sec)
 /* Added to a command's error when a " ;" cut the line: that is often why. */
 #define COMMENT_NOTE " (note: a ';' after a blank starts a comment, which cut this line; " \
 	"write \\; or ';' for a literal semicolon)"
+
+/* Whether name is one of the words of list (blank-separated). */
+static int
+among(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+	const char *s;
+
+	for (s = list; (s = strstr(s, name)) != NULL; s += n) {
+		if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The keys of the cloud providers go with the providers they serve: one
+ * that would have no effect is an error, so a typo in name does not
+ * silently drop it. */
+static void
+check_cloud_keys(struct sr_js_parse *p)
+{
+	struct sr_jobspec *js = p->js;
+	size_t ke = key_index("endpoint", SEC_PROVIDER), kp = key_index("poll", SEC_PROVIDER);
+	size_t k6 = key_index("ipv6", SEC_PROVIDER);
+	char b[SR_JS_SHOW_MAX + 4];
+
+	if (p->key_line[ke] != 0 && js->endpoint != NULL && !among(js->provider, "aws gcp azure"))
+		sr_js_error(p, p->key_line[ke], "endpoint = %s: only for name = aws, gcp or azure "
+		    "(name is %s); name the cloud whose metadata service it is, or remove endpoint",
+		    sr_js_show(js->endpoint, b), js->provider);
+	if (p->key_line[kp] != 0 && js->poll > 0 && !among(js->provider, "aws azure auto"))
+		sr_js_error(p, p->key_line[kp], "poll = %s: only for name = aws, azure or auto "
+		    "(name is %s%s); remove poll", sr_js_show(p->raw[kp], b), js->provider,
+		    strcmp(js->provider, "gcp") == 0 ? ", which long-polls" : "");
+	if (p->key_line[k6] != 0 && js->ipv6 && !among(js->provider, "aws auto"))
+		sr_js_error(p, p->key_line[k6], "ipv6 = %s: only for name = aws or auto (name is "
+		    "%s); remove ipv6", sr_js_show(p->raw[k6], b), js->provider);
+	else if (p->key_line[k6] != 0 && js->ipv6 && js->endpoint != NULL)
+		sr_js_error(p, p->key_line[k6], "ipv6 = %s and endpoint = %s both choose the "
+		    "address of the metadata service; keep one", sr_js_show(p->raw[k6], b),
+		    sr_js_show(js->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
+}
 
 /* Checks that need the whole file, and the defaults that depend on keys. */
 static void
@@ -474,6 +517,9 @@ finish(struct sr_js_parse *p)
 			    sr_fmt_duration(js->margin, mb, sizeof mb),
 			    p->key_line[km] ? "" : " (the default)", local ? "window" : "grace");
 	}
+
+	if (js->provider != NULL)
+		check_cloud_keys(p);
 
 	for (i = 0; i < js->nsweep; i++) {
 		points *= js->sweep[i].nvalues;
@@ -639,6 +685,7 @@ sr_jobspec_free(struct sr_jobspec *js)
 	free(js->store);
 	free(js->local_dir);
 	free(js->provider);
+	free(js->endpoint);
 	free(js->notice_file);
 	free(js->trace);
 	free(js->on_exit_codes);

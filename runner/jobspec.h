@@ -50,7 +50,12 @@ struct sr_jobspec {
 	double margin;		/* safety margin before a deadline (default 5 s) */
 
 	/* [provider] */
-	char *provider;		/* auto | local | signal (default auto) */
+	char *provider;		/* auto | aws | gcp | azure | local | signal (default auto) */
+	char *endpoint;		/* aws, gcp, azure: the metadata service's base URL;
+				 * NULL: the provider's default (or its env variable) */
+	double poll;		/* aws, azure: seconds between polls; 0 = the default */
+	int ipv6;		/* aws: the IPv6 metadata address (default no) */
+	int early_checkpoint;	/* an early warning starts a checkpoint (default yes) */
 	double window;		/* local notice window (default 30 s) */
 	double grace;		/* signal grace period (default 30 s) */
 	double after;		/* local: notice after this long on each VM; 0 = off */

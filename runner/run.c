@@ -97,6 +97,7 @@ struct attempt {
 	int req_pending;
 	const char *req_reason;
 	double req_deadline;		/* epoch; the job must answer by then */
+	double req_posted;		/* epoch; when it was asked */
 	/* the notice */
 	int noticed;
 	struct sr_notice notice;
@@ -186,6 +187,7 @@ post_request(struct run *r, struct attempt *a, const char *reason, double deadli
 	a->req_pending = 1;
 	a->req_reason = reason;
 	a->req_deadline = deadline;
+	a->req_posted = sr_now();
 	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", reason,
 	    sr_tl_clock(&r->tl, deadline, clock, sizeof clock));
 }
@@ -251,6 +253,9 @@ finish_save(struct run *r, struct attempt *a)
 		    sr_fmt_bytes(sv->stats.new_bytes, fresh, sizeof fresh),
 		    sr_fmt_duration(sv->stats.seconds, took, sizeof took));
 		if (was_notice) {
+			/* Only now that it is committed may the provider be told
+			 * the machine can go (Azure's ack). That goes out on a
+			 * thread of the provider's: this loop does not wait. */
 			char err[SR_ERRMAX];
 			if (sr_provider_ack(r->prov, &a->notice, err) == -1)
 				sr_tl(&r->tl, 1, "warning", "%s", err);
@@ -286,6 +291,11 @@ handle_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	if (a->leader_done || a->stopping)
 		return;
 	if (n->kind == SR_NOTICE_EARLY) {
+		if (!r->js->early_checkpoint) {
+			sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)",
+			    n->reason);
+			return;
+		}
 		sr_tl(&r->tl, 1, "warning", "%s", n->reason);
 		if (!a->req_pending && !r->sv.active)
 			post_request(r, a, "early", now + r->js->write_timeout);
@@ -300,11 +310,16 @@ handle_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	sr_tl(&r->tl, 1, "notice", "%s, deadline %s", n->reason,
 	    sr_tl_clock(&r->tl, n->deadline, clock, sizeof clock));
 	if (a->ckpt_deadline <= now) {
-		char why[160], left[32], margin[32];
-		snprintf(why, sizeof why, "no time for a checkpoint: the notice left %s, margin = %s",
-		    sr_fmt_duration(n->deadline - now, left, sizeof left),
+		/* Nothing is asked of the job, so nothing can be half-written:
+		 * the newest committed checkpoint stays what the next run
+		 * restores. */
+		char left[32], margin[32];
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "no time for a checkpoint: the notice left %s, margin = %s; "
+		    "the previous checkpoint stays the newest",
+		    sr_fmt_duration(n->deadline > now ? n->deadline - now : 0, left, sizeof left),
 		    sr_fmt_duration(r->js->margin, margin, sizeof margin));
-		begin_stop(r, a, why);
+		begin_stop(r, a, "no checkpoint for this notice");
 		return;
 	}
 	if (r->sv.active) {
@@ -342,7 +357,7 @@ check_request(struct run *r, struct attempt *a)
 		a->req_pending = 0;
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s; the previous checkpoint stays the newest",
-		    a->req_reason, sr_fmt_duration(a->req_deadline - sr_now() + (a->noticed ? r->js->margin : r->js->write_timeout), took, sizeof took));
+		    a->req_reason, sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
 		if (a->noticed)
 			begin_stop(r, a, "no checkpoint for this notice");
 	}
@@ -722,6 +737,16 @@ run_attempt(struct run *r, struct attempt *a, char *err)
 	sr_child_stop(&a->child, 2.0);
 	if (a->req_pending)
 		sr_req_clear(r->req_path, r->done_path);
+	/* The notice's acknowledgment, if one went out, ends before the VM
+	 * is let go (bounded by its request timeout), so it is not lost. */
+	switch (sr_provider_ack_wait(r->prov, err)) {
+	case 1:
+		sr_tl(&r->tl, 0, "ack", "the notice is acknowledged: the machine may go");
+		break;
+	case -1:
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+		break;
+	}
 	sr_provider_stop_vm(r->prov);
 	if (a->noticed) {
 		double ended = a->leader_done ? sr_now() - (sr_mono() - a->leader_done_at) : sr_now();
@@ -865,6 +890,9 @@ setup(struct run *r, char *err)
 	pc.trace_scale = js->trace_scale;
 	pc.trace_start = js->trace_start;
 	pc.max_preemptions = js->preemptions;
+	pc.endpoint = js->endpoint;
+	pc.ipv6 = js->ipv6;
+	pc.poll = js->poll;
 	if (sr_provider_new(&pc, &r->prov, err) == -1)
 		return SR_EXIT_SOFTWARE;
 
@@ -928,8 +956,15 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 	memset(&f, 0, sizeof f);
 	if (sr_provider_facts(r.prov, &f, err) == -1)
 		strlcpy(f.instance_type, "unknown machine", sizeof f.instance_type);
-	fprintf(stderr, "spotrun: %s on %s, %s, store %s\n", js->name, sr_provider_name(r.prov),
-	    f.instance_type, sr_store_url(r.st));
+	{
+		/* With "auto": what it chose and what finding out cost. */
+		char how[64] = "";
+		if (sr_provider_detect_seconds(r.prov) >= 0)
+			snprintf(how, sizeof how, " (auto, detected in %.3f s)",
+			    sr_provider_detect_seconds(r.prov));
+		fprintf(stderr, "spotrun: %s on %s%s, %s, store %s\n", js->name,
+		    sr_provider_name(r.prov), how, f.instance_type, sr_store_url(r.st));
+	}
 
 	r.vm = 1;
 	{

@@ -22,6 +22,21 @@
 
 #define MU_FN static __attribute__((unused))
 
+/* A loopback port where nothing listens: a connection is refused at once. */
+#define MU_CLOSED "http://127.0.0.1:1"
+
+/* Point all three metadata endpoints at MU_CLOSED, so that no provider and
+ * no "auto" probe in a test ever reaches the real addresses
+ * (169.254.169.254, metadata.google.internal, fd00:ec2::254): call it first
+ * in main, and to undo a test's own override. */
+MU_FN void
+no_cloud(void)
+{
+	setenv("SPOTRUN_AWS_ENDPOINT", MU_CLOSED, 1);
+	setenv("SPOTRUN_GCP_ENDPOINT", MU_CLOSED, 1);
+	setenv("SPOTRUN_AZURE_ENDPOINT", MU_CLOSED, 1);
+}
+
 struct emu {
 	pid_t pid;
 	int port;

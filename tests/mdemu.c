@@ -14,7 +14,9 @@
  *              [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
  *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS]
+ *              [-I SECS] [-6]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
+ *   -6  listen on [::1] instead of 127.0.0.1 (the IPv6 endpoint's path)
  *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
  *       seconds), then one line per request; AWS:
  *       "METHOD PATH ttl=<ttl header|-> token=<none|good|bad|expired> -> STATUS"
@@ -50,6 +52,12 @@
  *   -O  Azure: a Preempt event for another VM (othervm) from SECS
  *   -z  Azure: the first GET of scheduledevents is answered SECS late (the
  *       service starting on first use)
+ *   -I  AWS instance role: each GET of
+ *       /latest/meta-data/iam/security-credentials/spotrun-role hands out
+ *       new keys (AccessKeyId "ASIAEMU<N>", SecretAccessKey
+ *       "emu-secret-<N>", Token "emu-token-<N>", N = 1, 2, ... so that a
+ *       refresh shows) expiring SECS after that request (default 3600);
+ *       .../security-credentials/ lists the role "spotrun-role"
  * Azure requests (paths under /metadata/) without Metadata: true get 400;
  * they are logged as "METHOD PATH metadata=<header|-> -> STATUS", a GET of
  * scheduledevents with " incarnation=N" appended, a POST with
@@ -126,6 +134,8 @@ struct emu {
 	struct token tokens[NTOKENS];
 	unsigned next_token;
 	unsigned long serial;
+	double role_ttl;		/* -I: seconds each role key set lives */
+	unsigned long role_serial;	/* role key sets handed out */
 };
 
 static double
@@ -302,6 +312,8 @@ gcp_value(struct emu *e, const char *path, double now, enum gcp_key *key,
 		*body = "SPOT";
 	else if (strcmp(path, "instance/scheduling/preemptible") == 0)
 		*body = "TRUE";
+	else if (strcmp(path, "") == 0)
+		*body = "instance/\nproject/\n";	/* the root: what "auto" asks */
 	else
 		return 0;
 	*len = strlen(*body);
@@ -741,6 +753,21 @@ serve(struct emu *e, struct conn *k, char *req)
 		reply_str(fd, status, "{\"instanceId\":\"i-0123456789abcdef0\","
 		    "\"instanceType\":\"p5.48xlarge\",\"availabilityZone\":\"us-east-1a\","
 		    "\"region\":\"us-east-1\"}");
+	} else if (strcmp(path, "/latest/meta-data/iam/security-credentials/") == 0) {
+		status = 200;
+		reply_str(fd, status, "spotrun-role");
+	} else if (strcmp(path, "/latest/meta-data/iam/security-credentials/spotrun-role") == 0) {
+		char upd[32];
+		unsigned long n = ++e->role_serial;
+
+		iso_time(wall(), upd, sizeof upd);
+		iso_time(wall() + e->role_ttl, when, sizeof when);
+		snprintf(body, sizeof body, "{\"Code\":\"Success\",\"LastUpdated\":\"%s\","
+		    "\"Type\":\"AWS-HMAC\",\"AccessKeyId\":\"ASIAEMU%lu\","
+		    "\"SecretAccessKey\":\"emu-secret-%lu\",\"Token\":\"emu-token-%lu\","
+		    "\"Expiration\":\"%s\"}", upd, n, n, n, when);
+		status = 200;
+		reply_str(fd, status, body);
 	} else {
 		status = 404;
 		reply_str(fd, status, "Not Found\n");
@@ -755,7 +782,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
 	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
-	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS]\n");
+	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-I SECS] "
+	    "[-6]\n");
 	exit(2);
 }
 
@@ -765,11 +793,12 @@ main(int argc, char **argv)
 	struct conn conns[MAXCONN];
 	struct pollfd pfd[MAXCONN + 1];
 	struct sockaddr_in sa;
-	socklen_t salen = sizeof sa;
+	struct sockaddr_in6 sa6;
+	socklen_t salen = sizeof sa, salen6 = sizeof sa6;
 	const char *portfile = NULL, *logfile = NULL;
 	struct emu e;
 	FILE *pf;
-	int ls, c, i, n, one = 1;
+	int ls, c, i, n, one = 1, v6 = 0, port;
 
 	memset(&e, 0, sizeof e);
 	e.notice_at = e.rebalance_at = e.burst_from = -1;
@@ -777,7 +806,8 @@ main(int argc, char **argv)
 	e.action = "terminate";
 	e.az_at = e.az_other_at = e.az_delay = -1;
 	e.az_type = "Preempt";
-	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:")) != -1) {
+	e.role_ttl = 3600;
+	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:I:6")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -802,6 +832,8 @@ main(int argc, char **argv)
 		case 'N': e.az_notbefore = optarg; break;
 		case 'O': e.az_other_at = atof(optarg); break;
 		case 'z': e.az_delay = atof(optarg); break;
+		case 'I': e.role_ttl = atof(optarg); break;
+		case '6': v6 = 1; break;
 		default: usage();
 		}
 	}
@@ -815,17 +847,30 @@ main(int argc, char **argv)
 		die(logfile);
 	setvbuf(e.log, NULL, _IOLBF, 0);
 
-	if ((ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((ls = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		die("socket");
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	memset(&sa, 0, sizeof sa);
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = 0;
-	if (bind(ls, (struct sockaddr *)&sa, sizeof sa) == -1 || listen(ls, 64) == -1)
-		die("bind 127.0.0.1:0");
-	if (getsockname(ls, (struct sockaddr *)&sa, &salen) == -1)
-		die("getsockname");
+	memset(&sa6, 0, sizeof sa6);
+	sa6.sin6_family = AF_INET6;
+	sa6.sin6_addr = in6addr_loopback;
+	sa6.sin6_port = 0;
+	if (v6) {
+		if (bind(ls, (struct sockaddr *)&sa6, sizeof sa6) == -1 || listen(ls, 64) == -1)
+			die("bind [::1]:0");
+		if (getsockname(ls, (struct sockaddr *)&sa6, &salen6) == -1)
+			die("getsockname");
+		port = ntohs(sa6.sin6_port);
+	} else {
+		if (bind(ls, (struct sockaddr *)&sa, sizeof sa) == -1 || listen(ls, 64) == -1)
+			die("bind 127.0.0.1:0");
+		if (getsockname(ls, (struct sockaddr *)&sa, &salen) == -1)
+			die("getsockname");
+		port = ntohs(sa.sin_port);
+	}
 	e.start_mono = mono();
 	e.start_wall = wall();
 	fprintf(e.log, "start %.6f\n", e.start_wall);
@@ -835,11 +880,11 @@ main(int argc, char **argv)
 		snprintf(tmp, sizeof tmp, "%s.tmp", portfile);
 		if ((pf = fopen(tmp, "w")) == NULL)
 			die(tmp);
-		fprintf(pf, "%d\n", ntohs(sa.sin_port));
+		fprintf(pf, "%d\n", port);
 		if (fclose(pf) != 0 || rename(tmp, portfile) == -1)
 			die(portfile);
 	} else {
-		printf("%d\n", ntohs(sa.sin_port));
+		printf("%d\n", port);
 		fflush(stdout);
 	}
 

@@ -186,11 +186,17 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[checkpoint]\nkeep = 99999999999999999999999\n", NULL,
 	  "job.ini:5: keep = 99999999999999999999999: out of range; use a whole number >= 1 "
 	  "(e.g. 3)\n" },
-	{ JOB "[checkpoint]\nstore = s3://bucket/runs\n", NULL,
-	  "job.ini:5: store = s3://bucket/runs: s3:// stores are not supported yet; "
-	  "use file:///path\n" },
+	{ JOB "[checkpoint]\nstore = s3://Bad_Bucket/runs\n", NULL,
+	  "job.ini:5: store = s3://Bad_Bucket/runs: bucket \"Bad_Bucket\": a bucket name has "
+	  "lowercase letters, digits, '.', '-' and '_' only\n" },
+	{ JOB "[checkpoint]\nstore = gs://bucket/runs?part_size=1MiB\n", NULL,
+	  "job.ini:5: store = gs://bucket/runs?part_size=1MiB: option part_size: want a size from "
+	  "5MiB to 5GiB, e.g. part_size=16MiB\n" },
+	{ JOB "[checkpoint]\nstore = s3://bucket/a//b\n", NULL,
+	  "job.ini:5: store = s3://bucket/a//b: the prefix has an empty segment\n" },
 	{ JOB "[checkpoint]\nstore = az://acct/c/p\n", NULL,
-	  "job.ini:5: store = az://acct/c/p: az:// stores are not supported yet; use file:///path\n" },
+	  "job.ini:5: store = az://acct/c/p: az:// stores are not supported yet; use file:///path, "
+	  "s3://bucket/prefix or gs://bucket/prefix\n" },
 	{ JOB "[checkpoint]\nstore = gs://\n", NULL,
 	  "job.ini:5: store = gs://: no bucket after gs://; use gs://NAME/prefix\n" },
 	{ JOB "[checkpoint]\nstore = runs/here\n", NULL,
@@ -255,6 +261,58 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[provider]\nnotice_file =\n", NULL,
 	  "job.ini:5: notice_file has no value; give a file, absolute or relative to the job file "
 	  "(e.g. /tmp/preempt-now)\n" },
+	/* the cloud providers' keys */
+	{ JOB "[provider]\nname = aws\nendpoint = ftp://169.254.169.254\n", NULL,
+	  "job.ini:6: endpoint = ftp://169.254.169.254: not a base URL; use http://HOST[:PORT] "
+	  "or https://HOST[:PORT] (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nname = aws\nendpoint = 169.254.169.254\n", NULL,
+	  "job.ini:6: endpoint = 169.254.169.254: not a base URL; use http://HOST[:PORT] "
+	  "or https://HOST[:PORT] (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nname = gcp\nendpoint = http://[fd00:ec2::254\n", NULL,
+	  "job.ini:6: endpoint = http://[fd00:ec2::254: not a base URL; use http://HOST[:PORT] "
+	  "or https://HOST[:PORT] (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nname = azure\nendpoint = http://-x.internal\n", NULL,
+	  "job.ini:6: endpoint = http://-x.internal: not a base URL; use http://HOST[:PORT] "
+	  "or https://HOST[:PORT] (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nname = aws\nendpoint = http://127.0.0.1:\n", NULL,
+	  "job.ini:6: endpoint = http://127.0.0.1:: not a base URL; use http://HOST[:PORT] "
+	  "or https://HOST[:PORT] (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nname = aws\nendpoint = http://127.0.0.1:65536\n", NULL,
+	  "job.ini:6: endpoint = http://127.0.0.1:65536: out of range; use a port from 1 to "
+	  "65535 (e.g. http://127.0.0.1:8080)\n" },
+	{ JOB "[provider]\nname = aws\nendpoint = http://169.254.169.254/latest/\n", NULL,
+	  "job.ini:6: endpoint = http://169.254.169.254/latest/: a base URL has no path; spotrun "
+	  "adds the metadata service's paths (e.g. http://169.254.169.254)\n" },
+	{ JOB "[provider]\nendpoint = http://127.0.0.1:8080\n", NULL,
+	  "job.ini:5: endpoint = http://127.0.0.1:8080: only for name = aws, gcp or azure (name "
+	  "is auto); name the cloud whose metadata service it is, or remove endpoint\n" },
+	{ JOB "[provider]\nendpoint = http://127.0.0.1:8080\nname = local\n", NULL,
+	  "job.ini:5: endpoint = http://127.0.0.1:8080: only for name = aws, gcp or azure (name "
+	  "is local); name the cloud whose metadata service it is, or remove endpoint\n" },
+	{ JOB "[provider]\nname = aws\npoll = 10ms\n", NULL,
+	  "job.ini:6: poll = 10ms: out of range; use from 50ms to 1h (e.g. 1s)\n" },
+	{ JOB "[provider]\nname = azure\npoll = 2\n", NULL,
+	  "job.ini:6: poll = 2: not a duration; " DUR " (e.g. 1s)\n" },
+	{ JOB "[provider]\nname = gcp\npoll = 1s\n", NULL,
+	  "job.ini:6: poll = 1s: only for name = aws, azure or auto (name is gcp, which "
+	  "long-polls); remove poll\n" },
+	{ JOB "[provider]\nname = signal\npoll = 1s\n", NULL,
+	  "job.ini:6: poll = 1s: only for name = aws, azure or auto (name is signal); "
+	  "remove poll\n" },
+	{ JOB "[provider]\nname = local\nipv6 = yes\n", NULL,
+	  "job.ini:6: ipv6 = yes: only for name = aws or auto (name is local); remove ipv6\n" },
+	{ JOB "[provider]\nname = aws\nipv6 = on\nendpoint = http://[::1]:8080\n", NULL,
+	  "job.ini:6: ipv6 = on and endpoint = http://[::1]:8080 both choose the address of the "
+	  "metadata service; keep one\n" },
+	{ JOB "[provider]\nipv6 = v6\n", NULL,
+	  "job.ini:5: ipv6 = v6: not a yes/no value; use yes or no (or true/false, on/off, "
+	  "1/0)\n" },
+	{ JOB "[provider]\nearly_checkpoint = maybe\n", NULL,
+	  "job.ini:5: early_checkpoint = maybe: not a yes/no value; use yes or no (or "
+	  "true/false, on/off, 1/0)\n" },
+	{ JOB "[provider]\nearly_checkpoint =\n", NULL,
+	  "job.ini:5: early_checkpoint has no value; use yes or no (or true/false, on/off, "
+	  "1/0)\n" },
 	/* [retry] */
 	{ JOB "[retry]\nmax_restarts = -1\n", NULL,
 	  "job.ini:5: max_restarts = -1: out of range; use a whole number >= 0 (e.g. 10)\n" },
@@ -325,8 +383,8 @@ static const struct bad_case bad_cases[] = {
 	  "bad-multi.ini:17: keep = 0: out of range; use a whole number >= 1 (e.g. 3)\n"
 	  "bad-multi.ini:18: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? "
 	  "Valid keys: " CKPT_KEYS "\n"
-	  "bad-multi.ini:19: store = s3://bucket/runs: s3:// stores are not supported yet; "
-	  "use file:///path\n"
+	  "bad-multi.ini:19: store = s3://bucket/runs?colour=red: option colour: unknown (known: "
+	  "endpoint, region, profile, part_size, concurrency, attempts, stall_timeout)\n"
 	  "bad-multi.ini:20: chunk_size = 1GiB: out of range; use a size from 1MiB to 256MiB "
 	  "(e.g. 16MiB)\n"
 	  "bad-multi.ini:23: name = oracle: not a provider; use auto, aws, azure, gcp, local or "
@@ -646,6 +704,10 @@ test_good_defaults(void)
 	ok(js->notice_file == NULL && js->trace == NULL, "default notice_file, trace: none");
 	ok(js->trace_scale == 1 && js->trace_start == 0, "default trace_scale 1, trace_start 0");
 	is_int(js->preemptions, -1, "default preemptions: unlimited");
+	ok(js->endpoint == NULL, "default endpoint: none (the provider's own, or its env)");
+	ok(js->poll == 0, "default poll: 0 (the provider's default)");
+	is_int(js->ipv6, 0, "default ipv6: no");
+	is_int(js->early_checkpoint, 1, "default early_checkpoint: yes");
 	is_int(js->max_restarts, 0, "default max_restarts: 0");
 	ok(js->n_on_exit_codes == 0 && js->on_exit_codes == NULL, "default on_exit_codes: any");
 	ok(js->backoff == 1 && js->backoff_max == 300, "default backoff 1s, backoff_max 5m");
@@ -677,6 +739,17 @@ test_good_defaults(void)
 		is_str(js->local_dir, "/.spotrun/t", "local_dir under workdir /");
 		is_str(js->store, "file:///", "store = /");
 	}
+	sr_jobspec_free(js);
+	/* object stores are kept as written; nothing is contacted to check them */
+	write_str("job.ini", JOB "[checkpoint]\nstore = s3://my-bucket/runs/a?endpoint="
+	    "http://127.0.0.1:1&part_size=32MiB\n");
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->store, "s3://my-bucket/runs/a?endpoint=http://127.0.0.1:1&part_size=32MiB",
+		    "store = s3://... kept verbatim");
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "[checkpoint]\nstore = gs://my-bucket\n");
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->store, "gs://my-bucket", "store = gs://bucket");
 	sr_jobspec_free(js);
 }
 
@@ -722,6 +795,35 @@ test_good_other(void)
 		is_int(js->preemptions, -1, "preemptions = -1");
 		is_str(js->env[0], "A=x;y", "';' after a blank starts a comment, not before");
 	}
+	sr_jobspec_free(js);
+
+	/* The cloud providers' keys. */
+	write_str("job.ini", JOB "[provider]\nname = aws\nendpoint = http://[::1]:8080/\n"
+	    "poll = 250ms\nearly_checkpoint = no\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_str(js->endpoint, "http://[::1]:8080/", "endpoint: an IPv6 literal, a port, a "
+		    "trailing slash");
+		ok(js->poll == 0.25, "poll = 250ms");
+		is_int(js->early_checkpoint, 0, "early_checkpoint = no");
+		is_int(js->ipv6, 0, "ipv6: no");
+	}
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "[provider]\nipv6 = yes\npoll = 2s\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		is_int(js->ipv6, 1, "ipv6 = yes with auto");
+		ok(js->poll == 2, "poll = 2s with auto");
+	}
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "[provider]\nname = gcp\nendpoint = https://metadata.example:8443"
+	    "\nipv6 = no\n");
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->endpoint, "https://metadata.example:8443", "endpoint: https, a name, a port");
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "[provider]\nname = azure\nendpoint = http://169.254.169.254\n"
+	    "poll = 1h\n");
+	if ((js = load_good("job.ini")) != NULL)
+		ok(js->poll == 3600 && strcmp(js->endpoint, "http://169.254.169.254") == 0,
+		    "azure: endpoint and poll = 1h (the longest)");
 	sr_jobspec_free(js);
 
 	/* Comments on the command line, and a literal semicolon. */

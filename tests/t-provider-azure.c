@@ -4,7 +4,8 @@
  * rules (400 without Metadata: true, DocumentIncarnation), the notice's
  * latency from the event (polling every 0.5 s), its deadline from
  * NotBefore and the fallback, the ack's exact POST body (from the
- * emulator's log), a slow first call that neither delays start_vm nor loses
+ * emulator's log) sent from a thread of its own (it neither blocks nor is
+ * lost by a stop), a slow first call that neither delays start_vm nor loses
  * the notice, stop_vm in the middle of it, another VM's events, early
  * events, malformed, mistyped and huge documents, facts, and configuration
  * errors. Timings assert with >= 0.2 s of slack.
@@ -106,7 +107,7 @@ test_notice(void)
 	emu_run(&e, tmpdir, args);
 	setenv("SPOTRUN_AZURE_ENDPOINT", e.url, 1);
 	p = new_azure(NULL, 0);		/* the endpoint from the environment */
-	unsetenv("SPOTRUN_AZURE_ENDPOINT");
+	no_cloud();
 	is_str(sr_provider_name(p), "azure", "the provider is azure");
 	is_int(sr_provider_next_vm(p), 0, "azure: no next VM (the run exits 75)");
 	start(p);
@@ -120,9 +121,14 @@ test_notice(void)
 	is_str(n.reason, "azure Preempt event " EVENT_ID, "notice reason");
 	ok(!wait_notice(p, 1.5, &n), "the same incarnation again: no second notice");
 	is_int(log_count(&e, ACK_LINE), 0, "no ack before the checkpoint");
-	ok(sr_provider_ack(p, &n, err) == 0, "the ack succeeds");
-	sr_sleep(0.1);
+	is_int(sr_provider_ack_wait(p, err), 0, "ack_wait before any ack: nothing pending");
+	ok(sr_provider_ack(p, &n, err) == 0, "the ack starts");
+	is_int(sr_provider_ack_wait(p, err), 1, "the ack was accepted");
 	is_int(log_grep(&e, ACK_LINE), 1, "the ack: one POST with the exact StartRequests body");
+	is_int(sr_provider_ack_wait(p, err), 0, "ack_wait again: nothing pending");
+	ok(sr_provider_ack(p, &n, err) == 0 && sr_provider_ack_wait(p, err) == 0,
+	    "a second ack of the same VM: nothing to do");
+	is_int(log_grep(&e, ACK_LINE), 1, "still one POST");
 	ok(sr_provider_facts(p, &f, err) == 0, "facts are read");
 	is_str(f.provider, "azure", "facts: provider");
 	is_str(f.instance_id, "02aab8a4-74ef-476e-8182-f6d2ba4166a6", "facts: vmId");
@@ -142,6 +148,55 @@ test_notice(void)
 
 /* The service's first call takes 3 s: start_vm does not wait for it, and
  * the event published meanwhile arrives with its reply. */
+/* The ack goes out on a thread of its own: sr_provider_ack returns at once
+ * even when the service never answers (the emulator stopped: the kernel
+ * still takes the connection), ack_wait is bounded by the POST's 2 s
+ * timeout; and an ack started right before stop_vm still reaches the
+ * service (stop_vm waits for it rather than cancel it). */
+static void
+test_ack_async(void)
+{
+	const char *args[] = { "-Z", "0.2", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	char err[SR_ERRMAX] = "", want[200];
+	struct emu e;
+	double t;
+
+	emu_run(&e, tmpdir, args);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "async ack: the notice");
+	kill(e.pid, SIGSTOP);
+	t = sr_mono();
+	ok(sr_provider_ack(p, &n, err) == 0, "async ack: started");
+	t = sr_mono() - t;
+	ok(t < 0.1, "async ack: sr_provider_ack returns at once with the service silent "
+	    "(%.3f s)", t);
+	t = sr_mono();
+	is_int(sr_provider_ack_wait(p, err), -1, "async ack: a silent service: the ack fails");
+	t = sr_mono() - t;
+	ok(t > 1.5 && t < 3.0, "async ack: ack_wait is bounded by the 2 s timeout (%.2f s)", t);
+	snprintf(want, sizeof want, "acknowledge azure event " EVENT_ID ": POST %s" EVENTS ": ",
+	    e.url);
+	ok(strncmp(err, want, strlen(want)) == 0, "async ack: the error: %s", err);
+	kill(e.pid, SIGCONT);
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_run(&e, tmpdir, args);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "ack then stop: the notice");
+	ok(sr_provider_ack(p, &n, err) == 0, "ack then stop: started");
+	sr_provider_stop_vm(p);		/* at once: the run is ending */
+	is_int(log_grep(&e, ACK_LINE), 1, "ack then stop: the POST was not lost");
+	is_int(sr_provider_ack_wait(p, err), 0, "ack then stop: stop_vm waited for it");
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
 static void
 test_slow_first(void)
 {
@@ -232,7 +287,7 @@ test_kinds(void)
 	ok(n.deadline == 0, "an early notice has no deadline");
 	ok(!wait_notice(p, 1, &n), "Freeze: one notice");
 	ok(sr_provider_ack(p, &n, err) == 0, "acking an early notice succeeds");
-	sr_sleep(0.1);
+	is_int(sr_provider_ack_wait(p, err), 0, "... starts nothing");
 	is_int(log_grep(&e, "POST "), 0, "... and POSTs nothing (Freeze goes ahead at NotBefore)");
 	sr_provider_stop_vm(p);
 	sr_provider_free(p);
@@ -380,7 +435,7 @@ test_config(void)
 	c.max_preemptions = -1;
 	c.trace_scale = 1;
 	ok(sr_provider_new(&c, &p, err) == 0, "auto: created");
-	is_str(sr_provider_name(p), "local", "auto: still local (azure does not probe)");
+	is_str(sr_provider_name(p), "local", "auto: local when no metadata service answers");
 	is_int(sr_azure_errors(p, &errors, NULL, 0), -1,
 	    "sr_azure_errors: -1 for another provider");
 	sr_provider_free(p);
@@ -393,9 +448,10 @@ main(void)
 
 	if (mkdtemp(tmpdir) == NULL)
 		sr_fatal("mkdtemp: %s", strerror(errno));
-	unsetenv("SPOTRUN_AZURE_ENDPOINT");
+	no_cloud();
 	test_emulator();
 	test_notice();
+	test_ack_async();
 	test_slow_first();
 	test_stop();
 	test_other_vm();

@@ -4,6 +4,7 @@
 # checkpoint -> exit 75 -> the next run resumes), signals from the user,
 # the per-attempt log, the local-dir lock and the GPU requirement.
 set -u
+. "$top_srcdir/tests/jobs/no-cloud.sh"	# the jobs here use name = auto
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 n=0
@@ -19,7 +20,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..28"
+echo "1..29"
 
 # 1-4: exit codes pass through run
 for code in 0 1 42 255; do
@@ -27,24 +28,35 @@ for code in 0 1 42 255; do
 	"$SPOTRUN" run -q "$tmp/code$code.ini" >/dev/null 2>"$tmp/err"
 	check $? $code "run passes exit code $code through"
 done
-# 5: killed by a signal
+# 5: name = auto (the default) on this machine: local, decided within 0.5 s
+# (no-cloud.sh points the three clouds at a closed loopback port), and the
+# header line says so.
+job auto "/bin/sh -c 'exit 0'"
+"$SPOTRUN" run -q "$tmp/auto.ini" >/dev/null 2>"$tmp/err"
+secs=$(sed -n 's/^spotrun: auto on local (auto, detected in \([0-9.]*\) s), .*, store file:.*/\1/p' "$tmp/err")
+if [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s < 0.5) }'; then
+	ok "auto picks local here in $secs s, and the header line says so"
+else
+	nok "auto: header '$(head -n 1 "$tmp/err")'"
+fi
+# 6: killed by a signal
 printf '[job]\nname = sig\ncommand = /bin/sh -c %s\nshell = no\n[checkpoint]\nstore = %s/store\nlocal_dir = %s/l-sig\n' \
 	"'kill -SEGV \$\$'" "$tmp" "$tmp" >"$tmp/sig.ini"
 "$SPOTRUN" run -q "$tmp/sig.ini" >/dev/null 2>"$tmp/err"
 check $? 139 "a job killed by SIGSEGV gives 128+11"
-# 6-7: exec failures
+# 7-8: exec failures
 job nf "$tmp/no-such-program"
 "$SPOTRUN" run -q "$tmp/nf.ini" >/dev/null 2>"$tmp/err"
 check $? 127 "a missing command gives 127"
 grep -q "spotrun: run $tmp/no-such-program: No such file or directory; exit 127" "$tmp/err" &&
 	ok "and says which command and why" || nok "message for a missing command"
-# 8: not executable
+# 9: not executable
 printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 job nx "$tmp/noexec"
 "$SPOTRUN" run -q "$tmp/nx.ini" >/dev/null 2>"$tmp/err"
 check $? 126 "a command that is not executable gives 126"
 
-# 9-11: restart policy: fails twice (counter file), then succeeds
+# 10-12: restart policy: fails twice (counter file), then succeeds
 cat >"$tmp/flaky.sh" <<'SH'
 c=$(cat "$1" 2>/dev/null || echo 0); c=$((c + 1)); echo $c >"$1"
 [ $c -ge 3 ] && exit 0
@@ -55,17 +67,17 @@ job flaky "/bin/sh $tmp/flaky.sh $tmp/flaky.count" "[retry]" "max_restarts = 5" 
 check $? 0 "a job failing twice with a restartable code succeeds on the third attempt"
 check "$(grep -c 'restart  exit 3; restart' "$tmp/err")" 2 "two restarts were announced"
 grep -q 'finished exit 0: 3 attempts, 0 preemptions, 2 restarts' "$tmp/err" && ok "the final line counts them" || nok "final line"
-# 12: a code not in on_exit_codes is not restarted
+# 13: a code not in on_exit_codes is not restarted
 rm -f "$tmp/flaky.count"
 job flaky2 "/bin/sh -c 'exit 4'" "[retry]" "max_restarts = 5" "on_exit_codes = 3" "backoff = 100ms"
 "$SPOTRUN" run "$tmp/flaky2.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c restart "$tmp/err")" "4:0" "exit 4 is not in on_exit_codes: no restart, code 4"
-# 13: max_restarts bounds the attempts
+# 14: max_restarts bounds the attempts
 job always "/bin/sh -c 'exit 5'" "[retry]" "max_restarts = 2" "backoff = 50ms"
 "$SPOTRUN" run "$tmp/always.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c 'restart  exit 5' "$tmp/err")" "5:2" "max_restarts = 2: three attempts, then the job's code"
 
-# 14-17: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume
+# 15-18: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume
 cat >"$tmp/sigjob.sh" <<'SH'
 step=${SPOTRUN_RESUME_STEP:-0}
 [ -n "$SPOTRUN_RESUME_STEP" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
@@ -91,7 +103,7 @@ check $? 0 "the next run finishes"
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ -n "$step" ] && [ "$step" -ge 5 ] && ok "and resumed from the notice's checkpoint (step $step)" || nok "resume step '$step'"
 
-# 18: the job finished: running it again starts afresh, not from its end
+# 19: the job finished: running it again starts afresh, not from its end
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out3" 2>"$tmp/err"
 if grep -q 'attempt  1 starts afresh: sigp finished in an earlier run' "$tmp/err" && ! grep -q '^resumed' "$tmp/out3" &&
     grep -q '^done at 30$' "$tmp/out3"; then
@@ -100,7 +112,7 @@ else
 	nok "a finished job run again: $(cat "$tmp/out3")"
 fi
 
-# 19-20: the attempts of the job, with their machines and outcomes
+# 20-21: the attempts of the job, with their machines and outcomes
 "$SPOTRUN" ls -a "$tmp/sigp.ini" >"$tmp/ls" 2>"$tmp/err"
 if sed -n 2p "$tmp/ls" | grep -qE '^1 .* fresh +1 +[0-9]+ +preempted +signal ' &&
     sed -n 3p "$tmp/ls" | grep -qE '^1 .* step [0-9]+ +1 +0 +exit 0 +signal ' &&
@@ -111,7 +123,7 @@ else
 fi
 check "$("$SPOTRUN" ls -a -s "file://$tmp/store" nosuchjob)" "no attempts of job nosuchjob in file://$tmp/store" "ls -a of an unknown job"
 
-# 21: SIGINT is forwarded and stops restarts
+# 22: SIGINT is forwarded and stops restarts
 job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
 "$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
 pid=$!
@@ -120,7 +132,7 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 22-23: the attempt log
+# 23-24: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -128,7 +140,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 24: a second run of the same job from the same local dir is refused
+# 25: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -138,7 +150,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 25: a job needing more GPUs than the machine has
+# 26: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -147,7 +159,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 26-28: spotrun killed outright: the job's leader dies with it (parent death
+# 27-29: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &

@@ -3,7 +3,8 @@
 # against tests/mdemu (the metadata emulator) on loopback: a Preempt event
 # for this VM appears in Scheduled Events, the notice is on the timeline,
 # the job checkpoints, the checkpoint commits, and only then is the event
-# acknowledged (a POST of StartRequests with its EventId); the run exits 75
+# acknowledged (a POST of StartRequests with its EventId, from a thread of
+# its own, which the run waits for before it ends); the run exits 75
 # (no next VM on Azure) and the next run resumes from that checkpoint and
 # finishes.
 set -u
@@ -15,7 +16,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..7"
+echo "1..8"
 id=602d9444-d2cd-49c7-8624-8643e7171297
 
 # mdemu: a Preempt for this VM at 1.5 s (NotBefore 30 s later); the first
@@ -36,6 +37,10 @@ grep -q "notice   azure Preempt event $id" "$tmp/err" && grep -q 'ckpt     0 ste
 	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
 post=$(grep -c "^POST /metadata/scheduledevents?api-version=2020-07-01 metadata=true -> 200 ctype=application/json body={\"StartRequests\":\[{\"EventId\":\"$id\"}\]} wall=" "$tmp/emu.log")
 check "$post" 1 "one ack: the StartRequests POST with the event's id"
+# The ack goes out beside the job; the run waits for it before it ends, and
+# says so before its last line.
+sed -n 's/^[0-9:]*  \(ack\|preempted\) .*/\1/p' "$tmp/err" | tr '\n' ' ' | grep -qx 'ack preempted ' &&
+	ok "the run waited for the ack before it ended" || nok "the ack on the timeline"
 # The ack comes after the job handed the checkpoint over (spotrun commits
 # it in between, and acks in the commit's completion).
 wall=$(sed -n 's/^POST .* wall=//p' "$tmp/emu.log" | head -n 1)

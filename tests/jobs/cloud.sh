@@ -1,5 +1,8 @@
 # cloud.sh: shared by the end-to-end tests of the cloud providers
-# (t40-aws.sh, t41-gcp.sh, t42-azure.sh); sourced, not run.
+# (t40-aws.sh, t41-gcp.sh, t42-azure.sh, t43-cloud-deadline.sh,
+# t44-cloud-early.sh); sourced, not run. Every metadata endpoint starts out
+# on a closed loopback port (no-cloud.sh); a test points one at its emulator.
+. "$top_srcdir/tests/jobs/no-cloud.sh"
 
 # cloud_emu PORTFILE LOGFILE [MDEMU OPTIONS...]: start tests/mdemu in the
 # background and wait (at most 5 s) until it listens; sets $emu (its pid)
@@ -14,23 +17,28 @@ cloud_emu() {
 	emu_url=http://127.0.0.1:$(cat "$_pf")
 }
 
-# cloud_job DIR NAME PROVIDER: DIR/job.sh, a job of 40 steps of 0.1 s that
-# answers checkpoint requests with its step (resuming from it), noting the
-# time of each answer in DIR/local/done-times, and
-# DIR/job.ini running it with that provider, the store and local dir in DIR.
+# cloud_job DIR NAME PROVIDER [STEPS [DELAY [MARGIN]]]: DIR/job.sh, a job of
+# STEPS (default 40) steps of 0.1 s that answers checkpoint requests with
+# its step (resuming from it): it writes the step file, takes DELAY seconds
+# (default 0) to finish writing, then notes the time in
+# DIR/local/done-times and writes the done marker; and DIR/job.ini running
+# it with that provider, the store and local dir in DIR, margin = MARGIN
+# (default 1s). [provider] comes last: a test may append its keys.
 cloud_job() {
 	cat >"$1/job.sh" <<'SH'
+steps=${1:-40} delay=${2:-0}
 step=0
 [ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
-while [ "$step" -lt 40 ]; do
+while [ "$step" -lt "$steps" ]; do
 	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
-		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
+		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; [ "$delay" = 0 ] || sleep "$delay"
+		date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
 		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
 	fi
 	step=$((step + 1)); sleep 0.1
 done
 echo "done at $step"
 SH
-	printf '[job]\nname = %s\ncommand = /bin/sh %s/job.sh\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = 1s\n[provider]\nname = %s\n' \
-		"$2" "$1" "$1" "$1" "$3" >"$1/job.ini"
+	printf '[job]\nname = %s\ncommand = /bin/sh %s/job.sh %s %s\n[checkpoint]\nsignal = none\nstore = %s/store\nlocal_dir = %s/local\nmargin = %s\n[provider]\nname = %s\n' \
+		"$2" "$1" "${4:-40}" "${5:-0}" "$1" "$1" "${6:-1s}" "$3" >"$1/job.ini"
 }

@@ -9,6 +9,7 @@
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${SPOTRUN:=$PWD/spotrun}"
+. "$top_srcdir/tests/jobs/no-cloud.sh"	# auto probes loopback only
 PY=/usr/bin/python3		# Debian's Python: the one that sees python3-torch
 JOBS=$top_srcdir/tests/jobs
 

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""chainjob.py: a directory-mode job with a large state and an exact result,
+for the S3 fault tests (tests/t83-s3-faults.sh).
+
+Its "training" is a hash chain: h(0) = SHA-256("chainjob"), and each step s
+makes h(s) = SHA-256(h(s-1) || s as 8 bytes big-endian). The last line of a
+run is `result: <h(steps)>`, the same whether the run was interrupted and
+resumed any number of times or not - but only when every resume got the
+state of the checkpoint it claims.
+
+A checkpoint request (the file SPOTRUN_CKPT_REQUEST, with SIGUSR1) is
+answered at the next step boundary with state.json (step, h, size) and
+blob.bin: --size bytes of SHAKE-256(h), incompressible and a function of the
+state, so that a restore checks every byte. On resume it prints `resumed
+from step N (attempt A), data ok`, or exits 1 naming what is wrong. Every
+line is flushed at once so the tests can follow it.
+
+Usage: chainjob.py [--steps N] [--sleep SECONDS] [--size BYTES]
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+
+requested = False
+
+
+def on_request(signo, frame):
+    global requested
+    requested = True
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def blob_of(h, size):
+    return hashlib.shake_256(bytes.fromhex(h)).digest(size)
+
+
+def next_h(h, step):
+    return hashlib.sha256(bytes.fromhex(h) + step.to_bytes(8, "big")).hexdigest()
+
+
+def write_file(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.rename(tmp, path)
+
+
+def request_seq(path):
+    """The seq=N of the request file, or None when there is none."""
+    try:
+        with open(path) as f:
+            line = f.read()
+    except FileNotFoundError:
+        return None
+    for word in line.split():
+        if word.startswith("seq="):
+            return word[4:]
+    return ""
+
+
+def restore(ckpt_dir, resume):
+    with open(os.path.join(ckpt_dir, "state.json")) as f:
+        state = json.load(f)
+    if str(state["step"]) != resume:
+        say("restored checkpoint is wrong: step %s, SPOTRUN_RESUME_STEP %s"
+            % (state["step"], resume))
+        sys.exit(1)
+    with open(os.path.join(ckpt_dir, "blob.bin"), "rb") as f:
+        blob = f.read()
+    if blob != blob_of(state["h"], state["size"]):
+        say("restored checkpoint is wrong: blob.bin (%d bytes) is not the state's"
+            % len(blob))
+        sys.exit(1)
+    return state["step"], state["h"]
+
+
+def main():
+    if os.environ.get("SPOTRUN_CKPT_REQUEST"):
+        signal.signal(signal.SIGUSR1, on_request)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--sleep", type=float, default=0.05)
+    ap.add_argument("--size", type=int, default=1 << 20)
+    args = ap.parse_args()
+
+    ckpt_dir = os.environ.get("SPOTRUN_CKPT_DIR", "")
+    request_path = os.environ.get("SPOTRUN_CKPT_REQUEST", "")
+    done_path = os.environ.get("SPOTRUN_CKPT_DONE", "")
+    resume = os.environ.get("SPOTRUN_RESUME_STEP", "")
+    under_spotrun = bool(ckpt_dir and request_path and done_path)
+
+    step, h = 0, hashlib.sha256(b"chainjob").hexdigest()
+    if under_spotrun and resume:
+        step, h = restore(ckpt_dir, resume)
+        say("resumed from step %d (attempt %s), data ok"
+            % (step, os.environ.get("SPOTRUN_ATTEMPT", "?")))
+
+    global requested
+    answered = None
+    while step < args.steps:
+        step += 1
+        h = next_h(h, step)
+        if args.sleep > 0:
+            time.sleep(args.sleep)
+        if under_spotrun and (requested or os.path.exists(request_path)):
+            requested = False
+            seq = request_seq(request_path)
+            if seq is None or seq == answered:
+                continue
+            answered = seq
+            write_file(os.path.join(ckpt_dir, "blob.bin"), blob_of(h, args.size))
+            state = {"step": step, "h": h, "size": args.size}
+            write_file(os.path.join(ckpt_dir, "state.json"), json.dumps(state).encode())
+            write_file(done_path, b"%d\n" % step)
+            say("checkpoint at step %d" % step)
+    # Done: ignore late requests (Python restores the default action,
+    # death, for its handled signals while it shuts down).
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    say("finished %d steps" % step)
+    say("result: %s" % h)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
