@@ -1,0 +1,809 @@
+/*
+ * faultproxy.c: a fault-injecting TCP proxy for the S3 fault tests. It sits
+ * between a client (spotrun, curl) and a real server (Ceph RGW) on loopback
+ * and does to chosen connections what networks and overloaded stores do:
+ * reset them half-way, stall them, answer 503 SlowDown or 500 InternalError
+ * in the server's place, or hang up after the request headers. One thread
+ * per connection; libc only.
+ *
+ * usage: faultproxy -p PORTFILE -t HOST:PORT [-c CONTROLFILE] [-l LOGFILE]
+ *   -p  listen on 127.0.0.1 with a port the kernel picks; write it (one
+ *       line) to PORTFILE once listening (atomically: temp file + rename)
+ *   -t  the target every connection that is not faulted is forwarded to
+ *   -c  the fault to apply, one line; reread before each new connection
+ *       when the file changed (inode, size or mtime), or at once on SIGHUP
+ *       (which also rearms an unchanged file). A missing file means pass.
+ *   -l  one line per connection (appended, written when it ends), else
+ *       stderr:
+ *         conn N: pass: I bytes in, O bytes out
+ *         conn N: reset after I bytes from the client
+ *         conn N: stall S s, then pass: I bytes in, O bytes out
+ *         conn N: stall S s, then close
+ *         conn N: slowdown: 503 SlowDown to METHOD PATH
+ *         conn N: internal: 500 InternalError to METHOD PATH
+ *         conn N: drop after the request headers of METHOD PATH
+ *         conn N: MODE: connect HOST:PORT: REASON   (target unreachable)
+ *       and "control FILE: ..." when the control file is read or is wrong.
+ *
+ * The control line: MODE [count=K|all] [after=N] [seconds=S] [then=pass|close]
+ *   pass                      forward byte for byte
+ *   reset after=N             forward the first N bytes from the client, then
+ *                             reset both sides (RST: SO_LINGER 0); N=0 resets
+ *                             at once
+ *   stall seconds=S then=X    accept, then leave the request unread and
+ *                             send nothing for S seconds; then forward
+ *                             (X=pass, the default: a slow server) or close
+ *                             without a reply (X=close: a hung one)
+ *   slowdown                  read the request headers, answer 503 with an
+ *                             S3 <Error><Code>SlowDown</Code> body and
+ *                             Connection: close, never forward
+ *   internal                  the same with 500 InternalError
+ *   drop                      read the request headers, close with no reply
+ * count=K applies the fault to the next K connections (default 1), then
+ * passes; count=all to every connection. '#' starts a comment. A connection
+ * carries one request in every mode but pass and stall-then-pass, because
+ * faulted replies close it.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEADER_MAX 65536
+#define RELAY_BUF 65536
+/* How long a faulted reply waits for the client to hang up before closing,
+ * so that unread request bytes do not turn our FIN into an RST. */
+#define DRAIN_SECS 5
+
+enum mode {
+	M_PASS,
+	M_RESET,
+	M_STALL,
+	M_SLOWDOWN,
+	M_INTERNAL,
+	M_DROP
+};
+
+static const char *mode_names[] = {
+	"pass", "reset", "stall", "slowdown", "internal", "drop"
+};
+
+struct fault {
+	enum mode	 mode;
+	long		 count;		/* connections left; -1: all */
+	long long	 after;		/* reset: client bytes forwarded first */
+	double		 seconds;	/* stall */
+	int		 then_close;	/* stall: close instead of forwarding */
+};
+
+/* Everything a connection's thread needs; owned by that thread. */
+struct conn {
+	int		 fd;
+	long		 n;
+	struct fault	 fault;
+	const char	*host;
+	const char	*port;
+	int		 log_fd;
+};
+
+/* The control file as last read, to notice a rewrite. */
+struct control {
+	const char	*path;
+	int		 seen;
+	dev_t		 dev;
+	ino_t		 ino;
+	off_t		 size;
+	struct timespec	 mtime;
+};
+
+static volatile sig_atomic_t got_hup;
+static volatile sig_atomic_t got_term;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term = 1;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: faultproxy -p PORTFILE -t HOST:PORT "
+	    "[-c CONTROLFILE] [-l LOGFILE]\n");
+	exit(2);
+}
+
+/* Append one line to the log with a single write, so that lines from
+ * several threads do not interleave. */
+static void
+logf_line(int fd, const char *fmt, ...)
+{
+	char	line[1024];
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof line - 2)
+		n = sizeof line - 2;
+	line[n++] = '\n';
+	if (write(fd, line, n) < 0) {
+		/* Nowhere left to report it. */
+	}
+}
+
+static double
+mono(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+sleep_secs(double s)
+{
+	struct timespec	ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Parse one KEY=VALUE word of the control line into f; 0 or -1 with why. */
+static int
+parse_option(struct fault *f, const char *word, char *why, size_t whylen)
+{
+	const char	*v = strchr(word, '=');
+	char		*end;
+
+	if (v == NULL) {
+		snprintf(why, whylen, "'%s' is not KEY=VALUE", word);
+		return -1;
+	}
+	v++;
+	errno = 0;
+	if (strncmp(word, "count=", 6) == 0) {
+		if (strcmp(v, "all") == 0) {
+			f->count = -1;
+			return 0;
+		}
+		f->count = strtol(v, &end, 10);
+		if (*v != '\0' && *end == '\0' && errno == 0 && f->count > 0)
+			return 0;
+		snprintf(why, whylen, "count '%s': use a number > 0 or all", v);
+		return -1;
+	}
+	if (strncmp(word, "after=", 6) == 0) {
+		f->after = strtoll(v, &end, 10);
+		if (*v != '\0' && *end == '\0' && errno == 0 && f->after >= 0)
+			return 0;
+		snprintf(why, whylen, "after '%s': use a byte count >= 0", v);
+		return -1;
+	}
+	if (strncmp(word, "seconds=", 8) == 0) {
+		f->seconds = strtod(v, &end);
+		if (*v != '\0' && *end == '\0' && errno == 0 &&
+		    f->seconds >= 0 && f->seconds < 86400)
+			return 0;
+		snprintf(why, whylen, "seconds '%s': use 0 to 86400", v);
+		return -1;
+	}
+	if (strncmp(word, "then=", 5) == 0) {
+		if (strcmp(v, "pass") == 0 || strcmp(v, "close") == 0) {
+			f->then_close = strcmp(v, "close") == 0;
+			return 0;
+		}
+		snprintf(why, whylen, "then '%s': use pass or close", v);
+		return -1;
+	}
+	snprintf(why, whylen, "unknown key in '%s': use count, after, seconds "
+	    "or then", word);
+	return -1;
+}
+
+/* Parse a control line ("MODE [KEY=VALUE...]"); 0 or -1 with why. */
+static int
+parse_fault(char *line, struct fault *f, char *why, size_t whylen)
+{
+	char	*word, *save = NULL;
+	size_t	 i;
+
+	memset(f, 0, sizeof *f);
+	f->count = 1;
+	line[strcspn(line, "#")] = '\0';
+	word = strtok_r(line, " \t\r\n", &save);
+	if (word == NULL) {
+		f->mode = M_PASS;
+		return 0;
+	}
+	for (i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
+		if (strcmp(word, mode_names[i]) == 0)
+			break;
+	}
+	if (i == sizeof mode_names / sizeof mode_names[0]) {
+		snprintf(why, whylen, "unknown mode '%s': use pass, reset, "
+		    "stall, slowdown, internal or drop", word);
+		return -1;
+	}
+	f->mode = i;
+	while ((word = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
+		if (parse_option(f, word, why, whylen) != 0)
+			return -1;
+	}
+	if (f->mode == M_PASS)
+		f->count = -1;
+	return 0;
+}
+
+/* Reread the control file into *f if it changed (or force is set). A bad
+ * file is logged and means pass. */
+static void
+reload_control(struct control *c, struct fault *f, int force, int log_fd)
+{
+	struct stat	 st;
+	char		 buf[1024], why[256];
+	FILE		*fp;
+	size_t		 n;
+
+	if (c->path == NULL)
+		return;
+	if (stat(c->path, &st) != 0) {
+		if (c->seen || force) {
+			logf_line(log_fd, "control %s: missing: pass", c->path);
+			memset(f, 0, sizeof *f);
+			f->count = -1;
+		}
+		c->seen = 0;
+		return;
+	}
+	if (!force && c->seen && st.st_dev == c->dev && st.st_ino == c->ino &&
+	    st.st_size == c->size && st.st_mtim.tv_sec == c->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == c->mtime.tv_nsec)
+		return;
+	c->seen = 1;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtime = st.st_mtim;
+
+	if ((fp = fopen(c->path, "r")) == NULL) {
+		logf_line(log_fd, "control %s: %s: pass", c->path,
+		    strerror(errno));
+		memset(f, 0, sizeof *f);
+		f->count = -1;
+		return;
+	}
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	logf_line(log_fd, "control %s: %s", c->path, buf);
+	if (parse_fault(buf, f, why, sizeof why) != 0) {
+		logf_line(log_fd, "control %s line 1: %s: pass", c->path, why);
+		memset(f, 0, sizeof *f);
+		f->count = -1;
+	}
+}
+
+/* Connect to the target; the fd, or -1 with why. */
+static int
+connect_target(const char *host, const char *port, char *why, size_t whylen)
+{
+	struct addrinfo	 hints, *res, *ai;
+	int		 fd = -1, r, one = 1;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if ((r = getaddrinfo(host, port, &hints, &res)) != 0) {
+		snprintf(why, whylen, "%s", gai_strerror(r));
+		return -1;
+	}
+	snprintf(why, whylen, "no address");
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		snprintf(why, whylen, "%s", strerror(errno));
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+/* Close fd with an RST rather than a FIN. */
+static void
+close_reset(int fd)
+{
+	struct linger	l = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+	close(fd);
+}
+
+/*
+ * Forward between the client c->fd and the target up until both sides
+ * closed. With limit >= 0, reset both once limit bytes from the client were
+ * forwarded; returns 1 then, else 0. Counts bytes in *in and *out.
+ */
+static int
+relay(int cfd, int ufd, long long limit, long long *in, long long *out)
+{
+	struct pollfd	 p[2];
+	char		*buf;
+	int		 c_open = 1, u_open = 1, reset = 0;
+	ssize_t		 n;
+	size_t		 want;
+
+	if ((buf = malloc(RELAY_BUF)) == NULL)
+		return 0;
+	while (c_open || u_open) {
+		if (limit >= 0 && *in >= limit) {
+			reset = 1;
+			break;
+		}
+		p[0].fd = c_open ? cfd : -1;
+		p[0].events = POLLIN;
+		p[1].fd = u_open ? ufd : -1;
+		p[1].events = POLLIN;
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents != 0) {
+			want = RELAY_BUF;
+			if (limit >= 0 && (long long)want > limit - *in)
+				want = limit - *in;
+			n = recv(cfd, buf, want, 0);
+			if (n > 0) {
+				*in += n;
+				if (write_all(ufd, buf, n) != 0)
+					break;
+			} else if (n == 0 || errno != EINTR) {
+				c_open = 0;
+				shutdown(ufd, SHUT_WR);
+			}
+		}
+		if (p[1].revents != 0) {
+			n = recv(ufd, buf, RELAY_BUF, 0);
+			if (n > 0) {
+				*out += n;
+				if (write_all(cfd, buf, n) != 0)
+					break;
+			} else if (n == 0 || errno != EINTR) {
+				u_open = 0;
+				shutdown(cfd, SHUT_WR);
+			}
+		}
+	}
+	free(buf);
+	return reset;
+}
+
+/* Read the request headers (up to the blank line) into buf (NUL-ended);
+ * their length, or -1 when the client closed or sent too much first. */
+static ssize_t
+read_headers(int fd, char *buf, size_t size)
+{
+	size_t	len = 0;
+	ssize_t	n;
+
+	while (len < size - 1) {
+		n = recv(fd, buf + len, size - 1 - len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		len += n;
+		buf[len] = '\0';
+		if (strstr(buf, "\r\n\r\n") != NULL)
+			return len;
+	}
+	return -1;
+}
+
+/* "METHOD PATH" of the request line in headers, into out. */
+static void
+request_line(const char *headers, char *out, size_t outlen)
+{
+	size_t	n = strcspn(headers, "\r\n");
+	const char *sp;
+
+	/* Drop " HTTP/1.1". */
+	sp = memchr(headers, ' ', n);
+	if (sp != NULL && (sp = memchr(sp + 1, ' ', n - (sp + 1 - headers))))
+		n = sp - headers;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, headers, n);
+	out[n] = '\0';
+}
+
+/* After a faulted reply: half-close, then read and discard until the client
+ * hangs up (or DRAIN_SECS pass), so that the kernel sends a FIN, not an RST
+ * for unread request bytes. */
+static void
+drain_close(int fd)
+{
+	char		buf[4096];
+	struct pollfd	p = { fd, POLLIN, 0 };
+	double		end = mono() + DRAIN_SECS;
+	int		ms;
+
+	shutdown(fd, SHUT_WR);
+	while ((ms = (int)((end - mono()) * 1000)) > 0) {
+		if (poll(&p, 1, ms) <= 0)
+			break;
+		if (recv(fd, buf, sizeof buf, 0) <= 0)
+			break;
+	}
+	close(fd);
+}
+
+/* Answer an S3 error in the server's place and close. */
+static void
+answer_error(struct conn *c, const char *what)
+{
+	char		 req[512], headers[HEADER_MAX], body[512], head[1024];
+	const char	*status, *code, *msg;
+	int		 blen, hlen, is_head;
+
+	if (read_headers(c->fd, headers, sizeof headers) < 0) {
+		logf_line(c->log_fd, "conn %ld: %s: the client closed before "
+		    "the end of the request headers", c->n, what);
+		close(c->fd);
+		return;
+	}
+	request_line(headers, req, sizeof req);
+	if (c->fault.mode == M_SLOWDOWN) {
+		status = "503 Slow Down";
+		code = "SlowDown";
+		msg = "Please reduce your request rate.";
+	} else {
+		status = "500 Internal Server Error";
+		code = "InternalError";
+		msg = "We encountered an internal error. Please try again.";
+	}
+	blen = snprintf(body, sizeof body,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<Error><Code>%s</Code><Message>%s</Message>"
+	    "<RequestId>faultproxy-%ld</RequestId></Error>\n", code, msg, c->n);
+	hlen = snprintf(head, sizeof head,
+	    "HTTP/1.1 %s\r\n"
+	    "Content-Type: application/xml\r\n"
+	    "Content-Length: %d\r\n"
+	    "x-amz-request-id: faultproxy-%ld\r\n"
+	    "Connection: close\r\n\r\n", status, blen, c->n);
+	is_head = strncmp(req, "HEAD ", 5) == 0;
+	if (write_all(c->fd, head, hlen) == 0 && !is_head)
+		write_all(c->fd, body, blen);
+	logf_line(c->log_fd, "conn %ld: %s: %.3s %s to %s", c->n, what,
+	    status, code, req);
+	drain_close(c->fd);
+}
+
+static void
+drop(struct conn *c)
+{
+	char	req[512], headers[HEADER_MAX];
+
+	if (read_headers(c->fd, headers, sizeof headers) < 0) {
+		logf_line(c->log_fd, "conn %ld: drop: the client closed before "
+		    "the end of the request headers", c->n);
+		close(c->fd);
+		return;
+	}
+	request_line(headers, req, sizeof req);
+	logf_line(c->log_fd, "conn %ld: drop after the request headers of %s",
+	    c->n, req);
+	drain_close(c->fd);
+}
+
+/* Forward (after a stall of prefix, e.g. "stall 2.0 s, then "); reset after
+ * limit client bytes when limit >= 0. */
+static void
+forward(struct conn *c, const char *prefix, long long limit)
+{
+	char		why[256];
+	long long	in = 0, out = 0;
+	int		ufd;
+
+	if (limit == 0) {
+		close_reset(c->fd);
+		logf_line(c->log_fd, "conn %ld: reset after 0 bytes from the "
+		    "client", c->n);
+		return;
+	}
+	if ((ufd = connect_target(c->host, c->port, why, sizeof why)) < 0) {
+		logf_line(c->log_fd, "conn %ld: %s%s: connect %s:%s: %s", c->n,
+		    prefix, mode_names[c->fault.mode], c->host, c->port, why);
+		close(c->fd);
+		return;
+	}
+	if (relay(c->fd, ufd, limit, &in, &out)) {
+		close_reset(c->fd);
+		close_reset(ufd);
+		logf_line(c->log_fd, "conn %ld: reset after %lld bytes from the "
+		    "client", c->n, in);
+		return;
+	}
+	close(ufd);
+	close(c->fd);
+	logf_line(c->log_fd, "conn %ld: %spass: %lld bytes in, %lld bytes out",
+	    c->n, prefix, in, out);
+}
+
+static void *
+conn_main(void *arg)
+{
+	struct conn	*c = arg;
+	char		 prefix[64];
+
+	switch (c->fault.mode) {
+	case M_PASS:
+		forward(c, "", -1);
+		break;
+	case M_RESET:
+		forward(c, "", c->fault.after);
+		break;
+	case M_STALL:
+		sleep_secs(c->fault.seconds);
+		if (c->fault.then_close) {
+			drain_close(c->fd);
+			logf_line(c->log_fd, "conn %ld: stall %.1f s, then close",
+			    c->n, c->fault.seconds);
+			break;
+		}
+		snprintf(prefix, sizeof prefix, "stall %.1f s, then ",
+		    c->fault.seconds);
+		forward(c, prefix, -1);
+		break;
+	case M_SLOWDOWN:
+		answer_error(c, "slowdown");
+		break;
+	case M_INTERNAL:
+		answer_error(c, "internal");
+		break;
+	case M_DROP:
+		drop(c);
+		break;
+	}
+	free(c);
+	return NULL;
+}
+
+/* Listen on 127.0.0.1 with a kernel-chosen port; the fd, its port in *port. */
+static int
+listen_loopback(int *port)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof sin;
+	int			fd;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    listen(fd, 128) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+static int
+write_portfile(const char *path, int port)
+{
+	char	tmp[4096];
+	FILE	*fp;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	if ((fp = fopen(tmp, "w")) == NULL)
+		return -1;
+	fprintf(fp, "%d\n", port);
+	if (fclose(fp) != 0 || rename(tmp, path) != 0)
+		return -1;
+	return 0;
+}
+
+/* Split HOST:PORT (the last ':'; [v6]:port too) in place. */
+static int
+split_target(char *s, const char **host, const char **port)
+{
+	char	*colon = strrchr(s, ':');
+
+	if (colon == NULL || colon == s || colon[1] == '\0')
+		return -1;
+	*colon = '\0';
+	*port = colon + 1;
+	*host = s;
+	if (s[0] == '[' && colon[-1] == ']') {
+		colon[-1] = '\0';
+		*host = s + 1;
+	}
+	return 0;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction	sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: poll() in the accept loop must see EINTR. */
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Start a thread for the accepted fd with the fault now in force. */
+static void
+spawn(int fd, long n, struct fault *f, const char *host, const char *port,
+    int log_fd)
+{
+	struct conn	*c;
+	pthread_t	 t;
+	pthread_attr_t	 attr;
+
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->n = n;
+	c->fault = *f;
+	c->host = host;
+	c->port = port;
+	c->log_fd = log_fd;
+	if (f->count > 0 && --f->count == 0) {
+		memset(f, 0, sizeof *f);
+		f->count = -1;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, conn_main, c) != 0) {
+		logf_line(log_fd, "conn %ld: cannot start a thread", n);
+		close(fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct control	 ctl;
+	struct fault	 fault;
+	struct pollfd	 p;
+	const char	*portfile = NULL, *logfile = NULL, *host, *port;
+	char		*target = NULL;
+	int		 ch, lfd, fd, log_fd = STDERR_FILENO, listen_port;
+	long		 n = 0;
+
+	memset(&ctl, 0, sizeof ctl);
+	while ((ch = getopt(argc, argv, "p:t:c:l:")) != -1) {
+		switch (ch) {
+		case 'p':
+			portfile = optarg;
+			break;
+		case 't':
+			target = optarg;
+			break;
+		case 'c':
+			ctl.path = optarg;
+			break;
+		case 'l':
+			logfile = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || portfile == NULL || target == NULL)
+		usage();
+	if (split_target(target, &host, &port) != 0) {
+		fprintf(stderr, "faultproxy: -t %s: use HOST:PORT, e.g. "
+		    "127.0.0.1:7480\n", target);
+		return 2;
+	}
+	if (logfile != NULL && (log_fd = open(logfile,
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "faultproxy: open %s: %s\n", logfile,
+		    strerror(errno));
+		return 1;
+	}
+	install_signals();
+	memset(&fault, 0, sizeof fault);
+	fault.count = -1;
+	reload_control(&ctl, &fault, 0, log_fd);
+	if ((lfd = listen_loopback(&listen_port)) < 0) {
+		fprintf(stderr, "faultproxy: listen on 127.0.0.1: %s\n",
+		    strerror(errno));
+		return 1;
+	}
+	if (write_portfile(portfile, listen_port) != 0) {
+		fprintf(stderr, "faultproxy: write %s: %s\n", portfile,
+		    strerror(errno));
+		return 1;
+	}
+
+	p.fd = lfd;
+	p.events = POLLIN;
+	while (!got_term) {
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR && got_hup) {
+				got_hup = 0;
+				reload_control(&ctl, &fault, 1, log_fd);
+			}
+			continue;
+		}
+		if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+			continue;
+		if (got_hup) {
+			got_hup = 0;
+			reload_control(&ctl, &fault, 1, log_fd);
+		} else
+			reload_control(&ctl, &fault, 0, log_fd);
+		spawn(fd, ++n, &fault, host, port, log_fd);
+	}
+	close(lfd);
+	return 0;
+}
