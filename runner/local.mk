@@ -4,12 +4,13 @@ librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
-	runner/record.c runner/record.h \
+	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/cmd-run.c runner/cmd-help.c runner/cmd-ls.c
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
-check_PROGRAMS += tests/t-supervise tests/t-joblog
+check_PROGRAMS += tests/t-supervise tests/t-joblog tests/t-progress
+tests_t_progress_SOURCES = tests/t-progress.c tests/tap.h
 tests_t_supervise_SOURCES = tests/t-supervise.c tests/tap.h
 tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
 noinst_PROGRAMS += tests/sup-driver

@@ -35,6 +35,7 @@
 #include "joblog.h"
 #include "leftover.h"
 #include "jobspec.h"
+#include "progress.h"
 #include "provider.h"
 #include "record.h"
 #include "request.h"
@@ -61,6 +62,7 @@ struct saver {
 	int rc;
 	struct sr_ckpt_stats stats;
 	char err[SR_ERRMAX];
+	struct sr_progress pg;		/* the line on a terminal while it runs */
 };
 
 struct run {
@@ -210,12 +212,22 @@ begin_stop(struct run *r, struct attempt *a, const char *why)
 	sr_child_signal(&a->child, SIGTERM);
 }
 
+/* Bytes per second, for the summary lines. */
+static uint64_t
+rate_of(uint64_t bytes, double seconds)
+{
+	return seconds > 0 ? (uint64_t)((double)bytes / seconds) : 0;
+}
+
 static void
 start_save(struct run *r, struct attempt *a, long long step)
 {
 	struct saver *sv = &r->sv;
 
 	sv->opts = r->copts;
+	sr_progress_start(&sv->pg, STDERR_FILENO, "checkpoint");
+	sv->opts.progress = sr_progress_update;
+	sv->opts.progress_arg = &sv->pg;
 	sv->opts.deadline = strcmp(a->req_reason, "notice") == 0 ? a->ckpt_deadline : 0;
 	sv->cancel = 0;
 	sv->opts.cancel = &sv->cancel;
@@ -235,23 +247,26 @@ static void
 finish_save(struct run *r, struct attempt *a)
 {
 	struct saver *sv = &r->sv;
-	char b, raw[32], stored[32], fresh[32], took[32];
+	char b, raw[32], stored[32], fresh[32], took[32], rate[32];
 	int was_notice = strcmp(sv->reason, "notice") == 0;
 
 	while (read(sv->pipe[0], &b, 1) == -1 && errno == EINTR)
 		;
 	pthread_join(sv->th, NULL);
 	sv->active = 0;
+	sr_progress_end(&sv->pg);
 	if (sv->rc == 0) {
 		r->checkpoints++;
 		a->last_state_at = sv->state_at;
-		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s",
+		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
+		    "(%s/s)",
 		    (unsigned long long)sv->stats.seq, sv->stats.step,
 		    sr_fmt_bytes(sv->stats.raw_bytes, raw, sizeof raw),
 		    sr_fmt_bytes(sv->stats.stored_bytes, stored, sizeof stored),
 		    sv->stats.raw_bytes ? (double)sv->stats.stored_bytes / (double)sv->stats.raw_bytes : 0.0,
 		    sr_fmt_bytes(sv->stats.new_bytes, fresh, sizeof fresh),
-		    sr_fmt_duration(sv->stats.seconds, took, sizeof took));
+		    sr_fmt_duration(sv->stats.seconds, took, sizeof took),
+		    sr_fmt_bytes(rate_of(sv->stats.raw_bytes, sv->stats.seconds), rate, sizeof rate));
 		if (was_notice) {
 			/* Only now that it is committed may the provider be told
 			 * the machine can go (Azure's ack). That goes out on a
@@ -508,7 +523,9 @@ static int
 restore(struct run *r, long long *step, char *err)
 {
 	struct sr_ckpt_stats cs;
-	char stored[32], took[32];
+	struct sr_ckpt_opts ro;
+	struct sr_progress pg;
+	char stored[32], raw[32], took[32], rate[32];
 	long long fseq;
 	int rc;
 
@@ -522,7 +539,12 @@ restore(struct run *r, long long *step, char *err)
 		return 0;
 	}
 	memset(&cs, 0, sizeof cs);
-	rc = sr_ckpt_restore(r->st, &r->copts, r->ckpt_dir, &cs, err);
+	ro = r->copts;
+	sr_progress_start(&pg, STDERR_FILENO, "restore");
+	ro.progress = sr_progress_update;
+	ro.progress_arg = &pg;
+	rc = sr_ckpt_restore(r->st, &ro, r->ckpt_dir, &cs, err);
+	sr_progress_end(&pg);
 	if (rc == SR_CKPT_NONE) {
 		*step = -1;
 		if (r->attempt > 1)
@@ -532,9 +554,11 @@ restore(struct run *r, long long *step, char *err)
 	if (rc != 0)
 		return -1;
 	*step = cs.step;
-	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s in %s)", r->attempt,
-	    (unsigned long long)cs.seq, cs.step, sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
-	    sr_fmt_duration(cs.seconds, took, sizeof took));
+	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
+	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
+	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
+	    sr_fmt_bytes(cs.raw_bytes, raw, sizeof raw), sr_fmt_duration(cs.seconds, took, sizeof took),
+	    sr_fmt_bytes(rate_of(cs.raw_bytes, cs.seconds), rate, sizeof rate));
 	return 0;
 }
 
