@@ -85,6 +85,12 @@ sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err)
 	return p;
 }
 
+void
+sr_pack_limit(struct sr_pack *p, double deadline, volatile int *cancel)
+{
+	sr_upload_limit(p->up, deadline, cancel);
+}
+
 int
 sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,
     uint64_t *offset, char *err)

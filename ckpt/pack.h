@@ -19,6 +19,8 @@ struct sr_pack;
 
 /* Start a pack at key; its members get mtime. NULL with err on failure. */
 struct sr_pack *sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err);
+/* Bound the pack's upload (sr_upload_limit). */
+void sr_pack_limit(struct sr_pack *p, double deadline, volatile int *cancel);
 /* Append a regular-file member of len bytes; *offset receives the offset
  * of its first data byte in the pack. 0 or -1 with err. */
 int sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,

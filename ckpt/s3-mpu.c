@@ -50,6 +50,8 @@ struct sr_s3_mpu {
 	char *cur;			/* the part being filled */
 	size_t cur_len;
 	char *upload_id;		/* NULL until the first part is queued */
+	double deadline;		/* sr_s3_mpu_limit */
+	volatile int *cancel;
 
 	pthread_mutex_t lock;		/* guards everything below */
 	pthread_cond_t cond;		/* a part finished, or the upload failed */
@@ -177,6 +179,13 @@ upload_thread(void *arg)
 		CURLMsg *msg;
 
 		pthread_mutex_lock(&m->lock);
+		if ((m->cancel != NULL && *m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline)) {
+			char why[SR_ERRMAX];
+
+			snprintf(why, sizeof why, "%s: %s", m->what, m->cancel != NULL && *m->cancel ?
+			    "cancelled" : "the checkpoint's deadline passed");
+			fail_locked(m, why);
+		}
 		if (m->stop || m->failed || (m->finishing && m->pending == 0)) {
 			pthread_mutex_unlock(&m->lock);
 			break;
@@ -232,6 +241,8 @@ initiate(struct sr_s3_mpu *m, char *err)
 	int rc;
 
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
+	rq.deadline = m->deadline;
+	rq.cancel = m->cancel;
 	if (sr_s3_do(m->s, &rq, &r, m->what, err) == -1)
 		return -1;
 	if (r.status == 200)
@@ -293,6 +304,8 @@ submit(struct sr_s3_mpu *m, char *err)
 	p->rq.body_len = p->len;
 	/* the bytes are covered by Content-MD5, which the server checks */
 	p->rq.unsigned_payload = 1;
+	p->rq.deadline = m->deadline;
+	p->rq.cancel = m->cancel;
 	if (m->nparts == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
 		m->parts = sr_reallocarray(m->parts, (size_t)m->cap, sizeof *m->parts);
@@ -373,6 +386,8 @@ put_whole(struct sr_s3_mpu *m, char *err)
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
 	rq.hdrs[1] = md5;
 	rq.unsigned_payload = 1;
+	rq.deadline = m->deadline;
+	rq.cancel = m->cancel;
 	if (sr_s3_do(m->s, &rq, &r, m->what, err) == -1)
 		return -1;
 	if (r.status != 200)
@@ -406,6 +421,8 @@ complete(struct sr_s3_mpu *m, char *err)
 	rq.body = xml;
 	rq.body_len = o;
 	rq.hdrs[0] = "Content-Type: application/xml";
+	rq.deadline = m->deadline;
+	rq.cancel = m->cancel;
 	for (tries = 1; tries <= sr_s3_tuning(m->s)->attempts; tries++) {
 		struct sr_s3_error e;
 
@@ -481,6 +498,13 @@ sr_s3_mpu_commit(struct sr_s3_mpu *m, char *err)
 		abort_remote(m);
 	mpu_free(m);
 	return rc;
+}
+
+void
+sr_s3_mpu_limit(struct sr_s3_mpu *m, double deadline, volatile int *cancel)
+{
+	m->deadline = deadline;
+	m->cancel = cancel;
 }
 
 void

@@ -26,6 +26,9 @@ int sr_s3_mpu_write(struct sr_s3_mpu *m, const void *buf, size_t len, char *err)
  * object becomes visible whole. Frees m. 0, or -1 with err (the multipart
  * upload is then aborted on the server). */
 int sr_s3_mpu_commit(struct sr_s3_mpu *m, char *err);
+/* Give up (fail writes and the commit) once the epoch deadline passes (0:
+ * none) or *cancel (may be NULL) turns nonzero. */
+void sr_s3_mpu_limit(struct sr_s3_mpu *m, double deadline, volatile int *cancel);
 /* Stop, abort the multipart upload on the server, free m. Safe on NULL. */
 void sr_s3_mpu_abort(struct sr_s3_mpu *m);
 

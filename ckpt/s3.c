@@ -691,6 +691,11 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
 	if (s->ca_bundle[0] != '\0')
 		curl_easy_setopt(c->e, CURLOPT_CAINFO, s->ca_bundle);
+	if (rq->deadline > 0) {
+		double left = rq->deadline - sr_now();
+
+		curl_easy_setopt(c->e, CURLOPT_TIMEOUT_MS, left > 0.001 ? (long)(left * 1000) : 1L);
+	}
 	if (strcmp(rq->method, "HEAD") == 0)
 		curl_easy_setopt(c->e, CURLOPT_NOBODY, 1L);
 	else if (rq->body != NULL || strcmp(rq->method, "PUT") == 0 ||
@@ -766,6 +771,10 @@ sr_s3_call_verdict(struct sr_s3_call *c, CURLcode result, double *delay, char *e
 	int tries = ++r->attempts;
 
 	*delay = 0;
+	if (c->rq->cancel != NULL && *c->rq->cancel)
+		return sr_err(err, "%s: cancelled", c->what);
+	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline)
+		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
 	if (result != CURLE_OK && r->too_big) {
 		if (c->rq->dst != NULL && r->status >= 200 && r->status < 300)
 			return sr_err(err, "%s: the server sent more than the %zu bytes asked for",

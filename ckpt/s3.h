@@ -49,6 +49,10 @@ struct sr_s3_req {
 	void *dst;
 	size_t dst_len;
 	size_t max;
+	/* Give up once the epoch deadline passes (0: none) or *cancel turns
+	 * nonzero (checked between attempts; the deadline also bounds each). */
+	double deadline;
+	volatile int *cancel;
 };
 
 /* What came back (the last attempt's reply). */

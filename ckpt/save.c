@@ -540,6 +540,8 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		free(key);
 		if (s->pack == NULL)
 			return -1;
+		/* a network store must not carry a notice's save past its deadline */
+		sr_pack_limit(s->pack, s->o->deadline, s->o->cancel);
 	}
 	sr_id_hex(sl->id, hex);
 	snprintf(name, sizeof name, "%s.zst", hex);

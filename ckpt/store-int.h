@@ -47,6 +47,8 @@ struct sr_store_backend {
 	int (*upload_begin)(struct sr_upload *up, char *err);
 	int (*upload_write)(struct sr_upload *up, const void *buf, size_t len, char *err);
 	int (*upload_commit)(struct sr_upload *up, char *err);
+	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */
+	void (*upload_limit)(struct sr_upload *up, double deadline, volatile int *cancel);
 	void (*upload_abort)(struct sr_upload *up);
 };
 

@@ -397,6 +397,12 @@ s3_upload_commit(struct sr_upload *up, char *err)
 }
 
 static void
+s3_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel)
+{
+	sr_s3_mpu_limit(up->priv, deadline, cancel);
+}
+
+static void
 s3_upload_abort(struct sr_upload *up)
 {
 	sr_s3_mpu_abort(up->priv);
@@ -407,7 +413,8 @@ s3_upload_abort(struct sr_upload *up)
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
 	.del_many = s3_del_many, \
 	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
-	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort
+	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort, \
+	.upload_limit = s3_upload_limit
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
 const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check, S3_OPS };

@@ -298,6 +298,13 @@ sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
 	return up->st->be->upload_write(up, buf, len, err);
 }
 
+void
+sr_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel)
+{
+	if (up->st->be->upload_limit != NULL)
+		up->st->be->upload_limit(up, deadline, cancel);
+}
+
 int
 sr_upload_commit(struct sr_upload *up, char *err)
 {

@@ -80,6 +80,10 @@ int sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n,
 /* Streaming upload of a large object: visible only after sr_upload_commit. */
 struct sr_upload *sr_store_upload_begin(struct sr_store *st, const char *key, char *err);
 int sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err);
+/* Bound the upload: once the epoch deadline passes (0: none) or *cancel
+ * (may be NULL) turns nonzero, its writes and commit fail, with nothing
+ * made visible. For a checkpoint that must fit a preemption notice. */
+void sr_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel);
 /* Make the object visible (plain overwrite semantics); frees up. */
 int sr_upload_commit(struct sr_upload *up, char *err);
 /* Drop what was written; frees up. Safe on NULL. */

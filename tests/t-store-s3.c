@@ -306,6 +306,39 @@ main(void)
 	    "'length(Uploads || `[]`)' --output text | grep -qx 0", bucket);
 	is_int(aws(cmd), 0, "aborted: no multipart upload left on the server");
 
+	/* a deadline or a cancel stops an upload; nothing becomes visible */
+	up = sr_store_upload_begin(st, "mp/late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, 6 * MiB, err), -1, "a write past the deadline fails");
+	is_str(err, "upload mp/late: the checkpoint's deadline passed", "past the deadline: message");
+	sr_upload_abort(up);
+	is_int(sr_store_head(st, "mp/late", &info, err), SR_STORE_NOTFOUND, "late: not visible");
+	{
+		volatile int cancel = 0;
+		int rc = 0;
+
+		up = sr_store_upload_begin(st, "mp/cancelled", err);
+		sr_upload_limit(up, sr_now() + 600, &cancel);
+		is_int(sr_upload_write(up, big, 11 * MiB, err), 0, "two parts before the cancel");
+		cancel = 1;
+		for (i = 0; i < 6 && rc == 0; i++)
+			rc = sr_upload_write(up, big, 5 * MiB, err);
+		if (rc == 0)
+			rc = sr_upload_commit(up, err);
+		else
+			sr_upload_abort(up);
+		is_int(rc, -1, "the cancelled upload fails");
+		ok(strstr(err, "upload mp/cancelled") != NULL && strstr(err, "cancelled") != NULL,
+		    "cancelled: message: %s", err);
+		is_int(sr_store_head(st, "mp/cancelled", &info, err), SR_STORE_NOTFOUND,
+		    "cancelled: not visible");
+	}
+	up = sr_store_upload_begin(st, "mp/small-late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, 100, err), 0, "a small write is only buffered");
+	is_int(sr_upload_commit(up, err), -1, "its one PUT past the deadline fails");
+	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
+
 	/* more than one page */
 	{
 		pthread_t th[4];
