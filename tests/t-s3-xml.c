@@ -177,6 +177,42 @@ main(void)
 	    -1, "delete result with an error");
 	is_str(err, "delete b/c: AccessDenied", "... message names key and code");
 
+	/* mutations of real replies: never a crash, a listing only from a listing */
+	{
+		const char *seeds[] = { page1, skew, region };
+		unsigned rng = 12345;
+		int k, accepted = 0, too_many = 0, codeless = 0;
+
+		for (k = 0; k < 30000; k++) {
+			const char *seed = seeds[k % 3];
+			size_t n = strlen(seed), j, flips = 1 + k % 8;
+			char *m = sr_malloc(n + 1);
+
+			memcpy(m, seed, n + 1);
+			for (j = 0; j < flips; j++) {
+				rng = rng * 1103515245u + 12345u;
+				m[(rng >> 8) % n] = (char)(rng >> 20);
+			}
+			rng = rng * 1103515245u + 12345u;
+			n = (rng >> 8) % (n + 1);	/* and cut it short */
+			memset(&s, 0, sizeof s);
+			if (sr_s3_xml_list(m, n, 4, collect, &s, &trunc, &next, err) == 0) {
+				accepted++;
+				too_many += s.n > 3;
+				free(next);
+			}
+			if (sr_s3_xml_error(m, n, &e) == 0 && e.code[0] == '\0')
+				codeless++;
+			if (sr_s3_xml_upload_id(m, n, &id, err) == 0)
+				free(id);
+			sr_s3_xml_delete_result(m, n, err);
+			free(m);
+		}
+		ok(accepted > 100, "fuzz: some mutated listings still read (%d of 10000)", accepted);
+		is_int(too_many, 0, "fuzz: no listing grows entries");
+		is_int(codeless, 0, "fuzz: no error document without a code is taken");
+	}
+
 	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00Z") == 1796015400.0, "iso8601 without fraction");
 	ok(sr_s3_parse_iso8601("2026-11-30 05:10:00") == -1, "not iso8601");
 	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00+02:00") == -1, "non-UTC offset refused");
