@@ -191,7 +191,9 @@ main(void)
 			memcpy(m, seed, n + 1);
 			for (j = 0; j < flips; j++) {
 				rng = rng * 1103515245u + 12345u;
-				m[(rng >> 8) % n] = (char)(rng >> 20);
+				/* half the time a letter: text stays text, so some parse */
+				m[(rng >> 8) % n] = k % 4 < 2 ? (char)('a' + (rng >> 20) % 26) :
+				    (char)(rng >> 20);
 			}
 			rng = rng * 1103515245u + 12345u;
 			if (k % 2 == 0)
