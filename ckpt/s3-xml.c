@@ -164,6 +164,7 @@ sr_s3_xml_error(const char *body, size_t len, struct sr_s3_error *e)
 
 struct list_state {
 	size_t strip;
+	int gcs;			/* the etag is the Generation */
 	int (*fn)(const struct sr_object_info *, void *);
 	void *fn_arg;
 	char key[TEXT_MAX + 1];
@@ -241,8 +242,10 @@ list_end(struct walk *w, const char *path, const char *text, void *arg)
 		double t = sr_s3_parse_iso8601(text);
 
 		ls->info.mtime = t < 0 ? 0 : t;
-	} else if (strcmp(path, "Contents/ETag") == 0)
+	} else if (strcmp(path, "Contents/ETag") == 0 && !ls->gcs)
 		strip_quotes(ls->info.etag, sizeof ls->info.etag, text);
+	else if (strcmp(path, "Contents/Generation") == 0 && ls->gcs)
+		copy(ls->info.etag, sizeof ls->info.etag, text);
 	else if (strcmp(path, "Contents") == 0) {
 		int rc = 0;
 
@@ -263,7 +266,7 @@ list_end(struct walk *w, const char *path, const char *text, void *arg)
 }
 
 int
-sr_s3_xml_list(const char *body, size_t len, size_t strip,
+sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
     int *truncated, char **next, char *err)
 {
@@ -273,6 +276,7 @@ sr_s3_xml_list(const char *body, size_t len, size_t strip,
 	*truncated = 0;
 	*next = NULL;
 	ls->strip = strip;
+	ls->gcs = gcs;
 	ls->fn = fn;
 	ls->fn_arg = arg;
 	rc = walk(body, len, list_end, ls, err);

@@ -30,11 +30,11 @@ int sr_s3_xml_error(const char *body, size_t len, struct sr_s3_error *e);
 /* One ListObjectsV2 page. For each <Contents> in order, call fn with the
  * key less its first strip bytes (the store's prefix; keys not starting
  * with it are skipped), the size, LastModified and the ETag without
- * quotes. A nonzero return from fn stops and is returned. Else 0, with
+ * quotes, or with gcs the <Generation> (what a gs:// CAS compares). A nonzero return from fn stops and is returned. Else 0, with
  * *truncated and *next (the NextContinuationToken, malloc'd, NULL when the
  * page is the last) set; or -1 with err for a reply that is not a listing
  * or names a key that is not valid UTF-8 text. */
-int sr_s3_xml_list(const char *body, size_t len, size_t strip,
+int sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
     int *truncated, char **next, char *err);
 

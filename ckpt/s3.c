@@ -740,8 +740,8 @@ retryable_reply(const struct sr_s3_resp *r)
 {
 	const char *code = r->error.code;
 
-	if (r->status >= 500)
-		return 1;	/* 500 InternalError, 503 SlowDown, ... */
+	if (r->status >= 500 || r->status == 429)
+		return 1;	/* 500 InternalError, 503 SlowDown, GCS's 429 rate limit */
 	if (r->status == 409 && strcmp(code, "ConditionalRequestConflict") == 0)
 		return 1;
 	if (strcmp(code, "RequestTimeout") == 0 || strcmp(code, "SlowDown") == 0)
@@ -890,6 +890,10 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_s3_resp *r, char *
 {
 	const char *code = r->error.code;
 	const char *msg = r->error.message;
+	/* the fixes name the tools and variables of the store's cloud */
+	const char *secret_var = s->gcs ? "GS_SECRET_ACCESS_KEY or the boto config" :
+	    "AWS_SECRET_ACCESS_KEY or the profile";
+	const char *scheme = s->gcs ? "gs" : "s3";
 	struct sr_creds cr;
 	char source[256] = "", cerr[SR_ERRMAX];
 
@@ -899,8 +903,8 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_s3_resp *r, char *
 	}
 	if (strcmp(code, "SignatureDoesNotMatch") == 0)
 		return sr_err(err, "%s: the server rejects the signature (SignatureDoesNotMatch): "
-		    "the secret key is wrong for access key in %s; check AWS_SECRET_ACCESS_KEY or "
-		    "the profile", what, source);
+		    "the secret key is wrong for access key in %s; check %s", what, source,
+		    secret_var);
 	if (strcmp(code, "InvalidAccessKeyId") == 0)
 		return sr_err(err, "%s: the server does not know the access key (InvalidAccessKeyId) "
 		    "from %s; check the credentials and the endpoint", what, source);
@@ -910,20 +914,22 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_s3_resp *r, char *
 
 		if (st > 0)
 			return sr_err(err, "%s: this machine's clock is %.0f s %s the server's "
-			    "(RequestTimeTooSkewed; S3 allows 15 min): set the clock right, e.g. "
-			    "`timedatectl set-ntp true` or chrony", what, skew < 0 ? -skew : skew,
+			    "(RequestTimeTooSkewed; at most 15 min are allowed): set the clock right, "
+			    "e.g. `timedatectl set-ntp true` or chrony", what, skew < 0 ? -skew : skew,
 			    skew < 0 ? "behind" : "ahead of");
 		return sr_err(err, "%s: this machine's clock is too far from the server's "
-		    "(RequestTimeTooSkewed; S3 allows 15 min): set the clock right, e.g. "
+		    "(RequestTimeTooSkewed; at most 15 min are allowed): set the clock right, e.g. "
 		    "`timedatectl set-ntp true` or chrony", what);
 	}
 	if (strcmp(code, "NoSuchBucket") == 0)
-		return sr_err(err, "%s: bucket %s does not exist (create it, e.g. `aws s3 mb s3://%s`)",
-		    what, s->bucket, s->bucket);
+		return sr_err(err, "%s: bucket %s does not exist (create it, e.g. `%s %s://%s`)",
+		    what, s->bucket, s->gcs ? "gcloud storage buckets create" : "aws s3 mb", scheme,
+		    s->bucket);
 	if (strcmp(code, "AccessDenied") == 0)
 		return sr_err(err, "%s: access denied (AccessDenied) for the credentials from %s: "
-		    "the policy must allow s3:GetObject, s3:PutObject, s3:ListBucket and "
-		    "s3:DeleteObject on s3://%s", what, source, s->bucket);
+		    "%s on %s://%s", what, source, s->gcs ? "the HMAC key's service account needs "
+		    "roles/storage.objectAdmin" : "the policy must allow s3:GetObject, s3:PutObject, "
+		    "s3:ListBucket and s3:DeleteObject", scheme, s->bucket);
 	if (strcmp(code, "AuthorizationHeaderMalformed") == 0)
 		return sr_err(err, "%s: the server rejects region %s (%s)%s%s", what, s->region,
 		    msg[0] ? msg : code, r->error.region[0] ? "; the bucket is in " : "",

@@ -261,7 +261,8 @@ s3_list(struct sr_store *st, const char *prefix,
 		if (r.status != 200)
 			rc = sr_s3_fail(s, w, &r, err);
 		else {
-			rc = sr_s3_xml_list(r.body != NULL ? r.body : "", r.len, strlen(base), fn, arg,
+			rc = sr_s3_xml_list(r.body != NULL ? r.body : "", r.len, strlen(base),
+			    sr_s3_is_gcs(s), fn, arg,
 			    &truncated, &token, err);
 			if (rc == -1)
 				sr_err_prefix(err, "%s", w);

@@ -44,7 +44,7 @@ collect(const struct sr_object_info *info, void *arg)
 static int
 list(const char *xml, size_t strip, struct seen *s, int *trunc, char **next, char *err)
 {
-	return sr_s3_xml_list(xml, strlen(xml), strip, collect, s, trunc, next, err);
+	return sr_s3_xml_list(xml, strlen(xml), strip, 0, collect, s, trunc, next, err);
 }
 
 int
@@ -108,6 +108,14 @@ main(void)
 	is_int(trunc, 1, "page: truncated");
 	is_str(next, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=", "page: continuation token");
 	free(next);
+
+	memset(&s, 0, sizeof s);
+	is_int(sr_s3_xml_list(S("<ListBucketResult><Contents><Key>g/k</Key><Generation>1733000000123456"
+	    "</Generation><MetaGeneration>1</MetaGeneration><ETag>\"abc\"</ETag><Size>3</Size>"
+	    "</Contents></ListBucketResult>"), 2, 1, collect, &s, &trunc, &next, err), 0,
+	    "GCS page: read");
+	is_str(s.etags[0], "1733000000123456", "GCS page: the etag is the generation");
+	is_str(s.keys[0], "k", "GCS page: key");
 
 	memset(&s, 0, sizeof s);
 	s.stop_at = 2;
@@ -199,7 +207,7 @@ main(void)
 			if (k % 2 == 0)
 				n = (rng >> 8) % (n + 1);	/* and cut it short */
 			memset(&s, 0, sizeof s);
-			if (sr_s3_xml_list(m, n, 4, collect, &s, &trunc, &next, err) == 0) {
+			if (sr_s3_xml_list(m, n, 4, k % 2, collect, &s, &trunc, &next, err) == 0) {
 				accepted++;
 				too_many += s.n > 3;
 				free(next);
