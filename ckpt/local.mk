@@ -58,3 +58,7 @@ libckpt_a_SOURCES += ckpt/creds.c ckpt/creds.h ckpt/creds-int.h ckpt/creds-ini.c
 check_PROGRAMS += tests/t-creds
 tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h
 EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
+# The pipeline into an s3:// store against tar | zstd | aws s3 cp, on Ceph
+# RGW that the script starts on loopback: `make bench` (bench/s3.sh).
+SR_BENCH += bench/s3.sh
+EXTRA_DIST += bench/s3.sh

@@ -57,6 +57,10 @@ struct sr_s3_mpu {
 	pthread_cond_t cond;		/* a part finished, or the upload failed */
 	struct part **parts;
 	int nparts, cap;
+	/* Part buffers whose bytes are on the server, kept for the next parts:
+	 * a fresh 8 MiB buffer is a fresh mmap whose every page faults in. */
+	char **spare;
+	int nspare;
 	int pending;			/* queued, active or waiting */
 	int failed;
 	char err[SR_ERRMAX];
@@ -78,6 +82,7 @@ sr_s3_mpu_begin(struct sr_s3 *s, const char *key)
 	snprintf(m->what, sizeof m->what, "upload %s", sr_store_key_show(key, show, sizeof show));
 	m->part_size = sr_s3_tuning(s)->part_size;
 	m->concurrency = sr_s3_tuning(s)->concurrency;
+	m->spare = sr_calloc((size_t)m->concurrency + 1, sizeof *m->spare);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
 	return m;
@@ -114,7 +119,8 @@ start_part(struct sr_s3_mpu *m, struct part *p)
 	if (p->call == NULL) {
 		char w[SR_KEY_SHOW_MAX + 48];
 
-		sr_s3_content_md5(p->buf, p->len, p->md5 + strlen("Content-MD5: "), NULL);
+		if (sr_s3_tuning(m->s)->part_md5)
+			sr_s3_content_md5(p->buf, p->len, p->md5 + strlen("Content-MD5: "), NULL);
 		snprintf(w, sizeof w, "%s: part %d", m->what, p->num);
 		p->call = sr_s3_call_new(m->s, &p->rq, w);
 	}
@@ -148,7 +154,11 @@ finish_part(struct sr_s3_mpu *m, struct part *p, CURLcode result)
 		p->state = P_DONE;
 		sr_s3_call_free(p->call);
 		p->call = NULL;
-		free(p->buf);	/* the bytes are safe on the server */
+		/* the bytes are safe on the server: the buffer can take new ones */
+		if (m->nspare <= m->concurrency)
+			m->spare[m->nspare++] = p->buf;
+		else
+			free(p->buf);
 		p->buf = NULL;
 		m->pending--;
 		pthread_cond_broadcast(&m->cond);
@@ -299,10 +309,11 @@ submit(struct sr_s3_mpu *m, char *err)
 	p->rq.method = "PUT";
 	p->rq.key = m->key;
 	p->rq.query = p->query;
-	p->rq.hdrs[0] = p->md5;
+	p->rq.hdrs[0] = sr_s3_tuning(m->s)->part_md5 ? p->md5 : NULL;
 	p->rq.body = p->buf;
 	p->rq.body_len = p->len;
-	/* the bytes are covered by Content-MD5, which the server checks */
+	/* the bytes are covered by Content-MD5, which the server checks (with
+	 * md5=no by TLS on https, and on restore by each chunk's SHA-256) */
 	p->rq.unsigned_payload = 1;
 	p->rq.deadline = m->deadline;
 	p->rq.cancel = m->cancel;
@@ -327,8 +338,11 @@ sr_s3_mpu_write(struct sr_s3_mpu *m, const void *buf, size_t len, char *err)
 	while (len > 0) {
 		size_t n;
 
-		if (m->cur == NULL)
-			m->cur = sr_malloc(m->part_size);
+		if (m->cur == NULL) {
+			pthread_mutex_lock(&m->lock);
+			m->cur = m->nspare > 0 ? m->spare[--m->nspare] : sr_malloc(m->part_size);
+			pthread_mutex_unlock(&m->lock);
+		}
 		n = m->part_size - m->cur_len;
 		if (n > len)
 			n = len;
@@ -361,6 +375,9 @@ mpu_free(struct sr_s3_mpu *m)
 	for (i = 0; i < m->nparts; i++)
 		part_free(m->parts[i]);
 	free(m->parts);
+	for (i = 0; i < m->nspare; i++)
+		free(m->spare[i]);
+	free(m->spare);
 	if (m->multi != NULL)
 		curl_multi_cleanup(m->multi);
 	pthread_mutex_destroy(&m->lock);

@@ -78,6 +78,7 @@ struct sr_s3_resp {
 struct sr_s3_tuning {
 	size_t part_size;		/* multipart part size, bytes */
 	int concurrency;		/* parts in flight per upload */
+	int part_md5;			/* send a Content-MD5 with each part */
 	int attempts;			/* tries per request, first included */
 	double stall_timeout;		/* seconds without a byte before a transfer is dropped */
 };

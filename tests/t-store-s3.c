@@ -288,6 +288,23 @@ main(void)
 	    "read across a part boundary");
 	ok(memcmp(back, big + 5 * MiB - 3, 6) == 0, "across the boundary right");
 
+	/* md5=no: parts without Content-MD5 */
+	{
+		char *u2 = sr_asprintf("s3://%s/run 1/?endpoint=%s&part_size=5MiB&md5=no", bucket, ep);
+		struct sr_store *st2 = open_store(u2);
+
+		up = sr_store_upload_begin(st2, "mp/no-md5", err);
+		for (i = 0; i < 11; i++)
+			sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
+		is_int(sr_upload_commit(up, err), 0, "md5=no: multipart commit");
+		memset(back, 0, 11 * MiB);
+		is_int(sr_store_read_range(st, "mp/no-md5", 0, 11 * MiB, back, err), 0,
+		    "md5=no: read it back");
+		ok(memcmp(back, big, 11 * MiB) == 0, "md5=no: byte-exact");
+		sr_store_close(st2);
+		free(u2);
+	}
+
 	/* a small upload is one PUT */
 	up = sr_store_upload_begin(st, "mp/small", err);
 	is_int(sr_upload_write(up, big, 1234, err), 0, "small upload write");
@@ -416,7 +433,7 @@ main(void)
 	    "5MiB to 5GiB, e.g. part_size=16MiB", "small part: message");
 	is_int(sr_store_open("s3://bucket/p?colour=red", &bad, err), -1, "unknown option");
 	is_str(err, "open store s3://bucket/p?colour=red: option colour: unknown (known: endpoint, "
-	    "region, profile, part_size, concurrency, attempts, stall_timeout)",
+	    "region, profile, part_size, concurrency, md5, attempts, stall_timeout)",
 	    "unknown option: message");
 	is_int(sr_store_open("s3://bucket/p?endpoint=ftp://x", &bad, err), -1, "bad endpoint");
 	is_str(err, "open store s3://bucket/p?endpoint=ftp://x: endpoint \"ftp://x\" is not "

@@ -1,0 +1,387 @@
+#!/bin/sh
+# s3.sh: the checkpoint pipeline into an s3:// store against
+# `tar | zstd -1 -T0 | aws s3 cp -` on the same data and the same server, in
+# one run. The server is Ceph's RADOS Gateway on loopback (tests/rgw.sh,
+# started here in a temporary directory and stopped at exit); the data is
+# the synthetic ~1 GiB training checkpoint of bench/ckpt.sh
+# (tests/bench-ckpt gen). Measured:
+#
+#  reference: one `curl -T` PUT of the raw, uncompressed tar (the speed of
+#           the wire and the server for one stream);
+#  save:    tar -cf - DIR | zstd -q -1 -T0 | aws s3 cp - s3://B/KEY
+#           against `bench-ckpt save s3://B/PREFIX?endpoint=... DIR`;
+#  restore: aws s3 cp s3://B/KEY - | zstd -q -d | tar -xf - -C OUT
+#           against `bench-ckpt restore s3://B/PREFIX?... OUT`; timed until
+#           the command exits (the time with a sync after it is shown too);
+#           every restored tree is compared with the source (diff -r) and a
+#           difference fails the benchmark;
+#  stored bytes: the sum of the object sizes (aws s3 ls --summarize);
+#  CPU: user + system time of each side (the whole pipeline for the
+#           baseline) and of the server (radosgw + ceph-osd, from /proc),
+#           since client and server share the machine's CPUs;
+#  peak RSS: ours (ru_maxrss of bench-ckpt), the baseline's largest process;
+#  sweep:   a save and a restore per point of part_size 8, 16, 32, 64 MiB
+#           x concurrency 2, 4, 8, 16, on BENCH_S3_SWEEP_MIB of data, with
+#           the save's peak RSS (what part_size x concurrency costs).
+#
+# Runs alternate baseline / ours (which goes first alternates too); each
+# starts after the previous output is deleted and synced, a second of
+# quiet, and memory touched and freed (bench-ckpt warm, see bench/ckpt.sh).
+# Between runs every object is deleted and RGW's garbage collector run, so
+# the memstore OSD holds at most one run's objects. The median of
+# BENCH_S3_REPS (default 3) and the range are reported. Targets (the
+# issue): save and restore each >= 3x the baseline's throughput, stored
+# bytes <= the baseline's, peak RSS <= 256 MiB: each reported met or NOT
+# MET. The exit status is non-zero when the benchmark itself failed (a
+# restored tree differs, a step errs), and for an unmet target only with
+# BENCH_S3_STRICT=1. Without radosgw or the aws CLI it says so and skips.
+#
+# Environment: BENCH_S3_MIB (size, default 1024), BENCH_S3_REPS,
+# BENCH_S3_DIR (where the data and the restored trees go; default $TMPDIR
+# or /tmp), BENCH_S3_OPTS (more URL options for our main runs, e.g.
+# "part_size=32MiB&concurrency=4"; default none: the store's defaults),
+# BENCH_S3_SWEEP_MIB (size for the sweep, default 512; 0 skips it),
+# BENCH_S3_SWEEP_REPS (passes over the sweep's grid, default 1; each point
+# reports its best),
+# BENCH_S3_CURL=0 (skip the curl reference), BENCH_THREADS (threads of
+# ours; default all CPUs), BENCH_S3_WARM (MiB touched before each run).
+set -eu
+: "${top_builddir:=.}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+bin=$top_builddir/tests/bench-ckpt
+if [ ! -x "$bin" ]; then
+	make -C "$top_builddir" tests/bench-ckpt >/dev/null
+fi
+for tool in tar zstd curl diff sync awk date python3; do
+	command -v "$tool" >/dev/null || { echo "s3.sh: $tool is needed" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] ||
+    { echo "s3.sh: GNU time (/usr/bin/time) is needed: build-aux/install-deps" >&2; exit 1; }
+for tool in radosgw aws; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "s3.sh: skipped: no $tool (build-aux/install-deps installs it)"
+		exit 0
+	fi
+done
+# The aws CLI itself, not a pyenv shim (a bash script that costs 0.1 s).
+aws=$(command -v aws)
+if command -v pyenv >/dev/null && pyenv which aws >/dev/null 2>&1; then
+	aws=$(pyenv which aws)
+fi
+
+mib=${BENCH_S3_MIB:-1024}
+reps=${BENCH_S3_REPS:-3}
+smib=${BENCH_S3_SWEEP_MIB:-512}
+sreps=${BENCH_S3_SWEEP_REPS:-1}
+opts=${BENCH_S3_OPTS:-}
+tmp=$(mktemp -d "${BENCH_S3_DIR:-${TMPDIR:-/tmp}}/bench-s3.XXXXXX")
+st=$tmp/rgw
+trap 'sh "$top_srcdir/tests/rgw.sh" stop "$st"; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+src=$tmp/src
+out=$tmp/out
+res=$tmp/results
+bucket=spotrun-bench
+
+# The OSD keeps objects in RAM: room for the largest run's objects (the
+# raw tar, the baseline's archive and our packs) twice over.
+big=$mib
+[ "$smib" -le "$big" ] || big=$smib
+: "${SPOTRUN_RGW_MEMSTORE_BYTES:=$(((4 * big + 1024) * 1048576))}"
+export SPOTRUN_RGW_MEMSTORE_BYTES
+sh "$top_srcdir/tests/rgw.sh" start "$st" >"$tmp/rgw-start.out" 2>&1 ||
+    { cat "$tmp/rgw-start.out" >&2; echo "s3.sh: could not start RGW" >&2; exit 1; }
+. "$st/env"
+ep=$SPOTRUN_TEST_S3_ENDPOINT
+# Both clients take the keys from the environment, never a command line.
+AWS_ACCESS_KEY_ID=$SPOTRUN_TEST_S3_ACCESS_KEY
+AWS_SECRET_ACCESS_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
+AWS_DEFAULT_REGION=$SPOTRUN_TEST_S3_REGION
+AWS_REGION=$SPOTRUN_TEST_S3_REGION
+AWS_CONFIG_FILE=/dev/null
+AWS_SHARED_CREDENTIALS_FILE=/dev/null
+AWS_EC2_METADATA_DISABLED=true
+export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_DEFAULT_REGION AWS_REGION \
+    AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE AWS_EC2_METADATA_DISABLED
+export aws ep
+
+awsc() { "$aws" --endpoint-url "$ep" "$@"; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+# rec NAME VALUE: one measurement.
+rec() { echo "$1 $2" >>"$res"; }
+# CPU seconds used so far by the server (radosgw and ceph-osd).
+server_cpu()
+{
+	cat "$st/rgw.pid" "$st/osd.pid" | while read -r pid; do
+		cat "/proc/$pid/stat"
+	done | awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { print s / hz }'
+}
+# Delete what a run wrote and let the disk settle, then warm memory for
+# the next run's page cache (see bench/ckpt.sh).
+clean()
+{
+	rm -rf "$@"
+	sync
+	sleep 1
+	[ "$warm" -eq 0 ] || "$bin" warm "$warm"
+}
+# Delete every object in the bucket and collect RGW's garbage (the tails
+# of deleted objects are otherwise kept for hours), so that the OSD holds
+# one run's objects at most.
+drop()
+{
+	awsc s3 rm --recursive --quiet "s3://$bucket/" >/dev/null
+	radosgw-admin -c "$st/ceph.conf" gc process --include-all >/dev/null 2>&1 ||
+	    echo "s3.sh: warning: radosgw-admin gc process failed" >&2
+}
+# Sum of the sizes of the objects under s3://bucket/PREFIX.
+stored()
+{
+	_sz=$(awsc s3 ls --recursive --summarize "s3://$bucket/$1" | sed -n 's/^ *Total Size: //p')
+	case $_sz in
+	'' | *[!0-9]*) echo "s3.sh: cannot list s3://$bucket/$1" >&2; exit 1 ;;
+	esac
+	echo "$_sz"
+}
+# The restored tree must be the source, byte for byte, nothing more.
+verify()
+{
+	diff -r "$1" "$2" >/dev/null ||
+	    { echo "s3.sh: $3: the restored tree differs from the source" >&2; exit 1; }
+}
+url() { echo "s3://$bucket/$1?endpoint=$ep${2:+&$2}"; }
+
+# timed NAME CMD...: run CMD under GNU time; record NAME (wall seconds,
+# also left in $wall), NAME_cpu (user + system of CMD and its children),
+# NAME_srv (server CPU seconds) and NAME_rss (KiB, the largest process).
+timed()
+{
+	_n=$1
+	shift
+	_s0=$(server_cpu)
+	_t0=$(now)
+	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >/dev/null ||
+	    { echo "s3.sh: $_n failed" >&2; exit 1; }
+	wall=$(secs "$_t0" "$(now)")
+	rec "$_n" "$wall"
+	rec "${_n}_srv" "$(secs "$_s0" "$(server_cpu)")"
+	rec "${_n}_cpu" "$(awk 'END { print $1 + $2 }' "$tmp/time")"
+	rec "${_n}_rss" "$(awk 'END { print $3 }' "$tmp/time")"
+}
+# synced NAME: sync, and record NAME = the last timed step's wall time plus
+# the sync's.
+synced()
+{
+	_t0=$(now)
+	sync
+	rec "$1" "$(awk -v a="$wall" -v b="$(secs "$_t0" "$(now)")" 'BEGIN { print a + b }')"
+}
+
+# The steps of one run.
+base_save()
+{
+	clean
+	timed bsave sh -c 'tar -cf - -C "$1" . | zstd -q -1 -T0 |
+	    "$aws" --endpoint-url "$ep" s3 cp - "$2"' sh "$src" "s3://$bucket/base/ckpt.tar.zst"
+	_sz=$(stored base/)
+	rec bstored "$_sz"
+}
+ours_save()
+{
+	clean
+	timed osave "$bin" save "$(url "ours" "$opts")" "$src"
+	_sz=$(stored ours/)
+	rec ostored "$_sz"
+}
+base_restore()
+{
+	clean "$out"
+	mkdir "$out"
+	timed brest sh -c '"$aws" --endpoint-url "$ep" s3 cp "$1" - | zstd -q -d |
+	    tar -xf - -C "$2"' sh "s3://$bucket/base/ckpt.tar.zst" "$out"
+	synced brest_sync
+	verify "$src" "$out" "aws s3 cp | zstd -d | tar -x"
+}
+ours_restore()
+{
+	clean "$out"
+	timed orest "$bin" restore "$(url "ours" "$opts")" "$out"
+	synced orest_sync
+	verify "$src" "$out" "spotrun restore"
+}
+
+awsc s3api create-bucket --bucket "$bucket" >/dev/null
+"$bin" gen "$src" "$mib"
+sync
+cat "$src"/* >/dev/null
+raw=$(cat "$src"/* | wc -c)
+warm=${BENCH_S3_WARM:-$((3 * mib + 1024))}
+avail=$(awk '/^MemAvailable:/ { print int($2 / 2048) }' /proc/meminfo)
+[ "$warm" -le "$avail" ] || warm=$avail
+: >"$res"
+if [ "${BENCH_S3_CURL:-1}" != 0 ]; then
+	tar -cf "$tmp/raw.tar" -C "$src" .
+	cat "$tmp/raw.tar" >/dev/null
+fi
+# One untimed upload first: the OSD's first objects cost it page faults
+# that later runs, reusing its freed memory, do not pay.
+tar -cf - -C "$src" . | awsc s3 cp - "s3://$bucket/warmup" >/dev/null
+drop
+
+i=0
+while [ "$i" -lt "$reps" ]; do
+	i=$((i + 1))
+	if [ "${BENCH_S3_CURL:-1}" != 0 ]; then
+		clean
+		# SigV4 by curl, which sends no x-amz-content-sha256 (RGW wants
+		# one); the keys go in through a config file on stdin.
+		timed curl sh -c 'printf "user = \"%s:%s\"\n" "$AWS_ACCESS_KEY_ID" \
+		    "$AWS_SECRET_ACCESS_KEY" | curl -K - --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
+		    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -sS -f -o /dev/null -T "$1" "$2"' \
+		    sh "$tmp/raw.tar" "$ep/$bucket/ref/raw.tar"
+		drop
+	fi
+	if [ $((i % 2)) -eq 1 ]; then
+		base_save
+		ours_save
+		base_restore
+		ours_restore
+	else
+		ours_save
+		base_save
+		ours_restore
+		base_restore
+	fi
+	drop
+done
+rm -f "$tmp/raw.tar"
+
+# The sweep: one save and one restore per point, on smaller data.
+if [ "$smib" -gt 0 ]; then
+	if [ "$smib" -ne "$mib" ]; then
+		rm -rf "$src"
+		"$bin" gen "$src" "$smib"
+		sync
+		cat "$src"/* >/dev/null
+	fi
+	sraw=$(cat "$src"/* | wc -c)
+	# Whole passes over the grid, so that a noisy minute spreads over
+	# every point rather than spoiling some.
+	j=0
+	while [ "$j" -lt "$sreps" ]; do
+		j=$((j + 1))
+		for ps in 8 16 32 64; do
+			for c in 2 4 8 16; do
+				o="part_size=${ps}MiB&concurrency=$c"
+				clean
+				timed "ssave_${ps}_$c" "$bin" save "$(url "sweep" "$o")" "$src"
+				clean "$out"
+				timed "srest_${ps}_$c" "$bin" restore "$(url "sweep" "$o")" "$out"
+				verify "$src" "$out" "spotrun restore (sweep, $o)"
+				drop
+			done
+		done
+	done
+else
+	sraw=0
+fi
+
+odesc=$opts
+[ -n "$odesc" ] || odesc="the store's defaults"
+awk -v raw="$raw" -v sraw="$sraw" -v smib="$smib" -v reps="$reps" -v mib="$mib" \
+    -v cpus="$(nproc)" -v opts="$odesc" \
+    -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" '
+function sorted(k, v,    n, i, j, t) {
+	n = cnt[k]
+	for (i = 1; i <= n; i++) v[i] = val[k, i]
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	return n
+}
+function median(k,    n, v) {
+	n = sorted(k, v)
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function range(k,    n, v) {
+	n = sorted(k, v)
+	return sprintf("%.2f-%.2f", v[1], v[n])
+}
+function mbs(s) { return raw / s / 1e6 }
+function best(k,    n, v) { n = sorted(k, v); return v[1] }
+function worst(k,    n, v) { n = sorted(k, v); return v[n] }
+# A row: wall time (range), raw MB/s, client and server CPU seconds, then
+# stored/raw and peak RSS where given.
+function row(what, k, stored, rss) {
+	printf "  %-36s %5.2f s (%s) %4.0f MB/s", what, median(k), range(k), mbs(median(k))
+	if (cnt[k "_cpu"])
+		printf "  CPU %4.1f + server %4.1f s", median(k "_cpu"), median(k "_srv")
+	if (stored != "") printf "  stored/raw %.3f", stored / raw
+	if (rss != "") printf "  peak RSS %3.0f MiB", rss / 1024
+	printf "\n"
+}
+function verdict(ok) { if (!ok) failed = 1; return ok ? "met" : "NOT MET" }
+{ cnt[$1]++; val[$1, cnt[$1]] = $2 }
+END {
+	printf "checkpoint of %.0f MiB (%d bytes, 5 files) to Ceph RGW on loopback (memstore OSD)," \
+	    " %d CPUs shared by client and server; median (range) of %d runs\n", mib, raw, cpus,
+	    reps
+	if (curl != 0) {
+		print "reference:"
+		row("curl -T raw tar (one PUT, no zstd)", "curl", "", "")
+	}
+	print "save:"
+	row("tar | zstd -1 -T0 | aws s3 cp -", "bsave", median("bstored"), median("bsave_rss"))
+	row("spotrun (" opts ")", "osave", median("ostored"), median("osave_rss"))
+	print "restore:"
+	row("aws s3 cp - | zstd -d | tar -x", "brest", "", median("brest_rss"))
+	row("  (the same, then sync)", "brest_sync", "", "")
+	row("spotrun", "orest", "", median("orest_rss"))
+	row("  (the same, then sync)", "orest_sync", "", "")
+	st = median("bsave") / median("osave")
+	sz = median("ostored") / median("bstored")
+	rt = median("brest") / median("orest")
+	rss = median("osave_rss") > median("orest_rss") ? median("osave_rss") : median("orest_rss")
+	print "ours / baseline:"
+	printf "  save throughput  %.2fx  (target >= 3x: %s)\n", st, verdict(st >= 3)
+	printf "  restore          %.2fx  (target >= 3x: %s); with the syncs %.2fx\n", rt,
+	    verdict(rt >= 3), median("brest_sync") / median("orest_sync")
+	printf "  stored size      %.3fx  (target <= 1x: %s)\n", sz, verdict(sz <= 1)
+	printf "  peak RSS         %.0f MiB  (target <= 256 MiB: %s)\n", rss / 1024,
+	    verdict(rss <= 256 * 1024)
+	if (smib > 0) {
+		printf "sweep on %.0f MiB, best of %d run(s) per point: save MB/s / restore MB/s /" \
+		    " peak RSS of the save (MiB)\n", smib, sreps
+		printf "  %-10s", "part_size"
+		split("2 4 8 16", cs, " ")
+		split("8 16 32 64", ps, " ")
+		for (j = 1; j <= 4; j++) printf "  %-23s", "concurrency " cs[j]
+		printf "\n"
+		for (i = 1; i <= 4; i++) {
+			printf "  %-10s", ps[i] " MiB"
+			for (j = 1; j <= 4; j++) {
+				k = ps[i] "_" cs[j]
+				s = sraw / best("ssave_" k) / 1e6
+				r = sraw / best("srest_" k) / 1e6
+				m = worst("ssave_" k "_rss") / 1024
+				printf "  %4.0f / %4.0f / %4.0f     ", s, r, m
+				if (s > top) { top = s; bk = k }
+				ss[k] = s
+				mm[k] = m
+			}
+			printf "\n"
+		}
+		split(bk, b, "_")
+		printf "  fastest save: part_size %s MiB, concurrency %s (%.0f MB/s)\n", b[1], b[2], top
+		# One run per point is noisy: among the points within 10% of the
+		# fastest, the one that holds the least memory.
+		for (k in ss)
+			if (ss[k] >= 0.9 * top && (fk == "" || mm[k] < mm[fk] ||
+			    (mm[k] == mm[fk] && ss[k] > ss[fk])))
+				fk = k
+		split(fk, b, "_")
+		printf "  least memory within 10%% of it: part_size %s MiB, concurrency %s" \
+		    " (%.0f MB/s, peak RSS %.0f MiB)\n", b[1], b[2], ss[fk], mm[fk]
+	}
+	exit failed && strict == 1
+}' "$res"
