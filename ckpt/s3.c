@@ -57,6 +57,10 @@ struct sr_s3_call {
 	int region_fixes;		/* region corrections so far */
 	int creds_refreshed;
 	struct sr_creds used;		/* the keys the last attempt was signed with */
+	char region[64];		/* ... and the region */
+	curl_off_t moved;		/* bytes up and down so far in this attempt */
+	double moved_at;		/* sr_mono() when that last grew */
+	int stalled;			/* this attempt was dropped for moving nothing */
 	unsigned rng;
 	char curl_err[CURL_ERROR_SIZE];
 	char what[256];
@@ -421,6 +425,8 @@ on_header(char *line, size_t size, size_t n, void *arg)
 		r->content_length = strtoull(val, NULL, 10);
 	else if (IS("last-modified"))
 		r->mtime = (double)curl_getdate(val, NULL);
+	else if (IS("date"))
+		r->date = (double)curl_getdate(val, NULL);
 #undef IS
 	return len;
 }
@@ -482,6 +488,28 @@ on_seek(void *arg, curl_off_t off, int origin)
 		return CURL_SEEKFUNC_CANTSEEK;
 	c->sent = (size_t)off;
 	return CURL_SEEKFUNC_OK;
+}
+
+/* Drop a transfer that moved no byte for stall_timeout seconds. (curl's
+ * low-speed limit averages over several seconds, so a burst before a stall
+ * kept a dead transfer alive for 5 s past the limit.) */
+static int
+on_xfer(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct sr_s3_call *c = arg;
+	double now = sr_mono();
+
+	(void)dltotal;
+	(void)ultotal;
+	if (dlnow + ulnow != c->moved) {
+		c->moved = dlnow + ulnow;
+		c->moved_at = now;
+		return 0;
+	}
+	if (now - c->moved_at < c->s->tune.stall_timeout)
+		return 0;
+	c->stalled = 1;
+	return 1;
 }
 
 static CURL *
@@ -588,7 +616,7 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	struct tm tm;
 	time_t now;
 	size_t nh = 0, i;
-	int maybe_landed = c->resp.maybe_landed;
+	int maybe_landed = c->resp.maybe_landed, attempts = c->resp.attempts;
 
 	if (sr_creds_get(s->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", c->what);
@@ -596,6 +624,7 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	pthread_mutex_lock(&s->lock);
 	snprintf(region, sizeof region, "%s", s->region);
 	pthread_mutex_unlock(&s->lock);
+	snprintf(c->region, sizeof c->region, "%s", region);
 
 	/* where: path-style on custom endpoints, virtual-hosted on AWS */
 	if (s->endpoint != NULL)
@@ -676,6 +705,7 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	curl_easy_reset(c->e);
 	sr_s3_resp_free(&c->resp);
 	c->resp.maybe_landed = maybe_landed;
+	c->resp.attempts = attempts;
 	c->body_cap = 0;
 	c->sent = 0;
 	c->curl_err[0] = '\0';
@@ -689,8 +719,12 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	curl_easy_setopt(c->e, CURLOPT_ERRORBUFFER, c->curl_err);
 	curl_easy_setopt(c->e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->e, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-	curl_easy_setopt(c->e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c->e, CURLOPT_LOW_SPEED_TIME, (long)s->tune.stall_timeout);
+	c->moved = 0;
+	c->moved_at = sr_mono();
+	c->stalled = 0;
+	curl_easy_setopt(c->e, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->e, CURLOPT_XFERINFOFUNCTION, on_xfer);
+	curl_easy_setopt(c->e, CURLOPT_XFERINFODATA, c);
 	curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c->e, CURLOPT_PROXY, "");	/* no proxy from the environment */
@@ -788,6 +822,11 @@ sr_s3_call_verdict(struct sr_s3_call *c, CURLcode result, double *delay, char *e
 		return sr_err(err, "%s: the reply is larger than %zu bytes", c->what,
 		    c->rq->max ? c->rq->max : (size_t)BODY_MAX);
 	}
+	if (result == CURLE_ABORTED_BY_CALLBACK && c->stalled) {
+		snprintf(c->curl_err, sizeof c->curl_err, "no byte moved for %.0f s (stall_timeout)",
+		    c->s->tune.stall_timeout);
+		result = CURLE_OPERATION_TIMEDOUT;	/* retried like a timeout */
+	}
 	if (result != CURLE_OK) {
 		if (result == CURLE_PEER_FAILED_VERIFICATION)
 			return sr_err(err, "%s: the server's TLS certificate is not trusted: %s "
@@ -807,19 +846,21 @@ sr_s3_call_verdict(struct sr_s3_call *c, CURLcode result, double *delay, char *e
 		return 0;
 	sr_s3_xml_error(r->body != NULL ? r->body : "", r->len, &r->error);
 
-	/* the bucket lives in another region: take it from the reply, once */
-	if ((r->status == 400 && strcmp(r->error.code, "AuthorizationHeaderMalformed") == 0 &&
-	    r->error.region[0] != '\0') || (r->status == 301 && r->bucket_region[0] != '\0')) {
+	/* the bucket lives in another region: take it from the reply (the
+	 * error's <Region>, or x-amz-bucket-region on a 301 or a bodiless 400,
+	 * as for a HEAD) and sign again; compare with the region this attempt
+	 * was signed with, as another thread may have corrected the store */
+	if ((r->status == 400 && (strcmp(r->error.code, "AuthorizationHeaderMalformed") == 0 ||
+	    r->error.code[0] == '\0')) || r->status == 301) {
 		const char *right = r->error.region[0] != '\0' ? r->error.region : r->bucket_region;
 
-		pthread_mutex_lock(&s->lock);
-		if (strcmp(s->region, right) != 0 && c->region_fixes < 2) {
+		if (right[0] != '\0' && strcmp(right, c->region) != 0 && c->region_fixes < 2) {
+			pthread_mutex_lock(&s->lock);
 			snprintf(s->region, sizeof s->region, "%s", right);
 			pthread_mutex_unlock(&s->lock);
 			c->region_fixes++;
 			return 1;
 		}
-		pthread_mutex_unlock(&s->lock);
 		return 0;
 	}
 	/* role credentials expire; fetch new ones once */
@@ -915,8 +956,13 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_s3_resp *r, char *
 		return sr_err(err, "%s: the server does not know the access key (InvalidAccessKeyId) "
 		    "from %s; check the credentials and the endpoint", what, source);
 	if (strcmp(code, "RequestTimeTooSkewed") == 0) {
+		/* AWS says ServerTime in the error; RGW only in its Date header */
 		double st = sr_s3_parse_iso8601(r->error.server_time);
-		double skew = st > 0 ? sr_now() - st : 0;
+		double skew;
+
+		if (st <= 0 && r->date > 0)
+			st = r->date;
+		skew = st > 0 ? sr_now() - st : 0;
 
 		if (st > 0)
 			return sr_err(err, "%s: this machine's clock is %.0f s %s the server's "

@@ -67,6 +67,7 @@ struct sr_s3_resp {
 	char bucket_region[64];		/* x-amz-bucket-region */
 	uint64_t content_length;
 	double mtime;			/* Last-Modified, epoch seconds */
+	double date;			/* the server's Date header, epoch seconds (0: none) */
 	struct sr_s3_error error;	/* parsed for status >= 300 */
 	int attempts;			/* how many tries it took */
 	/* An earlier attempt broke off without a reply: a write may have

@@ -283,8 +283,8 @@ finish_save(struct run *r, struct attempt *a)
 		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", sv->reason);
 	} else {
 		r->missed++;
-		sr_tl(&r->tl, 1, "error", "%s checkpoint failed: %s; the previous checkpoint stays the newest",
-		    sv->reason, sv->err);
+		sr_tl(&r->tl, 1, "error", "%s checkpoint failed: store %s: %s; the previous checkpoint "
+		    "stays the newest", sv->reason, sr_store_url(r->st), sv->err);
 	}
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;

@@ -3,8 +3,10 @@
  * between a client (spotrun, curl) and a real server (Ceph RGW) on loopback
  * and does to chosen connections what networks and overloaded stores do:
  * reset them half-way, stall them, answer 503 SlowDown or 500 InternalError
- * in the server's place, or hang up after the request headers. One thread
- * per connection; libc only.
+ * in the server's place, hang up after the request headers, pass the request
+ * on and lose the reply, crawl, or refuse requests signed for the wrong
+ * region as AWS does. One thread per connection (two in region mode); libc
+ * only.
  *
  * usage: faultproxy -p PORTFILE -t HOST:PORT [-c CONTROLFILE] [-l LOGFILE]
  *   -p  listen on 127.0.0.1 with a port the kernel picks; write it (one
@@ -22,10 +24,16 @@
  *         conn N: slowdown: 503 SlowDown to METHOD PATH
  *         conn N: internal: 500 InternalError to METHOD PATH
  *         conn N: drop after the request headers of METHOD PATH
+ *         conn N: lose: forwarded I bytes of METHOD PATH, reset before the reply
+ *         conn N: slow R B/s: pass: I bytes in, O bytes out
+ *         conn N: region: 400 AuthorizationHeaderMalformed to METHOD PATH
+ *             (signed for REGION)
+ *         conn N: region NAME: K requests forwarded: I bytes in, O bytes out
  *         conn N: MODE: connect HOST:PORT: REASON   (target unreachable)
  *       and "control FILE: ..." when the control file is read or is wrong.
  *
  * The control line: MODE [count=K|all] [after=N] [seconds=S] [then=pass|close]
+ *                   [rate=R] [name=REGION]
  *   pass                      forward byte for byte
  *   reset after=N             forward the first N bytes from the client, then
  *                             reset both sides (RST: SO_LINGER 0); N=0 resets
@@ -39,10 +47,29 @@
  *                             Connection: close, never forward
  *   internal                  the same with 500 InternalError
  *   drop                      read the request headers, close with no reply
- * count=K applies the fault to the next K connections (default 1), then
- * passes; count=all to every connection. '#' starts a comment. A connection
- * carries one request in every mode but pass and stall-then-pass, because
- * faulted replies close it.
+ *   lose                      forward the request; when the server's reply
+ *                             begins, reset both sides: the request took
+ *                             effect but the client never hears of it
+ *   slow rate=R               forward at most R bytes a second from the
+ *                             client (an upload crawls); replies at full
+ *                             speed
+ *   region name=NAME          read each request's headers; one signed with
+ *                             SigV4 for another region than NAME (the
+ *                             Authorization header's Credential=AK/DATE/
+ *                             REGION/SERVICE/aws4_request) gets what AWS
+ *                             answers: 400 with an S3 <Error><Code>
+ *                             AuthorizationHeaderMalformed</Code> body
+ *                             naming NAME in <Message> and <Region> (no body
+ *                             to a HEAD), an x-amz-bucket-region: NAME
+ *                             header, and Connection: close. Requests for
+ *                             NAME, and unsigned ones, are forwarded (their
+ *                             bodies by Content-Length; after a chunked one
+ *                             the rest of the connection passes unchecked).
+ * count=K applies the fault to the next K connections (default 1; all for
+ * pass and region), then passes; count=all to every connection. '#' starts
+ * a comment. A connection carries one request in the modes that fault a
+ * request (faulted replies close it); pass, stall-then-pass, slow and region
+ * keep connections alive.
  */
 #include "config.h"
 
@@ -52,6 +79,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -77,11 +105,15 @@ enum mode {
 	M_STALL,
 	M_SLOWDOWN,
 	M_INTERNAL,
-	M_DROP
+	M_DROP,
+	M_LOSE,
+	M_SLOW,
+	M_REGION
 };
 
 static const char *mode_names[] = {
-	"pass", "reset", "stall", "slowdown", "internal", "drop"
+	"pass", "reset", "stall", "slowdown", "internal", "drop", "lose", "slow",
+	"region"
 };
 
 struct fault {
@@ -90,6 +122,8 @@ struct fault {
 	long long	 after;		/* reset: client bytes forwarded first */
 	double		 seconds;	/* stall */
 	int		 then_close;	/* stall: close instead of forwarding */
+	long long	 rate;		/* slow: client bytes a second */
+	char		 name[64];	/* region: the one the server accepts */
 };
 
 /* Everything a connection's thread needs; owned by that thread. */
@@ -240,8 +274,30 @@ parse_option(struct fault *f, const char *word, char *why, size_t whylen)
 		snprintf(why, whylen, "then '%s': use pass or close", v);
 		return -1;
 	}
-	snprintf(why, whylen, "unknown key in '%s': use count, after, seconds "
-	    "or then", word);
+	if (strncmp(word, "rate=", 5) == 0) {
+		f->rate = strtoll(v, &end, 10);
+		if (*v != '\0' && *end == '\0' && errno == 0 && f->rate > 0)
+			return 0;
+		snprintf(why, whylen, "rate '%s': use bytes a second > 0", v);
+		return -1;
+	}
+	if (strncmp(word, "name=", 5) == 0) {
+		size_t	i, n = strlen(v);
+
+		for (i = 0; i < n; i++) {
+			if (!isalnum((unsigned char)v[i]) && v[i] != '-')
+				break;
+		}
+		if (n > 0 && n < sizeof f->name && i == n) {
+			memcpy(f->name, v, n + 1);
+			return 0;
+		}
+		snprintf(why, whylen, "name '%s': use a region such as "
+		    "eu-central-1", v);
+		return -1;
+	}
+	snprintf(why, whylen, "unknown key in '%s': use count, after, seconds, "
+	    "then, rate or name", word);
 	return -1;
 }
 
@@ -266,16 +322,27 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	}
 	if (i == sizeof mode_names / sizeof mode_names[0]) {
 		snprintf(why, whylen, "unknown mode '%s': use pass, reset, "
-		    "stall, slowdown, internal or drop", word);
+		    "stall, slowdown, internal, drop, lose, slow or region", word);
 		return -1;
 	}
 	f->mode = i;
+	if (f->mode == M_REGION)
+		f->count = -1;
 	while ((word = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
 		if (parse_option(f, word, why, whylen) != 0)
 			return -1;
 	}
 	if (f->mode == M_PASS)
 		f->count = -1;
+	if (f->mode == M_SLOW && f->rate == 0) {
+		snprintf(why, whylen, "slow needs rate=BYTES (a second)");
+		return -1;
+	}
+	if (f->mode == M_REGION && f->name[0] == '\0') {
+		snprintf(why, whylen, "region needs name=REGION, e.g. "
+		    "name=eu-central-1");
+		return -1;
+	}
 	return 0;
 }
 
@@ -371,25 +438,38 @@ close_reset(int fd)
 	close(fd);
 }
 
+enum relay_end {
+	R_CLOSED,	/* both sides closed */
+	R_LIMIT,	/* reset after the limit */
+	R_LOST		/* reset as the reply began */
+};
+
 /*
- * Forward between the client c->fd and the target up until both sides
+ * Forward between the client cfd and the target ufd until both sides
  * closed. With limit >= 0, reset both once limit bytes from the client were
- * forwarded; returns 1 then, else 0. Counts bytes in *in and *out.
+ * forwarded. With rate > 0, forward at most rate client bytes a second.
+ * With lose, reset both when the first reply bytes arrive, passing none on.
+ * Counts bytes in *in and *out (already forwarded bytes may be counted in
+ * *in before the call: the rate counts from there).
  */
-static int
-relay(int cfd, int ufd, long long limit, long long *in, long long *out)
+static enum relay_end
+relay(int cfd, int ufd, long long limit, long long rate, int lose,
+    long long *in, long long *out)
 {
 	struct pollfd	 p[2];
 	char		*buf;
-	int		 c_open = 1, u_open = 1, reset = 0;
+	int		 c_open = 1, u_open = 1;
+	enum relay_end	 end = R_CLOSED;
 	ssize_t		 n;
 	size_t		 want;
+	long long	 in0 = *in;
+	double		 t0 = mono();
 
 	if ((buf = malloc(RELAY_BUF)) == NULL)
-		return 0;
+		return R_CLOSED;
 	while (c_open || u_open) {
 		if (limit >= 0 && *in >= limit) {
-			reset = 1;
+			end = R_LIMIT;
 			break;
 		}
 		p[0].fd = c_open ? cfd : -1;
@@ -405,11 +485,17 @@ relay(int cfd, int ufd, long long limit, long long *in, long long *out)
 			want = RELAY_BUF;
 			if (limit >= 0 && (long long)want > limit - *in)
 				want = limit - *in;
+			/* small steps keep a slow upload smooth */
+			if (rate > 0 && (long long)want > rate / 20 + 1)
+				want = rate / 20 + 1;
 			n = recv(cfd, buf, want, 0);
 			if (n > 0) {
 				*in += n;
 				if (write_all(ufd, buf, n) != 0)
 					break;
+				if (rate > 0)
+					sleep_secs(t0 + (double)(*in - in0) / rate -
+					    mono());
 			} else if (n == 0 || errno != EINTR) {
 				c_open = 0;
 				shutdown(ufd, SHUT_WR);
@@ -417,6 +503,10 @@ relay(int cfd, int ufd, long long limit, long long *in, long long *out)
 		}
 		if (p[1].revents != 0) {
 			n = recv(ufd, buf, RELAY_BUF, 0);
+			if (n > 0 && lose) {
+				end = R_LOST;
+				break;
+			}
 			if (n > 0) {
 				*out += n;
 				if (write_all(cfd, buf, n) != 0)
@@ -428,7 +518,7 @@ relay(int cfd, int ufd, long long limit, long long *in, long long *out)
 		}
 	}
 	free(buf);
-	return reset;
+	return end;
 }
 
 /* Read the request headers (up to the blank line) into buf (NUL-ended);
@@ -571,7 +661,8 @@ forward(struct conn *c, const char *prefix, long long limit)
 		close(c->fd);
 		return;
 	}
-	if (relay(c->fd, ufd, limit, &in, &out)) {
+	if (relay(c->fd, ufd, limit, c->fault.mode == M_SLOW ? c->fault.rate : 0,
+	    0, &in, &out) == R_LIMIT) {
 		close_reset(c->fd);
 		close_reset(ufd);
 		logf_line(c->log_fd, "conn %ld: reset after %lld bytes from the "
@@ -582,6 +673,286 @@ forward(struct conn *c, const char *prefix, long long limit)
 	close(c->fd);
 	logf_line(c->log_fd, "conn %ld: %spass: %lld bytes in, %lld bytes out",
 	    c->n, prefix, in, out);
+}
+
+/* Forward the request, reset both sides as the reply begins. */
+static void
+lose(struct conn *c)
+{
+	char		 req[512], headers[HEADER_MAX], why[256];
+	long long	 in, out = 0;
+	ssize_t		 n;
+	int		 ufd;
+
+	if ((n = read_headers(c->fd, headers, sizeof headers)) < 0) {
+		logf_line(c->log_fd, "conn %ld: lose: the client closed before "
+		    "the end of the request headers", c->n);
+		close(c->fd);
+		return;
+	}
+	request_line(headers, req, sizeof req);
+	if ((ufd = connect_target(c->host, c->port, why, sizeof why)) < 0) {
+		logf_line(c->log_fd, "conn %ld: lose: connect %s:%s: %s", c->n,
+		    c->host, c->port, why);
+		close(c->fd);
+		return;
+	}
+	in = n;
+	if (write_all(ufd, headers, n) == 0 &&
+	    relay(c->fd, ufd, -1, 0, 1, &in, &out) == R_LOST) {
+		close_reset(c->fd);
+		close_reset(ufd);
+		logf_line(c->log_fd, "conn %ld: lose: forwarded %lld bytes of %s, "
+		    "reset before the reply", c->n, in, req);
+		return;
+	}
+	close(ufd);
+	close(c->fd);
+	logf_line(c->log_fd, "conn %ld: lose: %s: the server closed without a "
+	    "reply (%lld bytes in)", c->n, req, in);
+}
+
+/* ---- region: one request at a time ---- */
+
+/* Bytes read from the client and not yet dealt with. */
+struct inbuf {
+	char	b[HEADER_MAX];
+	size_t	len;
+};
+
+/* Read until inb holds a whole header block; its length, 0 when the
+ * client closed between requests, -1 on a broken or oversized one. */
+static ssize_t
+next_headers(int fd, struct inbuf *inb)
+{
+	char	*e;
+	ssize_t	 n;
+
+	for (;;) {
+		e = memmem(inb->b, inb->len, "\r\n\r\n", 4);
+		if (e != NULL)
+			return e + 4 - inb->b;
+		if (inb->len == sizeof inb->b)
+			return -1;
+		n = recv(fd, inb->b + inb->len, sizeof inb->b - inb->len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return inb->len == 0 && n == 0 ? 0 : -1;
+		inb->len += n;
+	}
+}
+
+/* The value of header name in the block h (hlen bytes), into out; 0 when
+ * absent. */
+static int
+header_value(const char *h, size_t hlen, const char *name, char *out,
+    size_t outlen)
+{
+	size_t		 nl = strlen(name), vl;
+	const char	*p = h, *end = h + hlen, *eol, *v;
+
+	while (p < end && (eol = memmem(p, end - p, "\r\n", 2)) != NULL) {
+		if ((size_t)(eol - p) > nl && strncasecmp(p, name, nl) == 0 &&
+		    p[nl] == ':') {
+			v = p + nl + 1;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			vl = eol - v;
+			if (vl >= outlen)
+				vl = outlen - 1;
+			memcpy(out, v, vl);
+			out[vl] = '\0';
+			return 1;
+		}
+		p = eol + 2;
+	}
+	return 0;
+}
+
+/* The region of a SigV4 Authorization value ("... Credential=AK/DATE/
+ * REGION/SERVICE/aws4_request, ..."), into out; 0 when it has none. */
+static int
+sigv4_region(const char *auth, char *out, size_t outlen)
+{
+	const char	*p = strstr(auth, "Credential="), *r;
+	size_t		 n;
+	int		 i;
+
+	if (p == NULL)
+		return 0;
+	r = p + strlen("Credential=");
+	for (i = 0; i < 2; i++) {
+		if ((r = strchr(r, '/')) == NULL)
+			return 0;
+		r++;
+	}
+	n = strcspn(r, "/,");
+	if (r[n] != '/' || n >= outlen)
+		return 0;
+	memcpy(out, r, n);
+	out[n] = '\0';
+	return 1;
+}
+
+/* Answer what AWS does to a request signed for the wrong region. */
+static void
+answer_region(struct conn *c, const char *req, const char *signed_for)
+{
+	char	body[1024], head[1024];
+	int	blen, hlen;
+
+	blen = snprintf(body, sizeof body,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<Error><Code>AuthorizationHeaderMalformed</Code><Message>The "
+	    "authorization header is malformed; the region '%s' is wrong; "
+	    "expecting '%s'</Message><Region>%s</Region>"
+	    "<RequestId>faultproxy-%ld</RequestId>"
+	    "<HostId>faultproxy</HostId></Error>\n", signed_for, c->fault.name,
+	    c->fault.name, c->n);
+	hlen = snprintf(head, sizeof head,
+	    "HTTP/1.1 400 Bad Request\r\n"
+	    "Content-Type: application/xml\r\n"
+	    "Content-Length: %d\r\n"
+	    "x-amz-request-id: faultproxy-%ld\r\n"
+	    "x-amz-bucket-region: %s\r\n"
+	    "Connection: close\r\n\r\n", blen, c->n, c->fault.name);
+	if (write_all(c->fd, head, hlen) == 0 && strncmp(req, "HEAD ", 5) != 0)
+		write_all(c->fd, body, blen);
+}
+
+/* The target's replies to the client, on a thread of their own while the
+ * connection's thread reads requests. */
+struct back {
+	int		cfd, ufd;
+	long long	out;
+};
+
+static void *
+back_main(void *arg)
+{
+	struct back	*bk = arg;
+	char		 buf[RELAY_BUF];
+	ssize_t		 n;
+
+	for (;;) {
+		n = recv(bk->ufd, buf, sizeof buf, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write_all(bk->cfd, buf, n) != 0)
+			break;
+		bk->out += n;
+	}
+	shutdown(bk->cfd, SHUT_WR);
+	return NULL;
+}
+
+/* Forward len bytes of a request body: first what inb holds past hlen,
+ * then from the client. 0, or -1 when either side broke. */
+static int
+forward_body(struct conn *c, int ufd, struct inbuf *inb, size_t hlen,
+    unsigned long long len, long long *in)
+{
+	char		buf[RELAY_BUF];
+	size_t		have = inb->len - hlen, k;
+	ssize_t		n;
+
+	k = have < len ? have : (size_t)len;
+	if (write_all(ufd, inb->b + hlen, k) != 0)
+		return -1;
+	*in += k;
+	len -= k;
+	memmove(inb->b, inb->b + hlen + k, inb->len - hlen - k);
+	inb->len -= hlen + k;
+	while (len > 0) {
+		n = recv(c->fd, buf, len < sizeof buf ? len : sizeof buf, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || write_all(ufd, buf, n) != 0)
+			return -1;
+		*in += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void
+region(struct conn *c)
+{
+	struct inbuf	*inb = calloc(1, sizeof *inb);
+	struct back	 bk = { c->fd, -1, 0 };
+	pthread_t	 th;
+	char		 req[512], val[1024], reg[64], why[256];
+	long long	 in = 0;
+	long		 forwarded = 0;
+	ssize_t		 hlen;
+	int		 started = 0, rejected = 0;
+
+	if (inb == NULL) {
+		close(c->fd);
+		return;
+	}
+	while ((hlen = next_headers(c->fd, inb)) > 0) {
+		unsigned long long len = 0;
+
+		request_line(inb->b, req, sizeof req);
+		if (header_value(inb->b, hlen, "Authorization", val, sizeof val) &&
+		    sigv4_region(val, reg, sizeof reg) &&
+		    strcmp(reg, c->fault.name) != 0) {
+			answer_region(c, req, reg);
+			logf_line(c->log_fd, "conn %ld: region: 400 "
+			    "AuthorizationHeaderMalformed to %s (signed for %s)",
+			    c->n, req, reg);
+			rejected = 1;
+			break;
+		}
+		if (bk.ufd < 0) {
+			bk.ufd = connect_target(c->host, c->port, why, sizeof why);
+			if (bk.ufd < 0) {
+				logf_line(c->log_fd, "conn %ld: region: connect "
+				    "%s:%s: %s", c->n, c->host, c->port, why);
+				break;
+			}
+			if (pthread_create(&th, NULL, back_main, &bk) != 0) {
+				logf_line(c->log_fd, "conn %ld: cannot start a "
+				    "thread", c->n);
+				break;
+			}
+			started = 1;
+		}
+		forwarded++;
+		if (write_all(bk.ufd, inb->b, hlen) != 0)
+			break;
+		in += hlen;
+		if (header_value(inb->b, hlen, "Transfer-Encoding", val,
+		    sizeof val) && strcasecmp(val, "identity") != 0) {
+			/* no framing to follow: the rest passes unchecked */
+			if (write_all(bk.ufd, inb->b + hlen, inb->len - hlen) != 0)
+				break;
+			in += inb->len - hlen;
+			relay(c->fd, bk.ufd, -1, 0, 0, &in, &bk.out);
+			break;
+		}
+		if (header_value(inb->b, hlen, "Content-Length", val, sizeof val))
+			len = strtoull(val, NULL, 10);
+		if (forward_body(c, bk.ufd, inb, hlen, len, &in) != 0)
+			break;
+	}
+	if (bk.ufd >= 0)
+		shutdown(bk.ufd, rejected ? SHUT_RDWR : SHUT_WR);
+	if (started)
+		pthread_join(th, NULL);
+	if (bk.ufd >= 0)
+		close(bk.ufd);
+	if (rejected)
+		drain_close(c->fd);
+	else
+		close(c->fd);
+	if (forwarded > 0 || !rejected)
+		logf_line(c->log_fd, "conn %ld: region %s: %ld requests "
+		    "forwarded: %lld bytes in, %lld bytes out", c->n,
+		    c->fault.name, forwarded, in, bk.out);
+	free(inb);
 }
 
 static void *
@@ -617,6 +988,16 @@ conn_main(void *arg)
 		break;
 	case M_DROP:
 		drop(c);
+		break;
+	case M_LOSE:
+		lose(c);
+		break;
+	case M_SLOW:
+		snprintf(prefix, sizeof prefix, "slow %lld B/s: ", c->fault.rate);
+		forward(c, prefix, -1);
+		break;
+	case M_REGION:
+		region(c);
 		break;
 	}
 	free(c);

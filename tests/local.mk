@@ -17,3 +17,22 @@ tests_faultproxy_SOURCES = tests/faultproxy.c
 tests_faultproxy_LDADD =
 # spotrun run/ls/gc on s3:// (Ceph RGW) and interop with the aws CLI.
 dist_check_SCRIPTS += tests/t82-s3-run.sh
+# The S3 engine through tests/faultproxy's region mode (a wrong region,
+# learned from the server's answer and kept), and races of 16 committers on
+# S3: checkpoint saves, LATEST compare-and-swap, conditional writes whose
+# reply was lost. Helpers in tests/s3-util.h.
+check_PROGRAMS += tests/t-s3-region tests/t-s3-race
+tests_t_s3_region_SOURCES = tests/t-s3-region.c tests/tap.h tests/s3-util.h
+tests_t_s3_race_SOURCES = tests/t-s3-race.c tests/tap.h tests/s3-util.h tests/ckpt-util.h
+# The gs:// store against tests/gcsemu.py, an emulator of GCS's XML API
+# (SigV4 with HMAC keys, generations, x-goog-if-generation-match), and
+# `spotrun run` on gs:// preempted and resumed.
+check_PROGRAMS += tests/t-store-gs
+tests_t_store_gs_SOURCES = tests/t-store-gs.c tests/tap.h tests/s3-util.h
+dist_check_SCRIPTS += tests/t84-gcs-run.sh
+EXTRA_DIST += tests/gcsemu.py
+# Checkpoints to s3:// under network and server faults (tests/faultproxy,
+# a Ceph RGW of the test's own whose gateway it kills), and clock skew and
+# TLS against the shared one.
+dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
+EXTRA_DIST += tests/jobs/chainjob.py

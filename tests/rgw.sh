@@ -5,12 +5,20 @@
 # build-aux/test-all starts it around `make -k check`; tests read its address
 # and keys from the environment (tests/s3-env.sh).
 #
-#   tests/rgw.sh start STATEDIR            start; write STATEDIR/env (~1.5 s)
+#   tests/rgw.sh start STATEDIR [--tls]    start; write STATEDIR/env (~1.5 s);
+#                                          --tls: serve HTTPS too (below)
 #   tests/rgw.sh stop STATEDIR             SIGKILL what `start` started (by
 #                                          PID); STATEDIR stays (logs)
 #   tests/rgw.sh restart-gateway STATEDIR  SIGKILL radosgw, start it again on
 #                                          the same port, wait until it
-#                                          answers (~0.2 s)
+#                                          answers (~0.2 s); also after
+#                                          stop-gateway. Object requests go
+#                                          on at once; the next bucket
+#                                          create or delete waits ~20 s
+#                                          for the killed one's watches to
+#                                          expire
+#   tests/rgw.sh stop-gateway STATEDIR     SIGKILL radosgw and leave it down
+#                                          (a store that is unreachable)
 #   tests/rgw.sh wait STATEDIR             wait until the gateway answers
 #   tests/rgw.sh config STATEDIR OPTION VALUE
 #                                          change a radosgw option at run time
@@ -21,6 +29,11 @@
 # the ..._ACCESS_KEY, ..._SECRET_KEY and ..._REGION (us-east-1) of a fresh S3
 # user with random keys. Logs: STATEDIR/log/. SPOTRUN_RGW_MIN_PART=BYTES at
 # start lowers the multipart minimum part size (default 5 MiB, as AWS).
+# With --tls the gateway also serves HTTPS on a second port, with a
+# certificate for 127.0.0.1 and localhost signed by a CA made at start
+# (openssl, EC P-256, ~0.1 s; files in STATEDIR/tls/), and env adds
+# SPOTRUN_TEST_S3_TLS_ENDPOINT=https://127.0.0.1:PORT and
+# SPOTRUN_TEST_S3_CA=STATEDIR/tls/ca.pem (the CA to trust, PEM).
 #
 # How this RGW (Ceph 16.2.15 pacific, Debian 12) answers, probed with
 # botocore's signer + urllib and curl; S3 clients must cope with each:
@@ -154,9 +167,33 @@ ceph_q()
 	ceph -c "$st/ceph.conf" --connect-timeout 5 "$@"
 }
 
-# write_conf MON_PORT RGW_PORT: STATEDIR/ceph.conf for a one-OSD cluster.
+# make_tls: a CA and a server certificate for 127.0.0.1 signed by it, in
+# $st/tls (valid 30 days: the tests that fake the clock move it minutes).
+make_tls()
+{
+	mkdir -p "$st/tls"
+	(
+		cd "$st/tls" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		    -keyout ca.key -out ca.pem -days 30 -subj '/CN=spotrun test CA' \
+		    -addext basicConstraints=critical,CA:TRUE \
+		    -addext keyUsage=critical,keyCertSign,cRLSign &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		    -keyout server.key -out server.csr -subj '/CN=127.0.0.1' &&
+		printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' \
+		    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' >server.ext &&
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key \
+		    -CAcreateserial -out server.pem -days 30 -extfile server.ext
+	) >"$st/log/tls.out" 2>&1 ||
+	    die "openssl failed to make the TLS files: see $st/log/tls.out"
+}
+
+# write_conf MON_PORT RGW_PORT [TLS_PORT]: STATEDIR/ceph.conf for a one-OSD
+# cluster; with TLS_PORT the gateway serves HTTPS there too.
 write_conf()
 {
+	_ssl=
+	[ -z "${3:-}" ] || _ssl=" ssl_endpoint=127.0.0.1:$3 ssl_certificate=$st/tls/server.pem ssl_private_key=$st/tls/server.key"
 	cat >"$st/ceph.conf" <<EOF
 [global]
 fsid = $(cat /proc/sys/kernel/random/uuid)
@@ -195,7 +232,7 @@ osd data = $st/osd0
 osd objectstore = memstore
 memstore device bytes = ${SPOTRUN_RGW_MEMSTORE_BYTES:-4294967296}
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$2
+rgw frontends = beast endpoint=127.0.0.1:$2$_ssl
 rgw data = $st/rgw
 rgw multipart min part size = ${SPOTRUN_RGW_MIN_PART:-5242880}
 EOF
@@ -255,8 +292,13 @@ wait_rgw()
 	_url=$(sed -n 's/^export SPOTRUN_TEST_S3_ENDPOINT=//p' "$st/env" 2>/dev/null) ||
 	    true
 	[ -n "$_url" ] || _url=http://127.0.0.1:$(rgw_port)
+	_tls=$(tls_port)
 	for _ in $(seq 1 600); do
-		curl -s -o /dev/null "$_url/" && return 0
+		if curl -s -o /dev/null "$_url/"; then
+			[ -z "$_tls" ] && return 0
+			curl -s -o /dev/null --cacert "$st/tls/ca.pem" \
+			    "https://127.0.0.1:$_tls/" && return 0
+		fi
 		alive rgw || die "radosgw exited: see $st/log/rgw.out, $st/log/client.rgw.a.log"
 		sleep 0.1
 	done
@@ -265,7 +307,13 @@ wait_rgw()
 
 rgw_port()
 {
-	sed -n 's/^rgw frontends = beast endpoint=127.0.0.1:\([0-9]*\)$/\1/p' \
+	sed -n 's/^rgw frontends = beast endpoint=127.0.0.1:\([0-9]*\).*/\1/p' \
+	    "$st/ceph.conf"
+}
+
+tls_port()
+{
+	sed -n 's/^rgw frontends = .* ssl_endpoint=127.0.0.1:\([0-9]*\) .*/\1/p' \
 	    "$st/ceph.conf"
 }
 
@@ -289,6 +337,12 @@ export SPOTRUN_TEST_S3_ACCESS_KEY=$_ak
 export SPOTRUN_TEST_S3_SECRET_KEY=$_sk
 export SPOTRUN_TEST_S3_REGION=$region
 EOF
+	if [ -n "$(tls_port)" ]; then
+		cat >>"$st/env.tmp" <<EOF
+export SPOTRUN_TEST_S3_TLS_ENDPOINT=https://127.0.0.1:$(tls_port)
+export SPOTRUN_TEST_S3_CA=$st/tls/ca.pem
+EOF
+	fi
 	mv "$st/env.tmp" "$st/env"
 }
 
@@ -316,25 +370,41 @@ cmd_start()
 	while [ "$_rgw_port" = "$_mon_port" ]; do
 		_rgw_port=$(free_port)
 	done
-	write_conf "$_mon_port" "$_rgw_port"
+	_tls_port=
+	if [ "$tls" = 1 ]; then
+		make_tls
+		_tls_port=$(free_port)
+		while [ "$_tls_port" = "$_mon_port" ] || [ "$_tls_port" = "$_rgw_port" ]; do
+			_tls_port=$(free_port)
+		done
+	fi
+	write_conf "$_mon_port" "$_rgw_port" "$_tls_port"
 	start_mon
 	start_osd
+	# The gateway reads the zonegroup when it starts, so name it first
+	# (the user's creation makes the default zone). Starting the gateway
+	# once only also keeps a killed first instance's watches on the
+	# metadata objects from stalling the first CreateBucket until the OSD
+	# drops them (~25 s).
+	make_user
+	set_api_name
 	start_rgw
 	wait_rgw
-	set_api_name
-	make_user
-	# The gateway reads the zonegroup when it starts: restart it so that the
-	# api_name counts.
-	cmd_restart_gateway
 	trap - EXIT INT TERM
 }
 
 cmd_restart_gateway()
 {
-	[ -f "$st/rgw.pid" ] || die "no radosgw started in $st"
+	[ -f "$st/mon.pid" ] || die "no cluster started in $st"
 	kill_wait rgw
 	start_rgw
 	wait_rgw
+}
+
+cmd_stop_gateway()
+{
+	[ -f "$st/mon.pid" ] || die "no cluster started in $st"
+	kill_wait rgw
 }
 
 cmd_stop()
@@ -345,10 +415,16 @@ cmd_stop()
 }
 
 [ $# -ge 2 ] ||
-    die "usage: tests/rgw.sh start|stop|restart-gateway|wait|config STATEDIR"
+    die "usage: tests/rgw.sh start|stop|restart-gateway|stop-gateway|wait|config STATEDIR"
 st=$2
+tls=0
 case $1 in
 start)
+	case ${3:-} in
+	'') ;;
+	--tls) tls=1 ;;
+	*) die "usage: tests/rgw.sh start STATEDIR [--tls]" ;;
+	esac
 	mkdir -p "$st"
 	;;
 stop)
@@ -368,6 +444,9 @@ stop)
 restart-gateway)
 	cmd_restart_gateway
 	;;
+stop-gateway)
+	cmd_stop_gateway
+	;;
 wait)
 	wait_rgw
 	;;
@@ -378,6 +457,6 @@ config)
 	    >/dev/null || die "cannot set $3 on radosgw in $st"
 	;;
 *)
-	die "unknown command '$1': use start, stop, restart-gateway, wait or config"
+	die "unknown command '$1': use start, stop, restart-gateway, stop-gateway, wait or config"
 	;;
 esac

@@ -1,10 +1,13 @@
 #!/bin/sh
 # t81-faultproxy.sh: tests/faultproxy does what the S3 fault tests rely on,
-# each fault mode against a plain HTTP backend (python3 -m http.server on
+# each fault mode against a plain HTTP backend (python3's http.server on
 # loopback) with curl as the client: pass-through is byte-exact, a reset is
 # a reset (curl 56), a stall lasts, 503 SlowDown and 500 InternalError carry
-# S3 error bodies, a drop is an empty reply (curl 52), counts run out, and
-# the control file and SIGHUP switch faults at run time.
+# S3 error bodies, a drop is an empty reply (curl 52), a lost reply is a
+# reset after the server answered, a slow link crawls at its rate, a request
+# signed for the wrong region gets AWS's 400 AuthorizationHeaderMalformed
+# (checked request by request on a kept-alive connection), counts run out,
+# and the control file and SIGHUP switch faults at run time.
 set -u
 tmp=$(mktemp -d)
 srv= px=
@@ -13,7 +16,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/proxy.log" 2>/dev/null | tail -n 5; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..16"
+echo "1..33"
 
 # wait_file FILE: until FILE exists and is not empty (5 s at most).
 wait_file()
@@ -54,8 +57,26 @@ get()
 
 mkdir "$tmp/www"
 head -c 1048576 /dev/urandom >"$tmp/www/data"
-python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$tmp/www" \
-    >"$tmp/srv.out" 2>"$tmp/srv.err" &
+# python3 -m http.server, plus PUT (reads the body, answers its length),
+# with HTTP/1.1: connections stay open between requests (region mode reads
+# each of them).
+cat >"$tmp/srv.py" <<'EOF'
+import functools, http.server, sys
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_PUT(self):
+        n = len(self.rfile.read(int(self.headers["Content-Length"])))
+        body = b"%d\n" % n
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+    functools.partial(H, directory=sys.argv[1]))
+print("Serving HTTP on 127.0.0.1 port %d (http://127.0.0.1:%d/) ..." % (s.server_port, s.server_port), flush=True)
+s.serve_forever()
+EOF
+python3 -u "$tmp/srv.py" "$tmp/www" >"$tmp/srv.out" 2>"$tmp/srv.err" &
 srv=$!
 for _ in $(seq 1 100); do
 	bport=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/srv.out" 2>/dev/null)
@@ -128,9 +149,65 @@ check "$(get)" "52 000" "SIGHUP rearms the fault of an unchanged control file"
 fault "pass"
 check "$(get)" "0 200" "pass clears a fault"
 
+# lose: the backend answered (it logged the GET), curl saw a reset.
+fault "lose"
+n_get=$(grep -c '"GET /data HTTP/1.1" 200' "$tmp/srv.err")
+check "$(get)" "56 000" "lose: the client sees a reset (56)"
+wait_log '^conn [0-9]+: lose: forwarded [0-9]+ bytes of GET /data, reset before the reply$' &&
+    ok "the log says the reply was lost" || nok "lose log line"
+check "$(grep -c '"GET /data HTTP/1.1" 200' "$tmp/srv.err")" "$((n_get + 1))" \
+    "lose: the request reached the backend, which answered it"
+
+# slow: a PUT of 256 KiB at 128 KiB/s takes ~2 s.
+head -c 262144 /dev/urandom >"$tmp/up"
+fault "slow rate=131072"
+t0=$(date +%s.%N)
+r=$(curl -s -m 20 -H 'Expect:' -o "$tmp/body" -w '%{http_code}' -T "$tmp/up" "http://127.0.0.1:$port/up")
+t1=$(date +%s.%N)
+check "$r $(cat "$tmp/body")" "200 262144" "slow: the whole upload passes"
+wait_log '^conn [0-9]+: slow 131072 B/s: pass: 262[0-9]{3} bytes in, [0-9]+ bytes out$' &&
+    ok "slow: the log says slow, with the byte counts" || nok "slow log line"
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.5 && b - a < 6) }' &&
+    ok "slow: 256 KiB at 128 KiB/s took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s (1.5 to 6)" ||
+    nok "slow: took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
+
+# region: AWS's answer to a request signed for another region.
+auth() { echo "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/$1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=00"; }
+fault "region name=eu-central-1"
+check "$(get -H "$(auth us-west-2)")" "0 400" "region: a request signed for us-west-2 gets 400"
+check "$(cat "$tmp/body")" "<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+<Error><Code>AuthorizationHeaderMalformed</Code><Message>The authorization header is malformed; the region 'us-west-2' is wrong; expecting 'eu-central-1'</Message><Region>eu-central-1</Region><RequestId>faultproxy-$(sed -n 's/^x-amz-request-id: faultproxy-\([0-9]*\)\r$/\1/p' "$tmp/head")</RequestId><HostId>faultproxy</HostId></Error>" \
+    "region: the S3 error body names the right region, as AWS's does"
+check "$(grep -c '^x-amz-bucket-region: eu-central-1' "$tmp/head") $(grep -ci '^Connection: close' "$tmp/head")" \
+    "1 1" "region: with x-amz-bucket-region: eu-central-1 and Connection: close"
+wait_log '^conn [0-9]+: region: 400 AuthorizationHeaderMalformed to GET /data \(signed for us-west-2\)$' &&
+    ok "region: the log names the request and its region" || nok "region log line"
+check "$(get -H "$(auth eu-central-1)")" "0 200" "region: a request signed for eu-central-1 is forwarded"
+cmp -s "$tmp/body" "$tmp/www/data" && ok "... byte-exact" || nok "region: the forwarded body differs"
+check "$(get)" "0 200" "region: an unsigned request is forwarded"
+st=$(curl -s -m 20 -I -o /dev/null -w '%{http_code} %{size_download}' -H "$(auth us-east-1)" \
+    "http://127.0.0.1:$port/data")
+check "$st" "400 0" "region: a HEAD signed for us-east-1 gets 400 without a body"
+# One kept-alive connection, three requests: each is checked.
+: >"$tmp/proxy.log"
+st=$(curl -s -m 20 -o /dev/null -w '%{http_code} ' -H "$(auth eu-central-1)" "http://127.0.0.1:$port/data" \
+    --next -s -m 20 -o /dev/null -w '%{http_code} ' -H "$(auth eu-central-1)" "http://127.0.0.1:$port/data" \
+    --next -s -m 20 -o /dev/null -w '%{http_code}' -H "$(auth ap-south-1)" "http://127.0.0.1:$port/data")
+wait_log '^conn [0-9]+: region eu-central-1: 2 requests forwarded: ' ||
+    nok "region: no line for the kept-alive connection"
+check "$st $(grep -c '^conn ' "$tmp/proxy.log")" "200 200 400 2" \
+    "region: on one connection two requests pass and the third, for ap-south-1, gets 400"
+check "$(grep -c '^conn [0-9]*: region: 400 AuthorizationHeaderMalformed to GET /data (signed for ap-south-1)$' "$tmp/proxy.log")" 1 \
+    "region: the log has the one refusal"
+fault "region"
+r=$(get)
+wait_log "^control $tmp/control line 1: region needs name=REGION, e.g. name=eu-central-1: pass$" &&
+    [ "$r" = "0 200" ] && ok "region without a name: logged with the fix, and pass" ||
+    nok "region without a name: $r"
+
 # A wrong control line is reported and means pass.
 fault "explode count=2"
 r=$(get)
-wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal or drop: pass$" &&
+wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow or region: pass$" &&
     [ "$r" = "0 200" ] && ok "a wrong control line: logged with the fix, and pass" ||
     nok "wrong control line: $r"

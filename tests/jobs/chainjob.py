@@ -11,11 +11,14 @@ state of the checkpoint it claims.
 A checkpoint request (the file SPOTRUN_CKPT_REQUEST, with SIGUSR1) is
 answered at the next step boundary with state.json (step, h, size) and
 blob.bin: --size bytes of SHAKE-256(h), incompressible and a function of the
-state, so that a restore checks every byte. On resume it prints `resumed
-from step N (attempt A), data ok`, or exits 1 naming what is wrong. Every
-line is flushed at once so the tests can follow it.
+state, so that a restore checks every byte. --delay makes it take that
+long to answer (a job whose snapshot is slow), which gives a test time to
+act between spotrun's request and its upload. On resume it prints `resumed
+from step N (attempt A), data ok`, or exits 1 naming what is wrong; a
+fresh start prints `starting fresh: N steps`. Every line is flushed at once
+so the tests can follow it.
 
-Usage: chainjob.py [--steps N] [--sleep SECONDS] [--size BYTES]
+Usage: chainjob.py [--steps N] [--sleep SECONDS] [--size BYTES] [--delay SECONDS]
 """
 
 import argparse
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--sleep", type=float, default=0.05)
     ap.add_argument("--size", type=int, default=1 << 20)
+    ap.add_argument("--delay", type=float, default=0)
     args = ap.parse_args()
 
     ckpt_dir = os.environ.get("SPOTRUN_CKPT_DIR", "")
@@ -102,6 +106,8 @@ def main():
         step, h = restore(ckpt_dir, resume)
         say("resumed from step %d (attempt %s), data ok"
             % (step, os.environ.get("SPOTRUN_ATTEMPT", "?")))
+    else:
+        say("starting fresh: %d steps" % args.steps)
 
     global requested
     answered = None
@@ -116,6 +122,8 @@ def main():
             if seq is None or seq == answered:
                 continue
             answered = seq
+            if args.delay > 0:
+                time.sleep(args.delay)
             write_file(os.path.join(ckpt_dir, "blob.bin"), blob_of(h, args.size))
             state = {"step": step, "h": h, "size": args.size}
             write_file(os.path.join(ckpt_dir, "state.json"), json.dumps(state).encode())

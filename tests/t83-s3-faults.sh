@@ -1,0 +1,439 @@
+#!/bin/sh
+# t83-s3-faults.sh: checkpoints to s3:// under network and server faults,
+# with tests/faultproxy between spotrun and a Ceph RGW of this test's own
+# (tests/rgw.sh in its temp dir: the test kills and stops that gateway,
+# which would break the other S3 tests that share build-aux/test-all's).
+# The job (tests/jobs/chainjob.py) checkpoints 12 or 60 MiB of
+# incompressible state, so every save is a multipart upload in 5 MiB parts;
+# its `result:` line is the same as an uninterrupted run's only when every
+# resume got the state of the checkpoint it names.
+#
+# (a)-(d) One `spotrun run` with periodic checkpoints; as each next save is
+#    requested (the job takes 0.5 s to answer) the proxy faults its
+#    connections: resets after 1 MB, 10 s stalls (stall_timeout=2 must drop
+#    them after ~2 s), bursts of 503 SlowDown, 500s, drops after the request
+#    headers, and replies lost after the server acted. Each save retries and
+#    commits, nothing is reported as an error, the run goes on; every
+#    committed manifest references only packs that exist whole; the next
+#    run restores the newest checkpoint and ends with the uninterrupted
+#    result.
+# (e) The gateway killed and restarted in the middle of the multipart
+#    upload of a 60 MiB checkpoint (the proxy slows the upload to ~8 s so
+#    the kill lands mid-way): the upload retries and commits, or fails
+#    cleanly with the previous checkpoint newest; the next run restores the
+#    newest and ends with the uninterrupted result.
+# (f) Failures that outlast the retries (attempts=3), each within 15 s:
+#    f1, every upload reset (small requests pass): the save fails with an
+#    error naming the part, the cause and the store, the previous checkpoint
+#    stays newest, the upload was aborted (list-multipart-uploads lacks it),
+#    the run goes on and commits once uploads pass. f3, the gateway gone in
+#    the middle of an upload: the same, but the abort could not reach the
+#    server either, so a leftover upload is reported, not asserted. f2, the
+#    gateway gone between saves (no proxy): "Couldn't connect to server",
+#    the previous checkpoint stays, the run goes on once it is back.
+#    (spotrun is held with SIGSTOP while the store is checked, so that no
+#    newer checkpoint lands meanwhile.)
+. "$top_srcdir/tests/jobs/lib.sh"
+. "$top_srcdir/tests/s3-env.sh"
+t_setup
+: "${top_builddir:=$(dirname "$SPOTRUN")}"
+
+rgw=$t_tmp/rgw
+px=
+t83_cleanup() {
+	[ -n "$px" ] && kill "$px" 2>/dev/null
+	"$top_srcdir/tests/rgw.sh" stop "$rgw" >/dev/null 2>&1
+	t_cleanup
+}
+trap t83_cleanup EXIT
+"$top_srcdir/tests/rgw.sh" start "$rgw" > "$t_tmp/rgw-start.out" 2>&1 ||
+	s3_unavailable "tests/rgw.sh could not start a gateway of this test's own: $(tail -n 1 "$t_tmp/rgw-start.out")"
+. "$rgw/env"
+export AWS_ACCESS_KEY_ID="$SPOTRUN_TEST_S3_ACCESS_KEY"
+export AWS_SECRET_ACCESS_KEY="$SPOTRUN_TEST_S3_SECRET_KEY"
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+export AWS_EC2_METADATA_DISABLED=true
+unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_CA_BUNDLE 2>/dev/null
+bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
+
+"$top_builddir/tests/faultproxy" -p "$t_tmp/px.port" -t "${SPOTRUN_TEST_S3_ENDPOINT#http://}" \
+	-c "$t_tmp/control" -l "$t_tmp/proxy.log" &
+px=$!
+wait_for "$t_tmp/px.port" '^[0-9]+$' 5 "$px" || t_bail "tests/faultproxy did not start (make first?)"
+pep=http://127.0.0.1:$(cat "$t_tmp/px.port")
+
+# fault LINE: the proxy's fault for the next connections (a new file each
+# time, so that the proxy rereads it).
+fault() {
+	echo "$1" > "$t_tmp/control.new"
+	mv "$t_tmp/control.new" "$t_tmp/control"
+}
+
+# plog REGEX: lines of the proxy's log matching REGEX (grep -E).
+plog() {
+	grep -cE -- "$1" "$t_tmp/proxy.log"
+}
+
+# wait_plog REGEX N SECONDS: until N lines of the proxy's log match (a
+# connection's line is written when it ends).
+wait_plog() {
+	_i=0
+	while [ "$(plog "$1")" -lt "$2" ] && [ "$_i" -lt "$(($3 * 10))" ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	[ "$(plog "$1")" -ge "$2" ]
+}
+
+# alive PID: running, not a zombie waiting to be reaped.
+alive() {
+	_s=$(sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$_s" ] && [ "$_s" != Z ]
+}
+
+# wait_count FILE REGEX N SECONDS PID: until N lines of FILE match, PID dies,
+# or SECONDS pass.
+wait_count() {
+	_i=0
+	while [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -lt "$3" ] && [ "$_i" -lt "$(($4 * 10))" ]; do
+		alive "$5" || break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]
+}
+
+# wait_max PID SECONDS: wait for PID, SIGKILLing it (and saying so) when it
+# runs longer; its status in $t_rc.
+wait_max() {
+	_i=0
+	while alive "$1" && [ "$_i" -lt "$(($2 * 10))" ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	if alive "$1"; then
+		t_diag "pid $1 still ran after $2 s: SIGKILL"
+		kill -KILL "$1" 2>/dev/null
+	fi
+	t_wait "$1"
+}
+
+COMMIT='^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed'
+ERROR='^[0-9:]+  error    '
+REQUEST='^[0-9:]+  request  periodic checkpoint'
+
+# next_save FILE PID: wait until spotrun has asked for the checkpoint after
+# the last one it committed or failed. The job takes 0.5 s to answer
+# (--delay), so a fault armed now meets that save's upload.
+next_save() {
+	_done=$(grep -cE "$COMMIT|$ERROR" "$1")
+	wait_count "$1" "$REQUEST" $((_done + 1)) 30 "$2"
+}
+
+# step_before_error FILE N: the step of the last checkpoint committed
+# before the Nth error.
+step_before_error() {
+	awk -v n="$2" -v err="$ERROR" -v ok="$COMMIT" '
+	$0 ~ ok { s = $0; sub(/^[0-9:]+  ckpt     [0-9]+ step /, "", s); sub(/:.*/, "", s); last = s }
+	$0 ~ err && ++e == n { print last; exit }' "$1"
+}
+
+# mk_ini FILE NAME ENDPOINT COMMAND URL-OPTIONS [KEY=VALUE in [checkpoint]...]
+mk_ini() {
+	_f=$1 _name=$2 _ep=$3 _cmd=$4 _opts=$5
+	shift 5
+	cat > "$_f" <<EOF
+[job]
+name = $_name
+shell = yes
+command = echo \$\$ > $_f.pid; exec $_cmd
+workdir = $t_tmp
+[checkpoint]
+store = s3://$bucket/jobs?endpoint=$_ep&part_size=5MiB&concurrency=4&stall_timeout=2$_opts
+local_dir = $t_tmp/local-$_name
+[provider]
+name = signal
+grace = 40s
+EOF
+	for kv in "$@"; do
+		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
+	done
+	t_pidfiles="$t_pidfiles $_f.pid"
+}
+
+# latest JOB.ini: the step of the checkpoint `spotrun ls` calls latest.
+latest() {
+	timeout 60 "$SPOTRUN" ls "$1" 2>&1 | sed -nE 's/^[0-9]+ +([0-9]+) .* latest$/\1/p'
+}
+
+# listed JOB.ini: how many checkpoints `spotrun ls` lists.
+listed() {
+	timeout 60 "$SPOTRUN" ls "$1" 2>&1 | grep -cE '^[0-9]+ +[0-9]+ '
+}
+
+# complete JOB: "N M": N committed manifests of JOB (seq <= LATEST), M chunk
+# references among them to a pack that is missing or too short.
+complete() {
+	_d=$t_tmp/complete-$1
+	rm -rf "$_d"
+	mkdir -p "$_d"
+	s3_aws s3 sync --no-progress "s3://$bucket/jobs/$1/manifests" "$_d/m" > /dev/null 2>&1
+	s3_aws s3 cp --no-progress "s3://$bucket/jobs/$1/LATEST" "$_d/LATEST" > /dev/null 2>&1
+	s3_aws s3api list-objects-v2 --bucket "$bucket" --prefix "jobs/$1/packs/" \
+		--query 'Contents[].[Key,Size]' --output text > "$_d/packs" 2>/dev/null
+	$PY - "$_d" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+latest = int(open(d + "/LATEST").read())
+size = {}
+for line in open(d + "/packs"):
+    key, _, n = line.rstrip("\n").rpartition("\t")
+    if key:
+        size[key] = int(n)
+committed = bad = 0
+for name in sorted(os.listdir(d + "/m")):
+    if int(name.split(".")[0]) > latest:
+        continue
+    committed += 1
+    for e in json.load(open(d + "/m/" + name))["entries"]:
+        for c in e.get("chunks", []):
+            if size.get("jobs/" + c["pack"], -1) < c["offset"] + c["clen"]:
+                bad += 1
+print(committed, bad)
+EOF
+}
+
+uploads() {
+	s3_aws s3api list-multipart-uploads --bucket "$bucket" \
+		--query 'length(Uploads || `[]`)' --output text 2>/dev/null
+}
+
+job="$PY $JOBS/chainjob.py --steps 1000"
+$job --sleep 0 > "$t_tmp/plain.out" 2>&1
+want=$(result_of "$t_tmp/plain.out")
+[ -n "$want" ] || t_bail "chainjob.py printed no result: $(tail -n 3 "$t_tmp/plain.out")"
+
+# ---- (a)-(d): faults during the saves of one run ----
+ini=$t_tmp/a.ini
+mk_ini "$ini" faults "$pep" "$job --sleep 0.05 --delay 0.5 --size 12582912" "&attempts=8" \
+	interval=1s keep=100
+t_bg a-1 "$SPOTRUN" run "$ini"
+pid=$t_last
+wait_count "$t_tmp/a-1.err" "$COMMIT" 1 30 "$pid" || t_diag "no first checkpoint"
+# Each fault: FAULT, the log line each faulted connection leaves, how many.
+# The next save's parts are the next new connections: its 3 parts (5, 5
+# and 2 MiB) and their retries; the other requests go on a kept-alive one.
+for spec in \
+	"reset after=1000000 count=3|reset after 1000000 bytes from the client\$|3" \
+	"stall seconds=10 then=close count=2|stall 10.0 s, then close\$|2" \
+	"slowdown count=6|slowdown: 503 SlowDown to PUT /$bucket/jobs/faults/packs/[0-9]+-[0-9a-f]+\.tar\?partNumber=[123]&uploadId=|6" \
+	"internal count=3|internal: 500 InternalError to PUT /$bucket/jobs/faults/packs/|3" \
+	"drop count=3|drop after the request headers of PUT /$bucket/jobs/faults/packs/|3" \
+	"lose count=3|lose: forwarded [0-9]+ bytes of PUT /$bucket/jobs/faults/packs/.*, reset before the reply\$|3"
+do
+	f=${spec%%|*}
+	rest=${spec#*|}
+	line=${rest%|*}
+	k=${rest##*|}
+	name=${f%% *}
+	next_save "$t_tmp/a-1.err" "$pid" || t_diag "$name: no request for the next save"
+	n=$(grep -cE "$COMMIT" "$t_tmp/a-1.err")
+	before=$(plog ": $line")
+	fault "$f"
+	wait_count "$t_tmp/a-1.err" "$COMMIT" $((n + 1)) 30 "$pid"
+	t_result $? "$name: the save after \"$f\" commits" || t_show "$t_tmp/a-1.err" 5
+	if [ "$name" = stall ]; then
+		# The stalled connections' lines come when the proxy closes them,
+		# 10 s on: counted after the loop. The client must not wait that
+		# long: stall_timeout=2 drops them after 2 s without a byte.
+		stall_before=$before
+		took=$(grep -E "$COMMIT" "$t_tmp/a-1.err" | tail -n 1 |
+			sed -nE 's/.* committed in ([0-9.]+)(ms|s).*/\1 \2/p' |
+			awk '{ print $2 == "ms" ? $1 / 1000 : $1 }')
+		t_result "$(awk -v d="${took:-0}" 'BEGIN { exit !(d >= 2 && d < 4) }'; echo $?)" \
+			"stall: the stalled parts were dropped after stall_timeout=2 s: the save took ${took:-?} s (2 to 4)"
+		continue
+	fi
+	wait_plog ": $line" $((before + k)) 10
+	t_is "$(($(plog ": $line") - before))" "$k" "$name: the proxy faulted $k connections of that save" ||
+		t_show "$t_tmp/proxy.log" 12
+done
+wait_plog ': stall 10.0 s, then close$' $((stall_before + 2)) 12
+t_is "$(($(plog ': stall 10.0 s, then close$') - stall_before))" 2 "stall: the proxy stalled 2 connections of that save" ||
+	t_show "$t_tmp/proxy.log" 12
+fault pass
+t_unlike "$t_tmp/a-1.err" '^[0-9:]+  (error|warning) ' "no save failed or warned: every fault was retried"
+kill -TERM "$pid"
+wait_max "$pid" 60
+t_is "$t_rc" 75 "SIGTERM: the notice checkpoint commits, exit 75" || t_show "$t_tmp/a-1.err"
+a=$(sed -nE 's/^checkpoint at step ([0-9]+)$/\1/p' "$t_tmp/a-1.out" | tail -n 1)
+t_is "$(latest "$ini")" "$a" "the notice checkpoint (step $a) is the latest"
+n=$(grep -cE "$COMMIT" "$t_tmp/a-1.err")
+t_is "$(listed "$ini")" "$n" "spotrun ls lists the $n checkpoints committed (keep = 100)"
+t_is "$(complete faults)" "$n 0" "all $n committed manifests reference only packs that exist whole"
+t_is "$(uploads)" 0 "no multipart upload left behind"
+ini_set "$ini" job command "echo \$\$ > $ini.pid; exec $job --sleep 0"
+timeout 120 "$SPOTRUN" run "$ini" > "$t_tmp/a-2.out" 2> "$t_tmp/a-2.err"
+t_is "$?" 0 "the next run exits 0" || t_show "$t_tmp/a-2.err"
+t_has "$t_tmp/a-2.out" "resumed from step $a (attempt " "... it resumed from the newest checkpoint (step $a), data ok"
+t_is "$(result_of "$t_tmp/a-2.out")" "$want" "... and ends with the uninterrupted result"
+
+# ---- (e): the gateway killed and restarted in mid-upload ----
+ini=$t_tmp/e.ini
+mk_ini "$ini" big "$pep" "$job --sleep 0.05 --delay 0.5 --size 62914560" "&attempts=8" interval=0
+t_bg e-1 "$SPOTRUN" run "$ini"
+pid=$t_last
+wait_for "$t_tmp/e-1.out" '^starting fresh' 20 "$pid" || t_diag "e: the job did not start"
+kill -TERM "$pid"
+wait_max "$pid" 60
+t_is "$t_rc" 75 "e: checkpoint A of 60 MiB on SIGTERM, exit 75" || t_show "$t_tmp/e-1.err"
+a=$(sed -nE 's/^checkpoint at step ([0-9]+)$/\1/p' "$t_tmp/e-1.out" | tail -n 1)
+t_bg e-2 "$SPOTRUN" run "$ini"
+pid=$t_last
+wait_for "$t_tmp/e-2.out" "^resumed from step $a " 60 "$pid" || t_diag "e: run 2 did not resume"
+# 4 parts at a time at 2 MiB/s each: 60 MiB take ~8 s; the kill comes ~2 s in.
+mark=$(wc -l < "$t_tmp/proxy.log")
+fault "slow rate=2097152 count=all"
+kill -TERM "$pid"
+wait_for "$t_tmp/e-2.out" '^checkpoint at step ' 20 "$pid" || t_diag "e: the job wrote no checkpoint B"
+b=$(sed -nE 's/^checkpoint at step ([0-9]+)$/\1/p' "$t_tmp/e-2.out" | tail -n 1)
+sleep 2
+"$top_srcdir/tests/rgw.sh" restart-gateway "$rgw" > "$t_tmp/restart.out" 2>&1 ||
+	t_diag "restart-gateway: $(cat "$t_tmp/restart.out")"
+fault pass
+wait_max "$pid" 60
+t_is "$t_rc" 75 "e: run 2 exits 75 after its notice checkpoint" || t_show "$t_tmp/e-2.err"
+# Bytes the client sent through the proxy since: the 60 MiB pack once,
+# plus what the kill cut off and was sent again.
+sent=$(tail -n +"$((mark + 1))" "$t_tmp/proxy.log" | awk '/: (slow [0-9]+ B\/s: )?pass: / {
+	for (i = 2; i < NF; i++) if ($(i + 1) == "bytes" && $(i + 2) == "in,") s += $i }
+	END { printf "%d", s / 1048576 }')
+t_result "$([ "$sent" -ge 62 ]; echo $?)" "e: the kill cut parts in flight: $sent MiB sent for a 60 MiB pack" ||
+	t_show "$t_tmp/proxy.log" 30
+if grep -qE "^[0-9:]+  ckpt     [0-9]+ step $b: .* committed" "$t_tmp/e-2.err"; then
+	t_result 0 "e: the upload retried and checkpoint B (step $b) committed"
+	t_is "$(latest "$ini")" "$b" "e: B is the latest"
+	t_is "$(uploads)" 0 "e: no multipart upload left behind"
+	newest=$b
+else
+	t_like "$t_tmp/e-2.err" '^[0-9:]+  error    notice checkpoint failed: .*; the previous checkpoint stays the newest$' \
+		"e: checkpoint B failed cleanly"
+	t_is "$(latest "$ini")" "$a" "e: A (step $a) stays the latest"
+	t_diag "e: multipart uploads left: $(uploads) (the abort may have met the gateway down)"
+	newest=$a
+fi
+t_is "$(complete big | cut -d' ' -f2)" 0 "e: the committed manifests reference only whole packs"
+ini_set "$ini" job command "echo \$\$ > $ini.pid; exec $job --sleep 0 --size 62914560"
+timeout 120 "$SPOTRUN" run "$ini" > "$t_tmp/e-3.out" 2> "$t_tmp/e-3.err"
+t_is "$?" 0 "e: the next run exits 0" || t_show "$t_tmp/e-3.err"
+t_has "$t_tmp/e-3.out" "resumed from step $newest (attempt " "e: it resumed from the newest (step $newest), data ok"
+t_is "$(result_of "$t_tmp/e-3.out")" "$want" "e: and ends with the uninterrupted result"
+
+# ---- (f): failures longer than the retries (attempts=3) ----
+# failed_upload FILE N: the pack key whose upload the Nth error names.
+failed_upload() {
+	grep -E "$ERROR" "$1" | sed -n "$2p" |
+		sed -nE 's/.*upload ([^ :]+\/packs\/[0-9]+-[0-9a-f]+\.tar).*/\1/p'
+}
+
+# has_upload KEY: whether the bucket holds a multipart upload of jobs/KEY.
+has_upload() {
+	s3_aws s3api list-multipart-uploads --bucket "$bucket" --query 'Uploads[].Key' \
+		--output text 2>/dev/null | tr '\t' '\n' | grep -qxF "jobs/$1"
+}
+
+# f1 and f3 in one run through the proxy.
+ini=$t_tmp/f.ini
+mk_ini "$ini" down "$pep" "$job --sleep 0.05 --delay 0.5 --size 12582912" "&attempts=3" interval=1s
+t_bg f "$SPOTRUN" run "$ini"
+pid=$t_last
+wait_count "$t_tmp/f.err" "$COMMIT" 1 30 "$pid" || t_diag "f1: no first checkpoint"
+
+# f1: every upload of more than 1 MB reset, on every connection: the parts
+# fail after 3 tries; the abort, a small request, reaches the server.
+next_save "$t_tmp/f.err" "$pid" || t_diag "f1: no request for the next save"
+fault "reset after=1000000 count=all"
+wait_count "$t_tmp/f.err" "$ERROR" 1 15 "$pid"
+t_result $? "f1: uploads reset past 3 tries: the save fails within 15 s" || t_show "$t_tmp/f.err" 5
+# Hold spotrun still (SIGSTOP) while the store is checked, so that no
+# newer checkpoint lands meanwhile.
+kill -STOP "$pid"
+fault pass
+t_diag "f1: $(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 1p)"
+t_is "$(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 1p | grep -cE "${ERROR}periodic checkpoint failed: .*upload [^ ]+/packs/.*: part [0-9]+: .*Connection reset by peer.*; the previous checkpoint stays the newest\$")" 1 \
+	"f1: the error names the part and the reset, and says the previous checkpoint stays"
+t_is "$(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 1p | grep -c "s3://$bucket")" 1 \
+	"f1: the error names the store (s3://$bucket)"
+a=$(step_before_error "$t_tmp/f.err" 1)
+t_is "$(latest "$ini")" "$a" "f1: the previous checkpoint (step $a) is still the latest"
+key=$(failed_upload "$t_tmp/f.err" 1)
+t_result "$([ -n "$key" ] && ! has_upload "$key"; echo $?)" \
+	"f1: spotrun aborted the failed upload (${key:-no key in the error}): list-multipart-uploads has none"
+kill -CONT "$pid"
+wait_count "$t_tmp/f.err" "$COMMIT" "$(($(grep -cE "$COMMIT" "$t_tmp/f.err") + 1))" 30 "$pid"
+t_result $? "f1: the run goes on and commits once uploads pass again"
+
+# f3: the gateway dies in the middle of an upload and stays down past the
+# retries: the abort cannot reach it either.
+next_save "$t_tmp/f.err" "$pid" || t_diag "f3: no request for the next save"
+# 4 parts at 1 MiB/s each: the 12 MiB take ~5 s; the gateway goes ~2 s in.
+fault "slow rate=1048576 count=all"
+sleep 2
+"$top_srcdir/tests/rgw.sh" stop-gateway "$rgw"
+wait_count "$t_tmp/f.err" "$ERROR" 2 15 "$pid"
+t_result $? "f3: the gateway gone in mid-upload: the save fails within 15 s" || t_show "$t_tmp/f.err" 5
+kill -STOP "$pid"
+fault pass
+t_diag "f3: $(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 2p)"
+t_is "$(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 2p | grep -cE "${ERROR}periodic checkpoint failed: .*; the previous checkpoint stays the newest\$")" 1 \
+	"f3: the error says the previous checkpoint stays"
+t_is "$(grep -E "$ERROR" "$t_tmp/f.err" | sed -n 2p | grep -c "s3://$bucket")" 1 \
+	"f3: the error names the store (s3://$bucket)"
+"$top_srcdir/tests/rgw.sh" restart-gateway "$rgw" > "$t_tmp/restart.out" 2>&1 ||
+	t_diag "restart-gateway: $(cat "$t_tmp/restart.out")"
+a=$(step_before_error "$t_tmp/f.err" 2)
+t_is "$(latest "$ini")" "$a" "f3: the previous checkpoint (step $a) is still the latest"
+kill -CONT "$pid"
+kill -TERM "$pid"
+wait_max "$pid" 60
+key=$(failed_upload "$t_tmp/f.err" 2)
+if [ "$(grep -cE "$ERROR" "$t_tmp/f.err")" -lt 2 ]; then
+	t_diag "f3: no save failed, so no upload to abort"
+elif [ -z "$key" ]; then
+	t_diag "f3: the error names no upload (the save failed before its upload began)"
+elif has_upload "$key"; then
+	t_diag "f3: the failed upload of $key is still on the server: the gateway was down" \
+		"during the abort, so spotrun could not abort it (a lifecycle rule reaps it)"
+else
+	t_diag "f3: the failed upload of $key was aborted"
+fi
+t_is "$(complete down | cut -d' ' -f2)" 0 "f: the committed manifests reference only whole packs"
+
+# f2: the gateway down between saves, longer than the retries; straight to
+# the gateway, as a client meets a server that is gone.
+ini=$t_tmp/f2.ini
+mk_ini "$ini" down2 "$SPOTRUN_TEST_S3_ENDPOINT" "$job --sleep 0.05 --delay 0.5 --size 12582912" "&attempts=3" interval=1s
+t_bg f2 "$SPOTRUN" run "$ini"
+pid=$t_last
+wait_count "$t_tmp/f2.err" "$COMMIT" 1 30 "$pid" || t_diag "f2: no first checkpoint"
+next_save "$t_tmp/f2.err" "$pid" || t_diag "f2: no request for the next save"
+"$top_srcdir/tests/rgw.sh" stop-gateway "$rgw"
+wait_count "$t_tmp/f2.err" "$ERROR" 1 15 "$pid"
+t_result $? "f2: the gateway down past 3 tries: the save fails within 15 s" || t_show "$t_tmp/f2.err" 5
+kill -STOP "$pid"
+t_diag "f2: $(grep -E "$ERROR" "$t_tmp/f2.err" | head -n 1)"
+t_like "$t_tmp/f2.err" "${ERROR}periodic checkpoint failed: .*Couldn't connect to server.*; the previous checkpoint stays the newest\$" \
+	"f2: the error says the server cannot be reached and the previous checkpoint stays"
+t_like "$t_tmp/f2.err" "$ERROR.*s3://$bucket" "f2: the error names the store (s3://$bucket)"
+"$top_srcdir/tests/rgw.sh" restart-gateway "$rgw" > "$t_tmp/restart.out" 2>&1 ||
+	t_diag "restart-gateway: $(cat "$t_tmp/restart.out")"
+a=$(step_before_error "$t_tmp/f2.err" 1)
+t_is "$(latest "$ini")" "$a" "f2: the previous checkpoint (step $a) is still the latest"
+kill -CONT "$pid"
+wait_count "$t_tmp/f2.err" "$COMMIT" "$(($(grep -cE "$COMMIT" "$t_tmp/f2.err") + 1))" 30 "$pid"
+t_result $? "f2: the run goes on and commits once the gateway is back"
+kill -TERM "$pid"
+wait_max "$pid" 60
+
+# No s3_bucket_rm: the gateway of this test, and its data, go with it.
+t_done
