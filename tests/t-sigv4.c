@@ -4,8 +4,8 @@
  *  - the AWS signing test suite (every case folder of
  *    $SPOTRUN_SIGV4_SUITE, default TOP_SRCDIR/../shared/conformance/aws-sigv4):
  *    canonical request, string to sign, Authorization value and signature
- *    compared byte for byte with the header-signed files; the whole test
- *    is skipped only when that folder is absent;
+ *    compared byte for byte with the header-signed files; one skipped line
+ *    stands for them when that folder is absent (the rest always runs);
  *  - the four worked examples of AWS's S3 SigV4 documentation (GET Object
  *    with Range, PUT Object "test$file.text", GET ?lifecycle, GET
  *    ?max-keys=2&prefix=J): expected pieces written out from the spec, and
@@ -938,19 +938,17 @@ main(void)
 
 	if (suite == NULL || suite[0] == '\0')
 		suite = def = sr_asprintf("%s/../shared/conformance/aws-sigv4", SR_TOP_SRCDIR);
-	if (!is_dir(suite)) {
-		char why[1024];
-
-		snprintf(why, sizeof why, "AWS SigV4 test suite not found at %s "
-		    "(set SPOTRUN_SIGV4_SUITE to its folder)", suite);
-		tap_skip_all(why);
-	}
+	/* Our own cases run everywhere; the AWS suite where it is found. */
 	test_primitives();
 	test_s3_doc_examples();
 	test_s3_path_and_query();
 	test_s3_headers();
 	test_bad_input();
-	test_suite(suite);
+	if (is_dir(suite))
+		test_suite(suite);
+	else
+		ok(1, "the AWS SigV4 suite # SKIP not found at %s (set SPOTRUN_SIGV4_SUITE to its "
+		    "folder)", suite);
 	test_fuzz();
 	free(def);
 	return tap_done();
