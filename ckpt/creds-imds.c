@@ -13,34 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "creds-int.h"
 #include "http.h"
+#include "imds.h"
 #include "util.h"
 
 #define TOKEN_TTL	21600		/* seconds; as the AWS CLI asks */
 #define ROLE_PATH	"/latest/meta-data/iam/security-credentials/"
 #define ROLE_MAX	64		/* IAM's limit on a role name */
 #define SHOW_MAX	80		/* longest reply field a message quotes */
-
-static int
-request(const char *method, const char *url, const char *header,
-    struct sr_http_resp *resp, char *err)
-{
-	const char *headers[2] = { header, NULL };
-	struct sr_http_req req;
-
-	memset(&req, 0, sizeof req);
-	req.method = method;
-	req.url = url;
-	req.headers = headers;
-	req.connect_timeout = SR_IMDS_CONNECT_TIMEOUT;
-	req.timeout = SR_IMDS_TIMEOUT;
-	return sr_http_do(&req, resp, err);
-}
 
 /* Free a reply that may hold secrets. */
 static void
@@ -68,69 +52,17 @@ shown(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* "2026-11-30T12:00:00Z" (fractional seconds allowed) to epoch seconds. */
-static int
-parse_time(const char *s, double *out)
-{
-	struct tm tm;
-	const char *e;
-	time_t t;
-
-	memset(&tm, 0, sizeof tm);
-	if ((e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-		return -1;
-	if (*e == '.') {
-		e++;
-		if (*e < '0' || *e > '9')
-			return -1;
-		while (*e >= '0' && *e <= '9')
-			e++;
-	}
-	if (strcmp(e, "Z") != 0 || (t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	*out = (double)t;
-	return 0;
-}
-
-static int
-get_token(const char *base, char *tok, size_t len, char *err)
-{
-	char *url = sr_asprintf("%s/latest/api/token", base), hdr[64];
-	struct sr_http_resp resp;
-	size_t n;
-	int r = -1;
-
-	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token-ttl-seconds: %d", TOKEN_TTL);
-	if (request("PUT", url, hdr, &resp, err) == -1)
-		goto out;
-	n = strcspn(resp.body, "\r\n");
-	if (resp.status != 200)
-		sr_err(err, "PUT %s: HTTP status %ld", url, resp.status);
-	else if (n == 0 || n >= len || strspn(resp.body, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/=_-.") != n)
-		sr_err(err, "PUT %s: the reply is not a token (%zu bytes)", url, resp.len);
-	else {
-		memcpy(tok, resp.body, n);
-		tok[n] = '\0';
-		r = 0;
-	}
-	wipe_free(&resp);
-out:
-	free(url);
-	return r;
-}
-
 /* The role's name (the listing's first line) into role. */
 static int
-get_role(const char *base, const char *tokhdr, char *role, char *err)
+get_role(const struct sr_imds *m, const char *tok, char *role, char *err)
 {
-	char *url = sr_asprintf("%s" ROLE_PATH, base);
+	char *url = sr_asprintf("%s" ROLE_PATH, m->base);
 	struct sr_http_resp resp;
 	const char *s;
 	size_t n;
 	int r = -1;
 
-	if (request("GET", url, tokhdr, &resp, err) == -1)
+	if (sr_imds_get(m, ROLE_PATH, tok, &resp, err) == -1)
 		goto out;
 	s = resp.body + strspn(resp.body, " \t\r\n");
 	n = strcspn(s, " \t\r\n");
@@ -173,17 +105,18 @@ field(json_t *o, const char *name, const char *url, char *out, size_t len, char 
 }
 
 static int
-get_keys(const char *base, const char *tokhdr, const char *role, struct sr_creds *out,
-    char *err)
+get_keys(const struct sr_imds *m, const char *tok, const char *role,
+    struct sr_creds *out, char *err)
 {
-	char *url = sr_asprintf("%s" ROLE_PATH "%s", base, role), b1[SHOW_MAX + 4],
+	char *path = sr_asprintf(ROLE_PATH "%s", role), b1[SHOW_MAX + 4],
 	    b2[SHOW_MAX + 4], when[64];
+	char *url = sr_asprintf("%s%s", m->base, path);
 	struct sr_http_resp resp;
 	json_error_t jerr;
 	json_t *o = NULL, *code, *msg;
 	int r = -1;
 
-	if (request("GET", url, tokhdr, &resp, err) == -1)
+	if (sr_imds_get(m, path, tok, &resp, err) == -1)
 		goto out;
 	if (resp.status != 200) {
 		sr_err(err, "GET %s: HTTP status %ld", url, resp.status);
@@ -209,7 +142,7 @@ get_keys(const char *base, const char *tokhdr, const char *role, struct sr_creds
 	    field(o, "Token", url, out->session_token, sizeof out->session_token, err) == -1 ||
 	    field(o, "Expiration", url, when, sizeof when, err) == -1)
 		goto done;
-	if (parse_time(when, &out->expires) == -1) {
+	if (sr_imds_parse_time(when, &out->expires) == -1) {
 		sr_err(err, "GET %s: Expiration \"%s\" is not a time like 2026-11-30T12:00:00Z",
 		    url, shown(when, b1, sizeof b1));
 		goto done;
@@ -221,24 +154,25 @@ done:
 	wipe_free(&resp);
 out:
 	free(url);
+	free(path);
 	return r;
 }
 
 int
 sr_imds_role_creds(const char *base, struct sr_creds *out, char *err)
 {
-	char tok[256], hdr[320], role[ROLE_MAX + 1];
+	const struct sr_imds m = { .base = base,
+	    .connect_timeout = SR_IMDS_CONNECT_TIMEOUT, .timeout = SR_IMDS_TIMEOUT };
+	char tok[256], role[ROLE_MAX + 1];
 	int r = -1;
 
 	memset(out, 0, sizeof *out);
-	if (get_token(base, tok, sizeof tok, err) == -1)
+	if (sr_imds_token(&m, TOKEN_TTL, 0, tok, sizeof tok, err) == -1)
 		return -1;
-	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", tok);
-	if (get_role(base, hdr, role, err) == 0)
-		r = get_keys(base, hdr, role, out, err);
+	if (get_role(&m, tok, role, err) == 0)
+		r = get_keys(&m, tok, role, out, err);
 	if (r == -1)
 		sr_creds_wipe(out);
 	explicit_bzero(tok, sizeof tok);
-	explicit_bzero(hdr, sizeof hdr);
 	return r;
 }

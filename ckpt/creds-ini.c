@@ -16,17 +16,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
-#include <ini.h>
-
 #include "creds-int.h"
+#include "iniparse.h"
 #include "util.h"
 
 #define FILE_MAX	(4 * 1024 * 1024)	/* SSO-generated configs can be long */
@@ -67,25 +64,6 @@ struct rd {
 	char *err;
 	int failed;
 };
-
-/*
- * inih's settings are process-wide variables in Debian's build: the heap
- * line buffer must be long enough for a session token (Debian's default is
- * 200 bytes on the stack). runner/jobspec.c sets the same values; the lock
- * keeps two credential reads from writing them at once.
- */
-static pthread_mutex_t ini_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void
-configure_inih(void)
-{
-	ini_use_stack = false;
-	ini_initial_alloc = LINE_MAX_LEN + 2;
-	ini_max_line = LINE_MAX_LEN + 2;
-	ini_allow_realloc = false;
-	ini_allow_multiline = false;
-	ini_stop_on_first_error = false;
-}
 
 static int
 fail(struct rd *r, const char *fmt, ...) SR_PRINTF(2, 3);
@@ -287,17 +265,10 @@ static char *
 read_line(char *str, int num, void *stream)
 {
 	struct rd *r = stream;
-	const char *a, *e, *nl;
+	const char *a, *e;
 
-	if (r->failed || r->off >= r->len)
+	if (r->failed || !sr_ini_next_line(r->buf, r->len, &r->off, &r->line, &a, &e))
 		return NULL;
-	a = r->buf + r->off;
-	nl = memchr(a, '\n', r->len - r->off);
-	e = nl != NULL ? nl : r->buf + r->len;
-	r->off = (size_t)(e - r->buf) + (nl != NULL);
-	r->line++;
-	if (r->line == 1 && e - a >= 3 && memcmp(a, "\xEF\xBB\xBF", 3) == 0)
-		a += 3;		/* a UTF-8 byte order mark */
 	if (memchr(a, '\0', (size_t)(e - a)) != NULL) {
 		fail(r, "the line contains a NUL byte; the file must be text");
 		return NULL;
@@ -342,10 +313,9 @@ sr_ini_load(const char *path, struct sr_ini **out, char *err)
 	r.buf = buf;
 	r.len = len;
 	r.err = err;
-	pthread_mutex_lock(&ini_lock);
-	configure_inih();
-	ret = ini_parse_stream(read_line, &r, on_key, &r);
-	pthread_mutex_unlock(&ini_lock);
+	/* The line buffer must be long enough for a session token (Debian's
+	 * default is 200 bytes); sr_ini_parse_stream is thread-safe. */
+	ret = sr_ini_parse_stream(read_line, &r, on_key, &r, LINE_MAX_LEN);
 	if (ret == -2)
 		sr_fatal("inih: out of memory");
 	if (ret != 0 && !r.failed) {

@@ -19,8 +19,7 @@ struct sr_ini;
  * secret. Keys are lower-cased, as configparser does; an indented
  * "sub = value" under a key with an empty value (the CLI's nested
  * settings, `s3 =` / `  endpoint_url = URL`) becomes key "parent.sub".
- * Thread-safe (inih's settings are process-wide: they are set under a
- * lock, to the same values runner/jobspec.c uses).
+ * Thread-safe (inih runs under common/'s lock: sr_ini_parse_stream).
  */
 int sr_ini_load(const char *path, struct sr_ini **out, char *err);
 int sr_ini_exists(const struct sr_ini *f);

@@ -42,11 +42,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "http.h"
+#include "imds.h"
 #include "provider-int.h"
 #include "watch.h"
 #include "util.h"
@@ -91,37 +91,17 @@ base_url(const struct sr_provider_conf *c)
 	return sr_provider_base_url(mine, "SPOTRUN_AWS_ENDPOINT", DEFAULT_ENDPOINT);
 }
 
-/* Whether s is a session token as IMDSv2 hands them out (n bytes, at most
- * max - 1). */
-static int
-is_token(const char *s, size_t n, size_t max)
-{
-	return n > 0 && n < max && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/=_-.") == n;
-}
-
+/* The probe: a short-lived token (60 s), a small reply cap. */
 static int
 aws_detect(const struct sr_provider_conf *conf, double timeout)
 {
-	const char *headers[] = { "X-aws-ec2-metadata-token-ttl-seconds: 60", NULL };
-	struct sr_http_req req;
-	struct sr_http_resp resp;
-	char err[SR_ERRMAX], *base = sr_provider_trim_url(base_url(conf));
-	char *url = sr_asprintf("%s/latest/api/token", base);
-	int yes = 0;
+	char err[SR_ERRMAX], tok[256], *base = sr_provider_trim_url(base_url(conf));
+	const struct sr_imds m = { .base = base, .connect_timeout = timeout,
+	    .timeout = timeout, .body_max = 4096 };
+	int yes;
 
-	memset(&req, 0, sizeof req);
-	req.method = "PUT";
-	req.url = url;
-	req.headers = headers;
-	req.connect_timeout = timeout;
-	req.timeout = timeout;
-	req.body_max = 4096;
-	if (sr_http_do(&req, &resp, err) == 0) {
-		yes = resp.status == 200 && is_token(resp.body, strcspn(resp.body, "\r\n"), 256);
-		sr_http_resp_free(&resp);
-	}
-	free(url);
+	yes = sr_imds_token(&m, 60, 0, tok, sizeof tok, err) == 0;
+	explicit_bzero(tok, sizeof tok);
 	free(base);
 	return yes;
 }
@@ -202,58 +182,25 @@ stopping(void *arg)
 	return sr_watch_stopping(&a->w);
 }
 
-static int
-request(struct aws *a, const char *method, const char *path, const char *header,
-    struct sr_http_resp *resp, int cancellable, char *err)
+/* How this provider reaches IMDS; a cancellable request ends early when
+ * the watcher is told to stop. */
+static struct sr_imds
+imds(struct aws *a, int cancellable)
 {
-	const char *headers[2] = { header, NULL };
-	struct sr_http_req req;
-	char *url = sr_asprintf("%s%s", a->endpoint, path);
-	int r;
+	struct sr_imds m = { .base = a->endpoint, .connect_timeout = CONNECT_TIMEOUT,
+	    .timeout = REQ_TIMEOUT, .cancel = cancellable ? stopping : NULL,
+	    .cancel_arg = cancellable ? a : NULL };
 
-	memset(&req, 0, sizeof req);
-	req.method = method;
-	req.url = url;
-	req.headers = headers;
-	req.connect_timeout = CONNECT_TIMEOUT;
-	req.timeout = REQ_TIMEOUT;
-	if (cancellable) {
-		req.cancel = stopping;
-		req.cancel_arg = a;
-	}
-	r = sr_http_do(&req, resp, err);
-	free(url);
-	return r;
+	return m;
 }
 
 /* Get a session token into tok (len bytes). 0 or -1 with err set. */
 static int
 get_token(struct aws *a, char *tok, size_t len, int cancellable, char *err)
 {
-	struct sr_http_resp resp;
-	char hdr[64];
-	size_t n;
+	struct sr_imds m = imds(a, cancellable);
 
-	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token-ttl-seconds: %d", TOKEN_TTL);
-	if (request(a, "PUT", "/latest/api/token", hdr, &resp, cancellable, err) == -1)
-		return -1;
-	if (resp.status != 200) {
-		sr_err(err, "PUT %s/latest/api/token: HTTP status %ld", a->endpoint,
-		    resp.status);
-		sr_http_resp_free(&resp);
-		return -1;
-	}
-	n = strcspn(resp.body, "\r\n");
-	resp.body[n] = '\0';
-	if (!is_token(resp.body, n, len)) {
-		sr_err(err, "PUT %s/latest/api/token: the reply is not a token (%zu "
-		    "bytes; at most %zu of [A-Za-z0-9+/=_.-])", a->endpoint, n, len - 1);
-		sr_http_resp_free(&resp);
-		return -1;
-	}
-	memcpy(tok, resp.body, n + 1);
-	sr_http_resp_free(&resp);
-	return 0;
+	return sr_imds_token(&m, TOKEN_TTL, 1, tok, len, err);
 }
 
 /* GET path with the watcher's token, getting a token first when there is
@@ -261,7 +208,7 @@ get_token(struct aws *a, char *tok, size_t len, int cancellable, char *err)
 static int
 get(struct aws *a, const char *path, struct sr_http_resp *resp, char *err)
 {
-	char hdr[300];
+	struct sr_imds m = imds(a, 1);
 	int tries;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -272,8 +219,7 @@ get(struct aws *a, const char *path, struct sr_http_resp *resp, char *err)
 			}
 			a->token_end = sr_mono() + TOKEN_TTL - TOKEN_MARGIN;
 		}
-		snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", a->token);
-		if (request(a, "GET", path, hdr, resp, 1, err) == -1)
+		if (sr_imds_get(&m, path, a->token, resp, err) == -1)
 			return -1;
 		if (resp->status != 401)
 			return 0;
@@ -282,34 +228,6 @@ get(struct aws *a, const char *path, struct sr_http_resp *resp, char *err)
 	}
 	return sr_err(err, "GET %s%s: HTTP status 401 with a fresh token",
 	    a->endpoint, path);
-}
-
-/* "2017-09-18T08:22:00Z" (optionally with fractional seconds) to epoch
- * seconds; -1 when it is not that form. */
-static int
-parse_time(const char *s, double *out)
-{
-	struct tm tm;
-	const char *e;
-	time_t t;
-
-	memset(&tm, 0, sizeof tm);
-	e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (e == NULL)
-		return -1;
-	if (*e == '.') {
-		e++;
-		if (*e < '0' || *e > '9')
-			return -1;
-		while (*e >= '0' && *e <= '9')
-			e++;
-	}
-	if (strcmp(e, "Z") != 0)
-		return -1;
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	*out = (double)t;
-	return 0;
 }
 
 /* One instance-action reply body to a notice; -1 with err set when bad. */
@@ -339,7 +257,7 @@ parse_action(const char *body, double now, struct sr_notice *n, char *err)
 		    "stop or hibernate)", act);
 		goto out;
 	}
-	if (parse_time(json_string_value(time), &when) == -1) {
+	if (sr_imds_parse_time(json_string_value(time), &when) == -1) {
 		sr_err(err, "instance-action: time \"%.40s\" is not ISO 8601 UTC "
 		    "(like 2017-09-18T08:22:00Z)", json_string_value(time));
 		goto out;
@@ -373,7 +291,7 @@ parse_rebalance(const char *body, double now, struct sr_notice *n, char *err)
 	if ((root = json_loads(body, 0, &je)) == NULL)
 		return sr_err(err, "rebalance: bad JSON at line %d: %s", je.line, je.text);
 	t = json_object_get(root, "noticeTime");
-	if (!json_is_string(t) || parse_time(json_string_value(t), &when) == -1) {
+	if (!json_is_string(t) || sr_imds_parse_time(json_string_value(t), &when) == -1) {
 		sr_err(err, "rebalance: want {\"noticeTime\": \"...Z\"}");
 		goto out;
 	}
@@ -492,13 +410,12 @@ static int
 fact(struct aws *a, const char *tok, const char *path, char *buf, size_t len,
     char *err)
 {
+	struct sr_imds m = imds(a, 0);
 	struct sr_http_resp resp;
-	char hdr[300];
 	size_t n;
 
-	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", tok);
 	strlcpy(buf, "unknown", len);
-	if (request(a, "GET", path, hdr, &resp, 0, err) == -1)
+	if (sr_imds_get(&m, path, tok, &resp, err) == -1)
 		return -1;
 	if (resp.status != 200) {
 		sr_err(err, "GET %s%s: HTTP status %ld", a->endpoint, path, resp.status);

@@ -28,9 +28,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <ini.h>
-
 #include "defaults.h"
+#include "iniparse.h"
 #include "jobspec-int.h"
 #include "util.h"
 #include "words.h"
@@ -331,18 +330,11 @@ static char *
 read_line(char *str, int num, void *stream)
 {
 	struct sr_js_parse *p = stream;
-	const char *a, *e, *nl;
+	const char *a, *e;
 	int indented = 0;
 
-	if (p->off >= p->len)
+	if (!sr_ini_next_line(p->buf, p->len, &p->off, &p->line, &a, &e))
 		return NULL;
-	a = p->buf + p->off;
-	nl = memchr(a, '\n', p->len - p->off);
-	e = nl != NULL ? nl : p->buf + p->len;
-	p->off = (size_t)(e - p->buf) + (nl != NULL);
-	p->line++;
-	if (p->line == 1 && e - a >= 3 && memcmp(a, "\xEF\xBB\xBF", 3) == 0)
-		a += 3;		/* a UTF-8 byte order mark */
 	/* Leading blanks go: inih would take an indented line as the
 	 * continuation of the previous value, which is a trap in this format. */
 	while (a < e && isspace((unsigned char)*a)) {
@@ -594,22 +586,6 @@ job_dir(const char *path)
 	return abs;
 }
 
-/*
- * inih's line buffer: Debian builds these settings as variables. One long
- * enough for any line we accept, on the heap; no multi-line values (the
- * reader also strips indentation, so this holds with any build).
- */
-static void
-configure_inih(void)
-{
-	ini_use_stack = false;
-	ini_initial_alloc = LINE_MAX_LEN + 2;
-	ini_max_line = LINE_MAX_LEN + 2;
-	ini_allow_realloc = false;
-	ini_allow_multiline = false;
-	ini_stop_on_first_error = false;
-}
-
 int
 sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs)
 {
@@ -638,8 +614,9 @@ sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_err
 	}
 	set_defaults(p.js);
 
-	configure_inih();
-	r = ini_parse_stream(read_line, &p, on_key, &p);
+	/* inih's line buffer holds any line we accept; no multi-line values
+	 * (the reader also strips indentation, so this holds with any build). */
+	r = sr_ini_parse_stream(read_line, &p, on_key, &p, LINE_MAX_LEN);
 	if (r == -2)
 		sr_fatal("jobspec: out of memory in inih");
 	if (r > 0 && errs->n == 0)	/* the reader should have caught it */
