@@ -2,7 +2,8 @@
  * catalog.c: a job's checkpoints as objects in the store: keys, the LATEST
  * pointer (read, and advanced by compare-and-swap), the list of committed
  * manifests, and the two operations that only look at the catalog,
- * sr_ckpt_list and sr_ckpt_gc. See catalog.h for what "committed" means.
+ * sr_ckpt_list and sr_ckpt_gc (which also aborts the unfinished pack
+ * uploads of saves that died). See catalog.h for what "committed" means.
  */
 #include "config.h"
 
@@ -416,7 +417,31 @@ gc_pack_cb(const struct sr_object_info *info, void *arg)
 }
 
 int
+sr_ckpt_gc_uploads(struct sr_store *st, const char *job, double older_than, int *aborted,
+    char *err)
+{
+	char *prefix;
+	int rc;
+
+	if (aborted != NULL)
+		*aborted = 0;
+	if (sr_ckpt_job_check(job, err) == -1)
+		return -1;
+	prefix = sr_asprintf("%s/packs/", job);
+	rc = sr_store_abort_stale_uploads(st, prefix, older_than, aborted, err);
+	free(prefix);
+	return rc == 0 ? 0 : -1;
+}
+
+int
 sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_bytes, char *err)
+{
+	return sr_ckpt_gc_log(st, NULL, job, keep, sr_now() - SR_GC_UPLOAD_AGE, deleted_bytes, err);
+}
+
+int
+sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
+    double older_than, uint64_t *deleted_bytes, char *err)
 {
 	struct sr_catalog c;
 	struct strset live = { 0 };
@@ -485,6 +510,19 @@ sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_byt
 		goto out;
 	}
 	freed += g.dead_bytes;
+	/* The parts of a save that died mid-upload are no object: only an
+	 * abort of its multipart upload frees them. */
+	{
+		char why[SR_ERRMAX];
+		int n = 0;
+
+		if (sr_ckpt_gc_uploads(st, job, older_than, &n, why) == -1)
+			sr_ckpt_say(o, "warning: gc %s: %s (aborted %d unfinished pack "
+			    "upload%s; the next gc tries again)", job, why, n, n == 1 ? "" : "s");
+		else if (n > 0)
+			sr_ckpt_say(o, "gc %s: aborted %d unfinished pack upload%s left by saves "
+			    "that never finished", job, n, n == 1 ? "" : "s");
+	}
 out:
 	if (deleted_bytes != NULL)
 		*deleted_bytes = freed;

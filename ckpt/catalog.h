@@ -76,4 +76,24 @@ int sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct s
 int sr_catalog_set_latest(struct sr_store *st, const char *job, uint64_t seq,
     const struct sr_catalog *c, char *err);
 
+/* How old an unfinished upload of a job's packs must be for gc to abort
+ * it: a day is far longer than any save (a terabyte at 100 MB/s takes
+ * three hours), so a save in flight on another machine is never touched,
+ * while the parts of one whose machine died stop being billed a day later. */
+#define SR_GC_UPLOAD_AGE (24 * 3600.0)
+
+/* Abort the unfinished multipart uploads under J/packs/ started before
+ * the epoch time older_than (sr_store_abort_stale_uploads); *aborted (may
+ * be NULL) counts them. 0, or -1 with err. */
+int sr_ckpt_gc_uploads(struct sr_store *st, const char *job, double older_than, int *aborted,
+    char *err);
+
+/* sr_ckpt_gc (ckpt.h), then sr_ckpt_gc_uploads with older_than, saying
+ * through o->log (o may be NULL) how many uploads it aborted, or, as a
+ * warning, why it could not: that is never a gc failure (the next gc
+ * tries again). sr_ckpt_gc is this with no log and uploads older than
+ * SR_GC_UPLOAD_AGE. */
+int sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
+    double older_than, uint64_t *deleted_bytes, char *err);
+
 #endif

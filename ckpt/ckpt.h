@@ -73,7 +73,8 @@ int sr_ckpt_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
 
 /* Keep the newest `keep` checkpoints; delete older manifests and every pack
- * no kept manifest references. */
+ * no kept manifest references, and abort the job's unfinished pack uploads
+ * older than a day (saves that died mid-upload; catalog.h). */
 int sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_bytes, char *err);
 
 #endif

@@ -321,6 +321,121 @@ sr_s3_xml_upload_id(const char *body, size_t len, char **id, char *err)
 	return 0;
 }
 
+struct uploads_state {
+	const char *base;
+	int (*fn)(const struct sr_s3_upload *, void *);
+	void *fn_arg;
+	char key[TEXT_MAX + 1];
+	char id[TEXT_MAX + 1];
+	int have_key, have_id;
+	double initiated;
+	int truncated;
+	char *next_key, *next_id;
+	int is_page;
+	char err[SR_ERRMAX];
+	int bad;
+};
+
+/* Keep text as *dst (malloc'd), or NULL when it is empty. */
+static void
+set_marker(char **dst, const char *text)
+{
+	free(*dst);
+	*dst = text[0] != '\0' ? sr_strdup(text) : NULL;
+}
+
+static int
+uploads_end(struct walk *w, const char *path, const char *text, void *arg)
+{
+	static const char root[] = "ListMultipartUploadsResult";
+	struct uploads_state *us = arg;
+	size_t blen = strlen(us->base);
+
+	(void)w;
+	if (strcmp(path, root) == 0) {
+		us->is_page = 1;
+		return 0;
+	}
+	if (strncmp(path, root, sizeof root - 1) != 0 || path[sizeof root - 1] != '/')
+		return 0;
+	path += sizeof root;
+	if (text == NULL) {
+		snprintf(us->err, sizeof us->err, "read upload listing: <%s> is too long", path);
+		us->bad = 1;
+		return -1;
+	}
+	if (strcmp(path, "IsTruncated") == 0)
+		us->truncated = strcmp(text, "true") == 0;
+	else if (strcmp(path, "NextKeyMarker") == 0)
+		set_marker(&us->next_key, text);
+	else if (strcmp(path, "NextUploadIdMarker") == 0)
+		set_marker(&us->next_id, text);
+	else if (strcmp(path, "Upload/Key") == 0) {
+		copy(us->key, sizeof us->key, text);
+		us->have_key = 1;
+	} else if (strcmp(path, "Upload/UploadId") == 0 && text[0] != '\0') {
+		copy(us->id, sizeof us->id, text);
+		us->have_id = 1;
+	} else if (strcmp(path, "Upload/Initiated") == 0)
+		us->initiated = sr_s3_parse_iso8601(text);
+	else if (strcmp(path, "Upload") == 0) {
+		struct sr_s3_upload u;
+		int rc = 0;
+
+		if (!us->have_key || !us->have_id) {
+			snprintf(us->err, sizeof us->err,
+			    "read upload listing: an upload without <%s>",
+			    us->have_key ? "UploadId" : "Key");
+			us->bad = 1;
+			return -1;
+		}
+		if (strlen(us->key) > blen && strncmp(us->key, us->base, blen) == 0) {
+			u.key = us->key + blen;
+			u.upload_id = us->id;
+			u.initiated = us->initiated;
+			rc = us->fn(&u, us->fn_arg);
+		}
+		us->have_key = us->have_id = 0;
+		us->initiated = -1;
+		return rc;
+	}
+	return 0;
+}
+
+int
+sr_s3_xml_uploads(const char *body, size_t len, const char *base,
+    int (*fn)(const struct sr_s3_upload *u, void *arg), void *arg,
+    int *truncated, char **next_key, char **next_id, char *err)
+{
+	struct uploads_state *us = sr_calloc(1, sizeof *us);
+	int rc;
+
+	*truncated = 0;
+	*next_key = *next_id = NULL;
+	us->base = base;
+	us->fn = fn;
+	us->fn_arg = arg;
+	us->initiated = -1;
+	rc = walk(body, len, uploads_end, us, err);
+	if (us->bad)
+		rc = sr_err(err, "%s", us->err);
+	else if (rc == 0 && !us->is_page)
+		rc = sr_err(err, "read upload listing: the reply is not a "
+		    "ListMultipartUploadsResult");
+	else if (rc == 0 && us->truncated && us->next_key == NULL)
+		rc = sr_err(err, "read upload listing: truncated without a NextKeyMarker");
+	if (rc == 0) {
+		*truncated = us->truncated;
+		*next_key = us->next_key;
+		*next_id = us->next_id;
+		us->next_key = us->next_id = NULL;
+	}
+	free(us->next_key);
+	free(us->next_id);
+	free(us);
+	return rc;
+}
+
 struct del_state {
 	char key[1100];
 	char code[64];

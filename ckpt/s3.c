@@ -618,6 +618,12 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	size_t nh = 0, i;
 	int maybe_landed = c->resp.maybe_landed, attempts = c->resp.attempts;
 
+	/* never send what the deadline no longer allows: a request that
+	 * reached the server could create what nobody then cleans up */
+	if (rq->deadline > 0 && sr_now() >= rq->deadline)
+		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+	if (rq->cancel != NULL && *rq->cancel)
+		return sr_err(err, "%s: cancelled", c->what);
 	if (sr_creds_get(s->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", c->what);
 	c->used = cr;
@@ -981,7 +987,8 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_s3_resp *r, char *
 		return sr_err(err, "%s: access denied (AccessDenied) for the credentials from %s: "
 		    "%s on %s://%s", what, source, s->gcs ? "the HMAC key's service account needs "
 		    "roles/storage.objectAdmin" : "the policy must allow s3:GetObject, s3:PutObject, "
-		    "s3:ListBucket and s3:DeleteObject", scheme, s->bucket);
+		    "s3:ListBucket, s3:DeleteObject, s3:AbortMultipartUpload and "
+		    "s3:ListBucketMultipartUploads", scheme, s->bucket);
 	if (strcmp(code, "AuthorizationHeaderMalformed") == 0)
 		return sr_err(err, "%s: the server rejects region %s (%s)%s%s", what, s->region,
 		    msg[0] ? msg : code, r->error.region[0] ? "; the bucket is in " : "",

@@ -873,7 +873,8 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	if (opts->keep > 0) {
 		char gerr[SR_ERRMAX];
 		uint64_t freed = 0;
-		if (sr_ckpt_gc(st, s.job, opts->keep, &freed, gerr) != 0)
+		if (sr_ckpt_gc_log(st, opts, s.job, opts->keep, sr_now() - SR_GC_UPLOAD_AGE, &freed,
+		    gerr) != 0)
 			sr_ckpt_say(opts, "warning: retention after checkpoint %" PRIu64 ": %s", s.seq, gerr);
 		else if (freed > 0)
 			sr_ckpt_say(opts, "retention: kept %d checkpoints, deleted %s", opts->keep,

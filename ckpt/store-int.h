@@ -5,7 +5,8 @@
  *
  * store.c parses the URL's scheme, validates every key and argument, and
  * then calls the backend, so a backend may assume: keys pass
- * sr_store_key_check, list prefixes pass sr_store_prefix_check, if_match is
+ * sr_store_key_check, list (and abort_stale) prefixes pass
+ * sr_store_prefix_check, if_match is
  * non-NULL exactly when mode is SR_PUT_MATCH, and buffers are non-NULL when
  * their length is not zero. Backends fill err as store.h promises
  * ("verb key: reason") and return the sr_store_rc codes.
@@ -50,6 +51,11 @@ struct sr_store_backend {
 	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */
 	void (*upload_limit)(struct sr_upload *up, double deadline, volatile int *cancel);
 	void (*upload_abort)(struct sr_upload *up);
+	/* sr_store_abort_stale_uploads, *aborted zeroed by store.c; NULL: the
+	 * backend leaves no unfinished uploads behind (file:// removes its
+	 * temp files at open). */
+	int (*abort_stale)(struct sr_store *st, const char *prefix, double older_than,
+	    int *aborted, char *err);
 };
 
 struct sr_store {

@@ -8,7 +8,9 @@
  * the etag a put returns and a CAS takes is the generation.
  *
  * Control objects (manifests, pointers, records) are single PUTs with a
- * Content-MD5; large objects stream through multipart uploads (s3-mpu.c).
+ * Content-MD5; large objects stream through multipart uploads (s3-mpu.c),
+ * and those left unfinished are found and aborted here (both stores list
+ * them with GET ?uploads).
  */
 #include "config.h"
 
@@ -409,13 +411,166 @@ s3_upload_abort(struct sr_upload *up)
 	sr_s3_mpu_abort(up->priv);
 }
 
+/* The stale uploads of the page being read: aborted once it is read. */
+struct stale {
+	const char *prefix;		/* the caller's, relative to the store */
+	double older_than;
+	char **keys, **ids;
+	size_t n, cap;
+};
+
+static int
+stale_cb(const struct sr_s3_upload *u, void *arg)
+{
+	struct stale *sa = arg;
+	char err[SR_ERRMAX];
+
+	/* prefix= is the server's to honour; one that ignores it (our GCS
+	 * emulator does) must not get other keys' uploads aborted. A key that
+	 * store.h would refuse is not spotrun's: left alone. */
+	if (strncmp(u->key, sa->prefix, strlen(sa->prefix)) != 0 ||
+	    sr_store_key_check("abort upload", u->key, err) == -1)
+		return 0;
+	/* an upload of unknown age is never taken for a stale one */
+	if (u->initiated < 0 || u->initiated >= sa->older_than)
+		return 0;
+	if (sa->n == sa->cap) {
+		sa->cap = sa->cap ? sa->cap * 2 : 16;
+		sa->keys = sr_reallocarray(sa->keys, sa->cap, sizeof *sa->keys);
+		sa->ids = sr_reallocarray(sa->ids, sa->cap, sizeof *sa->ids);
+	}
+	sa->keys[sa->n] = sr_strdup(u->key);
+	sa->ids[sa->n++] = sr_strdup(u->upload_id);
+	return 0;
+}
+
+static void
+stale_clear(struct stale *sa)
+{
+	size_t i;
+
+	for (i = 0; i < sa->n; i++) {
+		free(sa->keys[i]);
+		free(sa->ids[i]);
+	}
+	sa->n = 0;
+}
+
+/* AbortMultipartUpload (DELETE ?uploadId=): 0 when aborted, 1 when the
+ * server no longer has the upload (completed or aborted meanwhile), -1 with
+ * err. After an attempt that broke off, NoSuchUpload is that attempt's
+ * doing: counted as aborted. */
+static int
+abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
+{
+	struct sr_s3_req rq = { .method = "DELETE", .key = key };
+	struct sr_s3_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(id, strlen(id), 0), *q;
+	int rc;
+
+	what(w, sizeof w, "abort upload", key);
+	q = sr_asprintf("uploadId=%s", eid);
+	free(eid);
+	rq.query = q;
+	if (sr_s3_do(s, &rq, &r, w, err) == -1) {
+		free(q);
+		return -1;
+	}
+	free(q);
+	if (r.status == 204 || r.status == 200)
+		rc = 0;
+	else if (not_found(&r))	/* NoSuchUpload */
+		rc = r.maybe_landed ? 0 : 1;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_s3_resp_free(&r);
+	return rc;
+}
+
+static int
+same_marker(const char *a, const char *b)
+{
+	return a != NULL && b != NULL ? strcmp(a, b) == 0 : a == b;
+}
+
+/* ListMultipartUploads (GET ?uploads, paged by key-marker and
+ * upload-id-marker), aborting each page's stale uploads before asking for
+ * the next: the markers are positions in key order, so what was aborted
+ * does not move them. */
+static int
+s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *aborted,
+    char *err)
+{
+	struct sr_s3 *s = S3(st);
+	const char *base = sr_s3_prefix(s);
+	char *full = sr_asprintf("%s%s", base, prefix), w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	char *key_marker = NULL, *id_marker = NULL;
+	struct stale sa = { .prefix = prefix, .older_than = older_than };
+	int rc = 0, truncated = 1;
+	size_t i;
+
+	what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
+	while (rc == 0 && truncated) {
+		char *ek = key_marker != NULL ?
+		    sr_sigv4_uri_encode(key_marker, strlen(key_marker), 0) : NULL;
+		char *ei = id_marker != NULL ?
+		    sr_sigv4_uri_encode(id_marker, strlen(id_marker), 0) : NULL;
+		char *q = sr_asprintf("uploads=&prefix=%s%s%s%s%s", eprefix,
+		    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
+		    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
+		struct sr_s3_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		struct sr_s3_resp r;
+		char *nk = NULL, *ni = NULL;
+
+		free(ek);
+		free(ei);
+		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
+			free(q);
+			rc = SR_STORE_ERROR;
+			break;
+		}
+		free(q);
+		if (r.status != 200)
+			rc = sr_s3_fail(s, w, &r, err);
+		else if ((rc = sr_s3_xml_uploads(r.body != NULL ? r.body : "", r.len, base,
+		    stale_cb, &sa, &truncated, &nk, &ni, err)) == -1)
+			sr_err_prefix(err, "%s", w);
+		sr_s3_resp_free(&r);
+		for (i = 0; rc == 0 && i < sa.n; i++) {
+			int arc = abort_upload(s, sa.keys[i], sa.ids[i], err);
+
+			if (arc == -1)
+				rc = SR_STORE_ERROR;
+			else if (arc == 0)
+				(*aborted)++;
+		}
+		stale_clear(&sa);
+		/* a server that sends the same page again must not keep us here */
+		if (rc == 0 && truncated && same_marker(nk, key_marker) &&
+		    same_marker(ni, id_marker))
+			rc = sr_err(err, "%s: the server sent the same page twice", w);
+		free(key_marker);
+		free(id_marker);
+		key_marker = nk;
+		id_marker = ni;
+	}
+	free(key_marker);
+	free(id_marker);
+	free(sa.keys);
+	free(sa.ids);
+	free(eprefix);
+	free(full);
+	return rc == 0 ? 0 : SR_STORE_ERROR;
+}
+
 #define S3_OPS \
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
 	.del_many = s3_del_many, \
 	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
 	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort, \
-	.upload_limit = s3_upload_limit
+	.upload_limit = s3_upload_limit, .abort_stale = s3_abort_stale
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
 const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check, S3_OPS };

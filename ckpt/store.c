@@ -325,6 +325,26 @@ sr_upload_abort(struct sr_upload *up)
 	free(up);
 }
 
+int
+sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
+    int *aborted, char *err)
+{
+	int n = 0, rc;
+
+	if (aborted != NULL)
+		*aborted = 0;
+	if (prefix == NULL)
+		prefix = "";
+	if (sr_store_prefix_check("abort uploads", prefix, err) == -1)
+		return SR_STORE_ERROR;
+	if (st->be->abort_stale == NULL)
+		return 0;
+	rc = st->be->abort_stale(st, prefix, older_than, &n, err);
+	if (aborted != NULL)
+		*aborted = n;
+	return rc;
+}
+
 const char *
 sr_store_rc_name(int rc)
 {

@@ -89,6 +89,21 @@ int sr_upload_commit(struct sr_upload *up, char *err);
 /* Drop what was written; frees up. Safe on NULL. */
 void sr_upload_abort(struct sr_upload *up);
 
+/* Abort the unfinished multipart uploads whose key starts with prefix
+ * (relative to the store, as for sr_store_list) and that were started
+ * before the epoch time older_than: a save whose machine died mid-upload,
+ * or whose abort could not reach the server, leaves one behind, and S3
+ * keeps (and bills) its parts until it is aborted. An upload still being
+ * written elsewhere is aborted too when it is old enough, so choose
+ * older_than far before any upload still running could have started.
+ * An upload the server no longer has (completed or aborted meanwhile) is
+ * no error. *aborted (may be NULL) is how many were aborted, also when
+ * the call fails midway. Backends without such uploads (file://, whose
+ * temp files are removed at open) do nothing and return 0. Returns 0, or
+ * SR_STORE_ERROR with err. */
+int sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
+    int *aborted, char *err);
+
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */
 const char *sr_store_rc_name(int rc);
 

@@ -2,7 +2,8 @@
  * t-s3-xml.c: the S3 reply readers (ckpt/s3-xml.c) on replies shaped as
  * S3 and RGW send them: errors with a region or server time, listing pages
  * (entities, UTF-8, the store prefix stripped, truncation), upload ids,
- * batch-delete results, and hostile input (not XML, huge text, a listing
+ * pages of unfinished multipart uploads (markers, times, keys outside the
+ * store skipped), batch-delete results, and hostile input (not XML, huge text, a listing
  * without keys), none of which may crash or be taken for success.
  */
 #include "config.h"
@@ -41,6 +42,35 @@ collect(const struct sr_object_info *info, void *arg)
 	return s->stop_at != 0 && s->n == s->stop_at ? 7 : 0;
 }
 
+struct ups {
+	char keys[4][64];
+	char ids[4][64];
+	double initiated[4];
+	int n;
+	int stop_at;
+};
+
+static int
+collect_upload(const struct sr_s3_upload *u, void *arg)
+{
+	struct ups *s = arg;
+
+	if (s->n < 4) {
+		snprintf(s->keys[s->n], sizeof s->keys[0], "%s", u->key);
+		snprintf(s->ids[s->n], sizeof s->ids[0], "%s", u->upload_id);
+		s->initiated[s->n] = u->initiated;
+	}
+	s->n++;
+	return s->stop_at != 0 && s->n == s->stop_at ? 9 : 0;
+}
+
+static int
+uploads(const char *xml, struct ups *s, int *trunc, char **nk, char **ni, char *err)
+{
+	memset(s, 0, sizeof *s);
+	return sr_s3_xml_uploads(xml, strlen(xml), "run/", collect_upload, s, trunc, nk, ni, err);
+}
+
 static int
 list(const char *xml, size_t strip, struct seen *s, int *trunc, char **next, char *err)
 {
@@ -52,7 +82,8 @@ main(void)
 {
 	struct sr_s3_error e;
 	struct seen s;
-	char err[SR_ERRMAX], *next, *id;
+	struct ups us;
+	char err[SR_ERRMAX], *next, *id, *nk, *ni;
 	int trunc;
 	const char *skew =
 	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>RequestTimeTooSkewed</Code>"
@@ -78,6 +109,28 @@ main(void)
 	    "</ETag></Contents>"
 	    "<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>"
 	    "</ListBucketResult>";
+	/* ListMultipartUploads as S3 sends it (RGW adds nothing we read) */
+	const char *ups1 =
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "<ListMultipartUploadsResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+	    "<Bucket>b</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>"
+	    "<NextKeyMarker>run/j/packs/\xc3\xbc</NextKeyMarker>"
+	    "<NextUploadIdMarker>2~id3</NextUploadIdMarker><Prefix>run/j/packs/</Prefix>"
+	    "<MaxUploads>3</MaxUploads><IsTruncated>true</IsTruncated>"
+	    "<Upload><Key>run/j/packs/a&amp;b.tar</Key><UploadId>2~Xy+/=</UploadId>"
+	    "<Initiator><ID>arn:aws:iam::1:user/u</ID><DisplayName>u</DisplayName></Initiator>"
+	    "<Owner><ID>75aa</ID><DisplayName>u</DisplayName></Owner>"
+	    "<StorageClass>STANDARD</StorageClass>"
+	    "<Initiated>2026-11-30T05:10:00.500Z</Initiated></Upload>"
+	    "<Upload><Key>other/j/packs/x</Key><UploadId>2~id2</UploadId>"
+	    "<Initiated>2026-11-30T05:10:00.000Z</Initiated></Upload>"
+	    "<Upload><Key>run/j/packs/\xc3\xbc</Key><UploadId>2~id3</UploadId></Upload>"
+	    "</ListMultipartUploadsResult>";
+	const char *ups2 =
+	    "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated>"
+	    "<NextKeyMarker></NextKeyMarker><NextUploadIdMarker/>"
+	    "<Upload><Key>run/k</Key><UploadId>u1</UploadId>"
+	    "<Initiated>yesterday</Initiated></Upload></ListMultipartUploadsResult>";
 
 	/* errors */
 	is_int(sr_s3_xml_error(skew, strlen(skew), &e), 0, "skew: an error document");
@@ -185,14 +238,60 @@ main(void)
 	    -1, "delete result with an error");
 	is_str(err, "delete b/c: AccessDenied", "... message names key and code");
 
+	/* unfinished multipart uploads */
+	is_int(uploads(ups1, &us, &trunc, &nk, &ni, err), 0, "uploads page: read");
+	is_int(us.n, 2, "uploads page: two under the store's prefix, the other skipped");
+	is_str(us.keys[0], "j/packs/a&b.tar", "uploads page: entity decoded, prefix stripped");
+	is_str(us.ids[0], "2~Xy+/=", "uploads page: upload id");
+	ok(us.initiated[0] == 1796015400.5, "uploads page: Initiated with milliseconds");
+	is_str(us.keys[1], "j/packs/\xc3\xbc", "uploads page: UTF-8 key");
+	ok(us.initiated[1] == -1, "uploads page: no Initiated -> -1");
+	is_int(trunc, 1, "uploads page: truncated");
+	is_str(nk, "run/j/packs/\xc3\xbc", "uploads page: NextKeyMarker");
+	is_str(ni, "2~id3", "uploads page: NextUploadIdMarker");
+	free(nk);
+	free(ni);
+	is_int(uploads(ups2, &us, &trunc, &nk, &ni, err), 0, "last uploads page: read");
+	ok(us.n == 1 && us.initiated[0] == -1, "last uploads page: a bad time reads as -1");
+	ok(trunc == 0 && nk == NULL && ni == NULL, "last uploads page: empty markers are none");
+	memset(&us, 0, sizeof us);
+	us.stop_at = 1;
+	is_int(sr_s3_xml_uploads(S("<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+	    "<NextKeyMarker>m</NextKeyMarker><Upload><Key>run/a</Key><UploadId>1</UploadId>"
+	    "</Upload><Upload><Key>run/b</Key><UploadId>2</UploadId></Upload>"
+	    "</ListMultipartUploadsResult>"), "run/", collect_upload, &us, &trunc, &nk, &ni, err),
+	    9, "uploads: the callback's stop value returned");
+	ok(us.n == 1 && nk == NULL && ni == NULL, "uploads: stopped after one, no markers");
+	is_int(uploads("<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+	    "<NextUploadIdMarker>x</NextUploadIdMarker></ListMultipartUploadsResult>", &us, &trunc,
+	    &nk, &ni, err), -1, "uploads: truncated without a NextKeyMarker refused");
+	is_str(err, "read upload listing: truncated without a NextKeyMarker", "... message");
+	is_int(uploads("<ListMultipartUploadsResult><Upload><Key>run/a</Key><UploadId></UploadId>"
+	    "</Upload></ListMultipartUploadsResult>", &us, &trunc, &nk, &ni, err), -1,
+	    "uploads: an empty UploadId refused");
+	is_str(err, "read upload listing: an upload without <UploadId>", "... message");
+	is_int(uploads("<ListMultipartUploadsResult><Upload><UploadId>1</UploadId></Upload>"
+	    "</ListMultipartUploadsResult>", &us, &trunc, &nk, &ni, err), -1,
+	    "uploads: an upload without a key refused");
+	is_str(err, "read upload listing: an upload without <Key>", "... message");
+	is_int(us.n, 0, "uploads: nothing handed on from a refused page");
+	is_int(uploads(page1, &us, &trunc, &nk, &ni, err), -1, "an object listing is not "
+	    "an upload listing");
+	is_str(err, "read upload listing: the reply is not a ListMultipartUploadsResult",
+	    "... message");
+	is_int(uploads("<ListMultipartUploadsResult><Upload>", &us, &trunc, &nk, &ni, err), -1,
+	    "uploads: cut-off XML refused");
+	ok(strncmp(err, "read reply: not XML: ", 21) == 0, "... message: %s", err);
+
 	/* mutations of real replies: never a crash, a listing only from a listing */
 	{
-		const char *seeds[] = { page1, skew, region };
+		/* five seeds: prime to the 2, 4 and 8 the mutations cycle by */
+		const char *seeds[] = { page1, skew, region, ups1, ups2 };
 		unsigned rng = 12345;
-		int k, accepted = 0, too_many = 0, codeless = 0;
+		int k, accepted = 0, too_many = 0, codeless = 0, up_accepted = 0, up_too_many = 0;
 
-		for (k = 0; k < 30000; k++) {
-			const char *seed = seeds[k % 3];
+		for (k = 0; k < 50000; k++) {
+			const char *seed = seeds[k % 5];
 			size_t n = strlen(seed), j, flips = 1 + k % 8;
 			char *m = sr_malloc(n + 1);
 
@@ -217,11 +316,22 @@ main(void)
 			if (sr_s3_xml_upload_id(m, n, &id, err) == 0)
 				free(id);
 			sr_s3_xml_delete_result(m, n, err);
+			memset(&us, 0, sizeof us);
+			if (sr_s3_xml_uploads(m, n, "run/", collect_upload, &us, &trunc, &nk, &ni,
+			    err) == 0) {
+				up_accepted++;
+				up_too_many += us.n > 3;
+				free(nk);
+				free(ni);
+			}
 			free(m);
 		}
 		ok(accepted > 100, "fuzz: some mutated listings still read (%d of 10000)", accepted);
 		is_int(too_many, 0, "fuzz: no listing grows entries");
 		is_int(codeless, 0, "fuzz: no error document without a code is taken");
+		ok(up_accepted > 100, "fuzz: some mutated upload pages still read (%d of 20000)",
+		    up_accepted);
+		is_int(up_too_many, 0, "fuzz: no upload page grows entries");
 	}
 
 	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00Z") == 1796015400.0, "iso8601 without fraction");

@@ -9,7 +9,10 @@
  * racers of each, a lost reply of a conditional put found to be our own
  * (tests/faultproxy), multipart of several parts byte-exact, a missing key
  * deleted without an error, 1043 keys deleted one DELETE each (never POST
- * ?delete), and the errors a GCS user meets (wrong secret, unknown access
+ * ?delete), unfinished multipart uploads of saves that died listed with GET
+ * ?uploads and aborted by prefix and age (the emulator lists the whole
+ * bucket, as a server that ignores prefix= would: the client keeps to the
+ * prefix), and the errors a GCS user meets (wrong secret, unknown access
  * id, missing bucket) saying what to fix for GCS. Needs /usr/bin/python3;
  * finds the emulator at $top_srcdir/tests/gcsemu.py (set by make check) or
  * next to this source.
@@ -698,6 +701,72 @@ test_many(struct sr_store *st)
 	free(keys);
 }
 
+/* A save whose machine dies mid-upload: a child process starts an upload
+ * of key in the store at u, writes more than one 5 MiB part (so the
+ * multipart upload is started on the server) and exits without a commit
+ * or an abort. 0 when the child got that far. */
+static int
+dying_upload(const char *u, const char *key)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		sr_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sr_store *cst;
+		struct sr_upload *cup;
+		char cerr[SR_ERRMAX], *data = sr_calloc(1, 6 * MiB);
+
+		if (sr_store_open(u, &cst, cerr) == -1 ||
+		    (cup = sr_store_upload_begin(cst, key, cerr)) == NULL ||
+		    sr_upload_write(cup, data, 6 * MiB, cerr) == -1) {
+			fprintf(stderr, "dying upload %s: %s\n", key, cerr);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		sr_fatal("waitpid: %s", strerror(errno));
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Unfinished multipart uploads: GET ?uploads, then DELETE ?uploadId= for
+ * each one under the prefix that is old enough. */
+static void
+test_stale_uploads(struct sr_store *st, const char *url)
+{
+	char err[SR_ERRMAX], *w;
+	int n = -1, rc, aborts = log_count("DELETE /", "?uploadId=", NULL);
+	const char *list = "GET /" BUCKET "/?uploads=&prefix=ckpt%2Frun%201%2Fjob%2Fpacks%2F 200";
+
+	is_int(dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
+	    "a save dies mid-upload, its multipart upload left open");
+	is_int(dying_upload(url, "other/packs/0000000001-bb.tar"), 0,
+	    "another save dies mid-upload, under another prefix");
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() - 3600, &n, err), 0,
+	    "abort uploads started over an hour ago");
+	is_int(n, 0, "... none is that old");
+	is_int(log_count(list, NULL), 1, "... the uploads listed with GET ?uploads&prefix=");
+	rc = sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err);
+	is_int(rc, 0, "abort uploads under job/packs/ started before a minute from now");
+	if (rc != 0)
+		printf("# %s\n", err);
+	is_int(n, 1, "... one aborted");
+	w = logged("DELETE", "job/packs/0000000001-aa.tar", "?uploadId=");
+	is_int(log_count(w, " 204", NULL), 1, "... with DELETE ?uploadId= (204)");
+	free(w);
+	is_int(log_count("DELETE /", "?uploadId=", NULL) - aborts, 1, "... and no other upload "
+	    "aborted, though the emulator listed the other one too");
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err), 0,
+	    "abort again");
+	is_int(n, 0, "... nothing left to abort");
+	is_int(sr_store_abort_stale_uploads(st, "other/", sr_now() + 60, &n, err), 0,
+	    "abort the uploads under other/");
+	is_int(n, 1, "... the other save's, left open until now");
+}
+
 /* The errors a GCS user meets, and what they are told to fix. */
 static void
 test_errors(const char *url)
@@ -811,6 +880,7 @@ main(void)
 	test_ranges(st, big);
 	test_multipart(st, big, back);
 	test_many(st);
+	test_stale_uploads(st, url);
 	test_errors(url);
 
 	ok(waitpid(emu_pid, &status, WNOHANG) == 0, "the emulator is still up");

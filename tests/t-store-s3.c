@@ -4,19 +4,26 @@
  * operation, keys with spaces, UTF-8 and '+', create-only and
  * compare-and-swap with 16 racing threads, multipart uploads of several
  * parts (and their abort), pagination over more than 1000 keys, ranged
- * reads at boundaries, and the errors a user meets: a wrong secret, a
- * missing bucket, a bad option. Skips without a server unless
+ * reads at boundaries, unfinished multipart uploads (left by a save whose
+ * process died, or by the aws CLI) aborted by age and prefix over more than
+ * one page, as gc does for a job's packs (a bucket policy that denies the
+ * listing makes a gc warning, not a failure), and the errors a user meets:
+ * a wrong secret, a missing bucket, a bad option. Skips without a server unless
  * SPOTRUN_TEST_REQUIRE_S3=1, which makes that a failure.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "catalog.h"
+#include "ckpt.h"
 #include "http.h"
 #include "store.h"
 #include "tap.h"
@@ -150,6 +157,225 @@ fill_keys(void *arg)
 			f->bad++;
 	}
 	return NULL;
+}
+
+/* The aws CLI's output (trailing newline removed) into out; its status. */
+static int
+aws_out(const char *args, char *out, size_t len)
+{
+	char *cmd = sr_asprintf("AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
+	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
+	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
+	    "AWS_EC2_METADATA_DISABLED=true aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" %s",
+	    args);
+	FILE *p;
+	size_t n = 0;
+	int rc = -1;
+
+	out[0] = '\0';
+	fflush(stdout);
+	if ((p = popen(cmd, "r")) != NULL) {
+		n = fread(out, 1, len - 1, p);
+		out[n] = '\0';
+		rc = pclose(p);
+	}
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	free(cmd);
+	return rc;
+}
+
+/* The keys of the bucket's unfinished multipart uploads under prefix (a
+ * full key prefix), sorted, tab-separated, into out. */
+static void
+open_uploads(const char *prefix, char *out, size_t len)
+{
+	char *args = sr_asprintf("s3api list-multipart-uploads --bucket %s --prefix '%s' "
+	    "--query 'sort(Uploads[].Key || `[]`)' --output text", bucket, prefix);
+
+	if (aws_out(args, out, len) != 0)
+		snprintf(out, len, "(aws s3api list-multipart-uploads failed)");
+	free(args);
+}
+
+/* Start a multipart upload of each key (full keys), and of many more
+ * named MANYnnnn+x y, and leave them open: botocore (the aws CLI's own
+ * library) in 32 threads, as the CLI takes 0.3 s an upload. */
+static void
+start_uploads(const char *many, int nmany, const char *const *keys, int nkeys)
+{
+	char *cmd = sr_asprintf("python3 -c 'import botocore.session, os, sys, "
+	    "concurrent.futures as cf\n"
+	    "c = botocore.session.get_session().create_client(\"s3\", "
+	    "endpoint_url=os.environ[\"SPOTRUN_TEST_S3_ENDPOINT\"], region_name=\"us-east-1\")\n"
+	    "keys = sys.argv[4:] + [sys.argv[2] + \"%%04d+x y\" %% i\n"
+	    "    for i in range(int(sys.argv[3]))]\n"
+	    "def one(k): c.create_multipart_upload(Bucket=sys.argv[1], Key=k)\n"
+	    "with cf.ThreadPoolExecutor(32) as ex: list(ex.map(one, keys))' %s '%s' %d",
+	    bucket, many, nmany), *c2;
+	int i;
+
+	for (i = 0; i < nkeys; i++) {
+		c2 = sr_asprintf("%s '%s'", cmd, keys[i]);
+		free(cmd);
+		cmd = c2;
+	}
+	fflush(stdout);
+	if (system(cmd) != 0)
+		sr_fatal("starting %d multipart uploads with botocore failed", nmany + nkeys);
+	free(cmd);
+}
+
+/* A save whose machine dies mid-upload: a child process starts an upload
+ * of key in the store at u, writes more than one 5 MiB part (so the
+ * multipart upload is started on the server) and exits without a commit
+ * or an abort. 0 when the child got that far. */
+static int
+dying_upload(const char *u, const char *key)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		sr_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sr_store *cst;
+		struct sr_upload *cup;
+		char cerr[SR_ERRMAX], *data = sr_calloc(1, 6 * MiB);
+
+		if (sr_store_open(u, &cst, cerr) == -1 ||
+		    (cup = sr_store_upload_begin(cst, key, cerr)) == NULL ||
+		    sr_upload_write(cup, data, 6 * MiB, cerr) == -1) {
+			fprintf(stderr, "dying upload %s: %s\n", key, cerr);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		sr_fatal("waitpid: %s", strerror(errno));
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void
+say_cb(void *arg, const char *msg)
+{
+	snprintf(arg, SR_ERRMAX, "%s", msg);
+}
+
+/* Unfinished multipart uploads: aborted by prefix and age, across pages. */
+static void
+test_stale_uploads(struct sr_store *st)
+{
+	static const char *const keys[] = { "run 1/job/packs/0000000002-bb.tar",
+		"run 1/job/other", "run 1/jobs/packs/x", "elsewhere/job/packs/0000000003-cc.tar",
+		"run 1/gcjob/manifests/not-a-pack" };
+	char err[SR_ERRMAX], got[8192], *args;
+	int n, rc;
+
+	is_int(dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
+	    "a save dies mid-upload, its multipart upload left open");
+	is_int(dying_upload(url, "gcjob/packs/0000000004-dd.tar"), 0,
+	    "a save of gcjob dies mid-upload");
+	start_uploads("run 1/many/", 1001, keys, (int)SR_ARRAY_LEN(keys));
+
+	n = -1;
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() - 3600, &n, err), 0,
+	    "abort uploads started over an hour ago");
+	is_int(n, 0, "... none is that old");
+	rc = sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err);
+	is_int(rc, 0, "abort uploads under job/packs/ started before a minute from now");
+	if (rc != 0)
+		printf("# %s\n", err);
+	is_int(n, 2, "... both aborted (so the first call left them open)");
+	open_uploads("run 1/job", got, sizeof got);
+	is_str(got, "run 1/job/other\trun 1/jobs/packs/x",
+	    "... exactly the two under the prefix; the other keys keep theirs");
+	open_uploads("elsewhere/", got, sizeof got);
+	is_str(got, "elsewhere/job/packs/0000000003-cc.tar",
+	    "... as does the key outside the store");
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err), 0,
+	    "abort again");
+	is_int(n, 0, "... nothing left to abort");
+	is_int(sr_store_abort_stale_uploads(st, "/job", sr_now(), &n, err), SR_STORE_ERROR,
+	    "a bad prefix is refused");
+	is_str(err, "abort uploads /job: invalid prefix: starts with '/' (keys are relative to "
+	    "the store)", "... message");
+
+	/* gc: only the job's packs, only uploads older than the age given */
+	rc = sr_ckpt_gc(st, "gcjob", 1, NULL, err);
+	is_int(rc, 0, "gc gcjob");
+	if (rc != 0)
+		printf("# %s\n", err);
+	open_uploads("run 1/gcjob/", got, sizeof got);
+	is_str(got, "run 1/gcjob/manifests/not-a-pack\trun 1/gcjob/packs/0000000004-dd.tar",
+	    "gc: an upload younger than a day is left alone (a save in flight)");
+	{
+		char said[SR_ERRMAX] = "";
+		struct sr_ckpt_opts o = { .log = say_cb, .log_arg = said };
+		uint64_t freed = 1;
+
+		rc = sr_ckpt_gc_log(st, &o, "gcjob", 1, sr_now() + 60, &freed, err);
+		is_int(rc, 0, "gc gcjob, aborting uploads started before a minute from now");
+		if (rc != 0)
+			printf("# %s\n", err);
+		is_str(said, "gc gcjob: aborted 1 unfinished pack upload left by saves that never "
+		    "finished", "gc: says how many it aborted");
+		ok(freed == 0, "gc: no object deleted");
+	}
+	open_uploads("run 1/gcjob/", got, sizeof got);
+	is_str(got, "run 1/gcjob/manifests/not-a-pack", "gc: the pack's upload is gone, the "
+	    "other key's stays");
+	is_int(sr_ckpt_gc_uploads(st, "gcjob", sr_now() + 60, &n, err), 0, "gc uploads again");
+	is_int(n, 0, "... none left");
+	is_int(sr_ckpt_gc_uploads(st, "gc//job", sr_now(), &n, err), -1,
+	    "gc uploads: bad job name");
+	is_str(err, "job name \"gc//job\": segments are letters, digits, '.', '_' and '-', "
+	    "starting with a letter or digit", "... message");
+
+	/* more than one page: RGW, like S3, lists at most 1000 uploads a page */
+	rc = sr_store_abort_stale_uploads(st, "many/", sr_now() + 60, &n, err);
+	is_int(rc, 0, "abort 1001 uploads");
+	if (rc != 0)
+		printf("# %s\n", err);
+	is_int(n, 1001, "... all aborted, over two pages");
+	/* the CLI reads every page: one line an upload, "None" when there is none */
+	args = sr_asprintf("s3api list-multipart-uploads --bucket %s --prefix 'run 1/many/' "
+	    "--query 'Uploads[].[UploadId]' --output text | grep -vc '^None$'", bucket);
+	aws_out(args, got, sizeof got);
+	is_str(got, "0", "... none open");
+	free(args);
+
+	/* a bucket policy that denies listing uploads: gc warns and succeeds */
+	args = sr_asprintf("s3api put-bucket-policy --bucket %s --policy '{\"Version\": "
+	    "\"2012-10-17\", \"Statement\": [{\"Effect\": \"Deny\", \"Principal\": \"*\", "
+	    "\"Action\": \"s3:ListBucketMultipartUploads\", \"Resource\": "
+	    "\"arn:aws:s3:::%s\"}]}'", bucket, bucket);
+	is_int(aws(args), 0, "deny listing uploads by a bucket policy");
+	free(args);
+	is_int(sr_store_abort_stale_uploads(st, "job/", sr_now() + 60, &n, err), SR_STORE_ERROR,
+	    "denied: abort uploads fails");
+	{
+		char said[SR_ERRMAX] = "", *want;
+		struct sr_ckpt_opts o = { .log = say_cb, .log_arg = said };
+		const char *denied = "access denied (AccessDenied) for the credentials from env: "
+		    "the policy must allow s3:GetObject, s3:PutObject, s3:ListBucket, "
+		    "s3:DeleteObject, s3:AbortMultipartUpload and s3:ListBucketMultipartUploads "
+		    "on s3://";
+
+		want = sr_asprintf("list uploads job/: %s%s", denied, bucket);
+		is_str(err, want, "... message");
+		free(want);
+		rc = sr_ckpt_gc_log(st, &o, "gcjob", 1, sr_now() + 60, NULL, err);
+		is_int(rc, 0, "denied: gc still succeeds");
+		want = sr_asprintf("warning: gc gcjob: list uploads gcjob/packs/: %s%s (aborted 0 "
+		    "unfinished pack uploads; the next gc tries again)", denied, bucket);
+		is_str(said, want, "denied: gc warns");
+		free(want);
+	}
+	args = sr_asprintf("s3api delete-bucket-policy --bucket %s", bucket);
+	is_int(aws(args), 0, "drop the bucket policy");
+	free(args);
 }
 
 int
@@ -401,6 +627,8 @@ main(void)
 		free(names);
 		free(keys);
 	}
+
+	test_stale_uploads(st);
 
 	/* errors a user meets */
 	setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-for-the-test", 1);
