@@ -49,7 +49,7 @@ libckpt_a_SOURCES += ckpt/s3.c ckpt/s3.h ckpt/s3-xml.c ckpt/s3-xml.h ckpt/s3-mpu
 	ckpt/s3-mpu.h ckpt/store-s3.c
 check_PROGRAMS += tests/t-s3-xml tests/t-store-s3
 tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h
-tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h
+tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h tests/s3-util.h
 # Credentials and settings of the s3:// and gs:// stores (the AWS CLI's
 # chain, gsutil's boto config); the test runs tests/mdemu (providers/local.mk)
 # as the instance-role metadata service.

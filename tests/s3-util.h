@@ -1,16 +1,24 @@
 /*
- * s3-util.h: helpers for the C tests against the test S3 server (Ceph RGW,
+ * s3-util.h: helpers for the C tests of the object stores (t-store-s3,
+ * t-store-gs, t-s3-region, t-s3-race) against the test S3 server (Ceph RGW,
  * started by build-aux/test-all through tests/rgw.sh; its address and keys
- * in SPOTRUN_TEST_S3_*): skip, or fail under SPOTRUN_TEST_REQUIRE_S3=1,
- * without one; the keys into the environment as spotrun reads them; the aws
- * CLI for set-up and cross-checks; a bucket per test; and tests/faultproxy
- * in front of the server, with its fault switched and its log counted.
- * Header-only, included once per test program after tap.h.
+ * in SPOTRUN_TEST_S3_*) or tests/gcsemu.py: skip, or fail under
+ * SPOTRUN_TEST_REQUIRE_S3=1, without a server; the keys into the
+ * environment as spotrun reads them and this machine's AWS set-up kept out;
+ * the aws CLI for set-up and cross-checks; a bucket per test; tests/faultproxy
+ * in front of the server, with its fault switched and its log counted; and
+ * what the store tests share: opening a store, seeded bytes, counting a
+ * listing, 16 threads racing one conditional put, many keys put from 4
+ * threads (and the list of them to delete), a save that dies mid-upload, a
+ * server started that writes its port to a file (the emulator, the proxy),
+ * and a return code checked with the error shown. Header-only, included
+ * once per test program after tap.h.
  */
 #ifndef SR_S3_UTIL_H
 #define SR_S3_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +30,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "store.h"
 #include "util.h"
 
 #define SU_FN static __attribute__((unused))
@@ -34,14 +43,35 @@ su_env(const char *name)
 	return v != NULL ? v : "";
 }
 
+/* Keep this machine's AWS set-up out of the test (config and credential
+ * files, profile, region, endpoint, CA bundle, a session token, the
+ * metadata service), then start the HTTP engine; dies when it cannot. The
+ * caller puts the keys it means in the environment. */
+SU_FN void
+su_isolate(void)
+{
+	char err[SR_ERRMAX];
+
+	setenv("AWS_CONFIG_FILE", "/dev/null", 1);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	unsetenv("AWS_SESSION_TOKEN");
+	unsetenv("AWS_ENDPOINT_URL");
+	unsetenv("AWS_ENDPOINT_URL_S3");
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_REGION");
+	unsetenv("AWS_DEFAULT_REGION");
+	unsetenv("AWS_CA_BUNDLE");
+	if (sr_http_init(err) == -1)
+		sr_fatal("%s", err);
+}
+
 /* Skip the whole test without a server (fail when one is required), else
  * put the server's keys where spotrun's credential chain finds them first
  * and nothing of this machine's AWS set-up in the way. */
 SU_FN void
 su_require(void)
 {
-	char err[SR_ERRMAX];
-
 	if (su_env("SPOTRUN_TEST_S3_ENDPOINT")[0] == '\0') {
 		if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_S3"), "1") == 0) {
 			ok(0, "no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset) and "
@@ -53,41 +83,69 @@ su_require(void)
 	}
 	setenv("AWS_ACCESS_KEY_ID", su_env("SPOTRUN_TEST_S3_ACCESS_KEY"), 1);
 	setenv("AWS_SECRET_ACCESS_KEY", su_env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
-	setenv("AWS_CONFIG_FILE", "/dev/null", 1);
-	setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	unsetenv("AWS_ENDPOINT_URL");
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_PROFILE");
-	unsetenv("AWS_REGION");
-	unsetenv("AWS_DEFAULT_REGION");
-	unsetenv("AWS_CA_BUNDLE");
-	if (sr_http_init(err) == -1)
-		sr_fatal("%s", err);
+	su_isolate();
 }
 
-/* The aws CLI against the test server (keys through the environment, never
- * on a command line); its exit status. */
+/* The shell command that runs the aws CLI with args against the test
+ * server (keys through the environment, never on a command line), for
+ * every command of the line; malloc'd. */
+SU_FN char *
+su_aws_cmd(const char *fmt, va_list ap)
+{
+	char *args, *cmd;
+
+	if (vasprintf(&args, fmt, ap) == -1)
+		sr_fatal("vasprintf: out of memory");
+	cmd = sr_asprintf("export AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
+	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
+	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
+	    "AWS_EC2_METADATA_DISABLED=true; aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" %s",
+	    args);
+	free(args);
+	return cmd;
+}
+
+/* The aws CLI against the test server; its exit status. */
 SU_FN int
 su_aws(const char *fmt, ...)
 {
 	va_list ap;
-	char *args, *cmd;
+	char *cmd;
 	int rc;
 
 	va_start(ap, fmt);
-	if (vasprintf(&args, fmt, ap) == -1)
-		sr_fatal("vasprintf: out of memory");
+	cmd = su_aws_cmd(fmt, ap);
 	va_end(ap);
-	cmd = sr_asprintf("AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
-	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
-	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-	    "AWS_EC2_METADATA_DISABLED=true aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" %s",
-	    args);
 	fflush(stdout);
 	rc = system(cmd);
 	free(cmd);
-	free(args);
+	return rc;
+}
+
+/* The aws CLI's output (trailing newlines removed) into out; its status
+ * (-1 when it cannot be run). */
+SU_FN int
+su_aws_out(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	FILE *p;
+	size_t n = 0;
+	int rc = -1;
+
+	va_start(ap, fmt);
+	cmd = su_aws_cmd(fmt, ap);
+	va_end(ap);
+	out[0] = '\0';
+	fflush(stdout);
+	if ((p = popen(cmd, "r")) != NULL) {
+		n = fread(out, 1, len - 1, p);
+		out[n] = '\0';
+		rc = pclose(p);
+	}
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	free(cmd);
 	return rc;
 }
 
@@ -106,8 +164,6 @@ su_bucket_rm(const char *bucket)
 {
 	su_aws("s3api list-multipart-uploads --bucket %s --query 'Uploads[].[Key,UploadId]' "
 	    "--output text 2>/dev/null | while read -r k id; do [ \"$k\" = None ] || "
-	    "AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
-	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
 	    "aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" s3api abort-multipart-upload "
 	    "--bucket %s --key \"$k\" --upload-id \"$id\" >/dev/null 2>&1; done", bucket, bucket);
 	su_aws("s3 rb --force s3://%s >/dev/null 2>&1", bucket);
@@ -117,24 +173,250 @@ su_bucket_rm(const char *bucket)
 SU_FN int
 su_uploads(const char *bucket)
 {
-	char *cmd = sr_asprintf("AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
-	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
-	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-	    "AWS_EC2_METADATA_DISABLED=true aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" "
-	    "s3api list-multipart-uploads --bucket %s --query 'length(Uploads || `[]`)' "
-	    "--output text", bucket);
-	FILE *p;
-	int n = -1;
+	char out[64];
+	int n;
+
+	if (su_aws_out(out, sizeof out, "s3api list-multipart-uploads --bucket %s --query "
+	    "'length(Uploads || `[]`)' --output text", bucket) != 0 || sscanf(out, "%d", &n) != 1)
+		return -1;
+	return n;
+}
+
+/* Open the store at u; NULL, the reason as a TAP comment, when it cannot,
+ * or with must set die then. */
+SU_FN struct sr_store *
+su_store_open(const char *u, int must)
+{
+	struct sr_store *st;
+	char err[SR_ERRMAX];
+
+	if (sr_store_open(u, &st, err) == -1) {
+		if (must)
+			sr_fatal("open %s: %s", u, err);
+		printf("# open %s: %s\n", u, err);
+		return NULL;
+	}
+	return st;
+}
+
+/* len pseudo-random bytes from seed into buf, the same for the same seed. */
+SU_FN void
+su_fill(char *buf, size_t len, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (char)(seed >> 16);
+	}
+}
+
+/* sr_store_list's callback that counts the objects into *(int *)arg. */
+SU_FN int
+su_count_cb(const struct sr_object_info *info, void *arg)
+{
+	(void)info;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* rc is want; else say so, with err. */
+SU_FN void
+su_rc_is(int rc, int want, const char *err, const char *desc)
+{
+	if (!ok(rc == want, "%s", desc))
+		tap_diag("got %d, want %d: %s", rc, want, err);
+}
+
+/* One of su_race's threads. */
+struct su_racer {
+	struct sr_store *st;
+	const char *key;
+	enum sr_put_mode mode;
+	const char *etag;
+	int rc;
+	pthread_barrier_t *go;
+	int id;
+};
+
+SU_FN void *
+su_racer_main(void *arg)
+{
+	struct su_racer *r = arg;
+	char err[SR_ERRMAX], body[32];
+
+	snprintf(body, sizeof body, "writer %d", r->id);
+	pthread_barrier_wait(r->go);
+	r->rc = sr_store_put(r->st, r->key, body, strlen(body), r->mode, r->etag, NULL, err);
+	return NULL;
+}
+
+/* 16 threads put key at once in mode (from etag): exactly one wins (rc 0),
+ * the other 15 lose cleanly with lose_rc; two TAP lines named name. */
+SU_FN void
+su_race(struct sr_store *st, const char *key, enum sr_put_mode mode, const char *etag,
+    int lose_rc, const char *name)
+{
+	struct su_racer r[16];
+	pthread_t th[16];
+	pthread_barrier_t go;
+	int i, won = 0, lost = 0;
+
+	pthread_barrier_init(&go, NULL, 16);
+	for (i = 0; i < 16; i++) {
+		r[i] = (struct su_racer){ st, key, mode, etag, 99, &go, i };
+		pthread_create(&th[i], NULL, su_racer_main, &r[i]);
+	}
+	for (i = 0; i < 16; i++) {
+		pthread_join(th[i], NULL);
+		won += r[i].rc == 0;
+		lost += r[i].rc == lose_rc;
+	}
+	pthread_barrier_destroy(&go);
+	is_int(won, 1, "%s: exactly one of 16 wins", name);
+	is_int(lost, 15, "%s: the other 15 lose cleanly", name);
+}
+
+/* One of su_put_many's threads: keys many/kNNNNN from..to-1. */
+struct su_filler {
+	struct sr_store *st;
+	int from, to, bad;
+};
+
+SU_FN void *
+su_filler_main(void *arg)
+{
+	struct su_filler *f = arg;
+	char key[64], err[SR_ERRMAX];
+	int i;
+
+	for (i = f->from; i < f->to; i++) {
+		snprintf(key, sizeof key, "many/k%05d", i);
+		if (sr_store_put(f->st, key, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
+			f->bad++;
+	}
+	return NULL;
+}
+
+/* Put n one-byte keys many/k00000.. from 4 threads; how many puts failed. */
+SU_FN int
+su_put_many(struct sr_store *st, int n)
+{
+	pthread_t th[4];
+	struct su_filler f[4];
+	int i, bad = 0;
+
+	for (i = 0; i < 4; i++) {
+		f[i] = (struct su_filler){ st, i * n / 4, (i + 1) * n / 4, 0 };
+		pthread_create(&th[i], NULL, su_filler_main, &f[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		bad += f[i].bad;
+	}
+	return bad;
+}
+
+/* The n keys su_put_many puts, then the extra keys given (NULL ends
+ * them), in one NULL-terminated array; free it with su_many_keys_free. */
+SU_FN const char **
+su_many_keys(int n, ...)
+{
+	const char **keys, *k;
+	va_list ap;
+	int i, nextra = 0;
+
+	va_start(ap, n);
+	while (va_arg(ap, const char *) != NULL)
+		nextra++;
+	va_end(ap);
+	keys = sr_calloc((size_t)(n + nextra + 1), sizeof *keys);
+	for (i = 0; i < n; i++)
+		keys[i] = sr_asprintf("many/k%05d", i);
+	va_start(ap, n);
+	while ((k = va_arg(ap, const char *)) != NULL)
+		keys[i++] = k;
+	va_end(ap);
+	return keys;
+}
+
+/* Free what su_many_keys(n, ...) returned (not the extra keys). */
+SU_FN void
+su_many_keys_free(const char **keys, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free((char *)keys[i]);
+	free(keys);
+}
+
+/* A save whose machine dies mid-upload: a child process starts an upload
+ * of key in the store at u, writes more than one 5 MiB part (so the
+ * multipart upload is started on the server) and exits without a commit
+ * or an abort. 0 when the child got that far. */
+SU_FN int
+su_dying_upload(const char *u, const char *key)
+{
+	size_t len = 6 * 1024 * 1024;
+	pid_t pid;
+	int status;
 
 	fflush(stdout);
-	if ((p = popen(cmd, "r")) != NULL) {
-		if (fscanf(p, "%d", &n) != 1)
-			n = -1;
-		if (pclose(p) != 0)
-			n = -1;
+	if ((pid = fork()) == -1)
+		sr_fatal("fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sr_store *cst;
+		struct sr_upload *cup;
+		char cerr[SR_ERRMAX], *data = sr_calloc(1, len);
+
+		if (sr_store_open(u, &cst, cerr) == -1 ||
+		    (cup = sr_store_upload_begin(cst, key, cerr)) == NULL ||
+		    sr_upload_write(cup, data, len, cerr) == -1) {
+			fprintf(stderr, "dying upload %s: %s\n", key, cerr);
+			_exit(1);
+		}
+		_exit(0);
 	}
-	free(cmd);
-	return n;
+	if (waitpid(pid, &status, 0) != pid)
+		sr_fatal("waitpid: %s", strerror(errno));
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Start a test server: fork and exec argv (argv[0] a path, NULL ends
+ * it), its pid into *pid, then wait up to secs seconds for the port it
+ * writes to portfile; that port. Dies, naming what (hint added), when the
+ * server exits first (*pid then 0) or writes no port in time. */
+SU_FN int
+su_server_start(const char *const argv[], const char *portfile, int secs, const char *what,
+    const char *hint, pid_t *pid)
+{
+	FILE *f;
+	int i, port;
+
+	fflush(stdout);
+	if ((*pid = fork()) == -1)
+		sr_fatal("fork: %s", strerror(errno));
+	if (*pid == 0) {
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	for (i = 0; i < secs * 20; i++) {
+		if ((f = fopen(portfile, "r")) != NULL) {
+			int got = fscanf(f, "%d", &port) == 1;
+
+			fclose(f);
+			if (got)
+				return port;
+		}
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = 0;
+			sr_fatal("%s exited at start%s", what, hint);
+		}
+		usleep(50000);
+	}
+	sr_fatal("%s wrote no port file in %d s", what, secs);
 }
 
 /* tests/faultproxy in front of the test server. */
@@ -165,7 +447,6 @@ su_proxy_start(struct su_proxy *p, const char *fault)
 	const char *ep = su_env("SPOTRUN_TEST_S3_ENDPOINT"), *bd = getenv("top_builddir");
 	char *bin = sr_asprintf("%s/tests/faultproxy", bd != NULL ? bd : "."), *portfile;
 	char *target, tmpl[4096];
-	int i;
 
 	snprintf(tmpl, sizeof tmpl, "%s/s3-proxy.XXXXXX",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
@@ -180,31 +461,13 @@ su_proxy_start(struct su_proxy *p, const char *fault)
 	target = sr_strdup(ep + 7);
 	target[strcspn(target, "/")] = '\0';
 	su_proxy_fault(p, fault);
-	fflush(stdout);
-	if ((p->pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (p->pid == 0) {
-		execl(bin, bin, "-p", portfile, "-t", target, "-c", p->control, "-l", p->log,
-		    (char *)NULL);
-		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-		_exit(127);
-	}
-	for (i = 0; i < 100; i++) {
-		FILE *f = fopen(portfile, "r");
+	{
+		const char *argv[] = { bin, "-p", portfile, "-t", target, "-c", p->control,
+			"-l", p->log, NULL };
 
-		if (f != NULL) {
-			int got = fscanf(f, "%d", &p->port) == 1;
-
-			fclose(f);
-			if (got)
-				break;
-		}
-		if (waitpid(p->pid, NULL, WNOHANG) == p->pid)
-			sr_fatal("%s exited at start (run `make` first?)", bin);
-		usleep(50000);
+		p->port = su_server_start(argv, portfile, 5, bin, " (run `make` first?)",
+		    &p->pid);
 	}
-	if (i == 100)
-		sr_fatal("%s wrote no port file in 5 s", bin);
 	free(bin);
 	free(portfile);
 	free(target);

@@ -49,17 +49,6 @@ static char bucket[64];
 static char *url;
 static char *top;
 
-static struct sr_store *
-open_url(const char *u)
-{
-	struct sr_store *st;
-	char err[SR_ERRMAX];
-
-	if (sr_store_open(u, &st, err) == -1)
-		sr_fatal("open %s: %s", u, err);
-	return st;
-}
-
 static void
 opts_init(struct sr_ckpt_opts *o)
 {
@@ -80,14 +69,6 @@ md5_hex(const void *buf, size_t len, char *hex)
 		sr_fatal("EVP_Digest(md5) failed");
 	for (i = 0; i < 16; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);
-}
-
-/* rc is want; else say so, with err. */
-static void
-rc_is(int rc, int want, const char *err, const char *desc)
-{
-	if (!ok(rc == want, "%s", desc))
-		tap_diag("got %d, want %d: %s", rc, want, err);
 }
 
 /* ---- 1. 16 committers ---- */
@@ -148,7 +129,7 @@ test_commit_race(struct sr_store *st, char **srcs)
 	for (i = 0; i < NW; i++) {
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].id = i;
-		w[i].st = open_url(url);
+		w[i].st = su_store_open(url, 1);
 		w[i].src = srcs[i];
 	}
 	for (round = 0; round < 3 * NW && left > 0; round++) {
@@ -222,7 +203,7 @@ test_commit_race(struct sr_store *st, char **srcs)
 	for (i = 0; i < NW && winners_of[i] == 1; i++)
 		;
 	is_int(i, NW, "seqs 0..15 each won exactly once");
-	rc_is(sr_catalog_read(st, JOB, &c, err), 0, err, "read the catalog");
+	su_rc_is(sr_catalog_read(st, JOB, &c, err), 0, err, "read the catalog");
 	is_int(c.n, NW, "16 manifests in the bucket");
 	ok(c.latest_state == SR_LATEST_OK && c.latest == NW - 1, "LATEST is 15");
 	is_int(c.ncommitted, NW, "all 16 committed");
@@ -355,7 +336,7 @@ test_latest_race(struct sr_store *st)
 	int i, round, bad_rounds = 0, unclean = 0, not_ok;
 
 	for (i = 0; i < NW; i++)
-		sts[i] = open_url(url);
+		sts[i] = su_store_open(url, 1);
 	/* raw CAS, 16 rounds from the etag each round starts with. Every
 	 * value is new: the etag is the MD5 of the bytes, so a write of the
 	 * bytes already there would leave it as it was, and a second CAS from
@@ -394,11 +375,11 @@ test_latest_race(struct sr_store *st)
 	    "race/LATEST: changed since etag E (compare-and-swap lost the race)\"");
 
 	/* sr_catalog_set_latest, seqs 0..15, from LATEST = 0 */
-	rc_is(sr_store_put(st, key, "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
+	su_rc_is(sr_store_put(st, key, "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
 	    "LATEST back to 0");
 	is_int(sr_catalog_read(st, JOB, &c, err), 0, "read the catalog");
 	memset(&pl, 0, sizeof pl);
-	pl.st = open_url(url);
+	pl.st = su_store_open(url, 1);
 	cas_round(k, sts, NULL, &c, 0, &pl);
 	for (i = not_ok = 0; i < NW; i++) {
 		if (k[i].rc != 0) {
@@ -493,13 +474,13 @@ test_lost_reply(void)
 	purl = sr_asprintf("s3://%s/lost?endpoint=http://127.0.0.1:%d", bucket, px.port);
 	/* the same keys straight from the server, for set-up and checks */
 	durl = sr_asprintf("s3://%s/lost?endpoint=%s", bucket, su_env("SPOTRUN_TEST_S3_ENDPOINT"));
-	st = open_url(durl);
+	st = su_store_open(durl, 1);
 
 	/* create-only: it landed, the reply was lost: ours, so success */
 	su_proxy_fault(&px, "lose");
-	ps = open_url(purl);
+	ps = su_store_open(purl, 1);
 	rc = sr_store_put(ps, "m1", "manifest one", 12, SR_PUT_CREATE, NULL, etag, err);
-	rc_is(rc, 0, err, "create-only put whose reply was lost: the retry's 412 is our own "
+	su_rc_is(rc, 0, err, "create-only put whose reply was lost: the retry's 412 is our own "
 	    "write");
 	is_int(su_proxy_count(&px, "lose: forwarded"), 1, "... the proxy lost the reply of the "
 	    "first attempt");
@@ -511,9 +492,9 @@ test_lost_reply(void)
 	is_int(sr_store_put(st, "p", "1", 1, SR_PUT_OVERWRITE, NULL, etag, err), 0,
 	    "put p = 1");
 	su_proxy_fault(&px, "lose");
-	ps = open_url(purl);
+	ps = su_store_open(purl, 1);
 	rc = sr_store_put(ps, "p", "2", 1, SR_PUT_MATCH, etag, etag2, err);
-	rc_is(rc, 0, err, "compare-and-swap whose reply was lost: our own write");
+	su_rc_is(rc, 0, err, "compare-and-swap whose reply was lost: our own write");
 	is_int(su_proxy_count(&px, "lose: forwarded"), 2, "... the proxy lost its reply");
 	md5_hex("2", 1, md5);
 	is_str(etag2, md5, "... the new etag is returned");
@@ -528,7 +509,7 @@ test_lost_reply(void)
 	is_int(sr_store_put(st, "p", "3", 1, SR_PUT_MATCH, info.etag, NULL, err), 0,
 	    "another writer moves p to 3");
 	su_proxy_fault(&px, "lose");
-	ps = open_url(purl);
+	ps = su_store_open(purl, 1);
 	rc = sr_store_put(ps, "p", "4", 1, SR_PUT_MATCH, info.etag, NULL, err);
 	is_int(rc, SR_STORE_PRECONDITION, "a stale compare-and-swap whose 412 was lost: lost race");
 	want = sr_asprintf("put p: changed since etag %s (compare-and-swap lost the race)",
@@ -537,7 +518,7 @@ test_lost_reply(void)
 	free(want);
 	sr_store_close(ps);
 	su_proxy_fault(&px, "lose");
-	ps = open_url(purl);
+	ps = su_store_open(purl, 1);
 	rc = sr_store_put(ps, "m1", "manifest two", 12, SR_PUT_CREATE, NULL, NULL, err);
 	is_int(rc, SR_STORE_EXISTS, "a create-only put on a taken key whose 412 was lost: exists");
 	is_str(err, "put m1: exists (create-only put lost the race)", "... with the message");
@@ -565,7 +546,7 @@ main(void)
 	url = sr_asprintf("s3://%s/jobs?endpoint=%s&part_size=5MiB&concurrency=4", bucket,
 	    su_env("SPOTRUN_TEST_S3_ENDPOINT"));
 	top = tu_tmpdir("t-s3-race");
-	st = open_url(url);
+	st = su_store_open(url, 1);
 	for (i = 0; i < NW; i++) {
 		snprintf(name, sizeof name, "src%d", i);
 		srcs[i] = tu_path(top, name);

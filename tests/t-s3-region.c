@@ -29,14 +29,6 @@
 
 static struct su_proxy px;
 
-/* rc is want; else say so, with err. */
-static void
-rc_is(int rc, int want, const char *err, const char *desc)
-{
-	if (!ok(rc == want, "%s", desc))
-		tap_diag("got %d, want %d: %s", rc, want, err);
-}
-
 /* The sum of the numbers that follow needle in the proxy's log. */
 static long
 proxy_sum(const char *needle)
@@ -55,39 +47,18 @@ proxy_sum(const char *needle)
 	return n;
 }
 
+/* The store at bucket/prefix through the proxy, signed for region. */
 static struct sr_store *
 open_store(const char *bucket, const char *prefix, const char *region)
 {
 	struct sr_store *st;
-	char err[SR_ERRMAX], *url;
+	char *url;
 
 	url = sr_asprintf("s3://%s/%s?endpoint=http://127.0.0.1:%d&region=%s&part_size=5MiB"
 	    "&concurrency=4", bucket, prefix, px.port, region);
-	if (sr_store_open(url, &st, err) == -1) {
-		printf("# open %s: %s\n", url, err);
-		st = NULL;
-	}
+	st = su_store_open(url, 0);
 	free(url);
 	return st;
-}
-
-static void
-fill(char *buf, size_t len, unsigned seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (char)(seed >> 16);
-	}
-}
-
-static int
-count_cb(const struct sr_object_info *info, void *arg)
-{
-	(void)info;
-	(*(int *)arg)++;
-	return 0;
 }
 
 /* Upload len bytes of buf as key, 1 MiB a write. 0 or the failing rc. */
@@ -145,49 +116,51 @@ main(void)
 	su_proxy_start(&px, "region name=eu-central-1");
 	big = sr_malloc(12 * MiB);
 	back = sr_malloc(12 * MiB);
-	fill(big, 12 * MiB, 3);
+	su_fill(big, 12 * MiB, 3);
 
 	/* every operation, one store, opened for us-west-2 */
 	st = open_store(bucket, "ops", "us-west-2");
 	ok(st != NULL, "open a store for region us-west-2 through the proxy");
 	if (st == NULL)
 		goto out;
-	rc_is(sr_store_put(st, "a", "alpha", 5, SR_PUT_OVERWRITE, NULL, etag, err), 0, err,
+	su_rc_is(sr_store_put(st, "a", "alpha", 5, SR_PUT_OVERWRITE, NULL, etag, err), 0, err,
 	    "put (the store's first request)");
 	is_int(su_proxy_count(&px, REFUSED), 1, "the proxy refused the first request");
 	is_int(su_proxy_count(&px, REFUSED "PUT /" ), 1, "... which was the PUT");
-	rc_is(sr_store_get(st, "a", 100, &buf, &len, etag2, err), 0, err, "get");
+	su_rc_is(sr_store_get(st, "a", 100, &buf, &len, etag2, err), 0, err, "get");
 	ok(len == 5 && memcmp(buf, "alpha", 5) == 0, "get: the bytes put");
 	if (len == 5)
 		free(buf);
 	is_str(etag2, etag, "get: the put's etag");
-	rc_is(sr_store_head(st, "a", &info, err), 0, err, "head");
+	su_rc_is(sr_store_head(st, "a", &info, err), 0, err, "head");
 	ok(info.size == 5, "head: size 5");
-	rc_is(sr_store_read_range(st, "a", 1, 3, back, err), 0, err, "read a range");
+	su_rc_is(sr_store_read_range(st, "a", 1, 3, back, err), 0, err, "read a range");
 	ok(memcmp(back, "lph", 3) == 0, "the range's bytes");
 	n = 0;
-	rc_is(sr_store_list(st, "", count_cb, &n, err), 0, err, "list");
+	su_rc_is(sr_store_list(st, "", su_count_cb, &n, err), 0, err, "list");
 	is_int(n, 1, "list: one key");
-	rc_is(sr_store_put(st, "c", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, err,
+	su_rc_is(sr_store_put(st, "c", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, err,
 	    "create-only put");
 	is_int(sr_store_put(st, "c", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_EXISTS,
 	    "create-only put again: exists");
-	rc_is(sr_store_put(st, "c", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0, err,
+	su_rc_is(sr_store_put(st, "c", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0, err,
 	    "compare-and-swap");
 	is_int(sr_store_put(st, "c", "4", 1, SR_PUT_MATCH, etag, NULL, err),
 	    SR_STORE_PRECONDITION, "compare-and-swap from a stale etag: precondition");
-	rc_is(upload(st, "mp", big, 12 * MiB, err), 0, err, "multipart upload of 12 MiB (3 parts)");
+	su_rc_is(upload(st, "mp", big, 12 * MiB, err), 0, err,
+	    "multipart upload of 12 MiB (3 parts)");
 	memset(back, 0, 12 * MiB);
-	rc_is(sr_store_read_range(st, "mp", 0, 12 * MiB, back, err), 0, err, "read it back");
+	su_rc_is(sr_store_read_range(st, "mp", 0, 12 * MiB, back, err), 0, err, "read it back");
 	ok(memcmp(back, big, 12 * MiB) == 0, "the multipart object is byte-exact");
 	{
 		const char *keys[] = { "c", "mp" };
 
-		rc_is(sr_store_delete_many(st, keys, 2, err), 0, err, "delete two keys in a batch");
+		su_rc_is(sr_store_delete_many(st, keys, 2, err), 0, err,
+		    "delete two keys in a batch");
 	}
-	rc_is(sr_store_delete(st, "a", err), 0, err, "delete");
+	su_rc_is(sr_store_delete(st, "a", err), 0, err, "delete");
 	n = 0;
-	is_int(sr_store_list(st, "", count_cb, &n, err), 0, "list");
+	is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list");
 	is_int(n, 0, "list: nothing left");
 	refused = su_proxy_count(&px, REFUSED);
 	is_int(refused, 1, "exactly one request of the store's was refused: it keeps the "
@@ -202,7 +175,7 @@ main(void)
 	is_int(proxy_sum(": region eu-central-1: "), 18, "the proxy forwarded the other 18 "
 	    "requests, each checked (3 parts on connections of their own)");
 	st = open_store(bucket, "ops", "eu-central-1");
-	rc_is(sr_store_put(st, "x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
+	su_rc_is(sr_store_put(st, "x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
 	    "a store for eu-central-1 itself");
 	is_int(su_proxy_count(&px, REFUSED), 1, "... is not refused");
 	sr_store_close(st);
@@ -211,7 +184,7 @@ main(void)
 	 * no body, so only the x-amz-bucket-region header names the region */
 	st = open_store(bucket, "ops", "us-west-2");
 	n = su_proxy_count(&px, REFUSED);
-	rc_is(sr_store_head(st, "x", &info, err), 0, err,
+	su_rc_is(sr_store_head(st, "x", &info, err), 0, err,
 	    "a HEAD as the store's first request learns the region from x-amz-bucket-region");
 	is_int(su_proxy_count(&px, REFUSED) - n, 1, "... refused once");
 	sr_store_close(st);
@@ -219,10 +192,10 @@ main(void)
 	/* a store whose first request starts a multipart upload */
 	st = open_store(bucket, "ops", "us-west-2");
 	n = su_proxy_count(&px, REFUSED);
-	rc_is(upload(st, "mp2", big, 11 * MiB, err), 0, err,
+	su_rc_is(upload(st, "mp2", big, 11 * MiB, err), 0, err,
 	    "a multipart upload as the store's first request");
 	is_int(su_proxy_count(&px, REFUSED) - n, 1, "... refused once (the initiation)");
-	rc_is(sr_store_head(st, "mp2", &info, err), 0, err, "head it");
+	su_rc_is(sr_store_head(st, "mp2", &info, err), 0, err, "head it");
 	ok(info.size == 11 * MiB, "11 MiB");
 	sr_store_close(st);
 
@@ -234,8 +207,8 @@ main(void)
 		int i, good = 0;
 
 		st = open_store(bucket, "ops", "us-west-2");
-		rc_is(sr_store_put(st, "a", "alpha", 5, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
-		    "put a");
+		su_rc_is(sr_store_put(st, "a", "alpha", 5, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
+		    err, "put a");
 		sr_store_close(st);
 		st = open_store(bucket, "ops", "us-west-2");
 		n = su_proxy_count(&px, REFUSED);

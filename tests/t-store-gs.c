@@ -20,7 +20,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +102,6 @@ start_emulator(void)
 {
 	char *emu = emulator_path(), *keys, *portfile;
 	FILE *f;
-	int i;
 
 	if (access(PY, X_OK) != 0)
 		tap_skip_all("no " PY);
@@ -120,31 +118,12 @@ start_emulator(void)
 	if ((f = fopen(keys, "w")) == NULL || fprintf(f, "%s %s\n", ACCESS_ID, SECRET) < 0 ||
 	    fclose(f) != 0)
 		sr_fatal("write %s: %s", keys, strerror(errno));
-	fflush(stdout);
-	if ((emu_pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (emu_pid == 0) {
-		execl(PY, PY, emu, "--port-file", portfile, "--keys", keys, "--bucket", BUCKET,
-		    "--log", logpath, (char *)NULL);
-		fprintf(stderr, "exec %s: %s\n", PY, strerror(errno));
-		_exit(127);
-	}
-	for (i = 0; i < 200; i++) {
-		if ((f = fopen(portfile, "r")) != NULL) {
-			int got = fscanf(f, "%d", &emu_port) == 1;
+	{
+		const char *argv[] = { PY, emu, "--port-file", portfile, "--keys", keys,
+			"--bucket", BUCKET, "--log", logpath, NULL };
 
-			fclose(f);
-			if (got)
-				break;
-		}
-		if (waitpid(emu_pid, NULL, WNOHANG) == emu_pid) {
-			emu_pid = 0;
-			sr_fatal("%s exited at start", emu);
-		}
-		usleep(50000);
+		emu_port = su_server_start(argv, portfile, 10, emu, "", &emu_pid);
 	}
-	if (i == 200)
-		sr_fatal("%s wrote no port file in 10 s", emu);
 	free(emu);
 	free(keys);
 	free(portfile);
@@ -236,30 +215,6 @@ all_digits(const char *s)
 	return s[0] != '\0' && strspn(s, "0123456789") == strlen(s);
 }
 
-static struct sr_store *
-open_store(const char *u)
-{
-	struct sr_store *st;
-	char err[SR_ERRMAX];
-
-	if (sr_store_open(u, &st, err) == -1) {
-		printf("# open %s: %s\n", u, err);
-		return NULL;
-	}
-	return st;
-}
-
-static void
-fill(char *buf, size_t len, unsigned seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (char)(seed >> 16);
-	}
-}
-
 struct listed {
 	int n;
 	char etags[8][SR_ETAG_MAX];
@@ -277,82 +232,6 @@ list_cb(const struct sr_object_info *info, void *arg)
 	}
 	l->n++;
 	return 0;
-}
-
-static int
-count_cb(const struct sr_object_info *info, void *arg)
-{
-	(void)info;
-	(*(int *)arg)++;
-	return 0;
-}
-
-struct race {
-	struct sr_store *st;
-	const char *key;
-	enum sr_put_mode mode;
-	const char *etag;
-	int rc;
-	pthread_barrier_t *go;
-	int id;
-};
-
-static void *
-racer(void *arg)
-{
-	struct race *r = arg;
-	char err[SR_ERRMAX], body[32];
-
-	snprintf(body, sizeof body, "writer %d", r->id);
-	pthread_barrier_wait(r->go);
-	r->rc = sr_store_put(r->st, r->key, body, strlen(body), r->mode, r->etag, NULL, err);
-	return NULL;
-}
-
-/* 16 threads put key at once in mode: exactly one wins, 15 lose with
- * lose_rc. */
-static void
-race(struct sr_store *st, const char *key, enum sr_put_mode mode, const char *etag,
-    int lose_rc, const char *name)
-{
-	struct race r[16];
-	pthread_t th[16];
-	pthread_barrier_t go;
-	int i, won = 0, lost = 0;
-
-	pthread_barrier_init(&go, NULL, 16);
-	for (i = 0; i < 16; i++) {
-		r[i] = (struct race){ st, key, mode, etag, 99, &go, i };
-		pthread_create(&th[i], NULL, racer, &r[i]);
-	}
-	for (i = 0; i < 16; i++) {
-		pthread_join(th[i], NULL);
-		won += r[i].rc == 0;
-		lost += r[i].rc == lose_rc;
-	}
-	pthread_barrier_destroy(&go);
-	is_int(won, 1, "%s: exactly one of 16 wins", name);
-	is_int(lost, 15, "%s: the other 15 lose cleanly", name);
-}
-
-struct filler {
-	struct sr_store *st;
-	int from, to, bad;
-};
-
-static void *
-fill_keys(void *arg)
-{
-	struct filler *f = arg;
-	char key[64], err[SR_ERRMAX];
-	int i;
-
-	for (i = f->from; i < f->to; i++) {
-		snprintf(key, sizeof key, "many/k%05d", i);
-		if (sr_store_put(f->st, key, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
-			f->bad++;
-	}
-	return NULL;
 }
 
 /* put, get, head and list: every etag is the generation the server gave. */
@@ -479,13 +358,14 @@ test_conditional(struct sr_store *st)
 	    SR_STORE_PRECONDITION, "CAS on a missing key: precondition");
 	free(w);
 
-	race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
+	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
 	w = logged("PUT", "raced-manifest", " x-goog-if-generation-match=0 ");
 	is_int(log_count(w, " 200", NULL), 1, "... one 200 in the emulator's log");
 	is_int(log_count(w, " 412", NULL), 15, "... fifteen 412");
 	free(w);
 	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
-	race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one generation");
+	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION,
+	    "16 CAS from one generation");
 }
 
 /* A conditional put whose reply the network lost: the retry's 412 is our
@@ -515,7 +395,7 @@ test_lost_reply(void)
 	purl = sr_asprintf("gs://" BUCKET "/" PREFIX "?endpoint=http://127.0.0.1:%d", px.port);
 
 	su_proxy_fault(&px, "lose");
-	ps = open_store(purl);
+	ps = su_store_open(purl, 0);
 	rc = sr_store_put(ps, "lost1", "manifest one", 12, SR_PUT_CREATE, NULL, etag, err);
 	is_int(rc, 0, "create-only put whose reply was lost: the retry's 412 is our own write");
 	if (rc != 0)
@@ -539,7 +419,7 @@ test_lost_reply(void)
 	sr_store_close(ps);
 
 	su_proxy_fault(&px, "lose");
-	ps = open_store(purl);
+	ps = su_store_open(purl, 0);
 	rc = sr_store_put(ps, "lost1", "manifest two", 12, SR_PUT_MATCH, etag, etag2, err);
 	is_int(rc, 0, "compare-and-swap whose reply was lost: our own write");
 	is_int(su_proxy_count(&px, "lose: forwarded"), 2, "... the proxy lost its reply");
@@ -547,7 +427,7 @@ test_lost_reply(void)
 	sr_store_close(ps);
 
 	su_proxy_fault(&px, "lose");
-	ps = open_store(purl);
+	ps = su_store_open(purl, 0);
 	rc = sr_store_put(ps, "lost1", "manifest six", 12, SR_PUT_CREATE, NULL, NULL, err);
 	is_int(rc, SR_STORE_EXISTS, "a create-only put on a taken key whose 412 was lost: exists");
 	sr_store_close(ps);
@@ -652,36 +532,23 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 static void
 test_many(struct sr_store *st)
 {
-	const char **keys = sr_calloc(1043, sizeof *keys);
-	char **names = sr_calloc(1040, sizeof *names), err[SR_ERRMAX], *w;
+	const char **keys;
+	char err[SR_ERRMAX], *w;
 	struct sr_object_info info;
-	pthread_t th[4];
-	struct filler f[4];
-	int i, n, badn = 0, before;
+	int n, before;
 
-	for (i = 0; i < 4; i++) {
-		f[i] = (struct filler){ st, i * 260, (i + 1) * 260, 0 };
-		pthread_create(&th[i], NULL, fill_keys, &f[i]);
-	}
-	for (i = 0; i < 4; i++) {
-		pthread_join(th[i], NULL);
-		badn += f[i].bad;
-	}
-	is_int(badn, 0, "1040 puts");
+	is_int(su_put_many(st, 1040), 0, "1040 puts");
 	n = 0;
-	is_int(sr_store_list(st, "many/", count_cb, &n, err), 0, "list 1040 keys");
+	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list 1040 keys");
 	is_int(n, 1040, "all 1040 listed over two pages");
 	is_int(log_count("GET /" BUCKET "/?list-type=2&max-keys=1000&prefix=ckpt%2Frun%201%2Fmany%2F"
 	    "&continuation-token=", " 200", NULL), 1, "... the second with a continuation token");
 	n = 0;
-	is_int(sr_store_list(st, "many/k0099", count_cb, &n, err), 0, "list a partial prefix");
+	is_int(sr_store_list(st, "many/k0099", su_count_cb, &n, err), 0, "list a partial prefix");
 	is_int(n, 10, "k00990..k00999");
 
-	for (i = 0; i < 1040; i++)
-		keys[i] = names[i] = sr_asprintf("many/k%05d", i);
-	keys[1040] = "never/written";
-	keys[1041] = "with space/and+plus";
-	keys[1042] = "odd!'()*$&=;:@,[]~";
+	keys = su_many_keys(1040, "never/written", "with space/and+plus", "odd!'()*$&=;:@,[]~",
+	    (char *)NULL);
 	before = log_count("DELETE /" BUCKET "/", NULL);
 	is_int(sr_store_delete_many(st, keys, 1043, err), 0, "delete_many of 1043 keys");
 	is_int(log_count("DELETE /" BUCKET "/", NULL) - before, 1043, "... one DELETE each");
@@ -690,46 +557,12 @@ test_many(struct sr_store *st)
 	is_int(log_count(w, NULL), 1, "... the missing one answered 404, taken as done");
 	free(w);
 	n = 0;
-	is_int(sr_store_list(st, "many/", count_cb, &n, err), 0, "list after delete_many");
+	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list after delete_many");
 	is_int(n, 0, "all 1040 gone");
 	is_int(sr_store_head(st, "odd!'()*$&=;:@,[]~", &info, err), SR_STORE_NOTFOUND,
 	    "the odd key is gone");
 	is_int(sr_store_head(st, "plain", &info, err), 0, "a key not named stays");
-	for (i = 0; i < 1040; i++)
-		free(names[i]);
-	free(names);
-	free(keys);
-}
-
-/* A save whose machine dies mid-upload: a child process starts an upload
- * of key in the store at u, writes more than one 5 MiB part (so the
- * multipart upload is started on the server) and exits without a commit
- * or an abort. 0 when the child got that far. */
-static int
-dying_upload(const char *u, const char *key)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	if ((pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (pid == 0) {
-		struct sr_store *cst;
-		struct sr_upload *cup;
-		char cerr[SR_ERRMAX], *data = sr_calloc(1, 6 * MiB);
-
-		if (sr_store_open(u, &cst, cerr) == -1 ||
-		    (cup = sr_store_upload_begin(cst, key, cerr)) == NULL ||
-		    sr_upload_write(cup, data, 6 * MiB, cerr) == -1) {
-			fprintf(stderr, "dying upload %s: %s\n", key, cerr);
-			_exit(1);
-		}
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		sr_fatal("waitpid: %s", strerror(errno));
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	su_many_keys_free(keys, 1040);
 }
 
 /* Unfinished multipart uploads: GET ?uploads, then DELETE ?uploadId= for
@@ -741,9 +574,9 @@ test_stale_uploads(struct sr_store *st, const char *url)
 	int n = -1, rc, aborts = log_count("DELETE /", "?uploadId=", NULL);
 	const char *list = "GET /" BUCKET "/?uploads=&prefix=ckpt%2Frun%201%2Fjob%2Fpacks%2F 200";
 
-	is_int(dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
+	is_int(su_dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
 	    "a save dies mid-upload, its multipart upload left open");
-	is_int(dying_upload(url, "other/packs/0000000001-bb.tar"), 0,
+	is_int(su_dying_upload(url, "other/packs/0000000001-bb.tar"), 0,
 	    "another save dies mid-upload, under another prefix");
 	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() - 3600, &n, err), 0,
 	    "abort uploads started over an hour ago");
@@ -779,7 +612,7 @@ test_errors(const char *url)
 	const char *want;
 
 	setenv("GS_SECRET_ACCESS_KEY", "wrong+secret/for-the-test", 1);
-	bad = open_store(url);
+	bad = su_store_open(url, 0);
 	ok(bad != NULL, "open with a wrong secret (nothing checked yet)");
 	is_int(sr_store_put(bad, "x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err), SR_STORE_ERROR,
 	    "put with a wrong secret fails");
@@ -796,7 +629,7 @@ test_errors(const char *url)
 	setenv("GS_SECRET_ACCESS_KEY", SECRET, 1);
 
 	setenv("GS_ACCESS_KEY_ID", "GOOG1EUNKNOWNACCESSID", 1);
-	bad = open_store(url);
+	bad = su_store_open(url, 0);
 	is_int(sr_store_get(bad, "x", 10, &buf, &len, NULL, err), SR_STORE_ERROR,
 	    "get with an unknown access id fails");
 	is_str(err, "get x: the server does not know the access key (InvalidAccessKeyId) from env; "
@@ -805,7 +638,7 @@ test_errors(const char *url)
 	setenv("GS_ACCESS_KEY_ID", ACCESS_ID, 1);
 
 	u = sr_asprintf("gs://no-such-bucket?endpoint=http://127.0.0.1:%d", emu_port);
-	bad = open_store(u);
+	bad = su_store_open(u, 0);
 	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_NOTFOUND, "head in a missing bucket");
 	is_int(sr_store_get(bad, "x", 10, &buf, &len, NULL, err), SR_STORE_ERROR,
 	    "get in a missing bucket is an error, not 'not found'");
@@ -838,8 +671,7 @@ int
 main(void)
 {
 	struct sr_store *st;
-	char err[SR_ERRMAX], *url;
-	char *big, *back;
+	char *url, *big, *back;
 	int status;
 
 	/* GCS's keys where spotrun finds them first; nothing of AWS's */
@@ -849,29 +681,18 @@ main(void)
 	unsetenv("GS_ENDPOINT_URL");
 	unsetenv("AWS_ACCESS_KEY_ID");
 	unsetenv("AWS_SECRET_ACCESS_KEY");
-	unsetenv("AWS_SESSION_TOKEN");
-	unsetenv("AWS_PROFILE");
-	unsetenv("AWS_REGION");
-	unsetenv("AWS_DEFAULT_REGION");
-	unsetenv("AWS_ENDPOINT_URL");
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_CA_BUNDLE");
-	setenv("AWS_CONFIG_FILE", "/dev/null", 1);
-	setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	if (sr_http_init(err) == -1)
-		sr_fatal("%s", err);
+	su_isolate();
 	start_emulator();
 
 	url = sr_asprintf("gs://" BUCKET "/" PREFIX "?endpoint=http://127.0.0.1:%d&part_size=5MiB"
 	    "&concurrency=4", emu_port);
-	st = open_store(url);
+	st = su_store_open(url, 0);
 	ok(st != NULL, "open %s", url);
 	if (st == NULL)
 		return tap_done();
 	big = sr_malloc(13 * MiB);
 	back = sr_malloc(13 * MiB);
-	fill(big, 13 * MiB, 7);
+	su_fill(big, 13 * MiB, 7);
 
 	test_basic(st);
 	test_missing(st);

@@ -13,20 +13,16 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "catalog.h"
 #include "ckpt.h"
-#include "http.h"
 #include "store.h"
 #include "tap.h"
+#include "s3-util.h"
 #include "util.h"
 
 #define MiB (1024 * 1024)
@@ -34,168 +30,14 @@
 static char bucket[64];
 static char url[1024];
 
-static const char *
-env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL ? v : "";
-}
-
-/* The aws CLI against the test server, for set-up and cross-checks. */
-static int
-aws(const char *args)
-{
-	char *cmd = sr_asprintf("AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
-	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
-	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-	    "AWS_EC2_METADATA_DISABLED=true aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" %s",
-	    args);
-	int rc = system(cmd);
-
-	free(cmd);
-	return rc;
-}
-
-static struct sr_store *
-open_store(const char *u)
-{
-	struct sr_store *st;
-	char err[SR_ERRMAX];
-
-	if (sr_store_open(u, &st, err) == -1) {
-		printf("# open %s: %s\n", u, err);
-		return NULL;
-	}
-	return st;
-}
-
-static void
-fill(char *buf, size_t len, unsigned seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (char)(seed >> 16);
-	}
-}
-
-static int
-count_cb(const struct sr_object_info *info, void *arg)
-{
-	int *n = arg;
-
-	(void)info;
-	(*n)++;
-	return 0;
-}
-
-struct race {
-	struct sr_store *st;
-	const char *key;
-	enum sr_put_mode mode;
-	const char *etag;
-	int rc;
-	pthread_barrier_t *go;
-	int id;
-};
-
-static void *
-racer(void *arg)
-{
-	struct race *r = arg;
-	char err[SR_ERRMAX], body[32];
-
-	snprintf(body, sizeof body, "writer %d", r->id);
-	pthread_barrier_wait(r->go);
-	r->rc = sr_store_put(r->st, r->key, body, strlen(body), r->mode, r->etag, NULL, err);
-	return NULL;
-}
-
-/* 16 threads put key at once in mode; how many won (rc 0) and how many
- * lost cleanly (lose_rc). */
-static void
-race(struct sr_store *st, const char *key, enum sr_put_mode mode, const char *etag,
-    int lose_rc, const char *name)
-{
-	struct race r[16];
-	pthread_t th[16];
-	pthread_barrier_t go;
-	int i, won = 0, lost = 0;
-
-	pthread_barrier_init(&go, NULL, 16);
-	for (i = 0; i < 16; i++) {
-		r[i] = (struct race){ st, key, mode, etag, 99, &go, i };
-		pthread_create(&th[i], NULL, racer, &r[i]);
-	}
-	for (i = 0; i < 16; i++) {
-		pthread_join(th[i], NULL);
-		won += r[i].rc == 0;
-		lost += r[i].rc == lose_rc;
-	}
-	pthread_barrier_destroy(&go);
-	is_int(won, 1, "%s: exactly one of 16 wins", name);
-	is_int(lost, 15, "%s: the other 15 lose cleanly", name);
-}
-
-struct filler {
-	struct sr_store *st;
-	int from, to, bad;
-};
-
-static void *
-fill_keys(void *arg)
-{
-	struct filler *f = arg;
-	char key[64], err[SR_ERRMAX];
-	int i;
-
-	for (i = f->from; i < f->to; i++) {
-		snprintf(key, sizeof key, "many/k%05d", i);
-		if (sr_store_put(f->st, key, "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
-			f->bad++;
-	}
-	return NULL;
-}
-
-/* The aws CLI's output (trailing newline removed) into out; its status. */
-static int
-aws_out(const char *args, char *out, size_t len)
-{
-	char *cmd = sr_asprintf("AWS_ACCESS_KEY_ID=\"$SPOTRUN_TEST_S3_ACCESS_KEY\" "
-	    "AWS_SECRET_ACCESS_KEY=\"$SPOTRUN_TEST_S3_SECRET_KEY\" AWS_DEFAULT_REGION=us-east-1 "
-	    "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-	    "AWS_EC2_METADATA_DISABLED=true aws --endpoint-url \"$SPOTRUN_TEST_S3_ENDPOINT\" %s",
-	    args);
-	FILE *p;
-	size_t n = 0;
-	int rc = -1;
-
-	out[0] = '\0';
-	fflush(stdout);
-	if ((p = popen(cmd, "r")) != NULL) {
-		n = fread(out, 1, len - 1, p);
-		out[n] = '\0';
-		rc = pclose(p);
-	}
-	while (n > 0 && out[n - 1] == '\n')
-		out[--n] = '\0';
-	free(cmd);
-	return rc;
-}
-
 /* The keys of the bucket's unfinished multipart uploads under prefix (a
  * full key prefix), sorted, tab-separated, into out. */
 static void
 open_uploads(const char *prefix, char *out, size_t len)
 {
-	char *args = sr_asprintf("s3api list-multipart-uploads --bucket %s --prefix '%s' "
-	    "--query 'sort(Uploads[].Key || `[]`)' --output text", bucket, prefix);
-
-	if (aws_out(args, out, len) != 0)
+	if (su_aws_out(out, len, "s3api list-multipart-uploads --bucket %s --prefix '%s' "
+	    "--query 'sort(Uploads[].Key || `[]`)' --output text", bucket, prefix) != 0)
 		snprintf(out, len, "(aws s3api list-multipart-uploads failed)");
-	free(args);
 }
 
 /* Start a multipart upload of each key (full keys), and of many more
@@ -226,37 +68,6 @@ start_uploads(const char *many, int nmany, const char *const *keys, int nkeys)
 	free(cmd);
 }
 
-/* A save whose machine dies mid-upload: a child process starts an upload
- * of key in the store at u, writes more than one 5 MiB part (so the
- * multipart upload is started on the server) and exits without a commit
- * or an abort. 0 when the child got that far. */
-static int
-dying_upload(const char *u, const char *key)
-{
-	pid_t pid;
-	int status;
-
-	fflush(stdout);
-	if ((pid = fork()) == -1)
-		sr_fatal("fork: %s", strerror(errno));
-	if (pid == 0) {
-		struct sr_store *cst;
-		struct sr_upload *cup;
-		char cerr[SR_ERRMAX], *data = sr_calloc(1, 6 * MiB);
-
-		if (sr_store_open(u, &cst, cerr) == -1 ||
-		    (cup = sr_store_upload_begin(cst, key, cerr)) == NULL ||
-		    sr_upload_write(cup, data, 6 * MiB, cerr) == -1) {
-			fprintf(stderr, "dying upload %s: %s\n", key, cerr);
-			_exit(1);
-		}
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		sr_fatal("waitpid: %s", strerror(errno));
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 static void
 say_cb(void *arg, const char *msg)
 {
@@ -270,12 +81,12 @@ test_stale_uploads(struct sr_store *st)
 	static const char *const keys[] = { "run 1/job/packs/0000000002-bb.tar",
 		"run 1/job/other", "run 1/jobs/packs/x", "elsewhere/job/packs/0000000003-cc.tar",
 		"run 1/gcjob/manifests/not-a-pack" };
-	char err[SR_ERRMAX], got[8192], *args;
+	char err[SR_ERRMAX], got[8192];
 	int n, rc;
 
-	is_int(dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
+	is_int(su_dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
 	    "a save dies mid-upload, its multipart upload left open");
-	is_int(dying_upload(url, "gcjob/packs/0000000004-dd.tar"), 0,
+	is_int(su_dying_upload(url, "gcjob/packs/0000000004-dd.tar"), 0,
 	    "a save of gcjob dies mid-upload");
 	start_uploads("run 1/many/", 1001, keys, (int)SR_ARRAY_LEN(keys));
 
@@ -340,19 +151,17 @@ test_stale_uploads(struct sr_store *st)
 		printf("# %s\n", err);
 	is_int(n, 1001, "... all aborted, over two pages");
 	/* the CLI reads every page: one line an upload, "None" when there is none */
-	args = sr_asprintf("s3api list-multipart-uploads --bucket %s --prefix 'run 1/many/' "
-	    "--query 'Uploads[].[UploadId]' --output text | grep -vc '^None$'", bucket);
-	aws_out(args, got, sizeof got);
+	su_aws_out(got, sizeof got, "s3api list-multipart-uploads --bucket %s --prefix "
+	    "'run 1/many/' --query 'Uploads[].[UploadId]' --output text | grep -vc '^None$'",
+	    bucket);
 	is_str(got, "0", "... none open");
-	free(args);
 
 	/* a bucket policy that denies listing uploads: gc warns and succeeds */
-	args = sr_asprintf("s3api put-bucket-policy --bucket %s --policy '{\"Version\": "
+	is_int(su_aws("s3api put-bucket-policy --bucket %s --policy '{\"Version\": "
 	    "\"2012-10-17\", \"Statement\": [{\"Effect\": \"Deny\", \"Principal\": \"*\", "
 	    "\"Action\": \"s3:ListBucketMultipartUploads\", \"Resource\": "
-	    "\"arn:aws:s3:::%s\"}]}'", bucket, bucket);
-	is_int(aws(args), 0, "deny listing uploads by a bucket policy");
-	free(args);
+	    "\"arn:aws:s3:::%s\"}]}'", bucket, bucket), 0,
+	    "deny listing uploads by a bucket policy");
 	is_int(sr_store_abort_stale_uploads(st, "job/", sr_now() + 60, &n, err), SR_STORE_ERROR,
 	    "denied: abort uploads fails");
 	{
@@ -373,9 +182,8 @@ test_stale_uploads(struct sr_store *st)
 		is_str(said, want, "denied: gc warns");
 		free(want);
 	}
-	args = sr_asprintf("s3api delete-bucket-policy --bucket %s", bucket);
-	is_int(aws(args), 0, "drop the bucket policy");
-	free(args);
+	is_int(su_aws("s3api delete-bucket-policy --bucket %s", bucket), 0,
+	    "drop the bucket policy");
 }
 
 int
@@ -384,39 +192,19 @@ main(void)
 	struct sr_store *st, *bad;
 	struct sr_object_info info;
 	struct sr_upload *up;
-	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u, cmd[1024];
-	const char *ep = env("SPOTRUN_TEST_S3_ENDPOINT");
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u;
+	const char *ep;
 	void *buf;
 	size_t len;
 	char *big, *back;
 	int n, i;
 
-	if (ep[0] == '\0') {
-		if (strcmp(env("SPOTRUN_TEST_REQUIRE_S3"), "1") == 0) {
-			ok(0, "no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset) and "
-			    "SPOTRUN_TEST_REQUIRE_S3=1: build-aux/test-all could not start Ceph RGW");
-			return tap_done();
-		}
-		tap_skip_all("no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset; build-aux/test-all "
-		    "starts Ceph RGW)");
-	}
-	setenv("AWS_ACCESS_KEY_ID", env("SPOTRUN_TEST_S3_ACCESS_KEY"), 1);
-	setenv("AWS_SECRET_ACCESS_KEY", env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
-	setenv("AWS_CONFIG_FILE", "/dev/null", 1);
-	setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	unsetenv("AWS_ENDPOINT_URL");
-	unsetenv("AWS_ENDPOINT_URL_S3");
-	unsetenv("AWS_PROFILE");
-	if (sr_http_init(err) == -1)
-		sr_fatal("%s", err);
-	snprintf(bucket, sizeof bucket, "t-store-s3-%d-%lx", (int)getpid(), (long)time(NULL));
-	snprintf(cmd, sizeof cmd, "s3api create-bucket --bucket %s >/dev/null", bucket);
-	if (aws(cmd) != 0)
-		sr_fatal("cannot create bucket %s with the aws CLI", bucket);
+	su_require();
+	ep = su_env("SPOTRUN_TEST_S3_ENDPOINT");
+	su_bucket_new(bucket, sizeof bucket, "t-store-s3");
 	snprintf(url, sizeof url, "s3://%s/run 1/?endpoint=%s&part_size=5MiB&concurrency=4",
 	    bucket, ep);
-	st = open_store(url);
+	st = su_store_open(url, 0);
 	ok(st != NULL, "open %s", url);
 	if (st == NULL)
 		return tap_done();
@@ -440,7 +228,7 @@ main(void)
 			free(buf);
 		}
 		n = 0;
-		is_int(sr_store_list(st, "", count_cb, &n, err), 0, "list all");
+		is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list all");
 		is_int(n, 5, "list: the five keys, under the store's prefix only");
 	}
 	/* etag is the MD5 of a single PUT (S3's rule; RGW follows it) */
@@ -476,14 +264,14 @@ main(void)
 	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
 	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
 	free(buf);
-	race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
+	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
 	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
-	race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
+	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
 
 	/* ranged reads */
 	big = sr_malloc(17 * MiB);
 	back = sr_malloc(17 * MiB);
-	fill(big, 17 * MiB, 7);
+	su_fill(big, 17 * MiB, 7);
 	is_int(sr_store_put(st, "r", big, 1000, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put 1000 B");
 	is_int(sr_store_read_range(st, "r", 0, 1, back, err), 0, "read byte 0");
 	ok(back[0] == big[0], "byte 0 right");
@@ -517,7 +305,7 @@ main(void)
 	/* md5=no: parts without Content-MD5 */
 	{
 		char *u2 = sr_asprintf("s3://%s/run 1/?endpoint=%s&part_size=5MiB&md5=no", bucket, ep);
-		struct sr_store *st2 = open_store(u2);
+		struct sr_store *st2 = su_store_open(u2, 0);
 
 		up = sr_store_upload_begin(st2, "mp/no-md5", err);
 		for (i = 0; i < 11; i++)
@@ -545,9 +333,9 @@ main(void)
 		sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
 	sr_upload_abort(up);
 	is_int(sr_store_head(st, "mp/aborted", &info, err), SR_STORE_NOTFOUND, "aborted: not visible");
-	snprintf(cmd, sizeof cmd, "s3api list-multipart-uploads --bucket %s --query "
-	    "'length(Uploads || `[]`)' --output text | grep -qx 0", bucket);
-	is_int(aws(cmd), 0, "aborted: no multipart upload left on the server");
+	is_int(su_aws("s3api list-multipart-uploads --bucket %s --query 'length(Uploads || `[]`)' "
+	    "--output text | grep -qx 0", bucket), 0, "aborted: no multipart upload left on the "
+	    "server");
 
 	/* a deadline or a cancel stops an upload; nothing becomes visible */
 	up = sr_store_upload_begin(st, "mp/late", err);
@@ -583,56 +371,34 @@ main(void)
 	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
 
 	/* more than one page */
-	{
-		pthread_t th[4];
-		struct filler f[4];
-		int badn = 0;
-
-		for (i = 0; i < 4; i++) {
-			f[i] = (struct filler){ st, i * 260, (i + 1) * 260, 0 };
-			pthread_create(&th[i], NULL, fill_keys, &f[i]);
-		}
-		for (i = 0; i < 4; i++) {
-			pthread_join(th[i], NULL);
-			badn += f[i].bad;
-		}
-		is_int(badn, 0, "1040 puts");
-		n = 0;
-		is_int(sr_store_list(st, "many/", count_cb, &n, err), 0, "list 1040 keys");
-		is_int(n, 1040, "all 1040 listed over two pages");
-		n = 0;
-		is_int(sr_store_list(st, "many/k0099", count_cb, &n, err), 0, "list a partial prefix");
-		is_int(n, 10, "k00990..k00999");
-	}
+	is_int(su_put_many(st, 1040), 0, "1040 puts");
+	n = 0;
+	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list 1040 keys");
+	is_int(n, 1040, "all 1040 listed over two pages");
+	n = 0;
+	is_int(sr_store_list(st, "many/k0099", su_count_cb, &n, err), 0, "list a partial prefix");
+	is_int(n, 10, "k00990..k00999");
 
 	/* batch delete: 1040 keys (two requests), a missing one, odd names */
 	{
-		const char **keys = sr_calloc(1043, sizeof *keys);
-		char **names = sr_calloc(1040, sizeof *names);
+		const char **keys = su_many_keys(1040, "never/written", "with space/and+plus",
+		    "odd!'()*$&=;:@,?#[]~", (char *)NULL);
 
-		for (i = 0; i < 1040; i++)
-			keys[i] = names[i] = sr_asprintf("many/k%05d", i);
-		keys[1040] = "never/written";
-		keys[1041] = "with space/and+plus";
-		keys[1042] = "odd!'()*$&=;:@,?#[]~";
 		is_int(sr_store_delete_many(st, keys, 1043, err), 0, "delete 1043 keys in a batch");
 		n = 0;
-		is_int(sr_store_list(st, "many/", count_cb, &n, err), 0, "list after the batch");
+		is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list after the batch");
 		is_int(n, 0, "all 1040 gone");
 		is_int(sr_store_head(st, "odd!'()*$&=;:@,?#[]~", &info, err), SR_STORE_NOTFOUND,
 		    "the key with XML characters is gone");
 		is_int(sr_store_head(st, "plain", &info, err), 0, "a key not named stays");
-		for (i = 0; i < 1040; i++)
-			free(names[i]);
-		free(names);
-		free(keys);
+		su_many_keys_free(keys, 1040);
 	}
 
 	test_stale_uploads(st);
 
 	/* errors a user meets */
 	setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-for-the-test", 1);
-	bad = open_store(url);
+	bad = su_store_open(url, 0);
 	ok(bad != NULL, "open with a wrong secret (nothing checked yet)");
 	is_int(sr_store_put(bad, "x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err), SR_STORE_ERROR,
 	    "put with a wrong secret fails");
@@ -641,10 +407,10 @@ main(void)
 	    "wrong secret: message");
 	ok(strstr(err, "wrong-secret-for-the-test") == NULL, "the secret is not in the message");
 	sr_store_close(bad);
-	setenv("AWS_SECRET_ACCESS_KEY", env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
+	setenv("AWS_SECRET_ACCESS_KEY", su_env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
 
 	u = sr_asprintf("s3://no-such-bucket-%d?endpoint=%s", (int)getpid(), ep);
-	bad = open_store(u);
+	bad = su_store_open(u, 0);
 	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_NOTFOUND, "head in a missing bucket");
 	is_int(sr_store_get(bad, "x", 10, &buf, &len, NULL, err), SR_STORE_ERROR,
 	    "get in a missing bucket is an error, not 'not found'");
@@ -668,8 +434,7 @@ main(void)
 	    "http(s)://host[:port]", "bad endpoint: message");
 
 	sr_store_close(st);
-	snprintf(cmd, sizeof cmd, "s3 rb --force s3://%s >/dev/null", bucket);
-	aws(cmd);
+	su_bucket_rm(bucket);
 	free(big);
 	free(back);
 	return tap_done();
