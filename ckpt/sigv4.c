@@ -115,18 +115,6 @@ is_scope_part(const char *s)
 	return 1;
 }
 
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void
 encode_into(struct buf *out, const char *s, size_t len, int keep_slash)
 {
@@ -174,8 +162,8 @@ decode_into(struct buf *out, const char *s, size_t n)
 		}
 		if (i + 2 >= n)
 			return -1;
-		hi = hexval((unsigned char)s[i + 1]);
-		lo = hexval((unsigned char)s[i + 2]);
+		hi = sr_hexval((unsigned char)s[i + 1]);
+		lo = sr_hexval((unsigned char)s[i + 2]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		buf_ch(out, (char)(hi << 4 | lo));

@@ -1052,18 +1052,6 @@ file_upload_abort(struct sr_upload *up)
 
 /* ---- opening ---- */
 
-static int
-unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The directory of a file URL's rest ("/abs/dir" or "localhost/abs/dir"),
  * percent-decoded, without trailing slashes; NULL if it is not one. */
 static char *
@@ -1079,7 +1067,7 @@ url_path(const char *rest)
 	path = o = sr_malloc(strlen(rest) + 1);
 	for (s = rest; *s != '\0'; s++) {
 		if (*s == '%') {
-			int hi = unhex(s[1]), lo = hi < 0 ? -1 : unhex(s[2]);
+			int hi = sr_hexval(s[1]), lo = hi < 0 ? -1 : sr_hexval(s[2]);
 
 			if (lo < 0 || (hi == 0 && lo == 0)) {
 				free(path);

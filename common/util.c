@@ -382,3 +382,15 @@ sr_ncpus(void)
 
 	return n < 1 ? 1 : (int)n;
 }
+
+int
+sr_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -74,5 +74,7 @@ int sr_write_file_atomic(const char *path, const void *buf, size_t len, char *er
 
 /* Number of online CPUs (at least 1). */
 int sr_ncpus(void);
+/* The value of hex digit c (0-9, a-f, A-F), or -1. */
+int sr_hexval(int c);
 
 #endif

@@ -6,13 +6,6 @@
 # run resumes from that checkpoint and finishes.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-tmp=$(mktemp -d)
-emu=
-trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
 echo "1..6"
 
 # mdemu: instance/preempted turns TRUE at 1.5 s.

@@ -9,13 +9,6 @@
 # finishes.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-tmp=$(mktemp -d)
-emu=
-trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/err" ] && sed 's/^/# /' "$tmp/err" | tail -n 15; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
 echo "1..8"
 id=602d9444-d2cd-49c7-8624-8643e7171297
 

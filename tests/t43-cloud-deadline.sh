@@ -15,13 +15,6 @@
 #         and finishes.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-tmp=$(mktemp -d)
-emu=
-trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$err" ] && sed 's/^/# /' "$err" | tail -n 15; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
 stop_emu() { kill $emu; wait $emu 2>/dev/null; emu=; }
 # The store's checkpoint objects (the attempt records aside) and LATEST.
 store_state() {

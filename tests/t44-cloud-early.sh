@@ -11,13 +11,6 @@
 #         nothing is asked of the job, no checkpoint, exit 0.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-tmp=$(mktemp -d)
-emu=
-trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$err" ] && sed 's/^/# /' "$err" | tail -n 15; }
-check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
 stop_emu() { kill $emu; wait $emu 2>/dev/null; emu=; }
 echo "1..$((3 * 8))"
 

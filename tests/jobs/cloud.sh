@@ -4,6 +4,22 @@
 # on a closed loopback port (no-cloud.sh); a test points one at its emulator.
 . "$top_srcdir/tests/jobs/no-cloud.sh"
 
+# The TAP set-up every cloud test shares: a temp dir $tmp, removed at exit
+# with the emulator $emu if one runs; ok, nok and check number their lines;
+# nok shows the tail of $err (default $tmp/err), spotrun's output.
+tmp=$(mktemp -d)
+emu=
+trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() {
+	n=$((n + 1)); echo "not ok $n - $1"
+	_e=${err:-$tmp/err}
+	[ -f "$_e" ] && sed 's/^/# /' "$_e" | tail -n 15
+	return 0
+}
+check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
+
 # cloud_emu PORTFILE LOGFILE [MDEMU OPTIONS...]: start tests/mdemu in the
 # background and wait (at most 5 s) until it listens; sets $emu (its pid)
 # and $emu_url (its base URL).
