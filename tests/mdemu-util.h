@@ -121,6 +121,20 @@ log_count(const struct emu *e, const char *line)
 	return n;
 }
 
+/* log_count, waiting up to secs for at least want such lines: the
+ * emulator logs a request after it has sent the reply, so a client can
+ * see the reply before the line is there. */
+MU_FN int
+log_count_wait(const struct emu *e, const char *line, int want, double secs)
+{
+	double end = sr_mono() + secs;
+	int n;
+
+	while ((n = log_count(e, line)) < want && sr_mono() < end)
+		usleep(20000);
+	return n;
+}
+
 /* How many lines of the log contain s. */
 MU_FN int
 log_grep(const struct emu *e, const char *s)

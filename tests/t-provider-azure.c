@@ -220,7 +220,7 @@ test_slow_first(void)
 	sr_provider_stop_vm(p);
 	ok(sr_azure_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "slow first call: not an error");
-	is_int(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2"), 1,
+	is_int(log_count_wait(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2", 1, 2), 1,
 	    "slow first call: one (slow) request, answered");
 	sr_provider_free(p);
 	emu_stop(&e);
