@@ -74,10 +74,6 @@ struct aws {
 	double token_end;		/* monotonic seconds */
 	int preempt_posted, early_posted;
 
-	/* Under lock: what went wrong, for sr_aws_errors. */
-	unsigned long errors;
-	char last_err[SR_ERRMAX];
-	int warned;			/* stderr got the first error */
 };
 
 /* The base URL conf asks for (see the top of this file). */
@@ -141,24 +137,6 @@ aws_free(struct sr_provider *p)
 	sr_http_cleanup();
 }
 
-/* Count a failure; the first one of the provider's life goes to stderr too
- * (there is no other channel to the runner's output). */
-static void
-note_error(struct aws *a, const char *msg)
-{
-	int first;
-
-	pthread_mutex_lock(&a->w.lock);
-	a->errors++;
-	strlcpy(a->last_err, msg, sizeof a->last_err);
-	first = !a->warned;
-	a->warned = 1;
-	pthread_mutex_unlock(&a->w.lock);
-	if (first)
-		fprintf(stderr, "spotrun: warning: aws: %s (polling goes on; later "
-		    "errors are not shown)\n", msg);
-}
-
 int
 sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len)
 {
@@ -166,11 +144,7 @@ sr_aws_errors(struct sr_provider *p, unsigned long *count, char *last, size_t le
 
 	if (strcmp(p->ops->name, "aws") != 0)
 		return -1;
-	pthread_mutex_lock(&a->w.lock);
-	*count = a->errors;
-	if (last != NULL)
-		strlcpy(last, a->last_err, len);
-	pthread_mutex_unlock(&a->w.lock);
+	sr_watch_errors(&a->w, count, last, len);
 	return 0;
 }
 
@@ -347,7 +321,7 @@ poll_once(struct sr_provider *p, struct aws *a)
 		}
 		if (r == -1) {
 			if (!stopping(a))
-				note_error(a, err);
+				sr_watch_error(&a->w, err);
 			return;
 		}
 	}
@@ -358,7 +332,7 @@ poll_once(struct sr_provider *p, struct aws *a)
 			sr_provider_post(p, &n);
 			a->early_posted = 1;
 		} else if (r == -1 && !stopping(a))
-			note_error(a, err);
+			sr_watch_error(&a->w, err);
 	}
 }
 

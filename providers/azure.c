@@ -90,9 +90,6 @@ struct azure {
 
 	/* Under lock. */
 	char ack_id[ID_MAX + 1];	/* the preemption's EventId; "" none */
-	unsigned long errors;
-	char last_err[SR_ERRMAX];
-	int warned;
 
 	/* The acknowledgment's thread: started by azure_ack and joined by
 	 * ack_join, both on the supervisor's thread; the thread writes
@@ -181,23 +178,6 @@ azure_free(struct sr_provider *p)
 	sr_http_cleanup();
 }
 
-/* Count a failure; the first one of the provider's life goes to stderr. */
-static void
-note_error(struct azure *z, const char *msg)
-{
-	int first;
-
-	pthread_mutex_lock(&z->w.lock);
-	z->errors++;
-	strlcpy(z->last_err, msg, sizeof z->last_err);
-	first = !z->warned;
-	z->warned = 1;
-	pthread_mutex_unlock(&z->w.lock);
-	if (first)
-		fprintf(stderr, "spotrun: warning: azure: %s (polling goes on; later "
-		    "errors are not shown)\n", msg);
-}
-
 int
 sr_azure_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len)
 {
@@ -205,11 +185,7 @@ sr_azure_errors(struct sr_provider *p, unsigned long *count, char *last, size_t 
 
 	if (strcmp(p->ops->name, "azure") != 0)
 		return -1;
-	pthread_mutex_lock(&z->w.lock);
-	*count = z->errors;
-	if (last != NULL)
-		strlcpy(last, z->last_err, len);
-	pthread_mutex_unlock(&z->w.lock);
+	sr_watch_errors(&z->w, count, last, len);
 	return 0;
 }
 
@@ -451,7 +427,7 @@ watch(void *arg)
 		next = sr_mono() + z->poll;
 		if (!z->preempt_posted) {
 			if (poll_once(p, z, err) == -1 && !stopping(z)) {
-				note_error(z, err);
+				sr_watch_error(&z->w, err);
 				backoff = backoff == 0 ? z->poll : fmin(backoff * 2,
 				    fmax(BACKOFF_MAX, z->poll));
 				next = sr_mono() + backoff;

@@ -80,10 +80,6 @@ struct gcp {
 	char etag[ETAG_MAX + 1];	/* of the last good preempted reply; "" none */
 	int preempt_posted, early_posted;
 
-	/* Under lock: what went wrong, for sr_gcp_errors. */
-	unsigned long errors;
-	char last_err[SR_ERRMAX];
-	int warned;			/* stderr got the first error */
 };
 
 static const char *
@@ -157,24 +153,6 @@ gcp_free(struct sr_provider *p)
 	sr_http_cleanup();
 }
 
-/* Count a failure; the first one of the provider's life goes to stderr too
- * (there is no other channel to the runner's output). */
-static void
-note_error(struct gcp *g, const char *msg)
-{
-	int first;
-
-	pthread_mutex_lock(&g->w.lock);
-	g->errors++;
-	strlcpy(g->last_err, msg, sizeof g->last_err);
-	first = !g->warned;
-	g->warned = 1;
-	pthread_mutex_unlock(&g->w.lock);
-	if (first)
-		fprintf(stderr, "spotrun: warning: gcp: %s (polling goes on; later "
-		    "errors are not shown)\n", msg);
-}
-
 int
 sr_gcp_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len)
 {
@@ -182,11 +160,7 @@ sr_gcp_errors(struct sr_provider *p, unsigned long *count, char *last, size_t le
 
 	if (strcmp(p->ops->name, "gcp") != 0)
 		return -1;
-	pthread_mutex_lock(&g->w.lock);
-	*count = g->errors;
-	if (last != NULL)
-		strlcpy(last, g->last_err, len);
-	pthread_mutex_unlock(&g->w.lock);
+	sr_watch_errors(&g->w, count, last, len);
 	return 0;
 }
 
@@ -386,12 +360,12 @@ watch(void *arg)
 		start = sr_mono();
 		failed = 0;
 		if (!g->preempt_posted && poll_preempted(p, g, err) == -1 && !stopping(g)) {
-			note_error(g, err);
+			sr_watch_error(&g->w, err);
 			failed = 1;
 		}
 		if (!g->preempt_posted && !stopping(g) &&
 		    poll_maintenance(p, g, err) == -1 && !stopping(g)) {
-			note_error(g, err);
+			sr_watch_error(&g->w, err);
 			failed = 1;
 		}
 		if (g->preempt_posted)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,6 +19,7 @@ sr_watch_init(struct sr_watch *w, const char *who)
 	int r;
 
 	memset(w, 0, sizeof *w);
+	w->who = who;
 	if ((r = pthread_mutex_init(&w->lock, NULL)) != 0 ||
 	    (r = pthread_condattr_init(&ca)) != 0)
 		sr_fatal("%s provider: pthread init: %s", who, strerror(r));
@@ -93,4 +95,30 @@ sr_watch_wait_locked(struct sr_watch *w, double until)
 		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 	}
 	return sr_watch_stopping(w);
+}
+
+void
+sr_watch_error(struct sr_watch *w, const char *msg)
+{
+	int first;
+
+	pthread_mutex_lock(&w->lock);
+	w->errors++;
+	strlcpy(w->last_err, msg, sizeof w->last_err);
+	first = !w->warned;
+	w->warned = 1;
+	pthread_mutex_unlock(&w->lock);
+	if (first)
+		fprintf(stderr, "spotrun: warning: %s: %s (polling goes on; later "
+		    "errors are not shown)\n", w->who, msg);
+}
+
+void
+sr_watch_errors(struct sr_watch *w, unsigned long *count, char *last, size_t len)
+{
+	pthread_mutex_lock(&w->lock);
+	*count = w->errors;
+	if (last != NULL)
+		strlcpy(last, w->last_err, len);
+	pthread_mutex_unlock(&w->lock);
 }
