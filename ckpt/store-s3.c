@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,29 @@ what(char *buf, size_t len, const char *verb, const char *key)
 	return buf;
 }
 
+/* The etag store.h's callers see: S3's ETag, GCS's generation (what
+ * x-goog-if-generation-match compares). */
+static const char *
+etag_of(const struct sr_s3 *s, const struct sr_s3_resp *r)
+{
+	return sr_s3_is_gcs(s) ? r->generation : r->etag;
+}
+
+/* Fill err and return code (a lost race or a missing key, not an error). */
+static int
+say_rc(char *err, int code, const char *fmt, ...) SR_PRINTF(3, 4);
+
+static int
+say_rc(char *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, SR_ERRMAX, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
 /* Did our own earlier attempt land? After a broken-off attempt a
  * conditional PUT may see its own object and get 412; the object is ours
  * when its MD5 (the ETag of a single PUT on S3; GCS sends it too) is the
@@ -82,7 +106,7 @@ landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
 		return 0;
 	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
 	if (ok && etag_out != NULL)
-		snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+		snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
 	sr_s3_resp_free(&r);
 	return ok;
 }
@@ -116,19 +140,18 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		return SR_STORE_ERROR;
 	if (r.status == 200) {
 		if (etag_out != NULL)
-			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+			snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
 		rc = SR_STORE_OK;
 	} else if (r.status == 412 && r.maybe_landed && landed(s, key, md5x, etag_out))
 		rc = SR_STORE_OK;
 	else if (r.status == 412 && mode == SR_PUT_CREATE)
-		rc = sr_err(err, "%s: exists (create-only put lost the race)", w),
-		rc = SR_STORE_EXISTS;
+		rc = say_rc(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
 	else if (r.status == 412 && mode == SR_PUT_MATCH)
-		rc = sr_err(err, "%s: changed since etag %s (compare-and-swap lost the race)", w,
-		    if_match), rc = SR_STORE_PRECONDITION;
+		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
+		    "(compare-and-swap lost the race)", w, if_match);
 	else if (r.status == 404 && mode == SR_PUT_MATCH && strcmp(r.error.code, "NoSuchKey") == 0)
-		rc = sr_err(err, "%s: no such key (compare-and-swap lost the race)", w),
-		rc = SR_STORE_PRECONDITION;
+		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
+		    "the race)", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
 	sr_s3_resp_free(&r);
@@ -163,11 +186,11 @@ s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len
 		if (len != NULL)
 			*len = r.len;
 		if (etag_out != NULL)
-			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_s3_is_gcs(s) ? r.generation : r.etag);
+			snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
 		r.body = NULL;
 		rc = SR_STORE_OK;
 	} else if (not_found(&r))
-		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
 	sr_s3_resp_free(&r);
@@ -198,7 +221,7 @@ s3_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, vo
 		rc = sr_err(err, "%s: the object is shorter than %llu bytes",
 		    w, (unsigned long long)(off + len));
 	else if (not_found(&r))
-		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
 	sr_s3_resp_free(&r);
@@ -222,11 +245,10 @@ s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char 
 		info->key = key;
 		info->size = r.content_length;
 		info->mtime = r.mtime;
-		snprintf(info->etag, sizeof info->etag, "%s",
-		    sr_s3_is_gcs(s) ? r.generation : r.etag);
+		snprintf(info->etag, sizeof info->etag, "%s", etag_of(s, &r));
 		rc = SR_STORE_OK;
 	} else if (r.status == 404)	/* a HEAD reply has no body to tell bucket from key */
-		rc = sr_err(err, "%s: no such key", w), rc = SR_STORE_NOTFOUND;
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
 	sr_s3_resp_free(&r);
