@@ -35,6 +35,7 @@
 set -eu
 : "${top_builddir:=.}"
 bin=$top_builddir/tests/bench-ckpt
+. "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/bench/lib.sh"
 if [ ! -x "$bin" ]; then
 	make -C "$top_builddir" tests/bench-ckpt >/dev/null
 fi
@@ -51,7 +52,6 @@ res=$tmp/results
 timer=
 [ -x /usr/bin/time ] && timer=/usr/bin/time
 
-now() { date +%s.%N; }
 # Delete what a run wrote and let the disk settle (ext4 with discard frees
 # blocks at the next commit), so that runs do not pay for each other; then
 # warm memory for the run's page cache (see "warm" in tests/bench-ckpt.c:
@@ -62,8 +62,6 @@ clean() {
 	sleep 1
 	[ "$warm" -eq 0 ] || "$bin" warm "$warm"
 }
-# rec NAME VALUE: one measurement of the current run.
-rec() { echo "$1 $2" >>"$res"; }
 # The number after key= in a line of bench-ckpt's output.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
@@ -93,8 +91,8 @@ while [ "$i" -lt "$reps" ]; do
 	t1=$(now)
 	sync "$tmp/b.tar.zst"
 	t2=$(now)
-	rec bsave "$(awk -v a="$t0" -v b="$t2" 'BEGIN { print b - a }')"
-	rec bsave_nosync "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+	rec bsave "$(secs "$t0" "$t2")"
+	rec bsave_nosync "$(secs "$t0" "$t1")"
 	[ -n "$timer" ] && rec brss "$(cat "$tmp/zrss")"
 	rec bstored "$(wc -c <"$tmp/b.tar.zst")"
 
@@ -103,7 +101,7 @@ while [ "$i" -lt "$reps" ]; do
 	t0=$(now)
 	out=$("$bin" save "file://$tmp/store" "$src")
 	t1=$(now)
-	rec osave "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+	rec osave "$(secs "$t0" "$t1")"
 	rec ostored "$(field stored "$out")"
 	rec osrss "$(field rss_kib "$out")"
 
@@ -116,8 +114,8 @@ while [ "$i" -lt "$reps" ]; do
 	t1=$(now)
 	sync
 	t2=$(now)
-	rec brest "$(awk -v a="$t0" -v b="$t2" 'BEGIN { print b - a }')"
-	rec brest_nosync "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+	rec brest "$(secs "$t0" "$t2")"
+	rec brest_nosync "$(secs "$t0" "$t1")"
 
 	# ours
 	"$bin" evict "$tmp/b.tar.zst" "$tmp/store"
@@ -127,8 +125,8 @@ while [ "$i" -lt "$reps" ]; do
 	t1=$(now)
 	sync
 	t2=$(now)
-	rec orest "$(awk -v a="$t0" -v b="$t2" 'BEGIN { print b - a }')"
-	rec orest_nosync "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+	rec orest "$(secs "$t0" "$t2")"
+	rec orest_nosync "$(secs "$t0" "$t1")"
 	rec orrss "$(field rss_kib "$out")"
 done
 
@@ -144,28 +142,13 @@ cat "$src"/* >/dev/null
 t0=$(now)
 inc=$("$bin" save "file://$tmp/store" "$src")
 t1=$(now)
-rec isave "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
+rec isave "$(secs "$t0" "$t1")"
 rec inew "$(field new "$inc")"
 rec ichunks "$(field chunks "$inc")"
 rec ireused "$(field reused "$inc")"
 
 awk -v raw="$raw" -v reps="$reps" -v mib="$mib" -v fs="$fs" -v cpus="$(nproc)" \
-    -v strict="${BENCH_CKPT_STRICT:-0}" '
-function sorted(k, v,    n, i, j, t) {
-	n = cnt[k]
-	for (i = 1; i <= n; i++) v[i] = val[k, i]
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-	return n
-}
-function median(k,    n, v) {
-	n = sorted(k, v)
-	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
-function range(k,    n, v) {
-	n = sorted(k, v)
-	return sprintf("%.2f-%.2f", v[1], v[n])
-}
+    -v strict="${BENCH_CKPT_STRICT:-0}" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
 function row(what, k, stored, rss) {
 	printf "  %-34s %5.2f s (%s) %5.0f MB/s", what, median(k), range(k), mbs(median(k))

@@ -48,6 +48,7 @@
 set -eu
 : "${top_builddir:=.}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+. "$top_srcdir/bench/lib.sh"
 bin=$top_builddir/tests/bench-ckpt
 if [ ! -x "$bin" ]; then
 	make -C "$top_builddir" tests/bench-ckpt >/dev/null
@@ -106,10 +107,6 @@ export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_DEFAULT_REGION AWS_REGION \
 export aws ep
 
 awsc() { "$aws" --endpoint-url "$ep" "$@"; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
-# rec NAME VALUE: one measurement.
-rec() { echo "$1 $2" >>"$res"; }
 # CPU seconds used so far by the server (radosgw and ceph-osd).
 server_cpu()
 {
@@ -291,22 +288,7 @@ odesc=$opts
 [ -n "$odesc" ] || odesc="the store's defaults"
 awk -v raw="$raw" -v sraw="$sraw" -v smib="$smib" -v reps="$reps" -v mib="$mib" \
     -v cpus="$(nproc)" -v opts="$odesc" \
-    -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" '
-function sorted(k, v,    n, i, j, t) {
-	n = cnt[k]
-	for (i = 1; i <= n; i++) v[i] = val[k, i]
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-	return n
-}
-function median(k,    n, v) {
-	n = sorted(k, v)
-	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
-function range(k,    n, v) {
-	n = sorted(k, v)
-	return sprintf("%.2f-%.2f", v[1], v[n])
-}
+    -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
 function best(k,    n, v) { n = sorted(k, v); return v[1] }
 function worst(k,    n, v) { n = sorted(k, v); return v[n] }

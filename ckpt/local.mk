@@ -28,7 +28,7 @@ EXTRA_DIST += doc/format.md
 noinst_PROGRAMS += tests/bench-ckpt
 tests_bench_ckpt_SOURCES = tests/bench-ckpt.c
 SR_BENCH += bench/ckpt.sh
-EXTRA_DIST += bench/ckpt.sh
+EXTRA_DIST += bench/ckpt.sh bench/lib.sh
 # The public job-side header (installed) and a C job using it.
 include_HEADERS += ckpt/spotrun.h
 noinst_PROGRAMS += tests/cjob
