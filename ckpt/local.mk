@@ -14,7 +14,7 @@ SR_BENCH += bench/codec.sh
 EXTRA_DIST += bench/codec.sh
 
 # The checkpoint format: manifests, packs, save, restore, list, gc.
-libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/idtab.c ckpt/idtab.h \
+libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/idtab.c ckpt/idtab.h \
 	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
 	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile

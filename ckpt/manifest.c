@@ -152,18 +152,19 @@ sr_mtype_parse(const char *s)
 }
 
 void
-sr_id_hex(const uint8_t id[32], char out[65])
+sr_hex_of(const uint8_t *b, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
-	int i;
+	size_t i;
 
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = hex[id[i] >> 4];
-		out[2 * i + 1] = hex[id[i] & 15];
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
 	}
-	out[64] = '\0';
+	out[2 * n] = '\0';
 }
 
+/* Lowercase only: the format writes one spelling of each value. */
 static int
 hexval(char c)
 {
@@ -175,19 +176,31 @@ hexval(char c)
 }
 
 int
-sr_id_parse(const char *hex, uint8_t id[32])
+sr_hex_parse(const char *hex, uint8_t *b, size_t n)
 {
-	int i;
+	size_t i;
 
-	if (strlen(hex) != 64)
+	if (strlen(hex) != 2 * n)
 		return -1;
-	for (i = 0; i < 32; i++) {
+	for (i = 0; i < n; i++) {
 		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
-		id[i] = (uint8_t)(hi << 4 | lo);
+		b[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
+}
+
+void
+sr_id_hex(const uint8_t id[32], char out[65])
+{
+	sr_hex_of(id, 32, out);
+}
+
+int
+sr_id_parse(const char *hex, uint8_t id[32])
+{
+	return sr_hex_parse(hex, id, 32);
 }
 
 /* ---- JSON output ---- */
@@ -207,6 +220,10 @@ chunk_json(const struct sr_mchunk *c)
 
 	sr_id_hex(c->id, hex);
 	json_object_set_new(o, "id", json_string(hex));
+	if (c->has_check) {
+		sr_hex_of(c->check, sizeof c->check, hex);
+		json_object_set_new(o, "xxh3", json_string(hex));
+	}
 	json_object_set_new(o, "pack", json_string(c->pack));
 	json_object_set_new(o, "offset", uint_json(c->offset));
 	json_object_set_new(o, "clen", uint_json(c->clen));
@@ -356,7 +373,7 @@ get_number(json_t *obj, const char *where, const char *key, double *out, char *e
 static int
 parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchunk *c, char *err)
 {
-	const char *id, *pack, *xf;
+	const char *id, *pack, *xf, *check = NULL;
 	char kw[96];
 	int x;
 
@@ -367,11 +384,19 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 	    get_uint(o, where, "offset", 1, &c->offset, err) == -1 ||
 	    get_uint(o, where, "clen", 1, &c->clen, err) == -1 ||
 	    get_uint(o, where, "rlen", 1, &c->rlen, err) == -1 ||
-	    get_str(o, where, "xf", 1, &xf, err) == -1)
+	    get_str(o, where, "xf", 1, &xf, err) == -1 ||
+	    get_str(o, where, "xxh3", 0, &check, err) == -1)
 		return -1;
 	if (sr_id_parse(id, c->id) == -1) {
 		sr_path_quote(id, kw, sizeof kw);
 		return sr_err(err, "%s.id: %s is not 64 lowercase hex digits", where, kw);
+	}
+	if (check != NULL) {
+		if (sr_hex_parse(check, c->check, sizeof c->check) == -1) {
+			sr_path_quote(check, kw, sizeof kw);
+			return sr_err(err, "%s.xxh3: %s is not 32 lowercase hex digits", where, kw);
+		}
+		c->has_check = 1;
 	}
 	if ((x = sr_transform_parse(xf)) < 0) {
 		sr_path_quote(xf, kw, sizeof kw);

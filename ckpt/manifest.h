@@ -31,6 +31,8 @@ enum sr_mtype {
 /* One chunk of a file: raw bytes [file offset, + rlen) of the file. */
 struct sr_mchunk {
 	uint8_t id[32];		/* SHA-256 of the raw bytes */
+	uint8_t check[16];	/* XXH3-128 of the raw bytes (chunkhash.h) */
+	int has_check;		/* 0: a manifest without one; restore uses id */
 	const char *pack;	/* pack key, interned in the manifest */
 	uint64_t offset;	/* of the encoded bytes in the pack */
 	uint64_t clen;		/* encoded length */
@@ -93,7 +95,11 @@ int sr_manifest_is_link(const char *path, void *arg);
 const char *sr_mtype_name(enum sr_mtype t);
 int sr_mtype_parse(const char *s);
 
-/* Lowercase hex of a 32-byte id into out (65 bytes); parse it back (0/-1). */
+/* Lowercase hex of n bytes into out (2n + 1 bytes); parse exactly 2n
+ * lowercase hex digits back (0/-1). */
+void sr_hex_of(const uint8_t *b, size_t n, char *out);
+int sr_hex_parse(const char *hex, uint8_t *b, size_t n);
+/* The same for a 32-byte id. */
 void sr_id_hex(const uint8_t id[32], char out[65]);
 int sr_id_parse(const char *hex, uint8_t id[32]);
 

@@ -10,7 +10,8 @@
  * chunks flow through a ring of read slots: reader threads fetch them by
  * ranged reads, in order, into slot k % depth; worker threads decode each
  * to exactly its raw length, free its slot, then hash and pwrite it block
- * by block (WRITE_BLOCK) and check the hash against its SHA-256 id. Waiting
+ * by block (WRITE_BLOCK) and check it: its XXH3-128 against the manifest's
+ * (its SHA-256 id for manifests without one; chunkhash.h). Waiting
  * for the store overlaps decoding, and memory stays bounded (RESTORE_MEM).
  * Only a complete tree, every chunk of it checked, replaces the target; a
  * bad chunk removes the staging directory and falls back to the next older
@@ -35,9 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "catalog.h"
+#include "chunkhash.h"
 #include "ckpt.h"
 #include "codec.h"
 #include "manifest.h"
@@ -186,13 +186,13 @@ reader_main(void *arg)
  * verify it; a chunk that fails the check fails the whole staging tree. */
 static void
 restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot *sl,
-    uint8_t **rbuf, size_t *rcap, EVP_MD_CTX *md)
+    uint8_t **rbuf, size_t *rcap, struct sr_chunkhash *h)
 {
 	const struct task *t = &r->tasks[k];
 	const struct sr_mentry *e = &r->m->entries[t->entry];
 	const struct sr_mchunk *c = &e->chunks[t->chunk];
-	char hex[65], got[65], q[256], err[SR_ERRMAX];
-	uint8_t id[32];
+	char hex[65], got[65], want[65], q[256], err[SR_ERRMAX];
+	uint8_t id[32], check[16];
 	uint64_t off, n;
 	int rc, fd;
 
@@ -224,16 +224,17 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	/* Hash and write block by block, each while it is in the CPU's cache:
 	 * the chunk is then read from memory once rather than twice. The bytes
 	 * written before the check are in the staging tree only, which a bad
-	 * chunk removes; nothing is restored until every chunk has passed. */
-	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-		fail(r, TRY_LOCAL, "chunk %s of %s: OpenSSL SHA-256 failed", hex, q);
+	 * chunk removes; nothing is restored until every chunk has passed.
+	 * The check is the manifest's XXH3-128 where it has one, else the id. */
+	if (sr_chunkhash_begin(h, c->has_check ? SR_CH_CHECK : SR_CH_ID, err) == -1) {
+		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
 		close(fd);
 		return;
 	}
 	for (off = 0; off < c->rlen; off += n) {
 		n = c->rlen - off < WRITE_BLOCK ? c->rlen - off : WRITE_BLOCK;
-		if (EVP_DigestUpdate(md, *rbuf + off, n) != 1) {
-			fail(r, TRY_LOCAL, "chunk %s of %s: OpenSSL SHA-256 failed", hex, q);
+		if (sr_chunkhash_update(h, *rbuf + off, n, err) == -1) {
+			fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
 			close(fd);
 			return;
 		}
@@ -245,11 +246,18 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 		}
 	}
 	close(fd);
-	if (EVP_DigestFinal_ex(md, id, NULL) != 1) {
-		fail(r, TRY_LOCAL, "chunk %s of %s: OpenSSL SHA-256 failed", hex, q);
+	if (sr_chunkhash_end(h, id, check, err) == -1) {
+		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
 		return;
 	}
-	if (memcmp(id, c->id, sizeof id) != 0) {
+	if (c->has_check && memcmp(check, c->check, sizeof check) != 0) {
+		sr_hex_of(check, sizeof check, got);
+		sr_hex_of(c->check, sizeof c->check, want);
+		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (XXH3-128 %s, the manifest"
+		    " says %s)", hex, q, got, want);
+		return;
+	}
+	if (!c->has_check && memcmp(id, c->id, sizeof id) != 0) {
 		sr_id_hex(id, got);
 		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (the data hashes to %s)", hex, q, got);
 		return;
@@ -266,13 +274,13 @@ worker_main(void *arg)
 {
 	struct restorer *r = arg;
 	struct sr_codec *codec = sr_codec_new(1);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct sr_chunkhash *h = sr_chunkhash_new();
 	uint8_t *rbuf = NULL;
 	size_t rcap = 0, k;
 	struct rslot *sl;
 
-	if (codec == NULL || md == NULL)
-		sr_fatal("cannot create a chunk codec and a SHA-256 context");
+	if (codec == NULL)
+		sr_fatal("cannot create a chunk codec");
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (r->rc != TRY_OK || r->next_work == r->ntasks)
@@ -290,12 +298,12 @@ worker_main(void *arg)
 		if (r->rc != TRY_OK)
 			break;
 		pthread_mutex_unlock(&r->mu);
-		restore_chunk(r, codec, k, sl, &rbuf, &rcap, md);
+		restore_chunk(r, codec, k, sl, &rbuf, &rcap, h);
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
 	free(rbuf);
-	EVP_MD_CTX_free(md);
+	sr_chunkhash_free(h);
 	sr_codec_free(codec);
 	return NULL;
 }

@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "catalog.h"
+#include "chunkhash.h"
 #include "ckpt.h"
 #include "codec.h"
 #include "fault.h"
@@ -72,6 +72,7 @@ struct slot {
 	size_t rlen, clen;		/* bytes read (< want: the file shrank) */
 	enum sr_transform xf;
 	uint8_t id[32];
+	uint8_t check[16];
 	const struct sr_mchunk *prev;	/* stored by the previous checkpoint */
 	int failed;			/* 1: see err; 2: read failed with errnum */
 	int errnum;
@@ -384,7 +385,8 @@ alloc_aligned(size_t n)
 
 /* Read, hash and (unless stored already) encode the chunk of slot sl. */
 static void
-work_one(struct saver *s, struct sr_codec *codec, uint8_t *raw, struct slot *sl)
+work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_t *raw,
+    struct slot *sl)
 {
 	ssize_t n;
 
@@ -399,8 +401,10 @@ work_one(struct saver *s, struct sr_codec *codec, uint8_t *raw, struct slot *sl)
 	sl->rlen = (size_t)n;
 	if (n == 0)
 		return;		/* the file shrank: nothing here any more */
-	if (EVP_Digest(raw, sl->rlen, sl->id, NULL, EVP_sha256(), NULL) != 1) {
-		sr_err(sl->err, "hash chunk: OpenSSL SHA-256 failed");
+	/* the check too, even for a chunk stored already: the new manifest
+	 * records it for every chunk, whatever the old one had */
+	if (sr_chunkhash_buf(h, SR_CH_ID | SR_CH_CHECK, raw, sl->rlen, sl->id, sl->check,
+	    sl->err) == -1) {
 		sl->failed = 1;
 		return;
 	}
@@ -420,6 +424,7 @@ worker_main(void *arg)
 {
 	struct saver *s = arg;
 	struct sr_codec *codec = sr_codec_new(s->level);
+	struct sr_chunkhash *h = sr_chunkhash_new();
 	uint8_t *raw = NULL;
 	struct slot *sl;
 
@@ -436,7 +441,7 @@ worker_main(void *arg)
 
 		if (raw == NULL)
 			raw = sr_malloc(s->chunk_size);
-		work_one(s, codec, raw, sl);
+		work_one(s, codec, h, raw, sl);
 
 		pthread_mutex_lock(&s->mu);
 		sl->state = SLOT_DONE;
@@ -444,6 +449,7 @@ worker_main(void *arg)
 	}
 	pthread_mutex_unlock(&s->mu);
 	free(raw);
+	sr_chunkhash_free(h);
 	sr_codec_free(codec);
 	return NULL;
 }
@@ -609,6 +615,8 @@ drain_one(struct saver *s, char *err)
 	if (!s->dr_short && sl->rlen > 0) {
 		c = sr_mentry_add_chunk(e);
 		memcpy(c->id, sl->id, sizeof c->id);
+		memcpy(c->check, sl->check, sizeof c->check);
+		c->has_check = 1;
 		c->rlen = sl->rlen;
 		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
 		if (have != NULL) {

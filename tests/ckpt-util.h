@@ -52,6 +52,33 @@ tu_write(const char *dir, const char *rel, const void *buf, size_t len)
 	free(p);
 }
 
+/* The standard output of `sh -c cmd` (printf-style) into out, trailing
+ * newlines removed; the command's status, -1 when it cannot be run. */
+TU_FN int __attribute__((format(printf, 3, 4)))
+tu_sh_out(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	FILE *f;
+	size_t n = 0;
+	int rc = -1;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) == -1)
+		sr_fatal("out of memory");
+	va_end(ap);
+	fflush(stdout);
+	if ((f = popen(cmd, "r")) != NULL) {
+		n = fread(out, 1, len - 1, f);
+		rc = pclose(f);
+	}
+	out[n] = '\0';
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	free(cmd);
+	return rc;
+}
+
 /* Deterministic noise (xorshift64*): incompressible, cheap to make. */
 TU_FN void
 tu_fill(uint8_t *buf, size_t len, uint64_t seed)

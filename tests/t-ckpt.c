@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <xxhash.h>
 
 #include "tap.h"
 #include "ckpt-util.h"
@@ -331,7 +332,7 @@ test_pack_format(void)
 	char *src = tu_path(top, "rt-src"), *cmd, *tmp = tu_path(top, "member.out");
 	char err[SR_ERRMAX], hex[65], *packfile, *listing, *want;
 	uint8_t id[32];
-	size_t e, k, good = 0, total = 0, wlen = 0;
+	size_t e, k, good = 0, total = 0, wlen = 0, xgood = 0;
 	int checked_none = 0, checked_plane = 0;
 
 	if (load("rt", 0, &m) != 0) {
@@ -350,25 +351,30 @@ test_pack_format(void)
 			    EVP_Digest(rbuf, c->rlen, id, NULL, EVP_sha256(), NULL) == 1 &&
 			    memcmp(id, c->id, 32) == 0)
 				good++;
+			/* the recorded XXH3-128 is what xxhsum -H2 prints for the
+			 * raw bytes: the canonical (big-endian) form */
+			if (c->has_check) {
+				char line[128], rec[33];
+				tu_write(top, "member.out", rbuf, c->rlen);
+				sr_hex_of(c->check, sizeof c->check, rec);
+				if (tu_sh_out(line, sizeof line, "xxhsum -H2 '%s' | cut -d' ' -f1",
+				    tmp) == 0 && strcmp(line, rec) == 0)
+					xgood++;
+			}
 			free(cbuf);
 			free(rbuf);
 		}
 	}
 	is_int(good, total, "every chunk's recorded range holds its frames exactly");
+	is_int(xgood, total, "every chunk's xxh3 is xxhsum -H2 of its raw bytes");
 
 	/* tar -tf lists exactly the chunk members */
 	packfile = store_file(m.packs[0]);
-	cmd = sr_asprintf("tar -tf '%s' | sort | tr '\\n' ' '", packfile);
 	{
-		FILE *f = popen(cmd, "r");
-		char line[65536] = "";
-		size_t n = f ? fread(line, 1, sizeof line - 1, f) : 0;
-		line[n] = '\0';
-		if (f)
-			pclose(f);
+		char line[65536];
+		tu_sh_out(line, sizeof line, "tar -tf '%s' | sort | tr '\\n' ' '", packfile);
 		listing = sr_strdup(line);
 	}
-	free(cmd);
 	/* the wanted list: unique ids, sorted (ids are hex: strcmp order) */
 	{
 		char **ids = NULL;
@@ -511,16 +517,9 @@ test_pack_rotation(void)
 	v = tu_names(d, &n);
 	is_int(n, 3, "5 chunks of 1 MiB go to 3 packs (2 + 2 + 1)");
 	for (i = 0; i < n; i++) {
-		FILE *f;
-		int k = 0;
-		cmd = sr_asprintf("tar -tf '%s/%s' | wc -l", d, v[i]);
-		if ((f = popen(cmd, "r")) != NULL) {
-			if (fscanf(f, "%d", &k) != 1)
-				k = 0;
-			pclose(f);
-		}
-		members[i < 3 ? i : 2] = k;
-		free(cmd);
+		char line[64];
+		tu_sh_out(line, sizeof line, "tar -tf '%s/%s' | wc -l", d, v[i]);
+		members[i < 3 ? i : 2] = atoi(line);
 	}
 	qsort(members, 3, sizeof *members, int_cmp);
 	listed = members[0] == 1 && members[1] == 2 && members[2] == 2;
@@ -609,9 +608,10 @@ test_corrupt(void)
 	const struct sr_mchunk *c;
 	struct sr_codec *codec = sr_codec_new(1);
 	struct sr_ckpt_stats r;
-	char *src0, *src1, *dst = tu_path(top, "co-dst"), *pf, *want, hex[65], got[65];
+	char *src0, *src1, *dst = tu_path(top, "co-dst"), *pf, *want, hex[65], got[33], rec[33];
 	char err[SR_ERRMAX] = "";
-	uint8_t *cbuf, *rbuf, id[32], byte;
+	uint8_t *cbuf, *rbuf, check[16], byte;
+	XXH128_canonical_t canon;
 	int fd;
 
 	c = two_checkpoints("co", &src0, &src1, &m);
@@ -631,11 +631,15 @@ test_corrupt(void)
 	sr_store_read_range(st, c->pack, c->offset, c->clen, cbuf, err);
 	ok(sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0,
 	    "noise is stored raw: the flipped frame still decodes");
-	EVP_Digest(rbuf, c->rlen, id, NULL, EVP_sha256(), NULL);
+	ok(c->has_check, "the save recorded the chunk's XXH3-128");
+	/* xxhsum's canonical form, computed here with the one-shot call */
+	XXH128_canonicalFromHash(&canon, XXH3_128bits(rbuf, c->rlen));
+	memcpy(check, canon.digest, sizeof check);
 	sr_id_hex(c->id, hex);
-	sr_id_hex(id, got);
-	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": checksum mismatch (the data hashes to %s);"
-	    " falling back to checkpoint 0", hex, got);
+	sr_hex_of(check, sizeof check, got);
+	sr_hex_of(c->check, sizeof c->check, rec);
+	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": checksum mismatch (XXH3-128 %s, the"
+	    " manifest says %s); falling back to checkpoint 0", hex, got, rec);
 	tu_log_clear(&lg);
 	is_int(restore("co", dst, &r, err), 0, "restore succeeds %s", err);
 	is_int(r.seq, 0, "from checkpoint 0");

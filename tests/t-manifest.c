@@ -138,6 +138,7 @@ fill_manifest(struct sr_manifest *m)
 {
 	struct sr_mentry *e;
 	struct sr_mchunk *c;
+	int i;
 
 	sr_manifest_init(m);
 	m->job = sr_strdup("job1");
@@ -156,6 +157,9 @@ fill_manifest(struct sr_manifest *m)
 	e->size = 150;
 	c = sr_mentry_add_chunk(e);
 	memset(c->id, 0xab, 32);
+	for (i = 0; i < 16; i++)
+		c->check[i] = (uint8_t)(i * 17);
+	c->has_check = 1;
 	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar");
 	c->offset = 512;
 	c->clen = 90;
@@ -189,6 +193,9 @@ test_roundtrip(void)
 	ok(sr_manifest_validate(&m, "job1", 7, err) == 0, "built manifest validates %s", err);
 	text = sr_manifest_dump(&m, &len);
 	ok(strstr(text, "\"xf\": \"plane2\"") != NULL, "transform written by name");
+	ok(strstr(text, "\"xxh3\": \"00112233445566778899aabbccddeeff\"") != NULL &&
+	    strstr(strstr(text, "\"xxh3\"") + 1, "\"xxh3\"") == NULL,
+	    "a chunk's check written as 32 hex digits, and only where it has one");
 	ok(sr_manifest_parse(text, len, &n, err) == 0, "dump parses back %s", err);
 	ok(sr_manifest_validate(&n, "job1", 7, err) == 0, "and validates %s", err);
 	text2 = sr_manifest_dump(&n, NULL);
@@ -198,7 +205,9 @@ test_roundtrip(void)
 	i = sr_manifest_find(&n, "d/f");
 	ok(i >= 0 && n.entries[i].mtime_ns == -5 && n.entries[i].mode == 0640 &&
 	    n.entries[i].nchunks == 2 && n.entries[i].chunks[1].offset == 1536 &&
-	    n.entries[i].chunks[0].xf == SR_XF_PLANE2 && n.entries[i].chunks[0].id[31] == 0xab,
+	    n.entries[i].chunks[0].xf == SR_XF_PLANE2 && n.entries[i].chunks[0].id[31] == 0xab &&
+	    n.entries[i].chunks[0].has_check && n.entries[i].chunks[0].check[15] == 0xff &&
+	    !n.entries[i].chunks[1].has_check,
 	    "file entry fields survive");
 	i = sr_manifest_find(&n, "d/l");
 	ok(i >= 0 && strcmp(n.entries[i].target, "f") == 0, "symlink target survives");

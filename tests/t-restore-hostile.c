@@ -31,6 +31,7 @@ static struct sr_store *st;
 static struct tu_log lg;
 static char chunk[512];		/* a valid chunk reference of "hello world\n" */
 static char chunk_id[65];
+static char chunk_check[33];		/* its XXH3-128, as the save recorded it */
 static int etc_x_before;	/* /etc/x existed before the tests */
 
 static int
@@ -162,6 +163,7 @@ setup_base(void)
 	}
 	c = &m.entries[0].chunks[0];
 	sr_id_hex(c->id, chunk_id);
+	sr_hex_of(c->check, sizeof c->check, chunk_check);
 	snprintf(chunk, sizeof chunk, "{\"id\":\"%s\",\"pack\":\"%s\",\"offset\":%" PRIu64 ","
 	    "\"clen\":%" PRIu64 ",\"rlen\":%" PRIu64 ",\"xf\":\"%s\"}", chunk_id, c->pack,
 	    c->offset, c->clen, c->rlen, sr_transform_name(c->xf));
@@ -322,6 +324,49 @@ main(void)
 		free(doc);
 		free(e1);
 		free(bad);
+	}
+	/* the chunk with an "xxh3" member: malformed ones are refused when the
+	 * manifest is read; a well-formed wrong one fails the data check, which
+	 * then is that one (not the id); the right one restores */
+	{
+		static const struct {
+			const char *label, *value, *want;
+		} bad_checks[] = {
+			{ "xxh3 not hex", "\"../etc\"",
+			  "entries[0].chunks[0].xxh3: \"../etc\" is not 32 lowercase hex digits" },
+			{ "xxh3 a number", "5", "entries[0].chunks[0].xxh3: not a string" },
+			{ "xxh3 too short", "\"00ff\"",
+			  "entries[0].chunks[0].xxh3: \"00ff\" is not 32 lowercase hex digits" },
+			{ "xxh3 in upper case", "\"00000000000000000000000000ABCDEF\"",
+			  "entries[0].chunks[0].xxh3: \"00000000000000000000000000ABCDEF\" is not 32"
+			  " lowercase hex digits" },
+		};
+		size_t i;
+		char *want, wrong[33];
+
+		for (i = 0; i < SR_ARRAY_LEN(bad_checks); i++) {
+			e1 = sr_asprintf("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,"
+			    "\"size\":12,\"chunks\":[%.*s,\"xxh3\":%s}]}", (int)strlen(chunk) - 1, chunk,
+			    bad_checks[i].value);
+			hostile(bad_checks[i].label, e1, bad_checks[i].want);
+			free(e1);
+		}
+		snprintf(wrong, sizeof wrong, "%s", chunk_check);
+		wrong[31] = wrong[31] == '0' ? '1' : '0';
+		e1 = sr_asprintf("{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,"
+		    "\"size\":12,\"chunks\":[%.*s,\"xxh3\":\"%s\"}]}", (int)strlen(chunk) - 1, chunk,
+		    wrong);
+		doc = sr_asprintf("{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":[%s]}", e1);
+		sr_store_put(st, "hj/manifests/0000000000.json", doc, strlen(doc), SR_PUT_OVERWRITE,
+		    NULL, NULL, err);
+		want = sr_asprintf("restore hj: checkpoint 0: chunk %s of \"f\": checksum mismatch"
+		    " (XXH3-128 %s, the manifest says %s)", chunk_id, chunk_check, wrong);
+		is_int(restore("hj", NULL, err), -1, "a chunk that does not match its xxh3: refused");
+		is_str(err, want, "its message");
+		ok(untouched(), "and the staging directory is gone");
+		free(want);
+		free(doc);
+		free(e1);
 	}
 	/* a good manifest restores even where the old target holds a symlink
 	 * to the outside: the tree is built fresh, never through old links */
