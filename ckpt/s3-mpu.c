@@ -5,7 +5,10 @@
  * parts while fewer than `concurrency` are in flight, schedules retries at
  * their backoff time, and records each part's ETag for the completion.
  * curl_multi_wakeup lets the writer end the thread's poll at once when it
- * queues a part or gives up.
+ * queues a part or gives up. With Content-MD5 on, a part first goes to the
+ * upload's hasher threads (one per CPU, at most `concurrency`): MD5 runs at
+ * ~0.76 GB/s per core, and on the upload thread it capped an upload there
+ * and stalled the transfers in flight while it hashed.
  */
 #include "config.h"
 
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -25,7 +29,8 @@
 #define PARTS_MAX	10000	/* S3's limit on parts per upload */
 #define POLL_MS		100	/* longest sleep of the upload thread */
 
-enum part_state { P_QUEUED, P_ACTIVE, P_WAITING, P_DONE };
+/* P_HASHING: waiting for (or under) its MD5; P_QUEUED: ready to send. */
+enum part_state { P_HASHING, P_QUEUED, P_ACTIVE, P_WAITING, P_DONE };
 
 struct part {
 	struct sr_s3_mpu *m;
@@ -69,6 +74,10 @@ struct sr_s3_mpu {
 	CURLM *multi;
 	pthread_t th;
 	int th_started;
+	pthread_cond_t hash_cv;		/* a part to hash, or the end */
+	int hash_next;			/* parts[hash_next...] are not taken yet */
+	pthread_t *hashers;
+	int nhashers;
 };
 
 struct sr_s3_mpu *
@@ -85,6 +94,7 @@ sr_s3_mpu_begin(struct sr_s3 *s, const char *key)
 	m->spare = sr_calloc((size_t)m->concurrency + 1, sizeof *m->spare);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
+	pthread_cond_init(&m->hash_cv, NULL);
 	return m;
 }
 
@@ -119,8 +129,6 @@ start_part(struct sr_s3_mpu *m, struct part *p)
 	if (p->call == NULL) {
 		char w[SR_KEY_SHOW_MAX + 48];
 
-		if (sr_s3_tuning(m->s)->part_md5)
-			sr_s3_content_md5(p->buf, p->len, p->md5 + strlen("Content-MD5: "), NULL);
 		snprintf(w, sizeof w, "%s: part %d", m->what, p->num);
 		p->call = sr_s3_call_new(m->s, &p->rq, w);
 	}
@@ -175,6 +183,47 @@ finish_part(struct sr_s3_mpu *m, struct part *p, CURLcode result)
 		fail_locked(m, err);
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+/* Hash parts in the order they came, until the upload ends or fails. */
+static void *
+hash_thread(void *arg)
+{
+	struct sr_s3_mpu *m = arg;
+	struct part *p;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop && !m->failed) {
+		if (m->hash_next == m->nparts) {
+			if (m->finishing)
+				break;
+			pthread_cond_wait(&m->hash_cv, &m->lock);
+			continue;
+		}
+		p = m->parts[m->hash_next++];
+		pthread_mutex_unlock(&m->lock);
+		sr_s3_content_md5(p->buf, p->len, p->md5 + strlen("Content-MD5: "), NULL);
+		pthread_mutex_lock(&m->lock);
+		p->state = P_QUEUED;
+		curl_multi_wakeup(m->multi);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* The hashers: one per online CPU, at most one per part in flight. */
+static void
+start_hashers(struct sr_s3_mpu *m)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int i;
+
+	m->nhashers = cpus < 1 ? 1 : cpus < m->concurrency ? (int)cpus : m->concurrency;
+	m->hashers = sr_calloc((size_t)m->nhashers, sizeof *m->hashers);
+	for (i = 0; i < m->nhashers; i++) {
+		if (pthread_create(&m->hashers[i], NULL, hash_thread, m) != 0)
+			sr_fatal("pthread_create: cannot start a hasher thread");
+	}
 }
 
 static void *
@@ -279,6 +328,8 @@ submit(struct sr_s3_mpu *m, char *err)
 		if (pthread_create(&m->th, NULL, upload_thread, m) != 0)
 			sr_fatal("pthread_create: cannot start the upload thread");
 		m->th_started = 1;
+		if (sr_s3_tuning(m->s)->part_md5)
+			start_hashers(m);
 	}
 	pthread_mutex_lock(&m->lock);
 	while (!m->failed && m->pending >= m->concurrency)
@@ -298,7 +349,7 @@ submit(struct sr_s3_mpu *m, char *err)
 	p->num = m->nparts + 1;
 	p->buf = m->cur;
 	p->len = m->cur_len;
-	p->state = P_QUEUED;
+	p->state = m->nhashers > 0 ? P_HASHING : P_QUEUED;
 	snprintf(p->md5, sizeof p->md5, "Content-MD5: ");
 	{
 		char *eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
@@ -323,6 +374,7 @@ submit(struct sr_s3_mpu *m, char *err)
 	}
 	m->parts[m->nparts++] = p;
 	m->pending++;
+	pthread_cond_signal(&m->hash_cv);
 	pthread_mutex_unlock(&m->lock);
 	m->cur = NULL;
 	m->cur_len = 0;
@@ -356,12 +408,19 @@ sr_s3_mpu_write(struct sr_s3_mpu *m, const void *buf, size_t len, char *err)
 	return 0;
 }
 
-/* Stop the thread (after it finished, or at once when stop is set). */
+/* Stop the threads (after they finished, or at once when stop is set). */
 static void
 join(struct sr_s3_mpu *m)
 {
+	int i;
+
 	if (!m->th_started)
 		return;
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_broadcast(&m->hash_cv);
+	pthread_mutex_unlock(&m->lock);
+	for (i = 0; i < m->nhashers; i++)
+		pthread_join(m->hashers[i], NULL);
 	curl_multi_wakeup(m->multi);
 	pthread_join(m->th, NULL);
 	m->th_started = 0;
@@ -382,6 +441,8 @@ mpu_free(struct sr_s3_mpu *m)
 		curl_multi_cleanup(m->multi);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
+	pthread_cond_destroy(&m->hash_cv);
+	free(m->hashers);
 	free(m->cur);
 	free(m->upload_id);
 	free(m->key);
