@@ -20,6 +20,10 @@
 #           baseline) and of the server (radosgw + ceph-osd, from /proc),
 #           since client and server share the machine's CPUs;
 #  peak RSS: ours (ru_maxrss of bench-ckpt), the baseline's largest process;
+#  wan:     the same saves and restores (fewer runs) through tests/faultproxy
+#           in wan mode, which lets each connection carry BENCH_S3_WAN bytes
+#           a second each way (default 30 MiB/s), as a remote store does and
+#           loopback does not; our restore also with concurrency=2;
 #  sweep:   a save and a restore per point of part_size 8, 16, 32, 64 MiB
 #           x concurrency 2, 4, 8, 16, on BENCH_S3_SWEEP_MIB of data, with
 #           the save's peak RSS (what part_size x concurrency costs).
@@ -43,6 +47,8 @@
 # BENCH_S3_SWEEP_MIB (size for the sweep, default 512; 0 skips it),
 # BENCH_S3_SWEEP_REPS (passes over the sweep's grid, default 1; each point
 # reports its best),
+# BENCH_S3_WAN (bytes a second per connection for the wan runs; 0 skips
+# them), BENCH_S3_WAN_REPS (runs per side there, default 2),
 # BENCH_S3_CURL=0 (skip the curl reference), BENCH_THREADS (threads of
 # ours; default all CPUs), BENCH_S3_WARM (MiB touched before each run).
 set -eu
@@ -50,9 +56,10 @@ set -eu
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 . "$top_srcdir/bench/lib.sh"
 bin=$top_builddir/tests/bench-ckpt
-if [ ! -x "$bin" ]; then
-	make -C "$top_builddir" tests/bench-ckpt >/dev/null
-fi
+proxy=$top_builddir/tests/faultproxy
+for p in "$bin" "$proxy"; do
+	[ -x "$p" ] || make -C "$top_builddir" "tests/${p##*/}" >/dev/null
+done
 for tool in tar zstd curl diff sync awk date python3; do
 	command -v "$tool" >/dev/null || { echo "s3.sh: $tool is needed" >&2; exit 1; }
 done
@@ -77,7 +84,8 @@ sreps=${BENCH_S3_SWEEP_REPS:-1}
 opts=${BENCH_S3_OPTS:-}
 tmp=$(mktemp -d "${BENCH_S3_DIR:-${TMPDIR:-/tmp}}/bench-s3.XXXXXX")
 st=$tmp/rgw
-trap 'sh "$top_srcdir/tests/rgw.sh" stop "$st"; rm -rf "$tmp"' EXIT
+wpid=
+trap '[ -z "$wpid" ] || kill "$wpid"; sh "$top_srcdir/tests/rgw.sh" stop "$st"; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 src=$tmp/src
 out=$tmp/out
@@ -175,36 +183,37 @@ synced()
 	rec "$1" "$(awk -v a="$wall" -v b="$(secs "$_t0" "$(now)")" 'BEGIN { print a + b }')"
 }
 
-# The steps of one run.
+# The steps of one run; their figures are recorded under $pfx + name.
+pfx=
 base_save()
 {
 	clean
-	timed bsave sh -c 'tar -cf - -C "$1" . | zstd -q -1 -T0 |
+	timed "${pfx}bsave" sh -c 'tar -cf - -C "$1" . | zstd -q -1 -T0 |
 	    "$aws" --endpoint-url "$ep" s3 cp - "$2"' sh "$src" "s3://$bucket/base/ckpt.tar.zst"
 	_sz=$(stored base/)
-	rec bstored "$_sz"
+	rec "${pfx}bstored" "$_sz"
 }
 ours_save()
 {
 	clean
-	timed osave "$bin" save "$(url "ours" "$opts")" "$src"
+	timed "${pfx}osave" "$bin" save "$(url "ours" "$opts")" "$src"
 	_sz=$(stored ours/)
-	rec ostored "$_sz"
+	rec "${pfx}ostored" "$_sz"
 }
 base_restore()
 {
 	clean "$out"
 	mkdir "$out"
-	timed brest sh -c '"$aws" --endpoint-url "$ep" s3 cp "$1" - | zstd -q -d |
+	timed "${pfx}brest" sh -c '"$aws" --endpoint-url "$ep" s3 cp "$1" - | zstd -q -d |
 	    tar -xf - -C "$2"' sh "s3://$bucket/base/ckpt.tar.zst" "$out"
-	synced brest_sync
+	synced "${pfx}brest_sync"
 	verify "$src" "$out" "aws s3 cp | zstd -d | tar -x"
 }
 ours_restore()
 {
 	clean "$out"
-	timed orest "$bin" restore "$(url "ours" "$opts")" "$out"
-	synced orest_sync
+	timed "${pfx}orest" "$bin" restore "$(url "ours" "$opts")" "$out"
+	synced "${pfx}orest_sync"
 	verify "$src" "$out" "spotrun restore"
 }
 
@@ -254,6 +263,41 @@ while [ "$i" -lt "$reps" ]; do
 done
 rm -f "$tmp/raw.tar"
 
+# Through a link of BENCH_S3_WAN bytes a second per connection each way:
+# both clients talk to tests/faultproxy (wan mode) in front of RGW.
+wan=${BENCH_S3_WAN:-31457280}
+wreps=${BENCH_S3_WAN_REPS:-2}
+if [ "$wan" -gt 0 ]; then
+	echo "wan rate=$wan" >"$tmp/wan.ctl"
+	"$proxy" -p "$tmp/wan.port" -t "127.0.0.1:${ep##*:}" -c "$tmp/wan.ctl" \
+	    -l "$tmp/wan.log" &
+	wpid=$!
+	k=0
+	while [ ! -s "$tmp/wan.port" ] && [ "$k" -lt 100 ]; do sleep 0.05; k=$((k + 1)); done
+	[ -s "$tmp/wan.port" ] || { echo "s3.sh: tests/faultproxy did not start" >&2; exit 1; }
+	lep=$ep
+	ep=http://127.0.0.1:$(cat "$tmp/wan.port")
+	pfx=w
+	i=0
+	while [ "$i" -lt "$wreps" ]; do
+		i=$((i + 1))
+		if [ $((i % 2)) -eq 1 ]; then
+			base_save; ours_save; base_restore; ours_restore
+		else
+			ours_save; base_save; ours_restore; base_restore
+		fi
+		# the reader count of restores before sr_store_read_plan
+		pfx=w2 o0=$opts opts="${opts:+$opts&}concurrency=2"
+		ours_restore
+		pfx=w opts=$o0
+		drop
+	done
+	ep=$lep
+	pfx=
+	kill "$wpid"
+	wpid=
+fi
+
 # The sweep: one save and one restore per point, on smaller data.
 if [ "$smib" -gt 0 ]; then
 	if [ "$smib" -ne "$mib" ]; then
@@ -288,7 +332,8 @@ odesc=$opts
 [ -n "$odesc" ] || odesc="the store's defaults"
 awk -v raw="$raw" -v sraw="$sraw" -v smib="$smib" -v reps="$reps" -v mib="$mib" \
     -v cpus="$(nproc)" -v opts="$odesc" \
-    -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" "$bench_stats_awk"'
+    -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" \
+    -v wan="$wan" -v wreps="$wreps" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
 function best(k,    n, v) { n = sorted(k, v); return v[1] }
 function worst(k,    n, v) { n = sorted(k, v); return v[n] }
@@ -331,6 +376,20 @@ END {
 	printf "  stored size      %.3fx  (target <= 1x: %s)\n", sz, verdict(sz <= 1)
 	printf "  peak RSS         %.0f MiB  (target <= 256 MiB: %s)\n", rss / 1024,
 	    verdict(rss <= 256 * 1024)
+	if (cnt["wbsave"]) {
+		printf "through a link of %.0f MiB/s per connection each way (tests/faultproxy wan mode);" \
+		    " median (range) of %d runs\n", wan / 1048576, wreps
+		print "save:"
+		row("tar | zstd -1 -T0 | aws s3 cp -", "wbsave", "", "")
+		row("spotrun (" opts ")", "wosave", "", "")
+		print "restore:"
+		row("aws s3 cp - | zstd -d | tar -x", "wbrest", "", "")
+		row("spotrun", "worest", "", median("worest_rss"))
+		row("spotrun, concurrency=2", "w2orest", "", median("w2orest_rss"))
+		printf "  ours / baseline: save %.2fx, restore %.2fx (%.2fx with concurrency=2)\n",
+		    median("wbsave") / median("wosave"), median("wbrest") / median("worest"),
+		    median("wbrest") / median("w2orest")
+	}
 	if (smib > 0) {
 		printf "sweep on %.0f MiB, best of %d run(s) per point: save MB/s / restore MB/s /" \
 		    " peak RSS of the save (MiB)\n", smib, sreps

@@ -26,7 +26,8 @@ struct sr_ckpt_opts {
 	size_t chunk_size;		/* bytes per chunk (default 16 MiB) */
 	int level;			/* zstd level (default 1) */
 	int threads;			/* worker threads (0 = all CPUs); a restore
-					 * adds 2 that mostly wait for the store */
+					 * adds readers that mostly wait for the
+					 * store (sr_store_read_plan's streams) */
 	int keep;			/* checkpoints kept after a commit (0 = all) */
 	double deadline;		/* epoch seconds; 0 = none */
 	volatile int *cancel;		/* non-NULL: checked between chunks */

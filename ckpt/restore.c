@@ -8,7 +8,10 @@
  * (O_CREAT | O_EXCL, never through a symlink), then the chunks, then
  * symlinks, then modes and times (children before their directory). The
  * chunks flow through a ring of read slots: reader threads fetch them by
- * ranged reads, in order, into slot k % depth; worker threads decode each
+ * ranged reads, in order, into slot k % depth, as many at once and as
+ * large as the store's read plan says (sr_store_read_plan: whole chunks
+ * two at a time from a disk; pieces of `part_size`, `concurrency` at a
+ * time, from an object store); worker threads decode each
  * to exactly its raw length, free its slot, then hash and pwrite it block
  * by block (WRITE_BLOCK) and check it: its XXH3-128 against the manifest's
  * (its SHA-256 id for manifests without one; chunkhash.h). Waiting
@@ -47,9 +50,6 @@
 /* Memory for chunks at most: each worker decodes into a raw chunk through
  * its codec's planes (two chunks), each read slot holds an encoded one. */
 #define RESTORE_MEM ((size_t)192 << 20)
-/* Readers: two requests in flight keep a disk (or a connection) busy
- * while the other is being answered. */
-#define READERS 2
 /* A decoded chunk is hashed and written in blocks of this size, each
  * written right after it is hashed, while it is in the worker's L2 cache
  * (1 MiB here). Measured on the benchmark's 1 GiB (doc/benchmarks.md):
@@ -75,9 +75,10 @@ struct task {
 struct rslot {
 	enum { RS_FREE = 0, RS_READING, RS_FULL } state;
 	size_t turn;		/* the task it holds or is for next: k, k + depth, ... */
-	uint8_t *cbuf;		/* page-aligned: the store may read with O_DIRECT */
-	size_t cap;
-	int rc;			/* of the read */
+	uint8_t *cbuf;		/* the largest chunk's clen, page-aligned: the store
+				 * may read with O_DIRECT */
+	int pieces_left;	/* RS_READING: reads not yet back */
+	int rc;			/* of the first read that failed */
 	char err[SR_ERRMAX];
 };
 
@@ -90,7 +91,10 @@ struct restorer {
 	size_t ntasks;
 	struct rslot *slots;
 	size_t depth;
-	size_t next_read, next_work;	/* the next task to read, to decode */
+	uint64_t piece;		/* bytes per ranged read; 0: whole chunks */
+	size_t next_read;	/* the task whose pieces are handed out now */
+	int next_piece;		/* ... and its next piece */
+	size_t next_work;	/* the next task to decode */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* a slot filled or freed, or a failure */
 	enum try_rc rc;		/* first failure */
@@ -135,48 +139,79 @@ pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Read task k's chunk into its slot (reader thread). */
-static void
-read_chunk(struct restorer *r, size_t k, struct rslot *sl)
+/* How many ranged reads task k's chunk takes. */
+static int
+pieces_of(const struct restorer *r, size_t k)
 {
 	const struct task *t = &r->tasks[k];
-	const struct sr_mchunk *c = &r->m->entries[t->entry].chunks[t->chunk];
+	uint64_t clen = r->m->entries[t->entry].chunks[t->chunk].clen;
 
-	if (sl->cap < c->clen) {
-		void *p;
-		free(sl->cbuf);
-		if (posix_memalign(&p, 4096, c->clen) != 0)
-			sr_fatal("out of memory (%" PRIu64 " bytes)", c->clen);
-		sl->cbuf = p;
-		sl->cap = c->clen;
-	}
-	sl->rc = sr_store_read_range(r->st, c->pack, c->offset, c->clen, sl->cbuf, sl->err);
+	return r->piece == 0 || clen <= r->piece ? 1 : (int)((clen + r->piece - 1) / r->piece);
 }
 
+/*
+ * Reader threads: each takes the next piece (a ranged read) in task order
+ * and reads it into its slot. The reader of a task's first piece waits for
+ * the slot to be free for that task; the readers of its other pieces wait
+ * for that; the last piece back marks it full. A
+ * network store thus keeps `streams` requests in flight over as many
+ * connections while memory holds only the few chunks they cover.
+ */
 static void *
 reader_main(void *arg)
 {
 	struct restorer *r = arg;
+	const struct task *t;
+	const struct sr_mchunk *c;
 	struct rslot *sl;
+	uint64_t off, len;
+	char err[SR_ERRMAX];
 	size_t k;
+	int j, rc;
 
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (r->rc != TRY_OK || r->next_read == r->ntasks)
 			break;
-		k = r->next_read++;
+		k = r->next_read;
+		j = r->next_piece++;
+		if (r->next_piece == pieces_of(r, k)) {
+			r->next_read++;
+			r->next_piece = 0;
+		}
+		t = &r->tasks[k];
+		c = &r->m->entries[t->entry].chunks[t->chunk];
 		sl = &r->slots[k % r->depth];
-		/* free once task k - depth is decoded: not before, not after */
-		while (r->rc == TRY_OK && (sl->state != RS_FREE || sl->turn != k))
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (r->rc != TRY_OK)
-			break;
-		sl->state = RS_READING;
+		if (j == 0) {
+			/* free once task k - depth is decoded: not before, not after */
+			while (r->rc == TRY_OK && (sl->state != RS_FREE || sl->turn != k))
+				pthread_cond_wait(&r->cv, &r->mu);
+			if (r->rc != TRY_OK)
+				break;
+			sl->pieces_left = pieces_of(r, k);
+			sl->rc = 0;
+			sl->state = RS_READING;
+			pthread_cond_broadcast(&r->cv);
+		} else {
+			while (r->rc == TRY_OK && (sl->state != RS_READING || sl->turn != k))
+				pthread_cond_wait(&r->cv, &r->mu);
+			if (r->rc != TRY_OK)
+				break;
+		}
 		pthread_mutex_unlock(&r->mu);
-		read_chunk(r, k, sl);
+		off = r->piece == 0 ? 0 : (uint64_t)j * r->piece;
+		len = r->piece == 0 || c->clen - off < r->piece ? c->clen - off : r->piece;
+		rc = sr_store_read_range(r->st, c->pack, c->offset + off, (size_t)len, sl->cbuf + off,
+		    err);
 		pthread_mutex_lock(&r->mu);
-		sl->state = RS_FULL;
-		pthread_cond_broadcast(&r->cv);
+		if (rc != 0 && sl->rc == 0) {
+			sl->rc = rc;
+			snprintf(sl->err, sizeof sl->err, "%s", err);
+		}
+		if (--sl->pieces_left == 0) {
+			sl->state = RS_FULL;
+			pthread_cond_broadcast(&r->cv);
+		}
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
@@ -329,7 +364,7 @@ fetch_chunks(struct restorer *r, int threads)
 	uint64_t rmax = 1, cmax = 1;
 	pthread_t *tids;
 	size_t i, k, cap = 0;
-	int n, nr, t;
+	int n, nr, inflight, t;
 
 	for (i = 0; i < m->nentries; i++) {
 		uint64_t off = 0;
@@ -352,22 +387,47 @@ fetch_chunks(struct restorer *r, int threads)
 	}
 	if (r->ntasks > 1)
 		qsort(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
-	/* Each worker holds two raw chunks, each slot an encoded one; a
-	 * slot for every reader and worker, and one to spare. */
+	/* The store's plan: nr reads in flight of r->piece bytes each (0:
+	 * whole chunks). Each worker holds two raw chunks and each slot an
+	 * encoded one: a slot for every worker, for the chunks the reads in
+	 * flight cover (nr of whole chunks; else about nr * piece / cmax and
+	 * the one being started), and one to spare. */
+	sr_store_read_plan(r->st, &nr, &r->piece);
+	if (nr < 1)
+		nr = 1;
+	if (r->piece >= cmax)
+		r->piece = 0;
+	inflight = nr;
+	if (r->piece > 0 && cmax > 0 && (nr * r->piece + cmax - 1) / cmax + 1 < (uint64_t)nr)
+		inflight = (int)((nr * r->piece + cmax - 1) / cmax + 1);
+	if ((size_t)inflight > r->ntasks)
+		inflight = (int)r->ntasks;
+	/* workers first (with two chunks in flight at least), then as many
+	 * chunks in flight as the rest of the memory holds */
 	n = threads;
-	while (n > 1 && (uint64_t)n * 2 * rmax + (uint64_t)(n + READERS + 1) * cmax > RESTORE_MEM)
+	while (n > 1 && (uint64_t)n * 2 * rmax + (uint64_t)(n + 3) * cmax > RESTORE_MEM)
 		n--;
 	if ((size_t)n > r->ntasks)
 		n = (int)r->ntasks;
 	if (n < 1)
 		n = 1;
-	nr = READERS;
-	if ((size_t)nr > r->ntasks)
-		nr = (int)r->ntasks;
-	r->depth = (size_t)(n + nr + 1);
+	while (inflight > 2 &&
+	    (uint64_t)n * 2 * rmax + (uint64_t)(n + inflight + 1) * cmax > RESTORE_MEM)
+		inflight--;
+	r->depth = (size_t)(n + inflight + 1);
 	r->slots = sr_calloc(r->depth, sizeof *r->slots);
-	for (i = 0; i < r->depth; i++)
+	/* every slot's buffer now, of the largest chunk, from this thread:
+	 * grown in the readers, 16 MiB at a time, they ended up in each
+	 * reader's malloc arena and cost 3-7 MiB of RSS per reader more than
+	 * the slots themselves (and page faults) */
+	for (i = 0; i < r->depth; i++) {
+		void *p;
+
 		r->slots[i].turn = i;
+		if (posix_memalign(&p, 4096, cmax) != 0)
+			sr_fatal("out of memory (%" PRIu64 " bytes)", cmax);
+		r->slots[i].cbuf = p;
+	}
 	pthread_cond_init(&r->cv, NULL);
 	tids = sr_calloc((size_t)(n + nr), sizeof *tids);
 	for (t = 0; t < n + nr; t++) {

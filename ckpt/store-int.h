@@ -51,6 +51,8 @@ struct sr_store_backend {
 	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */
 	void (*upload_limit)(struct sr_upload *up, double deadline, volatile int *cancel);
 	void (*upload_abort)(struct sr_upload *up);
+	/* sr_store_read_plan; NULL: 2 streams, whole chunks. */
+	void (*read_plan)(const struct sr_store *st, int *streams, uint64_t *piece);
 	/* sr_store_abort_stale_uploads, *aborted zeroed by store.c; NULL: the
 	 * backend leaves no unfinished uploads behind (file:// removes its
 	 * temp files at open). */

@@ -586,13 +586,23 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	return rc == 0 ? 0 : SR_STORE_ERROR;
 }
 
+static void
+s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
+{
+	const struct sr_s3_tuning *t = sr_s3_tuning(S3(st));
+
+	*streams = t->concurrency;
+	*piece = t->part_size;
+}
+
 #define S3_OPS \
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
 	.del_many = s3_del_many, \
 	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
 	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort, \
-	.upload_limit = s3_upload_limit, .abort_stale = s3_abort_stale
+	.upload_limit = s3_upload_limit, .abort_stale = s3_abort_stale, \
+	.read_plan = s3_read_plan
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
 const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check, S3_OPS };

@@ -250,6 +250,15 @@ sr_store_delete(struct sr_store *st, const char *key, char *err)
 	return st->be->del(st, key, err);
 }
 
+void
+sr_store_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
+{
+	*streams = 2;
+	*piece = 0;
+	if (st->be->read_plan != NULL)
+		st->be->read_plan(st, streams, piece);
+}
+
 int
 sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {

@@ -104,6 +104,14 @@ void sr_upload_abort(struct sr_upload *up);
 int sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
     int *aborted, char *err);
 
+/* How to read a large object back fast: *streams ranged reads in flight,
+ * each of at most *piece bytes (0: one read per chunk). A local disk: 2
+ * reads of whole chunks (one queued while the other is served); a network
+ * store: its `concurrency` reads of `part_size`, since one connection
+ * carries only part of a link (AWS's advice for S3: concurrent ranged
+ * GETs of 8-16 MB). */
+void sr_store_read_plan(const struct sr_store *st, int *streams, uint64_t *piece);
+
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */
 const char *sr_store_rc_name(int rc);
 

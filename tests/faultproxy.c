@@ -26,6 +26,7 @@
  *         conn N: drop after the request headers of METHOD PATH
  *         conn N: lose: forwarded I bytes of METHOD PATH, reset before the reply
  *         conn N: slow R B/s: pass: I bytes in, O bytes out
+ *         conn N: wan R B/s: pass: I bytes in, O bytes out
  *         conn N: region: 400 AuthorizationHeaderMalformed to METHOD PATH
  *             (signed for REGION)
  *         conn N: region NAME: K requests forwarded: I bytes in, O bytes out
@@ -53,6 +54,10 @@
  *   slow rate=R               forward at most R bytes a second from the
  *                             client (an upload crawls); replies at full
  *                             speed
+ *   wan rate=R                forward at most R bytes a second each way on
+ *                             every connection: a remote store whose
+ *                             connections each carry R, however many
+ *                             there are (count=all by default)
  *   region name=NAME          read each request's headers; one signed with
  *                             SigV4 for another region than NAME (the
  *                             Authorization header's Credential=AK/DATE/
@@ -68,8 +73,8 @@
  * count=K applies the fault to the next K connections (default 1; all for
  * pass and region), then passes; count=all to every connection. '#' starts
  * a comment. A connection carries one request in the modes that fault a
- * request (faulted replies close it); pass, stall-then-pass, slow and region
- * keep connections alive.
+ * request (faulted replies close it); pass, stall-then-pass, slow, wan and
+ * region keep connections alive.
  */
 #include "config.h"
 
@@ -108,12 +113,13 @@ enum mode {
 	M_DROP,
 	M_LOSE,
 	M_SLOW,
-	M_REGION
+	M_REGION,
+	M_WAN
 };
 
 static const char *mode_names[] = {
 	"pass", "reset", "stall", "slowdown", "internal", "drop", "lose", "slow",
-	"region"
+	"region", "wan"
 };
 
 struct fault {
@@ -122,7 +128,7 @@ struct fault {
 	long long	 after;		/* reset: client bytes forwarded first */
 	double		 seconds;	/* stall */
 	int		 then_close;	/* stall: close instead of forwarding */
-	long long	 rate;		/* slow: client bytes a second */
+	long long	 rate;		/* slow: client bytes a second; wan: each way */
 	char		 name[64];	/* region: the one the server accepts */
 };
 
@@ -322,11 +328,11 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	}
 	if (i == sizeof mode_names / sizeof mode_names[0]) {
 		snprintf(why, whylen, "unknown mode '%s': use pass, reset, "
-		    "stall, slowdown, internal, drop, lose, slow or region", word);
+		    "stall, slowdown, internal, drop, lose, slow, region or wan", word);
 		return -1;
 	}
 	f->mode = i;
-	if (f->mode == M_REGION)
+	if (f->mode == M_REGION || f->mode == M_WAN)
 		f->count = -1;
 	while ((word = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
 		if (parse_option(f, word, why, whylen) != 0)
@@ -334,8 +340,8 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	}
 	if (f->mode == M_PASS)
 		f->count = -1;
-	if (f->mode == M_SLOW && f->rate == 0) {
-		snprintf(why, whylen, "slow needs rate=BYTES (a second)");
+	if ((f->mode == M_SLOW || f->mode == M_WAN) && f->rate == 0) {
+		snprintf(why, whylen, "%s needs rate=BYTES (a second)", mode_names[f->mode]);
 		return -1;
 	}
 	if (f->mode == M_REGION && f->name[0] == '\0') {
@@ -447,13 +453,14 @@ enum relay_end {
 /*
  * Forward between the client cfd and the target ufd until both sides
  * closed. With limit >= 0, reset both once limit bytes from the client were
- * forwarded. With rate > 0, forward at most rate client bytes a second.
+ * forwarded. With up_rate > 0, forward at most up_rate client bytes a
+ * second, and with down_rate > 0 at most that many reply bytes a second.
  * With lose, reset both when the first reply bytes arrive, passing none on.
  * Counts bytes in *in and *out (already forwarded bytes may be counted in
  * *in before the call: the rate counts from there).
  */
 static enum relay_end
-relay(int cfd, int ufd, long long limit, long long rate, int lose,
+relay(int cfd, int ufd, long long limit, long long up_rate, long long down_rate, int lose,
     long long *in, long long *out)
 {
 	struct pollfd	 p[2];
@@ -462,7 +469,7 @@ relay(int cfd, int ufd, long long limit, long long rate, int lose,
 	enum relay_end	 end = R_CLOSED;
 	ssize_t		 n;
 	size_t		 want;
-	long long	 in0 = *in;
+	long long	 in0 = *in, out0 = *out;
 	double		 t0 = mono();
 
 	if ((buf = malloc(RELAY_BUF)) == NULL)
@@ -485,16 +492,16 @@ relay(int cfd, int ufd, long long limit, long long rate, int lose,
 			want = RELAY_BUF;
 			if (limit >= 0 && (long long)want > limit - *in)
 				want = limit - *in;
-			/* small steps keep a slow upload smooth */
-			if (rate > 0 && (long long)want > rate / 20 + 1)
-				want = rate / 20 + 1;
+			/* small steps keep a slow transfer smooth */
+			if (up_rate > 0 && (long long)want > up_rate / 20 + 1)
+				want = up_rate / 20 + 1;
 			n = recv(cfd, buf, want, 0);
 			if (n > 0) {
 				*in += n;
 				if (write_all(ufd, buf, n) != 0)
 					break;
-				if (rate > 0)
-					sleep_secs(t0 + (double)(*in - in0) / rate -
+				if (up_rate > 0)
+					sleep_secs(t0 + (double)(*in - in0) / up_rate -
 					    mono());
 			} else if (n == 0 || errno != EINTR) {
 				c_open = 0;
@@ -502,7 +509,10 @@ relay(int cfd, int ufd, long long limit, long long rate, int lose,
 			}
 		}
 		if (p[1].revents != 0) {
-			n = recv(ufd, buf, RELAY_BUF, 0);
+			want = RELAY_BUF;
+			if (down_rate > 0 && (long long)want > down_rate / 20 + 1)
+				want = down_rate / 20 + 1;
+			n = recv(ufd, buf, want, 0);
 			if (n > 0 && lose) {
 				end = R_LOST;
 				break;
@@ -511,6 +521,9 @@ relay(int cfd, int ufd, long long limit, long long rate, int lose,
 				*out += n;
 				if (write_all(cfd, buf, n) != 0)
 					break;
+				if (down_rate > 0)
+					sleep_secs(t0 + (double)(*out - out0) / down_rate -
+					    mono());
 			} else if (n == 0 || errno != EINTR) {
 				u_open = 0;
 				shutdown(cfd, SHUT_WR);
@@ -661,8 +674,9 @@ forward(struct conn *c, const char *prefix, long long limit)
 		close(c->fd);
 		return;
 	}
-	if (relay(c->fd, ufd, limit, c->fault.mode == M_SLOW ? c->fault.rate : 0,
-	    0, &in, &out) == R_LIMIT) {
+	if (relay(c->fd, ufd, limit,
+	    c->fault.mode == M_SLOW || c->fault.mode == M_WAN ? c->fault.rate : 0,
+	    c->fault.mode == M_WAN ? c->fault.rate : 0, 0, &in, &out) == R_LIMIT) {
 		close_reset(c->fd);
 		close_reset(ufd);
 		logf_line(c->log_fd, "conn %ld: reset after %lld bytes from the "
@@ -699,7 +713,7 @@ lose(struct conn *c)
 	}
 	in = n;
 	if (write_all(ufd, headers, n) == 0 &&
-	    relay(c->fd, ufd, -1, 0, 1, &in, &out) == R_LOST) {
+	    relay(c->fd, ufd, -1, 0, 0, 1, &in, &out) == R_LOST) {
 		close_reset(c->fd);
 		close_reset(ufd);
 		logf_line(c->log_fd, "conn %ld: lose: forwarded %lld bytes of %s, "
@@ -930,7 +944,7 @@ region(struct conn *c)
 			if (write_all(bk.ufd, inb->b + hlen, inb->len - hlen) != 0)
 				break;
 			in += inb->len - hlen;
-			relay(c->fd, bk.ufd, -1, 0, 0, &in, &bk.out);
+			relay(c->fd, bk.ufd, -1, 0, 0, 0, &in, &bk.out);
 			break;
 		}
 		if (header_value(inb->b, hlen, "Content-Length", val, sizeof val))
@@ -998,6 +1012,10 @@ conn_main(void *arg)
 		break;
 	case M_REGION:
 		region(c);
+		break;
+	case M_WAN:
+		snprintf(prefix, sizeof prefix, "wan %lld B/s: ", c->fault.rate);
+		forward(c, prefix, -1);
 		break;
 	}
 	free(c);

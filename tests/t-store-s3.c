@@ -8,7 +8,9 @@
  * process died, or by the aws CLI) aborted by age and prefix over more than
  * one page, as gc does for a job's packs (a bucket policy that denies the
  * listing makes a gc warning, not a failure), and the errors a user meets:
- * a wrong secret, a missing bucket, a bad option. Skips without a server unless
+ * a wrong secret, a missing bucket, a bad option; a restore whose chunks
+ * come back in ranged reads of part_size, concurrency of them at a time,
+ * byte-exact. Skips without a server unless
  * SPOTRUN_TEST_REQUIRE_S3=1, which makes that a failure.
  */
 #include "config.h"
@@ -22,6 +24,7 @@
 #include "ckpt.h"
 #include "store.h"
 #include "tap.h"
+#include "ckpt-util.h"
 #include "s3-util.h"
 #include "util.h"
 
@@ -184,6 +187,65 @@ test_stale_uploads(struct sr_store *st)
 	}
 	is_int(su_aws("s3api delete-bucket-policy --bucket %s", bucket), 0,
 	    "drop the bucket policy");
+}
+
+/* A restore reads each chunk in pieces of part_size, concurrency pieces
+ * at a time (sr_store_read_plan): 16 MiB chunks of noise, stored raw, are
+ * 4 pieces of 5 MiB (the last short), the file's last chunk 2; small files
+ * one. Byte-exact with 4 streams and with 1; a missing pack still fails
+ * the restore with its name. */
+static void
+test_restore_pieces(struct sr_store *st, const char *ep)
+{
+	char *top = tu_tmpdir("t-store-s3"), *src = tu_path(top, "src"), *dst = tu_path(top, "dst");
+	char err[SR_ERRMAX] = "", why[512] = "", *u1;
+	struct sr_ckpt_opts o = { .job = "pieces" };
+	struct sr_ckpt_stats s, r;
+	struct sr_store *one;
+	struct sr_manifest m;
+	int i;
+
+	tu_mkdir(top, "src", 0755);
+	tu_write_noise(src, "big", 40 * MiB + 12345, 7);
+	tu_write(src, "small", "twelve bytes", 12);
+	tu_write(src, "empty", "", 0);
+	if (!ok(sr_ckpt_save(st, &o, src, 3, &s, err) == 0, "pieces: save"))
+		tap_diag("%s", err);
+	if (sr_catalog_load(st, "pieces", s.seq, &m, err) == 0) {
+		int multi = 0;
+		for (i = 0; i < (int)m.nentries; i++)
+			for (size_t k = 0; k < m.entries[i].nchunks; k++)
+				multi += m.entries[i].chunks[k].clen > 5 * MiB;
+		is_int(multi, 3, "pieces: three chunks longer than a part (read in pieces)");
+		sr_manifest_free(&m);
+	} else
+		ok(0, "pieces: load the manifest: %s", err);
+	if (!ok(sr_ckpt_restore(st, &o, dst, &r, err) == 0, "pieces: restore, 4 streams of 5 MiB"))
+		tap_diag("%s", err);
+	ok(tu_tree_cmp(src, dst, "", why, sizeof why) == 0, "pieces: byte-exact %s", why);
+	u1 = sr_asprintf("s3://%s/run 1/?endpoint=%s&part_size=5MiB&concurrency=1", bucket, ep);
+	one = su_store_open(u1, 0);
+	tu_rmtree(dst);
+	if (!ok(sr_ckpt_restore(one, &o, dst, &r, err) == 0, "pieces: restore, 1 stream"))
+		tap_diag("%s", err);
+	ok(tu_tree_cmp(src, dst, "", why, sizeof why) == 0, "pieces: byte-exact %s", why);
+	/* every pack gone: each piece fails; the first failure is the message */
+	{
+		char packs[4096] = "";
+		su_aws_out(packs, sizeof packs, "s3 rm --recursive 's3://%s/run 1/pieces/packs/'",
+		    bucket);
+	}
+	is_int(sr_ckpt_restore(st, &o, dst, &r, err), -1, "pieces: restore without the pack fails");
+	ok(strstr(err, "restore pieces: checkpoint 0: chunk ") != NULL &&
+	    strstr(err, ": pack pieces/packs/0000000000-") != NULL && strstr(err, " is missing") != NULL,
+	    "pieces: ... naming the missing pack: %s", err);
+	ok(tu_tree_cmp(src, dst, "", why, sizeof why) == 0, "pieces: the last restore stays");
+	sr_store_close(one);
+	free(u1);
+	tu_rmtree(top);
+	free(top);
+	free(src);
+	free(dst);
 }
 
 int
@@ -432,6 +494,8 @@ main(void)
 	is_int(sr_store_open("s3://bucket/p?endpoint=ftp://x", &bad, err), -1, "bad endpoint");
 	is_str(err, "open store s3://bucket/p?endpoint=ftp://x: endpoint \"ftp://x\" is not "
 	    "http(s)://host[:port]", "bad endpoint: message");
+
+	test_restore_pieces(st, ep);
 
 	sr_store_close(st);
 	su_bucket_rm(bucket);

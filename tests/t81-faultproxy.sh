@@ -4,7 +4,8 @@
 # loopback) with curl as the client: pass-through is byte-exact, a reset is
 # a reset (curl 56), a stall lasts, 503 SlowDown and 500 InternalError carry
 # S3 error bodies, a drop is an empty reply (curl 52), a lost reply is a
-# reset after the server answered, a slow link crawls at its rate, a request
+# reset after the server answered, a slow link crawls at its rate, a wan
+# link at its rate both ways, a request
 # signed for the wrong region gets AWS's 400 AuthorizationHeaderMalformed
 # (checked request by request on a kept-alive connection), counts run out,
 # and the control file and SIGHUP switch faults at run time.
@@ -16,7 +17,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/proxy.log" 2>/dev/null | tail -n 5; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..33"
+echo "1..37"
 
 # wait_file FILE: until FILE exists and is not empty (5 s at most).
 wait_file()
@@ -171,6 +172,20 @@ awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.5 && b - a < 6) }' &&
     ok "slow: 256 KiB at 128 KiB/s took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s (1.5 to 6)" ||
     nok "slow: took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
 
+# wan: each way at its rate; a GET of 256 KiB at 128 KiB/s takes ~2 s.
+head -c 262144 /dev/urandom >"$tmp/www/wan"
+fault "wan rate=131072"
+t0=$(date +%s.%N)
+r=$(curl -s -m 20 -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$port/wan")
+t1=$(date +%s.%N)
+check "$r" 200 "wan: the download passes"
+cmp -s "$tmp/body" "$tmp/www/wan" && ok "wan: byte-exact" || nok "wan: the body differs"
+wait_log '^conn [0-9]+: wan 131072 B/s: pass: [0-9]+ bytes in, 262[0-9]{3} bytes out$' &&
+    ok "wan: the log says wan, with the byte counts" || nok "wan log line"
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.5 && b - a < 6) }' &&
+    ok "wan: 256 KiB down at 128 KiB/s took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s (1.5 to 6)" ||
+    nok "wan: took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
+
 # region: AWS's answer to a request signed for another region.
 auth() { echo "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/$1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=00"; }
 fault "region name=eu-central-1"
@@ -208,6 +223,6 @@ wait_log "^control $tmp/control line 1: region needs name=REGION, e.g. name=eu-c
 # A wrong control line is reported and means pass.
 fault "explode count=2"
 r=$(get)
-wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow or region: pass$" &&
+wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region or wan: pass$" &&
     [ "$r" = "0 200" ] && ok "a wrong control line: logged with the fix, and pass" ||
     nok "wrong control line: $r"
