@@ -320,7 +320,7 @@ worker_main(void *arg)
 	for (;;) {
 		if (r->rc != TRY_OK || r->next_work == r->ntasks)
 			break;
-		if (r->o->cancel != NULL && *r->o->cancel) {
+		if (sr_flag_get(r->o->cancel)) {
 			pthread_mutex_unlock(&r->mu);
 			fail(r, TRY_CANCELLED, "restore of %s cancelled", r->o->job);
 			pthread_mutex_lock(&r->mu);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -215,10 +214,9 @@ hash_thread(void *arg)
 static void
 start_hashers(struct sr_s3_mpu *m)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int i;
+	int cpus = sr_ncpus(), i;
 
-	m->nhashers = cpus < 1 ? 1 : cpus < m->concurrency ? (int)cpus : m->concurrency;
+	m->nhashers = cpus < m->concurrency ? cpus : m->concurrency;
 	m->hashers = sr_calloc((size_t)m->nhashers, sizeof *m->hashers);
 	for (i = 0; i < m->nhashers; i++) {
 		if (pthread_create(&m->hashers[i], NULL, hash_thread, m) != 0)
@@ -238,10 +236,10 @@ upload_thread(void *arg)
 		CURLMsg *msg;
 
 		pthread_mutex_lock(&m->lock);
-		if ((m->cancel != NULL && *m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline)) {
+		if (sr_flag_get(m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline)) {
 			char why[SR_ERRMAX];
 
-			snprintf(why, sizeof why, "%s: %s", m->what, m->cancel != NULL && *m->cancel ?
+			snprintf(why, sizeof why, "%s: %s", m->what, sr_flag_get(m->cancel) ?
 			    "cancelled" : "the checkpoint's deadline passed");
 			fail_locked(m, why);
 		}

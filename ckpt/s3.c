@@ -622,7 +622,7 @@ sr_s3_call_setup(struct sr_s3_call *c, char *err)
 	 * reached the server could create what nobody then cleans up */
 	if (rq->deadline > 0 && sr_now() >= rq->deadline)
 		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
-	if (rq->cancel != NULL && *rq->cancel)
+	if (sr_flag_get(rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
 	if (sr_creds_get(s->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", c->what);
@@ -817,7 +817,7 @@ sr_s3_call_verdict(struct sr_s3_call *c, CURLcode result, double *delay, char *e
 	int tries = ++r->attempts;
 
 	*delay = 0;
-	if (c->rq->cancel != NULL && *c->rq->cancel)
+	if (sr_flag_get(c->rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
 	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline)
 		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);

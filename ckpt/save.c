@@ -652,7 +652,7 @@ check_stop(struct saver *s, char *err)
 {
 	char done[32], total[32];
 
-	if (s->o->cancel != NULL && *s->o->cancel) {
+	if (sr_flag_get(s->o->cancel)) {
 		sr_err(err, "checkpoint of %s cancelled; nothing committed", s->job);
 		return SR_CKPT_CANCELLED;
 	}

@@ -77,4 +77,20 @@ int sr_ncpus(void);
 /* The value of hex digit c (0-9, a-f, A-F), or -1. */
 int sr_hexval(int c);
 
+/* A cancel flag that one thread (or a signal handler) sets and others
+ * poll: relaxed atomic loads and stores, async-signal-safe and free of data
+ * races (a plain volatile int is a race under C11, which ThreadSanitizer
+ * reports). sr_flag_get(NULL) is 0. */
+static inline int
+sr_flag_get(const volatile int *f)
+{
+	return f != NULL && __atomic_load_n(f, __ATOMIC_RELAXED) != 0;
+}
+
+static inline void
+sr_flag_set(volatile int *f, int v)
+{
+	__atomic_store_n(f, v, __ATOMIC_RELAXED);
+}
+
 #endif

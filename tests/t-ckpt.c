@@ -500,7 +500,7 @@ int_cmp(const void *a, const void *b)
 static void
 test_pack_rotation(void)
 {
-	char *src = newdir("pr-src"), *dst = tu_path(top, "pr-dst"), *d, *cmd;
+	char *src = newdir("pr-src"), *dst = tu_path(top, "pr-dst"), *d;
 	struct sr_ckpt_opts o;
 	struct sr_ckpt_stats s, r;
 	struct sr_manifest m;

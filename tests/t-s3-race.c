@@ -259,7 +259,7 @@ poll_main(void *arg)
 	size_t len;
 
 	p->last = -1;
-	while (!p->stop) {
+	while (!sr_flag_get(&p->stop)) {
 		int rc = sr_store_get(p->st, key, 64, &buf, &len, NULL, err);
 
 		if (rc == SR_STORE_NOTFOUND)
@@ -303,7 +303,7 @@ cas_round(struct casser *k, struct sr_store **sts, const char *etag,
 	for (i = 0; i < NW; i++)
 		pthread_join(th[i], NULL);
 	if (pl != NULL) {
-		pl->stop = 1;
+		sr_flag_set(&pl->stop, 1);
 		pthread_join(pt, NULL);
 	}
 	pthread_barrier_destroy(&go);

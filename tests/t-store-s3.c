@@ -413,7 +413,7 @@ main(void)
 		up = sr_store_upload_begin(st, "mp/cancelled", err);
 		sr_upload_limit(up, sr_now() + 600, &cancel);
 		is_int(sr_upload_write(up, big, 11 * MiB, err), 0, "two parts before the cancel");
-		cancel = 1;
+		sr_flag_set(&cancel, 1);
 		for (i = 0; i < 6 && rc == 0; i++)
 			rc = sr_upload_write(up, big, 5 * MiB, err);
 		if (rc == 0)
