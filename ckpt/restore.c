@@ -139,14 +139,42 @@ pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* How many ranged reads task k's chunk takes. */
+/* Piece j of task k's chunk: [*off, *off + *len) of the chunk. Pieces end
+ * at the pack's multiples of r->piece, which is the upload's part size by
+ * default, so that no read straddles two parts (AWS's advice: ranged GETs
+ * aligned with the parts). The number of pieces, or with j < 0 only that. */
+static int
+piece_of(const struct restorer *r, size_t k, int j, uint64_t *off, uint64_t *len)
+{
+	const struct task *t = &r->tasks[k];
+	const struct sr_mchunk *c = &r->m->entries[t->entry].chunks[t->chunk];
+	uint64_t first, start, end;
+
+	if (r->piece == 0) {
+		if (j >= 0) {
+			*off = 0;
+			*len = c->clen;
+		}
+		return 1;
+	}
+	first = c->offset / r->piece;
+	if (j >= 0) {
+		start = (first + (uint64_t)j) * r->piece;
+		end = start + r->piece;
+		if (start < c->offset)
+			start = c->offset;
+		if (end > c->offset + c->clen)
+			end = c->offset + c->clen;
+		*off = start - c->offset;
+		*len = end - start;
+	}
+	return (int)((c->offset + c->clen - 1) / r->piece - first + 1);
+}
+
 static int
 pieces_of(const struct restorer *r, size_t k)
 {
-	const struct task *t = &r->tasks[k];
-	uint64_t clen = r->m->entries[t->entry].chunks[t->chunk].clen;
-
-	return r->piece == 0 || clen <= r->piece ? 1 : (int)((clen + r->piece - 1) / r->piece);
+	return piece_of(r, k, -1, NULL, NULL);
 }
 
 /*
@@ -199,8 +227,7 @@ reader_main(void *arg)
 				break;
 		}
 		pthread_mutex_unlock(&r->mu);
-		off = r->piece == 0 ? 0 : (uint64_t)j * r->piece;
-		len = r->piece == 0 || c->clen - off < r->piece ? c->clen - off : r->piece;
+		piece_of(r, k, j, &off, &len);
 		rc = sr_store_read_range(r->st, c->pack, c->offset + off, (size_t)len, sl->cbuf + off,
 		    err);
 		pthread_mutex_lock(&r->mu);
@@ -395,8 +422,6 @@ fetch_chunks(struct restorer *r, int threads)
 	sr_store_read_plan(r->st, &nr, &r->piece);
 	if (nr < 1)
 		nr = 1;
-	if (r->piece >= cmax)
-		r->piece = 0;
 	inflight = nr;
 	if (r->piece > 0 && cmax > 0 && (nr * r->piece + cmax - 1) / cmax + 1 < (uint64_t)nr)
 		inflight = (int)((nr * r->piece + cmax - 1) / cmax + 1);

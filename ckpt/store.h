@@ -108,8 +108,9 @@ int sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double
  * each of at most *piece bytes (0: one read per chunk). A local disk: 2
  * reads of whole chunks (one queued while the other is served); a network
  * store: its `concurrency` reads of `part_size`, since one connection
- * carries only part of a link (AWS's advice for S3: concurrent ranged
- * GETs of 8-16 MB). */
+ * carries only part of a link (AWS's advice for S3: concurrent ranged GETs
+ * of 8-16 MB, aligned with the parts: a restore ends its reads at the
+ * object's multiples of *piece). */
 void sr_store_read_plan(const struct sr_store *st, int *streams, uint64_t *piece);
 
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */

@@ -189,11 +189,12 @@ test_stale_uploads(struct sr_store *st)
 	    "drop the bucket policy");
 }
 
-/* A restore reads each chunk in pieces of part_size, concurrency pieces
- * at a time (sr_store_read_plan): 16 MiB chunks of noise, stored raw, are
- * 4 pieces of 5 MiB (the last short), the file's last chunk 2; small files
- * one. Byte-exact with 4 streams and with 1; a missing pack still fails
- * the restore with its name. */
+/* A restore reads each chunk in pieces that end at the pack's multiples of
+ * part_size, concurrency pieces at a time (sr_store_read_plan): 16 MiB
+ * chunks of noise, stored raw at offsets that tar headers leave unaligned,
+ * are 4 or 5 pieces of up to 5 MiB, the file's last chunk 2 or 3; a small
+ * file one or two. Byte-exact with 4 streams and with 1; a missing pack
+ * still fails the restore with its name. */
 static void
 test_restore_pieces(struct sr_store *st, const char *ep)
 {
