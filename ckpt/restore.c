@@ -181,9 +181,9 @@ pieces_of(const struct restorer *r, size_t k)
  * Reader threads: each takes the next piece (a ranged read) in task order
  * and reads it into its slot. The reader of a task's first piece waits for
  * the slot to be free for that task; the readers of its other pieces wait
- * for that; the last piece back marks it full. A
- * network store thus keeps `streams` requests in flight over as many
- * connections while memory holds only the few chunks they cover.
+ * for that; the last piece back marks it full. A network store thus keeps
+ * `streams` requests in flight over as many connections while memory holds
+ * only the few chunks they cover.
  */
 static void *
 reader_main(void *arg)
