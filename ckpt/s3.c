@@ -134,7 +134,8 @@ apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *
 		long n = strtol(v, &end, 10);
 
 		if (end == v || *end != '\0' || n < 1 || n > 64)
-			return bad_option(url, opt, "want 1 to 64 parts in flight", err);
+			return bad_option(url, opt, "want 1 to 64 requests in flight (an upload's "
+			    "parts, a restore's ranged reads)", err);
 		s->tune.concurrency = (int)n;
 	} else if (strcmp(opt, "attempts") == 0) {
 		char *end;

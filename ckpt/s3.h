@@ -78,7 +78,8 @@ struct sr_s3_resp {
 /* Tunables of a store, from its URL's options (doc/spotrun-job.5). */
 struct sr_s3_tuning {
 	size_t part_size;		/* multipart part size, bytes */
-	int concurrency;		/* parts in flight per upload */
+	int concurrency;		/* requests in flight: an upload's parts,
+					 * a restore's ranged reads */
 	int part_md5;			/* send a Content-MD5 with each part */
 	int attempts;			/* tries per request, first included */
 	double stall_timeout;		/* seconds without a byte before a transfer is dropped */

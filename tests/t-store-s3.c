@@ -488,6 +488,10 @@ main(void)
 	is_int(sr_store_open("s3://bucket/p?part_size=1MiB", &bad, err), -1, "part too small");
 	is_str(err, "open store s3://bucket/p?part_size=1MiB: option part_size: want a size from "
 	    "5MiB to 5GiB, e.g. part_size=16MiB", "small part: message");
+	is_int(sr_store_open("s3://bucket/p?concurrency=0", &bad, err), -1, "no request in flight");
+	is_str(err, "open store s3://bucket/p?concurrency=0: option concurrency: want 1 to 64 "
+	    "requests in flight (an upload's parts, a restore's ranged reads)",
+	    "concurrency 0: message");
 	is_int(sr_store_open("s3://bucket/p?colour=red", &bad, err), -1, "unknown option");
 	is_str(err, "open store s3://bucket/p?colour=red: option colour: unknown (known: endpoint, "
 	    "region, profile, part_size, concurrency, md5, attempts, stall_timeout)",
