@@ -362,7 +362,7 @@ submit(struct sr_s3_mpu *m, char *err)
 	p->rq.body = p->buf;
 	p->rq.body_len = p->len;
 	/* the bytes are covered by Content-MD5, which the server checks (with
-	 * md5=no by TLS on https, and on restore by each chunk's SHA-256) */
+	 * md5=no by TLS on https, and on restore by each chunk's XXH3-128) */
 	p->rq.unsigned_payload = 1;
 	p->rq.deadline = m->deadline;
 	p->rq.cancel = m->cancel;
