@@ -151,19 +151,6 @@ sr_mtype_parse(const char *s)
 	return -1;
 }
 
-void
-sr_hex_of(const uint8_t *b, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* Lowercase only: the format writes one spelling of each value. */
 static int
 hexval(char c)

@@ -95,9 +95,8 @@ int sr_manifest_is_link(const char *path, void *arg);
 const char *sr_mtype_name(enum sr_mtype t);
 int sr_mtype_parse(const char *s);
 
-/* Lowercase hex of n bytes into out (2n + 1 bytes); parse exactly 2n
- * lowercase hex digits back (0/-1). */
-void sr_hex_of(const uint8_t *b, size_t n, char *out);
+/* Parse exactly 2n lowercase hex digits (sr_hex_of's output) into the n
+ * bytes at b (0/-1). */
 int sr_hex_parse(const char *hex, uint8_t *b, size_t n);
 /* The same for a 32-byte id. */
 void sr_id_hex(const uint8_t id[32], char out[65]);

@@ -924,17 +924,13 @@ sr_s3_content_md5(const void *buf, size_t len, char *b64, char *hex)
 {
 	unsigned char md[16];
 	unsigned int n = 0;
-	int i;
 
 	if (EVP_Digest(buf, len, md, &n, EVP_md5(), NULL) != 1 || n != 16)
 		sr_fatal("EVP_Digest(md5) failed");
 	if (b64 != NULL)
 		EVP_EncodeBlock((unsigned char *)b64, md, 16);
-	if (hex != NULL) {
-		for (i = 0; i < 16; i++)
-			sprintf(hex + 2 * i, "%02x", md[i]);
-		hex[32] = '\0';
-	}
+	if (hex != NULL)
+		sr_hex_of(md, sizeof md, hex);
 }
 
 /* ---- messages ---- */

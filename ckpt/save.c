@@ -533,14 +533,12 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 {
 	char name[80], hex[65], rnd[17];
 	uint8_t r[8];
-	int i;
 
 	if (s->pack == NULL) {
 		char *key;
 		if (RAND_bytes(r, sizeof r) != 1)
 			return sr_err(err, "create pack name: OpenSSL RAND_bytes failed");
-		for (i = 0; i < 8; i++)
-			snprintf(rnd + 2 * i, 3, "%02x", r[i]);
+		sr_hex_of(r, sizeof r, rnd);
 		key = sr_asprintf("%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS, s->seq, rnd);
 		s->pack = sr_pack_begin(s->st, key, s->mtime, err);
 		free(key);

@@ -109,19 +109,6 @@ fs_of(struct sr_store *st)
 /* ---- etags ---- */
 
 static void
-etag_hex(const unsigned char *digest, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < ETAG_LEN / 2; i++) {
-		out[2 * i] = hex[digest[i] >> 4];
-		out[2 * i + 1] = hex[digest[i] & 15];
-	}
-	out[ETAG_LEN] = '\0';
-}
-
-static void
 md_final(EVP_MD_CTX *md, char *etag)
 {
 	unsigned char digest[EVP_MAX_MD_SIZE];
@@ -129,7 +116,7 @@ md_final(EVP_MD_CTX *md, char *etag)
 
 	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1)
 		sr_fatal("SHA-256 failed");
-	etag_hex(digest, etag);
+	sr_hex_of(digest, ETAG_LEN / 2, etag);
 }
 
 static EVP_MD_CTX *

@@ -383,6 +383,19 @@ sr_ncpus(void)
 	return n < 1 ? 1 : (int)n;
 }
 
+void
+sr_hex_of(const uint8_t *b, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
 int
 sr_hexval(int c)
 {

@@ -76,6 +76,8 @@ int sr_write_file_atomic(const char *path, const void *buf, size_t len, char *er
 int sr_ncpus(void);
 /* The value of hex digit c (0-9, a-f, A-F), or -1. */
 int sr_hexval(int c);
+/* Lowercase hex of the n bytes at b into out (2n + 1 bytes, NUL-ended). */
+void sr_hex_of(const uint8_t *b, size_t n, char *out);
 
 /* A cancel flag that one thread (or a signal handler) sets and others
  * poll: relaxed atomic loads and stores, async-signal-safe and free of data
