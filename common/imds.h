@@ -2,7 +2,7 @@
  * imds.h: IMDSv2, EC2's instance metadata service: the session token, GETs
  * that carry it, and the form of its times. Both the aws provider
  * (notices, facts, detection) and the instance-role credentials
- * (ckpt/creds-imds.c) talk to it, and ckpt must not depend on providers,
+ * (store/s3/creds-imds.c) talk to it, and the store must not depend on providers,
  * so it lives in common/ on top of http.h.
  */
 #ifndef SR_IMDS_H

@@ -1,6 +1,6 @@
 /*
  * iniparse.h: running inih (Debian's libinih) with spotrun's settings, for
- * every INI reader in the tree (runner/jobspec.c, ckpt/creds-ini.c).
+ * every INI reader in the tree (runner/jobspec.c, store/s3/creds-ini.c).
  *
  * Debian builds inih's settings (line buffer, multi-line values, ...) as
  * process-wide variables rather than compile-time constants, so a reader

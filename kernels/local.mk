@@ -1,4 +1,6 @@
 # kernels/local.mk: data transforms with a CPU twin for every CUDA kernel.
+# Above common/ only.
+libkernels_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels
 libkernels_a_SOURCES += kernels/byteplane.c kernels/byteplane.h
 check_PROGRAMS += tests/t-byteplane
 tests_t_byteplane_SOURCES = tests/t-byteplane.c tests/tap.h
@@ -24,6 +26,6 @@ nvcc_verbose_ = $(nvcc_verbose_@AM_DEFAULT_V@)
 nvcc_verbose_0 = @echo "  NVCC    " $@;
 .cu.o:
 	$(nvcc_verbose)$(NVCC) $(AM_NVCCFLAGS) $(NVCCFLAGS) $(DEFS) $(DEFAULT_INCLUDES) \
-	  $(INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
+	  $(INCLUDES) $(libkernels_a_CPPFLAGS) $(CPPFLAGS) -c -o $@ $<
 kernels/byteplane.$(OBJEXT): kernels/byteplane.h
 endif

@@ -1,4 +1,6 @@
-# providers/local.mk: sources of preemption notices.
+# providers/local.mk: sources of preemption notices. Above common/ only: it
+# knows neither the store, the checkpoints nor the runner.
+libproviders_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/providers
 libproviders_a_SOURCES += providers/provider.h
 libproviders_a_SOURCES += providers/provider-int.h providers/provider.c \
 	providers/local.c providers/signal.c providers/trace.h providers/trace.c \

@@ -1,4 +1,8 @@
-# runner/local.mk: the CLI, the job spec and the supervisor.
+# runner/local.mk: the CLI, the job spec and the supervisor: the top of the
+# house, it may include every module but store/s3/ (the store is used through
+# store.h).
+librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
+	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
 librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \

@@ -1,4 +1,7 @@
 # tests/local.mk: test programs and scripts not owned by one module.
+# The house: include paths, links and calls follow doc/design.md's diagram.
+dist_check_SCRIPTS += tests/t01-house.sh
+EXTRA_DIST += tests/house.py
 # End-to-end tests: `spotrun run` on the example jobs and under faults. They
 # use the built spotrun ($SPOTRUN, which `make check` builds first) and
 # /usr/bin/python3; tests/jobs/ holds their helpers.

@@ -1,5 +1,5 @@
 /*
- * t-creds.c: credentials and store settings for s3:// and gs:// (ckpt/creds.c)
+ * t-creds.c: credentials and store settings for s3:// and gs:// (store/s3/creds.c)
  * on temporary files named through the environment: the AWS CLI's order
  * (env, the credentials file, the config file, the instance role), profile
  * selection and section naming, session tokens, region and endpoint

@@ -1,5 +1,5 @@
 /*
- * t-s3-xml.c: the S3 reply readers (ckpt/s3-xml.c) on replies shaped as
+ * t-s3-xml.c: the S3 reply readers (store/s3/s3-xml.c) on replies shaped as
  * S3 and RGW send them: errors with a region or server time, listing pages
  * (entities, UTF-8, the store prefix stripped, truncation), upload ids,
  * pages of unfinished multipart uploads (markers, times, keys outside the

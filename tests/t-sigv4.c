@@ -1,5 +1,5 @@
 /*
- * t-sigv4.c: the SigV4 signer (ckpt/sigv4.c).
+ * t-sigv4.c: the SigV4 signer (store/s3/sigv4.c).
  *
  *  - the AWS signing test suite (every case folder of
  *    $SPOTRUN_SIGV4_SUITE, default TOP_SRCDIR/../shared/conformance/aws-sigv4):

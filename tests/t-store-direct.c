@@ -1,5 +1,5 @@
 /*
- * t-store-direct.c: the file store's direct I/O (ckpt/store-file.c).
+ * t-store-direct.c: the file store's direct I/O (store/store-file.c).
  * Streaming uploads in the shapes a pack takes (tar headers, member data
  * straight from aligned memory, short tails), in unaligned pieces across
  * the staging buffer, and one large write split in two, each read back

@@ -1,6 +1,6 @@
 /*
- * t-store-file.c: the object store front end (ckpt/store.c) and its file://
- * backend (ckpt/store-file.c), on a fresh temp directory: every operation,
+ * t-store-file.c: the object store front end (store/store.c) and its file://
+ * backend (store/store-file.c), on a fresh temp directory: every operation,
  * exact messages, key validation, listing order, atomic publication under
  * races between 16 processes (create-only and compare-and-swap), streamed
  * uploads, aborts and write failures that leave nothing behind.

@@ -1,7 +1,7 @@
 /*
  * creds-int.h: the pieces under creds.c: the INI files the AWS CLI and
  * gsutil read (creds-ini.c) and the EC2 instance role from IMDSv2
- * (creds-imds.c). Internal to ckpt/.
+ * (creds-imds.c). Internal to store/s3/.
  */
 #ifndef SR_CREDS_INT_H
 #define SR_CREDS_INT_H

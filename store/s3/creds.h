@@ -32,6 +32,8 @@
 #ifndef SR_CREDS_H
 #define SR_CREDS_H
 
+#include <string.h>
+
 enum sr_creds_kind { SR_CREDS_AWS = 0, SR_CREDS_GCS };
 
 struct sr_creds {
@@ -104,7 +106,13 @@ unsigned long sr_creds_resolutions(struct sr_creds_chain *c);
 
 void sr_creds_chain_free(struct sr_creds_chain *c);
 
-/* Wipe a credentials copy (explicit_bzero), e.g. before freeing it. */
-void sr_creds_wipe(struct sr_creds *cr);
+/* Wipe a credentials copy (explicit_bzero), e.g. before freeing it.
+ * Inline, so that the pieces under the chain (creds-imds.c) can wipe what
+ * they fill without depending on creds.c, which depends on them. */
+static inline void
+sr_creds_wipe(struct sr_creds *cr)
+{
+	explicit_bzero(cr, sizeof *cr);
+}
 
 #endif

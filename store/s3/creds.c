@@ -699,9 +699,3 @@ sr_creds_chain_free(struct sr_creds_chain *c)
 	free(c->imds);
 	free(c);
 }
-
-void
-sr_creds_wipe(struct sr_creds *cr)
-{
-	explicit_bzero(cr, sizeof *cr);
-}

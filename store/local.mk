@@ -1,0 +1,34 @@
+# store/local.mk: the object store, a module of its own: the interface
+# (store.h, the one header other modules include), the file:// backend, and
+# the S3 family of backends in store/s3/ (s3:// and gs://: requests, SigV4,
+# replies, multipart uploads, credentials). It depends on common/ only: its
+# include path has no other module, so an upward include does not compile.
+libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3
+libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h
+check_PROGRAMS += tests/t-store-file tests/t-store-direct
+tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
+tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
+
+# SigV4 signing for the S3/GCS stores, checked against the AWS signing test
+# suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).
+libstore_a_SOURCES += store/s3/sigv4.c store/s3/sigv4.h
+check_PROGRAMS += tests/t-sigv4
+tests_t_sigv4_SOURCES = tests/t-sigv4.c tests/tap.h
+tests_t_sigv4_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+
+# The s3:// and gs:// stores: S3 requests (s3.c), XML replies (s3-xml.c),
+# parallel multipart uploads (s3-mpu.c), the backend (store-s3.c); tested
+# against Ceph RGW (build-aux/test-all starts it).
+libstore_a_SOURCES += store/s3/s3.c store/s3/s3.h store/s3/s3-xml.c store/s3/s3-xml.h store/s3/s3-mpu.c \
+	store/s3/s3-mpu.h store/s3/store-s3.c
+check_PROGRAMS += tests/t-s3-xml tests/t-store-s3
+tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h
+tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h tests/s3-util.h
+# Credentials and settings of the s3:// and gs:// stores (the AWS CLI's
+# chain, gsutil's boto config); the test runs tests/mdemu (providers/local.mk)
+# as the instance-role metadata service.
+libstore_a_SOURCES += store/s3/creds.c store/s3/creds.h store/s3/creds-int.h store/s3/creds-ini.c \
+	store/s3/creds-imds.c
+check_PROGRAMS += tests/t-creds
+tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h
+EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""house.py: checks that the house stands as doc/design.md draws it ("The
+house"), over the sources and over the built objects. Prints TAP.
+
+    house.py SRCDIR BUILDDIR
+
+1. Every `#include "x.h"` of a product file resolves (its own folder first,
+   then the modules' folders) to exactly one header, in the file's own
+   module or in one the file's module may use; never through "../"; outside
+   store/ only store.h of the store (its one public header); cmd.h (the
+   command table and exit codes) only in the command layer.
+2. The built libraries link the same way: a symbol an object takes from
+   another library is defined in a module its own module may use.
+3. No loop of function calls between files: object A calling a function of
+   object B and B (through any chain) calling one of A. A reference to
+   data (a registry naming its entries: store.c's backend table, the
+   providers' and commands' tables) is not a call and does not count.
+4. No module folder holds more than a third of the product's lines.
+
+Each check is one TAP line; a failure lists what broke it.
+"""
+import os
+import re
+import subprocess
+import sys
+
+# Folder -> module. store/s3/ is part of the store module (its S3 family of
+# backends) but a folder of its own for the size rule.
+FOLDERS = {
+    "common": "common", "compat": "common", "kernels": "kernels",
+    "store": "store", "store/s3": "store", "ckpt": "ckpt",
+    "providers": "providers", "runner": "runner",
+}
+# What each module may include / link against, besides itself.
+MAY_USE = {
+    "common": set(),
+    "kernels": {"common"},
+    "store": {"common"},
+    "ckpt": {"common", "kernels", "store"},
+    "providers": {"common"},
+    "runner": {"common", "kernels", "store", "ckpt", "providers"},
+}
+LIBS = {
+    "libcommon.a": "common", "libkernels.a": "kernels", "libstore.a": "store",
+    "libckpt.a": "ckpt", "libproviders.a": "providers", "librunner.a": "runner",
+}
+STORE_PUBLIC = {"store.h"}
+# The command layer: the only files that may include cmd.h.
+CLI = re.compile(r"^runner/(cmd(-[a-z0-9-]+)?\.c|cmd\.h|spotrun\.c)$")
+MAX_SHARE = 1.0 / 3.0
+
+n = 0
+failed = 0
+
+
+def tap(ok, what, problems=()):
+    global n, failed
+    n += 1
+    print(("ok" if ok else "not ok") + " %d - %s" % (n, what))
+    for p in list(problems)[:40]:
+        print("#   " + p)
+    if not ok:
+        failed += 1
+
+
+def product_files(src):
+    files = []
+    for folder in FOLDERS:
+        d = os.path.join(src, folder)
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".c", ".h", ".cu")):
+                files.append(folder + "/" + name)
+    return files
+
+
+def check_includes(src, files):
+    where = {}
+    for f in files:
+        where.setdefault(os.path.basename(f), []).append(f)
+    problems = []
+    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+    for f in files:
+        folder = os.path.dirname(f)
+        mod = FOLDERS[folder]
+        with open(os.path.join(src, f), encoding="utf-8") as fp:
+            for lineno, line in enumerate(fp, 1):
+                m = inc.match(line)
+                if not m:
+                    continue
+                name = m.group(1)
+                at = "%s:%d: #include \"%s\"" % (f, lineno, name)
+                if name == "config.h":
+                    continue
+                if "/" in name:
+                    problems.append(at + ": a path; include by name, the build's -I says where")
+                    continue
+                if folder + "/" + name in files:
+                    target = folder + "/" + name
+                else:
+                    cands = where.get(name, [])
+                    if len(cands) != 1:
+                        problems.append(at + ": %s" % ("no such header in the product" if not cands
+                                                        else "ambiguous: " + ", ".join(cands)))
+                        continue
+                    target = cands[0]
+                tmod = FOLDERS[os.path.dirname(target)]
+                if tmod != mod and tmod not in MAY_USE[mod]:
+                    problems.append(at + ": %s may not use %s (%s)" % (mod, tmod, target))
+                elif tmod == "store" and mod != "store" and name not in STORE_PUBLIC:
+                    problems.append(at + ": outside store/ only store.h is included (%s)" % target)
+                elif name == "cmd.h" and not CLI.match(f):
+                    problems.append(at + ": cmd.h belongs to the command layer (cmd*.c, spotrun.c)")
+    return problems
+
+
+def nm_objects(build):
+    """{object: (module, defined {sym: type}, undefined set)}"""
+    objs = {}
+    for lib, mod in LIBS.items():
+        path = os.path.join(build, lib)
+        out = subprocess.run(["nm", "-A", path], capture_output=True, text=True, check=True).stdout
+        # "lib.a:obj.o:ADDR T sym", or "lib.a:obj.o: U sym" when undefined
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) != 3:
+                continue
+            obj = lib + ":" + parts[0].split(":")[1]
+            entry = objs.setdefault(obj, (mod, {}, set()))
+            if parts[1] == "U":
+                entry[2].add(parts[2])
+            elif parts[1] in "TDBRC":
+                entry[1][parts[2]] = parts[1]
+    return objs
+
+
+def check_links(objs):
+    owner = {}
+    for obj, (mod, defs, _) in objs.items():
+        for s, t in defs.items():
+            owner[s] = (obj, mod, t)
+    problems = []
+    calls = {o: set() for o in objs}
+    for obj, (mod, _, undef) in objs.items():
+        for s in sorted(undef):
+            if s not in owner:
+                continue
+            tobj, tmod, t = owner[s]
+            if tmod != mod and tmod not in MAY_USE[mod]:
+                problems.append("%s uses %s of %s: %s may not use %s" % (obj, s, tobj, mod, tmod))
+            if t == "T" and tobj != obj:
+                calls[obj].add(tobj)
+    return problems, calls
+
+
+def loops(graph):
+    """Strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(100000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def check_sizes(src, files):
+    lines = {}
+    for f in files:
+        with open(os.path.join(src, f), encoding="utf-8") as fp:
+            lines[os.path.dirname(f)] = lines.get(os.path.dirname(f), 0) + sum(1 for _ in fp)
+    total = sum(lines.values())
+    report = ["%-10s %6d lines %5.1f%%" % (d, c, 100.0 * c / total) for d, c in sorted(lines.items())]
+    big = [r for d, r in zip(sorted(lines), report) if lines[d] > MAX_SHARE * total]
+    return big, report
+
+
+def main():
+    src, build = sys.argv[1], sys.argv[2]
+    files = product_files(src)
+    print("1..4")
+    problems = check_includes(src, files)
+    tap(not problems,
+        "every include stays in its module or goes down to one it may use", problems)
+    objs = nm_objects(build)
+    problems, calls = check_links(objs)
+    tap(not problems and len(objs) > 20,
+        "every symbol a library takes from another comes from a module below it",
+        problems if problems else ["only %d objects found" % len(objs)] if len(objs) <= 20 else [])
+    found = loops(calls)
+    tap(not found, "no loop of function calls between files",
+        [" <-> ".join(c) for c in found])
+    big, report = check_sizes(src, files)
+    tap(not big, "no module folder holds more than a third of the product's lines",
+        big + ["--"] + report if big else [])
+    for r in report:
+        print("# " + r)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
