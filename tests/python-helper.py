@@ -5,8 +5,9 @@ which puts python/ on PYTHONPATH):
   - outside spotrun everything is a no-op: no handler, False / None, no file;
   - importing it catches the request signal named in SPOTRUN_CKPT_SIGNAL
     (a job signalled by another process survives and answers), chains to a
-    handler already there, leaves SIGUSR1 alone with `none`, and has the
-    signal ignored at exit;
+    handler already there, leaves SIGUSR1 alone with `none`, has the signal
+    ignored at exit, and lets TERM or INT as the request signal stop the job
+    when no request file is there;
   - requested() sees a request by its file alone (no signal, or one sent
     before the import), reads seq, reason and deadline, and is False again
     once done() answered it, though the file is still there;
@@ -229,6 +230,38 @@ print(json.dumps({"usr1": signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL,
 """, env, "signal = USR2")
 if r is not None:
     is_((r["usr1"], r["usr2"]), (True, True), "signal = USR2: SIGUSR2 caught, SIGUSR1 left alone")
+
+# A stop signal chosen as the request signal is a request only while the
+# request file exists; otherwise it does what it did before the import.
+env = spot_env("term", sig="TERM")
+code_term = r"""
+import os, signal, spotrun
+os.kill(os.getpid(), signal.SIGTERM)
+print("alive requested=%s" % spotrun.requested())
+"""
+post(env, 1, "periodic", 0)
+r = child(code_term, env)
+is_((r.returncode, r.stdout), (0, "alive requested=True\n"),
+    "signal = TERM with a request file: a request, the job lives on")
+os.unlink(env["SPOTRUN_CKPT_REQUEST"])
+r = child(code_term, env)
+is_((r.returncode, r.stdout), (-signal.SIGTERM, ""),
+    "signal = TERM without a request file: the job ends by SIGTERM, as without the module")
+env = spot_env("int", sig="INT")
+code_int = r"""
+import os, signal, spotrun
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    print("alive requested=%s" % spotrun.requested())
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+"""
+post(env, 1, "periodic", 0)
+r = child(code_int, env)
+is_(r.stdout, "alive requested=True\n", "signal = INT with a request file: no KeyboardInterrupt")
+os.unlink(env["SPOTRUN_CKPT_REQUEST"])
+r = child(code_int, env)
+is_(r.stdout, "KeyboardInterrupt\n", "signal = INT without a request file: KeyboardInterrupt, as ^C")
 
 env = spot_env("bogus", sig="BOGUS")
 r = child("import spotrun", env)

@@ -20,7 +20,10 @@ environment, whose default action would end the process, and makes that
 signal ignored once the interpreter exits (Python restores default actions
 while it shuts down, so a late request would turn a success into exit 138).
 Import it before anything slow (import torch takes seconds): a request that
-comes earlier still kills the job. The request file, not the signal, is what
+comes earlier still kills the job. A handler the job installed before is
+called too. When the request signal is one that also means "stop" (TERM,
+INT, HUP, QUIT), it is a request only while the request file exists;
+otherwise it does what it did before (SIGINT raises KeyboardInterrupt). The request file, not the signal, is what
 requested() looks at, so a request is never missed, whenever it came and even
 when spotrun sends no signal at all.
 
@@ -216,13 +219,37 @@ def done(step: int) -> bool:
     return True
 
 
-def _on_request(signo, frame) -> None:
-    _st.signalled = True
+# Signals that also mean "stop" (spotrun's own stop, a user's ^C forwarded,
+# Slurm's TERM): chosen as the request signal, they are a request only while
+# the request file exists, which spotrun writes before it signals.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _handler(prev):
+    """The request signal's handler: set the flag (and call the job's own
+    earlier handler), or, for a stop signal that is no request, do what the
+    signal did before the import."""
+    def handler(signo, frame):
+        is_request = True
+        if signo in _STOP_SIGNALS:
+            path = _env("SPOTRUN_CKPT_REQUEST")
+            is_request = path is not None and os.path.exists(path)
+        if is_request:
+            _st.signalled = True
+            # Python's own SIGINT handler raises KeyboardInterrupt: not for a request.
+            if callable(prev) and prev is not signal.default_int_handler:
+                prev(signo, frame)
+        elif callable(prev):
+            prev(signo, frame)
+        elif prev == signal.SIG_DFL:
+            signal.signal(signo, signal.SIG_DFL)
+            os.kill(os.getpid(), signo)
+    return handler
 
 
 def _install() -> None:
-    """Catch the request signal (chaining to a Python handler already
-    there) and have it ignored from the interpreter's exit on."""
+    """Catch the request signal and have it ignored from the interpreter's
+    exit on."""
     name = _env("SPOTRUN_CKPT_SIGNAL")
     if not supervised() or name is None or name == "none":
         return
@@ -232,14 +259,7 @@ def _install() -> None:
               % name, file=sys.stderr)
         return
     try:
-        prev = signal.getsignal(sig)
-        if callable(prev):
-            def handler(signo, frame, prev=prev):
-                _on_request(signo, frame)
-                prev(signo, frame)
-        else:
-            handler = _on_request
-        signal.signal(sig, handler)
+        signal.signal(sig, _handler(signal.getsignal(sig)))
     except ValueError:
         # Not the main thread: only it can set handlers. The file still works.
         print("spotrun: imported outside the main thread: SIG%s is not caught" % name,
