@@ -202,10 +202,20 @@ def done(step: int) -> bool:
     req = request()
     if req is None:
         return False
-    fd, tmp = tempfile.mkstemp(prefix=".done.", suffix=".tmp", dir=os.path.dirname(path) or ".")
+    _write_atomic(path, lambda f: f.write(b"%d\n" % n))
+    _st.answered = req.seq
+    return True
+
+
+def _write_atomic(path: str, write) -> None:
+    """write(f) into a temporary file beside path, fsync it and rename it to
+    path, so no reader ever sees a partial file; on failure the temporary
+    file is removed and the exception raised."""
+    d, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + name + ".", suffix=".tmp", dir=d or ".")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write("%d\n" % n)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.rename(tmp, path)
@@ -215,8 +225,6 @@ def done(step: int) -> bool:
         except FileNotFoundError:
             pass
         raise
-    _st.answered = req.seq
-    return True
 
 
 # Signals that also mean "stop" (spotrun's own stop, a user's ^C forwarded,

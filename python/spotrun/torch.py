@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from typing import Any, Optional
 
 import torch
@@ -94,19 +93,7 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
         "scheduler": None if scheduler is None else scheduler.state_dict(),
         "rng": _rng_state(),
     }
-    fd, tmp = tempfile.mkstemp(prefix="." + FILENAME + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, os.path.join(d, FILENAME))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    spotrun._write_atomic(os.path.join(d, FILENAME), lambda f: torch.save(state, f))
     return spotrun.done(int(step))
 
 
