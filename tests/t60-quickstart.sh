@@ -7,7 +7,6 @@
 # the local directory are moved into a temp dir.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
-t_python_module
 
 # The shipped job file, pointed at temp dirs.
 mk_ini() {	# mk_ini FILE TAG PREEMPTIONS

@@ -10,7 +10,6 @@
 . "$top_srcdir/tests/jobs/lib.sh"
 "$PY" -c 'import torch' 2>/dev/null || t_skip_all "python3-torch not installed"
 t_setup
-t_python_module
 
 ex=$top_srcdir/examples/pytorch
 cp "$ex/job.ini" "$t_tmp/job.ini"
