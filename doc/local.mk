@@ -1,4 +1,4 @@
 # doc/local.mk: man pages and design notes.
-EXTRA_DIST += doc/design.md doc/benchmarks.md
+EXTRA_DIST += doc/design.md doc/benchmarks.md doc/python.md
 dist_man_MANS += doc/spotrun.1
 dist_check_SCRIPTS += tests/t05-usage.sh

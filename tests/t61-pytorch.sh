@@ -3,7 +3,10 @@
 # (MLP, AdamW, dropout, CPU) preempted twice by the local provider and
 # resumed from its checkpoints must end with a state_dict bit-identical to
 # an uninterrupted run's: torch.equal on every tensor, and the same SHA-256
-# over the tensors' bytes. Skipped when /usr/bin/python3 has no torch.
+# over the tensors' bytes. The job speaks the protocol through the spotrun
+# Python module (spotrun.torch); a second run with `signal = none` has it
+# answer from the request file alone, to the same result. Skipped when
+# /usr/bin/python3 has no torch.
 . "$top_srcdir/tests/jobs/lib.sh"
 "$PY" -c 'import torch' 2>/dev/null || t_skip_all "python3-torch not installed"
 t_setup
@@ -16,14 +19,23 @@ ini_set "$t_tmp/job.ini" job workdir "$ex"
 ini_set "$t_tmp/job.ini" checkpoint store "file://$t_tmp/store"
 ini_set "$t_tmp/job.ini" checkpoint local_dir "$t_tmp/local"
 
+# The same job without the request signal: the module sees the file alone.
+sed -e "s|$t_tmp/store|$t_tmp/store-nosig|; s|$t_tmp/local|$t_tmp/local-nosig|; s|$t_tmp/final.pt|$t_tmp/nosig.pt|" \
+	"$t_tmp/job.ini" > "$t_tmp/nosig.ini"
+ini_set "$t_tmp/nosig.ini" checkpoint signal none
+
 t_bg run "$SPOTRUN" run "$t_tmp/job.ini"
 run_pid=$t_last
+t_bg nosig "$SPOTRUN" run "$t_tmp/nosig.ini"
+nosig_pid=$t_last
 # The uninterrupted run, meanwhile: the same steps without spotrun.
 steps=$(echo "$cmd" | sed -nE 's/.*--steps ([0-9]+).*/\1/p')
 "$PY" "$ex/train.py" --steps "$steps" --out "$t_tmp/ref.pt" > "$t_tmp/ref.out" 2>&1
 ref_rc=$?
 t_wait "$run_pid"
 run_rc=$t_rc
+t_wait "$nosig_pid"
+nosig_rc=$t_rc
 
 t_is "$run_rc" 0 "preempted run: exit 0" || t_show "$t_tmp/run.err"
 t_is "$ref_rc" 0 "uninterrupted run: exit 0" || t_show "$t_tmp/ref.out"
@@ -39,6 +51,13 @@ run_res=$(result_of "$t_tmp/run.out")
 ref_res=$(result_of "$t_tmp/ref.out")
 t_like "$t_tmp/run.out" '^result: [0-9a-f]{64}$' "the job printed its result"
 t_is "$run_res" "$ref_res" "same SHA-256 over the final tensors as the uninterrupted run"
+t_unlike "$t_tmp/run.err" 'did not write its|missed its deadline' "every request was answered in time"
+
+t_is "$nosig_rc" 0 "signal = none: exit 0" || t_show "$t_tmp/nosig.err"
+t_like "$t_tmp/nosig.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' "signal = none: 3 attempts, 2 preemptions"
+t_like "$t_tmp/nosig.err" '^[0-9:]+  attempt  3 restored checkpoint [0-9]+ at step [0-9]+ ' \
+	"signal = none: attempt 3 restored a checkpoint the job wrote"
+t_is "$(result_of "$t_tmp/nosig.out")" "$ref_res" "signal = none: the same SHA-256 as the uninterrupted run"
 
 # Compare the saved state_dicts tensor by tensor.
 "$PY" - "$t_tmp/final.pt" "$t_tmp/ref.pt" > "$t_tmp/cmp.out" 2>&1 <<'EOF'
@@ -60,5 +79,7 @@ t_is "$?" 0 "spotrun ls: exit 0" || t_show "$t_tmp/ls.err"
 last_step=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed in .*/\1/p' "$t_tmp/run.err" | tail -n 1)
 t_like "$t_tmp/ls.out" "^[0-9]+ +$last_step +.* latest\$" "ls: the latest checkpoint is step $last_step" \
 	|| t_show "$t_tmp/ls.out"
+t_is "$(grep -cE '^[0-9]+ ' "$t_tmp/ls.out")" "$(grep -cE '^[0-9]+ +[0-9]+ +[-0-9]+ [0-9:]+ +1 ' "$t_tmp/ls.out")" \
+	"each checkpoint holds one file, spotrun-torch.pt (no temporary file committed)" || t_show "$t_tmp/ls.out"
 
 t_done

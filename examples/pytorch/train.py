@@ -3,16 +3,16 @@
 
 An MLP with dropout learns a fixed random teacher network with AdamW, on
 CPU, one thread, deterministic algorithms. The batch of step s is drawn from
-a generator seeded with (seed, s) and the global RNG state (dropout) is
-saved with the model and optimizer, so a run that is preempted and resumed
-is bit-identical to one that is not: same final weights, same `result:`
-line (a SHA-256 over every tensor's name, dtype, shape and bytes).
+a generator seeded with (seed, s); spotrun.torch saves the model, the
+optimizer and the random number generators' states (dropout draws from
+torch's), so a run that is preempted and resumed is bit-identical to one
+that is not: same final weights, same `result:` line (a SHA-256 over every
+tensor's name, dtype, shape and bytes).
 
-Checkpoint protocol (directory mode, see doc/spotrun-job.5): on start the
-state is loaded from $SPOTRUN_CKPT_DIR/state.pt when SPOTRUN_RESUME_STEP is
-set; a request (the file $SPOTRUN_CKPT_REQUEST, plus SIGUSR1) is answered
-at the next step boundary by torch.save into $SPOTRUN_CKPT_DIR and then the
-done file $SPOTRUN_CKPT_DONE, created atomically, holding the step.
+The checkpoint protocol is the spotrun module's business (python/spotrun,
+doc/python.md): resume with spotrun.torch.load, and at each step boundary
+answer a request with spotrun.torch.save. Run by hand, outside spotrun, both
+do nothing and the script simply trains.
 
 Debian's python3-torch is visible to /usr/bin/python3 only: run it with
 /usr/bin/python3, not the first python3 on PATH.
@@ -20,32 +20,22 @@ Debian's python3-torch is visible to /usr/bin/python3 only: run it with
 Usage: train.py [--steps N] [--sleep S] [--seed N] [--every N] [--out FILE]
 """
 
+# First, before the slow `import torch`: it catches spotrun's request
+# signal, whose default action would end the job.
+import spotrun
+
 import argparse
 import hashlib
 import os
-import signal
 import sys
 import time
 
-# Set by the SIGUSR1 handler, read at step boundaries.
-requested = False
-
-
-def on_request(signo, frame):
-    global requested
-    requested = True
-
-
-# Catch spotrun's request signal before the slow `import torch` (a second or
-# more): the default action of SIGUSR1 would kill the job.
-if os.environ.get("SPOTRUN_CKPT_REQUEST"):
-    signal.signal(signal.SIGUSR1, on_request)
-
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
 IN, HIDDEN, OUT = 32, 128, 8
 BATCH = 64
+
 
 def make_model():
     return nn.Sequential(
@@ -73,26 +63,6 @@ def state_digest(sd):
     return h.hexdigest()
 
 
-def request_seq(path):
-    """The seq=N of the request file, or None when there is none."""
-    try:
-        with open(path) as f:
-            line = f.read()
-    except FileNotFoundError:
-        return None
-    for word in line.split():
-        if word.startswith("seq="):
-            return word[4:]
-    return ""
-
-
-def write_done(path, step):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % step)
-    os.rename(tmp, path)
-
-
 def main():
     ap = argparse.ArgumentParser(description="spotrun PyTorch example job")
     ap.add_argument("--steps", type=int, default=800, help="steps to train (800)")
@@ -110,33 +80,14 @@ def main():
     model = make_model()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 
-    ckpt_dir = os.environ.get("SPOTRUN_CKPT_DIR", "")
-    request_path = os.environ.get("SPOTRUN_CKPT_REQUEST", "")
-    done_path = os.environ.get("SPOTRUN_CKPT_DONE", "")
-    resume_step = os.environ.get("SPOTRUN_RESUME_STEP", "")
-    under_spotrun = bool(ckpt_dir and request_path and done_path)
-    ckpt_file = os.path.join(ckpt_dir, "state.pt")
-
-    step = 0
-    if under_spotrun and resume_step:
-        st = torch.load(ckpt_file)
-        if str(st["step"]) != resume_step:
-            sys.exit("train.py: %s holds step %s but SPOTRUN_RESUME_STEP is %s"
-                     % (ckpt_file, st["step"], resume_step))
-        if st["seed"] != args.seed:
-            sys.exit("train.py: the checkpoint was made with --seed %d, not %d"
-                     % (st["seed"], args.seed))
-        model.load_state_dict(st["model"])
-        opt.load_state_dict(st["optimizer"])
-        torch.set_rng_state(st["rng"])
-        step = st["step"]
+    step = spotrun.torch.load(model=model, optimizer=opt)
+    if step is not None:
         print("resumed from step %d (attempt %s)"
               % (step, os.environ.get("SPOTRUN_ATTEMPT", "?")), flush=True)
     else:
+        step = 0
         print("starting fresh: %d steps" % args.steps, flush=True)
 
-    global requested
-    answered = None  # seq of the last request answered
     loss_fn = nn.MSELoss()
     model.train()
     loss = torch.tensor(float("nan"))
@@ -152,24 +103,9 @@ def main():
         if args.sleep > 0:
             time.sleep(args.sleep)
         # A step boundary: the safe point to answer a checkpoint request.
-        if under_spotrun and (requested or os.path.exists(request_path)):
-            requested = False
-            seq = request_seq(request_path)
-            if seq is not None and seq != answered:
-                tmp = ckpt_file + ".tmp"
-                torch.save({"step": step, "seed": args.seed,
-                            "model": model.state_dict(),
-                            "optimizer": opt.state_dict(),
-                            "rng": torch.get_rng_state()}, tmp)
-                os.rename(tmp, ckpt_file)
-                write_done(done_path, step)
-                answered = seq
-                print("checkpoint at step %d" % step, flush=True)
+        if spotrun.requested() and spotrun.torch.save(step, model=model, optimizer=opt):
+            print("checkpoint at step %d" % step, flush=True)
 
-    # Training is over: ignore further requests. (Python resets its signal
-    # handlers to the default action while it shuts down, and the default
-    # action of SIGUSR1 kills: a late request would turn success into 138.)
-    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     sd = model.state_dict()
     if args.out:
         torch.save(sd, args.out)

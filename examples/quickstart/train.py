@@ -10,18 +10,23 @@ a run that is stopped and resumed computes exactly the same steps as one
 that is not, and prints the same `result:` line (the SHA-256 of the final
 weights' bytes).
 
-The checkpoint protocol (directory mode, see doc/spotrun-job.5):
-  - on start, if SPOTRUN_RESUME_STEP is set, the state is read back from
-    SPOTRUN_CKPT_DIR (state.json, params.bin, embed.bin);
-  - spotrun asks for a checkpoint by creating the file SPOTRUN_CKPT_REQUEST
-    and sending SIGUSR1; the handler only sets a flag (the default action of
-    SIGUSR1 would kill the job), the work happens at the next step boundary;
-  - the job then writes its files into SPOTRUN_CKPT_DIR and creates the
-    file SPOTRUN_CKPT_DONE atomically, holding the step number.
-Without spotrun (no SPOTRUN_* variables) it simply trains to the end.
+The checkpoint protocol is left to the spotrun module (python/spotrun,
+doc/python.md, standard library only too):
+  - on start, spotrun.resume_step() says whether SPOTRUN_CKPT_DIR holds a
+    restored checkpoint (state.json, params.bin, embed.bin) and of which step;
+  - at each step boundary spotrun.requested() says whether spotrun asks for
+    a checkpoint (a request file, plus SIGUSR1, which importing spotrun
+    catches); the job then writes its files into spotrun.ckpt_dir() and
+    calls spotrun.done(step).
+Without spotrun (no SPOTRUN_* variables) those say "no" and it simply trains
+to the end.
 
 Usage: train.py [--steps N] [--sleep SECONDS] [--seed N] [--every N]
 """
+
+# First: catches spotrun's request signal, whose default action would end
+# the job.
+import spotrun
 
 import argparse
 import hashlib
@@ -29,7 +34,6 @@ import json
 import math
 import os
 import random
-import signal
 import struct
 import sys
 import time
@@ -40,15 +44,6 @@ TOKENS = 4     # tokens per example, their embeddings averaged
 BATCH = 8
 LR = 0.05
 MOMENTUM = 0.9
-
-# Set by the SIGUSR1 handler, read at step boundaries.
-requested = False
-
-
-def on_request(signo, frame):
-    global requested
-    requested = True
-
 
 def pack(values):
     """The exact bytes of a list of floats (little-endian IEEE doubles)."""
@@ -109,40 +104,22 @@ def train_step(step, seed, embed, teacher, params, velocity):
 
 
 def write_file(path, data):
-    """Write then rename, so no reader ever sees half a file."""
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+    with open(path, "wb") as f:
         f.write(data)
-    os.rename(tmp, path)
 
 
-def request_seq(path):
-    """The seq=N of the request file, or None when there is none."""
-    try:
-        with open(path) as f:
-            line = f.read()
-    except FileNotFoundError:
-        return None
-    for word in line.split():
-        if word.startswith("seq="):
-            return word[4:]
-    return ""
-
-
-def save(ckpt_dir, done_path, step, seed, loss, embed, params, velocity):
+def save(ckpt_dir, step, seed, loss, embed, params, velocity):
     write_file(os.path.join(ckpt_dir, "embed.bin"), pack(embed))
     write_file(os.path.join(ckpt_dir, "params.bin"), pack(params) + pack(velocity))
     state = {"step": step, "seed": seed, "loss": loss, "dim": DIM, "vocab": VOCAB}
     write_file(os.path.join(ckpt_dir, "state.json"),
         (json.dumps(state, indent=1) + "\n").encode())
-    # Last: the done file tells spotrun the directory is complete.
-    write_file(done_path, b"%d\n" % step)
 
 
 def restore(ckpt_dir, resume_step, seed):
     with open(os.path.join(ckpt_dir, "state.json")) as f:
         state = json.load(f)
-    if str(state["step"]) != resume_step:
+    if state["step"] != resume_step:
         sys.exit("train.py: %s/state.json holds step %s but SPOTRUN_RESUME_STEP is %s"
             % (ckpt_dir, state["step"], resume_step))
     if state["seed"] != seed:
@@ -159,9 +136,6 @@ def restore(ckpt_dir, resume_step, seed):
 
 
 def main():
-    # First of all: the default action of SIGUSR1 would kill the job.
-    if os.environ.get("SPOTRUN_CKPT_REQUEST"):
-        signal.signal(signal.SIGUSR1, on_request)
     ap = argparse.ArgumentParser(description="spotrun quickstart job")
     ap.add_argument("--steps", type=int, default=200, help="steps to train (200)")
     ap.add_argument("--sleep", type=float, default=0.1,
@@ -170,23 +144,16 @@ def main():
     ap.add_argument("--every", type=int, default=20, help="print every N steps (20)")
     args = ap.parse_args()
 
-    ckpt_dir = os.environ.get("SPOTRUN_CKPT_DIR", "")
-    request_path = os.environ.get("SPOTRUN_CKPT_REQUEST", "")
-    done_path = os.environ.get("SPOTRUN_CKPT_DONE", "")
-    resume_step = os.environ.get("SPOTRUN_RESUME_STEP", "")
-    under_spotrun = bool(ckpt_dir and request_path and done_path)
-
     embed, teacher, params, velocity = init_model(args.seed)
     step = 0
-    if under_spotrun and resume_step:
-        step, embed, params, velocity = restore(ckpt_dir, resume_step, args.seed)
+    resume_step = spotrun.resume_step()
+    if resume_step is not None:
+        step, embed, params, velocity = restore(spotrun.ckpt_dir(), resume_step, args.seed)
         print("resumed from step %d (attempt %s)"
             % (step, os.environ.get("SPOTRUN_ATTEMPT", "?")), flush=True)
     else:
         print("starting fresh: %d steps" % args.steps, flush=True)
 
-    global requested
-    answered = None  # seq of the last request answered
     loss = float("nan")
     while step < args.steps:
         loss = train_step(step, args.seed, embed, teacher, params, velocity)
@@ -196,18 +163,11 @@ def main():
         if args.sleep > 0:
             time.sleep(args.sleep)
         # A step boundary: the safe point to answer a checkpoint request.
-        if under_spotrun and (requested or os.path.exists(request_path)):
-            requested = False
-            seq = request_seq(request_path)
-            if seq is not None and seq != answered:
-                save(ckpt_dir, done_path, step, args.seed, loss, embed, params, velocity)
-                answered = seq
+        if spotrun.requested():
+            save(spotrun.ckpt_dir(), step, args.seed, loss, embed, params, velocity)
+            if spotrun.done(step):
                 print("checkpoint at step %d" % step, flush=True)
 
-    # Training is over: ignore further requests. (Python resets its signal
-    # handlers to the default action while it shuts down, and the default
-    # action of SIGUSR1 kills: a late request would turn success into 138.)
-    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     print("finished %d steps, loss %.6f" % (step, loss), flush=True)
     print("result: %s" % hashlib.sha256(pack(params)).hexdigest(), flush=True)
     return 0

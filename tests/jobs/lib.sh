@@ -202,3 +202,11 @@ kill_group() {
 result_of() {
 	grep -E '^result: [0-9a-f]{64}$' "$1" | tail -n 1
 }
+
+# Put the source tree's spotrun Python module (python/spotrun) first on
+# PYTHONPATH, for the example jobs and the module's own test. The tests then
+# use this checkout's module, not one `make install` put on the system.
+t_python_module() {
+	PYTHONPATH=$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH}
+	export PYTHONPATH
+}

@@ -1,0 +1,9 @@
+# python/local.mk: the spotrun Python module, the job side of the checkpoint
+# protocol, installed for the Python configure found (import spotrun,
+# spotrun.torch). Pure Python: the source tree's python/ works as it is on
+# PYTHONPATH. Tested by tests/t63-python-helper.sh.
+if HAVE_PYTHON
+pkgpython_PYTHON = python/spotrun/__init__.py python/spotrun/torch.py
+else
+EXTRA_DIST += python/spotrun/__init__.py python/spotrun/torch.py
+endif

@@ -1,0 +1,288 @@
+"""spotrun: the job side of spotrun's checkpoint protocol, for Python jobs.
+
+spotrun asks a job for a checkpoint by writing the file $SPOTRUN_CKPT_REQUEST
+("seq=N reason=R deadline=EPOCH") and sending it $SPOTRUN_CKPT_SIGNAL
+(SIGUSR1 by default); the job writes its state into $SPOTRUN_CKPT_DIR and
+then creates $SPOTRUN_CKPT_DONE, holding the step number (doc/spotrun.1,
+CHECKPOINT PROTOCOL). This module does that part for a job:
+
+    import spotrun                     # first: catches the request signal
+    step = spotrun.resume_step() or 0  # None on a fresh start
+    while step < steps:
+        train_one_step()
+        step += 1
+        if spotrun.requested():        # one stat(2) when nothing is asked
+            write_state(spotrun.ckpt_dir())
+            spotrun.done(step)
+
+Importing it installs a handler for the request signal named in the
+environment, whose default action would end the process, and makes that
+signal ignored once the interpreter exits (Python restores default actions
+while it shuts down, so a late request would turn a success into exit 138).
+Import it before anything slow (import torch takes seconds): a request that
+comes earlier still kills the job. A handler the job installed before is
+called too. When the request signal is one that also means "stop" (TERM,
+INT, HUP, QUIT), it is a request only while the request file exists;
+otherwise it does what it did before (SIGINT raises KeyboardInterrupt). The request file, not the signal, is what
+requested() looks at, so a request is never missed, whenever it came and even
+when spotrun sends no signal at all.
+
+Outside spotrun (no SPOTRUN_CKPT_DIR in the environment) nothing is installed,
+requested() is False, done() does nothing and the rest return None: the same
+script runs by hand unchanged.
+
+spotrun.torch saves and loads a PyTorch training state into the checkpoint
+directory; it is imported (with torch) only when used.
+
+Standard library only, Python 3.9 or later.
+"""
+
+from __future__ import annotations
+
+import atexit
+import operator
+import os
+import signal
+import sys
+import tempfile
+import time
+from typing import NamedTuple, Optional
+
+__all__ = [
+    "Request", "supervised", "ckpt_dir", "resume_step", "requested", "request",
+    "reason", "deadline", "seconds_left", "done",
+]
+
+
+class Request(NamedTuple):
+    """A checkpoint request of spotrun's, as its request file says."""
+    seq: int                   # request number, counting up within a run
+    reason: str                # "periodic", "notice" (preemption) or "early"
+    deadline: Optional[float]  # epoch seconds to call done() by; None: no deadline
+
+    def seconds_left(self) -> Optional[float]:
+        """Seconds until the deadline (negative once it is past), or None."""
+        return None if self.deadline is None else self.deadline - time.time()
+
+
+class _State:
+    """What this process knows of the protocol: the signal flag, the last
+    request file read (and the stat it was read at), and the request
+    answered last, which spotrun may not have removed yet."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+        self.seen_key = None           # (ino, size, mtime_ns, ctime_ns) of the file read
+        self.seen: Optional[Request] = None
+        self.answered: Optional[int] = None   # seq of the request done() answered
+        self.warned = False
+
+
+_st = _State()
+
+
+def _env(name: str) -> Optional[str]:
+    v = os.environ.get(name)
+    return v if v else None
+
+
+def supervised() -> bool:
+    """True when the process runs under spotrun."""
+    return _env("SPOTRUN_CKPT_DIR") is not None
+
+
+def ckpt_dir() -> Optional[str]:
+    """The directory to write checkpoint files to, which holds the restored
+    checkpoint on a resume; None outside spotrun."""
+    return _env("SPOTRUN_CKPT_DIR")
+
+
+def resume_step() -> Optional[int]:
+    """The step of the checkpoint restored into ckpt_dir(), or None on a
+    fresh start (and outside spotrun)."""
+    if not supervised():
+        return None
+    v = _env("SPOTRUN_RESUME_STEP")
+    if v is None:
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError("spotrun: SPOTRUN_RESUME_STEP=%r is not a step number" % v) from None
+
+
+def _parse(text: str, path: str) -> Request:
+    fields = dict(w.partition("=")[::2] for w in text.split())
+    try:
+        seq = int(fields["seq"])
+        dl = float(fields.get("deadline", "0"))
+    except (KeyError, ValueError):
+        # Still a request: answer it, keyed on its text (a new request is
+        # a new seq, so a new text).
+        if not _st.warned:
+            _st.warned = True
+            print("spotrun: %s: %r is not 'seq=N reason=R deadline=EPOCH'; answering it anyway"
+                  % (path, text[:80]), file=sys.stderr)
+        return Request(hash(text), fields.get("reason", ""), None)
+    return Request(seq, fields.get("reason", ""), dl if dl > 0 else None)
+
+
+def request() -> Optional[Request]:
+    """The pending request not answered yet by this process, or None.
+
+    One stat(2) of the request file; the file is read again only when it is
+    a new one (or the request signal came since the last call)."""
+    path = _env("SPOTRUN_CKPT_REQUEST")
+    if path is None or not supervised():
+        return None
+    signalled, _st.signalled = _st.signalled, False
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return None
+    key = (s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+    if signalled or key != _st.seen_key:
+        try:
+            with open(path) as f:
+                text = f.read(4096)
+        except FileNotFoundError:  # withdrawn between stat and open
+            return None
+        _st.seen, _st.seen_key = _parse(text, path), key
+    req = _st.seen
+    if req is None or req.seq == _st.answered:
+        return None
+    return req
+
+
+def requested() -> bool:
+    """True when spotrun asks for a checkpoint this process has not answered:
+    write the state into ckpt_dir(), then call done(step). Cheap enough to
+    call every step."""
+    return request() is not None
+
+
+def reason() -> Optional[str]:
+    """The pending request's reason ("periodic", "notice", "early"), or None."""
+    r = request()
+    return None if r is None else r.reason
+
+
+def deadline() -> Optional[float]:
+    """The pending request's deadline (epoch seconds), or None."""
+    r = request()
+    return None if r is None else r.deadline
+
+
+def seconds_left() -> Optional[float]:
+    """Seconds left until the pending request's deadline, or None."""
+    r = request()
+    return None if r is None else r.seconds_left()
+
+
+def done(step: int) -> bool:
+    """Tell spotrun that the files in ckpt_dir() are complete, at `step`
+    (a whole number >= 0: what resume_step() returns on the next start).
+    The done file is written atomically: a temporary file in its directory,
+    fsync'ed, renamed into place; no reader ever sees it half written.
+
+    Returns True when it answered the pending request; False when there is
+    none (outside spotrun, or spotrun withdrew the request because its
+    deadline passed): then nothing is written, since spotrun would take a
+    stray done file for the answer to its next request while the job may
+    already be changing the directory again."""
+    try:
+        n = -1 if isinstance(step, bool) else operator.index(step)  # int, numpy ints
+    except TypeError:
+        n = -1
+    if n < 0:
+        raise ValueError("spotrun.done: step %r is not a whole number >= 0" % (step,))
+    path = _env("SPOTRUN_CKPT_DONE")
+    if path is None:
+        return False
+    req = request()
+    if req is None:
+        return False
+    _write_atomic(path, lambda f: f.write(b"%d\n" % n))
+    _st.answered = req.seq
+    return True
+
+
+def _write_atomic(path: str, write) -> None:
+    """write(f) into a temporary file beside path, fsync it and rename it to
+    path, so no reader ever sees a partial file; on failure the temporary
+    file is removed and the exception raised."""
+    d, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix="." + name + ".", suffix=".tmp", dir=d or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# Signals that also mean "stop" (spotrun's own stop, a user's ^C forwarded,
+# Slurm's TERM): chosen as the request signal, they are a request only while
+# the request file exists, which spotrun writes before it signals.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _handler(prev):
+    """The request signal's handler: set the flag (and call the job's own
+    earlier handler), or, for a stop signal that is no request, do what the
+    signal did before the import."""
+    def handler(signo, frame):
+        is_request = True
+        if signo in _STOP_SIGNALS:
+            path = _env("SPOTRUN_CKPT_REQUEST")
+            is_request = path is not None and os.path.exists(path)
+        if is_request:
+            _st.signalled = True
+            # Python's own SIGINT handler raises KeyboardInterrupt: not for a request.
+            if callable(prev) and prev is not signal.default_int_handler:
+                prev(signo, frame)
+        elif callable(prev):
+            prev(signo, frame)
+        elif prev == signal.SIG_DFL:
+            signal.signal(signo, signal.SIG_DFL)
+            os.kill(os.getpid(), signo)
+    return handler
+
+
+def _install() -> None:
+    """Catch the request signal and have it ignored from the interpreter's
+    exit on."""
+    name = _env("SPOTRUN_CKPT_SIGNAL")
+    if not supervised() or name is None or name == "none":
+        return
+    sig = getattr(signal, "SIG" + name, None)
+    if not isinstance(sig, signal.Signals):
+        print("spotrun: SPOTRUN_CKPT_SIGNAL=%s names no signal; watching the request file only"
+              % name, file=sys.stderr)
+        return
+    try:
+        signal.signal(sig, _handler(signal.getsignal(sig)))
+    except ValueError:
+        # Not the main thread: only it can set handlers. The file still works.
+        print("spotrun: imported outside the main thread: SIG%s is not caught" % name,
+              file=sys.stderr)
+        return
+    atexit.register(signal.signal, sig, signal.SIG_IGN)
+
+
+def __getattr__(name: str):
+    # spotrun.torch on first use, so that `import spotrun` stays fast and
+    # works without torch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'spotrun' has no attribute %r" % name)
+
+
+_install()

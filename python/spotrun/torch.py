@@ -1,0 +1,141 @@
+"""spotrun.torch: save and load a PyTorch training state in spotrun's
+checkpoint directory, so that a resumed run is bit-identical to one that was
+never stopped.
+
+    import spotrun                       # first: catches the request signal
+    import torch
+    ...
+    step = spotrun.torch.load(model=model, optimizer=opt) or 0
+    while step < steps:
+        ...
+        step += 1
+        if spotrun.requested():
+            spotrun.torch.save(step, model=model, optimizer=opt)
+
+One file, $SPOTRUN_CKPT_DIR/spotrun-torch.pt, holds the step, the state_dicts
+of the model, the optimizer and the LR scheduler (each optional but the
+model), and the random number generators' states: Python's random, numpy's
+global one when numpy can be imported, torch's CPU generator and, when CUDA
+is available, every GPU's. Data loaders and generators of your own are not
+covered: seed them from the step (or save them next to it).
+
+Outside spotrun both do nothing: save() returns False, load() None.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any, Optional
+
+import torch
+
+import spotrun
+
+FILENAME = "spotrun-torch.pt"
+_FORMAT = "spotrun.torch/1"
+
+__all__ = ["FILENAME", "save", "load"]
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+def _rng_state() -> dict:
+    st: dict = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    np = _numpy()
+    if np is not None:
+        kind, keys, pos, has_gauss, gauss = np.random.get_state()
+        # Tensors and plain numbers only, so that a restricted unpickler
+        # (torch.load(weights_only=True)) can read the file.
+        st["numpy"] = (kind, torch.from_numpy(keys.astype(np.int64)), int(pos),
+                       int(has_gauss), float(gauss))
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def _set_rng_state(st: dict) -> None:
+    random.setstate(st["python"])
+    torch.set_rng_state(st["torch"])
+    np = _numpy()
+    if np is not None and "numpy" in st:
+        kind, keys, pos, has_gauss, gauss = st["numpy"]
+        np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
+    if "cuda" in st and torch.cuda.is_available():
+        for i, s in enumerate(st["cuda"][:torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(s, i)
+
+
+def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+         scheduler: Any = None) -> bool:
+    """Answer spotrun's pending request with the training state at `step`:
+    write it to ckpt_dir()/FILENAME atomically (a temporary file in the same
+    directory, fsync'ed, renamed into place), then spotrun.done(step).
+
+    Call it when spotrun.requested() is True. Returns True when the request
+    was answered; False, writing nothing, when there is no pending request
+    (outside spotrun, or spotrun withdrew it at its deadline): spotrun may be
+    reading the directory for an earlier checkpoint then."""
+    d = spotrun.ckpt_dir()
+    if d is None or not spotrun.requested():
+        return False
+    state = {
+        "format": _FORMAT,
+        "step": int(step),
+        "model": model.state_dict(),
+        "optimizer": None if optimizer is None else optimizer.state_dict(),
+        "scheduler": None if scheduler is None else scheduler.state_dict(),
+        "rng": _rng_state(),
+    }
+    spotrun._write_atomic(os.path.join(d, FILENAME), lambda f: torch.save(state, f))
+    return spotrun.done(int(step))
+
+
+def _torch_load(path: str) -> dict:
+    # torch 2 reads state_dicts with its restricted unpickler, so a store
+    # that someone else can write cannot run code in the job. torch 1.13's
+    # cannot read floats (every optimizer holds some): plain load there.
+    major = int(torch.__version__.split(".")[0])
+    if major >= 2:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    return torch.load(path, map_location="cpu")
+
+
+def load(*, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+         scheduler: Any = None) -> Optional[int]:
+    """On a resume, load what save() wrote into model, optimizer and
+    scheduler (those given; each must have been saved), restore the random
+    number generators, and return the step. None on a fresh start and
+    outside spotrun, touching nothing. Tensors are loaded to the CPU and
+    copied to where the model's and optimizer's are."""
+    step = spotrun.resume_step()
+    if step is None:
+        return None
+    path = os.path.join(spotrun.ckpt_dir(), FILENAME)
+    if not os.path.exists(path):
+        raise FileNotFoundError("spotrun.torch.load: SPOTRUN_RESUME_STEP is %d but %s does not "
+                                "exist; was the checkpoint written by spotrun.torch.save?"
+                                % (step, path))
+    state = _torch_load(path)
+    if not isinstance(state, dict) or state.get("format") != _FORMAT:
+        raise ValueError("spotrun.torch.load: %s is not a %s checkpoint" % (path, _FORMAT))
+    if state["step"] != step:
+        raise ValueError("spotrun.torch.load: %s holds step %s but SPOTRUN_RESUME_STEP is %d"
+                         % (path, state["step"], step))
+    for what, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
+        if obj is not None and state[what] is None:
+            raise ValueError("spotrun.torch.load: %s holds no %s state; pass the %s to "
+                             "spotrun.torch.save too" % (path, what, what))
+    model.load_state_dict(state["model"])
+    if optimizer is not None:
+        optimizer.load_state_dict(state["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(state["scheduler"])
+    _set_rng_state(state["rng"])
+    return step
