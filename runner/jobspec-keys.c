@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "jobspec-int.h"
+#include "jobspec-msg.h"
 #include "store.h"
 #include "units.h"
 #include "util.h"

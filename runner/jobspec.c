@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <libgen.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,62 +30,17 @@
 #include "defaults.h"
 #include "iniparse.h"
 #include "jobspec-int.h"
+#include "jobspec-msg.h"
 #include "util.h"
 #include "words.h"
 
 #define FILE_MAX	(1024 * 1024)	/* a job file is a short text file */
 #define LINE_MAX_LEN	65536		/* longest line, without its newline */
-#define ERRORS_MAX	100		/* stop recording after this many */
 #define SWEEP_POINTS_MAX 100000		/* points of the whole grid */
 
 const char *const sr_js_section_names[NSECTIONS] = {
 	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
 };
-
-void
-sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
-{
-	struct sr_jobspec_errors *e = p->errs;
-	va_list ap;
-
-	if (e->n >= ERRORS_MAX) {
-		p->nerrs_dropped++;
-		return;
-	}
-	e->v = sr_reallocarray(e->v, e->n + 1, sizeof *e->v);
-	e->v[e->n].line = line;
-	va_start(ap, fmt);
-	vsnprintf(e->v[e->n].msg, sizeof e->v[e->n].msg, fmt, ap);
-	va_end(ap);
-	e->n++;
-}
-
-const char *
-sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4])
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0' && i < SR_JS_SHOW_MAX; i++)
-		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
-	if (s[i] != '\0') {
-		memcpy(buf + i, "...", 3);
-		i += 3;
-	}
-	buf[i] = '\0';
-	return buf;
-}
-
-const char *
-sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4])
-{
-	char tmp[SR_JS_SHOW_MAX + 2];
-
-	if (n > SR_JS_SHOW_MAX + 1)
-		n = SR_JS_SHOW_MAX + 1;
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	return sr_js_show(tmp, buf);
-}
 
 /* Levenshtein distance, case-insensitive; names longer than 64 count as far. */
 static size_t
@@ -625,7 +579,7 @@ sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_err
 
 done:
 	if (p.nerrs_dropped > 0) {
-		errs->n = ERRORS_MAX - 1;
+		errs->n = SR_JS_ERRORS_MAX - 1;
 		sr_js_error(&p, 0, "too many errors (%zu more not shown); fix these first",
 		    p.nerrs_dropped + 1);
 	}

@@ -18,6 +18,7 @@ tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
 # The job file: parser and validator, its unit and word helpers, `spotrun check`.
 librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
+	runner/jobspec-msg.c runner/jobspec-msg.h \
 	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
 dist_man_MANS += doc/spotrun-job.5
 check_PROGRAMS += tests/t-jobspec tests/t-units-words
