@@ -837,7 +837,6 @@ final_line(struct run *r, const char *what, int code)
 static int
 setup(struct run *r, char *err)
 {
-	struct sr_provider_conf pc;
 	struct sr_jobspec *js = r->js;
 	char *lockpath;
 
@@ -902,30 +901,11 @@ setup(struct run *r, char *err)
 
 	if (sr_store_open(js->store, &r->st, err) == -1)
 		return SR_EXIT_IOERR;
-	memset(&pc, 0, sizeof pc);
-	pc.name = js->provider;
-	pc.window = js->window;
-	pc.grace = js->grace;
-	pc.after = js->after;
-	pc.random_mean = js->random_mean;
-	pc.seed = js->seed;
-	pc.notice_file = js->notice_file;
-	pc.trace = js->trace;
-	pc.trace_scale = js->trace_scale;
-	pc.trace_start = js->trace_start;
-	pc.max_preemptions = js->preemptions;
-	pc.endpoint = js->endpoint;
-	pc.ipv6 = js->ipv6;
-	pc.poll = js->poll;
-	if (sr_provider_new(&pc, &r->prov, err) == -1)
+	if (sr_provider_new(&js->provider, &r->prov, err) == -1)
 		return SR_EXIT_SOFTWARE;
 
-	memset(&r->copts, 0, sizeof r->copts);
+	r->copts = js->ckpt;
 	r->copts.job = js->name;
-	r->copts.chunk_size = js->chunk_size;
-	r->copts.level = js->level;
-	r->copts.threads = 0;
-	r->copts.keep = js->keep;
 	r->copts.log = log_from_ckpt;
 	r->copts.log_arg = r;
 	if (pipe2(r->sv.pipe, O_CLOEXEC) == -1) {
