@@ -604,9 +604,10 @@ static enum outcome
 run_attempt(struct run *r, struct attempt *a, char *err)
 {
 	struct sr_jobenv_vars v;
+	struct sr_jobenv_proc pr;
 	struct sr_spawn_opts so;
 	struct sr_notice n;
-	char **env, *logpath;
+	char **env, *logpath, *denv[4];
 	long long step;
 	int sig;
 
@@ -624,37 +625,25 @@ run_attempt(struct run *r, struct attempt *a, char *err)
 		return OUT_ERROR;
 	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
 
+	denv[0] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", r->req_path);
+	denv[1] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", r->done_path);
+	denv[2] = sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", r->signal_name);
+	denv[3] = NULL;
 	memset(&v, 0, sizeof v);
 	v.attempt = r->attempt;
 	v.ckpt_dir = r->ckpt_dir;
-	v.request_path = r->req_path;
-	v.done_path = r->done_path;
-	v.signal_name = r->signal_name;
+	v.method_env = denv;
 	v.resume_step = step;
 	v.provider = sr_provider_name(r->prov);
-	v.rank = 0;
 	v.world_size = 1;
-	env = sr_jobenv_build(environ, r->js, &v);
-	if (r->gpus > 0) {
-		/* One process sees all its GPUs for now; see BUGS in spotrun(1). */
-		char *cvd = sr_strdup("CUDA_VISIBLE_DEVICES=0"), *t;
-		int i;
-		for (i = 1; i < r->gpus; i++) {
-			t = sr_asprintf("%s,%d", cvd, i);
-			free(cvd);
-			cvd = t;
-		}
-		t = sr_asprintf("%s", cvd);
-		free(cvd);
-		{
-			size_t k;
-			for (k = 0; env[k] != NULL; k++)
-				;
-			env = sr_reallocarray(env, k + 2, sizeof *env);
-			env[k] = t;
-			env[k + 1] = NULL;
-		}
-	}
+	memset(&pr, 0, sizeof pr);
+	pr.rank = 0;
+	pr.first_gpu = 0;
+	pr.ngpus = r->gpus;
+	env = sr_jobenv_build(environ, r->js, &v, &pr);
+	free(denv[0]);
+	free(denv[1]);
+	free(denv[2]);
 
 	if (sr_provider_start_vm(r->prov, r->vm, err) == -1) {
 		sr_jobenv_free(env);
