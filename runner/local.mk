@@ -1,7 +1,7 @@
 # runner/local.mk: the CLI, the job spec and the supervisor.
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
-librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \
+librunner_a_SOURCES += runner/run.c runner/run.h runner/method.c runner/method.h runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \

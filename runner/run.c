@@ -29,11 +29,11 @@
 #include <unistd.h>
 
 #include "ckpt.h"
-#include "cmd.h"
 #include "fault.h"
 #include "jobenv.h"
 #include "joblog.h"
 #include "leftover.h"
+#include "method.h"
 #include "jobspec.h"
 #include "progress.h"
 #include "provider.h"
@@ -56,7 +56,7 @@ struct saver {
 	struct sr_ckpt_opts opts;
 	const char *dir;
 	long long step;
-	const char *reason;		/* "periodic", "notice", "early" */
+	enum sr_ckpt_reason reason;
 	double state_at;		/* when the job's files were complete */
 	volatile int cancel;
 	int rc;
@@ -97,7 +97,7 @@ struct attempt {
 	int out_open, err_open;
 	/* the pending request */
 	int req_pending;
-	const char *req_reason;
+	enum sr_ckpt_reason req_reason;
 	double req_deadline;		/* epoch; the job must answer by then */
 	double req_posted;		/* epoch; when it was asked */
 	/* the notice */
@@ -174,12 +174,12 @@ signal_name(int sig)
 }
 
 static void
-post_request(struct run *r, struct attempt *a, const char *reason, double deadline)
+post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, double deadline)
 {
 	char err[SR_ERRMAX], clock[32];
 
 	r->req_seq++;
-	if (sr_req_post(r->req_path, r->req_seq, reason, deadline, err) == -1) {
+	if (sr_req_post(r->req_path, r->req_seq, sr_ckpt_reason_name(reason), deadline, err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
 	}
@@ -190,7 +190,7 @@ post_request(struct run *r, struct attempt *a, const char *reason, double deadli
 	a->req_reason = reason;
 	a->req_deadline = deadline;
 	a->req_posted = sr_now();
-	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", reason,
+	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", sr_ckpt_reason_name(reason),
 	    sr_tl_clock(&r->tl, deadline, clock, sizeof clock));
 }
 
@@ -228,7 +228,7 @@ start_save(struct run *r, struct attempt *a, long long step)
 	sr_progress_start(&sv->pg, STDERR_FILENO, "checkpoint");
 	sv->opts.progress = sr_progress_update;
 	sv->opts.progress_arg = &sv->pg;
-	sv->opts.deadline = strcmp(a->req_reason, "notice") == 0 ? a->ckpt_deadline : 0;
+	sv->opts.deadline = a->req_reason == SR_REASON_NOTICE ? a->ckpt_deadline : 0;
 	sv->cancel = 0;
 	sv->opts.cancel = &sv->cancel;
 	sv->st = r->st;
@@ -248,7 +248,7 @@ finish_save(struct run *r, struct attempt *a)
 {
 	struct saver *sv = &r->sv;
 	char b, raw[32], stored[32], fresh[32], took[32], rate[32];
-	int was_notice = strcmp(sv->reason, "notice") == 0;
+	int was_notice = sv->reason == SR_REASON_NOTICE;
 
 	while (read(sv->pipe[0], &b, 1) == -1 && errno == EINTR)
 		;
@@ -278,18 +278,18 @@ finish_save(struct run *r, struct attempt *a)
 	} else if (sv->rc == SR_CKPT_LATE) {
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint stays the newest",
-		    sv->reason);
+		    sr_ckpt_reason_name(sv->reason));
 	} else if (sv->rc == SR_CKPT_CANCELLED) {
-		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", sv->reason);
+		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", sr_ckpt_reason_name(sv->reason));
 	} else {
 		r->missed++;
 		sr_tl(&r->tl, 1, "error", "%s checkpoint failed: store %s: %s; the previous checkpoint "
-		    "stays the newest", sv->reason, sr_store_url(r->st), sv->err);
+		    "stays the newest", sr_ckpt_reason_name(sv->reason), sr_store_url(r->st), sv->err);
 	}
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;
 		if (!a->leader_done && sr_now() < a->ckpt_deadline) {
-			post_request(r, a, "notice", a->ckpt_deadline);
+			post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
 			return;
 		}
 	}
@@ -313,7 +313,7 @@ handle_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 		}
 		sr_tl(&r->tl, 1, "warning", "%s", n->reason);
 		if (!a->req_pending && !r->sv.active)
-			post_request(r, a, "early", now + r->js->write_timeout);
+			post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);
 		return;
 	}
 	if (a->noticed)
@@ -341,9 +341,9 @@ handle_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 		a->emergency_pending = 1;
 	} else if (a->req_pending) {
 		/* Upgrade the pending request: same files, tighter deadline. */
-		post_request(r, a, "notice", a->ckpt_deadline);
+		post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
 	} else {
-		post_request(r, a, "notice", a->ckpt_deadline);
+		post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
 	}
 }
 
@@ -372,7 +372,8 @@ check_request(struct run *r, struct attempt *a)
 		a->req_pending = 0;
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s; the previous checkpoint stays the newest",
-		    a->req_reason, sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
+		    sr_ckpt_reason_name(a->req_reason),
+		    sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
 		if (a->noticed)
 			begin_stop(r, a, "no checkpoint for this notice");
 	}
@@ -443,7 +444,7 @@ on_timers(struct run *r, struct attempt *a)
 	if (a->next_periodic > 0 && now >= a->next_periodic) {
 		a->next_periodic = now + r->js->interval;
 		if (!a->req_pending && !r->sv.active && !a->noticed && !a->leader_done && !a->stopping)
-			post_request(r, a, "periodic", sr_now() + r->js->write_timeout);
+			post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
 	}
 }
 
@@ -823,9 +824,18 @@ final_line(struct run *r, const char *what, int code)
 	    r->checkpoints == 1 ? "" : "s");
 }
 
+/* Record outcome oc as the run's; returns -1 for setup's return. */
 static int
-setup(struct run *r, char *err)
+setup_failed(struct sr_run_result *res, enum sr_run_outcome oc)
 {
+	res->outcome = oc;
+	return -1;
+}
+
+static int
+setup(struct run *r, struct sr_run_result *res)
+{
+	char *err = res->err;
 	struct sr_jobspec *js = r->js;
 	char *lockpath;
 
@@ -835,19 +845,19 @@ setup(struct run *r, char *err)
 	r->done_path = sr_asprintf("%s/done", r->ctl_dir);
 	r->signal_name = signal_name(js->request_signal);
 	if (sr_mkdirs(r->ctl_dir, 0755, err) == -1)
-		return SR_EXIT_OSERR;
+		return setup_failed(res, SR_RUN_ERR_SYSTEM);
 	lockpath = sr_asprintf("%s/lock", js->local_dir);
 	r->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (r->lockfd == -1) {
 		sr_errno(err, "open %s", lockpath);
 		free(lockpath);
-		return SR_EXIT_OSERR;
+		return setup_failed(res, SR_RUN_ERR_SYSTEM);
 	}
 	if (flock(r->lockfd, LOCK_EX | LOCK_NB) == -1) {
 		sr_err(err, "lock %s: another spotrun run of job %s is using %s", lockpath, js->name,
 		    js->local_dir);
 		free(lockpath);
-		return SR_EXIT_UNAVAILABLE;
+		return setup_failed(res, SR_RUN_ERR_UNAVAILABLE);
 	}
 	free(lockpath);
 	{
@@ -855,7 +865,7 @@ setup(struct run *r, char *err)
 		int n = sr_leftover_kill(entry, err);
 		free(entry);
 		if (n == -1)
-			return SR_EXIT_OSERR;
+			return setup_failed(res, SR_RUN_ERR_SYSTEM);
 		if (n > 0)
 			fprintf(stderr, "spotrun: stopped %d process%s left running by an earlier, killed run of %s\n",
 			    n, n == 1 ? "" : "es", js->name);
@@ -872,7 +882,7 @@ setup(struct run *r, char *err)
 		latest = sr_asprintf("%s/logs/latest", js->local_dir);
 		if (sr_mkdirs(r->log_dir, 0755, err) == -1) {
 			free(latest);
-			return SR_EXIT_OSERR;
+			return setup_failed(res, SR_RUN_ERR_SYSTEM);
 		}
 		unlink(latest);
 		(void)!symlink(strrchr(r->log_dir, '/') + 1, latest);
@@ -883,15 +893,15 @@ setup(struct run *r, char *err)
 	if (r->gpus < js->gpus_min) {
 		sr_err(err, "job %s needs at least %d GPU%s; this machine has %d", js->name,
 		    js->gpus_min, js->gpus_min == 1 ? "" : "s", r->gpus);
-		return SR_EXIT_UNAVAILABLE;
+		return setup_failed(res, SR_RUN_ERR_UNAVAILABLE);
 	}
 	if (r->gpus > js->gpus_max)
 		r->gpus = js->gpus_max;
 
 	if (sr_store_open(js->store, &r->st, err) == -1)
-		return SR_EXIT_IOERR;
+		return setup_failed(res, SR_RUN_ERR_STORE);
 	if (sr_provider_new(&js->provider, &r->prov, err) == -1)
-		return SR_EXIT_SOFTWARE;
+		return setup_failed(res, SR_RUN_ERR_PROVIDER);
 
 	r->copts = js->ckpt;
 	r->copts.job = js->name;
@@ -899,10 +909,10 @@ setup(struct run *r, char *err)
 	r->copts.log_arg = r;
 	if (pipe2(r->sv.pipe, O_CLOEXEC) == -1) {
 		sr_errno(err, "create pipe");
-		return SR_EXIT_OSERR;
+		return setup_failed(res, SR_RUN_ERR_SYSTEM);
 	}
 	if (sr_subreaper_enable(err) == -1 || sr_sig_init(&r->sigfd, err) == -1)
-		return SR_EXIT_OSERR;
+		return setup_failed(res, SR_RUN_ERR_SYSTEM);
 	return 0;
 }
 
@@ -928,8 +938,46 @@ teardown(struct run *r)
 	sr_tl_destroy(&r->tl);
 }
 
-int
-sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
+/* The exit status the caller gives for res, for the last line. */
+static int
+shown_code(const struct sr_run_opts *o, const struct sr_run_result *res)
+{
+	return o->exit_code != NULL ? o->exit_code(res) : res->code;
+}
+
+/* The job exited with code: restart it (1, after the backoff) or end the
+ * run with *res filled (0). */
+static int
+after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_result *res)
+{
+	struct sr_jobspec *js = r->js;
+	double delay = js->backoff;
+	char d[32];
+	int k;
+
+	res->code = code;
+	res->outcome = code == 0 ? SR_RUN_FINISHED : SR_RUN_FAILED;
+	if (code == 0) {
+		mark_finished(r);
+		final_line(r, "finished", shown_code(o, res));
+		return 0;
+	}
+	if (r->interrupted || !restart_allowed(r, code)) {
+		final_line(r, "failed", shown_code(o, res));
+		return 0;
+	}
+	for (k = 0; k < r->restarts && delay < js->backoff_max; k++)
+		delay *= 2;
+	if (delay > js->backoff_max)
+		delay = js->backoff_max;
+	r->restarts++;
+	sr_tl(&r->tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r->restarts,
+	    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
+	return !backoff_wait(r, delay);
+}
+
+enum sr_run_outcome
+sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
 	struct run r;
 	struct attempt a;
@@ -937,14 +985,14 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 	char err[SR_ERRMAX];
 	int code;
 
+	memset(res, 0, sizeof *res);
 	memset(&r, 0, sizeof r);
 	r.js = js;
 	r.lockfd = -1;
 	sr_tl_init(&r.tl, stderr, o->quiet);
-	if ((code = setup(&r, err)) != 0) {
-		fprintf(stderr, "spotrun: %s\n", err);
+	if (setup(&r, res) == -1) {
 		teardown(&r);
-		return code;
+		return res->outcome;
 	}
 	memset(&f, 0, sizeof f);
 	if (sr_provider_facts(r.prov, &f, err) == -1)
@@ -970,24 +1018,23 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 	}
 	for (;;) {
 		enum outcome oc;
-		char *jobname = js->name;
 
 		r.attempt++;
-		oc = run_attempt(&r, &a, err);
+		oc = run_attempt(&r, &a, res->err);
 		sr_tl_set_sink(&r.tl, NULL, NULL);
 		if (a.log != NULL)
 			sr_joblog_close(a.log);
 		a.log = NULL;
 		if (oc == OUT_ERROR) {
 			record_end(&r, &a, "spotrun error", -1);
-			fprintf(stderr, "spotrun: %s: %s\n", jobname, err);
-			code = SR_EXIT_IOERR;
+			res->outcome = SR_RUN_ERR_ATTEMPT;
 			break;
 		}
 		if (oc == OUT_EXEC_FAILED) {
-			code = sr_exec_code(a.child.exec_errno);
-			record_end(&r, &a, "cannot run", code);
-			fprintf(stderr, "spotrun: %s; exit %d\n", err, code);
+			res->outcome = SR_RUN_CANNOT_EXEC;
+			res->exec_errno = a.child.exec_errno;
+			res->code = sr_exec_code(a.child.exec_errno);
+			record_end(&r, &a, "cannot run", res->code);
 			break;
 		}
 		if (oc == OUT_PREEMPTED) {
@@ -997,8 +1044,8 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 				sr_tl(&r.tl, 1, "preempted", "next machine");
 				continue;
 			}
-			code = SR_EXIT_PREEMPTED;
-			final_line(&r, "preempted", code);
+			res->outcome = SR_RUN_PREEMPTED;
+			final_line(&r, "preempted", shown_code(o, res));
 			break;
 		}
 		code = sr_exit_code(a.status);
@@ -1007,29 +1054,9 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o)
 			snprintf(what, sizeof what, "exit %d", code);
 			record_end(&r, &a, what, code);
 		}
-		if (code == 0) {
-			mark_finished(&r);
-			final_line(&r, "finished", code);
+		if (!after_exit(&r, o, code, res))
 			break;
-		}
-		if (!r.interrupted && restart_allowed(&r, code)) {
-			double delay = js->backoff;
-			char d[32];
-			int k;
-			for (k = 0; k < r.restarts && delay < js->backoff_max; k++)
-				delay *= 2;
-			if (delay > js->backoff_max)
-				delay = js->backoff_max;
-			r.restarts++;
-			sr_tl(&r.tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r.restarts,
-			    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
-			if (backoff_wait(&r, delay))
-				break;
-			continue;
-		}
-		final_line(&r, "failed", code);
-		break;
 	}
 	teardown(&r);
-	return code;
+	return res->outcome;
 }
