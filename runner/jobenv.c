@@ -34,6 +34,19 @@ struct envbuf {
 	size_t n, cap;
 };
 
+/* Add kv after everything, without replacing an entry of the same name. */
+static void
+env_append(struct envbuf *e, char *kv)
+{
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 64;
+		e->v = sr_reallocarray(e->v, e->cap, sizeof *e->v);
+	}
+	e->v[e->n++] = kv;
+	e->v[e->n] = NULL;
+}
+
+/* Add kv, replacing an entry of the same name where there is one. */
 static void
 env_set(struct envbuf *e, char *kv)
 {
@@ -46,16 +59,27 @@ env_set(struct envbuf *e, char *kv)
 			return;
 		}
 	}
-	if (e->n + 2 > e->cap) {
-		e->cap = e->cap ? e->cap * 2 : 64;
-		e->v = sr_reallocarray(e->v, e->cap, sizeof *e->v);
+	env_append(e, kv);
+}
+
+/* "CUDA_VISIBLE_DEVICES=first,first+1,...": the process's GPUs. */
+static char *
+visible_devices(int first, int n)
+{
+	char *cvd = sr_asprintf("CUDA_VISIBLE_DEVICES=%d", first), *t;
+	int i;
+
+	for (i = 1; i < n; i++) {
+		t = sr_asprintf("%s,%d", cvd, first + i);
+		free(cvd);
+		cvd = t;
 	}
-	e->v[e->n++] = kv;
-	e->v[e->n] = NULL;
+	return cvd;
 }
 
 char **
-sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_jobenv_vars *v)
+sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_jobenv_vars *v,
+    const struct sr_jobenv_proc *p)
 {
 	struct envbuf e = { NULL, 0, 0 };
 	size_t i;
@@ -75,19 +99,23 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 	env_set(&e, sr_asprintf("SPOTRUN_JOB=%s", js->name));
 	env_set(&e, sr_asprintf("SPOTRUN_ATTEMPT=%d", v->attempt));
 	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DIR=%s", v->ckpt_dir));
-	env_set(&e, sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", v->request_path));
-	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DONE=%s", v->done_path));
-	env_set(&e, sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", v->signal_name));
+	for (i = 0; v->method_env != NULL && v->method_env[i] != NULL; i++)
+		env_set(&e, sr_strdup(v->method_env[i]));
 	if (v->resume_step >= 0)
 		env_set(&e, sr_asprintf("SPOTRUN_RESUME_STEP=%lld", v->resume_step));
 	else
 		env_set(&e, sr_strdup("SPOTRUN_RESUME_STEP="));
 	env_set(&e, sr_strdup("SPOTRUN_DEADLINE=0"));
 	env_set(&e, sr_asprintf("SPOTRUN_PROVIDER=%s", v->provider));
-	env_set(&e, sr_asprintf("RANK=%d", v->rank));
-	env_set(&e, sr_asprintf("LOCAL_RANK=%d", v->rank));
+	env_set(&e, sr_asprintf("RANK=%d", p->rank));
+	env_set(&e, sr_asprintf("LOCAL_RANK=%d", p->rank));
 	env_set(&e, sr_asprintf("WORLD_SIZE=%d", v->world_size));
 	env_set(&e, sr_asprintf("LOCAL_WORLD_SIZE=%d", v->world_size));
+	/* Appended, as it always was: an inherited CUDA_VISIBLE_DEVICES
+	 * stays in front of it (one process sees all the GPUs for now; see
+	 * BUGS in spotrun(1)). */
+	if (p->ngpus > 0)
+		env_append(&e, visible_devices(p->first_gpu, p->ngpus));
 	return e.v;
 }
 

@@ -1,7 +1,9 @@
 /*
  * jobspec-int.h: what the parts of the job file parser share (jobspec.c:
  * reading lines and keys, checks across keys; jobspec-keys.c: the table of
- * keys and the parsing of each value). Not for use outside them.
+ * keys and the parsing of each value; jobspec-msg.c: recording errors).
+ * jobspec.c calls down into jobspec-keys.c, and both call jobspec-msg.c;
+ * nothing calls back up. Not for use outside them.
  */
 #ifndef SR_JOBSPEC_INT_H
 #define SR_JOBSPEC_INT_H
@@ -11,7 +13,6 @@
 #include "jobspec.h"
 #include "util.h"
 
-#define SR_JS_SHOW_MAX	48	/* longest value echoed in a message */
 #define SR_JS_MAXKEYS	48	/* room for the keys of sr_js_keys[] */
 
 enum section {
@@ -66,15 +67,6 @@ struct sr_js_parse {
 	size_t nenv;
 	int sweep_first_line;
 };
-
-/* Record an error at line (0: none) of the file being loaded. */
-void sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...) SR_PRINTF(3, 4);
-
-/* A value made safe and short for a message in buf: control characters
- * become '?', and a long value is cut with "...". Returns buf. */
-const char *sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4]);
-/* The same for the n bytes at s, not NUL-terminated. */
-const char *sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4]);
 
 /* Path p made absolute against dir and tidied lexically: no "." parts, no
  * doubled or trailing slashes. ".." is kept: resolving it needs the file

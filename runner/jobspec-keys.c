@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "jobspec-int.h"
+#include "jobspec-msg.h"
 #include "store.h"
 #include "units.h"
 #include "util.h"
@@ -72,7 +73,7 @@ const struct key sr_js_keys[] = {
 	  "use directory, library or transparent (e.g. directory)", NULL },
 	{ SEC_CHECKPOINT, "interval", T_DURATION, F(interval), 1, DURATION_LIMIT, 1,
 	  DUR_HINT("20m"), "use 0 (off) or from 1s to 365d (e.g. 20m)" },
-	{ SEC_CHECKPOINT, "keep", T_INT, F(keep), 1, 1000000, 0,
+	{ SEC_CHECKPOINT, "keep", T_INT, F(ckpt.keep), 1, 1000000, 0,
 	  "use a whole number >= 1 (e.g. 3)", NULL },
 	{ SEC_CHECKPOINT, "store", T_STORE, F(store), 0, 0, 0,
 	  "use file:///absolute/path (or an absolute path), s3://bucket/prefix, "
@@ -83,42 +84,42 @@ const struct key sr_js_keys[] = {
 	  "use USR1, USR2, HUP, INT, QUIT, TERM, ALRM, WINCH or none (e.g. USR1)", NULL },
 	{ SEC_CHECKPOINT, "write_timeout", T_DURATION, F(write_timeout), 1, DURATION_LIMIT, 0,
 	  DUR_HINT("10m"), "use from 1s to 365d (e.g. 10m)" },
-	{ SEC_CHECKPOINT, "chunk_size", T_SIZE, F(chunk_size), 1 << 20, 256 << 20, 0,
+	{ SEC_CHECKPOINT, "chunk_size", T_SIZE, F(ckpt.chunk_size), 1 << 20, 256 << 20, 0,
 	  "use a number with a unit KiB, MiB or GiB (e.g. 64MiB)",
 	  "use a size from 1MiB to 256MiB (e.g. 16MiB)" },
-	{ SEC_CHECKPOINT, "level", T_INT, F(level), 1, 19, 0,
+	{ SEC_CHECKPOINT, "level", T_INT, F(ckpt.level), 1, 19, 0,
 	  "use a whole number from 1 to 19 (e.g. 1)", NULL },
 	{ SEC_CHECKPOINT, "margin", T_DURATION, F(margin), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("5s"), "use at most 365d (e.g. 5s)" },
 
-	{ SEC_PROVIDER, "name", T_PROVIDER, F(provider), 0, 0, 0,
+	{ SEC_PROVIDER, "name", T_PROVIDER, F(provider.name), 0, 0, 0,
 	  "use auto, aws, azure, gcp, local or signal (e.g. auto)", NULL },
-	{ SEC_PROVIDER, "window", T_DURATION, F(window), 0, DURATION_LIMIT, 0,
+	{ SEC_PROVIDER, "window", T_DURATION, F(provider.window), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
-	{ SEC_PROVIDER, "grace", T_DURATION, F(grace), 0, DURATION_LIMIT, 0,
+	{ SEC_PROVIDER, "grace", T_DURATION, F(provider.grace), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
-	{ SEC_PROVIDER, "after", T_DURATION, F(after), 0, DURATION_LIMIT, 0,
+	{ SEC_PROVIDER, "after", T_DURATION, F(provider.after), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("10m"), "use 0 (off) or at most 365d (e.g. 10m)" },
-	{ SEC_PROVIDER, "random_mean", T_DURATION, F(random_mean), 0, DURATION_LIMIT, 0,
+	{ SEC_PROVIDER, "random_mean", T_DURATION, F(provider.random_mean), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("1h"), "use 0 (off) or at most 365d (e.g. 1h)" },
-	{ SEC_PROVIDER, "seed", T_UINT64, F(seed), 0, 0, 0,
+	{ SEC_PROVIDER, "seed", T_UINT64, F(provider.seed), 0, 0, 0,
 	  "use a whole number from 0 to 18446744073709551615 (e.g. 1)", NULL },
-	{ SEC_PROVIDER, "notice_file", T_PATH, F(notice_file), 0, 0, 0,
+	{ SEC_PROVIDER, "notice_file", T_PATH, F(provider.notice_file), 0, 0, 0,
 	  "give a file, absolute or relative to the job file (e.g. /tmp/preempt-now)", NULL },
-	{ SEC_PROVIDER, "trace", T_PATH, F(trace), 0, 0, 0,
+	{ SEC_PROVIDER, "trace", T_PATH, F(provider.trace), 0, 0, 0,
 	  "give a file, absolute or relative to the job file (e.g. traces/spot.json)", NULL },
-	{ SEC_PROVIDER, "trace_scale", T_POSITIVE, F(trace_scale), 0, 0, 0,
+	{ SEC_PROVIDER, "trace_scale", T_POSITIVE, F(provider.trace_scale), 0, 0, 0,
 	  "use a number greater than 0 (e.g. 60 or 0.5)", NULL },
-	{ SEC_PROVIDER, "trace_start", T_DURATION, F(trace_start), 0, DURATION_LIMIT, 0,
+	{ SEC_PROVIDER, "trace_start", T_DURATION, F(provider.trace_start), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("2h"), "use at most 365d (e.g. 2h)" },
-	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(preemptions), 0, INT_MAX, 0,
+	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(provider.max_preemptions), 0, INT_MAX, 0,
 	  "use a whole number >= 0, or unlimited (e.g. 3)", NULL },
-	{ SEC_PROVIDER, "endpoint", T_URL, F(endpoint), 1, 65535, 0,
+	{ SEC_PROVIDER, "endpoint", T_URL, F(provider.endpoint), 1, 65535, 0,
 	  "use http://HOST[:PORT] or https://HOST[:PORT] (e.g. http://169.254.169.254)",
 	  "use a port from 1 to 65535 (e.g. http://127.0.0.1:8080)" },
-	{ SEC_PROVIDER, "poll", T_DURATION, F(poll), 0.05, 3600, 0,
+	{ SEC_PROVIDER, "poll", T_DURATION, F(provider.poll), 0.05, 3600, 0,
 	  DUR_HINT("1s"), "use from 50ms to 1h (e.g. 1s)" },
-	{ SEC_PROVIDER, "ipv6", T_BOOL, F(ipv6), 0, 0, 0,
+	{ SEC_PROVIDER, "ipv6", T_BOOL, F(provider.ipv6), 0, 0, 0,
 	  "use yes or no (or true/false, on/off, 1/0)", NULL },
 	{ SEC_PROVIDER, "early_checkpoint", T_BOOL, F(early_checkpoint), 0, 0, 0,
 	  "use yes or no (or true/false, on/off, 1/0)", NULL },
@@ -277,6 +278,19 @@ sr_js_absolute_path(const char *dir, const char *p)
 
 #define FIELD(js, k, t) ((t *)(void *)((char *)(js) + (k)->off))
 
+/* Replace the string field of k with v (malloc'd), freeing the old one.
+ * Through memcpy, as some of the fields are the modules' const char *
+ * (struct sr_provider_conf), which the job spec owns all the same. */
+static void
+set_string(struct sr_jobspec *js, const struct key *k, char *v)
+{
+	char *old;
+
+	memcpy(&old, (char *)js + k->off, sizeof old);
+	free(old);
+	memcpy((char *)js + k->off, &v, sizeof v);
+}
+
 static void
 bad_value(struct sr_js_parse *p, const struct key *k, const char *v)
 {
@@ -335,14 +349,12 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 {
 	static const char *const remote[] = { "s3://", "gs://", "az://" };
 	char b[SR_JS_SHOW_MAX + 4];
-	char **field = FIELD(p->js, k, char *);
 	char *path;
 	size_t i;
 
 	if (v[0] == '/' || strncmp(v, "file:///", 8) == 0) {
 		path = sr_js_absolute_path("/", v[0] == '/' ? v : v + 7);
-		free(*field);
-		*field = sr_asprintf("file://%s", path);
+		set_string(p->js, k, sr_asprintf("file://%s", path));
 		free(path);
 		return;
 	}
@@ -374,8 +386,7 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 			    why != NULL ? why + 2 : err);
 			return;
 		}
-		free(*field);
-		*field = sr_strdup(v);
+		set_string(p->js, k, sr_strdup(v));
 		return;
 	}
 	bad_value(p, k, v);
@@ -499,8 +510,7 @@ set_endpoint(struct sr_js_parse *p, const struct key *k, const char *v)
 		bad_value(p, k, v);
 		return;
 	}
-	free(p->js->endpoint);
-	p->js->endpoint = sr_strdup(v);
+	set_string(p->js, k, sr_strdup(v));
 }
 
 void
@@ -526,8 +536,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			bad_value(p, k, v);
 			return;
 		}
-		free(*FIELD(js, k, char *));
-		*FIELD(js, k, char *) = sr_strdup(v);
+		set_string(js, k, sr_strdup(v));
 		return;
 	case T_PROVIDER:
 		if (strcmp(v, "auto") != 0 && strcmp(v, "aws") != 0 && strcmp(v, "gcp") != 0 &&
@@ -536,8 +545,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			bad_value(p, k, v);
 			return;
 		}
-		free(js->provider);
-		js->provider = sr_strdup(v);
+		set_string(js, k, sr_strdup(v));
 		return;
 	case T_PATH:
 		if (v[0] == '~') {
@@ -545,8 +553,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			    "or one relative to the job file", k->name, sr_js_show(v, b));
 			return;
 		}
-		free(*FIELD(js, k, char *));
-		*FIELD(js, k, char *) = sr_js_absolute_path(js->dir, v);
+		set_string(js, k, sr_js_absolute_path(js->dir, v));
 		return;
 	case T_BOOL:
 		if (parse_bool(v, &i) == -1)
@@ -576,7 +583,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 	case T_INT:
 	case T_PREEMPTIONS:
 		if (k->type == T_PREEMPTIONS && (strcmp(v, "unlimited") == 0 || strcmp(v, "-1") == 0)) {
-			js->preemptions = -1;
+			js->provider.max_preemptions = -1;
 			return;
 		}
 		r = parse_int(v, (long long)k->min, (long long)k->max, &ll);

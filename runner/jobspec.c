@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <libgen.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,62 +30,17 @@
 #include "defaults.h"
 #include "iniparse.h"
 #include "jobspec-int.h"
+#include "jobspec-msg.h"
 #include "util.h"
 #include "words.h"
 
 #define FILE_MAX	(1024 * 1024)	/* a job file is a short text file */
 #define LINE_MAX_LEN	65536		/* longest line, without its newline */
-#define ERRORS_MAX	100		/* stop recording after this many */
 #define SWEEP_POINTS_MAX 100000		/* points of the whole grid */
 
 const char *const sr_js_section_names[NSECTIONS] = {
 	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
 };
-
-void
-sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
-{
-	struct sr_jobspec_errors *e = p->errs;
-	va_list ap;
-
-	if (e->n >= ERRORS_MAX) {
-		p->nerrs_dropped++;
-		return;
-	}
-	e->v = sr_reallocarray(e->v, e->n + 1, sizeof *e->v);
-	e->v[e->n].line = line;
-	va_start(ap, fmt);
-	vsnprintf(e->v[e->n].msg, sizeof e->v[e->n].msg, fmt, ap);
-	va_end(ap);
-	e->n++;
-}
-
-const char *
-sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4])
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0' && i < SR_JS_SHOW_MAX; i++)
-		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
-	if (s[i] != '\0') {
-		memcpy(buf + i, "...", 3);
-		i += 3;
-	}
-	buf[i] = '\0';
-	return buf;
-}
-
-const char *
-sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4])
-{
-	char tmp[SR_JS_SHOW_MAX + 2];
-
-	if (n > SR_JS_SHOW_MAX + 1)
-		n = SR_JS_SHOW_MAX + 1;
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	return sr_js_show(tmp, buf);
-}
 
 /* Levenshtein distance, case-insensitive; names longer than 64 count as far. */
 static size_t
@@ -363,19 +317,19 @@ static void
 set_defaults(struct sr_jobspec *js)
 {
 	js->mode = SR_MODE_DIRECTORY;
-	js->keep = 3;
 	js->request_signal = SIGUSR1;
 	js->write_timeout = 600;
-	js->chunk_size = 16 << 20;
-	js->level = 1;
 	js->margin = 5;
-	js->provider = sr_strdup("auto");
+	js->ckpt.keep = 3;
+	js->ckpt.chunk_size = 16 << 20;
+	js->ckpt.level = 1;
+	js->provider.name = sr_strdup("auto");
+	js->provider.window = 30;
+	js->provider.grace = 30;
+	js->provider.seed = 1;
+	js->provider.trace_scale = 1;
+	js->provider.max_preemptions = -1;
 	js->early_checkpoint = 1;
-	js->window = 30;
-	js->grace = 30;
-	js->seed = 1;
-	js->trace_scale = 1;
-	js->preemptions = -1;
 	js->backoff = 1;
 	js->backoff_max = 300;
 	js->env = sr_calloc(1, sizeof *js->env);
@@ -418,26 +372,26 @@ among(const char *name, const char *list)
 static void
 check_cloud_keys(struct sr_js_parse *p)
 {
-	struct sr_jobspec *js = p->js;
+	const struct sr_provider_conf *pc = &p->js->provider;
 	size_t ke = key_index("endpoint", SEC_PROVIDER), kp = key_index("poll", SEC_PROVIDER);
 	size_t k6 = key_index("ipv6", SEC_PROVIDER);
 	char b[SR_JS_SHOW_MAX + 4];
 
-	if (p->key_line[ke] != 0 && js->endpoint != NULL && !among(js->provider, "aws gcp azure"))
+	if (p->key_line[ke] != 0 && pc->endpoint != NULL && !among(pc->name, "aws gcp azure"))
 		sr_js_error(p, p->key_line[ke], "endpoint = %s: only for name = aws, gcp or azure "
 		    "(name is %s); name the cloud whose metadata service it is, or remove endpoint",
-		    sr_js_show(js->endpoint, b), js->provider);
-	if (p->key_line[kp] != 0 && js->poll > 0 && !among(js->provider, "aws azure auto"))
+		    sr_js_show(pc->endpoint, b), pc->name);
+	if (p->key_line[kp] != 0 && pc->poll > 0 && !among(pc->name, "aws azure auto"))
 		sr_js_error(p, p->key_line[kp], "poll = %s: only for name = aws, azure or auto "
-		    "(name is %s%s); remove poll", sr_js_show(p->raw[kp], b), js->provider,
-		    strcmp(js->provider, "gcp") == 0 ? ", which long-polls" : "");
-	if (p->key_line[k6] != 0 && js->ipv6 && !among(js->provider, "aws auto"))
+		    "(name is %s%s); remove poll", sr_js_show(p->raw[kp], b), pc->name,
+		    strcmp(pc->name, "gcp") == 0 ? ", which long-polls" : "");
+	if (p->key_line[k6] != 0 && pc->ipv6 && !among(pc->name, "aws auto"))
 		sr_js_error(p, p->key_line[k6], "ipv6 = %s: only for name = aws or auto (name is "
-		    "%s); remove ipv6", sr_js_show(p->raw[k6], b), js->provider);
-	else if (p->key_line[k6] != 0 && js->ipv6 && js->endpoint != NULL)
+		    "%s); remove ipv6", sr_js_show(p->raw[k6], b), pc->name);
+	else if (p->key_line[k6] != 0 && pc->ipv6 && pc->endpoint != NULL)
 		sr_js_error(p, p->key_line[k6], "ipv6 = %s and endpoint = %s both choose the "
 		    "address of the metadata service; keep one", sr_js_show(p->raw[k6], b),
-		    sr_js_show(js->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
+		    sr_js_show(pc->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
 }
 
 /* Checks that need the whole file, and the defaults that depend on keys. */
@@ -492,13 +446,14 @@ finish(struct sr_js_parse *p)
 		sr_js_error(p, p->key_line[kb], "backoff = %s is longer than backoff_max "
 		    "(5m, the default); lower backoff or set backoff_max", sr_js_show(p->raw[kb], b));
 
-	if (js->provider != NULL && (strcmp(js->provider, "local") == 0 || strcmp(js->provider, "signal") == 0)) {
+	if (js->provider.name != NULL && (strcmp(js->provider.name, "local") == 0 ||
+	    strcmp(js->provider.name, "signal") == 0)) {
 		/* A notice window no longer than the margin leaves no time for
 		 * the notice's checkpoint: every one would be skipped. */
-		int local = strcmp(js->provider, "local") == 0;
+		int local = strcmp(js->provider.name, "local") == 0;
 		size_t kw = key_index(local ? "window" : "grace", SEC_PROVIDER);
 		size_t km = key_index("margin", SEC_CHECKPOINT);
-		double w = local ? js->window : js->grace;
+		double w = local ? js->provider.window : js->provider.grace;
 		char wb[32], mb[32];
 
 		if (w <= js->margin)
@@ -510,7 +465,7 @@ finish(struct sr_js_parse *p)
 			    p->key_line[km] ? "" : " (the default)", local ? "window" : "grace");
 	}
 
-	if (js->provider != NULL)
+	if (js->provider.name != NULL)
 		check_cloud_keys(p);
 
 	for (i = 0; i < js->nsweep; i++) {
@@ -625,7 +580,7 @@ sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_err
 
 done:
 	if (p.nerrs_dropped > 0) {
-		errs->n = ERRORS_MAX - 1;
+		errs->n = SR_JS_ERRORS_MAX - 1;
 		sr_js_error(&p, 0, "too many errors (%zu more not shown); fix these first",
 		    p.nerrs_dropped + 1);
 	}
@@ -661,10 +616,10 @@ sr_jobspec_free(struct sr_jobspec *js)
 	free(js->gpu_type);
 	free(js->store);
 	free(js->local_dir);
-	free(js->provider);
-	free(js->endpoint);
-	free(js->notice_file);
-	free(js->trace);
+	free((char *)js->provider.name);
+	free((char *)js->provider.endpoint);
+	free((char *)js->provider.notice_file);
+	free((char *)js->provider.trace);
 	free(js->on_exit_codes);
 	for (i = 0; i < js->nsweep; i++) {
 		free(js->sweep[i].key);

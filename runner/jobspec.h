@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ckpt.h"
+#include "provider.h"
+
 enum sr_ckpt_mode { SR_MODE_DIRECTORY = 0, SR_MODE_LIBRARY, SR_MODE_TRANSPARENT };
 
 struct sr_sweep_param {
@@ -40,32 +43,28 @@ struct sr_jobspec {
 	/* [checkpoint] */
 	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */
 	double interval;	/* seconds; 0 = no periodic checkpoints (default 0) */
-	int keep;		/* default 3 */
 	char *store;		/* URL; default file://$XDG_DATA_HOME/spotrun */
 	char *local_dir;	/* default <workdir>/.spotrun/<name> */
 	int request_signal;	/* default SIGUSR1; 0 = none (marker file only) */
 	double write_timeout;	/* seconds the job has to write a periodic one (default 10m) */
-	size_t chunk_size;	/* default 16 MiB; 1 MiB .. 256 MiB */
-	int level;		/* zstd level, default 1 (1..19) */
 	double margin;		/* safety margin before a deadline (default 5 s) */
+	/* The checkpoint module's own settings, as ckpt.h takes them, filled
+	 * by the key table: chunk_size (default 16 MiB; 1 MiB .. 256 MiB),
+	 * level (zstd, default 1; 1..19), keep (default 3). The rest (job,
+	 * callbacks, deadline) stays zero here; the run sets them. */
+	struct sr_ckpt_opts ckpt;
 
-	/* [provider] */
-	char *provider;		/* auto | aws | gcp | azure | local | signal (default auto) */
-	char *endpoint;		/* aws, gcp, azure: the metadata service's base URL;
-				 * NULL: the provider's default (or its env variable) */
-	double poll;		/* aws, azure: seconds between polls; 0 = the default */
-	int ipv6;		/* aws: the IPv6 metadata address (default no) */
+	/* [provider]: the provider module's settings, as provider.h takes
+	 * them, filled by the key table (the strings are owned here):
+	 * name (auto | aws | gcp | azure | local | signal; default auto),
+	 * endpoint (NULL: the provider's default or its env variable), poll
+	 * (0: the default), ipv6 (default no), window and grace (default
+	 * 30 s), after and random_mean (0 = off), seed (default 1),
+	 * notice_file, trace (absolute paths), trace_scale (default 1),
+	 * trace_start (default 0), max_preemptions (key "preemptions";
+	 * -1 = no limit, the default). */
+	struct sr_provider_conf provider;
 	int early_checkpoint;	/* an early warning starts a checkpoint (default yes) */
-	double window;		/* local notice window (default 30 s) */
-	double grace;		/* signal grace period (default 30 s) */
-	double after;		/* local: notice after this long on each VM; 0 = off */
-	double random_mean;	/* local: exponential mean; 0 = off */
-	uint64_t seed;		/* default 1 */
-	char *notice_file;	/* local: notice when this file appears */
-	char *trace;		/* local: spot trace to replay (absolute path) */
-	double trace_scale;	/* default 1 */
-	double trace_start;	/* default 0 */
-	int preemptions;	/* local: at most this many notices; -1 = no limit (default) */
 
 	/* [retry] */
 	int max_restarts;	/* default 0 */

@@ -5,7 +5,12 @@ librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdi
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
-librunner_a_SOURCES += runner/run.c runner/run.h runner/timeline.c runner/timeline.h \
+# The supervisor (run-int.h says which file holds what) and the checkpoint
+# methods behind method.h, one file each.
+librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
+	runner/attempt.c runner/attempt-ckpt.c runner/attempt-record.c runner/finished.c \
+	runner/method.c runner/method.h runner/method-dir.c \
+	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
@@ -22,6 +27,7 @@ tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
 # The job file: parser and validator, its unit and word helpers, `spotrun check`.
 librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
+	runner/jobspec-msg.c runner/jobspec-msg.h \
 	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
 dist_man_MANS += doc/spotrun-job.5
 check_PROGRAMS += tests/t-jobspec tests/t-units-words

@@ -621,27 +621,27 @@ test_good_full(void)
 	is_str(js->gpu_type, "H100", "gpu_type");
 	is_int(js->mode, SR_MODE_DIRECTORY, "mode");
 	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
-	is_int(js->keep, 5, "keep");
+	is_int(js->ckpt.keep, 5, "keep");
 	is_str(js->store, "file:///srv/spotrun", "store: file URL tidied");
 	is_str(js->local_dir, "/scratch/ckpt", "local_dir");
 	is_int(js->request_signal, SIGUSR2, "signal = SIGUSR2");
 	ok(js->write_timeout == 90, "write_timeout = 90s");
-	is_int(js->chunk_size, 64 << 20, "chunk_size = 64MiB");
-	is_int(js->level, 19, "level");
+	is_int(js->ckpt.chunk_size, 64 << 20, "chunk_size = 64MiB");
+	is_int(js->ckpt.level, 19, "level");
 	ok(js->margin == 0.25, "margin = 250ms");
-	is_str(js->provider, "local", "provider");
-	ok(js->window == 45, "window");
-	ok(js->grace == 120, "grace = 2m");
-	ok(js->after == 5400, "after = 1.5h");
-	ok(js->random_mean == 172800, "random_mean = 2d");
-	ok(js->seed == UINT64_MAX, "seed: the largest uint64");
+	is_str(js->provider.name, "local", "provider");
+	ok(js->provider.window == 45, "window");
+	ok(js->provider.grace == 120, "grace = 2m");
+	ok(js->provider.after == 5400, "after = 1.5h");
+	ok(js->provider.random_mean == 172800, "random_mean = 2d");
+	ok(js->provider.seed == UINT64_MAX, "seed: the largest uint64");
 	snprintf(want, sizeof want, "%s/notices/now", datadir);
-	is_str(js->notice_file, want, "notice_file: made absolute");
+	is_str(js->provider.notice_file, want, "notice_file: made absolute");
 	snprintf(want, sizeof want, "%s/../traces/spot.json", datadir);
-	is_str(js->trace, want, "trace: made absolute, .. kept");
-	ok(js->trace_scale == 0.5, "trace_scale");
-	ok(js->trace_start == 10800, "trace_start = 3h");
-	is_int(js->preemptions, -1, "preemptions = unlimited");
+	is_str(js->provider.trace, want, "trace: made absolute, .. kept");
+	ok(js->provider.trace_scale == 0.5, "trace_scale");
+	ok(js->provider.trace_start == 10800, "trace_start = 3h");
+	is_int(js->provider.max_preemptions, -1, "preemptions = unlimited");
 	is_int(js->max_restarts, 10, "max_restarts");
 	is_int(js->n_on_exit_codes, 3, "on_exit_codes: 3 codes");
 	if (js->n_on_exit_codes == 3)
@@ -688,25 +688,29 @@ test_good_defaults(void)
 	ok(js->gpu_type == NULL, "default gpu_type: none");
 	is_int(js->mode, SR_MODE_DIRECTORY, "default mode: directory");
 	ok(js->interval == 0, "default interval: 0 (off)");
-	is_int(js->keep, 3, "default keep: 3");
+	is_int(js->ckpt.keep, 3, "default keep: 3");
 	is_str(js->store, "file:///xdg/data/spotrun", "default store: $XDG_DATA_HOME/spotrun");
 	snprintf(want, sizeof want, "%s/.spotrun/minimal", datadir);
 	is_str(js->local_dir, want, "default local_dir: <workdir>/.spotrun/<name>");
 	is_int(js->request_signal, SIGUSR1, "default signal: USR1");
 	ok(js->write_timeout == 600, "default write_timeout: 10m");
-	is_int(js->chunk_size, 16 << 20, "default chunk_size: 16MiB");
-	is_int(js->level, 1, "default level: 1");
+	is_int(js->ckpt.chunk_size, 16 << 20, "default chunk_size: 16MiB");
+	is_int(js->ckpt.level, 1, "default level: 1");
 	ok(js->margin == 5, "default margin: 5s");
-	is_str(js->provider, "auto", "default provider: auto");
-	ok(js->window == 30 && js->grace == 30, "default window and grace: 30s");
-	ok(js->after == 0 && js->random_mean == 0, "default after, random_mean: off");
-	ok(js->seed == 1, "default seed: 1");
-	ok(js->notice_file == NULL && js->trace == NULL, "default notice_file, trace: none");
-	ok(js->trace_scale == 1 && js->trace_start == 0, "default trace_scale 1, trace_start 0");
-	is_int(js->preemptions, -1, "default preemptions: unlimited");
-	ok(js->endpoint == NULL, "default endpoint: none (the provider's own, or its env)");
-	ok(js->poll == 0, "default poll: 0 (the provider's default)");
-	is_int(js->ipv6, 0, "default ipv6: no");
+	is_str(js->provider.name, "auto", "default provider: auto");
+	ok(js->provider.window == 30 && js->provider.grace == 30, "default window and grace: 30s");
+	ok(js->provider.after == 0 && js->provider.random_mean == 0,
+	    "default after, random_mean: off");
+	ok(js->provider.seed == 1, "default seed: 1");
+	ok(js->provider.notice_file == NULL && js->provider.trace == NULL,
+	    "default notice_file, trace: none");
+	ok(js->provider.trace_scale == 1 && js->provider.trace_start == 0,
+	    "default trace_scale 1, trace_start 0");
+	is_int(js->provider.max_preemptions, -1, "default preemptions: unlimited");
+	ok(js->provider.endpoint == NULL,
+	    "default endpoint: none (the provider's own, or its env)");
+	ok(js->provider.poll == 0, "default poll: 0 (the provider's default)");
+	is_int(js->provider.ipv6, 0, "default ipv6: no");
 	is_int(js->early_checkpoint, 1, "default early_checkpoint: yes");
 	is_int(js->max_restarts, 0, "default max_restarts: 0");
 	ok(js->n_on_exit_codes == 0 && js->on_exit_codes == NULL, "default on_exit_codes: any");
@@ -792,7 +796,7 @@ test_good_other(void)
 	if ((js = load_good("job.ini")) != NULL) {
 		is_int(js->request_signal, SIGUSR2, "signal = usr2");
 		ok(js->gpus_min == 8 && js->gpus_max == 8, "gpus = 8: min = max = 8");
-		is_int(js->preemptions, -1, "preemptions = -1");
+		is_int(js->provider.max_preemptions, -1, "preemptions = -1");
 		is_str(js->env[0], "A=x;y", "';' after a blank starts a comment, not before");
 	}
 	sr_jobspec_free(js);
@@ -801,28 +805,30 @@ test_good_other(void)
 	write_str("job.ini", JOB "[provider]\nname = aws\nendpoint = http://[::1]:8080/\n"
 	    "poll = 250ms\nearly_checkpoint = no\n");
 	if ((js = load_good("job.ini")) != NULL) {
-		is_str(js->endpoint, "http://[::1]:8080/", "endpoint: an IPv6 literal, a port, a "
-		    "trailing slash");
-		ok(js->poll == 0.25, "poll = 250ms");
+		is_str(js->provider.endpoint, "http://[::1]:8080/",
+		    "endpoint: an IPv6 literal, a port, a trailing slash");
+		ok(js->provider.poll == 0.25, "poll = 250ms");
 		is_int(js->early_checkpoint, 0, "early_checkpoint = no");
-		is_int(js->ipv6, 0, "ipv6: no");
+		is_int(js->provider.ipv6, 0, "ipv6: no");
 	}
 	sr_jobspec_free(js);
 	write_str("job.ini", JOB "[provider]\nipv6 = yes\npoll = 2s\n");
 	if ((js = load_good("job.ini")) != NULL) {
-		is_int(js->ipv6, 1, "ipv6 = yes with auto");
-		ok(js->poll == 2, "poll = 2s with auto");
+		is_int(js->provider.ipv6, 1, "ipv6 = yes with auto");
+		ok(js->provider.poll == 2, "poll = 2s with auto");
 	}
 	sr_jobspec_free(js);
 	write_str("job.ini", JOB "[provider]\nname = gcp\nendpoint = https://metadata.example:8443"
 	    "\nipv6 = no\n");
 	if ((js = load_good("job.ini")) != NULL)
-		is_str(js->endpoint, "https://metadata.example:8443", "endpoint: https, a name, a port");
+		is_str(js->provider.endpoint, "https://metadata.example:8443",
+		    "endpoint: https, a name, a port");
 	sr_jobspec_free(js);
 	write_str("job.ini", JOB "[provider]\nname = azure\nendpoint = http://169.254.169.254\n"
 	    "poll = 1h\n");
 	if ((js = load_good("job.ini")) != NULL)
-		ok(js->poll == 3600 && strcmp(js->endpoint, "http://169.254.169.254") == 0,
+		ok(js->provider.poll == 3600 &&
+		    strcmp(js->provider.endpoint, "http://169.254.169.254") == 0,
 		    "azure: endpoint and poll = 1h (the longest)");
 	sr_jobspec_free(js);
 

@@ -1,0 +1,269 @@
+/*
+ * attempt-ckpt.c: the checkpoints of an attempt, as policy: the restore
+ * before the launch, when to ask for a checkpoint and by when, what a
+ * preemption notice or an early warning does, what follows the end of a
+ * save, and when the job must be stopped. How a checkpoint is asked for,
+ * seen complete and taken to the store is the method's (method.h), so
+ * nothing here depends on the mode.
+ *
+ * On a notice the request carries the notice's deadline minus the safety
+ * margin: the checkpoint commits before it or not at all (the previous one
+ * stays the newest), and then the job is stopped. A notice that comes while
+ * a save runs is served right after it.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "fault.h"
+#include "run-int.h"
+#include "util.h"
+
+/* Bytes per second, for the summary lines. */
+static uint64_t
+rate_of(uint64_t bytes, double seconds)
+{
+	return seconds > 0 ? (uint64_t)((double)bytes / seconds) : 0;
+}
+
+int
+sr_run_restore(struct run *r, long long *step, char *err)
+{
+	struct sr_ckpt_stats cs;
+	char stored[32], raw[32], took[32], rate[32];
+	long long fseq = -1;
+	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq), rc;
+
+	*step = -1;
+	memset(&cs, 0, sizeof cs);
+	rc = r->method->ops->restore(r->method, fresh, &cs, err);
+	if (rc != 0 && rc != SR_CKPT_NONE)
+		return -1;
+	if (fresh) {
+		if (fseq >= 0)
+			sr_tl(&r->tl, 1, "attempt", "1 starts afresh: %s finished in an earlier run "
+			    "(its checkpoints stay in the store: spotrun ls)", r->js->name);
+		return 0;
+	}
+	if (rc == SR_CKPT_NONE) {
+		if (r->attempt > 1)
+			sr_tl(&r->tl, 1, "attempt", "%d starts fresh: no checkpoint committed yet", r->attempt);
+		return 0;
+	}
+	*step = cs.step;
+	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
+	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
+	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
+	    sr_fmt_bytes(cs.raw_bytes, raw, sizeof raw), sr_fmt_duration(cs.seconds, took, sizeof took),
+	    sr_fmt_bytes(rate_of(cs.raw_bytes, cs.seconds), rate, sizeof rate));
+	return 0;
+}
+
+static void
+post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, double deadline)
+{
+	struct sr_ckpt_request rq;
+	char err[SR_ERRMAX], clock[32];
+
+	rq.seq = ++r->req_seq;
+	rq.reason = reason;
+	rq.deadline = deadline;
+	if (r->method->ops->request(r->method, &a->child, &rq, err) == -1) {
+		sr_tl(&r->tl, 1, "error", "%s", err);
+		return;
+	}
+	sr_fault("ckpt-request");
+	a->req_pending = 1;
+	a->req_reason = reason;
+	a->req_deadline = deadline;
+	a->req_posted = sr_now();
+	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", sr_ckpt_reason_name(reason),
+	    sr_tl_clock(&r->tl, deadline, clock, sizeof clock));
+}
+
+void
+sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
+{
+	double grace = 10;
+
+	if (a->stopping || a->leader_done)
+		return;
+	if (a->noticed) {
+		double left = a->notice.deadline - sr_now();
+		if (left < grace)
+			grace = left > 1 ? left : 1;
+	}
+	a->stopping = 1;
+	a->kill_at = sr_mono() + grace;
+	sr_tl(&r->tl, 0, "stop", "%s; SIGTERM to the job", why);
+	sr_child_signal(&a->child, SIGTERM);
+}
+
+/* The job's state is complete (step): have the method take it to the store. */
+static void
+start_save(struct run *r, struct attempt *a, long long step)
+{
+	double deadline = a->req_reason == SR_REASON_NOTICE ? a->ckpt_deadline : 0;
+	char err[SR_ERRMAX];
+
+	a->save_reason = a->req_reason;
+	a->save_state_at = sr_now();
+	if (r->method->ops->save(r->method, step, deadline, err) == -1) {
+		sr_tl(&r->tl, 1, "error", "%s", err);
+		return;
+	}
+	a->saving = 1;
+}
+
+/* Count a save's end and say how it went. */
+static void
+report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
+{
+	const struct sr_ckpt_stats *s = &res->stats;
+	const char *reason = sr_ckpt_reason_name(a->save_reason);
+	char raw[32], stored[32], fresh[32], took[32], rate[32], err[SR_ERRMAX];
+
+	if (res->rc == 0) {
+		r->checkpoints++;
+		a->last_state_at = a->save_state_at;
+		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
+		    "(%s/s)", (unsigned long long)s->seq, s->step,
+		    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
+		    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
+		    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
+		    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
+		    sr_fmt_duration(s->seconds, took, sizeof took),
+		    sr_fmt_bytes(rate_of(s->raw_bytes, s->seconds), rate, sizeof rate));
+		if (r->method->ops->committed != NULL)
+			r->method->ops->committed(r->method, res);
+		/* Only now that it is committed may the provider be told the
+		 * machine can go (Azure's ack). That goes out on a thread of
+		 * the provider's: this loop does not wait. */
+		if (a->save_reason == SR_REASON_NOTICE &&
+		    sr_provider_ack(r->prov, &a->notice, err) == -1)
+			sr_tl(&r->tl, 1, "warning", "%s", err);
+	} else if (res->rc == SR_CKPT_LATE) {
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint "
+		    "stays the newest", reason);
+	} else if (res->rc == SR_CKPT_CANCELLED) {
+		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", reason);
+	} else {
+		r->missed++;
+		sr_tl(&r->tl, 1, "error", "%s checkpoint failed: store %s: %s; the previous checkpoint "
+		    "stays the newest", reason, sr_store_url(r->st), res->err);
+	}
+}
+
+void
+sr_run_method_news(struct run *r, struct attempt *a)
+{
+	struct sr_ckpt_result res;
+	int was_notice;
+
+	if (r->method->ops->saved(r->method, &res) != 1)
+		return;
+	a->saving = 0;
+	was_notice = a->save_reason == SR_REASON_NOTICE;
+	report_save(r, a, &res);
+	if (a->emergency_pending) {
+		a->emergency_pending = 0;
+		if (!a->leader_done && sr_now() < a->ckpt_deadline) {
+			post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
+			return;
+		}
+	}
+	if (a->noticed && (was_notice || !a->req_pending))
+		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? "checkpoint committed" :
+		    "no checkpoint for this notice");
+}
+
+/* An early warning (now: sr_now()): checkpoint, and the job goes on. */
+static void
+early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, double now)
+{
+	if (!r->js->early_checkpoint) {
+		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)", n->reason);
+		return;
+	}
+	sr_tl(&r->tl, 1, "warning", "%s", n->reason);
+	if (!a->req_pending && !a->saving)
+		post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);
+}
+
+void
+sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
+{
+	char clock[32], left[32], margin[32];
+	double now = sr_now();
+
+	if (a->leader_done || a->stopping)
+		return;
+	if (n->kind == SR_NOTICE_EARLY) {
+		early_warning(r, a, n, now);
+		return;
+	}
+	if (a->noticed)
+		return;
+	a->noticed = 1;
+	a->notice = *n;
+	a->ckpt_deadline = n->deadline - r->js->margin;
+	r->preemptions++;
+	sr_tl(&r->tl, 1, "notice", "%s, deadline %s", n->reason,
+	    sr_tl_clock(&r->tl, n->deadline, clock, sizeof clock));
+	if (a->ckpt_deadline <= now) {
+		/* Nothing is asked of the job, so nothing can be half-written:
+		 * the newest committed checkpoint stays what the next run
+		 * restores. */
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "no time for a checkpoint: the notice left %s, margin = %s; "
+		    "the previous checkpoint stays the newest",
+		    sr_fmt_duration(n->deadline > now ? n->deadline - now : 0, left, sizeof left),
+		    sr_fmt_duration(r->js->margin, margin, sizeof margin));
+		sr_run_begin_stop(r, a, "no checkpoint for this notice");
+		return;
+	}
+	if (a->saving)
+		a->emergency_pending = 1;
+	else
+		/* A pending request is upgraded: same files, tighter deadline. */
+		post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
+}
+
+void
+sr_run_check_request(struct run *r, struct attempt *a)
+{
+	struct sr_method *m = r->method;
+	char took[32];
+	long long step;
+
+	if (!a->req_pending || a->leader_done)
+		return;
+	if (m->ops->state(m, &step) == 1) {
+		m->ops->clear(m);
+		a->req_pending = 0;
+		start_save(r, a, step);
+		return;
+	}
+	if (a->req_deadline > 0 && sr_now() >= a->req_deadline) {
+		m->ops->clear(m);
+		a->req_pending = 0;
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s; the "
+		    "previous checkpoint stays the newest", sr_ckpt_reason_name(a->req_reason),
+		    sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
+		if (a->noticed)
+			sr_run_begin_stop(r, a, "no checkpoint for this notice");
+	}
+}
+
+void
+sr_run_periodic(struct run *r, struct attempt *a, double now)
+{
+	if (a->next_periodic <= 0 || now < a->next_periodic)
+		return;
+	a->next_periodic = now + r->js->interval;
+	if (!a->req_pending && !a->saving && !a->noticed && !a->leader_done && !a->stopping)
+		post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
+}

@@ -1,0 +1,48 @@
+/*
+ * attempt-record.c: the attempt's record in the store (record.h): written
+ * as the attempt starts, so that a machine that vanished still leaves its
+ * start, and rewritten as it ends. A failure to write it is worth a
+ * warning, never the job.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "run-int.h"
+#include "util.h"
+
+void
+sr_run_record_start(struct run *r, struct attempt *a, long long step)
+{
+	struct sr_attempt_record *rec = &a->rec;
+	char err[SR_ERRMAX];
+
+	memset(rec, 0, sizeof *rec);
+	strlcpy(rec->run, r->run_id, sizeof rec->run);
+	rec->attempt = r->attempt;
+	rec->vm = r->vm;
+	rec->started = a->started;
+	rec->exit_code = -1;
+	rec->restored_step = step;
+	strlcpy(rec->outcome, "running", sizeof rec->outcome);
+	if (sr_provider_facts(r->prov, &rec->facts, err) == -1)
+		sr_tl(&r->tl, 0, "warning", "%s", err);
+	a->checkpoints_before = r->checkpoints;
+	if (sr_record_put(r->st, r->js->name, rec, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
+void
+sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code)
+{
+	char err[SR_ERRMAX];
+
+	if (a->rec.attempt == 0)
+		return;		/* it never started */
+	a->rec.ended = sr_now();
+	strlcpy(a->rec.outcome, outcome, sizeof a->rec.outcome);
+	a->rec.exit_code = code;
+	a->rec.checkpoints = r->checkpoints - a->checkpoints_before;
+	if (sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}

@@ -1,0 +1,30 @@
+/*
+ * jobspec-msg.h: the error messages of the job file parser: recording an
+ * error at a line, and showing a user's value safely inside a message.
+ * Shared by the reader (jobspec.c) and the value parsers (jobspec-keys.c),
+ * which both call down into it and never into each other's helpers, so the
+ * files' call graph has no loop. Not for use outside the parser.
+ */
+#ifndef SR_JOBSPEC_MSG_H
+#define SR_JOBSPEC_MSG_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+#define SR_JS_SHOW_MAX		48	/* longest value echoed in a message */
+#define SR_JS_ERRORS_MAX	100	/* errors recorded; the rest are counted */
+
+struct sr_js_parse;
+
+/* Record an error at line (0: none) of the file being loaded; past
+ * SR_JS_ERRORS_MAX it is only counted (p->nerrs_dropped). */
+void sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...) SR_PRINTF(3, 4);
+
+/* A value made safe and short for a message in buf: control characters
+ * become '?', and a long value is cut with "...". Returns buf. */
+const char *sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4]);
+/* The same for the n bytes at s, not NUL-terminated. */
+const char *sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4]);
+
+#endif

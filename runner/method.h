@@ -1,0 +1,166 @@
+/*
+ * method.h: a way of taking checkpoints ([checkpoint] mode) behind one table
+ * of operations, so that the attempt loop (attempt.c, attempt-ckpt.c) holds
+ * the policy (when to ask, by when, what a notice does, when to stop the
+ * job) and knows no method, and a method holds the mechanism and knows no
+ * policy. Adding one is a new file filling struct sr_method_ops and one line
+ * in method.c's table; the loop does not change.
+ *
+ * One checkpoint goes through the table in this order, one at a time:
+ *
+ *   request     ask the job for its state, by a deadline
+ *   state       polled until the job's state is complete
+ *   clear       the request is over (answered, or given up)
+ *   save        take the state to the store, without blocking the loop
+ *   fd, saved   the save ended: committed, late, cancelled or failed
+ *   committed   what follows a commit
+ *
+ * and around the attempt: restore before the launch, launch for what the
+ * job's processes need, stop when the attempt ends, free at the end of the
+ * run. The modes fill it like this:
+ *
+ * - directory (method-dir.c): restore unpacks the newest checkpoint into
+ *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths and the signal's
+ *   name; request writes the request file and signals the job; state sees
+ *   the done marker; save packs and commits the directory on a thread whose
+ *   end makes fd readable.
+ * - library (to come: a C/CUDA library in the job saves its registered
+ *   buffers itself): restore only learns the newest checkpoint (the library
+ *   reads its buffers from the store); launch adds the control channel's
+ *   address; request sends the request over the channel; state and saved
+ *   report what the job says on it (its state is taken; a commit, with its
+ *   stats), the channel being fd; save starts nothing, as the job uploads.
+ * - transparent (to come: cuda-checkpoint and CRIU snapshot the whole,
+ *   unmodified process): restore fetches the snapshot, and launch puts the
+ *   restorer in the command's place; request freezes the job (it gets the
+ *   job's processes for that) and dumps it on a thread; state says when the
+ *   dump is on disk; save uploads it like a directory; committed drops the
+ *   local copy.
+ */
+#ifndef SR_METHOD_H
+#define SR_METHOD_H
+
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "jobspec.h"
+#include "supervise.h"
+#include "timeline.h"
+#include "util.h"
+
+/* Why a checkpoint is asked for. */
+enum sr_ckpt_reason {
+	SR_REASON_PERIODIC,	/* interval elapsed */
+	SR_REASON_NOTICE,	/* a preemption notice: due by its deadline minus margin */
+	SR_REASON_EARLY		/* an early warning (rebalance, migrate): the job goes on */
+};
+
+/* "periodic", "notice", "early": the word the timeline shows and the
+ * request file carries (doc/spotrun.1, CHECKPOINT PROTOCOL). */
+const char *sr_ckpt_reason_name(enum sr_ckpt_reason reason);
+
+/* A checkpoint asked of the job. */
+struct sr_ckpt_request {
+	uint64_t seq;			/* numbers the run's requests, from 1 */
+	enum sr_ckpt_reason reason;
+	double deadline;		/* epoch: the job must answer by then */
+};
+
+/* How a save ended. */
+struct sr_ckpt_result {
+	int rc;				/* 0 committed (stats filled), SR_CKPT_LATE,
+					 * SR_CKPT_CANCELLED, or -1 (err) */
+	struct sr_ckpt_stats stats;
+	char err[SR_ERRMAX];
+};
+
+/* What the launch of the job takes from the method. */
+struct sr_launch {
+	char *const *argv;		/* comes as the job's command (js->argv); a
+					 * method may put its own in its place */
+	char **env;			/* the method's variables, KEY=VALUE,
+					 * NULL-terminated, malloc'd (freed with
+					 * sr_jobenv_free); NULL: none */
+};
+
+/* What a method works with: the run's, borrowed for the method's life. */
+struct sr_method_ctx {
+	const struct sr_jobspec *js;
+	struct sr_store *st;
+	struct sr_timeline *tl;		/* for what the method has to say */
+	const struct sr_ckpt_opts *copts;	/* the job's checkpoint settings */
+	const char *ckpt_dir;		/* SPOTRUN_CKPT_DIR: the job's own files */
+};
+
+struct sr_method;
+
+/* Every operation but those marked NULL-able is required. Those returning
+ * int return 0 or -1 with err ("verb object: reason") unless said. */
+struct sr_method_ops {
+	const char *name;		/* the mode's word: "directory" */
+	/* Set up m->priv (once per run, after the store and the provider);
+	 * a failure ends the run as a system error. */
+	int (*init)(struct sr_method *m, char *err);
+	/* Release m->priv; a save still running is cancelled and joined. */
+	void (*free)(struct sr_method *m);
+
+	/* Before each attempt: make the job's world ready and, unless fresh
+	 * (the job finished before: start afresh), bring the newest committed
+	 * checkpoint into it. 0 restored (*cs filled: at least seq and step),
+	 * SR_CKPT_NONE (nothing to restore, or fresh), -1. The caller says
+	 * so on the timeline. */
+	int (*restore)(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err);
+	/* Just before the job is spawned: what its launch needs from the
+	 * method (l comes with argv set and env NULL). */
+	void (*launch)(struct sr_method *m, struct sr_launch *l);
+
+	/* Ask the job (its processes: job) for a checkpoint. The caller
+	 * says so on the timeline and keeps the deadline. */
+	int (*request)(struct sr_method *m, const struct sr_child *job,
+	    const struct sr_ckpt_request *rq, char *err);
+	/* Whether the job's state for the pending request is complete:
+	 * 1 (*step: the step it holds, -1 unknown) or 0 not yet. Called on
+	 * every wake of the loop while a request is pending, and at least
+	 * every state_poll seconds. A bad answer is a warning the method
+	 * shows, and counts as complete. */
+	int (*state)(struct sr_method *m, long long *step);
+	double state_poll;		/* 0: when fd is readable is enough */
+	/* The pending request is over (answered, or given up), or none may
+	 * linger (before the launch, at the attempt's end). */
+	void (*clear)(struct sr_method *m);
+	/* Take the complete state (step) to the store and commit it, by
+	 * deadline (epoch; 0 none), without blocking the loop: the end is
+	 * reported through fd and saved. */
+	int (*save)(struct sr_method *m, long long step, double deadline, char *err);
+	/* Readable when the method has news for the loop (a save ended);
+	 * -1: nothing to watch. Polled all through the attempt. */
+	int (*fd)(const struct sr_method *m);
+	/* fd was readable: 1 a save ended (*res filled), 0 nothing for the
+	 * loop (news the method keeps for state). */
+	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
+	/* NULL-able. A save committed (res->stats), after the loop counted
+	 * it and before the provider is told the machine may go. */
+	void (*committed)(struct sr_method *m, const struct sr_ckpt_result *res);
+	/* NULL-able. The attempt ended: its job is stopped and no save runs;
+	 * let go of what belonged to this attempt. */
+	void (*stop)(struct sr_method *m);
+};
+
+struct sr_method {
+	const struct sr_method_ops *ops;
+	struct sr_method_ctx ctx;
+	void *priv;			/* the implementation's state */
+};
+
+/* The methods (method-NAME.c). */
+extern const struct sr_method_ops sr_method_dir_ops;
+
+/* Make the method of mode for ctx (copied; what it points to must live
+ * as long as the method); 0, or -1 with err when the mode has none (the
+ * job file refuses those) or its init failed. */
+int sr_method_new(enum sr_ckpt_mode mode, const struct sr_method_ctx *ctx,
+    struct sr_method **out, char *err);
+/* NULL is allowed. */
+void sr_method_free(struct sr_method *m);
+
+#endif

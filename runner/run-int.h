@@ -1,0 +1,126 @@
+/*
+ * run-int.h: what the parts of the supervisor share: the state of a run
+ * and of its current attempt, and the functions between the files. Not for
+ * use outside them. The files, each calling only those below it:
+ *
+ *   run.c            the run: attempts, restarts, the outcome
+ *   run-setup.c      before and after: lock, logs, GPUs, store, provider,
+ *                    the checkpoint method
+ *   attempt.c        one attempt: launch, the poll loop, signals, output
+ *   attempt-ckpt.c   the checkpoints of an attempt: restore, requests,
+ *                    notices, the end of a save (policy; the mechanism is
+ *                    the method's, method.h)
+ *   attempt-record.c the attempt's record in the store
+ *   finished.c       the FINISHED marker of a job that ended with exit 0
+ */
+#ifndef SR_RUN_INT_H
+#define SR_RUN_INT_H
+
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "joblog.h"
+#include "jobspec.h"
+#include "method.h"
+#include "provider.h"
+#include "record.h"
+#include "run.h"
+#include "supervise.h"
+#include "timeline.h"
+
+struct run {
+	struct sr_jobspec *js;
+	struct sr_store *st;
+	struct sr_provider *prov;
+	struct sr_method *method;
+	struct sr_timeline tl;
+	int sigfd;
+	int lockfd;
+	char *ckpt_dir, *log_dir;
+	struct sr_ckpt_opts copts;	/* the job's, with the log to the timeline */
+	int gpus;			/* GPUs given to the job */
+	/* Counters over the whole run, for the final line. */
+	int attempt, preemptions, restarts, checkpoints, missed;
+	int vm;				/* machine number: grows with preemptions only */
+	char run_id[40];		/* names this run's attempt records */
+	double lost;			/* seconds of work lost to preemptions */
+	uint64_t req_seq;
+	int interrupted;		/* signal from the user: no restarts */
+};
+
+/* How an attempt ended. */
+enum sr_attempt_end {
+	SR_ATTEMPT_EXITED,		/* the job exited (a->status) */
+	SR_ATTEMPT_PREEMPTED,		/* a notice came: the machine goes */
+	SR_ATTEMPT_EXEC_FAILED,		/* the command could not be executed */
+	SR_ATTEMPT_ERROR		/* spotrun could not go on (err) */
+};
+
+struct attempt {
+	struct sr_child child;
+	struct sr_joblog *log;
+	double started;			/* epoch */
+	int leader_done, status;
+	double leader_done_at;		/* mono */
+	int out_open, err_open;
+	/* the pending request */
+	int req_pending;
+	enum sr_ckpt_reason req_reason;
+	double req_deadline;		/* epoch; the job must answer by then */
+	double req_posted;		/* epoch; when it was asked */
+	/* the running save */
+	int saving;			/* between the method's save and saved */
+	enum sr_ckpt_reason save_reason;
+	double save_state_at;		/* epoch: when the job's state was complete */
+	/* the notice */
+	int noticed;
+	struct sr_notice notice;
+	double ckpt_deadline;		/* epoch: notice deadline minus margin */
+	int emergency_pending;		/* request once the running save ends */
+	/* stopping the job */
+	int stopping;
+	double kill_at;			/* mono */
+	double last_state_at;		/* epoch of the newest committed state, 0 = none */
+	double next_periodic;		/* mono; 0 = off */
+	/* for the attempt's record in the store */
+	struct sr_attempt_record rec;
+	int checkpoints_before;		/* r->checkpoints when it started */
+};
+
+/* run-setup.c: everything the attempts need (0), or -1 with res's outcome
+ * and err set; sr_run_teardown undoes what setup did, also after a failure. */
+int sr_run_setup(struct run *r, struct sr_run_result *res);
+void sr_run_teardown(struct run *r);
+
+/* attempt.c: run attempt r->attempt to its end; err set for
+ * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. */
+enum sr_attempt_end sr_run_attempt(struct run *r, struct attempt *a, char *err);
+
+/* attempt-ckpt.c */
+/* Restore the job's world before the launch, saying so on the timeline;
+ * *step: the restored step, -1 for a fresh start. 0 or -1 with err. */
+int sr_run_restore(struct run *r, long long *step, char *err);
+/* A notice came from the provider. */
+void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n);
+/* The pending request: its answer, or its deadline passing. */
+void sr_run_check_request(struct run *r, struct attempt *a);
+/* The periodic timer (now: sr_mono()): ask for one when it is due. */
+void sr_run_periodic(struct run *r, struct attempt *a, double now);
+/* The method's fd was readable. */
+void sr_run_method_news(struct run *r, struct attempt *a);
+/* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why. */
+void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);
+
+/* attempt-record.c: the record, written as the attempt starts and
+ * rewritten as it ends; a failure is a warning, never the job's end. */
+void sr_run_record_start(struct run *r, struct attempt *a, long long step);
+void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code);
+
+/* finished.c */
+/* Mark the job finished with the newest checkpoint it has now. */
+void sr_run_mark_finished(struct run *r);
+/* 1 if it finished with the newest checkpoint it has now (*seq: that
+ * checkpoint, -1 none), else 0. */
+int sr_run_finished_before(struct run *r, long long *seq);
+
+#endif

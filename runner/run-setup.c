@@ -1,0 +1,183 @@
+/*
+ * run-setup.c: what a run sets up before its first attempt and takes down
+ * after its last: the job's lock (one run of a job at a time on a machine),
+ * what an earlier, killed run left running, the run's folder of logs, the
+ * GPUs, the store, the provider and the checkpoint method, the subreaper and
+ * the signal pipe. A failure says which outcome it is (run.h).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leftover.h"
+#include "run-int.h"
+#include "util.h"
+
+static void
+log_from_ckpt(void *arg, const char *msg)
+{
+	struct run *r = arg;
+
+	sr_tl(&r->tl, 0, "ckpt", "%s", msg);
+}
+
+/* Count the GPUs of this machine from the driver's device nodes. */
+static int
+count_gpus(void)
+{
+	glob_t g;
+	int n = 0;
+
+	if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) == 0)
+		n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/* Record outcome oc as the run's; returns -1 for setup's return. */
+static int
+failed(struct sr_run_result *res, enum sr_run_outcome oc)
+{
+	res->outcome = oc;
+	return -1;
+}
+
+/* Take the job's lock, and stop what an earlier, killed run left running. */
+static int
+lock_job(struct run *r, struct sr_run_result *res)
+{
+	struct sr_jobspec *js = r->js;
+	char *err = res->err, *lockpath, *entry;
+	int n;
+
+	if (sr_mkdirs(js->local_dir, 0755, err) == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	lockpath = sr_asprintf("%s/lock", js->local_dir);
+	r->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (r->lockfd == -1) {
+		sr_errno(err, "open %s", lockpath);
+		free(lockpath);
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	}
+	if (flock(r->lockfd, LOCK_EX | LOCK_NB) == -1) {
+		sr_err(err, "lock %s: another spotrun run of job %s is using %s", lockpath, js->name,
+		    js->local_dir);
+		free(lockpath);
+		return failed(res, SR_RUN_ERR_UNAVAILABLE);
+	}
+	free(lockpath);
+	entry = sr_asprintf("SPOTRUN_CKPT_DIR=%s", r->ckpt_dir);
+	n = sr_leftover_kill(entry, err);
+	free(entry);
+	if (n == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	if (n > 0)
+		fprintf(stderr, "spotrun: stopped %d process%s left running by an earlier, killed run of %s\n",
+		    n, n == 1 ? "" : "es", js->name);
+	return 0;
+}
+
+/* One folder of logs per run, so runs of the same job do not mix;
+ * logs/latest points at the newest. */
+static int
+open_log_dir(struct run *r, char *err)
+{
+	const char *local_dir = r->js->local_dir;
+	char stamp[32], *latest;
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	r->log_dir = sr_asprintf("%s/logs/%s-%ld", local_dir, stamp, (long)getpid());
+	latest = sr_asprintf("%s/logs/latest", local_dir);
+	if (sr_mkdirs(r->log_dir, 0755, err) == -1) {
+		free(latest);
+		return -1;
+	}
+	unlink(latest);
+	(void)!symlink(strrchr(r->log_dir, '/') + 1, latest);
+	free(latest);
+	return 0;
+}
+
+/* The GPUs the job gets: all of this machine's, up to its maximum. */
+static int
+claim_gpus(struct run *r, char *err)
+{
+	const struct sr_jobspec *js = r->js;
+
+	r->gpus = count_gpus();
+	if (r->gpus < js->gpus_min)
+		return sr_err(err, "job %s needs at least %d GPU%s; this machine has %d", js->name,
+		    js->gpus_min, js->gpus_min == 1 ? "" : "s", r->gpus);
+	if (r->gpus > js->gpus_max)
+		r->gpus = js->gpus_max;
+	return 0;
+}
+
+/* The checkpoint method of the job's mode, with the run's settings. */
+static int
+make_method(struct run *r, char *err)
+{
+	struct sr_method_ctx ctx;
+
+	r->copts = r->js->ckpt;
+	r->copts.job = r->js->name;
+	r->copts.log = log_from_ckpt;
+	r->copts.log_arg = r;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.js = r->js;
+	ctx.st = r->st;
+	ctx.tl = &r->tl;
+	ctx.copts = &r->copts;
+	ctx.ckpt_dir = r->ckpt_dir;
+	return sr_method_new(r->js->mode, &ctx, &r->method, err);
+}
+
+int
+sr_run_setup(struct run *r, struct sr_run_result *res)
+{
+	struct sr_jobspec *js = r->js;
+	char *err = res->err;
+
+	r->ckpt_dir = sr_asprintf("%s/ckpt", js->local_dir);
+	if (lock_job(r, res) == -1)
+		return -1;
+	if (open_log_dir(r, err) == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	if (claim_gpus(r, err) == -1)
+		return failed(res, SR_RUN_ERR_UNAVAILABLE);
+	if (sr_store_open(js->store, &r->st, err) == -1)
+		return failed(res, SR_RUN_ERR_STORE);
+	if (sr_provider_new(&js->provider, &r->prov, err) == -1)
+		return failed(res, SR_RUN_ERR_PROVIDER);
+	if (make_method(r, err) == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	if (sr_subreaper_enable(err) == -1 || sr_sig_init(&r->sigfd, err) == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
+	return 0;
+}
+
+void
+sr_run_teardown(struct run *r)
+{
+	sr_method_free(r->method);
+	if (r->prov != NULL)
+		sr_provider_free(r->prov);
+	if (r->st != NULL)
+		sr_store_close(r->st);
+	if (r->lockfd > 0)
+		close(r->lockfd);
+	sr_sig_reset();
+	free(r->ckpt_dir);
+	free(r->log_dir);
+	sr_tl_destroy(&r->tl);
+}
