@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "defaults.h"
 #include "jobenv.h"
 #include "run-int.h"
 #include "util.h"
@@ -42,6 +43,7 @@ job_env(struct run *r, const struct sr_launch *l, long long step)
 	v.resume_step = step;
 	v.provider = sr_provider_name(r->prov);
 	v.world_size = 1;
+	v.python_dir = sr_default_python_dir();
 	/* One process sees all its GPUs for now; see BUGS in spotrun(1). */
 	memset(&p, 0, sizeof p);
 	p.rank = 0;

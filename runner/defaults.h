@@ -9,4 +9,10 @@
  * $HOME/.local/share (and HOME to the password database's entry). malloc'd. */
 char *sr_default_store(void);
 
+/* The source tree's python/ folder, which holds the `spotrun` module, when
+ * this spotrun is the binary of the build tree it was built in (a build
+ * that was not installed; an installed one put the module on the system
+ * Python's path), else NULL. Static storage. */
+const char *sr_default_python_dir(void);
+
 #endif

@@ -62,6 +62,31 @@ env_set(struct envbuf *e, char *kv)
 	env_append(e, kv);
 }
 
+/* Append dir to PYTHONPATH: after what the user or the job file put there
+ * (their copy of the module stays first; PYTHONPATH still comes before the
+ * installed site directories), alone when it is unset or empty (an empty
+ * entry would put the current directory on the path), not at all when it
+ * is already there. */
+static void
+add_python_path(struct envbuf *e, const char *dir)
+{
+	const char *cur = NULL, *p;
+	size_t i, dlen = strlen(dir);
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], "PYTHONPATH=", 11) == 0)
+			cur = e->v[i] + 11;
+	if (cur == NULL || *cur == '\0') {
+		env_set(e, sr_asprintf("PYTHONPATH=%s", dir));
+		return;
+	}
+	for (p = cur; p != NULL; p = strchr(p, ':') != NULL ? strchr(p, ':') + 1 : NULL) {
+		if (strncmp(p, dir, dlen) == 0 && (p[dlen] == ':' || p[dlen] == '\0'))
+			return;
+	}
+	env_set(e, sr_asprintf("PYTHONPATH=%s:%s", cur, dir));
+}
+
 /* "CUDA_VISIBLE_DEVICES=first,first+1,...": the process's GPUs. */
 static char *
 visible_devices(int first, int n)
@@ -96,6 +121,8 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 	}
 	for (i = 0; js->env != NULL && js->env[i] != NULL; i++)
 		env_set(&e, sr_strdup(js->env[i]));
+	if (v->python_dir != NULL)
+		add_python_path(&e, v->python_dir);
 	env_set(&e, sr_asprintf("SPOTRUN_JOB=%s", js->name));
 	env_set(&e, sr_asprintf("SPOTRUN_ATTEMPT=%d", v->attempt));
 	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DIR=%s", v->ckpt_dir));

@@ -22,6 +22,9 @@ struct sr_jobenv_vars {
 	long long resume_step;		/* -1: fresh start */
 	const char *provider;
 	int world_size;			/* processes of the attempt */
+	/* Appended to PYTHONPATH (the `spotrun` module of a build that was
+	 * not installed: sr_default_python_dir); NULL: none. */
+	const char *python_dir;
 };
 
 /* What differs between the processes of an attempt (one per GPU, later). */

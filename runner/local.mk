@@ -2,7 +2,9 @@
 # house, it may include every module but store/s3/ (the store is used through
 # store.h).
 librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
-	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner
+	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner \
+	-DSR_BUILD_BINARY='"$(abs_top_builddir)/spotrun$(EXEEXT)"' \
+	-DSR_SRC_PYTHONDIR='"$(abs_top_srcdir)/python"'
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
 # The supervisor (run-int.h says which file holds what) and the checkpoint

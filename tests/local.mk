@@ -6,6 +6,9 @@ EXTRA_DIST += tests/house.py
 # use the built spotrun ($SPOTRUN, which `make check` builds first) and
 # /usr/bin/python3; tests/jobs/ holds their helpers.
 dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-faults.sh
+# The source tree's Python module on the PYTHONPATH of jobs under a spotrun
+# that was not installed.
+dist_check_SCRIPTS += tests/t64-python-path.sh
 # The spotrun Python module (python/spotrun): its unit test in Python, TAP.
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
