@@ -219,15 +219,41 @@ etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const ch
 
 /* ---- helpers ---- */
 
+/* The error for a file at key that is no object: a FIFO, socket or device
+ * put into the store's directory by something else. */
+static int
+not_an_object(struct fstore *fs, const char *verb, const char *key, mode_t mode, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	return sr_err(err, "%s %s: %s/%s is %s, not a regular file: the file store keeps "
+	    "objects as regular files; remove it", verb, SHOW(key, show), fs->root, key,
+	    sr_file_kind(mode));
+}
+
 /* Open object key for reading. SR_STORE_NOTFOUND when it does not exist as
- * an object (a directory of keys is not one). */
+ * an object (a directory of keys is not one); SR_STORE_ERROR for a file of
+ * another kind. The kind is checked before the open, which would block
+ * forever on a FIFO without a writer (and may act on a device), and the
+ * open cannot block either (O_NONBLOCK, checked again by fstat), should the
+ * path be replaced in between. */
 static int
 open_object(struct fstore *fs, const char *verb, const char *key, int *fdp,
     struct stat *sb, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
-	int fd = openat(fs->rootfd, key, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (fstatat(fs->rootfd, key, sb, 0) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
+			return SR_STORE_NOTFOUND;
+		}
+		return sr_errno(err, "%s %s: stat %s/%s", verb, SHOW(key, show), fs->root, key);
+	}
+	if (!S_ISREG(sb->st_mode) && !S_ISDIR(sb->st_mode))
+		return not_an_object(fs, verb, key, sb->st_mode, err);
+	fd = openat(fs->rootfd, key, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR)) {
 		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
 		return SR_STORE_NOTFOUND;
@@ -241,6 +267,8 @@ open_object(struct fstore *fs, const char *verb, const char *key, int *fdp,
 	}
 	if (!S_ISREG(sb->st_mode)) {
 		close(fd);
+		if (!S_ISDIR(sb->st_mode))
+			return not_an_object(fs, verb, key, sb->st_mode, err);
 		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
 		return SR_STORE_NOTFOUND;
 	}
