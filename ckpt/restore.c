@@ -726,9 +726,7 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 		sr_err(err, "restore %s: no checkpoint", opts->job);
 		return SR_CKPT_NONE;
 	}
-	if (cat.latest_state == SR_LATEST_GARBAGE)
-		sr_ckpt_say(opts, "warning: %s/LATEST is not a checkpoint number; using the newest"
-		    " manifest", opts->job);
+	sr_catalog_warn(opts, &cat);
 	/* Newest first; LATEST itself even when its manifest is not listed,
 	 * so that its absence is reported. */
 	cand = sr_calloc(cat.ncommitted + 1, sizeof *cand);

@@ -811,6 +811,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		rc = -1;
 		goto out;
 	}
+	sr_catalog_warn(opts, &cat);
 	s.seq = 0;
 	if (cat.n > 0)
 		s.seq = cat.seqs[cat.n - 1] + 1;

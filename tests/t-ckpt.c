@@ -775,11 +775,129 @@ test_list(void)
 	tu_log_clear(&lg);
 	is_int(restore("ls", dst, &s, err), 0, "restore with LATEST garbage %s", err);
 	is_int(s.seq, 3, "uses the newest manifest");
-	ok(tu_log_has(&lg, "warning: ls/LATEST is not a checkpoint number; using the newest manifest"),
-	    "and says so");
+	ok(tu_log_has(&lg, "warning: ls/LATEST is not a checkpoint number (it holds \"garbage\"): "
+	    "every manifest counts as committed and the newest is the latest; the next save "
+	    "rewrites LATEST"), "and says so");
 	free(m2);
 	free(src);
 	free(dst);
+}
+
+/* ---- LATEST as doc/format.md says: garbage falls back, with a warning ---- */
+
+/* The listing of job, and what sr_ckpt_list_log said, as "LISTING | LOG". */
+static char *
+list_log_text(const char *job)
+{
+	struct sr_ckpt_opts o;
+	struct listing l;
+	char err[SR_ERRMAX], *out;
+
+	opts_init(&o, job);
+	tu_log_clear(&lg);
+	l.text[0] = '\0';
+	if (sr_ckpt_list_log(st, &o, job, list_cb, &l, err) != 0)
+		return sr_strdup(err);
+	out = sr_asprintf("%s | %s", l.text, lg.n == 1 ? lg.lines[0] : lg.n == 0 ? "" : "(lines)");
+	return out;
+}
+
+/* Put text as lt/LATEST, then check that a listing, a restore and a save
+ * each say want (the whole line; "" for nothing), that the restore takes
+ * checkpoint rseq, and that the save commits rseq + 1 and leaves LATEST a
+ * proper pointer to it. Checkpoints 0 and 1 exist, 2 is in flight. */
+static void
+latest_case(const char *label, const char *text, size_t len, const char *listing,
+    uint64_t rseq, const char *want)
+{
+	char *src = tu_path(top, "lt-src"), *dst = tu_path(top, "lt-dst"), *t, *w;
+	char err[SR_ERRMAX] = "", ptr[32];
+	struct sr_ckpt_stats s;
+	int rc;
+
+	sr_store_put(st, "lt/LATEST", text, len, SR_PUT_OVERWRITE, NULL, NULL, err);
+	t = list_log_text("lt");
+	w = sr_asprintf("%s | %s", listing, want);
+	is_str(t, w, "%s: sr_ckpt_list_log lists and warns", label);
+	free(w);
+	free(t);
+	tu_log_clear(&lg);
+	rc = restore("lt", dst, &s, err);
+	ok(rc == 0 && s.seq == rseq, "%s: restore takes checkpoint %" PRIu64 " (rc %d, seq %"
+	    PRIu64 ") %s", label, rseq, rc, s.seq, err);
+	ok(*want == '\0' ? lg.n == 0 : tu_log_has(&lg, want), "%s: restore %s", label,
+	    *want ? "warns" : "says nothing");
+	tu_log_clear(&lg);
+	ok(save("lt", src, 99, &s) == 0 && s.seq == 3, "%s: a save commits checkpoint 3", label);
+	ok(*want == '\0' ? lg.n == 0 : tu_log_has(&lg, want), "%s: the save %s", label,
+	    *want ? "warns" : "says nothing");
+	t = store_text("lt/LATEST");
+	snprintf(ptr, sizeof ptr, "3\n");
+	is_str(t, ptr, "%s: the save rewrote LATEST by compare-and-swap", label);
+	free(t);
+	/* back to 0, 1 and 2 in flight */
+	sr_store_delete(st, "lt/manifests/0000000003.json", err);
+	free(src);
+	free(dst);
+}
+
+static void
+test_latest(void)
+{
+	char *src = newdir("lt-src"), *big, *m1, *m2, *p;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX] = "";
+	static const char tail[] = ": every manifest counts as committed and the newest is the "
+	    "latest; the next save rewrites LATEST";
+	char want[512];
+
+	tu_write(src, "f", "zero", 4);
+	save("lt", src, 0, &s);
+	tu_write(src, "f", "one", 3);
+	save("lt", src, 10, &s);
+	m1 = store_text("lt/manifests/0000000001.json");
+	m2 = sr_strdup(m1);
+	p = strstr(m2, "\"seq\": 1");
+	p[7] = '2';
+	sr_store_put(st, "lt/manifests/0000000002.json", m2, strlen(m2), SR_PUT_CREATE, NULL,
+	    NULL, err);
+
+	latest_case("a proper pointer", "1\n", 2, "0:0 1:10*", 1, "");
+	latest_case("no newline", "1", 1, "0:0 1:10*", 1,
+	    "warning: lt/LATEST holds 1 without the newline that ends it: read as 1; the next "
+	    "save rewrites LATEST");
+	big = sr_malloc(5000);
+	memset(big, '1', 5000);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "5000 bytes, more than the 4096 a pointer may have)%s", tail);
+	latest_case("5000 bytes of digits", big, 5000, "0:0 1:10 2:10*", 2, want);
+	big[4095] = '\n';
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "4097 bytes, more than the 4096 a pointer may have)%s", tail);
+	latest_case("4097 bytes", big, 4097, "0:0 1:10 2:10*", 2, want);
+	free(big);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "\"12345678901\\n\")%s", tail);
+	latest_case("11 digits", "12345678901\n", 12, "0:0 1:10 2:10*", 2, want);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "\"\\n\")%s", tail);
+	latest_case("a newline alone", "\n", 1, "0:0 1:10 2:10*", 2, want);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "\"\")%s", tail);
+	latest_case("empty", "", 0, "0:0 1:10 2:10*", 2, want);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "\"1\\n\\n\")%s", tail);
+	latest_case("two newlines", "1\n\n", 3, "0:0 1:10 2:10*", 2, want);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "\" 1\\n\")%s", tail);
+	latest_case("a leading space", " 1\n", 3, "0:0 1:10 2:10*", 2, want);
+	snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it holds "
+	    "3 bytes, a NUL among them)%s", tail);
+	latest_case("a NUL", "1\0\n", 3, "0:0 1:10 2:10*", 2, want);
+	free(m1);
+	free(m2);
+	tu_rmtree(src);
+	free(src);
 }
 
 /* ---- gc and retention ---- */
@@ -1118,6 +1236,7 @@ main(void)
 	test_corrupt();
 	test_missing_pack();
 	test_list();
+	test_latest();
 	test_gc();
 	test_faults();
 	test_race();
