@@ -482,8 +482,23 @@ ts_of(int64_t ns, struct timespec ts[2])
 	}
 }
 
-/* Set mode (not for symlinks) and mtime of one entry, without following
- * a symlink. */
+/*
+ * The mode an entry is restored with: its mode without setuid and setgid
+ * (and without sticky on a file, where Linux ignores it). Whoever can
+ * write the store chooses the modes, and a restore creates every file as
+ * the restoring user: run as root, mode 06777 would plant a setuid-root
+ * file. Sticky stays on directories (it only limits who deletes there).
+ * World-writable bits are kept: the job saved them so, and they let
+ * others write what anyone who can write the store could write anyway.
+ */
+static unsigned
+safe_mode(const struct sr_mentry *e)
+{
+	return e->mode & (e->type == SR_MT_DIR ? ~(unsigned)(S_ISUID | S_ISGID) : 0777u);
+}
+
+/* Set mode (not for symlinks; safe_mode) and mtime of one entry, without
+ * following a symlink. */
 static int
 set_meta(int sfd, const struct sr_mentry *e, char *err)
 {
@@ -506,7 +521,7 @@ set_meta(int sfd, const struct sr_mentry *e, char *err)
 	    err);
 	if (fd == -1)
 		return -1;
-	if (fchmod(fd, e->mode) == -1)
+	if (fchmod(fd, safe_mode(e)) == -1)
 		rc = sr_errno(err, "set the mode of %s", q);
 	else if (futimens(fd, ts) == -1)
 		rc = sr_errno(err, "set the time of %s", q);
@@ -566,6 +581,30 @@ make_links(int sfd, const struct sr_manifest *m, char *err)
 	return rc;
 }
 
+/* Say once per restore which entries lost bits to safe_mode: the first
+ * by name, and how many more. */
+static void
+say_stripped(const struct sr_ckpt_opts *o, const struct sr_manifest *m)
+{
+	const struct sr_mentry *first = NULL;
+	char q[256], more[64] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nentries; i++) {
+		const struct sr_mentry *e = &m->entries[i];
+
+		if (e->type != SR_MT_SYMLINK && safe_mode(e) != e->mode && n++ == 0)
+			first = e;
+	}
+	if (first == NULL)
+		return;
+	if (n > 1)
+		snprintf(more, sizeof more, " (and %zu more entr%s)", n - 1, n == 2 ? "y" : "ies");
+	sr_ckpt_say(o, "warning: checkpoint %" PRIu64 ": %s has mode %#o: restored as %#o%s; "
+	    "a restore never sets setuid or setgid (nor sticky on files)", m->stats.seq,
+	    sr_path_quote(first->path, q, sizeof q), first->mode, safe_mode(first), more);
+}
+
 /* Build checkpoint m in the empty directory sfd. */
 static enum try_rc
 build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m, int sfd,
@@ -603,6 +642,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 			return TRY_LOCAL;
 	}
 	sr_ckpt_progress(o, &r.progress_at, r.total, r.total);
+	say_stripped(o, m);
 	return TRY_OK;
 }
 
