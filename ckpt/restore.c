@@ -28,6 +28,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -35,7 +36,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +47,7 @@
 #include "chunkhash.h"
 #include "ckpt.h"
 #include "codec.h"
+#include "fault.h"
 #include "manifest.h"
 #include "pathsafe.h"
 #include "util.h"
@@ -629,6 +634,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 		strlcpy(why, r.why, SR_ERRMAX);
 		return rc;
 	}
+	sr_fault("ckpt-restore");	/* the chunks are in the staging tree */
 	if (make_links(sfd, m, why) == -1)
 		return TRY_LOCAL;
 	/* Files and links in order, then directories deepest first: setting
@@ -691,6 +697,75 @@ swap_in(const struct sr_ckpt_opts *o, const char *staging, const char *dir, char
 	return 0;
 }
 
+/*
+ * Remove the staging directories (DIR.restore.PID, and DIR.old.PID of the
+ * two-rename swap) that restores killed before their end left beside dir:
+ * nothing else ever removes them. One is removed only when its process is
+ * gone (kill(PID, 0) says no such process) and no process holds the flock
+ * a restore keeps on its staging directory while it builds it (which also
+ * covers a restore in another pid namespace); our own pid's is try_one's.
+ * The runner calls the restore under the job's lock, so no other restore
+ * of this directory runs. Best effort: a failure is a warning.
+ */
+static void
+sweep_staging(const struct sr_ckpt_opts *o, const char *dir)
+{
+	char *parent = sr_strdup(dir), *slash = strrchr(parent, '/'), err[SR_ERRMAX];
+	const char *base = slash != NULL ? slash + 1 : dir;
+	size_t blen = strlen(base);
+	struct dirent *de;
+	DIR *d;
+
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	if ((d = opendir(slash != NULL ? parent : ".")) == NULL) {
+		free(parent);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *p = de->d_name + blen, *digits;
+		char *end, *path;
+		long pid;
+		int fd, gone;
+
+		if (strncmp(de->d_name, base, blen) != 0)
+			continue;
+		if (strncmp(p, ".restore.", 9) == 0)
+			digits = p + 9;
+		else if (strncmp(p, ".old.", 5) == 0)
+			digits = p + 5;
+		else
+			continue;
+		if (*digits < '1' || *digits > '9')
+			continue;
+		errno = 0;
+		pid = strtol(digits, &end, 10);
+		if (*end != '\0' || errno != 0 || pid <= 0 || pid == (long)getpid() ||
+		    pid > INT32_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		gone = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		close(fd);
+		if (!gone)
+			continue;
+		path = slash != NULL ? sr_asprintf("%s/%s", slash == parent ? "" : parent,
+		    de->d_name) : sr_strdup(de->d_name);
+		if (sr_rmtree(path, err) == -1)
+			sr_ckpt_say(o, "warning: removing %s, left by a restore that was killed: %s",
+			    path, err);
+		else
+			sr_ckpt_say(o, "removed %s, left by a restore (pid %ld) that was killed", path,
+			    pid);
+		free(path);
+	}
+	closedir(d);
+	free(parent);
+}
+
 /* Restore checkpoint seq into dir; why says what went wrong. */
 static enum try_rc
 try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint64_t seq,
@@ -727,6 +802,8 @@ try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint
 		sr_errno(why, "open %s", staging);
 		rc = TRY_LOCAL;
 	} else {
+		/* held while the tree is built: sweep_staging leaves it alone */
+		(void)flock(sfd, LOCK_EX | LOCK_NB);
 		rc = build(st, o, m, sfd, why);
 		/* The root keeps the mode the target had (the manifest does
 		 * not record it); a new one gets the usual 0755. */
@@ -780,6 +857,7 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 	d = sr_strdup(dir);
 	for (i = strlen(d); i > 1 && d[i - 1] == '/'; i--)
 		d[i - 1] = '\0';
+	sweep_staging(opts, d);
 	first[0] = '\0';
 	for (i = 0; i < ncand; i++) {
 		enum try_rc trc;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -419,6 +420,84 @@ test_modes(void)
 	}
 	tu_rmtree(dir);
 	free(dir);
+}
+
+/* ---- staging directories of killed restores ---- */
+
+/* A pid that no process has now: a child that has exited and been reaped. */
+static pid_t
+dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static void
+test_staging_sweep(void)
+{
+	char *src = newdir("sw-src"), *dir = newdir("sw"), *dst = tu_path(dir, "dst");
+	char err[SR_ERRMAX] = "", name[64], want[256], *ls, *p;
+	struct sr_ckpt_stats s;
+	pid_t live, d1 = dead_pid(), d2 = dead_pid(), d3 = dead_pid();
+	int lockfd;
+
+	tu_write(src, "f", "x", 1);
+	save("sw", src, 1, &s);
+	if ((live = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(name, sizeof name, "dst.restore.%d", (int)live);
+	tu_mkdir(dir, name, 0700);
+	snprintf(name, sizeof name, "dst.restore.%d", (int)d1);
+	tu_mkdir(dir, name, 0700);
+	snprintf(name, sizeof name, "dst.restore.%d/sub", (int)d1);
+	tu_mkdir(dir, name, 0500);
+	snprintf(name, sizeof name, "dst.old.%d", (int)d2);
+	tu_mkdir(dir, name, 0755);
+	/* a dead pid here, but its flock held: a restore in another pid namespace */
+	snprintf(name, sizeof name, "dst.restore.%d", (int)d3);
+	tu_mkdir(dir, name, 0700);
+	p = tu_path(dir, name);
+	lockfd = open(p, O_RDONLY | O_DIRECTORY);
+	ok(lockfd != -1 && flock(lockfd, LOCK_EX) == 0, "a staging directory flocked by a live one");
+	free(p);
+	snprintf(name, sizeof name, "other.restore.%d", (int)d1);
+	tu_mkdir(dir, name, 0700);
+	tu_mkdir(dir, "dst.restore.x1", 0700);
+
+	tu_log_clear(&lg);
+	is_int(restore("sw", dst, &s, err), 0, "restore beside leftovers %s", err);
+	ls = tu_ls(dir);
+	{
+		char a[32], b[32];	/* in tu_ls's order: by name */
+
+		snprintf(a, sizeof a, "dst.restore.%d", (int)live);
+		snprintf(b, sizeof b, "dst.restore.%d", (int)d3);
+		snprintf(want, sizeof want, "dst %s %s dst.restore.x1 other.restore.%d",
+		    strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a, (int)d1);
+	}
+	is_str(ls, want, "removed: the dead restores' only (live, locked and others' kept)");
+	free(ls);
+	snprintf(want, sizeof want, "removed %s/sw/dst.restore.%d, left by a restore (pid %d) that "
+	    "was killed", top, (int)d1, (int)d1);
+	ok(tu_log_has(&lg, want), "the removal of dst.restore.%d is said", (int)d1);
+	snprintf(want, sizeof want, "removed %s/sw/dst.old.%d, left by a restore (pid %d) that "
+	    "was killed", top, (int)d2, (int)d2);
+	ok(tu_log_has(&lg, want), "so is that of dst.old.%d", (int)d2);
+	is_int(lg.n, 2, "and nothing else");
+	close(lockfd);
+	kill(live, SIGKILL);
+	waitpid(live, NULL, 0);
+	tu_rmtree(dir);
+	free(dir);
+	free(dst);
+	tu_rmtree(src);
+	free(src);
 }
 
 struct prog {
@@ -1373,6 +1452,7 @@ main(void)
 	}
 	test_roundtrip();
 	test_modes();
+	test_staging_sweep();
 	test_progress();
 	test_pack_format();
 	test_dedupe();
