@@ -123,6 +123,21 @@ for point in ckpt-request ckpt-pack ckpt-upload ckpt-manifest ckpt-pointer; do
 	fi
 done
 
+# A FIFO as LATEST (no writer): `spotrun ls` and `spotrun run` used to block
+# in its open forever; now both stop at once, naming the file.
+ini=$t_tmp/ckpt-pointer.ini
+latest=$t_tmp/store-ckpt-pointer/f-ckpt-pointer/LATEST
+mv "$latest" "$latest.away" && mkfifo "$latest"
+timeout 20 "$SPOTRUN" ls "$ini" > "$t_tmp/fifo-ls.out" 2> "$t_tmp/fifo-ls.err"
+t_is "$?" 74 "a FIFO as LATEST: spotrun ls exits 74 at once"
+t_is "$(cat "$t_tmp/fifo-ls.err")" "spotrun: list checkpoints of f-ckpt-pointer: get f-ckpt-pointer/LATEST: $latest is a FIFO, not a regular file: the file store keeps objects as regular files; remove it" \
+	"a FIFO as LATEST: spotrun ls names it"
+timeout 20 "$SPOTRUN" run "$ini" > "$t_tmp/fifo-run.out" 2> "$t_tmp/fifo-run.err"
+t_is "$?" 74 "a FIFO as LATEST: spotrun run exits 74 at once" || t_show "$t_tmp/fifo-run.err"
+t_has "$t_tmp/fifo-run.err" "get f-ckpt-pointer/LATEST: $latest is a FIFO, not a regular file" \
+	"a FIFO as LATEST: spotrun run names it"
+rm "$latest" && mv "$latest.away" "$latest"
+
 # 2. A job that ignores the notice's request. It answers the first
 # (periodic) request, then no more; the notice leaves it 2 s (grace 3 s minus
 # a 1 s margin).
