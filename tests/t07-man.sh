@@ -9,24 +9,11 @@
 # and the store's layout.
 #
 # The harness exports top_srcdir; by hand:
-#   top_srcdir=/path/to/src sh /path/to/src/tests/t07-man.sh
-set -u
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+#   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t07-man.sh
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
 pages="$top_srcdir/doc/spotrun.1 $top_srcdir/doc/spotrun-job.5"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t07-man.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
-trap 'rm -rf "$tmp"' EXIT
-
-n=0
-failed=0
-result() {	# result OK DESC: one TAP line; OK is an exit status (0 = pass)
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-	fi
-}
+tmp=$t_tmp
 show() {	# show FILE: as TAP comments
 	sed 's/^/# /' "$1"
 }
@@ -50,7 +37,7 @@ for page in $pages; do
 	name=${page##*/}
 	for tool in man groff mandoc; do
 		if ! command -v "$tool" >/dev/null 2>&1; then
-			result 0 "$name: $tool # SKIP $tool is not installed (build-aux/install-deps)"
+			t_skip "$name: $tool is not installed (build-aux/install-deps)"
 			continue
 		fi
 		case $tool in
@@ -64,19 +51,19 @@ for page in $pages; do
 		# about the page
 		grep -v '^mandoc: outdated mandoc.db' "$tmp/err" >> "$tmp/out"
 		if [ "$tool" = man ]; then
-			result "$([ "$code" -eq 0 ] && [ ! -s "$tmp/err" ]; echo $?)" \
+			t_result "$([ "$code" -eq 0 ] && [ ! -s "$tmp/err" ]; echo $?)" \
 			    "$name: man -l renders it without a warning"
 			[ -s "$tmp/err" ] && show "$tmp/err"
 			mv "$tmp/out" "$tmp/$name.txt"
 			continue
 		fi
-		result "$([ "$code" -eq 0 ] && [ ! -s "$tmp/out" ]; echo $?)" \
+		t_result "$([ "$code" -eq 0 ] && [ ! -s "$tmp/out" ]; echo $?)" \
 		    "$name: $tool reports no warning"
 		[ -s "$tmp/out" ] && show "$tmp/out"
 	done
 	if [ -f "$tmp/$name.txt" ]; then
 		quotes "$tmp/$name.txt" > "$tmp/q"
-		result "$([ ! -s "$tmp/q" ]; echo $?)" "$name: every quote opened is closed, once"
+		t_result "$([ ! -s "$tmp/q" ]; echo $?)" "$name: every quote opened is closed, once"
 		[ -s "$tmp/q" ] && show "$tmp/q"
 		files=$(sed -n '/^FILES$/,/^[A-Z][A-Z ]*$/p' "$tmp/$name.txt")
 		missing=
@@ -85,7 +72,7 @@ for page in $pages; do
 		    FINISHED .tmp/; do
 			printf '%s\n' "$files" | grep -qF -- "$want" || missing="$missing $want"
 		done
-		result "$([ -z "$missing" ]; echo $?)" \
+		t_result "$([ -z "$missing" ]; echo $?)" \
 		    "$name: a FILES section with the local state and the store's layout"
 		[ -n "$missing" ] && echo "# missing from FILES:$missing"
 	fi
@@ -93,7 +80,6 @@ done
 # The sources themselves: no quote macro that swallows the rest of its line
 # (a .Ql followed by No or another .Ql on one line).
 grep -nE '^\.(Pq|Po|Bq|Dq|Sq).* (Ql|Dq|Sq|Qq) .* (No|Ql|Dq|Sq) ' $pages > "$tmp/src"
-result "$([ ! -s "$tmp/src" ]; echo $?)" "no enclosure macro in the middle of a line of the sources"
+t_result "$([ ! -s "$tmp/src" ]; echo $?)" "no enclosure macro in the middle of a line of the sources"
 [ -s "$tmp/src" ] && show "$tmp/src"
-echo "1..$n"
-[ "$failed" -eq 0 ]
+t_done
