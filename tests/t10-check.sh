@@ -110,7 +110,7 @@ if command -v groff > /dev/null 2>&1; then
 	groff -mdoc -Tutf8 -P-c -P-b -P-u "$top_srcdir/doc/spotrun-job.5" 2> /dev/null > "$tmp/man.txt"
 	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$tmp/man.txt" | sed -n '/^     \[job\]/,/^$/p' |
 		sed 's/^     //' > "$tmp/man-0.ini"
-	sed -n '/^EXAMPLES/,/^SEE ALSO/p' "$tmp/man.txt" | awk -v dir="$tmp" '
+	sed -n '/^EXAMPLES/,/^[A-Z][A-Z ]*$/p' "$tmp/man.txt" | awk -v dir="$tmp" '
 		/^           / { if (!inblk) { n++; inblk = 1 }
 			sub(/^           /, ""); print > (dir "/man-" n ".ini"); next }
 		/^$/ { next }
