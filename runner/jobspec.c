@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "defaults.h"
@@ -501,12 +503,26 @@ sort_errors(struct sr_jobspec_errors *e)
 static int
 read_job_file(const char *path, char **buf, size_t *len, struct sr_js_parse *p)
 {
-	FILE *f = fopen(path, "re");
+	/* The kind first, and O_NONBLOCK: a FIFO without a writer must not
+	 * hang `check` (a socket cannot be opened at all). */
+	struct stat sb;
+	int fd = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? -2 :
+	    open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	FILE *f;
 	char *b;
 	size_t n;
 
-	if (f == NULL) {
+	if (fd == -2 || (fd != -1 && fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+		sr_js_error(p, 0, "is %s, not a regular file; a job file is a short text file",
+		    sr_file_kind(sb.st_mode));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd == -1 || (f = fdopen(fd, "r")) == NULL) {
 		sr_js_error(p, 0, "cannot open: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
 		return -1;
 	}
 	b = sr_malloc(FILE_MAX + 2);
