@@ -16,13 +16,26 @@
 
 enum sr_notice_kind {
 	SR_NOTICE_PREEMPT = 1,	/* the machine goes away at the deadline */
-	SR_NOTICE_EARLY		/* early warning (rebalance): checkpoint, keep running */
+	SR_NOTICE_EARLY,	/* early warning (rebalance): checkpoint, keep running */
+	/* The machine freezes the job's processes where they stand and may
+	 * resume them later, or never (AWS hibernate: RAM saved to the root
+	 * volume, the same instance resumed when capacity returns). The runner
+	 * asks for a checkpoint as for SR_NOTICE_EARLY (whatever
+	 * early_checkpoint says: it is the only one if the machine never comes
+	 * back) and does not stop the job: killing it would lose what the
+	 * hibernation keeps. deadline: when the freeze begins (often already
+	 * past: AWS gives no two minutes for hibernation). The provider keeps
+	 * watching: a resumed machine can be interrupted again. */
+	SR_NOTICE_FREEZE
 };
 
 struct sr_notice {
 	enum sr_notice_kind kind;
 	double seen;		/* epoch seconds when the provider saw it */
-	double deadline;	/* epoch seconds when the machine goes away */
+	double deadline;	/* epoch seconds when the machine goes away; may
+				 * be past (the machine may be going already:
+				 * the runner then has no time for a checkpoint
+				 * and stops the job at once) */
 	char reason[128];	/* "simulated preemption", "SIGTERM", ... */
 };
 

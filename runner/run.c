@@ -305,8 +305,8 @@ handle_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 
 	if (a->leader_done || a->stopping)
 		return;
-	if (n->kind == SR_NOTICE_EARLY) {
-		if (!r->js->early_checkpoint) {
+	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
+		if (n->kind == SR_NOTICE_EARLY && !r->js->early_checkpoint) {
 			sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)",
 			    n->reason);
 			return;

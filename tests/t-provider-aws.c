@@ -183,8 +183,8 @@ test_hostile(void)
 	const char *json[] = { "-T", "0", "-b", "{\"action\":", NULL };
 	const char *act[] = { "-T", "0", "-b",
 	    "{\"action\":\"explode\",\"time\":\"2030-01-01T00:00:00Z\"}", NULL };
-	const char *past[] = { "-T", "0", "-b",
-	    "{\"action\":\"stop\",\"time\":\"2001-09-09T01:46:40Z\"}", NULL };
+	const char *ahead[] = { "-T", "0", "-b",
+	    "{\"action\":\"stop\",\"time\":\"2099-01-01T00:00:00Z\"}", NULL };
 	const char *iso[] = { "-T", "0", "-b",
 	    "{\"action\":\"stop\",\"time\":\"2030-01-01 00:00:00\"}", NULL };
 	const char *huge[] = { "-T", "0", "-H", NULL };
@@ -205,26 +205,106 @@ test_hostile(void)
 	    "65536 bytes");
 	hostile("redirect", redir,
 	    "GET %s/latest/meta-data/spot/instance-action: HTTP status 302");
-	/* The past time: its message holds "now", so check its shape. */
+	/* Too far ahead: its message holds "now", so check its shape. */
 	{
 		struct sr_provider *p;
 		struct sr_notice n;
 		unsigned long errors = 0;
 		char last[SR_ERRMAX];
-		const char *head = "instance-action: time 2001-09-09T01:46:40Z is -";
+		const char *head = "instance-action: time 2099-01-01T00:00:00Z is ";
 
-		emu_start(&e, tmpdir, past);
+		emu_start(&e, tmpdir, ahead);
 		p = new_aws(e.url, 0.1);
 		start(p);
-		ok(!wait_notice(p, 0.6, &n), "time in the past: no notice");
+		ok(!wait_notice(p, 0.6, &n), "time over an hour ahead: no notice");
 		sr_provider_stop_vm(p);
 		sr_aws_errors(p, &errors, last, sizeof last);
 		ok(errors >= 2 && strncmp(last, head, strlen(head)) == 0 && strstr(last,
-		    " s from now; a notice time lies between 10 s ago and 3600 s ahead")
-		    != NULL, "time in the past: the error: %s", last);
+		    " s ahead; a notice time lies at most 3600 s ahead") != NULL,
+		    "time over an hour ahead: the error: %s", last);
 		sr_provider_free(p);
 		emu_stop(&e);
 	}
+}
+
+/* A time already past is a notice all the same, with that deadline: the
+ * machine may be going already (the runner finds no time for a checkpoint
+ * and stops the job), never a warning the job runs on after. */
+static void
+test_past(void)
+{
+	const char *args[] = { "-T", "0.3", "-b",
+	    "{\"action\":\"terminate\",\"time\":\"2001-09-09T01:46:40Z\"}", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	unsigned long errors = 99;
+	struct emu e;
+
+	emu_start(&e, tmpdir, args);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "time in the past: a preemption notice");
+	ok(n.deadline == 1000000000, "time in the past: the deadline is that time (%.0f)",
+	    n.deadline);
+	is_str(n.reason, "aws spot interruption (terminate at 2001-09-09T01:46:40Z, "
+	    "already past)", "time in the past: the reason says so");
+	ok(!wait_notice(p, 0.5, &n), "time in the past: one notice");
+	sr_provider_stop_vm(p);
+	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
+	    "time in the past: not an error");
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+/* stop is terminate for the job (memory is lost); hibernate freezes it
+ * in place: SR_NOTICE_FREEZE, once per announced time, and the watch goes
+ * on (a resumed instance can be interrupted again). */
+static void
+test_actions(void)
+{
+	const char *stop[] = { "-T", "0.3", "-A", "stop", NULL };
+	const char *hib[] = { "-T", "0.3", "-A", "hibernate", "-W", "2", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	char want[160];
+	struct emu e;
+	int polls;
+
+	emu_start(&e, tmpdir, stop);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT, "stop: a preemption notice");
+	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
+	    "stop: the deadline is the notice's time (off by %.2f s)", n.deadline - (e.t0 + 120.3));
+	ok(strncmp(n.reason, "aws spot interruption (stop at ", 31) == 0 &&
+	    strlen(n.reason) == 52 && strcmp(n.reason + 50, "Z)") == 0,
+	    "stop: the reason: %s", n.reason);
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_start(&e, tmpdir, hib);
+	p = new_aws(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_FREEZE, "hibernate: a freeze notice");
+	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
+	    "hibernate: its deadline is the notice's time");
+	ok(strncmp(n.reason, "aws spot interruption (hibernate at ", 36) == 0 &&
+	    strstr(n.reason, "Z): the job is frozen with the instance, not stopped") != NULL,
+	    "hibernate: the reason: %s", n.reason);
+	ok(!wait_notice(p, 1.2, &n), "hibernate: the same time again: no second notice");
+	polls = log_count(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 200");
+	ok(polls >= 5, "hibernate: instance-action is still polled (%d replies)", polls);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "hibernate, then terminate: a preemption notice");
+	snprintf(want, sizeof want, "aws spot interruption (terminate at ");
+	ok(strncmp(n.reason, want, strlen(want)) == 0 &&
+	    n.deadline - (e.t0 + 122) > -1 && n.deadline - (e.t0 + 122) < 1,
+	    "hibernate, then terminate: its reason and time: %s", n.reason);
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
 }
 
 static void
@@ -353,6 +433,8 @@ main(void)
 	test_token_expiry();
 	test_503();
 	test_hostile();
+	test_past();
+	test_actions();
 	test_stall();
 	test_config();
 	if (sr_rmtree(tmpdir, err) == -1)
