@@ -91,8 +91,9 @@ int sr_gcp_errors(struct sr_provider *p, unsigned long *count, char *last, size_
 int sr_azure_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len);
 /* azure.c: the deadline of a Preempt or Terminate whose NotBefore is
  * not_before (NULL: none) seen at now (epoch seconds): NotBefore when it is
- * exactly RFC 1123 ("Mon, 19 Sep 2016 18:29:47 GMT") and lies between now
- * and an hour ahead, else now + 30 s (a Preempt's notice). */
+ * exactly RFC 1123 ("Mon, 19 Sep 2016 18:29:47 GMT") and at most an hour
+ * ahead, past included (the event may start at once), else now + 30 s (a
+ * Preempt's notice). */
 double sr_azure_deadline(const char *not_before, double now);
 
 extern const struct sr_provider_ops sr_provider_aws_ops;

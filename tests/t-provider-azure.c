@@ -274,6 +274,7 @@ test_kinds(void)
 {
 	const char *freeze[] = { "-Z", "0.3", "-E", "Freeze", NULL };
 	const char *term[] = { "-Z", "0.3", "-E", "Terminate", "-N", "", NULL };
+	const char *past[] = { "-Z", "0.3", "-N", "Mon, 19 Sep 2016 18:29:47 GMT", NULL };
 	struct sr_provider *p;
 	struct sr_notice n;
 	char err[SR_ERRMAX];
@@ -303,6 +304,113 @@ test_kinds(void)
 	sr_provider_stop_vm(p);
 	sr_provider_free(p);
 	emu_stop(&e);
+
+	emu_run(&e, tmpdir, past);
+	p = new_azure(e.url, 0);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "NotBefore in the past: a preemption notice");
+	ok(n.deadline == 1474309787, "NotBefore in the past: the deadline is NotBefore, not "
+	    "30 s more (%.0f s from now)", n.deadline - n.seen);
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
+}
+
+#define NAME_GET	"GET /metadata/instance/compute/name?api-version=2021-02-01&format=text"
+#define OTHER_ID	"1f4a7c0e-0000-4000-8000-00000000beef"
+
+/* This VM's name cannot be read: the events are watched all the same, a
+ * Preempt or Terminate counts whatever VM it names (the reason says so)
+ * and is not acknowledged, early events wait for the name, and the name is
+ * read again after a backoff; once it is read, another VM's events no
+ * longer count, and the current document is read again with it. */
+static void
+test_name_unknown(void)
+{
+	const char *other[] = { "-n", "1000", "-O", "0.3", NULL };
+	const char *own[] = { "-n", "1000", "-Z", "0.3", "-E", "Terminate", NULL };
+	const char *freeze[] = { "-n", "1000", "-Z", "0.3", "-E", "Freeze", NULL };
+	const char *later[] = { "-n", "0.5", "-O", "1.5", NULL };
+	const char *reread[] = { "-n", "0.8", "-Z", "0.1", "-E", "Freeze", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	char err[SR_ERRMAX], last[SR_ERRMAX], want[SR_ERRMAX];
+	unsigned long errors = 0;
+	struct emu e;
+	double t;
+	int reads;
+
+	emu_run(&e, tmpdir, other);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "name unknown: another VM's Preempt is a preemption notice");
+	is_str(n.reason, "azure Preempt event " OTHER_ID " for othervm (this VM's name is "
+	    "unknown: taken as this VM's)", "name unknown: the reason says so");
+	ok(sr_provider_ack(p, &n, err) == 0 && sr_provider_ack_wait(p, err) == 0,
+	    "name unknown: the notice is not acknowledged");
+	sr_provider_stop_vm(p);
+	is_int(log_grep(&e, "POST "), 0, "name unknown: nothing POSTed (another VM's event)");
+	sr_azure_errors(p, &errors, last, sizeof last);
+	snprintf(want, sizeof want, "GET %s/metadata/instance/compute/name?api-version="
+	    "2021-02-01&format=text: HTTP status 500; until this VM's name is read, every "
+	    "Preempt or Terminate event counts as this VM's", e.url);
+	is_str(last, want, "name unknown: the error says what counts meanwhile");
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_run(&e, tmpdir, own);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "name unknown: this VM's Terminate is a preemption notice");
+	is_str(n.reason, "azure Terminate event " EVENT_ID " for spotvm-1 (this VM's name is "
+	    "unknown: taken as this VM's)", "name unknown: its reason");
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_run(&e, tmpdir, freeze);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	t = sr_mono();
+	ok(!wait_notice(p, 1.2, &n), "name unknown: a Freeze waits for the name");
+	sr_provider_stop_vm(p);
+	t = sr_mono() - t;
+	sr_azure_errors(p, &errors, NULL, 0);
+	reads = log_count(&e, NAME_GET " metadata=true -> 500");
+	/* Reads at 0, 0.1, 0.3, 0.7 s (then 1.5 s): a backoff, not every poll. */
+	ok(reads >= 3 && reads <= 5 && errors == (unsigned long)reads &&
+	    log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 5,
+	    "name unknown: read again after a backoff while the events are polled (%d "
+	    "reads, %lu errors in %.1f s at poll 0.1 s)", reads, errors, t);
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_run(&e, tmpdir, later);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(!wait_notice(p, 2.5, &n), "name read late: another VM's Preempt after it: no notice");
+	sr_provider_stop_vm(p);
+	is_int(log_count(&e, NAME_GET " metadata=true -> 200"), 1,
+	    "name read late: read once it answers, then not again");
+	ok(log_count(&e, NAME_GET " metadata=true -> 500") >= 2,
+	    "name read late: it failed first");
+	sr_provider_free(p);
+	emu_stop(&e);
+
+	emu_run(&e, tmpdir, reread);
+	p = new_azure(e.url, 0.1);
+	start(p);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_EARLY,
+	    "name read late: the Freeze seen before it is taken once the name is known");
+	ok(n.seen - e.t0 > 0.7, "name read late: the Freeze came after the name (%.2f s)",
+	    n.seen - e.t0);
+	is_str(n.reason, "azure Freeze event " EVENT_ID, "name read late: the Freeze's reason");
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	emu_stop(&e);
 }
 
 static void
@@ -316,8 +424,10 @@ test_deadline(void)
 	    "NotBefore 1 h ahead is the deadline");
 	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t - 3601) == t - 3571,
 	    "NotBefore more than 1 h ahead: now + 30 s");
-	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 1) == t + 31,
-	    "NotBefore in the past: now + 30 s");
+	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 1) == t,
+	    "NotBefore 1 s in the past is the deadline (the event may start at once)");
+	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 86400) == t,
+	    "NotBefore a day in the past is the deadline");
 	ok(sr_azure_deadline("", t) == t + 30, "NotBefore \"\": now + 30 s");
 	ok(sr_azure_deadline(NULL, t) == t + 30, "no NotBefore: now + 30 s");
 	ok(sr_azure_deadline("Tue, 19 Sep 2016 18:29:47 GMT", t - 40) == t - 10,
@@ -456,6 +566,7 @@ main(void)
 	test_stop();
 	test_other_vm();
 	test_kinds();
+	test_name_unknown();
 	test_deadline();
 	test_hostile();
 	test_config();
