@@ -129,8 +129,10 @@ aws_init(struct sr_provider *p, char *err)
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider aws: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like http://169.254.169.254)", ep);
-	if (sr_http_init(err) == -1)
-		return sr_err_prefix(err, "create provider aws");
+	if (sr_http_init(err) == -1) {
+		sr_err_prefix(err, "create provider aws");
+		return SR_PROVIDER_ESYS;
+	}
 	a = sr_calloc(1, sizeof *a);
 	a->endpoint = sr_provider_trim_url(ep);
 	a->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;

@@ -165,8 +165,10 @@ azure_init(struct sr_provider *p, char *err)
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider azure: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like %s)", ep, DEFAULT_ENDPOINT);
-	if (sr_http_init(err) == -1)
-		return sr_err_prefix(err, "create provider azure");
+	if (sr_http_init(err) == -1) {
+		sr_err_prefix(err, "create provider azure");
+		return SR_PROVIDER_ESYS;
+	}
 	z = sr_calloc(1, sizeof *z);
 	z->endpoint = sr_provider_trim_url(ep);
 	z->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;

@@ -21,7 +21,8 @@ struct sr_provider_ops {
 	 * the first in table order that says yes is picked. NULL: never
 	 * picked by "auto". 1 yes, 0 no. */
 	int (*detect)(const struct sr_provider_conf *conf, double timeout);
-	/* Validate p->conf and set up p->priv; 0 or -1 with err set. */
+	/* Validate p->conf and set up p->priv; 0, or SR_PROVIDER_ECONF (a bad
+	 * setting) or SR_PROVIDER_ESYS (anything else) with err set. */
 	int (*init)(struct sr_provider *p, char *err);
 	/* Release p->priv (after stop_vm when a VM was running). */
 	void (*free)(struct sr_provider *p);

@@ -840,6 +840,7 @@ setup(struct run *r, char *err)
 	struct sr_provider_conf pc;
 	struct sr_jobspec *js = r->js;
 	char *lockpath;
+	int rc;
 
 	r->ckpt_dir = sr_asprintf("%s/ckpt", js->local_dir);
 	r->ctl_dir = sr_asprintf("%s/ctl", js->local_dir);
@@ -917,8 +918,8 @@ setup(struct run *r, char *err)
 	pc.endpoint = js->endpoint;
 	pc.ipv6 = js->ipv6;
 	pc.poll = js->poll;
-	if (sr_provider_new(&pc, &r->prov, err) == -1)
-		return SR_EXIT_SOFTWARE;
+	if ((rc = sr_provider_new(&pc, &r->prov, err)) != 0)	/* ECONF: the job file's to fix */
+		return rc == SR_PROVIDER_ECONF ? SR_EXIT_BADSPEC : SR_EXIT_SOFTWARE;
 
 	memset(&r->copts, 0, sizeof r->copts);
 	r->copts.job = js->name;
