@@ -1,7 +1,9 @@
 /*
  * t-provider-aws.c: the `aws` provider (providers/aws.c) and its HTTP client
  * (common/http.c) against tests/mdemu, the metadata emulator, on
- * loopback: the notice and its deadline, the rebalance early warning, the
+ * loopback: the notice and its deadline (also one already past), the
+ * actions (stop as terminate; hibernate a freeze notice, once per time,
+ * the watch going on to a later terminate), the rebalance early warning, the
  * IMDSv2 token headers (from the emulator's log), token expiry and refresh,
  * 503 bursts, malformed, huge, redirecting and stalling replies, facts, a
  * prompt stop, configuration errors, and that "auto" still settles on
@@ -41,6 +43,19 @@ new_aws(const char *endpoint, double poll)
 	c.max_preemptions = -1;
 	if (sr_provider_new(&c, &p, err) == -1)
 		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+/* Start the emulator with args and an aws provider polling it every 0.1 s,
+ * its VM started. */
+static struct sr_provider *
+watch_emu(struct emu *e, const char *const *args)
+{
+	struct sr_provider *p;
+
+	emu_start(e, tmpdir, args);
+	p = new_aws(e->url, 0.1);
+	start(p);
 	return p;
 }
 
@@ -95,8 +110,7 @@ test_notice(void)
 	    "rebalance not polled again after its notice");
 	snprintf(line, sizeof line, "token=none -> 401");
 	is_int(log_grep(&e, line), 0, "every GET carried the token");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -120,8 +134,7 @@ test_token_expiry(void)
 	    "token expiry: the emulator refused the expired token");
 	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "token expiry: the refresh is no error");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -134,9 +147,7 @@ test_503(void)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	ok(wait_notice(p, 4, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "503 burst: the notice arrives after it");
 	ok(n.seen - (e.t0 + 1.4) > -0.3 && n.seen - (e.t0 + 1.4) < 1.0,
@@ -148,8 +159,7 @@ test_503(void)
 	    "HTTP status 503", e.url);
 	ok(strcmp(last, want) == 0 || strstr(last, "token: HTTP status 503") != NULL,
 	    "503 burst: the last error names the status: %s", last);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* instance-action serves a hostile reply from the start: no notice, no
@@ -163,17 +173,14 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	ok(!wait_notice(p, 0.8, &n), "%s: no notice", what);
 	ok(timed_stop(p) < 0.5, "%s: stop_vm returns at once", what);
 	sr_aws_errors(p, &errors, last, sizeof last);
 	ok(errors >= 2, "%s: polling went on (%lu failures)", what, errors);
 	snprintf(want, sizeof want, want_err, e.url);
 	is_str(last, want, "%s: the error", what);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -213,17 +220,14 @@ test_hostile(void)
 		char last[SR_ERRMAX];
 		const char *head = "instance-action: time 2099-01-01T00:00:00Z is ";
 
-		emu_start(&e, tmpdir, ahead);
-		p = new_aws(e.url, 0.1);
-		start(p);
+		p = watch_emu(&e, ahead);
 		ok(!wait_notice(p, 0.6, &n), "time over an hour ahead: no notice");
 		sr_provider_stop_vm(p);
 		sr_aws_errors(p, &errors, last, sizeof last);
 		ok(errors >= 2 && strncmp(last, head, strlen(head)) == 0 && strstr(last,
 		    " s ahead; a notice time lies at most 3600 s ahead") != NULL,
 		    "time over an hour ahead: the error: %s", last);
-		sr_provider_free(p);
-		emu_stop(&e);
+		unwatch(p, &e);
 	}
 }
 
@@ -240,9 +244,7 @@ test_past(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "time in the past: a preemption notice");
 	ok(n.deadline == 1000000000, "time in the past: the deadline is that time (%.0f)",
@@ -253,8 +255,7 @@ test_past(void)
 	sr_provider_stop_vm(p);
 	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "time in the past: not an error");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* stop is terminate for the job (memory is lost); hibernate freezes it
@@ -271,22 +272,16 @@ test_actions(void)
 	struct emu e;
 	int polls;
 
-	emu_start(&e, tmpdir, stop);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, stop);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT, "stop: a preemption notice");
 	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
 	    "stop: the deadline is the notice's time (off by %.2f s)", n.deadline - (e.t0 + 120.3));
 	ok(strncmp(n.reason, "aws spot interruption (stop at ", 31) == 0 &&
 	    strlen(n.reason) == 52 && strcmp(n.reason + 50, "Z)") == 0,
 	    "stop: the reason: %s", n.reason);
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_start(&e, tmpdir, hib);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, hib);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_FREEZE, "hibernate: a freeze notice");
 	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
 	    "hibernate: its deadline is the notice's time");
@@ -302,9 +297,7 @@ test_actions(void)
 	ok(strncmp(n.reason, want, strlen(want)) == 0 &&
 	    n.deadline - (e.t0 + 122) > -1 && n.deadline - (e.t0 + 122) < 1,
 	    "hibernate, then terminate: its reason and time: %s", n.reason);
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -315,16 +308,13 @@ test_stall(void)
 	struct emu e;
 	double t;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	sr_sleep(0.5);		/* a request hangs in the emulator */
 	t = timed_stop(p);
 	ok(t < 1.5, "a stalled request: stop_vm cancels it (%.2f s)", t);
 	ok(log_grep(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 0") == 1,
 	    "a stalled request: it was in flight");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* The emulator's own IMDSv2 rules, through the HTTP client. */

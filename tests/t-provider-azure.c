@@ -3,7 +3,9 @@
  * tests/mdemu, the metadata emulator, on loopback: the emulator's Azure
  * rules (400 without Metadata: true, DocumentIncarnation), the notice's
  * latency from the event (polling every 0.5 s), its deadline from
- * NotBefore and the fallback, the ack's exact POST body (from the
+ * NotBefore (also one in the past) and the fallback, this VM's name that
+ * cannot be read (every Preempt or Terminate counts, unacknowledged; the
+ * name read again after a backoff), the ack's exact POST body (from the
  * emulator's log) sent from a thread of its own (it neither blocks nor is
  * lost by a stop), a slow first call that neither delays start_vm nor loses
  * the notice, stop_vm in the middle of it, another VM's events, early
@@ -50,6 +52,19 @@ new_azure(const char *endpoint, double poll)
 	c.max_preemptions = -1;
 	if (sr_provider_new(&c, &p, err) == -1)
 		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+/* Start the emulator with args and an azure provider polling it every poll
+ * seconds (0: the default), its VM started. */
+static struct sr_provider *
+watch_emu(struct emu *e, const char *const *args, double poll)
+{
+	struct sr_provider *p;
+
+	emu_run(e, tmpdir, args);
+	p = new_azure(e->url, poll);
+	start(p);
 	return p;
 }
 
@@ -142,8 +157,7 @@ test_notice(void)
 	ok(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 1,
 	    "the event's incarnation was read");
 	is_int(log_grep(&e, "metadata=- "), 0, "every request carried Metadata: true");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* The service's first call takes 3 s: start_vm does not wait for it, and
@@ -163,9 +177,7 @@ test_ack_async(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "async ack: the notice");
 	kill(e.pid, SIGSTOP);
 	t = sr_mono();
@@ -181,20 +193,15 @@ test_ack_async(void)
 	    e.url);
 	ok(strncmp(err, want, strlen(want)) == 0, "async ack: the error: %s", err);
 	kill(e.pid, SIGCONT);
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "ack then stop: the notice");
 	ok(sr_provider_ack(p, &n, err) == 0, "ack then stop: started");
 	sr_provider_stop_vm(p);		/* at once: the run is ending */
 	is_int(log_grep(&e, ACK_LINE), 1, "ack then stop: the POST was not lost");
 	is_int(sr_provider_ack_wait(p, err), 0, "ack then stop: stop_vm waited for it");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -222,8 +229,7 @@ test_slow_first(void)
 	    "slow first call: not an error");
 	is_int(log_count_wait(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2", 1, 2), 1,
 	    "slow first call: one (slow) request, answered");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -234,17 +240,14 @@ test_stop(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	sr_sleep(0.6);		/* the first call is parked in the emulator */
 	t = timed_stop(p);
 	ok(t < 0.5, "stop_vm during the slow first call returns in %.3f s", t);
 	sr_sleep(0.2);
 	is_int(log_count(&e, "GET " EVENTS " metadata=true -> 0"), 1,
 	    "the first call was in flight, and the client hung up");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -256,17 +259,14 @@ test_other_vm(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	ok(!wait_notice(p, 1.5, &n), "another VM's Preempt: no notice");
 	sr_provider_stop_vm(p);
 	ok(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 1,
 	    "another VM's Preempt: its document was read");
 	ok(sr_azure_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "another VM's Preempt: no error");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -280,9 +280,7 @@ test_kinds(void)
 	char err[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, tmpdir, freeze);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, freeze, 0);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_EARLY, "Freeze is an early notice");
 	is_str(n.reason, "azure Freeze event " EVENT_ID, "Freeze reason");
 	ok(n.deadline == 0, "an early notice has no deadline");
@@ -290,31 +288,21 @@ test_kinds(void)
 	ok(sr_provider_ack(p, &n, err) == 0, "acking an early notice succeeds");
 	is_int(sr_provider_ack_wait(p, err), 0, "... starts nothing");
 	is_int(log_grep(&e, "POST "), 0, "... and POSTs nothing (Freeze goes ahead at NotBefore)");
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, term);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, term, 0);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "Terminate is a preemption notice");
 	ok(n.deadline - n.seen > 29.999 && n.deadline - n.seen < 30.001,
 	    "NotBefore \"\": the deadline is 30 s after the notice");
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, past);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, past, 0);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "NotBefore in the past: a preemption notice");
 	ok(n.deadline == 1474309787, "NotBefore in the past: the deadline is NotBefore, not "
 	    "30 s more (%.0f s from now)", n.deadline - n.seen);
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 #define NAME_GET	"GET /metadata/instance/compute/name?api-version=2021-02-01&format=text"
@@ -341,9 +329,7 @@ test_name_unknown(void)
 	double t;
 	int reads;
 
-	emu_run(&e, tmpdir, other);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, other, 0.1);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "name unknown: another VM's Preempt is a preemption notice");
 	is_str(n.reason, "azure Preempt event " OTHER_ID " for othervm (this VM's name is "
@@ -357,23 +343,16 @@ test_name_unknown(void)
 	    "2021-02-01&format=text: HTTP status 500; until this VM's name is read, every "
 	    "Preempt or Terminate event counts as this VM's", e.url);
 	is_str(last, want, "name unknown: the error says what counts meanwhile");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, own);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, own, 0.1);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "name unknown: this VM's Terminate is a preemption notice");
 	is_str(n.reason, "azure Terminate event " EVENT_ID " for spotvm-1 (this VM's name is "
 	    "unknown: taken as this VM's)", "name unknown: its reason");
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, freeze);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, freeze, 0.1);
 	t = sr_mono();
 	ok(!wait_notice(p, 1.2, &n), "name unknown: a Freeze waits for the name");
 	sr_provider_stop_vm(p);
@@ -385,32 +364,24 @@ test_name_unknown(void)
 	    log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 5,
 	    "name unknown: read again after a backoff while the events are polled (%d "
 	    "reads, %lu errors in %.1f s at poll 0.1 s)", reads, errors, t);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, later);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, later, 0.1);
 	ok(!wait_notice(p, 2.5, &n), "name read late: another VM's Preempt after it: no notice");
 	sr_provider_stop_vm(p);
 	is_int(log_count(&e, NAME_GET " metadata=true -> 200"), 1,
 	    "name read late: read once it answers, then not again");
 	ok(log_count(&e, NAME_GET " metadata=true -> 500") >= 2,
 	    "name read late: it failed first");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, reread);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, reread, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_EARLY,
 	    "name read late: the Freeze seen before it is taken once the name is known");
 	ok(n.seen - e.t0 > 0.7, "name read late: the Freeze came after the name (%.2f s)",
 	    n.seen - e.t0);
 	is_str(n.reason, "azure Freeze event " EVENT_ID, "name read late: the Freeze's reason");
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -453,17 +424,14 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	ok(!wait_notice(p, 1.6, &n), "%s: no notice", what);
 	ok(timed_stop(p) < 0.5, "%s: stop_vm returns at once", what);
 	sr_azure_errors(p, &errors, last, sizeof last);
 	ok(errors >= 2, "%s: polling went on (%lu failures)", what, errors);
 	snprintf(want, sizeof want, want_err, e.url);
 	is_str(last, want, "%s: the error", what);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void

@@ -2,7 +2,10 @@
  * t-provider.c: the preemption-notice providers (providers/): creation by
  * name, the notice pipe, the `local` provider's triggers (after, random,
  * notice file, trace replay, max_preemptions, prompt stop), the trace
- * reader's schedule and error messages, and the `signal` provider. Timings
+ * reader's schedule and error messages, the trace check `spotrun check`
+ * uses (where a start lies past the last up-period; a FIFO refused at
+ * once), configuration errors told from system ones, and the `signal`
+ * provider. Timings
  * use short real durations and assert with >= 0.5 s of slack.
  */
 #include "config.h"
