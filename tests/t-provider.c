@@ -5,8 +5,8 @@
  * reader's schedule and error messages, the trace check `spotrun check`
  * uses (where a start lies past the last up-period; a FIFO refused at
  * once), configuration errors told from system ones, and the `signal`
- * provider. Timings
- * use short real durations and assert with >= 0.5 s of slack.
+ * provider. Timings use short real durations and assert with >= 0.5 s of
+ * slack.
  */
 #include "config.h"
 
