@@ -34,6 +34,8 @@ run_exit_code(const struct sr_run_result *res)
 		return SR_EXIT_IOERR;
 	case SR_RUN_ERR_PROVIDER:
 		return SR_EXIT_SOFTWARE;
+	case SR_RUN_ERR_CONFIG:
+		return SR_EXIT_BADSPEC;
 	}
 	return SR_EXIT_SOFTWARE;
 }

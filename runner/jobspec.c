@@ -33,6 +33,7 @@
 #include "iniparse.h"
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
+#include "trace.h"
 #include "util.h"
 #include "words.h"
 
@@ -405,6 +406,7 @@ finish(struct sr_js_parse *p)
 	size_t kn = key_index("name", SEC_JOB), kc = key_index("command", SEC_JOB);
 	size_t ks = key_index("store", SEC_CHECKPOINT), kb = key_index("backoff", SEC_RETRY);
 	size_t kbm = key_index("backoff_max", SEC_RETRY), i, points = 1;
+	enum sr_trace_status tr;
 
 	/* A key that is there but bad has its error already. */
 	if (p->key_line[kn] == 0)
@@ -469,6 +471,12 @@ finish(struct sr_js_parse *p)
 
 	if (js->provider.name != NULL)
 		check_cloud_keys(p);
+	if (js->trace != NULL && (tr = sr_trace_check(js->trace, js->trace_start, err)) >=
+	    SR_TRACE_BAD_FILE) {	/* one that cannot be read yet is the run's to find */
+		size_t kt = key_index(tr == SR_TRACE_BAD_START ? "trace_start" : "trace", SEC_PROVIDER);
+		sr_js_error(p, p->key_line[kt], "%s = %s: %s", sr_js_keys[kt].name,
+		    sr_js_show(p->raw[kt], b), err);
+	}
 
 	for (i = 0; i < js->nsweep; i++) {
 		points *= js->sweep[i].nvalues;
