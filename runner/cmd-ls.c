@@ -214,7 +214,7 @@ cmd_ls_exec(const struct sr_args *a)
 	char err[SR_ERRMAX];
 	int rc, attempts = sr_args_has(a, LS_ATTEMPTS) > 0;
 
-	if ((rc = sr_target_resolve(a->argv[0], sr_args_get(a, LS_STORE), &t)) != 0)
+	if ((rc = sr_cmd_target(a->argv[0], sr_args_get(a, LS_STORE), &t)) != 0)
 		return rc;
 	if (sr_store_open(t.store, &st, err) == -1) {
 		fprintf(stderr, "spotrun: %s\n", err);

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "similar.h"
+#include "target.h"
 #include "util.h"
 
 const struct sr_cmd_entry *const sr_cmd_table[] = {
@@ -93,4 +94,17 @@ sr_cmd_exec(const struct sr_cmd_entry *e, int argc, char **argv)
 	}
 	sr_args_free(&a);
 	return code;
+}
+
+int
+sr_cmd_target(const char *arg, const char *store, struct sr_target *t)
+{
+	switch (sr_target_resolve(arg, store, t)) {
+	case SR_TARGET_OK:
+		return 0;
+	case SR_TARGET_BAD_FILE:
+		return SR_EXIT_BADSPEC;
+	default:
+		return SR_EXIT_USAGE;
+	}
 }

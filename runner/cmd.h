@@ -54,6 +54,12 @@ void sr_cmd_unknown(const char *name);
  * all (exit 64). Otherwise returns what e->exec returns. */
 int sr_cmd_exec(const struct sr_cmd_entry *e, int argc, char **argv);
 
+struct sr_target;
+/* sr_target_resolve (target.h) with its failures as exit codes: 0, 65 for
+ * a job file that is not valid, 64 for a NAME that cannot be a job's. For
+ * every command pointed at "a job file, or a NAME in a store". */
+int sr_cmd_target(const char *arg, const char *store, struct sr_target *t);
+
 /* "usage: spotrun NAME SYNOPSIS" to fp. */
 void sr_cmd_usage(const struct sr_cmd_entry *e, FILE *fp);
 /* The full help of e to fp: the usage line, the description, one line

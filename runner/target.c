@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "cmd.h"
 #include "defaults.h"
 #include "jobfile.h"
 #include "target.h"
@@ -32,7 +31,7 @@ sr_target_store_url(const char *s)
 	return url;
 }
 
-int
+enum sr_target_result
 sr_target_resolve(const char *arg, const char *store, struct sr_target *t)
 {
 	char err[SR_ERRMAX];
@@ -44,12 +43,12 @@ sr_target_resolve(const char *arg, const char *store, struct sr_target *t)
 	if ((stat(arg, &sb) == 0 && S_ISREG(sb.st_mode)) ||
 	    (len > 4 && strcmp(arg + len - 4, ".ini") == 0)) {
 		if (sr_jobfile_load(arg, &t->js) != SR_JOBFILE_OK)
-			return SR_EXIT_BADSPEC;
+			return SR_TARGET_BAD_FILE;
 		t->name = t->js->name;
 	} else {
 		if (sr_ckpt_job_check(arg, err) == -1) {
 			fprintf(stderr, "spotrun: %s is not a job file, and %s\n", arg, err);
-			return SR_EXIT_USAGE;
+			return SR_TARGET_BAD_NAME;
 		}
 		t->name = arg;
 	}
@@ -59,7 +58,7 @@ sr_target_resolve(const char *arg, const char *store, struct sr_target *t)
 		t->store = sr_strdup(t->js->store);
 	else
 		t->store = sr_default_store();
-	return 0;
+	return SR_TARGET_OK;
 }
 
 void

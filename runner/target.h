@@ -20,11 +20,17 @@ struct sr_target {
  * in .ini, so that a mistyped file name is reported as a missing file,
  * not looked up as a job; loaded with sr_jobfile_load) or a job NAME, and store, the -s argument (NULL when not
  * given), which wins over the job file's store (sr_target_store_url).
- * Returns 0 with t filled (free it with sr_target_free), or the exit code
- * after saying why on stderr: 65 for a job file that is not valid, 64 for
- * a NAME that cannot be a job's.
+ * Returns SR_TARGET_OK with t filled (free it with sr_target_free), or
+ * after saying why on stderr SR_TARGET_BAD_FILE (the job file is not
+ * valid) or SR_TARGET_BAD_NAME (a NAME that cannot be a job's); the
+ * command layer maps these to exit codes (sr_cmd_target).
  */
-int sr_target_resolve(const char *arg, const char *store, struct sr_target *t);
+enum sr_target_result {
+	SR_TARGET_OK = 0,
+	SR_TARGET_BAD_FILE = -1,
+	SR_TARGET_BAD_NAME = -2
+};
+enum sr_target_result sr_target_resolve(const char *arg, const char *store, struct sr_target *t);
 void sr_target_free(struct sr_target *t);
 
 /* A store as given on the command line, as a URL (malloc'd): a URL
