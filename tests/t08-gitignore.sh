@@ -1,5 +1,5 @@
 #!/bin/sh
-# t07-gitignore.sh: every file the build and the tests make is covered by
+# t08-gitignore.sh: every file the build and the tests make is covered by
 # .gitignore, so that `git status` stays clean after the README's in-tree
 # build (./configure && make && make check in the source tree) as after
 # one in _build/. Run from any build tree, it asks git, for each file in
@@ -19,7 +19,7 @@ if [ "$(git_src rev-parse --show-toplevel 2>/dev/null)" != "$src" ]; then
 	echo "1..0 # SKIP $src is not a git checkout of its own"; exit 0
 fi
 echo "1..2"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t07-gitignore.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t08-gitignore.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
 (cd "$build" && find . -path ./.git -prune -o -type f -print -o -type l -print) |
 	sed 's|^\./||' | sort >"$tmp/all"
