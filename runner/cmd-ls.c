@@ -184,7 +184,9 @@ ls_print_attempts(const struct ls_state *s)
 
 /* The checkpoints, and what ls must warn of besides: a LATEST that is not
  * a number (sr_ckpt_list then takes the newest manifest for the latest, as
- * a restore does, but says nothing), and unusable checkpoints. */
+ * a restore does, but says nothing; the catalog's own state says it here,
+ * until the catalog says it through a log of sr_ckpt_list's), and unusable
+ * checkpoints. */
 static int
 ls_checkpoints(struct sr_store *st, const char *name, struct ls_state *s, char *err)
 {
