@@ -13,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "catalog.h"
 #include "ckpt.h"
 #include "cmd.h"
 #include "record.h"
@@ -182,26 +181,26 @@ ls_print_attempts(const struct ls_state *s)
 	}
 }
 
-/* The checkpoints, and what ls must warn of besides: a LATEST that is not
- * a number (sr_ckpt_list then takes the newest manifest for the latest, as
- * a restore does, but says nothing; the catalog's own state says it here,
- * until the catalog says it through a log of sr_ckpt_list's), and unusable
- * checkpoints. */
+/* A warning of the checkpoint module (a LATEST that is not a number, or
+ * one without its newline), on stderr as spotrun's. */
+static void
+ls_log(void *arg, const char *msg)
+{
+	(void)arg;
+	fflush(stdout);
+	fprintf(stderr, "spotrun: %s\n", msg);
+}
+
+/* The checkpoints, what the catalog warns of, and the unusable ones. */
 static int
 ls_checkpoints(struct sr_store *st, const char *name, struct ls_state *s, char *err)
 {
-	struct sr_catalog c;
-	int garbage, rc;
+	struct sr_ckpt_opts o = { 0 };
+	int rc;
 
-	if (sr_catalog_read(st, name, &c, err) == -1)
-		return sr_err_prefix(err, "list checkpoints of %s", name);
-	garbage = c.latest_state == SR_LATEST_GARBAGE;
-	sr_catalog_free(&c);
-	rc = sr_ckpt_list(st, name, ls_row, s, err);
+	o.log = ls_log;
+	rc = sr_ckpt_list_log(st, &o, name, ls_row, s, err);
 	fflush(stdout);
-	if (garbage)
-		fprintf(stderr, "spotrun: warning: %s/LATEST is not a checkpoint number; the newest"
-		    " manifest counts as the latest, as for a restore\n", name);
 	if (rc == 0)
 		ls_tell_problems(s);
 	return rc;

@@ -4,7 +4,8 @@
 # command, the parser's errors (unknown option, missing value, too many or
 # too few arguments), a script or program given where a job file goes, and
 # `spotrun ls` pointed at a job file or at a NAME in a store given as a plain
-# path, its RUN column, unusable checkpoints and a garbage LATEST.
+# path, its RUN column, unusable checkpoints and the catalog's warnings of a
+# LATEST that is garbage, oversize or without its newline.
 set -u
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
@@ -247,11 +248,22 @@ printf '[job]\nname = lsjob\ncommand = /bin/true\n[checkpoint]\nstore = %s/store
 run_cmd r "$S" run restore.ini
 t_like r.err "attempt +1 restored checkpoint 2 at step 4 " "the restore used checkpoint 2, as ls said" || t_show r.err
 cp m3 $m/0000000003.json
-for latest in 'abc\n' '3\n\n' 'x'; do
-	printf "$latest" >store/lsjob/LATEST
+# latest_case CONTENT-FILE WANT-LATEST-SEQ WANT-WARNING DESC: ls with that LATEST
+latest_case() {
+	cp "$1" store/lsjob/LATEST
 	run_cmd l "$S" ls lsjob.ini
-	t_is "$rc|$(tail -n 1 l.out | sed -E 's/^([0-9]+) .* (latest)$/\1 \2/')|$(cat l.err)" \
-		"0|3 latest|spotrun: warning: lsjob/LATEST is not a checkpoint number; the newest manifest counts as the latest, as for a restore" \
-		"LATEST holding '$latest': a warning, the newest manifest is the latest"
-done
+	t_is "$rc|$(sed -nE 's/^([0-9]+) .* latest$/\1/p' l.out)|$(cat l.err)" "0|$2|spotrun: $3" "$4"
+}
+tail="every manifest counts as committed and the newest is the latest; the next save rewrites LATEST"
+printf 'abc\n' >L1; printf '3\n\n' >L2; printf 'x' >L3; head -c 5000 /dev/zero | tr '\0' 1 >L4; printf '2' >L5
+latest_case L1 3 "warning: lsjob/LATEST is not a checkpoint number (it holds \"abc\\n\"): $tail" \
+	"LATEST not a number: the catalog's warning, the newest manifest is the latest"
+latest_case L2 3 "warning: lsjob/LATEST is not a checkpoint number (it holds \"3\\n\\n\"): $tail" \
+	"LATEST with more after its newline: garbage too"
+latest_case L3 3 "warning: lsjob/LATEST is not a checkpoint number (it holds \"x\"): $tail" \
+	"LATEST without a digit or a newline"
+latest_case L4 3 "warning: lsjob/LATEST is not a checkpoint number (it holds 5000 bytes, more than the 4096 a pointer may have): $tail" \
+	"LATEST over 4096 bytes: a warning, not an error"
+latest_case L5 2 "warning: lsjob/LATEST holds 2 without the newline that ends it: read as 2; the next save rewrites LATEST" \
+	"LATEST without its newline: read as that number, with a warning"
 t_done
