@@ -33,6 +33,7 @@
 #include "iniparse.h"
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
+#include "similar.h"
 #include "trace.h"
 #include "util.h"
 #include "words.h"
@@ -44,38 +45,6 @@
 const char *const sr_js_section_names[NSECTIONS] = {
 	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
 };
-
-/* Levenshtein distance, case-insensitive; names longer than 64 count as far. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] +
-			    (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof *cur);
-	}
-	return prev[lb];
-}
-
-/* Is candidate close enough to name to be what was meant? */
-static int
-close_to(const char *name, const char *candidate)
-{
-	size_t d = edit_distance(name, candidate);
-
-	return d <= (strlen(candidate) <= 4 ? 1 : 2);
-}
 
 /* Which section, other than sec, has a key of this name? -1 if none. */
 static int
@@ -106,7 +75,7 @@ unknown_key(struct sr_js_parse *p, const char *name)
 	for (i = 0; i < sr_js_nkeys; i++) {
 		if ((int)sr_js_keys[i].sec != p->section)
 			continue;
-		if (suggest == NULL && close_to(name, sr_js_keys[i].name))
+		if (suggest == NULL && sr_similar_close(name, sr_js_keys[i].name, SR_SIMILAR_FOLD_CASE))
 			suggest = sr_js_keys[i].name;
 		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
 		    *list ? ", " : "", sr_js_keys[i].name);
@@ -237,7 +206,7 @@ section_header(struct sr_js_parse *p, const char *a, const char *e)
 	snprintf(name, sizeof name, "%.*s", (int)(ne - n), n);
 	for (i = 0; i < NSECTIONS; i++) {
 		if (suggest == NULL && (size_t)(ne - n) < sizeof name - 1 &&
-		    close_to(name, sr_js_section_names[i]))
+		    sr_similar_close(name, sr_js_section_names[i], SR_SIMILAR_FOLD_CASE))
 			suggest = sr_js_section_names[i];
 		snprintf(list + strlen(list), sizeof list - strlen(list), "%s[%s]",
 		    i ? ", " : "", sr_js_section_names[i]);

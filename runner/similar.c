@@ -1,10 +1,12 @@
 /*
  * similar.c: see similar.h. A transposition counts as one edit because it
- * is the commonest typo of a short command name; plain Levenshtein makes
- * "rnu" two edits from "run", too far for a three-letter word.
+ * is the commonest typo of a short name; plain Levenshtein makes "rnu" two
+ * edits from "run", too far for a three-letter word. The commands and the
+ * job file's keys and sections share it.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -12,8 +14,16 @@
 
 #define SIMILAR_MAXLEN 64
 
+static int
+same(char x, char y, int flags)
+{
+	if (flags & SR_SIMILAR_FOLD_CASE)
+		return tolower((unsigned char)x) == tolower((unsigned char)y);
+	return x == y;
+}
+
 size_t
-sr_similar_distance(const char *a, const char *b)
+sr_similar_distance(const char *a, const char *b, int flags)
 {
 	/* Three rows of the dynamic programme: two back for the swap. */
 	size_t row[3][SIMILAR_MAXLEN + 1];
@@ -28,19 +38,27 @@ sr_similar_distance(const char *a, const char *b)
 
 		cur[0] = i;
 		for (j = 1; j <= lb; j++) {
-			size_t best = up[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t best = up[j - 1] + !same(a[i - 1], b[j - 1], flags);
 
 			if (up[j] + 1 < best)
 				best = up[j] + 1;
 			if (cur[j - 1] + 1 < best)
 				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    up2[j - 2] + 1 < best)
+			if (i > 1 && j > 1 && same(a[i - 1], b[j - 2], flags) &&
+			    same(a[i - 2], b[j - 1], flags) && up2[j - 2] + 1 < best)
 				best = up2[j - 2] + 1;
 			cur[j] = best;
 		}
 	}
 	return row[la % 3][lb];
+}
+
+int
+sr_similar_close(const char *name, const char *candidate, int flags)
+{
+	size_t len = strlen(candidate), d = sr_similar_distance(name, candidate, flags);
+
+	return d <= (len <= 4 ? 1 : 2) && d < len;
 }
 
 int
@@ -50,10 +68,9 @@ sr_similar_closest(const char *name, const char *const *candidates, size_t n)
 	int best = -1;
 
 	for (i = 0; i < n; i++) {
-		size_t len = strlen(candidates[i]), d = sr_similar_distance(name, candidates[i]);
-		size_t limit = len <= 4 ? 1 : 2;
+		size_t d = sr_similar_distance(name, candidates[i], 0);
 
-		if (d <= limit && d < len && d < best_d) {
+		if (sr_similar_close(name, candidates[i], 0) && d < best_d) {
 			best_d = d;
 			best = (int)i;
 		}

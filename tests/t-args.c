@@ -270,14 +270,22 @@ test_similar(void)
 	size_t i;
 	char longer[80];
 
-	is_int(sr_similar_distance("run", "run"), 0, "distance to itself is 0");
-	is_int(sr_similar_distance("rnu", "run"), 1, "a swap of neighbours is one edit");
-	is_int(sr_similar_distance("kitten", "sitting"), 3, "kitten -> sitting: 3");
-	is_int(sr_similar_distance("", "abc"), 3, "from nothing: one edit a letter");
-	is_int(sr_similar_distance("ca", "abc"), 3, "the restricted swap: ca -> abc is 3");
+	is_int(sr_similar_distance("run", "run", 0), 0, "distance to itself is 0");
+	is_int(sr_similar_distance("rnu", "run", 0), 1, "a swap of neighbours is one edit");
+	is_int(sr_similar_distance("kitten", "sitting", 0), 3, "kitten -> sitting: 3");
+	is_int(sr_similar_distance("", "abc", 0), 3, "from nothing: one edit a letter");
+	is_int(sr_similar_distance("ca", "abc", 0), 3, "the restricted swap: ca -> abc is 3");
+	is_int(sr_similar_distance("RUN", "run", 0), 3, "case counts by default");
+	is_int(sr_similar_distance("RUN", "run", SR_SIMILAR_FOLD_CASE), 0, "... not when folded");
+	is_int(sr_similar_distance("Itnerval", "interval", SR_SIMILAR_FOLD_CASE), 1,
+	    "folded, a swap is still one edit");
+	ok(sr_similar_close("intevral", "interval", SR_SIMILAR_FOLD_CASE),
+	    "a job file key with two letters swapped is close");
+	ok(!sr_similar_close("x", "ls", 0) && !sr_similar_close("", "ls", 0),
+	    "no edit count as large as the name itself is close");
 	memset(longer, 'a', 65);
 	longer[65] = '\0';
-	ok(sr_similar_distance(longer, "a") == SIZE_MAX, "over 64 bytes counts as far");
+	ok(sr_similar_distance(longer, "a", 0) == SIZE_MAX, "over 64 bytes counts as far");
 	for (i = 0; i < SR_ARRAY_LEN(near); i++)
 		is_int(sr_similar_closest(near[i].name, cmds, SR_ARRAY_LEN(cmds)), near[i].want,
 		    "closest to '%s'", near[i].name);
