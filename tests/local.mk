@@ -45,5 +45,8 @@ EXTRA_DIST += tests/gcsemu.py
 # TLS against the shared one.
 dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 EXTRA_DIST += tests/jobs/chainjob.py
-# A real Slurm (slurmctld + slurmd) on loopback for the tests.
+# The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
+# slurmd (Debian's slurm-wlm) that the test starts on loopback with
+# tests/slurm.sh: time limit, preemption and requeue; skipped without Slurm.
+dist_check_SCRIPTS += tests/t90-slurm.sh
 EXTRA_DIST += tests/slurm.sh
