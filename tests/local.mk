@@ -50,3 +50,8 @@ EXTRA_DIST += tests/jobs/chainjob.py
 # tests/slurm.sh: time limit, preemption and requeue; skipped without Slurm.
 dist_check_SCRIPTS += tests/t90-slurm.sh
 EXTRA_DIST += tests/slurm.sh
+# The Kubernetes recipe (examples/kubernetes/job.yaml, doc/kubernetes.md)
+# without a cluster: the manifest read with python3-yaml, its job file
+# checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
+# SIGTERM; skipped without python3-yaml.
+dist_check_SCRIPTS += tests/t91-kubernetes.sh
