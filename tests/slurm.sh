@@ -38,6 +38,8 @@
 # - slurmctld refuses to run unless SlurmctldHost names this host ("This
 #   host (vm/vm) not a valid controller"); `localhost` counts, so the file
 #   names no host. The node has a fixed name (slurmd -N) and 127.0.0.1.
+# - Loopback only: under strace, both daemons and sbatch, squeue, scontrol,
+#   scancel and srun connected to 127.0.0.1 and nothing else (no DNS).
 # - slurmd logs "mpi/pmix: can not load PMIx library" at start (libpmix is
 #   not installed): harmless with MpiDefault=none.
 # - Start: 1.2-1.7 s until sinfo says idle (measured, 2 loaded CPUs);
