@@ -22,7 +22,7 @@ tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-u
 # The real S3 server (Ceph RGW, started by build-aux/test-all through
 # tests/rgw.sh), the helper S3 tests source, and a fault-injecting TCP proxy
 # for the S3 fault tests. faultproxy needs only libc.
-EXTRA_DIST += tests/rgw.sh tests/s3-env.sh
+EXTRA_DIST += tests/rgw.sh tests/s3-env.sh tests/daemon-util.sh
 dist_check_SCRIPTS += tests/t80-rgw.sh tests/t81-faultproxy.sh
 noinst_PROGRAMS += tests/faultproxy
 tests_faultproxy_SOURCES = tests/faultproxy.c
@@ -48,3 +48,13 @@ EXTRA_DIST += tests/gcsemu.py
 # TLS against the shared one.
 dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 EXTRA_DIST += tests/jobs/chainjob.py
+# The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
+# slurmd (Debian's slurm-wlm) that the test starts on loopback with
+# tests/slurm.sh: time limit, preemption and requeue; skipped without Slurm.
+dist_check_SCRIPTS += tests/t90-slurm.sh
+EXTRA_DIST += tests/slurm.sh
+# The Kubernetes recipe (examples/kubernetes/job.yaml, doc/kubernetes.md)
+# without a cluster: the manifest read with python3-yaml, its job file
+# checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
+# SIGTERM; skipped without python3-yaml.
+dist_check_SCRIPTS += tests/t91-kubernetes.sh
