@@ -29,7 +29,8 @@ tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
 # The job file: parser and validator, its unit and word helpers, `spotrun check`.
 librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
-	runner/jobspec-msg.c runner/jobspec-msg.h \
+	runner/jobspec-msg.c runner/jobspec-msg.h runner/jobspec-text.c runner/jobspec-text.h \
+	runner/jobspec-sweep.c runner/sweep.c runner/sweep.h \
 	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
 dist_man_MANS += doc/spotrun-job.5
 check_PROGRAMS += tests/t-jobspec tests/t-units-words
