@@ -1,7 +1,8 @@
 /*
  * cmd-check.c: `spotrun check [-q] JOB.ini ...`: validate job files without
  * running anything, printing every error as FILE:LINE: message (stderr) and
- * "FILE: ok" for each valid file (stdout, unless -q). Exit 0 when all are
+ * "FILE: ok" for each valid file, "FILE: ok: sweep NAME, N trials" for a
+ * sweep (stdout, unless -q). Exit 0 when all are
  * valid, 65 when any is not, 64 on a usage error.
  */
 #include "config.h"
@@ -11,6 +12,7 @@
 
 #include "cmd.h"
 #include "jobspec.h"
+#include "sweep.h"
 
 static int
 cmd_check_exec(int argc, char **argv)
@@ -41,9 +43,12 @@ cmd_check_exec(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		sr_jobspec_free(js);
-		if (!quiet)
+		if (!quiet && js->nsweep > 0)
+			printf("%s: ok: sweep %s, %zu trial%s\n", argv[i], js->name,
+			    sr_sweep_count(js), sr_sweep_count(js) == 1 ? "" : "s");
+		else if (!quiet)
 			printf("%s: ok\n", argv[i]);
+		sr_jobspec_free(js);
 	}
 	fflush(stdout);
 	return bad ? SR_EXIT_BADSPEC : 0;

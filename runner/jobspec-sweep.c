@@ -78,7 +78,7 @@ static int
 check_references(struct sr_js_parse *p)
 {
 	struct sr_jobspec *js = p->js;
-	char err[SR_ERRMAX], b[SR_JS_SHOW_MAX + 4], *eq;
+	char err[SR_ERRMAX], *eq;
 	size_t i, k, n;
 	int bad = 0;
 
@@ -98,9 +98,9 @@ check_references(struct sr_js_parse *p)
 		for (k = 0; k < js->nsweep; k++) {
 			if (strlen(js->sweep[k].key) == n - 14 &&
 			    strncasecmp(js->sweep[k].key, js->env[i] + 14, n - 14) == 0) {
-				sr_js_error(p, js->env_line[i], "[env] %s: the sweep's parameter %s "
-				    "(line %d) sets it in every trial; remove it here",
-				    sr_js_show(js->env[i], b), js->sweep[k].key, js->sweep[k].line);
+				sr_js_error(p, js->env_line[i], "[env] %.*s: the sweep's parameter %s "
+				    "(line %d) sets it in every trial; remove it here", (int)n,
+				    js->env[i], js->sweep[k].key, js->sweep[k].line);
 				bad = -1;
 			}
 		}

@@ -159,11 +159,14 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 			if (n == 0 || isdigit((unsigned char)name[0]) || name[n] != '}' ||
 			    n > SR_SWEEP_NAME_MAX) {
 				free(b.s);
+				/* Shown: "${", the name, and what follows it when it is a
+				 * printable ASCII character (never half of a UTF-8 one). */
 				param_list(js, list, sizeof list);
-				return sr_err(err, "%.*s%s at character %zu is not a reference to a "
-				    "parameter; write ${NAME} with a name from [sweep] (%s), or $${ "
-				    "for a literal ${", (int)(n + 3 > 24 ? 24 : n + 3), p,
-				    n + 3 > 24 ? "..." : "", (size_t)(p - s) + 1, list);
+				return sr_err(err, "${%.*s%s%.*s at character %zu is not a reference "
+				    "to a parameter; write ${NAME} with a name from [sweep] (%s), or "
+				    "$${ for a literal ${", (int)(n > 20 ? 20 : n), name,
+				    n > 20 ? "..." : "", name[n] >= ' ' && name[n] <= '~' ? 1 : 0,
+				    name + n, (size_t)(p - s) + 1, list);
 			}
 			if ((k = param_of(js, name, n)) < 0) {
 				free(b.s);
