@@ -142,7 +142,7 @@ if command -v groff > /dev/null 2>&1; then
 		result "$([ $? -eq 0 ] && [ -s "$f" ]; echo $?)" "man page example ${f##*/} is valid"
 		[ "$out" = "$f: ok" ] || printf '%s\n' "$out" | sed 's/^/# /'
 	done
-	result "$([ -e "$tmp/man-4.ini" ]; echo $?)" "the man page shows a synopsis and 4 examples"
+	result "$([ -e "$tmp/man-5.ini" ]; echo $?)" "the man page shows a synopsis and 5 examples"
 else
 	result 0 "# SKIP man page examples: no groff"
 fi
