@@ -33,11 +33,7 @@
 #include "sweep.h"
 #include "util.h"
 #include "tap.h"
-#include "jobspec-dump.h"
-
-#ifndef SR_TOP_SRCDIR
-#define SR_TOP_SRCDIR "."
-#endif
+#include "jobspec-util.h"
 
 #define ROUNDS 12000
 
@@ -245,8 +241,8 @@ one_round(const char *buf, size_t len, struct tally *k, int round, int from_file
 int
 main(void)
 {
-	const char *top = getenv("top_srcdir"), *env;
-	char datadir[PATH_MAX], tmpdir[] = "/tmp/t-fuzz-jobspec.XXXXXX", *buf, *dir;
+	const char *env;
+	char datadir[PATH_MAX], tmpdir[] = "/tmp/t-fuzz-jobspec.XXXXXX", *buf;
 	struct tally k = { 0, 0, 0, 0, 0 };
 	struct corpus c;
 	uint64_t seed = 20251201, start;
@@ -258,14 +254,7 @@ main(void)
 	if ((env = getenv("ROUNDS")) != NULL)
 		rounds = atoi(env);
 	start = seed;
-	snprintf(datadir, sizeof datadir, "%s/tests/jobspec", top != NULL ? top : SR_TOP_SRCDIR);
-	if ((dir = realpath(datadir, NULL)) == NULL)
-		sr_fatal("no test data in %s", datadir);
-	snprintf(datadir, sizeof datadir, "%s", dir);
-	free(dir);
-	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) == -1)
-		sr_fatal("make %s", tmpdir);
-	setenv("XDG_DATA_HOME", "/xdg/data", 1);
+	jobspec_test_dirs(datadir, tmpdir);
 	load_corpus(&c, datadir);
 	buf = sr_malloc(cap);
 	for (round = 0; round < rounds; round++) {
@@ -279,7 +268,7 @@ main(void)
 	is_int(k.bad, 0, "fuzz (seed %" PRIu64 "): %d mutated files, each accepted whole (and the "
 	    "same when parsed again) or rejected with 1-100 errors on its lines, in text "
 	    "(%zu accepted, %zu rejected)", start, rounds, k.accepted, k.rejected);
-	ok(k.accepted > rounds / 50 && k.rejected > rounds / 2,
+	ok(k.accepted > (size_t)rounds / 50 && k.rejected > (size_t)rounds / 2,
 	    "fuzz: the mutations reach both outcomes (%zu accepted, %zu rejected)", k.accepted,
 	    k.rejected);
 	ok(k.sweeps > 0 && k.trials == 2 * k.sweeps,

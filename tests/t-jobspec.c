@@ -26,10 +26,7 @@
 #include "jobspec-int.h"
 #include "util.h"
 #include "tap.h"
-
-#ifndef SR_TOP_SRCDIR
-#define SR_TOP_SRCDIR "."
-#endif
+#include "jobspec-util.h"
 
 /* The smallest valid [job]: bad cases add their lines after it (line 4 on). */
 #define JOB "[job]\nname = t\ncommand = true\n"
@@ -1179,17 +1176,8 @@ int
 main(void)
 {
 	const char *top = getenv("top_srcdir");
-	char *dir;
 
-	snprintf(datadir, sizeof datadir, "%s/tests/jobspec", top != NULL ? top : SR_TOP_SRCDIR);
-	if ((dir = realpath(datadir, NULL)) == NULL)
-		sr_fatal("no test data in %s", datadir);
-	snprintf(datadir, sizeof datadir, "%s", dir);
-	free(dir);
-	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) == -1)
-		sr_fatal("make %s", tmpdir);
-	setenv("XDG_DATA_HOME", "/xdg/data", 1);
-
+	jobspec_test_dirs(datadir, tmpdir);
 	test_bad();
 	test_bad_special();
 	test_good_full();

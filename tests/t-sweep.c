@@ -25,7 +25,7 @@
 #include "util.h"
 #include "words.h"
 #include "tap.h"
-#include "jobspec-dump.h"
+#include "jobspec-util.h"
 
 #define JOB "[job]\nname = t\ncommand = true\n"
 
@@ -46,6 +46,19 @@ parse(const char *text, char **printed)
 	return js;
 }
 
+/* text must be refused with exactly want. */
+static void
+rejected(const char *text, const char *want, const char *what)
+{
+	char *printed;
+	struct sr_jobspec *js = parse(text, &printed);
+
+	ok(js == NULL, "%s: rejected", what);
+	is_str(printed, want, "%s: exact messages", what);
+	free(printed);
+	sr_jobspec_free(js);
+}
+
 static struct sr_jobspec *
 parse_good(const char *text, const char *what)
 {
@@ -58,12 +71,29 @@ parse_good(const char *text, const char *what)
 	return js;
 }
 
+/* Sweeps, how many trials they make, and the name of one trial. */
+static const struct {
+	const char *text;
+	size_t count, t;
+	const char *want;
+} names[] = {
+	{ JOB "[sweep]\nlr = 0.1, 0.01\nseed = 1..3\n", 6, 0, "t.1" },
+	{ JOB "[sweep]\nlr = 0.1, 0.01\nseed = 1..3\n", 6, 5, "t.6" },
+	{ JOB "[sweep]\na = 1..10\n", 10, 0, "t.01" },
+	{ JOB "[sweep]\na = 1..10\n", 10, 9, "t.10" },
+	{ JOB "[sweep]\na = 1..100\nb = x\n", 100, 6, "t.007" },	/* one value: x 1 */
+	{ JOB "[sweep]\nonly = x\n", 1, 0, "t.1" },
+	{ "[job]\nname = a234567890123456789012345678901234567890123456789012345678901\n"
+	  "command = x\n[sweep]\ns = 1..10\n", 10, 9,
+	  "a234567890123456789012345678901234567890123456789012345678901.10" },	/* 64 */
+};
+
 static void
 test_grid(void)
 {
 	struct sr_jobspec *js;
 	char name[SR_JOBSPEC_NAME_MAX + 1], err[SR_ERRMAX], got[400] = "";
-	size_t t;
+	size_t t, i;
 
 	js = parse_good(JOB "[sweep]\nlr = 0.1, 0.01\nseed = 1..3\n", "a 2 x 3 grid");
 	if (js == NULL)
@@ -74,34 +104,19 @@ test_grid(void)
 		    sr_sweep_value(js, t, 0), sr_sweep_value(js, t, 1));
 	is_str(got, "0.1/1 0.1/2 0.1/3 0.01/1 0.01/2 0.01/3",
 	    "the grid in order: the first parameter slowest, the last fastest");
-	ok(sr_sweep_trial_name(js, 0, name, err) == 0, "trial 1's name");
-	is_str(name, "t.1", "6 trials: names are NAME.N");
-	sr_sweep_trial_name(js, 5, name, err);
-	is_str(name, "t.6", "the last trial is NAME.6");
 	sr_jobspec_free(js);
-
-	js = parse_good(JOB "[sweep]\na = 1..10\n", "10 trials");
-	if (js != NULL) {
-		sr_sweep_trial_name(js, 0, name, err);
-		is_str(name, "t.01", "10 trials: padded to 2 digits");
-		sr_sweep_trial_name(js, 9, name, err);
-		is_str(name, "t.10", "10 trials: the last");
+	for (i = 0; i < SR_ARRAY_LEN(names); i++) {
+		js = parse_good(names[i].text, names[i].want);
+		if (js == NULL)
+			continue;
+		is_int(sr_sweep_count(js), names[i].count, "%s: %zu trials", names[i].want,
+		    names[i].count);
+		name[0] = '\0';
+		ok(sr_sweep_trial_name(js, names[i].t, name, err) == 0, "%s: named", names[i].want);
+		is_str(name, names[i].want, "trial %zu of %zu: its name, padded to the count's "
+		    "width", names[i].t + 1, names[i].count);
+		sr_jobspec_free(js);
 	}
-	sr_jobspec_free(js);
-	js = parse_good(JOB "[sweep]\na = 1..100\nb = x\n", "100 trials");
-	if (js != NULL) {
-		sr_sweep_trial_name(js, 6, name, err);
-		is_str(name, "t.007", "100 trials: padded to 3 digits");
-		is_int(sr_sweep_count(js), 100, "a one-value parameter multiplies by 1");
-	}
-	sr_jobspec_free(js);
-	js = parse_good(JOB "[sweep]\nonly = x\n", "1 trial");
-	if (js != NULL) {
-		is_int(sr_sweep_count(js), 1, "one value: one trial");
-		sr_sweep_trial_name(js, 0, name, err);
-		is_str(name, "t.1", "1 trial: NAME.1");
-	}
-	sr_jobspec_free(js);
 	js = parse_good(JOB, "no [sweep]");
 	if (js != NULL)
 		is_int(sr_sweep_count(js), 0, "a file without [sweep] has 0 trials");
@@ -198,7 +213,7 @@ test_subst(void)
 /* Files a sweep's checks refuse, and exactly what `spotrun check` prints. */
 static const struct {
 	const char *text, *want;
-} bad[] = {
+} bad_sweeps[] = {
 	{ "[job]\nname = t\ncommand = train --lr ${lrr}\n[sweep]\nlr = 1, 2\n",
 	  "job.ini:3: command: ${lrr} is not a parameter of [sweep] (lr); write $${lrr} for a "
 	  "literal ${lrr}\n" },
@@ -239,15 +254,12 @@ static void
 test_bad(void)
 {
 	struct sr_jobspec *js;
-	char *printed, *text, *p;
+	char *text, *p, what[40];
 	size_t i;
 
-	for (i = 0; i < SR_ARRAY_LEN(bad); i++) {
-		js = parse(bad[i].text, &printed);
-		ok(js == NULL, "bad sweep %zu: rejected", i + 1);
-		is_str(printed, bad[i].want, "bad sweep %zu: exact messages", i + 1);
-		free(printed);
-		sr_jobspec_free(js);
+	for (i = 0; i < SR_ARRAY_LEN(bad_sweeps); i++) {
+		snprintf(what, sizeof what, "bad sweep %zu", i + 1);
+		rejected(bad_sweeps[i].text, bad_sweeps[i].want, what);
 	}
 
 	/* 100 parameters, then one more. */
@@ -258,12 +270,8 @@ test_bad(void)
 	js = parse_good(text, "100 parameters");
 	sr_jobspec_free(js);
 	sprintf(p, "extra = y\n");
-	js = parse(text, &printed);
-	ok(js == NULL, "101 parameters: rejected");
-	is_str(printed, "job.ini:105: [sweep] extra: more than 100 parameters; split the sweep "
-	    "into several job files\n", "101 parameters: exact message");
-	free(printed);
-	sr_jobspec_free(js);
+	rejected(text, "job.ini:105: [sweep] extra: more than 100 parameters; split the sweep "
+	    "into several job files\n", "101 parameters");
 
 	/* Exactly 10000 trials, and a value of 4096 bytes, then 4097. */
 	js = parse_good(JOB "[sweep]\na = 1..100\nb = 1..100\n", "10000 trials");
@@ -276,12 +284,8 @@ test_bad(void)
 	js = parse_good(text, "a value of 4096 bytes");
 	sr_jobspec_free(js);
 	strcpy(p + 4096, "w\n");
-	js = parse(text, &printed);
-	ok(js == NULL, "a value of 4097 bytes: rejected");
-	is_str(printed, "job.ini:5: v = vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv...: a value "
-	    "is longer than 4096 bytes\n", "a value of 4097 bytes: exact message");
-	free(printed);
-	sr_jobspec_free(js);
+	rejected(text, "job.ini:5: v = vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv...: a value "
+	    "is longer than 4096 bytes\n", "a value of 4097 bytes");
 
 	/* A trial's file over 1 MiB: 20 [env] lines of 14 references each
 	 * to a 4096-byte value. */
@@ -291,13 +295,9 @@ test_bad(void)
 	p += sprintf(p, "\n[env]\n");
 	for (i = 0; i < 20; i++)
 		p += sprintf(p, "E%zu = ${v}${v}${v}${v}${v}${v}${v}${v}${v}${v}${v}${v}${v}${v}\n", i);
-	js = parse(text, &printed);
-	ok(js == NULL, "a trial's file over 1 MiB: rejected");
-	is_str(printed, "job.ini:5: expand trial t.2: its job file would be 1155593 bytes, more "
+	rejected(text, "job.ini:5: expand trial t.2: its job file would be 1155593 bytes, more "
 	    "than 1048576; shorten the values or the lines that use them\n",
-	    "a trial's file over 1 MiB: exact message, naming the longest trial");
-	free(printed);
-	sr_jobspec_free(js);
+	    "a trial's file over 1 MiB (the longest trial named)");
 	free(text);
 }
 

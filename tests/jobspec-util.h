@@ -1,22 +1,50 @@
 /*
- * jobspec-dump.h: every field of a struct sr_jobspec as text, one per line,
+ * jobspec-util.h: what the job file tests share. dump_spec: every field of
+ * a struct sr_jobspec as text, one per line,
  * so that two specs can be compared whole (t-sweep: a trial's job file
  * parses back to the trial's spec; t-fuzz-jobspec: a file accepted once is
  * accepted again the same). With DUMP_NO_IDENTITY the fields a trial
  * changes on purpose (name, command, argv, env, local_dir, sweep) and
  * where the file came from (path, text, lines) are left out.
  */
-#ifndef SR_TEST_JOBSPEC_DUMP_H
-#define SR_TEST_JOBSPEC_DUMP_H
+#ifndef SR_TEST_JOBSPEC_UTIL_H
+#define SR_TEST_JOBSPEC_UTIL_H
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "jobspec.h"
+#include "util.h"
+
+#ifndef SR_TOP_SRCDIR
+#define SR_TOP_SRCDIR "."
+#endif
+
+/* tests/jobspec/ of the source tree ($top_srcdir, else the build's), made
+ * absolute, into datadir (PATH_MAX bytes); then a new directory from the
+ * mkdtemp template tmpdir becomes the current one, and XDG_DATA_HOME is
+ * set so that the default store is the same everywhere. */
+static inline void
+jobspec_test_dirs(char *datadir, char *tmpdir)
+{
+	const char *top = getenv("top_srcdir");
+	char *dir;
+
+	snprintf(datadir, PATH_MAX, "%s/tests/jobspec", top != NULL ? top : SR_TOP_SRCDIR);
+	if ((dir = realpath(datadir, NULL)) == NULL)
+		sr_fatal("no test data in %s", datadir);
+	snprintf(datadir, PATH_MAX, "%s", dir);
+	free(dir);
+	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) == -1)
+		sr_fatal("make %s", tmpdir);
+	setenv("XDG_DATA_HOME", "/xdg/data", 1);
+}
 
 #define DUMP_NO_IDENTITY 0x1
 
-static void
+static inline void
 dump_words(FILE *f, const char *what, char *const *v)
 {
 	size_t i;
@@ -30,7 +58,7 @@ dump_words(FILE *f, const char *what, char *const *v)
 #define DUMP_S(f, name, v) fprintf(f, "%s=%s\n", name, (v) != NULL ? (v) : "(null)")
 
 /* malloc'd */
-static char *
+static inline char *
 dump_spec(const struct sr_jobspec *js, int flags)
 {
 	const struct sr_provider_conf *pc = &js->provider;
