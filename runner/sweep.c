@@ -150,7 +150,8 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 
 	while (*p != '\0') {
 		if (p[0] == '$' && p[1] == '$' && p[2] == '{') {
-			buf_add(&b, "${", 2);
+			if (t != SR_SWEEP_CHECK)
+				buf_add(&b, "${", 2);
 			p += 3;
 		} else if (p[0] == '$' && p[1] == '{') {
 			name = p + 2;
@@ -192,8 +193,10 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 			    SR_JOBSPEC_LINE_MAX);
 		}
 	}
-	if (t == SR_SWEEP_CHECK)
+	if (t == SR_SWEEP_CHECK) {
+		free(b.s);	/* empty: nothing is written when only checking */
 		return 0;
+	}
 	*out = b.s != NULL ? b.s : sr_strdup("");
 	return 0;
 }

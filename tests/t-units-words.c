@@ -119,6 +119,13 @@ static const struct {
 	{ "a b\\", 1, "ends with a backslash; remove it, or write \\\\ for a literal backslash" },
 	{ "a --out $SPOTRUN_CKPT_DIR/x", 1, "$SPOTRUN_CKPT_DIR is not expanded without a shell; set shell = yes, or write '$SPOTRUN_CKPT_DIR' to pass it literally" },
 	{ "a \"${HOME}\"", 1, "${HOME} is not expanded without a shell; set shell = yes, or write '${HOME}' to pass it literally" },
+	{ "a ${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 1,
+	  "${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 is not expanded without "
+	  "a shell; set shell = yes, or write '${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9' to pass it literally" },	/* cut at 40 bytes, between characters */
 	{ "a $(date)", 1, "$(date) is not expanded without a shell; set shell = yes, or write '$(date)' to pass it literally" },
 	{ "a $1", 1, "$1 is not expanded without a shell; set shell = yes, or write '$1' to pass it literally" },
 	{ "a `date`", 1, "` at character 3 (command substitution) needs a shell; set shell = yes, or write \\` for a literal backquote" },
