@@ -35,7 +35,7 @@ librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int
 dist_man_MANS += doc/spotrun-job.5
 check_PROGRAMS += tests/t-jobspec tests/t-units-words tests/t-sweep
 tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h tests/jobspec-util.h
-tests_t_sweep_SOURCES = tests/t-sweep.c tests/tap.h tests/jobspec-util.h
+tests_t_sweep_SOURCES = tests/t-sweep.c tests/tap.h tests/jobspec-util.h tests/mdemu-util.h
 # A seeded mutation fuzzer of the parser and of sweep expansion.
 check_PROGRAMS += tests/t-fuzz-jobspec
 tests_t_fuzz_jobspec_SOURCES = tests/t-fuzz-jobspec.c tests/tap.h tests/jobspec-util.h

@@ -15,9 +15,11 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jobspec.h"
@@ -26,6 +28,7 @@
 #include "words.h"
 #include "tap.h"
 #include "jobspec-util.h"
+#include "mdemu-util.h"
 
 #define JOB "[job]\nname = t\ncommand = true\n"
 
@@ -529,14 +532,64 @@ test_round_trips(void)
 	    "a = 1..2");
 }
 
+/* A trial's job file is a job `spotrun run` runs as that trial: its
+ * name, the value in its command, SPOTRUN_PARAM_ in its environment. */
+static void
+test_run_trial(void)
+{
+	const char *spotrun = getenv("SPOTRUN");
+	char tmpdir[] = "/tmp/t-sweep.XXXXXX", err[SR_ERRMAX], *text, *cmd, *out = NULL;
+	struct sr_sweep_trial tr;
+	struct sr_jobspec *js;
+	FILE *f;
+	int st;
+
+	if (spotrun == NULL || access(spotrun, X_OK) != 0) {
+		ok(1, "# SKIP a trial run: no $SPOTRUN (run under make check)");
+		return;
+	}
+	if (mkdtemp(tmpdir) == NULL)
+		sr_fatal("mkdtemp");
+	text = sr_asprintf("[job]\nname = trial-run\nshell = yes\ncommand = printf '%%s %%s %%s "
+	    "%%s\\n' \"${lr}\" \"$SPOTRUN_PARAM_LR\" \"$SPOTRUN_JOB\" \"$${x}\" > out\n"
+	    "[checkpoint]\nstore = %s/store\n[provider]\nname = local\n[sweep]\n"
+	    "lr = 0.1, 0.01\n", tmpdir);
+	js = parse_good(text, "a sweep to run a trial of");
+	if (js != NULL && ok(sr_sweep_trial(js, 1, &tr, err) == 0, "trial 2 expands")) {
+		cmd = sr_asprintf("%s/trial.ini", tmpdir);
+		if ((f = fopen(cmd, "w")) == NULL || fwrite(tr.ini, 1, tr.ini_len, f) != tr.ini_len ||
+		    fclose(f) != 0)
+			sr_fatal("write %s", cmd);
+		free(cmd);
+		cmd = sr_asprintf("cd %s && XDG_DATA_HOME=%s/xdg x=unset '%s' run -q trial.ini "
+		    "> run.out 2>&1", tmpdir, tmpdir, spotrun);
+		st = system(cmd);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "spotrun run trial.ini: exit 0");
+		free(cmd);
+		cmd = sr_asprintf("%s/out", tmpdir);
+		if (sr_read_file(cmd, 4096, &out, NULL, err) == -1)
+			tap_diag("%s", err);
+		is_str(out, "0.01 0.01 trial-run.2 unset\n",
+		    "the trial ran with its value, SPOTRUN_PARAM_LR, its name, and $${x} as ${x}");
+		free(out);
+		free(cmd);
+		sr_sweep_trial_free(&tr);
+	}
+	sr_jobspec_free(js);
+	free(text);
+	sr_rmtree(tmpdir, NULL);
+}
+
 int
 main(void)
 {
+	no_cloud();
 	test_grid();
 	test_subst();
 	test_bad();
 	test_ids();
 	test_exact();
 	test_round_trips();
+	test_run_trial();
 	return tap_done();
 }
