@@ -13,6 +13,9 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
 EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh
+# .gitignore covers every file the build and the tests make (git status
+# stays clean after an in-tree build as after one in _build/).
+dist_check_SCRIPTS += tests/t08-gitignore.sh
 # A mutation fuzzer of manifests through parse, validate and restore.
 check_PROGRAMS += tests/t-fuzz-manifest
 tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-util.h
