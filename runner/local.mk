@@ -37,11 +37,17 @@ tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
 # The job file: parser and validator, its unit and word helpers, `spotrun check`.
 librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
-	runner/jobspec-msg.c runner/jobspec-msg.h \
+	runner/jobspec-msg.c runner/jobspec-msg.h runner/jobspec-text.c runner/jobspec-text.h \
+	runner/jobspec-sweep.c runner/sweep.c runner/sweep.h \
 	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
 dist_man_MANS += doc/spotrun-job.5
-check_PROGRAMS += tests/t-jobspec tests/t-units-words
-tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h
+check_PROGRAMS += tests/t-jobspec tests/t-units-words tests/t-sweep
+tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h tests/jobspec-util.h
+tests_t_sweep_SOURCES = tests/t-sweep.c tests/tap.h tests/jobspec-util.h tests/mdemu-util.h
+# A seeded mutation fuzzer of the parser and of sweep expansion.
+check_PROGRAMS += tests/t-fuzz-jobspec
+tests_t_fuzz_jobspec_SOURCES = tests/t-fuzz-jobspec.c tests/tap.h tests/jobspec-util.h
+tests_t_fuzz_jobspec_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_t_jobspec_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_t_units_words_SOURCES = tests/t-units-words.c tests/tap.h
 dist_check_SCRIPTS += tests/t10-check.sh
