@@ -1,11 +1,12 @@
 /*
- * lease-keeper.c: the thread that keeps a held lease alive (lease.h):
- * renewals every TTL / 3 by the monotonic clock (a wall-clock jump moves
- * neither the schedule nor the give-up time), retries about every second
- * after a failed one (GCS takes one write per second per object), and the
- * lease given up, SR_LEASE_GIVEUP before its TTL ends, when no renewal got
- * through: the holder must stop before another machine, whose clock may be
- * a few seconds ahead, sees the lease expired.
+ * lease-keeper.c: the threads that keep a held lease alive (lease.h). The
+ * renewer renews every TTL / 3 by the monotonic clock (a wall-clock jump
+ * moves neither the schedule nor the give-up time) and about every second
+ * after a failed renewal (GCS takes one write per second per object). The
+ * watchdog gives the lease up SR_LEASE_GIVEUP before its TTL ends when no
+ * renewal got through, even while a renewal hangs in the network: the
+ * holder must stop before another machine, whose clock may be a few
+ * seconds ahead, sees the lease expired.
  */
 #include "config.h"
 
@@ -23,49 +24,67 @@
 
 struct sr_lease_keeper {
 	struct sr_lease *l;
-	pthread_t thread;
+	pthread_t renewer, watchdog;
+	int nthreads;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
 	int stop;
+	int done;			/* the renewer ended (its holder ended the lease) */
 	int rc;				/* SR_LEASE_OK while held, then SR_LEASE_LOST */
 	char why[SR_ERRMAX];
 	int renewals;
+	double ok_at;			/* monotonic send time of the last good write */
+	double ttl;
 	int pipe[2];			/* [0] readable once lost */
 	void (*lost)(void *arg, int rc, const char *why);
 	void *arg;
 };
 
-/* Wait until the monotonic time t or a stop; 1 when stopped. */
+static void
+timespec_of(double t, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)t;
+	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Wait until the monotonic time t, a stop or the loss; 1 unless t came. */
 static int
 wait_until(struct sr_lease_keeper *k, double t)
 {
 	struct timespec ts;
-	int stop;
+	int over;
 
-	ts.tv_sec = (time_t)t;
-	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	timespec_of(t, &ts);
 	pthread_mutex_lock(&k->lock);
-	while (!k->stop && sr_mono() < t)
-		if (pthread_cond_timedwait(&k->cond, &k->lock, &ts) == ETIMEDOUT)
-			break;
-	stop = k->stop;
+	while (!k->stop && k->rc == SR_LEASE_OK && sr_mono() < t)
+		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
+	over = k->stop || k->rc != SR_LEASE_OK;
 	pthread_mutex_unlock(&k->lock);
-	return stop;
+	return over;
 }
 
+/* The lease is lost: say so once (the renewer and the watchdog may both
+ * find out). */
 static void
 report(struct sr_lease_keeper *k, const char *why)
 {
 	char one = 'x';
+	int first;
 
 	pthread_mutex_lock(&k->lock);
-	k->rc = SR_LEASE_LOST;
-	snprintf(k->why, sizeof k->why, "%s", why);
+	first = k->rc == SR_LEASE_OK && !k->stop;
+	if (first) {
+		k->rc = SR_LEASE_LOST;
+		snprintf(k->why, sizeof k->why, "%s", why);
+	}
+	pthread_cond_broadcast(&k->cond);
 	pthread_mutex_unlock(&k->lock);
+	if (!first)
+		return;
 	if (k->lost != NULL)
 		k->lost(k->arg, SR_LEASE_LOST, why);
 	if (write(k->pipe[1], &one, 1) == -1) {
@@ -85,20 +104,14 @@ still_held(struct sr_lease *l)
 }
 
 static void *
-keeper_main(void *arg)
+renewer_main(void *arg)
 {
 	struct sr_lease_keeper *k = arg;
 	struct sr_lease *l = k->l;
-	double ttl, interval, retry, ok_at, next;
-	char err[SR_ERRMAX], why[SR_ERRMAX], dur[32];
+	double interval = k->ttl / 3, retry = interval / 4 < 1.0 ? interval / 4 : 1.0;
+	double next = k->ok_at + interval;
+	char err[SR_ERRMAX];
 
-	pthread_mutex_lock(&l->lock);
-	ttl = l->info.ttl;
-	ok_at = l->mono_ok;
-	pthread_mutex_unlock(&l->lock);
-	interval = ttl / 3;
-	retry = interval / 4 < 1.0 ? interval / 4 : 1.0;
-	next = ok_at + interval;
 	while (!wait_until(k, next)) {
 		double t0 = sr_mono();
 		int rc = sr_lease_renew(l, err);
@@ -106,8 +119,9 @@ keeper_main(void *arg)
 		if (rc == SR_LEASE_OK) {
 			pthread_mutex_lock(&k->lock);
 			k->renewals++;
+			k->ok_at = t0;
+			pthread_cond_broadcast(&k->cond);	/* the watchdog's deadline moved */
 			pthread_mutex_unlock(&k->lock);
-			ok_at = t0;
 			next = t0 + interval;
 			continue;
 		}
@@ -115,18 +129,52 @@ keeper_main(void *arg)
 			report(k, err);
 			break;
 		}
-		if (!still_held(l))
-			break;		/* its holder ended it: nothing to keep */
-		if (sr_mono() + retry >= ok_at + ttl - SR_LEASE_GIVEUP(ttl)) {
-			snprintf(why, sizeof why, "renew lease %s in %s: lost: not renewed for %s, "
-			    "too close to its expiry to go on (last error: %s)", l->key,
-			    sr_store_url(l->st), sr_fmt_duration(sr_mono() - ok_at, dur, sizeof dur),
-			    err);
-			report(k, why);
+		if (!still_held(l)) {
+			/* its holder ended it: nothing to keep, nothing to give up */
+			pthread_mutex_lock(&k->lock);
+			k->done = 1;
+			pthread_cond_broadcast(&k->cond);
+			pthread_mutex_unlock(&k->lock);
 			break;
 		}
+		pthread_mutex_lock(&k->lock);
+		snprintf(k->why, sizeof k->why, "%s", err);	/* the watchdog's last error */
+		pthread_mutex_unlock(&k->lock);
 		next = sr_mono() + retry;
 	}
+	return NULL;
+}
+
+static void *
+watchdog_main(void *arg)
+{
+	struct sr_lease_keeper *k = arg;
+	char why[SR_ERRMAX], last[SR_ERRMAX], dur[32];
+	struct timespec ts;
+	double giveup, since;
+
+	pthread_mutex_lock(&k->lock);
+	for (;;) {
+		giveup = k->ok_at + k->ttl - SR_LEASE_GIVEUP(k->ttl);
+		if (k->stop || k->done || k->rc != SR_LEASE_OK)
+			break;
+		if (sr_mono() >= giveup) {
+			since = sr_mono() - k->ok_at;
+			snprintf(last, sizeof last, "%s", k->why[0] != '\0' ? k->why :
+			    "a renewal still in flight");
+			pthread_mutex_unlock(&k->lock);
+			snprintf(why, sizeof why, "renew lease %s in %s: lost: not renewed for %s, "
+			    "too close to its expiry to go on (last error: %s)", k->l->key,
+			    sr_store_url(k->l->st), sr_fmt_duration(since, dur, sizeof dur), last);
+			/* not still_held(): a hung renewal holds the lease's lock */
+			report(k, why);
+			pthread_mutex_lock(&k->lock);
+			break;
+		}
+		timespec_of(giveup, &ts);
+		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
+	}
+	pthread_mutex_unlock(&k->lock);
 	return NULL;
 }
 
@@ -142,6 +190,10 @@ sr_lease_keeper_start(struct sr_lease *l, void (*lost)(void *arg, int rc, const 
 	k->l = l;
 	k->lost = lost;
 	k->arg = arg;
+	pthread_mutex_lock(&l->lock);
+	k->ttl = l->info.ttl;
+	k->ok_at = l->mono_ok;
+	pthread_mutex_unlock(&l->lock);
 	if (pipe2(k->pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
 		sr_errno(err, "start lease keeper for %s: pipe", l->key);
 		free(k);
@@ -155,16 +207,18 @@ sr_lease_keeper_start(struct sr_lease *l, void (*lost)(void *arg, int rc, const 
 	/* The keeper takes no signals: they stay with the supervisor. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&k->thread, NULL, keeper_main, k);
+	r = pthread_create(&k->renewer, NULL, renewer_main, k);
+	if (r == 0) {
+		k->nthreads = 1;
+		r = pthread_create(&k->watchdog, NULL, watchdog_main, k);
+		if (r == 0)
+			k->nthreads = 2;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		errno = r;
-		sr_errno(err, "start lease keeper for %s: create its thread", l->key);
-		close(k->pipe[0]);
-		close(k->pipe[1]);
-		pthread_cond_destroy(&k->cond);
-		pthread_mutex_destroy(&k->lock);
-		free(k);
+		sr_errno(err, "start lease keeper for %s: create its threads", l->key);
+		sr_lease_keeper_stop(k);
 		return NULL;
 	}
 	return k;
@@ -207,9 +261,12 @@ sr_lease_keeper_stop(struct sr_lease_keeper *k)
 		return;
 	pthread_mutex_lock(&k->lock);
 	k->stop = 1;
-	pthread_cond_signal(&k->cond);
+	pthread_cond_broadcast(&k->cond);
 	pthread_mutex_unlock(&k->lock);
-	pthread_join(k->thread, NULL);
+	if (k->nthreads > 0)
+		pthread_join(k->renewer, NULL);
+	if (k->nthreads > 1)
+		pthread_join(k->watchdog, NULL);
 	close(k->pipe[0]);
 	close(k->pipe[1]);
 	pthread_cond_destroy(&k->cond);

@@ -741,8 +741,8 @@ sr_lease_requeue(struct sr_store *st, const char *job, unsigned states, int64_t 
 			*prev = cur;
 		now = sr_now();
 		if (!malformed && !(states & SR_LEASE_BIT(cur.state))) {
-			sr_err(err, "requeue lease %s in %s: the job is %s (epoch %lld), not in a "
-			    "state asked for", key, sr_store_url(st), sr_lease_state_name(cur.state),
+			sr_err(err, "requeue lease %s in %s: its state is %s (epoch %lld), not one "
+			    "asked for", key, sr_store_url(st), sr_lease_state_name(cur.state),
 			    (long long)cur.epoch);
 			return SR_LEASE_STATE;
 		}

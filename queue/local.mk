@@ -10,3 +10,12 @@ libqueue_a_SOURCES += queue/lease.h queue/lease-int.h queue/lease.c queue/lease-
 libqueue_a_SOURCES += queue/queue.h queue/queue-int.h queue/queue.c queue/qkey.c \
 	queue/qjob.c queue/qclaim.c queue/qindex.c queue/qstale.c queue/qlog.c
 EXTRA_DIST += doc/fleet.md
+
+# The lease and the queue on file:// and on Ceph RGW (build-aux/test-all
+# starts it): races of 32 processes, a SIGSTOPped holder, malformed and
+# random lease objects, request counts; tests/faultproxy for a store that
+# stops answering.
+check_PROGRAMS += tests/t-lease
+tests_t_lease_SOURCES = tests/t-lease.c tests/tap.h tests/s3-util.h tests/queue-util.h \
+	tests/mdemu-util.h
+EXTRA_tests_t_lease_DEPENDENCIES = tests/faultproxy$(EXEEXT)
