@@ -19,3 +19,6 @@ check_PROGRAMS += tests/t-lease
 tests_t_lease_SOURCES = tests/t-lease.c tests/tap.h tests/s3-util.h tests/queue-util.h \
 	tests/mdemu-util.h
 EXTRA_tests_t_lease_DEPENDENCIES = tests/faultproxy$(EXEEXT)
+check_PROGRAMS += tests/t-queue
+tests_t_queue_SOURCES = tests/t-queue.c tests/tap.h tests/s3-util.h tests/queue-util.h \
+	tests/mdemu-util.h

@@ -96,7 +96,7 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	}
 	rc = sr_lease_claim(st, p->id, &j->claim, &j->lease, err);
 	*requests += j->claim.requests;
-	sr_q_count(q, 0, j->claim.requests);
+	sr_q_count(q, SR_QC_ALL, j->claim.requests);
 	if (rc == SR_LEASE_HELD || rc == SR_LEASE_TERMINAL || rc == SR_LEASE_MALFORMED) {
 		*malformed = rc == SR_LEASE_MALFORMED;
 		sr_queue_job_free(j);
@@ -115,7 +115,7 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 		snprintf(why, sizeof why, "%s; the job is marked failed", err);
 		warn(a, why);
 		sr_lease_set_state(j->lease, SR_LEASE_FAILED, err);
-		sr_q_count(q, 0, 1);
+		sr_q_count(q, SR_QC_PUT, 1);
 		sr_queue_job_free(j);
 		snprintf(err, SR_ERRMAX, "%s", why);
 		return SR_QUEUE_BUSY;
@@ -123,7 +123,7 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	if (rc != SR_QUEUE_OK) {
 		/* we hold it but cannot read it: let it go at once for another try */
 		sr_lease_set_state(j->lease, SR_LEASE_RELEASED, why);
-		sr_q_count(q, 0, 1);
+		sr_q_count(q, SR_QC_PUT, 1);
 		sr_queue_job_free(j);
 		return SR_QUEUE_ERROR;
 	}
@@ -269,7 +269,7 @@ sr_queue_job_end(struct sr_queue *q, struct sr_queue_job *j, enum sr_lease_state
 	struct sr_lease_info li;
 	int rc = sr_lease_set_state(j->lease, state, err);
 
-	sr_q_count(q, 0, 1);
+	sr_q_count(q, SR_QC_PUT, 1);
 	if (rc == SR_LEASE_LOST)
 		return SR_QUEUE_LOST;
 	if (rc != SR_LEASE_OK)

@@ -111,7 +111,7 @@ sr_queue_status_list(struct sr_queue *q,
 	r->fn = fn;
 	r->arg = arg;
 	rc = sr_q_list(q, q->st, "index/", reader_cb, r, err);
-	if (rc == 0 && r->have)
+	if (rc == 0 && r->have && fn != NULL)
 		rc = fn(&r->cur, arg);
 	if (stale != NULL)
 		*stale = r->stale;

@@ -494,14 +494,14 @@ sr_queue_cancel(struct sr_queue *q, const char *id, int checkpoint,
 		return rc;
 	sr_queue_job_meta_free(&m);
 	rc = sr_lease_claim(st, id, &c, &l, err);
-	sr_q_count(q, 0, c.requests);
+	sr_q_count(q, SR_QC_ALL, c.requests);
 	if (rc == SR_LEASE_TERMINAL)
 		return SR_QUEUE_OK;	/* err says how it ended */
 	if (rc == SR_LEASE_OK) {
 		int64_t epoch = sr_lease_epoch(l);
 
 		rc = sr_lease_set_state(l, SR_LEASE_CANCELLED, err);
-		sr_q_count(q, 0, 1);
+		sr_q_count(q, SR_QC_PUT, 1);
 		sr_lease_free(l);
 		if (rc != SR_LEASE_OK)
 			return sr_err_prefix(err, "cancel %s", id);
@@ -563,7 +563,8 @@ sr_queue_requeue(struct sr_queue *q, const char *id, unsigned states, int64_t mi
 	if ((rc = job_store(q, id, "requeue", &m, &st, err)) != SR_QUEUE_OK)
 		return rc;
 	rc = sr_lease_requeue(st, id, states, min_epoch, by, NULL, &next, err);
-	sr_q_count(q, 0, 2);
+	sr_q_count(q, SR_QC_GET, 1);	/* the lease read, and its CAS */
+	sr_q_count(q, SR_QC_PUT, 1);
 	if (rc != SR_LEASE_OK) {
 		sr_queue_job_meta_free(&m);
 		if (rc == SR_LEASE_NOTFOUND) {

@@ -106,7 +106,7 @@ store_cb(struct sr_store *st, void *arg)
 
 		memset(&e, 0, sizeof e);
 		snprintf(e.id, sizeof e.id, "%s", s->old.v[i]);
-		sr_q_count(s->q, 0, 1);
+		sr_q_count(s->q, SR_QC_GET, 1);
 		rc = sr_lease_read(st, e.id, &e.lease, err);
 		free(s->old.v[i]);
 		if (rc != SR_LEASE_OK)
@@ -115,6 +115,8 @@ store_cb(struct sr_store *st, void *arg)
 		    e.lease.state != SR_LEASE_QUEUED)
 			continue;	/* ended: the index is behind */
 		sr_lease_claimable(&e.lease, s->me, sr_now(), &e.wait);
+		if (e.wait > s->ttl)
+			continue;	/* renewed recently after all (a longer TTL than ours) */
 		s->out = sr_reallocarray(s->out, s->n + 1, sizeof *s->out);
 		s->out[s->n++] = e;
 	}

@@ -30,6 +30,9 @@ struct sr_queue {
 	long counts[6];		/* requests, lists, gets, puts, deletes, heads (atomic) */
 };
 
+/* The kinds of requests counted (sr_queue_counts's order). */
+enum sr_qcount { SR_QC_ALL, SR_QC_LIST, SR_QC_GET, SR_QC_PUT, SR_QC_DEL, SR_QC_HEAD };
+
 /* The store calls of the queue, counted as S3 needs them (queue.h). */
 int sr_q_put(struct sr_queue *q, struct sr_store *st, const char *key, const void *buf,
     size_t len, enum sr_put_mode mode, const char *if_match, char *etag_out, char *err);
@@ -40,9 +43,9 @@ int sr_q_list(struct sr_queue *q, struct sr_store *st, const char *prefix,
 int sr_q_delete(struct sr_queue *q, struct sr_store *st, const char *key, char *err);
 int sr_q_delete_many(struct sr_queue *q, struct sr_store *st, const char *const *keys, size_t n,
     char *err);
-/* Add n requests made elsewhere (a lease's) to q's counts as kind (1-5;
- * 0: to the total only). */
-void sr_q_count(struct sr_queue *q, int kind, long n);
+/* Add n requests made elsewhere (a lease's) to q's counts as kind
+ * (SR_QC_ALL: to the total only, for a mix). */
+void sr_q_count(struct sr_queue *q, enum sr_qcount kind, long n);
 
 /* The checkpoint store of hash ("q", or a stores/ entry, read once:
  * *requests, may be NULL, counts that GET): NULL with err. *url (may be

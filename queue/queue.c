@@ -16,8 +16,6 @@
 #include "queue-int.h"
 #include "util.h"
 
-enum { C_REQ, C_LIST, C_GET, C_PUT, C_DEL, C_HEAD };
-
 /* A stores/ entry holds one URL. */
 #define STORE_URL_MAX 4096
 
@@ -135,29 +133,29 @@ sr_queue_ckpt_url(const struct sr_queue *q)
 /* ---- counted calls ---- */
 
 void
-sr_q_count(struct sr_queue *q, int kind, long n)
+sr_q_count(struct sr_queue *q, enum sr_qcount kind, long n)
 {
-	__atomic_add_fetch(&q->counts[C_REQ], n, __ATOMIC_RELAXED);
-	if (kind != C_REQ)
+	__atomic_add_fetch(&q->counts[SR_QC_ALL], n, __ATOMIC_RELAXED);
+	if (kind != SR_QC_ALL)
 		__atomic_add_fetch(&q->counts[kind], n, __ATOMIC_RELAXED);
 }
 
 void
 sr_queue_get_counts(const struct sr_queue *q, struct sr_queue_counts *out)
 {
-	out->requests = __atomic_load_n(&q->counts[C_REQ], __ATOMIC_RELAXED);
-	out->lists = __atomic_load_n(&q->counts[C_LIST], __ATOMIC_RELAXED);
-	out->gets = __atomic_load_n(&q->counts[C_GET], __ATOMIC_RELAXED);
-	out->puts = __atomic_load_n(&q->counts[C_PUT], __ATOMIC_RELAXED);
-	out->deletes = __atomic_load_n(&q->counts[C_DEL], __ATOMIC_RELAXED);
-	out->heads = __atomic_load_n(&q->counts[C_HEAD], __ATOMIC_RELAXED);
+	out->requests = __atomic_load_n(&q->counts[SR_QC_ALL], __ATOMIC_RELAXED);
+	out->lists = __atomic_load_n(&q->counts[SR_QC_LIST], __ATOMIC_RELAXED);
+	out->gets = __atomic_load_n(&q->counts[SR_QC_GET], __ATOMIC_RELAXED);
+	out->puts = __atomic_load_n(&q->counts[SR_QC_PUT], __ATOMIC_RELAXED);
+	out->deletes = __atomic_load_n(&q->counts[SR_QC_DEL], __ATOMIC_RELAXED);
+	out->heads = __atomic_load_n(&q->counts[SR_QC_HEAD], __ATOMIC_RELAXED);
 }
 
 int
 sr_q_put(struct sr_queue *q, struct sr_store *st, const char *key, const void *buf, size_t len,
     enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
 {
-	sr_q_count(q, C_PUT, 1);
+	sr_q_count(q, SR_QC_PUT, 1);
 	return sr_store_put(st, key, buf, len, mode, if_match, etag_out, err);
 }
 
@@ -165,7 +163,7 @@ int
 sr_q_get(struct sr_queue *q, struct sr_store *st, const char *key, size_t max, void **buf,
     size_t *len, char *etag_out, char *err)
 {
-	sr_q_count(q, C_GET, 1);
+	sr_q_count(q, SR_QC_GET, 1);
 	return sr_store_get(st, key, max, buf, len, etag_out, err);
 }
 
@@ -193,14 +191,14 @@ sr_q_list(struct sr_queue *q, struct sr_store *st, const char *prefix,
 	int rc = sr_store_list(st, prefix, counted_cb, &c, err);
 
 	/* S3 pages by 1000 keys; an empty listing is one request too */
-	sr_q_count(q, C_LIST, c.seen == 0 ? 1 : (c.seen + 999) / 1000);
+	sr_q_count(q, SR_QC_LIST, c.seen == 0 ? 1 : (c.seen + 999) / 1000);
 	return rc;
 }
 
 int
 sr_q_delete(struct sr_queue *q, struct sr_store *st, const char *key, char *err)
 {
-	sr_q_count(q, C_DEL, 1);
+	sr_q_count(q, SR_QC_DEL, 1);
 	return sr_store_delete(st, key, err);
 }
 
@@ -211,7 +209,7 @@ sr_q_delete_many(struct sr_queue *q, struct sr_store *st, const char *const *key
 	if (n == 0)
 		return 0;
 	/* DeleteObjects takes 1000 keys; GCS's XML API has no batch delete */
-	sr_q_count(q, C_DEL, strncmp(sr_store_url(st), "gs://", 5) == 0 ? (long)n :
+	sr_q_count(q, SR_QC_DEL, strncmp(sr_store_url(st), "gs://", 5) == 0 ? (long)n :
 	    (long)((n + 999) / 1000));
 	return sr_store_delete_many(st, keys, n, err);
 }

@@ -214,9 +214,10 @@ struct sr_queue_expired {
  * jobs not ended), the pending markers, the stores (stores/ and Q/ckpt) and
  * their leases (S/_leases/); read only the leases of jobs not ended and not
  * pending whose last write (mtime) is older than ttl (0: default); report
- * those running and expired or about to (wait: until "expires"; 0 for an
- * owner on this machine whose pid is gone, given me), and those released
- * or queued with no pending marker. *out is malloc'd (n entries). */
+ * those running and expired or expiring within ttl (wait: until
+ * "expires"; 0 for an owner on this machine whose pid is gone, given me),
+ * and those released or queued with no pending marker. *out is malloc'd
+ * (n entries). */
 int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
     struct sr_queue_expired **out, size_t *n, char *err);
 
