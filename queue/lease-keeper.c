@@ -40,17 +40,6 @@ struct sr_lease_keeper {
 	void *arg;
 };
 
-static void
-timespec_of(double t, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)t;
-	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Wait until the monotonic time t, a stop or the loss; 1 unless t came. */
 static int
 wait_until(struct sr_lease_keeper *k, double t)
@@ -58,7 +47,7 @@ wait_until(struct sr_lease_keeper *k, double t)
 	struct timespec ts;
 	int over;
 
-	timespec_of(t, &ts);
+	sr_lease_timespec(t, &ts);
 	pthread_mutex_lock(&k->lock);
 	while (!k->stop && k->rc == SR_LEASE_OK && sr_mono() < t)
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
@@ -171,7 +160,7 @@ watchdog_main(void *arg)
 			pthread_mutex_lock(&k->lock);
 			break;
 		}
-		timespec_of(giveup, &ts);
+		sr_lease_timespec(giveup, &ts);
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
 	}
 	pthread_mutex_unlock(&k->lock);

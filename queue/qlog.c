@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lease-int.h"
 #include "queue-int.h"
 #include "util.h"
 
@@ -41,17 +42,6 @@ struct sr_queue_log {
 	int seq, stop, segments, failures;
 	char last_err[SR_ERRMAX];
 };
-
-static void
-timespec_of(double t, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)t;
-	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 /* How much of the buffer the next segment takes: up to the last line's end
  * within max bytes, or all of that when no line ends there. Lock held. */
@@ -131,7 +121,7 @@ writer_main(void *arg)
 			if (lw->len == 0)
 				pthread_cond_wait(&lw->cond, &lw->lock);
 			else {
-				timespec_of(next, &ts);
+				sr_lease_timespec(next, &ts);
 				pthread_cond_timedwait(&lw->cond, &lw->lock, &ts);
 			}
 		}
@@ -148,7 +138,7 @@ writer_main(void *arg)
 			break;
 		/* the store is out of reach: try again an interval later */
 		next = sr_mono() + lw->interval;
-		timespec_of(next, &ts);
+		sr_lease_timespec(next, &ts);
 		while (!lw->stop && sr_mono() < next)
 			pthread_cond_timedwait(&lw->cond, &lw->lock, &ts);
 	}

@@ -143,8 +143,10 @@ sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, doubl
 	if (rc == 0)
 		rc = sr_queue_pending_list(q, pending_cb, &s.pending, NULL, err);
 	if (rc == 0) {
-		qsort(s.live.v, s.live.n, sizeof *s.live.v, ids_cmp);
-		qsort(s.pending.v, s.pending.n, sizeof *s.pending.v, ids_cmp);
+		if (s.live.n > 1)
+			qsort(s.live.v, s.live.n, sizeof *s.live.v, ids_cmp);
+		if (s.pending.n > 1)
+			qsort(s.pending.v, s.pending.n, sizeof *s.pending.v, ids_cmp);
 		rc = sr_q_stores_each(q, store_cb, &s, err);
 	}
 	ids_free(&s.live);

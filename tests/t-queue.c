@@ -146,9 +146,11 @@ test_urls(void)
 
 	snprintf(buf, sizeof buf, "%s/", url);
 	if (strncmp(url, "file://", 7) == 0) {
+		char want[1024];
+
 		ok(sr_queue_open(buf, &q, err) == 0, "open %s", buf);
-		is_str(sr_queue_ckpt_url(q), sr_asprintf("%s/ckpt", url),
-		    "Q/ckpt: the queue's URL + /ckpt");
+		snprintf(want, sizeof want, "%s/ckpt", url);
+		is_str(sr_queue_ckpt_url(q), want, "Q/ckpt: the queue's URL + /ckpt");
 		sr_queue_close(q);
 	}
 	ok(sr_queue_open("s3://bkt/pre/fix?endpoint=http://127.0.0.1:1&region=x", &q, err) == 0,
@@ -311,10 +313,10 @@ static void
 test_pending(struct sr_queue *q)
 {
 	struct sr_queue_agent cpu = agent(&A, 0, NULL), a100 = agent(&A, 1, "A100"),
-	    h100 = agent(&A, 8, "h100");
+	    h100 = agent(&A, 8, "h100"), spread = agent(&A, 0, NULL);
 	struct sr_queue_counts c0, d;
 	struct sr_queue_job *j;
-	char err[SR_ERRMAX], order[1024] = "";
+	char err[SR_ERRMAX], order[1024] = "", want[1024], *lease;
 	int bad = -1, rc;
 
 	/* train.003 (prio 0, 1-8 H100) is there from test_add */
@@ -330,6 +332,9 @@ test_pending(struct sr_queue *q)
 	is_int(bad, 1, "... a key that does not parse is skipped and counted");
 	sr_store_delete(sr_queue_store(q), "pending/garbage", err);
 
+	/* pick = 1: strict order (an agent picks at random among the first
+	 * `pick` of the best priority; the spread is checked below) */
+	cpu.pick = a100.pick = h100.pick = 1;
 	sr_queue_get_counts(q, &c0);
 	rc = sr_queue_claim(q, &a100, &j, err);
 	su_rc_is(rc, SR_QUEUE_OK, err, "an agent with one A100 claims");
@@ -341,10 +346,11 @@ test_pending(struct sr_queue *q)
 	    "... counted: 1 list, the lease's create-only put, 1 get (the spec), 1 delete");
 	ok(rc == 0 && strcmp(j->spec, "[job]\nname = x\n") == 0 && j->spec_len == 15,
 	    "... with its spec");
+	lease = qu_get(sr_queue_store(q), "ckpt/_leases/hi", NULL);
 	ok(rc == 0 && strcmp(j->store_url, sr_queue_ckpt_url(q)) == 0 &&
-	    sr_lease_epoch(j->lease) == 1 &&
-	    qu_get(sr_queue_store(q), "ckpt/_leases/hi", NULL) != NULL,
+	    sr_lease_epoch(j->lease) == 1 && lease != NULL,
 	    "... its lease in Q/ckpt (ckpt/_leases/hi), epoch 1");
+	free(lease);
 	if (rc == 0) {
 		sr_queue_job_end(q, j, SR_LEASE_SUCCEEDED, err);
 		sr_queue_job_free(j);
@@ -357,9 +363,8 @@ test_pending(struct sr_queue *q)
 		sr_queue_job_free(j);
 	}
 	rc = sr_queue_claim(q, &h100, &j, err);
-	ok(rc == 0 && (strcmp(j->marker.id, "train.003") == 0 || strcmp(j->marker.id, "big") ==
-	    0 || strcmp(j->marker.id, "mid-late") == 0), "an 8-GPU H100 agent (type in any case) "
-	    "takes a priority-0 job (%s)", rc == 0 ? j->marker.id : "none");
+	ok(rc == 0 && strcmp(j->marker.id, "train.003") == 0, "an 8-GPU H100 agent (the type "
+	    "in any case) takes train.003, the oldest of priority 0");
 	if (rc == 0) {
 		sr_queue_job_end(q, j, SR_LEASE_RELEASED, err);
 		sr_queue_job_free(j);
@@ -378,14 +383,42 @@ test_pending(struct sr_queue *q)
 	}
 	rc = sr_queue_claim(q, &cpu, &j, err);
 	is_int(rc, SR_QUEUE_EMPTY, "... then nothing it can run");
-	is_str(err, sr_asprintf("claim from queue %s: no job this agent can run (0 GPUs)", url),
-	    "... message");
+	snprintf(want, sizeof want, "claim from queue %s: no job this agent can run (0 GPUs)", url);
+	is_str(err, want, "... message");
 	/* the rest: train.003 and big, one of them released with a lease hint */
 	while (sr_queue_claim(q, &h100, &j, err) == 0) {
 		sr_queue_job_end(q, j, SR_LEASE_SUCCEEDED, err);
 		sr_queue_job_free(j);
 	}
 	is_str(keys(q, "pending/", order, sizeof order), "", "every marker is gone");
+
+	/* the default pick spreads agents over the first jobs of a priority */
+	{
+		int seen[4] = { 0 }, i, distinct = 0;
+
+		for (i = 0; i < 4; i++) {
+			char id[16];
+
+			snprintf(id, sizeof id, "spread%d", i);
+			add(q, id, 0, 0, 0, NULL, T0 + 100 + i, NULL, err);
+		}
+		for (i = 0; i < 24; i++) {
+			if (sr_queue_claim(q, &spread, &j, err) != 0)
+				break;
+			seen[j->marker.id[6] - '0']++;
+			sr_queue_job_end(q, j, SR_LEASE_RELEASED, err);
+			sr_queue_job_free(j);
+		}
+		for (i = 0; i < 4; i++)
+			distinct += seen[i] > 0;
+		ok(distinct >= 3, "24 claims of 4 jobs of one priority, each released again: at "
+		    "random, not always the oldest (%d %d %d %d)", seen[0], seen[1], seen[2],
+		    seen[3]);
+		while (sr_queue_claim(q, &spread, &j, err) == 0) {
+			sr_queue_job_end(q, j, SR_LEASE_SUCCEEDED, err);
+			sr_queue_job_free(j);
+		}
+	}
 }
 
 static void
@@ -676,6 +709,7 @@ test_expired(void)
 	is_str(keys(q, "pending/", out, sizeof out), "", "claim_id deletes the jobs' markers");
 	sr_queue_job_end(q, jr, SR_LEASE_RELEASED, err);
 	sr_store_delete(sr_queue_store(q), jr->marker.key, err);	/* its marker lost */
+	sr_queue_job_free(jr);
 	sr_sleep(1.3);
 	sr_queue_get_counts(q, &c0);
 	rc = sr_queue_find_expired(q, &A, 1, &e, &n, err);
