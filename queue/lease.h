@@ -96,7 +96,8 @@ struct sr_lease_claim {
 	/* What a queue marker saw, to save the GET: hint_etag NULL: no hint
 	 * (GET first); "" with hint_epoch 0: there was no lease (create-only
 	 * first); else the etag and epoch of a claimable lease (CAS over it
-	 * with hint_epoch + 1 at once). A stale hint costs one request more. */
+	 * with hint_epoch + 1 at once). A stale hint costs one request more
+	 * than none would. */
 	const char *hint_etag;
 	int64_t hint_epoch;
 	/* out */
