@@ -28,7 +28,7 @@ import sys
 # backends) but a folder of its own for the size rule.
 FOLDERS = {
     "common": "common", "compat": "common", "kernels": "kernels",
-    "store": "store", "store/s3": "store", "ckpt": "ckpt",
+    "store": "store", "store/s3": "store", "ckpt": "ckpt", "queue": "queue",
     "providers": "providers", "runner": "runner",
 }
 # What each module may include / link against, besides itself.
@@ -37,12 +37,14 @@ MAY_USE = {
     "kernels": {"common"},
     "store": {"common"},
     "ckpt": {"common", "kernels", "store"},
+    "queue": {"common", "store"},
     "providers": {"common"},
-    "runner": {"common", "kernels", "store", "ckpt", "providers"},
+    "runner": {"common", "kernels", "store", "ckpt", "queue", "providers"},
 }
 LIBS = {
     "libcommon.a": "common", "libkernels.a": "kernels", "libstore.a": "store",
-    "libckpt.a": "ckpt", "libproviders.a": "providers", "librunner.a": "runner",
+    "libckpt.a": "ckpt", "libqueue.a": "queue", "libproviders.a": "providers",
+    "librunner.a": "runner",
 }
 STORE_PUBLIC = {"store.h"}
 # The command layer: the only files that may include cmd.h.
