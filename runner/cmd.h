@@ -35,6 +35,7 @@ struct sr_cmd_entry {
 extern const struct sr_cmd_entry sr_cmd_run_entry;
 extern const struct sr_cmd_entry sr_cmd_check_entry;
 extern const struct sr_cmd_entry sr_cmd_ls_entry;
+extern const struct sr_cmd_entry sr_cmd_cloud_init_entry;
 extern const struct sr_cmd_entry sr_cmd_help_entry;
 
 /* NULL-terminated table of every command. */

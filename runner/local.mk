@@ -51,3 +51,19 @@ EXTRA_DIST += bench/idle.sh
 dist_check_SCRIPTS += tests/t30-run.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh
+# `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
+# The agent's unit has one template, dist/spotrun-agent.service.in, built
+# into the binary (runner/cloudinit-unit.c, generated) and installed by
+# dist/local.mk.
+librunner_a_SOURCES += runner/cmd-cloud-init.c runner/cloudinit.c runner/cloudinit.h
+nodist_librunner_a_SOURCES = runner/cloudinit-unit.c
+CLEANFILES += runner/cloudinit-unit.c
+runner/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-aux/text-to-c
+	$(AM_V_GEN)$(MKDIR_P) runner && \
+	$(SHELL) $(srcdir)/build-aux/text-to-c sr_cinit_unit_template \
+	    $(srcdir)/dist/spotrun-agent.service.in cloudinit.h >$@.tmp && mv $@.tmp $@
+check_PROGRAMS += tests/t-cloudinit
+tests_t_cloudinit_SOURCES = tests/t-cloudinit.c tests/tap.h
+tests_t_cloudinit_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+dist_check_SCRIPTS += tests/t12-cloud-init.sh
+EXTRA_DIST += tests/cloud-init
