@@ -433,8 +433,9 @@ put_install_script(FILE *fp, const struct source *src, const char *sha256)
 	    "%scd /\n"
 	    "%srm -rf \"$dir\"\n"
 	    "%ssystemctl daemon-reload\n"
-	    "%ssystemctl enable --now spotrun-agent.service\n",
-	    in, in, in, in, in, in, in, in, in, in, in);
+	    "%ssystemctl enable spotrun-agent.service\n"
+	    "%ssystemctl start spotrun-agent.service\n",
+	    in, in, in, in, in, in, in, in, in, in, in, in);
 }
 
 void

@@ -56,7 +56,7 @@ void sr_cinit_write_unit(const struct sr_cinit_opts *o, FILE *fp);
 /* The #cloud-config user-data to fp: the packages that fetch the source,
  * the unit and an install script (write_files), and runcmd running the
  * script (fetch, check, build-aux/install-deps --runtime, configure, make
- * install, systemctl enable --now). o must have passed sr_cinit_check and
+ * install, systemctl enable and start). o must have passed sr_cinit_check and
  * have a source. */
 void sr_cinit_write_userdata(const struct sr_cinit_opts *o, FILE *fp);
 

@@ -48,3 +48,10 @@ EXTRA_DIST += tests/gcsemu.py
 # TLS against the shared one.
 dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 EXTRA_DIST += tests/jobs/chainjob.py
+# One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
+# with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
+# run in a chroot, spotrun built there from this tree; root only. The one
+# test that reaches beyond loopback: Debian's mirror, for the root and the
+# packages the user-data installs (doc/fleet.md, "cloud-init").
+dist_check_SCRIPTS += tests/boot/cloud-init-boot.sh
+EXTRA_DIST += tests/boot/unit-exec.py
