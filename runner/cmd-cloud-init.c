@@ -18,18 +18,14 @@
 enum { CI_QUEUE, CI_SOURCE, CI_SHA256, CI_IDLE_TIMEOUT, CI_IDLE_COMMAND, CI_LABELS, CI_UNIT };
 
 static const struct sr_opt ci_opts[] = {
-	[CI_QUEUE] = { 0, "queue", "URL", "the queue the agent claims jobs from (default: "
-	    "$SPOTRUN_QUEUE)" },
-	[CI_SOURCE] = { 0, "source", "URL", "spotrun's source for the VM: URL.git[#TAG] or a "
-	    "tarball's URL" },
-	[CI_SHA256] = { 0, "sha256", "HEX", "the tarball's SHA-256, checked on the VM before the "
-	    "build" },
-	[CI_IDLE_TIMEOUT] = { 0, "idle-timeout", "DURATION", "the agent's idle timeout (30m, "
-	    "1h30m)" },
-	[CI_IDLE_COMMAND] = { 0, "idle-command", "COMMAND", "what the agent runs once idle that "
-	    "long ('systemctl poweroff')" },
+	[CI_QUEUE] = { 0, "queue", "URL", "the agent's queue (default: $SPOTRUN_QUEUE)" },
+	[CI_SOURCE] = { 0, "source", "URL", "spotrun's source: URL.git[#TAG] or a tarball" },
+	[CI_SHA256] = { 0, "sha256", "HEX", "the tarball's SHA-256, checked on the VM" },
+	[CI_IDLE_TIMEOUT] = { 0, "idle-timeout", "DURATION", "the agent's idle timeout (30m, 1h30m)" },
+	[CI_IDLE_COMMAND] = { 0, "idle-command", "COMMAND", "run by the agent once idle "
+	    "('systemctl poweroff')" },
 	[CI_LABELS] = { 0, "labels", "LIST", "the agent's labels, NAME=VALUE,..." },
-	[CI_UNIT] = { 0, "unit", NULL, "print the agent's systemd unit instead of the user-data" },
+	[CI_UNIT] = { 0, "unit", NULL, "print the agent's systemd unit, not the user-data" },
 	{ 0 }
 };
 

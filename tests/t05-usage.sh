@@ -18,7 +18,9 @@ echo "1..$((2 * n + 7))"
 i=0
 for c in $cmds; do
 	i=$((i + 1))
-	usage=$("$SPOTRUN" help "$c" | head -n 1 | sed 's/^usage: //')
+	# the usage: its first line and the indented ones after it, joined
+	usage=$("$SPOTRUN" help "$c" | sed '/^$/,$d' | tr '\n' ' ' |
+		sed -e 's/^usage: //' -e 's/  */ /g' -e 's/ $//')
 	if printf '%s\n' "$synopsis" | grep -qxF "$usage"; then
 		echo "ok $i - usage of $c is in the man page: $usage"
 	else

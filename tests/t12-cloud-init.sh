@@ -102,11 +102,15 @@ expect "no queue at all" 64 \
 	--source https://example.org/s.tar.gz
 expect "a misspelt option gets its suggestion and the usage" 64 \
 	"spotrun cloud-init: unknown option --queu (did you mean --queue?); see 'spotrun help cloud-init'
-usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX] [--idle-timeout DURATION] [--idle-command COMMAND] [--labels LIST] [--unit]" \
+usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
+                          [--idle-timeout DURATION] [--idle-command COMMAND]
+                          [--labels LIST] [--unit]" \
 	--queu s3://spotrun-fleet/q
 expect "an operand is refused" 64 \
 	"spotrun cloud-init: too many arguments: 'extra' (takes none); see 'spotrun help cloud-init'
-usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX] [--idle-timeout DURATION] [--idle-command COMMAND] [--labels LIST] [--unit]" \
+usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
+                          [--idle-timeout DURATION] [--idle-command COMMAND]
+                          [--labels LIST] [--unit]" \
 	--queue s3://spotrun-fleet/q extra
 expect "a bad --idle-timeout" 64 \
 	"spotrun cloud-init: --idle-timeout '30 min': not a duration (e.g. 30m, 1h30m, 90s)" \
@@ -118,8 +122,10 @@ check "warnings (plain http, a file:// queue) go to stderr and the user-data is 
 spotrun cloud-init: warning: --queue file:///srv/queue is a directory on each VM: agents share it only where it is a shared file system (NFS) mounted at that path" ]'
 cp "$tmp/out" "$tmp/http.yaml"
 run --help
-check "--help: the usage line first, exit 0" \
-	eval '[ "$rc" -eq 0 ] && head -n 1 "$tmp/out" | grep -qxF "usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX] [--idle-timeout DURATION] [--idle-command COMMAND] [--labels LIST] [--unit]"'
+check "--help: the usage first, on three lines of at most 80 columns, exit 0" \
+	eval '[ "$rc" -eq 0 ] && [ "$(head -n 3 "$tmp/out")" = "usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
+                          [--idle-timeout DURATION] [--idle-command COMMAND]
+                          [--labels LIST] [--unit]" ] && [ -z "$(awk "length > 80" "$tmp/out")" ]'
 
 # cloud-init's own check of the user-data.
 for f in tarball git http; do
