@@ -58,3 +58,14 @@ EXTRA_DIST += tests/slurm.sh
 # checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
 # SIGTERM; skipped without python3-yaml.
 dist_check_SCRIPTS += tests/t91-kubernetes.sh
+# One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
+# with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
+# run in a chroot, spotrun built there from this tree; root only. Not part
+# of `make check`: it reaches Debian's mirror (the root, and the packages
+# the user-data installs), and the tests reach loopback only. `make
+# check-boot` runs it; doc/fleet.md ("cloud-init") records its result.
+EXTRA_DIST += tests/boot/cloud-init-boot.sh tests/boot/unit-exec.py
+check-boot: all
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	  SPOTRUN='$(abs_top_builddir)/spotrun' $(SHELL) $(top_srcdir)/tests/boot/cloud-init-boot.sh
+.PHONY: check-boot
