@@ -127,8 +127,8 @@ dir_request(struct sr_method *m, const struct sr_child *job, const struct sr_ckp
 {
 	struct dir_method *d = m->priv;
 
-	if (sr_req_post(d->req_path, rq->seq, sr_ckpt_reason_name(rq->reason), rq->deadline,
-	    err) == -1)
+	if (sr_req_post(d->req_path, d->done_path, rq->seq, sr_ckpt_reason_name(rq->reason),
+	    rq->deadline, err) == -1)
 		return -1;
 	if (m->ctx.js->request_signal != 0)
 		sr_child_signal(job, m->ctx.js->request_signal);
