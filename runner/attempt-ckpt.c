@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 
@@ -64,7 +65,8 @@ static void
 post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, double deadline)
 {
 	struct sr_ckpt_request rq;
-	char err[SR_ERRMAX], clock[32];
+	char err[SR_ERRMAX], within[32], by[32];
+	double posted = sr_now();
 
 	rq.seq = ++r->req_seq;
 	rq.reason = reason;
@@ -77,9 +79,13 @@ post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, doubl
 	a->req_pending = 1;
 	a->req_reason = reason;
 	a->req_deadline = deadline;
-	a->req_posted = sr_now();
-	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", sr_ckpt_reason_name(reason),
-	    sr_tl_clock(&r->tl, deadline, clock, sizeof clock));
+	a->req_posted = posted;
+	/* To the millisecond: the microseconds since the caller's clock
+	 * reading must not turn 10m00s into 9m59s. */
+	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer within %s (by %s)",
+	    sr_ckpt_reason_name(reason),
+	    sr_fmt_duration(round((deadline - a->req_posted) * 1000) / 1000, within, sizeof within),
+	    sr_tl_wall(deadline, 0, by, sizeof by));
 }
 
 void
@@ -195,7 +201,7 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 void
 sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 {
-	char clock[32], left[32], margin[32];
+	char at[32], left[32], margin[32];
 	double now = sr_now();
 
 	if (a->leader_done || a->stopping)
@@ -210,8 +216,9 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	a->notice = *n;
 	a->ckpt_deadline = n->deadline - r->js->margin;
 	r->preemptions++;
-	sr_tl(&r->tl, 1, "notice", "%s, deadline %s", n->reason,
-	    sr_tl_clock(&r->tl, n->deadline, clock, sizeof clock));
+	sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
+	    sr_fmt_duration(n->deadline - now, left, sizeof left),
+	    sr_tl_wall(n->deadline, 0, at, sizeof at));
 	if (a->ckpt_deadline <= now) {
 		/* Nothing is asked of the job, so nothing can be half-written:
 		 * the newest committed checkpoint stays what the next run

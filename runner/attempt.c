@@ -285,26 +285,38 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	return SR_ATTEMPT_EXITED;
 }
 
+/* The attempt's log, which gets the timeline from now on (its restore
+ * included; the caller closes it after what follows the attempt), opening
+ * with the wall-clock time its offsets count from. */
+static int
+open_log(struct run *r, struct attempt *a, char *err)
+{
+	char *logpath = sr_asprintf("%s/attempt-%d.log", r->log_dir, r->attempt);
+	char zero[64], t0[64];
+
+	a->log = sr_joblog_open(logpath, sr_mono(), err);
+	free(logpath);
+	if (a->log == NULL)
+		return -1;
+	sr_joblog_note(a->log, "attempt %d of run %s of %s: this log's +0000.000 is %s; the "
+	    "timeline's 00:00 is %s", r->attempt, r->run_id, r->js->name, sr_tl_wall(sr_now(), 1, zero, sizeof zero),
+	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
+	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
+	return 0;
+}
+
 enum sr_attempt_end
 sr_run_attempt(struct run *r, struct attempt *a, char *err)
 {
 	enum sr_attempt_end end;
-	char *logpath;
 	long long step;
 
 	memset(a, 0, sizeof *a);
 	a->child.pid = -1;
 	a->child.out_fd = a->child.err_fd = -1;
-	if (sr_run_restore(r, &step, err) == -1)
+	if (open_log(r, a, err) == -1 || sr_run_restore(r, &step, err) == -1)
 		return SR_ATTEMPT_ERROR;
 	r->method->ops->clear(r->method);
-
-	logpath = sr_asprintf("%s/attempt-%d.log", r->log_dir, r->attempt);
-	a->log = sr_joblog_open(logpath, sr_mono(), err);
-	free(logpath);
-	if (a->log == NULL)
-		return SR_ATTEMPT_ERROR;
-	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
 
 	if (launch(r, a, step, &end, err) == -1)
 		return end;

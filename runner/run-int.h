@@ -93,7 +93,9 @@ int sr_run_setup(struct run *r, struct sr_run_result *res);
 void sr_run_teardown(struct run *r);
 
 /* attempt.c: run attempt r->attempt to its end; err set for
- * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. */
+ * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. a->log, the attempt's log
+ * (NULL if it could not be opened), gets the timeline until the caller
+ * closes it, after what follows the attempt. */
 enum sr_attempt_end sr_run_attempt(struct run *r, struct attempt *a, char *err);
 
 /* attempt-ckpt.c */

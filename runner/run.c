@@ -73,12 +73,13 @@ final_line(struct run *r, const struct sr_run_opts *o, const char *what,
 	    r->checkpoints == 1 ? "" : "s");
 }
 
-/* The run's first line: the job, where it runs, on what, and its store. */
+/* The run's first line: the job, where it runs, on what, its store, and
+ * when it started. */
 static void
 announce(struct run *r)
 {
 	struct sr_facts f;
-	char err[SR_ERRMAX], how[64] = "";
+	char err[SR_ERRMAX], how[64] = "", t0[64];
 
 	memset(&f, 0, sizeof f);
 	if (sr_provider_facts(r->prov, &f, err) == -1)
@@ -86,8 +87,11 @@ announce(struct run *r)
 	/* With "auto": what it chose and what finding out cost. */
 	if (sr_provider_detect_seconds(r->prov) >= 0)
 		snprintf(how, sizeof how, " (auto, detected in %.3f s)", sr_provider_detect_seconds(r->prov));
-	fprintf(stderr, "spotrun: %s on %s%s, %s, store %s\n", r->js->name, sr_provider_name(r->prov),
-	    how, f.instance_type, sr_store_url(r->st));
+	/* The timeline's times are elapsed: say once what wall-clock time they
+	 * count from. */
+	fprintf(stderr, "spotrun: %s on %s%s, %s, store %s; the timeline's 00:00 is %s\n",
+	    r->js->name, sr_provider_name(r->prov), how, f.instance_type, sr_store_url(r->st),
+	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
 }
 
 /* The run's id: its start time (UTC) and pid; it names its records. */
@@ -178,6 +182,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;
+	int more;
 
 	memset(res, 0, sizeof *res);
 	memset(&r, 0, sizeof r);
@@ -191,11 +196,13 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 		do {
 			r.attempt++;
 			end = sr_run_attempt(&r, &a, res->err);
+			/* What follows the attempt (the next machine, a
+			 * restart, the final line) goes to its log too. */
+			more = after_attempt(&r, &a, end, o, res);
 			sr_tl_set_sink(&r.tl, NULL, NULL);
-			if (a.log != NULL)
-				sr_joblog_close(a.log);
+			sr_joblog_close(a.log);
 			a.log = NULL;
-		} while (after_attempt(&r, &a, end, o, res));
+		} while (more);
 	}
 	sr_run_teardown(&r);
 	return res->outcome;

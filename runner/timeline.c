@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "timeline.h"
 #include "util.h"
@@ -48,6 +49,24 @@ sr_tl_clock(const struct sr_timeline *tl, double epoch, char *buf, size_t len)
 		snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
 	else
 		snprintf(buf, len, "%02ld:%02ld", s / 60, s % 60);
+	return buf;
+}
+
+const char *
+sr_tl_wall(double epoch, int date, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+	char day[32], zone[16];
+
+	localtime_r(&t, &tm);
+	if (!date) {
+		strftime(buf, len, "%H:%M:%S", &tm);
+		return buf;
+	}
+	strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+	strftime(zone, sizeof zone, "%z", &tm);
+	snprintf(buf, len, "%s.%03d %s", day, (int)((epoch - (double)t) * 1000), zone);
 	return buf;
 }
 

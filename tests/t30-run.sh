@@ -2,7 +2,9 @@
 # t30-run.sh: the supervisor loop of `spotrun run` end to end: exit codes
 # through run, the restart policy, the signal provider (SIGTERM -> notice ->
 # checkpoint -> exit 75 -> the next run resumes), signals from the user,
-# the per-attempt log, the local-dir lock and the GPU requirement.
+# the per-attempt log (the whole timeline of its attempt, from its restore to
+# the run's last line, with wall-clock times), the wall-clock times of the
+# timeline, the local-dir lock and the GPU requirement.
 set -u
 . "$top_srcdir/tests/jobs/no-cloud.sh"	# the jobs here use name = auto
 tmp=$(mktemp -d)
@@ -20,7 +22,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..29"
+echo "1..38"
 
 # 1-4: exit codes pass through run
 for code in 0 1 42 255; do
@@ -132,7 +134,48 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 23-24: the attempt log
+# 23-25: the timeline's times are elapsed, and say so: the first line gives
+# the wall-clock time of 00:00; a request's deadline is a duration and a
+# wall-clock time (write_timeout = 10m: 600 s after 00:00 plus the request's
+# elapsed time); the notice's deadline too (grace = 5s).
+wall='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} [+-][0-9]{4}'
+job sigw "/bin/sh $tmp/sigjob.sh" "signal = none" "interval = 1s" "[provider]" "name = signal" "grace = 5s"
+"$SPOTRUN" run "$tmp/sigw.ini" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1.6
+kill -TERM $pid
+wait $pid
+head -n 1 "$tmp/err" | grep -qE "^spotrun: sigw on signal, .*, store file://$tmp/store; the timeline's 00:00 is $wall\$" &&
+	ok "the first line gives the wall-clock time of the timeline's 00:00" || nok "first line: $(head -n 1 "$tmp/err")"
+t0=$(head -n 1 "$tmp/err" | sed 's/.* 00:00 is \(.*\)\.[0-9]* \([+-][0-9]*\)$/\1 \2/')
+req=$(grep -m 1 '  request  ' "$tmp/err")
+by=$(printf '%s\n' "$req" | sed -n 's/^00:\(0[0-9]\)  request  periodic checkpoint, answer within 10m00s (by \([0-9:]*\))$/\1 \2/p')
+if [ -n "$by" ] && [ -n "$t0" ]; then
+	d=$(( $(date -d "${t0% *}" +%s) + ${by% *} + 600 - $(date -d "$(echo "$t0" | cut -d' ' -f1) ${by#* }" +%s) ))
+	[ "$d" -ge -1 ] && [ "$d" -le 1 ] && ok "a request says 'answer within 10m00s (by HH:MM:SS)', 00:00 + elapsed + 600 s" ||
+		nok "request line '$req': off by $d s from 00:00 = $t0"
+else
+	nok "request line '$req' (00:00 = '$t0')"
+fi
+grep -qE '^00:0[0-9]  notice   SIGTERM, deadline in 5\.0s \(at [0-9]{2}:[0-9]{2}:[0-9]{2}\)$' "$tmp/err" &&
+	ok "the notice's deadline is a duration and a wall-clock time" || nok "notice line: $(grep notice "$tmp/err")"
+
+# 26-31: the attempt's log has its whole timeline, with the wall-clock time
+# of its zero: the restore and the next machine (local provider), the
+# restart, and the run's last line.
+log() { echo "$tmp/local-$1/logs/latest/attempt-$2.log"; }
+has() { grep -qE -- "$2" "$1" && ok "$3" || nok "$3: $(cat "$1")"; }
+job locp "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = local" "after = 1s" "window = 4s" "preemptions = 1"
+"$SPOTRUN" run "$tmp/locp.ini" >"$tmp/out" 2>"$tmp/err"
+has "$(log locp 1)" "^\+0000\.[0-9]{3} spotrun attempt 1 of run [0-9]{8}T[0-9]{6}Z-[0-9]+ of locp: this log's \+0000\.000 is $wall; the timeline's 00:00 is $wall\$" \
+	"the log opens with its attempt, its run and the wall-clock time of its zero"
+has "$(log locp 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted next machine$' "the next machine is in the preempted attempt's log"
+has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:0[0-9]  attempt  2 restored checkpoint 0 at step [0-9]+ ' "the restore is in the log of the attempt it starts"
+has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:[0-9]{2}  finished exit 0: 2 attempts, 1 preemption, ' "the run's last line is in the last attempt's log"
+has "$(log sigw 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "a preempted run's last line is in its log"
+has "$(log flaky 1)" '^\+[0-9.]+ spotrun 00:00  restart  exit 3; restart 1 of 5 in 100ms$' "the restart is in the log of the attempt that failed"
+
+# 32-33: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -140,7 +183,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 25: a second run of the same job from the same local dir is refused
+# 34: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -150,7 +193,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 26: a job needing more GPUs than the machine has
+# 35: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -159,7 +202,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 27-29: spotrun killed outright: the job's leader dies with it (parent death
+# 36-38: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &
