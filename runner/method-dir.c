@@ -217,6 +217,18 @@ dir_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	return 1;
 }
 
+/* The local copy of the job's directory (1.2 GB for some) and the marker
+ * files: the next run restores from the store. */
+static int
+dir_discard(struct sr_method *m, char *err)
+{
+	struct dir_method *d = m->priv;
+
+	if (sr_rmtree(m->ctx.ckpt_dir, err) == -1)
+		return -1;
+	return sr_rmtree(d->ctl_dir, err);
+}
+
 const struct sr_method_ops sr_method_dir_ops = {
 	.name = "directory",
 	.init = dir_init,
@@ -232,4 +244,5 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.saved = dir_saved,
 	.committed = NULL,
 	.stop = NULL,
+	.discard = dir_discard,
 };

@@ -16,14 +16,15 @@
  *   committed   what follows a commit
  *
  * and around the attempt: restore before the launch, launch for what the
- * job's processes need, stop when the attempt ends, free at the end of the
- * run. The modes fill it like this:
+ * job's processes need, stop when the attempt ends, discard when the run
+ * ends for good, free at the end of the run. The modes fill it like this:
  *
  * - directory (method-dir.c): restore unpacks the newest checkpoint into
  *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths and the signal's
  *   name; request writes the request file and signals the job; state sees
  *   the done marker; save packs and commits the directory on a thread whose
- *   end makes fd readable.
+ *   end makes fd readable; discard removes the directory and the markers'
+ *   folder.
  * - library (to come: a C/CUDA library in the job saves its registered
  *   buffers itself): restore only learns the newest checkpoint (the library
  *   reads its buffers from the store); launch adds the control channel's
@@ -144,6 +145,12 @@ struct sr_method_ops {
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
 	 * let go of what belonged to this attempt. */
 	void (*stop)(struct sr_method *m);
+	/* NULL-able. The run is over for good (the job finished, or failed
+	 * and is not restarted; no attempt follows): remove what the method
+	 * keeps on this machine for the job (a copy of its state, its
+	 * control files), which no later run uses, since each restores from
+	 * the store. The run's logs and lock are not the method's. */
+	int (*discard)(struct sr_method *m, char *err);
 };
 
 struct sr_method {

@@ -176,6 +176,23 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	return after_exit(r, o, code, res);
 }
 
+/* A run that ended for good (the job finished, failed without a restart,
+ * or could not be executed) leaves on this machine only its logs and the
+ * lock: the method's copy of the job's state goes, as no later run uses it.
+ * After a preemption it stays (the machine is going; no time to spend),
+ * and after spotrun's own errors, for a look. */
+static void
+discard_local(struct run *r, enum sr_run_outcome oc)
+{
+	char err[SR_ERRMAX];
+
+	if (r->method == NULL || r->method->ops->discard == NULL ||
+	    (oc != SR_RUN_FINISHED && oc != SR_RUN_FAILED && oc != SR_RUN_CANNOT_EXEC))
+		return;
+	if (r->method->ops->discard(r->method, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
@@ -204,6 +221,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 			a.log = NULL;
 		} while (more);
 	}
+	discard_local(&r, res->outcome);
 	sr_run_teardown(&r);
 	return res->outcome;
 }

@@ -22,15 +22,18 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..38"
+echo "1..41"
 
-# 1-4: exit codes pass through run
+# 1-5: exit codes pass through run; a job that failed for good leaves no
+# local copy of its checkpoint
 for code in 0 1 42 255; do
 	job code$code "/bin/sh -c 'exit $code'"
 	"$SPOTRUN" run -q "$tmp/code$code.ini" >/dev/null 2>"$tmp/err"
 	check $? $code "run passes exit code $code through"
 done
-# 5: name = auto (the default) on this machine: local, decided within 0.5 s
+check "$(ls "$tmp/local-code42")" "lock
+logs" "failed for good (exit 42): only the logs and the lock stay"
+# 6: name = auto (the default) on this machine: local, decided within 0.5 s
 # (no-cloud.sh points the three clouds at a closed loopback port), and the
 # header line says so.
 job auto "/bin/sh -c 'exit 0'"
@@ -41,24 +44,24 @@ if [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s < 0.5) }'; then
 else
 	nok "auto: header '$(head -n 1 "$tmp/err")'"
 fi
-# 6: killed by a signal
+# 7: killed by a signal
 printf '[job]\nname = sig\ncommand = /bin/sh -c %s\nshell = no\n[checkpoint]\nstore = %s/store\nlocal_dir = %s/l-sig\n' \
 	"'kill -SEGV \$\$'" "$tmp" "$tmp" >"$tmp/sig.ini"
 "$SPOTRUN" run -q "$tmp/sig.ini" >/dev/null 2>"$tmp/err"
 check $? 139 "a job killed by SIGSEGV gives 128+11"
-# 7-8: exec failures
+# 8-9: exec failures
 job nf "$tmp/no-such-program"
 "$SPOTRUN" run -q "$tmp/nf.ini" >/dev/null 2>"$tmp/err"
 check $? 127 "a missing command gives 127"
 grep -q "spotrun: run $tmp/no-such-program: No such file or directory; exit 127" "$tmp/err" &&
 	ok "and says which command and why" || nok "message for a missing command"
-# 9: not executable
+# 10: not executable
 printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 job nx "$tmp/noexec"
 "$SPOTRUN" run -q "$tmp/nx.ini" >/dev/null 2>"$tmp/err"
 check $? 126 "a command that is not executable gives 126"
 
-# 10-12: restart policy: fails twice (counter file), then succeeds
+# 11-13: restart policy: fails twice (counter file), then succeeds
 cat >"$tmp/flaky.sh" <<'SH'
 c=$(cat "$1" 2>/dev/null || echo 0); c=$((c + 1)); echo $c >"$1"
 [ $c -ge 3 ] && exit 0
@@ -69,17 +72,19 @@ job flaky "/bin/sh $tmp/flaky.sh $tmp/flaky.count" "[retry]" "max_restarts = 5" 
 check $? 0 "a job failing twice with a restartable code succeeds on the third attempt"
 check "$(grep -c 'restart  exit 3; restart' "$tmp/err")" 2 "two restarts were announced"
 grep -q 'finished exit 0: 3 attempts, 0 preemptions, 2 restarts' "$tmp/err" && ok "the final line counts them" || nok "final line"
-# 13: a code not in on_exit_codes is not restarted
+# 14: a code not in on_exit_codes is not restarted
 rm -f "$tmp/flaky.count"
 job flaky2 "/bin/sh -c 'exit 4'" "[retry]" "max_restarts = 5" "on_exit_codes = 3" "backoff = 100ms"
 "$SPOTRUN" run "$tmp/flaky2.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c restart "$tmp/err")" "4:0" "exit 4 is not in on_exit_codes: no restart, code 4"
-# 14: max_restarts bounds the attempts
+# 15: max_restarts bounds the attempts
 job always "/bin/sh -c 'exit 5'" "[retry]" "max_restarts = 2" "backoff = 50ms"
 "$SPOTRUN" run "$tmp/always.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c 'restart  exit 5' "$tmp/err")" "5:2" "max_restarts = 2: three attempts, then the job's code"
 
-# 15-18: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume
+# 16-21: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume;
+# the local copy of the checkpoint stays after the preemption, goes once the
+# job finished
 cat >"$tmp/sigjob.sh" <<'SH'
 step=${SPOTRUN_RESUME_STEP:-0}
 [ -n "$SPOTRUN_RESUME_STEP" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
@@ -98,14 +103,22 @@ sleep 1
 kill -TERM $pid
 wait $pid
 check $? 75 "SIGTERM with the signal provider: checkpoint, then exit 75"
+[ -d "$tmp/local-sigp/ckpt" ] && [ -d "$tmp/local-sigp/ctl" ] && ok "preempted: the local copy of the checkpoint stays" ||
+	nok "preempted: local dir: $(ls "$tmp/local-sigp")"
 grep -q 'notice   SIGTERM' "$tmp/err" && grep -q 'ckpt     0 step [0-9]' "$tmp/err" &&
 	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out2" 2>"$tmp/err"
 check $? 0 "the next run finishes"
+check "$(cd "$tmp/local-sigp" && ls -d ckpt ctl lock logs logs/latest/attempt-1.log 2>&1)" \
+	"ls: cannot access 'ckpt': No such file or directory
+ls: cannot access 'ctl': No such file or directory
+lock
+logs
+logs/latest/attempt-1.log" "finished: the local copy of the checkpoint and the markers go, the logs and the lock stay"
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ -n "$step" ] && [ "$step" -ge 5 ] && ok "and resumed from the notice's checkpoint (step $step)" || nok "resume step '$step'"
 
-# 19: the job finished: running it again starts afresh, not from its end
+# 22: the job finished: running it again starts afresh, not from its end
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out3" 2>"$tmp/err"
 if grep -q 'attempt  1 starts afresh: sigp finished in an earlier run' "$tmp/err" && ! grep -q '^resumed' "$tmp/out3" &&
     grep -q '^done at 30$' "$tmp/out3"; then
@@ -114,7 +127,7 @@ else
 	nok "a finished job run again: $(cat "$tmp/out3")"
 fi
 
-# 20-21: the attempts of the job, with their machines and outcomes
+# 23-24: the attempts of the job, with their machines and outcomes
 "$SPOTRUN" ls -a "$tmp/sigp.ini" >"$tmp/ls" 2>"$tmp/err"
 if sed -n 2p "$tmp/ls" | grep -qE '^1 .* fresh +1 +[0-9]+ +preempted +signal ' &&
     sed -n 3p "$tmp/ls" | grep -qE '^1 .* step [0-9]+ +1 +0 +exit 0 +signal ' &&
@@ -125,7 +138,7 @@ else
 fi
 check "$("$SPOTRUN" ls -a -s "file://$tmp/store" nosuchjob)" "no attempts of job nosuchjob in file://$tmp/store" "ls -a of an unknown job"
 
-# 22: SIGINT is forwarded and stops restarts
+# 25: SIGINT is forwarded and stops restarts
 job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
 "$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
 pid=$!
@@ -134,7 +147,7 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 23-25: the timeline's times are elapsed, and say so: the first line gives
+# 26-28: the timeline's times are elapsed, and say so: the first line gives
 # the wall-clock time of 00:00; a request's deadline is a duration and a
 # wall-clock time (write_timeout = 10m: 600 s after 00:00 plus the request's
 # elapsed time); the notice's deadline too (grace = 5s).
@@ -160,7 +173,7 @@ fi
 grep -qE '^00:0[0-9]  notice   SIGTERM, deadline in 5\.0s \(at [0-9]{2}:[0-9]{2}:[0-9]{2}\)$' "$tmp/err" &&
 	ok "the notice's deadline is a duration and a wall-clock time" || nok "notice line: $(grep notice "$tmp/err")"
 
-# 26-31: the attempt's log has its whole timeline, with the wall-clock time
+# 29-34: the attempt's log has its whole timeline, with the wall-clock time
 # of its zero: the restore and the next machine (local provider), the
 # restart, and the run's last line.
 log() { echo "$tmp/local-$1/logs/latest/attempt-$2.log"; }
@@ -175,7 +188,7 @@ has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:[0-9]{2}  finished exit 0: 2 attempts
 has "$(log sigw 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "a preempted run's last line is in its log"
 has "$(log flaky 1)" '^\+[0-9.]+ spotrun 00:00  restart  exit 3; restart 1 of 5 in 100ms$' "the restart is in the log of the attempt that failed"
 
-# 32-33: the attempt log
+# 35-36: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -183,7 +196,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 34: a second run of the same job from the same local dir is refused
+# 37: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -193,7 +206,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 35: a job needing more GPUs than the machine has
+# 38: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -202,7 +215,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 36-38: spotrun killed outright: the job's leader dies with it (parent death
+# 39-41: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &
