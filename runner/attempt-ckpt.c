@@ -67,25 +67,29 @@ post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, doubl
 	struct sr_ckpt_request rq;
 	char err[SR_ERRMAX], within[32], by[32];
 	double posted = sr_now();
+	int signalled;
 
 	rq.seq = ++r->req_seq;
 	rq.reason = reason;
 	rq.deadline = deadline;
-	if (r->method->ops->request(r->method, &a->child, &rq, err) == -1) {
+	/* Said first, so what the method says of it follows. To the
+	 * millisecond: the microseconds since the caller's clock reading must
+	 * not turn 10m00s into 9m59s. */
+	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer within %s (by %s)",
+	    sr_ckpt_reason_name(reason),
+	    sr_fmt_duration(round((deadline - posted) * 1000) / 1000, within, sizeof within),
+	    sr_tl_wall(deadline, 0, by, sizeof by));
+	if (r->method->ops->request(r->method, &a->child, &rq, &signalled, err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
 	}
+	if (signalled != 0)
+		a->req_signal = signalled;
 	sr_fault("ckpt-request");
 	a->req_pending = 1;
 	a->req_reason = reason;
 	a->req_deadline = deadline;
 	a->req_posted = posted;
-	/* To the millisecond: the microseconds since the caller's clock
-	 * reading must not turn 10m00s into 9m59s. */
-	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer within %s (by %s)",
-	    sr_ckpt_reason_name(reason),
-	    sr_fmt_duration(round((deadline - a->req_posted) * 1000) / 1000, within, sizeof within),
-	    sr_tl_wall(deadline, 0, by, sizeof by));
 }
 
 void
@@ -103,7 +107,7 @@ sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
 	a->stopping = 1;
 	a->kill_at = sr_mono() + grace;
 	sr_tl(&r->tl, 0, "stop", "%s; SIGTERM to the job", why);
-	sr_child_signal(&a->child, SIGTERM);
+	sr_run_signal_job(a, SIGTERM);
 }
 
 /* The job's state is complete (step): have the method take it to the store. */
@@ -115,6 +119,7 @@ start_save(struct run *r, struct attempt *a, long long step)
 
 	a->save_reason = a->req_reason;
 	a->save_state_at = sr_now();
+	a->notice_saved |= a->req_reason == SR_REASON_NOTICE;
 	if (r->method->ops->save(r->method, step, deadline, err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
@@ -204,10 +209,14 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	char at[32], left[32], margin[32];
 	double now = sr_now();
 
-	if (a->leader_done || a->stopping)
+	/* A notice read in the same wake as the death of a job that did not
+	 * finish is the machine going away (Slurm's SIGTERM to spotrun and
+	 * the job at once): the attempt is preempted, with nothing to ask. */
+	if (a->stopping || (a->leader_done && !(a->ended_now && sr_exit_code(a->status) != 0)))
 		return;
 	if (n->kind == SR_NOTICE_EARLY) {
-		early_warning(r, a, n, now);
+		if (!a->leader_done)
+			early_warning(r, a, n, now);
 		return;
 	}
 	if (a->noticed)
@@ -219,6 +228,8 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
 	    sr_fmt_duration(n->deadline - now, left, sizeof left),
 	    sr_tl_wall(n->deadline, 0, at, sizeof at));
+	if (a->leader_done)
+		return;
 	if (a->ckpt_deadline <= now) {
 		/* Nothing is asked of the job, so nothing can be half-written:
 		 * the newest committed checkpoint stays what the next run

@@ -121,6 +121,7 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGCHLD:
 		if (!a->leader_done && sr_reap(&a->child, &status) == 1) {
 			a->leader_done = 1;
+			a->ended_now = 1;
 			a->status = status;
 			a->leader_done_at = sr_mono();
 		} else if (a->leader_done) {
@@ -136,7 +137,7 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGQUIT:
 		r->interrupted = sig;
 		if (!a->leader_done)
-			sr_child_signal(&a->child, sig);
+			sr_run_signal_job(a, sig);
 		break;
 	default:
 		break;
@@ -170,7 +171,7 @@ on_timers(struct run *r, struct attempt *a)
 		sr_run_begin_stop(r, a, "the machine is going away");
 	if (a->stopping && !a->leader_done && now >= a->kill_at) {
 		sr_tl(&r->tl, 0, "stop", "grace period over; SIGKILL to the job");
-		sr_child_signal(&a->child, SIGKILL);
+		sr_run_signal_job(a, SIGKILL);
 		a->kill_at = now + 3600;
 	}
 	sr_run_periodic(r, a, now);
@@ -242,6 +243,9 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	if (pf[i_sig].revents & POLLIN) {
 		while (sr_sig_next(r->sigfd, &sig) == 1)
 			handle_signal(r, a, sig);
+		/* A signal may have been the notice (the signal provider):
+		 * read it in this wake, as poll's answer predates it. */
+		pf[i_prov].revents |= POLLIN;
 	}
 	if (i_out >= 0 && (pf[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
 		feed_output(a, &a->out_open, 1, a->child.out_fd);
@@ -250,6 +254,11 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	if (pf[i_prov].revents & POLLIN) {
 		while (sr_provider_read(r->prov, &n, err) == 1)
 			sr_run_notice(r, a, &n);
+	}
+	/* After the notices of this wake, which may explain the death. */
+	if (a->ended_now) {
+		a->ended_now = 0;
+		sr_run_job_ended(r, a);
 	}
 	if (i_m >= 0 && (pf[i_m].revents & POLLIN))
 		sr_run_method_news(r, a);

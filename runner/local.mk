@@ -10,8 +10,9 @@ librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
-	runner/attempt.c runner/attempt-ckpt.c runner/attempt-record.c runner/finished.c \
-	runner/method.c runner/method.h runner/method-dir.c \
+	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-record.c \
+	runner/finished.c \
+	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \

@@ -21,7 +21,8 @@
  *
  * - directory (method-dir.c): restore unpacks the newest checkpoint into
  *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths and the signal's
- *   name; request writes the request file and signals the job; state sees
+ *   name; request writes the request file and signals the processes of the
+ *   job that catch the signal (sigcatch.c), never one it would kill; state sees
  *   the done marker; save packs and commits the directory on a thread whose
  *   end makes fd readable; discard removes the directory and the markers'
  *   folder.
@@ -116,9 +117,11 @@ struct sr_method_ops {
 	void (*launch)(struct sr_method *m, struct sr_launch *l);
 
 	/* Ask the job (its processes: job) for a checkpoint. The caller
-	 * says so on the timeline and keeps the deadline. */
+	 * says so on the timeline and keeps the deadline. *signalled: the
+	 * signal the job's first process (job->pid) was sent, 0 none, so
+	 * that its death by it can be explained. */
 	int (*request)(struct sr_method *m, const struct sr_child *job,
-	    const struct sr_ckpt_request *rq, char *err);
+	    const struct sr_ckpt_request *rq, int *signalled, char *err);
 	/* Whether the job's state for the pending request is complete:
 	 * 1 (*step: the step it holds, -1 unknown) or 0 not yet. Called on
 	 * every wake of the loop while a request is pending, and at least

@@ -10,6 +10,9 @@
  *   attempt-ckpt.c   the checkpoints of an attempt: restore, requests,
  *                    notices, the end of a save (policy; the mechanism is
  *                    the method's, method.h)
+ *   attempt-signal.c the signals sent to the job, and what its death by
+ *                    one means (spotrun's request signal; one from outside
+ *                    before a notice's checkpoint)
  *   attempt-record.c the attempt's record in the store
  *   finished.c       the FINISHED marker of a job that ended with exit 0
  */
@@ -62,6 +65,10 @@ struct attempt {
 	double started;			/* epoch */
 	int leader_done, status;
 	double leader_done_at;		/* mono */
+	int ended_now;			/* the leader was reaped in this wake of the loop */
+	/* what spotrun sent the job (attempt-signal.c) */
+	uint64_t sent;			/* bit N-1: signal N, to stop it or from the user */
+	int req_signal;			/* the request signal its first process got, 0 none */
 	int out_open, err_open;
 	/* the pending request */
 	int req_pending;
@@ -77,6 +84,7 @@ struct attempt {
 	struct sr_notice notice;
 	double ckpt_deadline;		/* epoch: notice deadline minus margin */
 	int emergency_pending;		/* request once the running save ends */
+	int notice_saved;		/* the notice's checkpoint went to the store */
 	/* stopping the job */
 	int stopping;
 	double kill_at;			/* mono */
@@ -112,6 +120,13 @@ void sr_run_periodic(struct run *r, struct attempt *a, double now);
 void sr_run_method_news(struct run *r, struct attempt *a);
 /* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why. */
 void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);
+
+/* attempt-signal.c */
+/* Send sig to the job's process group, and remember it was spotrun's. */
+void sr_run_signal_job(struct attempt *a, int sig);
+/* The job's first process ended (a->status): say why, when it was killed
+ * by spotrun's request signal or ended before the notice's checkpoint. */
+void sr_run_job_ended(struct run *r, struct attempt *a);
 
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */
