@@ -128,6 +128,9 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 			(void)sr_reap(&a->child, &status);
 		}
 		break;
+	case SIGWINCH:
+		sr_term_resize(r->term);
+		break;
 	case SIGTERM:
 		if (sr_provider_on_signal(r->prov, sig))
 			break;
@@ -310,6 +313,7 @@ open_log(struct run *r, struct attempt *a, char *err)
 	sr_joblog_note(a->log, "attempt %d of run %s of %s: this log's +0000.000 is %s; the "
 	    "timeline's 00:00 is %s", r->attempt, r->run_id, r->js->name, sr_tl_wall(sr_now(), 1, zero, sizeof zero),
 	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
+	sr_joblog_set_term(a->log, r->term);
 	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
 	return 0;
 }

@@ -17,6 +17,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
+	runner/term.c runner/term.h \
 	runner/cmd-run.c runner/cmd-help.c runner/cmd-ls.c
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
@@ -41,6 +42,6 @@ dist_check_SCRIPTS += tests/t10-check.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
-dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh
+dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t33-tty.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh

@@ -104,7 +104,7 @@ dir_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
 		return -1;
 	if (fresh)
 		return SR_CKPT_NONE;
-	sr_progress_start(&pg, STDERR_FILENO, "restore");
+	sr_progress_start(&pg, m->ctx.term, "restore");
 	ro.progress = sr_progress_update;
 	ro.progress_arg = &pg;
 	rc = sr_ckpt_restore(m->ctx.st, &ro, m->ctx.ckpt_dir, cs, err);
@@ -217,7 +217,7 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	struct dir_method *d = m->priv;
 
 	d->opts = *m->ctx.copts;
-	sr_progress_start(&d->pg, STDERR_FILENO, "checkpoint");
+	sr_progress_start(&d->pg, m->ctx.term, "checkpoint");
 	d->opts.progress = sr_progress_update;
 	d->opts.progress_arg = &d->pg;
 	d->opts.deadline = deadline;

@@ -47,6 +47,7 @@
 #include "ckpt.h"
 #include "jobspec.h"
 #include "supervise.h"
+#include "term.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -90,6 +91,7 @@ struct sr_method_ctx {
 	const struct sr_jobspec *js;
 	struct sr_store *st;
 	struct sr_timeline *tl;		/* for what the method has to say */
+	struct sr_term *term;		/* where a progress line goes (term.h) */
 	const struct sr_ckpt_opts *copts;	/* the job's checkpoint settings */
 	const char *ckpt_dir;		/* SPOTRUN_CKPT_DIR: the job's own files */
 };

@@ -37,6 +37,7 @@ struct run {
 	struct sr_provider *prov;
 	struct sr_method *method;
 	struct sr_timeline tl;
+	struct sr_term *term;		/* stderr, shared with a progress line */
 	int sigfd;
 	int lockfd;
 	char *ckpt_dir, *log_dir;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "term.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -18,6 +19,7 @@ sr_tl_init(struct sr_timeline *tl, FILE *fp, int quiet)
 	tl->quiet = quiet;
 	tl->sink = NULL;
 	tl->sink_arg = NULL;
+	tl->term = NULL;
 	pthread_mutex_init(&tl->lock, NULL);
 }
 
@@ -33,6 +35,14 @@ sr_tl_set_sink(struct sr_timeline *tl, void (*sink)(void *, const char *), void 
 	pthread_mutex_lock(&tl->lock);
 	tl->sink = sink;
 	tl->sink_arg = arg;
+	pthread_mutex_unlock(&tl->lock);
+}
+
+void
+sr_tl_set_term(struct sr_timeline *tl, struct sr_term *term)
+{
+	pthread_mutex_lock(&tl->lock);
+	tl->term = term;
 	pthread_mutex_unlock(&tl->lock);
 }
 
@@ -83,8 +93,10 @@ sr_tl(struct sr_timeline *tl, int important, const char *event, const char *fmt,
 	    event, msg);
 	pthread_mutex_lock(&tl->lock);
 	if (tl->fp != NULL && (important || !tl->quiet)) {
+		sr_term_begin(tl->term, fileno(tl->fp));
 		fprintf(tl->fp, "%s\n", line);
 		fflush(tl->fp);
+		sr_term_end(tl->term, fileno(tl->fp), "\n", 1);
 	}
 	if (tl->sink != NULL)
 		tl->sink(tl->sink_arg, line);

@@ -12,11 +12,14 @@
 #include <pthread.h>
 #include <stdio.h>
 
+struct sr_term;
+
 struct sr_timeline {
 	FILE *fp;		/* where lines go (stderr); NULL: nowhere */
 	double t0;		/* sr_now() at the start of the run */
 	int quiet;		/* print only errors and the final line */
 	pthread_mutex_t lock;
+	struct sr_term *term;	/* the terminal fp shares with a progress line */
 	/* Each line is also given to sink (e.g. the attempt's log). */
 	void (*sink)(void *arg, const char *line);
 	void *sink_arg;
@@ -25,6 +28,9 @@ struct sr_timeline {
 void sr_tl_init(struct sr_timeline *tl, FILE *fp, int quiet);
 void sr_tl_destroy(struct sr_timeline *tl);
 void sr_tl_set_sink(struct sr_timeline *tl, void (*sink)(void *, const char *), void *arg);
+/* The terminal whose progress line a printed line must not glue onto (the
+ * line is erased first and drawn again after); NULL: none. */
+void sr_tl_set_term(struct sr_timeline *tl, struct sr_term *term);
 /* Print "MM:SS  event  message"; important lines print even when quiet. */
 void sr_tl(struct sr_timeline *tl, int important, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

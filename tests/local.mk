@@ -12,7 +12,7 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 # The spotrun Python module (python/spotrun): its unit test in Python, TAP.
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
-EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh
+EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/slowsave.py
 # A mutation fuzzer of manifests through parse, validate and restore.
 check_PROGRAMS += tests/t-fuzz-manifest
 tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-util.h
