@@ -53,6 +53,8 @@ sr_run_restore(struct run *r, long long *step, char *err)
 		return 0;
 	}
 	*step = cs.step;
+	r->newest_seq = (long long)cs.seq;
+	r->newest_step = cs.step;
 	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
 	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
 	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
@@ -135,8 +137,11 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 	const char *reason = sr_ckpt_reason_name(a->save_reason);
 	char raw[32], stored[32], fresh[32], took[32], rate[32], err[SR_ERRMAX];
 
+	r->last_save_rc = res->rc;
 	if (res->rc == 0) {
 		r->checkpoints++;
+		r->newest_seq = (long long)s->seq;
+		r->newest_step = s->step;
 		a->last_state_at = a->save_state_at;
 		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
 		    "(%s/s)", (unsigned long long)s->seq, s->step,

@@ -138,9 +138,7 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGINT:
 	case SIGHUP:
 	case SIGQUIT:
-		r->interrupted = sig;
-		if (!a->leader_done)
-			sr_run_signal_job(a, sig);
+		sr_run_user_signal(r, a, sig);
 		break;
 	default:
 		break;
@@ -263,8 +261,10 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		a->ended_now = 0;
 		sr_run_job_ended(r, a);
 	}
-	if (i_m >= 0 && (pf[i_m].revents & POLLIN))
+	if (i_m >= 0 && (pf[i_m].revents & POLLIN)) {
 		sr_run_method_news(r, a);
+		sr_run_user_release(r, a);
+	}
 	on_timers(r, a);
 	return 0;
 }

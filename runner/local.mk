@@ -10,7 +10,8 @@ librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
-	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-record.c \
+	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
+	runner/attempt-record.c \
 	runner/finished.c \
 	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
@@ -42,6 +43,6 @@ dist_check_SCRIPTS += tests/t10-check.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
-dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t33-tty.sh
+dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.sh tests/t33-tty.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh

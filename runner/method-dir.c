@@ -230,6 +230,17 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	return 0;
 }
 
+/* The save thread checks the flag between chunks, and the store's requests
+ * with it. */
+static void
+dir_cancel(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+
+	if (d->active)
+		d->cancel = 1;
+}
+
 static int
 dir_fd(const struct sr_method *m)
 {
@@ -279,6 +290,7 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.clear = dir_clear,
 	.save = dir_save,
 	.fd = dir_fd,
+	.cancel = dir_cancel,
 	.saved = dir_saved,
 	.committed = NULL,
 	.stop = NULL,

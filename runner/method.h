@@ -12,6 +12,7 @@
  *   state       polled until the job's state is complete
  *   clear       the request is over (answered, or given up)
  *   save        take the state to the store, without blocking the loop
+ *   cancel      (the user's second ^C) abandon the running save
  *   fd, saved   the save ended: committed, late, cancelled or failed
  *   committed   what follows a commit
  *
@@ -144,6 +145,10 @@ struct sr_method_ops {
 	/* fd was readable: 1 a save ended (*res filled), 0 nothing for the
 	 * loop (news the method keeps for state). */
 	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
+	/* NULL-able. Abandon the running save (the user asked twice): it
+	 * ends soon, through fd and saved as ever, as SR_CKPT_CANCELLED,
+	 * having committed nothing (or committed, if it was done by then). */
+	void (*cancel)(struct sr_method *m);
 	/* NULL-able. A save committed (res->stats), after the loop counted
 	 * it and before the provider is told the machine may go. */
 	void (*committed)(struct sr_method *m, const struct sr_ckpt_result *res);

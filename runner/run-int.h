@@ -10,6 +10,8 @@
  *   attempt-ckpt.c   the checkpoints of an attempt: restore, requests,
  *                    notices, the end of a save (policy; the mechanism is
  *                    the method's, method.h)
+ *   attempt-intr.c   a signal from the user: passed on, or held while a
+ *                    save runs (a second abandons it); the last line's words
  *   attempt-signal.c the signals sent to the job, and what its death by
  *                    one means (spotrun's request signal; one from outside
  *                    before a notice's checkpoint)
@@ -31,6 +33,14 @@
 #include "supervise.h"
 #include "timeline.h"
 
+/* What became of the save that ran when the user's signal came. */
+enum sr_intr_save {
+	SR_INTR_NONE,			/* none ran */
+	SR_INTR_COMMITTED,		/* it was committed first */
+	SR_INTR_ABANDONED,		/* a second signal cancelled it */
+	SR_INTR_FAILED			/* it failed, or was late */
+};
+
 struct run {
 	struct sr_jobspec *js;
 	struct sr_store *st;
@@ -50,6 +60,10 @@ struct run {
 	double lost;			/* seconds of work lost to preemptions */
 	uint64_t req_seq;
 	int interrupted;		/* signal from the user: no restarts */
+	enum sr_intr_save intr_save;
+	int last_save_rc;		/* how the last save ended (sr_ckpt_result.rc) */
+	long long newest_seq, newest_step;	/* the newest checkpoint: restored or
+					 * committed in this run; -1 none, unknown */
 };
 
 /* How an attempt ended. */
@@ -86,6 +100,9 @@ struct attempt {
 	double ckpt_deadline;		/* epoch: notice deadline minus margin */
 	int emergency_pending;		/* request once the running save ends */
 	int notice_saved;		/* the notice's checkpoint went to the store */
+	/* a signal from the user while a save runs (attempt-intr.c) */
+	int held_sig;			/* for the job once the save ends; 0 none */
+	int abandoning;			/* a second one cancelled the save */
 	/* stopping the job */
 	int stopping;
 	double kill_at;			/* mono */
@@ -121,6 +138,16 @@ void sr_run_periodic(struct run *r, struct attempt *a, double now);
 void sr_run_method_news(struct run *r, struct attempt *a);
 /* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why. */
 void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);
+
+/* attempt-intr.c */
+/* A signal from the user (sig): no restarts; to the job now, or held
+ * while a save runs, a second one abandoning the save. */
+void sr_run_user_signal(struct run *r, struct attempt *a, int sig);
+/* The save ended (or none runs): pass on the held signal. */
+void sr_run_user_release(struct run *r, struct attempt *a);
+/* The last line's words for an interrupted run: the signal, what became of
+ * the save it came during, the newest checkpoint. */
+const char *sr_run_interrupt_what(const struct run *r, char *buf, size_t len);
 
 /* attempt-signal.c */
 /* Send sig to the job's process group, and remember it was spotrun's. */

@@ -57,18 +57,23 @@ restart_allowed(const struct run *r, int code)
 	return 0;
 }
 
-/* The run's last line, with the exit status the caller gives for res. */
+/* The run's last line, with the exit status the caller gives for res;
+ * "interrupted" says first what the user's signal left. */
 static void
 final_line(struct run *r, const struct sr_run_opts *o, const char *what,
     const struct sr_run_result *res)
 {
 	int code = o->exit_code != NULL ? o->exit_code(res) : res->code;
-	char lost[32], restarts[32] = "";
+	char lost[32], restarts[32] = "", why[256] = "";
 
 	if (r->restarts > 0)
 		snprintf(restarts, sizeof restarts, ", %d restart%s", r->restarts, r->restarts == 1 ? "" : "s");
-	sr_tl(&r->tl, 1, what, "exit %d: %d attempt%s, %d preemption%s%s, %s of work lost, %d checkpoint%s",
-	    code, r->attempt, r->attempt == 1 ? "" : "s", r->preemptions, r->preemptions == 1 ? "" : "s",
+	if (strcmp(what, "interrupted") == 0) {
+		sr_run_interrupt_what(r, why, sizeof why - 2);
+		strcat(why, "; ");
+	}
+	sr_tl(&r->tl, 1, what, "exit %d: %s%d attempt%s, %d preemption%s%s, %s of work lost, %d checkpoint%s",
+	    code, why, r->attempt, r->attempt == 1 ? "" : "s", r->preemptions, r->preemptions == 1 ? "" : "s",
 	    restarts, sr_fmt_duration(r->lost, lost, sizeof lost), r->checkpoints,
 	    r->checkpoints == 1 ? "" : "s");
 }
@@ -125,7 +130,7 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 		return 0;
 	}
 	if (r->interrupted || !restart_allowed(r, code)) {
-		final_line(r, o, "failed", res);
+		final_line(r, o, r->interrupted ? "interrupted" : "failed", res);
 		return 0;
 	}
 	for (k = 0; k < r->restarts && delay < js->backoff_max; k++)
@@ -135,7 +140,11 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	r->restarts++;
 	sr_tl(&r->tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r->restarts,
 	    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
-	return !backoff_wait(r, delay);
+	if (!backoff_wait(r, delay))
+		return 1;
+	r->restarts--;		/* announced, never made */
+	final_line(r, o, "interrupted", res);
+	return 0;
 }
 
 /* How attempt a ended: go on with another (1), or end the run (0, *res). */
@@ -205,6 +214,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	memset(&r, 0, sizeof r);
 	r.js = js;
 	r.lockfd = -1;
+	r.newest_seq = r.newest_step = -1;
 	sr_tl_init(&r.tl, stderr, o->quiet);
 	if (sr_run_setup(&r, res) == 0) {
 		announce(&r);
