@@ -15,13 +15,9 @@ t_setup
 
 # job NAME COMMAND [EXTRA INI LINES...]: write $t_tmp/NAME.ini
 job() {
-	_n=$1 _c=$2
+	_jn=$1 _jc=$2
 	shift 2
-	{
-		printf '[job]\nname = %s\ncommand = %s\nworkdir = %s\n' "$_n" "$_c" "$t_tmp"
-		printf '[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local-%s\nmargin = 1s\n' "$t_tmp" "$t_tmp" "$_n"
-		for _l in "$@"; do printf '%s\n' "$_l"; done
-	} > "$t_tmp/$_n.ini"
+	t_jobfile "$_jn" "$_jc" "margin = 1s" "$@"
 }
 run() {	# run NAME: spotrun run, stdout and stderr to NAME.out/.err, status in $t_rc
 	"$SPOTRUN" run "$t_tmp/$1.ini" > "$t_tmp/$1.out" 2> "$t_tmp/$1.err"

@@ -8,16 +8,11 @@
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 
-# job NAME COMMAND [EXTRA INI LINES...]
+# job NAME COMMAND [EXTRA INI LINES...]: on the local provider
 job() {
-	_n=$1 _c=$2
+	_jn=$1 _jc=$2
 	shift 2
-	{
-		printf '[job]\nname = %s\ncommand = %s\nworkdir = %s\n' "$_n" "$_c" "$t_tmp"
-		printf '[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local-%s\n' "$t_tmp" "$t_tmp" "$_n"
-		for _l in "$@"; do printf '%s\n' "$_l"; done
-		printf '[provider]\nname = local\n'
-	} > "$t_tmp/$_n.ini"
+	t_jobfile "$_jn" "$_jc" "$@" "[provider]" "name = local"
 }
 slow() { job "$1" "$PY $JOBS/slowsave.py 16 20" "interval = 1s" "level = 19" "chunk_size = 2MiB"; }
 # interrupt NAME N: start NAME, send N ^C once its save runs, 0.4 s apart

@@ -159,6 +159,20 @@ ini_get() {
 	insec && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$1"
 }
 
+# t_jobfile NAME COMMAND [LINE...]: write $t_tmp/NAME.ini, a job of that
+# name and command run in $t_tmp, its store $t_tmp/store and its local dir
+# $t_tmp/local-NAME, the LINEs following in its [checkpoint] section (or in
+# the sections they open).
+t_jobfile() {
+	_n=$1 _c=$2
+	shift 2
+	{
+		printf '[job]\nname = %s\ncommand = %s\nworkdir = %s\n' "$_n" "$_c" "$t_tmp"
+		printf '[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local-%s\n' "$t_tmp" "$t_tmp" "$_n"
+		for _l in "$@"; do printf '%s\n' "$_l"; done
+	} > "$t_tmp/$_n.ini"
+}
+
 # t_bg NAME CMD...: start CMD in the background, stdout to $t_tmp/NAME.out,
 # stderr to $t_tmp/NAME.err; its pid in $t_last (and killed at exit).
 t_bg() {
