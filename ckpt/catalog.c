@@ -157,45 +157,85 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	return 0;
 }
 
-/* LATEST holds the decimal seq and a newline; anything else is garbage. */
-static int
-parse_latest(const char *buf, size_t len, uint64_t *seq)
+/* The end of every LATEST warning: what readers do about it. */
+#define LATEST_GARBAGE_TAIL "every manifest counts as committed and the newest is the " \
+	"latest; the next save rewrites LATEST"
+
+/*
+ * LATEST holds the decimal seq and a newline (doc/format.md). The digits
+ * without the newline are read as that seq, with a warning: a writer that
+ * dropped it, or a hand repair with printf, meant that number, and
+ * treating it as garbage would count a commit in flight as committed.
+ * Anything else is garbage. Fills c's state, seq and warning.
+ */
+static void
+parse_latest(const char *job, const char *buf, size_t len, struct sr_catalog *c)
 {
+	char q[64];
 	uint64_t v = 0;
 	size_t i;
 
-	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
-		if (i >= SR_SEQ_DIGITS)
-			return -1;
+	for (i = 0; i < len && i <= SR_SEQ_DIGITS && buf[i] >= '0' && buf[i] <= '9'; i++)
 		v = v * 10 + (uint64_t)(buf[i] - '0');
+	if (i > 0 && i <= SR_SEQ_DIGITS && (i == len || (buf[i] == '\n' && i + 1 == len))) {
+		c->latest_state = SR_LATEST_OK;
+		c->latest = v;
+		if (i == len)
+			snprintf(c->latest_warning, sizeof c->latest_warning, "warning: %s/LATEST "
+			    "holds %" PRIu64 " without the newline that ends it: read as %" PRIu64
+			    "; the next save rewrites LATEST", job, v, v);
+		return;
 	}
-	if (i == 0 || (i < len && !(buf[i] == '\n' && i + 1 == len)))
-		return -1;
-	*seq = v;
-	return 0;
+	c->latest_state = SR_LATEST_GARBAGE;
+	if (memchr(buf, '\0', len) != NULL)
+		snprintf(q, sizeof q, "%zu bytes, a NUL among them", len);
+	else
+		sr_path_quote(buf, q, sizeof q);
+	snprintf(c->latest_warning, sizeof c->latest_warning, "warning: %s/LATEST is not a "
+	    "checkpoint number (it holds %s): " LATEST_GARBAGE_TAIL, job, q);
 }
 
-/* Read LATEST into c's latest fields. */
+/* Read LATEST into c's latest fields. An object too large to be a pointer
+ * is garbage too (its etag, for the repairing CAS, from a HEAD). */
 static int
 read_latest(struct sr_store *st, const char *job, struct sr_catalog *c, char *err)
 {
-	char *key = sr_ckpt_latest_key(job);
+	char *key = sr_ckpt_latest_key(job), why[SR_ERRMAX];
+	struct sr_object_info info;
 	void *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	c->latest_state = SR_LATEST_ABSENT;
 	c->etag[0] = '\0';
+	c->latest_warning[0] = '\0';
 	rc = sr_store_get(st, key, SR_LATEST_MAX, &buf, &len, c->etag, err);
+	if (rc == SR_STORE_ERROR && sr_store_head(st, key, &info, why) == SR_STORE_OK &&
+	    info.size > SR_LATEST_MAX) {
+		err[0] = '\0';	/* not an error after all */
+		free(key);
+		c->latest_state = SR_LATEST_GARBAGE;
+		strlcpy(c->etag, info.etag, sizeof c->etag);
+		snprintf(c->latest_warning, sizeof c->latest_warning, "warning: %s/LATEST is not a "
+		    "checkpoint number (it holds %" PRIu64 " bytes, more than the %d a pointer may "
+		    "have): " LATEST_GARBAGE_TAIL, job, info.size, SR_LATEST_MAX);
+		return 0;
+	}
 	free(key);
 	if (rc == SR_STORE_NOTFOUND)
 		return 0;
 	if (rc != 0)
 		return -1;
-	c->latest_state = parse_latest(buf, len, &c->latest) == 0 ? SR_LATEST_OK :
-	    SR_LATEST_GARBAGE;
+	parse_latest(job, buf, len, c);
 	free(buf);
 	return 0;
+}
+
+void
+sr_catalog_warn(const struct sr_ckpt_opts *o, const struct sr_catalog *c)
+{
+	if (c->latest_warning[0] != '\0')
+		sr_ckpt_say(o, "%s", c->latest_warning);
 }
 
 static int
@@ -325,6 +365,13 @@ int
 sr_ckpt_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err)
 {
+	return sr_ckpt_list_log(st, NULL, job, fn, arg, err);
+}
+
+int
+sr_ckpt_list_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err)
+{
 	struct sr_catalog c;
 	struct sr_manifest m;
 	char why[SR_ERRMAX];
@@ -335,6 +382,7 @@ sr_ckpt_list(struct sr_store *st, const char *job,
 		return -1;
 	if (sr_catalog_read(st, job, &c, err) == -1)
 		return sr_err_prefix(err, "list checkpoints of %s", job);
+	sr_catalog_warn(o, &c);
 	for (i = 0; i < c.ncommitted && rc == 0; i++) {
 		struct sr_ckpt_stats ck;
 		int latest = c.latest_state == SR_LATEST_OK ? c.seqs[i] == c.latest :
@@ -458,6 +506,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		return -1;
 	if (sr_catalog_read(st, job, &c, err) == -1)
 		return sr_err_prefix(err, "gc %s", job);
+	sr_catalog_warn(o, &c);
 	if (keep > 0 && c.ncommitted > (size_t)keep)
 		ndel = c.ncommitted - (size_t)keep;
 	/* The packs every kept manifest references, in flight ones included.

@@ -36,6 +36,10 @@ struct sr_catalog {
 	enum sr_latest_state latest_state;
 	uint64_t latest;	/* when SR_LATEST_OK */
 	char etag[SR_ETAG_MAX];	/* of LATEST, when present */
+	/* What is wrong with LATEST, as a whole warning line, or "": garbage
+	 * (doc/format.md: too large, not a number), or a number without its
+	 * newline, which is read as that number. sr_catalog_warn says it. */
+	char latest_warning[256];
 };
 
 /* Throttled progress: call o->progress when *last (sr_mono() of the last
@@ -61,6 +65,9 @@ int sr_ckpt_is_pack_key(const char *job, const char *key);
  * chosen from both is above anything committed before the read). */
 int sr_catalog_read(struct sr_store *st, const char *job, struct sr_catalog *c, char *err);
 void sr_catalog_free(struct sr_catalog *c);
+/* Say c->latest_warning through o->log (o may be NULL), if there is one:
+ * every reader of LATEST (save, restore, list) warns alike. */
+void sr_catalog_warn(const struct sr_ckpt_opts *o, const struct sr_catalog *c);
 
 /* sr_catalog_load: the manifest object is there but unusable. */
 #define SR_CATALOG_BAD (-10)

@@ -72,6 +72,12 @@ int sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const 
 /* Call fn for each committed checkpoint of job, oldest first. */
 int sr_ckpt_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
+/* sr_ckpt_list, saying through o->log (o may be NULL; only log and
+ * log_arg are read) what a restore would warn about the catalog before
+ * fn is called: a garbage LATEST, or one without its newline (one line
+ * starting "warning: "). */
+int sr_ckpt_list_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
 
 /* Keep the newest `keep` checkpoints; delete older manifests and every pack
  * no kept manifest references, and abort the job's unfinished pack uploads

@@ -28,6 +28,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -35,7 +36,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +47,7 @@
 #include "chunkhash.h"
 #include "ckpt.h"
 #include "codec.h"
+#include "fault.h"
 #include "manifest.h"
 #include "pathsafe.h"
 #include "util.h"
@@ -482,8 +487,23 @@ ts_of(int64_t ns, struct timespec ts[2])
 	}
 }
 
-/* Set mode (not for symlinks) and mtime of one entry, without following
- * a symlink. */
+/*
+ * The mode an entry is restored with: its mode without setuid and setgid
+ * (and without sticky on a file, where Linux ignores it). Whoever can
+ * write the store chooses the modes, and a restore creates every file as
+ * the restoring user: run as root, mode 06777 would plant a setuid-root
+ * file. Sticky stays on directories (it only limits who deletes there).
+ * World-writable bits are kept: the job saved them so, and they let
+ * others write what anyone who can write the store could write anyway.
+ */
+static unsigned
+safe_mode(const struct sr_mentry *e)
+{
+	return e->mode & (e->type == SR_MT_DIR ? ~(unsigned)(S_ISUID | S_ISGID) : 0777u);
+}
+
+/* Set mode (not for symlinks; safe_mode) and mtime of one entry, without
+ * following a symlink. */
 static int
 set_meta(int sfd, const struct sr_mentry *e, char *err)
 {
@@ -506,7 +526,7 @@ set_meta(int sfd, const struct sr_mentry *e, char *err)
 	    err);
 	if (fd == -1)
 		return -1;
-	if (fchmod(fd, e->mode) == -1)
+	if (fchmod(fd, safe_mode(e)) == -1)
 		rc = sr_errno(err, "set the mode of %s", q);
 	else if (futimens(fd, ts) == -1)
 		rc = sr_errno(err, "set the time of %s", q);
@@ -566,6 +586,30 @@ make_links(int sfd, const struct sr_manifest *m, char *err)
 	return rc;
 }
 
+/* Say once per restore which entries lost bits to safe_mode: the first
+ * by name, and how many more. */
+static void
+say_stripped(const struct sr_ckpt_opts *o, const struct sr_manifest *m)
+{
+	const struct sr_mentry *first = NULL;
+	char q[256], more[64] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nentries; i++) {
+		const struct sr_mentry *e = &m->entries[i];
+
+		if (e->type != SR_MT_SYMLINK && safe_mode(e) != e->mode && n++ == 0)
+			first = e;
+	}
+	if (first == NULL)
+		return;
+	if (n > 1)
+		snprintf(more, sizeof more, " (and %zu more entr%s)", n - 1, n == 2 ? "y" : "ies");
+	sr_ckpt_say(o, "warning: checkpoint %" PRIu64 ": %s has mode %#o: restored as %#o%s; "
+	    "a restore never sets setuid or setgid (nor sticky on files)", m->stats.seq,
+	    sr_path_quote(first->path, q, sizeof q), first->mode, safe_mode(first), more);
+}
+
 /* Build checkpoint m in the empty directory sfd. */
 static enum try_rc
 build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m, int sfd,
@@ -590,6 +634,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 		strlcpy(why, r.why, SR_ERRMAX);
 		return rc;
 	}
+	sr_fault("ckpt-restore");	/* the chunks are in the staging tree */
 	if (make_links(sfd, m, why) == -1)
 		return TRY_LOCAL;
 	/* Files and links in order, then directories deepest first: setting
@@ -603,6 +648,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 			return TRY_LOCAL;
 	}
 	sr_ckpt_progress(o, &r.progress_at, r.total, r.total);
+	say_stripped(o, m);
 	return TRY_OK;
 }
 
@@ -651,6 +697,75 @@ swap_in(const struct sr_ckpt_opts *o, const char *staging, const char *dir, char
 	return 0;
 }
 
+/*
+ * Remove the staging directories (DIR.restore.PID, and DIR.old.PID of the
+ * two-rename swap) that restores killed before their end left beside dir:
+ * nothing else ever removes them. One is removed only when its process is
+ * gone (kill(PID, 0) says no such process) and no process holds the flock
+ * a restore keeps on its staging directory while it builds it (which also
+ * covers a restore in another pid namespace); our own pid's is try_one's.
+ * The runner calls the restore under the job's lock, so no other restore
+ * of this directory runs. Best effort: a failure is a warning.
+ */
+static void
+sweep_staging(const struct sr_ckpt_opts *o, const char *dir)
+{
+	char *parent = sr_strdup(dir), *slash = strrchr(parent, '/'), err[SR_ERRMAX];
+	const char *base = slash != NULL ? slash + 1 : dir;
+	size_t blen = strlen(base);
+	struct dirent *de;
+	DIR *d;
+
+	if (slash == parent)
+		parent[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	if ((d = opendir(slash != NULL ? parent : ".")) == NULL) {
+		free(parent);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *p = de->d_name + blen, *digits;
+		char *end, *path;
+		long pid;
+		int fd, gone;
+
+		if (strncmp(de->d_name, base, blen) != 0)
+			continue;
+		if (strncmp(p, ".restore.", 9) == 0)
+			digits = p + 9;
+		else if (strncmp(p, ".old.", 5) == 0)
+			digits = p + 5;
+		else
+			continue;
+		if (*digits < '1' || *digits > '9')
+			continue;
+		errno = 0;
+		pid = strtol(digits, &end, 10);
+		if (*end != '\0' || errno != 0 || pid <= 0 || pid == (long)getpid() ||
+		    pid > INT32_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		gone = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		close(fd);
+		if (!gone)
+			continue;
+		path = slash != NULL ? sr_asprintf("%s/%s", slash == parent ? "" : parent,
+		    de->d_name) : sr_strdup(de->d_name);
+		if (sr_rmtree(path, err) == -1)
+			sr_ckpt_say(o, "warning: removing %s, left by a restore that was killed: %s",
+			    path, err);
+		else
+			sr_ckpt_say(o, "removed %s, left by a restore (pid %ld) that was killed", path,
+			    pid);
+		free(path);
+	}
+	closedir(d);
+	free(parent);
+}
+
 /* Restore checkpoint seq into dir; why says what went wrong. */
 static enum try_rc
 try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint64_t seq,
@@ -687,6 +802,8 @@ try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint
 		sr_errno(why, "open %s", staging);
 		rc = TRY_LOCAL;
 	} else {
+		/* held while the tree is built: sweep_staging leaves it alone */
+		(void)flock(sfd, LOCK_EX | LOCK_NB);
 		rc = build(st, o, m, sfd, why);
 		/* The root keeps the mode the target had (the manifest does
 		 * not record it); a new one gets the usual 0755. */
@@ -726,9 +843,7 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 		sr_err(err, "restore %s: no checkpoint", opts->job);
 		return SR_CKPT_NONE;
 	}
-	if (cat.latest_state == SR_LATEST_GARBAGE)
-		sr_ckpt_say(opts, "warning: %s/LATEST is not a checkpoint number; using the newest"
-		    " manifest", opts->job);
+	sr_catalog_warn(opts, &cat);
 	/* Newest first; LATEST itself even when its manifest is not listed,
 	 * so that its absence is reported. */
 	cand = sr_calloc(cat.ncommitted + 1, sizeof *cand);
@@ -742,6 +857,7 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 	d = sr_strdup(dir);
 	for (i = strlen(d); i > 1 && d[i - 1] == '/'; i--)
 		d[i - 1] = '\0';
+	sweep_staging(opts, d);
 	first[0] = '\0';
 	for (i = 0; i < ncand; i++) {
 		enum try_rc trc;

@@ -153,20 +153,6 @@ utf8_ok(const char *s)
 	return 1;
 }
 
-static const char *
-kind_name(mode_t mode)
-{
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	return "of an unknown type";
-}
-
 static int64_t
 mtime_ns(const struct stat *sb)
 {
@@ -229,7 +215,7 @@ walk_one(struct saver *s, int dfd, const char *name, const char *path, char *err
 		e = sr_manifest_add(&s->m, path, SR_MT_SYMLINK);
 		e->target = sr_strdup(target);
 	} else {
-		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, kind_name(sb.st_mode));
+		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, sr_file_kind(sb.st_mode));
 		return 0;
 	}
 	e->mode = sb.st_mode & 07777;
@@ -825,6 +811,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		rc = -1;
 		goto out;
 	}
+	sr_catalog_warn(opts, &cat);
 	s.seq = 0;
 	if (cat.n > 0)
 		s.seq = cat.seqs[cat.n - 1] + 1;

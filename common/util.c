@@ -383,6 +383,26 @@ sr_ncpus(void)
 	return n < 1 ? 1 : (int)n;
 }
 
+const char *
+sr_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "of an unknown type";
+}
+
 void
 sr_hex_of(const uint8_t *b, size_t n, char *out)
 {

@@ -71,6 +71,8 @@ ssize_t sr_write_all(int fd, const void *buf, size_t len);
 int sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err);
 /* Write a file atomically (temp file in the same dir, fsync, rename). */
 int sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err);
+/* What a file of this st_mode is, for messages: "a FIFO", "a directory"... */
+const char *sr_file_kind(mode_t mode);
 
 /* Number of online CPUs (at least 1). */
 int sr_ncpus(void);

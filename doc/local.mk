@@ -2,3 +2,5 @@
 EXTRA_DIST += doc/design.md doc/benchmarks.md doc/python.md
 dist_man_MANS += doc/spotrun.1
 dist_check_SCRIPTS += tests/t05-usage.sh
+# Both pages render without a warning (man -l, groff -ww, mandoc -T lint).
+dist_check_SCRIPTS += tests/t07-man.sh

@@ -9,14 +9,28 @@
  * end, then GETs /latest/meta-data/spot/instance-action with
  * X-aws-ec2-metadata-token. 404 means no notice; 401 means the token is no
  * longer valid: it is dropped and the request is retried once with a fresh
- * one. 200 carries {"action":"terminate|stop|hibernate","time":"...Z"}: one
- * SR_NOTICE_PREEMPT with that deadline is posted per VM. The rebalance
+ * one. 200 carries {"action":"terminate|stop|hibernate","time":"...Z"}
+ * (design.md section 4 has what each means and the sources):
+ *  - terminate and stop: one SR_NOTICE_PREEMPT with that deadline per VM,
+ *    and instance-action is not polled again. A stopped instance keeps its
+ *    EBS volumes and may be started again later, but its memory is lost:
+ *    for the job it is the same as terminate (checkpoint, stop, exit 75).
+ *  - hibernate: SR_NOTICE_FREEZE. The hibernation begins at once (no two
+ *    minutes), freezes every process and saves RAM to the root volume;
+ *    the same instance may be resumed when capacity returns, much later,
+ *    or never. So the job is asked for a checkpoint and left to be frozen,
+ *    not stopped, and polling goes on: after a resume the reply may change
+ *    (a later terminate, or hibernate with a new time: one notice each).
+ * The rebalance
  * recommendation (/latest/meta-data/events/recommendations/rebalance, 200
  * with {"noticeTime":"..."}) posts one SR_NOTICE_EARLY per VM.
  *
- * A bad reply (not JSON, wrong types, an unknown action, a time more than
- * MAX_PAST seconds in the past or more than an hour ahead, a body over the
- * cap, 5xx, a timeout) is counted, kept as the last error
+ * A time in the past is a notice all the same, with that (past) deadline:
+ * the machine may be going already, and the runner, finding no time left
+ * for a checkpoint, stops the job at once rather than let it run on. A bad
+ * reply (not JSON, wrong types, an unknown action, a time more than an
+ * hour ahead, a body over the cap, 5xx, a timeout) is counted, kept as the
+ * last error
  * (sr_aws_errors), written to stderr the first time only, and polling goes
  * on: the next poll may well succeed. Every request is bounded
  * (CONNECT_TIMEOUT, REQ_TIMEOUT, the body cap, no redirects) and stop_vm
@@ -60,7 +74,6 @@
 #define TOKEN_MARGIN	60.0		/* refresh this long before the end */
 #define CONNECT_TIMEOUT	0.5
 #define REQ_TIMEOUT	2.0
-#define MAX_PAST	10.0		/* a notice time further back is bad */
 #define MAX_AHEAD	3600.0		/* a notice time further ahead is bad */
 
 struct aws {
@@ -73,7 +86,7 @@ struct aws {
 	char token[256];		/* "" when none */
 	double token_end;		/* monotonic seconds */
 	int preempt_posted, early_posted;
-
+	double freeze_time;		/* the time of the hibernate posted; 0 none */
 };
 
 /* The base URL conf asks for (see the top of this file). */
@@ -116,8 +129,10 @@ aws_init(struct sr_provider *p, char *err)
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider aws: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like http://169.254.169.254)", ep);
-	if (sr_http_init(err) == -1)
-		return sr_err_prefix(err, "create provider aws");
+	if (sr_http_init(err) == -1) {
+		sr_err_prefix(err, "create provider aws");
+		return SR_PROVIDER_ESYS;
+	}
 	a = sr_calloc(1, sizeof *a);
 	a->endpoint = sr_provider_trim_url(ep);
 	a->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
@@ -236,18 +251,20 @@ parse_action(const char *body, double now, struct sr_notice *n, char *err)
 		    "(like 2017-09-18T08:22:00Z)", json_string_value(time));
 		goto out;
 	}
-	if (when < now - MAX_PAST || when > now + MAX_AHEAD) {
-		sr_err(err, "instance-action: time %s is %.0f s from now; a notice "
-		    "time lies between %.0f s ago and %.0f s ahead",
-		    json_string_value(time), when - now, MAX_PAST, MAX_AHEAD);
+	if (when > now + MAX_AHEAD) {
+		sr_err(err, "instance-action: time %s is %.0f s ahead; a notice time "
+		    "lies at most %.0f s ahead", json_string_value(time), when - now,
+		    MAX_AHEAD);
 		goto out;
 	}
 	memset(n, 0, sizeof *n);
-	n->kind = SR_NOTICE_PREEMPT;
+	n->kind = strcmp(act, "hibernate") == 0 ? SR_NOTICE_FREEZE : SR_NOTICE_PREEMPT;
 	n->seen = now;
 	n->deadline = when;
-	snprintf(n->reason, sizeof n->reason, "aws spot interruption (%s at %s)",
-	    act, json_string_value(time));
+	snprintf(n->reason, sizeof n->reason, "aws spot interruption (%s at %s%s)%s",
+	    act, json_string_value(time), when < now ? ", already past" : "",
+	    n->kind == SR_NOTICE_FREEZE ? ": the job is frozen with the instance, "
+	    "not stopped" : "");
 	ret = 0;
 out:
 	json_decref(root);
@@ -314,7 +331,15 @@ poll_once(struct sr_provider *p, struct aws *a)
 	if (!a->preempt_posted) {
 		r = poll_one(a, "/latest/meta-data/spot/instance-action", parse_action,
 		    &n, err);
-		if (r == 1) {
+		if (r == 1 && n.kind == SR_NOTICE_FREEZE) {
+			/* The same hibernation is announced until it happens
+			 * (and maybe after a resume): one notice for it. */
+			if (n.deadline != a->freeze_time) {
+				sr_provider_post(p, &n);
+				a->freeze_time = n.deadline;
+				return;
+			}
+		} else if (r == 1) {
 			sr_provider_post(p, &n);
 			a->preempt_posted = 1;
 			return;
@@ -362,6 +387,7 @@ aws_start_vm(struct sr_provider *p, char *err)
 	struct aws *a = p->priv;
 
 	a->preempt_posted = a->early_posted = 0;
+	a->freeze_time = 0;
 	return sr_watch_start(&a->w, watch, p, p->attempt, err);
 }
 

@@ -4,7 +4,7 @@
  *
  * Each VM gets one watcher thread. It first learns this VM's name
  * (GET /metadata/instance/compute/name?api-version=2021-02-01&format=text),
- * then GETs /metadata/scheduledevents?api-version=2020-07-01 every
+ * and GETs /metadata/scheduledevents?api-version=2020-07-01 every
  * conf->poll seconds (default 0.5 s; Azure advises 1 s, and a Preempt gives
  * only 30 s). Every request carries Metadata: true. The service starts on
  * its first use, so the first scheduledevents call may take up to 2 minutes:
@@ -12,11 +12,21 @@
  * timeout of FIRST_TIMEOUT, and stop_vm cancels it like any other request.
  *
  * A document whose DocumentIncarnation is the last one seen is not looked
- * at again. Events whose Resources do not name this VM are ignored.
+ * at again. Events whose Resources do not name this VM are ignored. While
+ * the name cannot be read (an error, retried after a backoff from
+ * conf->poll doubling to NAME_RETRY_MAX), the events are polled all the
+ * same and every Preempt or Terminate counts as this VM's, whatever its
+ * Resources, the notice's reason saying so: a needless stop costs a
+ * requeue, a missed one the work since the last checkpoint. Such a
+ * notice is not acknowledged (an ack would hurry another VM's event), and
+ * early events wait for the name. Once the name is read, the current
+ * document is read again with it.
  * Preempt and Terminate post one SR_NOTICE_PREEMPT per VM; its deadline is
  * NotBefore (RFC 1123, "Mon, 19 Sep 2016 18:29:47 GMT", parsed strictly)
- * when that lies between now and an hour ahead, else (missing, "" as
- * Azure sends once an event has Started, unparseable, past, too far) now +
+ * when that lies at most an hour ahead, also when it is past: Azure may
+ * start the event at any moment then, so the runner finds no time for a
+ * checkpoint and stops the job at once. Else (missing, "" as Azure sends
+ * once an event has Started, unparseable, too far) the deadline is now +
  * 30 s, the shortest notice Azure gives (a Preempt's). Freeze, Reboot and
  * Redeploy post one SR_NOTICE_EARLY per VM (a checkpoint, no stop). The
  * ack (sr_provider_ack, once the notice's checkpoint is committed) POSTs
@@ -71,6 +81,7 @@
 #define REQ_TIMEOUT	2.0
 #define FIRST_TIMEOUT	120.0		/* the service starts on first use */
 #define BACKOFF_MAX	2.0
+#define NAME_RETRY_MAX	5.0		/* seconds between reads of a name that failed */
 #define FALLBACK	30.0		/* a Preempt's notice */
 #define MAX_AHEAD	3600.0
 #define ID_MAX		128
@@ -84,6 +95,8 @@ struct azure {
 
 	/* The watcher's own. */
 	char vmname[NAME_MAX_LEN + 1];	/* "" until known */
+	double name_retry_at;		/* monotonic: when to read it again */
+	double name_backoff;		/* seconds; 0 before the first failure */
 	int answered;			/* scheduledevents replied once this VM */
 	long long incarnation;		/* of the last good document; -1 none */
 	int preempt_posted, early_posted;
@@ -152,8 +165,10 @@ azure_init(struct sr_provider *p, char *err)
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider azure: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like %s)", ep, DEFAULT_ENDPOINT);
-	if (sr_http_init(err) == -1)
-		return sr_err_prefix(err, "create provider azure");
+	if (sr_http_init(err) == -1) {
+		sr_err_prefix(err, "create provider azure");
+		return SR_PROVIDER_ESYS;
+	}
 	z = sr_calloc(1, sizeof *z);
 	z->endpoint = sr_provider_trim_url(ep);
 	z->poll = c->poll > 0 ? c->poll : DEFAULT_POLL;
@@ -266,7 +281,7 @@ sr_azure_deadline(const char *not_before, double now)
 	double t;
 
 	if (not_before == NULL || parse_rfc1123(not_before, &t) == -1 ||
-	    t < now || t > now + MAX_AHEAD)
+	    t > now + MAX_AHEAD)
 		return now + FALLBACK;
 	return t;
 }
@@ -340,22 +355,36 @@ read_document(struct sr_provider *p, struct azure *z, const char *body, char *er
 		if (check_event(ev, i, err) == -1)
 			goto out;
 	json_array_foreach(events, i, ev) {
+		json_t *res = json_object_get(ev, "Resources");
+		int known = z->vmname[0] != '\0';
+
 		type = json_string_value(json_object_get(ev, "EventType"));
 		id = json_string_value(json_object_get(ev, "EventId"));
-		if (!names_vm(json_object_get(ev, "Resources"), z->vmname))
+		if (known && !names_vm(res, z->vmname))
 			continue;	/* another VM's */
 		preempt = strcmp(type, "Preempt") == 0 || strcmp(type, "Terminate") == 0;
 		early = strcmp(type, "Freeze") == 0 || strcmp(type, "Reboot") == 0 ||
 		    strcmp(type, "Redeploy") == 0;
+		if (!known && !preempt)
+			continue;	/* maybe another VM's: not worth a checkpoint */
 		memset(&n, 0, sizeof n);
 		n.seen = sr_now();
-		snprintf(n.reason, sizeof n.reason, "azure %.16s event %s", type, id);
+		if (known)
+			snprintf(n.reason, sizeof n.reason, "azure %.16s event %s", type, id);
+		else
+			snprintf(n.reason, sizeof n.reason, "azure %.16s event %s for %.32s "
+			    "(this VM's name is unknown: taken as this VM's)", type, id,
+			    json_array_size(res) > 0 ? json_string_value(json_array_get(res, 0)) :
+			    "no VM");
 		if (preempt && !z->preempt_posted) {
 			n.kind = SR_NOTICE_PREEMPT;
 			n.deadline = sr_azure_deadline(json_string_value(
 			    json_object_get(ev, "NotBefore")), n.seen);
+			/* Only an event known to be this VM's is acknowledged:
+			 * an ack starts the event, and another VM's is not
+			 * ours to hurry. */
 			pthread_mutex_lock(&z->w.lock);
-			strlcpy(z->ack_id, id, sizeof z->ack_id);
+			strlcpy(z->ack_id, known ? id : "", sizeof z->ack_id);
 			pthread_mutex_unlock(&z->w.lock);
 			sr_provider_post(p, &n);
 			z->preempt_posted = 1;
@@ -396,14 +425,39 @@ get_vmname(struct azure *z, char *err)
 	return 0;
 }
 
+/* Read this VM's name when it is unknown and its retry is due. A failure
+ * is counted and reported (the first one on stderr) but does not stop the
+ * watch; the next read is after a backoff. */
+static void
+learn_vmname(struct azure *z)
+{
+	char err[SR_ERRMAX];
+
+	if (z->vmname[0] != '\0' || sr_mono() < z->name_retry_at)
+		return;
+	if (get_vmname(z, err) == 0) {
+		z->incarnation = -1;	/* read the document again, with the name */
+		return;
+	}
+	if (stopping(z))
+		return;
+	z->name_backoff = z->name_backoff == 0 ? z->poll :
+	    fmin(z->name_backoff * 2, fmax(NAME_RETRY_MAX, z->poll));
+	z->name_retry_at = sr_mono() + z->name_backoff;
+	strlcat(err, "; until this VM's name is read, every Preempt or Terminate event "
+	    "counts as this VM's", sizeof err);
+	sr_watch_error(&z->w, err);
+}
+
 static int
 poll_once(struct sr_provider *p, struct azure *z, char *err)
 {
 	struct sr_http_resp resp;
 	int r;
 
-	if (z->vmname[0] == '\0' && get_vmname(z, err) == -1)
-		return -1;
+	learn_vmname(z);
+	if (stopping(z))
+		return 0;
 	r = request(z, "GET", EVENTS_PATH, NULL, z->answered ? REQ_TIMEOUT :
 	    FIRST_TIMEOUT, 1, &resp, err);
 	if (r == -1)
@@ -449,6 +503,7 @@ azure_start_vm(struct sr_provider *p, char *err)
 	struct azure *z = p->priv;
 
 	z->vmname[0] = '\0';
+	z->name_retry_at = z->name_backoff = 0;
 	z->answered = 0;
 	z->incarnation = -1;
 	z->preempt_posted = z->early_posted = 0;

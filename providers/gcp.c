@@ -132,8 +132,10 @@ gcp_init(struct sr_provider *p, char *err)
 	if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0)
 		return sr_err(err, "create provider gcp: endpoint \"%s\" is not an "
 		    "http:// or https:// URL (set it like %s)", ep, DEFAULT_ENDPOINT);
-	if (sr_http_init(err) == -1)
-		return sr_err_prefix(err, "create provider gcp");
+	if (sr_http_init(err) == -1) {
+		sr_err_prefix(err, "create provider gcp");
+		return SR_PROVIDER_ESYS;
+	}
 	g = sr_calloc(1, sizeof *g);
 	g->endpoint = sr_provider_trim_url(ep);
 	g->wait = c->poll > 0 ? (int)c->poll : DEFAULT_WAIT;

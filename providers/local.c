@@ -118,11 +118,10 @@ local_init(struct sr_provider *p, char *err)
 			free(l);
 			return sr_err_prefix(err, "create provider local");
 		}
-		l->first = sr_trace_first_period(l->trace, c->trace_start);
-		if (l->first == sr_trace_nperiods(l->trace)) {
-			sr_err(err, "create provider local: trace %s: no up-period starts "
-			    "at or after trace_start %g s (the trace lasts %g s)",
-			    c->trace, c->trace_start, sr_trace_duration(l->trace));
+		if (sr_trace_start_period(l->trace, c->trace, c->trace_start, &l->first,
+		    err) == -1) {
+			sr_err_prefix(err, "create provider local: trace_start = %.10g s",
+			    c->trace_start);
 			sr_trace_free(l->trace);
 			free(l);
 			return -1;

@@ -8,6 +8,8 @@ libproviders_a_SOURCES += providers/provider-int.h providers/provider.c \
 libproviders_a_SOURCES += providers/aws.c
 check_PROGRAMS += tests/t-provider
 tests_t_provider_SOURCES = tests/t-provider.c tests/tap.h
+# The trace replay from the job file (`spotrun check`) to the run's exit code.
+dist_check_SCRIPTS += tests/t45-trace.sh
 # The AWS provider against the metadata emulator.
 noinst_PROGRAMS += tests/mdemu
 tests_mdemu_SOURCES = tests/mdemu.c

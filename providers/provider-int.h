@@ -21,7 +21,8 @@ struct sr_provider_ops {
 	 * the first in table order that says yes is picked. NULL: never
 	 * picked by "auto". 1 yes, 0 no. */
 	int (*detect)(const struct sr_provider_conf *conf, double timeout);
-	/* Validate p->conf and set up p->priv; 0 or -1 with err set. */
+	/* Validate p->conf and set up p->priv; 0, or SR_PROVIDER_ECONF (a bad
+	 * setting) or SR_PROVIDER_ESYS (anything else) with err set. */
 	int (*init)(struct sr_provider *p, char *err);
 	/* Release p->priv (after stop_vm when a VM was running). */
 	void (*free)(struct sr_provider *p);
@@ -91,8 +92,9 @@ int sr_gcp_errors(struct sr_provider *p, unsigned long *count, char *last, size_
 int sr_azure_errors(struct sr_provider *p, unsigned long *count, char *last, size_t len);
 /* azure.c: the deadline of a Preempt or Terminate whose NotBefore is
  * not_before (NULL: none) seen at now (epoch seconds): NotBefore when it is
- * exactly RFC 1123 ("Mon, 19 Sep 2016 18:29:47 GMT") and lies between now
- * and an hour ahead, else now + 30 s (a Preempt's notice). */
+ * exactly RFC 1123 ("Mon, 19 Sep 2016 18:29:47 GMT") and at most an hour
+ * ahead, past included (the event may start at once), else now + 30 s (a
+ * Preempt's notice). */
 double sr_azure_deadline(const char *not_before, double now);
 
 extern const struct sr_provider_ops sr_provider_aws_ops;

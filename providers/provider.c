@@ -221,15 +221,17 @@ sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, c
 {
 	const struct sr_provider_ops *ops;
 	struct sr_provider *p;
-	int fds[2], automatic = conf->name == NULL || strcmp(conf->name, "auto") == 0;
+	int fds[2], r, automatic = conf->name == NULL || strcmp(conf->name, "auto") == 0;
 	double t0 = sr_mono(), took;
 
 	ops = find_ops(conf, err);
-	if (ops == NULL)
-		return -1;
+	if (ops == NULL)	/* "auto" fails only for want of threads or libcurl */
+		return automatic ? SR_PROVIDER_ESYS : SR_PROVIDER_ECONF;
 	took = automatic ? sr_mono() - t0 : -1;
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1)
-		return sr_errno(err, "create provider %s: pipe", ops->name);
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1) {
+		sr_errno(err, "create provider %s: pipe", ops->name);
+		return SR_PROVIDER_ESYS;
+	}
 	p = sr_calloc(1, sizeof *p);
 	p->ops = ops;
 	p->conf = *conf;
@@ -244,10 +246,10 @@ sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, c
 	p->detect_seconds = took;
 	p->pipe_rd = fds[0];
 	p->pipe_wr = fds[1];
-	if (ops->init(p, err) == -1) {
+	if ((r = ops->init(p, err)) != 0) {
 		p->ops = NULL;	/* nothing of the implementation to free */
 		sr_provider_free(p);
-		return -1;
+		return r == SR_PROVIDER_ESYS ? SR_PROVIDER_ESYS : SR_PROVIDER_ECONF;
 	}
 	*out = p;
 	return 0;

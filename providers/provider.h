@@ -16,13 +16,26 @@
 
 enum sr_notice_kind {
 	SR_NOTICE_PREEMPT = 1,	/* the machine goes away at the deadline */
-	SR_NOTICE_EARLY		/* early warning (rebalance): checkpoint, keep running */
+	SR_NOTICE_EARLY,	/* early warning (rebalance): checkpoint, keep running */
+	/* The machine freezes the job's processes where they stand and may
+	 * resume them later, or never (AWS hibernate: RAM saved to the root
+	 * volume, the same instance resumed when capacity returns). The runner
+	 * asks for a checkpoint as for SR_NOTICE_EARLY (whatever
+	 * early_checkpoint says: it is the only one if the machine never comes
+	 * back) and does not stop the job: killing it would lose what the
+	 * hibernation keeps. deadline: when the freeze begins (often already
+	 * past: AWS gives no two minutes for hibernation). The provider keeps
+	 * watching: a resumed machine can be interrupted again. */
+	SR_NOTICE_FREEZE
 };
 
 struct sr_notice {
 	enum sr_notice_kind kind;
 	double seen;		/* epoch seconds when the provider saw it */
-	double deadline;	/* epoch seconds when the machine goes away */
+	double deadline;	/* epoch seconds when the machine goes away; may
+				 * be past (the machine may be going already:
+				 * the runner then has no time for a checkpoint
+				 * and stops the job at once) */
 	char reason[128];	/* "simulated preemption", "SIGTERM", ... */
 };
 
@@ -69,13 +82,23 @@ struct sr_provider;
  * seconds (each probe's connect and total timeout). */
 #define SR_DETECT_TIMEOUT 0.3
 
+/* sr_provider_new's errors: whose they are to fix. */
+enum sr_provider_error {
+	SR_PROVIDER_ECONF = -1,	/* the settings (the job file's): an unknown name,
+				 * a bad value, a trace that is missing or bad or
+				 * whose start is past its last up-period, an
+				 * endpoint that is not a URL */
+	SR_PROVIDER_ESYS = -2	/* this machine or spotrun: a pipe, libcurl's
+				 * set-up, "auto" finding nothing */
+};
+
 /* Create the provider named by conf->name. "auto" (or NULL) probes the
  * metadata services of aws, gcp and azure in parallel, each bounded by
  * SR_DETECT_TIMEOUT, and picks the first of those (in that order) whose
  * service answered as only it does, else local: on a laptop that costs at
- * most about SR_DETECT_TIMEOUT. The strings in conf are copied. Errors: an
- * unknown name (the message lists the valid ones), a negative setting, a
- * bad trace file or endpoint. */
+ * most about SR_DETECT_TIMEOUT. The strings in conf are copied. 0, or an
+ * enum sr_provider_error with err set; an unknown name's message lists the
+ * valid ones. */
 int sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, char *err);
 void sr_provider_free(struct sr_provider *p);
 const char *sr_provider_name(const struct sr_provider *p);

@@ -53,8 +53,12 @@ json_kind(const json_t *v)
 	return "a value";
 }
 
+/* The JSON of the file at path, or NULL with err set; *unopened says
+ * whether it could not even be opened. Opened non-blocking, so a FIFO is
+ * refused rather than waited on (for a regular file the flag changes
+ * nothing). */
 static json_t *
-load_json(const char *path, char *err)
+load_json(const char *path, int *unopened, char *err)
 {
 	json_error_t je;
 	struct stat st;
@@ -62,8 +66,10 @@ load_json(const char *path, char *err)
 	FILE *fp;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	*unopened = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd == -1) {
+		*unopened = 1;
 		sr_errno(err, "load trace %s", path);
 		return NULL;
 	}
@@ -173,14 +179,15 @@ cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 	return 0;
 }
 
-int
-sr_trace_load(const char *path, struct sr_trace **out, char *err)
+/* sr_trace_load, and whether the file could not be opened at all. */
+static int
+load(const char *path, struct sr_trace **out, int *unopened, char *err)
 {
 	struct sr_trace *t;
 	json_t *root, *data = NULL;
 	double gap = 0;
 
-	root = load_json(path, err);
+	root = load_json(path, unopened, err);
 	if (root == NULL)
 		return -1;
 	if (check_shape(path, root, &gap, &data, err) == -1) {
@@ -197,6 +204,14 @@ sr_trace_load(const char *path, struct sr_trace **out, char *err)
 	json_decref(root);
 	*out = t;
 	return 0;
+}
+
+int
+sr_trace_load(const char *path, struct sr_trace **out, char *err)
+{
+	int unopened;
+
+	return load(path, out, &unopened, err);
 }
 
 void
@@ -244,4 +259,41 @@ sr_trace_first_period(const struct sr_trace *t, double start)
 			break;
 	}
 	return k;
+}
+
+int
+sr_trace_start_period(const struct sr_trace *t, const char *path, double start,
+    size_t *k, char *err)
+{
+	const struct sr_trace_period *last = &t->periods[t->nperiods - 1];
+	double end = last->start + last->length;
+	char where[SR_ERRMAX];
+
+	if ((*k = sr_trace_first_period(t, start)) < t->nperiods)
+		return 0;
+	if (start < end)
+		snprintf(where, sizeof where, "inside the last up-period of trace %s "
+		    "(%.10g s to %.10g s)", path, last->start, end);
+	else if (start < sr_trace_duration(t))
+		snprintf(where, sizeof where, "after the last up-period of trace %s "
+		    "(%.10g s to %.10g s)", path, last->start, end);
+	else
+		snprintf(where, sizeof where, "past the end of trace %s (it lasts %.10g s)",
+		    path, sr_trace_duration(t));
+	return sr_err(err, "%s; no up-period starts at or after it; use a start time of "
+	    "at most %.10g s, where the last one starts", where, last->start);
+}
+
+enum sr_trace_status
+sr_trace_check(const char *path, double start, char *err)
+{
+	struct sr_trace *t;
+	size_t k;
+	int unopened, r;
+
+	if (load(path, &t, &unopened, err) == -1)
+		return unopened ? SR_TRACE_UNREADABLE : SR_TRACE_BAD_FILE;
+	r = sr_trace_start_period(t, path, start, &k, err);
+	sr_trace_free(t);
+	return r == 0 ? SR_TRACE_OK : SR_TRACE_BAD_START;
 }

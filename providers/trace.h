@@ -43,4 +43,29 @@ const struct sr_trace_period *sr_trace_period(const struct sr_trace *t, size_t k
  * `start`; sr_trace_nperiods(t) when none does. */
 size_t sr_trace_first_period(const struct sr_trace *t, double start);
 
+/* The up-period VM 1 replays from trace second `start` (as
+ * sr_trace_first_period) into *k: 0, or -1 when none starts at or after
+ * start, with err saying where start lies (inside the last up-period,
+ * after it, past the end) and the latest start that works, without naming
+ * the key: "inside the last up-period of trace PATH (4800 s to 5600 s); no
+ * up-period starts at or after it; use a start time of at most 4800 s, where
+ * the last one starts". path names the trace in the message. */
+int sr_trace_start_period(const struct sr_trace *t, const char *path, double start,
+    size_t *k, char *err);
+
+/* What sr_trace_check found. */
+enum sr_trace_status {
+	SR_TRACE_OK = 0,
+	SR_TRACE_UNREADABLE,	/* it cannot be opened: nothing is known of it yet */
+	SR_TRACE_BAD_FILE,	/* it is not a trace (err as sr_trace_load's) */
+	SR_TRACE_BAD_START	/* no up-period starts at or after start (err as
+				 * sr_trace_start_period's) */
+};
+
+/* Whether replaying the trace at path from trace second `start` works, for
+ * checking a job file before it runs: load it (never blocking: a FIFO or a
+ * device is "not a regular file") and find VM 1's period. Returns a status;
+ * err is set for all but SR_TRACE_OK. */
+enum sr_trace_status sr_trace_check(const char *path, double start, char *err);
+
 #endif

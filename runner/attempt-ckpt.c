@@ -195,11 +195,14 @@ sr_run_method_news(struct run *r, struct attempt *a)
 		    "no checkpoint for this notice");
 }
 
-/* An early warning (now: sr_now()): checkpoint, and the job goes on. */
+/* An early warning (now: sr_now()): checkpoint, and the job goes on. A
+ * freeze (AWS hibernate) too, whatever early_checkpoint says: the
+ * hibernation keeps the processes, so the job is not stopped, but the
+ * checkpoint is the only copy if the instance never comes back. */
 static void
 early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, double now)
 {
-	if (!r->js->early_checkpoint) {
+	if (n->kind == SR_NOTICE_EARLY && !r->js->early_checkpoint) {
 		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)", n->reason);
 		return;
 	}
@@ -219,7 +222,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	 * the job at once): the attempt is preempted, with nothing to ask. */
 	if (a->stopping || (a->leader_done && !(a->ended_now && sr_exit_code(a->status) != 0)))
 		return;
-	if (n->kind == SR_NOTICE_EARLY) {
+	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
 		if (!a->leader_done)
 			early_warning(r, a, n, now);
 		return;

@@ -7,48 +7,42 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <unistd.h>
 
 #include "cmd.h"
-#include "jobspec.h"
+#include "jobfile.h"
+
+enum { CHECK_QUIET };
+
+static const struct sr_opt check_opts[] = {
+	[CHECK_QUIET] = { 'q', "quiet", NULL, "print only the errors, not FILE: ok" },
+	{ 0 }
+};
 
 static int
-cmd_check_exec(int argc, char **argv)
+cmd_check_exec(const struct sr_args *a)
 {
-	struct sr_jobspec_errors errs = { NULL, 0 };
 	struct sr_jobspec *js;
-	int ch, quiet = 0, bad = 0, i;
+	int bad = 0, i;
 
-	optind = 1;
-	while ((ch = getopt(argc, argv, sr_cmd_check_entry.getopt)) != -1) {
-		switch (ch) {
-		case 'q':
-			quiet = 1;
-			break;
-		default:
-			sr_cmd_usage(&sr_cmd_check_entry, stderr);
-			return SR_EXIT_USAGE;
-		}
-	}
-	if (optind == argc) {
-		sr_cmd_usage(&sr_cmd_check_entry, stderr);
-		return SR_EXIT_USAGE;
-	}
-	for (i = optind; i < argc; i++) {
-		if (sr_jobspec_load(argv[i], &js, &errs) == -1) {
-			sr_jobspec_errors_print(argv[i], &errs, stderr);
-			sr_jobspec_errors_free(&errs);
+	for (i = 0; i < a->argc; i++) {
+		if (sr_jobfile_load(a->argv[i], &js) != SR_JOBFILE_OK) {
 			bad = 1;
 			continue;
 		}
 		sr_jobspec_free(js);
-		if (!quiet)
-			printf("%s: ok\n", argv[i]);
+		if (!sr_args_has(a, CHECK_QUIET))
+			printf("%s: ok\n", a->argv[i]);
 	}
 	fflush(stdout);
 	return bad ? SR_EXIT_BADSPEC : 0;
 }
 
 const struct sr_cmd_entry sr_cmd_check_entry = {
-	"check", "[-q] JOB.ini ...", "q", "validate job files", cmd_check_exec
+	.name = "check",
+	.args = { .opts = check_opts, .operands = "JOB.ini ...", .min = 1, .max = -1 },
+	.summary = "validate job files",
+	.help = "Validate job files without running anything: every error is printed as\n"
+	    "FILE:LINE: message, naming the key and what would be valid. Exits 0 when\n"
+	    "every file is valid, 65 when any is not.",
+	.exec = cmd_check_exec,
 };

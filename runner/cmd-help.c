@@ -1,42 +1,48 @@
 /*
- * cmd-help.c: `spotrun help [COMMAND]`: the usage of every command, or of
- * one, generated from the command table.
+ * cmd-help.c: `spotrun help [COMMAND]`: the table of the commands, or the
+ * full help of one (what `spotrun COMMAND --help` prints), generated from
+ * the command table.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cmd.h"
 
 static int
-cmd_help_exec(int argc, char **argv)
+cmd_help_exec(const struct sr_args *a)
 {
 	const struct sr_cmd_entry *e;
 	size_t i;
 
-	if (argc > 2) {
-		sr_cmd_usage(&sr_cmd_help_entry, stderr);
-		return SR_EXIT_USAGE;
-	}
-	if (argc == 2) {
-		e = sr_cmd_find(argv[1]);
-		if (e == NULL) {
-			fprintf(stderr, "spotrun: unknown command '%s'; try 'spotrun help'\n", argv[1]);
+	if (a->argc == 1) {
+		if ((e = sr_cmd_find(a->argv[0])) == NULL) {
+			sr_cmd_unknown(a->argv[0]);
 			return SR_EXIT_USAGE;
 		}
-		sr_cmd_usage(e, stdout);
-		printf("%s\n", e->summary);
+		sr_cmd_help(e, stdout);
 		return 0;
 	}
 	printf("usage: spotrun COMMAND [ARGS]\n       spotrun --version\n\ncommands:\n");
 	for (i = 0; sr_cmd_table[i] != NULL; i++) {
+		char *syn;
+
 		e = sr_cmd_table[i];
-		printf("  %-6s %-34s %s\n", e->name, e->args, e->summary);
+		syn = sr_args_synopsis(&e->args);
+		printf("  %-6s %-34s %s\n", e->name, syn, e->summary);
+		free(syn);
 	}
-	printf("\nSee spotrun(1) and spotrun-job(5).\n");
+	printf("\n'spotrun help COMMAND' or 'spotrun COMMAND --help' shows a command's options.\n"
+	    "See spotrun(1) and spotrun-job(5).\n");
 	return 0;
 }
 
 const struct sr_cmd_entry sr_cmd_help_entry = {
-	"help", "[COMMAND]", "", "show the commands and their usage", cmd_help_exec
+	.name = "help",
+	.args = { .opts = NULL, .operands = "[COMMAND]", .min = 0, .max = 1 },
+	.summary = "show the commands and their usage",
+	.help = "Show the commands and their usage, or with COMMAND the usage, options and\n"
+	    "description of that command (the same as 'spotrun COMMAND --help').",
+	.exec = cmd_help_exec,
 };

@@ -6,10 +6,9 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <unistd.h>
 
 #include "cmd.h"
-#include "jobspec.h"
+#include "jobfile.h"
 #include "run.h"
 
 /* The exit status for a run's result (doc/spotrun.1, EXIT STATUS): the
@@ -34,6 +33,8 @@ run_exit_code(const struct sr_run_result *res)
 		return SR_EXIT_IOERR;
 	case SR_RUN_ERR_PROVIDER:
 		return SR_EXIT_SOFTWARE;
+	case SR_RUN_ERR_CONFIG:
+		return SR_EXIT_BADSPEC;
 	}
 	return SR_EXIT_SOFTWARE;
 }
@@ -59,35 +60,32 @@ print_error(const struct sr_jobspec *js, const struct sr_run_result *res, int co
 	}
 }
 
+enum { RUN_QUIET };
+
+static const struct sr_opt run_opts[] = {
+	[RUN_QUIET] = { 'q', "quiet", NULL,
+	    "print only the important lines: notices, checkpoints, the end" },
+	{ 0 }
+};
+
 static int
-cmd_run_exec(int argc, char **argv)
+cmd_run_exec(const struct sr_args *a)
 {
-	struct sr_jobspec_errors errs = { NULL, 0 };
 	struct sr_jobspec *js;
 	struct sr_run_opts o = { 0, run_exit_code };
 	struct sr_run_result res;
-	int ch, code;
+	const char *path = a->argv[0];
+	int code;
 
-	optind = 1;
-	while ((ch = getopt(argc, argv, sr_cmd_run_entry.getopt)) != -1) {
-		switch (ch) {
-		case 'q':
-			o.quiet = 1;
-			break;
-		default:
-			sr_cmd_usage(&sr_cmd_run_entry, stderr);
-			return SR_EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 1) {
-		sr_cmd_usage(&sr_cmd_run_entry, stderr);
-		return SR_EXIT_USAGE;
-	}
-	if (sr_jobspec_load(argv[optind], &js, &errs) == -1) {
-		sr_jobspec_errors_print(argv[optind], &errs, stderr);
-		sr_jobspec_errors_free(&errs);
+	o.quiet = sr_args_has(a, RUN_QUIET) > 0;
+	switch (sr_jobfile_load(path, &js)) {
+	case SR_JOBFILE_OK:
+		break;
+	case SR_JOBFILE_INVALID:
 		fprintf(stderr, "spotrun: %s: not started; fix the errors above (spotrun check %s)\n",
-		    argv[optind], argv[optind]);
+		    path, path);
+		return SR_EXIT_BADSPEC;
+	default:
 		return SR_EXIT_BADSPEC;
 	}
 	sr_run_job(js, &o, &res);
@@ -98,6 +96,12 @@ cmd_run_exec(int argc, char **argv)
 }
 
 const struct sr_cmd_entry sr_cmd_run_entry = {
-	"run", "[-q] JOB.ini", "+q", "supervise a job on this machine until it finishes",
-	cmd_run_exec
+	.name = "run",
+	.args = { .opts = run_opts, .operands = "JOB.ini", .min = 1, .max = 1 },
+	.summary = "supervise a job on this machine until it finishes",
+	.help = "Validate the job file, then supervise the job until it finishes: restore its\n"
+	    "newest checkpoint, launch it, ask it for checkpoints periodically and on a\n"
+	    "preemption notice, commit them to the store, and restart it as [retry] says.\n"
+	    "Exits with the job's own status, 75 when preempted (see spotrun(1)).",
+	.exec = cmd_run_exec,
 };

@@ -1,12 +1,18 @@
 /*
- * cmd.c: the command table, lookup, and usage lines generated from it.
+ * cmd.c: the command table, lookup with a did-you-mean, and the one place
+ * where a command's argv is parsed and its usage and help are printed, so
+ * that every command answers -h, --help and bad arguments alike.
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "similar.h"
+#include "target.h"
+#include "util.h"
 
 const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_run_entry,
@@ -29,7 +35,76 @@ sr_cmd_find(const char *name)
 }
 
 void
-sr_cmd_usage(const struct sr_cmd_entry *e, void *fp)
+sr_cmd_unknown(const char *name)
 {
-	fprintf(fp, "usage: spotrun %s%s%s\n", e->name, *e->args ? " " : "", e->args);
+	const char *names[SR_ARRAY_LEN(sr_cmd_table)];
+	size_t n;
+	int k;
+
+	for (n = 0; sr_cmd_table[n] != NULL; n++)
+		names[n] = sr_cmd_table[n]->name;
+	k = sr_similar_closest(name, names, n);
+	if (k >= 0)
+		fprintf(stderr, "spotrun: unknown command '%s'; did you mean '%s'? (spotrun help"
+		    " lists the commands)\n", name, names[k]);
+	else
+		fprintf(stderr, "spotrun: unknown command '%s'; try 'spotrun help'\n", name);
+}
+
+void
+sr_cmd_usage(const struct sr_cmd_entry *e, FILE *fp)
+{
+	char *syn = sr_args_synopsis(&e->args);
+
+	fprintf(fp, "usage: spotrun %s%s%s\n", e->name, *syn ? " " : "", syn);
+	free(syn);
+}
+
+void
+sr_cmd_help(const struct sr_cmd_entry *e, FILE *fp)
+{
+	sr_cmd_usage(e, fp);
+	fprintf(fp, "\n%s\n\noptions:\n", e->help);
+	sr_args_print_options(&e->args, fp);
+}
+
+int
+sr_cmd_exec(const struct sr_cmd_entry *e, int argc, char **argv)
+{
+	struct sr_args a;
+	char err[SR_ERRMAX];
+	int code;
+
+	switch (sr_args_parse(&e->args, argc, argv, &a, err)) {
+	case SR_ARGS_HELP:
+		sr_cmd_help(e, stdout);
+		code = 0;
+		break;
+	case SR_ARGS_ERROR:
+		/* Nothing given at all: the usage line is the whole answer. */
+		if (argc > 1)
+			fprintf(stderr, "spotrun %s: %s; see 'spotrun help %s'\n", e->name, err,
+			    e->name);
+		sr_cmd_usage(e, stderr);
+		code = SR_EXIT_USAGE;
+		break;
+	default:
+		code = e->exec(&a);
+		break;
+	}
+	sr_args_free(&a);
+	return code;
+}
+
+int
+sr_cmd_target(const char *arg, const char *store, struct sr_target *t)
+{
+	switch (sr_target_resolve(arg, store, t)) {
+	case SR_TARGET_OK:
+		return 0;
+	case SR_TARGET_BAD_FILE:
+		return SR_EXIT_BADSPEC;
+	default:
+		return SR_EXIT_USAGE;
+	}
 }

@@ -1,10 +1,15 @@
 /*
  * cmd.h: the command table. Each subcommand lives in runner/cmd-NAME.c and
- * exports one struct sr_cmd_entry; cmd.c lists them. Usage strings and the
- * man page SYNOPSIS are generated from / checked against these entries.
+ * exports one struct sr_cmd_entry: its name, its arguments' template
+ * (args.h), a summary and a description; cmd.c lists them, parses a
+ * command's argv against its template, and generates usage lines, --help
+ * and `spotrun help` from the entries. The man page SYNOPSIS is checked
+ * against them (tests/t05-usage.sh).
  */
 #ifndef SR_CMD_H
 #define SR_CMD_H
+
+#include "args.h"
 
 /* Exit codes of spotrun itself (see doc/spotrun.1, EXIT STATUS). The job's
  * own code passes through `run` unchanged when the job ran. */
@@ -18,11 +23,13 @@
 
 struct sr_cmd_entry {
 	const char *name;
-	const char *args;	/* usage after the name: "[-q] JOB.ini" */
-	const char *getopt;	/* getopt(3) string of its options */
+	struct sr_args_template args;	/* its options and positional arguments */
 	const char *summary;	/* one line for `spotrun help` */
-	/* argv[0] is the command name; returns the process exit code. */
-	int (*exec)(int argc, char **argv);
+	const char *help;	/* a short description for --help and `spotrun help NAME`
+				 * (lines of at most 76 characters) */
+	/* Run the command with its parsed arguments (never -h/--help, never
+	 * a usage error: sr_cmd_exec answers those); returns the exit code. */
+	int (*exec)(const struct sr_args *a);
 };
 
 extern const struct sr_cmd_entry sr_cmd_run_entry;
@@ -33,8 +40,30 @@ extern const struct sr_cmd_entry sr_cmd_help_entry;
 /* NULL-terminated table of every command. */
 extern const struct sr_cmd_entry *const sr_cmd_table[];
 
+/* The command of that exact name, or NULL. */
 const struct sr_cmd_entry *sr_cmd_find(const char *name);
-/* Print "usage: spotrun NAME ARGS" for e to fp (a FILE *). */
-void sr_cmd_usage(const struct sr_cmd_entry *e, void *fp);
+/* Say on stderr that name is no command: with the closest command's name
+ * when one is close ("did you mean 'run'?"), else pointing to `spotrun
+ * help`. */
+void sr_cmd_unknown(const char *name);
+
+/* Parse argv (argv[0] the command's name) against e's template and run
+ * it. -h/--help prints e's help on stdout (exit 0); a usage error prints
+ * "spotrun NAME: what is wrong; see 'spotrun help NAME'" and the usage
+ * line on stderr, or the usage line alone when no argument was given at
+ * all (exit 64). Otherwise returns what e->exec returns. */
+int sr_cmd_exec(const struct sr_cmd_entry *e, int argc, char **argv);
+
+struct sr_target;
+/* sr_target_resolve (target.h) with its failures as exit codes: 0, 65 for
+ * a job file that is not valid, 64 for a NAME that cannot be a job's. For
+ * every command pointed at "a job file, or a NAME in a store". */
+int sr_cmd_target(const char *arg, const char *store, struct sr_target *t);
+
+/* "usage: spotrun NAME SYNOPSIS" to fp. */
+void sr_cmd_usage(const struct sr_cmd_entry *e, FILE *fp);
+/* The full help of e to fp: the usage line, the description, one line
+ * per option. */
+void sr_cmd_help(const struct sr_cmd_entry *e, FILE *fp);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stddef.h>
@@ -25,12 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "defaults.h"
 #include "iniparse.h"
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
+#include "similar.h"
+#include "trace.h"
 #include "util.h"
 #include "words.h"
 
@@ -41,38 +45,6 @@
 const char *const sr_js_section_names[NSECTIONS] = {
 	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
 };
-
-/* Levenshtein distance, case-insensitive; names longer than 64 count as far. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] +
-			    (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof *cur);
-	}
-	return prev[lb];
-}
-
-/* Is candidate close enough to name to be what was meant? */
-static int
-close_to(const char *name, const char *candidate)
-{
-	size_t d = edit_distance(name, candidate);
-
-	return d <= (strlen(candidate) <= 4 ? 1 : 2);
-}
 
 /* Which section, other than sec, has a key of this name? -1 if none. */
 static int
@@ -103,7 +75,7 @@ unknown_key(struct sr_js_parse *p, const char *name)
 	for (i = 0; i < sr_js_nkeys; i++) {
 		if ((int)sr_js_keys[i].sec != p->section)
 			continue;
-		if (suggest == NULL && close_to(name, sr_js_keys[i].name))
+		if (suggest == NULL && sr_similar_close(name, sr_js_keys[i].name, SR_SIMILAR_FOLD_CASE))
 			suggest = sr_js_keys[i].name;
 		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
 		    *list ? ", " : "", sr_js_keys[i].name);
@@ -234,7 +206,7 @@ section_header(struct sr_js_parse *p, const char *a, const char *e)
 	snprintf(name, sizeof name, "%.*s", (int)(ne - n), n);
 	for (i = 0; i < NSECTIONS; i++) {
 		if (suggest == NULL && (size_t)(ne - n) < sizeof name - 1 &&
-		    close_to(name, sr_js_section_names[i]))
+		    sr_similar_close(name, sr_js_section_names[i], SR_SIMILAR_FOLD_CASE))
 			suggest = sr_js_section_names[i];
 		snprintf(list + strlen(list), sizeof list - strlen(list), "%s[%s]",
 		    i ? ", " : "", sr_js_section_names[i]);
@@ -403,6 +375,7 @@ finish(struct sr_js_parse *p)
 	size_t kn = key_index("name", SEC_JOB), kc = key_index("command", SEC_JOB);
 	size_t ks = key_index("store", SEC_CHECKPOINT), kb = key_index("backoff", SEC_RETRY);
 	size_t kbm = key_index("backoff_max", SEC_RETRY), i, points = 1;
+	enum sr_trace_status tr;
 
 	/* A key that is there but bad has its error already. */
 	if (p->key_line[kn] == 0)
@@ -467,6 +440,13 @@ finish(struct sr_js_parse *p)
 
 	if (js->provider.name != NULL)
 		check_cloud_keys(p);
+	if (js->provider.trace != NULL &&
+	    (tr = sr_trace_check(js->provider.trace, js->provider.trace_start, err)) >=
+	    SR_TRACE_BAD_FILE) {	/* one that cannot be read yet is the run's to find */
+		size_t kt = key_index(tr == SR_TRACE_BAD_START ? "trace_start" : "trace", SEC_PROVIDER);
+		sr_js_error(p, p->key_line[kt], "%s = %s: %s", sr_js_keys[kt].name,
+		    sr_js_show(p->raw[kt], b), err);
+	}
 
 	for (i = 0; i < js->nsweep; i++) {
 		points *= js->sweep[i].nvalues;
@@ -501,12 +481,26 @@ sort_errors(struct sr_jobspec_errors *e)
 static int
 read_job_file(const char *path, char **buf, size_t *len, struct sr_js_parse *p)
 {
-	FILE *f = fopen(path, "re");
+	/* The kind first, and O_NONBLOCK: a FIFO without a writer must not
+	 * hang `check` (a socket cannot be opened at all). */
+	struct stat sb;
+	int fd = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? -2 :
+	    open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	FILE *f;
 	char *b;
 	size_t n;
 
-	if (f == NULL) {
+	if (fd == -2 || (fd != -1 && fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+		sr_js_error(p, 0, "is %s, not a regular file; a job file is a short text file",
+		    sr_file_kind(sb.st_mode));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd == -1 || (f = fdopen(fd, "r")) == NULL) {
 		sr_js_error(p, 0, "cannot open: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
 		return -1;
 	}
 	b = sr_malloc(FILE_MAX + 2);

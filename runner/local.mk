@@ -7,6 +7,14 @@ librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdi
 	-DSR_SRC_PYTHONDIR='"$(abs_top_srcdir)/python"'
 librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
 	runner/supervise.h runner/jobspec.h
+# The commands' shared parts: argument templates and their parser, the
+# did-you-mean, what a command is pointed at (a job file, or a NAME in a
+# store), and loading a job file (a script given instead is recognised).
+librunner_a_SOURCES += runner/args.c runner/args.h runner/similar.c runner/similar.h \
+	runner/target.c runner/target.h runner/jobfile.c runner/jobfile.h
+check_PROGRAMS += tests/t-args
+tests_t_args_SOURCES = tests/t-args.c tests/tap.h
+dist_check_SCRIPTS += tests/t06-args.sh
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \

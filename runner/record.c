@@ -106,30 +106,71 @@ collect(const struct sr_object_info *info, void *arg)
 	return 0;
 }
 
+/* A record with the start of its run's first attempt, the sort key. */
+struct sorted {
+	struct sr_attempt_record r;
+	double run_started;
+};
+
+static int
+by_run_attempt(const void *x, const void *y)
+{
+	const struct sorted *a = x, *b = y;
+	int c = strcmp(a->r.run, b->r.run);
+
+	return c != 0 ? c : (a->r.attempt > b->r.attempt) - (a->r.attempt < b->r.attempt);
+}
+
+static int
+by_run_start(const void *x, const void *y)
+{
+	const struct sorted *a = x, *b = y;
+
+	if (a->run_started != b->run_started)
+		return a->run_started < b->run_started ? -1 : 1;
+	return by_run_attempt(x, y);
+}
+
 int
 sr_record_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_attempt_record *r, void *arg), void *arg, char *err)
 {
 	struct list_state ls = { st, NULL, 0, 0 };
+	struct sorted *recs;
 	char *prefix = sr_asprintf("%s/attempts/", job);
-	size_t i;
+	size_t i, j, n = 0;
 	int rc;
 
 	rc = sr_store_list(st, prefix, collect, &ls, err);
 	free(prefix);
-	/* Keys sort by run id (start time) then attempt: oldest first. */
+	recs = sr_calloc(ls.n ? ls.n : 1, sizeof *recs);
 	for (i = 0; rc == 0 && i < ls.n; i++) {
-		struct sr_attempt_record r;
 		void *buf;
 		size_t len;
 		char gerr[SR_ERRMAX];
 
 		if (sr_store_get(st, ls.keys[i], RECORD_MAX, &buf, &len, NULL, gerr) != SR_STORE_OK)
 			continue;
-		if (parse(buf, len, &r) == 0)
-			rc = fn(&r, arg);
+		if (parse(buf, len, &recs[n].r) == 0)
+			n++;
 		free(buf);
 	}
+	/* Group by run, each run's attempts in order; then the runs in the
+	 * order their first attempts started (a run's id begins with its
+	 * start time, but only to the second, and pids do not sort). */
+	qsort(recs, n, sizeof *recs, by_run_attempt);
+	for (i = 0; i < n; i = j) {
+		double first = recs[i].r.started;
+
+		for (j = i; j < n && strcmp(recs[j].r.run, recs[i].r.run) == 0; j++)
+			first = recs[j].r.started < first ? recs[j].r.started : first;
+		while (i < j)
+			recs[i++].run_started = first;
+	}
+	qsort(recs, n, sizeof *recs, by_run_start);
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = fn(&recs[i].r, arg);
+	free(recs);
 	for (i = 0; i < ls.n; i++)
 		free(ls.keys[i]);
 	free(ls.keys);

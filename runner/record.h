@@ -27,8 +27,9 @@ struct sr_attempt_record {
 /* Write (or overwrite) the record of r for job; 0 or -1 with err. */
 int sr_record_put(struct sr_store *st, const char *job, const struct sr_attempt_record *r,
     char *err);
-/* Call fn for each record of job, oldest first; a record that cannot be
- * parsed is skipped (it says nothing trustworthy). */
+/* Call fn for each record of job, by run: the runs in the order their
+ * first attempts started, each run's attempts in order. A record that
+ * cannot be parsed is skipped (it says nothing trustworthy). */
 int sr_record_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_attempt_record *r, void *arg), void *arg, char *err);
 

@@ -148,6 +148,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 {
 	struct sr_jobspec *js = r->js;
 	char *err = res->err;
+	int rc;
 
 	r->ckpt_dir = sr_asprintf("%s/ckpt", js->local_dir);
 	r->term = sr_term_new(STDERR_FILENO);
@@ -160,8 +161,9 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
 	if (sr_store_open(js->store, &r->st, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
-	if (sr_provider_new(&js->provider, &r->prov, err) == -1)
-		return failed(res, SR_RUN_ERR_PROVIDER);
+	rc = sr_provider_new(&js->provider, &r->prov, err);
+	if (rc != 0)
+		return failed(res, rc == SR_PROVIDER_ECONF ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_PROVIDER);
 	if (make_method(r, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
 	if (sr_subreaper_enable(err) == -1 || sr_sig_init(&r->sigfd, err) == -1)

@@ -26,6 +26,9 @@ enum sr_run_outcome {
 				 * or another run of the job holds its lock */
 	SR_RUN_ERR_STORE,	/* the store could not be opened */
 	SR_RUN_ERR_PROVIDER,	/* the provider could not be set up */
+	SR_RUN_ERR_CONFIG,	/* a setting the job file check could not judge
+				 * turned out bad (a trace_start the trace, read
+				 * only now, does not allow): the job file's to fix */
 	SR_RUN_ERR_ATTEMPT	/* an attempt could not go on: its restore, its
 				 * log, the provider's VM, the spawn */
 };

@@ -1,6 +1,7 @@
 /*
- * spotrun.c: main(). Finds the subcommand in the command table and runs it;
- * `spotrun --version` and `spotrun --help` are answered here.
+ * spotrun.c: main(). Finds the subcommand in the command table and runs it
+ * through sr_cmd_exec; `spotrun --version` and `spotrun --help` are
+ * answered here.
  */
 #include "config.h"
 
@@ -15,7 +16,7 @@ main(int argc, char **argv)
 	const struct sr_cmd_entry *e;
 
 	if (argc < 2) {
-		sr_cmd_help_entry.exec(1, (char *[]){ "help", NULL });
+		sr_cmd_exec(&sr_cmd_help_entry, 1, (char *[]){ "help", NULL });
 		return SR_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
@@ -23,11 +24,10 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-		return sr_cmd_help_entry.exec(argc - 1, argv + 1);
-	e = sr_cmd_find(argv[1]);
-	if (e == NULL) {
-		fprintf(stderr, "spotrun: unknown command '%s'; try 'spotrun help'\n", argv[1]);
+		return sr_cmd_exec(&sr_cmd_help_entry, argc - 1, argv + 1);
+	if ((e = sr_cmd_find(argv[1])) == NULL) {
+		sr_cmd_unknown(argv[1]);
 		return SR_EXIT_USAGE;
 	}
-	return e->exec(argc - 1, argv + 1);
+	return sr_cmd_exec(e, argc - 1, argv + 1);
 }

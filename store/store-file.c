@@ -37,8 +37,8 @@
  *    ranged reads (a restore's chunks) are direct too where aligned.
  *
  * The temp area, ".tmp" at the root, is not a key: keys starting with it are
- * refused and listings skip it. Temp files left by crashed writers are
- * removed when a store is opened, once a day old.
+ * refused and listings skip it. Temp files left by writers that died are
+ * removed when a store is opened; a live writer's never (sweep_tmp).
  */
 #include "config.h"
 
@@ -65,6 +65,9 @@
 #define ETAG_XATTR "user.spotrun.etag"
 #define ETAG_LEN 32			/* hex of 16 bytes */
 #define STALE_TMP_SECONDS (24 * 3600)
+/* The end of a temp file's name whose writer holds a flock on it while
+ * alive; temp files without it (of older versions) go by age alone. */
+#define LOCKED_TMP ".w"
 #define IO_BLOCK ((size_t)1 << 20)	/* read size when hashing a file */
 /* A buffered upload starts the writeback of what it wrote every this many
  * bytes, so that the disk works while the rest is produced and the final
@@ -219,15 +222,41 @@ etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const ch
 
 /* ---- helpers ---- */
 
+/* The error for a file at key that is no object: a FIFO, socket or device
+ * put into the store's directory by something else. */
+static int
+not_an_object(struct fstore *fs, const char *verb, const char *key, mode_t mode, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	return sr_err(err, "%s %s: %s/%s is %s, not a regular file: the file store keeps "
+	    "objects as regular files; remove it", verb, SHOW(key, show), fs->root, key,
+	    sr_file_kind(mode));
+}
+
 /* Open object key for reading. SR_STORE_NOTFOUND when it does not exist as
- * an object (a directory of keys is not one). */
+ * an object (a directory of keys is not one); SR_STORE_ERROR for a file of
+ * another kind. The kind is checked before the open, which would block
+ * forever on a FIFO without a writer (and may act on a device), and the
+ * open cannot block either (O_NONBLOCK, checked again by fstat), should the
+ * path be replaced in between. */
 static int
 open_object(struct fstore *fs, const char *verb, const char *key, int *fdp,
     struct stat *sb, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
-	int fd = openat(fs->rootfd, key, O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (fstatat(fs->rootfd, key, sb, 0) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
+			return SR_STORE_NOTFOUND;
+		}
+		return sr_errno(err, "%s %s: stat %s/%s", verb, SHOW(key, show), fs->root, key);
+	}
+	if (!S_ISREG(sb->st_mode) && !S_ISDIR(sb->st_mode))
+		return not_an_object(fs, verb, key, sb->st_mode, err);
+	fd = openat(fs->rootfd, key, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR)) {
 		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
 		return SR_STORE_NOTFOUND;
@@ -241,6 +270,8 @@ open_object(struct fstore *fs, const char *verb, const char *key, int *fdp,
 	}
 	if (!S_ISREG(sb->st_mode)) {
 		close(fd);
+		if (!S_ISDIR(sb->st_mode))
+			return not_an_object(fs, verb, key, sb->st_mode, err);
 		sr_err(err, "%s %s: no such object", verb, SHOW(key, show));
 		return SR_STORE_NOTFOUND;
 	}
@@ -303,8 +334,10 @@ check_reserved(const char *verb, const char *key, char *err)
 	return 0;
 }
 
+/* Take the store's flock, LOCK_EX (publish, delete, the sweep of temp
+ * files) or LOCK_SH (creating a temp file); the fd to unlock_store. */
 static int
-lock_store(struct fstore *fs, char *err)
+lock_store(struct fstore *fs, int how, char *err)
 {
 	int fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 
@@ -312,7 +345,7 @@ lock_store(struct fstore *fs, char *err)
 		fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd == -1)
 		return sr_errno(err, "open lock file %s/%s", fs->root, LOCK_FILE);
-	while (flock(fd, LOCK_EX) == -1) {
+	while (flock(fd, how) == -1) {
 		if (errno != EINTR) {
 			sr_errno(err, "lock %s/%s", fs->root, LOCK_FILE);
 			close(fd);
@@ -428,29 +461,37 @@ writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
     struct fwriter *w, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
-	int tries;
+	int tries, lock;
 
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
+	/* Created and locked under the store's shared lock: the sweep, which
+	 * holds it exclusively, never sees the file before its flock. */
+	if ((lock = lock_store(fs, LOCK_SH, err)) == -1)
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
 	for (tries = 0; tries < 100; tries++) {
 		uint64_t r;
 
 		if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
 			r = (uint64_t)sr_mono() * 1000003u ^ (uint64_t)tries;
-		snprintf(w->tmp, sizeof w->tmp, TMP_DIR "/%ld-%016llx", (long)getpid(),
+		snprintf(w->tmp, sizeof w->tmp, TMP_DIR "/%ld-%016llx" LOCKED_TMP, (long)getpid(),
 		    (unsigned long long)r);
 		w->fd = openat(fs->rootfd, w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (w->fd != -1)
 			break;
-		if (errno == ENOENT && mkdirat(fs->rootfd, TMP_DIR, 0777) == -1 &&
-		    errno != EEXIST)
-			break;
-		if (errno != EEXIST && errno != ENOENT)
+		if (errno != EEXIST)
 			break;
 	}
-	if (w->fd == -1)
-		return sr_errno(err, "%s %s: create temp file in %s/" TMP_DIR, verb,
-		    SHOW(key, show), fs->root);
+	if (w->fd == -1) {
+		sr_errno(err, "%s %s: create temp file in %s/" TMP_DIR, verb, SHOW(key, show),
+		    fs->root);
+		unlock_store(lock);
+		return -1;
+	}
+	/* Held until the file is published or removed: the writer is alive.
+	 * Where the file system has no flock, the sweep goes by age. */
+	(void)flock(w->fd, LOCK_EX | LOCK_NB);
+	unlock_store(lock);
 	w->md = md_new();
 	if (direct)
 		writer_direct(w);
@@ -563,7 +604,8 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
 	return 0;
 }
 
-/* Make the temp file durable and remember its etag (etag: ETAG_LEN + 1). */
+/* Make the temp file durable and remember its etag (etag: ETAG_LEN + 1);
+ * publish closes it. */
 static int
 writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb,
     const char *key, char *err)
@@ -589,13 +631,7 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	/* Best effort: without the xattr, readers hash the file. */
 	xattr_text(&sb, etag, text, sizeof text);
 	(void)fsetxattr(w->fd, ETAG_XATTR, text, strlen(text), 0);
-	if (close(w->fd) == -1) {
-		w->fd = -1;
-		return sr_errno(err, "%s %s: close %s/%s", verb, SHOW(key, show), fs->root,
-		    w->tmp);
-	}
-	w->fd = -1;
-	return 0;
+	return 0;	/* still open, and flocked, until publish holds the store's lock */
 }
 
 /* Publish the finished temp file as key; the temp file is gone afterwards
@@ -609,9 +645,16 @@ publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
 	struct stat sb;
 	size_t mlen;
 
-	if ((lock = lock_store(fs, err)) == -1) {
+	if ((lock = lock_store(fs, LOCK_EX, err)) == -1) {
 		writer_discard(fs, w);
 		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
+	/* Closed (dropping its flock) only now that the sweep cannot run. */
+	rc = close(w->fd);
+	w->fd = -1;
+	if (rc == -1) {
+		rc = sr_errno(err, "%s %s: close %s/%s", verb, SHOW(key, show), fs->root, w->tmp);
+		goto out;
 	}
 	if (make_parents(fs, key, err) == -1) {
 		if (errno == ENOTDIR)
@@ -969,7 +1012,7 @@ file_delete(struct sr_store *st, const char *key, char *err)
 
 	if (check_reserved("delete", key, err) == -1)
 		return SR_STORE_ERROR;
-	if ((lock = lock_store(fs, err)) == -1)
+	if ((lock = lock_store(fs, LOCK_EX, err)) == -1)
 		return sr_err_prefix(err, "delete %s", SHOW(key, show));
 	if (unlinkat(fs->rootfd, key, 0) == -1 && errno != ENOENT && errno != ENOTDIR &&
 	    errno != EISDIR)
@@ -1071,29 +1114,62 @@ url_path(const char *rest)
 	return path;
 }
 
-/* Remove temp files of crashed writers; best effort. */
+/*
+ * Remove the temp files of writers that died (a save killed mid-upload
+ * leaves its pack's), at open; best effort. A temp file whose writer lives
+ * is never removed, whatever its age and wherever the writer runs (another
+ * process, machine or pid namespace on a shared directory): the writer
+ * holds a flock on it from its creation (under the store's shared lock,
+ * while this holds it exclusively) to its publish. So a temp file whose
+ * flock can be taken has no writer left and goes at once. Where flock
+ * does not work (a file system without it, an NFS mount that refuses a
+ * lock on a read-only descriptor) and for the unlocked temp files of
+ * older versions, only those over a day old go.
+ */
 static void
 sweep_tmp(struct fstore *fs)
 {
-	int dfd = openat(fs->rootfd, TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	double now = sr_now();
+	char ignored[SR_ERRMAX];
 	struct dirent *de;
 	struct stat sb;
+	size_t n, sfx = strlen(LOCKED_TMP);
+	int dfd, lock, fd, dead;
 	DIR *d;
 
+	if (faccessat(fs->rootfd, TMP_DIR, F_OK, AT_SYMLINK_NOFOLLOW) == -1)
+		return;		/* nothing written yet: leave the store as it is */
+	if ((lock = lock_store(fs, LOCK_EX, ignored)) == -1)
+		return;		/* a store we cannot write: nothing we could remove */
+	dfd = openat(fs->rootfd, TMP_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd == -1 || (d = fdopendir(dfd)) == NULL) {
 		if (dfd != -1)
 			close(dfd);
+		unlock_store(lock);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "lock") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(sb.st_mode) && now - (double)sb.st_mtime > STALE_TMP_SECONDS)
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISREG(sb.st_mode))
+			continue;
+		dead = now - (double)sb.st_mtime > STALE_TMP_SECONDS;
+		n = strlen(de->d_name);
+		if (n > sfx && strcmp(de->d_name + n - sfx, LOCKED_TMP) == 0 &&
+		    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC)) != -1) {
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				dead = 1;
+			else if (errno == EWOULDBLOCK)
+				dead = 0;	/* its writer is alive */
+			close(fd);
+		}
+		if (dead)
 			(void)unlinkat(dirfd(d), de->d_name, 0);
 	}
 	closedir(d);
+	unlock_store(lock);
 }
 
 static int

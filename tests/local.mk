@@ -13,13 +13,16 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
 EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/slowsave.py
+# .gitignore covers every file the build and the tests make (git status
+# stays clean after an in-tree build as after one in _build/).
+dist_check_SCRIPTS += tests/t08-gitignore.sh
 # A mutation fuzzer of manifests through parse, validate and restore.
 check_PROGRAMS += tests/t-fuzz-manifest
 tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-util.h
 # The real S3 server (Ceph RGW, started by build-aux/test-all through
 # tests/rgw.sh), the helper S3 tests source, and a fault-injecting TCP proxy
 # for the S3 fault tests. faultproxy needs only libc.
-EXTRA_DIST += tests/rgw.sh tests/s3-env.sh
+EXTRA_DIST += tests/rgw.sh tests/s3-env.sh tests/daemon-util.sh
 dist_check_SCRIPTS += tests/t80-rgw.sh tests/t81-faultproxy.sh
 noinst_PROGRAMS += tests/faultproxy
 tests_faultproxy_SOURCES = tests/faultproxy.c
@@ -45,3 +48,13 @@ EXTRA_DIST += tests/gcsemu.py
 # TLS against the shared one.
 dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 EXTRA_DIST += tests/jobs/chainjob.py
+# The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
+# slurmd (Debian's slurm-wlm) that the test starts on loopback with
+# tests/slurm.sh: time limit, preemption and requeue; skipped without Slurm.
+dist_check_SCRIPTS += tests/t90-slurm.sh
+EXTRA_DIST += tests/slurm.sh
+# The Kubernetes recipe (examples/kubernetes/job.yaml, doc/kubernetes.md)
+# without a cluster: the manifest read with python3-yaml, its job file
+# checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
+# SIGTERM; skipped without python3-yaml.
+dist_check_SCRIPTS += tests/t91-kubernetes.sh

@@ -102,6 +102,15 @@ emu_stop(struct emu *e)
 	waitpid(e->pid, NULL, 0);
 }
 
+/* The end of a test's watch: provider p (its VM stopped first) and the
+ * emulator e. */
+MU_FN void
+unwatch(struct sr_provider *p, struct emu *e)
+{
+	sr_provider_free(p);
+	emu_stop(e);
+}
+
 /* How many lines of the emulator's log are exactly line. */
 MU_FN int
 log_count(const struct emu *e, const char *line)

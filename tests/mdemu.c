@@ -11,9 +11,9 @@
  * passes.
  *
  * usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] [-R SECS]
- *              [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
+ *              [-W SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
- *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS]
+ *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS]
  *              [-I SECS] [-6]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
  *   -6  listen on [::1] instead of 127.0.0.1 (the IPv6 endpoint's path)
@@ -26,6 +26,9 @@
  *   -T  instance-action answers 200 from SECS after start (else 404 always),
  *       {"action":ACTION,"time":"<start + SECS + 120, ISO 8601 UTC>"}
  *   -A  the action (default terminate)
+ *   -W  from SECS after start (after -T) instance-action says terminate,
+ *       with time start + SECS + 120 (an instance resumed from hibernation
+ *       and interrupted again)
  *   -R  rebalance answers {"noticeTime":"..."} from SECS after start
  *   -t  tokens live at most TTL seconds, whatever the client asked
  *   -u  every request between FROM and TO seconds after start gets 503
@@ -52,6 +55,8 @@
  *   -O  Azure: a Preempt event for another VM (othervm) from SECS
  *   -z  Azure: the first GET of scheduledevents is answered SECS late (the
  *       service starting on first use)
+ *   -n  Azure: a GET of compute/name answers 500 for the first SECS seconds
+ *       (this VM's name cannot be read)
  *   -I  AWS instance role: each GET of
  *       /latest/meta-data/iam/security-credentials/spotrun-role hands out
  *       new keys (AccessKeyId "ASIAEMU<N>", SecretAccessKey
@@ -119,6 +124,7 @@ struct token {
 struct emu {
 	double start_mono, start_wall;
 	double notice_at, rebalance_at;	/* seconds after start; < 0 off */
+	double again_at;		/* -W; < 0 off */
 	const char *action;
 	long ttl_cap;			/* 0: none */
 	double burst_from, burst_to;	/* 503 window; from < 0: off */
@@ -127,6 +133,7 @@ struct emu {
 	double preempt_at, terminate_at, migrate_at;	/* GCP; < 0 off */
 	int no_flavor;			/* -F */
 	double az_at, az_other_at, az_delay;	/* Azure; < 0 off */
+	double az_noname;			/* -n: seconds; 0 off */
 	const char *az_type, *az_notbefore;
 	int az_first_done, az_acked;
 	unsigned long etag_seed;
@@ -209,6 +216,7 @@ reply(int fd, int status, const char *extra, const char *body, size_t len)
 	    status == 400 ? "Bad Request" : status == 401 ? "Unauthorized" :
 	    status == 403 ? "Forbidden" :
 	    status == 404 ? "Not Found" : status == 405 ? "Method Not Allowed" :
+	    status == 500 ? "Internal Server Error" :
 	    status == 503 ? "Service Unavailable" : "Error";
 	char head[512];
 	size_t off = 0;
@@ -622,6 +630,10 @@ serve_azure(struct emu *e, struct conn *k, const char *req, const char *method,
 		reply_str(k->fd, 405, "use GET\n");
 		snprintf(tail, sizeof tail, "405");
 	} else if (strcmp(path, "/metadata/instance/compute/name?api-version=2021-02-01"
+	    "&format=text") == 0 && mono() - e->start_mono < e->az_noname) {
+		reply_str(k->fd, 500, "{\"error\":\"Internal server error\"}");
+		snprintf(tail, sizeof tail, "500");
+	} else if (strcmp(path, "/metadata/instance/compute/name?api-version=2021-02-01"
 	    "&format=text") == 0) {
 		reply_str(k->fd, 200, AZ_VM);
 		snprintf(tail, sizeof tail, "200");
@@ -720,9 +732,12 @@ serve(struct emu *e, struct conn *k, char *req)
 			status = 200;
 			reply_str(fd, status, e->body);
 		} else {
-			iso_time(e->start_wall + e->notice_at + 120, when, sizeof when);
+			int again = passed(e->again_at, now);
+
+			iso_time(e->start_wall + (again ? e->again_at : e->notice_at) + 120,
+			    when, sizeof when);
 			snprintf(body, sizeof body, "{\"action\":\"%s\",\"time\":\"%s\"}",
-			    e->action, when);
+			    again ? "terminate" : e->action, when);
 			status = 200;
 			reply_str(fd, status, body);
 		}
@@ -781,8 +796,9 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
-	    "[-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
-	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-I SECS] "
+	    "[-W SECS] [-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
+	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS] "
+	    "[-I SECS] "
 	    "[-6]\n");
 	exit(2);
 }
@@ -801,18 +817,19 @@ main(int argc, char **argv)
 	int ls, c, i, n, one = 1, v6 = 0, port;
 
 	memset(&e, 0, sizeof e);
-	e.notice_at = e.rebalance_at = e.burst_from = -1;
+	e.notice_at = e.rebalance_at = e.burst_from = e.again_at = -1;
 	e.preempt_at = e.terminate_at = e.migrate_at = -1;
 	e.action = "terminate";
 	e.az_at = e.az_other_at = e.az_delay = -1;
 	e.az_type = "Preempt";
 	e.role_ttl = 3600;
-	while ((c = getopt(argc, argv, "p:l:T:A:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:I:6")) != -1) {
+	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:6")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
 		case 'T': e.notice_at = atof(optarg); break;
 		case 'A': e.action = optarg; break;
+		case 'W': e.again_at = atof(optarg); break;
 		case 'R': e.rebalance_at = atof(optarg); break;
 		case 't': e.ttl_cap = atol(optarg); break;
 		case 'u':
@@ -832,6 +849,7 @@ main(int argc, char **argv)
 		case 'N': e.az_notbefore = optarg; break;
 		case 'O': e.az_other_at = atof(optarg); break;
 		case 'z': e.az_delay = atof(optarg); break;
+		case 'n': e.az_noname = atof(optarg); break;
 		case 'I': e.role_ttl = atof(optarg); break;
 		case '6': v6 = 1; break;
 		default: usage();

@@ -96,10 +96,19 @@ def post(env, seq, reason="periodic", deadline=0.0):
     os.rename(path + ".new", path)
 
 
+def default_signals():
+    """In the child: SIGINT and SIGQUIT at their default actions, as a job
+    under spotrun has them. A test run started in the background by a
+    non-interactive shell inherits them ignored, and Python installs no
+    KeyboardInterrupt handler for an ignored SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def child(code, env, timeout=60):
     """Run `code` in a fresh interpreter (the module acts at import)."""
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, preexec_fn=default_signals)
 
 
 def child_json(code, env, desc):

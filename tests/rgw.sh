@@ -76,33 +76,12 @@
 set -eu
 
 region=us-east-1
+. "$(dirname "$0")/daemon-util.sh"
 
 die()
 {
 	echo "rgw.sh: $*" >&2
 	exit 1
-}
-
-# free_port: print a TCP port in 20000-32767 (below the kernel's ephemeral
-# range, so no outgoing connection holds it) that nothing listens on now.
-free_port()
-{
-	python3 - <<'EOF'
-import random, socket
-for _ in range(200):
-    p = random.randint(20000, 32767)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    raise SystemExit("no free port in 20000-32767")
-EOF
 }
 
 # rand_key LEN: LEN random alphanumerics (an S3 key must survive a shell).
@@ -111,53 +90,11 @@ rand_key()
 	head -c 256 /dev/urandom | tr -dc 'A-Za-z0-9' | head -c "$1"
 }
 
-# bg NAME CMD...: run CMD in the background, log and pid under $st.
-bg()
-{
-	_name=$1
-	shift
-	"$@" >"$st/log/$_name.out" 2>&1 &
-	echo $! >"$st/$_name.pid"
-}
-
-# running PID: is PID alive? Not kill -0: a killed daemon whose parent
-# has exited stays a zombie until init reaps it, which may take seconds.
-running()
-{
-	_state=$(sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null) || true
-	[ -n "$_state" ] && [ "$_state" != Z ]
-}
-
 # ours PID: is PID a daemon of this STATEDIR (not a later process that
 # reused the number)?
 ours()
 {
 	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-c $st/ceph.conf "
-}
-
-# alive NAME: is the process we started as NAME still running?
-alive()
-{
-	[ -f "$st/$1.pid" ] && running "$(cat "$st/$1.pid")"
-}
-
-# kill_wait NAME: SIGKILL the process we started as NAME and wait until it
-# is gone (its port free). KILL, not TERM: the data is in RAM and thrown
-# away anyway, and each daemon takes ~2 s to shut down on TERM.
-kill_wait()
-{
-	[ -f "$st/$1.pid" ] || return 0
-	_pid=$(cat "$st/$1.pid")
-	if ours "$_pid"; then
-		kill -KILL "$_pid" 2>/dev/null || true
-	fi
-	# Reap it when we are its parent; otherwise wait until init has.
-	wait "$_pid" 2>/dev/null || true
-	for _ in $(seq 1 100); do
-		running "$_pid" || break
-		sleep 0.05
-	done
-	rm -f "$st/$1.pid"
 }
 
 # ceph_q ARGS...: a ceph CLI call that gives up instead of hanging on a
@@ -365,18 +302,13 @@ cmd_start()
 	trap cmd_stop EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	_mon_port=$(free_port)
-	_rgw_port=$(free_port)
-	while [ "$_rgw_port" = "$_mon_port" ]; do
-		_rgw_port=$(free_port)
-	done
+	_ports=$(free_ports 3) || die "no free ports"
+	_mon_port=$(echo "$_ports" | sed -n 1p)
+	_rgw_port=$(echo "$_ports" | sed -n 2p)
 	_tls_port=
 	if [ "$tls" = 1 ]; then
 		make_tls
-		_tls_port=$(free_port)
-		while [ "$_tls_port" = "$_mon_port" ] || [ "$_tls_port" = "$_rgw_port" ]; do
-			_tls_port=$(free_port)
-		done
+		_tls_port=$(echo "$_ports" | sed -n 3p)
 	fi
 	write_conf "$_mon_port" "$_rgw_port" "$_tls_port"
 	start_mon

@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -257,7 +259,12 @@ test_roundtrip(void)
 	drop_skipped(src);
 
 	memset(&r, 0, sizeof r);
+	tu_log_clear(&lg);
 	is_int(restore("rt", dst, &r, err), 0, "restore into a new directory %s", err);
+	ok(lg.n == 1 && strcmp(lg.lines[0], "warning: checkpoint 0: \"exec\" has mode 04755: "
+	    "restored as 0755; a restore never sets setuid or setgid (nor sticky on files)") == 0,
+	    "the setuid bit of \"exec\" is not restored, and that is said");
+	tu_chmod(src, "exec", 0755);
 	ok(same_tree(src, dst), "restored tree equals the source: bytes, modes, mtimes, links");
 	is_int(r.seq, 0, "restore stats: seq");
 	is_int(r.step, 42, "restore stats: step");
@@ -275,6 +282,222 @@ test_roundtrip(void)
 	free(dst2);
 	free(src);
 	free(dst);
+}
+
+/* ---- modes: setuid and setgid never restored ---- */
+
+/*
+ * Save a tree with special modes through a store under dir and restore it;
+ * the modes the save recorded and those restored, and what the restore
+ * said, as one line. The same whoever runs it (root, or nobody).
+ */
+static char *
+modes_summary(const char *dir)
+{
+	static const char *const names[] = { "a-suid", "b-sgid", "c-sticky", "d-world",
+	    "e-dir", "f-dir", "e-dir/g-suid" };
+	char *src = tu_path(dir, "src"), *dst = tu_path(dir, "dst"), *url, *out, *p, *tmp;
+	char err[SR_ERRMAX] = "";
+	struct sr_store *ms;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	struct sr_manifest m;
+	struct tu_log ml = { 0 };
+	struct stat sb;
+	size_t i;
+
+	url = sr_asprintf("file://%s/store", dir);
+	if (sr_store_open(url, &ms, err) != 0)
+		return sr_asprintf("open: %s", err);
+	mkdir(src, 0755);
+	tu_write(src, "a-suid", "#!/bin/sh\n", 10);
+	tu_chmod(src, "a-suid", 06777);
+	tu_write(src, "b-sgid", "x", 1);
+	tu_chmod(src, "b-sgid", 02755);
+	tu_write(src, "c-sticky", "x", 1);
+	tu_chmod(src, "c-sticky", 01644);
+	tu_write(src, "d-world", "x", 1);
+	tu_chmod(src, "d-world", 0666);
+	tu_mkdir(src, "e-dir", 0755);
+	tu_write(src, "e-dir/g-suid", "x", 1);
+	tu_chmod(src, "e-dir/g-suid", 04700);
+	tu_chmod(src, "e-dir", 03777);
+	tu_mkdir(src, "f-dir", 0777);
+	memset(&o, 0, sizeof o);
+	o.job = "modes";
+	o.log = tu_log_fn;
+	o.log_arg = &ml;
+	if (sr_ckpt_save(ms, &o, src, 1, &s, err) != 0 ||
+	    sr_catalog_load(ms, "modes", s.seq, &m, err) != 0)
+		return sr_asprintf("save: %s", err);
+	out = sr_strdup("saved");
+	for (i = 0; i < m.nentries; i++) {
+		tmp = sr_asprintf("%s %s:%o", out, m.entries[i].path, m.entries[i].mode);
+		free(out);
+		out = tmp;
+	}
+	sr_manifest_free(&m);
+	tu_log_clear(&ml);
+	if (sr_ckpt_restore(ms, &o, dst, &s, err) != 0)
+		return sr_asprintf("restore: %s", err);
+	tmp = sr_asprintf("%s | restored", out);
+	free(out);
+	out = tmp;
+	for (i = 0; i < SR_ARRAY_LEN(names); i++) {
+		p = tu_path(dst, names[i]);
+		tmp = lstat(p, &sb) == 0 ? sr_asprintf("%s %s:%o", out, names[i], sb.st_mode & 07777) :
+		    sr_asprintf("%s %s:missing", out, names[i]);
+		free(out);
+		out = tmp;
+		free(p);
+	}
+	for (i = 0; i < ml.n; i++) {
+		tmp = sr_asprintf("%s | %s", out, ml.lines[i]);
+		free(out);
+		out = tmp;
+	}
+	tu_log_clear(&ml);
+	free(ml.lines);
+	sr_store_close(ms);
+	free(url);
+	free(src);
+	free(dst);
+	return out;
+}
+
+static void
+test_modes(void)
+{
+	static const char want[] = "saved a-suid:6777 b-sgid:2755 c-sticky:1644 d-world:666 "
+	    "e-dir:3777 e-dir/g-suid:4700 f-dir:777"
+	    " | restored a-suid:777 b-sgid:755 c-sticky:644 d-world:666 e-dir:1777 f-dir:777"
+	    " e-dir/g-suid:700"
+	    " | warning: checkpoint 0: \"a-suid\" has mode 06777: restored as 0777 (and 4 more"
+	    " entries); a restore never sets setuid or setgid (nor sticky on files)";
+	char *dir = tu_path(top, "modes"), *got;
+	int fds[2], status;
+	pid_t pid;
+
+	mkdir(dir, 0755);
+	got = modes_summary(dir);
+	is_str(got, want, "setuid, setgid (and sticky on files) are recorded but never restored"
+	    " (uid %d), said once", (int)getuid());
+	free(got);
+	tu_rmtree(dir);
+	if (getuid() != 0) {
+		ok(1, "# SKIP the same as another user: needs root to become nobody");
+		free(dir);
+		return;
+	}
+	/* as an unprivileged user too: what nobody restores for itself, in a
+	 * directory of its own (top is root's, mode 0700) */
+	free(dir);
+	dir = tu_tmpdir("t-ckpt-nobody");
+	if (chown(dir, 65534, 65534) == -1 || pipe(fds) == -1)
+		sr_fatal("chown %s: %s", dir, strerror(errno));
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) == -1 || setgid(65534) == -1 || setuid(65534) == -1)
+			got = sr_asprintf("cannot become nobody: %s", strerror(errno));
+		else
+			got = modes_summary(dir);
+		(void)!write(fds[1], got, strlen(got));
+		_exit(0);
+	}
+	close(fds[1]);
+	{
+		char buf[2048];
+		size_t n = 0;
+		ssize_t k;
+
+		while (n < sizeof buf - 1 && (k = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0)
+			n += (size_t)k;
+		buf[n] = '\0';
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		is_str(buf, want, "the same as nobody (uid 65534)");
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* ---- staging directories of killed restores ---- */
+
+/* A pid that no process has now: a child that has exited and been reaped. */
+static pid_t
+dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static void
+test_staging_sweep(void)
+{
+	char *src = newdir("sw-src"), *dir = newdir("sw"), *dst = tu_path(dir, "dst");
+	char err[SR_ERRMAX] = "", name[64], want[256], *ls, *p;
+	struct sr_ckpt_stats s;
+	pid_t live, d1 = dead_pid(), d2 = dead_pid(), d3 = dead_pid();
+	int lockfd;
+
+	tu_write(src, "f", "x", 1);
+	save("sw", src, 1, &s);
+	if ((live = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(name, sizeof name, "dst.restore.%d", (int)live);
+	tu_mkdir(dir, name, 0700);
+	snprintf(name, sizeof name, "dst.restore.%d", (int)d1);
+	tu_mkdir(dir, name, 0700);
+	snprintf(name, sizeof name, "dst.restore.%d/sub", (int)d1);
+	tu_mkdir(dir, name, 0500);
+	snprintf(name, sizeof name, "dst.old.%d", (int)d2);
+	tu_mkdir(dir, name, 0755);
+	/* a dead pid here, but its flock held: a restore in another pid namespace */
+	snprintf(name, sizeof name, "dst.restore.%d", (int)d3);
+	tu_mkdir(dir, name, 0700);
+	p = tu_path(dir, name);
+	lockfd = open(p, O_RDONLY | O_DIRECTORY);
+	ok(lockfd != -1 && flock(lockfd, LOCK_EX) == 0, "a staging directory flocked by a live one");
+	free(p);
+	snprintf(name, sizeof name, "other.restore.%d", (int)d1);
+	tu_mkdir(dir, name, 0700);
+	tu_mkdir(dir, "dst.restore.x1", 0700);
+
+	tu_log_clear(&lg);
+	is_int(restore("sw", dst, &s, err), 0, "restore beside leftovers %s", err);
+	ls = tu_ls(dir);
+	{
+		char a[32], b[32];	/* in tu_ls's order: by name */
+
+		snprintf(a, sizeof a, "dst.restore.%d", (int)live);
+		snprintf(b, sizeof b, "dst.restore.%d", (int)d3);
+		snprintf(want, sizeof want, "dst %s %s dst.restore.x1 other.restore.%d",
+		    strcmp(a, b) < 0 ? a : b, strcmp(a, b) < 0 ? b : a, (int)d1);
+	}
+	is_str(ls, want, "removed: the dead restores' only (live, locked and others' kept)");
+	free(ls);
+	snprintf(want, sizeof want, "removed %s/sw/dst.restore.%d, left by a restore (pid %d) that "
+	    "was killed", top, (int)d1, (int)d1);
+	ok(tu_log_has(&lg, want), "the removal of dst.restore.%d is said", (int)d1);
+	snprintf(want, sizeof want, "removed %s/sw/dst.old.%d, left by a restore (pid %d) that "
+	    "was killed", top, (int)d2, (int)d2);
+	ok(tu_log_has(&lg, want), "so is that of dst.old.%d", (int)d2);
+	is_int(lg.n, 2, "and nothing else");
+	close(lockfd);
+	kill(live, SIGKILL);
+	waitpid(live, NULL, 0);
+	tu_rmtree(dir);
+	free(dir);
+	free(dst);
+	tu_rmtree(src);
+	free(src);
 }
 
 struct prog {
@@ -775,11 +998,131 @@ test_list(void)
 	tu_log_clear(&lg);
 	is_int(restore("ls", dst, &s, err), 0, "restore with LATEST garbage %s", err);
 	is_int(s.seq, 3, "uses the newest manifest");
-	ok(tu_log_has(&lg, "warning: ls/LATEST is not a checkpoint number; using the newest manifest"),
-	    "and says so");
+	ok(tu_log_has(&lg, "warning: ls/LATEST is not a checkpoint number (it holds \"garbage\"): "
+	    "every manifest counts as committed and the newest is the latest; the next save "
+	    "rewrites LATEST"), "and says so");
 	free(m2);
 	free(src);
 	free(dst);
+}
+
+/* ---- LATEST as doc/format.md says: garbage falls back, with a warning ---- */
+
+/* The listing of job, and what sr_ckpt_list_log said, as "LISTING | LOG". */
+static char *
+list_log_text(const char *job)
+{
+	struct sr_ckpt_opts o;
+	struct listing l;
+	char err[SR_ERRMAX], *out;
+
+	opts_init(&o, job);
+	tu_log_clear(&lg);
+	l.text[0] = '\0';
+	if (sr_ckpt_list_log(st, &o, job, list_cb, &l, err) != 0)
+		return sr_strdup(err);
+	out = sr_asprintf("%s | %s", l.text, lg.n == 1 ? lg.lines[0] : lg.n == 0 ? "" : "(lines)");
+	return out;
+}
+
+/* Put text as lt/LATEST, then check that a listing, a restore and a save
+ * each say want (the whole line; "" for nothing), that the restore takes
+ * checkpoint rseq, and that the save commits rseq + 1 and leaves LATEST a
+ * proper pointer to it. Checkpoints 0 and 1 exist, 2 is in flight. */
+static void
+latest_case(const char *label, const char *text, size_t len, const char *listing,
+    uint64_t rseq, const char *want)
+{
+	char *src = tu_path(top, "lt-src"), *dst = tu_path(top, "lt-dst"), *t, *w;
+	char err[SR_ERRMAX] = "", ptr[32];
+	struct sr_ckpt_stats s;
+	int rc;
+
+	sr_store_put(st, "lt/LATEST", text, len, SR_PUT_OVERWRITE, NULL, NULL, err);
+	t = list_log_text("lt");
+	w = sr_asprintf("%s | %s", listing, want);
+	is_str(t, w, "%s: sr_ckpt_list_log lists and warns", label);
+	free(w);
+	free(t);
+	tu_log_clear(&lg);
+	rc = restore("lt", dst, &s, err);
+	ok(rc == 0 && s.seq == rseq, "%s: restore takes checkpoint %" PRIu64 " (rc %d, seq %"
+	    PRIu64 ") %s", label, rseq, rc, s.seq, err);
+	ok(*want == '\0' ? lg.n == 0 : tu_log_has(&lg, want), "%s: restore %s", label,
+	    *want ? "warns" : "says nothing");
+	tu_log_clear(&lg);
+	ok(save("lt", src, 99, &s) == 0 && s.seq == 3, "%s: a save commits checkpoint 3", label);
+	ok(*want == '\0' ? lg.n == 0 : tu_log_has(&lg, want), "%s: the save %s", label,
+	    *want ? "warns" : "says nothing");
+	t = store_text("lt/LATEST");
+	snprintf(ptr, sizeof ptr, "3\n");
+	is_str(t, ptr, "%s: the save rewrote LATEST by compare-and-swap", label);
+	free(t);
+	/* back to 0, 1 and 2 in flight */
+	sr_store_delete(st, "lt/manifests/0000000003.json", err);
+	free(src);
+	free(dst);
+}
+
+static void
+test_latest(void)
+{
+	char *src = newdir("lt-src"), *big, *m1, *m2, *p;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX] = "";
+	static const char tail[] = ": every manifest counts as committed and the newest is the "
+	    "latest; the next save rewrites LATEST";
+	char want[512];
+
+	tu_write(src, "f", "zero", 4);
+	save("lt", src, 0, &s);
+	tu_write(src, "f", "one", 3);
+	save("lt", src, 10, &s);
+	m1 = store_text("lt/manifests/0000000001.json");
+	m2 = sr_strdup(m1);
+	p = strstr(m2, "\"seq\": 1");
+	p[7] = '2';
+	sr_store_put(st, "lt/manifests/0000000002.json", m2, strlen(m2), SR_PUT_CREATE, NULL,
+	    NULL, err);
+
+	latest_case("a proper pointer", "1\n", 2, "0:0 1:10*", 1, "");
+	latest_case("no newline", "1", 1, "0:0 1:10*", 1,
+	    "warning: lt/LATEST holds 1 without the newline that ends it: read as 1; the next "
+	    "save rewrites LATEST");
+	big = sr_malloc(5000);
+	memset(big, '1', 5000);
+	big[4095] = '\n';
+	{
+		/* garbage: what LATEST holds, and how the warning shows it */
+		static const struct {
+			const char *label, *text;
+			size_t len;
+			const char *holds;
+		} bad[] = {
+			{ "5000 bytes of digits", NULL, 5000,
+			  "5000 bytes, more than the 4096 a pointer may have" },
+			{ "4097 bytes", NULL, 4097, "4097 bytes, more than the 4096 a pointer may have" },
+			{ "11 digits", "12345678901\n", 12, "\"12345678901\\n\"" },
+			{ "a newline alone", "\n", 1, "\"\\n\"" },
+			{ "empty", "", 0, "\"\"" },
+			{ "two newlines", "1\n\n", 3, "\"1\\n\\n\"" },
+			{ "a leading space", " 1\n", 3, "\" 1\\n\"" },
+			{ "a NUL", "1\0\n", 3, "3 bytes, a NUL among them" },
+		};
+		size_t i;
+
+		for (i = 0; i < SR_ARRAY_LEN(bad); i++) {
+			snprintf(want, sizeof want, "warning: lt/LATEST is not a checkpoint number (it "
+			    "holds %s)%s", bad[i].holds, tail);
+			latest_case(bad[i].label, bad[i].text != NULL ? bad[i].text : big, bad[i].len,
+			    "0:0 1:10 2:10*", 2, want);
+		}
+	}
+	free(big);
+	free(m1);
+	free(m2);
+	tu_rmtree(src);
+	free(src);
 }
 
 /* ---- gc and retention ---- */
@@ -1110,6 +1453,8 @@ main(void)
 		return 1;
 	}
 	test_roundtrip();
+	test_modes();
+	test_staging_sweep();
 	test_progress();
 	test_pack_format();
 	test_dedupe();
@@ -1118,6 +1463,7 @@ main(void)
 	test_corrupt();
 	test_missing_pack();
 	test_list();
+	test_latest();
 	test_gc();
 	test_faults();
 	test_race();

@@ -537,7 +537,8 @@ test_bad_special(void)
 	free(printed);
 
 	ok(load(".", &js, &printed) == -1, "directory: rejected");
-	is_str(printed, ".: cannot read: Is a directory\n", "directory: exact message");
+	is_str(printed, ".: is a directory, not a regular file; a job file is a short text file\n",
+	    "directory: exact message");
 	free(printed);
 
 	if (geteuid() != 0) {

@@ -1,7 +1,9 @@
 /*
  * t-provider-aws.c: the `aws` provider (providers/aws.c) and its HTTP client
  * (common/http.c) against tests/mdemu, the metadata emulator, on
- * loopback: the notice and its deadline, the rebalance early warning, the
+ * loopback: the notice and its deadline (also one already past), the
+ * actions (stop as terminate; hibernate a freeze notice, once per time,
+ * the watch going on to a later terminate), the rebalance early warning, the
  * IMDSv2 token headers (from the emulator's log), token expiry and refresh,
  * 503 bursts, malformed, huge, redirecting and stalling replies, facts, a
  * prompt stop, configuration errors, and that "auto" still settles on
@@ -41,6 +43,19 @@ new_aws(const char *endpoint, double poll)
 	c.max_preemptions = -1;
 	if (sr_provider_new(&c, &p, err) == -1)
 		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+/* Start the emulator with args and an aws provider polling it every 0.1 s,
+ * its VM started. */
+static struct sr_provider *
+watch_emu(struct emu *e, const char *const *args)
+{
+	struct sr_provider *p;
+
+	emu_start(e, tmpdir, args);
+	p = new_aws(e->url, 0.1);
+	start(p);
 	return p;
 }
 
@@ -95,8 +110,7 @@ test_notice(void)
 	    "rebalance not polled again after its notice");
 	snprintf(line, sizeof line, "token=none -> 401");
 	is_int(log_grep(&e, line), 0, "every GET carried the token");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -120,8 +134,7 @@ test_token_expiry(void)
 	    "token expiry: the emulator refused the expired token");
 	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "token expiry: the refresh is no error");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -134,9 +147,7 @@ test_503(void)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	ok(wait_notice(p, 4, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "503 burst: the notice arrives after it");
 	ok(n.seen - (e.t0 + 1.4) > -0.3 && n.seen - (e.t0 + 1.4) < 1.0,
@@ -148,8 +159,7 @@ test_503(void)
 	    "HTTP status 503", e.url);
 	ok(strcmp(last, want) == 0 || strstr(last, "token: HTTP status 503") != NULL,
 	    "503 burst: the last error names the status: %s", last);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* instance-action serves a hostile reply from the start: no notice, no
@@ -163,17 +173,14 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	ok(!wait_notice(p, 0.8, &n), "%s: no notice", what);
 	ok(timed_stop(p) < 0.5, "%s: stop_vm returns at once", what);
 	sr_aws_errors(p, &errors, last, sizeof last);
 	ok(errors >= 2, "%s: polling went on (%lu failures)", what, errors);
 	snprintf(want, sizeof want, want_err, e.url);
 	is_str(last, want, "%s: the error", what);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -183,8 +190,8 @@ test_hostile(void)
 	const char *json[] = { "-T", "0", "-b", "{\"action\":", NULL };
 	const char *act[] = { "-T", "0", "-b",
 	    "{\"action\":\"explode\",\"time\":\"2030-01-01T00:00:00Z\"}", NULL };
-	const char *past[] = { "-T", "0", "-b",
-	    "{\"action\":\"stop\",\"time\":\"2001-09-09T01:46:40Z\"}", NULL };
+	const char *ahead[] = { "-T", "0", "-b",
+	    "{\"action\":\"stop\",\"time\":\"2099-01-01T00:00:00Z\"}", NULL };
 	const char *iso[] = { "-T", "0", "-b",
 	    "{\"action\":\"stop\",\"time\":\"2030-01-01 00:00:00\"}", NULL };
 	const char *huge[] = { "-T", "0", "-H", NULL };
@@ -205,26 +212,92 @@ test_hostile(void)
 	    "65536 bytes");
 	hostile("redirect", redir,
 	    "GET %s/latest/meta-data/spot/instance-action: HTTP status 302");
-	/* The past time: its message holds "now", so check its shape. */
+	/* Too far ahead: its message holds "now", so check its shape. */
 	{
 		struct sr_provider *p;
 		struct sr_notice n;
 		unsigned long errors = 0;
 		char last[SR_ERRMAX];
-		const char *head = "instance-action: time 2001-09-09T01:46:40Z is -";
+		const char *head = "instance-action: time 2099-01-01T00:00:00Z is ";
 
-		emu_start(&e, tmpdir, past);
-		p = new_aws(e.url, 0.1);
-		start(p);
-		ok(!wait_notice(p, 0.6, &n), "time in the past: no notice");
+		p = watch_emu(&e, ahead);
+		ok(!wait_notice(p, 0.6, &n), "time over an hour ahead: no notice");
 		sr_provider_stop_vm(p);
 		sr_aws_errors(p, &errors, last, sizeof last);
 		ok(errors >= 2 && strncmp(last, head, strlen(head)) == 0 && strstr(last,
-		    " s from now; a notice time lies between 10 s ago and 3600 s ahead")
-		    != NULL, "time in the past: the error: %s", last);
-		sr_provider_free(p);
-		emu_stop(&e);
+		    " s ahead; a notice time lies at most 3600 s ahead") != NULL,
+		    "time over an hour ahead: the error: %s", last);
+		unwatch(p, &e);
 	}
+}
+
+/* A time already past is a notice all the same, with that deadline: the
+ * machine may be going already (the runner finds no time for a checkpoint
+ * and stops the job), never a warning the job runs on after. */
+static void
+test_past(void)
+{
+	const char *args[] = { "-T", "0.3", "-b",
+	    "{\"action\":\"terminate\",\"time\":\"2001-09-09T01:46:40Z\"}", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	unsigned long errors = 99;
+	struct emu e;
+
+	p = watch_emu(&e, args);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "time in the past: a preemption notice");
+	ok(n.deadline == 1000000000, "time in the past: the deadline is that time (%.0f)",
+	    n.deadline);
+	is_str(n.reason, "aws spot interruption (terminate at 2001-09-09T01:46:40Z, "
+	    "already past)", "time in the past: the reason says so");
+	ok(!wait_notice(p, 0.5, &n), "time in the past: one notice");
+	sr_provider_stop_vm(p);
+	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
+	    "time in the past: not an error");
+	unwatch(p, &e);
+}
+
+/* stop is terminate for the job (memory is lost); hibernate freezes it
+ * in place: SR_NOTICE_FREEZE, once per announced time, and the watch goes
+ * on (a resumed instance can be interrupted again). */
+static void
+test_actions(void)
+{
+	const char *stop[] = { "-T", "0.3", "-A", "stop", NULL };
+	const char *hib[] = { "-T", "0.3", "-A", "hibernate", "-W", "2", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	char want[160];
+	struct emu e;
+	int polls;
+
+	p = watch_emu(&e, stop);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT, "stop: a preemption notice");
+	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
+	    "stop: the deadline is the notice's time (off by %.2f s)", n.deadline - (e.t0 + 120.3));
+	ok(strncmp(n.reason, "aws spot interruption (stop at ", 31) == 0 &&
+	    strlen(n.reason) == 52 && strcmp(n.reason + 50, "Z)") == 0,
+	    "stop: the reason: %s", n.reason);
+	unwatch(p, &e);
+
+	p = watch_emu(&e, hib);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_FREEZE, "hibernate: a freeze notice");
+	ok(n.deadline - (e.t0 + 120.3) > -1 && n.deadline - (e.t0 + 120.3) < 1,
+	    "hibernate: its deadline is the notice's time");
+	ok(strncmp(n.reason, "aws spot interruption (hibernate at ", 36) == 0 &&
+	    strstr(n.reason, "Z): the job is frozen with the instance, not stopped") != NULL,
+	    "hibernate: the reason: %s", n.reason);
+	ok(!wait_notice(p, 1.2, &n), "hibernate: the same time again: no second notice");
+	polls = log_count(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 200");
+	ok(polls >= 5, "hibernate: instance-action is still polled (%d replies)", polls);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "hibernate, then terminate: a preemption notice");
+	snprintf(want, sizeof want, "aws spot interruption (terminate at ");
+	ok(strncmp(n.reason, want, strlen(want)) == 0 &&
+	    n.deadline - (e.t0 + 122) > -1 && n.deadline - (e.t0 + 122) < 1,
+	    "hibernate, then terminate: its reason and time: %s", n.reason);
+	unwatch(p, &e);
 }
 
 static void
@@ -235,16 +308,13 @@ test_stall(void)
 	struct emu e;
 	double t;
 
-	emu_start(&e, tmpdir, args);
-	p = new_aws(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args);
 	sr_sleep(0.5);		/* a request hangs in the emulator */
 	t = timed_stop(p);
 	ok(t < 1.5, "a stalled request: stop_vm cancels it (%.2f s)", t);
 	ok(log_grep(&e, "GET /latest/meta-data/spot/instance-action ttl=- token=good -> 0") == 1,
 	    "a stalled request: it was in flight");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* The emulator's own IMDSv2 rules, through the HTTP client. */
@@ -353,6 +423,8 @@ main(void)
 	test_token_expiry();
 	test_503();
 	test_hostile();
+	test_past();
+	test_actions();
 	test_stall();
 	test_config();
 	if (sr_rmtree(tmpdir, err) == -1)

@@ -3,7 +3,9 @@
  * tests/mdemu, the metadata emulator, on loopback: the emulator's Azure
  * rules (400 without Metadata: true, DocumentIncarnation), the notice's
  * latency from the event (polling every 0.5 s), its deadline from
- * NotBefore and the fallback, the ack's exact POST body (from the
+ * NotBefore (also one in the past) and the fallback, this VM's name that
+ * cannot be read (every Preempt or Terminate counts, unacknowledged; the
+ * name read again after a backoff), the ack's exact POST body (from the
  * emulator's log) sent from a thread of its own (it neither blocks nor is
  * lost by a stop), a slow first call that neither delays start_vm nor loses
  * the notice, stop_vm in the middle of it, another VM's events, early
@@ -50,6 +52,19 @@ new_azure(const char *endpoint, double poll)
 	c.max_preemptions = -1;
 	if (sr_provider_new(&c, &p, err) == -1)
 		sr_fatal("sr_provider_new: %s", err);
+	return p;
+}
+
+/* Start the emulator with args and an azure provider polling it every poll
+ * seconds (0: the default), its VM started. */
+static struct sr_provider *
+watch_emu(struct emu *e, const char *const *args, double poll)
+{
+	struct sr_provider *p;
+
+	emu_run(e, tmpdir, args);
+	p = new_azure(e->url, poll);
+	start(p);
 	return p;
 }
 
@@ -142,8 +157,7 @@ test_notice(void)
 	ok(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 1,
 	    "the event's incarnation was read");
 	is_int(log_grep(&e, "metadata=- "), 0, "every request carried Metadata: true");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 /* The service's first call takes 3 s: start_vm does not wait for it, and
@@ -163,9 +177,7 @@ test_ack_async(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "async ack: the notice");
 	kill(e.pid, SIGSTOP);
 	t = sr_mono();
@@ -181,20 +193,15 @@ test_ack_async(void)
 	    e.url);
 	ok(strncmp(err, want, strlen(want)) == 0, "async ack: the error: %s", err);
 	kill(e.pid, SIGCONT);
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0.1);
-	start(p);
+	p = watch_emu(&e, args, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "ack then stop: the notice");
 	ok(sr_provider_ack(p, &n, err) == 0, "ack then stop: started");
 	sr_provider_stop_vm(p);		/* at once: the run is ending */
 	is_int(log_grep(&e, ACK_LINE), 1, "ack then stop: the POST was not lost");
 	is_int(sr_provider_ack_wait(p, err), 0, "ack then stop: stop_vm waited for it");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -222,8 +229,7 @@ test_slow_first(void)
 	    "slow first call: not an error");
 	is_int(log_count_wait(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2", 1, 2), 1,
 	    "slow first call: one (slow) request, answered");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -234,17 +240,14 @@ test_stop(void)
 	struct emu e;
 	double t;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	sr_sleep(0.6);		/* the first call is parked in the emulator */
 	t = timed_stop(p);
 	ok(t < 0.5, "stop_vm during the slow first call returns in %.3f s", t);
 	sr_sleep(0.2);
 	is_int(log_count(&e, "GET " EVENTS " metadata=true -> 0"), 1,
 	    "the first call was in flight, and the client hung up");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -256,17 +259,14 @@ test_other_vm(void)
 	unsigned long errors = 99;
 	struct emu e;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	ok(!wait_notice(p, 1.5, &n), "another VM's Preempt: no notice");
 	sr_provider_stop_vm(p);
 	ok(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 1,
 	    "another VM's Preempt: its document was read");
 	ok(sr_azure_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "another VM's Preempt: no error");
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -274,14 +274,13 @@ test_kinds(void)
 {
 	const char *freeze[] = { "-Z", "0.3", "-E", "Freeze", NULL };
 	const char *term[] = { "-Z", "0.3", "-E", "Terminate", "-N", "", NULL };
+	const char *past[] = { "-Z", "0.3", "-N", "Mon, 19 Sep 2016 18:29:47 GMT", NULL };
 	struct sr_provider *p;
 	struct sr_notice n;
 	char err[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, tmpdir, freeze);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, freeze, 0);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_EARLY, "Freeze is an early notice");
 	is_str(n.reason, "azure Freeze event " EVENT_ID, "Freeze reason");
 	ok(n.deadline == 0, "an early notice has no deadline");
@@ -289,20 +288,100 @@ test_kinds(void)
 	ok(sr_provider_ack(p, &n, err) == 0, "acking an early notice succeeds");
 	is_int(sr_provider_ack_wait(p, err), 0, "... starts nothing");
 	is_int(log_grep(&e, "POST "), 0, "... and POSTs nothing (Freeze goes ahead at NotBefore)");
-	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 
-	emu_run(&e, tmpdir, term);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, term, 0);
 	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "Terminate is a preemption notice");
 	ok(n.deadline - n.seen > 29.999 && n.deadline - n.seen < 30.001,
 	    "NotBefore \"\": the deadline is 30 s after the notice");
+	unwatch(p, &e);
+
+	p = watch_emu(&e, past, 0);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "NotBefore in the past: a preemption notice");
+	ok(n.deadline == 1474309787, "NotBefore in the past: the deadline is NotBefore, not "
+	    "30 s more (%.0f s from now)", n.deadline - n.seen);
+	unwatch(p, &e);
+}
+
+#define NAME_GET	"GET /metadata/instance/compute/name?api-version=2021-02-01&format=text"
+#define OTHER_ID	"1f4a7c0e-0000-4000-8000-00000000beef"
+
+/* This VM's name cannot be read: the events are watched all the same, a
+ * Preempt or Terminate counts whatever VM it names (the reason says so)
+ * and is not acknowledged, early events wait for the name, and the name is
+ * read again after a backoff; once it is read, another VM's events no
+ * longer count, and the current document is read again with it. */
+static void
+test_name_unknown(void)
+{
+	const char *other[] = { "-n", "1000", "-O", "0.3", NULL };
+	const char *own[] = { "-n", "1000", "-Z", "0.3", "-E", "Terminate", NULL };
+	const char *freeze[] = { "-n", "1000", "-Z", "0.3", "-E", "Freeze", NULL };
+	const char *later[] = { "-n", "0.5", "-O", "1.5", NULL };
+	const char *reread[] = { "-n", "0.8", "-Z", "0.1", "-E", "Freeze", NULL };
+	struct sr_provider *p;
+	struct sr_notice n;
+	char err[SR_ERRMAX], last[SR_ERRMAX], want[SR_ERRMAX];
+	unsigned long errors = 0;
+	struct emu e;
+	double t;
+	int reads;
+
+	p = watch_emu(&e, other, 0.1);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "name unknown: another VM's Preempt is a preemption notice");
+	is_str(n.reason, "azure Preempt event " OTHER_ID " for othervm (this VM's name is "
+	    "unknown: taken as this VM's)", "name unknown: the reason says so");
+	ok(sr_provider_ack(p, &n, err) == 0 && sr_provider_ack_wait(p, err) == 0,
+	    "name unknown: the notice is not acknowledged");
 	sr_provider_stop_vm(p);
-	sr_provider_free(p);
-	emu_stop(&e);
+	is_int(log_grep(&e, "POST "), 0, "name unknown: nothing POSTed (another VM's event)");
+	sr_azure_errors(p, &errors, last, sizeof last);
+	snprintf(want, sizeof want, "GET %s/metadata/instance/compute/name?api-version="
+	    "2021-02-01&format=text: HTTP status 500; until this VM's name is read, every "
+	    "Preempt or Terminate event counts as this VM's", e.url);
+	is_str(last, want, "name unknown: the error says what counts meanwhile");
+	unwatch(p, &e);
+
+	p = watch_emu(&e, own, 0.1);
+	ok(wait_notice(p, 2, &n) && n.kind == SR_NOTICE_PREEMPT,
+	    "name unknown: this VM's Terminate is a preemption notice");
+	is_str(n.reason, "azure Terminate event " EVENT_ID " for spotvm-1 (this VM's name is "
+	    "unknown: taken as this VM's)", "name unknown: its reason");
+	unwatch(p, &e);
+
+	p = watch_emu(&e, freeze, 0.1);
+	t = sr_mono();
+	ok(!wait_notice(p, 1.2, &n), "name unknown: a Freeze waits for the name");
+	sr_provider_stop_vm(p);
+	t = sr_mono() - t;
+	sr_azure_errors(p, &errors, NULL, 0);
+	reads = log_count(&e, NAME_GET " metadata=true -> 500");
+	/* Reads at 0, 0.1, 0.3, 0.7 s (then 1.5 s): a backoff, not every poll. */
+	ok(reads >= 3 && reads <= 5 && errors == (unsigned long)reads &&
+	    log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 5,
+	    "name unknown: read again after a backoff while the events are polled (%d "
+	    "reads, %lu errors in %.1f s at poll 0.1 s)", reads, errors, t);
+	unwatch(p, &e);
+
+	p = watch_emu(&e, later, 0.1);
+	ok(!wait_notice(p, 2.5, &n), "name read late: another VM's Preempt after it: no notice");
+	sr_provider_stop_vm(p);
+	is_int(log_count(&e, NAME_GET " metadata=true -> 200"), 1,
+	    "name read late: read once it answers, then not again");
+	ok(log_count(&e, NAME_GET " metadata=true -> 500") >= 2,
+	    "name read late: it failed first");
+	unwatch(p, &e);
+
+	p = watch_emu(&e, reread, 0.1);
+	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_EARLY,
+	    "name read late: the Freeze seen before it is taken once the name is known");
+	ok(n.seen - e.t0 > 0.7, "name read late: the Freeze came after the name (%.2f s)",
+	    n.seen - e.t0);
+	is_str(n.reason, "azure Freeze event " EVENT_ID, "name read late: the Freeze's reason");
+	unwatch(p, &e);
 }
 
 static void
@@ -316,8 +395,10 @@ test_deadline(void)
 	    "NotBefore 1 h ahead is the deadline");
 	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t - 3601) == t - 3571,
 	    "NotBefore more than 1 h ahead: now + 30 s");
-	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 1) == t + 31,
-	    "NotBefore in the past: now + 30 s");
+	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 1) == t,
+	    "NotBefore 1 s in the past is the deadline (the event may start at once)");
+	ok(sr_azure_deadline("Mon, 19 Sep 2016 18:29:47 GMT", t + 86400) == t,
+	    "NotBefore a day in the past is the deadline");
 	ok(sr_azure_deadline("", t) == t + 30, "NotBefore \"\": now + 30 s");
 	ok(sr_azure_deadline(NULL, t) == t + 30, "no NotBefore: now + 30 s");
 	ok(sr_azure_deadline("Tue, 19 Sep 2016 18:29:47 GMT", t - 40) == t - 10,
@@ -343,17 +424,14 @@ hostile(const char *what, const char *const *args, const char *want_err)
 	char last[SR_ERRMAX], want[SR_ERRMAX];
 	struct emu e;
 
-	emu_run(&e, tmpdir, args);
-	p = new_azure(e.url, 0);
-	start(p);
+	p = watch_emu(&e, args, 0);
 	ok(!wait_notice(p, 1.6, &n), "%s: no notice", what);
 	ok(timed_stop(p) < 0.5, "%s: stop_vm returns at once", what);
 	sr_azure_errors(p, &errors, last, sizeof last);
 	ok(errors >= 2, "%s: polling went on (%lu failures)", what, errors);
 	snprintf(want, sizeof want, want_err, e.url);
 	is_str(last, want, "%s: the error", what);
-	sr_provider_free(p);
-	emu_stop(&e);
+	unwatch(p, &e);
 }
 
 static void
@@ -456,6 +534,7 @@ main(void)
 	test_stop();
 	test_other_vm();
 	test_kinds();
+	test_name_unknown();
 	test_deadline();
 	test_hostile();
 	test_config();

@@ -2,8 +2,11 @@
  * t-provider.c: the preemption-notice providers (providers/): creation by
  * name, the notice pipe, the `local` provider's triggers (after, random,
  * notice file, trace replay, max_preemptions, prompt stop), the trace
- * reader's schedule and error messages, and the `signal` provider. Timings
- * use short real durations and assert with >= 0.5 s of slack.
+ * reader's schedule and error messages, the trace check `spotrun check`
+ * uses (where a start lies past the last up-period; a FIFO refused at
+ * once), configuration errors told from system ones, and the `signal`
+ * provider. Timings use short real durations and assert with >= 0.5 s of
+ * slack.
  */
 #include "config.h"
 
@@ -95,7 +98,8 @@ test_names(void)
 	int fl;
 
 	c.name = "gce";
-	is_int(sr_provider_new(&c, &p, err), -1, "unknown provider name fails");
+	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF,
+	    "unknown provider name fails as a configuration error");
 	is_str(err, "create provider \"gce\": unknown name; valid names: auto, aws, azure, gcp, local, signal",
 	    "unknown provider name lists the valid ones");
 
@@ -372,13 +376,20 @@ test_trace_schedule(void)
 	sr_provider_free(p);
 
 	c.trace_start = 121;
-	sr_provider_new(&c, &p, err);
-	snprintf(want_reason, sizeof want_reason, "create provider local: trace %s: no "
-	    "up-period starts at or after trace_start 121 s (the trace lasts 150 s)", path);
+	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF,
+	    "trace_start past the last period: a configuration error (the run exits 65)");
+	snprintf(want_reason, sizeof want_reason, "create provider local: trace_start = "
+	    "121 s: inside the last up-period of trace %s (120 s to 150 s); no up-period "
+	    "starts at or after it; use a start time of at most 120 s, where the last one "
+	    "starts", path);
 	is_str(err, want_reason, "trace_start past the last period is refused");
+	c.trace_start = 120;
+	ok(sr_provider_new(&c, &p, err) == 0, "trace_start at the last period's start: created");
+	sr_provider_free(p);
 	c.trace_start = 0;
 	c.trace_scale = 0;
-	sr_provider_new(&c, &p, err);
+	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF, "trace_scale 0: a configuration "
+	    "error");
 	is_str(err, "create provider local: trace_scale is 0; it must be > 0 (trace "
 	    "seconds per real second, 1 = real time)", "trace_scale 0 is refused");
 	free(path);
@@ -484,7 +495,8 @@ test_trace_errors(void)
 	is_str(err, want, "a missing trace file: message");
 	free(want);
 	c.trace = path;
-	sr_provider_new(&c, &p, err);
+	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF,
+	    "a missing trace is a configuration error");
 	want = sr_asprintf("create provider local: load trace %s: No such file or directory",
 	    path);
 	is_str(err, want, "the local provider reports a bad trace");
@@ -495,6 +507,77 @@ test_trace_errors(void)
 	sr_trace_load(tmpdir, &t, err);
 	is_str(err, want, "a directory as trace: message");
 	free(want);
+}
+
+/* Where a start can lie past the last up-period, in words, and
+ * sr_trace_check's statuses, which tell `spotrun check` which key is
+ * wrong; a FIFO is refused at once, never waited on. */
+static void
+test_trace_check(void)
+{
+	/* One up-period, 10 s to 30 s, in a trace of 50 s. */
+	const char *text = "{\"metadata\": {\"gap_seconds\": 10}, \"data\": [0, 1, 1, 0, 0]}";
+	static const struct { double start; const char *where; } past[] = {
+		{ 20, "inside the last up-period of trace %s (10 s to 30 s)" },
+		{ 35, "after the last up-period of trace %s (10 s to 30 s)" },
+		{ 50, "past the end of trace %s (it lasts 50 s)" },
+		{ 1e6, "past the end of trace %s (it lasts 50 s)" },
+	};
+	char err[SR_ERRMAX], where[SR_ERRMAX], *want, *path = write_tmp("one.json", text);
+	char *bad = write_tmp("bad.json", "{\"metadata\": ");
+	char *fifo = sr_asprintf("%s/fifo.json", tmpdir), *missing;
+	struct sr_trace *t;
+	size_t i, k = 99;
+	double took;
+
+	if (sr_trace_load(path, &t, err) == -1)
+		sr_fatal("%s", err);
+	ok(sr_trace_start_period(t, path, 0, &k, err) == 0 && k == 0,
+	    "start 0: the first period");
+	ok(sr_trace_start_period(t, path, 10, &k, err) == 0 && k == 0,
+	    "start at the period's start: that period");
+	for (i = 0; i < SR_ARRAY_LEN(past); i++) {
+		snprintf(where, sizeof where, past[i].where, path);
+		want = sr_asprintf("%s; no up-period starts at or after it; use a start time "
+		    "of at most 10 s, where the last one starts", where);
+		is_int(sr_trace_start_period(t, path, past[i].start, &k, err), -1,
+		    "start %g: no period", past[i].start);
+		is_str(err, want, "start %g: the message", past[i].start);
+		free(want);
+	}
+	sr_trace_free(t);
+
+	is_int(sr_trace_check(path, 10, err), SR_TRACE_OK, "check: a good start");
+	is_int(sr_trace_check(path, 20, err), SR_TRACE_BAD_START, "check: a start past the last "
+	    "period's");
+	snprintf(where, sizeof where, "inside the last up-period of trace %s (10 s to 30 s); "
+	    "no up-period starts at or after it; use a start time of at most 10 s, where the "
+	    "last one starts", path);
+	is_str(err, where, "check: its message");
+	is_int(sr_trace_check(bad, 0, err), SR_TRACE_BAD_FILE, "check: bad JSON");
+	want = sr_asprintf("load trace %s: bad JSON at line 1, column 13: unexpected token "
+	    "near end of file", bad);
+	is_str(err, want, "check: its message");
+	free(want);
+	missing = sr_asprintf("%s/missing.json", tmpdir);
+	is_int(sr_trace_check(missing, 0, err), SR_TRACE_UNREADABLE, "check: a missing file "
+	    "is not known yet");
+	want = sr_asprintf("load trace %s: No such file or directory", missing);
+	is_str(err, want, "check: its message");
+	free(want);
+	if (mkfifo(fifo, 0600) == -1)
+		sr_fatal("mkfifo %s: %s", fifo, strerror(errno));
+	took = sr_mono();
+	is_int(sr_trace_check(fifo, 0, err), SR_TRACE_BAD_FILE, "check: a FIFO is a bad file");
+	took = sr_mono() - took;
+	ok(took < 0.5, "check: a FIFO is refused at once (%.3f s)", took);
+	want = sr_asprintf("load trace %s: not a regular file", fifo);
+	is_str(err, want, "check: the FIFO's message");
+	free(want);
+	free(missing);
+	free(fifo);
+	free(bad);
+	free(path);
 }
 
 static volatile sig_atomic_t got_signal;
@@ -610,6 +693,7 @@ main(void)
 	test_trace_schedule();
 	test_real_trace();
 	test_trace_errors();
+	test_trace_check();
 	test_signal();
 	test_local_facts();
 	if (sr_rmtree(tmpdir, err) == -1)

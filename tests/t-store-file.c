@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -690,11 +691,70 @@ test_sweep(void)
 	utimensat(AT_FDCWD, old, ts, 0);
 	st = open_store();
 	ok(access(old, F_OK) == -1 && access(fresh, F_OK) == 0,
-	    "open removes temp files over a day old, keeps fresh ones");
+	    "open removes unlocked temp files (of older versions) over a day old, keeps fresh ones");
 	unlink(fresh);
 	sr_store_close(st);
 	free(old);
 	free(fresh);
+}
+
+/* The temp files of this version's writers carry a flock while their
+ * writer lives: a dead writer's goes at the next open, however fresh; a
+ * live one's stays, however old, even while another process opens the
+ * store, and its upload then commits. */
+static void
+test_sweep_locked(void)
+{
+	char *dead = sr_asprintf("%s/store/.tmp/99999-00000000deadbeef.w", root);
+	char *held = sr_asprintf("%s/store/.tmp/99998-00000000aaaaaaaa.w", root);
+	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	struct sr_store *st, *st2;
+	struct sr_upload *up;
+	char err[SR_ERRMAX] = "", *names, *p;
+	int fd, status;
+	pid_t pid;
+
+	st = open_store();
+	fd = open(dead, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	close(fd);
+	fd = open(held, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ok(fd != -1 && flock(fd, LOCK_EX) == 0, "a live writer's temp file, flocked");
+	utimensat(AT_FDCWD, held, ts, 0);
+	st2 = open_store();
+	ok(access(dead, F_OK) == -1, "open removes a fresh temp file whose writer is gone");
+	ok(access(held, F_OK) == 0, "and keeps one whose writer holds its flock, though a day old");
+	sr_store_close(st2);
+	close(fd);
+	unlink(held);
+
+	/* a real upload in flight here, the store opened by another process */
+	up = sr_store_upload_begin(st, "sweep/pack", err);
+	ok(up != NULL && sr_upload_write(up, "half a pack", 11, err) == 0, "an upload in flight %s",
+	    err);
+	is_int(temp_files(), 1, "its temp file is there");
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		struct sr_store *other;
+		char e2[SR_ERRMAX];
+		char *url = sr_asprintf("file://%s/store", root);
+
+		_exit(sr_store_open(url, &other, e2) == 0 ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "another process opened the store");
+	is_int(temp_files(), 1, "the upload's temp file is still there");
+	is_int(sr_upload_commit(up, err), 0, "and the upload commits %s", err);
+	p = path_of("sweep/pack");
+	names = NULL;
+	ok(sr_read_file(p, 64, &names, NULL, err) == 0 && strcmp(names, "half a pack") == 0,
+	    "with its content");
+	free(names);
+	free(p);
+	is_int(temp_files(), 0, "no temp file left");
+	sr_store_delete(st, "sweep/pack", err);
+	sr_store_close(st);
+	free(dead);
+	free(held);
 }
 
 int
@@ -718,6 +778,7 @@ main(void)
 	test_write_failure();
 	test_races(st);
 	test_sweep();
+	test_sweep_locked();
 	is_str(sr_store_rc_name(SR_STORE_EXISTS), "SR_STORE_EXISTS", "rc name of EXISTS");
 	is_str(sr_store_rc_name(SR_STORE_PRECONDITION), "SR_STORE_PRECONDITION",
 	    "rc name of PRECONDITION");

@@ -1,7 +1,9 @@
 #!/bin/sh
 # t05-usage.sh: every command's usage line (generated from the command table)
 # appears verbatim in the SYNOPSIS of doc/spotrun.1, and the SYNOPSIS lists no
-# command the binary lacks; plus the exit codes of usage errors.
+# command the binary lacks; every option of every command (the option lines
+# of its help, generated from the same entry) is in the man page; plus the
+# exit codes of usage errors.
 set -u
 man_page="$top_srcdir/doc/spotrun.1"
 synopsis=$(groff -mdoc -Tascii -P-c -P-b -P-u "$man_page" 2>/dev/null |
@@ -9,7 +11,7 @@ synopsis=$(groff -mdoc -Tascii -P-c -P-b -P-u "$man_page" 2>/dev/null |
 cmds=$("$SPOTRUN" help | sed -n '/^commands:/,/^$/p' | sed -e '1d' | awk 'NF {print $1}')
 n=0
 for c in $cmds; do n=$((n + 1)); done
-echo "1..$((n + 7))"
+echo "1..$((2 * n + 7))"
 i=0
 for c in $cmds; do
 	i=$((i + 1))
@@ -22,13 +24,30 @@ for c in $cmds; do
 	fi
 done
 i=$((i + 1))
-extra=$(printf '%s\n' "$synopsis" | awk '{print $2}' | grep -v '^--version$' | sort -u)
+extra=$(printf '%s\n' "$synopsis" | awk '{print $2}' | grep -vxE -e '--version|--help' | sort -u)
 want=$(printf '%s\n' $cmds | sort -u)
 if [ "$extra" = "$want" ]; then
 	echo "ok $i - the SYNOPSIS lists exactly the commands of the binary"
 else
 	echo "not ok $i - SYNOPSIS commands differ: man: $(echo $extra) binary: $(echo $want)"
 fi
+# The options of each command: its help's option lines ("  -s, --store STORE
+# help") give the names; each must be in the man page's text.
+page=$(groff -mdoc -Tascii -P-c -P-b -P-u "$man_page" 2>/dev/null)
+for c in $cmds; do
+	i=$((i + 1))
+	names=$("$SPOTRUN" help "$c" | sed -n '/^options:$/,$p' | sed 1d |
+		sed -E 's/^ +((-[A-Za-z0-9], )?(--[a-z][a-z0-9-]*)?|-[A-Za-z0-9]).*/\1/' | tr ',' '\n' | awk 'NF {print $1}')
+	missing=
+	for o in $names; do
+		printf '%s\n' "$page" | grep -qE -- "(^|[^-A-Za-z0-9])$o([^-A-Za-z0-9]|$)" || missing="$missing $o"
+	done
+	if [ -z "$missing" ] && [ -n "$names" ]; then
+		echo "ok $i - the options of $c are in the man page:" $names
+	else
+		echo "not ok $i - options of $c missing from doc/spotrun.1:$missing"
+	fi
+done
 i=$((i + 1))
 v=$("$SPOTRUN" --version)
 case "$v" in "spotrun "[0-9]*) echo "ok $i - --version: $v" ;; *) echo "not ok $i - --version printed '$v'" ;; esac

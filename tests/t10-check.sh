@@ -71,6 +71,22 @@ check 65 "" "$bad_err" "-q still prints the errors" -q bad.ini
 check 65 "good.ini: ok
 other.ini: ok" "$bad_err" "valid and invalid files: each one checked" good.ini bad.ini other.ini
 check 65 "" "missing.ini: cannot open: No such file or directory" "a missing file" missing.ini
+# Special files: refused by their kind, never opened in a way that blocks
+# (a FIFO without a writer hung `check` forever); the timeout turns a hang
+# into a failure.
+mkfifo "$tmp/fifo.ini"
+mkdir "$tmp/dir.ini"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/sock.ini"
+for sp in "fifo.ini:a FIFO" "dir.ini:a directory" "sock.ini:a socket" "/dev/null:a character device"; do
+	f=${sp%%:*} kind=${sp#*:}
+	(cd "$tmp" && timeout 10 "$SPOTRUN" check "$f" > out 2> err)
+	code=$?
+	result "$([ "$code" -eq 65 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = \
+	    "$f: is $kind, not a regular file; a job file is a short text file" ]; echo $?)" \
+	    "$kind as the job file: exit 65 at once, the kind named"
+	[ "$code" -eq 65 ] || echo "# got exit $code: $(cat "$tmp/err")"
+done
+rm -rf "$tmp/fifo.ini" "$tmp/dir.ini" "$tmp/sock.ini"
 (cd "$tmp" && "$SPOTRUN" check > out 2> err)
 result "$([ $? -eq 64 ] && [ "$(cat "$tmp/err")" = "$usage" ] && [ ! -s "$tmp/out" ]; echo $?)" \
 	"no argument at all: exit 64 and the usage line"
@@ -94,7 +110,7 @@ if command -v groff > /dev/null 2>&1; then
 	groff -mdoc -Tutf8 -P-c -P-b -P-u "$top_srcdir/doc/spotrun-job.5" 2> /dev/null > "$tmp/man.txt"
 	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$tmp/man.txt" | sed -n '/^     \[job\]/,/^$/p' |
 		sed 's/^     //' > "$tmp/man-0.ini"
-	sed -n '/^EXAMPLES/,/^SEE ALSO/p' "$tmp/man.txt" | awk -v dir="$tmp" '
+	sed -n '/^EXAMPLES/,/^[A-Z][A-Z ]*$/p' "$tmp/man.txt" | awk -v dir="$tmp" '
 		/^           / { if (!inblk) { n++; inblk = 1 }
 			sub(/^           /, ""); print > (dir "/man-" n ".ini"); next }
 		/^$/ { next }

@@ -127,11 +127,15 @@ else
 	nok "a finished job run again: $(cat "$tmp/out3")"
 fi
 
-# 23-24: the attempts of the job, with their machines and outcomes
+# 23-24: the attempts of the job, with their runs, machines and outcomes:
+# three runs of one attempt each, oldest first, each named by its run id
+run='[0-9]{8}T[0-9]{6}Z-[0-9]+ +1 '
 "$SPOTRUN" ls -a "$tmp/sigp.ini" >"$tmp/ls" 2>"$tmp/err"
-if sed -n 2p "$tmp/ls" | grep -qE '^1 .* fresh +1 +[0-9]+ +preempted +signal ' &&
-    sed -n 3p "$tmp/ls" | grep -qE '^1 .* step [0-9]+ +1 +0 +exit 0 +signal ' &&
-    sed -n 4p "$tmp/ls" | grep -qE '^1 .* fresh +1 +0 +exit 0 +signal ' && [ "$(wc -l <"$tmp/ls")" -eq 4 ]; then
+if sed -n 1p "$tmp/ls" | grep -qE '^RUN +ATTEMPT +STARTED ' &&
+    sed -n 2p "$tmp/ls" | grep -qE "^$run.* fresh +1 +[0-9]+ +preempted +signal " &&
+    sed -n 3p "$tmp/ls" | grep -qE "^$run.* step [0-9]+ +1 +0 +exit 0 +signal " &&
+    sed -n 4p "$tmp/ls" | grep -qE "^$run.* fresh +1 +0 +exit 0 +signal " && [ "$(wc -l <"$tmp/ls")" -eq 4 ] &&
+    [ "$(sed -n '2,4p' "$tmp/ls" | awk '{print $1}' | sort -u | wc -l)" -eq 3 ]; then
 	ok "ls -a: three runs: preempted after a checkpoint, resumed to exit 0, afresh to exit 0"
 else
 	nok "ls -a: $(cat "$tmp/ls")"

@@ -5,10 +5,13 @@
 # is on the timeline with the emulator's deadline, the job checkpoints,
 # and the run exits 75 (no next VM on AWS); the next run resumes. Then the
 # job file's keys: endpoint (an IPv6 literal: the emulator on [::1]) wins
-# over $SPOTRUN_AWS_ENDPOINT, and poll sets the polling interval.
+# over $SPOTRUN_AWS_ENDPOINT, and poll sets the polling interval. Then the
+# actions: a notice whose time is already past stops the job at once (no
+# time for a checkpoint) instead of being ignored; hibernate asks for a
+# checkpoint and leaves the job running (the hibernation freezes it).
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-echo "1..9"
+echo "1..16"
 
 # mdemu: a rebalance recommendation at 0.5 s, the notice at 1.5 s.
 cloud_emu "$tmp/port" "$tmp/emu.log" -R 0.5 -T 1.5
@@ -53,3 +56,34 @@ grep -q '^PUT /latest/api/token ttl=21600 token=none -> 200$' "$tmp/emu6.log" &&
 	ok "the job file's endpoint won over SPOTRUN_AWS_ENDPOINT" || nok "no request reached [::1]"
 polls=$(grep -c '^GET /latest/meta-data/spot/instance-action ttl=- token=good -> 404$' "$tmp/emu6.log")
 [ "$polls" -ge 8 ] && ok "poll = 100ms: $polls polls before the notice" || nok "poll = 100ms: only $polls polls"
+
+# A notice time already past: acted on (no time for a checkpoint: the job
+# is stopped at once, exit 75), not ignored while the job runs on.
+kill $emu; wait $emu 2>/dev/null; emu=
+cloud_emu "$tmp/portp" "$tmp/emup.log" -T 1 -b '{"action":"terminate","time":"2001-09-09T01:46:40Z"}'
+mkdir "$tmp/past"
+cloud_job "$tmp/past" awspast aws
+SPOTRUN_AWS_ENDPOINT=$emu_url "$SPOTRUN" run "$tmp/past/job.ini" >"$tmp/outp" 2>"$tmp/err"
+check $? 75 "a notice time in the past: exit 75"
+grep -qE '^[0-9:]+  notice   aws spot interruption \(terminate at 2001-09-09T01:46:40Z, already past\), deadline 00:00$' "$tmp/err" &&
+	grep -qE '^[0-9:]+  ckpt     no time for a checkpoint: the notice left 0ms, margin = 1\.0s; the previous checkpoint stays the newest$' "$tmp/err" &&
+	grep -qE '^[0-9:]+  stop     no checkpoint for this notice; SIGTERM to the job$' "$tmp/err" &&
+	ok "a notice time in the past: no time for a checkpoint, the job is stopped" || nok "past notice on the timeline"
+grep -q 'done at 40' "$tmp/outp" && nok "a notice time in the past: the job ran on to its end" ||
+	ok "a notice time in the past: the job did not run on"
+
+# hibernate: a checkpoint, and the job is not stopped (the hibernation
+# freezes its processes; here the instance never goes, so it finishes).
+kill $emu; wait $emu 2>/dev/null; emu=
+cloud_emu "$tmp/porth" "$tmp/emuh.log" -T 1 -A hibernate
+mkdir "$tmp/hib"
+cloud_job "$tmp/hib" awshib aws
+echo 'early_checkpoint = no' >>"$tmp/hib/job.ini"
+SPOTRUN_AWS_ENDPOINT=$emu_url "$SPOTRUN" run "$tmp/hib/job.ini" >"$tmp/outh" 2>"$tmp/err"
+check $? 0 "hibernate: the job runs to its end, exit 0"
+grep -qE '^[0-9:]+  warning  aws spot interruption \(hibernate at [0-9T:-]+Z\): the job is frozen with the instance, not stopped$' "$tmp/err" &&
+	ok "hibernate: on the timeline as a freeze, not a stop" || nok "hibernate on the timeline"
+grep -qE '^[0-9:]+  ckpt     0 step [0-9]+: .* committed in ' "$tmp/err" &&
+	ok "hibernate: a checkpoint is committed (early_checkpoint = no does not skip it)" || nok "hibernate: no checkpoint"
+! grep -qE '^[0-9:]+  (stop|notice) ' "$tmp/err" && grep -q 'done at 40' "$tmp/outh" &&
+	ok "hibernate: the job is not stopped" || nok "hibernate: the job was stopped"

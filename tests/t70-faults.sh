@@ -7,7 +7,9 @@
 #    exits 75 on SIGTERM (signal provider); a second run restores A, is
 #    told to checkpoint again and dies at the crash point; a third run must
 #    restore A (the job says `resumed from step A`), finish with exit 0 and
-#    the same result as an uninterrupted run.
+#    the same result as an uninterrupted run, and leave no temp file in the
+#    store. Before the third run of one point, two restores are killed
+#    midway (ckpt-restore); the third run removes their staging directories.
 # 2. A job that ignores the request of a preemption notice: the deadline
 #    passes, the previous checkpoint stays the newest, the job is stopped
 #    with SIGTERM, spotrun exits 75.
@@ -84,14 +86,57 @@ for point in ckpt-request ckpt-pack ckpt-upload ckpt-manifest ckpt-pointer; do
 	"$SPOTRUN" ls "$ini" > "$t_tmp/$point-ls.out" 2>&1
 	t_like "$t_tmp/$point-ls.out" "^[0-9]+ +$a +.* latest\$" "$point: A is still the latest checkpoint"
 
-	# Run 3: restores A, finishes.
+	if [ "$point" = ckpt-upload ]; then
+		# Two restores killed once their chunks are in the staging tree:
+		# each leaves its ckpt.restore.PID, and the next one removes it.
+		prev=
+		for k in 1 2; do
+			t_bg "$point-r$k" env SPOTRUN_FAULT=ckpt-restore "$SPOTRUN" run "$ini"
+			pid=$t_last
+			t_wait "$pid"
+			t_is "$t_rc" 137 "$point: restore $k killed at ckpt-restore" || t_show "$t_tmp/$point-r$k.err"
+			t_is "$(cd "$t_tmp/local-f-$point" && ls -d ckpt.* 2>/dev/null | tr '\n' ' ')" "ckpt.restore.$pid " \
+				"$point: killed restore $k left its staging directory, and only that"
+			if [ -n "$prev" ]; then
+				t_has "$t_tmp/$point-r$k.err" "ckpt     removed $t_tmp/local-f-$point/ckpt.restore.$prev, left by a restore (pid $prev) that was killed" \
+					"$point: restore $k removed the one of restore $((k - 1)) first"
+			fi
+			prev=$pid
+		done
+	fi
+
+	# Run 3: restores A, finishes, and sweeps what the killed run left: the
+	# partial pack in the store's .tmp, staging directories of restores.
 	t_bg "$point-3" "$SPOTRUN" run "$ini"
 	pid=$t_last
 	t_wait "$pid"
 	t_is "$t_rc" 0 "$point: run 3 exits 0" || t_show "$t_tmp/$point-3.err"
 	t_has "$t_tmp/$point-3.out" "resumed from step $a (attempt 1)" "$point: run 3 resumed from A (step $a)"
 	t_is "$(result_of "$t_tmp/$point-3.out")" "$want" "$point: run 3's result equals the uninterrupted run's"
+	t_is "$(ls -A "$t_tmp/store-$point/.tmp" | grep -vx lock | tr '\n' ' ')" "" \
+		"$point: no temp file of the killed save is left in the store"
+	t_is "$(cd "$t_tmp/local-f-$point" && ls -d ckpt.* 2>/dev/null | tr '\n' ' ')" "" \
+		"$point: no staging directory is left beside the checkpoint directory"
+	if [ "$point" = ckpt-upload ]; then
+		t_has "$t_tmp/$point-3.err" "ckpt     removed $t_tmp/local-f-$point/ckpt.restore.$prev, left by a restore (pid $prev) that was killed" \
+			"$point: run 3 says it removed the last one"
+	fi
 done
+
+# A FIFO as LATEST (no writer): `spotrun ls` and `spotrun run` used to block
+# in its open forever; now both stop at once, naming the file.
+ini=$t_tmp/ckpt-pointer.ini
+latest=$t_tmp/store-ckpt-pointer/f-ckpt-pointer/LATEST
+mv "$latest" "$latest.away" && mkfifo "$latest"
+timeout 20 "$SPOTRUN" ls "$ini" > "$t_tmp/fifo-ls.out" 2> "$t_tmp/fifo-ls.err"
+t_is "$?" 74 "a FIFO as LATEST: spotrun ls exits 74 at once"
+t_is "$(cat "$t_tmp/fifo-ls.err")" "spotrun: list checkpoints of f-ckpt-pointer: get f-ckpt-pointer/LATEST: $latest is a FIFO, not a regular file: the file store keeps objects as regular files; remove it" \
+	"a FIFO as LATEST: spotrun ls names it"
+timeout 20 "$SPOTRUN" run "$ini" > "$t_tmp/fifo-run.out" 2> "$t_tmp/fifo-run.err"
+t_is "$?" 74 "a FIFO as LATEST: spotrun run exits 74 at once" || t_show "$t_tmp/fifo-run.err"
+t_has "$t_tmp/fifo-run.err" "get f-ckpt-pointer/LATEST: $latest is a FIFO, not a regular file" \
+	"a FIFO as LATEST: spotrun run names it"
+rm "$latest" && mv "$latest.away" "$latest"
 
 # 2. A job that ignores the notice's request. It answers the first
 # (periodic) request, then no more; the notice leaves it 2 s (grace 3 s minus
