@@ -217,10 +217,10 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	char at[32], left[32], margin[32];
 	double now = sr_now();
 
-	/* A notice read in the same wake as the death of a job that did not
-	 * finish is the machine going away (Slurm's SIGTERM to spotrun and
-	 * the job at once): the attempt is preempted, with nothing to ask. */
-	if (a->stopping || (a->leader_done && !(a->ended_now && sr_exit_code(a->status) != 0)))
+	/* A notice that follows the job's death by a signal from outside is
+	 * the machine going away (Slurm's SIGTERM to spotrun and the job at
+	 * once): the attempt is preempted, with nothing left to ask. */
+	if (a->stopping || (a->leader_done && !sr_run_killed_outside(a)))
 		return;
 	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
 		if (!a->leader_done)
@@ -233,9 +233,13 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	a->notice = *n;
 	a->ckpt_deadline = n->deadline - r->js->margin;
 	r->preemptions++;
-	sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
-	    sr_fmt_duration(n->deadline - now, left, sizeof left),
-	    sr_tl_wall(n->deadline, 0, at, sizeof at));
+	if (n->deadline > now)
+		sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
+		    sr_fmt_duration(n->deadline - now, left, sizeof left),
+		    sr_tl_wall(n->deadline, 0, at, sizeof at));
+	else
+		sr_tl(&r->tl, 1, "notice", "%s, deadline already past (%s)", n->reason,
+		    sr_tl_wall(n->deadline, 1, at, sizeof at));
 	if (a->leader_done)
 		return;
 	if (a->ckpt_deadline <= now) {

@@ -59,6 +59,15 @@ sent_by_someone(int sig)
 	return 0;
 }
 
+int
+sr_run_killed_outside(const struct attempt *a)
+{
+	int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
+
+	return a->leader_done && sig != 0 && sent_by_someone(sig) && !(a->sent & sig_bit(sig)) &&
+	    sig != a->req_signal;
+}
+
 /* The job ended before the notice's checkpoint was taken (sig: what
  * killed it, 0 none). */
 static void
@@ -71,7 +80,7 @@ before_notice(struct run *r, struct attempt *a, int sig)
 	if (sig == 0)
 		sr_tl(&r->tl, 1, "ckpt", "the job exited (code %d) before it wrote the notice's "
 		    "checkpoint; %s", sr_exit_code(a->status), keep);
-	else if ((a->sent & sig_bit(sig)) || !sent_by_someone(sig))
+	else if (!sr_run_killed_outside(a))
 		sr_tl(&r->tl, 1, "killed", "the job was killed by SIG%s before it wrote the notice's "
 		    "checkpoint; %s", sig_name(sig, b, sizeof b), keep);
 	else

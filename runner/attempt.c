@@ -121,7 +121,6 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGCHLD:
 		if (!a->leader_done && sr_reap(&a->child, &status) == 1) {
 			a->leader_done = 1;
-			a->ended_now = 1;
 			a->status = status;
 			a->leader_done_at = sr_mono();
 		} else if (a->leader_done) {
@@ -190,10 +189,16 @@ feed_output(struct attempt *a, int *open, int stream, int fd)
 }
 
 /* The leader exited and no save runs: 1 when the attempt is over. Pipes
- * still open then belong to leftovers of the job: stop them, then drain. */
+ * still open then belong to leftovers of the job: stop them, then drain.
+ * A job killed from outside may have died of what spotrun gets too, and a
+ * little later (Slurm's SIGTERM to every process of the job): its notice
+ * is waited for a moment, to end the attempt as preempted. */
 static int
 leader_gone(struct attempt *a)
 {
+	if (!a->noticed && sr_run_killed_outside(a) &&
+	    sr_mono() - a->leader_done_at < SR_OUTSIDE_NOTICE_WAIT)
+		return 0;
 	if (!a->out_open && !a->err_open)
 		return 1;
 	if (sr_mono() - a->leader_done_at <= 1.0)
@@ -256,11 +261,6 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		while (sr_provider_read(r->prov, &n, err) == 1)
 			sr_run_notice(r, a, &n);
 	}
-	/* After the notices of this wake, which may explain the death. */
-	if (a->ended_now) {
-		a->ended_now = 0;
-		sr_run_job_ended(r, a);
-	}
 	if (i_m >= 0 && (pf[i_m].revents & POLLIN)) {
 		sr_run_method_news(r, a);
 		sr_run_user_release(r, a);
@@ -273,6 +273,9 @@ watch_once(struct run *r, struct attempt *a, char *err)
 static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
 {
+	/* Now that every notice that came with the job's end is in. */
+	if (a->leader_done)
+		sr_run_job_ended(r, a);
 	sr_child_stop(&a->child, 2.0);
 	if (a->req_pending)
 		r->method->ops->clear(r->method);

@@ -80,7 +80,6 @@ struct attempt {
 	double started;			/* epoch */
 	int leader_done, status;
 	double leader_done_at;		/* mono */
-	int ended_now;			/* the leader was reaped in this wake of the loop */
 	/* what spotrun sent the job (attempt-signal.c) */
 	uint64_t sent;			/* bit N-1: signal N, to stop it or from the user */
 	int req_signal;			/* the request signal its first process got, 0 none */
@@ -152,9 +151,16 @@ const char *sr_run_interrupt_what(const struct run *r, char *buf, size_t len);
 /* attempt-signal.c */
 /* Send sig to the job's process group, and remember it was spotrun's. */
 void sr_run_signal_job(struct attempt *a, int sig);
-/* The job's first process ended (a->status): say why, when it was killed
- * by spotrun's request signal or ended before the notice's checkpoint. */
+/* The job's first process ended (a->status) and the attempt ends: say
+ * why, when it was killed by spotrun's request signal or ended before the
+ * notice's checkpoint. */
 void sr_run_job_ended(struct run *r, struct attempt *a);
+/* 1 when the job's first process was killed by a signal someone sends
+ * (TERM, INT, HUP, ...) that spotrun did not send it. */
+int sr_run_killed_outside(const struct attempt *a);
+/* How long the attempt waits, after such a death, for the notice that the
+ * same sender may have sent spotrun. */
+#define SR_OUTSIDE_NOTICE_WAIT	0.3
 
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */

@@ -145,4 +145,19 @@ t_is "$t_rc" 75 "SIGTERM to spotrun and the job at once: preempted, exit 75" || 
 t_has "$t_tmp/step.err" "  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun (Slurm sends it to the whole job step); the previous checkpoint stays the newest. Send the signal to spotrun alone: with Slurm, sbatch --signal=B:TERM@120 and \`exec spotrun run JOB.ini\` in the batch script (examples/slurm/)" \
 	"the timeline says the job died of an outside SIGTERM before its checkpoint, and the fix"
 t_like "$t_tmp/step.err" '^00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "the run ends preempted"
+
+# 21-22: the same when the job's death comes first and spotrun's SIGTERM a
+# moment later (Slurm signals the processes of the step one by one).
+job step2 "/bin/sh $t_tmp/step.sh" "[provider]" "name = signal" "grace = 5s"
+t_bg step2 "$SPOTRUN" run "$t_tmp/step2.ini"
+bgpid=$t_last
+i=0
+while [ ! -s "$t_tmp/local-step2/job.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$(cat "$t_tmp/local-step2/job.pid")"
+sleep 0.1
+kill -TERM "$bgpid"
+t_wait $bgpid
+t_is "$t_rc" 75 "the job's death first, spotrun's SIGTERM 0.1 s later: preempted, exit 75" || t_show "$t_tmp/step2.err"
+t_has "$t_tmp/step2.err" "  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun" \
+	"... and the same line says why"
 t_done
