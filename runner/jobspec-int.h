@@ -42,6 +42,9 @@ struct key {
 	const char *range;	/* for a value out of [min, max] */
 };
 
+/* What a command is, for its messages. */
+#define SR_JS_COMMAND_HINT "give the program and its arguments (e.g. python3 train.py --epochs 3)"
+
 /* Every key of the sections that have fixed keys ([env] and [sweep] have
  * the user's names), with its type, range and messages. */
 extern const struct key sr_js_keys[];
@@ -62,10 +65,18 @@ struct sr_js_parse {
 	int key_line[SR_JS_MAXKEYS];	/* where each key was set; 0 = not set */
 	char *raw[SR_JS_MAXKEYS];	/* its value as written, for messages */
 	int line_comment;	/* the current line ends in a " ;" comment */
+	int line_bad;		/* its value is not text (reported): not parsed */
 	int command_comment;	/* so did the line of command = */
 	int *env_line;		/* line of each js->env entry */
-	size_t nenv;
-	int sweep_first_line;
+	size_t nenv, env_cap;	/* entries of js->env and env_line, and their room */
+	/* The names of [env] seen so far, for the duplicate check: an open
+	 * addressing table of nenv + 1 based indexes into js->env (0: empty),
+	 * env_slots long (a power of two, at most half full), so a file of
+	 * 100,000 variables is checked in linear time. */
+	size_t *env_index, env_slots;
+	int sweep_first_line;	/* of the first [sweep] key */
+	int *sweep_header_line;	/* every [sweep] header, for js (see jobspec.h) */
+	size_t nsweep_headers;
 };
 
 /* Path p made absolute against dir and tidied lexically: no "." parts, no
@@ -73,10 +84,22 @@ struct sr_js_parse {
  * system, which is the run's business, not the parser's. malloc'd. */
 char *sr_js_absolute_path(const char *dir, const char *p);
 
+/* The argv of a command: { "/bin/sh", "-c", command } with shell, else
+ * its words (sr_words_split, strict). 0 with *argv set; -1 with err when it
+ * does not split; -2 (*argv set) when the program's name is empty. */
+int sr_js_argv(const char *command, int shell, char ***argv, char *err);
+
 /* Parse value v of key k (at p->line) into p->js, or record an error. */
 void sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v);
 /* One line of [env] / of [sweep]: check name and value, add them to p->js. */
 void sr_js_set_env(struct sr_js_parse *p, const char *name, const char *v);
 void sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v);
+
+/* The checks of a sweep file that need the whole file (jobspec-sweep.c):
+ * the number of trials, the trials' names, every ${name} in the command
+ * and [env] values, each trial's command, the size of the trials' job
+ * files. Sets js->argv to the first trial's. Called once everything else
+ * is known, for a file with a [sweep] only. */
+void sr_js_check_sweep(struct sr_js_parse *p);
 
 #endif

@@ -21,10 +21,13 @@
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
 #include "store.h"
+#include "sweep.h"
 #include "units.h"
 #include "util.h"
+#include "words.h"
 
 #define SWEEP_VALUES_MAX 10000		/* values of one sweep parameter */
+#define SWEEP_BOUND	1000000000LL	/* the bounds of a range LOW..HIGH */
 #define DURATION_LIMIT	(365 * 86400.0)	/* longest duration any key takes */
 
 /* What a bad value is "not", by type: "interval = 20 minutes: not a duration". */
@@ -57,8 +60,7 @@ const struct key sr_js_keys[] = {
 	{ SEC_JOB, "name", T_NAME, F(name), 0, 0, 0,
 	  "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
 	  "(e.g. llama-lora)", NULL },
-	{ SEC_JOB, "command", T_COMMAND, F(command), 0, 0, 0,
-	  "give the program and its arguments (e.g. python3 train.py --epochs 3)", NULL },
+	{ SEC_JOB, "command", T_COMMAND, F(command), 0, 0, 0, SR_JS_COMMAND_HINT, NULL },
 	{ SEC_JOB, "shell", T_BOOL, F(shell), 0, 0, 0,
 	  "use yes or no (or true/false, on/off, 1/0)", NULL },
 	{ SEC_JOB, "workdir", T_PATH, F(workdir), 0, 0, 0,
@@ -74,7 +76,7 @@ const struct key sr_js_keys[] = {
 	{ SEC_CHECKPOINT, "interval", T_DURATION, F(interval), 1, DURATION_LIMIT, 1,
 	  DUR_HINT("20m"), "use 0 (off) or from 1s to 365d (e.g. 20m)" },
 	{ SEC_CHECKPOINT, "keep", T_INT, F(ckpt.keep), 1, 1000000, 0,
-	  "use a whole number >= 1 (e.g. 3)", NULL },
+	  "use a whole number from 1 to 1000000 (e.g. 3)", NULL },
 	{ SEC_CHECKPOINT, "store", T_STORE, F(store), 0, 0, 0,
 	  "use file:///absolute/path (or an absolute path), s3://bucket/prefix, "
 	  "gs://bucket/prefix or az://account/container/prefix (e.g. file:///srv/spotrun)", NULL },
@@ -108,12 +110,12 @@ const struct key sr_js_keys[] = {
 	  "give a file, absolute or relative to the job file (e.g. /tmp/preempt-now)", NULL },
 	{ SEC_PROVIDER, "trace", T_PATH, F(provider.trace), 0, 0, 0,
 	  "give a file, absolute or relative to the job file (e.g. traces/spot.json)", NULL },
-	{ SEC_PROVIDER, "trace_scale", T_POSITIVE, F(provider.trace_scale), 0, 0, 0,
-	  "use a number greater than 0 (e.g. 60 or 0.5)", NULL },
+	{ SEC_PROVIDER, "trace_scale", T_POSITIVE, F(provider.trace_scale), 0, 1000000, 0,
+	  "use a number greater than 0 and at most 1000000 (e.g. 60 or 0.5)", NULL },
 	{ SEC_PROVIDER, "trace_start", T_DURATION, F(provider.trace_start), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("2h"), "use at most 365d (e.g. 2h)" },
-	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(provider.max_preemptions), 0, INT_MAX, 0,
-	  "use a whole number >= 0, or unlimited (e.g. 3)", NULL },
+	{ SEC_PROVIDER, "preemptions", T_PREEMPTIONS, F(provider.max_preemptions), 0, 1000000, 0,
+	  "use a whole number from 0 to 1000000, or unlimited (e.g. 3)", NULL },
 	{ SEC_PROVIDER, "endpoint", T_URL, F(provider.endpoint), 1, 65535, 0,
 	  "use http://HOST[:PORT] or https://HOST[:PORT] (e.g. http://169.254.169.254)",
 	  "use a port from 1 to 65535 (e.g. http://127.0.0.1:8080)" },
@@ -125,7 +127,7 @@ const struct key sr_js_keys[] = {
 	  "use yes or no (or true/false, on/off, 1/0)", NULL },
 
 	{ SEC_RETRY, "max_restarts", T_INT, F(max_restarts), 0, 1000000, 0,
-	  "use a whole number >= 0 (e.g. 10)", NULL },
+	  "use a whole number from 0 to 1000000 (e.g. 10)", NULL },
 	{ SEC_RETRY, "on_exit_codes", T_EXITCODES, 0, 1, 255, 0,
 	  "use a comma-separated list of exit codes from 1 to 255 (e.g. 1, 137)", NULL },
 	{ SEC_RETRY, "backoff", T_DURATION, F(backoff), 0, DURATION_LIMIT, 0,
@@ -273,6 +275,21 @@ sr_js_absolute_path(const char *dir, const char *p)
 	return out;
 }
 
+int
+sr_js_argv(const char *command, int shell, char ***argv, char *err)
+{
+	if (shell) {
+		*argv = sr_calloc(4, sizeof **argv);
+		(*argv)[0] = sr_strdup("/bin/sh");
+		(*argv)[1] = sr_strdup("-c");
+		(*argv)[2] = sr_strdup(command);
+		return 0;
+	}
+	if (sr_words_split(command, SR_WORDS_STRICT, argv, NULL, err) == -1)
+		return -1;
+	return (*argv)[0] == NULL || (*argv)[0][0] == '\0' ? -2 : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Setting keys */
 
@@ -395,7 +412,7 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 static void
 set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 {
-	char b[SR_JS_SHOW_MAX + 4], item[32];
+	char b[SR_JS_SHOW_MAX + 4], *item;
 	const char *s = v, *comma, *a, *e;
 	int *codes = NULL;
 	size_t n = 0, i;
@@ -414,8 +431,9 @@ set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 			    sr_js_show(v, b), k->hint);
 			goto fail;
 		}
-		snprintf(item, sizeof item, "%.*s", (int)(e - a), a);
-		r = (size_t)(e - a) >= sizeof item ? -1 : parse_int(item, 1, 255, &code);
+		item = sr_strndup(a, (size_t)(e - a));
+		r = parse_int(item, 1, 255, &code);	/* a long run of digits: -2 */
+		free(item);
 		if (r == -1) {
 			sr_js_error(p, p->line, "on_exit_codes = %s: %s is not an exit code; %s",
 			    sr_js_show(v, b), sr_js_show_span(a, (size_t)(e - a), (char[SR_JS_SHOW_MAX + 4]){ 0 }),
@@ -424,7 +442,8 @@ set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 		}
 		if (r == -2) {
 			sr_js_error(p, p->line, "on_exit_codes = %s: %s is out of range; %s",
-			    sr_js_show(v, b), item, k->hint);
+			    sr_js_show(v, b), sr_js_show_span(a, (size_t)(e - a),
+			    (char[SR_JS_SHOW_MAX + 4]){ 0 }), k->hint);
 			goto fail;
 		}
 		for (i = 0; i < n; i++) {
@@ -573,9 +592,9 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			bad_value(p, k, v);
 		return;
 	case T_DURATION:
-		if (sr_parse_duration(v, &d) == -1)
+		if ((r = sr_parse_duration(v, &d)) == -1)
 			bad_value(p, k, v);
-		else if ((d < k->min && !(d == 0 && k->zero_ok)) || d > k->max)
+		else if (r == -2 || (d < k->min && !(d == 0 && k->zero_ok)) || d > k->max)
 			out_of_range(p, k, v);
 		else
 			*FIELD(js, k, double) = d;
@@ -608,14 +627,18 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			bad_value(p, k, v);
 		return;
 	case T_SIZE:
-		if (sr_parse_size(v, &u) == -1)
+		if ((r = sr_parse_size(v, &u)) == -1)
 			bad_value(p, k, v);
-		else if ((double)u < k->min || (double)u > k->max)
+		else if (r == -2 || (double)u < k->min || (double)u > k->max)
 			out_of_range(p, k, v);
 		else
 			*FIELD(js, k, size_t) = (size_t)u;
 		return;
 	case T_UINT64:
+		if (v[0] == '-' && v[1] != '\0' && strspn(v + 1, "0123456789") == strlen(v + 1)) {
+			out_of_range(p, k, v);	/* a whole number, below 0 */
+			return;
+		}
 		if (strspn(v, "0123456789") != strlen(v)) {	/* strtoull takes "-1" */
 			bad_value(p, k, v);
 			return;
@@ -629,9 +652,15 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		return;
 	case T_POSITIVE:
 		/* strtod alone would take "inf", "nan", hex and leading blanks. */
-		if (strspn(v, "0123456789.eE+-") != strlen(v) ||
-		    (d = strtod(v, &end), *end != '\0') || !isfinite(d) || d <= 0)
+		errno = 0;
+		if (strspn(v, "0123456789.eE+-") != strlen(v) || (d = strtod(v, &end), *end != '\0'))
 			bad_value(p, k, v);
+		else if (errno == ERANGE && v[0] != '-')
+			out_of_range(p, k, v);	/* a number too large or too small for a double */
+		else if (!(d > 0))
+			bad_value(p, k, v);
+		else if (d > k->max)
+			out_of_range(p, k, v);
 		else
 			*FIELD(js, k, double) = d;
 		return;
@@ -642,6 +671,65 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		set_endpoint(p, k, v);
 		return;
 	}
+}
+
+/* FNV-1a of the n bytes at s: the slot of an [env] name. */
+static size_t
+name_hash(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* The js->env index of the variable named by the n bytes at name, or
+ * SIZE_MAX if it is not set yet. */
+static size_t
+env_find(const struct sr_js_parse *p, const char *name, size_t n)
+{
+	size_t mask = p->env_slots - 1, i, k;
+	const char *e;
+
+	if (p->env_slots == 0)
+		return SIZE_MAX;
+	for (i = name_hash(name, n) & mask; (k = p->env_index[i]) != 0; i = (i + 1) & mask) {
+		e = p->js->env[k - 1];
+		if (strncmp(e, name, n) == 0 && e[n] == '=')
+			return k - 1;
+	}
+	return SIZE_MAX;
+}
+
+/* Put js->env[k], a name not in the table, into a free slot. */
+static void
+env_slot_put(struct sr_js_parse *p, size_t k)
+{
+	size_t mask = p->env_slots - 1, i;
+	const char *e = p->js->env[k];
+
+	for (i = name_hash(e, strcspn(e, "=")) & mask; p->env_index[i] != 0; i = (i + 1) & mask)
+		;
+	p->env_index[i] = k + 1;
+}
+
+/* Index js->env[k], the newest entry, growing the table to keep it at most
+ * half full. */
+static void
+env_index_add(struct sr_js_parse *p, size_t k)
+{
+	size_t j;
+
+	if (2 * (k + 1) > p->env_slots) {
+		free(p->env_index);
+		p->env_slots = p->env_slots < 64 ? 64 : p->env_slots * 2;
+		p->env_index = sr_calloc(p->env_slots, sizeof *p->env_index);
+		for (j = 0; j < k; j++)
+			env_slot_put(p, j);
+	}
+	env_slot_put(p, k);
 }
 
 void
@@ -656,23 +744,41 @@ sr_js_set_env(struct sr_js_parse *p, const char *name, const char *v)
 		    "and _, not starting with a digit (e.g. DATA_DIR)", sr_js_show(name, b));
 		return;
 	}
-	if (strncmp(name, "SPOTRUN_", 8) == 0) {
+	/* SPOTRUN_PARAM_ is how a sweep's trial carries its parameters
+	 * (sweep.h); spotrun sets no variable of that name itself. */
+	if (strncmp(name, "SPOTRUN_", 8) == 0 && strncmp(name, "SPOTRUN_PARAM_", 14) != 0) {
 		sr_js_error(p, p->line, "[env] %s: names starting with SPOTRUN_ are reserved for "
-		    "spotrun's own variables; rename it", sr_js_show(name, b));
+		    "spotrun's own variables (SPOTRUN_PARAM_ excepted); rename it",
+		    sr_js_show(name, b));
 		return;
 	}
-	for (i = 0; i < p->nenv; i++) {
-		if (strncmp(js->env[i], name, n) == 0 && js->env[i][n] == '=') {
-			sr_js_error(p, p->line, "duplicate key '%s' in [env] (first set on line %d); "
-			    "keep one", sr_js_show(name, b), p->env_line[i]);
-			return;
-		}
+	if ((i = env_find(p, name, n)) != SIZE_MAX) {
+		sr_js_error(p, p->line, "duplicate key '%s' in [env] (first set on line %d); "
+		    "keep one", sr_js_show(name, b), p->env_line[i]);
+		return;
 	}
-	js->env = sr_reallocarray(js->env, p->nenv + 2, sizeof *js->env);
-	p->env_line = sr_reallocarray(p->env_line, p->nenv + 1, sizeof *p->env_line);
+	if (p->nenv + 2 > p->env_cap) {
+		p->env_cap = p->env_cap < 16 ? 16 : p->env_cap * 2;
+		js->env = sr_reallocarray(js->env, p->env_cap, sizeof *js->env);
+		p->env_line = sr_reallocarray(p->env_line, p->env_cap, sizeof *p->env_line);
+	}
 	js->env[p->nenv] = sr_asprintf("%s=%s", name, v);
 	p->env_line[p->nenv] = p->line;
 	js->env[++p->nenv] = NULL;
+	env_index_add(p, p->nenv - 1);
+}
+
+/* "SPOTRUN_PARAM_" + name, the variable of a sweep's parameter: its name in
+ * upper case into buf (SR_JS_SHOW_MAX + 4 bytes, cut if longer). */
+static const char *
+upper_name(const char *name, char buf[SR_JS_SHOW_MAX + 4])
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i < SR_JS_SHOW_MAX; i++)
+		buf[i] = (char)toupper((unsigned char)name[i]);
+	buf[i] = '\0';
+	return buf;
 }
 
 /* Add one sweep item to values: a value, or an integer range LOW..HIGH. */
@@ -691,13 +797,20 @@ sweep_item(struct sr_js_parse *p, const char *name, const char *v, const char *a
 		return 0;
 	}
 	*dots = '\0';
-	r1 = parse_int(item, -1000000000LL, 1000000000LL, &lo);
-	r2 = parse_int(dots + 2, -1000000000LL, 1000000000LL, &hi);
+	r1 = parse_int(item, -SWEEP_BOUND, SWEEP_BOUND, &lo);
+	r2 = parse_int(dots + 2, -SWEEP_BOUND, SWEEP_BOUND, &hi);
 	*dots = '.';
-	if (r1 != 0 || r2 != 0) {
+	if (r1 == -1 || r2 == -1) {
 		sr_js_error(p, p->line, "%s = %s: %s is not an integer range; write LOW..HIGH "
 		    "with whole numbers (e.g. 1..3), or list the values", sr_js_show(name, b),
 		    sr_js_show(v, b2), sr_js_show(item, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
+		free(item);
+		return -1;
+	}
+	if (r1 == -2 || r2 == -2) {
+		sr_js_error(p, p->line, "%s = %s: the range %s is out of range; use bounds "
+		    "from %lld to %lld", sr_js_show(name, b), sr_js_show(v, b2),
+		    sr_js_show(item, (char[SR_JS_SHOW_MAX + 4]){ 0 }), -SWEEP_BOUND, SWEEP_BOUND);
 		free(item);
 		return -1;
 	}
@@ -731,9 +844,10 @@ sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
 	char **values = NULL;
 	size_t nvalues = 0, i;
 
-	if (!is_env_name(name)) {
-		sr_js_error(p, p->line, "[sweep] %s: not a valid parameter name; use letters, "
-		    "digits and _, not starting with a digit (e.g. lr)", sr_js_show(name, b));
+	if (!is_env_name(name) || strlen(name) > SR_SWEEP_NAME_MAX) {
+		sr_js_error(p, p->line, "[sweep] %s: not a valid parameter name; use 1-%d letters, "
+		    "digits and _, not starting with a digit (e.g. lr)", sr_js_show(name, b),
+		    SR_SWEEP_NAME_MAX);
 		return;
 	}
 	for (i = 0; i < js->nsweep; i++) {
@@ -742,6 +856,17 @@ sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
 			    "keep one", name, js->sweep[i].line);
 			return;
 		}
+		if (strcasecmp(js->sweep[i].key, name) == 0) {
+			sr_js_error(p, p->line, "[sweep] %s: %s (line %d) differs only in case, and "
+			    "both would be SPOTRUN_PARAM_%s in the job's environment; rename one",
+			    name, js->sweep[i].key, js->sweep[i].line, upper_name(name, b2));
+			return;
+		}
+	}
+	if (js->nsweep == SR_SWEEP_PARAMS_MAX) {
+		sr_js_error(p, p->line, "[sweep] %s: more than %d parameters; split the sweep into "
+		    "several job files", name, SR_SWEEP_PARAMS_MAX);
+		return;
 	}
 	if (*v == '\0') {
 		sr_js_error(p, p->line, "%s has no values; list them separated by commas "
@@ -758,6 +883,17 @@ sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
 		if (a == e) {
 			sr_js_error(p, p->line, "%s = %s: an item is empty; list values separated "
 			    "by commas (e.g. 1e-4, 3e-4)", name, sr_js_show(v, b2));
+			goto fail;
+		}
+		if (*a == ';') {
+			/* After a blank in a trial's command it would start a comment. */
+			sr_js_error(p, p->line, "%s = %s: a value cannot start with ';'; quote it "
+			    "where it is used, or drop the ';'", name, sr_js_show(v, b2));
+			goto fail;
+		}
+		if ((size_t)(e - a) > SR_SWEEP_VALUE_MAX) {
+			sr_js_error(p, p->line, "%s = %s: a value is longer than %d bytes", name,
+			    sr_js_show(v, b2), SR_SWEEP_VALUE_MAX);
 			goto fail;
 		}
 		if (sweep_item(p, name, v, a, (size_t)(e - a), &values, &nvalues) == -1)

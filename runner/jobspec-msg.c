@@ -3,13 +3,14 @@
  */
 #include "config.h"
 
-#include <ctype.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
+#include "jobspec-text.h"
 
 void
 sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
@@ -32,15 +33,26 @@ sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
 const char *
 sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4])
 {
-	size_t i;
+	size_t i = 0, o = 0, len;
+	uint32_t cp;
 
-	for (i = 0; s[i] != '\0' && i < SR_JS_SHOW_MAX; i++)
-		buf[i] = iscntrl((unsigned char)s[i]) ? '?' : s[i];
-	if (s[i] != '\0') {
-		memcpy(buf + i, "...", 3);
-		i += 3;
+	while (s[i] != '\0' && o < SR_JS_SHOW_MAX) {
+		if (sr_js_text_char(s + i, strnlen(s + i, 4), &len, &cp) != SR_TEXT_OK || cp == '\t') {
+			buf[o++] = '?';	/* never a control or a broken character in a message */
+			i += len;
+			continue;
+		}
+		if (o + len > SR_JS_SHOW_MAX)
+			break;	/* not half a character either */
+		memcpy(buf + o, s + i, len);
+		o += len;
+		i += len;
 	}
-	buf[i] = '\0';
+	if (s[i] != '\0') {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
 	return buf;
 }
 

@@ -22,7 +22,9 @@ struct sr_js_parse;
 void sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...) SR_PRINTF(3, 4);
 
 /* A value made safe and short for a message in buf: control characters
- * become '?', and a long value is cut with "...". Returns buf. */
+ * (tab too) and bytes that are not UTF-8 become '?', and a value of more
+ * than SR_JS_SHOW_MAX bytes is cut, between characters, with "...".
+ * Returns buf. */
 const char *sr_js_show(const char *s, char buf[SR_JS_SHOW_MAX + 4]);
 /* The same for the n bytes at s, not NUL-terminated. */
 const char *sr_js_show_span(const char *s, size_t n, char buf[SR_JS_SHOW_MAX + 4]);

@@ -33,14 +33,14 @@
 #include "iniparse.h"
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
+#include "jobspec-text.h"
 #include "similar.h"
 #include "trace.h"
 #include "util.h"
 #include "words.h"
 
-#define FILE_MAX	(1024 * 1024)	/* a job file is a short text file */
-#define LINE_MAX_LEN	65536		/* longest line, without its newline */
-#define SWEEP_POINTS_MAX 100000		/* points of the whole grid */
+#define FILE_MAX	SR_JOBSPEC_FILE_MAX
+#define LINE_MAX_LEN	SR_JOBSPEC_LINE_MAX
 
 const char *const sr_js_section_names[NSECTIONS] = {
 	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
@@ -114,6 +114,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
 			    "a section header such as [job]", sr_js_show(name, b));
 		return 1;
 	}
+	if (p->line_bad && (p->section == SEC_ENV || p->section == SEC_SWEEP))
+		return 1;
 	if (p->section == SEC_ENV) {
 		sr_js_set_env(p, name, value);
 		return 1;
@@ -138,6 +140,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		return 1;
 	}
 	p->key_line[i] = p->line;
+	if (p->line_bad)
+		return 1;	/* set, so not "missing", but its value is not text */
 	p->raw[i] = sr_strdup(value);
 	if (sr_js_keys[i].type == T_COMMAND)
 		p->command_comment = p->line_comment;
@@ -200,6 +204,11 @@ section_header(struct sr_js_parse *p, const char *a, const char *e)
 		if (strlen(sr_js_section_names[i]) == (size_t)(ne - n) &&
 		    memcmp(sr_js_section_names[i], n, (size_t)(ne - n)) == 0) {
 			p->section = i;
+			if (i == SEC_SWEEP) {
+				p->sweep_header_line = sr_reallocarray(p->sweep_header_line,
+				    p->nsweep_headers + 1, sizeof *p->sweep_header_line);
+				p->sweep_header_line[p->nsweep_headers++] = p->line;
+			}
 			return 1;
 		}
 	}
@@ -251,16 +260,76 @@ vet_line(struct sr_js_parse *p, const char *a, const char *e, int indented)
 	return 1;
 }
 
+/*
+ * Check that the line (from its first byte, raw, to e; a: its first
+ * non-blank) is text, and report the first fault with where it is: a
+ * value (naming its key), a key name, a section header or a comment.
+ * Returns 0 when the line may go on to be vetted (the fault, if any, is in
+ * a comment, or in a value: then p->line_bad), -1 when inih must not see
+ * it.
+ */
+static int
+check_text(struct sr_js_parse *p, const char *line_start, const char *raw, const char *a,
+    const char *e)
+{
+	char what[80], place[SR_JS_SHOW_MAX + 20], b[SR_JS_SHOW_MAX + 4];
+	const char *bad, *sep, *ke, *cmt;
+	enum sr_js_text t;
+	size_t off, len;
+	int r = -1;
+
+	if (e > raw && e[-1] == '\r')
+		e--;	/* a CRLF line end */
+	if ((t = sr_js_text_scan(raw, (size_t)(e - raw), &off, &len)) == SR_TEXT_OK)
+		return 0;
+	bad = raw + off;
+	if (bad < a) {
+		snprintf(place, sizeof place, "the indentation");
+		r = 0;		/* which goes anyway */
+	} else if (*a == ';' || *a == '#')
+		snprintf(place, sizeof place, "a comment");
+	else if (*a == '[') {
+		cmt = find_chars_or_comment(a + 1, e, "]");
+		if (cmt < e && *cmt == ']')
+			cmt = find_chars_or_comment(cmt + 1, e, NULL);
+		snprintf(place, sizeof place, "%s", bad >= cmt ? "a comment" : "the section header");
+		if (bad < cmt)
+			p->section = SEC_UNKNOWN;	/* its keys are not checked */
+		else
+			r = 0;
+	} else if ((sep = find_chars_or_comment(a, e, "=:")) == e || (*sep != '=' && *sep != ':') ||
+	    bad < sep)
+		snprintf(place, sizeof place, "the key name");
+	else if (bad >= (cmt = find_chars_or_comment(sep + 1, e, NULL))) {
+		snprintf(place, sizeof place, "a comment");
+		r = 0;
+	} else {
+		for (ke = sep; ke > a && isspace((unsigned char)ke[-1]); ke--)
+			;
+		snprintf(place, sizeof place, "%s%s", p->section == SEC_ENV ? "[env] " :
+		    p->section == SEC_SWEEP ? "[sweep] " : "",
+		    sr_js_show_span(a, (size_t)(ke - a), b));
+		p->line_bad = 1;
+		r = 0;
+	}
+	sr_js_error(p, p->line, "%s: %s at byte %zu of the line; %s", place,
+	    sr_js_text_describe(t, bad, len, what, sizeof what), (size_t)(bad - line_start) + 1,
+	    sr_js_text_fix(t));
+	return r;
+}
+
 /* inih's reader: one line of the file per call, vetted; see the top. */
 static char *
 read_line(char *str, int num, void *stream)
 {
 	struct sr_js_parse *p = stream;
-	const char *a, *e;
+	const char *a, *e, *raw, *line_start = p->buf + p->off;
 	int indented = 0;
 
+	p->line_bad = 0;
 	if (!sr_ini_next_line(p->buf, p->len, &p->off, &p->line, &a, &e))
 		return NULL;
+	raw = a;
 	/* Leading blanks go: inih would take an indented line as the
 	 * continuation of the previous value, which is a trap in this format. */
 	while (a < e && isspace((unsigned char)*a)) {
@@ -274,7 +343,7 @@ read_line(char *str, int num, void *stream)
 		sr_js_error(p, p->line, "the line is longer than %d characters",
 		    e - a > LINE_MAX_LEN ? LINE_MAX_LEN : num - 2);
 		a = e;
-	} else if (!vet_line(p, a, e, indented))
+	} else if (check_text(p, line_start, raw, a, e) == -1 || !vet_line(p, a, e, indented))
 		a = e;
 	memcpy(str, a, (size_t)(e - a));
 	str[e - a] = '\n';
@@ -374,8 +443,9 @@ finish(struct sr_js_parse *p)
 	char err[SR_ERRMAX], b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4];
 	size_t kn = key_index("name", SEC_JOB), kc = key_index("command", SEC_JOB);
 	size_t ks = key_index("store", SEC_CHECKPOINT), kb = key_index("backoff", SEC_RETRY);
-	size_t kbm = key_index("backoff_max", SEC_RETRY), i, points = 1;
+	size_t kbm = key_index("backoff_max", SEC_RETRY);
 	enum sr_trace_status tr;
+	int r;
 
 	/* A key that is there but bad has its error already. */
 	if (p->key_line[kn] == 0)
@@ -385,22 +455,18 @@ finish(struct sr_js_parse *p)
 		    "add e.g. command = python3 train.py");
 	if (js->workdir == NULL)
 		js->workdir = sr_strdup(js->dir);
-	if (js->command != NULL) {
-		if (js->shell && p->command_comment)
-			/* "cd x ; ./run" would silently run only "cd x". */
-			sr_js_error(p, p->key_line[kc], "command = %s: a ';' after a blank starts a "
-			    "comment in a job file, so the shell would get only this; put no blank "
-			    "before ';' (e.g. cd data; ./run), or put the comment on a line of its own",
-			    sr_js_show(js->command, b));
-		else if (js->shell) {
-			js->argv = sr_calloc(4, sizeof *js->argv);
-			js->argv[0] = sr_strdup("/bin/sh");
-			js->argv[1] = sr_strdup("-c");
-			js->argv[2] = sr_strdup(js->command);
-		} else if (sr_words_split(js->command, SR_WORDS_STRICT, &js->argv, NULL, err) == -1)
+	if (js->command != NULL && js->shell && p->command_comment)
+		/* "cd x ; ./run" would silently run only "cd x". */
+		sr_js_error(p, p->key_line[kc], "command = %s: a ';' after a blank starts a "
+		    "comment in a job file, so the shell would get only this; put no blank "
+		    "before ';' (e.g. cd data; ./run), or put the comment on a line of its own",
+		    sr_js_show(js->command, b));
+	else if (js->command != NULL && js->nsweep == 0) {	/* a sweep's: each trial's */
+		r = sr_js_argv(js->command, js->shell, &js->argv, err);
+		if (r == -1)
 			sr_js_error(p, p->key_line[kc], "command: %s%s", err,
 			    p->command_comment ? COMMENT_NOTE : "");
-		else if (js->argv[0] == NULL || js->argv[0][0] == '\0')
+		else if (r == -2)
 			sr_js_error(p, p->key_line[kc], "command = %s: the program name is empty; %s%s",
 			    sr_js_show(js->command, b), sr_js_keys[kc].hint,
 			    p->command_comment ? COMMENT_NOTE : "");
@@ -448,14 +514,8 @@ finish(struct sr_js_parse *p)
 		    sr_js_show(p->raw[kt], b), err);
 	}
 
-	for (i = 0; i < js->nsweep; i++) {
-		points *= js->sweep[i].nvalues;
-		if (points > SWEEP_POINTS_MAX) {
-			sr_js_error(p, p->sweep_first_line, "the sweep has more than %d points; "
-			    "split it into several job files", SWEEP_POINTS_MAX);
-			break;
-		}
-	}
+	if (js->nsweep > 0)
+		sr_js_check_sweep(p);
 }
 
 /* Sort errors by line (stable), those tied to no line last. */
@@ -535,62 +595,131 @@ job_dir(const char *path)
 	return abs;
 }
 
+/* Parse the file in p->buf (p->len bytes) into p->js, whose path and dir
+ * are set; every error goes to p->errs. */
+static void
+parse(struct sr_js_parse *p)
+{
+	int r;
+
+	set_defaults(p->js);
+	/* inih's line buffer holds any line we accept; no multi-line values
+	 * (the reader also strips indentation, so this holds with any build). */
+	r = sr_ini_parse_stream(read_line, p, on_key, p, LINE_MAX_LEN);
+	if (r == -2)
+		sr_fatal("jobspec: out of memory in inih");
+	if (r > 0 && p->errs->n == 0)	/* the reader should have caught it */
+		sr_js_error(p, r, "cannot parse this line");
+	/* Where the keys are, for the sweep's checks and sweep.c; js owns it. */
+	p->js->text_len = p->len;
+	p->js->name_line = p->key_line[key_index("name", SEC_JOB)];
+	p->js->command_line = p->key_line[key_index("command", SEC_JOB)];
+	p->js->env_line = p->env_line;
+	p->js->sweep_header_line = p->sweep_header_line;
+	p->js->nsweep_headers = p->nsweep_headers;
+	p->env_line = NULL;
+	p->sweep_header_line = NULL;
+	finish(p);
+}
+
+/* The end of a load: the errors capped and sorted, the parse's state
+ * freed; *out gets the spec when there was no error. */
+static int
+conclude(struct sr_js_parse *p, struct sr_jobspec **out, struct sr_jobspec_errors *local)
+{
+	struct sr_jobspec_errors *errs = p->errs;
+	size_t i;
+
+	if (p->nerrs_dropped > 0) {
+		errs->n = SR_JS_ERRORS_MAX - 1;
+		sr_js_error(p, 0, "too many errors (%zu more not shown); fix these first",
+		    p->nerrs_dropped + 1);
+	}
+	sort_errors(errs);
+	for (i = 0; i < sr_js_nkeys; i++)
+		free(p->raw[i]);
+	free(p->env_index);
+	free(p->env_line);
+	free(p->sweep_header_line);
+	if (errs->n > 0) {
+		sr_jobspec_free(p->js);
+		if (errs == local)
+			sr_jobspec_errors_free(local);
+		return -1;
+	}
+	*out = p->js;
+	return 0;
+}
+
+/* What load and parse share: errs (or local) made empty, p set up. */
+static struct sr_jobspec_errors *
+begin(struct sr_js_parse *p, struct sr_jobspec **out, struct sr_jobspec_errors *errs,
+    struct sr_jobspec_errors *local)
+{
+	*out = NULL;
+	if (errs == NULL)
+		errs = local;
+	errs->v = NULL;
+	errs->n = 0;
+	memset(p, 0, sizeof *p);
+	p->errs = errs;
+	p->section = SEC_NONE;
+	return errs;
+}
+
+/* A new spec for p to fill, owning the file's text buf (len bytes). */
+static void
+new_spec(struct sr_js_parse *p, const char *path, char *buf, size_t len)
+{
+	p->buf = buf;
+	p->len = len;
+	p->js = sr_calloc(1, sizeof *p->js);
+	p->js->path = sr_strdup(path);
+	p->js->text = buf;
+}
+
 int
 sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs)
 {
 	struct sr_jobspec_errors local = { NULL, 0 };
 	struct sr_js_parse p;
 	char *buf = NULL;
-	size_t i;
-	int r;
+	size_t len;
 
-	*out = NULL;
-	if (errs == NULL)
-		errs = &local;
-	errs->v = NULL;
-	errs->n = 0;
-	memset(&p, 0, sizeof p);
-	p.errs = errs;
-	p.section = SEC_NONE;
-	if (read_job_file(path, &buf, &p.len, &p) == -1)
-		goto done;
-	p.buf = buf;
-	p.js = sr_calloc(1, sizeof *p.js);
-	p.js->path = sr_strdup(path);
-	if ((p.js->dir = job_dir(path)) == NULL) {
+	begin(&p, out, errs, &local);
+	if (read_job_file(path, &buf, &len, &p) == -1)
+		return conclude(&p, out, &local);
+	new_spec(&p, path, buf, len);
+	if ((p.js->dir = job_dir(path)) == NULL)
 		sr_js_error(&p, 0, "cannot find the job file's directory: %s", strerror(errno));
-		goto done;
-	}
-	set_defaults(p.js);
+	else
+		parse(&p);
+	return conclude(&p, out, &local);
+}
 
-	/* inih's line buffer holds any line we accept; no multi-line values
-	 * (the reader also strips indentation, so this holds with any build). */
-	r = sr_ini_parse_stream(read_line, &p, on_key, &p, LINE_MAX_LEN);
-	if (r == -2)
-		sr_fatal("jobspec: out of memory in inih");
-	if (r > 0 && errs->n == 0)	/* the reader should have caught it */
-		sr_js_error(&p, r, "cannot parse this line");
-	finish(&p);
+int
+sr_jobspec_parse(const char *path, const char *dir, const char *text, size_t len,
+    struct sr_jobspec **out, struct sr_jobspec_errors *errs)
+{
+	struct sr_jobspec_errors local = { NULL, 0 };
+	struct sr_js_parse p;
+	char *buf;
 
-done:
-	if (p.nerrs_dropped > 0) {
-		errs->n = SR_JS_ERRORS_MAX - 1;
-		sr_js_error(&p, 0, "too many errors (%zu more not shown); fix these first",
-		    p.nerrs_dropped + 1);
+	begin(&p, out, errs, &local);
+	if (len > FILE_MAX) {
+		sr_js_error(&p, 0, "larger than %d bytes; a job file is a short text file", FILE_MAX);
+		return conclude(&p, out, &local);
 	}
-	sort_errors(errs);
-	for (i = 0; i < sr_js_nkeys; i++)
-		free(p.raw[i]);
-	free(p.env_line);
-	free(buf);
-	if (errs->n > 0) {
-		sr_jobspec_free(p.js);
-		if (errs == &local)
-			sr_jobspec_errors_free(&local);
-		return -1;
-	}
-	*out = p.js;
-	return 0;
+	buf = sr_malloc(len + 1);
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	new_spec(&p, path, buf, len);
+	p.js->dir = dir != NULL ? sr_js_absolute_path("/", dir) : realpath(".", NULL);
+	if (p.js->dir == NULL)
+		sr_js_error(&p, 0, "cannot find the current directory: %s", strerror(errno));
+	else
+		parse(&p);
+	return conclude(&p, out, &local);
 }
 
 void
@@ -622,6 +751,9 @@ sr_jobspec_free(struct sr_jobspec *js)
 		free(js->sweep[i].values);
 	}
 	free(js->sweep);
+	free(js->text);
+	free(js->env_line);
+	free(js->sweep_header_line);
 	free(js);
 }
 

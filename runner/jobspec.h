@@ -14,11 +14,16 @@
 #include "ckpt.h"
 #include "provider.h"
 
+#define SR_JOBSPEC_FILE_MAX	(1024 * 1024)	/* bytes of a job file: a short text file */
+#define SR_JOBSPEC_LINE_MAX	65536		/* bytes of a line, without its newline */
+#define SR_JOBSPEC_NAME_MAX	64		/* characters of a job name */
+
 enum sr_ckpt_mode { SR_MODE_DIRECTORY = 0, SR_MODE_LIBRARY, SR_MODE_TRANSPARENT };
 
+/* One parameter of [sweep] (runner/sweep.h makes the trials). */
 struct sr_sweep_param {
-	char *key;
-	char **values;		/* expanded: "1..3" -> "1","2","3" */
+	char *key;		/* as written: ${key} in the command and [env] */
+	char **values;		/* expanded: "1..3" -> "1","2","3"; at least one */
 	size_t nvalues;
 	int line;
 };
@@ -31,7 +36,8 @@ struct sr_jobspec {
 	char *name;		/* required; [A-Za-z0-9][A-Za-z0-9._-]{0,63} */
 	char *command;		/* required */
 	char **argv;		/* command split into words (NULL-terminated); with
-				 * shell = yes: { "/bin/sh", "-c", command } */
+				 * shell = yes: { "/bin/sh", "-c", command }; in a
+				 * sweep file, the first trial's */
 	int shell;		/* default no */
 	char *workdir;		/* absolute; default: the job file's directory */
 	char **env;		/* KEY=VALUE from [env], NULL-terminated */
@@ -73,9 +79,21 @@ struct sr_jobspec {
 	double backoff;		/* first restart delay (default 1 s), doubling */
 	double backoff_max;	/* default 5 min */
 
-	/* [sweep] (used by submit, later; validated now) */
+	/* [sweep]: its parameters in file order; none (0) in a file that is
+	 * one job. A file with a [sweep] is a sweep file: ${name} in its
+	 * command and [env] values stands for a parameter (sweep.h). */
 	struct sr_sweep_param *sweep;
 	size_t nsweep;
+
+	/* The file as read, and where in it (1-based lines) are the keys that
+	 * sweep.c rewrites when it writes each trial's job file: name,
+	 * command, each js->env entry (env_line[i]), and the [sweep] headers. */
+	char *text;
+	size_t text_len;
+	int name_line, command_line;
+	int *env_line;
+	int *sweep_header_line;
+	size_t nsweep_headers;
 };
 
 /* One error found in the file. */
@@ -98,6 +116,13 @@ struct sr_jobspec_errors {
  * file (line 0: missing keys, unreadable file) last; after 100 the rest are
  * only counted, in a last error. */
 int sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs);
+/* The same for a job file held in memory: the len bytes at text (copied;
+ * no NUL needed), named path in js->path and in messages, its relative
+ * paths taken against dir (absolute; NULL: the current directory). What
+ * the queue's agent reads from the store, and what sweep.c's trials parse
+ * back with. */
+int sr_jobspec_parse(const char *path, const char *dir, const char *text, size_t len,
+    struct sr_jobspec **out, struct sr_jobspec_errors *errs);
 /* Free js and everything it holds; NULL is allowed. */
 void sr_jobspec_free(struct sr_jobspec *js);
 /* Print each error to fp (a FILE *) as "PATH:LINE: msg", or "PATH: msg"

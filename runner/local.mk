@@ -1,20 +1,11 @@
-# runner/local.mk: the CLI, the job spec and the supervisor: the top of the
-# house, it may include every module but store/s3/ (the store is used through
-# store.h).
+# runner/local.mk: the engine under the command line: the job spec and the
+# supervisor. It may include every module below it but store/s3/ (the store
+# is used through store.h); not cli/, so it knows no exit code.
 librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner \
 	-DSR_BUILD_BINARY='"$(abs_top_builddir)/spotrun$(EXEEXT)"' \
 	-DSR_SRC_PYTHONDIR='"$(abs_top_srcdir)/python"'
-librunner_a_SOURCES += runner/cmd.h runner/cmd.c \
-	runner/supervise.h runner/jobspec.h
-# The commands' shared parts: argument templates and their parser, the
-# did-you-mean, what a command is pointed at (a job file, or a NAME in a
-# store), and loading a job file (a script given instead is recognised).
-librunner_a_SOURCES += runner/args.c runner/args.h runner/similar.c runner/similar.h \
-	runner/target.c runner/target.h runner/jobfile.c runner/jobfile.h
-check_PROGRAMS += tests/t-args
-tests_t_args_SOURCES = tests/t-args.c tests/tap.h
-dist_check_SCRIPTS += tests/t06-args.sh
+librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
@@ -26,8 +17,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
-	runner/term.c runner/term.h \
-	runner/cmd-run.c runner/cmd-help.c runner/cmd-ls.c
+	runner/term.c runner/term.h
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
@@ -40,11 +30,17 @@ tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
 # The job file: parser and validator, its unit and word helpers, `spotrun check`.
 librunner_a_SOURCES += runner/jobspec.c runner/jobspec-keys.c runner/jobspec-int.h \
-	runner/jobspec-msg.c runner/jobspec-msg.h \
-	runner/units.c runner/units.h runner/words.c runner/words.h runner/cmd-check.c
+	runner/jobspec-msg.c runner/jobspec-msg.h runner/jobspec-text.c runner/jobspec-text.h \
+	runner/jobspec-sweep.c runner/sweep.c runner/sweep.h \
+	runner/units.c runner/units.h runner/words.c runner/words.h
 dist_man_MANS += doc/spotrun-job.5
-check_PROGRAMS += tests/t-jobspec tests/t-units-words
-tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h
+check_PROGRAMS += tests/t-jobspec tests/t-units-words tests/t-sweep
+tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h tests/jobspec-util.h
+tests_t_sweep_SOURCES = tests/t-sweep.c tests/tap.h tests/jobspec-util.h tests/mdemu-util.h
+# A seeded mutation fuzzer of the parser and of sweep expansion.
+check_PROGRAMS += tests/t-fuzz-jobspec
+tests_t_fuzz_jobspec_SOURCES = tests/t-fuzz-jobspec.c tests/tap.h tests/jobspec-util.h
+tests_t_fuzz_jobspec_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_t_jobspec_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 tests_t_units_words_SOURCES = tests/t-units-words.c tests/tap.h
 dist_check_SCRIPTS += tests/t10-check.sh

@@ -13,10 +13,6 @@
 #include "units.h"
 #include "util.h"
 
-/* Longest duration accepted: beyond it a value is surely a typo, and
- * callers may convert it to integer types without overflow. */
-#define DURATION_MAX 1e9
-
 static const struct {
 	const char *name;
 	double seconds;
@@ -68,6 +64,9 @@ sr_parse_duration(const char *s, double *out)
 	}
 	if (*s == '\0')
 		return -1;
+	/* The whole value is read before its size is judged: a long run of
+	 * digits with a unit is a duration out of range, while one that goes
+	 * on into a typo is not a duration at all. */
 	while (*s != '\0') {
 		if (read_number(&s, &n) == -1)
 			return -1;
@@ -81,12 +80,12 @@ sr_parse_duration(const char *s, double *out)
 		}
 		if (len == 0 || i == SR_ARRAY_LEN(duration_units))
 			return -1;
-		total += n * duration_units[i].seconds;
-		if (total > DURATION_MAX)
-			return -1;
+		total += n * duration_units[i].seconds;	/* inf at worst, never a trap */
 		next = i + 1;
 		s += len;
 	}
+	if (!(total <= SR_DURATION_MAX))
+		return -2;
 	*out = total;
 	return 0;
 }
@@ -112,13 +111,15 @@ sr_parse_size(const char *s, uint64_t *out)
 {
 	uint64_t n = 0;
 	size_t i;
+	int over = 0;
 
 	if (*s < '0' || *s > '9')
 		return -1;
 	for (; *s >= '0' && *s <= '9'; s++) {
 		if (n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		n = n * 10 + (uint64_t)(*s - '0');
+			over = 1;	/* still digits: too large, unless a typo follows */
+		else
+			n = n * 10 + (uint64_t)(*s - '0');
 	}
 	for (i = 0; i < SR_ARRAY_LEN(size_units); i++) {
 		if (strcasecmp(s, size_units[i].name) == 0)
@@ -126,8 +127,8 @@ sr_parse_size(const char *s, uint64_t *out)
 	}
 	if (i == SR_ARRAY_LEN(size_units))
 		return -1;
-	if (n > UINT64_MAX / size_units[i].bytes)
-		return -1;
+	if (over || n > UINT64_MAX / size_units[i].bytes)
+		return -2;
 	*out = n * size_units[i].bytes;
 	return 0;
 }

@@ -75,8 +75,12 @@ check_special(const char *s, size_t i, int word_start, char *err)
 				;
 		else
 			n = 2;
+		if (n > strlen(s + i))
+			n = strlen(s + i);	/* a "${" or "$(" without its end */
 		if (n > 40)
 			n = 40;
+		while (n > 1 && ((unsigned char)s[i + n] & 0xc0) == 0x80)
+			n--;	/* never cut a UTF-8 character in two */
 		return sr_err(err, "%.*s is not expanded without a shell; set shell = yes, "
 		    "or write '%.*s' to pass it literally", (int)n, s + i, (int)n, s + i);
 	}

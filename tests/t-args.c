@@ -1,9 +1,9 @@
 /*
  * t-args.c: the commands' shared parts: the argument parser against a
- * template with every kind of option (runner/args.c), the usage and option
- * lines generated from it, the did-you-mean distance (runner/similar.c),
- * every command's template, the store argument as a URL (runner/target.c)
- * and the rule that tells a script from a job file (runner/jobfile.c). Each
+ * template with every kind of option (cli/args.c), the usage and option
+ * lines generated from it, the did-you-mean distance (common/similar.c),
+ * every command's template, the store argument as a URL (cli/target.c)
+ * and the rule that tells a script from a job file (cli/jobfile.c). Each
  * case against its exact result or message.
  */
 #include "config.h"

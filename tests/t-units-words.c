@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,65 +17,72 @@
 
 static const struct {
 	const char *in;
-	int ok;
+	int r;			/* what the parser returns: 0, -1 or -2 */
 	double want;
 } durations[] = {
-	{ "0", 1, 0 },
-	{ "90s", 1, 90 },
-	{ "20m", 1, 1200 },
-	{ "1h", 1, 3600 },
-	{ "1h30m", 1, 5400 },
-	{ "250ms", 1, 0.25 },
-	{ "1.5h", 1, 5400 },
-	{ "2d", 1, 172800 },
-	{ "1d2h3m4s5ms", 1, 93784.005 },
-	{ "0s", 1, 0 },
-	{ "0.5s", 1, 0.5 },
-	{ "1m30ms", 1, 60.03 },
-	{ "", 0, 0 },
-	{ "20", 0, 0 },			/* a unit is required except for 0 */
-	{ "20 minutes", 0, 0 },
-	{ "20 m", 0, 0 },
-	{ "20M", 0, 0 },		/* units are lower case */
-	{ "30m1h", 0, 0 },		/* largest first */
-	{ "1h1h", 0, 0 },		/* once each */
-	{ "-5s", 0, 0 },
-	{ "+5s", 0, 0 },
-	{ ".5s", 0, 0 },
-	{ "5.s", 0, 0 },
-	{ "5sec", 0, 0 },
-	{ "5us", 0, 0 },
-	{ "h", 0, 0 },
-	{ "5s ", 0, 0 },
-	{ "1e3s", 0, 0 },
-	{ "99999999999h", 0, 0 },	/* beyond 1e9 s */
+	{ "0", 0, 0 },
+	{ "90s", 0, 90 },
+	{ "20m", 0, 1200 },
+	{ "1h", 0, 3600 },
+	{ "1h30m", 0, 5400 },
+	{ "250ms", 0, 0.25 },
+	{ "1.5h", 0, 5400 },
+	{ "2d", 0, 172800 },
+	{ "1d2h3m4s5ms", 0, 93784.005 },
+	{ "0s", 0, 0 },
+	{ "0.5s", 0, 0.5 },
+	{ "1m30ms", 0, 60.03 },
+	{ "", -1, 0 },
+	{ "20", -1, 0 },			/* a unit is required except for 0 */
+	{ "20 minutes", -1, 0 },
+	{ "20 m", -1, 0 },
+	{ "20M", -1, 0 },		/* units are lower case */
+	{ "30m1h", -1, 0 },		/* largest first */
+	{ "1h1h", -1, 0 },		/* once each */
+	{ "-5s", -1, 0 },
+	{ "+5s", -1, 0 },
+	{ ".5s", -1, 0 },
+	{ "5.s", -1, 0 },
+	{ "5sec", -1, 0 },
+	{ "5us", -1, 0 },
+	{ "h", -1, 0 },
+	{ "5s ", -1, 0 },
+	{ "1e3s", -1, 0 },
+	{ "99999999999h", -2, 0 },	/* a duration, but beyond 1e9 s */
+	{ "99999999999999999999s", -2, 0 },
+	{ "1000000000s", 0, 1e9 },	/* the longest */
+	{ "1000000000s1ms", -2, 0 },
+	{ "99999999999999999999sx", -1, 0 },	/* a typo after it: not a duration */
+	{ "99999999999999999999", -1, 0 },	/* no unit */
 };
 
 static const struct {
 	const char *in;
-	int ok;
+	int r;			/* 0, -1 (not a size) or -2 (too large) */
 	uint64_t want;
 } sizes[] = {
-	{ "4096", 1, 4096 },
-	{ "0", 1, 0 },
-	{ "64MiB", 1, 64ULL << 20 },
-	{ "1GiB", 1, 1ULL << 30 },
-	{ "512KiB", 1, 512ULL << 10 },
-	{ "2TiB", 1, 2ULL << 40 },
-	{ "100B", 1, 100 },
-	{ "16mib", 1, 16ULL << 20 },
-	{ "16MB", 1, 16000000 },
-	{ "3kB", 1, 3000 },
-	{ "18446744073709551615", 1, UINT64_MAX },
-	{ "18446744073709551616", 0, 0 },
-	{ "17179869184GiB", 0, 0 },	/* 2^64 bytes */
-	{ "", 0, 0 },
-	{ "MiB", 0, 0 },
-	{ "5M", 0, 0 },			/* binary or decimal? say which */
-	{ "1.5GiB", 0, 0 },
-	{ "16 MiB", 0, 0 },
-	{ "-1", 0, 0 },
-	{ "64Mib ", 0, 0 },
+	{ "4096", 0, 4096 },
+	{ "0", 0, 0 },
+	{ "64MiB", 0, 64ULL << 20 },
+	{ "1GiB", 0, 1ULL << 30 },
+	{ "512KiB", 0, 512ULL << 10 },
+	{ "2TiB", 0, 2ULL << 40 },
+	{ "100B", 0, 100 },
+	{ "16mib", 0, 16ULL << 20 },
+	{ "16MB", 0, 16000000 },
+	{ "3kB", 0, 3000 },
+	{ "18446744073709551615", 0, UINT64_MAX },
+	{ "18446744073709551616", -2, 0 },	/* a size, but over 64 bits */
+	{ "99999999999999999999999MiB", -2, 0 },
+	{ "17179869184GiB", -2, 0 },	/* 2^64 bytes */
+	{ "99999999999999999999999Mob", -1, 0 },	/* no such unit */
+	{ "", -1, 0 },
+	{ "MiB", -1, 0 },
+	{ "5M", -1, 0 },			/* binary or decimal? say which */
+	{ "1.5GiB", -1, 0 },
+	{ "16 MiB", -1, 0 },
+	{ "-1", -1, 0 },
+	{ "64Mib ", -1, 0 },
 };
 
 /* in -> words joined by '|' (so "" words show), or the error text. */
@@ -111,6 +119,13 @@ static const struct {
 	{ "a b\\", 1, "ends with a backslash; remove it, or write \\\\ for a literal backslash" },
 	{ "a --out $SPOTRUN_CKPT_DIR/x", 1, "$SPOTRUN_CKPT_DIR is not expanded without a shell; set shell = yes, or write '$SPOTRUN_CKPT_DIR' to pass it literally" },
 	{ "a \"${HOME}\"", 1, "${HOME} is not expanded without a shell; set shell = yes, or write '${HOME}' to pass it literally" },
+	{ "a ${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 1,
+	  "${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 is not expanded without "
+	  "a shell; set shell = yes, or write '${x\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	  "\xc3\xa9' to pass it literally" },	/* cut at 40 bytes, between characters */
 	{ "a $(date)", 1, "$(date) is not expanded without a shell; set shell = yes, or write '$(date)' to pass it literally" },
 	{ "a $1", 1, "$1 is not expanded without a shell; set shell = yes, or write '$1' to pass it literally" },
 	{ "a `date`", 1, "` at character 3 (command substitution) needs a shell; set shell = yes, or write \\` for a literal backquote" },
@@ -131,12 +146,13 @@ test_durations(void)
 	for (i = 0; i < SR_ARRAY_LEN(durations); i++) {
 		d = -7;
 		r = sr_parse_duration(durations[i].in, &d);
-		if (durations[i].ok)
-			ok(r == 0 && d > durations[i].want - 1e-9 && d < durations[i].want + 1e-9,
+		if (durations[i].r == 0)
+			ok(r == 0 && fabs(d - durations[i].want) <= 1e-9 * (1 + durations[i].want),
 			    "duration '%s' = %g (got r=%d, %g)", durations[i].in, durations[i].want, r, d);
 		else
-			ok(r == -1 && d == -7, "duration '%s' is rejected, output untouched",
-			    durations[i].in);
+			ok(r == durations[i].r && d == -7, "duration '%s' is rejected as %s, output "
+			    "untouched (got r=%d)", durations[i].in,
+			    durations[i].r == -2 ? "too long" : "not a duration", r);
 	}
 }
 
@@ -150,11 +166,12 @@ test_sizes(void)
 	for (i = 0; i < SR_ARRAY_LEN(sizes); i++) {
 		n = 7;
 		r = sr_parse_size(sizes[i].in, &n);
-		if (sizes[i].ok)
+		if (sizes[i].r == 0)
 			ok(r == 0 && n == sizes[i].want, "size '%s' = %llu (got r=%d, %llu)",
 			    sizes[i].in, (unsigned long long)sizes[i].want, r, (unsigned long long)n);
 		else
-			ok(r == -1 && n == 7, "size '%s' is rejected, output untouched", sizes[i].in);
+			ok(r == sizes[i].r && n == 7, "size '%s' is rejected as %s, output untouched "
+			    "(got r=%d)", sizes[i].in, sizes[i].r == -2 ? "too large" : "not a size", r);
 	}
 }
 

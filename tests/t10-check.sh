@@ -98,12 +98,50 @@ printf '[job]\nname = trace\nshell = yes\ncommand = touch %s/ran\n' "$tmp" > "$t
 check 0 "trace.ini: ok" "" "a job that would touch a file" trace.ini
 result "$([ ! -e "$tmp/ran" ]; echo $?)" "check did not run the job"
 
+# Sweeps: check counts the trials; run refuses a sweep (exit 64) and runs
+# nothing, pointing to submit; a ${name} that names no parameter is an
+# error of check (and of run) at its line.
+cat > "$tmp/sweep.ini" <<EOF
+[job]
+name = lora
+shell = yes
+command = touch $tmp/ran-\${lr}
+[sweep]
+lr = 0.1, 0.01
+seed = 1..3
+EOF
+printf '[job]\nname = one\ncommand = echo ${x}\n[sweep]\nx = a\n' > "$tmp/one.ini"
+printf '[job]\nname = typo\ncommand = train --lr ${lrr}\n[sweep]\nlr = 1, 2\n' > "$tmp/typo.ini"
+typo_err="typo.ini:3: command: \${lrr} is not a parameter of [sweep] (lr); write \$\${lrr} for a literal \${lrr}"
+check 0 "sweep.ini: ok: sweep lora, 6 trials" "" "a sweep: its name and number of trials" sweep.ini
+check 0 "one.ini: ok: sweep one, 1 trial" "" "a sweep of one trial" one.ini
+check 0 "" "" "-q: a valid sweep prints nothing" -q sweep.ini
+check 65 "" "$typo_err" "a sweep whose command names no parameter" typo.ini
+(cd "$tmp" && "$SPOTRUN" run sweep.ini > out 2> err)
+code=$?
+result "$([ $code -eq 64 ]; echo $?)" "run on a sweep: exit 64 (got $code)"
+want="spotrun: sweep.ini: a sweep of 6 trials, not started; spotrun run runs one job; submit a sweep with spotrun submit sweep.ini (spotrun agent runs its trials)"
+result "$([ "$(cat "$tmp/err")" = "$want" ] && [ ! -s "$tmp/out" ]; echo $?)" \
+	"run on a sweep: says so and points to submit, on stderr only"
+[ "$(cat "$tmp/err")" = "$want" ] || sed 's/^/# got: /' "$tmp/err"
+result "$(ls "$tmp" | grep -q '^ran-' && echo 1 || echo 0)" "run on a sweep: no trial ran"
+(cd "$tmp" && "$SPOTRUN" run typo.ini > out 2> err)
+code=$?
+result "$([ $code -eq 65 ] && [ "$(head -n 1 "$tmp/err")" = "$typo_err" ]; echo $?)" \
+	"run on a sweep with an error: exit 65 and the error (got $code)"
+
 # Every shipped example, and the parser's test files, go the expected way.
+# A sweep says so, with its name and its number of trials.
 for f in "$top_srcdir"/examples/*.ini "$top_srcdir"/examples/*/*.ini "$data"/good-*.ini; do
 	[ -e "$f" ] || continue
 	out=$("$SPOTRUN" check "$f" 2>&1)
-	result "$([ $? -eq 0 ] && [ "$out" = "$f: ok" ]; echo $?)" "valid: ${f#"$top_srcdir"/}"
-	[ "$out" = "$f: ok" ] || printf '%s\n' "$out" | sed 's/^/# /'
+	code=$?
+	want="$f: ok"
+	if grep -q '^\[sweep\]' "$f"; then
+		want="$f: ok: sweep $(sed -n 's/^name = //p' "$f" | head -n 1), $(sed -n 's/^; trials: //p' "$f") trials"
+	fi
+	result "$([ $code -eq 0 ] && [ "$out" = "$want" ]; echo $?)" "valid: ${f#"$top_srcdir"/}"
+	[ "$out" = "$want" ] || printf '%s\n' "$out" | sed 's/^/# /'
 done
 # The job files shown in doc/spotrun-job.5 (SYNOPSIS and EXAMPLES) are valid.
 if command -v groff > /dev/null 2>&1; then
@@ -120,7 +158,7 @@ if command -v groff > /dev/null 2>&1; then
 		result "$([ $? -eq 0 ] && [ -s "$f" ]; echo $?)" "man page example ${f##*/} is valid"
 		[ "$out" = "$f: ok" ] || printf '%s\n' "$out" | sed 's/^/# /'
 	done
-	result "$([ -e "$tmp/man-4.ini" ]; echo $?)" "the man page shows a synopsis and 4 examples"
+	result "$([ -e "$tmp/man-5.ini" ]; echo $?)" "the man page shows a synopsis and 5 examples"
 else
 	result 0 "# SKIP man page examples: no groff"
 fi

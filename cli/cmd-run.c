@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "jobfile.h"
 #include "run.h"
+#include "sweep.h"
 
 /* The exit status for a run's result (doc/spotrun.1, EXIT STATUS): the
  * job's own code when it ran, 126/127 when it could not be executed, 75
@@ -87,6 +88,13 @@ cmd_run_exec(const struct sr_args *a)
 		return SR_EXIT_BADSPEC;
 	default:
 		return SR_EXIT_BADSPEC;
+	}
+	if (js->nsweep > 0) {
+		fprintf(stderr, "spotrun: %s: a sweep of %zu trials, not started; spotrun run runs "
+		    "one job; submit a sweep with spotrun submit %s (spotrun agent runs its "
+		    "trials)\n", path, sr_sweep_count(js), path);
+		sr_jobspec_free(js);
+		return SR_EXIT_USAGE;
 	}
 	sr_run_job(js, &o, &res);
 	code = run_exit_code(&res);

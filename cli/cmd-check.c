@@ -1,7 +1,8 @@
 /*
  * cmd-check.c: `spotrun check [-q] JOB.ini ...`: validate job files without
  * running anything, printing every error as FILE:LINE: message (stderr) and
- * "FILE: ok" for each valid file (stdout, unless -q). Exit 0 when all are
+ * "FILE: ok" for each valid file, "FILE: ok: sweep NAME, N trials" for a
+ * sweep (stdout, unless -q). Exit 0 when all are
  * valid, 65 when any is not, 64 on a usage error.
  */
 #include "config.h"
@@ -10,6 +11,7 @@
 
 #include "cmd.h"
 #include "jobfile.h"
+#include "sweep.h"
 
 enum { CHECK_QUIET };
 
@@ -29,9 +31,12 @@ cmd_check_exec(const struct sr_args *a)
 			bad = 1;
 			continue;
 		}
-		sr_jobspec_free(js);
-		if (!sr_args_has(a, CHECK_QUIET))
+		if (!sr_args_has(a, CHECK_QUIET) && js->nsweep > 0)
+			printf("%s: ok: sweep %s, %zu trial%s\n", a->argv[i], js->name,
+			    sr_sweep_count(js), sr_sweep_count(js) == 1 ? "" : "s");
+		else if (!sr_args_has(a, CHECK_QUIET))
 			printf("%s: ok\n", a->argv[i]);
+		sr_jobspec_free(js);
 	}
 	fflush(stdout);
 	return bad ? SR_EXIT_BADSPEC : 0;

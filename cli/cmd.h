@@ -1,5 +1,5 @@
 /*
- * cmd.h: the command table. Each subcommand lives in runner/cmd-NAME.c and
+ * cmd.h: the command table. Each subcommand lives in cli/cmd-NAME.c and
  * exports one struct sr_cmd_entry: its name, its arguments' template
  * (args.h), a summary and a description; cmd.c lists them, parses a
  * command's argv against its template, and generates usage lines, --help

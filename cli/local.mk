@@ -1,0 +1,14 @@
+# cli/local.mk: the command line, the top of the house: main (spotrun.c),
+# the command table (cmd.c) and one cmd-NAME.c per subcommand, their shared
+# argument templates and parser (args.c), what a command is pointed at (a
+# job file, or a NAME in a store: target.c), and loading a job file (a
+# script given instead is recognised: jobfile.c). The only module that
+# knows exit codes (cmd.h); it may include every other one.
+libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
+	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
+	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
+libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
+	cli/cmd-ls.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
+check_PROGRAMS += tests/t-args
+tests_t_args_SOURCES = tests/t-args.c tests/tap.h
+dist_check_SCRIPTS += tests/t06-args.sh

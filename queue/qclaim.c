@@ -1,0 +1,283 @@
+/*
+ * qclaim.c: claiming jobs (queue.h). Uncontended, a claim is 3 requests:
+ * one listing of pending/ (its first page holds the best candidates, in
+ * priority and submit order, each with its GPU needs, store and lease
+ * hint in the key), the lease (a create-only PUT for a fresh job, a CAS
+ * over the etag the marker carries for one released or requeued), and a
+ * GET of the spec; deleting the marker is one more. Agents pick at random
+ * among the first candidates of the best priority, so that many of them
+ * starting together spread over the jobs instead of all racing for one.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue-int.h"
+#include "util.h"
+
+/* Claim rounds (a listing and its candidates) before giving up as empty:
+ * a round ends early only when all its candidates were stale. */
+#define ROUNDS 4
+
+/* The first candidates of the best priority that fit the agent. */
+struct cands {
+	struct sr_queue *q;
+	const struct sr_queue_agent *a;
+	struct sr_queue_pending *v;
+	size_t n, want;
+	long seen;
+};
+
+static int
+cand_cb(const struct sr_object_info *info, void *arg)
+{
+	struct cands *c = arg;
+	struct sr_queue_pending p;
+
+	c->seen++;
+	if (sr_qkey_pending_parse(info->key, &p, NULL) == 0 &&
+	    sr_queue_pending_fits(&p, c->a->gpus, c->a->gpu_type) && !sr_q_skipped(c->q, p.id, 0)) {
+		if (c->n > 0 && p.priority != c->v[0].priority)
+			return 1;	/* the rest wait behind these */
+		c->v[c->n++] = p;
+		if (c->n == c->want)
+			return 1;
+	}
+	/* one page is enough once it gave us something */
+	return c->n > 0 && c->seen % 1000 == 0;
+}
+
+static void
+warn(const struct sr_queue_agent *a, const char *msg)
+{
+	if (a->warn != NULL)
+		a->warn(a->warn_arg, msg);
+}
+
+void
+sr_queue_job_free(struct sr_queue_job *j)
+{
+	if (j == NULL)
+		return;
+	sr_lease_free(j->lease);
+	free(j->spec);
+	free(j->store_url);
+	free(j);
+}
+
+/* Claim the job of marker p. SR_QUEUE_OK with *out; SR_QUEUE_BUSY when
+ * the marker was stale or the lease malformed (err says, *malformed is
+ * set for the latter; go on with the next); SR_QUEUE_ERROR. *requests
+ * counts what it made. */
+static int
+claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_queue_pending *p,
+    int hinted, struct sr_queue_job **out, int *requests, int *malformed, char *err)
+{
+	struct sr_queue_job *j = sr_calloc(1, sizeof *j);
+	const char *url;
+	struct sr_store *st;
+	char why[SR_ERRMAX];
+	int rc;
+
+	*out = NULL;
+	*malformed = 0;
+	j->marker = *p;
+	if ((st = sr_q_store_of_hash(q, p->store, &url, requests, err)) == NULL) {
+		sr_queue_job_free(j);
+		return SR_QUEUE_ERROR;
+	}
+	j->claim.owner = a->owner;
+	j->claim.ttl = a->ttl;
+	if (hinted) {
+		j->claim.hint_etag = p->etag;
+		j->claim.hint_epoch = p->epoch;
+	}
+	rc = sr_lease_claim(st, p->id, &j->claim, &j->lease, err);
+	*requests += j->claim.requests;
+	sr_q_count(q, SR_QC_ALL, j->claim.requests);
+	if (rc == SR_LEASE_HELD || rc == SR_LEASE_TERMINAL || rc == SR_LEASE_MALFORMED) {
+		*malformed = rc == SR_LEASE_MALFORMED;
+		sr_queue_job_free(j);
+		return SR_QUEUE_BUSY;
+	}
+	if (rc != SR_LEASE_OK) {
+		sr_queue_job_free(j);
+		return SR_QUEUE_ERROR;
+	}
+	j->store = st;
+	j->store_url = sr_strdup(url);
+	(*requests)++;
+	rc = sr_queue_spec_read(q, p->id, &j->spec, &j->spec_len, err);
+	if (rc == SR_QUEUE_NOTFOUND) {
+		/* a marker without its job: end the job so no one tries it again */
+		snprintf(why, sizeof why, "%s; the job is marked failed", err);
+		warn(a, why);
+		sr_lease_set_state(j->lease, SR_LEASE_FAILED, err);
+		sr_q_count(q, SR_QC_PUT, 1);
+		sr_queue_job_free(j);
+		snprintf(err, SR_ERRMAX, "%s", why);
+		return SR_QUEUE_BUSY;
+	}
+	if (rc != SR_QUEUE_OK) {
+		/* we hold it but cannot read it: let it go at once for another try */
+		sr_lease_set_state(j->lease, SR_LEASE_RELEASED, why);
+		sr_q_count(q, SR_QC_PUT, 1);
+		sr_queue_job_free(j);
+		return SR_QUEUE_ERROR;
+	}
+	*out = j;
+	return SR_QUEUE_OK;
+}
+
+int
+sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
+    char *err)
+{
+	struct cands c = { q, a, NULL, 0, 0, 0 };
+	int round, rc = SR_QUEUE_EMPTY, requests = 0;
+
+	*out = NULL;
+	c.want = a->pick > 0 ? (size_t)a->pick : SR_QUEUE_PICK_DEFAULT;
+	c.v = sr_calloc(c.want, sizeof *c.v);
+	for (round = 0; round < ROUNDS; round++) {
+		int stale = 0;
+
+		c.n = 0;
+		c.seen = 0;
+		if (sr_q_list(q, q->st, "pending/", cand_cb, &c, err) < 0) {
+			rc = SR_QUEUE_ERROR;
+			break;
+		}
+		requests += c.seen == 0 ? 1 : (int)((c.seen + 999) / 1000);
+		if (c.n == 0) {
+			rc = SR_QUEUE_EMPTY;
+			break;
+		}
+		while (c.n > 0) {
+			size_t i = sr_q_random(q, (unsigned)c.n);
+			struct sr_queue_pending p = c.v[i];
+			char why[SR_ERRMAX];
+			int malformed;
+
+			c.v[i] = c.v[--c.n];
+			rc = claim_one(q, a, &p, 1, out, &requests, &malformed, why);
+			if (rc == SR_QUEUE_OK) {
+				(*out)->requests = requests;
+				(*out)->cleanup_requests = 1;
+				if (sr_q_delete(q, q->st, p.key, why) != SR_STORE_OK)
+					warn(a, why);	/* a stale marker: the next claimer repairs it */
+				break;
+			}
+			if (rc == SR_QUEUE_ERROR) {
+				snprintf(err, SR_ERRMAX, "%s", why);
+				break;
+			}
+			/* busy: stale (held elsewhere, ended: drop the marker) or malformed (skip) */
+			if (malformed) {
+				if (!sr_q_skipped(q, p.id, 1))
+					warn(a, why);
+			} else {
+				requests++;
+				sr_q_delete(q, q->st, p.key, why);
+				stale++;
+			}
+		}
+		if (rc == SR_QUEUE_OK || rc == SR_QUEUE_ERROR || stale == 0)
+			break;
+	}
+	free(c.v);
+	if (rc == SR_QUEUE_BUSY)
+		rc = SR_QUEUE_EMPTY;
+	if (rc == SR_QUEUE_EMPTY)
+		sr_err(err, "claim from queue %s: no job this agent can run (%d GPU%s%s%s)", q->url,
+		    a->gpus, a->gpus == 1 ? "" : "s", a->gpu_type != NULL && a->gpu_type[0] != '\0' ?
+		    " " : "", a->gpu_type != NULL ? a->gpu_type : "");
+	return rc;
+}
+
+struct keys {
+	char **v;
+	size_t n;
+};
+
+static int
+keys_cb(const struct sr_object_info *info, void *arg)
+{
+	struct keys *k = arg;
+
+	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
+	k->v[k->n++] = sr_strdup(info->key);
+	return 0;
+}
+
+/* Delete every pending marker of p's job, whatever its lease hint. */
+static int
+drop_markers(struct sr_queue *q, const struct sr_queue_pending *p, char *err)
+{
+	struct keys k = { NULL, 0 };
+	char prefix[SR_QUEUE_KEY_MAX], *tilde;
+	size_t i;
+	int rc;
+
+	/* the marker's key up to its lease hint is fixed by the job's meta */
+	if (sr_qkey_pending(p, prefix, sizeof prefix, err) == -1)
+		return -1;
+	tilde = strrchr(prefix, '~');
+	*tilde = '\0';
+	tilde = strrchr(prefix, '~');
+	tilde[1] = '\0';
+	rc = sr_q_list(q, q->st, prefix, keys_cb, &k, err);
+	if (rc == 0)
+		rc = sr_q_delete_many(q, q->st, (const char *const *)k.v, k.n, err);
+	for (i = 0; i < k.n; i++)
+		free(k.v[i]);
+	free(k.v);
+	return rc;
+}
+
+int
+sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char *id,
+    struct sr_queue_job **out, char *err)
+{
+	struct sr_queue_job_meta m;
+	struct sr_queue_pending p;
+	char hash[20], why[SR_ERRMAX];
+	int rc, requests = 1, malformed;
+
+	*out = NULL;
+	if ((rc = sr_queue_meta_read(q, id, &m, err)) != SR_QUEUE_OK)
+		return rc;
+	sr_q_hash_of_url(q, m.store, hash);
+	sr_q_pending_of_meta(&m, hash, 0, "", &p);
+	sr_queue_job_meta_free(&m);
+	rc = claim_one(q, a, &p, 0, out, &requests, &malformed, err);
+	if (rc != SR_QUEUE_OK)
+		return rc;
+	(*out)->requests = requests;
+	if (drop_markers(q, &p, why) == -1)
+		warn(a, why);
+	(*out)->cleanup_requests = 2;
+	return SR_QUEUE_OK;
+}
+
+int
+sr_queue_job_end(struct sr_queue *q, struct sr_queue_job *j, enum sr_lease_state state,
+    char *err)
+{
+	struct sr_lease_info li;
+	int rc = sr_lease_set_state(j->lease, state, err);
+
+	sr_q_count(q, SR_QC_PUT, 1);
+	if (rc == SR_LEASE_LOST)
+		return SR_QUEUE_LOST;
+	if (rc != SR_LEASE_OK)
+		return SR_QUEUE_ERROR;
+	if (state != SR_LEASE_RELEASED && state != SR_LEASE_QUEUED)
+		return SR_QUEUE_OK;
+	sr_lease_get_info(j->lease, &li);
+	j->marker.epoch = li.epoch;
+	snprintf(j->marker.etag, sizeof j->marker.etag, "%s", li.etag);
+	return sr_q_pending_put(q, &j->marker, err) == 0 ? SR_QUEUE_OK : SR_QUEUE_ERROR;
+}

@@ -1,0 +1,146 @@
+/*
+ * qindex.c: status markers (queue.h): index/ID~FIELDS, one per job, its
+ * fields in the key, so that `status` of N jobs is one listing of N / 1000
+ * requests and no GET. A writer puts the new marker before it deletes the
+ * old, so a reader may meet two of one job: it takes the newest, the last
+ * in key order (epoch, then time, both fixed-width).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue-int.h"
+#include "util.h"
+
+/* Keys of one job's markers other than keep. */
+struct olds {
+	const char *keep;
+	char **v;
+	size_t n;
+};
+
+static int
+olds_cb(const struct sr_object_info *info, void *arg)
+{
+	struct olds *o = arg;
+
+	if (strcmp(info->key, o->keep) != 0) {
+		o->v = sr_reallocarray(o->v, o->n + 1, sizeof *o->v);
+		o->v[o->n++] = sr_strdup(info->key);
+	}
+	return 0;
+}
+
+int
+sr_queue_status_set(struct sr_queue *q, struct sr_queue_status *s, const char *old_key,
+    char *err)
+{
+	struct olds o = { s->key, NULL, 0 };
+	char prefix[SR_QUEUE_ID_MAX + 16];
+	size_t i;
+	int rc;
+
+	if (s->time <= 0)
+		s->time = sr_now();
+	if (sr_qkey_index(s, s->key, sizeof s->key, err) == -1)
+		return SR_QUEUE_ERROR;
+	if (sr_q_put(q, q->st, s->key, "", 0, SR_PUT_OVERWRITE, NULL, NULL, err) != SR_STORE_OK) {
+		sr_err_prefix(err, "status of %s", s->id);
+		return SR_QUEUE_ERROR;
+	}
+	if (old_key == NULL) {
+		snprintf(prefix, sizeof prefix, "index/%s~", s->id);
+		if (sr_q_list(q, q->st, prefix, olds_cb, &o, err) != 0) {
+			rc = SR_QUEUE_ERROR;
+			goto out;
+		}
+	} else if (old_key[0] != '\0' && strcmp(old_key, s->key) != 0) {
+		o.v = sr_calloc(1, sizeof *o.v);
+		o.v[o.n++] = sr_strdup(old_key);
+	}
+	rc = sr_q_delete_many(q, q->st, (const char *const *)o.v, o.n, err) == 0 ? SR_QUEUE_OK :
+	    SR_QUEUE_ERROR;
+out:
+	if (rc != SR_QUEUE_OK)
+		sr_err_prefix(err, "status of %s: remove the old marker", s->id);
+	for (i = 0; i < o.n; i++)
+		free(o.v[i]);
+	free(o.v);
+	return rc;
+}
+
+/* Newest marker per job, streamed (the markers of one job are adjacent). */
+struct reader {
+	struct sr_queue_status cur;
+	int have;
+	int stale, bad;
+	int (*fn)(const struct sr_queue_status *s, void *arg);
+	void *arg;
+};
+
+static int
+reader_cb(const struct sr_object_info *info, void *arg)
+{
+	struct reader *r = arg;
+	struct sr_queue_status s;
+	int rc = 0;
+
+	if (sr_qkey_index_parse(info->key, &s, NULL) == -1) {
+		r->bad++;
+		return 0;
+	}
+	if (r->have && strcmp(r->cur.id, s.id) == 0)
+		r->stale++;
+	else if (r->have && r->fn != NULL)
+		rc = r->fn(&r->cur, r->arg);
+	r->cur = s;
+	r->have = 1;
+	return rc;
+}
+
+int
+sr_queue_status_list(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_status *s, void *arg), void *arg, int *stale, int *bad,
+    char *err)
+{
+	struct reader *r = sr_calloc(1, sizeof *r);
+	int rc;
+
+	r->fn = fn;
+	r->arg = arg;
+	rc = sr_q_list(q, q->st, "index/", reader_cb, r, err);
+	if (rc == 0 && r->have && fn != NULL)
+		rc = fn(&r->cur, arg);
+	if (stale != NULL)
+		*stale = r->stale;
+	if (bad != NULL)
+		*bad = r->bad;
+	free(r);
+	return rc;
+}
+
+int
+sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_status *out, char *err)
+{
+	struct reader *r = sr_calloc(1, sizeof *r);
+	char prefix[SR_QUEUE_ID_MAX + 16];
+	int rc;
+
+	if (sr_lease_job_check(id, err) == -1) {
+		free(r);
+		return SR_QUEUE_ERROR;
+	}
+	snprintf(prefix, sizeof prefix, "index/%s~", id);
+	rc = sr_q_list(q, q->st, prefix, reader_cb, r, err);
+	if (rc != 0)
+		rc = SR_QUEUE_ERROR;
+	else if (!r->have) {
+		sr_err(err, "status of %s: no status marker in %s", id, q->url);
+		rc = SR_QUEUE_NOTFOUND;
+	} else
+		*out = r->cur;
+	free(r);
+	return rc;
+}

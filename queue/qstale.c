@@ -1,0 +1,162 @@
+/*
+ * qstale.c: finding the jobs whose machine died without a word (queue.h,
+ * sr_queue_find_expired). Listings only, but for the leases worth reading:
+ * those of jobs the index does not show ended and no pending marker
+ * offers, last written (mtime) longer ago than a TTL. A holder renews
+ * every TTL / 3, so a live lease never qualifies, and a queue of 10,000
+ * ended jobs costs a few listings and no GET.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue-int.h"
+#include "util.h"
+
+/* A sorted list of ids. */
+struct ids {
+	char **v;
+	size_t n;
+};
+
+static void
+ids_add(struct ids *s, const char *id)
+{
+	s->v = sr_reallocarray(s->v, s->n + 1, sizeof *s->v);
+	s->v[s->n++] = sr_strdup(id);
+}
+
+static int
+ids_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+ids_has(const struct ids *s, const char *id)
+{
+	return s->n > 0 && bsearch(&id, s->v, s->n, sizeof *s->v, ids_cmp) != NULL;
+}
+
+static void
+ids_free(struct ids *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+static int
+live_cb(const struct sr_queue_status *s, void *arg)
+{
+	if (s->state == SR_LEASE_QUEUED || s->state == SR_LEASE_RUNNING ||
+	    s->state == SR_LEASE_RELEASED)
+		ids_add(arg, s->id);
+	return 0;
+}
+
+static int
+pending_cb(const struct sr_queue_pending *p, void *arg)
+{
+	ids_add(arg, p->id);
+	return 0;
+}
+
+struct scan {
+	struct sr_queue *q;
+	const struct sr_lease_owner *me;
+	double ttl, now;
+	struct ids live, pending;
+	struct sr_store *st;
+	struct ids old;			/* leases of the store being listed worth a read */
+	struct sr_queue_expired *out;
+	size_t n;
+	char *err;
+};
+
+static int
+lease_cb(const struct sr_object_info *info, void *arg)
+{
+	struct scan *s = arg;
+	const char *job = info->key + strlen("_leases/");
+
+	if (strchr(job, '/') == NULL && ids_has(&s->live, job) && !ids_has(&s->pending, job) &&
+	    info->mtime < s->now - s->ttl)
+		ids_add(&s->old, job);
+	return 0;
+}
+
+static int
+store_cb(struct sr_store *st, void *arg)
+{
+	struct scan *s = arg;
+	char err[SR_ERRMAX];
+	size_t i;
+	int rc;
+
+	s->old.n = 0;
+	if (sr_q_list(s->q, st, "_leases/", lease_cb, s, s->err) != 0)
+		return -1;
+	for (i = 0; i < s->old.n; i++) {
+		struct sr_queue_expired e;
+
+		memset(&e, 0, sizeof e);
+		snprintf(e.id, sizeof e.id, "%s", s->old.v[i]);
+		sr_q_count(s->q, SR_QC_GET, 1);
+		rc = sr_lease_read(st, e.id, &e.lease, err);
+		free(s->old.v[i]);
+		if (rc != SR_LEASE_OK)
+			continue;	/* gone, or malformed: a claim reports that */
+		if (e.lease.state != SR_LEASE_RUNNING && e.lease.state != SR_LEASE_RELEASED &&
+		    e.lease.state != SR_LEASE_QUEUED)
+			continue;	/* ended: the index is behind */
+		sr_lease_claimable(&e.lease, s->me, sr_now(), &e.wait);
+		if (e.wait > s->ttl)
+			continue;	/* renewed recently after all (a longer TTL than ours) */
+		s->out = sr_reallocarray(s->out, s->n + 1, sizeof *s->out);
+		s->out[s->n++] = e;
+	}
+	s->old.n = 0;
+	return 0;
+}
+
+int
+sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
+    struct sr_queue_expired **out, size_t *n, char *err)
+{
+	struct scan s;
+	int rc;
+
+	memset(&s, 0, sizeof s);
+	s.q = q;
+	s.me = me;
+	s.ttl = ttl > 0 ? ttl : SR_LEASE_TTL_DEFAULT;
+	s.now = sr_now();
+	s.err = err;
+	*out = NULL;
+	*n = 0;
+	rc = sr_queue_status_list(q, live_cb, &s.live, NULL, NULL, err);
+	if (rc == 0)
+		rc = sr_queue_pending_list(q, pending_cb, &s.pending, NULL, err);
+	if (rc == 0) {
+		if (s.live.n > 1)
+			qsort(s.live.v, s.live.n, sizeof *s.live.v, ids_cmp);
+		if (s.pending.n > 1)
+			qsort(s.pending.v, s.pending.n, sizeof *s.pending.v, ids_cmp);
+		rc = sr_q_stores_each(q, store_cb, &s, err);
+	}
+	ids_free(&s.live);
+	ids_free(&s.pending);
+	ids_free(&s.old);
+	if (rc != 0) {
+		free(s.out);
+		return sr_err_prefix(err, "find expired leases in queue %s", q->url);
+	}
+	*out = s.out;
+	*n = s.n;
+	return 0;
+}

@@ -1,0 +1,311 @@
+/*
+ * queue.h: the fleet's job queue (doc/fleet.md, "The queue"), kept in an
+ * object store and nothing else. Under the queue's URL Q:
+ *
+ *   jobs/ID/spec.ini      the job file as submitted (create-only: the id's claim)
+ *   jobs/ID/meta.json     what was submitted with it (create-only: the last write
+ *                         of a submission, which is complete once it exists)
+ *   jobs/ID/cancel        present: cancel requested
+ *   pending/KEY           a runnable job's marker, its sort and filter fields in KEY
+ *   index/ID~FIELDS       status markers: the fields `status` shows, in the key
+ *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
+ *   stores/HASH           each checkpoint store a job uses (its URL)
+ *   ckpt/                 the default checkpoint store of the queue's jobs
+ *
+ * The truth about a job is its lease (lease.h) in its checkpoint store;
+ * pending and index markers are hints, and a reader that finds one stale
+ * repairs or skips it. The key syntax is in doc/fleet.md.
+ *
+ * Requests are counted per queue handle as the S3 API needs them (a
+ * listing: one per 1000 keys read; a batch delete: one per 1000 keys, one
+ * per key on gs://), file:// included, so that a benchmark can report
+ * requests per claim on any store.
+ */
+#ifndef SR_QUEUE_H
+#define SR_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lease.h"
+#include "store.h"
+
+/* Return codes (0 is success). */
+enum sr_queue_rc {
+	SR_QUEUE_OK = 0,
+	SR_QUEUE_ERROR = -1,	/* store I/O or bad input: see err */
+	SR_QUEUE_EXISTS = -2,	/* add: the id is already in the queue */
+	SR_QUEUE_EMPTY = -3,	/* claim: nothing this agent can run now */
+	SR_QUEUE_NOTFOUND = -4,	/* no such job (or no marker, no log) */
+	SR_QUEUE_BUSY = -5,	/* claim of one job, requeue: held, ended or malformed (err says) */
+	SR_QUEUE_LOST = -6	/* job end: the lease was lost (lease.h's SR_LEASE_LOST) */
+};
+
+#define SR_QUEUE_ID_MAX SR_LEASE_JOB_MAX	/* ids are job names (lease.h's rule) */
+#define SR_QUEUE_PRIORITY_MIN (-9999)
+#define SR_QUEUE_PRIORITY_MAX 9999
+#define SR_QUEUE_GPUS_MAX 4096
+#define SR_QUEUE_GPU_TYPE_MAX 63
+#define SR_QUEUE_HOST_MAX 64		/* a host name in a status marker, cut there */
+#define SR_QUEUE_KEY_MAX 1024
+#define SR_QUEUE_PICK_DEFAULT 8		/* candidates a claim picks from at random */
+#define SR_QUEUE_SPEC_MAX (1024 * 1024)
+
+struct sr_queue;
+
+/* ---- opening ---- */
+
+/* The default queue, file://$XDG_DATA_HOME/spotrun/queue ($HOME/.local/share
+ * when XDG_DATA_HOME is unset, empty or relative), into buf: 0, or -1 with
+ * err when neither gives an absolute path. */
+int sr_queue_default_url(char *buf, size_t len, char *err);
+/* Open the queue at a store URL (file://, s3://, gs://): 0 with *out, or
+ * -1 with err. Makes no request. */
+int sr_queue_open(const char *url, struct sr_queue **out, char *err);
+/* Close the queue and the checkpoint stores it opened. Safe on NULL. */
+void sr_queue_close(struct sr_queue *q);
+const char *sr_queue_url(const struct sr_queue *q);
+/* The queue's own store (borrowed). */
+struct sr_store *sr_queue_store(struct sr_queue *q);
+/* Q/ckpt: the queue's URL with "/ckpt" added to its path (before any
+ * ?options): where a job that names no store keeps its checkpoints. */
+const char *sr_queue_ckpt_url(const struct sr_queue *q);
+/* The checkpoint store at url, opened once per queue handle and kept
+ * (borrowed): NULL with err when it cannot be opened. */
+struct sr_store *sr_queue_ckpt_store(struct sr_queue *q, const char *url, char *err);
+
+/* Requests made through q so far, by kind. */
+struct sr_queue_counts {
+	long requests;	/* all of them */
+	long lists, gets, puts, deletes, heads;
+};
+void sr_queue_get_counts(const struct sr_queue *q, struct sr_queue_counts *out);
+
+/* ---- submitting ---- */
+
+struct sr_queue_param {
+	const char *name, *value;
+};
+
+/* What a job is submitted with (meta.json). */
+struct sr_queue_meta {
+	const char *id;		/* the job's id: its name, a sweep trial NAME.NNN */
+	const char *name;	/* the job's name in its file (NULL: the id) */
+	const char *sweep;	/* the sweep it is a trial of (NULL or "": none) */
+	const struct sr_queue_param *params;	/* the trial's parameters */
+	size_t nparams;
+	int gpus_min, gpus_max;	/* 0-0: no GPU needed */
+	const char *gpu_type;	/* GPU model wanted (NULL or "": any) */
+	int priority;		/* higher runs first; 0 by default */
+	const char *store;	/* checkpoint store URL (NULL or "": Q/ckpt) */
+	double submitted;	/* epoch seconds (0: now) */
+	const char *by;		/* who submitted (e.g. me@laptop) */
+};
+
+/* Add a job: its spec text and meta. Create-only, by id: a job with this id
+ * in the queue already gives SR_QUEUE_EXISTS, "job ID is already in the
+ * queue (submitted ... by ...)", saying whether its spec is the same. The
+ * id is the dedupe: the same file submitted twice makes the same ids, so
+ * it is refused, not run twice; to run it again, requeue it or submit it
+ * under another name. A submission cut short (no meta.json yet) with the
+ * same spec is completed; with another spec it is refused. */
+int sr_queue_add(struct sr_queue *q, const char *spec, size_t spec_len,
+    const struct sr_queue_meta *m, char *err);
+
+/* A job's meta.json, as read (strings owned; sr_queue_job_meta_free). */
+struct sr_queue_job_meta {
+	char *id, *name, *sweep, *gpu_type, *store, *by;
+	char **param_names, **param_values;
+	size_t nparams;
+	int gpus_min, gpus_max, priority;
+	double submitted;
+};
+/* Read job id's meta: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, or SR_QUEUE_ERROR
+ * (also for a malformed meta.json, named with its key). */
+int sr_queue_meta_read(struct sr_queue *q, const char *id, struct sr_queue_job_meta *out,
+    char *err);
+void sr_queue_job_meta_free(struct sr_queue_job_meta *m);
+/* Read job id's spec into a malloc'd NUL-terminated buffer. */
+int sr_queue_spec_read(struct sr_queue *q, const char *id, char **spec, size_t *len, char *err);
+
+/* ---- pending markers ---- */
+
+/* A pending marker, parsed from its key. */
+struct sr_queue_pending {
+	char id[SR_QUEUE_ID_MAX + 1];
+	int priority;
+	double submitted;		/* to the millisecond */
+	int gpus_min, gpus_max;
+	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];	/* "": any */
+	char store[20];			/* "q" (Q/ckpt) or the hash of a stores/ entry */
+	int64_t epoch;			/* the lease's epoch when written (0: no lease yet) */
+	char etag[SR_ETAG_MAX];		/* and its etag ("" with epoch 0) */
+	char key[SR_QUEUE_KEY_MAX];	/* the marker's key */
+};
+/* Whether an agent with gpus GPUs of model gpu_type can run p: gpus_min
+ * <= gpus, and p's gpu_type empty or equal (ignoring case) to gpu_type. */
+int sr_queue_pending_fits(const struct sr_queue_pending *p, int gpus, const char *gpu_type);
+/* Call fn for each pending marker in claim order (priority, then submit
+ * time); markers whose key does not parse are skipped and counted in
+ * *bad (may be NULL). fn's non-zero return stops the listing and is
+ * returned. */
+int sr_queue_pending_list(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_pending *p, void *arg), void *arg, int *bad, char *err);
+
+/* ---- claiming ---- */
+
+/* The agent that claims. */
+struct sr_queue_agent {
+	const struct sr_lease_owner *owner;
+	int gpus;			/* GPUs of this machine */
+	const char *gpu_type;		/* their model (NULL or "": none known) */
+	double ttl;			/* lease TTL (0: SR_LEASE_TTL_DEFAULT) */
+	int pick;			/* 0: SR_QUEUE_PICK_DEFAULT */
+	/* A job skipped because its lease is malformed (once per queue handle). */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+};
+
+/* A claimed job. */
+struct sr_queue_job {
+	struct sr_queue_pending marker;	/* what it was claimed by */
+	char *spec;			/* the job file (NUL-terminated) */
+	size_t spec_len;
+	char *store_url;		/* its checkpoint store */
+	struct sr_store *store;		/* open (the queue's: valid until sr_queue_close) */
+	struct sr_lease *lease;		/* held, running; renew it (sr_lease_keeper_start) */
+	struct sr_lease_claim claim;	/* what the claim found (claim.took_over, claim.prev) */
+	int requests;			/* requests to claim it: listing, lease, spec (3 uncontended) */
+	int cleanup_requests;		/* then to delete its pending marker (1) */
+};
+
+/* Claim the next job agent a can run: list pending markers (one page
+ * unless none fits on it), pick at random among the first a->pick that fit
+ * and share the best priority, claim its lease, read its spec, delete its
+ * marker. A lost race, or a marker found stale (its job held elsewhere or
+ * ended: the marker is deleted), tries the next; a malformed lease is
+ * skipped with a warning. SR_QUEUE_OK with *out (sr_queue_job_free),
+ * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR. */
+int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
+    char *err);
+/* Claim job id itself (a lease found expired, `submit --run-local`):
+ * SR_QUEUE_OK, SR_QUEUE_BUSY (held, ended or malformed: err says),
+ * SR_QUEUE_NOTFOUND, SR_QUEUE_ERROR. */
+int sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char *id,
+    struct sr_queue_job **out, char *err);
+/* End a claimed job's lease in state (sr_lease_set_state); released or
+ * queued puts its pending marker back, with the lease's new epoch and etag,
+ * so that the next claim takes it in one CAS. SR_QUEUE_LOST when the
+ * lease was lost; else SR_QUEUE_OK or SR_QUEUE_ERROR. */
+int sr_queue_job_end(struct sr_queue *q, struct sr_queue_job *j, enum sr_lease_state state,
+    char *err);
+/* Free a claimed job and its lease handle (writes nothing). Safe on NULL. */
+void sr_queue_job_free(struct sr_queue_job *j);
+
+/* ---- leases lost with their machines ---- */
+
+/* A job whose lease can be taken over. */
+struct sr_queue_expired {
+	char id[SR_QUEUE_ID_MAX + 1];
+	struct sr_lease_info lease;
+	double wait;			/* seconds until it can be claimed (0: now) */
+};
+/* Find the queue's jobs whose VM died without a word: list the index (the
+ * jobs not ended), the pending markers, the stores (stores/ and Q/ckpt) and
+ * their leases (S/_leases/); read only the leases of jobs not ended and not
+ * pending whose last write (mtime) is older than ttl (0: default); report
+ * those running and expired or expiring within ttl (wait: until
+ * "expires"; 0 for an owner on this machine whose pid is gone, given me),
+ * and those released or queued with no pending marker. *out is malloc'd
+ * (n entries). */
+int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
+    struct sr_queue_expired **out, size_t *n, char *err);
+
+/* ---- status markers ---- */
+
+struct sr_queue_status {
+	char id[SR_QUEUE_ID_MAX + 1];
+	int64_t epoch;			/* of the writer's lease (0: before any claim) */
+	double time;			/* when written (0: now), to the millisecond */
+	enum sr_lease_state state;
+	int attempts, preemptions;
+	int64_t gpu_seconds, lost_gpu_seconds;	/* used, and lost to preemptions */
+	double cost;			/* dollars, to 1/10000 */
+	int64_t step;			/* last checkpoint's step (-1: none) */
+	char host[SR_QUEUE_HOST_MAX + 1];
+	char key[SR_QUEUE_KEY_MAX];	/* the marker's key (out) */
+};
+/* Write s's marker, then delete the job's older ones: old_key, or when
+ * old_key is NULL those a listing of index/ID~ finds ("": there are none).
+ * s->key gets the new key, for the next call's old_key. */
+int sr_queue_status_set(struct sr_queue *q, struct sr_queue_status *s, const char *old_key,
+    char *err);
+/* The newest marker of job id: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, SR_QUEUE_ERROR. */
+int sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_status *out,
+    char *err);
+/* Call fn once per job, in id order, with its newest marker: one listing
+ * of index/ (N jobs: N / 1000 requests). Older markers left behind and
+ * keys that do not parse are skipped (counted in *stale and *bad; may be
+ * NULL). fn's non-zero return stops and is returned. */
+int sr_queue_status_list(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_status *s, void *arg), void *arg, int *stale, int *bad,
+    char *err);
+
+/* ---- cancel and requeue ---- */
+
+enum sr_queue_cancel {
+	SR_QUEUE_CANCEL_DONE = 0,	/* it was not running: now cancelled */
+	SR_QUEUE_CANCEL_ASKED,		/* running: its holder stops it within a heartbeat */
+	SR_QUEUE_CANCEL_ENDED		/* it had ended already: nothing done */
+};
+/* Cancel job id: write jobs/ID/cancel ({"checkpoint": true|false}); then,
+ * when no one runs it, claim its lease for `by` and set it cancelled (a
+ * claim racing with it loses), and write its status marker. *how says
+ * which happened. */
+int sr_queue_cancel(struct sr_queue *q, const char *id, int checkpoint,
+    const struct sr_lease_owner *by, enum sr_queue_cancel *how, char *err);
+/* Whether job id's cancel was requested: 1 (*checkpoint: a final
+ * checkpoint first; a cancel object that does not parse counts as a
+ * request with a checkpoint), 0, or -1 with err. One GET. */
+int sr_queue_cancel_requested(struct sr_queue *q, const char *id, int *checkpoint, char *err);
+/* Requeue job id: its lease in one of states (lease.h's sr_lease_requeue,
+ * min_epoch the same) back to queued, its cancel request removed, its
+ * pending marker put back and its status marker set queued (counts kept).
+ * `spotrun retry`: the failed and cancelled; `spotrun requeue`: any ended. */
+int sr_queue_requeue(struct sr_queue *q, const char *id, unsigned states, int64_t min_epoch,
+    const struct sr_lease_owner *by, char *err);
+
+/* ---- logs ---- */
+
+struct sr_queue_log;
+/* A writer of job id's output for run (the lease epoch) and attempt: lines
+ * are buffered and shipped from a thread of its own as segments
+ * logs/ID/RRRRRRRRRRRR-AAAA-NNNNNN, every interval seconds (0: 5) or
+ * max_bytes (0: 64 KiB), cut after a line's end where there is one.
+ * NULL with err. */
+struct sr_queue_log *sr_queue_log_open(struct sr_queue *q, const char *id, int64_t run,
+    int attempt, double interval, size_t max_bytes, char *err);
+/* Add output; never waits on the store. Beyond 8 MiB unshipped, output is
+ * dropped and the next segment says how much. */
+void sr_queue_log_write(struct sr_queue_log *lw, const void *buf, size_t len);
+/* Ship what is left, stop the thread, free lw: 0, or -1 with err (the
+ * last failure to ship). Safe on NULL. */
+int sr_queue_log_close(struct sr_queue_log *lw, char *err);
+/* Segments shipped so far, and the last shipping error ("" if none). */
+int sr_queue_log_segments(struct sr_queue_log *lw, char *last_err);
+
+/* Call fn with each segment of job id's log after the key *after (""
+ * from the start), in order, updating after (SR_QUEUE_KEY_MAX bytes).
+ * fn's non-zero return stops and is returned. */
+int sr_queue_log_read(struct sr_queue *q, const char *id, char *after,
+    int (*fn)(void *arg, const char *key, const char *data, size_t len), void *arg, char *err);
+/* sr_queue_log_read, again every interval seconds, until *stop is set or
+ * fn returns non-zero (returned). */
+int sr_queue_log_follow(struct sr_queue *q, const char *id, double interval,
+    const volatile int *stop, int (*fn)(void *arg, const char *key, const char *data, size_t len),
+    void *arg, char *err);
+
+/* Name of a return code, e.g. "SR_QUEUE_EXISTS". */
+const char *sr_queue_rc_name(int rc);
+
+#endif
