@@ -14,7 +14,9 @@ job() {
 	shift 2
 	t_jobfile "$_jn" "$_jc" "$@" "[provider]" "name = local"
 }
-slow() { job "$1" "$PY $JOBS/slowsave.py 16 20" "interval = 1s" "level = 19" "chunk_size = 2MiB"; }
+mib=$(t_save_mib 3)
+t_diag "a save of $mib MiB takes about 3 s here"
+slow() { job "$1" "$PY $JOBS/slowsave.py $mib 20" "interval = 1s" "level = 19" "chunk_size = 2MiB"; }
 # interrupt NAME N: start NAME, send N ^C once its save runs, 0.4 s apart
 interrupt() {
 	t_bg "$1" "$SPOTRUN" run "$t_tmp/$1.ini"

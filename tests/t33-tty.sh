@@ -7,10 +7,12 @@
 # terminal are checked as they are.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
+mib=$(t_save_mib 3)
+t_diag "a save of $mib MiB takes about 3 s here"
 cat > "$t_tmp/tty.ini" <<EOF
 [job]
 name = tty
-command = $PY $JOBS/slowsave.py 16 6
+command = $PY $JOBS/slowsave.py $mib 8
 workdir = $t_tmp
 [checkpoint]
 store = file://$t_tmp/store
