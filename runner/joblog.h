@@ -19,6 +19,8 @@
 
 #include "util.h"
 
+struct sr_term;
+
 #define SR_JOBLOG_LINEMAX	65536
 
 #define SR_JOBLOG_OUT	1
@@ -47,6 +49,10 @@ int sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd);
  * becomes a log line tagged "spotrun". 0, or -1 when the log is not
  * writable (see sr_joblog_error). */
 int sr_joblog_note(struct sr_joblog *l, const char *fmt, ...) SR_PRINTF(2, 3);
+
+/* Echo through term (term.h): a progress line it shows is erased before
+ * the job's bytes and drawn again after them. NULL (the default): none. */
+void sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term);
 
 /* The first failure to write the log ("write PATH: reason"), or NULL. */
 const char *sr_joblog_error(const struct sr_joblog *l);

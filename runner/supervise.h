@@ -40,8 +40,8 @@ struct sr_child {
 int sr_subreaper_enable(char *err);
 
 /* Install handlers for SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
- * SIGUSR2 and SIGALRM writing to a non-blocking self-pipe; *fd is its read
- * end. SIGPIPE is ignored. 0 or -1 with err set. */
+ * SIGUSR2, SIGALRM and SIGWINCH writing to a non-blocking self-pipe; *fd is
+ * its read end. SIGPIPE is ignored. 0 or -1 with err set. */
 int sr_sig_init(int *fd, char *err);
 /* Restore default dispositions (in the child before exec, and at exit). */
 void sr_sig_reset(void);
