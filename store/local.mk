@@ -1,10 +1,18 @@
 # store/local.mk: the object store, a module of its own: the interface
-# (store.h, the one header other modules include), the file:// backend, and
+# (store.h, the one header other modules include), the file:// backend, what
+# the network families share (request engine, part uploads, XML, checksums), and
 # the S3 family of backends in store/s3/ (s3:// and gs://: requests, SigV4,
 # replies, multipart uploads, credentials). It depends on common/ only: its
 # include path has no other module, so an upward include does not compile.
 libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h
+# What the network stores' families share: the request engine (xfer.c),
+# parallel part uploads (parts.c), the XML walker (xmlwalk.c) and the
+# upload checksums (digest.c).
+libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
+	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h
+check_PROGRAMS += tests/t-digest
+tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
 tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
 tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h

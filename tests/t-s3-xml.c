@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "s3-xml.h"
+#include "xmlwalk.h"
 #include "tap.h"
 #include "util.h"
 
@@ -80,7 +81,7 @@ list(const char *xml, size_t strip, struct seen *s, int *trunc, char **next, cha
 int
 main(void)
 {
-	struct sr_s3_error e;
+	struct sr_xml_error e;
 	struct seen s;
 	struct ups us;
 	char err[SR_ERRMAX], *next, *id, *nk, *ni;
@@ -133,18 +134,18 @@ main(void)
 	    "<Initiated>yesterday</Initiated></Upload></ListMultipartUploadsResult>";
 
 	/* errors */
-	is_int(sr_s3_xml_error(skew, strlen(skew), &e), 0, "skew: an error document");
+	is_int(sr_xml_error(skew, strlen(skew), &e), 0, "skew: an error document");
 	is_str(e.code, "RequestTimeTooSkewed", "skew: code");
 	is_str(e.server_time, "2026-11-30T05:20:00Z", "skew: server time");
 	is_str(e.request_time, "20261130T050000Z", "skew: request time");
-	ok(sr_s3_parse_iso8601(e.server_time) == 1796016000.0, "skew: server time parsed");
-	is_int(sr_s3_xml_error(region, strlen(region), &e), 0, "region: an error document");
+	ok(sr_xml_parse_iso8601(e.server_time) == 1796016000.0, "skew: server time parsed");
+	is_int(sr_xml_error(region, strlen(region), &e), 0, "region: an error document");
 	is_str(e.region, "eu-west-1", "region: the right region");
 	ok(strncmp(e.message, "the region 'us-east-1'", 22) == 0, "region: message");
-	is_int(sr_s3_xml_error("", 0, &e), -1, "empty body: not an error document");
+	is_int(sr_xml_error("", 0, &e), -1, "empty body: not an error document");
 	is_str(e.code, "", "empty body: code cleared");
-	is_int(sr_s3_xml_error(S("<html>oops"), &e), -1, "HTML: not an error document");
-	is_int(sr_s3_xml_error(S("<Error><Message>m</Message></Error>"), &e), -1,
+	is_int(sr_xml_error(S("<html>oops"), &e), -1, "HTML: not an error document");
+	is_int(sr_xml_error(S("<Error><Message>m</Message></Error>"), &e), -1,
 	    "an Error without a Code is not taken");
 
 	/* listing */
@@ -311,7 +312,7 @@ main(void)
 				too_many += s.n > 3;
 				free(next);
 			}
-			if (sr_s3_xml_error(m, n, &e) == 0 && e.code[0] == '\0')
+			if (sr_xml_error(m, n, &e) == 0 && e.code[0] == '\0')
 				codeless++;
 			if (sr_s3_xml_upload_id(m, n, &id, err) == 0)
 				free(id);
@@ -334,8 +335,8 @@ main(void)
 		is_int(up_too_many, 0, "fuzz: no upload page grows entries");
 	}
 
-	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00Z") == 1796015400.0, "iso8601 without fraction");
-	ok(sr_s3_parse_iso8601("2026-11-30 05:10:00") == -1, "not iso8601");
-	ok(sr_s3_parse_iso8601("2026-11-30T05:10:00+02:00") == -1, "non-UTC offset refused");
+	ok(sr_xml_parse_iso8601("2026-11-30T05:10:00Z") == 1796015400.0, "iso8601 without fraction");
+	ok(sr_xml_parse_iso8601("2026-11-30 05:10:00") == -1, "not iso8601");
+	ok(sr_xml_parse_iso8601("2026-11-30T05:10:00+02:00") == -1, "non-UTC offset refused");
 	return tap_done();
 }

@@ -1,24 +1,16 @@
 /*
- * s3-mpu.c: parallel multipart uploads (s3-mpu.h). The writer thread fills
- * a part buffer and queues it; the upload's own thread owns the curl multi
- * handle (curl multi handles are not shared between threads), starts queued
- * parts while fewer than `concurrency` are in flight, schedules retries at
- * their backoff time, and records each part's ETag for the completion.
- * curl_multi_wakeup lets the writer end the thread's poll at once when it
- * queues a part or gives up. With Content-MD5 on, a part first goes to the
- * upload's hasher threads (one per CPU, at most `concurrency`): MD5 runs at
- * ~0.76 GB/s per core, and on the upload thread it capped an upload there
- * and stalled the transfers in flight while it hashed.
+ * s3-mpu.c: the S3 family of parallel part uploads (s3-mpu.h on
+ * store/parts.h): CreateMultipartUpload, each part's query, the
+ * CompleteMultipartUpload document of the parts' ETags, the abort, and
+ * the single PUT of a small object.
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "parts.h"
 #include "s3-mpu.h"
 #include "s3.h"
 #include "sigv4.h"
@@ -26,449 +18,80 @@
 #include "util.h"
 
 #define PARTS_MAX	10000	/* S3's limit on parts per upload */
-#define POLL_MS		100	/* longest sleep of the upload thread */
 
-/* P_HASHING: waiting for (or under) its MD5; P_QUEUED: ready to send. */
-enum part_state { P_HASHING, P_QUEUED, P_ACTIVE, P_WAITING, P_DONE };
-
-struct part {
-	struct sr_s3_mpu *m;
-	int num;			/* 1-based part number */
-	char *buf;
-	size_t len;
-	enum part_state state;
-	double not_before;		/* P_WAITING: retry at this sr_mono() time */
-	char md5[64];			/* "Content-MD5: ..." */
-	char *query;
-	struct sr_s3_req rq;
-	struct sr_s3_call *call;
-	char etag[SR_ETAG_MAX];
-};
-
-struct sr_s3_mpu {
+/* One upload's S3 side. */
+struct s3_mpu {
 	struct sr_s3 *s;
-	char *key;
-	char what[SR_KEY_SHOW_MAX + 16];
-	size_t part_size;
-	int concurrency;
-	char *cur;			/* the part being filled */
-	size_t cur_len;
-	char *upload_id;		/* NULL until the first part is queued */
-	double deadline;		/* sr_s3_mpu_limit */
-	volatile int *cancel;
-
-	pthread_mutex_t lock;		/* guards everything below */
-	pthread_cond_t cond;		/* a part finished, or the upload failed */
-	struct part **parts;
-	int nparts, cap;
-	/* Part buffers whose bytes are on the server, kept for the next parts:
-	 * a fresh 8 MiB buffer is a fresh mmap whose every page faults in. */
-	char **spare;
-	int nspare;
-	int pending;			/* queued, active or waiting */
-	int failed;
-	char err[SR_ERRMAX];
-	int stop;			/* abort: the thread drops everything */
-	int finishing;			/* no more parts will come */
-	CURLM *multi;
-	pthread_t th;
-	int th_started;
-	pthread_cond_t hash_cv;		/* a part to hash, or the end */
-	int hash_next;			/* parts[hash_next...] are not taken yet */
-	pthread_t *hashers;
-	int nhashers;
+	char *upload_id;		/* NULL until CreateMultipartUpload answered */
 };
-
-struct sr_s3_mpu *
-sr_s3_mpu_begin(struct sr_s3 *s, const char *key)
-{
-	struct sr_s3_mpu *m = sr_calloc(1, sizeof *m);
-	char show[SR_KEY_SHOW_MAX];
-
-	m->s = s;
-	m->key = sr_strdup(key);
-	snprintf(m->what, sizeof m->what, "upload %s", sr_store_key_show(key, show, sizeof show));
-	m->part_size = sr_s3_tuning(s)->part_size;
-	m->concurrency = sr_s3_tuning(s)->concurrency;
-	m->spare = sr_calloc((size_t)m->concurrency + 1, sizeof *m->spare);
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->cond, NULL);
-	pthread_cond_init(&m->hash_cv, NULL);
-	return m;
-}
-
-/* Record the upload's failure (the first one wins); lock held. */
-static void
-fail_locked(struct sr_s3_mpu *m, const char *err)
-{
-	if (!m->failed) {
-		m->failed = 1;
-		snprintf(m->err, sizeof m->err, "%s", err);
-	}
-	pthread_cond_broadcast(&m->cond);
-}
-
-static void
-part_free(struct part *p)
-{
-	if (p == NULL)
-		return;
-	sr_s3_call_free(p->call);
-	free(p->buf);
-	free(p->query);
-	free(p);
-}
-
-/* Prepare p's next attempt and hand it to the multi handle; thread only. */
-static void
-start_part(struct sr_s3_mpu *m, struct part *p)
-{
-	char err[SR_ERRMAX];
-
-	if (p->call == NULL) {
-		char w[SR_KEY_SHOW_MAX + 48];
-
-		snprintf(w, sizeof w, "%s: part %d", m->what, p->num);
-		p->call = sr_s3_call_new(m->s, &p->rq, w);
-	}
-	if (sr_s3_call_setup(p->call, err) == -1) {
-		pthread_mutex_lock(&m->lock);
-		fail_locked(m, err);
-		pthread_mutex_unlock(&m->lock);
-		return;
-	}
-	curl_easy_setopt(sr_s3_call_handle(p->call), CURLOPT_PRIVATE, p);
-	curl_multi_add_handle(m->multi, sr_s3_call_handle(p->call));
-}
-
-/* A transfer ended: record its part's ETag, schedule a retry, or fail. */
-static void
-finish_part(struct sr_s3_mpu *m, struct part *p, CURLcode result)
-{
-	char err[SR_ERRMAX];
-	double delay;
-	int v;
-
-	curl_multi_remove_handle(m->multi, sr_s3_call_handle(p->call));
-	v = sr_s3_call_verdict(p->call, result, &delay, err);
-	pthread_mutex_lock(&m->lock);
-	if (v == 1) {
-		p->state = P_WAITING;
-		p->not_before = sr_mono() + delay;
-	} else if (v == 0 && sr_s3_call_resp(p->call)->status == 200 &&
-	    sr_s3_call_resp(p->call)->etag[0] != '\0') {
-		snprintf(p->etag, sizeof p->etag, "%s", sr_s3_call_resp(p->call)->etag);
-		p->state = P_DONE;
-		sr_s3_call_free(p->call);
-		p->call = NULL;
-		/* the bytes are safe on the server: the buffer can take new ones */
-		if (m->nspare <= m->concurrency)
-			m->spare[m->nspare++] = p->buf;
-		else
-			free(p->buf);
-		p->buf = NULL;
-		m->pending--;
-		pthread_cond_broadcast(&m->cond);
-	} else {
-		if (v == 0) {
-			char w[SR_KEY_SHOW_MAX + 48];
-
-			snprintf(w, sizeof w, "%s: part %d", m->what, p->num);
-			if (sr_s3_call_resp(p->call)->status == 200)
-				sr_err(err, "%s: the reply has no ETag", w);
-			else
-				sr_s3_fail(m->s, w, sr_s3_call_resp(p->call), err);
-		}
-		fail_locked(m, err);
-	}
-	pthread_mutex_unlock(&m->lock);
-}
-
-/* Hash parts in the order they came, until the upload ends or fails. */
-static void *
-hash_thread(void *arg)
-{
-	struct sr_s3_mpu *m = arg;
-	struct part *p;
-
-	pthread_mutex_lock(&m->lock);
-	while (!m->stop && !m->failed) {
-		if (m->hash_next == m->nparts) {
-			if (m->finishing)
-				break;
-			pthread_cond_wait(&m->hash_cv, &m->lock);
-			continue;
-		}
-		p = m->parts[m->hash_next++];
-		pthread_mutex_unlock(&m->lock);
-		sr_s3_content_md5(p->buf, p->len, p->md5 + strlen("Content-MD5: "), NULL);
-		pthread_mutex_lock(&m->lock);
-		p->state = P_QUEUED;
-		curl_multi_wakeup(m->multi);
-	}
-	pthread_mutex_unlock(&m->lock);
-	return NULL;
-}
-
-/* The hashers: one per online CPU, at most one per part in flight. */
-static void
-start_hashers(struct sr_s3_mpu *m)
-{
-	int cpus = sr_ncpus(), i;
-
-	m->nhashers = cpus < m->concurrency ? cpus : m->concurrency;
-	m->hashers = sr_calloc((size_t)m->nhashers, sizeof *m->hashers);
-	for (i = 0; i < m->nhashers; i++) {
-		if (pthread_create(&m->hashers[i], NULL, hash_thread, m) != 0)
-			sr_fatal("pthread_create: cannot start a hasher thread");
-	}
-}
-
-static void *
-upload_thread(void *arg)
-{
-	struct sr_s3_mpu *m = arg;
-	struct part *start[64];
-
-	for (;;) {
-		int n = 0, active = 0, i, running, wait_ms = POLL_MS, left;
-		double now = sr_mono();
-		CURLMsg *msg;
-
-		pthread_mutex_lock(&m->lock);
-		if (sr_flag_get(m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline)) {
-			char why[SR_ERRMAX];
-
-			snprintf(why, sizeof why, "%s: %s", m->what, sr_flag_get(m->cancel) ?
-			    "cancelled" : "the checkpoint's deadline passed");
-			fail_locked(m, why);
-		}
-		if (m->stop || m->failed || (m->finishing && m->pending == 0)) {
-			pthread_mutex_unlock(&m->lock);
-			break;
-		}
-		for (i = 0; i < m->nparts; i++)
-			active += m->parts[i]->state == P_ACTIVE;
-		for (i = 0; i < m->nparts && active + n < m->concurrency && n < 64; i++) {
-			struct part *p = m->parts[i];
-
-			if (p->state == P_QUEUED || (p->state == P_WAITING && p->not_before <= now)) {
-				p->state = P_ACTIVE;
-				start[n++] = p;
-			} else if (p->state == P_WAITING) {
-				int ms = (int)((p->not_before - now) * 1000) + 1;
-
-				wait_ms = ms < wait_ms ? ms : wait_ms;
-			}
-		}
-		pthread_mutex_unlock(&m->lock);
-
-		for (i = 0; i < n; i++)
-			start_part(m, start[i]);
-		curl_multi_perform(m->multi, &running);
-		while ((msg = curl_multi_info_read(m->multi, &left)) != NULL) {
-			struct part *p = NULL;
-
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&p);
-			finish_part(m, p, msg->data.result);
-		}
-		curl_multi_poll(m->multi, NULL, 0, wait_ms, NULL);
-	}
-	/* drop whatever is still in flight (failure or abort) */
-	pthread_mutex_lock(&m->lock);
-	for (int i = 0; i < m->nparts; i++) {
-		struct part *p = m->parts[i];
-
-		if (p->state == P_ACTIVE && p->call != NULL)
-			curl_multi_remove_handle(m->multi, sr_s3_call_handle(p->call));
-	}
-	pthread_mutex_unlock(&m->lock);
-	return NULL;
-}
 
 /* POST ?uploads: the upload's id. 0, or -1 with err. */
 static int
-initiate(struct sr_s3_mpu *m, char *err)
+initiate(void *arg, struct sr_parts *p, char *err)
 {
-	struct sr_s3_req rq = { .method = "POST", .key = m->key, .query = "uploads=",
+	struct s3_mpu *m = arg;
+	struct sr_xfer_req rq = { .method = "POST", .key = sr_parts_key(p), .query = "uploads=",
 		.body = "", .body_len = 0 };
-	struct sr_s3_resp r;
+	struct sr_xfer_resp r;
 	int rc;
 
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
-	rq.deadline = m->deadline;
-	rq.cancel = m->cancel;
-	if (sr_s3_do(m->s, &rq, &r, m->what, err) == -1)
+	rq.deadline = sr_parts_deadline(p);
+	rq.cancel = sr_parts_cancel(p);
+	if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == -1)
 		return -1;
 	if (r.status == 200)
 		rc = sr_s3_xml_upload_id(r.body != NULL ? r.body : "", r.len, &m->upload_id, err);
 	else
-		rc = sr_s3_fail(m->s, m->what, &r, err);
+		rc = sr_s3_fail(m->s, sr_parts_what(p), &r, err);
 	if (rc == -1 && r.status == 200)
-		sr_err_prefix(err, "%s", m->what);
-	sr_s3_resp_free(&r);
+		sr_err_prefix(err, "%s", sr_parts_what(p));
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
-/* Queue the filled part; wait while every slot is taken. */
-static int
-submit(struct sr_s3_mpu *m, char *err)
+/* "uploadId=ID" with the id encoded, malloc'd. */
+static char *
+id_query(const struct s3_mpu *m, const char *before)
 {
-	struct part *p;
+	char *eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
+	char *q = sr_asprintf("%suploadId=%s", before, eid);
 
-	if (m->upload_id == NULL) {
-		if (initiate(m, err) == -1)
-			return -1;
-		if ((m->multi = curl_multi_init()) == NULL)
-			sr_fatal("curl_multi_init: out of memory");
-		if (pthread_create(&m->th, NULL, upload_thread, m) != 0)
-			sr_fatal("pthread_create: cannot start the upload thread");
-		m->th_started = 1;
-		if (sr_s3_tuning(m->s)->part_md5)
-			start_hashers(m);
-	}
-	pthread_mutex_lock(&m->lock);
-	while (!m->failed && m->pending >= m->concurrency)
-		pthread_cond_wait(&m->cond, &m->lock);
-	if (m->failed) {
-		sr_err(err, "%s", m->err);
-		pthread_mutex_unlock(&m->lock);
-		return -1;
-	}
-	if (m->nparts >= PARTS_MAX) {
-		pthread_mutex_unlock(&m->lock);
-		return sr_err(err, "%s: more than %d parts of %zu bytes; raise the store's "
-		    "part_size", m->what, PARTS_MAX, m->part_size);
-	}
-	p = sr_calloc(1, sizeof *p);
-	p->m = m;
-	p->num = m->nparts + 1;
-	p->buf = m->cur;
-	p->len = m->cur_len;
-	p->state = m->nhashers > 0 ? P_HASHING : P_QUEUED;
-	snprintf(p->md5, sizeof p->md5, "Content-MD5: ");
-	{
-		char *eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
-
-		p->query = sr_asprintf("partNumber=%d&uploadId=%s", p->num, eid);
-		free(eid);
-	}
-	p->rq.method = "PUT";
-	p->rq.key = m->key;
-	p->rq.query = p->query;
-	p->rq.hdrs[0] = sr_s3_tuning(m->s)->part_md5 ? p->md5 : NULL;
-	p->rq.body = p->buf;
-	p->rq.body_len = p->len;
-	/* the bytes are covered by Content-MD5, which the server checks (with
-	 * md5=no by TLS on https, and on restore by each chunk's XXH3-128) */
-	p->rq.unsigned_payload = 1;
-	p->rq.deadline = m->deadline;
-	p->rq.cancel = m->cancel;
-	if (m->nparts == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->parts = sr_reallocarray(m->parts, (size_t)m->cap, sizeof *m->parts);
-	}
-	m->parts[m->nparts++] = p;
-	m->pending++;
-	pthread_cond_signal(&m->hash_cv);
-	pthread_mutex_unlock(&m->lock);
-	m->cur = NULL;
-	m->cur_len = 0;
-	curl_multi_wakeup(m->multi);
-	return 0;
+	free(eid);
+	return q;
 }
 
-int
-sr_s3_mpu_write(struct sr_s3_mpu *m, const void *buf, size_t len, char *err)
+static char *
+part_query(void *arg, int num)
 {
-	const char *b = buf;
+	char before[32];
 
-	while (len > 0) {
-		size_t n;
-
-		if (m->cur == NULL) {
-			pthread_mutex_lock(&m->lock);
-			m->cur = m->nspare > 0 ? m->spare[--m->nspare] : sr_malloc(m->part_size);
-			pthread_mutex_unlock(&m->lock);
-		}
-		n = m->part_size - m->cur_len;
-		if (n > len)
-			n = len;
-		memcpy(m->cur + m->cur_len, b, n);
-		m->cur_len += n;
-		b += n;
-		len -= n;
-		if (m->cur_len == m->part_size && submit(m, err) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/* Stop the threads (after they finished, or at once when stop is set). */
-static void
-join(struct sr_s3_mpu *m)
-{
-	int i;
-
-	if (!m->th_started)
-		return;
-	pthread_mutex_lock(&m->lock);
-	pthread_cond_broadcast(&m->hash_cv);
-	pthread_mutex_unlock(&m->lock);
-	for (i = 0; i < m->nhashers; i++)
-		pthread_join(m->hashers[i], NULL);
-	curl_multi_wakeup(m->multi);
-	pthread_join(m->th, NULL);
-	m->th_started = 0;
-}
-
-static void
-mpu_free(struct sr_s3_mpu *m)
-{
-	int i;
-
-	for (i = 0; i < m->nparts; i++)
-		part_free(m->parts[i]);
-	free(m->parts);
-	for (i = 0; i < m->nspare; i++)
-		free(m->spare[i]);
-	free(m->spare);
-	if (m->multi != NULL)
-		curl_multi_cleanup(m->multi);
-	pthread_mutex_destroy(&m->lock);
-	pthread_cond_destroy(&m->cond);
-	pthread_cond_destroy(&m->hash_cv);
-	free(m->hashers);
-	free(m->cur);
-	free(m->upload_id);
-	free(m->key);
-	free(m);
+	snprintf(before, sizeof before, "partNumber=%d&", num);
+	return id_query(arg, before);
 }
 
 /* One PUT for an object smaller than a part. */
 static int
-put_whole(struct sr_s3_mpu *m, char *err)
+put_whole(void *arg, struct sr_parts *p, const void *buf, size_t len, char *err)
 {
-	struct sr_s3_req rq = { .method = "PUT", .key = m->key,
-		.body = m->cur != NULL ? m->cur : "", .body_len = m->cur_len };
-	struct sr_s3_resp r;
-	char md5[64];
+	struct s3_mpu *m = arg;
+	struct sr_xfer_req rq = { .method = "PUT", .key = sr_parts_key(p), .body = buf,
+		.body_len = len };
+	struct sr_xfer_resp r;
+	char md5[SR_SUM_HEADER_MAX];
 	int rc = 0;
 
-	snprintf(md5, sizeof md5, "Content-MD5: ");
-	sr_s3_content_md5(rq.body, rq.body_len, md5 + strlen(md5), NULL);
+	sr_digest_header(SR_SUM_MD5, buf, len, md5);
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
 	rq.hdrs[1] = md5;
 	rq.unsigned_payload = 1;
-	rq.deadline = m->deadline;
-	rq.cancel = m->cancel;
-	if (sr_s3_do(m->s, &rq, &r, m->what, err) == -1)
+	rq.deadline = sr_parts_deadline(p);
+	rq.cancel = sr_parts_cancel(p);
+	if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == -1)
 		return -1;
 	if (r.status != 200)
-		rc = sr_s3_fail(m->s, m->what, &r, err);
-	sr_s3_resp_free(&r);
+		rc = sr_s3_fail(m->s, sr_parts_what(p), &r, err);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -476,48 +99,48 @@ put_whole(struct sr_s3_mpu *m, char *err)
  * answer 200 and still fail (an <Error> body, sent after the 200 to keep
  * the connection alive), so the body decides. */
 static int
-complete(struct sr_s3_mpu *m, char *err)
+complete(void *arg, struct sr_parts *p, char *err)
 {
-	size_t cap = (size_t)m->nparts * (64 + SR_ETAG_MAX) + 128, o = 0;
-	char *xml = sr_malloc(cap), *eid, *q;
-	struct sr_s3_req rq = { .method = "POST", .key = m->key };
-	struct sr_s3_resp r;
-	int i, rc = -1, tries;
+	struct s3_mpu *m = arg;
+	int nparts = sr_parts_count(p);
+	size_t cap = (size_t)nparts * (64 + SR_ETAG_MAX) + 128, o = 0;
+	char *xml = sr_malloc(cap), *q;
+	struct sr_xfer_req rq = { .method = "POST", .key = sr_parts_key(p) };
+	struct sr_xfer_resp r;
+	int i, rc = -1, tries, attempts = sr_s3_tuning(m->s)->attempts;
 
 	o += (size_t)snprintf(xml + o, cap - o, "<CompleteMultipartUpload>");
-	for (i = 0; i < m->nparts; i++)
+	for (i = 0; i < nparts; i++)
 		o += (size_t)snprintf(xml + o, cap - o,
 		    "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>",
-		    m->parts[i]->num, m->parts[i]->etag);
+		    i + 1, sr_parts_etag(p, i));
 	o += (size_t)snprintf(xml + o, cap - o, "</CompleteMultipartUpload>");
-	eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
-	q = sr_asprintf("uploadId=%s", eid);
-	free(eid);
+	q = id_query(m, "");
 	rq.query = q;
 	rq.body = xml;
 	rq.body_len = o;
 	rq.hdrs[0] = "Content-Type: application/xml";
-	rq.deadline = m->deadline;
-	rq.cancel = m->cancel;
-	for (tries = 1; tries <= sr_s3_tuning(m->s)->attempts; tries++) {
-		struct sr_s3_error e;
+	rq.deadline = sr_parts_deadline(p);
+	rq.cancel = sr_parts_cancel(p);
+	for (tries = 1; tries <= attempts; tries++) {
+		struct sr_xml_error e;
 
-		if (sr_s3_do(m->s, &rq, &r, m->what, err) == -1)
+		if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == -1)
 			break;
-		if (r.status == 200 && sr_s3_xml_error(r.body != NULL ? r.body : "", r.len, &e) == -1) {
+		if (r.status == 200 && sr_xml_error(r.body != NULL ? r.body : "", r.len, &e) == -1) {
 			rc = 0;
 		} else if (r.status == 200 && (strcmp(e.code, "InternalError") == 0 ||
-		    strcmp(e.code, "SlowDown") == 0) && tries < sr_s3_tuning(m->s)->attempts) {
-			sr_s3_resp_free(&r);
+		    strcmp(e.code, "SlowDown") == 0) && tries < attempts) {
+			sr_xfer_resp_free(&r);
 			sr_sleep(0.1 * tries);
 			continue;
 		} else if (r.status == 200) {
 			r.error = e;
 			r.status = 500;
-			sr_s3_fail(m->s, m->what, &r, err);
+			sr_s3_fail(m->s, sr_parts_what(p), &r, err);
 		} else
-			sr_s3_fail(m->s, m->what, &r, err);
-		sr_s3_resp_free(&r);
+			sr_s3_fail(m->s, sr_parts_what(p), &r, err);
+		sr_xfer_resp_free(&r);
 		break;
 	}
 	free(q);
@@ -526,72 +149,49 @@ complete(struct sr_s3_mpu *m, char *err)
 }
 
 static void
-abort_remote(struct sr_s3_mpu *m)
+abort_remote(void *arg, struct sr_parts *p)
 {
-	struct sr_s3_req rq = { .method = "DELETE", .key = m->key };
-	struct sr_s3_resp r;
-	char err[SR_ERRMAX], *eid, *q;
+	struct s3_mpu *m = arg;
+	struct sr_xfer_req rq = { .method = "DELETE", .key = sr_parts_key(p) };
+	struct sr_xfer_resp r;
+	char err[SR_ERRMAX], *q;
 
 	if (m->upload_id == NULL)
 		return;
-	eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
-	q = sr_asprintf("uploadId=%s", eid);
-	free(eid);
+	q = id_query(m, "");
 	rq.query = q;
 	/* best effort: S3 lifecycle rules reap what an abort could not */
-	if (sr_s3_do(m->s, &rq, &r, m->what, err) == 0)
-		sr_s3_resp_free(&r);
+	if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == 0)
+		sr_xfer_resp_free(&r);
 	free(q);
 }
 
-int
-sr_s3_mpu_commit(struct sr_s3_mpu *m, char *err)
+static void
+mpu_free(void *arg)
 {
-	int rc = 0;
+	struct s3_mpu *m = arg;
 
-	if (m->upload_id == NULL) {
-		rc = put_whole(m, err);
-		mpu_free(m);
-		return rc;
-	}
-	if (m->cur_len > 0 && submit(m, err) == -1)
-		rc = -1;
-	pthread_mutex_lock(&m->lock);
-	m->finishing = 1;
-	if (rc == -1)
-		m->stop = 1;
-	while (rc == 0 && !m->failed && m->pending > 0)
-		pthread_cond_wait(&m->cond, &m->lock);
-	if (rc == 0 && m->failed) {
-		sr_err(err, "%s", m->err);
-		rc = -1;
-	}
-	pthread_mutex_unlock(&m->lock);
-	join(m);
-	if (rc == 0)
-		rc = complete(m, err);
-	if (rc == -1)
-		abort_remote(m);
-	mpu_free(m);
-	return rc;
+	free(m->upload_id);
+	free(m);
 }
 
-void
-sr_s3_mpu_limit(struct sr_s3_mpu *m, double deadline, volatile int *cancel)
-{
-	m->deadline = deadline;
-	m->cancel = cancel;
-}
+static const struct sr_parts_ops s3_parts = {
+	.begin = initiate,
+	.part_query = part_query,
+	.part_etag = 1,
+	.max_parts = PARTS_MAX,
+	.size_option = "part_size",
+	.whole = put_whole,
+	.commit = complete,
+	.abort = abort_remote,
+	.free = mpu_free,
+};
 
-void
-sr_s3_mpu_abort(struct sr_s3_mpu *m)
+struct sr_parts *
+sr_s3_mpu_begin(struct sr_s3 *s, const char *key)
 {
-	if (m == NULL)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->stop = 1;
-	pthread_mutex_unlock(&m->lock);
-	join(m);
-	abort_remote(m);
-	mpu_free(m);
+	struct s3_mpu *m = sr_calloc(1, sizeof *m);
+
+	m->s = s;
+	return sr_parts_begin(sr_s3_xfer(s), &s3_parts, m, key);
 }

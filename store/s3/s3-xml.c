@@ -1,10 +1,7 @@
 /*
- * s3-xml.c: the S3 reply readers of s3-xml.h. One small walker over expat
- * keeps the path of open elements ("ListBucketResult/Contents/Key") and the
- * text of the innermost one, and hands each closed element to a reader
- * function; the readers pick the elements they know by path. Namespaces are
- * not expanded (S3 puts every element in one default namespace), so paths
- * are plain local names.
+ * s3-xml.c: the S3 reply readers of s3-xml.h, each a function over the
+ * closed elements that store/xmlwalk.c hands it, picking the elements it
+ * knows by path ("ListBucketResult/Contents/Key").
  */
 #include "config.h"
 
@@ -13,161 +10,16 @@
 #include <string.h>
 #include <time.h>
 
-#include <expat.h>
-
 #include "s3-xml.h"
 #include "util.h"
-
-#define PATH_MAX_LEN	256	/* deeper or longer paths are not ours */
-#define TEXT_MAX	4096	/* longest text kept (keys are <= 1024 bytes) */
-
-struct walk {
-	XML_Parser p;
-	char path[PATH_MAX_LEN];
-	size_t plen;
-	size_t overflow;	/* elements open beyond what path holds */
-	char text[TEXT_MAX + 1];
-	size_t tlen;
-	int text_cut;		/* the text was longer than TEXT_MAX */
-	/* Called for each element that closes: 0 goes on, nonzero stops. */
-	int (*end)(struct walk *w, const char *path, const char *text, void *arg);
-	void *arg;
-	int stop;		/* what end returned, when it stopped */
-};
-
-static void XMLCALL
-on_start(void *data, const XML_Char *name, const XML_Char **attrs)
-{
-	struct walk *w = data;
-	size_t n = strlen(name);
-
-	(void)attrs;
-	w->tlen = 0;
-	w->text_cut = 0;
-	if (w->overflow > 0 || w->plen + n + 2 > sizeof w->path) {
-		w->overflow++;
-		return;
-	}
-	if (w->plen > 0)
-		w->path[w->plen++] = '/';
-	memcpy(w->path + w->plen, name, n + 1);
-	w->plen += n;
-}
-
-static void XMLCALL
-on_end(void *data, const XML_Char *name)
-{
-	struct walk *w = data;
-	char *slash;
-	int rc;
-
-	(void)name;
-	if (w->overflow > 0) {
-		w->overflow--;
-		return;
-	}
-	w->text[w->tlen] = '\0';
-	rc = w->end(w, w->path, w->text_cut ? NULL : w->text, w->arg);
-	if (rc != 0) {
-		w->stop = rc;
-		XML_StopParser(w->p, XML_FALSE);
-		return;
-	}
-	w->tlen = 0;
-	slash = strrchr(w->path, '/');
-	w->plen = slash != NULL ? (size_t)(slash - w->path) : 0;
-	w->path[w->plen] = '\0';
-}
-
-static void XMLCALL
-on_text(void *data, const XML_Char *s, int len)
-{
-	struct walk *w = data;
-	size_t n = (size_t)len;
-
-	if (w->tlen + n > TEXT_MAX) {
-		w->text_cut = 1;
-		n = TEXT_MAX - w->tlen;
-	}
-	memcpy(w->text + w->tlen, s, n);
-	w->tlen += n;
-}
-
-/* Walk body, calling end for every closed element. 0 when the document
- * was read through, the end function's nonzero value when it stopped the
- * walk, -1 with err when the body is not well-formed XML. */
-static int
-walk(const char *body, size_t len,
-    int (*end)(struct walk *, const char *, const char *, void *), void *arg, char *err)
-{
-	struct walk *w = sr_calloc(1, sizeof *w);
-	int rc = 0;
-
-	w->p = XML_ParserCreate("UTF-8");
-	if (w->p == NULL)
-		sr_fatal("XML_ParserCreate: out of memory");
-	w->end = end;
-	w->arg = arg;
-	XML_SetUserData(w->p, w);
-	XML_SetElementHandler(w->p, on_start, on_end);
-	XML_SetCharacterDataHandler(w->p, on_text);
-	if (XML_Parse(w->p, body, (int)len, XML_TRUE) == XML_STATUS_ERROR) {
-		if (w->stop != 0)
-			rc = w->stop;
-		else
-			rc = sr_err(err, "read reply: not XML: %s at line %lu",
-			    XML_ErrorString(XML_GetErrorCode(w->p)),
-			    (unsigned long)XML_GetCurrentLineNumber(w->p));
-	}
-	XML_ParserFree(w->p);
-	free(w);
-	return rc;
-}
-
-static void
-copy(char *dst, size_t cap, const char *text)
-{
-	snprintf(dst, cap, "%s", text != NULL ? text : "");
-}
-
-static int
-error_end(struct walk *w, const char *path, const char *text, void *arg)
-{
-	struct sr_s3_error *e = arg;
-
-	(void)w;
-	if (strcmp(path, "Error/Code") == 0)
-		copy(e->code, sizeof e->code, text);
-	else if (strcmp(path, "Error/Message") == 0)
-		copy(e->message, sizeof e->message, text);
-	else if (strcmp(path, "Error/Region") == 0)
-		copy(e->region, sizeof e->region, text);
-	else if (strcmp(path, "Error/ServerTime") == 0)
-		copy(e->server_time, sizeof e->server_time, text);
-	else if (strcmp(path, "Error/RequestTime") == 0)
-		copy(e->request_time, sizeof e->request_time, text);
-	return 0;
-}
-
-int
-sr_s3_xml_error(const char *body, size_t len, struct sr_s3_error *e)
-{
-	char err[SR_ERRMAX];
-
-	memset(e, 0, sizeof *e);
-	if (len == 0 || walk(body, len, error_end, e, err) != 0 || e->code[0] == '\0') {
-		memset(e, 0, sizeof *e);
-		return -1;
-	}
-	return 0;
-}
+#include "xmlwalk.h"
 
 struct list_state {
 	size_t strip;
 	int gcs;			/* the etag is the Generation */
 	int (*fn)(const struct sr_object_info *, void *);
 	void *fn_arg;
-	char key[TEXT_MAX + 1];
+	char key[SR_XML_TEXT_MAX + 1];
 	int have_key;
 	struct sr_object_info info;
 	int truncated;
@@ -177,26 +29,6 @@ struct list_state {
 	int bad;
 };
 
-double
-sr_s3_parse_iso8601(const char *s)
-{
-	struct tm tm;
-	const char *p;
-	double frac = 0;
-
-	memset(&tm, 0, sizeof tm);
-	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-		return -1;
-	if (*p == '.') {
-		char *q;
-
-		frac = strtod(p, &q);
-		p = q;
-	}
-	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
-		return -1;
-	return (double)timegm(&tm) + frac;
-}
 
 static void
 strip_quotes(char *dst, size_t cap, const char *s)
@@ -211,11 +43,10 @@ strip_quotes(char *dst, size_t cap, const char *s)
 }
 
 static int
-list_end(struct walk *w, const char *path, const char *text, void *arg)
+list_end(const char *path, const char *text, void *arg)
 {
 	struct list_state *ls = arg;
 
-	(void)w;
 	if (strcmp(path, "ListBucketResult") == 0) {
 		ls->is_list = 1;
 		return 0;
@@ -234,18 +65,18 @@ list_end(struct walk *w, const char *path, const char *text, void *arg)
 		free(ls->next);
 		ls->next = sr_strdup(text);
 	} else if (strcmp(path, "Contents/Key") == 0) {
-		copy(ls->key, sizeof ls->key, text);
+		sr_xml_copy(ls->key, sizeof ls->key, text);
 		ls->have_key = 1;
 	} else if (strcmp(path, "Contents/Size") == 0)
 		ls->info.size = strtoull(text, NULL, 10);
 	else if (strcmp(path, "Contents/LastModified") == 0) {
-		double t = sr_s3_parse_iso8601(text);
+		double t = sr_xml_parse_iso8601(text);
 
 		ls->info.mtime = t < 0 ? 0 : t;
 	} else if (strcmp(path, "Contents/ETag") == 0 && !ls->gcs)
 		strip_quotes(ls->info.etag, sizeof ls->info.etag, text);
 	else if (strcmp(path, "Contents/Generation") == 0 && ls->gcs)
-		copy(ls->info.etag, sizeof ls->info.etag, text);
+		sr_xml_copy(ls->info.etag, sizeof ls->info.etag, text);
 	else if (strcmp(path, "Contents") == 0) {
 		int rc = 0;
 
@@ -279,7 +110,7 @@ sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
 	ls->gcs = gcs;
 	ls->fn = fn;
 	ls->fn_arg = arg;
-	rc = walk(body, len, list_end, ls, err);
+	rc = sr_xml_walk(body, len, list_end, ls, err);
 	if (ls->bad)
 		rc = sr_err(err, "%s", ls->err);
 	else if (rc == 0 && !ls->is_list)
@@ -297,11 +128,10 @@ sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
 }
 
 static int
-upload_id_end(struct walk *w, const char *path, const char *text, void *arg)
+upload_id_end(const char *path, const char *text, void *arg)
 {
 	char **id = arg;
 
-	(void)w;
 	if (strcmp(path, "InitiateMultipartUploadResult/UploadId") == 0 &&
 	    text != NULL && text[0] != '\0') {
 		free(*id);
@@ -314,7 +144,7 @@ int
 sr_s3_xml_upload_id(const char *body, size_t len, char **id, char *err)
 {
 	*id = NULL;
-	if (walk(body, len, upload_id_end, id, err) != 0)
+	if (sr_xml_walk(body, len, upload_id_end, id, err) != 0)
 		return -1;
 	if (*id == NULL)
 		return sr_err(err, "start multipart upload: the reply has no UploadId");
@@ -325,8 +155,8 @@ struct uploads_state {
 	const char *base;
 	int (*fn)(const struct sr_s3_upload *, void *);
 	void *fn_arg;
-	char key[TEXT_MAX + 1];
-	char id[TEXT_MAX + 1];
+	char key[SR_XML_TEXT_MAX + 1];
+	char id[SR_XML_TEXT_MAX + 1];
 	int have_key, have_id;
 	double initiated;
 	int truncated;
@@ -345,13 +175,12 @@ set_marker(char **dst, const char *text)
 }
 
 static int
-uploads_end(struct walk *w, const char *path, const char *text, void *arg)
+uploads_end(const char *path, const char *text, void *arg)
 {
 	static const char root[] = "ListMultipartUploadsResult";
 	struct uploads_state *us = arg;
 	size_t blen = strlen(us->base);
 
-	(void)w;
 	if (strcmp(path, root) == 0) {
 		us->is_page = 1;
 		return 0;
@@ -371,13 +200,13 @@ uploads_end(struct walk *w, const char *path, const char *text, void *arg)
 	else if (strcmp(path, "NextUploadIdMarker") == 0)
 		set_marker(&us->next_id, text);
 	else if (strcmp(path, "Upload/Key") == 0) {
-		copy(us->key, sizeof us->key, text);
+		sr_xml_copy(us->key, sizeof us->key, text);
 		us->have_key = 1;
 	} else if (strcmp(path, "Upload/UploadId") == 0 && text[0] != '\0') {
-		copy(us->id, sizeof us->id, text);
+		sr_xml_copy(us->id, sizeof us->id, text);
 		us->have_id = 1;
 	} else if (strcmp(path, "Upload/Initiated") == 0)
-		us->initiated = sr_s3_parse_iso8601(text);
+		us->initiated = sr_xml_parse_iso8601(text);
 	else if (strcmp(path, "Upload") == 0) {
 		struct sr_s3_upload u;
 		int rc = 0;
@@ -416,7 +245,7 @@ sr_s3_xml_uploads(const char *body, size_t len, const char *base,
 	us->fn = fn;
 	us->fn_arg = arg;
 	us->initiated = -1;
-	rc = walk(body, len, uploads_end, us, err);
+	rc = sr_xml_walk(body, len, uploads_end, us, err);
 	if (us->bad)
 		rc = sr_err(err, "%s", us->err);
 	else if (rc == 0 && !us->is_page)
@@ -443,17 +272,16 @@ struct del_state {
 };
 
 static int
-delete_end(struct walk *w, const char *path, const char *text, void *arg)
+delete_end(const char *path, const char *text, void *arg)
 {
 	struct del_state *d = arg;
 
-	(void)w;
 	if (d->failed)
 		return 0;
 	if (strcmp(path, "DeleteResult/Error/Key") == 0)
-		copy(d->key, sizeof d->key, text);
+		sr_xml_copy(d->key, sizeof d->key, text);
 	else if (strcmp(path, "DeleteResult/Error/Code") == 0)
-		copy(d->code, sizeof d->code, text);
+		sr_xml_copy(d->code, sizeof d->code, text);
 	else if (strcmp(path, "DeleteResult/Error") == 0)
 		d->failed = 1;
 	return 0;
@@ -465,7 +293,7 @@ sr_s3_xml_delete_result(const char *body, size_t len, char *err)
 	struct del_state d;
 
 	memset(&d, 0, sizeof d);
-	if (walk(body, len, delete_end, &d, err) != 0)
+	if (sr_xml_walk(body, len, delete_end, &d, err) != 0)
 		return -1;
 	if (d.failed)
 		return sr_err(err, "delete %s: %s", d.key, d.code[0] ? d.code : "failed");

@@ -1,12 +1,10 @@
 /*
  * s3-xml.h: reading the XML replies of S3 (and of GCS's S3-compatible XML
- * API) with expat: error documents, ListObjectsV2 pages, the upload id of a
- * new multipart upload, ListMultipartUploads pages, and the per-key errors
- * of a batch delete. Each
- * reader takes the whole reply (S3 pages are at most ~1000 keys, a few
- * hundred KiB) and streams it through expat, so no document tree is built.
- * Text is taken only from the elements a reader wants; anything else in
- * the reply is ignored, so new elements from a server do no harm.
+ * API): ListObjectsV2 pages, the upload id of a new multipart upload,
+ * ListMultipartUploads pages, and the per-key errors of a batch delete
+ * (error documents are store/xmlwalk.h's, which Azure shares). Each reader
+ * takes the whole reply (S3 pages are at most ~1000 keys, a few hundred
+ * KiB) and streams it through store/xmlwalk.c, so no document tree is built.
  */
 #ifndef SR_S3_XML_H
 #define SR_S3_XML_H
@@ -14,19 +12,6 @@
 #include <stddef.h>
 
 #include "store.h"
-
-/* The parts of an S3 <Error> document spotrun acts on. */
-struct sr_s3_error {
-	char code[64];		/* "NoSuchKey", "SlowDown", ... ("" if none) */
-	char message[256];
-	char region[64];	/* AuthorizationHeaderMalformed: the right region */
-	char server_time[40];	/* RequestTimeTooSkewed: the server's clock */
-	char request_time[40];	/*   ... and what the request said */
-};
-
-/* Parse an error reply. 0 when body is an <Error> document (e filled, its
- * strings cut to fit), -1 when it is not (e zeroed). */
-int sr_s3_xml_error(const char *body, size_t len, struct sr_s3_error *e);
 
 /* One ListObjectsV2 page. For each <Contents> in order, call fn with the
  * key less its first strip bytes (the store's prefix; keys not starting
@@ -65,9 +50,5 @@ int sr_s3_xml_uploads(const char *body, size_t len, const char *base,
 /* A DeleteResult: 0 when it names no <Error>; else -1 with err naming the
  * first failed key and its code. */
 int sr_s3_xml_delete_result(const char *body, size_t len, char *err);
-
-/* "2026-11-30T05:10:00.000Z" (ListObjectsV2, the error times) to epoch
- * seconds; -1 for anything else. */
-double sr_s3_parse_iso8601(const char *s);
 
 #endif

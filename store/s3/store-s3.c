@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parts.h"
 #include "s3-mpu.h"
 #include "s3.h"
 #include "sigv4.h"
@@ -70,9 +71,9 @@ what(char *buf, size_t len, const char *verb, const char *key)
 /* The etag store.h's callers see: S3's ETag, GCS's generation (what
  * x-goog-if-generation-match compares). */
 static const char *
-etag_of(const struct sr_s3 *s, const struct sr_s3_resp *r)
+etag_of(const struct sr_s3 *s, const struct sr_xfer_resp *r)
 {
-	return sr_s3_is_gcs(s) ? r->generation : r->etag;
+	return sr_s3_is_gcs(s) ? r->captured[SR_S3_GENERATION] : r->etag;
 }
 
 /* Fill err and return code (a lost race or a missing key, not an error). */
@@ -97,8 +98,8 @@ say_rc(char *err, int code, const char *fmt, ...)
 static int
 landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
 {
-	struct sr_s3_req rq = { .method = "HEAD", .key = key };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
+	struct sr_xfer_resp r;
 	char err[SR_ERRMAX];
 	int ok;
 
@@ -107,7 +108,7 @@ landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
 	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
 	if (ok && etag_out != NULL)
 		snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return ok;
 }
 
@@ -116,15 +117,15 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
     enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
 {
 	struct sr_s3 *s = S3(st);
-	struct sr_s3_req rq = { .method = "PUT", .key = key, .body = buf, .body_len = len };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "PUT", .key = key, .body = buf, .body_len = len };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], md5h[64], md5b[32], md5x[33], cond[SR_ETAG_MAX + 48];
 	int n = 0, rc;
 
 	what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
 		rq.body = "";
-	sr_s3_content_md5(rq.body, len, md5b, md5x);
+	sr_digest_md5(rq.body, len, md5b, md5x);
 	snprintf(md5h, sizeof md5h, "Content-MD5: %s", md5b);
 	rq.hdrs[n++] = "Content-Type: application/octet-stream";
 	rq.hdrs[n++] = md5h;
@@ -154,12 +155,12 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		    "the race)", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
 static int
-not_found(const struct sr_s3_resp *r)
+not_found(const struct sr_xfer_resp *r)
 {
 	return r->status == 404 && strcmp(r->error.code, "NoSuchBucket") != 0;
 }
@@ -169,8 +170,8 @@ s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len
     char *etag_out, char *err)
 {
 	struct sr_s3 *s = S3(st);
-	struct sr_s3_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16];
 	int rc;
 
@@ -179,7 +180,7 @@ s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len
 		return SR_STORE_ERROR;
 	if (r.status == 200) {
 		if (max == 0 && r.len > 0) {
-			sr_s3_resp_free(&r);
+			sr_xfer_resp_free(&r);
 			return sr_err(err, "%s: larger than 0 bytes", w);
 		}
 		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
@@ -193,7 +194,7 @@ s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len
 		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -202,8 +203,8 @@ s3_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, vo
     char *err)
 {
 	struct sr_s3 *s = S3(st);
-	struct sr_s3_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], range[64];
 	int rc;
 
@@ -224,7 +225,7 @@ s3_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, vo
 		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -232,8 +233,8 @@ static int
 s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
 {
 	struct sr_s3 *s = S3(st);
-	struct sr_s3_req rq = { .method = "HEAD", .key = key };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16];
 	int rc;
 
@@ -251,7 +252,7 @@ s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char 
 		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -270,8 +271,8 @@ s3_list(struct sr_store *st, const char *prefix,
 		char *etoken = token != NULL ? sr_sigv4_uri_encode(token, strlen(token), 0) : NULL;
 		char *q = sr_asprintf("list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
 		    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
-		struct sr_s3_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
-		struct sr_s3_resp r;
+		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		struct sr_xfer_resp r;
 
 		free(etoken);
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
@@ -291,7 +292,7 @@ s3_list(struct sr_store *st, const char *prefix,
 			if (rc == -1)
 				sr_err_prefix(err, "%s", w);
 		}
-		sr_s3_resp_free(&r);
+		sr_xfer_resp_free(&r);
 	}
 	free(token);
 	free(eprefix);
@@ -303,8 +304,8 @@ static int
 s3_del(struct sr_store *st, const char *key, char *err)
 {
 	struct sr_s3 *s = S3(st);
-	struct sr_s3_req rq = { .method = "DELETE", .key = key };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16];
 	int rc;
 
@@ -316,7 +317,7 @@ s3_del(struct sr_store *st, const char *key, char *err)
 		rc = SR_STORE_OK;
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -364,8 +365,8 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 	}
 	for (i = 0; i < n; i += DELETE_BATCH) {
 		size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH, cap = 64, o = 0;
-		struct sr_s3_req rq = { .method = "POST", .query = "delete=" };
-		struct sr_s3_resp r;
+		struct sr_xfer_req rq = { .method = "POST", .query = "delete=" };
+		struct sr_xfer_resp r;
 		char *xml, md5[64], w[64];
 		int rc;
 
@@ -380,7 +381,7 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		}
 		o += (size_t)sprintf(xml + o, "</Delete>");
 		snprintf(md5, sizeof md5, "Content-MD5: ");
-		sr_s3_content_md5(xml, o, md5 + strlen(md5), NULL);	/* S3 requires it here */
+		sr_digest_md5(xml, o, md5 + strlen(md5), NULL);	/* S3 requires it here */
 		rq.hdrs[0] = "Content-Type: application/xml";
 		rq.hdrs[1] = md5;
 		rq.body = xml;
@@ -395,7 +396,7 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 			rc = sr_s3_fail(s, w, &r, err);
 		else
 			rc = sr_s3_xml_delete_result(r.body != NULL ? r.body : "", r.len, err);
-		sr_s3_resp_free(&r);
+		sr_xfer_resp_free(&r);
 		if (rc != 0)
 			return SR_STORE_ERROR;
 	}
@@ -405,32 +406,9 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 static int
 s3_upload_begin(struct sr_upload *up, char *err)
 {
+	(void)err;
 	up->priv = sr_s3_mpu_begin(S3(up->st), up->key);
 	return 0;
-}
-
-static int
-s3_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
-{
-	return sr_s3_mpu_write(up->priv, buf, len, err);
-}
-
-static int
-s3_upload_commit(struct sr_upload *up, char *err)
-{
-	return sr_s3_mpu_commit(up->priv, err);
-}
-
-static void
-s3_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel)
-{
-	sr_s3_mpu_limit(up->priv, deadline, cancel);
-}
-
-static void
-s3_upload_abort(struct sr_upload *up)
-{
-	sr_s3_mpu_abort(up->priv);
 }
 
 /* The stale uploads of the page being read: aborted once it is read. */
@@ -485,8 +463,8 @@ stale_clear(struct stale *sa)
 static int
 abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
 {
-	struct sr_s3_req rq = { .method = "DELETE", .key = key };
-	struct sr_s3_resp r;
+	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
+	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(id, strlen(id), 0), *q;
 	int rc;
 
@@ -505,7 +483,7 @@ abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
 		rc = r.maybe_landed ? 0 : 1;
 	else
 		rc = sr_s3_fail(s, w, &r, err);
-	sr_s3_resp_free(&r);
+	sr_xfer_resp_free(&r);
 	return rc;
 }
 
@@ -541,8 +519,8 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 		char *q = sr_asprintf("uploads=&prefix=%s%s%s%s%s", eprefix,
 		    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
 		    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
-		struct sr_s3_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
-		struct sr_s3_resp r;
+		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		struct sr_xfer_resp r;
 		char *nk = NULL, *ni = NULL;
 
 		free(ek);
@@ -558,7 +536,7 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 		else if ((rc = sr_s3_xml_uploads(r.body != NULL ? r.body : "", r.len, base,
 		    stale_cb, &sa, &truncated, &nk, &ni, err)) == -1)
 			sr_err_prefix(err, "%s", w);
-		sr_s3_resp_free(&r);
+		sr_xfer_resp_free(&r);
 		for (i = 0; rc == 0 && i < sa.n; i++) {
 			int arc = abort_upload(s, sa.keys[i], sa.ids[i], err);
 
@@ -589,7 +567,7 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 static void
 s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 {
-	const struct sr_s3_tuning *t = sr_s3_tuning(S3(st));
+	const struct sr_xfer_tuning *t = sr_s3_tuning(S3(st));
 
 	*streams = t->concurrency;
 	*piece = t->part_size;
@@ -599,9 +577,9 @@ s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
 	.del_many = s3_del_many, \
-	.upload_begin = s3_upload_begin, .upload_write = s3_upload_write, \
-	.upload_commit = s3_upload_commit, .upload_abort = s3_upload_abort, \
-	.upload_limit = s3_upload_limit, .abort_stale = s3_abort_stale, \
+	.upload_begin = s3_upload_begin, .upload_write = sr_parts_up_write, \
+	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort, \
+	.upload_limit = sr_parts_up_limit, .abort_stale = s3_abort_stale, \
 	.read_plan = s3_read_plan
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };

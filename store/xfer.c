@@ -1,0 +1,511 @@
+/*
+ * xfer.c: the request engine of xfer.h: a pool of curl easy handles, one
+ * attempt's transfer (reply headers, a body into a buffer or straight into
+ * the caller's, the request body from memory, a progress callback that
+ * drops stalled transfers), the verdict after each attempt and the retry
+ * loop. What is particular to a store (its URL, signature, error codes and
+ * messages) is the family's (struct sr_xfer_family).
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "util.h"
+#include "xfer.h"
+
+#define ERR_BODY_MAX	(64 * 1024)	/* error replies are small XML */
+#define BODY_MAX	(1024 * 1024)	/* default limit on a 2xx body */
+#define POOL_MAX	32		/* idle easy handles kept */
+#define CONNECT_TIMEOUT	5L		/* seconds */
+#define BACKOFF_BASE	0.1		/* seconds: first retry waits up to this */
+#define BACKOFF_CAP	5.0		/* seconds: no wait is longer */
+
+struct sr_xfer {
+	const struct sr_xfer_family *fam;
+	void *fam_arg;
+	const struct sr_xfer_tuning *tune;
+	char *ca_bundle;		/* NULL: the system's */
+	pthread_mutex_t lock;		/* guards the pool */
+	CURL *pool[POOL_MAX];
+	int npool;
+};
+
+struct sr_xfer_call {
+	struct sr_xfer *x;
+	const struct sr_xfer_req *rq;
+	CURL *e;
+	struct curl_slist *hl;
+	size_t sent;			/* request body bytes read by curl */
+	struct sr_xfer_resp resp;
+	size_t body_cap;
+	void *state;			/* the family's, state_size bytes */
+	curl_off_t moved;		/* bytes up and down so far in this attempt */
+	double moved_at;		/* sr_mono() when that last grew */
+	int stalled;			/* this attempt was dropped for moving nothing */
+	unsigned rng;
+	char curl_err[CURL_ERROR_SIZE];
+	char what[256];
+};
+
+struct sr_xfer *
+sr_xfer_new(const struct sr_xfer_family *family, void *fam, const struct sr_xfer_tuning *t,
+    const char *ca_bundle)
+{
+	struct sr_xfer *x = sr_calloc(1, sizeof *x);
+
+	x->fam = family;
+	x->fam_arg = fam;
+	x->tune = t;
+	if (ca_bundle != NULL && ca_bundle[0] != '\0')
+		x->ca_bundle = sr_strdup(ca_bundle);
+	if (pthread_mutex_init(&x->lock, NULL) != 0)
+		sr_fatal("pthread_mutex_init failed");
+	return x;
+}
+
+void
+sr_xfer_free(struct sr_xfer *x)
+{
+	int i;
+
+	if (x == NULL)
+		return;
+	for (i = 0; i < x->npool; i++)
+		curl_easy_cleanup(x->pool[i]);
+	pthread_mutex_destroy(&x->lock);
+	free(x->ca_bundle);
+	free(x);
+}
+
+const struct sr_xfer_tuning *
+sr_xfer_tuning(const struct sr_xfer *x)
+{
+	return x->tune;
+}
+
+/* ---- one attempt ---- */
+
+static size_t
+on_header(char *line, size_t size, size_t n, void *arg)
+{
+	struct sr_xfer_call *c = arg;
+	struct sr_xfer_resp *r = &c->resp;
+	const char *const *cap = c->x->fam->capture;
+	size_t len = size * n, vlen, nlen, i;
+	const char *colon, *v;
+	char val[SR_XFER_CAPTURE_LEN];
+
+	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+		/* a new reply (after 100 Continue): forget the last one's headers */
+		r->etag[0] = '\0';
+		for (i = 0; i < SR_XFER_CAPTURE_MAX; i++)
+			r->captured[i][0] = '\0';
+		r->content_length = 0;
+		return len;
+	}
+	if ((colon = memchr(line, ':', len)) == NULL)
+		return len;
+	nlen = (size_t)(colon - line);
+	v = colon + 1;
+	while (v < line + len && (*v == ' ' || *v == '\t'))
+		v++;
+	vlen = (size_t)(line + len - v);
+	while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+		vlen--;
+	if (vlen >= sizeof val)
+		vlen = sizeof val - 1;
+	memcpy(val, v, vlen);
+	val[vlen] = '\0';
+#define IS(name) (nlen == strlen(name) && strncasecmp(line, name, nlen) == 0)
+	if (IS("etag")) {
+		size_t m = strlen(val);
+		const char *p = val;
+
+		if (m >= 2 && val[0] == '"' && val[m - 1] == '"')
+			p++, m -= 2;
+		snprintf(r->etag, sizeof r->etag, "%.*s", (int)m, p);
+	} else if (IS("content-length"))
+		r->content_length = strtoull(val, NULL, 10);
+	else if (IS("last-modified"))
+		r->mtime = (double)curl_getdate(val, NULL);
+	else if (IS("date"))
+		r->date = (double)curl_getdate(val, NULL);
+	else
+		for (i = 0; i < SR_XFER_CAPTURE_MAX && cap[i] != NULL; i++)
+			if (IS(cap[i]))
+				snprintf(r->captured[i], sizeof r->captured[i], "%s", val);
+#undef IS
+	return len;
+}
+
+static size_t
+on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct sr_xfer_call *c = arg;
+	struct sr_xfer_resp *r = &c->resp;
+	const struct sr_xfer_req *rq = c->rq;
+	size_t len = size * n;
+	long status = 0;
+	size_t cap;
+
+	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300 && rq->dst != NULL) {
+		if (r->dst_got + len > rq->dst_len) {
+			r->too_big = 1;
+			return 0;	/* more than asked for: stop */
+		}
+		memcpy((char *)rq->dst + r->dst_got, data, len);
+		r->dst_got += len;
+		return len;
+	}
+	cap = status >= 200 && status < 300 ? (rq->max ? rq->max : BODY_MAX) : ERR_BODY_MAX;
+	if (r->len + len > cap) {
+		r->too_big = 1;
+		return 0;
+	}
+	if (r->len + len + 1 > c->body_cap) {
+		c->body_cap = (r->len + len + 1) * 2;
+		r->body = sr_realloc(r->body, c->body_cap);
+	}
+	memcpy(r->body + r->len, data, len);
+	r->len += len;
+	r->body[r->len] = '\0';
+	return len;
+}
+
+static size_t
+on_read(char *buf, size_t size, size_t n, void *arg)
+{
+	struct sr_xfer_call *c = arg;
+	size_t want = size * n, left = c->rq->body_len - c->sent;
+
+	if (want > left)
+		want = left;
+	memcpy(buf, (const char *)c->rq->body + c->sent, want);
+	c->sent += want;
+	return want;
+}
+
+static int
+on_seek(void *arg, curl_off_t off, int origin)
+{
+	struct sr_xfer_call *c = arg;
+
+	if (origin != SEEK_SET || off < 0 || (size_t)off > c->rq->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	c->sent = (size_t)off;
+	return CURL_SEEKFUNC_OK;
+}
+
+/* Drop a transfer that moved no byte for stall_timeout seconds. (curl's
+ * low-speed limit averages over several seconds, so a burst before a stall
+ * kept a dead transfer alive for 5 s past the limit.) */
+static int
+on_xfer(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct sr_xfer_call *c = arg;
+	double now = sr_mono();
+
+	(void)dltotal;
+	(void)ultotal;
+	if (dlnow + ulnow != c->moved) {
+		c->moved = dlnow + ulnow;
+		c->moved_at = now;
+		return 0;
+	}
+	if (now - c->moved_at < c->x->tune->stall_timeout)
+		return 0;
+	c->stalled = 1;
+	return 1;
+}
+
+static CURL *
+pool_take(struct sr_xfer *x)
+{
+	CURL *e = NULL;
+
+	pthread_mutex_lock(&x->lock);
+	if (x->npool > 0)
+		e = x->pool[--x->npool];
+	pthread_mutex_unlock(&x->lock);
+	if (e == NULL && (e = curl_easy_init()) == NULL)
+		sr_fatal("curl_easy_init: out of memory");
+	return e;
+}
+
+static void
+pool_give(struct sr_xfer *x, CURL *e)
+{
+	pthread_mutex_lock(&x->lock);
+	if (x->npool < POOL_MAX) {
+		x->pool[x->npool++] = e;
+		e = NULL;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (e != NULL)
+		curl_easy_cleanup(e);
+}
+
+struct sr_xfer_call *
+sr_xfer_call_new(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *what)
+{
+	struct sr_xfer_call *c = sr_calloc(1, sizeof *c);
+	struct timespec ts;
+
+	c->x = x;
+	snprintf(c->what, sizeof c->what, "%s", what);
+	c->rq = rq;
+	c->e = pool_take(x);
+	c->state = x->fam->state_size > 0 ? sr_calloc(1, x->fam->state_size) : NULL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c->rng = (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)c;
+	return c;
+}
+
+CURL *
+sr_xfer_call_handle(struct sr_xfer_call *c)
+{
+	return c->e;
+}
+
+struct sr_xfer_resp *
+sr_xfer_call_resp(struct sr_xfer_call *c)
+{
+	return &c->resp;
+}
+
+void
+sr_xfer_call_free(struct sr_xfer_call *c)
+{
+	if (c == NULL)
+		return;
+	curl_slist_free_all(c->hl);
+	if (c->state != NULL && c->x->fam->state_wipe != NULL)
+		c->x->fam->state_wipe(c->state);
+	free(c->state);
+	pool_give(c->x, c->e);
+	sr_xfer_resp_free(&c->resp);
+	free(c);
+}
+
+void
+sr_xfer_resp_free(struct sr_xfer_resp *resp)
+{
+	free(resp->body);
+	memset(resp, 0, sizeof *resp);
+}
+
+struct curl_slist *
+sr_xfer_header(struct curl_slist *hl, const char *line)
+{
+	struct curl_slist *n = curl_slist_append(hl, line);
+
+	if (n == NULL)
+		sr_fatal("curl_slist_append: out of memory");
+	return n;
+}
+
+int
+sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
+{
+	struct sr_xfer *x = c->x;
+	const struct sr_xfer_req *rq = c->rq;
+	int maybe_landed = c->resp.maybe_landed, attempts = c->resp.attempts;
+	char *url = NULL;
+
+	/* never send what the deadline no longer allows: a request that
+	 * reached the server could create what nobody then cleans up */
+	if (rq->deadline > 0 && sr_now() >= rq->deadline)
+		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+	if (sr_flag_get(rq->cancel))
+		return sr_err(err, "%s: cancelled", c->what);
+	curl_slist_free_all(c->hl);
+	c->hl = NULL;
+	if (x->fam->sign(x->fam_arg, rq, c->state, c->what, &url, &c->hl, err) == -1)
+		return -1;
+	c->hl = sr_xfer_header(c->hl, "Expect:");	/* no 100-continue round trip */
+
+	curl_easy_reset(c->e);
+	sr_xfer_resp_free(&c->resp);
+	c->resp.maybe_landed = maybe_landed;
+	c->resp.attempts = attempts;
+	c->body_cap = 0;
+	c->sent = 0;
+	c->curl_err[0] = '\0';
+	curl_easy_setopt(c->e, CURLOPT_URL, url);
+	curl_easy_setopt(c->e, CURLOPT_HTTPHEADER, c->hl);
+	curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method);
+	curl_easy_setopt(c->e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c->e, CURLOPT_HEADERDATA, c);
+	curl_easy_setopt(c->e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c->e, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(c->e, CURLOPT_ERRORBUFFER, c->curl_err);
+	curl_easy_setopt(c->e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->e, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
+	c->moved = 0;
+	c->moved_at = sr_mono();
+	c->stalled = 0;
+	curl_easy_setopt(c->e, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->e, CURLOPT_XFERINFOFUNCTION, on_xfer);
+	curl_easy_setopt(c->e, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->e, CURLOPT_PROXY, "");	/* no proxy from the environment */
+	curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
+	if (x->ca_bundle != NULL)
+		curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle);
+	if (rq->deadline > 0) {
+		double left = rq->deadline - sr_now();
+
+		curl_easy_setopt(c->e, CURLOPT_TIMEOUT_MS, left > 0.001 ? (long)(left * 1000) : 1L);
+	}
+	if (strcmp(rq->method, "HEAD") == 0)
+		curl_easy_setopt(c->e, CURLOPT_NOBODY, 1L);
+	else if (rq->body != NULL || strcmp(rq->method, "PUT") == 0 ||
+	    strcmp(rq->method, "POST") == 0) {
+		curl_easy_setopt(c->e, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(c->e, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(c->e, CURLOPT_READDATA, c);
+		curl_easy_setopt(c->e, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(c->e, CURLOPT_SEEKDATA, c);
+		curl_easy_setopt(c->e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body_len);
+	}
+	free(url);
+	return 0;
+}
+
+/* ---- verdicts ---- */
+
+static int
+retryable_curl(CURLcode r)
+{
+	switch (r) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter"):
+ * a uniform wait in [0, min(cap, base * 2^n)), so clients that failed
+ * together do not come back together. */
+static double
+backoff(struct sr_xfer_call *c, int n)
+{
+	double top = BACKOFF_BASE * (double)(1u << (n < 16 ? n : 16));
+
+	if (top > BACKOFF_CAP)
+		top = BACKOFF_CAP;
+	c->rng = c->rng * 1103515245u + 12345u;
+	return top * (double)((c->rng >> 8) & 0xffff) / 65536.0;
+}
+
+int
+sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, char *err)
+{
+	struct sr_xfer *x = c->x;
+	struct sr_xfer_resp *r = &c->resp;
+	int tries = ++r->attempts;
+
+	*delay = 0;
+	if (sr_flag_get(c->rq->cancel))
+		return sr_err(err, "%s: cancelled", c->what);
+	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline)
+		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+	if (result != CURLE_OK && r->too_big) {
+		if (c->rq->dst != NULL && r->status >= 200 && r->status < 300)
+			return sr_err(err, "%s: the server sent more than the %zu bytes asked for",
+			    c->what, c->rq->dst_len);
+		return sr_err(err, "%s: the reply is larger than %zu bytes", c->what,
+		    c->rq->max ? c->rq->max : (size_t)BODY_MAX);
+	}
+	if (result == CURLE_ABORTED_BY_CALLBACK && c->stalled) {
+		snprintf(c->curl_err, sizeof c->curl_err, "no byte moved for %.0f s (stall_timeout)",
+		    x->tune->stall_timeout);
+		result = CURLE_OPERATION_TIMEDOUT;	/* retried like a timeout */
+	}
+	if (result != CURLE_OK) {
+		if (result == CURLE_PEER_FAILED_VERIFICATION)
+			return sr_err(err, "%s: the server's TLS certificate is not trusted: %s "
+			    "(for a private CA %s)", c->what,
+			    c->curl_err[0] ? c->curl_err : curl_easy_strerror(result), x->fam->ca_hint);
+		if (!retryable_curl(result) || tries >= x->tune->attempts)
+			return sr_err(err, "%s: %s%s", c->what,
+			    c->curl_err[0] ? c->curl_err : curl_easy_strerror(result),
+			    tries > 1 ? " (after retries)" : "");
+		if (c->rq->body != NULL)
+			r->maybe_landed = 1;
+		*delay = backoff(c, tries - 1);
+		return 1;
+	}
+	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &r->status);
+	if (r->status < 300)
+		return 0;
+	sr_xml_error(r->body != NULL ? r->body : "", r->len, &r->error);
+	switch (x->fam->judge(x->fam_arg, c->rq, c->state, r)) {
+	case SR_XFER_AGAIN:
+		return 1;
+	case SR_XFER_TRANSIENT:
+		if (tries >= x->tune->attempts)
+			return 0;
+		*delay = backoff(c, tries - 1);
+		return 1;
+	case SR_XFER_FINAL:
+		break;
+	}
+	return 0;
+}
+
+int
+sr_xfer_do(struct sr_xfer *x, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
+    const char *what, char *err)
+{
+	struct sr_xfer_call *c = sr_xfer_call_new(x, rq, what);
+	double delay;
+	int v;
+
+	memset(resp, 0, sizeof *resp);
+	for (;;) {
+		CURLcode r;
+
+		if (sr_xfer_call_setup(c, err) == -1) {
+			sr_xfer_call_free(c);
+			return -1;
+		}
+		r = curl_easy_perform(c->e);
+		v = sr_xfer_call_verdict(c, r, &delay, err);
+		if (v != 1)
+			break;
+		if (delay > 0)
+			sr_sleep(delay);
+	}
+	if (v == 0) {
+		*resp = c->resp;
+		memset(&c->resp, 0, sizeof c->resp);
+	}
+	sr_xfer_call_free(c);
+	return v == 0 ? 0 : -1;
+}
+
+int
+sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp, char *err)
+{
+	return x->fam->fail(x->fam_arg, what, resp, err);
+}

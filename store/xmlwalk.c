@@ -1,0 +1,181 @@
+/*
+ * xmlwalk.c: the XML walker of xmlwalk.h. One small state over expat keeps
+ * the path of open elements and the text of the innermost one, and hands
+ * each closed element to the reader's function. Namespaces are not
+ * expanded (S3 and Azure put every element in one default namespace), so
+ * paths are plain local names.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <expat.h>
+
+#include "util.h"
+#include "xmlwalk.h"
+
+#define PATH_MAX_LEN	256	/* deeper or longer paths are not ours */
+
+struct walk {
+	XML_Parser p;
+	char path[PATH_MAX_LEN];
+	size_t plen;
+	size_t overflow;	/* elements open beyond what path holds */
+	char text[SR_XML_TEXT_MAX + 1];
+	size_t tlen;
+	int text_cut;		/* the text was longer than SR_XML_TEXT_MAX */
+	int (*end)(const char *path, const char *text, void *arg);
+	void *arg;
+	int stop;		/* what end returned, when it stopped */
+};
+
+static void XMLCALL
+on_start(void *data, const XML_Char *name, const XML_Char **attrs)
+{
+	struct walk *w = data;
+	size_t n = strlen(name);
+
+	(void)attrs;
+	w->tlen = 0;
+	w->text_cut = 0;
+	if (w->overflow > 0 || w->plen + n + 2 > sizeof w->path) {
+		w->overflow++;
+		return;
+	}
+	if (w->plen > 0)
+		w->path[w->plen++] = '/';
+	memcpy(w->path + w->plen, name, n + 1);
+	w->plen += n;
+}
+
+static void XMLCALL
+on_end(void *data, const XML_Char *name)
+{
+	struct walk *w = data;
+	char *slash;
+	int rc;
+
+	(void)name;
+	if (w->overflow > 0) {
+		w->overflow--;
+		return;
+	}
+	w->text[w->tlen] = '\0';
+	rc = w->end(w->path, w->text_cut ? NULL : w->text, w->arg);
+	if (rc != 0) {
+		w->stop = rc;
+		XML_StopParser(w->p, XML_FALSE);
+		return;
+	}
+	w->tlen = 0;
+	slash = strrchr(w->path, '/');
+	w->plen = slash != NULL ? (size_t)(slash - w->path) : 0;
+	w->path[w->plen] = '\0';
+}
+
+static void XMLCALL
+on_text(void *data, const XML_Char *s, int len)
+{
+	struct walk *w = data;
+	size_t n = (size_t)len;
+
+	if (w->tlen + n > SR_XML_TEXT_MAX) {
+		w->text_cut = 1;
+		n = SR_XML_TEXT_MAX - w->tlen;
+	}
+	memcpy(w->text + w->tlen, s, n);
+	w->tlen += n;
+}
+
+int
+sr_xml_walk(const char *body, size_t len,
+    int (*end)(const char *path, const char *text, void *arg), void *arg, char *err)
+{
+	struct walk *w = sr_calloc(1, sizeof *w);
+	int rc = 0;
+
+	w->p = XML_ParserCreate("UTF-8");
+	if (w->p == NULL)
+		sr_fatal("XML_ParserCreate: out of memory");
+	w->end = end;
+	w->arg = arg;
+	XML_SetUserData(w->p, w);
+	XML_SetElementHandler(w->p, on_start, on_end);
+	XML_SetCharacterDataHandler(w->p, on_text);
+	if (XML_Parse(w->p, body, (int)len, XML_TRUE) == XML_STATUS_ERROR) {
+		if (w->stop != 0)
+			rc = w->stop;
+		else
+			rc = sr_err(err, "read reply: not XML: %s at line %lu",
+			    XML_ErrorString(XML_GetErrorCode(w->p)),
+			    (unsigned long)XML_GetCurrentLineNumber(w->p));
+	}
+	XML_ParserFree(w->p);
+	free(w);
+	return rc;
+}
+
+void
+sr_xml_copy(char *dst, size_t cap, const char *text)
+{
+	snprintf(dst, cap, "%s", text != NULL ? text : "");
+}
+
+static int
+error_end(const char *path, const char *text, void *arg)
+{
+	static const struct {
+		const char *path;
+		size_t off, cap;
+	} fields[] = {
+#define F(p, m) { "Error/" p, offsetof(struct sr_xml_error, m), \
+	sizeof ((struct sr_xml_error *)0)->m }
+		F("Code", code), F("Message", message), F("Region", region),
+		F("ServerTime", server_time), F("RequestTime", request_time),
+		F("AuthenticationErrorDetail", detail),
+#undef F
+	};
+	size_t i;
+
+	for (i = 0; i < SR_ARRAY_LEN(fields); i++)
+		if (strcmp(path, fields[i].path) == 0)
+			sr_xml_copy((char *)arg + fields[i].off, fields[i].cap, text);
+	return 0;
+}
+
+int
+sr_xml_error(const char *body, size_t len, struct sr_xml_error *e)
+{
+	char err[SR_ERRMAX];
+
+	memset(e, 0, sizeof *e);
+	if (len == 0 || sr_xml_walk(body, len, error_end, e, err) != 0 || e->code[0] == '\0') {
+		memset(e, 0, sizeof *e);
+		return -1;
+	}
+	return 0;
+}
+
+double
+sr_xml_parse_iso8601(const char *s)
+{
+	struct tm tm;
+	const char *p;
+	double frac = 0;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (*p == '.') {
+		char *q;
+
+		frac = strtod(p, &q);
+		p = q;
+	}
+	if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+		return -1;
+	return (double)timegm(&tm) + frac;
+}
