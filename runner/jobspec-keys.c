@@ -386,14 +386,9 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 		if (strncmp(v, remote[i], 5) != 0)
 			continue;
 		if (v[5] == '\0' || v[5] == '/') {
-			sr_js_error(p, p->line, "store = %s: no %s after %s; use %sNAME/prefix",
-			    sr_js_show(v, b), i == 2 ? "account" : "bucket", remote[i], remote[i]);
-			return;
-		}
-		if (i == 2) {
-			sr_js_error(p, p->line, "store = %s: az:// stores are not supported yet; "
-			    "use file:///path, s3://bucket/prefix or gs://bucket/prefix",
-			    sr_js_show(v, b));
+			sr_js_error(p, p->line, "store = %s: no %s after %s; use %s%s",
+			    sr_js_show(v, b), i == 2 ? "account" : "bucket", remote[i], remote[i],
+			    i == 2 ? "ACCOUNT/CONTAINER/prefix" : "NAME/prefix");
 			return;
 		}
 		if (sr_store_url_check(v, err) == -1) {

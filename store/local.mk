@@ -4,13 +4,15 @@
 # the S3 family of backends in store/s3/ (s3:// and gs://: requests, SigV4,
 # replies, multipart uploads, credentials). It depends on common/ only: its
 # include path has no other module, so an upward include does not compile.
-libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3
+libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3 \
+	-I$(top_srcdir)/store/azure
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h
 # What the network stores' families share: the request engine (xfer.c),
-# parallel part uploads (parts.c), the XML walker (xmlwalk.c) and the
-# upload checksums (digest.c).
+# parallel part uploads (parts.c), the XML walker (xmlwalk.c), the upload
+# checksums (digest.c) and the credentials cache (credcache.c).
 libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
-	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h
+	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/credcache.c \
+	store/credcache.h
 check_PROGRAMS += tests/t-digest
 tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
@@ -40,3 +42,18 @@ libstore_a_SOURCES += store/s3/creds.c store/s3/creds.h store/s3/creds-int.h sto
 check_PROGRAMS += tests/t-creds
 tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h
 EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
+
+# The az:// store (store/azure/): the family of the request engine (az.c),
+# Shared Key signing (az-sign.c, checked against what the Azure SDK signs),
+# credentials (az-creds.c), List Blobs replies (az-xml.c), Put Blob and
+# block uploads (az-blocks.c), the backend (store-az.c).
+libstore_a_SOURCES += store/azure/az.c store/azure/az.h store/azure/az-sign.c store/azure/az-sign.h \
+	store/azure/az-creds.c store/azure/az-creds.h store/azure/az-xml.c store/azure/az-xml.h \
+	store/azure/az-blocks.c store/azure/az-blocks.h store/azure/store-az.c
+check_PROGRAMS += tests/t-az-sign
+tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
+# The az:// store against Azurite (build-aux/test-all starts it with
+# tests/azurite.sh); helpers in tests/az-util.h.
+check_PROGRAMS += tests/t-store-az
+tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
+	tests/mdemu-util.h tests/ckpt-util.h

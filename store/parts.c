@@ -54,6 +54,7 @@ struct sr_parts {
 	char *cur;			/* the part being filled */
 	size_t cur_len;
 	int begun;			/* the first part was queued (ops->begin done) */
+	int touched;			/* the server may hold some of the upload */
 	double deadline;		/* sr_parts_limit */
 	volatile int *cancel;
 
@@ -139,6 +140,9 @@ start_part(struct sr_parts *m, struct part *p)
 		pthread_mutex_unlock(&m->lock);
 		return;
 	}
+	pthread_mutex_lock(&m->lock);
+	m->touched = 1;
+	pthread_mutex_unlock(&m->lock);
 	curl_easy_setopt(sr_xfer_call_handle(p->call), CURLOPT_PRIVATE, p);
 	curl_multi_add_handle(m->multi, sr_xfer_call_handle(p->call));
 }
@@ -298,10 +302,16 @@ submit(struct sr_parts *m, char *err)
 {
 	struct part *p;
 
+	/* as a request would not be sent: fail here, not later in the thread */
+	if (sr_flag_get(m->cancel))
+		return sr_err(err, "%s: cancelled", m->what);
+	if (m->deadline > 0 && sr_now() >= m->deadline)
+		return sr_err(err, "%s: the checkpoint's deadline passed", m->what);
 	if (!m->begun) {
 		if (m->ops->begin != NULL && m->ops->begin(m->arg, m, err) == -1)
 			return -1;
 		m->begun = 1;
+		m->touched = m->ops->begin != NULL;
 		if ((m->multi = curl_multi_init()) == NULL)
 			sr_fatal("curl_multi_init: out of memory");
 		if (pthread_create(&m->th, NULL, upload_thread, m) != 0)
@@ -450,7 +460,7 @@ sr_parts_commit(struct sr_parts *m, char *err)
 	join(m);
 	if (rc == 0)
 		rc = m->ops->commit(m->arg, m, err);
-	if (rc == -1)
+	if (rc == -1 && m->touched)
 		m->ops->abort(m->arg, m);
 	parts_free(m);
 	return rc;
@@ -472,7 +482,7 @@ sr_parts_abort(struct sr_parts *m)
 	m->stop = 1;
 	pthread_mutex_unlock(&m->lock);
 	join(m);
-	if (m->begun)
+	if (m->touched)
 		m->ops->abort(m->arg, m);
 	parts_free(m);
 }

@@ -42,8 +42,9 @@ struct sr_parts_ops {
 	int (*whole)(void *arg, struct sr_parts *p, const void *buf, size_t len, char *err);
 	/* Make the parts, all on the server, one visible object. 0, or -1. */
 	int (*commit)(void *arg, struct sr_parts *p, char *err);
-	/* Best effort: drop what the server holds of an upload that was begun
-	 * (or had parts sent) and will not be committed. */
+	/* Best effort: drop what the server holds of an upload that will not
+	 * be committed; called only when begin succeeded or a part's request
+	 * was prepared (it may have reached the server). */
 	void (*abort)(void *arg, struct sr_parts *p);
 	/* Free arg when the upload ends. */
 	void (*free)(void *arg);

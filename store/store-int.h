@@ -1,5 +1,5 @@
 /*
- * store-int.h: what a store backend (file://, s3:// and gs://)
+ * store-int.h: what a store backend (file://, s3://, gs:// and az://)
  * provides to store.c, and the helpers store.c shares with the backends.
  * Not for users of the store: they include store.h.
  *
@@ -76,6 +76,7 @@ struct sr_upload {
 extern const struct sr_store_backend sr_store_file_backend;
 extern const struct sr_store_backend sr_store_s3_backend;
 extern const struct sr_store_backend sr_store_gs_backend;
+extern const struct sr_store_backend sr_store_az_backend;
 
 /* Longest key, in bytes. */
 #define SR_KEY_MAX 1024

@@ -18,6 +18,7 @@ static const struct sr_store_backend *const backends[] = {
 	&sr_store_file_backend,
 	&sr_store_s3_backend,
 	&sr_store_gs_backend,
+	&sr_store_az_backend,
 };
 
 const char *
@@ -116,8 +117,8 @@ backend_for(const char *url, const char **rest, char *err)
 	size_t i, slen;
 
 	if (sep == NULL) {
-		sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix or "
-		    "gs://bucket/prefix)", url != NULL ? url : "(null)");
+		sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix, "
+		    "gs://bucket/prefix or az://account/container/prefix)", url != NULL ? url : "(null)");
 		return NULL;
 	}
 	slen = (size_t)(sep - url);
@@ -129,7 +130,8 @@ backend_for(const char *url, const char **rest, char *err)
 			return be;
 		}
 	}
-	sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://)",
+	sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://, "
+	    "az://)",
 	    url, (int)slen, url);
 	return NULL;
 }

@@ -504,6 +504,95 @@ sr_xfer_do(struct sr_xfer *x, const struct sr_xfer_req *rq, struct sr_xfer_resp 
 	return v == 0 ? 0 : -1;
 }
 
+/* One of sr_xfer_do_many's requests. */
+struct many_slot {
+	struct sr_xfer_call *c;
+	double not_before;		/* waiting for its retry until this sr_mono() */
+	int active;
+};
+
+int
+sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *const *what,
+    size_t n, int (*done)(void *arg, size_t i, const struct sr_xfer_resp *resp, char *err),
+    void *arg, char *err)
+{
+	int conc = x->tune->concurrency > 0 ? x->tune->concurrency : 1;
+	struct many_slot *slot = sr_calloc((size_t)conc, sizeof *slot);
+	size_t *index = sr_calloc((size_t)conc, sizeof *index);
+	size_t next = 0, finished = 0;
+	CURLM *multi = curl_multi_init();
+	int rc = 0, i;
+
+	if (multi == NULL)
+		sr_fatal("curl_multi_init: out of memory");
+	while (rc == 0 && finished < n) {
+		double now = sr_mono(), delay;
+		int running, left, wait_ms = 100;
+		CURLMsg *msg;
+
+		/* fill free slots, start the retries that are due */
+		for (i = 0; i < conc && rc == 0; i++) {
+			if (slot[i].c == NULL && next < n) {
+				index[i] = next;
+				slot[i].c = sr_xfer_call_new(x, &rq[next], what[next]);
+				slot[i].not_before = 0;
+				next++;
+			}
+			if (slot[i].c == NULL || slot[i].active)
+				continue;
+			if (slot[i].not_before > now) {
+				int ms = (int)((slot[i].not_before - now) * 1000) + 1;
+
+				wait_ms = ms < wait_ms ? ms : wait_ms;
+				continue;
+			}
+			if (sr_xfer_call_setup(slot[i].c, err) == -1) {
+				rc = -1;
+				break;
+			}
+			curl_easy_setopt(slot[i].c->e, CURLOPT_PRIVATE, &slot[i]);
+			curl_multi_add_handle(multi, slot[i].c->e);
+			slot[i].active = 1;
+		}
+		if (rc != 0)
+			break;
+		curl_multi_perform(multi, &running);
+		while (rc == 0 && (msg = curl_multi_info_read(multi, &left)) != NULL) {
+			struct many_slot *sl = NULL;
+			int v;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
+			curl_multi_remove_handle(multi, sl->c->e);
+			sl->active = 0;
+			v = sr_xfer_call_verdict(sl->c, msg->data.result, &delay, err);
+			if (v == 1) {
+				sl->not_before = sr_mono() + delay;
+				continue;
+			}
+			if (v == -1 || done(arg, index[sl - slot], &sl->c->resp, err) == -1)
+				rc = -1;
+			sr_xfer_call_free(sl->c);
+			sl->c = NULL;
+			finished++;
+		}
+		if (rc == 0 && finished < n)
+			curl_multi_poll(multi, NULL, 0, wait_ms, NULL);
+	}
+	for (i = 0; i < conc; i++) {
+		if (slot[i].c == NULL)
+			continue;
+		if (slot[i].active)
+			curl_multi_remove_handle(multi, slot[i].c->e);
+		sr_xfer_call_free(slot[i].c);
+	}
+	curl_multi_cleanup(multi);
+	free(slot);
+	free(index);
+	return rc;
+}
+
 int
 sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp, char *err)
 {

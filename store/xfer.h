@@ -146,6 +146,19 @@ const struct sr_xfer_tuning *sr_xfer_tuning(const struct sr_xfer *x);
 int sr_xfer_do(struct sr_xfer *x, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
     const char *what, char *err);
 void sr_xfer_resp_free(struct sr_xfer_resp *resp);
+
+/*
+ * Perform n requests (rq[i], named what[i] in messages), at most the
+ * tuning's concurrency of them in flight on one curl multi handle, each
+ * retried as sr_xfer_do's. done is called in the caller's thread for each
+ * reply, in the order they come: 0 goes on, -1 (err set) stops. 0 when
+ * every request had its reply and done took it; -1 with err when one got
+ * no reply after every attempt or done stopped (requests in flight are
+ * then dropped; some may have reached the server).
+ */
+int sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *const *what,
+    size_t n, int (*done)(void *arg, size_t i, const struct sr_xfer_resp *resp, char *err),
+    void *arg, char *err);
 /* The family's description of a final non-2xx reply (its fail); -1. */
 int sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp,
     char *err);

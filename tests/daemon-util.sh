@@ -1,8 +1,10 @@
 # daemon-util.sh: sourced by the scripts that start servers for the tests
-# (tests/rgw.sh, tests/slurm.sh): free ports, and daemons started in the
-# background and killed again by PID. The sourcing script sets $st (its
-# STATEDIR, with log/ in it) and defines `ours PID` (is PID a daemon of this
-# STATEDIR, not a later process that reused the number?).
+# (tests/rgw.sh, tests/azurite.sh, tests/slurm.sh): free ports, daemons
+# started in the background and killed again by PID, and a private CA with a
+# certificate for 127.0.0.1 for the servers that also speak HTTPS. The
+# sourcing script sets $st (its STATEDIR, with log/ in it) and defines `ours
+# PID` (is PID a daemon of this STATEDIR, not a later process that reused
+# the number?) and `die MESSAGE`.
 
 # free_ports N: print N different TCP ports in 20000-32767 (below the
 # kernel's ephemeral range, so no outgoing connection holds one), one a line,
@@ -72,4 +74,25 @@ kill_wait()
 		sleep 0.05
 	done
 	rm -f "$st/$1.pid"
+}
+
+# make_tls: a CA and a server certificate for 127.0.0.1 signed by it, in
+# $st/tls (valid 30 days: the tests that fake the clock move it minutes).
+make_tls()
+{
+	mkdir -p "$st/tls"
+	(
+		cd "$st/tls" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		    -keyout ca.key -out ca.pem -days 30 -subj '/CN=spotrun test CA' \
+		    -addext basicConstraints=critical,CA:TRUE \
+		    -addext keyUsage=critical,keyCertSign,cRLSign &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		    -keyout server.key -out server.csr -subj '/CN=127.0.0.1' &&
+		printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' \
+		    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' >server.ext &&
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key \
+		    -CAcreateserial -out server.pem -days 30 -extfile server.ext
+	) >"$st/log/tls.out" 2>&1 ||
+	    die "openssl failed to make the TLS files: see $st/log/tls.out"
 }

@@ -24,11 +24,11 @@ import re
 import subprocess
 import sys
 
-# Folder -> module. store/s3/ is part of the store module (its S3 family of
-# backends) but a folder of its own for the size rule.
+# Folder -> module. store/s3/ and store/azure/ are part of the store module (its
+# S3 and Azure families of backends) but folders of their own for the size rule.
 FOLDERS = {
     "common": "common", "compat": "common", "kernels": "kernels",
-    "store": "store", "store/s3": "store", "ckpt": "ckpt", "queue": "queue",
+    "store": "store", "store/s3": "store", "store/azure": "store", "ckpt": "ckpt", "queue": "queue",
     "providers": "providers", "runner": "runner", "cli": "cli",
 }
 # What each module may include / link against, besides itself.

@@ -22,7 +22,7 @@ tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-u
 # The real S3 server (Ceph RGW, started by build-aux/test-all through
 # tests/rgw.sh), the helper S3 tests source, and a fault-injecting TCP proxy
 # for the S3 fault tests. faultproxy needs only libc.
-EXTRA_DIST += tests/rgw.sh tests/s3-env.sh tests/daemon-util.sh
+EXTRA_DIST += tests/rgw.sh tests/s3-env.sh tests/daemon-util.sh tests/store-util.h
 dist_check_SCRIPTS += tests/t80-rgw.sh tests/t81-faultproxy.sh
 noinst_PROGRAMS += tests/faultproxy
 tests_faultproxy_SOURCES = tests/faultproxy.c

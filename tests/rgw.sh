@@ -104,27 +104,6 @@ ceph_q()
 	ceph -c "$st/ceph.conf" --connect-timeout 5 "$@"
 }
 
-# make_tls: a CA and a server certificate for 127.0.0.1 signed by it, in
-# $st/tls (valid 30 days: the tests that fake the clock move it minutes).
-make_tls()
-{
-	mkdir -p "$st/tls"
-	(
-		cd "$st/tls" &&
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		    -keyout ca.key -out ca.pem -days 30 -subj '/CN=spotrun test CA' \
-		    -addext basicConstraints=critical,CA:TRUE \
-		    -addext keyUsage=critical,keyCertSign,cRLSign &&
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		    -keyout server.key -out server.csr -subj '/CN=127.0.0.1' &&
-		printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' \
-		    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' >server.ext &&
-		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key \
-		    -CAcreateserial -out server.pem -days 30 -extfile server.ext
-	) >"$st/log/tls.out" 2>&1 ||
-	    die "openssl failed to make the TLS files: see $st/log/tls.out"
-}
-
 # write_conf MON_PORT RGW_PORT [TLS_PORT]: STATEDIR/ceph.conf for a one-OSD
 # cluster; with TLS_PORT the gateway serves HTTPS there too.
 write_conf()

@@ -102,7 +102,7 @@ test_checks(void)
 		  "--queue: open store s3://: bucket \"\": a bucket name has 3 to 63 characters" },
 		{ { .queue = "ftp://host/q", .source = TARBALL },
 		  "--queue: open store ftp://host/q: unsupported scheme \"ftp\" (supported: file://, s3://, "
-		  "gs://)" },
+		  "gs://, az://)" },
 		{ { .queue = "s3://bkt/q\nx", .source = TARBALL },
 		  "--queue has a control character (0x0a at byte 11): give it on one line" },
 		{ { .queue = "s3://bkt/q" },

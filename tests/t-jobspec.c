@@ -198,8 +198,13 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[checkpoint]\nstore = s3://bucket/a//b\n", NULL,
 	  "job.ini:5: store = s3://bucket/a//b: the prefix has an empty segment\n" },
 	{ JOB "[checkpoint]\nstore = az://acct/c/p\n", NULL,
-	  "job.ini:5: store = az://acct/c/p: az:// stores are not supported yet; use file:///path, "
-	  "s3://bucket/prefix or gs://bucket/prefix\n" },
+	  "job.ini:5: store = az://acct/c/p: container \"c\": a container name has 3 to 63 "
+	  "characters\n" },
+	{ JOB "[checkpoint]\nstore = az://acct/ckpt?block_size=64KiB\n", NULL,
+	  "job.ini:5: store = az://acct/ckpt?block_size=64KiB: option block_size: want a size "
+	  "from 1MiB to 4000MiB, e.g. block_size=16MiB\n" },
+	{ JOB "[checkpoint]\nstore = az://\n", NULL,
+	  "job.ini:5: store = az://: no account after az://; use az://ACCOUNT/CONTAINER/prefix\n" },
 	{ JOB "[checkpoint]\nstore = gs://\n", NULL,
 	  "job.ini:5: store = gs://: no bucket after gs://; use gs://NAME/prefix\n" },
 	{ JOB "[checkpoint]\nstore = runs/here\n", NULL,

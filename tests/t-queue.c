@@ -164,7 +164,7 @@ test_urls(void)
 	sr_queue_close(q);
 	is_int(sr_queue_open("ftp://x", &q, err), -1, "a queue URL that is no store's");
 	is_str(err, "open queue: open store ftp://x: unsupported scheme \"ftp\" (supported: "
-	    "file://, s3://, gs://)", "... message");
+	    "file://, s3://, gs://, az://)", "... message");
 }
 
 static void
@@ -258,7 +258,7 @@ test_add(struct sr_queue *q)
 	meta.store = "ftp://nowhere";
 	is_int(sr_queue_add(q, "x", 1, &meta, err), SR_QUEUE_ERROR, "a store that is no URL of ours");
 	is_str(err, "add job p: store: open store ftp://nowhere: unsupported scheme \"ftp\" "
-	    "(supported: file://, s3://, gs://)", "... message");
+	    "(supported: file://, s3://, gs://, az://)", "... message");
 }
 
 /* A job with a checkpoint store of its own: registered under stores/. */

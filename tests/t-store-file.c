@@ -106,10 +106,10 @@ test_open(void)
 	is_str(err, "open store file://relative/dir: a file URL names an absolute directory: "
 	    "file:///path/to/dir", "message for a relative file URL");
 	is_int(sr_store_open("ftp://host/x", &st, err), -1, "unknown scheme refused");
-	is_str(err, "open store ftp://host/x: unsupported scheme \"ftp\" (supported: file://, s3://, gs://)",
+	is_str(err, "open store ftp://host/x: unsupported scheme \"ftp\" (supported: file://, s3://, gs://, az://)",
 	    "message for an unknown scheme");
 	is_int(sr_store_open("/just/a/path", &st, err), -1, "a path is not a URL");
-	is_str(err, "open store /just/a/path: not a URL (use file:///path, s3://bucket/prefix or gs://bucket/prefix)", "message for a path");
+	is_str(err, "open store /just/a/path: not a URL (use file:///path, s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix)", "message for a path");
 	ok(st == NULL, "failed open leaves *out NULL");
 	url = sr_asprintf("file://localhost%s/pct%%20dir", root);
 	ok(sr_store_open(url, &st, err) == 0, "file://localhost/... with %%20 opens");

@@ -21,8 +21,6 @@
 #include "creds.h"
 #include "util.h"
 
-#define REFRESH_BEFORE	300.0	/* seconds before Expiration a refresh is due */
-#define RETRY_EVERY	10.0	/* seconds between tries while the old keys hold */
 #define IMDS_DEFAULT	"http://169.254.169.254"
 #define GCS_ENDPOINT	"https://storage.googleapis.com"
 #define SHOW_MAX	100	/* longest setting a message quotes */
@@ -35,19 +33,11 @@
 			"gs_secret_access_key under [Credentials] in ~/.boto (make HMAC " \
 			"keys with `gsutil hmac create`)"
 
-struct sr_creds_chain {
+/* What the AWS and GCS resolvers need: the chain's argument. */
+struct sources {
 	enum sr_creds_kind kind;
 	char *profile;			/* from the options, or NULL */
 	char *imds;			/* from the options, or NULL */
-	pthread_mutex_t lock;		/* over everything below */
-	int have;			/* cur holds credentials */
-	int stale;			/* rejected: resolve again */
-	struct sr_creds cur;
-	/* Wall clock from which a refresh is tried: REFRESH_BEFORE ahead of
-	 * Expiration, or RETRY_EVERY after a failed try or after keys that
-	 * came already that close to their end. */
-	double next_try;
-	unsigned long resolutions;
 };
 
 /* The profile and the two AWS files, as one resolution sees them. */
@@ -316,23 +306,9 @@ keys_from_env(const char *ak, const char *sk, const char *tk, const char *what,
 	return 1;
 }
 
-/* "WHAT: none found; tried TRIED; FIX", shortening TRIED to fit. */
-static int
-none_found(char *err, const char *what, const char *tried, const char *fix)
-{
-	size_t fixed = strlen(what) + strlen(": none found; tried ; ") + strlen(fix);
-	size_t room = SR_ERRMAX - 1 > fixed + 3 ? SR_ERRMAX - 1 - fixed : 3;
-	size_t n = strlen(tried);
-
-	if (n <= room)
-		return sr_err(err, "%s: none found; tried %s; %s", what, tried, fix);
-	return sr_err(err, "%s: none found; tried %.*s...; %s", what, (int)(room - 3),
-	    tried, fix);
-}
-
 /* The metadata service's base URL, without a trailing '/'. */
 static void
-imds_base(const struct sr_creds_chain *c, char *buf, size_t len)
+imds_base(const struct sources *c, char *buf, size_t len)
 {
 	const char *b = c->imds;
 	size_t n;
@@ -347,7 +323,7 @@ imds_base(const struct sr_creds_chain *c, char *buf, size_t len)
 }
 
 static int
-resolve_aws(struct sr_creds_chain *c, struct sr_creds *out, char *err)
+resolve_aws(struct sources *c, struct sr_creds *out, char *err)
 {
 	char tried[SR_ERRMAX] = "", note[SR_ERRMAX] = "", ierr[SR_ERRMAX], base[1024];
 	struct aws_files af;
@@ -392,11 +368,11 @@ resolve_aws(struct sr_creds_chain *c, struct sr_creds *out, char *err)
 			return 0;
 		append(tried, sizeof tried, "instance role (%s)", ierr);
 	}
-	return none_found(err, AWS_WHAT, tried, AWS_FIX);
+	return sr_creds_none_found(err, AWS_WHAT, tried, AWS_FIX);
 }
 
 static int
-resolve_gcs(struct sr_creds_chain *c, struct sr_creds *out, char *err)
+resolve_gcs(struct sources *c, struct sr_creds *out, char *err)
 {
 	char tried[SR_ERRMAX] = "", note[SR_ERRMAX] = "";
 	struct sr_ini *f;
@@ -416,7 +392,7 @@ resolve_gcs(struct sr_creds_chain *c, struct sr_creds *out, char *err)
 	if (r != 0)
 		return r == 1 ? 0 : -1;
 	append(tried, sizeof tried, "boto config (%s)", note);
-	return none_found(err, GCS_WHAT, tried, GCS_FIX);
+	return sr_creds_none_found(err, GCS_WHAT, tried, GCS_FIX);
 }
 
 /* ---- store settings ---- */
@@ -593,10 +569,28 @@ sr_store_config_load(const struct sr_creds_opts *o, struct sr_store_config *cfg,
 
 /* ---- the chain ---- */
 
+static int
+resolve(void *arg, struct sr_creds *out, char *err)
+{
+	struct sources *c = arg;
+
+	return c->kind == SR_CREDS_GCS ? resolve_gcs(c, out, err) : resolve_aws(c, out, err);
+}
+
+static void
+sources_free(void *arg)
+{
+	struct sources *c = arg;
+
+	free(c->profile);
+	free(c->imds);
+	free(c);
+}
+
 int
 sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, char *err)
 {
-	struct sr_creds_chain *c;
+	struct sources *c;
 
 	*out = NULL;
 	if (o->kind != SR_CREDS_AWS && o->kind != SR_CREDS_GCS)
@@ -605,97 +599,6 @@ sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, c
 	c->kind = o->kind;
 	c->profile = o->profile != NULL ? sr_strdup(o->profile) : NULL;
 	c->imds = o->imds_endpoint != NULL ? sr_strdup(o->imds_endpoint) : NULL;
-	if (pthread_mutex_init(&c->lock, NULL) != 0)
-		sr_fatal("pthread_mutex_init failed");
-	*out = c;
+	*out = sr_creds_chain_make(resolve, c, sources_free);
 	return 0;
-}
-
-static int
-resolve(struct sr_creds_chain *c, struct sr_creds *out, char *err)
-{
-	memset(out, 0, sizeof *out);
-	return c->kind == SR_CREDS_GCS ? resolve_gcs(c, out, err) : resolve_aws(c, out, err);
-}
-
-int
-sr_creds_get(struct sr_creds_chain *c, struct sr_creds *out, char *err)
-{
-	struct sr_creds *fresh;
-	double now;
-	int r = 0;
-
-	pthread_mutex_lock(&c->lock);
-	now = sr_now();
-	if (c->have && !c->stale && (c->cur.expires == 0 ||
-	    (now < c->cur.expires && now < c->next_try))) {
-		*out = c->cur;
-		goto unlock;
-	}
-	/* Resolve (again): the first use, rejected keys, or role keys near
-	 * their end. The others wait on the lock and share the result. */
-	fresh = sr_malloc(sizeof *fresh);
-	c->resolutions++;
-	if (resolve(c, fresh, err) == 0) {
-		c->cur = *fresh;
-		c->have = 1;
-		c->stale = 0;
-		c->next_try = fresh->expires - REFRESH_BEFORE > now ?
-		    fresh->expires - REFRESH_BEFORE : now + RETRY_EVERY;
-		*out = c->cur;
-	} else if (c->have && !c->stale && now < c->cur.expires) {
-		/* The refresh failed, but the old keys still hold. */
-		c->next_try = now + RETRY_EVERY;
-		*out = c->cur;
-	} else {
-		c->have = 0;
-		sr_creds_wipe(&c->cur);
-		r = -1;
-	}
-	sr_creds_wipe(fresh);
-	free(fresh);
-unlock:
-	pthread_mutex_unlock(&c->lock);
-	return r;
-}
-
-void
-sr_creds_invalidate(struct sr_creds_chain *c)
-{
-	pthread_mutex_lock(&c->lock);
-	c->stale = 1;
-	pthread_mutex_unlock(&c->lock);
-}
-
-void
-sr_creds_reject(struct sr_creds_chain *c, const struct sr_creds *rejected)
-{
-	pthread_mutex_lock(&c->lock);
-	if (c->have && strcmp(c->cur.access_key, rejected->access_key) == 0 &&
-	    strcmp(c->cur.session_token, rejected->session_token) == 0)
-		c->stale = 1;
-	pthread_mutex_unlock(&c->lock);
-}
-
-unsigned long
-sr_creds_resolutions(struct sr_creds_chain *c)
-{
-	unsigned long n;
-
-	pthread_mutex_lock(&c->lock);
-	n = c->resolutions;
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
-void
-sr_creds_chain_free(struct sr_creds_chain *c)
-{
-	if (c == NULL)
-		return;
-	sr_creds_wipe(&c->cur);
-	pthread_mutex_destroy(&c->lock);
-	free(c->profile);
-	free(c->imds);
-	free(c);
 }

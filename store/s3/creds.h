@@ -13,8 +13,8 @@
  *      $SPOTRUN_AWS_ENDPOINT, else $AWS_EC2_METADATA_SERVICE_ENDPOINT, else
  *      http://169.254.169.254), unless AWS_EC2_METADATA_DISABLED=true; 1 s
  *      to connect, 2 s per request, so a laptop without keys fails fast.
- * Role credentials are cached and fetched again within 5 minutes of their
- * Expiration or after sr_creds_invalidate.
+ * Role credentials are cached (store/credcache.c) and fetched again within
+ * 5 minutes of their Expiration or after sr_creds_invalidate.
  *
  * GCS HMAC keys (gs:// speaks S3's XML API, SigV4 with region "auto"): env
  * GS_ACCESS_KEY_ID + GS_SECRET_ACCESS_KEY, else gs_access_key_id and
@@ -32,17 +32,9 @@
 #ifndef SR_CREDS_H
 #define SR_CREDS_H
 
-#include <string.h>
+#include "credcache.h"
 
 enum sr_creds_kind { SR_CREDS_AWS = 0, SR_CREDS_GCS };
-
-struct sr_creds {
-	char access_key[128];
-	char secret_key[128];
-	char session_token[4096];	/* "" when none */
-	double expires;			/* epoch seconds; 0: never */
-	char source[256];		/* where they came from, for messages; never the secret */
-};
 
 struct sr_store_config {
 	char region[64];		/* never empty: "us-east-1" by default, "auto" for GCS */
@@ -56,8 +48,6 @@ struct sr_creds_opts {
 	const char *profile;		/* NULL: $AWS_PROFILE, else "default" */
 	const char *imds_endpoint;	/* NULL: $SPOTRUN_AWS_ENDPOINT, else http://169.254.169.254 */
 };
-
-struct sr_creds_chain;
 
 /*
  * Load the store settings for o->kind into cfg. AWS: region from
@@ -75,44 +65,9 @@ struct sr_creds_chain;
  */
 int sr_store_config_load(const struct sr_creds_opts *o, struct sr_store_config *cfg, char *err);
 
-/* A chain for o (copied; o's strings need not outlive the call). Nothing
- * is read until the first sr_creds_get. 0, or -1 with err. */
+/* A chain (credcache.h) over the sources of o (copied; o's strings need
+ * not outlive the call), for sr_creds_get and the rest of credcache.h.
+ * Nothing is read until the first sr_creds_get. 0, or -1 with err. */
 int sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, char *err);
-
-/*
- * Current credentials (copied into *out), resolving on first use and
- * refreshing role credentials within 5 minutes of expiry. While the old
- * keys still hold, a refresh that fails returns them, and is tried again
- * 10 s later (as are keys that came with less than 5 minutes to live).
- * Thread-safe: one resolution at a time; the other callers wait for it and
- * share its result. 0, or -1 with err naming every
- * source tried and the fix (or the one broken file, partial key pair or
- * bad reply that stopped the search).
- */
-int sr_creds_get(struct sr_creds_chain *c, struct sr_creds *out, char *err);
-
-/* The server rejected the credentials: the next sr_creds_get resolves
- * again (role creds refetched). Thread-safe. */
-void sr_creds_invalidate(struct sr_creds_chain *c);
-
-/* Like sr_creds_invalidate, but only while the chain still holds the
- * credentials that were rejected (same access key): when many requests
- * fail at once with the same old keys, one refetch follows, not one per
- * request. */
-void sr_creds_reject(struct sr_creds_chain *c, const struct sr_creds *rejected);
-
-/* How many times c resolved its sources (fetches, refreshes included). */
-unsigned long sr_creds_resolutions(struct sr_creds_chain *c);
-
-void sr_creds_chain_free(struct sr_creds_chain *c);
-
-/* Wipe a credentials copy (explicit_bzero), e.g. before freeing it.
- * Inline, so that the pieces under the chain (creds-imds.c) can wipe what
- * they fill without depending on creds.c, which depends on them. */
-static inline void
-sr_creds_wipe(struct sr_creds *cr)
-{
-	explicit_bzero(cr, sizeof *cr);
-}
 
 #endif

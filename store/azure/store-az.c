@@ -1,0 +1,401 @@
+/*
+ * store-az.c: the az:// store backend (store-int.h) on the Azure Blob
+ * family of the request engine (az.h). store.h's semantics on Blob:
+ *
+ *  - put is one Put Blob (a block blob) with its Content-MD5; create-only
+ *    sends If-None-Match: * (an existing blob: 409 BlobAlreadyExists, 412
+ *    on some servers), compare-and-swap If-Match: "ETAG" (a stale one: 412
+ *    ConditionNotMet; a missing blob: 404 or 412). A put whose earlier
+ *    attempt broke off may see its own blob: it is ours when the blob's
+ *    Content-MD5 (which Put Blob stores) is the body's.
+ *  - etags are Azure's ETags without their quotes; a CAS sends them quoted.
+ *  - get and read_range are GET (with x-ms-range), head is Get Blob
+ *    Properties; a 404 says in x-ms-error-code whether the blob or the
+ *    container is missing, so a missing container is an error, not "no
+ *    such key", for HEAD too.
+ *  - list is List Blobs by prefix, 5000 names a page, NextMarker to go on.
+ *  - delete is Delete Blob (with its snapshots); a missing blob is no
+ *    error. Deleting many keys sends one DELETE each, up to `concurrency`
+ *    in flight at once on one curl multi handle (see doc/design.md for why
+ *    not Blob Batch).
+ *  - uploads go through az-blocks.c (Put Block + Put Block List), and gc's
+ *    stale uploads are blobs that have only uncommitted blocks: listed with
+ *    include=uncommittedblobs, confirmed by Get Block List, dropped as an
+ *    aborted upload's are.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "az-blocks.h"
+#include "az-xml.h"
+#include "az.h"
+#include "parts.h"
+#include "store-int.h"
+#include "util.h"
+
+#define AZ(st) ((struct sr_az *)(st)->priv)
+#define LIST_PAGE 5000		/* List Blobs' maxresults limit */
+
+static int
+az_open(struct sr_store *st, const char *rest, char *err)
+{
+	struct sr_az *a;
+
+	if (sr_az_open(rest, &a, err) == -1)
+		return -1;
+	st->priv = a;
+	return 0;
+}
+
+static int
+az_check(const char *rest, char *err)
+{
+	return sr_az_url_check(rest, err);
+}
+
+static void
+az_close(struct sr_store *st)
+{
+	sr_az_close(AZ(st));
+}
+
+/* "verb key" for messages, the key shown safely. */
+static const char *
+what(char *buf, size_t len, const char *verb, const char *key)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	snprintf(buf, len, "%s %s", verb, sr_store_key_show(key, show, sizeof show));
+	return buf;
+}
+
+/* Fill err and return code (a lost race or a missing key, not an error). */
+static int
+say_rc(char *err, int code, const char *fmt, ...) SR_PRINTF(3, 4);
+
+static int
+say_rc(char *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, SR_ERRMAX, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int
+code_is(const struct sr_xfer_resp *r, const char *code)
+{
+	return strcmp(sr_az_code(r), code) == 0;
+}
+
+/* A 404 for the blob, not for its container. */
+static int
+not_found(const struct sr_xfer_resp *r)
+{
+	return r->status == 404 && !code_is(r, "ContainerNotFound");
+}
+
+/* Did our own earlier attempt land? Its blob carries our Content-MD5. */
+static int
+landed(struct sr_az *a, const char *key, const char *md5_b64, char *etag_out)
+{
+	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
+	struct sr_xfer_resp r;
+	char err[SR_ERRMAX];
+	int ok;
+
+	if (sr_az_do(a, &rq, &r, "head", err) == -1)
+		return 0;
+	ok = r.status == 200 && strcmp(r.captured[SR_AZ_CONTENT_MD5], md5_b64) == 0;
+	if (ok && etag_out != NULL)
+		snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
+	sr_xfer_resp_free(&r);
+	return ok;
+}
+
+static int
+az_put(struct sr_store *st, const char *key, const void *buf, size_t len,
+    enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
+{
+	struct sr_az *a = AZ(st);
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], md5[32], cond[SR_ETAG_MAX + 16];
+	const char *c = NULL;
+	int rc;
+
+	what(w, sizeof w, "put", key);
+	if (mode == SR_PUT_CREATE)
+		c = "If-None-Match: *";
+	else if (mode == SR_PUT_MATCH) {
+		snprintf(cond, sizeof cond, "If-Match: \"%s\"", if_match);
+		c = cond;
+	}
+	if (sr_az_put_blob(a, key, buf, len, c, 0, NULL, md5, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 201) {
+		if (etag_out != NULL)
+			snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
+		rc = SR_STORE_OK;
+	} else if ((r.status == 409 || r.status == 412) && r.maybe_landed &&
+	    landed(a, key, md5, etag_out))
+		rc = SR_STORE_OK;
+	else if (mode == SR_PUT_CREATE && (r.status == 412 ||
+	    (r.status == 409 && code_is(&r, "BlobAlreadyExists"))))
+		rc = say_rc(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
+	else if (mode == SR_PUT_MATCH && r.status == 412)
+		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
+		    "(compare-and-swap lost the race)", w, if_match);
+	else if (mode == SR_PUT_MATCH && not_found(&r))
+		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
+		    "the race)", w);
+	else
+		rc = sr_az_fail(a, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+static int
+az_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
+    char *etag_out, char *err)
+{
+	struct sr_az *a = AZ(st);
+	struct sr_xfer_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "get", key);
+	if (sr_az_do(a, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 200) {
+		if (max == 0 && r.len > 0) {
+			sr_xfer_resp_free(&r);
+			return sr_err(err, "%s: larger than 0 bytes", w);
+		}
+		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
+		if (len != NULL)
+			*len = r.len;
+		if (etag_out != NULL)
+			snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
+		r.body = NULL;
+		rc = SR_STORE_OK;
+	} else if (not_found(&r))
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
+	else
+		rc = sr_az_fail(a, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+static int
+az_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
+    char *err)
+{
+	struct sr_az *a = AZ(st);
+	struct sr_xfer_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], range[64];
+	int rc;
+
+	what(w, sizeof w, "read", key);
+	if (len == 0)
+		return SR_STORE_OK;
+	snprintf(range, sizeof range, "x-ms-range: bytes=%llu-%llu", (unsigned long long)off,
+	    (unsigned long long)(off + len - 1));
+	rq.hdrs[0] = range;
+	if (sr_az_do(a, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if ((r.status == 206 || (r.status == 200 && off == 0)) && r.dst_got == len)
+		rc = SR_STORE_OK;
+	else if (r.status == 206 || r.status == 200 || r.status == 416)
+		rc = sr_err(err, "%s: the object is shorter than %llu bytes",
+		    w, (unsigned long long)(off + len));
+	else if (not_found(&r))
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
+	else
+		rc = sr_az_fail(a, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+static int
+az_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
+{
+	struct sr_az *a = AZ(st);
+	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "head", key);
+	if (sr_az_do(a, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 200) {
+		memset(info, 0, sizeof *info);
+		info->key = key;
+		info->size = r.content_length;
+		info->mtime = r.mtime;
+		snprintf(info->etag, sizeof info->etag, "%s", r.etag);
+		rc = SR_STORE_OK;
+	} else if (not_found(&r))
+		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
+	else
+		rc = sr_az_fail(a, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+/* List Blobs under the store's prefix + prefix, page by page; with
+ * uncommitted, blobs that have only uncommitted blocks too. */
+static int
+list_pages(struct sr_az *a, const char *prefix, int uncommitted,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, const char *w,
+    char *err)
+{
+	const char *base = sr_az_prefix(a);
+	char *full = sr_asprintf("%s%s", base, prefix), *marker = NULL;
+	char *eprefix = sr_az_encode(full, 0);
+	int rc = 0;
+
+	do {
+		char *em = marker != NULL ? sr_az_encode(marker, 0) : NULL;
+		char *q = sr_asprintf("restype=container&comp=list&prefix=%s&maxresults=%d%s%s%s",
+		    eprefix, LIST_PAGE, uncommitted ? "&include=uncommittedblobs" : "",
+		    em != NULL ? "&marker=" : "", em != NULL ? em : "");
+		/* a page of 5000 names of up to 1 KiB is at most ~6 MiB of XML */
+		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 32 * 1024 * 1024 };
+		struct sr_xfer_resp r;
+		char *next = NULL;
+
+		free(em);
+		if (sr_az_do(a, &rq, &r, w, err) == -1) {
+			free(q);
+			rc = SR_STORE_ERROR;
+			break;
+		}
+		free(q);
+		if (r.status != 200)
+			rc = sr_az_fail(a, w, &r, err);
+		else if ((rc = sr_az_xml_list(r.body != NULL ? r.body : "", r.len, base, fn, arg,
+		    &next, err)) == -1)
+			sr_err_prefix(err, "%s", w);
+		sr_xfer_resp_free(&r);
+		/* a server that hands the same marker back must not keep us here */
+		if (rc == 0 && next != NULL && marker != NULL && strcmp(next, marker) == 0)
+			rc = sr_err(err, "%s: the server sent the same page twice", w);
+		free(marker);
+		marker = next;
+	} while (rc == 0 && marker != NULL);
+	free(marker);
+	free(eprefix);
+	free(full);
+	return rc;
+}
+
+static int
+az_list(struct sr_store *st, const char *prefix,
+    int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
+{
+	char w[SR_KEY_SHOW_MAX + 16];
+
+	what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	return list_pages(AZ(st), prefix, 0, fn, arg, w, err);
+}
+
+static int
+az_del(struct sr_store *st, const char *key, char *err)
+{
+	struct sr_az *a = AZ(st);
+	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16];
+	int rc;
+
+	what(w, sizeof w, "delete", key);
+	rq.hdrs[0] = "x-ms-delete-snapshots: include";
+	if (sr_az_do(a, &rq, &r, w, err) == -1)
+		return SR_STORE_ERROR;
+	if (r.status == 202 || r.status == 200 || not_found(&r))
+		rc = SR_STORE_OK;
+	else
+		rc = sr_az_fail(a, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+struct del_arg {
+	struct sr_az *a;
+	const char *const *what;
+};
+
+/* What one reply of az_del_many's means. */
+static int
+del_done(void *arg, size_t i, const struct sr_xfer_resp *r, char *err)
+{
+	const struct del_arg *da = arg;
+
+	if (r->status == 202 || r->status == 200 || not_found(r))
+		return 0;
+	return sr_az_fail(da->a, da->what[i], r, err);
+}
+
+/* One Delete Blob each, up to `concurrency` in flight (doc/design.md:
+ * deletes are free on Azure, a batch costs the same per blob, and Blob
+ * Batch is not offered on every account, e.g. not with a hierarchical
+ * namespace). */
+static int
+az_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
+{
+	struct sr_xfer_req *rq = sr_calloc(n, sizeof *rq);
+	char **what = sr_calloc(n, sizeof *what), show[SR_KEY_SHOW_MAX];
+	struct del_arg da = { AZ(st), (const char *const *)what };
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rq[i].method = "DELETE";
+		rq[i].key = keys[i];
+		rq[i].hdrs[0] = "x-ms-delete-snapshots: include";
+		what[i] = sr_asprintf("delete %s", sr_store_key_show(keys[i], show, sizeof show));
+	}
+	rc = sr_xfer_do_many(sr_az_xfer(AZ(st)), rq, (const char *const *)what, n, del_done, &da,
+	    err);
+	for (i = 0; i < n; i++)
+		free(what[i]);
+	free(what);
+	free(rq);
+	return rc == 0 ? 0 : SR_STORE_ERROR;
+}
+
+static int
+az_upload_begin(struct sr_upload *up, char *err)
+{
+	(void)err;
+	up->priv = sr_az_blocks_begin(AZ(up->st), up->key);
+	return 0;
+}
+
+static void
+az_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
+{
+	const struct sr_xfer_tuning *t = sr_az_tuning(AZ(st));
+
+	*streams = t->concurrency;
+	*piece = t->part_size;
+}
+
+const struct sr_store_backend sr_store_az_backend = {
+	.scheme = "az", .check = az_check,
+	.open = az_open, .close = az_close, .put = az_put, .get = az_get,
+	.read_range = az_read_range, .head = az_head, .list = az_list, .del = az_del,
+	.del_many = az_del_many,
+	.upload_begin = az_upload_begin, .upload_write = sr_parts_up_write,
+	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort,
+	.upload_limit = sr_parts_up_limit, .read_plan = az_read_plan,
+};

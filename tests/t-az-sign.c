@@ -1,0 +1,109 @@
+/*
+ * t-az-sign.c: Shared Key signing (store/azure/az-sign.c) against what the
+ * Azure SDK signs: the string to sign and the Authorization header of three
+ * requests (a create-only Put Blob of a key with a space, '+', 'ü' and '%'
+ * under a path-style endpoint; a List Blobs page with prefix and marker; a
+ * Put Block with its id and a CRC-64), as azure-storage-blob's
+ * SharedKeyCredentialPolicy (the Azure CLI 2.45 of Debian 12) computed them
+ * for Azurite's well-known account key. Also what the SDK does not cover:
+ * a repeated query name (its values sorted and joined by ','), a
+ * Content-Length of 0 signed as empty, headers trimmed and matched without
+ * regard to case, and the errors: a key that is not base64, a query with a
+ * broken escape, neither quoting the key.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "az-sign.h"
+#include "tap.h"
+#include "util.h"
+
+/* Azurite's devstoreaccount1 key, published in its README. */
+#define KEY "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+#define DATE "x-ms-date: Tue, 01 Dec 2026 12:00:00 GMT"
+#define XMS_VERSION "x-ms-version: 2021-08-06"
+
+static void
+check(const struct sr_az_request *r, const char *want_sts, const char *want_auth,
+    const char *name)
+{
+	char err[SR_ERRMAX] = "", auth[SR_AZ_AUTH_MAX] = "";
+	char *sts = sr_az_string_to_sign(r, err);
+
+	is_str(sts != NULL ? sts : err, want_sts, "%s: string to sign", name);
+	free(sts);
+	if (want_auth == NULL)
+		return;
+	is_int(sr_az_sign(r, KEY, auth, err), 0, "%s: signed", name);
+	is_str(auth, want_auth, "%s: Authorization is the SDK's", name);
+}
+
+int
+main(void)
+{
+	char err[SR_ERRMAX], auth[SR_AZ_AUTH_MAX];
+	{
+		const char *h[] = { XMS_VERSION, DATE, "x-ms-blob-type: BlockBlob",
+			"Content-MD5: XUFAKrxLKna5cZ2REBfFkg==", "If-None-Match: *",
+			"Content-Type: application/octet-stream", NULL };
+		struct sr_az_request r = { "PUT", "devstoreaccount1",
+			"/devstoreaccount1/c01/run%201/a%2Bb/%C3%BC%25.txt", NULL, h, 5 };
+
+		check(&r, "PUT\n\n\n5\nXUFAKrxLKna5cZ2REBfFkg==\napplication/octet-stream\n\n\n\n*\n"
+		    "\n\nx-ms-blob-type:BlockBlob\nx-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\n"
+		    "x-ms-version:2021-08-06\n/devstoreaccount1/devstoreaccount1/c01/run%201/a%2Bb/"
+		    "%C3%BC%25.txt", "SharedKey devstoreaccount1:"
+		    "FCl56HKm+Xji9dTAxtIBdtmz/YvPy9kTFeQzTdnwv+U=", "create-only Put Blob");
+	}
+	{
+		const char *h[] = { XMS_VERSION, DATE, NULL };
+		struct sr_az_request r = { "GET", "devstoreaccount1", "/devstoreaccount1/c01",
+			"restype=container&comp=list&prefix=run%201%2Fa&maxresults=5000&"
+			"marker=2%211%21MDAw", h, -1 };
+
+		check(&r, "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\n"
+		    "x-ms-version:2021-08-06\n/devstoreaccount1/devstoreaccount1/c01\ncomp:list\n"
+		    "marker:2!1!MDAw\nmaxresults:5000\nprefix:run 1/a\nrestype:container",
+		    "SharedKey devstoreaccount1:L0w+XK/NzXJZsZah4yZ+coxkCsiDhLK7JjSl8mOgOpg=",
+		    "List Blobs");
+	}
+	{
+		const char *h[] = { XMS_VERSION, DATE, "x-ms-content-crc64: YeJLfssylmU=", NULL };
+		struct sr_az_request r = { "PUT", "devstoreaccount1", "/devstoreaccount1/c01/p",
+			"comp=block&blockid=MDAwMDAwMDAwMQ%3D%3D", h, 0 };
+
+		check(&r, "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-content-crc64:YeJLfssylmU=\n"
+		    "x-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\nx-ms-version:2021-08-06\n"
+		    "/devstoreaccount1/devstoreaccount1/c01/p\nblockid:MDAwMDAwMDAwMQ==\ncomp:block",
+		    "SharedKey devstoreaccount1:yrH0IqCuZGMTmTOs9gOFSrHwKAbLZ093OZiaKB9w2f4=",
+		    "Put Block (Content-Length 0 signed as empty)");
+	}
+	{
+		const char *h[] = { "X-MS-Version:   2021-08-06  ", "x-ms-date: d", "range: bytes=0-9",
+			"if-match: \"0x8D1\"", NULL };
+		struct sr_az_request r = { "DELETE", "acct", "/c/k", "Include=b&include=a&comp=x",
+			h, -1 };
+
+		check(&r, "DELETE\n\n\n\n\n\n\n\n\"0x8D1\"\n\n\nbytes=0-9\nx-ms-date:d\n"
+		    "x-ms-version:2021-08-06\n/acct/c/k\ncomp:x\ninclude:a,b",
+		    NULL, "repeated query names joined, headers in any case, trimmed");
+	}
+	{
+		const char *h[] = { DATE, NULL };
+		struct sr_az_request r = { "GET", "acct", "/c", "prefix=%zz", h, -1 };
+
+		ok(sr_az_string_to_sign(&r, err) == NULL, "a broken escape in the query fails");
+		is_str(err, "sign request: the query has a '%' without two hex digits",
+		    "... message");
+		r.query = "prefix=ab%2";
+		ok(sr_az_string_to_sign(&r, err) == NULL, "a '%%' at the end with one digit fails");
+		r.query = "restype=container";
+		is_int(sr_az_sign(&r, "not base64!", auth, err), -1, "a key that is not base64");
+		is_str(err, "the account key is not base64 (as the portal and `az storage account "
+		    "keys list` give it)", "... message, without the key");
+		is_int(sr_az_sign(&r, "abc", auth, err), -1, "a key of the wrong length");
+	}
+	return tap_done();
+}

@@ -1,0 +1,487 @@
+/*
+ * t-store-az.c: the az:// store (store.h) against Azurite, started by
+ * build-aux/test-all (tests/azurite.sh), with the account key in
+ * AZURE_STORAGE_KEY: every operation, keys with spaces, UTF-8, '+', '%'
+ * and XML characters (read back by the Azure CLI by name too),
+ * create-only and compare-and-swap with their exact messages and 16 racing
+ * threads each, ranged reads at block boundaries, block uploads of several
+ * blocks (Put Block + Put Block List, counted in Azurite's log) with each
+ * checksum, the single Put Blob of a small upload, an aborted upload that
+ * leaves no uncommitted blocks, deadlines and cancels, more than 5000 blobs
+ * listed over pages and deleted, the errors a user meets (a wrong key, a
+ * missing container, bad URLs and options: exact messages, no secret in
+ * them), and a restore whose chunks come back in ranged reads of
+ * block_size. Skips without Azurite unless SPOTRUN_TEST_REQUIRE_AZ=1,
+ * which makes that a failure.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "store.h"
+#include "tap.h"
+#include "ckpt-util.h"
+#include "az-util.h"
+#include "util.h"
+
+#define MiB (1024 * 1024)
+
+static char container[64];
+static char url[1024];
+
+/* Requests in Azurite's log for the blob at key (under "run 1/") with
+ * the query part q ("comp=block", "comp=blocklist", or "" for any). */
+static int
+requests(const char *method, const char *key, const char *q)
+{
+	char *path = sr_asprintf("\"%s /%s/%s/run%%201/%s%s", method,
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, key, q[0] != '\0' ? "?" : " ");
+	int n = au_log_count(path, q[0] != '\0' ? q : NULL, (char *)NULL);
+
+	free(path);
+	return n;
+}
+
+static void
+test_objects(struct sr_store *st)
+{
+	static const char *keys[] = { "plain", "with space/and+plus", "\xc3\xbc\xe2\x82\xac/x",
+		"odd!'()*$&=;:@,?#[]~", "a%20b", "100%/sure" };
+	struct sr_object_info info;
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], got[256];
+	void *buf;
+	size_t len;
+	int i, n;
+
+	for (i = 0; i < (int)SR_ARRAY_LEN(keys); i++) {
+		char body[64];
+
+		snprintf(body, sizeof body, "body of %d", i);
+		is_int(sr_store_put(st, keys[i], body, strlen(body), SR_PUT_OVERWRITE, NULL,
+		    etag, err), 0, "put \"%s\"", keys[i]);
+		is_int(sr_store_get(st, keys[i], 100, &buf, &len, etag2, err), 0,
+		    "get \"%s\"", keys[i]);
+		ok(len == strlen(body) && memcmp(buf, body, len) == 0, "\"%s\" read back", keys[i]);
+		is_str(etag2, etag, "\"%s\": get's etag is put's", keys[i]);
+		free(buf);
+	}
+	n = 0;
+	is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list all");
+	is_int(n, (int)SR_ARRAY_LEN(keys), "list: every key, under the store's prefix only");
+	/* the Azure CLI finds them by the same names */
+	au_cli_out(got, sizeof got, "storage blob download -c %s -n 'run 1/with space/and+plus' "
+	    "-f \"$AZURE_CONFIG_DIR/dl\" -o none --no-progress && cat \"$AZURE_CONFIG_DIR/dl\"",
+	    container);
+	is_str(got, "body of 1", "the Azure CLI reads \"with space/and+plus\" by its name");
+	au_cli_out(got, sizeof got, "storage blob download -c %s -n 'run 1/100%%/sure' "
+	    "-f \"$AZURE_CONFIG_DIR/dl\" -o none --no-progress && cat \"$AZURE_CONFIG_DIR/dl\"",
+	    container);
+	is_str(got, "body of 5", "... and \"100%%/sure\"");
+
+	is_int(sr_store_put(st, "md5", "abc", 3, SR_PUT_OVERWRITE, NULL, etag, err), 0, "put abc");
+	ok(strncmp(etag, "0x", 2) == 0 && strchr(etag, '"') == NULL,
+	    "etag is Azure's, unquoted: %s", etag);
+	is_int(sr_store_head(st, "md5", &info, err), 0, "head");
+	ok(info.size == 3, "head: size 3");
+	is_str(info.etag, etag, "head: etag");
+	ok(info.mtime > sr_now() - 600 && info.mtime < sr_now() + 600, "head: mtime is now-ish");
+	au_cli_out(got, sizeof got, "storage blob show -c %s -n 'run 1/md5' --query "
+	    "properties.contentSettings.contentMd5 -o tsv", container);
+	is_str(got, "kAFQmDzST7DWlj99KOF/cg==", "the blob keeps the Content-MD5 it was put with");
+
+	/* missing things */
+	is_int(sr_store_get(st, "nope", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
+	    "get missing");
+	is_str(err, "get nope: no such key", "get missing: message");
+	is_int(sr_store_head(st, "nope", &info, err), SR_STORE_NOTFOUND, "head missing");
+	is_str(err, "head nope: no such key", "head missing: message");
+	is_int(sr_store_read_range(st, "nope", 0, 1, etag2, err), SR_STORE_NOTFOUND,
+	    "read missing");
+	is_int(sr_store_delete(st, "nope", err), 0, "delete missing succeeds");
+	is_int(sr_store_delete(st, "md5", err), 0, "delete");
+	is_int(sr_store_head(st, "md5", &info, err), SR_STORE_NOTFOUND, "deleted is gone");
+	is_int(sr_store_get(st, "plain", 3, &buf, &len, NULL, err), SR_STORE_ERROR,
+	    "get over max");
+	is_str(err, "get plain: the reply is larger than 3 bytes", "get over max: message");
+	is_int(sr_store_put(st, "empty", "", 0, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
+	    "put an empty object");
+	is_int(sr_store_get(st, "empty", 10, &buf, &len, NULL, err), 0, "get it");
+	ok(len == 0, "it is empty");
+	free(buf);
+}
+
+static void
+test_conditional(struct sr_store *st)
+{
+	struct sr_object_info info;
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u;
+	void *buf;
+	size_t len;
+
+	is_int(sr_store_put(st, "ptr", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, "create-only");
+	is_int(sr_store_put(st, "ptr", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_EXISTS,
+	    "create-only again: exists");
+	is_str(err, "put ptr: exists (create-only put lost the race)", "exists: message");
+	is_int(sr_store_put(st, "ptr", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0,
+	    "CAS from etag");
+	ok(strcmp(etag, etag2) != 0, "the CAS made a new etag");
+	is_int(sr_store_put(st, "ptr", "4", 1, SR_PUT_MATCH, etag, NULL, err),
+	    SR_STORE_PRECONDITION, "CAS from a stale etag: precondition");
+	u = sr_asprintf("put ptr: changed since etag %s (compare-and-swap lost the race)", etag);
+	is_str(err, u, "stale CAS: message");
+	free(u);
+	is_int(sr_store_put(st, "never", "5", 1, SR_PUT_MATCH, etag, NULL, err),
+	    SR_STORE_PRECONDITION, "CAS of a missing key: precondition");
+	ok(strncmp(err, "put never: ", 11) == 0 && strstr(err, "compare-and-swap lost the race"),
+	    "... message: %s", err);
+	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
+	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
+	free(buf);
+	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS,
+	    "16 create-only puts");
+	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
+	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
+}
+
+static void
+test_ranges_and_blocks(struct sr_store *st, const char *ep)
+{
+	struct sr_object_info info;
+	struct sr_upload *up;
+	char err[SR_ERRMAX], got[4096];
+	char *big = sr_malloc(5 * MiB), *back = sr_malloc(5 * MiB);
+	int i;
+
+	su_fill(big, 5 * MiB, 7);
+	/* ranged reads */
+	is_int(sr_store_put(st, "r", big, 1000, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put 1000 B");
+	is_int(sr_store_read_range(st, "r", 0, 1, back, err), 0, "read byte 0");
+	ok(back[0] == big[0], "byte 0 right");
+	is_int(sr_store_read_range(st, "r", 999, 1, back, err), 0, "read the last byte");
+	ok(back[0] == big[999], "last byte right");
+	is_int(sr_store_read_range(st, "r", 100, 900, back, err), 0, "read to the end");
+	ok(memcmp(back, big + 100, 900) == 0, "tail right");
+	is_int(sr_store_read_range(st, "r", 999, 2, back, err), SR_STORE_ERROR, "read past the end");
+	is_str(err, "read r: the object is shorter than 1001 bytes", "past the end: message");
+	is_int(sr_store_read_range(st, "r", 1000, 1, back, err), SR_STORE_ERROR, "read at the end");
+	is_str(err, "read r: the object is shorter than 1001 bytes", "at the end: message");
+
+	/* blocks: 3.5 MiB in 1 MiB blocks = 4 Put Block and one Put Block List */
+	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
+	ok(up != NULL, "upload begin");
+	for (i = 0; i < 7; i++)
+		if (sr_upload_write(up, big + (size_t)i * MiB / 2, MiB / 2, err) != 0)
+			break;
+	is_int(i, 7, "7 writes of 512 KiB");
+	is_int(sr_upload_commit(up, err), 0, "commit the blocks");
+	is_int(requests("PUT", "mp/pack%201.tar", "comp=block&"), 4, "4 Put Block requests");
+	is_int(requests("PUT", "mp/pack%201.tar", "comp=blocklist"), 1, "one Put Block List");
+	is_int(sr_store_head(st, "mp/pack 1.tar", &info, err), 0, "head the blob");
+	ok(info.size == 7 * MiB / 2, "its size is 3.5 MiB");
+	memset(back, 0, 5 * MiB);
+	is_int(sr_store_read_range(st, "mp/pack 1.tar", 0, 7 * MiB / 2, back, err), 0,
+	    "read it all");
+	ok(memcmp(back, big, 7 * MiB / 2) == 0, "byte-exact");
+	for (i = 1; i <= 3; i++) {
+		is_int(sr_store_read_range(st, "mp/pack 1.tar", (uint64_t)i * MiB - 3, 6, back, err),
+		    0, "read across block boundary %d", i);
+		ok(memcmp(back, big + (size_t)i * MiB - 3, 6) == 0, "... right");
+	}
+	/* the block list as Azure keeps it: 4 committed blocks, ids of one length */
+	au_cli_out(got, sizeof got, "storage blob show -c %s -n 'run 1/mp/pack 1.tar' --query "
+	    "properties.blobType -o tsv", container);
+	is_str(got, "BlockBlob", "a block blob");
+
+	/* exactly one block, and a block and one byte */
+	up = sr_store_upload_begin(st, "mp/one", err);
+	is_int(sr_upload_write(up, big, MiB, err), 0, "write exactly one block");
+	is_int(sr_upload_commit(up, err), 0, "commit");
+	is_int(requests("PUT", "mp/one", "comp=block&"), 1, "... as one Put Block");
+	up = sr_store_upload_begin(st, "mp/one+1", err);
+	is_int(sr_upload_write(up, big, MiB + 1, err), 0, "write a block and one byte");
+	is_int(sr_upload_commit(up, err), 0, "commit");
+	is_int(requests("PUT", "mp/one%2B1", "comp=block&"), 2, "... as two Put Block");
+	memset(back, 0, MiB + 1);
+	is_int(sr_store_read_range(st, "mp/one+1", 0, MiB + 1, back, err), 0, "read it back");
+	ok(memcmp(back, big, MiB + 1) == 0, "... byte-exact");
+
+	/* each checksum: Azurite checks MD5 (the default), takes CRC-64 unchecked */
+	{
+		static const char *const sums[] = { "crc64", "none", "md5" };
+
+		for (i = 0; i < 3; i++) {
+			char *u = sr_asprintf("az://%s/%s/run 1/?endpoint=%s&block_size=1MiB&checksum=%s",
+			    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, ep, sums[i]);
+			struct sr_store *s2 = su_store_open(u, 0);
+			char key[32];
+
+			snprintf(key, sizeof key, "mp/sum-%s", sums[i]);
+			up = sr_store_upload_begin(s2, key, err);
+			is_int(sr_upload_write(up, big, 5 * MiB / 2, err), 0, "checksum=%s: write", sums[i]);
+			is_int(sr_upload_commit(up, err), 0, "checksum=%s: commit 3 blocks", sums[i]);
+			memset(back, 0, 5 * MiB);
+			is_int(sr_store_read_range(st, key, 0, 5 * MiB / 2, back, err), 0,
+			    "checksum=%s: read back", sums[i]);
+			ok(memcmp(back, big, 5 * MiB / 2) == 0, "checksum=%s: byte-exact", sums[i]);
+			sr_store_close(s2);
+			free(u);
+		}
+	}
+
+	/* a small upload is one Put Blob */
+	up = sr_store_upload_begin(st, "mp/small", err);
+	is_int(sr_upload_write(up, big, 1234, err), 0, "small upload write");
+	is_int(sr_upload_commit(up, err), 0, "small upload commit");
+	is_int(sr_store_head(st, "mp/small", &info, err), 0, "small upload visible");
+	ok(info.size == 1234, "small upload: 1234 bytes");
+	is_int(requests("PUT", "mp/small", "comp=block&"), 0, "... and no block sent");
+
+	/* an aborted upload leaves nothing, not even uncommitted blocks */
+	up = sr_store_upload_begin(st, "mp/aborted", err);
+	for (i = 0; i < 5; i++)
+		sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
+	sr_upload_abort(up);
+	is_int(sr_store_head(st, "mp/aborted", &info, err), SR_STORE_NOTFOUND, "aborted: not visible");
+	au_cli_out(got, sizeof got, "storage blob list -c %s --prefix 'run 1/mp/aborted' "
+	    "--include u --query 'length(@)' -o tsv", container);
+	is_str(got, "0", "aborted: no uncommitted blob left on the server");
+	/* an aborted upload over an existing blob leaves that blob alone */
+	up = sr_store_upload_begin(st, "mp/one", err);
+	for (i = 0; i < 3; i++)
+		sr_upload_write(up, big + 7, MiB, err);
+	sr_upload_abort(up);
+	memset(back, 0, MiB);
+	is_int(sr_store_read_range(st, "mp/one", 0, MiB, back, err), 0,
+	    "aborted over an existing blob: the blob stays");
+	ok(memcmp(back, big, MiB) == 0, "... unchanged");
+
+	/* a deadline or a cancel stops an upload; nothing becomes visible */
+	up = sr_store_upload_begin(st, "mp/late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, 2 * MiB, err), -1, "a write past the deadline fails");
+	is_str(err, "upload mp/late: the checkpoint's deadline passed", "past the deadline: message");
+	sr_upload_abort(up);
+	is_int(sr_store_head(st, "mp/late", &info, err), SR_STORE_NOTFOUND, "late: not visible");
+	is_int(requests("PUT", "mp/late", "comp=block"), 0, "late: nothing was sent");
+	{
+		volatile int cancel = 0;
+		int rc = 0;
+
+		up = sr_store_upload_begin(st, "mp/cancelled", err);
+		sr_upload_limit(up, sr_now() + 600, &cancel);
+		is_int(sr_upload_write(up, big, 2 * MiB + 10, err), 0, "two blocks before the cancel");
+		sr_flag_set(&cancel, 1);
+		for (i = 0; i < 6 && rc == 0; i++)
+			rc = sr_upload_write(up, big, MiB, err);
+		if (rc == 0)
+			rc = sr_upload_commit(up, err);
+		else
+			sr_upload_abort(up);
+		is_int(rc, -1, "the cancelled upload fails");
+		ok(strstr(err, "upload mp/cancelled") != NULL && strstr(err, "cancelled") != NULL,
+		    "cancelled: message: %s", err);
+		is_int(sr_store_head(st, "mp/cancelled", &info, err), SR_STORE_NOTFOUND,
+		    "cancelled: not visible");
+	}
+	up = sr_store_upload_begin(st, "mp/small-late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, 100, err), 0, "a small write is only buffered");
+	is_int(sr_upload_commit(up, err), -1, "its one Put Blob past the deadline fails");
+	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
+	free(big);
+	free(back);
+}
+
+static void
+test_many(struct sr_store *st)
+{
+	struct sr_object_info info;
+	char err[SR_ERRMAX];
+	double t;
+	int n;
+
+	/* more than one page: List Blobs gives at most 5000 names */
+	is_int(su_put_many(st, 5040), 0, "5040 puts");
+	n = 0;
+	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list 5040 blobs");
+	is_int(n, 5040, "all 5040 listed over two pages");
+	ok(au_log_count("comp=list", "marker=", (char *)NULL) >= 1, "... the second with a marker");
+	n = 0;
+	is_int(sr_store_list(st, "many/k0099", su_count_cb, &n, err), 0, "list a partial prefix");
+	is_int(n, 10, "k00990..k00999");
+	{
+		const char **keys = su_many_keys(5040, "never/written", "with space/and+plus",
+		    "odd!'()*$&=;:@,?#[]~", (char *)NULL);
+
+		t = sr_now();
+		is_int(sr_store_delete_many(st, keys, 5043, err), 0, "delete 5043 keys");
+		printf("# deleted 5043 keys in %.2f s\n", sr_now() - t);
+		n = 0;
+		is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list after the delete");
+		is_int(n, 0, "all 5040 gone");
+		is_int(sr_store_head(st, "odd!'()*$&=;:@,?#[]~", &info, err), SR_STORE_NOTFOUND,
+		    "the key with XML characters is gone");
+		is_int(sr_store_head(st, "plain", &info, err), 0, "a key not named stays");
+		su_many_keys_free(keys, 5040);
+	}
+}
+
+static void
+test_errors(const char *ep)
+{
+	struct sr_object_info info;
+	struct sr_store *bad;
+	char err[SR_ERRMAX], *u;
+	void *buf;
+	size_t len;
+
+	setenv("AZURE_STORAGE_KEY", "d3JvbmcgYWNjb3VudCBrZXkgZm9yIHRoZSB0ZXN0", 1);
+	bad = su_store_open(url, 0);
+	ok(bad != NULL, "open with a wrong key (nothing checked yet)");
+	is_int(sr_store_put(bad, "x", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err), SR_STORE_ERROR,
+	    "put with a wrong key fails");
+	u = sr_asprintf("put x: the server rejects the signature (AuthorizationFailure): the "
+	    "account key from AZURE_STORAGE_KEY is wrong for account %s; check AZURE_STORAGE_KEY "
+	    "or the connection string's AccountKey", su_env("SPOTRUN_TEST_AZ_ACCOUNT"));
+	is_str(err, u, "wrong key: message");
+	free(u);
+	ok(strstr(err, "d3JvbmcgYWNjb3VudCBrZXkgZm9yIHRoZSB0ZXN0") == NULL,
+	    "the key is not in the message");
+	sr_store_close(bad);
+	setenv("AZURE_STORAGE_KEY", "not base64!", 1);
+	bad = su_store_open(url, 0);
+	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_ERROR, "a key that is not base64");
+	is_str(err, "head x: AZURE_STORAGE_KEY: the account key is not base64 (as the portal and "
+	    "`az storage account keys list` give it)", "... message");
+	sr_store_close(bad);
+	setenv("AZURE_STORAGE_KEY", su_env("SPOTRUN_TEST_AZ_KEY"), 1);
+	setenv("AZURE_STORAGE_ACCOUNT", "otheraccount", 1);
+	bad = su_store_open(url, 0);
+	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_ERROR,
+	    "AZURE_STORAGE_ACCOUNT names another account");
+	u = sr_asprintf("head x: find Azure credentials: AZURE_STORAGE_ACCOUNT names account "
+	    "otheraccount, but the store is in account %s; use the credentials of %s",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), su_env("SPOTRUN_TEST_AZ_ACCOUNT"));
+	is_str(err, u, "... message");
+	free(u);
+	sr_store_close(bad);
+	setenv("AZURE_STORAGE_ACCOUNT", su_env("SPOTRUN_TEST_AZ_ACCOUNT"), 1);
+
+	u = sr_asprintf("az://%s/no-such-container-%d?endpoint=%s",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), (int)getpid(), ep);
+	bad = su_store_open(u, 0);
+	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_ERROR,
+	    "head in a missing container is an error, not 'not found'");
+	ok(strstr(err, ": container no-such-container-") != NULL && strstr(err, "does not exist "
+	    "in account") != NULL && strstr(err, "(create it, e.g. `az storage container create "
+	    "--account-name ") != NULL, "missing container: message says how to create it: %s",
+	    err);
+	is_int(sr_store_get(bad, "x", 10, &buf, &len, NULL, err), SR_STORE_ERROR,
+	    "get in a missing container is an error too");
+	is_int(sr_store_delete(bad, "x", err), SR_STORE_ERROR, "and delete");
+	sr_store_close(bad);
+	free(u);
+
+	is_int(sr_store_open("az://Bad_Account/c00", &bad, err), -1, "bad account name");
+	is_str(err, "open store az://Bad_Account/c00: account \"Bad_Account\": an account name has "
+	    "lowercase letters and digits only", "bad account: message");
+	is_int(sr_store_open("az://acct/Box", &bad, err), -1, "bad container name");
+	is_str(err, "open store az://acct/Box: container \"Box\": a container name has lowercase "
+	    "letters, digits and '-' only", "bad container: message");
+	is_int(sr_store_open("az://acct/a--b", &bad, err), -1, "a container with \"--\"");
+	is_str(err, "open store az://acct/a--b: container \"a--b\": a container name starts and "
+	    "ends with a letter or digit, with no \"--\"", "... message");
+	is_int(sr_store_open("az://acct", &bad, err), -1, "no container");
+	is_str(err, "open store az://acct: no container (the form is "
+	    "az://ACCOUNT/CONTAINER/PREFIX)", "no container: message");
+	is_int(sr_store_open("az://acct/ckpt?block_size=100KiB", &bad, err), -1, "block too small");
+	is_str(err, "open store az://acct/ckpt?block_size=100KiB: option block_size: want a size "
+	    "from 1MiB to 4000MiB, e.g. block_size=16MiB", "small block: message");
+	is_int(sr_store_open("az://acct/ckpt?checksum=sha1", &bad, err), -1, "unknown checksum");
+	is_str(err, "open store az://acct/ckpt?checksum=sha1: option checksum: want md5, crc64 or "
+	    "none", "checksum: message");
+	is_int(sr_store_open("az://acct/ckpt?colour=red", &bad, err), -1, "unknown option");
+	is_str(err, "open store az://acct/ckpt?colour=red: option colour: unknown (known: endpoint, "
+	    "block_size, concurrency, checksum, attempts, stall_timeout)", "unknown option: message");
+	is_int(sr_store_open("az://acct/ckpt?endpoint=ftp://x", &bad, err), -1, "bad endpoint");
+	is_str(err, "open store az://acct/ckpt?endpoint=ftp://x: endpoint \"ftp://x\" is not "
+	    "http(s)://host[:port][/path]", "bad endpoint: message");
+	is_int(sr_store_url_check("az://acct/ckpt/a//b", err), -1, "an empty prefix segment");
+	is_str(err, "open store az://acct/ckpt/a//b: the prefix has an empty segment",
+	    "... message");
+	is_int(sr_store_url_check("az://acct/ckpt/run 1?endpoint=https://acct.blob.core."
+	    "chinacloudapi.cn&block_size=64MiB&concurrency=16&checksum=crc64&attempts=3&"
+	    "stall_timeout=10", err), 0, "a URL with every option checks offline");
+}
+
+/* A restore reads each chunk in pieces that end at the pack's multiples of
+ * block_size, concurrency pieces at a time (sr_store_read_plan): 16 MiB
+ * chunks of noise in 1 MiB pieces. Byte-exact with 4 streams and with 1. */
+static void
+test_restore_pieces(struct sr_store *st, const char *ep)
+{
+	char *top = tu_tmpdir("t-store-az"), *src = tu_path(top, "src"), *dst = tu_path(top, "dst");
+	char err[SR_ERRMAX] = "", why[512] = "", *u1;
+	struct sr_ckpt_opts o = { .job = "pieces" };
+	struct sr_ckpt_stats s, r;
+	struct sr_store *one;
+	int streams;
+	uint64_t piece;
+
+	sr_store_read_plan(st, &streams, &piece);
+	ok(streams == 4 && piece == MiB, "read plan: 4 streams of 1 MiB (%d of %llu)", streams,
+	    (unsigned long long)piece);
+	tu_mkdir(top, "src", 0755);
+	tu_write_noise(src, "big", 20 * MiB + 12345, 7);
+	tu_write(src, "small", "twelve bytes", 12);
+	tu_write(src, "empty", "", 0);
+	if (!ok(sr_ckpt_save(st, &o, src, 3, &s, err) == 0, "pieces: save"))
+		tap_diag("%s", err);
+	if (!ok(sr_ckpt_restore(st, &o, dst, &r, err) == 0, "pieces: restore, 4 streams of 1 MiB"))
+		tap_diag("%s", err);
+	ok(tu_tree_cmp(src, dst, "", why, sizeof why) == 0, "pieces: byte-exact %s", why);
+	u1 = sr_asprintf("az://%s/%s/run 1/?endpoint=%s&block_size=1MiB&concurrency=1",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, ep);
+	one = su_store_open(u1, 0);
+	tu_rmtree(dst);
+	if (!ok(sr_ckpt_restore(one, &o, dst, &r, err) == 0, "pieces: restore, 1 stream"))
+		tap_diag("%s", err);
+	ok(tu_tree_cmp(src, dst, "", why, sizeof why) == 0, "pieces: byte-exact %s", why);
+	sr_store_close(one);
+	free(u1);
+	tu_rmtree(top);
+	free(top);
+	free(src);
+	free(dst);
+}
+
+int
+main(void)
+{
+	struct sr_store *st;
+	const char *ep;
+
+	au_require();
+	ep = su_env("SPOTRUN_TEST_AZ_ENDPOINT");
+	au_container_new(container, sizeof container, "t-store-az");
+	snprintf(url, sizeof url, "az://%s/%s/run 1/?endpoint=%s&block_size=1MiB&concurrency=4",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, ep);
+	st = su_store_open(url, 0);
+	ok(st != NULL, "open %s", url);
+	if (st == NULL)
+		return tap_done();
+	test_objects(st);
+	test_conditional(st);
+	test_ranges_and_blocks(st, ep);
+	test_many(st);
+	test_errors(ep);
+	test_restore_pieces(st, ep);
+	sr_store_close(st);
+	au_container_rm(container);
+	return tap_done();
+}
