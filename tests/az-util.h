@@ -155,6 +155,56 @@ au_cli_out(char *out, size_t len, const char *fmt, ...)
 	return rc;
 }
 
+/* The output of a Python script run with /usr/bin/python3 (which sees the
+ * Azure SDK that Debian's azure-cli brings), args after it, with `svc`
+ * bound to a BlobServiceClient for Azurite (its connection string made
+ * from the environment); trailing newlines removed, into out. Its status
+ * (-1 when it cannot be run). */
+AU_FN int
+au_py_out(char *out, size_t len, const char *script, const char *args)
+{
+	char *cmd = sr_asprintf("/usr/bin/python3 -c 'import os, sys\n"
+	    "from azure.storage.blob import BlobServiceClient\n"
+	    "e = os.environ\n"
+	    "svc = BlobServiceClient.from_connection_string(\"DefaultEndpointsProtocol=http;"
+	    "AccountName=%%s;AccountKey=%%s;BlobEndpoint=%%s;\" %% (e[\"SPOTRUN_TEST_AZ_ACCOUNT\"], "
+	    "e[\"SPOTRUN_TEST_AZ_KEY\"], e[\"SPOTRUN_TEST_AZ_ENDPOINT\"]))\n%s' %s", script,
+	    args);
+	FILE *p;
+	size_t n = 0;
+	int rc = -1;
+
+	out[0] = '\0';
+	fflush(stdout);
+	if ((p = popen(cmd, "r")) != NULL) {
+		n = fread(out, 1, len - 1, p);
+		out[n] = '\0';
+		rc = pclose(p);
+	}
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	free(cmd);
+	return rc;
+}
+
+/* The blobs of container under prefix that have only uncommitted blocks
+ * (a block upload never committed), as the Azure SDK lists them with
+ * include=uncommittedblobs and not without: sorted, tab-separated, into
+ * out. (The Azure CLI 2.45 cannot list them: its --include has no
+ * uncommitted blobs.) */
+AU_FN void
+au_uncommitted(const char *container, const char *prefix, char *out, size_t len)
+{
+	char *args = sr_asprintf("'%s' '%s'", container, prefix);
+
+	if (au_py_out(out, len, "c = svc.get_container_client(sys.argv[1])\n"
+	    "com = set(b.name for b in c.list_blobs(name_starts_with=sys.argv[2]))\n"
+	    "print(\"\\t\".join(sorted(b.name for b in c.list_blobs(name_starts_with=sys.argv[2], "
+	    "include=[\"uncommittedblobs\"]) if b.name not in com)))", args) != 0)
+		snprintf(out, len, "(listing the uncommitted blobs with the Azure SDK failed)");
+	free(args);
+}
+
 /* Create a container named TAG-PID-TIME (TAG: lowercase, digits, '-') into
  * out; dies when it cannot. */
 AU_FN void

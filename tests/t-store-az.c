@@ -242,19 +242,24 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 	is_int(requests("PUT", "mp/small", "comp=block&"), 0, "... and no block sent");
 
 	/* an aborted upload leaves nothing, not even uncommitted blocks */
+	/* 5 blocks, 4 in flight at most: the last write waits for one to land */
 	up = sr_store_upload_begin(st, "mp/aborted", err);
 	for (i = 0; i < 5; i++)
 		sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
 	sr_upload_abort(up);
+	ok(au_log_count("\"PUT /", "/run%201/mp/aborted?comp=block&", "HTTP/1.1\" 201",
+	    (char *)NULL) >= 1, "aborted: some of its blocks had landed");
 	is_int(sr_store_head(st, "mp/aborted", &info, err), SR_STORE_NOTFOUND, "aborted: not visible");
-	au_cli_out(got, sizeof got, "storage blob list -c %s --prefix 'run 1/mp/aborted' "
-	    "--include u --query 'length(@)' -o tsv", container);
-	is_str(got, "0", "aborted: no uncommitted blob left on the server");
+	au_uncommitted(container, "run 1/mp/", got, sizeof got);
+	is_str(got, "", "aborted: no uncommitted blob left on the server");
 	/* an aborted upload over an existing blob leaves that blob alone */
 	up = sr_store_upload_begin(st, "mp/one", err);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 5; i++)
 		sr_upload_write(up, big + 7, MiB, err);
 	sr_upload_abort(up);
+	is_int(au_log_count("\"PUT /", "/run%201/mp/one?comp=blocklist HTTP/1.1\" 409",
+	    (char *)NULL), 1, "aborted over an existing blob: the create-only empty commit is "
+	    "refused (409): its blocks are left to expire");
 	memset(back, 0, MiB);
 	is_int(sr_store_read_range(st, "mp/one", 0, MiB, back, err), 0,
 	    "aborted over an existing blob: the blob stays");
@@ -419,6 +424,94 @@ test_errors(const char *ep)
 	    "stall_timeout=10", err), 0, "a URL with every option checks offline");
 }
 
+static void
+uncommitted(const char *prefix, char *out, size_t len)
+{
+	au_uncommitted(container, prefix, out, len);
+}
+
+static void
+say_cb(void *arg, const char *msg)
+{
+	snprintf(arg, SR_ERRMAX, "%s", msg);
+}
+
+/* Unfinished block uploads (saves whose process died) dropped by prefix
+ * and age, as gc does for a job's packs; committed blobs never touched. */
+static void
+test_stale_uploads(struct sr_store *st, const char *ep)
+{
+	char err[SR_ERRMAX], got[8192], *elsewhere;
+	struct sr_object_info info;
+	int n, rc;
+
+	is_int(su_dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
+	    "a save dies mid-upload, its blocks left uncommitted");
+	is_int(su_dying_upload(url, "gcjob/packs/0000000004-dd.tar"), 0,
+	    "a save of gcjob dies mid-upload");
+	is_int(su_dying_upload(url, "job/other"), 0, "an upload of job/other dies");
+	is_int(su_dying_upload(url, "jobs/packs/x"), 0, "an upload of jobs/packs/x dies");
+	/* one block in flight: 5 of its 6 have landed when it dies */
+	elsewhere = sr_asprintf("az://%s/%s/elsewhere/?endpoint=%s&block_size=1MiB&concurrency=1",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, ep);
+	is_int(su_dying_upload(elsewhere, "job/packs/0000000003-cc.tar"), 0,
+	    "an upload outside the store dies");
+	is_int(sr_store_put(st, "job/packs/0000000009-zz.tar", "pack", 4, SR_PUT_OVERWRITE, NULL,
+	    NULL, err), 0, "a committed pack");
+	uncommitted("run 1/job", got, sizeof got);
+	is_str(got, "run 1/job/other\trun 1/job/packs/0000000001-aa.tar\trun 1/jobs/packs/x",
+	    "the CLI lists the three uncommitted blobs under run 1/job");
+
+	n = -1;
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() - 3600, &n, err), 0,
+	    "abort uploads started over an hour ago");
+	is_int(n, 0, "... none is that old");
+	rc = sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err);
+	is_int(rc, 0, "abort uploads under job/packs/ started before a minute from now");
+	if (rc != 0)
+		printf("# %s\n", err);
+	is_int(n, 1, "... one aborted");
+	uncommitted("run 1/job", got, sizeof got);
+	is_str(got, "run 1/job/other\trun 1/jobs/packs/x",
+	    "... exactly the one under the prefix; the other keys keep theirs");
+	uncommitted("elsewhere/", got, sizeof got);
+	is_str(got, "elsewhere/job/packs/0000000003-cc.tar", "... as does the key outside the store");
+	is_int(sr_store_head(st, "job/packs/0000000009-zz.tar", &info, err), 0,
+	    "the committed pack stays");
+	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err), 0,
+	    "abort again");
+	is_int(n, 0, "... nothing left to abort");
+	is_int(sr_store_abort_stale_uploads(st, "/job", sr_now(), &n, err), SR_STORE_ERROR,
+	    "a bad prefix is refused");
+	is_str(err, "abort uploads /job: invalid prefix: starts with '/' (keys are relative to "
+	    "the store)", "... message");
+
+	/* gc: only the job's packs, only uploads older than the age given */
+	rc = sr_ckpt_gc(st, "gcjob", 1, NULL, err);
+	is_int(rc, 0, "gc gcjob");
+	if (rc != 0)
+		printf("# %s\n", err);
+	uncommitted("run 1/gcjob/", got, sizeof got);
+	is_str(got, "run 1/gcjob/packs/0000000004-dd.tar",
+	    "gc: an upload younger than a day is left alone (a save in flight)");
+	{
+		char said[SR_ERRMAX] = "";
+		struct sr_ckpt_opts o = { .log = say_cb, .log_arg = said };
+		uint64_t freed = 1;
+
+		rc = sr_ckpt_gc_log(st, &o, "gcjob", 1, sr_now() + 60, &freed, err);
+		is_int(rc, 0, "gc gcjob, aborting uploads started before a minute from now");
+		if (rc != 0)
+			printf("# %s\n", err);
+		is_str(said, "gc gcjob: aborted 1 unfinished pack upload left by saves that never "
+		    "finished", "gc: says how many it aborted");
+		ok(freed == 0, "gc: no object deleted");
+	}
+	uncommitted("run 1/gcjob/", got, sizeof got);
+	is_str(got, "", "gc: the pack's blocks are gone");
+	free(elsewhere);
+}
+
 /* A restore reads each chunk in pieces that end at the pack's multiples of
  * block_size, concurrency pieces at a time (sr_store_read_plan): 16 MiB
  * chunks of noise in 1 MiB pieces. Byte-exact with 4 streams and with 1. */
@@ -479,6 +572,7 @@ main(void)
 	test_conditional(st);
 	test_ranges_and_blocks(st, ep);
 	test_many(st);
+	test_stale_uploads(st, ep);
 	test_errors(ep);
 	test_restore_pieces(st, ep);
 	sr_store_close(st);
