@@ -16,11 +16,12 @@
 #include "units.h"
 #include "util.h"
 
-/* The variables that hold keys (creds.c reads them): never written into
- * user-data, and a value of theirs is refused in any option. */
+/* The variables that hold keys (the stores' credentials read them): never
+ * written into user-data, and a value of theirs is refused in any option. */
 static const char *const key_vars[] = {
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"AWS_SECURITY_TOKEN", "GS_ACCESS_KEY_ID", "GS_SECRET_ACCESS_KEY",
+	"AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING",
 };
 /* A value of the environment this short is no key (real ones are 20 or more
  * characters): shorter ones are not looked for, or every option would match. */

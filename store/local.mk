@@ -54,6 +54,11 @@ check_PROGRAMS += tests/t-az-sign
 tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
-check_PROGRAMS += tests/t-store-az
+check_PROGRAMS += tests/t-store-az tests/t-az-creds
 tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
 	tests/mdemu-util.h tests/ckpt-util.h
+# Its credentials, each source against Azurite; tests/mdemu is the managed
+# identity's token service.
+tests_t_az_creds_SOURCES = tests/t-az-creds.c tests/tap.h tests/az-util.h tests/store-util.h \
+	tests/mdemu-util.h
+EXTRA_tests_t_az_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)

@@ -92,23 +92,43 @@ au_require(void)
 	atexit(au_cli_dir_rm);
 }
 
-/* The shell command that runs the Azure CLI with args against Azurite: the
- * connection string is built by the shell from the environment, so no
- * secret is in any process's argv; malloc'd. */
+/* The shell command that runs the Azure CLI with args against Azurite
+ * (with tls the HTTPS one, its CA trusted): the connection string is built
+ * by the shell from the environment, so no secret is in any process's
+ * argv; malloc'd. */
 AU_FN char *
-au_cli_cmd(const char *fmt, va_list ap)
+au_cli_cmd(int tls, const char *fmt, va_list ap)
 {
 	char *args, *cmd;
 
 	if (vasprintf(&args, fmt, ap) == -1)
 		sr_fatal("vasprintf: out of memory");
-	cmd = sr_asprintf("export AZURE_CONFIG_DIR='%s' AZURE_CORE_COLLECT_TELEMETRY=no "
-	    "AZURE_STORAGE_CONNECTION_STRING=\"DefaultEndpointsProtocol=http;"
+	cmd = sr_asprintf("export AZURE_CONFIG_DIR='%s' AZURE_CORE_COLLECT_TELEMETRY=no %s"
+	    "AZURE_STORAGE_CONNECTION_STRING=\"DefaultEndpointsProtocol=%s;"
 	    "AccountName=$SPOTRUN_TEST_AZ_ACCOUNT;AccountKey=$SPOTRUN_TEST_AZ_KEY;"
-	    "BlobEndpoint=$SPOTRUN_TEST_AZ_ENDPOINT;\"; unset AZURE_STORAGE_KEY "
-	    "AZURE_STORAGE_ACCOUNT AZURE_STORAGE_SAS_TOKEN; az %s", au_cli_dir, args);
+	    "BlobEndpoint=$SPOTRUN_TEST_AZ_%sENDPOINT;\"; unset AZURE_STORAGE_KEY "
+	    "AZURE_STORAGE_ACCOUNT AZURE_STORAGE_SAS_TOKEN; az %s", au_cli_dir,
+	    tls ? "REQUESTS_CA_BUNDLE=\"$SPOTRUN_TEST_AZ_CA\" " : "", tls ? "https" : "http",
+	    tls ? "TLS_" : "", args);
 	free(args);
 	return cmd;
+}
+
+/* The Azure CLI against the HTTPS Azurite; its exit status. */
+AU_FN int
+au_cli_tls(const char *fmt, ...)
+{
+	va_list ap;
+	char *cmd;
+	int rc;
+
+	va_start(ap, fmt);
+	cmd = au_cli_cmd(1, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	rc = system(cmd);
+	free(cmd);
+	return rc;
 }
 
 /* The Azure CLI; its exit status. */
@@ -120,7 +140,7 @@ au_cli(const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	cmd = au_cli_cmd(fmt, ap);
+	cmd = au_cli_cmd(0, fmt, ap);
 	va_end(ap);
 	fflush(stdout);
 	rc = system(cmd);
@@ -140,7 +160,7 @@ au_cli_out(char *out, size_t len, const char *fmt, ...)
 	int rc = -1;
 
 	va_start(ap, fmt);
-	cmd = au_cli_cmd(fmt, ap);
+	cmd = au_cli_cmd(0, fmt, ap);
 	va_end(ap);
 	out[0] = '\0';
 	fflush(stdout);

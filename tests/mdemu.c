@@ -14,7 +14,7 @@
  *              [-W SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
  *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS]
- *              [-I SECS] [-6]
+ *              [-I SECS] [-J SECS] [-j SECS] [-6]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
  *   -6  listen on [::1] instead of 127.0.0.1 (the IPv6 endpoint's path)
  *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
@@ -63,6 +63,16 @@
  *       "emu-secret-<N>", Token "emu-token-<N>", N = 1, 2, ... so that a
  *       refresh shows) expiring SECS after that request (default 3600);
  *       .../security-credentials/ lists the role "spotrun-role"
+ *   -J  Azure managed identity: GET /metadata/identity/oauth2/token
+ *       (api-version, resource=https://storage.azure.com/, an optional
+ *       client_id) hands out a new token each time: an unsigned JWT (as
+ *       Azurite's --oauth basic takes them: aud https://storage.azure.com,
+ *       iss https://sts.windows.net/TENANT/, iat and nbf now, exp SECS
+ *       ahead, "n" the token's number 1, 2, ...) with expires_on = exp;
+ *       without -J the route answers 400 "Identity not found" (a VM with
+ *       no identity). Logged as ".. -> 200 token=N client=<id|->".
+ *   -j  ... but claim expires_on SECS ahead (a token the server rejects
+ *       before the client expects: its refresh on 403)
  * Azure requests (paths under /metadata/) without Metadata: true get 400;
  * they are logged as "METHOD PATH metadata=<header|-> -> STATUS", a GET of
  * scheduledevents with " incarnation=N" appended, a POST with
@@ -143,6 +153,9 @@ struct emu {
 	unsigned long serial;
 	double role_ttl;		/* -I: seconds each role key set lives */
 	unsigned long role_serial;	/* role key sets handed out */
+	double mi_ttl;			/* -J: seconds a token lives; < 0: no identity */
+	double mi_claim;		/* -j: expires_on claimed; < 0: the real one */
+	unsigned long mi_serial;	/* tokens handed out */
 };
 
 static double
@@ -588,6 +601,82 @@ az_events(struct emu *e, int fd, char *tail, size_t len)
 	snprintf(tail, len, "200 incarnation=%d", inc);
 }
 
+/* base64url of n bytes of s, no padding, into out. */
+static void
+b64url(const char *s, size_t n, char *out)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	size_t i, o = 0;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		unsigned v = (unsigned char)s[i] << 16 | (unsigned char)s[i + 1] << 8 |
+		    (unsigned char)s[i + 2];
+
+		out[o++] = tab[v >> 18];
+		out[o++] = tab[(v >> 12) & 63];
+		out[o++] = tab[(v >> 6) & 63];
+		out[o++] = tab[v & 63];
+	}
+	if (n - i == 1) {
+		unsigned v = (unsigned char)s[i] << 16;
+
+		out[o++] = tab[v >> 18];
+		out[o++] = tab[(v >> 12) & 63];
+	} else if (n - i == 2) {
+		unsigned v = (unsigned char)s[i] << 16 | (unsigned char)s[i + 1] << 8;
+
+		out[o++] = tab[v >> 18];
+		out[o++] = tab[(v >> 12) & 63];
+		out[o++] = tab[(v >> 6) & 63];
+	}
+	out[o] = '\0';
+}
+
+/* The managed identity's token route; its log tail into tail. */
+static void
+az_token(struct emu *e, int fd, const char *path, char *tail, size_t len)
+{
+	static const char hdr[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+	const char *cid = strstr(path, "client_id=");
+	char payload[512], h64[64], p64[720], tok[1024], body[2048], client[64] = "-";
+	long now = (long)wall(), exp;
+	unsigned long n;
+
+	if (strstr(path, "resource=https%3A%2F%2Fstorage.azure.com%2F") == NULL &&
+	    strstr(path, "resource=https://storage.azure.com/") == NULL) {
+		reply_str(fd, 400, "{\"error\":\"invalid_resource\",\"error_description\":"
+		    "\"AADSTS500011: The resource principal was not found\"}");
+		snprintf(tail, len, "400");
+		return;
+	}
+	if (e->mi_ttl < 0) {
+		reply_str(fd, 400, "{\"error\":\"invalid_request\",\"error_description\":"
+		    "\"Identity not found\"}");
+		snprintf(tail, len, "400");
+		return;
+	}
+	if (cid != NULL)
+		snprintf(client, sizeof client, "%.*s", (int)strcspn(cid + 10, "&"), cid + 10);
+	n = ++e->mi_serial;
+	exp = now + (long)e->mi_ttl;
+	snprintf(payload, sizeof payload, "{\"aud\":\"https://storage.azure.com\","
+	    "\"iss\":\"https://sts.windows.net/72f988bf-86f1-41af-91ab-2d7cd011db47/\","
+	    "\"iat\":%ld,\"nbf\":%ld,\"exp\":%ld,\"oid\":\"mdemu\",\"n\":%lu}",
+	    now, now, exp, n);
+	b64url(hdr, strlen(hdr), h64);
+	b64url(payload, strlen(payload), p64);
+	snprintf(tok, sizeof tok, "%s.%s.bWRlbXUtdW5zaWduZWQ", h64, p64);
+	snprintf(body, sizeof body, "{\"access_token\":\"%s\",\"client_id\":\"%s\","
+	    "\"expires_in\":\"%ld\",\"expires_on\":\"%ld\",\"ext_expires_in\":\"%ld\","
+	    "\"not_before\":\"%ld\",\"resource\":\"https://storage.azure.com/\","
+	    "\"token_type\":\"Bearer\"}", tok, client[0] != '-' ? client :
+	    "d7a1e1a4-0000-4000-8000-00000000beef", (long)e->mi_ttl,
+	    e->mi_claim >= 0 ? now + (long)e->mi_claim : exp, (long)e->mi_ttl, now);
+	reply(fd, 200, "Content-Type: application/json\r\n", body, strlen(body));
+	snprintf(tail, len, "200 token=%lu client=%s", n, client);
+}
+
 /* Answer an Azure request (path under /metadata/); 1 when it parks. */
 static int
 serve_azure(struct emu *e, struct conn *k, const char *req, const char *method,
@@ -637,6 +726,9 @@ serve_azure(struct emu *e, struct conn *k, const char *req, const char *method,
 	    "&format=text") == 0) {
 		reply_str(k->fd, 200, AZ_VM);
 		snprintf(tail, sizeof tail, "200");
+	} else if (n == strlen("/metadata/identity/oauth2/token") &&
+	    strncmp(path, "/metadata/identity/oauth2/token", n) == 0) {
+		az_token(e, k->fd, path, tail, sizeof tail);
 	} else if (strcmp(path, "/metadata/instance/compute?api-version=2021-02-01") == 0) {
 		reply_str(k->fd, 200, "{\"location\":\"eastus\",\"name\":\"" AZ_VM "\","
 		    "\"priority\":\"Spot\",\"vmId\":\"02aab8a4-74ef-476e-8182-f6d2ba4166a6\","
@@ -798,7 +890,7 @@ usage(void)
 	fprintf(stderr, "usage: mdemu [-p PORTFILE] [-l LOGFILE] [-T SECS] [-A ACTION] "
 	    "[-W SECS] [-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
 	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS] "
-	    "[-I SECS] "
+	    "[-I SECS] [-J SECS] [-j SECS] "
 	    "[-6]\n");
 	exit(2);
 }
@@ -823,7 +915,8 @@ main(int argc, char **argv)
 	e.az_at = e.az_other_at = e.az_delay = -1;
 	e.az_type = "Preempt";
 	e.role_ttl = 3600;
-	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:6")) != -1) {
+	e.mi_ttl = e.mi_claim = -1;
+	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:J:j:6")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -851,6 +944,8 @@ main(int argc, char **argv)
 		case 'z': e.az_delay = atof(optarg); break;
 		case 'n': e.az_noname = atof(optarg); break;
 		case 'I': e.role_ttl = atof(optarg); break;
+		case 'J': e.mi_ttl = atof(optarg); break;
+		case 'j': e.mi_claim = atof(optarg); break;
 		case '6': v6 = 1; break;
 		default: usage();
 		}

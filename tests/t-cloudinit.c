@@ -219,6 +219,9 @@ test_credentials(void)
 	o.idle_command = "env GS_ACCESS_KEY_ID=GOOG poweroff";
 	snprintf(want, sizeof want, "--idle-command sets GS_ACCESS_KEY_ID: %s", why);
 	refused(&o, want, "a GCS key variable set in the idle command");
+	o.idle_command = "env AZURE_STORAGE_SAS_TOKEN=sv=x poweroff";
+	snprintf(want, sizeof want, "--idle-command sets AZURE_STORAGE_SAS_TOKEN: %s", why);
+	refused(&o, want, "an Azure SAS variable set in the idle command");
 
 	o.idle_command = sr_asprintf("curl -H 'x: %s' http://x", secret);
 	snprintf(want, sizeof want, "--idle-command holds the value of $AWS_SECRET_ACCESS_KEY: %s",

@@ -133,7 +133,8 @@ conn_parse(const char *s, struct conn *c, char *err)
 }
 
 /* The account the credentials beside AZURE_STORAGE_ACCOUNT (or a
- * connection string's AccountName, from) are for must be the store's. */
+ * connection string's AccountName, from) are for must be the store's;
+ * err is prefixed by what when it is not NULL. */
 static int
 same_account(const char *account, const char *other, const char *from, const char *what,
     char *err)
@@ -142,8 +143,9 @@ same_account(const char *account, const char *other, const char *from, const cha
 
 	if (other == NULL || strcmp(other, account) == 0)
 		return 0;
-	return sr_err(err, "%s: %s names account %s, but the store is in account %s; use the "
-	    "credentials of %s", what, from, shown(other, b, sizeof b), account, account);
+	return sr_err(err, "%s%s%s names account %s, but the store is in account %s; use the "
+	    "credentials of %s", what != NULL ? what : "", what != NULL ? ": " : "", from,
+	    shown(other, b, sizeof b), account, account);
 }
 
 int
@@ -160,13 +162,11 @@ sr_az_env_endpoint(const char *account, char *endpoint, size_t len, char *err)
 		return -1;
 	if ((v = conn_get(&c, "UseDevelopmentStorage")) != NULL && strcasecmp(v, "true") == 0) {
 		rc = same_account(account, SR_AZ_DEV_ACCOUNT,
-		    "AZURE_STORAGE_CONNECTION_STRING (UseDevelopmentStorage=true)",
-		    "use the connection string", err);
+		    "AZURE_STORAGE_CONNECTION_STRING (UseDevelopmentStorage=true)", NULL, err);
 		if (rc == 0)
 			snprintf(endpoint, len, "%s", SR_AZ_DEV_ENDPOINT);
 	} else if ((rc = same_account(account, conn_get(&c, "AccountName"),
-	    "AZURE_STORAGE_CONNECTION_STRING's AccountName", "use the connection string",
-	    err)) == 0) {
+	    "AZURE_STORAGE_CONNECTION_STRING's AccountName", NULL, err)) == 0) {
 		proto = conn_get(&c, "DefaultEndpointsProtocol");
 		suffix = conn_get(&c, "EndpointSuffix");
 		if ((v = conn_get(&c, "BlobEndpoint")) != NULL)
