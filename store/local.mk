@@ -54,7 +54,7 @@ check_PROGRAMS += tests/t-az-sign
 tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
-check_PROGRAMS += tests/t-store-az tests/t-az-creds
+check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults
 tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
 	tests/mdemu-util.h tests/ckpt-util.h
 # Its credentials, each source against Azurite; tests/mdemu is the managed
@@ -62,3 +62,7 @@ tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/
 tests_t_az_creds_SOURCES = tests/t-az-creds.c tests/tap.h tests/az-util.h tests/store-util.h \
 	tests/mdemu-util.h
 EXTRA_tests_t_az_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
+# Its requests through tests/faultproxy (tests/local.mk builds it).
+tests_t_az_faults_SOURCES = tests/t-az-faults.c tests/tap.h tests/az-util.h tests/store-util.h \
+	tests/mdemu-util.h
+EXTRA_tests_t_az_faults_DEPENDENCIES = tests/faultproxy$(EXEEXT)
