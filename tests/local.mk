@@ -47,6 +47,11 @@ EXTRA_DIST += tests/gcsemu.py
 # a Ceph RGW of the test's own whose gateway it kills), and clock skew and
 # TLS against the shared one.
 dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
+# Azure Blob: Azurite (tests/azurite.sh, started by build-aux/test-all), the
+# shell tests' helpers (tests/az-env.sh), spotrun run/ls/gc on az:// and
+# interop with the Azure CLI.
+EXTRA_DIST += tests/azurite.sh tests/az-env.sh tests/az-util.h
+dist_check_SCRIPTS += tests/t86-az-run.sh
 EXTRA_DIST += tests/jobs/chainjob.py
 # The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
 # slurmd (Debian's slurm-wlm) that the test starts on loopback with
