@@ -64,23 +64,14 @@ au_isolate(void)
 		sr_fatal("%s", err);
 }
 
-/* Skip the whole test without Azurite (fail when it is required), else put
- * its account and key where spotrun looks first (AZURE_STORAGE_ACCOUNT and
- * AZURE_STORAGE_KEY) and make the Azure CLI's directory. */
+/* Put Azurite's account and key where spotrun looks first
+ * (AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY), this machine's Azure
+ * set-up out of the way, and make the Azure CLI's directory. */
 AU_FN void
-au_require(void)
+au_setup(void)
 {
 	char tmpl[4096];
 
-	if (su_env("SPOTRUN_TEST_AZ_ENDPOINT")[0] == '\0') {
-		if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_AZ"), "1") == 0) {
-			ok(0, "no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset) and "
-			    "SPOTRUN_TEST_REQUIRE_AZ=1: build-aux/test-all could not start it");
-			exit(tap_done());
-		}
-		tap_skip_all("no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset; build-aux/test-all "
-		    "starts it)");
-	}
 	au_isolate();
 	setenv("AZURE_STORAGE_ACCOUNT", su_env("SPOTRUN_TEST_AZ_ACCOUNT"), 1);
 	setenv("AZURE_STORAGE_KEY", su_env("SPOTRUN_TEST_AZ_KEY"), 1);
@@ -90,6 +81,45 @@ au_require(void)
 		sr_fatal("mkdtemp %s: %s", tmpl, strerror(errno));
 	snprintf(au_cli_dir, sizeof au_cli_dir, "%s", tmpl);
 	atexit(au_cli_dir_rm);
+}
+
+/* Skip the whole test without Azurite (fail when it is required), else
+ * au_setup. */
+AU_FN void
+au_require(void)
+{
+	if (su_env("SPOTRUN_TEST_AZ_ENDPOINT")[0] == '\0') {
+		if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_AZ"), "1") == 0) {
+			ok(0, "no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset) and "
+			    "SPOTRUN_TEST_REQUIRE_AZ=1: build-aux/test-all could not start it");
+			exit(tap_done());
+		}
+		tap_skip_all("no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset; build-aux/test-all "
+		    "starts it)");
+	}
+	au_setup();
+}
+
+AU_FN void au_container_new(char *out, size_t len, const char *tag);
+
+/* For a test whose Azure part is one of several: without Azurite one TAP
+ * line (a skip, or a failure when it is required) and 0; else au_setup, a
+ * new container named into out, and 1. */
+AU_FN int
+au_start(char *out, size_t len, const char *tag)
+{
+	if (su_env("SPOTRUN_TEST_AZ_ENDPOINT")[0] == '\0') {
+		if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_AZ"), "1") == 0)
+			ok(0, "no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset) and "
+			    "SPOTRUN_TEST_REQUIRE_AZ=1: build-aux/test-all could not start it");
+		else
+			ok(1, "the Azurite part # SKIP no Azurite (SPOTRUN_TEST_AZ_ENDPOINT unset; "
+			    "build-aux/test-all starts it)");
+		return 0;
+	}
+	au_setup();
+	au_container_new(out, len, tag);
+	return 1;
 }
 
 /* The shell command that runs the Azure CLI with args against Azurite

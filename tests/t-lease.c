@@ -1,5 +1,6 @@
 /*
- * t-lease.c: the job lease (queue/lease.h) on file:// and on Ceph RGW:
+ * t-lease.c: the job lease (queue/lease.h) on file://, on Ceph RGW and on
+ * Azurite (az://):
  * claim create-only and by CAS with epoch + 1, its JSON, who holds it and
  * until when, renew, released and terminal states, requeue, expiry and the
  * same-host rule (a dead pid is taken over at once, a live or remote one
@@ -30,6 +31,7 @@
 #include "mdemu-util.h"
 #include "s3-util.h"
 #include "queue-util.h"
+#include "az-util.h"
 #include "util.h"
 
 static struct sr_lease_owner A, B, X;
@@ -674,6 +676,13 @@ main(void)
 		suite("RGW", 0);
 		test_keeper_giveup(bucket);
 		su_bucket_rm(bucket);
+	}
+	if (au_start(bucket, sizeof bucket, "t-lease")) {
+		snprintf(store_url, sizeof store_url, "az://%s/%s/leases?endpoint=%s",
+		    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), bucket, su_env("SPOTRUN_TEST_AZ_ENDPOINT"));
+		url = store_url;
+		suite("Azurite", 0);
+		au_container_rm(bucket);
 	}
 	return tap_done();
 }

@@ -1,5 +1,5 @@
 /*
- * t-queue.c: the queue (queue/queue.h) on file:// and on Ceph RGW: the
+ * t-queue.c: the queue (queue/queue.h) on file://, Ceph RGW and Azurite: the
  * default URL and Q/ckpt, submitting (the exact keys, create-only ids:
  * the same job twice is "already in the queue", a submission cut short is
  * completed), pending markers in priority order with the GPU filter,
@@ -26,6 +26,7 @@
 #include "mdemu-util.h"
 #include "s3-util.h"
 #include "queue-util.h"
+#include "az-util.h"
 #include "util.h"
 
 #define T0 1764560000.0		/* 2025-12-01T03:33:20Z */
@@ -1005,6 +1006,17 @@ main(void)
 		url = qurl;
 		suite("RGW", own, 1);
 		su_bucket_rm(bucket);
+	}
+	if (au_start(bucket, sizeof bucket, "t-queue")) {
+		const char *acct = su_env("SPOTRUN_TEST_AZ_ACCOUNT"), *ep =
+		    su_env("SPOTRUN_TEST_AZ_ENDPOINT");
+
+		snprintf(qurl, sizeof qurl, "az://%s/%s/queue?endpoint=%s", acct, bucket, ep);
+		snprintf(qurl2, sizeof qurl2, "az://%s/%s/queue2?endpoint=%s", acct, bucket, ep);
+		snprintf(own, sizeof own, "az://%s/%s/own?endpoint=%s", acct, bucket, ep);
+		url = qurl;
+		suite("Azurite", own, 1);
+		au_container_rm(bucket);
 	}
 	return tap_done();
 }
