@@ -18,6 +18,9 @@
  *    write lands, the connection is reset before the reply): the retry's
  *    412 is recognised as the writer's own write (success), and a lost
  *    reply to a write that really lost its race is still a lost race.
+ * Then 1 and 2 again on Azure Blob (Azurite, az://), whose create-only and
+ * compare-and-swap are If-None-Match: * and If-Match too (its lost replies
+ * are tests/t-az-faults.c's).
  * Afterwards every committed manifest restores its writer's files: no
  * committed manifest references missing data. Skips without a server
  * unless SPOTRUN_TEST_REQUIRE_S3=1 (then fails).
@@ -36,6 +39,7 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "s3-util.h"
+#include "az-util.h"
 
 #include "catalog.h"
 #include "ckpt.h"
@@ -562,6 +566,19 @@ main(void)
 	test_lost_reply();
 	sr_store_close(st);
 	su_bucket_rm(bucket);
+	/* the same commit races on Azure Blob */
+	if (au_start(bucket, sizeof bucket, "t-s3-race")) {
+		free(url);
+		url = sr_asprintf("az://%s/%s/jobs?endpoint=%s&block_size=1MiB&concurrency=4",
+		    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), bucket, su_env("SPOTRUN_TEST_AZ_ENDPOINT"));
+		printf("# == Azurite: %s\n", url);
+		st = su_store_open(url, 1);
+		test_commit_race(st, srcs);
+		test_latest_race(st);
+		test_restore_all(st, srcs);
+		sr_store_close(st);
+		au_container_rm(bucket);
+	}
 	if (getenv("TU_KEEP") == NULL)
 		tu_rmtree(top);
 	for (i = 0; i < NW; i++)
