@@ -140,3 +140,37 @@ sr_creds_none_found(char *err, const char *what, const char *tried, const char *
 	return sr_err(err, "%s: none found; tried %.*s...; %s", what, (int)(room - 3),
 	    tried, fix);
 }
+
+const char *
+sr_creds_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+int
+sr_creds_copy(char *dst, size_t len, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= len)
+		return -1;
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+const char *
+sr_creds_shown(const char *s, size_t max, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s[i] != '\0' && i < max && n + 4 < len; i++)
+		buf[n++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	if (s[i] != '\0' && n + 4 < len) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}

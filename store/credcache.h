@@ -64,6 +64,15 @@ void sr_creds_chain_free(struct sr_creds_chain *c);
  * (the sources and why each gave nothing) shortened to fit; -1. */
 int sr_creds_none_found(char *err, const char *what, const char *tried, const char *fix);
 
+/* For resolvers: an environment variable, NULL when unset or empty (as
+ * the clouds' CLIs read them). */
+const char *sr_creds_env(const char *name);
+/* Copy v into dst (len bytes): 0, or -1 when it does not fit. */
+int sr_creds_copy(char *dst, size_t len, const char *v);
+/* A setting or reply field fit to quote (never a secret): printable ASCII
+ * (others as '?'), cut to max characters with "..." after, into buf. */
+const char *sr_creds_shown(const char *s, size_t max, char *buf, size_t len);
+
 /* Wipe a credentials copy (explicit_bzero), e.g. before freeing it.
  * Inline, so that the pieces under a chain can wipe what they fill
  * without depending on the chain. */

@@ -8,11 +8,12 @@ libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/
 	-I$(top_srcdir)/store/azure
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h
 # What the network stores' families share: the request engine (xfer.c),
-# parallel part uploads (parts.c), the XML walker (xmlwalk.c), the upload
-# checksums (digest.c) and the credentials cache (credcache.c).
+# parallel part uploads (parts.c), the operations they do alike (netops.c),
+# the XML walker (xmlwalk.c), the upload checksums (digest.c) and the
+# credentials cache (credcache.c).
 libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
 	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/credcache.c \
-	store/credcache.h
+	store/credcache.h store/netops.c store/netops.h store/netopts.c
 check_PROGRAMS += tests/t-digest
 tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
@@ -50,8 +51,9 @@ EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
 libstore_a_SOURCES += store/azure/az.c store/azure/az.h store/azure/az-sign.c store/azure/az-sign.h \
 	store/azure/az-creds.c store/azure/az-creds.h store/azure/az-xml.c store/azure/az-xml.h \
 	store/azure/az-blocks.c store/azure/az-blocks.h store/azure/store-az.c
-check_PROGRAMS += tests/t-az-sign
+check_PROGRAMS += tests/t-az-sign tests/t-az-xml
 tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
+tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
 check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults

@@ -25,6 +25,7 @@
 #include "xfer.h"
 
 #define POLL_MS		100	/* longest sleep of the upload thread */
+#define DRAIN_MAX	2.0	/* seconds an ending upload lets its parts in flight end */
 
 /* P_HASHING: waiting for (or under) its MD5; P_QUEUED: ready to send. */
 enum part_state { P_HASHING, P_QUEUED, P_ACTIVE, P_WAITING, P_DONE };
@@ -237,27 +238,44 @@ upload_thread(void *arg)
 {
 	struct sr_parts *m = arg;
 	struct part *start[64];
+	double drain_until = 0;
 
 	for (;;) {
-		int n = 0, active = 0, i, running, wait_ms = POLL_MS, left;
+		int n = 0, active = 0, i, running, wait_ms = POLL_MS, left, hurry, draining;
 		double now = sr_mono();
 		CURLMsg *msg;
 
 		pthread_mutex_lock(&m->lock);
-		if (sr_flag_get(m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline)) {
+		hurry = sr_flag_get(m->cancel) || (m->deadline > 0 && sr_now() >= m->deadline);
+		if (hurry) {
 			char why[SR_ERRMAX];
 
 			snprintf(why, sizeof why, "%s: %s", m->what, sr_flag_get(m->cancel) ?
 			    "cancelled" : "the checkpoint's deadline passed");
 			fail_locked(m, why);
 		}
-		if (m->stop || m->failed || (m->finishing && m->pending == 0)) {
+		if (m->finishing && m->pending == 0) {
 			pthread_mutex_unlock(&m->lock);
 			break;
 		}
 		for (i = 0; i < m->nparts; i++)
 			active += m->parts[i]->state == P_ACTIVE;
-		for (i = 0; i < m->nparts && active + n < m->concurrency && n < 64; i++) {
+		/* An upload that ends (aborted, or a part failed) lets the parts in
+		 * flight end first, DRAIN_MAX at most, and starts none: a part cut
+		 * off after its bytes reached the server can still land there,
+		 * after the abort (Azure keeps such a block as an uncommitted
+		 * blob). A cancel or a passed deadline does not wait. */
+		draining = m->stop || m->failed;
+		if (draining) {
+			if (drain_until == 0)
+				drain_until = now + DRAIN_MAX;
+			if (hurry || active == 0 || now >= drain_until) {
+				pthread_mutex_unlock(&m->lock);
+				break;
+			}
+		}
+		for (i = 0; !draining && i < m->nparts && active + n < m->concurrency && n < 64;
+		    i++) {
 			struct part *p = m->parts[i];
 
 			if (p->state == P_QUEUED || (p->state == P_WAITING && p->not_before <= now)) {

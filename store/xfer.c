@@ -593,6 +593,19 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 	return rc;
 }
 
+const char *
+sr_xfer_etag(struct sr_xfer *x, const struct sr_xfer_resp *resp)
+{
+	return x->fam->etag != NULL ? x->fam->etag(x->fam_arg, resp) : resp->etag;
+}
+
+int
+sr_xfer_missing(struct sr_xfer *x, const struct sr_xfer_resp *resp)
+{
+	return resp->status == 404 &&
+	    (x->fam->missing == NULL || x->fam->missing(x->fam_arg, resp));
+}
+
 int
 sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp, char *err)
 {

@@ -123,6 +123,11 @@ struct sr_xfer_family {
 	/* Describe a final non-2xx reply in err as "WHAT: reason" with the fix
 	 * where one is known; returns -1. */
 	int (*fail)(void *fam, const char *what, const struct sr_xfer_resp *resp, char *err);
+	/* The etag store.h's callers see in a 2xx reply; NULL: resp->etag. */
+	const char *(*etag)(void *fam, const struct sr_xfer_resp *resp);
+	/* Whether a 404 reply says the key is missing, not its bucket or
+	 * container; NULL: every 404 does. */
+	int (*missing)(void *fam, const struct sr_xfer_resp *resp);
 	/* Reply headers kept in resp->captured (NULL-terminated, at most
 	 * SR_XFER_CAPTURE_MAX; matched without regard to case). */
 	const char *capture[SR_XFER_CAPTURE_MAX + 1];
@@ -159,6 +164,10 @@ void sr_xfer_resp_free(struct sr_xfer_resp *resp);
 int sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *const *what,
     size_t n, int (*done)(void *arg, size_t i, const struct sr_xfer_resp *resp, char *err),
     void *arg, char *err);
+/* The etag of a 2xx reply as the family gives it (its etag hook). */
+const char *sr_xfer_etag(struct sr_xfer *x, const struct sr_xfer_resp *resp);
+/* Whether resp is a 404 for the key (the family's missing hook). */
+int sr_xfer_missing(struct sr_xfer *x, const struct sr_xfer_resp *resp);
 /* The family's description of a final non-2xx reply (its fail); -1. */
 int sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp,
     char *err);

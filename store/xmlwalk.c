@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <curl/curl.h>
 #include <expat.h>
 
 #include "util.h"
@@ -157,6 +158,128 @@ sr_xml_error(const char *body, size_t len, struct sr_xml_error *e)
 		return -1;
 	}
 	return 0;
+}
+
+struct list_state {
+	const struct sr_xml_listing *sh;
+	const char *base;
+	int (*fn)(const struct sr_object_info *, void *);
+	void *fn_arg;
+	char key[SR_XML_TEXT_MAX + 1];
+	int have_key;
+	struct sr_object_info info;
+	int truncated;
+	char *next;
+	int is_list;
+	char err[SR_ERRMAX];
+	int bad;
+};
+
+/* The path below root ("A/B" below "A" is "B"), or NULL. */
+static const char *
+below(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	return strncmp(path, root, n) == 0 && path[n] == '/' ? path + n + 1 : NULL;
+}
+
+static int
+list_end(const char *path, const char *text, void *arg)
+{
+	struct list_state *ls = arg;
+	const struct sr_xml_listing *sh = ls->sh;
+	const char *f;
+
+	if (strcmp(path, sh->root) == 0) {
+		ls->is_list = 1;
+		return 0;
+	}
+	if ((path = below(path, sh->root)) == NULL)
+		return 0;
+	if (text == NULL) {
+		snprintf(ls->err, sizeof ls->err, "read listing: <%s> is too long", path);
+		ls->bad = 1;
+		return -1;
+	}
+	if (sh->truncated != NULL && strcmp(path, sh->truncated) == 0)
+		ls->truncated = strcmp(text, "true") == 0;
+	else if (strcmp(path, sh->next) == 0) {
+		free(ls->next);
+		ls->next = text[0] != '\0' ? sr_strdup(text) : NULL;
+	} else if (strcmp(path, sh->entry) == 0) {
+		size_t blen = strlen(ls->base);
+		int rc = 0;
+
+		if (!ls->have_key) {
+			snprintf(ls->err, sizeof ls->err, "read listing: %s without <%s>",
+			    sh->entry_noun, sh->key);
+			ls->bad = 1;
+			return -1;
+		}
+		if (strlen(ls->key) > blen && strncmp(ls->key, ls->base, blen) == 0) {
+			ls->info.key = ls->key + blen;
+			rc = ls->fn(&ls->info, ls->fn_arg);
+		}
+		memset(&ls->info, 0, sizeof ls->info);
+		ls->have_key = 0;
+		return rc;
+	} else if ((f = below(path, sh->entry)) == NULL)
+		return 0;
+	else if (strcmp(f, sh->key) == 0) {
+		sr_xml_copy(ls->key, sizeof ls->key, text);
+		ls->have_key = 1;
+	} else if (strcmp(f, sh->size) == 0)
+		ls->info.size = strtoull(text, NULL, 10);
+	else if (strcmp(f, sh->mtime) == 0) {
+		double t = sr_xml_parse_iso8601(text);
+
+		if (t < 0)
+			t = (double)curl_getdate(text, NULL);
+		ls->info.mtime = t < 0 ? 0 : t;
+	} else if (strcmp(f, sh->etag) == 0) {
+		size_t n = strlen(text);
+
+		if (n >= 2 && text[0] == '"' && text[n - 1] == '"')
+			snprintf(ls->info.etag, sizeof ls->info.etag, "%.*s", (int)n - 2, text + 1);
+		else
+			sr_xml_copy(ls->info.etag, sizeof ls->info.etag, text);
+	}
+	return 0;
+}
+
+int
+sr_xml_list(const char *body, size_t len, const struct sr_xml_listing *shape,
+    const char *base, int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
+    int *truncated, char **next, char *err)
+{
+	struct list_state *ls = sr_calloc(1, sizeof *ls);
+	int rc;
+
+	*truncated = 0;
+	*next = NULL;
+	ls->sh = shape;
+	ls->base = base;
+	ls->fn = fn;
+	ls->fn_arg = arg;
+	rc = sr_xml_walk(body, len, list_end, ls, err);
+	if (shape->truncated == NULL)
+		ls->truncated = ls->next != NULL;
+	if (ls->bad)
+		rc = sr_err(err, "%s", ls->err);
+	else if (rc == 0 && !ls->is_list)
+		rc = sr_err(err, "read listing: the reply is not a%s %s",
+		    strchr("AEIOU", shape->root[0]) != NULL ? "n" : "", shape->root);
+	else if (rc == 0 && ls->truncated && ls->next == NULL)
+		rc = sr_err(err, "read listing: truncated without a %s", shape->next);
+	if (rc == 0) {
+		*truncated = ls->truncated;
+		*next = ls->next;
+		ls->next = NULL;
+	}
+	free(ls->next);
+	free(ls);
+	return rc;
 }
 
 double

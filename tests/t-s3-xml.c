@@ -73,9 +73,9 @@ uploads(const char *xml, struct ups *s, int *trunc, char **nk, char **ni, char *
 }
 
 static int
-list(const char *xml, size_t strip, struct seen *s, int *trunc, char **next, char *err)
+list(const char *xml, const char *base, struct seen *s, int *trunc, char **next, char *err)
 {
-	return sr_s3_xml_list(xml, strlen(xml), strip, 0, collect, s, trunc, next, err);
+	return sr_s3_xml_list(xml, strlen(xml), base, 0, collect, s, trunc, next, err);
 }
 
 int
@@ -150,7 +150,7 @@ main(void)
 
 	/* listing */
 	memset(&s, 0, sizeof s);
-	is_int(list(page1, 4, &s, &trunc, &next, err), 0, "page: read");
+	is_int(list(page1, "run/", &s, &trunc, &next, err), 0, "page: read");
 	is_int(s.n, 3, "page: three entries");
 	is_str(s.keys[0], "a b&c", "page: entity decoded, prefix stripped");
 	is_str(s.keys[1], "\xc3\xbc+x", "page: UTF-8 key");
@@ -166,32 +166,39 @@ main(void)
 	memset(&s, 0, sizeof s);
 	is_int(sr_s3_xml_list(S("<ListBucketResult><Contents><Key>g/k</Key><Generation>1733000000123456"
 	    "</Generation><MetaGeneration>1</MetaGeneration><ETag>\"abc\"</ETag><Size>3</Size>"
-	    "</Contents></ListBucketResult>"), 2, 1, collect, &s, &trunc, &next, err), 0,
+	    "</Contents></ListBucketResult>"), "g/", 1, collect, &s, &trunc, &next, err), 0,
 	    "GCS page: read");
 	is_str(s.etags[0], "1733000000123456", "GCS page: the etag is the generation");
 	is_str(s.keys[0], "k", "GCS page: key");
 
 	memset(&s, 0, sizeof s);
+	is_int(list("<ListBucketResult><Contents><Key>run/a</Key></Contents><Contents><Key>other/b"
+	    "</Key></Contents><Contents><Key>run/</Key></Contents></ListBucketResult>", "run/", &s,
+	    &trunc, &next, err), 0, "a page with keys outside the prefix");
+	is_int(s.n, 1, "... only the key under it is given (a server that ignores prefix=)");
+	is_str(s.keys[0], "a", "... stripped");
+
+	memset(&s, 0, sizeof s);
 	s.stop_at = 2;
-	is_int(list(page1, 4, &s, &trunc, &next, err), 7, "callback's stop value returned");
+	is_int(list(page1, "run/", &s, &trunc, &next, err), 7, "callback's stop value returned");
 	is_int(s.n, 2, "stopped after two");
 	ok(next == NULL, "no token on a stop");
 
 	memset(&s, 0, sizeof s);
-	is_int(list("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", 0, &s,
+	is_int(list("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", "", &s,
 	    &trunc, &next, err), 0, "empty last page");
 	ok(s.n == 0 && trunc == 0 && next == NULL, "empty last page: nothing, not truncated");
 
-	is_int(list("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", 0, &s,
+	is_int(list("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", "", &s,
 	    &trunc, &next, err), -1, "truncated without a token refused");
 	is_str(err, "read listing: truncated without a NextContinuationToken", "... message");
-	is_int(list("<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>", 0,
+	is_int(list("<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>", "",
 	    &s, &trunc, &next, err), -1, "entry without a key refused");
 	is_str(err, "read listing: an entry without <Key>", "... message");
-	is_int(list("<Error><Code>AccessDenied</Code></Error>", 0, &s, &trunc, &next, err), -1,
+	is_int(list("<Error><Code>AccessDenied</Code></Error>", "", &s, &trunc, &next, err), -1,
 	    "an error document is not a listing");
 	is_str(err, "read listing: the reply is not a ListBucketResult", "... message");
-	is_int(list("<ListBucketResult><Contents>", 0, &s, &trunc, &next, err), -1,
+	is_int(list("<ListBucketResult><Contents>", "", &s, &trunc, &next, err), -1,
 	    "cut-off XML refused");
 	ok(strncmp(err, "read reply: not XML: ", 21) == 0, "... message: %s", err);
 	{
@@ -202,7 +209,7 @@ main(void)
 		for (i = strlen(big); i < n; i++)
 			big[i] = 'k';
 		strcpy(big + n, "</Key></Contents></ListBucketResult>");
-		is_int(list(big, 0, &s, &trunc, &next, err), -1, "a 10000-byte key refused");
+		is_int(list(big, "", &s, &trunc, &next, err), -1, "a 10000-byte key refused");
 		is_str(err, "read listing: <Contents/Key> is too long", "... message");
 		free(big);
 	}
@@ -219,7 +226,7 @@ main(void)
 			o += (size_t)snprintf(deep + o, sizeof deep - o, "</a>");
 		snprintf(deep + o, sizeof deep - o, "</ListBucketResult>");
 		memset(&s, 0, sizeof s);
-		is_int(list(deep, 0, &s, &trunc, &next, err), 0, "deep nesting read");
+		is_int(list(deep, "", &s, &trunc, &next, err), 0, "deep nesting read");
 		is_int(s.n, 0, "deep nesting: no entries");
 	}
 
@@ -307,7 +314,7 @@ main(void)
 			if (k % 2 == 0)
 				n = (rng >> 8) % (n + 1);	/* and cut it short */
 			memset(&s, 0, sizeof s);
-			if (sr_s3_xml_list(m, n, 4, k % 2, collect, &s, &trunc, &next, err) == 0) {
+			if (sr_s3_xml_list(m, n, "run/", k % 2, collect, &s, &trunc, &next, err) == 0) {
 				accepted++;
 				too_many += s.n > 3;
 				free(next);

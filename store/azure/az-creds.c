@@ -45,31 +45,6 @@ struct conn {
 	int n;
 };
 
-/* An environment variable, NULL when unset or empty (as the CLI). */
-static const char *
-env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
-/* A reply field fit to quote (not a secret): printable ASCII, cut. */
-static const char *
-shown(const char *s, char *buf, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; s[i] != '\0' && n + 4 < len && i < SHOW_MAX; i++)
-		buf[n++] = isprint((unsigned char)s[i]) ? s[i] : '?';
-	if (s[i] != '\0' && n + 4 < len) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 static void
 conn_free(struct conn *c)
 {
@@ -145,13 +120,13 @@ same_account(const char *account, const char *other, const char *from, const cha
 		return 0;
 	return sr_err(err, "%s%s%s names account %s, but the store is in account %s; use the "
 	    "credentials of %s", what != NULL ? what : "", what != NULL ? ": " : "", from,
-	    shown(other, b, sizeof b), account, account);
+	    sr_creds_shown(other, SHOW_MAX, b, sizeof b), account, account);
 }
 
 int
 sr_az_env_endpoint(const char *account, char *endpoint, size_t len, char *err)
 {
-	const char *s = env("AZURE_STORAGE_CONNECTION_STRING"), *v, *proto, *suffix;
+	const char *s = sr_creds_env("AZURE_STORAGE_CONNECTION_STRING"), *v, *proto, *suffix;
 	struct conn c;
 	int rc = 0;
 
@@ -179,18 +154,6 @@ sr_az_env_endpoint(const char *account, char *endpoint, size_t len, char *err)
 	return rc;
 }
 
-/* Copy v into dst (len bytes); -1 when it does not fit. */
-static int
-put(char *dst, size_t len, const char *v)
-{
-	size_t n = strlen(v);
-
-	if (n >= len)
-		return -1;
-	memcpy(dst, v, n + 1);
-	return 0;
-}
-
 /* A SAS without its leading '?' into out->session_token. */
 static int
 put_sas(struct sr_creds *out, const char *sas, const char *from, char *err)
@@ -200,7 +163,7 @@ put_sas(struct sr_creds *out, const char *sas, const char *from, char *err)
 	if (*sas == '\0' || strchr(sas, '=') == NULL || strpbrk(sas, " \t\r\n#") != NULL)
 		return sr_err(err, "%s: %s is not a SAS token (sv=...&sig=..., as `az storage "
 		    "container generate-sas` prints it)", WHAT, from);
-	if (put(out->session_token, sizeof out->session_token, sas) == -1)
+	if (sr_creds_copy(out->session_token, sizeof out->session_token, sas) == -1)
 		return sr_err(err, "%s: %s is longer than %zu bytes", WHAT, from,
 		    sizeof out->session_token - 1);
 	out->form = SR_AZ_SAS;
@@ -229,7 +192,7 @@ from_conn(const char *account, const char *s, struct sr_creds *out, char *err)
 	    "AZURE_STORAGE_CONNECTION_STRING's AccountName", WHAT, err) == -1) {
 		rc = -1;
 	} else if ((v = conn_get(&c, "AccountKey")) != NULL) {
-		if (put(out->secret_key, sizeof out->secret_key, v) == -1)
+		if (sr_creds_copy(out->secret_key, sizeof out->secret_key, v) == -1)
 			sr_err(err, "%s: the AccountKey of AZURE_STORAGE_CONNECTION_STRING is longer "
 			    "than %zu bytes", WHAT, sizeof out->secret_key - 1);
 		else {
@@ -252,7 +215,7 @@ from_conn(const char *account, const char *s, struct sr_creds *out, char *err)
 static int
 from_identity(const char *base, struct sr_creds *out, char *err)
 {
-	const char *client = env("AZURE_CLIENT_ID");
+	const char *client = sr_creds_env("AZURE_CLIENT_ID");
 	const char *hdrs[] = { "Metadata: true", NULL };
 	char *url, *query, b1[SHOW_MAX + 4], b2[SHOW_MAX + 4], ierr[SR_ERRMAX];
 	struct sr_http_req rq = { .method = "GET", .headers = hdrs,
@@ -286,9 +249,9 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 		ed = json_object_get(o, "error_description");
 		if (json_is_string(e))
 			sr_err(err, "GET %s: HTTP status %ld: %s%s%s%s%s", url, resp.status,
-			    shown(json_string_value(e), b1, sizeof b1),
+			    sr_creds_shown(json_string_value(e), SHOW_MAX, b1, sizeof b1),
 			    json_is_string(ed) ? " (" : "",
-			    json_is_string(ed) ? shown(json_string_value(ed), b2, sizeof b2) : "",
+			    json_is_string(ed) ? sr_creds_shown(json_string_value(ed), SHOW_MAX, b2, sizeof b2) : "",
 			    json_is_string(ed) ? ")" : "", resp.status == 400 ?
 			    "; assign the VM a managed identity (`az vm identity assign`)" : "");
 		else
@@ -318,7 +281,7 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 		sr_err(err, "GET %s: expires_on is not a time in epoch seconds", url);
 		goto done;
 	}
-	if (put(out->session_token, sizeof out->session_token, json_string_value(tok)) == -1 ||
+	if (sr_creds_copy(out->session_token, sizeof out->session_token, json_string_value(tok)) == -1 ||
 	    strlen(json_string_value(tok)) != json_string_length(tok)) {
 		sr_err(err, "GET %s: the access_token is too long for spotrun (%zu bytes)", url,
 		    json_string_length(tok));
@@ -365,14 +328,14 @@ resolve(void *arg, struct sr_creds *out, char *err)
 	int r;
 
 	snprintf(out->access_key, sizeof out->access_key, "%s", account);
-	if ((v = env("AZURE_STORAGE_CONNECTION_STRING")) != NULL)
+	if ((v = sr_creds_env("AZURE_STORAGE_CONNECTION_STRING")) != NULL)
 		return from_conn(account, v, out, err) == 1 ? 0 : -1;
 
-	if ((v = env("AZURE_STORAGE_KEY")) != NULL) {
-		if (same_account(account, env("AZURE_STORAGE_ACCOUNT"), "AZURE_STORAGE_ACCOUNT",
+	if ((v = sr_creds_env("AZURE_STORAGE_KEY")) != NULL) {
+		if (same_account(account, sr_creds_env("AZURE_STORAGE_ACCOUNT"), "AZURE_STORAGE_ACCOUNT",
 		    WHAT, err) == -1)
 			return -1;
-		if (put(out->secret_key, sizeof out->secret_key, v) == -1)
+		if (sr_creds_copy(out->secret_key, sizeof out->secret_key, v) == -1)
 			return sr_err(err, "%s: AZURE_STORAGE_KEY is longer than %zu bytes", WHAT,
 			    sizeof out->secret_key - 1);
 		out->form = SR_AZ_SHARED_KEY;
@@ -380,8 +343,8 @@ resolve(void *arg, struct sr_creds *out, char *err)
 		return 0;
 	}
 
-	if ((v = env("AZURE_STORAGE_SAS_TOKEN")) != NULL) {
-		if (same_account(account, env("AZURE_STORAGE_ACCOUNT"), "AZURE_STORAGE_ACCOUNT",
+	if ((v = sr_creds_env("AZURE_STORAGE_SAS_TOKEN")) != NULL) {
+		if (same_account(account, sr_creds_env("AZURE_STORAGE_ACCOUNT"), "AZURE_STORAGE_ACCOUNT",
 		    WHAT, err) == -1 || put_sas(out, v, "AZURE_STORAGE_SAS_TOKEN", err) == -1)
 			return -1;
 		snprintf(out->source, sizeof out->source, "AZURE_STORAGE_SAS_TOKEN");
@@ -389,7 +352,7 @@ resolve(void *arg, struct sr_creds *out, char *err)
 	}
 	tried_add(tried, sizeof tried, "AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY and "
 	    "AZURE_STORAGE_SAS_TOKEN (not set)");
-	base = src->imds != NULL ? src->imds : env("SPOTRUN_AZURE_ENDPOINT");
+	base = src->imds != NULL ? src->imds : sr_creds_env("SPOTRUN_AZURE_ENDPOINT");
 	snprintf(b, sizeof b, "%s", base != NULL ? base : IMDS_DEFAULT);
 	n = strlen(b);
 	while (n > 0 && b[n - 1] == '/')

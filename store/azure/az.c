@@ -19,6 +19,7 @@
 #include "az-creds.h"
 #include "az-sign.h"
 #include "az.h"
+#include "netops.h"
 #include "store-int.h"
 #include "util.h"
 #include "xfer.h"
@@ -41,85 +42,28 @@ struct sr_az {
 
 /* ---- options ---- */
 
-/* "16M" -> bytes; 0 on a bad value. */
-static uint64_t
-parse_size(const char *v)
-{
-	char *end;
-	unsigned long long n = strtoull(v, &end, 10);
-	uint64_t mul = 1;
-
-	if (end == v || *v == '-')
-		return 0;
-	if (*end == 'K' || *end == 'k')
-		mul = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1024ULL * 1024 * 1024, end++;
-	if (*end == 'i' && mul > 1)
-		end++;
-	if (*end == 'B' && mul > 1)
-		end++;
-	if (*end != '\0')
-		return 0;
-	return (uint64_t)n * mul;
-}
-
-/* A whole number from lo to hi, else -1. */
-static long
-parse_int(const char *v, long lo, long hi)
-{
-	char *end;
-	long n = strtol(v, &end, 10);
-
-	return end != v && *end == '\0' && n >= lo && n <= hi ? n : -1;
-}
-
-static int
-bad_option(const char *url, const char *name, const char *why, char *err)
-{
-	return sr_err(err, "open store %s: option %s: %s", url, name, why);
-}
-
 /* Apply one "name=value" option; *endpoint gets the endpoint option. */
 static int
 apply_option(struct sr_az *a, const char *url, char *opt, char **endpoint, char *err)
 {
 	char *eq = strchr(opt, '=');
 	const char *v;
-	long n;
+	int r;
 
 	if (eq == NULL)
-		return bad_option(url, opt, "want name=value", err);
+		return sr_net_bad_option(url, opt, "want name=value", err);
 	*eq = '\0';
 	v = eq + 1;
 	if (strcmp(opt, "endpoint") == 0) {
 		free(*endpoint);
 		*endpoint = sr_strdup(v);
 	} else if (strcmp(opt, "block_size") == 0) {
-		uint64_t s = parse_size(v);
+		uint64_t s = sr_net_parse_size(v);
 
 		if (s < BLOCK_MIN || s > BLOCK_MAX)
-			return bad_option(url, opt, "want a size from 1MiB to 4000MiB, e.g. "
+			return sr_net_bad_option(url, opt, "want a size from 1MiB to 4000MiB, e.g. "
 			    "block_size=16MiB", err);
 		a->tune.part_size = (size_t)s;
-	} else if (strcmp(opt, "concurrency") == 0) {
-		if ((n = parse_int(v, 1, 64)) < 0)
-			return bad_option(url, opt, "want 1 to 64 requests in flight (an upload's "
-			    "blocks, a restore's ranged reads)", err);
-		a->tune.concurrency = (int)n;
-	} else if (strcmp(opt, "attempts") == 0) {
-		if ((n = parse_int(v, 1, 100)) < 0)
-			return bad_option(url, opt, "want 1 to 100 tries per request", err);
-		a->tune.attempts = (int)n;
-	} else if (strcmp(opt, "stall_timeout") == 0) {
-		char *end;
-		double d = strtod(v, &end);
-
-		if (end == v || *end != '\0' || !(d >= 1 && d <= 3600))
-			return bad_option(url, opt, "want 1 to 3600 seconds", err);
-		a->tune.stall_timeout = d;
 	} else if (strcmp(opt, "checksum") == 0) {
 		if (strcmp(v, "md5") == 0)
 			a->tune.part_sum = SR_SUM_MD5;
@@ -128,10 +72,10 @@ apply_option(struct sr_az *a, const char *url, char *opt, char **endpoint, char 
 		else if (strcmp(v, "none") == 0)
 			a->tune.part_sum = SR_SUM_NONE;
 		else
-			return bad_option(url, opt, "want md5, crc64 or none", err);
-	} else
-		return bad_option(url, opt, "unknown (known: endpoint, block_size, concurrency, "
-		    "checksum, attempts, stall_timeout)", err);
+			return sr_net_bad_option(url, opt, "want md5, crc64 or none", err);
+	} else if ((r = sr_net_tuning_option(&a->tune, url, opt, v, err)) != 1)
+		return r == 0 ? sr_net_bad_option(url, opt, "unknown (known: endpoint, block_size, "
+		    "concurrency, checksum, attempts, stall_timeout)", err) : -1;
 	return 0;
 }
 
@@ -198,16 +142,11 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 {
 	char *copy = sr_strdup(rest), *q, *slash, *slash2;
 	const char *why;
-	size_t n;
 	int rc = -1;
 
 	*endpoint = NULL;
 	/* as the S3 stores: 8 MiB x 8 (so the same memory per upload) */
-	a->tune.part_size = 8 * 1024 * 1024;
-	a->tune.concurrency = 8;
-	a->tune.part_sum = SR_SUM_MD5;
-	a->tune.attempts = 8;
-	a->tune.stall_timeout = 30;
+	sr_net_tuning_defaults(&a->tune);
 	if ((q = strchr(copy, '?')) != NULL) {
 		char *opt, *save = NULL;
 
@@ -246,25 +185,8 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 		goto out;
 	}
 	a->container = sr_strdup(slash);
-	n = slash2 != NULL ? strlen(slash2) : 0;
-	while (n > 0 && slash2[n - 1] == '/')
-		n--;
-	if (n > 0) {
-		char *p = sr_strndup(slash2, n);
-
-		if (strstr(p, "//") != NULL) {
-			sr_err(err, "open store %s: the prefix has an empty segment", url);
-			free(p);
-			goto out;
-		}
-		if (sr_store_prefix_check("open store", p, err) == -1) {
-			free(p);
-			goto out;
-		}
-		a->prefix = sr_asprintf("%s/", p);
-		free(p);
-	} else
-		a->prefix = sr_strdup("");
+	if ((a->prefix = sr_net_prefix(url, slash2, err)) == NULL)
+		goto out;
 	rc = 0;
 out:
 	free(copy);
@@ -459,12 +381,22 @@ az_fail_cb(void *fam, const char *what, const struct sr_xfer_resp *resp, char *e
 	return sr_az_fail(fam, what, resp, err);
 }
 
+/* A 404 says in x-ms-error-code (HEAD too) whether the container is the
+ * one missing. */
+static int
+az_missing(void *fam, const struct sr_xfer_resp *r)
+{
+	(void)fam;
+	return strcmp(sr_az_code(r), "ContainerNotFound") != 0;
+}
+
 static const struct sr_xfer_family az_family = {
 	.state_size = sizeof(struct az_state),
 	.sign = az_sign,
 	.judge = az_judge,
 	.state_wipe = az_state_wipe,
 	.fail = az_fail_cb,
+	.missing = az_missing,
 	.capture = { [SR_AZ_ERROR_CODE] = "x-ms-error-code",
 		[SR_AZ_CONTENT_MD5] = "content-md5", NULL },
 	.ca_hint = "set REQUESTS_CA_BUNDLE to its PEM file, as for the Azure CLI",

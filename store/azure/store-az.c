@@ -25,7 +25,6 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 #include "az-blocks.h"
 #include "az-xml.h"
 #include "az.h"
+#include "netops.h"
 #include "parts.h"
 #include "store-int.h"
 #include "util.h"
@@ -63,42 +63,10 @@ az_close(struct sr_store *st)
 	sr_az_close(AZ(st));
 }
 
-/* "verb key" for messages, the key shown safely. */
-static const char *
-what(char *buf, size_t len, const char *verb, const char *key)
-{
-	char show[SR_KEY_SHOW_MAX];
-
-	snprintf(buf, len, "%s %s", verb, sr_store_key_show(key, show, sizeof show));
-	return buf;
-}
-
-/* Fill err and return code (a lost race or a missing key, not an error). */
-static int
-say_rc(char *err, int code, const char *fmt, ...) SR_PRINTF(3, 4);
-
-static int
-say_rc(char *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, SR_ERRMAX, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 static int
 code_is(const struct sr_xfer_resp *r, const char *code)
 {
 	return strcmp(sr_az_code(r), code) == 0;
-}
-
-/* A 404 for the blob, not for its container. */
-static int
-not_found(const struct sr_xfer_resp *r)
-{
-	return r->status == 404 && !code_is(r, "ContainerNotFound");
 }
 
 /* Did our own earlier attempt land? Its blob carries our Content-MD5. */
@@ -129,7 +97,7 @@ az_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	const char *c = NULL;
 	int rc;
 
-	what(w, sizeof w, "put", key);
+	sr_net_what(w, sizeof w, "put", key);
 	if (mode == SR_PUT_CREATE)
 		c = "If-None-Match: *";
 	else if (mode == SR_PUT_MATCH) {
@@ -147,12 +115,12 @@ az_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		rc = SR_STORE_OK;
 	else if (mode == SR_PUT_CREATE && (r.status == 412 ||
 	    (r.status == 409 && code_is(&r, "BlobAlreadyExists"))))
-		rc = say_rc(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
+		rc = sr_net_say(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
 	else if (mode == SR_PUT_MATCH && r.status == 412)
-		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
+		rc = sr_net_say(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
 		    "(compare-and-swap lost the race)", w, if_match);
-	else if (mode == SR_PUT_MATCH && not_found(&r))
-		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
+	else if (mode == SR_PUT_MATCH && sr_xfer_missing(sr_az_xfer(a), &r))
+		rc = sr_net_say(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
 		    "the race)", w);
 	else
 		rc = sr_az_fail(a, w, &r, err);
@@ -164,91 +132,20 @@ static int
 az_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
     char *etag_out, char *err)
 {
-	struct sr_az *a = AZ(st);
-	struct sr_xfer_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "get", key);
-	if (sr_az_do(a, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if (r.status == 200) {
-		if (max == 0 && r.len > 0) {
-			sr_xfer_resp_free(&r);
-			return sr_err(err, "%s: larger than 0 bytes", w);
-		}
-		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
-		if (len != NULL)
-			*len = r.len;
-		if (etag_out != NULL)
-			snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
-		r.body = NULL;
-		rc = SR_STORE_OK;
-	} else if (not_found(&r))
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_az_fail(a, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_get(sr_az_xfer(AZ(st)), key, max, buf, len, etag_out, err);
 }
 
 static int
 az_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
     char *err)
 {
-	struct sr_az *a = AZ(st);
-	struct sr_xfer_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16], range[64];
-	int rc;
-
-	what(w, sizeof w, "read", key);
-	if (len == 0)
-		return SR_STORE_OK;
-	snprintf(range, sizeof range, "x-ms-range: bytes=%llu-%llu", (unsigned long long)off,
-	    (unsigned long long)(off + len - 1));
-	rq.hdrs[0] = range;
-	if (sr_az_do(a, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if ((r.status == 206 || (r.status == 200 && off == 0)) && r.dst_got == len)
-		rc = SR_STORE_OK;
-	else if (r.status == 206 || r.status == 200 || r.status == 416)
-		rc = sr_err(err, "%s: the object is shorter than %llu bytes",
-		    w, (unsigned long long)(off + len));
-	else if (not_found(&r))
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_az_fail(a, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_read_range(sr_az_xfer(AZ(st)), key, off, len, buf, err);
 }
 
 static int
 az_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
 {
-	struct sr_az *a = AZ(st);
-	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "head", key);
-	if (sr_az_do(a, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if (r.status == 200) {
-		memset(info, 0, sizeof *info);
-		info->key = key;
-		info->size = r.content_length;
-		info->mtime = r.mtime;
-		snprintf(info->etag, sizeof info->etag, "%s", r.etag);
-		rc = SR_STORE_OK;
-	} else if (not_found(&r))
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_az_fail(a, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_head(sr_az_xfer(AZ(st)), key, info, err);
 }
 
 /* List Blobs under the store's prefix + prefix, page by page; with
@@ -304,45 +201,18 @@ az_list(struct sr_store *st, const char *prefix,
 {
 	char w[SR_KEY_SHOW_MAX + 16];
 
-	what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	sr_net_what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
 	return list_pages(AZ(st), prefix, 0, fn, arg, w, err);
 }
+
+/* Its snapshots too, which a Delete Blob otherwise refuses to leave
+ * behind (409 SnapshotsPresent). */
+#define DELETE_HDR "x-ms-delete-snapshots: include"
 
 static int
 az_del(struct sr_store *st, const char *key, char *err)
 {
-	struct sr_az *a = AZ(st);
-	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "delete", key);
-	rq.hdrs[0] = "x-ms-delete-snapshots: include";
-	if (sr_az_do(a, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if (r.status == 202 || r.status == 200 || not_found(&r))
-		rc = SR_STORE_OK;
-	else
-		rc = sr_az_fail(a, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
-}
-
-struct del_arg {
-	struct sr_az *a;
-	const char *const *what;
-};
-
-/* What one reply of az_del_many's means. */
-static int
-del_done(void *arg, size_t i, const struct sr_xfer_resp *r, char *err)
-{
-	const struct del_arg *da = arg;
-
-	if (r->status == 202 || r->status == 200 || not_found(r))
-		return 0;
-	return sr_az_fail(da->a, da->what[i], r, err);
+	return sr_net_del(sr_az_xfer(AZ(st)), key, DELETE_HDR, err);
 }
 
 /* One Delete Blob each, up to `concurrency` in flight (doc/design.md:
@@ -352,25 +222,7 @@ del_done(void *arg, size_t i, const struct sr_xfer_resp *r, char *err)
 static int
 az_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {
-	struct sr_xfer_req *rq = sr_calloc(n, sizeof *rq);
-	char **what = sr_calloc(n, sizeof *what), show[SR_KEY_SHOW_MAX];
-	struct del_arg da = { AZ(st), (const char *const *)what };
-	size_t i;
-	int rc;
-
-	for (i = 0; i < n; i++) {
-		rq[i].method = "DELETE";
-		rq[i].key = keys[i];
-		rq[i].hdrs[0] = "x-ms-delete-snapshots: include";
-		what[i] = sr_asprintf("delete %s", sr_store_key_show(keys[i], show, sizeof show));
-	}
-	rc = sr_xfer_do_many(sr_az_xfer(AZ(st)), rq, (const char *const *)what, n, del_done, &da,
-	    err);
-	for (i = 0; i < n; i++)
-		free(what[i]);
-	free(what);
-	free(rq);
-	return rc == 0 ? 0 : SR_STORE_ERROR;
+	return sr_net_del_many(sr_az_xfer(AZ(st)), keys, n, DELETE_HDR, err);
 }
 
 static int
@@ -466,7 +318,7 @@ az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	size_t i;
 	int rc;
 
-	what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
+	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
 	rc = list_pages(a, prefix, 0, committed_cb, &sa.committed, w, err);
 	if (rc == 0) {
 		qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
@@ -488,10 +340,7 @@ az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 static void
 az_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 {
-	const struct sr_xfer_tuning *t = sr_az_tuning(AZ(st));
-
-	*streams = t->concurrency;
-	*piece = t->part_size;
+	sr_net_read_plan(sr_az_xfer(AZ(st)), streams, piece);
 }
 
 const struct sr_store_backend sr_store_az_backend = {

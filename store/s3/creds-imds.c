@@ -35,23 +35,6 @@ wipe_free(struct sr_http_resp *resp)
 	sr_http_resp_free(resp);
 }
 
-/* A reply field fit to quote (not a secret: Code, Message, Expiration):
- * printable ASCII, cut to SHOW_MAX, into buf. */
-static const char *
-shown(const char *s, char *buf, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; s[i] != '\0' && n + 4 < len && i < SHOW_MAX; i++)
-		buf[n++] = isprint((unsigned char)s[i]) ? s[i] : '?';
-	if (s[i] != '\0' && n + 4 < len) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 /* The role's name (the listing's first line) into role. */
 static int
 get_role(const struct sr_imds *m, const char *tok, char *role, char *err)
@@ -131,9 +114,10 @@ get_keys(const struct sr_imds *m, const char *tok, const char *role,
 	if (json_is_string(code) && strcmp(json_string_value(code), "Success") != 0) {
 		msg = json_object_get(o, "Message");
 		sr_err(err, "GET %s: Code is \"%s\", not Success%s%s%s", url,
-		    shown(json_string_value(code), b1, sizeof b1),
+		    sr_creds_shown(json_string_value(code), SHOW_MAX, b1, sizeof b1),
 		    json_is_string(msg) ? " (" : "",
-		    json_is_string(msg) ? shown(json_string_value(msg), b2, sizeof b2) : "",
+		    json_is_string(msg) ? sr_creds_shown(json_string_value(msg), SHOW_MAX, b2,
+		    sizeof b2) : "",
 		    json_is_string(msg) ? ")" : "");
 		goto done;
 	}
@@ -144,7 +128,7 @@ get_keys(const struct sr_imds *m, const char *tok, const char *role,
 		goto done;
 	if (sr_imds_parse_time(when, &out->expires) == -1) {
 		sr_err(err, "GET %s: Expiration \"%s\" is not a time like 2026-11-30T12:00:00Z",
-		    url, shown(when, b1, sizeof b1));
+		    url, sr_creds_shown(when, SHOW_MAX, b1, sizeof b1));
 		goto done;
 	}
 	snprintf(out->source, sizeof out->source, "instance role %s", role);

@@ -55,15 +55,6 @@ static const char *const unsupported[] = {
 	"web_identity_token_file", "credential_source", NULL
 };
 
-/* An environment variable, NULL when unset or empty (as the CLI). */
-static const char *
-env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
 static int
 is_true(const char *v)
 {
@@ -89,27 +80,11 @@ append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A setting fit to quote: printable ASCII, cut to SHOW_MAX. */
-static const char *
-shown(const char *s, char *buf, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; s[i] != '\0' && i < SHOW_MAX && n + 4 < len; i++)
-		buf[n++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	if (s[i] != '\0' && n + 4 < len) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 /* The home directory: $HOME, else the password entry's. */
 static void
 home(char *buf, size_t len)
 {
-	const char *h = env("HOME");
+	const char *h = sr_creds_env("HOME");
 	struct passwd pw, *res = NULL;
 	char tmp[4096];
 
@@ -123,7 +98,7 @@ home(char *buf, size_t len)
 static char *
 file_path(const char *var, const char *rel)
 {
-	const char *v = env(var);
+	const char *v = sr_creds_env(var);
 	char h[4096];
 
 	home(h, sizeof h);
@@ -153,7 +128,7 @@ aws_profile(const char *opt, struct aws_files *af, char *err)
 	memset(af, 0, sizeof *af);
 	if (name != NULL)
 		af->named_by = "the store's options";
-	else if ((name = env("AWS_PROFILE")) != NULL)
+	else if ((name = sr_creds_env("AWS_PROFILE")) != NULL)
 		af->named_by = "AWS_PROFILE";
 	else
 		name = "default";
@@ -211,18 +186,6 @@ check_profile(struct aws_files *af, char *err)
 	    sr_ini_path(af->cred), af->csec, sr_ini_path(af->conf));
 }
 
-/* Copy v into dst (len bytes); -1 when it does not fit. */
-static int
-put(char *dst, size_t len, const char *v)
-{
-	size_t n = strlen(v);
-
-	if (n >= len)
-		return -1;
-	memcpy(dst, v, n + 1);
-	return 0;
-}
-
 /*
  * Keys from [sec] of f: key names ak, sk and tk (NULL: no token). 1 when
  * found (out filled, but for source); 0 when none are there, with the
@@ -266,13 +229,13 @@ keys_from(const struct sr_ini *f, const char *sec, const char *ak, const char *s
 		    sr_ini_path(f), a != NULL ? ak : sk, a != NULL ? sk : ak);
 	if (tk != NULL && (t = sr_ini_get(f, sec, tk)) != NULL && *t == '\0')
 		t = NULL;
-	if (put(out->access_key, sizeof out->access_key, a) == -1)
+	if (sr_creds_copy(out->access_key, sizeof out->access_key, a) == -1)
 		return sr_err(err, "%s: %s in [%s] of %s is longer than %zu bytes", what, ak,
 		    sec, sr_ini_path(f), sizeof out->access_key - 1);
-	if (put(out->secret_key, sizeof out->secret_key, s) == -1)
+	if (sr_creds_copy(out->secret_key, sizeof out->secret_key, s) == -1)
 		return sr_err(err, "%s: %s in [%s] of %s is longer than %zu bytes", what, sk,
 		    sec, sr_ini_path(f), sizeof out->secret_key - 1);
-	if (t != NULL && put(out->session_token, sizeof out->session_token, t) == -1)
+	if (t != NULL && sr_creds_copy(out->session_token, sizeof out->session_token, t) == -1)
 		return sr_err(err, "%s: %s in [%s] of %s is longer than %zu bytes", what, tk,
 		    sec, sr_ini_path(f), sizeof out->session_token - 1);
 	out->expires = 0;
@@ -285,20 +248,21 @@ static int
 keys_from_env(const char *ak, const char *sk, const char *tk, const char *what,
     struct sr_creds *out, char *err)
 {
-	const char *a = env(ak), *s = env(sk), *t = tk != NULL ? env(tk) : NULL;
+	const char *a = sr_creds_env(ak), *s = sr_creds_env(sk);
+	const char *t = tk != NULL ? sr_creds_env(tk) : NULL;
 
 	if (a == NULL && s == NULL)
 		return 0;
 	if (a == NULL || s == NULL)
 		return sr_err(err, "%s: %s is set but %s is not; set both (or neither, to use "
 		    "the other sources)", what, a != NULL ? ak : sk, a != NULL ? sk : ak);
-	if (put(out->access_key, sizeof out->access_key, a) == -1)
+	if (sr_creds_copy(out->access_key, sizeof out->access_key, a) == -1)
 		return sr_err(err, "%s: %s is longer than %zu bytes", what, ak,
 		    sizeof out->access_key - 1);
-	if (put(out->secret_key, sizeof out->secret_key, s) == -1)
+	if (sr_creds_copy(out->secret_key, sizeof out->secret_key, s) == -1)
 		return sr_err(err, "%s: %s is longer than %zu bytes", what, sk,
 		    sizeof out->secret_key - 1);
-	if (t != NULL && put(out->session_token, sizeof out->session_token, t) == -1)
+	if (t != NULL && sr_creds_copy(out->session_token, sizeof out->session_token, t) == -1)
 		return sr_err(err, "%s: %s is longer than %zu bytes", what, tk,
 		    sizeof out->session_token - 1);
 	out->expires = 0;
@@ -313,8 +277,8 @@ imds_base(const struct sources *c, char *buf, size_t len)
 	const char *b = c->imds;
 	size_t n;
 
-	if (b == NULL && (b = env("SPOTRUN_AWS_ENDPOINT")) == NULL &&
-	    (b = env("AWS_EC2_METADATA_SERVICE_ENDPOINT")) == NULL)
+	if (b == NULL && (b = sr_creds_env("SPOTRUN_AWS_ENDPOINT")) == NULL &&
+	    (b = sr_creds_env("AWS_EC2_METADATA_SERVICE_ENDPOINT")) == NULL)
 		b = IMDS_DEFAULT;
 	snprintf(buf, len, "%s", b);
 	n = strlen(buf);
@@ -360,7 +324,7 @@ resolve_aws(struct sources *c, struct sr_creds *out, char *err)
 		return r == 1 ? 0 : -1;
 	append(tried, sizeof tried, "profile %s (%s)", af.name, note);
 
-	if (is_true(env("AWS_EC2_METADATA_DISABLED"))) {
+	if (is_true(sr_creds_env("AWS_EC2_METADATA_DISABLED"))) {
 		append(tried, sizeof tried, "instance role (AWS_EC2_METADATA_DISABLED=true)");
 	} else {
 		imds_base(c, base, sizeof base);
@@ -408,7 +372,7 @@ set_region(struct sr_store_config *cfg, const char *v, const char *from, char *e
 	    "abcdefghijklmnopqrstuvwxyz0123456789-_.") != n)
 		return sr_err(err, "use region from %s: \"%s\" is not a region name (at most "
 		    "%zu letters, digits, '-', '_' or '.'), such as us-east-1", from,
-		    shown(v, b, sizeof b), sizeof cfg->region - 1);
+		    sr_creds_shown(v, SHOW_MAX, b, sizeof b), sizeof cfg->region - 1);
 	memcpy(cfg->region, v, n + 1);
 	return 0;
 }
@@ -425,7 +389,7 @@ set_endpoint(struct sr_store_config *cfg, const char *v, const char *from, char 
 	if ((strncasecmp(v, "http://", 7) != 0 && strncasecmp(v, "https://", 8) != 0) ||
 	    n <= 8 || strcspn(v, " \t\r\n") < n)
 		return sr_err(err, "use endpoint from %s: \"%s\" is not an http:// or https:// "
-		    "URL", from, shown(v, b, sizeof b));
+		    "URL", from, sr_creds_shown(v, SHOW_MAX, b, sizeof b));
 	if (n >= sizeof cfg->endpoint)
 		return sr_err(err, "use endpoint from %s: longer than %zu bytes", from,
 		    sizeof cfg->endpoint - 1);
@@ -437,7 +401,7 @@ set_endpoint(struct sr_store_config *cfg, const char *v, const char *from, char 
 static int
 set_ca(struct sr_store_config *cfg, const char *v, const char *from, char *err)
 {
-	if (put(cfg->ca_bundle, sizeof cfg->ca_bundle, v) == -1)
+	if (sr_creds_copy(cfg->ca_bundle, sizeof cfg->ca_bundle, v) == -1)
 		return sr_err(err, "use CA bundle from %s: longer than %zu bytes", from,
 		    sizeof cfg->ca_bundle - 1);
 	return 0;
@@ -459,7 +423,7 @@ first_env(const char *const *names, const char **which)
 	const char *v;
 
 	for (; *names != NULL; names++)
-		if ((v = env(*names)) != NULL) {
+		if ((v = sr_creds_env(*names)) != NULL) {
 			*which = *names;
 			return v;
 		}
@@ -495,7 +459,7 @@ config_aws(const struct sr_creds_opts *o, struct sr_store_config *cfg, char *err
 
 	/* The endpoint, in the CLI's order: the S3 variable, the global one,
 	 * the profile's services section, the profile's own endpoint_url. */
-	if (!is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) &&
+	if (!is_true(sr_creds_env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) &&
 	    !is_true(sr_ini_get(af.conf, af.csec, "ignore_configured_endpoint_urls"))) {
 		sv = sr_ini_get(af.conf, af.csec, "services");
 		snprintf(svc, sizeof svc, "services %s", sv != NULL ? sv : "");
@@ -515,7 +479,7 @@ config_aws(const struct sr_creds_opts *o, struct sr_store_config *cfg, char *err
 		}
 	}
 
-	if ((v = env("AWS_CA_BUNDLE")) != NULL) {
+	if ((v = sr_creds_env("AWS_CA_BUNDLE")) != NULL) {
 		if (set_ca(cfg, v, "AWS_CA_BUNDLE", err) == -1)
 			goto out;
 	} else if ((v = sr_ini_get(af.conf, af.csec, "ca_bundle")) != NULL && *v != '\0') {
@@ -538,7 +502,7 @@ config_gcs(struct sr_store_config *cfg, char *err)
 	int r = -1;
 
 	snprintf(cfg->region, sizeof cfg->region, "auto");
-	if ((v = env("GS_ENDPOINT_URL")) != NULL) {
+	if ((v = sr_creds_env("GS_ENDPOINT_URL")) != NULL) {
 		if (set_endpoint(cfg, v, "GS_ENDPOINT_URL", err) == -1)
 			return -1;
 	} else

@@ -14,117 +14,26 @@
 #include "util.h"
 #include "xmlwalk.h"
 
-struct list_state {
-	size_t strip;
-	int gcs;			/* the etag is the Generation */
-	int (*fn)(const struct sr_object_info *, void *);
-	void *fn_arg;
-	char key[SR_XML_TEXT_MAX + 1];
-	int have_key;
-	struct sr_object_info info;
-	int truncated;
-	char *next;
-	int is_list;
-	char err[SR_ERRMAX];
-	int bad;
+static const struct sr_xml_listing s3_shape = {
+	.root = "ListBucketResult", .entry = "Contents", .entry_noun = "an entry", .key = "Key",
+	.size = "Size", .mtime = "LastModified", .etag = "ETag", .next = "NextContinuationToken",
+	.truncated = "IsTruncated",
 };
 
-
-static void
-strip_quotes(char *dst, size_t cap, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-		s++;
-		n -= 2;
-	}
-	snprintf(dst, cap, "%.*s", (int)n, s);
-}
-
-static int
-list_end(const char *path, const char *text, void *arg)
-{
-	struct list_state *ls = arg;
-
-	if (strcmp(path, "ListBucketResult") == 0) {
-		ls->is_list = 1;
-		return 0;
-	}
-	if (strncmp(path, "ListBucketResult/", 17) != 0)
-		return 0;
-	path += 17;
-	if (text == NULL) {
-		snprintf(ls->err, sizeof ls->err, "read listing: <%s> is too long", path);
-		ls->bad = 1;
-		return -1;
-	}
-	if (strcmp(path, "IsTruncated") == 0)
-		ls->truncated = strcmp(text, "true") == 0;
-	else if (strcmp(path, "NextContinuationToken") == 0) {
-		free(ls->next);
-		ls->next = sr_strdup(text);
-	} else if (strcmp(path, "Contents/Key") == 0) {
-		sr_xml_copy(ls->key, sizeof ls->key, text);
-		ls->have_key = 1;
-	} else if (strcmp(path, "Contents/Size") == 0)
-		ls->info.size = strtoull(text, NULL, 10);
-	else if (strcmp(path, "Contents/LastModified") == 0) {
-		double t = sr_xml_parse_iso8601(text);
-
-		ls->info.mtime = t < 0 ? 0 : t;
-	} else if (strcmp(path, "Contents/ETag") == 0 && !ls->gcs)
-		strip_quotes(ls->info.etag, sizeof ls->info.etag, text);
-	else if (strcmp(path, "Contents/Generation") == 0 && ls->gcs)
-		sr_xml_copy(ls->info.etag, sizeof ls->info.etag, text);
-	else if (strcmp(path, "Contents") == 0) {
-		int rc = 0;
-
-		if (!ls->have_key) {
-			snprintf(ls->err, sizeof ls->err, "read listing: an entry without <Key>");
-			ls->bad = 1;
-			return -1;
-		}
-		if (strlen(ls->key) > ls->strip) {
-			ls->info.key = ls->key + ls->strip;
-			rc = ls->fn(&ls->info, ls->fn_arg);
-		}
-		memset(&ls->info, 0, sizeof ls->info);
-		ls->have_key = 0;
-		return rc;
-	}
-	return 0;
-}
+/* GCS's XML API lists as S3, with the generation as the etag. */
+static const struct sr_xml_listing gcs_shape = {
+	.root = "ListBucketResult", .entry = "Contents", .entry_noun = "an entry", .key = "Key",
+	.size = "Size", .mtime = "LastModified", .etag = "Generation",
+	.next = "NextContinuationToken", .truncated = "IsTruncated",
+};
 
 int
-sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
+sr_s3_xml_list(const char *body, size_t len, const char *base, int gcs,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
     int *truncated, char **next, char *err)
 {
-	struct list_state *ls = sr_calloc(1, sizeof *ls);
-	int rc;
-
-	*truncated = 0;
-	*next = NULL;
-	ls->strip = strip;
-	ls->gcs = gcs;
-	ls->fn = fn;
-	ls->fn_arg = arg;
-	rc = sr_xml_walk(body, len, list_end, ls, err);
-	if (ls->bad)
-		rc = sr_err(err, "%s", ls->err);
-	else if (rc == 0 && !ls->is_list)
-		rc = sr_err(err, "read listing: the reply is not a ListBucketResult");
-	else if (rc == 0 && ls->truncated && ls->next == NULL)
-		rc = sr_err(err, "read listing: truncated without a NextContinuationToken");
-	if (rc == 0) {
-		*truncated = ls->truncated;
-		*next = ls->next;
-		ls->next = NULL;
-	}
-	free(ls->next);
-	free(ls);
-	return rc;
+	return sr_xml_list(body, len, gcs ? &gcs_shape : &s3_shape, base, fn, arg, truncated,
+	    next, err);
 }
 
 static int

@@ -13,14 +13,12 @@
 
 #include "store.h"
 
-/* One ListObjectsV2 page. For each <Contents> in order, call fn with the
- * key less its first strip bytes (the store's prefix; keys not starting
- * with it are skipped), the size, LastModified and the ETag without
- * quotes, or with gcs the <Generation> (what a gs:// CAS compares). A nonzero return from fn stops and is returned. Else 0, with
- * *truncated and *next (the NextContinuationToken, malloc'd, NULL when the
- * page is the last) set; or -1 with err for a reply that is not a listing
- * or names a key that is not valid UTF-8 text. */
-int sr_s3_xml_list(const char *body, size_t len, size_t strip, int gcs,
+/* One ListObjectsV2 page, as xmlwalk.h's sr_xml_list reads it: for each
+ * <Contents> its key less the store's prefix base, Size, LastModified and
+ * the ETag without quotes, or with gcs the <Generation> (what a gs:// CAS
+ * compares); *truncated from IsTruncated, *next the NextContinuationToken.
+ * Returns as sr_xml_list. */
+int sr_s3_xml_list(const char *body, size_t len, const char *base, int gcs,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
     int *truncated, char **next, char *err);
 

@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "creds.h"
+#include "netops.h"
 #include "s3.h"
 #include "sigv4.h"
 #include "store-int.h"
@@ -40,37 +41,6 @@ struct sr_s3 {
 
 /* ---- options ---- */
 
-/* "16M" -> bytes; 0 on a bad value. */
-static uint64_t
-parse_size(const char *v)
-{
-	char *end;
-	unsigned long long n = strtoull(v, &end, 10);
-	uint64_t mul = 1;
-
-	if (end == v)
-		return 0;
-	if (*end == 'K' || *end == 'k')
-		mul = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1024ULL * 1024 * 1024, end++;
-	if (*end == 'i' && mul > 1)
-		end++;
-	if (*end == 'B' && mul > 1)
-		end++;
-	if (*end != '\0')
-		return 0;
-	return (uint64_t)n * mul;
-}
-
-static int
-bad_option(const char *url, const char *name, const char *why, char *err)
-{
-	return sr_err(err, "open store %s: option %s: %s", url, name, why);
-}
-
 /* Apply one "name=value" option of the URL. */
 static int
 apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *co,
@@ -78,9 +48,10 @@ apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *
 {
 	char *eq = strchr(opt, '=');
 	const char *v;
+	int r;
 
 	if (eq == NULL)
-		return bad_option(url, opt, "want name=value", err);
+		return sr_net_bad_option(url, opt, "want name=value", err);
 	*eq = '\0';
 	v = eq + 1;
 	if (strcmp(opt, "endpoint") == 0) {
@@ -88,48 +59,26 @@ apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *
 		*endpoint = sr_strdup(v);
 	} else if (strcmp(opt, "region") == 0) {
 		if (v[0] == '\0' || strlen(v) >= sizeof s->region)
-			return bad_option(url, opt, "want a region such as us-east-1", err);
+			return sr_net_bad_option(url, opt, "want a region such as us-east-1", err);
 		free(*region);
 		*region = sr_strdup(v);
 	} else if (strcmp(opt, "profile") == 0) {
 		co->profile = v;
 	} else if (strcmp(opt, "part_size") == 0) {
-		uint64_t n = parse_size(v);
+		uint64_t n = sr_net_parse_size(v);
 
 		/* S3's limits: parts of 5 MiB to 5 GiB (the last may be smaller) */
 		if (n < 5ULL * 1024 * 1024 || n > 5ULL * 1024 * 1024 * 1024)
-			return bad_option(url, opt, "want a size from 5MiB to 5GiB, e.g. part_size=16MiB",
-			    err);
+			return sr_net_bad_option(url, opt, "want a size from 5MiB to 5GiB, e.g. "
+			    "part_size=16MiB", err);
 		s->tune.part_size = (size_t)n;
-	} else if (strcmp(opt, "concurrency") == 0) {
-		char *end;
-		long n = strtol(v, &end, 10);
-
-		if (end == v || *end != '\0' || n < 1 || n > 64)
-			return bad_option(url, opt, "want 1 to 64 requests in flight (an upload's "
-			    "parts, a restore's ranged reads)", err);
-		s->tune.concurrency = (int)n;
-	} else if (strcmp(opt, "attempts") == 0) {
-		char *end;
-		long n = strtol(v, &end, 10);
-
-		if (end == v || *end != '\0' || n < 1 || n > 100)
-			return bad_option(url, opt, "want 1 to 100 tries per request", err);
-		s->tune.attempts = (int)n;
 	} else if (strcmp(opt, "md5") == 0) {
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-			return bad_option(url, opt, "want yes or no", err);
+			return sr_net_bad_option(url, opt, "want yes or no", err);
 		s->tune.part_sum = strcmp(v, "yes") == 0 ? SR_SUM_MD5 : SR_SUM_NONE;
-	} else if (strcmp(opt, "stall_timeout") == 0) {
-		char *end;
-		double n = strtod(v, &end);
-
-		if (end == v || *end != '\0' || !(n >= 1 && n <= 3600))
-			return bad_option(url, opt, "want 1 to 3600 seconds", err);
-		s->tune.stall_timeout = n;
-	} else
-		return bad_option(url, opt, "unknown (known: endpoint, region, profile, "
-		    "part_size, concurrency, md5, attempts, stall_timeout)", err);
+	} else if ((r = sr_net_tuning_option(&s->tune, url, opt, v, err)) != 1)
+		return r == 0 ? sr_net_bad_option(url, opt, "unknown (known: endpoint, region, "
+		    "profile, part_size, concurrency, md5, attempts, stall_timeout)", err) : -1;
 	return 0;
 }
 
@@ -188,18 +137,12 @@ parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
 {
 	char *copy = sr_strdup(rest), *q, *slash;
 	const char *why;
-	size_t n;
 	int rc = -1;
 
 	memset(pa, 0, sizeof *pa);
 	s->gcs = strcmp(scheme, "gs") == 0;
 	pa->co.kind = s->gcs ? SR_CREDS_GCS : SR_CREDS_AWS;
-	/* bench/s3.sh: as fast as 16-64 MiB parts, and in the 256 MiB budget */
-	s->tune.part_size = 8 * 1024 * 1024;
-	s->tune.concurrency = 8;
-	s->tune.part_sum = SR_SUM_MD5;
-	s->tune.attempts = 8;
-	s->tune.stall_timeout = 30;
+	sr_net_tuning_defaults(&s->tune);
 	if ((q = strchr(copy, '?')) != NULL) {
 		char *opt, *save = NULL;
 
@@ -226,22 +169,8 @@ parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
 		goto out;
 	}
 	s->bucket = sr_strdup(copy);
-	n = slash != NULL ? strlen(slash) : 0;
-	while (n > 0 && slash[n - 1] == '/')
-		n--;
-	if (n > 0) {
-		char *p = sr_strndup(slash, n);
-
-		if (sr_store_prefix_check("open store", p, err) == -1 || strstr(p, "//") != NULL) {
-			if (strstr(p, "//") != NULL)
-				sr_err(err, "open store %s: the prefix has an empty segment", url);
-			free(p);
-			goto out;
-		}
-		s->prefix = sr_asprintf("%s/", p);
-		free(p);
-	} else
-		s->prefix = sr_strdup("");
+	if ((s->prefix = sr_net_prefix(url, slash, err)) == NULL)
+		goto out;
 	rc = 0;
 out:
 	free(copy);
@@ -441,12 +370,30 @@ s3_fail_cb(void *fam, const char *what, const struct sr_xfer_resp *resp, char *e
 	return sr_s3_fail(fam, what, resp, err);
 }
 
+/* The etag store.h's callers see: S3's ETag, GCS's generation (what
+ * x-goog-if-generation-match compares). */
+static const char *
+s3_etag(void *fam, const struct sr_xfer_resp *r)
+{
+	return ((struct sr_s3 *)fam)->gcs ? r->captured[SR_S3_GENERATION] : r->etag;
+}
+
+/* A 404 is the key's unless it names the bucket (a HEAD's has no body). */
+static int
+s3_missing(void *fam, const struct sr_xfer_resp *r)
+{
+	(void)fam;
+	return strcmp(r->error.code, "NoSuchBucket") != 0;
+}
+
 static const struct sr_xfer_family s3_family = {
 	.state_size = sizeof(struct s3_state),
 	.sign = s3_sign,
 	.judge = s3_judge,
 	.state_wipe = s3_state_wipe,
 	.fail = s3_fail_cb,
+	.etag = s3_etag,
+	.missing = s3_missing,
 	.capture = { [SR_S3_GENERATION] = "x-goog-generation",
 		[SR_S3_BUCKET_REGION] = "x-amz-bucket-region", NULL },
 	.ca_hint = "set AWS_CA_BUNDLE to its PEM file",

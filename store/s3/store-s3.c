@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "netops.h"
 #include "parts.h"
 #include "s3-mpu.h"
 #include "s3.h"
@@ -58,39 +59,6 @@ s3_close(struct sr_store *st)
 	sr_s3_close(S3(st));
 }
 
-/* "verb key" for messages, the key shown safely. */
-static const char *
-what(char *buf, size_t len, const char *verb, const char *key)
-{
-	char show[SR_KEY_SHOW_MAX];
-
-	snprintf(buf, len, "%s %s", verb, sr_store_key_show(key, show, sizeof show));
-	return buf;
-}
-
-/* The etag store.h's callers see: S3's ETag, GCS's generation (what
- * x-goog-if-generation-match compares). */
-static const char *
-etag_of(const struct sr_s3 *s, const struct sr_xfer_resp *r)
-{
-	return sr_s3_is_gcs(s) ? r->captured[SR_S3_GENERATION] : r->etag;
-}
-
-/* Fill err and return code (a lost race or a missing key, not an error). */
-static int
-say_rc(char *err, int code, const char *fmt, ...) SR_PRINTF(3, 4);
-
-static int
-say_rc(char *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, SR_ERRMAX, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 /* Did our own earlier attempt land? After a broken-off attempt a
  * conditional PUT may see its own object and get 412; the object is ours
  * when its MD5 (the ETag of a single PUT on S3; GCS sends it too) is the
@@ -107,7 +75,7 @@ landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
 		return 0;
 	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
 	if (ok && etag_out != NULL)
-		snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
+		snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
 	sr_xfer_resp_free(&r);
 	return ok;
 }
@@ -122,7 +90,7 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	char w[SR_KEY_SHOW_MAX + 16], md5h[64], md5b[32], md5x[33], cond[SR_ETAG_MAX + 48];
 	int n = 0, rc;
 
-	what(w, sizeof w, "put", key);
+	sr_net_what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
 		rq.body = "";
 	sr_digest_md5(rq.body, len, md5b, md5x);
@@ -141,17 +109,17 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		return SR_STORE_ERROR;
 	if (r.status == 200) {
 		if (etag_out != NULL)
-			snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
+			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
 		rc = SR_STORE_OK;
 	} else if (r.status == 412 && r.maybe_landed && landed(s, key, md5x, etag_out))
 		rc = SR_STORE_OK;
 	else if (r.status == 412 && mode == SR_PUT_CREATE)
-		rc = say_rc(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
+		rc = sr_net_say(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
 	else if (r.status == 412 && mode == SR_PUT_MATCH)
-		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
+		rc = sr_net_say(err, SR_STORE_PRECONDITION, "%s: changed since etag %s "
 		    "(compare-and-swap lost the race)", w, if_match);
 	else if (r.status == 404 && mode == SR_PUT_MATCH && strcmp(r.error.code, "NoSuchKey") == 0)
-		rc = say_rc(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
+		rc = sr_net_say(err, SR_STORE_PRECONDITION, "%s: no such key (compare-and-swap lost "
 		    "the race)", w);
 	else
 		rc = sr_s3_fail(s, w, &r, err);
@@ -160,100 +128,23 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 }
 
 static int
-not_found(const struct sr_xfer_resp *r)
-{
-	return r->status == 404 && strcmp(r->error.code, "NoSuchBucket") != 0;
-}
-
-static int
 s3_get(struct sr_store *st, const char *key, size_t max, void **buf, size_t *len,
     char *etag_out, char *err)
 {
-	struct sr_s3 *s = S3(st);
-	struct sr_xfer_req rq = { .method = "GET", .key = key, .max = max ? max : 1 };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "get", key);
-	if (sr_s3_do(s, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if (r.status == 200) {
-		if (max == 0 && r.len > 0) {
-			sr_xfer_resp_free(&r);
-			return sr_err(err, "%s: larger than 0 bytes", w);
-		}
-		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
-		if (len != NULL)
-			*len = r.len;
-		if (etag_out != NULL)
-			snprintf(etag_out, SR_ETAG_MAX, "%s", etag_of(s, &r));
-		r.body = NULL;
-		rc = SR_STORE_OK;
-	} else if (not_found(&r))
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_s3_fail(s, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_get(sr_s3_xfer(S3(st)), key, max, buf, len, etag_out, err);
 }
 
 static int
 s3_read_range(struct sr_store *st, const char *key, uint64_t off, size_t len, void *buf,
     char *err)
 {
-	struct sr_s3 *s = S3(st);
-	struct sr_xfer_req rq = { .method = "GET", .key = key, .dst = buf, .dst_len = len };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16], range[64];
-	int rc;
-
-	what(w, sizeof w, "read", key);
-	if (len == 0)
-		return SR_STORE_OK;
-	snprintf(range, sizeof range, "Range: bytes=%llu-%llu", (unsigned long long)off,
-	    (unsigned long long)(off + len - 1));
-	rq.hdrs[0] = range;
-	if (sr_s3_do(s, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if ((r.status == 206 || (r.status == 200 && off == 0)) && r.dst_got == len)
-		rc = SR_STORE_OK;
-	else if (r.status == 206 || r.status == 200 || r.status == 416)
-		rc = sr_err(err, "%s: the object is shorter than %llu bytes",
-		    w, (unsigned long long)(off + len));
-	else if (not_found(&r))
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_s3_fail(s, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_read_range(sr_s3_xfer(S3(st)), key, off, len, buf, err);
 }
 
 static int
 s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char *err)
 {
-	struct sr_s3 *s = S3(st);
-	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "head", key);
-	if (sr_s3_do(s, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	if (r.status == 200) {
-		memset(info, 0, sizeof *info);
-		info->key = key;
-		info->size = r.content_length;
-		info->mtime = r.mtime;
-		snprintf(info->etag, sizeof info->etag, "%s", etag_of(s, &r));
-		rc = SR_STORE_OK;
-	} else if (r.status == 404)	/* a HEAD reply has no body to tell bucket from key */
-		rc = say_rc(err, SR_STORE_NOTFOUND, "%s: no such key", w);
-	else
-		rc = sr_s3_fail(s, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_head(sr_s3_xfer(S3(st)), key, info, err);
 }
 
 static int
@@ -266,7 +157,7 @@ s3_list(struct sr_store *st, const char *prefix,
 	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
 	int rc = 0, truncated = 1;
 
-	what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	sr_net_what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
 	while (rc == 0 && truncated) {
 		char *etoken = token != NULL ? sr_sigv4_uri_encode(token, strlen(token), 0) : NULL;
 		char *q = sr_asprintf("list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
@@ -286,9 +177,8 @@ s3_list(struct sr_store *st, const char *prefix,
 		if (r.status != 200)
 			rc = sr_s3_fail(s, w, &r, err);
 		else {
-			rc = sr_s3_xml_list(r.body != NULL ? r.body : "", r.len, strlen(base),
-			    sr_s3_is_gcs(s), fn, arg,
-			    &truncated, &token, err);
+			rc = sr_s3_xml_list(r.body != NULL ? r.body : "", r.len, base,
+			    sr_s3_is_gcs(s), fn, arg, &truncated, &token, err);
 			if (rc == -1)
 				sr_err_prefix(err, "%s", w);
 		}
@@ -300,25 +190,11 @@ s3_list(struct sr_store *st, const char *prefix,
 	return rc;
 }
 
+/* S3 answers 204 for a missing key too; GCS answers 404 NoSuchKey */
 static int
 s3_del(struct sr_store *st, const char *key, char *err)
 {
-	struct sr_s3 *s = S3(st);
-	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16];
-	int rc;
-
-	what(w, sizeof w, "delete", key);
-	if (sr_s3_do(s, &rq, &r, w, err) == -1)
-		return SR_STORE_ERROR;
-	/* S3 answers 204 for a missing key too; GCS answers 404 NoSuchKey */
-	if (r.status == 204 || r.status == 200 || not_found(&r))
-		rc = SR_STORE_OK;
-	else
-		rc = sr_s3_fail(s, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
+	return sr_net_del(sr_s3_xfer(S3(st)), key, NULL, err);
 }
 
 /* Append key to the DeleteObjects body, escaped for XML. */
@@ -349,7 +225,7 @@ xml_key(char *out, const char *prefix, const char *key)
 
 /* DeleteObjects (POST ?delete), 1000 keys a request, Quiet: the reply
  * lists only the keys that failed. GCS's XML API has no such request, so
- * gs:// deletes one by one. */
+ * gs:// deletes one by one, `concurrency` of them in flight. */
 static int
 s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {
@@ -357,12 +233,8 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 	const char *base = sr_s3_prefix(s);
 	size_t i, j;
 
-	if (sr_s3_is_gcs(s)) {
-		for (i = 0; i < n; i++)
-			if (s3_del(st, keys[i], err) != 0)
-				return SR_STORE_ERROR;
-		return 0;
-	}
+	if (sr_s3_is_gcs(s))
+		return sr_net_del_many(sr_s3_xfer(s), keys, n, NULL, err);
 	for (i = 0; i < n; i += DELETE_BATCH) {
 		size_t m = n - i < DELETE_BATCH ? n - i : DELETE_BATCH, cap = 64, o = 0;
 		struct sr_xfer_req rq = { .method = "POST", .query = "delete=" };
@@ -468,7 +340,7 @@ abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
 	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(id, strlen(id), 0), *q;
 	int rc;
 
-	what(w, sizeof w, "abort upload", key);
+	sr_net_what(w, sizeof w, "abort upload", key);
 	q = sr_asprintf("uploadId=%s", eid);
 	free(eid);
 	rq.query = q;
@@ -479,7 +351,7 @@ abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
 	free(q);
 	if (r.status == 204 || r.status == 200)
 		rc = 0;
-	else if (not_found(&r))	/* NoSuchUpload */
+	else if (sr_xfer_missing(sr_s3_xfer(s), &r))	/* NoSuchUpload */
 		rc = r.maybe_landed ? 0 : 1;
 	else
 		rc = sr_s3_fail(s, w, &r, err);
@@ -510,7 +382,7 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	int rc = 0, truncated = 1;
 	size_t i;
 
-	what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
+	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
 	while (rc == 0 && truncated) {
 		char *ek = key_marker != NULL ?
 		    sr_sigv4_uri_encode(key_marker, strlen(key_marker), 0) : NULL;
@@ -567,10 +439,7 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 static void
 s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 {
-	const struct sr_xfer_tuning *t = sr_s3_tuning(S3(st));
-
-	*streams = t->concurrency;
-	*piece = t->part_size;
+	sr_net_read_plan(sr_s3_xfer(S3(st)), streams, piece);
 }
 
 #define S3_OPS \
