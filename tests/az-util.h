@@ -144,20 +144,29 @@ au_cli_cmd(int tls, const char *fmt, va_list ap)
 	return cmd;
 }
 
+/* Run the Azure CLI (au_cli_cmd); its exit status. */
+AU_FN int
+au_cli_vrun(int tls, const char *fmt, va_list ap)
+{
+	char *cmd = au_cli_cmd(tls, fmt, ap);
+	int rc;
+
+	fflush(stdout);
+	rc = system(cmd);
+	free(cmd);
+	return rc;
+}
+
 /* The Azure CLI against the HTTPS Azurite; its exit status. */
 AU_FN int
 au_cli_tls(const char *fmt, ...)
 {
 	va_list ap;
-	char *cmd;
 	int rc;
 
 	va_start(ap, fmt);
-	cmd = au_cli_cmd(1, fmt, ap);
+	rc = au_cli_vrun(1, fmt, ap);
 	va_end(ap);
-	fflush(stdout);
-	rc = system(cmd);
-	free(cmd);
 	return rc;
 }
 
@@ -166,15 +175,11 @@ AU_FN int
 au_cli(const char *fmt, ...)
 {
 	va_list ap;
-	char *cmd;
 	int rc;
 
 	va_start(ap, fmt);
-	cmd = au_cli_cmd(0, fmt, ap);
+	rc = au_cli_vrun(0, fmt, ap);
 	va_end(ap);
-	fflush(stdout);
-	rc = system(cmd);
-	free(cmd);
 	return rc;
 }
 
@@ -185,22 +190,12 @@ au_cli_out(char *out, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	char *cmd;
-	FILE *p;
-	size_t n = 0;
-	int rc = -1;
+	int rc;
 
 	va_start(ap, fmt);
 	cmd = au_cli_cmd(0, fmt, ap);
 	va_end(ap);
-	out[0] = '\0';
-	fflush(stdout);
-	if ((p = popen(cmd, "r")) != NULL) {
-		n = fread(out, 1, len - 1, p);
-		out[n] = '\0';
-		rc = pclose(p);
-	}
-	while (n > 0 && out[n - 1] == '\n')
-		out[--n] = '\0';
+	rc = su_cmd_out(out, len, cmd);
 	free(cmd);
 	return rc;
 }
@@ -220,19 +215,8 @@ au_py_out(char *out, size_t len, const char *script, const char *args)
 	    "AccountName=%%s;AccountKey=%%s;BlobEndpoint=%%s;\" %% (e[\"SPOTRUN_TEST_AZ_ACCOUNT\"], "
 	    "e[\"SPOTRUN_TEST_AZ_KEY\"], e[\"SPOTRUN_TEST_AZ_ENDPOINT\"]))\n%s' %s", script,
 	    args);
-	FILE *p;
-	size_t n = 0;
-	int rc = -1;
+	int rc = su_cmd_out(out, len, cmd);
 
-	out[0] = '\0';
-	fflush(stdout);
-	if ((p = popen(cmd, "r")) != NULL) {
-		n = fread(out, 1, len - 1, p);
-		out[n] = '\0';
-		rc = pclose(p);
-	}
-	while (n > 0 && out[n - 1] == '\n')
-		out[--n] = '\0';
 	free(cmd);
 	return rc;
 }

@@ -115,22 +115,12 @@ su_aws_out(char *out, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	char *cmd;
-	FILE *p;
-	size_t n = 0;
-	int rc = -1;
+	int rc;
 
 	va_start(ap, fmt);
 	cmd = su_aws_cmd(fmt, ap);
 	va_end(ap);
-	out[0] = '\0';
-	fflush(stdout);
-	if ((p = popen(cmd, "r")) != NULL) {
-		n = fread(out, 1, len - 1, p);
-		out[n] = '\0';
-		rc = pclose(p);
-	}
-	while (n > 0 && out[n - 1] == '\n')
-		out[--n] = '\0';
+	rc = su_cmd_out(out, len, cmd);
 	free(cmd);
 	return rc;
 }

@@ -1,7 +1,9 @@
 /*
  * store-util.h: what the C tests of the network stores share, whichever the
  * server (tests/s3-util.h adds Ceph RGW and the aws CLI, tests/az-util.h
- * Azurite and the Azure CLI): opening a store, seeded bytes, counting a
+ * Azurite and the Azure CLI): what every store must do alike (keys, missing
+ * keys, conditional writes and their races, ranged reads, bounded
+ * uploads: su_check_*), a command's output, opening a store, seeded bytes, counting a
  * listing, 16 threads racing one conditional put, many keys put from 4
  * threads (and the list of them to delete), a save that dies mid-upload, a
  * server started that writes its port to a file (an emulator, the proxy),
@@ -35,6 +37,27 @@ su_env(const char *name)
 	const char *v = getenv(name);
 
 	return v != NULL ? v : "";
+}
+
+/* The output of the shell command cmd (trailing newlines removed) into
+ * out; its status (-1 when it cannot be run). */
+SU_FN int
+su_cmd_out(char *out, size_t len, const char *cmd)
+{
+	FILE *p;
+	size_t n = 0;
+	int rc = -1;
+
+	out[0] = '\0';
+	fflush(stdout);
+	if ((p = popen(cmd, "r")) != NULL) {
+		n = fread(out, 1, len - 1, p);
+		out[n] = '\0';
+		rc = pclose(p);
+	}
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	return rc;
 }
 
 /* Open the store at u; NULL, the reason as a TAP comment, when it cannot,
@@ -379,6 +402,156 @@ su_proxy_stop(struct su_proxy *p)
 	free(p->control);
 	free(p->log);
 	p->dir = p->control = p->log = NULL;
+}
+
+/* ---- what every store must do alike (store.h's contract), one TAP line a
+ * check; the backends' tests call these with their own store ---- */
+
+/* Put, get and the etags of each key (NULL-terminated), then a listing of
+ * the store's root that sees exactly those keys. */
+SU_FN void
+su_check_keys(struct sr_store *st, const char *const *keys)
+{
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX];
+	void *buf;
+	size_t len;
+	int i, n = 0;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		char body[64];
+
+		snprintf(body, sizeof body, "body of %d", i);
+		is_int(sr_store_put(st, keys[i], body, strlen(body), SR_PUT_OVERWRITE, NULL,
+		    etag, err), 0, "put \"%s\"", keys[i]);
+		is_int(sr_store_get(st, keys[i], 100, &buf, &len, etag2, err), 0,
+		    "get \"%s\"", keys[i]);
+		ok(len == strlen(body) && memcmp(buf, body, len) == 0, "\"%s\" read back", keys[i]);
+		is_str(etag2, etag, "\"%s\": get's etag is put's", keys[i]);
+		free(buf);
+	}
+	is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list all");
+	is_int(n, i, "list: the %d keys, under the store's prefix only", i);
+}
+
+/* A missing key to get, head, read and delete; a delete; a get over its
+ * limit. Needs "plain" (more than 3 bytes) and "md5" put before. */
+SU_FN void
+su_check_missing(struct sr_store *st)
+{
+	struct sr_object_info info;
+	char err[SR_ERRMAX], b[4];
+	void *buf;
+	size_t len;
+
+	is_int(sr_store_get(st, "nope", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
+	    "get missing");
+	is_str(err, "get nope: no such key", "get missing: message");
+	is_int(sr_store_head(st, "nope", &info, err), SR_STORE_NOTFOUND, "head missing");
+	is_int(sr_store_read_range(st, "nope", 0, 1, b, err), SR_STORE_NOTFOUND, "read missing");
+	is_int(sr_store_delete(st, "nope", err), 0, "delete missing succeeds");
+	is_int(sr_store_delete(st, "md5", err), 0, "delete");
+	is_int(sr_store_head(st, "md5", &info, err), SR_STORE_NOTFOUND, "deleted is gone");
+	is_int(sr_store_get(st, "plain", 3, &buf, &len, NULL, err), SR_STORE_ERROR,
+	    "get over max");
+	is_str(err, "get plain: the reply is larger than 3 bytes", "get over max: message");
+}
+
+/* Create-only and compare-and-swap at "ptr" with their messages, a CAS of
+ * a missing key, and 16 racers of each: one wins. */
+SU_FN void
+su_check_conditional(struct sr_store *st)
+{
+	struct sr_object_info info;
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u;
+	void *buf;
+	size_t len;
+
+	is_int(sr_store_put(st, "ptr", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, "create-only");
+	is_int(sr_store_put(st, "ptr", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_EXISTS,
+	    "create-only again: exists");
+	is_str(err, "put ptr: exists (create-only put lost the race)", "exists: message");
+	is_int(sr_store_put(st, "ptr", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0,
+	    "CAS from etag");
+	ok(strcmp(etag, etag2) != 0, "the CAS made a new etag");
+	is_int(sr_store_put(st, "ptr", "4", 1, SR_PUT_MATCH, etag, NULL, err),
+	    SR_STORE_PRECONDITION, "CAS from a stale etag: precondition");
+	u = sr_asprintf("put ptr: changed since etag %s (compare-and-swap lost the race)", etag);
+	is_str(err, u, "stale CAS: message");
+	free(u);
+	is_int(sr_store_put(st, "never", "5", 1, SR_PUT_MATCH, etag, NULL, err),
+	    SR_STORE_PRECONDITION, "CAS of a missing key: precondition");
+	ok(strncmp(err, "put never: ", 11) == 0 && strstr(err, "compare-and-swap lost the race"),
+	    "... message: %s", err);
+	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
+	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
+	free(buf);
+	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS,
+	    "16 create-only puts");
+	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
+	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
+}
+
+/* Ranged reads of a 1000-byte object "r" of big's bytes: the first byte,
+ * the last, to the end, past the end and at it (with their message). */
+SU_FN void
+su_check_ranges(struct sr_store *st, const char *big, char *back)
+{
+	char err[SR_ERRMAX];
+
+	is_int(sr_store_put(st, "r", big, 1000, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put 1000 B");
+	is_int(sr_store_read_range(st, "r", 0, 1, back, err), 0, "read byte 0");
+	ok(back[0] == big[0], "byte 0 right");
+	is_int(sr_store_read_range(st, "r", 999, 1, back, err), 0, "read the last byte");
+	ok(back[0] == big[999], "last byte right");
+	is_int(sr_store_read_range(st, "r", 100, 900, back, err), 0, "read to the end");
+	ok(memcmp(back, big + 100, 900) == 0, "tail right");
+	is_int(sr_store_read_range(st, "r", 999, 2, back, err), SR_STORE_ERROR, "read past the end");
+	is_str(err, "read r: the object is shorter than 1001 bytes", "past the end: message");
+	is_int(sr_store_read_range(st, "r", 1000, 1, back, err), SR_STORE_ERROR, "read at the end");
+	is_str(err, "read r: the object is shorter than 1001 bytes", "at the end: message");
+}
+
+/* Uploads bound by sr_upload_limit, with part the store's part size: one
+ * past its deadline fails at its first full part and leaves nothing; one
+ * cancelled after two parts fails with "cancelled"; a small one past its
+ * deadline fails at its one PUT. Keys under "mp/". */
+SU_FN void
+su_check_limits(struct sr_store *st, const char *big, size_t part)
+{
+	struct sr_object_info info;
+	struct sr_upload *up;
+	char err[SR_ERRMAX];
+	volatile int cancel = 0;
+	int rc = 0, i;
+
+	up = sr_store_upload_begin(st, "mp/late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, part + 1, err), -1, "a write past the deadline fails");
+	is_str(err, "upload mp/late: the checkpoint's deadline passed", "past the deadline: message");
+	sr_upload_abort(up);
+	is_int(sr_store_head(st, "mp/late", &info, err), SR_STORE_NOTFOUND, "late: not visible");
+
+	up = sr_store_upload_begin(st, "mp/cancelled", err);
+	sr_upload_limit(up, sr_now() + 600, &cancel);
+	is_int(sr_upload_write(up, big, 2 * part + 10, err), 0, "two parts before the cancel");
+	sr_flag_set(&cancel, 1);
+	for (i = 0; i < 6 && rc == 0; i++)
+		rc = sr_upload_write(up, big, part, err);
+	if (rc == 0)
+		rc = sr_upload_commit(up, err);
+	else
+		sr_upload_abort(up);
+	is_int(rc, -1, "the cancelled upload fails");
+	ok(strstr(err, "upload mp/cancelled") != NULL && strstr(err, "cancelled") != NULL,
+	    "cancelled: message: %s", err);
+	is_int(sr_store_head(st, "mp/cancelled", &info, err), SR_STORE_NOTFOUND,
+	    "cancelled: not visible");
+
+	up = sr_store_upload_begin(st, "mp/small-late", err);
+	sr_upload_limit(up, sr_now() - 1, NULL);
+	is_int(sr_upload_write(up, big, 100, err), 0, "a small write is only buffered");
+	is_int(sr_upload_commit(up, err), -1, "its one PUT past the deadline fails");
+	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
 }
 
 #endif

@@ -50,29 +50,14 @@ requests(const char *method, const char *key, const char *q)
 static void
 test_objects(struct sr_store *st)
 {
-	static const char *keys[] = { "plain", "with space/and+plus", "\xc3\xbc\xe2\x82\xac/x",
-		"odd!'()*$&=;:@,?#[]~", "a%20b", "100%/sure" };
+	static const char *const keys[] = { "plain", "with space/and+plus",
+		"\xc3\xbc\xe2\x82\xac/x", "odd!'()*$&=;:@,?#[]~", "a%20b", "100%/sure", NULL };
 	struct sr_object_info info;
-	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], got[256];
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], got[256];
 	void *buf;
 	size_t len;
-	int i, n;
 
-	for (i = 0; i < (int)SR_ARRAY_LEN(keys); i++) {
-		char body[64];
-
-		snprintf(body, sizeof body, "body of %d", i);
-		is_int(sr_store_put(st, keys[i], body, strlen(body), SR_PUT_OVERWRITE, NULL,
-		    etag, err), 0, "put \"%s\"", keys[i]);
-		is_int(sr_store_get(st, keys[i], 100, &buf, &len, etag2, err), 0,
-		    "get \"%s\"", keys[i]);
-		ok(len == strlen(body) && memcmp(buf, body, len) == 0, "\"%s\" read back", keys[i]);
-		is_str(etag2, etag, "\"%s\": get's etag is put's", keys[i]);
-		free(buf);
-	}
-	n = 0;
-	is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list all");
-	is_int(n, (int)SR_ARRAY_LEN(keys), "list: every key, under the store's prefix only");
+	su_check_keys(st, keys);
 	/* the Azure CLI finds them by the same names */
 	au_cli_out(got, sizeof got, "storage blob download -c %s -n 'run 1/with space/and+plus' "
 	    "-f \"$AZURE_CONFIG_DIR/dl\" -o none --no-progress && cat \"$AZURE_CONFIG_DIR/dl\"",
@@ -95,19 +80,9 @@ test_objects(struct sr_store *st)
 	is_str(got, "kAFQmDzST7DWlj99KOF/cg==", "the blob keeps the Content-MD5 it was put with");
 
 	/* missing things */
-	is_int(sr_store_get(st, "nope", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
-	    "get missing");
-	is_str(err, "get nope: no such key", "get missing: message");
-	is_int(sr_store_head(st, "nope", &info, err), SR_STORE_NOTFOUND, "head missing");
+	su_check_missing(st);
+	is_int(sr_store_head(st, "nope", &info, err), SR_STORE_NOTFOUND, "head missing again");
 	is_str(err, "head nope: no such key", "head missing: message");
-	is_int(sr_store_read_range(st, "nope", 0, 1, etag2, err), SR_STORE_NOTFOUND,
-	    "read missing");
-	is_int(sr_store_delete(st, "nope", err), 0, "delete missing succeeds");
-	is_int(sr_store_delete(st, "md5", err), 0, "delete");
-	is_int(sr_store_head(st, "md5", &info, err), SR_STORE_NOTFOUND, "deleted is gone");
-	is_int(sr_store_get(st, "plain", 3, &buf, &len, NULL, err), SR_STORE_ERROR,
-	    "get over max");
-	is_str(err, "get plain: the reply is larger than 3 bytes", "get over max: message");
 	is_int(sr_store_put(st, "empty", "", 0, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
 	    "put an empty object");
 	is_int(sr_store_get(st, "empty", 10, &buf, &len, NULL, err), 0, "get it");
@@ -115,38 +90,6 @@ test_objects(struct sr_store *st)
 	free(buf);
 }
 
-static void
-test_conditional(struct sr_store *st)
-{
-	struct sr_object_info info;
-	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u;
-	void *buf;
-	size_t len;
-
-	is_int(sr_store_put(st, "ptr", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, "create-only");
-	is_int(sr_store_put(st, "ptr", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_EXISTS,
-	    "create-only again: exists");
-	is_str(err, "put ptr: exists (create-only put lost the race)", "exists: message");
-	is_int(sr_store_put(st, "ptr", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0,
-	    "CAS from etag");
-	ok(strcmp(etag, etag2) != 0, "the CAS made a new etag");
-	is_int(sr_store_put(st, "ptr", "4", 1, SR_PUT_MATCH, etag, NULL, err),
-	    SR_STORE_PRECONDITION, "CAS from a stale etag: precondition");
-	u = sr_asprintf("put ptr: changed since etag %s (compare-and-swap lost the race)", etag);
-	is_str(err, u, "stale CAS: message");
-	free(u);
-	is_int(sr_store_put(st, "never", "5", 1, SR_PUT_MATCH, etag, NULL, err),
-	    SR_STORE_PRECONDITION, "CAS of a missing key: precondition");
-	ok(strncmp(err, "put never: ", 11) == 0 && strstr(err, "compare-and-swap lost the race"),
-	    "... message: %s", err);
-	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
-	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
-	free(buf);
-	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS,
-	    "16 create-only puts");
-	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
-	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
-}
 
 static void
 test_ranges_and_blocks(struct sr_store *st, const char *ep)
@@ -158,18 +101,7 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 	int i;
 
 	su_fill(big, 5 * MiB, 7);
-	/* ranged reads */
-	is_int(sr_store_put(st, "r", big, 1000, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put 1000 B");
-	is_int(sr_store_read_range(st, "r", 0, 1, back, err), 0, "read byte 0");
-	ok(back[0] == big[0], "byte 0 right");
-	is_int(sr_store_read_range(st, "r", 999, 1, back, err), 0, "read the last byte");
-	ok(back[0] == big[999], "last byte right");
-	is_int(sr_store_read_range(st, "r", 100, 900, back, err), 0, "read to the end");
-	ok(memcmp(back, big + 100, 900) == 0, "tail right");
-	is_int(sr_store_read_range(st, "r", 999, 2, back, err), SR_STORE_ERROR, "read past the end");
-	is_str(err, "read r: the object is shorter than 1001 bytes", "past the end: message");
-	is_int(sr_store_read_range(st, "r", 1000, 1, back, err), SR_STORE_ERROR, "read at the end");
-	is_str(err, "read r: the object is shorter than 1001 bytes", "at the end: message");
+	su_check_ranges(st, big, back);
 
 	/* blocks: 3.5 MiB in 1 MiB blocks = 4 Put Block and one Put Block List */
 	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
@@ -272,38 +204,8 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 	ok(memcmp(back, big, MiB) == 0, "... unchanged");
 
 	/* a deadline or a cancel stops an upload; nothing becomes visible */
-	up = sr_store_upload_begin(st, "mp/late", err);
-	sr_upload_limit(up, sr_now() - 1, NULL);
-	is_int(sr_upload_write(up, big, 2 * MiB, err), -1, "a write past the deadline fails");
-	is_str(err, "upload mp/late: the checkpoint's deadline passed", "past the deadline: message");
-	sr_upload_abort(up);
-	is_int(sr_store_head(st, "mp/late", &info, err), SR_STORE_NOTFOUND, "late: not visible");
+	su_check_limits(st, big, MiB);
 	is_int(requests("PUT", "mp/late", "comp=block"), 0, "late: nothing was sent");
-	{
-		volatile int cancel = 0;
-		int rc = 0;
-
-		up = sr_store_upload_begin(st, "mp/cancelled", err);
-		sr_upload_limit(up, sr_now() + 600, &cancel);
-		is_int(sr_upload_write(up, big, 2 * MiB + 10, err), 0, "two blocks before the cancel");
-		sr_flag_set(&cancel, 1);
-		for (i = 0; i < 6 && rc == 0; i++)
-			rc = sr_upload_write(up, big, MiB, err);
-		if (rc == 0)
-			rc = sr_upload_commit(up, err);
-		else
-			sr_upload_abort(up);
-		is_int(rc, -1, "the cancelled upload fails");
-		ok(strstr(err, "upload mp/cancelled") != NULL && strstr(err, "cancelled") != NULL,
-		    "cancelled: message: %s", err);
-		is_int(sr_store_head(st, "mp/cancelled", &info, err), SR_STORE_NOTFOUND,
-		    "cancelled: not visible");
-	}
-	up = sr_store_upload_begin(st, "mp/small-late", err);
-	sr_upload_limit(up, sr_now() - 1, NULL);
-	is_int(sr_upload_write(up, big, 100, err), 0, "a small write is only buffered");
-	is_int(sr_upload_commit(up, err), -1, "its one Put Blob past the deadline fails");
-	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
 	free(big);
 	free(back);
 }
@@ -575,7 +477,7 @@ main(void)
 	if (st == NULL)
 		return tap_done();
 	test_objects(st);
-	test_conditional(st);
+	su_check_conditional(st);
 	test_ranges_and_blocks(st, ep);
 	test_many(st);
 	test_stale_uploads(st, ep);

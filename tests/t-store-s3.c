@@ -293,7 +293,7 @@ main(void)
 	struct sr_store *st, *bad;
 	struct sr_object_info info;
 	struct sr_upload *up;
-	char err[SR_ERRMAX], etag[SR_ETAG_MAX], etag2[SR_ETAG_MAX], *u;
+	char err[SR_ERRMAX], etag[SR_ETAG_MAX], *u;
 	const char *ep;
 	void *buf;
 	size_t len;
@@ -312,25 +312,10 @@ main(void)
 
 	/* put, get, head, keys that need encoding */
 	{
-		static const char *keys[] = { "plain", "with space/and+plus", "\xc3\xbc\xe2\x82\xac/x",
-			"odd!'()*$&=;:@,?#[]~", "a%20b" };
+		static const char *const keys[] = { "plain", "with space/and+plus",
+			"\xc3\xbc\xe2\x82\xac/x", "odd!'()*$&=;:@,?#[]~", "a%20b", NULL };
 
-		for (i = 0; i < (int)SR_ARRAY_LEN(keys); i++) {
-			char body[64];
-
-			snprintf(body, sizeof body, "body of %d", i);
-			is_int(sr_store_put(st, keys[i], body, strlen(body), SR_PUT_OVERWRITE, NULL,
-			    etag, err), 0, "put \"%s\"", keys[i]);
-			is_int(sr_store_get(st, keys[i], 100, &buf, &len, etag2, err), 0,
-			    "get \"%s\"", keys[i]);
-			ok(len == strlen(body) && memcmp(buf, body, len) == 0, "\"%s\" read back",
-			    keys[i]);
-			is_str(etag2, etag, "\"%s\": get's etag is put's", keys[i]);
-			free(buf);
-		}
-		n = 0;
-		is_int(sr_store_list(st, "", su_count_cb, &n, err), 0, "list all");
-		is_int(n, 5, "list: the five keys, under the store's prefix only");
+		su_check_keys(st, keys);
 	}
 	/* etag is the MD5 of a single PUT (S3's rule; RGW follows it) */
 	is_int(sr_store_put(st, "md5", "abc", 3, SR_PUT_OVERWRITE, NULL, etag, err), 0, "put abc");
@@ -340,49 +325,15 @@ main(void)
 	is_str(info.etag, etag, "head: etag");
 	ok(info.mtime > sr_now() - 600 && info.mtime < sr_now() + 600, "head: mtime is now-ish");
 
-	/* missing things */
-	is_int(sr_store_get(st, "nope", 100, &buf, &len, NULL, err), SR_STORE_NOTFOUND, "get missing");
-	is_str(err, "get nope: no such key", "get missing: message");
-	is_int(sr_store_head(st, "nope", &info, err), SR_STORE_NOTFOUND, "head missing");
-	is_int(sr_store_read_range(st, "nope", 0, 1, etag2, err), SR_STORE_NOTFOUND, "read missing");
-	is_int(sr_store_delete(st, "nope", err), 0, "delete missing succeeds");
-	is_int(sr_store_delete(st, "md5", err), 0, "delete");
-	is_int(sr_store_head(st, "md5", &info, err), SR_STORE_NOTFOUND, "deleted is gone");
-	is_int(sr_store_get(st, "plain", 3, &buf, &len, NULL, err), SR_STORE_ERROR, "get over max");
-	is_str(err, "get plain: the reply is larger than 3 bytes", "get over max: message");
-
-	/* create-only and compare-and-swap */
-	is_int(sr_store_put(st, "ptr", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, "create-only");
-	is_int(sr_store_put(st, "ptr", "2", 1, SR_PUT_CREATE, NULL, NULL, err), SR_STORE_EXISTS,
-	    "create-only again: exists");
-	is_str(err, "put ptr: exists (create-only put lost the race)", "exists: message");
-	is_int(sr_store_put(st, "ptr", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0, "CAS from etag");
-	is_int(sr_store_put(st, "ptr", "4", 1, SR_PUT_MATCH, etag, NULL, err),
-	    SR_STORE_PRECONDITION, "CAS from a stale etag: precondition");
-	u = sr_asprintf("put ptr: changed since etag %s (compare-and-swap lost the race)", etag);
-	is_str(err, u, "stale CAS: message");
-	free(u);
-	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
-	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
-	free(buf);
-	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
-	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
-	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION, "16 CAS from one etag");
+	/* missing things, create-only and compare-and-swap */
+	su_check_missing(st);
+	su_check_conditional(st);
 
 	/* ranged reads */
 	big = sr_malloc(17 * MiB);
 	back = sr_malloc(17 * MiB);
 	su_fill(big, 17 * MiB, 7);
-	is_int(sr_store_put(st, "r", big, 1000, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put 1000 B");
-	is_int(sr_store_read_range(st, "r", 0, 1, back, err), 0, "read byte 0");
-	ok(back[0] == big[0], "byte 0 right");
-	is_int(sr_store_read_range(st, "r", 999, 1, back, err), 0, "read the last byte");
-	ok(back[0] == big[999], "last byte right");
-	is_int(sr_store_read_range(st, "r", 100, 900, back, err), 0, "read to the end");
-	ok(memcmp(back, big + 100, 900) == 0, "tail right");
-	is_int(sr_store_read_range(st, "r", 999, 2, back, err), SR_STORE_ERROR, "read past the end");
-	is_str(err, "read r: the object is shorter than 1001 bytes", "past the end: message");
-	is_int(sr_store_read_range(st, "r", 1000, 1, back, err), SR_STORE_ERROR, "read at the end");
+	su_check_ranges(st, big, back);
 
 	/* multipart: 17 MiB in 5 MiB parts = 4 parts */
 	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
@@ -439,37 +390,7 @@ main(void)
 	    "server");
 
 	/* a deadline or a cancel stops an upload; nothing becomes visible */
-	up = sr_store_upload_begin(st, "mp/late", err);
-	sr_upload_limit(up, sr_now() - 1, NULL);
-	is_int(sr_upload_write(up, big, 6 * MiB, err), -1, "a write past the deadline fails");
-	is_str(err, "upload mp/late: the checkpoint's deadline passed", "past the deadline: message");
-	sr_upload_abort(up);
-	is_int(sr_store_head(st, "mp/late", &info, err), SR_STORE_NOTFOUND, "late: not visible");
-	{
-		volatile int cancel = 0;
-		int rc = 0;
-
-		up = sr_store_upload_begin(st, "mp/cancelled", err);
-		sr_upload_limit(up, sr_now() + 600, &cancel);
-		is_int(sr_upload_write(up, big, 11 * MiB, err), 0, "two parts before the cancel");
-		sr_flag_set(&cancel, 1);
-		for (i = 0; i < 6 && rc == 0; i++)
-			rc = sr_upload_write(up, big, 5 * MiB, err);
-		if (rc == 0)
-			rc = sr_upload_commit(up, err);
-		else
-			sr_upload_abort(up);
-		is_int(rc, -1, "the cancelled upload fails");
-		ok(strstr(err, "upload mp/cancelled") != NULL && strstr(err, "cancelled") != NULL,
-		    "cancelled: message: %s", err);
-		is_int(sr_store_head(st, "mp/cancelled", &info, err), SR_STORE_NOTFOUND,
-		    "cancelled: not visible");
-	}
-	up = sr_store_upload_begin(st, "mp/small-late", err);
-	sr_upload_limit(up, sr_now() - 1, NULL);
-	is_int(sr_upload_write(up, big, 100, err), 0, "a small write is only buffered");
-	is_int(sr_upload_commit(up, err), -1, "its one PUT past the deadline fails");
-	is_str(err, "upload mp/small-late: the checkpoint's deadline passed", "small late: message");
+	su_check_limits(st, big, 5 * MiB);
 
 	/* more than one page */
 	is_int(su_put_many(st, 1040), 0, "1040 puts");
