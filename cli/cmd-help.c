@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
@@ -30,7 +31,10 @@ cmd_help_exec(const struct sr_args *a)
 
 		e = sr_cmd_table[i];
 		syn = sr_args_synopsis(&e->args);
-		printf("  %-6s %-34s %s\n", e->name, syn, e->summary);
+		if (strlen(e->name) > 6 || strlen(syn) > 34)	/* the summary on a line of its own */
+			printf("  %s %s\n  %-6s %-34s %s\n", e->name, syn, "", "", e->summary);
+		else
+			printf("  %-6s %-34s %s\n", e->name, syn, e->summary);
 		free(syn);
 	}
 	printf("\n'spotrun help COMMAND' or 'spotrun COMMAND --help' shows a command's options.\n"

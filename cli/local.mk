@@ -9,6 +9,18 @@ libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/
 	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
 	cli/cmd-ls.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
+# The fleet's commands on the queue (doc/fleet.md): submit, status, logs,
+# cancel, requeue and retry, one file each; what they share: the user's
+# settings file (settings.c), where the queue is and opening it (fleet.c,
+# also the agent's), the status markers read once (fleet-index.c), their
+# arguments as job ids (fleet-target.c); a submission's plan
+# (submit-jobs.c); status's grouping and its JSON (status-view.c,
+# status-json.c).
+libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-cancel.c \
+	cli/cmd-requeue.c cli/settings.c cli/settings.h cli/fleet.c cli/fleet.h \
+	cli/fleet-index.c cli/fleet-index.h cli/fleet-target.c cli/fleet-target.h \
+	cli/submit-jobs.c cli/submit-jobs.h cli/status-view.c cli/status-view.h \
+	cli/status-json.c
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh

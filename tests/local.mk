@@ -58,3 +58,10 @@ EXTRA_DIST += tests/slurm.sh
 # checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
 # SIGTERM; skipped without python3-yaml.
 dist_check_SCRIPTS += tests/t91-kubernetes.sh
+# The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
+# retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
+# the agent's part (claims, status markers, log segments) with the queue's
+# own calls.
+noinst_PROGRAMS += tests/fleet-helper
+tests_fleet_helper_SOURCES = tests/fleet-helper.c
+dist_check_SCRIPTS += tests/t92-fleet-cmds.sh tests/t93-fleet-s3.sh
