@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "util.h"
 
 static int
 cmd_help_exec(const struct sr_args *a)
@@ -31,10 +32,11 @@ cmd_help_exec(const struct sr_args *a)
 
 		e = sr_cmd_table[i];
 		syn = sr_args_synopsis(&e->args);
-		if (strlen(e->name) > 6 || strlen(syn) > 34)	/* the summary on a line of its own */
-			printf("  %s %s\n  %-6s %-34s %s\n", e->name, syn, "", "", e->summary);
-		else
-			printf("  %-6s %-34s %s\n", e->name, syn, e->summary);
+		if (strlen(syn) > 34) {	/* one line a command: its options are in its help */
+			free(syn);
+			syn = sr_asprintf("[options] %s", e->args.operands);
+		}
+		printf("  %-7s %-34s %s\n", e->name, syn, e->summary);
 		free(syn);
 	}
 	printf("\n'spotrun help COMMAND' or 'spotrun COMMAND --help' shows a command's options.\n"

@@ -1,5 +1,5 @@
 /*
- * cmd-submit.c: `spotrun submit [--again] [-n] [-p N] [--queue URL]
+ * cmd-submit.c: `spotrun submit [-a] [-n] [-p N] [--queue URL]
  * [--run-local] JOB.ini ...`: validate job and sweep files, expand sweeps
  * into their trials and queue one job each (sr_queue_add: Q/jobs/ID/
  * spec.ini, its markers, meta.json), one line per job and a summary.
@@ -31,7 +31,7 @@
 enum { SUB_AGAIN, SUB_DRY_RUN, SUB_PRIORITY, SUB_QUEUE, SUB_RUN_LOCAL };
 
 static const struct sr_opt submit_opts[] = {
-	[SUB_AGAIN] = { 0, "again", NULL, "queue jobs already there again, as new jobs NAME.rN" },
+	[SUB_AGAIN] = { 'a', "again", NULL, "queue jobs already there again, as new jobs NAME.rN" },
 	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs and trials, write nothing" },
 	[SUB_PRIORITY] = { 'p', "priority", "N", "run before lower priorities (-9999 to 9999, "
 	    "default 0)" },
@@ -403,7 +403,8 @@ cmd_submit_exec(const struct sr_args *a)
 	}
 	if ((rc = sr_submit_plan(a->argv, a->argc, &s.plan)) != 0)
 		return rc;
-	if ((rc = sr_fleet_open(&s.fl, "submit", sr_args_get(a, SUB_QUEUE))) != 0) {
+	if ((rc = sr_args_has(a, SUB_DRY_RUN) ? sr_fleet_resolve(&s.fl, sr_args_get(a, SUB_QUEUE)) :
+	    sr_fleet_open(&s.fl, "submit", sr_args_get(a, SUB_QUEUE))) != 0) {
 		sr_submit_plan_free(&s.plan);
 		return rc;
 	}

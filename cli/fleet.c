@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "fleet.h"
+#include "store.h"
 #include "target.h"
 #include "util.h"
 
@@ -44,9 +45,9 @@ sr_fleet_queue_url(const char *given, const struct sr_settings *s, char **url, c
 }
 
 int
-sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given)
+sr_fleet_resolve(struct sr_fleet *f, const char *given)
 {
-	char err[SR_ERRMAX], agent[64];
+	char err[SR_ERRMAX];
 
 	memset(f, 0, sizeof *f);
 	if (sr_settings_load(&f->set, err) == -1) {
@@ -60,10 +61,26 @@ sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given)
 	}
 	f->where = strcmp(f->from, "the default") == 0 ?
 	    sr_asprintf("%s (the default)", f->url) : sr_asprintf("%s (from %s)", f->url, f->from);
-	if (sr_queue_open(f->url, &f->q, err) == -1) {
+	if (sr_store_url_check(f->url, err) == -1) {
 		fprintf(stderr, "spotrun: queue %s: %s\n", f->where, err);
 		sr_fleet_close(f);
 		return SR_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int
+sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given)
+{
+	char err[SR_ERRMAX], agent[64];
+	int rc;
+
+	if ((rc = sr_fleet_resolve(f, given)) != 0)
+		return rc;
+	if (sr_queue_open(f->url, &f->q, err) == -1) {
+		fprintf(stderr, "spotrun: %s\n", err);
+		sr_fleet_close(f);
+		return SR_EXIT_IOERR;
 	}
 	snprintf(agent, sizeof agent, "spotrun %s", cmd);
 	if (sr_lease_owner_local(&f->me, agent, NULL, NULL, err) == -1) {

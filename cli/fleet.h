@@ -39,11 +39,18 @@ int sr_fleet_queue_url(const char *given, const struct sr_settings *s, char **ur
     size_t fromlen, char *err);
 
 /*
- * Read the settings file, find the queue (sr_fleet_queue_url) and open it
- * for command cmd ("status"): 0 with f filled (sr_fleet_close), or after
- * saying why on stderr an exit code: 78 for a bad settings file, 64 for a
- * queue URL that cannot be one, 71 when this process cannot be named.
- * Makes no request.
+ * Read the settings file and find the queue (sr_fleet_queue_url), its URL
+ * checked but the queue not opened (f->q NULL; `submit --dry-run`): 0
+ * with f's settings, url, from and where (sr_fleet_close), or after saying
+ * why on stderr an exit code: 78 for a bad settings file, 64 for a queue
+ * URL that cannot be one.
+ */
+int sr_fleet_resolve(struct sr_fleet *f, const char *given);
+/*
+ * sr_fleet_resolve, then open the queue for command cmd ("status"): 0
+ * with f filled, or an exit code after saying why: those above, 74 when
+ * the queue cannot be opened (a file:// folder that cannot be made), 71
+ * when this process cannot be named. Makes no request.
  */
 int sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given);
 void sr_fleet_close(struct sr_fleet *f);

@@ -24,3 +24,9 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh
+# Where the queue and the prices are (fleet.c, settings.c): the order, the
+# settings file's faults; the fleet's commands end to end are
+# tests/t92-fleet-cmds.sh and t93-fleet-s3.sh (tests/local.mk).
+check_PROGRAMS += tests/t-fleet-conf
+tests_t_fleet_conf_SOURCES = tests/t-fleet-conf.c tests/tap.h
+tests_t_fleet_conf_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
