@@ -12,7 +12,7 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 # The spotrun Python module (python/spotrun): its unit test in Python, TAP.
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
-EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh
+EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/fleet.sh
 # .gitignore covers every file the build and the tests make (git status
 # stays clean after an in-tree build as after one in _build/).
 dist_check_SCRIPTS += tests/t08-gitignore.sh

@@ -23,10 +23,9 @@
 #    job named by itself refused in another state, a malformed lease
 #    replaced at the status marker's epoch.
 . "$top_srcdir/tests/jobs/lib.sh"
+. "$top_srcdir/tests/jobs/fleet.sh"
 t_setup
 S=$SPOTRUN
-H=$top_builddir/tests/fleet-helper
-[ -x "$H" ] || t_bail "no $H (make tests/fleet-helper)"
 T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
@@ -35,25 +34,6 @@ Q=$T/data/spotrun/queue
 QU=file://$Q
 cfg=$XDG_CONFIG_HOME/spotrun/config.ini
 
-# run NAME CMD...: stdout to $T/NAME.out, stderr to $T/NAME.err, status in $rc
-run() {
-	_n=$1
-	shift
-	"$@" > "$T/$_n.out" 2> "$T/$_n.err"
-	rc=$?
-}
-# expect NAME CODE STDOUT STDERR DESC: the exit code and both outputs, exactly
-expect() {
-	_o=$(cat "$T/$1.out") _e=$(cat "$T/$1.err")
-	if [ "$rc" = "$2" ] && [ "$_o" = "$3" ] && [ "$_e" = "$4" ]; then
-		t_result 0 "$5"
-	else
-		t_result 1 "$5"
-		t_diag "exit $rc, want $2"
-		[ "$_o" = "$3" ] || t_diag "stdout:" "$_o" "want:" "$3"
-		[ "$_e" = "$4" ] || t_diag "stderr:" "$_e" "want:" "$4"
-	fi
-}
 # keys DIR: the queue's objects, times (13 digits) as T and etags as E
 keys() {
 	(cd "$1" && find . -type f ! -path './.tmp/*' | sed -e 's|^\./||' \
@@ -332,6 +312,12 @@ print("ok")
 EOF
 t_is "$rc|$(cat "$T/json.out")" "0|ok" \
 	"status --json: every field of a job, per-sweep and overall totals, 1 list request, no GET"
+: > "$Q2/index/not-a-marker"
+run st s2 status --json
+t_is "$rc|$(cat "$T/st.err")|$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["markers"]["unreadable"], len(d["jobs"]))' "$T/st.out")" \
+	"0|spotrun: warning: 1 status marker in queue file://$Q2 (from --queue) cannot be read (not of the form index/ID~EPOCH~...; doc/fleet.md): skipped|1 8" \
+	"a key in index/ that is no marker: skipped, with a warning"
+rm -f "$Q2/index/not-a-marker"
 Q3=$T/q3
 $H many "file://$Q3" big 10000 || t_bail "10,000 status markers"
 run big "$S" status --json --queue "$Q3"

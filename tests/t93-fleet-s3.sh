@@ -13,6 +13,7 @@
 #    and cancelled trials; the leases as the CLI reads them.
 # 5. The keys never show in any output.
 . "$top_srcdir/tests/jobs/lib.sh"
+. "$top_srcdir/tests/jobs/fleet.sh"
 . "$top_srcdir/tests/s3-env.sh"
 t_setup
 
@@ -24,8 +25,6 @@ export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 export AWS_EC2_METADATA_DISABLED=true
 unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 SPOTRUN_QUEUE 2>/dev/null
 S=$SPOTRUN
-H=$top_builddir/tests/fleet-helper
-[ -x "$H" ] || t_bail "no $H (make tests/fleet-helper)"
 T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 mkdir -p "$HOME"
@@ -36,23 +35,6 @@ mkdir -p "$XDG_CONFIG_HOME/spotrun"
 printf '[fleet]\nqueue = %s\n' "$QU" > "$XDG_CONFIG_HOME/spotrun/config.ini"
 W="$QU (from $XDG_CONFIG_HOME/spotrun/config.ini:2)"
 
-run() {
-	_n=$1
-	shift
-	"$@" > "$T/$_n.out" 2> "$T/$_n.err"
-	rc=$?
-}
-expect() {
-	_o=$(cat "$T/$1.out") _e=$(cat "$T/$1.err")
-	if [ "$rc" = "$2" ] && [ "$_o" = "$3" ] && [ "$_e" = "$4" ]; then
-		t_result 0 "$5"
-	else
-		t_result 1 "$5"
-		t_diag "exit $rc, want $2"
-		[ "$_o" = "$3" ] || t_diag "stdout:" "$_o" "want:" "$3"
-		[ "$_e" = "$4" ] || t_diag "stderr:" "$_e" "want:" "$4"
-	fi
-}
 # keys PREFIX: the bucket's keys under q/PREFIX, as the aws CLI lists them,
 # times as T and etags as E
 keys() {
