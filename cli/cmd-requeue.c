@@ -37,23 +37,6 @@ static const struct sr_opt requeue_opts[] = {
 #define RETRY_STATES (SR_LEASE_BIT(SR_LEASE_FAILED) | SR_LEASE_BIT(SR_LEASE_CANCELLED))
 #define REQUEUE_STATES (SR_LEASE_TERMINALS | SR_LEASE_FROM_MALFORMED)
 
-/* The skipped, by state: "3 succeeded, 1 running". */
-static const char *
-skipped_of(const long *skipped, char *buf, size_t len)
-{
-	size_t i, o = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < SR_LEASE_NSTATES; i++) {
-		long k = skipped[sr_status_state_order[i]];
-
-		if (k > 0 && o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%ld %s", o > 0 ? ", " : "", k,
-			    sr_lease_state_name(sr_status_state_order[i]));
-	}
-	return buf;
-}
-
 /* requeue or retry (cmd), the lease states it takes in states. */
 static int
 requeue_exec(const struct sr_args *a, const char *cmd, unsigned states)
@@ -110,7 +93,7 @@ requeue_exec(const struct sr_args *a, const char *cmd, unsigned states)
 	}
 	if (nskipped > 0)
 		printf("%ld queued again, %ld skipped (%s): %s takes %s jobs: %s\n", again, nskipped,
-		    skipped_of(skipped, said, sizeof said), cmd, strcmp(cmd, "retry") == 0 ?
+		    sr_status_states_line(skipped, said, sizeof said), cmd, strcmp(cmd, "retry") == 0 ?
 		    "failed and cancelled" : "ended", fl.where);
 	else
 		printf("%ld queued again: %s\n", again, fl.where);

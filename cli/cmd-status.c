@@ -29,23 +29,6 @@ static const struct sr_opt status_opts[] = {
 	{ 0 }
 };
 
-/* "2 running, 1 queued": the states of t that are there, in order. */
-static const char *
-states_of(const struct sr_status_totals *t, char *buf, size_t len)
-{
-	size_t i, o = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < SR_LEASE_NSTATES; i++) {
-		long k = t->states[sr_status_state_order[i]];
-
-		if (k > 0 && o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%ld %s", o > 0 ? ", " : "", k,
-			    sr_lease_state_name(sr_status_state_order[i]));
-	}
-	return buf;
-}
-
 static const char *
 dollars(double x, char *buf, size_t len)
 {
@@ -78,9 +61,9 @@ print_group(const struct sr_status_group *g)
 
 	if (g->name[0] != '\0')
 		printf("sweep %s: %ld trial%s (%s)\n", g->name, t->jobs, t->jobs == 1 ? "" : "s",
-		    states_of(t, states, sizeof states));
+		    sr_status_states_line(t->states, states, sizeof states));
 	else
-		printf("jobs: %ld (%s)\n", t->jobs, states_of(t, states, sizeof states));
+		printf("jobs: %ld (%s)\n", t->jobs, sr_status_states_line(t->states, states, sizeof states));
 	for (i = 0; i < g->n; i++)
 		if ((int)strlen(g->rows[i]->id) > w)
 			w = (int)strlen(g->rows[i]->id);
@@ -111,7 +94,7 @@ print_all(const struct sr_status_totals *t)
 		    t->on_demand_cost);
 	printf("all: %ld job%s (%s), %ld attempt%s, %ld preemption%s, %.2f GPU-hours used, %.2f "
 	    "lost; cost %s, on demand %s, saved %s%s\n", t->jobs, t->jobs == 1 ? "" : "s",
-	    states_of(t, states, sizeof states), t->attempts, t->attempts == 1 ? "" : "s",
+	    sr_status_states_line(t->states, states, sizeof states), t->attempts, t->attempts == 1 ? "" : "s",
 	    t->preemptions, t->preemptions == 1 ? "" : "s", (double)t->gpu_seconds / 3600.0,
 	    (double)t->lost_gpu_seconds / 3600.0, dollars(t->cost, c, sizeof c),
 	    dollars(t->on_demand_cost, d, sizeof d),

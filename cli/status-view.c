@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,4 +90,20 @@ sr_status_view_free(struct sr_status_view *v)
 	}
 	free(v->groups);
 	memset(v, 0, sizeof *v);
+}
+
+const char *
+sr_status_states_line(const long *counts, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < SR_LEASE_NSTATES; i++) {
+		long k = counts[sr_status_state_order[i]];
+
+		if (k > 0 && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%ld %s", o > 0 ? ", " : "", k,
+			    sr_lease_state_name(sr_status_state_order[i]));
+	}
+	return buf;
 }

@@ -44,6 +44,10 @@ void sr_status_view_free(struct sr_status_view *v);
 /* The states in the order status tells them: running first, ended last. */
 extern const enum sr_lease_state sr_status_state_order[SR_LEASE_NSTATES];
 
+/* "2 running, 1 queued": the states whose count (counts[state]) is not 0,
+ * in that order, into buf. */
+const char *sr_status_states_line(const long *counts, char *buf, size_t len);
+
 /* Print v as JSON to stdout (doc/fleet.md, "status --json"); counts are
  * the requests the command made. */
 void sr_status_print_json(const struct sr_status_view *v, const char *url, const char *from,
