@@ -15,6 +15,7 @@
 
 #include "catalog.h"
 #include "ckpt.h"
+#include "fault.h"
 #include "pathsafe.h"
 #include "util.h"
 
@@ -548,6 +549,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 	g.job = job;
 	g.live = &live;
 	prefix = sr_asprintf("%s/packs/", job);
+	sr_fault("ckpt-gc-list");	/* just before gc lists the packs */
 	rc = sr_store_list(st, prefix, gc_pack_cb, &g, err);
 	free(prefix);
 	if (rc == 0)
