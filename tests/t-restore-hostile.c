@@ -241,7 +241,9 @@ count_cb(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
  * device (a symlink to /dev/null) as LATEST, a manifest or a pack. A FIFO
  * without a writer used to block the open forever (the restore and `ls`
  * hung); now each is refused at once with a message naming the key and
- * the file, and a restore falls back past a bad manifest or pack.
+ * the file. A restore falls back past a bad pack; LATEST's manifest, which
+ * then cannot name its parent, ends the chain of committed checkpoints
+ * (the warning says how to restore an older one, and that works).
  */
 static void
 test_special_files(const char *storedir)
@@ -293,19 +295,39 @@ test_special_files(const char *storedir)
 		free(want);
 		special_undo(storedir, "sp/LATEST");
 
+		/* LATEST's manifest: it cannot name its parent, so the chain of
+		 * committed checkpoints ends there (doc/format.md) */
 		special_make(storedir, "sp/manifests/0000000001.json", kind);
 		tu_log_clear(&lg);
 		rc = restore_into("sp", dst, &s, err);
-		ok(rc == 0 && s.seq == 0, "manifest 1 is %s: the restore falls back to 0 %s", what, err);
-		line = sr_asprintf("checkpoint 1: get sp/manifests/0000000001.json: %s/sp/manifests/"
-		    "0000000001.json is %s, not a regular file: the file store keeps objects as "
-		    "regular files; remove it; falling back to checkpoint 0", storedir, what);
-		ok(lg.n == 1 && strcmp(lg.lines[0], line) == 0, "manifest 1 is %s: said once: %s",
-		    what, lg.n > 0 ? lg.lines[0] : "(nothing)");
-		free(line);
+		line = sr_asprintf("get sp/manifests/0000000001.json: %s/sp/manifests/0000000001.json"
+		    " is %s, not a regular file: the file store keeps objects as regular files; "
+		    "remove it", storedir, what);
+		want = sr_asprintf("restore sp: checkpoint 1: %s", line);
+		is_int(rc, -1, "manifest 1 is %s: the restore fails at once", what);
+		is_str(err, want, "manifest 1 is %s: the message names the key and the file", what);
+		free(want);
+		want = sr_asprintf("checkpoint 1: %s; no older checkpoint", line);
+		ok(lg.n == 2 && strcmp(lg.lines[0], want) == 0 && strcmp(lg.lines[1], "warning: "
+		    "checkpoint 1 of sp cannot say which checkpoint came before it: the chain of "
+		    "committed checkpoints ends there, and the 1 older manifest listed is not "
+		    "restored (to restore one, write its number into sp/LATEST)") == 0,
+		    "manifest 1 is %s: said, and that checkpoint 0 is not reached: %s | %s", what,
+		    lg.n > 0 ? lg.lines[0] : "(nothing)", lg.n > 1 ? lg.lines[1] : "(nothing)");
+		free(want);
 		n = 0;
-		ok(sr_ckpt_list(st, "sp", count_cb, &n, err) == 0 && n == 1,
-		    "manifest 1 is %s: listed are the others (%d)", what, n);
+		want = sr_asprintf("list checkpoints of sp: %s", line);
+		ok(sr_ckpt_list(st, "sp", count_cb, &n, err) == -1 && n == 0,
+		    "manifest 1 is %s: the listing fails at once", what);
+		is_str(err, want, "manifest 1 is %s: its message", what);
+		free(want);
+		free(line);
+		/* the way out the warning names */
+		sr_store_put(st, "sp/LATEST", "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err);
+		rc = restore_into("sp", dst, &s, err);
+		ok(rc == 0 && s.seq == 0, "manifest 1 is %s: with 0 written into LATEST, 0 restores %s",
+		    what, err);
+		sr_store_put(st, "sp/LATEST", "1\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err);
 		special_undo(storedir, "sp/manifests/0000000001.json");
 
 		special_make(storedir, pack, kind);
