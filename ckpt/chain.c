@@ -32,6 +32,31 @@ count_below(const struct sr_catalog *c, uint64_t seq)
 	return lo;
 }
 
+/* The chain ends at w->cur, below which `below` is listed: say so if
+ * anything is (why completes "checkpoint N of J ..."). */
+static void
+ends(struct sr_chain *w, uint64_t below, const char *why)
+{
+	size_t older = count_below(w->c, below);
+
+	w->mode = WALK_DONE;
+	if (older == 0)
+		return;
+	snprintf(w->note, sizeof w->note, "warning: checkpoint %" PRIu64 " of %s %s: the chain of "
+	    "committed checkpoints ends there, and the %zu older manifest%s listed %s not "
+	    "restored (to restore one, write its number into %s/LATEST)", w->cur, w->job, why,
+	    older, older == 1 ? "" : "s", older == 1 ? "is" : "are", w->job);
+}
+
+/* The chain cannot go on from w->cur: what is below is unknown. */
+static void
+broken(struct sr_chain *w, const char *why)
+{
+	w->end = SR_CHAIN_BROKEN;
+	w->broken_at = w->cur;
+	ends(w, w->cur, why);
+}
+
 int
 sr_chain_head(const struct sr_catalog *c, uint64_t *seq)
 {
@@ -78,8 +103,13 @@ sr_chain_next(struct sr_chain *w, uint64_t *seq)
 	case WALK_LINKS:
 		if (w->started && sr_catalog_find(w->c, w->next) < 0) {
 			/* Gone: retention deletes the oldest first, so what is
-			 * listed below is off the chain (a stale writer's). */
-			w->mode = WALK_DONE;
+			 * listed below is off the chain (a stale writer's), or
+			 * a hand took a manifest out of its middle. */
+			char why[96];
+
+			snprintf(why, sizeof why, "names as its parent checkpoint %" PRIu64 ", which "
+			    "is missing", w->next);
+			ends(w, w->next, why);
 			return 0;
 		}
 		w->started = 1;
@@ -95,23 +125,6 @@ sr_chain_next(struct sr_chain *w, uint64_t *seq)
 	default:
 		return 0;
 	}
-}
-
-/* The chain cannot go on from w->cur: say so if anything is listed below. */
-static void
-broken(struct sr_chain *w, const char *why)
-{
-	size_t older = count_below(w->c, w->cur);
-
-	w->mode = WALK_DONE;
-	w->end = SR_CHAIN_BROKEN;
-	w->broken_at = w->cur;
-	if (older == 0)
-		return;
-	snprintf(w->note, sizeof w->note, "warning: checkpoint %" PRIu64 " of %s %s: the chain of "
-	    "committed checkpoints ends there, and the %zu older manifest%s listed %s not "
-	    "restored (to restore one, write its number into %s/LATEST)", w->cur, w->job, why,
-	    older, older == 1 ? "" : "s", older == 1 ? "is" : "are", w->job);
 }
 
 void

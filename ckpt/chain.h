@@ -42,8 +42,9 @@ struct sr_chain {
 	int started;
 	enum sr_chain_end end;
 	uint64_t broken_at;	/* SR_CHAIN_BROKEN: the seq whose parent is unknown */
-	/* SR_CHAIN_BROKEN with older manifests listed: a whole warning line,
-	 * naming the seq and how to restore an older one; else "". */
+	/* A chain that ended above manifests still listed (broken, or at a
+	 * parent that is missing): a whole warning line, naming the seq and
+	 * how to restore an older one; else "". */
 	char note[512];
 };
 
