@@ -315,26 +315,15 @@ quiet(int rc, char *err)
 	return rc;
 }
 
-/* A save from this process, unfenced. */
+/* A save from this process at epoch, keeping keep (0: all). */
 static int
-save(struct target *t, const char *job, const char *src, long long step, int keep,
-    struct sr_ckpt_stats *s, char *err)
+save_at(struct target *t, const char *job, const char *src, long long step, int keep,
+    uint64_t epoch, struct sr_ckpt_stats *s, char *err)
 {
 	struct sr_ckpt_opts o;
 
 	opts_init(&o, job);
 	o.keep = keep;
-	return quiet(sr_ckpt_save(t->st, &o, src, step, s, err), err);
-}
-
-/* The same at an epoch. */
-static int
-save_at(struct target *t, const char *job, const char *src, long long step, uint64_t epoch,
-    struct sr_ckpt_stats *s, char *err)
-{
-	struct sr_ckpt_opts o;
-
-	opts_init(&o, job);
 	o.epoch = epoch;
 	memset(s, 0, sizeof *s);
 	return quiet(sr_ckpt_save(t->st, &o, src, step, s, err), err);
@@ -480,7 +469,7 @@ test_gc_race(struct target *t)
 	uint64_t seq;
 	int rc, polls = 0, broken = 0;
 
-	rc = save(t, "gr", a, 1, 0, &s, err);
+	rc = save_at(t, "gr", a, 1, 0, 0, &s, err);
 	ok(rc == 0 && s.seq == 0, "%s: gc race: A commits checkpoint 0 %s", t->name,
 	    rc ? err : "");
 	/* A's retention: its gc stops for 3 s just before it lists the packs */
@@ -489,7 +478,7 @@ test_gc_race(struct target *t)
 	ok(child_wait_said(&g, "spotrun: fault injected at ckpt-gc-list: delaying 3 s", 30),
 	    "%s: gc race: A's gc is delayed before it lists the packs", t->name);
 	/* meanwhile B commits checkpoint 1 and keeps 1 */
-	rc = save(t, "gr", b, 2, 1, &s, err);
+	rc = save_at(t, "gr", b, 2, 1, 0, &s, err);
 	ok(rc == 0 && s.seq == 1, "%s: gc race: B commits checkpoint 1 meanwhile (rc %d, seq %"
 	    PRIu64 ") %s", t->name, rc, s.seq, rc ? err : "");
 	/* while A's gc goes on, and once it is done: the newest is restorable */
@@ -527,7 +516,7 @@ stale_case(struct target *t, const char *job, const char *point, int kill_it)
 	uint64_t seq = 0, newseq = strcmp(point, "ckpt-pointer") == 0 ? 2 : 1;
 	int rc = -99;
 
-	ok(fence(t, job, 1, err) == 0 && save_at(t, job, old, 1, 1, &s, err) == 0 &&
+	ok(fence(t, job, 1, err) == 0 && save_at(t, job, old, 1, 0, 1, &s, err) == 0 &&
 	    s.seq == 0 && latest_is(t, job, "0 1\n"), "%s: %s: the old run (epoch 1) fences and "
 	    "commits 0: LATEST \"0 1\" %s", t->name, job, err);
 	tu_write(old, "f", "old run, later", 14);
@@ -549,7 +538,7 @@ stale_case(struct target *t, const char *job, const char *point, int kill_it)
 	ok(restores(t, job, 0, old, why, sizeof why) != 0 && strstr(why, "differs") != NULL,
 	    "%s: %s: the new run restores checkpoint 0 (the old run changed its files since)",
 	    t->name, job);
-	rc = save_at(t, job, nu, 3, 2, &s, err);
+	rc = save_at(t, job, nu, 3, 0, 2, &s, err);
 	ok(rc == 0 && s.seq == newseq, "%s: %s: the new run commits %" PRIu64 " (rc %d, seq %"
 	    PRIu64 ") %s", t->name, job, newseq, rc, s.seq, rc ? err : "");
 	snprintf(want, sizeof want, "%" PRIu64 " 2\n", newseq);
@@ -791,15 +780,15 @@ test_fence(struct target *t)
 	is_str(err, "fence fn at epoch 2: job fn is now run by epoch 3 (a newer run took it over)",
 	    "%s: ... with the message", t->name);
 	ok(latest_is(t, "fn", "none 3\n"), "%s: ... LATEST unchanged", t->name);
-	is_int(save_at(t, "fn", src, 1, 2, &s, err), SR_CKPT_FENCED, "%s: a save at epoch 2: "
+	is_int(save_at(t, "fn", src, 1, 0, 2, &s, err), SR_CKPT_FENCED, "%s: a save at epoch 2: "
 	    "SR_CKPT_FENCED", t->name);
 	is_str(err, "save fn: nothing committed: job fn is now run by epoch 3 (a newer run took it "
 	    "over)", "%s: ... with the message", t->name);
 	ok(packs_of(t, "fn") == 0 && !manifest_exists(t, "fn", 0), "%s: ... and not a byte "
 	    "uploaded", t->name);
-	is_int(save_at(t, "fn", src, 1, 0, &s, err), SR_CKPT_FENCED, "%s: an unfenced save "
+	is_int(save_at(t, "fn", src, 1, 0, 0, &s, err), SR_CKPT_FENCED, "%s: an unfenced save "
 	    "(epoch 0) too", t->name);
-	rc = save_at(t, "fn", src, 1, 3, &s, err);
+	rc = save_at(t, "fn", src, 1, 0, 3, &s, err);
 	ok(rc == 0 && s.seq == 0 && s.epoch == 3, "%s: a save at epoch 3 commits 0 %s", t->name,
 	    rc ? err : "");
 	ok(latest_is(t, "fn", "0 3\n"), "%s: ... LATEST \"0 3\"", t->name);
@@ -809,7 +798,7 @@ test_fence(struct target *t)
 	free(txt);
 	is_int(fence(t, "fn", 4, err), 0, "%s: fence at 4", t->name);
 	ok(latest_is(t, "fn", "0 4\n"), "%s: ... LATEST \"0 4\"", t->name);
-	rc = save_at(t, "fn", src, 2, 4, &s, err);
+	rc = save_at(t, "fn", src, 2, 0, 4, &s, err);
 	ok(rc == 0 && s.seq == 1 && latest_is(t, "fn", "1 4\n"), "%s: a save at 4 commits 1 %s",
 	    t->name, rc ? err : "");
 	txt = text_of(t, "fn/manifests/0000000001.json");
@@ -817,7 +806,7 @@ test_fence(struct target *t)
 	    "manifest says \"parent\": 0, \"epoch\": 4", t->name);
 	free(txt);
 	tu_write(src, "f", "fenced, 2", 9);
-	rc = save_at(t, "fn", src, 3, 4, &s, err);
+	rc = save_at(t, "fn", src, 3, 0, 4, &s, err);
 	ok(rc == 0 && s.seq == 2 && packs_of(t, "fn") == 2, "%s: and 2, in a pack of its own %s",
 	    t->name, rc ? err : "");
 	is_int(gc_at(t, "fn", 1, 3, -1, err), SR_CKPT_FENCED, "%s: gc at epoch 3: SR_CKPT_FENCED",
@@ -878,9 +867,9 @@ test_old_format(struct target *t)
 	struct sr_ckpt_stats s;
 	uint64_t i;
 
-	save(t, "old", src, 0, 0, &s, err);
+	save_at(t, "old", src, 0, 0, 0, &s, err);
 	tu_write(src, "f", "old 1", 5);
-	save(t, "old", src, 10, 0, &s, err);
+	save_at(t, "old", src, 10, 0, 0, &s, err);
 	for (i = 0; i < 2; i++) {
 		key = sr_ckpt_manifest_key("old", i);
 		txt = text_of(t, key);
@@ -916,7 +905,7 @@ test_old_format(struct target *t)
 	    NULL && lg.n > 0 && strstr(lg.lines[0], "; falling back to checkpoint 0") != NULL,
 	    "%s: old format: a bad checkpoint 1 falls back to 0 %s", t->name, why);
 	tu_write(src, "f", "new 3", 5);
-	ok(save_at(t, "old", src, 30, 5, &s, err) == 0 && s.seq == 3 && latest_is(t, "old",
+	ok(save_at(t, "old", src, 30, 0, 5, &s, err) == 0 && s.seq == 3 && latest_is(t, "old",
 	    "3 5\n"), "%s: old format: a fenced save on top commits 3 at epoch 5 %s", t->name, err);
 	txt = listing(t, "old");
 	is_str(txt, "0:0 1:10 3:30*", "%s: old format: 3's parent is 1, below which the old rule "
@@ -940,7 +929,7 @@ test_grace(struct target *t)
 	uint64_t seq;
 	int rc, ended;
 
-	save(t, "gg", src, 0, 0, &s, err);
+	save_at(t, "gg", src, 0, 0, 0, &s, err);
 	/* a save stopped with its pack written, its manifest not yet */
 	tu_write(src, "f", "grace 1", 7);
 	child_start(&c, t->url, &(struct work){ .op = OP_SAVE, .job = "gg", .src = src, .step = 1,
@@ -1020,7 +1009,7 @@ test_rebase(struct target *t)
 	uint64_t seq;
 	int rc, ry, ended;
 
-	save(t, "rb", src, 0, 0, &s, err);
+	save_at(t, "rb", src, 0, 0, 0, &s, err);
 	/* Y stops before its commit (seq 1); X then saves seq 2 on 0 and stops
 	 * too; Y commits; X finds LATEST at 1: it names 1 as its parent */
 	tu_write(src, "f", "rebase 1", 8);
@@ -1050,7 +1039,7 @@ test_rebase(struct target *t)
 	    .fault = "ckpt-pointer:stop" });
 	ok(child_stopped(&y), "%s: overtaken: Y stops before committing 3", t->name);
 	tu_write(src, "f", "rebase 4", 8);
-	rc = save(t, "rb", src, 4, 0, &s, err);
+	rc = save_at(t, "rb", src, 4, 0, 0, &s, err);
 	ok(rc == 0 && s.seq == 4, "%s: overtaken: X commits 4 %s", t->name, rc ? err : "");
 	kill(y.pid, SIGCONT);
 	ended = child_end(&y, &rc, &seq, err);
