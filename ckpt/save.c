@@ -834,11 +834,13 @@ rebase(void *arg, const struct sr_latest *now, char *err)
 	if (link == s->m.link && parent == s->m.parent)
 		return 0;
 	for (i = 0; i < s->m.npacks; i++) {
-		if (!is_own(s, s->m.packs[i]) &&
-		    still_there(s, s->m.packs[i], "pack", 0, err) == -1)
-			return sr_err(err, "pack %s, which checkpoint %" PRIu64 " reuses, was deleted "
-			    "while it was saved (by the retention of another writer); nothing "
-			    "committed", s->m.packs[i], s->seq);
+		if (is_own(s, s->m.packs[i]) || still_there(s, s->m.packs[i], "pack", 0, err) == 0)
+			continue;
+		if (s->gone)
+			sr_err(err, "pack %s, which checkpoint %" PRIu64 " reuses, was deleted while it "
+			    "was saved (by the retention of another writer); nothing committed",
+			    s->m.packs[i], s->seq);
+		return -1;
 	}
 	s->m.link = link;
 	s->m.parent = parent;
