@@ -472,15 +472,15 @@ test_gc_race(struct target *t)
 	rc = save_at(t, "gr", a, 1, 0, 0, &s, err);
 	ok(rc == 0 && s.seq == 0, "%s: gc race: A commits checkpoint 0 %s", t->name,
 	    rc ? err : "");
-	/* A's retention: its gc stops for 3 s just before it lists the packs */
+	/* A's retention: its gc stops for 4 s just before it lists the packs */
 	child_start(&g, t->url, &(struct work){ .op = OP_GC, .job = "gr", .keep = 1,
-	    .fault = "ckpt-gc-list:delay=3" });
-	ok(child_wait_said(&g, "spotrun: fault injected at ckpt-gc-list: delaying 3 s", 30),
+	    .fault = "ckpt-gc-list:delay=4" });
+	ok(child_wait_said(&g, "spotrun: fault injected at ckpt-gc-list: delaying 4 s", 30),
 	    "%s: gc race: A's gc is delayed before it lists the packs", t->name);
 	/* meanwhile B commits checkpoint 1 and keeps 1 */
 	rc = save_at(t, "gr", b, 2, 1, 0, &s, err);
-	ok(rc == 0 && s.seq == 1, "%s: gc race: B commits checkpoint 1 meanwhile (rc %d, seq %"
-	    PRIu64 ") %s", t->name, rc, s.seq, rc ? err : "");
+	ok(rc == 0 && s.seq == 1 && !child_done(&g), "%s: gc race: B commits checkpoint 1 while "
+	    "A's gc waits (rc %d, seq %" PRIu64 ") %s", t->name, rc, s.seq, rc ? err : "");
 	/* while A's gc goes on, and once it is done: the newest is restorable */
 	while (!child_done(&g) && polls < 1000) {
 		polls++;
@@ -949,11 +949,11 @@ test_grace(struct target *t)
 	/* a save that outlives half of gc's grace checks its packs first */
 	tu_write(src, "f", "grace 2", 7);
 	child_start(&c, t->url, &(struct work){ .op = OP_SAVE, .job = "gg", .src = src, .step = 2,
-	    .grace = 2, .fault = "ckpt-manifest:stop" });
-	ok(child_stopped(&c), "%s: grace: a save with a grace of 2 s stops before its manifest",
+	    .grace = 3, .fault = "ckpt-manifest:stop" });
+	ok(child_stopped(&c), "%s: grace: a save with a grace of 3 s stops before its manifest",
 	    t->name);
-	usleep(2100 * 1000);
-	is_int(gc_at(t, "gg", 0, 0, 2, err), 0, "%s: grace: gc with a grace of 2 s, 2.1 s later %s",
+	usleep(3200 * 1000);
+	is_int(gc_at(t, "gg", 0, 0, 3, err), 0, "%s: grace: gc with a grace of 3 s, 3.2 s later %s",
 	    t->name, err);
 	is_int(packs_of(t, "gg"), 2, "%s: grace: ... deleted the stopped save's pack", t->name);
 	kill(c.pid, SIGCONT);
@@ -962,7 +962,7 @@ test_grace(struct target *t)
 	p = strstr(err, " is gone after ");
 	ok(strncmp(err, "save gg: pack gg/packs/0000000002-", 34) == 0 && p != NULL &&
 	    strstr(p, " s (a gc elsewhere took it for garbage: this save outlived half of gc's "
-	    "grace period of 2 s); nothing committed") != NULL, "%s: grace: ... saying why: %s",
+	    "grace period of 3 s); nothing committed") != NULL, "%s: grace: ... saying why: %s",
 	    t->name, err);
 	ok(!manifest_exists(t, "gg", 2) && latest_is(t, "gg", "1\n"), "%s: grace: ... and "
 	    "nothing committed", t->name);
@@ -970,14 +970,14 @@ test_grace(struct target *t)
 	/* the same with its manifest written: a commit paused that long */
 	tu_write(src, "f", "grace 3", 7);
 	child_start(&c, t->url, &(struct work){ .op = OP_SAVE, .job = "gg", .src = src, .step = 3,
-	    .grace = 2, .fault = "ckpt-pointer:stop" });
-	ok(child_stopped(&c), "%s: grace: a save with a grace of 2 s stops before its commit",
+	    .grace = 3, .fault = "ckpt-pointer:stop" });
+	ok(child_stopped(&c), "%s: grace: a save with a grace of 3 s stops before its commit",
 	    t->name);
-	is_int(gc_at(t, "gg", 0, 0, 2, err), 0, "%s: grace: gc at once %s", t->name, err);
+	is_int(gc_at(t, "gg", 0, 0, 3, err), 0, "%s: grace: gc at once %s", t->name, err);
 	ok(manifest_exists(t, "gg", 2), "%s: grace: ... keeps its manifest, above LATEST and young",
 	    t->name);
-	usleep(2100 * 1000);
-	is_int(gc_at(t, "gg", 0, 0, 2, err), 0, "%s: grace: gc 2.1 s later %s", t->name, err);
+	usleep(3200 * 1000);
+	is_int(gc_at(t, "gg", 0, 0, 3, err), 0, "%s: grace: gc 3.2 s later %s", t->name, err);
 	ok(!manifest_exists(t, "gg", 2), "%s: grace: ... removes it", t->name);
 	kill(c.pid, SIGCONT);
 	ended = child_end(&c, &rc, &seq, err);
