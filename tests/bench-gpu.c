@@ -4,7 +4,9 @@
  * HBM bandwidth a kernel can reach, bytes read plus bytes written) and
  * pinned host<->device copies (what a snapshot off the GPU can reach). Not a
  * test: tests/gpu/run.sh runs it and the figures go to doc/benchmarks.md.
- * Without a GPU it says so in one line and exits 0.
+ * First, on any machine, the CPU twins on one core (64 MiB, best of 5): the
+ * byte planes and the chunk sum, with XXH3-128 of the whole buffer for
+ * comparison. Without a GPU it then says so in one line and exits 0.
  *
  *   bench-gpu [-s MiB] [-r reps]    (default 2048 MiB, 20 repetitions)
  *
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "byteplane.h"
 #include "chunksum.h"
@@ -106,6 +109,46 @@ fail:
 	return -1;
 }
 
+/* The CPU twins on one core, n bytes of random data, best of 5. */
+static void
+cpu_twins(size_t n)
+{
+	uint8_t *a = sr_malloc(n), *b = sr_malloc(n), *sums = sr_malloc(16 * (n / (16 << 20) + 1));
+	uint64_t seed = 0x243f6a8885a308d3ULL;
+	double best[6] = { 1e9, 1e9, 1e9, 1e9, 1e9, 1e9 }, t;
+	static const char *const name[6] = { "byteplane split, width 2", "byteplane join, width 2",
+		"byteplane split, width 4", "byteplane join, width 4", "chunk sum, 16 MiB chunks",
+		"XXH3-128 of the whole buffer" };
+	size_t i;
+	int r, k;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		memcpy(a + i, &seed, 8);
+	}
+	for (r = 0; r < 5; r++)
+		for (k = 0; k < 6; k++) {
+			t = sr_mono();
+			switch (k) {
+			case 0: sr_byteplane_split(a, n, 2, b); break;
+			case 1: sr_byteplane_join(b, n, 2, a); break;
+			case 2: sr_byteplane_split(a, n, 4, b); break;
+			case 3: sr_byteplane_join(b, n, 4, a); break;
+			case 4: sr_chunksum_chunks(a, n, 16 << 20, sums); break;
+			default: XXH3_128bits(a, n); break;
+			}
+			t = sr_mono() - t;
+			if (t < best[k])
+				best[k] = t;
+		}
+	printf("bench-gpu: the CPU twins, one core, %zu MiB, best of 5\n", n >> 20);
+	for (k = 0; k < 6; k++)
+		printf("  %-28s %8.2f ms %8.1f GB/s\n", name[k], best[k] * 1e3, n / best[k] / 1e9);
+	free(a);
+	free(b);
+	free(sums);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -136,6 +179,7 @@ main(int argc, char **argv)
 	}
 	if (c.n == 0 || c.reps < 1)
 		return fprintf(stderr, "bench-gpu: -s and -r must be positive\n"), 64;
+	cpu_twins((size_t)64 << 20);
 	if ((c.cu = sr_cuda_open(NULL, 0, err)) == NULL) {
 		printf("bench-gpu: skipped: no GPU here (%s)\n", err);
 		return 0;
