@@ -47,3 +47,19 @@ EXTRA_DIST += bench/idle.sh
 dist_check_SCRIPTS += tests/t30-run.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh
+# This machine's GPUs through NVML, loaded at run time (gpus.c), tested with
+# a stand-in for NVML (tests/fake-nvml.c) built as a shared library that the
+# tests load by path or through LD_LIBRARY_PATH; check_SCRIPTS, so that
+# `make check` builds it before the tests run.
+librunner_a_SOURCES += runner/gpus.c runner/gpus.h
+SR_FAKE_NVML = tests/fake-nvml/libnvidia-ml.so.1
+check_SCRIPTS += $(SR_FAKE_NVML)
+EXTRA_DIST += tests/fake-nvml.c
+CLEANFILES += $(SR_FAKE_NVML)
+$(SR_FAKE_NVML): $(srcdir)/tests/fake-nvml.c
+	@$(MKDIR_P) tests/fake-nvml
+	$(AM_V_CC)$(CC) $(CFLAGS) -std=gnu11 -Wall -fPIC -shared \
+	    -Wl,-soname,libnvidia-ml.so.1 -o $@ $(srcdir)/tests/fake-nvml.c
+check_PROGRAMS += tests/t-gpus
+tests_t_gpus_SOURCES = tests/t-gpus.c tests/tap.h
+tests_t_gpus_CPPFLAGS = $(AM_CPPFLAGS) -DSR_FAKE_NVML='"$(abs_top_builddir)/$(SR_FAKE_NVML)"'

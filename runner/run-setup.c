@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpus.h"
 #include "leftover.h"
 #include "run-int.h"
 #include "util.h"
@@ -26,19 +26,6 @@ log_from_ckpt(void *arg, const char *msg)
 	struct run *r = arg;
 
 	sr_tl(&r->tl, 0, "ckpt", "%s", msg);
-}
-
-/* Count the GPUs of this machine from the driver's device nodes. */
-static int
-count_gpus(void)
-{
-	glob_t g;
-	int n = 0;
-
-	if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) == 0)
-		n = (int)g.gl_pathc;
-	globfree(&g);
-	return n;
 }
 
 /* Record outcome oc as the run's; returns -1 for setup's return. */
@@ -113,8 +100,10 @@ static int
 claim_gpus(struct run *r, char *err)
 {
 	const struct sr_jobspec *js = r->js;
+	struct sr_gpus g;
 
-	r->gpus = count_gpus();
+	sr_gpus_discover(NULL, &g);
+	r->gpus = g.count;
 	if (r->gpus < js->gpus_min)
 		return sr_err(err, "job %s needs at least %d GPU%s; this machine has %d", js->name,
 		    js->gpus_min, js->gpus_min == 1 ? "" : "s", r->gpus);
