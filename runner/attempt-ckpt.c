@@ -33,7 +33,7 @@ sr_run_restore(struct run *r, long long *step, char *err)
 	struct sr_ckpt_stats cs;
 	char stored[32], raw[32], took[32], rate[32];
 	long long fseq = -1;
-	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq), rc;
+	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq, NULL), rc;
 
 	*step = -1;
 	memset(&cs, 0, sizeof cs);
@@ -52,6 +52,7 @@ sr_run_restore(struct run *r, long long *step, char *err)
 		return 0;
 	}
 	*step = cs.step;
+	r->last_step = cs.step;
 	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
 	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
 	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
@@ -126,6 +127,7 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 
 	if (res->rc == 0) {
 		r->checkpoints++;
+		r->last_step = s->step;
 		a->last_state_at = a->save_state_at;
 		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
 		    "(%s/s)", (unsigned long long)s->seq, s->step,
@@ -140,9 +142,10 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		/* Only now that it is committed may the provider be told the
 		 * machine can go (Azure's ack). That goes out on a thread of
 		 * the provider's: this loop does not wait. */
-		if (a->save_reason == SR_REASON_NOTICE &&
+		if (a->save_reason == SR_REASON_NOTICE && a->noticed &&
 		    sr_provider_ack(r->prov, &a->notice, err) == -1)
 			sr_tl(&r->tl, 1, "warning", "%s", err);
+		sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 	} else if (res->rc == SR_CKPT_LATE) {
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint "
@@ -174,9 +177,9 @@ sr_run_method_news(struct run *r, struct attempt *a)
 			return;
 		}
 	}
-	if (a->noticed && (was_notice || !a->req_pending))
+	if ((a->noticed || a->final_ckpt) && (was_notice || !a->req_pending))
 		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? "checkpoint committed" :
-		    "no checkpoint for this notice");
+		    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
 }
 
 /* An early warning (now: sr_now()): checkpoint, and the job goes on. A
@@ -201,7 +204,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	char clock[32], left[32], margin[32];
 	double now = sr_now();
 
-	if (a->leader_done || a->stopping)
+	if (a->leader_done || a->stopping || r->lease_lost)
 		return;
 	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
 		early_warning(r, a, n, now);
@@ -213,6 +216,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	a->notice = *n;
 	a->ckpt_deadline = n->deadline - r->js->margin;
 	r->preemptions++;
+	sr_run_tell(r, a, SR_RUN_EV_NOTICE);
 	sr_tl(&r->tl, 1, "notice", "%s, deadline %s", n->reason,
 	    sr_tl_clock(&r->tl, n->deadline, clock, sizeof clock));
 	if (a->ckpt_deadline <= now) {
@@ -256,8 +260,9 @@ sr_run_check_request(struct run *r, struct attempt *a)
 		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s; the "
 		    "previous checkpoint stays the newest", sr_ckpt_reason_name(a->req_reason),
 		    sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
-		if (a->noticed)
-			sr_run_begin_stop(r, a, "no checkpoint for this notice");
+		if (a->noticed || a->final_ckpt)
+			sr_run_begin_stop(r, a, a->noticed ? "no checkpoint for this notice" :
+			    "no final checkpoint");
 	}
 }
 
@@ -267,6 +272,70 @@ sr_run_periodic(struct run *r, struct attempt *a, double now)
 	if (a->next_periodic <= 0 || now < a->next_periodic)
 		return;
 	a->next_periodic = now + r->js->interval;
-	if (!a->req_pending && !a->saving && !a->noticed && !a->leader_done && !a->stopping)
+	if (!a->req_pending && !a->saving && !a->noticed && !a->leader_done && !a->stopping &&
+	    !a->final_ckpt)
 		post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
+}
+
+void
+sr_run_give_up(struct run *r, struct attempt *a)
+{
+	a->next_periodic = 0;
+	a->emergency_pending = 0;
+	if (a->req_pending) {
+		r->method->ops->clear(r->method);
+		a->req_pending = 0;
+	}
+	if (a->saving && r->method->ops->cancel != NULL)
+		r->method->ops->cancel(r->method);
+	sr_run_begin_stop(r, a, "the lease is lost");
+}
+
+void
+sr_run_cancel(struct run *r, struct attempt *a, int checkpoint)
+{
+	double now = sr_now();
+	char clock[32];
+
+	if (r->cancelled)
+		return;
+	r->cancelled = 1;
+	if (a->leader_done || a->stopping || r->lease_lost) {
+		sr_tl(&r->tl, 1, "cancel", "%s is cancelled", r->js->name);
+		return;
+	}
+	if (!checkpoint || a->noticed) {
+		/* a notice's checkpoint, if any, is the last one already */
+		sr_tl(&r->tl, 1, "cancel", "%s is cancelled%s", r->js->name, a->noticed ?
+		    " (its notice's checkpoint is the last)" : "");
+		if (!a->noticed)
+			sr_run_begin_stop(r, a, "cancelled");
+		return;
+	}
+	a->final_ckpt = 1;
+	a->ckpt_deadline = now + r->js->write_timeout;
+	sr_tl(&r->tl, 1, "cancel", "%s is cancelled: a final checkpoint first, by %s", r->js->name,
+	    sr_tl_clock(&r->tl, a->ckpt_deadline, clock, sizeof clock));
+	if (a->saving)
+		a->emergency_pending = 1;	/* one more, once the running save ends */
+	else
+		post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
+}
+
+void
+sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
+{
+	struct sr_run_progress p;
+
+	if (r->hooks->progress == NULL)
+		return;
+	memset(&p, 0, sizeof p);
+	p.attempts = r->attempt;
+	p.preemptions = r->preemptions;
+	p.checkpoints = r->checkpoints;
+	p.step = r->last_step;
+	p.seconds = r->used + (a != NULL && a->started > 0 ? sr_now() - a->started : 0);
+	p.lost = r->lost;
+	p.gpus = r->gpus;
+	r->hooks->progress(r->hooks->arg, ev, &p);
 }

@@ -29,6 +29,26 @@ tl_to_joblog(void *arg, const char *line)
 	sr_joblog_note(arg, "%s", line);
 }
 
+/* The attempt's log lines, to the caller's hook as well (the agent ships
+ * them to its queue). */
+static void
+joblog_to_hook(void *arg, const char *buf, size_t len)
+{
+	struct run *r = arg;
+
+	r->hooks->log(r->hooks->arg, r->attempt, buf, len);
+}
+
+/* The caller asked for the job to stop (hooks->stop_fd was readable). */
+static void
+stop_request(struct run *r, struct attempt *a)
+{
+	int checkpoint = 0;
+
+	if (r->hooks->stop(r->hooks->arg, &checkpoint) == 1)
+		sr_run_cancel(r, a, checkpoint);
+}
+
 /* The job's environment for this attempt, with the method's variables. */
 static char **
 job_env(struct run *r, const struct sr_launch *l, long long step)
@@ -216,10 +236,10 @@ leader_gone(struct attempt *a)
 static int
 watch_once(struct run *r, struct attempt *a, char *err)
 {
-	struct pollfd pf[5];
+	struct pollfd pf[7];
 	struct sr_notice n;
-	int np = 0, i_sig, i_out = -1, i_err = -1, i_prov, i_m = -1, sig;
-	int mfd = r->method->ops->fd(r->method);
+	int np = 0, i_sig, i_out = -1, i_err = -1, i_prov, i_m = -1, i_lease = -1, i_stop = -1, sig;
+	int mfd = r->method->ops->fd(r->method), lfd = sr_run_lease_fd(r);
 
 	i_sig = np;
 	pf[np++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
@@ -237,6 +257,14 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		i_m = np;
 		pf[np++] = (struct pollfd){ .fd = mfd, .events = POLLIN };
 	}
+	if (lfd >= 0) {
+		i_lease = np;
+		pf[np++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	}
+	if (r->hooks->stop_fd >= 0 && !r->cancelled) {
+		i_stop = np;
+		pf[np++] = (struct pollfd){ .fd = r->hooks->stop_fd, .events = POLLIN };
+	}
 	if (poll(pf, (nfds_t)np, next_timeout(r, a)) == -1 && errno != EINTR)
 		return sr_errno(err, "poll");
 	if (pf[i_sig].revents & POLLIN) {
@@ -253,6 +281,10 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	}
 	if (i_m >= 0 && (pf[i_m].revents & POLLIN))
 		sr_run_method_news(r, a);
+	if (i_lease >= 0 && (pf[i_lease].revents & POLLIN) && sr_run_lease_gone(r, NULL))
+		sr_run_give_up(r, a);
+	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
+		stop_request(r, a);
 	on_timers(r, a);
 	return 0;
 }
@@ -304,6 +336,8 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 	free(logpath);
 	if (a->log == NULL)
 		return SR_ATTEMPT_ERROR;
+	if (r->hooks->log != NULL)
+		sr_joblog_set_sink(a->log, joblog_to_hook, r);
 	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
 
 	if (launch(r, a, step, &end, err) == -1)
@@ -312,6 +346,7 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 		a->next_periodic = sr_mono() + r->js->interval;
 	sr_tl(&r->tl, 0, "started", "%s (pid %ld)", r->js->command, (long)a->child.pid);
 	sr_run_record_start(r, a, step);
+	sr_run_tell(r, a, SR_RUN_EV_ATTEMPT);
 
 	while (!(a->leader_done && !a->saving && leader_gone(a))) {
 		if (watch_once(r, a, err) == -1)

@@ -38,6 +38,8 @@ struct sr_joblog {
 	size_t outlen, outcap;
 	char rbuf[JL_READ];
 	char err[SR_ERRMAX];
+	void (*sink)(void *arg, const char *buf, size_t len);
+	void *sink_arg;
 };
 
 static const char *const jl_tags[] = { "out", "err" };
@@ -72,7 +74,7 @@ jl_line(struct sr_joblog *l, double now, const char *tag, const char *p,
 	double t = now - l->t0;
 	int hn;
 
-	if (l->fd == -1)
+	if (l->fd == -1 && l->sink == NULL)
 		return;
 	hn = snprintf(head, sizeof head, "+%08.3f %s ", t < 0 ? 0.0 : t, tag);
 	if (l->outlen + (size_t)hn + len + 1 > l->outcap) {
@@ -90,6 +92,8 @@ jl_line(struct sr_joblog *l, double now, const char *tag, const char *p,
 static int
 jl_flush(struct sr_joblog *l)
 {
+	if (l->sink != NULL && l->outlen > 0)
+		l->sink(l->sink_arg, l->out, l->outlen);
 	if (l->fd == -1 || l->outlen == 0) {
 		l->outlen = 0;
 		return l->err[0] != '\0' ? -1 : 0;
@@ -258,6 +262,14 @@ sr_joblog_note(struct sr_joblog *l, const char *fmt, ...)
 	}
 	free(msg);
 	return jl_flush(l);
+}
+
+void
+sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, size_t len),
+    void *arg)
+{
+	l->sink = fn;
+	l->sink_arg = arg;
 }
 
 const char *

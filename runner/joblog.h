@@ -48,6 +48,13 @@ int sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd);
  * writable (see sr_joblog_error). */
 int sr_joblog_note(struct sr_joblog *l, const char *fmt, ...) SR_PRINTF(2, 3);
 
+/* Give every log line to fn as well, from now on: the lines one read or
+ * note produces come in one call (buf, len: whole lines, each ending with
+ * its newline), in the same order as in the file, also when the file is
+ * not written (path NULL, or after a failure). fn NULL: no sink. */
+void sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, size_t len),
+    void *arg);
+
 /* The first failure to write the log ("write PATH: reason"), or NULL. */
 const char *sr_joblog_error(const struct sr_joblog *l);
 

@@ -2,7 +2,7 @@
 # supervisor. It may include every module below it but store/s3/ (the store
 # is used through store.h); not cli/, so it knows no exit code.
 librunner_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
-	-I$(top_srcdir)/ckpt -I$(top_srcdir)/providers -I$(top_srcdir)/runner \
+	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers -I$(top_srcdir)/runner \
 	-DSR_BUILD_BINARY='"$(abs_top_builddir)/spotrun$(EXEEXT)"' \
 	-DSR_SRC_PYTHONDIR='"$(abs_top_srcdir)/python"'
 librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
@@ -10,6 +10,7 @@ librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
 	runner/attempt.c runner/attempt-ckpt.c runner/attempt-record.c runner/finished.c \
+	runner/run-lease.c \
 	runner/method.c runner/method.h runner/method-dir.c \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \

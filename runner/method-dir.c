@@ -217,6 +217,15 @@ dir_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	return 1;
 }
 
+static void
+dir_cancel(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+
+	if (d->active)
+		sr_flag_set(&d->cancel, 1);
+}
+
 const struct sr_method_ops sr_method_dir_ops = {
 	.name = "directory",
 	.init = dir_init,
@@ -232,4 +241,5 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.saved = dir_saved,
 	.committed = NULL,
 	.stop = NULL,
+	.cancel = dir_cancel,
 };

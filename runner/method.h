@@ -14,6 +14,7 @@
  *   save        take the state to the store, without blocking the loop
  *   fd, saved   the save ended: committed, late, cancelled or failed
  *   committed   what follows a commit
+ *   cancel      give up a running save (the run's lease is lost)
  *
  * and around the attempt: restore before the launch, launch for what the
  * job's processes need, stop when the attempt ends, free at the end of the
@@ -144,6 +145,10 @@ struct sr_method_ops {
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
 	 * let go of what belonged to this attempt. */
 	void (*stop)(struct sr_method *m);
+	/* NULL-able. Give up the running save as soon as it can be (the
+	 * run's lease is lost): it commits nothing it has not committed
+	 * already, and its end is still reported through fd and saved. */
+	void (*cancel)(struct sr_method *m);
 };
 
 struct sr_method {

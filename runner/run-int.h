@@ -11,6 +11,8 @@
  *                    notices, the end of a save (policy; the mechanism is
  *                    the method's, method.h)
  *   attempt-record.c the attempt's record in the store
+ *   run-lease.c      the job's lease: claimed (or handed in), kept, lost,
+ *                    ended; the fencing epoch of the run's writes
  *   finished.c       the FINISHED marker of a job that ended with exit 0
  */
 #ifndef SR_RUN_INT_H
@@ -20,6 +22,7 @@
 
 #include "ckpt.h"
 #include "joblog.h"
+#include "lease.h"
 #include "jobspec.h"
 #include "method.h"
 #include "provider.h"
@@ -46,6 +49,19 @@ struct run {
 	double lost;			/* seconds of work lost to preemptions */
 	uint64_t req_seq;
 	int interrupted;		/* signal from the user: no restarts */
+	const struct sr_run_hooks *hooks;	/* never NULL (all empty when not given) */
+	double used;			/* seconds of the attempts that ended */
+	long long last_step;		/* the newest committed checkpoint's step (-1) */
+	int cancelled;			/* a cancel request came: no restarts */
+	/* The job's lease (run-lease.c). */
+	struct sr_lease *lease;
+	struct sr_lease_keeper *keeper;
+	int lease_own;			/* claimed by the run (else handed in) */
+	int lease_lost;			/* lost: stop the job, write nothing more */
+	int64_t epoch;			/* the lease's: the fencing token */
+	struct sr_lease_info lease_prev;	/* what the claim found ... */
+	int lease_found;		/* ... if it found one */
+	char lease_why[SR_ERRMAX];	/* why it was lost */
 };
 
 /* How an attempt ended. */
@@ -85,12 +101,29 @@ struct attempt {
 	/* for the attempt's record in the store */
 	struct sr_attempt_record rec;
 	int checkpoints_before;		/* r->checkpoints when it started */
+	/* a cancel's final checkpoint: stop the job once it is answered */
+	int final_ckpt;
 };
 
 /* run-setup.c: everything the attempts need (0), or -1 with res's outcome
  * and err set; sr_run_teardown undoes what setup did, also after a failure. */
 int sr_run_setup(struct run *r, struct sr_run_result *res);
 void sr_run_teardown(struct run *r);
+
+/* run-lease.c */
+/* Claim the job's lease for this run (or take the one handed in), say so,
+ * and keep it renewed: 0, or -1 with res's outcome (LEASE_HELD, a store
+ * error) and err. */
+int sr_run_lease_take(struct run *r, struct sr_run_result *res);
+/* The keeper's descriptor (readable once the lease is lost), or -1. */
+int sr_run_lease_fd(const struct run *r);
+/* Whether the lease is still held: 0 held; 1 lost, which is said on the
+ * timeline once; the caller then stops what runs (sr_run_give_up). why:
+ * the caller's reason for knowing it is lost (NULL: ask the keeper). */
+int sr_run_lease_gone(struct run *r, const char *why);
+/* The run's end: its lease moves to the state of res (when the run
+ * claimed it and still holds it) and its keeper stops. */
+void sr_run_lease_end(struct run *r, struct sr_run_result *res);
 
 /* attempt.c: run attempt r->attempt to its end; err set for
  * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. */
@@ -110,6 +143,14 @@ void sr_run_periodic(struct run *r, struct attempt *a, double now);
 void sr_run_method_news(struct run *r, struct attempt *a);
 /* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why. */
 void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);
+/* The lease is lost: no more requests, give up the running save, stop
+ * the job. */
+void sr_run_give_up(struct run *r, struct attempt *a);
+/* A cancel request (hooks->stop): stop the job, after a final checkpoint
+ * if asked. */
+void sr_run_cancel(struct run *r, struct attempt *a, int checkpoint);
+/* Tell hooks->progress of ev, with a (NULL: between attempts). */
+void sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev);
 
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */
@@ -117,10 +158,12 @@ void sr_run_record_start(struct run *r, struct attempt *a, long long step);
 void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code);
 
 /* finished.c */
-/* Mark the job finished with the newest checkpoint it has now. */
+/* Mark the job finished with the newest checkpoint it has now, by this
+ * run's epoch. */
 void sr_run_mark_finished(struct run *r);
 /* 1 if it finished with the newest checkpoint it has now (*seq: that
- * checkpoint, -1 none), else 0. */
-int sr_run_finished_before(struct run *r, long long *seq);
+ * checkpoint, -1 none), else 0; *epoch (may be NULL): the epoch of the
+ * run that finished it (0: unknown). */
+int sr_run_finished_before(struct run *r, long long *seq, int64_t *epoch);
 
 #endif

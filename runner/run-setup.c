@@ -95,15 +95,20 @@ open_log_dir(struct run *r, char *err)
 	return 0;
 }
 
-/* The GPUs the job gets: all of this machine's, up to its maximum. */
+/* The GPUs the job gets: all of this machine's (as the caller found them,
+ * or found now), up to its maximum. */
 static int
 claim_gpus(struct run *r, char *err)
 {
 	const struct sr_jobspec *js = r->js;
 	struct sr_gpus g;
 
-	sr_gpus_discover(NULL, &g);
-	r->gpus = g.count;
+	if (r->hooks->gpus >= 0) {
+		r->gpus = r->hooks->gpus;
+	} else {
+		sr_gpus_discover(NULL, &g);
+		r->gpus = g.count;
+	}
 	if (r->gpus < js->gpus_min)
 		return sr_err(err, "job %s needs at least %d GPU%s; this machine has %d", js->name,
 		    js->gpus_min, js->gpus_min == 1 ? "" : "s", r->gpus);

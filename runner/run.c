@@ -120,7 +120,7 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 		final_line(r, o, "finished", res);
 		return 0;
 	}
-	if (r->interrupted || !restart_allowed(r, code)) {
+	if (r->interrupted || r->cancelled || !restart_allowed(r, code)) {
 		final_line(r, o, "failed", res);
 		return 0;
 	}
@@ -134,6 +134,15 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	return !backoff_wait(r, delay);
 }
 
+/* The lease was lost: the run ends so, having written nothing more. */
+static void
+end_lost(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
+{
+	res->outcome = SR_RUN_LEASE_LOST;
+	sr_err(res->err, "job %s stopped: %s", r->js->name, r->lease_why);
+	final_line(r, o, "lost", res);
+}
+
 /* How attempt a ended: go on with another (1), or end the run (0, *res). */
 static int
 after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
@@ -142,6 +151,18 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	char what[32];
 	int code;
 
+	if (sr_run_lease_gone(r, NULL)) {
+		end_lost(r, o, res);
+		return 0;
+	}
+	code = a->leader_done ? sr_exit_code(a->status) : -1;
+	if (r->cancelled && !(end == SR_ATTEMPT_EXITED && code == 0)) {
+		sr_run_record_end(r, a, "cancelled", code);
+		res->outcome = SR_RUN_CANCELLED;
+		res->code = code;
+		final_line(r, o, "cancelled", res);
+		return 0;
+	}
 	switch (end) {
 	case SR_ATTEMPT_ERROR:
 		sr_run_record_end(r, a, "spotrun error", -1);
@@ -156,9 +177,12 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	case SR_ATTEMPT_PREEMPTED:
 		sr_run_record_end(r, a, "preempted", a->leader_done ? sr_exit_code(a->status) : -1);
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
-			r->vm++;
-			sr_tl(&r->tl, 1, "preempted", "next machine");
-			return 1;
+			res->next_vm = 1;
+			if (!r->hooks->one_vm) {
+				r->vm++;
+				sr_tl(&r->tl, 1, "preempted", "next machine");
+				return 1;
+			}
 		}
 		res->outcome = SR_RUN_PREEMPTED;
 		final_line(r, o, "preempted", res);
@@ -172,9 +196,32 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	return after_exit(r, o, code, res);
 }
 
+/* The holder this run took the job over from had finished it and died
+ * before it could end its lease (FINISHED carries its epoch, and no
+ * checkpoint came after): there is nothing left to run. 1 with *res
+ * filled, else 0. */
+static int
+finished_by_prev(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
+{
+	long long seq;
+	int64_t epoch;
+
+	if (!r->lease_found || r->lease_prev.state != SR_LEASE_RUNNING ||
+	    !sr_run_finished_before(r, &seq, &epoch) || epoch != r->lease_prev.epoch || epoch <= 0)
+		return 0;
+	sr_tl(&r->tl, 1, "finished", "%s finished in the run of epoch %lld on %s, which ended "
+	    "before it could say so; nothing is left to run", r->js->name, (long long)epoch,
+	    r->lease_prev.owner.host);
+	res->outcome = SR_RUN_FINISHED;
+	res->code = 0;
+	final_line(r, o, "finished", res);
+	return 1;
+}
+
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
+	static const struct sr_run_hooks no_hooks = { .gpus = -1, .stop_fd = -1 };
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;
@@ -183,19 +230,32 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	memset(&r, 0, sizeof r);
 	r.js = js;
 	r.lockfd = -1;
+	r.last_step = -1;
+	r.hooks = o->hooks != NULL ? o->hooks : &no_hooks;
 	sr_tl_init(&r.tl, stderr, o->quiet);
 	if (sr_run_setup(&r, res) == 0) {
 		announce(&r);
 		r.vm = 1;
 		name_run(&r);
-		do {
-			r.attempt++;
-			end = sr_run_attempt(&r, &a, res->err);
-			sr_tl_set_sink(&r.tl, NULL, NULL);
-			if (a.log != NULL)
-				sr_joblog_close(a.log);
-			a.log = NULL;
-		} while (after_attempt(&r, &a, end, o, res));
+		if (sr_run_lease_take(&r, res) == 0 && !finished_by_prev(&r, o, res)) {
+			do {
+				if (sr_run_lease_gone(&r, NULL)) {
+					end_lost(&r, o, res);
+					break;
+				}
+				r.attempt++;
+				end = sr_run_attempt(&r, &a, res->err);
+				if (a.started > 0)
+					r.used += sr_now() - a.started;
+				sr_run_tell(&r, NULL, SR_RUN_EV_ATTEMPT_END);
+				sr_tl_set_sink(&r.tl, NULL, NULL);
+				if (a.log != NULL)
+					sr_joblog_close(a.log);
+				a.log = NULL;
+			} while (after_attempt(&r, &a, end, o, res));
+		}
+		res->signal = r.interrupted;
+		sr_run_lease_end(&r, res);
 	}
 	sr_run_teardown(&r);
 	return res->outcome;
