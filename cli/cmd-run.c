@@ -84,7 +84,6 @@ const struct sr_cmd_entry sr_cmd_run_entry = {
 	.help = "Validate the job file, then supervise the job until it finishes: restore its\n"
 	    "newest checkpoint, launch it, ask it for checkpoints periodically and on a\n"
 	    "preemption notice, commit them to the store, and restart it as [retry] says.\n"
-	    "Exits with the job's own status, 75 when preempted, 69 when another run\n"
-	    "holds the job's lease or took it over (see spotrun(1)).",
+	    "Exits with the job's own status, 75 when preempted (see spotrun(1)).",
 	.exec = cmd_run_exec,
 };

@@ -33,7 +33,7 @@ sr_run_restore(struct run *r, long long *step, char *err)
 	struct sr_ckpt_stats cs;
 	char stored[32], raw[32], took[32], rate[32];
 	long long fseq = -1;
-	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq, NULL), rc;
+	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq), rc;
 
 	*step = -1;
 	memset(&cs, 0, sizeof cs);

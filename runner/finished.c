@@ -1,12 +1,9 @@
 /*
  * finished.c: the FINISHED marker. A job that ended with exit 0 records
- * which checkpoint was the newest then and the epoch of the run's lease
- * (J/FINISHED holds "SEQ EPOCH"; "SEQ" alone from older versions), so that
+ * which checkpoint was the newest then (J/FINISHED holds its seq), so that
  * running it again starts afresh instead of resuming the end of the
  * finished run; a checkpoint committed after it (a new run that got
- * further) makes it stale. The epoch tells a run that took the job over
- * from a holder that died right after the job finished (before it could
- * end the lease) that there is nothing left to run.
+ * further) makes it stale.
  */
 #include "config.h"
 
@@ -46,7 +43,7 @@ void
 sr_run_mark_finished(struct run *r)
 {
 	char err[SR_ERRMAX], buf[64], *key = finished_key(r);
-	int n = snprintf(buf, sizeof buf, "%lld %lld\n", latest_seq(r), (long long)r->epoch);
+	int n = snprintf(buf, sizeof buf, "%lld\n", latest_seq(r));
 
 	if (sr_store_put(r->st, key, buf, (size_t)n, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
 		sr_tl(&r->tl, 1, "warning", "%s (the next run of this job resumes instead of starting afresh)", err);
@@ -54,30 +51,21 @@ sr_run_mark_finished(struct run *r)
 }
 
 int
-sr_run_finished_before(struct run *r, long long *seq, int64_t *epoch)
+sr_run_finished_before(struct run *r, long long *seq)
 {
-	char err[SR_ERRMAX], *key = finished_key(r), *end, *p;
-	long long fseq, fepoch = 0;
+	char err[SR_ERRMAX], *key = finished_key(r), *end;
 	void *buf;
 	size_t len;
+	long long fseq;
 	int rc;
 
-	if (epoch != NULL)
-		*epoch = 0;
 	rc = sr_store_get(r->st, key, 64, &buf, &len, NULL, err);
 	free(key);
 	if (rc != SR_STORE_OK)
 		return 0;
 	fseq = strtoll(buf, &end, 10);
-	rc = end != buf;
-	if (rc && *end == ' ') {
-		fepoch = strtoll(p = end + 1, &end, 10);
-		rc = end != p && fepoch >= 0;
-	}
-	rc = rc && (*end == '\n' || *end == '\0');
+	rc = end != buf && (*end == '\n' || *end == '\0');
 	free(buf);
 	*seq = latest_seq(r);
-	if (rc && epoch != NULL)
-		*epoch = fepoch;
 	return rc && fseq == *seq;
 }

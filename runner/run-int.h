@@ -121,6 +121,12 @@ int sr_run_lease_fd(const struct run *r);
  * timeline once; the caller then stops what runs (sr_run_give_up). why:
  * the caller's reason for knowing it is lost (NULL: ask the keeper). */
 int sr_run_lease_gone(struct run *r, const char *why);
+/* The job finished: its lease, the run's own or handed in, is set
+ * succeeded now, before the FINISHED marker is written, so that a run
+ * killed between the two leaves a job no one runs again (a run that took
+ * it over from a FINISHED marker would start it afresh). 0 set; -1 when
+ * it could not be (a warning; write no marker), -2 when the lease is lost. */
+int sr_run_lease_finish(struct run *r);
 /* The run's end: its lease moves to the state of res (when the run
  * claimed it and still holds it) and its keeper stops. */
 void sr_run_lease_end(struct run *r, struct sr_run_result *res);
@@ -158,12 +164,10 @@ void sr_run_record_start(struct run *r, struct attempt *a, long long step);
 void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code);
 
 /* finished.c */
-/* Mark the job finished with the newest checkpoint it has now, by this
- * run's epoch. */
+/* Mark the job finished with the newest checkpoint it has now. */
 void sr_run_mark_finished(struct run *r);
 /* 1 if it finished with the newest checkpoint it has now (*seq: that
- * checkpoint, -1 none), else 0; *epoch (may be NULL): the epoch of the
- * run that finished it (0: unknown). */
-int sr_run_finished_before(struct run *r, long long *seq, int64_t *epoch);
+ * checkpoint, -1 none), else 0. */
+int sr_run_finished_before(struct run *r, long long *seq);
 
 #endif

@@ -201,9 +201,37 @@ sr_run_lease_gone(struct run *r, const char *why)
 	return 1;
 }
 
+int
+sr_run_lease_finish(struct run *r)
+{
+	char err[SR_ERRMAX];
+	int tries, rc = SR_LEASE_ERROR;
+
+	if (sr_run_lease_gone(r, NULL))
+		return -2;
+	/* a store that fails now and then gets a few tries: without the
+	 * lease set, no FINISHED marker may be written */
+	for (tries = 0; tries < 3 && rc == SR_LEASE_ERROR; tries++) {
+		if (tries > 0)
+			sr_sleep(0.5 * tries);
+		rc = sr_lease_set_state(r->lease, SR_LEASE_SUCCEEDED, err);
+	}
+	if (rc == SR_LEASE_LOST) {
+		sr_run_lease_gone(r, err);
+		return -2;
+	}
+	if (rc != SR_LEASE_OK) {
+		sr_tl(&r->tl, 1, "warning", "%s; no FINISHED marker, so a next run of %s resumes its "
+		    "newest checkpoint instead of starting afresh", err, r->js->name);
+		return -1;
+	}
+	return 0;
+}
+
 void
 sr_run_lease_end(struct run *r, struct sr_run_result *res)
 {
+	struct sr_lease_info li;
 	char err[SR_ERRMAX];
 	int state = sr_run_lease_state(res);
 
@@ -216,7 +244,8 @@ sr_run_lease_end(struct run *r, struct sr_run_result *res)
 	r->keeper = NULL;
 	if (!r->lease_own || r->lease == NULL)
 		return;
-	if (state >= 0 && !r->lease_lost &&
+	sr_lease_get_info(r->lease, &li);
+	if (state >= 0 && !r->lease_lost && li.state == SR_LEASE_RUNNING &&
 	    sr_lease_set_state(r->lease, (enum sr_lease_state)state, err) != SR_LEASE_OK)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 	sr_lease_free(r->lease);

@@ -103,6 +103,15 @@ name_run(struct run *r)
 	snprintf(r->run_id, sizeof r->run_id, "%s-%ld", stamp, (long)getpid());
 }
 
+/* The lease was lost: the run ends so, having written nothing more. */
+static void
+end_lost(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
+{
+	res->outcome = SR_RUN_LEASE_LOST;
+	sr_err(res->err, "job %s stopped: %s", r->js->name, r->lease_why);
+	final_line(r, o, "lost", res);
+}
+
 /* The job exited with code: restart it (1, after the backoff) or end the
  * run with *res filled (0). */
 static int
@@ -116,7 +125,14 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	res->code = code;
 	res->outcome = code == 0 ? SR_RUN_FINISHED : SR_RUN_FAILED;
 	if (code == 0) {
-		sr_run_mark_finished(r);
+		switch (sr_run_lease_finish(r)) {
+		case 0:
+			sr_run_mark_finished(r);
+			break;
+		case -2:
+			end_lost(r, o, res);
+			return 0;
+		}
 		final_line(r, o, "finished", res);
 		return 0;
 	}
@@ -132,15 +148,6 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	sr_tl(&r->tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r->restarts,
 	    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
 	return !backoff_wait(r, delay);
-}
-
-/* The lease was lost: the run ends so, having written nothing more. */
-static void
-end_lost(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
-{
-	res->outcome = SR_RUN_LEASE_LOST;
-	sr_err(res->err, "job %s stopped: %s", r->js->name, r->lease_why);
-	final_line(r, o, "lost", res);
 }
 
 /* How attempt a ended: go on with another (1), or end the run (0, *res). */
@@ -196,28 +203,6 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	return after_exit(r, o, code, res);
 }
 
-/* The holder this run took the job over from had finished it and died
- * before it could end its lease (FINISHED carries its epoch, and no
- * checkpoint came after): there is nothing left to run. 1 with *res
- * filled, else 0. */
-static int
-finished_by_prev(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
-{
-	long long seq;
-	int64_t epoch;
-
-	if (!r->lease_found || r->lease_prev.state != SR_LEASE_RUNNING ||
-	    !sr_run_finished_before(r, &seq, &epoch) || epoch != r->lease_prev.epoch || epoch <= 0)
-		return 0;
-	sr_tl(&r->tl, 1, "finished", "%s finished in the run of epoch %lld on %s, which ended "
-	    "before it could say so; nothing is left to run", r->js->name, (long long)epoch,
-	    r->lease_prev.owner.host);
-	res->outcome = SR_RUN_FINISHED;
-	res->code = 0;
-	final_line(r, o, "finished", res);
-	return 1;
-}
-
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
@@ -237,7 +222,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 		announce(&r);
 		r.vm = 1;
 		name_run(&r);
-		if (sr_run_lease_take(&r, res) == 0 && !finished_by_prev(&r, o, res)) {
+		if (sr_run_lease_take(&r, res) == 0) {
 			do {
 				if (sr_run_lease_gone(&r, NULL)) {
 					end_lost(&r, o, res);
