@@ -19,6 +19,7 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_run_entry,
 	&sr_cmd_check_entry,
 	&sr_cmd_ls_entry,
+	&sr_cmd_agent_entry,
 	&sr_cmd_help_entry,
 	NULL
 };

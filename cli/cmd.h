@@ -37,6 +37,7 @@ extern const struct sr_cmd_entry sr_cmd_run_entry;
 extern const struct sr_cmd_entry sr_cmd_check_entry;
 extern const struct sr_cmd_entry sr_cmd_ls_entry;
 extern const struct sr_cmd_entry sr_cmd_help_entry;
+extern const struct sr_cmd_entry sr_cmd_agent_entry;
 
 /* NULL-terminated table of every command. */
 extern const struct sr_cmd_entry *const sr_cmd_table[];

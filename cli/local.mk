@@ -8,7 +8,7 @@ libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
 	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
-	cli/cmd-ls.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
+	cli/cmd-ls.c cli/cmd-agent.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh

@@ -96,6 +96,7 @@ sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
 			grace = left > 1 ? left : 1;
 	}
 	a->stopping = 1;
+	a->stop_at = sr_mono();
 	a->kill_at = sr_mono() + grace;
 	sr_tl(&r->tl, 0, "stop", "%s; SIGTERM to the job", why);
 	sr_child_signal(&a->child, SIGTERM);

@@ -309,7 +309,11 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 		break;
 	}
 	sr_provider_stop_vm(r->prov);
-	if (a->noticed) {
+	/* A job that finished on its own (exit 0, not stopped by us) as a
+	 * notice came is done: running its end again on the next machine
+	 * would do its last steps twice. */
+	if (a->noticed && !(a->leader_done && sr_exit_code(a->status) == 0 &&
+	    (!a->stopping || a->leader_done_at < a->stop_at))) {
 		double ended = a->leader_done ? sr_now() - (sr_mono() - a->leader_done_at) : sr_now();
 		r->lost += ended - (a->last_state_at > 0 ? a->last_state_at : a->started);
 		return SR_ATTEMPT_PREEMPTED;

@@ -64,3 +64,7 @@ $(SR_FAKE_NVML): $(srcdir)/tests/fake-nvml.c
 check_PROGRAMS += tests/t-gpus
 tests_t_gpus_SOURCES = tests/t-gpus.c tests/tap.h
 tests_t_gpus_CPPFLAGS = $(AM_CPPFLAGS) -DSR_FAKE_NVML='"$(abs_top_builddir)/$(SR_FAKE_NVML)"'
+# The fleet's agent (doc/fleet.md): the loop (agent.c) and one claimed job
+# run as `spotrun run` runs it, with its heartbeat, status, logs and cancel
+# (agent-job.c).
+librunner_a_SOURCES += runner/agent.c runner/agent.h runner/agent-int.h runner/agent-job.c

@@ -95,6 +95,7 @@ struct attempt {
 	int emergency_pending;		/* request once the running save ends */
 	/* stopping the job */
 	int stopping;
+	double stop_at;			/* mono: when stopping began */
 	double kill_at;			/* mono */
 	double last_state_at;		/* epoch of the newest committed state, 0 = none */
 	double next_periodic;		/* mono; 0 = off */

@@ -1,0 +1,171 @@
+/*
+ * cmd-agent.c: `spotrun agent [options]`: run jobs from a queue on this
+ * machine until told to stop (runner/agent.c): claim one it can run, run
+ * it as `spotrun run` does, record how it ended, claim the next. The
+ * options become struct sr_agent_opts; how the agent ended becomes the
+ * exit status (doc/spotrun.1).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "cmd.h"
+#include "queue.h"
+#include "units.h"
+
+enum { AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_DIR, AG_QUIET };
+
+static const struct sr_opt agent_opts[] = {
+	[AG_QUEUE] = { 0, "queue", "URL",
+	    "the queue (default: $SPOTRUN_QUEUE, else file://~/.local/share/spotrun/queue)" },
+	[AG_IDLE_TIMEOUT] = { 0, "idle-timeout", "DUR", "end after DUR without a job (e.g. 10m)" },
+	[AG_IDLE_COMMAND] = { 0, "idle-command", "CMD",
+	    "then run CMD with /bin/sh -c (e.g. 'systemctl poweroff')" },
+	[AG_ONCE] = { 0, "once", NULL, "end when there is nothing to claim (drain the queue)" },
+	[AG_MAX_JOBS] = { 0, "max-jobs", "N", "end after running N jobs" },
+	[AG_LABEL] = { 0, "label", "K=V",
+	    "describe this machine: gpus, gpu_type, host, provider, instance (repeatable)" },
+	[AG_DIR] = { 0, "dir", "DIR",
+	    "run jobs in DIR/jobs/ID (default ~/.local/state/spotrun/agent)" },
+	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of each run" },
+	{ 0 }
+};
+
+/* The exit status for how the agent ended. */
+static int
+agent_exit_code(const struct sr_agent_result *res)
+{
+	switch (res->end) {
+	case SR_AGENT_IDLE:
+		return res->idle_status > 0 ? res->idle_status : 0;
+	case SR_AGENT_DRAINED:
+	case SR_AGENT_MAX_JOBS:
+		return 0;
+	case SR_AGENT_PREEMPTED:
+		return SR_EXIT_PREEMPTED;
+	case SR_AGENT_SIGNALLED:
+		return 128 + res->signal;
+	case SR_AGENT_ERR_CONFIG:
+		return SR_EXIT_USAGE;
+	case SR_AGENT_ERR_QUEUE:
+		return SR_EXIT_IOERR;
+	case SR_AGENT_ERR_SYSTEM:
+		return SR_EXIT_OSERR;
+	}
+	return SR_EXIT_SOFTWARE;
+}
+
+/* Parse --label K=V values into labels (n of them); -1 after a message. */
+static int
+parse_labels(const struct sr_args *a, struct sr_agent_label *labels, char **copies)
+{
+	char err[SR_ERRMAX];
+	int i, n = sr_args_has(a, AG_LABEL);
+
+	for (i = 0; i < n; i++) {
+		char *eq;
+
+		copies[i] = strdup(sr_args_nth(a, AG_LABEL, i));
+		if (copies[i] == NULL || (eq = strchr(copies[i], '=')) == NULL || eq == copies[i]) {
+			fprintf(stderr, "spotrun agent: --label %s: not KEY=VALUE (e.g. --label "
+			    "gpu_type=H100)\n", sr_args_nth(a, AG_LABEL, i));
+			return -1;
+		}
+		*eq = '\0';
+		labels[i].key = copies[i];
+		labels[i].value = eq + 1;
+		if (sr_agent_label_check(&labels[i], err) == -1) {
+			fprintf(stderr, "spotrun agent: --label: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+cmd_agent_exec(const struct sr_args *a)
+{
+	int nl = sr_args_has(a, AG_LABEL), code = SR_EXIT_USAGE, i;
+	struct sr_agent_label *labels = calloc((size_t)nl + 1, sizeof *labels);
+	char **copies = calloc((size_t)nl + 1, sizeof *copies);
+	char url[4096], err[SR_ERRMAX], *end;
+	struct sr_agent_opts o;
+	struct sr_agent_result res;
+	const char *v;
+	long n;
+
+	if (labels == NULL || copies == NULL) {
+		fprintf(stderr, "spotrun agent: out of memory\n");
+		return SR_EXIT_OSERR;
+	}
+	memset(&o, 0, sizeof o);
+	o.exit_code = sr_cmd_run_code;
+	o.quiet = sr_args_has(a, AG_QUIET) > 0;
+	o.once = sr_args_has(a, AG_ONCE) > 0;
+	o.idle_command = sr_args_get(a, AG_IDLE_COMMAND);
+	o.dir = sr_args_get(a, AG_DIR);
+	if ((v = sr_args_get(a, AG_IDLE_TIMEOUT)) != NULL &&
+	    (sr_parse_duration(v, &o.idle_timeout) != 0 || o.idle_timeout <= 0)) {
+		fprintf(stderr, "spotrun agent: --idle-timeout %s: not a duration (e.g. 10m, 90s)\n", v);
+		goto out;
+	}
+	if (o.idle_command != NULL && o.idle_timeout <= 0) {
+		fprintf(stderr, "spotrun agent: --idle-command needs --idle-timeout (when to run it)\n");
+		goto out;
+	}
+	if ((v = sr_args_get(a, AG_MAX_JOBS)) != NULL) {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (end == v || *end != '\0' || errno != 0 || n < 1 || n > 1000000000) {
+			fprintf(stderr, "spotrun agent: --max-jobs %s: not a number of jobs from 1\n", v);
+			goto out;
+		}
+		o.max_jobs = (int)n;
+	}
+	if (o.dir != NULL && o.dir[0] != '/') {
+		fprintf(stderr, "spotrun agent: --dir %s: give an absolute path\n", o.dir);
+		goto out;
+	}
+	if (parse_labels(a, labels, copies) == -1)
+		goto out;
+	o.labels = labels;
+	o.nlabels = (size_t)nl;
+	if ((v = sr_args_get(a, AG_QUEUE)) == NULL && (v = getenv("SPOTRUN_QUEUE")) != NULL &&
+	    *v == '\0')
+		v = NULL;
+	if (v == NULL) {
+		if (sr_queue_default_url(url, sizeof url, err) == -1) {
+			fprintf(stderr, "spotrun agent: %s (give --queue URL)\n", err);
+			goto out;
+		}
+		v = url;
+	}
+	o.queue = v;
+	sr_agent_run(&o, &res);
+	code = agent_exit_code(&res);
+	if (res.end >= SR_AGENT_ERR_CONFIG)
+		fprintf(stderr, "spotrun agent: %s\n", res.err);
+out:
+	for (i = 0; i < nl; i++)
+		free(copies[i]);
+	free(copies);
+	free(labels);
+	return code;
+}
+
+const struct sr_cmd_entry sr_cmd_agent_entry = {
+	.name = "agent",
+	.args = { .opts = agent_opts, .operands = "", .min = 0, .max = 0 },
+	.summary = "run jobs from a queue on this machine",
+	.help = "Run jobs from a queue on this machine: claim one this machine can run (its\n"
+	    "GPUs are found with NVML), run it as spotrun run does under the job's lease,\n"
+	    "heartbeat its status and ship its output to the queue, then claim the next.\n"
+	    "On a preemption notice the job is checkpointed and put back in the queue,\n"
+	    "and the agent stops claiming. Exits 0 when idle, drained or done, 75 when\n"
+	    "preempted (see spotrun(1)).",
+	.exec = cmd_agent_exec,
+};
