@@ -20,6 +20,7 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_check_entry,
 	&sr_cmd_ls_entry,
 	&sr_cmd_agent_entry,
+	&sr_cmd_cloud_init_entry,
 	&sr_cmd_help_entry,
 	NULL
 };
@@ -53,12 +54,42 @@ sr_cmd_unknown(const char *name)
 		fprintf(stderr, "spotrun: unknown command '%s'; try 'spotrun help'\n", name);
 }
 
+/* Help and usage lines are at most this wide (tests/t06-args.sh): a longer
+ * synopsis goes on further lines, indented under its first word, as a man
+ * page sets it. */
+#define USAGE_WIDTH 80
+
+/* The length of the synopsis word at p: an option in brackets with its
+ * value, or an operand. */
+static size_t
+usage_word(const char *p)
+{
+	const char *end = *p == '[' ? strchr(p, ']') : NULL;
+
+	return end != NULL ? (size_t)(end - p) + 1 : strcspn(p, " ");
+}
+
 void
 sr_cmd_usage(const struct sr_cmd_entry *e, FILE *fp)
 {
 	char *syn = sr_args_synopsis(&e->args);
+	size_t indent = strlen("usage: spotrun  ") + strlen(e->name), col = indent - 1;
+	const char *p = syn;
 
-	fprintf(fp, "usage: spotrun %s%s%s\n", e->name, *syn ? " " : "", syn);
+	fprintf(fp, "usage: spotrun %s", e->name);
+	while (*p != '\0') {
+		size_t n = usage_word(p);
+
+		if (col > indent - 1 && col + 1 + n > USAGE_WIDTH) {
+			fprintf(fp, "\n%*s", (int)indent - 1, "");
+			col = indent - 1;
+		}
+		fprintf(fp, " %.*s", (int)n, p);
+		col += 1 + n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	fputc('\n', fp);
 	free(syn);
 }
 

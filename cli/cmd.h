@@ -36,6 +36,7 @@ struct sr_cmd_entry {
 extern const struct sr_cmd_entry sr_cmd_run_entry;
 extern const struct sr_cmd_entry sr_cmd_check_entry;
 extern const struct sr_cmd_entry sr_cmd_ls_entry;
+extern const struct sr_cmd_entry sr_cmd_cloud_init_entry;
 extern const struct sr_cmd_entry sr_cmd_help_entry;
 extern const struct sr_cmd_entry sr_cmd_agent_entry;
 
@@ -69,7 +70,8 @@ struct sr_target;
  * every command pointed at "a job file, or a NAME in a store". */
 int sr_cmd_target(const char *arg, const char *store, struct sr_target *t);
 
-/* "usage: spotrun NAME SYNOPSIS" to fp. */
+/* "usage: spotrun NAME SYNOPSIS" to fp, on more lines when longer than 80
+ * columns (the further ones indented under the first word). */
 void sr_cmd_usage(const struct sr_cmd_entry *e, FILE *fp);
 /* The full help of e to fp: the usage line, the description, one line
  * per option. */

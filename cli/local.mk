@@ -12,3 +12,19 @@ libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-he
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh
+# `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
+# The agent's unit has one template, dist/spotrun-agent.service.in, built
+# into the binary (cli/cloudinit-unit.c, generated) and installed by
+# dist/local.mk.
+libcli_a_SOURCES += cli/cmd-cloud-init.c cli/cloudinit.c cli/cloudinit.h
+nodist_libcli_a_SOURCES = cli/cloudinit-unit.c
+CLEANFILES += cli/cloudinit-unit.c
+cli/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-aux/text-to-c
+	$(AM_V_GEN)$(MKDIR_P) cli && \
+	$(SHELL) $(srcdir)/build-aux/text-to-c sr_cinit_unit_template \
+	    $(srcdir)/dist/spotrun-agent.service.in cloudinit.h >$@.tmp && mv $@.tmp $@
+check_PROGRAMS += tests/t-cloudinit
+tests_t_cloudinit_SOURCES = tests/t-cloudinit.c tests/tap.h
+tests_t_cloudinit_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+dist_check_SCRIPTS += tests/t12-cloud-init.sh
+EXTRA_DIST += tests/cloud-init

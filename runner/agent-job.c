@@ -15,7 +15,9 @@
  *    cancel request at each heartbeat (TTL / 3), which reaches the run
  *    through a pipe: the store is never waited on in the run's loop;
  *  - its log lines go to Q/logs/ID/ through one shipping writer per
- *    attempt (queue.h's sr_queue_log_*: a copy into its buffer only);
+ *    attempt (queue.h's sr_queue_log_*: a copy into its buffer only),
+ *    closed, which ships what is left, when the next attempt's lines come
+ *    or the run ends;
  *  - at the end its lease ends as the run's result says (the run itself
  *    sets succeeded: see run-lease.c), a released job goes back to
  *    pending, and the last marker says how it ended.
@@ -227,8 +229,6 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 	b->dirty = 1;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
-	if (ev == SR_RUN_EV_ATTEMPT_END)
-		log_close(b);	/* between attempts: what is left is shipped now */
 }
 
 static void

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 
@@ -52,7 +53,8 @@ sr_run_restore(struct run *r, long long *step, char *err)
 		return 0;
 	}
 	*step = cs.step;
-	r->last_step = cs.step;
+	r->newest_seq = (long long)cs.seq;
+	r->newest_step = cs.step;
 	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
 	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
 	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
@@ -65,22 +67,31 @@ static void
 post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, double deadline)
 {
 	struct sr_ckpt_request rq;
-	char err[SR_ERRMAX], clock[32];
+	char err[SR_ERRMAX], within[32], by[32];
+	double posted = sr_now();
+	int signalled;
 
 	rq.seq = ++r->req_seq;
 	rq.reason = reason;
 	rq.deadline = deadline;
-	if (r->method->ops->request(r->method, &a->child, &rq, err) == -1) {
+	/* Said first, so what the method says of it follows. To the
+	 * millisecond: the microseconds since the caller's clock reading must
+	 * not turn 10m00s into 9m59s. */
+	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer within %s (by %s)",
+	    sr_ckpt_reason_name(reason),
+	    sr_fmt_duration(round((deadline - posted) * 1000) / 1000, within, sizeof within),
+	    sr_tl_wall(deadline, 0, by, sizeof by));
+	if (r->method->ops->request(r->method, &a->child, &rq, &signalled, err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
 	}
+	if (signalled != 0)
+		a->req_signal = signalled;
 	sr_fault("ckpt-request");
 	a->req_pending = 1;
 	a->req_reason = reason;
 	a->req_deadline = deadline;
-	a->req_posted = sr_now();
-	sr_tl(&r->tl, 0, "request", "%s checkpoint, answer by %s", sr_ckpt_reason_name(reason),
-	    sr_tl_clock(&r->tl, deadline, clock, sizeof clock));
+	a->req_posted = posted;
 }
 
 void
@@ -99,7 +110,7 @@ sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
 	a->stop_at = sr_mono();
 	a->kill_at = sr_mono() + grace;
 	sr_tl(&r->tl, 0, "stop", "%s; SIGTERM to the job", why);
-	sr_child_signal(&a->child, SIGTERM);
+	sr_run_signal_job(a, SIGTERM);
 }
 
 /* The job's state is complete (step): have the method take it to the store. */
@@ -111,6 +122,7 @@ start_save(struct run *r, struct attempt *a, long long step)
 
 	a->save_reason = a->req_reason;
 	a->save_state_at = sr_now();
+	a->notice_saved |= a->req_reason == SR_REASON_NOTICE;
 	if (r->method->ops->save(r->method, step, deadline, err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
@@ -126,9 +138,11 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 	const char *reason = sr_ckpt_reason_name(a->save_reason);
 	char raw[32], stored[32], fresh[32], took[32], rate[32], err[SR_ERRMAX];
 
+	r->last_save_rc = res->rc;
 	if (res->rc == 0) {
 		r->checkpoints++;
-		r->last_step = s->step;
+		r->newest_seq = (long long)s->seq;
+		r->newest_step = s->step;
 		a->last_state_at = a->save_state_at;
 		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
 		    "(%s/s)", (unsigned long long)s->seq, s->step,
@@ -202,13 +216,17 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 void
 sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 {
-	char clock[32], left[32], margin[32];
+	char at[32], left[32], margin[32];
 	double now = sr_now();
 
-	if (a->leader_done || a->stopping || r->lease_lost)
+	/* A notice that follows the job's death by a signal from outside is
+	 * the machine going away (Slurm's SIGTERM to spotrun and the job at
+	 * once): the attempt is preempted, with nothing left to ask. */
+	if (a->stopping || r->lease_lost || (a->leader_done && !sr_run_killed_outside(a)))
 		return;
 	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
-		early_warning(r, a, n, now);
+		if (!a->leader_done)
+			early_warning(r, a, n, now);
 		return;
 	}
 	if (a->noticed)
@@ -218,8 +236,15 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	a->ckpt_deadline = n->deadline - r->js->margin;
 	r->preemptions++;
 	sr_run_tell(r, a, SR_RUN_EV_NOTICE);
-	sr_tl(&r->tl, 1, "notice", "%s, deadline %s", n->reason,
-	    sr_tl_clock(&r->tl, n->deadline, clock, sizeof clock));
+	if (n->deadline > now)
+		sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
+		    sr_fmt_duration(n->deadline - now, left, sizeof left),
+		    sr_tl_wall(n->deadline, 0, at, sizeof at));
+	else
+		sr_tl(&r->tl, 1, "notice", "%s, deadline already past (%s)", n->reason,
+		    sr_tl_wall(n->deadline, 1, at, sizeof at));
+	if (a->leader_done)
+		return;
 	if (a->ckpt_deadline <= now) {
 		/* Nothing is asked of the job, so nothing can be half-written:
 		 * the newest committed checkpoint stays what the next run
@@ -334,7 +359,7 @@ sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
 	p.attempts = r->attempt;
 	p.preemptions = r->preemptions;
 	p.checkpoints = r->checkpoints;
-	p.step = r->last_step;
+	p.step = r->newest_step;
 	p.seconds = r->used + (a != NULL && a->started > 0 ? sr_now() - a->started : 0);
 	p.lost = r->lost;
 	p.gpus = r->gpus;

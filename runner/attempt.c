@@ -147,6 +147,9 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 			(void)sr_reap(&a->child, &status);
 		}
 		break;
+	case SIGWINCH:
+		sr_term_resize(r->term);
+		break;
 	case SIGTERM:
 		if (sr_provider_on_signal(r->prov, sig))
 			break;
@@ -154,9 +157,7 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGINT:
 	case SIGHUP:
 	case SIGQUIT:
-		r->interrupted = sig;
-		if (!a->leader_done)
-			sr_child_signal(&a->child, sig);
+		sr_run_user_signal(r, a, sig);
 		break;
 	default:
 		break;
@@ -190,7 +191,7 @@ on_timers(struct run *r, struct attempt *a)
 		sr_run_begin_stop(r, a, "the machine is going away");
 	if (a->stopping && !a->leader_done && now >= a->kill_at) {
 		sr_tl(&r->tl, 0, "stop", "grace period over; SIGKILL to the job");
-		sr_child_signal(&a->child, SIGKILL);
+		sr_run_signal_job(a, SIGKILL);
 		a->kill_at = now + 3600;
 	}
 	sr_run_periodic(r, a, now);
@@ -208,10 +209,16 @@ feed_output(struct attempt *a, int *open, int stream, int fd)
 }
 
 /* The leader exited and no save runs: 1 when the attempt is over. Pipes
- * still open then belong to leftovers of the job: stop them, then drain. */
+ * still open then belong to leftovers of the job: stop them, then drain.
+ * A job killed from outside may have died of what spotrun gets too, and a
+ * little later (Slurm's SIGTERM to every process of the job): its notice
+ * is waited for a moment, to end the attempt as preempted. */
 static int
 leader_gone(struct attempt *a)
 {
+	if (!a->noticed && sr_run_killed_outside(a) &&
+	    sr_mono() - a->leader_done_at < SR_OUTSIDE_NOTICE_WAIT)
+		return 0;
 	if (!a->out_open && !a->err_open)
 		return 1;
 	if (sr_mono() - a->leader_done_at <= 1.0)
@@ -270,6 +277,9 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	if (pf[i_sig].revents & POLLIN) {
 		while (sr_sig_next(r->sigfd, &sig) == 1)
 			handle_signal(r, a, sig);
+		/* A signal may have been the notice (the signal provider):
+		 * read it in this wake, as poll's answer predates it. */
+		pf[i_prov].revents |= POLLIN;
 	}
 	if (i_out >= 0 && (pf[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
 		feed_output(a, &a->out_open, 1, a->child.out_fd);
@@ -279,8 +289,10 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		while (sr_provider_read(r->prov, &n, err) == 1)
 			sr_run_notice(r, a, &n);
 	}
-	if (i_m >= 0 && (pf[i_m].revents & POLLIN))
+	if (i_m >= 0 && (pf[i_m].revents & POLLIN)) {
 		sr_run_method_news(r, a);
+		sr_run_user_release(r, a);
+	}
 	if (i_lease >= 0 && (pf[i_lease].revents & POLLIN) && sr_run_lease_gone(r, NULL))
 		sr_run_give_up(r, a);
 	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
@@ -293,6 +305,9 @@ watch_once(struct run *r, struct attempt *a, char *err)
 static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
 {
+	/* Now that every notice that came with the job's end is in. */
+	if (a->leader_done)
+		sr_run_job_ended(r, a);
 	sr_child_stop(&a->child, 2.0);
 	if (a->req_pending)
 		r->method->ops->clear(r->method);
@@ -321,28 +336,41 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	return SR_ATTEMPT_EXITED;
 }
 
+/* The attempt's log, which gets the timeline from now on (its restore
+ * included; the caller closes it after what follows the attempt), opening
+ * with the wall-clock time its offsets count from. */
+static int
+open_log(struct run *r, struct attempt *a, char *err)
+{
+	char *logpath = sr_asprintf("%s/attempt-%d.log", r->log_dir, r->attempt);
+	char zero[64], t0[64];
+
+	a->log = sr_joblog_open(logpath, sr_mono(), err);
+	free(logpath);
+	if (a->log == NULL)
+		return -1;
+	if (r->hooks->log != NULL)
+		sr_joblog_set_sink(a->log, joblog_to_hook, r);
+	sr_joblog_note(a->log, "attempt %d of run %s of %s: this log's +0000.000 is %s; the "
+	    "timeline's 00:00 is %s", r->attempt, r->run_id, r->js->name, sr_tl_wall(sr_now(), 1, zero, sizeof zero),
+	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
+	sr_joblog_set_term(a->log, r->term);
+	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
+	return 0;
+}
+
 enum sr_attempt_end
 sr_run_attempt(struct run *r, struct attempt *a, char *err)
 {
 	enum sr_attempt_end end;
-	char *logpath;
 	long long step;
 
 	memset(a, 0, sizeof *a);
 	a->child.pid = -1;
 	a->child.out_fd = a->child.err_fd = -1;
-	if (sr_run_restore(r, &step, err) == -1)
+	if (open_log(r, a, err) == -1 || sr_run_restore(r, &step, err) == -1)
 		return SR_ATTEMPT_ERROR;
 	r->method->ops->clear(r->method);
-
-	logpath = sr_asprintf("%s/attempt-%d.log", r->log_dir, r->attempt);
-	a->log = sr_joblog_open(logpath, sr_mono(), err);
-	free(logpath);
-	if (a->log == NULL)
-		return SR_ATTEMPT_ERROR;
-	if (r->hooks->log != NULL)
-		sr_joblog_set_sink(a->log, joblog_to_hook, r);
-	sr_tl_set_sink(&r->tl, tl_to_joblog, a->log);
 
 	if (launch(r, a, step, &end, err) == -1)
 		return end;

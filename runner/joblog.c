@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "joblog.h"
+#include "term.h"
 #include "util.h"
 
 /* Read size, and the most one sr_joblog_feed call reads. */
@@ -38,6 +39,7 @@ struct sr_joblog {
 	size_t outlen, outcap;
 	char rbuf[JL_READ];
 	char err[SR_ERRMAX];
+	struct sr_term *term;	/* NULL: echo straight to the fd */
 	void (*sink)(void *arg, const char *buf, size_t len);
 	void *sink_arg;
 };
@@ -228,9 +230,12 @@ sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
 			jl_flush(l);
 			return 0;
 		}
-		if (echo_fd != -1 && !s->echo_dead &&
-		    jl_echo(echo_fd, l->rbuf, (size_t)n) == -1)
-			s->echo_dead = 1;
+		if (echo_fd != -1 && !s->echo_dead) {
+			sr_term_begin(l->term, echo_fd);
+			if (jl_echo(echo_fd, l->rbuf, (size_t)n) == -1)
+				s->echo_dead = 1;
+			sr_term_end(l->term, echo_fd, l->rbuf, (size_t)n);
+		}
 		jl_split(l, i, l->rbuf, (size_t)n, now);
 		total += (size_t)n;
 		if ((size_t)n < sizeof l->rbuf || total >= JL_FEEDMAX)
@@ -270,6 +275,12 @@ sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, s
 {
 	l->sink = fn;
 	l->sink_arg = arg;
+}
+
+void
+sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term)
+{
+	l->term = term;
 }
 
 const char *

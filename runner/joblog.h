@@ -19,6 +19,8 @@
 
 #include "util.h"
 
+struct sr_term;
+
 #define SR_JOBLOG_LINEMAX	65536
 
 #define SR_JOBLOG_OUT	1
@@ -54,6 +56,10 @@ int sr_joblog_note(struct sr_joblog *l, const char *fmt, ...) SR_PRINTF(2, 3);
  * not written (path NULL, or after a failure). fn NULL: no sink. */
 void sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, size_t len),
     void *arg);
+
+/* Echo through term (term.h): a progress line it shows is erased before
+ * the job's bytes and drawn again after them. NULL (the default): none. */
+void sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term);
 
 /* The first failure to write the log ("write PATH: reason"), or NULL. */
 const char *sr_joblog_error(const struct sr_joblog *l);

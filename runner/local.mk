@@ -9,13 +9,15 @@ librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
-	runner/attempt.c runner/attempt-ckpt.c runner/attempt-record.c runner/finished.c \
-	runner/run-lease.c \
-	runner/method.c runner/method.h runner/method-dir.c \
+	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
+	runner/attempt-record.c \
+	runner/finished.c runner/run-lease.c \
+	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \
-	runner/record.c runner/record.h runner/progress.c runner/progress.h
+	runner/record.c runner/record.h runner/progress.c runner/progress.h \
+	runner/term.c runner/term.h
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
@@ -45,7 +47,7 @@ dist_check_SCRIPTS += tests/t10-check.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
-dist_check_SCRIPTS += tests/t30-run.sh
+dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.sh tests/t33-tty.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh
 # This machine's GPUs through NVML, loaded at run time (gpus.c), tested with

@@ -2,7 +2,7 @@
  * method-dir.c: directory mode, the first checkpoint method (method.h). The
  * job's state is a directory, SPOTRUN_CKPT_DIR, restored before the job
  * starts. A request is a marker file plus a signal (request.c; why both:
- * doc/design.md); the job writes its files and a done marker holding its
+ * doc/design.md) sent only to the processes that catch it (sigcatch.c); the job writes its files and a done marker holding its
  * step; then a thread packs and commits the directory (sr_ckpt_save) while
  * the job runs on, and writes one byte to a pipe when it ends, which the
  * attempt loop polls. One save at a time.
@@ -20,10 +20,12 @@
 #include "method.h"
 #include "progress.h"
 #include "request.h"
+#include "sigcatch.h"
 
 struct dir_method {
 	char *ctl_dir, *req_path, *done_path;
 	const char *signal_name;	/* SPOTRUN_CKPT_SIGNAL: "USR1", "none" */
+	int said_skipped;		/* this attempt's timeline said who was not signalled */
 	/* the save thread */
 	pthread_t th;
 	int active;			/* started and not yet joined */
@@ -102,7 +104,7 @@ dir_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
 		return -1;
 	if (fresh)
 		return SR_CKPT_NONE;
-	sr_progress_start(&pg, STDERR_FILENO, "restore");
+	sr_progress_start(&pg, m->ctx.term, "restore");
 	ro.progress = sr_progress_update;
 	ro.progress_arg = &pg;
 	rc = sr_ckpt_restore(m->ctx.st, &ro, m->ctx.ckpt_dir, cs, err);
@@ -115,23 +117,59 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 {
 	struct dir_method *d = m->priv;
 
+	d->said_skipped = 0;
 	l->env = sr_calloc(4, sizeof *l->env);
 	l->env[0] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", d->req_path);
 	l->env[1] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", d->done_path);
 	l->env[2] = sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", d->signal_name);
 }
 
-static int
-dir_request(struct sr_method *m, const struct sr_child *job, const struct sr_ckpt_request *rq,
-    char *err)
+/* Once an attempt: which processes of the job the request signal skips,
+ * as they do not catch it (the request file alone asks them). */
+static void
+say_skipped(struct sr_method *m, const struct sr_sigcatch *sc)
 {
 	struct dir_method *d = m->priv;
+	char more[32] = "";
 
-	if (sr_req_post(d->req_path, rq->seq, sr_ckpt_reason_name(rq->reason), rq->deadline,
-	    err) == -1)
+	if (sc->skipped == 0 || d->said_skipped)
+		return;
+	d->said_skipped = 1;
+	if (sc->skipped > 1)
+		snprintf(more, sizeof more, " and %d more", sc->skipped - 1);
+	if (sc->sent == 0)
+		sr_tl(m->ctx.tl, 0, "request", "SIG%s not sent: the job does not catch it (pid %ld, "
+		    "%s%s); the request file alone asks", d->signal_name, (long)sc->skipped_pid,
+		    sc->skipped_name, more);
+	else
+		sr_tl(m->ctx.tl, 0, "request", "SIG%s sent to %d of the job's %d processes: pid %ld "
+		    "(%s)%s does not catch it; the request file alone asks it", d->signal_name,
+		    sc->sent, sc->sent + sc->skipped, (long)sc->skipped_pid, sc->skipped_name, more);
+}
+
+static int
+dir_request(struct sr_method *m, const struct sr_child *job, const struct sr_ckpt_request *rq,
+    int *signalled, char *err)
+{
+	struct dir_method *d = m->priv;
+	struct sr_sigcatch sc;
+	int sig = m->ctx.js->request_signal;
+
+	*signalled = 0;
+	if (sr_req_post(d->req_path, d->done_path, rq->seq, sr_ckpt_reason_name(rq->reason),
+	    rq->deadline, err) == -1)
 		return -1;
-	if (m->ctx.js->request_signal != 0)
-		sr_child_signal(job, m->ctx.js->request_signal);
+	if (sig == 0)
+		return 0;
+	/* The file is the request; the signal only wakes those that wait
+	 * for it, and would end a process that does not catch it. */
+	if (sr_sigcatch_send(job->pid, sig, &sc, err) == -1) {
+		sr_tl(m->ctx.tl, 1, "warning", "%s; the request file alone asks", err);
+		return 0;
+	}
+	say_skipped(m, &sc);
+	if (sc.leader)
+		*signalled = sig;
 	return 0;
 }
 
@@ -179,7 +217,7 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	struct dir_method *d = m->priv;
 
 	d->opts = *m->ctx.copts;
-	sr_progress_start(&d->pg, STDERR_FILENO, "checkpoint");
+	sr_progress_start(&d->pg, m->ctx.term, "checkpoint");
 	d->opts.progress = sr_progress_update;
 	d->opts.progress_arg = &d->pg;
 	d->opts.deadline = deadline;
@@ -190,6 +228,17 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 		return sr_errno(err, "start checkpoint thread");
 	d->active = 1;
 	return 0;
+}
+
+/* The save thread checks the flag between chunks, and the store's requests
+ * with it. */
+static void
+dir_cancel(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+
+	if (d->active)
+		d->cancel = 1;
 }
 
 static int
@@ -217,13 +266,16 @@ dir_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	return 1;
 }
 
-static void
-dir_cancel(struct sr_method *m)
+/* The local copy of the job's directory (1.2 GB for some) and the marker
+ * files: the next run restores from the store. */
+static int
+dir_discard(struct sr_method *m, char *err)
 {
 	struct dir_method *d = m->priv;
 
-	if (d->active)
-		sr_flag_set(&d->cancel, 1);
+	if (sr_rmtree(m->ctx.ckpt_dir, err) == -1)
+		return -1;
+	return sr_rmtree(d->ctl_dir, err);
 }
 
 const struct sr_method_ops sr_method_dir_ops = {
@@ -238,8 +290,9 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.clear = dir_clear,
 	.save = dir_save,
 	.fd = dir_fd,
+	.cancel = dir_cancel,
 	.saved = dir_saved,
 	.committed = NULL,
 	.stop = NULL,
-	.cancel = dir_cancel,
+	.discard = dir_discard,
 };

@@ -12,19 +12,21 @@
  *   state       polled until the job's state is complete
  *   clear       the request is over (answered, or given up)
  *   save        take the state to the store, without blocking the loop
+ *   cancel      (the user's second ^C, a lost lease) abandon the running save
  *   fd, saved   the save ended: committed, late, cancelled or failed
  *   committed   what follows a commit
- *   cancel      give up a running save (the run's lease is lost)
  *
  * and around the attempt: restore before the launch, launch for what the
- * job's processes need, stop when the attempt ends, free at the end of the
- * run. The modes fill it like this:
+ * job's processes need, stop when the attempt ends, discard when the run
+ * ends for good, free at the end of the run. The modes fill it like this:
  *
  * - directory (method-dir.c): restore unpacks the newest checkpoint into
  *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths and the signal's
- *   name; request writes the request file and signals the job; state sees
+ *   name; request writes the request file and signals the processes of the
+ *   job that catch the signal (sigcatch.c), never one it would kill; state sees
  *   the done marker; save packs and commits the directory on a thread whose
- *   end makes fd readable.
+ *   end makes fd readable; discard removes the directory and the markers'
+ *   folder.
  * - library (to come: a C/CUDA library in the job saves its registered
  *   buffers itself): restore only learns the newest checkpoint (the library
  *   reads its buffers from the store); launch adds the control channel's
@@ -46,6 +48,7 @@
 #include "ckpt.h"
 #include "jobspec.h"
 #include "supervise.h"
+#include "term.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -89,6 +92,7 @@ struct sr_method_ctx {
 	const struct sr_jobspec *js;
 	struct sr_store *st;
 	struct sr_timeline *tl;		/* for what the method has to say */
+	struct sr_term *term;		/* where a progress line goes (term.h) */
 	const struct sr_ckpt_opts *copts;	/* the job's checkpoint settings */
 	const char *ckpt_dir;		/* SPOTRUN_CKPT_DIR: the job's own files */
 };
@@ -116,9 +120,11 @@ struct sr_method_ops {
 	void (*launch)(struct sr_method *m, struct sr_launch *l);
 
 	/* Ask the job (its processes: job) for a checkpoint. The caller
-	 * says so on the timeline and keeps the deadline. */
+	 * says so on the timeline and keeps the deadline. *signalled: the
+	 * signal the job's first process (job->pid) was sent, 0 none, so
+	 * that its death by it can be explained. */
 	int (*request)(struct sr_method *m, const struct sr_child *job,
-	    const struct sr_ckpt_request *rq, char *err);
+	    const struct sr_ckpt_request *rq, int *signalled, char *err);
 	/* Whether the job's state for the pending request is complete:
 	 * 1 (*step: the step it holds, -1 unknown) or 0 not yet. Called on
 	 * every wake of the loop while a request is pending, and at least
@@ -139,16 +145,23 @@ struct sr_method_ops {
 	/* fd was readable: 1 a save ended (*res filled), 0 nothing for the
 	 * loop (news the method keeps for state). */
 	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
+	/* NULL-able. Abandon the running save (the user asked twice, or the
+	 * run's lease is lost): it ends soon, through fd and saved as ever,
+	 * as SR_CKPT_CANCELLED, having committed nothing (or committed, if it
+	 * was done by then). */
+	void (*cancel)(struct sr_method *m);
 	/* NULL-able. A save committed (res->stats), after the loop counted
 	 * it and before the provider is told the machine may go. */
 	void (*committed)(struct sr_method *m, const struct sr_ckpt_result *res);
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
 	 * let go of what belonged to this attempt. */
 	void (*stop)(struct sr_method *m);
-	/* NULL-able. Give up the running save as soon as it can be (the
-	 * run's lease is lost): it commits nothing it has not committed
-	 * already, and its end is still reported through fd and saved. */
-	void (*cancel)(struct sr_method *m);
+	/* NULL-able. The run is over for good (the job finished, or failed
+	 * and is not restarted; no attempt follows): remove what the method
+	 * keeps on this machine for the job (a copy of its state, its
+	 * control files), which no later run uses, since each restores from
+	 * the store. The run's logs and lock are not the method's. */
+	int (*discard)(struct sr_method *m, char *err);
 };
 
 struct sr_method {

@@ -1,23 +1,21 @@
 /*
- * progress.c: see progress.h. The line is written with one write() so a
- * line of the job's output, written by another thread, cannot land in the
- * middle of it; at worst it lands after it, and the next redraw starts a
- * clean line.
+ * progress.c: see progress.h. What is drawn, and when, is the terminal's
+ * business (term.c): here the text of the line.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "progress.h"
+#include "term.h"
 #include "util.h"
 
 void
-sr_progress_start(struct sr_progress *p, int fd, const char *what)
+sr_progress_start(struct sr_progress *p, struct sr_term *term, const char *what)
 {
 	memset(p, 0, sizeof *p);
-	p->fd = fd >= 0 && isatty(fd) ? fd : -1;
+	p->term = sr_term_draws(term) ? term : NULL;
 	snprintf(p->what, sizeof p->what, "%s", what);
 	p->t0 = sr_mono();
 	p->delay = 1.0;
@@ -48,7 +46,7 @@ sr_progress_update(void *arg, uint64_t done, uint64_t total)
 	double elapsed = sr_mono() - p->t0;
 	char line[256];
 
-	if (p->fd == -1)
+	if (p->term == NULL)
 		return;
 	if (done >= total) {
 		sr_progress_end(p);
@@ -56,17 +54,15 @@ sr_progress_update(void *arg, uint64_t done, uint64_t total)
 	}
 	if (elapsed < p->delay)
 		return;
-	line[0] = '\r';
-	sr_progress_format(line + 1, sizeof line - 8, p->what, done, total, elapsed);
-	strcat(line, "\033[K");	/* erase what a longer line left */
-	if (sr_write_all(p->fd, line, strlen(line)) >= 0)
-		p->shown = 1;
+	sr_progress_format(line, sizeof line, p->what, done, total, elapsed);
+	sr_term_show(p->term, line);
+	p->shown = 1;
 }
 
 void
 sr_progress_end(struct sr_progress *p)
 {
-	if (p->fd != -1 && p->shown)
-		(void)sr_write_all(p->fd, "\r\033[K", 4);
+	if (p->term != NULL && p->shown)
+		sr_term_show(p->term, NULL);
 	p->shown = 0;
 }

@@ -4,7 +4,9 @@
  * 2.1s left"), redrawn in place with \r at most four times a second (the
  * ckpt module throttles its calls) and erased when the transfer ends, so
  * the timeline's summary line takes its place. Nothing is drawn when the
- * output is not a terminal, nor for transfers shorter than a second.
+ * output is not a terminal, nor for transfers shorter than a second. The
+ * terminal (term.h) keeps it clear of other output and fits it to the
+ * width.
  */
 #ifndef SR_PROGRESS_H
 #define SR_PROGRESS_H
@@ -12,16 +14,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sr_term;
+
 struct sr_progress {
-	int fd;			/* where to draw; -1: draw nothing */
+	struct sr_term *term;	/* where to draw; NULL: draw nothing */
 	char what[64];		/* "checkpoint", "restore" */
 	double t0;		/* sr_mono() at the start */
 	double delay;		/* seconds before the first draw (1) */
 	int shown;		/* a line is on the screen */
 };
 
-/* Start showing the transfer named what on fd, if fd is a terminal. */
-void sr_progress_start(struct sr_progress *p, int fd, const char *what);
+/* Start showing the transfer named what on term, if it is a terminal. */
+void sr_progress_start(struct sr_progress *p, struct sr_term *term, const char *what);
 /* The sr_ckpt_opts progress callback; arg is a struct sr_progress. The
  * end (done == total) erases the line. */
 void sr_progress_update(void *arg, uint64_t done, uint64_t total);

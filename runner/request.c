@@ -13,13 +13,16 @@
 #include "util.h"
 
 int
-sr_req_post(const char *path, uint64_t seq, const char *reason, double deadline, char *err)
+sr_req_post(const char *request_path, const char *done_path, uint64_t seq, const char *reason,
+    double deadline, char *err)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof buf, "seq=%llu reason=%s deadline=%.3f\n",
 	    (unsigned long long)seq, reason, deadline);
 
-	return sr_write_file_atomic(path, buf, (size_t)n, err);
+	if (unlink(done_path) == -1 && errno != ENOENT)
+		return sr_errno(err, "remove %s", done_path);
+	return sr_write_file_atomic(request_path, buf, (size_t)n, err);
 }
 
 int

@@ -8,8 +8,12 @@
 
 #include <stdint.h>
 
-/* Write "seq=N reason=R deadline=D" to path atomically. */
-int sr_req_post(const char *path, uint64_t seq, const char *reason, double deadline, char *err);
+/* Post a request: remove a stale done file first, then write "seq=N
+ * reason=R deadline=D" to request_path atomically. A done file left from an
+ * earlier request (a job that answered just after spotrun withdrew it at its
+ * deadline) would otherwise be taken as the answer to this one. */
+int sr_req_post(const char *request_path, const char *done_path, uint64_t seq,
+    const char *reason, double deadline, char *err);
 /* 1 when the done file exists (*step = its number, or -1 when empty), 0 when
  * not yet, -1 when it exists but holds something other than a step number. */
 int sr_req_done(const char *done_path, long long *step, char *err);

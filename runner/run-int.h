@@ -10,6 +10,11 @@
  *   attempt-ckpt.c   the checkpoints of an attempt: restore, requests,
  *                    notices, the end of a save (policy; the mechanism is
  *                    the method's, method.h)
+ *   attempt-intr.c   a signal from the user: passed on, or held while a
+ *                    save runs (a second abandons it); the last line's words
+ *   attempt-signal.c the signals sent to the job, and what its death by
+ *                    one means (spotrun's request signal; one from outside
+ *                    before a notice's checkpoint)
  *   attempt-record.c the attempt's record in the store
  *   run-lease.c      the job's lease: claimed (or handed in), kept, lost,
  *                    ended; the fencing epoch of the run's writes
@@ -31,12 +36,21 @@
 #include "supervise.h"
 #include "timeline.h"
 
+/* What became of the save that ran when the user's signal came. */
+enum sr_intr_save {
+	SR_INTR_NONE,			/* none ran */
+	SR_INTR_COMMITTED,		/* it was committed first */
+	SR_INTR_ABANDONED,		/* a second signal cancelled it */
+	SR_INTR_FAILED			/* it failed, or was late */
+};
+
 struct run {
 	struct sr_jobspec *js;
 	struct sr_store *st;
 	struct sr_provider *prov;
 	struct sr_method *method;
 	struct sr_timeline tl;
+	struct sr_term *term;		/* stderr, shared with a progress line */
 	int sigfd;
 	int lockfd;
 	char *ckpt_dir, *log_dir;
@@ -49,9 +63,12 @@ struct run {
 	double lost;			/* seconds of work lost to preemptions */
 	uint64_t req_seq;
 	int interrupted;		/* signal from the user: no restarts */
+	enum sr_intr_save intr_save;
+	int last_save_rc;		/* how the last save ended (sr_ckpt_result.rc) */
+	long long newest_seq, newest_step;	/* the newest checkpoint: restored or
+					 * committed in this run; -1 none, unknown */
 	const struct sr_run_hooks *hooks;	/* never NULL (all empty when not given) */
 	double used;			/* seconds of the attempts that ended */
-	long long last_step;		/* the newest committed checkpoint's step (-1) */
 	int cancelled;			/* a cancel request came: no restarts */
 	/* The job's lease (run-lease.c). */
 	struct sr_lease *lease;
@@ -78,6 +95,9 @@ struct attempt {
 	double started;			/* epoch */
 	int leader_done, status;
 	double leader_done_at;		/* mono */
+	/* what spotrun sent the job (attempt-signal.c) */
+	uint64_t sent;			/* bit N-1: signal N, to stop it or from the user */
+	int req_signal;			/* the request signal its first process got, 0 none */
 	int out_open, err_open;
 	/* the pending request */
 	int req_pending;
@@ -93,6 +113,10 @@ struct attempt {
 	struct sr_notice notice;
 	double ckpt_deadline;		/* epoch: notice deadline minus margin */
 	int emergency_pending;		/* request once the running save ends */
+	int notice_saved;		/* the notice's checkpoint went to the store */
+	/* a signal from the user while a save runs (attempt-intr.c) */
+	int held_sig;			/* for the job once the save ends; 0 none */
+	int abandoning;			/* a second one cancelled the save */
 	/* stopping the job */
 	int stopping;
 	double stop_at;			/* mono: when stopping began */
@@ -133,7 +157,9 @@ int sr_run_lease_finish(struct run *r);
 void sr_run_lease_end(struct run *r, struct sr_run_result *res);
 
 /* attempt.c: run attempt r->attempt to its end; err set for
- * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. */
+ * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. a->log, the attempt's log
+ * (NULL if it could not be opened), gets the timeline until the caller
+ * closes it, after what follows the attempt. */
 enum sr_attempt_end sr_run_attempt(struct run *r, struct attempt *a, char *err);
 
 /* attempt-ckpt.c */
@@ -158,6 +184,30 @@ void sr_run_give_up(struct run *r, struct attempt *a);
 void sr_run_cancel(struct run *r, struct attempt *a, int checkpoint);
 /* Tell hooks->progress of ev, with a (NULL: between attempts). */
 void sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev);
+
+/* attempt-intr.c */
+/* A signal from the user (sig): no restarts; to the job now, or held
+ * while a save runs, a second one abandoning the save. */
+void sr_run_user_signal(struct run *r, struct attempt *a, int sig);
+/* The save ended (or none runs): pass on the held signal. */
+void sr_run_user_release(struct run *r, struct attempt *a);
+/* The last line's words for an interrupted run: the signal, what became of
+ * the save it came during, the newest checkpoint. */
+const char *sr_run_interrupt_what(const struct run *r, char *buf, size_t len);
+
+/* attempt-signal.c */
+/* Send sig to the job's process group, and remember it was spotrun's. */
+void sr_run_signal_job(struct attempt *a, int sig);
+/* The job's first process ended (a->status) and the attempt ends: say
+ * why, when it was killed by spotrun's request signal or ended before the
+ * notice's checkpoint. */
+void sr_run_job_ended(struct run *r, struct attempt *a);
+/* 1 when the job's first process was killed by a signal someone sends
+ * (TERM, INT, HUP, ...) that spotrun did not send it. */
+int sr_run_killed_outside(const struct attempt *a);
+/* How long the attempt waits, after such a death, for the notice that the
+ * same sender may have sent spotrun. */
+#define SR_OUTSIDE_NOTICE_WAIT	0.3
 
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */

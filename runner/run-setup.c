@@ -131,6 +131,7 @@ make_method(struct run *r, char *err)
 	ctx.js = r->js;
 	ctx.st = r->st;
 	ctx.tl = &r->tl;
+	ctx.term = r->term;
 	ctx.copts = &r->copts;
 	ctx.ckpt_dir = r->ckpt_dir;
 	return sr_method_new(r->js->mode, &ctx, &r->method, err);
@@ -144,6 +145,8 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 	int rc;
 
 	r->ckpt_dir = sr_asprintf("%s/ckpt", js->local_dir);
+	r->term = sr_term_new(STDERR_FILENO);
+	sr_tl_set_term(&r->tl, r->term);
 	if (lock_job(r, res) == -1)
 		return -1;
 	if (open_log_dir(r, err) == -1)
@@ -173,6 +176,8 @@ sr_run_teardown(struct run *r)
 	if (r->lockfd > 0)
 		close(r->lockfd);
 	sr_sig_reset();
+	sr_tl_set_term(&r->tl, NULL);
+	sr_term_free(r->term);
 	free(r->ckpt_dir);
 	free(r->log_dir);
 	sr_tl_destroy(&r->tl);

@@ -57,28 +57,34 @@ restart_allowed(const struct run *r, int code)
 	return 0;
 }
 
-/* The run's last line, with the exit status the caller gives for res. */
+/* The run's last line, with the exit status the caller gives for res;
+ * "interrupted" says first what the user's signal left. */
 static void
 final_line(struct run *r, const struct sr_run_opts *o, const char *what,
     const struct sr_run_result *res)
 {
 	int code = o->exit_code != NULL ? o->exit_code(res) : res->code;
-	char lost[32], restarts[32] = "";
+	char lost[32], restarts[32] = "", why[256] = "";
 
 	if (r->restarts > 0)
 		snprintf(restarts, sizeof restarts, ", %d restart%s", r->restarts, r->restarts == 1 ? "" : "s");
-	sr_tl(&r->tl, 1, what, "exit %d: %d attempt%s, %d preemption%s%s, %s of work lost, %d checkpoint%s",
-	    code, r->attempt, r->attempt == 1 ? "" : "s", r->preemptions, r->preemptions == 1 ? "" : "s",
+	if (strcmp(what, "interrupted") == 0) {
+		sr_run_interrupt_what(r, why, sizeof why - 2);
+		strcat(why, "; ");
+	}
+	sr_tl(&r->tl, 1, what, "exit %d: %s%d attempt%s, %d preemption%s%s, %s of work lost, %d checkpoint%s",
+	    code, why, r->attempt, r->attempt == 1 ? "" : "s", r->preemptions, r->preemptions == 1 ? "" : "s",
 	    restarts, sr_fmt_duration(r->lost, lost, sizeof lost), r->checkpoints,
 	    r->checkpoints == 1 ? "" : "s");
 }
 
-/* The run's first line: the job, where it runs, on what, and its store. */
+/* The run's first line: the job, where it runs, on what, its store, and
+ * when it started. */
 static void
 announce(struct run *r)
 {
 	struct sr_facts f;
-	char err[SR_ERRMAX], how[64] = "";
+	char err[SR_ERRMAX], how[64] = "", t0[64];
 
 	memset(&f, 0, sizeof f);
 	if (sr_provider_facts(r->prov, &f, err) == -1)
@@ -86,8 +92,11 @@ announce(struct run *r)
 	/* With "auto": what it chose and what finding out cost. */
 	if (sr_provider_detect_seconds(r->prov) >= 0)
 		snprintf(how, sizeof how, " (auto, detected in %.3f s)", sr_provider_detect_seconds(r->prov));
-	fprintf(stderr, "spotrun: %s on %s%s, %s, store %s\n", r->js->name, sr_provider_name(r->prov),
-	    how, f.instance_type, sr_store_url(r->st));
+	/* The timeline's times are elapsed: say once what wall-clock time they
+	 * count from. */
+	fprintf(stderr, "spotrun: %s on %s%s, %s, store %s; the timeline's 00:00 is %s\n",
+	    r->js->name, sr_provider_name(r->prov), how, f.instance_type, sr_store_url(r->st),
+	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
 }
 
 /* The run's id: its start time (UTC) and pid; it names its records. */
@@ -137,7 +146,7 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 		return 0;
 	}
 	if (r->interrupted || r->cancelled || !restart_allowed(r, code)) {
-		final_line(r, o, "failed", res);
+		final_line(r, o, r->interrupted ? "interrupted" : "failed", res);
 		return 0;
 	}
 	for (k = 0; k < r->restarts && delay < js->backoff_max; k++)
@@ -147,7 +156,11 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	r->restarts++;
 	sr_tl(&r->tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r->restarts,
 	    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
-	return !backoff_wait(r, delay);
+	if (!backoff_wait(r, delay))
+		return 1;
+	r->restarts--;		/* announced, never made */
+	final_line(r, o, "interrupted", res);
+	return 0;
 }
 
 /* How attempt a ended: go on with another (1), or end the run (0, *res). */
@@ -203,6 +216,24 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	return after_exit(r, o, code, res);
 }
 
+/* A run that ended for good (the job finished, failed without a restart,
+ * could not be executed, was cancelled, or is another run's now) leaves on this machine only its logs and the
+ * lock: the method's copy of the job's state goes, as no later run uses it.
+ * After a preemption it stays (the machine is going; no time to spend),
+ * and after spotrun's own errors, for a look. */
+static void
+discard_local(struct run *r, enum sr_run_outcome oc)
+{
+	char err[SR_ERRMAX];
+
+	if (r->method == NULL || r->method->ops->discard == NULL ||
+	    (oc != SR_RUN_FINISHED && oc != SR_RUN_FAILED && oc != SR_RUN_CANNOT_EXEC &&
+	    oc != SR_RUN_CANCELLED && oc != SR_RUN_LEASE_LOST))
+		return;
+	if (r->method->ops->discard(r->method, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
@@ -210,12 +241,13 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;
+	int more;
 
 	memset(res, 0, sizeof *res);
 	memset(&r, 0, sizeof r);
 	r.js = js;
 	r.lockfd = -1;
-	r.last_step = -1;
+	r.newest_seq = r.newest_step = -1;
 	r.hooks = o->hooks != NULL ? o->hooks : &no_hooks;
 	sr_tl_init(&r.tl, stderr, o->quiet);
 	if (sr_run_setup(&r, res) == 0) {
@@ -233,15 +265,18 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 				if (a.started > 0)
 					r.used += sr_now() - a.started;
 				sr_run_tell(&r, NULL, SR_RUN_EV_ATTEMPT_END);
+				/* What follows the attempt (the next machine, a
+				 * restart, the final line) goes to its log too. */
+				more = after_attempt(&r, &a, end, o, res);
 				sr_tl_set_sink(&r.tl, NULL, NULL);
-				if (a.log != NULL)
-					sr_joblog_close(a.log);
+				sr_joblog_close(a.log);
 				a.log = NULL;
-			} while (after_attempt(&r, &a, end, o, res));
+			} while (more);
 		}
 		res->signal = r.interrupted;
 		sr_run_lease_end(&r, res);
 	}
+	discard_local(&r, res->outcome);
 	sr_run_teardown(&r);
 	return res->outcome;
 }

@@ -43,7 +43,7 @@
 
 /* The signals the supervisor handles; SIGPIPE is ignored instead. */
 static const int sup_signals[] = {
-	SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM
+	SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH
 };
 
 /* The self-pipe, written by the handlers (signal state, hence global). */

@@ -5,7 +5,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
+#include "term.h"
 #include "timeline.h"
 #include "util.h"
 
@@ -17,6 +19,7 @@ sr_tl_init(struct sr_timeline *tl, FILE *fp, int quiet)
 	tl->quiet = quiet;
 	tl->sink = NULL;
 	tl->sink_arg = NULL;
+	tl->term = NULL;
 	pthread_mutex_init(&tl->lock, NULL);
 }
 
@@ -32,6 +35,14 @@ sr_tl_set_sink(struct sr_timeline *tl, void (*sink)(void *, const char *), void 
 	pthread_mutex_lock(&tl->lock);
 	tl->sink = sink;
 	tl->sink_arg = arg;
+	pthread_mutex_unlock(&tl->lock);
+}
+
+void
+sr_tl_set_term(struct sr_timeline *tl, struct sr_term *term)
+{
+	pthread_mutex_lock(&tl->lock);
+	tl->term = term;
 	pthread_mutex_unlock(&tl->lock);
 }
 
@@ -51,6 +62,24 @@ sr_tl_clock(const struct sr_timeline *tl, double epoch, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+sr_tl_wall(double epoch, int date, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+	char day[32], zone[16];
+
+	localtime_r(&t, &tm);
+	if (!date) {
+		strftime(buf, len, "%H:%M:%S", &tm);
+		return buf;
+	}
+	strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+	strftime(zone, sizeof zone, "%z", &tm);
+	snprintf(buf, len, "%s.%03d %s", day, (int)((epoch - (double)t) * 1000), zone);
+	return buf;
+}
+
 void
 sr_tl(struct sr_timeline *tl, int important, const char *event, const char *fmt, ...)
 {
@@ -64,8 +93,10 @@ sr_tl(struct sr_timeline *tl, int important, const char *event, const char *fmt,
 	    event, msg);
 	pthread_mutex_lock(&tl->lock);
 	if (tl->fp != NULL && (important || !tl->quiet)) {
+		sr_term_begin(tl->term, fileno(tl->fp));
 		fprintf(tl->fp, "%s\n", line);
 		fflush(tl->fp);
+		sr_term_end(tl->term, fileno(tl->fp), "\n", 1);
 	}
 	if (tl->sink != NULL)
 		tl->sink(tl->sink_arg, line);

@@ -12,7 +12,7 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 # The spotrun Python module (python/spotrun): its unit test in Python, TAP.
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
-EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh
+EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/slowsave.py
 # .gitignore covers every file the build and the tests make (git status
 # stays clean after an in-tree build as after one in _build/).
 dist_check_SCRIPTS += tests/t08-gitignore.sh
@@ -63,3 +63,14 @@ dist_check_SCRIPTS += tests/t91-kubernetes.sh
 # queue.h), for the agent's tests and its benchmark.
 noinst_PROGRAMS += tests/qtool
 tests_qtool_SOURCES = tests/qtool.c
+# One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
+# with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
+# run in a chroot, spotrun built there from this tree; root only. Not part
+# of `make check`: it reaches Debian's mirror (the root, and the packages
+# the user-data installs), and the tests reach loopback only. `make
+# check-boot` runs it; doc/fleet.md ("cloud-init") records its result.
+EXTRA_DIST += tests/boot/cloud-init-boot.sh tests/boot/unit-exec.py
+check-boot: all
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	  SPOTRUN='$(abs_top_builddir)/spotrun' $(SHELL) $(top_srcdir)/tests/boot/cloud-init-boot.sh
+.PHONY: check-boot

@@ -6,8 +6,11 @@
 # exit codes of usage errors.
 set -u
 man_page="$top_srcdir/doc/spotrun.1"
+# An entry too long for one line goes on indented lines: joined to it here.
 synopsis=$(groff -mdoc -Tascii -P-c -P-b -P-u "$man_page" 2>/dev/null |
-	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed -e '1d' -e '$d' -e 's/^ *//' -e 's/  */ /g' | grep .)
+	sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed -e '1d' -e '$d' | grep . |
+	awk '/^     [^ ]/ { if (l != "") print l; l = $0; next } { l = l " " $0 } END { print l }' |
+	sed -e 's/^ *//' -e 's/  */ /g')
 cmds=$("$SPOTRUN" help | sed -n '/^commands:/,/^$/p' | sed -e '1d' | awk 'NF {print $1}')
 n=0
 for c in $cmds; do n=$((n + 1)); done
@@ -15,7 +18,9 @@ echo "1..$((2 * n + 7))"
 i=0
 for c in $cmds; do
 	i=$((i + 1))
-	usage=$("$SPOTRUN" help "$c" | head -n 1 | sed 's/^usage: //')
+	# the usage: its first line and the indented ones after it, joined
+	usage=$("$SPOTRUN" help "$c" | sed '/^$/,$d' | tr '\n' ' ' |
+		sed -e 's/^usage: //' -e 's/  */ /g' -e 's/ $//')
 	if printf '%s\n' "$synopsis" | grep -qxF "$usage"; then
 		echo "ok $i - usage of $c is in the man page: $usage"
 	else

@@ -59,8 +59,12 @@ for c in $cmds; do
 		t_is "$rc|$w|$(cat "$t_tmp/h.out")|$(cat "$t_tmp/h.err")" "0|0|$(cat "$t_tmp/want")|" \
 			"$c $form prints what 'spotrun help $c' prints, exit 0"
 	done
-	head -n 1 "$t_tmp/want" | grep -q "^usage: spotrun $c" && [ -z "$(sed -n 2p "$t_tmp/want")" ] &&
-		sed -n 3p "$t_tmp/want" | grep -q . && grep -qx 'options:' "$t_tmp/want" &&
+	# the usage (longer than a line: continued on indented lines), a blank
+	# line, the description
+	head -n 1 "$t_tmp/want" | grep -q "^usage: spotrun $c" &&
+		! awk 'NR > 1 && /^$/ {exit} NR > 1' "$t_tmp/want" | grep -qv '^  ' &&
+		awk 'blank {print; exit} /^$/ {blank = 1}' "$t_tmp/want" | grep -q . &&
+		grep -qx 'options:' "$t_tmp/want" &&
 		tail -n 1 "$t_tmp/want" | grep -qE '^  -h, --help +show this help$'
 	t_result $? "help $c: usage line, description, options ending with -h" || t_show "$t_tmp/want"
 	t_is "$(awk 'length > 80' "$t_tmp/want")" "" "help $c: no line over 80 columns"

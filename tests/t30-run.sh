@@ -2,7 +2,9 @@
 # t30-run.sh: the supervisor loop of `spotrun run` end to end: exit codes
 # through run, the restart policy, the signal provider (SIGTERM -> notice ->
 # checkpoint -> exit 75 -> the next run resumes), signals from the user,
-# the per-attempt log, the local-dir lock and the GPU requirement.
+# the per-attempt log (the whole timeline of its attempt, from its restore to
+# the run's last line, with wall-clock times), the wall-clock times of the
+# timeline, the local-dir lock and the GPU requirement.
 set -u
 . "$top_srcdir/tests/jobs/no-cloud.sh"	# the jobs here use name = auto
 tmp=$(mktemp -d)
@@ -20,15 +22,18 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..29"
+echo "1..41"
 
-# 1-4: exit codes pass through run
+# 1-5: exit codes pass through run; a job that failed for good leaves no
+# local copy of its checkpoint
 for code in 0 1 42 255; do
 	job code$code "/bin/sh -c 'exit $code'"
 	"$SPOTRUN" run -q "$tmp/code$code.ini" >/dev/null 2>"$tmp/err"
 	check $? $code "run passes exit code $code through"
 done
-# 5: name = auto (the default) on this machine: local, decided within 0.5 s
+check "$(ls "$tmp/local-code42")" "lock
+logs" "failed for good (exit 42): only the logs and the lock stay"
+# 6: name = auto (the default) on this machine: local, decided within 0.5 s
 # (no-cloud.sh points the three clouds at a closed loopback port), and the
 # header line says so.
 job auto "/bin/sh -c 'exit 0'"
@@ -39,24 +44,24 @@ if [ -n "$secs" ] && awk -v s="$secs" 'BEGIN { exit !(s < 0.5) }'; then
 else
 	nok "auto: header '$(head -n 1 "$tmp/err")'"
 fi
-# 6: killed by a signal
+# 7: killed by a signal
 printf '[job]\nname = sig\ncommand = /bin/sh -c %s\nshell = no\n[checkpoint]\nstore = %s/store\nlocal_dir = %s/l-sig\n' \
 	"'kill -SEGV \$\$'" "$tmp" "$tmp" >"$tmp/sig.ini"
 "$SPOTRUN" run -q "$tmp/sig.ini" >/dev/null 2>"$tmp/err"
 check $? 139 "a job killed by SIGSEGV gives 128+11"
-# 7-8: exec failures
+# 8-9: exec failures
 job nf "$tmp/no-such-program"
 "$SPOTRUN" run -q "$tmp/nf.ini" >/dev/null 2>"$tmp/err"
 check $? 127 "a missing command gives 127"
 grep -q "spotrun: run $tmp/no-such-program: No such file or directory; exit 127" "$tmp/err" &&
 	ok "and says which command and why" || nok "message for a missing command"
-# 9: not executable
+# 10: not executable
 printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 job nx "$tmp/noexec"
 "$SPOTRUN" run -q "$tmp/nx.ini" >/dev/null 2>"$tmp/err"
 check $? 126 "a command that is not executable gives 126"
 
-# 10-12: restart policy: fails twice (counter file), then succeeds
+# 11-13: restart policy: fails twice (counter file), then succeeds
 cat >"$tmp/flaky.sh" <<'SH'
 c=$(cat "$1" 2>/dev/null || echo 0); c=$((c + 1)); echo $c >"$1"
 [ $c -ge 3 ] && exit 0
@@ -67,17 +72,19 @@ job flaky "/bin/sh $tmp/flaky.sh $tmp/flaky.count" "[retry]" "max_restarts = 5" 
 check $? 0 "a job failing twice with a restartable code succeeds on the third attempt"
 check "$(grep -c 'restart  exit 3; restart' "$tmp/err")" 2 "two restarts were announced"
 grep -q 'finished exit 0: 3 attempts, 0 preemptions, 2 restarts' "$tmp/err" && ok "the final line counts them" || nok "final line"
-# 13: a code not in on_exit_codes is not restarted
+# 14: a code not in on_exit_codes is not restarted
 rm -f "$tmp/flaky.count"
 job flaky2 "/bin/sh -c 'exit 4'" "[retry]" "max_restarts = 5" "on_exit_codes = 3" "backoff = 100ms"
 "$SPOTRUN" run "$tmp/flaky2.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c restart "$tmp/err")" "4:0" "exit 4 is not in on_exit_codes: no restart, code 4"
-# 14: max_restarts bounds the attempts
+# 15: max_restarts bounds the attempts
 job always "/bin/sh -c 'exit 5'" "[retry]" "max_restarts = 2" "backoff = 50ms"
 "$SPOTRUN" run "$tmp/always.ini" >/dev/null 2>"$tmp/err"
 check "$?:$(grep -c 'restart  exit 5' "$tmp/err")" "5:2" "max_restarts = 2: three attempts, then the job's code"
 
-# 15-18: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume
+# 16-21: signal provider: SIGTERM is the notice; checkpoint; exit 75; resume;
+# the local copy of the checkpoint stays after the preemption, goes once the
+# job finished
 cat >"$tmp/sigjob.sh" <<'SH'
 step=${SPOTRUN_RESUME_STEP:-0}
 [ -n "$SPOTRUN_RESUME_STEP" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
@@ -96,14 +103,22 @@ sleep 1
 kill -TERM $pid
 wait $pid
 check $? 75 "SIGTERM with the signal provider: checkpoint, then exit 75"
+[ -d "$tmp/local-sigp/ckpt" ] && [ -d "$tmp/local-sigp/ctl" ] && ok "preempted: the local copy of the checkpoint stays" ||
+	nok "preempted: local dir: $(ls "$tmp/local-sigp")"
 grep -q 'notice   SIGTERM' "$tmp/err" && grep -q 'ckpt     0 step [0-9]' "$tmp/err" &&
 	ok "the notice and the committed checkpoint are on the timeline" || nok "timeline of the notice"
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out2" 2>"$tmp/err"
 check $? 0 "the next run finishes"
+check "$(cd "$tmp/local-sigp" && ls -d ckpt ctl lock logs logs/latest/attempt-1.log 2>&1)" \
+	"ls: cannot access 'ckpt': No such file or directory
+ls: cannot access 'ctl': No such file or directory
+lock
+logs
+logs/latest/attempt-1.log" "finished: the local copy of the checkpoint and the markers go, the logs and the lock stay"
 step=$(sed -n 's/^resumed at //p' "$tmp/out2")
 [ -n "$step" ] && [ "$step" -ge 5 ] && ok "and resumed from the notice's checkpoint (step $step)" || nok "resume step '$step'"
 
-# 19: the job finished: running it again starts afresh, not from its end
+# 22: the job finished: running it again starts afresh, not from its end
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out3" 2>"$tmp/err"
 if grep -q 'attempt  1 starts afresh: sigp finished in an earlier run' "$tmp/err" && ! grep -q '^resumed' "$tmp/out3" &&
     grep -q '^done at 30$' "$tmp/out3"; then
@@ -112,7 +127,7 @@ else
 	nok "a finished job run again: $(cat "$tmp/out3")"
 fi
 
-# 20-21: the attempts of the job, with their runs, machines and outcomes:
+# 23-24: the attempts of the job, with their runs, machines and outcomes:
 # three runs of one attempt each, oldest first, each named by its run id
 run='[0-9]{8}T[0-9]{6}Z-[0-9]+ +1 '
 "$SPOTRUN" ls -a "$tmp/sigp.ini" >"$tmp/ls" 2>"$tmp/err"
@@ -127,7 +142,7 @@ else
 fi
 check "$("$SPOTRUN" ls -a -s "file://$tmp/store" nosuchjob)" "no attempts of job nosuchjob in file://$tmp/store" "ls -a of an unknown job"
 
-# 22: SIGINT is forwarded and stops restarts
+# 25: SIGINT is forwarded and stops restarts
 job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
 "$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
 pid=$!
@@ -136,7 +151,48 @@ kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
 
-# 23-24: the attempt log
+# 26-28: the timeline's times are elapsed, and say so: the first line gives
+# the wall-clock time of 00:00; a request's deadline is a duration and a
+# wall-clock time (write_timeout = 10m: 600 s after 00:00 plus the request's
+# elapsed time); the notice's deadline too (grace = 5s).
+wall='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} [+-][0-9]{4}'
+job sigw "/bin/sh $tmp/sigjob.sh" "signal = none" "interval = 1s" "[provider]" "name = signal" "grace = 5s"
+"$SPOTRUN" run "$tmp/sigw.ini" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1.6
+kill -TERM $pid
+wait $pid
+head -n 1 "$tmp/err" | grep -qE "^spotrun: sigw on signal, .*, store file://$tmp/store; the timeline's 00:00 is $wall\$" &&
+	ok "the first line gives the wall-clock time of the timeline's 00:00" || nok "first line: $(head -n 1 "$tmp/err")"
+t0=$(head -n 1 "$tmp/err" | sed 's/.* 00:00 is \(.*\)\.[0-9]* \([+-][0-9]*\)$/\1 \2/')
+req=$(grep -m 1 '  request  ' "$tmp/err")
+by=$(printf '%s\n' "$req" | sed -n 's/^00:\(0[0-9]\)  request  periodic checkpoint, answer within 10m00s (by \([0-9:]*\))$/\1 \2/p')
+if [ -n "$by" ] && [ -n "$t0" ]; then
+	d=$(( $(date -d "${t0% *}" +%s) + ${by% *} + 600 - $(date -d "$(echo "$t0" | cut -d' ' -f1) ${by#* }" +%s) ))
+	[ "$d" -ge -1 ] && [ "$d" -le 1 ] && ok "a request says 'answer within 10m00s (by HH:MM:SS)', 00:00 + elapsed + 600 s" ||
+		nok "request line '$req': off by $d s from 00:00 = $t0"
+else
+	nok "request line '$req' (00:00 = '$t0')"
+fi
+grep -qE '^00:0[0-9]  notice   SIGTERM, deadline in 5\.0s \(at [0-9]{2}:[0-9]{2}:[0-9]{2}\)$' "$tmp/err" &&
+	ok "the notice's deadline is a duration and a wall-clock time" || nok "notice line: $(grep notice "$tmp/err")"
+
+# 29-34: the attempt's log has its whole timeline, with the wall-clock time
+# of its zero: the restore and the next machine (local provider), the
+# restart, and the run's last line.
+log() { echo "$tmp/local-$1/logs/latest/attempt-$2.log"; }
+has() { grep -qE -- "$2" "$1" && ok "$3" || nok "$3: $(cat "$1")"; }
+job locp "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = local" "after = 1s" "window = 4s" "preemptions = 1"
+"$SPOTRUN" run "$tmp/locp.ini" >"$tmp/out" 2>"$tmp/err"
+has "$(log locp 1)" "^\+0000\.[0-9]{3} spotrun attempt 1 of run [0-9]{8}T[0-9]{6}Z-[0-9]+ of locp: this log's \+0000\.000 is $wall; the timeline's 00:00 is $wall\$" \
+	"the log opens with its attempt, its run and the wall-clock time of its zero"
+has "$(log locp 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted next machine$' "the next machine is in the preempted attempt's log"
+has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:0[0-9]  attempt  2 restored checkpoint 0 at step [0-9]+ ' "the restore is in the log of the attempt it starts"
+has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:[0-9]{2}  finished exit 0: 2 attempts, 1 preemption, ' "the run's last line is in the last attempt's log"
+has "$(log sigw 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "a preempted run's last line is in its log"
+has "$(log flaky 1)" '^\+[0-9.]+ spotrun 00:00  restart  exit 3; restart 1 of 5 in 100ms$' "the restart is in the log of the attempt that failed"
+
+# 35-36: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
 "$SPOTRUN" run -q "$tmp/logged.ini" >"$tmp/out" 2>"$tmp/err"
 log="$tmp/local-logged/logs/latest/attempt-1.log"
@@ -144,7 +200,7 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 	ok "stdout and stderr lines are in the attempt log with timestamps" || nok "attempt log: $(cat "$log")"
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
-# 25: a second run of the same job from the same local dir is refused
+# 37: a second run of the same job from the same local dir is refused
 job busy "sleep 3"
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
 pid=$!
@@ -154,7 +210,7 @@ rc=$?
 kill $pid; wait $pid 2>/dev/null
 check "$rc" 69 "a second run from the same local dir exits 69"
 
-# 26: a job needing more GPUs than the machine has
+# 38: a job needing more GPUs than the machine has
 if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
 	ok "# SKIP this machine has GPUs"
 else
@@ -163,7 +219,7 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 27-29: spotrun killed outright: the job's leader dies with it (parent death
+# 39-41: spotrun killed outright: the job's leader dies with it (parent death
 # signal), and the next run stops what the job left behind (a setsid'd child).
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &

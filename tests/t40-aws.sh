@@ -65,7 +65,7 @@ mkdir "$tmp/past"
 cloud_job "$tmp/past" awspast aws
 SPOTRUN_AWS_ENDPOINT=$emu_url "$SPOTRUN" run "$tmp/past/job.ini" >"$tmp/outp" 2>"$tmp/err"
 check $? 75 "a notice time in the past: exit 75"
-grep -qE '^[0-9:]+  notice   aws spot interruption \(terminate at 2001-09-09T01:46:40Z, already past\), deadline 00:00$' "$tmp/err" &&
+grep -qE '^[0-9:]+  notice   aws spot interruption \(terminate at 2001-09-09T01:46:40Z, already past\), deadline already past \([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+ [+-][0-9]{4}\)$' "$tmp/err" &&
 	grep -qE '^[0-9:]+  ckpt     no time for a checkpoint: the notice left 0ms, margin = 1\.0s; the previous checkpoint stays the newest$' "$tmp/err" &&
 	grep -qE '^[0-9:]+  stop     no checkpoint for this notice; SIGTERM to the job$' "$tmp/err" &&
 	ok "a notice time in the past: no time for a checkpoint, the job is stopped" || nok "past notice on the timeline"

@@ -63,7 +63,7 @@ t_bg sig-1 "$SPOTRUN" run "$ini"
 pid=$t_last
 # two periodic checkpoints first, so that LATEST moves by compare-and-swap
 i=0
-while [ "$(grep -c ' committed' "$t_tmp/sig-1.err" 2>/dev/null)" -lt 2 ] && [ $i -lt 200 ] &&
+while [ "$(cat "$t_tmp/sig-1.err" 2>/dev/null | grep -c ' committed')" -lt 2 ] && [ $i -lt 200 ] &&
     kill -0 "$pid" 2>/dev/null; do
 	sleep 0.1
 	i=$((i + 1))

@@ -19,8 +19,9 @@ Importing it installs a handler for the request signal named in the
 environment, whose default action would end the process, and makes that
 signal ignored once the interpreter exits (Python restores default actions
 while it shuts down, so a late request would turn a success into exit 138).
-Import it before anything slow (import torch takes seconds): a request that
-comes earlier still kills the job. A handler the job installed before is
+Import it before anything slow (import torch takes seconds): spotrun signals
+only processes that catch the signal, so a request that comes earlier is
+seen through the file alone. A handler the job installed before is
 called too. When the request signal is one that also means "stop" (TERM,
 INT, HUP, QUIT), it is a request only while the request file exists;
 otherwise it does what it did before (SIGINT raises KeyboardInterrupt). The request file, not the signal, is what

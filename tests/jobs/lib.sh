@@ -159,6 +159,37 @@ ini_get() {
 	insec && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$1"
 }
 
+# t_jobfile NAME COMMAND [LINE...]: write $t_tmp/NAME.ini, a job of that
+# name and command run in $t_tmp, its store $t_tmp/store and its local dir
+# $t_tmp/local-NAME, the LINEs following in its [checkpoint] section (or in
+# the sections they open).
+t_jobfile() {
+	_n=$1 _c=$2
+	shift 2
+	{
+		printf '[job]\nname = %s\ncommand = %s\nworkdir = %s\n' "$_n" "$_c" "$t_tmp"
+		printf '[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local-%s\n' "$t_tmp" "$t_tmp" "$_n"
+		for _l in "$@"; do printf '%s\n' "$_l"; done
+	} > "$t_tmp/$_n.ini"
+}
+
+# t_save_mib SECONDS: how many MiB of state tests/jobs/slowsave.py must
+# write for its checkpoint (zstd level 19, 2 MiB chunks) to take about
+# SECONDS to commit here and now, measured on a save of 4 MiB: the speed of
+# such a save is the machine's and its load's (0.9 to 4.5 s for 16 MiB on
+# the same 2 cores). At least 8, at most 256.
+t_save_mib() {
+	_d=$t_tmp/calibrate
+	rm -rf "$_d"
+	mkdir -p "$_d"
+	printf '[job]\nname = calibrate\ncommand = %s %s/slowsave.py 4 1.5\nworkdir = %s\n[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local\ninterval = 1s\nlevel = 19\nchunk_size = 2MiB\n[provider]\nname = local\n' \
+		"$PY" "$JOBS" "$_d" "$_d" "$_d" > "$_d/job.ini"
+	"$SPOTRUN" run "$_d/job.ini" > "$_d/out" 2> "$_d/err"
+	sed -n 's/.*  ckpt     0 step .*, committed in .* (\([0-9.]*\) \([KMG]*i*B\)\/s)$/\1 \2/p' "$_d/err" |
+	    awk -v s="$1" '{ r = $1; if ($2 == "KiB") r /= 1024; else if ($2 == "GiB") r *= 1024; else if ($2 == "B") r /= 1048576 }
+		END { m = int(r * s + 1); if (m < 8) m = 8; if (m > 256) m = 256; print m }'
+}
+
 # t_bg NAME CMD...: start CMD in the background, stdout to $t_tmp/NAME.out,
 # stderr to $t_tmp/NAME.err; its pid in $t_last (and killed at exit).
 t_bg() {

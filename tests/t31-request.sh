@@ -1,0 +1,163 @@
+#!/bin/sh
+# t31-request.sh: how a checkpoint is asked of the job (the request file and
+# the request signal) and what spotrun says when that goes wrong:
+#  - a done file that lands after spotrun withdrew its request is not taken
+#    as the answer to the next request;
+#  - the request signal goes only to processes that catch it (SigCgt):
+#    a Python job with no handler, one whose handler comes after a delay,
+#    a launcher (sh -c 'python3 job.py') whose child catches it;
+#  - a job killed by spotrun's own request signal is told so, with the fix;
+#  - a job killed from outside (SIGTERM to the whole Slurm step) before its
+#    notice's checkpoint is told so, with the fix.
+# Real processes and real signals throughout.
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
+
+# job NAME COMMAND [EXTRA INI LINES...]: write $t_tmp/NAME.ini
+job() {
+	_jn=$1 _jc=$2
+	shift 2
+	t_jobfile "$_jn" "$_jc" "margin = 1s" "$@"
+}
+run() {	# run NAME: spotrun run, stdout and stderr to NAME.out/.err, status in $t_rc
+	"$SPOTRUN" run "$t_tmp/$1.ini" > "$t_tmp/$1.out" 2> "$t_tmp/$1.err"
+	t_rc=$?
+}
+
+# 1-3: a late answer. The job lets request 1 pass its deadline (write_timeout
+# 1s), answers it once spotrun withdrew it (done holds 999), then answers
+# request 2 properly at step 2: the checkpoint is step 2, not the stale 999.
+cat > "$t_tmp/late.sh" <<'EOF'
+posted() { while [ ! -f "$SPOTRUN_CKPT_REQUEST" ]; do sleep 0.02; done; }
+withdrawn() { while [ -f "$SPOTRUN_CKPT_REQUEST" ]; do sleep 0.02; done; }
+answer() { echo "$1" > "$SPOTRUN_CKPT_DIR/state"; echo "$1" > "$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"; }
+posted; withdrawn; answer 999; echo "answered request 1 late"
+posted; sleep 0.2; answer 2; echo "answered request 2"
+sleep 0.5
+EOF
+job late "/bin/sh $t_tmp/late.sh" "interval = 2s" "write_timeout = 1s" "signal = none" "[provider]" "name = local"
+run late
+t_is "$t_rc" 0 "late answer: the job finishes" || t_show "$t_tmp/late.err"
+t_like "$t_tmp/late.err" '^[0-9:]+  ckpt     0 step 2: ' "the next request's checkpoint holds the job's answer to it (step 2)"
+t_unlike "$t_tmp/late.err" 'step 999' "the late answer to the withdrawn request is not taken for it"
+
+# A Python job answering requests through the file alone; it catches the
+# request signal after DELAY seconds (-1: never), as a job still importing
+# torch does, counts the signals it gets, and prints them at its end.
+cat > "$t_tmp/pyjob.py" <<'EOF'
+import os, signal, sys, time
+delay, seconds = float(sys.argv[1]), float(sys.argv[2])
+req, done = os.environ["SPOTRUN_CKPT_REQUEST"], os.environ["SPOTRUN_CKPT_DONE"]
+got = [0]
+start, step, answered = time.time(), 0, None
+while time.time() - start < seconds:
+    if 0 <= delay <= time.time() - start:
+        signal.signal(signal.SIGUSR1, lambda s, f: got.__setitem__(0, got[0] + 1))
+        delay = -1
+    try:
+        with open(req) as f:
+            seq = f.read().split()[0]
+    except FileNotFoundError:
+        seq = None
+    if seq is not None and seq != answered:
+        with open(done + ".t", "w") as f:
+            f.write("%d\n" % step)
+        os.rename(done + ".t", done)
+        answered = seq
+    step += 1
+    time.sleep(0.05)
+print("signals %d" % got[0], flush=True)
+EOF
+sigs() { sed -n 's/^signals //p' "$t_tmp/$1.out"; }
+
+# 4-7: a job with no handler for SIGUSR1 is not sent it: it runs to its end,
+# answering from the request file; the timeline says so once.
+job nohandler "$PY $t_tmp/pyjob.py -1 3.5" "interval = 1s"
+run nohandler
+t_is "$t_rc" 0 "a job with no SIGUSR1 handler is not killed by the request signal" || t_show "$t_tmp/nohandler.err"
+t_is "$(grep -c '  request  SIGUSR1 not sent' "$t_tmp/nohandler.err")" 1 "the timeline says once that the signal was not sent"
+t_like "$t_tmp/nohandler.err" "^00:0[0-9]  request  SIGUSR1 not sent: the job does not catch it \\(pid [0-9]+, python3\\); the request file alone asks\$" \
+	"... naming the process and that the request file alone asks"
+t_like "$t_tmp/nohandler.err" '^[0-9:]+  ckpt     2 step [0-9]+: ' "its requests are answered through the file"
+
+# 8-9: the handler comes after 1.5 s (the first request is at 1 s): the
+# first request goes by the file alone, the later ones with the signal too.
+job delayed "$PY $t_tmp/pyjob.py 1.5 4" "interval = 1s"
+run delayed
+t_is "$t_rc" 0 "a job whose handler comes after the first request is not killed" || t_show "$t_tmp/delayed.err"
+t_is "$(grep -c 'SIGUSR1 not sent' "$t_tmp/delayed.err"):$([ "$(sigs delayed)" -ge 1 ] 2>/dev/null && echo signalled)" \
+	"1:signalled" "it is signalled once it catches the signal (got $(sigs delayed))"
+
+# 10-12: a launcher that does not catch the signal, whose child does: the
+# child is signalled, the launcher is not (it lives to print its line).
+job launcher "/bin/sh -c '$PY $t_tmp/pyjob.py 0 3.5; echo launcher done'" "interval = 1s"
+run launcher
+t_is "$t_rc:$(tail -n 1 "$t_tmp/launcher.out")" "0:launcher done" "a launcher (sh -c) that does not catch SIGUSR1 lives on" ||
+	t_show "$t_tmp/launcher.err"
+t_is "$([ "$(sigs launcher)" -ge 1 ] 2>/dev/null && echo yes)" "yes" "its child, which catches it, is signalled (got $(sigs launcher))"
+t_like "$t_tmp/launcher.err" "^00:0[0-9]  request  SIGUSR1 sent to 1 of the job's 2 processes: pid [0-9]+ \\(sh\\) does not catch it; the request file alone asks it\$" \
+	"the timeline names the launcher it skipped"
+
+# 13-15: killed by spotrun's own request signal (its handler lets it go
+# again, as at an interpreter's shutdown): said, with the fix.
+cat > "$t_tmp/reraise.py" <<'EOF'
+import os, signal, time
+def lose_it(s, f):
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGUSR1)
+signal.signal(signal.SIGUSR1, lose_it)
+time.sleep(10)
+EOF
+job reraise "$PY $t_tmp/reraise.py" "interval = 1s"
+run reraise
+t_is "$t_rc" 138 "a job killed by the request signal exits 138"
+t_has "$t_tmp/reraise.err" "  killed   the job was killed by SIGUSR1, spotrun's checkpoint request signal: it does not handle it; handle SIGUSR1, \`import spotrun\` first thing (Python), or set signal = none in [checkpoint]" \
+	"the timeline says it was spotrun's request signal, and how to fix it"
+t_like "$t_tmp/reraise.err" '^00:0[0-9]  failed   exit 138: 1 attempt, ' "then the run fails with the job's code"
+
+# 16-17: a SIGUSR1 from someone else is not called spotrun's.
+job other "sleep 10" "interval = 1h"
+t_bg other "$SPOTRUN" run "$t_tmp/other.ini"
+bgpid=$t_last
+wait_for "$t_tmp/other.err" 'started  sleep 10 \(pid [0-9]+\)' 5
+kill -USR1 "$(sed -n 's/.*started  sleep 10 (pid \([0-9]*\))$/\1/p' "$t_tmp/other.err")"
+t_wait $bgpid
+t_is "$t_rc" 138 "a job killed by a SIGUSR1 from outside exits 138"
+t_unlike "$t_tmp/other.err" "killed   " "... and is not said to have died of spotrun's request signal"
+
+# 18-20: Slurm's SIGTERM to the whole job step: spotrun (signal provider:
+# the notice) and the job together. The job dies before its checkpoint;
+# the timeline says which signal, that it came from outside spotrun, that
+# the previous checkpoint stays the newest, and how to send it to spotrun
+# alone.
+cat > "$t_tmp/step.sh" <<'EOF'
+echo $$ > "$SPOTRUN_CKPT_DIR/../job.pid"
+while :; do sleep 0.1; done
+EOF
+job step "/bin/sh $t_tmp/step.sh" "[provider]" "name = signal" "grace = 5s"
+t_bg step "$SPOTRUN" run "$t_tmp/step.ini"
+bgpid=$t_last
+i=0
+while [ ! -s "$t_tmp/local-step/job.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$bgpid" "$(cat "$t_tmp/local-step/job.pid")"
+t_wait $bgpid
+t_is "$t_rc" 75 "SIGTERM to spotrun and the job at once: preempted, exit 75" || t_show "$t_tmp/step.err"
+t_has "$t_tmp/step.err" "  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun (Slurm sends it to the whole job step); the previous checkpoint stays the newest. Send the signal to spotrun alone: with Slurm, sbatch --signal=B:TERM@120 and \`exec spotrun run JOB.ini\` in the batch script (examples/slurm/)" \
+	"the timeline says the job died of an outside SIGTERM before its checkpoint, and the fix"
+t_like "$t_tmp/step.err" '^00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "the run ends preempted"
+
+# 21-22: the same when the job's death comes first and spotrun's SIGTERM a
+# moment later (Slurm signals the processes of the step one by one).
+job step2 "/bin/sh $t_tmp/step.sh" "[provider]" "name = signal" "grace = 5s"
+t_bg step2 "$SPOTRUN" run "$t_tmp/step2.ini"
+bgpid=$t_last
+i=0
+while [ ! -s "$t_tmp/local-step2/job.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$(cat "$t_tmp/local-step2/job.pid")"
+sleep 0.1
+kill -TERM "$bgpid"
+t_wait $bgpid
+t_is "$t_rc" 75 "the job's death first, spotrun's SIGTERM 0.1 s later: preempted, exit 75" || t_show "$t_tmp/step2.err"
+t_has "$t_tmp/step2.err" "  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun" \
+	"... and the same line says why"
+t_done
