@@ -17,21 +17,21 @@
 #include "queue.h"
 #include "units.h"
 
-enum { AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_DIR, AG_QUIET };
+enum {
+	AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_LABELS, AG_DIR,
+	AG_QUIET
+};
 
 static const struct sr_opt agent_opts[] = {
-	[AG_QUEUE] = { 0, "queue", "URL",
-	    "the queue (default: $SPOTRUN_QUEUE, else file://~/.local/share/spotrun/queue)" },
+	[AG_QUEUE] = { 0, "queue", "URL", "the queue (default: $SPOTRUN_QUEUE, or local)" },
 	[AG_IDLE_TIMEOUT] = { 0, "idle-timeout", "DUR", "end after DUR without a job (e.g. 10m)" },
-	[AG_IDLE_COMMAND] = { 0, "idle-command", "CMD",
-	    "then run CMD with /bin/sh -c (e.g. 'systemctl poweroff')" },
-	[AG_ONCE] = { 0, "once", NULL, "end when there is nothing to claim (drain the queue)" },
+	[AG_IDLE_COMMAND] = { 0, "idle-command", "CMD", "then run CMD (e.g. 'systemctl poweroff')" },
+	[AG_ONCE] = { 0, "once", NULL, "end when nothing is left to claim" },
 	[AG_MAX_JOBS] = { 0, "max-jobs", "N", "end after running N jobs" },
-	[AG_LABEL] = { 0, "label", "K=V",
-	    "describe this machine: gpus, gpu_type, host, provider, instance (repeatable)" },
-	[AG_DIR] = { 0, "dir", "DIR",
-	    "run jobs in DIR/jobs/ID (default ~/.local/state/spotrun/agent)" },
-	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of each run" },
+	[AG_LABEL] = { 0, "label", "K=V", "a label of this machine (gpus, gpu_type, ...)" },
+	[AG_LABELS] = { 0, "labels", "K=V,...", "labels, comma-separated (the unit's form)" },
+	[AG_DIR] = { 0, "dir", "DIR", "run jobs in DIR/jobs/ID" },
+	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of runs" },
 	{ 0 }
 };
 
@@ -59,28 +59,60 @@ agent_exit_code(const struct sr_agent_result *res)
 	return SR_EXIT_SOFTWARE;
 }
 
-/* Parse --label K=V values into labels (n of them); -1 after a message. */
+/* One label K=V (text, copied into *copy) into l; -1 after a message. */
 static int
-parse_labels(const struct sr_args *a, struct sr_agent_label *labels, char **copies)
+parse_label(const char *opt, const char *text, size_t len, struct sr_agent_label *l, char **copy)
 {
-	char err[SR_ERRMAX];
-	int i, n = sr_args_has(a, AG_LABEL);
+	char err[SR_ERRMAX], *eq;
 
-	for (i = 0; i < n; i++) {
-		char *eq;
+	*copy = strndup(text, len);
+	if (*copy == NULL || (eq = strchr(*copy, '=')) == NULL || eq == *copy) {
+		fprintf(stderr, "spotrun agent: %s %.*s: not KEY=VALUE (e.g. %s gpu_type=H100)\n", opt,
+		    (int)len, text, opt);
+		return -1;
+	}
+	*eq = '\0';
+	l->key = *copy;
+	l->value = eq + 1;
+	if (sr_agent_label_check(l, err) == -1) {
+		fprintf(stderr, "spotrun agent: %s: %s\n", opt, err);
+		return -1;
+	}
+	return 0;
+}
 
-		copies[i] = strdup(sr_args_nth(a, AG_LABEL, i));
-		if (copies[i] == NULL || (eq = strchr(copies[i], '=')) == NULL || eq == copies[i]) {
-			fprintf(stderr, "spotrun agent: --label %s: not KEY=VALUE (e.g. --label "
-			    "gpu_type=H100)\n", sr_args_nth(a, AG_LABEL, i));
-			return -1;
-		}
-		*eq = '\0';
-		labels[i].key = copies[i];
-		labels[i].value = eq + 1;
-		if (sr_agent_label_check(&labels[i], err) == -1) {
-			fprintf(stderr, "spotrun agent: --label: %s\n", err);
-			return -1;
+/* Every --label K=V and --labels K=V,... into *labels (*n of them,
+ * malloc'd, their strings in *copies); -1 after a message. */
+static int
+parse_labels(const struct sr_args *a, struct sr_agent_label **labels, char ***copies, size_t *n)
+{
+	int i;
+
+	*labels = NULL;
+	*copies = NULL;
+	*n = 0;
+	for (i = 0; i < sr_args_has(a, AG_LABEL) + sr_args_has(a, AG_LABELS); i++) {
+		int list = i >= sr_args_has(a, AG_LABEL);
+		const char *p = list ? sr_args_nth(a, AG_LABELS, i - sr_args_has(a, AG_LABEL)) :
+		    sr_args_nth(a, AG_LABEL, i);
+
+		for (;;) {
+			size_t len = list ? strcspn(p, ",") : strlen(p);
+
+			*labels = realloc(*labels, (*n + 1) * sizeof **labels);
+			*copies = realloc(*copies, (*n + 1) * sizeof **copies);
+			if (*labels == NULL || *copies == NULL) {
+				fprintf(stderr, "spotrun agent: out of memory\n");
+				exit(SR_EXIT_OSERR);
+			}
+			(*copies)[*n] = NULL;
+			(*n)++;
+			if (parse_label(list ? "--labels" : "--label", p, len, &(*labels)[*n - 1],
+			    &(*copies)[*n - 1]) == -1)
+				return -1;
+			if (p[len] == '\0')
+				break;
+			p += len + 1;
 		}
 	}
 	return 0;
@@ -89,19 +121,15 @@ parse_labels(const struct sr_args *a, struct sr_agent_label *labels, char **copi
 static int
 cmd_agent_exec(const struct sr_args *a)
 {
-	int nl = sr_args_has(a, AG_LABEL), code = SR_EXIT_USAGE, i;
-	struct sr_agent_label *labels = calloc((size_t)nl + 1, sizeof *labels);
-	char **copies = calloc((size_t)nl + 1, sizeof *copies);
-	char url[4096], err[SR_ERRMAX], *end;
+	struct sr_agent_label *labels = NULL;
+	char url[4096], err[SR_ERRMAX], *end, **copies = NULL;
+	int code = SR_EXIT_USAGE;
+	size_t nl = 0, i;
 	struct sr_agent_opts o;
 	struct sr_agent_result res;
 	const char *v;
 	long n;
 
-	if (labels == NULL || copies == NULL) {
-		fprintf(stderr, "spotrun agent: out of memory\n");
-		return SR_EXIT_OSERR;
-	}
 	memset(&o, 0, sizeof o);
 	o.exit_code = sr_cmd_run_code;
 	o.quiet = sr_args_has(a, AG_QUIET) > 0;
@@ -130,10 +158,10 @@ cmd_agent_exec(const struct sr_args *a)
 		fprintf(stderr, "spotrun agent: --dir %s: give an absolute path\n", o.dir);
 		goto out;
 	}
-	if (parse_labels(a, labels, copies) == -1)
+	if (parse_labels(a, &labels, &copies, &nl) == -1)
 		goto out;
 	o.labels = labels;
-	o.nlabels = (size_t)nl;
+	o.nlabels = nl;
 	if ((v = sr_args_get(a, AG_QUEUE)) == NULL && (v = getenv("SPOTRUN_QUEUE")) != NULL &&
 	    *v == '\0')
 		v = NULL;

@@ -1,7 +1,9 @@
 /*
  * agent-int.h: what the agent's two files share: its state (agent.c: the
  * machine, the queue, the claims, idling) and the run of one claimed job
- * (agent-job.c). Not for use outside them.
+ * (agent-job.c, which agent.c calls, never the other way: its messages and
+ * the list of jobs skipped for a while are there too). Not for use outside
+ * them.
  */
 #ifndef SR_AGENT_INT_H
 #define SR_AGENT_INT_H
@@ -35,13 +37,14 @@ struct sr_agent {
 	size_t nskip;
 };
 
-/* Print "spotrun agent: MESSAGE" on stderr. */
+/* agent-job.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Put id on the skip list for seconds. */
+/* agent-job.c */
+/* Put id on the skip list for seconds; whether it is on it (1 or 0). */
 void sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds);
-
-/* agent-job.c: run claimed job j (the agent's: freed here) to its end,
+int sr_agent_skipped(struct sr_agent *ag, const char *id);
+/* Run claimed job j (the agent's: freed here) to its end,
  * counting it in res: -1 to go on claiming, or the sr_agent_end the
  * agent ends with (PREEMPTED, SIGNALLED). */
 int sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result *res);

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,44 @@ struct job {
 	struct sr_queue_log *log;
 	int log_attempt;
 };
+
+void
+sr_agent_say(const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		sr_fatal("sr_agent_say: out of memory");
+	va_end(ap);
+	fprintf(stderr, "spotrun agent: %s\n", msg);
+	fflush(stderr);
+	free(msg);
+}
+
+void
+sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds)
+{
+	ag->skip = sr_reallocarray(ag->skip, ag->nskip + 1, sizeof *ag->skip);
+	snprintf(ag->skip[ag->nskip].id, sizeof ag->skip[ag->nskip].id, "%s", id);
+	ag->skip[ag->nskip++].until = sr_mono() + seconds;
+}
+
+int
+sr_agent_skipped(struct sr_agent *ag, const char *id)
+{
+	double now = sr_mono();
+	size_t i;
+
+	for (i = 0; i < ag->nskip; i++) {
+		if (ag->skip[i].until <= now)
+			ag->skip[i--] = ag->skip[--ag->nskip];
+		else if (strcmp(ag->skip[i].id, id) == 0)
+			return 1;
+	}
+	return 0;
+}
 
 static void
 mono_timespec(double t, struct timespec *ts)

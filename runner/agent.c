@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,21 +31,6 @@
 #define ERROR_MAX 30.0		/* seconds between tries of a queue that fails, at most */
 
 extern char **environ;
-
-void
-sr_agent_say(const char *fmt, ...)
-{
-	char *msg;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		sr_fatal("sr_agent_say: out of memory");
-	va_end(ap);
-	fprintf(stderr, "spotrun agent: %s\n", msg);
-	fflush(stderr);
-	free(msg);
-}
 
 int
 sr_agent_default_dir(char *buf, size_t len, char *err)
@@ -65,22 +49,22 @@ sr_agent_default_dir(char *buf, size_t len, char *err)
 
 /* ---- labels ---- */
 
-static const char *const label_keys[] = { "gpus", "gpu_type", "host", "provider", "instance" };
-
 int
 sr_agent_label_check(const struct sr_agent_label *l, char *err)
 {
-	size_t i, n = strlen(l->value);
+	static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-";
+	size_t n = strlen(l->value), k = strlen(l->key);
 	char *end;
 	long v;
 
-	for (i = 0; i < SR_ARRAY_LEN(label_keys); i++) {
-		if (strcmp(l->key, label_keys[i]) == 0)
-			break;
-	}
-	if (i == SR_ARRAY_LEN(label_keys))
-		return sr_err(err, "label %.64s: unknown (use gpus, gpu_type, host, provider or "
-		    "instance)", l->key);
+	if (k == 0 || k > 64 || strspn(l->key, name_chars) != k)
+		return sr_err(err, "label %.64s: not a name (1-64 letters, digits, '_', '.', '-')",
+		    l->key);
+	if (n > 256 || strspn(l->value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-:/") != n)
+		return sr_err(err, "label %s=%.64s: not a value (at most 256 letters, digits, '_', "
+		    "'.', '-', ':', '/')", l->key, l->value);
 	if (strcmp(l->key, "gpus") == 0) {
 		errno = 0;
 		v = strtol(l->value, &end, 10);
@@ -90,14 +74,7 @@ sr_agent_label_check(const struct sr_agent_label *l, char *err)
 		return 0;
 	}
 	if (n == 0)
-		return sr_err(err, "label %s=: empty (leave it out to use what was found)", l->key);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)l->value[i];
-
-		if (c <= ' ' || c >= 0x7f)
-			return sr_err(err, "label %s=%.64s: only printable ASCII without spaces",
-			    l->key, l->value);
-	}
+		return sr_err(err, "label %s=: empty (leave it out)", l->key);
 	if ((strcmp(l->key, "gpu_type") == 0 && n > SR_QUEUE_GPU_TYPE_MAX) ||
 	    (strcmp(l->key, "provider") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->provider) ||
 	    (strcmp(l->key, "instance") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->instance) ||
@@ -213,33 +190,10 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
 	    ag->gpus > 0 && g.count > 0 ? " (" : "", ag->gpus > 0 && g.count > 0 ? g.gpu[0].name : "",
 	    ag->gpu_type[0] != '\0' ? ", model " : "", ag->gpu_type, sr_queue_url(ag->q), ag->ttl);
+	for (i = 0; i < o->nlabels; i++)
+		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
 	if (g.count == 0 && g.why[0] != '\0' && strncmp(g.why, "load ", 5) != 0)
 		sr_agent_say("warning: NVML: %s", g.why);
-	return 0;
-}
-
-/* ---- skips ---- */
-
-void
-sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds)
-{
-	ag->skip = sr_reallocarray(ag->skip, ag->nskip + 1, sizeof *ag->skip);
-	snprintf(ag->skip[ag->nskip].id, sizeof ag->skip[ag->nskip].id, "%s", id);
-	ag->skip[ag->nskip++].until = sr_mono() + seconds;
-}
-
-static int
-skipped(struct sr_agent *ag, const char *id)
-{
-	double now = sr_mono();
-	size_t i;
-
-	for (i = 0; i < ag->nskip; i++) {
-		if (ag->skip[i].until <= now)
-			ag->skip[i--] = ag->skip[--ag->nskip];
-		else if (strcmp(ag->skip[i].id, id) == 0)
-			return 1;
-	}
 	return 0;
 }
 
@@ -308,7 +262,7 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 
 	for (tries = 0; tries < 4; tries++) {
 		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
-		if (rc != SR_QUEUE_OK || !skipped(ag, (*out)->marker.id))
+		if (rc != SR_QUEUE_OK || !sr_agent_skipped(ag, (*out)->marker.id))
 			return rc;
 		/* released after a failure here a moment ago: for another agent */
 		if (sr_queue_job_end(ag->q, *out, SR_LEASE_RELEASED, err) != SR_QUEUE_OK)
@@ -334,7 +288,7 @@ claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, char
 	if (sr_queue_find_expired(ag->q, &ag->me, ag->ttl / 2, &v, &n, err) != 0)
 		return SR_QUEUE_ERROR;
 	for (i = 0; i < n && rc != SR_QUEUE_OK; i++) {
-		if (skipped(ag, v[i].id))
+		if (sr_agent_skipped(ag, v[i].id))
 			continue;
 		if (v[i].wait > 0) {
 			if (*wait < 0 || v[i].wait < *wait)

@@ -18,10 +18,12 @@
 
 #include "run.h"
 
-/* The labels an agent takes (--label K=V), which describe its machine to
- * the queue, over what it found: "gpus" (how many it offers), "gpu_type"
- * (the model jobs' gpu_type is matched against), "host" (its name in
- * leases and status), "provider" and "instance". */
+/* The labels an agent takes (--label K=V), which describe its machine.
+ * Five mean something, over what the agent found: "gpus" (how many it
+ * offers), "gpu_type" (the model jobs' gpu_type is matched against),
+ * "host" (its name in leases and status), "provider" and "instance"; the
+ * others only describe (its first line shows them). Names of letters,
+ * digits, '_', '.', '-'; values of those, ':' and '/'. */
 struct sr_agent_label {
 	const char *key, *value;
 };
