@@ -186,10 +186,11 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	ag->claim.gpu_type = ag->gpu_type;
 	ag->claim.ttl = ag->ttl;
 	ag->claim.warn = warn_cb;
-	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
+	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
 	    ag->gpus > 0 && g.count > 0 ? " (" : "", ag->gpus > 0 && g.count > 0 ? g.gpu[0].name : "",
-	    ag->gpu_type[0] != '\0' ? ", model " : "", ag->gpu_type, sr_queue_url(ag->q), ag->ttl);
+	    ag->gpus > 0 && g.count > 0 ? ")" : "", ag->gpu_type[0] != '\0' ? ", model " : "",
+	    ag->gpu_type, sr_queue_url(ag->q), ag->ttl);
 	for (i = 0; i < o->nlabels; i++)
 		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
 	if (g.count == 0 && g.why[0] != '\0' && strncmp(g.why, "load ", 5) != 0)
@@ -241,11 +242,16 @@ idle_command(struct sr_agent *ag, const char *cmd)
 		sr_agent_say("idle command: %s", err);
 		return -1;
 	}
-	for (;;) {
-		if (sr_reap(&c, &status) == 1)
-			break;
-		if (wait_signal(ag, 1.0) != 0)
-			sr_child_signal(&c, SIGTERM);
+	/* sr_reap, not wait_signal's reaping, which would take its status */
+	while (sr_reap(&c, &status) != 1) {
+		struct pollfd pf = { .fd = ag->sigfd, .events = POLLIN };
+		int sig;
+
+		(void)poll(&pf, 1, 1000);
+		while (sr_sig_next(ag->sigfd, &sig) == 1) {
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+				sr_child_signal(&c, sig);
+		}
 	}
 	return sr_exit_code(status);
 }

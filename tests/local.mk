@@ -63,6 +63,18 @@ dist_check_SCRIPTS += tests/t91-kubernetes.sh
 # queue.h), for the agent's tests and its benchmark.
 noinst_PROGRAMS += tests/qtool
 tests_qtool_SOURCES = tests/qtool.c
+# The lease of `spotrun run` (refused, taken over, fenced) on file:// and on
+# RGW; tests/jobs/workjob.py logs which steps ran where.
+dist_check_SCRIPTS += tests/t35-run-lease.sh tests/t86-s3-lease.sh
+EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
+# `spotrun agent` on file://: claims, GPUs (the fake NVML), status, logs,
+# malformed objects, idling, 32 agents for one job, cancel, fencing.
+dist_check_SCRIPTS += tests/t36-agent.sh
+EXTRA_DIST += tests/jobs/agent.sh
+# The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
+# replaced at random, with simulated preemptions; 32 agents for one job; an
+# agent stopped past its lease, fenced.
+dist_check_SCRIPTS += tests/t87-s3-fleet.sh
 # One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
 # with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
 # run in a chroot, spotrun built there from this tree; root only. Not part

@@ -4,7 +4,8 @@
  * leases, cancel one, put a raw object. Not a test itself.
  *
  *   qtool add QUEUE ID FILE [GPUS_MIN GPUS_MAX [GPU_TYPE]]
- *   qtool add-many QUEUE PREFIX N FILE   jobs PREFIX.00001 ... (FILE with every
+ *   qtool add-many QUEUE PREFIX N FILE [GPUS_MIN GPUS_MAX]
+ *                                        jobs PREFIX.00001 ... (FILE with every
  *                                        @ID@ replaced by the job's id)
  *   qtool status QUEUE                   ID STATE EPOCH ATTEMPTS PREEMPTIONS
  *                                        USED LOST STEP HOST, a job a line
@@ -133,8 +134,9 @@ main(int argc, char **argv)
 		rc = add(q, argv[3], text, argc > 5 ? atoi(argv[5]) : 0, argc > 5 ? atoi(argv[6]) : 0,
 		    argc > 7 ? argv[7] : NULL);
 		free(text);
-	} else if (strcmp(argv[1], "add-many") == 0 && argc == 6) {
-		int i, n = atoi(argv[4]);
+	} else if (strcmp(argv[1], "add-many") == 0 && (argc == 6 || argc == 8)) {
+		int i, n = atoi(argv[4]), gmin = argc > 6 ? atoi(argv[6]) : 0;
+		int gmax = argc > 6 ? atoi(argv[7]) : 0;
 
 		if (sr_read_file(argv[5], SR_QUEUE_SPEC_MAX, &text, &len, err) != 0)
 			return die("read", err);
@@ -142,7 +144,7 @@ main(int argc, char **argv)
 			char id[SR_QUEUE_ID_MAX + 1];
 
 			snprintf(id, sizeof id, "%s.%05d", argv[3], i);
-			rc = add(q, id, text, 0, 0, NULL);
+			rc = add(q, id, text, gmin, gmax, NULL);
 		}
 		free(text);
 	} else if (strcmp(argv[1], "status") == 0 && argc == 3) {
