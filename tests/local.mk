@@ -12,7 +12,8 @@ dist_check_SCRIPTS += tests/t64-python-path.sh
 # The spotrun Python module (python/spotrun): its unit test in Python, TAP.
 dist_check_SCRIPTS += tests/t63-python-helper.sh
 EXTRA_DIST += tests/python-helper.py
-EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/slowsave.py
+EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/jobs/slowsave.py \
+	tests/jobs/fleet.sh
 # .gitignore covers every file the build and the tests make (git status
 # stays clean after an in-tree build as after one in _build/).
 dist_check_SCRIPTS += tests/t08-gitignore.sh
@@ -75,6 +76,13 @@ EXTRA_DIST += tests/jobs/agent.sh
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.
 dist_check_SCRIPTS += tests/t87-s3-fleet.sh
+# The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
+# retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
+# the agent's part (claims, status markers, log segments) with the queue's
+# own calls.
+noinst_PROGRAMS += tests/fleet-helper
+tests_fleet_helper_SOURCES = tests/fleet-helper.c
+dist_check_SCRIPTS += tests/t92-fleet-cmds.sh tests/t93-fleet-s3.sh
 # One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
 # with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
 # run in a chroot, spotrun built there from this tree; root only. Not part

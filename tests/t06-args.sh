@@ -76,8 +76,8 @@ t_is "$rc|$(sed -n '1,5p' "$t_tmp/h.out")" "0|usage: spotrun COMMAND [ARGS]
        spotrun --version
 
 commands:
-  run    [-q] JOB.ini                       supervise a job on this machine until it finishes" \
-	"help: the table of commands, as before"
+  run     [-q] JOB.ini                       supervise a job on this machine until it finishes" \
+	"help: the table of commands, one line each"
 t_has "$t_tmp/h.out" "'spotrun help COMMAND' or 'spotrun COMMAND --help' shows a command's options." \
 	"help: says where the options are"
 run_cmd h "$S" --help ls
