@@ -14,16 +14,16 @@
 
 #include "agent.h"
 #include "cmd.h"
-#include "queue.h"
+#include "fleet.h"
 #include "units.h"
 
 enum {
 	AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_LABELS, AG_DIR,
-	AG_QUIET
+	AG_PRICES, AG_QUIET
 };
 
 static const struct sr_opt agent_opts[] = {
-	[AG_QUEUE] = { 0, "queue", "URL", "the queue (default: $SPOTRUN_QUEUE, or local)" },
+	[AG_QUEUE] = { 0, "queue", "URL", "the queue (as for submit)" },
 	[AG_IDLE_TIMEOUT] = { 0, "idle-timeout", "DUR", "end after DUR without a job (e.g. 10m)" },
 	[AG_IDLE_COMMAND] = { 0, "idle-command", "CMD", "then run CMD (e.g. 'systemctl poweroff')" },
 	[AG_ONCE] = { 0, "once", NULL, "end when nothing is left to claim" },
@@ -31,6 +31,7 @@ static const struct sr_opt agent_opts[] = {
 	[AG_LABEL] = { 0, "label", "K=V", "a label of this machine (gpus, gpu_type, ...)" },
 	[AG_LABELS] = { 0, "labels", "K=V,...", "labels, comma-separated (the unit's form)" },
 	[AG_DIR] = { 0, "dir", "DIR", "run jobs in DIR/jobs/ID" },
+	[AG_PRICES] = { 0, "prices", "FILE", "price the machine with FILE's table" },
 	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of runs" },
 	{ 0 }
 };
@@ -118,15 +119,44 @@ parse_labels(const struct sr_args *a, struct sr_agent_label **labels, char ***co
 	return 0;
 }
 
+int
+sr_cmd_agent_run(struct sr_agent_opts *o, const char *queue, const char *prices)
+{
+	struct sr_agent_result res;
+	struct sr_prices *table = NULL;
+	struct sr_fleet f;
+	char err[SR_ERRMAX];
+	int code;
+
+	if ((code = sr_fleet_resolve(&f, queue)) != 0)
+		return code;
+	if (sr_fleet_prices(prices, &f.set, &table, err) == -1) {
+		fprintf(stderr, "spotrun agent: %s\n", err);
+		sr_fleet_close(&f);
+		return SR_EXIT_CONFIG;
+	}
+	o->queue = f.url;
+	o->queue_where = f.where;
+	o->prices = table;
+	if (o->exit_code == NULL)
+		o->exit_code = sr_cmd_run_code;
+	sr_agent_run(o, &res);
+	code = agent_exit_code(&res);
+	if (res.end >= SR_AGENT_ERR_CONFIG)
+		fprintf(stderr, "spotrun agent: %s\n", res.err);
+	sr_prices_free(table);
+	sr_fleet_close(&f);
+	return code;
+}
+
 static int
 cmd_agent_exec(const struct sr_args *a)
 {
 	struct sr_agent_label *labels = NULL;
-	char url[4096], err[SR_ERRMAX], *end, **copies = NULL;
+	char *end, **copies = NULL;
 	int code = SR_EXIT_USAGE;
 	size_t nl = 0, i;
 	struct sr_agent_opts o;
-	struct sr_agent_result res;
 	const char *v;
 	long n;
 
@@ -162,21 +192,7 @@ cmd_agent_exec(const struct sr_args *a)
 		goto out;
 	o.labels = labels;
 	o.nlabels = nl;
-	if ((v = sr_args_get(a, AG_QUEUE)) == NULL && (v = getenv("SPOTRUN_QUEUE")) != NULL &&
-	    *v == '\0')
-		v = NULL;
-	if (v == NULL) {
-		if (sr_queue_default_url(url, sizeof url, err) == -1) {
-			fprintf(stderr, "spotrun agent: %s (give --queue URL)\n", err);
-			goto out;
-		}
-		v = url;
-	}
-	o.queue = v;
-	sr_agent_run(&o, &res);
-	code = agent_exit_code(&res);
-	if (res.end >= SR_AGENT_ERR_CONFIG)
-		fprintf(stderr, "spotrun agent: %s\n", res.err);
+	code = sr_cmd_agent_run(&o, sr_args_get(a, AG_QUEUE), sr_args_get(a, AG_PRICES));
 out:
 	for (i = 0; i < nl; i++)
 		free(copies[i]);

@@ -72,6 +72,13 @@ struct sr_run_result;
  * else spotrun's own sysexits code. For `run`, and the lines of `agent`. */
 int sr_cmd_run_code(const struct sr_run_result *res);
 
+struct sr_agent_opts;
+/* Run an agent with o (its queue and price table filled in here: queue
+ * and prices as --queue and --prices give them, NULL: the settings'
+ * and the defaults) until it ends: the exit status, after saying what
+ * went wrong. `agent`, and `submit --run-local` (o->once). */
+int sr_cmd_agent_run(struct sr_agent_opts *o, const char *queue, const char *prices);
+
 struct sr_target;
 /* sr_target_resolve (target.h) with its failures as exit codes: 0, 65 for
  * a job file that is not valid, 64 for a NAME that cannot be a job's. For

@@ -30,6 +30,9 @@ struct sr_agent {
 	int gpus;
 	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];
 	struct sr_facts facts;		/* its provider's, for cost */
+	char price_type[64];		/* the instance type it is priced as ("local") */
+	int spot;			/* priced at the spot price */
+	int price_warned;		/* a price it could not find was said */
 	double ttl;
 	char dir[PATH_MAX];		/* jobs run in dir/jobs/ID */
 	int sigfd;

@@ -66,6 +66,7 @@ struct job {
 	/* logs: one writer per attempt, used from the run's thread only */
 	struct sr_queue_log *log;
 	int log_attempt;
+	int finished;			/* its lease ended: later lines stay local */
 };
 
 void
@@ -117,9 +118,31 @@ mono_timespec(double t, struct timespec *ts)
 	}
 }
 
+/* What seconds of this machine cost, spot (as it runs) and on demand,
+ * added to *cost and *on_demand; a type the table lacks costs 0, said
+ * once. */
+static void
+price(struct sr_agent *ag, double seconds, double *cost, double *on_demand)
+{
+	char err[SR_ERRMAX];
+	double c = 0, d = 0;
+
+	if (ag->o->prices == NULL || seconds <= 0)
+		return;
+	if (sr_prices_cost(ag->o->prices, ag->price_type, ag->spot, seconds, &c, err) == -1 ||
+	    sr_prices_cost(ag->o->prices, ag->price_type, 0, seconds, &d, err) == -1) {
+		if (!ag->price_warned)
+			sr_agent_say("warning: %s; its jobs cost 0 in the status", err);
+		ag->price_warned = 1;
+		return;
+	}
+	*cost += c;
+	*on_demand += d;
+}
+
 /* The status marker of job b as it stands, in state. */
 static void
-status_of(const struct job *b, const struct sr_run_progress *p, enum sr_lease_state state,
+status_of(struct job *b, const struct sr_run_progress *p, enum sr_lease_state state,
     struct sr_queue_status *s)
 {
 	*s = b->base;
@@ -133,6 +156,7 @@ status_of(const struct job *b, const struct sr_run_progress *p, enum sr_lease_st
 		s->lost_gpu_seconds += (int64_t)llround(p->lost * p->gpus);
 		if (p->step >= 0)
 			s->step = p->step;
+		price(b->ag, p->seconds, &s->cost, &s->on_demand_cost);
 	}
 	snprintf(s->host, sizeof s->host, "%s", b->ag->me.host);
 }
@@ -276,6 +300,8 @@ on_log(void *arg, int attempt, const char *buf, size_t len)
 	struct job *b = arg;
 	char err[SR_ERRMAX];
 
+	if (b->finished)
+		return;		/* `spotrun logs -f` stopped at the lease's end */
 	if (b->log != NULL && b->log_attempt != attempt)
 		log_close(b);
 	if (b->log == NULL) {
@@ -299,6 +325,27 @@ on_stop(void *arg, int *checkpoint)
 		return 0;
 	*checkpoint = b->cancel_ckpt;
 	return 1;
+}
+
+/* The job finished: ship its log, then end its lease succeeded. */
+static int
+on_finish(void *arg, char *err)
+{
+	struct job *b = arg;
+	int rc, tries;
+
+	log_close(b);
+	b->finished = 1;
+	for (tries = 0; tries < 3; tries++) {
+		if (tries > 0)
+			sr_sleep(0.5 * tries);
+		rc = sr_queue_job_end(b->ag->q, b->j, SR_LEASE_SUCCEEDED, err);
+		if (rc == SR_QUEUE_OK)
+			return 0;
+		if (rc == SR_QUEUE_LOST)
+			return -2;
+	}
+	return -1;
 }
 
 /* ---- the job ---- */
@@ -492,6 +539,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	h.log = on_log;
 	h.stop_fd = b.cancel_pipe[0];
 	h.stop = on_stop;
+	h.finish = on_finish;
 	memset(&ro, 0, sizeof ro);
 	ro.quiet = o->quiet;
 	ro.exit_code = o->exit_code;

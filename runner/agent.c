@@ -111,6 +111,8 @@ detect_provider(struct sr_agent *ag, char *name, size_t len)
 	conf.name = "auto";
 	conf.max_preemptions = -1;
 	snprintf(name, len, "local");
+	snprintf(ag->price_type, sizeof ag->price_type, "local");
+	ag->spot = 1;
 	if (sr_provider_new(&conf, &p, err) != 0) {
 		sr_agent_say("warning: %s; taken as local", err);
 		return;
@@ -119,6 +121,11 @@ detect_provider(struct sr_agent *ag, char *name, size_t len)
 	if (sr_provider_facts(p, &ag->facts, err) == -1)
 		sr_agent_say("warning: %s", err);
 	sr_provider_free(p);
+	/* a machine spotrun does not rent is priced as "local" (prices.h) */
+	if (strcmp(name, "aws") == 0 || strcmp(name, "gcp") == 0 || strcmp(name, "azure") == 0) {
+		snprintf(ag->price_type, sizeof ag->price_type, "%s", ag->facts.instance_type);
+		ag->spot = strncmp(ag->facts.lifecycle, "spot", 4) == 0;
+	}
 }
 
 static void
@@ -190,7 +197,7 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
 	    ag->gpus > 0 && g.count > 0 ? " (" : "", ag->gpus > 0 && g.count > 0 ? g.gpu[0].name : "",
 	    ag->gpus > 0 && g.count > 0 ? ")" : "", ag->gpu_type[0] != '\0' ? ", model " : "",
-	    ag->gpu_type, sr_queue_url(ag->q), ag->ttl);
+	    ag->gpu_type, o->queue_where != NULL ? o->queue_where : sr_queue_url(ag->q), ag->ttl);
 	for (i = 0; i < o->nlabels; i++)
 		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
 	if (g.count == 0 && g.why[0] != '\0' && strncmp(g.why, "load ", 5) != 0)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "prices.h"
 #include "run.h"
 
 /* The labels an agent takes (--label K=V), which describe its machine.
@@ -30,6 +31,10 @@ struct sr_agent_label {
 
 struct sr_agent_opts {
 	const char *queue;		/* the queue's URL */
+	const char *queue_where;	/* "URL (from WHERE)" for its first line (NULL: the URL) */
+	/* What its machine costs, to price each attempt (prices.h; NULL:
+	 * nothing, cost 0). */
+	const struct sr_prices *prices;
 	const char *dir;		/* jobs run in DIR/jobs/ID (NULL: sr_agent_default_dir) */
 	double idle_timeout;		/* seconds without a job before it ends (0: never) */
 	const char *idle_command;	/* then run with /bin/sh -c (NULL: none) */

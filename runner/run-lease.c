@@ -204,14 +204,18 @@ sr_run_lease_gone(struct run *r, const char *why)
 int
 sr_run_lease_finish(struct run *r)
 {
+	int caller = !r->lease_own && r->hooks->finish != NULL, tries, rc = SR_LEASE_ERROR;
 	char err[SR_ERRMAX];
-	int tries, rc = SR_LEASE_ERROR;
 
 	if (sr_run_lease_gone(r, NULL))
 		return -2;
+	if (caller) {
+		rc = r->hooks->finish(r->hooks->arg, err);
+		rc = rc == 0 ? SR_LEASE_OK : rc == -2 ? SR_LEASE_LOST : SR_LEASE_ERROR;
+	}
 	/* a store that fails now and then gets a few tries: without the
 	 * lease set, no FINISHED marker may be written */
-	for (tries = 0; tries < 3 && rc == SR_LEASE_ERROR; tries++) {
+	for (tries = 0; tries < 3 && rc == SR_LEASE_ERROR && !caller; tries++) {
 		if (tries > 0)
 			sr_sleep(0.5 * tries);
 		rc = sr_lease_set_state(r->lease, SR_LEASE_SUCCEEDED, err);

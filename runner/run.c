@@ -134,15 +134,16 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	res->code = code;
 	res->outcome = code == 0 ? SR_RUN_FINISHED : SR_RUN_FAILED;
 	if (code == 0) {
+		/* the last line first: an agent ships it before the lease ends */
+		final_line(r, o, "finished", res);
 		switch (sr_run_lease_finish(r)) {
 		case 0:
 			sr_run_mark_finished(r);
 			break;
 		case -2:
 			end_lost(r, o, res);
-			return 0;
+			break;
 		}
-		final_line(r, o, "finished", res);
 		return 0;
 	}
 	if (r->interrupted || r->cancelled || !restart_allowed(r, code)) {

@@ -99,6 +99,13 @@ struct sr_run_hooks {
 	 * checkpoint first) or nothing (0). */
 	int stop_fd;
 	int (*stop)(void *arg, int *checkpoint);
+	/* The job finished (exit 0), the run's last line said: end the
+	 * handed-in lease succeeded, after what must come first (the agent
+	 * ships the job's log, which `spotrun logs -f` reads until the lease
+	 * ends), before the run writes its FINISHED marker. 0 done; -1 with
+	 * err, it could not (no FINISHED then); -2 the lease was lost. NULL:
+	 * the run sets the lease succeeded itself. */
+	int (*finish)(void *arg, char *err);
 };
 
 struct sr_run_opts {
