@@ -37,6 +37,11 @@ dist_check_SCRIPTS += tests/t82-s3-run.sh
 check_PROGRAMS += tests/t-s3-region tests/t-s3-race
 tests_t_s3_region_SOURCES = tests/t-s3-region.c tests/tap.h tests/s3-util.h
 tests_t_s3_race_SOURCES = tests/t-s3-race.c tests/tap.h tests/s3-util.h tests/ckpt-util.h
+# Checkpoints of one job written by several runs at once, on file:// and
+# S3: a gc delayed while another run commits (issue 11's race), stale
+# writers stopped with SIGSTOP and fenced by a newer epoch, racing epochs.
+check_PROGRAMS += tests/t-fence
+tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-util.h
 # The gs:// store against tests/gcsemu.py, an emulator of GCS's XML API
 # (SigV4 with HMAC keys, generations, x-goog-if-generation-match), and
 # `spotrun run` on gs:// preempted and resumed.
