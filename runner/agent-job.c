@@ -336,6 +336,10 @@ on_finish(void *arg, char *err)
 
 	log_close(b);
 	b->finished = 1;
+	/* the marker before the lease, as end_job does; the heartbeat, which
+	 * writes markers too, ends first */
+	heartbeat_stop(b);
+	write_status(b, &b->prog, SR_LEASE_SUCCEEDED);
 	for (tries = 0; tries < 3; tries++) {
 		if (tries > 0)
 			sr_sleep(0.5 * tries);
@@ -442,6 +446,12 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 	}
 	sr_lease_get_info(b->j->lease, &li);
 	if (li.state != (enum sr_lease_state)state) {
+		/* An ended job's marker goes first: an agent killed between the
+		 * two leaves a lease that a takeover ends again, where the other
+		 * order would leave a job shown running for good. A released
+		 * one is claimed again, which writes its marker anyway. */
+		if (state != SR_LEASE_RELEASED)
+			write_status(b, &b->prog, (enum sr_lease_state)state);
 		rc = sr_queue_job_end(b->ag->q, b->j, (enum sr_lease_state)state, err);
 		if (rc == SR_QUEUE_LOST) {
 			ar->lost++;
@@ -451,8 +461,9 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 		if (rc != SR_QUEUE_OK)
 			sr_agent_say("warning: %s: %s (its lease expires; another agent takes it over)",
 			    b->id, err);
+		if (state == SR_LEASE_RELEASED)
+			write_status(b, &b->prog, (enum sr_lease_state)state);
 	}
-	write_status(b, &b->prog, (enum sr_lease_state)state);
 	switch (state) {
 	case SR_LEASE_SUCCEEDED:
 		ar->succeeded++;
@@ -521,10 +532,10 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			sr_agent_skip_add(ag, b.id, SKIP_SECONDS);
 			ar->released++;
 		} else {
+			write_status(&b, NULL, SR_LEASE_FAILED);	/* first: see end_job */
 			rc = sr_queue_job_end(ag->q, j, SR_LEASE_FAILED, err);
 			if (rc != SR_QUEUE_OK)
 				sr_agent_say("warning: %s: %s", b.id, err);
-			write_status(&b, NULL, SR_LEASE_FAILED);
 			ar->failed++;
 		}
 		goto out;

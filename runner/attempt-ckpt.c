@@ -167,6 +167,12 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint "
 		    "stays the newest", reason);
+	} else if (res->rc == SR_CKPT_FENCED) {
+		/* a newer run holds the job: what this one saved is not committed */
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint fenced out: %s", reason, res->err);
+		if (sr_run_lease_gone(r, "its checkpoint was fenced out: a newer run holds the job"))
+			sr_run_give_up(r, a);
 	} else if (res->rc == SR_CKPT_CANCELLED) {
 		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", reason);
 	} else {

@@ -10,6 +10,11 @@
  * stopped at once, its checkpoint in flight given up, and nothing more is
  * written for it: no record, no FINISHED marker, no lease.
  *
+ * The fencing: the run moves the job's LATEST to its epoch (sr_ckpt_fence)
+ * before its first restore and saves with that epoch, so that a run whose
+ * lease was taken over can commit nothing, even from the middle of a save
+ * (ckpt.h).
+ *
  * A plain `spotrun run` of a job whose lease ended (succeeded, failed,
  * cancelled) claims it anew: the user asked to run it, and the FINISHED
  * marker already makes a run of a finished job start afresh. An agent
@@ -169,6 +174,20 @@ sr_run_lease_take(struct run *r, struct sr_run_result *res)
 	r->keeper = sr_lease_keeper_start(r->lease, NULL, NULL, err);
 	if (r->keeper == NULL) {
 		res->outcome = SR_RUN_ERR_SYSTEM;
+		return -1;
+	}
+	/* Before anything is restored: from now on no run of a lower epoch
+	 * can commit, and every save of this run carries the epoch. */
+	r->copts.epoch = (uint64_t)r->epoch;
+	rc = sr_ckpt_fence_log(r->st, &r->copts, r->js->name, (uint64_t)r->epoch, err);
+	if (rc == SR_CKPT_FENCED) {
+		/* a newer run fenced the job already: this lease is stale */
+		sr_run_lease_gone(r, err);
+		res->outcome = SR_RUN_LEASE_LOST;
+		return -1;
+	}
+	if (rc != 0) {
+		res->outcome = SR_RUN_ERR_STORE;
 		return -1;
 	}
 	sr_tl(&r->tl, 0, "lease", "epoch %lld, renewed every %s", (long long)r->epoch,

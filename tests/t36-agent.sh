@@ -35,7 +35,7 @@ ag_spec "$t_tmp/a.ini" 20 0.05 "[resources]" "gpus = 1" "gpu_type = H100"
 "$QTOOL" add "$Q" a1 "$t_tmp/a.ini" 1 1 H100 || t_bail "qtool add failed"
 ag_run ag1 1 --queue "$Q" --once
 t_is "$t_rc" 0 "an agent with --once drains the queue and exits 0" || t_show "$t_tmp/ag1.err"
-t_like "$t_tmp/ag1.err" "^spotrun agent: $host-[0-9]+ on local local-vm-1, 1 GPU \\(NVIDIA H100 80GB HBM3\\), model H100, queue $Q, lease TTL 3s\$" \
+t_like "$t_tmp/ag1.err" "^spotrun agent: $host-[0-9]+ on local local-vm-1, 1 GPU \\(NVIDIA H100 80GB HBM3\\), model H100, queue $Q \\(from --queue\\), lease TTL 3s\$" \
     "its first line: its id, provider, GPUs as NVML names them, the model, the queue"
 t_has "$t_tmp/ag1.err" "spotrun agent: a1: claimed (epoch 1, 3 requests), store $Q/ckpt" \
     "it claims the job in 3 requests; its checkpoints go to the queue's ckpt/"

@@ -86,10 +86,14 @@ for i in $(seq -w 1 20); do
 done
 t_is "${bad:-none}" none "every trial's steps ran 1..40 once each, its lease succeeded"
 t_result "$([ "$kills" -ge 3 ]; echo $?)" "... while $kills agents were killed with SIGKILL (at least 3)"
+# the trial each killed agent was running (its last claim) lost its
+# counts since its last status marker
 touched=
 for nm in $killed; do
-	touched="$touched $(sed -nE 's/^spotrun agent: (sw\.[0-9]+): claimed .*/\1/p' "$t_tmp/$nm.err" | tr '\n' ' ')"
+	touched="$touched $(sed -nE 's/^spotrun agent: (sw\.[0-9]+): claimed .*/\1/p' "$t_tmp/$nm.err" | tail -n 1)"
 done
+t_diag "trials whose job ended twice (its last steps after its last checkpoint ran again):" \
+    "$(grep -c '^done ' "$t_tmp"/wl/sw.*.log | awk -F: '$2 > 1 {print $1}' | xargs -r -n1 basename | tr '\n' ' ')"
 $PY - "$t_tmp" "$kills" $touched > "$t_tmp/check.txt" 2>&1 <<'EOF'
 import json, os, sys
 tmp, kills, touched = sys.argv[1], int(sys.argv[2]), set(sys.argv[3:])
