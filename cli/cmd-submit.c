@@ -194,7 +194,7 @@ add_job(struct submit *s, const struct sr_submit_job *j)
 		.id = j->id, .name = j->id, .sweep = file->sweep ? file->name : NULL,
 		.params = j->params, .nparams = j->nparams, .gpus_min = js->gpus_min,
 		.gpus_max = js->gpus_max, .gpu_type = js->gpu_type, .priority = s->priority,
-		.store = js->store_line != 0 ? js->store : NULL, .by = s->by
+		.store = js->store_line != 0 ? js->store : NULL, .by = s->by, .dir = js->dir
 	};
 	char err[SR_ERRMAX];
 	int rc = sr_queue_add(s->fl.q, j->spec, j->spec_len, &m, err);

@@ -100,6 +100,9 @@ struct sr_queue_meta {
 	const char *store;	/* checkpoint store URL (NULL or "": Q/ckpt) */
 	double submitted;	/* epoch seconds (0: now) */
 	const char *by;		/* who submitted (e.g. me@laptop) */
+	const char *dir;	/* the job file's folder there, absolute (NULL or "": not
+				 * known): an agent on that machine resolves the job's
+				 * relative paths against it, as `spotrun run` would */
 };
 
 /* Add a job: its spec text and meta. Create-only, by id: a job with this id
@@ -114,7 +117,7 @@ int sr_queue_add(struct sr_queue *q, const char *spec, size_t spec_len,
 
 /* A job's meta.json, as read (strings owned; sr_queue_job_meta_free). */
 struct sr_queue_job_meta {
-	char *id, *name, *sweep, *gpu_type, *store, *by;
+	char *id, *name, *sweep, *gpu_type, *store, *by, *dir;	/* dir: "" when not known */
 	char **param_names, **param_values;
 	size_t nparams;
 	int gpus_min, gpus_max, priority;

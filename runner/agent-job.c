@@ -4,10 +4,12 @@
  * run:
  *  - its spec is Q/jobs/ID/spec.ini, parsed in memory (a spec that does
  *    not parse is reported, shipped to the job's log, and the job ends
- *    failed: running it again would fail again); it runs in DIR/jobs/ID,
- *    keeps its checkpoints under its id in the store its marker names
- *    (Q/ckpt unless its file names one), so that its lease, S/_leases/ID,
- *    fences the checkpoints it guards;
+ *    failed: running it again would fail again); its relative paths are
+ *    taken in the folder it was submitted from when this machine has it,
+ *    else in DIR/jobs/ID, where its local state goes; it keeps its
+ *    checkpoints under its id in the store its marker names (Q/ckpt
+ *    unless its file names one), so that its lease, S/_leases/ID, fences
+ *    the checkpoints it guards;
  *  - a heartbeat thread writes its status marker at every transition the
  *    run reports (counts carried over from the job's newest marker:
  *    attempts, preemptions, GPU-seconds used and lost, the last
@@ -33,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -383,22 +386,47 @@ report_bad_spec(struct job *b, const char *path, const struct sr_jobspec_errors 
 	free(text);
 }
 
-/* Parse j's spec for the run: in DIR/jobs/ID, named by its id, in its
- * store. NULL after a report when it is not a job this agent can run. */
+/* The folder the job's relative paths are taken against: the job file's
+ * folder where it was submitted, when this machine has it (a laptop's own
+ * agent, a shared file system: the job runs as `spotrun run` would run it
+ * there), else the job's folder of the agent, DIR/jobs/ID (malloc'd). */
+static char *
+base_dir(struct job *b, const char *own)
+{
+	struct sr_queue_job_meta m;
+	char err[SR_ERRMAX], *dir = NULL;
+	struct stat sb;
+	int rc;
+
+	rc = sr_queue_meta_read(b->ag->q, b->id, &m, err);
+	if (rc == SR_QUEUE_OK) {
+		if (m.dir[0] == '/' && stat(m.dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+			dir = sr_strdup(m.dir);
+		sr_queue_job_meta_free(&m);
+	} else {
+		sr_agent_say("warning: %s: %s (its relative paths are taken in %s)", b->id, err, own);
+	}
+	return dir != NULL ? dir : sr_strdup(own);
+}
+
+/* Parse j's spec for the run, named by its id, in its store, its local
+ * state (unless its file names a local_dir) in DIR/jobs/ID. NULL after a
+ * report when it is not a job this agent can run (err ""), or with err. */
 static struct sr_jobspec *
 load_spec(struct job *b, char *err)
 {
 	struct sr_jobspec_errors errs;
 	struct sr_jobspec *js;
-	char *workdir, *path;
+	char *own, *dir, *path, *dflt;
 
-	workdir = sr_asprintf("%s/jobs/%s", b->ag->dir, b->id);
-	if (sr_mkdirs(workdir, 0755, err) == -1) {
-		free(workdir);
+	own = sr_asprintf("%s/jobs/%s", b->ag->dir, b->id);
+	if (sr_mkdirs(own, 0755, err) == -1) {
+		free(own);
 		return NULL;
 	}
+	dir = base_dir(b, own);
 	path = sr_asprintf("%s/jobs/%s/spec.ini", sr_queue_url(b->ag->q), b->id);
-	if (sr_jobspec_parse(path, workdir, b->j->spec, b->j->spec_len, &js, &errs) == -1) {
+	if (sr_jobspec_parse(path, dir, b->j->spec, b->j->spec_len, &js, &errs) == -1) {
 		report_bad_spec(b, path, &errs);
 		sr_jobspec_errors_free(&errs);
 		js = NULL;
@@ -415,11 +443,21 @@ load_spec(struct job *b, char *err)
 		js = NULL;
 	}
 	free(path);
-	free(workdir);
+	free(dir);
 	if (js == NULL) {
+		free(own);
 		err[0] = '\0';
 		return NULL;
 	}
+	/* the default local_dir (workdir/.spotrun/NAME) is this agent's: two
+	 * agents of one machine never share a job's lock and checkpoint copy */
+	dflt = sr_asprintf("%s/.spotrun/%s", js->workdir, js->name);
+	if (strcmp(js->local_dir, dflt) == 0) {
+		free(js->local_dir);
+		js->local_dir = sr_asprintf("%s/.spotrun/%s", own, b->id);
+	}
+	free(dflt);
+	free(own);
 	free(js->name);
 	js->name = sr_strdup(b->id);
 	free(js->store);

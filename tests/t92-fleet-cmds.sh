@@ -153,8 +153,8 @@ cp "$Q/jobs/lr.3/spec.ini" "$T/w/trial.ini"
 run c "$S" check "$T/w/trial.ini"
 expect c 0 "$T/w/trial.ini: ok" "" "... a job file that check takes"
 meta=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); del m["submitted"]; print(json.dumps(m, sort_keys=True))' "$Q/jobs/lr.3/meta.json")
-t_is "$meta" "{\"by\": \"$(id -un)@$(hostname)\", \"gpu_type\": \"\", \"gpus\": {\"max\": 2, \"min\": 1}, \"id\": \"lr.3\", \"name\": \"lr.3\", \"params\": {\"lr\": \"0.01\", \"seed\": \"1\"}, \"priority\": 0, \"store\": \"$QU/ckpt\", \"sweep\": \"lr\"}" \
-	"a trial's meta.json: its sweep, values, GPUs, and the queue's Q/ckpt for a file that names no store"
+t_is "$meta" "{\"by\": \"$(id -un)@$(hostname)\", \"dir\": \"$T/w\", \"gpu_type\": \"\", \"gpus\": {\"max\": 2, \"min\": 1}, \"id\": \"lr.3\", \"name\": \"lr.3\", \"params\": {\"lr\": \"0.01\", \"seed\": \"1\"}, \"priority\": 0, \"store\": \"$QU/ckpt\", \"sweep\": \"lr\"}" \
+	"a trial's meta.json: its sweep, values, GPUs, its file's folder, and the queue's Q/ckpt for a file that names no store"
 run s "$S" submit -p 5 "$T/w/stored.ini"
 expect s 0 "own-store: queued
 1 queued, 0 already in the queue: $QU (the default)" "" "a job with a store of its own and --priority 5"
