@@ -86,3 +86,7 @@ runner/prices-table.c: $(srcdir)/data/prices.ini $(srcdir)/build-aux/text-to-c
 check_PROGRAMS += tests/t-prices
 tests_t_prices_SOURCES = tests/t-prices.c tests/tap.h
 tests_t_prices_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+# The fleet at scale against RGW: 10,000 jobs over 50 agents, claims a
+# second, requests per claim, takeover, status (doc/benchmarks.md).
+SR_BENCH += bench/fleet.sh
+EXTRA_DIST += bench/fleet.sh
