@@ -584,6 +584,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	h.lease_prev = j->claim.found ? &j->claim.prev : NULL;
 	h.gpus = ag->gpus;
 	h.one_vm = 1;
+	h.term_notice = 1;
 	h.progress = on_progress;
 	h.log = on_log;
 	h.stop_fd = b.cancel_pipe[0];

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -132,6 +133,24 @@ launch(struct run *r, struct attempt *a, long long step, enum sr_attempt_end *en
 	return 0;
 }
 
+/* SIGTERM to a run whose caller asked for it (an agent, which systemd
+ * stops with SIGTERM when its machine shuts down): a notice, by [provider]
+ * grace, so the job is checkpointed and stopped and its lease released;
+ * no next machine follows, and the caller ends. */
+static void
+term_notice(struct run *r, struct attempt *a)
+{
+	struct sr_notice n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = SR_NOTICE_PREEMPT;
+	n.seen = sr_now();
+	n.deadline = n.seen + r->js->provider.grace;
+	snprintf(n.reason, sizeof n.reason, "SIGTERM: this machine's agent is stopping");
+	r->interrupted = SIGTERM;
+	sr_run_notice(r, a, &n);
+}
+
 static void
 handle_signal(struct run *r, struct attempt *a, int sig)
 {
@@ -153,6 +172,10 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGTERM:
 		if (sr_provider_on_signal(r->prov, sig))
 			break;
+		if (r->hooks->term_notice && !a->noticed && !a->leader_done && !a->stopping) {
+			term_notice(r, a);
+			break;
+		}
 		/* FALLTHROUGH */
 	case SIGINT:
 	case SIGHUP:

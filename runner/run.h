@@ -91,6 +91,11 @@ struct sr_run_hooks {
 	 * would play the next machine (res->next_vm says so): the caller
 	 * puts the job back in its queue. */
 	int one_vm;
+	/* SIGTERM to spotrun (when no provider takes it as its notice) is a
+	 * notice by [provider] grace: the job is checkpointed and stopped, the
+	 * run ends PREEMPTED with res->signal set, for a caller that a
+	 * shutdown stops with SIGTERM (an agent under systemd). */
+	int term_notice;
 	void (*progress)(void *arg, enum sr_run_event ev, const struct sr_run_progress *p);
 	/* The attempt's log lines (joblog.h's format), as they are logged. */
 	void (*log)(void *arg, int attempt, const char *buf, size_t len);

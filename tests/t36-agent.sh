@@ -25,6 +25,9 @@
 #    lease expired and finishes it; the first, resumed, cannot commit its
 #    checkpoint (fenced) nor write the job's state: the lease stays the
 #    second's, succeeded.
+# 8. SIGTERM to an agent running a job (systemd stopping it): the job is
+#    checkpointed as for a notice and released, the agent exits 143, and
+#    another agent resumes the job from that checkpoint.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -139,4 +142,22 @@ done
 
 # 7. an agent stopped past its lease: fenced
 ag_fenced "$Q-fence" "$Q-fence/ckpt" file
+
+# 8. SIGTERM to an agent (systemd stopping its unit): checkpoint, release, exit
+ag_spec "$t_tmp/term.ini" 60 0.05
+"$QTOOL" add "$Q-term" term "$t_tmp/term.ini"
+ag_start agt 0 --queue "$Q-term"
+a=$t_last
+wait_for "$t_tmp/wl/term.log" '^step 10 ' 30 "$a" || t_diag "term: the job did not start"
+kill -TERM "$a"
+t_wait "$a"
+t_is "$t_rc" 143 "SIGTERM to an agent running a job: it exits 143 (128+15)" || t_show "$t_tmp/agt.err"
+t_like "$t_tmp/agt.err" "notice   SIGTERM: this machine's agent is stopping, deadline in" \
+    "... its job's notice"
+t_like "$t_tmp/agt.err" "^[0-9:]+  ckpt     0 step [0-9]+: .* committed" "... the job is checkpointed"
+t_has "$t_tmp/agt.err" "spotrun agent: term: released (epoch 1)" "... and released"
+k=$(sed -nE 's/^[0-9:]+  ckpt     0 step ([0-9]+): .* committed.*/\1/p' "$t_tmp/agt.err")
+ag_run agt2 0 --queue "$Q-term" --once
+t_is "$t_rc|$(awk '$1 == "start" { k = $3 } END { print k }' "$t_tmp/wl/term.log")|$(ag_steps term)" \
+    "0|$k|ok 60" "another agent resumes it from that checkpoint (step $k) and finishes it"
 t_done
