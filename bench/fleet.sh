@@ -21,7 +21,11 @@
 #            BENCH_FLEET_TAKEOVERS times (default 3; target <= 1 s);
 #  status:   `spotrun status --json` over all the jobs: seconds (target
 #            <= 5 s), requests, peak RSS;
-#  memory:   the peak RSS of the agents (the largest) and of status.
+#  memory:   the peak RSS of the agents (the largest) and of status;
+#  load:     during the run, RGW's requests (its log's "req done" lines) per
+#            job and a second, by method, and the CPU seconds of RGW
+#            (radosgw, ceph-osd, ceph-mon) against those of the agents and
+#            their jobs: what limits the figures on a machine that runs both.
 #
 # The figures go to stdout, with the machine; doc/benchmarks.md has them.
 # Without radosgw or the aws CLI it says so and skips (exit 0).
@@ -48,10 +52,7 @@ sh "$top_srcdir/tests/rgw.sh" start "$tmp/rgw" >"$tmp/rgw-start.out" 2>&1 ||
 SPOTRUN_TEST_REQUIRE_S3=1
 . "$top_srcdir/tests/s3-env.sh"
 . "$top_srcdir/tests/jobs/no-cloud.sh"
-export AWS_ACCESS_KEY_ID="$SPOTRUN_TEST_S3_ACCESS_KEY"
-export AWS_SECRET_ACCESS_KEY="$SPOTRUN_TEST_S3_SECRET_KEY"
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-export AWS_EC2_METADATA_DISABLED=true
+s3_spotrun_keys
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data"
 unset SPOTRUN_QUEUE SPOTRUN_LEASE_TTL 2>/dev/null || true
 mkdir -p "$HOME"
@@ -83,11 +84,22 @@ t0=$(now)
 t1=$(now)
 echo "submit: $N jobs in $(secs "$t0" "$t1" | awk '{printf "%.1f", $1}') s ($(awk -v n="$N" -v s="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }') jobs/s)"
 
+# cpu PIDFILES...: user + system seconds of the processes so far
+cpu() {
+	cat "$@" | while read -r p; do cat "/proc/$p/stat" 2>/dev/null; done |
+	    awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { printf "%.1f", s / hz }'
+}
+rgwlog=$tmp/rgw/log/client.rgw.a.log
+reqs() { grep -c '====== req done' "$rgwlog" 2>/dev/null || echo 0; }
+
 # ---- run: A agents until the queue is drained ----
+r0=$(reqs)
+l0=$(wc -l < "$rgwlog")
+c0=$(cpu "$tmp/rgw/rgw.pid" "$tmp/rgw/osd.pid" "$tmp/rgw/mon.pid")
 t0=$(now)
 i=0
 while [ $i -lt "$A" ]; do
-	/usr/bin/time -f "%M %e" -o "$tmp/a$i.time" "$SPOTRUN" agent --queue "$Q" --once -q \
+	/usr/bin/time -f "%M %e %U %S" -o "$tmp/a$i.time" "$SPOTRUN" agent --queue "$Q" --once -q \
 	    --dir "$tmp/a$i" > "$tmp/a$i.out" 2> "$tmp/a$i.err" &
 	pids="$pids $!"
 	i=$((i + 1))
@@ -96,6 +108,8 @@ for p in $pids; do wait "$p" || true; done
 pids=
 t1=$(now)
 wall=$(secs "$t0" "$t1")
+c1=$(cpu "$tmp/rgw/rgw.pid" "$tmp/rgw/osd.pid" "$tmp/rgw/mon.pid")
+r1=$(reqs)
 done_n=$(sort -n "$tmp/done.txt" | uniq | wc -l)
 dup=$(sort -n "$tmp/done.txt" | uniq -d | wc -l)
 lines=$(wc -l < "$tmp/done.txt")
@@ -103,6 +117,15 @@ echo "run: $N jobs over $A agents in $(awk -v s="$wall" 'BEGIN { printf "%.1f", 
     "$(awk -v n="$N" -v s="$wall" 'BEGIN { printf "%.1f", n / s }') claims/s (each a whole run: lease, fence, restore, the job, status, log, end)"
 echo "exactly once: $done_n of $N jobs ran, $lines runs, $dup ran twice"
 requests "$tmp"/a*.err | summary | sed "s/^/requests per claim, $A agents (contended): /"
+tail -n "+$((l0 + 1))" "$rgwlog" | sed -nE 's/.*beast: .*"([A-Z]+) ([^ ]*) HTTP.*/\1 \2/p' |
+    awk -v n="$N" -v t="$wall" -v all="$((r1 - r0))" '
+	{ k = $1; if ($1 == "GET" && $2 ~ /[?&](list-type|prefix)=/) k = "LIST"; c[k]++ }
+	END { printf "RGW during the run: %d requests, %.1f a job, %.0f a second (", all, all / n, all / t
+	      sep = ""; for (k in c) { printf "%s%s %.1f", sep, k, c[k] / n; sep = ", " } print " a job)" }'
+agents_cpu=$(cat "$tmp"/a*.time | awk '{ s += $3 + $4 } END { printf "%.1f", s }')
+echo "CPU during the run: RGW $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", b - a }') s," \
+    "the agents and their jobs $agents_cpu s, of $(awk -v w="$wall" -v n="$(nproc)" 'BEGIN { printf "%.0f", w * n }') s of $(nproc) CPUs" \
+    "(load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "agent peak RSS: $(cat "$tmp"/a*.time | awk '{ if ($1 > m) m = $1 } END { printf "%.1f MiB", m / 1024 }')" \
     "(the largest of $A; median $(cat "$tmp"/a*.time | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f MiB", v[int((NR + 1) / 2)] / 1024 }'))"
 

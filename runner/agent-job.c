@@ -20,9 +20,10 @@
  *    attempt (queue.h's sr_queue_log_*: a copy into its buffer only),
  *    closed, which ships what is left, when the next attempt's lines come
  *    or the run ends;
- *  - at the end its lease ends as the run's result says (the run itself
- *    sets succeeded: see run-lease.c), a released job goes back to
- *    pending, and the last marker says how it ended.
+ *  - at the end its lease ends as the run's result says (succeeded from
+ *    the run's finish hook, once its last line is shipped), a released
+ *    job goes back to pending, and the last marker says how it ended,
+ *    written before the lease of an ended job (see end_job).
  */
 #include "config.h"
 
@@ -108,17 +109,6 @@ sr_agent_skipped(struct sr_agent *ag, const char *id)
 			return 1;
 	}
 	return 0;
-}
-
-static void
-mono_timespec(double t, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)t;
-	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 /* What seconds of this machine cost, spot (as it runs) and on demand,
@@ -235,7 +225,7 @@ heartbeat_main(void *arg)
 			pthread_mutex_lock(&b->lock);
 			continue;
 		}
-		mono_timespec(next, &ts);
+		sr_timespec(next, &ts);
 		pthread_cond_timedwait(&b->cond, &b->lock, &ts);
 	}
 	pthread_mutex_unlock(&b->lock);

@@ -8,11 +8,7 @@ t_setup
 : "${top_builddir:=$(dirname "$SPOTRUN")}"
 bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
 trap 's3_bucket_rm "$bucket"; t_cleanup' EXIT
-export AWS_ACCESS_KEY_ID="$SPOTRUN_TEST_S3_ACCESS_KEY"
-export AWS_SECRET_ACCESS_KEY="$SPOTRUN_TEST_S3_SECRET_KEY"
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-export AWS_EC2_METADATA_DISABLED=true
-unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 2>/dev/null
+s3_spotrun_keys
 . "$top_srcdir/tests/jobs/lease-run.sh"
 lease_run_cases "s3://$bucket/ckpt?endpoint=$SPOTRUN_TEST_S3_ENDPOINT" s3
 t_done

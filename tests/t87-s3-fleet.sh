@@ -21,11 +21,7 @@ t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
 bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
 trap 's3_bucket_rm "$bucket"; t_cleanup' EXIT
-export AWS_ACCESS_KEY_ID="$SPOTRUN_TEST_S3_ACCESS_KEY"
-export AWS_SECRET_ACCESS_KEY="$SPOTRUN_TEST_S3_SECRET_KEY"
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-export AWS_EC2_METADATA_DISABLED=true
-unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 2>/dev/null
+s3_spotrun_keys
 ep=$SPOTRUN_TEST_S3_ENDPOINT
 Q="s3://$bucket/q?endpoint=$ep"
 ST="s3://$bucket/q/ckpt?endpoint=$ep"
