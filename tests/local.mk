@@ -99,3 +99,7 @@ check-boot: all
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 	  SPOTRUN='$(abs_top_builddir)/spotrun' $(SHELL) $(top_srcdir)/tests/boot/cloud-init-boot.sh
 .PHONY: check-boot
+# The chunk codec on real trained state (bench/train-state.py trains a small
+# model with Debian's PyTorch; tests/bench-codec measures): `make bench`.
+SR_BENCH += bench/compress.sh
+EXTRA_DIST += bench/compress.sh bench/train-state.py

@@ -434,8 +434,8 @@ expect r 0 "lr.5: queued again (it was failed)
 t_is "$($H lease "file://$Q2" lr.5)" "queued 7" "... by a queued one at the status marker's epoch (7), so the next claim is above it"
 
 # --- the README's fleet quickstart, as written ------------------------------
-line=$(grep -E '^    \./spotrun submit examples/sweep\.ini' "$top_srcdir/README.md")
-t_is "$line" "    ./spotrun submit examples/sweep.ini && ./spotrun status" "the README shows submit, then status"
+line=$(grep -oE '`\./spotrun submit examples/sweep\.ini[^`]*`' "$top_srcdir/README.md" | head -n 1 | tr -d '`')
+t_is "$line" "./spotrun submit examples/sweep.ini && ./spotrun status" "the README shows submit, then status"
 (cd "$top_srcdir" && XDG_DATA_HOME=$T/readme sh -c "$(printf '%s' "$line" | sed "s|\./spotrun|$S|g")") \
 	> "$T/readme.out" 2> "$T/readme.err"
 t_is "$?|$(grep -c '^quickstart-sweep\.[1-4]: queued (seed=[12], steps=[12]00)$' "$T/readme.out")|$(tail -n 1 "$T/readme.out")" \
