@@ -219,8 +219,10 @@ struct sr_queue_expired {
  * pending whose last write (mtime) is older than ttl (0: default); report
  * those running and expired or expiring within ttl (wait: until
  * "expires"; 0 for an owner on this machine whose pid is gone, given me),
- * and those released or queued with no pending marker. *out is malloc'd
- * (n entries). */
+ * and those released or queued with no pending marker. A lease found
+ * ended whose job's status marker says otherwise (its holder died between
+ * the two writes) gets its marker rewritten with the lease's state. *out
+ * is malloc'd (n entries). */
 int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
     struct sr_queue_expired **out, size_t *n, char *err);
 

@@ -23,7 +23,7 @@
  *  - at the end its lease ends as the run's result says (succeeded from
  *    the run's finish hook, once its last line is shipped), a released
  *    job goes back to pending, and the last marker says how it ended,
- *    written before the lease of an ended job (see end_job).
+ *    written after the lease (see end_job).
  */
 #include "config.h"
 
@@ -329,16 +329,17 @@ on_finish(void *arg, char *err)
 
 	log_close(b);
 	b->finished = 1;
-	/* the marker before the lease, as end_job does; the heartbeat, which
-	 * writes markers too, ends first */
+	/* the heartbeat, which writes markers too, ends first; the lease,
+	 * then its marker, as end_job does */
 	heartbeat_stop(b);
-	write_status(b, &b->prog, SR_LEASE_SUCCEEDED);
 	for (tries = 0; tries < 3; tries++) {
 		if (tries > 0)
 			sr_sleep(0.5 * tries);
 		rc = sr_queue_job_end(b->ag->q, b->j, SR_LEASE_SUCCEEDED, err);
-		if (rc == SR_QUEUE_OK)
+		if (rc == SR_QUEUE_OK) {
+			write_status(b, &b->prog, SR_LEASE_SUCCEEDED);
 			return 0;
+		}
 		if (rc == SR_QUEUE_LOST)
 			return -2;
 	}
@@ -474,22 +475,21 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 	}
 	sr_lease_get_info(b->j->lease, &li);
 	if (li.state != (enum sr_lease_state)state) {
-		/* An ended job's marker goes first: an agent killed between the
-		 * two leaves a lease that a takeover ends again, where the other
-		 * order would leave a job shown running for good. A released
-		 * one is claimed again, which writes its marker anyway. */
-		if (state != SR_LEASE_RELEASED)
-			write_status(b, &b->prog, (enum sr_lease_state)state);
+		/* The lease first, the truth; the marker after it is a hint: an
+		 * agent killed between the two leaves a marker that the next
+		 * scan for dead agents' leases repairs (sr_queue_find_expired),
+		 * where the other order would leave a lease running for good
+		 * behind a marker that keeps scans from reading it. */
 		rc = sr_queue_job_end(b->ag->q, b->j, (enum sr_lease_state)state, err);
 		if (rc == SR_QUEUE_LOST) {
 			ar->lost++;
 			sr_agent_say("%s: %s", b->id, err);
 			return;
 		}
-		if (rc != SR_QUEUE_OK)
+		if (rc != SR_QUEUE_OK)	/* the marker stays running, so the scans read it */
 			sr_agent_say("warning: %s: %s (its lease expires; another agent takes it over)",
 			    b->id, err);
-		if (state == SR_LEASE_RELEASED)
+		else
 			write_status(b, &b->prog, (enum sr_lease_state)state);
 	}
 	switch (state) {
@@ -560,10 +560,10 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			sr_agent_skip_add(ag, b.id, SKIP_SECONDS);
 			ar->released++;
 		} else {
-			write_status(&b, NULL, SR_LEASE_FAILED);	/* first: see end_job */
 			rc = sr_queue_job_end(ag->q, j, SR_LEASE_FAILED, err);
 			if (rc != SR_QUEUE_OK)
 				sr_agent_say("warning: %s: %s", b.id, err);
+			write_status(&b, NULL, SR_LEASE_FAILED);	/* after: see end_job */
 			ar->failed++;
 		}
 		goto out;

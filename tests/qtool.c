@@ -12,6 +12,8 @@
  *   qtool lease STORE JOB                STATE EPOCH PID AGENT
  *   qtool cancel QUEUE ID CHECKPOINT     CHECKPOINT 0 or 1; prints done/asked/ended
  *   qtool put STORE KEY FILE             a raw object (malformed ones, for tests)
+ *   qtool status-set QUEUE ID STATE      a new status marker of ID in STATE, its
+ *                                        counts kept (a stale one, for tests)
  * Exits 0, or 1 with the error on stderr.
  */
 #include "config.h"
@@ -96,7 +98,7 @@ main(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: qtool add|add-many|status|lease|cancel|put ...\n");
+		fprintf(stderr, "usage: qtool add|add-many|status|status-set|lease|cancel|put ...\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "lease") == 0 && argc == 4) {
@@ -150,6 +152,16 @@ main(int argc, char **argv)
 	} else if (strcmp(argv[1], "status") == 0 && argc == 3) {
 		rc = sr_queue_status_list(q, status_cb, NULL, NULL, NULL, err) == 0 ? 0 :
 		    die("status", err);
+	} else if (strcmp(argv[1], "status-set") == 0 && argc == 5) {
+		struct sr_queue_status st;
+
+		if (sr_queue_status_get(q, argv[3], &st, err) != SR_QUEUE_OK ||
+		    sr_lease_state_parse(argv[4], &st.state) != 0)
+			rc = die("status-set", err);
+		else {
+			st.time = 0;
+			rc = sr_queue_status_set(q, &st, NULL, err) == 0 ? 0 : die("status-set", err);
+		}
 	} else if (strcmp(argv[1], "cancel") == 0 && argc == 5) {
 		struct sr_lease_owner by;
 		enum sr_queue_cancel how;

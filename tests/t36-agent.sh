@@ -6,7 +6,8 @@
 #    names them, the model, the queue), the claim in 3 requests, the run,
 #    the lease and the status marker at the end (succeeded, 1 attempt,
 #    GPU-seconds, the last checkpoint's step, this host), the job's output
-#    shipped to the queue (logs/ID/), every step once.
+#    shipped to the queue (logs/ID/), every step once; a marker left saying
+#    running over the ended lease is repaired by the next agent's scan.
 # 2. What an agent may claim: a CPU agent only jobs without GPUs, a 1-GPU
 #    H100 agent neither an 8-GPU job nor an A100 one, an 8-GPU one the
 #    first, --label gpu_type=A100 the second.
@@ -56,6 +57,15 @@ t_is "$("$QTOOL" lease "$Q/ckpt" a1 | awk '{print $1, $2, $4}')" "succeeded 1 $(
 t_has "$t_tmp/q/logs/a1/000000000001-0001-000000" " out step 20" "its output went to the queue (logs/a1/)"
 t_like "$t_tmp/q/logs/a1/000000000001-0001-000000" "^\\+[0-9]{4}\\.[0-9]{3} spotrun [0-9:]+  finished exit 0: 1 attempt" \
     "... with the timeline, to the run's last line"
+
+# an ended job whose status marker was left saying running (its agent
+# killed between its lease and its marker): the next scan repairs it
+"$QTOOL" status-set "$Q" a1 running
+sleep 2		# scans read leases not written for TTL / 2, as a dead holder's
+t_is "$(ag_status "$Q" a1 | awk '{print $1}')" running "(a marker left saying running over an ended lease)"
+ag_run ag1b 0 --queue "$Q" --once
+t_is "$(ag_status "$Q" a1 | awk '{print $1, $2, $3}')" "succeeded 1 1" \
+    "an agent's scan for dead agents' leases repairs it from the lease, counts kept"
 
 # 2. what an agent may claim
 printf '[job]\nname = @ID@\ncommand = true\n' > "$t_tmp/true.ini"
