@@ -40,11 +40,15 @@ struct sr_ckpt_opts {
 	 * a time; done == total once at the end of a success. May be NULL. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	int world_size;			/* save: the job's processes that wrote the
+					 * directory, recorded in the manifest
+					 * (0: not known, not recorded) */
 };
 
 struct sr_ckpt_stats {
 	uint64_t seq;			/* checkpoint sequence number */
 	long long step;			/* step the job reported (-1 if none) */
+	int world_size;			/* processes that wrote it (0 if not known) */
 	double created;			/* epoch seconds of the commit */
 	uint64_t files;
 	uint64_t chunks;

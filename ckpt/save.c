@@ -824,6 +824,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	s.m.job = sr_strdup(s.job);
 	s.m.stats.seq = s.seq;
 	s.m.stats.step = step;
+	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
 	if (walk_dir(&s, rootfd, "", err) == -1) {
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
