@@ -10,7 +10,8 @@ librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
 	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
-	runner/attempt-record.c \
+	runner/attempt-record.c runner/attempt-ranks.c runner/ranks.c runner/ranks.h \
+	runner/gpus.c runner/gpus.h \
 	runner/finished.c \
 	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
@@ -21,7 +22,8 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
-check_PROGRAMS += tests/t-supervise tests/t-joblog tests/t-progress
+check_PROGRAMS += tests/t-supervise tests/t-joblog tests/t-progress tests/t-ranks
+tests_t_ranks_SOURCES = tests/t-ranks.c tests/tap.h
 tests_t_progress_SOURCES = tests/t-progress.c tests/tap.h
 tests_t_supervise_SOURCES = tests/t-supervise.c tests/tap.h
 tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
@@ -48,5 +50,8 @@ EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
 dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.sh tests/t33-tty.sh
+# A job of several ranks (procs, one per GPU, launch = once) end to end.
+dist_check_SCRIPTS += tests/t34-ranks.sh
+EXTRA_DIST += tests/jobs/rankjob.py
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh

@@ -162,12 +162,12 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		return 0;
 	case SR_ATTEMPT_EXEC_FAILED:
 		res->outcome = SR_RUN_CANNOT_EXEC;
-		res->exec_errno = a->child.exec_errno;
-		res->code = sr_exec_code(a->child.exec_errno);
+		res->exec_errno = a->exec_errno;
+		res->code = sr_exec_code(a->exec_errno);
 		sr_run_record_end(r, a, "cannot run", res->code);
 		return 0;
 	case SR_ATTEMPT_PREEMPTED:
-		sr_run_record_end(r, a, "preempted", a->leader_done ? sr_exit_code(a->status) : -1);
+		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1);
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
 			r->vm++;
 			sr_tl(&r->tl, 1, "preempted", "next machine");
@@ -227,6 +227,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 			 * restart, the final line) goes to its log too. */
 			more = after_attempt(&r, &a, end, o, res);
 			sr_tl_set_sink(&r.tl, NULL, NULL);
+			sr_run_ranks_free(&a);
 			sr_joblog_close(a.log);
 			a.log = NULL;
 		} while (more);

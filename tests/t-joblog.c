@@ -266,6 +266,49 @@ test_long_binary(void)
 	close(eout.w);
 }
 
+/* A rank's output with a prefix: only whole lines are echoed, each after
+ * the prefix, the last partial one with a newline at the end; the log is
+ * as without a prefix. */
+static void
+test_prefix(void)
+{
+	char path[256], err[SR_ERRMAX], echo[4096], *log, *body;
+	struct pipe job, term;
+	struct sr_joblog *l;
+	size_t elen = 0, llen;
+	int bad;
+
+	snprintf(path, sizeof path, "%s/prefix.log", tmp);
+	mkpipe(&job, 1);
+	mkpipe(&term, 1);
+	l = sr_joblog_open(path, sr_mono(), err);
+	sr_joblog_set_prefix(l, "[3] ");
+	put(&job, "one\ntw", 6);
+	ok(sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w) == 1, "prefix: fed");
+	elen = drain(term.r, echo, elen, sizeof echo - 1);
+	echo[elen] = '\0';
+	is_str(echo, "[3] one\n", "prefix: a whole line echoed, the partial one held");
+	put(&job, "o\nthree", 7);
+	sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w);
+	close(job.w);
+	ok(sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w) == 0, "prefix: the stream ends");
+	close(job.r);
+	elen = drain(term.r, echo, elen, sizeof echo - 1);
+	echo[elen] = '\0';
+	is_str(echo, "[3] one\n[3] two\n[3] three\n",
+	    "prefix: each line after the prefix; the last one gets its newline");
+	sr_joblog_close(l);
+	log = read_log(path, &llen);
+	body = strip_stamps(log, llen, "^\\+[0-9]{4}\\.[0-9]{3} ", &bad);
+	is_str(body, "out one\nout two\nout three\n", "prefix: the log has no prefix");
+	is_int(bad, 0, "prefix: every log line stamped");
+	free(body);
+	free(log);
+	close(term.r);
+	close(term.w);
+	unlink(path);
+}
+
 static void
 test_edges(void)
 {
@@ -350,6 +393,7 @@ main(void)
 		sr_fatal("mkdtemp");
 	test_interleaved();
 	test_long_binary();
+	test_prefix();
 	test_edges();
 	sr_rmtree(tmp, NULL);
 	return tap_done();
