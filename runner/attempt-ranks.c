@@ -189,6 +189,7 @@ rank_ended(struct run *r, struct attempt *a, int i, int st, double now, int may_
 	if (a->status_rank < 0 && (st != 0 || a->nranks == 1)) {
 		a->status_rank = i;
 		a->status = st;
+		a->status_sent = a->sent;
 		if (may_stop && a->nranks > 1 && st != 0 && a->ndone < a->nranks && !a->stopping) {
 			left = a->nranks - a->ndone;
 			sr_run_rank_end(a, i, how, sizeof how);
@@ -199,13 +200,16 @@ rank_ended(struct run *r, struct attempt *a, int i, int st, double now, int may_
 				snprintf(why, sizeof why, "rank %d failed first (%s), so the other %d "
 				    "ranks stop", i, how, left);
 			sr_run_begin_stop_grace(r, a, why, RANK_FAIL_GRACE);
+			a->rank_stop = 1;
 		}
 	}
 	if (a->ndone == a->nranks) {
 		a->job_done = 1;
 		a->job_done_at = now;
-		if (a->status_rank < 0)
+		if (a->status_rank < 0) {
 			a->status = 0;
+			a->status_sent = a->sent;
+		}
 	}
 }
 

@@ -76,14 +76,15 @@ sr_run_killed_outside(const struct attempt *a)
 {
 	int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
 
-	return a->job_done && sig != 0 && sent_by_someone(sig) && !(a->sent & sig_bit(sig)) &&
-	    sig != req_signal_of(a);
+	return a->job_done && sig != 0 && sent_by_someone(sig) &&
+	    !(a->status_sent & sig_bit(sig)) && sig != req_signal_of(a);
 }
 
 const char *
 sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t len)
 {
 	int st = a->rank[i].status, sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	uint64_t sent = i == a->status_rank ? a->status_sent : a->sent;
 	char b[16];
 
 	if (!a->rank[i].done)
@@ -92,7 +93,7 @@ sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t len)
 		snprintf(buf, len, "exit %d", sr_exit_code(st));
 	else
 		snprintf(buf, len, "SIG%s%s", sig_name(sig, b, sizeof b),
-		    (a->sent & sig_bit(sig)) ? " from spotrun" : "");
+		    (sent & sig_bit(sig)) ? " from spotrun" : "");
 	return buf;
 }
 
@@ -132,6 +133,10 @@ say_ranks(struct run *r, struct attempt *a)
 	}
 	free(seen);
 	sr_tl(&r->tl, a->status != 0, "ranks", "%s", line);
+	if (a->status != 0 && a->rank[a->status_rank].log != NULL &&
+	    *sr_joblog_last_err(a->rank[a->status_rank].log) != '\0')
+		sr_tl(&r->tl, 1, "ranks", "rank %d's last line on stderr: %s", a->status_rank,
+		    sr_joblog_last_err(a->rank[a->status_rank].log));
 }
 
 /* The job ended before the notice's checkpoint was taken (sig: what
@@ -165,13 +170,13 @@ sr_run_job_ended(struct run *r, struct attempt *a)
 
 	if (a->nranks > 1)
 		say_ranks(r, a);
-	if (sig != 0 && sig == req_signal_of(a) && !(a->sent & sig_bit(sig))) {
+	if (sig != 0 && sig == req_signal_of(a) && !(a->status_sent & sig_bit(sig))) {
 		sr_tl(&r->tl, 1, "killed", "the job was killed by SIG%s, spotrun's checkpoint request "
 		    "signal: it does not handle it; handle SIG%s, `import spotrun` first thing "
 		    "(Python), or set signal = none in [checkpoint]", sig_name(sig, b, sizeof b),
 		    sig_name(sig, b, sizeof b));
 		return;
 	}
-	if (a->noticed && !a->stopping && !a->notice_saved)
+	if (a->noticed && (!a->stopping || a->rank_stop) && !a->notice_saved)
 		before_notice(r, a, sig);
 }

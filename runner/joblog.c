@@ -44,6 +44,7 @@ struct sr_joblog {
 	char err[SR_ERRMAX];
 	struct sr_term *term;	/* NULL: echo straight to the fd */
 	char *prefix;		/* NULL: echo the bytes as they come */
+	char last_err[SR_JOBLOG_LASTMAX];	/* the last whole line of stderr */
 };
 
 static const char *const jl_tags[] = { "out", "err" };
@@ -68,6 +69,21 @@ sr_joblog_open(const char *path, double t0, char *err)
 	l->t0 = t0;
 	l->s[0].echo_fd = l->s[1].echo_fd = -1;
 	return l;
+}
+
+/* Keep a line for a message (SR_JOBLOG_LASTMAX bytes at last): control
+ * characters (a colour's escape) as '?', not cut inside a UTF-8 sequence. */
+static void
+keep_last(char *last, const char *p, size_t len)
+{
+	size_t n = len < SR_JOBLOG_LASTMAX - 1 ? len : SR_JOBLOG_LASTMAX - 1, i;
+
+	if (n < len)
+		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
+			n--;
+	for (i = 0; i < n; i++)
+		last[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+	last[n] = '\0';
 }
 
 /* With a prefix: the line (len bytes at p) of stream i, prefixed and with
@@ -103,6 +119,8 @@ jl_line(struct sr_joblog *l, double now, int i, const char *p, size_t len)
 
 	if (i >= 0 && l->prefix != NULL)
 		jl_echo_line(l, i, p, len);
+	if (i == 1 && len > 0)
+		keep_last(l->last_err, p, len);
 	if (l->fd == -1)
 		return;
 	hn = snprintf(head, sizeof head, "+%08.3f %s ", t < 0 ? 0.0 : t, tag);
@@ -330,6 +348,12 @@ sr_joblog_set_prefix(struct sr_joblog *l, const char *prefix)
 {
 	free(l->prefix);
 	l->prefix = prefix != NULL ? sr_strdup(prefix) : NULL;
+}
+
+const char *
+sr_joblog_last_err(const struct sr_joblog *l)
+{
+	return l->last_err;
 }
 
 const char *

@@ -22,6 +22,7 @@
 struct sr_term;
 
 #define SR_JOBLOG_LINEMAX	65536
+#define SR_JOBLOG_LASTMAX	160	/* bytes kept of the last line of stderr */
 
 #define SR_JOBLOG_OUT	1
 #define SR_JOBLOG_ERR	2
@@ -62,6 +63,11 @@ void sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term);
  * as it is logged. NULL (the default): the bytes go out unchanged, as
  * they come. */
 void sr_joblog_set_prefix(struct sr_joblog *l, const char *prefix);
+
+/* The last non-empty line of the job's stderr seen so far, its first
+ * SR_JOBLOG_LASTMAX - 1 bytes ("": none), for the message of a rank that
+ * failed: what a Python job's traceback ends with. */
+const char *sr_joblog_last_err(const struct sr_joblog *l);
 
 /* The first failure to write the log ("write PATH: reason"), or NULL. */
 const char *sr_joblog_error(const struct sr_joblog *l);

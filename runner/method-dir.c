@@ -180,8 +180,9 @@ say_skipped(struct sr_method *m, const struct sr_sigcatch *sc)
 		    sc->skipped_name, more);
 	else
 		sr_tl(m->ctx.tl, 0, "request", "SIG%s sent to %d of the job's %d processes: pid %ld "
-		    "(%s)%s does not catch it; the request file alone asks it", d->signal_name,
-		    sc->sent, sc->sent + sc->skipped, (long)sc->skipped_pid, sc->skipped_name, more);
+		    "(%s)%s %s not catch it; the request file alone asks %s", d->signal_name,
+		    sc->sent, sc->sent + sc->skipped, (long)sc->skipped_pid, sc->skipped_name, more,
+		    sc->skipped > 1 ? "do" : "does", sc->skipped > 1 ? "them" : "it");
 }
 
 static int

@@ -107,6 +107,9 @@ struct attempt {
 	int exec_errno;			/* SR_ATTEMPT_EXEC_FAILED: why */
 	/* what spotrun sent the job (attempt-signal.c) */
 	uint64_t sent;			/* bit N-1: signal N, to stop it or from the user */
+	uint64_t status_sent;		/* what sent held when the job's status was
+					 * taken: a stop of the other ranks after a
+					 * death from outside must not count */
 	/* the pending request */
 	int req_pending;
 	enum sr_ckpt_reason req_reason;
@@ -127,6 +130,7 @@ struct attempt {
 	int abandoning;			/* a second one cancelled the save */
 	/* stopping the job */
 	int stopping;
+	int rank_stop;			/* because a rank failed: the job ended itself */
 	double kill_at;			/* mono */
 	double last_state_at;		/* epoch of the newest committed state, 0 = none */
 	double next_periodic;		/* mono; 0 = off */

@@ -309,6 +309,34 @@ test_prefix(void)
 	unlink(path);
 }
 
+/* The last line of stderr is kept for a failed rank's message: control
+ * characters as '?', a long one cut before a UTF-8 sequence. */
+static void
+test_last_err(void)
+{
+	char err[SR_ERRMAX], line[400];
+	struct sr_joblog *l = sr_joblog_open(NULL, sr_mono(), err);
+	struct pipe job;
+	size_t i;
+
+	mkpipe(&job, 1);
+	is_str(sr_joblog_last_err(l), "", "last stderr line: none yet");
+	put(&job, "Traceback\n\x1b[31mValueError: bad \xc3\xa9\x1b[0m\n\n", 39);
+	sr_joblog_feed(l, SR_JOBLOG_ERR, job.r, -1);
+	is_str(sr_joblog_last_err(l), "?[31mValueError: bad \xc3\xa9?[0m",
+	    "last stderr line: the last whole non-empty one, escapes as '?'");
+	for (i = 0; i < sizeof line - 1; i++)
+		line[i] = i % 2 == 0 ? '\xc3' : '\xa9';
+	line[158] = 'x';	/* byte 159 starts a sequence the cut would split */
+	line[sizeof line - 2] = '\n';
+	put(&job, line, sizeof line - 1);
+	sr_joblog_feed(l, SR_JOBLOG_ERR, job.r, -1);
+	is_int(strlen(sr_joblog_last_err(l)), 158, "a long line: cut before a split UTF-8 character");
+	close(job.w);
+	close(job.r);
+	sr_joblog_close(l);
+}
+
 static void
 test_edges(void)
 {
@@ -394,6 +422,7 @@ main(void)
 	test_interleaved();
 	test_long_binary();
 	test_prefix();
+	test_last_err();
 	test_edges();
 	sr_rmtree(tmp, NULL);
 	return tap_done();

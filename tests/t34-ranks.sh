@@ -23,7 +23,7 @@ run() {	# run NAME: spotrun run, stdout and stderr to NAME.out/.err, status in $
 left() {
 	_d="SPOTRUN_CKPT_DIR=$t_tmp/local-$1/ckpt"
 	for _p in /proc/[0-9]*; do
-		tr '\0' '\n' < "$_p/environ" 2>/dev/null | grep -qxF -- "$_d" && echo "${_p#/proc/}"
+		{ tr '\0' '\n' < "$_p/environ"; } 2>/dev/null | grep -qxF -- "$_d" && echo "${_p#/proc/}"
 	done
 }
 # envof NAME RANK VAR: what rank RANK printed for VAR (its "env ..." line).
@@ -135,4 +135,19 @@ run skew
 t_like "$t_tmp/skew.err" '^[0-9:]+  ckpt     the ranks answered at different steps \(rank 0 at 100, rank 1 at 101, rank 2 at 100\); their files do not make one checkpoint, so none is taken and the previous stays the newest: agree on the step before answering \(spotrun.torch.requested\(\) in Python, doc/python.md\)$' \
 	"ranks at different steps: refused, saying which rank was where"
 t_like "$t_tmp/skew.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, .*, 0 checkpoints$' "and nothing committed"
+
+# 44-46: SIGTERM to spotrun and every rank at once (Slurm's scancel of a job
+# step): the ranks' deaths came from outside, spotrun's own stop of the
+# others afterwards does not hide that, and the run is preempted.
+t_jobfile slurm "$job_cmd --steps 100000" "[resources]" "procs = 2" "[provider]" "name = signal" "grace = 20s"
+t_bg slurm "$SPOTRUN" run "$t_tmp/slurm.ini"
+slurm_pid=$t_last
+wait_for "$t_tmp/slurm.err" '  started  ' 10 "$slurm_pid"
+sleep 0.5
+kill -TERM "$slurm_pid" $(left slurm)
+t_wait "$slurm_pid"
+t_is "$t_rc" 75 "SIGTERM to spotrun and the ranks: preempted, exit 75" || t_show "$t_tmp/slurm.err"
+t_like "$t_tmp/slurm.err" "^[0-9:]+  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun " \
+	"the death is told as one from outside"
+t_is "$(left slurm)" "" "nothing of the job left running"
 t_done

@@ -89,6 +89,7 @@ class _State:
         self.seen: Optional[Request] = None
         self.answered: Optional[int] = None   # seq of the request done() answered
         self.warned = False
+        self.caught: Optional[signal.Signals] = None   # the request signal, when caught
 
 
 _st = _State()
@@ -345,6 +346,7 @@ def _install() -> None:
               file=sys.stderr)
         return
     atexit.register(signal.signal, sig, signal.SIG_IGN)
+    _st.caught = sig
 
 
 def __getattr__(name: str):

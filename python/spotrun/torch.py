@@ -52,7 +52,27 @@ import spotrun
 FILENAME = "spotrun-torch.pt"
 _FORMAT = "spotrun.torch/1"
 
-__all__ = ["FILENAME", "requested", "save", "load"]
+__all__ = ["FILENAME", "init_process_group", "requested", "save", "load"]
+
+
+def init_process_group(*args, **kwargs):
+    """torch.distributed.init_process_group(*args, **kwargs) with spotrun's
+    request signal held meanwhile: the rendezvous (torch 1.13's TCPStore
+    client polling for rank 0) fails with "Interrupted system call" when a
+    caught signal arrives, which a request at the start of an attempt
+    does. The signal comes once the group is up; the request file asks all
+    along. The threads the group starts keep it blocked, so it reaches the
+    main thread, where Python's handler runs."""
+    import signal
+    import torch.distributed as dist
+    sig = spotrun._st.caught
+    if sig is None:
+        return dist.init_process_group(*args, **kwargs)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+    try:
+        return dist.init_process_group(*args, **kwargs)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _dist():
