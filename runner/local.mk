@@ -53,5 +53,7 @@ dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.
 # A job of several ranks (procs, one per GPU, launch = once) end to end.
 dist_check_SCRIPTS += tests/t34-ranks.sh
 EXTRA_DIST += tests/jobs/rankjob.py
+SR_BENCH += bench/ranks.sh
+EXTRA_DIST += bench/ranks.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh
