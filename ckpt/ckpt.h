@@ -4,10 +4,18 @@
  *
  * Layout under the store, for job J:
  *   J/packs/<seq>-<rand>.tar        pax tar archives of chunk members
- *   J/manifests/<seq>.json          one per committed checkpoint (create-only)
- *   J/LATEST                        the newest committed sequence (CAS)
- * A checkpoint exists once its manifest is written and LATEST points at it.
- * An interrupted save leaves only unreferenced packs, which gc removes.
+ *   J/manifests/<seq>.json          one per checkpoint (create-only), naming
+ *                                   its parent: the one committed before it
+ *   J/LATEST                        the newest committed seq and the epoch
+ *                                   of the run that holds the job (CAS)
+ * A checkpoint is committed once LATEST points at it or at a checkpoint
+ * whose chain of parents reaches it. An interrupted save leaves only
+ * unreferenced packs and manifests off the chain, which gc removes.
+ *
+ * Fencing: a run holding the job's lease (its epoch grows with every
+ * claim) first calls sr_ckpt_fence, then saves with opts->epoch; a run
+ * whose lease was taken over (a paused VM, a partitioned network) can then
+ * commit nothing: its saves return SR_CKPT_FENCED. doc/format.md has it all.
  */
 #ifndef SR_CKPT_H
 #define SR_CKPT_H
@@ -20,6 +28,13 @@
 #define SR_CKPT_LATE	(-2)	/* the deadline passed: nothing committed */
 #define SR_CKPT_NONE	(-3)	/* restore: the job has no usable checkpoint */
 #define SR_CKPT_CANCELLED (-4)	/* *cancel became non-zero: nothing committed */
+#define SR_CKPT_FENCED	(-5)	/* LATEST carries a higher epoch than opts->epoch:
+				 * a newer run holds the job; nothing committed
+				 * (save), changed (fence) or deleted (gc) */
+
+/* gc keeps packs and manifests off the chain younger than this (seconds):
+ * a commit in flight elsewhere may still come to reference them. */
+#define SR_CKPT_GC_GRACE 600.0
 
 struct sr_ckpt_opts {
 	const char *job;		/* job name: the key prefix */
@@ -43,12 +58,22 @@ struct sr_ckpt_opts {
 	int world_size;			/* save: the job's processes that wrote the
 					 * directory, recorded in the manifest
 					 * (0: not known, not recorded) */
+	/* The fencing token of this run: the epoch of its lease (0: unfenced,
+	 * the lowest). A save writes it into the manifest and LATEST and
+	 * commits nothing over a LATEST with a higher one; gc does nothing
+	 * then. At most 9223372036854775807. */
+	uint64_t epoch;
+	/* gc's grace period in seconds (0: SR_CKPT_GC_GRACE; < 0: none, for a
+	 * job that nothing writes). A save longer than half of it checks,
+	 * before its commit, that what it wrote is still there. */
+	double gc_grace;
 };
 
 struct sr_ckpt_stats {
 	uint64_t seq;			/* checkpoint sequence number */
 	long long step;			/* step the job reported (-1 if none) */
 	int world_size;			/* processes that wrote it (0 if not known) */
+	uint64_t epoch;			/* of the run that wrote it (0: unfenced) */
 	double created;			/* epoch seconds of the commit */
 	uint64_t files;
 	uint64_t chunks;
@@ -61,8 +86,11 @@ struct sr_ckpt_stats {
 					 * during the callback), else NULL */
 };
 
-/* Snapshot dir into a new checkpoint of opts->job and commit it.
- * Returns 0 (committed; stats filled), SR_CKPT_LATE, SR_CKPT_CANCELLED or -1. */
+/* Snapshot dir into a new checkpoint of opts->job and commit it at
+ * opts->epoch. Returns 0 (committed; stats filled), SR_CKPT_LATE,
+ * SR_CKPT_CANCELLED, SR_CKPT_FENCED (a newer run holds the job: stop) or
+ * -1 (err says why; a lost race with another writer is one, and a retry
+ * may commit). */
 int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     long long step, struct sr_ckpt_stats *stats, char *err);
 
@@ -73,19 +101,44 @@ int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const cha
 int sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     struct sr_ckpt_stats *stats, char *err);
 
-/* Call fn for each committed checkpoint of job, oldest first. */
+/* Take the job over for a run of this epoch: move LATEST to it (the same
+ * seq, or "no checkpoint yet"), by compare-and-swap, before the run
+ * restores or saves anything. From then on, a run of a lower epoch can
+ * commit nothing. A LATEST at this epoch already is left as it is (0);
+ * one at a higher epoch is never lowered: SR_CKPT_FENCED, err naming it.
+ * Epoch 0 changes nothing. 0, SR_CKPT_FENCED or -1. */
+int sr_ckpt_fence(struct sr_store *st, const char *job, uint64_t epoch, char *err);
+/* sr_ckpt_fence, saying through o->log (o may be NULL; only log and
+ * log_arg are read) what every reader of LATEST warns about. */
+int sr_ckpt_fence_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    uint64_t epoch, char *err);
+
+/* Call fn for each committed checkpoint of job (LATEST's chain), oldest
+ * first. */
 int sr_ckpt_list(struct sr_store *st, const char *job,
     int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
 /* sr_ckpt_list, saying through o->log (o may be NULL; only log and
  * log_arg are read) what a restore would warn about the catalog before
- * fn is called: a garbage LATEST, or one without its newline (one line
- * starting "warning: "). */
+ * fn is called: a garbage LATEST, or one without its newline, and a
+ * chain of checkpoints that ends at a manifest that cannot say which came
+ * before it (lines starting "warning: "). */
 int sr_ckpt_list_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
     int (*fn)(const struct sr_ckpt_stats *ck, int is_latest, void *arg), void *arg, char *err);
 
-/* Keep the newest `keep` checkpoints; delete older manifests and every pack
- * no kept manifest references, and abort the job's unfinished pack uploads
- * older than a day (saves that died mid-upload; catalog.h). */
+/* Keep the newest `keep` committed checkpoints; delete older ones,
+ * manifests off the chain older than SR_CKPT_GC_GRACE, and every pack
+ * older than that which no kept manifest references; abort the job's
+ * unfinished pack uploads older than a day (saves that died mid-upload;
+ * catalog.h). Unfenced (epoch 0): SR_CKPT_FENCED, nothing deleted, on a
+ * job whose LATEST carries an epoch; sr_ckpt_gc_log takes opts. */
 int sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_bytes, char *err);
+/* sr_ckpt_gc for the run of o (may be NULL: unfenced, the default grace):
+ * fenced by o->epoch, with o->gc_grace, aborting unfinished uploads begun
+ * before the epoch time older_than, and saying through o->log how many it
+ * aborted, or as a warning why it could not (never a gc failure: the next
+ * gc tries again), and a chain that ends at a manifest that cannot say
+ * which came before it (everything below it is then kept). */
+int sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
+    double older_than, uint64_t *deleted_bytes, char *err);
 
 #endif

@@ -18,6 +18,10 @@ EXTRA_DIST += bench/codec.sh
 libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/idtab.c ckpt/idtab.h \
 	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
 	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c
+# LATEST and its epoch (fencing), the chain of committed checkpoints, the
+# listing and gc.
+libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/chain.c \
+	ckpt/chain.h ckpt/list.c ckpt/gc.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
 tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h

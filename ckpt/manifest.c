@@ -251,6 +251,14 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 	json_object_set_new(root, "version", json_integer(m->version));
 	json_object_set_new(root, "job", json_string(m->job));
 	json_object_set_new(root, "seq", uint_json(s->seq));
+	/* The chain (doc/format.md): a manifest read from an older version
+	 * and written again keeps saying nothing of it. */
+	if (m->link == SR_LINK_PARENT)
+		json_object_set_new(root, "parent", uint_json(m->parent));
+	else if (m->link == SR_LINK_NONE)
+		json_object_set_new(root, "parent", json_null());
+	if (m->link == SR_LINK_PARENT || m->link == SR_LINK_NONE)
+		json_object_set_new(root, "epoch", uint_json(s->epoch));
 	json_object_set_new(root, "step", json_integer(s->step));
 	if (s->world_size > 0)
 		json_object_set_new(root, "world_size", json_integer(s->world_size));
@@ -446,6 +454,30 @@ parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
 	return 0;
 }
 
+/* `parent` (a seq, or null) and `epoch`: m->link says what was read. A
+ * manifest without `parent` is an older version's (SR_LINK_OLD); its
+ * epoch is 0. */
+static int
+parse_link(json_t *root, struct sr_manifest *m, char *err)
+{
+	json_t *p = json_object_get(root, "parent");
+	long long v = 0;
+
+	if (p == NULL)
+		m->link = SR_LINK_OLD;
+	else if (json_is_null(p))
+		m->link = SR_LINK_NONE;
+	else if (!json_is_integer(p))
+		return sr_err(err, "parent: not an integer or null");
+	else {
+		if (get_int(root, "", "parent", 1, 0, (long long)SR_SEQ_MAX, &v, err) == -1)
+			return -1;
+		m->link = SR_LINK_PARENT;
+		m->parent = (uint64_t)v;
+	}
+	return get_uint(root, "", "epoch", 0, &m->stats.epoch, err);
+}
+
 static int
 parse_root(json_t *root, struct sr_manifest *m, char *err)
 {
@@ -464,6 +496,8 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 		return sr_err(err, "version %lld is not known (this spotrun reads version %d)",
 		    version, SR_MANIFEST_VERSION);
 	m->version = (int)version;
+	if (parse_link(root, m, err) == -1)
+		return -1;
 	if (get_str(root, "", "job", 1, &job, err) == -1 ||
 	    get_uint(root, "", "seq", 1, &s->seq, err) == -1 ||
 	    get_int(root, "", "step", 0, -1, INT64_MAX, &step, err) == -1 ||
@@ -618,6 +652,10 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	if (m->stats.seq != seq)
 		return sr_err(err, "seq: %" PRIu64 ", but the manifest is stored as checkpoint %" PRIu64,
 		    m->stats.seq, seq);
+	/* The chain runs from newer to older only: no loop can be built. */
+	if (m->link == SR_LINK_PARENT && m->parent >= seq)
+		return sr_err(err, "parent: %" PRIu64 " is not below the checkpoint's seq %" PRIu64,
+		    m->parent, seq);
 	packdir = sr_asprintf("%s/packs/", job);
 	for (i = 0; i < m->nentries && rc == 0; i++)
 		rc = check_entry(m, i, packdir, err);

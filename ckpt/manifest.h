@@ -51,12 +51,25 @@ struct sr_mentry {
 	size_t nchunks, chunks_cap;
 };
 
+/* What a manifest says of the checkpoint committed before it (its place
+ * on LATEST's chain, doc/format.md). */
+enum sr_mlink {
+	SR_LINK_UNKNOWN = 0,	/* not read: the manifest is missing, or refused
+				 * before its `parent` could be read */
+	SR_LINK_OLD,		/* no `parent`: written before the chain existed */
+	SR_LINK_NONE,		/* `parent` null: the first checkpoint of the chain */
+	SR_LINK_PARENT		/* `parent` names a seq (below its own, if valid) */
+};
+
 struct sr_manifest {
 	int version;
 	char *job;
-	/* seq, step, created, files, chunks, raw_bytes, stored_bytes,
+	/* seq, step, epoch, created, files, chunks, raw_bytes, stored_bytes,
 	 * new_bytes, reused_chunks, seconds */
 	struct sr_ckpt_stats stats;
+	enum sr_mlink link;	/* set by the parser as soon as `parent` is read,
+				 * so also for a manifest refused later */
+	uint64_t parent;	/* SR_LINK_PARENT */
 	struct sr_mentry *entries;
 	size_t nentries, entries_cap;
 	char **packs;		/* interned pack keys */
@@ -81,10 +94,12 @@ long sr_manifest_find(const struct sr_manifest *m, const char *path);
 char *sr_manifest_dump(const struct sr_manifest *m, size_t *len);
 /* Parse JSON text into m (initialised here; free it even on failure).
  * Checks structure: known version, key types, integer ranges. -1 with
- * err naming the key, e.g. `entries[3].chunks[0].offset: negative`. */
+ * err naming the key, e.g. `entries[3].chunks[0].offset: negative`.
+ * `parent` and `epoch` are read right after `version`, so that m->link
+ * is known for a manifest refused for anything else. */
 int sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err);
 /* Check what a restore relies on; job and seq are what the manifest's key
- * says. -1 with err naming the entry. */
+ * says (and a parent must be below seq). -1 with err naming the entry. */
 int sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq, char *err);
 
 /* For sr_path_check_link: 1 if path is a symlink entry of the manifest

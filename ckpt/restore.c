@@ -2,8 +2,9 @@
  * restore.c: sr_ckpt_restore, the newest usable checkpoint back into a
  * directory.
  *
- * Each candidate (LATEST, then older committed manifests) is loaded and
- * validated in full before anything is written; the tree is then built in
+ * Each candidate (LATEST, then back along its chain of parents: the older
+ * committed checkpoints) is loaded and validated in full before anything
+ * is written; the tree is then built in
  * a fresh staging directory next to the target: directories, empty files
  * (O_CREAT | O_EXCL, never through a symlink), then the chunks, then
  * symlinks, then modes and times (children before their directory). The
@@ -44,6 +45,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "chain.h"
 #include "chunkhash.h"
 #include "ckpt.h"
 #include "codec.h"
@@ -828,45 +830,42 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 {
 	struct sr_catalog cat;
 	struct sr_manifest m;
-	uint64_t *cand;
-	size_t ncand = 0, i;
+	struct sr_chain w;
+	uint64_t seq, next;
+	size_t i;
 	double t0 = sr_mono();
 	char why[SR_ERRMAX], first[SR_ERRMAX], *d;
-	int rc = -1, nbad = 0;
+	int rc = -1, nbad = 0, more;
 
 	if (sr_ckpt_job_check(opts->job, err) == -1)
 		return -1;
 	if (sr_catalog_read(st, opts->job, &cat, err) == -1)
 		return sr_err_prefix(err, "restore %s", opts->job);
-	if (cat.n == 0 && cat.latest_state != SR_LATEST_OK) {
+	if ((cat.n == 0 && cat.latest.state != SR_LATEST_OK) ||
+	    cat.latest.state == SR_LATEST_NONE) {
 		sr_catalog_free(&cat);
 		sr_err(err, "restore %s: no checkpoint", opts->job);
 		return SR_CKPT_NONE;
 	}
 	sr_catalog_warn(opts, &cat);
-	/* Newest first; LATEST itself even when its manifest is not listed,
-	 * so that its absence is reported. */
-	cand = sr_calloc(cat.ncommitted + 1, sizeof *cand);
-	if (cat.latest_state == SR_LATEST_OK &&
-	    (cat.ncommitted == 0 || cat.seqs[cat.ncommitted - 1] != cat.latest))
-		cand[ncand++] = cat.latest;
-	for (i = cat.ncommitted; i > 0; i--)
-		cand[ncand++] = cat.seqs[i - 1];
-	sr_catalog_free(&cat);
 
 	d = sr_strdup(dir);
 	for (i = strlen(d); i > 1 && d[i - 1] == '/'; i--)
 		d[i - 1] = '\0';
 	sweep_staging(opts, d);
 	first[0] = '\0';
-	for (i = 0; i < ncand; i++) {
+	/* Newest first along LATEST's chain (chain.h): LATEST itself even
+	 * when its manifest is not listed, so that its absence is reported;
+	 * each next candidate is what the failed one names as its parent. */
+	sr_chain_begin(&w, opts->job, &cat);
+	for (more = sr_chain_next(&w, &seq); more; seq = next) {
 		enum try_rc trc;
 		why[0] = '\0';
-		trc = try_one(st, opts, d, cand[i], &m, why);
+		trc = try_one(st, opts, d, seq, &m, why);
 		if (trc == TRY_OK) {
 			if (stats != NULL) {
 				*stats = m.stats;
-				stats->seq = cand[i];
+				stats->seq = seq;
 				stats->new_bytes = 0;
 				stats->seconds = sr_mono() - t0;
 			}
@@ -874,6 +873,7 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 			rc = 0;
 			break;
 		}
+		sr_chain_follow(&w, &m);
 		sr_manifest_free(&m);
 		if (trc == TRY_CANCELLED) {
 			sr_err(err, "restore %s: cancelled", opts->job);
@@ -881,25 +881,28 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 			break;
 		}
 		if (trc == TRY_LOCAL) {
-			sr_err(err, "restore %s: checkpoint %" PRIu64 ": %s", opts->job, cand[i], why);
+			sr_err(err, "restore %s: checkpoint %" PRIu64 ": %s", opts->job, seq, why);
 			break;
 		}
 		if (nbad++ == 0)
-			snprintf(first, sizeof first, "checkpoint %" PRIu64 ": %s", cand[i], why);
-		if (i + 1 < ncand)
+			snprintf(first, sizeof first, "checkpoint %" PRIu64 ": %s", seq, why);
+		if ((more = sr_chain_next(&w, &next)))
 			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; falling back to checkpoint %" PRIu64,
-			    cand[i], why, cand[i + 1]);
-		else
-			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; no older checkpoint", cand[i], why);
+			    seq, why, next);
+		else {
+			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; no older checkpoint", seq, why);
+			if (w.note[0] != '\0')
+				sr_ckpt_say(opts, "%s", w.note);
+		}
 	}
-	if (rc == -1 && nbad > 0 && i == ncand) {
+	if (rc == -1 && nbad > 0 && !more) {
 		if (nbad > 1)
 			sr_err(err, "restore %s: no usable checkpoint; %s (and %d older ones failed too)",
 			    opts->job, first, nbad - 1);
 		else
 			sr_err(err, "restore %s: %s", opts->job, first);
 	}
+	sr_catalog_free(&cat);
 	free(d);
-	free(cand);
 	return rc;
 }

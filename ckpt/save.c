@@ -12,8 +12,9 @@
  * copies out of the page cache, the hashing and the encoding run on every
  * worker at once, and the one serial thread only writes the pack. Memory is
  * bounded by SAVE_MEM whatever the size of the tree. Then the manifest is
- * written create-only and LATEST advanced by compare-and-swap; until both
- * are done, nothing a reader trusts has changed.
+ * written create-only, naming as its parent the checkpoint LATEST held, and
+ * LATEST advanced by compare-and-swap at the run's epoch (fence.h); until
+ * both are done, nothing a reader trusts has changed.
  */
 #include "config.h"
 
@@ -34,8 +35,10 @@
 #include "catalog.h"
 #include "chunkhash.h"
 #include "ckpt.h"
+#include "chain.h"
 #include "codec.h"
 #include "fault.h"
+#include "fence.h"
 #include "idtab.h"
 #include "manifest.h"
 #include "pack.h"
@@ -109,6 +112,14 @@ struct saver {
 	/* packs */
 	struct sr_pack *pack;
 	int members;			/* written by this save */
+	char **own;			/* the packs this save committed */
+	double *own_at;			/* when (sr_mono) */
+	size_t nown, own_cap;
+	/* the commit */
+	char manifest_etag[SR_ETAG_MAX];
+	double manifest_at;		/* when it was written (sr_mono) */
+	double half_grace;		/* gc's grace / 2: older things are checked */
+	int gone;			/* something it wrote or reuses is gone: refused */
 	time_t mtime;
 	uint64_t raw_done, raw_total;
 	double progress_at;		/* sr_ckpt_progress's last call */
@@ -299,9 +310,10 @@ load_previous(struct saver *s, const struct sr_catalog *c)
 	size_t i, k, np, nids = 0;
 	char *ok;
 
-	if (c->ncommitted == 0)
+	/* The chain's head only: gc keeps its packs while it is LATEST, and
+	 * a lost race that moves it makes the commit check them again. */
+	if (!sr_chain_head(c, &pseq))
 		return;
-	pseq = c->seqs[c->ncommitted - 1];
 	if (sr_catalog_load(s->st, s->job, pseq, &s->prev, err) != 0) {
 		sr_ckpt_say(s->o, "warning: checkpoint %" PRIu64 " cannot be read (%s): storing every"
 		    " chunk again", pseq, err);
@@ -513,6 +525,29 @@ submit(struct saver *s, struct slot *sl)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* Commit the current pack and remember it (own packs are checked before
+ * the commit when the save outlived half of gc's grace). */
+static int
+pack_done(struct saver *s, char *err)
+{
+	char *key = sr_strdup(sr_pack_key(s->pack));
+	int rc = sr_pack_commit(s->pack, err);
+
+	s->pack = NULL;
+	if (rc != 0) {
+		free(key);
+		return -1;
+	}
+	if (s->nown == s->own_cap) {
+		s->own_cap = s->own_cap ? s->own_cap * 2 : 8;
+		s->own = sr_reallocarray(s->own, s->own_cap, sizeof *s->own);
+		s->own_at = sr_reallocarray(s->own_at, s->own_cap, sizeof *s->own_at);
+	}
+	s->own[s->nown] = key;
+	s->own_at[s->nown++] = sr_mono();
+	return 0;
+}
+
 /* Append a new chunk to the current pack, starting one if needed. */
 static int
 store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
@@ -543,12 +578,8 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 	c->clen = sl->clen;
 	c->xf = sl->xf;
 	s->m.stats.new_bytes += sl->clen;
-	if (sr_pack_size(s->pack) >= s->pack_size) {
-		int rc = sr_pack_commit(s->pack, err);
-		s->pack = NULL;
-		if (rc != 0)
-			return -1;
-	}
+	if (sr_pack_size(s->pack) >= s->pack_size)
+		return pack_done(s, err);
 	return 0;
 }
 
@@ -709,21 +740,138 @@ chunk_files(struct saver *s, int rootfd, char *err)
 		if ((rc = drain_one(s, err)) != 0)
 			return rc;
 	}
-	if (s->pack != NULL) {
-		rc = sr_pack_commit(s->pack, err);
-		s->pack = NULL;
-		if (rc != 0)
-			return -1;
-	}
+	if (s->pack != NULL)
+		return pack_done(s, err);
 	return 0;
 }
 
 /* ---- commit ---- */
 
+/* Whether key is still there (a HEAD): 0, or -1 with err saying it went. */
 static int
-commit(struct saver *s, char *err)
+still_there(struct saver *s, const char *key, const char *what, double age, char *err)
 {
+	struct sr_object_info info;
+	char why[SR_ERRMAX];
+	int rc = sr_store_head(s->st, key, &info, why);
+
+	if (rc == 0)
+		return 0;
+	if (rc == SR_STORE_NOTFOUND) {
+		s->gone = 1;
+		return sr_err(err, "%s %s is gone after %.0f s (a gc elsewhere took it for "
+		    "garbage: this save outlived half of gc's grace period of %.0f s); nothing "
+		    "committed", what, key, age, 2 * s->half_grace);
+	}
+	return sr_err(err, "check %s %s: %s", what, key, why);
+}
+
+/* A gc elsewhere keeps what it has not seen committed only while it is
+ * younger than its grace period: what this save wrote longer ago than
+ * half of that is checked before it is committed (nothing is, for a save
+ * and a commit as quick as they should be). */
+static int
+check_own(struct saver *s, int manifest_too, char *err)
+{
+	double now = sr_mono();
+	size_t i;
+
+	if (s->half_grace <= 0)
+		return 0;
+	for (i = 0; i < s->nown; i++) {
+		if (now - s->own_at[i] > s->half_grace &&
+		    still_there(s, s->own[i], "pack", now - s->own_at[i], err) == -1)
+			return -1;
+	}
+	if (manifest_too && now - s->manifest_at > s->half_grace) {
+		char *key = sr_ckpt_manifest_key(s->job, s->seq);
+		int rc = still_there(s, key, "manifest", now - s->manifest_at, err);
+
+		free(key);
+		return rc;
+	}
+	return 0;
+}
+
+/* Whether pack is one of this save's own. */
+static int
+is_own(const struct saver *s, const char *pack)
+{
+	size_t i;
+
+	for (i = 0; i < s->nown; i++) {
+		if (strcmp(s->own[i], pack) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * sr_latest_advance lost a race to a commit below this one: the manifest
+ * must name what LATEST holds now as its parent (so that the chain keeps
+ * every commit), and the packs it reuses from the checkpoint it was based
+ * on must still be there: another writer's retention may have dropped
+ * that checkpoint meanwhile. The manifest is this save's alone (its key
+ * was created by this save), so rewriting it races with nobody.
+ */
+static int
+rebase(void *arg, const struct sr_latest *now, char *err)
+{
+	struct saver *s = arg;
+	enum sr_mlink link = s->m.link;
+	uint64_t parent = s->m.parent;
 	char *key, *text;
+	size_t i, len;
+	int rc;
+
+	if (now->state == SR_LATEST_OK) {
+		link = SR_LINK_PARENT;
+		parent = now->seq;
+	} else if (now->state == SR_LATEST_NONE)
+		link = SR_LINK_NONE;
+	if (check_own(s, 1, err) == -1)
+		return -1;
+	if (link == s->m.link && parent == s->m.parent)
+		return 0;
+	for (i = 0; i < s->m.npacks; i++) {
+		if (is_own(s, s->m.packs[i]) || still_there(s, s->m.packs[i], "pack", 0, err) == 0)
+			continue;
+		if (s->gone)
+			sr_err(err, "pack %s, which checkpoint %" PRIu64 " reuses, was deleted while it "
+			    "was saved (by the retention of another writer); nothing committed",
+			    s->m.packs[i], s->seq);
+		return -1;
+	}
+	s->m.link = link;
+	s->m.parent = parent;
+	text = sr_manifest_dump(&s->m, &len);
+	key = sr_ckpt_manifest_key(s->job, s->seq);
+	rc = sr_store_put(s->st, key, text, len, SR_PUT_MATCH, s->manifest_etag, s->manifest_etag,
+	    err);
+	free(text);
+	free(key);
+	if (rc != 0)
+		return sr_err_prefix(err, "rebase checkpoint %" PRIu64 " on %" PRIu64, s->seq, parent);
+	return 0;
+}
+
+/* Take the manifest back: nothing was committed. */
+static void
+drop_manifest(struct saver *s)
+{
+	char *key = sr_ckpt_manifest_key(s->job, s->seq), derr[SR_ERRMAX];
+
+	if (sr_store_delete(s->st, key, derr) != 0)
+		sr_ckpt_say(s->o, "warning: %s", derr);
+	free(key);
+}
+
+/* Write the manifest (create-only), then move LATEST to it. */
+static int
+commit(struct saver *s, const struct sr_catalog *cat, char *err)
+{
+	struct sr_latest now;
+	char *key, *text, why[SR_ERRMAX];
 	size_t len;
 	int rc;
 
@@ -732,10 +880,22 @@ commit(struct saver *s, char *err)
 	key = sr_ckpt_manifest_key(s->job, s->seq);
 	if ((rc = check_stop(s, err)) != 0)
 		goto out;
+	if ((rc = check_own(s, 0, err)) != 0) {
+		sr_err_prefix(err, "save %s", s->job);
+		goto out;
+	}
 	sr_fault("ckpt-manifest");
-	rc = sr_store_put(s->st, key, text, len, SR_PUT_CREATE, NULL, NULL, err);
+	rc = sr_store_put(s->st, key, text, len, SR_PUT_CREATE, NULL, s->manifest_etag, err);
+	s->manifest_at = sr_mono();
 	if (rc == SR_STORE_EXISTS) {
-		rc = sr_err(err, "checkpoint seq %" PRIu64 " was committed by another writer", s->seq);
+		/* Another writer has this seq: a newer run, or a peer. */
+		if (sr_latest_read(s->st, s->job, &now, why) == 0 &&
+		    sr_latest_epoch(&now) > s->o->epoch) {
+			rc = sr_latest_fenced(err, "nothing committed", s->job, now.epoch);
+			sr_err_prefix(err, "save %s", s->job);
+		} else
+			rc = sr_err(err, "checkpoint seq %" PRIu64 " was committed by another writer",
+			    s->seq);
 		goto out;
 	}
 	if (rc != 0) {
@@ -744,13 +904,21 @@ commit(struct saver *s, char *err)
 	}
 	sr_fault("ckpt-pointer");
 	if ((rc = check_stop(s, err)) != 0) {
-		char derr[SR_ERRMAX];
-		/* Not committed until LATEST moves: take the manifest back so
-		 * that a later commit does not adopt it either. */
-		if (sr_store_delete(s->st, key, derr) != 0)
-			sr_ckpt_say(s->o, "warning: %s", derr);
+		/* Not committed until LATEST moves: take the manifest back. */
+		drop_manifest(s);
 		goto out;
 	}
+	if ((rc = check_own(s, 1, err)) == 0)
+		rc = sr_latest_advance(s->st, s->job, s->seq, s->o->epoch, &cat->latest, rebase, s,
+		    err);
+	/* Refused for sure (not a store error, after which the swap may have
+	 * landed): off the chain for ever, so taken back. */
+	if (rc == SR_CKPT_FENCED || rc == SR_CATALOG_OVERTAKEN || s->gone)
+		drop_manifest(s);
+	if (rc == SR_CATALOG_OVERTAKEN)
+		rc = -1;
+	if (rc != 0)
+		sr_err_prefix(err, "save %s", s->job);
 out:
 	free(text);
 	free(key);
@@ -769,6 +937,10 @@ saver_free(struct saver *s)
 	sr_manifest_free(&s->prev);
 	sr_idtab_free(s->prev_ids);
 	sr_idtab_free(s->new_ids);
+	while (s->nown > 0)
+		free(s->own[--s->nown]);
+	free(s->own);
+	free(s->own_at);
 }
 
 int
@@ -800,6 +972,10 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		return sr_err(err, "save %s: chunk size %zu is outside [%zu, %zu]", s.job,
 		    s.chunk_size, MIN_CHUNK, SR_CODEC_MAX_CHUNK);
 	s.mtime = time(NULL);
+	s.half_grace = (opts->gc_grace == 0 ? SR_CKPT_GC_GRACE : opts->gc_grace) / 2;
+	if (opts->epoch > SR_EPOCH_MAX)
+		return sr_err(err, "save %s: epoch %" PRIu64 " is above %llu", s.job, opts->epoch,
+		    SR_EPOCH_MAX);
 
 	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd == -1)
@@ -812,11 +988,17 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		goto out;
 	}
 	sr_catalog_warn(opts, &cat);
+	/* A newer run holds the job: not a byte uploaded. */
+	if (sr_latest_epoch(&cat.latest) > opts->epoch) {
+		rc = sr_latest_fenced(err, "nothing committed", s.job, cat.latest.epoch);
+		sr_err_prefix(err, "save %s", s.job);
+		goto out;
+	}
 	s.seq = 0;
 	if (cat.n > 0)
 		s.seq = cat.seqs[cat.n - 1] + 1;
-	if (cat.latest_state == SR_LATEST_OK && cat.latest + 1 > s.seq)
-		s.seq = cat.latest + 1;
+	if (cat.latest.state == SR_LATEST_OK && cat.latest.seq + 1 > s.seq)
+		s.seq = cat.latest.seq + 1;
 	if (s.seq > SR_SEQ_MAX) {
 		rc = sr_err(err, "save %s: sequence numbers exhausted", s.job);
 		goto out;
@@ -825,6 +1007,8 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	s.m.stats.seq = s.seq;
 	s.m.stats.step = step;
 	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
+	s.m.stats.epoch = opts->epoch;
+	s.m.link = sr_chain_head(&cat, &s.m.parent) ? SR_LINK_PARENT : SR_LINK_NONE;
 	if (walk_dir(&s, rootfd, "", err) == -1) {
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
@@ -853,12 +1037,8 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
-	if ((rc = commit(&s, err)) != 0)
+	if ((rc = commit(&s, &cat, err)) != 0)
 		goto out;
-	if ((rc = sr_catalog_set_latest(st, s.job, s.seq, &cat, err)) != 0) {
-		sr_err_prefix(err, "save %s", s.job);
-		goto out;
-	}
 	s.m.stats.seconds = sr_mono() - t0;
 	sr_ckpt_progress(opts, &s.progress_at, s.raw_total, s.raw_total);
 	if (stats != NULL)

@@ -7,8 +7,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
+#include "util.h"
 
 static int
 cmd_help_exec(const struct sr_args *a)
@@ -30,7 +32,11 @@ cmd_help_exec(const struct sr_args *a)
 
 		e = sr_cmd_table[i];
 		syn = sr_args_synopsis(&e->args);
-		printf("  %-6s %-34s %s\n", e->name, syn, e->summary);
+		if (strlen(syn) > 34) {	/* one line a command: its options are in its help */
+			free(syn);
+			syn = sr_asprintf("[options] %s", e->args.operands);
+		}
+		printf("  %-7s %-34s %s\n", e->name, syn, e->summary);
 		free(syn);
 	}
 	printf("\n'spotrun help COMMAND' or 'spotrun COMMAND --help' shows a command's options.\n"

@@ -18,6 +18,12 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_run_entry,
 	&sr_cmd_check_entry,
 	&sr_cmd_ls_entry,
+	&sr_cmd_submit_entry,
+	&sr_cmd_status_entry,
+	&sr_cmd_logs_entry,
+	&sr_cmd_cancel_entry,
+	&sr_cmd_requeue_entry,
+	&sr_cmd_retry_entry,
 	&sr_cmd_cloud_init_entry,
 	&sr_cmd_help_entry,
 	NULL

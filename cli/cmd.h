@@ -15,11 +15,13 @@
  * own code passes through `run` unchanged when the job ran. */
 #define SR_EXIT_USAGE		64	/* bad command line (EX_USAGE) */
 #define SR_EXIT_BADSPEC		65	/* invalid job file (EX_DATAERR) */
+#define SR_EXIT_NOINPUT		66	/* no such job or sweep in the queue (EX_NOINPUT) */
 #define SR_EXIT_SOFTWARE	70	/* internal error (EX_SOFTWARE) */
 #define SR_EXIT_UNAVAILABLE	69	/* this machine lacks what the job needs (EX_UNAVAILABLE) */
 #define SR_EXIT_OSERR		71	/* system error: fork, pipe, ... (EX_OSERR) */
 #define SR_EXIT_IOERR		74	/* store or checkpoint I/O failed (EX_IOERR) */
 #define SR_EXIT_PREEMPTED	75	/* preempted, checkpoint committed (EX_TEMPFAIL) */
+#define SR_EXIT_CONFIG		78	/* the settings file is wrong (EX_CONFIG) */
 
 struct sr_cmd_entry {
 	const char *name;
@@ -37,6 +39,12 @@ extern const struct sr_cmd_entry sr_cmd_check_entry;
 extern const struct sr_cmd_entry sr_cmd_ls_entry;
 extern const struct sr_cmd_entry sr_cmd_cloud_init_entry;
 extern const struct sr_cmd_entry sr_cmd_help_entry;
+extern const struct sr_cmd_entry sr_cmd_submit_entry;
+extern const struct sr_cmd_entry sr_cmd_status_entry;
+extern const struct sr_cmd_entry sr_cmd_logs_entry;
+extern const struct sr_cmd_entry sr_cmd_cancel_entry;
+extern const struct sr_cmd_entry sr_cmd_requeue_entry;
+extern const struct sr_cmd_entry sr_cmd_retry_entry;
 
 /* NULL-terminated table of every command. */
 extern const struct sr_cmd_entry *const sr_cmd_table[];

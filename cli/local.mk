@@ -9,15 +9,33 @@ libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/
 	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
 	cli/cmd-ls.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
+# The fleet's commands on the queue (doc/fleet.md): submit, status, logs,
+# cancel, requeue and retry, one file each; what they share: the user's
+# settings file (settings.c), where the queue is and opening it (fleet.c,
+# also the agent's), the status markers read once (fleet-index.c), their
+# arguments as job ids (fleet-target.c); a submission's plan
+# (submit-jobs.c); status's grouping and its JSON (status-view.c,
+# status-json.c).
+libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-cancel.c \
+	cli/cmd-requeue.c cli/settings.c cli/settings.h cli/fleet.c cli/fleet.h \
+	cli/fleet-index.c cli/fleet-index.h cli/fleet-target.c cli/fleet-target.h \
+	cli/submit-jobs.c cli/submit-jobs.h cli/status-view.c cli/status-view.h \
+	cli/status-json.c
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh
+# Where the queue and the prices are (fleet.c, settings.c): the order, the
+# settings file's faults; the fleet's commands end to end are
+# tests/t92-fleet-cmds.sh and t93-fleet-s3.sh (tests/local.mk).
+check_PROGRAMS += tests/t-fleet-conf
+tests_t_fleet_conf_SOURCES = tests/t-fleet-conf.c tests/tap.h
+tests_t_fleet_conf_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 # `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
 # The agent's unit has one template, dist/spotrun-agent.service.in, built
 # into the binary (cli/cloudinit-unit.c, generated) and installed by
 # dist/local.mk.
 libcli_a_SOURCES += cli/cmd-cloud-init.c cli/cloudinit.c cli/cloudinit.h
-nodist_libcli_a_SOURCES = cli/cloudinit-unit.c
+nodist_libcli_a_SOURCES += cli/cloudinit-unit.c
 CLEANFILES += cli/cloudinit-unit.c
 cli/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-aux/text-to-c
 	$(AM_V_GEN)$(MKDIR_P) cli && \

@@ -31,17 +31,23 @@ sr_target_store_url(const char *s)
 	return url;
 }
 
+int
+sr_target_is_file(const char *arg)
+{
+	struct stat sb;
+	size_t len = strlen(arg);
+
+	return (stat(arg, &sb) == 0 && S_ISREG(sb.st_mode)) ||
+	    (len > 4 && strcmp(arg + len - 4, ".ini") == 0);
+}
+
 enum sr_target_result
 sr_target_resolve(const char *arg, const char *store, struct sr_target *t)
 {
 	char err[SR_ERRMAX];
-	struct stat sb;
-
-	size_t len = strlen(arg);
 
 	memset(t, 0, sizeof *t);
-	if ((stat(arg, &sb) == 0 && S_ISREG(sb.st_mode)) ||
-	    (len > 4 && strcmp(arg + len - 4, ".ini") == 0)) {
+	if (sr_target_is_file(arg)) {
 		if (sr_jobfile_load(arg, &t->js) != SR_JOBFILE_OK)
 			return SR_TARGET_BAD_FILE;
 		t->name = t->js->name;

@@ -1,8 +1,8 @@
 /*
  * target.h: what a command that looks at a job's objects in the store is
  * pointed at: a job file (its name and store), or a job NAME in the store
- * given with -s, else in the default store. `ls` uses it; status, logs and
- * cancel will.
+ * given with -s, else in the default store. `ls` uses it; the fleet's
+ * commands (fleet-target.h) take a job file the same way.
  */
 #ifndef SR_TARGET_H
 #define SR_TARGET_H
@@ -32,6 +32,11 @@ enum sr_target_result {
 };
 enum sr_target_result sr_target_resolve(const char *arg, const char *store, struct sr_target *t);
 void sr_target_free(struct sr_target *t);
+
+/* Whether a command's argument names a job file rather than a job: an
+ * existing regular file, or any name ending in .ini (so that a mistyped
+ * file name is reported as a missing file, not looked up as a job). */
+int sr_target_is_file(const char *arg);
 
 /* A store as given on the command line, as a URL (malloc'd): a URL
  * (anything with "://") is kept as it is; a plain path is a directory

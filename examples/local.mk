@@ -1,11 +1,12 @@
 # examples/local.mk: example jobs, shipped in the tarball (run by
 # tests/t60-quickstart.sh, tests/t61-pytorch.sh, t65-pytorch-ranks.sh, under Slurm by
 # tests/t90-slurm.sh, and as a Kubernetes pod would run them by
-# tests/t91-kubernetes.sh). quickstart/ and pytorch/ link spotrun ->
+# tests/t91-kubernetes.sh; sweep.ini, the quickstart as a sweep, is submitted by
+# tests/t92-fleet-cmds.sh). quickstart/ and pytorch/ link spotrun ->
 # ../../python/spotrun: Python searches the script's own directory first, so
 # the examples import the tree's module, run by hand or by a spotrun that is
 # not installed; slurm/ and kubernetes/ run quickstart/train.py.
-EXTRA_DIST += examples/quickstart.ini examples/quickstart/train.py \
+EXTRA_DIST += examples/quickstart.ini examples/sweep.ini examples/quickstart/train.py \
 	examples/quickstart/spotrun \
 	examples/pytorch/job.ini examples/pytorch/train.py examples/pytorch/spotrun \
 	examples/pytorch/ddp.ini examples/pytorch/ddp.py \

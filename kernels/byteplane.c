@@ -280,57 +280,81 @@ join4_avx2(const uint8_t *const p[4], size_t m, uint8_t *dst)
 	return i;
 }
 
-static int
-have_avx2(void)
-{
-	return __builtin_cpu_supports("avx2");
-}
 #endif /* SR_BP_X86 */
 
+/* The instruction set to run: the one asked for if the CPU has it, else
+ * the best it has. */
+static enum sr_bp_isa
+pick_isa(enum sr_bp_isa isa)
+{
+#ifdef SR_BP_X86
+	int avx2 = __builtin_cpu_supports("avx2");
+
+	if (isa == SR_BP_ISA_SCALAR || isa == SR_BP_ISA_SSE2)
+		return isa;
+	return avx2 ? SR_BP_ISA_AVX2 : SR_BP_ISA_SSE2;
+#else
+	(void)isa;
+	return SR_BP_ISA_SCALAR;
+#endif
+}
+
 static void
-split2(const uint8_t *src, size_t m, uint8_t *dst)
+split2(const uint8_t *src, size_t m, uint8_t *dst, enum sr_bp_isa isa)
 {
 	uint8_t *p0 = dst, *p1 = dst + m;
 	size_t i = 0;
 
 #ifdef SR_BP_X86
-	i = have_avx2() ? split2_avx2(src, m, p0, p1) : split2_sse2(src, m, p0, p1);
+	if (isa == SR_BP_ISA_AVX2)
+		i = split2_avx2(src, m, p0, p1);
+	else if (isa == SR_BP_ISA_SSE2)
+		i = split2_sse2(src, m, p0, p1);
 #endif
 	split2_scalar(src, i, m, p0, p1);
 }
 
 static void
-join2(const uint8_t *src, size_t m, uint8_t *dst)
+join2(const uint8_t *src, size_t m, uint8_t *dst, enum sr_bp_isa isa)
 {
 	const uint8_t *p0 = src, *p1 = src + m;
 	size_t i = 0;
 
 #ifdef SR_BP_X86
-	i = have_avx2() ? join2_avx2(p0, p1, m, dst) : join2_sse2(p0, p1, m, dst);
+	if (isa == SR_BP_ISA_AVX2)
+		i = join2_avx2(p0, p1, m, dst);
+	else if (isa == SR_BP_ISA_SSE2)
+		i = join2_sse2(p0, p1, m, dst);
 #endif
 	join2_scalar(p0, p1, i, m, dst);
 }
 
 static void
-split4(const uint8_t *src, size_t m, uint8_t *dst)
+split4(const uint8_t *src, size_t m, uint8_t *dst, enum sr_bp_isa isa)
 {
 	uint8_t *const p[4] = { dst, dst + m, dst + 2 * m, dst + 3 * m };
 	size_t i = 0;
 
 #ifdef SR_BP_X86
-	i = have_avx2() ? split4_avx2(src, m, p) : split4_sse2(src, m, p);
+	if (isa == SR_BP_ISA_AVX2)
+		i = split4_avx2(src, m, p);
+	else if (isa == SR_BP_ISA_SSE2)
+		i = split4_sse2(src, m, p);
 #endif
 	split4_scalar(src, i, m, p);
 }
 
 static void
-join4(const uint8_t *src, size_t m, uint8_t *dst)
+join4(const uint8_t *src, size_t m, uint8_t *dst, enum sr_bp_isa isa)
 {
 	const uint8_t *const p[4] = { src, src + m, src + 2 * m, src + 3 * m };
 	size_t i = 0;
 
 #ifdef SR_BP_X86
-	i = have_avx2() ? join4_avx2(p, m, dst) : join4_sse2(p, m, dst);
+	if (isa == SR_BP_ISA_AVX2)
+		i = join4_avx2(p, m, dst);
+	else if (isa == SR_BP_ISA_SSE2)
+		i = join4_sse2(p, m, dst);
 #endif
 	join4_scalar(p, i, m, dst);
 }
@@ -338,7 +362,8 @@ join4(const uint8_t *src, size_t m, uint8_t *dst)
 /* Both directions share the shape: the kernels for widths 2 and 4 or the
  * generic one on the whole elements, then the n % width tail copied raw. */
 static void
-transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join)
+transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join,
+    enum sr_bp_isa isa)
 {
 	size_t m, body;
 
@@ -351,10 +376,10 @@ transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join)
 		body = 0;
 		break;
 	case 2:
-		(join ? join2 : split2)(src, m, dst);
+		(join ? join2 : split2)(src, m, dst, pick_isa(isa));
 		break;
 	case 4:
-		(join ? join4 : split4)(src, m, dst);
+		(join ? join4 : split4)(src, m, dst, pick_isa(isa));
 		break;
 	default:
 		(join ? join_generic : split_generic)(src, m, width, dst);
@@ -367,11 +392,25 @@ transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join)
 void
 sr_byteplane_split(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
 {
-	transpose(src, n, width, dst, 0);
+	transpose(src, n, width, dst, 0, SR_BP_ISA_BEST);
 }
 
 void
 sr_byteplane_join(const uint8_t *src, size_t n, unsigned width, uint8_t *dst)
 {
-	transpose(src, n, width, dst, 1);
+	transpose(src, n, width, dst, 1, SR_BP_ISA_BEST);
+}
+
+void
+sr_byteplane_split_isa(const uint8_t *src, size_t n, unsigned width, uint8_t *dst,
+    enum sr_bp_isa isa)
+{
+	transpose(src, n, width, dst, 0, isa);
+}
+
+void
+sr_byteplane_join_isa(const uint8_t *src, size_t n, unsigned width, uint8_t *dst,
+    enum sr_bp_isa isa)
+{
+	transpose(src, n, width, dst, 1, isa);
 }

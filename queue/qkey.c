@@ -241,7 +241,7 @@ sr_queue_pending_fits(const struct sr_queue_pending *p, int gpus, const char *gp
 	return gpu_type != NULL && strcasecmp(p->gpu_type, gpu_type) == 0;
 }
 
-/* ---- index/ID~EPOCH~T~STATE~ATTEMPTS~PREEMPTIONS~USED~LOST~COST~STEP~HOST ---- */
+/* ---- index/ID~EPOCH~T~STATE~ATTEMPTS~PREEMPTIONS~USED~LOST~COST~ONDEMAND~STEP~HOST ---- */
 
 int
 sr_qkey_index(const struct sr_queue_status *s, char *key, size_t len, char *err)
@@ -254,32 +254,49 @@ sr_qkey_index(const struct sr_queue_status *s, char *key, size_t len, char *err)
 		return -1;
 	if (s->epoch < 0 || s->epoch > 999999999999LL || ms < 0 || ms > 9999999999999LL ||
 	    (unsigned)s->state >= SR_LEASE_NSTATES || s->attempts < 0 || s->preemptions < 0 ||
-	    s->gpu_seconds < 0 || s->lost_gpu_seconds < 0 || !(s->cost >= 0) || s->cost > 1e12)
+	    s->gpu_seconds < 0 || s->lost_gpu_seconds < 0 || !(s->cost >= 0) || s->cost > 1e12 ||
+	    !(s->on_demand_cost >= 0) || s->on_demand_cost > 1e12)
 		return sr_err(err, "job %s: a status field is out of range (epoch %lld, time %.3f, "
-		    "attempts %d, preemptions %d, GPU-seconds %lld/%lld, cost %g)", s->id,
-		    (long long)s->epoch, s->time, s->attempts, s->preemptions,
-		    (long long)s->gpu_seconds, (long long)s->lost_gpu_seconds, s->cost);
+		    "attempts %d, preemptions %d, GPU-seconds %lld/%lld, cost %g, on demand %g)",
+		    s->id, (long long)s->epoch, s->time, s->attempts, s->preemptions,
+		    (long long)s->gpu_seconds, (long long)s->lost_gpu_seconds, s->cost,
+		    s->on_demand_cost);
 	if (s->step >= 0)
 		snprintf(step, sizeof step, "%lld", (long long)s->step);
-	n = snprintf(key, len, INDEX "%s~%012lld~%013lld~%s~%d~%d~%lld~%lld~%.4f~%s~%s", s->id,
-	    (long long)s->epoch, ms, sr_lease_state_name(s->state), s->attempts, s->preemptions,
-	    (long long)s->gpu_seconds, (long long)s->lost_gpu_seconds, s->cost, step,
-	    enc(s->host, SR_QUEUE_HOST_MAX, host, sizeof host));
+	n = snprintf(key, len, INDEX "%s~%012lld~%013lld~%s~%d~%d~%lld~%lld~%.4f~%.4f~%s~%s",
+	    s->id, (long long)s->epoch, ms, sr_lease_state_name(s->state), s->attempts,
+	    s->preemptions, (long long)s->gpu_seconds, (long long)s->lost_gpu_seconds, s->cost,
+	    s->on_demand_cost, step, enc(s->host, SR_QUEUE_HOST_MAX, host, sizeof host));
 	if (n < 0 || (size_t)n >= len)
 		return sr_err(err, "job %s: its status marker's key is too long", s->id);
 	return 0;
 }
 
+/* A sum of dollars as the marker writes it (digits and a '.'): 0, or -1. */
+static int
+dollars(const struct field *f, double *out)
+{
+	char word[32], *end;
+	size_t i;
+
+	if (copy(f, word, sizeof word) == -1 || word[0] < '0' || word[0] > '9')
+		return -1;
+	for (i = 0; word[i] != '\0'; i++)
+		if ((word[i] < '0' || word[i] > '9') && word[i] != '.')
+			return -1;
+	*out = strtod(word, &end);
+	return *end == '\0' ? 0 : -1;
+}
+
 int
 sr_qkey_index_parse(const char *key, struct sr_queue_status *s, char *err)
 {
-	struct field f[11];
-	char word[32], *end;
+	struct field f[12];
+	char word[32];
 	long long v;
-	size_t i;
 
 	memset(s, 0, sizeof *s);
-	if (strncmp(key, INDEX, strlen(INDEX)) != 0 || split(key + strlen(INDEX), f, 11) == -1)
+	if (strncmp(key, INDEX, strlen(INDEX)) != 0 || split(key + strlen(INDEX), f, 12) == -1)
 		goto bad;
 	if (copy(&f[0], s->id, sizeof s->id) == -1 || sr_lease_job_check(s->id, NULL) == -1)
 		goto bad;
@@ -303,25 +320,19 @@ sr_qkey_index_parse(const char *key, struct sr_queue_status *s, char *err)
 	if (num(&f[7], 0, INT64_MAX / 16, &v) == -1)
 		goto bad;
 	s->lost_gpu_seconds = v;
-	if (copy(&f[8], word, sizeof word) == -1 || word[0] < '0' || word[0] > '9')
-		goto bad;
-	for (i = 0; word[i] != '\0'; i++)
-		if ((word[i] < '0' || word[i] > '9') && word[i] != '.')
-			goto bad;
-	s->cost = strtod(word, &end);
-	if (*end != '\0')
+	if (dollars(&f[8], &s->cost) == -1 || dollars(&f[9], &s->on_demand_cost) == -1)
 		goto bad;
 	s->step = -1;
-	if (f[9].n > 0) {
-		if (num(&f[9], 0, INT64_MAX / 16, &v) == -1)
+	if (f[10].n > 0) {
+		if (num(&f[10], 0, INT64_MAX / 16, &v) == -1)
 			goto bad;
 		s->step = v;
 	}
-	if (dec(f[10].s, f[10].n, s->host, sizeof s->host) == -1)
+	if (dec(f[11].s, f[11].n, s->host, sizeof s->host) == -1)
 		goto bad;
 	snprintf(s->key, sizeof s->key, "%s", key);
 	return 0;
 bad:
 	return sr_err(err, "status marker %.200s: not a key of the form index/ID~EPOCH~TIME~"
-	    "STATE~ATTEMPTS~PREEMPTIONS~USED~LOST~COST~STEP~HOST", key);
+	    "STATE~ATTEMPTS~PREEMPTIONS~USED~LOST~COST~ONDEMAND~STEP~HOST", key);
 }

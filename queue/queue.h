@@ -231,6 +231,8 @@ struct sr_queue_status {
 	int attempts, preemptions;
 	int64_t gpu_seconds, lost_gpu_seconds;	/* used, and lost to preemptions */
 	double cost;			/* dollars, to 1/10000 */
+	double on_demand_cost;		/* what the same machine time would have cost
+					 * on demand (the saving is the difference) */
 	int64_t step;			/* last checkpoint's step (-1: none) */
 	char host[SR_QUEUE_HOST_MAX + 1];
 	char key[SR_QUEUE_KEY_MAX];	/* the marker's key (out) */

@@ -134,7 +134,9 @@ start_save(struct run *r, struct attempt *a, long long step)
 	a->save_reason = a->req_reason;
 	a->save_state_at = sr_now();
 	a->notice_saved |= a->req_reason == SR_REASON_NOTICE;
+	sr_run_record_arm(r, a, a->req_reason != SR_REASON_NOTICE);
 	if (r->method->ops->save(r->method, step, deadline, err) == -1) {
+		r->note.armed = 0;
 		sr_tl(&r->tl, 1, "error", "%s", err);
 		return;
 	}
@@ -194,6 +196,7 @@ sr_run_method_news(struct run *r, struct attempt *a)
 		return;
 	a->saving = 0;
 	was_notice = a->save_reason == SR_REASON_NOTICE;
+	sr_run_record_disarm(r, a);
 	report_save(r, a, &res);
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;

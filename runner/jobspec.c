@@ -498,6 +498,7 @@ finish(struct sr_js_parse *p)
 		    strcmp(js->workdir, "/") == 0 ? "" : js->workdir, js->name);
 	if (js->store == NULL && p->key_line[ks] == 0)
 		js->store = sr_default_store();
+	js->store_line = p->key_line[ks];
 
 	if (js->backoff > js->backoff_max && p->key_line[kbm] != 0)
 		sr_js_error(p, p->key_line[kbm], "backoff_max = %s is shorter than backoff = %s; "

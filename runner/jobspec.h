@@ -65,6 +65,8 @@ struct sr_jobspec {
 	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */
 	double interval;	/* seconds; 0 = no periodic checkpoints (default 0) */
 	char *store;		/* URL; default file://$XDG_DATA_HOME/spotrun */
+	int store_line;		/* where the file sets it; 0: not set (the default; a
+				 * submitted job's is then its queue's Q/ckpt) */
 	char *local_dir;	/* default <workdir>/.spotrun/<name> */
 	int request_signal;	/* default SIGUSR1; 0 = none (marker file only) */
 	double write_timeout;	/* seconds the job has to write a periodic one (default 10m) */

@@ -331,6 +331,8 @@ saver_main(void *arg)
 	d->res.err[0] = '\0';
 	d->res.rc = sr_ckpt_save(m->ctx.st, &d->opts, m->ctx.ckpt_dir, d->step, &d->res.stats,
 	    d->res.err);
+	if (d->res.rc == 0 && m->ctx.on_commit != NULL)
+		m->ctx.on_commit(m->ctx.on_commit_arg, &d->res.stats);
 	(void)!write(d->pipe[1], &b, 1);
 	return NULL;
 }

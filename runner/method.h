@@ -100,6 +100,13 @@ struct sr_method_ctx {
 	struct sr_term *term;		/* where a progress line goes (term.h) */
 	const struct sr_ckpt_opts *copts;	/* the job's checkpoint settings */
 	const char *ckpt_dir;		/* SPOTRUN_CKPT_DIR: the job's own files */
+	/* Called on the method's own thread (never the supervisor's loop)
+	 * right after each commit and before the method reports the save
+	 * (saved): for store writes that must follow a commit without
+	 * holding the loop, such as the attempt's record (a machine that dies
+	 * after a commit then still shows it). NULL: none. */
+	void (*on_commit)(void *arg, const struct sr_ckpt_stats *stats);
+	void *on_commit_arg;
 };
 
 struct sr_method;

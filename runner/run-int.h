@@ -69,6 +69,16 @@ struct run {
 	int last_save_rc;		/* how the last save ended (sr_ckpt_result.rc) */
 	long long newest_seq, newest_step;	/* the newest checkpoint: restored or
 					 * committed in this run; -1 none, unknown */
+	/* The record as it is to read once the running save commits, written
+	 * by the method's thread (attempt-record.c); armed by the loop before
+	 * the save starts, read back by it after the save ended. */
+	struct sr_record_note {
+		int armed;
+		struct sr_store *st;
+		const char *job;
+		struct sr_attempt_record rec;
+		char err[SR_ERRMAX];	/* a failed write, for the loop to say */
+	} note;
 };
 
 /* How an attempt ended. */
@@ -218,6 +228,13 @@ const char *sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t le
  * rewritten as it ends; a failure is a warning, never the job's end. */
 void sr_run_record_start(struct run *r, struct attempt *a, long long step);
 void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code);
+/* Before a save starts: arm the record's rewrite on commit (not for a
+ * notice's save, whose stop must not wait for it: the record's end follows
+ * at once). After it ended: say what the rewrite could not write. The
+ * method's on_commit hook, with the attempt's note as its arg. */
+void sr_run_record_arm(struct run *r, struct attempt *a, int armed);
+void sr_run_record_disarm(struct run *r, struct attempt *a);
+void sr_run_record_on_commit(void *arg, const struct sr_ckpt_stats *stats);
 
 /* finished.c */
 /* Mark the job finished with the newest checkpoint it has now. */

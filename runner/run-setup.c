@@ -126,6 +126,8 @@ make_method(struct run *r, char *err)
 	ctx.term = r->term;
 	ctx.copts = &r->copts;
 	ctx.ckpt_dir = r->ckpt_dir;
+	ctx.on_commit = sr_run_record_on_commit;
+	ctx.on_commit_arg = &r->note;
 	return sr_method_new(r->js->mode, &ctx, &r->method, err);
 }
 

@@ -16,10 +16,13 @@
  *    in an [env] at the end. It parses back (sr_jobspec_parse, same
  *    directory) to the trial's spec. This is what `spotrun submit` puts in
  *    the queue as Q/jobs/ID/spec.ini (doc/fleet.md).
- * Ids come from the content, so that the same file submitted twice is
- * known: the sweep's id is the first 16 hex digits of the SHA-256 of the
- * job file's bytes (`sha256sum FILE | cut -c1-16`), a trial's is the
- * sweep's id, '.', and the trial's number (5b3c0e1f2a4d6e8f.03).
+ * Content ids: the sweep's is the first 16 hex digits of the SHA-256 of
+ * the job file's bytes (`sha256sum FILE | cut -c1-16`), a trial's is the
+ * sweep's id, '.', and the trial's number (5b3c0e1f2a4d6e8f.03); each
+ * trial's job file names the sweep's in its header, so that any change to
+ * the file shows in every trial. The queue knows a trial by its name
+ * (NAME.NNN, what users type), and `spotrun submit` tells the same file
+ * submitted again from a changed one by comparing the trials' job files.
  *
  * The job file parser validates all of it (jobspec-sweep.c), so a spec
  * that loaded without errors expands without any.

@@ -341,7 +341,9 @@ lock_store(struct fstore *fs, int how, char *err)
 {
 	int fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 
-	if (fd == -1 && errno == ENOENT && mkdirat(fs->rootfd, TMP_DIR, 0777) == 0)
+	/* .tmp/ made by another thread or process between the two calls is fine */
+	if (fd == -1 && errno == ENOENT && (mkdirat(fs->rootfd, TMP_DIR, 0777) == 0 ||
+	    errno == EEXIST))
 		fd = openat(fs->rootfd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd == -1)
 		return sr_errno(err, "open lock file %s/%s", fs->root, LOCK_FILE);

@@ -4,9 +4,15 @@
  * runs it and the figures go to doc/benchmarks.md.
  *
  * Data: N(0, 0.02) values (Box-Muller on a seeded xorshift generator), as
- * bf16 (rounded to nearest even) and as fp32. One thread: MB/s per core.
+ * bf16 (rounded to nearest even) and as fp32; or the files named, real
+ * training state (bench/compress.sh), each as NAME=FILE:WIDTH[,PREVIOUS]:
+ * the codec and zstd on it, the per-byte-plane entropy bound at WIDTH, and
+ * with PREVIOUS (the same state some steps earlier) the XOR delta against
+ * it, chunk by chunk, with what restoring through it costs. One thread:
+ * MB/s per core.
  *
  *   bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] [-z zstd-level]
+ *               [NAME=FILE:WIDTH[,PREVIOUS] ...]
  */
 #include "config.h"
 
@@ -209,8 +215,110 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] "
-	    "[-z zstd-level]\n");
+	    "[-z zstd-level] [NAME=FILE:WIDTH[,PREVIOUS] ...]\n");
 	exit(2);
+}
+
+/* The order-0 entropy of each byte plane at width w, chunk by chunk as the
+ * codec sees them, as a ratio of the raw size: what entropy coding each
+ * chunk's planes one byte at a time can reach. */
+static double
+plane_bound(const uint8_t *data, size_t n, size_t chunk, unsigned w)
+{
+	size_t (*count)[256] = sr_malloc(w * sizeof *count), off, m, i;
+	double bits = 0;
+	unsigned k, v;
+
+	for (off = 0; off < n; off += chunk) {
+		const uint8_t *p = data + off;
+		size_t len = n - off < chunk ? n - off : chunk;
+
+		m = len / w;
+		memset(count, 0, w * sizeof *count);
+		for (i = 0; i < m * w; i++)
+			count[i % w][p[i]]++;
+		for (k = 0; k < w; k++)
+			for (v = 0; v < 256; v++)
+				if (count[k][v] != 0)
+					bits -= count[k][v] * log2((double)count[k][v] / m);
+		bits += 8.0 * (len - m * w);	/* the tail, raw */
+	}
+	free(count);
+	return n == 0 ? 1 : bits / 8 / (double)n;
+}
+
+static uint8_t *
+load(const char *path, size_t *n)
+{
+	char err[SR_ERRMAX], *buf;
+
+	if (sr_read_file(path, (size_t)4 << 30, &buf, n, err) == -1)
+		sr_fatal("%s", err);
+	return (uint8_t *)buf;
+}
+
+/*
+ * One file of real state: the codec and zstd, the entropy bound and, given
+ * the previous state, the XOR delta. A delta chunk restores by decoding it,
+ * decoding the previous checkpoint's chunk (or having it) and XORing the
+ * two: the cost is timed as the XOR pass plus both decodes.
+ */
+static void
+bench_file(const char *arg, size_t chunk, int level, int zlevel, int reps)
+{
+	char *spec = sr_strdup(arg), *eq = strchr(spec, '='), *colon, *comma;
+	struct result rc, rz, rx, rp;
+	uint8_t *data, *prev = NULL, *x;
+	size_t n, pn = 0, i;
+	unsigned w;
+	double bound, t, best = 1e9;
+	int r;
+
+	if (eq == NULL || (colon = strrchr(eq, ':')) == NULL)
+		usage();
+	*eq = *colon = '\0';
+	if ((comma = strchr(colon + 1, ',')) != NULL)
+		*comma = '\0';
+	w = (unsigned)atoi(colon + 1);
+	if (w < 1 || w > 16)
+		usage();
+	data = load(eq + 1, &n);
+	bound = plane_bound(data, n, chunk, w);
+	bench_codec(data, n, chunk, level, reps, &rc);
+	bench_zstd(data, n, chunk, zlevel, reps, &rz);
+	printf("%s (%s, %.1f MiB, width %u):\n", spec, eq + 1, n / 1048576.0, w);
+	printf("  spotrun codec:  ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s"
+	    "  (chunks: %d none, %d plane2, %d plane4)\n", rc.ratio, rc.enc_mbs,
+	    rc.dec_mbs, rc.xf[SR_XF_NONE], rc.xf[SR_XF_PLANE2], rc.xf[SR_XF_PLANE4]);
+	printf("  zstd -%d:        ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s\n",
+	    zlevel, rz.ratio, rz.enc_mbs, rz.dec_mbs);
+	printf("  byte-plane entropy bound (order 0 per chunk, width %u): %.4f\n", w, bound);
+	if (comma != NULL) {
+		prev = load(comma + 1, &pn);
+		if (pn != n)
+			sr_fatal("%s: %zu bytes, %s has %zu", eq + 1, n, comma + 1, pn);
+		x = sr_malloc(n);
+		for (r = 0; r < reps; r++) {
+			t = sr_mono();
+			for (i = 0; i < n; i++)
+				x[i] = data[i] ^ prev[i];
+			t = sr_mono() - t;
+			if (t < best)
+				best = t;
+		}
+		bench_codec(x, n, chunk, level, reps, &rx);
+		bench_codec(prev, n, chunk, level, reps, &rp);
+		printf("  XOR delta against %s: ratio %.4f (%.1f%% %s than the plain %.4f); "
+		    "restore through it %4.0f MB/s (decode the delta %.0f, the previous %.0f, "
+		    "XOR %.0f MB/s) against %4.0f MB/s plain\n", comma + 1, rx.ratio,
+		    100 * fabs(1 - rx.ratio / rc.ratio), rx.ratio < rc.ratio ? "smaller" : "larger",
+		    rc.ratio, n / 1e6 / (n / 1e6 / rx.dec_mbs + n / 1e6 / rp.dec_mbs + best),
+		    rx.dec_mbs, rp.dec_mbs, n / best / 1e6, rc.dec_mbs);
+		free(x);
+		free(prev);
+	}
+	free(data);
+	free(spec);
 }
 
 int
@@ -246,6 +354,13 @@ main(int argc, char **argv)
 		usage();
 	size <<= 20;
 	chunk <<= 20;
+	if (optind < argc) {
+		printf("codec: real state, %zu MiB chunks, level %d, best of %d, one thread\n",
+		    chunk >> 20, level, reps);
+		for (; optind < argc; optind++)
+			bench_file(argv[optind], chunk, level, zlevel, reps);
+		return 0;
+	}
 	data = sr_malloc(size);
 	printf("codec: %zu MiB, %zu MiB chunks, level %d, best of %d, one thread\n",
 	    size >> 20, chunk >> 20, level, reps);

@@ -8,7 +8,10 @@
  *  - written into the store as the newest checkpoint and restored: restore
  *    returns 0, SR_CKPT_NONE or -1 (never anything else), and nothing is
  *    created, changed or removed outside the target directory.
- * Deterministic: the seed is fixed, so a failure is reproducible.
+ * The manifest mutated is the job's second (seq 1, saved at epoch 7), so
+ * that its `parent` (0) and `epoch` are mutated too; the restore then
+ * walks the chain from it. Deterministic: the seed is fixed, so a failure
+ * is reproducible.
  */
 #include "config.h"
 
@@ -41,6 +44,7 @@ static const char *const hostile[] = {
 	"2147483648", "1e308", "null", "[]", "{}", "\"\"", "\".\"", "\"a//b\"", "0",
 	"\"symlink\"", "\"dir\"", "\"plane4\"", "true", "\"\\u0000\"", "9007199254740993",
 	"\"../\"", "\"job/packs/../../x.tar\"", "4294967296",
+	"1", "9999999999", "10000000000", "9223372036854775807", "1.0",
 };
 
 /* One mutation of text (len bytes) into a new malloc'd buffer. */
@@ -133,7 +137,7 @@ main(void)
 	size_t len, i;
 	uint64_t seed = 0x5107F00DULL;
 	int parse_ok = 0, parse_refused = 0, silent = 0, restored = 0, refused = 0, bad_rc = 0;
-	int escaped = 0;
+	int escaped = 0, link_refused = 0;
 
 	src = tu_path(root, "src");
 	tu_mkdir(root, "src", 0755);
@@ -153,10 +157,15 @@ main(void)
 	o.level = 1;
 	o.threads = 1;
 	err[0] = '\0';
-	ok(sr_ckpt_save(store, &o, src, 3, &st, err) == 0, "a real checkpoint to mutate %s", err);
+	o.epoch = 7;
+	i = sr_ckpt_fence(store, "fz", 7, err) == 0 && sr_ckpt_save(store, &o, src, 2, &st, err) == 0
+	    && sr_ckpt_save(store, &o, src, 3, &st, err) == 0 && st.seq == 1;
+	ok(i, "a real checkpoint to mutate, the second of the chain %s", i ? "" : err);
 	err[0] = '\0';
-	ok(sr_store_get(store, "fz/manifests/0000000000.json", 1 << 20, (void **)&text, &len, NULL,
+	ok(sr_store_get(store, "fz/manifests/0000000001.json", 1 << 20, (void **)&text, &len, NULL,
 	    err) == 0, "its manifest %s", err);
+	ok(strstr(text, "\"parent\": 0,") != NULL && strstr(text, "\"epoch\": 7,") != NULL,
+	    "... names its parent and epoch");
 
 	for (i = 0; i < ROUNDS_PARSE; i++) {
 		struct sr_manifest m;
@@ -166,7 +175,7 @@ main(void)
 		err[0] = '\0';
 		if (sr_manifest_parse(mt, ml, &m, err) == 0) {
 			err[0] = '\0';
-			if (sr_manifest_validate(&m, "fz", 0, err) == 0)
+			if (sr_manifest_validate(&m, "fz", 1, err) == 0)
 				parse_ok++;
 			else if (err[0] == '\0')
 				silent++;
@@ -180,10 +189,13 @@ main(void)
 				parse_refused++;
 			sr_manifest_free(&m);	/* the contract: free it even on failure */
 		}
+		link_refused += strncmp(err, "parent: ", 8) == 0 || strncmp(err, "epoch: ", 7) == 0;
 		free(mt);
 	}
 	ok(silent == 0, "every refused manifest says why (%d accepted, %d refused, %d silent)",
 	    parse_ok, parse_refused, silent);
+	ok(link_refused > 0, "mutations of parent and epoch are refused for them (%d)",
+	    link_refused);
 	ok(parse_refused > ROUNDS_PARSE / 2, "most mutations are refused (%d of %d)", parse_refused,
 	    ROUNDS_PARSE);
 
@@ -197,7 +209,7 @@ main(void)
 		char *mt = mutate(text, len, &seed, &ml), *names;
 		int rc;
 
-		if (sr_store_put(store, "fz/manifests/0000000000.json", mt, ml, SR_PUT_OVERWRITE, NULL,
+		if (sr_store_put(store, "fz/manifests/0000000001.json", mt, ml, SR_PUT_OVERWRITE, NULL,
 		    NULL, err) != 0)
 			sr_fatal("%s", err);
 		free(mt);

@@ -216,8 +216,38 @@ test_roundtrip(void)
 	is_str(err, "job: \"job1\", but the manifest is stored under job \"job2\"", "its message");
 	ok(sr_manifest_validate(&n, "job1", 8, err) == -1, "wrong seq refused");
 	is_str(err, "seq: 7, but the manifest is stored as checkpoint 8", "its message");
+	/* the chain: what an older version wrote says nothing of it, a new
+	 * manifest names its parent (or null) and its epoch */
+	is_int(n.link, SR_LINK_OLD, "no parent written: an older version's manifest (SR_LINK_OLD)");
+	ok(strstr(text, "\"parent\"") == NULL && strstr(text, "\"epoch\"") == NULL,
+	    "... and dumped again without parent or epoch");
 	free(text);
 	free(text2);
+	sr_manifest_free(&n);
+	m.link = SR_LINK_PARENT;
+	m.parent = 6;
+	m.stats.epoch = 9223372036854775807ULL;
+	text = sr_manifest_dump(&m, &len);
+	ok(strstr(text, "\n \"seq\": 7,\n \"parent\": 6,\n \"epoch\": 9223372036854775807,\n")
+	    != NULL, "parent and epoch written after seq");
+	ok(sr_manifest_parse(text, len, &n, err) == 0 && n.link == SR_LINK_PARENT && n.parent == 6 &&
+	    n.stats.epoch == 9223372036854775807ULL, "... and parsed back %s", err);
+	ok(sr_manifest_validate(&n, "job1", 7, err) == 0, "... a parent below the seq validates %s",
+	    err);
+	ok(sr_manifest_validate(&n, "job1", 6, err) == -1, "a parent at the seq is refused");
+	is_str(err, "seq: 7, but the manifest is stored as checkpoint 6", "... (first: the seq)");
+	n.stats.seq = 6;
+	ok(sr_manifest_validate(&n, "job1", 6, err) == -1 && strcmp(err, "parent: 6 is not below "
+	    "the checkpoint's seq 6") == 0, "... then: %s", err);
+	free(text);
+	sr_manifest_free(&n);
+	m.link = SR_LINK_NONE;
+	m.stats.epoch = 0;
+	text = sr_manifest_dump(&m, &len);
+	ok(strstr(text, "\n \"parent\": null,\n \"epoch\": 0,\n") != NULL &&
+	    sr_manifest_parse(text, len, &n, err) == 0 && n.link == SR_LINK_NONE,
+	    "the first of a chain: \"parent\": null, read back as SR_LINK_NONE");
+	free(text);
 	sr_manifest_free(&n);
 	sr_manifest_free(&m);
 }

@@ -190,7 +190,7 @@ test_add(struct sr_queue *q)
 	    "pending/09999~1764560000000~train.003~1-8~H100~q~0~", "... its pending marker: "
 	    "priority (inverted), submit time, id, GPUs, GPU type, store, no lease yet");
 	is_str(keys(q, "index/", out, sizeof out),
-	    "index/train.003~000000000000~1764560000000~queued~0~0~0~0~0.0000~~",
+	    "index/train.003~000000000000~1764560000000~queued~0~0~0~0~0.0000~0.0000~~",
 	    "... its status marker: queued, nothing run");
 	s = qu_get(sr_queue_store(q), "jobs/train.003/spec.ini", NULL);
 	is_str(s, spec, "... the spec as given");
@@ -613,7 +613,8 @@ test_status(struct sr_queue *q, int many)
 {
 	struct sr_queue_status s = { .id = "st", .epoch = 7, .time = T0 + 0.123,
 		.state = SR_LEASE_RUNNING, .attempts = 3, .preemptions = 2, .gpu_seconds = 7200,
-		.lost_gpu_seconds = 360, .cost = 1.23456, .step = 4500, .host = "ip 10/0~1" };
+		.lost_gpu_seconds = 360, .cost = 1.23456, .on_demand_cost = 4.5, .step = 4500,
+		.host = "ip 10/0~1" };
 	struct sr_queue_status g, s2;
 	struct sr_queue_counts c0, d;
 	struct count cnt = { .sorted = 1 };
@@ -623,12 +624,13 @@ test_status(struct sr_queue *q, int many)
 	int i, stale = -1, bad = -1, nbad = 0;
 
 	su_rc_is(sr_queue_status_set(q, &s, "", err), SR_QUEUE_OK, err, "write a status marker");
-	is_str(s.key, "index/st~000000000007~1764560000123~running~3~2~7200~360~1.2346~4500~"
-	    "ip%2010%2F0%7E1", "... its key: every field, the host percent-encoded");
+	is_str(s.key, "index/st~000000000007~1764560000123~running~3~2~7200~360~1.2346~4.5000~"
+	    "4500~ip%2010%2F0%7E1", "... its key: every field, the host percent-encoded");
 	su_rc_is(sr_queue_status_get(q, "st", &g, err), SR_QUEUE_OK, err, "read it back");
 	ok(g.epoch == 7 && fabs(g.time - (T0 + 0.123)) < 1e-6 && g.state == SR_LEASE_RUNNING &&
 	    g.attempts == 3 && g.preemptions == 2 && g.gpu_seconds == 7200 &&
-	    g.lost_gpu_seconds == 360 && fabs(g.cost - 1.2346) < 1e-9 && g.step == 4500 &&
+	    g.lost_gpu_seconds == 360 && fabs(g.cost - 1.2346) < 1e-9 &&
+	    fabs(g.on_demand_cost - 4.5) < 1e-9 && g.step == 4500 &&
 	    strcmp(g.host, "ip 10/0~1") == 0, "... every field");
 	snprintf(old, sizeof old, "%s", s.key);
 	s2 = s;
@@ -638,7 +640,8 @@ test_status(struct sr_queue *q, int many)
 	s2.step = -1;
 	su_rc_is(sr_queue_status_set(q, &s2, old, err), SR_QUEUE_OK, err, "a transition");
 	is_str(keys(q, "index/st~", out, sizeof out),
-	    "index/st~000000000007~1764560005000~released~3~3~7200~360~1.2346~~ip%2010%2F0%7E1",
+	    "index/st~000000000007~1764560005000~released~3~3~7200~360~1.2346~4.5000~~"
+	    "ip%2010%2F0%7E1",
 	    "... the new marker replaces the old (no step: empty)");
 	s.time = T0 + 9;
 	s.epoch = 8;

@@ -241,7 +241,9 @@ count_cb(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
  * device (a symlink to /dev/null) as LATEST, a manifest or a pack. A FIFO
  * without a writer used to block the open forever (the restore and `ls`
  * hung); now each is refused at once with a message naming the key and
- * the file, and a restore falls back past a bad manifest or pack.
+ * the file. A restore falls back past a bad pack; LATEST's manifest, which
+ * then cannot name its parent, ends the chain of committed checkpoints
+ * (the warning says how to restore an older one, and that works).
  */
 static void
 test_special_files(const char *storedir)
@@ -293,19 +295,39 @@ test_special_files(const char *storedir)
 		free(want);
 		special_undo(storedir, "sp/LATEST");
 
+		/* LATEST's manifest: it cannot name its parent, so the chain of
+		 * committed checkpoints ends there (doc/format.md) */
 		special_make(storedir, "sp/manifests/0000000001.json", kind);
 		tu_log_clear(&lg);
 		rc = restore_into("sp", dst, &s, err);
-		ok(rc == 0 && s.seq == 0, "manifest 1 is %s: the restore falls back to 0 %s", what, err);
-		line = sr_asprintf("checkpoint 1: get sp/manifests/0000000001.json: %s/sp/manifests/"
-		    "0000000001.json is %s, not a regular file: the file store keeps objects as "
-		    "regular files; remove it; falling back to checkpoint 0", storedir, what);
-		ok(lg.n == 1 && strcmp(lg.lines[0], line) == 0, "manifest 1 is %s: said once: %s",
-		    what, lg.n > 0 ? lg.lines[0] : "(nothing)");
-		free(line);
+		line = sr_asprintf("get sp/manifests/0000000001.json: %s/sp/manifests/0000000001.json"
+		    " is %s, not a regular file: the file store keeps objects as regular files; "
+		    "remove it", storedir, what);
+		want = sr_asprintf("restore sp: checkpoint 1: %s", line);
+		is_int(rc, -1, "manifest 1 is %s: the restore fails at once", what);
+		is_str(err, want, "manifest 1 is %s: the message names the key and the file", what);
+		free(want);
+		want = sr_asprintf("checkpoint 1: %s; no older checkpoint", line);
+		ok(lg.n == 2 && strcmp(lg.lines[0], want) == 0 && strcmp(lg.lines[1], "warning: "
+		    "checkpoint 1 of sp cannot say which checkpoint came before it: the chain of "
+		    "committed checkpoints ends there, and the 1 older manifest listed is not "
+		    "restored (to restore one, write its number into sp/LATEST)") == 0,
+		    "manifest 1 is %s: said, and that checkpoint 0 is not reached: %s | %s", what,
+		    lg.n > 0 ? lg.lines[0] : "(nothing)", lg.n > 1 ? lg.lines[1] : "(nothing)");
+		free(want);
 		n = 0;
-		ok(sr_ckpt_list(st, "sp", count_cb, &n, err) == 0 && n == 1,
-		    "manifest 1 is %s: listed are the others (%d)", what, n);
+		want = sr_asprintf("list checkpoints of sp: %s", line);
+		ok(sr_ckpt_list(st, "sp", count_cb, &n, err) == -1 && n == 0,
+		    "manifest 1 is %s: the listing fails at once", what);
+		is_str(err, want, "manifest 1 is %s: its message", what);
+		free(want);
+		free(line);
+		/* the way out the warning names */
+		sr_store_put(st, "sp/LATEST", "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err);
+		rc = restore_into("sp", dst, &s, err);
+		ok(rc == 0 && s.seq == 0, "manifest 1 is %s: with 0 written into LATEST, 0 restores %s",
+		    what, err);
+		sr_store_put(st, "sp/LATEST", "1\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err);
 		special_undo(storedir, "sp/manifests/0000000001.json");
 
 		special_make(storedir, pack, kind);
@@ -338,6 +360,163 @@ test_special_files(const char *storedir)
 	free(dir);
 	free(src);
 	free(dst);
+}
+
+/* A manifest doc of job hj, seq 0, with the top-level members extra. */
+static void
+hostile_top(const char *label, const char *extra, const char *want)
+{
+	char *e = file_entry("f"), *doc;
+
+	doc = sr_asprintf("{\"version\":1,\"job\":\"hj\",\"seq\":0,%s,\"entries\":[%s]}", extra,
+	    e);
+	hostile_doc(label, doc, want);
+	free(doc);
+	free(e);
+}
+
+/* Replace manifest seq of job hc by its text with the member key's value
+ * replaced (or, with value NULL, the member dropped). */
+static void
+hc_edit(uint64_t seq, const char *key, const char *value)
+{
+	char *mkey = sr_ckpt_manifest_key("hc", seq), *k = sr_asprintf("\n \"%s\": ", key), err[SR_ERRMAX];
+	char *text, *p, *end, *out;
+	size_t len;
+
+	if (sr_store_get(st, mkey, 1 << 20, (void **)&text, &len, NULL, err) != 0 ||
+	    (p = strstr(text, k)) == NULL)
+		sr_fatal("hc_edit %s %s: %s", mkey, key, err);
+	end = strchr(p + 1, '\n');
+	if (value == NULL)
+		out = sr_asprintf("%.*s%s", (int)(p - text), text, end);
+	else
+		out = sr_asprintf("%.*s%s%s,%s", (int)(p - text), text, k, value, end);
+	if (sr_store_put(st, mkey, out, strlen(out), SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
+		sr_fatal("%s", err);
+	free(out);
+	free(text);
+	free(k);
+	free(mkey);
+}
+
+/*
+ * The chain's members (doc/format.md): `parent` and `epoch` of a wrong
+ * type, out of range or naming a parent that is not below the manifest
+ * are refused with exact messages; a refused manifest whose parent could
+ * be read falls back to that parent; one whose parent could not be read,
+ * or that closes a loop, ends the chain, saying what it leaves below.
+ */
+static void
+test_chain_fields(void)
+{
+	char *src = tu_path(top, "hc-src"), err[SR_ERRMAX] = "", *line;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	int i, rc;
+
+	/* the target as the setup left it (the fallbacks above restored) */
+	tu_rmtree(target);
+	mkdir(target, 0755);
+	tu_write(target, "old", "old data", 8);
+	ok(untouched(), "chain fields: set up");
+	hostile_top("parent as a string", "\"parent\":\"3\"", "parent: not an integer or null");
+	hostile_top("parent as a number", "\"parent\":1.5", "parent: not an integer or null");
+	hostile_top("parent as an array", "\"parent\":[0]", "parent: not an integer or null");
+	hostile_top("negative parent", "\"parent\":-1", "parent: -1 is negative");
+	hostile_top("parent beyond the seqs", "\"parent\":10000000000",
+	    "parent: 10000000000 is out of range [0, 9999999999]");
+	hostile_top("parent beyond 64 bits", "\"parent\":18446744073709551616",
+	    "JSON line 1 column 61: too big integer near '18446744073709551616'");
+	hostile_top("parent of its own seq (a loop)", "\"parent\":0",
+	    "parent: 0 is not below the checkpoint's seq 0");
+	hostile_top("epoch as a string", "\"parent\":null,\"epoch\":\"1\"", "epoch: not an integer");
+	hostile_top("negative epoch", "\"parent\":null,\"epoch\":-2", "epoch: -2 is negative");
+	hostile_top("epoch as a number", "\"parent\":null,\"epoch\":1e3", "epoch: not an integer");
+	hostile_top("epoch beyond 64 bits", "\"parent\":null,\"epoch\":99999999999999999999",
+	    "JSON line 1 column 74: too big integer near '99999999999999999999'");
+
+	/* three real checkpoints: 2 -> 1 -> 0 */
+	mkdir(src, 0755);
+	memset(&o, 0, sizeof o);
+	o.job = "hc";
+	for (i = 0; i < 3; i++) {
+		char text[16];
+
+		snprintf(text, sizeof text, "hc %d", i);
+		tu_write(src, "f", text, strlen(text));
+		sr_ckpt_save(st, &o, src, i, &s, err);
+	}
+	/* 2 refused (another job's), its parent read: back to 1 */
+	hc_edit(2, "job", "\"other\"");
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	ok(rc == 0 && s.seq == 1, "refused, its parent read: falls back to the parent (rc %d) %s",
+	    rc, err);
+	ok(lg.n == 1 && strcmp(lg.lines[0], "checkpoint 2: bad manifest hc/manifests/0000000002.json"
+	    ": job: \"other\", but the manifest is stored under job \"hc\"; falling back to checkpoint 1") == 0,
+	    "... said once: %s",
+	    lg.n ? lg.lines[0] : "(nothing)");
+	/* 2's parent skips 1: 1 is off the chain, never a candidate */
+	hc_edit(2, "parent", "0");
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	ok(rc == 0 && s.seq == 0 && lg.n == 1 && strcmp(lg.lines[0], "checkpoint 2: bad manifest "
+	    "hc/manifests/0000000002.json: job: \"other\", but the manifest is stored under job \"hc\"; "
+	    "falling back to checkpoint 0")
+	    == 0, "a parent that skips 1: falls back to 0, never to 1 (rc %d, seq %" PRIu64 ") %s",
+	    rc, s.seq, lg.n ? lg.lines[0] : err);
+	/* a parent that cannot be read ends the chain */
+	hc_edit(2, "parent", "\"1\"");
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	is_int(rc, -1, "a parent that cannot be read: the restore fails");
+	is_str(err, "restore hc: checkpoint 2: bad manifest hc/manifests/0000000002.json: parent: "
+	    "not an integer or null", "... with the message");
+	ok(lg.n == 2 && strcmp(lg.lines[0], "checkpoint 2: bad manifest hc/manifests/0000000002.json"
+	    ": parent: not an integer or null; no older checkpoint") == 0 && strcmp(lg.lines[1],
+	    "warning: checkpoint 2 of hc cannot say which checkpoint came before it: the chain of "
+	    "committed checkpoints ends there, and the 2 older manifests listed are not restored "
+	    "(to restore one, write its number into hc/LATEST)") == 0, "... saying what it leaves "
+	    "below: %s | %s", lg.n ? lg.lines[0] : "", lg.n > 1 ? lg.lines[1] : "");
+	/* a loop: 2 -> 1 -> 2 */
+	hc_edit(2, "parent", "1");
+	hc_edit(1, "parent", "2");
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	is_int(rc, -1, "a loop 2 -> 1 -> 2: the restore fails");
+	is_str(err, "restore hc: no usable checkpoint; checkpoint 2: bad manifest hc/manifests/"
+	    "0000000002.json: job: \"other\", but the manifest is stored under job \"hc\" (and 1 "
+	    "older ones failed too)",
+	    "... with the message");
+	line = "checkpoint 1: bad manifest hc/manifests/0000000001.json: parent: 2 is not below the "
+	    "checkpoint's seq 1; no older checkpoint";
+	ok(lg.n == 3 && strcmp(lg.lines[1], line) == 0 && strcmp(lg.lines[2], "warning: checkpoint "
+	    "1 of hc names a parent that is not below it: the chain of committed checkpoints ends "
+	    "there, and the 1 older manifest listed is not restored (to restore one, write its "
+	    "number into hc/LATEST)") == 0, "... the loop is refused at 1: %s | %s",
+	    lg.n > 1 ? lg.lines[1] : "", lg.n > 2 ? lg.lines[2] : "");
+	/* a parent that is missing: the end of the chain, and what it leaves */
+	hc_edit(1, "parent", "0");
+	sr_store_delete(st, "hc/manifests/0000000001.json", err);
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	ok(rc == -1 && lg.n == 2 && strcmp(lg.lines[1], "warning: checkpoint 2 of hc names as its "
+	    "parent checkpoint 1, which is missing: the chain of committed checkpoints ends there, "
+	    "and the 1 older manifest listed is not restored (to restore one, write its number "
+	    "into hc/LATEST)") == 0, "a missing parent ends the chain, saying so: %s",
+	    lg.n > 1 ? lg.lines[1] : "(nothing)");
+	/* an epoch of a wrong type in an otherwise good manifest: refused,
+	 * its parent read */
+	hc_edit(2, "job", "\"hc\"");
+	hc_edit(0, "epoch", "\"x\"");
+	sr_store_put(st, "hc/LATEST", "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err);
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	is_str(err, "restore hc: checkpoint 0: bad manifest hc/manifests/0000000000.json: epoch: "
+	    "not an integer", "a bad epoch: refused");
+	tu_rmtree(src);
+	free(src);
 }
 
 int
@@ -553,7 +732,8 @@ main(void)
 		free(doc);
 		free(e1);
 	}
-	/* newest manifest hostile, an older one good: fall back */
+	/* newest manifest hostile, an older one good: fall back (by the old
+	 * rule: this one has no parent, as before the chain) */
 	e1 = file_entry("../x");
 	doc = sr_asprintf("{\"version\":1,\"job\":\"hj2\",\"seq\":1,\"entries\":[%s]}", e1);
 	sr_store_put(st, "hj2/manifests/0000000001.json", doc, strlen(doc), SR_PUT_OVERWRITE, NULL,
@@ -602,6 +782,7 @@ main(void)
 		free(e1);
 	}
 	test_special_files(storedir);
+	test_chain_fields();
 
 	sr_store_close(st);
 	tu_rmtree(top);

@@ -5,21 +5,26 @@
  * 1. 16 committers of one job's next checkpoint (sr_ckpt_save from 16
  *    threads, each with a store of its own, as 16 machines would), in
  *    rounds that start together: for each sequence number exactly one
- *    writer wins, every other writer that tried it gets exactly "checkpoint
- *    seq N was committed by another writer", the losers retry in the next
- *    round, and all 16 commit in the end.
+ *    writer wins its manifest, every other writer that tried it gets
+ *    exactly "checkpoint seq N was committed by another writer"; the
+ *    winner commits, or, when a writer of a higher seq moved LATEST past it
+ *    first, gets exactly "save race: checkpoint N was overtaken by
+ *    checkpoint M of another writer; nothing committed" and its manifest is
+ *    gone; the losers retry in the next round, and all 16 commit in the
+ *    end, each on LATEST's chain.
  * 2. The LATEST pointer: 16 raw compare-and-swaps from one etag, 16 rounds:
  *    exactly one wins each round, 15 lose with SR_STORE_PRECONDITION and
- *    the exact message. Then sr_catalog_set_latest from 16 threads with
- *    seqs 0..15 from one start (LATEST present, then absent): all succeed,
- *    LATEST ends at 15 and a reader polling it meanwhile never sees it go
- *    backwards.
+ *    the exact message. Then sr_latest_advance from 16 threads with seqs
+ *    0..15 from one start (LATEST present, then absent): each moves LATEST
+ *    or finds it moved past its seq (SR_CATALOG_OVERTAKEN), LATEST ends at
+ *    15 and a reader polling it meanwhile never sees it go backwards.
  * 3. Conditional writes whose reply was lost (tests/faultproxy `lose`: the
  *    write lands, the connection is reset before the reply): the retry's
  *    412 is recognised as the writer's own write (success), and a lost
  *    reply to a write that really lost its race is still a lost race.
- * Afterwards every committed manifest restores its writer's files: no
- * committed manifest references missing data. Skips without a server
+ * Afterwards every committed manifest restores its writer's files (LATEST
+ * moved back along the chain after each): no committed manifest references
+ * missing data. Skips without a server
  * unless SPOTRUN_TEST_REQUIRE_S3=1 (then fails).
  */
 #include "config.h"
@@ -39,6 +44,7 @@
 
 #include "catalog.h"
 #include "ckpt.h"
+#include "fence.h"
 #include "store.h"
 #include "util.h"
 
@@ -82,7 +88,8 @@ struct writer {
 	/* this round */
 	int rc;
 	uint64_t seq;		/* won, or lost (from the message) */
-	int clean;		/* rc 0, or exactly the lost-race message */
+	int overtaken;		/* won its manifest, then LATEST moved past it */
+	int clean;		/* rc 0, or exactly a lost-race message */
 	char err[SR_ERRMAX];
 };
 
@@ -92,8 +99,8 @@ writer_main(void *arg)
 	struct writer *w = arg;
 	struct sr_ckpt_opts o;
 	struct sr_ckpt_stats s;
-	unsigned long long seq;
-	char want[128];
+	unsigned long long seq, by;
+	char want[160];
 	int end = 0;
 
 	opts_init(&o);
@@ -101,6 +108,7 @@ writer_main(void *arg)
 	pthread_barrier_wait(w->go);
 	w->rc = sr_ckpt_save(w->st, &o, w->src, w->id, &s, w->err);
 	w->clean = 0;
+	w->overtaken = 0;
 	if (w->rc == 0) {
 		w->seq = s.seq;
 		w->clean = 1;
@@ -110,6 +118,13 @@ writer_main(void *arg)
 		snprintf(want, sizeof want, "checkpoint seq %llu was committed by another writer",
 		    seq);
 		w->clean = strcmp(w->err, want) == 0;
+	} else if (sscanf(w->err, "save " JOB ": checkpoint %llu was overtaken by checkpoint %llu",
+	    &seq, &by) == 2) {
+		w->seq = seq;
+		w->overtaken = 1;
+		snprintf(want, sizeof want, "save " JOB ": checkpoint %llu was overtaken by checkpoint "
+		    "%llu of another writer; nothing committed", seq, by);
+		w->clean = strcmp(w->err, want) == 0 && by > seq;
 	}
 	return NULL;
 }
@@ -122,9 +137,11 @@ test_commit_race(struct sr_store *st, char **srcs)
 	pthread_barrier_t go;
 	struct sr_catalog c;
 	char err[SR_ERRMAX] = "";
-	int winners_of[NW] = { 0 }, losers_of[NW] = { 0 }, tried_of[NW] = { 0 };
+	int winners_of[4 * NW] = { 0 }, losers_of[4 * NW] = { 0 }, tried_of[4 * NW] = { 0 };
+	int held_of[4 * NW] = { 0 };	/* won its manifest: committed or overtaken */
 	int i, round, left = NW, unclean = 0, bad_round = 0, orphan_loss = 0, rounds = 0;
-	int losses = 0, bad_seq = 0;
+	int losses = 0, bad_seq = 0, overtaken = 0, chain = 0, dup = 0;
+	uint64_t won_seq[NW];
 
 	for (i = 0; i < NW; i++) {
 		memset(&w[i], 0, sizeof w[i]);
@@ -134,6 +151,7 @@ test_commit_race(struct sr_store *st, char **srcs)
 	}
 	for (round = 0; round < 3 * NW && left > 0; round++) {
 		int n = 0, won = 0, seqs_won[NW], seqs_tried[NW], ntried = 0, j, k;
+		(void)winners_of;
 
 		rounds++;
 		pthread_barrier_init(&go, NULL, (unsigned)left);
@@ -155,7 +173,7 @@ test_commit_race(struct sr_store *st, char **srcs)
 				printf("# round %d, writer %d: rc %d: %s\n", round, i, w[i].rc, w[i].err);
 				continue;
 			}
-			if (w[i].seq >= NW) {
+			if (w[i].seq >= 4 * NW) {
 				bad_seq++;
 				printf("# round %d, writer %d: seq %" PRIu64 "\n", round, i, w[i].seq);
 				continue;
@@ -165,11 +183,17 @@ test_commit_race(struct sr_store *st, char **srcs)
 				;
 			if (k == ntried)
 				seqs_tried[ntried++] = (int)w[i].seq;
+			if (w[i].rc == 0 || w[i].overtaken) {
+				held_of[w[i].seq]++;
+				seqs_won[won++] = (int)w[i].seq;
+			}
 			if (w[i].rc == 0) {
 				winners_of[w[i].seq]++;
-				seqs_won[won++] = (int)w[i].seq;
+				won_seq[NW - left] = w[i].seq;
 				w[i].committed = 1;
 				left--;
+			} else if (w[i].overtaken) {
+				overtaken++;
 			} else {
 				losers_of[w[i].seq]++;
 				losses++;
@@ -189,24 +213,51 @@ test_commit_race(struct sr_store *st, char **srcs)
 			printf("# round %d: %d writers tried %d different seqs (some read the "
 			    "catalog after a commit)\n", round, n, ntried);
 	}
-	for (i = 0; i < NW; i++) {
-		if (losers_of[i] > 0 && winners_of[i] != 1)
+	for (i = 0; i < 4 * NW; i++) {
+		if (losers_of[i] > 0 && held_of[i] != 1)
 			orphan_loss++;
+		dup += winners_of[i] > 1;
 	}
 	is_int(unclean, 0, "every save either committed or got exactly \"checkpoint seq N was "
-	    "committed by another writer\"");
-	is_int(bad_seq, 0, "every seq tried is one of 0..15");
-	is_int(left, 0, "all 16 writers committed, retrying lost races (%d rounds)", rounds);
-	is_int(bad_round, 0, "in every round, each seq tried had exactly one winner");
+	    "committed by another writer\" or \"save race: checkpoint N was overtaken by "
+	    "checkpoint M of another writer; nothing committed\" (M > N)");
+	is_int(bad_seq, 0, "every seq tried is below 64");
+	is_int(left, 0, "all 16 writers committed, retrying lost races (%d rounds, %d commits "
+	    "overtaken)", rounds, overtaken);
+	is_int(bad_round, 0, "in every round, each seq tried had exactly one writer that won "
+	    "its manifest");
 	is_int(orphan_loss, 0, "no writer lost a seq that no writer won");
 	ok(losses >= NW - 1, "the races were real: %d lost attempts (at least 15)", losses);
-	for (i = 0; i < NW && winners_of[i] == 1; i++)
-		;
-	is_int(i, NW, "seqs 0..15 each won exactly once");
+	is_int(dup, 0, "no seq was committed twice");
 	su_rc_is(sr_catalog_read(st, JOB, &c, err), 0, err, "read the catalog");
-	is_int(c.n, NW, "16 manifests in the bucket");
-	ok(c.latest_state == SR_LATEST_OK && c.latest == NW - 1, "LATEST is 15");
-	is_int(c.ncommitted, NW, "all 16 committed");
+	is_int(c.n, NW, "16 manifests in the bucket: an overtaken commit takes its manifest back");
+	ok(c.latest.state == SR_LATEST_OK && c.n == NW && c.latest.seq == c.seqs[NW - 1],
+	    "LATEST is the newest of them");
+	/* the chain from LATEST holds every commit */
+	{
+		uint64_t at = c.latest.seq;
+		struct sr_manifest m;
+
+		for (;;) {
+			int found = 0;
+
+			if (sr_catalog_load(st, JOB, at, &m, err) != 0) {
+				printf("# chain at %" PRIu64 ": %s\n", at, err);
+				sr_manifest_free(&m);
+				break;
+			}
+			for (i = 0; i < NW; i++)
+				found |= won_seq[i] == at;
+			chain += found;
+			if (m.link != SR_LINK_PARENT) {
+				sr_manifest_free(&m);
+				break;
+			}
+			at = m.parent;
+			sr_manifest_free(&m);
+		}
+	}
+	is_int(chain, NW, "LATEST's chain holds all 16 commits");
 	sr_catalog_free(&c);
 	for (i = 0; i < NW; i++)
 		sr_store_close(w[i].st);
@@ -219,7 +270,7 @@ struct casser {
 	struct sr_store *st;
 	pthread_barrier_t *go;
 	const char *etag;		/* raw CAS from this etag */
-	const struct sr_catalog *cat;	/* else sr_catalog_set_latest from this */
+	const struct sr_catalog *cat;	/* else sr_latest_advance from this */
 	uint64_t seq;
 	int rc;
 	char err[SR_ERRMAX];
@@ -234,7 +285,8 @@ cas_main(void *arg)
 	snprintf(text, sizeof text, "%" PRIu64 "\n", k->seq);
 	pthread_barrier_wait(k->go);
 	if (k->cat != NULL)
-		k->rc = sr_catalog_set_latest(k->st, JOB, k->seq, k->cat, k->err);
+		k->rc = sr_latest_advance(k->st, JOB, k->seq, 0, &k->cat->latest, NULL, NULL,
+		    k->err);
 	else
 		k->rc = sr_store_put(k->st, key, text, strlen(text), SR_PUT_MATCH, k->etag, NULL,
 		    k->err);
@@ -280,7 +332,7 @@ poll_main(void *arg)
 	return NULL;
 }
 
-/* 16 threads at once: raw CAS from etag, or set_latest from cat; thread i
+/* 16 threads at once: raw CAS from etag, or advance from cat; thread i
  * writes base + i. */
 static void
 cas_round(struct casser *k, struct sr_store **sts, const char *etag,
@@ -307,6 +359,29 @@ cas_round(struct casser *k, struct sr_store **sts, const char *etag,
 		pthread_join(pt, NULL);
 	}
 	pthread_barrier_destroy(&go);
+}
+
+/* How many of the 16 advances ended otherwise than moving LATEST (0) or
+ * finding it at or past their seq (exactly SR_CATALOG_OVERTAKEN and its
+ * message); thread 15's, the highest, must have moved it. */
+static int
+advance_outcomes(const struct casser *k)
+{
+	char want[128];
+	unsigned long long by;
+	int i, bad = 0;
+
+	for (i = 0; i < NW; i++) {
+		snprintf(want, sizeof want, "checkpoint %" PRIu64 " was overtaken by checkpoint ",
+		    k[i].seq);
+		if (k[i].rc == 0 || (k[i].rc == SR_CATALOG_OVERTAKEN && i < NW - 1 &&
+		    strncmp(k[i].err, want, strlen(want)) == 0 &&
+		    sscanf(k[i].err + strlen(want), "%llu", &by) == 1 && by >= k[i].seq))
+			continue;
+		bad++;
+		printf("# advance %d: rc %d: %s\n", i, k[i].rc, k[i].err);
+	}
+	return bad;
 }
 
 static long long
@@ -374,20 +449,16 @@ test_latest_race(struct sr_store *st)
 	is_int(unclean, 0, "the other 15 of each round get SR_STORE_PRECONDITION and \"put "
 	    "race/LATEST: changed since etag E (compare-and-swap lost the race)\"");
 
-	/* sr_catalog_set_latest, seqs 0..15, from LATEST = 0 */
+	/* sr_latest_advance, seqs 0..15, from LATEST = 0 */
 	su_rc_is(sr_store_put(st, key, "0\n", 2, SR_PUT_OVERWRITE, NULL, NULL, err), 0, err,
 	    "LATEST back to 0");
 	is_int(sr_catalog_read(st, JOB, &c, err), 0, "read the catalog");
 	memset(&pl, 0, sizeof pl);
 	pl.st = su_store_open(url, 1);
 	cas_round(k, sts, NULL, &c, 0, &pl);
-	for (i = not_ok = 0; i < NW; i++) {
-		if (k[i].rc != 0) {
-			not_ok++;
-			printf("# set_latest %d: %s\n", i, k[i].err);
-		}
-	}
-	is_int(not_ok, 0, "16 sr_catalog_set_latest (seqs 0..15) from one start all succeed");
+	not_ok = advance_outcomes(k);
+	is_int(not_ok, 0, "16 sr_latest_advance (seqs 0..15) from one start: each moves LATEST or "
+	    "finds it moved past its seq");
 	is_int(latest_value(st, NULL), NW - 1, "LATEST ends at 15");
 	ok(pl.reads > 0 && pl.backwards == 0 && pl.errors == 0,
 	    "a reader polling LATEST meanwhile never saw it go back (%d reads, %d backwards, "
@@ -397,16 +468,12 @@ test_latest_race(struct sr_store *st)
 	/* the same from an absent LATEST: create-only first */
 	is_int(sr_store_delete(st, key, err), 0, "delete LATEST");
 	is_int(sr_catalog_read(st, JOB, &c, err), 0, "read the catalog");
-	is_int(c.latest_state, SR_LATEST_ABSENT, "LATEST is absent");
+	is_int(c.latest.state, SR_LATEST_ABSENT, "LATEST is absent");
 	pl.reads = pl.backwards = pl.errors = 0;
 	cas_round(k, sts, NULL, &c, 0, &pl);
-	for (i = not_ok = 0; i < NW; i++) {
-		if (k[i].rc != 0) {
-			not_ok++;
-			printf("# set_latest %d: %s\n", i, k[i].err);
-		}
-	}
-	is_int(not_ok, 0, "16 sr_catalog_set_latest from an absent LATEST all succeed");
+	not_ok = advance_outcomes(k);
+	is_int(not_ok, 0, "16 sr_latest_advance from an absent LATEST: each moves it or finds it "
+	    "moved past its seq");
 	is_int(latest_value(st, NULL), NW - 1, "LATEST ends at 15");
 	ok(pl.backwards == 0 && pl.errors == 0, "it never went back (%d reads)", pl.reads);
 	sr_catalog_free(&c);
@@ -429,9 +496,10 @@ test_restore_all(struct sr_store *st, char **srcs)
 	opts_init(&o);
 	o.threads = 2;
 	sr_catalog_read(st, JOB, &c, err);
-	for (i = 0; i < (int)c.ncommitted; i++) {
+	for (i = 0; i < (int)c.n; i++) {
 		struct sr_ckpt_stats r;
-		char *key;
+		struct sr_manifest m;
+		char *key, ptr[32];
 
 		if (sr_ckpt_restore(st, &o, dst, &r, err) != 0 || r.step < 0 || r.step >= NW) {
 			printf("# restore: %s\n", err);
@@ -443,16 +511,24 @@ test_restore_all(struct sr_store *st, char **srcs)
 		else
 			printf("# checkpoint %" PRIu64 " (step %lld): %s\n", r.seq, r.step,
 			    why[0] ? why : "seen twice");
+		/* LATEST back to its parent: the next restore takes that */
+		if (sr_catalog_load(st, JOB, r.seq, &m, err) == 0 && m.link == SR_LINK_PARENT) {
+			snprintf(ptr, sizeof ptr, "%" PRIu64 "\n", m.parent);
+			if (sr_store_put(st, JOB "/LATEST", ptr, strlen(ptr), SR_PUT_OVERWRITE, NULL,
+			    NULL, err) != 0)
+				printf("# LATEST back to %s: %s\n", ptr, err);
+		}
+		sr_manifest_free(&m);
 		key = sr_ckpt_manifest_key(JOB, r.seq);
 		sr_store_delete(st, key, err);
 		free(key);
 	}
 	is_int(verified, NW, "each of the 16 committed checkpoints restores its writer's files "
-	    "(newest first, each deleted after its restore)");
+	    "(newest first, each deleted after its restore and LATEST moved to its parent)");
 	is_int(sr_ckpt_restore(st, &o, dst, NULL, err), -1, "with every manifest gone, restore "
 	    "fails");
-	is_str(err, "restore race: checkpoint 15: manifest race/manifests/0000000015.json is "
-	    "missing", "... and says why");
+	is_str(err, "restore race: checkpoint 0: manifest race/manifests/0000000000.json is "
+	    "missing", "... and says why: the chain ended at 0, the first checkpoint");
 	sr_catalog_free(&c);
 	free(dst);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """rankjob.py: one rank of a job of several, without torch, for the ranks'
-end-to-end test (t34-ranks.sh). It runs --steps steps an attempt; on a
+end-to-end test (t35-ranks.sh). It runs --steps steps an attempt; on a
 request it writes its part, rank_dir()/state ("rank R step S world W"), and
 answers done(S) with S = 100 * the request's seq, which every rank computes
 alike (a stand-in for the agreement a real job makes: spotrun.torch.

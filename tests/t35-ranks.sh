@@ -1,5 +1,5 @@
 #!/bin/sh
-# t34-ranks.sh: a job of several ranks (tests/jobs/rankjob.py, no torch)
+# t35-ranks.sh: a job of several ranks (tests/jobs/rankjob.py, no torch)
 # under spotrun: each rank's environment (torchrun's variables, its own done
 # marker), the GPUs of an inherited CUDA_VISIBLE_DEVICES one per rank and
 # replaced, never appended to, launch = once leaving an outer launcher's

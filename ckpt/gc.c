@@ -1,0 +1,274 @@
+/*
+ * gc.c: sr_ckpt_gc, retention and garbage collection of a job's
+ * checkpoints (doc/format.md, "Listing, retention and gc").
+ *
+ * A commit may be in flight elsewhere while gc runs (another writer, or a
+ * run that lost its lease and does not know it yet), and its packs exist
+ * before its manifest does. So gc lists the packs before it reads the
+ * manifests: a pack uploaded later is not in its list at all, and one in
+ * the list whose manifest is written after the manifests were read is
+ * young. Everything gc did not see committed is kept while it is younger
+ * than the grace period (the age of each object by the store's clock,
+ * taken when gc started: a gc that pauses never finds things older than
+ * they were). gc reads LATEST first and does nothing at all when a run of
+ * a higher epoch than its own holds the job.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "chain.h"
+#include "ckpt.h"
+#include "fault.h"
+#include "latest.h"
+#include "manifest.h"
+#include "util.h"
+
+struct strset {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+strset_add(struct strset *s, const char *k)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = sr_reallocarray(s->v, s->cap, sizeof *s->v);
+	}
+	s->v[s->n++] = sr_strdup(k);
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+strset_has(const struct strset *s, const char *k)
+{
+	return s->n > 0 && bsearch(&k, s->v, s->n, sizeof *s->v, str_cmp) != NULL;
+}
+
+static void
+strset_free(struct strset *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+/* The job's packs as listed before the manifests were read. */
+struct pack_list {
+	const char *job;
+	struct strset keys;
+	uint64_t *sizes;
+	double *mtimes;
+	size_t cap;
+};
+
+static int
+pack_cb(const struct sr_object_info *info, void *arg)
+{
+	struct pack_list *p = arg;
+
+	if (!sr_ckpt_is_pack_key(p->job, info->key))
+		return 0;	/* not a pack: never deleted */
+	if (p->keys.n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		p->sizes = sr_reallocarray(p->sizes, p->cap, sizeof *p->sizes);
+		p->mtimes = sr_reallocarray(p->mtimes, p->cap, sizeof *p->mtimes);
+	}
+	p->sizes[p->keys.n] = info->size;
+	p->mtimes[p->keys.n] = info->mtime;
+	strset_add(&p->keys, info->key);
+	return 0;
+}
+
+/* Add the packs m references to live. */
+static void
+add_packs(struct strset *live, const struct sr_manifest *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->npacks; i++)
+		strset_add(live, m->packs[i]);
+}
+
+enum fate { FATE_UNSEEN = 0, FATE_KEEP, FATE_DELETE };
+
+/* Load manifest seq for its packs (kept: they must stay). An unusable
+ * one references nothing a restore would read; one that cannot be read
+ * now stops gc before it deletes anything (-1). */
+static int
+keep_packs_of(struct sr_store *st, const char *job, uint64_t seq, struct strset *live,
+    char *err)
+{
+	struct sr_manifest m;
+	int rc = sr_catalog_load(st, job, seq, &m, err);
+
+	if (rc == 0)
+		add_packs(live, &m);
+	sr_manifest_free(&m);
+	return rc == -1 ? -1 : 0;
+}
+
+int
+sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted_bytes, char *err)
+{
+	return sr_ckpt_gc_log(st, NULL, job, keep, sr_now() - SR_GC_UPLOAD_AGE, deleted_bytes, err);
+}
+
+int
+sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
+    double older_than, uint64_t *deleted_bytes, char *err)
+{
+	struct sr_catalog c;
+	struct pack_list packs;
+	struct strset live = { 0 }, dropped = { 0 }, dead = { 0 };
+	struct sr_manifest m;
+	struct sr_chain w;
+	enum fate *fate = NULL;
+	double grace = o == NULL || o->gc_grace == 0 ? SR_CKPT_GC_GRACE : o->gc_grace;
+	double young = sr_now() - (grace > 0 ? grace : 0);	/* mtimes after it are young */
+	uint64_t epoch = o != NULL ? o->epoch : 0, freed = 0, dead_bytes = 0, seq;
+	size_t i, kept = 0;
+	char *prefix;
+	int rc = -1;
+
+	if (deleted_bytes != NULL)
+		*deleted_bytes = 0;
+	if (sr_ckpt_job_check(job, err) == -1)
+		return -1;
+	memset(&c, 0, sizeof c);
+	memset(&packs, 0, sizeof packs);
+	packs.job = job;
+	if (sr_latest_read(st, job, &c.latest, err) == -1)
+		return sr_err_prefix(err, "gc %s", job);
+	if (sr_latest_epoch(&c.latest) > epoch) {
+		char what[600];
+
+		snprintf(what, sizeof what, "gc %s: nothing deleted", job);
+		return sr_latest_fenced(err, what, job, c.latest.epoch);
+	}
+	sr_catalog_warn(o, &c);
+	prefix = sr_asprintf("%s/packs/", job);
+	sr_fault("ckpt-gc-list");	/* just before gc lists the packs */
+	rc = sr_store_list(st, prefix, pack_cb, &packs, err);
+	free(prefix);
+	if (rc != 0 || sr_catalog_list_manifests(st, job, &c, err) == -1) {
+		rc = sr_err_prefix(err, "gc %s", job);
+		goto out;
+	}
+	rc = -1;
+	fate = sr_calloc(c.n + 1, sizeof *fate);
+	/* The chain: its newest `keep` stay, with their packs; the rest go. */
+	sr_chain_begin(&w, job, &c);
+	while (sr_chain_next(&w, &seq)) {
+		long at = sr_catalog_find(&c, seq);
+		int lrc = sr_catalog_load(st, job, seq, &m, err);
+
+		if (lrc == -1) {
+			sr_manifest_free(&m);
+			sr_err_prefix(err, "gc %s: nothing deleted", job);
+			goto out;
+		}
+		sr_chain_follow(&w, &m);
+		if (at >= 0) {
+			fate[at] = keep <= 0 || kept < (size_t)keep ? FATE_KEEP : FATE_DELETE;
+			if (lrc == 0)
+				add_packs(fate[at] == FATE_KEEP ? &live : &dropped, &m);
+			kept++;
+		}
+		sr_manifest_free(&m);
+	}
+	if (w.note[0] != '\0')
+		sr_ckpt_say(o, "%s", w.note);
+	/* Off the chain: a commit in flight, or what a stale or killed writer
+	 * left; kept while young. Below a manifest that could not say which
+	 * came before it nothing is known: all of it stays. */
+	for (i = 0; i < c.n; i++) {
+		if (fate[i] != FATE_UNSEEN)
+			continue;
+		if ((w.end == SR_CHAIN_BROKEN && c.seqs[i] < w.broken_at) || c.mtimes[i] > young) {
+			fate[i] = FATE_KEEP;
+			if (keep_packs_of(st, job, c.seqs[i], &live, err) == -1) {
+				sr_err_prefix(err, "gc %s: nothing deleted", job);
+				goto out;
+			}
+		} else
+			fate[i] = FATE_DELETE;
+	}
+	if (live.n > 0)
+		qsort(live.v, live.n, sizeof *live.v, str_cmp);
+	if (dropped.n > 0)
+		qsort(dropped.v, dropped.n, sizeof *dropped.v, str_cmp);
+	/* Manifests first: a crash between the two steps leaves packs that
+	 * nothing references (the next gc removes them), never a kept
+	 * manifest without its packs. Oldest first: an interrupted retention
+	 * leaves the chain whole, ending at a parent that is gone. */
+	for (i = 0; i < c.n; i++) {
+		char *key;
+		int drc;
+
+		if (fate[i] != FATE_DELETE)
+			continue;
+		key = sr_ckpt_manifest_key(job, c.seqs[i]);
+		drc = sr_store_delete(st, key, err);
+		free(key);
+		if (drc != 0) {
+			sr_err_prefix(err, "gc %s", job);
+			goto out;
+		}
+		freed += c.sizes[i];
+	}
+	/* A pack no kept manifest references goes once it is old, or at once
+	 * when a checkpoint this gc retires referenced it: a save in flight
+	 * that reuses it started from that checkpoint, so its commit finds
+	 * LATEST moved and checks its packs again (save.c, rebase). */
+	for (i = 0; i < packs.keys.n; i++) {
+		if (!strset_has(&live, packs.keys.v[i]) && (packs.mtimes[i] <= young ||
+		    strset_has(&dropped, packs.keys.v[i]))) {
+			strset_add(&dead, packs.keys.v[i]);
+			dead_bytes += packs.sizes[i];
+		}
+	}
+	if (sr_store_delete_many(st, (const char *const *)dead.v, dead.n, err) != 0) {
+		sr_err_prefix(err, "gc %s", job);
+		goto out;
+	}
+	freed += dead_bytes;
+	rc = 0;
+	/* The parts of a save that died mid-upload are no object: only an
+	 * abort of its multipart upload frees them. */
+	{
+		char why[SR_ERRMAX];
+		int n = 0;
+
+		if (sr_ckpt_gc_uploads(st, job, older_than, &n, why) == -1)
+			sr_ckpt_say(o, "warning: gc %s: %s (aborted %d unfinished pack "
+			    "upload%s; the next gc tries again)", job, why, n, n == 1 ? "" : "s");
+		else if (n > 0)
+			sr_ckpt_say(o, "gc %s: aborted %d unfinished pack upload%s left by saves "
+			    "that never finished", job, n, n == 1 ? "" : "s");
+	}
+out:
+	if (deleted_bytes != NULL)
+		*deleted_bytes = freed;
+	free(fate);
+	strset_free(&live);
+	strset_free(&dropped);
+	strset_free(&dead);
+	strset_free(&packs.keys);
+	free(packs.sizes);
+	free(packs.mtimes);
+	sr_catalog_free(&c);
+	return rc;
+}

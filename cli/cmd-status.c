@@ -1,0 +1,198 @@
+/*
+ * cmd-status.c: `spotrun status [--json] [--queue URL] [SWEEP|JOB ...]`:
+ * what the queue's jobs are doing and what they cost, from one listing of
+ * the status markers (N jobs: N / 1000 requests, no GET per job): a table
+ * per sweep and one for the jobs of no sweep, each row a job (state,
+ * attempts, preemptions, GPU-hours used and lost to preemptions, cost,
+ * what on-demand machines would have cost, last checkpoint's step, host),
+ * totals per table, and a last line for all ("what the night cost").
+ * --json prints the same as one object (doc/fleet.md).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "fleet-index.h"
+#include "fleet-target.h"
+#include "fleet.h"
+#include "status-view.h"
+#include "util.h"
+
+enum { STATUS_JSON, STATUS_QUEUE };
+
+static const struct sr_opt status_opts[] = {
+	[STATUS_JSON] = { 0, "json", NULL, "print one JSON object (doc/fleet.md has its fields)" },
+	[STATUS_QUEUE] = { 0, "queue", "URL", "the queue: a store URL or a directory" },
+	{ 0 }
+};
+
+static const char *
+dollars(double x, char *buf, size_t len)
+{
+	snprintf(buf, len, "$%.2f", x);
+	return buf;
+}
+
+/* One line of a table: a job's, or (state NULL) the totals'. */
+static void
+print_line(int w, const char *name, const char *state, long attempts, long preemptions,
+    int64_t used, int64_t lost, double cost, double od, const char *step, const char *host)
+{
+	char c[32], d[32];
+
+	printf("%-*s  %-9s %8ld %9ld %9.2f %7.2f %9s %9s", w, name, state != NULL ? state : "",
+	    attempts, preemptions, (double)used / 3600.0, (double)lost / 3600.0,
+	    dollars(cost, c, sizeof c), dollars(od, d, sizeof d));
+	if (step != NULL)
+		printf(" %8s  %s", step, host[0] != '\0' ? host : "-");
+	putchar('\n');
+}
+
+static void
+print_group(const struct sr_status_group *g)
+{
+	const struct sr_status_totals *t = &g->totals;
+	char states[256], step[32];
+	size_t i;
+	int w = 5;
+
+	if (g->name[0] != '\0')
+		printf("sweep %s: %ld trial%s (%s)\n", g->name, t->jobs, t->jobs == 1 ? "" : "s",
+		    sr_status_states_line(t->states, states, sizeof states));
+	else
+		printf("jobs: %ld (%s)\n", t->jobs, sr_status_states_line(t->states, states, sizeof states));
+	for (i = 0; i < g->n; i++)
+		if ((int)strlen(g->rows[i]->id) > w)
+			w = (int)strlen(g->rows[i]->id);
+	printf("%-*s  %-9s %8s %9s %9s %7s %9s %9s %8s  %s\n", w, "JOB", "STATE", "ATTEMPTS",
+	    "PREEMPTED", "GPU-HOURS", "LOST", "COST", "ON-DEMAND", "STEP", "HOST");
+	for (i = 0; i < g->n; i++) {
+		const struct sr_fleet_row *r = g->rows[i];
+
+		if (r->step >= 0)
+			snprintf(step, sizeof step, "%lld", (long long)r->step);
+		else
+			snprintf(step, sizeof step, "-");
+		print_line(w, r->id, sr_lease_state_name(r->state), r->attempts, r->preemptions,
+		    r->gpu_seconds, r->lost_gpu_seconds, r->cost, r->on_demand_cost, step, r->host);
+	}
+	print_line(w, "total", NULL, t->attempts, t->preemptions, t->gpu_seconds,
+	    t->lost_gpu_seconds, t->cost, t->on_demand_cost, NULL, NULL);
+}
+
+/* The last line: all the jobs shown, and what spot saved. */
+static void
+print_all(const struct sr_status_totals *t)
+{
+	char states[256], c[32], d[32], s[32], pct[32] = "";
+
+	if (t->on_demand_cost > 0)
+		snprintf(pct, sizeof pct, " (%.0f%%)", 100.0 * (t->on_demand_cost - t->cost) /
+		    t->on_demand_cost);
+	printf("all: %ld job%s (%s), %ld attempt%s, %ld preemption%s, %.2f GPU-hours used, %.2f "
+	    "lost; cost %s, on demand %s, saved %s%s\n", t->jobs, t->jobs == 1 ? "" : "s",
+	    sr_status_states_line(t->states, states, sizeof states), t->attempts, t->attempts == 1 ? "" : "s",
+	    t->preemptions, t->preemptions == 1 ? "" : "s", (double)t->gpu_seconds / 3600.0,
+	    (double)t->lost_gpu_seconds / 3600.0, dollars(t->cost, c, sizeof c),
+	    dollars(t->on_demand_cost, d, sizeof d),
+	    dollars(t->on_demand_cost - t->cost, s, sizeof s), pct);
+}
+
+/* The rows to show: every job's, or those of the targets (each found in
+ * the index, else said: 66). */
+static int
+choose(const struct sr_args *a, const struct sr_fleet *fl, const struct sr_fleet_index *ix,
+    const struct sr_fleet_row ***rows, size_t *n)
+{
+	struct sr_fleet_ids ids;
+	size_t i;
+	int rc;
+
+	*rows = sr_calloc(ix->n + 1, sizeof **rows);
+	*n = 0;
+	if (a->argc == 0) {
+		for (i = 0; i < ix->n; i++)
+			(*rows)[(*n)++] = &ix->v[i];
+		return 0;
+	}
+	if ((rc = sr_fleet_targets(a->argv, a->argc, ix, fl->where, &ids)) != 0)
+		return rc;
+	*rows = sr_reallocarray(*rows, ids.n + 1, sizeof **rows);
+	for (i = 0; i < ids.n; i++) {
+		const struct sr_fleet_row *r = sr_fleet_index_find(ix, ids.v[i]);
+
+		if (r == NULL) {	/* a job file's job that was never submitted */
+			fprintf(stderr, "spotrun: %s: not in queue %s (submit it with spotrun "
+			    "submit)\n", ids.v[i], fl->where);
+			rc = SR_EXIT_NOINPUT;
+			break;
+		}
+		(*rows)[(*n)++] = r;
+	}
+	sr_fleet_ids_free(&ids);
+	return rc;
+}
+
+static int
+cmd_status_exec(const struct sr_args *a)
+{
+	struct sr_fleet fl;
+	struct sr_fleet_index ix;
+	struct sr_status_view v;
+	struct sr_queue_counts counts;
+	const struct sr_fleet_row **rows = NULL;
+	char err[SR_ERRMAX];
+	size_t n, g;
+	int rc;
+
+	if ((rc = sr_fleet_open(&fl, "status", sr_args_get(a, STATUS_QUEUE))) != 0)
+		return rc;
+	if (sr_fleet_index_read(fl.q, &ix, err) == -1) {
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where, err);
+		sr_fleet_close(&fl);
+		return SR_EXIT_IOERR;
+	}
+	if (ix.bad > 0)
+		fprintf(stderr, "spotrun: warning: %d status marker%s in queue %s cannot be read "
+		    "(not of the form index/ID~EPOCH~...; doc/fleet.md): skipped\n", ix.bad,
+		    ix.bad == 1 ? "" : "s", fl.where);
+	if ((rc = choose(a, &fl, &ix, &rows, &n)) == 0) {
+		sr_status_view_build(rows, n, &v);
+		sr_queue_get_counts(fl.q, &counts);
+		if (sr_args_has(a, STATUS_JSON))
+			sr_status_print_json(&v, fl.url, fl.from, &ix, &counts);
+		else if (n == 0)
+			printf("queue %s: no jobs\n", fl.where);
+		else {
+			printf("queue %s\n", fl.where);
+			for (g = 0; g < v.ngroups; g++) {
+				putchar('\n');
+				print_group(&v.groups[g]);
+			}
+			putchar('\n');
+			print_all(&v.totals);
+		}
+		sr_status_view_free(&v);
+	}
+	fflush(stdout);
+	free(rows);
+	sr_fleet_index_free(&ix);
+	sr_fleet_close(&fl);
+	return rc;
+}
+
+const struct sr_cmd_entry sr_cmd_status_entry = {
+	.name = "status",
+	.args = { .opts = status_opts, .operands = "[SWEEP|JOB ...]", .min = 0, .max = -1 },
+	.summary = "what the queue's jobs are doing and what they cost",
+	.help = "Show the queue's jobs, or those named (a job, a sweep's trials, a job or\n"
+	    "sweep file's jobs): a table per sweep and one for other jobs, each job's\n"
+	    "state, attempts, preemptions, GPU-hours used and lost to preemptions, cost,\n"
+	    "what on-demand machines would have cost, last checkpoint's step and host,\n"
+	    "with totals, and a last line for all. One listing of the queue's status\n"
+	    "markers, no request per job.",
+	.exec = cmd_status_exec,
+};

@@ -1,0 +1,108 @@
+/*
+ * status-json.c: `spotrun status --json`, the view as one JSON object
+ * (schema in doc/fleet.md, "status --json"): numbers as numbers, money in
+ * dollars to 1/10000, times in epoch seconds, null where nothing is known.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "status-view.h"
+#include "util.h"
+
+/* x to 1/10000, so that sums print as the markers wrote them. */
+static json_t *
+money(double x)
+{
+	return json_real(round(x * 10000.0) / 10000.0);
+}
+
+/* A string as JSON; one that is not UTF-8 (a host name in a marker
+ * written by something else) with its bytes above 0x7f as '?'. */
+static json_t *
+text(const char *s)
+{
+	json_t *j = json_string(s);
+	char *c;
+	size_t i;
+
+	if (j != NULL)
+		return j;
+	c = sr_strdup(s);
+	for (i = 0; c[i] != '\0'; i++)
+		if ((unsigned char)c[i] >= 0x80)
+			c[i] = '?';
+	j = json_string(c);
+	free(c);
+	return j;
+}
+
+static json_t *
+totals_json(const struct sr_status_totals *t)
+{
+	json_t *states = json_object();
+	size_t i;
+
+	for (i = 0; i < SR_LEASE_NSTATES; i++)
+		json_object_set_new(states, sr_lease_state_name(sr_status_state_order[i]),
+		    json_integer(t->states[sr_status_state_order[i]]));
+	return json_pack("{s:I, s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	    "jobs", (json_int_t)t->jobs, "states", states,
+	    "attempts", (json_int_t)t->attempts, "preemptions", (json_int_t)t->preemptions,
+	    "gpu_seconds", (json_int_t)t->gpu_seconds,
+	    "lost_gpu_seconds", (json_int_t)t->lost_gpu_seconds,
+	    "gpu_hours", money((double)t->gpu_seconds / 3600.0),
+	    "lost_gpu_hours", money((double)t->lost_gpu_seconds / 3600.0),
+	    "cost", money(t->cost), "on_demand_cost", money(t->on_demand_cost),
+	    "saved", money(t->on_demand_cost - t->cost));
+}
+
+static json_t *
+job_json(const struct sr_fleet_row *r, const char *sweep)
+{
+	return json_pack("{s:s, s:o, s:s, s:I, s:o, s:i, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+	    "s:o}", "id", r->id, "sweep", sweep[0] != '\0' ? json_string(sweep) : json_null(),
+	    "state", sr_lease_state_name(r->state), "epoch", (json_int_t)r->epoch,
+	    "updated", json_real(round(r->time * 1000.0) / 1000.0),
+	    "attempts", r->attempts, "preemptions", r->preemptions,
+	    "gpu_seconds", (json_int_t)r->gpu_seconds,
+	    "lost_gpu_seconds", (json_int_t)r->lost_gpu_seconds,
+	    "gpu_hours", money((double)r->gpu_seconds / 3600.0),
+	    "lost_gpu_hours", money((double)r->lost_gpu_seconds / 3600.0),
+	    "cost", money(r->cost), "on_demand_cost", money(r->on_demand_cost),
+	    "step", r->step >= 0 ? json_integer(r->step) : json_null(), "host", text(r->host));
+}
+
+void
+sr_status_print_json(const struct sr_status_view *v, const char *url, const char *from,
+    const struct sr_fleet_index *ix, const struct sr_queue_counts *counts)
+{
+	json_t *jobs = json_array(), *sweeps = json_array(), *root;
+	size_t g, i;
+
+	for (g = 0; g < v->ngroups; g++) {
+		const struct sr_status_group *gr = &v->groups[g];
+
+		for (i = 0; i < gr->n; i++)
+			json_array_append_new(jobs, job_json(gr->rows[i], gr->name));
+		if (gr->name[0] != '\0')
+			json_array_append_new(sweeps, json_pack("{s:s, s:o}", "name", gr->name,
+			    "totals", totals_json(&gr->totals)));
+	}
+	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i}, s:{s:I, s:I, s:I, s:I, s:I, "
+	    "s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
+	    "jobs", jobs, "sweeps", sweeps, "totals", totals_json(&v->totals),
+	    "markers", "stale", ix->stale, "unreadable", ix->bad,
+	    "requests", "total", (json_int_t)counts->requests, "lists", (json_int_t)counts->lists,
+	    "gets", (json_int_t)counts->gets, "puts", (json_int_t)counts->puts,
+	    "deletes", (json_int_t)counts->deletes, "heads", (json_int_t)counts->heads);
+	if (root == NULL)	/* every string went through text(): out of memory */
+		sr_fatal("status: building the JSON failed");
+	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	fputc('\n', stdout);
+	json_decref(root);
+}
