@@ -26,6 +26,14 @@ left() {
 		{ tr '\0' '\n' < "$_p/environ"; } 2>/dev/null | grep -qxF -- "$_d" && echo "${_p#/proc/}"
 	done
 }
+# signal_run NAME PROCS: start a job of PROCS ranks of rankjob.py with the
+# signal provider in the background (its pid in $t_last), once it runs.
+signal_run() {
+	t_jobfile "$1" "$job_cmd --steps 100000" "[resources]" "procs = $2" "[provider]" "name = signal" "grace = 20s"
+	t_bg "$1" "$SPOTRUN" run "$t_tmp/$1.ini"
+	wait_for "$t_tmp/$1.err" '  started  ' 10 "$t_last"
+	sleep 0.5
+}
 # envof NAME RANK VAR: what rank RANK printed for VAR (its "env ..." line).
 envof() {
 	sed -n "s/^\[$2\] env .* $3=\([^ ]*\).*/\1/p; s/^\[$2\] env $3=\([^ ]*\).*/\1/p" "$t_tmp/$1.out" | head -n 1
@@ -99,11 +107,8 @@ t_is "$(left crash)" "" "nothing of the job left running"
 # 31-39: a checkpoint of three ranks on a notice (the signal provider: spotrun
 # gets SIGTERM), then the job resumed by two ranks and, from a copy of the
 # same store, by four.
-t_jobfile ck3 "$job_cmd --steps 100000" "[resources]" "procs = 3" "[provider]" "name = signal" "grace = 20s"
-t_bg ck3 "$SPOTRUN" run "$t_tmp/ck3.ini"
+signal_run ck3 3
 ck3_pid=$t_last
-wait_for "$t_tmp/ck3.err" '  started  ' 10 "$ck3_pid"
-sleep 0.5
 kill -TERM "$ck3_pid"
 t_wait "$ck3_pid"
 t_is "$t_rc" 75 "three ranks preempted: exit 75" || t_show "$t_tmp/ck3.err"
@@ -139,11 +144,8 @@ t_like "$t_tmp/skew.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, .
 # 44-46: SIGTERM to spotrun and every rank at once (Slurm's scancel of a job
 # step): the ranks' deaths came from outside, spotrun's own stop of the
 # others afterwards does not hide that, and the run is preempted.
-t_jobfile slurm "$job_cmd --steps 100000" "[resources]" "procs = 2" "[provider]" "name = signal" "grace = 20s"
-t_bg slurm "$SPOTRUN" run "$t_tmp/slurm.ini"
+signal_run slurm 2
 slurm_pid=$t_last
-wait_for "$t_tmp/slurm.err" '  started  ' 10 "$slurm_pid"
-sleep 0.5
 kill -TERM "$slurm_pid" $(left slurm)
 t_wait "$slurm_pid"
 t_is "$t_rc" 75 "SIGTERM to spotrun and the ranks: preempted, exit 75" || t_show "$t_tmp/slurm.err"

@@ -74,7 +74,7 @@ t_is "$?" 0 "torchrun --nproc_per_node 4 ddp.py: exit 0" || t_show "$t_tmp/ref.e
 t_is "$pre_rc" 0 "4 ranks preempted twice: exit 0" || t_show "$t_tmp/pre.err"
 t_is "$(grep -cE '^[0-9:]+  notice ' "$t_tmp/pre.err")" 2 "two notices"
 t_like "$t_tmp/pre.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' "3 attempts"
-restored=$(sed -nE 's/^[0-9:]+  attempt  [23] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' "$t_tmp/pre.err" | tr '\n' ' ')
+restored=$(restored_steps "$t_tmp/pre.err")
 resumed=$(sed -nE 's/^\[0\] resumed from step ([0-9]+): 4 ranks, the optimizer state resharded from 4$/\1/p' "$t_tmp/pre.out" | tr '\n' ' ')
 t_is "$resumed" "$restored" "4 ranks resumed twice at the restored steps ($restored), the slices of 4 read"
 t_unlike "$t_tmp/pre.out" '^\[0\] resumed from step 0:' "each attempt made progress"
