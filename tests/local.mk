@@ -10,7 +10,7 @@ dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-fau
 # resumed on as many, fewer and more ranks; the ranks' environment against
 # Debian's torchrun; a rank that hangs or crashes.
 dist_check_SCRIPTS += tests/t65-pytorch-ranks.sh
-EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py
+EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py
 # The source tree's Python module on the PYTHONPATH of jobs under a spotrun
 # that was not installed.
 dist_check_SCRIPTS += tests/t64-python-path.sh

@@ -11,7 +11,10 @@
 #  - each rank's environment against what Debian's torchrun gives the same
 #    layout (--nproc_per_node 2), variable by variable;
 #  - a rank that hangs instead of meeting the others at a barrier, a rank
-#    that crashes before it: what spotrun says, and nothing left running.
+#    that crashes before it: what spotrun says, and nothing left running;
+#  - launch = once with Debian's torchrun as the job's own launcher: its two
+#    ranks share one done marker (spotrun.torch.save answers after a
+#    barrier), the checkpoint holds both ranks' files, and both resume.
 # Debian's torchrun (torch 1.13 on Python 3.11) needs --redirects 1 --tee 1:
 # its default of 0 is no member of its Std enum on 3.11 and it fails.
 # Skipped when /usr/bin/python3 has no torch.
@@ -200,4 +203,27 @@ t_like "$t_tmp/hang.err" '^[0-9:]+  ranks    rank [02] exit 1 \(first\); (.*; )?
 t_like "$t_tmp/hang.err" "^[0-9:]+  ranks    rank [02]'s last line on stderr: RuntimeError: .*Timed out waiting 3000ms for (send|recv) operation to complete\$" \
 	"how it failed: gloo's timeout"
 t_is "$(left hang)$(left crash)" "" "nothing of either job left running"
+
+# 32-37: launch = once, torchrun inside: a notice's checkpoint of its two
+# ranks, then a run that resumes them.
+trcmd="$PY -m torch.distributed.run --nproc_per_node 2 --redirects 1 --tee 1 --log_dir $t_tmp/trlog-once $JOBS/oncejob.py"
+t_jobfile once "$trcmd 100000" "[resources]" "launch = once" "[provider]" "name = signal" "grace = 20s"
+t_bg once "$SPOTRUN" run "$t_tmp/once.ini"
+once_pid=$t_last
+wait_for "$t_tmp/once.out" '^\[default0\]:rank 0 training$' 120 "$once_pid"
+wait_for "$t_tmp/once.out" '^\[default1\]:rank 1 training$' 120 "$once_pid"
+kill -TERM "$once_pid"
+t_wait "$once_pid"
+t_is "$t_rc" 75 "launch = once with torchrun: the notice's checkpoint, exit 75" || t_show "$t_tmp/once.err"
+saved=$(sed -nE 's/^\[default([01])\]:rank [01] saved step ([0-9]+)$/\1 \2/p' "$t_tmp/once.out" | sort | tr '\n' ' ')
+at=$(echo "$saved" | cut -d' ' -f2)
+t_is "$saved" "0 $at 1 $at " "both of torchrun's ranks saved at one step ($at)"
+t_like "$t_tmp/once.err" "^[0-9:]+  ckpt     0 step $at: .* committed in " "one checkpoint, committed once both had written"
+t_is "$(grep -o '"path": "rank-[01]/spotrun-torch.pt"' "$t_tmp/store/once/manifests/0000000000.json" | tr '\n' ' ')" \
+	'"path": "rank-0/spotrun-torch.pt" "path": "rank-1/spotrun-torch.pt" ' "it holds both ranks' files"
+sed -e 's/name = signal/name = local/' -e 's/oncejob.py 100000/oncejob.py 3/' "$t_tmp/once.ini" > "$t_tmp/once2.ini"
+"$SPOTRUN" run "$t_tmp/once2.ini" > "$t_tmp/once2.out" 2> "$t_tmp/once2.err"
+t_is "$?" 0 "launch = once: the next run finishes" || t_show "$t_tmp/once2.err"
+t_is "$(grep -c "^\[default[01]\]:rank [01] resumed at step $at (RANK [01], SPOTRUN_WORLD_SIZE 1)$" "$t_tmp/once2.out")" 2 \
+	"both ranks resumed at step $at, with torchrun's RANK and one process answering"
 t_done
