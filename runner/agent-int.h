@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "provider.h"
+#include "gpus.h"
 #include "queue.h"
 
 /* A job the agent released after a failure of its own (its store, its
@@ -27,7 +28,8 @@ struct sr_agent {
 	struct sr_queue *q;
 	struct sr_lease_owner me;
 	struct sr_queue_agent claim;	/* how it claims: me, its GPUs, the TTL */
-	int gpus;
+	struct sr_gpus found;		/* its GPUs (gpus.h), as labels say */
+	int gpus;			/* found.n */
 	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];
 	struct sr_facts facts;		/* its provider's, for cost */
 	char price_type[64];		/* the instance type it is priced as ("local") */

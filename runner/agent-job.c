@@ -572,7 +572,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	h.arg = &b;
 	h.lease = j->lease;
 	h.lease_prev = j->claim.found ? &j->claim.prev : NULL;
-	h.gpus = ag->gpus;
+	h.gpus = &ag->found;
 	h.one_vm = 1;
 	h.term_notice = 1;
 	h.progress = on_progress;

@@ -140,7 +140,8 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 {
 	const struct sr_agent_opts *o = ag->o;
 	char *err = res->err, provider[32], agent_id[128];
-	struct sr_gpus g;
+	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_gpus *g = &ag->found;
 	const char *v;
 	size_t i;
 
@@ -169,11 +170,14 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 		res->end = SR_AGENT_ERR_QUEUE;
 		return -1;
 	}
-	sr_gpus_discover(NULL, &g);
-	ag->gpus = g.count;
-	snprintf(ag->gpu_type, sizeof ag->gpu_type, "%s", g.model);
+	if (sr_gpus_discover(&w, &ag->found, err) == -1) {
+		res->end = SR_AGENT_ERR_SYSTEM;
+		return -1;
+	}
+	sr_gpus_model(g->n > 0 ? g->v[0].model : "", ag->gpu_type, sizeof ag->gpu_type);
 	if ((v = label(o, "gpus")) != NULL)
-		ag->gpus = atoi(v);
+		sr_gpus_resize(&ag->found, (size_t)atoi(v));
+	ag->gpus = (int)g->n;
 	if ((v = label(o, "gpu_type")) != NULL)
 		snprintf(ag->gpu_type, sizeof ag->gpu_type, "%s", v);
 	detect_provider(ag, provider, sizeof provider);
@@ -195,13 +199,14 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	ag->claim.warn = warn_cb;
 	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
-	    ag->gpus > 0 && g.count > 0 ? " (" : "", ag->gpus > 0 && g.count > 0 ? g.gpu[0].name : "",
-	    ag->gpus > 0 && g.count > 0 ? ")" : "", ag->gpu_type[0] != '\0' ? ", model " : "",
+	    ag->gpus > 0 && g->v[0].model[0] != '\0' ? " (" : "",
+	    ag->gpus > 0 ? g->v[0].model : "", ag->gpus > 0 && g->v[0].model[0] != '\0' ? ")" : "",
+	    ag->gpu_type[0] != '\0' ? ", model " : "",
 	    ag->gpu_type, o->queue_where != NULL ? o->queue_where : sr_queue_url(ag->q), ag->ttl);
 	for (i = 0; i < o->nlabels; i++)
 		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
-	if (g.count == 0 && g.why[0] != '\0' && strncmp(g.why, "load ", 5) != 0)
-		sr_agent_say("warning: NVML: %s", g.why);
+	if (g->nvml_why[0] != '\0' && strncmp(g->nvml_why, "load ", 5) != 0)
+		sr_agent_say("warning: NVML: %s", g->nvml_why);
 	return 0;
 }
 
@@ -399,6 +404,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 out:
 	sr_queue_close(ag.q);
 	free(ag.skip);
+	sr_gpus_free(&ag.found);
 	sr_sig_reset();
 	return res->end;
 }

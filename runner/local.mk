@@ -10,7 +10,8 @@ librunner_a_SOURCES += runner/supervise.h runner/jobspec.h
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
 	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
-	runner/attempt-record.c \
+	runner/attempt-record.c runner/attempt-ranks.c runner/ranks.c runner/ranks.h \
+	runner/gpus.c runner/gpus-nvml.c runner/gpus.h \
 	runner/finished.c runner/run-lease.c \
 	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
@@ -21,7 +22,8 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h
-check_PROGRAMS += tests/t-supervise tests/t-joblog tests/t-progress
+check_PROGRAMS += tests/t-supervise tests/t-joblog tests/t-progress tests/t-ranks
+tests_t_ranks_SOURCES = tests/t-ranks.c tests/tap.h
 tests_t_progress_SOURCES = tests/t-progress.c tests/tap.h
 tests_t_supervise_SOURCES = tests/t-supervise.c tests/tap.h
 tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
@@ -49,13 +51,17 @@ SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
 dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.sh tests/t33-tty.sh \
 	tests/t34-record.sh
+# A job of several ranks (procs, one per GPU, launch = once) end to end.
+dist_check_SCRIPTS += tests/t35-ranks.sh
+EXTRA_DIST += tests/jobs/rankjob.py
+SR_BENCH += bench/ranks.sh
+EXTRA_DIST += bench/ranks.sh
 SR_BENCH += bench/goodput-run.sh
 EXTRA_DIST += bench/goodput-run.sh
-# This machine's GPUs through NVML, loaded at run time (gpus.c), tested with
+# This machine's GPUs through NVML, loaded at run time (gpus-nvml.c), tested with
 # a stand-in for NVML (tests/fake-nvml.c) built as a shared library that the
 # tests load by path or through LD_LIBRARY_PATH; check_SCRIPTS, so that
 # `make check` builds it before the tests run.
-librunner_a_SOURCES += runner/gpus.c runner/gpus.h
 SR_FAKE_NVML = tests/fake-nvml/libnvidia-ml.so.1
 check_SCRIPTS += $(SR_FAKE_NVML)
 EXTRA_DIST += tests/fake-nvml.c

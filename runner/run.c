@@ -176,7 +176,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		end_lost(r, o, res);
 		return 0;
 	}
-	code = a->leader_done ? sr_exit_code(a->status) : -1;
+	code = a->job_done ? sr_exit_code(a->status) : -1;
 	if (r->cancelled && !(end == SR_ATTEMPT_EXITED && code == 0)) {
 		sr_run_record_end(r, a, "cancelled", code);
 		res->outcome = SR_RUN_CANCELLED;
@@ -191,12 +191,12 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		return 0;
 	case SR_ATTEMPT_EXEC_FAILED:
 		res->outcome = SR_RUN_CANNOT_EXEC;
-		res->exec_errno = a->child.exec_errno;
-		res->code = sr_exec_code(a->child.exec_errno);
+		res->exec_errno = a->exec_errno;
+		res->code = sr_exec_code(a->exec_errno);
 		sr_run_record_end(r, a, "cannot run", res->code);
 		return 0;
 	case SR_ATTEMPT_PREEMPTED:
-		sr_run_record_end(r, a, "preempted", a->leader_done ? sr_exit_code(a->status) : -1);
+		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1);
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
 			res->next_vm = 1;
 			if (!r->hooks->one_vm) {
@@ -238,7 +238,7 @@ discard_local(struct run *r, enum sr_run_outcome oc)
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
-	static const struct sr_run_hooks no_hooks = { .gpus = -1, .stop_fd = -1 };
+	static const struct sr_run_hooks no_hooks = { .stop_fd = -1 };
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;
@@ -270,6 +270,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 				 * restart, the final line) goes to its log too. */
 				more = after_attempt(&r, &a, end, o, res);
 				sr_tl_set_sink(&r.tl, NULL, NULL);
+				sr_run_ranks_free(&a);
 				sr_joblog_close(a.log);
 				a.log = NULL;
 			} while (more);

@@ -76,6 +76,7 @@ enum sr_run_event {
  * every member is optional (0 / NULL / -1 as said). Callbacks are called
  * from the run's thread, in its loop: they must not wait on the network.
  */
+struct sr_gpus;
 struct sr_run_hooks {
 	void *arg;
 	/* A running lease of the job (lease.h, for js->name in js->store)
@@ -86,7 +87,9 @@ struct sr_run_hooks {
 	 * nothing). */
 	struct sr_lease *lease;
 	const struct sr_lease_info *lease_prev;
-	int gpus;		/* >= 0: this machine's GPUs, as the caller found them */
+	/* This machine's GPUs as the caller found them (gpus.h; NULL: the run
+	 * finds them); copied. */
+	const struct sr_gpus *gpus;
 	/* A preemption ends the run (PREEMPTED), even where the provider
 	 * would play the next machine (res->next_vm says so): the caller
 	 * puts the job back in its queue. */

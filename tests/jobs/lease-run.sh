@@ -1,5 +1,5 @@
 # lease-run.sh: the lease of `spotrun run` (doc/fleet.md, spotrun(1) LEASES),
-# sourced by tests/t35-run-lease.sh (file://) and tests/t86-s3-lease.sh
+# sourced by tests/t37-run-lease.sh (file://) and tests/t86-s3-lease.sh
 # (Ceph RGW) after lib.sh: lease_run_cases STORE TAG runs every case against
 # the store URL STORE, naming its jobs with TAG. Each run is another
 # "machine" by its own local_dir; the job is tests/jobs/workjob.py, whose

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """workjob.py: a directory-mode job that proves what ran where, for the
-lease and fleet tests (tests/t35-run-lease.sh, t36-agent.sh, t87-s3-fleet.sh).
+lease and fleet tests (tests/t37-run-lease.sh, t36-agent.sh, t87-s3-fleet.sh).
 
 It does --steps steps of --sleep seconds. Its state is the list of the
 steps done, each with the attempt that did it (pid, SPOTRUN_ATTEMPT): kept

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t35-run-lease.sh: the lease of `spotrun run` on a file:// store: a second
+# t37-run-lease.sh: the lease of `spotrun run` on a file:// store: a second
 # run refused naming the holder, a killed run taken over at once on this
 # machine, a run stopped past its lease in the middle of a checkpoint fenced
 # out (tests/jobs/lease-run.sh has the cases; t86-s3-lease.sh runs them on
