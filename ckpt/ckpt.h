@@ -55,6 +55,9 @@ struct sr_ckpt_opts {
 	 * a time; done == total once at the end of a success. May be NULL. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	int world_size;			/* save: the job's processes that wrote the
+					 * directory, recorded in the manifest
+					 * (0: not known, not recorded) */
 	/* The fencing token of this run: the epoch of its lease (0: unfenced,
 	 * the lowest). A save writes it into the manifest and LATEST and
 	 * commits nothing over a LATEST with a higher one; gc does nothing
@@ -69,6 +72,7 @@ struct sr_ckpt_opts {
 struct sr_ckpt_stats {
 	uint64_t seq;			/* checkpoint sequence number */
 	long long step;			/* step the job reported (-1 if none) */
+	int world_size;			/* processes that wrote it (0 if not known) */
 	uint64_t epoch;			/* of the run that wrote it (0: unfenced) */
 	double created;			/* epoch seconds of the commit */
 	uint64_t files;

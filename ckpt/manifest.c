@@ -260,6 +260,8 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 	if (m->link == SR_LINK_PARENT || m->link == SR_LINK_NONE)
 		json_object_set_new(root, "epoch", uint_json(s->epoch));
 	json_object_set_new(root, "step", json_integer(s->step));
+	if (s->world_size > 0)
+		json_object_set_new(root, "world_size", json_integer(s->world_size));
 	json_object_set_new(root, "created", json_real(s->created));
 	json_object_set_new(st, "files", uint_json(s->files));
 	json_object_set_new(st, "chunks", uint_json(s->chunks));
@@ -480,7 +482,7 @@ static int
 parse_root(json_t *root, struct sr_manifest *m, char *err)
 {
 	struct sr_ckpt_stats *s = &m->stats;
-	long long version = 0, step = -1;
+	long long version = 0, step = -1, world_size = 0;
 	const char *job;
 	json_t *st, *entries;
 	char where[64];
@@ -499,10 +501,12 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 	if (get_str(root, "", "job", 1, &job, err) == -1 ||
 	    get_uint(root, "", "seq", 1, &s->seq, err) == -1 ||
 	    get_int(root, "", "step", 0, -1, INT64_MAX, &step, err) == -1 ||
+	    get_int(root, "", "world_size", 0, 1, INT32_MAX, &world_size, err) == -1 ||
 	    get_number(root, "", "created", &s->created, err) == -1)
 		return -1;
 	m->job = sr_strdup(job);
 	s->step = step;
+	s->world_size = (int)world_size;
 	if (s->seq > SR_SEQ_MAX)
 		return sr_err(err, "seq: %" PRIu64 " is out of range [0, %llu]", s->seq, SR_SEQ_MAX);
 	/* Statistics are informational: tolerated when absent. */

@@ -1006,6 +1006,7 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	s.m.job = sr_strdup(s.job);
 	s.m.stats.seq = s.seq;
 	s.m.stats.step = step;
+	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
 	s.m.stats.epoch = opts->epoch;
 	s.m.link = sr_chain_head(&cat, &s.m.parent) ? SR_LINK_PARENT : SR_LINK_NONE;
 	if (walk_dir(&s, rootfd, "", err) == -1) {

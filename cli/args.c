@@ -92,6 +92,15 @@ count_error(const struct sr_args_template *t, const char *what, int bound, const
 	    extra ? extra : "", extra ? "'" : "", how, bound, t->operands);
 }
 
+/* Option k's value v, the last and one more of all. */
+static void
+set_value(struct sr_args *a, int k, const char *v)
+{
+	a->value[k] = v;
+	a->values[k] = sr_reallocarray(a->values[k], (size_t)a->count[k], sizeof *a->values[k]);
+	a->values[k][a->count[k] - 1] = v;
+}
+
 enum sr_args_result
 sr_args_parse(const struct sr_args_template *t, int argc, char *const *argv, struct sr_args *a,
     char *err)
@@ -129,9 +138,9 @@ sr_args_parse(const struct sr_args_template *t, int argc, char *const *argv, str
 					return SR_ARGS_ERROR;
 				}
 			} else if (eq != NULL) {
-				a->value[k] = eq + 1;
+				set_value(a, k, eq + 1);
 			} else if (i + 1 < argc) {
-				a->value[k] = argv[++i];
+				set_value(a, k, argv[++i]);
 			} else {
 				sr_err(err, "option --%s needs a value (%s)", t->opts[k].long_name,
 				    t->opts[k].value);
@@ -150,9 +159,9 @@ sr_args_parse(const struct sr_args_template *t, int argc, char *const *argv, str
 			if (t->opts[k].value == NULL)
 				continue;
 			if (p[1] != '\0') {
-				a->value[k] = p + 1;
+				set_value(a, k, p + 1);
 			} else if (i + 1 < argc) {
-				a->value[k] = argv[++i];
+				set_value(a, k, argv[++i]);
 			} else {
 				sr_err(err, "option -%c needs a value (%s)", *p, t->opts[k].value);
 				return SR_ARGS_ERROR;
@@ -174,6 +183,12 @@ sr_args_parse(const struct sr_args_template *t, int argc, char *const *argv, str
 void
 sr_args_free(struct sr_args *a)
 {
+	int i;
+
+	for (i = 0; i < SR_ARGS_MAXOPTS; i++) {
+		free(a->values[i]);
+		a->values[i] = NULL;
+	}
 	free(a->argv);
 	a->argv = NULL;
 	a->argc = 0;
@@ -189,6 +204,14 @@ const char *
 sr_args_get(const struct sr_args *a, int i)
 {
 	return i >= 0 && i < SR_ARGS_MAXOPTS ? a->value[i] : NULL;
+}
+
+const char *
+sr_args_nth(const struct sr_args *a, int i, int n)
+{
+	if (i < 0 || i >= SR_ARGS_MAXOPTS || n < 0 || n >= a->count[i] || a->values[i] == NULL)
+		return NULL;
+	return a->values[i][n];
 }
 
 int

@@ -37,6 +37,7 @@ struct sr_args_template {
 struct sr_args {
 	int count[SR_ARGS_MAXOPTS];	/* how often each option was given */
 	const char *value[SR_ARGS_MAXOPTS];	/* its last value (into argv), else NULL */
+	const char **values[SR_ARGS_MAXOPTS];	/* all its values, in order (malloc'd) */
 	int argc;			/* positional arguments */
 	char **argv;			/* them, NULL-terminated (malloc'd array
 					 * of pointers into the caller's argv) */
@@ -63,9 +64,11 @@ enum sr_args_result sr_args_parse(const struct sr_args_template *t, int argc, ch
 void sr_args_free(struct sr_args *a);
 
 /* How often option i (an index into t->opts) was given; its last value or
- * NULL. */
+ * NULL; its value the nth time (0-based, below sr_args_has) or NULL, for
+ * an option that may be given more than once (--label K=V ...). */
 int sr_args_has(const struct sr_args *a, int i);
 const char *sr_args_get(const struct sr_args *a, int i);
+const char *sr_args_nth(const struct sr_args *a, int i, int n);
 
 /* Whether t is well formed: each option has a name and a help line, no
  * name twice, -h/--help not redeclared, at most SR_ARGS_MAXOPTS options,

@@ -12,34 +12,6 @@
 #include "run.h"
 #include "sweep.h"
 
-/* The exit status for a run's result (doc/spotrun.1, EXIT STATUS): the
- * job's own code when it ran, 126/127 when it could not be executed, 75
- * when preempted, else spotrun's own sysexits code. */
-static int
-run_exit_code(const struct sr_run_result *res)
-{
-	switch (res->outcome) {
-	case SR_RUN_FINISHED:
-	case SR_RUN_FAILED:
-	case SR_RUN_CANNOT_EXEC:
-		return res->code;
-	case SR_RUN_PREEMPTED:
-		return SR_EXIT_PREEMPTED;
-	case SR_RUN_ERR_SYSTEM:
-		return SR_EXIT_OSERR;
-	case SR_RUN_ERR_UNAVAILABLE:
-		return SR_EXIT_UNAVAILABLE;
-	case SR_RUN_ERR_STORE:
-	case SR_RUN_ERR_ATTEMPT:
-		return SR_EXIT_IOERR;
-	case SR_RUN_ERR_PROVIDER:
-		return SR_EXIT_SOFTWARE;
-	case SR_RUN_ERR_CONFIG:
-		return SR_EXIT_BADSPEC;
-	}
-	return SR_EXIT_SOFTWARE;
-}
-
 /* What went wrong, on stderr, for the results that are not the job's own. */
 static void
 print_error(const struct sr_jobspec *js, const struct sr_run_result *res, int code)
@@ -51,6 +23,8 @@ print_error(const struct sr_jobspec *js, const struct sr_run_result *res, int co
 		return;
 	case SR_RUN_CANNOT_EXEC:
 		fprintf(stderr, "spotrun: %s; exit %d\n", res->err, code);
+		return;
+	case SR_RUN_CANCELLED:
 		return;
 	case SR_RUN_ERR_ATTEMPT:
 		fprintf(stderr, "spotrun: %s: %s\n", js->name, res->err);
@@ -73,7 +47,7 @@ static int
 cmd_run_exec(const struct sr_args *a)
 {
 	struct sr_jobspec *js;
-	struct sr_run_opts o = { 0, run_exit_code };
+	struct sr_run_opts o = { 0, sr_cmd_run_code, NULL };
 	struct sr_run_result res;
 	const char *path = a->argv[0];
 	int code;
@@ -97,7 +71,7 @@ cmd_run_exec(const struct sr_args *a)
 		return SR_EXIT_USAGE;
 	}
 	sr_run_job(js, &o, &res);
-	code = run_exit_code(&res);
+	code = sr_cmd_run_code(&res);
 	print_error(js, &res, code);
 	sr_jobspec_free(js);
 	return code;

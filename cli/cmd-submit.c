@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "cmd.h"
 #include "fleet-index.h"
 #include "fleet.h"
@@ -193,7 +194,7 @@ add_job(struct submit *s, const struct sr_submit_job *j)
 		.id = j->id, .name = j->id, .sweep = file->sweep ? file->name : NULL,
 		.params = j->params, .nparams = j->nparams, .gpus_min = js->gpus_min,
 		.gpus_max = js->gpus_max, .gpu_type = js->gpu_type, .priority = s->priority,
-		.store = js->store_line != 0 ? js->store : NULL, .by = s->by
+		.store = js->store_line != 0 ? js->store : NULL, .by = s->by, .dir = js->dir
 	};
 	char err[SR_ERRMAX];
 	int rc = sr_queue_add(s->fl.q, j->spec, j->spec_len, &m, err);
@@ -386,6 +387,17 @@ submit_all(struct submit *s, int again)
 	return 0;
 }
 
+/* --run-local: an agent here, in this process, until the queue is drained. */
+static int
+run_local(const char *url)
+{
+	struct sr_agent_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.once = 1;
+	return sr_cmd_agent_run(&o, url, NULL);
+}
+
 static int
 cmd_submit_exec(const struct sr_args *a)
 {
@@ -395,12 +407,6 @@ cmd_submit_exec(const struct sr_args *a)
 	memset(&s, 0, sizeof s);
 	if (parse_priority(sr_args_get(a, SUB_PRIORITY), &s.priority) == -1)
 		return SR_EXIT_USAGE;
-	if (sr_args_has(a, SUB_RUN_LOCAL)) {
-		fprintf(stderr, "spotrun submit: --run-local runs `spotrun agent` here after "
-		    "submitting, and this spotrun has no agent yet; nothing was submitted: submit "
-		    "without --run-local, then run the agent when it comes\n");
-		return SR_EXIT_UNAVAILABLE;
-	}
 	if ((rc = sr_submit_plan(a->argv, a->argc, &s.plan)) != 0)
 		return rc;
 	if ((rc = sr_args_has(a, SUB_DRY_RUN) ? sr_fleet_resolve(&s.fl, sr_args_get(a, SUB_QUEUE)) :
@@ -417,6 +423,8 @@ cmd_submit_exec(const struct sr_args *a)
 		printf("%ld queued, %ld already in the queue: %s\n", s.queued, s.already,
 		    s.fl.where);
 	fflush(stdout);
+	if (rc == 0 && sr_args_has(a, SUB_RUN_LOCAL) && !sr_args_has(a, SUB_DRY_RUN))
+		rc = run_local(s.fl.url);
 	if (s.have_ix)
 		sr_fleet_index_free(&s.ix);
 	free(s.presence);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "run.h"
 #include "similar.h"
 #include "target.h"
 #include "util.h"
@@ -18,6 +19,7 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_run_entry,
 	&sr_cmd_check_entry,
 	&sr_cmd_ls_entry,
+	&sr_cmd_agent_entry,
 	&sr_cmd_submit_entry,
 	&sr_cmd_status_entry,
 	&sr_cmd_logs_entry,
@@ -144,4 +146,35 @@ sr_cmd_target(const char *arg, const char *store, struct sr_target *t)
 	default:
 		return SR_EXIT_USAGE;
 	}
+}
+
+int
+sr_cmd_run_code(const struct sr_run_result *res)
+{
+	switch (res->outcome) {
+	case SR_RUN_FINISHED:
+	case SR_RUN_FAILED:
+	case SR_RUN_CANNOT_EXEC:
+	case SR_RUN_CANCELLED:
+		return res->code;
+	case SR_RUN_PREEMPTED:
+		return SR_EXIT_PREEMPTED;
+	case SR_RUN_LEASE_HELD:
+	case SR_RUN_LEASE_LOST:
+		/* not 75: a scheduler that requeues on 75 (Slurm's RequeueExit)
+		 * would run the job again once its holder ended it */
+		return SR_EXIT_UNAVAILABLE;
+	case SR_RUN_ERR_SYSTEM:
+		return SR_EXIT_OSERR;
+	case SR_RUN_ERR_UNAVAILABLE:
+		return SR_EXIT_UNAVAILABLE;
+	case SR_RUN_ERR_STORE:
+	case SR_RUN_ERR_ATTEMPT:
+		return SR_EXIT_IOERR;
+	case SR_RUN_ERR_PROVIDER:
+		return SR_EXIT_SOFTWARE;
+	case SR_RUN_ERR_CONFIG:
+		return SR_EXIT_BADSPEC;
+	}
+	return SR_EXIT_SOFTWARE;
 }

@@ -17,7 +17,8 @@
 #define SR_EXIT_BADSPEC		65	/* invalid job file (EX_DATAERR) */
 #define SR_EXIT_NOINPUT		66	/* no such job or sweep in the queue (EX_NOINPUT) */
 #define SR_EXIT_SOFTWARE	70	/* internal error (EX_SOFTWARE) */
-#define SR_EXIT_UNAVAILABLE	69	/* this machine lacks what the job needs (EX_UNAVAILABLE) */
+#define SR_EXIT_UNAVAILABLE	69	/* this machine lacks what the job needs, or another
+					 * run holds the job (EX_UNAVAILABLE) */
 #define SR_EXIT_OSERR		71	/* system error: fork, pipe, ... (EX_OSERR) */
 #define SR_EXIT_IOERR		74	/* store or checkpoint I/O failed (EX_IOERR) */
 #define SR_EXIT_PREEMPTED	75	/* preempted, checkpoint committed (EX_TEMPFAIL) */
@@ -39,6 +40,7 @@ extern const struct sr_cmd_entry sr_cmd_check_entry;
 extern const struct sr_cmd_entry sr_cmd_ls_entry;
 extern const struct sr_cmd_entry sr_cmd_cloud_init_entry;
 extern const struct sr_cmd_entry sr_cmd_help_entry;
+extern const struct sr_cmd_entry sr_cmd_agent_entry;
 extern const struct sr_cmd_entry sr_cmd_submit_entry;
 extern const struct sr_cmd_entry sr_cmd_status_entry;
 extern const struct sr_cmd_entry sr_cmd_logs_entry;
@@ -62,6 +64,20 @@ void sr_cmd_unknown(const char *name);
  * line on stderr, or the usage line alone when no argument was given at
  * all (exit 64). Otherwise returns what e->exec returns. */
 int sr_cmd_exec(const struct sr_cmd_entry *e, int argc, char **argv);
+
+struct sr_run_result;
+/* The exit status for a run's result (doc/spotrun.1, EXIT STATUS): the
+ * job's own code when it ran, 126/127 when it could not be executed, 75
+ * when preempted, 69 when the job's lease is held elsewhere or was lost,
+ * else spotrun's own sysexits code. For `run`, and the lines of `agent`. */
+int sr_cmd_run_code(const struct sr_run_result *res);
+
+struct sr_agent_opts;
+/* Run an agent with o (its queue and price table filled in here: queue
+ * and prices as --queue and --prices give them, NULL: the settings'
+ * and the defaults) until it ends: the exit status, after saying what
+ * went wrong. `agent`, and `submit --run-local` (o->once). */
+int sr_cmd_agent_run(struct sr_agent_opts *o, const char *queue, const char *prices);
 
 struct sr_target;
 /* sr_target_resolve (target.h) with its failures as exit codes: 0, 65 for

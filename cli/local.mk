@@ -8,7 +8,7 @@ libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
 	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
-	cli/cmd-ls.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
+	cli/cmd-ls.c cli/cmd-agent.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
 # The fleet's commands on the queue (doc/fleet.md): submit, status, logs,
 # cancel, requeue and retry, one file each; what they share: the user's
 # settings file (settings.c), where the queue is and opening it (fleet.c,

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "compat.h"
 
@@ -80,6 +81,19 @@ int sr_ncpus(void);
 int sr_hexval(int c);
 /* Lowercase hex of the n bytes at b into out (2n + 1 bytes, NUL-ended). */
 void sr_hex_of(const uint8_t *b, size_t n, char *out);
+
+/* Seconds t (of sr_mono(), for a condition variable on CLOCK_MONOTONIC,
+ * or of any clock) as a timespec. */
+static inline void
+sr_timespec(double t, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)t;
+	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
 
 /* A cancel flag that one thread (or a signal handler) sets and others
  * poll: relaxed atomic loads and stores, async-signal-safe and free of data

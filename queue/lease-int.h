@@ -31,18 +31,6 @@ char *sr_lease_json_format(const struct sr_lease_info *li, char *err);
 const char *sr_lease_json_parse(const char *job, const char *buf, size_t len,
     struct sr_lease_info *li, char *why, size_t wlen);
 
-/* Monotonic seconds t as a timespec, for the condition variables. */
-static inline void
-sr_lease_timespec(double t, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)t;
-	ts->tv_nsec = (long)((t - (double)ts->tv_sec) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
-
 /* Epoch seconds t as "2025-12-01T03:35:00Z" into buf (for messages). */
 const char *sr_lease_fmt_time(double t, char *buf, size_t len);
 

@@ -47,7 +47,7 @@ wait_until(struct sr_lease_keeper *k, double t)
 	struct timespec ts;
 	int over;
 
-	sr_lease_timespec(t, &ts);
+	sr_timespec(t, &ts);
 	pthread_mutex_lock(&k->lock);
 	while (!k->stop && k->rc == SR_LEASE_OK && sr_mono() < t)
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
@@ -160,7 +160,7 @@ watchdog_main(void *arg)
 			pthread_mutex_lock(&k->lock);
 			break;
 		}
-		sr_lease_timespec(giveup, &ts);
+		sr_timespec(giveup, &ts);
 		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
 	}
 	pthread_mutex_unlock(&k->lock);

@@ -98,12 +98,13 @@ meta_json(const struct sr_queue_meta *m, const char *store, double submitted, ch
 			return NULL;
 		}
 	}
-	root = json_pack("{s:s, s:s, s:s, s:o, s:{s:i, s:i}, s:s, s:i, s:s, s:f, s:s}",
+	root = json_pack("{s:s, s:s, s:s, s:o, s:{s:i, s:i}, s:s, s:i, s:s, s:f, s:s, s:s}",
 	    "id", m->id, "name", m->name != NULL ? m->name : m->id,
 	    "sweep", m->sweep != NULL ? m->sweep : "", "params", params,
 	    "gpus", "min", m->gpus_min, "max", m->gpus_max,
 	    "gpu_type", m->gpu_type != NULL ? m->gpu_type : "", "priority", m->priority,
-	    "store", store, "submitted", submitted, "by", m->by != NULL ? m->by : "");
+	    "store", store, "submitted", submitted, "by", m->by != NULL ? m->by : "",
+	    "dir", m->dir != NULL ? m->dir : "");
 	if (root == NULL) {
 		sr_err(err, "add job %s: a field is not UTF-8", m->id);
 		return NULL;
@@ -178,6 +179,11 @@ meta_parse(const char *id, const char *buf, size_t len, struct sr_queue_job_meta
 		p = meta_str(root, "store", 4096, &m->store, why, wlen);
 	if (p == NULL)
 		p = meta_str(root, "by", TEXT_MAX, &m->by, why, wlen);
+	/* "dir" came later: a meta.json without it is not malformed */
+	if (p == NULL && json_object_get(root, "dir") == NULL)
+		m->dir = sr_strdup("");
+	else if (p == NULL)
+		p = meta_str(root, "dir", 4096, &m->dir, why, wlen);
 	if (p == NULL)
 		p = meta_int(root, "priority", SR_QUEUE_PRIORITY_MIN, SR_QUEUE_PRIORITY_MAX,
 		    &m->priority, why, wlen);
@@ -234,6 +240,7 @@ sr_queue_job_meta_free(struct sr_queue_job_meta *m)
 	free(m->gpu_type);
 	free(m->store);
 	free(m->by);
+	free(m->dir);
 	memset(m, 0, sizeof *m);
 }
 

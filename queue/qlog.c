@@ -121,7 +121,7 @@ writer_main(void *arg)
 			if (lw->len == 0)
 				pthread_cond_wait(&lw->cond, &lw->lock);
 			else {
-				sr_lease_timespec(next, &ts);
+				sr_timespec(next, &ts);
 				pthread_cond_timedwait(&lw->cond, &lw->lock, &ts);
 			}
 		}
@@ -138,7 +138,7 @@ writer_main(void *arg)
 			break;
 		/* the store is out of reach: try again an interval later */
 		next = sr_mono() + lw->interval;
-		sr_lease_timespec(next, &ts);
+		sr_timespec(next, &ts);
 		while (!lw->stop && sr_mono() < next)
 			pthread_cond_timedwait(&lw->cond, &lw->lock, &ts);
 	}

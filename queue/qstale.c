@@ -90,6 +90,25 @@ lease_cb(const struct sr_object_info *info, void *arg)
 	return 0;
 }
 
+/* The job ended (li) but its newest status marker says it is not: its
+ * holder died between its lease's end and the marker's. Write the marker
+ * again with the lease's state, its counts kept (a hint repaired; a
+ * failure leaves it for the next scan). */
+static void
+repair_status(struct sr_queue *q, const struct sr_lease_info *li)
+{
+	struct sr_queue_status st;
+	char err[SR_ERRMAX];
+
+	if (sr_queue_status_get(q, li->job, &st, err) != SR_QUEUE_OK || st.state == li->state)
+		return;
+	st.state = li->state;
+	if (li->epoch > st.epoch)
+		st.epoch = li->epoch;
+	st.time = 0;
+	sr_queue_status_set(q, &st, NULL, err);
+}
+
 static int
 store_cb(struct sr_store *st, void *arg)
 {
@@ -112,8 +131,10 @@ store_cb(struct sr_store *st, void *arg)
 		if (rc != SR_LEASE_OK)
 			continue;	/* gone, or malformed: a claim reports that */
 		if (e.lease.state != SR_LEASE_RUNNING && e.lease.state != SR_LEASE_RELEASED &&
-		    e.lease.state != SR_LEASE_QUEUED)
-			continue;	/* ended: the index is behind */
+		    e.lease.state != SR_LEASE_QUEUED) {
+			repair_status(s->q, &e.lease);
+			continue;
+		}
 		sr_lease_claimable(&e.lease, s->me, sr_now(), &e.wait);
 		if (e.wait > s->ttl)
 			continue;	/* renewed recently after all (a longer TTL than ours) */

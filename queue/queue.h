@@ -100,6 +100,9 @@ struct sr_queue_meta {
 	const char *store;	/* checkpoint store URL (NULL or "": Q/ckpt) */
 	double submitted;	/* epoch seconds (0: now) */
 	const char *by;		/* who submitted (e.g. me@laptop) */
+	const char *dir;	/* the job file's folder there, absolute (NULL or "": not
+				 * known): an agent on that machine resolves the job's
+				 * relative paths against it, as `spotrun run` would */
 };
 
 /* Add a job: its spec text and meta. Create-only, by id: a job with this id
@@ -114,7 +117,7 @@ int sr_queue_add(struct sr_queue *q, const char *spec, size_t spec_len,
 
 /* A job's meta.json, as read (strings owned; sr_queue_job_meta_free). */
 struct sr_queue_job_meta {
-	char *id, *name, *sweep, *gpu_type, *store, *by;
+	char *id, *name, *sweep, *gpu_type, *store, *by, *dir;	/* dir: "" when not known */
 	char **param_names, **param_values;
 	size_t nparams;
 	int gpus_min, gpus_max, priority;
@@ -216,8 +219,10 @@ struct sr_queue_expired {
  * pending whose last write (mtime) is older than ttl (0: default); report
  * those running and expired or expiring within ttl (wait: until
  * "expires"; 0 for an owner on this machine whose pid is gone, given me),
- * and those released or queued with no pending marker. *out is malloc'd
- * (n entries). */
+ * and those released or queued with no pending marker. A lease found
+ * ended whose job's status marker says otherwise (its holder died between
+ * the two writes) gets its marker rewritten with the lease's state. *out
+ * is malloc'd (n entries). */
 int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
     struct sr_queue_expired **out, size_t *n, char *err);
 

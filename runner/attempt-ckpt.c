@@ -15,6 +15,8 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fault.h"
@@ -29,7 +31,7 @@ rate_of(uint64_t bytes, double seconds)
 }
 
 int
-sr_run_restore(struct run *r, long long *step, char *err)
+sr_run_restore(struct run *r, long long *step, int *world, char *err)
 {
 	struct sr_ckpt_stats cs;
 	char stored[32], raw[32], took[32], rate[32];
@@ -37,6 +39,7 @@ sr_run_restore(struct run *r, long long *step, char *err)
 	int fresh = r->attempt == 1 && sr_run_finished_before(r, &fseq), rc;
 
 	*step = -1;
+	*world = 0;
 	memset(&cs, 0, sizeof cs);
 	rc = r->method->ops->restore(r->method, fresh, &cs, err);
 	if (rc != 0 && rc != SR_CKPT_NONE)
@@ -53,6 +56,7 @@ sr_run_restore(struct run *r, long long *step, char *err)
 		return 0;
 	}
 	*step = cs.step;
+	*world = cs.world_size;
 	r->newest_seq = (long long)cs.seq;
 	r->newest_step = cs.step;
 	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
@@ -69,7 +73,7 @@ post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, doubl
 	struct sr_ckpt_request rq;
 	char err[SR_ERRMAX], within[32], by[32];
 	double posted = sr_now();
-	int signalled;
+	int *signalled = sr_calloc((size_t)a->nranks, sizeof *signalled), i;
 
 	rq.seq = ++r->req_seq;
 	rq.reason = reason;
@@ -81,12 +85,16 @@ post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, doubl
 	    sr_ckpt_reason_name(reason),
 	    sr_fmt_duration(round((deadline - posted) * 1000) / 1000, within, sizeof within),
 	    sr_tl_wall(deadline, 0, by, sizeof by));
-	if (r->method->ops->request(r->method, &a->child, &rq, &signalled, err) == -1) {
+	if (r->method->ops->request(r->method, a->child, (size_t)a->nranks, &rq, signalled,
+	    err) == -1) {
 		sr_tl(&r->tl, 1, "error", "%s", err);
+		free(signalled);
 		return;
 	}
-	if (signalled != 0)
-		a->req_signal = signalled;
+	for (i = 0; i < a->nranks; i++)
+		if (signalled[i] != 0)
+			a->rank[i].req_signal = signalled[i];
+	free(signalled);
 	sr_fault("ckpt-request");
 	a->req_pending = 1;
 	a->req_reason = reason;
@@ -97,9 +105,13 @@ post_request(struct run *r, struct attempt *a, enum sr_ckpt_reason reason, doubl
 void
 sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
 {
-	double grace = 10;
+	sr_run_begin_stop_grace(r, a, why, 10);
+}
 
-	if (a->stopping || a->leader_done)
+void
+sr_run_begin_stop_grace(struct run *r, struct attempt *a, const char *why, double grace)
+{
+	if (a->stopping || a->job_done)
 		return;
 	if (a->noticed) {
 		double left = a->notice.deadline - sr_now();
@@ -107,6 +119,7 @@ sr_run_begin_stop(struct run *r, struct attempt *a, const char *why)
 			grace = left > 1 ? left : 1;
 	}
 	a->stopping = 1;
+	a->stop_at = sr_mono();
 	a->kill_at = sr_mono() + grace;
 	sr_tl(&r->tl, 0, "stop", "%s; SIGTERM to the job", why);
 	sr_run_signal_job(a, SIGTERM);
@@ -158,13 +171,20 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		/* Only now that it is committed may the provider be told the
 		 * machine can go (Azure's ack). That goes out on a thread of
 		 * the provider's: this loop does not wait. */
-		if (a->save_reason == SR_REASON_NOTICE &&
+		if (a->save_reason == SR_REASON_NOTICE && a->noticed &&
 		    sr_provider_ack(r->prov, &a->notice, err) == -1)
 			sr_tl(&r->tl, 1, "warning", "%s", err);
+		sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 	} else if (res->rc == SR_CKPT_LATE) {
 		r->missed++;
 		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint "
 		    "stays the newest", reason);
+	} else if (res->rc == SR_CKPT_FENCED) {
+		/* a newer run holds the job: what this one saved is not committed */
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint fenced out: %s", reason, res->err);
+		if (sr_run_lease_gone(r, "its checkpoint was fenced out: a newer run holds the job"))
+			sr_run_give_up(r, a);
 	} else if (res->rc == SR_CKPT_CANCELLED) {
 		sr_tl(&r->tl, 0, "ckpt", "%s checkpoint cancelled", reason);
 	} else {
@@ -188,14 +208,14 @@ sr_run_method_news(struct run *r, struct attempt *a)
 	report_save(r, a, &res);
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;
-		if (!a->leader_done && sr_now() < a->ckpt_deadline) {
+		if (!a->job_done && sr_now() < a->ckpt_deadline) {
 			post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
 			return;
 		}
 	}
-	if (a->noticed && (was_notice || !a->req_pending))
+	if ((a->noticed || a->final_ckpt) && (was_notice || !a->req_pending))
 		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? "checkpoint committed" :
-		    "no checkpoint for this notice");
+		    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
 }
 
 /* An early warning (now: sr_now()): checkpoint, and the job goes on. A
@@ -223,10 +243,10 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	/* A notice that follows the job's death by a signal from outside is
 	 * the machine going away (Slurm's SIGTERM to spotrun and the job at
 	 * once): the attempt is preempted, with nothing left to ask. */
-	if (a->stopping || (a->leader_done && !sr_run_killed_outside(a)))
+	if (a->stopping || r->lease_lost || (a->job_done && !sr_run_killed_outside(a)))
 		return;
 	if (n->kind == SR_NOTICE_EARLY || n->kind == SR_NOTICE_FREEZE) {
-		if (!a->leader_done)
+		if (!a->job_done)
 			early_warning(r, a, n, now);
 		return;
 	}
@@ -236,6 +256,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	a->notice = *n;
 	a->ckpt_deadline = n->deadline - r->js->margin;
 	r->preemptions++;
+	sr_run_tell(r, a, SR_RUN_EV_NOTICE);
 	if (n->deadline > now)
 		sr_tl(&r->tl, 1, "notice", "%s, deadline in %s (at %s)", n->reason,
 		    sr_fmt_duration(n->deadline - now, left, sizeof left),
@@ -243,7 +264,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 	else
 		sr_tl(&r->tl, 1, "notice", "%s, deadline already past (%s)", n->reason,
 		    sr_tl_wall(n->deadline, 1, at, sizeof at));
-	if (a->leader_done)
+	if (a->job_done)
 		return;
 	if (a->ckpt_deadline <= now) {
 		/* Nothing is asked of the job, so nothing can be half-written:
@@ -268,26 +289,44 @@ void
 sr_run_check_request(struct run *r, struct attempt *a)
 {
 	struct sr_method *m = r->method;
-	char took[32];
+	char took[32], who[256] = "";
 	long long step;
+	size_t len;
+	int rc;
 
-	if (!a->req_pending || a->leader_done)
+	if (!a->req_pending || a->job_done)
 		return;
-	if (m->ops->state(m, &step) == 1) {
+	rc = m->ops->state(m, &step);
+	if (rc == 1) {
 		m->ops->clear(m);
 		a->req_pending = 0;
 		start_save(r, a, step);
 		return;
 	}
-	if (a->req_deadline > 0 && sr_now() >= a->req_deadline) {
+	if (rc == -1) {		/* the method said why */
 		m->ops->clear(m);
 		a->req_pending = 0;
 		r->missed++;
-		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s; the "
-		    "previous checkpoint stays the newest", sr_ckpt_reason_name(a->req_reason),
-		    sr_fmt_duration(a->req_deadline - a->req_posted, took, sizeof took));
 		if (a->noticed)
 			sr_run_begin_stop(r, a, "no checkpoint for this notice");
+		return;
+	}
+	if (a->req_deadline > 0 && sr_now() >= a->req_deadline) {
+		if (m->ops->waiting != NULL && *m->ops->waiting(m, who, sizeof who) != '\0') {
+			len = strlen(who);
+			snprintf(who + len, sizeof who - len, " did not answer");
+		}
+		m->ops->clear(m);
+		a->req_pending = 0;
+		r->missed++;
+		sr_tl(&r->tl, 1, "ckpt", "the job did not write its %s checkpoint within %s%s%s%s; the "
+		    "previous checkpoint stays the newest", sr_ckpt_reason_name(a->req_reason),
+		    sr_fmt_duration(round((a->req_deadline - a->req_posted) * 1000) / 1000, took,
+		    sizeof took),
+		    who[0] != '\0' ? " (" : "", who, who[0] != '\0' ? ")" : "");
+		if (a->noticed || a->final_ckpt)
+			sr_run_begin_stop(r, a, a->noticed ? "no checkpoint for this notice" :
+			    "no final checkpoint");
 	}
 }
 
@@ -297,6 +336,70 @@ sr_run_periodic(struct run *r, struct attempt *a, double now)
 	if (a->next_periodic <= 0 || now < a->next_periodic)
 		return;
 	a->next_periodic = now + r->js->interval;
-	if (!a->req_pending && !a->saving && !a->noticed && !a->leader_done && !a->stopping)
+	if (!a->req_pending && !a->saving && !a->noticed && !a->job_done && !a->stopping &&
+	    !a->final_ckpt)
 		post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
+}
+
+void
+sr_run_give_up(struct run *r, struct attempt *a)
+{
+	a->next_periodic = 0;
+	a->emergency_pending = 0;
+	if (a->req_pending) {
+		r->method->ops->clear(r->method);
+		a->req_pending = 0;
+	}
+	if (a->saving && r->method->ops->cancel != NULL)
+		r->method->ops->cancel(r->method);
+	sr_run_begin_stop(r, a, "the lease is lost");
+}
+
+void
+sr_run_cancel(struct run *r, struct attempt *a, int checkpoint)
+{
+	double now = sr_now();
+	char clock[32];
+
+	if (r->cancelled)
+		return;
+	r->cancelled = 1;
+	if (a->job_done || a->stopping || r->lease_lost) {
+		sr_tl(&r->tl, 1, "cancel", "%s is cancelled", r->js->name);
+		return;
+	}
+	if (!checkpoint || a->noticed) {
+		/* a notice's checkpoint, if any, is the last one already */
+		sr_tl(&r->tl, 1, "cancel", "%s is cancelled%s", r->js->name, a->noticed ?
+		    " (its notice's checkpoint is the last)" : "");
+		if (!a->noticed)
+			sr_run_begin_stop(r, a, "cancelled");
+		return;
+	}
+	a->final_ckpt = 1;
+	a->ckpt_deadline = now + r->js->write_timeout;
+	sr_tl(&r->tl, 1, "cancel", "%s is cancelled: a final checkpoint first, by %s", r->js->name,
+	    sr_tl_clock(&r->tl, a->ckpt_deadline, clock, sizeof clock));
+	if (a->saving)
+		a->emergency_pending = 1;	/* one more, once the running save ends */
+	else
+		post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
+}
+
+void
+sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
+{
+	struct sr_run_progress p;
+
+	if (r->hooks->progress == NULL)
+		return;
+	memset(&p, 0, sizeof p);
+	p.attempts = r->attempt;
+	p.preemptions = r->preemptions;
+	p.checkpoints = r->checkpoints;
+	p.step = r->newest_step;
+	p.seconds = r->used + (a != NULL && a->started > 0 ? sr_now() - a->started : 0);
+	p.lost = r->lost;
+	p.gpus = r->ranks.gpus;
+	r->hooks->progress(r->hooks->arg, ev, &p);
 }

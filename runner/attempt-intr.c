@@ -42,7 +42,7 @@ sr_run_user_signal(struct run *r, struct attempt *a, int sig)
 	if (r->interrupted == 0)
 		r->interrupted = sig;
 	if (!a->saving) {
-		if (!a->leader_done)
+		if (!a->job_done)
 			sr_run_signal_job(a, sig);
 		return;
 	}
@@ -53,7 +53,7 @@ sr_run_user_signal(struct run *r, struct attempt *a, int sig)
 		a->abandoning = 1;
 		r->method->ops->cancel(r->method);
 		sr_tl(&r->tl, 1, who, "abandoning the checkpoint");
-	} else if (!a->leader_done) {
+	} else if (!a->job_done) {
 		sr_run_signal_job(a, sig);
 	}
 }
@@ -69,7 +69,7 @@ sr_run_user_release(struct run *r, struct attempt *a)
 		r->intr_save = SR_INTR_ABANDONED;
 	else
 		r->intr_save = SR_INTR_FAILED;
-	if (!a->leader_done)
+	if (!a->job_done)
 		sr_run_signal_job(a, a->held_sig);
 	a->held_sig = 0;
 }

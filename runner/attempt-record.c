@@ -39,8 +39,8 @@ sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int cod
 {
 	char err[SR_ERRMAX];
 
-	if (a->rec.attempt == 0)
-		return;		/* it never started */
+	if (a->rec.attempt == 0 || r->lease_lost)
+		return;		/* it never started; or the job is no longer this run's to write */
 	a->rec.ended = sr_now();
 	strlcpy(a->rec.outcome, outcome, sizeof a->rec.outcome);
 	a->rec.exit_code = code;

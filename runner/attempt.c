@@ -11,17 +11,15 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "defaults.h"
 #include "jobenv.h"
 #include "run-int.h"
 #include "util.h"
-
-extern char **environ;
 
 static void
 tl_to_joblog(void *arg, const char *line)
@@ -29,103 +27,87 @@ tl_to_joblog(void *arg, const char *line)
 	sr_joblog_note(arg, "%s", line);
 }
 
-/* The job's environment for this attempt, with the method's variables. */
-static char **
-job_env(struct run *r, const struct sr_launch *l, long long step)
-{
-	struct sr_jobenv_vars v;
-	struct sr_jobenv_proc p;
-
-	memset(&v, 0, sizeof v);
-	v.attempt = r->attempt;
-	v.ckpt_dir = r->ckpt_dir;
-	v.method_env = l->env;
-	v.resume_step = step;
-	v.provider = sr_provider_name(r->prov);
-	v.world_size = 1;
-	v.python_dir = sr_default_python_dir();
-	/* One process sees all its GPUs for now; see BUGS in spotrun(1). */
-	memset(&p, 0, sizeof p);
-	p.rank = 0;
-	p.first_gpu = 0;
-	p.ngpus = r->gpus;
-	return sr_jobenv_build(environ, r->js, &v, &p);
-}
-
-/* The command could not be executed: collect the child that says so. */
+/* The attempt's log lines, to the caller's hook as well (the agent ships
+ * them to its queue). */
 static void
-exec_failed(struct run *r, struct attempt *a, const char *prog, char *err)
+joblog_to_hook(void *arg, const char *buf, size_t len)
 {
-	int status;
+	struct run *r = arg;
 
-	errno = a->child.exec_errno;
-	sr_errno(err, "run %s", prog);
-	sr_child_stop(&a->child, 1);
-	while (sr_reap(&a->child, &status) == 0 && waitpid(a->child.pid, &status, 0) == -1 &&
-	    errno == EINTR)
-		;
-	if (a->child.out_fd != -1)
-		close(a->child.out_fd);
-	if (a->child.err_fd != -1)
-		close(a->child.err_fd);
-	sr_provider_stop_vm(r->prov);
+	r->hooks->log(r->hooks->arg, r->attempt, buf, len);
 }
 
-/* Start the VM and spawn the job: 0 it runs, or -1 with *end (and err). */
-static int
-launch(struct run *r, struct attempt *a, long long step, enum sr_attempt_end *end, char *err)
+/* The caller asked for the job to stop (hooks->stop_fd was readable). */
+static void
+stop_request(struct run *r, struct attempt *a)
 {
-	struct sr_launch l = { r->js->argv, NULL };
-	struct sr_spawn_opts so;
-	char **env;
+	int checkpoint = 0;
+
+	if (r->hooks->stop(r->hooks->arg, &checkpoint) == 1)
+		sr_run_cancel(r, a, checkpoint);
+}
+
+static void
+free_launch(struct sr_launch *l)
+{
+	int i;
+
+	sr_jobenv_free(l->env);
+	for (i = 0; l->proc_env != NULL && i < l->nprocs; i++)
+		sr_jobenv_free(l->proc_env[i]);
+	free(l->proc_env);
+}
+
+/* Start the VM and spawn the ranks: 0 they run, or -1 with *end (and err). */
+static int
+launch(struct run *r, struct attempt *a, long long step, int prev_world,
+    enum sr_attempt_end *end, char *err)
+{
+	struct sr_launch l;
 	int rc;
 
-	r->method->ops->launch(r->method, &l);
-	env = job_env(r, &l, step);
-	sr_jobenv_free(l.env);
+	memset(&l, 0, sizeof l);
+	l.argv = r->js->argv;
+	l.nprocs = a->nranks;
 	*end = SR_ATTEMPT_ERROR;
+	if (r->ranks.world > 0 && sr_ranks_free_port(&r->master_port, err) == -1)
+		return -1;
+	r->method->ops->launch(r->method, &l);
 	if (sr_provider_start_vm(r->prov, r->vm, err) == -1) {
-		sr_jobenv_free(env);
+		free_launch(&l);
 		return -1;
 	}
-	memset(&so, 0, sizeof so);
-	so.argv = l.argv;
-	so.envp = env;
-	so.cwd = r->js->workdir;
-	so.capture = 1;
-	so.stdin_null = 1;	/* a background group reading the terminal would stop on SIGTTIN */
-	so.parent_death_signal = SIGKILL;
-	a->started = sr_now();
-	rc = sr_spawn(&so, &a->child, err);
-	sr_jobenv_free(env);
-	if (rc == -1) {
+	rc = sr_run_ranks_spawn(r, a, &l, step, prev_world, end, err);
+	free_launch(&l);
+	if (rc == -1)
 		sr_provider_stop_vm(r->prov);
-		return -1;
-	}
-	if (a->child.exec_errno != 0) {
-		*end = SR_ATTEMPT_EXEC_FAILED;
-		exec_failed(r, a, l.argv[0], err);
-		return -1;
-	}
-	a->out_open = a->child.out_fd != -1;
-	a->err_open = a->child.err_fd != -1;
-	return 0;
+	return rc;
+}
+
+/* SIGTERM to a run whose caller asked for it (an agent, which systemd
+ * stops with SIGTERM when its machine shuts down): a notice, by [provider]
+ * grace, so the job is checkpointed and stopped and its lease released;
+ * no next machine follows, and the caller ends. */
+static void
+term_notice(struct run *r, struct attempt *a)
+{
+	struct sr_notice n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = SR_NOTICE_PREEMPT;
+	n.seen = sr_now();
+	n.deadline = n.seen + r->js->provider.grace;
+	snprintf(n.reason, sizeof n.reason, "SIGTERM: this machine's agent is stopping");
+	r->interrupted = SIGTERM;
+	sr_run_notice(r, a, &n);
 }
 
 static void
 handle_signal(struct run *r, struct attempt *a, int sig)
 {
-	int status;
-
 	switch (sig) {
 	case SIGCHLD:
-		if (!a->leader_done && sr_reap(&a->child, &status) == 1) {
-			a->leader_done = 1;
-			a->status = status;
-			a->leader_done_at = sr_mono();
-		} else if (a->leader_done) {
-			(void)sr_reap(&a->child, &status);
-		}
+		sr_run_ranks_reap(r, a);
 		break;
 	case SIGWINCH:
 		sr_term_resize(r->term);
@@ -133,6 +115,10 @@ handle_signal(struct run *r, struct attempt *a, int sig)
 	case SIGTERM:
 		if (sr_provider_on_signal(r->prov, sig))
 			break;
+		if (r->hooks->term_notice && !a->noticed && !a->job_done && !a->stopping) {
+			term_notice(r, a);
+			break;
+		}
 		/* FALLTHROUGH */
 	case SIGINT:
 	case SIGHUP:
@@ -156,7 +142,9 @@ next_timeout(struct run *r, struct attempt *a)
 		t = a->next_periodic - now;
 	if (a->stopping && a->kill_at - now < t)
 		t = a->kill_at - now;
-	if (a->leader_done)
+	if (a->rank_stop_at > 0 && a->rank_stop_at - now < t)
+		t = a->rank_stop_at - now;
+	if (a->job_done)
 		t = t < 0.05 ? t : 0.05;
 	return t <= 0 ? 0 : (int)(t * 1000) + 1;
 }
@@ -167,10 +155,12 @@ on_timers(struct run *r, struct attempt *a)
 	double now = sr_mono();
 
 	sr_run_check_request(r, a);
-	if (a->noticed && !a->leader_done && !a->stopping && sr_now() >= a->notice.deadline)
+	sr_run_ranks_timer(r, a, now);
+	if (a->noticed && !a->job_done && !a->stopping && sr_now() >= a->notice.deadline)
 		sr_run_begin_stop(r, a, "the machine is going away");
-	if (a->stopping && !a->leader_done && now >= a->kill_at) {
-		sr_tl(&r->tl, 0, "stop", "grace period over; SIGKILL to the job");
+	if (a->stopping && !a->job_done && now >= a->kill_at) {
+		sr_tl(&r->tl, 0, "stop", "grace period over; SIGKILL to the job%s",
+		    a->nranks > 1 ? "'s ranks still running" : "");
 		sr_run_signal_job(a, SIGKILL);
 		a->kill_at = now + 3600;
 	}
@@ -178,9 +168,9 @@ on_timers(struct run *r, struct attempt *a)
 }
 
 static void
-feed_output(struct attempt *a, int *open, int stream, int fd)
+feed_output(struct rank *k, int *open, int stream, int fd)
 {
-	int rc = sr_joblog_feed(a->log, stream, fd, stream == 1 ? STDOUT_FILENO : STDERR_FILENO);
+	int rc = sr_joblog_feed(k->log, stream, fd, stream == 1 ? STDOUT_FILENO : STDERR_FILENO);
 
 	if (rc <= 0) {
 		close(fd);
@@ -188,34 +178,59 @@ feed_output(struct attempt *a, int *open, int stream, int fd)
 	}
 }
 
-/* The leader exited and no save runs: 1 when the attempt is over. Pipes
+/* Is any rank's output pipe still open? */
+static int
+pipes_open(const struct attempt *a)
+{
+	int i;
+
+	for (i = 0; i < a->nranks; i++)
+		if (a->rank[i].out_open || a->rank[i].err_open)
+			return 1;
+	return 0;
+}
+
+/* The last of the output, then the pipes closed. */
+static void
+drain(struct attempt *a)
+{
+	struct rank *k;
+	int i;
+
+	for (i = 0; i < a->nranks; i++) {
+		k = &a->rank[i];
+		if (k->out_open)
+			feed_output(k, &k->out_open, 1, a->child[i].out_fd);
+		if (k->err_open)
+			feed_output(k, &k->err_open, 2, a->child[i].err_fd);
+		if (k->out_open) {
+			close(a->child[i].out_fd);
+			k->out_open = 0;
+		}
+		if (k->err_open) {
+			close(a->child[i].err_fd);
+			k->err_open = 0;
+		}
+	}
+}
+
+/* Every rank exited and no save runs: 1 when the attempt is over. Pipes
  * still open then belong to leftovers of the job: stop them, then drain.
  * A job killed from outside may have died of what spotrun gets too, and a
  * little later (Slurm's SIGTERM to every process of the job): its notice
  * is waited for a moment, to end the attempt as preempted. */
 static int
-leader_gone(struct attempt *a)
+job_gone(struct run *r, struct attempt *a)
 {
 	if (!a->noticed && sr_run_killed_outside(a) &&
-	    sr_mono() - a->leader_done_at < SR_OUTSIDE_NOTICE_WAIT)
+	    sr_mono() - a->job_done_at < SR_OUTSIDE_NOTICE_WAIT)
 		return 0;
-	if (!a->out_open && !a->err_open)
+	if (!pipes_open(a))
 		return 1;
-	if (sr_mono() - a->leader_done_at <= 1.0)
+	if (sr_mono() - a->job_done_at <= 1.0)
 		return 0;
-	sr_child_stop(&a->child, 2.0);
-	if (a->out_open)
-		feed_output(a, &a->out_open, 1, a->child.out_fd);
-	if (a->err_open)
-		feed_output(a, &a->err_open, 2, a->child.err_fd);
-	if (a->out_open) {
-		close(a->child.out_fd);
-		a->out_open = 0;
-	}
-	if (a->err_open) {
-		close(a->child.err_fd);
-		a->err_open = 0;
-	}
+	sr_run_ranks_stop(r, a, 2.0);
+	drain(a);
 	return 1;
 }
 
@@ -223,20 +238,25 @@ leader_gone(struct attempt *a)
 static int
 watch_once(struct run *r, struct attempt *a, char *err)
 {
-	struct pollfd pf[5];
+	struct pollfd *pf = sr_calloc((size_t)(5 + 2 * a->nranks), sizeof *pf);
+	int *which = sr_calloc((size_t)(5 + 2 * a->nranks), sizeof *which);
 	struct sr_notice n;
-	int np = 0, i_sig, i_out = -1, i_err = -1, i_prov, i_m = -1, sig;
-	int mfd = r->method->ops->fd(r->method);
+	struct rank *k;
+	int np = 0, i, j, i_sig, i_prov, i_m = -1, i_lease = -1, i_stop = -1, sig, rc = 0;
+	int mfd = r->method->ops->fd(r->method), lfd = sr_run_lease_fd(r);
 
 	i_sig = np;
 	pf[np++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
-	if (a->out_open) {
-		i_out = np;
-		pf[np++] = (struct pollfd){ .fd = a->child.out_fd, .events = POLLIN };
-	}
-	if (a->err_open) {
-		i_err = np;
-		pf[np++] = (struct pollfd){ .fd = a->child.err_fd, .events = POLLIN };
+	/* which[]: 2 * rank + (0 out, 1 err) for the job's pipes */
+	for (i = 0; i < a->nranks; i++) {
+		if (a->rank[i].out_open) {
+			which[np] = 2 * i;
+			pf[np++] = (struct pollfd){ .fd = a->child[i].out_fd, .events = POLLIN };
+		}
+		if (a->rank[i].err_open) {
+			which[np] = 2 * i + 1;
+			pf[np++] = (struct pollfd){ .fd = a->child[i].err_fd, .events = POLLIN };
+		}
 	}
 	i_prov = np;
 	pf[np++] = (struct pollfd){ .fd = sr_provider_fd(r->prov), .events = POLLIN };
@@ -244,8 +264,18 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		i_m = np;
 		pf[np++] = (struct pollfd){ .fd = mfd, .events = POLLIN };
 	}
-	if (poll(pf, (nfds_t)np, next_timeout(r, a)) == -1 && errno != EINTR)
-		return sr_errno(err, "poll");
+	if (lfd >= 0) {
+		i_lease = np;
+		pf[np++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	}
+	if (r->hooks->stop_fd >= 0 && !r->cancelled) {
+		i_stop = np;
+		pf[np++] = (struct pollfd){ .fd = r->hooks->stop_fd, .events = POLLIN };
+	}
+	if (poll(pf, (nfds_t)np, next_timeout(r, a)) == -1 && errno != EINTR) {
+		rc = sr_errno(err, "poll");
+		goto out;
+	}
 	if (pf[i_sig].revents & POLLIN) {
 		while (sr_sig_next(r->sigfd, &sig) == 1)
 			handle_signal(r, a, sig);
@@ -253,10 +283,15 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		 * read it in this wake, as poll's answer predates it. */
 		pf[i_prov].revents |= POLLIN;
 	}
-	if (i_out >= 0 && (pf[i_out].revents & (POLLIN | POLLHUP | POLLERR)))
-		feed_output(a, &a->out_open, 1, a->child.out_fd);
-	if (i_err >= 0 && (pf[i_err].revents & (POLLIN | POLLHUP | POLLERR)))
-		feed_output(a, &a->err_open, 2, a->child.err_fd);
+	for (j = i_sig + 1; j < i_prov; j++) {
+		if (!(pf[j].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		k = &a->rank[which[j] / 2];
+		if (which[j] % 2 == 0)
+			feed_output(k, &k->out_open, 1, pf[j].fd);
+		else
+			feed_output(k, &k->err_open, 2, pf[j].fd);
+	}
 	if (pf[i_prov].revents & POLLIN) {
 		while (sr_provider_read(r->prov, &n, err) == 1)
 			sr_run_notice(r, a, &n);
@@ -265,8 +300,15 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		sr_run_method_news(r, a);
 		sr_run_user_release(r, a);
 	}
+	if (i_lease >= 0 && (pf[i_lease].revents & POLLIN) && sr_run_lease_gone(r, NULL))
+		sr_run_give_up(r, a);
+	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
+		stop_request(r, a);
 	on_timers(r, a);
-	return 0;
+out:
+	free(pf);
+	free(which);
+	return rc;
 }
 
 /* Stop what is left of the job and let the VM go. */
@@ -274,9 +316,9 @@ static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
 {
 	/* Now that every notice that came with the job's end is in. */
-	if (a->leader_done)
+	if (a->job_done)
 		sr_run_job_ended(r, a);
-	sr_child_stop(&a->child, 2.0);
+	sr_run_ranks_stop(r, a, 2.0);
 	if (a->req_pending)
 		r->method->ops->clear(r->method);
 	if (r->method->ops->stop != NULL)
@@ -292,8 +334,13 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 		break;
 	}
 	sr_provider_stop_vm(r->prov);
-	if (a->noticed) {
-		double ended = a->leader_done ? sr_now() - (sr_mono() - a->leader_done_at) : sr_now();
+	/* A job that finished on its own (exit 0, not stopped by us) as a
+	 * notice came is done: running its end again on the next machine
+	 * would do its last steps twice. */
+	if (a->noticed && !(a->job_done && sr_exit_code(a->status) == 0 &&
+	    (!a->stopping || a->job_done_at < a->stop_at))) {
+		double ended = a->job_done ? sr_now() - (sr_mono() - a->job_done_at) : sr_now();
+
 		r->lost += ended - (a->last_state_at > 0 ? a->last_state_at : a->started);
 		return SR_ATTEMPT_PREEMPTED;
 	}
@@ -313,6 +360,8 @@ open_log(struct run *r, struct attempt *a, char *err)
 	free(logpath);
 	if (a->log == NULL)
 		return -1;
+	if (r->hooks->log != NULL)
+		sr_joblog_set_sink(a->log, joblog_to_hook, r);
 	sr_joblog_note(a->log, "attempt %d of run %s of %s: this log's +0000.000 is %s; the "
 	    "timeline's 00:00 is %s", r->attempt, r->run_id, r->js->name, sr_tl_wall(sr_now(), 1, zero, sizeof zero),
 	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
@@ -321,27 +370,44 @@ open_log(struct run *r, struct attempt *a, char *err)
 	return 0;
 }
 
+/* "python3 train.py (pid 123)", or with ranks "(4 ranks: pids 123-126)". */
+static void
+say_started(struct run *r, struct attempt *a)
+{
+	pid_t lo = a->child[0].pid, hi = a->child[a->nranks - 1].pid;
+
+	if (a->nranks == 1)
+		sr_tl(&r->tl, 0, "started", "%s (pid %ld)", r->js->command, (long)lo);
+	else if (hi - lo == a->nranks - 1)
+		sr_tl(&r->tl, 0, "started", "%s (%d ranks: pids %ld-%ld, MASTER_PORT %d)",
+		    r->js->command, a->nranks, (long)lo, (long)hi, r->master_port);
+	else
+		sr_tl(&r->tl, 0, "started", "%s (%d ranks: pids %ld, ..., %ld, MASTER_PORT %d)",
+		    r->js->command, a->nranks, (long)lo, (long)hi, r->master_port);
+}
+
 enum sr_attempt_end
 sr_run_attempt(struct run *r, struct attempt *a, char *err)
 {
 	enum sr_attempt_end end;
 	long long step;
+	int prev_world;
 
 	memset(a, 0, sizeof *a);
-	a->child.pid = -1;
-	a->child.out_fd = a->child.err_fd = -1;
-	if (open_log(r, a, err) == -1 || sr_run_restore(r, &step, err) == -1)
+	if (open_log(r, a, err) == -1 || sr_run_ranks_init(r, a, err) == -1 ||
+	    sr_run_restore(r, &step, &prev_world, err) == -1)
 		return SR_ATTEMPT_ERROR;
 	r->method->ops->clear(r->method);
 
-	if (launch(r, a, step, &end, err) == -1)
+	if (launch(r, a, step, prev_world, &end, err) == -1)
 		return end;
 	if (r->js->interval > 0)
 		a->next_periodic = sr_mono() + r->js->interval;
-	sr_tl(&r->tl, 0, "started", "%s (pid %ld)", r->js->command, (long)a->child.pid);
+	say_started(r, a);
 	sr_run_record_start(r, a, step);
+	sr_run_tell(r, a, SR_RUN_EV_ATTEMPT);
 
-	while (!(a->leader_done && !a->saving && leader_gone(a))) {
+	while (!(a->job_done && !a->saving && job_gone(r, a))) {
 		if (watch_once(r, a, err) == -1)
 			break;
 	}

@@ -88,19 +88,50 @@ add_python_path(struct envbuf *e, const char *dir)
 	env_set(e, sr_asprintf("PYTHONPATH=%s:%s", cur, dir));
 }
 
-/* "CUDA_VISIBLE_DEVICES=first,first+1,...": the process's GPUs. */
-static char *
-visible_devices(int first, int n)
+/* Set name=value unless the environment has name already (torchrun's
+ * defaults that the user may set otherwise). */
+static void
+env_default(struct envbuf *e, const char *name, const char *value)
 {
-	char *cvd = sr_asprintf("CUDA_VISIBLE_DEVICES=%d", first), *t;
-	int i;
+	size_t i, n = strlen(name);
 
-	for (i = 1; i < n; i++) {
-		t = sr_asprintf("%s,%d", cvd, first + i);
-		free(cvd);
-		cvd = t;
-	}
-	return cvd;
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->v[i], name, n) == 0 && e->v[i][n] == '=')
+			return;
+	env_append(e, sr_asprintf("%s=%s", name, value));
+}
+
+/* torchrun's variables for one worker of a one-node group (torch 1.13's
+ * local_elastic_agent.py, doc/spotrun.1 RANKS), but for
+ * TORCHELASTIC_USE_AGENT_STORE: False, since no agent of spotrun's holds a
+ * TCPStore, so rank 0 must host it at MASTER_PORT. */
+static void
+add_ranks(struct envbuf *e, const struct sr_jobenv_vars *v, const struct sr_jobenv_proc *p)
+{
+	env_set(e, sr_asprintf("RANK=%d", p->rank));
+	env_set(e, sr_asprintf("LOCAL_RANK=%d", p->rank));
+	env_set(e, sr_strdup("GROUP_RANK=0"));
+	env_set(e, sr_asprintf("ROLE_RANK=%d", p->rank));
+	env_set(e, sr_strdup("ROLE_NAME=default"));
+	env_set(e, sr_asprintf("LOCAL_WORLD_SIZE=%d", v->world_size));
+	env_set(e, sr_asprintf("WORLD_SIZE=%d", v->world_size));
+	env_set(e, sr_strdup("GROUP_WORLD_SIZE=1"));
+	env_set(e, sr_asprintf("ROLE_WORLD_SIZE=%d", v->world_size));
+	env_set(e, sr_asprintf("MASTER_ADDR=%s", v->master_addr));
+	env_set(e, sr_asprintf("MASTER_PORT=%d", v->master_port));
+	env_set(e, sr_asprintf("TORCHELASTIC_RESTART_COUNT=%d", v->restart_count));
+	env_set(e, sr_asprintf("TORCHELASTIC_MAX_RESTARTS=%d", v->max_restarts));
+	env_set(e, sr_asprintf("TORCHELASTIC_RUN_ID=%s", v->run_id));
+	env_set(e, sr_strdup("TORCHELASTIC_USE_AGENT_STORE=False"));
+	if (p->error_file != NULL)
+		env_set(e, sr_asprintf("TORCHELASTIC_ERROR_FILE=%s", p->error_file));
+	/* torch 1.13's name and today's: each only when the user set none. */
+	env_default(e, "NCCL_ASYNC_ERROR_HANDLING", "1");
+	env_default(e, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+	/* As torchrun: several ranks each with a thread per core would
+	 * overload the machine. */
+	if (v->world_size > 1)
+		env_default(e, "OMP_NUM_THREADS", "1");
 }
 
 char **
@@ -129,21 +160,28 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 	env_set(&e, sr_asprintf("SPOTRUN_CKPT_DIR=%s", v->ckpt_dir));
 	for (i = 0; v->method_env != NULL && v->method_env[i] != NULL; i++)
 		env_set(&e, sr_strdup(v->method_env[i]));
+	for (i = 0; p->method_env != NULL && p->method_env[i] != NULL; i++)
+		env_set(&e, sr_strdup(p->method_env[i]));
 	if (v->resume_step >= 0)
 		env_set(&e, sr_asprintf("SPOTRUN_RESUME_STEP=%lld", v->resume_step));
 	else
 		env_set(&e, sr_strdup("SPOTRUN_RESUME_STEP="));
 	env_set(&e, sr_strdup("SPOTRUN_DEADLINE=0"));
 	env_set(&e, sr_asprintf("SPOTRUN_PROVIDER=%s", v->provider));
-	env_set(&e, sr_asprintf("RANK=%d", p->rank));
-	env_set(&e, sr_asprintf("LOCAL_RANK=%d", p->rank));
-	env_set(&e, sr_asprintf("WORLD_SIZE=%d", v->world_size));
-	env_set(&e, sr_asprintf("LOCAL_WORLD_SIZE=%d", v->world_size));
-	/* Appended, as it always was: an inherited CUDA_VISIBLE_DEVICES
-	 * stays in front of it (one process sees all the GPUs for now; see
-	 * BUGS in spotrun(1)). */
-	if (p->ngpus > 0)
-		env_append(&e, visible_devices(p->first_gpu, p->ngpus));
+	/* The processes that answer a request, each with its own done
+	 * marker: the ranks, or the one process of launch = once. */
+	env_set(&e, sr_asprintf("SPOTRUN_WORLD_SIZE=%d", v->world_size > 0 ? v->world_size : 1));
+	if (v->prev_world_size > 0)
+		env_set(&e, sr_asprintf("SPOTRUN_PREV_WORLD_SIZE=%d", v->prev_world_size));
+	else
+		env_set(&e, sr_strdup("SPOTRUN_PREV_WORLD_SIZE="));
+	if (v->world_size > 0)
+		add_ranks(&e, v, p);
+	if (p->visible != NULL) {
+		env_set(&e, sr_asprintf("CUDA_VISIBLE_DEVICES=%s", p->visible));
+		if (v->pci_order)
+			env_set(&e, sr_strdup("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+	}
 	return e.v;
 }
 

@@ -1,8 +1,9 @@
 /*
  * jobenv.h: the environment the job's processes get: spotrun's own
  * environment, then the job file's [env], then the SPOTRUN_* variables
- * (the checkpoint method's among them) and the torchrun-compatible rank
- * variables, which always win, and with GPUs CUDA_VISIBLE_DEVICES. The one
+ * (the checkpoint method's among them) and torchrun's variables for each
+ * rank (doc/spotrun.1, RANKS), which always win, and with GPUs
+ * CUDA_VISIBLE_DEVICES, which replaces an inherited one. The one
  * place that builds it: the attempt describes itself (struct
  * sr_jobenv_vars) and each of its processes (struct sr_jobenv_proc).
  */
@@ -15,24 +16,37 @@ struct sr_jobspec;
 struct sr_jobenv_vars {
 	int attempt;
 	const char *ckpt_dir;
-	/* The checkpoint method's own variables, KEY=VALUE, NULL-terminated
-	 * (directory: SPOTRUN_CKPT_REQUEST, _DONE, _SIGNAL); NULL: none.
-	 * They follow SPOTRUN_CKPT_DIR. */
+	/* The checkpoint method's variables for every process, KEY=VALUE,
+	 * NULL-terminated (directory: SPOTRUN_CKPT_REQUEST, _SIGNAL); NULL:
+	 * none. They follow SPOTRUN_CKPT_DIR. */
 	char *const *method_env;
 	long long resume_step;		/* -1: fresh start */
 	const char *provider;
-	int world_size;			/* processes of the attempt */
 	/* Appended to PYTHONPATH (the `spotrun` module of a build that was
 	 * not installed: sr_default_python_dir); NULL: none. */
 	const char *python_dir;
+	/* The ranks (ranks.h). world_size 0: launch = once, where none of
+	 * torchrun's variables is spotrun's to set. */
+	int world_size;
+	int prev_world_size;		/* of the restored checkpoint; 0: none, not known */
+	const char *master_addr;	/* MASTER_ADDR, MASTER_PORT */
+	int master_port;
+	int restart_count;		/* TORCHELASTIC_RESTART_COUNT: restarts after failures */
+	int max_restarts;		/* TORCHELASTIC_MAX_RESTARTS: [retry] max_restarts */
+	const char *run_id;		/* TORCHELASTIC_RUN_ID */
+	int pci_order;			/* CUDA_DEVICE_ORDER=PCI_BUS_ID (ranks.h) */
 };
 
-/* What differs between the processes of an attempt (one per GPU, later). */
+/* What differs between the processes of an attempt. */
 struct sr_jobenv_proc {
-	int rank;			/* RANK and LOCAL_RANK */
-	/* The GPUs it sees: CUDA_VISIBLE_DEVICES=first_gpu,...,
-	 * first_gpu+ngpus-1; ngpus 0: the variable is left as inherited. */
-	int first_gpu, ngpus;
+	int rank;			/* RANK, LOCAL_RANK, ROLE_RANK */
+	/* CUDA_VISIBLE_DEVICES, replacing an inherited one; NULL: left as
+	 * inherited (the job has no GPU). */
+	const char *visible;
+	/* The method's variables for this process alone (directory: its
+	 * SPOTRUN_CKPT_DONE), after method_env; NULL: none. */
+	char *const *method_env;
+	const char *error_file;		/* TORCHELASTIC_ERROR_FILE; NULL: none */
 };
 
 /* A NULL-terminated, malloc'd environment for process p of the attempt

@@ -28,6 +28,9 @@ struct jl_stream {
 	char *buf;		/* SR_JOBLOG_LINEMAX bytes, or NULL */
 	size_t len;
 	int echo_dead;
+	int echo_fd;		/* with a prefix: where its lines go (-1 none) */
+	char *echo;		/* with a prefix: lines to echo, not yet written */
+	size_t echolen, echocap;
 };
 
 struct sr_joblog {
@@ -40,6 +43,10 @@ struct sr_joblog {
 	char rbuf[JL_READ];
 	char err[SR_ERRMAX];
 	struct sr_term *term;	/* NULL: echo straight to the fd */
+	void (*sink)(void *arg, const char *buf, size_t len);
+	void *sink_arg;
+	char *prefix;		/* NULL: echo the bytes as they come */
+	char last_err[SR_JOBLOG_LASTMAX];	/* the last whole line of stderr */
 };
 
 static const char *const jl_tags[] = { "out", "err" };
@@ -62,19 +69,61 @@ sr_joblog_open(const char *path, double t0, char *err)
 	l->path = path != NULL ? sr_strdup(path) : NULL;
 	l->fd = fd;
 	l->t0 = t0;
+	l->s[0].echo_fd = l->s[1].echo_fd = -1;
 	return l;
 }
 
-/* Append one log line: "+SSSS.sss TAG " then len bytes then newline. */
+/* Keep a line for a message (SR_JOBLOG_LASTMAX bytes at last): control
+ * characters (a colour's escape) as '?', not cut inside a UTF-8 sequence. */
 static void
-jl_line(struct sr_joblog *l, double now, const char *tag, const char *p,
-    size_t len)
+keep_last(char *last, const char *p, size_t len)
 {
+	size_t n = len < SR_JOBLOG_LASTMAX - 1 ? len : SR_JOBLOG_LASTMAX - 1, i;
+
+	if (n < len)
+		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
+			n--;
+	for (i = 0; i < n; i++)
+		last[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+	last[n] = '\0';
+}
+
+/* With a prefix: the line (len bytes at p) of stream i, prefixed and with
+ * its newline, for the echo. */
+static void
+jl_echo_line(struct sr_joblog *l, int i, const char *p, size_t len)
+{
+	struct jl_stream *s = &l->s[i];
+	size_t plen = strlen(l->prefix), need = s->echolen + plen + len + 1;
+
+	if (s->echo_fd == -1 || s->echo_dead)
+		return;
+	if (need > s->echocap) {
+		s->echocap = need + 4096;
+		s->echo = sr_realloc(s->echo, s->echocap);
+	}
+	memcpy(s->echo + s->echolen, l->prefix, plen);
+	memcpy(s->echo + s->echolen + plen, p, len);
+	s->echolen += plen + len;
+	s->echo[s->echolen++] = '\n';
+}
+
+/* Append one log line: "+SSSS.sss TAG " then len bytes then newline; a
+ * line of stream i (0 out, 1 err; -1: spotrun's) is also echoed when
+ * there is a prefix. */
+static void
+jl_line(struct sr_joblog *l, double now, int i, const char *p, size_t len)
+{
+	const char *tag = i < 0 ? "spotrun" : jl_tags[i];
 	char head[64];
 	double t = now - l->t0;
 	int hn;
 
-	if (l->fd == -1)
+	if (i >= 0 && l->prefix != NULL)
+		jl_echo_line(l, i, p, len);
+	if (i == 1 && len > 0)
+		keep_last(l->last_err, p, len);
+	if (l->fd == -1 && l->sink == NULL)
 		return;
 	hn = snprintf(head, sizeof head, "+%08.3f %s ", t < 0 ? 0.0 : t, tag);
 	if (l->outlen + (size_t)hn + len + 1 > l->outcap) {
@@ -92,6 +141,8 @@ jl_line(struct sr_joblog *l, double now, const char *tag, const char *p,
 static int
 jl_flush(struct sr_joblog *l)
 {
+	if (l->sink != NULL && l->outlen > 0)
+		l->sink(l->sink_arg, l->out, l->outlen);
 	if (l->fd == -1 || l->outlen == 0) {
 		l->outlen = 0;
 		return l->err[0] != '\0' ? -1 : 0;
@@ -126,7 +177,7 @@ jl_split(struct sr_joblog *l, int i, const char *p, size_t n, double now)
 		seg = nl != NULL ? (size_t)(nl - p) : n;
 		/* A whole line with nothing buffered: no copy. */
 		if (nl != NULL && s->len == 0 && seg <= SR_JOBLOG_LINEMAX) {
-			jl_line(l, now, jl_tags[i], p, seg);
+			jl_line(l, now, i, p, seg);
 			p += seg + 1;
 			n -= seg + 1;
 			continue;
@@ -135,7 +186,7 @@ jl_split(struct sr_joblog *l, int i, const char *p, size_t n, double now)
 			/* Split only when more bytes of the line come: a line
 			 * of exactly LINEMAX bytes stays one log line. */
 			if (s->len == SR_JOBLOG_LINEMAX) {
-				jl_line(l, now, jl_tags[i], s->buf, s->len);
+				jl_line(l, now, i, s->buf, s->len);
 				s->len = 0;
 			}
 			if (s->buf == NULL)
@@ -150,7 +201,7 @@ jl_split(struct sr_joblog *l, int i, const char *p, size_t n, double now)
 			seg -= take;
 		}
 		if (nl != NULL) {
-			jl_line(l, now, jl_tags[i], s->buf, s->len);
+			jl_line(l, now, i, s->buf, s->len);
 			s->len = 0;
 			p++;
 			n--;
@@ -165,7 +216,7 @@ jl_end(struct sr_joblog *l, int i, double now)
 	struct jl_stream *s = &l->s[i];
 
 	if (s->len > 0)
-		jl_line(l, now, jl_tags[i], s->buf, s->len);
+		jl_line(l, now, i, s->buf, s->len);
 	s->len = 0;
 	free(s->buf);
 	s->buf = NULL;
@@ -198,6 +249,28 @@ jl_echo(int fd, const char *p, size_t n)
 	return 0;
 }
 
+static int jl_echo(int fd, const char *p, size_t n);
+
+/* With a prefix: write the whole lines gathered for stream i at once. */
+static void
+jl_echo_flush(struct sr_joblog *l, int i)
+{
+	struct jl_stream *s = &l->s[i];
+
+	if (s->echolen == 0)
+		return;
+	sr_term_begin(l->term, s->echo_fd);
+	if (jl_echo(s->echo_fd, s->echo, s->echolen) == -1)
+		s->echo_dead = 1;
+	sr_term_end(l->term, s->echo_fd, s->echo, s->echolen);
+	s->echolen = 0;
+	if (s->echocap > 4 * JL_READ) {
+		free(s->echo);
+		s->echo = NULL;
+		s->echocap = 0;
+	}
+}
+
 int
 sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
 {
@@ -211,6 +284,7 @@ sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
 		sr_fatal("sr_joblog_feed: bad stream %d", stream);
 	i = stream - 1;
 	s = &l->s[i];
+	s->echo_fd = echo_fd;
 	for (;;) {
 		n = read(fd, l->rbuf, sizeof l->rbuf);
 		if (n == -1) {
@@ -223,10 +297,11 @@ sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
 		now = sr_mono();
 		if (n == 0) {
 			jl_end(l, i, now);
+			jl_echo_flush(l, i);
 			jl_flush(l);
 			return 0;
 		}
-		if (echo_fd != -1 && !s->echo_dead) {
+		if (echo_fd != -1 && !s->echo_dead && l->prefix == NULL) {
 			sr_term_begin(l->term, echo_fd);
 			if (jl_echo(echo_fd, l->rbuf, (size_t)n) == -1)
 				s->echo_dead = 1;
@@ -237,6 +312,7 @@ sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd)
 		if ((size_t)n < sizeof l->rbuf || total >= JL_FEEDMAX)
 			break;
 	}
+	jl_echo_flush(l, i);
 	jl_flush(l);
 	return 1;
 }
@@ -257,7 +333,7 @@ sr_joblog_note(struct sr_joblog *l, const char *fmt, ...)
 		sr_fatal("sr_joblog_note: out of memory");
 	for (p = msg;; p = nl + 1) {
 		nl = strchrnul(p, '\n');
-		jl_line(l, now, "spotrun", p, (size_t)(nl - p));
+		jl_line(l, now, -1, p, (size_t)(nl - p));
 		if (*nl == '\0' || nl[1] == '\0')
 			break;
 	}
@@ -266,9 +342,30 @@ sr_joblog_note(struct sr_joblog *l, const char *fmt, ...)
 }
 
 void
+sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, size_t len),
+    void *arg)
+{
+	l->sink = fn;
+	l->sink_arg = arg;
+}
+
+void
 sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term)
 {
 	l->term = term;
+}
+
+void
+sr_joblog_set_prefix(struct sr_joblog *l, const char *prefix)
+{
+	free(l->prefix);
+	l->prefix = prefix != NULL ? sr_strdup(prefix) : NULL;
+}
+
+const char *
+sr_joblog_last_err(const struct sr_joblog *l)
+{
+	return l->last_err;
 }
 
 const char *
@@ -286,10 +383,15 @@ sr_joblog_close(struct sr_joblog *l)
 		return;
 	jl_end(l, 0, now);
 	jl_end(l, 1, now);
+	jl_echo_flush(l, 0);
+	jl_echo_flush(l, 1);
 	jl_flush(l);
 	if (l->fd != -1)
 		close(l->fd);
 	free(l->out);
+	free(l->s[0].echo);
+	free(l->s[1].echo);
+	free(l->prefix);
 	free(l->path);
 	free(l);
 }

@@ -1,6 +1,6 @@
 /*
  * joblog.h: the job's output, as it arrives, to the terminal (unchanged
- * bytes) and to a per-attempt log file with a timestamp on every line,
+ * bytes, or whole lines after a rank's prefix) and to a per-attempt log file with a timestamp on every line,
  * together with spotrun's own events. A log line reads
  *
  *	+0012.345 out <the job's line>
@@ -22,6 +22,7 @@
 struct sr_term;
 
 #define SR_JOBLOG_LINEMAX	65536
+#define SR_JOBLOG_LASTMAX	160	/* bytes kept of the last line of stderr */
 
 #define SR_JOBLOG_OUT	1
 #define SR_JOBLOG_ERR	2
@@ -50,9 +51,30 @@ int sr_joblog_feed(struct sr_joblog *l, int stream, int fd, int echo_fd);
  * writable (see sr_joblog_error). */
 int sr_joblog_note(struct sr_joblog *l, const char *fmt, ...) SR_PRINTF(2, 3);
 
+/* Give every log line to fn as well, from now on: the lines one read or
+ * note produces come in one call (buf, len: whole lines, each ending with
+ * its newline), in the same order as in the file, also when the file is
+ * not written (path NULL, or after a failure). fn NULL: no sink. */
+void sr_joblog_set_sink(struct sr_joblog *l, void (*fn)(void *arg, const char *buf, size_t len),
+    void *arg);
+
 /* Echo through term (term.h): a progress line it shows is erased before
  * the job's bytes and drawn again after them. NULL (the default): none. */
 void sr_joblog_set_term(struct sr_joblog *l, struct sr_term *term);
+
+/* Echo with prefix before each line (one rank of several: "[2] "): then
+ * only whole lines are echoed, each with the prefix and its newline, all
+ * those of one read in one write, so that the lines of ranks echoed to one
+ * terminal never mix; a last line without newline goes out with one when
+ * its stream ends. A line over SR_JOBLOG_LINEMAX bytes goes out in pieces,
+ * as it is logged. NULL (the default): the bytes go out unchanged, as
+ * they come. */
+void sr_joblog_set_prefix(struct sr_joblog *l, const char *prefix);
+
+/* The last non-empty line of the job's stderr seen so far, its first
+ * SR_JOBLOG_LASTMAX - 1 bytes ("": none), for the message of a rank that
+ * failed: what a Python job's traceback ends with. */
+const char *sr_joblog_last_err(const struct sr_joblog *l);
 
 /* The first failure to write the log ("write PATH: reason"), or NULL. */
 const char *sr_joblog_error(const struct sr_joblog *l);

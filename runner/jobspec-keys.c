@@ -50,6 +50,8 @@ static const char *const type_nouns[] = {
 	[T_PREEMPTIONS] = "not a count",
 	[T_EXITCODES] = "not a list of exit codes",
 	[T_URL] = "not a base URL",
+	[T_PROCS] = "not a process count",
+	[T_LAUNCH] = "not a launch mode",
 };
 
 #define DUR_HINT(e) "use a number with a unit s, m, h (e.g. " e ")"
@@ -70,6 +72,10 @@ const struct key sr_js_keys[] = {
 	  "use a number from 0 to 64 or a range MIN-MAX (e.g. 8 or 1-8)", NULL },
 	{ SEC_RESOURCES, "gpu_type", T_STRING, F(gpu_type), 0, 0, 0,
 	  "give a GPU model (e.g. H100), or remove the line", NULL },
+	{ SEC_RESOURCES, "procs", T_PROCS, 0, 1, SR_JOBSPEC_PROCS_MAX, 0,
+	  "use a number from 1 to 256 or a range MIN-MAX (e.g. 4 or 2-8)", NULL },
+	{ SEC_RESOURCES, "launch", T_LAUNCH, F(launch), 0, 0, 0,
+	  "use ranks or once (e.g. once, for a job that runs torchrun itself)", NULL },
 
 	{ SEC_CHECKPOINT, "mode", T_MODE, F(mode), 0, 0, 0,
 	  "use directory, library or transparent (e.g. directory)", NULL },
@@ -325,8 +331,12 @@ out_of_range(struct sr_js_parse *p, const struct key *k, const char *v)
 	    k->range != NULL ? k->range : k->hint);
 }
 
-static void
-set_gpus(struct sr_js_parse *p, const struct key *k, const char *v)
+/* A count or a range MIN-MAX of key k, within [k->min, k->max] (units:
+ * what it counts, for "at most 64 GPUs"): 0 with *lo and *hi set, or -1
+ * with the error recorded. */
+static int
+parse_count(struct sr_js_parse *p, const struct key *k, const char *v, const char *units,
+    int *lo_out, int *hi_out)
 {
 	char b[SR_JS_SHOW_MAX + 4];
 	long long lo, hi;
@@ -346,19 +356,25 @@ set_gpus(struct sr_js_parse *p, const struct key *k, const char *v)
 	}
 	if (r1 == -1 || r2 == -1) {
 		bad_value(p, k, v);
-		return;
+		return -1;
 	}
-	if (r1 == -2 || r2 == -2 || hi > 64) {
-		sr_js_error(p, p->line, "gpus = %s: too many; at most 64 GPUs", sr_js_show(v, b));
-		return;
+	if (r1 == -2 || r2 == -2 || hi > (long long)k->max) {
+		sr_js_error(p, p->line, "%s = %s: too many; at most %d %s", k->name, sr_js_show(v, b),
+		    (int)k->max, units);
+		return -1;
 	}
 	if (lo > hi) {
-		sr_js_error(p, p->line, "gpus = %s: the range is reversed; write MIN-MAX (e.g. %lld-%lld)",
-		    sr_js_show(v, b), hi, lo);
-		return;
+		sr_js_error(p, p->line, "%s = %s: the range is reversed; write MIN-MAX (e.g. %lld-%lld)",
+		    k->name, sr_js_show(v, b), hi, lo);
+		return -1;
 	}
-	p->js->gpus_min = (int)lo;
-	p->js->gpus_max = (int)hi;
+	if (lo < (long long)k->min) {
+		out_of_range(p, k, v);
+		return -1;
+	}
+	*lo_out = (int)lo;
+	*hi_out = (int)hi;
+	return 0;
 }
 
 static void
@@ -576,7 +592,18 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			*FIELD(js, k, int) = i;
 		return;
 	case T_GPUS:
-		set_gpus(p, k, v);
+		(void)parse_count(p, k, v, "GPUs", &js->gpus_min, &js->gpus_max);
+		return;
+	case T_PROCS:
+		(void)parse_count(p, k, v, "processes", &js->procs_min, &js->procs_max);
+		return;
+	case T_LAUNCH:
+		if (strcmp(v, "ranks") == 0)
+			js->launch = SR_LAUNCH_RANKS;
+		else if (strcmp(v, "once") == 0)
+			js->launch = SR_LAUNCH_ONCE;
+		else
+			bad_value(p, k, v);
 		return;
 	case T_MODE:
 		if (strcmp(v, "directory") == 0)

@@ -435,6 +435,28 @@ check_cloud_keys(struct sr_js_parse *p)
 		    sr_js_show(pc->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
 }
 
+/* procs against gpus and launch: who decides how many processes start. */
+static void
+check_resources(struct sr_js_parse *p)
+{
+	const struct sr_jobspec *js = p->js;
+	size_t kp = key_index("procs", SEC_RESOURCES), kg = key_index("gpus", SEC_RESOURCES);
+	char b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4];
+
+	if (p->key_line[kp] == 0 || js->procs_max == 0)
+		return;
+	if (js->launch == SR_LAUNCH_ONCE && js->procs_max > 1)
+		sr_js_error(p, p->key_line[kp], "procs = %s with launch = once: once starts one "
+		    "process, the job's own launcher (torchrun, mpirun) starts the others; remove "
+		    "procs, or set launch = ranks to have spotrun start them",
+		    sr_js_show(p->raw[kp], b));
+	else if (js->launch == SR_LAUNCH_RANKS && js->gpus_max > 0)
+		sr_js_error(p, p->key_line[kp], "procs = %s with gpus = %s: with GPUs spotrun "
+		    "starts one process per GPU; remove procs (or set launch = once and start the "
+		    "processes yourself)", sr_js_show(p->raw[kp], b),
+		    sr_js_show(p->raw[kg], b2));
+}
+
 /* Checks that need the whole file, and the defaults that depend on keys. */
 static void
 finish(struct sr_js_parse *p)
@@ -485,6 +507,8 @@ finish(struct sr_js_parse *p)
 	else if (js->backoff > js->backoff_max)
 		sr_js_error(p, p->key_line[kb], "backoff = %s is longer than backoff_max "
 		    "(5m, the default); lower backoff or set backoff_max", sr_js_show(p->raw[kb], b));
+
+	check_resources(p);
 
 	if (js->provider.name != NULL && (strcmp(js->provider.name, "local") == 0 ||
 	    strcmp(js->provider.name, "signal") == 0)) {

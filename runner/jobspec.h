@@ -20,6 +20,16 @@
 
 enum sr_ckpt_mode { SR_MODE_DIRECTORY = 0, SR_MODE_LIBRARY, SR_MODE_TRANSPARENT };
 
+/* [resources] launch: who starts the job's processes. */
+enum sr_launch_mode {
+	SR_LAUNCH_RANKS = 0,	/* spotrun: one per GPU, or procs, each a rank with
+				 * torchrun's environment (the default) */
+	SR_LAUNCH_ONCE		/* one process, which brings its own launcher:
+				 * spotrun sets no rank variable */
+};
+
+#define SR_JOBSPEC_PROCS_MAX	256	/* processes (ranks) of one job on a machine */
+
 /* One parameter of [sweep] (runner/sweep.h makes the trials). */
 struct sr_sweep_param {
 	char *key;		/* as written: ${key} in the command and [env] */
@@ -45,6 +55,11 @@ struct sr_jobspec {
 	/* [resources] */
 	int gpus_min, gpus_max;	/* "8" or "1-8"; default 0 (CPU only) */
 	char *gpu_type;		/* optional */
+	/* procs: the processes (ranks) of a CPU job, "4" or "2-8" (as many
+	 * as there are CPUs within the range); 0-0: not set (one per GPU
+	 * with GPUs, else 1). Not with gpus, nor with launch = once. */
+	int procs_min, procs_max;
+	enum sr_launch_mode launch;	/* default ranks */
 
 	/* [checkpoint] */
 	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */

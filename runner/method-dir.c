@@ -1,11 +1,14 @@
 /*
  * method-dir.c: directory mode, the first checkpoint method (method.h). The
  * job's state is a directory, SPOTRUN_CKPT_DIR, restored before the job
- * starts. A request is a marker file plus a signal (request.c; why both:
- * doc/design.md) sent only to the processes that catch it (sigcatch.c); the job writes its files and a done marker holding its
- * step; then a thread packs and commits the directory (sr_ckpt_save) while
- * the job runs on, and writes one byte to a pipe when it ends, which the
- * attempt loop polls. One save at a time.
+ * starts and shared by its ranks. A request is one marker file for all plus
+ * a signal (request.c; why both: doc/design.md) sent only to the processes
+ * of each rank that catch it (sigcatch.c); each rank writes its files and a
+ * done marker of its own holding its step (ctl/done.R; ctl/done when one
+ * process answers). Once every rank has answered, at one step, a thread
+ * packs and commits the directory (sr_ckpt_save) while the job runs on,
+ * and writes one byte to a pipe when it ends, which the attempt loop polls.
+ * One save at a time.
  */
 #include "config.h"
 
@@ -13,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +27,11 @@
 #include "sigcatch.h"
 
 struct dir_method {
-	char *ctl_dir, *req_path, *done_path;
+	char *ctl_dir, *req_path;
+	char **done_paths;		/* one per process that answers */
+	size_t ndone;
+	int *answered;			/* ndone: its done marker is there */
+	long long *steps;		/* ndone: the step it holds, -1 none */
 	const char *signal_name;	/* SPOTRUN_CKPT_SIGNAL: "USR1", "none" */
 	int said_skipped;		/* this attempt's timeline said who was not signalled */
 	/* the save thread */
@@ -63,13 +71,28 @@ dir_init(struct sr_method *m, char *err)
 	d->pipe[0] = d->pipe[1] = -1;
 	d->ctl_dir = sr_asprintf("%s/ctl", m->ctx.js->local_dir);
 	d->req_path = sr_asprintf("%s/request", d->ctl_dir);
-	d->done_path = sr_asprintf("%s/done", d->ctl_dir);
 	d->signal_name = signal_name(m->ctx.js->request_signal);
 	if (sr_mkdirs(d->ctl_dir, 0755, err) == -1)
 		return -1;
 	if (pipe2(d->pipe, O_CLOEXEC) == -1)
 		return sr_errno(err, "create pipe");
 	return 0;
+}
+
+static void
+free_done(struct dir_method *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->ndone; i++)
+		free(d->done_paths[i]);
+	free(d->done_paths);
+	free(d->answered);
+	free(d->steps);
+	d->done_paths = NULL;
+	d->answered = NULL;
+	d->steps = NULL;
+	d->ndone = 0;
 }
 
 static void
@@ -89,7 +112,7 @@ dir_free(struct sr_method *m)
 	}
 	free(d->ctl_dir);
 	free(d->req_path);
-	free(d->done_path);
+	free_done(d);
 	free(d);
 }
 
@@ -112,16 +135,30 @@ dir_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
 	return rc;
 }
 
+/* The done markers: ctl/done for one process, ctl/done.R for each rank R
+ * of several. */
 static void
 dir_launch(struct sr_method *m, struct sr_launch *l)
 {
 	struct dir_method *d = m->priv;
+	size_t i, n = l->nprocs > 0 ? (size_t)l->nprocs : 1;
 
 	d->said_skipped = 0;
-	l->env = sr_calloc(4, sizeof *l->env);
+	free_done(d);
+	d->ndone = n;
+	d->done_paths = sr_calloc(n + 1, sizeof *d->done_paths);
+	d->answered = sr_calloc(n, sizeof *d->answered);
+	d->steps = sr_calloc(n, sizeof *d->steps);
+	l->env = sr_calloc(3, sizeof *l->env);
 	l->env[0] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", d->req_path);
-	l->env[1] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", d->done_path);
-	l->env[2] = sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", d->signal_name);
+	l->env[1] = sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", d->signal_name);
+	l->proc_env = sr_calloc(n, sizeof *l->proc_env);
+	for (i = 0; i < n; i++) {
+		d->done_paths[i] = n == 1 ? sr_asprintf("%s/done", d->ctl_dir) :
+		    sr_asprintf("%s/done.%zu", d->ctl_dir, i);
+		l->proc_env[i] = sr_calloc(2, sizeof *l->proc_env[i]);
+		l->proc_env[i][0] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", d->done_paths[i]);
+	}
 }
 
 /* Once an attempt: which processes of the job the request signal skips,
@@ -143,50 +180,135 @@ say_skipped(struct sr_method *m, const struct sr_sigcatch *sc)
 		    sc->skipped_name, more);
 	else
 		sr_tl(m->ctx.tl, 0, "request", "SIG%s sent to %d of the job's %d processes: pid %ld "
-		    "(%s)%s does not catch it; the request file alone asks it", d->signal_name,
-		    sc->sent, sc->sent + sc->skipped, (long)sc->skipped_pid, sc->skipped_name, more);
+		    "(%s)%s %s not catch it; the request file alone asks %s", d->signal_name,
+		    sc->sent, sc->sent + sc->skipped, (long)sc->skipped_pid, sc->skipped_name, more,
+		    sc->skipped > 1 ? "do" : "does", sc->skipped > 1 ? "them" : "it");
 }
 
 static int
-dir_request(struct sr_method *m, const struct sr_child *job, const struct sr_ckpt_request *rq,
-    int *signalled, char *err)
+dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
+    const struct sr_ckpt_request *rq, int *signalled, char *err)
 {
 	struct dir_method *d = m->priv;
-	struct sr_sigcatch sc;
+	struct sr_sigcatch sc, all;
 	int sig = m->ctx.js->request_signal;
+	size_t i;
 
-	*signalled = 0;
-	if (sr_req_post(d->req_path, d->done_path, rq->seq, sr_ckpt_reason_name(rq->reason),
-	    rq->deadline, err) == -1)
+	memset(&all, 0, sizeof all);
+	for (i = 0; i < njob; i++)
+		signalled[i] = 0;
+	memset(d->answered, 0, d->ndone * sizeof *d->answered);
+	if (sr_req_post(d->req_path, d->done_paths, d->ndone, rq->seq,
+	    sr_ckpt_reason_name(rq->reason), rq->deadline, err) == -1)
 		return -1;
 	if (sig == 0)
 		return 0;
 	/* The file is the request; the signal only wakes those that wait
-	 * for it, and would end a process that does not catch it. */
-	if (sr_sigcatch_send(job->pid, sig, &sc, err) == -1) {
-		sr_tl(m->ctx.tl, 1, "warning", "%s; the request file alone asks", err);
-		return 0;
+	 * for it, and would end a process that does not catch it. Each rank
+	 * is a process group of its own. */
+	for (i = 0; i < njob; i++) {
+		if (sr_sigcatch_send(job[i].pid, sig, &sc, err) == -1) {
+			sr_tl(m->ctx.tl, 1, "warning", "%s; the request file alone asks", err);
+			return 0;
+		}
+		if (sc.leader)
+			signalled[i] = sig;
+		all.sent += sc.sent;
+		if (sc.skipped > 0 && all.skipped == 0) {
+			all.skipped_pid = sc.skipped_pid;
+			strlcpy(all.skipped_name, sc.skipped_name, sizeof all.skipped_name);
+		}
+		all.skipped += sc.skipped;
 	}
-	say_skipped(m, &sc);
-	if (sc.leader)
-		*signalled = sig;
+	say_skipped(m, &all);
 	return 0;
 }
 
-/* The done marker: a step number, or nothing. */
+/* "rank 3 at step 121" for the message of ranks that disagree. */
+static void
+say_steps(struct sr_method *m, const long long *steps)
+{
+	struct dir_method *d = m->priv;
+	char list[512] = "", one[64];
+	size_t i, len = 0;
+
+	for (i = 0; i < d->ndone; i++) {
+		snprintf(one, sizeof one, "%s rank %zu at %lld", i > 0 ? "," : "", i, steps[i]);
+		if (len + strlen(one) + 8 >= sizeof list) {
+			strcat(list, ", ...");
+			break;
+		}
+		strcat(list, one);
+		len += strlen(one);
+	}
+	sr_tl(m->ctx.tl, 1, "ckpt", "the ranks answered at different steps (%s); their files "
+	    "do not make one checkpoint, so none is taken and the previous stays the newest: "
+	    "agree on the step before answering (spotrun.torch.requested() in Python, "
+	    "doc/python.md)", list + 1);
+}
+
+/* Every done marker: a step number, or nothing; the ranks' must agree. */
 static int
 dir_state(struct sr_method *m, long long *step)
 {
 	struct dir_method *d = m->priv;
 	char err[SR_ERRMAX];
-	int rc = sr_req_done(d->done_path, step, err);
+	long long first = -1;
+	int rc, all = 1, differ = 0;
+	size_t i;
 
-	if (rc == -1) {
-		sr_tl(m->ctx.tl, 1, "warning", "%s", err);
-		*step = -1;
-		rc = 1;
+	for (i = 0; i < d->ndone; i++) {
+		if (!d->answered[i]) {
+			rc = sr_req_done(d->done_paths[i], &d->steps[i], err);
+			if (rc == -1) {
+				sr_tl(m->ctx.tl, 1, "warning", "%s", err);
+				d->steps[i] = -1;
+				rc = 1;
+			}
+			d->answered[i] = rc;
+		}
+		all &= d->answered[i];
 	}
-	return rc;
+	if (!all)
+		return 0;
+	for (i = 0; i < d->ndone; i++) {
+		if (d->steps[i] < 0)
+			continue;
+		if (first >= 0 && d->steps[i] != first)
+			differ = 1;
+		first = d->steps[i];
+	}
+	if (differ)
+		say_steps(m, d->steps);
+	*step = first;
+	return differ ? -1 : 1;
+}
+
+/* "ranks 2 and 3 of 4": those whose done marker is not there. */
+static const char *
+dir_waiting(struct sr_method *m, char *buf, size_t len)
+{
+	struct dir_method *d = m->priv;
+	size_t i, k = 0, n = 0, off;
+
+	buf[0] = '\0';
+	if (d->ndone < 2)
+		return buf;
+	for (i = 0; i < d->ndone; i++)
+		n += !d->answered[i];
+	if (n == 0)
+		return buf;
+	off = (size_t)snprintf(buf, len, "rank%s", n == 1 ? "" : "s");
+	for (i = 0; i < d->ndone && off < len; i++) {
+		if (d->answered[i])
+			continue;
+		k++;
+		off += (size_t)snprintf(buf + off, len - off, "%s %zu",
+		    k == 1 ? "" : k == n ? " and" : ",", i);
+	}
+	if (off < len)
+		snprintf(buf + off, len - off, " of %zu", d->ndone);
+	return buf;
 }
 
 static void
@@ -194,7 +316,9 @@ dir_clear(struct sr_method *m)
 {
 	struct dir_method *d = m->priv;
 
-	sr_req_clear(d->req_path, d->done_path);
+	sr_req_clear(d->req_path, d->done_paths, d->ndone);
+	if (d->answered != NULL)
+		memset(d->answered, 0, d->ndone * sizeof *d->answered);
 }
 
 static void *
@@ -290,6 +414,7 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.state = dir_state,
 	.state_poll = 0.02,	/* the done marker at 50 Hz */
 	.clear = dir_clear,
+	.waiting = dir_waiting,
 	.save = dir_save,
 	.fd = dir_fd,
 	.cancel = dir_cancel,

@@ -12,7 +12,7 @@
  *   state       polled until the job's state is complete
  *   clear       the request is over (answered, or given up)
  *   save        take the state to the store, without blocking the loop
- *   cancel      (the user's second ^C) abandon the running save
+ *   cancel      (the user's second ^C, a lost lease) abandon the running save
  *   fd, saved   the save ended: committed, late, cancelled or failed
  *   committed   what follows a commit
  *
@@ -21,12 +21,13 @@
  * ends for good, free at the end of the run. The modes fill it like this:
  *
  * - directory (method-dir.c): restore unpacks the newest checkpoint into
- *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths and the signal's
- *   name; request writes the request file and signals the processes of the
- *   job that catch the signal (sigcatch.c), never one it would kill; state sees
- *   the done marker; save packs and commits the directory on a thread whose
- *   end makes fd readable; discard removes the directory and the markers'
- *   folder.
+ *   SPOTRUN_CKPT_DIR; launch adds the marker files' paths (a done marker
+ *   for each rank) and the signal's name; request writes the one request
+ *   file and signals the processes of each rank that catch the signal
+ *   (sigcatch.c), never one it would kill; state sees every rank's done
+ *   marker, at one step; save packs and commits the directory on a thread
+ *   whose end makes fd readable; discard removes the directory and the
+ *   markers' folder.
  * - library (to come: a C/CUDA library in the job saves its registered
  *   buffers itself): restore only learns the newest checkpoint (the library
  *   reads its buffers from the store); launch adds the control channel's
@@ -82,9 +83,13 @@ struct sr_ckpt_result {
 struct sr_launch {
 	char *const *argv;		/* comes as the job's command (js->argv); a
 					 * method may put its own in its place */
-	char **env;			/* the method's variables, KEY=VALUE,
-					 * NULL-terminated, malloc'd (freed with
-					 * sr_jobenv_free); NULL: none */
+	int nprocs;			/* comes as the processes to start (ranks.h) */
+	char **env;			/* the method's variables for every process,
+					 * KEY=VALUE, NULL-terminated, malloc'd (freed
+					 * with sr_jobenv_free); NULL: none */
+	char ***proc_env;		/* nprocs lists of the variables of each
+					 * process alone, like env (each freed with
+					 * sr_jobenv_free, then the array); NULL: none */
 };
 
 /* What a method works with: the run's, borrowed for the method's life. */
@@ -126,17 +131,20 @@ struct sr_method_ops {
 	 * method (l comes with argv set and env NULL). */
 	void (*launch)(struct sr_method *m, struct sr_launch *l);
 
-	/* Ask the job (its processes: job) for a checkpoint. The caller
-	 * says so on the timeline and keeps the deadline. *signalled: the
-	 * signal the job's first process (job->pid) was sent, 0 none, so
-	 * that its death by it can be explained. */
-	int (*request)(struct sr_method *m, const struct sr_child *job,
+	/* Ask the job (its processes: job, njob of them, one per rank, each
+	 * the leader of its process group) for a checkpoint. The caller says
+	 * so on the timeline and keeps the deadline. signalled[i]: the signal
+	 * job[i].pid was sent, 0 none, so that its death by it can be
+	 * explained. */
+	int (*request)(struct sr_method *m, const struct sr_child *job, size_t njob,
 	    const struct sr_ckpt_request *rq, int *signalled, char *err);
 	/* Whether the job's state for the pending request is complete:
-	 * 1 (*step: the step it holds, -1 unknown) or 0 not yet. Called on
-	 * every wake of the loop while a request is pending, and at least
-	 * every state_poll seconds. A bad answer is a warning the method
-	 * shows, and counts as complete. */
+	 * 1 (*step: the step it holds, -1 unknown), 0 not yet, or -1 when it
+	 * is complete but unusable (the ranks answered at different steps):
+	 * the request is over and nothing is saved; the method said why on
+	 * the timeline. Called on every wake of the loop while a request is
+	 * pending, and at least every state_poll seconds. A bad answer of one
+	 * process is a warning the method shows, and counts as its answer. */
 	int (*state)(struct sr_method *m, long long *step);
 	double state_poll;		/* 0: when fd is readable is enough */
 	/* The pending request is over (answered, or given up), or none may
@@ -152,13 +160,18 @@ struct sr_method_ops {
 	/* fd was readable: 1 a save ended (*res filled), 0 nothing for the
 	 * loop (news the method keeps for state). */
 	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
-	/* NULL-able. Abandon the running save (the user asked twice): it
-	 * ends soon, through fd and saved as ever, as SR_CKPT_CANCELLED,
-	 * having committed nothing (or committed, if it was done by then). */
+	/* NULL-able. Abandon the running save (the user asked twice, or the
+	 * run's lease is lost): it ends soon, through fd and saved as ever,
+	 * as SR_CKPT_CANCELLED, having committed nothing (or committed, if it
+	 * was done by then). */
 	void (*cancel)(struct sr_method *m);
 	/* NULL-able. A save committed (res->stats), after the loop counted
 	 * it and before the provider is told the machine may go. */
 	void (*committed)(struct sr_method *m, const struct sr_ckpt_result *res);
+	/* NULL-able. Who has not answered the pending request yet, for the
+	 * message when its deadline passes ("ranks 2 and 3 of 4"), into buf;
+	 * "" when the method cannot tell. */
+	const char *(*waiting)(struct sr_method *m, char *buf, size_t len);
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
 	 * let go of what belonged to this attempt. */
 	void (*stop)(struct sr_method *m);

@@ -13,16 +13,18 @@
 #include "util.h"
 
 int
-sr_req_post(const char *request_path, const char *done_path, uint64_t seq, const char *reason,
-    double deadline, char *err)
+sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_t seq,
+    const char *reason, double deadline, char *err)
 {
 	char buf[256];
-	int n = snprintf(buf, sizeof buf, "seq=%llu reason=%s deadline=%.3f\n",
+	int len = snprintf(buf, sizeof buf, "seq=%llu reason=%s deadline=%.3f\n",
 	    (unsigned long long)seq, reason, deadline);
+	size_t i;
 
-	if (unlink(done_path) == -1 && errno != ENOENT)
-		return sr_errno(err, "remove %s", done_path);
-	return sr_write_file_atomic(request_path, buf, (size_t)n, err);
+	for (i = 0; i < n; i++)
+		if (unlink(done_paths[i]) == -1 && errno != ENOENT)
+			return sr_errno(err, "remove %s", done_paths[i]);
+	return sr_write_file_atomic(request_path, buf, (size_t)len, err);
 }
 
 int
@@ -61,8 +63,11 @@ sr_req_done(const char *done_path, long long *step, char *err)
 }
 
 void
-sr_req_clear(const char *request_path, const char *done_path)
+sr_req_clear(const char *request_path, char *const *done_paths, size_t n)
 {
+	size_t i;
+
 	unlink(request_path);
-	unlink(done_path);
+	for (i = 0; i < n; i++)
+		unlink(done_paths[i]);
 }

@@ -7,6 +7,8 @@
  *   run-setup.c      before and after: lock, logs, GPUs, store, provider,
  *                    the checkpoint method
  *   attempt.c        one attempt: launch, the poll loop, signals, output
+ *   attempt-ranks.c  its processes, one per rank: spawn, reap, the first
+ *                    to fail stopping the others
  *   attempt-ckpt.c   the checkpoints of an attempt: restore, requests,
  *                    notices, the end of a save (policy; the mechanism is
  *                    the method's, method.h)
@@ -16,6 +18,8 @@
  *                    one means (spotrun's request signal; one from outside
  *                    before a notice's checkpoint)
  *   attempt-record.c the attempt's record in the store
+ *   run-lease.c      the job's lease: claimed (or handed in), kept, lost,
+ *                    ended; the fencing epoch of the run's writes
  *   finished.c       the FINISHED marker of a job that ended with exit 0
  */
 #ifndef SR_RUN_INT_H
@@ -25,9 +29,11 @@
 
 #include "ckpt.h"
 #include "joblog.h"
+#include "lease.h"
 #include "jobspec.h"
 #include "method.h"
 #include "provider.h"
+#include "ranks.h"
 #include "record.h"
 #include "run.h"
 #include "supervise.h"
@@ -52,10 +58,12 @@ struct run {
 	int lockfd;
 	char *ckpt_dir, *log_dir;
 	struct sr_ckpt_opts copts;	/* the job's, with the log to the timeline */
-	int gpus;			/* GPUs given to the job */
 	/* Counters over the whole run, for the final line. */
 	int attempt, preemptions, restarts, checkpoints, missed;
 	int vm;				/* machine number: grows with preemptions only */
+	struct sr_gpus gpus_found;	/* this machine's GPUs (gpus.h) */
+	struct sr_ranks ranks;		/* the job's processes on it (ranks.h) */
+	int master_port;		/* this attempt's MASTER_PORT */
 	char run_id[40];		/* names this run's attempt records */
 	double lost;			/* seconds of work lost to preemptions */
 	uint64_t req_seq;
@@ -64,6 +72,18 @@ struct run {
 	int last_save_rc;		/* how the last save ended (sr_ckpt_result.rc) */
 	long long newest_seq, newest_step;	/* the newest checkpoint: restored or
 					 * committed in this run; -1 none, unknown */
+	const struct sr_run_hooks *hooks;	/* never NULL (all empty when not given) */
+	double used;			/* seconds of the attempts that ended */
+	int cancelled;			/* a cancel request came: no restarts */
+	/* The job's lease (run-lease.c). */
+	struct sr_lease *lease;
+	struct sr_lease_keeper *keeper;
+	int lease_own;			/* claimed by the run (else handed in) */
+	int lease_lost;			/* lost: stop the job, write nothing more */
+	int64_t epoch;			/* the lease's: the fencing token */
+	struct sr_lease_info lease_prev;	/* what the claim found ... */
+	int lease_found;		/* ... if it found one */
+	char lease_why[SR_ERRMAX];	/* why it was lost */
 	/* The record as it is to read once the running save commits, written
 	 * by the method's thread (attempt-record.c); armed by the loop before
 	 * the save starts, read back by it after the save ended. */
@@ -84,16 +104,39 @@ enum sr_attempt_end {
 	SR_ATTEMPT_ERROR		/* spotrun could not go on (err) */
 };
 
+/* One rank of an attempt: a process group of its own, whose leader's pid
+ * is the group's id (why a group each: doc/design.md, "Ranks"). */
+struct rank {
+	struct sr_joblog *log;		/* its output (attempt-N.rank-R.log); with
+					 * one rank, the attempt's log */
+	int done, status;		/* its leader was reaped, with this status */
+	double done_at;			/* mono */
+	int out_open, err_open;
+	int req_signal;			/* the request signal its leader got, 0 none */
+	char *error_file;		/* TORCHELASTIC_ERROR_FILE */
+	struct run *run;		/* for its log's sink (hooks->log) */
+	int index;
+};
+
 struct attempt {
-	struct sr_child child;
-	struct sr_joblog *log;
+	int nranks;			/* processes spotrun started (r->ranks.n) */
+	struct sr_child *child;		/* nranks, for the process layer */
+	struct rank *rank;		/* nranks */
+	struct sr_joblog *log;		/* the attempt's: the timeline (and the output
+					 * of a job of one process) */
 	double started;			/* epoch */
-	int leader_done, status;
-	double leader_done_at;		/* mono */
+	int ndone;			/* ranks reaped so far */
+	/* The job ended: every rank was reaped. Its status as a whole is
+	 * that of the first rank that failed (status_rank), or 0 (-1: every
+	 * rank exited 0; with one process, its own status). */
+	int job_done, status, status_rank;
+	double job_done_at;		/* mono */
+	int exec_errno;			/* SR_ATTEMPT_EXEC_FAILED: why */
 	/* what spotrun sent the job (attempt-signal.c) */
 	uint64_t sent;			/* bit N-1: signal N, to stop it or from the user */
-	int req_signal;			/* the request signal its first process got, 0 none */
-	int out_open, err_open;
+	uint64_t status_sent;		/* what sent held when the job's status was
+					 * taken: a stop of the other ranks after a
+					 * death from outside must not count */
 	/* the pending request */
 	int req_pending;
 	enum sr_ckpt_reason req_reason;
@@ -114,12 +157,21 @@ struct attempt {
 	int abandoning;			/* a second one cancelled the save */
 	/* stopping the job */
 	int stopping;
+	double stop_at;			/* mono: when stopping began */
+	int rank_stop;			/* because a rank failed: the job ended itself */
+	/* A rank killed from outside: the others are stopped at this time
+	 * (mono; 0 none) unless a notice comes first (Slurm's SIGTERM reaches
+	 * spotrun too, maybe a little later than the rank). */
+	double rank_stop_at;
+	char rank_stop_why[128];
 	double kill_at;			/* mono */
 	double last_state_at;		/* epoch of the newest committed state, 0 = none */
 	double next_periodic;		/* mono; 0 = off */
 	/* for the attempt's record in the store */
 	struct sr_attempt_record rec;
 	int checkpoints_before;		/* r->checkpoints when it started */
+	/* a cancel's final checkpoint: stop the job once it is answered */
+	int final_ckpt;
 };
 
 /* run-setup.c: everything the attempts need (0), or -1 with res's outcome
@@ -127,16 +179,58 @@ struct attempt {
 int sr_run_setup(struct run *r, struct sr_run_result *res);
 void sr_run_teardown(struct run *r);
 
+/* run-lease.c */
+/* Claim the job's lease for this run (or take the one handed in), say so,
+ * and keep it renewed: 0, or -1 with res's outcome (LEASE_HELD, a store
+ * error) and err. */
+int sr_run_lease_take(struct run *r, struct sr_run_result *res);
+/* The keeper's descriptor (readable once the lease is lost), or -1. */
+int sr_run_lease_fd(const struct run *r);
+/* Whether the lease is still held: 0 held; 1 lost, which is said on the
+ * timeline once; the caller then stops what runs (sr_run_give_up). why:
+ * the caller's reason for knowing it is lost (NULL: ask the keeper). */
+int sr_run_lease_gone(struct run *r, const char *why);
+/* The job finished: its lease, the run's own or handed in, is set
+ * succeeded now, before the FINISHED marker is written, so that a run
+ * killed between the two leaves a job no one runs again (a run that took
+ * it over from a FINISHED marker would start it afresh). 0 set; -1 when
+ * it could not be (a warning; write no marker), -2 when the lease is lost. */
+int sr_run_lease_finish(struct run *r);
+/* The run's end: its lease moves to the state of res (when the run
+ * claimed it and still holds it) and its keeper stops. */
+void sr_run_lease_end(struct run *r, struct sr_run_result *res);
+
 /* attempt.c: run attempt r->attempt to its end; err set for
  * SR_ATTEMPT_ERROR and SR_ATTEMPT_EXEC_FAILED. a->log, the attempt's log
  * (NULL if it could not be opened), gets the timeline until the caller
  * closes it, after what follows the attempt. */
 enum sr_attempt_end sr_run_attempt(struct run *r, struct attempt *a, char *err);
 
+/* attempt-ranks.c */
+/* The timer of a rank killed from outside (now: sr_mono()): stop the
+ * others when no notice came in time. */
+void sr_run_ranks_timer(struct run *r, struct attempt *a, double now);
+/* The attempt's ranks (r->ranks.n): the arrays and each rank's log; 0 or
+ * -1 with err. sr_run_ranks_free releases them (and the ranks' logs, not
+ * a->log), also after a failure. */
+int sr_run_ranks_init(struct run *r, struct attempt *a, char *err);
+void sr_run_ranks_free(struct attempt *a);
+/* Spawn every rank with its environment (the method's launch l): 0, or -1
+ * with *end and err, nothing left running. */
+int sr_run_ranks_spawn(struct run *r, struct attempt *a, const struct sr_launch *l,
+    long long step, int prev_world, enum sr_attempt_end *end, char *err);
+/* SIGCHLD: reap every child; a rank that fails first gives the job its
+ * status and, while others run, stops them. */
+void sr_run_ranks_reap(struct run *r, struct attempt *a);
+/* Stop whatever is left of the job (every rank's group and every
+ * descendant; SIGKILL after grace seconds), recording the ranks reaped. */
+void sr_run_ranks_stop(struct run *r, struct attempt *a, double grace);
+
 /* attempt-ckpt.c */
 /* Restore the job's world before the launch, saying so on the timeline;
- * *step: the restored step, -1 for a fresh start. 0 or -1 with err. */
-int sr_run_restore(struct run *r, long long *step, char *err);
+ * *step: the restored step, -1 for a fresh start; *world: the ranks that
+ * wrote it, 0 none or not known. 0 or -1 with err. */
+int sr_run_restore(struct run *r, long long *step, int *world, char *err);
 /* A notice came from the provider. */
 void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n);
 /* The pending request: its answer, or its deadline passing. */
@@ -145,8 +239,19 @@ void sr_run_check_request(struct run *r, struct attempt *a);
 void sr_run_periodic(struct run *r, struct attempt *a, double now);
 /* The method's fd was readable. */
 void sr_run_method_news(struct run *r, struct attempt *a);
-/* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why. */
+/* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why;
+ * the grace period is 10 s, or what is left of a notice's. */
 void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);
+/* The same with grace seconds, at most what is left of a notice's. */
+void sr_run_begin_stop_grace(struct run *r, struct attempt *a, const char *why, double grace);
+/* The lease is lost: no more requests, give up the running save, stop
+ * the job. */
+void sr_run_give_up(struct run *r, struct attempt *a);
+/* A cancel request (hooks->stop): stop the job, after a final checkpoint
+ * if asked. */
+void sr_run_cancel(struct run *r, struct attempt *a, int checkpoint);
+/* Tell hooks->progress of ev, with a (NULL: between attempts). */
+void sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev);
 
 /* attempt-intr.c */
 /* A signal from the user (sig): no restarts; to the job now, or held
@@ -159,15 +264,19 @@ void sr_run_user_release(struct run *r, struct attempt *a);
 const char *sr_run_interrupt_what(const struct run *r, char *buf, size_t len);
 
 /* attempt-signal.c */
-/* Send sig to the job's process group, and remember it was spotrun's. */
+/* Send sig to the process group of each rank still running, and remember
+ * it was spotrun's. */
 void sr_run_signal_job(struct attempt *a, int sig);
-/* The job's first process ended (a->status) and the attempt ends: say
- * why, when it was killed by spotrun's request signal or ended before the
- * notice's checkpoint. */
+/* The job ended (a->status) and the attempt ends: say why, when it was
+ * killed by spotrun's request signal or ended before the notice's
+ * checkpoint, and with several ranks how each one ended. */
 void sr_run_job_ended(struct run *r, struct attempt *a);
-/* 1 when the job's first process was killed by a signal someone sends
- * (TERM, INT, HUP, ...) that spotrun did not send it. */
+/* 1 when the job (the rank whose status is the job's) was killed by a
+ * signal someone sends (TERM, INT, HUP, ...) that spotrun did not send. */
 int sr_run_killed_outside(const struct attempt *a);
+/* How a rank ended, for the timeline: "exit 1", "SIGSEGV", "SIGTERM from
+ * spotrun", into buf. */
+const char *sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t len);
 /* How long the attempt waits, after such a death, for the notice that the
  * same sender may have sent spotrun. */
 #define SR_OUTSIDE_NOTICE_WAIT	0.3

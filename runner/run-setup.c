@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpus.h"
 #include "leftover.h"
 #include "run-int.h"
 #include "util.h"
+
+extern char **environ;
 
 static void
 log_from_ckpt(void *arg, const char *msg)
@@ -26,19 +28,6 @@ log_from_ckpt(void *arg, const char *msg)
 	struct run *r = arg;
 
 	sr_tl(&r->tl, 0, "ckpt", "%s", msg);
-}
-
-/* Count the GPUs of this machine from the driver's device nodes. */
-static int
-count_gpus(void)
-{
-	glob_t g;
-	int n = 0;
-
-	if (glob("/dev/nvidia[0-9]*", 0, NULL, &g) == 0)
-		n = (int)g.gl_pathc;
-	globfree(&g);
-	return n;
 }
 
 /* Record outcome oc as the run's; returns -1 for setup's return. */
@@ -108,18 +97,32 @@ open_log_dir(struct run *r, char *err)
 	return 0;
 }
 
-/* The GPUs the job gets: all of this machine's, up to its maximum. */
+/* The job's processes on this machine: its GPUs (this machine's, or the
+ * caller's, up to the job's maximum, of its gpu_type), one rank each, or
+ * procs for the CPUs (ranks.h). */
 static int
-claim_gpus(struct run *r, char *err)
+plan_ranks(struct run *r, char *err)
 {
-	const struct sr_jobspec *js = r->js;
+	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	int rc;
 
-	r->gpus = count_gpus();
-	if (r->gpus < js->gpus_min)
-		return sr_err(err, "job %s needs at least %d GPU%s; this machine has %d", js->name,
-		    js->gpus_min, js->gpus_min == 1 ? "" : "s", r->gpus);
-	if (r->gpus > js->gpus_max)
-		r->gpus = js->gpus_max;
+	if (r->hooks->gpus != NULL) {
+		r->gpus_found = *r->hooks->gpus;
+		r->gpus_found.v = sr_calloc(r->gpus_found.n + 1, sizeof *r->gpus_found.v);
+		memcpy(r->gpus_found.v, r->hooks->gpus->v, r->gpus_found.n * sizeof *r->gpus_found.v);
+	} else if (sr_gpus_discover(&w, &r->gpus_found, err) == -1) {
+		return -1;
+	}
+	if (sr_ranks_plan(r->js, &r->gpus_found, sr_ranks_ncpus(), &r->ranks, err) == -1)
+		return -1;
+	rc = sr_gpus_check_type(&r->gpus_found, (size_t)r->ranks.gpus, r->js->gpu_type,
+	    r->js->name, err);
+	if (rc == -1)
+		return -1;
+	if (rc == 1)
+		sr_tl(&r->tl, 0, "gpus", "gpu_type = %s not checked: the GPUs' model is not known "
+		    "(%s found them; NVML: %s)", r->js->gpu_type, r->gpus_found.source,
+		    r->gpus_found.nvml_why);
 	return 0;
 }
 
@@ -133,6 +136,8 @@ make_method(struct run *r, char *err)
 	r->copts.job = r->js->name;
 	r->copts.log = log_from_ckpt;
 	r->copts.log_arg = r;
+	/* Recorded with each checkpoint, for SPOTRUN_PREV_WORLD_SIZE. */
+	r->copts.world_size = r->ranks.world;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.js = r->js;
 	ctx.st = r->st;
@@ -159,7 +164,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return -1;
 	if (open_log_dir(r, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
-	if (claim_gpus(r, err) == -1)
+	if (plan_ranks(r, err) == -1)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
 	if (sr_store_open(js->store, &r->st, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
@@ -186,6 +191,8 @@ sr_run_teardown(struct run *r)
 	sr_sig_reset();
 	sr_tl_set_term(&r->tl, NULL);
 	sr_term_free(r->term);
+	sr_ranks_free(&r->ranks);
+	sr_gpus_free(&r->gpus_found);
 	free(r->ckpt_dir);
 	free(r->log_dir);
 	sr_tl_destroy(&r->tl);

@@ -112,6 +112,15 @@ name_run(struct run *r)
 	snprintf(r->run_id, sizeof r->run_id, "%s-%ld", stamp, (long)getpid());
 }
 
+/* The lease was lost: the run ends so, having written nothing more. */
+static void
+end_lost(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
+{
+	res->outcome = SR_RUN_LEASE_LOST;
+	sr_err(res->err, "job %s stopped: %s", r->js->name, r->lease_why);
+	final_line(r, o, "lost", res);
+}
+
 /* The job exited with code: restart it (1, after the backoff) or end the
  * run with *res filled (0). */
 static int
@@ -125,11 +134,19 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	res->code = code;
 	res->outcome = code == 0 ? SR_RUN_FINISHED : SR_RUN_FAILED;
 	if (code == 0) {
-		sr_run_mark_finished(r);
+		/* the last line first: an agent ships it before the lease ends */
 		final_line(r, o, "finished", res);
+		switch (sr_run_lease_finish(r)) {
+		case 0:
+			sr_run_mark_finished(r);
+			break;
+		case -2:
+			end_lost(r, o, res);
+			break;
+		}
 		return 0;
 	}
-	if (r->interrupted || !restart_allowed(r, code)) {
+	if (r->interrupted || r->cancelled || !restart_allowed(r, code)) {
 		final_line(r, o, r->interrupted ? "interrupted" : "failed", res);
 		return 0;
 	}
@@ -155,6 +172,18 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	char what[32];
 	int code;
 
+	if (sr_run_lease_gone(r, NULL)) {
+		end_lost(r, o, res);
+		return 0;
+	}
+	code = a->job_done ? sr_exit_code(a->status) : -1;
+	if (r->cancelled && !(end == SR_ATTEMPT_EXITED && code == 0)) {
+		sr_run_record_end(r, a, "cancelled", code);
+		res->outcome = SR_RUN_CANCELLED;
+		res->code = code;
+		final_line(r, o, "cancelled", res);
+		return 0;
+	}
 	switch (end) {
 	case SR_ATTEMPT_ERROR:
 		sr_run_record_end(r, a, "spotrun error", -1);
@@ -162,16 +191,19 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		return 0;
 	case SR_ATTEMPT_EXEC_FAILED:
 		res->outcome = SR_RUN_CANNOT_EXEC;
-		res->exec_errno = a->child.exec_errno;
-		res->code = sr_exec_code(a->child.exec_errno);
+		res->exec_errno = a->exec_errno;
+		res->code = sr_exec_code(a->exec_errno);
 		sr_run_record_end(r, a, "cannot run", res->code);
 		return 0;
 	case SR_ATTEMPT_PREEMPTED:
-		sr_run_record_end(r, a, "preempted", a->leader_done ? sr_exit_code(a->status) : -1);
+		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1);
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
-			r->vm++;
-			sr_tl(&r->tl, 1, "preempted", "next machine");
-			return 1;
+			res->next_vm = 1;
+			if (!r->hooks->one_vm) {
+				r->vm++;
+				sr_tl(&r->tl, 1, "preempted", "next machine");
+				return 1;
+			}
 		}
 		res->outcome = SR_RUN_PREEMPTED;
 		final_line(r, o, "preempted", res);
@@ -186,7 +218,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 }
 
 /* A run that ended for good (the job finished, failed without a restart,
- * or could not be executed) leaves on this machine only its logs and the
+ * could not be executed, was cancelled, or is another run's now) leaves on this machine only its logs and the
  * lock: the method's copy of the job's state goes, as no later run uses it.
  * After a preemption it stays (the machine is going; no time to spend),
  * and after spotrun's own errors, for a look. */
@@ -196,7 +228,8 @@ discard_local(struct run *r, enum sr_run_outcome oc)
 	char err[SR_ERRMAX];
 
 	if (r->method == NULL || r->method->ops->discard == NULL ||
-	    (oc != SR_RUN_FINISHED && oc != SR_RUN_FAILED && oc != SR_RUN_CANNOT_EXEC))
+	    (oc != SR_RUN_FINISHED && oc != SR_RUN_FAILED && oc != SR_RUN_CANNOT_EXEC &&
+	    oc != SR_RUN_CANCELLED && oc != SR_RUN_LEASE_LOST))
 		return;
 	if (r->method->ops->discard(r->method, err) == -1)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
@@ -205,6 +238,7 @@ discard_local(struct run *r, enum sr_run_outcome oc)
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
+	static const struct sr_run_hooks no_hooks = { .stop_fd = -1 };
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;
@@ -215,21 +249,34 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	r.js = js;
 	r.lockfd = -1;
 	r.newest_seq = r.newest_step = -1;
+	r.hooks = o->hooks != NULL ? o->hooks : &no_hooks;
 	sr_tl_init(&r.tl, stderr, o->quiet);
 	if (sr_run_setup(&r, res) == 0) {
 		announce(&r);
 		r.vm = 1;
 		name_run(&r);
-		do {
-			r.attempt++;
-			end = sr_run_attempt(&r, &a, res->err);
-			/* What follows the attempt (the next machine, a
-			 * restart, the final line) goes to its log too. */
-			more = after_attempt(&r, &a, end, o, res);
-			sr_tl_set_sink(&r.tl, NULL, NULL);
-			sr_joblog_close(a.log);
-			a.log = NULL;
-		} while (more);
+		if (sr_run_lease_take(&r, res) == 0) {
+			do {
+				if (sr_run_lease_gone(&r, NULL)) {
+					end_lost(&r, o, res);
+					break;
+				}
+				r.attempt++;
+				end = sr_run_attempt(&r, &a, res->err);
+				if (a.started > 0)
+					r.used += sr_now() - a.started;
+				sr_run_tell(&r, NULL, SR_RUN_EV_ATTEMPT_END);
+				/* What follows the attempt (the next machine, a
+				 * restart, the final line) goes to its log too. */
+				more = after_attempt(&r, &a, end, o, res);
+				sr_tl_set_sink(&r.tl, NULL, NULL);
+				sr_run_ranks_free(&a);
+				sr_joblog_close(a.log);
+				a.log = NULL;
+			} while (more);
+		}
+		res->signal = r.interrupted;
+		sr_run_lease_end(&r, res);
 	}
 	discard_local(&r, res->outcome);
 	sr_run_teardown(&r);

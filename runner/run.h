@@ -8,6 +8,9 @@
 #ifndef SR_RUN_H
 #define SR_RUN_H
 
+#include <stddef.h>
+
+#include "lease.h"
 #include "util.h"
 
 struct sr_jobspec;
@@ -20,6 +23,12 @@ enum sr_run_outcome {
 				 * this code, or stopped by the user) */
 	SR_RUN_PREEMPTED,	/* preempted, and no next machine follows here */
 	SR_RUN_CANNOT_EXEC,	/* the command could not be executed */
+	SR_RUN_CANCELLED,	/* stopped by a cancel request (sr_run_hooks) */
+	SR_RUN_LEASE_HELD,	/* not started: another run holds the job's lease;
+				 * err says who and until when */
+	SR_RUN_LEASE_LOST,	/* the job's lease was taken over, or could not be
+				 * renewed in time: the job was stopped and the
+				 * run committed nothing more; err says why */
 	/* spotrun's own errors; err says what failed */
 	SR_RUN_ERR_SYSTEM,	/* directories, the lock file, pipes, signals */
 	SR_RUN_ERR_UNAVAILABLE,	/* this machine lacks what the job needs (GPUs),
@@ -39,7 +48,72 @@ struct sr_run_result {
 	 * N); CANNOT_EXEC: 126, or 127 when not found, as a shell gives. */
 	int code;
 	int exec_errno;		/* CANNOT_EXEC: why */
+	int signal;		/* a signal from the user stopped the run (0: none) */
+	int next_vm;		/* PREEMPTED with hooks->one_vm: the provider would
+				 * have played another machine (local) */
 	char err[SR_ERRMAX];	/* CANNOT_EXEC and the errors: "verb object: reason" */
+};
+
+/* What a run has done so far, for sr_run_hooks's progress. */
+struct sr_run_progress {
+	int attempts, preemptions, checkpoints;
+	long long step;		/* the newest committed checkpoint's step (-1: none) */
+	double seconds;		/* the attempts' time, the running one's up to now */
+	double lost;		/* seconds of work lost to preemptions */
+	int gpus;		/* the GPUs the job has */
+};
+
+/* When progress is called. */
+enum sr_run_event {
+	SR_RUN_EV_ATTEMPT,	/* an attempt's job was launched */
+	SR_RUN_EV_NOTICE,	/* a preemption notice came */
+	SR_RUN_EV_CHECKPOINT,	/* a checkpoint was committed */
+	SR_RUN_EV_ATTEMPT_END	/* an attempt ended */
+};
+
+/*
+ * What the caller of a run (the agent, agent.c) hands in and is told;
+ * every member is optional (0 / NULL / -1 as said). Callbacks are called
+ * from the run's thread, in its loop: they must not wait on the network.
+ */
+struct sr_gpus;
+struct sr_run_hooks {
+	void *arg;
+	/* A running lease of the job (lease.h, for js->name in js->store)
+	 * the caller claimed: the run keeps it alive, fences with it and
+	 * stops the job when it is lost, as with the lease it claims itself
+	 * when this is NULL, but does not end it: that is the caller's
+	 * (sr_run_lease_state). lease_prev: what its claim found (NULL:
+	 * nothing). */
+	struct sr_lease *lease;
+	const struct sr_lease_info *lease_prev;
+	/* This machine's GPUs as the caller found them (gpus.h; NULL: the run
+	 * finds them); copied. */
+	const struct sr_gpus *gpus;
+	/* A preemption ends the run (PREEMPTED), even where the provider
+	 * would play the next machine (res->next_vm says so): the caller
+	 * puts the job back in its queue. */
+	int one_vm;
+	/* SIGTERM to spotrun (when no provider takes it as its notice) is a
+	 * notice by [provider] grace: the job is checkpointed and stopped, the
+	 * run ends PREEMPTED with res->signal set, for a caller that a
+	 * shutdown stops with SIGTERM (an agent under systemd). */
+	int term_notice;
+	void (*progress)(void *arg, enum sr_run_event ev, const struct sr_run_progress *p);
+	/* The attempt's log lines (joblog.h's format), as they are logged. */
+	void (*log)(void *arg, int attempt, const char *buf, size_t len);
+	/* Readable (-1: none) when the caller wants the job stopped: stop()
+	 * then says whether it is a cancel (1, *checkpoint: a final
+	 * checkpoint first) or nothing (0). */
+	int stop_fd;
+	int (*stop)(void *arg, int *checkpoint);
+	/* The job finished (exit 0), the run's last line said: end the
+	 * handed-in lease succeeded, after what must come first (the agent
+	 * ships the job's log, which `spotrun logs -f` reads until the lease
+	 * ends), before the run writes its FINISHED marker. 0 done; -1 with
+	 * err, it could not (no FINISHED then); -2 the lease was lost. NULL:
+	 * the run sets the lease succeeded itself. */
+	int (*finish)(void *arg, char *err);
 };
 
 struct sr_run_opts {
@@ -47,6 +121,7 @@ struct sr_run_opts {
 	/* The exit status the caller will give for a result, which the run's
 	 * last line shows ("exit 75: 1 attempt, ..."); NULL: res->code. */
 	int (*exit_code)(const struct sr_run_result *res);
+	const struct sr_run_hooks *hooks;	/* NULL: none */
 };
 
 /* Run the job to its end and say how it ended in *res. The timeline and
@@ -54,5 +129,17 @@ struct sr_run_opts {
  * res->err are the caller's to print. */
 enum sr_run_outcome sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o,
     struct sr_run_result *res);
+
+/* The state a run's lease ends in for res (lease.h): succeeded when the
+ * job finished, failed when it failed or could not be executed, cancelled,
+ * else released (preempted, stopped by the user's signal, or spotrun's own
+ * error: another run may do better); -1 for LEASE_HELD and LEASE_LOST,
+ * whose lease is not the run's to write. */
+int sr_run_lease_state(const struct sr_run_result *res);
+
+/* The lease TTL of runs and agents: SPOTRUN_LEASE_TTL (a duration, 1s to
+ * 24h; for tests) or SR_LEASE_TTL_DEFAULT into *ttl: 0, or -1 with err
+ * naming the variable and the fix. */
+int sr_run_lease_ttl(double *ttl, char *err);
 
 #endif

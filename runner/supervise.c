@@ -78,14 +78,15 @@ sr_sig_init(int *fd, char *err)
 	int p[2];
 	size_t i;
 
-	if (sup_sig_rfd != -1) {
-		*fd = sup_sig_rfd;
-		return 0;
+	/* The pipe is made once; the handlers are installed at every call,
+	 * since sr_sig_reset takes them away (an agent runs jobs one after
+	 * another in one process). */
+	if (sup_sig_rfd == -1) {
+		if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1)
+			return sr_errno(err, "create signal pipe");
+		sup_sig_rfd = p[0];
+		sup_sig_wfd = p[1];
 	}
-	if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == -1)
-		return sr_errno(err, "create signal pipe");
-	sup_sig_rfd = p[0];
-	sup_sig_wfd = p[1];
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = sup_handler;

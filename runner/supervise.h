@@ -41,7 +41,8 @@ int sr_subreaper_enable(char *err);
 
 /* Install handlers for SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
  * SIGUSR2, SIGALRM and SIGWINCH writing to a non-blocking self-pipe; *fd is
- * its read end. SIGPIPE is ignored. 0 or -1 with err set. */
+ * its read end (the same pipe at every call: call again after
+ * sr_sig_reset). SIGPIPE is ignored. 0 or -1 with err set. */
 int sr_sig_init(int *fd, char *err);
 /* Restore default dispositions (in the child before exec, and at exit). */
 void sr_sig_reset(void);

@@ -87,6 +87,7 @@ dump_spec(const struct sr_jobspec *js, int flags)
 	DUMP_S(f, "workdir", js->workdir);
 	fprintf(f, "gpus=%d-%d\n", js->gpus_min, js->gpus_max);
 	DUMP_S(f, "gpu_type", js->gpu_type);
+	fprintf(f, "procs=%d-%d launch=%d\n", js->procs_min, js->procs_max, (int)js->launch);
 	fprintf(f, "mode=%d interval=%.17g\n", (int)js->mode, js->interval);
 	DUMP_S(f, "store", js->store);
 	fprintf(f, "signal=%d write_timeout=%.17g margin=%.17g\n", js->request_signal,

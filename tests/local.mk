@@ -6,6 +6,11 @@ EXTRA_DIST += tests/house.py
 # use the built spotrun ($SPOTRUN, which `make check` builds first) and
 # /usr/bin/python3; tests/jobs/ holds their helpers.
 dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-faults.sh
+# PyTorch jobs of several ranks: examples/pytorch/ddp.py preempted and
+# resumed on as many, fewer and more ranks; the ranks' environment against
+# Debian's torchrun; a rank that hangs or crashes.
+dist_check_SCRIPTS += tests/t65-pytorch-ranks.sh
+EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py
 # The source tree's Python module on the PYTHONPATH of jobs under a spotrun
 # that was not installed.
 dist_check_SCRIPTS += tests/t64-python-path.sh
@@ -69,6 +74,23 @@ EXTRA_DIST += tests/slurm.sh
 # checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
 # SIGTERM; skipped without python3-yaml.
 dist_check_SCRIPTS += tests/t91-kubernetes.sh
+# The agent (runner/agent.c, `spotrun agent`): tests/qtool puts jobs in a
+# queue and reads their status and leases from the shell (the queue library,
+# queue.h), for the agent's tests and its benchmark.
+noinst_PROGRAMS += tests/qtool
+tests_qtool_SOURCES = tests/qtool.c
+# The lease of `spotrun run` (refused, taken over, fenced) on file:// and on
+# RGW; tests/jobs/workjob.py logs which steps ran where.
+dist_check_SCRIPTS += tests/t37-run-lease.sh tests/t86-s3-lease.sh
+EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
+# `spotrun agent` on file://: claims, GPUs (the fake NVML), status, logs,
+# malformed objects, idling, 32 agents for one job, cancel, fencing.
+dist_check_SCRIPTS += tests/t36-agent.sh
+EXTRA_DIST += tests/jobs/agent.sh
+# The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
+# replaced at random, with simulated preemptions; 32 agents for one job; an
+# agent stopped past its lease, fenced.
+dist_check_SCRIPTS += tests/t87-s3-fleet.sh
 # The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
 # retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
 # the agent's part (claims, status markers, log segments) with the queue's

@@ -15,8 +15,13 @@ which puts python/ on PYTHONPATH):
     the old done file keeps its bytes; a reader never sees a partial file),
     cleans its temporary file on failure, and writes nothing without a
     pending request;
+  - ranks: world_size(), rank(), prev_world_size() and rank_dir() from
+    spotrun's variables; each rank answers into its own done marker;
   - spotrun.torch saves and loads model, optimizer, scheduler and the RNG
-    states, and training on from the loaded state is bit-identical.
+    states, and training on from the loaded state is bit-identical; with
+    ranks each writes its own rank-R file, a resume from another world size
+    takes rank 0's state and the rank's own generators, and requested()
+    agrees across a real gloo group when one rank alone sees the request.
 
 Usage: python-helper.py (PYTHONPATH must reach python/spotrun)
 """
@@ -417,6 +422,40 @@ raises(ValueError, spotrun.resume_step, "SPOTRUN_RESUME_STEP=x12 is refused",
        "spotrun: SPOTRUN_RESUME_STEP='x12' is not a step number")
 os.environ["SPOTRUN_RESUME_STEP"] = ""
 
+# --- ranks ---------------------------------------------------------------------
+
+renv = spot_env("ranks")
+ctl = os.path.dirname(renv["SPOTRUN_CKPT_DONE"])
+post(renv, 3, "notice", time.time() + 30)
+answers = {}
+for rk in (0, 1, 2):
+    e = dict(renv, RANK=str(rk), WORLD_SIZE="3", SPOTRUN_WORLD_SIZE="3",
+             SPOTRUN_PREV_WORLD_SIZE="4", SPOTRUN_CKPT_DONE=os.path.join(ctl, "done.%d" % rk))
+    answers[rk] = child_json(r"""
+import json, os, spotrun
+d = spotrun.rank_dir()
+with open(os.path.join(d, "part"), "w") as f:
+    f.write("rank %d" % spotrun.rank())
+print(json.dumps([spotrun.world_size(), spotrun.rank(), spotrun.prev_world_size(), d,
+                  os.path.isdir(d), spotrun.rank_dir(3), spotrun.done(40 + 0)]))
+""", e, "rank %d of 3" % rk)
+ck = renv["SPOTRUN_CKPT_DIR"]
+is_(answers[1], [3, 1, 4, os.path.join(ck, "rank-1"), True, os.path.join(ck, "rank-3"), True],
+    "rank 1 of 3: world_size 3, rank 1, prev_world_size 4, rank_dir() its folder (made), "
+    "rank_dir(3) another's (not made), done() answered")
+is_(sorted(os.listdir(ctl)), ["done.0", "done.1", "done.2", "request"],
+    "each rank answered into its own done marker")
+is_([open(os.path.join(ctl, "done.%d" % k)).read() for k in range(3)], ["40\n"] * 3,
+    "every marker holds the step")
+is_(sorted(os.listdir(ck)), ["rank-0", "rank-1", "rank-2"], "one folder per rank, none for rank 3")
+r = child_json(r"""
+import json, spotrun
+print(json.dumps([spotrun.world_size(), spotrun.rank(), spotrun.prev_world_size()]))
+""", dict(renv, RANK="5", SPOTRUN_WORLD_SIZE="1", SPOTRUN_PREV_WORLD_SIZE=""),
+    "one process under an own launcher")
+is_(r, [1, 0, None], "launch = once: world_size 1, rank 0 (RANK is the launcher's), "
+    "prev_world_size None")
+
 # --- spotrun.torch ----------------------------------------------------------
 
 torch = torch_or_none()
@@ -498,6 +537,86 @@ else:
            "a resume without the file says so",
            "spotrun.torch.load: SPOTRUN_RESUME_STEP is 5 but %s/%s does not exist; was the "
            "checkpoint written by spotrun.torch.save?" % (CK, spotrun.torch.FILENAME))
+
+# --- spotrun.torch with ranks -----------------------------------------------
+
+RANK_TORCH_TESTS = 9
+if torch is None:
+    for _ in range(RANK_TORCH_TESTS):
+        skip("spotrun.torch with ranks", "no torch for %s" % sys.executable)
+else:
+    import socket
+    import multiprocessing as mp
+
+    def free_port():
+        with socket.socket() as so:
+            so.bind(("127.0.0.1", 0))
+            return so.getsockname()[1]
+
+    def agree(rk, env, port, q):
+        # One rank of a gloo group of 2 in a forked child: only rank 0's
+        # request file exists, yet both agree that a request is pending.
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ.update(RANK=str(rk), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+        if rk == 1:
+            os.environ["SPOTRUN_CKPT_REQUEST"] += ".elsewhere"
+        import torch.distributed as dist
+        dist.init_process_group("gloo", rank=rk, world_size=2)
+        q.put((rk, spotrun.requested(), spotrun.torch.requested()))
+        dist.destroy_process_group()
+
+    env = spot_env("agree")
+    post(env, 1, "periodic", 0)
+    port = free_port()
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    ps = [ctx.Process(target=agree, args=(k, dict(env), port, q)) for k in (0, 1)]
+    for p in ps:
+        p.start()
+    got = sorted(q.get(timeout=60) for _ in ps)
+    for p in ps:
+        p.join(60)
+    is_(got, [(0, True, True), (1, False, True)],
+        "requested() agrees over gloo: rank 1 does not see the request itself, yet both save")
+
+    env = spot_env("torchranks")
+    ctl = os.path.dirname(env["SPOTRUN_CKPT_DONE"])
+    CK = env["SPOTRUN_CKPT_DIR"]
+    saved = {}
+    post(env, 1, "periodic", 0)
+    saved_env = dict(os.environ)
+    for rk in (0, 1):
+        os.environ.update(env, RANK=str(rk), SPOTRUN_WORLD_SIZE="2",
+                          SPOTRUN_CKPT_DONE=os.path.join(ctl, "done.%d" % rk))
+        spotrun._st.answered = None
+        torch.manual_seed(10 + rk)          # each rank's own generator state
+        m, o, s = setup(3)
+        saved[rk] = torch.get_rng_state()
+        is_(spotrun.torch.save(7, model=m, optimizer=o), True, "rank %d of 2: save(7) answers" % rk)
+    is_(sorted(os.listdir(CK)), ["rank-0", "rank-1"], "with ranks each writes its own folder")
+    ok(os.path.exists(os.path.join(CK, "rank-1", spotrun.torch.FILENAME)) and
+       sorted(os.listdir(ctl)) == ["done.0", "done.1", "request"],
+       "rank-1/%s and a done marker per rank" % spotrun.torch.FILENAME)
+    # The same world: each rank's own generators come back.
+    os.environ.update(RANK="1", SPOTRUN_RESUME_STEP="7", SPOTRUN_PREV_WORLD_SIZE="2")
+    m2, o2, s2 = setup(4)
+    is_(spotrun.torch.load(model=m2, optimizer=o2), 7, "rank 1 of 2 loads step 7")
+    ok(torch.equal(torch.get_rng_state(), saved[1]), "rank 1 gets its own generator back")
+    # Three ranks now: rank 2 had no file, it takes rank 0's.
+    os.environ.update(RANK="2", SPOTRUN_WORLD_SIZE="3")
+    is_(spotrun.torch.load(model=m2, optimizer=o2), 7, "rank 2 of 3 from a world of 2 loads step 7")
+    ok(torch.equal(torch.get_rng_state(), saved[0]), "with rank 0's generators, as it had none")
+    # One process now: rank 0's state from its folder.
+    os.environ.update(RANK="0", SPOTRUN_WORLD_SIZE="1")
+    m3, o3, s3 = setup(5)
+    is_(spotrun.torch.load(model=m3, optimizer=o3), 7, "one process from a world of 2 loads step 7")
+    m.load_state_dict(torch.load(os.path.join(CK, "rank-1", spotrun.torch.FILENAME))["model"])
+    ok(all(torch.equal(a, b) for a, b in zip(m.parameters(), m3.parameters())),
+       "the model is the one the ranks saved")
+    os.environ.clear()
+    os.environ.update(saved_env)
 
 print("1..%d" % n_tests)
 subprocess.run(["rm", "-rf", TMP])

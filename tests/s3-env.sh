@@ -14,6 +14,9 @@
 #   s3_curl ARGS...         curl with SigV4 for the server (the keys go
 #                           in on stdin: send bodies from files, -T FILE)
 #   s3_curl_secret SECRET ARGS...   the same, signed with SECRET
+#   s3_spotrun_keys         export the server's keys for spotrun, as the aws
+#                           CLI's environment variables, with no config file
+#                           or instance role to find others in
 # The aws CLI 1.x crashes on RGW's empty error <Message>: check error
 # replies with s3_curl.
 
@@ -81,6 +84,15 @@ s3_curl_secret()
 	printf 'user = "%s:%s"\n' "$SPOTRUN_TEST_S3_ACCESS_KEY" "$_s3_secret" |
 	    curl -K - --aws-sigv4 "aws:amz:$SPOTRUN_TEST_S3_REGION:s3" \
 	    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
+}
+
+s3_spotrun_keys()
+{
+	export AWS_ACCESS_KEY_ID="$SPOTRUN_TEST_S3_ACCESS_KEY"
+	export AWS_SECRET_ACCESS_KEY="$SPOTRUN_TEST_S3_SECRET_KEY"
+	export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+	export AWS_EC2_METADATA_DISABLED=true
+	unset AWS_PROFILE AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 2>/dev/null || true
 }
 
 s3_curl()

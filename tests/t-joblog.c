@@ -266,6 +266,77 @@ test_long_binary(void)
 	close(eout.w);
 }
 
+/* A rank's output with a prefix: only whole lines are echoed, each after
+ * the prefix, the last partial one with a newline at the end; the log is
+ * as without a prefix. */
+static void
+test_prefix(void)
+{
+	char path[256], err[SR_ERRMAX], echo[4096], *log, *body;
+	struct pipe job, term;
+	struct sr_joblog *l;
+	size_t elen = 0, llen;
+	int bad;
+
+	snprintf(path, sizeof path, "%s/prefix.log", tmp);
+	mkpipe(&job, 1);
+	mkpipe(&term, 1);
+	l = sr_joblog_open(path, sr_mono(), err);
+	sr_joblog_set_prefix(l, "[3] ");
+	put(&job, "one\ntw", 6);
+	ok(sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w) == 1, "prefix: fed");
+	elen = drain(term.r, echo, elen, sizeof echo - 1);
+	echo[elen] = '\0';
+	is_str(echo, "[3] one\n", "prefix: a whole line echoed, the partial one held");
+	put(&job, "o\nthree", 7);
+	sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w);
+	close(job.w);
+	ok(sr_joblog_feed(l, SR_JOBLOG_OUT, job.r, term.w) == 0, "prefix: the stream ends");
+	close(job.r);
+	elen = drain(term.r, echo, elen, sizeof echo - 1);
+	echo[elen] = '\0';
+	is_str(echo, "[3] one\n[3] two\n[3] three\n",
+	    "prefix: each line after the prefix; the last one gets its newline");
+	sr_joblog_close(l);
+	log = read_log(path, &llen);
+	body = strip_stamps(log, llen, "^\\+[0-9]{4}\\.[0-9]{3} ", &bad);
+	is_str(body, "out one\nout two\nout three\n", "prefix: the log has no prefix");
+	is_int(bad, 0, "prefix: every log line stamped");
+	free(body);
+	free(log);
+	close(term.r);
+	close(term.w);
+	unlink(path);
+}
+
+/* The last line of stderr is kept for a failed rank's message: control
+ * characters as '?', a long one cut before a UTF-8 sequence. */
+static void
+test_last_err(void)
+{
+	char err[SR_ERRMAX], line[400];
+	struct sr_joblog *l = sr_joblog_open(NULL, sr_mono(), err);
+	struct pipe job;
+	size_t i;
+
+	mkpipe(&job, 1);
+	is_str(sr_joblog_last_err(l), "", "last stderr line: none yet");
+	put(&job, "Traceback\n\x1b[31mValueError: bad \xc3\xa9\x1b[0m\n\n", 39);
+	sr_joblog_feed(l, SR_JOBLOG_ERR, job.r, -1);
+	is_str(sr_joblog_last_err(l), "?[31mValueError: bad \xc3\xa9?[0m",
+	    "last stderr line: the last whole non-empty one, escapes as '?'");
+	for (i = 0; i < sizeof line - 1; i++)
+		line[i] = i % 2 == 0 ? '\xc3' : '\xa9';
+	line[158] = 'x';	/* byte 159 starts a sequence the cut would split */
+	line[sizeof line - 2] = '\n';
+	put(&job, line, sizeof line - 1);
+	sr_joblog_feed(l, SR_JOBLOG_ERR, job.r, -1);
+	is_int(strlen(sr_joblog_last_err(l)), 158, "a long line: cut before a split UTF-8 character");
+	close(job.w);
+	close(job.r);
+	sr_joblog_close(l);
+}
+
 static void
 test_edges(void)
 {
@@ -350,6 +421,8 @@ main(void)
 		sr_fatal("mkdtemp");
 	test_interleaved();
 	test_long_binary();
+	test_prefix();
+	test_last_err();
 	test_edges();
 	sr_rmtree(tmp, NULL);
 	return tap_done();

@@ -161,6 +161,29 @@ static const struct bad_case bad_cases[] = {
 	  "(e.g. 8 or 1-8)\n" },
 	{ JOB "[resources]\ngpu_type =\n", NULL,
 	  "job.ini:5: gpu_type has no value; give a GPU model (e.g. H100), or remove the line\n" },
+	{ JOB "[resources]\nprocs = four\n", NULL,
+	  "job.ini:5: procs = four: not a process count; use a number from 1 to 256 or a range "
+	  "MIN-MAX (e.g. 4 or 2-8)\n" },
+	{ JOB "[resources]\nprocs = 0\n", NULL,
+	  "job.ini:5: procs = 0: out of range; use a number from 1 to 256 or a range MIN-MAX "
+	  "(e.g. 4 or 2-8)\n" },
+	{ JOB "[resources]\nprocs = 0-4\n", NULL,
+	  "job.ini:5: procs = 0-4: out of range; use a number from 1 to 256 or a range MIN-MAX "
+	  "(e.g. 4 or 2-8)\n" },
+	{ JOB "[resources]\nprocs = 300\n", NULL,
+	  "job.ini:5: procs = 300: too many; at most 256 processes\n" },
+	{ JOB "[resources]\nprocs = 8-2\n", NULL,
+	  "job.ini:5: procs = 8-2: the range is reversed; write MIN-MAX (e.g. 2-8)\n" },
+	{ JOB "[resources]\nlaunch = torchrun\n", NULL,
+	  "job.ini:5: launch = torchrun: not a launch mode; use ranks or once (e.g. once, for a "
+	  "job that runs torchrun itself)\n" },
+	{ JOB "[resources]\nlaunch = once\nprocs = 4\n", NULL,
+	  "job.ini:6: procs = 4 with launch = once: once starts one process, the job's own "
+	  "launcher (torchrun, mpirun) starts the others; remove procs, or set launch = ranks to "
+	  "have spotrun start them\n" },
+	{ JOB "[resources]\nprocs = 2-4\ngpus = 1-8\n", NULL,
+	  "job.ini:5: procs = 2-4 with gpus = 1-8: with GPUs spotrun starts one process per GPU; "
+	  "remove procs (or set launch = once and start the processes yourself)\n" },
 	/* [checkpoint] */
 	{ JOB "[checkpoint]\nmode = library\n", NULL,
 	  "job.ini:5: mode = library is not supported yet; use directory\n" },
@@ -734,6 +757,8 @@ test_good_full(void)
 	is_int(js->gpus_min, 1, "gpus 1-8: min");
 	is_int(js->gpus_max, 8, "gpus 1-8: max");
 	is_str(js->gpu_type, "H100", "gpu_type");
+	ok(js->procs_min == 1 && js->procs_max == 1, "procs = 1");
+	is_int(js->launch, SR_LAUNCH_ONCE, "launch = once");
 	is_int(js->mode, SR_MODE_DIRECTORY, "mode");
 	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
 	is_int(js->ckpt.keep, 5, "keep");
@@ -767,7 +792,7 @@ test_good_full(void)
 	is_int(js->nsweep, 3, "sweep: 3 parameters");
 	if (js->nsweep == 3) {
 		is_str(js->sweep[0].key, "lr", "sweep[0] key");
-		is_int(js->sweep[0].line, 50, "sweep[0] line");
+		is_int(js->sweep[0].line, 52, "sweep[0] line");
 		is_int(js->sweep[0].nvalues, 3, "lr: 3 values");
 		is_str(js->sweep[0].values[1], "3e-4", "lr: values trimmed");
 		is_int(js->sweep[1].nvalues, 3, "seed = 1..3: 3 values");
@@ -800,6 +825,8 @@ test_good_defaults(void)
 	is_str(js->workdir, datadir, "default workdir: the job file's directory");
 	ok(js->env != NULL && js->env[0] == NULL, "default env: empty, NULL-terminated");
 	ok(js->gpus_min == 0 && js->gpus_max == 0, "default gpus: 0");
+	ok(js->procs_min == 0 && js->procs_max == 0, "default procs: not set");
+	is_int(js->launch, SR_LAUNCH_RANKS, "default launch: ranks");
 	ok(js->gpu_type == NULL, "default gpu_type: none");
 	is_int(js->mode, SR_MODE_DIRECTORY, "default mode: directory");
 	ok(js->interval == 0, "default interval: 0 (off)");
@@ -976,6 +1003,8 @@ static const struct range_case {
 	{ "resources", "gpus", "65", "too many; at most 64 GPUs" },
 	{ "resources", "gpus", HUGE_NUM, "too many; at most 64 GPUs" },
 	{ "resources", "gpus", "1-" HUGE_NUM, "too many; at most 64 GPUs" },
+	{ "resources", "procs", "257", "too many; at most 256 processes" },
+	{ "resources", "procs", HUGE_NUM, "too many; at most 256 processes" },
 	RANGE_DAYS("interval", "0 (off) or from 1s to 365d (e.g. 20m)"),
 	{ "checkpoint", "interval", HUGE_NUM "ms", "out of range; use 0 (off) or from 1s to 365d "
 	  "(e.g. 20m)" },

@@ -364,6 +364,34 @@ test_checks(void)
 	sr_manifest_free(&m);
 }
 
+/* The world size (the processes that wrote the directory) is recorded
+ * when known, and a manifest without it reads as not known. */
+static void
+test_world_size(void)
+{
+	const char *with = "{\"version\":1,\"job\":\"j\",\"seq\":0,\"world_size\":4,\"entries\":[]}";
+	const char *without = "{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	const char *zero = "{\"version\":1,\"job\":\"j\",\"seq\":0,\"world_size\":0,\"entries\":[]}";
+	struct sr_manifest m;
+	char err[SR_ERRMAX] = "", *text;
+
+	ok(sr_manifest_parse(with, strlen(with), &m, err) == 0, "world_size parses %s", err);
+	is_int(m.stats.world_size, 4, "world_size 4 read");
+	text = sr_manifest_dump(&m, NULL);
+	ok(strstr(text, "\"world_size\": 4") != NULL, "and written back");
+	free(text);
+	sr_manifest_free(&m);
+	ok(sr_manifest_parse(without, strlen(without), &m, err) == 0, "a manifest without it parses");
+	is_int(m.stats.world_size, 0, "its world size is not known (0)");
+	text = sr_manifest_dump(&m, NULL);
+	ok(strstr(text, "world_size") == NULL, "and none is written for it");
+	free(text);
+	sr_manifest_free(&m);
+	ok(sr_manifest_parse(zero, strlen(zero), &m, err) == -1, "world_size 0 refused");
+	is_str(err, "world_size: 0 is out of range [1, 2147483647]", "its message");
+	sr_manifest_free(&m);
+}
+
 static void
 test_names(void)
 {
@@ -426,6 +454,7 @@ main(void)
 	test_openat();
 	test_roundtrip();
 	test_checks();
+	test_world_size();
 	test_names();
 	test_idtab();
 	return tap_done();

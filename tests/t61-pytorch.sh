@@ -41,7 +41,7 @@ t_is "$run_rc" 0 "preempted run: exit 0" || t_show "$t_tmp/run.err"
 t_is "$ref_rc" 0 "uninterrupted run: exit 0" || t_show "$t_tmp/ref.out"
 t_is "$(grep -cE '^[0-9:]+  notice ' "$t_tmp/run.err")" 2 "two notices"
 t_like "$t_tmp/run.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' "summary: 3 attempts, 2 preemptions"
-restored=$(sed -nE 's/^[0-9:]+  attempt  [23] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' "$t_tmp/run.err" | tr '\n' ' ')
+restored=$(restored_steps "$t_tmp/run.err")
 resumed=$(sed -nE 's/^resumed from step ([0-9]+) \(attempt [23]\)$/\1/p' "$t_tmp/run.out" | tr '\n' ' ')
 t_is "$resumed" "$restored" "the job resumed twice, at the restored steps ($restored)"
 t_unlike "$t_tmp/run.out" '^resumed from step 0 ' "no resume from step 0 (each attempt made progress)"

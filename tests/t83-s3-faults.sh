@@ -184,7 +184,7 @@ complete() {
 	$PY - "$_d" <<'EOF'
 import json, os, sys
 d = sys.argv[1]
-latest = int(open(d + "/LATEST").read())
+latest = int(open(d + "/LATEST").read().split()[0])	# "SEQ EPOCH": fenced runs
 size = {}
 for line in open(d + "/packs"):
     key, _, n = line.rstrip("\n").rpartition("\t")

@@ -11,7 +11,7 @@
 #    again are reported and not queued twice; a changed file is refused
 #    with the line that differs, nothing written; --again queues NAME.r2;
 #    bad files (check's messages, nothing written), two files of one name,
-#    a bad --priority, --run-local (refused until the agent exists).
+#    a bad --priority; --run-local (the agent in the same process).
 # 3. status: the exact table of a sweep and of other jobs with costs and
 #    totals, targets (a job, a sweep, a sweep file, a name of nothing),
 #    --json, and 10,000 jobs read in at most 10 list requests and no GET.
@@ -153,8 +153,8 @@ cp "$Q/jobs/lr.3/spec.ini" "$T/w/trial.ini"
 run c "$S" check "$T/w/trial.ini"
 expect c 0 "$T/w/trial.ini: ok" "" "... a job file that check takes"
 meta=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); del m["submitted"]; print(json.dumps(m, sort_keys=True))' "$Q/jobs/lr.3/meta.json")
-t_is "$meta" "{\"by\": \"$(id -un)@$(hostname)\", \"gpu_type\": \"\", \"gpus\": {\"max\": 2, \"min\": 1}, \"id\": \"lr.3\", \"name\": \"lr.3\", \"params\": {\"lr\": \"0.01\", \"seed\": \"1\"}, \"priority\": 0, \"store\": \"$QU/ckpt\", \"sweep\": \"lr\"}" \
-	"a trial's meta.json: its sweep, values, GPUs, and the queue's Q/ckpt for a file that names no store"
+t_is "$meta" "{\"by\": \"$(id -un)@$(hostname)\", \"dir\": \"$T/w\", \"gpu_type\": \"\", \"gpus\": {\"max\": 2, \"min\": 1}, \"id\": \"lr.3\", \"name\": \"lr.3\", \"params\": {\"lr\": \"0.01\", \"seed\": \"1\"}, \"priority\": 0, \"store\": \"$QU/ckpt\", \"sweep\": \"lr\"}" \
+	"a trial's meta.json: its sweep, values, GPUs, its file's folder, and the queue's Q/ckpt for a file that names no store"
 run s "$S" submit -p 5 "$T/w/stored.ini"
 expect s 0 "own-store: queued
 1 queued, 0 already in the queue: $QU (the default)" "" "a job with a store of its own and --priority 5"
@@ -224,10 +224,13 @@ t_is "$rc|$(cat "$T/s.err")" "0|spotrun: $T/w/job.ini: the same file as $T/w/job
 run s "$S" submit -p 10000 "$T/w/job.ini"
 expect s 64 "" "spotrun submit: --priority 10000: not an integer from -9999 to 9999; see 'spotrun help submit'" \
 	"--priority out of range: 64"
-run s "$S" submit --run-local "$T/w/job.ini"
-expect s 69 "" 'spotrun submit: --run-local runs `spotrun agent` here after submitting, and this spotrun has no agent yet; nothing was submitted: submit without --run-local, then run the agent when it comes' \
-	"--run-local: a clear refusal until the agent exists (69)"
 t_is "$(keys "$Q")" "$before" "... nothing written by any of these"
+printf '[job]\nname = rl\ncommand = /bin/true\n' > "$T/w/rl.ini"
+run s "$S" submit --run-local --queue "$T/rl" "$T/w/rl.ini"
+t_is "$rc|$(cat "$T/s.out")|$(grep -c '^spotrun agent: rl: succeeded (epoch 1)$' "$T/s.err")" "0|rl: queued
+1 queued, 0 already in the queue: file://$T/rl (from --queue)|1" \
+	"--run-local: submits, then an agent in this process runs the queue dry (exit 0)" ||
+	t_show "$T/s.err"
 run s "$S" submit -n "$top_srcdir/examples/sweep.ini"
 t_is "$rc|$(tail -n 1 "$T/s.out")" "0|dry run: 4 jobs, nothing written to queue $QU (the default)" \
 	"examples/sweep.ini: 4 trials"

@@ -28,6 +28,17 @@ otherwise it does what it did before (SIGINT raises KeyboardInterrupt). The requ
 requested() looks at, so a request is never missed, whenever it came and even
 when spotrun sends no signal at all.
 
+Ranks: a job of several processes started by spotrun (procs, or one per GPU)
+shares one checkpoint directory and one request; each rank answers with
+done(step) in its own done marker ($SPOTRUN_CKPT_DONE differs per rank), all at
+the same step, and spotrun commits once every rank has answered. Each rank
+writes its part into rank_dir() (ckpt_dir()/rank-R), or any files of its
+choosing; on a resume prev_world_size() says how many ranks wrote them, which
+may differ from world_size() (gpus = 1-8, procs = 2-8): the job reshards its
+state from the parts. Ranks see a request at different moments, so they must
+agree on the step first: spotrun.torch.requested() does that with one
+all-reduce (doc/python.md).
+
 Outside spotrun (no SPOTRUN_CKPT_DIR in the environment) nothing is installed,
 requested() is False, done() does nothing and the rest return None: the same
 script runs by hand unchanged.
@@ -51,7 +62,8 @@ from typing import NamedTuple, Optional
 
 __all__ = [
     "Request", "supervised", "ckpt_dir", "resume_step", "requested", "request",
-    "reason", "deadline", "seconds_left", "done",
+    "reason", "deadline", "seconds_left", "done", "rank", "world_size",
+    "prev_world_size", "rank_dir",
 ]
 
 
@@ -77,6 +89,7 @@ class _State:
         self.seen: Optional[Request] = None
         self.answered: Optional[int] = None   # seq of the request done() answered
         self.warned = False
+        self.caught: Optional[signal.Signals] = None   # the request signal, when caught
 
 
 _st = _State()
@@ -110,6 +123,62 @@ def resume_step() -> Optional[int]:
         return int(v)
     except ValueError:
         raise ValueError("spotrun: SPOTRUN_RESUME_STEP=%r is not a step number" % v) from None
+
+
+def _int_env(name: str) -> Optional[int]:
+    v = _env(name)
+    if v is None:
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError("spotrun: %s=%r is not a whole number" % (name, v)) from None
+
+
+def world_size() -> Optional[int]:
+    """How many processes spotrun started that each answer a request with
+    their own done marker: the ranks (SPOTRUN_WORLD_SIZE), 1 for a job of
+    one process (launch = once included); None outside spotrun."""
+    if not supervised():
+        return None
+    n = _int_env("SPOTRUN_WORLD_SIZE")
+    return 1 if n is None else n
+
+
+def rank() -> Optional[int]:
+    """This process's rank among them (RANK, which spotrun sets for each
+    rank it starts), 0 for a job of one process; None outside spotrun."""
+    n = world_size()
+    if n is None:
+        return None
+    if n == 1:
+        return 0
+    r = _int_env("RANK")
+    return 0 if r is None else r
+
+
+def prev_world_size() -> Optional[int]:
+    """On a resume, how many ranks wrote the restored checkpoint
+    (SPOTRUN_PREV_WORLD_SIZE); None on a fresh start, outside spotrun, and
+    when spotrun did not start the ranks (launch = once)."""
+    if not supervised():
+        return None
+    return _int_env("SPOTRUN_PREV_WORLD_SIZE")
+
+
+def rank_dir(r: Optional[int] = None) -> Optional[str]:
+    """ckpt_dir()/rank-R, the folder for rank R's part of a checkpoint (this
+    process's rank by default, and then created); None outside spotrun. On
+    a resume, rank_dir(k) for k in range(prev_world_size()) are the parts
+    the previous ranks wrote."""
+    d = ckpt_dir()
+    if d is None:
+        return None
+    own = r is None
+    path = os.path.join(d, "rank-%d" % (rank() if own else operator.index(r)))
+    if own:
+        os.makedirs(path, exist_ok=True)
+    return path
 
 
 def _parse(text: str, path: str) -> Request:
@@ -183,6 +252,8 @@ def seconds_left() -> Optional[float]:
 def done(step: int) -> bool:
     """Tell spotrun that the files in ckpt_dir() are complete, at `step`
     (a whole number >= 0: what resume_step() returns on the next start).
+    With several ranks each calls it for its own part, into its own done
+    marker; spotrun commits once all have, at the same step.
     The done file is written atomically: a temporary file in its directory,
     fsync'ed, renamed into place; no reader ever sees it half written.
 
@@ -275,6 +346,7 @@ def _install() -> None:
               file=sys.stderr)
         return
     atexit.register(signal.signal, sig, signal.SIG_IGN)
+    _st.caught = sig
 
 
 def __getattr__(name: str):

@@ -19,7 +19,24 @@ global one when numpy can be imported, torch's CPU generator and, when CUDA
 is available, every GPU's. Data loaders and generators of your own are not
 covered: seed them from the step (or save them next to it).
 
-Outside spotrun both do nothing: save() returns False, load() None.
+With several ranks (torch.distributed initialised, spotrun starting them:
+procs, or one per GPU) call requested() instead of spotrun.requested(): it
+all-reduces the answer so that every rank saves at the same step. save() then
+writes each rank's file into its own folder, rank_dir()/spotrun-torch.pt, and
+each rank answers; load() reads the rank's own file back. On a resume with
+another world size (prev_world_size() != world_size()) each rank loads the
+model, optimizer and scheduler of rank 0's file (DistributedDataParallel keeps
+them the same on every rank) and the random number generators of its own
+rank's file where there is one, rank 0's otherwise; a sharded state (ZeRO's
+optimizer) is the job's to reshard from the parts: pass optimizer=None and
+read the previous ranks' files (spotrun.rank_dir(k)).
+
+Under launch = once with a launcher of the job's own (torchrun), spotrun waits
+for one done marker, which the ranks share: save() writes each rank's file as
+above, waits at a barrier for all of them, and rank 0 alone answers.
+
+Outside spotrun both do nothing: save() returns False, load() None, and
+requested() is False without a collective.
 """
 
 from __future__ import annotations
@@ -35,7 +52,70 @@ import spotrun
 FILENAME = "spotrun-torch.pt"
 _FORMAT = "spotrun.torch/1"
 
-__all__ = ["FILENAME", "save", "load"]
+__all__ = ["FILENAME", "init_process_group", "requested", "save", "load"]
+
+
+def init_process_group(*args, **kwargs):
+    """torch.distributed.init_process_group(*args, **kwargs) with spotrun's
+    request signal held meanwhile: the rendezvous (torch 1.13's TCPStore
+    client polling for rank 0) fails with "Interrupted system call" when a
+    caught signal arrives, which a request at the start of an attempt
+    does. The signal comes once the group is up; the request file asks all
+    along. The threads the group starts keep it blocked, so it reaches the
+    main thread, where Python's handler runs."""
+    import signal
+    import torch.distributed as dist
+    sig = spotrun._st.caught
+    if sig is None:
+        return dist.init_process_group(*args, **kwargs)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+    try:
+        return dist.init_process_group(*args, **kwargs)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _dist():
+    """torch.distributed when a process group of more than one is up."""
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        return dist
+    return None
+
+
+def requested() -> bool:
+    """spotrun.requested(), agreed by every rank: True on all of them when
+    any one sees the request (one all-reduce of a flag; the flag lives on
+    the GPU under NCCL). A collective: call it at the same point of every
+    step in every rank. Without a process group, spotrun.requested()."""
+    dist = _dist()
+    if dist is None or not spotrun.supervised():
+        return spotrun.requested()
+    dev = "cpu"
+    if dist.get_backend() == "nccl":
+        dev = torch.device("cuda", torch.cuda.current_device())
+    flag = torch.tensor([1 if spotrun.requested() else 0], dtype=torch.int32, device=dev)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
+def _shared_marker() -> bool:
+    """The ranks of a launcher of the job's own share one done marker."""
+    return spotrun.world_size() == 1 and _dist() is not None
+
+
+def _path(r: Optional[int] = None) -> str:
+    """Where rank r's file is; this process's by default: the directory's
+    own for a job of one process, else its rank's folder."""
+    if r is not None:
+        return os.path.join(spotrun.rank_dir(r), FILENAME)
+    if _shared_marker():
+        d = spotrun.rank_dir(_dist().get_rank())
+        os.makedirs(d, exist_ok=True)
+        return os.path.join(d, FILENAME)
+    if spotrun.world_size() == 1:
+        return os.path.join(spotrun.ckpt_dir(), FILENAME)
+    return os.path.join(spotrun.rank_dir(), FILENAME)
 
 
 def _numpy():
@@ -85,6 +165,7 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
     d = spotrun.ckpt_dir()
     if d is None or not spotrun.requested():
         return False
+    path = _path()
     state = {
         "format": _FORMAT,
         "step": int(step),
@@ -93,7 +174,16 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
         "scheduler": None if scheduler is None else scheduler.state_dict(),
         "rng": _rng_state(),
     }
-    spotrun._write_atomic(os.path.join(d, FILENAME), lambda f: torch.save(state, f))
+    spotrun._write_atomic(path, lambda f: torch.save(state, f))
+    if _shared_marker():
+        # One marker for all: rank 0 answers once every rank's file is there.
+        dist = _dist()
+        dist.barrier()
+        if dist.get_rank() != 0:
+            req = spotrun.request()
+            if req is not None:
+                spotrun._st.answered = req.seq     # rank 0 answers for it
+            return True
     return spotrun.done(int(step))
 
 
@@ -107,17 +197,7 @@ def _torch_load(path: str) -> dict:
     return torch.load(path, map_location="cpu")
 
 
-def load(*, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
-         scheduler: Any = None) -> Optional[int]:
-    """On a resume, load what save() wrote into model, optimizer and
-    scheduler (those given; each must have been saved), restore the random
-    number generators, and return the step. None on a fresh start and
-    outside spotrun, touching nothing. Tensors are loaded to the CPU and
-    copied to where the model's and optimizer's are."""
-    step = spotrun.resume_step()
-    if step is None:
-        return None
-    path = os.path.join(spotrun.ckpt_dir(), FILENAME)
+def _read(path: str, step: int) -> dict:
     if not os.path.exists(path):
         raise FileNotFoundError("spotrun.torch.load: SPOTRUN_RESUME_STEP is %d but %s does not "
                                 "exist; was the checkpoint written by spotrun.torch.save?"
@@ -128,6 +208,34 @@ def load(*, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] =
     if state["step"] != step:
         raise ValueError("spotrun.torch.load: %s holds step %s but SPOTRUN_RESUME_STEP is %d"
                          % (path, state["step"], step))
+    return state
+
+
+def load(*, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+         scheduler: Any = None) -> Optional[int]:
+    """On a resume, load what save() wrote into model, optimizer and
+    scheduler (those given; each must have been saved), restore the random
+    number generators, and return the step. None on a fresh start and
+    outside spotrun, touching nothing. Tensors are loaded to the CPU and
+    copied to where the model's and optimizer's are. With ranks, each loads
+    its own rank's file; from another world size, rank 0's state with the
+    rank's own generators where its file exists (see the module's help)."""
+    step = spotrun.resume_step()
+    if step is None:
+        return None
+    prev = spotrun.prev_world_size()
+    if prev is None or prev == spotrun.world_size():
+        path = _path()
+        state = _read(path, step)
+        rng = state["rng"]
+    else:
+        # Written by another number of ranks: one file if by one process.
+        def prev_path(r):
+            return os.path.join(spotrun.ckpt_dir(), FILENAME) if prev == 1 else _path(r)
+        path = prev_path(0)
+        state = _read(path, step)
+        mine = prev_path(spotrun.rank())
+        rng = _read(mine, step)["rng"] if spotrun.rank() < prev else state["rng"]
     for what, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         if obj is not None and state[what] is None:
             raise ValueError("spotrun.torch.load: %s holds no %s state; pass the %s to "
@@ -137,5 +245,5 @@ def load(*, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] =
         optimizer.load_state_dict(state["optimizer"])
     if scheduler is not None:
         scheduler.load_state_dict(state["scheduler"])
-    _set_rng_state(state["rng"])
+    _set_rng_state(rng)
     return step

@@ -229,6 +229,12 @@ kill_group() {
 	return 0
 }
 
+# restored_steps FILE: the steps attempts 2 and 3 restored, as the timeline
+# in FILE says, on one line ("120 250 ").
+restored_steps() {
+	sed -nE 's/^[0-9:]+  attempt  [23] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' "$1" | tr '\n' ' '
+}
+
 # The `result: ...` line a job printed (the last one).
 result_of() {
 	grep -E '^result: [0-9a-f]{64}$' "$1" | tail -n 1

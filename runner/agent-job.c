@@ -1,0 +1,617 @@
+/*
+ * agent-job.c: one job an agent claimed, run exactly as `spotrun run` runs
+ * a job file (sr_run_job), with the claimed lease handed in. Around the
+ * run:
+ *  - its spec is Q/jobs/ID/spec.ini, parsed in memory (a spec that does
+ *    not parse is reported, shipped to the job's log, and the job ends
+ *    failed: running it again would fail again); its relative paths are
+ *    taken in the folder it was submitted from when this machine has it,
+ *    else in DIR/jobs/ID, where its local state goes; it keeps its
+ *    checkpoints under its id in the store its marker names (Q/ckpt
+ *    unless its file names one), so that its lease, S/_leases/ID, fences
+ *    the checkpoints it guards;
+ *  - a heartbeat thread writes its status marker at every transition the
+ *    run reports (counts carried over from the job's newest marker:
+ *    attempts, preemptions, GPU-seconds used and lost, the last
+ *    checkpoint's step, this host) and again every TTL, and checks its
+ *    cancel request at each heartbeat (TTL / 3), which reaches the run
+ *    through a pipe: the store is never waited on in the run's loop;
+ *  - its log lines go to Q/logs/ID/ through one shipping writer per
+ *    attempt (queue.h's sr_queue_log_*: a copy into its buffer only),
+ *    closed, which ships what is left, when the next attempt's lines come
+ *    or the run ends;
+ *  - at the end its lease ends as the run's result says (succeeded from
+ *    the run's finish hook, once its last line is shipped), a released
+ *    job goes back to pending, and the last marker says how it ended,
+ *    written after the lease (see end_job).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent-int.h"
+#include "jobspec.h"
+#include "util.h"
+
+/* Seconds a job released after the agent's own failure is left to others. */
+#define SKIP_SECONDS 60.0
+
+struct job {
+	struct sr_agent *ag;
+	struct sr_queue_job *j;
+	const char *id;
+	int64_t epoch;
+	/* the heartbeat thread */
+	pthread_t th;
+	int th_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* on CLOCK_MONOTONIC */
+	int stop;
+	int dirty;			/* prog changed since the last marker */
+	struct sr_run_progress prog;
+	struct sr_queue_status base;	/* the counts before this run */
+	char key[SR_QUEUE_KEY_MAX];	/* the marker written last ("": none) */
+	double written;			/* monotonic time of that write */
+	/* cancel: the heartbeat thread writes a byte when it is requested */
+	int cancel_pipe[2];
+	int cancel_asked, cancel_ckpt;
+	char cancel_err[SR_ERRMAX];	/* the last failure to check (said once) */
+	/* logs: one writer per attempt, used from the run's thread only */
+	struct sr_queue_log *log;
+	int log_attempt;
+	int finished;			/* its lease ended: later lines stay local */
+};
+
+void
+sr_agent_say(const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		sr_fatal("sr_agent_say: out of memory");
+	va_end(ap);
+	fprintf(stderr, "spotrun agent: %s\n", msg);
+	fflush(stderr);
+	free(msg);
+}
+
+void
+sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds)
+{
+	ag->skip = sr_reallocarray(ag->skip, ag->nskip + 1, sizeof *ag->skip);
+	snprintf(ag->skip[ag->nskip].id, sizeof ag->skip[ag->nskip].id, "%s", id);
+	ag->skip[ag->nskip++].until = sr_mono() + seconds;
+}
+
+int
+sr_agent_skipped(struct sr_agent *ag, const char *id)
+{
+	double now = sr_mono();
+	size_t i;
+
+	for (i = 0; i < ag->nskip; i++) {
+		if (ag->skip[i].until <= now)
+			ag->skip[i--] = ag->skip[--ag->nskip];
+		else if (strcmp(ag->skip[i].id, id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What seconds of this machine cost, spot (as it runs) and on demand,
+ * added to *cost and *on_demand; a type the table lacks costs 0, said
+ * once. */
+static void
+price(struct sr_agent *ag, double seconds, double *cost, double *on_demand)
+{
+	char err[SR_ERRMAX];
+	double c = 0, d = 0;
+
+	if (ag->o->prices == NULL || seconds <= 0)
+		return;
+	if (sr_prices_cost(ag->o->prices, ag->price_type, ag->spot, seconds, &c, err) == -1 ||
+	    sr_prices_cost(ag->o->prices, ag->price_type, 0, seconds, &d, err) == -1) {
+		if (!ag->price_warned)
+			sr_agent_say("warning: %s; its jobs cost 0 in the status", err);
+		ag->price_warned = 1;
+		return;
+	}
+	*cost += c;
+	*on_demand += d;
+}
+
+/* The status marker of job b as it stands, in state. */
+static void
+status_of(struct job *b, const struct sr_run_progress *p, enum sr_lease_state state,
+    struct sr_queue_status *s)
+{
+	*s = b->base;
+	s->epoch = b->epoch;
+	s->time = 0;
+	s->state = state;
+	if (p != NULL) {
+		s->attempts += p->attempts;
+		s->preemptions += p->preemptions;
+		s->gpu_seconds += (int64_t)llround(p->seconds * p->gpus);
+		s->lost_gpu_seconds += (int64_t)llround(p->lost * p->gpus);
+		if (p->step >= 0)
+			s->step = p->step;
+		price(b->ag, p->seconds, &s->cost, &s->on_demand_cost);
+	}
+	snprintf(s->host, sizeof s->host, "%s", b->ag->me.host);
+}
+
+/* Write the marker (the caller holds no lock; only one thread writes at a
+ * time: the heartbeat thread while it runs, the agent's before and after). */
+static void
+write_status(struct job *b, const struct sr_run_progress *p, enum sr_lease_state state)
+{
+	struct sr_queue_status s;
+	char err[SR_ERRMAX];
+
+	status_of(b, p, state, &s);
+	if (sr_queue_status_set(b->ag->q, &s, b->key[0] != '\0' ? b->key : NULL, err) != 0) {
+		sr_agent_say("warning: %s: %s", b->id, err);
+		return;
+	}
+	snprintf(b->key, sizeof b->key, "%s", s.key);
+	b->written = sr_mono();
+}
+
+/* One heartbeat: the cancel request, and the marker when it is old. */
+static void
+beat(struct job *b)
+{
+	char err[SR_ERRMAX], one = 'c';
+	struct sr_run_progress p;
+	int ckpt = 0, rc;
+
+	if (!b->cancel_asked) {
+		rc = sr_queue_cancel_requested(b->ag->q, b->id, &ckpt, err);
+		if (rc == 1) {
+			b->cancel_asked = 1;
+			b->cancel_ckpt = ckpt;
+			sr_agent_say("%s: cancel requested%s", b->id, ckpt ? " (after a checkpoint)" : "");
+			if (write(b->cancel_pipe[1], &one, 1) == -1)
+				sr_agent_say("warning: %s: cancel pipe: %s", b->id, strerror(errno));
+		} else if (rc == -1 && strcmp(err, b->cancel_err) != 0) {
+			snprintf(b->cancel_err, sizeof b->cancel_err, "%s", err);
+			sr_agent_say("warning: %s: %s", b->id, err);
+		}
+	}
+	if (sr_mono() - b->written >= b->ag->ttl) {
+		pthread_mutex_lock(&b->lock);
+		p = b->prog;
+		pthread_mutex_unlock(&b->lock);
+		write_status(b, &p, SR_LEASE_RUNNING);
+	}
+}
+
+static void *
+heartbeat_main(void *arg)
+{
+	struct job *b = arg;
+	double interval = b->ag->ttl / 3, next = sr_mono() + interval;
+	struct sr_run_progress p;
+	struct timespec ts;
+
+	pthread_mutex_lock(&b->lock);
+	while (!b->stop) {
+		if (b->dirty) {
+			b->dirty = 0;
+			p = b->prog;
+			pthread_mutex_unlock(&b->lock);
+			write_status(b, &p, SR_LEASE_RUNNING);
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
+		if (sr_mono() >= next) {
+			pthread_mutex_unlock(&b->lock);
+			beat(b);
+			next = sr_mono() + interval;
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
+		sr_timespec(next, &ts);
+		pthread_cond_timedwait(&b->cond, &b->lock, &ts);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static int
+heartbeat_start(struct job *b, char *err)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);	/* signals stay with the run's loop */
+	rc = pthread_create(&b->th, NULL, heartbeat_main, b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		errno = rc;
+		return sr_errno(err, "start the heartbeat of job %s", b->id);
+	}
+	b->th_started = 1;
+	return 0;
+}
+
+static void
+heartbeat_stop(struct job *b)
+{
+	if (!b->th_started)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->stop = 1;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	pthread_join(b->th, NULL);
+	b->th_started = 0;
+}
+
+/* ---- the run's hooks ---- */
+
+static void
+log_close(struct job *b)
+{
+	char err[SR_ERRMAX];
+
+	if (b->log != NULL && sr_queue_log_close(b->log, err) == -1)
+		sr_agent_say("warning: %s: ship its log: %s", b->id, err);
+	b->log = NULL;
+}
+
+static void
+on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
+{
+	struct job *b = arg;
+
+	pthread_mutex_lock(&b->lock);
+	b->prog = *p;
+	b->dirty = 1;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void
+on_log(void *arg, int attempt, const char *buf, size_t len)
+{
+	struct job *b = arg;
+	char err[SR_ERRMAX];
+
+	if (b->finished)
+		return;		/* `spotrun logs -f` stopped at the lease's end */
+	if (b->log != NULL && b->log_attempt != attempt)
+		log_close(b);
+	if (b->log == NULL) {
+		b->log = sr_queue_log_open(b->ag->q, b->id, b->epoch, attempt, 0, 0, err);
+		b->log_attempt = attempt;
+		if (b->log == NULL) {
+			sr_agent_say("warning: %s: %s", b->id, err);
+			return;
+		}
+	}
+	sr_queue_log_write(b->log, buf, len);
+}
+
+static int
+on_stop(void *arg, int *checkpoint)
+{
+	struct job *b = arg;
+	char c;
+
+	if (read(b->cancel_pipe[0], &c, 1) != 1)
+		return 0;
+	*checkpoint = b->cancel_ckpt;
+	return 1;
+}
+
+/* The job finished: ship its log, then end its lease succeeded. */
+static int
+on_finish(void *arg, char *err)
+{
+	struct job *b = arg;
+	int rc, tries;
+
+	log_close(b);
+	b->finished = 1;
+	/* the heartbeat, which writes markers too, ends first; the lease,
+	 * then its marker, as end_job does */
+	heartbeat_stop(b);
+	for (tries = 0; tries < 3; tries++) {
+		if (tries > 0)
+			sr_sleep(0.5 * tries);
+		rc = sr_queue_job_end(b->ag->q, b->j, SR_LEASE_SUCCEEDED, err);
+		if (rc == SR_QUEUE_OK) {
+			write_status(b, &b->prog, SR_LEASE_SUCCEEDED);
+			return 0;
+		}
+		if (rc == SR_QUEUE_LOST)
+			return -2;
+	}
+	return -1;
+}
+
+/* ---- the job ---- */
+
+/* A spec that does not parse: its errors on stderr and in its log. */
+static void
+report_bad_spec(struct job *b, const char *path, const struct sr_jobspec_errors *errs)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *fp = open_memstream(&text, &len);
+
+	if (fp == NULL)
+		sr_fatal("open_memstream: out of memory");
+	sr_jobspec_errors_print(path, errs, fp);
+	fprintf(fp, "spotrun agent: %s: not run: its job file in the queue is not valid; it is "
+	    "marked failed (submit it again once fixed)\n", b->id);
+	fclose(fp);
+	fputs(text, stderr);
+	for (i = 0; i < len; i++) {
+		/* the log's format: a spotrun line per line of the report */
+		if (i == 0 || text[i - 1] == '\n') {
+			size_t n = strcspn(text + i, "\n");
+			char *line = sr_asprintf("+0000.000 spotrun %.*s\n", (int)n, text + i);
+
+			on_log(b, 0, line, strlen(line));
+			free(line);
+		}
+	}
+	log_close(b);
+	free(text);
+}
+
+/* The folder the job's relative paths are taken against: the job file's
+ * folder where it was submitted, when this machine has it (a laptop's own
+ * agent, a shared file system: the job runs as `spotrun run` would run it
+ * there), else the job's folder of the agent, DIR/jobs/ID (malloc'd). */
+static char *
+base_dir(struct job *b, const char *own)
+{
+	struct sr_queue_job_meta m;
+	char err[SR_ERRMAX], *dir = NULL;
+	struct stat sb;
+	int rc;
+
+	rc = sr_queue_meta_read(b->ag->q, b->id, &m, err);
+	if (rc == SR_QUEUE_OK) {
+		if (m.dir[0] == '/' && stat(m.dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+			dir = sr_strdup(m.dir);
+		sr_queue_job_meta_free(&m);
+	} else {
+		sr_agent_say("warning: %s: %s (its relative paths are taken in %s)", b->id, err, own);
+	}
+	return dir != NULL ? dir : sr_strdup(own);
+}
+
+/* Parse j's spec for the run, named by its id, in its store, its local
+ * state (unless its file names a local_dir) in DIR/jobs/ID. NULL after a
+ * report when it is not a job this agent can run (err ""), or with err. */
+static struct sr_jobspec *
+load_spec(struct job *b, char *err)
+{
+	struct sr_jobspec_errors errs;
+	struct sr_jobspec *js;
+	char *own, *dir, *path, *dflt;
+
+	own = sr_asprintf("%s/jobs/%s", b->ag->dir, b->id);
+	if (sr_mkdirs(own, 0755, err) == -1) {
+		free(own);
+		return NULL;
+	}
+	dir = base_dir(b, own);
+	path = sr_asprintf("%s/jobs/%s/spec.ini", sr_queue_url(b->ag->q), b->id);
+	if (sr_jobspec_parse(path, dir, b->j->spec, b->j->spec_len, &js, &errs) == -1) {
+		report_bad_spec(b, path, &errs);
+		sr_jobspec_errors_free(&errs);
+		js = NULL;
+	} else if (js->nsweep > 0) {
+		struct sr_jobspec_errors one = { NULL, 0 };
+		struct sr_jobspec_error e = { 0, "" };
+
+		snprintf(e.msg, sizeof e.msg, "a sweep file, not one of its trials (spotrun submit "
+		    "expands a sweep into its trials)");
+		one.v = &e;
+		one.n = 1;
+		report_bad_spec(b, path, &one);
+		sr_jobspec_free(js);
+		js = NULL;
+	}
+	free(path);
+	free(dir);
+	if (js == NULL) {
+		free(own);
+		err[0] = '\0';
+		return NULL;
+	}
+	/* the default local_dir (workdir/.spotrun/NAME) is this agent's: two
+	 * agents of one machine never share a job's lock and checkpoint copy */
+	dflt = sr_asprintf("%s/.spotrun/%s", js->workdir, js->name);
+	if (strcmp(js->local_dir, dflt) == 0) {
+		free(js->local_dir);
+		js->local_dir = sr_asprintf("%s/.spotrun/%s", own, b->id);
+	}
+	free(dflt);
+	free(own);
+	free(js->name);
+	js->name = sr_strdup(b->id);
+	free(js->store);
+	js->store = sr_strdup(b->j->store_url);
+	return js;
+}
+
+/* End the lease as res says and write the last marker; count it. */
+static void
+end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *ar)
+{
+	struct sr_lease_info li;
+	char err[SR_ERRMAX];
+	int state = sr_run_lease_state(res), rc;
+
+	if (res->outcome == SR_RUN_ERR_CONFIG)
+		state = SR_LEASE_FAILED;	/* the job file's to fix: not another agent's to retry */
+	else if (state == SR_LEASE_RELEASED && res->outcome != SR_RUN_PREEMPTED && res->signal == 0)
+		sr_agent_skip_add(b->ag, b->id, SKIP_SECONDS);
+	if (state < 0) {
+		ar->lost++;
+		sr_agent_say("%s: lost its lease: nothing more is written for it here", b->id);
+		return;
+	}
+	sr_lease_get_info(b->j->lease, &li);
+	if (li.state != (enum sr_lease_state)state) {
+		/* The lease first, the truth; the marker after it is a hint: an
+		 * agent killed between the two leaves a marker that the next
+		 * scan for dead agents' leases repairs (sr_queue_find_expired),
+		 * where the other order would leave a lease running for good
+		 * behind a marker that keeps scans from reading it. */
+		rc = sr_queue_job_end(b->ag->q, b->j, (enum sr_lease_state)state, err);
+		if (rc == SR_QUEUE_LOST) {
+			ar->lost++;
+			sr_agent_say("%s: %s", b->id, err);
+			return;
+		}
+		if (rc != SR_QUEUE_OK)	/* the marker stays running, so the scans read it */
+			sr_agent_say("warning: %s: %s (its lease expires; another agent takes it over)",
+			    b->id, err);
+		else
+			write_status(b, &b->prog, (enum sr_lease_state)state);
+	}
+	switch (state) {
+	case SR_LEASE_SUCCEEDED:
+		ar->succeeded++;
+		break;
+	case SR_LEASE_FAILED:
+		ar->failed++;
+		break;
+	case SR_LEASE_CANCELLED:
+		ar->cancelled++;
+		break;
+	default:
+		ar->released++;
+		break;
+	}
+	sr_agent_say("%s: %s (epoch %lld)", b->id, sr_lease_state_name((enum sr_lease_state)state),
+	    (long long)b->epoch);
+}
+
+int
+sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result *ar)
+{
+	const struct sr_agent_opts *o = ag->o;
+	struct sr_run_hooks h;
+	struct sr_run_opts ro;
+	struct sr_run_result res;
+	struct sr_jobspec *js;
+	pthread_condattr_t ca;
+	struct job b;
+	char err[SR_ERRMAX];
+	int next = -1, rc;
+
+	memset(&b, 0, sizeof b);
+	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&b.cond, &ca) != 0 || pthread_mutex_init(&b.lock, NULL) != 0)
+		sr_fatal("agent: pthread init failed");
+	pthread_condattr_destroy(&ca);
+	b.ag = ag;
+	b.j = j;
+	b.id = j->marker.id;
+	b.epoch = sr_lease_epoch(j->lease);
+	b.cancel_pipe[0] = b.cancel_pipe[1] = -1;
+	ar->jobs++;
+	sr_agent_say("%s: claimed (epoch %lld%s, %d requests), store %s", b.id, (long long)b.epoch,
+	    j->claim.took_over ? ", taken over" : "", j->requests, j->store_url);
+	rc = sr_queue_status_get(ag->q, b.id, &b.base, err);
+	if (rc != SR_QUEUE_OK) {
+		if (rc == SR_QUEUE_ERROR)
+			sr_agent_say("warning: %s: %s (its counts start from 0)", b.id, err);
+		memset(&b.base, 0, sizeof b.base);
+		snprintf(b.base.id, sizeof b.base.id, "%s", b.id);
+		b.base.step = -1;
+	}
+	b.prog.step = -1;
+	write_status(&b, NULL, SR_LEASE_RUNNING);
+	if (pipe2(b.cancel_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
+		sr_errno(err, "agent: pipe");
+		sr_agent_say("%s: %s; released", b.id, err);
+		sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+		ar->released++;
+		goto out;
+	}
+	if ((js = load_spec(&b, err)) == NULL) {
+		if (err[0] != '\0') {
+			sr_agent_say("%s: %s; released", b.id, err);
+			sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+			sr_agent_skip_add(ag, b.id, SKIP_SECONDS);
+			ar->released++;
+		} else {
+			rc = sr_queue_job_end(ag->q, j, SR_LEASE_FAILED, err);
+			if (rc != SR_QUEUE_OK)
+				sr_agent_say("warning: %s: %s", b.id, err);
+			write_status(&b, NULL, SR_LEASE_FAILED);	/* after: see end_job */
+			ar->failed++;
+		}
+		goto out;
+	}
+	memset(&h, 0, sizeof h);
+	h.arg = &b;
+	h.lease = j->lease;
+	h.lease_prev = j->claim.found ? &j->claim.prev : NULL;
+	h.gpus = &ag->found;
+	h.one_vm = 1;
+	h.term_notice = 1;
+	h.progress = on_progress;
+	h.log = on_log;
+	h.stop_fd = b.cancel_pipe[0];
+	h.stop = on_stop;
+	h.finish = on_finish;
+	memset(&ro, 0, sizeof ro);
+	ro.quiet = o->quiet;
+	ro.exit_code = o->exit_code;
+	ro.hooks = &h;
+	if (heartbeat_start(&b, err) == -1) {
+		sr_agent_say("%s: %s; released", b.id, err);
+		sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+		ar->released++;
+		sr_jobspec_free(js);
+		goto out;
+	}
+	sr_run_job(js, &ro, &res);
+	heartbeat_stop(&b);
+	log_close(&b);
+	if (res.err[0] != '\0' && res.outcome != SR_RUN_FINISHED && res.outcome != SR_RUN_FAILED &&
+	    res.outcome != SR_RUN_PREEMPTED && res.outcome != SR_RUN_CANCELLED)
+		sr_agent_say("%s: %s", b.id, res.err);
+	end_job(&b, &res, ar);
+	sr_jobspec_free(js);
+	if (res.signal != 0) {
+		ar->signal = res.signal;
+		next = SR_AGENT_SIGNALLED;
+	} else if (res.outcome == SR_RUN_PREEMPTED && !res.next_vm) {
+		next = SR_AGENT_PREEMPTED;
+	}
+out:
+	if (b.cancel_pipe[0] != -1) {
+		close(b.cancel_pipe[0]);
+		close(b.cancel_pipe[1]);
+	}
+	pthread_cond_destroy(&b.cond);
+	pthread_mutex_destroy(&b.lock);
+	sr_queue_job_free(j);
+	return next;
+}

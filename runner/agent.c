@@ -1,0 +1,410 @@
+/*
+ * agent.c: the agent's loop (agent.h). It sets up once: the queue, this
+ * machine's GPUs (NVML) and provider (auto: the cloud it runs in, for its
+ * instance id and type), the lease owner it claims as ("HOST-PID"), its
+ * labels. Then, until it ends: claim a job it can run (sr_queue_claim: a
+ * pending job whose GPU needs it fits) and run it (agent-job.c); when
+ * there is none, look for leases of agents that died without a word
+ * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
+ * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
+ * until the idle timeout. A signal ends it between jobs (a job running
+ * gets it through its run, whose end then ends the agent too).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent-int.h"
+#include "gpus.h"
+#include "supervise.h"
+#include "util.h"
+
+#define POLL_MIN 0.25		/* seconds between claims of an empty queue, first */
+#define POLL_MAX 5.0		/* ... at most */
+#define ERROR_MAX 30.0		/* seconds between tries of a queue that fails, at most */
+
+extern char **environ;
+
+int
+sr_agent_default_dir(char *buf, size_t len, char *err)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (xdg != NULL && xdg[0] == '/')
+		snprintf(buf, len, "%s/spotrun/agent", xdg);
+	else if (home != NULL && home[0] == '/')
+		snprintf(buf, len, "%s/.local/state/spotrun/agent", home);
+	else
+		return sr_err(err, "agent: no folder for its jobs: neither XDG_STATE_HOME nor HOME is "
+		    "an absolute path (give one with --dir)");
+	return 0;
+}
+
+/* ---- labels ---- */
+
+int
+sr_agent_label_check(const struct sr_agent_label *l, char *err)
+{
+	static const char name_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-";
+	size_t n = strlen(l->value), k = strlen(l->key);
+	char *end;
+	long v;
+
+	if (k == 0 || k > 64 || strspn(l->key, name_chars) != k)
+		return sr_err(err, "label %.64s: not a name (1-64 letters, digits, '_', '.', '-')",
+		    l->key);
+	if (n > 256 || strspn(l->value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-:/") != n)
+		return sr_err(err, "label %s=%.64s: not a value (at most 256 letters, digits, '_', "
+		    "'.', '-', ':', '/')", l->key, l->value);
+	if (strcmp(l->key, "gpus") == 0) {
+		errno = 0;
+		v = strtol(l->value, &end, 10);
+		if (end == l->value || *end != '\0' || errno != 0 || v < 0 || v > SR_QUEUE_GPUS_MAX)
+			return sr_err(err, "label gpus=%.64s: not a number of GPUs from 0 to %d",
+			    l->value, SR_QUEUE_GPUS_MAX);
+		return 0;
+	}
+	if (n == 0)
+		return sr_err(err, "label %s=: empty (leave it out)", l->key);
+	if ((strcmp(l->key, "gpu_type") == 0 && n > SR_QUEUE_GPU_TYPE_MAX) ||
+	    (strcmp(l->key, "provider") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->provider) ||
+	    (strcmp(l->key, "instance") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->instance) ||
+	    (strcmp(l->key, "host") == 0 && n > SR_QUEUE_HOST_MAX))
+		return sr_err(err, "label %s=%.64s...: too long", l->key, l->value);
+	return 0;
+}
+
+/* The value of label key, or NULL. */
+static const char *
+label(const struct sr_agent_opts *o, const char *key)
+{
+	const char *v = NULL;
+	size_t i;
+
+	for (i = 0; i < o->nlabels; i++) {
+		if (strcmp(o->labels[i].key, key) == 0)
+			v = o->labels[i].value;
+	}
+	return v;
+}
+
+/* ---- setup ---- */
+
+/* What provider runs this machine: auto's answer and its facts. */
+static void
+detect_provider(struct sr_agent *ag, char *name, size_t len)
+{
+	struct sr_provider_conf conf;
+	struct sr_provider *p;
+	char err[SR_ERRMAX];
+
+	memset(&conf, 0, sizeof conf);
+	conf.name = "auto";
+	conf.max_preemptions = -1;
+	snprintf(name, len, "local");
+	snprintf(ag->price_type, sizeof ag->price_type, "local");
+	ag->spot = 1;
+	if (sr_provider_new(&conf, &p, err) != 0) {
+		sr_agent_say("warning: %s; taken as local", err);
+		return;
+	}
+	snprintf(name, len, "%s", sr_provider_name(p));
+	if (sr_provider_facts(p, &ag->facts, err) == -1)
+		sr_agent_say("warning: %s", err);
+	sr_provider_free(p);
+	/* a machine spotrun does not rent is priced as "local" (prices.h) */
+	if (strcmp(name, "aws") == 0 || strcmp(name, "gcp") == 0 || strcmp(name, "azure") == 0) {
+		snprintf(ag->price_type, sizeof ag->price_type, "%s", ag->facts.instance_type);
+		ag->spot = strncmp(ag->facts.lifecycle, "spot", 4) == 0;
+	}
+}
+
+static void
+warn_cb(void *arg, const char *msg)
+{
+	sr_agent_say("warning: %s", msg);
+}
+
+/* Everything the loop needs; -1 with res's end and err. */
+static int
+setup(struct sr_agent *ag, struct sr_agent_result *res)
+{
+	const struct sr_agent_opts *o = ag->o;
+	char *err = res->err, provider[32], agent_id[128];
+	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_gpus *g = &ag->found;
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < o->nlabels; i++) {
+		if (sr_agent_label_check(&o->labels[i], err) == -1) {
+			res->end = SR_AGENT_ERR_CONFIG;
+			return -1;
+		}
+	}
+	if (sr_run_lease_ttl(&ag->ttl, err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
+		return -1;
+	}
+	if (o->dir != NULL)
+		snprintf(ag->dir, sizeof ag->dir, "%s", o->dir);
+	else if (sr_agent_default_dir(ag->dir, sizeof ag->dir, err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
+		return -1;
+	}
+	if (sr_mkdirs(ag->dir, 0755, err) == -1 || sr_subreaper_enable(err) == -1 ||
+	    sr_sig_init(&ag->sigfd, err) == -1) {
+		res->end = SR_AGENT_ERR_SYSTEM;
+		return -1;
+	}
+	if (sr_queue_open(o->queue, &ag->q, err) == -1) {
+		res->end = SR_AGENT_ERR_QUEUE;
+		return -1;
+	}
+	if (sr_gpus_discover(&w, &ag->found, err) == -1) {
+		res->end = SR_AGENT_ERR_SYSTEM;
+		return -1;
+	}
+	sr_gpus_model(g->n > 0 ? g->v[0].model : "", ag->gpu_type, sizeof ag->gpu_type);
+	if ((v = label(o, "gpus")) != NULL)
+		sr_gpus_resize(&ag->found, (size_t)atoi(v));
+	ag->gpus = (int)g->n;
+	if ((v = label(o, "gpu_type")) != NULL)
+		snprintf(ag->gpu_type, sizeof ag->gpu_type, "%s", v);
+	detect_provider(ag, provider, sizeof provider);
+	if ((v = label(o, "provider")) != NULL)
+		snprintf(provider, sizeof provider, "%s", v);
+	if (sr_lease_owner_local(&ag->me, NULL, (v = label(o, "instance")) != NULL ? v :
+	    ag->facts.instance_id, provider, err) == -1) {
+		res->end = SR_AGENT_ERR_SYSTEM;
+		return -1;
+	}
+	if ((v = label(o, "host")) != NULL)
+		snprintf(ag->me.host, sizeof ag->me.host, "%s", v);
+	snprintf(agent_id, sizeof agent_id, "%.100s-%ld", ag->me.host, ag->me.pid);
+	snprintf(ag->me.agent, sizeof ag->me.agent, "%s", agent_id);
+	ag->claim.owner = &ag->me;
+	ag->claim.gpus = ag->gpus;
+	ag->claim.gpu_type = ag->gpu_type;
+	ag->claim.ttl = ag->ttl;
+	ag->claim.warn = warn_cb;
+	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
+	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
+	    ag->gpus > 0 && g->v[0].model[0] != '\0' ? " (" : "",
+	    ag->gpus > 0 ? g->v[0].model : "", ag->gpus > 0 && g->v[0].model[0] != '\0' ? ")" : "",
+	    ag->gpu_type[0] != '\0' ? ", model " : "",
+	    ag->gpu_type, o->queue_where != NULL ? o->queue_where : sr_queue_url(ag->q), ag->ttl);
+	for (i = 0; i < o->nlabels; i++)
+		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
+	if (g->nvml_why[0] != '\0' && strncmp(g->nvml_why, "load ", 5) != 0)
+		sr_agent_say("warning: NVML: %s", g->nvml_why);
+	return 0;
+}
+
+/* ---- waiting ---- */
+
+/* Wait up to seconds for a signal that ends the agent: its number, or 0.
+ * Children reparented to the agent (what jobs left) are reaped meanwhile. */
+static int
+wait_signal(struct sr_agent *ag, double seconds)
+{
+	double until = sr_mono() + seconds;
+	int sig;
+
+	for (;;) {
+		struct pollfd pf = { .fd = ag->sigfd, .events = POLLIN };
+		double left = until - sr_mono();
+
+		while (sr_sig_next(ag->sigfd, &sig) == 1) {
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+				return sig;
+			if (sig == SIGCHLD)
+				while (waitpid(-1, NULL, WNOHANG) > 0)
+					;
+		}
+		if (left <= 0)
+			return 0;
+		(void)poll(&pf, 1, (int)(left * 1000) + 1);
+	}
+}
+
+/* Run the idle command with /bin/sh -c: its exit code, or -1 (said). */
+static int
+idle_command(struct sr_agent *ag, const char *cmd)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL }, err[SR_ERRMAX];
+	struct sr_spawn_opts so;
+	struct sr_child c;
+	int status;
+
+	memset(&so, 0, sizeof so);
+	so.argv = argv;
+	so.envp = environ;
+	so.stdin_null = 1;
+	if (sr_spawn(&so, &c, err) == -1) {
+		sr_agent_say("idle command: %s", err);
+		return -1;
+	}
+	/* sr_reap, not wait_signal's reaping, which would take its status */
+	while (sr_reap(&c, &status) != 1) {
+		struct pollfd pf = { .fd = ag->sigfd, .events = POLLIN };
+		int sig;
+
+		(void)poll(&pf, 1, 1000);
+		while (sr_sig_next(ag->sigfd, &sig) == 1) {
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+				sr_child_signal(&c, sig);
+		}
+	}
+	return sr_exit_code(status);
+}
+
+/* ---- claiming ---- */
+
+/* Claim one job the agent may run now: SR_QUEUE_OK with *out,
+ * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR (err). Jobs on the skip list are put
+ * back at once. */
+static int
+claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
+{
+	int rc, tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
+		if (rc != SR_QUEUE_OK || !sr_agent_skipped(ag, (*out)->marker.id))
+			return rc;
+		/* released after a failure here a moment ago: for another agent */
+		if (sr_queue_job_end(ag->q, *out, SR_LEASE_RELEASED, err) != SR_QUEUE_OK)
+			sr_agent_say("warning: %s", err);
+		sr_queue_job_free(*out);
+		*out = NULL;
+	}
+	return SR_QUEUE_EMPTY;
+}
+
+/* The leases of dead agents: claim the first that can be claimed now;
+ * else *wait gets the seconds until the next one can (-1: none). */
+static int
+claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, char *err)
+{
+	struct sr_queue_expired *v;
+	size_t n, i;
+	int rc = SR_QUEUE_EMPTY;
+
+	*wait = -1;
+	/* a lease not renewed for half its TTL is worth a read: a live
+	 * holder renews every TTL / 3 */
+	if (sr_queue_find_expired(ag->q, &ag->me, ag->ttl / 2, &v, &n, err) != 0)
+		return SR_QUEUE_ERROR;
+	for (i = 0; i < n && rc != SR_QUEUE_OK; i++) {
+		if (sr_agent_skipped(ag, v[i].id))
+			continue;
+		if (v[i].wait > 0) {
+			if (*wait < 0 || v[i].wait < *wait)
+				*wait = v[i].wait;
+			continue;
+		}
+		rc = sr_queue_claim_id(ag->q, &ag->claim, v[i].id, out, err);
+		if (rc != SR_QUEUE_OK && rc != SR_QUEUE_BUSY)
+			sr_agent_say("warning: take over %s: %s", v[i].id, err);
+	}
+	free(v);
+	return rc == SR_QUEUE_OK ? SR_QUEUE_OK : SR_QUEUE_EMPTY;
+}
+
+/* ---- the loop ---- */
+
+enum sr_agent_end
+sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
+{
+	double idle_since = sr_mono(), delay = POLL_MIN, next_scan = 0, expiry = -1, wait;
+	struct sr_queue_job *j;
+	struct sr_agent ag;
+	char err[SR_ERRMAX];
+	int rc, sig, next;
+
+	memset(res, 0, sizeof *res);
+	memset(&ag, 0, sizeof ag);
+	ag.o = o;
+	ag.sigfd = -1;
+	if (setup(&ag, res) == -1)
+		goto out;
+	for (;;) {
+		if (o->max_jobs > 0 && res->jobs >= o->max_jobs) {
+			res->end = SR_AGENT_MAX_JOBS;
+			break;
+		}
+		if ((sig = wait_signal(&ag, 0)) != 0) {
+			res->end = SR_AGENT_SIGNALLED;
+			res->signal = sig;
+			break;
+		}
+		rc = claim(&ag, &j, err);
+		if (rc == SR_QUEUE_EMPTY && (sr_mono() >= next_scan ||
+		    (expiry >= 0 && sr_mono() >= expiry))) {
+			next_scan = sr_mono() + ag.ttl / 3;
+			rc = claim_expired(&ag, &j, &wait, err);
+			expiry = wait >= 0 ? sr_mono() + wait + 0.05 : -1;
+		}
+		if (rc == SR_QUEUE_OK) {
+			next = sr_agent_job(&ag, j, res);
+			/* the run's end gave the signals back to their defaults */
+			if (sr_sig_init(&ag.sigfd, err) == -1)
+				sr_fatal("agent: %s", err);
+			if (next >= 0) {
+				res->end = (enum sr_agent_end)next;
+				break;
+			}
+			idle_since = sr_mono();
+			delay = POLL_MIN;
+			next_scan = 0;
+			continue;
+		}
+		if (rc == SR_QUEUE_ERROR) {
+			sr_agent_say("warning: %s; trying again in %.0fs", err, delay < 1 ? 1 : delay);
+			delay = delay * 2 > ERROR_MAX ? ERROR_MAX : delay * 2;
+		} else if (o->once && expiry < 0) {
+			res->end = SR_AGENT_DRAINED;
+			break;
+		}
+		if (o->idle_timeout > 0 && sr_mono() - idle_since >= o->idle_timeout) {
+			res->end = SR_AGENT_IDLE;
+			if (o->idle_command != NULL) {
+				sr_agent_say("idle for %.0fs: running the idle command: %s", o->idle_timeout,
+				    o->idle_command);
+				res->idle_status = idle_command(&ag, o->idle_command);
+			}
+			break;
+		}
+		wait = delay;
+		if (expiry >= 0 && expiry - sr_mono() < wait)
+			wait = expiry - sr_mono() > 0 ? expiry - sr_mono() : 0;
+		if (o->idle_timeout > 0 && idle_since + o->idle_timeout - sr_mono() < wait)
+			wait = idle_since + o->idle_timeout - sr_mono();
+		if ((sig = wait_signal(&ag, wait)) != 0) {
+			res->end = SR_AGENT_SIGNALLED;
+			res->signal = sig;
+			break;
+		}
+		if (rc == SR_QUEUE_EMPTY)
+			delay = delay * 2 > POLL_MAX ? POLL_MAX : delay * 2;
+	}
+	sr_agent_say("ends: %d job%s (%d succeeded, %d failed, %d released, %d cancelled, %d lost)",
+	    res->jobs, res->jobs == 1 ? "" : "s", res->succeeded, res->failed, res->released,
+	    res->cancelled, res->lost);
+out:
+	sr_queue_close(ag.q);
+	free(ag.skip);
+	sr_gpus_free(&ag.found);
+	sr_sig_reset();
+	return res->end;
+}

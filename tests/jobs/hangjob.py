@@ -1,0 +1,23 @@
+#!/usr/bin/python3
+"""hangjob.py: ranks of a gloo group that meet at a barrier, but for one:
+`hangjob.py hang R` has rank R sleep instead (the others' barrier times out
+after 3 s), `hangjob.py crash R` has rank R raise before it. For
+t65-pytorch-ranks.sh: what spotrun says and that nothing is left running."""
+import spotrun
+
+import datetime
+import sys
+import time
+
+import torch.distributed as dist
+
+mode, who = sys.argv[1], int(sys.argv[2])
+spotrun.torch.init_process_group("gloo", timeout=datetime.timedelta(seconds=3))
+rank = dist.get_rank()
+if rank == who and mode == "hang":
+    print("rank %d hangs instead of meeting the others" % rank, flush=True)
+    time.sleep(3600)
+if rank == who and mode == "crash":
+    raise RuntimeError("rank %d crashes before the barrier" % rank)
+dist.barrier()
+print("rank %d passed the barrier" % rank, flush=True)

@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""rankjob.py: one rank of a job of several, without torch, for the ranks'
+end-to-end test (t35-ranks.sh). It runs --steps steps an attempt; on a
+request it writes its part, rank_dir()/state ("rank R step S world W"), and
+answers done(S) with S = 100 * the request's seq, which every rank computes
+alike (a stand-in for the agreement a real job makes: spotrun.torch.
+requested()); on a resume it prints what it found: the previous world size
+and every part.
+
+Options (each rank gets the same): --steps N, --sleep S per step,
+--mute R (rank R never answers), --skew R (rank R answers at S + 1),
+--fail R@S (rank R exits 3 at step S), --env (print the rank variables).
+"""
+import spotrun
+
+import argparse
+import os
+import sys
+import time
+
+VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+        "ROLE_NAME", "ROLE_WORLD_SIZE", "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+        "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+        "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE", "CUDA_VISIBLE_DEVICES",
+        "OMP_NUM_THREADS", "SPOTRUN_WORLD_SIZE", "SPOTRUN_PREV_WORLD_SIZE", "SPOTRUN_CKPT_DONE")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--sleep", type=float, default=0.05)
+    ap.add_argument("--mute", type=int, default=-1)
+    ap.add_argument("--skew", type=int, default=-1)
+    ap.add_argument("--fail", default="")
+    ap.add_argument("--env", action="store_true")
+    a = ap.parse_args()
+    rank, world = spotrun.rank(), spotrun.world_size()
+    if a.env:
+        print("env " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in VARS),
+              flush=True)
+    step = 0
+    if spotrun.resume_step() is not None:
+        prev = spotrun.prev_world_size()
+        parts = []
+        for k in range(prev or 0):
+            with open(os.path.join(spotrun.rank_dir(k), "state")) as f:
+                parts.append(f.read().strip())
+        print("resumed at step %d, previous world %s: %s"
+              % (spotrun.resume_step(), prev, "; ".join(parts)), flush=True)
+    fail_rank, _, fail_step = a.fail.partition("@")
+    while step < a.steps:
+        step += 1
+        time.sleep(a.sleep)
+        if a.fail and rank == int(fail_rank) and step == int(fail_step):
+            print("failing at step %d" % step, flush=True)
+            sys.exit(3)
+        req = spotrun.request()
+        if req is None or rank == a.mute:
+            continue
+        at = 100 * req.seq + (1 if rank == a.skew else 0)
+        with open(os.path.join(spotrun.rank_dir(), "state"), "w") as f:
+            f.write("rank %d step %d world %d\n" % (rank, at, world))
+        spotrun.done(at)
+        print("answered request %d at step %d" % (req.seq, at), flush=True)
+    print("finished %d steps" % step, flush=True)
+
+
+if __name__ == "__main__":
+    main()

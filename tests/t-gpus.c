@@ -1,0 +1,140 @@
+/*
+ * t-gpus.c: GPU discovery (runner/gpus.c, gpus-nvml.c) through the fake
+ * NVML (tests/fake-nvml.c, a shared library this test dlopens by path): 0,
+ * 1 and 8 GPUs with their names, UUIDs and memory, NVML failing to start,
+ * no NVML at all, an inherited CUDA_VISIBLE_DEVICES filled in from NVML
+ * by index and by UUID, an operator's count, and the model a job's
+ * gpu_type is matched against.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpus.h"
+#include "tap.h"
+#include "util.h"
+
+static void
+model_is(const char *name, const char *want)
+{
+	char buf[64];
+
+	is_str(sr_gpus_model(name, buf, sizeof buf), want, "model of \"%s\" is \"%s\"", name, want);
+}
+
+static void
+find(char *const *env, const char *lib, struct sr_gpus *g)
+{
+	const struct sr_gpus_where w = { env, "/nonexistent", lib };
+	char err[SR_ERRMAX];
+
+	sr_gpus_free(g);
+	if (sr_gpus_discover(&w, g, err) == -1)
+		tap_diag("discover: %s", err), exit(1);
+}
+
+int
+main(void)
+{
+	char *none[] = { NULL };
+	char *vis_idx[] = { "CUDA_VISIBLE_DEVICES=3,1", NULL };
+	char *vis_uuid[] = { "CUDA_VISIBLE_DEVICES=GPU-00000000-fake-0000-0000-000000000005,MIG-1", NULL };
+	struct sr_gpus g;
+	char err[SR_ERRMAX];
+
+	memset(&g, 0, sizeof g);
+	setenv("FAKE_NVML_GPUS", "0", 1);
+	find(none, SR_FAKE_NVML, &g);
+	is_int(g.n, 0, "NVML with no GPU: none");
+	is_str(g.source, "none", "... and says so");
+	is_str(g.nvml_why, "", "... NVML answered");
+
+	setenv("FAKE_NVML_GPUS", "1", 1);
+	setenv("FAKE_NVML_NAME", "Tesla T4", 1);
+	setenv("FAKE_NVML_MEMORY", "16106127360", 1);
+	find(none, SR_FAKE_NVML, &g);
+	is_int(g.n, 1, "one GPU");
+	is_str(g.source, "NVML", "... as NVML says");
+	is_str(g.v[0].id, "0", "its id is its index");
+	is_int(g.by_index, 1, "... ids are indices");
+	is_str(g.v[0].model, "Tesla T4", "its name");
+	is_str(g.v[0].uuid, "GPU-00000000-fake-0000-0000-000000000000", "its UUID");
+	is_int(g.v[0].mem_bytes, 16106127360LL, "its memory");
+	is_str(g.nvml_why, "", "no complaint");
+	is_int(sr_gpus_check_type(&g, 1, "t4", "j", err), 0, "gpu_type = t4 fits a Tesla T4 (case aside)");
+
+	setenv("FAKE_NVML_GPUS", "8", 1);
+	unsetenv("FAKE_NVML_NAME");
+	unsetenv("FAKE_NVML_MEMORY");
+	find(none, SR_FAKE_NVML, &g);
+	is_int(g.n, 8, "eight GPUs");
+	is_str(g.v[7].id, "7", "the eighth's id");
+	is_str(g.v[7].model, "NVIDIA H100 80GB HBM3", "the eighth's name");
+	is_str(g.v[7].uuid, "GPU-00000000-fake-0000-0000-000000000007", "the eighth's UUID");
+	is_int(g.v[7].mem_bytes, 80LL << 30, "the eighth's memory");
+	is_int(sr_gpus_check_type(&g, 8, "H100", "j", err), 0, "gpu_type = H100 fits");
+	is_int(sr_gpus_check_type(&g, 8, NULL, "j", err), 0, "no gpu_type fits anything");
+	is_int(sr_gpus_check_type(&g, 8, "A100", "train", err), -1, "gpu_type = A100 does not");
+	is_str(err, "job train: gpu_type = A100, but GPU 0 of this machine is H100 (NVIDIA H100 "
+	    "80GB HBM3; as NVML names it): run it on a machine with A100 GPUs, or change or remove gpu_type "
+	    "in its [resources]", "... and says what this machine has and the way out");
+
+	find(vis_idx, SR_FAKE_NVML, &g);
+	is_str(g.source, "CUDA_VISIBLE_DEVICES", "an inherited CUDA_VISIBLE_DEVICES comes first");
+	is_int(g.n, 2, "... its two entries");
+	is_str(g.v[0].id, "3", "... in its order");
+	is_str(g.v[0].uuid, "GPU-00000000-fake-0000-0000-000000000003", "... index 3 filled in from NVML");
+	is_str(g.v[1].uuid, "GPU-00000000-fake-0000-0000-000000000001", "... and index 1");
+	is_str(g.v[1].model, "NVIDIA H100 80GB HBM3", "... with its model");
+	is_int(g.by_index, 0, "... ids as the variable wrote them");
+
+	find(vis_uuid, SR_FAKE_NVML, &g);
+	is_int(g.n, 2, "UUID entries");
+	is_str(g.v[0].model, "NVIDIA H100 80GB HBM3", "... a UUID NVML knows gets its model");
+	is_int(g.v[0].mem_bytes, 80LL << 30, "... and memory");
+	is_str(g.v[1].model, "", "... a MIG instance none");
+	is_int(sr_gpus_check_type(&g, 2, "H100", "j", err), 1, "... so gpu_type cannot be checked");
+	is_int(sr_gpus_check_type(&g, 1, "H100", "j", err), 0, "... but on the first alone it can");
+
+	setenv("FAKE_NVML_INIT", "9", 1);
+	find(none, SR_FAKE_NVML, &g);
+	is_str(g.nvml_why, "nvmlInit_v2: Driver Not Loaded (NVML code 9)", "NVML that cannot start says why");
+	is_str(g.source, "none", "... and the device nodes are counted instead (none here)");
+	find(vis_idx, SR_FAKE_NVML, &g);
+	is_int(g.n, 2, "... CUDA_VISIBLE_DEVICES still names two");
+	is_str(g.v[0].model, "", "... of no known model");
+	unsetenv("FAKE_NVML_INIT");
+
+	find(none, "/nonexistent/libnvidia-ml.so.1", &g);
+	is_str(g.nvml_why, "load /nonexistent/libnvidia-ml.so.1: /nonexistent/libnvidia-ml.so.1: "
+	    "cannot open shared object file: No such file or directory",
+	    "no NVML: says it could not load it, with dlopen's reason");
+	is_str(g.source, "none", "... and finds none");
+	find(none, "", &g);
+	is_str(g.nvml_why, "not used", "NVML not asked");
+
+	setenv("FAKE_NVML_GPUS", "8", 1);
+	find(none, SR_FAKE_NVML, &g);
+	sr_gpus_resize(&g, 2);
+	is_int(g.n, 2, "an operator's count of 2 keeps the first two");
+	is_str(g.v[1].uuid, "GPU-00000000-fake-0000-0000-000000000001", "... as they were");
+	find(none, "", &g);
+	sr_gpus_resize(&g, 3);
+	is_int(g.n, 3, "an operator's 3 on a machine with none found");
+	is_str(g.v[2].id, "2", "... named by index");
+	is_str(g.source, "a label", "... from the label");
+	sr_gpus_free(&g);
+
+	model_is("NVIDIA H100 80GB HBM3", "H100");
+	model_is("NVIDIA A100-SXM4-80GB", "A100");
+	model_is("NVIDIA L4", "L4");
+	model_is("NVIDIA A10G", "A10G");
+	model_is("NVIDIA GeForce RTX 4090", "RTX4090");
+	model_is("NVIDIA RTX A6000", "A6000");
+	model_is("Quadro RTX 8000", "RTX8000");
+	model_is("Tesla V100-SXM2-16GB", "V100");
+	model_is("NVIDIA", "");
+	model_is("", "");
+	return tap_done();
+}

@@ -1,0 +1,173 @@
+#!/bin/sh
+# t36-agent.sh: `spotrun agent` on a file:// queue, with the fake NVML
+# (tests/fake-nvml.c) giving it 0, 1 or 8 GPUs and a 3 s lease TTL:
+#
+# 1. A job through the queue: the agent's first line (its GPUs as NVML
+#    names them, the model, the queue), the claim in 3 requests, the run,
+#    the lease and the status marker at the end (succeeded, 1 attempt,
+#    GPU-seconds, the last checkpoint's step, this host), the job's output
+#    shipped to the queue (logs/ID/), every step once; a marker left saying
+#    running over the ended lease is repaired by the next agent's scan.
+# 2. What an agent may claim: a CPU agent only jobs without GPUs, a 1-GPU
+#    H100 agent neither an 8-GPU job nor an A100 one, an 8-GPU one the
+#    first, --label gpu_type=A100 the second.
+# 3. A malformed lease object and a job file that does not parse, in the
+#    queue with a good job: the lease reported once and its job skipped
+#    (still queued), the bad job reported with its file and line (also in
+#    its log) and marked failed, the good one run; the agent goes on.
+# 4. --idle-timeout with --idle-command, --max-jobs.
+# 5. 32 agents started together for one job: one runs it, once.
+# 6. Cancel during a checkpoint (its commit delayed 2 s by
+#    SPOTRUN_FAULT=ckpt-pointer:delay=2), asking for a final checkpoint:
+#    the save in flight commits, a final one follows, the job is stopped
+#    and ends cancelled (lease and status), within a heartbeat.
+# 7. An agent stopped (SIGSTOP, it and its job) in the middle of a
+#    checkpoint, past its lease: another agent takes the job over once the
+#    lease expired and finishes it; the first, resumed, cannot commit its
+#    checkpoint (fenced) nor write the job's state: the lease stays the
+#    second's, succeeded.
+# 8. SIGTERM to an agent running a job (systemd stopping it): the job is
+#    checkpointed as for a notice and released, the agent exits 143, and
+#    another agent resumes the job from that checkpoint.
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
+. "$top_srcdir/tests/jobs/agent.sh"
+Q=file://$t_tmp/q
+
+# 1. one job
+ag_spec "$t_tmp/a.ini" 20 0.05 "[resources]" "gpus = 1" "gpu_type = H100"
+"$QTOOL" add "$Q" a1 "$t_tmp/a.ini" 1 1 H100 || t_bail "qtool add failed"
+ag_run ag1 1 --queue "$Q" --once
+t_is "$t_rc" 0 "an agent with --once drains the queue and exits 0" || t_show "$t_tmp/ag1.err"
+t_like "$t_tmp/ag1.err" "^spotrun agent: $host-[0-9]+ on local local-vm-1, 1 GPU \\(NVIDIA H100 80GB HBM3\\), model H100, queue $Q \\(from --queue\\), lease TTL 3s\$" \
+    "its first line: its id, provider, GPUs as NVML names them, the model, the queue"
+t_has "$t_tmp/ag1.err" "spotrun agent: a1: claimed (epoch 1, 3 requests), store $Q/ckpt" \
+    "it claims the job in 3 requests; its checkpoints go to the queue's ckpt/"
+t_has "$t_tmp/ag1.err" "spotrun agent: a1: succeeded (epoch 1)" "the job succeeded"
+t_has "$t_tmp/ag1.err" "spotrun agent: ends: 1 job (1 succeeded, 0 failed, 0 released, 0 cancelled, 0 lost)" \
+    "its last line counts the jobs"
+t_is "$(ag_steps a1)" "ok 20" "every step of the job once"
+step=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed.*/\1/p' "$t_tmp/ag1.err" | tail -n 1)
+st=$(ag_status "$Q" a1)
+t_like_s() { printf '%s\n' "$1" > "$t_tmp/s.txt"; t_like "$t_tmp/s.txt" "$2" "$3"; }
+t_like_s "$st" "^succeeded 1 1 0 [12] 0 $step $host\$" \
+    "its status: succeeded, epoch 1, 1 attempt, no preemption, 1-2 GPU-seconds, step $step, this host ($st)"
+t_is "$("$QTOOL" lease "$Q/ckpt" a1 | awk '{print $1, $2, $4}')" "succeeded 1 $(sed -nE 's/^spotrun agent: ([^ ]+) on .*/\1/p' "$t_tmp/ag1.err")" \
+    "its lease: succeeded, by the agent"
+t_has "$t_tmp/q/logs/a1/000000000001-0001-000000" " out step 20" "its output went to the queue (logs/a1/)"
+t_like "$t_tmp/q/logs/a1/000000000001-0001-000000" "^\\+[0-9]{4}\\.[0-9]{3} spotrun [0-9:]+  finished exit 0: 1 attempt" \
+    "... with the timeline, to the run's last line"
+
+# an ended job whose status marker was left saying running (its agent
+# killed between its lease and its marker): the next scan repairs it
+"$QTOOL" status-set "$Q" a1 running
+sleep 2		# scans read leases not written for TTL / 2, as a dead holder's
+t_is "$(ag_status "$Q" a1 | awk '{print $1}')" running "(a marker left saying running over an ended lease)"
+ag_run ag1b 0 --queue "$Q" --once
+t_is "$(ag_status "$Q" a1 | awk '{print $1, $2, $3}')" "succeeded 1 1" \
+    "an agent's scan for dead agents' leases repairs it from the lease, counts kept"
+
+# 2. what an agent may claim
+printf '[job]\nname = @ID@\ncommand = true\n' > "$t_tmp/true.ini"
+"$QTOOL" add "$Q" g8 "$t_tmp/true.ini" 8 8
+"$QTOOL" add "$Q" t100 "$t_tmp/true.ini" 1 1 A100
+"$QTOOL" add "$Q" c0 "$t_tmp/true.ini"
+ag_run ag2 0 --queue "$Q" --once
+t_is "$(grep -c ': claimed ' "$t_tmp/ag2.err")|$(grep -c 'c0: claimed' "$t_tmp/ag2.err")" "1|1" \
+    "a CPU agent (NVML: no GPU) claims only the job without GPUs" || t_show "$t_tmp/ag2.err"
+ag_run ag3 1 --queue "$Q" --once
+t_has "$t_tmp/ag3.err" "spotrun agent: ends: 0 jobs" "a 1-GPU H100 agent claims neither the 8-GPU job nor the A100 one"
+ag_run ag4 8 --queue "$Q" --once
+t_is "$(grep -c ': claimed ' "$t_tmp/ag4.err")|$(grep -c 'g8: claimed' "$t_tmp/ag4.err")" "1|1" \
+    "an 8-GPU agent claims the 8-GPU job" || t_show "$t_tmp/ag4.err"
+t_like "$t_tmp/ag4.err" "8 GPUs \\(NVIDIA H100 80GB HBM3\\)" "... counting 8 GPUs"
+ag_run ag5 1 --queue "$Q" --once --label gpu_type=A100 --labels rack=r7,zone=lab
+t_is "$(grep -c ': claimed ' "$t_tmp/ag5.err")|$(grep -c 't100: claimed' "$t_tmp/ag5.err")" "1|1" \
+    "--label gpu_type=A100: the A100 job" || t_show "$t_tmp/ag5.err"
+t_has "$t_tmp/ag5.err" "spotrun agent: label zone=lab" "labels that only describe are shown"
+
+# 3. malformed objects
+printf '[job]\nname = @ID@\ncommand = true\nfrobnicate = 1\n' > "$t_tmp/bad.ini"
+"$QTOOL" add "$Q" m1 "$t_tmp/true.ini"
+"$QTOOL" add "$Q" bad "$t_tmp/bad.ini"
+"$QTOOL" add "$Q" ok1 "$t_tmp/true.ini"
+printf 'this is not a lease\n' > "$t_tmp/junk"
+"$QTOOL" put "$Q/ckpt" _leases/m1 "$t_tmp/junk"
+ag_run ag6 0 --queue "$Q" --once
+t_is "$t_rc" 0 "malformed objects in the queue: the agent goes on and exits 0" || t_show "$t_tmp/ag6.err"
+t_is "$(grep -c "^spotrun agent: warning: claim lease _leases/m1 in $Q/ckpt: malformed: not JSON" "$t_tmp/ag6.err")" 1 \
+    "a malformed lease is reported once" || t_show "$t_tmp/ag6.err"
+t_like "$t_tmp/ag6.err" "^$Q/jobs/bad/spec.ini:4: .*frobnicate" "a bad job file is reported with its file and line"
+t_has "$t_tmp/ag6.err" "spotrun agent: bad: not run: its job file in the queue is not valid; it is marked failed" \
+    "... and marked failed"
+t_has "$t_tmp/ag6.err" "spotrun agent: ok1: succeeded (epoch 1)" "the good job runs"
+t_is "$(ag_status "$Q" m1 | awk '{print $1}')|$(ag_status "$Q" bad | awk '{print $1}')" "queued|failed" \
+    "status: the job of the malformed lease still queued, the bad one failed"
+t_has "$t_tmp/q/logs/bad/000000000001-0000-000000" "spotrun agent: bad: not run" "the bad job's log says why"
+
+# 4. idle timeout and command; max jobs
+ag_run ag7 0 --queue "$Q" --idle-timeout 1s --idle-command "echo idle >$t_tmp/idle.txt"
+t_is "$t_rc|$(cat "$t_tmp/idle.txt" 2>/dev/null)" "0|idle" "--idle-timeout 1s: it runs the idle command and exits 0" ||
+    t_show "$t_tmp/ag7.err"
+t_has "$t_tmp/ag7.err" "spotrun agent: idle for 1s: running the idle command: echo idle" "... saying so"
+"$QTOOL" add "$Q" x1 "$t_tmp/true.ini"
+"$QTOOL" add "$Q" x2 "$t_tmp/true.ini"
+ag_run ag8 0 --queue "$Q" --max-jobs 1
+t_is "$t_rc|$(grep -c ': claimed ' "$t_tmp/ag8.err")" "0|1" "--max-jobs 1: one job, then exit 0"
+
+# 5. 32 agents for one job
+ag_race "$Q-race" file
+
+# 6. cancel during a checkpoint
+ag_spec "$t_tmp/cx.ini" 200 0.05
+for c in 1 0; do
+	id=cx$c
+	"$QTOOL" add "$Q" "$id" "$t_tmp/cx.ini"
+	SPOTRUN_FAULT=ckpt-pointer:delay=2 ag_start "ag-$id" 0 --queue "$Q" --once
+	a=$t_last
+	wait_for "$t_tmp/ag-$id.err" "fault injected at ckpt-pointer: delaying" 30 "$a" ||
+	    t_diag "$id: no checkpoint was delayed"
+	t_is "$("$QTOOL" cancel "$Q" "$id" "$c")" asked "cancel($c) of a running job: its agent is asked"
+	t_wait "$a"
+	t_is "$t_rc" 0 "cancel($c) during a checkpoint: the agent goes on (and drains the queue)" ||
+	    t_show "$t_tmp/ag-$id.err"
+	t_has "$t_tmp/ag-$id.err" "spotrun agent: $id: cancelled (epoch 1)" "cancel($c): the job ends cancelled"
+	t_is "$("$QTOOL" lease "$Q/ckpt" "$id" | awk '{print $1}')|$(ag_status "$Q" "$id" | awk '{print $1}')" \
+	    "cancelled|cancelled" "cancel($c): lease and status cancelled"
+	n=$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed' "$t_tmp/ag-$id.err")
+	if [ "$c" = 1 ]; then
+		t_has "$t_tmp/ag-$id.err" "is cancelled: a final checkpoint first" \
+		    "cancel(1): a final checkpoint is asked for"
+		t_is "$n" 2 "cancel(1): the save in flight commits, then the final one"
+		t_like "$t_tmp/ag-$id.err" "stop     checkpoint committed; SIGTERM to the job" \
+		    "cancel(1): the job is stopped once the final one is committed"
+	else
+		t_is "$n" 1 "cancel(0): the save in flight still commits, no other is asked for"
+		t_like "$t_tmp/ag-$id.err" "stop     cancelled; SIGTERM to the job" "cancel(0): the job is stopped at once"
+	fi
+	"$SPOTRUN" ls "$id" -s "$Q/ckpt" > "$t_tmp/ls-$id.txt" 2>&1
+	t_is "$?|$(grep -cE '^[0-9]+ ' "$t_tmp/ls-$id.txt")" "0|$n" "cancel($c): its $n checkpoint(s) are listed, intact" ||
+	    t_show "$t_tmp/ls-$id.txt"
+done
+
+# 7. an agent stopped past its lease: fenced
+ag_fenced "$Q-fence" "$Q-fence/ckpt" file
+
+# 8. SIGTERM to an agent (systemd stopping its unit): checkpoint, release, exit
+ag_spec "$t_tmp/term.ini" 60 0.05
+"$QTOOL" add "$Q-term" term "$t_tmp/term.ini"
+ag_start agt 0 --queue "$Q-term"
+a=$t_last
+wait_for "$t_tmp/wl/term.log" '^step 10 ' 30 "$a" || t_diag "term: the job did not start"
+kill -TERM "$a"
+t_wait "$a"
+t_is "$t_rc" 143 "SIGTERM to an agent running a job: it exits 143 (128+15)" || t_show "$t_tmp/agt.err"
+t_like "$t_tmp/agt.err" "notice   SIGTERM: this machine's agent is stopping, deadline in" \
+    "... its job's notice"
+t_like "$t_tmp/agt.err" "^[0-9:]+  ckpt     0 step [0-9]+: .* committed" "... the job is checkpointed"
+t_has "$t_tmp/agt.err" "spotrun agent: term: released (epoch 1)" "... and released"
+k=$(sed -nE 's/^[0-9:]+  ckpt     0 step ([0-9]+): .* committed.*/\1/p' "$t_tmp/agt.err")
+ag_run agt2 0 --queue "$Q-term" --once
+t_is "$t_rc|$(awk '$1 == "start" { k = $3 } END { print k }' "$t_tmp/wl/term.log")|$(ag_steps term)" \
+    "0|$k|ok 60" "another agent resumes it from that checkpoint (step $k) and finishes it"
+t_done
