@@ -62,7 +62,7 @@ dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 # shell tests' helpers (tests/az-env.sh), spotrun run/ls/gc on az:// and
 # interop with the Azure CLI.
 EXTRA_DIST += tests/azurite.sh tests/az-env.sh tests/az-util.h tests/jobs/store-run.sh
-dist_check_SCRIPTS += tests/t86-az-run.sh
+dist_check_SCRIPTS += tests/t88-az-run.sh
 EXTRA_DIST += tests/jobs/chainjob.py
 # The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
 # slurmd (Debian's slurm-wlm) that the test starts on loopback with

@@ -63,7 +63,7 @@ test_settings(void)
 	    "... kept as it is");
 	sr_settings_free(&s);
 	parse("[fleet]\nqueue = ftp://b/q\n", -1, "/h/c.ini:2: queue = ftp://b/q: open store "
-	    "ftp://b/q: unsupported scheme \"ftp\" (supported: file://, s3://, gs://)");
+	    "ftp://b/q: unsupported scheme \"ftp\" (supported: file://, s3://, gs://, az://)");
 	parse("[fleet]\nqueue =\n", -1, "/h/c.ini:2: queue is empty; give the queue's store URL, "
 	    "or remove the line");
 	parse("[fleet]\nprices =\n", -1, "/h/c.ini:2: prices is empty; give the price table's "

@@ -76,7 +76,7 @@ bad_cfg '[fleet]\nqueue\n' "2: not a setting: write key = value, a [section] hea
 	"settings: a line that is no setting"
 rm -f "$cfg"
 run q "$S" status --queue 'ftp://x/q'
-t_is "$rc|$(cat "$T/q.err")" "64|spotrun: queue ftp://x/q (from --queue): open store ftp://x/q: unsupported scheme \"ftp\" (supported: file://, s3://, gs://)" \
+t_is "$rc|$(cat "$T/q.err")" "64|spotrun: queue ftp://x/q (from --queue): open store ftp://x/q: unsupported scheme \"ftp\" (supported: file://, s3://, gs://, az://)" \
 	"a --queue that is no store URL: 64, naming where it came from"
 
 # --- 2. submit ------------------------------------------------------------

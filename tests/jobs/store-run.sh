@@ -1,6 +1,6 @@
 # store-run.sh: the end-to-end runs every remote store must pass alike,
 # sourced after lib.sh by the stores' run tests (t82-s3-run.sh,
-# t86-az-run.sh), which then check what only their own store and CLI can.
+# t88-az-run.sh), which then check what only their own store and CLI can.
 # The caller sets $train (the quickstart's train.py under $PY).
 #
 #   sr_job INI NAME COMMAND STORE PROVIDER   write a job file: NAME runs the

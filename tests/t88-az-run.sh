@@ -1,5 +1,5 @@
 #!/bin/sh
-# t86-az-run.sh: `spotrun run`, `ls` and gc against Azure Blob (Azurite,
+# t88-az-run.sh: `spotrun run`, `ls` and gc against Azure Blob (Azurite,
 # started by build-aux/test-all), with the account key in AZURE_STORAGE_KEY
 # as the Azure CLI reads it, and interop with the real Azure CLI (Debian's
 # azure-cli 2.45):
