@@ -236,7 +236,7 @@ rank_ended(struct run *r, struct attempt *a, int i, int st, double now, int may_
 			else
 				snprintf(why, sizeof why, "rank %d failed first (%s), so the other %d "
 				    "ranks stop", i, how, left);
-			if (!a->noticed && sr_run_killed_outside(a)) {
+			if (!a->noticed && sr_run_rank_killed_outside(a, i)) {
 				a->rank_stop_at = now + SR_OUTSIDE_NOTICE_WAIT;
 				snprintf(a->rank_stop_why, sizeof a->rank_stop_why, "%s", why);
 			} else {

@@ -71,13 +71,27 @@ req_signal_of(const struct attempt *a)
 	return a->status_rank >= 0 ? a->rank[a->status_rank].req_signal : 0;
 }
 
+/* Whether status st, with sent what spotrun had sent, is a death by a
+ * signal from outside spotrun (req_signal: the request signal the process
+ * got, which is spotrun's). */
+static int
+outside(int st, uint64_t sent, int req_signal)
+{
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+
+	return sig != 0 && sent_by_someone(sig) && !(sent & sig_bit(sig)) && sig != req_signal;
+}
+
 int
 sr_run_killed_outside(const struct attempt *a)
 {
-	int sig = WIFSIGNALED(a->status) ? WTERMSIG(a->status) : 0;
+	return a->job_done && outside(a->status, a->status_sent, req_signal_of(a));
+}
 
-	return a->job_done && sig != 0 && sent_by_someone(sig) &&
-	    !(a->status_sent & sig_bit(sig)) && sig != req_signal_of(a);
+int
+sr_run_rank_killed_outside(const struct attempt *a, int i)
+{
+	return a->rank[i].done && outside(a->rank[i].status, a->sent, a->rank[i].req_signal);
 }
 
 const char *

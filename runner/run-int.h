@@ -274,6 +274,8 @@ void sr_run_job_ended(struct run *r, struct attempt *a);
 /* 1 when the job (the rank whose status is the job's) was killed by a
  * signal someone sends (TERM, INT, HUP, ...) that spotrun did not send. */
 int sr_run_killed_outside(const struct attempt *a);
+/* The same for rank i alone, once reaped (while the others may run on). */
+int sr_run_rank_killed_outside(const struct attempt *a, int i);
 /* How a rank ended, for the timeline: "exit 1", "SIGSEGV", "SIGTERM from
  * spotrun", into buf. */
 const char *sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t len);

@@ -174,4 +174,16 @@ t_is "$t_rc" 75 "SIGTERM to spotrun and the ranks: preempted, exit 75" || t_show
 t_like "$t_tmp/slurm.err" "^[0-9:]+  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun " \
 	"the death is told as one from outside"
 t_is "$(left slurm)" "" "nothing of the job left running"
+# 53-55: the same when the ranks get it 0.1 s before spotrun (Slurm does not
+# order them): a rank killed from outside stops the others only when no
+# notice follows within 0.3 s, so the notice still wins.
+signal_run slurm2 2
+slurm_pid=$t_last
+kill -TERM $(left slurm2)
+sleep 0.1
+kill -TERM "$slurm_pid"
+t_wait "$slurm_pid"
+t_is "$t_rc" 75 "SIGTERM to the ranks, then to spotrun: preempted, exit 75" || t_show "$t_tmp/slurm2.err"
+t_unlike "$t_tmp/slurm2.err" "failed first" "... no rank is called the first to fail"
+t_is "$(left slurm2)" "" "nothing of the job left running"
 t_done
