@@ -321,7 +321,8 @@ az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
 	rc = list_pages(a, prefix, 0, committed_cb, &sa.committed, w, err);
 	if (rc == 0) {
-		qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
+		if (sa.committed.n > 1)
+			qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
 		rc = list_pages(a, prefix, 1, stale_cb, &sa, w, err);
 	}
 	for (i = 0; rc == 0 && i < sa.found.n; i++) {
