@@ -294,8 +294,8 @@ stale_cb(const struct sr_object_info *info, void *arg)
 	if (strncmp(k, sa->prefix, strlen(sa->prefix)) != 0 ||
 	    sr_store_key_check("abort upload", k, err) == -1)
 		return 0;
-	if (bsearch(&k, sa->committed.v, sa->committed.n, sizeof *sa->committed.v,
-	    name_cmp) != NULL)
+	if (sa->committed.n > 0 && bsearch(&k, sa->committed.v, sa->committed.n,
+	    sizeof *sa->committed.v, name_cmp) != NULL)
 		return 0;
 	/* an upload of unknown age is never taken for a stale one */
 	if (info->mtime <= 0 || info->mtime >= sa->older_than)
