@@ -17,7 +17,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/proxy.log" 2>/dev/null | tail -n 5; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..37"
+echo "1..39"
 
 # wait_file FILE: until FILE exists and is not empty (5 s at most).
 wait_file()
@@ -220,9 +220,27 @@ wait_log "^control $tmp/control line 1: region needs name=REGION, e.g. name=eu-c
     [ "$r" = "0 200" ] && ok "region without a name: logged with the fix, and pass" ||
     nok "region without a name: $r"
 
+# header: each request of a kept-alive connection forwarded, its header logged.
+fault "header name=User-Agent"
+: >"$tmp/proxy.log"
+st=$(curl -s -m 20 -o /dev/null -w '%{http_code} ' -A 'probe/1.0' "http://127.0.0.1:$port/data" \
+    --next -s -m 20 -o /dev/null -w '%{http_code}' -A '' "http://127.0.0.1:$port/data")
+wait_log '^conn [0-9]+: header User-Agent: 2 requests forwarded: ' ||
+    nok "header: no line for the kept-alive connection"
+check "$st|$(sed -n 's/^conn [0-9]*: //p' "$tmp/proxy.log" | sed 's/forwarded: .*/forwarded/')" \
+    "200 200|header User-Agent of GET /data: probe/1.0
+header User-Agent of GET /data: absent
+header User-Agent: 2 requests forwarded" \
+    "header: both requests forwarded, each one's User-Agent logged (absent when not sent)"
+fault "header"
+r=$(get)
+wait_log "^control $tmp/control line 1: header needs name=HEADER, e.g. name=User-Agent: pass$" &&
+    [ "$r" = "0 200" ] && ok "header without a name: logged with the fix, and pass" ||
+    nok "header without a name: $r"
+
 # A wrong control line is reported and means pass.
 fault "explode count=2"
 r=$(get)
-wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region or wan: pass$" &&
+wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region, wan or header: pass$" &&
     [ "$r" = "0 200" ] && ok "a wrong control line: logged with the fix, and pass" ||
     nok "wrong control line: $r"
