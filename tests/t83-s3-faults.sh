@@ -85,25 +85,10 @@ step_before_error() {
 
 # mk_ini FILE NAME ENDPOINT COMMAND URL-OPTIONS [KEY=VALUE in [checkpoint]...]
 mk_ini() {
-	_f=$1 _name=$2 _ep=$3 _cmd=$4 _opts=$5
+	_f=$1 _n=$2 _ep=$3 _c=$4 _o=$5
 	shift 5
-	cat > "$_f" <<EOF
-[job]
-name = $_name
-shell = yes
-command = echo \$\$ > $_f.pid; exec $_cmd
-workdir = $t_tmp
-[checkpoint]
-store = s3://$bucket/jobs?endpoint=$_ep&part_size=5MiB&concurrency=4&stall_timeout=2$_opts
-local_dir = $t_tmp/local-$_name
-[provider]
-name = signal
-grace = 40s
-EOF
-	for kv in "$@"; do
-		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
-	done
-	t_pidfiles="$t_pidfiles $_f.pid"
+	t_pidjob "$_f" "$_n" "s3://$bucket/jobs?endpoint=$_ep&part_size=5MiB&concurrency=4&stall_timeout=2$_o" \
+	    "$_c" signal 40s "$@"
 }
 
 # latest JOB.ini: the step of the checkpoint `spotrun ls` calls latest.

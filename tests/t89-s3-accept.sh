@@ -52,24 +52,10 @@ COMMIT='^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed'
 
 # mk_ini FILE NAME COMMAND URL-OPTIONS PROVIDER [KEY=VALUE in [checkpoint]...]
 mk_ini() {
-	_f=$1 _name=$2 _cmd=$3 _opts=$4 _prov=$5
+	_f=$1 _n=$2 _c=$3 _o=$4 _p=$5
 	shift 5
-	cat > "$_f" <<EOF
-[job]
-name = $_name
-shell = yes
-command = echo \$\$ > $_f.pid; exec $_cmd
-workdir = $t_tmp
-[checkpoint]
-store = s3://$bucket/jobs?endpoint=$pep&part_size=5MiB&concurrency=4&stall_timeout=2$_opts
-local_dir = $t_tmp/local-$_name
-[provider]
-name = $_prov
-EOF
-	for kv in "$@"; do
-		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
-	done
-	t_pidfiles="$t_pidfiles $_f.pid"
+	t_pidjob "$_f" "$_n" "s3://$bucket/jobs?endpoint=$pep&part_size=5MiB&concurrency=4&stall_timeout=2$_o" \
+	    "$_c" "$_p" "" "$@"
 }
 
 # uploads: the keys of the bucket's unfinished multipart uploads, one a line.
@@ -161,47 +147,45 @@ kill -INT "$pid"
 wait_max "$pid" 30
 
 # ---- d: a notice's checkpoint retries until its deadline ----
-# d1: the store down (the proxy gone) when the notice comes, back
-# 4 s later, well within the 20 s: the checkpoint commits.
-ini=$t_tmp/d1.ini
-mk_ini "$ini" notice "$job --steps 100000 --sleep 0.05 --size 1048576" "&attempts=2" signal \
-	margin=2s
-ini_set "$ini" provider grace 20s
-t_bg d1 "$SPOTRUN" run "$ini"
-pid=$t_last
-wait_for "$t_tmp/d1.out" '^step 10 |starting fresh' 20 "$pid"
-sleep 0.5
-px_down
-kill -TERM "$pid"
+# notice_down NAME GRACE: a job NAME of the signal provider (margin 2 s,
+# grace GRACE), 1 MiB of state, the proxy killed (the store gone) just
+# before its notice; leaves $ini and $pid.
+notice_down() {
+	ini=$t_tmp/$1.ini
+	mk_ini "$ini" "$1" "$job --steps 100000 --sleep 0.05 --size 1048576" "&attempts=2" signal \
+		margin=2s
+	ini_set "$ini" provider grace "$2"
+	t_bg "$1" "$SPOTRUN" run "$ini"
+	pid=$t_last
+	wait_for "$t_tmp/$1.out" '^step 10 |starting fresh' 20 "$pid"
+	sleep 0.5
+	px_down
+	kill -TERM "$pid"
+}
+
+# d1: the store down when the notice comes, back 4 s later, well within
+# the 20 s: the checkpoint commits.
+notice_down notice 20s
 sleep 4
 px_up "$pport"
 wait_max "$pid" 30
-t_is "$t_rc|$(grep -cE "^[0-9:]+  ckpt     0 step [0-9]+: .* committed" "$t_tmp/d1.err")" "75|1" \
+t_is "$t_rc|$(grep -cE "^[0-9:]+  ckpt     0 step [0-9]+: .* committed" "$t_tmp/notice.err")" "75|1" \
 	"d1: the store back 4 s into a 20 s notice: the notice's checkpoint commits, exit 75" ||
-	t_show "$t_tmp/d1.err"
-t_like "$t_tmp/d1.err" '^[0-9:]+  ckpt     warning: checkpoint try 1 failed: .*Couldn.t connect to server.*; trying again until the deadline \([0-9.]+s left\)$' \
+	t_show "$t_tmp/notice.err"
+t_like "$t_tmp/notice.err" '^[0-9:]+  ckpt     warning: checkpoint try 1 failed: .*Couldn.t connect to server.*; trying again until the deadline \([0-9.]+s left\)$' \
 	"d1: the timeline says the first try failed and why, and that it tries again"
 
 # d2: down for good: it gives up at the deadline (the notice's 8 s less
 # the 2 s margin), with how often it tried and the last error.
-ini=$t_tmp/d2.ini
-mk_ini "$ini" notice2 "$job --steps 100000 --sleep 0.05 --size 1048576" "&attempts=2" signal \
-	margin=2s
-ini_set "$ini" provider grace 8s
-t_bg d2 "$SPOTRUN" run "$ini"
-pid=$t_last
-wait_for "$t_tmp/d2.out" '^step 10 |starting fresh' 20 "$pid"
-sleep 0.5
-px_down
-kill -TERM "$pid"
+notice_down notice2 8s
 wait_max "$pid" 40
 px_up "$pport"
-t_is "$t_rc" 75 "d2: the store down past the deadline: exit 75" || t_show "$t_tmp/d2.err"
-t_like "$t_tmp/d2.err" '^[0-9:]+  ckpt     notice checkpoint of notice2 missed its deadline after [0-9]+ tries, the store failing until then \(the last: .*\); nothing committed; the previous checkpoint stays the newest$' \
+t_is "$t_rc" 75 "d2: the store down past the deadline: exit 75" || t_show "$t_tmp/notice2.err"
+t_like "$t_tmp/notice2.err" '^[0-9:]+  ckpt     notice checkpoint of notice2 missed its deadline after [0-9]+ tries, the store failing until then \(the last: .*\); nothing committed; the previous checkpoint stays the newest$' \
 	"d2: it says it missed the deadline after N tries of a failing store, with the last error" ||
-	t_show "$t_tmp/d2.err"
+	t_show "$t_tmp/notice2.err"
 # mm:ss of the notice and of the give-up: 6 s apart at least (the deadline)
-gap=$(awk '/  notice   /{split($1,a,":"); n=a[1]*60+a[2]} /missed its deadline/{split($1,b,":"); print b[1]*60+b[2]-n}' "$t_tmp/d2.err")
+gap=$(awk '/  notice   /{split($1,a,":"); n=a[1]*60+a[2]} /missed its deadline/{split($1,b,":"); print b[1]*60+b[2]-n}' "$t_tmp/notice2.err")
 t_result "$([ -n "$gap" ] && [ "$gap" -ge 5 ]; echo $?)" \
 	"d2: the give-up came at the deadline, ${gap:-?} s after the notice (6 s allowed; the retry count would stop in under 1 s)"
 
