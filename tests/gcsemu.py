@@ -43,7 +43,19 @@
 #  - multipart uploads: POST ?uploads, PUT ?partNumber&uploadId (Content-MD5
 #    checked), POST ?uploadId with CompleteMultipartUpload (parts in
 #    ascending order with their ETags; every part but the last >= 5 MiB,
-#    else 400 EntityTooSmall), DELETE ?uploadId, GET /BUCKET?uploads.
+#    else 400 EntityTooSmall), DELETE ?uploadId, GET /BUCKET?uploads;
+#  - with --object-rate SECONDS, GCS's limit on writes to one object name
+#    ("one write per second to the same object name", Cloud Storage's
+#    quotas page; https://cloud.google.com/storage/docs/gcs429): a create,
+#    update or delete of a name (PUT, DELETE, completing a multipart upload)
+#    less than SECONDS after the last one that changed it is refused with
+#    429 and the XML API's body (Code SlowDown, the Message and Details GCS
+#    sends, the object named as BUCKET/KEY in Details). A refused write
+#    changes nothing and does not restart the window. GCS does not say
+#    whether a write whose precondition fails counts, or whether a short
+#    burst passes: the emulator takes the strict reading (the window is
+#    checked before the precondition, no burst), so a client that keeps to
+#    it keeps to GCS's.
 #
 # What it does not: the JSON API, resumable uploads, virtual-hosted
 # addressing, bucket creation or metadata, ACLs and IAM, object metadata
@@ -60,10 +72,14 @@
 # multipart upload is S3-style, "MD5-OF-PART-MD5S-N".
 #
 # Usage: gcsemu.py --port-file FILE --keys FILE [--bucket NAME]... [--log FILE]
+#                  [--log-times] [--object-rate SECONDS]
 #   --keys FILE: HMAC key pairs, one "ACCESS_ID SECRET" a line (a file, so no
 #   secret is on a command line). --log FILE: one line per request:
 #   "METHOD PATH?QUERY [x-goog-if-generation-match=V] STATUS
-#   [x-goog-generation=G]", the last when the reply carries a generation.
+#   [x-goog-generation=G]", the last when the reply carries a generation;
+#   --log-times adds " t=SECONDS" (the wall clock, to the microsecond: when
+#   the request changed the object, else when its reply was sent). --object-rate SECONDS: the limit above (0, the
+#   default: none).
 # The emulator exits when its parent process does (it never outlives a test).
 
 import argparse
@@ -166,16 +182,41 @@ class Obj:
 class Store:
 	"""Buckets, objects and multipart uploads, under one lock."""
 
-	def __init__(self, buckets):
+	def __init__(self, buckets, rate=0.0):
 		self.lock = threading.Lock()
 		self.buckets = {b: {} for b in buckets}
 		self.uploads = {}		# id -> dict(bucket, key, ctype, parts, started)
 		self.last_gen = 0
+		self.rate = rate		# --object-rate: seconds between writes of a name
+		self.mutated = {}		# (bucket, key) -> time.monotonic() of its last write
 
 	def next_generation(self):
 		# like GCS's: a microsecond time stamp, strictly increasing
 		self.last_gen = max(int(time.time() * 1e6), self.last_gen + 1)
 		return self.last_gen
+
+
+RATE_MESSAGE = ("exceeded the rate limit for object mutation operations (create, update, "
+    "and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429.")
+
+
+def check_rate(store, bucket, key):
+	"""Refuse a write to bucket/key inside the --object-rate window (call
+	with store.lock held)."""
+	if store.rate <= 0:
+		return
+	last = store.mutated.get((bucket, key))
+	if last is not None and time.monotonic() - last < store.rate:
+		raise GcsError(429, "SlowDown", "The object " + RATE_MESSAGE,
+		    "The object %s/%s %s" % (bucket, key, RATE_MESSAGE))
+
+
+def mutated(store, bucket, key):
+	"""Start bucket/key's window (store.lock held); the wall clock then, which
+	the log gives as the write's time."""
+	if store.rate > 0:
+		store.mutated[(bucket, key)] = time.monotonic()
+	return time.time()
 
 
 def gen_match(headers):
@@ -269,9 +310,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if log is None:
 			return
 		g = self.headers.get("x-goog-if-generation-match")
-		line = "%s %s%s %s%s\n" % (self.command, self.path,
+		line = "%s %s%s %s%s%s\n" % (self.command, self.path,
 		    " x-goog-if-generation-match=" + g.strip() if g is not None else "", self.status,
-		    " x-goog-generation=" + self.reply_gen if self.reply_gen else "")
+		    " x-goog-generation=" + self.reply_gen if self.reply_gen else "",
+		    " t=%.6f" % (self.when or time.time()) if self.server.log_times else "")
 		with self.server.log_lock:
 			log.write(line)
 			log.flush()
@@ -279,6 +321,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 	def serve(self):
 		self.status = 0
 		self.reply_gen = None
+		self.when = None	# when this request changed an object
 		body = self.read_body()
 		try:
 			raw_path, _, raw_query = self.path.partition("?")
@@ -462,9 +505,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		st = self.server.store
 		ctype = self.headers.get("Content-Type", "application/octet-stream")
 		with st.lock:
+			check_rate(st, bucket, key)
 			check_precondition(want, objs.get(key))
 			o = Obj(body, st.next_generation(), ctype, md5=hashlib.md5(body).digest())
 			objs[key] = o
+			self.when = mutated(st, bucket, key)
 		self.reply(200, b"", self.object_headers(o))
 
 	def get_object(self, bucket, key, objs):
@@ -492,11 +537,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 	def delete_object(self, bucket, key, objs):
 		want = gen_match(self.headers)
-		with self.server.store.lock:
+		st = self.server.store
+		with st.lock:
 			o = objs.get(key)
 			if o is not None:
+				check_rate(st, bucket, key)
 				check_precondition(want, o)
 				del objs[key]
+				self.when = mutated(st, bucket, key)
 		if o is None:
 			raise GcsError(404, "NoSuchKey", "The specified key does not exist.",
 			    "No such object: %s/%s" % (bucket, key))
@@ -651,6 +699,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		st = self.server.store
 		with st.lock:
 			u = self.upload_of(bucket, key)
+			check_rate(st, bucket, key)
 			nums = [n for n, _ in want]
 			if nums != sorted(set(nums)):
 				raise GcsError(400, "InvalidPartOrder", "The list of parts was not in "
@@ -673,6 +722,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			    .hexdigest(), len(want))
 			o = Obj(data, st.next_generation(), u["ctype"], md5=None, etag=etag)
 			objs[key] = o
+			self.when = mutated(st, bucket, key)
 			del st.uploads[self.query["uploadId"]]
 		self.reply_xml('<CompleteMultipartUploadResult xmlns="%s"><Location>http://%s/%s/%s'
 		    "</Location><Bucket>%s</Bucket><Key>%s</Key><ETag>\"%s\"</ETag>"
@@ -736,6 +786,8 @@ def main():
 	ap.add_argument("--keys", required=True, help='file of "ACCESS_ID SECRET" lines')
 	ap.add_argument("--bucket", action="append", default=[])
 	ap.add_argument("--log")
+	ap.add_argument("--log-times", action="store_true")
+	ap.add_argument("--object-rate", type=float, default=0.0, metavar="SECONDS")
 	a = ap.parse_args()
 
 	keys = {}
@@ -748,8 +800,9 @@ def main():
 				keys[parts[0]] = parts[1]
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.keys = keys
-	srv.store = Store(a.bucket)
+	srv.store = Store(a.bucket, a.object_rate)
 	srv.log = open(a.log, "a") if a.log else None
+	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
 	tmp = a.port_file + ".tmp"
 	with open(tmp, "w") as f:
