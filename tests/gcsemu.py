@@ -81,6 +81,16 @@
 #   the request changed the object, else when its reply was sent). --object-rate SECONDS: the limit above (0, the
 #   default: none).
 # The emulator exits when its parent process does (it never outlives a test).
+#
+#        gcsemu.py --check-log FILE [--object-rate SECONDS]
+#   reads a log written with --log-times and prints
+#   "writes=N refused=R unanswered=U close=C": the writes that changed an
+#   object (PUT, DELETE, a multipart completion, answered 2xx), the 429s,
+#   those 429s after which the same request (method, path, precondition) was
+#   never answered otherwise (given up on), and the pairs of changes of one
+#   object less than SECONDS apart (0 while the emulator enforced the
+#   limit); then one line for each of the first few unanswered or close
+#   ones.
 
 import argparse
 import base64
@@ -780,15 +790,66 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 		super().handle_error(request, client_address)
 
 
+def check_log(path, rate):
+	"""--check-log: the log against the limit of one write every rate s."""
+	lines = []
+	with open(path) as f:
+		for line in f:
+			head, sep, t = line.rstrip("\n").rpartition(" t=")
+			if not sep:
+				continue
+			words = head.split(" ")
+			i = next((i for i, w in enumerate(words) if i >= 2 and len(w) == 3 and
+			    w.isdigit()), None)
+			if i is None:
+				continue
+			lines.append((float(t), " ".join(words[:i]), int(words[i])))
+	lines.sort(key=lambda x: x[0])
+	writes, refused, unanswered, close, notes = 0, 0, 0, 0, []
+	last = {}		# object -> time of its last change
+	answered_after = {}	# request -> time of its last answer that was no 429
+	for t, req, status in lines:
+		if status != 429:
+			answered_after[req] = t
+	for t, req, status in lines:
+		method, path = req.split(" ")[0], req.split(" ")[1]
+		obj = path.partition("?")[0]
+		if status == 429:
+			refused += 1
+			if answered_after.get(req, -1) < t:
+				unanswered += 1
+				notes.append("never answered but 429: " + req)
+			continue
+		change = (method in ("PUT", "DELETE") and "uploadId=" not in path) or \
+		    (method == "POST" and "uploadId=" in path)
+		if not change or not 200 <= status < 300:
+			continue
+		writes += 1
+		# the emulator's window is on its monotonic clock, these times on
+		# the wall clock, read together: a millisecond apart at most
+		if obj in last and t - last[obj] < rate - 0.001:
+			close += 1
+			notes.append("%s changed twice in %.3f s" % (obj, t - last[obj]))
+		last[obj] = t
+	print("writes=%d refused=%d unanswered=%d close=%d" % (writes, refused, unanswered, close))
+	for n in notes[:5]:
+		print(n)
+
+
 def main():
 	ap = argparse.ArgumentParser(description="An emulator of GCS's XML API for tests.")
-	ap.add_argument("--port-file", required=True)
-	ap.add_argument("--keys", required=True, help='file of "ACCESS_ID SECRET" lines')
+	ap.add_argument("--check-log", metavar="FILE")
+	ap.add_argument("--port-file")
+	ap.add_argument("--keys", help='file of "ACCESS_ID SECRET" lines')
 	ap.add_argument("--bucket", action="append", default=[])
 	ap.add_argument("--log")
 	ap.add_argument("--log-times", action="store_true")
 	ap.add_argument("--object-rate", type=float, default=0.0, metavar="SECONDS")
 	a = ap.parse_args()
+	if a.check_log:
+		return check_log(a.check_log, a.object_rate)
+	if not a.port_file or not a.keys:
+		ap.error("--port-file and --keys are required to serve")
 
 	keys = {}
 	with open(a.keys) as f:

@@ -5,8 +5,9 @@
  * request log with times), GCS's keys in the environment where spotrun
  * finds them first and nothing of AWS's, the emulator stopped and its
  * directory removed at exit, and the request log read back: lines counted,
- * and GCS's limit of one write a second per object name checked (a 429 is
- * only ever followed by the same request answered). Needs /usr/bin/python3
+ * and GCS's limit of one write a second per object name checked by
+ * gcsemu.py --check-log (every 429 followed by the same request answered,
+ * no object changed twice within the limit). Needs /usr/bin/python3
  * (the whole test is skipped without it); finds the emulator at
  * $top_srcdir/tests/gcsemu.py (set by make check) or next to this source.
  * Header-only, included once per test program after tap.h and
@@ -172,143 +173,35 @@ gu_log_show(int lines)
 	free(cmd);
 }
 
-/* One logged request: "METHOD PATH [x-goog-if-generation-match=V] STATUS
- * [x-goog-generation=G] t=T"; the part before the status as the request. */
-struct gu_line {
-	char req[4096];
-	int status;
-	double t;
-};
-
-GU_FN int
-gu_parse(const char *line, struct gu_line *l)
-{
-	const char *t = strstr(line, " t="), *p;
-	size_t n;
-
-	if (t == NULL)
-		return -1;
-	l->t = strtod(t + 3, NULL);
-	/* the status: the first field of three digits after the path */
-	for (p = strchr(line, ' '); p != NULL && p < t; p = strchr(p + 1, ' '))
-		if (p[1] >= '1' && p[1] <= '5' && strspn(p + 1, "0123456789") == 3 &&
-		    (p[4] == ' ' || p[4] == '\n'))
-			break;
-	if (p == NULL || p >= t)
-		return -1;
-	n = (size_t)(p - line);
-	if (n >= sizeof l->req)
-		n = sizeof l->req - 1;
-	memcpy(l->req, line, n);
-	l->req[n] = '\0';
-	l->status = atoi(p + 1);
-	return 0;
-}
-
-GU_FN int
-gu_by_time(const void *a, const void *b)
-{
-	double d = ((const struct gu_line *)a)->t - ((const struct gu_line *)b)->t;
-
-	return d < 0 ? -1 : d > 0;
-}
-
-/* Check the log against GCS's limit, from line `from` on (0: all):
- * *writes the writes that changed an object (PUT, DELETE or a multipart
- * completion answered 2xx), *refused the 429s, *unanswered the 429s that
- * no later line of the same request answered otherwise (a request given up
- * on), *close the pairs of changes to one object less than the rate apart
- * (the emulator's window broken: 0 unless it is off), in time order.
- * *lines: the log's
- * length, for the next call's from. Fills worst with the first unanswered
- * or close one ("" when none). */
-struct gu_rate {
-	int lines, writes, refused, unanswered, close;
-	char worst[512];
-};
-
-GU_FN void
-gu_rate_check(int from, struct gu_rate *r)
-{
-	FILE *f = fopen(gu.log, "r");
-	char line[8192];
-	struct gu_line *all = NULL;
-	size_t n = 0, cap = 0, i, j;
-
-	memset(r, 0, sizeof *r);
-	if (f == NULL)
-		return;
-	while (fgets(line, sizeof line, f) != NULL) {
-		struct gu_line l;
-
-		if (r->lines++ < from || gu_parse(line, &l) != 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			all = sr_realloc(all, cap * sizeof *all);
-		}
-		all[n++] = l;
-	}
-	fclose(f);
-	if (n > 0)
-		qsort(all, n, sizeof *all, gu_by_time);
-	for (i = 0; i < n; i++) {
-		const char *q = all[i].req, *sp = strchr(q, ' ');
-		size_t plen;
-		int write = strncmp(q, "PUT ", 4) == 0 || strncmp(q, "DELETE ", 7) == 0 ||
-		    (strncmp(q, "POST ", 5) == 0 && strstr(q, "uploadId=") != NULL);
-
-		if (all[i].status == 429) {
-			r->refused++;
-			for (j = i + 1; j < n; j++)
-				if (strcmp(all[j].req, q) == 0 && all[j].status != 429)
-					break;
-			if (j == n && r->unanswered++ == 0)
-				snprintf(r->worst, sizeof r->worst, "never answered but 429: %s", q);
-			continue;
-		}
-		if (!write || all[i].status < 200 || all[i].status >= 300 ||
-		    (strncmp(q, "PUT ", 4) == 0 && strstr(q, "uploadId=") != NULL))
-			continue;	/* a part is no change of the object */
-		r->writes++;
-		/* the object: the path up to '?' or ' ' */
-		plen = strcspn(sp + 1, "? ");
-		for (j = i + 1; j < n; j++) {
-			const char *q2 = all[j].req, *sp2 = strchr(q2, ' ');
-			int w2 = strncmp(q2, "PUT ", 4) == 0 || strncmp(q2, "DELETE ", 7) == 0 ||
-			    (strncmp(q2, "POST ", 5) == 0 && strstr(q2, "uploadId=") != NULL);
-
-			/* the emulator's window is on its monotonic clock, the log's
-			 * times on the wall clock, read together: a millisecond apart
-			 * at most */
-			if (all[j].t - all[i].t >= gu.rate - 0.001)
-				break;
-			if (!w2 || all[j].status < 200 || all[j].status >= 300 ||
-			    strcspn(sp2 + 1, "? ") != plen || strncmp(sp + 1, sp2 + 1, plen) != 0 ||
-			    (strncmp(q2, "PUT ", 4) == 0 && strstr(q2, "uploadId=") != NULL))
-				continue;
-			if (r->close++ == 0 && r->unanswered == 0)
-				snprintf(r->worst, sizeof r->worst, "%.*s changed twice in %.3f s",
-				    (int)plen, sp + 1, all[j].t - all[i].t);
-		}
-	}
-	free(all);
-}
-
-/* TAP lines for the whole log so far, what naming whose writes: every 429
- * was retried until answered, and no object was changed twice inside the
- * window (the emulator's own check). */
+/* TAP lines for the whole log so far, what naming whose writes, from
+ * gcsemu.py --check-log: every 429 was retried until answered, and no
+ * object was changed twice within the limit (the emulator's own window). */
 GU_FN void
 gu_rate_ok(const char *what)
 {
-	struct gu_rate r;
+	char *emu = gu_emulator_path(), *cmd, first[256] = "", notes[1024] = "", line[512];
+	int writes = -1, refused = -1, unanswered = -1, close = -1;
+	FILE *f;
 
-	gu_rate_check(0, &r);
-	ok(r.unanswered == 0, "%s %d writes on gs://: each of the %d refused with 429 "
-	    "(GCS's one write a second per object) was retried until answered%s%s", what,
-	    r.writes, r.refused, r.worst[0] ? ": " : "", r.worst);
-	ok(r.close == 0, "... and no object was changed twice within %g s%s%s", gu.rate,
-	    r.worst[0] ? ": " : "", r.worst);
+	cmd = sr_asprintf("'%s' '%s' --check-log '%s' --object-rate %g 2>&1", GU_PY, emu,
+	    gu.log, gu.rate);
+	if ((f = popen(cmd, "r")) != NULL) {
+		if (fgets(first, sizeof first, f) != NULL)
+			sscanf(first, "writes=%d refused=%d unanswered=%d close=%d", &writes,
+			    &refused, &unanswered, &close);
+		while (fgets(line, sizeof line, f) != NULL)
+			if (strlen(notes) + strlen(line) + 3 < sizeof notes) {
+				strcat(notes, "; ");
+				strncat(notes, line, strcspn(line, "\n"));
+			}
+		pclose(f);
+	}
+	ok(writes > 0 && unanswered == 0, "%s %d writes on gs://: each of the %d refused with "
+	    "429 (GCS's one write a second per object) was retried until answered%s", what,
+	    writes, refused, notes);
+	ok(close == 0, "... and no object was changed twice within %g s", gu.rate);
+	free(cmd);
+	free(emu);
 }
 
 #endif

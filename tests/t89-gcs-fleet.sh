@@ -1,0 +1,115 @@
+#!/bin/sh
+# t89-gcs-fleet.sh: the fleet end to end on gs://, against tests/gcsemu.py
+# with GCS's limit of one write a second per object name on
+# (--object-rate 1: a second write of a name within a second is answered
+# 429 SlowDown, as GCS's XML API answers it), the queue and the
+# checkpoints in one bucket:
+#
+# A sweep of 3 trials (tests/jobs/workjob.py, 20 steps of 0.15 s, a
+# checkpoint every second and a simulated preemption 1.5 s into each run,
+# whose notice checkpoint follows a periodic one closely) over 2 agents
+# with a 3 s lease TTL (renewals every second, the shortest gs:// takes):
+# every trial succeeds, once (its lease and status succeeded, its steps
+# 1..20 each once), with checkpoints committed to gs://; `spotrun status`
+# reads it from gs://; and the emulator's log shows that no object was
+# changed twice within a second (gcsemu.py --check-log) and that every 429
+# was retried until answered, where two processes wrote one object (the
+# agents' claims), while what one process writes again and again (a
+# lease's renewals and end, LATEST, the status markers) was never refused:
+# the store paces a handle's own writes of a key (store/pace.c).
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
+. "$top_srcdir/tests/jobs/agent.sh"
+
+access=GOOG1EQX7TESTSPOTRUNEMULATORACCESSIDFORGCSHMACKEYS0123456789AB
+secret='t89+Secret/For/The/GCS/Emulator/0123456'
+printf '%s %s\n' "$access" "$secret" > "$t_tmp/keys"
+t_bg gcsemu "$PY" "$top_srcdir/tests/gcsemu.py" --port-file "$t_tmp/port" \
+    --keys "$t_tmp/keys" --bucket spotrun-fleet --log "$t_tmp/requests.log" --log-times \
+    --object-rate 1
+emu=$t_last
+wait_for "$t_tmp/port" '^[0-9]+$' 10 "$emu" || { t_show "$t_tmp/gcsemu.err"; t_bail "gcsemu.py did not start"; }
+port=$(cat "$t_tmp/port")
+export GS_ACCESS_KEY_ID="$access" GS_SECRET_ACCESS_KEY="$secret" BOTO_CONFIG=/dev/null
+unset GS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE \
+    AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_CA_BUNDLE 2>/dev/null
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
+ep=http://127.0.0.1:$port
+Q="gs://spotrun-fleet/q?endpoint=$ep"
+ST="gs://spotrun-fleet/q/ckpt?endpoint=$ep"
+
+ag_spec "$t_tmp/trial.ini" 20 0.15 "after = 1500ms" "window = 4s" "preemptions = 1" \
+    "[resources]" "gpus = 1"
+"$QTOOL" add-many "$Q" gsw 3 "$t_tmp/trial.ini" 1 1 || t_bail "qtool add-many failed"
+ag_start ga1 1 --queue "$Q" --idle-timeout 4s -q
+a1=$t_last
+ag_start ga2 1 --queue "$Q" --idle-timeout 4s -q
+a2=$t_last
+t_wait "$a1"
+r1=$t_rc
+t_wait "$a2"
+t_is "$r1 $t_rc" "0 0" "2 agents on gs:// drain the sweep and go idle (exit 0)" ||
+    { t_show "$t_tmp/ga1.err"; t_show "$t_tmp/ga2.err"; }
+t_diag "jobs run: ga1 $(grep -c ': claimed ' "$t_tmp/ga1.err"), ga2 $(grep -c ': claimed ' "$t_tmp/ga2.err")"
+
+bad=
+for i in 1 2 3; do
+	id=gsw.0000$i
+	s=$(ag_steps "$id")
+	[ "$s" = "ok 20" ] || bad="$bad $id:$s"
+	n=$(grep -c '^done ' "$t_tmp/wl/$id.log")
+	[ "$n" = 1 ] || bad="$bad $id:done-$n-times"
+	l=$("$QTOOL" lease "$ST" "$id" | awk '{print $1}')
+	[ "$l" = succeeded ] || bad="$bad $id:lease-$l"
+	c=$("$SPOTRUN" ls "$id" -s "$ST" 2>/dev/null | awk 'NR > 1' | wc -l | tr -d ' ')
+	[ "$c" -ge 2 ] || bad="$bad $id:$c-checkpoints"
+done
+t_is "${bad:-none}" none \
+    "every trial ran its steps 1..20 once each, finished once, its lease succeeded, 2 or more checkpoints in gs://"
+"$SPOTRUN" status --json --queue "$Q" > "$t_tmp/status.json" 2> "$t_tmp/status.err"
+got=$($PY -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(" ".join("%s:%s:%d" % (x["id"], x["state"], x["preemptions"]) for x in j["jobs"]))' \
+    "$t_tmp/status.json" 2>&1)
+want=
+for i in 1 2 3; do
+	want="$want gsw.0000$i:succeeded:$(grep -c '^ckpt .* notice$' "$t_tmp/wl/gsw.0000$i.log")"
+done
+t_is "$got" "${want# }" \
+    "spotrun status on gs://: every trial succeeded, its preemptions those its log shows" ||
+    t_show "$t_tmp/status.err"
+grep -h ': claimed \|: released\|: succeeded' "$t_tmp/ga1.err" "$t_tmp/ga2.err" | sed 's/^/# /'
+
+# the request log against GCS's limit
+kill "$emu" 2>/dev/null
+t_wait "$emu"
+$PY "$top_srcdir/tests/gcsemu.py" --check-log "$t_tmp/requests.log" --object-rate 1 \
+    > "$t_tmp/check.txt" 2>&1
+line=$(head -n 1 "$t_tmp/check.txt")
+t_like "$t_tmp/check.txt" '^writes=[1-9][0-9]* refused=[0-9]+ unanswered=0 close=0$' \
+    "no object changed twice within a second, every 429 retried until answered ($line)" ||
+    t_show "$t_tmp/check.txt"
+# refused writes by object: only where two processes wrote one name
+$PY - "$t_tmp/requests.log" > "$t_tmp/refused.txt" <<'EOF'
+import re, sys
+kinds = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if " 429 " not in line:
+        continue
+    path = f[1].partition("?")[0]
+    kind = ("LATEST" if path.endswith("/LATEST") else "lease" if "/_leases/" in path else
+            "index" if "/q/index/" in path else "pending" if "/q/pending/" in path else
+            "logs" if "/q/logs/" in path else "manifest" if "/manifests/" in path else "other")
+    kinds[kind] = kinds.get(kind, 0) + 1
+print(" ".join("%s=%d" % kv for kv in sorted(kinds.items())) or "none")
+EOF
+refused=$(cat "$t_tmp/refused.txt")
+t_diag "429s by object: $refused"
+case " $refused " in
+*" LATEST="* | *" index="* | *" logs="* | *" manifest="*)
+	t_result 1 "LATEST, status markers, log segments and manifests: never refused ($refused)" ;;
+*)	t_result 0 "LATEST, status markers, log segments and manifests: never refused (429s: $refused)" ;;
+esac
+t_unlike "$t_tmp/requests.log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
+t_done
