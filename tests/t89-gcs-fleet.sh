@@ -6,7 +6,7 @@
 # checkpoints in one bucket:
 #
 # A sweep of 3 trials (tests/jobs/workjob.py, 20 steps of 0.15 s, a
-# checkpoint every second and a simulated preemption 1.5 s into each run,
+# checkpoint every second and a simulated preemption notice 2 s into each run,
 # whose notice checkpoint follows a periodic one closely) over 2 agents
 # with a 3 s lease TTL (renewals every second, the shortest gs:// takes):
 # every trial succeeds, once (its lease and status succeeded, its steps
@@ -16,7 +16,8 @@
 # was retried until answered, where two processes wrote one object (the
 # agents' claims), while what one process writes again and again (a
 # lease's renewals and end, LATEST, the status markers) was never refused:
-# the store paces a handle's own writes of a key (store/pace.c).
+# the store paces a handle's own writes of a key (store/pace.c). A lease
+# TTL under 3 s is refused on gs://.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -38,7 +39,7 @@ ep=http://127.0.0.1:$port
 Q="gs://spotrun-fleet/q?endpoint=$ep"
 ST="gs://spotrun-fleet/q/ckpt?endpoint=$ep"
 
-ag_spec "$t_tmp/trial.ini" 20 0.15 "after = 1500ms" "window = 4s" "preemptions = 1" \
+ag_spec "$t_tmp/trial.ini" 20 0.15 "after = 2000ms" "window = 2s" "preemptions = 1" \
     "[resources]" "gpus = 1"
 "$QTOOL" add-many "$Q" gsw 3 "$t_tmp/trial.ini" 1 1 || t_bail "qtool add-many failed"
 ag_start ga1 1 --queue "$Q" --idle-timeout 4s -q
@@ -69,16 +70,32 @@ t_is "${bad:-none}" none \
 "$SPOTRUN" status --json --queue "$Q" > "$t_tmp/status.json" 2> "$t_tmp/status.err"
 got=$($PY -c 'import json, sys
 j = json.load(open(sys.argv[1]))
-print(" ".join("%s:%s:%d" % (x["id"], x["state"], x["preemptions"]) for x in j["jobs"]))' \
+print(" ".join("%s:%s:%d:%s" % (x["id"], x["state"], x["attempts"],
+    "ok" if x["preemptions"] >= x["attempts"] - 1 else x["preemptions"]) for x in j["jobs"]))' \
     "$t_tmp/status.json" 2>&1)
 want=
 for i in 1 2 3; do
-	want="$want gsw.0000$i:succeeded:$(grep -c '^ckpt .* notice$' "$t_tmp/wl/gsw.0000$i.log")"
+	want="$want gsw.0000$i:succeeded:$(grep -c '^start ' "$t_tmp/wl/gsw.0000$i.log"):ok"
 done
 t_is "$got" "${want# }" \
-    "spotrun status on gs://: every trial succeeded, its preemptions those its log shows" ||
+    "spotrun status on gs://: every trial succeeded, its attempts those its log shows, each but the last preempted" ||
     t_show "$t_tmp/status.err"
 grep -h ': claimed \|: released\|: succeeded' "$t_tmp/ga1.err" "$t_tmp/ga2.err" | sed 's/^/# /'
+
+# a TTL whose renewals would come faster than gs:// takes writes: refused
+# before any write, by the agent (exit 64) and by spotrun run (exit 65)
+SPOTRUN_LEASE_TTL=2s "$SPOTRUN" agent --dir "$t_tmp/short.d" --queue "$Q" --once \
+    > "$t_tmp/short.out" 2> "$t_tmp/short.err"
+t_is "$?" 64 "SPOTRUN_LEASE_TTL=2s on a gs:// queue: the agent refuses it (exit 64)"
+t_has "$t_tmp/short.err" "SPOTRUN_LEASE_TTL=2s: too short for $Q, which takes one write of an object every 1s, and the lease is renewed every TTL / 3: give 3s or more, or unset it for the default of 60s" \
+    "... saying why and what to give"
+printf '[job]\nname = short\ncommand = /bin/true\nworkdir = %s\n[checkpoint]\nstore = %s\nlocal_dir = %s/short-local\n[provider]\nname = local\n' \
+    "$t_tmp" "$ST" "$t_tmp" > "$t_tmp/short.ini"
+SPOTRUN_LEASE_TTL=2s "$SPOTRUN" run "$t_tmp/short.ini" > "$t_tmp/short-run.out" 2> "$t_tmp/short-run.err"
+t_is "$?" 65 "... and spotrun run on a gs:// store (exit 65)" || t_show "$t_tmp/short-run.err"
+t_has "$t_tmp/short-run.err" "SPOTRUN_LEASE_TTL=2s: too short for $ST, which takes one write" \
+    "... with the same message"
+t_is "$(grep -c '_leases/short' "$t_tmp/requests.log")" 0 "... and no lease written for it"
 
 # the request log against GCS's limit
 kill "$emu" 2>/dev/null
@@ -112,4 +129,5 @@ case " $refused " in
 *)	t_result 0 "LATEST, status markers, log segments and manifests: never refused (429s: $refused)" ;;
 esac
 t_unlike "$t_tmp/requests.log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
+
 t_done
