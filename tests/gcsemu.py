@@ -52,10 +52,10 @@
 #    429 and the XML API's body (Code SlowDown, the Message and Details GCS
 #    sends, the object named as BUCKET/KEY in Details). A refused write
 #    changes nothing and does not restart the window. GCS does not say
-#    whether a write whose precondition fails counts, or whether a short
-#    burst passes: the emulator takes the strict reading (the window is
-#    checked before the precondition, no burst), so a client that keeps to
-#    it keeps to GCS's.
+#    whether a short burst passes (here none does) or whether a write whose
+#    precondition fails counts: here it does not, it is answered 412 at any
+#    rate, since it changes nothing (the other reading starves a claimer of
+#    a lease renewed every second: doc/fleet.md, "Writes per object").
 #
 # What it does not: the JSON API, resumable uploads, virtual-hosted
 # addressing, bucket creation or metadata, ACLs and IAM, object metadata
@@ -515,8 +515,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		st = self.server.store
 		ctype = self.headers.get("Content-Type", "application/octet-stream")
 		with st.lock:
-			check_rate(st, bucket, key)
 			check_precondition(want, objs.get(key))
+			check_rate(st, bucket, key)
 			o = Obj(body, st.next_generation(), ctype, md5=hashlib.md5(body).digest())
 			objs[key] = o
 			self.when = mutated(st, bucket, key)
@@ -551,8 +551,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		with st.lock:
 			o = objs.get(key)
 			if o is not None:
-				check_rate(st, bucket, key)
 				check_precondition(want, o)
+				check_rate(st, bucket, key)
 				del objs[key]
 				self.when = mutated(st, bucket, key)
 		if o is None:

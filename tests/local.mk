@@ -53,7 +53,7 @@ tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-u
 check_PROGRAMS += tests/t-store-gs
 tests_t_store_gs_SOURCES = tests/t-store-gs.c tests/tap.h tests/s3-util.h tests/gs-util.h
 dist_check_SCRIPTS += tests/t84-gcs-run.sh
-EXTRA_DIST += tests/gcsemu.py
+EXTRA_DIST += tests/gcsemu.py tests/gcs-env.sh
 # Checkpoints to s3:// under network and server faults (tests/faultproxy,
 # a Ceph RGW of the test's own whose gateway it kills), and clock skew and
 # TLS against the shared one.

@@ -18,21 +18,11 @@
 #    delete, a part under 5 MiB, a wrong Content-MD5; and it takes the
 #    CLI's own SigV4 signature (region auto).
 . "$top_srcdir/tests/jobs/lib.sh"
+. "$top_srcdir/tests/gcs-env.sh"
 t_setup
 
-access=GOOG1EQX7TESTSPOTRUNEMULATORACCESSIDFORGCSHMACKEYS0123456789AB
-secret='t84+Secret/For/The/GCS/Emulator/0123456'
-printf '%s %s\n' "$access" "$secret" > "$t_tmp/keys"
-t_bg gcsemu "$PY" "$top_srcdir/tests/gcsemu.py" --port-file "$t_tmp/port" \
-    --keys "$t_tmp/keys" --bucket spotrun-e2e --log "$t_tmp/requests.log"
-emu=$t_last
-wait_for "$t_tmp/port" '^[0-9]+$' 10 "$emu" || { t_show "$t_tmp/gcsemu.err"; t_bail "gcsemu.py did not start"; }
-port=$(cat "$t_tmp/port")
+gcs_start t84 spotrun-e2e
 
-export GS_ACCESS_KEY_ID="$access" GS_SECRET_ACCESS_KEY="$secret" BOTO_CONFIG=/dev/null
-unset GS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE \
-    AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_CA_BUNDLE 2>/dev/null
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
 store="gs://spotrun-e2e/jobs?endpoint=http://127.0.0.1:$port&part_size=5MiB"
 
 train="$PY $top_srcdir/examples/quickstart/train.py"
