@@ -1,6 +1,9 @@
 /*
- * t-lease.c: the job lease (queue/lease.h) on file://, on Ceph RGW and on
- * Azurite (az://):
+ * t-lease.c: the job lease (queue/lease.h) on file://, on Ceph RGW, on
+ * Azurite (az://) and on gs:// against tests/gcsemu.py with GCS's limit of
+ * one write a second per object on (the short TTLs 3 s there, a shorter
+ * one refused with its message; every 429 retried until answered, no
+ * object changed twice within a second):
  * claim create-only and by CAS with epoch + 1, its JSON, who holds it and
  * until when, renew, released and terminal states, requeue, expiry and the
  * same-host rule (a dead pid is taken over at once, a live or remote one

@@ -1,5 +1,7 @@
 /*
- * t-queue.c: the queue (queue/queue.h) on file://, Ceph RGW and Azurite: the
+ * t-queue.c: the queue (queue/queue.h) on file://, Ceph RGW, Azurite and
+ * gs:// against tests/gcsemu.py with GCS's one write a second per object on
+ * (every 429 retried until answered, no object changed twice within it): the
  * default URL and Q/ckpt, submitting (the exact keys, create-only ids:
  * the same job twice is "already in the queue", a submission cut short is
  * completed), pending markers in priority order with the GPU filter,

@@ -17,7 +17,8 @@
 # agents' claims), while what one process writes again and again (a
 # lease's renewals and end, LATEST, the status markers) was never refused:
 # the store paces a handle's own writes of a key (store/pace.c). A lease
-# TTL under 3 s is refused on gs://.
+# TTL under 3 s is refused on gs://. And the emulator's 429 itself, through
+# curl: its status and body as GCS's XML API sends them.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/gcs-env.sh"
 t_setup
@@ -85,6 +86,28 @@ t_is "$?" 65 "... and spotrun run on a gs:// store (exit 65)" || t_show "$t_tmp/
 t_has "$t_tmp/short-run.err" "SPOTRUN_LEASE_TTL=2s: too short for $ST, which takes one write" \
     "... with the same message"
 t_is "$(grep -c '_leases/short' "$t_tmp/requests.log")" 0 "... and no lease written for it"
+
+# the limit as the emulator answers it (curl's own SigV4): a second write of
+# a name within a second is 429 with the XML API's SlowDown document, a write
+# whose precondition fails is 412 whatever the rate, and a second later the
+# name takes writes again
+gput() {
+	curl -s -o "$t_tmp/r.out" -w '%{http_code}' --aws-sigv4 "aws:amz:auto:s3" \
+	    --user "$access:$secret" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@" \
+	    "$ep/spotrun-fleet/rate/x"
+}
+m="exceeded the rate limit for object mutation operations (create, update, and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429."
+codes="$(gput -X PUT --data-binary one) $(gput -X PUT --data-binary two)"
+body=$(cat "$t_tmp/r.out")
+codes="$codes $(gput -X PUT -H 'x-goog-if-generation-match: 0' --data-binary three)"
+sleep 1.1
+codes="$codes $(gput -X PUT --data-binary four) $(gput -X DELETE)"
+sleep 1.1
+codes="$codes $(gput -X DELETE)"
+t_is "$codes" "200 429 412 200 429 204" \
+    "gcsemu: PUT, PUT within a second 429, create-only over it 412, a second later PUT, DELETE 429, DELETE"
+t_is "$body" "<?xml version='1.0' encoding='UTF-8'?><Error><Code>SlowDown</Code><Message>The object $m</Message><Details>The object spotrun-fleet/rate/x $m</Details></Error>" \
+    "... the 429's body as GCS's XML API sends it"
 
 # the request log against GCS's limit
 kill "$emu" 2>/dev/null
