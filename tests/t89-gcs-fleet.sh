@@ -15,7 +15,8 @@
 # changed twice within a second (gcsemu.py --check-log) and that every 429
 # was retried until answered, where two processes wrote one object (the
 # agents' claims), while what one process writes again and again (a
-# lease's renewals and end, LATEST, the status markers) was never refused:
+# lease's renewals and end, LATEST, an attempt's record, the status
+# markers) and everything else but leases and pending markers was never refused:
 # the store paces a handle's own writes of a key (store/pace.c). A lease
 # TTL under 3 s is refused on gs://. And the emulator's 429 itself, through
 # curl: its status and body as GCS's XML API sends them.
@@ -129,16 +130,17 @@ for line in open(sys.argv[1]):
     path = f[1].partition("?")[0]
     kind = ("LATEST" if path.endswith("/LATEST") else "lease" if "/_leases/" in path else
             "index" if "/q/index/" in path else "pending" if "/q/pending/" in path else
-            "logs" if "/q/logs/" in path else "manifest" if "/manifests/" in path else "other")
+            "logs" if "/q/logs/" in path else "manifest" if "/manifests/" in path else
+            "record" if "/attempts/" in path else "probe" if "/rate/" in path else "other")
     kinds[kind] = kinds.get(kind, 0) + 1
 print(" ".join("%s=%d" % kv for kv in sorted(kinds.items())) or "none")
 EOF
 refused=$(cat "$t_tmp/refused.txt")
 t_diag "429s by object: $refused"
 case " $refused " in
-*" LATEST="* | *" index="* | *" logs="* | *" manifest="*)
-	t_result 1 "LATEST, status markers, log segments and manifests: never refused ($refused)" ;;
-*)	t_result 0 "LATEST, status markers, log segments and manifests: never refused (429s: $refused)" ;;
+*" LATEST="* | *" index="* | *" logs="* | *" manifest="* | *" record="* | *" other="*)
+	t_result 1 "LATEST, status markers, attempt records, log segments, manifests: never refused ($refused)" ;;
+*)	t_result 0 "LATEST, status markers, attempt records, log segments, manifests: never refused (429s: $refused)" ;;
 esac
 t_unlike "$t_tmp/requests.log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
 
