@@ -14,10 +14,11 @@
 # reads it from gs://; and the emulator's log shows that no object was
 # changed twice within a second (gcsemu.py --check-log) and that every 429
 # was retried until answered, where two processes wrote one object (the
-# agents' claims), while what one process writes again and again (a
-# lease's renewals and end, LATEST, an attempt's record, the status
-# markers) and everything else but leases and pending markers was never refused:
-# the store paces a handle's own writes of a key (store/pace.c). A lease
+# agents' claims of a lease, the delete of a pending marker), while LATEST,
+# the attempts' records, the status markers, the log segments and the
+# manifests, which one process writes, were never refused: the store paces
+# a handle's own writes of a key (store/pace.c; a lease's renewals and end
+# too). A lease
 # TTL under 3 s is refused on gs://. And the emulator's 429 itself, through
 # curl: its status and body as GCS's XML API sends them.
 . "$top_srcdir/tests/jobs/lib.sh"
