@@ -344,6 +344,10 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 		r->lost += ended - (a->last_state_at > 0 ? a->last_state_at : a->started);
 		return SR_ATTEMPT_PREEMPTED;
 	}
+	/* The notice was counted when it came; the attempt was not preempted
+	 * after all (status and the last line count preempted attempts). */
+	if (a->noticed)
+		r->preemptions--;
 	return SR_ATTEMPT_EXITED;
 }
 

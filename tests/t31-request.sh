@@ -160,4 +160,24 @@ t_wait $bgpid
 t_is "$t_rc" 75 "the job's death first, spotrun's SIGTERM 0.1 s later: preempted, exit 75" || t_show "$t_tmp/step2.err"
 t_has "$t_tmp/step2.err" "  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun" \
 	"... and the same line says why"
+# 23-25: a job that ends on its own, exit 0, as the notice's request comes
+# (its SIGUSR1 handler exits): finished, not preempted, and counted as no
+# preemption.
+cat > "$t_tmp/quit.sh" <<'EOF'
+trap 'echo "asked; done anyway"; exit 0' USR1
+echo $$ > "$SPOTRUN_CKPT_DIR/../job.pid"
+while :; do sleep 0.05; done
+EOF
+job quit "/bin/sh $t_tmp/quit.sh" "[provider]" "name = signal" "grace = 5s"
+t_bg quit "$SPOTRUN" run "$t_tmp/quit.ini"
+bgpid=$t_last
+i=0
+while [ ! -s "$t_tmp/local-quit/job.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+kill -TERM "$bgpid"
+t_wait $bgpid
+t_is "$t_rc" 0 "a job that exits 0 as the notice's request comes: finished, exit 0" || t_show "$t_tmp/quit.err"
+t_like "$t_tmp/quit.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, ' \
+	"... and no preemption counted"
+t_has "$t_tmp/quit.out" "asked; done anyway" "... the job did get the request"
 t_done
