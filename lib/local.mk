@@ -25,3 +25,12 @@ tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t-lib-exports.sh
+
+# A small C training loop checkpointing through the library (Adam on f32
+# weights, a bf16 copy), run preempted under `spotrun run` with
+# mode = library against an uninterrupted run.
+noinst_PROGRAMS += tests/jobs/libtrain
+tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
+tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_jobs_libtrain_LDADD = libspotrun.la -lm
+dist_check_SCRIPTS += tests/t66-libjob.sh

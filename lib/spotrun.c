@@ -194,9 +194,19 @@ spotrun_params_init(spotrun_params *params)
 {
 	if (params == NULL)
 		return;
+	const char *keep = getenv("SPOTRUN_CKPT_KEEP");
+	char *end;
+	long k;
+
 	memset(params, 0, sizeof *params);
 	params->size = sizeof *params;
 	params->keep = 2;
+	/* the job file's keep, under spotrun */
+	if (keep != NULL && *keep != '\0') {
+		k = strtol(keep, &end, 10);
+		if (*end == '\0' && k >= 0 && k <= INT32_MAX)
+			params->keep = (int)k;
+	}
 }
 
 static const char *
@@ -458,14 +468,17 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 	return ctx->req_pending;
 }
 
-/* Tell the supervisor which checkpoint answers request seq: written to
- * a temporary file renamed into place, so it is read whole or not at all. */
+/* Tell the supervisor which checkpoint answers request seq, with the
+ * commit's figures for its timeline: written to a temporary file renamed
+ * into place, so it is read whole or not at all. */
 static void
-answer(spotrun_ctx *ctx, long long step, uint64_t ckpt)
+answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 {
-	char line[128], err[SR_ERRMAX];
-	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 "\n",
-	    ctx->req_seq, step, ckpt);
+	char line[256], err[SR_ERRMAX];
+	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 " raw=%" PRIu64
+	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f\n", ctx->req_seq,
+	    step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
+	    cs->seconds);
 
 	ctx->answered_seq = ctx->req_seq;
 	ctx->req_pending = 0;
@@ -558,7 +571,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	    cs.new_bytes);
 	tell(ctx, SPOTRUN_MSG_INFO, line);
 	if (answering)
-		answer(ctx, step, cs.seq);
+		answer(ctx, step, &cs);
 	return SPOTRUN_OK;
 }
 
@@ -569,6 +582,7 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	struct sr_ckpt_stats cs;
 	struct sr_ckpt_tensor *t;
 	char err[SR_ERRMAX], line[SR_ERRMAX];
+	const char *resume;
 	int rc;
 
 	if (ctx == NULL)
@@ -580,6 +594,14 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	*step = -1;
 	if (ctx->nbufs == 0)
 		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
+	/* Under spotrun's library mode the supervisor said whether to resume:
+	 * an empty SPOTRUN_RESUME_STEP is a fresh start (no checkpoint yet,
+	 * or the job finished in an earlier run and starts afresh). */
+	if (ctx->req_path != NULL && (resume = getenv("SPOTRUN_RESUME_STEP")) != NULL &&
+	    *resume == '\0') {
+		tell(ctx, SPOTRUN_MSG_INFO, "restore: spotrun starts the job afresh");
+		return SPOTRUN_OK;
+	}
 	opts_of(ctx, &o);
 	t = tensors_of(ctx);
 	rc = sr_ckpt_restore_tensors(ctx->st, &o, t, ctx->nbufs, &cs, err);

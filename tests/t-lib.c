@@ -641,9 +641,10 @@ test_requests(const char *url, const char *dir)
 	usleep(25000);
 	is_int(spotrun_checkpoint_requested(ctx), 1, "25 ms later the request is seen");
 	is_int(spotrun_save(ctx, 11), SPOTRUN_OK, "the save answers it");
-	ok(sr_read_file(done, 4096, &buf, NULL, err) == 0 && strcmp(buf,
-	    "seq=3 step=11 checkpoint=0\n") == 0, "the done marker names request, step and "
-	    "checkpoint: %s", buf != NULL ? buf : err);
+	ok(sr_read_file(done, 4096, &buf, NULL, err) == 0 && strncmp(buf,
+	    "seq=3 step=11 checkpoint=0 raw=32 stored=", 41) == 0 && strstr(buf, " new=") != NULL &&
+	    strstr(buf, " reused=0 seconds=") != NULL, "the done marker names request, step, "
+	    "checkpoint and its figures: %s", buf != NULL ? buf : err);
 	free(buf);
 	usleep(25000);
 	is_int(spotrun_checkpoint_requested(ctx), 0, "an answered request is not asked again");
