@@ -344,14 +344,21 @@ name_ok(const char *name)
 	return i >= 1 && i <= SR_TENSOR_NAME_MAX;
 }
 
-/* The checks every kind of buffer passes; b filled but for host. */
+/* The start of a registration and the checks every kind of buffer
+ * passes; b filled but for host. */
 static spotrun_error
 check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
     const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, struct lib_buf *b)
 {
 	uint64_t elems = 1;
 	size_t i, esize;
+	spotrun_error rc;
 	int d;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = begin(ctx)) != SPOTRUN_OK)
+		return rc;
 
 	if (name == NULL || !name_ok(name))
 		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register: a buffer's name is 1 to %d "
@@ -401,10 +408,7 @@ spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int nd
 	struct lib_buf b, *nb;
 	spotrun_error rc;
 
-	if (ctx == NULL)
-		return SPOTRUN_ERROR_PARAMETER;
-	if ((rc = begin(ctx)) != SPOTRUN_OK ||
-	    (rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
+	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
 		return rc;
 	if (host == NULL && b.bytes > 0)
 		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no buffer (NULL) for "
@@ -627,10 +631,7 @@ spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
 	struct lib_buf b;
 	spotrun_error rc;
 
-	if (ctx == NULL)
-		return SPOTRUN_ERROR_PARAMETER;
-	if ((rc = begin(ctx)) != SPOTRUN_OK ||
-	    (rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
+	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
 		return rc;
 	return fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "register \"%s\": device buffers are not built "
 	    "yet (nothing registered): copy the state to a registered host buffer before "

@@ -253,10 +253,11 @@ test_roundtrip(void)
 }
 
 /* Parse a manifest whose one entry is the JSON text entry; expect err. */
+/* A manifest of job j, checkpoint 0, parsed and validated: accepted
+ * (want NULL) or refused with exactly want; what names the case. */
 static void
-check_entry(const char *entry, const char *want)
+check_doc(char *doc, const char *what, const char *want)
 {
-	char *doc = sr_asprintf("{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[%s]}", entry);
 	struct sr_manifest m;
 	char err[SR_ERRMAX] = "";
 	int rc = sr_manifest_parse(doc, strlen(doc), &m, err);
@@ -264,11 +265,18 @@ check_entry(const char *entry, const char *want)
 	if (rc == 0)
 		rc = sr_manifest_validate(&m, "j", 0, err);
 	if (want == NULL)
-		ok(rc == 0, "accepted: %s %s", entry, err);
+		ok(rc == 0, "accepted: %s %s", what, err);
 	else
-		is_str(rc == -1 ? err : "(accepted)", want, "refused: %s", entry);
+		is_str(rc == -1 ? err : "(accepted)", want, "refused: %s", what);
 	sr_manifest_free(&m);
 	free(doc);
+}
+
+static void
+check_entry(const char *entry, const char *want)
+{
+	check_doc(sr_asprintf("{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[%s]}", entry),
+	    entry, want);
 }
 
 #define ID "\"id\":\"0000000000000000000000000000000000000000000000000000000000000000\""
@@ -447,25 +455,13 @@ test_idtab(void)
 	sr_idtab_free(t);
 }
 
-/* A version-2 manifest with the tensors given: accepted (want NULL) or
- * refused with want. */
+/* A manifest of that version with the tensors given: accepted (want
+ * NULL) or refused with want. */
 static void
 check_tensors(int version, const char *tensors, const char *want)
 {
-	char *doc = sr_asprintf("{\"version\":%d,\"job\":\"j\",\"seq\":0,\"entries\":[],"
-	    "\"tensors\":[%s]}", version, tensors);
-	struct sr_manifest m;
-	char err[SR_ERRMAX] = "";
-	int rc = sr_manifest_parse(doc, strlen(doc), &m, err);
-
-	if (rc == 0)
-		rc = sr_manifest_validate(&m, "j", 0, err);
-	if (want == NULL)
-		ok(rc == 0, "tensors accepted: %s %s", tensors, err);
-	else
-		is_str(rc == -1 ? err : "(accepted)", want, "tensors refused: %s", tensors);
-	sr_manifest_free(&m);
-	free(doc);
+	check_doc(sr_asprintf("{\"version\":%d,\"job\":\"j\",\"seq\":0,\"entries\":[],"
+	    "\"tensors\":[%s]}", version, tensors), tensors, want);
 }
 
 #define CH(rlen) "{" ID "," PK ",\"offset\":0,\"clen\":" #rlen ",\"rlen\":" #rlen ",\"xf\":\"none\"}"
