@@ -567,6 +567,12 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	t = tensors_of(ctx);
 	rc = sr_ckpt_save_tensors(ctx->st, &o, t, ctx->nbufs, step, &cs, err);
 	free(t);
+	/* Past its deadline the supervisor has given the request up: it is
+	 * not asked again. */
+	if (answering && rc == SR_CKPT_LATE) {
+		ctx->answered_seq = ctx->req_seq;
+		ctx->req_pending = 0;
+	}
 	if (rc != 0)
 		return fail(ctx, code_of(rc), "%s", err);
 	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s committed: step %lld, %zu "

@@ -47,6 +47,14 @@ on_msg(void *opaque, spotrun_msg_level level, const char *text)
 	tu_log_fn(&m->log, text);
 }
 
+static void
+msgs_free(struct msgs *m)
+{
+	tu_log_clear(&m->log);
+	free(m->log.lines);
+	memset(m, 0, sizeof *m);
+}
+
 /* The library's output, if any: stdout and stderr go to files while it
  * runs (quiet_begin .. quiet_end), which must stay empty. */
 struct quiet {
@@ -280,6 +288,7 @@ test_no_store(void)
 	is_int(m.levels[SPOTRUN_MSG_ERROR], 3, "each failure told the callback");
 	is_int(spotrun_checkpoint_requested(ctx), 0, "nothing is requested of it");
 	spotrun_free(ctx);
+	msgs_free(&m);
 
 	setenv("SPOTRUN_STORE", "file:///nonexistent-spotrun-test", 1);
 	ctx = new_ctx(NULL, NULL, NULL, NULL);
@@ -355,6 +364,7 @@ test_params(const char *url)
 	    SPOTRUN_ERROR_PARAMETER, "no context: SPOTRUN_ERROR_PARAMETER");
 	spotrun_free(ctx);
 	spotrun_free(NULL);
+	msgs_free(&m);
 }
 
 /* The manifest of checkpoint seq of job, parsed. */
@@ -574,7 +584,7 @@ test_save_restore(const char *url, const char *dir)
 	}
 	free(v7);
 	free(v8);
-	tu_log_clear(&m.log);
+	msgs_free(&m);
 }
 
 /* A directory checkpoint (manifest version 1) restores as before, and
@@ -656,6 +666,9 @@ test_requests(const char *url, const char *dir)
 	    "SPOTRUN_ERROR_DEADLINE");
 	is_str(spotrun_getErrorString(ctx), "checkpoint of reqjob missed its deadline after 0 B "
 	    "of 32 B; nothing committed", "nothing committed");
+	usleep(25000);
+	is_int(spotrun_checkpoint_requested(ctx), 0, "a request past its deadline is not asked "
+	    "again");
 	spotrun_free(ctx);
 
 	if (sr_store_open(url, &st, err) != 0)
