@@ -285,6 +285,13 @@ sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
 		return sr_err(err, "claim lease of %s: ttl %g s is out of range (%g to %g s)", job,
 		    ttl, SR_LEASE_TTL_MIN, SR_LEASE_TTL_MAX);
 	lease_key(key, sizeof key, job);
+	/* renewed every ttl / 3: no closer than the store takes writes of one
+	 * object (GCS: one a second) */
+	if (ttl < 3 * sr_store_write_interval(st))
+		return sr_err(err, "claim lease %s in %s: a TTL of %gs is too short for this store, "
+		    "which takes one write of an object every %gs, and the lease is renewed every "
+		    "TTL / 3: use %gs or more", key, sr_store_url(st), ttl,
+		    sr_store_write_interval(st), 3 * sr_store_write_interval(st));
 	etag[0] = '\0';
 	if (c->hint_etag == NULL)
 		step = READ;

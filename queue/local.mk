@@ -12,14 +12,15 @@ libqueue_a_SOURCES += queue/queue.h queue/queue-int.h queue/queue.c queue/qkey.c
 	queue/qjob.c queue/qclaim.c queue/qindex.c queue/qstale.c queue/qlog.c
 EXTRA_DIST += doc/fleet.md
 
-# The lease and the queue on file:// and on Ceph RGW (build-aux/test-all
-# starts it): races of 32 processes, a SIGSTOPped holder, malformed and
+# The lease and the queue on file://, on Ceph RGW (build-aux/test-all
+# starts it), on Azurite and on gs:// against tests/gcsemu.py with GCS's
+# limit of one write a second per object (tests/gs-util.h): races of 32 processes, a SIGSTOPped holder, malformed and
 # random lease objects, request counts; tests/faultproxy for a store that
 # stops answering.
 check_PROGRAMS += tests/t-lease
 tests_t_lease_SOURCES = tests/t-lease.c tests/tap.h tests/s3-util.h tests/queue-util.h \
-	tests/mdemu-util.h
+	tests/mdemu-util.h tests/gs-util.h
 EXTRA_tests_t_lease_DEPENDENCIES = tests/faultproxy$(EXEEXT)
 check_PROGRAMS += tests/t-queue
 tests_t_queue_SOURCES = tests/t-queue.c tests/tap.h tests/s3-util.h tests/queue-util.h \
-	tests/mdemu-util.h
+	tests/mdemu-util.h tests/gs-util.h

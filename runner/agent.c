@@ -151,10 +151,6 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 			return -1;
 		}
 	}
-	if (sr_run_lease_ttl(&ag->ttl, err) == -1) {
-		res->end = SR_AGENT_ERR_CONFIG;
-		return -1;
-	}
 	if (o->dir != NULL)
 		snprintf(ag->dir, sizeof ag->dir, "%s", o->dir);
 	else if (sr_agent_default_dir(ag->dir, sizeof ag->dir, err) == -1) {
@@ -168,6 +164,11 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	}
 	if (sr_queue_open(o->queue, &ag->q, err) == -1) {
 		res->end = SR_AGENT_ERR_QUEUE;
+		return -1;
+	}
+	/* the leases of Q/ckpt (the same kind of store) are renewed every TTL / 3 */
+	if (sr_run_lease_ttl(&ag->ttl, sr_queue_store(ag->q), err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
 		return -1;
 	}
 	if (sr_gpus_discover(&w, &ag->found, err) == -1) {

@@ -32,10 +32,10 @@
 #include "util.h"
 
 int
-sr_run_lease_ttl(double *ttl, char *err)
+sr_run_lease_ttl(double *ttl, const struct sr_store *st, char *err)
 {
 	const char *s = getenv("SPOTRUN_LEASE_TTL");
-	double v;
+	double v, least = st != NULL ? 3 * sr_store_write_interval(st) : 0;
 
 	*ttl = SR_LEASE_TTL_DEFAULT;
 	if (s == NULL || *s == '\0')
@@ -43,6 +43,11 @@ sr_run_lease_ttl(double *ttl, char *err)
 	if (sr_parse_duration(s, &v) != 0 || v < SR_LEASE_TTL_MIN || v > SR_LEASE_TTL_MAX)
 		return sr_err(err, "SPOTRUN_LEASE_TTL=%.40s: not a lease TTL; give a duration from 1s "
 		    "to 24h (e.g. 60s), or unset it for the default of 60s", s);
+	if (v < least)
+		return sr_err(err, "SPOTRUN_LEASE_TTL=%.40s: too short for %s, which takes one write "
+		    "of an object every %gs, and the lease is renewed every TTL / 3: give %gs or "
+		    "more, or unset it for the default of 60s", s, sr_store_url(st),
+		    sr_store_write_interval(st), least);
 	*ttl = v;
 	return 0;
 }
@@ -155,7 +160,7 @@ sr_run_lease_take(struct run *r, struct sr_run_result *res)
 		if (h->lease_prev != NULL)
 			r->lease_prev = *h->lease_prev;
 	} else {
-		if (sr_run_lease_ttl(&ttl, err) == -1) {
+		if (sr_run_lease_ttl(&ttl, r->st, err) == -1) {
 			res->outcome = SR_RUN_ERR_CONFIG;
 			return -1;
 		}

@@ -139,7 +139,9 @@ int sr_run_lease_state(const struct sr_run_result *res);
 
 /* The lease TTL of runs and agents: SPOTRUN_LEASE_TTL (a duration, 1s to
  * 24h; for tests) or SR_LEASE_TTL_DEFAULT into *ttl: 0, or -1 with err
- * naming the variable and the fix. */
-int sr_run_lease_ttl(double *ttl, char *err);
+ * naming the variable and the fix; also -1 when it is below 3 times st's
+ * write interval (the lease is renewed every TTL / 3: 3 s on gs://), st
+ * the store of the leases (NULL: no such check). */
+int sr_run_lease_ttl(double *ttl, const struct sr_store *st, char *err);
 
 #endif

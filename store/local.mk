@@ -6,7 +6,8 @@
 # include path has no other module, so an upward include does not compile.
 libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3 \
 	-I$(top_srcdir)/store/azure
-libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h
+libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h \
+	store/pace.c store/pace.h
 # What the network stores' families share: the request engine (xfer.c),
 # parallel part uploads (parts.c), the operations they do alike (netops.c),
 # the XML walker (xmlwalk.c), the upload checksums (digest.c) and the

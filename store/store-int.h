@@ -21,6 +21,10 @@
 
 struct sr_store_backend {
 	const char *scheme;	/* "file": matches URLs "file://..." */
+	/* Seconds the service wants between two writes of one key (GCS: one a
+	 * second per object name); 0: no such limit. store.c paces a handle's
+	 * own writes by it (pace.h). */
+	double write_interval;
 	/* Check rest's syntax with no I/O (sr_store_url_check); NULL: none. */
 	int (*check)(const char *rest, char *err);
 	/* Open the store; rest is the URL after "scheme://". Set st->priv. */
@@ -64,6 +68,7 @@ struct sr_store {
 	const struct sr_store_backend *be;
 	char *url;
 	void *priv;
+	struct sr_pace *pace;	/* NULL when be->write_interval is 0 */
 };
 
 struct sr_upload {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pace.h"
 #include "store-int.h"
 #include "util.h"
 
@@ -165,6 +166,8 @@ sr_store_open(const char *url, struct sr_store **out, char *err)
 		free(st);
 		return -1;
 	}
+	if (be->write_interval > 0)
+		st->pace = sr_pace_new(be->write_interval);
 	*out = st;
 	return 0;
 }
@@ -175,8 +178,31 @@ sr_store_close(struct sr_store *st)
 	if (st == NULL)
 		return;
 	st->be->close(st);
+	sr_pace_free(st->pace);
 	free(st->url);
 	free(st);
+}
+
+double
+sr_store_write_interval(const struct sr_store *st)
+{
+	return st->be->write_interval;
+}
+
+/* Before and after a write of keys: kept the backend's interval from this
+ * handle's last write of any of them (pace.h). */
+static void
+pace_wait(struct sr_store *st, const char *const *keys, size_t n)
+{
+	if (st->pace != NULL)
+		sr_pace_wait(st->pace, keys, n);
+}
+
+static void
+pace_done(struct sr_store *st, const char *const *keys, size_t n)
+{
+	if (st->pace != NULL)
+		sr_pace_done(st->pace, keys, n);
 }
 
 const char *
@@ -190,6 +216,7 @@ sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,
     enum sr_put_mode mode, const char *if_match, char *etag_out, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
+	int rc;
 
 	if (sr_store_key_check("put", key, err) == -1)
 		return SR_STORE_ERROR;
@@ -201,7 +228,10 @@ sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		    sr_store_key_show(key, show, sizeof show));
 	if (buf == NULL && len > 0)
 		return sr_err(err, "put %s: no data", sr_store_key_show(key, show, sizeof show));
-	return st->be->put(st, key, buf, len, mode, if_match, etag_out, err);
+	pace_wait(st, &key, 1);
+	rc = st->be->put(st, key, buf, len, mode, if_match, etag_out, err);
+	pace_done(st, &key, 1);
+	return rc;
 }
 
 int
@@ -247,9 +277,14 @@ sr_store_list(struct sr_store *st, const char *prefix,
 int
 sr_store_delete(struct sr_store *st, const char *key, char *err)
 {
+	int rc;
+
 	if (sr_store_key_check("delete", key, err) == -1)
 		return SR_STORE_ERROR;
-	return st->be->del(st, key, err);
+	pace_wait(st, &key, 1);
+	rc = st->be->del(st, key, err);
+	pace_done(st, &key, 1);
+	return rc;
 }
 
 void
@@ -266,18 +301,21 @@ sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n, cha
 {
 	size_t i;
 
+	int rc = 0;
+
 	for (i = 0; i < n; i++)
 		if (sr_store_key_check("delete", keys[i], err) == -1)
 			return SR_STORE_ERROR;
+	if (n == 0)
+		return 0;
+	pace_wait(st, keys, n);
 	if (st->be->del_many != NULL)
-		return n > 0 ? st->be->del_many(st, keys, n, err) : 0;
-	for (i = 0; i < n; i++) {
-		int rc = st->be->del(st, keys[i], err);
-
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
+		rc = st->be->del_many(st, keys, n, err);
+	else
+		for (i = 0; i < n && rc == 0; i++)
+			rc = st->be->del(st, keys[i], err);
+	pace_done(st, keys, n);
+	return rc;
 }
 
 struct sr_upload *
@@ -319,8 +357,12 @@ sr_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel)
 int
 sr_upload_commit(struct sr_upload *up, char *err)
 {
-	int rc = up->st->be->upload_commit(up, err);
+	const char *key = up->key;
+	int rc;
 
+	pace_wait(up->st, &key, 1);
+	rc = up->st->be->upload_commit(up, err);
+	pace_done(up->st, &key, 1);
 	free(up->key);
 	free(up);
 	return rc;

@@ -56,6 +56,12 @@ void sr_store_close(struct sr_store *st);
 int sr_store_url_check(const char *url, char *err);
 /* The URL the store was opened with (for messages). */
 const char *sr_store_url(const struct sr_store *st);
+/* Seconds the store wants between two writes (put, delete, upload commit)
+ * of one key: 1 for gs:// (GCS takes about one write a second per object
+ * name, and answers more with 429), 0 for the others. A handle keeps its
+ * own writes of a key that far apart, waiting before the next one; what
+ * writes a key periodically (a lease's renewals) must not ask for more. */
+double sr_store_write_interval(const struct sr_store *st);
 
 /* Put a small object in one request. etag_out (SR_ETAG_MAX bytes) may be NULL. */
 int sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,

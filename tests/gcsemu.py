@@ -43,7 +43,19 @@
 #  - multipart uploads: POST ?uploads, PUT ?partNumber&uploadId (Content-MD5
 #    checked), POST ?uploadId with CompleteMultipartUpload (parts in
 #    ascending order with their ETags; every part but the last >= 5 MiB,
-#    else 400 EntityTooSmall), DELETE ?uploadId, GET /BUCKET?uploads.
+#    else 400 EntityTooSmall), DELETE ?uploadId, GET /BUCKET?uploads;
+#  - with --object-rate SECONDS, GCS's limit on writes to one object name
+#    ("one write per second to the same object name", Cloud Storage's
+#    quotas page; https://cloud.google.com/storage/docs/gcs429): a create,
+#    update or delete of a name (PUT, DELETE, completing a multipart upload)
+#    less than SECONDS after the last one that changed it is refused with
+#    429 and the XML API's body (Code SlowDown, the Message and Details GCS
+#    sends, the object named as BUCKET/KEY in Details). A refused write
+#    changes nothing and does not restart the window. GCS does not say
+#    whether a short burst passes (here none does) or whether a write whose
+#    precondition fails counts: here it does not, it is answered 412 at any
+#    rate, since it changes nothing (the other reading starves a claimer of
+#    a lease renewed every second: doc/fleet.md, "Writes per object").
 #
 # What it does not: the JSON API, resumable uploads, virtual-hosted
 # addressing, bucket creation or metadata, ACLs and IAM, object metadata
@@ -60,14 +72,27 @@
 # multipart upload is S3-style, "MD5-OF-PART-MD5S-N".
 #
 # Usage: gcsemu.py --port-file FILE --keys FILE [--bucket NAME]... [--log FILE]
-#                  [--ua-log FILE]
+#                  [--ua-log FILE] [--log-times] [--object-rate SECONDS]
 #   --keys FILE: HMAC key pairs, one "ACCESS_ID SECRET" a line (a file, so no
 #   secret is on a command line). --log FILE: one line per request:
 #   "METHOD PATH?QUERY [x-goog-if-generation-match=V] STATUS
-#   [x-goog-generation=G]", the last when the reply carries a generation.
+#   [x-goog-generation=G]", the last when the reply carries a generation;
+#   --log-times adds " t=SECONDS" (the wall clock, to the microsecond: when
+#   the request changed the object, else when its reply was sent). --object-rate SECONDS: the limit above (0, the
+#   default: none).
 #   --ua-log FILE: one line per request, "METHOD PATH?QUERY USER-AGENT" ("-"
 #   when the request has none): who asked, as a server's access log says.
 # The emulator exits when its parent process does (it never outlives a test).
+#
+#        gcsemu.py --check-log FILE [--object-rate SECONDS]
+#   reads a log written with --log-times and prints
+#   "writes=N refused=R unanswered=U close=C": the writes that changed an
+#   object (PUT, DELETE, a multipart completion, answered 2xx), the 429s,
+#   those 429s after which the same request (method, path, precondition) was
+#   never answered otherwise (given up on), and the pairs of changes of one
+#   object less than SECONDS apart (0 while the emulator enforced the
+#   limit); then one line for each of the first few unanswered or close
+#   ones.
 
 import argparse
 import base64
@@ -169,16 +194,41 @@ class Obj:
 class Store:
 	"""Buckets, objects and multipart uploads, under one lock."""
 
-	def __init__(self, buckets):
+	def __init__(self, buckets, rate=0.0):
 		self.lock = threading.Lock()
 		self.buckets = {b: {} for b in buckets}
 		self.uploads = {}		# id -> dict(bucket, key, ctype, parts, started)
 		self.last_gen = 0
+		self.rate = rate		# --object-rate: seconds between writes of a name
+		self.mutated = {}		# (bucket, key) -> time.monotonic() of its last write
 
 	def next_generation(self):
 		# like GCS's: a microsecond time stamp, strictly increasing
 		self.last_gen = max(int(time.time() * 1e6), self.last_gen + 1)
 		return self.last_gen
+
+
+RATE_MESSAGE = ("exceeded the rate limit for object mutation operations (create, update, "
+    "and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429.")
+
+
+def check_rate(store, bucket, key):
+	"""Refuse a write to bucket/key inside the --object-rate window (call
+	with store.lock held)."""
+	if store.rate <= 0:
+		return
+	last = store.mutated.get((bucket, key))
+	if last is not None and time.monotonic() - last < store.rate:
+		raise GcsError(429, "SlowDown", "The object " + RATE_MESSAGE,
+		    "The object %s/%s %s" % (bucket, key, RATE_MESSAGE))
+
+
+def mutated(store, bucket, key):
+	"""Start bucket/key's window (store.lock held); the wall clock then, which
+	the log gives as the write's time."""
+	if store.rate > 0:
+		store.mutated[(bucket, key)] = time.monotonic()
+	return time.time()
 
 
 def gen_match(headers):
@@ -269,15 +319,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 	def log_request_line(self):
 		log = self.server.log
-		if log is None:
+		if log is None and self.server.ua_log is None:
 			return
 		g = self.headers.get("x-goog-if-generation-match")
-		line = "%s %s%s %s%s\n" % (self.command, self.path,
+		line = "%s %s%s %s%s%s\n" % (self.command, self.path,
 		    " x-goog-if-generation-match=" + g.strip() if g is not None else "", self.status,
-		    " x-goog-generation=" + self.reply_gen if self.reply_gen else "")
+		    " x-goog-generation=" + self.reply_gen if self.reply_gen else "",
+		    " t=%.6f" % (self.when or time.time()) if self.server.log_times else "")
 		with self.server.log_lock:
-			log.write(line)
-			log.flush()
+			if log is not None:
+				log.write(line)
+				log.flush()
 			if self.server.ua_log is not None:
 				self.server.ua_log.write("%s %s %s\n" % (self.command, self.path,
 				    self.headers.get("User-Agent", "-")))
@@ -286,6 +338,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 	def serve(self):
 		self.status = 0
 		self.reply_gen = None
+		self.when = None	# when this request changed an object
 		body = self.read_body()
 		try:
 			raw_path, _, raw_query = self.path.partition("?")
@@ -470,8 +523,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		ctype = self.headers.get("Content-Type", "application/octet-stream")
 		with st.lock:
 			check_precondition(want, objs.get(key))
+			check_rate(st, bucket, key)
 			o = Obj(body, st.next_generation(), ctype, md5=hashlib.md5(body).digest())
 			objs[key] = o
+			self.when = mutated(st, bucket, key)
 		self.reply(200, b"", self.object_headers(o))
 
 	def get_object(self, bucket, key, objs):
@@ -499,11 +554,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 	def delete_object(self, bucket, key, objs):
 		want = gen_match(self.headers)
-		with self.server.store.lock:
+		st = self.server.store
+		with st.lock:
 			o = objs.get(key)
 			if o is not None:
 				check_precondition(want, o)
+				check_rate(st, bucket, key)
 				del objs[key]
+				self.when = mutated(st, bucket, key)
 		if o is None:
 			raise GcsError(404, "NoSuchKey", "The specified key does not exist.",
 			    "No such object: %s/%s" % (bucket, key))
@@ -658,6 +716,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		st = self.server.store
 		with st.lock:
 			u = self.upload_of(bucket, key)
+			check_rate(st, bucket, key)
 			nums = [n for n, _ in want]
 			if nums != sorted(set(nums)):
 				raise GcsError(400, "InvalidPartOrder", "The list of parts was not in "
@@ -680,6 +739,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			    .hexdigest(), len(want))
 			o = Obj(data, st.next_generation(), u["ctype"], md5=None, etag=etag)
 			objs[key] = o
+			self.when = mutated(st, bucket, key)
 			del st.uploads[self.query["uploadId"]]
 		self.reply_xml('<CompleteMultipartUploadResult xmlns="%s"><Location>http://%s/%s/%s'
 		    "</Location><Bucket>%s</Bucket><Key>%s</Key><ETag>\"%s\"</ETag>"
@@ -737,14 +797,67 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 		super().handle_error(request, client_address)
 
 
+def check_log(path, rate):
+	"""--check-log: the log against the limit of one write every rate s."""
+	lines = []
+	with open(path) as f:
+		for line in f:
+			head, sep, t = line.rstrip("\n").rpartition(" t=")
+			if not sep:
+				continue
+			words = head.split(" ")
+			i = next((i for i, w in enumerate(words) if i >= 2 and len(w) == 3 and
+			    w.isdigit()), None)
+			if i is None:
+				continue
+			lines.append((float(t), " ".join(words[:i]), int(words[i])))
+	lines.sort(key=lambda x: x[0])
+	writes, refused, unanswered, close, notes = 0, 0, 0, 0, []
+	last = {}		# object -> time of its last change
+	answered_after = {}	# request -> time of its last answer that was no 429
+	for t, req, status in lines:
+		if status != 429:
+			answered_after[req] = t
+	for t, req, status in lines:
+		method, path = req.split(" ")[0], req.split(" ")[1]
+		obj = path.partition("?")[0]
+		if status == 429:
+			refused += 1
+			if answered_after.get(req, -1) < t:
+				unanswered += 1
+				notes.append("never answered but 429: " + req)
+			continue
+		change = (method in ("PUT", "DELETE") and "uploadId=" not in path) or \
+		    (method == "POST" and "uploadId=" in path)
+		if not change or not 200 <= status < 300:
+			continue
+		writes += 1
+		# the emulator's window is on its monotonic clock, these times on
+		# the wall clock, read together: a millisecond apart at most
+		if obj in last and t - last[obj] < rate - 0.001:
+			close += 1
+			notes.append("%s changed twice in %.3f s" % (obj, t - last[obj]))
+		last[obj] = t
+	print("writes=%d refused=%d unanswered=%d close=%d" % (writes, refused, unanswered, close))
+	for n in notes[:5]:
+		print(n)
+
+
 def main():
 	ap = argparse.ArgumentParser(description="An emulator of GCS's XML API for tests.")
-	ap.add_argument("--port-file", required=True)
-	ap.add_argument("--keys", required=True, help='file of "ACCESS_ID SECRET" lines')
+	ap.add_argument("--check-log", metavar="FILE")
+	ap.add_argument("--port-file")
+	ap.add_argument("--keys", help='file of "ACCESS_ID SECRET" lines')
 	ap.add_argument("--bucket", action="append", default=[])
 	ap.add_argument("--log")
 	ap.add_argument("--ua-log")
+	ap.add_argument("--log-times", action="store_true")
+	ap.add_argument("--object-rate", type=float, default=0.0, metavar="SECONDS")
 	a = ap.parse_args()
+	if a.check_log:
+		return check_log(a.check_log, a.object_rate)
+	if not a.port_file or not a.keys:
+		ap.error("--port-file and --keys are required to serve")
 
 	keys = {}
 	with open(a.keys) as f:
@@ -756,8 +869,9 @@ def main():
 				keys[parts[0]] = parts[1]
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.keys = keys
-	srv.store = Store(a.bucket)
+	srv.store = Store(a.bucket, a.object_rate)
 	srv.log = open(a.log, "a") if a.log else None
+	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
 	srv.ua_log = open(a.ua_log, "a") if a.ua_log else None
 	tmp = a.port_file + ".tmp"

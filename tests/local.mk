@@ -51,9 +51,9 @@ tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-u
 # (SigV4 with HMAC keys, generations, x-goog-if-generation-match), and
 # `spotrun run` on gs:// preempted and resumed.
 check_PROGRAMS += tests/t-store-gs
-tests_t_store_gs_SOURCES = tests/t-store-gs.c tests/tap.h tests/s3-util.h
+tests_t_store_gs_SOURCES = tests/t-store-gs.c tests/tap.h tests/s3-util.h tests/gs-util.h
 dist_check_SCRIPTS += tests/t84-gcs-run.sh
-EXTRA_DIST += tests/gcsemu.py
+EXTRA_DIST += tests/gcsemu.py tests/gcs-env.sh
 # Checkpoints to s3:// under network and server faults (tests/faultproxy,
 # a Ceph RGW of the test's own whose gateway it kills), and clock skew and
 # TLS against the shared one.
@@ -95,6 +95,9 @@ EXTRA_DIST += tests/jobs/agent.sh
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.
 dist_check_SCRIPTS += tests/t87-s3-fleet.sh
+# The fleet end to end on gs:// against gcsemu with GCS's one write a second
+# per object: a sweep of 3 over 2 agents, TTL 3 s, the log checked.
+dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
 # The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
 # retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
 # the agent's part (claims, status markers, log segments) with the queue's

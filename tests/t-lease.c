@@ -1,6 +1,9 @@
 /*
- * t-lease.c: the job lease (queue/lease.h) on file://, on Ceph RGW and on
- * Azurite (az://):
+ * t-lease.c: the job lease (queue/lease.h) on file://, on Ceph RGW, on
+ * Azurite (az://) and on gs:// against tests/gcsemu.py with GCS's limit of
+ * one write a second per object on (the short TTLs 3 s there, a shorter
+ * one refused with its message; every 429 retried until answered, no
+ * object changed twice within a second):
  * claim create-only and by CAS with epoch + 1, its JSON, who holds it and
  * until when, renew, released and terminal states, requeue, expiry and the
  * same-host rule (a dead pid is taken over at once, a live or remote one
@@ -32,6 +35,7 @@
 #include "s3-util.h"
 #include "queue-util.h"
 #include "az-util.h"
+#include "gs-util.h"
 #include "util.h"
 
 static struct sr_lease_owner A, B, X;
@@ -56,6 +60,16 @@ claim(struct sr_store *st, const char *job, const struct sr_lease_owner *o, doub
 	c->owner = o;
 	c->ttl = ttl;
 	return sr_lease_claim(st, job, c, l, err);
+}
+
+/* want seconds as a TTL, or the shortest the store takes (3 s on gs://,
+ * which takes one write of an object a second: renewals every TTL / 3). */
+static double
+ttl_for(struct sr_store *st, double want)
+{
+	double least = 3 * sr_store_write_interval(st);
+
+	return want > least ? want : least;
 }
 
 /* The message prefix of a lease key in this store. */
@@ -169,7 +183,7 @@ test_basics(struct sr_store *st)
 	rc = sr_lease_requeue(st, "basic", SR_LEASE_BIT(SR_LEASE_FAILED), 9, &X, NULL, &li, err);
 	ok(rc == SR_LEASE_OK && li.epoch == 9, "retry with the checkpoints' epoch 9: epoch 9");
 	memset(&c, 0, sizeof c);
-	c.hint_etag = "stale-etag";
+	c.hint_etag = "1234567";	/* a generation on gs://, which takes only numbers */
 	c.hint_epoch = 9;
 	rc = claim(st, "basic", &A, 0, &l, &c, err);
 	ok(rc == SR_LEASE_OK && sr_lease_epoch(l) == 10 && c.requests == 3,
@@ -198,12 +212,16 @@ test_expiry(struct sr_store *st)
 	pid_t pid;
 	int rc;
 
-	su_rc_is(claim(st, "expiry", &X, 1, &lx, NULL, err), SR_LEASE_OK, err,
-	    "a remote agent claims with a 1 s TTL");
-	su_rc_is(claim(st, "expiry2", &X, 1, &lx2, NULL, err), SR_LEASE_OK, err,
+	double ttl = ttl_for(st, 1);
+
+	su_rc_is(claim(st, "expiry", &X, ttl, &lx, NULL, err), SR_LEASE_OK, err,
+	    ttl > 1 ? "a remote agent claims with a 3 s TTL" : "a remote agent claims with a 1 s TTL");
+	su_rc_is(claim(st, "expiry2", &X, ttl, &lx2, NULL, err), SR_LEASE_OK, err,
 	    "... and a second job");
+	if (lx == NULL || lx2 == NULL)
+		return;
 	is_int(claim(st, "expiry", &A, 0, &la, NULL, err), SR_LEASE_HELD, "held before expiry");
-	sr_sleep(1.2);
+	sr_sleep(ttl + 0.2);
 	memset(&c, 0, sizeof c);
 	rc = claim(st, "expiry", &A, 0, &la, &c, err);
 	su_rc_is(rc, SR_LEASE_OK, err, "taken over once expired");
@@ -384,14 +402,17 @@ test_keeper(struct sr_store *st)
 	double t0;
 	int rc;
 
-	su_rc_is(claim(st, "keep", &A, 1.5, &l, NULL, err), SR_LEASE_OK, err, "claim, TTL 1.5 s");
+	double ttl = ttl_for(st, 1.5);
+
+	su_rc_is(claim(st, "keep", &A, ttl, &l, NULL, err), SR_LEASE_OK, err,
+	    ttl > 1.5 ? "claim, TTL 3 s" : "claim, TTL 1.5 s");
 	k = sr_lease_keeper_start(l, on_lost, NULL, err);
 	ok(k != NULL, "start its keeper");
-	sr_sleep(2.2);
-	ok(sr_lease_keeper_renewals(k) >= 3, "it renewed every TTL / 3 (%d in 2.2 s)",
-	    sr_lease_keeper_renewals(k));
+	sr_sleep(ttl * 2.2 / 1.5);
+	ok(sr_lease_keeper_renewals(k) >= 3, "it renewed every TTL / 3 (%d in %.1f s)",
+	    sr_lease_keeper_renewals(k), ttl * 2.2 / 1.5);
 	is_int(claim(st, "keep", &B, 0, &l2, NULL, err), SR_LEASE_HELD,
-	    "still held 0.7 s after its first expiry");
+	    "still held %.1f s after its first expiry", ttl * 0.7 / 1.5);
 	is_int(sr_lease_keeper_status(k, why), SR_LEASE_OK, "the keeper says held");
 	ok(!qu_readable(sr_lease_keeper_fd(k), 0), "... its fd is not readable");
 	t0 = sr_mono();
@@ -400,7 +421,7 @@ test_keeper(struct sr_store *st)
 	is_int(sr_lease_set_state(l, SR_LEASE_SUCCEEDED, err), SR_LEASE_OK, "then the job ends");
 	sr_lease_free(l);
 
-	su_rc_is(claim(st, "keeplost", &A, 1.5, &l, NULL, err), SR_LEASE_OK, err, "claim another");
+	su_rc_is(claim(st, "keeplost", &A, ttl, &l, NULL, err), SR_LEASE_OK, err, "claim another");
 	lost_calls = 0;
 	k = sr_lease_keeper_start(l, on_lost, NULL, err);
 	/* someone writes over it (an operator, a bug): the next CAS is lost */
@@ -482,6 +503,7 @@ test_sigstop(struct sr_store *st)
 	char err[SR_ERRMAX], b;
 	pid_t pid;
 	int rc;
+	double ttl = ttl_for(st, 2);
 
 	if (pipe(ready) == -1 || pipe(go) == -1 || pipe(res) == -1)
 		sr_fatal("pipe");
@@ -494,8 +516,8 @@ test_sigstop(struct sr_store *st)
 		char cerr[SR_ERRMAX];
 
 		sr_lease_owner_local(&me, "stopped", "", "local", cerr);
-		if (sr_store_open(url, &cst, cerr) != 0 || claim(cst, "stop1", &me, 2, &l1, NULL,
-		    cerr) != 0 || claim(cst, "stop2", &me, 2, &l2, NULL, cerr) != 0 ||
+		if (sr_store_open(url, &cst, cerr) != 0 || claim(cst, "stop1", &me, ttl, &l1, NULL,
+		    cerr) != 0 || claim(cst, "stop2", &me, ttl, &l2, NULL, cerr) != 0 ||
 		    (k = sr_lease_keeper_start(l2, NULL, NULL, cerr)) == NULL)
 			_exit(1);
 		/* stopped right after a renewal, never inside one */
@@ -505,14 +527,17 @@ test_sigstop(struct sr_store *st)
 			_exit(1);
 		r[0] = sr_lease_set_state(l1, SR_LEASE_SUCCEEDED, cerr);
 		r[1] = qu_readable(sr_lease_keeper_fd(k), 3) ? sr_lease_keeper_status(k, NULL) : 0;
+		/* the renewal in flight answered before the process ends */
+		sr_lease_keeper_stop(k);
 		if (write(res[1], r, sizeof r) != (ssize_t)sizeof r)
 			_exit(1);
 		_exit(0);
 	}
+	close(ready[1]);
 	if (read(ready[0], &b, 1) != 1)
 		sr_fatal("the stopped holder did not start");
 	kill(pid, SIGSTOP);
-	sr_sleep(2.8);
+	sr_sleep(ttl + 0.8);
 	rc = claim(st, "stop1", &A, 0, &l, &c, err);
 	ok(rc == SR_LEASE_OK && c.took_over && sr_lease_epoch(l) == 2,
 	    "a holder SIGSTOPped past its expiry is taken over (epoch 2)");
@@ -533,7 +558,6 @@ test_sigstop(struct sr_store *st)
 	    li.state == SR_LEASE_RUNNING && strcmp(li.owner.agent, "agent-a") == 0,
 	    "... the lease is the new holder's, untouched");
 	close(ready[0]);
-	close(ready[1]);
 	close(go[0]);
 	close(go[1]);
 	close(res[0]);
@@ -610,6 +634,24 @@ suite(const char *name, int full)
 	sr_store_close(st);
 }
 
+/* Where the store takes one write of an object a second (gs://), a TTL
+ * whose renewals would come faster is refused. */
+static void
+test_short_ttl(struct sr_store *st)
+{
+	struct sr_lease *l;
+	char err[SR_ERRMAX], want[1024];
+
+	is_int(claim(st, "short", &A, 2.5, &l, NULL, err), SR_LEASE_ERROR,
+	    "gs://: a TTL of 2.5 s is refused (renewals every 0.83 s)");
+	snprintf(want, sizeof want, "claim lease _leases/short in %s: a TTL of 2.5s is too short "
+	    "for this store, which takes one write of an object every 1s, and the lease is "
+	    "renewed every TTL / 3: use 3s or more", url);
+	is_str(err, want, "... message");
+	su_rc_is(claim(st, "short", &A, 3, &l, NULL, err), SR_LEASE_OK, err, "... 3 s is taken");
+	sr_lease_free(l);
+}
+
 /* The keeper against a store that stops answering: it gives the lease up
  * before the TTL ends, while the renewal still hangs. */
 static void
@@ -684,5 +726,18 @@ main(void)
 		suite("Azurite", 0);
 		au_container_rm(bucket);
 	}
+	/* gs:// against gcsemu with GCS's one write a second per object */
+	gu_start("spotrun-lease", 1.0, "t-lease");
+	snprintf(store_url, sizeof store_url, "gs://spotrun-lease/leases?endpoint=http://127.0.0.1:%d",
+	    gu.port);
+	url = store_url;
+	suite("gcsemu (one write a second per object)", 0);
+	{
+		struct sr_store *st = open_store();
+
+		test_short_ttl(st);
+		sr_store_close(st);
+	}
+	gu_rate_ok("the leases'");
 	return tap_done();
 }

@@ -33,102 +33,12 @@
 #include "store.h"
 #include "tap.h"
 #include "s3-util.h"
+#include "gs-util.h"
 #include "util.h"
 
 #define MiB (1024 * 1024)
-#define PY "/usr/bin/python3"
 #define BUCKET "spotrun-gs-test"
 #define PREFIX "ckpt/run 1"
-/* shaped like GCS's HMAC keys: a 61-character access id, a 40-character
- * base64 secret with '+' and '/' */
-#define ACCESS_ID "GOOG1EQX7TESTSPOTRUNEMULATORACCESSIDFORGCSHMACKEYS0123456789AB"
-#define SECRET "bGoa+V7g/yqDXvKRqq+JTFn4uQZbPiQJo4pf9RzJ"
-
-static char dir[4096];		/* the emulator's files */
-static char logpath[4200];
-static pid_t emu_pid;
-static int emu_port;
-
-static void
-stop_emulator(void)
-{
-	if (emu_pid > 0) {
-		kill(emu_pid, SIGTERM);
-		waitpid(emu_pid, NULL, 0);
-		emu_pid = 0;
-	}
-}
-
-static void
-cleanup(void)
-{
-	char *cmd;
-
-	stop_emulator();
-	if (dir[0] != '\0' && getenv("TU_KEEP") == NULL) {
-		cmd = sr_asprintf("rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			printf("# cleanup: %s failed\n", cmd);
-		free(cmd);
-	}
-}
-
-/* Where gcsemu.py is: $top_srcdir/tests, else this file's folder. */
-static char *
-emulator_path(void)
-{
-	const char *top = getenv("top_srcdir");
-	char *p;
-
-	if (top != NULL && top[0] != '\0')
-		return sr_asprintf("%s/tests/gcsemu.py", top);
-	p = sr_strdup(__FILE__);
-	if (strrchr(p, '/') != NULL)
-		strrchr(p, '/')[1] = '\0';
-	else
-		p[0] = '\0';
-	{
-		char *q = sr_asprintf("%sgcsemu.py", p[0] ? p : "./");
-
-		free(p);
-		return q;
-	}
-}
-
-/* Start the emulator with the test bucket and the key pair; dies when it
- * does not come up. */
-static void
-start_emulator(void)
-{
-	char *emu = emulator_path(), *keys, *portfile;
-	FILE *f;
-
-	if (access(PY, X_OK) != 0)
-		tap_skip_all("no " PY);
-	if (access(emu, R_OK) != 0)
-		sr_fatal("no emulator at %s (set top_srcdir to the source tree)", emu);
-	snprintf(dir, sizeof dir, "%s/t-store-gs.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		sr_fatal("mkdtemp %s: %s", dir, strerror(errno));
-	atexit(cleanup);
-	keys = sr_asprintf("%s/keys", dir);
-	portfile = sr_asprintf("%s/port", dir);
-	snprintf(logpath, sizeof logpath, "%s/requests.log", dir);
-	if ((f = fopen(keys, "w")) == NULL || fprintf(f, "%s %s\n", ACCESS_ID, SECRET) < 0 ||
-	    fclose(f) != 0)
-		sr_fatal("write %s: %s", keys, strerror(errno));
-	{
-		const char *argv[] = { PY, emu, "--port-file", portfile, "--keys", keys,
-			"--bucket", BUCKET, "--log", logpath, NULL };
-
-		emu_port = su_server_start(argv, portfile, 10, emu, "", &emu_pid);
-	}
-	free(emu);
-	free(keys);
-	free(portfile);
-}
-
 /* The path the client sends for key (under the bucket and prefix). */
 static char *
 wire_path(const char *key)
@@ -150,38 +60,12 @@ logged(const char *method, const char *key, const char *rest)
 	return s;
 }
 
-/* Lines of the emulator's log containing every one of the needles (NULL
- * ends them). */
-static int
-log_count(const char *needle, ...)
-{
-	FILE *f = fopen(logpath, "r");
-	char line[8192];
-	int n = 0;
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof line, f) != NULL) {
-		va_list ap;
-		const char *s;
-		int all = 1;
-
-		va_start(ap, needle);
-		for (s = needle; s != NULL; s = va_arg(ap, const char *))
-			all &= strstr(line, s) != NULL;
-		va_end(ap);
-		n += all;
-	}
-	fclose(f);
-	return n;
-}
-
 /* The x-goog-generation of the last logged reply to "METHOD PATH-OF-KEY"
  * + rest, into gen ("" when none). */
 static void
 log_generation(const char *method, const char *key, const char *rest, char *gen, size_t len)
 {
-	FILE *f = fopen(logpath, "r");
+	FILE *f = fopen(gu.log, "r");
 	char line[8192], *start = logged(method, key, rest);
 	const char *g;
 
@@ -191,7 +75,7 @@ log_generation(const char *method, const char *key, const char *rest, char *gen,
 			if (strncmp(line, start, strlen(start)) == 0) {
 				gen[0] = '\0';
 				if ((g = strstr(line, " x-goog-generation=")) != NULL)
-					snprintf(gen, len, "%.*s", (int)strcspn(g + 19, "\n"), g + 19);
+					snprintf(gen, len, "%.*s", (int)strcspn(g + 19, " \n"), g + 19);
 			}
 		fclose(f);
 	}
@@ -201,7 +85,7 @@ log_generation(const char *method, const char *key, const char *rest, char *gen,
 static void
 log_show(int last)
 {
-	char *cmd = sr_asprintf("tail -n %d '%s' | sed 's/^/# emulator: /'", last, logpath);
+	char *cmd = sr_asprintf("tail -n %d '%s' | sed 's/^/# emulator: /'", last, gu.log);
 
 	fflush(stdout);
 	if (system(cmd) != 0)
@@ -301,12 +185,12 @@ test_missing(struct sr_store *st)
 	is_int(sr_store_read_range(st, "nope", 0, 1, b, err), SR_STORE_NOTFOUND, "read missing");
 	is_int(sr_store_delete(st, "nope", err), 0, "delete missing succeeds");
 	w = logged("DELETE", "nope", " 404");
-	is_int(log_count(w, NULL), 1, "... though GCS answered 404 NoSuchKey");
+	is_int(gu_log_count(w, NULL), 1, "... though GCS answered 404 NoSuchKey");
 	free(w);
 	is_int(sr_store_put(st, "gone", "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0, "put gone");
 	is_int(sr_store_delete(st, "gone", err), 0, "delete");
 	w = logged("DELETE", "gone", " 204");
-	is_int(log_count(w, NULL), 1, "... GCS answered 204");
+	is_int(gu_log_count(w, NULL), 1, "... GCS answered 204");
 	free(w);
 	is_int(sr_store_head(st, "gone", &info, err), SR_STORE_NOTFOUND, "deleted is gone");
 	is_int(sr_store_get(st, "plain", 1, &buf, &len, NULL, err), SR_STORE_ERROR, "get over max");
@@ -324,7 +208,7 @@ test_conditional(struct sr_store *st)
 	is_int(sr_store_put(st, "ptr", "1", 1, SR_PUT_CREATE, NULL, etag, err), 0, "create-only");
 	w = wire_path("ptr");
 	u = sr_asprintf("PUT %s x-goog-if-generation-match=0 200", w);
-	is_int(log_count(u, NULL), 1, "create-only sent x-goog-if-generation-match: 0");
+	is_int(gu_log_count(u, NULL), 1, "create-only sent x-goog-if-generation-match: 0");
 	free(u);
 	log_generation("PUT", "ptr", " ", gen, sizeof gen);
 	is_str(etag, gen, "create-only: the etag is the generation");
@@ -332,13 +216,13 @@ test_conditional(struct sr_store *st)
 	    "create-only again: exists");
 	is_str(err, "put ptr: exists (create-only put lost the race)", "exists: message");
 	u = sr_asprintf("PUT %s x-goog-if-generation-match=0 412", w);
-	is_int(log_count(u, NULL), 1, "... GCS answered 412");
+	is_int(gu_log_count(u, NULL), 1, "... GCS answered 412");
 	free(u);
 
 	is_int(sr_store_put(st, "ptr", "3", 1, SR_PUT_MATCH, etag, etag2, err), 0,
 	    "compare-and-swap from the generation");
 	u = sr_asprintf("PUT %s x-goog-if-generation-match=%s 200", w, etag);
-	is_int(log_count(u, NULL), 1, "CAS sent x-goog-if-generation-match: %s", etag);
+	is_int(gu_log_count(u, NULL), 1, "CAS sent x-goog-if-generation-match: %s", etag);
 	free(u);
 	log_generation("PUT", "ptr", " ", gen, sizeof gen);
 	is_str(etag2, gen, "CAS: the new etag is the new generation");
@@ -349,7 +233,7 @@ test_conditional(struct sr_store *st)
 	is_str(err, u, "stale CAS: message");
 	free(u);
 	u = sr_asprintf("PUT %s x-goog-if-generation-match=%s 412", w, etag);
-	is_int(log_count(u, NULL), 1, "... GCS answered 412");
+	is_int(gu_log_count(u, NULL), 1, "... GCS answered 412");
 	free(u);
 	is_int(sr_store_get(st, "ptr", 10, &buf, &len, NULL, err), 0, "get ptr");
 	ok(len == 1 && ((char *)buf)[0] == '3', "the CAS's value stands");
@@ -360,8 +244,8 @@ test_conditional(struct sr_store *st)
 
 	su_race(st, "raced-manifest", SR_PUT_CREATE, NULL, SR_STORE_EXISTS, "16 create-only puts");
 	w = logged("PUT", "raced-manifest", " x-goog-if-generation-match=0 ");
-	is_int(log_count(w, " 200", NULL), 1, "... one 200 in the emulator's log");
-	is_int(log_count(w, " 412", NULL), 15, "... fifteen 412");
+	is_int(gu_log_count(w, " 200", NULL), 1, "... one 200 in the emulator's log");
+	is_int(gu_log_count(w, " 412", NULL), 15, "... fifteen 412");
 	free(w);
 	is_int(sr_store_head(st, "ptr", &info, err), 0, "head ptr");
 	su_race(st, "ptr", SR_PUT_MATCH, info.etag, SR_STORE_PRECONDITION,
@@ -389,7 +273,7 @@ test_lost_reply(void)
 		return;
 	}
 	free(bin);
-	ep = sr_asprintf("http://127.0.0.1:%d", emu_port);
+	ep = sr_asprintf("http://127.0.0.1:%d", gu.port);
 	setenv("SPOTRUN_TEST_S3_ENDPOINT", ep, 1);	/* su_proxy_start's target */
 	su_proxy_start(&px, "pass");
 	purl = sr_asprintf("gs://" BUCKET "/" PREFIX "?endpoint=http://127.0.0.1:%d", px.port);
@@ -402,15 +286,15 @@ test_lost_reply(void)
 		printf("# %s\n", err);
 	is_int(su_proxy_count(&px, "lose: forwarded"), 1, "... the proxy lost the first reply");
 	w = logged("PUT", "lost1", " x-goog-if-generation-match=0 412");
-	is_int(log_count(w, NULL), 1, "... the retry got 412");
+	is_int(gu_log_count(w, NULL), 1, "... the retry got 412");
 	free(w);
 	/* the generation of the first attempt, the write that landed */
 	w = logged("PUT", "lost1", " x-goog-if-generation-match=0 200 x-goog-generation=");
 	gen[0] = '\0';
-	if ((f = fopen(logpath, "r")) != NULL) {
+	if ((f = fopen(gu.log, "r")) != NULL) {
 		while (fgets(line, sizeof line, f) != NULL)
 			if (strncmp(line, w, strlen(w)) == 0)
-				snprintf(gen, sizeof gen, "%.*s", (int)strcspn(line + strlen(w), "\n"),
+				snprintf(gen, sizeof gen, "%.*s", (int)strcspn(line + strlen(w), " \n"),
 				    line + strlen(w));
 		fclose(f);
 	}
@@ -480,9 +364,9 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 		char *pre = sr_asprintf("PUT %s?partNumber=", w), *ini = sr_asprintf("POST %s?uploads", w);
 		char *fin = sr_asprintf("POST %s?uploadId=", w);
 
-		is_int(log_count(ini, " 200", NULL), 1, "one multipart upload initiated");
-		is_int(log_count(pre, " 200", NULL), 3, "three parts sent");
-		is_int(log_count(fin, " 200", NULL), 1, "completed");
+		is_int(gu_log_count(ini, " 200", NULL), 1, "one multipart upload initiated");
+		is_int(gu_log_count(pre, " 200", NULL), 3, "three parts sent");
+		is_int(gu_log_count(fin, " 200", NULL), 1, "completed");
 		free(pre);
 		free(ini);
 		free(fin);
@@ -510,8 +394,8 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 	{
 		char *p = sr_asprintf("PUT %s 200", w), *q = sr_asprintf("POST %s?", w);
 
-		is_int(log_count(p, NULL), 1, "small upload: one PUT");
-		is_int(log_count(q, NULL), 0, "small upload: no multipart");
+		is_int(gu_log_count(p, NULL), 1, "small upload: one PUT");
+		is_int(gu_log_count(q, NULL), 0, "small upload: no multipart");
 		free(p);
 		free(q);
 	}
@@ -525,7 +409,7 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 	is_int(sr_store_head(st, "mp/aborted", &info, err), SR_STORE_NOTFOUND,
 	    "aborted: not visible");
 	w = logged("DELETE", "mp/aborted", "?uploadId=");
-	is_int(log_count(w, " 204", NULL), 1, "aborted: the upload deleted on the server (204)");
+	is_int(gu_log_count(w, " 204", NULL), 1, "aborted: the upload deleted on the server (204)");
 	free(w);
 }
 
@@ -541,7 +425,7 @@ test_many(struct sr_store *st)
 	n = 0;
 	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list 1040 keys");
 	is_int(n, 1040, "all 1040 listed over two pages");
-	is_int(log_count("GET /" BUCKET "/?list-type=2&max-keys=1000&prefix=ckpt%2Frun%201%2Fmany%2F"
+	is_int(gu_log_count("GET /" BUCKET "/?list-type=2&max-keys=1000&prefix=ckpt%2Frun%201%2Fmany%2F"
 	    "&continuation-token=", " 200", NULL), 1, "... the second with a continuation token");
 	n = 0;
 	is_int(sr_store_list(st, "many/k0099", su_count_cb, &n, err), 0, "list a partial prefix");
@@ -549,12 +433,12 @@ test_many(struct sr_store *st)
 
 	keys = su_many_keys(1040, "never/written", "with space/and+plus", "odd!'()*$&=;:@,[]~",
 	    (char *)NULL);
-	before = log_count("DELETE /" BUCKET "/", NULL);
+	before = gu_log_count("DELETE /" BUCKET "/", NULL);
 	is_int(sr_store_delete_many(st, keys, 1043, err), 0, "delete_many of 1043 keys");
-	is_int(log_count("DELETE /" BUCKET "/", NULL) - before, 1043, "... one DELETE each");
-	is_int(log_count("POST /", "?delete", NULL), 0, "... and no POST ?delete");
+	is_int(gu_log_count("DELETE /" BUCKET "/", NULL) - before, 1043, "... one DELETE each");
+	is_int(gu_log_count("POST /", "?delete", NULL), 0, "... and no POST ?delete");
 	w = logged("DELETE", "never/written", " 404");
-	is_int(log_count(w, NULL), 1, "... the missing one answered 404, taken as done");
+	is_int(gu_log_count(w, NULL), 1, "... the missing one answered 404, taken as done");
 	free(w);
 	n = 0;
 	is_int(sr_store_list(st, "many/", su_count_cb, &n, err), 0, "list after delete_many");
@@ -571,7 +455,7 @@ static void
 test_stale_uploads(struct sr_store *st, const char *url)
 {
 	char err[SR_ERRMAX], *w;
-	int n = -1, rc, aborts = log_count("DELETE /", "?uploadId=", NULL);
+	int n = -1, rc, aborts = gu_log_count("DELETE /", "?uploadId=", NULL);
 	const char *list = "GET /" BUCKET "/?uploads=&prefix=ckpt%2Frun%201%2Fjob%2Fpacks%2F 200";
 
 	is_int(su_dying_upload(url, "job/packs/0000000001-aa.tar"), 0,
@@ -581,16 +465,16 @@ test_stale_uploads(struct sr_store *st, const char *url)
 	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() - 3600, &n, err), 0,
 	    "abort uploads started over an hour ago");
 	is_int(n, 0, "... none is that old");
-	is_int(log_count(list, NULL), 1, "... the uploads listed with GET ?uploads&prefix=");
+	is_int(gu_log_count(list, NULL), 1, "... the uploads listed with GET ?uploads&prefix=");
 	rc = sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err);
 	is_int(rc, 0, "abort uploads under job/packs/ started before a minute from now");
 	if (rc != 0)
 		printf("# %s\n", err);
 	is_int(n, 1, "... one aborted");
 	w = logged("DELETE", "job/packs/0000000001-aa.tar", "?uploadId=");
-	is_int(log_count(w, " 204", NULL), 1, "... with DELETE ?uploadId= (204)");
+	is_int(gu_log_count(w, " 204", NULL), 1, "... with DELETE ?uploadId= (204)");
 	free(w);
-	is_int(log_count("DELETE /", "?uploadId=", NULL) - aborts, 1, "... and no other upload "
+	is_int(gu_log_count("DELETE /", "?uploadId=", NULL) - aborts, 1, "... and no other upload "
 	    "aborted, though the emulator listed the other one too");
 	is_int(sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err), 0,
 	    "abort again");
@@ -623,10 +507,10 @@ test_errors(const char *url)
 	ok(strstr(err, "GS_SECRET_ACCESS_KEY") != NULL && strstr(err, "AWS_") == NULL,
 	    "wrong secret on gs://: the message names GS_SECRET_ACCESS_KEY, not AWS's variable");
 	ok(strstr(err, "wrong+secret") == NULL, "the secret is not in the message");
-	is_int(log_count("PUT /" BUCKET "/ckpt/run%201/x 403", NULL), 1,
+	is_int(gu_log_count("PUT /" BUCKET "/ckpt/run%201/x 403", NULL), 1,
 	    "... the emulator refused it with 403");
 	sr_store_close(bad);
-	setenv("GS_SECRET_ACCESS_KEY", SECRET, 1);
+	setenv("GS_SECRET_ACCESS_KEY", GU_SECRET, 1);
 
 	setenv("GS_ACCESS_KEY_ID", "GOOG1EUNKNOWNACCESSID", 1);
 	bad = su_store_open(url, 0);
@@ -635,9 +519,9 @@ test_errors(const char *url)
 	is_str(err, "get x: the server does not know the access key (InvalidAccessKeyId) from env; "
 	    "check the credentials and the endpoint", "unknown access id: message");
 	sr_store_close(bad);
-	setenv("GS_ACCESS_KEY_ID", ACCESS_ID, 1);
+	setenv("GS_ACCESS_KEY_ID", GU_ACCESS_ID, 1);
 
-	u = sr_asprintf("gs://no-such-bucket?endpoint=http://127.0.0.1:%d", emu_port);
+	u = sr_asprintf("gs://no-such-bucket?endpoint=http://127.0.0.1:%d", gu.port);
 	bad = su_store_open(u, 0);
 	is_int(sr_store_head(bad, "x", &info, err), SR_STORE_NOTFOUND, "head in a missing bucket");
 	is_int(sr_store_get(bad, "x", 10, &buf, &len, NULL, err), SR_STORE_ERROR,
@@ -664,7 +548,7 @@ test_errors(const char *url)
 		ok(1, "half a key pair in env: open fails");
 	ok(strstr(err, "GS_ACCESS_KEY_ID is set but GS_SECRET_ACCESS_KEY is not; set both") !=
 	    NULL, "half a pair: message: %s", err);
-	setenv("GS_SECRET_ACCESS_KEY", SECRET, 1);
+	setenv("GS_SECRET_ACCESS_KEY", GU_SECRET, 1);
 }
 
 int
@@ -674,18 +558,13 @@ main(void)
 	char *url, *big, *back;
 	int status;
 
-	/* GCS's keys where spotrun finds them first; nothing of AWS's */
-	setenv("GS_ACCESS_KEY_ID", ACCESS_ID, 1);
-	setenv("GS_SECRET_ACCESS_KEY", SECRET, 1);
-	setenv("BOTO_CONFIG", "/dev/null", 1);
-	unsetenv("GS_ENDPOINT_URL");
-	unsetenv("AWS_ACCESS_KEY_ID");
-	unsetenv("AWS_SECRET_ACCESS_KEY");
+	/* GCS's keys where spotrun finds them first, nothing of AWS's; the
+	 * emulator without its rate limit (t-lease and t-queue turn it on) */
+	gu_start(BUCKET, 0, "t-store-gs");
 	su_isolate();
-	start_emulator();
 
 	url = sr_asprintf("gs://" BUCKET "/" PREFIX "?endpoint=http://127.0.0.1:%d&part_size=5MiB"
-	    "&concurrency=4", emu_port);
+	    "&concurrency=4", gu.port);
 	st = su_store_open(url, 0);
 	ok(st != NULL, "open %s", url);
 	if (st == NULL)
@@ -704,7 +583,7 @@ main(void)
 	test_stale_uploads(st, url);
 	test_errors(url);
 
-	ok(waitpid(emu_pid, &status, WNOHANG) == 0, "the emulator is still up");
+	ok(waitpid(gu.pid, &status, WNOHANG) == 0, "the emulator is still up");
 	if (tap_st.failed > 0)
 		log_show(30);
 	sr_store_close(st);

@@ -427,4 +427,7 @@ s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 	.read_plan = s3_read_plan
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
-const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check, S3_OPS };
+/* GCS: "a maximum rate of one write per second to the same object name"
+ * (Cloud Storage quotas and limits; 429 beyond it, doc/fleet.md). */
+const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check,
+	.write_interval = 1.0, S3_OPS };

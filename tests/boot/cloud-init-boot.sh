@@ -22,13 +22,13 @@
 # 4. What the user-data left: spotrun installed, the unit in place and
 #    enabled, the VM's own systemd-analyze verify silent on it, the agent's
 #    command line as the unit will run it.
-# 5. The agent step (only with SPOTRUN_TEST_BOOT_AGENT=1, and then it fails,
-#    never skips, while `spotrun agent` does not exist): systemd is not PID 1
-#    in a chroot, so tests/boot/unit-exec.py stands in for it and runs the
-#    unit's ExecStart in the root, in a network namespace with loopback only;
-#    the agent must claim a job submitted from this machine into a file://
-#    queue that the root shares through a bind mount, run it, and run its
-#    idle command once idle.
+# 5. The agent step: systemd is not PID 1 in a chroot, so
+#    tests/boot/unit-exec.py stands in for it and runs the unit's ExecStart
+#    in the root, in a network namespace with loopback only; the agent must
+#    claim a job submitted from this machine into a file:// queue that the
+#    root shares through a bind mount, run it, and run its idle command once
+#    idle; `spotrun status` here then says the job succeeded on the VM.
+#    Always on: it is what the boot is for, and it adds seconds.
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
@@ -46,13 +46,22 @@ fi
 # The test runs in a mount namespace of its own, so every mount it makes
 # goes away with it, whatever way it ends; its folder is removed from out
 # here, where none of them is seen (a removal inside could reach through a
-# bind mount).
+# bind mount). And in a UTS namespace of its own: cloud-init sets the host
+# name from the seed (its set_hostname and update_hostname modules call
+# hostname(1)), which in the host's namespace renamed this machine.
 if [ -z "${SR_BOOT_TMP:-}" ]; then
 	SR_BOOT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/spotrun-boot.XXXXXX") || exit 1
 	export SR_BOOT_TMP
-	unshare --mount --propagation private -- /bin/sh "$0" "$@"
+	host=$(hostname)
+	unshare --mount --uts --propagation private -- /bin/sh "$0" "$@"
 	rc=$?
 	rm -rf --one-file-system "$SR_BOOT_TMP"
+	if [ "$(hostname)" = "$host" ]; then
+		echo "ok 21 - this machine's host name is still $host"
+	else
+		echo "not ok 21 - this machine's host name was $host, is $(hostname) after the boot"
+		rc=1
+	fi
 	exit "$rc"
 fi
 
@@ -71,7 +80,7 @@ trap '[ -z "$server" ] || kill "$server" 2>/dev/null' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "1..19"
+echo "1..21"
 # ---- 1. the image, made once per machine
 root_cache=$cache/debian12-cloud
 mkdir -p "$cache/apt-archives"
@@ -213,40 +222,41 @@ py=$(chroot "$R" /usr/bin/python3 -c 'import spotrun; print(spotrun.__file__)' 2
 check "the jobs' Python module is installed: $py" [ "${py#/usr/local/lib/python3}" != "$py" ]
 check "the install script removed its build folder" [ ! -e "$R/var/tmp/spotrun-source" ]
 
-# ---- 5. the agent claims a job (after `spotrun agent` lands)
-if chroot "$R" /usr/local/bin/spotrun agent --help >/dev/null 2>&1; then has_agent=yes; else has_agent=no; fi
-echo "# spotrun agent in this tree: $has_agent"
-if [ "${SPOTRUN_TEST_BOOT_AGENT:-0}" != 1 ]; then
-	echo "ok $((n + 1)) # SKIP the agent step is off: SPOTRUN_TEST_BOOT_AGENT=1 runs it (spotrun agent: $has_agent)"
-	n=$((n + 1))
-else
-	t=$(now)
-	cat >"$tmp/job.ini" <<EOF
+# ---- 5. the agent claims a job
+t=$(now)
+cat >"$tmp/job.ini" <<EOF
 [job]
 name = boot-job
 command = /bin/sh -c "echo ran on the VM >$tmp/shared/job-ran"
 EOF
-	# The endpoints of tests/jobs/no-cloud.sh, as the unit's environment file.
-	printf 'SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:1\nSPOTRUN_GCP_ENDPOINT=http://127.0.0.1:1\nSPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:1\n' \
-		>"$R/etc/default/spotrun-agent"
-	sub=$("$SPOTRUN" submit --queue "file://$tmp/queue" "$tmp/job.ini" 2>&1)
-	src=$?
-	unshare --net -- sh -c 'ip link set lo up 2>/dev/null; exec "$@"' sh \
-		"$PY" "$top_srcdir/tests/boot/unit-exec.py" "$R" /etc/systemd/system/spotrun-agent.service \
-		>"$tmp/agent.log" 2>&1 &
-	agent=$!
-	for _ in $(seq 600); do
-		[ -e "$tmp/shared/job-ran" ] && [ -e "$tmp/shared/idle-ran" ] && break
-		kill -0 "$agent" 2>/dev/null || break
-		sleep 0.2
-	done
-	kill -TERM "$agent" 2>/dev/null
-	wait "$agent"
-	took agent "$t"
-	check "the agent claimed the job submitted here (submit: $sub), ran it and went idle" \
-		eval '[ "$src" -eq 0 ] && [ "$(cat "$tmp/shared/job-ran" 2>/dev/null)" = "ran on the VM" ] && [ -e "$tmp/shared/idle-ran" ]'
-	sed 's/^/# agent: /' "$tmp/agent.log" | tail -n 20
-fi
+# The endpoints of tests/jobs/no-cloud.sh, as the unit's environment file.
+printf 'SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:1\nSPOTRUN_GCP_ENDPOINT=http://127.0.0.1:1\nSPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:1\n' \
+	>"$R/etc/default/spotrun-agent"
+sub=$("$SPOTRUN" submit --queue "file://$tmp/queue" "$tmp/job.ini" 2>&1)
+src=$?
+unshare --net -- sh -c 'ip link set lo up 2>/dev/null; exec "$@"' sh \
+	"$PY" "$top_srcdir/tests/boot/unit-exec.py" "$R" /etc/systemd/system/spotrun-agent.service \
+	>"$tmp/agent.log" 2>&1 &
+agent=$!
+for _ in $(seq 600); do
+	[ -e "$tmp/shared/job-ran" ] && [ -e "$tmp/shared/idle-ran" ] && break
+	kill -0 "$agent" 2>/dev/null || break
+	sleep 0.2
+done
+kill -TERM "$agent" 2>/dev/null
+wait "$agent"
+took agent "$t"
+check "the agent claimed the job submitted here (submit: $sub), ran it and went idle" \
+	eval '[ "$src" -eq 0 ] && [ "$(cat "$tmp/shared/job-ran" 2>/dev/null)" = "ran on the VM" ] && [ -e "$tmp/shared/idle-ran" ]'
+sed 's/^/# agent: /' "$tmp/agent.log" | tail -n 20
+# The job's status marker as this machine reads it: succeeded, in one
+# attempt, on the VM's host name, which cloud-init set from the seed's
+# local-hostname (in the boot's UTS namespace).
+got=$("$SPOTRUN" status --json --queue "file://$tmp/queue" boot-job 2>&1 | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+print(j["id"], j["state"], j["attempts"], j["host"])' 2>&1)
+check "spotrun status here reads the VM's result: $got" [ "$got" = "boot-job succeeded 1 spotrun-boot" ]
 took total "$t_all"
 echo "# times:${times%,}"
 [ "$failed" -eq 0 ]
