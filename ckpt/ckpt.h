@@ -31,6 +31,11 @@
 #define SR_CKPT_FENCED	(-5)	/* LATEST carries a higher epoch than opts->epoch:
 				 * a newer run holds the job; nothing committed
 				 * (save), changed (fence) or deleted (gc) */
+#define SR_CKPT_MISMATCH (-6)	/* restore of tensors: the checkpoint holds other
+				 * tensors than the buffers (a name, type, shape
+				 * or box differs), or files */
+#define SR_CKPT_UNUSABLE (-7)	/* restore of tensors: every checkpoint failed its
+				 * checks or could not be read */
 
 /* gc keeps packs and manifests off the chain younger than this (seconds):
  * a commit in flight elsewhere may still come to reference them. */
@@ -93,6 +98,39 @@ struct sr_ckpt_stats {
  * may commit). */
 int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     long long step, struct sr_ckpt_stats *stats, char *err);
+
+/* A buffer of this process saved as a piece of a tensor (the library's,
+ * lib/libspotrun.h): name, element type (manifest.h's enum sr_dtype),
+ * global shape, and the box of it the buffer holds, [offsets, offsets +
+ * sizes) in each of ndim dimensions, row-major and contiguous in data. */
+struct sr_ckpt_tensor {
+	const char *name;
+	int dtype;
+	int ndim;
+	const uint64_t *shape, *offsets, *sizes;
+	void *data;			/* save: read only, unchanged until it returns */
+	uint64_t bytes;			/* of data: the box's elements times their size */
+};
+
+/* sr_ckpt_save for n buffers instead of a directory: a manifest of
+ * version 2 with their tensors (doc/format.md). The names must be
+ * distinct; the caller checked each box against its shape. */
+int sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
+    const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *stats,
+    char *err);
+
+/* Fill the n buffers from the newest usable checkpoint that holds each of
+ * them: a tensor of the same name, type and shape with a piece of exactly
+ * the buffer's box (no resharding yet). Every chunk is checked before the
+ * next candidate is tried; a bad one falls back to the previous
+ * checkpoint as sr_ckpt_restore does, and the buffers then hold that one
+ * (their contents are undefined after a failure). A checkpoint that does
+ * not match the buffers fails with SR_CKPT_MISMATCH, no fallback: an
+ * older one of the same job would not match either. 0 (stats filled),
+ * SR_CKPT_NONE, SR_CKPT_MISMATCH, SR_CKPT_UNUSABLE, SR_CKPT_CANCELLED or
+ * -1 (the store, or a chunk codec, failed). */
+int sr_ckpt_restore_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
+    const struct sr_ckpt_tensor *t, size_t n, struct sr_ckpt_stats *stats, char *err);
 
 /* Restore the newest usable checkpoint into dir (emptied first). Every chunk
  * is verified; a corrupt or missing one falls back to the previous

@@ -44,3 +44,10 @@ dist_check_SCRIPTS += tests/t62-cjob.sh
 # RGW that the script starts on loopback: `make bench` (bench/s3.sh).
 SR_BENCH += bench/s3.sh
 EXTRA_DIST += bench/s3.sh
+
+# What a save reads (savesrc.h): a directory (save-dir.c) or buffers in
+# memory, the library's tensors (save-tensors.c); what a restore walks
+# (restore.h): the candidates (restore-walk.c), into a directory
+# (restore.c) or into buffers (restore-tensors.c).
+libckpt_a_SOURCES += ckpt/savesrc.h ckpt/save-dir.c ckpt/save-tensors.c ckpt/restore.h \
+	ckpt/restore-walk.c ckpt/restore-tensors.c

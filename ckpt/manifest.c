@@ -38,6 +38,18 @@ sr_manifest_free(struct sr_manifest *m)
 		free(m->entries[i].chunks);
 	}
 	free(m->entries);
+	for (i = 0; i < m->ntensors; i++) {
+		struct sr_mtensor *t = &m->tensors[i];
+		size_t k;
+
+		for (k = 0; k < t->npieces; k++) {
+			free(t->pieces[k].data.path);
+			free(t->pieces[k].data.chunks);
+		}
+		free(t->pieces);
+		free(t->name);
+	}
+	free(m->tensors);
 	for (i = 0; i < m->npacks; i++)
 		free(m->packs[i]);
 	free(m->packs);
@@ -59,6 +71,89 @@ sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type)
 	e->path = sr_strdup(path);
 	e->type = type;
 	return e;
+}
+
+struct sr_mtensor *
+sr_manifest_add_tensor(struct sr_manifest *m, const char *name, enum sr_dtype dtype, int ndim,
+    const uint64_t *shape)
+{
+	struct sr_mtensor *t;
+
+	if (ndim < 0 || ndim > SR_TENSOR_DIMS)
+		sr_fatal("manifest: tensor of %d dimensions", ndim);
+	if (m->ntensors == m->tensors_cap) {
+		m->tensors_cap = m->tensors_cap ? m->tensors_cap * 2 : 16;
+		m->tensors = sr_reallocarray(m->tensors, m->tensors_cap, sizeof *m->tensors);
+	}
+	t = &m->tensors[m->ntensors++];
+	memset(t, 0, sizeof *t);
+	t->name = sr_strdup(name);
+	t->dtype = dtype;
+	t->ndim = ndim;
+	if (ndim > 0)
+		memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+	return t;
+}
+
+struct sr_mpiece *
+sr_mtensor_add_piece(struct sr_mtensor *t, const uint64_t *offsets, const uint64_t *sizes)
+{
+	struct sr_mpiece *p;
+	char at[SR_TENSOR_DIMS * 24 + 2] = "";
+	size_t len = 0;
+	int d;
+
+	if (t->npieces == t->pieces_cap) {
+		t->pieces_cap = t->pieces_cap ? t->pieces_cap * 2 : 4;
+		t->pieces = sr_reallocarray(t->pieces, t->pieces_cap, sizeof *t->pieces);
+	}
+	p = &t->pieces[t->npieces++];
+	memset(p, 0, sizeof *p);
+	p->data.type = SR_MT_FILE;
+	for (d = 0; d < t->ndim; d++) {
+		p->offsets[d] = offsets[d];
+		p->sizes[d] = sizes[d];
+		len += (size_t)snprintf(at + len, sizeof at - len, "%s%" PRIu64, d ? "," : "",
+		    offsets[d]);
+	}
+	p->data.path = sr_asprintf("%s[%s]", t->name, at);
+	return p;
+}
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtypes[SR_DT_COUNT] = {
+	[SR_DT_BYTES] = { "bytes", 1 }, [SR_DT_F32] = { "f32", 4 }, [SR_DT_F64] = { "f64", 8 },
+	[SR_DT_F16] = { "f16", 2 }, [SR_DT_BF16] = { "bf16", 2 },
+	[SR_DT_F8E4M3] = { "f8e4m3", 1 }, [SR_DT_F8E5M2] = { "f8e5m2", 1 },
+	[SR_DT_I8] = { "i8", 1 }, [SR_DT_I16] = { "i16", 2 }, [SR_DT_I32] = { "i32", 4 },
+	[SR_DT_I64] = { "i64", 8 }, [SR_DT_U8] = { "u8", 1 }, [SR_DT_U16] = { "u16", 2 },
+	[SR_DT_U32] = { "u32", 4 }, [SR_DT_U64] = { "u64", 8 },
+};
+
+size_t
+sr_dtype_size(enum sr_dtype d)
+{
+	return (unsigned)d < SR_DT_COUNT ? dtypes[d].size : 0;
+}
+
+const char *
+sr_dtype_name(enum sr_dtype d)
+{
+	return (unsigned)d < SR_DT_COUNT ? dtypes[d].name : NULL;
+}
+
+int
+sr_dtype_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < SR_DT_COUNT; i++) {
+		if (strcmp(s, dtypes[i].name) == 0)
+			return i;
+	}
+	return -1;
 }
 
 struct sr_mchunk *
@@ -220,10 +315,54 @@ chunk_json(const struct sr_mchunk *c)
 }
 
 static json_t *
+chunks_json(const struct sr_mentry *e)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < e->nchunks; i++)
+		json_array_append_new(a, chunk_json(&e->chunks[i]));
+	return a;
+}
+
+static json_t *
+dims_json(const uint64_t *v, int n)
+{
+	json_t *a = json_array();
+	int d;
+
+	for (d = 0; d < n; d++)
+		json_array_append_new(a, uint_json(v[d]));
+	return a;
+}
+
+static json_t *
+tensor_json(const struct sr_mtensor *t)
+{
+	json_t *o = json_object(), *a = json_array();
+	size_t i;
+
+	json_object_set_new(o, "name", json_string(t->name));
+	json_object_set_new(o, "dtype", json_string(sr_dtype_name(t->dtype)));
+	json_object_set_new(o, "shape", dims_json(t->shape, t->ndim));
+	for (i = 0; i < t->npieces; i++) {
+		const struct sr_mpiece *p = &t->pieces[i];
+		json_t *po = json_object();
+
+		json_object_set_new(po, "offsets", dims_json(p->offsets, t->ndim));
+		json_object_set_new(po, "sizes", dims_json(p->sizes, t->ndim));
+		json_object_set_new(po, "size", uint_json(p->data.size));
+		json_object_set_new(po, "chunks", chunks_json(&p->data));
+		json_array_append_new(a, po);
+	}
+	json_object_set_new(o, "pieces", a);
+	return o;
+}
+
+static json_t *
 entry_json(const struct sr_mentry *e)
 {
-	json_t *o = json_object(), *a;
-	size_t i;
+	json_t *o = json_object();
 
 	json_object_set_new(o, "path", json_string(e->path));
 	json_object_set_new(o, "type", json_string(sr_mtype_name(e->type)));
@@ -231,10 +370,7 @@ entry_json(const struct sr_mentry *e)
 	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
 	if (e->type == SR_MT_FILE) {
 		json_object_set_new(o, "size", uint_json(e->size));
-		a = json_array();
-		for (i = 0; i < e->nchunks; i++)
-			json_array_append_new(a, chunk_json(&e->chunks[i]));
-		json_object_set_new(o, "chunks", a);
+		json_object_set_new(o, "chunks", chunks_json(e));
 	} else if (e->type == SR_MT_SYMLINK)
 		json_object_set_new(o, "target", json_string(e->target));
 	return o;
@@ -278,6 +414,12 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(root, "entries", a);
+	if (m->ntensors > 0) {
+		a = json_array();
+		for (i = 0; i < m->ntensors; i++)
+			json_array_append_new(a, tensor_json(&m->tensors[i]));
+		json_object_set_new(root, "tensors", a);
+	}
 	/* One entry per line keeps diffs and `grep` of manifests useful. */
 	text = json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
 	json_decref(root);
@@ -404,6 +546,29 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 	return 0;
 }
 
+/* A file's or a piece's size and chunks. */
+static int
+parse_data(json_t *o, const char *where, struct sr_manifest *m, struct sr_mentry *e, char *err)
+{
+	json_t *chunks = json_object_get(o, "chunks");
+	char cw[160];
+	size_t i;
+
+	if (get_uint(o, where, "size", 1, &e->size, err) == -1)
+		return -1;
+	if (chunks == NULL)
+		return sr_err(err, "%s.chunks: missing", where);
+	if (!json_is_array(chunks))
+		return sr_err(err, "%s.chunks: not an array", where);
+	for (i = 0; i < json_array_size(chunks); i++) {
+		snprintf(cw, sizeof cw, "%s.chunks[%zu]", where, i);
+		/* add_chunk may move e's chunks, never e itself */
+		if (parse_chunk(json_array_get(chunks, i), cw, m, sr_mentry_add_chunk(e), err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
 {
@@ -411,8 +576,7 @@ parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
 	struct sr_mentry *e;
 	long long mode = 0, mtime = 0;
 	json_t *chunks;
-	char cw[128], q[64];
-	size_t i;
+	char q[64];
 	int t;
 
 	if (!json_is_object(o))
@@ -439,16 +603,69 @@ parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
 		e->target = sr_strdup(target);
 	if (t != SR_MT_FILE)
 		return 0;
-	if (get_uint(o, where, "size", 1, &e->size, err) == -1)
+	return parse_data(o, where, m, e, err);
+}
+
+/* An array of at most SR_TENSOR_DIMS non-negative integers into v; its
+ * length into *n, or checked against *n when *n >= 0. */
+static int
+parse_dims(json_t *o, const char *where, const char *key, uint64_t *v, int *n, char *err)
+{
+	json_t *a = member(o, where, key, 1, err), *x;
+	size_t i;
+
+	if (a == NULL)
 		return -1;
-	if (chunks == NULL)
-		return sr_err(err, "%s.chunks: missing", where);
-	if (!json_is_array(chunks))
-		return sr_err(err, "%s.chunks: not an array", where);
-	for (i = 0; i < json_array_size(chunks); i++) {
-		snprintf(cw, sizeof cw, "%s.chunks[%zu]", where, i);
-		/* add_chunk may move e's chunks, never e itself */
-		if (parse_chunk(json_array_get(chunks, i), cw, m, sr_mentry_add_chunk(e), err) == -1)
+	if (!json_is_array(a))
+		return sr_err(err, "%s.%s: not an array", where, key);
+	if (*n < 0 && json_array_size(a) > SR_TENSOR_DIMS)
+		return sr_err(err, "%s.%s: %zu dimensions, more than %d", where, key,
+		    json_array_size(a), SR_TENSOR_DIMS);
+	if (*n >= 0 && json_array_size(a) != (size_t)*n)
+		return sr_err(err, "%s.%s: %zu dimensions, but the tensor has %d", where, key,
+		    json_array_size(a), *n);
+	json_array_foreach(a, i, x) {
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return sr_err(err, "%s.%s[%zu]: not a non-negative integer", where, key, i);
+		v[i] = (uint64_t)json_integer_value(x);
+	}
+	*n = (int)json_array_size(a);
+	return 0;
+}
+
+static int
+parse_tensor(json_t *o, const char *where, struct sr_manifest *m, char *err)
+{
+	const char *name, *dtype;
+	uint64_t shape[SR_TENSOR_DIMS], off[SR_TENSOR_DIMS], size[SR_TENSOR_DIMS];
+	struct sr_mtensor *t;
+	json_t *pieces, *po;
+	char pw[128], q[64];
+	size_t i;
+	int ndim = -1, dt;
+
+	if (!json_is_object(o))
+		return sr_err(err, "%s: not an object", where);
+	if (get_str(o, where, "name", 1, &name, err) == -1 ||
+	    get_str(o, where, "dtype", 1, &dtype, err) == -1 ||
+	    parse_dims(o, where, "shape", shape, &ndim, err) == -1)
+		return -1;
+	if ((dt = sr_dtype_parse(dtype)) < 0)
+		return sr_err(err, "%s.dtype: unknown type %s", where, sr_path_quote(dtype, q, sizeof q));
+	if ((pieces = member(o, where, "pieces", 1, err)) == NULL)
+		return -1;
+	if (!json_is_array(pieces))
+		return sr_err(err, "%s.pieces: not an array", where);
+	t = sr_manifest_add_tensor(m, name, (enum sr_dtype)dt, ndim, shape);
+	json_array_foreach(pieces, i, po) {
+		snprintf(pw, sizeof pw, "%s.pieces[%zu]", where, i);
+		if (!json_is_object(po))
+			return sr_err(err, "%s: not an object", pw);
+		if (parse_dims(po, pw, "offsets", off, &ndim, err) == -1 ||
+		    parse_dims(po, pw, "sizes", size, &ndim, err) == -1)
+			return -1;
+		/* add_piece may move t's pieces, never t itself */
+		if (parse_data(po, pw, m, &sr_mtensor_add_piece(t, off, size)->data, err) == -1)
 			return -1;
 	}
 	return 0;
@@ -484,7 +701,7 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 	struct sr_ckpt_stats *s = &m->stats;
 	long long version = 0, step = -1, world_size = 0;
 	const char *job;
-	json_t *st, *entries;
+	json_t *st, *entries, *tensors;
 	char where[64];
 	size_t i;
 
@@ -492,9 +709,9 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 		return sr_err(err, "not a JSON object");
 	if (get_int(root, "", "version", 1, 0, INT32_MAX, &version, err) == -1)
 		return -1;
-	if (version != SR_MANIFEST_VERSION)
-		return sr_err(err, "version %lld is not known (this spotrun reads version %d)",
-		    version, SR_MANIFEST_VERSION);
+	if (version != SR_MANIFEST_VERSION && version != SR_MANIFEST_VERSION_TENSORS)
+		return sr_err(err, "version %lld is not known (this spotrun reads versions %d and %d)",
+		    version, SR_MANIFEST_VERSION, SR_MANIFEST_VERSION_TENSORS);
 	m->version = (int)version;
 	if (parse_link(root, m, err) == -1)
 		return -1;
@@ -529,6 +746,15 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 	for (i = 0; i < json_array_size(entries); i++) {
 		snprintf(where, sizeof where, "entries[%zu]", i);
 		if (parse_entry(json_array_get(entries, i), where, m, err) == -1)
+			return -1;
+	}
+	if ((tensors = json_object_get(root, "tensors")) == NULL)
+		return 0;
+	if (!json_is_array(tensors))
+		return sr_err(err, "tensors: not an array");
+	for (i = 0; i < json_array_size(tensors); i++) {
+		snprintf(where, sizeof where, "tensors[%zu]", i);
+		if (parse_tensor(json_array_get(tensors, i), where, m, err) == -1)
 			return -1;
 	}
 	return 0;
@@ -570,22 +796,42 @@ check_chunk(const struct sr_mentry *e, size_t k, const char *packdir, const char
 	size_t bound;
 
 	if (c->rlen == 0)
-		return sr_err(err, "path %s: chunk %zu: raw length 0", q, k);
+		return sr_err(err, "%s: chunk %zu: raw length 0", q, k);
 	if (c->rlen > SR_CODEC_MAX_CHUNK)
-		return sr_err(err, "path %s: chunk %zu: raw length %" PRIu64
+		return sr_err(err, "%s: chunk %zu: raw length %" PRIu64
 		    " exceeds the %zu MiB chunk limit", q, k, c->rlen, SR_CODEC_MAX_CHUNK >> 20);
 	bound = sr_codec_bound((size_t)c->rlen);
 	if (c->clen == 0 || c->clen > bound)
-		return sr_err(err, "path %s: chunk %zu: encoded length %" PRIu64
+		return sr_err(err, "%s: chunk %zu: encoded length %" PRIu64
 		    " is outside [1, %zu] for %" PRIu64 " raw bytes", q, k, c->clen, bound, c->rlen);
 	if (c->offset > SR_PACK_LIMIT - c->clen)
-		return sr_err(err, "path %s: chunk %zu: offset %" PRIu64
+		return sr_err(err, "%s: chunk %zu: offset %" PRIu64
 		    " is beyond the %" PRIu64 " GiB pack limit", q, k, c->offset, SR_PACK_LIMIT >> 30);
 	name = c->pack + strlen(packdir);
 	if (strncmp(c->pack, packdir, strlen(packdir)) != 0 || strchr(name, '/') != NULL ||
 	    sr_path_check(name, NULL) == -1)
-		return sr_err(err, "path %s: chunk %zu: pack %s is not an object under %s", q, k,
+		return sr_err(err, "%s: chunk %zu: pack %s is not an object under %s", q, k,
 		    sr_path_quote(c->pack, qp, sizeof qp), packdir);
+	return 0;
+}
+
+/* A file's or a piece's chunks: each sound, holding exactly its size. */
+static int
+check_data(const struct sr_mentry *e, const char *packdir, const char *who, char *err)
+{
+	uint64_t sum = 0;
+	size_t k;
+
+	for (k = 0; k < e->nchunks; k++) {
+		if (check_chunk(e, k, packdir, who, err) == -1)
+			return -1;
+		sum += e->chunks[k].rlen;	/* rlen <= 256 MiB: no overflow in practice */
+		if (sum > e->size)
+			break;
+	}
+	if (sum != e->size)
+		return sr_err(err, "%s: size %" PRIu64 " but its chunks hold %s%" PRIu64 " bytes",
+		    who, e->size, sum > e->size ? "more than " : "", sum);
 	return 0;
 }
 
@@ -594,9 +840,7 @@ check_entry(const struct sr_manifest *m, size_t i, const char *packdir, char *er
 {
 	const struct sr_mentry *e = &m->entries[i];
 	const char *slash;
-	char q[256], qp[256];
-	uint64_t sum = 0;
-	size_t k;
+	char q[256], qp[256], who[270];
 
 	if (sr_path_check(e->path, err) == -1)
 		return -1;
@@ -623,16 +867,49 @@ check_entry(const struct sr_manifest *m, size_t i, const char *packdir, char *er
 		return sr_err(err, "path %s: mode %#o has bits beyond 07777", q, e->mode);
 	if (e->type != SR_MT_FILE)
 		return 0;
-	for (k = 0; k < e->nchunks; k++) {
-		if (check_chunk(e, k, packdir, q, err) == -1)
+	snprintf(who, sizeof who, "path %s", q);
+	return check_data(e, packdir, who, err);
+}
+
+/* Tensors: names unique and sorted, a known type, and each piece a box
+ * inside the shape whose bytes its chunks hold. */
+static int
+check_tensor(const struct sr_manifest *m, size_t i, const char *packdir, char *err)
+{
+	const struct sr_mtensor *t = &m->tensors[i];
+	char q[SR_TENSOR_NAME_MAX + 64], who[SR_TENSOR_NAME_MAX + 96];
+	uint64_t elems;
+	size_t k;
+	int d;
+
+	sr_path_quote(t->name, q, sizeof q);
+	if (t->name[0] == '\0' || strlen(t->name) > SR_TENSOR_NAME_MAX)
+		return sr_err(err, "tensor %s: a name is 1 to %d bytes", q, SR_TENSOR_NAME_MAX);
+	if (i > 0 && strcmp(m->tensors[i - 1].name, t->name) >= 0)
+		return sr_err(err, "tensor %s: %s", q, strcmp(m->tensors[i - 1].name, t->name) == 0 ?
+		    "duplicate" : "tensors are not sorted by name");
+	if (sr_dtype_name(t->dtype) == NULL)
+		return sr_err(err, "tensor %s: unknown type %d", q, (int)t->dtype);
+	for (k = 0; k < t->npieces; k++) {
+		const struct sr_mpiece *p = &t->pieces[k];
+		snprintf(who, sizeof who, "tensor %s piece %zu", q, k);
+		elems = 1;
+		for (d = 0; d < t->ndim; d++) {
+			if (p->offsets[d] > t->shape[d] || p->sizes[d] > t->shape[d] - p->offsets[d])
+				return sr_err(err, "%s: dimension %d: [%" PRIu64 ", +%" PRIu64 ") is "
+				    "outside the shape's %" PRIu64, who, d, p->offsets[d], p->sizes[d],
+				    t->shape[d]);
+			if (p->sizes[d] != 0 && elems > UINT64_MAX / p->sizes[d])
+				return sr_err(err, "%s: too many elements", who);
+			elems *= p->sizes[d];
+		}
+		if (elems > UINT64_MAX / sr_dtype_size(t->dtype) ||
+		    elems * sr_dtype_size(t->dtype) != p->data.size)
+			return sr_err(err, "%s: size %" PRIu64 " is not its %" PRIu64 " elements of %s",
+			    who, p->data.size, elems, sr_dtype_name(t->dtype));
+		if (check_data(&p->data, packdir, who, err) == -1)
 			return -1;
-		sum += e->chunks[k].rlen;	/* rlen <= 256 MiB: no overflow in practice */
-		if (sum > e->size)
-			break;
 	}
-	if (sum != e->size)
-		return sr_err(err, "path %s: size %" PRIu64 " but its chunks hold %s%" PRIu64 " bytes",
-		    q, e->size, sum > e->size ? "more than " : "", sum);
 	return 0;
 }
 
@@ -643,9 +920,12 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	size_t i;
 	int rc = 0;
 
-	if (m->version != SR_MANIFEST_VERSION)
-		return sr_err(err, "version %d is not known (this spotrun reads version %d)",
-		    m->version, SR_MANIFEST_VERSION);
+	if (m->version != SR_MANIFEST_VERSION && m->version != SR_MANIFEST_VERSION_TENSORS)
+		return sr_err(err, "version %d is not known (this spotrun reads versions %d and %d)",
+		    m->version, SR_MANIFEST_VERSION, SR_MANIFEST_VERSION_TENSORS);
+	if (m->ntensors > 0 && m->version != SR_MANIFEST_VERSION_TENSORS)
+		return sr_err(err, "tensors: a manifest of version %d has none (version %d has)",
+		    m->version, SR_MANIFEST_VERSION_TENSORS);
 	if (m->job == NULL || strcmp(m->job, job) != 0)
 		return sr_err(err, "job: %s, but the manifest is stored under job \"%s\"",
 		    sr_path_quote(m->job != NULL ? m->job : "", q, sizeof q), job);
@@ -659,6 +939,8 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	packdir = sr_asprintf("%s/packs/", job);
 	for (i = 0; i < m->nentries && rc == 0; i++)
 		rc = check_entry(m, i, packdir, err);
+	for (i = 0; i < m->ntensors && rc == 0; i++)
+		rc = check_tensor(m, i, packdir, err);
 	free(packdir);
 	if (rc == -1)
 		return -1;

@@ -14,6 +14,14 @@
 #include "ckpt.h"
 
 #define SR_MANIFEST_VERSION 1
+/* Manifests that carry tensors (the library's, doc/format.md): an older
+ * spotrun refuses them rather than restore an empty directory. Readers
+ * take both. */
+#define SR_MANIFEST_VERSION_TENSORS 2
+/* Dimensions of a tensor at most. */
+#define SR_TENSOR_DIMS 8
+/* Bytes of a tensor's name at most. */
+#define SR_TENSOR_NAME_MAX 255
 /* Largest manifest object a reader loads. */
 #define SR_MANIFEST_MAX ((size_t)64 << 20)
 /* Largest pack offset + length a manifest may name (packs are ~1 GiB). */
@@ -51,6 +59,34 @@ struct sr_mentry {
 	size_t nchunks, chunks_cap;
 };
 
+/* Element types of tensors; the numbers are the library's spotrun_dtype
+ * (lib/libspotrun.h), so they never change. */
+enum sr_dtype {
+	SR_DT_BYTES = 0, SR_DT_F32, SR_DT_F64, SR_DT_F16, SR_DT_BF16, SR_DT_F8E4M3,
+	SR_DT_F8E5M2, SR_DT_I8, SR_DT_I16, SR_DT_I32, SR_DT_I64, SR_DT_U8, SR_DT_U16,
+	SR_DT_U32, SR_DT_U64,
+	SR_DT_COUNT
+};
+
+/* One saved piece of a tensor: the box [offsets, offsets + sizes) of its
+ * global shape, row-major, as one run of bytes held in data (a file entry
+ * without a path of its own: size and chunks). */
+struct sr_mpiece {
+	uint64_t offsets[SR_TENSOR_DIMS];
+	uint64_t sizes[SR_TENSOR_DIMS];
+	struct sr_mentry data;
+};
+
+/* A tensor: name, element type, global shape, the pieces saved of it. */
+struct sr_mtensor {
+	char *name;
+	enum sr_dtype dtype;
+	int ndim;			/* 0 (a scalar) .. SR_TENSOR_DIMS */
+	uint64_t shape[SR_TENSOR_DIMS];
+	struct sr_mpiece *pieces;
+	size_t npieces, pieces_cap;
+};
+
 /* What a manifest says of the checkpoint committed before it (its place
  * on LATEST's chain, doc/format.md). */
 enum sr_mlink {
@@ -72,6 +108,8 @@ struct sr_manifest {
 	uint64_t parent;	/* SR_LINK_PARENT */
 	struct sr_mentry *entries;
 	size_t nentries, entries_cap;
+	struct sr_mtensor *tensors;	/* the library's, by name (strcmp order) */
+	size_t ntensors, tensors_cap;
 	char **packs;		/* interned pack keys */
 	size_t npacks, packs_cap;
 };
@@ -85,6 +123,18 @@ struct sr_mentry *sr_manifest_add(struct sr_manifest *m, const char *path, enum 
 struct sr_mchunk *sr_mentry_add_chunk(struct sr_mentry *e);
 /* The manifest's copy of a pack key (one per distinct key). */
 const char *sr_manifest_intern(struct sr_manifest *m, const char *pack);
+/* Append a tensor (name copied; the pointer is valid until the next add)
+ * and a piece of one (zeroed; its data entry's path is the tensor's name
+ * with the piece's offsets, for messages). */
+struct sr_mtensor *sr_manifest_add_tensor(struct sr_manifest *m, const char *name,
+    enum sr_dtype dtype, int ndim, const uint64_t *shape);
+struct sr_mpiece *sr_mtensor_add_piece(struct sr_mtensor *t, const uint64_t *offsets,
+    const uint64_t *sizes);
+/* Bytes of one element (1 for bytes), the name the manifest writes ("f32",
+ * "bf16", "f8e4m3", ...; NULL if unknown) and its inverse (-1). */
+size_t sr_dtype_size(enum sr_dtype d);
+const char *sr_dtype_name(enum sr_dtype d);
+int sr_dtype_parse(const char *s);
 /* Sort entries by path (strcmp order). */
 void sr_manifest_sort(struct sr_manifest *m);
 /* Index of the entry with this path, or -1 (entries must be sorted). */

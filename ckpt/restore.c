@@ -52,6 +52,7 @@
 #include "fault.h"
 #include "manifest.h"
 #include "pathsafe.h"
+#include "restore.h"
 #include "util.h"
 
 /* Memory for chunks at most: each worker decodes into a raw chunk through
@@ -65,13 +66,6 @@
  * pages from memory; blocks of 64 KiB-1 MiB 0.42-0.69 s. */
 #define WRITE_BLOCK ((uint64_t)256 << 10)
 
-/* Outcome of one candidate checkpoint. */
-enum try_rc {
-	TRY_OK = 0,
-	TRY_BAD = -1,		/* this checkpoint is unusable: fall back */
-	TRY_LOCAL = -2,		/* writing here failed: falling back would not help */
-	TRY_CANCELLED = -3
-};
 
 struct task {
 	size_t entry, chunk;
@@ -824,85 +818,41 @@ try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint
 	return rc;
 }
 
+/* The candidates' walk calls these (restore.h). */
+struct dir_restore {
+	const char *dir;		/* without trailing slashes */
+};
+
+static void
+dir_prepare(void *arg, const struct sr_ckpt_opts *o)
+{
+	struct dir_restore *d = arg;
+
+	sweep_staging(o, d->dir);
+}
+
+static int
+dir_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq,
+    struct sr_manifest *m, char *why)
+{
+	struct dir_restore *d = arg;
+
+	return try_one(st, o, d->dir, seq, m, why);
+}
+
 int
 sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     struct sr_ckpt_stats *stats, char *err)
 {
-	struct sr_catalog cat;
-	struct sr_manifest m;
-	struct sr_chain w;
-	uint64_t seq, next;
+	struct dir_restore d;
+	char *t = sr_strdup(dir);
 	size_t i;
-	double t0 = sr_mono();
-	char why[SR_ERRMAX], first[SR_ERRMAX], *d;
-	int rc = -1, nbad = 0, more;
+	int rc;
 
-	if (sr_ckpt_job_check(opts->job, err) == -1)
-		return -1;
-	if (sr_catalog_read(st, opts->job, &cat, err) == -1)
-		return sr_err_prefix(err, "restore %s", opts->job);
-	if ((cat.n == 0 && cat.latest.state != SR_LATEST_OK) ||
-	    cat.latest.state == SR_LATEST_NONE) {
-		sr_catalog_free(&cat);
-		sr_err(err, "restore %s: no checkpoint", opts->job);
-		return SR_CKPT_NONE;
-	}
-	sr_catalog_warn(opts, &cat);
-
-	d = sr_strdup(dir);
-	for (i = strlen(d); i > 1 && d[i - 1] == '/'; i--)
-		d[i - 1] = '\0';
-	sweep_staging(opts, d);
-	first[0] = '\0';
-	/* Newest first along LATEST's chain (chain.h): LATEST itself even
-	 * when its manifest is not listed, so that its absence is reported;
-	 * each next candidate is what the failed one names as its parent. */
-	sr_chain_begin(&w, opts->job, &cat);
-	for (more = sr_chain_next(&w, &seq); more; seq = next) {
-		enum try_rc trc;
-		why[0] = '\0';
-		trc = try_one(st, opts, d, seq, &m, why);
-		if (trc == TRY_OK) {
-			if (stats != NULL) {
-				*stats = m.stats;
-				stats->seq = seq;
-				stats->new_bytes = 0;
-				stats->seconds = sr_mono() - t0;
-			}
-			sr_manifest_free(&m);
-			rc = 0;
-			break;
-		}
-		sr_chain_follow(&w, &m);
-		sr_manifest_free(&m);
-		if (trc == TRY_CANCELLED) {
-			sr_err(err, "restore %s: cancelled", opts->job);
-			rc = SR_CKPT_CANCELLED;
-			break;
-		}
-		if (trc == TRY_LOCAL) {
-			sr_err(err, "restore %s: checkpoint %" PRIu64 ": %s", opts->job, seq, why);
-			break;
-		}
-		if (nbad++ == 0)
-			snprintf(first, sizeof first, "checkpoint %" PRIu64 ": %s", seq, why);
-		if ((more = sr_chain_next(&w, &next)))
-			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; falling back to checkpoint %" PRIu64,
-			    seq, why, next);
-		else {
-			sr_ckpt_say(opts, "checkpoint %" PRIu64 ": %s; no older checkpoint", seq, why);
-			if (w.note[0] != '\0')
-				sr_ckpt_say(opts, "%s", w.note);
-		}
-	}
-	if (rc == -1 && nbad > 0 && !more) {
-		if (nbad > 1)
-			sr_err(err, "restore %s: no usable checkpoint; %s (and %d older ones failed too)",
-			    opts->job, first, nbad - 1);
-		else
-			sr_err(err, "restore %s: %s", opts->job, first);
-	}
-	sr_catalog_free(&cat);
-	free(d);
+	for (i = strlen(t); i > 1 && t[i - 1] == '/'; i--)
+		t[i - 1] = '\0';
+	d.dir = t;
+	rc = sr_restore_walk(st, opts, dir_prepare, dir_try, &d, stats, NULL, err);
+	free(t);
 	return rc;
 }

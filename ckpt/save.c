@@ -1,11 +1,13 @@
 /*
- * save.c: sr_ckpt_save, a directory snapshot into a new checkpoint.
+ * save.c: sr_ckpt_save_src, a source's data (savesrc.h: a directory, or
+ * buffers in memory) into a new checkpoint.
  *
- * The walk records the tree (metadata only); then the files are cut into
- * chunks that flow through a bounded ring of slots. The calling thread
- * plans: it opens each file and queues its chunks (file, offset, length)
- * in slot k % depth. Worker threads take the queued chunks in order, read
- * each with pread into their own buffer, hash it (SHA-256) and, unless the
+ * The source records what is saved (metadata only); then its data items
+ * (files, tensors' pieces) are cut into chunks that flow through a bounded
+ * ring of slots. The calling thread plans: it takes each item and queues
+ * its chunks (item, offset, length) in slot k % depth. Worker threads take
+ * the queued chunks in order, read each with pread into their own buffer
+ * (an item in memory is read where it is), hash it (SHA-256) and, unless the
  * previous checkpoint already stores it, encode it into the slot with
  * their own codec. The calling thread drains the slots in order, appending
  * new chunks to the pack upload and references to the manifest. So the
@@ -43,6 +45,7 @@
 #include "manifest.h"
 #include "pack.h"
 #include "pathsafe.h"
+#include "savesrc.h"
 #include "util.h"
 
 #define DEFAULT_CHUNK ((size_t)16 << 20)
@@ -66,11 +69,11 @@ enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
  * worker made of it. */
 struct slot {
 	enum slot_state state;
-	int fd;				/* the file; open until its last chunk drains */
-	int last;			/* the file's last chunk: drain closes fd */
-	uint64_t off;			/* where the chunk starts in the file */
+	struct sr_save_item it;		/* its item; a file stays open until its
+					 * last chunk drains */
+	int last;			/* the item's last chunk: drain closes it */
+	uint64_t off;			/* where the chunk starts in the item */
 	size_t want;			/* bytes planned */
-	size_t entry;			/* index of the file in the manifest */
 	uint8_t *enc;
 	size_t rlen, clen;		/* bytes read (< want: the file shrank) */
 	enum sr_transform xf;
@@ -85,6 +88,7 @@ struct slot {
 struct saver {
 	struct sr_store *st;
 	const struct sr_ckpt_opts *o;
+	const struct sr_save_src *src;
 	const char *job;
 	size_t chunk_size;
 	uint64_t pack_size;
@@ -104,9 +108,9 @@ struct saver {
 	uint64_t submitted, taken, drained;
 	int stop;
 	int plan_fd;			/* the file being queued, until its last chunk is */
-	/* the file being drained: bytes saved so far, and whether a chunk
+	/* the item being drained: bytes saved so far, and whether a chunk
 	 * came back short (the rest of the file is then dropped) */
-	size_t dr_entry;
+	const struct sr_mentry *dr_entry;
 	uint64_t dr_total;
 	int dr_short;
 	/* packs */
@@ -125,182 +129,22 @@ struct saver {
 	double progress_at;		/* sr_ckpt_progress's last call */
 };
 
-/* ---- walking the tree ---- */
-
-/* Whether s is valid UTF-8 (JSON strings must be). */
-static int
-utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p != '\0') {
-		unsigned c = *p;
-		int n;
-		uint32_t cp;
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else
-			return 0;
-		for (p++; n > 0; n--, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (*p & 0x3f);
-		}
-		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
-		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
-			return 0;
-	}
-	return 1;
-}
-
-static int64_t
-mtime_ns(const struct stat *sb)
-{
-	return (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
-}
-
-static int walk_dir(struct saver *s, int dfd, const char *rel, char *err);
-
-/* Record one directory entry (name in directory dfd; path from the root). */
-static int
-walk_one(struct saver *s, int dfd, const char *name, const char *path, char *err)
-{
-	struct sr_mentry *e;
-	struct stat sb;
-	char q[256], target[SR_PATH_MAX + 2];
-	ssize_t n;
-	int sub, rc;
-
-	sr_path_quote(path, q, sizeof q);
-	if (!utf8_ok(name)) {
-		sr_ckpt_say(s->o, "warning: skipping %s: name is not valid UTF-8", q);
-		return 0;
-	}
-	if (strlen(path) > SR_PATH_MAX) {
-		sr_ckpt_say(s->o, "warning: skipping %s: path longer than %d bytes", q, SR_PATH_MAX);
-		return 0;
-	}
-	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
-		if (errno == ENOENT)
-			return 0;	/* gone since the listing */
-		return sr_errno(err, "stat %s", q);
-	}
-	if (S_ISREG(sb.st_mode)) {
-		e = sr_manifest_add(&s->m, path, SR_MT_FILE);
-		e->size = (uint64_t)sb.st_size;
-	} else if (S_ISDIR(sb.st_mode)) {
-		sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub == -1)
-			return sr_errno(err, "open directory %s", q);
-		e = sr_manifest_add(&s->m, path, SR_MT_DIR);
-		e->mode = sb.st_mode & 07777;
-		e->mtime_ns = mtime_ns(&sb);
-		rc = walk_dir(s, sub, path, err);
-		close(sub);
-		return rc;
-	} else if (S_ISLNK(sb.st_mode)) {
-		n = readlinkat(dfd, name, target, sizeof target - 1);
-		if (n == -1)
-			return sr_errno(err, "read symlink %s", q);
-		target[n] = '\0';
-		if ((size_t)n > SR_PATH_MAX || !utf8_ok(target) || strlen(target) != (size_t)n) {
-			sr_ckpt_say(s->o, "warning: skipping symlink %s: target too long or not UTF-8", q);
-			return 0;
-		}
-		if (sr_path_check_link(path, target, NULL, NULL, err) == -1) {
-			sr_ckpt_say(s->o, "warning: skipping %s (a restore refuses links out of the"
-			    " directory)", err);
-			return 0;
-		}
-		e = sr_manifest_add(&s->m, path, SR_MT_SYMLINK);
-		e->target = sr_strdup(target);
-	} else {
-		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, sr_file_kind(sb.st_mode));
-		return 0;
-	}
-	e->mode = sb.st_mode & 07777;
-	e->mtime_ns = mtime_ns(&sb);
-	return 0;
-}
-
-static int
-walk_dir(struct saver *s, int dfd, const char *rel, char *err)
-{
-	struct dirent *de;
-	char **names = NULL, q[256];
-	size_t n = 0, cap = 0, i;
-	DIR *d;
-	int fd, rc = 0;
-
-	/* Names first, then the entries: no directory stream stays open
-	 * across the recursion. */
-	if ((fd = dup(dfd)) == -1 || (d = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		return sr_errno(err, "open directory %s", sr_path_quote(*rel ? rel : ".", q, sizeof q));
-	}
-	rewinddir(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			names = sr_reallocarray(names, cap, sizeof *names);
-		}
-		names[n++] = sr_strdup(de->d_name);
-	}
-	closedir(d);
-	for (i = 0; i < n; i++) {
-		char *path = *rel ? sr_asprintf("%s/%s", rel, names[i]) : sr_strdup(names[i]);
-		if (rc == 0)
-			rc = walk_one(s, dfd, names[i], path, err);
-		free(path);
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
-/* Drop symlinks whose target climbs out of another symlink (the restore
- * refuses those; the walk checked the rest already). */
-static void
-drop_link_chains(struct saver *s)
-{
-	struct sr_manifest *m = &s->m;
-	char err[SR_ERRMAX];
-	size_t i, o = 0;
-
-	for (i = 0; i < m->nentries; i++) {
-		struct sr_mentry *e = &m->entries[i];
-		if (e->type == SR_MT_SYMLINK &&
-		    sr_path_check_link(e->path, e->target, sr_manifest_is_link, m, err) == -1) {
-			sr_ckpt_say(s->o, "warning: skipping %s", err);
-			e->path[0] = '\0';	/* marked; removed below */
-		}
-	}
-	for (i = 0; i < m->nentries; i++) {
-		if (m->entries[i].path[0] == '\0') {
-			free(m->entries[i].path);
-			free(m->entries[i].target);
-			continue;
-		}
-		m->entries[o++] = m->entries[i];
-	}
-	m->nentries = o;
-}
-
 /* ---- the previous checkpoint, for content addressing ---- */
+
+/* Index e's chunks of the previous checkpoint whose pack is still there
+ * (ok[p] for its pack p). */
+static void
+index_chunks(struct saver *s, const struct sr_mentry *e, const char *ok)
+{
+	size_t k, p, np = s->prev.npacks;
+
+	for (k = 0; k < e->nchunks; k++) {
+		for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
+			;
+		if (p < np && ok[p])
+			sr_idtab_put(s->prev_ids, &e->chunks[k]);
+	}
+}
 
 static void
 load_previous(struct saver *s, const struct sr_catalog *c)
@@ -334,16 +178,16 @@ load_previous(struct saver *s, const struct sr_catalog *c)
 	}
 	for (i = 0; i < s->prev.nentries; i++)
 		nids += s->prev.entries[i].nchunks;
+	for (i = 0; i < s->prev.ntensors; i++) {
+		for (k = 0; k < s->prev.tensors[i].npieces; k++)
+			nids += s->prev.tensors[i].pieces[k].data.nchunks;
+	}
 	s->prev_ids = sr_idtab_new(nids);
-	for (i = 0; i < s->prev.nentries; i++) {
-		const struct sr_mentry *e = &s->prev.entries[i];
-		for (k = 0; k < e->nchunks; k++) {
-			size_t p;
-			for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
-				;
-			if (p < np && ok[p])
-				sr_idtab_put(s->prev_ids, &e->chunks[k]);
-		}
+	for (i = 0; i < s->prev.nentries; i++)
+		index_chunks(s, &s->prev.entries[i], ok);
+	for (i = 0; i < s->prev.ntensors; i++) {
+		for (k = 0; k < s->prev.tensors[i].npieces; k++)
+			index_chunks(s, &s->prev.tensors[i].pieces[k].data, ok);
 	}
 	free(ok);
 }
@@ -391,7 +235,10 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	sl->prev = NULL;
 	sl->failed = 0;
 	sl->rlen = sl->clen = 0;
-	if ((n = pread_full(sl->fd, raw, sl->want, sl->off)) == -1) {
+	if (sl->it.fd == -1) {
+		raw = (uint8_t *)sl->it.mem + sl->off;	/* only read from here */
+		n = (ssize_t)sl->want;
+	} else if ((n = pread_full(sl->it.fd, raw, sl->want, sl->off)) == -1) {
 		sl->errnum = errno;
 		sl->failed = 2;
 		return;
@@ -503,8 +350,8 @@ ring_stop(struct saver *s)
 		close(s->plan_fd);
 	s->plan_fd = -1;
 	for (i = 0; i < s->depth; i++) {
-		if (s->slots[i].state != SLOT_FREE && s->slots[i].last)
-			close(s->slots[i].fd);
+		if (s->slots[i].state != SLOT_FREE && s->slots[i].last && s->slots[i].it.fd != -1)
+			close(s->slots[i].it.fd);
 		free(s->slots[i].enc);
 	}
 	free(s->slots);
@@ -583,23 +430,6 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 	return 0;
 }
 
-/* The file of the slot just drained is complete: say if it changed size
- * while it was read, and record what was saved. */
-static void
-file_done(struct saver *s, struct slot *sl)
-{
-	struct sr_mentry *e = &s->m.entries[sl->entry];
-	struct stat sb;
-	char q[256];
-
-	if (s->dr_total != e->size || (fstat(sl->fd, &sb) == 0 && (uint64_t)sb.st_size != e->size)) {
-		sr_ckpt_say(s->o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
-		    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, s->dr_total);
-		e->size = s->dr_total;
-	}
-	close(sl->fd);
-}
-
 /* Wait for the oldest slot in flight and record its chunk. */
 static int
 drain_one(struct saver *s, char *err)
@@ -614,15 +444,15 @@ drain_one(struct saver *s, char *err)
 	while (sl->state != SLOT_DONE)
 		pthread_cond_wait(&s->done_cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	e = &s->m.entries[sl->entry];
+	e = sl->it.e;
 	if (sl->failed == 2) {
 		errno = sl->errnum;
 		return sr_errno(err, "read %s", sr_path_quote(e->path, q, sizeof q));
 	}
 	if (sl->failed)
 		return sr_err(err, "save %s: %s", sr_path_quote(e->path, q, sizeof q), sl->err);
-	if (sl->entry != s->dr_entry || s->drained == 0) {
-		s->dr_entry = sl->entry;
+	if (e != s->dr_entry || s->drained == 0) {
+		s->dr_entry = e;
 		s->dr_total = 0;
 		s->dr_short = 0;
 	}
@@ -654,8 +484,12 @@ drain_one(struct saver *s, char *err)
 	s->raw_done += sl->rlen;
 	if (s->raw_done < s->raw_total)	/* the end is reported after the commit */
 		sr_ckpt_progress(s->o, &s->progress_at, s->raw_done, s->raw_total);
-	if (sl->last)
-		file_done(s, sl);
+	if (sl->last) {
+		if (s->src->finished != NULL)
+			s->src->finished(s->src->arg, s->o, &sl->it, s->dr_total);
+		if (sl->it.fd != -1)
+			close(sl->it.fd);
+	}
 	sl->state = SLOT_FREE;
 	s->drained++;
 	return 0;
@@ -680,62 +514,39 @@ check_stop(struct saver *s, char *err)
 	return 0;
 }
 
-/* Queue every chunk of every file through the ring, draining as it fills. */
+/* Queue every chunk of every item through the ring, draining as it fills. */
 static int
-chunk_files(struct saver *s, int rootfd, char *err)
+chunk_items(struct saver *s, char *err)
 {
-	size_t i;
+	struct sr_save_item it;
+	size_t cursor = 0;
 	int rc;
 
-	for (i = 0; i < s->m.nentries; i++) {
-		struct sr_mentry *e = &s->m.entries[i];
-		uint64_t size, off = 0;
-		struct stat sb;
-		char q[256];
-		int fd;
+	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor, &it, err)) == 1) {
+		uint64_t off = 0;
 
-		if (e->type != SR_MT_FILE)
-			continue;
-		if ((fd = sr_path_openat(rootfd, e->path, O_RDONLY, 0, err)) == -1)
-			return -1;
-		if (fstat(fd, &sb) == -1) {
-			sr_errno(err, "stat %s", sr_path_quote(e->path, q, sizeof q));
-			close(fd);
-			return -1;
-		}
-		/* The size now, not at the walk: file_done warns if it differs. */
-		size = (uint64_t)sb.st_size;
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		if (size == 0) {
-			close(fd);
-			if (e->size != 0) {
-				sr_ckpt_say(s->o, "warning: %s changed size while being saved (%"
-				    PRIu64 " -> 0 bytes)", sr_path_quote(e->path, q, sizeof q),
-				    e->size);
-				e->size = 0;
-			}
-			continue;
-		}
 		/* Workers may be reading fd until its last chunk is drained:
 		 * only ring_stop closes it if the save stops before. */
-		s->plan_fd = fd;
-		while (off < size) {
+		s->plan_fd = it.fd;
+		while (off < it.size) {
 			struct slot *sl;
 			if ((rc = check_stop(s, err)) != 0 ||
 			    (s->submitted - s->drained == s->depth && (rc = drain_one(s, err)) != 0))
 				return rc;
 			sl = &s->slots[s->submitted % s->depth];
-			sl->fd = fd;
+			sl->it = it;
 			sl->off = off;
-			sl->want = size - off < s->chunk_size ? (size_t)(size - off) : s->chunk_size;
-			sl->entry = i;
+			sl->want = it.size - off < s->chunk_size ? (size_t)(it.size - off) :
+			    s->chunk_size;
 			off += sl->want;
-			sl->last = off == size;
+			sl->last = off == it.size;
 			if (sl->last)
 				s->plan_fd = -1;	/* the slot owns fd now */
 			submit(s, sl);
 		}
 	}
+	if (rc == -1)
+		return -1;
 	while (s->drained < s->submitted) {
 		if ((rc = drain_one(s, err)) != 0)
 			return rc;
@@ -943,16 +754,31 @@ saver_free(struct saver *s)
 	free(s->own_at);
 }
 
-/* One try of sr_ckpt_save. */
+/* Bytes of the files and pieces that m records. */
+static uint64_t
+raw_of(const struct sr_manifest *m)
+{
+	uint64_t n = 0;
+	size_t i, k;
+
+	for (i = 0; i < m->nentries; i++)
+		n += m->entries[i].type == SR_MT_FILE ? m->entries[i].size : 0;
+	for (i = 0; i < m->ntensors; i++) {
+		for (k = 0; k < m->tensors[i].npieces; k++)
+			n += m->tensors[i].pieces[k].data.size;
+	}
+	return n;
+}
+
+/* One try of sr_ckpt_save_src. */
 static int
-save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_save_src *src,
     long long step, struct sr_ckpt_stats *stats, char *err)
 {
 	struct saver s;
 	struct sr_catalog cat;
 	double t0 = sr_mono();
-	int rootfd = -1, rc, threads;
-	size_t i;
+	int rc, threads;
 
 	memset(&s, 0, sizeof s);
 	s.plan_fd = -1;
@@ -963,6 +789,7 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
 		return -1;
 	s.st = st;
 	s.o = opts;
+	s.src = src;
 	s.job = opts->job;
 	s.chunk_size = opts->chunk_size ? opts->chunk_size : DEFAULT_CHUNK;
 	s.pack_size = opts->pack_size ? opts->pack_size : DEFAULT_PACK;
@@ -976,10 +803,6 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
 	if (opts->epoch > SR_EPOCH_MAX)
 		return sr_err(err, "save %s: epoch %" PRIu64 " is above %llu", s.job, opts->epoch,
 		    SR_EPOCH_MAX);
-
-	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd == -1)
-		return sr_errno(err, "save %s: open directory %s", s.job, dir);
 	/* LATEST before the listing: the new seq is above every manifest
 	 * that was committed when LATEST was read (see catalog.h). */
 	if (sr_catalog_read(st, s.job, &cat, err) == -1) {
@@ -1009,29 +832,23 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
 	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
 	s.m.stats.epoch = opts->epoch;
 	s.m.link = sr_chain_head(&cat, &s.m.parent) ? SR_LINK_PARENT : SR_LINK_NONE;
-	if (walk_dir(&s, rootfd, "", err) == -1) {
+	if (src->describe(src->arg, &s.m, opts, err) == -1) {
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
 	}
-	sr_manifest_sort(&s.m);
-	drop_link_chains(&s);
-	for (i = 0; i < s.m.nentries; i++) {
-		if (s.m.entries[i].type == SR_MT_FILE) {
-			s.m.stats.files++;
-			s.raw_total += s.m.entries[i].size;
-		}
-	}
+	if (s.m.ntensors > 0)
+		s.m.version = SR_MANIFEST_VERSION_TENSORS;
+	s.raw_total = raw_of(&s.m);
 	if ((rc = check_stop(&s, err)) != 0)
 		goto out;
 	load_previous(&s, &cat);
 	s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16);
 	ring_start(&s, threads);
-	rc = chunk_files(&s, rootfd, err);
+	rc = chunk_items(&s, err);
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;
-	for (i = 0; i < s.m.nentries; i++)
-		s.m.stats.raw_bytes += s.m.entries[i].type == SR_MT_FILE ? s.m.entries[i].size : 0;
+	s.m.stats.raw_bytes = raw_of(&s.m);
 	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
 		rc = sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
 		goto out;
@@ -1048,8 +865,6 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
 		sr_ckpt_retain(st, opts, s.seq);
 	rc = 0;
 out:
-	if (rootfd != -1)
-		close(rootfd);
 	sr_catalog_free(&cat);
 	saver_free(&s);
 	return rc;
@@ -1081,14 +896,14 @@ pause_before_retry(const struct sr_ckpt_opts *o, double secs)
  * deadline the error is the last try's.
  */
 int
-sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
-    long long step, struct sr_ckpt_stats *stats, char *err)
+sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
+    const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err)
 {
 	double wait = 0.5, left;
 	char left_s[32];
 	int rc, tries = 1;
 
-	while ((rc = save_once(st, opts, dir, step, stats, err)) == -1 && opts->deadline > 0) {
+	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 && opts->deadline > 0) {
 		left = opts->deadline - sr_now();
 		if (left <= 0 || sr_flag_get(opts->cancel))
 			break;

@@ -608,7 +608,9 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 	case T_MODE:
 		if (strcmp(v, "directory") == 0)
 			js->mode = SR_MODE_DIRECTORY;
-		else if (strcmp(v, "library") == 0 || strcmp(v, "transparent") == 0)
+		else if (strcmp(v, "library") == 0)
+			js->mode = SR_MODE_LIBRARY;
+		else if (strcmp(v, "transparent") == 0)
 			sr_js_error(p, p->line, "mode = %s is not supported yet; use directory", v);
 		else
 			bad_value(p, k, v);

@@ -13,7 +13,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/attempt-record.c runner/attempt-ranks.c runner/ranks.c runner/ranks.h \
 	runner/gpus.c runner/gpus-nvml.c runner/gpus.h \
 	runner/finished.c runner/run-lease.c \
-	runner/method.c runner/method.h runner/method-dir.c runner/sigcatch.c runner/sigcatch.h \
+	runner/method.c runner/method.h runner/method-dir.c runner/method-lib.c runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/defaults.c runner/defaults.h runner/leftover.c runner/leftover.h \

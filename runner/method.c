@@ -11,7 +11,7 @@
 
 static const struct sr_method_ops *const methods[] = {
 	[SR_MODE_DIRECTORY] = &sr_method_dir_ops,
-	[SR_MODE_LIBRARY] = NULL,		/* to come: method-lib.c */
+	[SR_MODE_LIBRARY] = &sr_method_lib_ops,
 	[SR_MODE_TRANSPARENT] = NULL,		/* to come: method-cuda.c */
 };
 

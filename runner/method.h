@@ -28,12 +28,13 @@
  *   marker, at one step; save packs and commits the directory on a thread
  *   whose end makes fd readable; discard removes the directory and the
  *   markers' folder.
- * - library (to come: a C/CUDA library in the job saves its registered
+ * - library (method-lib.c: a job linking libspotrun saves its registered
  *   buffers itself): restore only learns the newest checkpoint (the library
- *   reads its buffers from the store); launch adds the control channel's
- *   address; request sends the request over the channel; state and saved
- *   report what the job says on it (its state is taken; a commit, with its
- *   stats), the channel being fd; save starts nothing, as the job uploads.
+ *   reads its buffers from the store); launch adds the store, the request
+ *   file, the done marker, the epoch and keep; request writes the request
+ *   file (the library polls it, no signal); state reads the done marker the
+ *   library writes after its commit, with the commit's stats; save starts
+ *   nothing, it only reports that commit through fd and saved.
  * - transparent (to come: cuda-checkpoint and CRIU snapshot the whole,
  *   unmodified process): restore fetches the snapshot, and launch puts the
  *   restorer in the command's place; request freezes the job (it gets the
@@ -191,6 +192,7 @@ struct sr_method {
 
 /* The methods (method-NAME.c). */
 extern const struct sr_method_ops sr_method_dir_ops;
+extern const struct sr_method_ops sr_method_lib_ops;
 
 /* Make the method of mode for ctx (copied; what it points to must live
  * as long as the method); 0, or -1 with err when the mode has none (the

@@ -29,7 +29,7 @@ import sys
 FOLDERS = {
     "common": "common", "compat": "common", "kernels": "kernels",
     "store": "store", "store/s3": "store", "store/azure": "store", "ckpt": "ckpt", "queue": "queue",
-    "providers": "providers", "runner": "runner", "cli": "cli",
+    "providers": "providers", "runner": "runner", "cli": "cli", "lib": "lib",
 }
 # What each module may include / link against, besides itself.
 MAY_USE = {
@@ -41,11 +41,15 @@ MAY_USE = {
     "providers": {"common"},
     "runner": {"common", "kernels", "store", "ckpt", "queue", "providers"},
     "cli": {"common", "kernels", "store", "ckpt", "queue", "providers", "runner"},
+    "lib": {"common", "kernels", "store", "ckpt"},
 }
 LIBS = {
     "libcommon.a": "common", "libkernels.a": "kernels", "libstore.a": "store",
     "libckpt.a": "ckpt", "libqueue.a": "queue", "libproviders.a": "providers",
     "librunner.a": "runner", "libcli.a": "cli",
+    # libspotrun.so's own object (libtool's PIC build of lib/spotrun.c); the
+    # archives below it are linked into it as they are
+    "lib/.libs/libspotrun_la-spotrun.o": "lib",
 }
 STORE_PUBLIC = {"store.h"}
 MAX_SHARE = 1.0 / 3.0
@@ -123,7 +127,7 @@ def nm_objects(build):
             parts = line.split()
             if len(parts) != 3:
                 continue
-            obj = lib + ":" + parts[0].split(":")[1]
+            obj = lib if lib.endswith(".o") else lib + ":" + parts[0].split(":")[1]
             entry = objs.setdefault(obj, (mod, {}, set()))
             if parts[1] == "U":
                 entry[2].add(parts[2])

@@ -185,8 +185,9 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:5: procs = 2-4 with gpus = 1-8: with GPUs spotrun starts one process per GPU; "
 	  "remove procs (or set launch = once and start the processes yourself)\n" },
 	/* [checkpoint] */
-	{ JOB "[checkpoint]\nmode = library\n", NULL,
-	  "job.ini:5: mode = library is not supported yet; use directory\n" },
+	{ JOB "[checkpoint]\nmode = Library\n", NULL,
+	  "job.ini:5: mode = Library: not a checkpoint mode; use directory, library or transparent "
+	  "(e.g. directory)\n" },
 	{ JOB "[checkpoint]\nmode = transparent\n", NULL,
 	  "job.ini:5: mode = transparent is not supported yet; use directory\n" },
 	{ JOB "[checkpoint]\nmode = files\n", NULL,
@@ -514,7 +515,7 @@ static const struct bad_case bad_cases[] = {
 	  "bad-multi.ini:9: [env] SPOTRUN_JOB: names starting with SPOTRUN_ are reserved for "
 	  "spotrun's own variables (SPOTRUN_PARAM_ excepted); rename it\n"
 	  "bad-multi.ini:12: gpus = 9-2: the range is reversed; write MIN-MAX (e.g. 2-9)\n"
-	  "bad-multi.ini:15: mode = library is not supported yet; use directory\n"
+	  "bad-multi.ini:15: mode = transparent is not supported yet; use directory\n"
 	  "bad-multi.ini:16: interval = 20 minutes: not a duration; " DUR " (e.g. 20m)\n"
 	  "bad-multi.ini:17: keep = 0: out of range; use a whole number from 1 to 1000000 "
 	  "(e.g. 3)\n"
@@ -918,6 +919,17 @@ test_good_other(void)
 		is_str(js->workdir, "/", "workdir = /");
 	}
 	sr_jobspec_free(js);
+
+	/* library mode (lib/libspotrun.h, runner/method-lib.c) */
+	if (chdir(tmpdir) == -1)
+		sr_fatal("chdir %s", tmpdir);
+	write_str("job.ini", JOB "[checkpoint]\nmode = library\n");
+	js = load_good("job.ini");
+	if (js != NULL)
+		is_int(js->mode, SR_MODE_LIBRARY, "mode = library");
+	sr_jobspec_free(js);
+	if (chdir(datadir) == -1)
+		sr_fatal("chdir %s", datadir);
 
 	js = load_good("good-bom-crlf.ini");
 	if (js != NULL) {

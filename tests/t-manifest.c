@@ -253,10 +253,11 @@ test_roundtrip(void)
 }
 
 /* Parse a manifest whose one entry is the JSON text entry; expect err. */
+/* A manifest of job j, checkpoint 0, parsed and validated: accepted
+ * (want NULL) or refused with exactly want; what names the case. */
 static void
-check_entry(const char *entry, const char *want)
+check_doc(char *doc, const char *what, const char *want)
 {
-	char *doc = sr_asprintf("{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[%s]}", entry);
 	struct sr_manifest m;
 	char err[SR_ERRMAX] = "";
 	int rc = sr_manifest_parse(doc, strlen(doc), &m, err);
@@ -264,11 +265,18 @@ check_entry(const char *entry, const char *want)
 	if (rc == 0)
 		rc = sr_manifest_validate(&m, "j", 0, err);
 	if (want == NULL)
-		ok(rc == 0, "accepted: %s %s", entry, err);
+		ok(rc == 0, "accepted: %s %s", what, err);
 	else
-		is_str(rc == -1 ? err : "(accepted)", want, "refused: %s", entry);
+		is_str(rc == -1 ? err : "(accepted)", want, "refused: %s", what);
 	sr_manifest_free(&m);
 	free(doc);
+}
+
+static void
+check_entry(const char *entry, const char *want)
+{
+	check_doc(sr_asprintf("{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[%s]}", entry),
+	    entry, want);
 }
 
 #define ID "\"id\":\"0000000000000000000000000000000000000000000000000000000000000000\""
@@ -347,9 +355,9 @@ test_checks(void)
 	    "{\"path\":\"a/l2\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"l1/x\"}",
 	    NULL);
 
-	doc = "{\"version\":2,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
-	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 2 refused");
-	is_str(err, "version 2 is not known (this spotrun reads version 1)", "its message");
+	doc = "{\"version\":3,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 3 refused");
+	is_str(err, "version 3 is not known (this spotrun reads versions 1 and 2)", "its message");
 	sr_manifest_free(&m);
 	doc = "{\"version\":1,\"job\":\"j\",\"job\":\"k\",\"seq\":0,\"entries\":[]}";
 	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "duplicate JSON key refused: %s", err);
@@ -447,9 +455,90 @@ test_idtab(void)
 	sr_idtab_free(t);
 }
 
+/* A manifest of that version with the tensors given: accepted (want
+ * NULL) or refused with want. */
+static void
+check_tensors(int version, const char *tensors, const char *want)
+{
+	check_doc(sr_asprintf("{\"version\":%d,\"job\":\"j\",\"seq\":0,\"entries\":[],"
+	    "\"tensors\":[%s]}", version, tensors), tensors, want);
+}
+
+#define CH(rlen) "{" ID "," PK ",\"offset\":0,\"clen\":" #rlen ",\"rlen\":" #rlen ",\"xf\":\"none\"}"
+
+/* The library's tensors (doc/format.md, "Tensors"): their checks, and a
+ * round trip through the JSON text. */
+static void
+test_tensors(void)
+{
+	struct sr_manifest m, back;
+	uint64_t shape[2] = { 4, 8 }, off[2] = { 2, 0 }, size[2] = { 2, 8 };
+	struct sr_mtensor *t;
+	struct sr_mchunk *c;
+	char err[SR_ERRMAX], *text;
+	size_t len;
+
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"bf16\",\"shape\":[4,8],\"pieces\":["
+	    "{\"offsets\":[0,0],\"sizes\":[2,8],\"size\":32,\"chunks\":[" CH(32) "]}]}", NULL);
+	check_tensors(1, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	    "tensors: a manifest of version 1 has none (version 2 has)");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f12\",\"shape\":[4],\"pieces\":[]}",
+	    "tensors[0].dtype: unknown type \"f12\"");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
+	    "\"pieces\":[]}", "tensors[0].shape: 9 dimensions, more than 8");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[2,8],\"size\":64,\"chunks\":[]}]}",
+	    "tensors[0].pieces[0].offsets: 1 dimensions, but the tensor has 2");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	    "{\"offsets\":[3,0],\"sizes\":[2,8],\"size\":64,\"chunks\":[" CH(64) "]}]}",
+	    "tensor \"w\" piece 0: dimension 0: [3, +2) is outside the shape's 4");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	    "{\"offsets\":[0,0],\"sizes\":[2,8],\"size\":32,\"chunks\":[" CH(32) "]}]}",
+	    "tensor \"w\" piece 0: size 32 is not its 16 elements of f32");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[64],\"size\":64,\"chunks\":[" CH(32) "]}]}",
+	    "tensor \"w\" piece 0: size 64 but its chunks hold 32 bytes");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
+	    "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	    "tensor \"w\": duplicate");
+	check_tensors(2, "{\"name\":\"b\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
+	    "{\"name\":\"a\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	    "tensor \"a\": tensors are not sorted by name");
+	check_tensors(2, "{\"name\":\"\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	    "tensor \"\": a name is 1 to 255 bytes");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[-1],\"pieces\":[]}",
+	    "tensors[0].shape[0]: not a non-negative integer");
+
+	sr_manifest_init(&m);
+	m.version = SR_MANIFEST_VERSION_TENSORS;
+	m.job = sr_strdup("j");
+	t = sr_manifest_add_tensor(&m, "w", SR_DT_F8E4M3, 2, shape);
+	c = sr_mentry_add_chunk(&sr_mtensor_add_piece(t, off, size)->data);
+	t->pieces[0].data.size = 16;
+	c->rlen = c->clen = 16;
+	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-ab.tar");
+	text = sr_manifest_dump(&m, &len);
+	ok(strstr(text, "\"version\": 2") != NULL && strstr(text, "\"dtype\": \"f8e4m3\"") != NULL,
+	    "a manifest with tensors is written as version 2, its dtype by name");
+	ok(sr_manifest_parse(text, len, &back, err) == 0 && sr_manifest_validate(&back, "j", 0, err)
+	    == 0, "and reads back: %s", err);
+	ok(back.ntensors == 1 && back.tensors[0].ndim == 2 && back.tensors[0].shape[1] == 8 &&
+	    back.tensors[0].pieces[0].offsets[0] == 2 && back.tensors[0].pieces[0].sizes[0] == 2 &&
+	    back.tensors[0].pieces[0].data.nchunks == 1 && back.npacks == 1,
+	    "as written: shape, offsets, sizes, chunks, packs");
+	is_str(back.tensors[0].pieces[0].data.path, "w[2,0]", "a piece's label: name and offsets");
+	free(text);
+	sr_manifest_free(&m);
+	sr_manifest_free(&back);
+	is_int(sr_dtype_size(SR_DT_BF16), 2, "bf16 is 2 bytes");
+	is_int(sr_dtype_size(SR_DT_I64), 8, "i64 is 8");
+	is_int(sr_dtype_parse("bytes"), SR_DT_BYTES, "\"bytes\" is raw bytes");
+}
+
 int
 main(void)
 {
+	test_tensors();
 	test_paths();
 	test_openat();
 	test_roundtrip();

@@ -638,7 +638,7 @@ main(void)
 	hostile_doc("entries not an array", "{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":\"x\"}",
 	    "entries: not an array");
 	hostile_doc("unknown version", "{\"version\":99,\"job\":\"hj\",\"seq\":0,\"entries\":[]}",
-	    "version 99 is not known (this spotrun reads version 1)");
+	    "version 99 is not known (this spotrun reads versions 1 and 2)");
 	hostile_doc("manifest of another job", "{\"version\":1,\"job\":\"other\",\"seq\":0,\"entries\":[]}",
 	    "job: \"other\", but the manifest is stored under job \"hj\"");
 	hostile_doc("manifest of another seq", "{\"version\":1,\"job\":\"hj\",\"seq\":7,\"entries\":[]}",

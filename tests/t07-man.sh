@@ -1,18 +1,18 @@
 #!/bin/sh
-# t07-man.sh: both man pages (doc/spotrun.1, doc/spotrun-job.5) render as
+# t07-man.sh: the man pages (doc/spotrun.1, doc/spotrun-job.5, doc/libspotrun.3) render as
 # Debian's tools render them, without a warning: groff through man-db
 # (`man -l`, whose --warnings hands -w to groff), groff -mandoc with every
 # warning on (-ww), and `mandoc -T lint` at warning level; and the quotes
 # of the rendering are balanced: every ‘ is closed by a ’ before the next
 # one opens (a .Ql on a line of .Pq used to swallow the rest of the line,
-# `ckpt-pointer’’’’’`). Each page has a FILES section naming the local state
-# and the store's layout.
+# `ckpt-pointer’’’’’`). The command's and the job file's pages have a FILES
+# section naming the local state and the store's layout.
 #
 # The harness exports top_srcdir; by hand:
 #   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t07-man.sh
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
-pages="$top_srcdir/doc/spotrun.1 $top_srcdir/doc/spotrun-job.5"
+pages="$top_srcdir/doc/spotrun.1 $top_srcdir/doc/spotrun-job.5 $top_srcdir/doc/libspotrun.3"
 tmp=$t_tmp
 show() {	# show FILE: as TAP comments
 	sed 's/^/# /' "$1"
@@ -65,6 +65,9 @@ for page in $pages; do
 		quotes "$tmp/$name.txt" > "$tmp/q"
 		t_result "$([ ! -s "$tmp/q" ]; echo $?)" "$name: every quote opened is closed, once"
 		[ -s "$tmp/q" ] && show "$tmp/q"
+	fi
+	# the library's page has no local state or store layout of its own
+	if [ -f "$tmp/$name.txt" ] && [ "$name" != libspotrun.3 ]; then
 		files=$(sed -n '/^FILES$/,/^[A-Z][A-Z ]*$/p' "$tmp/$name.txt")
 		missing=
 		for want in WORKDIR/.spotrun/NAME/ lock ckpt/ ckpt.restore.PID ctl/request logs/ \

@@ -1,0 +1,300 @@
+/*
+ * save-dir.c: sr_ckpt_save, a directory snapshot into a new checkpoint:
+ * the directory as a source of save.c's pipeline (savesrc.h). The walk
+ * records the tree (metadata only: regular files, directories, symlinks,
+ * doc/format.md "What a save records"); the files are then opened one by
+ * one and read where the pipeline's workers pread them.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "manifest.h"
+#include "pathsafe.h"
+#include "savesrc.h"
+#include "util.h"
+
+struct dir_src {
+	int rootfd;
+	struct sr_manifest *m;
+	const struct sr_ckpt_opts *o;
+};
+
+/* Whether s is valid UTF-8 (JSON strings must be). */
+static int
+utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned c = *p;
+		int n;
+		uint32_t cp;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return 0;
+		for (p++; n > 0; n--, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
+		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
+			return 0;
+	}
+	return 1;
+}
+
+static int64_t
+mtime_ns(const struct stat *sb)
+{
+	return (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+}
+
+static int walk_dir(struct dir_src *s, int dfd, const char *rel, char *err);
+
+/* Record one directory entry (name in directory dfd; path from the root). */
+static int
+walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *err)
+{
+	struct sr_mentry *e;
+	struct stat sb;
+	char q[256], target[SR_PATH_MAX + 2];
+	ssize_t n;
+	int sub, rc;
+
+	sr_path_quote(path, q, sizeof q);
+	if (!utf8_ok(name)) {
+		sr_ckpt_say(s->o, "warning: skipping %s: name is not valid UTF-8", q);
+		return 0;
+	}
+	if (strlen(path) > SR_PATH_MAX) {
+		sr_ckpt_say(s->o, "warning: skipping %s: path longer than %d bytes", q, SR_PATH_MAX);
+		return 0;
+	}
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno == ENOENT)
+			return 0;	/* gone since the listing */
+		return sr_errno(err, "stat %s", q);
+	}
+	if (S_ISREG(sb.st_mode)) {
+		e = sr_manifest_add(s->m, path, SR_MT_FILE);
+		e->size = (uint64_t)sb.st_size;
+	} else if (S_ISDIR(sb.st_mode)) {
+		sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub == -1)
+			return sr_errno(err, "open directory %s", q);
+		e = sr_manifest_add(s->m, path, SR_MT_DIR);
+		e->mode = sb.st_mode & 07777;
+		e->mtime_ns = mtime_ns(&sb);
+		rc = walk_dir(s, sub, path, err);
+		close(sub);
+		return rc;
+	} else if (S_ISLNK(sb.st_mode)) {
+		n = readlinkat(dfd, name, target, sizeof target - 1);
+		if (n == -1)
+			return sr_errno(err, "read symlink %s", q);
+		target[n] = '\0';
+		if ((size_t)n > SR_PATH_MAX || !utf8_ok(target) || strlen(target) != (size_t)n) {
+			sr_ckpt_say(s->o, "warning: skipping symlink %s: target too long or not UTF-8", q);
+			return 0;
+		}
+		if (sr_path_check_link(path, target, NULL, NULL, err) == -1) {
+			sr_ckpt_say(s->o, "warning: skipping %s (a restore refuses links out of the"
+			    " directory)", err);
+			return 0;
+		}
+		e = sr_manifest_add(s->m, path, SR_MT_SYMLINK);
+		e->target = sr_strdup(target);
+	} else {
+		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, sr_file_kind(sb.st_mode));
+		return 0;
+	}
+	e->mode = sb.st_mode & 07777;
+	e->mtime_ns = mtime_ns(&sb);
+	return 0;
+}
+
+static int
+walk_dir(struct dir_src *s, int dfd, const char *rel, char *err)
+{
+	struct dirent *de;
+	char **names = NULL, q[256];
+	size_t n = 0, cap = 0, i;
+	DIR *d;
+	int fd, rc = 0;
+
+	/* Names first, then the entries: no directory stream stays open
+	 * across the recursion. */
+	if ((fd = dup(dfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return sr_errno(err, "open directory %s", sr_path_quote(*rel ? rel : ".", q, sizeof q));
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			names = sr_reallocarray(names, cap, sizeof *names);
+		}
+		names[n++] = sr_strdup(de->d_name);
+	}
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		char *path = *rel ? sr_asprintf("%s/%s", rel, names[i]) : sr_strdup(names[i]);
+		if (rc == 0)
+			rc = walk_one(s, dfd, names[i], path, err);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+/* Drop symlinks whose target climbs out of another symlink (the restore
+ * refuses those; the walk checked the rest already). */
+static void
+drop_link_chains(struct dir_src *s)
+{
+	struct sr_manifest *m = s->m;
+	char err[SR_ERRMAX];
+	size_t i, o = 0;
+
+	for (i = 0; i < m->nentries; i++) {
+		struct sr_mentry *e = &m->entries[i];
+		if (e->type == SR_MT_SYMLINK &&
+		    sr_path_check_link(e->path, e->target, sr_manifest_is_link, m, err) == -1) {
+			sr_ckpt_say(s->o, "warning: skipping %s", err);
+			e->path[0] = '\0';	/* marked; removed below */
+		}
+	}
+	for (i = 0; i < m->nentries; i++) {
+		if (m->entries[i].path[0] == '\0') {
+			free(m->entries[i].path);
+			free(m->entries[i].target);
+			continue;
+		}
+		m->entries[o++] = m->entries[i];
+	}
+	m->nentries = o;
+}
+
+
+static int
+dir_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
+{
+	struct dir_src *s = arg;
+	size_t i;
+
+	s->m = m;
+	s->o = o;
+	if (walk_dir(s, s->rootfd, "", err) == -1)
+		return -1;
+	sr_manifest_sort(m);
+	drop_link_chains(s);
+	for (i = 0; i < m->nentries; i++)
+		m->stats.files += m->entries[i].type == SR_MT_FILE;
+	return 0;
+}
+
+/* The next file with bytes, opened; its size now, not at the walk:
+ * dir_finished warns if it differs. */
+static int
+dir_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
+    struct sr_save_item *it, char *err)
+{
+	struct dir_src *s = arg;
+
+	for (; *cursor < m->nentries; (*cursor)++) {
+		struct sr_mentry *e = &m->entries[*cursor];
+		struct stat sb;
+		char q[256];
+		int fd;
+
+		if (e->type != SR_MT_FILE)
+			continue;
+		if ((fd = sr_path_openat(s->rootfd, e->path, O_RDONLY, 0, err)) == -1)
+			return -1;
+		if (fstat(fd, &sb) == -1) {
+			sr_errno(err, "stat %s", sr_path_quote(e->path, q, sizeof q));
+			close(fd);
+			return -1;
+		}
+		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		if (sb.st_size == 0) {
+			close(fd);
+			if (e->size != 0) {
+				sr_ckpt_say(o, "warning: %s changed size while being saved (%"
+				    PRIu64 " -> 0 bytes)", sr_path_quote(e->path, q, sizeof q),
+				    e->size);
+				e->size = 0;
+			}
+			continue;
+		}
+		it->e = e;
+		it->fd = fd;
+		it->mem = NULL;
+		it->size = (uint64_t)sb.st_size;
+		(*cursor)++;
+		return 1;
+	}
+	return 0;
+}
+
+/* The file is drained: say if it changed size while it was read, and
+ * record what was saved. */
+static void
+dir_finished(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it, uint64_t saved)
+{
+	struct sr_mentry *e = it->e;
+	struct stat sb;
+	char q[256];
+
+	if (saved != e->size || (fstat(it->fd, &sb) == 0 && (uint64_t)sb.st_size != e->size)) {
+		sr_ckpt_say(o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
+		    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, saved);
+		e->size = saved;
+	}
+}
+
+int
+sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    long long step, struct sr_ckpt_stats *stats, char *err)
+{
+	struct dir_src d = { -1, NULL, NULL };
+	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished };
+	int rc;
+
+	if (sr_ckpt_job_check(opts->job, err) == -1)
+		return -1;
+	d.rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.rootfd == -1)
+		return sr_errno(err, "save %s: open directory %s", opts->job, dir);
+	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
+	close(d.rootfd);
+	return rc;
+}

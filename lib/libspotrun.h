@@ -1,0 +1,201 @@
+/*
+ * libspotrun.h: libspotrun, the job's side of spotrun's library mode: a C
+ * or CUDA training program registers the buffers that hold its state, and
+ * the library saves them to spotrun's checkpoint store at the program's
+ * safe points and brings them back when it starts again on another machine
+ * (libspotrun(3); the checkpoint format: spotrun's doc/format.md).
+ *
+ *	spotrun_params p;
+ *	spotrun_ctx *ctx;
+ *	long long step;
+ *
+ *	spotrun_params_init(&p);		// store and job: from spotrun's environment
+ *	ctx = spotrun_create(&p);
+ *	spotrun_register(ctx, "w", SPOTRUN_F32, 2, shape, NULL, NULL, w);
+ *	if (spotrun_restore(ctx, &step) == SPOTRUN_OK && step >= 0)
+ *		start = step + 1;		// w holds what step `step` saved
+ *	for (s = start; s < n; s++) {
+ *		train(s);
+ *		if (spotrun_checkpoint_requested(ctx))
+ *			spotrun_save(ctx, s);
+ *	}
+ *	spotrun_free(ctx);
+ *
+ * Every function that can fail returns a spotrun_error: SPOTRUN_OK (0) or
+ * a positive code that spotrun_getErrorName() names; the detail (which
+ * buffer, which checkpoint, what the store said) goes to the message
+ * callback and stays readable with spotrun_getErrorString(). The library
+ * never prints, never calls exit or abort for a bad argument, and never
+ * keeps a pointer to a buffer it was not given.
+ *
+ * The stable part comes first: names, codes and the layout of
+ * spotrun_params only grow. What is below SPOTRUN_EXPERIMENTAL may change
+ * between versions; a program that uses it defines SPOTRUN_EXPERIMENTAL
+ * before including this header, and links the same version it built with.
+ *
+ * This header and spotrun.h (the header-only helper of directory mode) are
+ * two ways for a job to take part; a job uses one of them.
+ */
+#ifndef SPOTRUN_LIB_H
+#define SPOTRUN_LIB_H
+
+#ifdef SPOTRUN_H
+#error "libspotrun.h (library mode) and spotrun.h (directory mode) are alternatives: include one"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPOTRUN_VERSION_MAJOR 0
+#define SPOTRUN_VERSION_MINOR 1
+#define SPOTRUN_VERSION_RELEASE 0
+#define SPOTRUN_VERSION_NUMBER \
+	(SPOTRUN_VERSION_MAJOR * 10000 + SPOTRUN_VERSION_MINOR * 100 + SPOTRUN_VERSION_RELEASE)
+
+/* The version of the library linked at run time (SPOTRUN_VERSION_NUMBER's
+ * form), which may be newer than the header's. */
+unsigned spotrun_versionNumber(void);
+
+/* Numbered errors: a code keeps its number and meaning for ever. */
+typedef enum {
+	SPOTRUN_OK = 0,
+	SPOTRUN_ERROR_GENERIC = 1,		/* none of those below (a bug: say so) */
+	SPOTRUN_ERROR_PARAMETER = 2,		/* an argument is invalid: which, in the message */
+	SPOTRUN_ERROR_MEMORY = 3,		/* the allocator returned NULL */
+	SPOTRUN_ERROR_NO_STORE = 4,		/* no store URL: not under spotrun, no params.store */
+	SPOTRUN_ERROR_NO_JOB = 5,		/* no job name: not under spotrun, no params.job */
+	SPOTRUN_ERROR_NAME_TAKEN = 6,		/* a buffer of that name is registered already */
+	SPOTRUN_ERROR_STORE = 7,		/* the store failed (I/O, network, permissions) */
+	SPOTRUN_ERROR_MISMATCH = 8,		/* the checkpoint holds other tensors than those
+						 * registered (a name, type, shape or slice) */
+	SPOTRUN_ERROR_CORRUPT = 9,		/* every checkpoint failed its checks */
+	SPOTRUN_ERROR_DEADLINE = 10,		/* the save missed its deadline: nothing committed */
+	SPOTRUN_ERROR_FENCED = 11,		/* a newer run holds the job: stop */
+	SPOTRUN_ERROR_NOT_BUILT = 12,		/* a part of the API that is not built yet */
+	SPOTRUN_ERROR_maxCode = 13		/* never returned: codes are below it */
+} spotrun_error;
+
+/* "no error", "invalid parameter", ...: a constant string for every code,
+ * "unknown error code" for a number that is none. */
+const char *spotrun_getErrorName(spotrun_error code);
+
+/* Element types. The numbers are part of the format: they never change. */
+typedef enum {
+	SPOTRUN_BYTES = 0,			/* raw bytes, no element structure */
+	SPOTRUN_F32 = 1,
+	SPOTRUN_F64 = 2,
+	SPOTRUN_F16 = 3,
+	SPOTRUN_BF16 = 4,
+	SPOTRUN_F8_E4M3 = 5,
+	SPOTRUN_F8_E5M2 = 6,
+	SPOTRUN_I8 = 7,
+	SPOTRUN_I16 = 8,
+	SPOTRUN_I32 = 9,
+	SPOTRUN_I64 = 10,
+	SPOTRUN_U8 = 11,
+	SPOTRUN_U16 = 12,
+	SPOTRUN_U32 = 13,
+	SPOTRUN_U64 = 14
+} spotrun_dtype;
+
+/* Dimensions of a tensor at most. */
+#define SPOTRUN_MAX_DIMS 8
+
+/* What the message callback is told. */
+typedef enum {
+	SPOTRUN_MSG_ERROR = 0,			/* why a call failed (then its code is returned) */
+	SPOTRUN_MSG_WARNING = 1,		/* a fallback to an older checkpoint, and the like */
+	SPOTRUN_MSG_INFO = 2			/* a checkpoint committed or restored */
+} spotrun_msg_level;
+
+typedef struct spotrun_ctx_s spotrun_ctx;
+
+/* Settings of a context. Fill with spotrun_params_init, then change
+ * fields; fields are only ever appended, and `size` tells the library
+ * which it has. Strings are copied by spotrun_create. */
+typedef struct {
+	size_t size;				/* sizeof(spotrun_params), set by init */
+	const char *store;			/* store URL (file://, s3://, gs://, az://);
+						 * NULL: $SPOTRUN_STORE */
+	const char *job;			/* job name; NULL: $SPOTRUN_JOB */
+	/* Memory the library allocates for itself (its context, its list of
+	 * buffers, its messages); both NULL: malloc and free. */
+	void *(*alloc)(void *opaque, size_t size);
+	void (*free)(void *opaque, void *ptr);
+	void *alloc_opaque;
+	/* Where messages go (a line without newline, valid during the call);
+	 * NULL: nowhere, the last error is still in spotrun_getErrorString. */
+	void (*message)(void *opaque, spotrun_msg_level level, const char *text);
+	void *message_opaque;
+	int keep;				/* checkpoints kept (0: all) */
+	int threads;				/* compression threads (0: all CPUs) */
+	size_t chunk_size;			/* bytes per chunk (0: 16 MiB) */
+} spotrun_params;
+
+/* Defaults: everything from spotrun's environment, keep 2. */
+void spotrun_params_init(spotrun_params *params);
+
+/* A context: the store opened, no buffer registered. NULL when params is
+ * NULL or its allocator failed; any other failure (no store, no job, a
+ * store that does not open) is kept in the context and returned by every
+ * later call, so that the one check needed is the first call's code. */
+spotrun_ctx *spotrun_create(const spotrun_params *params);
+/* Close the store and free the context (NULL: nothing). The buffers are
+ * the caller's. */
+void spotrun_free(spotrun_ctx *ctx);
+
+/* The message of the last failure of a call on ctx ("" after success):
+ * what the message callback was told, valid until the next call. */
+const char *spotrun_getErrorString(const spotrun_ctx *ctx);
+
+/* Register a host buffer: this process's slice of tensor `name` (1 to 255
+ * bytes, unique in ctx), of type dtype and global shape[ndim] (ndim 0 to
+ * SPOTRUN_MAX_DIMS; 0: a scalar). The slice is the box [offsets[d],
+ * offsets[d] + sizes[d]) of each dimension, stored row-major and
+ * contiguous at host (the product of sizes times the element's size, in
+ * bytes); offsets NULL: all 0; sizes NULL: the whole shape. The buffer is
+ * read by spotrun_save and written by spotrun_restore, and must stay
+ * valid until ctx is freed. */
+spotrun_error spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
+    int ndim, const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, void *host);
+
+/* Save every registered buffer as the checkpoint of this step (>= 0) and
+ * commit it: when it returns SPOTRUN_OK the checkpoint is durable in the
+ * store and the newest of the job. Training waits for it (the buffers
+ * must not change until it returns). */
+spotrun_error spotrun_save(spotrun_ctx *ctx, long long step);
+
+/* Fill every registered buffer from the newest usable checkpoint of the
+ * job: SPOTRUN_OK with *step the step it saved, or -1 (and the buffers
+ * untouched) when the job has none yet. A checkpoint whose data fails its
+ * checks falls back to the one before (a warning); after an error the
+ * buffers' contents are undefined. */
+spotrun_error spotrun_restore(spotrun_ctx *ctx, long long *step);
+
+/* 1 when spotrun asks for a checkpoint (periodic, or a preemption
+ * notice: then by a deadline), else 0. Cheap enough to call at every
+ * step: a clock read, and one stat(2) at most every 20 ms. Outside
+ * spotrun's library mode always 0: the program saves when it chooses. */
+int spotrun_checkpoint_requested(spotrun_ctx *ctx);
+
+#ifdef SPOTRUN_EXPERIMENTAL
+/* ---- experimental: may change between versions ---- */
+
+/* Register a buffer in GPU memory (CUDA device `device`, a device
+ * pointer) as spotrun_register does a host one. NOT BUILT YET: returns
+ * SPOTRUN_ERROR_NOT_BUILT and registers nothing; until it is, copy device
+ * state to a registered host buffer before spotrun_save. */
+spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
+    int ndim, const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes,
+    void *device_ptr, int device);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

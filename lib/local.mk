@@ -1,0 +1,36 @@
+# lib/local.mk: libspotrun, the job's side of library mode (libspotrun.h):
+# the one shared library, built with libtool from lib/spotrun.c and the
+# archives of the modules it stands on (ckpt, store, kernels, common; built
+# as PIC), exporting only the API (lib/libspotrun.map).
+lib_LTLIBRARIES += libspotrun.la
+libspotrun_la_SOURCES = lib/spotrun.c lib/libspotrun.h
+libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
+	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
+libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)
+# 0:0:0 (libtool's current:revision:age): the first interface.
+libspotrun_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+	-Wl,--version-script=$(top_srcdir)/lib/libspotrun.map
+EXTRA_libspotrun_la_DEPENDENCIES = lib/libspotrun.map libckpt.a libstore.a libkernels.a \
+	libcommon.a
+EXTRA_DIST += lib/libspotrun.map lib/spotrun.pc.in
+include_HEADERS += lib/libspotrun.h
+pkgconfig_DATA += lib/spotrun.pc
+dist_man3_MANS += doc/libspotrun.3
+
+# The library on host buffers of every dtype and slices: save, restore
+# bit-exact, errors by name and message, the request protocol, silence.
+check_PROGRAMS += tests/t-lib
+tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_lib_LDADD = libspotrun.la $(LDADD)
+# It exports the API and nothing else.
+dist_check_SCRIPTS += tests/t-lib-exports.sh
+
+# A small C training loop checkpointing through the library (Adam on f32
+# weights, a bf16 copy), run preempted under `spotrun run` with
+# mode = library against an uninterrupted run.
+noinst_PROGRAMS += tests/jobs/libtrain
+tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
+tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_jobs_libtrain_LDADD = libspotrun.la -lm
+dist_check_SCRIPTS += tests/t66-libjob.sh

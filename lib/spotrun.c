@@ -1,0 +1,645 @@
+/*
+ * spotrun.c: libspotrun (libspotrun.h), the job's side of library mode.
+ * A context holds the store opened once, the registered buffers and the
+ * request protocol's state; spotrun_save and spotrun_restore hand the
+ * buffers to the checkpoint module (ckpt.h: sr_ckpt_save_tensors,
+ * sr_ckpt_restore_tensors), so a library checkpoint is one of the job's
+ * checkpoints like any other: on LATEST's chain, listed by `spotrun ls`,
+ * kept and collected by the same retention and gc.
+ *
+ * The request protocol (doc/design.md, "Library mode"): under spotrun the
+ * environment names a request file, SPOTRUN_CKPT_REQUEST (the line
+ * directory mode writes: seq, reason, deadline), and a done marker,
+ * SPOTRUN_CKPT_DONE, which the library writes once it has committed the
+ * checkpoint that answers a request ("seq=N step=S checkpoint=C"). A save
+ * that answers a request takes its deadline; SPOTRUN_EPOCH is the run's
+ * fencing epoch, which every commit carries.
+ *
+ * Nothing here prints: messages go to the caller's callback and stay in
+ * ctx->msg for spotrun_getErrorString. The checkpoint module allocates
+ * with malloc and ends the process when memory runs out (common/util.h);
+ * the allocator hooks cover what the library keeps itself (BUGS in
+ * libspotrun(3)).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#define SPOTRUN_EXPERIMENTAL	/* its entry points are defined here too */
+#include "libspotrun.h"
+#include "catalog.h"
+#include "latest.h"
+#include "manifest.h"
+#include "store.h"
+#include "util.h"
+
+#define SPOTRUN_API __attribute__((visibility("default")))
+
+_Static_assert(SPOTRUN_MAX_DIMS == SR_TENSOR_DIMS, "dimensions of the API and the manifest");
+_Static_assert((int)SPOTRUN_U64 == (int)SR_DT_U64 && (int)SPOTRUN_BF16 == (int)SR_DT_BF16 &&
+    (int)SPOTRUN_F8_E5M2 == (int)SR_DT_F8E5M2 && SR_DT_COUNT == 15,
+    "spotrun_dtype numbers are the manifest's");
+
+/* How often spotrun_checkpoint_requested looks at the request file. */
+#define REQUEST_POLL 0.02
+
+struct lib_buf {
+	char *name;
+	spotrun_dtype dtype;
+	int ndim;
+	uint64_t shape[SR_TENSOR_DIMS], offsets[SR_TENSOR_DIMS], sizes[SR_TENSOR_DIMS];
+	void *host;
+	uint64_t bytes;
+};
+
+struct spotrun_ctx_s {
+	spotrun_params p;		/* strings replaced by the copies below */
+	char *store_url, *job;
+	struct sr_store *st;
+	spotrun_error sticky;		/* spotrun_create's failure, returned by every call */
+	char sticky_msg[SR_ERRMAX];
+	char msg[SR_ERRMAX];		/* the last call's failure, "" */
+	struct lib_buf *bufs;
+	size_t nbufs, bufs_cap;
+	uint64_t epoch;			/* SPOTRUN_EPOCH */
+	/* the request protocol */
+	char *req_path, *done_path;	/* NULL: not under library mode */
+	double req_checked;		/* sr_mono() of the last look */
+	int req_pending;
+	unsigned long long req_seq, answered_seq;
+	double req_deadline;
+};
+
+/* ---- memory, through the hooks ---- */
+
+static void *
+lib_alloc(const spotrun_params *p, size_t n)
+{
+	return p->alloc != NULL ? p->alloc(p->alloc_opaque, n) : malloc(n);
+}
+
+static void
+lib_free(const spotrun_params *p, void *ptr)
+{
+	if (ptr == NULL)
+		return;
+	if (p->free != NULL)
+		p->free(p->alloc_opaque, ptr);
+	else
+		free(ptr);
+}
+
+static char *
+lib_strdup(const spotrun_params *p, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *c = lib_alloc(p, n);
+
+	if (c != NULL)
+		memcpy(c, s, n);
+	return c;
+}
+
+/* ---- messages ---- */
+
+static void
+tell(const spotrun_ctx *ctx, spotrun_msg_level level, const char *text)
+{
+	if (ctx->p.message != NULL)
+		ctx->p.message(ctx->p.message_opaque, level, text);
+}
+
+/* Fail the call with code and its message (said as an error). */
+static spotrun_error
+fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt, ...) SR_PRINTF(3, 4);
+
+static spotrun_error
+fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+	va_end(ap);
+	tell(ctx, SPOTRUN_MSG_ERROR, ctx->msg);
+	return code;
+}
+
+/* Start a call: the context's own failure, or a clean slate. */
+static spotrun_error
+begin(spotrun_ctx *ctx)
+{
+	if (ctx->sticky != SPOTRUN_OK) {
+		strlcpy(ctx->msg, ctx->sticky_msg, sizeof ctx->msg);
+		tell(ctx, SPOTRUN_MSG_ERROR, ctx->msg);
+		return ctx->sticky;
+	}
+	ctx->msg[0] = '\0';
+	return SPOTRUN_OK;
+}
+
+/* The checkpoint module's lines: what its retention did is news; the
+ * rest are warnings (a fallback to an older checkpoint, a LATEST that is
+ * not a number), with or without their "warning: ". */
+static void
+ckpt_log(void *arg, const char *msg)
+{
+	tell(arg, strncmp(msg, "retention: ", 11) == 0 ? SPOTRUN_MSG_INFO : SPOTRUN_MSG_WARNING,
+	    msg);
+}
+
+/* ---- the stable API ---- */
+
+SPOTRUN_API unsigned
+spotrun_versionNumber(void)
+{
+	return SPOTRUN_VERSION_NUMBER;
+}
+
+SPOTRUN_API const char *
+spotrun_getErrorName(spotrun_error code)
+{
+	static const char *const names[SPOTRUN_ERROR_maxCode] = {
+		[SPOTRUN_OK] = "no error",
+		[SPOTRUN_ERROR_GENERIC] = "error (generic)",
+		[SPOTRUN_ERROR_PARAMETER] = "invalid parameter",
+		[SPOTRUN_ERROR_MEMORY] = "out of memory",
+		[SPOTRUN_ERROR_NO_STORE] = "no checkpoint store given",
+		[SPOTRUN_ERROR_NO_JOB] = "no job name given",
+		[SPOTRUN_ERROR_NAME_TAKEN] = "buffer name already registered",
+		[SPOTRUN_ERROR_STORE] = "checkpoint store failed",
+		[SPOTRUN_ERROR_MISMATCH] = "checkpoint does not match the registered buffers",
+		[SPOTRUN_ERROR_CORRUPT] = "no usable checkpoint",
+		[SPOTRUN_ERROR_DEADLINE] = "checkpoint deadline missed",
+		[SPOTRUN_ERROR_FENCED] = "job taken over by a newer run",
+		[SPOTRUN_ERROR_NOT_BUILT] = "not built yet",
+	};
+
+	if ((unsigned)code >= SPOTRUN_ERROR_maxCode)
+		return "unknown error code";
+	return names[code];
+}
+
+SPOTRUN_API void
+spotrun_params_init(spotrun_params *params)
+{
+	if (params == NULL)
+		return;
+	const char *keep = getenv("SPOTRUN_CKPT_KEEP");
+	char *end;
+	long k;
+
+	memset(params, 0, sizeof *params);
+	params->size = sizeof *params;
+	params->keep = 2;
+	/* the job file's keep, under spotrun */
+	if (keep != NULL && *keep != '\0') {
+		k = strtol(keep, &end, 10);
+		if (*end == '\0' && k >= 0 && k <= INT32_MAX)
+			params->keep = (int)k;
+	}
+}
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* A failure of spotrun_create, kept for every later call. */
+static void
+stick(spotrun_ctx *ctx, spotrun_error code, const char *msg)
+{
+	ctx->sticky = code;
+	strlcpy(ctx->sticky_msg, msg, sizeof ctx->sticky_msg);
+	strlcpy(ctx->msg, msg, sizeof ctx->msg);
+	tell(ctx, SPOTRUN_MSG_ERROR, msg);
+}
+
+static void
+setup(spotrun_ctx *ctx, const spotrun_params *params)
+{
+	const char *store = params->store != NULL ? params->store : env("SPOTRUN_STORE");
+	const char *job = params->job != NULL ? params->job : env("SPOTRUN_JOB");
+	const char *epoch = env("SPOTRUN_EPOCH"), *req, *done;
+	char err[SR_ERRMAX], *end;
+
+	if (store == NULL) {
+		stick(ctx, SPOTRUN_ERROR_NO_STORE, "spotrun_create: no store: set params.store "
+		    "(e.g. file:///var/tmp/ckpt) or run under spotrun (SPOTRUN_STORE)");
+		return;
+	}
+	if (job == NULL) {
+		stick(ctx, SPOTRUN_ERROR_NO_JOB, "spotrun_create: no job name: set params.job or "
+		    "run under spotrun (SPOTRUN_JOB)");
+		return;
+	}
+	if (sr_ckpt_job_check(job, err) == -1) {
+		snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: %s", err);
+		stick(ctx, SPOTRUN_ERROR_PARAMETER, ctx->msg);
+		return;
+	}
+	if (epoch != NULL) {
+		errno = 0;
+		ctx->epoch = strtoull(epoch, &end, 10);
+		if (errno != 0 || *end != '\0' || ctx->epoch > SR_EPOCH_MAX) {
+			snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: SPOTRUN_EPOCH=%.40s is "
+			    "not an epoch (0 to %llu)", epoch, SR_EPOCH_MAX);
+			stick(ctx, SPOTRUN_ERROR_PARAMETER, ctx->msg);
+			return;
+		}
+	}
+	ctx->store_url = lib_strdup(params, store);
+	ctx->job = lib_strdup(params, job);
+	req = env("SPOTRUN_CKPT_REQUEST");
+	done = env("SPOTRUN_CKPT_DONE");
+	if (req != NULL && done != NULL) {
+		ctx->req_path = lib_strdup(params, req);
+		ctx->done_path = lib_strdup(params, done);
+		if (ctx->req_path == NULL || ctx->done_path == NULL) {
+			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
+			return;
+		}
+	}
+	if (ctx->store_url == NULL || ctx->job == NULL) {
+		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
+		return;
+	}
+	if (sr_store_open(ctx->store_url, &ctx->st, err) != 0) {
+		snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: %s", err);
+		stick(ctx, SPOTRUN_ERROR_STORE, ctx->msg);
+	}
+}
+
+SPOTRUN_API spotrun_ctx *
+spotrun_create(const spotrun_params *params)
+{
+	spotrun_params p;
+	spotrun_ctx *ctx;
+
+	if (params == NULL)
+		return NULL;
+	/* A caller built against an older header passed a shorter struct:
+	 * the fields it lacks keep their defaults. */
+	spotrun_params_init(&p);
+	memcpy(&p, params, params->size > 0 && params->size < sizeof p ? params->size : sizeof p);
+	p.size = sizeof p;
+	if ((ctx = lib_alloc(&p, sizeof *ctx)) == NULL)
+		return NULL;
+	memset(ctx, 0, sizeof *ctx);
+	ctx->p = p;
+	ctx->p.store = ctx->p.job = NULL;
+	setup(ctx, &p);
+	return ctx;
+}
+
+SPOTRUN_API void
+spotrun_free(spotrun_ctx *ctx)
+{
+	size_t i;
+
+	if (ctx == NULL)
+		return;
+	sr_store_close(ctx->st);
+	for (i = 0; i < ctx->nbufs; i++)
+		lib_free(&ctx->p, ctx->bufs[i].name);
+	lib_free(&ctx->p, ctx->bufs);
+	lib_free(&ctx->p, ctx->store_url);
+	lib_free(&ctx->p, ctx->job);
+	lib_free(&ctx->p, ctx->req_path);
+	lib_free(&ctx->p, ctx->done_path);
+	lib_free(&ctx->p, ctx);
+}
+
+SPOTRUN_API const char *
+spotrun_getErrorString(const spotrun_ctx *ctx)
+{
+	return ctx != NULL ? ctx->msg : "spotrun: no context (spotrun_create returned NULL)";
+}
+
+/* ---- registration ---- */
+
+/* Printable ASCII: what a manifest, a message and a terminal all carry
+ * unchanged. */
+static int
+name_ok(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++) {
+		if (name[i] < 0x20 || name[i] > 0x7e)
+			return 0;
+	}
+	return i >= 1 && i <= SR_TENSOR_NAME_MAX;
+}
+
+/* The start of a registration and the checks every kind of buffer
+ * passes; b filled but for host. */
+static spotrun_error
+check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
+    const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, struct lib_buf *b)
+{
+	uint64_t elems = 1;
+	size_t i, esize;
+	spotrun_error rc;
+	int d;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = begin(ctx)) != SPOTRUN_OK)
+		return rc;
+
+	if (name == NULL || !name_ok(name))
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register: a buffer's name is 1 to %d "
+		    "printable ASCII characters", SR_TENSOR_NAME_MAX);
+	if ((unsigned)dtype >= SR_DT_COUNT)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dtype %d is not a "
+		    "spotrun_dtype", name, (int)dtype);
+	if (ndim < 0 || ndim > SR_TENSOR_DIMS)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": %d dimensions (0 to %d)",
+		    name, ndim, SR_TENSOR_DIMS);
+	if (ndim > 0 && shape == NULL)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no shape for %d "
+		    "dimensions", name, ndim);
+	for (i = 0; i < ctx->nbufs; i++) {
+		if (strcmp(ctx->bufs[i].name, name) == 0)
+			return fail(ctx, SPOTRUN_ERROR_NAME_TAKEN, "register \"%s\": a buffer of "
+			    "that name is registered already", name);
+	}
+	memset(b, 0, sizeof *b);
+	b->dtype = dtype;
+	b->ndim = ndim;
+	for (d = 0; d < ndim; d++) {
+		b->shape[d] = shape[d];
+		b->offsets[d] = offsets != NULL ? offsets[d] : 0;
+		b->sizes[d] = sizes != NULL ? sizes[d] : shape[d] - b->offsets[d];
+		if (b->offsets[d] > shape[d] || b->sizes[d] > shape[d] - b->offsets[d])
+			return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dimension %d: "
+			    "the slice [%" PRIu64 ", %" PRIu64 " + %" PRIu64 ") is outside the shape's "
+			    "%" PRIu64, name, d, b->offsets[d], b->offsets[d], b->sizes[d], shape[d]);
+		if (b->sizes[d] != 0 && elems > UINT64_MAX / b->sizes[d])
+			return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice has "
+			    "more than 2^64 elements", name);
+		elems *= b->sizes[d];
+	}
+	esize = sr_dtype_size((enum sr_dtype)dtype);
+	if (elems > SIZE_MAX / esize)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice does not fit "
+		    "in memory", name);
+	b->bytes = elems * esize;
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
+    const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, void *host)
+{
+	struct lib_buf b, *nb;
+	spotrun_error rc;
+
+	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
+		return rc;
+	if (host == NULL && b.bytes > 0)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no buffer (NULL) for "
+		    "%" PRIu64 " bytes", name, b.bytes);
+	if (ctx->nbufs == ctx->bufs_cap) {
+		size_t cap = ctx->bufs_cap ? ctx->bufs_cap * 2 : 16;
+		if ((nb = lib_alloc(&ctx->p, cap * sizeof *nb)) == NULL)
+			return fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
+		if (ctx->nbufs > 0)
+			memcpy(nb, ctx->bufs, ctx->nbufs * sizeof *nb);
+		lib_free(&ctx->p, ctx->bufs);
+		ctx->bufs = nb;
+		ctx->bufs_cap = cap;
+	}
+	if ((b.name = lib_strdup(&ctx->p, name)) == NULL)
+		return fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
+	b.host = host;
+	ctx->bufs[ctx->nbufs++] = b;
+	return SPOTRUN_OK;
+}
+
+/* ---- the request protocol ---- */
+
+/* Read the request file: 1 pending (seq and deadline set), 0 none. A
+ * file that does not parse is no request (the supervisor writes it
+ * atomically, so a half line is never seen). */
+static int
+read_request(spotrun_ctx *ctx)
+{
+	unsigned long long seq;
+	char line[256], reason[16];
+	double deadline;
+	FILE *fp;
+	int ok;
+
+	if ((fp = fopen(ctx->req_path, "re")) == NULL)
+		return 0;
+	ok = fgets(line, sizeof line, fp) != NULL &&
+	    sscanf(line, "seq=%llu reason=%15s deadline=%lf", &seq, reason, &deadline) == 3;
+	fclose(fp);
+	if (!ok || seq <= ctx->answered_seq)
+		return 0;
+	ctx->req_seq = seq;
+	ctx->req_deadline = deadline;
+	return 1;
+}
+
+SPOTRUN_API int
+spotrun_checkpoint_requested(spotrun_ctx *ctx)
+{
+	struct stat sb;
+	double now;
+
+	if (ctx == NULL || ctx->sticky != SPOTRUN_OK || ctx->req_path == NULL)
+		return 0;
+	now = sr_mono();
+	if (ctx->req_checked > 0 && now - ctx->req_checked < REQUEST_POLL)
+		return ctx->req_pending;
+	ctx->req_checked = now;
+	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx);
+	return ctx->req_pending;
+}
+
+/* Tell the supervisor which checkpoint answers request seq, with the
+ * commit's figures for its timeline: written to a temporary file renamed
+ * into place, so it is read whole or not at all. */
+static void
+answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
+{
+	char line[256], err[SR_ERRMAX];
+	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 " raw=%" PRIu64
+	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f\n", ctx->req_seq,
+	    step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
+	    cs->seconds);
+
+	ctx->answered_seq = ctx->req_seq;
+	ctx->req_pending = 0;
+	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
+		tell(ctx, SPOTRUN_MSG_WARNING, err);
+}
+
+/* ---- save and restore ---- */
+
+static void
+opts_of(const spotrun_ctx *ctx, struct sr_ckpt_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->job = ctx->job;
+	o->chunk_size = ctx->p.chunk_size;
+	o->threads = ctx->p.threads;
+	o->keep = ctx->p.keep;
+	o->log = ckpt_log;
+	o->log_arg = (void *)ctx;
+	o->epoch = ctx->epoch;
+	o->world_size = 1;
+}
+
+/* The buffers as the checkpoint module takes them (malloc'd). */
+static struct sr_ckpt_tensor *
+tensors_of(const spotrun_ctx *ctx)
+{
+	struct sr_ckpt_tensor *t = sr_calloc(ctx->nbufs + 1, sizeof *t);
+	size_t i;
+
+	for (i = 0; i < ctx->nbufs; i++) {
+		const struct lib_buf *b = &ctx->bufs[i];
+		t[i].name = b->name;
+		t[i].dtype = (int)b->dtype;
+		t[i].ndim = b->ndim;
+		t[i].shape = b->shape;
+		t[i].offsets = b->offsets;
+		t[i].sizes = b->sizes;
+		t[i].data = b->host;
+		t[i].bytes = b->bytes;
+	}
+	return t;
+}
+
+/* A code for what the checkpoint module returned. */
+static spotrun_error
+code_of(int rc)
+{
+	switch (rc) {
+	case 0: return SPOTRUN_OK;
+	case SR_CKPT_LATE: return SPOTRUN_ERROR_DEADLINE;
+	case SR_CKPT_FENCED: return SPOTRUN_ERROR_FENCED;
+	case SR_CKPT_MISMATCH: return SPOTRUN_ERROR_MISMATCH;
+	case SR_CKPT_UNUSABLE: return SPOTRUN_ERROR_CORRUPT;
+	case -1: return SPOTRUN_ERROR_STORE;
+	default: return SPOTRUN_ERROR_GENERIC;
+	}
+}
+
+SPOTRUN_API spotrun_error
+spotrun_save(spotrun_ctx *ctx, long long step)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats cs;
+	struct sr_ckpt_tensor *t;
+	char err[SR_ERRMAX], line[SR_ERRMAX + 64];
+	int rc, answering;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	if (step < 0)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: step %lld is negative", step);
+	if (ctx->nbufs == 0)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: no buffer is registered");
+	/* The newest request, read now: its deadline is the save's. */
+	answering = ctx->req_path != NULL && read_request(ctx);
+	opts_of(ctx, &o);
+	if (answering)
+		o.deadline = ctx->req_deadline;
+	t = tensors_of(ctx);
+	rc = sr_ckpt_save_tensors(ctx->st, &o, t, ctx->nbufs, step, &cs, err);
+	free(t);
+	/* Past its deadline the supervisor has given the request up: it is
+	 * not asked again. */
+	if (answering && rc == SR_CKPT_LATE) {
+		ctx->answered_seq = ctx->req_seq;
+		ctx->req_pending = 0;
+	}
+	if (rc != 0)
+		return fail(ctx, code_of(rc), "%s", err);
+	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s committed: step %lld, %zu "
+	    "buffer%s, %" PRIu64 " bytes (%" PRIu64 " stored, %" PRIu64 " new)", cs.seq, ctx->job,
+	    step, ctx->nbufs, ctx->nbufs == 1 ? "" : "s", cs.raw_bytes, cs.stored_bytes,
+	    cs.new_bytes);
+	tell(ctx, SPOTRUN_MSG_INFO, line);
+	if (answering)
+		answer(ctx, step, &cs);
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_restore(spotrun_ctx *ctx, long long *step)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats cs;
+	struct sr_ckpt_tensor *t;
+	char err[SR_ERRMAX], line[SR_ERRMAX];
+	const char *resume;
+	int rc;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	if (step == NULL)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: step is NULL");
+	*step = -1;
+	if (ctx->nbufs == 0)
+		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
+	/* Under spotrun's library mode the supervisor said whether to resume:
+	 * an empty SPOTRUN_RESUME_STEP is a fresh start (no checkpoint yet,
+	 * or the job finished in an earlier run and starts afresh). */
+	if (ctx->req_path != NULL && (resume = getenv("SPOTRUN_RESUME_STEP")) != NULL &&
+	    *resume == '\0') {
+		tell(ctx, SPOTRUN_MSG_INFO, "restore: spotrun starts the job afresh");
+		return SPOTRUN_OK;
+	}
+	opts_of(ctx, &o);
+	t = tensors_of(ctx);
+	rc = sr_ckpt_restore_tensors(ctx->st, &o, t, ctx->nbufs, &cs, err);
+	free(t);
+	if (rc == SR_CKPT_NONE)
+		return SPOTRUN_OK;
+	if (rc != 0)
+		return fail(ctx, code_of(rc), "%s", err);
+	*step = cs.step;
+	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s restored: step %lld", cs.seq,
+	    ctx->job, cs.step);
+	tell(ctx, SPOTRUN_MSG_INFO, line);
+	return SPOTRUN_OK;
+}
+
+/* ---- experimental ---- */
+
+SPOTRUN_API spotrun_error
+spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
+    const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, void *device_ptr,
+    int device)
+{
+	struct lib_buf b;
+	spotrun_error rc;
+
+	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
+		return rc;
+	return fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "register \"%s\": device buffers are not built "
+	    "yet (nothing registered): copy the state to a registered host buffer before "
+	    "spotrun_save", name);
+}

@@ -1,0 +1,289 @@
+/*
+ * method-lib.c: library mode (method.h), for jobs that link libspotrun
+ * (lib/libspotrun.h): the job saves its registered buffers to the store
+ * itself, so the supervisor packs nothing. It keeps the policy's side:
+ * restore learns the newest committed checkpoint (the library reads the
+ * buffers); launch hands the job the store, the request file, a done
+ * marker, the run's epoch and `keep`; request writes the request file
+ * (seq, reason, deadline: directory mode's line, request.c), which the
+ * library polls at the job's every step, so no signal is sent; state reads
+ * the done marker the library writes once it has committed the checkpoint
+ * that answers the request ("seq=N step=S checkpoint=C" and its stats);
+ * save starts nothing and reports that commit through the pipe the loop
+ * polls. doc/design.md, "Library mode", has the protocol and why.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "method.h"
+#include "request.h"
+
+struct lib_method {
+	char *ctl_dir, *req_path, *done_path;
+	uint64_t req_seq;		/* the pending request's */
+	int answered;			/* its done marker was read */
+	struct sr_ckpt_result res;	/* what the marker said */
+	int pipe[2];			/* one byte: "the save" (the job's commit) is over */
+	int pending;			/* a byte is in the pipe */
+};
+
+static int
+lib_init(struct sr_method *m, char *err)
+{
+	struct lib_method *l = sr_calloc(1, sizeof *l);
+
+	m->priv = l;
+	l->pipe[0] = l->pipe[1] = -1;
+	l->ctl_dir = sr_asprintf("%s/ctl", m->ctx.js->local_dir);
+	l->req_path = sr_asprintf("%s/request", l->ctl_dir);
+	l->done_path = sr_asprintf("%s/done", l->ctl_dir);
+	if (sr_mkdirs(l->ctl_dir, 0755, err) == -1)
+		return -1;
+	if (pipe2(l->pipe, O_CLOEXEC) == -1)
+		return sr_errno(err, "create pipe");
+	return 0;
+}
+
+static void
+lib_free(struct sr_method *m)
+{
+	struct lib_method *l = m->priv;
+
+	if (l == NULL)
+		return;
+	if (l->pipe[0] != -1) {
+		close(l->pipe[0]);
+		close(l->pipe[1]);
+	}
+	free(l->ctl_dir);
+	free(l->req_path);
+	free(l->done_path);
+	free(l);
+}
+
+struct newest {
+	struct sr_ckpt_stats cs;
+	int found;
+};
+
+static int
+newest_cb(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
+{
+	struct newest *n = arg;
+
+	if (is_latest) {
+		n->cs = *ck;
+		n->cs.problem = NULL;
+		n->found = 1;
+	}
+	return 0;
+}
+
+/* The library restores the buffers itself (libspotrun's spotrun_restore);
+ * the supervisor only learns which checkpoint that will be, for its
+ * timeline and SPOTRUN_RESUME_STEP (empty: a fresh start, which the
+ * library then keeps to). */
+static int
+lib_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
+{
+	struct newest n;
+
+	if (sr_rmtree(m->ctx.ckpt_dir, err) == -1 || sr_mkdirs(m->ctx.ckpt_dir, 0755, err) == -1)
+		return -1;
+	if (fresh)
+		return SR_CKPT_NONE;
+	memset(&n, 0, sizeof n);
+	if (sr_ckpt_list(m->ctx.st, m->ctx.copts->job, newest_cb, &n, err) == -1)
+		return -1;
+	if (!n.found)
+		return SR_CKPT_NONE;
+	*cs = n.cs;
+	cs->seconds = 0;	/* read by the job, not here */
+	return 0;
+}
+
+/* What the library reads (libspotrun(3), ENVIRONMENT). Only the first
+ * process gets the done marker: the library saves one process's buffers,
+ * and several committing one checkpoint together is not built yet. */
+static void
+lib_launch(struct sr_method *m, struct sr_launch *la)
+{
+	struct lib_method *l = m->priv;
+	size_t i, n = la->nprocs > 0 ? (size_t)la->nprocs : 1;
+
+	la->env = sr_calloc(5, sizeof *la->env);
+	la->env[0] = sr_asprintf("SPOTRUN_STORE=%s", m->ctx.js->store);
+	la->env[1] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", l->req_path);
+	la->env[2] = sr_asprintf("SPOTRUN_EPOCH=%" PRIu64, m->ctx.copts->epoch);
+	la->env[3] = sr_asprintf("SPOTRUN_CKPT_KEEP=%d", m->ctx.copts->keep);
+	la->proc_env = sr_calloc(n, sizeof *la->proc_env);
+	for (i = 0; i < n; i++) {
+		la->proc_env[i] = sr_calloc(2, sizeof *la->proc_env[i]);
+		la->proc_env[i][0] = i == 0 ? sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path) :
+		    sr_strdup("SPOTRUN_CKPT_DONE=");
+	}
+}
+
+static int
+lib_request(struct sr_method *m, const struct sr_child *job, size_t njob,
+    const struct sr_ckpt_request *rq, int *signalled, char *err)
+{
+	struct lib_method *l = m->priv;
+	size_t i;
+
+	for (i = 0; i < njob; i++)
+		signalled[i] = 0;
+	l->req_seq = rq->seq;
+	l->answered = 0;
+	return sr_req_post(l->req_path, &l->done_path, 1, rq->seq, sr_ckpt_reason_name(rq->reason),
+	    rq->deadline, err);
+}
+
+/* The done marker: "seq=N step=S checkpoint=C raw=R stored=T new=W
+ * reused=U seconds=X"; 1 when it answers the pending request. */
+static int
+read_done(struct lib_method *l, struct sr_method *m)
+{
+	unsigned long long seq, ckpt, raw, stored, fresh, reused;
+	long long step;
+	double secs;
+	char *buf, err[SR_ERRMAX];
+
+	if (access(l->done_path, F_OK) == -1)
+		return 0;
+	if (sr_read_file(l->done_path, 4096, &buf, NULL, err) == -1) {
+		sr_tl(m->ctx.tl, 1, "warning", "%s", err);
+		return 0;
+	}
+	if (sscanf(buf, "seq=%llu step=%lld checkpoint=%llu raw=%llu stored=%llu new=%llu "
+	    "reused=%llu seconds=%lf", &seq, &step, &ckpt, &raw, &stored, &fresh, &reused,
+	    &secs) != 8) {
+		sr_tl(m->ctx.tl, 1, "warning", "read %s: '%.60s' is not a libspotrun answer "
+		    "(seq=N step=S checkpoint=C ...)", l->done_path, buf);
+		free(buf);
+		return 0;
+	}
+	free(buf);
+	if (seq != l->req_seq)
+		return 0;	/* an older request's, written late */
+	memset(&l->res, 0, sizeof l->res);
+	l->res.stats.seq = ckpt;
+	l->res.stats.step = step;
+	l->res.stats.epoch = m->ctx.copts->epoch;
+	l->res.stats.raw_bytes = raw;
+	l->res.stats.stored_bytes = stored;
+	l->res.stats.new_bytes = fresh;
+	l->res.stats.reused_chunks = reused;
+	l->res.stats.seconds = secs;
+	return 1;
+}
+
+/* Complete once the library says it committed: the state is in the store. */
+static int
+lib_state(struct sr_method *m, long long *step)
+{
+	struct lib_method *l = m->priv;
+
+	if (!l->answered)
+		l->answered = read_done(l, m);
+	if (!l->answered)
+		return 0;
+	*step = l->res.stats.step;
+	return 1;
+}
+
+static const char *
+lib_waiting(struct sr_method *m, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	return buf;
+}
+
+static void
+lib_clear(struct sr_method *m)
+{
+	struct lib_method *l = m->priv;
+
+	sr_req_clear(l->req_path, &l->done_path, 1);
+}
+
+/* The job committed already: nothing to take to the store, only the news
+ * for the loop. */
+static int
+lib_save(struct sr_method *m, long long step, double deadline, char *err)
+{
+	struct lib_method *l = m->priv;
+	char b = 1;
+
+	if (!l->answered)
+		return sr_err(err, "save: the job has not committed its checkpoint");
+	if (write(l->pipe[1], &b, 1) != 1)
+		return sr_errno(err, "write pipe");
+	/* ctx.on_commit (the attempt's record after a commit) is for the
+	 * method's own thread, and this is the loop's: the record follows
+	 * at the attempt's end, as after a notice's save. */
+	l->pending = 1;
+	return 0;
+}
+
+static int
+lib_fd(const struct sr_method *m)
+{
+	const struct lib_method *l = m->priv;
+
+	return l->pipe[0];
+}
+
+static int
+lib_saved(struct sr_method *m, struct sr_ckpt_result *res)
+{
+	struct lib_method *l = m->priv;
+	char b;
+
+	if (!l->pending)
+		return 0;
+	while (read(l->pipe[0], &b, 1) == -1 && errno == EINTR)
+		;
+	l->pending = 0;
+	*res = l->res;
+	return 1;
+}
+
+/* The markers' folder and the job's scratch directory: the state is in
+ * the store. */
+static int
+lib_discard(struct sr_method *m, char *err)
+{
+	struct lib_method *l = m->priv;
+
+	if (sr_rmtree(m->ctx.ckpt_dir, err) == -1)
+		return -1;
+	return sr_rmtree(l->ctl_dir, err);
+}
+
+const struct sr_method_ops sr_method_lib_ops = {
+	.name = "library",
+	.init = lib_init,
+	.free = lib_free,
+	.restore = lib_restore,
+	.launch = lib_launch,
+	.request = lib_request,
+	.state = lib_state,
+	.state_poll = 0.02,	/* the done marker at 50 Hz */
+	.clear = lib_clear,
+	.waiting = lib_waiting,
+	.save = lib_save,
+	.fd = lib_fd,
+	.cancel = NULL,
+	.saved = lib_saved,
+	.committed = NULL,
+	.stop = NULL,
+	.discard = lib_discard,
+};

@@ -1,0 +1,97 @@
+#!/bin/sh
+# t66-libjob.sh: library mode end to end. A C training loop that
+# checkpoints through libspotrun (tests/jobs/libtrain.c: Adam on f32
+# weights, a bf16 copy, i64 and u64 counters) runs under `spotrun run`
+# with mode = library while the local provider preempts it twice: each
+# notice reaches the job as a request with its deadline, the library
+# commits the buffers itself and says so in its done marker, spotrun
+# packs nothing, and the job resumes from the library's restore. Its
+# final state is bit-identical to an uninterrupted run's, and `spotrun ls`
+# lists the library's checkpoints. A second job is asked every second
+# (periodic requests) and keeps 2: each request is answered by a commit
+# the timeline shows, and the library's retention keeps the job file's 2.
+set -u
+. "$top_srcdir/tests/jobs/no-cloud.sh"
+job="$top_builddir/tests/jobs/libtrain"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..15"
+want=$(SPOTRUN_STORE="file://$tmp/ref" SPOTRUN_JOB=ref "$job" 150 0 "$tmp/want.bin" |
+    sed -n 's/^result: //p')
+[ -n "$want" ] && echo "ok 1 - uninterrupted result $want" ||
+	echo "not ok 1 - no result from an uninterrupted run"
+cat >"$tmp/job.ini" <<INI
+[job]
+name = libjob
+command = $job 150 40 $tmp/got.bin
+[checkpoint]
+mode = library
+store = $tmp/store
+local_dir = $tmp/local
+margin = 1s
+[provider]
+name = local
+after = 2s
+window = 3s
+preemptions = 2
+INI
+"$SPOTRUN" check "$tmp/job.ini" >"$tmp/check" 2>&1 && echo "ok 2 - spotrun check accepts mode = library" ||
+	{ echo "not ok 2 - spotrun check refuses mode = library"; sed 's/^/# /' "$tmp/check"; }
+"$SPOTRUN" run "$tmp/job.ini" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && echo "ok 3 - spotrun run exits 0" ||
+	{ echo "not ok 3 - spotrun run exits $rc"; sed 's/^/# /' "$tmp/err"; }
+got=$(sed -n 's/^result: //p' "$tmp/out")
+[ "$got" = "$want" ] && echo "ok 4 - preempted result equals the uninterrupted one" ||
+	echo "not ok 4 - result '$got', want '$want'"
+cmp -s "$tmp/want.bin" "$tmp/got.bin" && echo "ok 5 - the final state is bit-identical" ||
+	echo "not ok 5 - the final state differs"
+n=$(grep -c '^resumed from step' "$tmp/out")
+[ "$n" -eq 2 ] && echo "ok 6 - resumed twice, by the library's restore" || echo "not ok 6 - resumed $n times"
+grep -q 'finished exit 0: 3 attempts, 2 preemptions' "$tmp/err" &&
+	echo "ok 7 - timeline: 3 attempts, 2 preemptions" ||
+	{ echo "not ok 7 - final timeline line"; tail -n 3 "$tmp/err" | sed 's/^/# /'; }
+n=$(grep -c '^checkpoint at step' "$tmp/out")
+[ "$n" -eq 2 ] && echo "ok 8 - two notice requests answered by spotrun_save" ||
+	echo "not ok 8 - $n checkpoints"
+n=$(grep -c 'ckpt.* committed in ' "$tmp/err")
+[ "$n" -eq 2 ] && echo "ok 9 - the supervisor reports the library's two commits" ||
+	{ echo "not ok 9 - $n commits on the timeline"; grep ckpt "$tmp/err" | sed 's/^/# /'; }
+"$SPOTRUN" ls "$tmp/job.ini" >"$tmp/ls" 2>&1
+n=$(grep -cE '^ *[01] ' "$tmp/ls")
+[ "$n" -eq 2 ] && echo "ok 10 - spotrun ls lists checkpoints 0 and 1" ||
+	{ echo "not ok 10 - spotrun ls"; sed 's/^/# /' "$tmp/ls"; }
+
+# Periodic requests, keep = 2 (SPOTRUN_CKPT_KEEP): no preemption.
+cat >"$tmp/per.ini" <<INI
+[job]
+name = libper
+command = $job 150 40 $tmp/per.bin
+[checkpoint]
+mode = library
+store = $tmp/store
+local_dir = $tmp/local-per
+interval = 1s
+keep = 2
+[provider]
+name = local
+preemptions = 0
+INI
+"$SPOTRUN" run "$tmp/per.ini" >"$tmp/pout" 2>"$tmp/perr"
+rc=$?
+got=$(sed -n 's/^result: //p' "$tmp/pout")
+[ $rc -eq 0 ] && [ "$got" = "$want" ] && echo "ok 11 - periodic run exits 0 with the uninterrupted result" ||
+	{ echo "not ok 11 - periodic run: exit $rc, result '$got'"; tail -n 5 "$tmp/perr" | sed 's/^/# /'; }
+nreq=$(grep -c 'request  periodic checkpoint, answer within' "$tmp/perr")
+[ "$nreq" -ge 3 ] && echo "ok 12 - $nreq periodic requests over 6 s" || echo "not ok 12 - $nreq periodic requests"
+nsave=$(grep -c '^checkpoint at step' "$tmp/pout")
+ncommit=$(grep -c 'ckpt.* committed in ' "$tmp/perr")
+[ "$nsave" -ge 3 ] && [ "$nsave" -eq "$ncommit" ] &&
+	echo "ok 13 - every save of the job ($nsave) is a commit on the timeline" ||
+	echo "not ok 13 - $nsave saves, $ncommit commits on the timeline"
+"$SPOTRUN" ls "$tmp/per.ini" >"$tmp/pls" 2>&1
+n=$(grep -cE '^ *[0-9]+ ' "$tmp/pls")
+[ "$n" -eq 2 ] && echo "ok 14 - the library's retention keeps the job file's 2" ||
+	{ echo "not ok 14 - spotrun ls lists $n"; sed 's/^/# /' "$tmp/pls"; }
+grep -q 'libtrain:' "$tmp/err" "$tmp/perr" && echo "not ok 15 - the job reported a library error" ||
+	echo "ok 15 - no library error on the job's stderr"
