@@ -24,7 +24,7 @@ tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
-dist_check_SCRIPTS += tests/t-lib-exports.sh
+dist_check_SCRIPTS += tests/t09-lib-exports.sh
 
 # A small C training loop checkpointing through the library (Adam on f32
 # weights, a bf16 copy), run preempted under `spotrun run` with

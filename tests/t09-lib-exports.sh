@@ -1,0 +1,51 @@
+#!/bin/sh
+# t09-lib-exports.sh: libspotrun.so exports libspotrun.h's API and nothing
+# else (lib/libspotrun.map): the dynamic symbols it defines, as nm -D lists
+# them, are exactly these, each at version SPOTRUN_0.1; and its pkg-config
+# file names the library and the header's folder.
+: "${top_builddir:?}" "${top_srcdir:?}"
+so="$top_builddir/.libs/libspotrun.so"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..5"
+cat > "$tmp/want" <<'LIST'
+spotrun_checkpoint_requested@@SPOTRUN_0.1
+spotrun_create@@SPOTRUN_0.1
+spotrun_free@@SPOTRUN_0.1
+spotrun_getErrorName@@SPOTRUN_0.1
+spotrun_getErrorString@@SPOTRUN_0.1
+spotrun_params_init@@SPOTRUN_0.1
+spotrun_register@@SPOTRUN_0.1
+spotrun_register_device@@SPOTRUN_0.1
+spotrun_restore@@SPOTRUN_0.1
+spotrun_save@@SPOTRUN_0.1
+spotrun_versionNumber@@SPOTRUN_0.1
+LIST
+if [ -f "$so" ]; then echo "ok 1 - libspotrun.so is built"; else echo "not ok 1 - no $so"; fi
+# T: functions; the version node itself is an A (absolute) symbol
+nm -D --defined-only "$so" 2>&1 | awk '$2 != "A" { print $3 }' | sort > "$tmp/got"
+if cmp -s "$tmp/want" "$tmp/got"; then
+	echo "ok 2 - it defines exactly the 11 functions of the API, at SPOTRUN_0.1"
+else
+	echo "not ok 2 - its dynamic symbols differ from the API"
+	diff "$tmp/want" "$tmp/got" | sed 's/^/# /'
+fi
+n=$(nm -D --defined-only "$so" | grep -c ' sr_')
+if [ "$n" = 0 ]; then echo "ok 3 - no sr_ name of the modules inside is exported"
+else echo "not ok 3 - $n sr_ names are exported"; fi
+# every API function the header declares is exported (and so callable)
+sed -n 's/^\(spotrun_[A-Za-z_]*\)(.*/\1/p; s/^[a-z].* \**\(spotrun_[A-Za-z_]*\)(.*/\1/p' \
+    "$top_srcdir/lib/libspotrun.h" | sort -u > "$tmp/decl"
+sed 's/@@.*//' "$tmp/want" > "$tmp/want-names"
+if cmp -s "$tmp/decl" "$tmp/want-names"; then
+	echo "ok 4 - the header declares the same 11 functions"
+else
+	echo "not ok 4 - the header's functions differ from the exports"
+	diff "$tmp/want-names" "$tmp/decl" | sed 's/^/# /'
+fi
+pc="$top_builddir/lib/spotrun.pc"
+libs=$(PKG_CONFIG_PATH="$top_builddir/lib" pkg-config --libs spotrun 2>&1)
+case "$libs" in
+*-lspotrun*) echo "ok 5 - pkg-config --libs spotrun says -lspotrun ($libs)" ;;
+*) echo "not ok 5 - pkg-config --libs spotrun: $libs (from $pc)" ;;
+esac
