@@ -5,7 +5,8 @@
  * chunks that flow through a bounded ring of slots. The calling thread
  * plans: it opens each file and queues its chunks (file, offset, length)
  * in slot k % depth. Worker threads take the queued chunks in order, read
- * each with pread into their own buffer, hash it (SHA-256) and, unless the
+ * each with pread into their own buffer, hash it (XXH3-128: its id and its
+ * check; SHA-256 too for version 1 ids) and, unless the
  * previous checkpoint already stores it, encode it into the slot with
  * their own codec. The calling thread drains the slots in order, appending
  * new chunks to the pack upload and references to the manifest. So the
@@ -302,6 +303,25 @@ drop_link_chains(struct saver *s)
 
 /* ---- the previous checkpoint, for content addressing ---- */
 
+/* Remember a chunk of the previous checkpoint by the id this save gives
+ * it: its own when both use the same hash; the XXH3-128 check that a
+ * SHA-256 manifest records next to its ids, when this save's ids are
+ * XXH3-128 (so the first save after the change of format dedupes too). */
+static void
+put_previous(struct saver *s, const struct sr_mchunk *c)
+{
+	struct sr_mchunk x;
+
+	if (s->prev.chunk_id == s->m.chunk_id) {
+		sr_idtab_put(s->prev_ids, c);
+	} else if (s->m.chunk_id == SR_ID_XXH3 && c->has_check) {
+		x = *c;
+		memset(x.id, 0, sizeof x.id);
+		memcpy(x.id, c->check, sizeof c->check);
+		sr_idtab_put(s->prev_ids, &x);
+	}
+}
+
 static void
 load_previous(struct saver *s, const struct sr_catalog *c)
 {
@@ -342,7 +362,7 @@ load_previous(struct saver *s, const struct sr_catalog *c)
 			for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
 				;
 			if (p < np && ok[p])
-				sr_idtab_put(s->prev_ids, &e->chunks[k]);
+				put_previous(s, &e->chunks[k]);
 		}
 	}
 	free(ok);
@@ -400,11 +420,16 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	if (n == 0)
 		return;		/* the file shrank: nothing here any more */
 	/* the check too, even for a chunk stored already: the new manifest
-	 * records it for every chunk, whatever the old one had */
-	if (sr_chunkhash_buf(h, SR_CH_ID | SR_CH_CHECK, raw, sl->rlen, sl->id, sl->check,
-	    sl->err) == -1) {
+	 * records it for every chunk, whatever the old one had; an XXH3-128
+	 * id is the check, so only SHA-256 ids hash twice */
+	if (sr_chunkhash_buf(h, s->m.chunk_id == SR_ID_SHA256 ? SR_CH_ID | SR_CH_CHECK :
+	    SR_CH_CHECK, raw, sl->rlen, sl->id, sl->check, sl->err) == -1) {
 		sl->failed = 1;
 		return;
+	}
+	if (s->m.chunk_id == SR_ID_XXH3) {
+		memset(sl->id, 0, sizeof sl->id);
+		memcpy(sl->id, sl->check, sizeof sl->check);
 	}
 	if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
 	    sl->prev->rlen == sl->rlen)
@@ -568,7 +593,7 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		/* a network store must not carry a notice's save past its deadline */
 		sr_pack_limit(s->pack, s->o->deadline, s->o->cancel);
 	}
-	sr_id_hex(sl->id, hex);
+	sr_id_hex(s->m.chunk_id, sl->id, hex);
 	snprintf(name, sizeof name, "%s.zst", hex);
 	if (sr_pack_add(s->pack, name, sl->enc, sl->clen, &c->offset, err) == -1)
 		return -1;
@@ -1004,6 +1029,10 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		goto out;
 	}
 	s.m.job = sr_strdup(s.job);
+	if (opts->sha256_ids) {
+		s.m.version = SR_MANIFEST_VERSION_SHA256;
+		s.m.chunk_id = SR_ID_SHA256;
+	}
 	s.m.stats.seq = s.seq;
 	s.m.stats.step = step;
 	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
