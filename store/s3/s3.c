@@ -73,14 +73,9 @@ apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *
 			    "part_size=16MiB", err);
 		s->tune.part_size = (size_t)n;
 	} else if (strcmp(opt, "checksum") == 0) {
-		if (strcmp(v, "sha256") == 0)
-			s->tune.part_sum = SR_SUM_SHA256;
-		else if (strcmp(v, "md5") == 0)
-			s->tune.part_sum = SR_SUM_MD5;
-		else if (strcmp(v, "none") == 0)
-			s->tune.part_sum = SR_SUM_NONE;
-		else
-			return sr_net_bad_option(url, opt, "want sha256, md5 or none", err);
+		static const enum sr_sum sums[] = { SR_SUM_SHA256, SR_SUM_MD5, SR_SUM_NONE };
+
+		return sr_net_sum_option(&s->tune, url, opt, v, sums, SR_ARRAY_LEN(sums), err);
 	} else if (strcmp(opt, "md5") == 0) {
 		/* the older spelling: checksum=md5 or checksum=none */
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
