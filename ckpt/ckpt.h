@@ -144,5 +144,12 @@ int sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted
  * which came before it (everything below it is then kept). */
 int sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
     double older_than, uint64_t *deleted_bytes, char *err);
+/* The retention after checkpoint seq of o->job: sr_ckpt_gc_log keeping
+ * o->keep (> 0), its outcome said through o->log ("retention: kept N
+ * checkpoints, deleted SIZE", or a warning: never an error, the next one
+ * tries again). sr_ckpt_save runs it after each commit when o->keep > 0;
+ * a caller that must not wait for it there (a notice's save, whose job
+ * is stopped only after the save) saves with keep 0 and calls it later. */
+void sr_ckpt_retain(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq);
 
 #endif

@@ -272,3 +272,16 @@ out:
 	sr_catalog_free(&c);
 	return rc;
 }
+
+void
+sr_ckpt_retain(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq)
+{
+	char gerr[SR_ERRMAX], freed_s[32];
+	uint64_t freed = 0;
+
+	if (sr_ckpt_gc_log(st, o, o->job, o->keep, sr_now() - SR_GC_UPLOAD_AGE, &freed, gerr) != 0)
+		sr_ckpt_say(o, "warning: retention after checkpoint %" PRIu64 ": %s", seq, gerr);
+	else if (freed > 0)
+		sr_ckpt_say(o, "retention: kept %d checkpoints, deleted %s", o->keep,
+		    sr_fmt_bytes(freed, freed_s, sizeof freed_s));
+}

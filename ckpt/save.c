@@ -968,14 +968,14 @@ saver_free(struct saver *s)
 	free(s->own_at);
 }
 
-int
-sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+/* One try of sr_ckpt_save. */
+static int
+save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     long long step, struct sr_ckpt_stats *stats, char *err)
 {
 	struct saver s;
 	struct sr_catalog cat;
 	double t0 = sr_mono();
-	char raw[32];
 	int rootfd = -1, rc, threads;
 	size_t i;
 
@@ -1073,21 +1073,76 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	if (stats != NULL)
 		*stats = s.m.stats;
 	/* The caller reports the commit from stats: it knows why it saved. */
-	if (opts->keep > 0) {
-		char gerr[SR_ERRMAX];
-		uint64_t freed = 0;
-		if (sr_ckpt_gc_log(st, opts, s.job, opts->keep, sr_now() - SR_GC_UPLOAD_AGE, &freed,
-		    gerr) != 0)
-			sr_ckpt_say(opts, "warning: retention after checkpoint %" PRIu64 ": %s", s.seq, gerr);
-		else if (freed > 0)
-			sr_ckpt_say(opts, "retention: kept %d checkpoints, deleted %s", opts->keep,
-			    sr_fmt_bytes(freed, raw, sizeof raw));
-	}
+	if (opts->keep > 0)
+		sr_ckpt_retain(st, opts, s.seq);
 	rc = 0;
 out:
 	if (rootfd != -1)
 		close(rootfd);
 	sr_catalog_free(&cat);
 	saver_free(&s);
+	return rc;
+}
+
+/* Sleep up to secs, but no later than the deadline, waking every 50 ms
+ * for the cancel flag: 1 when the save should try again, 0 when cancelled
+ * or out of time. */
+static int
+pause_before_retry(const struct sr_ckpt_opts *o, double secs)
+{
+	double until = sr_now() + secs;
+
+	if (until > o->deadline)
+		until = o->deadline;
+	while (sr_now() < until && !sr_flag_get(o->cancel))
+		sr_sleep(until - sr_now() < 0.05 ? until - sr_now() : 0.05);
+	return !sr_flag_get(o->cancel) && sr_now() < o->deadline;
+}
+
+/*
+ * A save with a deadline (a notice's) keeps trying while the deadline
+ * allows, not a fixed number of times: the machine is going, this is the
+ * last chance to keep the work, and a store that is back a minute later is
+ * still in time (the store's own requests retry until the deadline too,
+ * store/xfer.c). Each try reads LATEST and the listing afresh, so a try
+ * whose swap landed although its reply was lost is simply the parent of
+ * the next. A fence, a cancel or the deadline end it at once; at the
+ * deadline the error is the last try's.
+ */
+int
+sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    long long step, struct sr_ckpt_stats *stats, char *err)
+{
+	double wait = 0.5, left;
+	char left_s[32];
+	int rc, tries = 1;
+
+	while ((rc = save_once(st, opts, dir, step, stats, err)) == -1 && opts->deadline > 0) {
+		left = opts->deadline - sr_now();
+		if (left <= 0 || sr_flag_get(opts->cancel))
+			break;
+		sr_ckpt_say(opts, "warning: checkpoint try %d failed: %s; trying again until the "
+		    "deadline (%s left)", tries, err, sr_fmt_duration(left, left_s, sizeof left_s));
+		if (!pause_before_retry(opts, wait))
+			break;
+		wait = wait * 2 < 5 ? wait * 2 : 5;
+		tries++;
+	}
+	if (rc == -1 && opts->deadline > 0) {
+		if (sr_flag_get(opts->cancel)) {
+			sr_err(err, "checkpoint of %s cancelled after %d tr%s; nothing committed",
+			    opts->job, tries, tries == 1 ? "y" : "ies");
+			return SR_CKPT_CANCELLED;
+		}
+		if (sr_now() >= opts->deadline) {
+			char last[SR_ERRMAX];
+
+			strlcpy(last, err, sizeof last);
+			sr_err(err, "checkpoint of %s missed its deadline after %d tr%s, the store "
+			    "failing until then (the last: %s); nothing committed", opts->job, tries,
+			    tries == 1 ? "y" : "ies", last);
+			return SR_CKPT_LATE;
+		}
+	}
 	return rc;
 }

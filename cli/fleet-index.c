@@ -49,7 +49,8 @@ sr_fleet_index_read(struct sr_queue *q, struct sr_fleet_index *ix, char *err)
 	}
 	/* the listing is in key order, ID~...: the same as id order but where
 	 * an id is a prefix of another ('~' sorts after every id character) */
-	qsort(ix->v, ix->n, sizeof *ix->v, row_cmp);
+	if (ix->n > 1)
+		qsort(ix->v, ix->n, sizeof *ix->v, row_cmp);
 	return 0;
 }
 

@@ -186,6 +186,7 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");	/* link-local: never via a proxy */
+	curl_easy_setopt(e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT);
 #if LIBCURL_VERSION_NUM >= 0x075700
 	/* Without it, a timeout while a name is being resolved (a DNS server
 	 * that never answers) waits for the resolver thread: 10 s and more

@@ -14,6 +14,12 @@
 #define SR_HTTP_BODY_MAX (64 * 1024)	/* the default cap on a reply body */
 #define SR_HTTP_CAPTURE_MAX 4		/* reply headers one request may capture */
 #define SR_HTTP_HEADER_MAX 1024		/* a captured value is cut to this many bytes */
+/* The User-Agent of every request spotrun makes, to the metadata services
+ * here and to the stores (store/xfer.c): servers' logs and their operators'
+ * support name the client by it. No metadata service reads it (IMDS, GCP's
+ * and Azure's go by their own headers), so it changes nothing they answer.
+ * PACKAGE_VERSION is config.h's, which every file includes first. */
+#define SR_HTTP_USER_AGENT "spotrun/" PACKAGE_VERSION
 
 struct sr_http_req {
 	const char *method;		/* "GET", "PUT", "POST" */

@@ -177,8 +177,10 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 	} else if (res->rc == SR_CKPT_LATE) {
 		r->missed++;
-		sr_tl(&r->tl, 1, "ckpt", "%s checkpoint missed its deadline; the previous checkpoint "
-		    "stays the newest", reason);
+		/* the save's own words: how far it got, or how long the store
+		 * failed ("checkpoint of J missed its deadline after ...") */
+		sr_tl(&r->tl, 1, "ckpt", "%s %s; the previous checkpoint stays the newest", reason,
+		    res->err[0] != '\0' ? res->err : "checkpoint missed its deadline");
 	} else if (res->rc == SR_CKPT_FENCED) {
 		/* a newer run holds the job: what this one saved is not committed */
 		r->missed++;

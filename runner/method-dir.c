@@ -43,6 +43,10 @@ struct dir_method {
 	volatile int cancel;
 	struct sr_ckpt_result res;
 	struct sr_progress pg;		/* the line on a terminal while it runs */
+	/* A notice's save commits without its retention, which waits for the
+	 * attempt's end (dir_stop): keep, and whether a commit left it due. */
+	int retain_keep;
+	int retain_due;
 };
 
 static const char *
@@ -331,6 +335,7 @@ saver_main(void *arg)
 	d->res.err[0] = '\0';
 	d->res.rc = sr_ckpt_save(m->ctx.st, &d->opts, m->ctx.ckpt_dir, d->step, &d->res.stats,
 	    d->res.err);
+	d->retain_due = d->res.rc == 0 && d->retain_keep > 0;
 	if (d->res.rc == 0 && m->ctx.on_commit != NULL)
 		m->ctx.on_commit(m->ctx.on_commit_arg, &d->res.stats);
 	(void)!write(d->pipe[1], &b, 1);
@@ -347,6 +352,11 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	d->opts.progress = sr_progress_update;
 	d->opts.progress_arg = &d->pg;
 	d->opts.deadline = deadline;
+	/* A deadline is a notice's: the job is stopped only once the save
+	 * ends, so its retention (+0.37 s on S3) waits until then. */
+	d->retain_keep = deadline > 0 ? d->opts.keep : 0;
+	if (deadline > 0)
+		d->opts.keep = 0;
 	d->cancel = 0;
 	d->opts.cancel = &d->cancel;
 	d->step = step;
@@ -392,6 +402,27 @@ dir_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	return 1;
 }
 
+/* The attempt is over, its job stopped: the retention that a notice's save
+ * left undone runs now, off the path from the notice to the job's stop.
+ * The machine may be going; a gc cut short loses nothing (the next
+ * commit's retention does the rest). */
+static void
+dir_stop(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+	struct sr_ckpt_opts o;
+
+	if (!d->retain_due)
+		return;
+	d->retain_due = 0;
+	o = d->opts;
+	o.keep = d->retain_keep;
+	o.deadline = 0;
+	o.cancel = NULL;
+	o.progress = NULL;
+	sr_ckpt_retain(m->ctx.st, &o, d->res.stats.seq);
+}
+
 /* The local copy of the job's directory (1.2 GB for some) and the marker
  * files: the next run restores from the store. */
 static int
@@ -420,6 +451,6 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.cancel = dir_cancel,
 	.saved = dir_saved,
 	.committed = NULL,
-	.stop = NULL,
+	.stop = dir_stop,
 	.discard = dir_discard,
 };

@@ -109,7 +109,9 @@ plan_ranks(struct run *r, char *err)
 	if (r->hooks->gpus != NULL) {
 		r->gpus_found = *r->hooks->gpus;
 		r->gpus_found.v = sr_calloc(r->gpus_found.n + 1, sizeof *r->gpus_found.v);
-		memcpy(r->gpus_found.v, r->hooks->gpus->v, r->gpus_found.n * sizeof *r->gpus_found.v);
+		if (r->gpus_found.n > 0)	/* v may be NULL then */
+			memcpy(r->gpus_found.v, r->hooks->gpus->v,
+			    r->gpus_found.n * sizeof *r->gpus_found.v);
 	} else if (sr_gpus_discover(&w, &r->gpus_found, err) == -1) {
 		return -1;
 	}

@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "http.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -312,6 +313,30 @@ sr_xfer_header(struct curl_slist *hl, const char *line)
 	return n;
 }
 
+/* The deadline's error, with what the last try met when there was one:
+ * the cause, not only the clock, is what a user needs to hear. */
+static int
+deadline_passed(const struct sr_xfer_call *c, char *err)
+{
+	if (c->resp.attempts > 0 && c->curl_err[0] != '\0')
+		return sr_err(err, "%s: the checkpoint's deadline passed after %d tries (the last: "
+		    "%s)", c->what, c->resp.attempts, c->curl_err);
+	if (c->resp.attempts > 0 && c->resp.status >= 300)
+		return sr_err(err, "%s: the checkpoint's deadline passed after %d tries (the last: "
+		    "HTTP %ld%s%s)", c->what, c->resp.attempts, c->resp.status,
+		    c->resp.error.code[0] != '\0' ? " " : "", c->resp.error.code);
+	return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+}
+
+/* Whether tries attempts are all a request may have: a request with a
+ * deadline (a notice's checkpoint) tries until the deadline, however
+ * many tries that takes; others stop at the tuning's count. */
+static int
+out_of_tries(const struct sr_xfer_call *c, int tries)
+{
+	return c->rq->deadline > 0 ? 0 : tries >= c->x->tune->attempts;
+}
+
 int
 sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 {
@@ -323,7 +348,7 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	/* never send what the deadline no longer allows: a request that
 	 * reached the server could create what nobody then cleans up */
 	if (rq->deadline > 0 && sr_now() >= rq->deadline)
-		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+		return deadline_passed(c, err);
 	if (sr_flag_get(rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
 	curl_slist_free_all(c->hl);
@@ -359,6 +384,7 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	curl_easy_setopt(c->e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c->e, CURLOPT_PROXY, "");	/* no proxy from the environment */
 	curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT);
 	if (x->ca_bundle != NULL)
 		curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle);
 	if (rq->deadline > 0) {
@@ -417,6 +443,18 @@ backoff(struct sr_xfer_call *c, int n)
 	return top * (double)((c->rng >> 8) & 0xffff) / 65536.0;
 }
 
+/* The wait before try tries + 1: the backoff, but never past the
+ * deadline (the try at the deadline says what the last one met). */
+static double
+retry_delay(struct sr_xfer_call *c, int tries)
+{
+	double d = backoff(c, tries - 1), left;
+
+	if (c->rq->deadline > 0 && d > (left = c->rq->deadline - sr_now()))
+		d = left > 0 ? left : 0;
+	return d;
+}
+
 int
 sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, char *err)
 {
@@ -427,8 +465,11 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 	*delay = 0;
 	if (sr_flag_get(c->rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
-	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline)
-		return sr_err(err, "%s: the checkpoint's deadline passed", c->what);
+	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline) {
+		if (result != CURLE_OK && c->curl_err[0] == '\0')
+			strlcpy(c->curl_err, curl_easy_strerror(result), sizeof c->curl_err);
+		return deadline_passed(c, err);
+	}
 	if (result != CURLE_OK && r->too_big) {
 		if (c->rq->dst != NULL && r->status >= 200 && r->status < 300)
 			return sr_err(err, "%s: the server sent more than the %zu bytes asked for",
@@ -446,13 +487,13 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 			return sr_err(err, "%s: the server's TLS certificate is not trusted: %s "
 			    "(for a private CA %s)", c->what,
 			    c->curl_err[0] ? c->curl_err : curl_easy_strerror(result), x->fam->ca_hint);
-		if (!retryable_curl(result) || tries >= x->tune->attempts)
+		if (!retryable_curl(result) || out_of_tries(c, tries))
 			return sr_err(err, "%s: %s%s", c->what,
 			    c->curl_err[0] ? c->curl_err : curl_easy_strerror(result),
 			    tries > 1 ? " (after retries)" : "");
 		if (c->rq->body != NULL)
 			r->maybe_landed = 1;
-		*delay = backoff(c, tries - 1);
+		*delay = retry_delay(c, tries);
 		return 1;
 	}
 	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &r->status);
@@ -463,9 +504,9 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 	case SR_XFER_AGAIN:
 		return 1;
 	case SR_XFER_TRANSIENT:
-		if (tries >= x->tune->attempts)
+		if (out_of_tries(c, tries))
 			return 0;
-		*delay = backoff(c, tries - 1);
+		*delay = retry_delay(c, tries);
 		return 1;
 	case SR_XFER_FINAL:
 		break;

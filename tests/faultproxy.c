@@ -8,9 +8,13 @@
  * region as AWS does. One thread per connection (two in region mode); libc
  * only.
  *
- * usage: faultproxy -p PORTFILE -t HOST:PORT [-c CONTROLFILE] [-l LOGFILE]
+ * usage: faultproxy -p PORTFILE -t HOST:PORT [-P PORT] [-c CONTROLFILE]
+ *                  [-l LOGFILE]
  *   -p  listen on 127.0.0.1 with a port the kernel picks; write it (one
  *       line) to PORTFILE once listening (atomically: temp file + rename)
+ *   -P  listen on PORT instead (SO_REUSEADDR): a proxy killed (a gateway
+ *       gone: every connection cut, new ones refused) and started again
+ *       on the port its clients know (the gateway back)
  *   -t  the target every connection that is not faulted is forwarded to
  *   -c  the fault to apply, one line; reread before each new connection
  *       when the file changed (inode, size or mtime), or at once on SIGHUP
@@ -32,6 +36,8 @@
  *         conn N: region: 400 AuthorizationHeaderMalformed to METHOD PATH
  *             (signed for REGION)
  *         conn N: region NAME: K requests forwarded: I bytes in, O bytes out
+ *         conn N: header NAME of METHOD PATH: VALUE   (or: absent)
+ *         conn N: header NAME: K requests forwarded: I bytes in, O bytes out
  *         conn N: MODE: connect HOST:PORT: REASON   (target unreachable)
  *       and "control FILE: ..." when the control file is read or is wrong.
  *
@@ -76,11 +82,14 @@
  *                             NAME, and unsigned ones, are forwarded (their
  *                             bodies by Content-Length; after a chunked one
  *                             the rest of the connection passes unchecked).
+ *   header name=NAME          forward every request as region mode does,
+ *                             logging the value of its header NAME (what a
+ *                             server would see, e.g. name=User-Agent)
  * count=K applies the fault to the next K connections (default 1; all for
- * pass and region), then passes; count=all to every connection. '#' starts
+ * pass, region, header and wan), then passes; count=all to every connection. '#' starts
  * a comment. A connection carries one request in the modes that fault a
  * request (faulted replies close it); pass, stall-then-pass, slow, wan and
- * region keep connections alive.
+ * region and header keep connections alive.
  */
 #include "config.h"
 
@@ -121,12 +130,13 @@ enum mode {
 	M_SLOW,
 	M_REGION,
 	M_WAN,
+	M_HEADER,
 	M_FLIP
 };
 
 static const char *mode_names[] = {
 	"pass", "reset", "stall", "slowdown", "internal", "drop", "lose", "slow",
-	"region", "wan", "flip"
+	"region", "wan", "header", "flip"
 };
 
 struct fault {
@@ -137,7 +147,8 @@ struct fault {
 	double		 seconds;	/* stall */
 	int		 then_close;	/* stall: close instead of forwarding */
 	long long	 rate;		/* slow: client bytes a second; wan: each way */
-	char		 name[64];	/* region: the one the server accepts */
+	char		 name[64];	/* region: the one the server accepts;
+					   header: the header logged */
 };
 
 /* Everything a connection's thread needs; owned by that thread. */
@@ -176,7 +187,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: faultproxy -p PORTFILE -t HOST:PORT "
-	    "[-c CONTROLFILE] [-l LOGFILE]\n");
+	    "[-P PORT] [-c CONTROLFILE] [-l LOGFILE]\n");
 	exit(2);
 }
 
@@ -336,11 +347,12 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	}
 	if (i == sizeof mode_names / sizeof mode_names[0]) {
 		snprintf(why, whylen, "unknown mode '%s': use pass, reset, "
-		    "stall, slowdown, internal, drop, lose, slow, region, wan or flip", word);
+		    "stall, slowdown, internal, drop, lose, slow, region, wan, header or flip",
+		    word);
 		return -1;
 	}
 	f->mode = i;
-	if (f->mode == M_REGION || f->mode == M_WAN)
+	if (f->mode == M_REGION || f->mode == M_WAN || f->mode == M_HEADER)
 		f->count = -1;
 	while ((word = strtok_r(NULL, " \t\r\n", &save)) != NULL) {
 		if (parse_option(f, word, why, whylen) != 0)
@@ -355,6 +367,11 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	if (f->mode == M_REGION && f->name[0] == '\0') {
 		snprintf(why, whylen, "region needs name=REGION, e.g. "
 		    "name=eu-central-1");
+		return -1;
+	}
+	if (f->mode == M_HEADER && f->name[0] == '\0') {
+		snprintf(why, whylen, "header needs name=HEADER, e.g. "
+		    "name=User-Agent");
 		return -1;
 	}
 	return 0;
@@ -740,7 +757,7 @@ lose(struct conn *c)
 	    "reply (%lld bytes in)", c->n, req, in);
 }
 
-/* ---- region: one request at a time ---- */
+/* ---- region and header: one request at a time ---- */
 
 /* Bytes read from the client and not yet dealt with. */
 struct inbuf {
@@ -904,8 +921,10 @@ forward_body(struct conn *c, int ufd, struct inbuf *inb, size_t hlen,
 	return 0;
 }
 
+/* Region and header modes: each request of the connection read and judged
+ * or logged, then forwarded; the replies flow back on a thread. */
 static void
-region(struct conn *c)
+by_request(struct conn *c)
 {
 	struct inbuf	*inb = calloc(1, sizeof *inb);
 	struct back	 bk = { c->fd, -1, 0 };
@@ -924,7 +943,11 @@ region(struct conn *c)
 		unsigned long long len = 0;
 
 		request_line(inb->b, req, sizeof req);
-		if (header_value(inb->b, hlen, "Authorization", val, sizeof val) &&
+		if (c->fault.mode == M_HEADER)
+			logf_line(c->log_fd, "conn %ld: header %s of %s: %s", c->n,
+			    c->fault.name, req, header_value(inb->b, hlen,
+			    c->fault.name, val, sizeof val) ? val : "absent");
+		else if (header_value(inb->b, hlen, "Authorization", val, sizeof val) &&
 		    sigv4_region(val, reg, sizeof reg) &&
 		    strcmp(reg, c->fault.name) != 0) {
 			answer_region(c, req, reg);
@@ -937,8 +960,9 @@ region(struct conn *c)
 		if (bk.ufd < 0) {
 			bk.ufd = connect_target(c->host, c->port, why, sizeof why);
 			if (bk.ufd < 0) {
-				logf_line(c->log_fd, "conn %ld: region: connect "
-				    "%s:%s: %s", c->n, c->host, c->port, why);
+				logf_line(c->log_fd, "conn %ld: %s: connect "
+				    "%s:%s: %s", c->n, mode_names[c->fault.mode],
+				    c->host, c->port, why);
 				break;
 			}
 			if (pthread_create(&th, NULL, back_main, &bk) != 0) {
@@ -977,9 +1001,10 @@ region(struct conn *c)
 	else
 		close(c->fd);
 	if (forwarded > 0 || !rejected)
-		logf_line(c->log_fd, "conn %ld: region %s: %ld requests "
+		logf_line(c->log_fd, "conn %ld: %s %s: %ld requests "
 		    "forwarded: %lld bytes in, %lld bytes out", c->n,
-		    c->fault.name, forwarded, in, bk.out);
+		    mode_names[c->fault.mode], c->fault.name, forwarded, in,
+		    bk.out);
 	free(inb);
 }
 
@@ -1025,7 +1050,8 @@ conn_main(void *arg)
 		forward(c, prefix, -1);
 		break;
 	case M_REGION:
-		region(c);
+	case M_HEADER:
+		by_request(c);
 		break;
 	case M_WAN:
 		snprintf(prefix, sizeof prefix, "wan %lld B/s: ", c->fault.rate);
@@ -1046,13 +1072,17 @@ listen_loopback(int *port)
 {
 	struct sockaddr_in	sin;
 	socklen_t		len = sizeof sin;
-	int			fd;
+	int			fd, one = 1;
 
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(*port);
+	/* on every listener, so that the connections it accepts (inheriting
+	 * it) do not keep a later proxy from the port once it is killed */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
 	    listen(fd, 128) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0) {
@@ -1152,14 +1182,17 @@ main(int argc, char **argv)
 	struct pollfd	 p;
 	const char	*portfile = NULL, *logfile = NULL, *host, *port;
 	char		*target = NULL;
-	int		 ch, lfd, fd, log_fd = STDERR_FILENO, listen_port;
+	int		 ch, lfd, fd, log_fd = STDERR_FILENO, listen_port = 0;
 	long		 n = 0;
 
 	memset(&ctl, 0, sizeof ctl);
-	while ((ch = getopt(argc, argv, "p:t:c:l:")) != -1) {
+	while ((ch = getopt(argc, argv, "p:P:t:c:l:")) != -1) {
 		switch (ch) {
 		case 'p':
 			portfile = optarg;
+			break;
+		case 'P':
+			listen_port = atoi(optarg);
 			break;
 		case 't':
 			target = optarg;

@@ -60,10 +60,13 @@
 # multipart upload is S3-style, "MD5-OF-PART-MD5S-N".
 #
 # Usage: gcsemu.py --port-file FILE --keys FILE [--bucket NAME]... [--log FILE]
+#                  [--ua-log FILE]
 #   --keys FILE: HMAC key pairs, one "ACCESS_ID SECRET" a line (a file, so no
 #   secret is on a command line). --log FILE: one line per request:
 #   "METHOD PATH?QUERY [x-goog-if-generation-match=V] STATUS
 #   [x-goog-generation=G]", the last when the reply carries a generation.
+#   --ua-log FILE: one line per request, "METHOD PATH?QUERY USER-AGENT" ("-"
+#   when the request has none): who asked, as a server's access log says.
 # The emulator exits when its parent process does (it never outlives a test).
 
 import argparse
@@ -275,6 +278,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		with self.server.log_lock:
 			log.write(line)
 			log.flush()
+			if self.server.ua_log is not None:
+				self.server.ua_log.write("%s %s %s\n" % (self.command, self.path,
+				    self.headers.get("User-Agent", "-")))
+				self.server.ua_log.flush()
 
 	def serve(self):
 		self.status = 0
@@ -736,6 +743,7 @@ def main():
 	ap.add_argument("--keys", required=True, help='file of "ACCESS_ID SECRET" lines')
 	ap.add_argument("--bucket", action="append", default=[])
 	ap.add_argument("--log")
+	ap.add_argument("--ua-log")
 	a = ap.parse_args()
 
 	keys = {}
@@ -751,6 +759,7 @@ def main():
 	srv.store = Store(a.bucket)
 	srv.log = open(a.log, "a") if a.log else None
 	srv.log_lock = threading.Lock()
+	srv.ua_log = open(a.ua_log, "a") if a.ua_log else None
 	tmp = a.port_file + ".tmp"
 	with open(tmp, "w") as f:
 		f.write("%d\n" % srv.server_address[1])

@@ -63,7 +63,11 @@ dist_check_SCRIPTS += tests/t83-s3-faults.sh tests/t85-s3-clock-tls.sh
 # interop with the Azure CLI.
 EXTRA_DIST += tests/azurite.sh tests/az-env.sh tests/az-util.h tests/jobs/store-run.sh
 dist_check_SCRIPTS += tests/t88-az-run.sh
-EXTRA_DIST += tests/jobs/chainjob.py
+# What the S3 acceptance run found (issue 14): User-Agent, LATEST warnings,
+# no upload left by a failed save, a notice retried until its deadline, the
+# notice's retention after the stop; RGW behind tests/faultproxy.
+dist_check_SCRIPTS += tests/t89-s3-accept.sh
+EXTRA_DIST += tests/jobs/chainjob.py tests/jobs/faults.sh
 # The Slurm recipe (examples/slurm, doc/slurm.md) against a real slurmctld +
 # slurmd (Debian's slurm-wlm) that the test starts on loopback with
 # tests/slurm.sh: time limit, preemption and requeue; skipped without Slurm.

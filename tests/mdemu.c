@@ -14,9 +14,11 @@
  *              [-W SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
  *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS]
- *              [-I SECS] [-J SECS] [-j SECS] [-6]
+ *              [-I SECS] [-J SECS] [-j SECS] [-6] [-U]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
  *   -6  listen on [::1] instead of 127.0.0.1 (the IPv6 endpoint's path)
+ *   -U  before each request's line, one more: "ua METHOD PATH <User-Agent
+ *       header|->" (who asked, as a metadata service's own logs would say)
  *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
  *       seconds), then one line per request; AWS:
  *       "METHOD PATH ttl=<ttl header|-> token=<none|good|bad|expired> -> STATUS"
@@ -142,6 +144,7 @@ struct emu {
 	int huge, redirect, stall;
 	double preempt_at, terminate_at, migrate_at;	/* GCP; < 0 off */
 	int no_flavor;			/* -F */
+	int log_ua;			/* -U */
 	double az_at, az_other_at, az_delay;	/* Azure; < 0 off */
 	double az_noname;			/* -n: seconds; 0 off */
 	const char *az_type, *az_notbefore;
@@ -761,6 +764,12 @@ serve(struct emu *e, struct conn *k, char *req)
 		fprintf(e->log, "? ? ttl=- token=none -> 400\n");
 		return 0;
 	}
+	if (e->log_ua) {
+		char ua[256] = "-";
+
+		header(req, "User-Agent", ua, sizeof ua);
+		fprintf(e->log, "ua %s %s %s\n", method, path, ua);
+	}
 	if (strncmp(path, "/computeMetadata/", 17) == 0)
 		return serve_gcp(e, k, req, method, path);
 	if (strncmp(path, "/metadata/", 10) == 0)
@@ -916,7 +925,7 @@ main(int argc, char **argv)
 	e.az_type = "Preempt";
 	e.role_ttl = 3600;
 	e.mi_ttl = e.mi_claim = -1;
-	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:J:j:6")) != -1) {
+	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:J:j:6U")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -946,6 +955,7 @@ main(int argc, char **argv)
 		case 'I': e.role_ttl = atof(optarg); break;
 		case 'J': e.mi_ttl = atof(optarg); break;
 		case 'j': e.mi_claim = atof(optarg); break;
+		case 'U': e.log_ua = 1; break;
 		case '6': v6 = 1; break;
 		default: usage();
 		}

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,15 +250,19 @@ test_restore_pieces(struct sr_store *st, const char *ep)
 	free(dst);
 }
 
-/* A LATEST too large to be a pointer is garbage, not an error, on S3 too:
- * the get stops at 4096 bytes, a HEAD gives the etag, and the save's CAS
- * from that etag replaces it. */
+/* LATEST as doc/format.md says on S3 too: one too large to be a pointer is
+ * garbage, not an error (the get stops at 4096 bytes, a HEAD gives the
+ * etag), as is one that is no number; one without its newline is read as
+ * what it says. Each time the save warns with format.md's exact words,
+ * naming the key, and its CAS from the etag it read replaces LATEST. */
 static void
-test_latest_oversize(struct sr_store *st)
+latest_case(struct sr_store *st, const char *job, const char *text, size_t tlen,
+    uint64_t want_seq, const char *want_warning)
 {
-	char *top = tu_tmpdir("t-store-s3"), *src = tu_path(top, "src"), *big;
+	char *top = tu_tmpdir("t-store-s3"), *src = tu_path(top, "src");
+	char *key = sr_asprintf("%s/LATEST", job), want_latest[32];
 	char err[SR_ERRMAX] = "";
-	struct sr_ckpt_opts o = { .job = "oversize", .log = tu_log_fn };
+	struct sr_ckpt_opts o = { .job = job, .log = tu_log_fn };
 	struct sr_ckpt_stats s;
 	struct tu_log lg = { 0 };
 	void *buf = NULL;
@@ -266,25 +271,44 @@ test_latest_oversize(struct sr_store *st)
 	o.log_arg = &lg;
 	tu_mkdir(top, "src", 0755);
 	tu_write(src, "f", "x", 1);
-	big = sr_malloc(5000);
-	memset(big, '7', 5000);
-	is_int(sr_store_put(st, "oversize/LATEST", big, 5000, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
-	    "oversize: put a LATEST of 5000 bytes %s", err);
-	if (!ok(sr_ckpt_save(st, &o, src, 1, &s, err) == 0 && s.seq == 0,
-	    "oversize: a save commits checkpoint 0"))
+	is_int(sr_store_put(st, key, text, tlen, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
+	    "%s: put a LATEST of %zu bytes %s", job, tlen, err);
+	if (!ok(sr_ckpt_save(st, &o, src, 1, &s, err) == 0 && s.seq == want_seq,
+	    "%s: a save commits checkpoint %" PRIu64, job, want_seq))
 		tap_diag("%s", err);
-	ok(tu_log_has(&lg, "warning: oversize/LATEST is not a checkpoint number (it holds 5000 "
-	    "bytes, more than the 4096 a pointer may have): every manifest counts as committed and "
-	    "the newest is the latest; the next save rewrites LATEST"), "oversize: the save warns");
-	ok(sr_store_get(st, "oversize/LATEST", 64, &buf, &len, NULL, err) == 0 && len == 2 &&
-	    memcmp(buf, "0\n", 2) == 0, "oversize: and replaced LATEST by compare-and-swap");
+	if (!ok(tu_log_has(&lg, want_warning), "%s: the save warns: %s", job, want_warning))
+		tap_diag("first line: %s", lg.n > 0 ? lg.lines[0] : "(none)");
+	snprintf(want_latest, sizeof want_latest, "%" PRIu64 "\n", want_seq);
+	ok(sr_store_get(st, key, 64, &buf, &len, NULL, err) == 0 && len == strlen(want_latest) &&
+	    memcmp(buf, want_latest, len) == 0, "%s: and replaced LATEST by compare-and-swap", job);
 	free(buf);
 	tu_log_clear(&lg);
 	free(lg.lines);
-	free(big);
+	free(key);
 	tu_rmtree(top);
 	free(top);
 	free(src);
+}
+
+static void
+test_latest_forms(struct sr_store *st)
+{
+	static const char tail[] = "every manifest counts as committed and the newest is the "
+	    "latest; the next save rewrites LATEST";
+	char *big = sr_malloc(5000), want[512];
+
+	memset(big, '7', 5000);
+	snprintf(want, sizeof want, "warning: oversize/LATEST is not a checkpoint number (it holds "
+	    "5000 bytes, more than the 4096 a pointer may have): %s", tail);
+	latest_case(st, "oversize", big, 5000, 0, want);
+	free(big);
+	snprintf(want, sizeof want, "warning: garbage/LATEST is not a checkpoint number (it holds "
+	    "\"garbage\\n\"): %s", tail);
+	latest_case(st, "garbage", "garbage\n", 8, 0, want);
+	/* read as 6: the save's seq is one above it, its parent none (no
+	 * manifest 6 is there: the chain then ends, as format.md says) */
+	latest_case(st, "nonl", "6", 1, 7, "warning: nonl/LATEST holds 6 without the newline that "
+	    "ends it: read as 6; the next save rewrites LATEST");
 }
 
 int
@@ -470,7 +494,7 @@ main(void)
 	    "http(s)://host[:port]", "bad endpoint: message");
 
 	test_restore_pieces(st, ep);
-	test_latest_oversize(st);
+	test_latest_forms(st);
 
 	sr_store_close(st);
 	su_bucket_rm(bucket);

@@ -11,10 +11,10 @@
 # checkpoint and leaves the job running (the hibernation freezes it).
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-echo "1..16"
+echo "1..17"
 
 # mdemu: a rebalance recommendation at 0.5 s, the notice at 1.5 s.
-cloud_emu "$tmp/port" "$tmp/emu.log" -R 0.5 -T 1.5
+cloud_emu "$tmp/port" "$tmp/emu.log" -R 0.5 -T 1.5 -U
 SPOTRUN_AWS_ENDPOINT=$emu_url
 export SPOTRUN_AWS_ENDPOINT
 
@@ -31,6 +31,7 @@ grep -q 'notice   aws spot interruption (terminate at ' "$tmp/err" && grep -q 'c
 grep -q '^PUT /latest/api/token ttl=21600 token=none -> 200$' "$tmp/emu.log" &&
 	! grep -q 'token=none -> 401' "$tmp/emu.log" &&
 	ok "IMDSv2: a token with a TTL, and every GET carried it" || nok "IMDSv2 headers: $(head -3 "$tmp/emu.log")"
+check_ua "$tmp/emu.log" "IMDS"
 
 # The next run resumes from the notice's checkpoint (the emulator still
 # announces the interruption, so this run too ends with 75 or finishes).

@@ -6,10 +6,10 @@
 # run resumes from that checkpoint and finishes.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-echo "1..6"
+echo "1..7"
 
 # mdemu: instance/preempted turns TRUE at 1.5 s.
-cloud_emu "$tmp/port" "$tmp/emu.log" -G 1.5
+cloud_emu "$tmp/port" "$tmp/emu.log" -G 1.5 -U
 SPOTRUN_GCP_ENDPOINT=$emu_url
 export SPOTRUN_GCP_ENDPOINT
 
@@ -27,6 +27,7 @@ etag=$(sed -n 's|^GET /computeMetadata/v1/instance/preempted flavor=Google -> 20
 [ -n "$etag" ] && grep -q "^GET /computeMetadata/v1/instance/preempted?wait_for_change=true&last_etag=$etag&timeout_sec=10 flavor=Google -> 200 etag=" "$tmp/emu.log" &&
 	! grep -q 'flavor=- ' "$tmp/emu.log" &&
 	ok "a long-poll with last_etag caught the flip; every request had Metadata-Flavor" || nok "long-poll: $(head -5 "$tmp/emu.log")"
+check_ua "$tmp/emu.log" "the GCP metadata server"
 
 # The next run resumes from the notice's checkpoint (not preempted now).
 kill $emu; wait $emu 2>/dev/null; emu=

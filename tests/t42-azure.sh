@@ -12,12 +12,12 @@
 # past leaves no time for a checkpoint: the job is stopped at once.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-echo "1..13"
+echo "1..14"
 id=602d9444-d2cd-49c7-8624-8643e7171297
 
 # mdemu: a Preempt for this VM at 1.5 s (NotBefore 30 s later); the first
 # call to scheduledevents takes 1 s (the service starting).
-cloud_emu "$tmp/port" "$tmp/emu.log" -Z 1.5 -z 1
+cloud_emu "$tmp/port" "$tmp/emu.log" -Z 1.5 -z 1 -U
 SPOTRUN_AZURE_ENDPOINT=$emu_url
 export SPOTRUN_AZURE_ENDPOINT
 
@@ -43,6 +43,7 @@ wall=$(sed -n 's/^POST .* wall=//p' "$tmp/emu.log" | head -n 1)
 done_at=$(find "$tmp/local" -name done-times -exec tail -n 1 {} \; 2>/dev/null | tail -n 1)
 [ -n "$wall" ] && [ -n "$done_at" ] && awk -v a="$wall" -v d="$done_at" 'BEGIN { exit !(a > d) }' &&
 	ok "the ack came after the checkpoint ($done_at < $wall)" || nok "ack order: ack '$wall', checkpoint '$done_at'"
+check_ua "$tmp/emu.log" "Azure IMDS"
 
 # The next run resumes from the notice's checkpoint (no event now).
 kill $emu; wait $emu 2>/dev/null; emu=

@@ -22,28 +22,11 @@ t_setup
 train="$PY $top_srcdir/examples/quickstart/train.py --steps 80 --sleep 0.04 --every 10"
 
 # mk_ini FILE NAME STORE_DIR COMMAND [KEY=VALUE in [checkpoint]...]: a job
-# file for the signal provider; the job's shell writes its pid (= process
-# group) to FILE.pid so leftovers can be killed.
+# file for the signal provider (t_pidjob).
 mk_ini() {
-	_f=$1 _name=$2 _store=$3 _cmd=$4
+	_f=$1 _n=$2 _d=$3 _c=$4
 	shift 4
-	cat > "$_f" <<EOF
-[job]
-name = $_name
-shell = yes
-command = echo \$\$ > $_f.pid; exec $_cmd
-workdir = $t_tmp
-[checkpoint]
-store = file://$_store
-local_dir = $t_tmp/local-$_name
-[provider]
-name = signal
-grace = 20s
-EOF
-	for kv in "$@"; do
-		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
-	done
-	t_pidfiles="$t_pidfiles $_f.pid"
+	t_pidjob "$_f" "$_n" "file://$_d" "$_c" signal 20s "$@"
 }
 
 # The uninterrupted result.

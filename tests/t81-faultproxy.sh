@@ -17,7 +17,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/proxy.log" 2>/dev/null | tail -n 5; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..42"
+echo "1..44"
 
 # wait_file FILE: until FILE exists and is not empty (5 s at most).
 wait_file()
@@ -226,15 +226,31 @@ check "$st $(grep -c '^conn ' "$tmp/proxy.log")" "200 200 400 2" \
     "region: on one connection two requests pass and the third, for ap-south-1, gets 400"
 check "$(grep -c '^conn [0-9]*: region: 400 AuthorizationHeaderMalformed to GET /data (signed for ap-south-1)$' "$tmp/proxy.log")" 1 \
     "region: the log has the one refusal"
-fault "region"
-r=$(get)
-wait_log "^control $tmp/control line 1: region needs name=REGION, e.g. name=eu-central-1: pass$" &&
-    [ "$r" = "0 200" ] && ok "region without a name: logged with the fix, and pass" ||
-    nok "region without a name: $r"
+# bad_control LINE MESSAGE DESC: the control LINE is logged as wrong, with
+# MESSAGE (the fix), and the next request passes.
+bad_control() {
+	fault "$1"
+	_r=$(get)
+	wait_log "^control $tmp/control line 1: $2: pass\$" &&
+	    [ "$_r" = "0 200" ] && ok "$3: logged with the fix, and pass" || nok "$3: $_r"
+}
+bad_control region "region needs name=REGION, e.g. name=eu-central-1" "region without a name"
+
+# header: each request of a kept-alive connection forwarded, its header logged.
+fault "header name=User-Agent"
+: >"$tmp/proxy.log"
+st=$(curl -s -m 20 -o /dev/null -w '%{http_code} ' -A 'probe/1.0' "http://127.0.0.1:$port/data" \
+    --next -s -m 20 -o /dev/null -w '%{http_code}' -A '' "http://127.0.0.1:$port/data")
+wait_log '^conn [0-9]+: header User-Agent: 2 requests forwarded: ' ||
+    nok "header: no line for the kept-alive connection"
+check "$st|$(sed -n 's/^conn [0-9]*: //p' "$tmp/proxy.log" | sed 's/forwarded: .*/forwarded/')" \
+    "200 200|header User-Agent of GET /data: probe/1.0
+header User-Agent of GET /data: absent
+header User-Agent: 2 requests forwarded" \
+    "header: both requests forwarded, each one's User-Agent logged (absent when not sent)"
+bad_control header "header needs name=HEADER, e.g. name=User-Agent" "header without a name"
 
 # A wrong control line is reported and means pass.
-fault "explode count=2"
-r=$(get)
-wait_log "^control $tmp/control line 1: unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region, wan or flip: pass$" &&
-    [ "$r" = "0 200" ] && ok "a wrong control line: logged with the fix, and pass" ||
-    nok "wrong control line: $r"
+bad_control "explode count=2" \
+    "unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region, wan, header or flip" \
+    "a wrong control line"

@@ -39,6 +39,7 @@
 #    XXH3-128 finds it.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
+. "$top_srcdir/tests/jobs/faults.sh"
 t_setup
 : "${top_builddir:=$(dirname "$SPOTRUN")}"
 
@@ -66,62 +67,6 @@ px=$!
 wait_for "$t_tmp/px.port" '^[0-9]+$' 5 "$px" || t_bail "tests/faultproxy did not start (make first?)"
 pep=http://127.0.0.1:$(cat "$t_tmp/px.port")
 
-# fault LINE: the proxy's fault for the next connections (a new file each
-# time, so that the proxy rereads it).
-fault() {
-	echo "$1" > "$t_tmp/control.new"
-	mv "$t_tmp/control.new" "$t_tmp/control"
-}
-
-# plog REGEX: lines of the proxy's log matching REGEX (grep -E).
-plog() {
-	grep -cE -- "$1" "$t_tmp/proxy.log"
-}
-
-# wait_plog REGEX N SECONDS: until N lines of the proxy's log match (a
-# connection's line is written when it ends).
-wait_plog() {
-	_i=0
-	while [ "$(plog "$1")" -lt "$2" ] && [ "$_i" -lt "$(($3 * 10))" ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	[ "$(plog "$1")" -ge "$2" ]
-}
-
-# alive PID: running, not a zombie waiting to be reaped.
-alive() {
-	_s=$(sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
-	[ -n "$_s" ] && [ "$_s" != Z ]
-}
-
-# wait_count FILE REGEX N SECONDS PID: until N lines of FILE match, PID dies,
-# or SECONDS pass.
-wait_count() {
-	_i=0
-	while [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -lt "$3" ] && [ "$_i" -lt "$(($4 * 10))" ]; do
-		alive "$5" || break
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]
-}
-
-# wait_max PID SECONDS: wait for PID, SIGKILLing it (and saying so) when it
-# runs longer; its status in $t_rc.
-wait_max() {
-	_i=0
-	while alive "$1" && [ "$_i" -lt "$(($2 * 10))" ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	if alive "$1"; then
-		t_diag "pid $1 still ran after $2 s: SIGKILL"
-		kill -KILL "$1" 2>/dev/null
-	fi
-	t_wait "$1"
-}
-
 COMMIT='^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed'
 ERROR='^[0-9:]+  error    '
 REQUEST='^[0-9:]+  request  periodic checkpoint'
@@ -144,25 +89,10 @@ step_before_error() {
 
 # mk_ini FILE NAME ENDPOINT COMMAND URL-OPTIONS [KEY=VALUE in [checkpoint]...]
 mk_ini() {
-	_f=$1 _name=$2 _ep=$3 _cmd=$4 _opts=$5
+	_f=$1 _n=$2 _ep=$3 _c=$4 _o=$5
 	shift 5
-	cat > "$_f" <<EOF
-[job]
-name = $_name
-shell = yes
-command = echo \$\$ > $_f.pid; exec $_cmd
-workdir = $t_tmp
-[checkpoint]
-store = s3://$bucket/jobs?endpoint=$_ep&part_size=5MiB&concurrency=4&stall_timeout=2$_opts
-local_dir = $t_tmp/local-$_name
-[provider]
-name = signal
-grace = 40s
-EOF
-	for kv in "$@"; do
-		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
-	done
-	t_pidfiles="$t_pidfiles $_f.pid"
+	t_pidjob "$_f" "$_n" "s3://$bucket/jobs?endpoint=$_ep&part_size=5MiB&concurrency=4&stall_timeout=2$_o" \
+	    "$_c" signal 40s "$@"
 }
 
 # latest JOB.ini: the step of the checkpoint `spotrun ls` calls latest.

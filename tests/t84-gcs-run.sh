@@ -12,7 +12,8 @@
 # 2. What went over the wire is what GCS takes: conditional writes as
 #    x-goog-if-generation-match (0, then generations the emulator gave),
 #    none refused; no request the emulator had to refuse (no POST ?delete,
-#    no S3-style If-None-Match/If-Match); no secret in any output.
+#    no S3-style If-None-Match/If-Match); every request with User-Agent:
+#    spotrun/VERSION; no secret in any output.
 # 3. The emulator itself refuses what GCS refuses, as seen by an
 #    independent client (the aws CLI, when installed): S3's multi-object
 #    delete, a part under 5 MiB, a wrong Content-MD5; and it takes the
@@ -24,7 +25,7 @@ access=GOOG1EQX7TESTSPOTRUNEMULATORACCESSIDFORGCSHMACKEYS0123456789AB
 secret='t84+Secret/For/The/GCS/Emulator/0123456'
 printf '%s %s\n' "$access" "$secret" > "$t_tmp/keys"
 t_bg gcsemu "$PY" "$top_srcdir/tests/gcsemu.py" --port-file "$t_tmp/port" \
-    --keys "$t_tmp/keys" --bucket spotrun-e2e --log "$t_tmp/requests.log"
+    --keys "$t_tmp/keys" --bucket spotrun-e2e --log "$t_tmp/requests.log" --ua-log "$t_tmp/ua.log"
 emu=$t_last
 wait_for "$t_tmp/port" '^[0-9]+$' 10 "$emu" || { t_show "$t_tmp/gcsemu.err"; t_bail "gcsemu.py did not start"; }
 port=$(cat "$t_tmp/port")
@@ -107,6 +108,10 @@ bad=$(awk '{ for (i = 1; i <= NF; i++) {
 t_is "$bad" "" "every compare-and-swap names a generation the server gave"
 t_unlike "$log" '^POST [^ ]*\?delete' "no POST ?delete (GCS has no multi-object delete)"
 t_unlike "$log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
+ua="spotrun/$("$SPOTRUN" --version | sed 's/^spotrun //')"
+t_is "$(grep -c . "$t_tmp/ua.log" | sed 's/^0$/none/')" "$(grep -c " $ua\$" "$t_tmp/ua.log")" \
+    "every request came with User-Agent: $ua ($(grep -c . "$t_tmp/ua.log") requests)" ||
+    grep -v " $ua\$" "$t_tmp/ua.log" | head -n 3 | sed 's/^/#   /'
 leaks=$(grep -rlF -e "$secret" "$t_tmp" 2>/dev/null | grep -v "^$t_tmp/keys\$" | tr '\n' ' ')
 t_is "$leaks" "" "the secret is in no output, log or file spotrun wrote"
 

@@ -10,7 +10,8 @@
 #    them; keep = 2 leaves two manifests (as the CLI lists the container).
 # 2. A job preempted (signal provider, SIGTERM, exit 75) resumes in a second
 #    run from the az:// checkpoint: the next VM, same container, its blocks
-#    sent in 1 MiB Put Blocks.
+#    sent in 1 MiB Put Blocks; every request, as the server sees it
+#    (tests/faultproxy's header mode), with User-Agent: spotrun/VERSION.
 # 3. Azure CLI -> spotrun: a checkpoint saved to a file:// store and copied
 #    up with `az storage blob upload-batch` restores from az://.
 #    spotrun -> Azure CLI: the az:// checkpoints copied down with
@@ -47,9 +48,25 @@ t_like "$t_tmp/objects.txt" "^jobs/quickstart/" "blobs under the prefix in the c
 t_is "$(grep -c '/manifests/' "$t_tmp/objects.txt")" 2 "keep = 2: two manifests left in the container" ||
     t_show "$t_tmp/objects.txt"
 
-# 2. preempted on one VM, resumed on the next, through az://, in 1 MiB blocks
-sr_resume "$store&block_size=1MiB" az://
+# 2. preempted on one VM, resumed on the next, through az://, in 1 MiB blocks,
+# through tests/faultproxy's header mode: the User-Agent of every request
+# as the server sees it
+: "${top_builddir:=$(dirname "$SPOTRUN")}"
+echo "header name=User-Agent" > "$t_tmp/control"
+ep_host=${ep#http://}
+"$top_builddir/tests/faultproxy" -p "$t_tmp/px.port" -t "${ep_host%%/*}" -c "$t_tmp/control" \
+    -l "$t_tmp/proxy.log" 2> "$t_tmp/proxy.err" &
+px=$!
+trap 'kill "$px" 2>/dev/null; az_container_rm "$c"; t_cleanup' EXIT
+wait_for "$t_tmp/px.port" '^[0-9]+$' 5 "$px" || t_bail "tests/faultproxy did not start (make first?)"
+sr_resume "az://$acct/$c/jobs?endpoint=http://127.0.0.1:$(cat "$t_tmp/px.port")/${ep_host#*/}&block_size=1MiB" az://
 ini2=$sr_sig_ini
+ini_set "$ini2" checkpoint store "$store&block_size=1MiB"
+ua="spotrun/$("$SPOTRUN" --version | sed 's/^spotrun //')"
+all=$(grep -c '^conn [0-9]*: header User-Agent of ' "$t_tmp/proxy.log")
+t_is "$([ "$all" -gt 0 ] && echo some)|$(grep -c "^conn [0-9]*: header User-Agent of [A-Z]* [^ ]*: $ua\$" "$t_tmp/proxy.log")" \
+    "some|$all" "every request the server saw had User-Agent: $ua ($all requests)" ||
+    grep 'header User-Agent of' "$t_tmp/proxy.log" | grep -v ": $ua\$" | head -n 3 | sed 's/^/#   /'
 
 # 3. interop both ways, through a job that finishes in one go after a restore
 ini3=$t_tmp/up.ini

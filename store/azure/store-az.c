@@ -294,8 +294,8 @@ stale_cb(const struct sr_object_info *info, void *arg)
 	if (strncmp(k, sa->prefix, strlen(sa->prefix)) != 0 ||
 	    sr_store_key_check("abort upload", k, err) == -1)
 		return 0;
-	if (bsearch(&k, sa->committed.v, sa->committed.n, sizeof *sa->committed.v,
-	    name_cmp) != NULL)
+	if (sa->committed.n > 0 && bsearch(&k, sa->committed.v, sa->committed.n,
+	    sizeof *sa->committed.v, name_cmp) != NULL)
 		return 0;
 	/* an upload of unknown age is never taken for a stale one */
 	if (info->mtime <= 0 || info->mtime >= sa->older_than)
@@ -321,7 +321,8 @@ az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
 	rc = list_pages(a, prefix, 0, committed_cb, &sa.committed, w, err);
 	if (rc == 0) {
-		qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
+		if (sa.committed.n > 1)
+			qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
 		rc = list_pages(a, prefix, 1, stale_cb, &sa, w, err);
 	}
 	for (i = 0; rc == 0 && i < sa.found.n; i++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "netops.h"
 #include "parts.h"
 #include "s3-mpu.h"
 #include "s3.h"
@@ -40,6 +41,8 @@ initiate(void *arg, struct sr_parts *p, char *err)
 	rq.cancel = sr_parts_cancel(p);
 	if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == -1)
 		return -1;
+	/* the store answers: the aborts it missed before can go now */
+	sr_s3_mpu_settle(m->s, 0);
 	if (r.status == 200)
 		rc = sr_s3_xml_upload_id(r.body != NULL ? r.body : "", r.len, &m->upload_id, err);
 	else
@@ -150,22 +153,66 @@ complete(void *arg, struct sr_parts *p, char *err)
 	return rc;
 }
 
+int
+sr_s3_mpu_abort(struct sr_s3 *s, const char *key, const char *upload_id, double deadline,
+    char *err)
+{
+	struct sr_xfer_req rq = { .method = "DELETE", .key = key, .deadline = deadline };
+	struct sr_xfer_resp r;
+	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(upload_id, strlen(upload_id), 0);
+	char *q = sr_asprintf("uploadId=%s", eid);
+	int rc;
+
+	free(eid);
+	sr_net_what(w, sizeof w, "abort upload", key);
+	rq.query = q;
+	rc = sr_s3_do(s, &rq, &r, w, err);
+	free(q);
+	if (rc == -1)
+		return -1;
+	if (r.status == 204 || r.status == 200)
+		rc = 0;
+	else if (sr_xfer_missing(sr_s3_xfer(s), &r))	/* NoSuchUpload */
+		rc = r.maybe_landed ? 0 : 1;
+	else
+		rc = sr_s3_fail(s, w, &r, err);
+	sr_xfer_resp_free(&r);
+	return rc;
+}
+
+int
+sr_s3_mpu_settle(struct sr_s3 *s, double deadline)
+{
+	char **keys, **ids, err[SR_ERRMAX];
+	size_t n = sr_s3_owed_take(s, &keys, &ids), i;
+	int left = 0;
+
+	for (i = 0; i < n; i++) {
+		if (sr_s3_mpu_abort(s, keys[i], ids[i], deadline, err) == -1) {
+			sr_s3_owe_abort(s, keys[i], ids[i]);
+			left++;
+		}
+		free(keys[i]);
+		free(ids[i]);
+	}
+	free(keys);
+	free(ids);
+	return left;
+}
+
+/* An upload that will not be completed: aborted now, so that its parts
+ * are not kept (and billed) until gc's one-day cleanup; one whose abort
+ * does not reach the server is owed, and aborted by this handle as soon
+ * as the store answers again (the next upload) or when it closes. */
 static void
 abort_remote(void *arg, struct sr_parts *p)
 {
 	struct s3_mpu *m = arg;
-	struct sr_xfer_req rq = { .method = "DELETE", .key = sr_parts_key(p) };
-	struct sr_xfer_resp r;
-	char err[SR_ERRMAX], *q;
+	char err[SR_ERRMAX];
 
-	if (m->upload_id == NULL)
-		return;
-	q = id_query(m, "");
-	rq.query = q;
-	/* best effort: S3 lifecycle rules reap what an abort could not */
-	if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == 0)
-		sr_xfer_resp_free(&r);
-	free(q);
+	if (m->upload_id != NULL &&
+	    sr_s3_mpu_abort(m->s, sr_parts_key(p), m->upload_id, 0, err) == -1)
+		sr_s3_owe_abort(m->s, sr_parts_key(p), m->upload_id);
 }
 
 static void

@@ -34,8 +34,12 @@ struct sr_s3 {
 	char ca_bundle[4096];
 	struct sr_xfer_tuning tune;
 	struct sr_creds_chain *creds;
-	pthread_mutex_t lock;		/* guards region */
+	pthread_mutex_t lock;		/* guards region and the owed aborts */
 	char region[64];
+	/* uploads whose abort did not reach the server (s3-mpu.c tries
+	 * again): keys and upload ids, nowed of each */
+	char **owed_keys, **owed_ids;
+	size_t nowed;
 	struct sr_xfer *x;		/* the request engine */
 };
 
@@ -512,6 +516,13 @@ sr_s3_close(struct sr_s3 *s)
 	if (s == NULL)
 		return;
 	sr_xfer_free(s->x);
+	while (s->nowed > 0) {
+		s->nowed--;
+		free(s->owed_keys[s->nowed]);
+		free(s->owed_ids[s->nowed]);
+	}
+	free(s->owed_keys);
+	free(s->owed_ids);
 	if (s->creds != NULL)
 		sr_creds_chain_free(s->creds);
 	pthread_mutex_destroy(&s->lock);
@@ -519,6 +530,32 @@ sr_s3_close(struct sr_s3 *s)
 	free(s->prefix);
 	free(s->endpoint);
 	free(s);
+}
+
+void
+sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id)
+{
+	pthread_mutex_lock(&s->lock);
+	s->owed_keys = sr_reallocarray(s->owed_keys, s->nowed + 1, sizeof *s->owed_keys);
+	s->owed_ids = sr_reallocarray(s->owed_ids, s->nowed + 1, sizeof *s->owed_ids);
+	s->owed_keys[s->nowed] = sr_strdup(key);
+	s->owed_ids[s->nowed++] = sr_strdup(upload_id);
+	pthread_mutex_unlock(&s->lock);
+}
+
+size_t
+sr_s3_owed_take(struct sr_s3 *s, char ***keys, char ***ids)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->nowed;
+	*keys = s->owed_keys;
+	*ids = s->owed_ids;
+	s->owed_keys = s->owed_ids = NULL;
+	s->nowed = 0;
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }
 
 int

@@ -47,6 +47,14 @@ const char *sr_s3_prefix(const struct sr_s3 *s);
  * uploads run on it. */
 struct sr_xfer *sr_s3_xfer(const struct sr_s3 *s);
 
+/* Keep (copies of) key and upload_id: an upload whose abort did not
+ * reach the server, for s3-mpu.c to abort when it can. Thread-safe. */
+void sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id);
+/* Hand over every owed abort: their count, the keys and upload ids in
+ * malloc'd arrays of malloc'd strings (the caller frees them all); the
+ * handle owes none after. Thread-safe. */
+size_t sr_s3_owed_take(struct sr_s3 *s, char ***keys, char ***ids);
+
 /* sr_xfer_do on the store's engine. */
 int sr_s3_do(struct sr_s3 *s, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
     const char *what, char *err);

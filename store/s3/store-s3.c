@@ -53,9 +53,15 @@ gs_check(const char *rest, char *err)
 	return sr_s3_url_check("gs", rest, err);
 }
 
+/* The aborts still owed get one more chance, a few seconds long: a run
+ * that ends after a failed save would otherwise leave its upload to gc's
+ * one-day cleanup. */
+#define SETTLE_AT_CLOSE 5.0	/* seconds */
+
 static void
 s3_close(struct sr_store *st)
 {
+	sr_s3_mpu_settle(S3(st), sr_now() + SETTLE_AT_CLOSE);
 	sr_s3_close(S3(st));
 }
 
@@ -328,37 +334,6 @@ stale_clear(struct stale *sa)
 	sa->n = 0;
 }
 
-/* AbortMultipartUpload (DELETE ?uploadId=): 0 when aborted, 1 when the
- * server no longer has the upload (completed or aborted meanwhile), -1 with
- * err. After an attempt that broke off, NoSuchUpload is that attempt's
- * doing: counted as aborted. */
-static int
-abort_upload(struct sr_s3 *s, const char *key, const char *id, char *err)
-{
-	struct sr_xfer_req rq = { .method = "DELETE", .key = key };
-	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(id, strlen(id), 0), *q;
-	int rc;
-
-	sr_net_what(w, sizeof w, "abort upload", key);
-	q = sr_asprintf("uploadId=%s", eid);
-	free(eid);
-	rq.query = q;
-	if (sr_s3_do(s, &rq, &r, w, err) == -1) {
-		free(q);
-		return -1;
-	}
-	free(q);
-	if (r.status == 204 || r.status == 200)
-		rc = 0;
-	else if (sr_xfer_missing(sr_s3_xfer(s), &r))	/* NoSuchUpload */
-		rc = r.maybe_landed ? 0 : 1;
-	else
-		rc = sr_s3_fail(s, w, &r, err);
-	sr_xfer_resp_free(&r);
-	return rc;
-}
-
 static int
 same_marker(const char *a, const char *b)
 {
@@ -410,7 +385,7 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 			sr_err_prefix(err, "%s", w);
 		sr_xfer_resp_free(&r);
 		for (i = 0; rc == 0 && i < sa.n; i++) {
-			int arc = abort_upload(s, sa.keys[i], sa.ids[i], err);
+			int arc = sr_s3_mpu_abort(s, sa.keys[i], sa.ids[i], 0, err);
 
 			if (arc == -1)
 				rc = SR_STORE_ERROR;

@@ -20,6 +20,16 @@ nok() {
 }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
 
+# check_ua LOG DESC: every request in LOG (an emulator started with -U)
+# came with the User-Agent spotrun/VERSION, and there was one at least.
+check_ua() {
+	_ua="spotrun/$("$SPOTRUN" --version | sed 's/^spotrun //')"
+	_all=$(grep -c '^ua ' "$1")
+	_bad=$(grep '^ua ' "$1" | grep -vF " $_ua" | head -n 2)
+	[ "$_all" -gt 0 ] && [ -z "$_bad" ] && [ "$(grep -c " $_ua\$" "$1")" = "$_all" ] &&
+		ok "$2: User-Agent: $_ua on all $_all requests" || nok "$2: $_all requests, not $_ua: $_bad"
+}
+
 # cloud_emu PORTFILE LOGFILE [MDEMU OPTIONS...]: start tests/mdemu in the
 # background and wait (at most 5 s) until it listens; sets $emu (its pid)
 # and $emu_url (its base URL).

@@ -173,6 +173,28 @@ t_jobfile() {
 	} > "$t_tmp/$_n.ini"
 }
 
+# t_pidjob FILE NAME STORE COMMAND PROVIDER GRACE [KEY=VALUE in [checkpoint]...]:
+# a job file, NAME running the shell COMMAND in $t_tmp with its store STORE
+# (a URL) and its local dir $t_tmp/local-NAME, the provider PROVIDER (with
+# grace = GRACE unless that is ""); the job's shell writes its pid (= its
+# process group) to FILE.pid, so that leftovers are killed at exit.
+t_pidjob() {
+	_f=$1 _name=$2 _store=$3 _cmd=$4 _prov=$5 _grace=$6
+	shift 6
+	{
+		printf '[job]\nname = %s\nshell = yes\ncommand = echo $$ > %s.pid; exec %s\n' \
+		    "$_name" "$_f" "$_cmd"
+		printf 'workdir = %s\n[checkpoint]\nstore = %s\nlocal_dir = %s/local-%s\n' \
+		    "$t_tmp" "$_store" "$t_tmp" "$_name"
+		printf '[provider]\nname = %s\n' "$_prov"
+		[ -z "$_grace" ] || printf 'grace = %s\n' "$_grace"
+	} > "$_f"
+	for kv in "$@"; do
+		ini_set "$_f" checkpoint "${kv%%=*}" "${kv#*=}"
+	done
+	t_pidfiles="$t_pidfiles $_f.pid"
+}
+
 # t_save_mib SECONDS: how many MiB of state tests/jobs/slowsave.py must
 # write for its checkpoint (zstd level 19, 2 MiB chunks) to take about
 # SECONDS to commit here and now, measured on a save of 4 MiB: the speed of
