@@ -1,12 +1,14 @@
 /*
- * chunkhash.h: the two hashes of a chunk's raw bytes. SHA-256 is the
- * chunk's id: the key of content addressing, which must resist a chosen
- * collision. XXH3-128 is the check a restore makes on what it decoded: it
- * catches a corrupt pack or a codec fault as surely (2^-128 for random
- * damage) at a twentieth of SHA-256's cost, and it is recorded next to the
- * id in the manifest, which a restore trusts anyway. A save computes both
- * in one pass over the chunk, block by block while each block is in cache;
- * a restore computes only the check (or the id, for manifests without one).
+ * chunkhash.h: the two hashes of a chunk's raw bytes. XXH3-128 is the check
+ * a restore makes on what it decoded: it catches a corrupt pack or a codec
+ * fault as surely (2^-128 for random damage) at a twentieth of SHA-256's
+ * cost; in manifests of version 2 it is also the chunk's id, the key of
+ * content addressing (doc/format.md, "Chunk ids", says why that needs no
+ * cryptographic hash). SHA-256 is the id of version 1 manifests, which a
+ * save writes only on request (struct sr_ckpt_opts' sha256_ids): then it
+ * computes both in one pass over the chunk, block by block while each block
+ * is in cache. A restore computes only the check (or the SHA-256 id, for
+ * version 1 chunks without a check).
  */
 #ifndef SR_CHUNKHASH_H
 #define SR_CHUNKHASH_H

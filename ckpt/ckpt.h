@@ -72,6 +72,10 @@ struct sr_ckpt_opts {
 	 * job that nothing writes). A save longer than half of it checks,
 	 * before its commit, that what it wrote is still there. */
 	double gc_grace;
+	/* save: chunk ids by SHA-256 in a manifest of version 1, as spotrun
+	 * wrote before XXH3-128 ids (doc/format.md, "Chunk ids"); the tests
+	 * write old stores with it. 0: XXH3-128 ids, version 2. */
+	int sha256_ids;
 };
 
 struct sr_ckpt_stats {

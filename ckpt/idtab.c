@@ -1,7 +1,7 @@
 /*
  * idtab.c: open addressing with linear probing over chunk references (see
- * idtab.h). Ids are SHA-256 digests, so their first 8 bytes are already a
- * well-spread hash.
+ * idtab.h). Ids are XXH3-128 or SHA-256 digests, so their first 8 bytes
+ * are already a well-spread hash.
  */
 #include "config.h"
 

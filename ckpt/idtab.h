@@ -1,5 +1,5 @@
 /*
- * idtab.h: a hash table from chunk id (SHA-256) to where that chunk is
+ * idtab.h: a hash table from chunk id (manifest.h) to where that chunk is
  * stored, for content addressing: a save looks up each chunk it cuts and
  * references a stored copy instead of uploading it again.
  */

@@ -24,6 +24,7 @@ sr_manifest_init(struct sr_manifest *m)
 {
 	memset(m, 0, sizeof *m);
 	m->version = SR_MANIFEST_VERSION;
+	m->chunk_id = SR_ID_XXH3;
 	m->stats.step = -1;
 }
 
@@ -273,16 +274,23 @@ sr_hex_parse(const char *hex, uint8_t *b, size_t n)
 	return 0;
 }
 
-void
-sr_id_hex(const uint8_t id[32], char out[65])
+size_t
+sr_id_len(enum sr_chunk_id a)
 {
-	sr_hex_of(id, 32, out);
+	return a == SR_ID_SHA256 ? 32 : 16;
+}
+
+void
+sr_id_hex(enum sr_chunk_id a, const uint8_t id[32], char out[65])
+{
+	sr_hex_of(id, sr_id_len(a), out);
 }
 
 int
-sr_id_parse(const char *hex, uint8_t id[32])
+sr_id_parse(enum sr_chunk_id a, const char *hex, uint8_t id[32])
 {
-	return sr_hex_parse(hex, id, 32);
+	memset(id, 0, 32);
+	return sr_hex_parse(hex, id, sr_id_len(a));
 }
 
 /* ---- JSON output ---- */
@@ -294,15 +302,16 @@ uint_json(uint64_t v)
 }
 
 static json_t *
-chunk_json(const struct sr_mchunk *c)
+chunk_json(const struct sr_manifest *m, const struct sr_mchunk *c)
 {
 	char hex[65];
 	const char *xf = sr_transform_name(c->xf);
 	json_t *o = json_object();
 
-	sr_id_hex(c->id, hex);
+	sr_id_hex(m->chunk_id, c->id, hex);
 	json_object_set_new(o, "id", json_string(hex));
-	if (c->has_check) {
+	/* an XXH3-128 id is the check itself */
+	if (c->has_check && m->chunk_id == SR_ID_SHA256) {
 		sr_hex_of(c->check, sizeof c->check, hex);
 		json_object_set_new(o, "xxh3", json_string(hex));
 	}
@@ -315,13 +324,13 @@ chunk_json(const struct sr_mchunk *c)
 }
 
 static json_t *
-chunks_json(const struct sr_mentry *e)
+chunks_json(const struct sr_manifest *m, const struct sr_mentry *e)
 {
 	json_t *a = json_array();
 	size_t i;
 
 	for (i = 0; i < e->nchunks; i++)
-		json_array_append_new(a, chunk_json(&e->chunks[i]));
+		json_array_append_new(a, chunk_json(m, &e->chunks[i]));
 	return a;
 }
 
@@ -337,7 +346,7 @@ dims_json(const uint64_t *v, int n)
 }
 
 static json_t *
-tensor_json(const struct sr_mtensor *t)
+tensor_json(const struct sr_manifest *m, const struct sr_mtensor *t)
 {
 	json_t *o = json_object(), *a = json_array();
 	size_t i;
@@ -352,7 +361,7 @@ tensor_json(const struct sr_mtensor *t)
 		json_object_set_new(po, "offsets", dims_json(p->offsets, t->ndim));
 		json_object_set_new(po, "sizes", dims_json(p->sizes, t->ndim));
 		json_object_set_new(po, "size", uint_json(p->data.size));
-		json_object_set_new(po, "chunks", chunks_json(&p->data));
+		json_object_set_new(po, "chunks", chunks_json(m, &p->data));
 		json_array_append_new(a, po);
 	}
 	json_object_set_new(o, "pieces", a);
@@ -360,7 +369,7 @@ tensor_json(const struct sr_mtensor *t)
 }
 
 static json_t *
-entry_json(const struct sr_mentry *e)
+entry_json(const struct sr_manifest *m, const struct sr_mentry *e)
 {
 	json_t *o = json_object();
 
@@ -370,7 +379,7 @@ entry_json(const struct sr_mentry *e)
 	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
 	if (e->type == SR_MT_FILE) {
 		json_object_set_new(o, "size", uint_json(e->size));
-		json_object_set_new(o, "chunks", chunks_json(e));
+		json_object_set_new(o, "chunks", chunks_json(m, e));
 	} else if (e->type == SR_MT_SYMLINK)
 		json_object_set_new(o, "target", json_string(e->target));
 	return o;
@@ -385,6 +394,8 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 	size_t i;
 
 	json_object_set_new(root, "version", json_integer(m->version));
+	if (m->version >= SR_MANIFEST_VERSION)
+		json_object_set_new(root, "chunk_id", json_string("xxh3-128"));
 	json_object_set_new(root, "job", json_string(m->job));
 	json_object_set_new(root, "seq", uint_json(s->seq));
 	/* The chain (doc/format.md): a manifest read from an older version
@@ -408,7 +419,7 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 	json_object_set_new(st, "seconds", json_real(s->seconds));
 	json_object_set_new(root, "stats", st);
 	for (i = 0; i < m->nentries; i++) {
-		json_t *e = entry_json(&m->entries[i]);
+		json_t *e = entry_json(m, &m->entries[i]);
 		if (e == NULL || json_object_size(e) == 0)
 			sr_fatal("manifest entry %zu: cannot build JSON", i);
 		json_array_append_new(a, e);
@@ -417,7 +428,7 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len)
 	if (m->ntensors > 0) {
 		a = json_array();
 		for (i = 0; i < m->ntensors; i++)
-			json_array_append_new(a, tensor_json(&m->tensors[i]));
+			json_array_append_new(a, tensor_json(m, &m->tensors[i]));
 		json_object_set_new(root, "tensors", a);
 	}
 	/* One entry per line keeps diffs and `grep` of manifests useful. */
@@ -526,11 +537,16 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 	    get_str(o, where, "xf", 1, &xf, err) == -1 ||
 	    get_str(o, where, "xxh3", 0, &check, err) == -1)
 		return -1;
-	if (sr_id_parse(id, c->id) == -1) {
+	if (sr_id_parse(m->chunk_id, id, c->id) == -1) {
 		sr_path_quote(id, kw, sizeof kw);
-		return sr_err(err, "%s.id: %s is not 64 lowercase hex digits", where, kw);
+		return sr_err(err, "%s.id: %s is not %zu lowercase hex digits", where, kw,
+		    2 * sr_id_len(m->chunk_id));
 	}
-	if (check != NULL) {
+	if (m->chunk_id == SR_ID_XXH3) {
+		/* the id is the check; an xxh3 key, if any, is not read */
+		memcpy(c->check, c->id, sizeof c->check);
+		c->has_check = 1;
+	} else if (check != NULL) {
 		if (sr_hex_parse(check, c->check, sizeof c->check) == -1) {
 			sr_path_quote(check, kw, sizeof kw);
 			return sr_err(err, "%s.xxh3: %s is not 32 lowercase hex digits", where, kw);
@@ -695,6 +711,27 @@ parse_link(json_t *root, struct sr_manifest *m, char *err)
 	return get_uint(root, "", "epoch", 0, &m->stats.epoch, err);
 }
 
+/* The hash of the chunk ids: SHA-256 in version 1 (which has no such key),
+ * the key's in version 2, where it is required. */
+static int
+parse_chunk_id(json_t *root, struct sr_manifest *m, char *err)
+{
+	const char *a = NULL;
+	char q[64];
+
+	if (m->version == SR_MANIFEST_VERSION_SHA256) {
+		m->chunk_id = SR_ID_SHA256;
+		return 0;
+	}
+	if (get_str(root, "", "chunk_id", 1, &a, err) == -1)
+		return -1;
+	if (strcmp(a, "xxh3-128") != 0)
+		return sr_err(err, "chunk_id: %s is not known (this spotrun knows xxh3-128)",
+		    sr_path_quote(a, q, sizeof q));
+	m->chunk_id = SR_ID_XXH3;
+	return 0;
+}
+
 static int
 parse_root(json_t *root, struct sr_manifest *m, char *err)
 {
@@ -709,11 +746,11 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 		return sr_err(err, "not a JSON object");
 	if (get_int(root, "", "version", 1, 0, INT32_MAX, &version, err) == -1)
 		return -1;
-	if (version != SR_MANIFEST_VERSION && version != SR_MANIFEST_VERSION_TENSORS)
-		return sr_err(err, "version %lld is not known (this spotrun reads versions %d and %d)",
-		    version, SR_MANIFEST_VERSION, SR_MANIFEST_VERSION_TENSORS);
+	if (version < SR_MANIFEST_VERSION_SHA256 || version > SR_MANIFEST_VERSION_TENSORS)
+		return sr_err(err, "version %lld is not known (this spotrun reads versions %d to %d)",
+		    version, SR_MANIFEST_VERSION_SHA256, SR_MANIFEST_VERSION_TENSORS);
 	m->version = (int)version;
-	if (parse_link(root, m, err) == -1)
+	if (parse_chunk_id(root, m, err) == -1 || parse_link(root, m, err) == -1)
 		return -1;
 	if (get_str(root, "", "job", 1, &job, err) == -1 ||
 	    get_uint(root, "", "seq", 1, &s->seq, err) == -1 ||
@@ -920,9 +957,10 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	size_t i;
 	int rc = 0;
 
-	if (m->version != SR_MANIFEST_VERSION && m->version != SR_MANIFEST_VERSION_TENSORS)
-		return sr_err(err, "version %d is not known (this spotrun reads versions %d and %d)",
-		    m->version, SR_MANIFEST_VERSION, SR_MANIFEST_VERSION_TENSORS);
+	if ((m->version == SR_MANIFEST_VERSION_SHA256) != (m->chunk_id == SR_ID_SHA256) ||
+	    m->version < SR_MANIFEST_VERSION_SHA256 || m->version > SR_MANIFEST_VERSION_TENSORS)
+		return sr_err(err, "version %d with %s ids is not known", m->version,
+		    m->chunk_id == SR_ID_SHA256 ? "SHA-256" : "XXH3-128");
 	if (m->ntensors > 0 && m->version != SR_MANIFEST_VERSION_TENSORS)
 		return sr_err(err, "tensors: a manifest of version %d has none (version %d has)",
 		    m->version, SR_MANIFEST_VERSION_TENSORS);

@@ -13,11 +13,14 @@
 
 #include "ckpt.h"
 
-#define SR_MANIFEST_VERSION 1
-/* Manifests that carry tensors (the library's, doc/format.md): an older
- * spotrun refuses them rather than restore an empty directory. Readers
- * take both. */
-#define SR_MANIFEST_VERSION_TENSORS 2
+/* Version 2: chunk ids are XXH3-128 (`chunk_id`); version 1, still read
+ * and written on request: SHA-256 ids (doc/format.md, "Chunk ids").
+ * Version 3: version 2 with tensors (the library's, doc/format.md): an
+ * older spotrun refuses them rather than restore an empty directory.
+ * Readers take all three. */
+#define SR_MANIFEST_VERSION_SHA256 1
+#define SR_MANIFEST_VERSION 2
+#define SR_MANIFEST_VERSION_TENSORS 3
 /* Dimensions of a tensor at most. */
 #define SR_TENSOR_DIMS 8
 /* Bytes of a tensor's name at most. */
@@ -36,9 +39,17 @@ enum sr_mtype {
 	SR_MT_SYMLINK
 };
 
+/* What a chunk's id is: the hash of its raw bytes that content addressing
+ * keys on (doc/format.md, "Chunk ids"). */
+enum sr_chunk_id {
+	SR_ID_XXH3 = 0,		/* XXH3-128, 16 bytes: the id is the check */
+	SR_ID_SHA256		/* SHA-256, 32 bytes (manifest version 1) */
+};
+
 /* One chunk of a file: raw bytes [file offset, + rlen) of the file. */
 struct sr_mchunk {
-	uint8_t id[32];		/* SHA-256 of the raw bytes */
+	uint8_t id[32];		/* the manifest's chunk_id hash of the raw bytes;
+				 * an XXH3-128 id fills 16 bytes, the rest 0 */
 	uint8_t check[16];	/* XXH3-128 of the raw bytes (chunkhash.h) */
 	int has_check;		/* 0: a manifest without one; restore uses id */
 	const char *pack;	/* pack key, interned in the manifest */
@@ -99,6 +110,7 @@ enum sr_mlink {
 
 struct sr_manifest {
 	int version;
+	enum sr_chunk_id chunk_id;	/* SR_ID_SHA256 exactly in version 1 */
 	char *job;
 	/* seq, step, epoch, created, files, chunks, raw_bytes, stored_bytes,
 	 * new_bytes, reused_chunks, seconds */
@@ -163,8 +175,11 @@ int sr_mtype_parse(const char *s);
 /* Parse exactly 2n lowercase hex digits (sr_hex_of's output) into the n
  * bytes at b (0/-1). */
 int sr_hex_parse(const char *hex, uint8_t *b, size_t n);
-/* The same for a 32-byte id. */
-void sr_id_hex(const uint8_t id[32], char out[65]);
-int sr_id_parse(const char *hex, uint8_t id[32]);
+/* An id of algorithm a as hex (32 or 64 digits), and back (0/-1; the
+ * bytes past an XXH3-128 id are zeroed). */
+void sr_id_hex(enum sr_chunk_id a, const uint8_t id[32], char out[65]);
+int sr_id_parse(enum sr_chunk_id a, const char *hex, uint8_t id[32]);
+/* Bytes of an id of algorithm a: 16 or 32. */
+size_t sr_id_len(enum sr_chunk_id a);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * pack.h: writing a pack, the pax tar archive that holds a checkpoint's new
- * chunks as members named <sha256hex>.zst. The archive streams through a
+ * chunks as members named <id hex>.zst. The archive streams through a
  * store upload (never whole in memory), and each member's data offset in
  * the object is recorded exactly, so a restore reads one chunk with one
  * ranged read while `tar -tf` still lists the pack and `zstd -d` opens a

@@ -102,15 +102,15 @@ match(const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t, char *why)
 
 /* Chunk k of piece p into buffer t: read, decode in place, check. */
 static int
-fill_chunk(struct mem_restore *r, struct sr_store *st, const struct sr_ckpt_tensor *t,
-    const struct sr_mpiece *p, size_t k, uint64_t off, char *why)
+fill_chunk(struct mem_restore *r, struct sr_store *st, enum sr_chunk_id cid,
+    const struct sr_ckpt_tensor *t, const struct sr_mpiece *p, size_t k, uint64_t off, char *why)
 {
 	const struct sr_mchunk *c = &p->data.chunks[k];
 	char hex[65], got[65], want[65], err[SR_ERRMAX];
 	uint8_t id[32], check[16];
 	int rc;
 
-	sr_id_hex(c->id, hex);
+	sr_id_hex(cid, c->id, hex);
 	if (r->ccap < c->clen) {
 		free(r->cbuf);
 		r->cbuf = sr_malloc(c->clen);
@@ -135,7 +135,7 @@ fill_chunk(struct mem_restore *r, struct sr_store *st, const struct sr_ckpt_tens
 		    "manifest says %s)", hex, t->name, got, want);
 	}
 	if (!c->has_check && memcmp(id, c->id, sizeof id) != 0) {
-		sr_id_hex(id, got);
+		sr_id_hex(SR_ID_SHA256, id, got);
 		return sr_err(why, "chunk %s of tensor \"%s\": checksum mismatch (the data hashes to "
 		    "%s)", hex, t->name, got);
 	}
@@ -172,7 +172,7 @@ mem_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t s
 				free(pieces);
 				return TRY_CANCELLED;
 			}
-			if (fill_chunk(r, st, &r->t[i], pieces[i], k, off, why) == -1) {
+			if (fill_chunk(r, st, m->chunk_id, &r->t[i], pieces[i], k, off, why) == -1) {
 				free(pieces);
 				return TRY_BAD;
 			}

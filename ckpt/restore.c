@@ -15,7 +15,8 @@
  * time, from an object store); worker threads decode each
  * to exactly its raw length, free its slot, then hash and pwrite it block
  * by block (WRITE_BLOCK) and check it: its XXH3-128 against the manifest's
- * (its SHA-256 id for manifests without one; chunkhash.h). Waiting
+ * (the id itself in version 2; its SHA-256 id for version 1 manifests
+ * without an xxh3; chunkhash.h). Waiting
  * for the store overlaps decoding, and memory stays bounded (RESTORE_MEM).
  * Only a complete tree, every chunk of it checked, replaces the target; a
  * bad chunk removes the staging directory and falls back to the next older
@@ -259,7 +260,7 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	uint64_t off, n;
 	int rc, fd;
 
-	sr_id_hex(c->id, hex);
+	sr_id_hex(r->m->chunk_id, c->id, hex);
 	sr_path_quote(e->path, q, sizeof q);
 	if (*rcap < c->rlen) {
 		free(*rbuf);
@@ -321,7 +322,7 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 		return;
 	}
 	if (!c->has_check && memcmp(id, c->id, sizeof id) != 0) {
-		sr_id_hex(id, got);
+		sr_id_hex(SR_ID_SHA256, id, got);
 		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (the data hashes to %s)", hex, q, got);
 		return;
 	}

@@ -7,7 +7,8 @@
  * ring of slots. The calling thread plans: it takes each item and queues
  * its chunks (item, offset, length) in slot k % depth. Worker threads take
  * the queued chunks in order, read each with pread into their own buffer
- * (an item in memory is read where it is), hash it (SHA-256) and, unless the
+ * (an item in memory is read where it is), hash it (XXH3-128: its id and
+ * its check; SHA-256 too for version 1 ids) and, unless the
  * previous checkpoint already stores it, encode it into the slot with
  * their own codec. The calling thread drains the slots in order, appending
  * new chunks to the pack upload and references to the manifest. So the
@@ -131,6 +132,25 @@ struct saver {
 
 /* ---- the previous checkpoint, for content addressing ---- */
 
+/* Remember a chunk of the previous checkpoint by the id this save gives
+ * it: its own when both use the same hash; the XXH3-128 check that a
+ * SHA-256 manifest records next to its ids, when this save's ids are
+ * XXH3-128 (so the first save after the change of format dedupes too). */
+static void
+put_previous(struct saver *s, const struct sr_mchunk *c)
+{
+	struct sr_mchunk x;
+
+	if (s->prev.chunk_id == s->m.chunk_id) {
+		sr_idtab_put(s->prev_ids, c);
+	} else if (s->m.chunk_id == SR_ID_XXH3 && c->has_check) {
+		x = *c;
+		memset(x.id, 0, sizeof x.id);
+		memcpy(x.id, c->check, sizeof c->check);
+		sr_idtab_put(s->prev_ids, &x);
+	}
+}
+
 /* Index e's chunks of the previous checkpoint whose pack is still there
  * (ok[p] for its pack p). */
 static void
@@ -142,7 +162,7 @@ index_chunks(struct saver *s, const struct sr_mentry *e, const char *ok)
 		for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
 			;
 		if (p < np && ok[p])
-			sr_idtab_put(s->prev_ids, &e->chunks[k]);
+			put_previous(s, &e->chunks[k]);
 	}
 }
 
@@ -247,11 +267,16 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	if (n == 0)
 		return;		/* the file shrank: nothing here any more */
 	/* the check too, even for a chunk stored already: the new manifest
-	 * records it for every chunk, whatever the old one had */
-	if (sr_chunkhash_buf(h, SR_CH_ID | SR_CH_CHECK, raw, sl->rlen, sl->id, sl->check,
-	    sl->err) == -1) {
+	 * records it for every chunk, whatever the old one had; an XXH3-128
+	 * id is the check, so only SHA-256 ids hash twice */
+	if (sr_chunkhash_buf(h, s->m.chunk_id == SR_ID_SHA256 ? SR_CH_ID | SR_CH_CHECK :
+	    SR_CH_CHECK, raw, sl->rlen, sl->id, sl->check, sl->err) == -1) {
 		sl->failed = 1;
 		return;
+	}
+	if (s->m.chunk_id == SR_ID_XXH3) {
+		memset(sl->id, 0, sizeof sl->id);
+		memcpy(sl->id, sl->check, sizeof sl->check);
 	}
 	if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
 	    sl->prev->rlen == sl->rlen)
@@ -415,7 +440,7 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		/* a network store must not carry a notice's save past its deadline */
 		sr_pack_limit(s->pack, s->o->deadline, s->o->cancel);
 	}
-	sr_id_hex(sl->id, hex);
+	sr_id_hex(s->m.chunk_id, sl->id, hex);
 	snprintf(name, sizeof name, "%s.zst", hex);
 	if (sr_pack_add(s->pack, name, sl->enc, sl->clen, &c->offset, err) == -1)
 		return -1;
@@ -827,6 +852,10 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		goto out;
 	}
 	s.m.job = sr_strdup(s.job);
+	if (opts->sha256_ids) {
+		s.m.version = SR_MANIFEST_VERSION_SHA256;
+		s.m.chunk_id = SR_ID_SHA256;
+	}
 	s.m.stats.seq = s.seq;
 	s.m.stats.step = step;
 	s.m.stats.world_size = opts->world_size > 0 ? opts->world_size : 0;
@@ -836,8 +865,10 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
 	}
-	if (s.m.ntensors > 0)
+	if (s.m.ntensors > 0) {	/* version 3: XXH3-128 ids, whatever was asked */
 		s.m.version = SR_MANIFEST_VERSION_TENSORS;
+		s.m.chunk_id = SR_ID_XXH3;
+	}
 	s.raw_total = raw_of(&s.m);
 	if ((rc = check_stop(&s, err)) != 0)
 		goto out;

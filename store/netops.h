@@ -48,6 +48,12 @@ void sr_net_tuning_defaults(struct sr_xfer_tuning *t);
  * ("open store URL: option NAME: want ...") for a value out of bounds. */
 int sr_net_tuning_option(struct sr_xfer_tuning *t, const char *url, const char *name,
     const char *v, char *err);
+/* The checksum option (checksum=NAME, doc/spotrun-job.5): v is the name
+ * of one of the n checksums in allowed (sha256, md5, crc64, none): 0 with
+ * t->part_sum set, else -1 with err naming the choices ("want md5, crc64
+ * or none"). */
+int sr_net_sum_option(struct sr_xfer_tuning *t, const char *url, const char *name,
+    const char *v, const enum sr_sum *allowed, size_t n, char *err);
 /* "16M", "8MiB", "1G", "4096" -> bytes; 0 for anything else. */
 uint64_t sr_net_parse_size(const char *v);
 /* The store's key prefix from what follows the bucket or container in the

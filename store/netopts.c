@@ -1,8 +1,8 @@
 /*
  * netopts.c: what every network store reads alike from its URL (netops.h):
  * the key prefix after the bucket or container, sizes, the requests in
- * flight, the tries per request, the stall timeout, with their bounds and
- * messages, and the defaults they start from.
+ * flight, the tries per request, the stall timeout, the parts' checksum,
+ * with their bounds and messages, and the defaults they start from.
  */
 #include "config.h"
 
@@ -118,4 +118,26 @@ sr_net_prefix(const char *url, const char *rest, char *err)
 	out = sr_asprintf("%s/", p);
 	free(p);
 	return out;
+}
+
+int
+sr_net_sum_option(struct sr_xfer_tuning *t, const char *url, const char *name, const char *v,
+    const enum sr_sum *allowed, size_t n, char *err)
+{
+	static const char *const names[] = { [SR_SUM_NONE] = "none", [SR_SUM_MD5] = "md5",
+		[SR_SUM_CRC64] = "crc64", [SR_SUM_SHA256] = "sha256" };
+	char want[64];
+	size_t i, o;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(v, names[allowed[i]]) == 0) {
+			t->part_sum = allowed[i];
+			return 0;
+		}
+	}
+	o = (size_t)snprintf(want, sizeof want, "want");
+	for (i = 0; i < n && o < sizeof want; i++)
+		o += (size_t)snprintf(want + o, sizeof want - o, "%s %s", i == 0 ? "" : i + 1 < n ?
+		    "," : " or", names[allowed[i]]);
+	return sr_net_bad_option(url, name, want, err);
 }

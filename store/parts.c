@@ -7,8 +7,9 @@
  * curl_multi_wakeup lets the writer end the thread's poll at once when it
  * queues a part or gives up. With a checksum on, a part first goes to the
  * upload's hasher threads (one per CPU, at most `concurrency`): MD5 runs at
- * ~0.76 GB/s per core, and on the upload thread it capped an upload there
- * and stalled the transfers in flight while it hashed.
+ * ~0.76 GB/s per core, SHA-256 at ~2 GB/s, and on the upload thread either
+ * capped an upload there and stalled the transfers in flight while it
+ * hashed.
  */
 #include "config.h"
 
@@ -366,7 +367,8 @@ submit(struct sr_parts *m, char *err)
 	p->rq.body = p->buf;
 	p->rq.body_len = p->len;
 	/* the bytes are covered by the checksum, which the server checks (with
-	 * none by TLS on https, and on restore by each chunk's XXH3-128) */
+	 * none by TLS on https, and on restore by each chunk's XXH3-128); S3's
+	 * signer takes a SHA-256 checksum as the payload hash it signs */
 	p->rq.unsigned_payload = 1;
 	p->rq.deadline = m->deadline;
 	p->rq.cancel = m->cancel;

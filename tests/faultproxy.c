@@ -31,6 +31,8 @@
  *         conn N: lose: forwarded I bytes of METHOD PATH, reset before the reply
  *         conn N: slow R B/s: pass: I bytes in, O bytes out
  *         conn N: wan R B/s: pass: I bytes in, O bytes out
+ *         conn N: flip byte F: pass: I bytes in, O bytes out
+ *         conn N: flip: byte not reached: pass: I bytes in, O bytes out
  *         conn N: region: 400 AuthorizationHeaderMalformed to METHOD PATH
  *             (signed for REGION)
  *         conn N: region NAME: K requests forwarded: I bytes in, O bytes out
@@ -64,6 +66,10 @@
  *                             every connection: a remote store whose
  *                             connections each carry R, however many
  *                             there are (count=all by default)
+ *   flip after=N              forward byte for byte, but invert the lowest
+ *                             bit of the client's byte N (0-based): a body
+ *                             damaged on the way, which only the server's
+ *                             check of a checksum can catch
  *   region name=NAME          read each request's headers; one signed with
  *                             SigV4 for another region than NAME (the
  *                             Authorization header's Credential=AK/DATE/
@@ -124,18 +130,20 @@ enum mode {
 	M_SLOW,
 	M_REGION,
 	M_WAN,
-	M_HEADER
+	M_HEADER,
+	M_FLIP
 };
 
 static const char *mode_names[] = {
 	"pass", "reset", "stall", "slowdown", "internal", "drop", "lose", "slow",
-	"region", "wan", "header"
+	"region", "wan", "header", "flip"
 };
 
 struct fault {
 	enum mode	 mode;
 	long		 count;		/* connections left; -1: all */
-	long long	 after;		/* reset: client bytes forwarded first */
+	long long	 after;		/* reset: client bytes forwarded first;
+					 * flip: the client byte inverted */
 	double		 seconds;	/* stall */
 	int		 then_close;	/* stall: close instead of forwarding */
 	long long	 rate;		/* slow: client bytes a second; wan: each way */
@@ -339,7 +347,8 @@ parse_fault(char *line, struct fault *f, char *why, size_t whylen)
 	}
 	if (i == sizeof mode_names / sizeof mode_names[0]) {
 		snprintf(why, whylen, "unknown mode '%s': use pass, reset, "
-		    "stall, slowdown, internal, drop, lose, slow, region, wan or header", word);
+		    "stall, slowdown, internal, drop, lose, slow, region, wan, header or flip",
+		    word);
 		return -1;
 	}
 	f->mode = i;
@@ -472,12 +481,13 @@ enum relay_end {
  * forwarded. With up_rate > 0, forward at most up_rate client bytes a
  * second, and with down_rate > 0 at most that many reply bytes a second.
  * With lose, reset both when the first reply bytes arrive, passing none on.
+ * With flip >= 0, invert the lowest bit of client byte number flip.
  * Counts bytes in *in and *out (already forwarded bytes may be counted in
  * *in before the call: the rate counts from there).
  */
 static enum relay_end
 relay(int cfd, int ufd, long long limit, long long up_rate, long long down_rate, int lose,
-    long long *in, long long *out)
+    long long flip, long long *in, long long *out)
 {
 	struct pollfd	 p[2];
 	char		*buf;
@@ -513,6 +523,8 @@ relay(int cfd, int ufd, long long limit, long long up_rate, long long down_rate,
 				want = up_rate / 20 + 1;
 			n = recv(cfd, buf, want, 0);
 			if (n > 0) {
+				if (flip >= *in && flip < *in + n)
+					buf[flip - *in] ^= 1;
 				*in += n;
 				if (write_all(ufd, buf, n) != 0)
 					break;
@@ -692,7 +704,8 @@ forward(struct conn *c, const char *prefix, long long limit)
 	}
 	if (relay(c->fd, ufd, limit,
 	    c->fault.mode == M_SLOW || c->fault.mode == M_WAN ? c->fault.rate : 0,
-	    c->fault.mode == M_WAN ? c->fault.rate : 0, 0, &in, &out) == R_LIMIT) {
+	    c->fault.mode == M_WAN ? c->fault.rate : 0, 0,
+	    c->fault.mode == M_FLIP ? c->fault.after : -1, &in, &out) == R_LIMIT) {
 		close_reset(c->fd);
 		close_reset(ufd);
 		logf_line(c->log_fd, "conn %ld: reset after %lld bytes from the "
@@ -701,6 +714,8 @@ forward(struct conn *c, const char *prefix, long long limit)
 	}
 	close(ufd);
 	close(c->fd);
+	if (c->fault.mode == M_FLIP && in <= c->fault.after)
+		prefix = "flip: byte not reached: ";
 	logf_line(c->log_fd, "conn %ld: %spass: %lld bytes in, %lld bytes out",
 	    c->n, prefix, in, out);
 }
@@ -729,7 +744,7 @@ lose(struct conn *c)
 	}
 	in = n;
 	if (write_all(ufd, headers, n) == 0 &&
-	    relay(c->fd, ufd, -1, 0, 0, 1, &in, &out) == R_LOST) {
+	    relay(c->fd, ufd, -1, 0, 0, 1, -1, &in, &out) == R_LOST) {
 		close_reset(c->fd);
 		close_reset(ufd);
 		logf_line(c->log_fd, "conn %ld: lose: forwarded %lld bytes of %s, "
@@ -967,7 +982,7 @@ by_request(struct conn *c)
 			if (write_all(bk.ufd, inb->b + hlen, inb->len - hlen) != 0)
 				break;
 			in += inb->len - hlen;
-			relay(c->fd, bk.ufd, -1, 0, 0, 0, &in, &bk.out);
+			relay(c->fd, bk.ufd, -1, 0, 0, 0, -1, &in, &bk.out);
 			break;
 		}
 		if (header_value(inb->b, hlen, "Content-Length", val, sizeof val))
@@ -1040,6 +1055,10 @@ conn_main(void *arg)
 		break;
 	case M_WAN:
 		snprintf(prefix, sizeof prefix, "wan %lld B/s: ", c->fault.rate);
+		forward(c, prefix, -1);
+		break;
+	case M_FLIP:
+		snprintf(prefix, sizeof prefix, "flip byte %lld: ", c->fault.after);
 		forward(c, prefix, -1);
 		break;
 	}

@@ -574,17 +574,24 @@ test_pack_format(void)
 		return;
 	}
 	is_int(m.npacks, 1, "one pack for a small checkpoint");
+	is_int(m.version, 2, "a save writes manifest version 2");
+	is_int(m.chunk_id, SR_ID_XXH3, "... whose chunk ids are XXH3-128");
 	for (e = 0; e < m.nentries; e++) {
 		for (k = 0; k < m.entries[e].nchunks; k++) {
 			const struct sr_mchunk *c = &m.entries[e].chunks[k];
 			uint8_t *cbuf = sr_malloc(c->clen), *rbuf = sr_malloc(c->rlen);
 			total++;
+			XXH128_canonical_t canon;
+
+			/* the id: XXH3-128 of the raw bytes, the rest of id[] zero */
 			if (c->offset % 512 == 0 &&
 			    sr_store_read_range(st, c->pack, c->offset, c->clen, cbuf, err) == 0 &&
-			    sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0 &&
-			    EVP_Digest(rbuf, c->rlen, id, NULL, EVP_sha256(), NULL) == 1 &&
-			    memcmp(id, c->id, 32) == 0)
-				good++;
+			    sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0) {
+				XXH128_canonicalFromHash(&canon, XXH3_128bits(rbuf, c->rlen));
+				memset(id, 0, sizeof id);
+				memcpy(id, canon.digest, sizeof canon.digest);
+				good += memcmp(id, c->id, 32) == 0;
+			}
 			/* the recorded XXH3-128 is what xxhsum -H2 prints for the
 			 * raw bytes: the canonical (big-endian) form */
 			if (c->has_check) {
@@ -599,7 +606,7 @@ test_pack_format(void)
 			free(rbuf);
 		}
 	}
-	is_int(good, total, "every chunk's recorded range holds its frames exactly");
+	is_int(good, total, "every chunk's recorded range holds its frames exactly, id = XXH3-128");
 	is_int(xgood, total, "every chunk's xxh3 is xxhsum -H2 of its raw bytes");
 
 	/* tar -tf lists exactly the chunk members */
@@ -616,7 +623,7 @@ test_pack_format(void)
 		for (e = 0; e < m.nentries; e++) {
 			for (k = 0; k < m.entries[e].nchunks; k++) {
 				ids = sr_reallocarray(ids, n + 1, sizeof *ids);
-				sr_id_hex(m.entries[e].chunks[k].id, hex);
+				sr_id_hex(m.chunk_id, m.entries[e].chunks[k].id, hex);
 				ids[n++] = sr_asprintf("%s.zst ", hex);
 			}
 		}
@@ -632,7 +639,7 @@ test_pack_format(void)
 		wlen = strlen(want);
 	}
 	ok(wlen > 0, "there are chunk members");
-	is_str(listing, want, "tar -tf lists one <sha256>.zst member per distinct chunk");
+	is_str(listing, want, "tar -tf lists one <id>.zst member per distinct chunk");
 	free(listing);
 	free(want);
 
@@ -649,7 +656,7 @@ test_pack_format(void)
 		    strcmp(en->path, "floats.bf16") != 0))
 			continue;
 		c = &en->chunks[0];
-		sr_id_hex(c->id, hex);
+		sr_id_hex(m.chunk_id, c->id, hex);
 		cmd = sr_asprintf("bsdtar -xOf '%s' '%s.zst' | zstd -dqc > '%s'", packfile, hex, tmp);
 		ok(system(cmd) == 0, "bsdtar -xO | zstd -d of the first chunk of %s", en->path);
 		free(cmd);
@@ -687,6 +694,83 @@ test_pack_format(void)
 }
 
 /* ---- content addressing ---- */
+
+/* A store written with SHA-256 ids (manifest version 1, what spotrun
+ * wrote before XXH3-128 ids; the save keeps that path behind
+ * opts.sha256_ids) restores byte-exact; the next save writes version 2
+ * and still finds every chunk stored, by the XXH3-128 the old manifest
+ * records; both checkpoints restore. */
+static void
+test_old_ids(void)
+{
+	char *src = newdir("old-src"), *dst = tu_path(top, "old-dst"), *text;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s1, s2, r;
+	struct sr_manifest m;
+	char err[SR_ERRMAX] = "";
+	size_t e, k, total = 0, good = 0;
+	uint8_t *buf = sr_malloc(4 * MiB), id[32];
+
+	make_tree(src);
+	opts_init(&o, "old");
+	o.sha256_ids = 1;
+	is_int(sr_ckpt_save(st, &o, src, 1, &s1, err), 0, "old ids: a save with SHA-256 ids %s", err);
+	drop_skipped(src);		/* what a save skips or a restore changes */
+	tu_chmod(src, "exec", 0755);
+	text = store_text("old/manifests/0000000000.json");
+	ok(strstr(text, "\"version\": 1,") != NULL && strstr(text, "chunk_id") == NULL &&
+	    strstr(text, "\"xxh3\": ") != NULL,
+	    "old ids: the manifest is version 1: no chunk_id, an xxh3 per chunk");
+	free(text);
+	if (load("old", 0, &m) == 0) {
+		is_int(m.chunk_id, SR_ID_SHA256, "old ids: read back as SHA-256 ids");
+		/* each id is the SHA-256 of the chunk's bytes in the source */
+		for (e = 0; e < m.nentries; e++) {
+			char *path = tu_path(src, m.entries[e].path);
+			int fd = open(path, O_RDONLY);
+			uint64_t off = 0;
+
+			for (k = 0; fd >= 0 && k < m.entries[e].nchunks; k++) {
+				const struct sr_mchunk *c = &m.entries[e].chunks[k];
+
+				total++;
+				if (pread(fd, buf, c->rlen, (off_t)off) == (ssize_t)c->rlen &&
+				    EVP_Digest(buf, c->rlen, id, NULL, EVP_sha256(), NULL) == 1 &&
+				    memcmp(id, c->id, 32) == 0)
+					good++;
+				off += c->rlen;
+			}
+			if (fd >= 0)
+				close(fd);
+			free(path);
+		}
+		ok(total > 0 && good == total, "old ids: every id is the SHA-256 of its chunk (%zu of %zu)",
+		    good, total);
+	}
+	sr_manifest_free(&m);
+	is_int(restore("old", dst, &r, err), 0, "old ids: the old checkpoint restores %s", err);
+	ok(same_tree(src, dst), "old ids: byte-exact, modes and mtimes");
+	is_int(save("old", src, 2, &s2), 0, "old ids: the next save, with XXH3-128 ids");
+	is_int(s2.reused_chunks, s2.chunks, "old ids: ... reuses every chunk of the old checkpoint");
+	is_int(s2.new_bytes, 0, "old ids: ... and uploads none");
+	if (load("old", 1, &m) == 0) {
+		const struct sr_mchunk *c = NULL;
+
+		for (e = 0; e < m.nentries && c == NULL; e++)
+			c = m.entries[e].nchunks > 0 ? &m.entries[e].chunks[0] : NULL;
+		is_int(m.version, 2, "old ids: the new manifest is version 2");
+		ok(c != NULL && c->has_check && memcmp(c->id, c->check, 16) == 0 &&
+		    memcmp(c->id + 16, (uint8_t[16]){ 0 }, 16) == 0,
+		    "old ids: its ids are the chunks' XXH3-128");
+	}
+	sr_manifest_free(&m);
+	is_int(restore("old", dst, &r, err), 0, "old ids: the new checkpoint restores %s", err);
+	is_int(r.seq, 1, "old ids: ... it is checkpoint 1");
+	ok(same_tree(src, dst), "old ids: byte-exact");
+	free(buf);
+	free(src);
+	free(dst);
+}
 
 static void
 test_dedupe(void)
@@ -869,7 +953,7 @@ test_corrupt(void)
 	/* xxhsum's canonical form, computed here with the one-shot call */
 	XXH128_canonicalFromHash(&canon, XXH3_128bits(rbuf, c->rlen));
 	memcpy(check, canon.digest, sizeof check);
-	sr_id_hex(c->id, hex);
+	sr_id_hex(m.chunk_id, c->id, hex);
 	sr_hex_of(check, sizeof check, got);
 	sr_hex_of(c->check, sizeof c->check, rec);
 	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": checksum mismatch (XXH3-128 %s, the"
@@ -905,7 +989,7 @@ test_missing_pack(void)
 		return;
 	pf = store_file(c->pack);
 	ok(unlink(pf) == 0, "delete checkpoint 1's pack");
-	sr_id_hex(c->id, hex);
+	sr_id_hex(m.chunk_id, c->id, hex);
 	want = sr_asprintf("checkpoint 1: chunk %s of \"f\": pack %s is missing; falling back to"
 	    " checkpoint 0", hex, c->pack);
 	tu_log_clear(&lg);
@@ -1497,6 +1581,7 @@ main(void)
 	test_progress();
 	test_pack_format();
 	test_dedupe();
+	test_old_ids();
 	test_pack_rotation();
 	test_deadline();
 	test_corrupt();

@@ -522,7 +522,7 @@ static const struct bad_case bad_cases[] = {
 	  "bad-multi.ini:18: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? "
 	  "Valid keys: " CKPT_KEYS "\n"
 	  "bad-multi.ini:19: store = s3://bucket/runs?colour=red: option colour: unknown (known: "
-	  "endpoint, region, profile, part_size, concurrency, md5, attempts, stall_timeout)\n"
+	  "endpoint, region, profile, part_size, concurrency, checksum, md5, attempts, stall_timeout)\n"
 	  "bad-multi.ini:20: chunk_size = 1GiB: out of range; use a size from 1MiB to 256MiB "
 	  "(e.g. 16MiB)\n"
 	  "bad-multi.ini:23: name = oracle: not a provider; use auto, aws, azure, gcp, local or "

@@ -474,7 +474,7 @@ test_save_restore(const char *url, const char *dir)
 		sr_fatal("%s", err);
 	rc = load_manifest(st, "lib/job", 0, &man);
 	ok(rc == 0, "its manifest parses and passes a restore's checks");
-	is_int(man.version, 2, "as version 2");
+	is_int(man.version, 3, "as version 3");
 	is_int(man.ntensors, 14 + 1, "with 15 tensors");
 	is_int(man.nentries, 0, "and no files");
 	ok(man.ntensors > 1 && strcmp(man.tensors[0].name, "b16") == 0 &&
@@ -544,7 +544,7 @@ test_save_restore(const char *url, const char *dir)
 	pack = NULL;
 	if (rc == 0 && man.ntensors == 15 && man.tensors[14].pieces[0].data.nchunks == 1) {
 		pack = sr_strdup(man.tensors[14].pieces[0].data.chunks[0].pack);
-		sr_id_hex(man.tensors[14].pieces[0].data.chunks[0].id, hex);
+		sr_id_hex(man.chunk_id, man.tensors[14].pieces[0].data.chunks[0].id, hex);
 	}
 	sr_manifest_free(&man);
 	ok(pack != NULL && strstr(pack, "lib/job/packs/0000000001-") == pack,
@@ -587,7 +587,7 @@ test_save_restore(const char *url, const char *dir)
 	msgs_free(&m);
 }
 
-/* A directory checkpoint (manifest version 1) restores as before, and
+/* A directory checkpoint (manifest version 2) restores as before, and
  * the library does not take it for its own. */
 static void
 test_old_manifest(const char *url, const char *dir)
@@ -610,8 +610,8 @@ test_old_manifest(const char *url, const char *dir)
 	if (sr_store_open(url, &st, err) != 0)
 		sr_fatal("%s", err);
 	is_int(sr_ckpt_save(st, &o, src, 3, NULL, err), 0, "a directory saves");
-	ok(load_manifest(st, "dirjob", 0, &man) == 0 && man.version == 1 && man.ntensors == 0 &&
-	    man.nentries == 3, "as version 1, files only");
+	ok(load_manifest(st, "dirjob", 0, &man) == 0 && man.version == 2 && man.ntensors == 0 &&
+	    man.nentries == 3, "as version 2, files only");
 	sr_manifest_free(&man);
 	is_int(sr_ckpt_restore(st, &o, dst, NULL, err), 0, "and restores");
 	why[0] = '\0';

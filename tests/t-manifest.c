@@ -141,6 +141,9 @@ fill_manifest(struct sr_manifest *m)
 	int i;
 
 	sr_manifest_init(m);
+	/* version 1 (SHA-256 ids): an xxh3 only where a chunk has one */
+	m->version = SR_MANIFEST_VERSION_SHA256;
+	m->chunk_id = SR_ID_SHA256;
 	m->job = sr_strdup("job1");
 	m->stats.seq = 7;
 	m->stats.step = 1200;
@@ -178,6 +181,77 @@ fill_manifest(struct sr_manifest *m)
 	e = sr_manifest_add(m, "a file with \"quotes\" and \xc3\xa9", SR_MT_FILE);
 	e->mode = 0600;
 	sr_manifest_sort(m);
+}
+
+/* Version 2: XXH3-128 ids (16 bytes, the rest of id[] zero), which are
+ * the chunks' checks; `chunk_id` names the hash and is required. */
+static void
+test_chunk_id(void)
+{
+	struct sr_manifest m, n;
+	struct sr_mentry *e;
+	struct sr_mchunk *c;
+	char err[SR_ERRMAX] = "", *text, *text2;
+	const char *doc;
+	size_t len;
+	int i;
+
+	sr_manifest_init(&m);
+	is_int(m.version, 2, "chunk_id: a new manifest is version 2");
+	is_int(m.chunk_id, SR_ID_XXH3, "chunk_id: ... with XXH3-128 ids");
+	m.job = sr_strdup("j");
+	e = sr_manifest_add(&m, "f", SR_MT_FILE);
+	e->mode = 0644;
+	e->size = 10;
+	c = sr_mentry_add_chunk(e);
+	for (i = 0; i < 16; i++)
+		c->id[i] = c->check[i] = (uint8_t)(0xf0 + i);
+	c->has_check = 1;
+	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-00.tar");
+	c->offset = 512;
+	c->clen = 10;
+	c->rlen = 10;
+	text = sr_manifest_dump(&m, &len);
+	ok(strstr(text, "\"version\": 2,\n \"chunk_id\": \"xxh3-128\",\n") != NULL,
+	    "chunk_id: written after the version");
+	ok(strstr(text, "\"id\": \"f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff\"") != NULL &&
+	    strstr(text, "\"xxh3\"") == NULL, "chunk_id: an id of 32 hex digits, no xxh3 beside it");
+	ok(sr_manifest_parse(text, len, &n, err) == 0 && sr_manifest_validate(&n, "j", 0, err) == 0,
+	    "chunk_id: parses back and validates %s", err);
+	c = n.nentries == 1 && n.entries[0].nchunks == 1 ? &n.entries[0].chunks[0] : NULL;
+	ok(n.chunk_id == SR_ID_XXH3 && c != NULL && c->has_check &&
+	    memcmp(c->check, c->id, 16) == 0 && c->check[15] == 0xff &&
+	    memcmp(c->id + 16, (uint8_t[16]){ 0 }, 16) == 0,
+	    "chunk_id: read back, the id is the check, the rest of id[] zero");
+	text2 = sr_manifest_dump(&n, NULL);
+	is_str(text2, text, "chunk_id: the dump of the parsed manifest is identical");
+	free(text);
+	free(text2);
+	sr_manifest_free(&n);
+	sr_manifest_free(&m);
+
+	doc = "{\"version\":2,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "chunk_id: required in version 2");
+	is_str(err, "chunk_id: missing", "chunk_id: its message");
+	sr_manifest_free(&m);
+	doc = "{\"version\":2,\"chunk_id\":\"sha1\",\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "chunk_id: an unknown hash refused");
+	is_str(err, "chunk_id: \"sha1\" is not known (this spotrun knows xxh3-128)",
+	    "chunk_id: its message");
+	sr_manifest_free(&m);
+	doc = "{\"version\":2,\"chunk_id\":\"xxh3-128\",\"job\":\"j\",\"seq\":0,\"entries\":["
+	    "{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,\"chunks\":[{"
+	    "\"id\":\"0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"pack\":\"j/packs/p\",\"offset\":0,\"clen\":3,\"rlen\":3,\"xf\":\"none\"}]}]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1,
+	    "chunk_id: a SHA-256 id in a version 2 manifest refused");
+	is_str(err, "entries[0].chunks[0].id: \"0000000000000000000000000000000000000000000000000000"
+	    "000000000000\" is not 32 lowercase hex digits", "chunk_id: its message");
+	sr_manifest_free(&m);
+	doc = "{\"version\":1,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == 0 && m.chunk_id == SR_ID_SHA256,
+	    "chunk_id: version 1 has SHA-256 ids %s", err);
+	sr_manifest_free(&m);
 }
 
 static void
@@ -355,9 +429,9 @@ test_checks(void)
 	    "{\"path\":\"a/l2\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"l1/x\"}",
 	    NULL);
 
-	doc = "{\"version\":3,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
-	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 3 refused");
-	is_str(err, "version 3 is not known (this spotrun reads versions 1 and 2)", "its message");
+	doc = "{\"version\":4,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 4 refused");
+	is_str(err, "version 4 is not known (this spotrun reads versions 1 to 3)", "its message");
 	sr_manifest_free(&m);
 	doc = "{\"version\":1,\"job\":\"j\",\"job\":\"k\",\"seq\":0,\"entries\":[]}";
 	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "duplicate JSON key refused: %s", err);
@@ -460,11 +534,14 @@ test_idtab(void)
 static void
 check_tensors(int version, const char *tensors, const char *want)
 {
-	check_doc(sr_asprintf("{\"version\":%d,\"job\":\"j\",\"seq\":0,\"entries\":[],"
-	    "\"tensors\":[%s]}", version, tensors), tensors, want);
+	check_doc(sr_asprintf("{\"version\":%d,%s\"job\":\"j\",\"seq\":0,\"entries\":[],"
+	    "\"tensors\":[%s]}", version, version > 1 ? "\"chunk_id\":\"xxh3-128\"," : "", tensors),
+	    tensors, want);
 }
 
-#define CH(rlen) "{" ID "," PK ",\"offset\":0,\"clen\":" #rlen ",\"rlen\":" #rlen ",\"xf\":\"none\"}"
+/* a chunk of a version 3 manifest: a 128-bit (XXH3-128) id */
+#define ID3 "\"id\":\"00000000000000000000000000000000\""
+#define CH(rlen) "{" ID3 "," PK ",\"offset\":0,\"clen\":" #rlen ",\"rlen\":" #rlen ",\"xf\":\"none\"}"
 
 /* The library's tensors (doc/format.md, "Tensors"): their checks, and a
  * round trip through the JSON text. */
@@ -478,35 +555,37 @@ test_tensors(void)
 	char err[SR_ERRMAX], *text;
 	size_t len;
 
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"bf16\",\"shape\":[4,8],\"pieces\":["
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"bf16\",\"shape\":[4,8],\"pieces\":["
 	    "{\"offsets\":[0,0],\"sizes\":[2,8],\"size\":32,\"chunks\":[" CH(32) "]}]}", NULL);
 	check_tensors(1, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
-	    "tensors: a manifest of version 1 has none (version 2 has)");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f12\",\"shape\":[4],\"pieces\":[]}",
+	    "tensors: a manifest of version 1 has none (version 3 has)");
+	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	    "tensors: a manifest of version 2 has none (version 3 has)");
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"f12\",\"shape\":[4],\"pieces\":[]}",
 	    "tensors[0].dtype: unknown type \"f12\"");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
 	    "\"pieces\":[]}", "tensors[0].shape: 9 dimensions, more than 8");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
 	    "{\"offsets\":[0],\"sizes\":[2,8],\"size\":64,\"chunks\":[]}]}",
 	    "tensors[0].pieces[0].offsets: 1 dimensions, but the tensor has 2");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
 	    "{\"offsets\":[3,0],\"sizes\":[2,8],\"size\":64,\"chunks\":[" CH(64) "]}]}",
 	    "tensor \"w\" piece 0: dimension 0: [3, +2) is outside the shape's 4");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"f32\",\"shape\":[4,8],\"pieces\":["
 	    "{\"offsets\":[0,0],\"sizes\":[2,8],\"size\":32,\"chunks\":[" CH(32) "]}]}",
 	    "tensor \"w\" piece 0: size 32 is not its 16 elements of f32");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
 	    "{\"offsets\":[0],\"sizes\":[64],\"size\":64,\"chunks\":[" CH(32) "]}]}",
 	    "tensor \"w\" piece 0: size 64 but its chunks hold 32 bytes");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
 	    "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
 	    "tensor \"w\": duplicate");
-	check_tensors(2, "{\"name\":\"b\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
+	check_tensors(3, "{\"name\":\"b\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]},"
 	    "{\"name\":\"a\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
 	    "tensor \"a\": tensors are not sorted by name");
-	check_tensors(2, "{\"name\":\"\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
+	check_tensors(3, "{\"name\":\"\",\"dtype\":\"u8\",\"shape\":[],\"pieces\":[]}",
 	    "tensor \"\": a name is 1 to 255 bytes");
-	check_tensors(2, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[-1],\"pieces\":[]}",
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[-1],\"pieces\":[]}",
 	    "tensors[0].shape[0]: not a non-negative integer");
 
 	sr_manifest_init(&m);
@@ -518,8 +597,8 @@ test_tensors(void)
 	c->rlen = c->clen = 16;
 	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-ab.tar");
 	text = sr_manifest_dump(&m, &len);
-	ok(strstr(text, "\"version\": 2") != NULL && strstr(text, "\"dtype\": \"f8e4m3\"") != NULL,
-	    "a manifest with tensors is written as version 2, its dtype by name");
+	ok(strstr(text, "\"version\": 3") != NULL && strstr(text, "\"dtype\": \"f8e4m3\"") != NULL,
+	    "a manifest with tensors is written as version 3, its dtype by name");
 	ok(sr_manifest_parse(text, len, &back, err) == 0 && sr_manifest_validate(&back, "j", 0, err)
 	    == 0, "and reads back: %s", err);
 	ok(back.ntensors == 1 && back.tensors[0].ndim == 2 && back.tensors[0].shape[1] == 8 &&
@@ -542,6 +621,7 @@ main(void)
 	test_paths();
 	test_openat();
 	test_roundtrip();
+	test_chunk_id();
 	test_checks();
 	test_world_size();
 	test_names();

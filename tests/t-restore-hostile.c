@@ -165,12 +165,13 @@ setup_base(void)
 	tu_write(src, "f", "hello world\n", 12);
 	memset(&o, 0, sizeof o);
 	o.job = "hj";
+	o.sha256_ids = 1;	/* the documents below are version 1: SHA-256 ids */
 	if (sr_ckpt_save(st, &o, src, 5, &s, err) != 0 || sr_catalog_load(st, "hj", 0, &m, err) != 0) {
 		printf("Bail out! base checkpoint: %s\n", err);
 		exit(1);
 	}
 	c = &m.entries[0].chunks[0];
-	sr_id_hex(c->id, chunk_id);
+	sr_id_hex(m.chunk_id, c->id, chunk_id);
 	sr_hex_of(c->check, sizeof c->check, chunk_check);
 	snprintf(chunk, sizeof chunk, "{\"id\":\"%s\",\"pack\":\"%s\",\"offset\":%" PRIu64 ","
 	    "\"clen\":%" PRIu64 ",\"rlen\":%" PRIu64 ",\"xf\":\"%s\"}", chunk_id, c->pack,
@@ -272,7 +273,7 @@ test_special_files(const char *storedir)
 		exit(1);
 	}
 	snprintf(pack, sizeof pack, "%s", m.entries[0].chunks[0].pack);
-	sr_id_hex(m.entries[0].chunks[0].id, id);
+	sr_id_hex(m.chunk_id, m.entries[0].chunks[0].id, id);
 	sr_manifest_free(&m);
 
 	for (i = 0; i < SR_ARRAY_LEN(kinds); i++) {
@@ -638,7 +639,7 @@ main(void)
 	hostile_doc("entries not an array", "{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":\"x\"}",
 	    "entries: not an array");
 	hostile_doc("unknown version", "{\"version\":99,\"job\":\"hj\",\"seq\":0,\"entries\":[]}",
-	    "version 99 is not known (this spotrun reads versions 1 and 2)");
+	    "version 99 is not known (this spotrun reads versions 1 to 3)");
 	hostile_doc("manifest of another job", "{\"version\":1,\"job\":\"other\",\"seq\":0,\"entries\":[]}",
 	    "job: \"other\", but the manifest is stored under job \"hj\"");
 	hostile_doc("manifest of another seq", "{\"version\":1,\"job\":\"hj\",\"seq\":7,\"entries\":[]}",

@@ -378,21 +378,28 @@ main(void)
 	    "read across a part boundary");
 	ok(memcmp(back, big + 5 * MiB - 3, 6) == 0, "across the boundary right");
 
-	/* md5=no: parts without Content-MD5 */
+	/* the other part checksums (the default is the signed SHA-256 above):
+	 * Content-MD5, none, and the older spelling of none */
 	{
-		char *u2 = sr_asprintf("s3://%s/run 1/?endpoint=%s&part_size=5MiB&md5=no", bucket, ep);
-		struct sr_store *st2 = su_store_open(u2, 0);
+		static const char *const opts[] = { "checksum=md5", "checksum=none", "md5=no" };
+		size_t o;
 
-		up = sr_store_upload_begin(st2, "mp/no-md5", err);
-		for (i = 0; i < 11; i++)
-			sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
-		is_int(sr_upload_commit(up, err), 0, "md5=no: multipart commit");
-		memset(back, 0, 11 * MiB);
-		is_int(sr_store_read_range(st, "mp/no-md5", 0, 11 * MiB, back, err), 0,
-		    "md5=no: read it back");
-		ok(memcmp(back, big, 11 * MiB) == 0, "md5=no: byte-exact");
-		sr_store_close(st2);
-		free(u2);
+		for (o = 0; o < SR_ARRAY_LEN(opts); o++) {
+			char *u2 = sr_asprintf("s3://%s/run 1/?endpoint=%s&part_size=5MiB&%s", bucket,
+			    ep, opts[o]);
+			struct sr_store *st2 = su_store_open(u2, 0);
+
+			up = sr_store_upload_begin(st2, "mp/other-sum", err);
+			for (i = 0; i < 11; i++)
+				sr_upload_write(up, big + (size_t)i * MiB, MiB, err);
+			is_int(sr_upload_commit(up, err), 0, "%s: multipart commit %s", opts[o], err);
+			memset(back, 0, 11 * MiB);
+			is_int(sr_store_read_range(st, "mp/other-sum", 0, 11 * MiB, back, err), 0,
+			    "%s: read it back", opts[o]);
+			ok(memcmp(back, big, 11 * MiB) == 0, "%s: byte-exact", opts[o]);
+			sr_store_close(st2);
+			free(u2);
+		}
 	}
 
 	/* a small upload is one PUT */
@@ -477,8 +484,11 @@ main(void)
 	    "concurrency 0: message");
 	is_int(sr_store_open("s3://bucket/p?colour=red", &bad, err), -1, "unknown option");
 	is_str(err, "open store s3://bucket/p?colour=red: option colour: unknown (known: endpoint, "
-	    "region, profile, part_size, concurrency, md5, attempts, stall_timeout)",
+	    "region, profile, part_size, concurrency, checksum, md5, attempts, stall_timeout)",
 	    "unknown option: message");
+	is_int(sr_store_open("s3://bucket/p?checksum=crc32", &bad, err), -1, "unknown checksum");
+	is_str(err, "open store s3://bucket/p?checksum=crc32: option checksum: want sha256, md5 "
+	    "or none", "unknown checksum: message");
 	is_int(sr_store_open("s3://bucket/p?endpoint=ftp://x", &bad, err), -1, "bad endpoint");
 	is_str(err, "open store s3://bucket/p?endpoint=ftp://x: endpoint \"ftp://x\" is not "
 	    "http(s)://host[:port]", "bad endpoint: message");

@@ -5,7 +5,7 @@
 # a reset (curl 56), a stall lasts, 503 SlowDown and 500 InternalError carry
 # S3 error bodies, a drop is an empty reply (curl 52), a lost reply is a
 # reset after the server answered, a slow link crawls at its rate, a wan
-# link at its rate both ways, a request
+# link at its rate both ways, a flip inverts the one byte it names, a request
 # signed for the wrong region gets AWS's 400 AuthorizationHeaderMalformed
 # (checked request by request on a kept-alive connection), counts run out,
 # and the control file and SIGHUP switch faults at run time.
@@ -17,7 +17,7 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/proxy.log" 2>/dev/null | tail -n 5; }
 check() { if [ "$1" = "$2" ]; then ok "$3"; else nok "$3: got '$1', want '$2'"; fi; }
-echo "1..39"
+echo "1..44"
 
 # wait_file FILE: until FILE exists and is not empty (5 s at most).
 wait_file()
@@ -186,6 +186,18 @@ awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 1.5 && b - a < 6) }' &&
     ok "wan: 256 KiB down at 128 KiB/s took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s (1.5 to 6)" ||
     nok "wan: took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s"
 
+# flip: the lowest bit of the client's byte 5 inverted, the 'd' of
+# "GET /data" (0x64 -> 0x65): the backend is asked for /eata.
+fault "flip after=5"
+check "$(get)" "0 404" "flip after=5: the request reaches the backend as GET /eata: 404"
+wait_log '^conn [0-9]+: flip byte 5: pass: [0-9]+ bytes in, [0-9]+ bytes out$' &&
+    ok "flip: the log names the byte" || nok "flip log line"
+fault "flip after=1000000"
+check "$(get)" "0 200" "flip past the end of the request: it passes"
+cmp -s "$tmp/body" "$tmp/www/data" && ok "... byte-exact" || nok "flip: the body differs"
+wait_log '^conn [0-9]+: flip: byte not reached: pass: [0-9]+ bytes in, [0-9]+ bytes out$' &&
+    ok "flip: the log says the byte was not reached" || nok "flip: not-reached log line"
+
 # region: AWS's answer to a request signed for another region.
 auth() { echo "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/$1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=00"; }
 fault "region name=eu-central-1"
@@ -240,5 +252,5 @@ bad_control header "header needs name=HEADER, e.g. name=User-Agent" "header with
 
 # A wrong control line is reported and means pass.
 bad_control "explode count=2" \
-    "unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region, wan or header" \
+    "unknown mode 'explode': use pass, reset, stall, slowdown, internal, drop, lose, slow, region, wan, header or flip" \
     "a wrong control line"

@@ -33,6 +33,10 @@
 #    the previous checkpoint stays, the run goes on once it is back.
 #    (spotrun is held with SIGSTOP while the store is checked, so that no
 #    newer checkpoint lands meanwhile.)
+# (g) A bit of each part inverted on the way: refused by the server (its
+#    check of the signed SHA-256, or of Content-MD5), sent again, restored
+#    byte-exact; with checksum=none the damage lands and the restore's
+#    XXH3-128 finds it.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
 . "$top_srcdir/tests/jobs/faults.sh"
@@ -364,6 +368,47 @@ wait_count "$t_tmp/f2.err" "$COMMIT" "$(($(grep -cE "$COMMIT" "$t_tmp/f2.err") +
 t_result $? "f2: the run goes on and commits once the gateway is back"
 kill -TERM "$pid"
 wait_max "$pid" 60
+
+# ---- (g): a part's bytes damaged on the way ----
+# The proxy inverts one bit of each part's body (byte 2000000 of its
+# connection, inside the first part sent on it). The server checks every
+# part, by its signed SHA-256 (checksum=sha256, the default: 400
+# XAmzContentSHA256Mismatch) or its Content-MD5 (checksum=md5: 400
+# BadDigest), and refuses it; the part is sent again and the checkpoint
+# restores byte-exact. With checksum=none nothing checks the parts on the
+# way: the damage lands, and the restore's XXH3-128 finds it (the fault is
+# real). 12 MiB in 5 MiB parts: 3 parts, each the first on its connection.
+bck=$top_builddir/tests/bench-ckpt
+mkdir -p "$t_tmp/g-src"
+head -c 12582912 /dev/urandom > "$t_tmp/g-src/state.bin"
+FLIPPED=': flip byte 2000000: pass: '
+g_uploads=$(uploads)	# f3's may be left
+for sum in sha256 md5 none; do
+	before=$(plog "$FLIPPED")
+	fault "flip after=2000000 count=4"
+	"$bck" save "s3://$bucket/g-$sum?endpoint=$pep&part_size=5MiB&concurrency=4&checksum=$sum" \
+		"$t_tmp/g-src" > "$t_tmp/g-$sum.out" 2>&1
+	t_is "$?" 0 "g: checksum=$sum: the save with damaged parts ends with 0" ||
+		t_show "$t_tmp/g-$sum.out"
+	wait_plog "$FLIPPED" $((before + 3)) 10
+	t_is "$(($(plog "$FLIPPED") - before))" 3 "g: checksum=$sum: the proxy damaged the 3 parts" ||
+		t_show "$t_tmp/proxy.log" 8
+	fault pass
+	"$bck" restore "s3://$bucket/g-$sum?endpoint=$SPOTRUN_TEST_S3_ENDPOINT" "$t_tmp/g-$sum-back" \
+		> "$t_tmp/g-$sum-back.out" 2>&1
+	rc=$?
+	if [ "$sum" = none ]; then
+		t_is "$rc" 1 "g: checksum=none: the damage reached the server, the restore refuses it"
+		t_has "$t_tmp/g-$sum-back.out" ': checksum mismatch (XXH3-128 ' \
+			"g: checksum=none: ... by the chunk's XXH3-128"
+	else
+		t_is "$rc" 0 "g: checksum=$sum: the server refused each damaged part, the save sent it again" ||
+			t_show "$t_tmp/g-$sum-back.out"
+		cmp -s "$t_tmp/g-src/state.bin" "$t_tmp/g-$sum-back/state.bin"
+		t_result $? "g: checksum=$sum: the checkpoint restores byte-exact"
+	fi
+done
+t_is "$(uploads)" "$g_uploads" "g: no multipart upload left behind"
 
 # No s3_bucket_rm: the gateway of this test, and its data, go with it.
 t_done

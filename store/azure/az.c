@@ -65,14 +65,9 @@ apply_option(struct sr_az *a, const char *url, char *opt, char **endpoint, char 
 			    "block_size=16MiB", err);
 		a->tune.part_size = (size_t)s;
 	} else if (strcmp(opt, "checksum") == 0) {
-		if (strcmp(v, "md5") == 0)
-			a->tune.part_sum = SR_SUM_MD5;
-		else if (strcmp(v, "crc64") == 0)
-			a->tune.part_sum = SR_SUM_CRC64;
-		else if (strcmp(v, "none") == 0)
-			a->tune.part_sum = SR_SUM_NONE;
-		else
-			return sr_net_bad_option(url, opt, "want md5, crc64 or none", err);
+		static const enum sr_sum sums[] = { SR_SUM_MD5, SR_SUM_CRC64, SR_SUM_NONE };
+
+		return sr_net_sum_option(&a->tune, url, opt, v, sums, SR_ARRAY_LEN(sums), err);
 	} else if ((r = sr_net_tuning_option(&a->tune, url, opt, v, err)) != 1)
 		return r == 0 ? sr_net_bad_option(url, opt, "unknown (known: endpoint, block_size, "
 		    "concurrency, checksum, attempts, stall_timeout)", err) : -1;

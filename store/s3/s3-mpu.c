@@ -81,12 +81,14 @@ put_whole(void *arg, struct sr_parts *p, const void *buf, size_t len, char *err)
 	struct sr_xfer_req rq = { .method = "PUT", .key = sr_parts_key(p), .body = buf,
 		.body_len = len };
 	struct sr_xfer_resp r;
-	char md5[SR_SUM_HEADER_MAX];
+	char sum[SR_SUM_HEADER_MAX];
 	int rc = 0;
 
-	sr_digest_header(SR_SUM_MD5, buf, len, md5);
+	/* the parts' checksum; a small object keeps Content-MD5 without one */
+	sr_digest_header(sr_s3_tuning(m->s)->part_sum == SR_SUM_SHA256 ? SR_SUM_SHA256 :
+	    SR_SUM_MD5, buf, len, sum);
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
-	rq.hdrs[1] = md5;
+	rq.hdrs[1] = sum;
 	rq.unsigned_payload = 1;
 	rq.deadline = sr_parts_deadline(p);
 	rq.cancel = sr_parts_cancel(p);
