@@ -67,6 +67,16 @@ struct sr_ckpt_opts {
 	 * job that nothing writes). A save longer than half of it checks,
 	 * before its commit, that what it wrote is still there. */
 	double gc_grace;
+	/* A gang's checkpoint (doc/format.md, "Gangs"). part: the key (under
+	 * the job, J/parts/...) the save writes its manifest to instead of
+	 * committing: this node's part, LATEST untouched, no retention run.
+	 * merge: the keys of the other nodes' parts, which the save waits for
+	 * (until the deadline: SR_CKPT_LATE) and whose entries it adds to its
+	 * own before it commits (a path in two parts is taken from the first:
+	 * this save's own, then merge's order), deleting them once committed. */
+	const char *part;
+	const char *const *merge;
+	size_t nmerge;
 };
 
 struct sr_ckpt_stats {
@@ -87,7 +97,7 @@ struct sr_ckpt_stats {
 };
 
 /* Snapshot dir into a new checkpoint of opts->job and commit it at
- * opts->epoch. Returns 0 (committed; stats filled), SR_CKPT_LATE,
+ * opts->epoch (or store it as a part: opts->part). Returns 0 (committed; stats filled), SR_CKPT_LATE,
  * SR_CKPT_CANCELLED, SR_CKPT_FENCED (a newer run holds the job: stop) or
  * -1 (err says why; a lost race with another writer is one, and a retry
  * may commit). */

@@ -42,6 +42,7 @@
 #include "idtab.h"
 #include "manifest.h"
 #include "pack.h"
+#include "parts.h"
 #include "pathsafe.h"
 #include "util.h"
 
@@ -1030,6 +1031,9 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;
+	/* a gang's node 0: the other nodes' parts join its own */
+	if (opts->nmerge > 0 && (rc = sr_parts_merge(st, opts, &s.m, err)) != 0)
+		goto out;
 	for (i = 0; i < s.m.nentries; i++)
 		s.m.stats.raw_bytes += s.m.entries[i].type == SR_MT_FILE ? s.m.entries[i].size : 0;
 	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
@@ -1037,8 +1041,18 @@ sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *d
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
+	if (opts->part != NULL) {
+		/* a gang's other node: its part, for node 0 to commit */
+		if ((rc = check_stop(&s, err)) == 0)
+			rc = sr_parts_put(st, opts, &s.m, err);
+		if (rc == 0 && stats != NULL)
+			*stats = s.m.stats;
+		goto out;
+	}
 	if ((rc = commit(&s, &cat, err)) != 0)
 		goto out;
+	if (opts->nmerge > 0)
+		sr_parts_drop(st, opts);
 	s.m.stats.seconds = sr_mono() - t0;
 	sr_ckpt_progress(opts, &s.progress_at, s.raw_total, s.raw_total);
 	if (stats != NULL)

@@ -158,12 +158,15 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		r->newest_seq = (long long)s->seq;
 		r->newest_step = s->step;
 		a->last_state_at = a->save_state_at;
-		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
+		/* a gang's other node stores its part; node 0 commits them all */
+		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, %s in %s "
 		    "(%s/s)", (unsigned long long)s->seq, s->step,
 		    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
 		    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
 		    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
 		    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
+		    r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0 ?
+		    "stored as this node's part (node 0 commits it)" : "committed",
 		    sr_fmt_duration(s->seconds, took, sizeof took),
 		    sr_fmt_bytes(rate_of(s->raw_bytes, s->seconds), rate, sizeof rate));
 		if (r->method->ops->committed != NULL)
@@ -401,5 +404,6 @@ sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
 	p.seconds = r->used + (a != NULL && a->started > 0 ? sr_now() - a->started : 0);
 	p.lost = r->lost;
 	p.gpus = r->ranks.gpus;
+	p.notice_deadline = a != NULL && a->noticed ? a->notice.deadline : 0;
 	r->hooks->progress(r->hooks->arg, ev, &p);
 }

@@ -194,7 +194,8 @@ int sr_run_lease_gone(struct run *r, const char *why);
  * succeeded now, before the FINISHED marker is written, so that a run
  * killed between the two leaves a job no one runs again (a run that took
  * it over from a FINISHED marker would start it afresh). 0 set; -1 when
- * it could not be (a warning; write no marker), -2 when the lease is lost. */
+ * it could not be (a warning; write no marker), -2 when the lease is lost,
+ * 1 for a gang's other node (no lease: node 0 ends it and writes the marker). */
 int sr_run_lease_finish(struct run *r);
 /* The run's end: its lease moves to the state of res (when the run
  * claimed it and still holds it) and its keeper stops. */

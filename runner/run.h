@@ -61,6 +61,7 @@ struct sr_run_progress {
 	double seconds;		/* the attempts' time, the running one's up to now */
 	double lost;		/* seconds of work lost to preemptions */
 	int gpus;		/* the GPUs the job has */
+	double notice_deadline;	/* SR_RUN_EV_NOTICE: the notice's deadline */
 };
 
 /* When progress is called. */
@@ -76,7 +77,23 @@ enum sr_run_event {
  * every member is optional (0 / NULL / -1 as said). Callbacks are called
  * from the run's thread, in its loop: they must not wait on the network.
  */
+/* A run as node `node` of a gang of `nodes` machines (doc/fleet.md,
+ * "Gangs"); nodes 0 or 1: one machine. */
+struct sr_run_gang {
+	int node, nodes;
+	/* node 0's address and the port its rank 0 hosts the rendezvous at:
+	 * MASTER_ADDR and MASTER_PORT of every node's ranks */
+	const char *master_addr;
+	int master_port;
+	/* The gang's epoch (its lease's). Node 0 holds the lease (hooks'
+	 * lease) and commits the gang's checkpoints; another node holds
+	 * none (lease NULL), fences nothing, saves its part of each
+	 * checkpoint for node 0 to commit, and writes no FINISHED marker. */
+	int64_t epoch;
+};
+
 struct sr_gpus;
+struct sr_notice;
 struct sr_run_hooks {
 	void *arg;
 	/* A running lease of the job (lease.h, for js->name in js->store)
@@ -107,6 +124,12 @@ struct sr_run_hooks {
 	 * checkpoint first) or nothing (0). */
 	int stop_fd;
 	int (*stop)(void *arg, int *checkpoint);
+	/* Readable (-1: none) when another machine of the job (a node of its
+	 * gang) got a notice: notice() fills n and returns 1 (0: nothing);
+	 * the run takes it as its own provider's. */
+	int notice_fd;
+	int (*notice)(void *arg, struct sr_notice *n);
+	struct sr_run_gang gang;
 	/* The job finished (exit 0), the run's last line said: end the
 	 * handed-in lease succeeded, after what must come first (the agent
 	 * ships the job's log, which `spotrun logs -f` reads until the lease
