@@ -494,9 +494,17 @@ sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err)
 			*deadline = g->s.deadline;
 			return SR_GANG_NOTICED;
 		}
-		if (held < nodes)
-			return sr_err(err, "gang of job %s: node %d of %d is gone (its slot is "
-			    "released or expired)", g->s.job, held, nodes), SR_GANG_BROKEN;
+		if (held < nodes) {
+			/* the members learn it from slot 0, as a notice */
+			sr_err(err, "gang of job %s: node %d of %d is gone (its slot is released or "
+			    "expired)", g->s.job, held, nodes);
+			if (g->s.state != SR_GANG_NOTICE) {
+				char werr[SR_ERRMAX];
+
+				(void)sr_gang_set(g, SR_GANG_NOTICE, 0, now + 30, werr);
+			}
+			return SR_GANG_BROKEN;
+		}
 		return SR_GANG_QUIET;
 	}
 	rc = slot_get(g->q, g->s.job, 0, &s0, err);

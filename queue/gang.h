@@ -153,7 +153,8 @@ int sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 /* While the gang runs (nodes nodes): renew the slot when due, and read
  * the others' (the leader: every member's, passing a member's notice on in
  * slot 0; a member: slot 0's). news (QUIET, NOTICED with *deadline,
- * BROKEN with err saying which node), or SR_QUEUE_ERROR / SR_GANG_LOST. */
+ * BROKEN with err saying which node: the leader then writes a notice into
+ * slot 0, 30 s ahead, for the members), or SR_QUEUE_ERROR / SR_GANG_LOST. */
 int sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err);
 
 /* "waiting", "running", "notice", "released". */

@@ -282,8 +282,17 @@ void
 sr_agent_gang_end(struct sr_agent_gang *g)
 {
 	char err[SR_ERRMAX];
+	int rc = SR_QUEUE_OK;
 
-	if (g->slot != NULL && sr_gang_set(g->slot, SR_GANG_RELEASED, 0, 0, err) != SR_QUEUE_OK)
+	/* A node that got a notice leaves its slot saying so until it expires
+	 * (the others may not have read it yet: a notice, not a node gone);
+	 * the others release theirs. */
+	if (g->slot != NULL && g->lock_init && g->own_deadline > 0)
+		rc = g->own_published ? SR_QUEUE_OK :
+		    sr_gang_set(g->slot, SR_GANG_NOTICE, 0, g->own_deadline, err);
+	else if (g->slot != NULL)
+		rc = sr_gang_set(g->slot, SR_GANG_RELEASED, 0, 0, err);
+	if (rc != SR_QUEUE_OK)
 		sr_agent_say("warning: %s", err);
 	g->slot = NULL;
 	if (g->notice_pipe[0] != -1) {

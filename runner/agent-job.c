@@ -229,6 +229,8 @@ heartbeat_main(void *arg)
 			p = b->prog;
 			pthread_mutex_unlock(&b->lock);
 			write_status(b, &p, SR_LEASE_RUNNING);
+			if (gang_next >= 0)
+				gang_next = sr_mono();	/* a notice to pass on at once */
 			pthread_mutex_lock(&b->lock);
 			continue;
 		}

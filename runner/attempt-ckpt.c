@@ -217,7 +217,8 @@ sr_run_method_news(struct run *r, struct attempt *a)
 		}
 	}
 	if ((a->noticed || a->final_ckpt) && (was_notice || !a->req_pending))
-		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? "checkpoint committed" :
+		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? (r->hooks->gang.node > 0 ?
+		    "checkpoint part stored" : "checkpoint committed") :
 		    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
 }
 

@@ -87,6 +87,9 @@ EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
 EXTRA_DIST += tests/jobs/agent.sh
+# Gangs of agents on loopback: torchrun's variables of node N, a PyTorch job
+# across 2 agents, 3 agents preempted down to 2, resumed from the parts.
+dist_check_SCRIPTS += tests/t38-gang.sh
 # The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.
