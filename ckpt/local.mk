@@ -17,7 +17,7 @@ EXTRA_DIST += bench/codec.sh
 # The checkpoint format: manifests, packs, save, restore, list, gc.
 libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/idtab.c ckpt/idtab.h \
 	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
-	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c ckpt/parts.c ckpt/parts.h
+	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c ckpt/gangparts.c ckpt/gangparts.h
 # LATEST and its epoch (fencing), the chain of committed checkpoints, the
 # listing and gc.
 libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/chain.c \

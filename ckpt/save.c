@@ -42,7 +42,7 @@
 #include "idtab.h"
 #include "manifest.h"
 #include "pack.h"
-#include "parts.h"
+#include "gangparts.h"
 #include "pathsafe.h"
 #include "util.h"
 

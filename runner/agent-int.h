@@ -1,9 +1,9 @@
 /*
- * agent-int.h: what the agent's two files share: its state (agent.c: the
- * machine, the queue, the claims, idling) and the run of one claimed job
- * (agent-job.c, which agent.c calls, never the other way: its messages and
- * the list of jobs skipped for a while are there too). Not for use outside
- * them.
+ * agent-int.h: what the agent's files share: its state (agent.c: the
+ * machine, the queue, the claims, idling), a gang's node (agent-gang.c),
+ * its messages (agent-say.c) and the run of one claimed job
+ * (agent-job.c, which agent.c calls, never the other way: the list of
+ * jobs skipped for a while is there too). Not for use outside them.
  */
 #ifndef SR_AGENT_INT_H
 #define SR_AGENT_INT_H
@@ -92,7 +92,7 @@ double sr_agent_gang_interval(void);
 /* The gang's end for this node: its slot released. */
 void sr_agent_gang_end(struct sr_agent_gang *g);
 
-/* agent-job.c: print "spotrun agent: MESSAGE" on stderr. */
+/* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* agent-job.c */

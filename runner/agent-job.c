@@ -32,7 +32,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,21 +75,6 @@ struct job {
 	struct sr_agent_gang gang;
 	int in_gang, lead;
 };
-
-void
-sr_agent_say(const char *fmt, ...)
-{
-	char *msg;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		sr_fatal("sr_agent_say: out of memory");
-	va_end(ap);
-	fprintf(stderr, "spotrun agent: %s\n", msg);
-	fflush(stderr);
-	free(msg);
-}
 
 void
 sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds)

@@ -1,13 +1,13 @@
 /*
- * parts.h: the parts of a gang's checkpoint (doc/format.md, "Gangs"): each
+ * gangparts.h: the parts of a gang's checkpoint (doc/format.md, "Gangs"): each
  * node but node 0 saves its directory as a part, a manifest at a key of
  * its own that commits nothing; node 0's save waits for every other
  * node's part and adds their entries to its own manifest before it
  * commits, so the gang's checkpoint is one manifest and one move of
  * LATEST. For save.c.
  */
-#ifndef SR_PARTS_H
-#define SR_PARTS_H
+#ifndef SR_GANGPARTS_H
+#define SR_GANGPARTS_H
 
 #include "ckpt.h"
 #include "manifest.h"

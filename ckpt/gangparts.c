@@ -1,5 +1,5 @@
 /*
- * parts.c: see parts.h. A part is an ordinary manifest (version, job, seq
+ * gangparts.c: see gangparts.h. A part is an ordinary manifest (version, job, seq
  * of the save that wrote it, its entries with their chunks in J/packs/),
  * so it is read and checked as one; node 0 copies its entries, the packs
  * staying where the part's save put them.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "catalog.h"
-#include "parts.h"
+#include "gangparts.h"
 #include "util.h"
 
 int
