@@ -24,12 +24,12 @@ libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/
 	ckpt/chain.h ckpt/list.c ckpt/gc.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
-tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h
+tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
 # A gang's checkpoint: parts of nodes, node 0 waiting for them and
 # committing them as one, a part late or fenced.
 check_PROGRAMS += tests/t-gangparts
-tests_t_gangparts_SOURCES = tests/t-gangparts.c tests/tap.h tests/ckpt-util.h tests/mdemu-util.h
+tests_t_gangparts_SOURCES = tests/t-gangparts.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h tests/mdemu-util.h
 EXTRA_DIST += doc/format.md
 
 # The checkpoint pipeline against tar | zstd on a synthetic 1 GiB training

@@ -419,6 +419,22 @@ leave(struct sr_gang *g, int news)
 	return news;
 }
 
+/* What a step and a watch begin with: the slot renewed when due, then
+ * what the others say: the leader reads the members' slots up to max
+ * (*held, *notice), a member slot 0 (*s0). SR_QUEUE_OK, SR_QUEUE_NOTFOUND
+ * (a member: no slot 0), SR_QUEUE_ERROR or SR_GANG_LOST. */
+static int
+look(struct sr_gang *g, int max, int *held, double *notice, struct sr_gang_slot *s0, char *err)
+{
+	int rc = renew_due(g, err);
+
+	if (rc != SR_QUEUE_OK)
+		return rc;
+	if (g->s.node == 0)
+		return sr_gang_members(g, max, held, notice, err);
+	return slot_get(g->q, g->s.job, 0, s0, err);
+}
+
 int
 sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
     struct sr_gang_slot *leader, char *err)
@@ -427,11 +443,10 @@ sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 	double now = sr_now(), notice;
 	int rc, held;
 
-	if ((rc = renew_due(g, err)) != SR_QUEUE_OK)
+	rc = look(g, f->nodes_max, &held, &notice, &s0, err);
+	if (rc == SR_QUEUE_ERROR || rc == SR_GANG_LOST)
 		return rc;
 	if (g->s.node == 0) {
-		if ((rc = sr_gang_members(g, f->nodes_max, &held, &notice, err)) != SR_QUEUE_OK)
-			return rc;
 		if (held >= f->nodes_max || (held >= f->nodes_min && now - g->s.since >= f->fill)) {
 			if ((rc = sr_gang_set(g, SR_GANG_RUNNING, held, 0, err)) != SR_QUEUE_OK)
 				return rc;
@@ -452,9 +467,6 @@ sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 		}
 		return SR_GANG_FORMING;
 	}
-	rc = slot_get(g->q, g->s.job, 0, &s0, err);
-	if (rc == SR_QUEUE_ERROR)
-		return rc;
 	if (rc == SR_QUEUE_NOTFOUND || s0.epoch != g->s.epoch || !sr_gang_live(&s0, now) ||
 	    s0.state == SR_GANG_NOTICE)
 		return leave(g, SR_GANG_OUT);
@@ -482,11 +494,10 @@ sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err)
 	int rc, held;
 
 	*deadline = 0;
-	if ((rc = renew_due(g, err)) != SR_QUEUE_OK)
+	rc = look(g, nodes, &held, &notice, &s0, err);
+	if (rc == SR_QUEUE_ERROR || rc == SR_GANG_LOST)
 		return rc;
 	if (g->s.node == 0) {
-		if ((rc = sr_gang_members(g, nodes, &held, &notice, err)) != SR_QUEUE_OK)
-			return rc;
 		if (notice > 0 && g->s.state != SR_GANG_NOTICE &&
 		    (rc = sr_gang_set(g, SR_GANG_NOTICE, 0, notice, err)) != SR_QUEUE_OK)
 			return rc;
@@ -496,20 +507,15 @@ sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err)
 		}
 		if (held < nodes) {
 			/* the members learn it from slot 0, as a notice */
+			char werr[SR_ERRMAX];
+
 			sr_err(err, "gang of job %s: node %d of %d is gone (its slot is released or "
 			    "expired)", g->s.job, held, nodes);
-			if (g->s.state != SR_GANG_NOTICE) {
-				char werr[SR_ERRMAX];
-
-				(void)sr_gang_set(g, SR_GANG_NOTICE, 0, now + 30, werr);
-			}
+			(void)sr_gang_set(g, SR_GANG_NOTICE, 0, now + 30, werr);
 			return SR_GANG_BROKEN;
 		}
 		return SR_GANG_QUIET;
 	}
-	rc = slot_get(g->q, g->s.job, 0, &s0, err);
-	if (rc == SR_QUEUE_ERROR)
-		return rc;
 	if (rc == SR_QUEUE_NOTFOUND || s0.epoch != g->s.epoch || !sr_gang_live(&s0, now))
 		return sr_err(err, "gang of job %s: node 0 is gone (its slot is %s)", g->s.job,
 		    rc == SR_QUEUE_NOTFOUND ? "missing" : s0.epoch != g->s.epoch ?

@@ -46,7 +46,7 @@ tests_t_s3_race_SOURCES = tests/t-s3-race.c tests/tap.h tests/s3-util.h tests/ck
 # S3: a gc delayed while another run commits (issue 11's race), stale
 # writers stopped with SIGSTOP and fenced by a newer epoch, racing epochs.
 check_PROGRAMS += tests/t-fence
-tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-util.h
+tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-util.h tests/ckpt-store-util.h
 # The gs:// store against tests/gcsemu.py, an emulator of GCS's XML API
 # (SigV4 with HMAC keys, generations, x-goog-if-generation-match), and
 # `spotrun run` on gs:// preempted and resumed.

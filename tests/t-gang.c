@@ -74,34 +74,11 @@ agent(const struct sr_lease_owner *o, double ttl)
 	return a;
 }
 
-/* The pending markers' keys, tab-separated. */
-struct keycat {
-	char *out;
-	size_t len, o;
-};
-
-static int
-keycat_cb(const struct sr_object_info *info, void *arg)
-{
-	struct keycat *k = arg;
-
-	k->o += (size_t)snprintf(k->out + k->o, k->len - k->o, "%s%s", k->o > 0 ? "\t" : "",
-	    info->key);
-	if (k->o >= k->len)
-		k->o = k->len - 1;
-	return 0;
-}
-
+/* Keys under prefix, tab-separated, into out. */
 static const char *
 keys(struct sr_queue *q, const char *prefix, char *out, size_t len)
 {
-	struct keycat k = { out, len, 0 };
-	char err[SR_ERRMAX];
-
-	out[0] = '\0';
-	if (sr_store_list(sr_queue_store(q), prefix, keycat_cb, &k, err) != 0)
-		snprintf(out, len, "(list failed: %s)", err);
-	return out;
+	return qu_keys(sr_queue_store(q), prefix, out, len);
 }
 
 /* A slot's JSON with its times replaced by T, for exact comparison. */
@@ -190,30 +167,18 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 	sr_queue_job_free(j1);
 }
 
-/* 8 agents for a gang of 2 nodes. */
+/* 8 agents for a gang of 2 nodes: 100 + the node each got. */
+static int
+node_got(const struct sr_queue_job *j)
+{
+	return 100 + sr_gang_node(j->gang);
+}
+
 static int
 claimer(int i, void *arg)
 {
-	struct sr_lease_owner me;
-	struct sr_queue_agent a;
-	struct sr_queue_job *j;
-	struct sr_queue *q;
-	char err[SR_ERRMAX], id[32];
-	int rc;
-
 	(void)arg;
-	snprintf(id, sizeof id, "claimer-%d", i);
-	owner(&me, id);
-	a = agent(&me, 60);
-	if (sr_queue_open(url, &q, err) != 0)
-		return 99;
-	rc = sr_queue_claim(q, &a, &j, err);
-	if (rc == 0) {
-		rc = 100 + sr_gang_node(j->gang);
-		sr_queue_job_free(j);
-	}
-	sr_queue_close(q);
-	return rc;
+	return qu_claimer(url, i, agent(NULL, 60), node_got);
 }
 
 static void

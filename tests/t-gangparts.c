@@ -21,6 +21,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "ckpt-store-util.h"
 #include "mdemu-util.h"
 
 #include "catalog.h"
@@ -33,15 +34,11 @@ static char *top;
 static struct sr_store *st;
 static struct tu_log lg;
 
+/* Saves of the gang of epoch 3. */
 static void
 opts_init(struct sr_ckpt_opts *o, const char *job)
 {
-	memset(o, 0, sizeof *o);
-	o->job = job;
-	o->chunk_size = 64 * 1024;
-	o->threads = 1;
-	o->log = tu_log_fn;
-	o->log_arg = &lg;
+	tu_opts(o, job, 64 * 1024, 1, &lg);
 	o->epoch = 3;
 }
 
@@ -69,18 +66,6 @@ node_dir(int node, int ranks_per_node)
 	snprintf(text, sizeof text, "written by node %d\n", node);
 	tu_write(p, "meta", text, strlen(text));
 	return p;
-}
-
-static char *
-store_text(const char *key)
-{
-	char err[SR_ERRMAX];
-	void *buf;
-	size_t len;
-
-	if (sr_store_get(st, key, 1 << 20, &buf, &len, NULL, err) != 0)
-		return sr_strdup("(none)");
-	return buf;
 }
 
 static int
@@ -119,11 +104,11 @@ test_commit(void)
 	is_int(sr_ckpt_fence(st, "gj", 3, err), 0, "the job is fenced at the gang's epoch 3");
 	rc = save_part("gj", d1, 40, merge[0], err);
 	is_int(rc, 0, "node 1 saves its part at step 40");
-	t = store_text("gj/LATEST");
+	t = tu_store_text(st, "gj/LATEST");
 	is_str(t, "none 3\n", "... LATEST is untouched");
 	free(t);
 	memset(&m, 0, sizeof m);
-	t = store_text(merge[0]);
+	t = tu_store_text(st, merge[0]);
 	rc = sr_manifest_parse(t, strlen(t), &m, err);
 	ok(rc == 0 && m.nentries == 5 && strcmp(m.entries[0].path, "meta") == 0 &&
 	    strcmp(m.entries[1].path, "rank-2") == 0 && strcmp(m.entries[4].path,
@@ -153,7 +138,7 @@ test_commit(void)
 	is_int(rc, 0, "node 0 waits for both parts and commits");
 	ok(rc == 0 && s.seq == 0 && s.step == 40 && s.files == 8 && s.world_size == 6,
 	    "... checkpoint 0, step 40, the 8 files of 3 nodes, world size 6");
-	t = store_text("gj/LATEST");
+	t = tu_store_text(st, "gj/LATEST");
 	is_str(t, "0 3\n", "... one move of LATEST, at epoch 3");
 	free(t);
 	ok(!exists(merge[0]) && !exists(merge[1]), "... the parts are deleted");
@@ -214,7 +199,7 @@ test_late(void)
 	ok(sr_mono() - t0 >= 0.45 && sr_mono() - t0 < 5, "... after 0.5 s");
 	is_str(err, "checkpoint of gj missed its deadline waiting for part gj/parts/3-50-1.json "
 	    "(another node of the gang did not save its part); nothing committed", "... its message");
-	t = store_text("gj/LATEST");
+	t = tu_store_text(st, "gj/LATEST");
 	is_str(t, "0 3\n", "... LATEST unchanged");
 	free(t);
 	ok(!exists("gj/manifests/0000000001.json"), "... no manifest written");
