@@ -363,6 +363,16 @@ sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char
 	if (drop_markers(q, &p, why) == -1)
 		warn(a, why);
 	(*out)->cleanup_requests = 2;
+	if (p.nodes_max > 1) {
+		/* a gang's, whose node 0 died: back to pending, for a new gang */
+		rc = sr_queue_job_end(q, *out, SR_LEASE_RELEASED, err);
+		sr_queue_job_free(*out);
+		*out = NULL;
+		if (rc != SR_QUEUE_OK)
+			return rc == SR_QUEUE_LOST ? SR_QUEUE_BUSY : rc;
+		return sr_err(err, "claim job %s: it runs on a gang of %d-%d nodes: put back in the "
+		    "queue for a new gang to form", id, p.nodes_min, p.nodes_max), SR_QUEUE_BUSY;
+	}
 	return SR_QUEUE_OK;
 }
 

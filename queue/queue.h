@@ -209,8 +209,10 @@ struct sr_queue_job {
 int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err);
 /* Claim job id itself (a lease found expired, `submit --run-local`):
- * SR_QUEUE_OK, SR_QUEUE_BUSY (held, ended or malformed: err says),
- * SR_QUEUE_NOTFOUND, SR_QUEUE_ERROR. */
+ * SR_QUEUE_OK, SR_QUEUE_BUSY (held, ended or malformed: err says; a
+ * gang's job, nodes > 1, is released at once with its pending marker put
+ * back, for a gang to form from the queue), SR_QUEUE_NOTFOUND,
+ * SR_QUEUE_ERROR. */
 int sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char *id,
     struct sr_queue_job **out, char *err);
 /* End a claimed job's lease in state (sr_lease_set_state); released or

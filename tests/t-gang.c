@@ -6,8 +6,9 @@
  * a stale slot (its TTL over) taken over by another agent, a gang that does
  * not fill released after its timeout (the lease too, its marker put back),
  * a gang of 2-3 started with 2 once the fill time has passed, a member left
- * out of a gang that started without it, and notices passed on through
- * slot 0 to every node.
+ * out of a gang that started without it, notices passed on through slot 0
+ * to every node, and a gang job whose leader died put back in the queue by
+ * a claim of its expired lease.
  */
 #include "config.h"
 
@@ -351,6 +352,33 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	sr_queue_close(q);
 }
 
+/* A gang's leader dies: its lease expires, and a claim of the job by id
+ * (an agent's scan for dead leases) puts it back for a new gang. */
+static void
+test_dead(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_lease_owner *b)
+{
+	struct sr_queue_agent aa = agent(a, 1), ab = agent(b, 60);
+	struct sr_queue_job *j0, *j;
+	struct sr_lease_info li;
+	char err[SR_ERRMAX], out[1024], want[256];
+	int rc;
+
+	add(q, "dead", 2, 2, T0 + 50);
+	if (sr_queue_claim(q, &aa, &j0, err) != 0)
+		sr_fatal("claim dead: %s", err);
+	sr_sleep(1.2);		/* its TTL of 1 s: the lease expires */
+	rc = sr_queue_claim_id(q, &ab, "dead", &j, err);
+	is_int(rc, SR_QUEUE_BUSY, "a gang job's expired lease claimed by id: not run by one agent");
+	is_str(err, "claim job dead: it runs on a gang of 2-2 nodes: put back in the queue for a "
+	    "new gang to form", "... saying why");
+	ok(sr_lease_read(j0->store, "dead", &li, err) == 0 && li.state == SR_LEASE_RELEASED &&
+	    li.epoch == 2, "... its lease released at epoch 2");
+	snprintf(want, sizeof want, "pending/09999~1764560050000~dead~0-0~~q~2~");
+	qu_like(keys(q, "pending/", out, sizeof out), want, "~2-2",
+	    "... one pending marker, at epoch 2, for the next gang");
+	sr_queue_job_free(j0);
+}
+
 static void
 suite(const char *name)
 {
@@ -368,6 +396,8 @@ suite(const char *name)
 	test_stale(q = open_queue("stale"), &a, &b);
 	sr_queue_close(q);
 	test_timeout(open_queue("timeout"), &a, &b, &c);
+	test_dead(q = open_queue("dead"), &a, &b);
+	sr_queue_close(q);
 }
 
 int
