@@ -24,7 +24,8 @@ struct sr_gang {
 	int held;
 };
 
-static const char *const state_names[] = { "waiting", "running", "notice", "released" };
+static const char *const state_names[] = { "waiting", "running", "notice", "released",
+	"done" };
 
 const char *
 sr_gang_state_name(enum sr_gang_state s)
@@ -185,7 +186,7 @@ sr_gang_read(struct sr_queue *q, const char *id, int node, struct sr_gang_slot *
 int
 sr_gang_live(const struct sr_gang_slot *s, double now)
 {
-	return s->state != SR_GANG_RELEASED && s->expires > now;
+	return s->state != SR_GANG_RELEASED && s->state != SR_GANG_DONE && s->expires > now;
 }
 
 /* Write g's slot (renewed now) create-only when etag is NULL, else by CAS
@@ -200,7 +201,8 @@ slot_put(struct sr_gang *g, const char *etag, char *err)
 	if (sr_gang_key(g->s.job, g->s.node, key, sizeof key, err) == -1)
 		return SR_STORE_ERROR;
 	g->s.renewed = sr_now();
-	g->s.expires = g->s.state == SR_GANG_RELEASED ? g->s.renewed : g->s.renewed + g->s.ttl;
+	g->s.expires = g->s.state == SR_GANG_RELEASED || g->s.state == SR_GANG_DONE ?
+	    g->s.renewed : g->s.renewed + g->s.ttl;
 	text = slot_json(&g->s, &len);
 	rc = sr_q_put(g->q, g->q->st, key, text, len, etag == NULL ? SR_PUT_CREATE : SR_PUT_MATCH,
 	    etag, g->s.etag, err);
@@ -352,7 +354,7 @@ sr_gang_set(struct sr_gang *g, enum sr_gang_state state, int nodes, double deadl
 		g->s.deadline = deadline;
 	rc = slot_put(g, etag, err);
 	if (rc == SR_STORE_OK) {
-		if (state == SR_GANG_RELEASED)
+		if (state == SR_GANG_RELEASED || state == SR_GANG_DONE)
 			g->held = 0;
 		return SR_QUEUE_OK;
 	}
@@ -516,6 +518,8 @@ sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err)
 		}
 		return SR_GANG_QUIET;
 	}
+	if (rc == SR_QUEUE_OK && s0.epoch == g->s.epoch && s0.state == SR_GANG_DONE)
+		return SR_GANG_QUIET;	/* node 0's job ended: this node's ends too */
 	if (rc == SR_QUEUE_NOTFOUND || s0.epoch != g->s.epoch || !sr_gang_live(&s0, now))
 		return sr_err(err, "gang of job %s: node 0 is gone (its slot is %s)", g->s.job,
 		    rc == SR_QUEUE_NOTFOUND ? "missing" : s0.epoch != g->s.epoch ?

@@ -37,7 +37,10 @@ enum sr_gang_state {
 	SR_GANG_WAITING = 0,	/* held, the gang not started yet */
 	SR_GANG_RUNNING,	/* the gang runs (slot 0: with its size) */
 	SR_GANG_NOTICE,		/* its node got a notice (deadline) */
-	SR_GANG_RELEASED	/* let go: claimable */
+	SR_GANG_RELEASED,	/* let go: claimable */
+	SR_GANG_DONE		/* slot 0: the job ended on node 0 (succeeded or
+				 * failed): let go, and the members' jobs end on
+				 * their own (not a node gone) */
 };
 
 /* A slot as read. */
@@ -101,8 +104,8 @@ int64_t sr_gang_epoch(const struct sr_gang *g);
 void sr_gang_info(const struct sr_gang *g, struct sr_gang_slot *out);
 
 /* Rewrite the held slot by CAS: renewed now, in state (RUNNING with
- * nodes: the gang's size, slot 0's to say; NOTICE with deadline; RELEASED:
- * let go, no longer held). SR_QUEUE_OK; SR_GANG_LOST when the slot moved
+ * nodes: the gang's size, slot 0's to say; NOTICE with deadline; RELEASED
+ * or DONE: let go, no longer held). SR_QUEUE_OK; SR_GANG_LOST when the slot moved
  * on (stop: the gang is not this one's any more); SR_QUEUE_ERROR (network:
  * try again while it has not expired). */
 int sr_gang_set(struct sr_gang *g, enum sr_gang_state state, int nodes, double deadline,
@@ -157,7 +160,7 @@ int sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
  * slot 0, 30 s ahead, for the members), or SR_QUEUE_ERROR / SR_GANG_LOST. */
 int sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err);
 
-/* "waiting", "running", "notice", "released". */
+/* "waiting", "running", "notice", "released", "done". */
 const char *sr_gang_state_name(enum sr_gang_state s);
 
 /* Free the handle; writes nothing (a held slot expires after its TTL).

@@ -279,7 +279,7 @@ sr_agent_gang_interval(void)
 }
 
 void
-sr_agent_gang_end(struct sr_agent_gang *g)
+sr_agent_gang_end(struct sr_agent_gang *g, int ended)
 {
 	char err[SR_ERRMAX];
 	int rc = SR_QUEUE_OK;
@@ -291,7 +291,8 @@ sr_agent_gang_end(struct sr_agent_gang *g)
 		rc = g->own_published ? SR_QUEUE_OK :
 		    sr_gang_set(g->slot, SR_GANG_NOTICE, 0, g->own_deadline, err);
 	else if (g->slot != NULL)
-		rc = sr_gang_set(g->slot, SR_GANG_RELEASED, 0, 0, err);
+		rc = sr_gang_set(g->slot, ended && g->node == 0 ? SR_GANG_DONE : SR_GANG_RELEASED,
+		    0, 0, err);
 	if (rc != SR_QUEUE_OK)
 		sr_agent_say("warning: %s", err);
 	g->slot = NULL;

@@ -89,8 +89,9 @@ int sr_agent_gang_own_notice(struct sr_agent_gang *g);
  * node's notice written, the others' slots read. */
 void sr_agent_gang_beat(struct sr_agent_gang *g, const char *id);
 double sr_agent_gang_interval(void);
-/* The gang's end for this node: its slot released. */
-void sr_agent_gang_end(struct sr_agent_gang *g);
+/* The gang's end for this node: its slot released (node 0's done when
+ * ended: the job succeeded or failed, so the members' jobs end on their own). */
+void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
 
 /* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

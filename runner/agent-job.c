@@ -541,7 +541,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	pthread_condattr_t ca;
 	struct job b;
 	char err[SR_ERRMAX];
-	int next = -1, rc;
+	int next = -1, rc, ended = 0;
 
 	memset(&b, 0, sizeof b);
 	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
@@ -647,6 +647,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	    res.outcome != SR_RUN_PREEMPTED && res.outcome != SR_RUN_CANCELLED)
 		sr_agent_say("%s: %s", b.id, res.err);
 	end_job(&b, &res, ar);
+	ended = sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
+	    sr_run_lease_state(&res) == SR_LEASE_FAILED;
 	sr_jobspec_free(js);
 	if (res.signal != 0) {
 		ar->signal = res.signal;
@@ -658,7 +660,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	}
 out:
 	if (b.in_gang)
-		sr_agent_gang_end(&b.gang);
+		sr_agent_gang_end(&b.gang, ended);
 	if (b.cancel_pipe[0] != -1) {
 		close(b.cancel_pipe[0]);
 		close(b.cancel_pipe[1]);

@@ -7,8 +7,8 @@
  * not fill released after its timeout (the lease too, its marker put back),
  * a gang of 2-3 started with 2 once the fill time has passed, a member left
  * out of a gang that started without it, notices passed on through slot 0
- * to every node, and a gang job whose leader died put back in the queue by
- * a claim of its expired lease.
+ * to every node, a gang job whose leader died put back in the queue by a
+ * claim of its expired lease, and the end of node 0's job (slot 0 done).
  */
 #include "config.h"
 
@@ -379,6 +379,31 @@ test_dead(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_le
 	sr_queue_job_free(j0);
 }
 
+/* Node 0's job ends: slot 0 says done, which members do not take for a
+ * node gone. */
+static void
+test_done(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_lease_owner *b)
+{
+	struct sr_gang_claim c0 = { a, 60, 9, 2, "127.0.0.1", 29999, 0 };
+	struct sr_gang_claim c1 = { b, 60, 9, 2, NULL, 0, 0 };
+	struct sr_gang *g0, *g1;
+	struct sr_gang_slot s;
+	char err[SR_ERRMAX];
+	double dl;
+
+	if (sr_gang_lead(q, "fin", &c0, &g0, err) != 0 || sr_gang_join(q, "fin", &c1, &g1, err) != 0)
+		sr_fatal("fin: %s", err);
+	is_int(sr_gang_set(g0, SR_GANG_RUNNING, 2, 0, err), SR_QUEUE_OK, "a gang of 2 runs");
+	is_int(sr_gang_set(g0, SR_GANG_DONE, 0, 0, err), SR_QUEUE_OK, "node 0's job ends: done");
+	ok(sr_gang_read(q, "fin", 0, &s, err) == 0 && s.state == SR_GANG_DONE &&
+	    !sr_gang_live(&s, sr_now()), "... slot 0 says done, no longer live");
+	is_int(sr_gang_watch(g1, 2, &dl, err), SR_GANG_QUIET,
+	    "... a member takes it for the end, not for a node gone");
+	is_int(sr_gang_renew(g0, err), SR_GANG_LOST, "... and node 0 holds it no more");
+	sr_gang_free(g0);
+	sr_gang_free(g1);
+}
+
 static void
 suite(const char *name)
 {
@@ -397,6 +422,8 @@ suite(const char *name)
 	sr_queue_close(q);
 	test_timeout(open_queue("timeout"), &a, &b, &c);
 	test_dead(q = open_queue("dead"), &a, &b);
+	sr_queue_close(q);
+	test_done(q = open_queue("done"), &a, &b);
 	sr_queue_close(q);
 }
 
