@@ -233,6 +233,14 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)", n->reason);
 		return;
 	}
+	/* A gang's nodes checkpoint together, and only a notice is passed
+	 * between them: one node's ranks asked alone would wait for the
+	 * others' request (spotrun.torch), which never comes. */
+	if (r->hooks->gang.nodes > 1) {
+		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (a gang checkpoints on notices only)",
+		    n->reason);
+		return;
+	}
 	sr_tl(&r->tl, 1, "warning", "%s", n->reason);
 	if (!a->req_pending && !a->saving)
 		post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);

@@ -18,6 +18,9 @@
 #    that resumes from step S (SPOTRUN_PREV_WORLD_SIZE 3: the optimizer
 #    state resharded from 3 slices), no step lost or repeated, and its
 #    losses are those of the 2-rank reference to 1e-4.
+# 4. (before 2-3, which need torch) An early warning, AWS's rebalance
+#    recommendation from tests/mdemu, on both nodes of a gang: said on each
+#    node's timeline, no checkpoint asked; the job runs to its end.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -89,6 +92,32 @@ t_has "$t_tmp/e1.err" "spotrun agent: genv: gang node 1: succeeded (epoch 1; nod
 t_is "$("$QTOOL" lease "$Q/ckpt" genv | awk '{print $1, $2}')|$(ag_status "$Q" genv | awk '{print $1, $2}')" \
     "succeeded 1|succeeded 1" "lease and status: succeeded, epoch 1"
 t_is "$(find "$t_tmp/q" -path '*/pending/*' | wc -l)" 0 "no pending marker left"
+
+# 4. an early warning (AWS's rebalance recommendation, tests/mdemu on
+# loopback) on a gang's nodes: said, and no checkpoint is asked of them
+"$top_builddir/tests/mdemu" -p "$t_tmp/emu.port" -l "$t_tmp/emu.log" -R 0.5 &
+emu=$!
+t_pids="$t_pids $emu"
+i=0
+while [ ! -s "$t_tmp/emu.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+printf '[job]\nname = gearly\ncommand = sleep 4\n[resources]\nnodes = 2\n[provider]\nname = aws\n' \
+    > "$t_tmp/early.ini"
+"$SPOTRUN" submit --queue "$Q-e" "$t_tmp/early.ini" > /dev/null 2>&1 || t_bail "submit failed"
+SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$t_tmp/emu.port") gang_start w0 "$Q-e"
+w0=$t_last
+SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$t_tmp/emu.port") gang_start w1 "$Q-e"
+w1=$t_last
+t_wait "$w0"
+r0=$t_rc
+t_wait "$w1"
+kill "$emu" 2>/dev/null
+t_is "$r0|$t_rc" "0|0" "a gang whose nodes get an early warning: the job runs to its end" ||
+    { t_show "$t_tmp/w0.err"; t_show "$t_tmp/w1.err"; }
+for w in w0 w1; do
+	t_like "$t_tmp/$w.err" "^[0-9:]+  warning  aws rebalance recommendation \\([0-9T:Z-]+\\); no checkpoint \\(a gang checkpoints on notices only\\)\$" \
+	    "node $(node_of $w): the early warning is said, and takes no checkpoint"
+	t_unlike "$t_tmp/$w.err" "^[0-9:]+  request  " "node $(node_of $w): nothing is asked of its ranks"
+done
 
 # 2-3: PyTorch
 if ! "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
