@@ -77,6 +77,8 @@ struct sr_ckpt_opts {
 	const char *part;
 	const char *const *merge;
 	size_t nmerge;
+	double merge_wait;		/* merge: seconds to wait for the parts at most,
+					 * before the deadline (0: the deadline alone) */
 };
 
 struct sr_ckpt_stats {

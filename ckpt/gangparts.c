@@ -29,8 +29,8 @@ sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_
 
 /* Wait for key and read it: 0 with *buf, or SR_CKPT_LATE, SR_CKPT_CANCELLED, -1. */
 static int
-wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, const char *key, void **buf,
-    size_t *len, char *err)
+wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, const char *key, double until,
+    void **buf, size_t *len, char *err)
 {
 	for (;;) {
 		int rc = sr_store_get(st, key, SR_MANIFEST_MAX, buf, len, NULL, err);
@@ -46,6 +46,10 @@ wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, const char *key, vo
 			return sr_err(err, "checkpoint of %s missed its deadline waiting for part %s "
 			    "(another node of the gang did not save its part); nothing committed",
 			    o->job, key), SR_CKPT_LATE;
+		if (until > 0 && sr_now() >= until)
+			return sr_err(err, "checkpoint of %s: part %s did not come within %gs "
+			    "(another node of the gang did not save its part); nothing committed",
+			    o->job, key, o->merge_wait), SR_CKPT_LATE;
 		sr_sleep(0.1);
 	}
 }
@@ -73,6 +77,7 @@ int
 sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err)
 {
+	double until = o->merge_wait > 0 ? sr_now() + o->merge_wait : 0;
 	size_t i, k, have;
 	int rc;
 
@@ -81,7 +86,7 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		void *buf;
 		size_t len;
 
-		if ((rc = wait_part(st, o, o->merge[i], &buf, &len, err)) != 0)
+		if ((rc = wait_part(st, o, o->merge[i], until, &buf, &len, err)) != 0)
 			return rc;
 		rc = sr_manifest_parse(buf, len, &p, err);
 		free(buf);

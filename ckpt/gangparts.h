@@ -16,8 +16,8 @@
 int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m,
     char *err);
 
-/* Wait for each of o->merge (polling every 0.1 s until o->deadline or
- * o->cancel) and add to m (sorted, and sorted again) the entries of each
+/* Wait for each of o->merge (polling every 0.1 s until o->deadline, or
+ * o->merge_wait seconds from now, or o->cancel) and add to m (sorted, and sorted again) the entries of each
  * whose paths m lacks, in the order given; its files are added to m's
  * stats.files. 0, SR_CKPT_LATE or SR_CKPT_CANCELLED (a part missing: err
  * names it), or -1 (a part that does not parse or fails its checks). */

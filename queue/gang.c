@@ -22,6 +22,7 @@ struct sr_gang {
 	struct sr_queue *q;
 	struct sr_gang_slot s;		/* as last written */
 	int held;
+	long seen_request;		/* a member: slot 0's request last passed on */
 };
 
 static const char *const state_names[] = { "waiting", "running", "notice", "released",
@@ -46,12 +47,13 @@ static char *
 slot_json(const struct sr_gang_slot *s, size_t *len)
 {
 	json_t *o = json_pack("{s:s, s:i, s:I, s:s, s:{s:s, s:I, s:s}, s:s, s:i, s:i, s:f, s:f, "
-	    "s:f, s:f, s:f}",
+	    "s:f, s:f, s:f, s:I, s:f}",
 	    "job", s->job, "node", s->node, "epoch", (json_int_t)s->epoch,
 	    "state", sr_gang_state_name(s->state),
 	    "owner", "host", s->host, "pid", (json_int_t)s->pid, "agent", s->agent,
 	    "addr", s->addr, "port", s->port, "nodes", s->nodes, "since", s->since,
-	    "renewed", s->renewed, "expires", s->expires, "ttl", s->ttl, "deadline", s->deadline);
+	    "renewed", s->renewed, "expires", s->expires, "ttl", s->ttl, "deadline", s->deadline,
+	    "request", (json_int_t)s->request, "request_deadline", s->request_deadline);
 	char *t;
 
 	if (o == NULL)
@@ -138,8 +140,12 @@ slot_parse(const char *buf, size_t len, const char *id, int node, struct sr_gang
 	    (*bad = "renewed", num_field(o, "renewed", 0, 1e11, &s->renewed)) == -1 ||
 	    (*bad = "expires", num_field(o, "expires", 0, 1e11, &s->expires)) == -1 ||
 	    (*bad = "ttl", num_field(o, "ttl", SR_LEASE_TTL_MIN, SR_LEASE_TTL_MAX, &s->ttl)) == -1 ||
-	    (*bad = "deadline", num_field(o, "deadline", 0, 1e11, &s->deadline)) == -1)
+	    (*bad = "deadline", num_field(o, "deadline", 0, 1e11, &s->deadline)) == -1 ||
+	    (*bad = "request", num_field(o, "request", 0, 1e15, &d)) == -1 ||
+	    (*bad = "request_deadline", num_field(o, "request_deadline", 0, 1e11,
+	    &s->request_deadline)) == -1)
 		goto out;
+	s->request = (long)d;
 	rc = 0;
 out:
 	json_decref(o);
@@ -477,6 +483,9 @@ sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 			return leave(g, SR_GANG_OUT);
 		if ((rc = sr_gang_set(g, SR_GANG_RUNNING, s0.nodes, 0, err)) != SR_QUEUE_OK)
 			return rc;
+		/* every request of this gang is passed on (node 0 may have made one
+		 * already: its ranks started first) */
+		g->seen_request = 0;
 		if (nodes != NULL)
 			*nodes = s0.nodes;
 		if (leader != NULL)
@@ -529,7 +538,26 @@ sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err)
 		*deadline = s0.deadline;
 		return SR_GANG_NOTICED;
 	}
+	if (s0.request > g->seen_request) {
+		g->seen_request = s0.request;
+		*deadline = s0.request_deadline;
+		return SR_GANG_REQUESTED;
+	}
 	return SR_GANG_QUIET;
+}
+
+int
+sr_gang_request(struct sr_gang *g, double deadline, char *err)
+{
+	int rc;
+
+	g->s.request++;
+	g->s.request_deadline = deadline;
+	if ((rc = sr_gang_renew(g, err)) != SR_QUEUE_OK) {
+		g->s.request--;
+		return rc;
+	}
+	return SR_QUEUE_OK;
 }
 
 void

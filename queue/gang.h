@@ -58,6 +58,10 @@ struct sr_gang_slot {
 	double since;			/* claimed (epoch seconds) */
 	double renewed, expires, ttl;
 	double deadline;		/* notice: the notice's deadline (0: none) */
+	/* slot 0: node 0's checkpoint requests so far (every node asks its
+	 * ranks when it grows), the last one's deadline */
+	long request;
+	double request_deadline;
 	char etag[SR_ETAG_MAX];
 };
 
@@ -140,6 +144,8 @@ enum sr_gang_news {
 				 * node, or its leader is gone): released */
 	SR_GANG_QUIET,		/* watch: nothing new */
 	SR_GANG_NOTICED,	/* watch: a node got a notice (*deadline) */
+	SR_GANG_REQUESTED,	/* watch, a member: node 0 asked for a checkpoint
+				 * (*deadline), since the last watch */
 	SR_GANG_BROKEN		/* watch: a node of the gang is gone (its slot
 				 * released or expired): the gang cannot go on */
 };
@@ -159,6 +165,11 @@ int sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
  * BROKEN with err saying which node: the leader then writes a notice into
  * slot 0, 30 s ahead, for the members), or SR_QUEUE_ERROR / SR_GANG_LOST. */
 int sr_gang_watch(struct sr_gang *g, int nodes, double *deadline, char *err);
+
+/* Node 0: a checkpoint was asked of its ranks, by deadline; slot 0 says
+ * so (request + 1), for the members. SR_QUEUE_OK, SR_GANG_LOST or
+ * SR_QUEUE_ERROR (as sr_gang_set). */
+int sr_gang_request(struct sr_gang *g, double deadline, char *err);
 
 /* "waiting", "running", "notice", "released", "done". */
 const char *sr_gang_state_name(enum sr_gang_state s);

@@ -6,7 +6,8 @@
  * thread: this node's notice written into its slot, the others' read
  * (sr_gang_watch) and a notice of another node (or a node gone) passed to
  * the run through a pipe (sr_run_hooks's notice_fd), which takes it as its
- * own. The address node 0 offers is the agent's label addr, else this
+ * own; and node 0's periodic requests passed on to the others the same
+ * way (slot 0's request count). The address node 0 offers is the agent's label addr, else this
  * machine's first IPv4 address that is up and not loopback, else
  * 127.0.0.1.
  */
@@ -190,6 +191,12 @@ sr_agent_gang_notice(struct sr_agent_gang *g, struct sr_notice *n)
 	if (read(g->notice_pipe[0], &c, 1) != 1)
 		return 0;
 	memset(n, 0, sizeof *n);
+	if (c == 'r') {
+		pthread_mutex_lock(&g->lock);
+		n->deadline = g->peer_request;
+		pthread_mutex_unlock(&g->lock);
+		return 2;
+	}
 	n->kind = SR_NOTICE_PREEMPT;
 	n->seen = sr_now();
 	pthread_mutex_lock(&g->lock);
@@ -219,6 +226,15 @@ sr_agent_gang_noticed(struct sr_agent_gang *g, double deadline)
 	pthread_mutex_unlock(&g->lock);
 }
 
+void
+sr_agent_gang_requested(struct sr_agent_gang *g, double deadline)
+{
+	pthread_mutex_lock(&g->lock);
+	if (g->node == 0)
+		g->own_request = deadline > 0 ? deadline : sr_now() + 60;
+	pthread_mutex_unlock(&g->lock);
+}
+
 int
 sr_agent_gang_own_notice(struct sr_agent_gang *g)
 {
@@ -233,13 +249,17 @@ sr_agent_gang_own_notice(struct sr_agent_gang *g)
 void
 sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 {
-	char err[SR_ERRMAX], one = 'n';
-	double own, deadline;
+	char err[SR_ERRMAX], one = 'n', req = 'r';
+	double own, request, deadline;
 	int rc;
 
 	pthread_mutex_lock(&g->lock);
 	own = g->own_published ? 0 : g->own_deadline;
+	request = g->own_request;
+	g->own_request = 0;
 	pthread_mutex_unlock(&g->lock);
+	if (request > 0 && own == 0 && sr_gang_request(g->slot, request, err) != SR_QUEUE_OK)
+		sr_agent_say("warning: %s: %s", id, err);
 	if (own > 0) {
 		if (sr_gang_set(g->slot, SR_GANG_NOTICE, 0, own, err) == SR_QUEUE_OK) {
 			g->own_published = 1;
@@ -248,6 +268,15 @@ sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 			sr_agent_say("warning: %s: %s", id, err);
 	}
 	rc = sr_gang_watch(g->slot, g->nodes, &deadline, err);
+	if (rc == SR_GANG_REQUESTED) {
+		/* node 0 asked its ranks: this node's are asked too */
+		pthread_mutex_lock(&g->lock);
+		g->peer_request = deadline;
+		pthread_mutex_unlock(&g->lock);
+		if (write(g->notice_pipe[1], &req, 1) == -1)
+			sr_agent_say("warning: %s: notice pipe: %s", id, strerror(errno));
+		return;
+	}
 	if (rc != SR_GANG_NOTICED && rc != SR_GANG_BROKEN) {
 		if ((rc == SR_QUEUE_ERROR || rc == SR_GANG_LOST) && strcmp(err, g->said) != 0) {
 			snprintf(g->said, sizeof g->said, "%s", err);

@@ -62,6 +62,8 @@ struct sr_agent_gang {
 	int injected;			/* another node's was passed to the run */
 	double peer_deadline;
 	char peer_why[128];
+	double own_request;		/* node 0: a request to pass on (its deadline) */
+	double peer_request;		/* a member: node 0's last, for the run */
 	char said[SR_ERRMAX];		/* the last warning (said once) */
 };
 
@@ -79,10 +81,14 @@ int sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_ag
 /* The run's hooks of node g: h->gang and notice_fd (h->notice is the
  * caller's, calling sr_agent_gang_notice). */
 void sr_agent_gang_hooks(struct sr_agent_gang *g, struct sr_run_hooks *h);
-/* Another node's notice for the run, once: 1 with n, or 0. */
+/* Another node's notice for the run, once: 1 with n; node 0's checkpoint
+ * request: 2 with n->deadline; or 0. */
 int sr_agent_gang_notice(struct sr_agent_gang *g, struct sr_notice *n);
 /* This node's run got a notice (its own, unless the gang's was passed to it). */
 void sr_agent_gang_noticed(struct sr_agent_gang *g, double deadline);
+/* Node 0's run asked its ranks for a checkpoint by deadline: the others
+ * are asked too (slot 0). */
+void sr_agent_gang_requested(struct sr_agent_gang *g, double deadline);
 /* Whether this node got a notice of its own (its machine goes). */
 int sr_agent_gang_own_notice(struct sr_agent_gang *g);
 /* From the heartbeat thread every sr_agent_gang_interval() seconds: this

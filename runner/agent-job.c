@@ -74,6 +74,7 @@ struct job {
 	 * writes the markers and the log (node 0, or a job of one machine) */
 	struct sr_agent_gang gang;
 	int in_gang, lead;
+	int gang_poke;			/* something for the gang's watch to pass on now */
 };
 
 void
@@ -201,6 +202,10 @@ heartbeat_main(void *arg)
 
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop) {
+		if (b->gang_poke) {
+			b->gang_poke = 0;
+			gang_next = sr_mono();
+		}
 		if (gang_next >= 0 && sr_mono() >= gang_next) {
 			pthread_mutex_unlock(&b->lock);
 			sr_agent_gang_beat(&b->gang, b->id);
@@ -281,6 +286,17 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 {
 	struct job *b = arg;
 
+	if (ev == SR_RUN_EV_REQUEST) {
+		/* node 0's request, for the gang's other nodes: no marker */
+		if (b->in_gang) {
+			sr_agent_gang_requested(&b->gang, p->request_deadline);
+			pthread_mutex_lock(&b->lock);
+			b->gang_poke = 1;
+			pthread_cond_broadcast(&b->cond);
+			pthread_mutex_unlock(&b->lock);
+		}
+		return;
+	}
 	if (ev == SR_RUN_EV_NOTICE && b->in_gang)
 		sr_agent_gang_noticed(&b->gang, p->notice_deadline);
 	pthread_mutex_lock(&b->lock);

@@ -233,17 +233,19 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)", n->reason);
 		return;
 	}
-	/* A gang's nodes checkpoint together, and only a notice is passed
-	 * between them: one node's ranks asked alone would wait for the
-	 * others' request (spotrun.torch), which never comes. */
-	if (r->hooks->gang.nodes > 1) {
-		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (a gang checkpoints on notices only)",
-		    n->reason);
+	/* A gang's nodes checkpoint together, asked by node 0: another
+	 * node's ranks asked alone would wait for the others' request
+	 * (spotrun.torch), which never comes. */
+	if (r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0) {
+		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (a gang's checkpoints are node 0's "
+		    "to ask)", n->reason);
 		return;
 	}
 	sr_tl(&r->tl, 1, "warning", "%s", n->reason);
-	if (!a->req_pending && !a->saving)
+	if (!a->req_pending && !a->saving) {
 		post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);
+		sr_run_tell(r, a, SR_RUN_EV_REQUEST);
+	}
 }
 
 void
@@ -345,12 +347,23 @@ sr_run_check_request(struct run *r, struct attempt *a)
 void
 sr_run_periodic(struct run *r, struct attempt *a, double now)
 {
+	int was = a->req_pending;
+
 	if (a->next_periodic <= 0 || now < a->next_periodic)
 		return;
 	a->next_periodic = now + r->js->interval;
+	sr_run_request_periodic(r, a, sr_now() + r->js->write_timeout);
+	/* a gang's other nodes are asked through node 0's agent */
+	if (!was && a->req_pending)
+		sr_run_tell(r, a, SR_RUN_EV_REQUEST);
+}
+
+void
+sr_run_request_periodic(struct run *r, struct attempt *a, double deadline)
+{
 	if (!a->req_pending && !a->saving && !a->noticed && !a->job_done && !a->stopping &&
 	    !a->final_ckpt)
-		post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
+		post_request(r, a, SR_REASON_PERIODIC, deadline);
 }
 
 void
@@ -414,5 +427,6 @@ sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
 	p.lost = r->lost;
 	p.gpus = r->ranks.gpus;
 	p.notice_deadline = a != NULL && a->noticed ? a->notice.deadline : 0;
+	p.request_deadline = a != NULL && a->req_pending ? a->req_deadline : 0;
 	r->hooks->progress(r->hooks->arg, ev, &p);
 }

@@ -312,9 +312,18 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		sr_run_give_up(r, a);
 	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
 		stop_request(r, a);
-	/* another node of the gang got a notice: this one's, too */
-	if (i_peer >= 0 && (pf[i_peer].revents & POLLIN) && r->hooks->notice(r->hooks->arg, &n) == 1)
-		sr_run_notice(r, a, &n);
+	/* another node of the gang got a notice: this one's, too; or node
+	 * 0 asked for a checkpoint */
+	if (i_peer >= 0 && (pf[i_peer].revents & POLLIN)) {
+		switch (r->hooks->notice(r->hooks->arg, &n)) {
+		case 1:
+			sr_run_notice(r, a, &n);
+			break;
+		case 2:
+			sr_run_request_periodic(r, a, n.deadline);
+			break;
+		}
+	}
 	on_timers(r, a);
 out:
 	free(pf);
@@ -412,7 +421,7 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 
 	if (launch(r, a, step, prev_world, &end, err) == -1)
 		return end;
-	if (r->js->interval > 0)
+	if (r->js->interval > 0 && r->hooks->gang.node == 0)	/* a gang's: node 0's */
 		a->next_periodic = sr_mono() + r->js->interval;
 	say_started(r, a);
 	sr_run_record_start(r, a, step);

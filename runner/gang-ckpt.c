@@ -35,6 +35,7 @@ sr_gang_parts_for(const struct sr_run_gang *g, const char *job, long long step,
 		k->merge[i - 1] = part_key(job, g->epoch, step, i);
 	o->merge = (const char *const *)k->merge;
 	o->nmerge = k->nmerge;
+	o->merge_wait = SR_GANG_PARTS_WAIT;
 }
 
 void

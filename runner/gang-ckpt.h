@@ -13,6 +13,12 @@
 #include "ckpt.h"
 #include "run.h"
 
+/* Seconds node 0 waits for the others' parts at most (a periodic
+ * checkpoint's deadline is minutes away: a node that never answers must
+ * not hold node 0's save, and a notice's, that long). Above the 60 s a
+ * rank of spotrun.torch waits for its own node's request. */
+#define SR_GANG_PARTS_WAIT 90.0
+
 struct sr_gang_parts {
 	char *part;		/* this node's key (node > 0), else NULL */
 	char **merge;		/* node 0: the others' keys */

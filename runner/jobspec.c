@@ -450,12 +450,6 @@ check_resources(struct sr_js_parse *p)
 		sr_js_error(p, p->key_line[kn], "nodes = %s with launch = once: spotrun starts "
 		    "the ranks of every node of a gang and gives them torchrun's variables; set "
 		    "launch = ranks, or remove nodes (one machine)", sr_js_show(p->raw[kn], b));
-	if (p->key_line[kn] != 0 && js->nodes_max > 1 && js->interval > 0)
-		sr_js_error(p, p->key_line[kn], "nodes = %s with interval = %s: periodic "
-		    "checkpoints of a gang are not built yet (each node would time its own); "
-		    "remove interval (a gang checkpoints on notices), or nodes",
-		    sr_js_show(p->raw[kn], b), sr_js_show(p->raw[key_index("interval",
-		    SEC_CHECKPOINT)], b2));
 	if (p->key_line[kp] == 0 || js->procs_max == 0)
 		return;
 	if (js->launch == SR_LAUNCH_ONCE && js->procs_max > 1)

@@ -232,6 +232,10 @@ void sr_run_ranks_stop(struct run *r, struct attempt *a, double grace);
  * *step: the restored step, -1 for a fresh start; *world: the ranks that
  * wrote it, 0 none or not known. 0 or -1 with err. */
 int sr_run_restore(struct run *r, long long *step, int *world, char *err);
+/* Ask the job for a periodic checkpoint by deadline (its interval's, or
+ * node 0's of its gang), unless a request, a save, a notice or the job's
+ * end is under way. */
+void sr_run_request_periodic(struct run *r, struct attempt *a, double deadline);
 /* A notice came from the provider. */
 void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n);
 /* The pending request: its answer, or its deadline passing. */

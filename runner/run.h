@@ -62,6 +62,7 @@ struct sr_run_progress {
 	double lost;		/* seconds of work lost to preemptions */
 	int gpus;		/* the GPUs the job has */
 	double notice_deadline;	/* SR_RUN_EV_NOTICE: the notice's deadline */
+	double request_deadline;	/* SR_RUN_EV_REQUEST: the request's */
 };
 
 /* When progress is called. */
@@ -69,7 +70,9 @@ enum sr_run_event {
 	SR_RUN_EV_ATTEMPT,	/* an attempt's job was launched */
 	SR_RUN_EV_NOTICE,	/* a preemption notice came */
 	SR_RUN_EV_CHECKPOINT,	/* a checkpoint was committed */
-	SR_RUN_EV_ATTEMPT_END	/* an attempt ended */
+	SR_RUN_EV_ATTEMPT_END,	/* an attempt ended */
+	SR_RUN_EV_REQUEST	/* a checkpoint was asked of the job on this run's own
+				 * account (periodic, early), by p->request_deadline */
 };
 
 /*
@@ -88,7 +91,8 @@ struct sr_run_gang {
 	/* The gang's epoch (its lease's). Node 0 holds the lease (hooks'
 	 * lease) and commits the gang's checkpoints; another node holds
 	 * none (lease NULL), fences nothing, saves its part of each
-	 * checkpoint for node 0 to commit, and writes no FINISHED marker. */
+	 * checkpoint for node 0 to commit, writes no FINISHED marker, and
+	 * times no periodic checkpoint: node 0's reach it (notice()). */
 	int64_t epoch;
 };
 
@@ -125,8 +129,10 @@ struct sr_run_hooks {
 	int stop_fd;
 	int (*stop)(void *arg, int *checkpoint);
 	/* Readable (-1: none) when another machine of the job (a node of its
-	 * gang) got a notice: notice() fills n and returns 1 (0: nothing);
-	 * the run takes it as its own provider's. */
+	 * gang) got a notice: notice() fills n and returns 1, which the run
+	 * takes as its own provider's; or when node 0 asked its ranks for a
+	 * checkpoint (periodic): 2, with n->deadline the request's, which
+	 * the run asks of its ranks too (0: nothing). */
 	int notice_fd;
 	int (*notice)(void *arg, struct sr_notice *n);
 	struct sr_run_gang gang;

@@ -142,7 +142,7 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 	snprintf(want, sizeof want, "{\"job\":\"g2\",\"node\":0,\"epoch\":1,\"state\":\"waiting\","
 	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"a\"},\"addr\":\"127.0.0.1\","
 	    "\"port\":29400,\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,"
-	    "\"deadline\":0.0}", a->host, a->pid);
+	    "\"deadline\":0.0,\"request\":0,\"request_deadline\":0.0}", a->host, a->pid);
 	is_str(t, want, "... slot 0 in its exact JSON: waiting, node 0's address and port");
 	free(t);
 	is_str(keys(q, "pending/", out, sizeof out), "pending/09999~1764560000000~g2~0-0~~q~0~~2-3",
@@ -158,8 +158,8 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 	t = slot_text(q, "g2", 1);
 	snprintf(want, sizeof want, "{\"job\":\"g2\",\"node\":1,\"epoch\":1,\"state\":\"waiting\","
 	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"b\"},\"addr\":\"\",\"port\":0,"
-	    "\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,\"deadline\":0.0}",
-	    b->host, b->pid);
+	    "\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,\"deadline\":0.0,"
+	    "\"request\":0,\"request_deadline\":0.0}", b->host, b->pid);
 	is_str(t, want, "... slot 1 in its exact JSON");
 	free(t);
 	rc = sr_gang_read(q, "g2", 1, &s, err);
@@ -299,9 +299,23 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	rc = sr_queue_claim(q, &ac, &j2, err);
 	is_int(rc, SR_QUEUE_EMPTY, "a third agent finds nothing: the gang started without it");
 
-	/* notices: a member's reaches the leader, then every member */
+	/* node 0's checkpoint requests reach the members, each once */
 	double dl;
 	is_int(sr_gang_watch(j0->gang, 2, &dl, err), SR_GANG_QUIET, "a running gang is quiet");
+	is_int(sr_gang_watch(j1->gang, 2, &dl, err), SR_GANG_QUIET, "... for node 1 too");
+	is_int(sr_gang_request(j0->gang, T0 + 600, err), SR_QUEUE_OK,
+	    "node 0 asks its ranks for a checkpoint: slot 0 says so");
+	ok(sr_gang_read(q, "range", 0, &s, err) == 0 && s.request == 1 &&
+	    s.request_deadline == T0 + 600, "... request 1, with its deadline");
+	rc = sr_gang_watch(j1->gang, 2, &dl, err);
+	ok(rc == SR_GANG_REQUESTED && dl == T0 + 600, "node 1 reads the request, with its deadline");
+	is_int(sr_gang_watch(j1->gang, 2, &dl, err), SR_GANG_QUIET, "... once");
+	sr_gang_request(j0->gang, T0 + 700, err);
+	sr_gang_request(j0->gang, T0 + 800, err);
+	rc = sr_gang_watch(j1->gang, 2, &dl, err);
+	ok(rc == SR_GANG_REQUESTED && dl == T0 + 800, "two more between two looks: the newest");
+
+	/* notices: a member's reaches the leader, then every member */
 	is_int(sr_gang_set(j1->gang, SR_GANG_NOTICE, 0, T0 + 99, err), SR_QUEUE_OK,
 	    "node 1 writes its notice into its slot");
 	rc = sr_gang_watch(j0->gang, 2, &dl, err);

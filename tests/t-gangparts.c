@@ -204,6 +204,18 @@ test_late(void)
 	free(t);
 	ok(!exists("gj/manifests/0000000001.json"), "... no manifest written");
 
+	opts_init(&o, "gj");
+	o.merge = merge;
+	o.nmerge = 1;
+	o.deadline = sr_now() + 600;
+	o.merge_wait = 0.5;
+	t0 = sr_mono();
+	rc = sr_ckpt_save(st, &o, d0, 50, &s, err);
+	is_int(rc, SR_CKPT_LATE, "a part that does not come within merge_wait: SR_CKPT_LATE");
+	ok(sr_mono() - t0 >= 0.45 && sr_mono() - t0 < 5, "... after 0.5 s, the deadline far off");
+	is_str(err, "checkpoint of gj: part gj/parts/3-50-1.json did not come within 0.5s (another "
+	    "node of the gang did not save its part); nothing committed", "... its message");
+
 	is_int(sr_ckpt_fence(st, "gj", 4, err), 0, "(a newer gang fences the job at epoch 4)");
 	rc = save_part("gj", d0, 60, "gj/parts/3-60-1.json", err);
 	is_int(rc, SR_CKPT_FENCED, "a part of the old gang (epoch 3) is fenced out");

@@ -188,10 +188,6 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:6: nodes = 2 with launch = once: spotrun starts the ranks of every node of a "
 	  "gang and gives them torchrun's variables; set launch = ranks, or remove nodes (one "
 	  "machine)\n" },
-	{ JOB "[resources]\nnodes = 2-3\n[checkpoint]\ninterval = 5m\n", NULL,
-	  "job.ini:5: nodes = 2-3 with interval = 5m: periodic checkpoints of a gang are not "
-	  "built yet (each node would time its own); remove interval (a gang checkpoints on "
-	  "notices), or nodes\n" },
 	{ JOB "[resources]\nlaunch = torchrun\n", NULL,
 	  "job.ini:5: launch = torchrun: not a launch mode; use ranks or once (e.g. once, for a "
 	  "job that runs torchrun itself)\n" },

@@ -8,8 +8,10 @@
 #    WORLD_SIZE 4, ...) with node 0's MASTER_ADDR and MASTER_PORT; node 0
 #    ends the lease succeeded, node 1 writes no state of the job.
 # 2. A real PyTorch job (examples/pytorch/ddp.py, gloo on the CPU, 1 rank
-#    per node) on a gang of 2: its result is bit-identical to Debian's
-#    torchrun --nproc_per_node 2 running the same script.
+#    per node) on a gang of 2 with interval = 2s: node 0 times the periodic
+#    checkpoints and asks node 1 through slot 0; each is committed with
+#    node 1's part of the same step; its result is bit-identical to
+#    Debian's torchrun --nproc_per_node 2 running the same script.
 # 3. nodes = 2-3, three agents: a gang of 3, its own port; SIGTERM to the
 #    agent of node 1: its notice reaches the other nodes through the slots,
 #    every node's rank saves its part at one step S, node 0 commits the
@@ -19,8 +21,9 @@
 #    state resharded from 3 slices), no step lost or repeated, and its
 #    losses are those of the 2-rank reference to 1e-4.
 # 4. (before 2-3, which need torch) An early warning, AWS's rebalance
-#    recommendation from tests/mdemu, on both nodes of a gang: said on each
-#    node's timeline, no checkpoint asked; the job runs to its end.
+#    recommendation from tests/mdemu, on both nodes of a gang: node 0 asks
+#    its ranks for an early checkpoint, node 1 does not ask its own but
+#    gets node 0's through slot 0, once; the job runs to its end.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -94,7 +97,9 @@ t_is "$("$QTOOL" lease "$Q/ckpt" genv | awk '{print $1, $2}')|$(ag_status "$Q" g
 t_is "$(find "$t_tmp/q" -path '*/pending/*' | wc -l)" 0 "no pending marker left"
 
 # 4. an early warning (AWS's rebalance recommendation, tests/mdemu on
-# loopback) on a gang's nodes: said, and no checkpoint is asked of them
+# loopback) on a gang's nodes: node 0 asks for a checkpoint (the job, a
+# shell, never answers: the request stands until its end), node 1 passes
+# its own up and is asked by node 0's
 "$top_builddir/tests/mdemu" -p "$t_tmp/emu.port" -l "$t_tmp/emu.log" -R 0.5 &
 emu=$!
 t_pids="$t_pids $emu"
@@ -113,11 +118,17 @@ t_wait "$w1"
 kill "$emu" 2>/dev/null
 t_is "$r0|$t_rc" "0|0" "a gang whose nodes get an early warning: the job runs to its end" ||
     { t_show "$t_tmp/w0.err"; t_show "$t_tmp/w1.err"; }
-for w in w0 w1; do
-	t_like "$t_tmp/$w.err" "^[0-9:]+  warning  aws rebalance recommendation \\([0-9T:Z-]+\\); no checkpoint \\(a gang checkpoints on notices only\\)\$" \
-	    "node $(node_of $w): the early warning is said, and takes no checkpoint"
-	t_unlike "$t_tmp/$w.err" "^[0-9:]+  request  " "node $(node_of $w): nothing is asked of its ranks"
-done
+lw=w0 mw=w1
+[ "$(node_of w1)" = 0 ] && lw=w1 mw=w0
+t_like "$t_tmp/$lw.err" "^[0-9:]+  warning  aws rebalance recommendation \\([0-9T:Z-]+\\)\$" \
+    "node 0: the early warning is said"
+t_like "$t_tmp/$lw.err" "^[0-9:]+  request  early checkpoint, answer within 10m00s " \
+    "... and node 0 asks its ranks for an early checkpoint"
+t_like "$t_tmp/$mw.err" "^[0-9:]+  warning  aws rebalance recommendation \\([0-9T:Z-]+\\); no checkpoint \\(a gang's checkpoints are node 0's to ask\\)\$" \
+    "node 1: its own early warning takes no checkpoint"
+t_like "$t_tmp/$mw.err" "^[0-9:]+  request  periodic checkpoint, answer within [0-9hms.]+ \\(by " \
+    "... node 0's request reaches its ranks instead"
+t_is "$(grep -cE '  request  [a-z]+ checkpoint' "$t_tmp/$mw.err")" 1 "... once"
 
 # 2-3: PyTorch
 if ! "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
@@ -128,20 +139,18 @@ GLOO_SOCKET_IFNAME=lo
 export GLOO_SOCKET_IFNAME
 ex=$top_srcdir/examples/pytorch
 steps=120
-# ddpgang NAME NODES: ddp.py on a gang, one rank per node
+# ddpgang NAME NODES [LINE...]: ddp.py on a gang, one rank per node; the
+# LINEs go to [checkpoint]
 ddpgang() {
-	cat > "$t_tmp/$1.ini" <<EOF
-[job]
-name = $1
-command = $PY $ex/ddp.py --steps $steps --sleep 0.05
-[resources]
-nodes = $2
-procs = 1
-[checkpoint]
-margin = 1s
-[provider]
-name = local
-EOF
+	_n=$1 _nodes=$2
+	shift 2
+	{
+		printf '[job]\nname = %s\ncommand = %s %s/ddp.py --steps %s --sleep 0.05\n' \
+		    "$_n" "$PY" "$ex" "$steps"
+		printf '[resources]\nnodes = %s\nprocs = 1\n[checkpoint]\nmargin = 1s\n' "$_nodes"
+		for _l in "$@"; do printf '%s\n' "$_l"; done
+		printf '[provider]\nname = local\n'
+	} > "$t_tmp/$_n.ini"
 }
 # losses FILE: "STEP LOSS" of each loss line (rank 0's)
 losses() {
@@ -152,7 +161,7 @@ losses() {
 ref=$!
 
 # 2. a gang of 2
-ddpgang g2 2
+ddpgang g2 2 "interval = 2s"
 "$SPOTRUN" submit --queue "$Q-2" "$t_tmp/g2.ini" > /dev/null 2>&1 || t_bail "submit failed"
 gang_start d0 "$Q-2"
 d0=$t_last
@@ -168,6 +177,25 @@ lead=d0
 [ "$(node_of d1)" = 0 ] && lead=d1
 t_is "$(result_of "$t_tmp/$lead.out")" "$(sed -n 's/^\[default0\]:result/result/p' "$t_tmp/ref.out")" \
     "its result is bit-identical to torchrun's on one machine"
+other=d1
+[ "$lead" = d1 ] && other=d0
+# interval = 2s: node 0 times them, node 1 is asked through slot 0
+sed -nE 's/^[0-9:]+  ckpt     ([0-9]+) step ([0-9]+): .* committed in .*/\1 \2/p' "$t_tmp/$lead.err" \
+    > "$t_tmp/commits.txt"
+sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* stored as this node.s part .*/\1/p' \
+    "$t_tmp/$other.err" > "$t_tmp/parts.txt"
+n=$(wc -l < "$t_tmp/commits.txt" | tr -d ' ')
+t_is "$([ "$n" -ge 2 ] && echo yes)" yes "interval = 2s: node 0 commits periodic checkpoints ($n)" ||
+    t_show "$t_tmp/$lead.err"
+t_is "$(awk '{ print $1 }' "$t_tmp/commits.txt" | tr '\n' ' ')" "$(seq 0 $((n - 1)) | tr '\n' ' ')" \
+    "... numbered 0 to $((n - 1)), none missed"
+t_is "$(awk '{ print $2 }' "$t_tmp/commits.txt" | tr '\n' ' ')" "$(tr '\n' ' ' < "$t_tmp/parts.txt")" \
+    "... each with node 1's part of the same step" || t_show "$t_tmp/$other.err"
+t_unlike "$t_tmp/$other.err" "^[0-9:]+  request  periodic checkpoint, answer within 10m00s" \
+    "(node 1 times none of its own: its requests carry node 0's deadline)"
+t_like "$t_tmp/$other.err" "^[0-9:]+  request  periodic checkpoint, answer within [0-9hms.]+ \\(by " \
+    "node 1's ranks are asked by node 0's requests"
+t_unlike "$t_tmp/$lead.err" "missed|did not come within" "no part was late"
 
 # 3. a gang of 3; a notice on node 1; back as a gang of 2
 ddpgang g3 2-3
