@@ -114,6 +114,19 @@ slot_text(struct sr_queue *q, const char *id, int node)
 	return t;
 }
 
+/* The JSON of a fresh slot of job g2 at epoch 1, its times T (slot_text). */
+static const char *
+want_slot(char *want, size_t len, int node, const struct sr_lease_owner *o, const char *addr,
+    int port)
+{
+	snprintf(want, len, "{\"job\":\"g2\",\"node\":%d,\"epoch\":1,\"state\":\"waiting\","
+	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"%s\"},\"addr\":\"%s\","
+	    "\"port\":%d,\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,"
+	    "\"deadline\":0.0,\"request\":0,\"request_deadline\":0.0}", node, o->host, o->pid,
+	    o->agent, addr, port);
+	return want;
+}
+
 static void
 test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
     const struct sr_lease_owner *b)
@@ -139,11 +152,8 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 		return;
 	is_int((int)sr_gang_epoch(j0->gang), 1, "... the gang's epoch is the lease's (1)");
 	t = slot_text(q, "g2", 0);
-	snprintf(want, sizeof want, "{\"job\":\"g2\",\"node\":0,\"epoch\":1,\"state\":\"waiting\","
-	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"a\"},\"addr\":\"127.0.0.1\","
-	    "\"port\":29400,\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,"
-	    "\"deadline\":0.0,\"request\":0,\"request_deadline\":0.0}", a->host, a->pid);
-	is_str(t, want, "... slot 0 in its exact JSON: waiting, node 0's address and port");
+	is_str(t, want_slot(want, sizeof want, 0, a, "127.0.0.1", 29400),
+	    "... slot 0 in its exact JSON: waiting, node 0's address and port");
 	free(t);
 	is_str(keys(q, "pending/", out, sizeof out), "pending/09999~1764560000000~g2~0-0~~q~0~~2-3",
 	    "... the marker stays while the gang forms");
@@ -156,11 +166,7 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 	    j1->store != NULL, "... with the job's spec and store");
 	is_int((int)sr_gang_epoch(j1->gang), 1, "... at the gang's epoch");
 	t = slot_text(q, "g2", 1);
-	snprintf(want, sizeof want, "{\"job\":\"g2\",\"node\":1,\"epoch\":1,\"state\":\"waiting\","
-	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"b\"},\"addr\":\"\",\"port\":0,"
-	    "\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,\"deadline\":0.0,"
-	    "\"request\":0,\"request_deadline\":0.0}", b->host, b->pid);
-	is_str(t, want, "... slot 1 in its exact JSON");
+	is_str(t, want_slot(want, sizeof want, 1, b, "", 0), "... slot 1 in its exact JSON");
 	free(t);
 	rc = sr_gang_read(q, "g2", 1, &s, err);
 	ok(rc == 0 && s.state == SR_GANG_WAITING && sr_gang_live(&s, sr_now()), "... read back: live");

@@ -178,23 +178,33 @@ test_commit(void)
 	free(d2);
 }
 
+/* Node 0's save of dir at step 50 waiting for the one part merge[0], the
+ * deadline in deadline seconds, merge_wait wait: the save's code. */
+static int
+merge_save(const char *dir, const char *const *merge, double deadline, double wait, char *err)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+
+	opts_init(&o, "gj");
+	o.merge = merge;
+	o.nmerge = 1;
+	o.deadline = sr_now() + deadline;
+	o.merge_wait = wait;
+	return sr_ckpt_save(st, &o, dir, 50, &s, err);
+}
+
 static void
 test_late(void)
 {
 	const char *merge[] = { "gj/parts/3-50-1.json" };
 	char *d0 = tu_path(top, "node0"), *t;
-	struct sr_ckpt_opts o;
-	struct sr_ckpt_stats s;
 	char err[SR_ERRMAX] = "";
 	double t0;
 	int rc;
 
-	opts_init(&o, "gj");
-	o.merge = merge;
-	o.nmerge = 1;
-	o.deadline = sr_now() + 0.5;
 	t0 = sr_mono();
-	rc = sr_ckpt_save(st, &o, d0, 50, &s, err);
+	rc = merge_save(d0, merge, 0.5, 0, err);
 	is_int(rc, SR_CKPT_LATE, "a part that never comes: SR_CKPT_LATE at the deadline");
 	ok(sr_mono() - t0 >= 0.45 && sr_mono() - t0 < 5, "... after 0.5 s");
 	is_str(err, "checkpoint of gj missed its deadline waiting for part gj/parts/3-50-1.json "
@@ -204,13 +214,8 @@ test_late(void)
 	free(t);
 	ok(!exists("gj/manifests/0000000001.json"), "... no manifest written");
 
-	opts_init(&o, "gj");
-	o.merge = merge;
-	o.nmerge = 1;
-	o.deadline = sr_now() + 600;
-	o.merge_wait = 0.5;
 	t0 = sr_mono();
-	rc = sr_ckpt_save(st, &o, d0, 50, &s, err);
+	rc = merge_save(d0, merge, 600, 0.5, err);
 	is_int(rc, SR_CKPT_LATE, "a part that does not come within merge_wait: SR_CKPT_LATE");
 	ok(sr_mono() - t0 >= 0.45 && sr_mono() - t0 < 5, "... after 0.5 s, the deadline far off");
 	is_str(err, "checkpoint of gj: part gj/parts/3-50-1.json did not come within 0.5s (another "
