@@ -444,6 +444,20 @@ look(struct sr_gang *g, int max, int *held, double *notice, struct sr_gang_slot 
 }
 
 int
+sr_gang_abandon(struct sr_gang *g, const struct sr_gang_form *f, char *err)
+{
+	int rc = SR_QUEUE_OK;
+
+	/* the lease's release puts a marker back, with its etag */
+	if (g->s.node == 0 && f->marker != NULL &&
+	    sr_q_delete(g->q, g->q->st, f->marker, err) != SR_STORE_OK)
+		rc = SR_QUEUE_ERROR;
+	if (g->held && sr_gang_set(g, SR_GANG_RELEASED, 0, 0, err) != SR_QUEUE_OK)
+		rc = SR_QUEUE_ERROR;
+	return rc;
+}
+
+int
 sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
     struct sr_gang_slot *leader, char *err)
 {
@@ -468,10 +482,8 @@ sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 			return SR_GANG_STARTED;
 		}
 		if (now - g->s.since >= f->timeout) {
-			/* the lease's release puts a marker back, with its etag */
-			if (f->marker != NULL)
-				(void)sr_q_delete(g->q, g->q->st, f->marker, err);
-			return leave(g, SR_GANG_TIMEDOUT);
+			(void)sr_gang_abandon(g, f, err);
+			return SR_GANG_TIMEDOUT;
 		}
 		return SR_GANG_FORMING;
 	}

@@ -159,6 +159,12 @@ enum sr_gang_news {
 int sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
     struct sr_gang_slot *leader, char *err);
 
+/* Give up a gang that has not started: the leader deletes the pending
+ * marker (f->marker: its lease's release puts a new one), every node
+ * releases its slot. SR_QUEUE_OK, or an error only said (the slot
+ * expires). */
+int sr_gang_abandon(struct sr_gang *g, const struct sr_gang_form *f, char *err);
+
 /* While the gang runs (nodes nodes): renew the slot when due, and read
  * the others' (the leader: every member's, passing a member's notice on in
  * slot 0; a member: slot 0's). news (QUIET, NOTICED with *deadline,

@@ -100,13 +100,10 @@ meta_json(const struct sr_queue_meta *m, const char *store, double submitted, ch
 			return NULL;
 		}
 	}
-	root = json_pack("{s:s, s:s, s:s, s:o, s:{s:i, s:i}, s:{s:i, s:i}, s:s, s:i, s:s, s:f, "
-	    "s:s, s:s}",
+	root = json_pack("{s:s, s:s, s:s, s:o, s:{s:i, s:i}, s:s, s:i, s:s, s:f, s:s, s:s}",
 	    "id", m->id, "name", m->name != NULL ? m->name : m->id,
 	    "sweep", m->sweep != NULL ? m->sweep : "", "params", params,
 	    "gpus", "min", m->gpus_min, "max", m->gpus_max,
-	    "nodes", "min", m->nodes_min > 1 ? m->nodes_min : 1,
-	    "max", m->nodes_max > 1 ? m->nodes_max : 1,
 	    "gpu_type", m->gpu_type != NULL ? m->gpu_type : "", "priority", m->priority,
 	    "store", store, "submitted", submitted, "by", m->by != NULL ? m->by : "",
 	    "dir", m->dir != NULL ? m->dir : "");
@@ -114,6 +111,10 @@ meta_json(const struct sr_queue_meta *m, const char *store, double submitted, ch
 		sr_err(err, "add job %s: a field is not UTF-8", m->id);
 		return NULL;
 	}
+	/* a gang's machines; a job of one machine's meta.json is as before */
+	if (m->nodes_max > 1 && json_object_set_new(root, "nodes", json_pack("{s:i, s:i}", "min",
+	    m->nodes_min > 1 ? m->nodes_min : 1, "max", m->nodes_max)) == -1)
+		sr_fatal("json_object_set_new: out of memory");
 	s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(13));
 	json_decref(root);
 	if (s == NULL)

@@ -153,17 +153,13 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 			lease_at = sr_mono();
 			if (sr_lease_renew(j->lease, err) == SR_LEASE_LOST) {
 				sr_agent_say("%s: %s", j->marker.id, err);
+				/* the job is another's now: its marker too */
 				(void)sr_gang_set(g->slot, SR_GANG_RELEASED, 0, 0, err);
 				return 1;
 			}
 		}
 		if ((*sig = signalled(ag, GANG_WATCH)) != 0) {
-			if (f.marker != NULL)
-				f.timeout = 0;	/* the step deletes the marker and releases */
-			else
-				(void)sr_gang_set(g->slot, SR_GANG_RELEASED, 0, 0, err);
-			if (f.marker != NULL)
-				(void)sr_gang_step(g->slot, &f, NULL, NULL, err);
+			(void)sr_gang_abandon(g->slot, &f, err);
 			return -1;
 		}
 	}
