@@ -156,8 +156,10 @@ ddpgang() {
 losses() {
 	sed -nE 's/^(\[default0\]:)?step ([0-9]+) loss ([0-9.e+-]+)$/\2 \3/p' "$1"
 }
-"$PY" -m torch.distributed.run --nproc_per_node 2 --redirects 1 --tee 1 --log_dir "$t_tmp/trlog" \
-    "$ex/ddp.py" --steps "$steps" > "$t_tmp/ref.out" 2> "$t_tmp/ref.err" &
+# a port of its own: torchrun's default, 29500, is t65's (make -j check)
+refport=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$PY" -m torch.distributed.run --nproc_per_node 2 --master_port "$refport" --redirects 1 --tee 1 \
+    --log_dir "$t_tmp/trlog" "$ex/ddp.py" --steps "$steps" > "$t_tmp/ref.out" 2> "$t_tmp/ref.err" &
 ref=$!
 
 # 2. a gang of 2
