@@ -76,6 +76,18 @@ struct sr_ckpt_opts {
 	 * wrote before XXH3-128 ids (doc/format.md, "Chunk ids"); the tests
 	 * write old stores with it. 0: XXH3-128 ids, version 2. */
 	int sha256_ids;
+	/* A gang's checkpoint (doc/format.md, "Gangs"). part: the key (under
+	 * the job, J/parts/...) the save writes its manifest to instead of
+	 * committing: this node's part, LATEST untouched, no retention run.
+	 * merge: the keys of the other nodes' parts, which the save waits for
+	 * (until the deadline: SR_CKPT_LATE) and whose entries it adds to its
+	 * own before it commits (a path in two parts is taken from the first:
+	 * this save's own, then merge's order), deleting them once committed. */
+	const char *part;
+	const char *const *merge;
+	size_t nmerge;
+	double merge_wait;		/* merge: seconds to wait for the parts at most,
+					 * before the deadline (0: the deadline alone) */
 };
 
 struct sr_ckpt_stats {
@@ -96,7 +108,7 @@ struct sr_ckpt_stats {
 };
 
 /* Snapshot dir into a new checkpoint of opts->job and commit it at
- * opts->epoch. Returns 0 (committed; stats filled), SR_CKPT_LATE,
+ * opts->epoch (or store it as a part: opts->part). Returns 0 (committed; stats filled), SR_CKPT_LATE,
  * SR_CKPT_CANCELLED, SR_CKPT_FENCED (a newer run holds the job: stop) or
  * -1 (err says why; a lost race with another writer is one, and a retry
  * may commit). */

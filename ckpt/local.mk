@@ -17,15 +17,19 @@ EXTRA_DIST += bench/codec.sh
 # The checkpoint format: manifests, packs, save, restore, list, gc.
 libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/idtab.c ckpt/idtab.h \
 	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
-	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c
+	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c ckpt/gangparts.c ckpt/gangparts.h
 # LATEST and its epoch (fencing), the chain of committed checkpoints, the
 # listing and gc.
 libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/chain.c \
 	ckpt/chain.h ckpt/list.c ckpt/gc.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
-tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h
+tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
+# A gang's checkpoint: parts of nodes, node 0 waiting for them and
+# committing them as one, a part late or fenced.
+check_PROGRAMS += tests/t-gangparts
+tests_t_gangparts_SOURCES = tests/t-gangparts.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h tests/mdemu-util.h
 EXTRA_DIST += doc/format.md
 
 # The checkpoint pipeline against tar | zstd on a synthetic 1 GiB training

@@ -45,6 +45,7 @@
 #include "idtab.h"
 #include "manifest.h"
 #include "pack.h"
+#include "gangparts.h"
 #include "pathsafe.h"
 #include "savesrc.h"
 #include "util.h"
@@ -879,14 +880,27 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;
+	/* a gang's node 0: the other nodes' parts join its own */
+	if (opts->nmerge > 0 && (rc = sr_parts_merge(st, opts, &s.m, err)) != 0)
+		goto out;
 	s.m.stats.raw_bytes = raw_of(&s.m);
 	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
 		rc = sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
+	if (opts->part != NULL) {
+		/* a gang's other node: its part, for node 0 to commit */
+		if ((rc = check_stop(&s, err)) == 0)
+			rc = sr_parts_put(st, opts, &s.m, err);
+		if (rc == 0 && stats != NULL)
+			*stats = s.m.stats;
+		goto out;
+	}
 	if ((rc = commit(&s, &cat, err)) != 0)
 		goto out;
+	if (opts->nmerge > 0)
+		sr_parts_drop(st, opts);
 	s.m.stats.seconds = sr_mono() - t0;
 	sr_ckpt_progress(opts, &s.progress_at, s.raw_total, s.raw_total);
 	if (stats != NULL)

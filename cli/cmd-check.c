@@ -2,7 +2,8 @@
  * cmd-check.c: `spotrun check [-q] JOB.ini ...`: validate job files without
  * running anything, printing every error as FILE:LINE: message (stderr) and
  * "FILE: ok" for each valid file, "FILE: ok: sweep NAME, N trials" for a
- * sweep (stdout, unless -q). Exit 0 when all are
+ * sweep, "FILE: ok: a gang of N nodes" (or MIN-MAX) for a job of several
+ * machines (stdout, unless -q). Exit 0 when all are
  * valid, 65 when any is not, 64 on a usage error.
  */
 #include "config.h"
@@ -34,6 +35,11 @@ cmd_check_exec(const struct sr_args *a)
 		if (!sr_args_has(a, CHECK_QUIET) && js->nsweep > 0)
 			printf("%s: ok: sweep %s, %zu trial%s\n", a->argv[i], js->name,
 			    sr_sweep_count(js), sr_sweep_count(js) == 1 ? "" : "s");
+		else if (!sr_args_has(a, CHECK_QUIET) && js->nodes_min < js->nodes_max)
+			printf("%s: ok: a gang of %d-%d nodes\n", a->argv[i], js->nodes_min,
+			    js->nodes_max);
+		else if (!sr_args_has(a, CHECK_QUIET) && js->nodes_max > 1)
+			printf("%s: ok: a gang of %d nodes\n", a->argv[i], js->nodes_max);
 		else if (!sr_args_has(a, CHECK_QUIET))
 			printf("%s: ok\n", a->argv[i]);
 		sr_jobspec_free(js);

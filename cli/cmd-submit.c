@@ -193,7 +193,8 @@ add_job(struct submit *s, const struct sr_submit_job *j)
 	struct sr_queue_meta m = {
 		.id = j->id, .name = j->id, .sweep = file->sweep ? file->name : NULL,
 		.params = j->params, .nparams = j->nparams, .gpus_min = js->gpus_min,
-		.gpus_max = js->gpus_max, .gpu_type = js->gpu_type, .priority = s->priority,
+		.gpus_max = js->gpus_max, .nodes_min = js->nodes_min, .nodes_max = js->nodes_max,
+		.gpu_type = js->gpu_type, .priority = s->priority,
 		.store = js->store_line != 0 ? js->store : NULL, .by = s->by, .dir = js->dir
 	};
 	char err[SR_ERRMAX];

@@ -10,6 +10,8 @@ libqueue_a_SOURCES += queue/lease.h queue/lease-int.h queue/lease.c queue/lease-
 # cancel, requeue), claims, status markers, expired leases, log segments.
 libqueue_a_SOURCES += queue/queue.h queue/queue-int.h queue/queue.c queue/qkey.c \
 	queue/qjob.c queue/qclaim.c queue/qindex.c queue/qstale.c queue/qlog.c
+# Gangs: the slots of a job of several machines.
+libqueue_a_SOURCES += queue/gang.h queue/gang.c
 EXTRA_DIST += doc/fleet.md
 
 # The lease and the queue on file://, on Ceph RGW (build-aux/test-all
@@ -24,3 +26,8 @@ EXTRA_tests_t_lease_DEPENDENCIES = tests/faultproxy$(EXEEXT)
 check_PROGRAMS += tests/t-queue
 tests_t_queue_SOURCES = tests/t-queue.c tests/tap.h tests/s3-util.h tests/queue-util.h \
 	tests/mdemu-util.h tests/gs-util.h
+# Gang slots: the leader, members, 8 claimers for 2 slots, stale slots,
+# timeouts, a gang of a range, notices passed on.
+check_PROGRAMS += tests/t-gang
+tests_t_gang_SOURCES = tests/t-gang.c tests/tap.h tests/s3-util.h tests/queue-util.h \
+	tests/mdemu-util.h

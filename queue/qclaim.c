@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gang.h"
 #include "queue-int.h"
 #include "util.h"
 
@@ -62,6 +63,7 @@ sr_queue_job_free(struct sr_queue_job *j)
 	if (j == NULL)
 		return;
 	sr_lease_free(j->lease);
+	sr_gang_free(j->gang);
 	free(j->spec);
 	free(j->store_url);
 	free(j);
@@ -131,6 +133,93 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	return SR_QUEUE_OK;
 }
 
+/* Join the gang of job p at slot 0's epoch c->epoch: SR_QUEUE_OK with *out,
+ * SR_QUEUE_BUSY (full), SR_QUEUE_ERROR. */
+static int
+join_gang(struct sr_queue *q, const struct sr_queue_pending *p, struct sr_gang_claim *c,
+    struct sr_queue_job **out, int *requests, char *err)
+{
+	struct sr_queue_job *j;
+	struct sr_gang *g;
+	const char *url;
+	char why[SR_ERRMAX];
+	int rc = sr_gang_join(q, p->id, c, &g, err);
+
+	*requests += c->requests;
+	if (rc == SR_GANG_FULL || rc == SR_GANG_STALE)
+		return SR_QUEUE_BUSY;
+	if (rc != SR_QUEUE_OK)
+		return SR_QUEUE_ERROR;
+	j = sr_calloc(1, sizeof *j);
+	j->marker = *p;
+	j->gang = g;
+	if ((j->store = sr_q_store_of_hash(q, p->store, &url, requests, err)) == NULL ||
+	    ((*requests)++, sr_queue_spec_read(q, p->id, &j->spec, &j->spec_len, err)) !=
+	    SR_QUEUE_OK) {
+		sr_gang_set(g, SR_GANG_RELEASED, 0, 0, why);
+		sr_queue_job_free(j);
+		return SR_QUEUE_ERROR;
+	}
+	j->store_url = sr_strdup(url);
+	*out = j;
+	return SR_QUEUE_OK;
+}
+
+/* Claim a slot of the gang job of marker p: join the gang forming (slot
+ * 0 live above the marker's epoch) or lead a new one (claim_one's lease,
+ * then slot 0 at its epoch). A claimer that lost the lease to a new
+ * leader reads slot 0 again, a few times 0.1 s apart, to join it (the
+ * leader writes it right after its lease). SR_QUEUE_OK with *out,
+ * SR_QUEUE_BUSY (full, started, the lease held: err says; the marker
+ * stays), SR_QUEUE_ERROR. */
+static int
+claim_gang(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_queue_pending *p,
+    struct sr_queue_job **out, int *requests, int *malformed, char *err)
+{
+	struct sr_gang_claim c = { a->owner, a->ttl, 0, p->nodes_max, a->addr, a->port, 0 };
+	struct sr_gang_slot s0;
+	struct sr_queue_job *j;
+	char why[SR_ERRMAX];
+	int rc, round;
+
+	*out = NULL;
+	*malformed = 0;
+	for (round = 0; round < 6; round++) {
+		if (round > 0)
+			sr_sleep(0.1);
+		(*requests)++;
+		rc = sr_gang_read(q, p->id, 0, &s0, err);
+		if (rc == SR_QUEUE_ERROR)
+			return SR_QUEUE_ERROR;
+		if (rc == SR_QUEUE_OK && s0.epoch > p->epoch && sr_gang_live(&s0, sr_now())) {
+			if (s0.state != SR_GANG_WAITING)
+				return sr_err(err, "join gang of job %s: it runs already (%s)", p->id,
+				    sr_gang_state_name(s0.state)), SR_QUEUE_BUSY;
+			c.epoch = s0.epoch;
+			return join_gang(q, p, &c, out, requests, err);
+		}
+		if (round > 0)
+			continue;
+		rc = claim_one(q, a, p, 1, &j, requests, malformed, err);
+		if (rc == SR_QUEUE_BUSY && !*malformed)
+			continue;	/* held: a leader may be writing slot 0 */
+		if (rc != SR_QUEUE_OK)
+			return rc;
+		c.epoch = sr_lease_epoch(j->lease);
+		rc = sr_gang_lead(q, p->id, &c, &j->gang, err);
+		*requests += c.requests;
+		if (rc != SR_QUEUE_OK) {
+			sr_lease_set_state(j->lease, SR_LEASE_RELEASED, why);
+			sr_q_count(q, SR_QC_PUT, 1);
+			sr_queue_job_free(j);
+			return rc == SR_GANG_STALE ? SR_QUEUE_BUSY : SR_QUEUE_ERROR;
+		}
+		*out = j;
+		return SR_QUEUE_OK;
+	}
+	return SR_QUEUE_BUSY;
+}
+
 int
 sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err)
@@ -162,6 +251,21 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 			int malformed;
 
 			c.v[i] = c.v[--c.n];
+			if (p.nodes_max > 1) {
+				/* a gang's marker stays while it forms */
+				rc = claim_gang(q, a, &p, out, &requests, &malformed, why);
+				if (rc == SR_QUEUE_OK) {
+					(*out)->requests = requests;
+					break;
+				}
+				if (rc == SR_QUEUE_ERROR) {
+					snprintf(err, SR_ERRMAX, "%s", why);
+					break;
+				}
+				if (malformed && !sr_q_skipped(q, p.id, 1))
+					warn(a, why);
+				continue;
+			}
 			rc = claim_one(q, a, &p, 1, out, &requests, &malformed, why);
 			if (rc == SR_QUEUE_OK) {
 				(*out)->requests = requests;
@@ -259,6 +363,16 @@ sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char
 	if (drop_markers(q, &p, why) == -1)
 		warn(a, why);
 	(*out)->cleanup_requests = 2;
+	if (p.nodes_max > 1) {
+		/* a gang's, whose node 0 died: back to pending, for a new gang */
+		rc = sr_queue_job_end(q, *out, SR_LEASE_RELEASED, err);
+		sr_queue_job_free(*out);
+		*out = NULL;
+		if (rc != SR_QUEUE_OK)
+			return rc == SR_QUEUE_LOST ? SR_QUEUE_BUSY : rc;
+		return sr_err(err, "claim job %s: it runs on a gang of %d-%d nodes: put back in the "
+		    "queue for a new gang to form", id, p.nodes_min, p.nodes_max), SR_QUEUE_BUSY;
+	}
 	return SR_QUEUE_OK;
 }
 

@@ -33,6 +33,8 @@ sr_q_pending_of_meta(const struct sr_queue_job_meta *m, const char *hash, int64_
 	p->submitted = m->submitted;
 	p->gpus_min = m->gpus_min;
 	p->gpus_max = m->gpus_max;
+	p->nodes_min = m->nodes_min > 1 ? m->nodes_min : 1;
+	p->nodes_max = m->nodes_max > 1 ? m->nodes_max : 1;
 	snprintf(p->gpu_type, sizeof p->gpu_type, "%s", m->gpu_type);
 	snprintf(p->store, sizeof p->store, "%s", hash);
 	p->epoch = epoch;
@@ -109,6 +111,10 @@ meta_json(const struct sr_queue_meta *m, const char *store, double submitted, ch
 		sr_err(err, "add job %s: a field is not UTF-8", m->id);
 		return NULL;
 	}
+	/* a gang's machines; a job of one machine's meta.json is as before */
+	if (m->nodes_max > 1 && json_object_set_new(root, "nodes", json_pack("{s:i, s:i}", "min",
+	    m->nodes_min > 1 ? m->nodes_min : 1, "max", m->nodes_max)) == -1)
+		sr_fatal("json_object_set_new: out of memory");
 	s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(13));
 	json_decref(root);
 	if (s == NULL)
@@ -193,6 +199,17 @@ meta_parse(const char *id, const char *buf, size_t len, struct sr_queue_job_meta
 		p = meta_int(gpus, "min", 0, SR_QUEUE_GPUS_MAX, &m->gpus_min, why, wlen);
 	if (p == NULL)
 		p = meta_int(gpus, "max", m->gpus_min, SR_QUEUE_GPUS_MAX, &m->gpus_max, why, wlen);
+	/* "nodes" came with gangs: without it, one machine */
+	m->nodes_min = m->nodes_max = 1;
+	if (p == NULL && (v = json_object_get(root, "nodes")) != NULL) {
+		if (!json_is_object(v))
+			p = "\"nodes\" is not an object";
+		if (p == NULL)
+			p = meta_int(v, "min", 1, SR_QUEUE_NODES_MAX, &m->nodes_min, why, wlen);
+		if (p == NULL)
+			p = meta_int(v, "max", m->nodes_min, SR_QUEUE_NODES_MAX, &m->nodes_max, why,
+			    wlen);
+	}
 	if (p == NULL && (!json_is_number(v = json_object_get(root, "submitted")) ||
 	    !isfinite(json_number_value(v)) || json_number_value(v) < 0))
 		p = "\"submitted\" is not a time";
@@ -421,6 +438,8 @@ sr_queue_add(struct sr_queue *q, const char *spec, size_t spec_len,
 	jm.submitted = submitted;
 	jm.gpus_min = m->gpus_min;
 	jm.gpus_max = m->gpus_max;
+	jm.nodes_min = m->nodes_min;
+	jm.nodes_max = m->nodes_max;
 	jm.gpu_type = (char *)(m->gpu_type != NULL ? m->gpu_type : "");
 	sr_q_pending_of_meta(&jm, hash, 0, "", &p);
 	if (sr_q_pending_put(q, &p, err) == -1)

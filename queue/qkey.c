@@ -148,12 +148,33 @@ sr_qkey_job(const char *id, const char *file, char *key, size_t len, char *err)
 	return 0;
 }
 
-/* ---- pending/P~T~ID~MIN-MAX~TYPE~STORE~EPOCH~ETAG ---- */
+/* ---- pending/P~T~ID~MIN-MAX~TYPE~STORE~EPOCH~ETAG[~NODES] ---- */
+
+/* A field "LO-HI" of numbers from min to max, LO <= HI: 0, or -1. */
+static int
+range(const struct field *f, long long min, long long max, int *lo_out, int *hi_out)
+{
+	const char *dash = memchr(f->s, '-', f->n);
+	long long lo, hi;
+
+	if (dash == NULL)
+		return -1;
+	{
+		struct field a = { f->s, (size_t)(dash - f->s) };
+		struct field b = { dash + 1, f->n - a.n - 1 };
+
+		if (num(&a, 0, max, &lo) == -1 || num(&b, 0, max, &hi) == -1 || hi < lo || lo < min)
+			return -1;
+	}
+	*lo_out = (int)lo;
+	*hi_out = (int)hi;
+	return 0;
+}
 
 int
 sr_qkey_pending(const struct sr_queue_pending *p, char *key, size_t len, char *err)
 {
-	char type[3 * SR_QUEUE_GPU_TYPE_MAX + 4], etag[3 * SR_ETAG_MAX + 4];
+	char type[3 * SR_QUEUE_GPU_TYPE_MAX + 4], etag[3 * SR_ETAG_MAX + 4], nodes[16] = "";
 	long long ms = ms_of(p->submitted);
 	int n;
 
@@ -167,10 +188,17 @@ sr_qkey_pending(const struct sr_queue_pending *p, char *key, size_t len, char *e
 		    p->gpus_min, p->gpus_max, SR_QUEUE_GPUS_MAX);
 	if (ms < 0 || ms > 9999999999999LL)
 		return sr_err(err, "job %s: submit time %.3f is out of range", p->id, p->submitted);
-	n = snprintf(key, len, PENDING "%05d~%013lld~%s~%d-%d~%s~%s~%lld~%s",
+	if (p->nodes_max > 1 && (p->nodes_min < 1 || p->nodes_min > p->nodes_max ||
+	    p->nodes_max > SR_QUEUE_NODES_MAX))
+		return sr_err(err, "job %s: nodes %d-%d is not a range from 1 to %d", p->id,
+		    p->nodes_min, p->nodes_max, SR_QUEUE_NODES_MAX);
+	if (p->nodes_max > 1)
+		snprintf(nodes, sizeof nodes, "~%d-%d", p->nodes_min, p->nodes_max);
+	n = snprintf(key, len, PENDING "%05d~%013lld~%s~%d-%d~%s~%s~%lld~%s%s",
 	    SR_QUEUE_PRIORITY_MAX - p->priority, ms, p->id, p->gpus_min, p->gpus_max,
 	    enc(p->gpu_type, SR_QUEUE_GPU_TYPE_MAX, type, sizeof type), p->store,
-	    (long long)p->epoch, p->epoch > 0 ? enc(p->etag, SR_ETAG_MAX, etag, sizeof etag) : "");
+	    (long long)p->epoch, p->epoch > 0 ? enc(p->etag, SR_ETAG_MAX, etag, sizeof etag) : "",
+	    nodes);
 	if (n < 0 || (size_t)n >= len)
 		return sr_err(err, "job %s: its pending marker's key is too long", p->id);
 	return 0;
@@ -179,13 +207,20 @@ sr_qkey_pending(const struct sr_queue_pending *p, char *key, size_t len, char *e
 int
 sr_qkey_pending_parse(const char *key, struct sr_queue_pending *p, char *err)
 {
-	struct field f[8];
-	long long v, lo, hi;
-	const char *dash;
+	struct field f[9];
+	long long v;
 	size_t i;
 
 	memset(p, 0, sizeof *p);
-	if (strncmp(key, PENDING, strlen(PENDING)) != 0 || split(key + strlen(PENDING), f, 8) == -1)
+	p->nodes_min = p->nodes_max = 1;
+	if (strncmp(key, PENDING, strlen(PENDING)) != 0)
+		goto bad;
+	/* a gang's marker has a ninth field, its nodes MIN-MAX */
+	if (split(key + strlen(PENDING), f, 9) == 0) {
+		if (range(&f[8], 1, SR_QUEUE_NODES_MAX, &p->nodes_min, &p->nodes_max) == -1 ||
+		    p->nodes_max < 2)
+			goto bad;
+	} else if (split(key + strlen(PENDING), f, 8) == -1)
 		goto bad;
 	if (num(&f[0], 5, SR_QUEUE_PRIORITY_MAX - SR_QUEUE_PRIORITY_MIN, &v) == -1)
 		goto bad;
@@ -195,19 +230,8 @@ sr_qkey_pending_parse(const char *key, struct sr_queue_pending *p, char *err)
 	p->submitted = (double)v / 1000.0;
 	if (copy(&f[2], p->id, sizeof p->id) == -1 || sr_lease_job_check(p->id, NULL) == -1)
 		goto bad;
-	dash = memchr(f[3].s, '-', f[3].n);
-	if (dash == NULL)
+	if (range(&f[3], 0, SR_QUEUE_GPUS_MAX, &p->gpus_min, &p->gpus_max) == -1)
 		goto bad;
-	{
-		struct field a = { f[3].s, (size_t)(dash - f[3].s) };
-		struct field b = { dash + 1, f[3].n - a.n - 1 };
-
-		if (num(&a, 0, SR_QUEUE_GPUS_MAX, &lo) == -1 ||
-		    num(&b, 0, SR_QUEUE_GPUS_MAX, &hi) == -1 || hi < lo)
-			goto bad;
-	}
-	p->gpus_min = (int)lo;
-	p->gpus_max = (int)hi;
 	if (dec(f[4].s, f[4].n, p->gpu_type, sizeof p->gpu_type) == -1)
 		goto bad;
 	if (copy(&f[5], p->store, sizeof p->store) == -1)
@@ -228,7 +252,7 @@ sr_qkey_pending_parse(const char *key, struct sr_queue_pending *p, char *err)
 	return 0;
 bad:
 	return sr_err(err, "pending marker %.200s: not a key of the form "
-	    "pending/P~T~ID~MIN-MAX~TYPE~STORE~EPOCH~ETAG", key);
+	    "pending/P~T~ID~MIN-MAX~TYPE~STORE~EPOCH~ETAG[~NODES]", key);
 }
 
 int

@@ -45,6 +45,7 @@ enum sr_queue_rc {
 #define SR_QUEUE_PRIORITY_MIN (-9999)
 #define SR_QUEUE_PRIORITY_MAX 9999
 #define SR_QUEUE_GPUS_MAX 4096
+#define SR_QUEUE_NODES_MAX 64		/* machines of a gang */
 #define SR_QUEUE_GPU_TYPE_MAX 63
 #define SR_QUEUE_HOST_MAX 64		/* a host name in a status marker, cut there */
 #define SR_QUEUE_KEY_MAX 1024
@@ -95,6 +96,7 @@ struct sr_queue_meta {
 	const struct sr_queue_param *params;	/* the trial's parameters */
 	size_t nparams;
 	int gpus_min, gpus_max;	/* 0-0: no GPU needed */
+	int nodes_min, nodes_max;	/* machines of a gang (gang.h); 0-0 or 1-1: one */
 	const char *gpu_type;	/* GPU model wanted (NULL or "": any) */
 	int priority;		/* higher runs first; 0 by default */
 	const char *store;	/* checkpoint store URL (NULL or "": Q/ckpt) */
@@ -121,6 +123,7 @@ struct sr_queue_job_meta {
 	char **param_names, **param_values;
 	size_t nparams;
 	int gpus_min, gpus_max, priority;
+	int nodes_min, nodes_max;	/* 1-1 for one machine (and a meta.json without "nodes") */
 	double submitted;
 };
 /* Read job id's meta: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, or SR_QUEUE_ERROR
@@ -139,6 +142,7 @@ struct sr_queue_pending {
 	int priority;
 	double submitted;		/* to the millisecond */
 	int gpus_min, gpus_max;
+	int nodes_min, nodes_max;	/* a gang's machines (gang.h); 1-1: one */
 	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];	/* "": any */
 	char store[20];			/* "q" (Q/ckpt) or the hash of a stores/ entry */
 	int64_t epoch;			/* the lease's epoch when written (0: no lease yet) */
@@ -164,14 +168,25 @@ struct sr_queue_agent {
 	const char *gpu_type;		/* their model (NULL or "": none known) */
 	double ttl;			/* lease TTL (0: SR_LEASE_TTL_DEFAULT) */
 	int pick;			/* 0: SR_QUEUE_PICK_DEFAULT */
+	/* For a gang (gang.h): the address other machines reach this one at
+	 * and a free port, written into slot 0 when it leads one. */
+	const char *addr;
+	int port;
 	/* A job skipped because its lease is malformed (once per queue handle). */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
 };
 
 /* A claimed job. */
+struct sr_gang;
 struct sr_queue_job {
 	struct sr_queue_pending marker;	/* what it was claimed by */
+	/* A job of several machines (marker.nodes_max > 1): the slot held
+	 * (gang.h). Node 0 holds the lease too; another node's lease is NULL:
+	 * node 0's holder is the only writer of the job's lease and markers.
+	 * The pending marker stays until the gang starts (the leader deletes
+	 * it then: cleanup_requests), so that others can join. */
+	struct sr_gang *gang;
 	char *spec;			/* the job file (NUL-terminated) */
 	size_t spec_len;
 	char *store_url;		/* its checkpoint store */
@@ -185,15 +200,19 @@ struct sr_queue_job {
 /* Claim the next job agent a can run: list pending markers (one page
  * unless none fits on it), pick at random among the first a->pick that fit
  * and share the best priority, claim its lease, read its spec, delete its
- * marker. A lost race, or a marker found stale (its job held elsewhere or
+ * marker. A gang's job (nodes > 1) is joined instead when its slot 0 is
+ * live at an epoch above the marker's (sr_gang_join), else led (its lease
+ * claimed and slot 0 written, sr_gang_lead); its marker stays. A lost race, or a marker found stale (its job held elsewhere or
  * ended: the marker is deleted), tries the next; a malformed lease is
  * skipped with a warning. SR_QUEUE_OK with *out (sr_queue_job_free),
  * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR. */
 int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err);
 /* Claim job id itself (a lease found expired, `submit --run-local`):
- * SR_QUEUE_OK, SR_QUEUE_BUSY (held, ended or malformed: err says),
- * SR_QUEUE_NOTFOUND, SR_QUEUE_ERROR. */
+ * SR_QUEUE_OK, SR_QUEUE_BUSY (held, ended or malformed: err says; a
+ * gang's job, nodes > 1, is released at once with its pending marker put
+ * back, for a gang to form from the queue), SR_QUEUE_NOTFOUND,
+ * SR_QUEUE_ERROR. */
 int sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char *id,
     struct sr_queue_job **out, char *err);
 /* End a claimed job's lease in state (sr_lease_set_state); released or

@@ -1,16 +1,18 @@
 /*
- * agent-int.h: what the agent's two files share: its state (agent.c: the
- * machine, the queue, the claims, idling) and the run of one claimed job
- * (agent-job.c, which agent.c calls, never the other way: its messages and
- * the list of jobs skipped for a while are there too). Not for use outside
- * them.
+ * agent-int.h: what the agent's files share: its state (agent.c: the
+ * machine, the queue, the claims, idling), a gang's node (agent-gang.c),
+ * its messages (agent-say.c) and the run of one claimed job
+ * (agent-job.c, which agent.c calls, never the other way: the list of
+ * jobs skipped for a while is there too). Not for use outside them.
  */
 #ifndef SR_AGENT_INT_H
 #define SR_AGENT_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 
 #include "agent.h"
+#include "gang.h"
 #include "provider.h"
 #include "gpus.h"
 #include "queue.h"
@@ -40,9 +42,64 @@ struct sr_agent {
 	int sigfd;
 	struct sr_agent_skip *skip;
 	size_t nskip;
+	/* gangs (agent-gang.c) */
+	char addr[SR_GANG_ADDR_MAX + 1];	/* what node 0 offers (label addr) */
+	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
 };
 
-/* agent-job.c: print "spotrun agent: MESSAGE" on stderr. */
+/* This agent's node of a gang's job, from its start to its end. */
+struct sr_agent_gang {
+	struct sr_gang *slot;		/* the job's (j->gang, freed with it) */
+	int node, nodes;
+	int64_t epoch;
+	char addr[SR_GANG_ADDR_MAX + 1];	/* node 0's */
+	int port;
+	int notice_pipe[2];		/* another node's notice, for the run */
+	pthread_mutex_t lock;		/* the rest, between the run and the heartbeat */
+	int lock_init;
+	double own_deadline;		/* this node's notice (0: none) */
+	int own_published;		/* written into its slot */
+	int injected;			/* another node's was passed to the run */
+	double peer_deadline;
+	char peer_why[128];
+	double own_request;		/* node 0: a request to pass on (its deadline) */
+	double peer_request;		/* a member: node 0's last, for the run */
+	char said[SR_ERRMAX];		/* the last warning (said once) */
+};
+
+/* agent-gang.c */
+/* The gang settings (SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL) and the
+ * address node 0 offers (addr: the label's, NULL: found): 0, or -1 with err. */
+int sr_agent_gang_setup(struct sr_agent *ag, const char *addr, char *err);
+/* A free port for a gang this claim may lead (ag->claim.addr, .port). */
+void sr_agent_gang_port(struct sr_agent *ag);
+/* Wait for the gang of claimed job j (j->gang) to form: 0 it started (g
+ * set up: sr_agent_gang_end), 1 it did not (the slot is released; the
+ * caller releases the lease of node 0), -1 a signal (*sig) ended the wait. */
+int sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_gang *g,
+    int *sig);
+/* The run's hooks of node g: h->gang and notice_fd (h->notice is the
+ * caller's, calling sr_agent_gang_notice). */
+void sr_agent_gang_hooks(struct sr_agent_gang *g, struct sr_run_hooks *h);
+/* Another node's notice for the run, once: 1 with n; node 0's checkpoint
+ * request: 2 with n->deadline; or 0. */
+int sr_agent_gang_notice(struct sr_agent_gang *g, struct sr_notice *n);
+/* This node's run got a notice (its own, unless the gang's was passed to it). */
+void sr_agent_gang_noticed(struct sr_agent_gang *g, double deadline);
+/* Node 0's run asked its ranks for a checkpoint by deadline: the others
+ * are asked too (slot 0). */
+void sr_agent_gang_requested(struct sr_agent_gang *g, double deadline);
+/* Whether this node got a notice of its own (its machine goes). */
+int sr_agent_gang_own_notice(struct sr_agent_gang *g);
+/* From the heartbeat thread every sr_agent_gang_interval() seconds: this
+ * node's notice written, the others' slots read. */
+void sr_agent_gang_beat(struct sr_agent_gang *g, const char *id);
+double sr_agent_gang_interval(void);
+/* The gang's end for this node: its slot released (node 0's done when
+ * ended: the job succeeded or failed, so the members' jobs end on their own). */
+void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
+
+/* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* agent-job.c */

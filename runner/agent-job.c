@@ -32,7 +32,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,22 +70,12 @@ struct job {
 	struct sr_queue_log *log;
 	int log_attempt;
 	int finished;			/* its lease ended: later lines stay local */
+	/* a gang's node (agent-gang.c); lead: this agent holds the lease and
+	 * writes the markers and the log (node 0, or a job of one machine) */
+	struct sr_agent_gang gang;
+	int in_gang, lead;
+	int gang_poke;			/* something for the gang's watch to pass on now */
 };
-
-void
-sr_agent_say(const char *fmt, ...)
-{
-	char *msg;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		sr_fatal("sr_agent_say: out of memory");
-	va_end(ap);
-	fprintf(stderr, "spotrun agent: %s\n", msg);
-	fflush(stderr);
-	free(msg);
-}
 
 void
 sr_agent_skip_add(struct sr_agent *ag, const char *id, double seconds)
@@ -162,6 +151,8 @@ write_status(struct job *b, const struct sr_run_progress *p, enum sr_lease_state
 	struct sr_queue_status s;
 	char err[SR_ERRMAX];
 
+	if (!b->lead)
+		return;		/* a gang's other node: node 0 writes them */
 	status_of(b, p, state, &s);
 	if (sr_queue_status_set(b->ag->q, &s, b->key[0] != '\0' ? b->key : NULL, err) != 0) {
 		sr_agent_say("warning: %s: %s", b->id, err);
@@ -204,17 +195,31 @@ static void *
 heartbeat_main(void *arg)
 {
 	struct job *b = arg;
-	double interval = b->ag->ttl / 3, next = sr_mono() + interval;
+	double interval = b->ag->ttl / 3, next = sr_mono() + interval, at;
+	double gang_next = b->in_gang ? sr_mono() : -1;
 	struct sr_run_progress p;
 	struct timespec ts;
 
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop) {
+		if (b->gang_poke) {
+			b->gang_poke = 0;
+			gang_next = sr_mono();
+		}
+		if (gang_next >= 0 && sr_mono() >= gang_next) {
+			pthread_mutex_unlock(&b->lock);
+			sr_agent_gang_beat(&b->gang, b->id);
+			gang_next = sr_mono() + sr_agent_gang_interval();
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
 		if (b->dirty) {
 			b->dirty = 0;
 			p = b->prog;
 			pthread_mutex_unlock(&b->lock);
 			write_status(b, &p, SR_LEASE_RUNNING);
+			if (gang_next >= 0)
+				gang_next = sr_mono();	/* a notice to pass on at once */
 			pthread_mutex_lock(&b->lock);
 			continue;
 		}
@@ -225,7 +230,8 @@ heartbeat_main(void *arg)
 			pthread_mutex_lock(&b->lock);
 			continue;
 		}
-		sr_timespec(next, &ts);
+		at = gang_next >= 0 && gang_next < next ? gang_next : next;
+		sr_timespec(at, &ts);
 		pthread_cond_timedwait(&b->cond, &b->lock, &ts);
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -280,6 +286,19 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 {
 	struct job *b = arg;
 
+	if (ev == SR_RUN_EV_REQUEST) {
+		/* node 0's request, for the gang's other nodes: no marker */
+		if (b->in_gang) {
+			sr_agent_gang_requested(&b->gang, p->request_deadline);
+			pthread_mutex_lock(&b->lock);
+			b->gang_poke = 1;
+			pthread_cond_broadcast(&b->cond);
+			pthread_mutex_unlock(&b->lock);
+		}
+		return;
+	}
+	if (ev == SR_RUN_EV_NOTICE && b->in_gang)
+		sr_agent_gang_noticed(&b->gang, p->notice_deadline);
 	pthread_mutex_lock(&b->lock);
 	b->prog = *p;
 	b->dirty = 1;
@@ -293,8 +312,9 @@ on_log(void *arg, int attempt, const char *buf, size_t len)
 	struct job *b = arg;
 	char err[SR_ERRMAX];
 
-	if (b->finished)
-		return;		/* `spotrun logs -f` stopped at the lease's end */
+	if (b->finished || !b->lead)
+		return;		/* `spotrun logs -f` stopped at the lease's end; a gang's
+				 * other node keeps its log (node 0's is the job's) */
 	if (b->log != NULL && b->log_attempt != attempt)
 		log_close(b);
 	if (b->log == NULL) {
@@ -320,6 +340,14 @@ on_stop(void *arg, int *checkpoint)
 	return 1;
 }
 
+static int
+on_notice(void *arg, struct sr_notice *n)
+{
+	struct job *b = arg;
+
+	return sr_agent_gang_notice(&b->gang, n);
+}
+
 /* The job finished: ship its log, then end its lease succeeded. */
 static int
 on_finish(void *arg, char *err)
@@ -332,6 +360,8 @@ on_finish(void *arg, char *err)
 	/* the heartbeat, which writes markers too, ends first; the lease,
 	 * then its marker, as end_job does */
 	heartbeat_stop(b);
+	if (!b->lead)
+		return 0;	/* a gang's other node: node 0 ends the lease */
 	for (tries = 0; tries < 3; tries++) {
 		if (tries > 0)
 			sr_sleep(0.5 * tries);
@@ -473,8 +503,9 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 		sr_agent_say("%s: lost its lease: nothing more is written for it here", b->id);
 		return;
 	}
-	sr_lease_get_info(b->j->lease, &li);
-	if (li.state != (enum sr_lease_state)state) {
+	if (b->lead)
+		sr_lease_get_info(b->j->lease, &li);
+	if (b->lead && li.state != (enum sr_lease_state)state) {
 		/* The lease first, the truth; the marker after it is a hint: an
 		 * agent killed between the two leaves a marker that the next
 		 * scan for dead agents' leases repairs (sr_queue_find_expired),
@@ -506,8 +537,13 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 		ar->released++;
 		break;
 	}
-	sr_agent_say("%s: %s (epoch %lld)", b->id, sr_lease_state_name((enum sr_lease_state)state),
-	    (long long)b->epoch);
+	if (b->lead)
+		sr_agent_say("%s: %s (epoch %lld)", b->id,
+		    sr_lease_state_name((enum sr_lease_state)state), (long long)b->epoch);
+	else
+		sr_agent_say("%s: gang node %d: %s (epoch %lld; node 0 ends the lease)", b->id,
+		    b->gang.node, sr_lease_state_name((enum sr_lease_state)state),
+		    (long long)b->epoch);
 }
 
 int
@@ -521,7 +557,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	pthread_condattr_t ca;
 	struct job b;
 	char err[SR_ERRMAX];
-	int next = -1, rc;
+	int next = -1, rc, ended = 0;
 
 	memset(&b, 0, sizeof b);
 	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
@@ -531,11 +567,29 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	b.ag = ag;
 	b.j = j;
 	b.id = j->marker.id;
-	b.epoch = sr_lease_epoch(j->lease);
+	b.lead = j->lease != NULL;
+	b.epoch = b.lead ? sr_lease_epoch(j->lease) : sr_gang_epoch(j->gang);
 	b.cancel_pipe[0] = b.cancel_pipe[1] = -1;
 	ar->jobs++;
 	sr_agent_say("%s: claimed (epoch %lld%s, %d requests), store %s", b.id, (long long)b.epoch,
 	    j->claim.took_over ? ", taken over" : "", j->requests, j->store_url);
+	if (j->gang != NULL) {
+		int sig;
+
+		rc = sr_agent_gang_form(ag, j, &b.gang, &sig);
+		if (rc != 0) {
+			/* not run: back to the queue (node 0's lease and marker) */
+			ar->jobs--;
+			if (b.lead && sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err) != SR_QUEUE_OK)
+				sr_agent_say("warning: %s: %s", b.id, err);
+			if (rc == -1) {
+				ar->signal = sig;
+				next = SR_AGENT_SIGNALLED;
+			}
+			goto out;
+		}
+		b.in_gang = 1;
+	}
 	rc = sr_queue_status_get(ag->q, b.id, &b.base, err);
 	if (rc != SR_QUEUE_OK) {
 		if (rc == SR_QUEUE_ERROR)
@@ -549,18 +603,22 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	if (pipe2(b.cancel_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
 		sr_errno(err, "agent: pipe");
 		sr_agent_say("%s: %s; released", b.id, err);
-		sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+		if (b.lead)
+			if (b.lead)
+				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 		ar->released++;
 		goto out;
 	}
 	if ((js = load_spec(&b, err)) == NULL) {
 		if (err[0] != '\0') {
 			sr_agent_say("%s: %s; released", b.id, err);
-			sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+			if (b.lead)
+			if (b.lead)
+				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 			sr_agent_skip_add(ag, b.id, SKIP_SECONDS);
 			ar->released++;
 		} else {
-			rc = sr_queue_job_end(ag->q, j, SR_LEASE_FAILED, err);
+			rc = b.lead ? sr_queue_job_end(ag->q, j, SR_LEASE_FAILED, err) : SR_QUEUE_OK;
 			if (rc != SR_QUEUE_OK)
 				sr_agent_say("warning: %s: %s", b.id, err);
 			write_status(&b, NULL, SR_LEASE_FAILED);	/* after: see end_job */
@@ -571,7 +629,12 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	memset(&h, 0, sizeof h);
 	h.arg = &b;
 	h.lease = j->lease;
-	h.lease_prev = j->claim.found ? &j->claim.prev : NULL;
+	h.lease_prev = b.lead && j->claim.found ? &j->claim.prev : NULL;
+	h.notice_fd = -1;
+	if (b.in_gang) {
+		sr_agent_gang_hooks(&b.gang, &h);
+		h.notice = on_notice;
+	}
 	h.gpus = &ag->found;
 	h.one_vm = 1;
 	h.term_notice = 1;
@@ -586,7 +649,9 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	ro.hooks = &h;
 	if (heartbeat_start(&b, err) == -1) {
 		sr_agent_say("%s: %s; released", b.id, err);
-		sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+		if (b.lead)
+			if (b.lead)
+				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 		ar->released++;
 		sr_jobspec_free(js);
 		goto out;
@@ -598,14 +663,20 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	    res.outcome != SR_RUN_PREEMPTED && res.outcome != SR_RUN_CANCELLED)
 		sr_agent_say("%s: %s", b.id, res.err);
 	end_job(&b, &res, ar);
+	ended = sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
+	    sr_run_lease_state(&res) == SR_LEASE_FAILED;
 	sr_jobspec_free(js);
 	if (res.signal != 0) {
 		ar->signal = res.signal;
 		next = SR_AGENT_SIGNALLED;
-	} else if (res.outcome == SR_RUN_PREEMPTED && !res.next_vm) {
+	} else if (res.outcome == SR_RUN_PREEMPTED && !res.next_vm &&
+	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
+		/* the machine goes; not so for another node's notice */
 		next = SR_AGENT_PREEMPTED;
 	}
 out:
+	if (b.in_gang)
+		sr_agent_gang_end(&b.gang, ended);
 	if (b.cancel_pipe[0] != -1) {
 		close(b.cancel_pipe[0]);
 		close(b.cancel_pipe[1]);

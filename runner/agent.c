@@ -198,6 +198,10 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	ag->claim.gpu_type = ag->gpu_type;
 	ag->claim.ttl = ag->ttl;
 	ag->claim.warn = warn_cb;
+	if (sr_agent_gang_setup(ag, label(o, "addr"), err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
+		return -1;
+	}
 	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
 	    ag->gpus > 0 && g->v[0].model[0] != '\0' ? " (" : "",
@@ -280,11 +284,15 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 	int rc, tries;
 
 	for (tries = 0; tries < 4; tries++) {
+		sr_agent_gang_port(ag);
 		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
 		if (rc != SR_QUEUE_OK || !sr_agent_skipped(ag, (*out)->marker.id))
 			return rc;
 		/* released after a failure here a moment ago: for another agent */
-		if (sr_queue_job_end(ag->q, *out, SR_LEASE_RELEASED, err) != SR_QUEUE_OK)
+		if ((*out)->gang != NULL)
+			(void)sr_gang_set((*out)->gang, SR_GANG_RELEASED, 0, 0, err);
+		if ((*out)->lease != NULL &&
+		    sr_queue_job_end(ag->q, *out, SR_LEASE_RELEASED, err) != SR_QUEUE_OK)
 			sr_agent_say("warning: %s", err);
 		sr_queue_job_free(*out);
 		*out = NULL;

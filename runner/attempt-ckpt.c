@@ -158,12 +158,15 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		r->newest_seq = (long long)s->seq;
 		r->newest_step = s->step;
 		a->last_state_at = a->save_state_at;
-		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed in %s "
+		/* a gang's other node stores its part; node 0 commits them all */
+		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, %s in %s "
 		    "(%s/s)", (unsigned long long)s->seq, s->step,
 		    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
 		    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
 		    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
 		    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
+		    r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0 ?
+		    "stored as this node's part (node 0 commits it)" : "committed",
 		    sr_fmt_duration(s->seconds, took, sizeof took),
 		    sr_fmt_bytes(rate_of(s->raw_bytes, s->seconds), rate, sizeof rate));
 		if (r->method->ops->committed != NULL)
@@ -216,7 +219,8 @@ sr_run_method_news(struct run *r, struct attempt *a)
 		}
 	}
 	if ((a->noticed || a->final_ckpt) && (was_notice || !a->req_pending))
-		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? "checkpoint committed" :
+		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? (r->hooks->gang.node > 0 ?
+		    "checkpoint part stored" : "checkpoint committed") :
 		    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
 }
 
@@ -231,9 +235,19 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (early_checkpoint = no)", n->reason);
 		return;
 	}
+	/* A gang's nodes checkpoint together, asked by node 0: another
+	 * node's ranks asked alone would wait for the others' request
+	 * (spotrun.torch), which never comes. */
+	if (r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0) {
+		sr_tl(&r->tl, 1, "warning", "%s; no checkpoint (a gang's checkpoints are node 0's "
+		    "to ask)", n->reason);
+		return;
+	}
 	sr_tl(&r->tl, 1, "warning", "%s", n->reason);
-	if (!a->req_pending && !a->saving)
+	if (!a->req_pending && !a->saving) {
 		post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);
+		sr_run_tell(r, a, SR_RUN_EV_REQUEST);
+	}
 }
 
 void
@@ -335,12 +349,23 @@ sr_run_check_request(struct run *r, struct attempt *a)
 void
 sr_run_periodic(struct run *r, struct attempt *a, double now)
 {
+	int was = a->req_pending;
+
 	if (a->next_periodic <= 0 || now < a->next_periodic)
 		return;
 	a->next_periodic = now + r->js->interval;
+	sr_run_request_periodic(r, a, sr_now() + r->js->write_timeout);
+	/* a gang's other nodes are asked through node 0's agent */
+	if (!was && a->req_pending)
+		sr_run_tell(r, a, SR_RUN_EV_REQUEST);
+}
+
+void
+sr_run_request_periodic(struct run *r, struct attempt *a, double deadline)
+{
 	if (!a->req_pending && !a->saving && !a->noticed && !a->job_done && !a->stopping &&
 	    !a->final_ckpt)
-		post_request(r, a, SR_REASON_PERIODIC, sr_now() + r->js->write_timeout);
+		post_request(r, a, SR_REASON_PERIODIC, deadline);
 }
 
 void
@@ -403,5 +428,7 @@ sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
 	p.seconds = r->used + (a != NULL && a->started > 0 ? sr_now() - a->started : 0);
 	p.lost = r->lost;
 	p.gpus = r->ranks.gpus;
+	p.notice_deadline = a != NULL && a->noticed ? a->notice.deadline : 0;
+	p.request_deadline = a != NULL && a->req_pending ? a->req_deadline : 0;
 	r->hooks->progress(r->hooks->arg, ev, &p);
 }

@@ -44,8 +44,10 @@ rank_env(struct run *r, const struct attempt *a, const struct sr_launch *l, long
 	v.python_dir = sr_default_python_dir();
 	v.world_size = r->ranks.world;
 	v.prev_world_size = prev_world;
-	v.master_addr = "127.0.0.1";
+	v.master_addr = r->hooks->gang.nodes > 1 ? r->hooks->gang.master_addr : "127.0.0.1";
 	v.master_port = r->master_port;
+	v.node_rank = r->hooks->gang.node;
+	v.nodes = r->hooks->gang.nodes;
 	v.restart_count = r->restarts;
 	v.max_restarts = r->js->max_restarts;
 	v.run_id = r->run_id;

@@ -70,7 +70,10 @@ launch(struct run *r, struct attempt *a, long long step, int prev_world,
 	l.argv = r->js->argv;
 	l.nprocs = a->nranks;
 	*end = SR_ATTEMPT_ERROR;
-	if (r->ranks.world > 0 && sr_ranks_free_port(&r->master_port, err) == -1)
+	/* a gang's port is node 0's, chosen once for the gang */
+	if (r->hooks->gang.nodes > 1)
+		r->master_port = r->hooks->gang.master_port;
+	else if (r->ranks.world > 0 && sr_ranks_free_port(&r->master_port, err) == -1)
 		return -1;
 	r->method->ops->launch(r->method, &l);
 	if (sr_provider_start_vm(r->prov, r->vm, err) == -1) {
@@ -238,11 +241,12 @@ job_gone(struct run *r, struct attempt *a)
 static int
 watch_once(struct run *r, struct attempt *a, char *err)
 {
-	struct pollfd *pf = sr_calloc((size_t)(5 + 2 * a->nranks), sizeof *pf);
-	int *which = sr_calloc((size_t)(5 + 2 * a->nranks), sizeof *which);
+	struct pollfd *pf = sr_calloc((size_t)(6 + 2 * a->nranks), sizeof *pf);
+	int *which = sr_calloc((size_t)(6 + 2 * a->nranks), sizeof *which);
 	struct sr_notice n;
 	struct rank *k;
-	int np = 0, i, j, i_sig, i_prov, i_m = -1, i_lease = -1, i_stop = -1, sig, rc = 0;
+	int np = 0, i, j, i_sig, i_prov, i_m = -1, i_lease = -1, i_stop = -1, i_peer = -1, sig;
+	int rc = 0;
 	int mfd = r->method->ops->fd(r->method), lfd = sr_run_lease_fd(r);
 
 	i_sig = np;
@@ -271,6 +275,10 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	if (r->hooks->stop_fd >= 0 && !r->cancelled) {
 		i_stop = np;
 		pf[np++] = (struct pollfd){ .fd = r->hooks->stop_fd, .events = POLLIN };
+	}
+	if (r->hooks->notice_fd >= 0 && !a->noticed) {
+		i_peer = np;
+		pf[np++] = (struct pollfd){ .fd = r->hooks->notice_fd, .events = POLLIN };
 	}
 	if (poll(pf, (nfds_t)np, next_timeout(r, a)) == -1 && errno != EINTR) {
 		rc = sr_errno(err, "poll");
@@ -304,6 +312,18 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		sr_run_give_up(r, a);
 	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
 		stop_request(r, a);
+	/* another node of the gang got a notice: this one's, too; or node
+	 * 0 asked for a checkpoint */
+	if (i_peer >= 0 && (pf[i_peer].revents & POLLIN)) {
+		switch (r->hooks->notice(r->hooks->arg, &n)) {
+		case 1:
+			sr_run_notice(r, a, &n);
+			break;
+		case 2:
+			sr_run_request_periodic(r, a, n.deadline);
+			break;
+		}
+	}
 	on_timers(r, a);
 out:
 	free(pf);
@@ -405,7 +425,7 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 
 	if (launch(r, a, step, prev_world, &end, err) == -1)
 		return end;
-	if (r->js->interval > 0)
+	if (r->js->interval > 0 && r->hooks->gang.node == 0)	/* a gang's: node 0's */
 		a->next_periodic = sr_mono() + r->js->interval;
 	say_started(r, a);
 	sr_run_record_start(r, a, step);

@@ -101,22 +101,27 @@ env_default(struct envbuf *e, const char *name, const char *value)
 	env_append(e, sr_asprintf("%s=%s", name, value));
 }
 
-/* torchrun's variables for one worker of a one-node group (torch 1.13's
- * local_elastic_agent.py, doc/spotrun.1 RANKS), but for
- * TORCHELASTIC_USE_AGENT_STORE: False, since no agent of spotrun's holds a
- * TCPStore, so rank 0 must host it at MASTER_PORT. */
+/* torchrun's variables for one worker (torch 1.13's local_elastic_agent.py,
+ * doc/spotrun.1 RANKS), of a one-node group or of node node_rank of a gang
+ * as torchrun --nnodes gives them: the group is the node, the role every
+ * rank of the job; but for TORCHELASTIC_USE_AGENT_STORE: False, since no
+ * agent of spotrun's holds a TCPStore, so rank 0 must host it at
+ * MASTER_PORT. */
 static void
 add_ranks(struct envbuf *e, const struct sr_jobenv_vars *v, const struct sr_jobenv_proc *p)
 {
-	env_set(e, sr_asprintf("RANK=%d", p->rank));
+	int nodes = v->nodes > 1 ? v->nodes : 1, node = v->nodes > 1 ? v->node_rank : 0;
+	int rank = node * v->world_size + p->rank, world = nodes * v->world_size;
+
+	env_set(e, sr_asprintf("RANK=%d", rank));
 	env_set(e, sr_asprintf("LOCAL_RANK=%d", p->rank));
-	env_set(e, sr_strdup("GROUP_RANK=0"));
-	env_set(e, sr_asprintf("ROLE_RANK=%d", p->rank));
+	env_set(e, sr_asprintf("GROUP_RANK=%d", node));
+	env_set(e, sr_asprintf("ROLE_RANK=%d", rank));
 	env_set(e, sr_strdup("ROLE_NAME=default"));
 	env_set(e, sr_asprintf("LOCAL_WORLD_SIZE=%d", v->world_size));
-	env_set(e, sr_asprintf("WORLD_SIZE=%d", v->world_size));
-	env_set(e, sr_strdup("GROUP_WORLD_SIZE=1"));
-	env_set(e, sr_asprintf("ROLE_WORLD_SIZE=%d", v->world_size));
+	env_set(e, sr_asprintf("WORLD_SIZE=%d", world));
+	env_set(e, sr_asprintf("GROUP_WORLD_SIZE=%d", nodes));
+	env_set(e, sr_asprintf("ROLE_WORLD_SIZE=%d", world));
 	env_set(e, sr_asprintf("MASTER_ADDR=%s", v->master_addr));
 	env_set(e, sr_asprintf("MASTER_PORT=%d", v->master_port));
 	env_set(e, sr_asprintf("TORCHELASTIC_RESTART_COUNT=%d", v->restart_count));
@@ -130,7 +135,7 @@ add_ranks(struct envbuf *e, const struct sr_jobenv_vars *v, const struct sr_jobe
 	env_default(e, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
 	/* As torchrun: several ranks each with a thread per core would
 	 * overload the machine. */
-	if (v->world_size > 1)
+	if (world > 1)
 		env_default(e, "OMP_NUM_THREADS", "1");
 }
 
@@ -170,7 +175,11 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 	env_set(&e, sr_asprintf("SPOTRUN_PROVIDER=%s", v->provider));
 	/* The processes that answer a request, each with its own done
 	 * marker: the ranks, or the one process of launch = once. */
-	env_set(&e, sr_asprintf("SPOTRUN_WORLD_SIZE=%d", v->world_size > 0 ? v->world_size : 1));
+	env_set(&e, sr_asprintf("SPOTRUN_WORLD_SIZE=%d", v->world_size > 0 ?
+	    (v->nodes > 1 ? v->nodes : 1) * v->world_size : 1));
+	/* The gang: which machine of how many (1 and 0 on one machine). */
+	env_set(&e, sr_asprintf("SPOTRUN_NODES=%d", v->nodes > 1 ? v->nodes : 1));
+	env_set(&e, sr_asprintf("SPOTRUN_NODE_RANK=%d", v->nodes > 1 ? v->node_rank : 0));
 	if (v->prev_world_size > 0)
 		env_set(&e, sr_asprintf("SPOTRUN_PREV_WORLD_SIZE=%d", v->prev_world_size));
 	else

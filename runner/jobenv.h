@@ -28,8 +28,13 @@ struct sr_jobenv_vars {
 	/* The ranks (ranks.h). world_size 0: launch = once, where none of
 	 * torchrun's variables is spotrun's to set. */
 	int world_size;
+	/* A gang (doc/fleet.md): this machine's node rank and how many nodes
+	 * (nodes 0 or 1: one machine). world_size is then this node's ranks
+	 * (LOCAL_WORLD_SIZE); WORLD_SIZE is nodes * world_size, RANK
+	 * node_rank * world_size + the local rank, as torchrun --nnodes. */
+	int node_rank, nodes;
 	int prev_world_size;		/* of the restored checkpoint; 0: none, not known */
-	const char *master_addr;	/* MASTER_ADDR, MASTER_PORT */
+	const char *master_addr;	/* MASTER_ADDR, MASTER_PORT (node 0's in a gang) */
 	int master_port;
 	int restart_count;		/* TORCHELASTIC_RESTART_COUNT: restarts after failures */
 	int max_restarts;		/* TORCHELASTIC_MAX_RESTARTS: [retry] max_restarts */
@@ -39,7 +44,7 @@ struct sr_jobenv_vars {
 
 /* What differs between the processes of an attempt. */
 struct sr_jobenv_proc {
-	int rank;			/* RANK, LOCAL_RANK, ROLE_RANK */
+	int rank;			/* LOCAL_RANK (RANK, ROLE_RANK with one node) */
 	/* CUDA_VISIBLE_DEVICES, replacing an inherited one; NULL: left as
 	 * inherited (the job has no GPU). */
 	const char *visible;

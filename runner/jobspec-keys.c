@@ -52,6 +52,7 @@ static const char *const type_nouns[] = {
 	[T_URL] = "not a base URL",
 	[T_PROCS] = "not a process count",
 	[T_LAUNCH] = "not a launch mode",
+	[T_NODES] = "not a node count",
 };
 
 #define DUR_HINT(e) "use a number with a unit s, m, h (e.g. " e ")"
@@ -74,6 +75,8 @@ const struct key sr_js_keys[] = {
 	  "give a GPU model (e.g. H100), or remove the line", NULL },
 	{ SEC_RESOURCES, "procs", T_PROCS, 0, 1, SR_JOBSPEC_PROCS_MAX, 0,
 	  "use a number from 1 to 256 or a range MIN-MAX (e.g. 4 or 2-8)", NULL },
+	{ SEC_RESOURCES, "nodes", T_NODES, 0, 1, SR_JOBSPEC_NODES_MAX, 0,
+	  "use a number from 1 to 64 or a range MIN-MAX (e.g. 2 or 2-4)", NULL },
 	{ SEC_RESOURCES, "launch", T_LAUNCH, F(launch), 0, 0, 0,
 	  "use ranks or once (e.g. once, for a job that runs torchrun itself)", NULL },
 
@@ -596,6 +599,9 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		return;
 	case T_PROCS:
 		(void)parse_count(p, k, v, "processes", &js->procs_min, &js->procs_max);
+		return;
+	case T_NODES:
+		(void)parse_count(p, k, v, "nodes", &js->nodes_min, &js->nodes_max);
 		return;
 	case T_LAUNCH:
 		if (strcmp(v, "ranks") == 0)

@@ -359,6 +359,7 @@ set_defaults(struct sr_jobspec *js)
 {
 	js->mode = SR_MODE_DIRECTORY;
 	js->request_signal = SIGUSR1;
+	js->nodes_min = js->nodes_max = 1;
 	js->write_timeout = 600;
 	js->margin = 5;
 	js->ckpt.keep = 3;
@@ -435,14 +436,20 @@ check_cloud_keys(struct sr_js_parse *p)
 		    sr_js_show(pc->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
 }
 
-/* procs against gpus and launch: who decides how many processes start. */
+/* procs against gpus and launch: who decides how many processes start; nodes
+ * against launch. */
 static void
 check_resources(struct sr_js_parse *p)
 {
 	const struct sr_jobspec *js = p->js;
 	size_t kp = key_index("procs", SEC_RESOURCES), kg = key_index("gpus", SEC_RESOURCES);
+	size_t kn = key_index("nodes", SEC_RESOURCES);
 	char b[SR_JS_SHOW_MAX + 4], b2[SR_JS_SHOW_MAX + 4];
 
+	if (p->key_line[kn] != 0 && js->nodes_max > 1 && js->launch == SR_LAUNCH_ONCE)
+		sr_js_error(p, p->key_line[kn], "nodes = %s with launch = once: spotrun starts "
+		    "the ranks of every node of a gang and gives them torchrun's variables; set "
+		    "launch = ranks, or remove nodes (one machine)", sr_js_show(p->raw[kn], b));
 	if (p->key_line[kp] == 0 || js->procs_max == 0)
 		return;
 	if (js->launch == SR_LAUNCH_ONCE && js->procs_max > 1)

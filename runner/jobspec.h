@@ -29,6 +29,7 @@ enum sr_launch_mode {
 };
 
 #define SR_JOBSPEC_PROCS_MAX	256	/* processes (ranks) of one job on a machine */
+#define SR_JOBSPEC_NODES_MAX	64	/* machines of one job (a gang, doc/fleet.md) */
 
 /* One parameter of [sweep] (runner/sweep.h makes the trials). */
 struct sr_sweep_param {
@@ -60,6 +61,10 @@ struct sr_jobspec {
 	 * with GPUs, else 1). Not with gpus, nor with launch = once. */
 	int procs_min, procs_max;
 	enum sr_launch_mode launch;	/* default ranks */
+	/* nodes: the machines the job runs on together, "2" or "2-4" (a
+	 * gang of agents, doc/fleet.md, as many as join within the range);
+	 * default 1-1. More than one only with launch = ranks. */
+	int nodes_min, nodes_max;
 
 	/* [checkpoint] */
 	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gang-ckpt.h"
 #include "method.h"
 #include "progress.h"
 #include "request.h"
@@ -39,6 +40,7 @@ struct dir_method {
 	int active;			/* started and not yet joined */
 	int pipe[2];			/* one byte written when the save ends */
 	struct sr_ckpt_opts opts;
+	struct sr_gang_parts parts;	/* a gang's: the keys of its parts */
 	long long step;
 	volatile int cancel;
 	struct sr_ckpt_result res;
@@ -117,6 +119,7 @@ dir_free(struct sr_method *m)
 	free(d->ctl_dir);
 	free(d->req_path);
 	free_done(d);
+	sr_gang_parts_free(&d->parts);
 	free(d);
 }
 
@@ -348,6 +351,8 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	struct dir_method *d = m->priv;
 
 	d->opts = *m->ctx.copts;
+	sr_gang_parts_free(&d->parts);
+	sr_gang_parts_for(m->ctx.gang, d->opts.job, step, &d->opts, &d->parts);
 	sr_progress_start(&d->pg, m->ctx.term, "checkpoint");
 	d->opts.progress = sr_progress_update;
 	d->opts.progress_arg = &d->pg;

@@ -108,6 +108,9 @@ struct sr_method_ctx {
 	 * after a commit then still shows it). NULL: none. */
 	void (*on_commit)(void *arg, const struct sr_ckpt_stats *stats);
 	void *on_commit_arg;
+	/* The run's node of a gang (run.h; nodes < 2: one machine): a save
+	 * is then a part, or node 0's commit of the parts (gang-ckpt.h). */
+	const struct sr_run_gang *gang;
 };
 
 struct sr_method;

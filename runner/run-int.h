@@ -194,7 +194,8 @@ int sr_run_lease_gone(struct run *r, const char *why);
  * succeeded now, before the FINISHED marker is written, so that a run
  * killed between the two leaves a job no one runs again (a run that took
  * it over from a FINISHED marker would start it afresh). 0 set; -1 when
- * it could not be (a warning; write no marker), -2 when the lease is lost. */
+ * it could not be (a warning; write no marker), -2 when the lease is lost,
+ * 1 for a gang's other node (no lease: node 0 ends it and writes the marker). */
 int sr_run_lease_finish(struct run *r);
 /* The run's end: its lease moves to the state of res (when the run
  * claimed it and still holds it) and its keeper stops. */
@@ -231,6 +232,10 @@ void sr_run_ranks_stop(struct run *r, struct attempt *a, double grace);
  * *step: the restored step, -1 for a fresh start; *world: the ranks that
  * wrote it, 0 none or not known. 0 or -1 with err. */
 int sr_run_restore(struct run *r, long long *step, int *world, char *err);
+/* Ask the job for a periodic checkpoint by deadline (its interval's, or
+ * node 0's of its gang), unless a request, a save, a notice or the job's
+ * end is under way. */
+void sr_run_request_periodic(struct run *r, struct attempt *a, double deadline);
 /* A notice came from the provider. */
 void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n);
 /* The pending request: its answer, or its deadline passing. */

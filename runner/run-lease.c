@@ -148,6 +148,14 @@ sr_run_lease_take(struct run *r, struct sr_run_result *res)
 	double ttl;
 	int rc;
 
+	if (h->lease == NULL && h->gang.nodes > 1 && h->gang.node > 0) {
+		/* a gang's other node: node 0 holds the lease and fences */
+		r->epoch = h->gang.epoch;
+		r->copts.epoch = (uint64_t)r->epoch;
+		sr_tl(&r->tl, 0, "gang", "node %d of %d, epoch %lld: node 0 holds the lease and "
+		    "commits the checkpoints", h->gang.node, h->gang.nodes, (long long)r->epoch);
+		return 0;
+	}
 	if (h->lease != NULL) {
 		sr_lease_get_info(h->lease, &li);
 		if (strcmp(li.job, r->js->name) != 0) {
@@ -233,6 +241,12 @@ sr_run_lease_finish(struct run *r)
 
 	if (sr_run_lease_gone(r, NULL))
 		return -2;
+	if (r->lease == NULL) {
+		/* a gang's other node: its node 0 ends the lease */
+		if (r->hooks->finish != NULL)
+			(void)r->hooks->finish(r->hooks->arg, err);
+		return 1;
+	}
 	if (caller) {
 		rc = r->hooks->finish(r->hooks->arg, err);
 		rc = rc == 0 ? SR_LEASE_OK : rc == -2 ? SR_LEASE_LOST : SR_LEASE_ERROR;

@@ -138,8 +138,9 @@ make_method(struct run *r, char *err)
 	r->copts.job = r->js->name;
 	r->copts.log = log_from_ckpt;
 	r->copts.log_arg = r;
-	/* Recorded with each checkpoint, for SPOTRUN_PREV_WORLD_SIZE. */
-	r->copts.world_size = r->ranks.world;
+	/* Recorded with each checkpoint, for SPOTRUN_PREV_WORLD_SIZE: every
+	 * node's ranks in a gang (node 0 commits). */
+	r->copts.world_size = r->ranks.world * (r->hooks->gang.nodes > 1 ? r->hooks->gang.nodes : 1);
 	memset(&ctx, 0, sizeof ctx);
 	ctx.js = r->js;
 	ctx.st = r->st;
@@ -149,6 +150,7 @@ make_method(struct run *r, char *err)
 	ctx.ckpt_dir = r->ckpt_dir;
 	ctx.on_commit = sr_run_record_on_commit;
 	ctx.on_commit_arg = &r->note;
+	ctx.gang = &r->hooks->gang;
 	return sr_method_new(r->js->mode, &ctx, &r->method, err);
 }
 
@@ -166,6 +168,12 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return -1;
 	if (open_log_dir(r, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
+	if (js->nodes_min > 1 && r->hooks->gang.nodes < 2) {
+		sr_err(err, "run %s: nodes = %d-%d: a job of several machines runs on a gang of "
+		    "agents; `spotrun submit` it to a queue and start an agent on each machine",
+		    js->name, js->nodes_min, js->nodes_max);
+		return failed(res, SR_RUN_ERR_CONFIG);
+	}
 	if (plan_ranks(r, err) == -1)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
 	if (sr_store_open(js->store, &r->st, err) == -1)

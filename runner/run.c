@@ -143,7 +143,7 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 		case -2:
 			end_lost(r, o, res);
 			break;
-		}
+		}	/* 1: a gang's other node, whose node 0 writes the marker */
 		return 0;
 	}
 	if (r->interrupted || r->cancelled || !restart_allowed(r, code)) {
@@ -238,7 +238,7 @@ discard_local(struct run *r, enum sr_run_outcome oc)
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
-	static const struct sr_run_hooks no_hooks = { .stop_fd = -1 };
+	static const struct sr_run_hooks no_hooks = { .stop_fd = -1, .notice_fd = -1 };
 	enum sr_attempt_end end;
 	struct attempt a;
 	struct run r;

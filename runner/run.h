@@ -61,6 +61,8 @@ struct sr_run_progress {
 	double seconds;		/* the attempts' time, the running one's up to now */
 	double lost;		/* seconds of work lost to preemptions */
 	int gpus;		/* the GPUs the job has */
+	double notice_deadline;	/* SR_RUN_EV_NOTICE: the notice's deadline */
+	double request_deadline;	/* SR_RUN_EV_REQUEST: the request's */
 };
 
 /* When progress is called. */
@@ -68,7 +70,9 @@ enum sr_run_event {
 	SR_RUN_EV_ATTEMPT,	/* an attempt's job was launched */
 	SR_RUN_EV_NOTICE,	/* a preemption notice came */
 	SR_RUN_EV_CHECKPOINT,	/* a checkpoint was committed */
-	SR_RUN_EV_ATTEMPT_END	/* an attempt ended */
+	SR_RUN_EV_ATTEMPT_END,	/* an attempt ended */
+	SR_RUN_EV_REQUEST	/* a checkpoint was asked of the job on this run's own
+				 * account (periodic, early), by p->request_deadline */
 };
 
 /*
@@ -76,7 +80,24 @@ enum sr_run_event {
  * every member is optional (0 / NULL / -1 as said). Callbacks are called
  * from the run's thread, in its loop: they must not wait on the network.
  */
+/* A run as node `node` of a gang of `nodes` machines (doc/fleet.md,
+ * "Gangs"); nodes 0 or 1: one machine. */
+struct sr_run_gang {
+	int node, nodes;
+	/* node 0's address and the port its rank 0 hosts the rendezvous at:
+	 * MASTER_ADDR and MASTER_PORT of every node's ranks */
+	const char *master_addr;
+	int master_port;
+	/* The gang's epoch (its lease's). Node 0 holds the lease (hooks'
+	 * lease) and commits the gang's checkpoints; another node holds
+	 * none (lease NULL), fences nothing, saves its part of each
+	 * checkpoint for node 0 to commit, writes no FINISHED marker, and
+	 * times no periodic checkpoint: node 0's reach it (notice()). */
+	int64_t epoch;
+};
+
 struct sr_gpus;
+struct sr_notice;
 struct sr_run_hooks {
 	void *arg;
 	/* A running lease of the job (lease.h, for js->name in js->store)
@@ -107,6 +128,14 @@ struct sr_run_hooks {
 	 * checkpoint first) or nothing (0). */
 	int stop_fd;
 	int (*stop)(void *arg, int *checkpoint);
+	/* Readable (-1: none) when another machine of the job (a node of its
+	 * gang) got a notice: notice() fills n and returns 1, which the run
+	 * takes as its own provider's; or when node 0 asked its ranks for a
+	 * checkpoint (periodic): 2, with n->deadline the request's, which
+	 * the run asks of its ranks too (0: nothing). */
+	int notice_fd;
+	int (*notice)(void *arg, struct sr_notice *n);
+	struct sr_run_gang gang;
 	/* The job finished (exit 0), the run's last line said: end the
 	 * handed-in lease succeeded, after what must come first (the agent
 	 * ships the job's log, which `spotrun logs -f` reads until the lease

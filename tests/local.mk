@@ -46,7 +46,7 @@ tests_t_s3_race_SOURCES = tests/t-s3-race.c tests/tap.h tests/s3-util.h tests/ck
 # S3: a gc delayed while another run commits (issue 11's race), stale
 # writers stopped with SIGSTOP and fenced by a newer epoch, racing epochs.
 check_PROGRAMS += tests/t-fence
-tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-util.h
+tests_t_fence_SOURCES = tests/t-fence.c tests/tap.h tests/s3-util.h tests/ckpt-util.h tests/ckpt-store-util.h
 # The gs:// store against tests/gcsemu.py, an emulator of GCS's XML API
 # (SigV4 with HMAC keys, generations, x-goog-if-generation-match), and
 # `spotrun run` on gs:// preempted and resumed.
@@ -91,6 +91,9 @@ EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
 EXTRA_DIST += tests/jobs/agent.sh
+# Gangs of agents on loopback: torchrun's variables of node N, a PyTorch job
+# across 2 agents, 3 agents preempted down to 2, resumed from the parts.
+dist_check_SCRIPTS += tests/t38-gang.sh
 # The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.

@@ -3,7 +3,8 @@
  * t-queue) share: a fresh file:// store, the RGW store when there is one
  * (its S3 part skipped without a server, failed under
  * SPOTRUN_TEST_REQUIRE_S3=1, as tests/s3-util.h does for whole tests),
- * raw objects put and read back, message checks with a variable middle,
+ * raw objects put and read back, the keys under a prefix, message checks
+ * with a variable middle,
  * and a crowd of forked processes that act at once and report one int
  * each. Header-only, included once per test program after tap.h and
  * s3-util.h.
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "queue.h"
 #include "store.h"
 #include "util.h"
 
@@ -92,6 +94,36 @@ qu_get(struct sr_store *st, const char *key, size_t *len)
 	return buf;
 }
 
+/* The keys under prefix in st, tab-separated, into out (len bytes). */
+struct qu_keycat {
+	char *out;
+	size_t len, o;
+};
+
+QU_FN int
+qu_keycat_cb(const struct sr_object_info *info, void *arg)
+{
+	struct qu_keycat *k = arg;
+
+	k->o += (size_t)snprintf(k->out + k->o, k->len - k->o, "%s%s", k->o > 0 ? "\t" : "",
+	    info->key);
+	if (k->o >= k->len)
+		k->o = k->len - 1;
+	return 0;
+}
+
+QU_FN const char *
+qu_keys(struct sr_store *st, const char *prefix, char *out, size_t len)
+{
+	struct qu_keycat k = { out, len, 0 };
+	char err[SR_ERRMAX];
+
+	out[0] = '\0';
+	if (sr_store_list(st, prefix, qu_keycat_cb, &k, err) != 0)
+		snprintf(out, len, "(list failed: %s)", err);
+	return out;
+}
+
 /* got starts with prefix and ends with suffix; else say what it was. */
 QU_FN void
 qu_like(const char *got, const char *prefix, const char *suffix, const char *desc)
@@ -162,6 +194,34 @@ qu_crowd_run(struct qu_crowd *c, int n, int (*fn)(int i, void *arg), void *arg)
 		waitpid(c->pids[i], NULL, 0);
 	close(go[1]);
 	close(res[0]);
+}
+
+/* Process i of a crowd of agents: open the queue at url and claim as
+ * agent "claimer-I" (a, its owner set here): what(j) of the job claimed
+ * (NULL: 0), else the claim's code; 99 when the queue does not open. */
+QU_FN int
+qu_claimer(const char *url, int i, struct sr_queue_agent a,
+    int (*what)(const struct sr_queue_job *j))
+{
+	struct sr_lease_owner me;
+	struct sr_queue_job *j;
+	struct sr_queue *q;
+	char err[SR_ERRMAX], id[32];
+	int rc;
+
+	snprintf(id, sizeof id, "claimer-%d", i);
+	if (sr_lease_owner_local(&me, id, "", "local", err) != 0)
+		sr_fatal("%s", err);
+	a.owner = &me;
+	if (sr_queue_open(url, &q, err) != 0)
+		return 99;
+	rc = sr_queue_claim(q, &a, &j, err);
+	if (rc == 0) {
+		rc = what != NULL ? what(j) : 0;
+		sr_queue_job_free(j);
+	}
+	sr_queue_close(q);
+	return rc;
 }
 
 /* How many of the crowd reported v. */

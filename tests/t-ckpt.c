@@ -28,6 +28,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "ckpt-store-util.h"
 
 #include "byteplane.h"
 #include "catalog.h"
@@ -47,12 +48,7 @@ static struct tu_log lg;
 static void
 opts_init(struct sr_ckpt_opts *o, const char *job)
 {
-	memset(o, 0, sizeof *o);
-	o->job = job;
-	o->chunk_size = MiB;
-	o->threads = 2;
-	o->log = tu_log_fn;
-	o->log_arg = &lg;
+	tu_opts(o, job, MiB, 2, &lg);
 }
 
 /* A new directory below top. */
@@ -70,13 +66,7 @@ newdir(const char *name)
 static char *
 store_text(const char *key)
 {
-	char err[SR_ERRMAX];
-	void *buf;
-	size_t len;
-
-	if (sr_store_get(st, key, 1 << 20, &buf, &len, NULL, err) != 0)
-		return sr_strdup("");
-	return buf;
+	return tu_store_text(st, key);
 }
 
 /* The file backing a store key. */

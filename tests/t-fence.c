@@ -50,6 +50,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "ckpt-store-util.h"
 #include "s3-util.h"
 
 #include "catalog.h"
@@ -71,12 +72,7 @@ struct target {
 static void
 opts_init(struct sr_ckpt_opts *o, const char *job)
 {
-	memset(o, 0, sizeof *o);
-	o->job = job;
-	o->chunk_size = 64 * 1024;
-	o->threads = 1;
-	o->log = tu_log_fn;
-	o->log_arg = &lg;
+	tu_opts(o, job, 64 * 1024, 1, &lg);
 }
 
 /* A source tree of one writer: f says who wrote it, noise is its own. */

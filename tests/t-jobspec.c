@@ -174,6 +174,20 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:5: procs = 300: too many; at most 256 processes\n" },
 	{ JOB "[resources]\nprocs = 8-2\n", NULL,
 	  "job.ini:5: procs = 8-2: the range is reversed; write MIN-MAX (e.g. 2-8)\n" },
+	{ JOB "[resources]\nnodes = two\n", NULL,
+	  "job.ini:5: nodes = two: not a node count; use a number from 1 to 64 or a range "
+	  "MIN-MAX (e.g. 2 or 2-4)\n" },
+	{ JOB "[resources]\nnodes = 0\n", NULL,
+	  "job.ini:5: nodes = 0: out of range; use a number from 1 to 64 or a range MIN-MAX "
+	  "(e.g. 2 or 2-4)\n" },
+	{ JOB "[resources]\nnodes = 65\n", NULL,
+	  "job.ini:5: nodes = 65: too many; at most 64 nodes\n" },
+	{ JOB "[resources]\nnodes = 4-2\n", NULL,
+	  "job.ini:5: nodes = 4-2: the range is reversed; write MIN-MAX (e.g. 2-4)\n" },
+	{ JOB "[resources]\nlaunch = once\nnodes = 2\n", NULL,
+	  "job.ini:6: nodes = 2 with launch = once: spotrun starts the ranks of every node of a "
+	  "gang and gives them torchrun's variables; set launch = ranks, or remove nodes (one "
+	  "machine)\n" },
 	{ JOB "[resources]\nlaunch = torchrun\n", NULL,
 	  "job.ini:5: launch = torchrun: not a launch mode; use ranks or once (e.g. once, for a "
 	  "job that runs torchrun itself)\n" },
@@ -759,6 +773,7 @@ test_good_full(void)
 	is_int(js->gpus_max, 8, "gpus 1-8: max");
 	is_str(js->gpu_type, "H100", "gpu_type");
 	ok(js->procs_min == 1 && js->procs_max == 1, "procs = 1");
+	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1");
 	is_int(js->launch, SR_LAUNCH_ONCE, "launch = once");
 	is_int(js->mode, SR_MODE_DIRECTORY, "mode");
 	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
@@ -827,6 +842,7 @@ test_good_defaults(void)
 	ok(js->env != NULL && js->env[0] == NULL, "default env: empty, NULL-terminated");
 	ok(js->gpus_min == 0 && js->gpus_max == 0, "default gpus: 0");
 	ok(js->procs_min == 0 && js->procs_max == 0, "default procs: not set");
+	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1-1 (one machine)");
 	is_int(js->launch, SR_LAUNCH_RANKS, "default launch: ranks");
 	ok(js->gpu_type == NULL, "default gpu_type: none");
 	is_int(js->mode, SR_MODE_DIRECTORY, "default mode: directory");
@@ -1016,6 +1032,7 @@ static const struct range_case {
 	{ "resources", "gpus", HUGE_NUM, "too many; at most 64 GPUs" },
 	{ "resources", "gpus", "1-" HUGE_NUM, "too many; at most 64 GPUs" },
 	{ "resources", "procs", "257", "too many; at most 256 processes" },
+	{ "resources", "nodes", "2-" HUGE_NUM, "too many; at most 64 nodes" },
 	{ "resources", "procs", HUGE_NUM, "too many; at most 256 processes" },
 	RANGE_DAYS("interval", "0 (off) or from 1s to 365d (e.g. 20m)"),
 	{ "checkpoint", "interval", HUGE_NUM "ms", "out of range; use 0 (off) or from 1s to 365d "

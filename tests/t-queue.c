@@ -81,33 +81,10 @@ add(struct sr_queue *q, const char *id, int prio, int gmin, int gmax, const char
 }
 
 /* Keys under prefix, tab-separated, into out. */
-struct keycat {
-	char *out;
-	size_t len, o;
-};
-
-static int
-keycat_cb(const struct sr_object_info *info, void *arg)
-{
-	struct keycat *k = arg;
-
-	k->o += (size_t)snprintf(k->out + k->o, k->len - k->o, "%s%s", k->o > 0 ? "\t" : "",
-	    info->key);
-	if (k->o >= k->len)
-		k->o = k->len - 1;
-	return 0;
-}
-
 static const char *
 keys(struct sr_queue *q, const char *prefix, char *out, size_t len)
 {
-	struct keycat k = { out, len, 0 };
-	char err[SR_ERRMAX];
-
-	out[0] = '\0';
-	if (sr_store_list(sr_queue_store(q), prefix, keycat_cb, &k, err) != 0)
-		snprintf(out, len, "(list failed: %s)", err);
-	return out;
+	return qu_keys(sr_queue_store(q), prefix, out, len);
 }
 
 static struct sr_queue_agent
@@ -533,24 +510,8 @@ test_stale(struct sr_queue *q)
 static int
 claimer(int i, void *arg)
 {
-	struct sr_lease_owner me;
-	struct sr_queue_agent a;
-	struct sr_queue_job *j;
-	struct sr_queue *q;
-	char err[SR_ERRMAX], id[32];
-	int rc;
-
 	(void)arg;
-	snprintf(id, sizeof id, "claimer-%d", i);
-	sr_lease_owner_local(&me, id, "", "local", err);
-	a = agent(&me, 0, NULL);
-	if (sr_queue_open(url, &q, err) != 0)
-		return 99;
-	rc = sr_queue_claim(q, &a, &j, err);
-	if (rc == 0)
-		sr_queue_job_free(j);
-	sr_queue_close(q);
-	return rc;
+	return qu_claimer(url, i, agent(NULL, 0, NULL), NULL);
 }
 
 static void

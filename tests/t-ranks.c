@@ -266,6 +266,37 @@ test_env(void)
 	is_str(get(env, "SPOTRUN_PREV_WORLD_SIZE"), "", "no previous world size: empty");
 	sr_jobenv_free(env);
 
+	/* Node 2 of a gang of 3 (torchrun --nnodes 3 --nproc_per_node 2),
+	 * its local rank 1. */
+	v.nodes = 3;
+	v.node_rank = 2;
+	v.master_addr = "10.0.1.5";
+	env = sr_jobenv_build(base, js, &v, &p);
+	{
+		const char *gw[][2] = {
+			{ "RANK", "5" }, { "LOCAL_RANK", "1" }, { "GROUP_RANK", "2" },
+			{ "ROLE_RANK", "5" }, { "LOCAL_WORLD_SIZE", "2" }, { "WORLD_SIZE", "6" },
+			{ "GROUP_WORLD_SIZE", "3" }, { "ROLE_WORLD_SIZE", "6" },
+			{ "MASTER_ADDR", "10.0.1.5" }, { "MASTER_PORT", "29511" },
+			{ "SPOTRUN_NODES", "3" }, { "SPOTRUN_NODE_RANK", "2" },
+			{ "SPOTRUN_WORLD_SIZE", "6" },
+		};
+
+		for (i = 0; i < SR_ARRAY_LEN(gw); i++) {
+			const char *got = get(env, gw[i][0]);
+			is_str(got != NULL ? got : "(unset)", gw[i][1], "node 2 of 3, local rank 1: %s",
+			    gw[i][0]);
+		}
+	}
+	sr_jobenv_free(env);
+	v.nodes = 0;
+	v.node_rank = 0;
+	v.master_addr = "127.0.0.1";
+	env = sr_jobenv_build(base, js, &v, &p);
+	ok(strcmp(get(env, "SPOTRUN_NODES"), "1") == 0 && strcmp(get(env, "SPOTRUN_NODE_RANK"),
+	    "0") == 0, "one machine: SPOTRUN_NODES 1, SPOTRUN_NODE_RANK 0");
+	sr_jobenv_free(env);
+
 	/* One rank: no OMP_NUM_THREADS of spotrun's, as torchrun. */
 	v.world_size = 1;
 	p.rank = 0;

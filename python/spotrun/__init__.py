@@ -63,7 +63,7 @@ from typing import NamedTuple, Optional
 __all__ = [
     "Request", "supervised", "ckpt_dir", "resume_step", "requested", "request",
     "reason", "deadline", "seconds_left", "done", "rank", "world_size",
-    "prev_world_size", "rank_dir",
+    "prev_world_size", "rank_dir", "nodes",
 ]
 
 
@@ -143,6 +143,13 @@ def world_size() -> Optional[int]:
         return None
     n = _int_env("SPOTRUN_WORLD_SIZE")
     return 1 if n is None else n
+
+
+def nodes() -> int:
+    """How many machines run the job together (SPOTRUN_NODES: a gang of
+    agents, doc/fleet.md); 1 on one machine and outside spotrun."""
+    n = _int_env("SPOTRUN_NODES") if supervised() else None
+    return 1 if n is None or n < 1 else n
 
 
 def rank() -> Optional[int]:

@@ -94,9 +94,31 @@ def requested() -> bool:
     dev = "cpu"
     if dist.get_backend() == "nccl":
         dev = torch.device("cuda", torch.cuda.current_device())
-    flag = torch.tensor([1 if spotrun.requested() else 0], dtype=torch.int32, device=dev)
+    mine = spotrun.requested()
+    flag = torch.tensor([1 if mine else 0], dtype=torch.int32, device=dev)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    if flag.item() and not mine and spotrun.nodes() > 1:
+        _await_request()
     return bool(flag.item())
+
+
+# How long a rank of a gang waits for its own node's request once a rank of
+# another node has seen one (the nodes' agents pass a request on within a
+# few seconds, doc/fleet.md).
+GANG_WAIT = 60.0
+
+
+def _await_request() -> None:
+    """On a gang (several nodes), a request reaches each node through its
+    own spotrun, a moment apart: a rank that learnt from the all-reduce
+    that another node's rank has one waits until its own comes, so that it
+    answers it with the state of this same step (done() answers only a
+    request it sees). Past GANG_WAIT it goes on; its part is then missing
+    and node 0 commits nothing."""
+    import time
+    end = time.monotonic() + GANG_WAIT
+    while not spotrun.requested() and time.monotonic() < end:
+        time.sleep(0.01)
 
 
 def _shared_marker() -> bool:
