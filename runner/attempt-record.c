@@ -27,6 +27,10 @@ sr_run_record_start(struct run *r, struct attempt *a, long long step)
 	rec->exit_code = -1;
 	rec->restored_step = step;
 	strlcpy(rec->outcome, "running", sizeof rec->outcome);
+	rec->ranks = r->ranks.n;
+	rec->gpus = r->ranks.gpus;
+	if (rec->gpus > 0 && r->gpus_found.n > 0)
+		strlcpy(rec->gpu_model, r->gpus_found.v[0].model, sizeof rec->gpu_model);
 	if (sr_provider_facts(r->prov, &rec->facts, err) == -1)
 		sr_tl(&r->tl, 0, "warning", "%s", err);
 	a->checkpoints_before = r->checkpoints;

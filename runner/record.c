@@ -22,10 +22,12 @@ record_key(const char *job, const struct sr_attempt_record *r)
 int
 sr_record_put(struct sr_store *st, const char *job, const struct sr_attempt_record *r, char *err)
 {
-	json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:i, s:I, s:i, s:{s:s, s:s, s:s, s:s, s:s}}",
+	json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:i, s:I, s:i, s:i, s:i, s:s, "
+	    "s:{s:s, s:s, s:s, s:s, s:s}}",
 	    "run", r->run, "attempt", r->attempt, "vm", r->vm, "started", r->started,
 	    "ended", r->ended, "outcome", r->outcome, "exit_code", r->exit_code,
 	    "restored_step", (json_int_t)r->restored_step, "checkpoints", r->checkpoints,
+	    "ranks", r->ranks, "gpus", r->gpus, "gpu_model", r->gpu_model,
 	    "machine", "provider", r->facts.provider, "instance_id", r->facts.instance_id,
 	    "instance_type", r->facts.instance_type, "zone", r->facts.zone,
 	    "lifecycle", r->facts.lifecycle);
@@ -73,6 +75,10 @@ parse(const char *text, size_t len, struct sr_attempt_record *r)
 	r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
 	r->restored_step = json_integer_value(json_object_get(o, "restored_step"));
 	r->checkpoints = (int)json_integer_value(json_object_get(o, "checkpoints"));
+	/* absent from records of versions before them: 0 and "" */
+	r->ranks = (int)json_integer_value(json_object_get(o, "ranks"));
+	r->gpus = (int)json_integer_value(json_object_get(o, "gpus"));
+	copy_str(o, "gpu_model", r->gpu_model, sizeof r->gpu_model);
 	m = json_object_get(o, "machine");
 	copy_str(m, "provider", r->facts.provider, sizeof r->facts.provider);
 	copy_str(m, "instance_id", r->facts.instance_id, sizeof r->facts.instance_id);

@@ -21,6 +21,9 @@ struct sr_attempt_record {
 	int exit_code;		/* -1 if none */
 	long long restored_step;	/* -1: started fresh */
 	int checkpoints;	/* committed during this attempt */
+	int ranks;		/* processes spotrun started (0: not recorded) */
+	int gpus;		/* GPUs the job was given */
+	char gpu_model[96];	/* the first one's, as NVML names it ("": not known) */
 	struct sr_facts facts;
 };
 

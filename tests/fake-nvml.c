@@ -7,6 +7,8 @@
  * environment, read at each call:
  *   FAKE_NVML_GPUS    how many GPUs (default 0)
  *   FAKE_NVML_NAME    their name (default "NVIDIA H100 80GB HBM3")
+ *   FAKE_NVML_NAMES   names of GPU 0, 1, ... separated by commas (a machine of
+ *                     mixed models; GPUs past the list take FAKE_NVML_NAME)
  *   FAKE_NVML_MEMORY  their memory in bytes (default 80 GiB)
  *   FAKE_NVML_INIT    an NVML code nvmlInit_v2 returns (default 0; 9 is
  *                     "driver not loaded")
@@ -97,10 +99,23 @@ copy_out(const char *s, char *buf, unsigned int length)
 int
 nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
-	const char *s = getenv("FAKE_NVML_NAME");
+	const char *s = getenv("FAKE_NVML_NAME"), *list = getenv("FAKE_NVML_NAMES"), *e;
+	char one[128];
+	unsigned long i;
 
 	if (!valid(device) || name == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	for (i = 0; list != NULL && *list != '\0'; i++) {
+		e = strchr(list, ',');
+		if (i == index_of(device)) {
+			snprintf(one, sizeof one, "%.*s", (int)(e != NULL ? (size_t)(e - list) :
+			    strlen(list)), list);
+			return copy_out(one, name, length);
+		}
+		if (e == NULL)
+			break;
+		list = e + 1;
+	}
 	return copy_out(s != NULL ? s : "NVIDIA H100 80GB HBM3", name, length);
 }
 

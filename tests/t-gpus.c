@@ -80,6 +80,18 @@ main(void)
 	    "80GB HBM3; as NVML names it): run it on a machine with A100 GPUs, or change or remove gpu_type "
 	    "in its [resources]", "... and says what this machine has and the way out");
 
+	setenv("FAKE_NVML_GPUS", "3", 1);
+	setenv("FAKE_NVML_NAMES", "NVIDIA H100 80GB HBM3,NVIDIA H100 80GB HBM3,NVIDIA A100-SXM4-80GB", 1);
+	find(none, SR_FAKE_NVML, &g);
+	is_str(g.v[2].model, "NVIDIA A100-SXM4-80GB", "mixed models: the third is an A100");
+	is_int(sr_gpus_check_type(&g, 2, "H100", "j", err), 0, "... gpu_type = H100 fits the two the job gets");
+	is_int(sr_gpus_check_type(&g, 3, "H100", "mix", err), -1, "... not all three");
+	is_str(err, "job mix: gpu_type = H100, but GPU 2 of this machine is A100 (NVIDIA "
+	    "A100-SXM4-80GB; as NVML names it): run it on a machine with H100 GPUs, or change or "
+	    "remove gpu_type in its [resources]", "... naming the GPU of another model");
+	unsetenv("FAKE_NVML_NAMES");
+	setenv("FAKE_NVML_GPUS", "8", 1);
+
 	find(vis_idx, SR_FAKE_NVML, &g);
 	is_str(g.source, "CUDA_VISIBLE_DEVICES", "an inherited CUDA_VISIBLE_DEVICES comes first");
 	is_int(g.n, 2, "... its two entries");

@@ -99,6 +99,9 @@ LD_LIBRARY_PATH=$nvml FAKE_NVML_GPUS=2 run h100
 t_is "$t_rc" 0 "gpu_type = h100 on NVML's two H100s: exit 0" || t_show "$t_tmp/h100.err"
 t_is "$(envof h100 0 CUDA_VISIBLE_DEVICES) $(envof h100 1 CUDA_VISIBLE_DEVICES)" "0 1" \
 	"... one rank per GPU, by NVML's index"
+rec=$(cat "$t_tmp"/store/h100/attempts/*.json 2>/dev/null | tr -d '\n' | sed 's/": /":/g; s/, *"/,"/g')
+t_is "$(printf '%s' "$rec" | grep -o '"gpu_model":"[^"]*","gpus":[0-9]*' )|$(printf '%s' "$rec" | grep -o '"ranks":[0-9]*')" \
+	'"gpu_model":"NVIDIA H100 80GB HBM3","gpus":2|"ranks":2' "... the attempt's record has its GPUs, their model and its ranks"
 t_jobfile a100 "$job_cmd --steps 1" "[resources]" "gpus = 1" "gpu_type = A100"
 LD_LIBRARY_PATH=$nvml FAKE_NVML_GPUS=2 run a100
 t_is "$t_rc:$(cat "$t_tmp/a100.err")" \
