@@ -28,10 +28,16 @@ steps=200
 GLOO_SOCKET_IFNAME=lo
 export GLOO_SOCKET_IFNAME
 
+# free_port: a port free on 127.0.0.1 now, for a torchrun of this test:
+# torchrun's default, 29500, may be another test's (make -j check).
+free_port() {
+	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 torchrun() {	# torchrun NAME NPROC SCRIPT ARGS...: Debian's, output to NAME.out/.err
 	_n=$1 _p=$2
 	shift 2
-	"$PY" -m torch.distributed.run --nproc_per_node "$_p" --redirects 1 --tee 1 \
+	"$PY" -m torch.distributed.run --nproc_per_node "$_p" --master_port "$(free_port)" \
+		--redirects 1 --tee 1 \
 		--log_dir "$t_tmp/trlog-$_n" "$@" > "$t_tmp/$_n.out" 2> "$t_tmp/$_n.err"
 }
 # losses FILE: "STEP LOSS" for each loss line of rank 0 (spotrun's [0] or
@@ -206,7 +212,7 @@ t_is "$(left hang)$(left crash)" "" "nothing of either job left running"
 
 # 32-37: launch = once, torchrun inside: a notice's checkpoint of its two
 # ranks, then a run that resumes them.
-trcmd="$PY -m torch.distributed.run --nproc_per_node 2 --redirects 1 --tee 1 --log_dir $t_tmp/trlog-once $JOBS/oncejob.py"
+trcmd="$PY -m torch.distributed.run --nproc_per_node 2 --master_port $(free_port) --redirects 1 --tee 1 --log_dir $t_tmp/trlog-once $JOBS/oncejob.py"
 t_jobfile once "$trcmd 100000" "[resources]" "launch = once" "[provider]" "name = signal" "grace = 20s"
 t_bg once "$SPOTRUN" run "$t_tmp/once.ini"
 once_pid=$t_last
