@@ -99,6 +99,15 @@ double sr_agent_gang_interval(void);
  * ended: the job succeeded or failed, so the members' jobs end on their own). */
 void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
 
+/* agent-gang-lost.c */
+/* Node 0 of gang g, whose run of job j failed: 1 when a member's node was
+ * lost without a notice (its slot gone, or not renewed within TTL/3 and a
+ * margin, waited for up to that long, the lease renewed meanwhile), said
+ * in the agent's log: the job goes back to the queue; 0 when every member
+ * is alive or ended its part itself (released, done), or for any other
+ * node, or when the slots cannot be read: the failure stands. */
+int sr_agent_gang_lost(struct sr_agent *ag, struct sr_queue_job *j, const struct sr_agent_gang *g);
+
 /* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -20,6 +20,8 @@
  *    attempt (queue.h's sr_queue_log_*: a copy into its buffer only),
  *    closed, which ships what is left, when the next attempt's lines come
  *    or the run ends;
+ *  - a gang's job that failed on node 0 because a node was lost without a
+ *    notice (agent-gang-lost.c) goes back to the queue instead;
  *  - at the end its lease ends as the run's result says (succeeded from
  *    the run's finish hook, once its last line is shipped), a released
  *    job goes back to pending, and the last marker says how it ended,
@@ -75,6 +77,7 @@ struct job {
 	struct sr_agent_gang gang;
 	int in_gang, lead;
 	int gang_poke;			/* something for the gang's watch to pass on now */
+	int gang_lost;			/* node 0: its run failed as a node was lost */
 };
 
 void
@@ -496,6 +499,8 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 
 	if (res->outcome == SR_RUN_ERR_CONFIG)
 		state = SR_LEASE_FAILED;	/* the job file's to fix: not another agent's to retry */
+	else if (state == SR_LEASE_FAILED && b->gang_lost)
+		state = SR_LEASE_RELEASED;	/* as after a preemption: not this agent's to skip */
 	else if (state == SR_LEASE_RELEASED && res->outcome != SR_RUN_PREEMPTED && res->signal == 0)
 		sr_agent_skip_add(b->ag, b->id, SKIP_SECONDS);
 	if (state < 0) {
@@ -662,9 +667,13 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	if (res.err[0] != '\0' && res.outcome != SR_RUN_FINISHED && res.outcome != SR_RUN_FAILED &&
 	    res.outcome != SR_RUN_PREEMPTED && res.outcome != SR_RUN_CANCELLED)
 		sr_agent_say("%s: %s", b.id, res.err);
+	/* a node lost without a notice fails the others' ranks before its
+	 * slot expires: the job goes back to the queue, not failed */
+	if (b.in_gang && res.outcome == SR_RUN_FAILED && sr_run_lease_state(&res) == SR_LEASE_FAILED)
+		b.gang_lost = sr_agent_gang_lost(ag, j, &b.gang);
 	end_job(&b, &res, ar);
-	ended = sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
-	    sr_run_lease_state(&res) == SR_LEASE_FAILED;
+	ended = !b.gang_lost && (sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
+	    sr_run_lease_state(&res) == SR_LEASE_FAILED);
 	sr_jobspec_free(js);
 	if (res.signal != 0) {
 		ar->signal = res.signal;

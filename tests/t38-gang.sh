@@ -24,6 +24,12 @@
 #    recommendation from tests/mdemu, on both nodes of a gang: node 0 asks
 #    its ranks for an early checkpoint, node 1 does not ask its own but
 #    gets node 0's through slot 0, once; the job runs to its end.
+# 5. (before 2-3 too) A node lost without a notice: SIGKILL to node 1's
+#    agent and its job; node 0's rank (tests/jobs/rankjob.py behind a
+#    stand-in for a collective) fails at once; node 0 finds node 1's slot
+#    no longer renewed and releases the job (pending again), which a gang
+#    with a new agent resumes from its last committed checkpoint at epoch 2
+#    and runs to its end. And a rank's own exit 3, both nodes alive: failed.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -129,6 +135,111 @@ t_like "$t_tmp/$mw.err" "^[0-9:]+  warning  aws rebalance recommendation \\([0-9
 t_like "$t_tmp/$mw.err" "^[0-9:]+  request  periodic checkpoint, answer within [0-9hms.]+ \\(by " \
     "... node 0's request reaches its ranks instead"
 t_is "$(grep -cE '  request  [a-z]+ checkpoint' "$t_tmp/$mw.err")" 1 "... once"
+
+# 5. a node lost without a notice (SIGKILL to node 1's agent and its
+# job): node 0's rank fails at once, as at a collective, long before node
+# 1's slot expires; node 0 sees the slot no longer renewed and puts the job
+# back in the queue; with a new agent, a gang of 2 resumes it from its last
+# committed checkpoint. The ranks are tests/jobs/rankjob.py behind
+# peer.sh: rank 0 fails when rank 1's process is gone without finishing.
+cat > "$t_tmp/peer.sh" <<'PEER'
+#!/bin/sh
+T=$1
+shift
+if [ "$RANK" = 1 ]; then
+	echo $$ > "$T/peer.tmp" && mv "$T/peer.tmp" "$T/peer"
+	"$@"
+	rc=$?
+	: > "$T/peer-done"
+	exit $rc
+fi
+"$@" &
+p=$!
+while [ ! -s "$T/peer" ] && kill -0 $p 2>/dev/null; do sleep 0.1; done
+peer=$(cat "$T/peer" 2>/dev/null)
+while kill -0 $p 2>/dev/null; do
+	if ! kill -0 "$peer" 2>/dev/null && [ ! -e "$T/peer-done" ]; then
+		echo "rank 1 is gone: the collective fails"
+		kill $p
+		wait $p
+		exit 1
+	fi
+	sleep 0.1
+done
+wait $p
+PEER
+# rankgang NAME ARGS...: a job file for a gang of 2 of rankjob.py (200
+# steps of 0.05 s) behind peer.sh, a checkpoint every 3 s
+rankgang() {
+	_n=$1
+	shift
+	{
+		printf '[job]\nname = %s\ncommand = sh %s/peer.sh %s %s %s/rankjob.py --steps 200 --sleep 0.05 %s\n' \
+		    "$_n" "$t_tmp" "$t_tmp" "$PY" "$JOBS" "$*"
+		printf '[resources]\nnodes = 2\nprocs = 1\n[checkpoint]\ninterval = 3s\nmargin = 1s\n'
+		printf '[provider]\nname = local\n'
+	} > "$t_tmp/$_n.ini"
+}
+rankgang glost
+"$SPOTRUN" submit --queue "$Q-l" "$t_tmp/glost.ini" > /dev/null 2>&1 || t_bail "submit failed"
+gang_start l0 "$Q-l" --max-jobs 2 --idle-timeout 60s
+l0=$t_last
+wait_for "$t_tmp/l0.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$l0" ||
+    t_diag "the first agent did not lead"
+gang_start l1 "$Q-l"
+l1=$t_last
+# right after a commit: no checkpoint in flight, whose part node 0 would
+# wait for (90 s)
+wait_for "$t_tmp/l0.err" "ckpt     0 step [0-9]+: .* committed in" 60 "$l0" ||
+    t_diag "node 0 committed no checkpoint"
+S=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed in .*/\1/p' "$t_tmp/l0.err" | tail -n 1)
+pg=$(ps -o pgid= -p "$(cat "$t_tmp/peer")" | tr -d ' ')
+kill -KILL "$l1"
+[ -n "$pg" ] && kill -KILL -- "-$pg"
+t_wait "$l1"
+rm -f "$t_tmp/peer" "$t_tmp/peer-done"
+wait_for "$t_tmp/l0.err" "glost: (released|failed) \\(epoch 1\\)" 30 "$l0" || t_diag "node 0 did not end epoch 1"
+t_has "$t_tmp/l0.out" "rank 1 is gone: the collective fails" "SIGKILL to node 1: node 0's rank fails at once"
+t_like "$t_tmp/l0.err" "^spotrun agent: glost: gang node 1 \\($host\\) stopped renewing its slot at [0-9]{2}:[0-9]{2}:[0-9]{2} UTC: lost, so the job goes back to the queue\$" \
+    "node 0 finds node 1's slot no longer renewed: lost"
+t_has "$t_tmp/l0.err" "spotrun agent: glost: released (epoch 1)" "... and releases the job"
+t_unlike "$t_tmp/l0.err" "glost: failed" "... not failed"
+t_is "$(ag_status "$Q-l" glost | awk '{print $1}')|$(find "$t_tmp/q-l" -path '*/pending/*' | wc -l | tr -d ' ')" \
+    "released|1" "the job is back in the queue: its status released, its pending marker"
+gang_start l2 "$Q-l"
+l2=$t_last
+t_wait "$l0"
+r0=$t_rc
+t_wait "$l2"
+t_is "$r0|$t_rc" "0|0" "with a new agent, the gang of 2 runs it to its end" || { t_show "$t_tmp/l0.err"; t_show "$t_tmp/l2.err"; }
+t_is "$(node_of l0) $(node_of l2)" "0 1" "... the first agent as node 0 again, the new one as node 1"
+t_has "$t_tmp/l0.err" "spotrun agent: glost: claimed (epoch 2," "... at epoch 2"
+t_like "$t_tmp/l0.err" "attempt  1 restored checkpoint [0-9]+ at step $S " \
+    "it resumes from the last committed checkpoint (step $S)"
+t_has "$t_tmp/l0.out" "resumed at step $S, previous world 2" "... which the rank finds"
+t_has "$t_tmp/l0.out" "finished 200 steps" "... and runs to its end"
+t_is "$("$QTOOL" lease "$Q-l/ckpt" glost | awk '{print $1, $2}')|$(ag_status "$Q-l" glost | awk '{print $1}')" \
+    "succeeded 2|succeeded" "lease and status: succeeded at epoch 2"
+
+# ... but a rank's own failure, every node alive, fails the job
+rankgang gfail --fail 0@40
+"$SPOTRUN" submit --queue "$Q-f" "$t_tmp/gfail.ini" > /dev/null 2>&1 || t_bail "submit failed"
+gang_start f0 "$Q-f"
+f0=$t_last
+wait_for "$t_tmp/f0.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$f0" ||
+    t_diag "the first agent did not lead"
+gang_start f1 "$Q-f"
+f1=$t_last
+t_wait "$f0"
+r0=$t_rc
+t_wait "$f1"
+rm -f "$t_tmp/peer" "$t_tmp/peer-done"
+t_is "$r0|$t_rc" "0|0" "a rank of node 0 exits 3, node 1 alive: both agents exit 0" || { t_show "$t_tmp/f0.err"; t_show "$t_tmp/f1.err"; }
+t_has "$t_tmp/f0.out" "failing at step 40" "(rank 0 fails on its own)"
+t_has "$t_tmp/f0.err" "spotrun agent: gfail: failed (epoch 1)" "node 0 ends the job failed"
+t_unlike "$t_tmp/f0.err" "lost, so the job goes back" "... no node taken for lost"
+t_is "$("$QTOOL" lease "$Q-f/ckpt" gfail | awk '{print $1, $2}')|$(ag_status "$Q-f" gfail | awk '{print $1}')|$(find "$t_tmp/q-f" -path '*/pending/*' | wc -l | tr -d ' ')" \
+    "failed 1|failed|0" "lease and status: failed, not pending"
 
 # 2-3: PyTorch
 if ! "$PY" -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
