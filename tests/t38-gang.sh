@@ -51,6 +51,19 @@ node_of() {
 	sed -nE 's/^spotrun agent: [^ ]+: gang of [0-9]+ nodes started: this is node ([0-9]+),.*/\1/p' \
 	    "$t_tmp/$1.err" | tail -n 1
 }
+# gang_pair A B QUEUE [ARGS...]: agent A (ARGS, else --once) leads the
+# gang of a job of 2 nodes, then agent B (--once) joins; their pids in $A
+# and $B
+gang_pair() {
+	_a=$1 _b=$2 _pq=$3
+	shift 3
+	gang_start "$_a" "$_pq" "$@"
+	eval "$_a=\$t_last"
+	wait_for "$t_tmp/$_a.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$t_last" ||
+	    t_diag "the first agent did not lead"
+	gang_start "$_b" "$_pq"
+	eval "$_b=\$t_last"
+}
 port_of() {
 	sed -nE 's/^spotrun agent: [^ ]+: gang of [0-9]+ nodes started: .*, MASTER_PORT ([0-9]+)$/\1/p' \
 	    "$t_tmp/$1.err" | tail -n 1
@@ -73,12 +86,7 @@ EOF
 t_is "$?|$(cat "$t_tmp/check.out")" "0|$t_tmp/env.ini: ok: a gang of 2 nodes" \
     "spotrun check shows the gang's nodes"
 "$SPOTRUN" submit --queue "$Q" "$t_tmp/env.ini" > /dev/null 2>&1 || t_bail "submit failed"
-gang_start e0 "$Q"
-e0=$t_last
-wait_for "$t_tmp/e0.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$e0" ||
-    t_diag "the first agent did not lead"
-gang_start e1 "$Q"
-e1=$t_last
+gang_pair e0 e1 "$Q"
 t_wait "$e0"
 r0=$t_rc
 t_wait "$e1"
@@ -182,12 +190,7 @@ rankgang() {
 }
 rankgang glost
 "$SPOTRUN" submit --queue "$Q-l" "$t_tmp/glost.ini" > /dev/null 2>&1 || t_bail "submit failed"
-gang_start l0 "$Q-l" --max-jobs 2 --idle-timeout 60s
-l0=$t_last
-wait_for "$t_tmp/l0.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$l0" ||
-    t_diag "the first agent did not lead"
-gang_start l1 "$Q-l"
-l1=$t_last
+gang_pair l0 l1 "$Q-l" --max-jobs 2 --idle-timeout 60s
 # right after a commit: no checkpoint in flight, whose part node 0 would
 # wait for (90 s)
 wait_for "$t_tmp/l0.err" "ckpt     0 step [0-9]+: .* committed in" 60 "$l0" ||
@@ -224,19 +227,15 @@ t_is "$("$QTOOL" lease "$Q-l/ckpt" glost | awk '{print $1, $2}')|$(ag_status "$Q
 # ... but a rank's own failure, every node alive, fails the job
 rankgang gfail --fail 0@40
 "$SPOTRUN" submit --queue "$Q-f" "$t_tmp/gfail.ini" > /dev/null 2>&1 || t_bail "submit failed"
-gang_start f0 "$Q-f"
-f0=$t_last
-wait_for "$t_tmp/f0.err" "gang node 0, epoch 1: waiting for 2 nodes" 30 "$f0" ||
-    t_diag "the first agent did not lead"
-gang_start f1 "$Q-f"
-f1=$t_last
+gang_pair f0 f1 "$Q-f"
 t_wait "$f0"
 r0=$t_rc
 t_wait "$f1"
 rm -f "$t_tmp/peer" "$t_tmp/peer-done"
 t_is "$r0|$t_rc" "0|0" "a rank of node 0 exits 3, node 1 alive: both agents exit 0" || { t_show "$t_tmp/f0.err"; t_show "$t_tmp/f1.err"; }
 t_has "$t_tmp/f0.out" "failing at step 40" "(rank 0 fails on its own)"
-t_has "$t_tmp/f0.err" "spotrun agent: gfail: failed (epoch 1)" "node 0 ends the job failed"
+t_like "$t_tmp/f0.err" "^[0-9:]+  failed   exit 3: 1 attempt, " "node 0's run reports its exit 3"
+t_has "$t_tmp/f0.err" "spotrun agent: gfail: failed (epoch 1)" "... and ends the job failed"
 t_unlike "$t_tmp/f0.err" "lost, so the job goes back" "... no node taken for lost"
 t_is "$("$QTOOL" lease "$Q-f/ckpt" gfail | awk '{print $1, $2}')|$(ag_status "$Q-f" gfail | awk '{print $1}')|$(find "$t_tmp/q-f" -path '*/pending/*' | wc -l | tr -d ' ')" \
     "failed 1|failed|0" "lease and status: failed, not pending"
