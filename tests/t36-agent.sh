@@ -58,6 +58,17 @@ t_has "$t_tmp/q/logs/a1/000000000001-0001-000000" " out step 20" "its output wen
 t_like "$t_tmp/q/logs/a1/000000000001-0001-000000" "^\\+[0-9]{4}\\.[0-9]{3} spotrun [0-9:]+  finished exit 0: 1 attempt" \
     "... with the timeline, to the run's last line"
 
+# a job of two ranks: each rank's lines go to the queue's log with its
+# "[R] " after the tag, as the terminal shows them
+printf '[job]\nname = @ID@\ncommand = echo rank $RANK says hi\nshell = yes\n[resources]\nprocs = 2\n[provider]\nname = local\n' \
+    > "$t_tmp/r2.ini"
+"$QTOOL" add "$Q" r2 "$t_tmp/r2.ini" 0 0 || t_bail "qtool add failed"
+ag_run agr 0 --queue "$Q" --once
+t_is "$t_rc" 0 "a job of two ranks through the queue: exit 0" || t_show "$t_tmp/agr.err"
+t_is "$(cat "$t_tmp"/q/logs/r2/* 2>/dev/null | sed -nE 's/^\+[0-9]{4}\.[0-9]{3} out (\[[01]\] rank [01] says hi)$/\1/p' | sort | tr '\n' '|')" \
+    "[0] rank 0 says hi|[1] rank 1 says hi|" "... each rank's line in its shipped log, after its [R]" ||
+    { t_show "$t_tmp/agr.err"; cat "$t_tmp"/q/logs/r2/* 2>&1 | sed 's/^/#   /'; }
+
 # an ended job whose status marker was left saying running (its agent
 # killed between its lease and its marker): the next scan repairs it
 "$QTOOL" status-set "$Q" a1 running
