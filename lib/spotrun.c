@@ -34,13 +34,12 @@
 #include <unistd.h>
 
 #include "ckpt.h"
-#define SPOTRUN_EXPERIMENTAL	/* its entry points are defined here too */
-#include "libspotrun.h"
 #include "catalog.h"
 #include "latest.h"
 #include "manifest.h"
 #include "store.h"
 #include "util.h"
+#include "lib.h"		/* libspotrun.h with its experimental part */
 
 #define SPOTRUN_API __attribute__((visibility("default")))
 
@@ -52,108 +51,13 @@ _Static_assert((int)SPOTRUN_U64 == (int)SR_DT_U64 && (int)SPOTRUN_BF16 == (int)S
 /* How often spotrun_checkpoint_requested looks at the request file. */
 #define REQUEST_POLL 0.02
 
-struct lib_buf {
-	char *name;
-	spotrun_dtype dtype;
-	int ndim;
-	uint64_t shape[SR_TENSOR_DIMS], offsets[SR_TENSOR_DIMS], sizes[SR_TENSOR_DIMS];
-	void *host;
-	uint64_t bytes;
-};
-
-struct spotrun_ctx_s {
-	spotrun_params p;		/* strings replaced by the copies below */
-	char *store_url, *job;
-	struct sr_store *st;
-	spotrun_error sticky;		/* spotrun_create's failure, returned by every call */
-	char sticky_msg[SR_ERRMAX];
-	char msg[SR_ERRMAX];		/* the last call's failure, "" */
-	struct lib_buf *bufs;
-	size_t nbufs, bufs_cap;
-	uint64_t epoch;			/* SPOTRUN_EPOCH */
-	/* the request protocol */
-	char *req_path, *done_path;	/* NULL: not under library mode */
-	double req_checked;		/* sr_mono() of the last look */
-	int req_pending;
-	unsigned long long req_seq, answered_seq;
-	double req_deadline;
-};
-
-/* ---- memory, through the hooks ---- */
-
-static void *
-lib_alloc(const spotrun_params *p, size_t n)
-{
-	return p->alloc != NULL ? p->alloc(p->alloc_opaque, n) : malloc(n);
-}
-
-static void
-lib_free(const spotrun_params *p, void *ptr)
-{
-	if (ptr == NULL)
-		return;
-	if (p->free != NULL)
-		p->free(p->alloc_opaque, ptr);
-	else
-		free(ptr);
-}
-
-static char *
-lib_strdup(const spotrun_params *p, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *c = lib_alloc(p, n);
-
-	if (c != NULL)
-		memcpy(c, s, n);
-	return c;
-}
-
-/* ---- messages ---- */
-
-static void
-tell(const spotrun_ctx *ctx, spotrun_msg_level level, const char *text)
-{
-	if (ctx->p.message != NULL)
-		ctx->p.message(ctx->p.message_opaque, level, text);
-}
-
-/* Fail the call with code and its message (said as an error). */
-static spotrun_error
-fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt, ...) SR_PRINTF(3, 4);
-
-static spotrun_error
-fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
-	va_end(ap);
-	tell(ctx, SPOTRUN_MSG_ERROR, ctx->msg);
-	return code;
-}
-
-/* Start a call: the context's own failure, or a clean slate. */
-static spotrun_error
-begin(spotrun_ctx *ctx)
-{
-	if (ctx->sticky != SPOTRUN_OK) {
-		strlcpy(ctx->msg, ctx->sticky_msg, sizeof ctx->msg);
-		tell(ctx, SPOTRUN_MSG_ERROR, ctx->msg);
-		return ctx->sticky;
-	}
-	ctx->msg[0] = '\0';
-	return SPOTRUN_OK;
-}
-
 /* The checkpoint module's lines: what its retention did is news; the
  * rest are warnings (a fallback to an older checkpoint, a LATEST that is
  * not a number), with or without their "warning: ". */
 static void
 ckpt_log(void *arg, const char *msg)
 {
-	tell(arg, strncmp(msg, "retention: ", 11) == 0 ? SPOTRUN_MSG_INFO : SPOTRUN_MSG_WARNING,
+	sr_lib_tell(arg, strncmp(msg, "retention: ", 11) == 0 ? SPOTRUN_MSG_INFO : SPOTRUN_MSG_WARNING,
 	    msg);
 }
 
@@ -224,7 +128,7 @@ stick(spotrun_ctx *ctx, spotrun_error code, const char *msg)
 	ctx->sticky = code;
 	strlcpy(ctx->sticky_msg, msg, sizeof ctx->sticky_msg);
 	strlcpy(ctx->msg, msg, sizeof ctx->msg);
-	tell(ctx, SPOTRUN_MSG_ERROR, msg);
+	sr_lib_tell(ctx, SPOTRUN_MSG_ERROR, msg);
 }
 
 static void
@@ -260,13 +164,13 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 			return;
 		}
 	}
-	ctx->store_url = lib_strdup(params, store);
-	ctx->job = lib_strdup(params, job);
+	ctx->store_url = sr_lib_strdup(params, store);
+	ctx->job = sr_lib_strdup(params, job);
 	req = env("SPOTRUN_CKPT_REQUEST");
 	done = env("SPOTRUN_CKPT_DONE");
 	if (req != NULL && done != NULL) {
-		ctx->req_path = lib_strdup(params, req);
-		ctx->done_path = lib_strdup(params, done);
+		ctx->req_path = sr_lib_strdup(params, req);
+		ctx->done_path = sr_lib_strdup(params, done);
 		if (ctx->req_path == NULL || ctx->done_path == NULL) {
 			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
 			return;
@@ -295,7 +199,7 @@ spotrun_create(const spotrun_params *params)
 	spotrun_params_init(&p);
 	memcpy(&p, params, params->size > 0 && params->size < sizeof p ? params->size : sizeof p);
 	p.size = sizeof p;
-	if ((ctx = lib_alloc(&p, sizeof *ctx)) == NULL)
+	if ((ctx = sr_lib_alloc(&p, sizeof *ctx)) == NULL)
 		return NULL;
 	memset(ctx, 0, sizeof *ctx);
 	ctx->p = p;
@@ -313,13 +217,13 @@ spotrun_free(spotrun_ctx *ctx)
 		return;
 	sr_store_close(ctx->st);
 	for (i = 0; i < ctx->nbufs; i++)
-		lib_free(&ctx->p, ctx->bufs[i].name);
-	lib_free(&ctx->p, ctx->bufs);
-	lib_free(&ctx->p, ctx->store_url);
-	lib_free(&ctx->p, ctx->job);
-	lib_free(&ctx->p, ctx->req_path);
-	lib_free(&ctx->p, ctx->done_path);
-	lib_free(&ctx->p, ctx);
+		sr_lib_free(&ctx->p, ctx->bufs[i].name);
+	sr_lib_free(&ctx->p, ctx->bufs);
+	sr_lib_free(&ctx->p, ctx->store_url);
+	sr_lib_free(&ctx->p, ctx->job);
+	sr_lib_free(&ctx->p, ctx->req_path);
+	sr_lib_free(&ctx->p, ctx->done_path);
+	sr_lib_free(&ctx->p, ctx);
 }
 
 SPOTRUN_API const char *
@@ -357,24 +261,24 @@ check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
 
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_PARAMETER;
-	if ((rc = begin(ctx)) != SPOTRUN_OK)
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 
 	if (name == NULL || !name_ok(name))
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register: a buffer's name is 1 to %d "
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register: a buffer's name is 1 to %d "
 		    "printable ASCII characters", SR_TENSOR_NAME_MAX);
 	if ((unsigned)dtype >= SR_DT_COUNT)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dtype %d is not a "
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dtype %d is not a "
 		    "spotrun_dtype", name, (int)dtype);
 	if (ndim < 0 || ndim > SR_TENSOR_DIMS)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": %d dimensions (0 to %d)",
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": %d dimensions (0 to %d)",
 		    name, ndim, SR_TENSOR_DIMS);
 	if (ndim > 0 && shape == NULL)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no shape for %d "
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no shape for %d "
 		    "dimensions", name, ndim);
 	for (i = 0; i < ctx->nbufs; i++) {
 		if (strcmp(ctx->bufs[i].name, name) == 0)
-			return fail(ctx, SPOTRUN_ERROR_NAME_TAKEN, "register \"%s\": a buffer of "
+			return sr_lib_fail(ctx, SPOTRUN_ERROR_NAME_TAKEN, "register \"%s\": a buffer of "
 			    "that name is registered already", name);
 	}
 	memset(b, 0, sizeof *b);
@@ -385,17 +289,17 @@ check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
 		b->offsets[d] = offsets != NULL ? offsets[d] : 0;
 		b->sizes[d] = sizes != NULL ? sizes[d] : shape[d] - b->offsets[d];
 		if (b->offsets[d] > shape[d] || b->sizes[d] > shape[d] - b->offsets[d])
-			return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dimension %d: "
+			return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": dimension %d: "
 			    "the slice [%" PRIu64 ", %" PRIu64 " + %" PRIu64 ") is outside the shape's "
 			    "%" PRIu64, name, d, b->offsets[d], b->offsets[d], b->sizes[d], shape[d]);
 		if (b->sizes[d] != 0 && elems > UINT64_MAX / b->sizes[d])
-			return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice has "
+			return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice has "
 			    "more than 2^64 elements", name);
 		elems *= b->sizes[d];
 	}
 	esize = sr_dtype_size((enum sr_dtype)dtype);
 	if (elems > SIZE_MAX / esize)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice does not fit "
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": the slice does not fit "
 		    "in memory", name);
 	b->bytes = elems * esize;
 	return SPOTRUN_OK;
@@ -411,20 +315,20 @@ spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int nd
 	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
 		return rc;
 	if (host == NULL && b.bytes > 0)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no buffer (NULL) for "
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no buffer (NULL) for "
 		    "%" PRIu64 " bytes", name, b.bytes);
 	if (ctx->nbufs == ctx->bufs_cap) {
 		size_t cap = ctx->bufs_cap ? ctx->bufs_cap * 2 : 16;
-		if ((nb = lib_alloc(&ctx->p, cap * sizeof *nb)) == NULL)
-			return fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
+		if ((nb = sr_lib_alloc(&ctx->p, cap * sizeof *nb)) == NULL)
+			return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
 		if (ctx->nbufs > 0)
 			memcpy(nb, ctx->bufs, ctx->nbufs * sizeof *nb);
-		lib_free(&ctx->p, ctx->bufs);
+		sr_lib_free(&ctx->p, ctx->bufs);
 		ctx->bufs = nb;
 		ctx->bufs_cap = cap;
 	}
-	if ((b.name = lib_strdup(&ctx->p, name)) == NULL)
-		return fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
+	if ((b.name = sr_lib_strdup(&ctx->p, name)) == NULL)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
 	b.host = host;
 	ctx->bufs[ctx->nbufs++] = b;
 	return SPOTRUN_OK;
@@ -487,7 +391,7 @@ answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 	ctx->answered_seq = ctx->req_seq;
 	ctx->req_pending = 0;
 	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
-		tell(ctx, SPOTRUN_MSG_WARNING, err);
+		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
 }
 
 /* ---- save and restore ---- */
@@ -553,12 +457,12 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_PARAMETER;
-	if ((rc = begin(ctx)) != SPOTRUN_OK)
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 	if (step < 0)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: step %lld is negative", step);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: step %lld is negative", step);
 	if (ctx->nbufs == 0)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: no buffer is registered");
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: no buffer is registered");
 	/* The newest request, read now: its deadline is the save's. */
 	answering = ctx->req_path != NULL && read_request(ctx);
 	opts_of(ctx, &o);
@@ -574,12 +478,12 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 		ctx->req_pending = 0;
 	}
 	if (rc != 0)
-		return fail(ctx, code_of(rc), "%s", err);
+		return sr_lib_fail(ctx, code_of(rc), "%s", err);
 	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s committed: step %lld, %zu "
 	    "buffer%s, %" PRIu64 " bytes (%" PRIu64 " stored, %" PRIu64 " new)", cs.seq, ctx->job,
 	    step, ctx->nbufs, ctx->nbufs == 1 ? "" : "s", cs.raw_bytes, cs.stored_bytes,
 	    cs.new_bytes);
-	tell(ctx, SPOTRUN_MSG_INFO, line);
+	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
 	if (answering)
 		answer(ctx, step, &cs);
 	return SPOTRUN_OK;
@@ -597,19 +501,19 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_PARAMETER;
-	if ((rc = begin(ctx)) != SPOTRUN_OK)
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 	if (step == NULL)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: step is NULL");
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: step is NULL");
 	*step = -1;
 	if (ctx->nbufs == 0)
-		return fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
 	/* Under spotrun's library mode the supervisor said whether to resume:
 	 * an empty SPOTRUN_RESUME_STEP is a fresh start (no checkpoint yet,
 	 * or the job finished in an earlier run and starts afresh). */
 	if (ctx->req_path != NULL && (resume = getenv("SPOTRUN_RESUME_STEP")) != NULL &&
 	    *resume == '\0') {
-		tell(ctx, SPOTRUN_MSG_INFO, "restore: spotrun starts the job afresh");
+		sr_lib_tell(ctx, SPOTRUN_MSG_INFO, "restore: spotrun starts the job afresh");
 		return SPOTRUN_OK;
 	}
 	opts_of(ctx, &o);
@@ -619,11 +523,11 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	if (rc == SR_CKPT_NONE)
 		return SPOTRUN_OK;
 	if (rc != 0)
-		return fail(ctx, code_of(rc), "%s", err);
+		return sr_lib_fail(ctx, code_of(rc), "%s", err);
 	*step = cs.step;
 	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s restored: step %lld", cs.seq,
 	    ctx->job, cs.step);
-	tell(ctx, SPOTRUN_MSG_INFO, line);
+	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
 	return SPOTRUN_OK;
 }
 
@@ -639,7 +543,7 @@ spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
 
 	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
 		return rc;
-	return fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "register \"%s\": device buffers are not built "
+	return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "register \"%s\": device buffers are not built "
 	    "yet (nothing registered): copy the state to a registered host buffer before "
 	    "spotrun_save", name);
 }

@@ -19,6 +19,7 @@ house"), over the sources and over the built objects. Prints TAP.
 
 Each check is one TAP line; a failure lists what broke it.
 """
+import glob
 import os
 import re
 import subprocess
@@ -47,9 +48,9 @@ LIBS = {
     "libcommon.a": "common", "libkernels.a": "kernels", "libstore.a": "store",
     "libckpt.a": "ckpt", "libqueue.a": "queue", "libproviders.a": "providers",
     "librunner.a": "runner", "libcli.a": "cli",
-    # libspotrun.so's own object (libtool's PIC build of lib/spotrun.c); the
+    # libspotrun.so's own objects (libtool's PIC builds of lib/*.c); the
     # archives below it are linked into it as they are
-    "lib/.libs/libspotrun_la-spotrun.o": "lib",
+    "lib/.libs/libspotrun_la-*.o": "lib",
 }
 STORE_PUBLIC = {"store.h"}
 MAX_SHARE = 1.0 / 3.0
@@ -119,9 +120,15 @@ def check_includes(src, files):
 def nm_objects(build):
     """{object: (module, defined {sym: type}, undefined set)}"""
     objs = {}
-    for lib, mod in LIBS.items():
-        path = os.path.join(build, lib)
-        out = subprocess.run(["nm", "-A", path], capture_output=True, text=True, check=True).stdout
+    paths = []
+    for pattern, mod in LIBS.items():
+        found = sorted(glob.glob(os.path.join(build, pattern)))
+        if not found:
+            raise SystemExit("house.py: nothing built matches %s in %s" % (pattern, build))
+        paths += [(os.path.relpath(p, build), mod) for p in found]
+    for lib, mod in paths:
+        out = subprocess.run(["nm", "-A", os.path.join(build, lib)], capture_output=True,
+                             text=True, check=True).stdout
         # "lib.a:obj.o:ADDR T sym", or "lib.a:obj.o: U sym" when undefined
         for line in out.splitlines():
             parts = line.split()
