@@ -14,7 +14,8 @@
  * overlapping or missing boxes: the exact errors on every rank, nothing
  * committed, LATEST unchanged; a later save ignores the failed one's
  * parts and sweeps them. The request protocol: every rank sees the
- * request, rank 0 alone writes the done marker. On file://, and on s3://
+ * request, rank 0 alone writes the done marker; its deadline bounds the
+ * waits. On file://, and on s3://
  * against the test RGW when there is one (SPOTRUN_TEST_S3_*).
  */
 #include "config.h"
@@ -764,6 +765,46 @@ test_request(const char *url)
 	free(d1);
 }
 
+/* A request's deadline bounds the ranks' waits. */
+static void
+test_deadline(const char *url)
+{
+	char *req = tu_path(top, "request-late"), *d = tu_path(top, "done-late");
+	struct job j;
+	double t0;
+	int missing;
+	FILE *fp;
+
+	for (missing = 1; missing >= 0; missing--) {
+		fp = fopen(req, "w");
+		fprintf(fp, "seq=%d reason=notice deadline=%.3f\n", 4 + missing, sr_now() + 1.5);
+		fclose(fp);
+		j = job_of(url, "late", 2, 3, 1);
+		j.req = req;
+		j.done[0] = j.done[1] = d;
+		j.step[missing] = -1;
+		j.wait = "300";
+		t0 = sr_now();
+		run_ranks(&j);
+		if (missing == 1) {
+			is_int(res[0].rc, SPOTRUN_ERROR_DEADLINE, "a notice, rank 1 missing: rank 0 "
+			    "fails at the deadline");
+			is_str(res[0].msg, "checkpoint of late missed its deadline: rank 1 did not save "
+			    "step 3 (no part late/parts/0-3-rank1.json); nothing committed", "saying so");
+		} else {
+			is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "a notice, rank 0 missing: rank 1 "
+			    "fails at the deadline");
+			is_str(res[1].msg, "checkpoint of late missed its deadline: rank 0 did not commit "
+			    "step 3; nothing committed", "saying so");
+		}
+		ok(sr_now() - t0 < 30, "within the deadline, not SPOTRUN_RANK_WAIT's 300 s (%.1f s)",
+		    sr_now() - t0);
+	}
+	ok(access(d, F_OK) != 0, "no done marker");
+	free(req);
+	free(d);
+}
+
 static void
 test_params(void)
 {
@@ -819,6 +860,7 @@ main(void)
 	test_only_needed(url, st, "file");
 	test_failures(url, st);
 	test_request(url);
+	test_deadline(url);
 	sr_store_close(st);
 	free(url);
 
