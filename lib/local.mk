@@ -24,6 +24,12 @@ check_PROGRAMS += tests/t-lib
 tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
+# The async save: the snapshot, the staging budget, the calls that wait,
+# a failing store, requests during a save.
+check_PROGRAMS += tests/t-lib-async
+tests_t_lib_async_SOURCES = tests/t-lib-async.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_async_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_lib_async_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
 
