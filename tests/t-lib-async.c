@@ -361,10 +361,11 @@ test_snapshot(const char *url, const char *store)
 	spotrun_ctx *ctx;
 	const char *info;
 	char want[200];
-	int threads = threads_now();
+	int threads;
 
 	msgs_init(&m);
 	first_checkpoint(url, store, "snap", 100);
+	threads = threads_now();	/* after a save's workers came and went */
 	ctx = new_ctx(url, "snap", &m, 0);
 	register_all(ctx);
 	fill_bufs(1);
