@@ -536,6 +536,26 @@ test_failing(const char *url, const char *store)
 	msgs_free(&m);
 }
 
+/* Start the save of step and hold its thread; then write request seq
+ * (reason, deadline) and return what spotrun_checkpoint_requested says
+ * 25 ms later, the save still held. */
+static int
+request_in_flight(spotrun_ctx *ctx, struct msgs *m, long long step, const char *dir,
+    int seq, const char *reason, double deadline)
+{
+	char line[200];
+	int n;
+
+	m->hold = 1;
+	if (spotrun_save_async(ctx, step) != SPOTRUN_OK)
+		sr_fatal("save_async: %s", spotrun_getErrorString(ctx));
+	until_held(m);
+	n = snprintf(line, sizeof line, "seq=%d reason=%s deadline=%.3f\n", seq, reason, deadline);
+	tu_write(dir, "request", line, (size_t)n);
+	usleep(25000);
+	return spotrun_checkpoint_requested(ctx);
+}
+
 /* A request while a save is in flight. */
 static void
 test_requests(const char *url, const char *store, const char *dir)
@@ -544,7 +564,6 @@ test_requests(const char *url, const char *store, const char *dir)
 	spotrun_ctx *ctx;
 	char *req = tu_path(dir, "request"), *done = tu_path(dir, "done"), line[200];
 	char err[SR_ERRMAX], *buf = NULL;
-	int n;
 
 	setenv("SPOTRUN_CKPT_REQUEST", req, 1);
 	setenv("SPOTRUN_CKPT_DONE", done, 1);
@@ -553,14 +572,8 @@ test_requests(const char *url, const char *store, const char *dir)
 	ctx = new_ctx(url, "req", &m, 0);
 	register_all(ctx);
 	fill_bufs(41);
-	m.hold = 1;
-	is_int(spotrun_save_async(ctx, 7), SPOTRUN_OK, "a save in flight, answering nothing");
-	until_held(&m);
-	n = snprintf(line, sizeof line, "seq=9 reason=notice deadline=%.3f\n", sr_now() + 120);
-	tu_write(dir, "request", line, (size_t)n);
-	usleep(25000);
-	is_int(spotrun_checkpoint_requested(ctx), 0, "a notice comes: the save in flight takes it "
-	    "(nothing more to save for it)");
+	is_int(request_in_flight(ctx, &m, 7, dir, 9, "notice", sr_now() + 120), 0, "a notice "
+	    "comes while a save is in flight: the save takes it (nothing more to save for it)");
 	ok(access(done, F_OK) == -1, "no done marker before the commit");
 	release(&m);
 	is_int(spotrun_wait(ctx), SPOTRUN_OK, "the save commits");
@@ -575,14 +588,8 @@ test_requests(const char *url, const char *store, const char *dir)
 
 	/* a periodic request during a save: the next save answers it */
 	drop_packs(store, "req");
-	m.hold = 1;
-	is_int(spotrun_save_async(ctx, 8), SPOTRUN_OK, "another save in flight");
-	until_held(&m);
-	n = snprintf(line, sizeof line, "seq=10 reason=periodic deadline=%.3f\n", sr_now() + 120);
-	tu_write(dir, "request", line, (size_t)n);
-	usleep(25000);
-	is_int(spotrun_checkpoint_requested(ctx), 1, "a periodic request that came after the save "
-	    "began is asked for");
+	is_int(request_in_flight(ctx, &m, 8, dir, 10, "periodic", sr_now() + 120), 1, "a periodic "
+	    "request that came after the save in flight began is asked for");
 	release(&m);
 	is_int(spotrun_wait(ctx), SPOTRUN_OK, "the save in flight commits");
 	ok(sr_read_file(done, 4096, &buf, NULL, err) == 0 && strncmp(buf, "seq=9 ", 6) == 0,
@@ -599,14 +606,8 @@ test_requests(const char *url, const char *store, const char *dir)
 
 	/* a notice whose deadline passes: the save in flight keeps to it */
 	drop_packs(store, "req");
-	m.hold = 1;
-	is_int(spotrun_save_async(ctx, 10), SPOTRUN_OK, "a save in flight");
-	until_held(&m);
-	n = snprintf(line, sizeof line, "seq=11 reason=notice deadline=%.3f\n", sr_now() - 1);
-	tu_write(dir, "request", line, (size_t)n);
-	usleep(25000);
-	is_int(spotrun_checkpoint_requested(ctx), 0, "a notice already past its deadline is taken "
-	    "by it");
+	is_int(request_in_flight(ctx, &m, 10, dir, 11, "notice", sr_now() - 1), 0, "a notice "
+	    "already past its deadline is taken by the save in flight");
 	release(&m);
 	is_int(spotrun_wait(ctx), SPOTRUN_ERROR_DEADLINE, "which stops at the notice's deadline");
 	snprintf(line, sizeof line, "checkpoint of req missed its deadline after 0 B of %zu B; "
