@@ -217,10 +217,12 @@ sr_async_take_request(spotrun_ctx *ctx)
 	double now;
 	int taken = 0;
 
-	if (j == NULL || strcmp(ctx->req_reason, "notice") != 0)
+	if (j == NULL)
 		return 0;
 	pthread_mutex_lock(&j->sg.mu);
-	if (!j->closed && !j->done) {
+	if (!j->closed && !j->done && j->answering && j->answer_seq == ctx->req_seq) {
+		taken = 1;	/* the request it began with, or a notice it took */
+	} else if (!j->closed && !j->done && strcmp(ctx->req_reason, "notice") == 0) {
 		j->answering = 1;
 		j->answer_seq = ctx->req_seq;
 		__atomic_load(&j->deadline, &now, __ATOMIC_RELAXED);

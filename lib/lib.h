@@ -92,8 +92,9 @@ void sr_async_settle(spotrun_ctx *ctx);
 /* Without blocking: take in a save that has ended (its answer to a
  * request, which ctx->answered_seq then records). */
 void sr_async_reap(spotrun_ctx *ctx);
-/* The request just read (ctx->req_seq, a notice) is taken by the save in
- * flight, which takes its deadline and answers it: 1, else 0. */
+/* The request just read (ctx->req_seq) is the save in flight's: the one
+ * it answers already, or a notice, which it takes (and its deadline) to
+ * answer: 1; else 0 (a periodic request that came after it began). */
 int sr_async_take_request(spotrun_ctx *ctx);
 /* spotrun_free's part: settle, then the staging memory back. */
 void sr_async_free(spotrun_ctx *ctx);

@@ -564,6 +564,7 @@ test_requests(const char *url, const char *store, const char *dir)
 	spotrun_ctx *ctx;
 	char *req = tu_path(dir, "request"), *done = tu_path(dir, "done"), line[200];
 	char err[SR_ERRMAX], *buf = NULL;
+	int n;
 
 	setenv("SPOTRUN_CKPT_REQUEST", req, 1);
 	setenv("SPOTRUN_CKPT_DONE", done, 1);
@@ -618,6 +619,25 @@ test_requests(const char *url, const char *store, const char *dir)
 	is_int((int)latest(url, "req"), 3, "LATEST is still checkpoint 3");
 	usleep(25000);
 	is_int(spotrun_checkpoint_requested(ctx), 0, "the notice given up is not asked again");
+
+	/* a request pending when the save begins is its own */
+	drop_packs(store, "req");
+	n = snprintf(line, sizeof line, "seq=12 reason=periodic deadline=%.3f\n", sr_now() + 120);
+	tu_write(dir, "request", line, (size_t)n);
+	usleep(25000);
+	is_int(spotrun_checkpoint_requested(ctx), 1, "a periodic request");
+	m.hold = 1;
+	is_int(spotrun_save_async(ctx, 11), SPOTRUN_OK, "a save for it");
+	until_held(&m);
+	usleep(25000);
+	is_int(spotrun_checkpoint_requested(ctx), 0, "while it is in flight the request is not "
+	    "asked again");
+	release(&m);
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits");
+	ok(sr_read_file(done, 4096, &buf, NULL, err) == 0 &&
+	    strncmp(buf, "seq=12 step=11 checkpoint=4 ", 28) == 0, "and answers it: %s",
+	    buf != NULL ? buf : err);
+	free(buf);
 	spotrun_free(ctx);
 	unsetenv("SPOTRUN_CKPT_REQUEST");
 	unsetenv("SPOTRUN_CKPT_DONE");
