@@ -214,7 +214,7 @@ int
 sr_async_take_request(spotrun_ctx *ctx)
 {
 	struct sr_async *j = ctx->async;
-	double now;
+	double cur;
 	int taken = 0;
 
 	if (j == NULL)
@@ -225,8 +225,8 @@ sr_async_take_request(spotrun_ctx *ctx)
 	} else if (!j->closed && !j->done && strcmp(ctx->req_reason, "notice") == 0) {
 		j->answering = 1;
 		j->answer_seq = ctx->req_seq;
-		__atomic_load(&j->deadline, &now, __ATOMIC_RELAXED);
-		if (now == 0 || ctx->req_deadline < now)
+		__atomic_load(&j->deadline, &cur, __ATOMIC_RELAXED);
+		if (cur == 0 || ctx->req_deadline < cur)
 			__atomic_store(&j->deadline, &ctx->req_deadline, __ATOMIC_RELAXED);
 		taken = 1;
 	}
