@@ -564,6 +564,63 @@ test_failing(const char *url, const char *store)
 	msgs_free(&m);
 }
 
+/* A save larger than its budget, answering a notice, whose commit fails:
+ * it cannot try again (its first parts are overwritten), and says so at
+ * once rather than retrying to the deadline. */
+static void
+test_no_retry(const char *url, const char *store, const char *dir)
+{
+	struct msgs m;
+	spotrun_ctx *ctx;
+	char *req = tu_path(dir, "request"), *done = tu_path(dir, "done"), line[200];
+	char *key = sr_asprintf("%s/retry/manifests/0000000001.json", store);
+	double t0;
+	int n;
+
+	setenv("SPOTRUN_CKPT_REQUEST", req, 1);
+	setenv("SPOTRUN_CKPT_DONE", done, 1);
+	unlink(req);
+	msgs_init(&m);
+	ctx = new_ctx(url, "retry", &m, 256 << 10);
+	register_all(ctx);
+	fill_bufs(50);
+	is_int(spotrun_save(ctx, 1), SPOTRUN_OK, "checkpoint 0");
+	/* the next manifest's key is a folder: the commit fails, the packs
+	 * before it do not */
+	if (sr_mkdirs(key, 0755, line) == -1)
+		sr_fatal("%s", line);
+	n = snprintf(line, sizeof line, "seq=1 reason=notice deadline=%.3f\n", sr_now() + 30);
+	tu_write(dir, "request", line, (size_t)n);
+	usleep(25000);
+	is_int(spotrun_checkpoint_requested(ctx), 1, "a notice, 30 s left");
+	fill_bufs(51);
+	t0 = sr_mono();
+	is_int(spotrun_save_async(ctx, 2), SPOTRUN_OK, "a save for it, staged in two halves");
+	is_int(spotrun_wait(ctx), SPOTRUN_ERROR_STORE, "its commit fails");
+	is_str(spotrun_getErrorString(ctx), "save retry: the store failed and the snapshot of step "
+	    "2, larger than the staging budget, cannot be tried again (its first parts are "
+	    "overwritten; the failure is in the warning before); nothing committed",
+	    "and it is not tried again");
+	ok(sr_mono() - t0 < 20, "well before the deadline (%.1f s of 30)", sr_mono() - t0);
+	ok(strstr(line_of(&m, "warning: checkpoint try 1 failed: "), "keys exist below this one") !=
+	    NULL, "the warning said why the try failed: %s",
+	    line_of(&m, "warning: checkpoint try 1 failed: "));
+	usleep(25000);
+	is_int(spotrun_checkpoint_requested(ctx), 1, "the notice is still unanswered");
+	spotrun_free(ctx);
+	rmdir(key);
+	unsetenv("SPOTRUN_CKPT_REQUEST");
+	unsetenv("SPOTRUN_CKPT_DONE");
+	unlink(req);
+	fill_bufs(0);
+	is_int((int)restore_into(url, "retry"), 1, "checkpoint 0 is the newest");
+	ok(holds(50), "with its state");
+	free(key);
+	free(req);
+	free(done);
+	msgs_free(&m);
+}
+
 /* The done marker's line without its newline, or why it cannot be read
  * (malloc'd). */
 static char *
@@ -747,6 +804,7 @@ main(void)
 	test_budget(url);
 	test_in_flight(url);
 	test_failing(url, store);
+	test_no_retry(url, store, dir);
 	test_requests(url, dir);
 	if (su_env("SPOTRUN_TEST_S3_ENDPOINT")[0] != '\0') {
 		char bucket[64];
