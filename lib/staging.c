@@ -125,6 +125,8 @@ sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, size_t half, int halv
 		if (sg->parts[i].at + sg->parts[i].len > sg->used)
 			sg->used = sg->parts[i].at + sg->parts[i].len;
 	}
+	if (sg->nparts == 0)
+		sg->filled_at = sr_mono();	/* nothing to copy (empty buffers) */
 	pthread_mutex_init(&sg->mu, NULL);
 	pthread_cond_init(&sg->cv, NULL);
 	return 0;
@@ -178,10 +180,6 @@ sr_stage_fill(struct sr_stage *sg, char *err)
 		pthread_cond_broadcast(&sg->cv);
 		pthread_mutex_unlock(&sg->mu);
 	}
-	pthread_mutex_lock(&sg->mu);
-	if (sg->filled_at == 0)
-		sg->filled_at = sr_mono();
-	pthread_mutex_unlock(&sg->mu);
 	return 0;
 }
 

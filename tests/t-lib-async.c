@@ -489,6 +489,7 @@ test_budget(const char *url)
 static void
 test_in_flight(const char *url)
 {
+	struct msgs m;
 	spotrun_ctx *ctx;
 	long long step;
 
@@ -523,6 +524,18 @@ test_in_flight(const char *url)
 	fill_bufs(0);
 	is_int((int)restore_into(url, "flight"), 5, "which restores");
 	ok(holds(25), "with its state");
+
+	/* nothing to copy: empty buffers only */
+	msgs_init(&m);
+	ctx = new_ctx(url, "empty", &m, 0);
+	spotrun_register(ctx, "none", SPOTRUN_I32, 2, (uint64_t[]){ 0, 4 }, NULL, NULL, NULL);
+	is_int(spotrun_save_async(ctx, 1), SPOTRUN_OK, "save_async of an empty buffer");
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "commits");
+	ok(strstr(line_of(&m, "checkpoint 0 of empty committed: step 1, 1 buffer, 0 bytes (0 "
+	    "stored, 0 new); training blocked 0."), " s of ") != NULL, "training blocked for no "
+	    "time to speak of: %s", line_of(&m, "checkpoint 0 of empty"));
+	spotrun_free(ctx);
+	msgs_free(&m);
 }
 
 /* A store that fails after the snapshot: the error is spotrun_wait's. */
