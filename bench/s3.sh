@@ -117,12 +117,7 @@ export aws ep
 
 awsc() { "$aws" --endpoint-url "$ep" "$@"; }
 # CPU seconds used so far by the server (radosgw and ceph-osd).
-server_cpu()
-{
-	cat "$st/rgw.pid" "$st/osd.pid" | while read -r pid; do
-		cat "/proc/$pid/stat"
-	done | awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { print s / hz }'
-}
+server_cpu() { rgw_cpu "$st"; }
 # Delete what a run wrote and let the disk settle, then warm memory for
 # the next run's page cache (see bench/ckpt.sh).
 clean()

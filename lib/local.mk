@@ -41,3 +41,14 @@ tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
 tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libtrain_LDADD = libspotrun.la -lm
 dist_check_SCRIPTS += tests/t66-libjob.sh
+
+# The library's save of registered host buffers into RGW against directory
+# mode on the same state (real trained state of bench/train-state.py), and
+# a LoRA-like run whose frozen tensors are not uploaded again: `make bench`
+# (bench/libsave.sh drives tests/bench-libsave).
+noinst_PROGRAMS += tests/bench-libsave
+tests_bench_libsave_SOURCES = tests/bench-libsave.c
+tests_bench_libsave_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_bench_libsave_LDADD = libspotrun.la $(LDADD)
+SR_BENCH += bench/libsave.sh
+EXTRA_DIST += bench/libsave.sh
