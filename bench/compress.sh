@@ -1,14 +1,15 @@
 #!/bin/sh
 # compress.sh: the chunk codec on real trained state, not only Gaussian noise.
 # bench/train-state.py trains a small language model with Debian's PyTorch
-# (13.1 M parameters, Adam, 200 steps on /usr/share/common-licenses; about 7
+# (13.1 M parameters, Adam, 200 steps on /usr/share/common-licenses; about 3
 # minutes on 2 cores, once: the state is kept in $STATE, see real_state in
 # bench/lib.sh) and dumps bf16 weights, fp32 master weights, Adam's m and v
-# as raw tensors and as torch.save files, at steps 180 and 200.
+# as raw tensors and as torch.save files, at steps 140, 180 and 200.
 # tests/bench-codec then reports, in one run, for each: stored/raw and
 # single-core MB/s (CPU time of one thread) of the codec against zstd -1,
-# the per-byte-plane entropy bound, and the XOR delta against step 180 with
-# its restore cost; the torch.save files go through the codec as directory
+# the per-byte-plane entropy bound, and the XOR delta against step 180 (the
+# previous checkpoint) and step 140 (a key frame three back) with its
+# restore cost; the torch.save files go through the codec as directory
 # mode saves them (its choice of transform per chunk). Targets (issue 13):
 # bf16 <= 0.69, fp32 <= 0.85, encode >= 1000 MB/s and decode >= 2000 MB/s
 # per core; each reported met or NOT MET, the exit status non-zero for an
@@ -30,14 +31,19 @@ bin="$top_builddir/tests/bench-codec"
 s=$state
 a=$state_steps
 b=$state_prev
-out=$("$bin" -r 3 "bf16=$s/bf16-$a.bin:2,$s/bf16-$b.bin" "fp32=$s/fp32-$a.bin:4,$s/fp32-$b.bin" \
-	"adam-m=$s/adam-m-$a.bin:4,$s/adam-m-$b.bin" "adam-v=$s/adam-v-$a.bin:4,$s/adam-v-$b.bin" \
+k=$state_key
+out=$("$bin" -r 3 "bf16=$s/bf16-$a.bin:2,$s/bf16-$b.bin,$s/bf16-$k.bin" \
+	"fp32=$s/fp32-$a.bin:4,$s/fp32-$b.bin,$s/fp32-$k.bin" \
+	"adam-m=$s/adam-m-$a.bin:4,$s/adam-m-$b.bin,$s/adam-m-$k.bin" \
+	"adam-v=$s/adam-v-$a.bin:4,$s/adam-v-$b.bin,$s/adam-v-$k.bin" \
 	"model-bf16.pt=$s/model-bf16-$a.pt:2,$s/model-bf16-$b.pt" \
 	"optim.pt=$s/optim-$a.pt:4,$s/optim-$b.pt")
 printf '%s\n' "$out"
 # The targets, from the codec's lines: ratio by kind (with ZipNN's figures
 # for the same kind), speed for every file; then the XOR delta over the
-# whole raw state, each kind taking the smaller of delta and plain.
+# whole raw state, each kind taking the smaller of delta and plain, against
+# the previous checkpoint (twenty steps back) and against a key frame
+# three checkpoints back (sixty steps).
 printf '%s\n' "$out" | awk '
 	/^[^ ].*\(/ { name = $1; mib = $3 + 0 }
 	/spotrun codec:/ {
@@ -53,14 +59,17 @@ printf '%s\n' "$out" | awk '
 		plain[name] = ratio
 	}
 	/XOR delta against/ && name !~ /\.pt$/ {
+		j = ++nd[name]
 		d = $6 < plain[name] ? $6 : plain[name]
-		raw += mib; p += plain[name] * mib; x += d * mib
-		if (name != "bf16") { raw2 += mib; p2 += plain[name] * mib; x2 += d * mib }
+		raw[j] += mib; p[j] += plain[name] * mib; x[j] += d * mib
+		if (name != "bf16") { raw2[j] += mib; p2[j] += plain[name] * mib; x2[j] += d * mib }
 	}
 	END {
-		printf "XOR delta on the whole raw state (bf16, fp32, m, v; each kind the smaller of" \
-		    " delta and plain): %.4f against %.4f, %.1f%% smaller; without the bf16 copy" \
-		    " (fp32, m, v): %.1f%% smaller\n", x / raw, p / raw, 100 * (1 - x / p),
-		    100 * (1 - x2 / p2)
+		for (j = 1; j in raw; j++)
+			printf "XOR delta %s on the whole raw state (bf16, fp32, m, v; each kind the" \
+			    " smaller of delta and plain): %.4f against %.4f, %.1f%% smaller; without the" \
+			    " bf16 copy (fp32, m, v): %.1f%% smaller\n",
+			    j == 1 ? "against the previous checkpoint" : "three checkpoints back",
+			    x[j] / raw[j], p[j] / raw[j], 100 * (1 - x[j] / p[j]), 100 * (1 - x2[j] / p2[j])
 		exit bad && strict
 	}' strict="${BENCH_STRICT:-0}"

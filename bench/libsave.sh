@@ -45,22 +45,11 @@ ck=$top_builddir/tests/bench-ckpt
 for p in "$lib" "$ck"; do
 	[ -x "$p" ] || make -C "$top_builddir" "tests/${p##*/}" >/dev/null
 done
-[ -x /usr/bin/time ] ||
-    { echo "libsave.sh: GNU time (/usr/bin/time) is needed: build-aux/install-deps" >&2; exit 1; }
-for tool in radosgw aws; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "libsave.sh: skipped: no $tool (build-aux/install-deps installs it)"
-		exit 0
-	fi
-done
+rgw_tools || exit 0
 state=${STATE:-$top_builddir/bench-state}
 if ! real_state "$state"; then
 	echo "libsave.sh: skipped: no PyTorch for ${PYTHON:-/usr/bin/python3} (Debian: python3-torch)"
 	exit 0
-fi
-aws=$(command -v aws)
-if command -v pyenv >/dev/null && pyenv which aws >/dev/null 2>&1; then
-	aws=$(pyenv which aws)
 fi
 reps=${BENCH_LIBSAVE_REPS:-3}
 nlora=${BENCH_LIBSAVE_LORA:-4}
@@ -72,39 +61,8 @@ res=$tmp/results
 bucket=spotrun-bench
 : "${SPOTRUN_RGW_MEMSTORE_BYTES:=$((3 << 30))}"
 export SPOTRUN_RGW_MEMSTORE_BYTES
-sh "$top_srcdir/tests/rgw.sh" start "$st" --tls >"$tmp/rgw-start.out" 2>&1 ||
-    { cat "$tmp/rgw-start.out" >&2; echo "libsave.sh: could not start RGW" >&2; exit 1; }
-. "$st/env"
-ep=$SPOTRUN_TEST_S3_TLS_ENDPOINT
-AWS_ACCESS_KEY_ID=$SPOTRUN_TEST_S3_ACCESS_KEY
-AWS_SECRET_ACCESS_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-AWS_DEFAULT_REGION=$SPOTRUN_TEST_S3_REGION
-AWS_REGION=$SPOTRUN_TEST_S3_REGION
-AWS_CA_BUNDLE=$SPOTRUN_TEST_S3_CA
-AWS_CONFIG_FILE=/dev/null
-AWS_SHARED_CREDENTIALS_FILE=/dev/null
-AWS_EC2_METADATA_DISABLED=true
-export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_DEFAULT_REGION AWS_REGION AWS_CA_BUNDLE \
-    AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE AWS_EC2_METADATA_DISABLED
-awsc() { "$aws" --endpoint-url "$ep" "$@"; }
+rgw_up "$st" --tls
 url() { echo "s3://$bucket/$1?endpoint=$ep"; }
-# Sum of the sizes of the objects under s3://bucket/PREFIX.
-stored()
-{
-	_sz=$(awsc s3 ls --recursive --summarize "s3://$bucket/$1" | sed -n 's/^ *Total Size: //p')
-	case $_sz in
-	'' | *[!0-9]*) echo "libsave.sh: cannot list s3://$bucket/$1" >&2; exit 1 ;;
-	esac
-	echo "$_sz"
-}
-# Every object deleted and RGW's garbage collected: the memstore OSD holds
-# one run's objects at most.
-drop()
-{
-	awsc s3 rm --recursive --quiet "s3://$bucket/" >/dev/null
-	radosgw-admin -c "$st/ceph.conf" gc process --include-all >/dev/null 2>&1 ||
-	    echo "libsave.sh: warning: radosgw-admin gc process failed" >&2
-}
 # kv KEY LINE: the value of KEY=... in a line of key=value pairs.
 kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 

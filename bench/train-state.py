@@ -4,7 +4,9 @@
 # embedding 256x64, two hidden layers of HIDDEN, 13.1 M parameters at the
 # default 2048: 26 MB of bf16, 52 MB of each fp32 kind) with Adam on
 # the texts Debian ships in /usr/share/common-licenses, on the CPU, and dumps
-# the training state at two steps STEPS - 20 and STEPS (twenty steps apart):
+# the training state at steps STEPS - 60, STEPS - 20 and STEPS (the last two
+# twenty steps apart, as consecutive checkpoints; the first the key frame of
+# a delta three checkpoints back):
 #   fp32-S.bin    the fp32 master weights, raw (all tensors concatenated)
 #   bf16-S.bin    the bf16 weights a mixed-precision trainer keeps (the master
 #                 weights rounded to bfloat16), raw
@@ -78,9 +80,9 @@ for step in range(1, steps + 1):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    if step in (steps - 20, steps):
+    if step in (steps - 60, steps - 20, steps):
         dump(step)
     if step % 50 == 0 or step == steps:
         print(f"train-state: step {step}, loss {loss.item():.3f}", flush=True)
 print(f"train-state: {n} parameters on {len(text)} bytes of text, {steps} steps "
-      f"in {time.time() - t0:.0f} s; state at steps {steps - 20} and {steps} in {out}")
+      f"in {time.time() - t0:.0f} s; state at steps {steps - 60}, {steps - 20} and {steps} in {out}")

@@ -5,17 +5,17 @@
  *
  * Data: N(0, 0.02) values (Box-Muller on a seeded xorshift generator), as
  * bf16 (rounded to nearest even) and as fp32; or the files named, real
- * training state (bench/compress.sh), each as NAME=FILE:WIDTH[,PREVIOUS]:
+ * training state (bench/compress.sh), each as NAME=FILE:WIDTH[,PREVIOUS...]:
  * the codec and zstd on it, the per-byte-plane entropy bound at WIDTH, and
- * with PREVIOUS (the same state some steps earlier) the XOR delta against
- * it, chunk by chunk, with what restoring through it costs. One thread:
+ * with each PREVIOUS (the same state some steps earlier) the XOR delta
+ * against it, chunk by chunk, with what restoring through it costs. One thread:
  * MB/s per core, from the CPU time of the thread (what the machine's other
  * work does not inflate). Every round trip is checked as it runs (the
  * decode of each encode, and the state rebuilt from the decoded delta and
  * the decoded previous state) and a difference ends the run with an error.
  *
  *   bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] [-z zstd-level]
- *               [NAME=FILE:WIDTH[,PREVIOUS] ...]
+ *               [NAME=FILE:WIDTH[,PREVIOUS...] ...]
  */
 #include "config.h"
 
@@ -233,7 +233,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] "
-	    "[-z zstd-level] [NAME=FILE:WIDTH[,PREVIOUS] ...]\n");
+	    "[-z zstd-level] [NAME=FILE:WIDTH[,PREVIOUS...] ...]\n");
 	exit(2);
 }
 
@@ -276,21 +276,66 @@ load(const char *path, size_t *n)
 }
 
 /*
- * One file of real state: the codec and zstd, the entropy bound and, given
- * the previous state, the XOR delta. A delta chunk restores by decoding it,
- * decoding the previous checkpoint's chunk (or having it) and XORing the
- * two: the cost is timed as the XOR pass plus both decodes.
+ * The XOR delta of data against the same state some steps earlier (the
+ * file prevpath), chunk by chunk, against plain's ratio rc. A delta chunk
+ * restores by decoding it, decoding the earlier checkpoint's chunk (or
+ * having it) and XORing the two: the cost is timed as the XOR pass plus
+ * both decodes, and the state rebuilt that way must be data.
  */
+static void
+bench_delta(const char *path, const uint8_t *data, size_t n, const char *prevpath,
+    const struct result *rc, size_t chunk, int level, int reps)
+{
+	struct result rx, rp;
+	uint8_t *prev, *x, *dx, *dp;
+	size_t pn, i;
+	double t, best = 1e9;
+	int r;
+
+	prev = load(prevpath, &pn);
+	if (pn != n)
+		sr_fatal("%s: %zu bytes, %s has %zu", path, n, prevpath, pn);
+	x = sr_malloc(n);
+	for (r = 0; r < reps; r++) {
+		t = cpu_now();
+		for (i = 0; i < n; i++)
+			x[i] = data[i] ^ prev[i];
+		t = cpu_now() - t;
+		if (t < best)
+			best = t;
+	}
+	dx = sr_malloc(n);
+	dp = sr_malloc(n);
+	bench_codec(x, n, chunk, level, reps, &rx, dx);
+	bench_codec(prev, n, chunk, level, reps, &rp, dp);
+	for (i = 0; i < n; i++)
+		dx[i] ^= dp[i];
+	if (memcmp(dx, data, n) != 0)
+		sr_fatal("%s: the state rebuilt from the XOR delta against %s differs", path,
+		    prevpath);
+	printf("  XOR delta against %s: ratio %.4f (%.1f%% %s than the plain %.4f); "
+	    "restore through it %4.0f MB/s (decode the delta %.0f, the previous %.0f, "
+	    "XOR %.0f MB/s) against %4.0f MB/s plain\n", prevpath, rx.ratio,
+	    100 * fabs(1 - rx.ratio / rc->ratio), rx.ratio < rc->ratio ? "smaller" : "larger",
+	    rc->ratio, n / 1e6 / (n / 1e6 / rx.dec_mbs + n / 1e6 / rp.dec_mbs + best),
+	    rx.dec_mbs, rp.dec_mbs, n / best / 1e6, rc->dec_mbs);
+	free(dx);
+	free(dp);
+	free(x);
+	free(prev);
+}
+
+/* One file of real state, NAME=FILE:WIDTH[,PREVIOUS...]: the codec and
+ * zstd, the entropy bound and the XOR delta against each earlier state. */
 static void
 bench_file(const char *arg, size_t chunk, int level, int zlevel, int reps)
 {
-	char *spec = sr_strdup(arg), *eq = strchr(spec, '='), *colon, *comma;
-	struct result rc, rz, rx, rp;
-	uint8_t *data, *prev = NULL, *x, *dx, *dp;
-	size_t n, pn = 0, i;
+	char *spec = sr_strdup(arg), *eq = strchr(spec, '='), *colon, *comma, *p, *save = NULL;
+	struct result rc, rz;
+	uint8_t *data;
+	size_t n;
 	unsigned w;
-	double bound, t, best = 1e9;
-	int r;
+	double bound;
 
 	if (eq == NULL || (colon = strrchr(eq, ':')) == NULL)
 		usage();
@@ -311,40 +356,9 @@ bench_file(const char *arg, size_t chunk, int level, int zlevel, int reps)
 	printf("  zstd -%d:        ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s\n",
 	    zlevel, rz.ratio, rz.enc_mbs, rz.dec_mbs);
 	printf("  byte-plane entropy bound (order 0 per chunk, width %u): %.4f\n", w, bound);
-	if (comma != NULL) {
-		prev = load(comma + 1, &pn);
-		if (pn != n)
-			sr_fatal("%s: %zu bytes, %s has %zu", eq + 1, n, comma + 1, pn);
-		x = sr_malloc(n);
-		for (r = 0; r < reps; r++) {
-			t = cpu_now();
-			for (i = 0; i < n; i++)
-				x[i] = data[i] ^ prev[i];
-			t = cpu_now() - t;
-			if (t < best)
-				best = t;
-		}
-		/* A restore through the delta: decode it and the previous
-		 * checkpoint's chunk, XOR the two; it must give the state back. */
-		dx = sr_malloc(n);
-		dp = sr_malloc(n);
-		bench_codec(x, n, chunk, level, reps, &rx, dx);
-		bench_codec(prev, n, chunk, level, reps, &rp, dp);
-		for (i = 0; i < n; i++)
-			dx[i] ^= dp[i];
-		if (memcmp(dx, data, n) != 0)
-			sr_fatal("%s: the state rebuilt from the XOR delta differs", eq + 1);
-		printf("  XOR delta against %s: ratio %.4f (%.1f%% %s than the plain %.4f); "
-		    "restore through it %4.0f MB/s (decode the delta %.0f, the previous %.0f, "
-		    "XOR %.0f MB/s) against %4.0f MB/s plain\n", comma + 1, rx.ratio,
-		    100 * fabs(1 - rx.ratio / rc.ratio), rx.ratio < rc.ratio ? "smaller" : "larger",
-		    rc.ratio, n / 1e6 / (n / 1e6 / rx.dec_mbs + n / 1e6 / rp.dec_mbs + best),
-		    rx.dec_mbs, rp.dec_mbs, n / best / 1e6, rc.dec_mbs);
-		free(dx);
-		free(dp);
-		free(x);
-		free(prev);
-	}
+	if (comma != NULL)
+		for (p = strtok_r(comma + 1, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save))
+			bench_delta(eq + 1, data, n, p, &rc, chunk, level, reps);
 	free(data);
 	free(spec);
 }
