@@ -125,4 +125,6 @@ function range(k,    n, v) {
 	n = sorted(k, v)
 	return sprintf("%.2f-%.2f", v[1], v[n])
 }
+function best(k,    n, v) { n = sorted(k, v); return v[1] }
+function worst(k,    n, v) { n = sorted(k, v); return v[n] }
 '

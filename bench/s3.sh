@@ -287,8 +287,6 @@ awk -v raw="$raw" -v sraw="$sraw" -v smib="$smib" -v reps="$reps" -v mib="$mib" 
     -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" \
     -v wan="$wan" -v wreps="$wreps" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
-function best(k,    n, v) { n = sorted(k, v); return v[1] }
-function worst(k,    n, v) { n = sorted(k, v); return v[n] }
 # A row: wall time (range), raw MB/s, client and server CPU seconds, then
 # stored/raw and peak RSS where given.
 function row(what, k, stored, rss) {

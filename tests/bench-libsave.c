@@ -12,6 +12,10 @@
  *   bench-libsave save URL N SPEC...    N checkpoints to job "lib" at URL
  *                                       (steps 1..N, checkpoint K holding
  *                                       state K - 1)
+ *   bench-libsave save-async URL N SPEC...   the same with
+ *                                       spotrun_save_async and spotrun_wait,
+ *                                       when the library has them ("async
+ *                                       none" when it has not)
  *   bench-libsave restore URL N SPEC... the newest checkpoint restored into
  *                                       fresh buffers: it must be step N
  *                                       and hold state N - 1
@@ -26,14 +30,17 @@
  *                    tensor that changes at every step, as a LoRA adapter
  *                    and its optimizer state do
  *
- * save prints one line per checkpoint: its wall and CPU seconds (the whole
- * process: the library's threads included), raw bytes, stored and new
- * (uploaded) bytes as the library's commit message gives them; write one
+ * save prints one line per checkpoint: the seconds training was blocked,
+ * the seconds until the checkpoint was durable (the same for spotrun_save),
+ * the CPU seconds (the whole process: the library's threads included), raw
+ * bytes, stored and new (uploaded) bytes as the library's commit message
+ * gives them; write one
  * line with its seconds and bytes. BENCH_THREADS: the library's threads
  * (default all CPUs); the chunk size is the library's default.
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -68,7 +75,7 @@ struct commit {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench-libsave save|restore URL N SPEC... | write DIR I SPEC...\n"
+	fprintf(stderr, "usage: bench-libsave save|save-async|restore URL N SPEC... | write DIR I SPEC...\n"
 	    "  SPEC: NAME=bf16|f32|bytes:FILE[,FILE...] or NAME=...:FILE%%BYTES\n");
 	exit(2);
 }
@@ -196,33 +203,60 @@ register_all(spotrun_ctx *ctx, struct buf *b, size_t n, int fresh)
 	}
 }
 
+/* spotrun_save_async and spotrun_wait (experimental, lib/async.c), looked
+ * up at run time, so that this driver builds and runs against a library
+ * without them and measures them once the library has them. */
+typedef spotrun_error (*save_async_fn)(spotrun_ctx *, long long);
+typedef spotrun_error (*wait_fn)(spotrun_ctx *);
+
+/*
+ * n checkpoints, each once the buffers hold their state. Blocking: the
+ * time training waits is spotrun_save's. Async: it is spotrun_save_async's
+ * (the copy into staging); "durable" adds spotrun_wait's, the time until
+ * the checkpoint is committed, which training would spend on its next
+ * steps. CPU is the process's over both.
+ */
 static int
-cmd_save(const char *url, long n, struct buf *b, size_t nb)
+cmd_save(const char *url, long n, struct buf *b, size_t nb, int async)
 {
 	struct commit c = { 0 };
-	spotrun_ctx *ctx = open_ctx(url, &c);
+	spotrun_ctx *ctx;
+	save_async_fn save_async = NULL;
+	wait_fn wait_done = NULL;
 	long k;
 	size_t i;
 
-	if (ctx == NULL)
+	if (async) {
+		*(void **)&save_async = dlsym(RTLD_DEFAULT, "spotrun_save_async");
+		*(void **)&wait_done = dlsym(RTLD_DEFAULT, "spotrun_wait");
+		if (save_async == NULL || wait_done == NULL) {
+			printf("async none: this libspotrun has no spotrun_save_async\n");
+			return 0;
+		}
+	}
+	if ((ctx = open_ctx(url, &c)) == NULL)
 		sr_fatal("spotrun_create failed");
 	register_all(ctx, b, nb, 0);
 	for (k = 0; k < n; k++) {
-		double t, cpu;
+		double t, blocked, cpu;
 
 		for (i = 0; i < nb; i++)
 			set_state(&b[i], (size_t)k);
 		c.seen = 0;
 		cpu = cpu_seconds();
 		t = sr_mono();
-		if (spotrun_save(ctx, k + 1) != SPOTRUN_OK)
+		if ((async ? save_async(ctx, k + 1) : spotrun_save(ctx, k + 1)) != SPOTRUN_OK)
+			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
+		blocked = sr_mono() - t;
+		if (async && wait_done(ctx) != SPOTRUN_OK)
 			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
 		t = sr_mono() - t;
 		cpu = cpu_seconds() - cpu;
 		if (!c.seen)
 			sr_fatal("save %ld: no commit message with its figures", k + 1);
-		printf("save ckpt=%ld seconds=%.3f cpu=%.3f raw=%" PRIu64 " stored=%" PRIu64
-		    " new=%" PRIu64 "\n", k + 1, t, cpu, c.raw, c.stored, c.new_bytes);
+		printf("save ckpt=%ld seconds=%.3f durable=%.3f cpu=%.3f raw=%" PRIu64 " stored=%"
+		    PRIu64 " new=%" PRIu64 "\n", k + 1, blocked, t, cpu, c.raw, c.stored,
+		    c.new_bytes);
 		fflush(stdout);
 	}
 	spotrun_free(ctx);
@@ -293,7 +327,9 @@ main(int argc, char **argv)
 	for (i = 4; i < argc; i++)
 		parse(argv[i], &b[i - 4]);
 	if (strcmp(argv[1], "save") == 0 && k >= 1)
-		return cmd_save(argv[2], k, b, (size_t)(argc - 4));
+		return cmd_save(argv[2], k, b, (size_t)(argc - 4), 0);
+	if (strcmp(argv[1], "save-async") == 0 && k >= 1)
+		return cmd_save(argv[2], k, b, (size_t)(argc - 4), 1);
 	if (strcmp(argv[1], "restore") == 0 && k >= 1)
 		return cmd_restore(argv[2], k, b, (size_t)(argc - 4));
 	if (strcmp(argv[1], "write") == 0 && k >= 0)
