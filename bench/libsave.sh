@@ -16,8 +16,9 @@
 #          then spotrun's directory save of them (bench-ckpt save, which
 #          the supervisor runs while the job trains on). Wall and CPU
 #          seconds per GiB of each, the ratio, and the server's CPU
-#          (radosgw + ceph-osd). Runs alternate which side goes first;
-#          median and range of BENCH_LIBSAVE_REPS (default 3). The last
+#          (radosgw + ceph-osd). Runs rotate which side goes first
+#          (blocking, async, directory); median and range of
+#          BENCH_LIBSAVE_REPS (default 3). The last
 #          run's newest checkpoint of each side is restored and compared
 #          with the state: a difference fails the benchmark.
 #  lora:   95% of the raw state in frozen tensors (the four kinds at step
