@@ -13,9 +13,8 @@
  *                                       (steps 1..N, checkpoint K holding
  *                                       state K - 1)
  *   bench-libsave save-async URL N SPEC...   the same with
- *                                       spotrun_save_async and spotrun_wait,
- *                                       when the library has them ("async
- *                                       none" when it has not)
+ *                                       spotrun_save_async, then
+ *                                       spotrun_wait
  *   bench-libsave restore URL N SPEC... the newest checkpoint restored into
  *                                       fresh buffers: it must be step N
  *                                       and hold state N - 1
@@ -40,7 +39,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,6 +47,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async, spotrun_wait */
 #include "libspotrun.h"
 #include "util.h"
 
@@ -203,12 +202,6 @@ register_all(spotrun_ctx *ctx, struct buf *b, size_t n, int fresh)
 	}
 }
 
-/* spotrun_save_async and spotrun_wait (experimental, lib/async.c), looked
- * up at run time, so that this driver builds and runs against a library
- * without them and measures them once the library has them. */
-typedef spotrun_error (*save_async_fn)(spotrun_ctx *, long long);
-typedef spotrun_error (*wait_fn)(spotrun_ctx *);
-
 /*
  * n checkpoints, each once the buffers hold their state. Blocking: the
  * time training waits is spotrun_save's. Async: it is spotrun_save_async's
@@ -221,19 +214,9 @@ cmd_save(const char *url, long n, struct buf *b, size_t nb, int async)
 {
 	struct commit c = { 0 };
 	spotrun_ctx *ctx;
-	save_async_fn save_async = NULL;
-	wait_fn wait_done = NULL;
 	long k;
 	size_t i;
 
-	if (async) {
-		*(void **)&save_async = dlsym(RTLD_DEFAULT, "spotrun_save_async");
-		*(void **)&wait_done = dlsym(RTLD_DEFAULT, "spotrun_wait");
-		if (save_async == NULL || wait_done == NULL) {
-			printf("async none: this libspotrun has no spotrun_save_async\n");
-			return 0;
-		}
-	}
 	if ((ctx = open_ctx(url, &c)) == NULL)
 		sr_fatal("spotrun_create failed");
 	register_all(ctx, b, nb, 0);
@@ -245,10 +228,10 @@ cmd_save(const char *url, long n, struct buf *b, size_t nb, int async)
 		c.seen = 0;
 		cpu = cpu_seconds();
 		t = sr_mono();
-		if ((async ? save_async(ctx, k + 1) : spotrun_save(ctx, k + 1)) != SPOTRUN_OK)
+		if ((async ? spotrun_save_async(ctx, k + 1) : spotrun_save(ctx, k + 1)) != SPOTRUN_OK)
 			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
 		blocked = sr_mono() - t;
-		if (async && wait_done(ctx) != SPOTRUN_OK)
+		if (async && spotrun_wait(ctx) != SPOTRUN_OK)
 			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
 		t = sr_mono() - t;
 		cpu = cpu_seconds() - cpu;
