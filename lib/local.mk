@@ -3,7 +3,8 @@
 # archives of the modules it stands on (ckpt, store, kernels, common; built
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
-libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h lib/ranks.c
+libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h \
+	lib/async.c lib/staging.c lib/staging.h lib/ranks.c
 libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
 libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)
@@ -30,6 +31,12 @@ tests_t_reshard_SOURCES = tests/t-reshard.c tests/tap.h tests/ckpt-util.h tests/
 	tests/store-util.h tests/mdemu-util.h
 tests_t_reshard_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_reshard_LDADD = libspotrun.la $(LDADD)
+# The async save: the snapshot, the staging budget, the calls that wait,
+# a failing store, requests during a save.
+check_PROGRAMS += tests/t-lib-async
+tests_t_lib_async_SOURCES = tests/t-lib-async.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_async_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_lib_async_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
 
@@ -48,3 +55,14 @@ tests_jobs_libranks_SOURCES = tests/jobs/libranks.c
 tests_jobs_libranks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libranks_LDADD = libspotrun.la
 dist_check_SCRIPTS += tests/t67-libranks.sh
+
+# The library's save of registered host buffers into RGW against directory
+# mode on the same state (real trained state of bench/train-state.py), and
+# a LoRA-like run whose frozen tensors are not uploaded again: `make bench`
+# (bench/libsave.sh drives tests/bench-libsave).
+noinst_PROGRAMS += tests/bench-libsave
+tests_bench_libsave_SOURCES = tests/bench-libsave.c
+tests_bench_libsave_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_bench_libsave_LDADD = libspotrun.la $(LDADD)
+SR_BENCH += bench/libsave.sh
+EXTRA_DIST += bench/libsave.sh
