@@ -24,7 +24,25 @@ struct sr_save_item {
 	const uint8_t *mem;		/* with fd -1: the bytes themselves, which
 					 * must not change until the save returns */
 	uint64_t size;			/* bytes to read now */
+	/* What a source that cuts its own chunks (the library's device
+	 * buffers: an item of one chunk, at most chunk_size bytes) knows of
+	 * one; 0 and NULL for the rest. */
+	int planes;			/* 2 or 4: mem holds the chunk's byte planes
+					 * of that width (split on a GPU), encoded as
+					 * such (codec.h, SR_CODEC_SPLIT); its id is
+					 * hashed from the bytes joined back */
+	const uint8_t *csum;		/* its chunk sum (chunksum.h), recorded */
+	const struct sr_mchunk *ref;	/* it is this chunk of the checkpoint the
+					 * save is based on (their sums matched):
+					 * referenced, nothing read (mem NULL); if
+					 * that checkpoint's packs no longer hold it,
+					 * the save fails */
 };
+
+/* next's answer when the source must get memory back from items it handed
+ * out (their last chunk drained) before it can hand out another: the
+ * pipeline drains the oldest chunk in flight and asks again. */
+#define SR_SAVE_DRAIN 2
 
 struct sr_save_src {
 	void *arg;
@@ -32,8 +50,10 @@ struct sr_save_src {
 	 * 0, or -1 with err. */
 	int (*describe)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err);
 	/* The next data item at or after *cursor (0 at first): 1 with *it
-	 * filled and *cursor past it, 0 when there is none left, -1 with
-	 * err. An item of size 0 is never handed out. */
+	 * filled and *cursor past it, 0 when there is none left,
+	 * SR_SAVE_DRAIN, or -1 with err. An item of size 0 is never handed
+	 * out. Items in a row may go to the same entry, their chunks in
+	 * order. */
 	int (*next)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
 	    struct sr_save_item *it, char *err);
 	/* NULL-able. Item it is drained, saved bytes of it stored (fewer than

@@ -24,6 +24,9 @@ struct lib_buf {
 	uint64_t shape[SR_TENSOR_DIMS], offsets[SR_TENSOR_DIMS], sizes[SR_TENSOR_DIMS];
 	void *host;
 	uint64_t bytes;
+	int device;			/* CUDA device ordinal; -1: a host buffer */
+	uint64_t dptr;			/* device buffers: the device pointer */
+	struct sr_dev_memo *memo;	/* device buffers: lib/device.c's */
 };
 
 struct spotrun_ctx_s {
@@ -42,6 +45,9 @@ struct spotrun_ctx_s {
 	int req_pending;
 	unsigned long long req_seq, answered_seq;
 	double req_deadline;
+	/* device buffers (lib/device.c) */
+	char *cuda_library;		/* params.cuda_library's copy */
+	struct sr_lib_devs *devs;	/* NULL until one is registered */
 };
 
 /* Memory through the context's hooks (malloc and free without them). */

@@ -4,7 +4,8 @@
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
 libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h
-libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
+libspotrun_la_SOURCES += lib/device.c lib/device.h
+libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) $(CUDA_CFLAGS) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
 libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)
 # 0:0:0 (libtool's current:revision:age): the first interface.
@@ -34,3 +35,19 @@ tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
 tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libtrain_LDADD = libspotrun.la -lm
 dist_check_SCRIPTS += tests/t66-libjob.sh
+
+# Device buffers (lib/device.c) against a stand-in for the CUDA driver
+# (tests/fake-cuda.c: device memory the host cannot dereference, streams on
+# threads of their own, the kernels' CPU twins, errors injected by the
+# environment), a module built for the tests only and loaded by path
+# through SPOTRUN_CUDA_LIBRARY; with and without nvcc's kernels.
+check_LTLIBRARIES = tests/fake-cuda.la
+tests_fake_cuda_la_SOURCES = tests/fake-cuda.c
+tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
+tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
+tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
+check_PROGRAMS += tests/t-lib-device
+tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
+tests_t_lib_device_LDADD = libspotrun.la $(LDADD)

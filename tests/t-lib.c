@@ -249,7 +249,7 @@ test_names(void)
 		"no checkpoint store given", "no job name given", "buffer name already registered",
 		"checkpoint store failed", "checkpoint does not match the registered buffers",
 		"no usable checkpoint", "checkpoint deadline missed", "job taken over by a newer run",
-		"not built yet",
+		"not built yet", "no usable CUDA device",
 	};
 	int i, all = 1;
 
@@ -259,7 +259,7 @@ test_names(void)
 			all = 0;
 		}
 	}
-	ok(all && SPOTRUN_ERROR_maxCode == 13, "every code has its name (13 codes)");
+	ok(all && SPOTRUN_ERROR_maxCode == 14, "every code has its name (14 codes)");
 	is_str(spotrun_getErrorName(SPOTRUN_ERROR_maxCode), "unknown error code",
 	    "a number past the codes is unknown");
 	is_str(spotrun_getErrorName((spotrun_error)-1), "unknown error code", "so is -1");
@@ -351,11 +351,16 @@ test_params(const char *url)
 	step = 42;
 	is_int(spotrun_restore(ctx, &step), SPOTRUN_OK, "restore of a job with no checkpoint");
 	is_int(step, -1, "says step -1");
+	setenv("SPOTRUN_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
 	is_int(spotrun_register_device(ctx, "dev", SPOTRUN_BF16, 2, shape, NULL, NULL, x, 0),
-	    SPOTRUN_ERROR_NOT_BUILT, "device buffers: SPOTRUN_ERROR_NOT_BUILT");
-	is_str(spotrun_getErrorString(ctx), "register \"dev\": device buffers are not built yet "
-	    "(nothing registered): copy the state to a registered host buffer before spotrun_save",
-	    "with what to do instead");
+	    SPOTRUN_ERROR_NO_DEVICE, "a device buffer without the CUDA driver: "
+	    "SPOTRUN_ERROR_NO_DEVICE");
+	unsetenv("SPOTRUN_CUDA_LIBRARY");
+	is_str(spotrun_getErrorString(ctx), "register \"dev\": no CUDA driver "
+	    "(/nonexistent/libcuda.so.1: cannot open shared object file: No such file or "
+	    "directory); nothing registered: set params.cuda_library or SPOTRUN_CUDA_LIBRARY to the "
+	    "CUDA driver, or register host buffers", "naming the library, why, and what to do "
+	    "instead (tests/t-lib-device has the rest)");
 	is_int(spotrun_register(ctx, "dev", SPOTRUN_F32, 2, shape, NULL, NULL, x), SPOTRUN_OK,
 	    "and nothing was registered under its name");
 	is_int(spotrun_register_device(ctx, "dev", SPOTRUN_F32, 2, shape, NULL, NULL, x, 0),
