@@ -428,6 +428,33 @@ test_round_trip(void)
 	is_int((int)F.count("live"), (int)live, "nothing of CUDA left behind");
 }
 
+/* A manifest whose csum is not hex is refused, naming the key. */
+static void
+test_bad_csum(void)
+{
+	char key[] = "dev/a/manifests/0000000000.json", err[SR_ERRMAX], *at;
+	struct sr_manifest m;
+	struct sr_store *st;
+	void *buf;
+	size_t len;
+
+	if (sr_store_open(g_url, &st, err) != 0 ||
+	    sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0)
+		sr_fatal("%s", err);
+	sr_store_close(st);
+	buf = realloc(buf, len + 1);
+	((char *)buf)[len] = '\0';
+	if ((at = strstr(buf, "\"csum\": \"")) != NULL) {
+		memcpy(at + 9, "xyz", 3);	/* 32 hex digits become xyz */
+		memmove(at + 12, at + 41, strlen(at + 41) + 1);
+	}
+	ok(at != NULL && sr_manifest_parse(buf, strlen(buf), &m, err) == -1 &&
+	    strcmp(err, "tensors[0].pieces[0].chunks[0].csum: \"xyz\" is not 32 lowercase hex "
+	    "digits") == 0, "a csum that is not hex is refused: %s", err);
+	sr_manifest_free(&m);
+	free(buf);
+}
+
 static void
 test_reuse(void)
 {
@@ -713,6 +740,7 @@ main(void)
 	    "byte planes on the (fake) device" : "raw copies, sums on the host");
 	test_refused();
 	test_round_trip();
+	test_bad_csum();
 	test_reuse();
 	test_faults();
 	for (i = 0; i < NBUF; i++) {
