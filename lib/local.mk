@@ -4,7 +4,7 @@
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
 libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h
-libspotrun_la_SOURCES += lib/device.c lib/device.h
+libspotrun_la_SOURCES += lib/device.c lib/device-save.c lib/device.h lib/device-int.h
 libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) $(CUDA_CFLAGS) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
 libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)
@@ -51,3 +51,9 @@ tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h
 tests_t_lib_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
 	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
 tests_t_lib_device_LDADD = libspotrun.la $(LDADD)
+# The same device path through the real driver, for tests/gpu/run.sh on a
+# machine with a GPU (it says "skipped" elsewhere).
+noinst_PROGRAMS += tests/gpu-lib
+tests_gpu_lib_SOURCES = tests/gpu-lib.c
+tests_gpu_lib_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib
+tests_gpu_lib_LDADD = libspotrun.la
