@@ -29,23 +29,43 @@ by_name(const void *a, const void *b, void *arg)
 	return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
+void
+sr_save_tensor_order(const struct sr_ckpt_tensor *t, size_t n, size_t *order)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	if (n > 1)
+		qsort_r(order, n, sizeof *order, by_name, (void *)t);
+}
+
+int
+sr_save_describe_tensors(struct sr_manifest *m, const struct sr_ckpt_tensor *t,
+    const size_t *order, size_t n, char *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sr_ckpt_tensor *ti = &t[order[i]];
+		struct sr_mtensor *mt;
+
+		if (i > 0 && strcmp(t[order[i - 1]].name, ti->name) == 0)
+			return sr_err(err, "tensor \"%s\" is given twice", ti->name);
+		mt = sr_manifest_add_tensor(m, ti->name, (enum sr_dtype)ti->dtype, ti->ndim,
+		    ti->shape);
+		sr_mtensor_add_piece(mt, ti->offsets, ti->sizes)->data.size = ti->bytes;
+	}
+	m->stats.files = n;
+	return 0;
+}
+
 static int
 mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	struct mem_src *s = arg;
-	size_t i;
 
-	for (i = 0; i < s->n; i++) {
-		const struct sr_ckpt_tensor *t = &s->t[s->order[i]];
-		struct sr_mtensor *mt;
-
-		if (i > 0 && strcmp(s->t[s->order[i - 1]].name, t->name) == 0)
-			return sr_err(err, "tensor \"%s\" is given twice", t->name);
-		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
-	}
-	m->stats.files = s->n;
-	return 0;
+	return sr_save_describe_tensors(m, s->t, s->order, s->n, err);
 }
 
 /* The pieces in the manifest's order, each read where it lies. */
@@ -77,13 +97,9 @@ sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
 {
 	struct mem_src s = { t, n, sr_calloc(n + 1, sizeof *s.order) };
 	struct sr_save_src src = { &s, mem_describe, mem_next, NULL };
-	size_t i;
 	int rc;
 
-	for (i = 0; i < n; i++)
-		s.order[i] = i;
-	if (n > 1)
-		qsort_r(s.order, n, sizeof *s.order, by_name, (void *)t);
+	sr_save_tensor_order(t, n, s.order);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
 	free(s.order);
 	return rc;

@@ -62,6 +62,14 @@ struct sr_save_src {
 	    uint64_t saved);
 };
 
+/* For sources of tensors (save-tensors.c's, the library's): order[0..n)
+ * the indices of t by name; then the manifest's record of them in that
+ * order, one piece each (its box and size) and stats.files: 0, or -1 with
+ * err for a name given twice. */
+void sr_save_tensor_order(const struct sr_ckpt_tensor *t, size_t n, size_t *order);
+int sr_save_describe_tensors(struct sr_manifest *m, const struct sr_ckpt_tensor *t,
+    const size_t *order, size_t n, char *err);
+
 /* sr_ckpt_save's contract, for what src holds. */
 int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);

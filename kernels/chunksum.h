@@ -32,6 +32,10 @@ void sr_chunksum(const void *buf, size_t n, uint8_t out[16]);
  * shorter): out[16 * i] for chunk i, ceil(n / chunk) of them. chunk > 0. */
 void sr_chunksum_chunks(const void *buf, size_t n, size_t chunk, uint8_t *out);
 
+/* XXH3-128 of p[0, len) zero-padded to SR_CS_MIN bytes, canonical: a
+ * leaf's digest, and the sum of a root string. */
+void sr_chunksum_leaf(const void *p, size_t len, uint8_t out[16]);
+
 /* Bytes of the string the sum hashes for a chunk of n bytes: the digests
  * and the two words, at least SR_CS_MIN. */
 size_t sr_chunksum_rootlen(size_t n);

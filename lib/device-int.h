@@ -14,6 +14,7 @@
 #include "lib.h"
 #include "manifest.h"
 
+#define SR_DEV_CHUNK_DEFAULT ((size_t)16 << 20)	/* save.c's default chunk */
 #define SLOTS 2				/* staging buffers: double-buffered */
 #define SR_LIB_MAX_GPUS 16		/* devices of one context at most */
 

@@ -26,8 +26,6 @@
 #include "device-int.h"
 #include "lib.h"
 
-#define CHUNK_DEFAULT ((size_t)16 << 20)	/* save.c's default chunk */
-
 enum slot_state { SLOT_FREE, SLOT_COPYING, SLOT_OUT };
 
 struct slot {
@@ -204,14 +202,6 @@ prefetch(struct dsave *s, size_t ti, size_t k, char *err)
 	return 0;
 }
 
-static int
-by_name(const void *a, const void *b, void *arg)
-{
-	const struct sr_ckpt_tensor *t = arg;
-
-	return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
-}
-
 /* Every copy queued has ended (a save that stopped early leaves some). */
 static void
 settle(struct dsave *s)
@@ -243,7 +233,6 @@ static int
 dsave_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	struct dsave *s = arg;
-	size_t i;
 
 	/* each try of the save starts here */
 	settle(s);
@@ -251,17 +240,7 @@ dsave_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	s->ti = s->k = 0;
 	s->m = m;
 	s->reuse = s->d->have_last && m->link == SR_LINK_PARENT && m->parent == s->d->last_seq;
-	for (i = 0; i < s->n; i++) {
-		const struct sr_ckpt_tensor *t = &s->t[s->order[i]];
-		struct sr_mtensor *mt;
-
-		if (i > 0 && strcmp(s->t[s->order[i - 1]].name, t->name) == 0)
-			return sr_err(err, "tensor \"%s\" is given twice", t->name);
-		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
-	}
-	m->stats.files = s->n;
-	return 0;
+	return sr_save_describe_tensors(m, s->t, s->order, s->n, err);
 }
 
 /* Host buffers whole, where they lie; device buffers a chunk at a time:
@@ -439,7 +418,7 @@ dsave_init(struct dsave *s, spotrun_ctx *ctx, const struct sr_ckpt_tensor *t,
 	s->d = ctx->devs;
 	s->t = t;
 	s->n = ctx->nbufs;
-	s->chunk = o->chunk_size != 0 ? o->chunk_size : CHUNK_DEFAULT;
+	s->chunk = o->chunk_size != 0 ? o->chunk_size : SR_DEV_CHUNK_DEFAULT;
 	s->order = sr_lib_alloc(&ctx->p, s->n * sizeof *s->order);
 	s->sums = sr_lib_alloc(&ctx->p, s->n * sizeof *s->sums);
 	s->summed = sr_lib_alloc(&ctx->p, s->n * sizeof *s->summed);
@@ -450,14 +429,12 @@ dsave_init(struct dsave *s, spotrun_ctx *ctx, const struct sr_ckpt_tensor *t,
 	memset(s->summed, 0, s->n * sizeof *s->summed);
 	memset(s->next, 0, s->n * sizeof *s->next);
 	for (i = 0; i < s->n; i++) {
-		s->order[i] = i;
 		if (ctx->bufs[i].device < 0 || (nc = nchunks(s, i)) == 0)
 			continue;
 		if ((s->sums[i] = sr_lib_alloc(&ctx->p, 16 * nc)) == NULL)
 			return -1;
 	}
-	if (s->n > 1)
-		qsort_r(s->order, s->n, sizeof *s->order, by_name, (void *)t);
+	sr_save_tensor_order(t, s->n, s->order);
 	return 0;
 }
 

@@ -28,7 +28,8 @@
  * sums (16 bytes a chunk, and a copy of each chunk's manifest record) for
  * as long. Restore decodes into pinned memory of the device buffers' size,
  * copies it with cuMemcpyHtoDAsync and waits for the copies to end before
- * it returns.
+ * it returns; the sums the restored manifest recorded are then the next
+ * save's reference, as the context's own commit's would be.
  *
  * Every CUDA call is made with the buffer's device's primary context
  * pushed for the time of the call and popped after, so the caller's
@@ -41,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "ckpt.h"
 #include "cudadrv.h"
 #include "manifest.h"
@@ -349,6 +351,88 @@ sr_lib_device_stage(spotrun_ctx *ctx, const struct lib_buf *b, uint64_t off, siz
 
 /* ---- restore ---- */
 
+/* What the checkpoint restored holds of device buffer b (chunk size
+ * chunk), where it recorded the chunks' sums: its records and sums in mm,
+ * 0; else -1 (mm empty). */
+static int
+seed_one(spotrun_ctx *ctx, const struct sr_manifest *m, const struct lib_buf *b, size_t chunk,
+    struct sr_dev_memo *mm)
+{
+	const struct sr_mentry *e = NULL;
+	size_t i, k, n = (b->bytes + chunk - 1) / chunk;
+	int d, same;
+
+	for (i = 0; i < m->ntensors && e == NULL; i++) {
+		const struct sr_mtensor *t = &m->tensors[i];
+
+		if (strcmp(t->name, b->name) != 0)
+			continue;
+		for (k = 0; k < t->npieces && e == NULL; k++) {
+			for (same = 1, d = 0; d < b->ndim; d++)
+				same &= t->pieces[k].offsets[d] == b->offsets[d] &&
+				    t->pieces[k].sizes[d] == b->sizes[d];
+			if (same)
+				e = &t->pieces[k].data;
+		}
+	}
+	if (e == NULL || e->nchunks != n || n == 0)
+		return -1;
+	for (k = 0; k < n; k++)
+		if (!e->chunks[k].has_csum || e->chunks[k].rlen != (k + 1 < n ? chunk :
+		    b->bytes - (uint64_t)k * chunk))
+			return -1;
+	mm->chunks = sr_lib_alloc(&ctx->p, n * sizeof *mm->chunks);
+	mm->sums = sr_lib_alloc(&ctx->p, 16 * n);
+	if (mm->chunks == NULL || mm->sums == NULL)
+		goto fail;
+	memset(mm->chunks, 0, n * sizeof *mm->chunks);
+	mm->n = n;
+	for (k = 0; k < n; k++) {
+		mm->chunks[k] = e->chunks[k];
+		memcpy(mm->sums + 16 * k, e->chunks[k].csum, 16);
+		if ((mm->chunks[k].pack = sr_lib_strdup(&ctx->p, e->chunks[k].pack)) == NULL)
+			goto fail;
+	}
+	return 0;
+fail:
+	sr_dev_memo_clear(&ctx->p, mm);
+	return -1;
+}
+
+/* After a restore of checkpoint seq: what it holds of each device buffer
+ * (the chunks' sums, where it recorded them) is what the next save
+ * compares with, as if this context had saved it, so that a restarted
+ * job's first checkpoint copies only what changed off the GPU. Failing
+ * (the manifest unreadable, no sums, memory) only makes that save copy
+ * every chunk. */
+static void
+seed_memos(spotrun_ctx *ctx, uint64_t seq)
+{
+	size_t chunk = ctx->p.chunk_size != 0 ? ctx->p.chunk_size : SR_DEV_CHUNK_DEFAULT, i;
+	struct sr_manifest m;
+	char err[SR_ERRMAX];
+	int ok;
+
+	ctx->devs->have_last = 0;
+	ok = sr_catalog_load(ctx->st, ctx->job, seq, &m, err) == 0;
+	for (i = 0; i < ctx->nbufs; i++) {
+		struct lib_buf *b = &ctx->bufs[i];
+
+		if (b->device < 0)
+			continue;
+		if (b->memo == NULL && (b->memo = sr_lib_alloc(&ctx->p, sizeof *b->memo)) != NULL)
+			memset(b->memo, 0, sizeof *b->memo);
+		if (b->memo == NULL)
+			continue;
+		sr_dev_memo_clear(&ctx->p, b->memo);
+		if (ok)
+			seed_one(ctx, &m, b, chunk, b->memo);
+	}
+	sr_manifest_free(&m);
+	ctx->devs->last_seq = seq;
+	ctx->devs->have_last = ok;
+}
+
 int
 sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o,
     struct sr_ckpt_stats *stats, char *err)
@@ -415,6 +499,8 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 	}
 	if (rc == SR_LIB_DEVICE_FAILED)
 		sr_err_prefix(err, "restore %s", ctx->job);
+	if (rc == 0)
+		seed_memos(ctx, stats->seq);
 	for (i = 0; i < ctx->nbufs; i++) {
 		const struct lib_buf *b = &ctx->bufs[i];
 		struct gpu *g;

@@ -21,7 +21,7 @@ dist_man3_MANS += doc/libspotrun.3
 # The library on host buffers of every dtype and slices: save, restore
 # bit-exact, errors by name and message, the request protocol, silence.
 check_PROGRAMS += tests/t-lib
-tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h tests/lib-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
@@ -47,7 +47,8 @@ tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
 check_PROGRAMS += tests/t-lib-device
-tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h \
+	tests/lib-util.h
 tests_t_lib_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
 	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
 tests_t_lib_device_LDADD = libspotrun.la $(LDADD)

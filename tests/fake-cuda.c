@@ -20,7 +20,7 @@
  * - cuModuleLoadData takes nvcc's fat binaries (their header: magic,
  *   header size, size) and finds the kernels it knows by name in them;
  *   cuLaunchKernel runs their CPU twins (kernels/byteplane.c, and the chunk
- *   sum's two stages on libxxhash, as kernels/chunksum.c defines them).
+ *   sum's two stages with kernels/chunksum.c's leaf digest).
  * - Calls need a current context where the real driver does (memory,
  *   streams, modules: CUDA_ERROR_INVALID_CONTEXT without one).
  * - The environment, read at cuInit: FAKE_CUDA_DEVICES=N devices (default
@@ -44,9 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <xxhash.h>
 
 #include "byteplane.h"
+#include "chunksum.h"
 #include "cs-lanes.h"
 #include "cudaapi.h"
 
@@ -301,22 +301,6 @@ drop_alloc(uint64_t addr, int device)
 
 /* ---- work: run now (NULL stream) or on a stream's thread ---- */
 
-static void
-hash_padded(const uint8_t *p, size_t len, uint8_t out[16])
-{
-	uint8_t pad[SR_CS_MIN];
-	XXH128_canonical_t c;
-
-	if (len < SR_CS_MIN) {
-		memset(pad, 0, sizeof pad);
-		memcpy(pad, p, len);
-		p = pad;
-		len = SR_CS_MIN;
-	}
-	XXH128_canonicalFromHash(&c, XXH3_128bits(p, len));
-	memcpy(out, c.digest, 16);
-}
-
 /* The kernels' CPU twins. */
 static void
 run_kernel(const struct op *o)
@@ -338,7 +322,7 @@ run_kernel(const struct op *o)
 		for (c = 0; c < nc; c++) {
 			clen = o->n - c * o->n2 < o->n2 ? o->n - c * o->n2 : o->n2;
 			for (i = 0; i * SR_CS_LEAF < clen; i++)
-				hash_padded(o->a + c * o->n2 + i * SR_CS_LEAF, clen - i * SR_CS_LEAF <
+				sr_chunksum_leaf(o->a + c * o->n2 + i * SR_CS_LEAF, clen - i * SR_CS_LEAF <
 				    SR_CS_LEAF ? clen - i * SR_CS_LEAF : SR_CS_LEAF,
 				    o->b + c * o->n3 + 16 * i);
 			cs_trailer(o->b + c * o->n3, clen);
@@ -348,7 +332,7 @@ run_kernel(const struct op *o)
 		nc = cs_chunks(o->n, o->n2);
 		for (c = 0; c < nc; c++) {
 			clen = o->n - c * o->n2 < o->n2 ? o->n - c * o->n2 : o->n2;
-			hash_padded(o->a + c * o->n3, cs_rootlen(clen), o->b + 16 * c);
+			sr_chunksum_leaf(o->a + c * o->n3, cs_rootlen(clen), o->b + 16 * c);
 		}
 		break;
 	default:

@@ -28,6 +28,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "lib-util.h"
 #include "mdemu-util.h"
 
 #include "codec.h"
@@ -235,25 +236,6 @@ holds_want(int host)
 		}
 	}
 	return 1;
-}
-
-/* Counting allocator: every allocation the library makes is freed. */
-struct counts {
-	int allocs, frees;
-};
-
-static void *
-count_alloc(void *opaque, size_t n)
-{
-	((struct counts *)opaque)->allocs++;
-	return malloc(n);
-}
-
-static void
-count_free(void *opaque, void *p)
-{
-	((struct counts *)opaque)->frees++;
-	free(p);
 }
 
 static const char *g_url;
@@ -520,6 +502,28 @@ test_reuse(void)
 	scribble();
 	ok(restore_with("dev/r", 0, &step) == SPOTRUN_OK && step == 3 && holds_want(0),
 	    "the third checkpoint restores bit for bit");
+
+	/* a restarted job: the context that restored compares with what it
+	 * restored, so its first save copies nothing unchanged off the GPU */
+	memset(&cnt, 0, sizeof cnt);
+	ctx = new_ctx("dev/r", SR_FAKE_CUDA, &cnt);
+	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_restore(ctx, &step) == SPOTRUN_OK &&
+	    step == 3, "a new context restores step 3");
+	F.reset();
+	is_int(spotrun_save(ctx, 4), SPOTRUN_OK, "and saves step 4 unchanged");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 0 : (int)nc, KERNELS ? "no chunk "
+	    "copied off the device: the sums of the checkpoint restored are its reference" :
+	    "without the kernels every chunk is copied");
+	if (load_manifest("dev/r", 3, &m) == 0) {
+		ok(m.stats.new_bytes == 0 && m.stats.reused_chunks == nc, "nothing uploaded, all "
+		    "%zu chunks referenced", nc);
+		sr_manifest_free(&m);
+	} else {
+		ok(0, "manifest 3");
+	}
+	spotrun_free(ctx);
+	ok(cnt.allocs > 0 && cnt.allocs == cnt.frees, "the hooks balanced (%d allocations)",
+	    cnt.allocs);
 }
 
 /* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message

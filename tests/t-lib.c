@@ -24,6 +24,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "lib-util.h"
 #include "mdemu-util.h"
 
 #include "ckpt.h"
@@ -199,25 +200,6 @@ register_all(spotrun_ctx *ctx)
 		}
 	}
 	return SPOTRUN_OK;
-}
-
-/* Counting allocator. */
-struct counts {
-	int allocs, frees;
-};
-
-static void *
-count_alloc(void *opaque, size_t n)
-{
-	((struct counts *)opaque)->allocs++;
-	return malloc(n);
-}
-
-static void
-count_free(void *opaque, void *p)
-{
-	((struct counts *)opaque)->frees++;
-	free(p);
 }
 
 static spotrun_ctx *

@@ -79,7 +79,7 @@ if [ $built = no ]; then
 	bp=./t-byteplane cs=./t-chunksum kc=./t-kernels-cuda bench=./bench-gpu
 	gl=""	# the library needs the configure build
 fi
-echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench"
+echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench $gl"
 [ "${BUILD_ONLY:-}" = 1 ] && exit 0
 
 rc=0
