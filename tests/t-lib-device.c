@@ -449,9 +449,13 @@ test_reuse(void)
 
 	upload();
 	is_int(register_all(ctx, 0), SPOTRUN_OK, "reuse: registered");
+	F.reset();
 	is_int(spotrun_save(ctx, 1), SPOTRUN_OK, "the first save");
+	is_int((int)F.count("cuMemHostAlloc"), 2, "its staging: two pinned buffers (of a chunk "
+	    "each), whatever the %" PRIu64 " bytes saved", all_bytes());
 	F.reset();
 	is_int(spotrun_save(ctx, 2), SPOTRUN_OK, "a second save of the same state");
+	is_int((int)F.count("cuMemHostAlloc"), 0, "keeps them");
 	if (KERNELS) {
 		is_int((int)F.count("dtoh_bytes"), (int)(16 * nc), "copied off the device: the %zu "
 		    "chunk sums only (16 bytes each)", nc);
