@@ -273,7 +273,7 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 		sl->failed = 1;
 		sr_id_hex(s->m.chunk_id, sl->id, hex);
 		sr_err(sl->err, "chunk %s is not in the checkpoint this one is based on, or its pack "
-		    "is gone; the next save stores it again", hex);
+		    "is gone", hex);
 		return;
 	}
 	if (sl->it.fd == -1 && sl->it.planes != 0) {

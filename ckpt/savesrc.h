@@ -36,7 +36,8 @@ struct sr_save_item {
 					 * save is based on (their sums matched):
 					 * referenced, nothing read (mem NULL); if
 					 * that checkpoint's packs no longer hold it,
-					 * the save fails */
+					 * the save fails (the source may then try
+					 * again without references) */
 };
 
 /* next's answer when the source must get memory back from items it handed

@@ -49,6 +49,8 @@ struct dsave {
 	size_t ti, k;			/* the next item to hand out */
 	struct slot slots[SLOTS];
 	int cuda_failed;
+	int tries;			/* of the pipeline's (describe counts them) */
+	size_t refs;			/* references handed out by the last try */
 };
 
 static size_t
@@ -239,7 +241,12 @@ dsave_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	next_clear(s);
 	s->ti = s->k = 0;
 	s->m = m;
-	s->reuse = s->d->have_last && m->link == SR_LINK_PARENT && m->parent == s->d->last_seq;
+	/* a try after one that failed references nothing: the records may
+	 * name a chunk the store lost (a pack deleted), which would fail
+	 * every try until the deadline */
+	s->reuse = s->tries++ == 0 && s->d->have_last && m->link == SR_LINK_PARENT &&
+	    m->parent == s->d->last_seq;
+	s->refs = 0;
 	return sr_save_describe_tensors(m, s->t, s->order, s->n, err);
 }
 
@@ -275,6 +282,7 @@ dsave_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_
 		it->size = len;
 		if (!needs_copy(s, bi, s->k)) {
 			it->ref = &b->memo->chunks[s->k];
+			s->refs++;
 			it->csum = s->sums[bi] + 16 * s->k;
 			s->k++;
 			(*cursor)++;
@@ -294,6 +302,8 @@ dsave_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_
 			if (unchanged(s, bi, s->k)) {
 				s->slots[j].state = SLOT_FREE;
 				it->ref = &b->memo->chunks[s->k];
+				s->refs++;
+			s->refs++;
 				it->csum = s->sums[bi] + 16 * s->k;
 				s->k++;
 				(*cursor)++;
@@ -504,11 +514,24 @@ sr_lib_device_save(spotrun_ctx *ctx, const struct sr_ckpt_opts *o,
 		src.next = dsave_next;
 		src.finished = dsave_finished;
 		rc = sr_ckpt_save_src(ctx->st, o, &src, step, stats, err);
+		if (rc == -1 && !s.cuda_failed && s.refs > 0 && s.tries == 1) {
+			/* once more without references (a save under a deadline has
+			 * tried again already, without them) */
+			char line[SR_ERRMAX + 64];
+
+			snprintf(line, sizeof line, "warning: %s; saving again, every chunk", err);
+			sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, line);
+			rc = sr_ckpt_save_src(ctx->st, o, &src, step, stats, err);
+		}
 		if (rc != 0 && s.cuda_failed)
 			rc = SR_LIB_DEVICE_FAILED;
 		if (rc == 0)
 			remember(&s, stats->seq);
 	}
+	/* After a failure the records are not trusted: one whose chunk has
+	 * gone from the store (a pack deleted) would fail every save after */
+	if (rc != 0)
+		s.d->have_last = 0;
 	if (rc == SR_LIB_DEVICE_FAILED) {
 		size_t l = strlen(err);
 

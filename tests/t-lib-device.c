@@ -530,6 +530,61 @@ test_reuse(void)
 	    cnt.allocs);
 }
 
+/* Warnings the library said, for test_pack_gone. */
+static void
+on_warning(void *opaque, spotrun_msg_level level, const char *text)
+{
+	if (level == SPOTRUN_MSG_WARNING && strstr(text, "saving again, every chunk") != NULL)
+		snprintf(opaque, SR_ERRMAX, "%s", text);
+}
+
+/* The packs of the checkpoint a save would reference are deleted behind
+ * its back: the save finds the chunks gone, says so, and saves again
+ * copying and storing every chunk, so nothing it commits names what is
+ * gone. */
+static void
+test_pack_gone(void)
+{
+	char cmd[512], warned[SR_ERRMAX] = "";
+	struct sr_manifest m;
+	spotrun_params p;
+	spotrun_ctx *ctx;
+	long long step;
+
+	spotrun_params_init(&p);
+	p.store = g_url;
+	p.job = "dev/p";
+	p.chunk_size = CHUNK;
+	p.keep = 0;
+	p.cuda_library = SR_FAKE_CUDA;
+	p.message = on_warning;
+	p.message_opaque = warned;
+	ctx = spotrun_create(&p);
+	upload();
+	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_save(ctx, 1) == SPOTRUN_OK,
+	    "packs gone: a first save");
+	snprintf(cmd, sizeof cmd, "rm -f %s/dev/p/packs/*", g_url + strlen("file://"));
+	if (system(cmd) != 0)
+		sr_fatal("%s failed", cmd);
+	F.reset();
+	is_int(spotrun_save(ctx, 2), SPOTRUN_OK, "the next save, whose unchanged chunks were in "
+	    "the packs deleted, commits");
+	ok(strstr(warned, "is not in the checkpoint this one is based on, or its pack is gone; "
+	    "saving again, every chunk") != NULL, "saying why it saved again: %s", warned);
+	ok(F.count("cuMemcpyDtoHAsync") >= all_chunks() - 1, "copying the chunks off the device "
+	    "(%d copies)", (int)F.count("cuMemcpyDtoHAsync"));
+	if (load_manifest("dev/p", 1, &m) == 0) {
+		ok(m.stats.reused_chunks == 0, "referencing nothing of the checkpoint before");
+		sr_manifest_free(&m);
+	} else {
+		ok(0, "manifest 1");
+	}
+	spotrun_free(ctx);
+	scribble();
+	ok(restore_with("dev/p", 0, &step) == SPOTRUN_OK && step == 2 && holds_want(0),
+	    "and restores bit for bit");
+}
+
 /* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message
  * (the call and the CUresult named), nothing committed, and nothing left
  * behind. */
@@ -750,6 +805,7 @@ main(void)
 	test_round_trip();
 	test_bad_csum();
 	test_reuse();
+	test_pack_gone();
 	test_faults();
 	for (i = 0; i < NBUF; i++) {
 		if (bufs[i].bytes > 0)
