@@ -239,6 +239,7 @@ holds_want(int host)
 }
 
 static const char *g_url;
+static struct sr_store *g_st;	/* the store, to read what the library wrote */
 
 static spotrun_ctx *
 new_ctx(const char *job, const char *lib, struct counts *c)
@@ -280,32 +281,6 @@ register_all(spotrun_ctx *ctx, int host)
 		}
 	}
 	return SPOTRUN_OK;
-}
-
-static int
-load_manifest(const char *job, uint64_t seq, struct sr_manifest *m)
-{
-	char key[256], err[SR_ERRMAX];
-	struct sr_store *st;
-	void *buf;
-	size_t len;
-	int rc;
-
-	snprintf(key, sizeof key, "%s/manifests/%010" PRIu64 ".json", job, seq);
-	sr_manifest_init(m);
-	if (sr_store_open(g_url, &st, err) != 0 ||
-	    sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0) {
-		printf("# %s\n", err);
-		return -1;
-	}
-	sr_store_close(st);
-	rc = sr_manifest_parse(buf, len, m, err);
-	if (rc == 0)
-		rc = sr_manifest_validate(m, job, seq, err);
-	if (rc != 0)
-		printf("# %s\n", err);
-	free(buf);
-	return rc;
 }
 
 /* A save through a fresh context of device (host: host) registrations. */
@@ -362,7 +337,7 @@ test_round_trip(void)
 		    "(2 launches a buffer), planes of each f32, f16 and bf16 chunk");
 	else
 		is_int((int)F.count("cuLaunchKernel"), 0, "no kernel in a build without nvcc");
-	if (load_manifest("dev/a", 0, &m) == 0) {
+	if (load_manifest(g_st, "dev/a", 0, &m) == 0) {
 		for (i = 0; i < m.ntensors; i++)
 			for (k = 0; k < m.tensors[i].pieces[0].data.nchunks; k++) {
 				const struct sr_mchunk *c = &m.tensors[i].pieces[0].data.chunks[k];
@@ -416,14 +391,11 @@ test_bad_csum(void)
 {
 	char key[] = "dev/a/manifests/0000000000.json", err[SR_ERRMAX], *at;
 	struct sr_manifest m;
-	struct sr_store *st;
 	void *buf;
 	size_t len;
 
-	if (sr_store_open(g_url, &st, err) != 0 ||
-	    sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0)
+	if (sr_store_get(g_st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0)
 		sr_fatal("%s", err);
-	sr_store_close(st);
 	buf = realloc(buf, len + 1);
 	((char *)buf)[len] = '\0';
 	if ((at = strstr(buf, "\"csum\": \"")) != NULL) {
@@ -465,7 +437,7 @@ test_reuse(void)
 		    "chunk copied, %" PRIu64 " bytes, and its sum computed on the host", all_bytes());
 		is_int((int)F.count("cuMemcpyDtoHAsync"), (int)(nc), "one copy a chunk");
 	}
-	if (load_manifest("dev/r", 1, &m) == 0) {
+	if (load_manifest(g_st, "dev/r", 1, &m) == 0) {
 		is_int((int)m.stats.new_bytes, 0, "nothing uploaded (new_bytes 0)");
 		is_int((int)m.stats.reused_chunks, (int)nc, "all %zu chunks referenced", nc);
 		sr_manifest_free(&m);
@@ -488,7 +460,7 @@ test_reuse(void)
 		    "is copied");
 		is_int((int)F.count("dtoh_bytes"), (int)all_bytes(), "all of them");
 	}
-	if (load_manifest("dev/r", 2, &m) == 0) {
+	if (load_manifest(g_st, "dev/r", 2, &m) == 0) {
 		ok(m.stats.new_bytes > 0 && m.stats.reused_chunks == nc - 1, "one chunk uploaded, "
 		    "%" PRIu64 " referenced", m.stats.reused_chunks);
 		ok(m.tensors[1].pieces[0].data.chunks[1].has_csum &&
@@ -518,7 +490,7 @@ test_reuse(void)
 	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 0 : (int)nc, KERNELS ? "no chunk "
 	    "copied off the device: the sums of the checkpoint restored are its reference" :
 	    "without the kernels every chunk is copied");
-	if (load_manifest("dev/r", 3, &m) == 0) {
+	if (load_manifest(g_st, "dev/r", 3, &m) == 0) {
 		ok(m.stats.new_bytes == 0 && m.stats.reused_chunks == nc, "nothing uploaded, all "
 		    "%zu chunks referenced", nc);
 		sr_manifest_free(&m);
@@ -573,7 +545,7 @@ test_pack_gone(void)
 	    "saving again, every chunk") != NULL, "saying why it saved again: %s", warned);
 	ok(F.count("cuMemcpyDtoHAsync") >= all_chunks() - 1, "copying the chunks off the device "
 	    "(%d copies)", (int)F.count("cuMemcpyDtoHAsync"));
-	if (load_manifest("dev/p", 1, &m) == 0) {
+	if (load_manifest(g_st, "dev/p", 1, &m) == 0) {
 		ok(m.stats.reused_chunks == 0, "referencing nothing of the checkpoint before");
 		sr_manifest_free(&m);
 	} else {
@@ -786,7 +758,7 @@ test_refused(void)
 int
 main(void)
 {
-	char *dir, *store, *url;
+	char *dir, *store, *url, err[SR_ERRMAX];
 	size_t i;
 
 	no_cloud();
@@ -797,6 +769,8 @@ main(void)
 	store = tu_path(dir, "store");
 	url = sr_asprintf("file://%s", store);
 	g_url = url;
+	if (sr_store_open(url, &g_st, err) != 0)
+		sr_fatal("%s", err);
 	fake_open();
 	bufs_init();
 	tap_diag("%s build: %s", KERNELS ? "an nvcc" : "a no-nvcc", KERNELS ? "chunk sums and "
@@ -813,6 +787,7 @@ main(void)
 		free(bufs[i].want);
 		free(bufs[i].host);
 	}
+	sr_store_close(g_st);
 	tu_rmtree(dir);
 	free(url);
 	free(store);

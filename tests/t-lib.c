@@ -354,30 +354,6 @@ test_params(const char *url)
 	msgs_free(&m);
 }
 
-/* The manifest of checkpoint seq of job, parsed. */
-static int
-load_manifest(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m)
-{
-	char key[256], err[SR_ERRMAX];
-	void *buf;
-	size_t len;
-	int rc;
-
-	snprintf(key, sizeof key, "%s/manifests/%010" PRIu64 ".json", job, seq);
-	sr_manifest_init(m);
-	if (sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0) {
-		printf("# %s\n", err);
-		return -1;
-	}
-	rc = sr_manifest_parse(buf, len, m, err);
-	if (rc == 0)
-		rc = sr_manifest_validate(m, job, seq, err);
-	if (rc != 0)
-		printf("# %s\n", err);
-	free(buf);
-	return rc;
-}
-
 struct listed {
 	int n;
 	long long step[4];
