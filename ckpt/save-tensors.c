@@ -29,32 +29,32 @@ by_name(const void *a, const void *b, void *arg)
 	return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
-void
-sr_save_tensor_order(const struct sr_ckpt_tensor *t, size_t n, size_t *order)
+size_t *
+sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n)
 {
-	size_t i;
+	size_t *order = sr_calloc(n + 1, sizeof *order), i;
 
 	for (i = 0; i < n; i++)
 		order[i] = i;
 	if (n > 1)
 		qsort_r(order, n, sizeof *order, by_name, (void *)t);
+	return order;
 }
 
 int
-sr_save_describe_tensors(struct sr_manifest *m, const struct sr_ckpt_tensor *t,
-    const size_t *order, size_t n, char *err)
+sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *tt, const size_t *order, size_t n,
+    struct sr_manifest *m, char *err)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const struct sr_ckpt_tensor *ti = &t[order[i]];
+		const struct sr_ckpt_tensor *t = &tt[order[i]];
 		struct sr_mtensor *mt;
 
-		if (i > 0 && strcmp(t[order[i - 1]].name, ti->name) == 0)
-			return sr_err(err, "tensor \"%s\" is given twice", ti->name);
-		mt = sr_manifest_add_tensor(m, ti->name, (enum sr_dtype)ti->dtype, ti->ndim,
-		    ti->shape);
-		sr_mtensor_add_piece(mt, ti->offsets, ti->sizes)->data.size = ti->bytes;
+		if (i > 0 && strcmp(tt[order[i - 1]].name, t->name) == 0)
+			return sr_err(err, "tensor \"%s\" is given twice", t->name);
+		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
+		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
 	}
 	m->stats.files = n;
 	return 0;
@@ -65,7 +65,7 @@ mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, cha
 {
 	struct mem_src *s = arg;
 
-	return sr_save_describe_tensors(m, s->t, s->order, s->n, err);
+	return sr_ckpt_tensors_describe(s->t, s->order, s->n, m, err);
 }
 
 /* The pieces in the manifest's order, each read where it lies. */
@@ -95,11 +95,10 @@ sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *stats,
     char *err)
 {
-	struct mem_src s = { t, n, sr_calloc(n + 1, sizeof *s.order) };
+	struct mem_src s = { t, n, sr_ckpt_tensors_order(t, n) };
 	struct sr_save_src src = { &s, mem_describe, mem_next, NULL };
 	int rc;
 
-	sr_save_tensor_order(t, n, s.order);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
 	free(s.order);
 	return rc;

@@ -51,7 +51,7 @@
 #include "savesrc.h"
 #include "util.h"
 
-#define DEFAULT_CHUNK ((size_t)16 << 20)
+#define DEFAULT_CHUNK SR_CKPT_DEFAULT_CHUNK
 #define MIN_CHUNK ((size_t)4 << 10)
 #define DEFAULT_PACK ((uint64_t)1 << 30)
 /*
@@ -465,7 +465,7 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		if (s->pack == NULL)
 			return -1;
 		/* a network store must not carry a notice's save past its deadline */
-		sr_pack_limit(s->pack, s->o->deadline, s->o->cancel);
+		sr_pack_limit(s->pack, sr_ckpt_deadline(s->o), s->o->cancel);
 	}
 	sr_id_hex(s->m.chunk_id, sl->id, hex);
 	snprintf(name, sizeof name, "%s.zst", hex);
@@ -556,12 +556,13 @@ static int
 check_stop(struct saver *s, char *err)
 {
 	char done[32], total[32];
+	double deadline = sr_ckpt_deadline(s->o);
 
 	if (sr_flag_get(s->o->cancel)) {
 		sr_err(err, "checkpoint of %s cancelled; nothing committed", s->job);
 		return SR_CKPT_CANCELLED;
 	}
-	if (s->o->deadline > 0 && sr_now() >= s->o->deadline) {
+	if (deadline > 0 && sr_now() >= deadline) {
 		sr_err(err, "checkpoint of %s missed its deadline after %s of %s; nothing committed",
 		    s->job, sr_fmt_bytes(s->raw_done, done, sizeof done),
 		    sr_fmt_bytes(s->raw_total, total, sizeof total));
@@ -580,15 +581,22 @@ chunk_items(struct saver *s, char *err)
 
 	/* the fields a source does not set are 0 */
 	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor,
-	    memset(&it, 0, sizeof it), err)) == 1 || rc == SR_SAVE_DRAIN) {
+	    memset(&it, 0, sizeof it), err)) > 0) {
 		uint64_t off = 0;
 
-		if (rc == SR_SAVE_DRAIN) {
+		if (rc == SR_SRC_DRAIN_ONE) {
 			if (s->drained == s->submitted)
 				return sr_err(err, "save %s: its source waits for memory that no chunk "
 				    "in flight holds (a bug)", s->job);
 			if ((rc = drain_one(s, err)) != 0)
 				return rc;
+			continue;
+		}
+		if (rc == SR_SRC_DRAIN) {
+			while (s->drained < s->submitted) {
+				if ((rc = drain_one(s, err)) != 0)
+					return rc;
+			}
 			continue;
 		}
 
@@ -962,13 +970,13 @@ out:
 static int
 pause_before_retry(const struct sr_ckpt_opts *o, double secs)
 {
-	double until = sr_now() + secs;
+	double until = sr_now() + secs, deadline = sr_ckpt_deadline(o);
 
-	if (until > o->deadline)
-		until = o->deadline;
+	if (until > deadline)
+		until = deadline;
 	while (sr_now() < until && !sr_flag_get(o->cancel))
 		sr_sleep(until - sr_now() < 0.05 ? until - sr_now() : 0.05);
-	return !sr_flag_get(o->cancel) && sr_now() < o->deadline;
+	return !sr_flag_get(o->cancel) && sr_now() < deadline;
 }
 
 /*
@@ -989,8 +997,9 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	char left_s[32];
 	int rc, tries = 1;
 
-	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 && opts->deadline > 0) {
-		left = opts->deadline - sr_now();
+	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 &&
+	    sr_ckpt_deadline(opts) > 0) {
+		left = sr_ckpt_deadline(opts) - sr_now();
 		if (left <= 0 || sr_flag_get(opts->cancel))
 			break;
 		sr_ckpt_say(opts, "warning: checkpoint try %d failed: %s; trying again until the "
@@ -1000,13 +1009,13 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 		wait = wait * 2 < 5 ? wait * 2 : 5;
 		tries++;
 	}
-	if (rc == -1 && opts->deadline > 0) {
+	if (rc == -1 && sr_ckpt_deadline(opts) > 0) {
 		if (sr_flag_get(opts->cancel)) {
 			sr_err(err, "checkpoint of %s cancelled after %d tr%s; nothing committed",
 			    opts->job, tries, tries == 1 ? "y" : "ies");
 			return SR_CKPT_CANCELLED;
 		}
-		if (sr_now() >= opts->deadline) {
+		if (sr_now() >= sr_ckpt_deadline(opts)) {
 			char last[SR_ERRMAX];
 
 			strlcpy(last, err, sizeof last);

@@ -22,7 +22,8 @@ struct sr_save_item {
 	int fd;				/* read with pread, closed by the pipeline
 					 * after its last chunk; -1: mem */
 	const uint8_t *mem;		/* with fd -1: the bytes themselves, which
-					 * must not change until the save returns */
+					 * must not change until finished() is
+					 * called for the item or the save returns */
 	uint64_t size;			/* bytes to read now */
 	/* What a source that cuts its own chunks (the library's device
 	 * buffers: an item of one chunk, at most chunk_size bytes) knows of
@@ -40,10 +41,12 @@ struct sr_save_item {
 					 * again without references) */
 };
 
-/* next's answer when the source must get memory back from items it handed
- * out (their last chunk drained) before it can hand out another: the
- * pipeline drains the oldest chunk in flight and asks again. */
-#define SR_SAVE_DRAIN 2
+#define SR_SRC_DRAIN 2
+/* next's answer when the source needs back the memory of one item it
+ * handed out, not all of them (lib/device-save.c's two staging buffers):
+ * the pipeline drains its oldest chunk in flight and asks again, so the
+ * chunks after it stay in flight. */
+#define SR_SRC_DRAIN_ONE 3
 
 struct sr_save_src {
 	void *arg;
@@ -51,10 +54,13 @@ struct sr_save_src {
 	 * 0, or -1 with err. */
 	int (*describe)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err);
 	/* The next data item at or after *cursor (0 at first): 1 with *it
-	 * filled and *cursor past it, 0 when there is none left,
-	 * SR_SAVE_DRAIN, or -1 with err. An item of size 0 is never handed
-	 * out. Items in a row may go to the same entry, their chunks in
-	 * order. */
+	 * filled and *cursor past it, 0 when there is none left, -1 with
+	 * err. An item of size 0 is never handed out. SR_SRC_DRAIN: not
+	 * ready until the items handed out are done with (a source that
+	 * reuses their memory, lib/staging.c): the pipeline drains every
+	 * chunk in flight (finished() for each item) and asks again;
+	 * SR_SRC_DRAIN_ONE: the same for the oldest chunk only. Items in a
+	 * row may go to the same entry, their chunks in order. */
 	int (*next)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
 	    struct sr_save_item *it, char *err);
 	/* NULL-able. Item it is drained, saved bytes of it stored (fewer than
@@ -63,16 +69,15 @@ struct sr_save_src {
 	    uint64_t saved);
 };
 
-/* For sources of tensors (save-tensors.c's, the library's): order[0..n)
- * the indices of t by name; then the manifest's record of them in that
- * order, one piece each (its box and size) and stats.files: 0, or -1 with
- * err for a name given twice. */
-void sr_save_tensor_order(const struct sr_ckpt_tensor *t, size_t n, size_t *order);
-int sr_save_describe_tensors(struct sr_manifest *m, const struct sr_ckpt_tensor *t,
-    const size_t *order, size_t n, char *err);
-
 /* sr_ckpt_save's contract, for what src holds. */
 int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);
+
+/* Buffers in memory as a source (save-tensors.c): the indices of t in
+ * the manifest's order, by name (malloc'd), and describe() for them, so
+ * that another source of tensors (lib/staging.c) records them alike. */
+size_t *sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n);
+int sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *t, const size_t *order, size_t n,
+    struct sr_manifest *m, char *err);
 
 #endif

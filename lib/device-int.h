@@ -18,7 +18,7 @@
 #define SLOTS 2				/* staging buffers: double-buffered */
 #define SR_LIB_MAX_GPUS 16		/* devices of one context at most */
 
-struct gpu {
+struct sr_dev_gpu {
 	int ordinal;
 	struct sr_cuda *cu;
 	CUstream stream;
@@ -35,24 +35,25 @@ struct sr_dev_memo {
 
 struct sr_lib_devs {
 	char *lib;			/* the driver library */
-	struct gpu gpus[SR_LIB_MAX_GPUS];
+	struct sr_dev_gpu gpus[SR_LIB_MAX_GPUS];
 	size_t ngpus;
 	uint8_t *stage[SLOTS];		/* pinned, stage_bytes each */
 	size_t stage_bytes;
 	size_t stage_gpu;		/* whose context allocated them */
+	void *async_pinned;		/* an async save's staging (sr_lib_device_pin) */
 	uint64_t last_seq;		/* the commit the memos describe */
 	int have_last;
 };
 
 /* The handle of device `ordinal`, or NULL. */
-struct gpu *sr_dev_gpu(struct sr_lib_devs *d, int ordinal);
+struct sr_dev_gpu *sr_dev_gpu_of(struct sr_lib_devs *d, int ordinal);
 /* CUDA result r of `call` (an API name) done for `what`: 0, or -1 with err
  * "WHAT: CALL: NAME (number): text". */
-int sr_dev_ok(struct gpu *g, CUresult r, const char *what, const char *call, char *err);
+int sr_dev_ok(struct sr_dev_gpu *g, CUresult r, const char *what, const char *call, char *err);
 /* Make g's context current for the calls that follow (sr_dev_pop gives the
  * caller's back): 0, or -1 with err (NULL-able) saying for what. */
-int sr_dev_push(struct gpu *g, const char *what, char *err);
-void sr_dev_pop(struct gpu *g);
+int sr_dev_push(struct sr_dev_gpu *g, const char *what, char *err);
+void sr_dev_pop(struct sr_dev_gpu *g);
 /* Free what a memo holds (the memo itself is the caller's). */
 void sr_dev_memo_clear(const spotrun_params *p, struct sr_dev_memo *mm);
 /* The pinned staging buffers and the split's device memory, of at least

@@ -7,7 +7,7 @@
  * (after the byte-plane split on the GPU, for 2- and 4-byte floats). Two
  * staging buffers: chunk i+1's copy is queued as chunk i is handed over,
  * so it runs while the workers encode chunk i; with both held, the source
- * answers SR_SAVE_DRAIN. device.c says why and what it holds.
+ * answers SR_SRC_DRAIN_ONE. device.c says why and what it holds.
  */
 #include "config.h"
 
@@ -72,7 +72,7 @@ chunk_len(const struct dsave *s, size_t bi, size_t k)
 static int
 planes_of(const struct dsave *s, const struct lib_buf *b)
 {
-	if (!sr_dev_gpu(s->d, b->device)->cu->kernels)
+	if (!sr_dev_gpu_of(s->d, b->device)->cu->kernels)
 		return 0;
 	switch (b->dtype) {
 	case SPOTRUN_F32: return 4;
@@ -111,7 +111,7 @@ static int
 start_copy(struct dsave *s, size_t j, size_t bi, size_t k, char *err)
 {
 	const struct lib_buf *b = &s->ctx->bufs[bi];
-	struct gpu *g = sr_dev_gpu(s->d, b->device);
+	struct sr_dev_gpu *g = sr_dev_gpu_of(s->d, b->device);
 	struct slot *sl = &s->slots[j];
 	CUdeviceptr src = b->dptr + (uint64_t)k * s->chunk;
 	size_t len = chunk_len(s, bi, k);
@@ -146,7 +146,7 @@ static int
 wait_copy(struct dsave *s, size_t j, char *err)
 {
 	const struct lib_buf *b = &s->ctx->bufs[s->slots[j].bi];
-	struct gpu *g = sr_dev_gpu(s->d, b->device);
+	struct sr_dev_gpu *g = sr_dev_gpu_of(s->d, b->device);
 	char what[SR_ERRMAX];
 	int rc;
 
@@ -247,7 +247,7 @@ dsave_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	s->reuse = s->tries++ == 0 && s->d->have_last && m->link == SR_LINK_PARENT &&
 	    m->parent == s->d->last_seq;
 	s->refs = 0;
-	return sr_save_describe_tensors(m, s->t, s->order, s->n, err);
+	return sr_ckpt_tensors_describe(s->t, s->order, s->n, m, err);
 }
 
 /* Host buffers whole, where they lie; device buffers a chunk at a time:
@@ -290,7 +290,7 @@ dsave_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_
 		}
 		if ((j = slot_of(s, bi, s->k)) < 0) {
 			if ((j = free_slot(s)) < 0)
-				return SR_SAVE_DRAIN;
+				return SR_SRC_DRAIN_ONE;
 			if (start_copy(s, (size_t)j, bi, s->k, err) == -1)
 				return -1;
 		}
@@ -379,11 +379,11 @@ sum_on_gpus(struct dsave *s, char *err)
 
 	for (bi = 0; bi < s->n; bi++) {
 		const struct lib_buf *b = &s->ctx->bufs[bi];
-		struct gpu *g;
+		struct sr_dev_gpu *g;
 
 		if (b->device < 0 || (nc = nchunks(s, bi)) == 0)
 			continue;
-		g = sr_dev_gpu(s->d, b->device);
+		g = sr_dev_gpu_of(s->d, b->device);
 		if (!g->cu->kernels)
 			continue;
 		snprintf(what, sizeof what, "chunk sums of \"%s\" on CUDA device %d", b->name,
@@ -429,7 +429,7 @@ dsave_init(struct dsave *s, spotrun_ctx *ctx, const struct sr_ckpt_tensor *t,
 	s->t = t;
 	s->n = ctx->nbufs;
 	s->chunk = o->chunk_size != 0 ? o->chunk_size : SR_DEV_CHUNK_DEFAULT;
-	s->order = sr_lib_alloc(&ctx->p, s->n * sizeof *s->order);
+	s->order = sr_ckpt_tensors_order(t, s->n);
 	s->sums = sr_lib_alloc(&ctx->p, s->n * sizeof *s->sums);
 	s->summed = sr_lib_alloc(&ctx->p, s->n * sizeof *s->summed);
 	s->next = sr_lib_alloc(&ctx->p, s->n * sizeof *s->next);
@@ -444,7 +444,6 @@ dsave_init(struct dsave *s, spotrun_ctx *ctx, const struct sr_ckpt_tensor *t,
 		if ((s->sums[i] = sr_lib_alloc(&ctx->p, 16 * nc)) == NULL)
 			return -1;
 	}
-	sr_save_tensor_order(t, s->n, s->order);
 	return 0;
 }
 
@@ -458,7 +457,7 @@ dsave_free(struct dsave *s)
 	if (s->sums != NULL)
 		for (i = 0; i < s->n; i++)
 			sr_lib_free(&s->ctx->p, s->sums[i]);
-	sr_lib_free(&s->ctx->p, s->order);
+	free(s->order);
 	sr_lib_free(&s->ctx->p, s->sums);
 	sr_lib_free(&s->ctx->p, s->summed);
 	sr_lib_free(&s->ctx->p, s->next);

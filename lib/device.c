@@ -17,7 +17,7 @@
  * skips its own split), and copied with cuMemcpyDtoHAsync into one of two
  * pinned staging buffers of a chunk each: while the pipeline's workers
  * hash and encode chunk i out of one, chunk i+1 is copied into the other
- * (save.c's ring, savesrc.h's source interface; SR_SAVE_DRAIN when both
+ * (save.c's ring, savesrc.h's source interface; SR_SRC_DRAIN_ONE when both
  * are still held). Without the kernels (a build without nvcc) every chunk
  * is copied raw and its sum computed on the host after the copy; a chunk
  * whose sum matches is still referenced rather than uploaded.
@@ -53,8 +53,8 @@
 
 /* ---- the driver ---- */
 
-struct gpu *
-sr_dev_gpu(struct sr_lib_devs *d, int ordinal)
+struct sr_dev_gpu *
+sr_dev_gpu_of(struct sr_lib_devs *d, int ordinal)
 {
 	size_t i;
 
@@ -67,7 +67,7 @@ sr_dev_gpu(struct sr_lib_devs *d, int ordinal)
 /* CUDA result r of `call` (an API name) done for `what`: 0, or -1 with err
  * "WHAT: CALL: NAME (number): text". */
 int
-sr_dev_ok(struct gpu *g, CUresult r, const char *what, const char *call, char *err)
+sr_dev_ok(struct sr_dev_gpu *g, CUresult r, const char *what, const char *call, char *err)
 {
 	char w[SR_ERRMAX];
 
@@ -80,7 +80,7 @@ sr_dev_ok(struct gpu *g, CUresult r, const char *what, const char *call, char *e
 /* Make g's context current for the calls that follow (pop gives the
  * caller's back): 0, or -1 with err (NULL-able) saying for what. */
 int
-sr_dev_push(struct gpu *g, const char *what, char *err)
+sr_dev_push(struct sr_dev_gpu *g, const char *what, char *err)
 {
 	char w[SR_ERRMAX];
 
@@ -90,17 +90,17 @@ sr_dev_push(struct gpu *g, const char *what, char *err)
 }
 
 void
-sr_dev_pop(struct gpu *g)
+sr_dev_pop(struct sr_dev_gpu *g)
 {
 	sr_cuda_pop(g->cu);
 }
 
 /* Device `ordinal` of the context's driver, opened on first use. */
-static struct gpu *
+static struct sr_dev_gpu *
 open_gpu(spotrun_ctx *ctx, int ordinal, char *err)
 {
 	struct sr_lib_devs *d = ctx->devs;
-	struct gpu *g = sr_dev_gpu(d, ordinal);
+	struct sr_dev_gpu *g = sr_dev_gpu_of(d, ordinal);
 	char why[SR_ERRMAX];
 
 	if (g != NULL)
@@ -133,7 +133,7 @@ open_gpu(spotrun_ctx *ctx, int ordinal, char *err)
 }
 
 static void
-close_gpu(struct gpu *g)
+close_gpu(struct sr_dev_gpu *g)
 {
 	size_t j;
 
@@ -180,6 +180,7 @@ sr_lib_device_free(spotrun_ctx *ctx)
 				d->gpus[d->stage_gpu].cu->api.cuMemFreeHost(d->stage[j]);
 		sr_dev_pop(&d->gpus[d->stage_gpu]);
 	}
+	sr_lib_device_unpin(ctx, d->async_pinned);
 	for (i = 0; i < d->ngpus; i++)
 		close_gpu(&d->gpus[i]);
 	sr_lib_free(&ctx->p, d->lib);
@@ -199,7 +200,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 	unsigned int type = 0;
 	int ordinal = -1, bad;
 	size_t size = 0;
-	struct gpu *g;
+	struct sr_dev_gpu *g;
 
 	if (device < 0)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": CUDA device %d "
@@ -267,6 +268,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 done:
 	b->device = device;
 	b->dptr = dptr;
+	b->gpu = g;
 	return SPOTRUN_OK;
 }
 
@@ -278,7 +280,7 @@ int
 sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, char *err)
 {
 	struct sr_lib_devs *d = ctx->devs;
-	struct gpu *g = &d->gpus[0];
+	struct sr_dev_gpu *g = &d->gpus[0];
 	size_t i, j;
 	int rc = 0;
 
@@ -325,10 +327,9 @@ sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, char *err)
 }
 
 int
-sr_lib_device_stage(spotrun_ctx *ctx, const struct lib_buf *b, uint64_t off, size_t len,
-    void *dst, char *err)
+sr_lib_device_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, char *err)
 {
-	struct gpu *g = sr_dev_gpu(ctx->devs, b->device);
+	struct sr_dev_gpu *g = b->gpu;
 	char what[SR_ERRMAX];
 	int rc;
 
@@ -347,6 +348,41 @@ sr_lib_device_stage(spotrun_ctx *ctx, const struct lib_buf *b, uint64_t off, siz
 		    err);
 	sr_dev_pop(g);
 	return rc;
+}
+
+void *
+sr_lib_device_pin(const spotrun_ctx *ctx, size_t n)
+{
+	struct sr_lib_devs *d = ctx->devs;
+	char err[SR_ERRMAX];
+	void *p = NULL;
+
+	if (d == NULL || d->ngpus == 0 || d->async_pinned != NULL || n == 0 ||
+	    sr_dev_push(&d->gpus[0], "", NULL) == -1)
+		return sr_lib_alloc(&ctx->p, n);
+	if (sr_dev_ok(&d->gpus[0], d->gpus[0].cu->api.cuMemHostAlloc(&p, n,
+	    CU_MEMHOSTALLOC_PORTABLE), "pin staging memory", "cuMemHostAlloc", err) == -1)
+		p = NULL;
+	sr_dev_pop(&d->gpus[0]);
+	if (p == NULL)
+		return sr_lib_alloc(&ctx->p, n);	/* pageable: slower copies, no failure */
+	d->async_pinned = p;
+	return p;
+}
+
+int
+sr_lib_device_unpin(const spotrun_ctx *ctx, void *mem)
+{
+	struct sr_lib_devs *d = ctx->devs;
+
+	if (d == NULL || mem == NULL || mem != d->async_pinned)
+		return 0;
+	if (sr_dev_push(&d->gpus[0], "", NULL) == 0) {
+		d->gpus[0].cu->api.cuMemFreeHost(mem);
+		sr_dev_pop(&d->gpus[0]);
+	}
+	d->async_pinned = NULL;
+	return 1;
 }
 
 /* ---- restore ---- */
@@ -446,12 +482,12 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 	 * into it */
 	for (i = 0; i < ctx->nbufs && rc == 0; i++) {
 		struct lib_buf *b = &ctx->bufs[i];
-		struct gpu *g;
+		struct sr_dev_gpu *g;
 
 		t[i].data = b->host;
 		if (b->device < 0 || b->bytes == 0)
 			continue;
-		g = sr_dev_gpu(d, b->device);
+		g = sr_dev_gpu_of(d, b->device);
 		snprintf(what, sizeof what, "pin host memory for \"%s\"", b->name);
 		if (sr_dev_push(g, what, err) == -1) {
 			rc = SR_LIB_DEVICE_FAILED;
@@ -469,11 +505,11 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 	/* then onto the devices, every copy ended before the call returns */
 	for (i = 0; i < ctx->nbufs && rc == 0; i++) {
 		const struct lib_buf *b = &ctx->bufs[i];
-		struct gpu *g;
+		struct sr_dev_gpu *g;
 
 		if (b->device < 0 || b->bytes == 0)
 			continue;
-		g = sr_dev_gpu(d, b->device);
+		g = sr_dev_gpu_of(d, b->device);
 		snprintf(what, sizeof what, "copy \"%s\" onto CUDA device %d", b->name, b->device);
 		if (sr_dev_push(g, what, err) == -1) {
 			rc = SR_LIB_DEVICE_FAILED;
@@ -485,7 +521,7 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 		sr_dev_pop(g);
 	}
 	for (i = 0; i < d->ngpus; i++) {
-		struct gpu *g = &d->gpus[i];
+		struct sr_dev_gpu *g = &d->gpus[i];
 
 		snprintf(what, sizeof what, "copy onto CUDA device %d", g->ordinal);
 		if (sr_dev_push(g, what, rc == 0 ? err : NULL) == -1) {
@@ -503,11 +539,11 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 		seed_memos(ctx, stats->seq);
 	for (i = 0; i < ctx->nbufs; i++) {
 		const struct lib_buf *b = &ctx->bufs[i];
-		struct gpu *g;
+		struct sr_dev_gpu *g;
 
 		if (b->device < 0 || t[i].data == NULL)
 			continue;
-		g = sr_dev_gpu(d, b->device);
+		g = sr_dev_gpu_of(d, b->device);
 		if (sr_dev_push(g, "", NULL) == 0) {
 			g->cu->api.cuMemFreeHost(t[i].data);
 			sr_dev_pop(g);

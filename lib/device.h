@@ -39,11 +39,17 @@ int sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t,
     const struct sr_ckpt_opts *o, struct sr_ckpt_stats *stats, char *err);
 
 /* Copy bytes [off, off + len) of device buffer b into host memory dst
- * (pinned or not) and wait for them: the copy into staging of a device
- * buffer, as memcpy is a host buffer's. 0, or -1 with err naming the CUDA
- * call. */
-int sr_lib_device_stage(spotrun_ctx *ctx, const struct lib_buf *b, uint64_t off, size_t len,
-    void *dst, char *err);
+ * (pinned or not) and wait for them: the copy into an async save's staging
+ * of a device buffer, as memcpy is a host buffer's (lib/staging.c's
+ * sr_staging_copy). 0, or -1 with err naming the CUDA call. */
+int sr_lib_device_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, char *err);
+/* Staging memory of n bytes for an async save (sr_staging_alloc): pinned
+ * when the context has a GPU (one such allocation at a time), else, or if
+ * pinning fails, from the allocator hooks. NULL when out of memory. */
+void *sr_lib_device_pin(const spotrun_ctx *ctx, size_t n);
+/* Free mem if sr_lib_device_pin pinned it: 1; else 0 (the caller frees
+ * it with the hooks). */
+int sr_lib_device_unpin(const spotrun_ctx *ctx, void *mem);
 
 /* Close the driver and free what the context's device buffers hold (NULL
  * devices: nothing). */

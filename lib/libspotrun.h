@@ -137,7 +137,10 @@ typedef struct {
 	int keep;				/* checkpoints kept (0: all) */
 	int threads;				/* compression threads (0: all CPUs) */
 	size_t chunk_size;			/* bytes per chunk (0: 16 MiB) */
-	/* Appended in 0.1 (experimental: device buffers) */
+	/* Experimental (spotrun_save_async): the staging memory's budget in
+	 * bytes (0: the registered state's size, up to 1 GiB). */
+	size_t staging_bytes;
+	/* Experimental (spotrun_register_device): */
 	const char *cuda_library;		/* the CUDA driver, loaded by the first
 						 * spotrun_register_device; NULL:
 						 * $SPOTRUN_CUDA_LIBRARY, else
@@ -206,6 +209,23 @@ int spotrun_checkpoint_requested(spotrun_ctx *ctx);
 spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
     int ndim, const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes,
     void *device_ptr, int device);
+
+/* Save as spotrun_save does, in the background: returns once every
+ * registered buffer is copied into the library's staging memory
+ * (params.staging_bytes), and from then on the buffers may change; the
+ * hashing, compression, upload and commit run on a thread of the
+ * context's own. A snapshot larger than the budget is staged in two
+ * halves, the call returning once its last part is copied (training
+ * waits longer, while the first parts are uploaded). SPOTRUN_OK: the
+ * snapshot is taken; the save's own result is spotrun_wait's. One save
+ * is in flight at a time: a second one, spotrun_save and spotrun_restore
+ * first wait for it; spotrun_free waits for it too. */
+spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
+
+/* Wait until the save in flight is committed or failed, and return its
+ * result (its message in spotrun_getErrorString); SPOTRUN_OK when none
+ * is in flight. */
+spotrun_error spotrun_wait(spotrun_ctx *ctx);
 #endif
 
 #ifdef __cplusplus

@@ -3,7 +3,8 @@
 # archives of the modules it stands on (ckpt, store, kernels, common; built
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
-libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h
+libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h \
+	lib/async.c lib/staging.c lib/staging.h
 libspotrun_la_SOURCES += lib/device.c lib/device-save.c lib/device.h lib/device-int.h
 libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) $(CUDA_CFLAGS) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
@@ -24,6 +25,12 @@ check_PROGRAMS += tests/t-lib
 tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h tests/lib-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
+# The async save: the snapshot, the staging budget, the calls that wait,
+# a failing store, requests during a save.
+check_PROGRAMS += tests/t-lib-async
+tests_t_lib_async_SOURCES = tests/t-lib-async.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_async_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_lib_async_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
 
@@ -36,6 +43,16 @@ tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libtrain_LDADD = libspotrun.la -lm
 dist_check_SCRIPTS += tests/t66-libjob.sh
 
+# The library's save of registered host buffers into RGW against directory
+# mode on the same state (real trained state of bench/train-state.py), and
+# a LoRA-like run whose frozen tensors are not uploaded again: `make bench`
+# (bench/libsave.sh drives tests/bench-libsave).
+noinst_PROGRAMS += tests/bench-libsave
+tests_bench_libsave_SOURCES = tests/bench-libsave.c
+tests_bench_libsave_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_bench_libsave_LDADD = libspotrun.la $(LDADD)
+SR_BENCH += bench/libsave.sh
+EXTRA_DIST += bench/libsave.sh
 # Device buffers (lib/device.c) against a stand-in for the CUDA driver
 # (tests/fake-cuda.c: device memory the host cannot dereference, streams on
 # threads of their own, the kernels' CPU twins, errors injected by the

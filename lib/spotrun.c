@@ -222,6 +222,7 @@ spotrun_free(spotrun_ctx *ctx)
 
 	if (ctx == NULL)
 		return;
+	sr_async_free(ctx);		/* waits for a save in flight */
 	sr_lib_device_free(ctx);
 	sr_store_close(ctx->st);
 	for (i = 0; i < ctx->nbufs; i++)
@@ -378,6 +379,7 @@ read_request(spotrun_ctx *ctx)
 		return 0;
 	ctx->req_seq = seq;
 	ctx->req_deadline = deadline;
+	strlcpy(ctx->req_reason, reason, sizeof ctx->req_reason);
 	return 1;
 }
 
@@ -393,7 +395,9 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 	if (ctx->req_checked > 0 && now - ctx->req_checked < REQUEST_POLL)
 		return ctx->req_pending;
 	ctx->req_checked = now;
-	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx);
+	sr_async_reap(ctx);		/* an async save's answer, if it landed */
+	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx) &&
+	    !sr_async_take_request(ctx);
 	return ctx->req_pending;
 }
 
@@ -403,16 +407,9 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 static void
 answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 {
-	char line[256], err[SR_ERRMAX];
-	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 " raw=%" PRIu64
-	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f\n", ctx->req_seq,
-	    step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
-	    cs->seconds);
-
 	ctx->answered_seq = ctx->req_seq;
 	ctx->req_pending = 0;
-	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
-		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
+	sr_async_answer(ctx, ctx->req_seq, step, cs, cs->seconds);	/* blocked throughout */
 }
 
 /* ---- save and restore ---- */
@@ -481,28 +478,42 @@ code_of(int rc)
 	}
 }
 
-SPOTRUN_API spotrun_error
-spotrun_save(spotrun_ctx *ctx, long long step)
+/* What both kinds of save do first: check the call (verb names it), wait
+ * for an async save in flight, and take the newest request, read now (its
+ * deadline is the save's): the options in o, *answering whether it is. */
+static spotrun_error
+save_begin(spotrun_ctx *ctx, const char *verb, long long step, struct sr_ckpt_opts *o,
+    int *answering)
 {
-	struct sr_ckpt_opts o;
-	struct sr_ckpt_stats cs;
-	struct sr_ckpt_tensor *t;
-	char err[SR_ERRMAX], line[SR_ERRMAX + 64];
-	int rc, answering;
+	spotrun_error rc;
 
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_PARAMETER;
 	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 	if (step < 0)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: step %lld is negative", step);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "%s: step %lld is negative", verb, step);
 	if (ctx->nbufs == 0)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: no buffer is registered");
-	/* The newest request, read now: its deadline is the save's. */
-	answering = ctx->req_path != NULL && read_request(ctx);
-	opts_of(ctx, &o);
-	if (answering)
-		o.deadline = ctx->req_deadline;
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "%s: no buffer is registered", verb);
+	sr_async_settle(ctx);
+	*answering = ctx->req_path != NULL && read_request(ctx);
+	opts_of(ctx, o);
+	if (*answering)
+		o->deadline = ctx->req_deadline;
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_save(spotrun_ctx *ctx, long long step)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats cs;
+	struct sr_ckpt_tensor *t;
+	char err[SR_ERRMAX];
+	int rc, answering;
+
+	if ((rc = save_begin(ctx, "save", step, &o, &answering)) != SPOTRUN_OK)
+		return rc;
 	t = tensors_of(ctx);
 	if (has_device(ctx))
 		rc = sr_lib_device_save(ctx, &o, t, step, &cs, err);
@@ -517,11 +528,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	}
 	if (rc != 0)
 		return sr_lib_fail(ctx, code_of(rc), "%s", err);
-	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s committed: step %lld, %zu "
-	    "buffer%s, %" PRIu64 " bytes (%" PRIu64 " stored, %" PRIu64 " new)", cs.seq, ctx->job,
-	    step, ctx->nbufs, ctx->nbufs == 1 ? "" : "s", cs.raw_bytes, cs.stored_bytes,
-	    cs.new_bytes);
-	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
+	sr_async_tell_commit(ctx, step, ctx->nbufs, &cs, -1);
 	if (answering)
 		answer(ctx, step, &cs);
 	return SPOTRUN_OK;
@@ -543,6 +550,7 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 		return rc;
 	if (step == NULL)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: step is NULL");
+	sr_async_settle(ctx);		/* the save in flight lands first */
 	*step = -1;
 	if (ctx->nbufs == 0)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
@@ -586,4 +594,35 @@ spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
 	    (rc = sr_lib_device_register(ctx, &b, name, device_ptr, device)) != SPOTRUN_OK)
 		return rc;
 	return add_buf(ctx, &b, name);
+}
+
+/* The save in the background (lib/async.c): the call returns once the
+ * buffers are in staging. */
+SPOTRUN_API spotrun_error
+spotrun_save_async(spotrun_ctx *ctx, long long step)
+{
+	double t0 = sr_mono();
+	struct sr_ckpt_opts o;
+	int answering;
+	spotrun_error rc;
+
+	if ((rc = save_begin(ctx, "save_async", step, &o, &answering)) != SPOTRUN_OK)
+		return rc;
+	return sr_async_start(ctx, step, &o, answering, t0);
+}
+
+SPOTRUN_API spotrun_error
+spotrun_wait(spotrun_ctx *ctx)
+{
+	char err[SR_ERRMAX];
+	spotrun_error e;
+	int rc;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((e = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return e;
+	if (!sr_async_collect(ctx, &rc, err) || rc == 0)
+		return SPOTRUN_OK;
+	return sr_lib_fail(ctx, code_of(rc), "%s", err);
 }

@@ -557,6 +557,33 @@ test_pack_gone(void)
 	    "and restores bit for bit");
 }
 
+/* An async save of device buffers: the snapshot copied off the devices
+ * into pinned staging (lib/staging.c through lib/device.c) before
+ * spotrun_save_async returns, so the buffers may change at once. */
+static void
+test_async(void)
+{
+	struct counts cnt = { 0, 0 };
+	uint64_t live = F.count("live");
+	spotrun_ctx *ctx = new_ctx("dev/s", SR_FAKE_CUDA, &cnt);
+	long long step = -1;
+
+	upload();
+	is_int(register_all(ctx, 0), SPOTRUN_OK, "async: registered");
+	F.reset();
+	is_int(spotrun_save_async(ctx, 6), SPOTRUN_OK, "an async save of the device buffers");
+	is_int((int)F.count("dtoh_bytes"), (int)all_bytes(), "every byte copied off the devices "
+	    "before it returned");
+	scribble();
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it lands while the buffers have changed");
+	is_int((int)F.count("pageable_async"), 0, "its staging was pinned");
+	spotrun_free(ctx);
+	ok(cnt.allocs == cnt.frees && F.count("live") == live, "nothing left behind (%d "
+	    "allocations, %d frees)", cnt.allocs, cnt.frees);
+	ok(restore_with("dev/s", 0, &step) == SPOTRUN_OK && step == 6 && holds_want(0),
+	    "the snapshot restores bit for bit");
+}
+
 /* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message
  * (the call and the CUresult named), nothing committed, and nothing left
  * behind. */
@@ -780,6 +807,7 @@ main(void)
 	test_bad_csum();
 	test_reuse();
 	test_pack_gone();
+	test_async();
 	test_faults();
 	for (i = 0; i < NBUF; i++) {
 		if (bufs[i].bytes > 0)
