@@ -692,6 +692,7 @@ refused(const char *lib, void *ptr, int dev, spotrun_error code, const char *wan
     const char *what)
 {
 	struct counts cnt = { 0, 0 };
+	uint64_t live = F.count("live");
 	spotrun_ctx *ctx = new_ctx("dev/x", lib, &cnt);
 	uint64_t shape[1] = { 4 };
 	spotrun_error rc;
@@ -703,8 +704,8 @@ refused(const char *lib, void *ptr, int dev, spotrun_error code, const char *wan
 		printf("# want: %s\n", want);
 	is_int(spotrun_save(ctx, 1), SPOTRUN_ERROR_PARAMETER, "and nothing was registered");
 	spotrun_free(ctx);
-	ok(cnt.allocs == cnt.frees, "nothing left (%d allocations, %d frees)", cnt.allocs,
-	    cnt.frees);
+	ok(cnt.allocs == cnt.frees && F.count("live") == live, "nothing left (%d allocations, "
+	    "%d frees; no CUDA resource)", cnt.allocs, cnt.frees);
 }
 
 static void
@@ -767,11 +768,55 @@ test_refused(void)
 	    SR_FAKE_CUDA, hint);
 	refused(SR_FAKE_CUDA, host, 2, SPOTRUN_ERROR_NO_DEVICE, want, "a device the driver "
 	    "does not have");
-	setenv("FAKE_CUDA_FAIL", "cuStreamCreate:1:719", 1);
-	snprintf(want, sizeof want, "register \"w\": create a CUDA stream: cuStreamCreate: "
-	    "CUDA_ERROR_LAUNCH_FAILED (719): unspecified launch failure%s", hint);
-	refused(SR_FAKE_CUDA, host, 0, SPOTRUN_ERROR_NO_DEVICE, want, "cuStreamCreate failing");
-	unsetenv("FAKE_CUDA_FAIL");
+	{
+		static const struct { const char *spec, *what; int kernels; } opens[] = {
+			{ "cuInit:1:719", "start the CUDA driver (cuInit)", 0 },
+			{ "cuDevicePrimaryCtxRetain:1:719", "cuDevicePrimaryCtxRetain", 0 },
+			{ "cuModuleLoadData:2:719", "load the CUDA kernels (cuModuleLoadData)", 1 },
+			{ "cuStreamCreate:1:719", "create a CUDA stream: cuStreamCreate", 0 },
+		};
+		char what[96];
+		size_t i;
+
+		for (i = 0; i < SR_ARRAY_LEN(opens); i++) {
+			setenv("FAKE_CUDA_FAIL", opens[i].spec, 1);
+			snprintf(want, sizeof want, "register \"w\": %s: CUDA_ERROR_LAUNCH_FAILED "
+			    "(719): unspecified launch failure%s", opens[i].what, hint);
+			snprintf(what, sizeof what, "%s: the driver does not open", opens[i].spec);
+			if (opens[i].kernels && !KERNELS) {
+				/* no fat binary to load: no such call, and it registers */
+				struct counts cnt = { 0, 0 };
+				spotrun_ctx *ctx = new_ctx("dev/x", SR_FAKE_CUDA, &cnt);
+				uint64_t shape[1] = { 0 };
+
+				F.reset();
+				ok(spotrun_register_device(ctx, "w", SPOTRUN_F32, 1, shape, NULL, NULL,
+				    NULL, 0) == SPOTRUN_OK && F.count("cuModuleLoadData") == 0,
+				    "%s: a build without nvcc loads no module", opens[i].spec);
+				is_int(spotrun_save(ctx, 1), SPOTRUN_OK, "and saves its empty buffer");
+				spotrun_free(ctx);
+				ok(cnt.allocs == cnt.frees, "nothing left");
+			} else {
+				refused(SR_FAKE_CUDA, host, 0, SPOTRUN_ERROR_NO_DEVICE, want, what);
+			}
+		}
+		unsetenv("FAKE_CUDA_FAIL");
+		F.alloc(&small, 64);
+		for (i = 0; i < 2; i++) {
+			const char *call = i == 0 ? "cuPointerGetAttribute" : "cuMemGetAddressRange";
+
+			snprintf(what, sizeof what, "%s:1:719", call);
+			setenv("FAKE_CUDA_FAIL", what, 1);
+			snprintf(want, sizeof want, "register \"w\": check device pointer %p: %s: "
+			    "CUDA_ERROR_LAUNCH_FAILED (719): unspecified launch failure",
+			    (void *)(uintptr_t)small, call);
+			snprintf(what, sizeof what, "%s failing: SPOTRUN_ERROR_NO_DEVICE", call);
+			refused(SR_FAKE_CUDA, (void *)(uintptr_t)small, 0, SPOTRUN_ERROR_NO_DEVICE,
+			    want, what);
+		}
+		unsetenv("FAKE_CUDA_FAIL");
+		F.dfree(small);
+	}
 	setenv("FAKE_CUDA_DEVICES", "0", 1);
 	snprintf(want, sizeof want, "register \"w\": no CUDA device (the driver %s sees none)%s",
 	    SR_FAKE_CUDA, hint);
