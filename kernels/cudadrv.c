@@ -39,6 +39,7 @@ _Static_assert(__builtin_types_compatible_p(CUdeviceptr, unsigned long long),
 _Static_assert(CUDA_VERSION >= 13000, "cudaapi.h takes CUDA 13's symbol names");
 #endif
 
+#if SR_CUDA_KERNELS
 static const char *const fn_names[SR_CUFN_COUNT] = {
 	[SR_CUFN_BP_SPLIT] = "sr_bp_split",
 	[SR_CUFN_BP_JOIN] = "sr_bp_join",
@@ -46,6 +47,7 @@ static const char *const fn_names[SR_CUFN_COUNT] = {
 	[SR_CUFN_CS_LEAVES] = "sr_cs_leaves",
 	[SR_CUFN_CS_ROOTS] = "sr_cs_roots",
 };
+#endif
 
 int
 sr_cuda_check(const struct sr_cuda *cu, CUresult r, const char *what, char *err)
