@@ -5,8 +5,10 @@
  * bf16 one in device memory are saved, saved again unchanged (only the
  * chunk sums may come off the GPU: nothing new uploaded), saved after one
  * chunk changed, then overwritten and restored, and compared with what
- * was written, bit for bit. Prints TAP lines and the times and rates, and
- * exits 0 with a "skipped" line where there is no GPU.
+ * was written, bit for bit; then an async save's snapshot (the time
+ * training is blocked) is timed against pinned copies measured in the same
+ * run. Prints TAP lines and the times and rates, and exits 0 with a
+ * "skipped" line where there is no GPU.
  *
  * usage: gpu-lib [-s MiB per buffer, default 256]. The driver: as the
  * library's, $SPOTRUN_CUDA_LIBRARY or libcuda.so.1.
@@ -37,6 +39,8 @@ static struct {
 	CUresult (*dfree)(CUdeviceptr);
 	CUresult (*htod)(CUdeviceptr, const void *, size_t);
 	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+	CUresult (*host_alloc)(void **, size_t, unsigned);
+	CUresult (*host_free)(void *);
 } D;
 
 static int nok, nbad;
@@ -84,8 +88,62 @@ take(void *dl)
 	return T(init, "cuInit") && T(get, "cuDeviceGet") &&
 	    T(retain, "cuDevicePrimaryCtxRetain") && T(set, "cuCtxSetCurrent") &&
 	    T(alloc, "cuMemAlloc_v2") && T(dfree, "cuMemFree_v2") &&
-	    T(htod, "cuMemcpyHtoD_v2") && T(dtoh, "cuMemcpyDtoH_v2");
+	    T(htod, "cuMemcpyHtoD_v2") && T(dtoh, "cuMemcpyDtoH_v2") &&
+	    T(host_alloc, "cuMemHostAlloc") && T(host_free, "cuMemFreeHost");
 #undef T
+}
+
+/* The snapshot of an async save (the time training is blocked: the copy
+ * off the devices into staging) against pinned copies measured here. */
+static void
+async_snapshot(const char *url, const CUdeviceptr *d, const spotrun_dtype *types,
+    const char *const *names, size_t bytes)
+{
+	double best = 0, t0, t;
+	spotrun_params p;
+	spotrun_ctx *ctx;
+	void *pinned;
+	size_t i;
+	int r, rc = SPOTRUN_OK;
+
+	if (D.host_alloc(&pinned, bytes, 0) != 0) {
+		printf("# no pinned memory for the bandwidth measurement\n");
+		return;
+	}
+	for (r = 0; r < 3; r++) {
+		t0 = now();
+		D.dtoh(pinned, d[0], bytes);
+		t = now() - t0;
+		best = best == 0 || t < best ? t : best;
+	}
+	D.host_free(pinned);
+	spotrun_params_init(&p);
+	p.store = url;
+	p.job = "gpu-lib-async";
+	p.keep = 0;
+	p.message = on_msg;
+	p.staging_bytes = NB * bytes + ((size_t)64 << 20);	/* the whole snapshot at once */
+	ctx = spotrun_create(&p);
+	for (i = 0; i < NB && rc == SPOTRUN_OK; i++) {
+		uint64_t shape[1] = { bytes / (types[i] == SPOTRUN_F32 ? 4 : 2) };
+
+		rc = spotrun_register_device(ctx, names[i], types[i], 1, shape, NULL, NULL,
+		    (void *)(uintptr_t)d[i], 0);
+	}
+	for (r = 0; r < 2 && rc == SPOTRUN_OK; r++) {
+		t0 = now();
+		rc = spotrun_save_async(ctx, 1 + r);
+		t = now() - t0;
+		check(rc == SPOTRUN_OK && spotrun_wait(ctx) == SPOTRUN_OK, "an async save of the "
+		    "device buffers lands");
+		printf("# async snapshot %s: %.3f s blocked for %zu MiB, %.0f MB/s; pinned "
+		    "cuMemcpyDtoH here %.0f MB/s: %.0f%% of it (target 80%%)\n", r == 0 ?
+		    "(staging allocated)" : "(staging kept)", t, NB * bytes >> 20,
+		    NB * bytes / t / 1e6, bytes / best / 1e6, 100 * (NB * bytes / t) / (bytes / best));
+	}
+	if (rc != SPOTRUN_OK)
+		printf("# %s\n", spotrun_getErrorString(ctx));
+	spotrun_free(ctx);
 }
 
 int
@@ -191,6 +249,7 @@ main(int argc, char **argv)
 	}
 	check(c, "every device buffer bit for bit as saved");
 	spotrun_free(ctx);
+	async_snapshot(url, d, types, names, bytes);
 	for (i = 0; i < NB; i++) {
 		D.dfree(d[i]);
 		free(want[i]);
