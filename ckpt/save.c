@@ -35,6 +35,7 @@
 
 #include <openssl/rand.h>
 
+#include "byteplane.h"
 #include "catalog.h"
 #include "chunkhash.h"
 #include "ckpt.h"
@@ -259,10 +260,34 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 {
 	ssize_t n;
 
+	const uint8_t *planes = NULL;
+	char hex[65];
+
 	sl->prev = NULL;
 	sl->failed = 0;
 	sl->rlen = sl->clen = 0;
-	if (sl->it.fd == -1) {
+	if (sl->it.ref != NULL) {
+		/* the chunk the source says it is: stored in a pack that the
+		 * previous checkpoint names and that is still there */
+		memcpy(sl->id, sl->it.ref->id, sizeof sl->id);
+		memcpy(sl->check, sl->it.ref->check, sizeof sl->check);
+		sl->rlen = sl->want;
+		if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
+		    sl->prev->rlen == sl->rlen)
+			return;
+		sl->prev = NULL;
+		sl->failed = 1;
+		sr_id_hex(s->m.chunk_id, sl->id, hex);
+		sr_err(sl->err, "chunk %s is not in the checkpoint this one is based on, or its pack "
+		    "is gone", hex);
+		return;
+	}
+	if (sl->it.fd == -1 && sl->it.planes != 0) {
+		/* split on the GPU: the id is the raw bytes', joined back here */
+		planes = sl->it.mem + sl->off;
+		sr_byteplane_join(planes, sl->want, (unsigned)sl->it.planes, raw);
+		n = (ssize_t)sl->want;
+	} else if (sl->it.fd == -1) {
 		raw = (uint8_t *)sl->it.mem + sl->off;	/* only read from here */
 		n = (ssize_t)sl->want;
 	} else if ((n = pread_full(sl->it.fd, raw, sl->want, sl->off)) == -1) {
@@ -291,7 +316,8 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	sl->prev = NULL;
 	if (sl->enc == NULL)
 		sl->enc = alloc_aligned(s->enc_cap);
-	if (sr_codec_encode(codec, raw, sl->rlen, -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
+	if (sr_codec_encode(codec, planes != NULL ? planes : raw, sl->rlen, planes != NULL ?
+	    sl->it.planes | SR_CODEC_SPLIT : -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
 	    sl->err) != 0)
 		sl->failed = 1;
 }
@@ -495,6 +521,10 @@ drain_one(struct saver *s, char *err)
 		memcpy(c->check, sl->check, sizeof c->check);
 		c->has_check = 1;
 		c->rlen = sl->rlen;
+		if (sl->it.csum != NULL) {
+			memcpy(c->csum, sl->it.csum, sizeof c->csum);
+			c->has_csum = 1;
+		}
 		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
 		if (have != NULL) {
 			c->pack = sr_manifest_intern(&s->m, have->pack);
@@ -555,9 +585,19 @@ chunk_items(struct saver *s, char *err)
 	size_t cursor = 0;
 	int rc;
 
-	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor, &it, err)) > 0) {
+	/* the fields a source does not set are 0 */
+	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor,
+	    memset(&it, 0, sizeof it), err)) > 0) {
 		uint64_t off = 0;
 
+		if (rc == SR_SRC_DRAIN_ONE) {
+			if (s->drained == s->submitted)
+				return sr_err(err, "save %s: its source waits for memory that no chunk "
+				    "in flight holds (a bug)", s->job);
+			if ((rc = drain_one(s, err)) != 0)
+				return rc;
+			continue;
+		}
 		if (rc == SR_SRC_DRAIN) {
 			while (s->drained < s->submitted) {
 				if ((rc = drain_one(s, err)) != 0)

@@ -24,6 +24,10 @@ struct lib_buf {
 	uint64_t shape[SR_TENSOR_DIMS], offsets[SR_TENSOR_DIMS], sizes[SR_TENSOR_DIMS];
 	void *host;
 	uint64_t bytes;
+	int device;			/* CUDA device ordinal; -1: a host buffer */
+	uint64_t dptr;			/* device buffers: the device pointer */
+	struct sr_dev_memo *memo;	/* device buffers: lib/device.c's */
+	struct sr_dev_gpu *gpu;		/* device buffers: its device's handle */
 };
 
 struct spotrun_ctx_s {
@@ -53,6 +57,9 @@ struct spotrun_ctx_s {
 	struct sr_async *async;
 	void *stage;
 	size_t stage_cap;
+	/* device buffers (lib/device.c) */
+	char *cuda_library;		/* params.cuda_library's copy */
+	struct sr_lib_devs *devs;	/* NULL until one is registered */
 	/* ranks (lib/ranks.c): ctx->p.rank and world_size resolved */
 	double rank_wait;		/* seconds a collective save waits for the others */
 };

@@ -29,6 +29,7 @@
 
 #include <string.h>
 
+#include "device.h"
 #include "staging.h"
 
 /* Parts at most this long (rounded down to whole chunks), so that the
@@ -40,13 +41,15 @@
 void *
 sr_staging_alloc(const spotrun_ctx *ctx, size_t n)
 {
-	return sr_lib_alloc(&ctx->p, n);
+	return ctx->devs != NULL ? sr_lib_device_pin(ctx, n) :
+	    sr_lib_alloc(&ctx->p, n);
 }
 
 void
 sr_staging_release(const spotrun_ctx *ctx, void *mem)
 {
-	sr_lib_free(&ctx->p, mem);
+	if (!sr_lib_device_unpin(ctx, mem))
+		sr_lib_free(&ctx->p, mem);
 }
 
 /* A host buffer: read where it lies. */
@@ -61,6 +64,8 @@ copy_host(const struct lib_buf *b, uint64_t off, void *dst, size_t len, char *er
 int
 sr_staging_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, char *err)
 {
+	if (b->device >= 0)
+		return sr_lib_device_copy(b, off, dst, len, err);	/* lib/device.c */
 	return copy_host(b, off, dst, len, err);
 }
 
