@@ -124,7 +124,7 @@ wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, size_t i, long long
 		if (sr_flag_get(o->cancel))
 			return sr_err(err, "checkpoint of %s cancelled while it waited for part %s; "
 			    "nothing committed", o->job, key), SR_CKPT_CANCELLED;
-		if (o->deadline > 0 && sr_now() >= o->deadline)
+		if (sr_ckpt_deadline(o) > 0 && sr_now() >= sr_ckpt_deadline(o))
 			return part_late(st, o, i, step, 1, err);
 		if (until > 0 && sr_now() >= until)
 			return part_late(st, o, i, step, 0, err);
@@ -452,7 +452,7 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 			sr_err(err, "checkpoint of %s cancelled while it waited for rank 0's commit of "
 			    "step %lld; nothing committed", o->job, step);
 			rc = SR_CKPT_CANCELLED;
-		} else if (o->deadline > 0 && sr_now() >= o->deadline) {
+		} else if (sr_ckpt_deadline(o) > 0 && sr_now() >= sr_ckpt_deadline(o)) {
 			sr_err(err, "checkpoint of %s missed its deadline: rank 0 did not commit step "
 			    "%lld; nothing committed", o->job, step);
 			rc = SR_CKPT_LATE;

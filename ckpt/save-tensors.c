@@ -58,35 +58,55 @@ whole_box(const struct sr_ckpt_tensor *t)
 	return 1;
 }
 
-/* Piece p of t as this rank's share of t's chunks. */
-static void
-share_of(struct sr_mpiece *p, const struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o)
+int
+sr_ckpt_tensor_share(const struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o,
+    uint64_t *off, uint64_t *len, uint64_t *first, uint64_t *nchunks)
 {
 	uint64_t cs = sr_ckpt_chunk_size(o), n = (t->bytes + cs - 1) / cs;
-	uint64_t w = (uint64_t)o->world_size, r = (uint64_t)o->rank;
-	uint64_t first = r * n / w, end = (r + 1) * n / w;
+	uint64_t w = (uint64_t)o->world_size, r = (uint64_t)o->rank, f, end;
 
-	p->share = 1;
-	p->share_first = first;
-	p->share_of = n;
-	p->share_off = first * cs < t->bytes ? first * cs : t->bytes;
-	p->data.size = (end * cs < t->bytes ? end * cs : t->bytes) - p->share_off;
+	if (o->world_size <= 1 || !whole_box(t)) {
+		*off = 0;
+		*len = t->bytes;
+		return 0;
+	}
+	f = r * n / w;
+	end = (r + 1) * n / w;
+	*off = f * cs < t->bytes ? f * cs : t->bytes;
+	*len = (end * cs < t->bytes ? end * cs : t->bytes) - *off;
+	if (first != NULL)
+		*first = f;
+	if (nchunks != NULL)
+		*nchunks = n;
+	return 1;
 }
 
 int
 sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *tt, const size_t *order, size_t n,
-    struct sr_manifest *m, char *err)
+    struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		const struct sr_ckpt_tensor *t = &tt[order[i]];
 		struct sr_mtensor *mt;
+		struct sr_mpiece *p;
+		uint64_t off, len, first, of;
 
 		if (i > 0 && strcmp(tt[order[i - 1]].name, t->name) == 0)
 			return sr_err(err, "tensor \"%s\" is given twice", t->name);
 		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
+		p = sr_mtensor_add_piece(mt, t->offsets, t->sizes);
+		p->data.size = t->bytes;
+		/* a rank's share of a replicated tensor: the next() of every
+		 * source of tensors reads it alone */
+		if (sr_ckpt_tensor_share(t, o, &off, &len, &first, &of)) {
+			p->share = 1;
+			p->share_first = first;
+			p->share_of = of;
+			p->share_off = off;
+			p->data.size = len;
+		}
 	}
 	m->stats.files = n;
 	return 0;
@@ -96,16 +116,8 @@ static int
 mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	struct mem_src *s = arg;
-	size_t i;
 
-	if (sr_ckpt_tensors_describe(s->t, s->order, s->n, m, err) == -1)
-		return -1;
-	/* a rank's share of each replicated tensor (mem_next reads it alone) */
-	for (i = 0; o->world_size > 1 && i < s->n; i++) {
-		if (whole_box(&s->t[s->order[i]]))
-			share_of(&m->tensors[i].pieces[0], &s->t[s->order[i]], o);
-	}
-	return 0;
+	return sr_ckpt_tensors_describe(s->t, s->order, s->n, m, o, err);
 }
 
 /* The pieces in the manifest's order, each read where it lies. */

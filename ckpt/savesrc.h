@@ -77,10 +77,18 @@ int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);
 
 /* Buffers in memory as a source (save-tensors.c): the indices of t in
- * the manifest's order, by name (malloc'd), and describe() for them, so
- * that another source of tensors (lib/staging.c) records them alike. */
+ * the manifest's order, by name (malloc'd), and describe() for them with
+ * o (a replicated tensor's piece as o->rank's share), so that the other
+ * sources of tensors (lib/staging.c, lib/device-save.c) record them
+ * alike. */
 size_t *sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n);
 int sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *t, const size_t *order, size_t n,
-    struct sr_manifest *m, char *err);
+    struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err);
+/* The bytes of buffer t that a save with o writes, [*off, *off + *len):
+ * all of them (0), or, with o->world_size > 1 and t its tensor's whole
+ * box, o->rank's share of t's chunks (1; chunks *first on, of *nchunks,
+ * either NULL-able): each source hands over these bytes alone. */
+int sr_ckpt_tensor_share(const struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o,
+    uint64_t *off, uint64_t *len, uint64_t *first, uint64_t *nchunks);
 
 #endif

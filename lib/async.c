@@ -70,6 +70,8 @@ sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
 	    seq, step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
 	    cs->seconds, blocked);
 
+	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
+		return;
 	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
 		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
 }
@@ -105,7 +107,8 @@ save_main(void *arg)
 
 	sr_stage_source(&j->sg, &src);
 	err[0] = '\0';
-	rc = sr_ckpt_save_src(ctx->st, &j->o, &src, j->step, &cs, err);
+	/* alone, or this rank's part of a collective save (lib/ranks.c) */
+	rc = sr_lib_ranks_save(ctx, &j->o, &src, NULL, 0, j->step, &cs, err);
 	sr_stage_end(&j->sg);
 	pthread_mutex_lock(&j->sg.mu);
 	if (j->sg.refused) {
@@ -297,24 +300,12 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
     double t0)
 {
 	struct sr_async *j;
-	uint64_t total = 0;
+	uint64_t total = 0, off, len;
 	size_t i, half, chunk = o->chunk_size ? o->chunk_size : SR_CKPT_DEFAULT_CHUNK;
 	char err[SR_ERRMAX];
 	int halves, rc;
 	spotrun_error code;
 
-	for (i = 0; i < ctx->nbufs; i++)
-		total += ctx->bufs[i].bytes;
-	if ((code = size_staging(ctx, total, chunk, &half, &halves)) != SPOTRUN_OK)
-		return code;
-	if (ctx->stage_cap < half * (size_t)halves) {
-		sr_staging_release(ctx, ctx->stage);
-		ctx->stage_cap = 0;
-		if ((ctx->stage = sr_staging_alloc(ctx, half * (size_t)halves)) == NULL)
-			return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory for "
-			    "%zu bytes of staging", half * (size_t)halves);
-		ctx->stage_cap = half * (size_t)halves;
-	}
 	if ((j = sr_lib_alloc(&ctx->p, sizeof *j)) == NULL)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
 	memset(j, 0, sizeof *j);
@@ -326,6 +317,8 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	j->o.deadline_live = &j->deadline;
 	j->o.cancel = &j->sg.cancel;
 	j->o.chunk_size = chunk;
+	j->o.world_size = ctx->p.world_size;	/* for the shares staged */
+	j->o.rank = ctx->p.rank;
 	j->answering = answering;
 	j->answer_seq = ctx->req_seq;
 	if (copy_bufs(ctx, j) == -1) {
@@ -334,12 +327,32 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 		sr_lib_free(&ctx->p, j);
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
 	}
+	/* what this rank stages: its boxes, and its shares of replicated
+	 * tensors */
+	for (i = 0; i < j->n; i++) {
+		sr_ckpt_tensor_share(&j->t[i], &j->o, &off, &len, NULL, NULL);
+		total += len;
+	}
+	if ((code = size_staging(ctx, total, chunk, &half, &halves)) != SPOTRUN_OK) {
+		job_free(ctx, j);
+		return code;
+	}
+	if (ctx->stage_cap < half * (size_t)halves) {
+		sr_staging_release(ctx, ctx->stage);
+		ctx->stage_cap = 0;
+		if ((ctx->stage = sr_staging_alloc(ctx, half * (size_t)halves)) == NULL) {
+			job_free(ctx, j);
+			return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory for "
+			    "%zu bytes of staging", half * (size_t)halves);
+		}
+		ctx->stage_cap = half * (size_t)halves;
+	}
 	j->sg.bufs = j->bufs;
 	j->sg.t = j->t;
 	j->sg.n = j->n;
 	j->sg.order = sr_ckpt_tensors_order(j->t, j->n);
 	j->sg.mem = ctx->stage;
-	if (sr_stage_plan(ctx, &j->sg, half, halves, chunk) == -1) {
+	if (sr_stage_plan(ctx, &j->sg, &j->o, half, halves) == -1) {
 		job_free(ctx, j);
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
 	}

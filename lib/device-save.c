@@ -247,7 +247,7 @@ dsave_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	s->reuse = s->tries++ == 0 && s->d->have_last && m->link == SR_LINK_PARENT &&
 	    m->parent == s->d->last_seq;
 	s->refs = 0;
-	return sr_ckpt_tensors_describe(s->t, s->order, s->n, m, err);
+	return sr_ckpt_tensors_describe(s->t, s->order, s->n, m, o, err);
 }
 
 /* Host buffers whole, where they lie; device buffers a chunk at a time:

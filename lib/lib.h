@@ -128,11 +128,16 @@ int sr_staging_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len
  * naming the variable. */
 spotrun_error sr_lib_ranks_setup(spotrun_ctx *ctx, char *msg, size_t len);
 struct sr_ckpt_tensor;
-/* sr_ckpt_save_tensors for this rank of ctx's world: alone, that; with
- * world_size > 1 rank 0 waits for every other rank's part and commits
- * them all, and any other rank saves its part and waits for that commit
- * (cs->seq is the checkpoint committed). sr_ckpt_save_tensors's codes. */
-int sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t,
-    size_t n, long long step, struct sr_ckpt_stats *cs, char *err);
+struct sr_save_src;
+/* The save of src (a source of savesrc.h; NULL: the n buffers t, as
+ * sr_ckpt_save_tensors takes them) for this rank of ctx's world: alone,
+ * that; with world_size > 1 rank 0 waits for every other rank's part and
+ * commits them all, and any other rank saves its part and waits for that
+ * commit (cs->seq is the checkpoint committed). sr_ckpt_save_tensors's
+ * codes. Reads only what does not change while ctx lives: callable from
+ * an async save's thread. */
+int sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_save_src *src,
+    const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *cs,
+    char *err);
 
 #endif

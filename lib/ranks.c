@@ -20,6 +20,7 @@
 
 #include "ckpt.h"
 #include "gangparts.h"
+#include "savesrc.h"
 #include "latest.h"
 #include "util.h"
 #include "lib.h"
@@ -92,10 +93,26 @@ sr_lib_ranks_setup(spotrun_ctx *ctx, char *msg, size_t len)
 	return SPOTRUN_OK;
 }
 
+/* What this rank saves: src, or the n tensors t. */
+struct what {
+	const struct sr_save_src *src;
+	const struct sr_ckpt_tensor *t;
+	size_t n;
+};
+
+static int
+save_one(spotrun_ctx *ctx, const struct sr_ckpt_opts *o, const struct what *w, long long step,
+    struct sr_ckpt_stats *cs, char *err)
+{
+	if (w->src != NULL)
+		return sr_ckpt_save_src(ctx->st, o, w->src, step, cs, err);
+	return sr_ckpt_save_tensors(ctx->st, o, w->t, w->n, step, cs, err);
+}
+
 /* Rank 0: wait for ranks 1 to W - 1 and commit them all. */
 static int
-save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t, size_t n,
-    long long step, struct sr_ckpt_stats *cs, char *err)
+save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long long step,
+    struct sr_ckpt_stats *cs, char *err)
 {
 	size_t i, nmerge = (size_t)ctx->p.world_size - 1;
 	char **keys = sr_calloc(nmerge, sizeof *keys);
@@ -106,20 +123,22 @@ save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor
 	o->merge = (const char *const *)keys;
 	o->nmerge = nmerge;
 	o->merge_ranks = 1;
-	o->merge_wait = o->deadline > 0 ? 0 : ctx->rank_wait;
-	rc = sr_ckpt_save_tensors(ctx->st, o, t, n, step, cs, err);
+	o->merge_wait = sr_ckpt_deadline(o) > 0 ? 0 : ctx->rank_wait;
+	rc = save_one(ctx, o, w, step, cs, err);
 	if (rc == 0)
 		sr_parts_sweep(ctx->st, o, step);
 	for (i = 0; i < nmerge; i++)
 		free(keys[i]);
 	free(keys);
+	o->merge = NULL;
+	o->nmerge = 0;
 	return rc;
 }
 
 /* Rank r > 0: its part, then rank 0's commit. */
 static int
-save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t, size_t n,
-    long long step, struct sr_ckpt_stats *cs, char *err)
+save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long long step,
+    struct sr_ckpt_stats *cs, char *err)
 {
 	struct sr_latest base;
 	char why[SR_ERRMAX];
@@ -130,11 +149,11 @@ save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor 
 	if (sr_latest_read(ctx->st, o->job, &base, why) != 0)
 		return sr_err(err, "save %s: step %lld: read LATEST: %s", o->job, step, why);
 	o->part = sr_parts_rank_key(o->job, o->epoch, step, ctx->p.rank);
-	rc = sr_ckpt_save_tensors(ctx->st, o, t, n, step, cs, err);
+	rc = save_one(ctx, o, w, step, cs, err);
 	/* rank 0 may wait rank_wait for the slowest part, then commit: this
 	 * rank waits longer, so that it learns whether rank 0 gave up */
 	if (rc == 0 && (rc = sr_parts_await(ctx->st, o, &base, step,
-	    o->deadline > 0 ? 0 : 2 * ctx->rank_wait, &seq, err)) == 0)
+	    sr_ckpt_deadline(o) > 0 ? 0 : 2 * ctx->rank_wait, &seq, err)) == 0)
 		cs->seq = seq;
 	free((char *)o->part);
 	o->part = NULL;
@@ -142,14 +161,17 @@ save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor 
 }
 
 int
-sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t,
-    size_t n, long long step, struct sr_ckpt_stats *cs, char *err)
+sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_save_src *src,
+    const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *cs,
+    char *err)
 {
+	struct what w = { src, t, n };
+
 	o->world_size = ctx->p.world_size;
 	o->rank = ctx->p.rank;
 	if (ctx->p.world_size <= 1)
-		return sr_ckpt_save_tensors(ctx->st, o, t, n, step, cs, err);
+		return save_one(ctx, o, &w, step, cs, err);
 	if (ctx->p.rank == 0)
-		return save_rank0(ctx, o, t, n, step, cs, err);
-	return save_rank(ctx, o, t, n, step, cs, err);
+		return save_rank0(ctx, o, &w, step, cs, err);
+	return save_rank(ctx, o, &w, step, cs, err);
 }

@@ -532,7 +532,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	if (has_device(ctx))
 		rc = sr_lib_device_save(ctx, &o, t, step, &cs, err);
 	else
-		rc = sr_lib_ranks_save(ctx, &o, t, ctx->nbufs, step, &cs, err);
+		rc = sr_lib_ranks_save(ctx, &o, NULL, t, ctx->nbufs, step, &cs, err);
 	free(t);
 	/* Past its deadline the supervisor has given the request up: it is
 	 * not asked again. */
@@ -623,9 +623,6 @@ spotrun_save_async(spotrun_ctx *ctx, long long step)
 
 	if ((rc = save_begin(ctx, "save_async", step, &o, &answering)) != SPOTRUN_OK)
 		return rc;
-	if (ctx->p.world_size > 1)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "save_async: a save of %d ranks is not "
-		    "asynchronous yet (nothing saved): call spotrun_save", ctx->p.world_size);
 	return sr_async_start(ctx, step, &o, answering, t0);
 }
 

@@ -71,7 +71,8 @@ sr_staging_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, ch
 
 /* ---- the plan ---- */
 
-/* The parts, into parts when it is not NULL; their number. */
+/* The parts, into parts when it is not NULL; their number. Of each
+ * buffer, the bytes this rank saves (a replicated one: its share). */
 static size_t
 plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_t part_max,
     struct sr_stage_part *parts)
@@ -79,7 +80,9 @@ plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_
 	size_t i, n = 0, fill = 0, pos = 0, fill_start = 0, prev_start = 0;
 
 	for (i = 0; i < sg->n; i++) {
-		uint64_t off = 0, left = sg->t[sg->order[i]].bytes, len, space;
+		uint64_t off, left, len, space;
+
+		sr_ckpt_tensor_share(&sg->t[sg->order[i]], sg->o, &off, &left, NULL, NULL);
 
 		while (left > 0) {
 			space = half - pos;
@@ -111,12 +114,13 @@ plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_
 }
 
 int
-sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, size_t half, int halves,
-    size_t chunk)
+sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, const struct sr_ckpt_opts *o,
+    size_t half, int halves)
 {
+	size_t i, chunk = sr_ckpt_chunk_size(o);
 	uint64_t part_max = PART_MAX / chunk * chunk;
-	size_t i;
 
+	sg->o = o;
 	if (part_max == 0)
 		part_max = chunk;
 	sg->halves = halves;
@@ -219,7 +223,7 @@ stage_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	if (refuse)
 		return sr_err(err, "the snapshot is larger than the staging budget and its "
 		    "first parts are overwritten: it cannot be tried again");
-	return sr_ckpt_tensors_describe(sg->t, sg->order, sg->n, m, err);
+	return sr_ckpt_tensors_describe(sg->t, sg->order, sg->n, m, o, err);
 }
 
 static int

@@ -32,6 +32,7 @@ struct sr_stage {
 	const struct sr_ckpt_tensor *t;
 	size_t n;
 	size_t *order;			/* t's indices by name (the manifest's order) */
+	const struct sr_ckpt_opts *o;	/* the save's: its chunk size, rank, world */
 	struct sr_stage_part *parts;
 	size_t nparts;
 	uint8_t *mem;
@@ -54,10 +55,11 @@ struct sr_stage {
 
 /* Plan the parts of the n buffers (t: as the pipeline takes them, bufs:
  * how to copy them) into `half` bytes, once or twice (halves), each part
- * of a buffer starting at a whole chunk of it. 0, or -1 when out of
- * memory (the parts come from ctx's allocator). */
-int sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, size_t half, int halves,
-    size_t chunk);
+ * of a buffer starting at a whole chunk of it (o's chunk size; o, kept,
+ * says which bytes this rank saves: sr_ckpt_tensor_share). 0, or -1 when
+ * out of memory (the parts come from ctx's allocator). */
+int sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, const struct sr_ckpt_opts *o,
+    size_t half, int halves);
 /* The caller's side: copy every part in order, waiting for a half to
  * come back when it must. 0; -1 with err when a copy failed (the save is
  * told, and stops). */

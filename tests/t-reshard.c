@@ -15,7 +15,11 @@
  * committed, LATEST unchanged; a later save ignores the failed one's
  * parts and sweeps them. The request protocol: every rank sees the
  * request, rank 0 alone writes the done marker; its deadline bounds the
- * waits. On file://, and on s3://
+ * waits. The same collective save through spotrun_save_async (every
+ * rank's part from its save's thread, staged whole or in halves; each
+ * rank's spotrun_wait returns once LATEST names the commit; a missing
+ * rank's exact errors; rank 0's thread answers the request). On file://,
+ * and on s3://
  * against the test RGW when there is one (SPOTRUN_TEST_S3_*).
  */
 #include "config.h"
@@ -76,6 +80,7 @@ struct result {
 	int exact;
 	char msg[SR_ERRMAX + 64];	/* the error, or the last info line */
 	int requested_before, requested_after;
+	char latest[32];		/* async: LATEST as spotrun_wait returned */
 };
 
 static struct result *res;	/* shared with the children */
@@ -195,11 +200,12 @@ on_msg(void *opaque, spotrun_msg_level level, const char *text)
 }
 
 static spotrun_ctx *
-ctx_of(const char *url, const char *job, int w, int r, struct cmsg *m)
+ctx_of(const char *url, const char *job, int w, int r, struct cmsg *m, size_t staging)
 {
 	spotrun_params p;
 
 	spotrun_params_init(&p);
+	p.staging_bytes = staging;
 	p.store = url;
 	p.job = job;
 	p.chunk_size = CHUNK;
@@ -225,7 +231,11 @@ struct job {
 	int overlap;		/* "rows": every rank registers rank 0's box */
 	const char *wait;	/* SPOTRUN_RANK_WAIT */
 	const char *req, *done[RANKS];	/* the request protocol */
+	int async;		/* spotrun_save_async, then spotrun_wait */
+	size_t staging;		/* params.staging_bytes */
 };
+
+static void latest_text(struct sr_store *st, const char *job, char *out, size_t len);
 
 static int
 rank_main(const struct job *j, int r)
@@ -253,7 +263,7 @@ rank_main(const struct job *j, int r)
 		setenv("SPOTRUN_CKPT_REQUEST", j->req, 1);
 		setenv("SPOTRUN_CKPT_DONE", j->done[r], 1);
 	}
-	ctx = ctx_of(j->url, j->job, j->world < 0 ? 0 : w, r, &m);
+	ctx = ctx_of(j->url, j->job, j->world < 0 ? 0 : w, r, &m, j->staging);
 	for (i = 0; i < NT; i++) {
 		box_of(&T[i], w, j->overlap && strcmp(T[i].name, "rows") == 0 ? 0 : r, off[i],
 		    size[i]);
@@ -271,8 +281,23 @@ rank_main(const struct job *j, int r)
 	out->requested_before = spotrun_checkpoint_requested(ctx);
 	if (rc == SPOTRUN_OK && j->restore)
 		rc = spotrun_restore(ctx, &out->step);
-	else if (rc == SPOTRUN_OK && j->step[r] >= 0)
+	else if (rc == SPOTRUN_OK && j->step[r] >= 0 && !j->async)
 		rc = spotrun_save(ctx, j->step[r]);
+	else if (rc == SPOTRUN_OK && j->step[r] >= 0) {
+		struct sr_store *st;
+		char err[SR_ERRMAX];
+
+		/* the snapshot taken, the buffers change at once */
+		if ((rc = spotrun_save_async(ctx, j->step[r])) == SPOTRUN_OK)
+			for (i = 0; i < NT; i++)
+				memset(buf[i], 0xa5, box_bytes(&T[i], size[i]));
+		if (rc == SPOTRUN_OK)
+			rc = spotrun_wait(ctx);
+		if (sr_store_open(j->url, &st, err) == 0) {
+			latest_text(st, j->job, out->latest, sizeof out->latest);
+			sr_store_close(st);
+		}
+	}
 	out->requested_after = spotrun_checkpoint_requested(ctx);
 	for (i = 0; i < NT; i++) {
 		if (j->restore && rc == SPOTRUN_OK && !box_copy(&T[i], g[i], off[i], size[i], buf[i], 0))
@@ -601,7 +626,7 @@ one_box(const char *url, struct sr_store *st, const char *job, uint64_t r0, uint
 	int rc;
 
 	memset(&m, 0, sizeof m);
-	ctx = ctx_of(url, job, 1, 0, &m);
+	ctx = ctx_of(url, job, 1, 0, &m, 0);
 	spotrun_register(ctx, "big", SPOTRUN_F32, 2, T[0].shape, off, size, buf);
 	rc = spotrun_restore(ctx, &step);
 	ok(rc == SPOTRUN_OK && step == 7 && box_copy(&T[0], g, off, size, buf, 0),
@@ -806,6 +831,111 @@ test_deadline(const char *url)
 	free(d);
 }
 
+/* The collective save in the background: each rank's spotrun_save_async
+ * returns with its snapshot taken (the test scribbles over its buffers at
+ * once), its spotrun_wait once the commit of every rank's part is LATEST;
+ * also staged in two halves; a missing rank; the request protocol. */
+static void
+test_async(const char *url, struct sr_store *st)
+{
+	char name[64], where[96], want[256], head[96], before[96];
+	char *req = tu_path(top, "request-async"), *d0 = tu_path(top, "adone0");
+	char *d1 = tu_path(top, "adone1"), line[256];
+	int n, mm, r, all;
+	struct job j;
+	FILE *fp;
+
+	for (n = 2; n <= 3; n++) {
+		snprintf(name, sizeof name, "async-n%d", n);
+		j = job_of(url, name, n, 20 + n, 5 + n);
+		j.async = 1;
+		/* 3 ranks: a budget of 4 chunks, below each rank's state */
+		j.staging = n == 3 ? 4 * CHUNK : 0;
+		run_ranks(&j);
+		for (r = 0, all = 1; r < n; r++) {
+			snprintf(want, sizeof want, "checkpoint 0 of %s committed: step %d, %zu buffers, "
+			    "%" PRIu64 " bytes (", name, 20 + n, NT, r == 0 ? raw_all() : raw_of_rank(n, r));
+			if (res[r].rc != SPOTRUN_OK || strncmp(res[r].msg, want, strlen(want)) != 0 ||
+			    strstr(res[r].msg, "; training blocked ") == NULL) {
+				all = 0;
+				tap_diag("rank %d: rc %d: %s (want %s...)", r, res[r].rc, res[r].msg, want);
+			}
+		}
+		ok(all, "async, %d ranks%s: each rank's spotrun_wait says checkpoint 0 committed with "
+		    "its own raw bytes and the time training was blocked", n, n == 3 ?
+		    " (staged in halves)" : "");
+		for (r = 0, all = 1; r < n; r++)
+			if (strcmp(res[r].latest, "0\n") != 0)
+				all = 0;
+		ok(all, "async, %d ranks: when spotrun_wait returned on each rank, LATEST named the "
+		    "commit", n);
+		snprintf(where, sizeof where, "async, %d ranks", n);
+		check_saved(st, where, name, n, 0);
+		check_stored(st, where, name, n);
+		latest_text(st, name, head, sizeof head);
+		is_str(head, "0\n", "%s: one move of LATEST", where);
+		for (mm = 1; mm <= 5; mm += 2) {
+			j = job_of(url, name, mm, -1, 5 + n);
+			j.restore = 1;
+			run_ranks(&j);
+			for (r = 0, all = 1; r < mm; r++) {
+				if (res[r].rc != SPOTRUN_OK || res[r].step != 20 + n || !res[r].exact) {
+					all = 0;
+					tap_diag("rank %d of %d: rc %d step %lld exact %d: %s", r, mm,
+					    res[r].rc, res[r].step, res[r].exact, res[r].msg);
+				}
+			}
+			ok(all, "async, saved by %d, restored by %d: every box bit for bit as the "
+			    "snapshots took it, step %d", n, mm, 20 + n);
+		}
+	}
+
+	/* rank 2 never saves: every rank's wait fails, nothing committed */
+	latest_text(st, "async-n3", before, sizeof before);
+	j = job_of(url, "async-n3", 3, 30, 1);
+	j.async = 1;
+	j.step[2] = -1;
+	j.wait = "3";
+	run_ranks(&j);
+	is_int(res[0].rc, SPOTRUN_ERROR_DEADLINE, "async, a rank that never saves: rank 0's wait "
+	    "fails");
+	is_str(res[0].msg, "checkpoint of async-n3: rank 2 did not save step 30 within 3s (no part "
+	    "async-n3/parts/0-30-rank2.json); nothing committed", "naming the rank and the step");
+	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1's wait fails too");
+	is_str(res[1].msg, "save async-n3: step 30: rank 0 committed nothing (it gave up on this "
+	    "save: its error says why); nothing committed", "saying that rank 0 gave up");
+	latest_text(st, "async-n3", head, sizeof head);
+	is_str(head, before, "LATEST unchanged");
+	is_int(count_keys(st, "async-n3/manifests/"), 1, "no manifest added");
+	is_int(count_keys(st, "async-n3/parts/"), 0, "no part left");
+
+	/* the request: rank 0's thread writes the done marker */
+	fp = fopen(req, "w");
+	fprintf(fp, "seq=7 reason=periodic deadline=%.3f\n", sr_now() + 120);
+	fclose(fp);
+	j = job_of(url, "async-req", 2, 9, 1);
+	j.async = 1;
+	j.req = req;
+	j.done[0] = d0;
+	j.done[1] = d1;
+	run_ranks(&j);
+	ok(res[0].requested_before && res[1].requested_before, "async: every rank sees the request");
+	ok(res[0].rc == 0 && res[1].rc == 0 && !res[0].requested_after && !res[1].requested_after,
+	    "both save in the background, and the request is answered on both");
+	line[0] = '\0';
+	if ((fp = fopen(d0, "r")) != NULL) {
+		if (fgets(line, sizeof line, fp) == NULL)
+			line[0] = '\0';
+		fclose(fp);
+	}
+	ok(strncmp(line, "seq=7 step=9 checkpoint=0 ", 26) == 0, "rank 0 writes the done marker: "
+	    "%s", line);
+	ok(access(d1, F_OK) != 0, "rank 1 writes none");
+	free(req);
+	free(d0);
+	free(d1);
+}
+
 static void
 test_params(const char *url, struct sr_store *st)
 {
@@ -816,32 +946,36 @@ test_params(const char *url, struct sr_store *st)
 	memset(&m, 0, sizeof m);
 	setenv("RANK", "x", 1);
 	setenv("WORLD_SIZE", "2", 1);
-	ctx = ctx_of("file:///nonexistent", "j", 0, 0, &m);
+	ctx = ctx_of("file:///nonexistent", "j", 0, 0, &m, 0);
 	is_int(spotrun_register(ctx, "x", SPOTRUN_U64, 0, NULL, NULL, NULL, &x),
 	    SPOTRUN_ERROR_PARAMETER, "a bad $RANK: SPOTRUN_ERROR_PARAMETER");
 	is_str(spotrun_getErrorString(ctx), "spotrun_create: RANK=x is not a rank in [0, 1]",
 	    "naming the variable");
 	spotrun_free(ctx);
 	setenv("WORLD_SIZE", "0", 1);
-	ctx = ctx_of("file:///nonexistent", "j", 0, 0, &m);
+	ctx = ctx_of("file:///nonexistent", "j", 0, 0, &m, 0);
 	is_str(spotrun_getErrorString(ctx), "spotrun_create: WORLD_SIZE=0 is not a world_size in "
 	    "[1, 65536]", "a bad $WORLD_SIZE, named");
 	spotrun_free(ctx);
 	unsetenv("RANK");
 	unsetenv("WORLD_SIZE");
-	ctx = ctx_of("file:///nonexistent", "j", 2, 2, &m);
+	ctx = ctx_of("file:///nonexistent", "j", 2, 2, &m, 0);
 	is_str(spotrun_getErrorString(ctx), "spotrun_create: params.rank 2 is outside [0, 1] (-1: "
 	    "from $RANK)", "a bad params.rank, named");
 	spotrun_free(ctx);
-	/* the collective save blocks: no async one yet */
-	ctx = ctx_of(url, "j", 2, 0, &m);
+	/* an async collective save whose other rank never comes */
+	setenv("SPOTRUN_RANK_WAIT", "1", 1);
+	ctx = ctx_of(url, "j", 2, 0, &m, 0);
+	unsetenv("SPOTRUN_RANK_WAIT");
 	spotrun_register(ctx, "x", SPOTRUN_U64, 0, NULL, NULL, NULL, &x);
-	is_int(spotrun_save_async(ctx, 1), SPOTRUN_ERROR_NOT_BUILT, "save_async of 2 ranks: "
-	    "SPOTRUN_ERROR_NOT_BUILT");
-	is_str(spotrun_getErrorString(ctx), "save_async: a save of 2 ranks is not asynchronous yet "
-	    "(nothing saved): call spotrun_save", "saying what to call");
+	is_int(spotrun_save_async(ctx, 1), SPOTRUN_OK, "save_async of 2 ranks, rank 1 absent: the "
+	    "snapshot is taken");
+	is_int(spotrun_wait(ctx), SPOTRUN_ERROR_DEADLINE, "spotrun_wait: rank 1 did not come");
+	is_str(spotrun_getErrorString(ctx), "checkpoint of j: rank 1 did not save step 1 within 1s "
+	    "(no part j/parts/0-1-rank1.json); nothing committed", "naming the rank and the step");
 	spotrun_free(ctx);
-	is_int(count_keys(st, "j/"), 0, "nothing written");
+	is_int(count_keys(st, "j/manifests/"), 0, "no manifest written");
+	is_int(count_keys(st, "j/LATEST"), 0, "no LATEST");
 }
 
 int
@@ -871,6 +1005,7 @@ main(void)
 	test_failures(url, st);
 	test_request(url);
 	test_deadline(url);
+	test_async(url, st);
 	sr_store_close(st);
 	free(url);
 
