@@ -151,6 +151,7 @@ int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const cha
  * lib/libspotrun.h): name, element type (manifest.h's enum sr_dtype),
  * global shape, and the box of it the buffer holds, [offsets, offsets +
  * sizes) in each of ndim dimensions, row-major and contiguous in data. */
+struct sr_runs;
 struct sr_ckpt_tensor {
 	const char *name;
 	int dtype;
@@ -158,6 +159,16 @@ struct sr_ckpt_tensor {
 	const uint64_t *shape, *offsets, *sizes;
 	void *data;			/* save: read only, unchanged until it returns */
 	uint64_t bytes;			/* of data: the box's elements times their size */
+	/* Restore, NULL-able: with data NULL, where the bytes go instead (the
+	 * library's device buffers): called for each chunk read, checked and
+	 * decoded at src, with the runs r of the buffer it holds bytes of
+	 * (reshard.h: sr_runs_each gives each run's place in the buffer and
+	 * in src); from several reader threads at once; src is the reader's
+	 * until put returns. 0, or -1 with err: the restore fails (no older
+	 * checkpoint is tried: the fault is here, not in the store). */
+	int (*put)(void *arg, const struct sr_ckpt_tensor *t, const struct sr_runs *r,
+	    uint64_t from, uint64_t n, const uint8_t *src, char *err);
+	void *put_arg;
 };
 
 /* sr_ckpt_save for n buffers instead of a directory: a manifest of

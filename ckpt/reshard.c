@@ -406,9 +406,9 @@ sr_runs_touch(const struct sr_runs *r, uint64_t from, uint64_t n)
 	return s < from + n;
 }
 
-void
-sr_runs_copy(const struct sr_runs *r, uint64_t from, uint64_t n, const uint8_t *src,
-    uint8_t *dst)
+int
+sr_runs_each(const struct sr_runs *r, uint64_t from, uint64_t n,
+    int (*fn)(void *arg, uint64_t dst, uint64_t at, uint64_t len), void *arg)
 {
 	uint64_t i, s, t, lo, hi;
 
@@ -418,6 +418,31 @@ sr_runs_copy(const struct sr_runs *r, uint64_t from, uint64_t n, const uint8_t *
 			break;
 		lo = s > from ? s : from;
 		hi = s + r->len < from + n ? s + r->len : from + n;
-		memcpy(dst + t + (lo - s), src + (lo - from), hi - lo);
+		if (fn(arg, t + (lo - s), lo - from, hi - lo) == -1)
+			return -1;
 	}
+	return 0;
+}
+
+struct copy_arg {
+	const uint8_t *src;
+	uint8_t *dst;
+};
+
+static int
+copy_run(void *arg, uint64_t dst, uint64_t at, uint64_t len)
+{
+	struct copy_arg *c = arg;
+
+	memcpy(c->dst + dst, c->src + at, len);
+	return 0;
+}
+
+void
+sr_runs_copy(const struct sr_runs *r, uint64_t from, uint64_t n, const uint8_t *src,
+    uint8_t *dst)
+{
+	struct copy_arg c = { src, dst };
+
+	sr_runs_each(r, from, n, copy_run, &c);
 }

@@ -89,6 +89,12 @@ void sr_runs_at(const struct sr_runs *r, uint64_t i, uint64_t *src, uint64_t *ds
 uint64_t sr_runs_after(const struct sr_runs *r, uint64_t x);
 /* Whether bytes [from, from + n) of the piece hold any byte of a run. */
 int sr_runs_touch(const struct sr_runs *r, uint64_t from, uint64_t n);
+/* Call fn for what the runs need of bytes [from, from + n) of the piece:
+ * each run's part there, len bytes at byte dst of the buffer and at byte
+ * at of [from, from + n); stop at the first fn that returns -1: -1, else
+ * 0. */
+int sr_runs_each(const struct sr_runs *r, uint64_t from, uint64_t n,
+    int (*fn)(void *arg, uint64_t dst, uint64_t at, uint64_t len), void *arg);
 /* Copy what the runs need of bytes [from, from + n) of the piece, held at
  * src, to the buffer at dst. */
 void sr_runs_copy(const struct sr_runs *r, uint64_t from, uint64_t n, const uint8_t *src,

@@ -162,13 +162,14 @@ plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_
 	return rc;
 }
 
-/* Set the candidate's failure (the first one wins). */
+/* Set the candidate's failure, TRY_BAD or TRY_LOCAL (the first one
+ * wins). */
 static void
-task_fail(struct mem_restore *r, const char *why)
+task_fail(struct mem_restore *r, int code, const char *why)
 {
 	pthread_mutex_lock(&r->mu);
 	if (r->rc == TRY_OK) {
-		r->rc = TRY_BAD;
+		r->rc = code;
 		strlcpy(r->why, why, SR_ERRMAX);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -181,7 +182,9 @@ struct reader {
 };
 
 /* Task tk: read its chunk, decode it (into the buffer when it lies in one
- * run of it), check it, copy what the buffer needs. 0 or -1 with why. */
+ * run of it), check it, copy what the buffer needs (or hand it to the
+ * buffer's put). 0, or TRY_BAD (the checkpoint) or TRY_LOCAL (put) with
+ * why. */
 static int
 run_task(struct mem_restore *r, struct reader *rd, const struct task *tk, char *why)
 {
@@ -194,7 +197,7 @@ run_task(struct mem_restore *r, struct reader *rd, const struct task *tk, char *
 
 	sr_id_hex(r->cid, c->id, hex);
 	sr_runs_at(&tk->runs, i, &src, &dst);
-	direct = src <= tk->from && tk->from + c->rlen <= src + tk->runs.len;
+	direct = t->data != NULL && src <= tk->from && tk->from + c->rlen <= src + tk->runs.len;
 	if (direct)
 		out = (uint8_t *)t->data + dst + (tk->from - src);
 	rc = sr_store_read_range(r->st, c->pack, c->offset, (size_t)c->clen, rd->cbuf, err);
@@ -219,7 +222,12 @@ run_task(struct mem_restore *r, struct reader *rd, const struct task *tk, char *
 		return sr_err(why, "chunk %s of tensor \"%s\": checksum mismatch (the data hashes to "
 		    "%s)", hex, t->name, got);
 	}
-	if (!direct)
+	if (t->put != NULL && t->data == NULL) {
+		if (t->put(t->put_arg, t, &tk->runs, tk->from, c->rlen, rd->rbuf, err) == -1) {
+			sr_err(why, "%s", err);
+			return TRY_LOCAL;
+		}
+	} else if (!direct)
 		sr_runs_copy(&tk->runs, tk->from, c->rlen, rd->rbuf, t->data);
 	return 0;
 }
@@ -232,13 +240,14 @@ reader_main(void *arg)
 	uint64_t chunks = 0, bytes = 0;
 	char why[SR_ERRMAX];
 	size_t k;
+	int rc;
 
 	rd.codec = sr_codec_new(1);
 	rd.h = sr_chunkhash_new();
 	rd.cbuf = sr_malloc(r->maxchunk + 1);
 	rd.rbuf = sr_malloc(r->maxchunk + 1);
 	if (rd.codec == NULL)
-		task_fail(r, "cannot create a chunk codec");
+		task_fail(r, TRY_BAD, "cannot create a chunk codec");
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
 		k = r->next++;
@@ -249,8 +258,8 @@ reader_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&r->mu);
-		if (run_task(r, &rd, &r->tasks[k], why) == -1) {
-			task_fail(r, why);
+		if ((rc = run_task(r, &rd, &r->tasks[k], why)) != 0) {
+			task_fail(r, rc == TRY_LOCAL ? TRY_LOCAL : TRY_BAD, why);
 			break;
 		}
 		chunks++;

@@ -29,6 +29,7 @@
 
 #include "ckpt.h"
 #include "lib.h"
+#include "device.h"
 #include "staging.h"
 
 /* The staging budget when params.staging_bytes is 0: the whole state up
@@ -110,6 +111,8 @@ save_main(void *arg)
 	/* alone, or this rank's part of a collective save (lib/ranks.c) */
 	rc = sr_lib_ranks_save(ctx, &j->o, &src, NULL, 0, j->step, &cs, err);
 	sr_stage_end(&j->sg);
+	/* the device chunks' records: the next save's references */
+	sr_lib_device_sums_end(j->sg.sums, rc == 0 && !j->sg.refused, cs.seq);
 	pthread_mutex_lock(&j->sg.mu);
 	if (j->sg.refused) {
 		rc = -1;
@@ -143,6 +146,7 @@ static void
 job_free(spotrun_ctx *ctx, struct sr_async *j)
 {
 	sr_stage_free(ctx, &j->sg);
+	sr_lib_device_sums_free(j->sg.sums);
 	free(j->sg.order);
 	sr_lib_free(&ctx->p, j->t);
 	sr_lib_free(&ctx->p, j->bufs);
@@ -300,8 +304,8 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
     double t0)
 {
 	struct sr_async *j;
-	uint64_t total = 0, off, len;
-	size_t i, half, chunk = o->chunk_size ? o->chunk_size : SR_CKPT_DEFAULT_CHUNK;
+	uint64_t total;
+	size_t half, chunk = o->chunk_size ? o->chunk_size : SR_CKPT_DEFAULT_CHUNK;
 	char err[SR_ERRMAX];
 	int halves, rc;
 	spotrun_error code;
@@ -321,18 +325,27 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	j->o.rank = ctx->p.rank;
 	j->answering = answering;
 	j->answer_seq = ctx->req_seq;
-	if (copy_bufs(ctx, j) == -1) {
+	if (sr_lib_device_memos(ctx) == -1 || copy_bufs(ctx, j) == -1) {
 		sr_lib_free(&ctx->p, j->t);
 		sr_lib_free(&ctx->p, j->bufs);
 		sr_lib_free(&ctx->p, j);
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
 	}
-	/* what this rank stages: its boxes, and its shares of replicated
-	 * tensors */
-	for (i = 0; i < j->n; i++) {
-		sr_ckpt_tensor_share(&j->t[i], &j->o, &off, &len, NULL, NULL);
-		total += len;
+	j->sg.bufs = j->bufs;
+	j->sg.t = j->t;
+	j->sg.n = j->n;
+	j->sg.order = sr_ckpt_tensors_order(j->t, j->n);
+	j->sg.o = &j->o;
+	/* device buffers: their chunk sums first (on the GPUs), so that a
+	 * chunk the last commit holds is neither copied nor staged */
+	if (sr_lib_device_sums(ctx, j->bufs, j->t, j->n, &j->o, &j->sg.sums, err) == -1) {
+		job_free(ctx, j);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "save_async of step %lld: %s; "
+		    "nothing committed", step, err);
 	}
+	/* what this rank stages: its boxes, its shares of replicated
+	 * tensors, but the chunks referenced */
+	total = sr_stage_need(&j->sg);
 	if ((code = size_staging(ctx, total, chunk, &half, &halves)) != SPOTRUN_OK) {
 		job_free(ctx, j);
 		return code;
@@ -347,12 +360,8 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 		}
 		ctx->stage_cap = half * (size_t)halves;
 	}
-	j->sg.bufs = j->bufs;
-	j->sg.t = j->t;
-	j->sg.n = j->n;
-	j->sg.order = sr_ckpt_tensors_order(j->t, j->n);
 	j->sg.mem = ctx->stage;
-	if (sr_stage_plan(ctx, &j->sg, &j->o, half, halves) == -1) {
+	if (sr_stage_plan(ctx, &j->sg, half, halves) == -1) {
 		job_free(ctx, j);
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
 	}

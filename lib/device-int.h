@@ -56,8 +56,9 @@ int sr_dev_push(struct sr_dev_gpu *g, const char *what, char *err);
 void sr_dev_pop(struct sr_dev_gpu *g);
 /* Free what a memo holds (the memo itself is the caller's). */
 void sr_dev_memo_clear(const spotrun_params *p, struct sr_dev_memo *mm);
-/* The pinned staging buffers and the split's device memory, of at least
- * `bytes` each, allocated on first need: 0, or -1 with err. */
-int sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, char *err);
+/* The pinned staging buffers (a save's and a restore's) and, planes set
+ * (a save), the split's device memory, of at least `bytes` each,
+ * allocated on first need: 0, or -1 with err. */
+int sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, int planes, char *err);
 
 #endif

@@ -38,6 +38,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@
 #include "ckpt.h"
 #include "cudadrv.h"
 #include "manifest.h"
+#include "reshard.h"
 #include "util.h"
 #include "device.h"
 #include "device-int.h"
@@ -274,10 +276,10 @@ done:
 
 /* ---- staging ---- */
 
-/* The pinned staging buffers and the split's device memory, of at least
- * `bytes` each, allocated on first need: 0 or -1. */
+/* The pinned staging buffers and (planes: for a save) the split's device
+ * memory, of at least `bytes` each, allocated on first need: 0 or -1. */
 int
-sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, char *err)
+sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, int planes, char *err)
 {
 	struct sr_lib_devs *d = ctx->devs;
 	struct sr_dev_gpu *g = &d->gpus[0];
@@ -305,7 +307,7 @@ sr_dev_stage_alloc(spotrun_ctx *ctx, size_t bytes, char *err)
 			return -1;
 		d->stage_bytes = bytes;
 	}
-	for (i = 0; i < d->ngpus; i++) {
+	for (i = 0; planes && i < d->ngpus; i++) {
 		g = &d->gpus[i];
 		if (!g->cu->kernels || g->tmp_bytes >= bytes)
 			continue;
@@ -469,57 +471,142 @@ seed_memos(spotrun_ctx *ctx, uint64_t seq)
 	ctx->devs->have_last = ok;
 }
 
+/* A restore's copies onto the devices: each chunk's bytes of a device
+ * buffer are packed into one of the two pinned staging buffers (the
+ * save's, d->stage) and copied from there with cuMemcpyHtoDAsync; a
+ * staging buffer is reused once the copies out of it have ended, so the
+ * restore holds two chunks of pinned memory whatever the state's size.
+ * The readers call in from several threads: one at a time, under mu. */
+struct dput {
+	spotrun_ctx *ctx;
+	const struct sr_ckpt_tensor *t0;	/* t[0]: t - t0 is the buffer's index */
+	pthread_mutex_t mu;
+	size_t next;				/* the staging buffer filled next */
+	struct sr_dev_gpu *busy[SLOTS];		/* whose stream copies out of it */
+	int cuda_failed;
+	/* the run being copied */
+	const struct lib_buf *b;
+	struct sr_dev_gpu *g;
+	const uint8_t *src;
+	uint8_t *at;
+	char *err;
+};
+
+/* Wait for the copies out of staging buffer j. */
+static int
+put_wait(struct dput *p, size_t j, char *err)
+{
+	char what[SR_ERRMAX];
+	int rc;
+
+	if (p->busy[j] == NULL)
+		return 0;
+	snprintf(what, sizeof what, "copy onto CUDA device %d", p->busy[j]->ordinal);
+	if (sr_dev_push(p->busy[j], what, err) == -1)
+		return -1;
+	rc = sr_dev_ok(p->busy[j], p->busy[j]->cu->api.cuStreamSynchronize(p->busy[j]->stream), what,
+	    "cuStreamSynchronize", err);
+	sr_dev_pop(p->busy[j]);
+	if (rc == 0)
+		p->busy[j] = NULL;
+	return rc;
+}
+
+static int
+put_run(void *arg, uint64_t dst, uint64_t at, uint64_t len)
+{
+	struct dput *p = arg;
+	char what[SR_ERRMAX];
+
+	memcpy(p->at, p->src + at, len);
+	snprintf(what, sizeof what, "copy \"%s\" onto CUDA device %d", p->b->name, p->b->device);
+	if (sr_dev_ok(p->g, p->g->cu->api.cuMemcpyHtoDAsync(p->b->dptr + dst, p->at, len,
+	    p->g->stream), what, "cuMemcpyHtoDAsync", p->err) == -1)
+		return -1;
+	p->at += len;
+	return 0;
+}
+
+static int
+dev_put(void *arg, const struct sr_ckpt_tensor *t, const struct sr_runs *r, uint64_t from,
+    uint64_t n, const uint8_t *src, char *err)
+{
+	struct dput *p = arg;
+	struct sr_lib_devs *d = p->ctx->devs;
+	size_t j, need = (size_t)n;
+	char what[SR_ERRMAX];
+	int rc = -1;
+
+	pthread_mutex_lock(&p->mu);
+	p->b = &p->ctx->bufs[t - p->t0];
+	p->g = sr_dev_gpu_of(d, p->b->device);
+	if (need > p->b->bytes)
+		need = (size_t)p->b->bytes;	/* its runs: of this buffer's bytes */
+	j = p->next;
+	p->next = (j + 1) % SLOTS;
+	if (put_wait(p, j, err) == -1)
+		goto out;
+	if (need > d->stage_bytes) {
+		/* a checkpoint of larger chunks than this context's */
+		for (j = 0; j < SLOTS; j++)
+			if (put_wait(p, j, err) == -1)
+				goto out;
+		if (sr_dev_stage_alloc(p->ctx, need, 0, err) == -1)
+			goto out;
+		j = 0;
+		p->next = 1;
+	}
+	snprintf(what, sizeof what, "copy \"%s\" onto CUDA device %d", p->b->name, p->b->device);
+	if (sr_dev_push(p->g, what, err) == -1)
+		goto out;
+	p->src = src;
+	p->at = d->stage[j];
+	p->err = err;
+	rc = sr_runs_each(r, from, n, put_run, p);
+	sr_dev_pop(p->g);
+	p->busy[j] = p->g;
+out:
+	if (rc != 0)
+		p->cuda_failed = 1;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
 int
 sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o,
     struct sr_ckpt_stats *stats, char *err)
 {
 	struct sr_lib_devs *d = ctx->devs;
+	size_t chunk = ctx->p.chunk_size != 0 ? ctx->p.chunk_size : SR_DEV_CHUNK_DEFAULT, i;
+	size_t most = 0;
 	char what[SR_ERRMAX];
-	size_t i;
+	struct dput p;
 	int rc = 0;
 
-	/* pinned host memory for each device buffer: the restore decodes
-	 * into it */
-	for (i = 0; i < ctx->nbufs && rc == 0; i++) {
-		struct lib_buf *b = &ctx->bufs[i];
-		struct sr_dev_gpu *g;
+	memset(&p, 0, sizeof p);
+	p.ctx = ctx;
+	p.t0 = t;
+	pthread_mutex_init(&p.mu, NULL);
+	/* the device buffers' bytes go through dev_put, two chunks of pinned
+	 * memory at a time (of the buffer, when it is smaller) */
+	for (i = 0; i < ctx->nbufs; i++) {
+		const struct lib_buf *b = &ctx->bufs[i];
 
 		t[i].data = b->host;
-		if (b->device < 0 || b->bytes == 0)
+		if (b->device < 0)
 			continue;
-		g = sr_dev_gpu_of(d, b->device);
-		snprintf(what, sizeof what, "pin host memory for \"%s\"", b->name);
-		if (sr_dev_push(g, what, err) == -1) {
-			rc = SR_LIB_DEVICE_FAILED;
-			break;
-		}
-		if (sr_dev_ok(g, g->cu->api.cuMemHostAlloc(&t[i].data, b->bytes,
-		    CU_MEMHOSTALLOC_PORTABLE), what, "cuMemHostAlloc", err) == -1) {
-			t[i].data = NULL;
-			rc = SR_LIB_DEVICE_FAILED;
-		}
-		sr_dev_pop(g);
+		t[i].put = dev_put;
+		t[i].put_arg = &p;
+		if ((b->bytes < chunk ? b->bytes : chunk) > most)
+			most = (size_t)(b->bytes < chunk ? b->bytes : chunk);
 	}
+	if (most > 0 && sr_dev_stage_alloc(ctx, most, 0, err) == -1)
+		rc = SR_LIB_DEVICE_FAILED;
 	if (rc == 0)
 		rc = sr_ckpt_restore_tensors(ctx->st, o, t, ctx->nbufs, stats, err);
-	/* then onto the devices, every copy ended before the call returns */
-	for (i = 0; i < ctx->nbufs && rc == 0; i++) {
-		const struct lib_buf *b = &ctx->bufs[i];
-		struct sr_dev_gpu *g;
-
-		if (b->device < 0 || b->bytes == 0)
-			continue;
-		g = sr_dev_gpu_of(d, b->device);
-		snprintf(what, sizeof what, "copy \"%s\" onto CUDA device %d", b->name, b->device);
-		if (sr_dev_push(g, what, err) == -1) {
-			rc = SR_LIB_DEVICE_FAILED;
-			break;
-		}
-		if (sr_dev_ok(g, g->cu->api.cuMemcpyHtoDAsync(b->dptr, t[i].data, b->bytes, g->stream),
-		    what, "cuMemcpyHtoDAsync", err) == -1)
-			rc = SR_LIB_DEVICE_FAILED;
-		sr_dev_pop(g);
-	}
+	if (rc != 0 && p.cuda_failed)
+		rc = SR_LIB_DEVICE_FAILED;
+	/* every copy ended before the call returns */
 	for (i = 0; i < d->ngpus; i++) {
 		struct sr_dev_gpu *g = &d->gpus[i];
 
@@ -533,22 +620,14 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 			rc = SR_LIB_DEVICE_FAILED;
 		sr_dev_pop(g);
 	}
-	if (rc == SR_LIB_DEVICE_FAILED)
+	pthread_mutex_destroy(&p.mu);
+	if (rc == SR_LIB_DEVICE_FAILED && strncmp(err, "restore ", 8) != 0)
 		sr_err_prefix(err, "restore %s", ctx->job);
 	if (rc == 0)
 		seed_memos(ctx, stats->seq);
 	for (i = 0; i < ctx->nbufs; i++) {
-		const struct lib_buf *b = &ctx->bufs[i];
-		struct sr_dev_gpu *g;
-
-		if (b->device < 0 || t[i].data == NULL)
-			continue;
-		g = sr_dev_gpu_of(d, b->device);
-		if (sr_dev_push(g, "", NULL) == 0) {
-			g->cu->api.cuMemFreeHost(t[i].data);
-			sr_dev_pop(g);
-		}
-		t[i].data = NULL;
+		t[i].put = NULL;
+		t[i].put_arg = NULL;
 	}
 	return rc;
 }

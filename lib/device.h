@@ -51,6 +51,43 @@ void *sr_lib_device_pin(const spotrun_ctx *ctx, size_t n);
  * it with the hooks). */
 int sr_lib_device_unpin(const spotrun_ctx *ctx, void *mem);
 
+/* The chunk sums of an async save's device buffers (lib/async.c,
+ * lib/staging.c), as the blocking save uses them: a chunk whose sum
+ * equals the one this context's last commit recorded is referenced, not
+ * copied off the GPU nor staged. */
+struct sr_dev_sums;
+struct sr_mentry;
+struct sr_mchunk;
+/* Give every device buffer of ctx its record of the last commit (empty
+ * until one), before a save copies ctx->bufs: 0, or -1 out of memory. */
+int sr_lib_device_memos(spotrun_ctx *ctx);
+/* The sums of the device buffers among bufs[n] (the save's copy of
+ * ctx->bufs, t as the pipeline takes them, o the save's options: chunk
+ * size, rank), computed now on their GPUs where the kernels are (only the
+ * sums come off them), else later from the staged bytes. *out NULL when
+ * ctx has no device. 0, or -1 with err (a CUDA call: the call named). */
+int sr_lib_device_sums(spotrun_ctx *ctx, const struct lib_buf *bufs,
+    const struct sr_ckpt_tensor *t, size_t n, const struct sr_ckpt_opts *o,
+    struct sr_dev_sums **out, char *err);
+/* Chunk k of buffer bi: the last commit's record of it when its sum is
+ * known (computed on the GPU, or, staged set, from its staged bytes) and
+ * equal, else NULL; *csum its sum, or NULL for a host buffer. */
+const struct sr_mchunk *sr_lib_device_ref(const struct sr_dev_sums *u, size_t bi, size_t k,
+    int staged, const uint8_t **csum);
+/* Without the kernels: the sum of chunk k of bi from its staged bytes. */
+void sr_lib_device_sum_staged(struct sr_dev_sums *u, size_t bi, size_t k, const uint8_t *bytes,
+    size_t len);
+/* Keep the record of the last chunk saved into entry e, buffer bi's. */
+void sr_lib_device_record(struct sr_dev_sums *u, size_t bi, const struct sr_mentry *e);
+/* A try of the save starts again: forget what it recorded. */
+void sr_lib_device_sums_restart(struct sr_dev_sums *u);
+/* The save ended: committed as checkpoint seq, its records become the
+ * ones the next save compares with; else no record is trusted. From the
+ * save's thread: the caller's thread reads them only once it has
+ * collected the save. */
+void sr_lib_device_sums_end(struct sr_dev_sums *u, int committed, uint64_t seq);
+void sr_lib_device_sums_free(struct sr_dev_sums *u);
+
 /* Close the driver and free what the context's device buffers hold (NULL
  * devices: nothing). */
 void sr_lib_device_free(spotrun_ctx *ctx);

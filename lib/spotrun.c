@@ -524,10 +524,6 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 
 	if ((rc = save_begin(ctx, "save", step, &o, &answering)) != SPOTRUN_OK)
 		return rc;
-	if (has_device(ctx) && ctx->p.world_size > 1)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "save: device buffers in a save of %d "
-		    "ranks are not built yet (nothing saved): register host copies of them",
-		    ctx->p.world_size);
 	t = tensors_of(ctx);
 	if (has_device(ctx))
 		rc = sr_lib_device_save(ctx, &o, t, step, &cs, err);

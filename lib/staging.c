@@ -71,6 +71,16 @@ sr_staging_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, ch
 
 /* ---- the plan ---- */
 
+/* Whether chunk k of the i-th buffer (by name) is referenced: its sum,
+ * computed on its GPU, is the last commit's. */
+static int
+referenced(const struct sr_stage *sg, size_t i, uint64_t k)
+{
+	const uint8_t *csum;
+
+	return sr_lib_device_ref(sg->sums, sg->order[i], (size_t)k, 0, &csum) != NULL;
+}
+
 /* The parts, into parts when it is not NULL; their number. Of each
  * buffer, the bytes this rank saves (a replicated one: its share). */
 static size_t
@@ -80,15 +90,32 @@ plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_
 	size_t i, n = 0, fill = 0, pos = 0, fill_start = 0, prev_start = 0;
 
 	for (i = 0; i < sg->n; i++) {
+		int dev = sg->sums != NULL && sg->bufs[sg->order[i]].device >= 0;
 		uint64_t off, left, len, space;
 
 		sr_ckpt_tensor_share(&sg->t[sg->order[i]], sg->o, &off, &left, NULL, NULL);
-
 		while (left > 0) {
+			if (dev && referenced(sg, i, off / chunk)) {
+				/* referenced: in no half */
+				len = left < chunk ? left : chunk;
+				if (parts != NULL) {
+					memset(&parts[n], 0, sizeof parts[n]);
+					parts[n].t = i;
+					parts[n].off = off;
+					parts[n].len = len;
+					parts[n].dev = parts[n].ref = 1;
+				}
+				n++;
+				off += len;
+				left -= len;
+				continue;
+			}
 			space = half - pos;
 			len = left <= space ? left : space / chunk * chunk;
 			if (len > part_max)
 				len = part_max;
+			if (dev && len > chunk)
+				len = chunk;	/* a device chunk a part: its own sum */
 			if (len == 0) {
 				/* the half is full: the other one, once it is back */
 				fill++;
@@ -98,11 +125,13 @@ plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_
 				continue;
 			}
 			if (parts != NULL) {
+				memset(&parts[n], 0, sizeof parts[n]);
 				parts[n].t = i;
 				parts[n].off = off;
 				parts[n].len = len;
 				parts[n].at = (fill % (size_t)halves) * half + pos;
 				parts[n].need = fill >= 2 ? prev_start : 0;
+				parts[n].dev = dev;
 			}
 			n++;
 			pos += len;
@@ -113,14 +142,30 @@ plan(const struct sr_stage *sg, size_t half, int halves, uint64_t chunk, uint64_
 	return n;
 }
 
-int
-sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, const struct sr_ckpt_opts *o,
-    size_t half, int halves)
+uint64_t
+sr_stage_need(const struct sr_stage *sg)
 {
-	size_t i, chunk = sr_ckpt_chunk_size(o);
+	size_t chunk = sr_ckpt_chunk_size(sg->o), i;
+	uint64_t total = 0, off, len, k;
+
+	for (i = 0; i < sg->n; i++) {
+		sr_ckpt_tensor_share(&sg->t[sg->order[i]], sg->o, &off, &len, NULL, NULL);
+		total += len;
+		if (sg->sums == NULL || sg->bufs[sg->order[i]].device < 0)
+			continue;
+		for (k = off / chunk; k * chunk < off + len; k++)
+			if (referenced(sg, i, k))
+				total -= (off + len - k * chunk < chunk ? off + len - k * chunk : chunk);
+	}
+	return total;
+}
+
+int
+sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, size_t half, int halves)
+{
+	size_t i, chunk = sr_ckpt_chunk_size(sg->o);
 	uint64_t part_max = PART_MAX / chunk * chunk;
 
-	sg->o = o;
 	if (part_max == 0)
 		part_max = chunk;
 	sg->halves = halves;
@@ -131,7 +176,7 @@ sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, const struct sr_ckpt_
 	plan(sg, half, halves, chunk, part_max, sg->parts);
 	sg->used = 0;
 	for (i = 0; i < sg->nparts; i++) {
-		if (sg->parts[i].at + sg->parts[i].len > sg->used)
+		if (!sg->parts[i].ref && sg->parts[i].at + sg->parts[i].len > sg->used)
 			sg->used = sg->parts[i].at + sg->parts[i].len;
 	}
 	if (sg->nparts == 0)
@@ -173,7 +218,7 @@ sr_stage_fill(struct sr_stage *sg, char *err)
 		pthread_mutex_unlock(&sg->mu);
 		if (stop)
 			break;
-		if (sr_staging_copy(&sg->bufs[sg->order[p->t]], p->off, sg->mem + p->at,
+		if (!p->ref && sr_staging_copy(&sg->bufs[sg->order[p->t]], p->off, sg->mem + p->at,
 		    (size_t)p->len, err) == -1) {
 			pthread_mutex_lock(&sg->mu);
 			sg->copy_failed = 1;
@@ -223,6 +268,9 @@ stage_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, c
 	if (refuse)
 		return sr_err(err, "the snapshot is larger than the staging budget and its "
 		    "first parts are overwritten: it cannot be tried again");
+	sg->m = m;
+	if (sg->tries > 1 && sg->sums != NULL)
+		sr_lib_device_sums_restart(sg->sums);	/* the records of this try only */
 	return sr_ckpt_tensors_describe(sg->t, sg->order, sg->n, m, o, err);
 }
 
@@ -257,6 +305,16 @@ stage_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_
 	it->fd = -1;
 	it->mem = sg->mem + p->at;
 	it->size = p->len;
+	if (p->dev) {
+		/* a device chunk: its sum recorded, and referenced when it is
+		 * the last commit's (known now, without the kernels) */
+		size_t bi = sg->order[p->t], kk = (size_t)(p->off / sr_ckpt_chunk_size(o));
+
+		if (!p->ref)
+			sr_lib_device_sum_staged(sg->sums, bi, kk, it->mem, (size_t)p->len);
+		if ((it->ref = sr_lib_device_ref(sg->sums, bi, kk, !p->ref, &it->csum)) != NULL)
+			it->mem = NULL;
+	}
 	*cursor = k + 1;
 	return 1;
 }
@@ -266,7 +324,14 @@ static void
 stage_finished(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it, uint64_t saved)
 {
 	struct sr_stage *sg = arg;
+	size_t i;
 
+	/* a device chunk's record, for the next save's references */
+	for (i = 0; sg->sums != NULL && i < sg->m->ntensors; i++)
+		if (it->e == &sg->m->tensors[i].pieces[0].data) {
+			sr_lib_device_record(sg->sums, sg->order[i], it->e);
+			break;
+		}
 	pthread_mutex_lock(&sg->mu);
 	sg->released++;
 	pthread_cond_broadcast(&sg->cv);

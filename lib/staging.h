@@ -24,6 +24,9 @@ struct sr_stage_part {
 	size_t at;			/* where it is staged */
 	size_t need;			/* parts released before it may be copied:
 					 * those its half held before (0: none) */
+	int dev;			/* one chunk of a device buffer (k = off / chunk) */
+	int ref;			/* ... whose sum matched the last commit's: it
+					 * takes no staging, the pipeline references it */
 };
 
 struct sr_stage {
@@ -33,6 +36,8 @@ struct sr_stage {
 	size_t n;
 	size_t *order;			/* t's indices by name (the manifest's order) */
 	const struct sr_ckpt_opts *o;	/* the save's: its chunk size, rank, world */
+	struct sr_dev_sums *sums;	/* device buffers' chunk sums (NULL: none) */
+	struct sr_manifest *m;		/* the pipeline's, from describe() on */
 	struct sr_stage_part *parts;
 	size_t nparts;
 	uint8_t *mem;
@@ -53,13 +58,17 @@ struct sr_stage {
 	double filled_at;		/* sr_mono() when the last part was staged */
 };
 
-/* Plan the parts of the n buffers (t: as the pipeline takes them, bufs:
- * how to copy them) into `half` bytes, once or twice (halves), each part
- * of a buffer starting at a whole chunk of it (o's chunk size; o, kept,
- * says which bytes this rank saves: sr_ckpt_tensor_share). 0, or -1 when
- * out of memory (the parts come from ctx's allocator). */
-int sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, const struct sr_ckpt_opts *o,
-    size_t half, int halves);
+/* The bytes the n buffers (t: as the pipeline takes them, bufs: how to
+ * copy them; o: the save's options, kept, which say the bytes this rank
+ * saves, sr_ckpt_tensor_share; sums: device buffers' chunk sums or NULL)
+ * put in staging: those of the chunks not referenced. */
+uint64_t sr_stage_need(const struct sr_stage *sg);
+/* Plan the parts of the buffers into `half` bytes, once or twice
+ * (halves), each part of a buffer starting at a whole chunk of it (o's
+ * chunk size; a device buffer's parts are one chunk each, a referenced
+ * one in no staging). 0, or -1 when out of memory (the parts come from
+ * ctx's allocator). */
+int sr_stage_plan(const spotrun_ctx *ctx, struct sr_stage *sg, size_t half, int halves);
 /* The caller's side: copy every part in order, waiting for a half to
  * come back when it must. 0; -1 with err when a copy failed (the save is
  * told, and stops). */

@@ -34,7 +34,9 @@
  * counter: "dtoh_bytes" (bytes copied off the device to the host),
  * "htod_bytes", "live" (device allocations, pinned buffers, streams,
  * events, modules and context references not given back), "pageable_async"
- * (async copies to or from memory that is not pinned).
+ * (async copies to or from memory that is not pinned), "pinned_bytes"
+ * (pinned host memory held now) and "pinned_peak" (the most held at once
+ * since the reset).
  */
 #include "config.h"
 
@@ -132,6 +134,7 @@ static struct {
 	uint64_t calls[FN_COUNT];
 	uint64_t since_init[FN_COUNT];
 	uint64_t dtoh, htod, live, pageable_async;
+	uint64_t pinned, pinned_peak;	/* pinned host bytes now, and at most */
 	struct { int fn; uint64_t nth; CUresult code; } fails[FAKE_MAX_FAILS];
 	int nfails;
 	long delay_us;
@@ -274,6 +277,8 @@ add_alloc(uint8_t *host, size_t size, int dev)
 		F.allocs[F.nallocs].size = size;
 		F.allocs[F.nallocs++].dev = dev;
 		F.live++;
+		if (dev < 0 && (F.pinned += size) > F.pinned_peak)
+			F.pinned_peak = F.pinned;
 	}
 	pthread_mutex_unlock(&F.mu);
 	return r;
@@ -292,6 +297,8 @@ drop_alloc(uint64_t addr, int device)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	host = F.allocs[i].host;
+	if (F.allocs[i].dev < 0)
+		F.pinned -= F.allocs[i].size;
 	F.allocs[i] = F.allocs[--F.nallocs];
 	F.live--;
 	pthread_mutex_unlock(&F.mu);
@@ -1085,7 +1092,8 @@ uint64_t fake_cuda_count(const char *what);
 void fake_cuda_reset(void);
 
 /* Calls of API function `what` since the last reset, or a counter
- * (dtoh_bytes, htod_bytes, live, pageable_async); UINT64_MAX for a name
+ * (dtoh_bytes, htod_bytes, live, pageable_async, pinned_bytes,
+ * pinned_peak); UINT64_MAX for a name
  * that is neither. */
 uint64_t
 fake_cuda_count(const char *what)
@@ -1102,6 +1110,10 @@ fake_cuda_count(const char *what)
 		v = F.live;
 	else if (strcmp(what, "pageable_async") == 0)
 		v = F.pageable_async;
+	else if (strcmp(what, "pinned_bytes") == 0)
+		v = F.pinned;
+	else if (strcmp(what, "pinned_peak") == 0)
+		v = F.pinned_peak;
 	for (fn = 0; fn < FN_COUNT; fn++)
 		if (strcmp(fn_names[fn], what) == 0)
 			v = F.calls[fn];
@@ -1116,5 +1128,6 @@ fake_cuda_reset(void)
 	pthread_mutex_lock(&F.mu);
 	memset(F.calls, 0, sizeof F.calls);
 	F.dtoh = F.htod = F.pageable_async = 0;
+	F.pinned_peak = F.pinned;
 	pthread_mutex_unlock(&F.mu);
 }

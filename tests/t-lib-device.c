@@ -11,7 +11,11 @@
  * names, nothing committed, the previous checkpoint restoring, no leak of
  * memory (the allocator hooks) nor of CUDA resources (the fake's count);
  * no driver, no device, a host pointer, another device's memory refused at
- * registration. The same test runs in builds with nvcc (the kernels' fat
+ * registration; an async save copying and staging only the chunks that
+ * changed (the fake's counters of bytes copied off the device, the new
+ * bytes of the manifest), its records serving the next save; a restore
+ * onto the devices (resharding too) holding two chunks of pinned memory
+ * at most. The same test runs in builds with nvcc (the kernels' fat
  * binaries run as their CPU twins inside the fake) and without.
  */
 #include "config.h"
@@ -557,31 +561,189 @@ test_pack_gone(void)
 	    "and restores bit for bit");
 }
 
+/* The encoded bytes of chunk k of tensor i (by name) of checkpoint seq. */
+static uint64_t
+clen_at(const char *job, uint64_t seq, const char *name, size_t k)
+{
+	struct sr_manifest m;
+	uint64_t n = 0;
+	size_t i;
+
+	if (load_manifest(g_st, job, seq, &m) == 0) {
+		for (i = 0; i < m.ntensors; i++)
+			if (strcmp(m.tensors[i].name, name) == 0 &&
+			    k < m.tensors[i].pieces[0].data.nchunks)
+				n = m.tensors[i].pieces[0].data.chunks[k].clen;
+		sr_manifest_free(&m);
+	}
+	return n;
+}
+
+/* Checkpoint seq of job uploaded new bytes and referenced reused chunks. */
+static void
+uploaded(const char *job, uint64_t seq, uint64_t new_bytes, size_t reused, const char *what)
+{
+	struct sr_manifest m;
+
+	if (load_manifest(g_st, job, seq, &m) == 0) {
+		ok(m.stats.new_bytes == new_bytes && m.stats.reused_chunks == reused, "%s: %" PRIu64
+		    " new bytes uploaded (want %" PRIu64 "), %" PRIu64 " chunks referenced (want %zu)",
+		    what, m.stats.new_bytes, new_bytes, m.stats.reused_chunks, reused);
+		sr_manifest_free(&m);
+	} else {
+		ok(0, "%s: manifest %" PRIu64 " loads", what, seq);
+	}
+}
+
 /* An async save of device buffers: the snapshot copied off the devices
  * into pinned staging (lib/staging.c through lib/device.c) before
- * spotrun_save_async returns, so the buffers may change at once. */
+ * spotrun_save_async returns, so the buffers may change at once; with
+ * the kernels, only the chunks whose sums differ from the last commit's
+ * are copied and staged, the others referenced, and the async commit's
+ * records serve the next save of either kind. */
 static void
 test_async(void)
 {
 	struct counts cnt = { 0, 0 };
-	uint64_t live = F.count("live");
+	uint64_t live = F.count("live"), sums, pinned;
 	spotrun_ctx *ctx = new_ctx("dev/s", SR_FAKE_CUDA, &cnt);
+	size_t nc = all_chunks();
 	long long step = -1;
 
+	sums = KERNELS ? 16 * nc : 0;
 	upload();
 	is_int(register_all(ctx, 0), SPOTRUN_OK, "async: registered");
 	F.reset();
 	is_int(spotrun_save_async(ctx, 6), SPOTRUN_OK, "an async save of the device buffers");
-	is_int((int)F.count("dtoh_bytes"), (int)all_bytes(), "every byte copied off the devices "
-	    "before it returned");
+	is_int((int)F.count("dtoh_bytes"), (int)(all_bytes() + sums), KERNELS ? "every byte "
+	    "copied off the devices before it returned (nothing to reference yet), and the sums" :
+	    "every byte copied off the devices before it returned");
 	scribble();
 	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it lands while the buffers have changed");
 	is_int((int)F.count("pageable_async"), 0, "its staging was pinned");
+	upload();
+	F.reset();
+	is_int(spotrun_save_async(ctx, 7), SPOTRUN_OK, "a second async save, of the same state");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 0 : (int)nc, KERNELS ? "no chunk "
+	    "copied off the device: every sum matched the async commit's records" : "without the "
+	    "kernels every chunk is copied, its sum computed from staging");
+	is_int((int)F.count("dtoh_bytes"), (int)(KERNELS ? sums : all_bytes()), KERNELS ?
+	    "only the sums came off the devices" : "all of them");
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits");
+	uploaded("dev/s", 1, 0, nc, "the second async save");
 	spotrun_free(ctx);
 	ok(cnt.allocs == cnt.frees && F.count("live") == live, "nothing left behind (%d "
 	    "allocations, %d frees)", cnt.allocs, cnt.frees);
-	ok(restore_with("dev/s", 0, &step) == SPOTRUN_OK && step == 6 && holds_want(0),
+	ok(restore_with("dev/s", 0, &step) == SPOTRUN_OK && step == 7 && holds_want(0),
 	    "the snapshot restores bit for bit");
+
+	/* a context that restored: its first async save stages nothing
+	 * unchanged (no staging at all with the kernels) */
+	memset(&cnt, 0, sizeof cnt);
+	ctx = new_ctx("dev/s", SR_FAKE_CUDA, &cnt);
+	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_restore(ctx, &step) == SPOTRUN_OK &&
+	    step == 7, "a new context restores step 7");
+	pinned = F.count("pinned_bytes");
+	F.reset();
+	is_int(spotrun_save_async(ctx, 8), SPOTRUN_OK, "and saves step 8 unchanged, in the "
+	    "background");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 0 : (int)nc, KERNELS ? "no chunk "
+	    "copied: the checkpoint restored is the reference" : "every chunk copied");
+	is_int((int)(F.count("pinned_peak") - pinned), KERNELS ? 0 : (int)all_bytes(), KERNELS ?
+	    "no staging pinned for it: nothing to stage" : "staging of the whole state pinned");
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits");
+	uploaded("dev/s", 2, 0, nc, "the async save after the restore");
+
+	/* one byte of chunk 1 of f32: that chunk alone comes off the GPU */
+	bufs[0].want[CHUNK + 9] ^= 0x44;
+	upload();
+	pinned = F.count("pinned_bytes");
+	F.reset();
+	is_int(spotrun_save_async(ctx, 9), SPOTRUN_OK, "an async save after one byte changed");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 1 : (int)nc, KERNELS ? "one chunk "
+	    "copied off the device" : "every chunk copied");
+	is_int((int)F.count("dtoh_bytes"), (int)(KERNELS ? sums + CHUNK : all_bytes()), KERNELS ?
+	    "its bytes and the sums" : "all of them");
+	is_int((int)(F.count("pinned_bytes") - pinned), KERNELS ? (int)CHUNK : 0, KERNELS ?
+	    "its staging: the one chunk staged, pinned" : "its staging kept from the save "
+	    "before, of the whole state");
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits");
+	uploaded("dev/s", 3, clen_at("dev/s", 3, "f32", 1), nc - 1, "the changed chunk alone "
+	    "uploaded");
+
+	/* the async commit's records serve a blocking save */
+	F.reset();
+	is_int(spotrun_save(ctx, 10), SPOTRUN_OK, "a blocking save after the async one");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), KERNELS ? 0 : (int)nc, KERNELS ? "copies no "
+	    "chunk off the device: the async commit kept its records" : "copies every chunk "
+	    "(no kernels)");
+	is_int((int)F.count("dtoh_bytes"), (int)(KERNELS ? sums : all_bytes()), KERNELS ?
+	    "only the sums" : "all of them");
+	uploaded("dev/s", 4, 0, nc, "the blocking save after the async one");
+	spotrun_free(ctx);
+	ok(cnt.allocs == cnt.frees && F.count("live") == live, "nothing left behind (%d "
+	    "allocations, %d frees)", cnt.allocs, cnt.frees);
+	scribble();
+	ok(restore_with("dev/s", 0, &step) == SPOTRUN_OK && step == 10 && holds_want(0),
+	    "it restores bit for bit");
+}
+
+/* A restore onto the devices holds two chunks of pinned memory at most,
+ * whatever the state's size: each chunk's bytes go from the reader
+ * through one of two pinned buffers onto the device. Also when it
+ * reshards: a device buffer of rows 33-72 of "f64" (saved whole, 40 of
+ * its 100 rows) and one of columns 100-399 of rows 0-19 of "bf16"'s
+ * saved slice, read out of the chunks that hold them. */
+static void
+test_restore_bound(void)
+{
+	uint64_t base = F.count("pinned_bytes"), live = F.count("live");
+	uint64_t off64[2] = { 33, 0 }, size64[2] = { 40, 300 };
+	uint64_t offbf[2] = { 16, 100 }, sizebf[2] = { 20, 300 };
+	size_t n64 = 40 * 300 * 8, nbf = 20 * 300 * 2, r;
+	uint8_t *got = sr_malloc(n64 + 1);
+	CUdeviceptr d64 = 0, dbf = 0;
+	struct counts cnt = { 0, 0 };
+	spotrun_ctx *ctx;
+	long long step = -1;
+	int same = 1;
+
+	upload();
+	is_int(save_with("dev/bound", 0, 12), SPOTRUN_OK, "bound: a checkpoint of the %" PRIu64
+	    " bytes of device buffers", all_bytes());
+	scribble();
+	F.reset();
+	is_int(restore_with("dev/bound", 0, &step), SPOTRUN_OK, "restored onto the devices");
+	ok(step == 12 && holds_want(0), "bit for bit");
+	is_int((int)(F.count("pinned_peak") - base), (int)(2 * CHUNK), "holding two chunks of "
+	    "pinned memory at most (%d bytes), not the state's %d", (int)(2 * CHUNK),
+	    (int)all_bytes());
+	is_int((int)F.count("pageable_async"), 0, "every copy onto the devices from pinned memory");
+
+	if (F.alloc(&d64, n64) != CUDA_SUCCESS || F.alloc(&dbf, nbf) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: cuMemAlloc");
+	ctx = new_ctx("dev/bound", SR_FAKE_CUDA, &cnt);
+	ok(spotrun_register_device(ctx, "f64", SPOTRUN_F64, 2, bufs[1].shape, off64, size64,
+	    (void *)(uintptr_t)d64, 0) == SPOTRUN_OK && spotrun_register_device(ctx, "bf16",
+	    SPOTRUN_BF16, 2, bufs[3].shape, offbf, sizebf, (void *)(uintptr_t)dbf, 0) == SPOTRUN_OK,
+	    "boxes other than those saved, on the device");
+	F.reset();
+	is_int(spotrun_restore(ctx, &step), SPOTRUN_OK, "a restore that reshards onto them");
+	is_int((int)(F.count("pinned_peak") - base), (int)(2 * CHUNK), "two chunks of pinned "
+	    "memory at most there too");
+	F.dtoh(got, d64, n64);
+	same = memcmp(got, bufs[1].want + 33 * 300 * 8, n64) == 0;
+	F.dtoh(got, dbf, nbf);
+	/* bf16 was saved as rows 16-55 of its shape: rows 16-35, columns 100-399 */
+	for (r = 0; r < 20; r++)
+		same &= memcmp(got + r * 600, bufs[3].want + r * 2000 + 200, 600) == 0;
+	ok(same && step == 12, "each box bit for bit");
+	spotrun_free(ctx);
+	F.dfree(d64);
+	F.dfree(dbf);
+	free(got);
+	ok(cnt.allocs == cnt.frees && F.count("live") == live && F.count("pinned_bytes") == base,
+	    "nothing left behind, no pinned memory held");
 }
 
 /* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message
@@ -666,7 +828,7 @@ test_faults(void)
 		{ "cuCtxPushCurrent:12:719", "cuCtxPushCurrent", 0 },
 	};
 	static const struct { const char *spec, *call; } restores[] = {
-		{ "cuMemHostAlloc:4:719", "cuMemHostAlloc" },
+		{ "cuMemHostAlloc:2:719", "cuMemHostAlloc" },
 		{ "cuMemcpyHtoDAsync:2:719", "cuMemcpyHtoDAsync" },
 		{ "cuStreamSynchronize:1:719", "cuStreamSynchronize" },
 	};
@@ -853,6 +1015,7 @@ main(void)
 	test_reuse();
 	test_pack_gone();
 	test_async();
+	test_restore_bound();
 	test_faults();
 	for (i = 0; i < NBUF; i++) {
 		if (bufs[i].bytes > 0)
