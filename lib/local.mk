@@ -83,6 +83,14 @@ tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h 
 tests_t_lib_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
 	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
 tests_t_lib_device_LDADD = libspotrun.la $(LDADD)
+# Device buffers of several ranks (forked), blocking and async, restored
+# onto other rank counts within two chunks of pinned memory.
+check_PROGRAMS += tests/t-reshard-device
+tests_t_reshard_device_SOURCES = tests/t-reshard-device.c tests/tap.h tests/ckpt-util.h \
+	tests/mdemu-util.h
+tests_t_reshard_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
+tests_t_reshard_device_LDADD = libspotrun.la $(LDADD)
 # The same device path through the real driver, for tests/gpu/run.sh on a
 # machine with a GPU (it says "skipped" elsewhere).
 noinst_PROGRAMS += tests/gpu-lib
