@@ -12,7 +12,9 @@
  * run. A chunk that lies inside one run of the buffer (every chunk, when
  * the box is exactly a saved piece) is decoded straight into it. The
  * store handle is shared by the threads: its reads are thread-safe (the
- * directory restore reads with several threads too, store/xfer.h).
+ * directory restore reads with several threads too, store/xfer.h). A
+ * buffer without memory but a put hook (the library's device buffers)
+ * gets each chunk's decoded bytes through it instead, with their runs.
  */
 #include "config.h"
 

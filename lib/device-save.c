@@ -8,6 +8,12 @@
  * staging buffers: chunk i+1's copy is queued as chunk i is handed over,
  * so it runs while the workers encode chunk i; with both held, the source
  * answers SR_SRC_DRAIN_ONE. device.c says why and what it holds.
+ *
+ * The chunk sums and the records of what a save stored (struct
+ * sr_dev_sums) are the async save's too (device.h: lib/staging.c plans
+ * and hands over its parts with them). With several ranks the save goes
+ * through lib/ranks.c, each rank's items being its pieces and its shares
+ * of replicated buffers (chunks [first, end) of them).
  */
 #include "config.h"
 

@@ -26,10 +26,14 @@
  * size) and, on each GPU with float buffers, two chunks of device memory
  * for the split, both held from the first save to spotrun_free; a buffer's
  * sums (16 bytes a chunk, and a copy of each chunk's manifest record) for
- * as long. Restore decodes into pinned memory of the device buffers' size,
- * copies it with cuMemcpyHtoDAsync and waits for the copies to end before
- * it returns; the sums the restored manifest recorded are then the next
- * save's reference, as the context's own commit's would be.
+ * as long (the async save's records too: device-save.c's sr_dev_sums).
+ * Restore hands each chunk read of a device buffer to dev_put (the put
+ * hook of restore-tensors.c), which packs the buffer's bytes of it into
+ * one of the same two pinned staging buffers and copies them with
+ * cuMemcpyHtoDAsync, so a restore holds two chunks of pinned memory, and
+ * waits for the copies to end before it returns; the sums the restored
+ * manifest recorded are then the next save's reference, as the context's
+ * own commit's would be.
  *
  * Every CUDA call is made with the buffer's device's primary context
  * pushed for the time of the call and popped after, so the caller's
