@@ -52,8 +52,11 @@ struct spotrun_ctx_s {
 	 * stage, stage_cap: the staging memory, kept from save to save.
 	 * The caller's thread alone reads and writes these three, and every
 	 * field above: the save's thread reads only what does not change
-	 * while a context lives (p, st, job, epoch, done_path) and struct
-	 * sr_async's own fields, under its lock as async.c says. */
+	 * while a context lives (p, st, job, epoch, done_path, rank_wait)
+	 * and struct sr_async's own fields, under its lock as async.c says;
+	 * it writes the device buffers' records of the last commit (their
+	 * memos, devs->last_seq and have_last: sr_lib_device_sums_end),
+	 * which the caller's thread reads only after collecting the save. */
 	struct sr_async *async;
 	void *stage;
 	size_t stage_cap;

@@ -26,10 +26,11 @@ tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h tests/lib-util
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
 # Ranks: one checkpoint saved by N ranks, restored by M (resharding),
-# replicated tensors saved once, only the chunks needed read, the errors.
+# replicated tensors saved once, only the chunks needed read, the errors;
+# the same collective save in the background.
 check_PROGRAMS += tests/t-reshard
 tests_t_reshard_SOURCES = tests/t-reshard.c tests/tap.h tests/ckpt-util.h tests/s3-util.h \
-	tests/store-util.h tests/mdemu-util.h
+	tests/store-util.h tests/mdemu-util.h tests/ranks-util.h
 tests_t_reshard_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_reshard_LDADD = libspotrun.la $(LDADD)
 # The async save: the snapshot, the staging budget, the calls that wait,
@@ -87,7 +88,7 @@ tests_t_lib_device_LDADD = libspotrun.la $(LDADD)
 # onto other rank counts within two chunks of pinned memory.
 check_PROGRAMS += tests/t-reshard-device
 tests_t_reshard_device_SOURCES = tests/t-reshard-device.c tests/tap.h tests/ckpt-util.h \
-	tests/mdemu-util.h
+	tests/mdemu-util.h tests/ranks-util.h
 tests_t_reshard_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
 	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
 tests_t_reshard_device_LDADD = libspotrun.la $(LDADD)

@@ -31,6 +31,7 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "mdemu-util.h"
+#include "ranks-util.h"
 
 #include "cudaapi.h"
 #include "store.h"
@@ -134,18 +135,14 @@ box_copy(const struct tdef *t, const uint8_t *g, const uint64_t *off, const uint
 static uint64_t
 raw_of_rank(int w, int r)
 {
-	uint64_t sum = 0, off[2], size[2], b, n, first, end;
+	uint64_t sum = 0, off[2], size[2], b;
 	size_t i;
 
 	for (i = 0; i < NT; i++) {
 		box_of(&T[i], w, r, off, size);
 		b = bytes_of(&T[i], size);
-		if (T[i].split < 0 && w > 1) {
-			n = (b + CHUNK - 1) / CHUNK;
-			first = (uint64_t)r * n / (uint64_t)w * CHUNK;
-			end = (uint64_t)(r + 1) * n / (uint64_t)w * CHUNK;
-			b = (end < b ? end : b) - (first < b ? first : b);
-		}
+		if (T[i].split < 0 && w > 1)
+			b = ru_share_bytes(b, CHUNK, w, r);
 		sum += b;
 	}
 	return sum;
@@ -301,22 +298,21 @@ rank_main(const struct job *j, int r)
 	return 0;
 }
 
+static int
+rank_entry(const void *j, int r)
+{
+	return rank_main(j, r);
+}
+
 static void
 run_ranks(const struct job *j)
 {
-	pid_t pid[RANKS];
-	int r, st;
+	int r, died[RANKS];
 
 	memset(res, 0, RANKS * sizeof *res);
-	fflush(stdout);
+	ru_run_ranks(j->world, rank_entry, j, died);
 	for (r = 0; r < j->world; r++) {
-		if ((pid[r] = fork()) == -1)
-			sr_fatal("fork: %s", strerror(errno));
-		if (pid[r] == 0)
-			_exit(rank_main(j, r));
-	}
-	for (r = 0; r < j->world; r++) {
-		if (waitpid(pid[r], &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (died[r])
 			res[r].rc = -100;
 	}
 }
@@ -336,21 +332,6 @@ job_of(const char *url, const char *name, int world, long long step, int version
 	j.version = version;
 	j.saves = 1;
 	return j;
-}
-
-static void
-latest_text(struct sr_store *st, const char *job, char *out, size_t len)
-{
-	char *key = sr_asprintf("%s/LATEST", job), err[SR_ERRMAX];
-	void *b;
-	size_t n;
-
-	snprintf(out, len, "(none)");
-	if (sr_store_get(st, key, 4096, &b, &n, NULL, err) == 0) {
-		snprintf(out, len, "%.*s", (int)n, (char *)b);
-		free(b);
-	}
-	free(key);
 }
 
 /* Every rank of w said its commit of step with its own raw bytes. */
@@ -429,7 +410,7 @@ main(void)
 	j = job_of(url, "dev2", 2, 3, 1);
 	run_ranks(&j);
 	check_commit("dev2", 2, 3, "device buffers saved by 2 ranks");
-	latest_text(st, "dev2", after, sizeof after);
+	ru_latest_text(st, "dev2", after, sizeof after);
 	is_str(after, "0\n", "one move of LATEST");
 	restore_by(url, "dev2", 1, 3, 1);
 	restore_by(url, "dev2", 3, 3, 1);
@@ -466,7 +447,7 @@ main(void)
 	}
 
 	/* a rank that never saves */
-	latest_text(st, "dev3", before, sizeof before);
+	ru_latest_text(st, "dev3", before, sizeof before);
 	j = job_of(url, "dev3", 2, 9, 4);
 	j.async = 1;
 	j.step[1] = -1;
@@ -476,7 +457,7 @@ main(void)
 	    "wait fails");
 	is_str(res[0].msg, "checkpoint of dev3: rank 1 did not save step 9 within 2s (no part "
 	    "dev3/parts/0-9-rank1.json); nothing committed", "naming the rank and the step");
-	latest_text(st, "dev3", after, sizeof after);
+	ru_latest_text(st, "dev3", after, sizeof after);
 	is_str(after, before, "LATEST unchanged");
 	restore_by(url, "dev3", 3, 4, 2);
 

@@ -41,6 +41,7 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "mdemu-util.h"
+#include "ranks-util.h"
 #include "s3-util.h"
 
 #include "catalog.h"
@@ -235,7 +236,6 @@ struct job {
 	size_t staging;		/* params.staging_bytes */
 };
 
-static void latest_text(struct sr_store *st, const char *job, char *out, size_t len);
 
 static int
 rank_main(const struct job *j, int r)
@@ -294,7 +294,7 @@ rank_main(const struct job *j, int r)
 		if (rc == SPOTRUN_OK)
 			rc = spotrun_wait(ctx);
 		if (sr_store_open(j->url, &st, err) == 0) {
-			latest_text(st, j->job, out->latest, sizeof out->latest);
+			ru_latest_text(st, j->job, out->latest, sizeof out->latest);
 			sr_store_close(st);
 		}
 	}
@@ -312,23 +312,22 @@ rank_main(const struct job *j, int r)
 	return 0;
 }
 
+static int
+rank_entry(const void *j, int r)
+{
+	return rank_main(j, r);
+}
+
 /* Run j's ranks (w of them) as processes, at once; their results in res. */
 static void
 run_ranks(const struct job *j)
 {
-	int w = j->world < 0 ? -j->world : j->world, r, st;
-	pid_t pid[RANKS];
+	int w = j->world < 0 ? -j->world : j->world, r, died[RANKS];
 
 	memset(res, 0, RANKS * sizeof *res);
-	fflush(stdout);
+	ru_run_ranks(w, rank_entry, j, died);
 	for (r = 0; r < w; r++) {
-		if ((pid[r] = fork()) == -1)
-			sr_fatal("fork: %s", strerror(errno));
-		if (pid[r] == 0)
-			_exit(rank_main(j, r));
-	}
-	for (r = 0; r < w; r++) {
-		if (waitpid(pid[r], &st, 0) == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (died[r])
 			res[r].rc = -100;	/* it died */
 	}
 }
@@ -359,21 +358,6 @@ count_keys(struct sr_store *st, const char *prefix)
 	if (sr_store_list(st, prefix, su_count_cb, &n, err) != 0)
 		return -1;
 	return n;
-}
-
-static void
-latest_text(struct sr_store *st, const char *job, char *out, size_t len)
-{
-	char *key = sr_asprintf("%s/LATEST", job), err[SR_ERRMAX];
-	void *buf;
-	size_t n;
-
-	snprintf(out, len, "(none)");
-	if (sr_store_get(st, key, 4096, &buf, &n, NULL, err) == 0) {
-		snprintf(out, len, "%.*s", (int)n, (char *)buf);
-		free(buf);
-	}
-	free(key);
 }
 
 static const struct sr_mtensor *
@@ -512,19 +496,14 @@ check_stored(struct sr_store *st, const char *where, const char *job, int w)
 static uint64_t
 raw_of_rank(int w, int r)
 {
-	uint64_t sum = 0, off[2], size[2], b, n;
+	uint64_t sum = 0, off[2], size[2], b;
 	size_t i;
 
 	for (i = 0; i < NT; i++) {
 		box_of(&T[i], w, r, off, size);
 		b = box_bytes(&T[i], size);
-		if (T[i].split == REPL && w > 1) {
-			uint64_t first, end;
-			n = (b + CHUNK - 1) / CHUNK;
-			first = (uint64_t)r * n / (uint64_t)w * CHUNK;
-			end = (uint64_t)(r + 1) * n / (uint64_t)w * CHUNK;
-			b = (end < b ? end : b) - (first < b ? first : b);
-		}
+		if (T[i].split == REPL && w > 1)
+			b = ru_share_bytes(b, CHUNK, w, r);
 		sum += b;
 	}
 	return sum;
@@ -572,7 +551,7 @@ test_matrix(const char *url, struct sr_store *st, const char *tag)
 			check_saved(st, where, name, n, 0);
 			check_stored(st, where, name, n);
 		}
-		latest_text(st, name, head, sizeof head);
+		ru_latest_text(st, name, head, sizeof head);
 		is_str(head, "0\n", "%s: one move of LATEST", where);
 		for (mm = 1; mm <= 5; mm++) {
 			j = job_of(url, name, mm, -1, n);
@@ -675,7 +654,7 @@ test_failures(const char *url, struct sr_store *st)
 	j = job_of(url, "miss", 3, 4, 1);
 	run_ranks(&j);
 	ok(res[0].rc == 0 && res[1].rc == 0 && res[2].rc == 0, "miss: step 4 saved by 3 ranks");
-	latest_text(st, "miss", before, sizeof before);
+	ru_latest_text(st, "miss", before, sizeof before);
 
 	/* rank 2 never saves */
 	j = job_of(url, "miss", 3, 5, 2);
@@ -688,7 +667,7 @@ test_failures(const char *url, struct sr_store *st)
 	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1 fails too");
 	is_str(res[1].msg, "save miss: step 5: rank 0 committed nothing (it gave up on this save: "
 	    "its error says why); nothing committed", "saying that rank 0 gave up");
-	latest_text(st, "miss", after, sizeof after);
+	ru_latest_text(st, "miss", after, sizeof after);
 	is_str(after, before, "LATEST unchanged");
 	is_int(count_keys(st, "miss/manifests/"), 1, "no manifest added");
 	is_int(count_keys(st, "miss/parts/"), 0, "rank 1's part deleted");
@@ -705,7 +684,7 @@ test_failures(const char *url, struct sr_store *st)
 	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1 fails");
 	is_str(res[1].msg, "checkpoint of steps: rank 0 did not commit step 7 within 6s; nothing "
 	    "committed", "naming its step");
-	latest_text(st, "steps", after, sizeof after);
+	ru_latest_text(st, "steps", after, sizeof after);
 	is_str(after, "(none)", "nothing committed: no LATEST");
 	is_int(count_keys(st, "steps/parts/"), 0, "no part left");
 
@@ -872,7 +851,7 @@ test_async(const char *url, struct sr_store *st)
 		snprintf(where, sizeof where, "async, %d ranks", n);
 		check_saved(st, where, name, n, 0);
 		check_stored(st, where, name, n);
-		latest_text(st, name, head, sizeof head);
+		ru_latest_text(st, name, head, sizeof head);
 		is_str(head, "0\n", "%s: one move of LATEST", where);
 		for (mm = 1; mm <= 5; mm += 2) {
 			j = job_of(url, name, mm, -1, 5 + n);
@@ -891,7 +870,7 @@ test_async(const char *url, struct sr_store *st)
 	}
 
 	/* rank 2 never saves: every rank's wait fails, nothing committed */
-	latest_text(st, "async-n3", before, sizeof before);
+	ru_latest_text(st, "async-n3", before, sizeof before);
 	j = job_of(url, "async-n3", 3, 30, 1);
 	j.async = 1;
 	j.step[2] = -1;
@@ -904,7 +883,7 @@ test_async(const char *url, struct sr_store *st)
 	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1's wait fails too");
 	is_str(res[1].msg, "save async-n3: step 30: rank 0 committed nothing (it gave up on this "
 	    "save: its error says why); nothing committed", "saying that rank 0 gave up");
-	latest_text(st, "async-n3", head, sizeof head);
+	ru_latest_text(st, "async-n3", head, sizeof head);
 	is_str(head, before, "LATEST unchanged");
 	is_int(count_keys(st, "async-n3/manifests/"), 1, "no manifest added");
 	is_int(count_keys(st, "async-n3/parts/"), 0, "no part left");
