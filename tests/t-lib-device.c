@@ -704,6 +704,7 @@ test_restore_bound(void)
 	uint8_t *got = sr_malloc(n64 + 1);
 	CUdeviceptr d64 = 0, dbf = 0;
 	struct counts cnt = { 0, 0 };
+	spotrun_params p;
 	spotrun_ctx *ctx;
 	long long step = -1;
 	int same = 1;
@@ -744,6 +745,26 @@ test_restore_bound(void)
 	free(got);
 	ok(cnt.allocs == cnt.frees && F.count("live") == live && F.count("pinned_bytes") == base,
 	    "nothing left behind, no pinned memory held");
+
+	/* a context of smaller chunks than the checkpoint's: its staging
+	 * grows to two of the checkpoint's chunks, the smaller ones freed
+	 * first */
+	spotrun_params_init(&p);
+	p.store = g_url;
+	p.job = "dev/bound";
+	p.chunk_size = CHUNK / 4;
+	p.keep = 0;
+	p.cuda_library = SR_FAKE_CUDA;
+	ctx = spotrun_create(&p);
+	scribble();
+	F.reset();
+	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_restore(ctx, &step) == SPOTRUN_OK &&
+	    step == 12 && holds_want(0), "a context of %zu-byte chunks restores the checkpoint of "
+	    "%zu-byte ones bit for bit", CHUNK / 4, CHUNK);
+	is_int((int)(F.count("pinned_peak") - base), (int)(2 * CHUNK), "holding two of the "
+	    "checkpoint's chunks of pinned memory at most");
+	spotrun_free(ctx);
+	is_int((int)F.count("pinned_bytes"), (int)base, "and none after spotrun_free");
 }
 
 /* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message
