@@ -686,6 +686,33 @@ test_async(void)
 	scribble();
 	ok(restore_with("dev/s", 0, &step) == SPOTRUN_OK && step == 10 && holds_want(0),
 	    "it restores bit for bit");
+
+	/* a budget of two chunks: the device chunks staged half by half */
+	{
+		spotrun_params p;
+		uint64_t base = F.count("pinned_bytes");
+
+		spotrun_params_init(&p);
+		p.store = g_url;
+		p.job = "dev/halves";
+		p.chunk_size = CHUNK;
+		p.keep = 0;
+		p.staging_bytes = 2 * CHUNK;
+		p.cuda_library = SR_FAKE_CUDA;
+		ctx = spotrun_create(&p);
+		upload();
+		F.reset();
+		ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_save_async(ctx, 11) == SPOTRUN_OK,
+		    "an async save of %" PRIu64 " bytes of device buffers with a budget of two "
+		    "chunks", all_bytes());
+		scribble();
+		is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits, staged a chunk at a time");
+		is_int((int)(F.count("pinned_peak") - base), (int)(2 * CHUNK), "its staging: the "
+		    "budget, pinned");
+		spotrun_free(ctx);
+		ok(restore_with("dev/halves", 0, &step) == SPOTRUN_OK && step == 11 && holds_want(0),
+		    "and restores bit for bit");
+	}
 }
 
 /* A restore onto the devices holds two chunks of pinned memory at most,
