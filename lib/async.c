@@ -375,10 +375,11 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	if (sr_stage_fill(&j->sg, err) == -1) {
 		char why[SR_ERRMAX];
 
-		/* no snapshot: the save stops on it, and the caller hears it now */
+		/* no snapshot: the save stops on it, and the caller hears it now
+		 * (only a device buffer's copy can fail) */
 		sr_async_collect(ctx, &rc, why);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_GENERIC, "save_async of step %lld: %s; nothing "
-		    "committed", step, err);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "save_async of step %lld: %s; "
+		    "nothing committed", step, err);
 	}
 	return SPOTRUN_OK;
 }

@@ -794,11 +794,12 @@ test_restore_bound(void)
 	is_int((int)F.count("pinned_bytes"), (int)base, "and none after spotrun_free");
 }
 
-/* A save or restore with FAKE_CUDA_FAIL=spec: its code, its message
+/* A save (mode 0), restore (1) or async save (2) with FAKE_CUDA_FAIL=spec:
+ * its code, its message
  * (the call and the CUresult named), nothing committed, and nothing left
  * behind. */
 static void
-fault(const char *job, int restore, const char *spec, const char *call)
+fault(const char *job, int mode, const char *spec, const char *call)
 {
 	struct counts cnt = { 0, 0 };
 	uint64_t live = F.count("live");
@@ -807,7 +808,7 @@ fault(const char *job, int restore, const char *spec, const char *call)
 	const char *msg;
 	long long step = -1;
 	char want[128];
-	int saw;
+	int saw, restore = mode == 1;
 
 	setenv("FAKE_CUDA_FAIL", spec, 1);
 	ctx = new_ctx(job, SR_FAKE_CUDA, &cnt);
@@ -815,7 +816,10 @@ fault(const char *job, int restore, const char *spec, const char *call)
 	if (rc == SPOTRUN_OK && !restore) {
 		bufs[2].want[0] ^= 1;	/* so that there is something new to save */
 		upload();
-		rc = spotrun_save(ctx, 99);
+		if (mode == 0)
+			rc = spotrun_save(ctx, 99);
+		else if ((rc = spotrun_save_async(ctx, 99)) == SPOTRUN_OK)
+			rc = spotrun_wait(ctx);
 	} else if (rc == SPOTRUN_OK) {
 		rc = spotrun_restore(ctx, &step);
 	}
@@ -824,7 +828,8 @@ fault(const char *job, int restore, const char *spec, const char *call)
 	    "failure", call);
 	saw = strstr(msg, want) != NULL;
 	ok(rc == SPOTRUN_ERROR_NO_DEVICE && saw, "%s %s: SPOTRUN_ERROR_NO_DEVICE, naming %s and "
-	    "the CUresult: %s", restore ? "restore" : "save", spec, call, msg);
+	    "the CUresult: %s", restore ? "restore" : mode == 2 ? "save_async" : "save", spec, call,
+	    msg);
 	if (!restore)
 		ok(strlen(msg) > 19 && strcmp(msg + strlen(msg) - 19, "; nothing committed") == 0,
 		    "and nothing committed");
@@ -893,6 +898,12 @@ test_faults(void)
 	}
 	for (i = 0; i < SR_ARRAY_LEN(restores); i++)
 		fault("dev/f", 1, restores[i].spec, restores[i].call);
+	/* the async save: the sums on the device, the copies into staging */
+	if (KERNELS)
+		fault("dev/f", 2, "cuLaunchKernel:1:719", "cuLaunchKernel");
+	else
+		unused_call("cuLaunchKernel:1:719", "cuLaunchKernel");
+	fault("dev/f", 2, "cuMemcpyDtoHAsync:2:719", "cuMemcpyDtoHAsync");
 }
 
 /* A registration of "w" (4 f32 at ptr of device dev) with lib: its code,
