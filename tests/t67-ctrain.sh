@@ -1,0 +1,121 @@
+#!/bin/sh
+# t67-ctrain.sh: examples/ctrain, a character-level language model in C
+# trained with Adam through libspotrun, data-parallel over spotrun's ranks:
+#  - uninterrupted, its loss falls by more than 1 (nat per character) from
+#    step 0 to the end;
+#  - examples/ctrain/job.ini (mode = library) preempted 3 times by the local
+#    provider (a notice at steps 99, 199 and 299) resumes 3 times from the
+#    library's restore and ends bit-identical to the uninterrupted run: the
+#    same digest (FNV-1a of parameters, Adam's m and v, step, data cursor),
+#    the same final loss, the same bytes of --out;
+#  - standalone (--store, params.store): saved at step 199 of a run of 200,
+#    resumed by a run of 400, ends with the same digest; other settings on
+#    the same checkpoint, and more ranks than micro-batches, are refused
+#    with their messages;
+#  - 2 and 3 ranks under spotrun (procs, launch = ranks; the ordered
+#    reduce-scatter over TCP) end with the 1-rank run's digest.
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
+ct=$(cd "$top_builddir" && pwd)/examples/ctrain/ctrain
+[ -x "$ct" ] || t_bail "no $ct (make examples/ctrain/ctrain)"
+steps=400
+
+# digest FILE / loss FILE: the last digest / final loss line of rank 0
+# (spotrun's [0] prefix or none).
+digest() {
+	sed -nE 's/^(\[0\] )?digest ([0-9a-f]{16})$/\2/p' "$1" | tail -n 1
+}
+final_loss() {
+	sed -nE 's/^(\[0\] )?final loss ([0-9.]+) after .*/\2/p' "$1" | tail -n 1
+}
+# wait_lines FILE REGEX N SECONDS PID: wait until N lines of FILE match.
+wait_lines() {
+	_i=0
+	while [ "$_i" -lt "$(($4 * 10))" ] && kill -0 "$5" 2>/dev/null; do
+		[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+# ctjob NAME PROCS [SECTION.KEY=VALUE...]: examples/ctrain/job.ini for this
+# test: the built ctrain, its store and local dir in $t_tmp.
+ctjob() {
+	_n=$1
+	sed -e "s|^command = .*|command = $ct --steps $steps --step-ms 5 --out $t_tmp/$_n.bin|" \
+	    -e "s|^name = ctrain|name = ct-$_n|" "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/$_n.ini"
+	ini_set "$t_tmp/$_n.ini" checkpoint store "file://$t_tmp/store-$_n"
+	ini_set "$t_tmp/$_n.ini" checkpoint local_dir "$t_tmp/local-$_n"
+	ini_set "$t_tmp/$_n.ini" resources procs "$2"
+	shift 2
+	for _l in "$@"; do
+		ini_set "$t_tmp/$_n.ini" "${_l%%.*}" "$(echo "${_l#*.}" | cut -d= -f1)" "${_l#*=}"
+	done
+}
+
+# 1-2: uninterrupted, one rank, no store.
+"$ct" --steps "$steps" --out "$t_tmp/ref.bin" > "$t_tmp/ref.out" 2> "$t_tmp/ref.err"
+t_is "$?" 0 "uninterrupted run: exit 0" || t_show "$t_tmp/ref.err"
+want=$(digest "$t_tmp/ref.out")
+want_loss=$(final_loss "$t_tmp/ref.out")
+first=$(sed -nE 's/^step 0 loss ([0-9.]+)$/\1/p' "$t_tmp/ref.out")
+t_is "$(awk -v a="$first" -v b="$want_loss" 'BEGIN { print (a != "" && b != "" && b < a - 1.0) ? "falls" : "flat" }')" \
+	falls "the loss falls by more than 1: $first at step 0, $want_loss after $steps steps"
+
+# 3-12: the example's job file, preempted at steps 99, 199 and 299.
+"$SPOTRUN" check "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/check" 2>&1
+t_is "$?" 0 "spotrun check accepts examples/ctrain/job.ini" || t_show "$t_tmp/check"
+ctjob pre 1 "provider.after=0" "provider.preemptions=unlimited" "provider.notice_file=$t_tmp/preempt-now"
+t_bg pre "$SPOTRUN" run "$t_tmp/pre.ini"
+pre_pid=$t_last
+n=0
+for at in 99 199 299; do
+	n=$((n + 1))
+	wait_for "$t_tmp/pre.out" "^step $at loss " 60 "$pre_pid" && touch "$t_tmp/preempt-now"
+	wait_lines "$t_tmp/pre.out" '^resumed from step ' "$n" 60 "$pre_pid"
+done
+t_wait "$pre_pid"
+t_is "$t_rc" 0 "preempted 3 times: spotrun run exits 0" || t_show "$t_tmp/pre.err"
+t_like "$t_tmp/pre.err" '^[0-9:]+  finished exit 0: 4 attempts, 3 preemptions, ' \
+	"timeline: 4 attempts, 3 preemptions"
+restored=$(sed -nE 's/^[0-9:]+  attempt  [234] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' \
+	"$t_tmp/pre.err" | tr '\n' ' ')
+resumed=$(sed -nE 's/^resumed from step ([0-9]+) on 1 rank$/\1/p' "$t_tmp/pre.out" | tr '\n' ' ')
+t_is "$resumed" "$restored" "resumed 3 times by the library's restore, at the steps restored ($restored)"
+t_is "$(echo $resumed | awk '{ print ($1 >= 99 && $2 >= 199 && $3 >= 299) ? "progress" : "stuck" }')" \
+	progress "each attempt went on from the one before"
+t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered by spotrun_save"
+t_is "$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/pre.err")" 3 \
+	"the supervisor reports the library's 3 commits"
+t_is "$(digest "$t_tmp/pre.out")" "$want" "preempted 3 times: the uninterrupted run's digest $want"
+t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
+cmp -s "$t_tmp/ref.bin" "$t_tmp/pre.bin"
+t_is "$?" 0 "and its final parameters, m and v, byte for byte"
+t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
+
+# 13-17: standalone, params.store from --store.
+"$ct" --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo > "$t_tmp/solo1.out" \
+	2> "$t_tmp/solo1.err"
+t_is "$?" 0 "standalone, 200 steps saved every 100: exit 0" || t_show "$t_tmp/solo1.err"
+t_has "$t_tmp/solo1.err" "ctrain: libspotrun: checkpoint 1 of solo committed: step 199, 11 buffers" \
+	"the library committed step 199 to the store of --store"
+"$ct" --steps "$steps" --store "file://$t_tmp/solo" --job solo > "$t_tmp/solo2.out" 2> "$t_tmp/solo2.err"
+t_has "$t_tmp/solo2.out" "resumed from step 199 on 1 rank" "a run of $steps resumes from step 199"
+t_is "$(digest "$t_tmp/solo2.out")" "$want" "and ends with the uninterrupted run's digest"
+"$ct" --steps "$steps" --seed 2 --store "file://$t_tmp/solo" --job solo > "$t_tmp/seed.out" \
+	2> "$t_tmp/seed.err"
+t_is "$?:$(cat "$t_tmp/seed.err" | grep '^ctrain: rank')" "1:ctrain: rank 0: the checkpoint of step 199 was trained with other settings (--seed, --context, --embed, --hidden, --micro, --batch or --text): give the same, or another --job" \
+	"another --seed on the same job's checkpoint: refused, exit 1"
+RANK=0 WORLD_SIZE=13 "$ct" > "$t_tmp/many.out" 2> "$t_tmp/many.err"
+t_is "$?:$(cat "$t_tmp/many.err")" "1:ctrain: rank 0: 13 ranks for 12 micro-batches a step: give --micro at least the ranks" \
+	"13 ranks for 12 micro-batches: refused, exit 1"
+
+# 18-23: 2 and 3 ranks under spotrun, uninterrupted.
+for k in 2 3; do
+	ctjob "r$k" "$k" "provider.preemptions=0"
+	"$SPOTRUN" run "$t_tmp/r$k.ini" > "$t_tmp/r$k.out" 2> "$t_tmp/r$k.err"
+	t_is "$?" 0 "$k ranks under spotrun: exit 0" || t_show "$t_tmp/r$k.err"
+	t_like "$t_tmp/r$k.err" "^[0-9:]+  started  .* \\($k ranks: pids " "spotrun started $k ranks"
+	t_is "$(digest "$t_tmp/r$k.out")" "$want" "$k ranks: the 1-rank run's digest, bit for bit"
+done
+t_done
