@@ -21,5 +21,5 @@ examples_ctrain_ctrain_SOURCES = examples/ctrain/ctrain.c examples/ctrain/model.
 	examples/ctrain/model.h examples/ctrain/group.c examples/ctrain/group.h
 examples_ctrain_ctrain_CPPFLAGS = -I$(top_srcdir)/lib
 examples_ctrain_ctrain_LDADD = libspotrun.la -lm
-EXTRA_DIST += examples/ctrain/README.md examples/ctrain/job.ini examples/ctrain/ranks.ini
+EXTRA_DIST += examples/ctrain/README.md examples/ctrain/job.ini
 dist_check_SCRIPTS += tests/t67-ctrain.sh
