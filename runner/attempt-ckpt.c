@@ -59,11 +59,18 @@ sr_run_restore(struct run *r, long long *step, int *world, char *err)
 	*world = cs.world_size;
 	r->newest_seq = (long long)cs.seq;
 	r->newest_step = cs.step;
-	sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in %s, "
-	    "%s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
-	    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
-	    sr_fmt_bytes(cs.raw_bytes, raw, sizeof raw), sr_fmt_duration(cs.seconds, took, sizeof took),
-	    sr_fmt_bytes(rate_of(cs.raw_bytes, cs.seconds), rate, sizeof rate));
+	if (r->method->ops->job_reads)
+		sr_tl(&r->tl, 1, "attempt", "%d resumes from checkpoint %llu at step %lld (%s -> %s): "
+		    "the job reads it (%s mode)", r->attempt, (unsigned long long)cs.seq, cs.step,
+		    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
+		    sr_fmt_bytes(cs.raw_bytes, raw, sizeof raw), r->method->ops->name);
+	else
+		sr_tl(&r->tl, 1, "attempt", "%d restored checkpoint %llu at step %lld (%s -> %s in "
+		    "%s, %s/s)", r->attempt, (unsigned long long)cs.seq, cs.step,
+		    sr_fmt_bytes(cs.stored_bytes, stored, sizeof stored),
+		    sr_fmt_bytes(cs.raw_bytes, raw, sizeof raw),
+		    sr_fmt_duration(cs.seconds, took, sizeof took),
+		    sr_fmt_bytes(rate_of(cs.raw_bytes, cs.seconds), rate, sizeof rate));
 	return 0;
 }
 

@@ -273,6 +273,7 @@ const struct sr_method_ops sr_method_lib_ops = {
 	.init = lib_init,
 	.free = lib_free,
 	.restore = lib_restore,
+	.job_reads = 1,
 	.launch = lib_launch,
 	.request = lib_request,
 	.state = lib_state,

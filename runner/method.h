@@ -131,6 +131,9 @@ struct sr_method_ops {
 	 * SR_CKPT_NONE (nothing to restore, or fresh), -1. The caller says
 	 * so on the timeline. */
 	int (*restore)(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err);
+	/* 1: restore only names the checkpoint; the job reads its data itself
+	 * (library mode), so the timeline has no time or rate of its. */
+	int job_reads;
 	/* Just before the job is spawned: what its launch needs from the
 	 * method (l comes with argv set and env NULL). */
 	void (*launch)(struct sr_method *m, struct sr_launch *l);

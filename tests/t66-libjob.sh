@@ -15,7 +15,7 @@ set -u
 job="$top_builddir/tests/jobs/libtrain"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..15"
+echo "1..16"
 want=$(SPOTRUN_STORE="file://$tmp/ref" SPOTRUN_JOB=ref "$job" 150 0 "$tmp/want.bin" |
     sed -n 's/^result: //p')
 [ -n "$want" ] && echo "ok 1 - uninterrupted result $want" ||
@@ -95,3 +95,9 @@ n=$(grep -cE '^ *[0-9]+ ' "$tmp/pls")
 	{ echo "not ok 14 - spotrun ls lists $n"; sed 's/^/# /' "$tmp/pls"; }
 grep -q 'libtrain:' "$tmp/err" "$tmp/perr" && echo "not ok 15 - the job reported a library error" ||
 	echo "ok 15 - no library error on the job's stderr"
+# The supervisor does not read the library's data: its restore line says
+# who does, with no time or rate of its own ("0ms, 0 B/s" before).
+n=$(grep -cE 'attempt  [23] resumes from checkpoint [01] at step [0-9]+ \([^)]+ -> [^)]+\): the job reads it \(library mode\)$' "$tmp/err")
+[ "$n" -eq 2 ] && ! grep -q 'restored checkpoint' "$tmp/err" &&
+	echo "ok 16 - attempts 2 and 3 say the job reads the checkpoint, without a rate" ||
+	{ echo "not ok 16 - the restore lines"; grep 'attempt  [23]' "$tmp/err" | sed 's/^/# /'; }
