@@ -88,6 +88,15 @@ struct sr_ckpt_opts {
 	size_t nmerge;
 	double merge_wait;		/* merge: seconds to wait for the parts at most,
 					 * before the deadline (0: the deadline alone) */
+	/* A library job of several ranks (doc/format.md, "Ranks"): this
+	 * process's rank, below world_size. With world_size > 1, a save of
+	 * tensors writes a buffer of a tensor's whole box as this rank's share
+	 * of its chunks (the tensor is replicated: every rank holds it), and
+	 * merge's parts are ranks 1 to nmerge (messages name the rank and the
+	 * step; their tensors' pieces join the save's and must tile each
+	 * tensor). */
+	int rank;
+	int merge_ranks;
 };
 
 struct sr_ckpt_stats {
@@ -103,6 +112,8 @@ struct sr_ckpt_stats {
 	uint64_t new_bytes;		/* compressed bytes uploaded by this save */
 	uint64_t reused_chunks;		/* chunks already in the store */
 	double seconds;			/* wall time of the save or restore */
+	uint64_t read_chunks;		/* restore of tensors: chunks read from the store */
+	uint64_t read_bytes;		/* and their encoded bytes */
 	const char *problem;		/* sr_ckpt_list: why it cannot be restored (valid
 					 * during the callback), else NULL */
 };

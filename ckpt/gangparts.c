@@ -2,16 +2,66 @@
  * gangparts.c: see gangparts.h. A part is an ordinary manifest (version, job, seq
  * of the save that wrote it, its entries with their chunks in J/packs/),
  * so it is read and checked as one; node 0 copies its entries, the packs
- * staying where the part's save put them.
+ * staying where the part's save put them. The ranks of a library job
+ * write parts of tensors the same way: rank 0 copies their pieces, joins
+ * the shares of replicated tensors into one piece each, and checks that
+ * the pieces tile every tensor before it commits.
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
 #include "gangparts.h"
+#include "latest.h"
+#include "pathsafe.h"
+#include "reshard.h"
 #include "util.h"
+
+char *
+sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank)
+{
+	return sr_asprintf("%s/parts/%" PRIu64 "-%lld-rank%d.json", job, epoch, step, rank);
+}
+
+struct other_step {
+	const char *prefix, *suffix;
+	long long step, found;
+};
+
+static int
+other_step_cb(const struct sr_object_info *info, void *arg)
+{
+	struct other_step *x = arg;
+	const char *rest = info->key + strlen(x->prefix);
+	char *end;
+	long long s = strtoll(rest, &end, 10);
+
+	if (end != rest && strcmp(end, x->suffix) == 0 && s != x->step)
+		x->found = s;
+	return 0;
+}
+
+/* ", rank R saved step T instead" when the store holds a part of rank R
+ * at this epoch for another step than this save's, else "". */
+static void
+other_step(struct sr_store *st, const struct sr_ckpt_opts *o, long long step, int rank,
+    char *out, size_t len)
+{
+	char *prefix = sr_asprintf("%s/parts/%" PRIu64 "-", o->job, o->epoch);
+	char *suffix = sr_asprintf("-rank%d.json", rank), err[SR_ERRMAX];
+	struct other_step x = { prefix, suffix, step, -1 };
+
+	out[0] = '\0';
+	if (sr_store_list(st, prefix, other_step_cb, &x, err) == 0 && x.found >= 0)
+		snprintf(out, len, " (rank %d saved step %lld: the ranks saved different steps)",
+		    rank, x.found);
+	free(prefix);
+	free(suffix);
+}
 
 int
 sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m,
@@ -27,11 +77,43 @@ sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_
 	return 0;
 }
 
-/* Wait for key and read it: 0 with *buf, or SR_CKPT_LATE, SR_CKPT_CANCELLED, -1. */
+/* Part i of o->merge missing at the end of the wait (deadline: at the
+ * deadline, else after merge_wait): SR_CKPT_LATE with err. */
 static int
-wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, const char *key, double until,
-    void **buf, size_t *len, char *err)
+part_late(struct sr_store *st, const struct sr_ckpt_opts *o, size_t i, long long step,
+    int deadline, char *err)
 {
+	char other[96];
+	int rank = (int)i + 1;
+
+	if (!o->merge_ranks) {
+		if (deadline)
+			sr_err(err, "checkpoint of %s missed its deadline waiting for part %s "
+			    "(another node of the gang did not save its part); nothing committed",
+			    o->job, o->merge[i]);
+		else
+			sr_err(err, "checkpoint of %s: part %s did not come within %gs "
+			    "(another node of the gang did not save its part); nothing committed",
+			    o->job, o->merge[i], o->merge_wait);
+		return SR_CKPT_LATE;
+	}
+	other_step(st, o, step, rank, other, sizeof other);
+	if (deadline)
+		sr_err(err, "checkpoint of %s missed its deadline: rank %d did not save step %lld "
+		    "(no part %s)%s; nothing committed", o->job, rank, step, o->merge[i], other);
+	else
+		sr_err(err, "checkpoint of %s: rank %d did not save step %lld within %gs (no part "
+		    "%s)%s; nothing committed", o->job, rank, step, o->merge_wait, o->merge[i], other);
+	return SR_CKPT_LATE;
+}
+
+/* Wait for part i and read it: 0 with *buf, or SR_CKPT_LATE, SR_CKPT_CANCELLED, -1. */
+static int
+wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, size_t i, long long step,
+    double until, void **buf, size_t *len, char *err)
+{
+	const char *key = o->merge[i];
+
 	for (;;) {
 		int rc = sr_store_get(st, key, SR_MANIFEST_MAX, buf, len, NULL, err);
 
@@ -43,13 +125,9 @@ wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, const char *key, do
 			return sr_err(err, "checkpoint of %s cancelled while it waited for part %s; "
 			    "nothing committed", o->job, key), SR_CKPT_CANCELLED;
 		if (o->deadline > 0 && sr_now() >= o->deadline)
-			return sr_err(err, "checkpoint of %s missed its deadline waiting for part %s "
-			    "(another node of the gang did not save its part); nothing committed",
-			    o->job, key), SR_CKPT_LATE;
+			return part_late(st, o, i, step, 1, err);
 		if (until > 0 && sr_now() >= until)
-			return sr_err(err, "checkpoint of %s: part %s did not come within %gs "
-			    "(another node of the gang did not save its part); nothing committed",
-			    o->job, key, o->merge_wait), SR_CKPT_LATE;
+			return part_late(st, o, i, step, 0, err);
 		sr_sleep(0.1);
 	}
 }
@@ -73,6 +151,198 @@ copy_entry(struct sr_manifest *m, const struct sr_mentry *e)
 	}
 }
 
+/* ---- tensors of ranks ---- */
+
+static const char *
+tensor_desc(const struct sr_mtensor *t, char *buf, size_t len)
+{
+	char dims[200];
+
+	snprintf(buf, len, "%s of shape %s", sr_dtype_name(t->dtype),
+	    sr_dims_str(t->shape, t->ndim, dims, sizeof dims));
+	return buf;
+}
+
+static int
+by_tensor_name(const void *a, const void *b)
+{
+	return strcmp(((const struct sr_mtensor *)a)->name, ((const struct sr_mtensor *)b)->name);
+}
+
+static struct sr_mtensor *
+tensor_named(struct sr_manifest *m, const char *name)
+{
+	size_t lo = 0, hi = m->ntensors;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->tensors[mid].name, name);
+		if (c == 0)
+			return &m->tensors[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Copy piece p of another manifest into t of m (pack keys interned). */
+static void
+copy_piece(struct sr_manifest *m, struct sr_mtensor *t, const struct sr_mpiece *p)
+{
+	struct sr_mpiece *n = sr_mtensor_add_piece(t, p->offsets, p->sizes);
+	size_t k;
+
+	n->data.size = p->data.size;
+	n->share = p->share;
+	n->share_first = p->share_first;
+	n->share_of = p->share_of;
+	n->share_off = p->share_off;
+	for (k = 0; k < p->data.nchunks; k++) {
+		struct sr_mchunk *c = sr_mentry_add_chunk(&n->data);
+
+		*c = p->data.chunks[k];
+		c->pack = sr_manifest_intern(m, p->data.chunks[k].pack);
+	}
+}
+
+/* The tensors of rank's part p join m's: a tensor m has must have the
+ * same type and shape; one it lacks is added (m's stay sorted). */
+static int
+merge_tensors(struct sr_manifest *m, const struct sr_manifest *p, int rank, char *err)
+{
+	char a[240], b[240], q[SR_TENSOR_NAME_MAX + 8];
+	size_t i, k, have = m->ntensors;
+
+	if (p->stats.world_size != m->stats.world_size)
+		return sr_err(err, "rank %d saved with world_size %d, rank 0 with %d", rank,
+		    p->stats.world_size, m->stats.world_size);
+	if (p->stats.step != m->stats.step)
+		return sr_err(err, "rank %d saved step %lld, rank 0 step %lld", rank, p->stats.step,
+		    m->stats.step);
+	for (i = 0; i < p->ntensors; i++) {
+		const struct sr_mtensor *pt = &p->tensors[i];
+		struct sr_manifest view = *m;
+		struct sr_mtensor *t;
+
+		view.ntensors = have;	/* the sorted tensors before this part */
+		if ((t = tensor_named(&view, pt->name)) != NULL &&
+		    (t->dtype != pt->dtype || t->ndim != pt->ndim ||
+		    memcmp(t->shape, pt->shape, sizeof t->shape) != 0))
+			return sr_err(err, "tensor %s: rank %d registered it as %s, the ranks below "
+			    "as %s", sr_path_quote(pt->name, q, sizeof q), rank,
+			    tensor_desc(pt, a, sizeof a), tensor_desc(t, b, sizeof b));
+		if (t == NULL) {
+			t = sr_manifest_add_tensor(m, pt->name, pt->dtype, pt->ndim, pt->shape);
+			m->stats.files++;
+		}
+		for (k = 0; k < pt->npieces; k++)
+			copy_piece(m, t, &pt->pieces[k]);
+	}
+	if (m->ntensors > have)
+		qsort(m->tensors, m->ntensors, sizeof *m->tensors, by_tensor_name);
+	return 0;
+}
+
+static int
+by_share(const void *a, const void *b)
+{
+	const struct sr_mpiece *p = *(const struct sr_mpiece *const *)a;
+	const struct sr_mpiece *q = *(const struct sr_mpiece *const *)b;
+
+	return p->share_first < q->share_first ? -1 : p->share_first > q->share_first;
+}
+
+/* The shares of replicated tensor t, joined into one piece of its whole
+ * box in place of them: every chunk in exactly one share. */
+static int
+join_shares(struct sr_mtensor *t, char *err)
+{
+	const struct sr_mpiece **sh = sr_calloc(t->npieces + 1, sizeof *sh);
+	struct sr_mpiece whole;
+	uint64_t next = 0, off = 0, of = 0, bytes;
+	char q[SR_TENSOR_NAME_MAX + 8];
+	size_t i, k, n = 0, w;
+	int rc = 0;
+
+	sr_path_quote(t->name, q, sizeof q);
+	for (i = 0; i < t->npieces; i++) {
+		if (t->pieces[i].share)
+			sh[n++] = &t->pieces[i];
+	}
+	if (n == 0) {
+		free(sh);
+		return 0;
+	}
+	qsort(sh, n, sizeof *sh, by_share);
+	of = sh[0]->share_of;
+	bytes = sr_dtype_size(t->dtype);
+	for (w = 0; w < (size_t)t->ndim; w++)
+		bytes *= t->shape[w];
+	for (i = 0; i < n && rc == 0; i++) {
+		if (sh[i]->share_of != of)
+			rc = sr_err(err, "tensor %s (replicated): the ranks cut it into %" PRIu64
+			    " and %" PRIu64 " chunks (they must save with the same chunk_size)", q, of,
+			    sh[i]->share_of);
+		else if (sh[i]->share_first > next)
+			rc = sr_err(err, "tensor %s (replicated): chunks %" PRIu64 " to %" PRIu64
+			    " of its %" PRIu64 " are in no rank's share (a rank did not register it)",
+			    q, next, sh[i]->share_first - 1, of);
+		else if (sh[i]->share_first < next)
+			rc = sr_err(err, "tensor %s (replicated): chunk %" PRIu64 " is in two ranks' "
+			    "shares", q, sh[i]->share_first);
+		else if (sh[i]->share_off != off)
+			rc = sr_err(err, "tensor %s (replicated): the share of chunk %" PRIu64 " starts "
+			    "at byte %" PRIu64 ", not %" PRIu64 " (the ranks must save with the same "
+			    "chunk_size)", q, next, sh[i]->share_off, off);
+		next += sh[i]->data.nchunks;
+		off += sh[i]->data.size;
+	}
+	if (rc == 0 && (next != of || off != bytes))
+		rc = sr_err(err, "tensor %s (replicated): chunks %" PRIu64 " to %" PRIu64 " of its %"
+		    PRIu64 " are in no rank's share (a rank did not register it)", q, next, of - 1, of);
+	if (rc == 0) {
+		memset(&whole, 0, sizeof whole);
+		memcpy(whole.offsets, sh[0]->offsets, sizeof whole.offsets);
+		memcpy(whole.sizes, sh[0]->sizes, sizeof whole.sizes);
+		whole.data = sh[0]->data;
+		whole.data.path = sr_strdup(sh[0]->data.path);
+		whole.data.chunks = NULL;
+		whole.data.nchunks = whole.data.chunks_cap = 0;
+		whole.data.size = bytes;
+		for (i = 0; i < n; i++) {
+			for (k = 0; k < sh[i]->data.nchunks; k++)
+				*sr_mentry_add_chunk(&whole.data) = sh[i]->data.chunks[k];
+		}
+		/* the shares out, the whole piece in */
+		for (i = 0, w = 0; i < t->npieces; i++) {
+			if (t->pieces[i].share) {
+				free(t->pieces[i].data.path);
+				free(t->pieces[i].data.chunks);
+			} else
+				t->pieces[w++] = t->pieces[i];
+		}
+		t->npieces = w;
+		t->pieces[t->npieces++] = whole;
+	}
+	free(sh);
+	return rc;
+}
+
+/* Every tensor of m: shares joined, pieces tiling it. */
+static int
+join_tensors(struct sr_manifest *m, char *err)
+{
+	size_t i;
+
+	for (i = 0; i < m->ntensors; i++) {
+		if (join_shares(&m->tensors[i], err) != 0 || sr_pieces_tile(&m->tensors[i], err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err)
@@ -86,12 +356,14 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		void *buf;
 		size_t len;
 
-		if ((rc = wait_part(st, o, o->merge[i], until, &buf, &len, err)) != 0)
+		if ((rc = wait_part(st, o, i, m->stats.step, until, &buf, &len, err)) != 0)
 			return rc;
 		rc = sr_manifest_parse(buf, len, &p, err);
 		free(buf);
 		if (rc == 0)
 			rc = sr_manifest_validate(&p, o->job, p.stats.seq, err);
+		if (rc == 0 && o->merge_ranks)
+			rc = merge_tensors(m, &p, (int)i + 1, err);
 		if (rc != 0) {
 			sr_manifest_free(&p);
 			return sr_err_prefix(err, "save %s: part %s", o->job, o->merge[i]);
@@ -111,6 +383,8 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		sr_manifest_sort(m);
 		sr_manifest_free(&p);
 	}
+	if (o->merge_ranks && (rc = join_tensors(m, err)) != 0)
+		return sr_err_prefix(err, "save %s: step %lld", o->job, m->stats.step);
 	return 0;
 }
 
@@ -123,4 +397,73 @@ sr_parts_drop(struct sr_store *st, const struct sr_ckpt_opts *o)
 	for (i = 0; i < o->nmerge; i++)
 		if (sr_store_delete(st, o->merge[i], err) != SR_STORE_OK)
 			sr_ckpt_say(o, "warning: %s", err);
+}
+
+/* Whether checkpoint seq is the one this rank's save of step took part
+ * in: its step, epoch and world size. */
+static int
+is_ours(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq, long long step)
+{
+	struct sr_manifest m;
+	char err[SR_ERRMAX];
+	int ours;
+
+	ours = sr_catalog_load(st, o->job, seq, &m, err) == 0 && m.stats.step == step &&
+	    m.stats.epoch == o->epoch && m.stats.world_size == o->world_size;
+	sr_manifest_free(&m);
+	return ours;
+}
+
+int
+sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_latest *base,
+    long long step, double wait, uint64_t *seq, char *err)
+{
+	double until = wait > 0 ? sr_now() + wait : 0;
+	struct sr_latest now;
+	struct sr_object_info info;
+	char why[SR_ERRMAX];
+	int gone = 0, rc;
+
+	for (;;) {
+		if (sr_latest_read(st, o->job, &now, why) != 0)
+			return sr_err(err, "save %s: step %lld: read LATEST: %s", o->job, step, why);
+		if (sr_latest_epoch(&now) > o->epoch)
+			return sr_latest_fenced(err, "nothing committed", o->job, now.epoch);
+		if (now.state == SR_LATEST_OK && (base->state != SR_LATEST_OK || now.seq != base->seq) &&
+		    is_ours(st, o, now.seq, step)) {
+			*seq = now.seq;
+			return 0;
+		}
+		/* rank 0 deletes the parts once it committed, or gave up: LATEST,
+		 * read after, tells which */
+		if (gone)
+			return sr_err(err, "save %s: step %lld: rank 0 committed nothing (it gave up "
+			    "on this save: its error says why); nothing committed", o->job, step),
+			    SR_CKPT_LATE;
+		rc = sr_store_head(st, o->part, &info, why);
+		if (rc == SR_STORE_NOTFOUND) {
+			gone = 1;
+			continue;
+		}
+		if (sr_flag_get(o->cancel)) {
+			sr_err(err, "checkpoint of %s cancelled while it waited for rank 0's commit of "
+			    "step %lld; nothing committed", o->job, step);
+			rc = SR_CKPT_CANCELLED;
+		} else if (o->deadline > 0 && sr_now() >= o->deadline) {
+			sr_err(err, "checkpoint of %s missed its deadline: rank 0 did not commit step "
+			    "%lld; nothing committed", o->job, step);
+			rc = SR_CKPT_LATE;
+		} else if (until > 0 && sr_now() >= until) {
+			sr_err(err, "checkpoint of %s: rank 0 did not commit step %lld within %gs; "
+			    "nothing committed", o->job, step, wait);
+			rc = SR_CKPT_LATE;
+		} else {
+			sr_sleep(0.2);
+			continue;
+		}
+		/* this rank's part must not join a later commit */
+		if (sr_store_delete(st, o->part, why) != SR_STORE_OK)
+			sr_ckpt_say(o, "warning: %s", why);
+		return rc;
+	}
 }

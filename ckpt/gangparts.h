@@ -4,13 +4,19 @@
  * its own that commits nothing; node 0's save waits for every other
  * node's part and adds their entries to its own manifest before it
  * commits, so the gang's checkpoint is one manifest and one move of
- * LATEST. For save.c.
+ * LATEST. For save.c. The ranks of a library job (lib/ranks.c) do the
+ * same with tensors (o->merge_ranks), rank 0 committing.
  */
 #ifndef SR_GANGPARTS_H
 #define SR_GANGPARTS_H
 
 #include "ckpt.h"
+#include "latest.h"
 #include "manifest.h"
+
+/* The key of rank's part of a library job's save of step at epoch:
+ * J/parts/E-S-rankR.json (malloc'd). */
+char *sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank);
 
 /* Write m (a part of job o->job) to o->part: 0, or -1 with err. */
 int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m,
@@ -24,7 +30,20 @@ int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct
 int sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err);
 
-/* Delete o->merge's parts, once committed (a failure is only said). */
+/* Delete o->merge's parts, once committed or given up (a failure is only
+ * said). */
 void sr_parts_drop(struct sr_store *st, const struct sr_ckpt_opts *o);
+
+/* A rank above 0, its part o->part written: wait (polling every 0.2 s,
+ * until o->deadline, or wait seconds from now when > 0, or o->cancel) for
+ * rank 0's commit of step, a checkpoint above base (LATEST before this
+ * save) of this step, epoch and world size. 0 once LATEST names it (its
+ * seq in *seq);
+ * SR_CKPT_LATE when rank 0 gave up (it deleted the part without
+ * committing) or the wait ended, SR_CKPT_CANCELLED, SR_CKPT_FENCED, or
+ * -1: err says which, naming the step; this rank's part is then deleted,
+ * so that no later save takes it. */
+int sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_latest *base,
+    long long step, double wait, uint64_t *seq, char *err);
 
 #endif

@@ -55,3 +55,6 @@ EXTRA_DIST += bench/s3.sh
 # (restore.c) or into buffers (restore-tensors.c).
 libckpt_a_SOURCES += ckpt/savesrc.h ckpt/save-dir.c ckpt/save-tensors.c ckpt/restore.h \
 	ckpt/restore-walk.c ckpt/restore-tensors.c
+# Boxes of tensors: the index of saved pieces a restore onto other ranks
+# searches, the runs of bytes it copies, the tiling a ranks' merge checks.
+libckpt_a_SOURCES += ckpt/reshard.c ckpt/reshard.h

@@ -361,6 +361,14 @@ tensor_json(const struct sr_manifest *m, const struct sr_mtensor *t)
 		json_object_set_new(po, "offsets", dims_json(p->offsets, t->ndim));
 		json_object_set_new(po, "sizes", dims_json(p->sizes, t->ndim));
 		json_object_set_new(po, "size", uint_json(p->data.size));
+		if (p->share) {
+			json_t *sh = json_object();
+
+			json_object_set_new(sh, "first", uint_json(p->share_first));
+			json_object_set_new(sh, "of", uint_json(p->share_of));
+			json_object_set_new(sh, "offset", uint_json(p->share_off));
+			json_object_set_new(po, "share", sh);
+		}
 		json_object_set_new(po, "chunks", chunks_json(m, &p->data));
 		json_array_append_new(a, po);
 	}
@@ -655,8 +663,9 @@ parse_tensor(json_t *o, const char *where, struct sr_manifest *m, char *err)
 	const char *name, *dtype;
 	uint64_t shape[SR_TENSOR_DIMS], off[SR_TENSOR_DIMS], size[SR_TENSOR_DIMS];
 	struct sr_mtensor *t;
-	json_t *pieces, *po;
-	char pw[128], q[64];
+	json_t *pieces, *po, *sh;
+	struct sr_mpiece *p;
+	char pw[128], sw[140], q[64];
 	size_t i;
 	int ndim = -1, dt;
 
@@ -681,7 +690,18 @@ parse_tensor(json_t *o, const char *where, struct sr_manifest *m, char *err)
 		    parse_dims(po, pw, "sizes", size, &ndim, err) == -1)
 			return -1;
 		/* add_piece may move t's pieces, never t itself */
-		if (parse_data(po, pw, m, &sr_mtensor_add_piece(t, off, size)->data, err) == -1)
+		p = sr_mtensor_add_piece(t, off, size);
+		if (parse_data(po, pw, m, &p->data, err) == -1)
+			return -1;
+		if ((sh = json_object_get(po, "share")) == NULL)
+			continue;
+		snprintf(sw, sizeof sw, "%s.share", pw);
+		if (!json_is_object(sh))
+			return sr_err(err, "%s: not an object", sw);
+		p->share = 1;
+		if (get_uint(sh, sw, "first", 1, &p->share_first, err) == -1 ||
+		    get_uint(sh, sw, "of", 1, &p->share_of, err) == -1 ||
+		    get_uint(sh, sw, "offset", 1, &p->share_off, err) == -1)
 			return -1;
 	}
 	return 0;
@@ -940,8 +960,17 @@ check_tensor(const struct sr_manifest *m, size_t i, const char *packdir, char *e
 				return sr_err(err, "%s: too many elements", who);
 			elems *= p->sizes[d];
 		}
-		if (elems > UINT64_MAX / sr_dtype_size(t->dtype) ||
-		    elems * sr_dtype_size(t->dtype) != p->data.size)
+		if (elems > UINT64_MAX / sr_dtype_size(t->dtype))
+			return sr_err(err, "%s: too many elements", who);
+		if (p->share && (p->share_first > p->share_of ||
+		    p->data.nchunks > p->share_of - p->share_first ||
+		    p->share_off > elems * sr_dtype_size(t->dtype) ||
+		    p->data.size > elems * sr_dtype_size(t->dtype) - p->share_off))
+			return sr_err(err, "%s: share of chunks %" PRIu64 " to %" PRIu64 " of %" PRIu64
+			    " at byte %" PRIu64 " is not inside its %" PRIu64 " elements of %s", who,
+			    p->share_first, p->share_first + p->data.nchunks, p->share_of,
+			    p->share_off, elems, sr_dtype_name(t->dtype));
+		if (!p->share && elems * sr_dtype_size(t->dtype) != p->data.size)
 			return sr_err(err, "%s: size %" PRIu64 " is not its %" PRIu64 " elements of %s",
 			    who, p->data.size, elems, sr_dtype_name(t->dtype));
 		if (check_data(&p->data, packdir, who, err) == -1)

@@ -86,6 +86,13 @@ struct sr_mpiece {
 	uint64_t offsets[SR_TENSOR_DIMS];
 	uint64_t sizes[SR_TENSOR_DIMS];
 	struct sr_mentry data;
+	/* A share (in a part only, doc/format.md "Ranks"): one rank's run of
+	 * the chunks of a replicated tensor's whole box, chunks share_first to
+	 * share_first + data.nchunks of the share_of the box has, its bytes
+	 * (data.size) starting at byte share_off of the box. The merge joins
+	 * the shares into one piece; a committed manifest has none. */
+	int share;
+	uint64_t share_first, share_of, share_off;
 };
 
 /* A tensor: name, element type, global shape, the pieces saved of it. */

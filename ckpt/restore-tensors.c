@@ -2,16 +2,22 @@
  * restore-tensors.c: sr_ckpt_restore_tensors, the newest usable checkpoint
  * back into buffers in memory (the library's registered tensors), along
  * the same walk of candidates as a directory (restore.h). A candidate must
- * hold each buffer's tensor with the same type and shape and a piece of
- * exactly the buffer's box; then each chunk of that piece is read by one
- * ranged read, decoded straight into the buffer and checked (XXH3-128, or
- * the SHA-256 id for a chunk without it) before the next one. One thread:
- * the first increment of the library; readers in parallel come with
- * resharding, which reads pieces of several saved ones.
+ * hold each buffer's tensor with the same type and shape, and pieces that
+ * cover the buffer's box, whatever ranks saved them and however they were
+ * split (resharding): the pieces that overlap the box come from an index
+ * (reshard.h), and of each only the chunks that hold bytes the box needs
+ * are read. Every such chunk is a task for a small pool of threads, each
+ * with its own codec: one ranged read, decoded, checked (XXH3-128, or the
+ * SHA-256 id for a chunk without it), then copied into the buffer run by
+ * run. A chunk that lies inside one run of the buffer (every chunk, when
+ * the box is exactly a saved piece) is decoded straight into it. The
+ * store handle is shared by the threads: its reads are thread-safe (the
+ * directory restore reads with several threads too, store/xfer.h).
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +27,39 @@
 #include "ckpt.h"
 #include "codec.h"
 #include "manifest.h"
+#include "pathsafe.h"
+#include "reshard.h"
 #include "restore.h"
 #include "util.h"
+
+/* Threads reading chunks at most, and memory for their buffers (a raw and
+ * an encoded chunk each) at most. */
+#define READERS_MAX 8
+#define READERS_MEM ((size_t)192 << 20)
+
+/* One chunk of a saved piece that a buffer needs. */
+struct task {
+	const struct sr_ckpt_tensor *t;
+	const struct sr_mchunk *c;
+	uint64_t from;			/* the chunk's first byte in its piece */
+	struct sr_runs runs;		/* the piece's bytes the buffer needs */
+};
 
 struct mem_restore {
 	const struct sr_ckpt_tensor *t;
 	size_t n;
-	struct sr_codec *codec;
-	struct sr_chunkhash *h;
-	uint8_t *cbuf;
-	size_t ccap;
+	/* one candidate's tasks */
+	struct sr_store *st;
+	const struct sr_ckpt_opts *o;
+	enum sr_chunk_id cid;
+	struct task *tasks;
+	size_t ntasks, cap, next;
+	size_t maxchunk;		/* the largest rlen and clen of a task */
+	pthread_mutex_t mu;
+	int rc;				/* TRY_OK, or the first failure */
+	char *why;
+	uint64_t read_chunks, read_bytes;
 };
-
-/* "[4,8]" */
-static const char *
-dims_str(const uint64_t *v, int n, char *buf, size_t len)
-{
-	size_t off = 0;
-	int d;
-
-	off += (size_t)snprintf(buf, len, "[");
-	for (d = 0; d < n && off < len; d++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%" PRIu64, d ? "," : "", v[d]);
-	if (off < len)
-		snprintf(buf + off, len - off, "]");
-	return buf;
-}
 
 static const struct sr_mtensor *
 find_tensor(const struct sr_manifest *m, const char *name)
@@ -66,67 +79,152 @@ find_tensor(const struct sr_manifest *m, const char *name)
 	return NULL;
 }
 
-/* The piece of mt saved for buffer t's box, or NULL with why set. */
-static const struct sr_mpiece *
-match(const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t, char *why)
+/* Whether tensor mt is buffer t's: name, type and shape (why set if not). */
+static int
+same_tensor(const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t, char *why)
 {
-	char a[200], b[200], c[200];
-	size_t k;
+	char a[200], b[200];
 
-	if (mt == NULL) {
-		sr_err(why, "it has no tensor \"%s\"", t->name);
-		return NULL;
-	}
-	if ((int)mt->dtype != t->dtype) {
-		sr_err(why, "tensor \"%s\" is %s there, but registered as %s", t->name,
-		    sr_dtype_name(mt->dtype), sr_dtype_name((enum sr_dtype)t->dtype));
-		return NULL;
-	}
-	if (mt->ndim != t->ndim || memcmp(mt->shape, t->shape, (size_t)t->ndim * sizeof *t->shape)) {
-		sr_err(why, "tensor \"%s\" has shape %s there, but registered with %s", t->name,
-		    dims_str(mt->shape, mt->ndim, a, sizeof a), dims_str(t->shape, t->ndim, b, sizeof b));
-		return NULL;
-	}
-	for (k = 0; k < mt->npieces; k++) {
-		const struct sr_mpiece *p = &mt->pieces[k];
-		if (memcmp(p->offsets, t->offsets, (size_t)t->ndim * sizeof *t->offsets) == 0 &&
-		    memcmp(p->sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes) == 0)
-			return p;
-	}
-	sr_err(why, "tensor \"%s\" has no saved piece at offsets %s sizes %s (it has %zu other%s; "
-	    "restoring a different slicing is not built yet)", t->name,
-	    dims_str(t->offsets, t->ndim, a, sizeof a), dims_str(t->sizes, t->ndim, c, sizeof c),
-	    mt->npieces, mt->npieces == 1 ? "" : "s");
-	return NULL;
+	if (mt == NULL)
+		return sr_err(why, "it has no tensor \"%s\"", t->name), 0;
+	if ((int)mt->dtype != t->dtype)
+		return sr_err(why, "tensor \"%s\" is %s there, but registered as %s", t->name,
+		    sr_dtype_name(mt->dtype), sr_dtype_name((enum sr_dtype)t->dtype)), 0;
+	if (mt->ndim != t->ndim || memcmp(mt->shape, t->shape, (size_t)t->ndim * sizeof *t->shape))
+		return sr_err(why, "tensor \"%s\" has shape %s there, but registered with %s",
+		    t->name, sr_dims_str(mt->shape, mt->ndim, a, sizeof a),
+		    sr_dims_str(t->shape, t->ndim, b, sizeof b)), 0;
+	return 1;
 }
 
-/* Chunk k of piece p into buffer t: read, decode in place, check. */
-static int
-fill_chunk(struct mem_restore *r, struct sr_store *st, enum sr_chunk_id cid,
-    const struct sr_ckpt_tensor *t, const struct sr_mpiece *p, size_t k, uint64_t off, char *why)
+static struct task *
+add_task(struct mem_restore *r)
 {
-	const struct sr_mchunk *c = &p->data.chunks[k];
-	char hex[65], got[65], want[65], err[SR_ERRMAX];
-	uint8_t id[32], check[16];
-	int rc;
-
-	sr_id_hex(cid, c->id, hex);
-	if (r->ccap < c->clen) {
-		free(r->cbuf);
-		r->cbuf = sr_malloc(c->clen);
-		r->ccap = c->clen;
+	if (r->ntasks == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->tasks = sr_reallocarray(r->tasks, r->cap, sizeof *r->tasks);
 	}
-	rc = sr_store_read_range(st, c->pack, c->offset, (size_t)c->clen, r->cbuf, err);
+	return &r->tasks[r->ntasks++];
+}
+
+/* The tasks of buffer t from tensor mt: the chunks of the pieces that
+ * overlap its box holding bytes it needs. TRY_OK, or TRY_MISMATCH when
+ * the pieces do not cover the box, TRY_BAD for a share (why set). */
+static int
+plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t,
+    char *why)
+{
+	struct sr_pindex x;
+	struct sr_box b, pb, *meets;
+	size_t *hit, n, i, k;
+	size_t esize = sr_dtype_size(mt->dtype);
+	char a[240], g[240];
+	int rc = TRY_OK, cov;
+
+	b.ndim = t->ndim;
+	memset(b.off, 0, sizeof b.off);
+	memset(b.size, 0, sizeof b.size);
+	memcpy(b.off, t->offsets, (size_t)t->ndim * sizeof *t->offsets);
+	memcpy(b.size, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
+	if (sr_box_volume(&b) == 0)
+		return TRY_OK;
+	sr_pindex_build(&x, mt);
+	hit = sr_calloc(mt->npieces + 1, sizeof *hit);
+	meets = sr_calloc(mt->npieces + 1, sizeof *meets);
+	n = sr_pindex_query(&x, &b, hit);
+	for (i = 0; i < n && rc == TRY_OK; i++) {
+		const struct sr_mpiece *p = &mt->pieces[hit[i]];
+		struct sr_runs runs;
+		uint64_t from = 0;
+
+		if (p->share) {
+			sr_err(why, "tensor \"%s\" piece %zu is a share of a rank's part, not a piece "
+			    "(a manifest no merge made)", t->name, hit[i]);
+			rc = TRY_BAD;
+			break;
+		}
+		sr_box_of_piece(mt, p, &pb);
+		sr_box_meet(&pb, &b, &meets[i]);
+		sr_runs_init(&runs, &pb, &b, &meets[i], esize);
+		for (k = 0; k < p->data.nchunks; from += p->data.chunks[k++].rlen) {
+			const struct sr_mchunk *c = &p->data.chunks[k];
+			struct task *tk;
+
+			if (!sr_runs_touch(&runs, from, c->rlen))
+				continue;
+			tk = add_task(r);
+			tk->t = t;
+			tk->c = c;
+			tk->from = from;
+			tk->runs = runs;
+			if (c->rlen > r->maxchunk)
+				r->maxchunk = c->rlen;
+			if (c->clen > r->maxchunk)
+				r->maxchunk = c->clen;
+		}
+	}
+	if (rc == TRY_OK && (cov = sr_box_covered(&b, meets, n, &pb)) != 1) {
+		if (cov == 0)
+			sr_err(why, "tensor \"%s\": no saved piece holds %s of the box registered (%s; "
+			    "%zu piece%s saved)", t->name, sr_box_str(&pb, g, sizeof g),
+			    sr_box_str(&b, a, sizeof a), mt->npieces, mt->npieces == 1 ? "" : "s");
+		else
+			sr_err(why, "tensor \"%s\": the saved pieces do not cover the box registered "
+			    "(%s; %zu piece%s saved)", t->name, sr_box_str(&b, a, sizeof a), mt->npieces,
+			    mt->npieces == 1 ? "" : "s");
+		rc = TRY_MISMATCH;
+	}
+	free(meets);
+	free(hit);
+	sr_pindex_free(&x);
+	return rc;
+}
+
+/* Set the candidate's failure (the first one wins). */
+static void
+task_fail(struct mem_restore *r, const char *why)
+{
+	pthread_mutex_lock(&r->mu);
+	if (r->rc == TRY_OK) {
+		r->rc = TRY_BAD;
+		strlcpy(r->why, why, SR_ERRMAX);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+struct reader {
+	struct sr_codec *codec;
+	struct sr_chunkhash *h;
+	uint8_t *cbuf, *rbuf;
+};
+
+/* Task tk: read its chunk, decode it (into the buffer when it lies in one
+ * run of it), check it, copy what the buffer needs. 0 or -1 with why. */
+static int
+run_task(struct mem_restore *r, struct reader *rd, const struct task *tk, char *why)
+{
+	const struct sr_mchunk *c = tk->c;
+	const struct sr_ckpt_tensor *t = tk->t;
+	char hex[65], got[65], want[65], err[SR_ERRMAX];
+	uint8_t id[32], check[16], *out = rd->rbuf;
+	uint64_t i = sr_runs_after(&tk->runs, tk->from), src, dst;
+	int rc, direct;
+
+	sr_id_hex(r->cid, c->id, hex);
+	sr_runs_at(&tk->runs, i, &src, &dst);
+	direct = src <= tk->from && tk->from + c->rlen <= src + tk->runs.len;
+	if (direct)
+		out = (uint8_t *)t->data + dst + (tk->from - src);
+	rc = sr_store_read_range(r->st, c->pack, c->offset, (size_t)c->clen, rd->cbuf, err);
 	if (rc == SR_STORE_NOTFOUND)
 		return sr_err(why, "chunk %s of tensor \"%s\": pack %s is missing", hex, t->name,
 		    c->pack);
 	if (rc != 0)
 		return sr_err(why, "chunk %s of tensor \"%s\": %s", hex, t->name, err);
-	if (sr_codec_decode(r->codec, r->cbuf, c->clen, c->xf, (uint8_t *)t->data + off, c->rlen,
-	    err) != 0)
+	if (sr_codec_decode(rd->codec, rd->cbuf, c->clen, c->xf, out, c->rlen, err) != 0)
 		return sr_err(why, "chunk %s of tensor \"%s\": %s", hex, t->name, err);
-	if (sr_chunkhash_buf(r->h, c->has_check ? SR_CH_CHECK : SR_CH_ID, (uint8_t *)t->data + off,
-	    c->rlen, id, check, err) == -1)
+	if (sr_chunkhash_buf(rd->h, c->has_check ? SR_CH_CHECK : SR_CH_ID, out, c->rlen, id, check,
+	    err) == -1)
 		return sr_err(why, "chunk %s of tensor \"%s\": %s", hex, t->name, err);
 	if (c->has_check && memcmp(check, c->check, sizeof check) != 0) {
 		sr_hex_of(check, sizeof check, got);
@@ -139,7 +237,82 @@ fill_chunk(struct mem_restore *r, struct sr_store *st, enum sr_chunk_id cid,
 		return sr_err(why, "chunk %s of tensor \"%s\": checksum mismatch (the data hashes to "
 		    "%s)", hex, t->name, got);
 	}
+	if (!direct)
+		sr_runs_copy(&tk->runs, tk->from, c->rlen, rd->rbuf, t->data);
 	return 0;
+}
+
+static void *
+reader_main(void *arg)
+{
+	struct mem_restore *r = arg;
+	struct reader rd;
+	uint64_t chunks = 0, bytes = 0;
+	char why[SR_ERRMAX];
+	size_t k;
+
+	rd.codec = sr_codec_new(1);
+	rd.h = sr_chunkhash_new();
+	rd.cbuf = sr_malloc(r->maxchunk + 1);
+	rd.rbuf = sr_malloc(r->maxchunk + 1);
+	if (rd.codec == NULL)
+		task_fail(r, "cannot create a chunk codec");
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		k = r->next++;
+		if (r->rc == TRY_OK && sr_flag_get(r->o->cancel))
+			r->rc = TRY_CANCELLED;
+		if (r->rc != TRY_OK || k >= r->ntasks) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		pthread_mutex_unlock(&r->mu);
+		if (run_task(r, &rd, &r->tasks[k], why) == -1) {
+			task_fail(r, why);
+			break;
+		}
+		chunks++;
+		bytes += r->tasks[k].c->clen;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->read_chunks += chunks;
+	r->read_bytes += bytes;
+	pthread_mutex_unlock(&r->mu);
+	free(rd.cbuf);
+	free(rd.rbuf);
+	sr_chunkhash_free(rd.h);
+	if (rd.codec != NULL)
+		sr_codec_free(rd.codec);
+	return NULL;
+}
+
+/* Run the tasks on a pool of readers: TRY_OK, TRY_BAD or TRY_CANCELLED. */
+static int
+run_tasks(struct mem_restore *r)
+{
+	pthread_t tids[READERS_MAX];
+	uint64_t piece;
+	int i, n, streams;
+
+	sr_store_read_plan(r->st, &streams, &piece);
+	n = r->o->threads > 0 ? r->o->threads : sr_ncpus();
+	if (n < streams)
+		n = streams;
+	if (n > READERS_MAX)
+		n = READERS_MAX;
+	while (n > 1 && (size_t)n * 2 * r->maxchunk > READERS_MEM)
+		n--;
+	if ((size_t)n > r->ntasks)
+		n = (int)r->ntasks;
+	r->next = 0;
+	r->rc = TRY_OK;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&tids[i], NULL, reader_main, r) != 0)
+			sr_fatal("cannot start a restore reader thread");
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(tids[i], NULL);
+	return r->rc;
 }
 
 static int
@@ -147,9 +320,8 @@ mem_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t s
     struct sr_manifest *m, char *why)
 {
 	struct mem_restore *r = arg;
-	const struct sr_mpiece **pieces;
-	size_t i, k;
-	uint64_t off;
+	size_t i;
+	int rc = TRY_OK;
 
 	if (sr_catalog_load(st, o->job, seq, m, why) != 0)
 		return TRY_BAD;
@@ -158,29 +330,26 @@ mem_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t s
 		    m->nentries > 0 ? "files" : "nothing");
 		return TRY_MISMATCH;
 	}
-	/* All matched before a byte is written. */
-	pieces = sr_calloc(r->n + 1, sizeof *pieces);
-	for (i = 0; i < r->n; i++) {
-		if ((pieces[i] = match(find_tensor(m, r->t[i].name), &r->t[i], why)) == NULL) {
-			free(pieces);
+	r->st = st;
+	r->o = o;
+	r->cid = m->chunk_id;
+	r->ntasks = 0;
+	r->maxchunk = 0;
+	r->why = why;
+	r->read_chunks = r->read_bytes = 0;
+	/* All planned before a byte is written. */
+	for (i = 0; i < r->n && rc == TRY_OK; i++) {
+		const struct sr_mtensor *mt = find_tensor(m, r->t[i].name);
+
+		if (!same_tensor(mt, &r->t[i], why))
 			return TRY_MISMATCH;
-		}
+		rc = plan_buffer(r, mt, &r->t[i], why);
 	}
-	for (i = 0; i < r->n; i++) {
-		for (k = 0, off = 0; k < pieces[i]->data.nchunks; k++) {
-			if (sr_flag_get(o->cancel)) {
-				free(pieces);
-				return TRY_CANCELLED;
-			}
-			if (fill_chunk(r, st, m->chunk_id, &r->t[i], pieces[i], k, off, why) == -1) {
-				free(pieces);
-				return TRY_BAD;
-			}
-			off += pieces[i]->data.chunks[k].rlen;
-		}
-	}
-	free(pieces);
-	return TRY_OK;
+	if (rc == TRY_OK && r->ntasks > 0)
+		rc = run_tasks(r);
+	m->stats.read_chunks = r->read_chunks;
+	m->stats.read_bytes = r->read_bytes;
+	return rc;
 }
 
 int
@@ -193,12 +362,9 @@ sr_ckpt_restore_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	memset(&r, 0, sizeof r);
 	r.t = t;
 	r.n = n;
-	if ((r.codec = sr_codec_new(1)) == NULL)
-		return sr_err(err, "restore %s: cannot create a chunk codec", opts->job);
-	r.h = sr_chunkhash_new();
+	pthread_mutex_init(&r.mu, NULL);
 	rc = sr_restore_walk(st, opts, NULL, mem_try, &r, stats, &unusable, err);
-	sr_chunkhash_free(r.h);
-	sr_codec_free(r.codec);
-	free(r.cbuf);
+	pthread_mutex_destroy(&r.mu);
+	free(r.tasks);
 	return rc == -1 && unusable ? SR_CKPT_UNUSABLE : rc;
 }

@@ -3,7 +3,11 @@
  * registered tensors) as a source of save.c's pipeline (savesrc.h). Each
  * buffer is one piece of its tensor; the manifest lists the tensors by
  * name, and the workers hash and encode each chunk where it lies in the
- * buffer, with no copy.
+ * buffer, with no copy. In a job of several ranks (opts->world_size >
+ * 1), a buffer of its tensor's whole box is replicated, held alike by
+ * every rank: this rank saves only its share of its chunks (a contiguous
+ * run of chunk indices, rank r of W taking [r n / W, (r + 1) n / W) of the
+ * n), and rank 0's merge joins the shares (gangparts.c).
  */
 #include "config.h"
 
@@ -29,10 +33,39 @@ by_name(const void *a, const void *b, void *arg)
 	return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
+/* Whether t is its tensor's whole box. */
+static int
+whole_box(const struct sr_ckpt_tensor *t)
+{
+	int d;
+
+	for (d = 0; d < t->ndim; d++) {
+		if (t->offsets[d] != 0 || t->sizes[d] != t->shape[d])
+			return 0;
+	}
+	return 1;
+}
+
+/* Piece p of t as this rank's share of t's chunks. */
+static void
+share_of(struct sr_mpiece *p, const struct sr_ckpt_tensor *t, const struct sr_ckpt_opts *o)
+{
+	uint64_t cs = sr_ckpt_chunk_size(o), n = (t->bytes + cs - 1) / cs;
+	uint64_t w = (uint64_t)o->world_size, r = (uint64_t)o->rank;
+	uint64_t first = r * n / w, end = (r + 1) * n / w;
+
+	p->share = 1;
+	p->share_first = first;
+	p->share_of = n;
+	p->share_off = first * cs < t->bytes ? first * cs : t->bytes;
+	p->data.size = (end * cs < t->bytes ? end * cs : t->bytes) - p->share_off;
+}
+
 static int
 mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	struct mem_src *s = arg;
+	struct sr_mpiece *p;
 	size_t i;
 
 	for (i = 0; i < s->n; i++) {
@@ -42,7 +75,10 @@ mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, cha
 		if (i > 0 && strcmp(s->t[s->order[i - 1]].name, t->name) == 0)
 			return sr_err(err, "tensor \"%s\" is given twice", t->name);
 		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
+		p = sr_mtensor_add_piece(mt, t->offsets, t->sizes);
+		p->data.size = t->bytes;
+		if (o->world_size > 1 && whole_box(t))
+			share_of(p, t, o);
 	}
 	m->stats.files = s->n;
 	return 0;
@@ -57,13 +93,14 @@ mem_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t 
 
 	for (; *cursor < s->n; (*cursor)++) {
 		const struct sr_ckpt_tensor *t = &s->t[s->order[*cursor]];
+		struct sr_mpiece *p = &m->tensors[*cursor].pieces[0];
 
-		if (t->bytes == 0)
+		if (p->data.size == 0)
 			continue;
-		it->e = &m->tensors[*cursor].pieces[0].data;
+		it->e = &p->data;
 		it->fd = -1;
-		it->mem = t->data;
-		it->size = t->bytes;
+		it->mem = (const uint8_t *)t->data + p->share_off;
+		it->size = p->data.size;
 		(*cursor)++;
 		return 1;
 	}

@@ -131,6 +131,12 @@ struct saver {
 	double progress_at;		/* sr_ckpt_progress's last call */
 };
 
+size_t
+sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts)
+{
+	return opts->chunk_size ? opts->chunk_size : DEFAULT_CHUNK;
+}
+
 /* ---- the previous checkpoint, for content addressing ---- */
 
 /* Remember a chunk of the previous checkpoint by the id this save gives
@@ -817,7 +823,7 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	s.o = opts;
 	s.src = src;
 	s.job = opts->job;
-	s.chunk_size = opts->chunk_size ? opts->chunk_size : DEFAULT_CHUNK;
+	s.chunk_size = sr_ckpt_chunk_size(opts);
 	s.pack_size = opts->pack_size ? opts->pack_size : DEFAULT_PACK;
 	s.level = opts->level ? opts->level : 1;
 	threads = opts->threads > 0 ? opts->threads : sr_ncpus();
@@ -959,6 +965,10 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 		wait = wait * 2 < 5 ? wait * 2 : 5;
 		tries++;
 	}
+	/* the ranks' parts of a save that failed must not join a later one,
+	 * and their ranks learn from their absence that it failed */
+	if (rc != 0 && opts->merge_ranks && opts->nmerge > 0)
+		sr_parts_drop(st, opts);
 	if (rc == -1 && opts->deadline > 0) {
 		if (sr_flag_get(opts->cancel)) {
 			sr_err(err, "checkpoint of %s cancelled after %d tr%s; nothing committed",

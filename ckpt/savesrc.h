@@ -42,6 +42,9 @@ struct sr_save_src {
 	    uint64_t saved);
 };
 
+/* The chunk size a save with opts cuts its items into. */
+size_t sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts);
+
 /* sr_ckpt_save's contract, for what src holds. */
 int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);

@@ -134,6 +134,12 @@ typedef struct {
 	int keep;				/* checkpoints kept (0: all) */
 	int threads;				/* compression threads (0: all CPUs) */
 	size_t chunk_size;			/* bytes per chunk (0: 16 MiB) */
+	/* A job of several ranks saving one checkpoint (spotrun_save): this
+	 * process's rank, 0 to world_size - 1, and their number. -1 (the
+	 * default): from $RANK and $WORLD_SIZE (spotrun's `launch = ranks`
+	 * and torchrun set them), 0 and 1 when they are not set. */
+	int rank;
+	int world_size;
 } spotrun_params;
 
 /* Defaults: everything from spotrun's environment, keep 2. */
@@ -166,12 +172,19 @@ spotrun_error spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype
 /* Save every registered buffer as the checkpoint of this step (>= 0) and
  * commit it: when it returns SPOTRUN_OK the checkpoint is durable in the
  * store and the newest of the job. Training waits for it (the buffers
- * must not change until it returns). */
+ * must not change until it returns). With world_size > 1 it is
+ * collective: every rank calls it with the same step, and the one
+ * checkpoint of every rank's buffers is committed when it returns
+ * SPOTRUN_OK on any rank; a buffer registered with its whole box (offsets
+ * 0, sizes the shape) on every rank is replicated, saved once, each rank
+ * uploading a share of it. */
 spotrun_error spotrun_save(spotrun_ctx *ctx, long long step);
 
 /* Fill every registered buffer from the newest usable checkpoint of the
  * job: SPOTRUN_OK with *step the step it saved, or -1 (and the buffers
- * untouched) when the job has none yet. A checkpoint whose data fails its
+ * untouched) when the job has none yet. Each buffer's box is read from
+ * the pieces saved, whatever the number of ranks that saved them and how
+ * they were split (resharding). A checkpoint whose data fails its
  * checks falls back to the one before (a warning); after an error the
  * buffers' contents are undefined. */
 spotrun_error spotrun_restore(spotrun_ctx *ctx, long long *step);

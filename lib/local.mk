@@ -3,7 +3,7 @@
 # archives of the modules it stands on (ckpt, store, kernels, common; built
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
-libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h
+libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h lib/ranks.c
 libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
 libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)

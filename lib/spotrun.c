@@ -105,6 +105,7 @@ spotrun_params_init(spotrun_params *params)
 	memset(params, 0, sizeof *params);
 	params->size = sizeof *params;
 	params->keep = 2;
+	params->rank = params->world_size = -1;	/* $RANK, $WORLD_SIZE */
 	/* the job file's keep, under spotrun */
 	if (keep != NULL && *keep != '\0') {
 		k = strtol(keep, &end, 10);
@@ -138,6 +139,7 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	const char *job = params->job != NULL ? params->job : env("SPOTRUN_JOB");
 	const char *epoch = env("SPOTRUN_EPOCH"), *req, *done;
 	char err[SR_ERRMAX], *end;
+	spotrun_error code;
 
 	if (store == NULL) {
 		stick(ctx, SPOTRUN_ERROR_NO_STORE, "spotrun_create: no store: set params.store "
@@ -164,14 +166,20 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 			return;
 		}
 	}
+	if ((code = sr_lib_ranks_setup(ctx, ctx->msg, sizeof ctx->msg)) != SPOTRUN_OK) {
+		stick(ctx, code, ctx->msg);
+		return;
+	}
 	ctx->store_url = sr_lib_strdup(params, store);
 	ctx->job = sr_lib_strdup(params, job);
 	req = env("SPOTRUN_CKPT_REQUEST");
 	done = env("SPOTRUN_CKPT_DONE");
-	if (req != NULL && done != NULL) {
+	/* Every rank reads the request; rank 0 alone answers it, once the
+	 * checkpoint of all is committed. */
+	if (req != NULL && (done != NULL || ctx->p.rank > 0)) {
 		ctx->req_path = sr_lib_strdup(params, req);
-		ctx->done_path = sr_lib_strdup(params, done);
-		if (ctx->req_path == NULL || ctx->done_path == NULL) {
+		ctx->done_path = ctx->p.rank == 0 ? sr_lib_strdup(params, done) : NULL;
+		if (ctx->req_path == NULL || (ctx->p.rank == 0 && ctx->done_path == NULL)) {
 			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
 			return;
 		}
@@ -390,6 +398,8 @@ answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 
 	ctx->answered_seq = ctx->req_seq;
 	ctx->req_pending = 0;
+	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
+		return;
 	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
 		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
 }
@@ -469,7 +479,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	if (answering)
 		o.deadline = ctx->req_deadline;
 	t = tensors_of(ctx);
-	rc = sr_ckpt_save_tensors(ctx->st, &o, t, ctx->nbufs, step, &cs, err);
+	rc = sr_lib_ranks_save(ctx, &o, t, ctx->nbufs, step, &cs, err);
 	free(t);
 	/* Past its deadline the supervisor has given the request up: it is
 	 * not asked again. */
@@ -525,8 +535,9 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	if (rc != 0)
 		return sr_lib_fail(ctx, code_of(rc), "%s", err);
 	*step = cs.step;
-	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s restored: step %lld", cs.seq,
-	    ctx->job, cs.step);
+	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s restored: step %lld (%" PRIu64
+	    " chunk%s read, %" PRIu64 " bytes)", cs.seq, ctx->job, cs.step, cs.read_chunks,
+	    cs.read_chunks == 1 ? "" : "s", cs.read_bytes);
 	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
 	return SPOTRUN_OK;
 }
