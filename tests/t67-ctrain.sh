@@ -13,7 +13,12 @@
 #    the same checkpoint, and more ranks than micro-batches, are refused
 #    with their messages;
 #  - 2 and 3 ranks under spotrun (procs, launch = ranks; the ordered
-#    reduce-scatter over TCP) end with the 1-rank run's digest.
+#    reduce-scatter over TCP) end with the 1-rank run's digest;
+#  - 2 ranks preempted twice (a notice at steps 99 and 199): each save is
+#    collective (one checkpoint of both ranks, parameters replicated, Adam's
+#    m and v in two slices), and the run ends with the 1-rank digest;
+#  - saved by 2 ranks (a notice to spotrun: exit 75), resumed on 3 ranks and
+#    on 1: m and v resharded by the library's restore, the same digest.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 ct=$(cd "$top_builddir" && pwd)/examples/ctrain/ctrain
@@ -78,7 +83,8 @@ t_wait "$pre_pid"
 t_is "$t_rc" 0 "preempted 3 times: spotrun run exits 0" || t_show "$t_tmp/pre.err"
 t_like "$t_tmp/pre.err" '^[0-9:]+  finished exit 0: 4 attempts, 3 preemptions, ' \
 	"timeline: 4 attempts, 3 preemptions"
-restored=$(sed -nE 's/^[0-9:]+  attempt  [234] restored checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' \
+# the supervisor only names the checkpoint: the library reads it
+restored=$(sed -nE 's/^[0-9:]+  attempt  [234] resumes from checkpoint [0-9]+ at step ([0-9]+) \([^)]+\): the job reads it \(library mode\)$/\1/p' \
 	"$t_tmp/pre.err" | tr '\n' ' ')
 resumed=$(sed -nE 's/^resumed from step ([0-9]+) on 1 rank$/\1/p' "$t_tmp/pre.out" | tr '\n' ' ')
 t_is "$resumed" "$restored" "resumed 3 times by the library's restore, at the steps restored ($restored)"
@@ -117,5 +123,54 @@ for k in 2 3; do
 	t_is "$?" 0 "$k ranks under spotrun: exit 0" || t_show "$t_tmp/r$k.err"
 	t_like "$t_tmp/r$k.err" "^[0-9:]+  started  .* \\($k ranks: pids " "spotrun started $k ranks"
 	t_is "$(digest "$t_tmp/r$k.out")" "$want" "$k ranks: the 1-rank run's digest, bit for bit"
+done
+
+# 26-32: 2 ranks preempted twice, every save collective.
+ctjob pre2 2 "provider.after=0" "provider.preemptions=unlimited" "provider.notice_file=$t_tmp/preempt2-now"
+t_bg pre2 "$SPOTRUN" run "$t_tmp/pre2.ini"
+pre2_pid=$t_last
+n=0
+for at in 99 199; do
+	n=$((n + 1))
+	wait_for "$t_tmp/pre2.out" "^\[0\] step $at loss " 60 "$pre2_pid" && touch "$t_tmp/preempt2-now"
+	wait_lines "$t_tmp/pre2.out" '^\[0\] resumed from step ' "$n" 60 "$pre2_pid"
+done
+t_wait "$pre2_pid"
+t_is "$t_rc" 0 "2 ranks preempted twice: spotrun run exits 0" || t_show "$t_tmp/pre2.err"
+t_like "$t_tmp/pre2.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' \
+	"timeline: 3 attempts, 2 preemptions"
+restored=$(sed -nE 's/^[0-9:]+  attempt  [23] resumes from checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' \
+	"$t_tmp/pre2.err" | tr '\n' ' ')
+resumed=$(sed -nE 's/^\[0\] resumed from step ([0-9]+) on 2 ranks$/\1/p' "$t_tmp/pre2.out" | tr '\n' ' ')
+t_is "$(echo $resumed | wc -w):$resumed" "2:$restored" "2 ranks resumed twice at the steps restored ($restored)"
+t_is "$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/pre2.err")" 2 \
+	"2 commits, one for both ranks each time"
+last=$(ls "$t_tmp/store-pre2/ct-pre2/manifests" | tail -n 1)
+t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its checkpoints record world_size 2"
+t_is "$(digest "$t_tmp/pre2.out")" "$want" "2 ranks preempted twice: the 1-rank uninterrupted digest"
+cmp -s "$t_tmp/ref.bin" "$t_tmp/pre2.bin"
+t_is "$?" 0 "and its final parameters, m and v, byte for byte"
+
+# 33-40: saved by 2 ranks, resumed on 3 and on 1.
+ctjob two 2 "provider.name=signal" "provider.grace=20s" "provider.after=0"
+t_bg two "$SPOTRUN" run "$t_tmp/two.ini"
+two_pid=$t_last
+wait_for "$t_tmp/two.out" '^\[0\] step 149 loss ' 60 "$two_pid"
+kill -TERM "$two_pid"
+t_wait "$two_pid"
+t_is "$t_rc" 75 "2 ranks, a notice: checkpointed and preempted, exit 75" || t_show "$t_tmp/two.err"
+at=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed in .*/\1/p' "$t_tmp/two.err" | tail -n 1)
+t_like "$t_tmp/two.err" '^[0-9:]+  ckpt     0 step [0-9]+: .* committed in ' \
+	"the notice's checkpoint of 2 ranks committed (step $at)"
+cp -r "$t_tmp/store-two" "$t_tmp/store-one"
+cp -r "$t_tmp/store-two" "$t_tmp/store-three"
+for k in 3 1; do
+	nm=$( [ $k = 3 ] && echo three || echo one)
+	ranks=$( [ $k = 1 ] && echo "1 rank" || echo "$k ranks")
+	ctjob "$nm" "$k" "job.name=ct-two" "provider.preemptions=0"
+	"$SPOTRUN" run "$t_tmp/$nm.ini" > "$t_tmp/$nm.out" 2> "$t_tmp/$nm.err"
+	t_is "$?" 0 "saved by 2 ranks, resumed on $ranks: exit 0" || t_show "$t_tmp/$nm.err"
+	t_like "$t_tmp/$nm.out" "^(\[0\] )?resumed from step $at on $ranks\$" "$ranks resumed from step $at"
+	t_is "$(digest "$t_tmp/$nm.out")" "$want" "resumed on $ranks: the uninterrupted digest, m and v resharded"
 done
 t_done
