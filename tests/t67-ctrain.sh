@@ -35,13 +35,51 @@ final_loss() {
 }
 # wait_lines FILE REGEX N SECONDS PID: wait until N lines of FILE match.
 wait_lines() {
-	_i=0
-	while [ "$_i" -lt "$(($4 * 10))" ] && kill -0 "$5" 2>/dev/null; do
+	_w=0
+	while [ "$_w" -lt "$(($4 * 10))" ] && kill -0 "$5" 2>/dev/null; do
 		[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
 		sleep 0.1
-		_i=$((_i + 1))
+		_w=$((_w + 1))
 	done
 	return 1
+}
+# preempted NAME PROCS AT...: ctjob NAME PROCS under a notice each time rank 0
+# prints step AT's loss (after the resume from the notice before), and the
+# checks of such a run: exit 0, one attempt more than notices, resumed by
+# the library at the steps the timeline names, each attempt past the AT
+# before, a commit per notice, the uninterrupted digest and --out's bytes.
+preempted() {
+	_n=$1 _k=$2 _pre= _ranks="1 rank"
+	shift 2
+	[ "$_k" -eq 1 ] || { _pre='\[0\] '; _ranks="$_k ranks"; }
+	ctjob "$_n" "$_k" "provider.after=0" "provider.preemptions=unlimited" \
+		"provider.notice_file=$t_tmp/$_n-now"
+	t_bg "$_n" "$SPOTRUN" run "$t_tmp/$_n.ini"
+	_pid=$t_last _notices=0
+	for _at in "$@"; do
+		_notices=$((_notices + 1))
+		wait_for "$t_tmp/$_n.out" "^${_pre}step $_at loss " 60 "$_pid" && touch "$t_tmp/$_n-now"
+		wait_lines "$t_tmp/$_n.out" "^${_pre}resumed from step " "$_notices" 60 "$_pid"
+	done
+	t_wait "$_pid"
+	t_is "$t_rc" 0 "$_ranks preempted $_notices times: spotrun run exits 0" || t_show "$t_tmp/$_n.err"
+	t_like "$t_tmp/$_n.err" "^[0-9:]+  finished exit 0: $((_notices + 1)) attempts, $_notices preemptions, " \
+		"timeline: $((_notices + 1)) attempts, $_notices preemptions"
+	# the supervisor only names the checkpoint: the library reads it
+	_restored=$(sed -nE 's/^[0-9:]+  attempt  [0-9]+ resumes from checkpoint [0-9]+ at step ([0-9]+) \([^)]+\): the job reads it \(library mode\)$/\1/p' \
+		"$t_tmp/$_n.err" | tr '\n' ' ')
+	_resumed=$(sed -nE "s/^${_pre}resumed from step ([0-9]+) on $_ranks\$/\\1/p" "$t_tmp/$_n.out" |
+		tr '\n' ' ')
+	t_is "$(echo $_resumed | wc -w):$_resumed" "$_notices:$_restored" \
+		"resumed $_notices times by the library's restore, at the steps restored ($_restored)"
+	t_is "$(echo "$_resumed|$*" | awk -F'|' '{ n = split($1, r, " "); split($2, a, " "); ok = "progress"
+		for (i = 1; i <= n; i++) if (r[i] + 0 < a[i] + 0) ok = "stuck"; print ok }')" \
+		progress "each attempt went on from the one before"
+	t_is "$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/$_n.err")" "$_notices" \
+		"$_notices commits on the timeline, each one checkpoint of all the ranks"
+	t_is "$(digest "$t_tmp/$_n.out")" "$want" "$_ranks preempted $_notices times: the uninterrupted digest $want"
+	cmp -s "$t_tmp/ref.bin" "$t_tmp/$_n.bin"
+	t_is "$?" 0 "and its final parameters, m and v, byte for byte"
 }
 # ctjob NAME PROCS [SECTION.KEY=VALUE...]: examples/ctrain/job.ini for this
 # test: the built ctrain, its store and local dir in $t_tmp.
@@ -67,39 +105,15 @@ first=$(sed -nE 's/^step 0 loss ([0-9.]+)$/\1/p' "$t_tmp/ref.out")
 t_is "$(awk -v a="$first" -v b="$want_loss" 'BEGIN { print (a != "" && b != "" && b < a - 1.0) ? "falls" : "flat" }')" \
 	falls "the loss falls by more than 1: $first at step 0, $want_loss after $steps steps"
 
-# 3-12: the example's job file, preempted at steps 99, 199 and 299.
+# 3-13: the example's job file, preempted at steps 99, 199 and 299.
 "$SPOTRUN" check "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/check" 2>&1
 t_is "$?" 0 "spotrun check accepts examples/ctrain/job.ini" || t_show "$t_tmp/check"
-ctjob pre 1 "provider.after=0" "provider.preemptions=unlimited" "provider.notice_file=$t_tmp/preempt-now"
-t_bg pre "$SPOTRUN" run "$t_tmp/pre.ini"
-pre_pid=$t_last
-n=0
-for at in 99 199 299; do
-	n=$((n + 1))
-	wait_for "$t_tmp/pre.out" "^step $at loss " 60 "$pre_pid" && touch "$t_tmp/preempt-now"
-	wait_lines "$t_tmp/pre.out" '^resumed from step ' "$n" 60 "$pre_pid"
-done
-t_wait "$pre_pid"
-t_is "$t_rc" 0 "preempted 3 times: spotrun run exits 0" || t_show "$t_tmp/pre.err"
-t_like "$t_tmp/pre.err" '^[0-9:]+  finished exit 0: 4 attempts, 3 preemptions, ' \
-	"timeline: 4 attempts, 3 preemptions"
-# the supervisor only names the checkpoint: the library reads it
-restored=$(sed -nE 's/^[0-9:]+  attempt  [234] resumes from checkpoint [0-9]+ at step ([0-9]+) \([^)]+\): the job reads it \(library mode\)$/\1/p' \
-	"$t_tmp/pre.err" | tr '\n' ' ')
-resumed=$(sed -nE 's/^resumed from step ([0-9]+) on 1 rank$/\1/p' "$t_tmp/pre.out" | tr '\n' ' ')
-t_is "$resumed" "$restored" "resumed 3 times by the library's restore, at the steps restored ($restored)"
-t_is "$(echo $resumed | awk '{ print ($1 >= 99 && $2 >= 199 && $3 >= 299) ? "progress" : "stuck" }')" \
-	progress "each attempt went on from the one before"
+preempted pre 1 99 199 299
 t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered by spotrun_save"
-t_is "$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/pre.err")" 3 \
-	"the supervisor reports the library's 3 commits"
-t_is "$(digest "$t_tmp/pre.out")" "$want" "preempted 3 times: the uninterrupted run's digest $want"
 t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
-cmp -s "$t_tmp/ref.bin" "$t_tmp/pre.bin"
-t_is "$?" 0 "and its final parameters, m and v, byte for byte"
 t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
 
-# 13-17: standalone, params.store from --store.
+# 14-19: standalone, params.store from --store; what it refuses.
 "$ct" --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo > "$t_tmp/solo1.out" \
 	2> "$t_tmp/solo1.err"
 t_is "$?" 0 "standalone, 200 steps saved every 100: exit 0" || t_show "$t_tmp/solo1.err"
@@ -116,7 +130,7 @@ RANK=0 WORLD_SIZE=13 "$ct" > "$t_tmp/many.out" 2> "$t_tmp/many.err"
 t_is "$?:$(cat "$t_tmp/many.err")" "1:ctrain: rank 0: 13 ranks for 12 micro-batches a step: give --micro at least the ranks" \
 	"13 ranks for 12 micro-batches: refused, exit 1"
 
-# 18-23: 2 and 3 ranks under spotrun, uninterrupted.
+# 20-25: 2 and 3 ranks under spotrun, uninterrupted.
 for k in 2 3; do
 	ctjob "r$k" "$k" "provider.preemptions=0"
 	"$SPOTRUN" run "$t_tmp/r$k.ini" > "$t_tmp/r$k.out" 2> "$t_tmp/r$k.err"
@@ -125,33 +139,12 @@ for k in 2 3; do
 	t_is "$(digest "$t_tmp/r$k.out")" "$want" "$k ranks: the 1-rank run's digest, bit for bit"
 done
 
-# 26-32: 2 ranks preempted twice, every save collective.
-ctjob pre2 2 "provider.after=0" "provider.preemptions=unlimited" "provider.notice_file=$t_tmp/preempt2-now"
-t_bg pre2 "$SPOTRUN" run "$t_tmp/pre2.ini"
-pre2_pid=$t_last
-n=0
-for at in 99 199; do
-	n=$((n + 1))
-	wait_for "$t_tmp/pre2.out" "^\[0\] step $at loss " 60 "$pre2_pid" && touch "$t_tmp/preempt2-now"
-	wait_lines "$t_tmp/pre2.out" '^\[0\] resumed from step ' "$n" 60 "$pre2_pid"
-done
-t_wait "$pre2_pid"
-t_is "$t_rc" 0 "2 ranks preempted twice: spotrun run exits 0" || t_show "$t_tmp/pre2.err"
-t_like "$t_tmp/pre2.err" '^[0-9:]+  finished exit 0: 3 attempts, 2 preemptions, ' \
-	"timeline: 3 attempts, 2 preemptions"
-restored=$(sed -nE 's/^[0-9:]+  attempt  [23] resumes from checkpoint [0-9]+ at step ([0-9]+) .*/\1/p' \
-	"$t_tmp/pre2.err" | tr '\n' ' ')
-resumed=$(sed -nE 's/^\[0\] resumed from step ([0-9]+) on 2 ranks$/\1/p' "$t_tmp/pre2.out" | tr '\n' ' ')
-t_is "$(echo $resumed | wc -w):$resumed" "2:$restored" "2 ranks resumed twice at the steps restored ($restored)"
-t_is "$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/pre2.err")" 2 \
-	"2 commits, one for both ranks each time"
+# 26-33: 2 ranks preempted twice, every save collective.
+preempted pre2 2 99 199
 last=$(ls "$t_tmp/store-pre2/ct-pre2/manifests" | tail -n 1)
 t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its checkpoints record world_size 2"
-t_is "$(digest "$t_tmp/pre2.out")" "$want" "2 ranks preempted twice: the 1-rank uninterrupted digest"
-cmp -s "$t_tmp/ref.bin" "$t_tmp/pre2.bin"
-t_is "$?" 0 "and its final parameters, m and v, byte for byte"
 
-# 33-40: saved by 2 ranks, resumed on 3 and on 1.
+# 34-41: saved by 2 ranks, resumed on 3 and on 1.
 ctjob two 2 "provider.name=signal" "provider.grace=20s" "provider.after=0"
 t_bg two "$SPOTRUN" run "$t_tmp/two.ini"
 two_pid=$t_last
