@@ -10,8 +10,8 @@
 #    the same final loss, the same bytes of --out;
 #  - standalone (--store, params.store): saved at step 199 of a run of 200,
 #    resumed by a run of 400, ends with the same digest; other settings on
-#    the same checkpoint, and more ranks than micro-batches, are refused
-#    with their messages;
+#    the same checkpoint, ranks of other settings than rank 0's, and more
+#    ranks than micro-batches, are refused with their messages;
 #  - 2 and 3 ranks under spotrun (procs, launch = ranks; the ordered
 #    reduce-scatter over TCP) end with the 1-rank run's digest;
 #  - 2 ranks preempted twice (a notice at steps 99 and 199): each save is
@@ -113,7 +113,7 @@ t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered b
 t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
 t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
 
-# 14-19: standalone, params.store from --store; what it refuses.
+# 14-20: standalone, params.store from --store; what it refuses.
 "$ct" --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo > "$t_tmp/solo1.out" \
 	2> "$t_tmp/solo1.err"
 t_is "$?" 0 "standalone, 200 steps saved every 100: exit 0" || t_show "$t_tmp/solo1.err"
@@ -129,8 +129,16 @@ t_is "$?:$(cat "$t_tmp/seed.err" | grep '^ctrain: rank')" "1:ctrain: rank 0: the
 RANK=0 WORLD_SIZE=13 "$ct" > "$t_tmp/many.out" 2> "$t_tmp/many.err"
 t_is "$?:$(cat "$t_tmp/many.err")" "1:ctrain: rank 0: 13 ranks for 12 micro-batches a step: give --micro at least the ranks" \
 	"13 ranks for 12 micro-batches: refused, exit 1"
+port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RANK=1 WORLD_SIZE=2 MASTER_PORT=$port "$ct" --hidden 64 > "$t_tmp/odd1.out" 2> "$t_tmp/odd1.err" &
+odd_pid=$!
+RANK=0 WORLD_SIZE=2 MASTER_PORT=$port "$ct" > "$t_tmp/odd0.out" 2> "$t_tmp/odd0.err"
+rc0=$?
+wait "$odd_pid"
+t_is "$rc0:$?:$(cat "$t_tmp/odd0.err")" "1:1:ctrain: rank 0: join the ranks: rank 1 runs with other settings than rank 0 (options, text or ranks): give every rank the same" \
+	"ranks of other settings (--hidden on rank 1): rank 0 refuses it, both exit 1"
 
-# 20-25: 2 and 3 ranks under spotrun, uninterrupted.
+# 21-26: 2 and 3 ranks under spotrun, uninterrupted.
 for k in 2 3; do
 	ctjob "r$k" "$k" "provider.preemptions=0"
 	"$SPOTRUN" run "$t_tmp/r$k.ini" > "$t_tmp/r$k.out" 2> "$t_tmp/r$k.err"
@@ -139,12 +147,12 @@ for k in 2 3; do
 	t_is "$(digest "$t_tmp/r$k.out")" "$want" "$k ranks: the 1-rank run's digest, bit for bit"
 done
 
-# 26-33: 2 ranks preempted twice, every save collective.
+# 27-34: 2 ranks preempted twice, every save collective.
 preempted pre2 2 99 199
 last=$(ls "$t_tmp/store-pre2/ct-pre2/manifests" | tail -n 1)
 t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its checkpoints record world_size 2"
 
-# 34-41: saved by 2 ranks, resumed on 3 and on 1.
+# 35-42: saved by 2 ranks, resumed on 3 and on 1.
 ctjob two 2 "provider.name=signal" "provider.grace=20s" "provider.after=0"
 t_bg two "$SPOTRUN" run "$t_tmp/two.ini"
 two_pid=$t_last

@@ -244,6 +244,26 @@ check(spotrun_ctx *ctx, spotrun_error rc, int rank, const char *what)
 		die(rank, "%s: %s: %s", what, spotrun_getErrorName(rc), spotrun_getErrorString(ctx));
 }
 
+/* Save step s (every rank, the same s). A save that missed the request's
+ * deadline committed nothing, and spotrun has given the request up: the
+ * checkpoint before stays the newest, and training goes on. */
+static void
+save(spotrun_ctx *ctx, long long s, int rank)
+{
+	spotrun_error rc = spotrun_save(ctx, s);
+
+	if (rc == SPOTRUN_ERROR_DEADLINE) {
+		fprintf(stderr, "ctrain: rank %d: save at step %lld: %s: training goes on\n", rank, s,
+		    spotrun_getErrorString(ctx));
+		return;
+	}
+	check(ctx, rc, rank, "save");
+	if (rank == 0) {
+		printf("checkpoint at step %lld\n", s);
+		fflush(stdout);
+	}
+}
+
 /* The library's news (commits, restores, fallbacks), from rank 0. */
 static void
 lib_message(void *opaque, spotrun_msg_level level, const char *text)
@@ -390,8 +410,15 @@ main(int argc, char **argv)
 	st.config[7] = text_digest;
 	memcpy(st.saved_config, st.config, sizeof st.config);
 
+	/* what every rank must share: the checkpoint's settings, and what
+	 * decides the number of steps, the update and the saves */
+	h = fnv(1469598103934665603ULL, st.config, sizeof st.config);
+	h = fnv(h, &o.steps, sizeof o.steps);
+	h = fnv(h, &o.save_every, sizeof o.save_every);
+	h = fnv(h, &o.lr, sizeof o.lr);
+	h = fnv(h, &o.wd, sizeof o.wd);
 	if (ct_group_open(&g, rank, world, env_or("MASTER_ADDR", "127.0.0.1"),
-	    env_or("MASTER_PORT", "29500"), 60, err) == -1)
+	    env_or("MASTER_PORT", "29500"), h, 60, err) == -1)
 		die(rank, "%s", err);
 
 	/* Checkpoints: under spotrun (mode = library) its environment names
@@ -452,13 +479,8 @@ main(int argc, char **argv)
 			fflush(stdout);
 		}
 		/* every rank saves the same step: the vote is everyone's */
-		if (ctx != NULL && (agreed || (o.save_every > 0 && (s + 1) % o.save_every == 0))) {
-			check(ctx, spotrun_save(ctx, s), rank, "save");
-			if (rank == 0) {
-				printf("checkpoint at step %lld\n", s);
-				fflush(stdout);
-			}
-		}
+		if (ctx != NULL && (agreed || (o.save_every > 0 && (s + 1) % o.save_every == 0)))
+			save(ctx, s, rank);
 		if (o.step_ms > 0)
 			nanosleep(&(struct timespec){ o.step_ms / 1000, (o.step_ms % 1000) * 1000000L },
 			    NULL);

@@ -26,6 +26,7 @@
 struct hello {
 	uint32_t magic;
 	int32_t rank, world;
+	uint64_t agree;
 };
 #define HELLO_MAGIC 0x63747231u		/* "ctr1" */
 
@@ -134,8 +135,8 @@ listen_on(const char *addr, const char *port, char *err)
 
 /* Rank 0: accept the world's other ranks, each in its slot. */
 static int
-accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, int timeout,
-    char *err)
+accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, uint64_t agree,
+    int timeout, char *err)
 {
 	double end = now() + timeout;
 	struct hello h;
@@ -165,6 +166,12 @@ accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, in
 			close(fd);
 			return -1;
 		}
+		if (h.agree != agree) {
+			snprintf(err, CT_ERRMAX, "join the ranks: rank %d runs with other settings than "
+			    "rank 0 (options, text or ranks): give every rank the same", (int)h.rank);
+			close(fd);
+			return -1;
+		}
 		no_delay(fd);
 		g->fd[h.rank] = fd;
 		joined++;
@@ -174,11 +181,12 @@ accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, in
 
 /* Another rank: connect to rank 0, which may not listen yet. */
 static int
-connect_rank0(struct ct_group *g, const char *addr, const char *port, int timeout, char *err)
+connect_rank0(struct ct_group *g, const char *addr, const char *port, uint64_t agree, int timeout,
+    char *err)
 {
 	double end = now() + timeout;
 	struct addrinfo hints, *res, *ai;
-	struct hello h = { HELLO_MAGIC, g->rank, g->world };
+	struct hello h = { HELLO_MAGIC, g->rank, g->world, agree };
 	int fd, rc, e = 0;
 
 	memset(&hints, 0, sizeof hints);
@@ -218,7 +226,7 @@ connected:
 
 int
 ct_group_open(struct ct_group *g, int rank, int world, const char *addr, const char *port,
-    int timeout, char *err)
+    uint64_t agree, int timeout, char *err)
 {
 	int i, lfd, rc;
 
@@ -233,10 +241,10 @@ ct_group_open(struct ct_group *g, int rank, int world, const char *addr, const c
 	if (world == 1)
 		return 0;
 	if (rank != 0)
-		return connect_rank0(g, addr, port, timeout, err);
+		return connect_rank0(g, addr, port, agree, timeout, err);
 	if ((lfd = listen_on(addr, port, err)) == -1)
 		return -1;
-	rc = accept_ranks(g, lfd, addr, port, timeout, err);
+	rc = accept_ranks(g, lfd, addr, port, agree, timeout, err);
 	close(lfd);
 	return rc;
 }

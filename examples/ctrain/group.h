@@ -20,6 +20,7 @@
 #define CT_GROUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CT_ERRMAX 256
 
@@ -34,9 +35,12 @@ void ct_group_slice(size_t n, int world, int rank, size_t *lo, size_t *hi);
 
 /* Join the group (world 1: nothing to connect): rank 0 listens on
  * addr:port and waits up to timeout seconds for the others, which
- * connect to it. 0, or -1 with err filled. */
+ * connect to it. Every rank must bring the same `agree` (a hash of what
+ * must be the same on all: ranks that disagree on the size of a message
+ * would wait for bytes that never come); rank 0 refuses a rank whose
+ * differs. 0, or -1 with err filled. */
 int ct_group_open(struct ct_group *g, int rank, int world, const char *addr, const char *port,
-    int timeout, char *err);
+    uint64_t agree, int timeout, char *err);
 void ct_group_close(struct ct_group *g);
 
 /* The sum over ranks in rank order, and over each rank's nparts parts
