@@ -354,168 +354,224 @@ env_or(const char *name, const char *dflt)
 	return v != NULL && *v != '\0' ? v : dflt;
 }
 
+/* One rank's run: its settings, state, group and scratch. */
+struct run {
+	struct opts o;
+	struct state st;
+	struct ct_group g;
+	struct ct_work *w;
+	spotrun_ctx *ctx;		/* NULL: no store, no checkpoints */
+	int rank, world;
+	uint8_t *text;			/* vocabulary indices */
+	size_t len;
+	size_t mlo, mhi;		/* this rank's micro-batches */
+	size_t plen;			/* floats of a part: the gradient, then the loss */
+	float *parts, *sum;
+	uint8_t *xs, *ys;		/* a micro-batch's contexts and targets */
+};
+
+/* The state and the scratch of a run, its parameters initialised. */
+static void
+setup(struct run *r)
+{
+	struct state *st = &r->st;
+	uint64_t text_digest;
+
+	r->text = load_text(r->o.text, &r->len, &r->o.d.vocab, &text_digest, r->rank);
+	if (r->len <= (size_t)r->o.d.context)
+		die(r->rank, "%s: %zu bytes, not more than --context %d", r->o.text, r->len,
+		    r->o.d.context);
+	st->step = -1;
+	st->n = ct_model_size(&r->o.d);
+	ct_group_slice(st->n, r->world, r->rank, &st->lo, &st->hi);
+	st->theta = calloc(st->n, sizeof *st->theta);
+	st->m = calloc(st->hi - st->lo + 1, sizeof *st->m);
+	st->v = calloc(st->hi - st->lo + 1, sizeof *st->v);
+	/* this rank's micro-batches: a contiguous share, in order */
+	ct_group_slice((size_t)r->o.micro, r->world, r->rank, &r->mlo, &r->mhi);
+	r->plen = st->n + 1;
+	r->parts = calloc((r->mhi - r->mlo) * r->plen, sizeof *r->parts);
+	r->sum = calloc(r->plen, sizeof *r->sum);
+	r->xs = malloc((size_t)r->o.batch * (size_t)r->o.d.context);
+	r->ys = malloc((size_t)r->o.batch);
+	r->w = ct_work_new(&r->o.d);
+	if (st->theta == NULL || st->m == NULL || st->v == NULL || r->parts == NULL ||
+	    r->sum == NULL || r->xs == NULL || r->ys == NULL || r->w == NULL)
+		die(r->rank, "out of memory");
+	ct_model_init(&r->o.d, r->o.seed, st->theta);
+	st->config[0] = r->o.seed;
+	st->config[1] = (uint64_t)r->o.d.context;
+	st->config[2] = (uint64_t)r->o.d.embed;
+	st->config[3] = (uint64_t)r->o.d.hidden;
+	st->config[4] = (uint64_t)r->o.d.vocab;
+	st->config[5] = (uint64_t)r->o.micro;
+	st->config[6] = (uint64_t)r->o.batch;
+	st->config[7] = text_digest;
+	memcpy(st->saved_config, st->config, sizeof st->config);
+}
+
+/* Join the other ranks. What every rank must share: the checkpoint's
+ * settings, and what decides the number of steps, the update and the
+ * saves. */
+static void
+join(struct run *r)
+{
+	int has_store = r->o.store != NULL || getenv("SPOTRUN_STORE") != NULL;
+	char err[CT_ERRMAX];
+	uint64_t h;
+
+	h = fnv(1469598103934665603ULL, r->st.config, sizeof r->st.config);
+	h = fnv(h, &r->o.steps, sizeof r->o.steps);
+	h = fnv(h, &r->o.save_every, sizeof r->o.save_every);
+	h = fnv(h, &r->o.lr, sizeof r->o.lr);
+	h = fnv(h, &r->o.wd, sizeof r->o.wd);
+	h = fnv(h, &has_store, sizeof has_store);
+	if (ct_group_open(&r->g, r->rank, r->world, env_or("MASTER_ADDR", "127.0.0.1"),
+	    env_or("MASTER_PORT", "29500"), h, 60, err) == -1)
+		die(r->rank, "%s", err);
+}
+
+/* Checkpoints: under spotrun (mode = library) its environment names the
+ * store and the job; by hand, --store and --job. The first step to run. */
+static long long
+resume(struct run *r)
+{
+	struct state *st = &r->st;
+	spotrun_params p;
+	long long restored;
+
+	if (r->o.store == NULL && getenv("SPOTRUN_STORE") == NULL) {
+		if (r->rank == 0)
+			fprintf(stderr, "ctrain: no store (--store, or spotrun's SPOTRUN_STORE): "
+			    "training without checkpoints\n");
+		return 0;
+	}
+	spotrun_params_init(&p);
+	p.store = r->o.store;
+	p.job = r->o.job != NULL ? r->o.job : getenv("SPOTRUN_JOB") == NULL ? "ctrain" : NULL;
+	p.message = lib_message;
+	p.message_opaque = &r->rank;
+	if ((r->ctx = spotrun_create(&p)) == NULL)
+		die(r->rank, "spotrun_create: out of memory");
+	register_state(r->ctx, st, &r->o.d, r->rank);
+	check(r->ctx, spotrun_restore(r->ctx, &restored), r->rank, "restore");
+	if (restored < 0)
+		return 0;
+	if (memcmp(st->saved_config, st->config, sizeof st->config) != 0)
+		die(r->rank, "the checkpoint of step %lld was trained with other settings (--seed, "
+		    "--context, --embed, --hidden, --micro, --batch or --text): give the same, or "
+		    "another --job", restored);
+	if (st->step != restored)
+		die(r->rank, "the checkpoint of step %lld holds step %" PRId64, restored, st->step);
+	if (r->rank == 0) {
+		printf("resumed from step %lld on %d rank%s\n", restored, r->world,
+		    r->world == 1 ? "" : "s");
+		fflush(stdout);
+	}
+	return restored + 1;
+}
+
+/* Step s on every rank (module comment). */
+static void
+train_step(struct run *r, long long s)
+{
+	const long long per_step = (long long)r->o.micro * r->o.batch;
+	struct state *st = &r->st;
+	char err[CT_ERRMAX];
+	int i, k, vote, agreed;
+
+	vote = r->ctx != NULL && spotrun_checkpoint_requested(r->ctx);
+	for (i = 0; i < (int)(r->mhi - r->mlo); i++) {
+		float *part = r->parts + (size_t)i * r->plen;
+		uint64_t e0 = st->cursor + (uint64_t)(r->mlo + (size_t)i) * (uint64_t)r->o.batch;
+		for (k = 0; k < r->o.batch; k++)
+			example(r->text, r->len, r->o.d.context, r->o.seed, e0 + (uint64_t)k,
+			    r->xs + (size_t)k * (size_t)r->o.d.context, &r->ys[k]);
+		part[st->n] = ct_model_grad(&r->o.d, r->w, st->theta, r->xs, r->ys, r->o.batch, part);
+	}
+	if (ct_group_reduce_scatter(&r->g, r->parts, (int)(r->mhi - r->mlo), r->plen, 1, vote,
+	    r->sum, &agreed, err) == -1)
+		die(r->rank, "step %lld: %s", s, err);
+	adam(st, r->sum, per_step, s, r->o.lr, r->o.wd);
+	if (ct_group_allgather(&r->g, st->theta, st->n, err) == -1)
+		die(r->rank, "step %lld: %s", s, err);
+	st->step = s;
+	st->cursor += (uint64_t)per_step;
+	st->loss = r->sum[st->n] / (float)per_step;
+	if (r->rank == 0 && (s == 0 || (s + 1) % r->o.every == 0)) {
+		printf("step %lld loss %.4f\n", s, st->loss);
+		fflush(stdout);
+	}
+	/* every rank saves the same step: the vote is everyone's */
+	if (r->ctx != NULL && (agreed || (r->o.save_every > 0 && (s + 1) % r->o.save_every == 0)))
+		save(r->ctx, s, r->rank);
+}
+
+/* The final lines, and --out. */
+static void
+finish(struct run *r)
+{
+	const struct state *st = &r->st;
+	char err[CT_ERRMAX];
+	float *m_all = gather_moment(&r->g, st, st->m, err);
+	float *v_all = gather_moment(&r->g, st, st->v, err);
+	uint64_t h;
+	FILE *fp;
+
+	h = fnv(1469598103934665603ULL, st->theta, st->n * sizeof *st->theta);
+	h = fnv(h, m_all, st->n * sizeof *m_all);
+	h = fnv(h, v_all, st->n * sizeof *v_all);
+	h = fnv(h, &st->step, sizeof st->step);
+	h = fnv(h, &st->cursor, sizeof st->cursor);
+	if (r->rank == 0) {
+		printf("final loss %.6f after %lld steps (%zu parameters)\n", st->loss, r->o.steps,
+		    st->n);
+		printf("digest %016" PRIx64 "\n", h);
+		fflush(stdout);
+		if (r->o.out != NULL && ((fp = fopen(r->o.out, "wb")) == NULL ||
+		    fwrite(st->theta, sizeof *st->theta, st->n, fp) != st->n ||
+		    fwrite(m_all, sizeof *m_all, st->n, fp) != st->n ||
+		    fwrite(v_all, sizeof *v_all, st->n, fp) != st->n || fclose(fp) != 0))
+			die(r->rank, "write %s: %s", r->o.out, strerror(errno));
+	}
+	free(m_all);
+	free(v_all);
+}
+
 int
 main(int argc, char **argv)
 {
-	struct opts o;
-	struct state st = { .step = -1 };
-	struct ct_group g;
-	struct ct_work *w;
-	spotrun_params p;
-	spotrun_ctx *ctx = NULL;
-	char err[CT_ERRMAX];
-	uint8_t *text, *xs, *ys;
-	size_t len, plen, mlo, mhi;
-	uint64_t text_digest, h;
-	float *parts, *sum, *m_all, *v_all;
-	long long s, start = 0, restored, per_step;
-	int rank, world, i, k, vote, agreed;
+	struct run r;
+	long long s;
 
-	parse(argc, argv, &o);
-	rank = (int)number("RANK", env_or("RANK", "0"), 0, 4095);
-	world = (int)number("WORLD_SIZE", env_or("WORLD_SIZE", "1"), 1, 4096);
-	if (rank >= world)
-		die(rank, "RANK %d is not below WORLD_SIZE %d", rank, world);
-	if (world > o.micro)
-		die(rank, "%d ranks for %d micro-batches a step: give --micro at least the ranks", world,
-		    o.micro);
-	text = load_text(o.text, &len, &o.d.vocab, &text_digest, rank);
-	if (len <= (size_t)o.d.context)
-		die(rank, "%s: %zu bytes, not more than --context %d", o.text, len, o.d.context);
-
-	st.n = ct_model_size(&o.d);
-	ct_group_slice(st.n, world, rank, &st.lo, &st.hi);
-	st.theta = calloc(st.n, sizeof *st.theta);
-	st.m = calloc(st.hi - st.lo + 1, sizeof *st.m);
-	st.v = calloc(st.hi - st.lo + 1, sizeof *st.v);
-	/* this rank's micro-batches: a contiguous share, in order */
-	ct_group_slice((size_t)o.micro, world, rank, &mlo, &mhi);
-	plen = st.n + 1;		/* a part: the gradient, then the loss */
-	parts = calloc((mhi - mlo) * plen, sizeof *parts);
-	sum = calloc(plen, sizeof *sum);
-	xs = malloc((size_t)o.batch * (size_t)o.d.context);
-	ys = malloc((size_t)o.batch);
-	w = ct_work_new(&o.d);
-	if (st.theta == NULL || st.m == NULL || st.v == NULL || parts == NULL || sum == NULL ||
-	    xs == NULL || ys == NULL || w == NULL)
-		die(rank, "out of memory");
-	ct_model_init(&o.d, o.seed, st.theta);
-	st.config[0] = o.seed;
-	st.config[1] = (uint64_t)o.d.context;
-	st.config[2] = (uint64_t)o.d.embed;
-	st.config[3] = (uint64_t)o.d.hidden;
-	st.config[4] = (uint64_t)o.d.vocab;
-	st.config[5] = (uint64_t)o.micro;
-	st.config[6] = (uint64_t)o.batch;
-	st.config[7] = text_digest;
-	memcpy(st.saved_config, st.config, sizeof st.config);
-
-	/* what every rank must share: the checkpoint's settings, and what
-	 * decides the number of steps, the update and the saves */
-	h = fnv(1469598103934665603ULL, st.config, sizeof st.config);
-	h = fnv(h, &o.steps, sizeof o.steps);
-	h = fnv(h, &o.save_every, sizeof o.save_every);
-	h = fnv(h, &o.lr, sizeof o.lr);
-	h = fnv(h, &o.wd, sizeof o.wd);
-	if (ct_group_open(&g, rank, world, env_or("MASTER_ADDR", "127.0.0.1"),
-	    env_or("MASTER_PORT", "29500"), h, 60, err) == -1)
-		die(rank, "%s", err);
-
-	/* Checkpoints: under spotrun (mode = library) its environment names
-	 * the store and the job; by hand, --store and --job. */
-	if (o.store == NULL && getenv("SPOTRUN_STORE") == NULL) {
-		if (rank == 0)
-			fprintf(stderr, "ctrain: no store (--store, or spotrun's SPOTRUN_STORE): "
-			    "training without checkpoints\n");
-	} else {
-		spotrun_params_init(&p);
-		p.store = o.store;
-		p.job = o.job != NULL ? o.job : getenv("SPOTRUN_JOB") == NULL ? "ctrain" : NULL;
-		p.message = lib_message;
-		p.message_opaque = &rank;
-		if ((ctx = spotrun_create(&p)) == NULL)
-			die(rank, "spotrun_create: out of memory");
-		register_state(ctx, &st, &o.d, rank);
-		check(ctx, spotrun_restore(ctx, &restored), rank, "restore");
-		if (restored >= 0) {
-			if (memcmp(st.saved_config, st.config, sizeof st.config) != 0)
-				die(rank, "the checkpoint of step %lld was trained with other settings "
-				    "(--seed, --context, --embed, --hidden, --micro, --batch or --text): "
-				    "give the same, or another --job", restored);
-			if (st.step != restored)
-				die(rank, "the checkpoint of step %lld holds step %" PRId64, restored,
-				    st.step);
-			start = restored + 1;
-			if (rank == 0) {
-				printf("resumed from step %lld on %d rank%s\n", restored, world,
-				    world == 1 ? "" : "s");
-				fflush(stdout);
-			}
-		}
+	memset(&r, 0, sizeof r);
+	parse(argc, argv, &r.o);
+	r.rank = (int)number("RANK", env_or("RANK", "0"), 0, 4095);
+	r.world = (int)number("WORLD_SIZE", env_or("WORLD_SIZE", "1"), 1, 4096);
+	if (r.rank >= r.world)
+		die(r.rank, "RANK %d is not below WORLD_SIZE %d", r.rank, r.world);
+	if (r.world > r.o.micro)
+		die(r.rank, "%d ranks for %d micro-batches a step: give --micro at least the ranks",
+		    r.world, r.o.micro);
+	setup(&r);
+	join(&r);
+	for (s = resume(&r); s < r.o.steps; s++) {
+		train_step(&r, s);
+		if (r.o.step_ms > 0)
+			nanosleep(&(struct timespec){ r.o.step_ms / 1000,
+			    (r.o.step_ms % 1000) * 1000000L }, NULL);
 	}
-
-	per_step = (long long)o.micro * o.batch;
-	for (s = start; s < o.steps; s++) {
-		vote = ctx != NULL && spotrun_checkpoint_requested(ctx);
-		for (i = 0; i < (int)(mhi - mlo); i++) {
-			float *part = parts + (size_t)i * plen;
-			uint64_t e0 = st.cursor + (uint64_t)(mlo + (size_t)i) * (uint64_t)o.batch;
-			for (k = 0; k < o.batch; k++)
-				example(text, len, o.d.context, o.seed, e0 + (uint64_t)k,
-				    xs + (size_t)k * (size_t)o.d.context, &ys[k]);
-			part[st.n] = ct_model_grad(&o.d, w, st.theta, xs, ys, o.batch, part);
-		}
-		if (ct_group_reduce_scatter(&g, parts, (int)(mhi - mlo), plen, 1, vote, sum, &agreed,
-		    err) == -1)
-			die(rank, "step %lld: %s", s, err);
-		adam(&st, sum, per_step, s, o.lr, o.wd);
-		if (ct_group_allgather(&g, st.theta, st.n, err) == -1)
-			die(rank, "step %lld: %s", s, err);
-		st.step = s;
-		st.cursor += (uint64_t)per_step;
-		st.loss = sum[st.n] / (float)per_step;
-		if (rank == 0 && (s == 0 || (s + 1) % o.every == 0)) {
-			printf("step %lld loss %.4f\n", s, st.loss);
-			fflush(stdout);
-		}
-		/* every rank saves the same step: the vote is everyone's */
-		if (ctx != NULL && (agreed || (o.save_every > 0 && (s + 1) % o.save_every == 0)))
-			save(ctx, s, rank);
-		if (o.step_ms > 0)
-			nanosleep(&(struct timespec){ o.step_ms / 1000, (o.step_ms % 1000) * 1000000L },
-			    NULL);
-	}
-
-	m_all = gather_moment(&g, &st, st.m, err);
-	v_all = gather_moment(&g, &st, st.v, err);
-	h = fnv(1469598103934665603ULL, st.theta, st.n * sizeof *st.theta);
-	h = fnv(h, m_all, st.n * sizeof *m_all);
-	h = fnv(h, v_all, st.n * sizeof *v_all);
-	h = fnv(h, &st.step, sizeof st.step);
-	h = fnv(h, &st.cursor, sizeof st.cursor);
-	if (rank == 0) {
-		FILE *fp;
-		printf("final loss %.6f after %lld steps (%zu parameters)\n", st.loss, o.steps, st.n);
-		printf("digest %016" PRIx64 "\n", h);
-		fflush(stdout);
-		if (o.out != NULL && ((fp = fopen(o.out, "wb")) == NULL ||
-		    fwrite(st.theta, sizeof *st.theta, st.n, fp) != st.n ||
-		    fwrite(m_all, sizeof *m_all, st.n, fp) != st.n ||
-		    fwrite(v_all, sizeof *v_all, st.n, fp) != st.n || fclose(fp) != 0))
-			die(rank, "write %s: %s", o.out, strerror(errno));
-	}
-	spotrun_free(ctx);
-	ct_group_close(&g);
-	ct_work_free(w);
-	free(m_all);
-	free(v_all);
-	free(parts);
-	free(sum);
-	free(xs);
-	free(ys);
-	free(st.theta);
-	free(st.m);
-	free(st.v);
-	free(text);
+	finish(&r);
+	spotrun_free(r.ctx);
+	ct_group_close(&r.g);
+	ct_work_free(r.w);
+	free(r.parts);
+	free(r.sum);
+	free(r.xs);
+	free(r.ys);
+	free(r.st.theta);
+	free(r.st.m);
+	free(r.st.v);
+	free(r.text);
 	return 0;
 }
