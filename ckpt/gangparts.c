@@ -254,6 +254,20 @@ by_share(const void *a, const void *b)
 	return p->share_first < q->share_first ? -1 : p->share_first > q->share_first;
 }
 
+/* Chunks [from, to) of the n of replicated tensor q are in no share. */
+static int
+no_share(char *err, const char *q, uint64_t from, uint64_t to, uint64_t n)
+{
+	char range[64];
+
+	if (to - from == 1)
+		snprintf(range, sizeof range, "chunk %" PRIu64, from);
+	else
+		snprintf(range, sizeof range, "chunks %" PRIu64 " to %" PRIu64, from, to - 1);
+	return sr_err(err, "tensor %s (replicated): no rank's share holds %s of its %" PRIu64
+	    " (a rank did not register it)", q, range, n);
+}
+
 /* The shares of replicated tensor t, joined into one piece of its whole
  * box in place of them: every chunk in exactly one share. */
 static int
@@ -286,9 +300,7 @@ join_shares(struct sr_mtensor *t, char *err)
 			    " and %" PRIu64 " chunks (they must save with the same chunk_size)", q, of,
 			    sh[i]->share_of);
 		else if (sh[i]->share_first > next)
-			rc = sr_err(err, "tensor %s (replicated): chunks %" PRIu64 " to %" PRIu64
-			    " of its %" PRIu64 " are in no rank's share (a rank did not register it)",
-			    q, next, sh[i]->share_first - 1, of);
+			rc = no_share(err, q, next, sh[i]->share_first, of);
 		else if (sh[i]->share_first < next)
 			rc = sr_err(err, "tensor %s (replicated): chunk %" PRIu64 " is in two ranks' "
 			    "shares", q, sh[i]->share_first);
@@ -300,8 +312,7 @@ join_shares(struct sr_mtensor *t, char *err)
 		off += sh[i]->data.size;
 	}
 	if (rc == 0 && (next != of || off != bytes))
-		rc = sr_err(err, "tensor %s (replicated): chunks %" PRIu64 " to %" PRIu64 " of its %"
-		    PRIu64 " are in no rank's share (a rank did not register it)", q, next, of - 1, of);
+		rc = no_share(err, q, next, of, of);
 	if (rc == 0) {
 		memset(&whole, 0, sizeof whole);
 		memcpy(whole.offsets, sh[0]->offsets, sizeof whole.offsets);
@@ -362,11 +373,13 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		free(buf);
 		if (rc == 0)
 			rc = sr_manifest_validate(&p, o->job, p.stats.seq, err);
-		if (rc == 0 && o->merge_ranks)
-			rc = merge_tensors(m, &p, (int)i + 1, err);
+		if (rc == 0 && o->merge_ranks && merge_tensors(m, &p, (int)i + 1, err) != 0)
+			rc = SR_CKPT_MISMATCH;
 		if (rc != 0) {
 			sr_manifest_free(&p);
-			return sr_err_prefix(err, "save %s: part %s", o->job, o->merge[i]);
+			sr_err_prefix(err, "save %s: part %s", o->job, o->merge[i]);
+			/* ranks that registered other tensors: not the store's fault */
+			return rc == SR_CKPT_MISMATCH ? SR_CKPT_MISMATCH : -1;
 		}
 		have = m->nentries;
 		for (k = 0; k < p.nentries; k++) {
@@ -383,8 +396,10 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		sr_manifest_sort(m);
 		sr_manifest_free(&p);
 	}
-	if (o->merge_ranks && (rc = join_tensors(m, err)) != 0)
-		return sr_err_prefix(err, "save %s: step %lld", o->job, m->stats.step);
+	if (o->merge_ranks && join_tensors(m, err) != 0) {
+		sr_err_prefix(err, "save %s: step %lld", o->job, m->stats.step);
+		return SR_CKPT_MISMATCH;
+	}
 	return 0;
 }
 
@@ -466,4 +481,45 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 			sr_ckpt_say(o, "warning: %s", why);
 		return rc;
 	}
+}
+
+struct sweep {
+	struct sr_store *st;
+	const struct sr_ckpt_opts *o;
+	size_t plen;
+	long long step;
+	int n;
+};
+
+static int
+sweep_cb(const struct sr_object_info *info, void *arg)
+{
+	struct sweep *x = arg;
+	const char *rest = info->key + x->plen;
+	char err[SR_ERRMAX];
+	unsigned long long epoch;
+	long long step;
+	int rank, used = 0;
+
+	if (sscanf(rest, "%llu-%lld-rank%d.json%n", &epoch, &step, &rank, &used) != 3 ||
+	    rest[used] != '\0')
+		return 0;	/* a gang's part, or another tool's object */
+	if (epoch > x->o->epoch || (epoch == x->o->epoch && step >= x->step))
+		return 0;
+	if (sr_store_delete(x->st, info->key, err) != SR_STORE_OK)
+		sr_ckpt_say(x->o, "warning: %s", err);
+	else
+		x->n++;
+	return 0;
+}
+
+void
+sr_parts_sweep(struct sr_store *st, const struct sr_ckpt_opts *o, long long step)
+{
+	char *prefix = sr_asprintf("%s/parts/", o->job), err[SR_ERRMAX];
+	struct sweep x = { st, o, strlen(prefix), step, 0 };
+
+	if (sr_store_list(st, prefix, sweep_cb, &x, err) != 0)
+		sr_ckpt_say(o, "warning: %s", err);
+	free(prefix);
 }

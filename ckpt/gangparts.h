@@ -26,13 +26,24 @@ int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct
  * o->merge_wait seconds from now, or o->cancel) and add to m (sorted, and sorted again) the entries of each
  * whose paths m lacks, in the order given; its files are added to m's
  * stats.files. 0, SR_CKPT_LATE or SR_CKPT_CANCELLED (a part missing: err
- * names it), or -1 (a part that does not parse or fails its checks). */
+ * names it), or -1 (a part that does not parse or fails its checks). With
+ * o->merge_ranks the parts' tensors join m's too (pieces copied, shares of
+ * replicated tensors joined into one piece each), and each tensor's
+ * pieces must tile it: SR_CKPT_MISMATCH, err naming the tensor and the
+ * box or chunks in two pieces or in none, or the rank of another type or
+ * shape. */
 int sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err);
 
 /* Delete o->merge's parts, once committed or given up (a failure is only
  * said). */
 void sr_parts_drop(struct sr_store *st, const struct sr_ckpt_opts *o);
+
+/* Rank 0, its commit of step made: delete the ranks' parts left by
+ * saves that failed (their rank died waiting): those of a lower epoch, or
+ * of o->epoch and a lower step. A later save's parts (a higher step) may
+ * be being written already and are left alone; failures are only said. */
+void sr_parts_sweep(struct sr_store *st, const struct sr_ckpt_opts *o, long long step);
 
 /* A rank above 0, its part o->part written: wait (polling every 0.2 s,
  * until o->deadline, or wait seconds from now when > 0, or o->cancel) for

@@ -23,6 +23,13 @@ check_PROGRAMS += tests/t-lib
 tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
+# Ranks: one checkpoint saved by N ranks, restored by M (resharding),
+# replicated tensors saved once, only the chunks needed read, the errors.
+check_PROGRAMS += tests/t-reshard
+tests_t_reshard_SOURCES = tests/t-reshard.c tests/tap.h tests/ckpt-util.h tests/s3-util.h \
+	tests/store-util.h tests/mdemu-util.h
+tests_t_reshard_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_reshard_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
 

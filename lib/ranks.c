@@ -27,7 +27,8 @@
 /* Ranks at most (a sanity bound: a rank-0 merge reads one part each). */
 #define RANKS_MAX 65536
 /* Seconds a collective save without a deadline waits for the other ranks
- * (rank 0 for the parts, the others for the commit), $SPOTRUN_RANK_WAIT:
+ * (rank 0 for the parts; the others for the commit, twice as long),
+ * $SPOTRUN_RANK_WAIT:
  * long enough for a slower rank's upload, short enough that a rank that
  * died is reported while the job can still do something about it. */
 #define RANK_WAIT 300.0
@@ -107,6 +108,8 @@ save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor
 	o->merge_ranks = 1;
 	o->merge_wait = o->deadline > 0 ? 0 : ctx->rank_wait;
 	rc = sr_ckpt_save_tensors(ctx->st, o, t, n, step, cs, err);
+	if (rc == 0)
+		sr_parts_sweep(ctx->st, o, step);
 	for (i = 0; i < nmerge; i++)
 		free(keys[i]);
 	free(keys);
@@ -128,8 +131,10 @@ save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor 
 		return sr_err(err, "save %s: step %lld: read LATEST: %s", o->job, step, why);
 	o->part = sr_parts_rank_key(o->job, o->epoch, step, ctx->p.rank);
 	rc = sr_ckpt_save_tensors(ctx->st, o, t, n, step, cs, err);
+	/* rank 0 may wait rank_wait for the slowest part, then commit: this
+	 * rank waits longer, so that it learns whether rank 0 gave up */
 	if (rc == 0 && (rc = sr_parts_await(ctx->st, o, &base, step,
-	    o->deadline > 0 ? 0 : ctx->rank_wait, &seq, err)) == 0)
+	    o->deadline > 0 ? 0 : 2 * ctx->rank_wait, &seq, err)) == 0)
 		cs->seq = seq;
 	free((char *)o->part);
 	o->part = NULL;
