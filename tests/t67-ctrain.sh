@@ -4,7 +4,7 @@
 #  - uninterrupted, its loss falls by more than 1 (nat per character) from
 #    step 0 to the end;
 #  - examples/ctrain/job.ini (mode = library) preempted 3 times by the local
-#    provider (a notice at steps 99, 199 and 299) resumes 3 times from the
+#    provider (a notice at steps 79, 159 and 239) resumes 3 times from the
 #    library's restore and ends bit-identical to the uninterrupted run: the
 #    same digest (FNV-1a of parameters, Adam's m and v, step, data cursor),
 #    the same final loss, the same bytes of --out;
@@ -14,7 +14,7 @@
 #    ranks than micro-batches, are refused with their messages;
 #  - 2 and 3 ranks under spotrun (procs, launch = ranks; the ordered
 #    reduce-scatter over TCP) end with the 1-rank run's digest;
-#  - 2 ranks preempted twice (a notice at steps 99 and 199): each save is
+#  - 2 ranks preempted twice (a notice at steps 79 and 159): each save is
 #    collective (one checkpoint of both ranks, parameters replicated, Adam's
 #    m and v in two slices), and the run ends with the 1-rank digest;
 #  - saved by 2 ranks (a notice to spotrun: exit 75), resumed on 3 ranks and
@@ -85,7 +85,7 @@ preempted() {
 # test: the built ctrain, its store and local dir in $t_tmp.
 ctjob() {
 	_n=$1
-	sed -e "s|^command = .*|command = $ct --steps $steps --step-ms 5 --out $t_tmp/$_n.bin|" \
+	sed -e "s|^command = .*|command = $ct --steps $steps --every 20 --step-ms 5 --out $t_tmp/$_n.bin|" \
 	    -e "s|^name = ctrain|name = ct-$_n|" "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/$_n.ini"
 	ini_set "$t_tmp/$_n.ini" checkpoint store "file://$t_tmp/store-$_n"
 	ini_set "$t_tmp/$_n.ini" checkpoint local_dir "$t_tmp/local-$_n"
@@ -105,10 +105,11 @@ first=$(sed -nE 's/^step 0 loss ([0-9.]+)$/\1/p' "$t_tmp/ref.out")
 t_is "$(awk -v a="$first" -v b="$want_loss" 'BEGIN { print (a != "" && b != "" && b < a - 1.0) ? "falls" : "flat" }')" \
 	falls "the loss falls by more than 1: $first at step 0, $want_loss after $steps steps"
 
-# 3-13: the example's job file, preempted at steps 99, 199 and 299.
+# 3-13: the example's job file, preempted at steps 79, 159 and 239
+# (160 steps before the end: time for the notice to land).
 "$SPOTRUN" check "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/check" 2>&1
 t_is "$?" 0 "spotrun check accepts examples/ctrain/job.ini" || t_show "$t_tmp/check"
-preempted pre 1 99 199 299
+preempted pre 1 79 159 239
 t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered by spotrun_save"
 t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
 t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
@@ -148,7 +149,7 @@ for k in 2 3; do
 done
 
 # 27-34: 2 ranks preempted twice, every save collective.
-preempted pre2 2 99 199
+preempted pre2 2 79 159
 last=$(ls "$t_tmp/store-pre2/ct-pre2/manifests" | tail -n 1)
 t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its checkpoints record world_size 2"
 
@@ -156,7 +157,7 @@ t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its check
 ctjob two 2 "provider.name=signal" "provider.grace=20s" "provider.after=0"
 t_bg two "$SPOTRUN" run "$t_tmp/two.ini"
 two_pid=$t_last
-wait_for "$t_tmp/two.out" '^\[0\] step 149 loss ' 60 "$two_pid"
+wait_for "$t_tmp/two.out" '^\[0\] step 159 loss ' 60 "$two_pid"
 kill -TERM "$two_pid"
 t_wait "$two_pid"
 t_is "$t_rc" 75 "2 ranks, a notice: checkpointed and preempted, exit 75" || t_show "$t_tmp/two.err"
