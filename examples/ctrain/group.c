@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,19 @@ listen_on(const char *addr, const char *port, char *err)
 	return fd;
 }
 
+/* Receives on fd give up after seconds (0: never). */
+static int
+recv_timeout(int fd, double seconds)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (seconds > 0) {
+		tv.tv_sec = (time_t)seconds;
+		tv.tv_usec = (suseconds_t)((seconds - (double)tv.tv_sec) * 1e6) + 1;
+	}
+	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
 /* Rank 0: accept the world's other ranks, each in its slot. */
 static int
 accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, uint64_t agree,
@@ -156,7 +170,10 @@ accept_ranks(struct ct_group *g, int lfd, const char *addr, const char *port, ui
 			snprintf(err, CT_ERRMAX, "accept a rank on %s:%s: %s", addr, port, strerror(errno));
 			return -1;
 		}
-		if (recv_all(fd, &h, sizeof h) == -1 || h.magic != HELLO_MAGIC) {
+		/* a peer that connects and says nothing holds the wait up to its
+		 * end, not for ever */
+		if (recv_timeout(fd, end - now()) == -1 || recv_all(fd, &h, sizeof h) == -1 ||
+		    h.magic != HELLO_MAGIC || recv_timeout(fd, 0) == -1) {
 			close(fd);	/* not one of ours: a port scanner, a stale rank */
 			continue;
 		}
