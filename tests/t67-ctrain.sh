@@ -18,7 +18,9 @@
 #    collective (one checkpoint of both ranks, parameters replicated, Adam's
 #    m and v in two slices), and the run ends with the 1-rank digest;
 #  - saved by 2 ranks (a notice to spotrun: exit 75), resumed on 3 ranks and
-#    on 1: m and v resharded by the library's restore, the same digest.
+#    on 1: m and v resharded by the library's restore, the same digest;
+#  - 3 ranks asked for a checkpoint every second: each request one
+#    collective save (the ranks vote on when), the same digest.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 ct=$(cd "$top_builddir" && pwd)/examples/ctrain/ctrain
@@ -175,4 +177,17 @@ for k in 3 1; do
 	t_like "$t_tmp/$nm.out" "^(\[0\] )?resumed from step $at on $ranks\$" "$ranks resumed from step $at"
 	t_is "$(digest "$t_tmp/$nm.out")" "$want" "resumed on $ranks: the uninterrupted digest, m and v resharded"
 done
+
+# 43-45: 3 ranks asked every second: each rank reads the request on its own
+# clock, the vote has them all save the same step. (Without the vote, rank
+# 0 would wait in a save the others never join, until the request's deadline
+# ten minutes on: the timeout ends it.)
+ctjob per3 3 "checkpoint.interval=1s" "provider.preemptions=0"
+timeout -k 10 120 "$SPOTRUN" run "$t_tmp/per3.ini" > "$t_tmp/per3.out" 2> "$t_tmp/per3.err"
+t_is "$?" 0 "3 ranks with periodic requests: exit 0" || t_show "$t_tmp/per3.err"
+nsave=$(grep -c '^\[0\] checkpoint at step' "$t_tmp/per3.out")
+ncommit=$(grep -cE '^[0-9:]+  ckpt     [0-9]+ step [0-9]+: .* committed in ' "$t_tmp/per3.err")
+t_is "$([ "$nsave" -ge 1 ] && echo "$nsave = $ncommit")" "$ncommit = $ncommit" \
+	"each periodic request ($nsave) is one collective save of the 3 ranks, a commit on the timeline"
+t_is "$(digest "$t_tmp/per3.out")" "$want" "and the run ends with the uninterrupted digest"
 t_done
