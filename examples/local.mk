@@ -9,7 +9,7 @@
 # ctrain/, a C training program on libspotrun (data-parallel ranks over TCP,
 # its Adam state sharded), is built with the library's include path alone, as
 # `pkg-config --cflags --libs spotrun` builds it outside the tree; run by
-# tests/t67-ctrain.sh.
+# tests/t68-ctrain.sh.
 EXTRA_DIST += examples/quickstart.ini examples/sweep.ini examples/quickstart/train.py \
 	examples/quickstart/spotrun \
 	examples/pytorch/job.ini examples/pytorch/train.py examples/pytorch/spotrun \
@@ -22,4 +22,4 @@ examples_ctrain_ctrain_SOURCES = examples/ctrain/ctrain.c examples/ctrain/model.
 examples_ctrain_ctrain_CPPFLAGS = -I$(top_srcdir)/lib
 examples_ctrain_ctrain_LDADD = libspotrun.la -lm
 EXTRA_DIST += examples/ctrain/README.md examples/ctrain/job.ini
-dist_check_SCRIPTS += tests/t67-ctrain.sh
+dist_check_SCRIPTS += tests/t68-ctrain.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t67-ctrain.sh: examples/ctrain, a character-level language model in C
+# t68-ctrain.sh: examples/ctrain, a character-level language model in C
 # trained with Adam through libspotrun, data-parallel over spotrun's ranks:
 #  - uninterrupted, its loss falls by more than 1 (nat per character) from
 #    step 0 to the end;
