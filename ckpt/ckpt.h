@@ -140,16 +140,19 @@ struct sr_ckpt_tensor {
 };
 
 /* sr_ckpt_save for n buffers instead of a directory: a manifest of
- * version 2 with their tensors (doc/format.md). The names must be
- * distinct; the caller checked each box against its shape. */
+ * version 3 with their tensors (doc/format.md). The names must be
+ * distinct; the caller checked each box against its shape. With
+ * opts->world_size > 1 a buffer of its tensor's whole box is saved as
+ * opts->rank's share of its chunks (doc/format.md, "Ranks"). */
 int sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *stats,
     char *err);
 
 /* Fill the n buffers from the newest usable checkpoint that holds each of
- * them: a tensor of the same name, type and shape with a piece of exactly
- * the buffer's box (no resharding yet). Every chunk is checked before the
- * next candidate is tried; a bad one falls back to the previous
+ * them: a tensor of the same name, type and shape whose pieces cover the
+ * buffer's box, however many ranks saved them (resharding: only the chunks
+ * holding bytes of the box are read; stats->read_chunks and read_bytes say
+ * how many). Every chunk is checked before the next candidate is tried; a bad one falls back to the previous
  * checkpoint as sr_ckpt_restore does, and the buffers then hold that one
  * (their contents are undefined after a failure). A checkpoint that does
  * not match the buffers fails with SR_CKPT_MISMATCH, no fallback: an

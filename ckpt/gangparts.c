@@ -148,6 +148,8 @@ copy_entry(struct sr_manifest *m, const struct sr_mentry *e)
 
 		*c = e->chunks[k];
 		c->pack = sr_manifest_intern(m, e->chunks[k].pack);
+		m->stats.chunks++;
+		m->stats.stored_bytes += c->clen;
 	}
 }
 
@@ -169,24 +171,6 @@ by_tensor_name(const void *a, const void *b)
 	return strcmp(((const struct sr_mtensor *)a)->name, ((const struct sr_mtensor *)b)->name);
 }
 
-static struct sr_mtensor *
-tensor_named(struct sr_manifest *m, const char *name)
-{
-	size_t lo = 0, hi = m->ntensors;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(m->tensors[mid].name, name);
-		if (c == 0)
-			return &m->tensors[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* Copy piece p of another manifest into t of m (pack keys interned). */
 static void
 copy_piece(struct sr_manifest *m, struct sr_mtensor *t, const struct sr_mpiece *p)
@@ -204,6 +188,8 @@ copy_piece(struct sr_manifest *m, struct sr_mtensor *t, const struct sr_mpiece *
 
 		*c = p->data.chunks[k];
 		c->pack = sr_manifest_intern(m, p->data.chunks[k].pack);
+		m->stats.chunks++;
+		m->stats.stored_bytes += c->clen;
 	}
 }
 
@@ -223,11 +209,10 @@ merge_tensors(struct sr_manifest *m, const struct sr_manifest *p, int rank, char
 		    m->stats.step);
 	for (i = 0; i < p->ntensors; i++) {
 		const struct sr_mtensor *pt = &p->tensors[i];
-		struct sr_manifest view = *m;
-		struct sr_mtensor *t;
+		/* among the sorted tensors before this part */
+		struct sr_mtensor *t = sr_manifest_find_tensor(m, have, pt->name);
 
-		view.ntensors = have;	/* the sorted tensors before this part */
-		if ((t = tensor_named(&view, pt->name)) != NULL &&
+		if (t != NULL &&
 		    (t->dtype != pt->dtype || t->ndim != pt->ndim ||
 		    memcmp(t->shape, pt->shape, sizeof t->shape) != 0))
 			return sr_err(err, "tensor %s: rank %d registered it as %s, the ranks below "
@@ -393,6 +378,9 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 			if (e->type == SR_MT_FILE)
 				m->stats.files++;
 		}
+		/* what each part uploaded (its chunks referenced: as copied) */
+		m->stats.new_bytes += p.stats.new_bytes;
+		m->stats.reused_chunks += p.stats.reused_chunks;
 		sr_manifest_sort(m);
 		sr_manifest_free(&p);
 	}

@@ -23,15 +23,17 @@ int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct
     char *err);
 
 /* Wait for each of o->merge (polling every 0.1 s until o->deadline, or
- * o->merge_wait seconds from now, or o->cancel) and add to m (sorted, and sorted again) the entries of each
- * whose paths m lacks, in the order given; its files are added to m's
- * stats.files. 0, SR_CKPT_LATE or SR_CKPT_CANCELLED (a part missing: err
- * names it), or -1 (a part that does not parse or fails its checks). With
- * o->merge_ranks the parts' tensors join m's too (pieces copied, shares of
- * replicated tensors joined into one piece each), and each tensor's
- * pieces must tile it: SR_CKPT_MISMATCH, err naming the tensor and the
- * box or chunks in two pieces or in none, or the rank of another type or
- * shape. */
+ * o->merge_wait seconds from now, or o->cancel) and add to m (sorted, and
+ * sorted again) the entries of each whose paths m lacks, in the order
+ * given; its files are added to m's stats.files, the chunks copied to its
+ * chunks and stored bytes, and what each part uploaded and reused to its
+ * new bytes and reused chunks. 0, SR_CKPT_LATE or SR_CKPT_CANCELLED (a
+ * part missing: err names it), or -1 (a part that does not parse or fails
+ * its checks). With o->merge_ranks the parts' tensors join m's too
+ * (pieces copied, shares of replicated tensors joined into one piece
+ * each), and each tensor's pieces must tile it: SR_CKPT_MISMATCH, err
+ * naming the tensor and the box or chunks in two pieces or in none, or
+ * the rank of another type or shape. */
 int sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err);
 

@@ -221,6 +221,24 @@ find_in(const struct sr_mentry *v, size_t n, const char *path)
 	return -1;
 }
 
+struct sr_mtensor *
+sr_manifest_find_tensor(const struct sr_manifest *m, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->tensors[mid].name, name);
+		if (c == 0)
+			return &m->tensors[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 long
 sr_manifest_find(const struct sr_manifest *m, const char *path)
 {

@@ -158,6 +158,10 @@ int sr_dtype_parse(const char *s);
 void sr_manifest_sort(struct sr_manifest *m);
 /* Index of the entry with this path, or -1 (entries must be sorted). */
 long sr_manifest_find(const struct sr_manifest *m, const char *path);
+/* The tensor of this name among the first n of m's (sorted by name), or
+ * NULL. */
+struct sr_mtensor *sr_manifest_find_tensor(const struct sr_manifest *m, size_t n,
+    const char *name);
 
 /* JSON text of m (malloc'd, NUL-terminated; *len without the NUL). */
 char *sr_manifest_dump(const struct sr_manifest *m, size_t *len);

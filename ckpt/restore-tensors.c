@@ -61,24 +61,6 @@ struct mem_restore {
 	uint64_t read_chunks, read_bytes;
 };
 
-static const struct sr_mtensor *
-find_tensor(const struct sr_manifest *m, const char *name)
-{
-	size_t lo = 0, hi = m->ntensors;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(m->tensors[mid].name, name);
-		if (c == 0)
-			return &m->tensors[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* Whether tensor mt is buffer t's: name, type and shape (why set if not). */
 static int
 same_tensor(const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t, char *why)
@@ -339,7 +321,7 @@ mem_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t s
 	r->read_chunks = r->read_bytes = 0;
 	/* All planned before a byte is written. */
 	for (i = 0; i < r->n && rc == TRY_OK; i++) {
-		const struct sr_mtensor *mt = find_tensor(m, r->t[i].name);
+		const struct sr_mtensor *mt = sr_manifest_find_tensor(m, m->ntensors, r->t[i].name);
 
 		if (!same_tensor(mt, &r->t[i], why))
 			return TRY_MISMATCH;

@@ -77,19 +77,4 @@ struct sr_ckpt_stats;
 int sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t,
     size_t n, long long step, struct sr_ckpt_stats *cs, char *err);
 
-/* lib/ranks.c: a job of several ranks. Resolve ctx->p.rank and
- * ctx->p.world_size (-1: from $RANK and $WORLD_SIZE) and the wait
- * ($SPOTRUN_RANK_WAIT): SPOTRUN_OK, or SPOTRUN_ERROR_PARAMETER with msg
- * naming the variable. */
-spotrun_error sr_lib_ranks_setup(spotrun_ctx *ctx, char *msg, size_t len);
-struct sr_ckpt_opts;
-struct sr_ckpt_tensor;
-struct sr_ckpt_stats;
-/* sr_ckpt_save_tensors for this rank of ctx's world: alone, that; with
- * world_size > 1 rank 0 waits for every other rank's part and commits
- * them all, and any other rank saves its part and waits for that commit
- * (cs->seq is the checkpoint committed). sr_ckpt_save_tensors's codes. */
-int sr_lib_ranks_save(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct sr_ckpt_tensor *t,
-    size_t n, long long step, struct sr_ckpt_stats *cs, char *err);
-
 #endif

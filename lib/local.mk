@@ -41,3 +41,10 @@ tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
 tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libtrain_LDADD = libspotrun.la -lm
 dist_check_SCRIPTS += tests/t66-libjob.sh
+# Two ranks of a job under `spotrun run` with launch = ranks, preempted:
+# every rank asked, one collective checkpoint, rank 0's done marker.
+noinst_PROGRAMS += tests/jobs/libranks
+tests_jobs_libranks_SOURCES = tests/jobs/libranks.c
+tests_jobs_libranks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_jobs_libranks_LDADD = libspotrun.la
+dist_check_SCRIPTS += tests/t67-libranks.sh

@@ -109,26 +109,22 @@ lib_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
 	return 0;
 }
 
-/* What the library reads (libspotrun(3), ENVIRONMENT). Only the first
- * process gets the done marker: the library saves one process's buffers,
- * and several committing one checkpoint together is not built yet. */
+/* What the library reads (libspotrun(3), ENVIRONMENT). Every rank reads
+ * the same request file, its deadline included, and saves its buffers
+ * when asked (a collective spotrun_save: rank 0 commits every rank's
+ * buffers as one checkpoint); every rank is given the done marker, which
+ * the library writes on rank 0 alone, once, after the commit. */
 static void
 lib_launch(struct sr_method *m, struct sr_launch *la)
 {
 	struct lib_method *l = m->priv;
-	size_t i, n = la->nprocs > 0 ? (size_t)la->nprocs : 1;
 
-	la->env = sr_calloc(5, sizeof *la->env);
+	la->env = sr_calloc(6, sizeof *la->env);
 	la->env[0] = sr_asprintf("SPOTRUN_STORE=%s", m->ctx.js->store);
 	la->env[1] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", l->req_path);
 	la->env[2] = sr_asprintf("SPOTRUN_EPOCH=%" PRIu64, m->ctx.copts->epoch);
 	la->env[3] = sr_asprintf("SPOTRUN_CKPT_KEEP=%d", m->ctx.copts->keep);
-	la->proc_env = sr_calloc(n, sizeof *la->proc_env);
-	for (i = 0; i < n; i++) {
-		la->proc_env[i] = sr_calloc(2, sizeof *la->proc_env[i]);
-		la->proc_env[i][0] = i == 0 ? sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path) :
-		    sr_strdup("SPOTRUN_CKPT_DONE=");
-	}
+	la->env[4] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path);
 }
 
 static int

@@ -587,6 +587,23 @@ test_tensors(void)
 	    "tensor \"\": a name is 1 to 255 bytes");
 	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[-1],\"pieces\":[]}",
 	    "tensors[0].shape[0]: not a non-negative integer");
+	/* a share of a part (doc/format.md, "Ranks"): inside its box */
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[64],\"size\":32,\"share\":{\"first\":1,\"of\":2,"
+	    "\"offset\":32},\"chunks\":[" CH(32) "]}]}", NULL);
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[64],\"size\":32,\"share\":{\"first\":1,\"of\":2,"
+	    "\"offset\":48},\"chunks\":[" CH(32) "]}]}",
+	    "tensor \"w\" piece 0: share of chunks 1 to 2 of 2 at byte 48 is not inside its 64 "
+	    "elements of u8");
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[64],\"size\":32,\"share\":{\"first\":2,\"of\":2,"
+	    "\"offset\":32},\"chunks\":[" CH(32) "]}]}",
+	    "tensor \"w\" piece 0: share of chunks 2 to 3 of 2 at byte 32 is not inside its 64 "
+	    "elements of u8");
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[64],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[64],\"size\":32,\"share\":{\"first\":1},"
+	    "\"chunks\":[" CH(32) "]}]}", "tensors[0].pieces[0].share.of: missing");
 
 	sr_manifest_init(&m);
 	m.version = SR_MANIFEST_VERSION_TENSORS;

@@ -14,7 +14,8 @@
  * overlapping or missing boxes: the exact errors on every rank, nothing
  * committed, LATEST unchanged; a later save ignores the failed one's
  * parts and sweeps them. The request protocol: every rank sees the
- * request, rank 0 alone writes the done marker. On file://, and on s3://
+ * request, rank 0 alone writes the done marker; its deadline bounds the
+ * waits. On file://, and on s3://
  * against the test RGW when there is one (SPOTRUN_TEST_S3_*).
  */
 #include "config.h"
@@ -324,20 +325,12 @@ job_of(const char *url, const char *name, int world, long long step, int version
 
 /* The keys under prefix: their count. */
 static int
-count_cb(const struct sr_object_info *info, void *arg)
-{
-	(void)info;
-	(*(int *)arg)++;
-	return 0;
-}
-
-static int
 count_keys(struct sr_store *st, const char *prefix)
 {
 	char err[SR_ERRMAX];
 	int n = 0;
 
-	if (sr_store_list(st, prefix, count_cb, &n, err) != 0)
+	if (sr_store_list(st, prefix, su_count_cb, &n, err) != 0)
 		return -1;
 	return n;
 }
@@ -437,6 +430,57 @@ check_saved(struct sr_store *st, const char *where, const char *job, int w, uint
 	free(parts);
 }
 
+/* The bytes each rank stored, as its message says them: rank 0 the
+ * checkpoint's (every chunk's clen, all new in a fresh job), rank r its
+ * part's, the chunks in its pack (its "rows" piece's). */
+static void
+check_stored(struct sr_store *st, const char *where, const char *job, int w)
+{
+	struct sr_manifest m;
+	uint64_t mine[RANKS] = { 0 }, all = 0, off[2], size[2], stored, fresh;
+	const char *pack[RANKS];
+	char err[SR_ERRMAX];
+	size_t i, k, c;
+	int r, good = 1;
+
+	if (sr_catalog_load(st, job, 0, &m, err) != 0) {
+		ok(0, "%s: the manifest loads: %s", where, err);
+		sr_manifest_free(&m);
+		return;
+	}
+	for (r = 0; r < w; r++) {
+		const struct sr_mpiece *p;
+		box_of(&T[NT - 1], w, r, off, size);
+		p = piece_at(tensor_of(&m, "rows"), off);
+		pack[r] = p != NULL && p->data.nchunks > 0 ? p->data.chunks[0].pack : "";
+	}
+	for (i = 0; i < m.ntensors; i++) {
+		for (k = 0; k < m.tensors[i].npieces; k++) {
+			const struct sr_mentry *e = &m.tensors[i].pieces[k].data;
+			for (c = 0; c < e->nchunks; c++) {
+				all += e->chunks[c].clen;
+				for (r = 0; r < w; r++) {
+					if (strcmp(e->chunks[c].pack, pack[r]) == 0)
+						mine[r] += e->chunks[c].clen;
+				}
+			}
+		}
+	}
+	for (r = 0; r < w; r++) {
+		const char *q = strstr(res[r].msg, "bytes (");
+		uint64_t want = r == 0 ? all : mine[r];
+
+		if (q == NULL || sscanf(q, "bytes (%" SCNu64 " stored, %" SCNu64 " new)", &stored,
+		    &fresh) != 2 || stored != want || fresh != want) {
+			good = 0;
+			tap_diag("rank %d: %s (want %" PRIu64 " stored and new)", r, res[r].msg, want);
+		}
+	}
+	ok(good, "%s: each rank's stored and new bytes are its chunks' (rank 0: the "
+	    "checkpoint's)", where);
+	sr_manifest_free(&m);
+}
+
 /* The raw bytes rank r of w saves: its boxes', and its share of each
  * replicated tensor. */
 static uint64_t
@@ -498,8 +542,10 @@ test_matrix(const char *url, struct sr_store *st, const char *tag)
 		ok(all, "%s: saved by %d rank%s: each says checkpoint 0 committed with its own "
 		    "raw bytes (its boxes and its shares)", tag, n, n == 1 ? "" : "s");
 		snprintf(where, sizeof where, "%s: %d rank%s", tag, n, n == 1 ? "" : "s");
-		if (n > 1)
+		if (n > 1) {
 			check_saved(st, where, name, n, 0);
+			check_stored(st, where, name, n);
+		}
 		latest_text(st, name, head, sizeof head);
 		is_str(head, "0\n", "%s: one move of LATEST", where);
 		for (mm = 1; mm <= 5; mm++) {
@@ -719,6 +765,46 @@ test_request(const char *url)
 	free(d1);
 }
 
+/* A request's deadline bounds the ranks' waits. */
+static void
+test_deadline(const char *url)
+{
+	char *req = tu_path(top, "request-late"), *d = tu_path(top, "done-late");
+	struct job j;
+	double t0;
+	int missing;
+	FILE *fp;
+
+	for (missing = 1; missing >= 0; missing--) {
+		fp = fopen(req, "w");
+		fprintf(fp, "seq=%d reason=notice deadline=%.3f\n", 4 + missing, sr_now() + 1.5);
+		fclose(fp);
+		j = job_of(url, "late", 2, 3, 1);
+		j.req = req;
+		j.done[0] = j.done[1] = d;
+		j.step[missing] = -1;
+		j.wait = "300";
+		t0 = sr_now();
+		run_ranks(&j);
+		if (missing == 1) {
+			is_int(res[0].rc, SPOTRUN_ERROR_DEADLINE, "a notice, rank 1 missing: rank 0 "
+			    "fails at the deadline");
+			is_str(res[0].msg, "checkpoint of late missed its deadline: rank 1 did not save "
+			    "step 3 (no part late/parts/0-3-rank1.json); nothing committed", "saying so");
+		} else {
+			is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "a notice, rank 0 missing: rank 1 "
+			    "fails at the deadline");
+			is_str(res[1].msg, "checkpoint of late missed its deadline: rank 0 did not commit "
+			    "step 3; nothing committed", "saying so");
+		}
+		ok(sr_now() - t0 < 30, "within the deadline, not SPOTRUN_RANK_WAIT's 300 s (%.1f s)",
+		    sr_now() - t0);
+	}
+	ok(access(d, F_OK) != 0, "no done marker");
+	free(req);
+	free(d);
+}
+
 static void
 test_params(void)
 {
@@ -774,6 +860,7 @@ main(void)
 	test_only_needed(url, st, "file");
 	test_failures(url, st);
 	test_request(url);
+	test_deadline(url);
 	sr_store_close(st);
 	free(url);
 
