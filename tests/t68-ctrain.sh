@@ -2,7 +2,7 @@
 # t68-ctrain.sh: examples/ctrain, a character-level language model in C
 # trained with Adam through libspotrun, data-parallel over spotrun's ranks:
 #  - uninterrupted, its loss falls by more than 1 (nat per character) from
-#    step 0 to the end;
+#    step 0 to the end; its gradient matches finite differences of the loss;
 #  - examples/ctrain/job.ini (mode = library) preempted 3 times by the local
 #    provider (a notice at steps 79, 159 and 239) resumes 3 times from the
 #    library's restore and ends bit-identical to the uninterrupted run: the
@@ -107,7 +107,14 @@ first=$(sed -nE 's/^step 0 loss ([0-9.]+)$/\1/p' "$t_tmp/ref.out")
 t_is "$(awk -v a="$first" -v b="$want_loss" 'BEGIN { print (a != "" && b != "" && b < a - 1.0) ? "falls" : "flat" }')" \
 	falls "the loss falls by more than 1: $first at step 0, $want_loss after $steps steps"
 
-# 3-13: the example's job file, preempted at steps 79, 159 and 239
+# 3: the backward pass against finite differences of the loss (a missing
+# term of the chain rule, or a gradient 10% off, is past the tolerance).
+"$ct" --gradcheck 500 > "$t_tmp/gc.out" 2>&1
+t_is "$?:$(sed -E 's/difference 0\.0[0-4][0-9]+ /difference <0.05 /' "$t_tmp/gc.out")" \
+	"0:gradcheck: 500 parameters, worst relative difference <0.05 (tolerance 0.05)" \
+	"the gradient of 500 parameters (100 of each tensor) matches the loss's central differences"
+
+# 4-14: the example's job file, preempted at steps 79, 159 and 239
 # (160 steps before the end: time for the notice to land).
 "$SPOTRUN" check "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/check" 2>&1
 t_is "$?" 0 "spotrun check accepts examples/ctrain/job.ini" || t_show "$t_tmp/check"
@@ -116,7 +123,7 @@ t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered b
 t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
 t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
 
-# 14-20: standalone, params.store from --store; what it refuses.
+# 15-21: standalone, params.store from --store; what it refuses.
 "$ct" --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo > "$t_tmp/solo1.out" \
 	2> "$t_tmp/solo1.err"
 t_is "$?" 0 "standalone, 200 steps saved every 100: exit 0" || t_show "$t_tmp/solo1.err"
@@ -141,7 +148,7 @@ wait "$odd_pid"
 t_is "$rc0:$?:$(cat "$t_tmp/odd0.err")" "1:1:ctrain: rank 0: join the ranks: rank 1 runs with other settings than rank 0 (options, text or ranks): give every rank the same" \
 	"ranks of other settings (--hidden on rank 1): rank 0 refuses it, both exit 1"
 
-# 21-26: 2 and 3 ranks under spotrun, uninterrupted.
+# 22-27: 2 and 3 ranks under spotrun, uninterrupted.
 for k in 2 3; do
 	ctjob "r$k" "$k" "provider.preemptions=0"
 	"$SPOTRUN" run "$t_tmp/r$k.ini" > "$t_tmp/r$k.out" 2> "$t_tmp/r$k.err"
@@ -150,12 +157,12 @@ for k in 2 3; do
 	t_is "$(digest "$t_tmp/r$k.out")" "$want" "$k ranks: the 1-rank run's digest, bit for bit"
 done
 
-# 27-34: 2 ranks preempted twice, every save collective.
+# 28-35: 2 ranks preempted twice, every save collective.
 preempted pre2 2 79 159
 last=$(ls "$t_tmp/store-pre2/ct-pre2/manifests" | tail -n 1)
 t_like "$t_tmp/store-pre2/ct-pre2/manifests/$last" '"world_size": 2,' "its checkpoints record world_size 2"
 
-# 35-42: saved by 2 ranks, resumed on 3 and on 1.
+# 36-43: saved by 2 ranks, resumed on 3 and on 1.
 ctjob two 2 "provider.name=signal" "provider.grace=20s" "provider.after=0"
 t_bg two "$SPOTRUN" run "$t_tmp/two.ini"
 two_pid=$t_last
@@ -178,7 +185,7 @@ for k in 3 1; do
 	t_is "$(digest "$t_tmp/$nm.out")" "$want" "resumed on $ranks: the uninterrupted digest, m and v resharded"
 done
 
-# 43-45: 3 ranks asked every second: each rank reads the request on its own
+# 44-46: 3 ranks asked every second: each rank reads the request on its own
 # clock, the vote has them all save the same step. (Without the vote, rank
 # 0 would wait in a save the others never join, until the request's deadline
 # ten minutes on: the timeout ends it.)

@@ -45,6 +45,7 @@
 struct opts {
 	const char *text, *store, *job, *out;
 	long long steps, every, save_every;
+	int gradcheck;
 	uint64_t seed;
 	float lr, wd;
 	int batch, micro, step_ms;
@@ -85,6 +86,8 @@ usage(FILE *fp)
 	    "  --store URL       checkpoint store without spotrun (default $SPOTRUN_STORE)\n"
 	    "  --job NAME        job name without spotrun (default $SPOTRUN_JOB, else ctrain)\n"
 	    "  --out FILE        rank 0 writes the final parameters, m and v (f32) there\n"
+	    "  --gradcheck N     check the gradient of N parameters against finite\n"
+	    "                    differences, at the start, and exit (1 when it is off)\n"
 	    "The ranks: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as spotrun's launch = ranks\n"
 	    "and torchrun set them; none: one rank).\n");
 }
@@ -141,7 +144,7 @@ static void
 parse(int argc, char **argv, struct opts *o)
 {
 	enum { TEXT = 256, STEPS, SEED, LR, WD, CONTEXT, EMBED, HIDDEN, MICRO, BATCH, EVERY,
-	    SAVE_EVERY, STEP_MS, STORE, JOB, OUT, HELP };
+	    SAVE_EVERY, STEP_MS, STORE, JOB, OUT, GRADCHECK, HELP };
 	static const struct option longs[] = {
 		{ "text", 1, NULL, TEXT }, { "steps", 1, NULL, STEPS }, { "seed", 1, NULL, SEED },
 		{ "lr", 1, NULL, LR }, { "wd", 1, NULL, WD }, { "context", 1, NULL, CONTEXT },
@@ -149,7 +152,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "micro", 1, NULL, MICRO }, { "batch", 1, NULL, BATCH }, { "every", 1, NULL, EVERY },
 		{ "save-every", 1, NULL, SAVE_EVERY }, { "step-ms", 1, NULL, STEP_MS },
 		{ "store", 1, NULL, STORE }, { "job", 1, NULL, JOB }, { "out", 1, NULL, OUT },
-		{ "help", 0, NULL, HELP }, { NULL, 0, NULL, 0 }
+		{ "gradcheck", 1, NULL, GRADCHECK }, { "help", 0, NULL, HELP }, { NULL, 0, NULL, 0 }
 	};
 	int c;
 
@@ -174,6 +177,7 @@ parse(int argc, char **argv, struct opts *o)
 		case STORE: o->store = optarg; break;
 		case JOB: o->job = optarg; break;
 		case OUT: o->out = optarg; break;
+		case GRADCHECK: o->gradcheck = (int)number("--gradcheck", optarg, 1, 100000); break;
 		case HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -538,6 +542,25 @@ finish(struct run *r)
 	free(v_all);
 }
 
+/* --gradcheck: the backward pass against the loss's finite differences,
+ * on the first micro-batch, at the initial parameters. */
+static int
+gradcheck(struct run *r)
+{
+	const double tolerance = 0.05;
+	double worst;
+	int k;
+
+	for (k = 0; k < r->o.batch; k++)
+		example(r->text, r->len, r->o.d.context, r->o.seed, (uint64_t)k,
+		    r->xs + (size_t)k * (size_t)r->o.d.context, &r->ys[k]);
+	worst = ct_model_gradcheck(&r->o.d, r->w, r->st.theta, r->xs, r->ys, r->o.batch, r->o.seed,
+	    r->o.gradcheck);
+	printf("gradcheck: %d parameters, worst relative difference %.4f (tolerance %.2f)\n",
+	    r->o.gradcheck, worst, tolerance);
+	return worst < tolerance ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -554,6 +577,8 @@ main(int argc, char **argv)
 		die(r.rank, "%d ranks for %d micro-batches a step: give --micro at least the ranks",
 		    r.world, r.o.micro);
 	setup(&r);
+	if (r.o.gradcheck > 0)
+		return gradcheck(&r);
 	join(&r);
 	for (s = resume(&r); s < r.o.steps; s++) {
 		train_step(&r, s);

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,4 +218,44 @@ ct_model_grad(const struct ct_dims *d, struct ct_work *w, const float *theta,
 	for (k = 0; k < n; k++)
 		loss += example(d, w, t, theta, ctx + (size_t)k * (size_t)d->context, targets[k], grad);
 	return loss;
+}
+
+double
+ct_model_gradcheck(const struct ct_dims *d, struct ct_work *w, float *theta,
+    const uint8_t *ctx, const uint8_t *targets, int n, uint64_t seed, int count)
+{
+	struct ct_tensor t[CT_NTENSORS];
+	size_t size = ct_model_size(d);
+	float *grad = malloc(size * sizeof *grad), *scratch = malloc(size * sizeof *scratch);
+	const float h = 0.01f;
+	double worst = 0.0;
+	int k;
+
+	if (grad == NULL || scratch == NULL) {
+		free(grad);
+		free(scratch);
+		return INFINITY;
+	}
+	ct_model_layout(d, t);
+	ct_model_grad(d, w, theta, ctx, targets, n, grad);
+	for (k = 0; k < count; k++) {
+		const struct ct_tensor *tk = &t[k % CT_NTENSORS];
+		size_t elems = (size_t)tk->shape[0] * (tk->ndim == 2 ? (size_t)tk->shape[1] : 1);
+		size_t j = tk->offset + (size_t)(ct_mix(seed ^ ct_mix((uint64_t)k)) % elems);
+		float keep = theta[j], up, down;
+		double num, err;
+
+		theta[j] = keep + h;
+		up = ct_model_grad(d, w, theta, ctx, targets, n, scratch);
+		theta[j] = keep - h;
+		down = ct_model_grad(d, w, theta, ctx, targets, n, scratch);
+		theta[j] = keep;
+		num = ((double)up - (double)down) / (2.0 * (double)h);
+		err = fabs(num - (double)grad[j]) / fmax(fabs(num) + fabs((double)grad[j]), 0.01);
+		if (err > worst)
+			worst = err;
+	}
+	free(grad);
+	free(scratch);
+	return worst;
 }

@@ -52,6 +52,14 @@ void ct_work_free(struct ct_work *w);
 float ct_model_grad(const struct ct_dims *d, struct ct_work *w, const float *theta,
     const uint8_t *ctx, const uint8_t *targets, int n, float *grad);
 
+/* Check ct_model_grad against central differences of the loss (a step
+ * of 0.01 each way) at count parameters drawn from seed, as many of each
+ * tensor: the largest relative difference |a - n| / max(|a| + |n|, 0.01)
+ * (the floor keeps float rounding of near-zero gradients out). theta is
+ * put back as it was. */
+double ct_model_gradcheck(const struct ct_dims *d, struct ct_work *w, float *theta,
+    const uint8_t *ctx, const uint8_t *targets, int n, uint64_t seed, int count);
+
 /* splitmix64 (Steele, Lea, Flood 2014): ctrain's one source of
  * randomness, a pure function of its input. */
 uint64_t ct_mix(uint64_t x);
