@@ -64,19 +64,7 @@ done
 for tool in tar zstd curl diff sync awk date python3; do
 	command -v "$tool" >/dev/null || { echo "s3.sh: $tool is needed" >&2; exit 1; }
 done
-[ -x /usr/bin/time ] ||
-    { echo "s3.sh: GNU time (/usr/bin/time) is needed: build-aux/install-deps" >&2; exit 1; }
-for tool in radosgw aws; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "s3.sh: skipped: no $tool (build-aux/install-deps installs it)"
-		exit 0
-	fi
-done
-# The aws CLI itself, not a pyenv shim (a bash script that costs 0.1 s).
-aws=$(command -v aws)
-if command -v pyenv >/dev/null && pyenv which aws >/dev/null 2>&1; then
-	aws=$(pyenv which aws)
-fi
+rgw_tools || exit 0
 
 mib=${BENCH_S3_MIB:-1024}
 reps=${BENCH_S3_REPS:-3}
@@ -99,30 +87,11 @@ big=$mib
 [ "$smib" -le "$big" ] || big=$smib
 : "${SPOTRUN_RGW_MEMSTORE_BYTES:=$(((4 * big + 1024) * 1048576))}"
 export SPOTRUN_RGW_MEMSTORE_BYTES
-sh "$top_srcdir/tests/rgw.sh" start "$st" >"$tmp/rgw-start.out" 2>&1 ||
-    { cat "$tmp/rgw-start.out" >&2; echo "s3.sh: could not start RGW" >&2; exit 1; }
-. "$st/env"
-ep=$SPOTRUN_TEST_S3_ENDPOINT
-# Both clients take the keys from the environment, never a command line.
-AWS_ACCESS_KEY_ID=$SPOTRUN_TEST_S3_ACCESS_KEY
-AWS_SECRET_ACCESS_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-AWS_DEFAULT_REGION=$SPOTRUN_TEST_S3_REGION
-AWS_REGION=$SPOTRUN_TEST_S3_REGION
-AWS_CONFIG_FILE=/dev/null
-AWS_SHARED_CREDENTIALS_FILE=/dev/null
-AWS_EC2_METADATA_DISABLED=true
-export AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_DEFAULT_REGION AWS_REGION \
-    AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE AWS_EC2_METADATA_DISABLED
+rgw_up "$st"
 export aws ep
 
-awsc() { "$aws" --endpoint-url "$ep" "$@"; }
 # CPU seconds used so far by the server (radosgw and ceph-osd).
-server_cpu()
-{
-	cat "$st/rgw.pid" "$st/osd.pid" | while read -r pid; do
-		cat "/proc/$pid/stat"
-	done | awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { print s / hz }'
-}
+server_cpu() { rgw_cpu "$st"; }
 # Delete what a run wrote and let the disk settle, then warm memory for
 # the next run's page cache (see bench/ckpt.sh).
 clean()
@@ -131,24 +100,6 @@ clean()
 	sync
 	sleep 1
 	[ "$warm" -eq 0 ] || "$bin" warm "$warm"
-}
-# Delete every object in the bucket and collect RGW's garbage (the tails
-# of deleted objects are otherwise kept for hours), so that the OSD holds
-# one run's objects at most.
-drop()
-{
-	awsc s3 rm --recursive --quiet "s3://$bucket/" >/dev/null
-	radosgw-admin -c "$st/ceph.conf" gc process --include-all >/dev/null 2>&1 ||
-	    echo "s3.sh: warning: radosgw-admin gc process failed" >&2
-}
-# Sum of the sizes of the objects under s3://bucket/PREFIX.
-stored()
-{
-	_sz=$(awsc s3 ls --recursive --summarize "s3://$bucket/$1" | sed -n 's/^ *Total Size: //p')
-	case $_sz in
-	'' | *[!0-9]*) echo "s3.sh: cannot list s3://$bucket/$1" >&2; exit 1 ;;
-	esac
-	echo "$_sz"
 }
 # The restored tree must be the source, byte for byte, nothing more.
 verify()
@@ -336,8 +287,6 @@ awk -v raw="$raw" -v sraw="$sraw" -v smib="$smib" -v reps="$reps" -v mib="$mib" 
     -v curl="${BENCH_S3_CURL:-1}" -v sreps="$sreps" -v strict="${BENCH_S3_STRICT:-0}" \
     -v wan="$wan" -v wreps="$wreps" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
-function best(k,    n, v) { n = sorted(k, v); return v[1] }
-function worst(k,    n, v) { n = sorted(k, v); return v[n] }
 # A row: wall time (range), raw MB/s, client and server CPU seconds, then
 # stored/raw and peak RSS where given.
 function row(what, k, stored, rss) {

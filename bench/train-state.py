@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 # train-state.py: real trained state for bench/compress.sh. Trains a small
 # character-level language model (an MLP over a 64-character context:
-# embedding 256x64, two hidden layers of 1024, 5.5 M parameters) with Adam on
+# embedding 256x64, two hidden layers of HIDDEN, 13.1 M parameters at the
+# default 2048: 26 MB of bf16, 52 MB of each fp32 kind) with Adam on
 # the texts Debian ships in /usr/share/common-licenses, on the CPU, and dumps
-# the training state at two steps STEPS - 20 and STEPS (twenty steps apart):
+# the training state at steps STEPS - 60, STEPS - 20 and STEPS (the last two
+# twenty steps apart, as consecutive checkpoints; the first the key frame of
+# a delta three checkpoints back):
 #   fp32-S.bin    the fp32 master weights, raw (all tensors concatenated)
 #   bf16-S.bin    the bf16 weights a mixed-precision trainer keeps (the master
 #                 weights rounded to bfloat16), raw
 #   adam-m-S.bin, adam-v-S.bin   Adam's first and second moments (fp32), raw
 #   model-bf16-S.pt   torch.save of the bf16 state_dict
 #   optim-S.pt        torch.save of the fp32 model and optimizer state_dicts
-# usage: train-state.py OUTDIR [STEPS]   (default 300; prints the loss)
+# usage: train-state.py OUTDIR [STEPS [HIDDEN]]   (defaults 200 and 2048;
+# prints the loss)
 import glob
 import os
 import sys
@@ -19,7 +23,8 @@ import time
 import torch
 
 out = sys.argv[1]
-steps = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+hidden = int(sys.argv[3]) if len(sys.argv) > 3 else 2048
 os.makedirs(out, exist_ok=True)
 torch.manual_seed(1)
 torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -35,9 +40,9 @@ class CharMLP(torch.nn.Module):
         super().__init__()
         self.emb = torch.nn.Embedding(256, 64)
         self.net = torch.nn.Sequential(
-            torch.nn.Linear(ctx * 64, 1024), torch.nn.GELU(),
-            torch.nn.Linear(1024, 1024), torch.nn.GELU(),
-            torch.nn.Linear(1024, 256))
+            torch.nn.Linear(ctx * 64, hidden), torch.nn.GELU(),
+            torch.nn.Linear(hidden, hidden), torch.nn.GELU(),
+            torch.nn.Linear(hidden, 256))
 
     def forward(self, x):
         return self.net(self.emb(x).flatten(1))
@@ -75,9 +80,9 @@ for step in range(1, steps + 1):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    if step in (steps - 20, steps):
+    if step in (steps - 60, steps - 20, steps):
         dump(step)
     if step % 50 == 0 or step == steps:
         print(f"train-state: step {step}, loss {loss.item():.3f}", flush=True)
 print(f"train-state: {n} parameters on {len(text)} bytes of text, {steps} steps "
-      f"in {time.time() - t0:.0f} s; state at steps {steps - 20} and {steps} in {out}")
+      f"in {time.time() - t0:.0f} s; state at steps {steps - 60}, {steps - 20} and {steps} in {out}")

@@ -41,6 +41,9 @@
  * a commit in flight elsewhere may still come to reference them. */
 #define SR_CKPT_GC_GRACE 600.0
 
+/* Bytes per chunk unless opts->chunk_size says otherwise. */
+#define SR_CKPT_DEFAULT_CHUNK ((size_t)16 << 20)
+
 struct sr_ckpt_opts {
 	const char *job;		/* job name: the key prefix */
 	size_t chunk_size;		/* bytes per chunk (default 16 MiB) */
@@ -88,6 +91,12 @@ struct sr_ckpt_opts {
 	size_t nmerge;
 	double merge_wait;		/* merge: seconds to wait for the parts at most,
 					 * before the deadline (0: the deadline alone) */
+	/* save: non-NULL: the deadline, which another thread may set while
+	 * the save runs (a notice for a save in flight, lib/async.c), read
+	 * and written with __atomic_load/__atomic_store; deadline is then
+	 * unused. Read between chunks, before the commit and between tries;
+	 * a pack upload begun keeps the deadline it began with. */
+	double *deadline_live;
 	/* A library job of several ranks (doc/format.md, "Ranks"): this
 	 * process's rank, below world_size. With world_size > 1, a save of
 	 * tensors writes a buffer of a tensor's whole box as this rank's share
@@ -98,6 +107,18 @@ struct sr_ckpt_opts {
 	int rank;
 	int merge_ranks;
 };
+
+/* The save's deadline now (0: none): see deadline_live. */
+static inline double
+sr_ckpt_deadline(const struct sr_ckpt_opts *o)
+{
+	double d;
+
+	if (o->deadline_live == NULL)
+		return o->deadline;
+	__atomic_load(o->deadline_live, &d, __ATOMIC_RELAXED);
+	return d;
+}
 
 struct sr_ckpt_stats {
 	uint64_t seq;			/* checkpoint sequence number */

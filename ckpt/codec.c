@@ -267,6 +267,29 @@ choose(struct sr_codec *c, const uint8_t *src, size_t n, int force, struct plan 
 	}
 }
 
+/* The plan for src that holds its byte planes of width w already (split
+ * on a GPU, SR_CODEC_SPLIT): each plane probed on a sample of its own. */
+static void
+choose_split(struct sr_codec *c, const uint8_t *src, size_t n, unsigned w, struct plan *pl)
+{
+	size_t m = n / w, cap = ZSTD_compressBound(SAMPLE_SLICES * SAMPLE_SLICE), slen;
+	unsigned k;
+	int raw;
+
+	pl->width = w;
+	for (k = 0; k < 4; k++)
+		pl->compress[k] = 1;
+	if (n < SAMPLE_MIN)
+		return;
+	grow(&c->sample, &c->sample_cap, SAMPLE_SLICES * SAMPLE_SLICE + cap);
+	for (k = 0; k < w; k++) {
+		slen = take_sample(src + k * m, m, c->sample);
+		probe_piece(c->pctx, c->sample, slen, c->sample + SAMPLE_SLICES * SAMPLE_SLICE, cap,
+		    &raw);
+		pl->compress[k] = !raw;
+	}
+}
+
 /* Append one frame holding p (len bytes) at dst + *pos. */
 static int
 emit(ZSTD_CCtx *cctx, const uint8_t *p, size_t len, int compress, uint8_t *dst,
@@ -299,34 +322,45 @@ int
 sr_codec_encode(struct sr_codec *c, const void *src, size_t n, int force,
     void *dst, size_t cap, size_t *outlen, enum sr_transform *xf, char *err)
 {
-	const uint8_t *s = src;
+	const uint8_t *s = src, *planes;
 	uint8_t *out = dst;
 	struct plan pl;
 	size_t pos = 0, m;
 	unsigned k;
+	int split = force != -1 && (force & SR_CODEC_SPLIT) != 0;
 
+	force &= split ? ~SR_CODEC_SPLIT : ~0;
 	if (force != -1 && xf_width(force) == 0)
 		return sr_err(err, "encode chunk: unknown transform %d", force);
+	if (split && force == SR_XF_NONE)
+		return sr_err(err, "encode chunk: planes of width 1 (transform none)");
 	if (n > SR_CODEC_MAX_CHUNK)
 		return sr_err(err, "encode chunk: %zu bytes, more than the %zu a chunk may hold",
 		    n, SR_CODEC_MAX_CHUNK);
 	if (cap < sr_codec_bound(n))
 		return sr_err(err, "encode chunk: output buffer of %zu bytes, %zu needed",
 		    cap, sr_codec_bound(n));
-	choose(c, s, n, force, &pl);
+	if (split)
+		choose_split(c, s, n, xf_width(force), &pl);
+	else
+		choose(c, s, n, force, &pl);
 	m = n / pl.width;
 	if (pl.width == 1 || m == 0) {
 		/* also chunks shorter than one element: all tail, nothing to split */
 		if (emit(c->cctx, s, n, pl.compress[0], out, cap, &pos, err) == -1)
 			return -1;
 	} else {
-		grow(&c->planes, &c->planes_cap, n);
-		sr_byteplane_split(s, n, pl.width, c->planes);
+		planes = s;
+		if (!split) {
+			grow(&c->planes, &c->planes_cap, n);
+			sr_byteplane_split(s, n, pl.width, c->planes);
+			planes = c->planes;
+		}
 		for (k = 0; k < pl.width; k++) {
 			/* the last plane's frame carries the n % width tail */
 			size_t len = k + 1 < pl.width ? m : n - k * m;
 
-			if (emit(c->pctx, c->planes + k * m, len, pl.compress[k], out, cap,
+			if (emit(c->pctx, planes + k * m, len, pl.compress[k], out, cap,
 			    &pos, err) == -1)
 				return -1;
 		}

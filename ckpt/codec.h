@@ -33,7 +33,12 @@ void sr_codec_free(struct sr_codec *c);
 size_t sr_codec_bound(size_t n);
 
 /* Encode n bytes of src into dst (cap bytes, at least sr_codec_bound(n)).
- * force: SR_XF_* to use, or -1 to choose by sampling. */
+ * force: SR_XF_* to use, or -1 to choose by sampling; SR_XF_PLANE2 or 4
+ * with SR_CODEC_SPLIT: src holds the chunk's planes already (split on a
+ * GPU: sr_byteplane_split's layout), so the encoder does not split them
+ * again, and the transform recorded is the plane one as ever (a decode
+ * joins them). */
+#define SR_CODEC_SPLIT 0x100
 int sr_codec_encode(struct sr_codec *c, const void *src, size_t n, int force,
     void *dst, size_t cap, size_t *outlen, enum sr_transform *xf, char *err);
 /* Decode clen bytes into exactly rlen bytes of dst; any other size, a bad

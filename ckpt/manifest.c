@@ -338,6 +338,10 @@ chunk_json(const struct sr_manifest *m, const struct sr_mchunk *c)
 	json_object_set_new(o, "clen", uint_json(c->clen));
 	json_object_set_new(o, "rlen", uint_json(c->rlen));
 	json_object_set_new(o, "xf", json_string(xf != NULL ? xf : "unknown"));
+	if (c->has_csum) {
+		sr_hex_of(c->csum, sizeof c->csum, hex);
+		json_object_set_new(o, "csum", json_string(hex));
+	}
 	return o;
 }
 
@@ -549,7 +553,7 @@ get_number(json_t *obj, const char *where, const char *key, double *out, char *e
 static int
 parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchunk *c, char *err)
 {
-	const char *id, *pack, *xf, *check = NULL;
+	const char *id, *pack, *xf, *check = NULL, *csum = NULL;
 	char kw[96];
 	int x;
 
@@ -561,8 +565,16 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 	    get_uint(o, where, "clen", 1, &c->clen, err) == -1 ||
 	    get_uint(o, where, "rlen", 1, &c->rlen, err) == -1 ||
 	    get_str(o, where, "xf", 1, &xf, err) == -1 ||
-	    get_str(o, where, "xxh3", 0, &check, err) == -1)
+	    get_str(o, where, "xxh3", 0, &check, err) == -1 ||
+	    get_str(o, where, "csum", 0, &csum, err) == -1)
 		return -1;
+	if (csum != NULL) {
+		if (sr_hex_parse(csum, c->csum, sizeof c->csum) == -1) {
+			sr_path_quote(csum, kw, sizeof kw);
+			return sr_err(err, "%s.csum: %s is not 32 lowercase hex digits", where, kw);
+		}
+		c->has_csum = 1;
+	}
 	if (sr_id_parse(m->chunk_id, id, c->id) == -1) {
 		sr_path_quote(id, kw, sizeof kw);
 		return sr_err(err, "%s.id: %s is not %zu lowercase hex digits", where, kw,

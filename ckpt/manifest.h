@@ -52,6 +52,9 @@ struct sr_mchunk {
 				 * an XXH3-128 id fills 16 bytes, the rest 0 */
 	uint8_t check[16];	/* XXH3-128 of the raw bytes (chunkhash.h) */
 	int has_check;		/* 0: a manifest without one; restore uses id */
+	uint8_t csum[16];	/* the chunk sum of the raw bytes (chunksum.h), */
+	int has_csum;		/* recorded for the chunks of pieces saved from a
+				 * GPU (doc/format.md, "csum") */
 	const char *pack;	/* pack key, interned in the manifest */
 	uint64_t offset;	/* of the encoded bytes in the pack */
 	uint64_t clen;		/* encoded length */

@@ -33,6 +33,18 @@ by_name(const void *a, const void *b, void *arg)
 	return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
+size_t *
+sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n)
+{
+	size_t *order = sr_calloc(n + 1, sizeof *order), i;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	if (n > 1)
+		qsort_r(order, n, sizeof *order, by_name, (void *)t);
+	return order;
+}
+
 /* Whether t is its tensor's whole box. */
 static int
 whole_box(const struct sr_ckpt_tensor *t)
@@ -61,26 +73,38 @@ share_of(struct sr_mpiece *p, const struct sr_ckpt_tensor *t, const struct sr_ck
 	p->data.size = (end * cs < t->bytes ? end * cs : t->bytes) - p->share_off;
 }
 
+int
+sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *tt, const size_t *order, size_t n,
+    struct sr_manifest *m, char *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sr_ckpt_tensor *t = &tt[order[i]];
+		struct sr_mtensor *mt;
+
+		if (i > 0 && strcmp(tt[order[i - 1]].name, t->name) == 0)
+			return sr_err(err, "tensor \"%s\" is given twice", t->name);
+		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
+		sr_mtensor_add_piece(mt, t->offsets, t->sizes)->data.size = t->bytes;
+	}
+	m->stats.files = n;
+	return 0;
+}
+
 static int
 mem_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err)
 {
 	struct mem_src *s = arg;
-	struct sr_mpiece *p;
 	size_t i;
 
-	for (i = 0; i < s->n; i++) {
-		const struct sr_ckpt_tensor *t = &s->t[s->order[i]];
-		struct sr_mtensor *mt;
-
-		if (i > 0 && strcmp(s->t[s->order[i - 1]].name, t->name) == 0)
-			return sr_err(err, "tensor \"%s\" is given twice", t->name);
-		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		p = sr_mtensor_add_piece(mt, t->offsets, t->sizes);
-		p->data.size = t->bytes;
-		if (o->world_size > 1 && whole_box(t))
-			share_of(p, t, o);
+	if (sr_ckpt_tensors_describe(s->t, s->order, s->n, m, err) == -1)
+		return -1;
+	/* a rank's share of each replicated tensor (mem_next reads it alone) */
+	for (i = 0; o->world_size > 1 && i < s->n; i++) {
+		if (whole_box(&s->t[s->order[i]]))
+			share_of(&m->tensors[i].pieces[0], &s->t[s->order[i]], o);
 	}
-	m->stats.files = s->n;
 	return 0;
 }
 
@@ -112,15 +136,10 @@ sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *stats,
     char *err)
 {
-	struct mem_src s = { t, n, sr_calloc(n + 1, sizeof *s.order) };
+	struct mem_src s = { t, n, sr_ckpt_tensors_order(t, n) };
 	struct sr_save_src src = { &s, mem_describe, mem_next, NULL };
-	size_t i;
 	int rc;
 
-	for (i = 0; i < n; i++)
-		s.order[i] = i;
-	if (n > 1)
-		qsort_r(s.order, n, sizeof *s.order, by_name, (void *)t);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
 	free(s.order);
 	return rc;

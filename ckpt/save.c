@@ -35,6 +35,7 @@
 
 #include <openssl/rand.h>
 
+#include "byteplane.h"
 #include "catalog.h"
 #include "chunkhash.h"
 #include "ckpt.h"
@@ -50,7 +51,7 @@
 #include "savesrc.h"
 #include "util.h"
 
-#define DEFAULT_CHUNK ((size_t)16 << 20)
+#define DEFAULT_CHUNK SR_CKPT_DEFAULT_CHUNK
 #define MIN_CHUNK ((size_t)4 << 10)
 #define DEFAULT_PACK ((uint64_t)1 << 30)
 /*
@@ -259,10 +260,34 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 {
 	ssize_t n;
 
+	const uint8_t *planes = NULL;
+	char hex[65];
+
 	sl->prev = NULL;
 	sl->failed = 0;
 	sl->rlen = sl->clen = 0;
-	if (sl->it.fd == -1) {
+	if (sl->it.ref != NULL) {
+		/* the chunk the source says it is: stored in a pack that the
+		 * previous checkpoint names and that is still there */
+		memcpy(sl->id, sl->it.ref->id, sizeof sl->id);
+		memcpy(sl->check, sl->it.ref->check, sizeof sl->check);
+		sl->rlen = sl->want;
+		if (s->prev_ids != NULL && (sl->prev = sr_idtab_get(s->prev_ids, sl->id)) != NULL &&
+		    sl->prev->rlen == sl->rlen)
+			return;
+		sl->prev = NULL;
+		sl->failed = 1;
+		sr_id_hex(s->m.chunk_id, sl->id, hex);
+		sr_err(sl->err, "chunk %s is not in the checkpoint this one is based on, or its pack "
+		    "is gone", hex);
+		return;
+	}
+	if (sl->it.fd == -1 && sl->it.planes != 0) {
+		/* split on the GPU: the id is the raw bytes', joined back here */
+		planes = sl->it.mem + sl->off;
+		sr_byteplane_join(planes, sl->want, (unsigned)sl->it.planes, raw);
+		n = (ssize_t)sl->want;
+	} else if (sl->it.fd == -1) {
 		raw = (uint8_t *)sl->it.mem + sl->off;	/* only read from here */
 		n = (ssize_t)sl->want;
 	} else if ((n = pread_full(sl->it.fd, raw, sl->want, sl->off)) == -1) {
@@ -291,7 +316,8 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	sl->prev = NULL;
 	if (sl->enc == NULL)
 		sl->enc = alloc_aligned(s->enc_cap);
-	if (sr_codec_encode(codec, raw, sl->rlen, -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
+	if (sr_codec_encode(codec, planes != NULL ? planes : raw, sl->rlen, planes != NULL ?
+	    sl->it.planes | SR_CODEC_SPLIT : -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
 	    sl->err) != 0)
 		sl->failed = 1;
 }
@@ -445,7 +471,7 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		if (s->pack == NULL)
 			return -1;
 		/* a network store must not carry a notice's save past its deadline */
-		sr_pack_limit(s->pack, s->o->deadline, s->o->cancel);
+		sr_pack_limit(s->pack, sr_ckpt_deadline(s->o), s->o->cancel);
 	}
 	sr_id_hex(s->m.chunk_id, sl->id, hex);
 	snprintf(name, sizeof name, "%s.zst", hex);
@@ -495,6 +521,10 @@ drain_one(struct saver *s, char *err)
 		memcpy(c->check, sl->check, sizeof c->check);
 		c->has_check = 1;
 		c->rlen = sl->rlen;
+		if (sl->it.csum != NULL) {
+			memcpy(c->csum, sl->it.csum, sizeof c->csum);
+			c->has_csum = 1;
+		}
 		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
 		if (have != NULL) {
 			c->pack = sr_manifest_intern(&s->m, have->pack);
@@ -532,12 +562,13 @@ static int
 check_stop(struct saver *s, char *err)
 {
 	char done[32], total[32];
+	double deadline = sr_ckpt_deadline(s->o);
 
 	if (sr_flag_get(s->o->cancel)) {
 		sr_err(err, "checkpoint of %s cancelled; nothing committed", s->job);
 		return SR_CKPT_CANCELLED;
 	}
-	if (s->o->deadline > 0 && sr_now() >= s->o->deadline) {
+	if (deadline > 0 && sr_now() >= deadline) {
 		sr_err(err, "checkpoint of %s missed its deadline after %s of %s; nothing committed",
 		    s->job, sr_fmt_bytes(s->raw_done, done, sizeof done),
 		    sr_fmt_bytes(s->raw_total, total, sizeof total));
@@ -554,8 +585,26 @@ chunk_items(struct saver *s, char *err)
 	size_t cursor = 0;
 	int rc;
 
-	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor, &it, err)) == 1) {
+	/* the fields a source does not set are 0 */
+	while ((rc = s->src->next(s->src->arg, &s->m, s->o, &cursor,
+	    memset(&it, 0, sizeof it), err)) > 0) {
 		uint64_t off = 0;
+
+		if (rc == SR_SRC_DRAIN_ONE) {
+			if (s->drained == s->submitted)
+				return sr_err(err, "save %s: its source waits for memory that no chunk "
+				    "in flight holds (a bug)", s->job);
+			if ((rc = drain_one(s, err)) != 0)
+				return rc;
+			continue;
+		}
+		if (rc == SR_SRC_DRAIN) {
+			while (s->drained < s->submitted) {
+				if ((rc = drain_one(s, err)) != 0)
+					return rc;
+			}
+			continue;
+		}
 
 		/* Workers may be reading fd until its last chunk is drained:
 		 * only ring_stop closes it if the save stops before. */
@@ -927,13 +976,13 @@ out:
 static int
 pause_before_retry(const struct sr_ckpt_opts *o, double secs)
 {
-	double until = sr_now() + secs;
+	double until = sr_now() + secs, deadline = sr_ckpt_deadline(o);
 
-	if (until > o->deadline)
-		until = o->deadline;
+	if (until > deadline)
+		until = deadline;
 	while (sr_now() < until && !sr_flag_get(o->cancel))
 		sr_sleep(until - sr_now() < 0.05 ? until - sr_now() : 0.05);
-	return !sr_flag_get(o->cancel) && sr_now() < o->deadline;
+	return !sr_flag_get(o->cancel) && sr_now() < deadline;
 }
 
 /*
@@ -954,8 +1003,9 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	char left_s[32];
 	int rc, tries = 1;
 
-	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 && opts->deadline > 0) {
-		left = opts->deadline - sr_now();
+	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 &&
+	    sr_ckpt_deadline(opts) > 0) {
+		left = sr_ckpt_deadline(opts) - sr_now();
 		if (left <= 0 || sr_flag_get(opts->cancel))
 			break;
 		sr_ckpt_say(opts, "warning: checkpoint try %d failed: %s; trying again until the "
@@ -969,13 +1019,13 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	 * and their ranks learn from their absence that it failed */
 	if (rc != 0 && opts->merge_ranks && opts->nmerge > 0)
 		sr_parts_drop(st, opts);
-	if (rc == -1 && opts->deadline > 0) {
+	if (rc == -1 && sr_ckpt_deadline(opts) > 0) {
 		if (sr_flag_get(opts->cancel)) {
 			sr_err(err, "checkpoint of %s cancelled after %d tr%s; nothing committed",
 			    opts->job, tries, tries == 1 ? "y" : "ies");
 			return SR_CKPT_CANCELLED;
 		}
-		if (sr_now() >= opts->deadline) {
+		if (sr_now() >= sr_ckpt_deadline(opts)) {
 			char last[SR_ERRMAX];
 
 			strlcpy(last, err, sizeof last);

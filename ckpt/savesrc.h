@@ -22,9 +22,31 @@ struct sr_save_item {
 	int fd;				/* read with pread, closed by the pipeline
 					 * after its last chunk; -1: mem */
 	const uint8_t *mem;		/* with fd -1: the bytes themselves, which
-					 * must not change until the save returns */
+					 * must not change until finished() is
+					 * called for the item or the save returns */
 	uint64_t size;			/* bytes to read now */
+	/* What a source that cuts its own chunks (the library's device
+	 * buffers: an item of one chunk, at most chunk_size bytes) knows of
+	 * one; 0 and NULL for the rest. */
+	int planes;			/* 2 or 4: mem holds the chunk's byte planes
+					 * of that width (split on a GPU), encoded as
+					 * such (codec.h, SR_CODEC_SPLIT); its id is
+					 * hashed from the bytes joined back */
+	const uint8_t *csum;		/* its chunk sum (chunksum.h), recorded */
+	const struct sr_mchunk *ref;	/* it is this chunk of the checkpoint the
+					 * save is based on (their sums matched):
+					 * referenced, nothing read (mem NULL); if
+					 * that checkpoint's packs no longer hold it,
+					 * the save fails (the source may then try
+					 * again without references) */
 };
+
+#define SR_SRC_DRAIN 2
+/* next's answer when the source needs back the memory of one item it
+ * handed out, not all of them (lib/device-save.c's two staging buffers):
+ * the pipeline drains its oldest chunk in flight and asks again, so the
+ * chunks after it stay in flight. */
+#define SR_SRC_DRAIN_ONE 3
 
 struct sr_save_src {
 	void *arg;
@@ -33,7 +55,12 @@ struct sr_save_src {
 	int (*describe)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err);
 	/* The next data item at or after *cursor (0 at first): 1 with *it
 	 * filled and *cursor past it, 0 when there is none left, -1 with
-	 * err. An item of size 0 is never handed out. */
+	 * err. An item of size 0 is never handed out. SR_SRC_DRAIN: not
+	 * ready until the items handed out are done with (a source that
+	 * reuses their memory, lib/staging.c): the pipeline drains every
+	 * chunk in flight (finished() for each item) and asks again;
+	 * SR_SRC_DRAIN_ONE: the same for the oldest chunk only. Items in a
+	 * row may go to the same entry, their chunks in order. */
 	int (*next)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
 	    struct sr_save_item *it, char *err);
 	/* NULL-able. Item it is drained, saved bytes of it stored (fewer than
@@ -48,5 +75,12 @@ size_t sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts);
 /* sr_ckpt_save's contract, for what src holds. */
 int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);
+
+/* Buffers in memory as a source (save-tensors.c): the indices of t in
+ * the manifest's order, by name (malloc'd), and describe() for them, so
+ * that another source of tensors (lib/staging.c) records them alike. */
+size_t *sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n);
+int sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *t, const size_t *order, size_t n,
+    struct sr_manifest *m, char *err);
 
 #endif

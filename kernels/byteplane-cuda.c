@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "bp-tile.h"
 #include "byteplane.h"
 #include "cudadrv.h"
@@ -27,6 +29,7 @@ run(struct sr_cuda *cu, CUdeviceptr src, size_t n, unsigned w, CUdeviceptr dst, 
     void *stream, char *err)
 {
 	const char *verb = join ? "byteplane join" : "byteplane split";
+	char what[64];
 	CUstream s = stream;
 	CUresult r;
 
@@ -34,6 +37,8 @@ run(struct sr_cuda *cu, CUdeviceptr src, size_t n, unsigned w, CUdeviceptr dst, 
 		return sr_err(err, "%s: width %u out of range 1..16", verb, w);
 	if (n == 0)
 		return 0;
+	if (w > 1 && !cu->kernels)
+		return sr_err(err, "%s: the CUDA kernels are not in this build (no nvcc)", verb);
 	if (w == 1) {
 		r = cu->api.cuMemcpyDtoDAsync(dst, src, n, s);
 	} else if (w == 2 || w == 4) {
@@ -48,7 +53,8 @@ run(struct sr_cuda *cu, CUdeviceptr src, size_t n, unsigned w, CUdeviceptr dst, 
 		    grid_for(cu, (n / w + BP_THREADS - 1) / BP_THREADS), 1, 1, BP_THREADS, 1, 1, 0,
 		    s, args, NULL);
 	}
-	return sr_cuda_check(cu, r, verb, err);
+	snprintf(what, sizeof what, "%s: %s", verb, w == 1 ? "cuMemcpyDtoDAsync" : "cuLaunchKernel");
+	return sr_cuda_check(cu, r, what, err);
 }
 
 int

@@ -31,11 +31,11 @@ void sr_byteplane_split_isa(const uint8_t *src, size_t n, unsigned width, uint8_
 void sr_byteplane_join_isa(const uint8_t *src, size_t n, unsigned width, uint8_t *dst,
     enum sr_bp_isa isa);
 
-#ifdef HAVE_CUDA
 struct sr_cuda;
 /* The same on device memory (CUdeviceptr values) of the handle's device,
  * queued on `stream` (a CUstream; NULL: the default stream) without
- * waiting: 0, or -1 with err set for a bad width or a failed launch; what
+ * waiting: 0, or -1 with err set for a bad width, a build without the
+ * kernels (cu->kernels 0) or a failed launch; what
  * goes wrong on the device shows at the caller's next synchronisation.
  * Widths 2 and 4 run the tiled kernels at any alignment and size (fastest
  * with 16-byte aligned buffers and n / width a multiple of 16), width 1 is
@@ -44,6 +44,4 @@ int sr_byteplane_split_cuda(struct sr_cuda *cu, uint64_t dsrc, size_t n, unsigne
     uint64_t ddst, void *stream, char *err);
 int sr_byteplane_join_cuda(struct sr_cuda *cu, uint64_t dsrc, size_t n, unsigned width,
     uint64_t ddst, void *stream, char *err);
-#endif
-
 #endif

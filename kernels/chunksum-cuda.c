@@ -51,11 +51,13 @@ sr_chunksum_cuda(struct sr_cuda *cu, uint64_t dbuf, size_t n, size_t chunk,
 		return sr_err(err, "chunk sum: chunks of 0 bytes");
 	if (n == 0)
 		return 0;
+	if (!cu->kernels)
+		return sr_err(err, "chunk sum: the CUDA kernels are not in this build (no nvcc)");
 	if (sr_cuda_check(cu, cu->api.cuLaunchKernel(cu->fn[SR_CUFN_CS_LEAVES],
 	    grid_for(cu, cs_chunks(n, chunk) * cs_leaves_in(chunk)), 1, 1, CS_THREADS, 1, 1, 0,
-	    s, leaves, NULL), "chunk sum: leaves", err) == -1)
+	    s, leaves, NULL), "chunk sum: leaves: cuLaunchKernel", err) == -1)
 		return -1;
 	return sr_cuda_check(cu, cu->api.cuLaunchKernel(cu->fn[SR_CUFN_CS_ROOTS],
 	    grid_for(cu, cs_chunks(n, chunk)), 1, 1, CS_THREADS, 1, 1, 0, s, roots, NULL),
-	    "chunk sum: roots", err);
+	    "chunk sum: roots: cuLaunchKernel", err);
 }

@@ -20,10 +20,10 @@ sr_chunksum_rootlen(size_t n)
 	return cs_rootlen(n);
 }
 
-/* XXH3-128 of p[0, len), zero-padded to SR_CS_MIN, canonical, into out. */
-static void
-hash_padded(const uint8_t *p, size_t len, uint8_t out[16])
+void
+sr_chunksum_leaf(const void *buf, size_t len, uint8_t out[16])
 {
+	const uint8_t *p = buf;
 	uint8_t pad[SR_CS_MIN];
 	XXH128_canonical_t c;
 
@@ -45,9 +45,9 @@ sr_chunksum(const void *buf, size_t n, uint8_t out[16])
 	uint8_t small[SR_CS_MIN], *root = rlen <= sizeof small ? small : sr_malloc(rlen);
 
 	for (off = 0; off < n; off += SR_CS_LEAF, k++)
-		hash_padded(p + off, n - off < SR_CS_LEAF ? n - off : SR_CS_LEAF, root + 16 * k);
+		sr_chunksum_leaf(p + off, n - off < SR_CS_LEAF ? n - off : SR_CS_LEAF, root + 16 * k);
 	cs_trailer(root, n);
-	hash_padded(root, rlen, out);
+	sr_chunksum_leaf(root, rlen, out);
 	if (root != small)
 		free(root);
 }

@@ -32,11 +32,14 @@ void sr_chunksum(const void *buf, size_t n, uint8_t out[16]);
  * shorter): out[16 * i] for chunk i, ceil(n / chunk) of them. chunk > 0. */
 void sr_chunksum_chunks(const void *buf, size_t n, size_t chunk, uint8_t *out);
 
+/* XXH3-128 of p[0, len) zero-padded to SR_CS_MIN bytes, canonical: a
+ * leaf's digest, and the sum of a root string. */
+void sr_chunksum_leaf(const void *p, size_t len, uint8_t out[16]);
+
 /* Bytes of the string the sum hashes for a chunk of n bytes: the digests
  * and the two words, at least SR_CS_MIN. */
 size_t sr_chunksum_rootlen(size_t n);
 
-#ifdef HAVE_CUDA
 struct sr_cuda;
 /* Bytes of device scratch memory sr_chunksum_cuda needs for n bytes in
  * chunks of `chunk` bytes (about 1/1000 of n). */
@@ -45,9 +48,7 @@ size_t sr_chunksum_cuda_scratch(size_t n, size_t chunk);
  * device memory dout (16 bytes a chunk, as sr_chunksum_chunks), queued on
  * `stream` (a CUstream; NULL: the default stream) without waiting, with
  * dscratch of sr_chunksum_cuda_scratch bytes: 0, or -1 with err set for a
- * chunk of 0 bytes or a failed launch. */
+ * chunk of 0 bytes, a build without the kernels or a failed launch. */
 int sr_chunksum_cuda(struct sr_cuda *cu, uint64_t dbuf, size_t n, size_t chunk,
     uint64_t dscratch, uint64_t dout, void *stream, char *err);
-#endif
-
 #endif

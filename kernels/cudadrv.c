@@ -1,6 +1,8 @@
 /*
  * cudadrv.c: the CUDA driver loaded at run time (see cudadrv.h): dlopen, the
- * functions by name, the primary context, the kernels' modules.
+ * functions by name, the primary context, the kernels' modules (where nvcc
+ * built them). Where cuda.h is there, the declarations of cudaapi.h are
+ * held to it here.
  */
 #include "config.h"
 
@@ -18,6 +20,26 @@
 #define SR_STR_(x) #x
 #define SR_STR(x) SR_STR_(x)
 
+#ifdef HAVE_CUDA
+/* cudaapi.h's fallback agrees with cuda.h: its constants, its types' sizes,
+ * and the symbols it takes are those cuda.h maps the API names to (its
+ * prototypes redeclare cuda.h's, which the compiler checks). */
+#define SR_CUDA_SAME(name, value) _Static_assert(name == value, #name " is not " #value);
+SR_CUDA_CONSTS(SR_CUDA_SAME)
+#undef SR_CUDA_SAME
+#define SR_CUDA_SAME(name, sym, params) \
+	_Static_assert(__builtin_strcmp(SR_STR(name), #sym) == 0, #name " is not " #sym);
+SR_CUDA_FNS(SR_CUDA_SAME)
+#undef SR_CUDA_SAME
+_Static_assert(sizeof(CUresult) == sizeof(int) && sizeof(CUdevice) == sizeof(int) &&
+    sizeof(CUdevice_attribute) == sizeof(int) && sizeof(CUpointer_attribute) == sizeof(int),
+    "cudaapi.h's fallback types are ints");
+_Static_assert(__builtin_types_compatible_p(CUdeviceptr, unsigned long long),
+    "CUdeviceptr is unsigned long long");
+_Static_assert(CUDA_VERSION >= 13000, "cudaapi.h takes CUDA 13's symbol names");
+#endif
+
+#if SR_CUDA_KERNELS
 static const char *const fn_names[SR_CUFN_COUNT] = {
 	[SR_CUFN_BP_SPLIT] = "sr_bp_split",
 	[SR_CUFN_BP_JOIN] = "sr_bp_join",
@@ -25,6 +47,7 @@ static const char *const fn_names[SR_CUFN_COUNT] = {
 	[SR_CUFN_CS_LEAVES] = "sr_cs_leaves",
 	[SR_CUFN_CS_ROOTS] = "sr_cs_roots",
 };
+#endif
 
 int
 sr_cuda_check(const struct sr_cuda *cu, CUresult r, const char *what, char *err)
@@ -46,19 +69,22 @@ sr_cuda_check(const struct sr_cuda *cu, CUresult r, const char *what, char *err)
 static int
 take_api(struct sr_cuda *cu, const char *lib, char *err)
 {
-#define SR_CUDA_TAKE(f) \
-	if ((*(void **)&cu->api.f = dlsym(cu->lib, SR_STR(f))) == NULL) \
+#define SR_CUDA_TAKE(name, sym, params) \
+	if ((*(void **)&cu->api.name = dlsym(cu->lib, #sym)) == NULL) \
 		return sr_err(err, "open CUDA driver %s: no %s: the driver is older than " \
-		    "CUDA %d.%d, which the kernels were built for", lib, SR_STR(f), \
+		    "CUDA %d.%d, which spotrun was built for", lib, #sym, \
 		    CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
-	SR_CUDA_API(SR_CUDA_TAKE)
+	SR_CUDA_FNS(SR_CUDA_TAKE)
 #undef SR_CUDA_TAKE
 	return 0;
 }
 
+/* The kernels' modules, where nvcc built them: 0 (cu->kernels says
+ * whether there are any), or -1. */
 static int
 load_kernels(struct sr_cuda *cu, char *err)
 {
+#if SR_CUDA_KERNELS
 	const void *images[2] = { sr_fatbin_byteplane, sr_fatbin_chunksum };
 	char what[96];
 	int i;
@@ -73,6 +99,8 @@ load_kernels(struct sr_cuda *cu, char *err)
 		    cu->mod[i < SR_CUFN_CS_LEAVES ? 0 : 1], fn_names[i]), what, err) == -1)
 			return -1;
 	}
+	cu->kernels = 1;
+#endif
 	return 0;
 }
 
@@ -130,7 +158,13 @@ sr_cuda_open(const char *lib, int device, char *err)
 		cu->ctx = NULL;
 		goto fail;
 	}
-	if (sr_cuda_bind(cu, err) == -1 || load_kernels(cu, err) == -1)
+	/* the modules belong to the context: loaded with it current, and the
+	 * caller's current context given back */
+	if (sr_cuda_push(cu, err) == -1)
+		goto fail;
+	r = load_kernels(cu, err);
+	sr_cuda_pop(cu);
+	if (r != 0)
 		goto fail;
 	return cu;
 fail:
@@ -142,6 +176,20 @@ int
 sr_cuda_bind(struct sr_cuda *cu, char *err)
 {
 	return sr_cuda_check(cu, cu->api.cuCtxSetCurrent(cu->ctx), "cuCtxSetCurrent", err);
+}
+
+int
+sr_cuda_push(struct sr_cuda *cu, char *err)
+{
+	return sr_cuda_check(cu, cu->api.cuCtxPushCurrent(cu->ctx), "cuCtxPushCurrent", err);
+}
+
+void
+sr_cuda_pop(struct sr_cuda *cu)
+{
+	CUcontext was;
+
+	cu->api.cuCtxPopCurrent(&was);
 }
 
 void

@@ -5,34 +5,36 @@
  * callers need, and loads the kernels' modules (fat binaries built by nvcc
  * and linked in as data), so one build runs on machines with and without a
  * GPU, and a machine without one gets a clear message and the CPU twins.
- * Built only when configure found nvcc (HAVE_CUDA), for the toolkit's
- * cuda.h: the function names taken are the ones that header maps the API
- * to (cuMemAlloc is cuMemAlloc_v2), so they match its prototypes.
+ * Built in every build: the driver API it takes is declared in cudaapi.h
+ * (cuda.h's where the toolkit is, checked against it), and the function
+ * names taken are the ones cuda.h maps the API to (cuMemAlloc is
+ * cuMemAlloc_v2). The kernels' fat binaries exist only where nvcc built
+ * them (SR_CUDA_KERNELS): without them a handle has no kernels (kernels
+ * 0), and its callers copy raw bytes and run the CPU twins on the host.
  *
  * A handle belongs to its caller; its context (the device's primary
- * context) is made current on the thread that opened it, and another thread
- * must call sr_cuda_bind before using it.
+ * context) is current on no thread until the caller makes it so: for good
+ * with sr_cuda_bind (a program of its own), or for the time of a call with
+ * sr_cuda_push and sr_cuda_pop (a library, whose caller's current context
+ * must not change).
  */
 #ifndef SR_CUDADRV_H
 #define SR_CUDADRV_H
 
-#include <cuda.h>
+#include "cudaapi.h"
 
-/* The driver API functions taken, by their names in cuda.h. */
-#define SR_CUDA_API(X) \
-	X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) \
-	X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) \
-	X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) \
-	X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) \
-	X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost) \
-	X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyHtoDAsync) \
-	X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8) X(cuStreamSynchronize) \
-	X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
-	X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString)
+/* The kernels' fat binaries are linked in (nvcc built them). */
+#ifdef HAVE_CUDA
+#define SR_CUDA_KERNELS 1
+#else
+#define SR_CUDA_KERNELS 0
+#endif
 
-#define SR_CUDA_FIELD(f) __typeof__(f) *f;
+/* The driver API functions taken (cudaapi.h), called by their API names:
+ * cu->api.cuMemAlloc(...). */
+#define SR_CUDA_FIELD(name, sym, params) __typeof__(sym) *name;
 struct sr_cuda_api {
-	SR_CUDA_API(SR_CUDA_FIELD)
+	SR_CUDA_FNS(SR_CUDA_FIELD)
 };
 #undef SR_CUDA_FIELD
 
@@ -53,6 +55,7 @@ struct sr_cuda {
 	CUcontext ctx;
 	CUmodule mod[2];
 	CUfunction fn[SR_CUFN_COUNT];
+	int kernels;		/* the kernels are loaded: fn[] is usable */
 	int sms;		/* multiprocessors: the grids are sized by them */
 	int cc_major, cc_minor;
 	int driver;		/* cuDriverGetVersion: 13000 for CUDA 13.0 */
@@ -70,6 +73,11 @@ void sr_cuda_close(struct sr_cuda *cu);
 
 /* Make the handle's context current on the calling thread: 0 or -1. */
 int sr_cuda_bind(struct sr_cuda *cu, char *err);
+/* Make it current for a while (cuCtxPushCurrent), then give the thread
+ * back the context it had (cuCtxPopCurrent): a library must not change
+ * its caller's current context. 0 or -1. */
+int sr_cuda_push(struct sr_cuda *cu, char *err);
+void sr_cuda_pop(struct sr_cuda *cu);
 
 /* 0 when r is CUDA_SUCCESS, else -1 with err "WHAT: NAME (number): text". */
 int sr_cuda_check(const struct sr_cuda *cu, CUresult r, const char *what, char *err);

@@ -3,24 +3,27 @@
 libkernels_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels
 libkernels_a_SOURCES += kernels/byteplane.c kernels/byteplane.h kernels/bp-tile.h \
 	kernels/chunksum.c kernels/chunksum.h kernels/cs-lanes.h
+# The CUDA driver loaded at run time, and the kernels' launches, in every
+# build: the driver API is declared in cudaapi.h where cuda.h is not, so a
+# build without the toolkit has a device path too (raw copies, and the CPU
+# twins on the host: there are no fat binaries without nvcc).
+libkernels_a_SOURCES += kernels/cudadrv.c kernels/cudadrv.h kernels/cudaapi.h \
+	kernels/fatbin.h kernels/byteplane-cuda.c kernels/chunksum-cuda.c
 # The CPU twins, and the CUDA kernels' bodies run on the host (bp-tile.h,
 # cs-lanes.h) against them and against libxxhash.
 check_PROGRAMS += tests/t-byteplane tests/t-chunksum
 tests_t_byteplane_SOURCES = tests/t-byteplane.c tests/tap.h
 tests_t_chunksum_SOURCES = tests/t-chunksum.c tests/tap.h
-EXTRA_DIST += kernels/byteplane.cu kernels/chunksum.cu kernels/cudadrv.c kernels/cudadrv.h \
-	kernels/fatbin.h kernels/byteplane-cuda.c kernels/chunksum-cuda.c \
+EXTRA_DIST += kernels/byteplane.cu kernels/chunksum.cu \
 	tests/t-kernels-cuda.c tests/bench-gpu.c tests/gpu/run.sh build-aux/bin-to-c
 
-# The CUDA twins, when configure found nvcc. No CUDA library is linked:
+# The CUDA kernels, when configure found nvcc. No CUDA library is linked:
 # cudadrv.c loads the driver (libcuda.so.1) at run time and the kernels from
 # fat binaries that nvcc builds and build-aux/bin-to-c turns into C arrays,
 # so the same binary runs with and without a GPU. NVCCFLAGS is the user's.
 libkernels_a_CFLAGS = $(AM_CFLAGS)
 if HAVE_CUDA
 libkernels_a_CPPFLAGS += $(CUDA_CFLAGS)
-libkernels_a_SOURCES += kernels/cudadrv.c kernels/cudadrv.h kernels/fatbin.h \
-	kernels/byteplane-cuda.c kernels/chunksum-cuda.c
 # Generated into kernels/fatbin/ of the build tree: no file of the product's
 # folders (tests/house.py counts and checks those), whatever the build.
 nodist_libkernels_a_SOURCES = kernels/fatbin/byteplane.c kernels/fatbin/chunksum.c

@@ -24,6 +24,10 @@ struct lib_buf {
 	uint64_t shape[SR_TENSOR_DIMS], offsets[SR_TENSOR_DIMS], sizes[SR_TENSOR_DIMS];
 	void *host;
 	uint64_t bytes;
+	int device;			/* CUDA device ordinal; -1: a host buffer */
+	uint64_t dptr;			/* device buffers: the device pointer */
+	struct sr_dev_memo *memo;	/* device buffers: lib/device.c's */
+	struct sr_dev_gpu *gpu;		/* device buffers: its device's handle */
 };
 
 struct spotrun_ctx_s {
@@ -42,6 +46,20 @@ struct spotrun_ctx_s {
 	int req_pending;
 	unsigned long long req_seq, answered_seq;
 	double req_deadline;
+	char req_reason[16];		/* of req_seq: "notice", "periodic", ... */
+	/* The async save (lib/async.c). async: the save in flight, or the
+	 * last one whose result no call has collected yet (NULL: none).
+	 * stage, stage_cap: the staging memory, kept from save to save.
+	 * The caller's thread alone reads and writes these three, and every
+	 * field above: the save's thread reads only what does not change
+	 * while a context lives (p, st, job, epoch, done_path) and struct
+	 * sr_async's own fields, under its lock as async.c says. */
+	struct sr_async *async;
+	void *stage;
+	size_t stage_cap;
+	/* device buffers (lib/device.c) */
+	char *cuda_library;		/* params.cuda_library's copy */
+	struct sr_lib_devs *devs;	/* NULL until one is registered */
 	/* ranks (lib/ranks.c): ctx->p.rank and world_size resolved */
 	double rank_wait;		/* seconds a collective save waits for the others */
 };
@@ -62,14 +80,54 @@ spotrun_error sr_lib_fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt,
  * with ctx->msg cleared. */
 spotrun_error sr_lib_begin(spotrun_ctx *ctx);
 
+/* ---- the async save (lib/async.c, lib/staging.c) ---- */
+
+struct sr_ckpt_opts;
+struct sr_ckpt_stats;
+
+/* Start the save of step in the background with options o (copied; its
+ * deadline is the request's when answering, the request ctx->req_seq):
+ * returns once every registered buffer is in staging, SPOTRUN_OK or a
+ * failure of the start (memory, the budget) with ctx->msg set. t0: when
+ * the caller's call began (sr_mono), for the time training was blocked. */
+spotrun_error sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o,
+    int answering, double t0);
+/* Wait for the save in flight and take its result: 0 when there was
+ * none; else 1 with *rc the checkpoint module's code and err its error. */
+int sr_async_collect(spotrun_ctx *ctx, int *rc, char *err);
+/* Before another save, a restore or the end: wait for the save in flight;
+ * a failure nobody collected is told as a warning. */
+void sr_async_settle(spotrun_ctx *ctx);
+/* Without blocking: take in a save that has ended (its answer to a
+ * request, which ctx->answered_seq then records). */
+void sr_async_reap(spotrun_ctx *ctx);
+/* The request just read (ctx->req_seq) is the save in flight's: the one
+ * it answers already, or a notice, which it takes (and its deadline) to
+ * answer: 1; else 0 (a periodic request that came after it began). */
+int sr_async_take_request(spotrun_ctx *ctx);
+/* spotrun_free's part: settle, then the staging memory back. */
+void sr_async_free(spotrun_ctx *ctx);
+/* Tell the supervisor (ctx->done_path) that checkpoint cs answers
+ * request seq, training blocked for blocked seconds; from either thread. */
+void sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
+    const struct sr_ckpt_stats *cs, double blocked);
+/* The INFO line of a commit; blocked < 0: a blocking save (not said). */
+void sr_async_tell_commit(const spotrun_ctx *ctx, long long step, size_t nbufs,
+    const struct sr_ckpt_stats *cs, double blocked);
+
+/* Staging (lib/staging.c): its memory, from one allocator (pinned for
+ * device buffers), and the copy of a buffer's bytes into it, one
+ * function per kind of buffer. */
+void *sr_staging_alloc(const spotrun_ctx *ctx, size_t n);
+void sr_staging_release(const spotrun_ctx *ctx, void *mem);
+/* Copy len bytes of b from offset off to dst: 0, or -1 with err. */
+int sr_staging_copy(const struct lib_buf *b, uint64_t off, void *dst, size_t len, char *err);
 /* lib/ranks.c: a job of several ranks. Resolve ctx->p.rank and
  * ctx->p.world_size (-1: from $RANK and $WORLD_SIZE) and the wait
  * ($SPOTRUN_RANK_WAIT): SPOTRUN_OK, or SPOTRUN_ERROR_PARAMETER with msg
  * naming the variable. */
 spotrun_error sr_lib_ranks_setup(spotrun_ctx *ctx, char *msg, size_t len);
-struct sr_ckpt_opts;
 struct sr_ckpt_tensor;
-struct sr_ckpt_stats;
 /* sr_ckpt_save_tensors for this rank of ctx's world: alone, that; with
  * world_size > 1 rank 0 waits for every other rank's part and commits
  * them all, and any other rank saves its part and waits for that commit

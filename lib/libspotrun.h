@@ -76,7 +76,10 @@ typedef enum {
 	SPOTRUN_ERROR_DEADLINE = 10,		/* the save missed its deadline: nothing committed */
 	SPOTRUN_ERROR_FENCED = 11,		/* a newer run holds the job: stop */
 	SPOTRUN_ERROR_NOT_BUILT = 12,		/* a part of the API that is not built yet */
-	SPOTRUN_ERROR_maxCode = 13		/* never returned: codes are below it */
+	SPOTRUN_ERROR_NO_DEVICE = 13,		/* no CUDA driver or device for a device
+						 * buffer, or a CUDA call failed: which, in
+						 * the message */
+	SPOTRUN_ERROR_maxCode = 14		/* never returned: codes are below it */
 } spotrun_error;
 
 /* "no error", "invalid parameter", ...: a constant string for every code,
@@ -134,6 +137,14 @@ typedef struct {
 	int keep;				/* checkpoints kept (0: all) */
 	int threads;				/* compression threads (0: all CPUs) */
 	size_t chunk_size;			/* bytes per chunk (0: 16 MiB) */
+	/* Experimental (spotrun_save_async): the staging memory's budget in
+	 * bytes (0: the registered state's size, up to 1 GiB). */
+	size_t staging_bytes;
+	/* Experimental (spotrun_register_device): */
+	const char *cuda_library;		/* the CUDA driver, loaded by the first
+						 * spotrun_register_device; NULL:
+						 * $SPOTRUN_CUDA_LIBRARY, else
+						 * "libcuda.so.1" */
 	/* A job of several ranks saving one checkpoint (spotrun_save): this
 	 * process's rank, 0 to world_size - 1, and their number. -1 (the
 	 * default): from $RANK and $WORLD_SIZE (spotrun's `launch = ranks`
@@ -198,13 +209,36 @@ int spotrun_checkpoint_requested(spotrun_ctx *ctx);
 #ifdef SPOTRUN_EXPERIMENTAL
 /* ---- experimental: may change between versions ---- */
 
-/* Register a buffer in GPU memory (CUDA device `device`, a device
- * pointer) as spotrun_register does a host one. NOT BUILT YET: returns
- * SPOTRUN_ERROR_NOT_BUILT and registers nothing; until it is, copy device
- * state to a registered host buffer before spotrun_save. */
+/* Register a buffer in GPU memory as spotrun_register does a host one:
+ * device_ptr is a device pointer (a CUdeviceptr, cast) of CUDA device
+ * `device` (an ordinal), holding the slice's bytes. The CUDA driver is
+ * loaded then (params.cuda_library); without it, or without that device,
+ * SPOTRUN_ERROR_NO_DEVICE, naming the library and why; a host pointer or
+ * memory of another device: SPOTRUN_ERROR_PARAMETER. spotrun_save copies
+ * the buffer off the GPU through pinned host memory, only the chunks that
+ * changed since this context's last checkpoint; spotrun_restore fills it
+ * and waits for the copies before it returns. The buffer must not change
+ * while either runs (synchronise the streams that write it first). */
 spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
     int ndim, const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes,
     void *device_ptr, int device);
+
+/* Save as spotrun_save does, in the background: returns once every
+ * registered buffer is copied into the library's staging memory
+ * (params.staging_bytes), and from then on the buffers may change; the
+ * hashing, compression, upload and commit run on a thread of the
+ * context's own. A snapshot larger than the budget is staged in two
+ * halves, the call returning once its last part is copied (training
+ * waits longer, while the first parts are uploaded). SPOTRUN_OK: the
+ * snapshot is taken; the save's own result is spotrun_wait's. One save
+ * is in flight at a time: a second one, spotrun_save and spotrun_restore
+ * first wait for it; spotrun_free waits for it too. */
+spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
+
+/* Wait until the save in flight is committed or failed, and return its
+ * result (its message in spotrun_getErrorString); SPOTRUN_OK when none
+ * is in flight. */
+spotrun_error spotrun_wait(spotrun_ctx *ctx);
 #endif
 
 #ifdef __cplusplus

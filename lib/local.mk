@@ -3,8 +3,10 @@
 # archives of the modules it stands on (ckpt, store, kernels, common; built
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
-libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h lib/ranks.c
-libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
+libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h \
+	lib/async.c lib/staging.c lib/staging.h lib/ranks.c
+libspotrun_la_SOURCES += lib/device.c lib/device-save.c lib/device.h lib/device-int.h
+libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) $(CUDA_CFLAGS) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/lib
 libspotrun_la_LIBADD = libckpt.a libstore.a libkernels.a libcommon.a $(DEPLIBS)
 # 0:0:0 (libtool's current:revision:age): the first interface.
@@ -20,7 +22,7 @@ dist_man3_MANS += doc/libspotrun.3
 # The library on host buffers of every dtype and slices: save, restore
 # bit-exact, errors by name and message, the request protocol, silence.
 check_PROGRAMS += tests/t-lib
-tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_SOURCES = tests/t-lib.c tests/tap.h tests/ckpt-util.h tests/lib-util.h
 tests_t_lib_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_LDADD = libspotrun.la $(LDADD)
 # Ranks: one checkpoint saved by N ranks, restored by M (resharding),
@@ -30,6 +32,12 @@ tests_t_reshard_SOURCES = tests/t-reshard.c tests/tap.h tests/ckpt-util.h tests/
 	tests/store-util.h tests/mdemu-util.h
 tests_t_reshard_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_reshard_LDADD = libspotrun.la $(LDADD)
+# The async save: the snapshot, the staging budget, the calls that wait,
+# a failing store, requests during a save.
+check_PROGRAMS += tests/t-lib-async
+tests_t_lib_async_SOURCES = tests/t-lib-async.c tests/tap.h tests/ckpt-util.h
+tests_t_lib_async_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_t_lib_async_LDADD = libspotrun.la $(LDADD)
 # It exports the API and nothing else.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
 
@@ -48,3 +56,36 @@ tests_jobs_libranks_SOURCES = tests/jobs/libranks.c
 tests_jobs_libranks_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libranks_LDADD = libspotrun.la
 dist_check_SCRIPTS += tests/t67-libranks.sh
+
+# The library's save of registered host buffers into RGW against directory
+# mode on the same state (real trained state of bench/train-state.py), and
+# a LoRA-like run whose frozen tensors are not uploaded again: `make bench`
+# (bench/libsave.sh drives tests/bench-libsave).
+noinst_PROGRAMS += tests/bench-libsave
+tests_bench_libsave_SOURCES = tests/bench-libsave.c
+tests_bench_libsave_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+tests_bench_libsave_LDADD = libspotrun.la $(LDADD)
+SR_BENCH += bench/libsave.sh
+EXTRA_DIST += bench/libsave.sh
+# Device buffers (lib/device.c) against a stand-in for the CUDA driver
+# (tests/fake-cuda.c: device memory the host cannot dereference, streams on
+# threads of their own, the kernels' CPU twins, errors injected by the
+# environment), a module built for the tests only and loaded by path
+# through SPOTRUN_CUDA_LIBRARY; with and without nvcc's kernels.
+check_LTLIBRARIES = tests/fake-cuda.la
+tests_fake_cuda_la_SOURCES = tests/fake-cuda.c
+tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
+tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
+tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
+check_PROGRAMS += tests/t-lib-device
+tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h \
+	tests/lib-util.h
+tests_t_lib_device_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
+tests_t_lib_device_LDADD = libspotrun.la $(LDADD)
+# The same device path through the real driver, for tests/gpu/run.sh on a
+# machine with a GPU (it says "skipped" elsewhere).
+noinst_PROGRAMS += tests/gpu-lib
+tests_gpu_lib_SOURCES = tests/gpu-lib.c
+tests_gpu_lib_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib
+tests_gpu_lib_LDADD = libspotrun.la

@@ -40,6 +40,7 @@
 #include "store.h"
 #include "util.h"
 #include "lib.h"		/* libspotrun.h with its experimental part */
+#include "device.h"
 
 #define SPOTRUN_API __attribute__((visibility("default")))
 
@@ -86,6 +87,7 @@ spotrun_getErrorName(spotrun_error code)
 		[SPOTRUN_ERROR_DEADLINE] = "checkpoint deadline missed",
 		[SPOTRUN_ERROR_FENCED] = "job taken over by a newer run",
 		[SPOTRUN_ERROR_NOT_BUILT] = "not built yet",
+		[SPOTRUN_ERROR_NO_DEVICE] = "no usable CUDA device",
 	};
 
 	if ((unsigned)code >= SPOTRUN_ERROR_maxCode)
@@ -172,6 +174,11 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	}
 	ctx->store_url = sr_lib_strdup(params, store);
 	ctx->job = sr_lib_strdup(params, job);
+	if (params->cuda_library != NULL &&
+	    (ctx->cuda_library = sr_lib_strdup(params, params->cuda_library)) == NULL) {
+		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
+		return;
+	}
 	req = env("SPOTRUN_CKPT_REQUEST");
 	done = env("SPOTRUN_CKPT_DONE");
 	/* Every rank reads the request; rank 0 alone answers it, once the
@@ -211,7 +218,7 @@ spotrun_create(const spotrun_params *params)
 		return NULL;
 	memset(ctx, 0, sizeof *ctx);
 	ctx->p = p;
-	ctx->p.store = ctx->p.job = NULL;
+	ctx->p.store = ctx->p.job = ctx->p.cuda_library = NULL;
 	setup(ctx, &p);
 	return ctx;
 }
@@ -223,6 +230,8 @@ spotrun_free(spotrun_ctx *ctx)
 
 	if (ctx == NULL)
 		return;
+	sr_async_free(ctx);		/* waits for a save in flight */
+	sr_lib_device_free(ctx);
 	sr_store_close(ctx->st);
 	for (i = 0; i < ctx->nbufs; i++)
 		sr_lib_free(&ctx->p, ctx->bufs[i].name);
@@ -231,6 +240,7 @@ spotrun_free(spotrun_ctx *ctx)
 	sr_lib_free(&ctx->p, ctx->job);
 	sr_lib_free(&ctx->p, ctx->req_path);
 	sr_lib_free(&ctx->p, ctx->done_path);
+	sr_lib_free(&ctx->p, ctx->cuda_library);
 	sr_lib_free(&ctx->p, ctx);
 }
 
@@ -290,6 +300,7 @@ check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
 			    "that name is registered already", name);
 	}
 	memset(b, 0, sizeof *b);
+	b->device = -1;
 	b->dtype = dtype;
 	b->ndim = ndim;
 	for (d = 0; d < ndim; d++) {
@@ -313,11 +324,13 @@ check_buf(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
 	return SPOTRUN_OK;
 }
 
+static spotrun_error add_buf(spotrun_ctx *ctx, struct lib_buf *b, const char *name);
+
 SPOTRUN_API spotrun_error
 spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,
     const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes, void *host)
 {
-	struct lib_buf b, *nb;
+	struct lib_buf b;
 	spotrun_error rc;
 
 	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
@@ -325,6 +338,16 @@ spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int nd
 	if (host == NULL && b.bytes > 0)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "register \"%s\": no buffer (NULL) for "
 		    "%" PRIu64 " bytes", name, b.bytes);
+	b.host = host;
+	return add_buf(ctx, &b, name);
+}
+
+/* Append a checked registration. */
+static spotrun_error
+add_buf(spotrun_ctx *ctx, struct lib_buf *b, const char *name)
+{
+	struct lib_buf *nb;
+
 	if (ctx->nbufs == ctx->bufs_cap) {
 		size_t cap = ctx->bufs_cap ? ctx->bufs_cap * 2 : 16;
 		if ((nb = sr_lib_alloc(&ctx->p, cap * sizeof *nb)) == NULL)
@@ -335,10 +358,9 @@ spotrun_register(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int nd
 		ctx->bufs = nb;
 		ctx->bufs_cap = cap;
 	}
-	if ((b.name = sr_lib_strdup(&ctx->p, name)) == NULL)
+	if ((b->name = sr_lib_strdup(&ctx->p, name)) == NULL)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "register \"%s\": out of memory", name);
-	b.host = host;
-	ctx->bufs[ctx->nbufs++] = b;
+	ctx->bufs[ctx->nbufs++] = *b;
 	return SPOTRUN_OK;
 }
 
@@ -365,6 +387,7 @@ read_request(spotrun_ctx *ctx)
 		return 0;
 	ctx->req_seq = seq;
 	ctx->req_deadline = deadline;
+	strlcpy(ctx->req_reason, reason, sizeof ctx->req_reason);
 	return 1;
 }
 
@@ -380,7 +403,9 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 	if (ctx->req_checked > 0 && now - ctx->req_checked < REQUEST_POLL)
 		return ctx->req_pending;
 	ctx->req_checked = now;
-	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx);
+	sr_async_reap(ctx);		/* an async save's answer, if it landed */
+	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx) &&
+	    !sr_async_take_request(ctx);
 	return ctx->req_pending;
 }
 
@@ -390,18 +415,11 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 static void
 answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 {
-	char line[256], err[SR_ERRMAX];
-	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 " raw=%" PRIu64
-	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f\n", ctx->req_seq,
-	    step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
-	    cs->seconds);
-
 	ctx->answered_seq = ctx->req_seq;
 	ctx->req_pending = 0;
 	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
 		return;
-	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
-		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
+	sr_async_answer(ctx, ctx->req_seq, step, cs, cs->seconds);	/* blocked throughout */
 }
 
 /* ---- save and restore ---- */
@@ -441,12 +459,26 @@ tensors_of(const spotrun_ctx *ctx)
 	return t;
 }
 
-/* A code for what the checkpoint module returned. */
+/* Whether a device buffer is registered: its save and restore go through
+ * lib/device.c. */
+static int
+has_device(const spotrun_ctx *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->nbufs; i++)
+		if (ctx->bufs[i].device >= 0)
+			return 1;
+	return 0;
+}
+
+/* A code for what the checkpoint module (or lib/device.c) returned. */
 static spotrun_error
 code_of(int rc)
 {
 	switch (rc) {
 	case 0: return SPOTRUN_OK;
+	case SR_LIB_DEVICE_FAILED: return SPOTRUN_ERROR_NO_DEVICE;
 	case SR_CKPT_LATE: return SPOTRUN_ERROR_DEADLINE;
 	case SR_CKPT_FENCED: return SPOTRUN_ERROR_FENCED;
 	case SR_CKPT_MISMATCH: return SPOTRUN_ERROR_MISMATCH;
@@ -456,30 +488,51 @@ code_of(int rc)
 	}
 }
 
-SPOTRUN_API spotrun_error
-spotrun_save(spotrun_ctx *ctx, long long step)
+/* What both kinds of save do first: check the call (verb names it), wait
+ * for an async save in flight, and take the newest request, read now (its
+ * deadline is the save's): the options in o, *answering whether it is. */
+static spotrun_error
+save_begin(spotrun_ctx *ctx, const char *verb, long long step, struct sr_ckpt_opts *o,
+    int *answering)
 {
-	struct sr_ckpt_opts o;
-	struct sr_ckpt_stats cs;
-	struct sr_ckpt_tensor *t;
-	char err[SR_ERRMAX], line[SR_ERRMAX + 64];
-	int rc, answering;
+	spotrun_error rc;
 
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_PARAMETER;
 	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 	if (step < 0)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: step %lld is negative", step);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "%s: step %lld is negative", verb, step);
 	if (ctx->nbufs == 0)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "save: no buffer is registered");
-	/* The newest request, read now: its deadline is the save's. */
-	answering = ctx->req_path != NULL && read_request(ctx);
-	opts_of(ctx, &o);
-	if (answering)
-		o.deadline = ctx->req_deadline;
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "%s: no buffer is registered", verb);
+	sr_async_settle(ctx);
+	*answering = ctx->req_path != NULL && read_request(ctx);
+	opts_of(ctx, o);
+	if (*answering)
+		o->deadline = ctx->req_deadline;
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_save(spotrun_ctx *ctx, long long step)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats cs;
+	struct sr_ckpt_tensor *t;
+	char err[SR_ERRMAX];
+	int rc, answering;
+
+	if ((rc = save_begin(ctx, "save", step, &o, &answering)) != SPOTRUN_OK)
+		return rc;
+	if (has_device(ctx) && ctx->p.world_size > 1)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "save: device buffers in a save of %d "
+		    "ranks are not built yet (nothing saved): register host copies of them",
+		    ctx->p.world_size);
 	t = tensors_of(ctx);
-	rc = sr_lib_ranks_save(ctx, &o, t, ctx->nbufs, step, &cs, err);
+	if (has_device(ctx))
+		rc = sr_lib_device_save(ctx, &o, t, step, &cs, err);
+	else
+		rc = sr_lib_ranks_save(ctx, &o, t, ctx->nbufs, step, &cs, err);
 	free(t);
 	/* Past its deadline the supervisor has given the request up: it is
 	 * not asked again. */
@@ -489,11 +542,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	}
 	if (rc != 0)
 		return sr_lib_fail(ctx, code_of(rc), "%s", err);
-	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s committed: step %lld, %zu "
-	    "buffer%s, %" PRIu64 " bytes (%" PRIu64 " stored, %" PRIu64 " new)", cs.seq, ctx->job,
-	    step, ctx->nbufs, ctx->nbufs == 1 ? "" : "s", cs.raw_bytes, cs.stored_bytes,
-	    cs.new_bytes);
-	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
+	sr_async_tell_commit(ctx, step, ctx->nbufs, &cs, -1);
 	if (answering)
 		answer(ctx, step, &cs);
 	return SPOTRUN_OK;
@@ -515,6 +564,7 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 		return rc;
 	if (step == NULL)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: step is NULL");
+	sr_async_settle(ctx);		/* the save in flight lands first */
 	*step = -1;
 	if (ctx->nbufs == 0)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "restore: no buffer is registered");
@@ -528,7 +578,10 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	}
 	opts_of(ctx, &o);
 	t = tensors_of(ctx);
-	rc = sr_ckpt_restore_tensors(ctx->st, &o, t, ctx->nbufs, &cs, err);
+	if (has_device(ctx))
+		rc = sr_lib_device_restore(ctx, t, &o, &cs, err);
+	else
+		rc = sr_ckpt_restore_tensors(ctx->st, &o, t, ctx->nbufs, &cs, err);
 	free(t);
 	if (rc == SR_CKPT_NONE)
 		return SPOTRUN_OK;
@@ -552,9 +605,42 @@ spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
 	struct lib_buf b;
 	spotrun_error rc;
 
-	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK)
+	if ((rc = check_buf(ctx, name, dtype, ndim, shape, offsets, sizes, &b)) != SPOTRUN_OK ||
+	    (rc = sr_lib_device_register(ctx, &b, name, device_ptr, device)) != SPOTRUN_OK)
 		return rc;
-	return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "register \"%s\": device buffers are not built "
-	    "yet (nothing registered): copy the state to a registered host buffer before "
-	    "spotrun_save", name);
+	return add_buf(ctx, &b, name);
+}
+
+/* The save in the background (lib/async.c): the call returns once the
+ * buffers are in staging. */
+SPOTRUN_API spotrun_error
+spotrun_save_async(spotrun_ctx *ctx, long long step)
+{
+	double t0 = sr_mono();
+	struct sr_ckpt_opts o;
+	int answering;
+	spotrun_error rc;
+
+	if ((rc = save_begin(ctx, "save_async", step, &o, &answering)) != SPOTRUN_OK)
+		return rc;
+	if (ctx->p.world_size > 1)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_NOT_BUILT, "save_async: a save of %d ranks is not "
+		    "asynchronous yet (nothing saved): call spotrun_save", ctx->p.world_size);
+	return sr_async_start(ctx, step, &o, answering, t0);
+}
+
+SPOTRUN_API spotrun_error
+spotrun_wait(spotrun_ctx *ctx)
+{
+	char err[SR_ERRMAX];
+	spotrun_error e;
+	int rc;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((e = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return e;
+	if (!sr_async_collect(ctx, &rc, err) || rc == 0)
+		return SPOTRUN_OK;
+	return sr_lib_fail(ctx, code_of(rc), "%s", err);
 }

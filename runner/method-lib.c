@@ -143,14 +143,17 @@ lib_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 }
 
 /* The done marker: "seq=N step=S checkpoint=C raw=R stored=T new=W
- * reused=U seconds=X"; 1 when it answers the pending request. */
+ * reused=U seconds=X", then " blocked=B" from a library that says how
+ * long the save blocked training (less than X: an async save); 1 when it
+ * answers the pending request. */
 static int
 read_done(struct lib_method *l, struct sr_method *m)
 {
 	unsigned long long seq, ckpt, raw, stored, fresh, reused;
 	long long step;
-	double secs;
+	double secs, blocked = -1;
 	char *buf, err[SR_ERRMAX];
+	const char *b;
 
 	if (access(l->done_path, F_OK) == -1)
 		return 0;
@@ -166,9 +169,14 @@ read_done(struct lib_method *l, struct sr_method *m)
 		free(buf);
 		return 0;
 	}
+	if ((b = strstr(buf, " blocked=")) != NULL && sscanf(b, " blocked=%lf", &blocked) != 1)
+		blocked = -1;
 	free(buf);
 	if (seq != l->req_seq)
 		return 0;	/* an older request's, written late */
+	if (blocked >= 0 && blocked < secs)
+		sr_tl(m->ctx.tl, 0, "ckpt", "the job saved step %lld in the background: its training "
+		    "was blocked %.3f s of the save's %.3f s", step, blocked, secs);
 	memset(&l->res, 0, sizeof l->res);
 	l->res.stats.seq = ckpt;
 	l->res.stats.step = step;

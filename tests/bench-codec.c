@@ -5,19 +5,23 @@
  *
  * Data: N(0, 0.02) values (Box-Muller on a seeded xorshift generator), as
  * bf16 (rounded to nearest even) and as fp32; or the files named, real
- * training state (bench/compress.sh), each as NAME=FILE:WIDTH[,PREVIOUS]:
+ * training state (bench/compress.sh), each as NAME=FILE:WIDTH[,PREVIOUS...]:
  * the codec and zstd on it, the per-byte-plane entropy bound at WIDTH, and
- * with PREVIOUS (the same state some steps earlier) the XOR delta against
- * it, chunk by chunk, with what restoring through it costs. One thread:
- * MB/s per core.
+ * with each PREVIOUS (the same state some steps earlier) the XOR delta
+ * against it, chunk by chunk, with what restoring through it costs. One thread:
+ * MB/s per core, from the CPU time of the thread (what the machine's other
+ * work does not inflate), and from the wall clock at the end of each line. Every round trip is checked as it runs (the
+ * decode of each encode, and the state rebuilt from the decoded delta and
+ * the decoded previous state) and a difference ends the run with an error.
  *
  *   bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] [-z zstd-level]
- *               [NAME=FILE:WIDTH[,PREVIOUS] ...]
+ *               [NAME=FILE:WIDTH[,PREVIOUS...] ...]
  */
 #include "config.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,14 +80,63 @@ gen(uint8_t *buf, size_t n, int bf16, uint64_t seed)
 	}
 }
 
-struct result {
-	double ratio, enc_mbs, dec_mbs;
-	int xf[5];		/* chunks per transform */
+/* CPU seconds of the calling thread. */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A pass timed on both clocks: the best of the reps is kept of each. */
+struct lap {
+	double cpu, wall;
 };
 
 static void
+lap_start(struct lap *l)
+{
+	l->cpu = cpu_now();
+	l->wall = sr_mono();
+}
+
+static void
+lap_end(const struct lap *l, struct lap *best)
+{
+	double c = cpu_now() - l->cpu, w = sr_mono() - l->wall;
+
+	if (c < best->cpu)
+		best->cpu = c;
+	if (w < best->wall)
+		best->wall = w;
+}
+
+struct result {
+	double ratio;
+	double enc_mbs, dec_mbs;	/* from the thread's CPU time */
+	double enc_wall, dec_wall;	/* from the wall clock */
+	int xf[5];		/* chunks per transform */
+};
+
+/* One line of figures; chunks: say how many chunks took each transform. */
+static void
+print_result(const char *what, const struct result *r, int chunks)
+{
+	printf("  %-15s ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s", what, r->ratio,
+	    r->enc_mbs, r->dec_mbs);
+	if (chunks)
+		printf("  (chunks: %d none, %d plane2, %d plane4)", r->xf[SR_XF_NONE],
+		    r->xf[SR_XF_PLANE2], r->xf[SR_XF_PLANE4]);
+	printf("  wall: %.0f / %.0f MB/s\n", r->enc_wall, r->dec_wall);
+}
+
+/* The codec on n bytes of data in chunks, as the save path calls it; the
+ * decoded bytes are left in out (n bytes) when it is not NULL. */
+static void
 bench_codec(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
-    struct result *res)
+    struct result *res, uint8_t *out)
 {
 	struct sr_codec *c = sr_codec_new(level);
 	size_t nchunks = (n + chunk - 1) / chunk, i, total = 0;
@@ -91,42 +144,42 @@ bench_codec(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
 	uint8_t *enc = sr_malloc(nchunks * cap), *dec = sr_malloc(n);
 	size_t *clen = sr_calloc(nchunks, sizeof *clen);
 	enum sr_transform *xf = sr_calloc(nchunks, sizeof *xf);
-	double best_e = 1e9, best_d = 1e9, t;
+	struct lap be = { 1e9, 1e9 }, bd = { 1e9, 1e9 }, l;
 	char err[SR_ERRMAX];
 	int r;
 
 	memset(res, 0, sizeof *res);
 	for (r = 0; r < reps; r++) {
-		t = sr_mono();
+		lap_start(&l);
 		for (i = 0; i < nchunks; i++) {
 			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
 			if (sr_codec_encode(c, data + i * chunk, len, -1, enc + i * cap, cap,
 			    &clen[i], &xf[i], err) == -1)
 				sr_fatal("%s", err);
 		}
-		t = sr_mono() - t;
-		if (t < best_e)
-			best_e = t;
-		t = sr_mono();
+		lap_end(&l, &be);
+		lap_start(&l);
 		for (i = 0; i < nchunks; i++) {
 			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
 			if (sr_codec_decode(c, enc + i * cap, clen[i], xf[i], dec + i * chunk,
 			    len, err) == -1)
 				sr_fatal("%s", err);
 		}
-		t = sr_mono() - t;
-		if (t < best_d)
-			best_d = t;
+		lap_end(&l, &bd);
 	}
 	if (memcmp(dec, data, n) != 0)
 		sr_fatal("round trip mismatch");
+	if (out != NULL)
+		memcpy(out, dec, n);
 	for (i = 0; i < nchunks; i++) {
 		total += clen[i];
 		res->xf[xf[i]]++;
 	}
 	res->ratio = (double)total / n;
-	res->enc_mbs = n / best_e / 1e6;
-	res->dec_mbs = n / best_d / 1e6;
+	res->enc_mbs = n / be.cpu / 1e6;
+	res->dec_mbs = n / bd.cpu / 1e6;
+	res->enc_wall = n / be.wall / 1e6;
+	res->dec_wall = n / bd.wall / 1e6;
 	free(enc);
 	free(dec);
 	free(clen);
@@ -144,12 +197,12 @@ bench_zstd(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
 	size_t cap = ZSTD_compressBound(chunk);
 	uint8_t *enc = sr_malloc(nchunks * cap), *dec = sr_malloc(n);
 	size_t *clen = sr_calloc(nchunks, sizeof *clen);
-	double best_e = 1e9, best_d = 1e9, t;
+	struct lap be = { 1e9, 1e9 }, bd = { 1e9, 1e9 }, l;
 	int r;
 
 	memset(res, 0, sizeof *res);
 	for (r = 0; r < reps; r++) {
-		t = sr_mono();
+		lap_start(&l);
 		for (i = 0; i < nchunks; i++) {
 			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
 			clen[i] = ZSTD_compressCCtx(cc, enc + i * cap, cap, data + i * chunk, len,
@@ -157,10 +210,8 @@ bench_zstd(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
 			if (ZSTD_isError(clen[i]))
 				sr_fatal("zstd: %s", ZSTD_getErrorName(clen[i]));
 		}
-		t = sr_mono() - t;
-		if (t < best_e)
-			best_e = t;
-		t = sr_mono();
+		lap_end(&l, &be);
+		lap_start(&l);
 		for (i = 0; i < nchunks; i++) {
 			size_t len = i + 1 < nchunks ? chunk : n - i * chunk;
 			size_t d = ZSTD_decompressDCtx(dc, dec + i * chunk, len, enc + i * cap,
@@ -168,15 +219,15 @@ bench_zstd(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
 			if (ZSTD_isError(d) || d != len)
 				sr_fatal("zstd decode failed");
 		}
-		t = sr_mono() - t;
-		if (t < best_d)
-			best_d = t;
+		lap_end(&l, &bd);
 	}
 	for (i = 0; i < nchunks; i++)
 		total += clen[i];
 	res->ratio = (double)total / n;
-	res->enc_mbs = n / best_e / 1e6;
-	res->dec_mbs = n / best_d / 1e6;
+	res->enc_mbs = n / be.cpu / 1e6;
+	res->dec_mbs = n / bd.cpu / 1e6;
+	res->enc_wall = n / be.wall / 1e6;
+	res->dec_wall = n / bd.wall / 1e6;
 	free(enc);
 	free(dec);
 	free(clen);
@@ -192,14 +243,14 @@ bench_planes(const uint8_t *data, size_t n, unsigned w, int reps)
 	int r;
 
 	for (r = 0; r < reps; r++) {
-		t = sr_mono();
+		t = cpu_now();
 		sr_byteplane_split(data, n, w, tmp);
-		t = sr_mono() - t;
+		t = cpu_now() - t;
 		if (t < bs)
 			bs = t;
-		t = sr_mono();
+		t = cpu_now();
 		sr_byteplane_join(tmp, n, w, back);
-		t = sr_mono() - t;
+		t = cpu_now() - t;
 		if (t < bj)
 			bj = t;
 	}
@@ -215,7 +266,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] "
-	    "[-z zstd-level] [NAME=FILE:WIDTH[,PREVIOUS] ...]\n");
+	    "[-z zstd-level] [NAME=FILE:WIDTH[,PREVIOUS...] ...]\n");
 	exit(2);
 }
 
@@ -258,21 +309,67 @@ load(const char *path, size_t *n)
 }
 
 /*
- * One file of real state: the codec and zstd, the entropy bound and, given
- * the previous state, the XOR delta. A delta chunk restores by decoding it,
- * decoding the previous checkpoint's chunk (or having it) and XORing the
- * two: the cost is timed as the XOR pass plus both decodes.
+ * The XOR delta of data against the same state some steps earlier (the
+ * file prevpath), chunk by chunk, against plain's ratio rc. A delta chunk
+ * restores by decoding it, decoding the earlier checkpoint's chunk (or
+ * having it) and XORing the two: the cost is timed as the XOR pass plus
+ * both decodes, and the state rebuilt that way must be data.
  */
+static void
+bench_delta(const char *path, const uint8_t *data, size_t n, const char *prevpath,
+    const struct result *rc, size_t chunk, int level, int reps)
+{
+	struct result rx, rp;
+	uint8_t *prev, *x, *dx, *dp;
+	size_t pn, i;
+	double t, best = 1e9;
+	int r;
+
+	prev = load(prevpath, &pn);
+	if (pn != n)
+		sr_fatal("%s: %zu bytes, %s has %zu", path, n, prevpath, pn);
+	x = sr_malloc(n);
+	for (r = 0; r < reps; r++) {
+		t = cpu_now();
+		for (i = 0; i < n; i++)
+			x[i] = data[i] ^ prev[i];
+		t = cpu_now() - t;
+		if (t < best)
+			best = t;
+	}
+	dx = sr_malloc(n);
+	dp = sr_malloc(n);
+	bench_codec(x, n, chunk, level, reps, &rx, dx);
+	bench_codec(prev, n, chunk, level, reps, &rp, dp);
+	for (i = 0; i < n; i++)
+		dx[i] ^= dp[i];
+	if (memcmp(dx, data, n) != 0)
+		sr_fatal("%s: the state rebuilt from the XOR delta against %s differs", path,
+		    prevpath);
+	printf("  XOR delta against %s: ratio %.4f (%.1f%% %s than the plain %.4f); "
+	    "restore through it %4.0f MB/s (decode the delta %.0f, the previous %.0f, "
+	    "XOR %.0f MB/s) against %4.0f MB/s plain\n", prevpath, rx.ratio,
+	    100 * fabs(1 - rx.ratio / rc->ratio), rx.ratio < rc->ratio ? "smaller" : "larger",
+	    rc->ratio, n / 1e6 / (n / 1e6 / rx.dec_mbs + n / 1e6 / rp.dec_mbs + best),
+	    rx.dec_mbs, rp.dec_mbs, n / best / 1e6, rc->dec_mbs);
+	free(dx);
+	free(dp);
+	free(x);
+	free(prev);
+}
+
+/* One file of real state, NAME=FILE:WIDTH[,PREVIOUS...]: the codec and
+ * zstd, the entropy bound and the XOR delta against each earlier state. */
 static void
 bench_file(const char *arg, size_t chunk, int level, int zlevel, int reps)
 {
-	char *spec = sr_strdup(arg), *eq = strchr(spec, '='), *colon, *comma;
-	struct result rc, rz, rx, rp;
-	uint8_t *data, *prev = NULL, *x;
-	size_t n, pn = 0, i;
+	char *spec = sr_strdup(arg), *eq = strchr(spec, '='), *colon, *comma, *p, *save = NULL;
+	struct result rc, rz;
+	uint8_t *data;
+	size_t n;
 	unsigned w;
-	double bound, t, best = 1e9;
-	int r;
+	double bound;
+	char zname[32];
 
 	if (eq == NULL || (colon = strrchr(eq, ':')) == NULL)
 		usage();
@@ -284,39 +381,16 @@ bench_file(const char *arg, size_t chunk, int level, int zlevel, int reps)
 		usage();
 	data = load(eq + 1, &n);
 	bound = plane_bound(data, n, chunk, w);
-	bench_codec(data, n, chunk, level, reps, &rc);
+	bench_codec(data, n, chunk, level, reps, &rc, NULL);
 	bench_zstd(data, n, chunk, zlevel, reps, &rz);
 	printf("%s (%s, %.1f MiB, width %u):\n", spec, eq + 1, n / 1048576.0, w);
-	printf("  spotrun codec:  ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s"
-	    "  (chunks: %d none, %d plane2, %d plane4)\n", rc.ratio, rc.enc_mbs,
-	    rc.dec_mbs, rc.xf[SR_XF_NONE], rc.xf[SR_XF_PLANE2], rc.xf[SR_XF_PLANE4]);
-	printf("  zstd -%d:        ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s\n",
-	    zlevel, rz.ratio, rz.enc_mbs, rz.dec_mbs);
+	print_result("spotrun codec:", &rc, 1);
+	snprintf(zname, sizeof zname, "zstd -%d:", zlevel);
+	print_result(zname, &rz, 0);
 	printf("  byte-plane entropy bound (order 0 per chunk, width %u): %.4f\n", w, bound);
-	if (comma != NULL) {
-		prev = load(comma + 1, &pn);
-		if (pn != n)
-			sr_fatal("%s: %zu bytes, %s has %zu", eq + 1, n, comma + 1, pn);
-		x = sr_malloc(n);
-		for (r = 0; r < reps; r++) {
-			t = sr_mono();
-			for (i = 0; i < n; i++)
-				x[i] = data[i] ^ prev[i];
-			t = sr_mono() - t;
-			if (t < best)
-				best = t;
-		}
-		bench_codec(x, n, chunk, level, reps, &rx);
-		bench_codec(prev, n, chunk, level, reps, &rp);
-		printf("  XOR delta against %s: ratio %.4f (%.1f%% %s than the plain %.4f); "
-		    "restore through it %4.0f MB/s (decode the delta %.0f, the previous %.0f, "
-		    "XOR %.0f MB/s) against %4.0f MB/s plain\n", comma + 1, rx.ratio,
-		    100 * fabs(1 - rx.ratio / rc.ratio), rx.ratio < rc.ratio ? "smaller" : "larger",
-		    rc.ratio, n / 1e6 / (n / 1e6 / rx.dec_mbs + n / 1e6 / rp.dec_mbs + best),
-		    rx.dec_mbs, rp.dec_mbs, n / best / 1e6, rc.dec_mbs);
-		free(x);
-		free(prev);
-	}
+	if (comma != NULL)
+		for (p = strtok_r(comma + 1, ",", &save); p != NULL; p = strtok_r(NULL, ",", &save))
+			bench_delta(eq + 1, data, n, p, &rc, chunk, level, reps);
 	free(data);
 	free(spec);
 }
@@ -327,6 +401,7 @@ main(int argc, char **argv)
 	size_t size = 64, chunk = 16;
 	int level = 1, zlevel = 1, reps = 3, ch, bf16;
 	struct result rc, rz;
+	char zname[32];
 	uint8_t *data;
 
 	while ((ch = getopt(argc, argv, "s:c:l:r:z:")) != -1) {
@@ -355,27 +430,26 @@ main(int argc, char **argv)
 	size <<= 20;
 	chunk <<= 20;
 	if (optind < argc) {
-		printf("codec: real state, %zu MiB chunks, level %d, best of %d, one thread\n",
+		printf("codec: real state, %zu MiB chunks, level %d, best of %d, one thread"
+		    " (its CPU time)\n",
 		    chunk >> 20, level, reps);
 		for (; optind < argc; optind++)
 			bench_file(argv[optind], chunk, level, zlevel, reps);
 		return 0;
 	}
 	data = sr_malloc(size);
-	printf("codec: %zu MiB, %zu MiB chunks, level %d, best of %d, one thread\n",
+	printf("codec: %zu MiB, %zu MiB chunks, level %d, best of %d, one thread (its CPU time)\n",
 	    size >> 20, chunk >> 20, level, reps);
 	for (bf16 = 1; bf16 >= 0; bf16--) {
 		const char *name = bf16 ? "bf16" : "fp32";
 
 		gen(data, size, bf16, bf16 ? 42 : 43);
-		bench_codec(data, size, chunk, level, reps, &rc);
+		bench_codec(data, size, chunk, level, reps, &rc, NULL);
 		bench_zstd(data, size, chunk, zlevel, reps, &rz);
 		printf("%s N(0,0.02):\n", name);
-		printf("  spotrun codec:  ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s"
-		    "  (chunks: %d none, %d plane2, %d plane4)\n", rc.ratio, rc.enc_mbs,
-		    rc.dec_mbs, rc.xf[SR_XF_NONE], rc.xf[SR_XF_PLANE2], rc.xf[SR_XF_PLANE4]);
-		printf("  zstd -%d:        ratio %.4f  encode %5.0f MB/s  decode %5.0f MB/s\n",
-		    zlevel, rz.ratio, rz.enc_mbs, rz.dec_mbs);
+		print_result("spotrun codec:", &rc, 1);
+		snprintf(zname, sizeof zname, "zstd -%d:", zlevel);
+		print_result(zname, &rz, 0);
 		printf("  target: ratio <= %.2f, encode >= 1000 MB/s: %s\n", bf16 ? 0.69 : 0.85,
 		    rc.ratio <= (bf16 ? 0.69 : 0.85) && rc.enc_mbs >= 1000 ? "met" : "NOT MET");
 		bench_planes(data, size, bf16 ? 2 : 4, reps);

@@ -185,7 +185,8 @@ main(int argc, char **argv)
 		return 0;
 	}
 	struct sr_cuda *cu = c.cu;
-	if (sr_cuda_check(cu, cu->api.cuMemAlloc(&c.a, c.n), "allocate", err) == -1 ||
+	if (sr_cuda_bind(cu, err) == -1 ||
+	    sr_cuda_check(cu, cu->api.cuMemAlloc(&c.a, c.n), "allocate", err) == -1 ||
 	    sr_cuda_check(cu, cu->api.cuMemAlloc(&c.b, c.n), "allocate", err) == -1 ||
 	    sr_cuda_check(cu, cu->api.cuMemAlloc(&c.scratch, sr_chunksum_cuda_scratch(c.n,
 	    4 << 20)), "allocate", err) == -1 ||

@@ -174,6 +174,57 @@ test_roundtrips(struct sr_codec *c)
 	}
 }
 
+/* Planes split elsewhere (a GPU) encode as they are (SR_CODEC_SPLIT), and
+ * decode to the elements; as small as the codec's own split of them. */
+static void
+test_presplit(struct sr_codec *c)
+{
+	static const size_t sizes[] = { 0, 1, 3, 4095, 4099, 196611, (1 << 20) + 3 };
+	static const struct { int kind, xf; } cases[] = {
+		{ K_BF16, SR_XF_PLANE2 }, { K_FP32, SR_XF_PLANE4 }, { K_RANDOM, SR_XF_PLANE4 },
+	};
+	size_t i, k, clen, own;
+	char err[SR_ERRMAX];
+	enum sr_transform xf, oxf;
+	uint8_t *src, *planes, *enc, *dec, *oenc;
+	int bad;
+
+	for (k = 0; k < SR_ARRAY_LEN(cases); k++) {
+		bad = 0;
+		for (i = 0; i < SR_ARRAY_LEN(sizes) && !bad; i++) {
+			size_t n = sizes[i];
+
+			src = make(cases[k].kind, n, 50 + i);
+			planes = sr_malloc(n + 1);
+			sr_byteplane_split(src, n, (unsigned)cases[k].xf, planes);
+			enc = encode(c, planes, n, cases[k].xf | SR_CODEC_SPLIT, &clen, &xf, err);
+			oenc = encode(c, src, n, cases[k].xf, &own, &oxf, err);
+			dec = enc != NULL ? decode(c, enc, clen, xf, n, err) : NULL;
+			bad = enc == NULL || dec == NULL || (int)xf != cases[k].xf ||
+			    (n > 0 && memcmp(dec, src, n) != 0) || oenc == NULL ||
+			    clen > own + own / 50 + 64;
+			if (bad)
+				tap_diag("%s, %zu bytes: %s (%zu bytes, own split %zu)",
+				    kind_name[cases[k].kind], n, enc == NULL || dec == NULL ? err :
+				    "differs or larger", clen, own);
+			free(src);
+			free(planes);
+			free(enc);
+			free(dec);
+			free(oenc);
+		}
+		ok(!bad, "%s data split beforehand (SR_CODEC_SPLIT, %s): decodes to the elements, "
+		    "no larger than the codec's own split", kind_name[cases[k].kind],
+		    sr_transform_name(cases[k].xf));
+	}
+	src = sr_malloc(64);
+	memset(src, 0, 64);
+	ok(encode(c, src, 64, SR_XF_NONE | SR_CODEC_SPLIT, &clen, &xf, err) == NULL &&
+	    strcmp(err, "encode chunk: planes of width 1 (transform none)") == 0,
+	    "planes of transform none are refused: %s", err);
+	free(src);
+}
+
 static void
 test_choice(struct sr_codec *c)
 {
@@ -503,6 +554,7 @@ main(void)
 	test_names();
 	test_raw_frames();
 	test_roundtrips(c);
+	test_presplit(c);
 	test_choice(c);
 	test_zstd_cli(c);
 	test_errors(c);

@@ -247,6 +247,10 @@ main(void)
 	}
 	tap_diag("device: %s, compute capability %d.%d, %d multiprocessors, driver %d",
 	    cu->name, cu->cc_major, cu->cc_minor, cu->sms, cu->driver);
+	if (sr_cuda_bind(cu, err) == -1) {
+		tap_diag("%s", err);
+		return 1;
+	}
 	if (dev(cu, cu->api.cuMemAlloc(&B.a, B.cap), "cuMemAlloc") == -1 ||
 	    dev(cu, cu->api.cuMemAlloc(&B.b, B.cap), "cuMemAlloc") == -1 ||
 	    dev(cu, cu->api.cuMemAlloc(&B.c, B.cap), "cuMemAlloc") == -1)

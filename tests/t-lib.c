@@ -24,6 +24,7 @@
 
 #include "tap.h"
 #include "ckpt-util.h"
+#include "lib-util.h"
 #include "mdemu-util.h"
 
 #include "ckpt.h"
@@ -201,25 +202,6 @@ register_all(spotrun_ctx *ctx)
 	return SPOTRUN_OK;
 }
 
-/* Counting allocator. */
-struct counts {
-	int allocs, frees;
-};
-
-static void *
-count_alloc(void *opaque, size_t n)
-{
-	((struct counts *)opaque)->allocs++;
-	return malloc(n);
-}
-
-static void
-count_free(void *opaque, void *p)
-{
-	((struct counts *)opaque)->frees++;
-	free(p);
-}
-
 static spotrun_ctx *
 new_ctx(const char *url, const char *job, struct msgs *m, struct counts *c)
 {
@@ -249,7 +231,7 @@ test_names(void)
 		"no checkpoint store given", "no job name given", "buffer name already registered",
 		"checkpoint store failed", "checkpoint does not match the registered buffers",
 		"no usable checkpoint", "checkpoint deadline missed", "job taken over by a newer run",
-		"not built yet",
+		"not built yet", "no usable CUDA device",
 	};
 	int i, all = 1;
 
@@ -259,7 +241,7 @@ test_names(void)
 			all = 0;
 		}
 	}
-	ok(all && SPOTRUN_ERROR_maxCode == 13, "every code has its name (13 codes)");
+	ok(all && SPOTRUN_ERROR_maxCode == 14, "every code has its name (14 codes)");
 	is_str(spotrun_getErrorName(SPOTRUN_ERROR_maxCode), "unknown error code",
 	    "a number past the codes is unknown");
 	is_str(spotrun_getErrorName((spotrun_error)-1), "unknown error code", "so is -1");
@@ -351,11 +333,16 @@ test_params(const char *url)
 	step = 42;
 	is_int(spotrun_restore(ctx, &step), SPOTRUN_OK, "restore of a job with no checkpoint");
 	is_int(step, -1, "says step -1");
+	setenv("SPOTRUN_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
 	is_int(spotrun_register_device(ctx, "dev", SPOTRUN_BF16, 2, shape, NULL, NULL, x, 0),
-	    SPOTRUN_ERROR_NOT_BUILT, "device buffers: SPOTRUN_ERROR_NOT_BUILT");
-	is_str(spotrun_getErrorString(ctx), "register \"dev\": device buffers are not built yet "
-	    "(nothing registered): copy the state to a registered host buffer before spotrun_save",
-	    "with what to do instead");
+	    SPOTRUN_ERROR_NO_DEVICE, "a device buffer without the CUDA driver: "
+	    "SPOTRUN_ERROR_NO_DEVICE");
+	unsetenv("SPOTRUN_CUDA_LIBRARY");
+	is_str(spotrun_getErrorString(ctx), "register \"dev\": no CUDA driver "
+	    "(/nonexistent/libcuda.so.1: cannot open shared object file: No such file or "
+	    "directory); nothing registered: set params.cuda_library or SPOTRUN_CUDA_LIBRARY to the "
+	    "CUDA driver, or register host buffers", "naming the library, why, and what to do "
+	    "instead (tests/t-lib-device has the rest)");
 	is_int(spotrun_register(ctx, "dev", SPOTRUN_F32, 2, shape, NULL, NULL, x), SPOTRUN_OK,
 	    "and nothing was registered under its name");
 	is_int(spotrun_register_device(ctx, "dev", SPOTRUN_F32, 2, shape, NULL, NULL, x, 0),
@@ -365,30 +352,6 @@ test_params(const char *url)
 	spotrun_free(ctx);
 	spotrun_free(NULL);
 	msgs_free(&m);
-}
-
-/* The manifest of checkpoint seq of job, parsed. */
-static int
-load_manifest(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m)
-{
-	char key[256], err[SR_ERRMAX];
-	void *buf;
-	size_t len;
-	int rc;
-
-	snprintf(key, sizeof key, "%s/manifests/%010" PRIu64 ".json", job, seq);
-	sr_manifest_init(m);
-	if (sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err) != 0) {
-		printf("# %s\n", err);
-		return -1;
-	}
-	rc = sr_manifest_parse(buf, len, m, err);
-	if (rc == 0)
-		rc = sr_manifest_validate(m, job, seq, err);
-	if (rc != 0)
-		printf("# %s\n", err);
-	free(buf);
-	return rc;
 }
 
 struct listed {

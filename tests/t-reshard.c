@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async */
 #include "libspotrun.h"
 
 #include "tap.h"
@@ -806,7 +807,7 @@ test_deadline(const char *url)
 }
 
 static void
-test_params(void)
+test_params(const char *url, struct sr_store *st)
 {
 	struct cmsg m;
 	spotrun_ctx *ctx;
@@ -832,6 +833,15 @@ test_params(void)
 	is_str(spotrun_getErrorString(ctx), "spotrun_create: params.rank 2 is outside [0, 1] (-1: "
 	    "from $RANK)", "a bad params.rank, named");
 	spotrun_free(ctx);
+	/* the collective save blocks: no async one yet */
+	ctx = ctx_of(url, "j", 2, 0, &m);
+	spotrun_register(ctx, "x", SPOTRUN_U64, 0, NULL, NULL, NULL, &x);
+	is_int(spotrun_save_async(ctx, 1), SPOTRUN_ERROR_NOT_BUILT, "save_async of 2 ranks: "
+	    "SPOTRUN_ERROR_NOT_BUILT");
+	is_str(spotrun_getErrorString(ctx), "save_async: a save of 2 ranks is not asynchronous yet "
+	    "(nothing saved): call spotrun_save", "saying what to call");
+	spotrun_free(ctx);
+	is_int(count_keys(st, "j/"), 0, "nothing written");
 }
 
 int
@@ -855,7 +865,7 @@ main(void)
 	url = sr_asprintf("file://%s", top);
 	if (sr_store_open(url, &st, err) != 0)
 		sr_fatal("%s", err);
-	test_params();
+	test_params(url, st);
 	test_matrix(url, st, "file");
 	test_only_needed(url, st, "file");
 	test_failures(url, st);

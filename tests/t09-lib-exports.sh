@@ -19,13 +19,15 @@ spotrun_register@@SPOTRUN_0.1
 spotrun_register_device@@SPOTRUN_0.1
 spotrun_restore@@SPOTRUN_0.1
 spotrun_save@@SPOTRUN_0.1
+spotrun_save_async@@SPOTRUN_0.1
 spotrun_versionNumber@@SPOTRUN_0.1
+spotrun_wait@@SPOTRUN_0.1
 LIST
 if [ -f "$so" ]; then echo "ok 1 - libspotrun.so is built"; else echo "not ok 1 - no $so"; fi
 # T: functions; the version node itself is an A (absolute) symbol
 nm -D --defined-only "$so" 2>&1 | awk '$2 != "A" { print $3 }' | sort > "$tmp/got"
 if cmp -s "$tmp/want" "$tmp/got"; then
-	echo "ok 2 - it defines exactly the 11 functions of the API, at SPOTRUN_0.1"
+	echo "ok 2 - it defines exactly the 13 functions of the API, at SPOTRUN_0.1"
 else
 	echo "not ok 2 - its dynamic symbols differ from the API"
 	diff "$tmp/want" "$tmp/got" | sed 's/^/# /'
@@ -38,7 +40,7 @@ sed -n 's/^\(spotrun_[A-Za-z_]*\)(.*/\1/p; s/^[a-z].* \**\(spotrun_[A-Za-z_]*\)(
     "$top_srcdir/lib/libspotrun.h" | sort -u > "$tmp/decl"
 sed 's/@@.*//' "$tmp/want" > "$tmp/want-names"
 if cmp -s "$tmp/decl" "$tmp/want-names"; then
-	echo "ok 4 - the header declares the same 11 functions"
+	echo "ok 4 - the header declares the same 13 functions"
 else
 	echo "not ok 4 - the header's functions differ from the exports"
 	diff "$tmp/want-names" "$tmp/decl" | sed 's/^/# /'

@@ -10,12 +10,15 @@
 # lists the library's checkpoints. A second job is asked every second
 # (periodic requests) and keeps 2: each request is answered by a commit
 # the timeline shows, and the library's retention keeps the job file's 2.
+# The first job again with spotrun_save_async (libtrain's "async"):
+# training goes on while each save lands, preempted twice all the same,
+# bit-identical, and the timeline says how long each save blocked it.
 set -u
 . "$top_srcdir/tests/jobs/no-cloud.sh"
 job="$top_builddir/tests/jobs/libtrain"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..16"
+echo "1..20"
 want=$(SPOTRUN_STORE="file://$tmp/ref" SPOTRUN_JOB=ref "$job" 150 0 "$tmp/want.bin" |
     sed -n 's/^result: //p')
 [ -n "$want" ] && echo "ok 1 - uninterrupted result $want" ||
@@ -101,3 +104,22 @@ n=$(grep -cE 'attempt  [23] resumes from checkpoint [01] at step [0-9]+ \([^)]+ 
 [ "$n" -eq 2 ] && ! grep -q 'restored checkpoint' "$tmp/err" &&
 	echo "ok 16 - attempts 2 and 3 say the job reads the checkpoint, without a rate" ||
 	{ echo "not ok 16 - the restore lines"; grep 'attempt  [23]' "$tmp/err" | sed 's/^/# /'; }
+
+# The preempted job with async saves.
+sed -e "s|^name = libjob|name = libasync|" -e "s|got.bin|agot.bin async|" \
+    -e "s|local_dir = .*|local_dir = $tmp/local-async|" "$tmp/job.ini" >"$tmp/async.ini"
+"$SPOTRUN" run "$tmp/async.ini" >"$tmp/aout" 2>"$tmp/aerr"
+rc=$?
+got=$(sed -n 's/^result: //p' "$tmp/aout")
+[ $rc -eq 0 ] && [ "$got" = "$want" ] &&
+	echo "ok 17 - async saves, preempted: exit 0 with the uninterrupted result" ||
+	{ echo "not ok 17 - async run: exit $rc, result '$got'"; tail -n 5 "$tmp/aerr" | sed 's/^/# /'; }
+cmp -s "$tmp/want.bin" "$tmp/agot.bin" && echo "ok 18 - its final state is bit-identical" ||
+	echo "not ok 18 - its final state differs"
+n=$(grep -c '^resumed from step' "$tmp/aout")
+grep -q 'finished exit 0: 3 attempts, 2 preemptions' "$tmp/aerr" && [ "$n" -eq 2 ] &&
+	echo "ok 19 - 3 attempts, 2 preemptions, resumed twice" ||
+	{ echo "not ok 19 - resumed $n times"; tail -n 3 "$tmp/aerr" | sed 's/^/# /'; }
+n=$(grep -c 'ckpt.* the job saved step [0-9]* in the background: its training was blocked [0-9.]* s of the save.s [0-9.]* s' "$tmp/aerr")
+[ "$n" -eq 2 ] && echo "ok 20 - the timeline says how long each of the 2 saves blocked training" ||
+	{ echo "not ok 20 - $n lines on blocked training"; grep ckpt "$tmp/aerr" | sed 's/^/# /'; }

@@ -6,7 +6,9 @@
 # device with the CPU twins bit for bit (byte planes of widths 1-16, chunk
 # sums of many buffer shapes), then the GPU benchmark (the kernels against a
 # device-to-device copy measured in the same run, pinned host<->device
-# copies), and prints a summary. Without a GPU the run part says so in one
+# copies), then libspotrun's device buffers through the real driver
+# (tests/gpu-lib: save, an unchanged save uploading nothing, one chunk
+# changed, restore bit for bit; configure builds only), and prints a summary. Without a GPU the run part says so in one
 # line and stops with status 0 (the build part still runs: it is what is
 # checked on machines without one).
 #
@@ -19,7 +21,8 @@
 #
 # Environment: BUILD (build directory, default /tmp/b-gpu), CUDA (toolkit,
 # default /usr/local/cuda), XXHASH_DIR, BUILD_ONLY=1 (build, then stop),
-# MANUAL=1 (build by hand only), BENCH_MIB (benchmark buffer, default 2048).
+# MANUAL=1 (build by hand only), BENCH_MIB (benchmark buffer, default 2048),
+# LIB_MIB (each of the library check's three buffers, default 1024).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 b=${BUILD:-/tmp/b-gpu}
@@ -40,9 +43,10 @@ if [ "${MANUAL:-}" = 1 ]; then
 elif [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi >"$b/autoreconf.log" 2>&1); then
 	if "$src/configure" -q --with-cuda="$cuda" >configure.log 2>&1 &&
 		make -j"$jobs" tests/t-byteplane tests/t-chunksum tests/t-kernels-cuda tests/bench-gpu \
-			>make.log 2>&1; then
+			tests/gpu-lib >make.log 2>&1; then
 		built=configure
 		bp=./tests/t-byteplane cs=./tests/t-chunksum kc=./tests/t-kernels-cuda bench=./tests/bench-gpu
+		gl=./tests/gpu-lib
 	else
 		echo "configure or make failed ($b/configure.log, make.log: $(tail -1 configure.log))"
 	fi
@@ -73,14 +77,18 @@ if [ $built = no ]; then
 	done
 	built=manual
 	bp=./t-byteplane cs=./t-chunksum kc=./t-kernels-cuda bench=./bench-gpu
+	gl=""	# the library needs the configure build
 fi
-echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench"
+echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench $gl"
 [ "${BUILD_ONLY:-}" = 1 ] && exit 0
 
 rc=0
 summary=""
-tap() {	# name program: run a TAP program, keep its log, count its lines
-	"$2" >"$1.log" 2>&1 || rc=1
+tap() {	# name program [args]: run a TAP program, keep its log, count its lines
+	name=$1
+	shift
+	"$@" >"$name.log" 2>&1 || rc=1
+	set -- "$name"
 	grep -q '^not ok' "$1.log" && rc=1
 	line="$1: $(grep -c '^ok' "$1.log") ok ($(grep -c '# SKIP' "$1.log") skipped), $(grep -c '^not ok' "$1.log") not ok"
 	summary="$summary
@@ -100,6 +108,12 @@ if grep -q '^# no GPU here' t-kernels-cuda.log; then
 fi
 echo "== GPU benchmark"
 "$bench" -s "${BENCH_MIB:-2048}" | tee bench.log || rc=1
+echo "== libspotrun device buffers through the driver"
+if [ -n "$gl" ]; then
+	tap gpu-lib "$gl" -s "${LIB_MIB:-1024}"
+else
+	echo "not built by hand (MANUAL=1 or configure failed): the library needs the configure build"
+fi
 echo "== summary ($(($(date +%s) - t0)) s)$summary"
 grep -E '^  |^bench-gpu' bench.log | sed 's/^/  /'
 echo "== result: $([ $rc = 0 ] && echo PASS || echo FAIL)"

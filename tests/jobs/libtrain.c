@@ -5,11 +5,12 @@
  * f32), keeps a bf16 copy of w as a mixed-precision job would, and a step
  * counter (i64) and a data cursor (u64), all registered with the library.
  * Each of STEPS steps sleeps MS milliseconds and polls
- * spotrun_checkpoint_requested; a request is answered with spotrun_save.
+ * spotrun_checkpoint_requested; a request is answered with spotrun_save
+ * (with "async": spotrun_save_async, training going on while it lands).
  * At the end it prints "result: <FNV-1a of the state>" and writes the
  * state's bytes to OUT, the same whether or not it was preempted.
  *
- *	libtrain STEPS MS OUT
+ *	libtrain STEPS MS OUT [async]
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async */
 #include <time.h>
 
 #include "libspotrun.h"
@@ -90,10 +92,11 @@ main(int argc, char **argv)
 	long long steps, s, start = 0, restored;
 	uint64_t h = 1469598103934665603ULL;
 	FILE *fp;
-	int ms;
+	int ms, async;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: libtrain STEPS MS OUT\n");
+	async = argc == 5 && strcmp(argv[4], "async") == 0;
+	if (argc != 4 && !async) {
+		fprintf(stderr, "usage: libtrain STEPS MS OUT [async]\n");
 		return 2;
 	}
 	steps = atoll(argv[1]);
@@ -119,7 +122,7 @@ main(int argc, char **argv)
 	for (s = start; s < steps; s++) {
 		train_step(s);
 		if (spotrun_checkpoint_requested(ctx)) {
-			check(ctx, spotrun_save(ctx, s), "save");
+			check(ctx, async ? spotrun_save_async(ctx, s) : spotrun_save(ctx, s), "save");
 			printf("checkpoint at step %lld\n", s);
 			fflush(stdout);
 		}
@@ -127,6 +130,7 @@ main(int argc, char **argv)
 		ts.tv_nsec = (long)ms * 1000000L;
 		nanosleep(&ts, NULL);
 	}
+	check(ctx, spotrun_wait(ctx), "wait");
 	h = fnv(h, w, sizeof w);
 	h = fnv(h, m, sizeof m);
 	h = fnv(h, v, sizeof v);
