@@ -58,3 +58,5 @@ libckpt_a_SOURCES += ckpt/savesrc.h ckpt/save-dir.c ckpt/save-tensors.c ckpt/res
 # Boxes of tensors: the index of saved pieces a restore onto other ranks
 # searches, the runs of bytes it copies, the tiling a ranks' merge checks.
 libckpt_a_SOURCES += ckpt/reshard.c ckpt/reshard.h
+check_PROGRAMS += tests/t-boxes
+tests_t_boxes_SOURCES = tests/t-boxes.c tests/tap.h

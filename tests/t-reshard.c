@@ -655,10 +655,10 @@ test_failures(const char *url, struct sr_store *st)
 	/* rank 2 never saves */
 	j = job_of(url, "miss", 3, 5, 2);
 	j.step[2] = -1;
-	j.wait = "2";
+	j.wait = "3";
 	run_ranks(&j);
 	is_int(res[0].rc, SPOTRUN_ERROR_DEADLINE, "a rank that never saves: rank 0 fails");
-	is_str(res[0].msg, "checkpoint of miss: rank 2 did not save step 5 within 2s (no part "
+	is_str(res[0].msg, "checkpoint of miss: rank 2 did not save step 5 within 3s (no part "
 	    "miss/parts/0-5-rank2.json); nothing committed", "naming the rank and the step");
 	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1 fails too");
 	is_str(res[1].msg, "save miss: step 5: rank 0 committed nothing (it gave up on this save: "
@@ -671,14 +671,14 @@ test_failures(const char *url, struct sr_store *st)
 	/* ranks at different steps */
 	j = job_of(url, "steps", 2, 6, 1);
 	j.step[1] = 7;
-	j.wait = "2";
+	j.wait = "3";
 	run_ranks(&j);
 	is_int(res[0].rc, SPOTRUN_ERROR_DEADLINE, "ranks at different steps: rank 0 fails");
-	is_str(res[0].msg, "checkpoint of steps: rank 1 did not save step 6 within 2s (no part "
+	is_str(res[0].msg, "checkpoint of steps: rank 1 did not save step 6 within 3s (no part "
 	    "steps/parts/0-6-rank1.json) (rank 1 saved step 7: the ranks saved different steps); "
 	    "nothing committed", "naming both steps");
 	is_int(res[1].rc, SPOTRUN_ERROR_DEADLINE, "rank 1 fails");
-	is_str(res[1].msg, "checkpoint of steps: rank 0 did not commit step 7 within 4s; nothing "
+	is_str(res[1].msg, "checkpoint of steps: rank 0 did not commit step 7 within 6s; nothing "
 	    "committed", "naming its step");
 	latest_text(st, "steps", after, sizeof after);
 	is_str(after, "(none)", "nothing committed: no LATEST");
