@@ -130,6 +130,10 @@ save_main(void *arg)
 		sr_async_tell_commit(ctx, j->step, j->n, &cs, blocked);
 		if (answering)
 			sr_async_answer(ctx, seq, j->step, &cs, blocked);
+		else
+			sr_lib_report_save(ctx, 0, j->step, &cs, blocked, NULL);
+	} else {
+		sr_lib_report_save(ctx, answering ? seq : 0, j->step, NULL, 0, err);
 	}
 	pthread_mutex_lock(&j->sg.mu);
 	j->rc = rc;

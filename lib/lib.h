@@ -42,6 +42,7 @@ struct spotrun_ctx_s {
 	uint64_t epoch;			/* SPOTRUN_EPOCH */
 	/* the request protocol */
 	char *req_path, *done_path;	/* NULL: not under library mode */
+	char *saves_path;		/* SPOTRUN_CKPT_SAVES, rank 0's (report.c); NULL: none */
 	double req_checked;		/* sr_mono() of the last look */
 	int req_pending;
 	unsigned long long req_seq, answered_seq;
@@ -112,6 +113,13 @@ int sr_async_take_request(spotrun_ctx *ctx);
 void sr_async_free(spotrun_ctx *ctx);
 /* Tell the supervisor (ctx->done_path) that checkpoint cs answers
  * request seq, training blocked for blocked seconds; from either thread. */
+/* Tell the supervisor (ctx->saves_path; none: nothing) of a save no
+ * request asked for that committed cs (failure NULL), or of a save that
+ * failed with that message (seq: the request it answered, 0 none). Any
+ * thread; a line that cannot be written is a warning. */
+void sr_lib_report_save(const spotrun_ctx *ctx, unsigned long long seq, long long step,
+    const struct sr_ckpt_stats *cs, double blocked, const char *failure);
+
 void sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
     const struct sr_ckpt_stats *cs, double blocked);
 /* The INFO line of a commit; blocked < 0: a blocking save (not said). */

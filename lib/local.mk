@@ -3,7 +3,7 @@
 # archives of the modules it stands on (ckpt, store, kernels, common; built
 # as PIC), exporting only the API (lib/libspotrun.map).
 lib_LTLIBRARIES += libspotrun.la
-libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/lib.h lib/libspotrun.h \
+libspotrun_la_SOURCES = lib/spotrun.c lib/msg.c lib/report.c lib/lib.h lib/libspotrun.h \
 	lib/async.c lib/staging.c lib/staging.h lib/ranks.c
 libspotrun_la_SOURCES += lib/device.c lib/device-save.c lib/device.h lib/device-int.h
 libspotrun_la_CPPFLAGS = $(SR_CPPFLAGS_BASE) $(CUDA_CFLAGS) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \

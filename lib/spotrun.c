@@ -139,7 +139,7 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 {
 	const char *store = params->store != NULL ? params->store : env("SPOTRUN_STORE");
 	const char *job = params->job != NULL ? params->job : env("SPOTRUN_JOB");
-	const char *epoch = env("SPOTRUN_EPOCH"), *req, *done;
+	const char *epoch = env("SPOTRUN_EPOCH"), *req, *done, *saves;
 	char err[SR_ERRMAX], *end;
 	spotrun_error code;
 
@@ -186,6 +186,11 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	if (req != NULL && (done != NULL || ctx->p.rank > 0)) {
 		ctx->req_path = sr_lib_strdup(params, req);
 		ctx->done_path = ctx->p.rank == 0 ? sr_lib_strdup(params, done) : NULL;
+		if (ctx->p.rank == 0 && (saves = env("SPOTRUN_CKPT_SAVES")) != NULL &&
+		    (ctx->saves_path = sr_lib_strdup(params, saves)) == NULL) {
+			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
+			return;
+		}
 		if (ctx->req_path == NULL || (ctx->p.rank == 0 && ctx->done_path == NULL)) {
 			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
 			return;
@@ -240,6 +245,7 @@ spotrun_free(spotrun_ctx *ctx)
 	sr_lib_free(&ctx->p, ctx->job);
 	sr_lib_free(&ctx->p, ctx->req_path);
 	sr_lib_free(&ctx->p, ctx->done_path);
+	sr_lib_free(&ctx->p, ctx->saves_path);
 	sr_lib_free(&ctx->p, ctx->cuda_library);
 	sr_lib_free(&ctx->p, ctx);
 }
@@ -536,11 +542,15 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 		ctx->answered_seq = ctx->req_seq;
 		ctx->req_pending = 0;
 	}
-	if (rc != 0)
+	if (rc != 0) {
+		sr_lib_report_save(ctx, answering ? ctx->req_seq : 0, step, NULL, 0, err);
 		return sr_lib_fail(ctx, code_of(rc), "%s", err);
+	}
 	sr_async_tell_commit(ctx, step, ctx->nbufs, &cs, -1);
 	if (answering)
 		answer(ctx, step, &cs);
+	else
+		sr_lib_report_save(ctx, 0, step, &cs, cs.seconds, NULL);	/* blocked throughout */
 	return SPOTRUN_OK;
 }
 

@@ -206,12 +206,54 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 	}
 }
 
+/* A save the job reported itself (library mode): a commit nobody asked
+ * for counts as any other; a failure is said when it happens (one that
+ * answered a request is counted missed when that request ends). */
+static void
+report_job_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
+{
+	const struct sr_ckpt_stats *s = &res->stats;
+	char raw[32], stored[32], fresh[32], took[32];
+
+	if (res->rc != 0) {
+		if (s->seq == 0)
+			r->missed++;
+		sr_tl(&r->tl, 1, "error", "the job's checkpoint of step %lld failed%s: %s; the "
+		    "previous checkpoint stays the newest", s->step, s->seq != 0 ?
+		    " (its answer to the request)" : "", res->err);
+		return;
+	}
+	r->checkpoints++;
+	if ((long long)s->seq > r->newest_seq) {
+		r->newest_seq = (long long)s->seq;
+		r->newest_step = s->step;
+	}
+	sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed by the job "
+	    "unasked in %s", (unsigned long long)s->seq, s->step,
+	    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
+	    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
+	    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
+	    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
+	    sr_fmt_duration(s->seconds, took, sizeof took));
+	sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
+}
+
+void
+sr_run_job_saves(struct run *r, struct attempt *a)
+{
+	struct sr_ckpt_result res;
+
+	while (r->method->ops->job_saved != NULL && r->method->ops->job_saved(r->method, &res) == 1)
+		report_job_save(r, a, &res);
+}
+
 void
 sr_run_method_news(struct run *r, struct attempt *a)
 {
 	struct sr_ckpt_result res;
 	int was_notice;
 
+	sr_run_job_saves(r, a);
 	if (r->method->ops->saved(r->method, &res) != 1)
 		return;
 	a->saving = 0;

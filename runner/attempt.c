@@ -339,6 +339,7 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	if (a->job_done)
 		sr_run_job_ended(r, a);
 	sr_run_ranks_stop(r, a, 2.0);
+	sr_run_job_saves(r, a);
 	if (a->req_pending)
 		r->method->ops->clear(r->method);
 	if (r->method->ops->stop != NULL)

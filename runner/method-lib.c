@@ -16,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,12 @@ struct lib_method {
 	struct sr_ckpt_result res;	/* what the marker said */
 	int pipe[2];			/* one byte: "the save" (the job's commit) is over */
 	int pending;			/* a byte is in the pipe */
+	/* The saves the job reports unasked (lib/report.c): the file, how
+	 * far it is read, and inotify's watch on it; ep, the fd the loop
+	 * polls, is readable when the pipe or the watch is. */
+	char *saves_path;
+	off_t saves_off;
+	int ino, ep;
 };
 
 static int
@@ -39,15 +47,35 @@ lib_init(struct sr_method *m, char *err)
 {
 	struct lib_method *l = sr_calloc(1, sizeof *l);
 
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
 	m->priv = l;
-	l->pipe[0] = l->pipe[1] = -1;
+	l->pipe[0] = l->pipe[1] = l->ino = l->ep = -1;
 	l->ctl_dir = sr_asprintf("%s/ctl", m->ctx.js->local_dir);
 	l->req_path = sr_asprintf("%s/request", l->ctl_dir);
 	l->done_path = sr_asprintf("%s/done", l->ctl_dir);
+	l->saves_path = sr_asprintf("%s/saves", l->ctl_dir);
 	if (sr_mkdirs(l->ctl_dir, 0755, err) == -1)
 		return -1;
 	if (pipe2(l->pipe, O_CLOEXEC) == -1)
 		return sr_errno(err, "create pipe");
+	/* The run's own file, empty: lines of an earlier run are not news. */
+	if ((fd = open(l->saves_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
+		return sr_errno(err, "create %s", l->saves_path);
+	close(fd);
+	if ((l->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
+		return sr_errno(err, "inotify_init1");
+	if (inotify_add_watch(l->ino, l->saves_path, IN_MODIFY) == -1)
+		return sr_errno(err, "watch %s", l->saves_path);
+	if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		return sr_errno(err, "epoll_create1");
+	ev.data.fd = l->pipe[0];
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->pipe[0], &ev) == -1)
+		return sr_errno(err, "epoll_ctl");
+	ev.data.fd = l->ino;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->ino, &ev) == -1)
+		return sr_errno(err, "epoll_ctl");
 	return 0;
 }
 
@@ -62,6 +90,11 @@ lib_free(struct sr_method *m)
 		close(l->pipe[0]);
 		close(l->pipe[1]);
 	}
+	if (l->ino != -1)
+		close(l->ino);
+	if (l->ep != -1)
+		close(l->ep);
+	free(l->saves_path);
 	free(l->ctl_dir);
 	free(l->req_path);
 	free(l->done_path);
@@ -119,12 +152,13 @@ lib_launch(struct sr_method *m, struct sr_launch *la)
 {
 	struct lib_method *l = m->priv;
 
-	la->env = sr_calloc(6, sizeof *la->env);
+	la->env = sr_calloc(7, sizeof *la->env);
 	la->env[0] = sr_asprintf("SPOTRUN_STORE=%s", m->ctx.js->store);
 	la->env[1] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", l->req_path);
 	la->env[2] = sr_asprintf("SPOTRUN_EPOCH=%" PRIu64, m->ctx.copts->epoch);
 	la->env[3] = sr_asprintf("SPOTRUN_CKPT_KEEP=%d", m->ctx.copts->keep);
 	la->env[4] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path);
+	la->env[5] = sr_asprintf("SPOTRUN_CKPT_SAVES=%s", l->saves_path);
 }
 
 static int
@@ -242,7 +276,77 @@ lib_fd(const struct sr_method *m)
 {
 	const struct lib_method *l = m->priv;
 
-	return l->pipe[0];
+	return l->ep;
+}
+
+/* One line of the saves file (lib/report.c's forms) into res: 1, or 0
+ * with a warning for a line that is neither. */
+static int
+parse_save(struct sr_method *m, const char *line, struct sr_ckpt_result *res)
+{
+	unsigned long long ckpt, raw, stored, fresh, reused, seq;
+	struct sr_ckpt_stats *s = &res->stats;
+	double secs, blocked;
+	long long step;
+	int off = 0;
+
+	memset(res, 0, sizeof *res);
+	if (sscanf(line, "commit step=%lld checkpoint=%llu raw=%llu stored=%llu new=%llu "
+	    "reused=%llu seconds=%lf blocked=%lf", &step, &ckpt, &raw, &stored, &fresh, &reused,
+	    &secs, &blocked) == 8) {
+		s->seq = ckpt;
+		s->step = step;
+		s->epoch = m->ctx.copts->epoch;
+		s->raw_bytes = raw;
+		s->stored_bytes = stored;
+		s->new_bytes = fresh;
+		s->reused_chunks = reused;
+		s->seconds = secs;
+		return 1;
+	}
+	if (sscanf(line, "failed seq=%llu step=%lld error=%n", &seq, &step, &off) == 2 && off > 0) {
+		res->rc = -1;
+		s->seq = seq;
+		s->step = step;
+		strlcpy(res->err, line + off, sizeof res->err);
+		return 1;
+	}
+	sr_tl(m->ctx.tl, 1, "warning", "read %s: '%.60s' is not a libspotrun report of a save",
+	    ((struct lib_method *)m->priv)->saves_path, line);
+	return 0;
+}
+
+/* The next whole line of the saves file past saves_off, if any. */
+static int
+lib_job_saved(struct sr_method *m, struct sr_ckpt_result *res)
+{
+	struct lib_method *l = m->priv;
+	char buf[1100], ev[4096];
+	ssize_t n;
+	char *nl;
+	int fd;
+
+	while (read(l->ino, ev, sizeof ev) > 0)
+		;	/* the wake is taken; the file says what is new */
+	for (;;) {
+		if ((fd = open(l->saves_path, O_RDONLY | O_CLOEXEC)) == -1)
+			return 0;
+		n = pread(fd, buf, sizeof buf - 1, l->saves_off);
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = '\0';
+		if ((nl = strchr(buf, '\n')) == NULL) {
+			if ((size_t)n < sizeof buf - 1)
+				return 0;	/* the rest of the line is still being written */
+			l->saves_off += n;	/* longer than any report: skipped */
+			continue;
+		}
+		*nl = '\0';
+		l->saves_off += nl - buf + 1;
+		if (parse_save(m, buf, res))
+			return 1;
+	}
 }
 
 static int
@@ -288,6 +392,7 @@ const struct sr_method_ops sr_method_lib_ops = {
 	.fd = lib_fd,
 	.cancel = NULL,
 	.saved = lib_saved,
+	.job_saved = lib_job_saved,
 	.committed = NULL,
 	.stop = NULL,
 	.discard = lib_discard,

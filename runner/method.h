@@ -167,6 +167,11 @@ struct sr_method_ops {
 	/* fd was readable: 1 a save ended (*res filled), 0 nothing for the
 	 * loop (news the method keeps for state). */
 	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
+	/* NULL-able. fd was readable: 1 the job reported a save of its own
+	 * (library mode: one it made unasked, rc 0 with the stats; or any
+	 * save of its that failed, rc -1 with err, stats.seq the request it
+	 * answered, 0 none), 0 no more. Called until 0. */
+	int (*job_saved)(struct sr_method *m, struct sr_ckpt_result *res);
 	/* NULL-able. Abandon the running save (the user asked twice, or the
 	 * run's lease is lost): it ends soon, through fd and saved as ever,
 	 * as SR_CKPT_CANCELLED, having committed nothing (or committed, if it

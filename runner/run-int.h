@@ -244,6 +244,9 @@ void sr_run_check_request(struct run *r, struct attempt *a);
 void sr_run_periodic(struct run *r, struct attempt *a, double now);
 /* The method's fd was readable. */
 void sr_run_method_news(struct run *r, struct attempt *a);
+/* The saves the job reported itself and the loop has not said yet (also
+ * at the attempt's end, for a commit made just before the job exited). */
+void sr_run_job_saves(struct run *r, struct attempt *a);
 /* Begin stopping the job (SIGTERM, SIGKILL at a->kill_at), saying why;
  * the grace period is 10 s, or what is left of a notice's. */
 void sr_run_begin_stop(struct run *r, struct attempt *a, const char *why);

@@ -18,7 +18,7 @@ set -u
 job="$top_builddir/tests/jobs/libtrain"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..20"
+echo "1..26"
 want=$(SPOTRUN_STORE="file://$tmp/ref" SPOTRUN_JOB=ref "$job" 150 0 "$tmp/want.bin" |
     sed -n 's/^result: //p')
 [ -n "$want" ] && echo "ok 1 - uninterrupted result $want" ||
@@ -123,3 +123,61 @@ grep -q 'finished exit 0: 3 attempts, 2 preemptions' "$tmp/aerr" && [ "$n" -eq 2
 n=$(grep -c 'ckpt.* the job saved step [0-9]* in the background: its training was blocked [0-9.]* s of the save.s [0-9.]* s' "$tmp/aerr")
 [ "$n" -eq 2 ] && echo "ok 20 - the timeline says how long each of the 2 saves blocked training" ||
 	{ echo "not ok 20 - $n lines on blocked training"; grep ckpt "$tmp/aerr" | sed 's/^/# /'; }
+
+# Saves the job makes unasked (own=20: after steps 19, 39, 59) reach the
+# timeline and the run's count through SPOTRUN_CKPT_SAVES; so does a save
+# that fails (world=2 with no rank 1: the collective save's wait, cut to
+# 1 s through env(1), since spotrun keeps SPOTRUN_ names for itself).
+for kind in own ownasync; do
+	extra=own=20
+	[ $kind = ownasync ] && extra="own=20 async"
+	cat >"$tmp/$kind.ini" <<INI
+[job]
+name = lib$kind
+command = $job 60 10 $tmp/$kind.bin $extra
+[checkpoint]
+mode = library
+store = $tmp/store
+local_dir = $tmp/local-$kind
+keep = 2
+[provider]
+name = local
+preemptions = 0
+INI
+	"$SPOTRUN" run "$tmp/$kind.ini" >"$tmp/$kind.out" 2>"$tmp/$kind.err"
+done
+n=$(grep -cE '  ckpt     [012] step (19|39|59): [^,]+ -> [^,]+ \(0\.[0-9]+\), [^,]+ new, committed by the job unasked in ' "$tmp/own.err")
+[ "$n" -eq 3 ] && grep -q 'finished exit 0: 1 attempt, 0 preemptions, .*, 3 checkpoints$' "$tmp/own.err" &&
+	echo "ok 21 - the job's 3 unasked commits are on the timeline and counted" ||
+	{ echo "not ok 21 - $n unasked commits on the timeline"; sed 's/^/# /' "$tmp/own.err"; }
+n=$(grep -cE '  ckpt     [012] step (19|39|59): .* committed by the job unasked in ' "$tmp/ownasync.err")
+[ "$n" -eq 3 ] && grep -q ', 3 checkpoints$' "$tmp/ownasync.err" &&
+	echo "ok 22 - and so are 3 unasked async ones" ||
+	{ echo "not ok 22 - $n unasked async commits on the timeline"; sed 's/^/# /' "$tmp/ownasync.err"; }
+"$SPOTRUN" ls "$tmp/own.ini" >"$tmp/own.ls" 2>&1
+n=$(grep -cE '^ *[0-9]+ ' "$tmp/own.ls")
+[ "$n" -eq 2 ] && echo "ok 23 - and kept by the job's retention (keep 2 of 3)" ||
+	{ echo "not ok 23 - spotrun ls lists $n"; sed 's/^/# /' "$tmp/own.ls"; }
+cat >"$tmp/fail.ini" <<INI
+[job]
+name = libfail
+command = env SPOTRUN_RANK_WAIT=1 $job 30 10 $tmp/fail.bin own=10 world=2
+[checkpoint]
+mode = library
+store = $tmp/store
+local_dir = $tmp/local-fail
+[provider]
+name = local
+preemptions = 0
+INI
+"$SPOTRUN" run "$tmp/fail.ini" >"$tmp/fail.out" 2>"$tmp/fail.err"
+rc=$?
+n=$(grep -cE "  error    the job's checkpoint of step (9|19|29) failed: checkpoint of libfail: rank 1 did not save step (9|19|29) within 1s \(no part libfail/parts/1-(9|19|29)-rank1\.json\); nothing committed; the previous checkpoint stays the newest$" "$tmp/fail.err")
+[ "$n" -eq 3 ] && echo "ok 24 - each failed unasked save is an error on the timeline, with the library's words" ||
+	{ echo "not ok 24 - $n failures on the timeline"; sed 's/^/# /' "$tmp/fail.err"; }
+[ $rc -eq 0 ] && grep -q 'finished exit 0: 1 attempt, 0 preemptions, .*, 0 checkpoints' "$tmp/fail.err" &&
+	echo "ok 25 - the job went on: exit 0, no checkpoint counted" ||
+	{ echo "not ok 25 - exit $rc"; tail -n 2 "$tmp/fail.err" | sed 's/^/# /'; }
+n=$(grep -c 'committed by the job unasked' "$tmp/err" "$tmp/perr" "$tmp/aerr" | awk -F: '{ s += $2 } END { print s }')
+[ "$n" -eq 0 ] && echo "ok 26 - saves that answered requests are not reported again as unasked" ||
+	{ echo "not ok 26 - $n answers reported as unasked too"; grep unasked "$tmp/err" "$tmp/perr" "$tmp/aerr" | sed 's/^/# /'; }

@@ -7,10 +7,13 @@
  * Each of STEPS steps sleeps MS milliseconds and polls
  * spotrun_checkpoint_requested; a request is answered with spotrun_save
  * (with "async": spotrun_save_async, training going on while it lands).
+ * With own=K it also saves on its own, unasked, after every K-th step;
+ * with world=N its context claims N ranks (params.world_size) though it is
+ * alone, so that its collective saves fail (the others never come).
  * At the end it prints "result: <FNV-1a of the state>" and writes the
  * state's bytes to OUT, the same whether or not it was preempted.
  *
- *	libtrain STEPS MS OUT [async]
+ *	libtrain STEPS MS OUT [async] [own=K] [world=N]
  */
 #include "config.h"
 
@@ -92,16 +95,28 @@ main(int argc, char **argv)
 	long long steps, s, start = 0, restored;
 	uint64_t h = 1469598103934665603ULL;
 	FILE *fp;
-	int ms, async;
+	int ms, async = 0, own = 0, world = 0, i;
+	spotrun_error rc;
 
-	async = argc == 5 && strcmp(argv[4], "async") == 0;
-	if (argc != 4 && !async) {
-		fprintf(stderr, "usage: libtrain STEPS MS OUT [async]\n");
+	for (i = 4; i < argc; i++) {
+		if (strcmp(argv[i], "async") == 0)
+			async = 1;
+		else if (sscanf(argv[i], "own=%d", &own) == 1 && own > 0)
+			;
+		else if (sscanf(argv[i], "world=%d", &world) == 1 && world > 0)
+			;
+		else
+			argc = 0;
+	}
+	if (argc < 4) {
+		fprintf(stderr, "usage: libtrain STEPS MS OUT [async] [own=K] [world=N]\n");
 		return 2;
 	}
 	steps = atoll(argv[1]);
 	ms = atoi(argv[2]);
 	spotrun_params_init(&p);
+	if (world > 0)
+		p.world_size = world;
 	if ((ctx = spotrun_create(&p)) == NULL)
 		return 1;
 	check(ctx, spotrun_register(ctx, "w", SPOTRUN_F32, 1, shape, NULL, NULL, w), "register");
@@ -124,6 +139,11 @@ main(int argc, char **argv)
 		if (spotrun_checkpoint_requested(ctx)) {
 			check(ctx, async ? spotrun_save_async(ctx, s) : spotrun_save(ctx, s), "save");
 			printf("checkpoint at step %lld\n", s);
+			fflush(stdout);
+		} else if (own > 0 && (s + 1) % own == 0) {
+			/* unasked; a failure is the job's to weigh (here: go on) */
+			rc = async ? spotrun_save_async(ctx, s) : spotrun_save(ctx, s);
+			printf("own checkpoint at step %lld: %s\n", s, spotrun_getErrorName(rc));
 			fflush(stdout);
 		}
 		ts.tv_sec = 0;
