@@ -477,16 +477,18 @@ seed_memos(spotrun_ctx *ctx, uint64_t seq)
 
 /* A restore's copies onto the devices: each chunk's bytes of a device
  * buffer are packed into one of the two pinned staging buffers (the
- * save's, d->stage) and copied from there with cuMemcpyHtoDAsync; a
- * staging buffer is reused once the copies out of it have ended, so the
- * restore holds two chunks of pinned memory whatever the state's size.
- * The readers call in from several threads: one at a time, under mu. */
+ * save's, d->stage) and copied from there with cuMemcpyHtoDAsync, an
+ * event recorded after them; a staging buffer is refilled once its event
+ * has passed, while the copies out of the other one run, so the restore
+ * holds two chunks of pinned memory whatever the state's size. The
+ * readers call in from several threads: one at a time, under mu. */
 struct dput {
 	spotrun_ctx *ctx;
 	const struct sr_ckpt_tensor *t0;	/* t[0]: t - t0 is the buffer's index */
 	pthread_mutex_t mu;
 	size_t next;				/* the staging buffer filled next */
 	struct sr_dev_gpu *busy[SLOTS];		/* whose stream copies out of it */
+	CUevent ev[SR_LIB_MAX_GPUS][SLOTS];	/* of a device's copies out of each */
 	int cuda_failed;
 	/* the run being copied */
 	const struct lib_buf *b;
@@ -508,8 +510,8 @@ put_wait(struct dput *p, size_t j, char *err)
 	snprintf(what, sizeof what, "copy onto CUDA device %d", p->busy[j]->ordinal);
 	if (sr_dev_push(p->busy[j], what, err) == -1)
 		return -1;
-	rc = sr_dev_ok(p->busy[j], p->busy[j]->cu->api.cuStreamSynchronize(p->busy[j]->stream), what,
-	    "cuStreamSynchronize", err);
+	rc = sr_dev_ok(p->busy[j], p->busy[j]->cu->api.cuEventSynchronize(
+	    p->ev[p->busy[j] - p->ctx->devs->gpus][j]), what, "cuEventSynchronize", err);
 	sr_dev_pop(p->busy[j]);
 	if (rc == 0)
 		p->busy[j] = NULL;
@@ -539,6 +541,7 @@ dev_put(void *arg, const struct sr_ckpt_tensor *t, const struct sr_runs *r, uint
 	struct sr_lib_devs *d = p->ctx->devs;
 	size_t j, need = (size_t)n;
 	char what[SR_ERRMAX];
+	CUevent *ev;
 	int rc = -1;
 
 	pthread_mutex_lock(&p->mu);
@@ -567,8 +570,17 @@ dev_put(void *arg, const struct sr_ckpt_tensor *t, const struct sr_runs *r, uint
 	p->at = d->stage[j];
 	p->err = err;
 	rc = sr_runs_each(r, from, n, put_run, p);
+	/* the mark that the copies out of staging buffer j have ended */
+	ev = &p->ev[p->g - d->gpus][j];
+	if (rc == 0 && *ev == NULL)
+		rc = sr_dev_ok(p->g, p->g->cu->api.cuEventCreate(ev, CU_EVENT_DEFAULT), what,
+		    "cuEventCreate", err);
+	if (rc == 0)
+		rc = sr_dev_ok(p->g, p->g->cu->api.cuEventRecord(*ev, p->g->stream), what,
+		    "cuEventRecord", err);
 	sr_dev_pop(p->g);
-	p->busy[j] = p->g;
+	if (rc == 0)
+		p->busy[j] = p->g;
 out:
 	if (rc != 0)
 		p->cuda_failed = 1;
@@ -623,6 +635,15 @@ sr_lib_device_restore(spotrun_ctx *ctx, struct sr_ckpt_tensor *t, const struct s
 		    rc == 0 ? err : what) == -1 && rc == 0)
 			rc = SR_LIB_DEVICE_FAILED;
 		sr_dev_pop(g);
+	}
+	for (i = 0; i < d->ngpus; i++) {
+		size_t j;
+
+		for (j = 0; j < SLOTS; j++)
+			if (p.ev[i][j] != NULL && sr_dev_push(&d->gpus[i], "", NULL) == 0) {
+				d->gpus[i].cu->api.cuEventDestroy(p.ev[i][j]);
+				sr_dev_pop(&d->gpus[i]);
+			}
 	}
 	pthread_mutex_destroy(&p.mu);
 	if (rc == SR_LIB_DEVICE_FAILED && strncmp(err, "restore ", 8) != 0)

@@ -884,6 +884,8 @@ test_faults(void)
 		{ "cuMemHostAlloc:2:719", "cuMemHostAlloc" },
 		{ "cuMemcpyHtoDAsync:2:719", "cuMemcpyHtoDAsync" },
 		{ "cuStreamSynchronize:1:719", "cuStreamSynchronize" },
+		{ "cuEventSynchronize:2:719", "cuEventSynchronize" },
+		{ "cuEventRecord:3:719", "cuEventRecord" },
 	};
 	size_t i;
 
