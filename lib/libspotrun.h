@@ -214,10 +214,12 @@ int spotrun_checkpoint_requested(spotrun_ctx *ctx);
  * `device` (an ordinal), holding the slice's bytes. The CUDA driver is
  * loaded then (params.cuda_library); without it, or without that device,
  * SPOTRUN_ERROR_NO_DEVICE, naming the library and why; a host pointer or
- * memory of another device: SPOTRUN_ERROR_PARAMETER. spotrun_save copies
- * the buffer off the GPU through pinned host memory, only the chunks that
- * changed since this context's last checkpoint; spotrun_restore fills it
- * and waits for the copies before it returns. The buffer must not change
+ * memory of another device: SPOTRUN_ERROR_PARAMETER. spotrun_save and
+ * spotrun_save_async copy the buffer off the GPU through pinned host
+ * memory, only the chunks that changed since this context's last
+ * checkpoint (of a rank's share, for a replicated buffer of several
+ * ranks); spotrun_restore fills it through two chunks of pinned memory and
+ * waits for the copies before it returns. The buffer must not change
  * while either runs (synchronise the streams that write it first). */
 spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype,
     int ndim, const uint64_t *shape, const uint64_t *offsets, const uint64_t *sizes,
@@ -230,8 +232,10 @@ spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotru
  * context's own. A snapshot larger than the budget is staged in two
  * halves, the call returning once its last part is copied (training
  * waits longer, while the first parts are uploaded). SPOTRUN_OK: the
- * snapshot is taken; the save's own result is spotrun_wait's. One save
- * is in flight at a time: a second one, spotrun_save and spotrun_restore
+ * snapshot is taken; the save's own result is spotrun_wait's. With
+ * world_size > 1 it is collective as spotrun_save is: every rank's
+ * spotrun_wait returns SPOTRUN_OK once the checkpoint of all is
+ * committed. One save is in flight at a time: a second one, spotrun_save and spotrun_restore
  * first wait for it; spotrun_free waits for it too. */
 spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
 
