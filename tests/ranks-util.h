@@ -1,8 +1,8 @@
 /*
  * ranks-util.h: what the tests of a library job of several ranks share
  * (t-reshard, t-reshard-device): the ranks run as forked processes, the
- * job's LATEST as text, and the bytes of a replicated tensor a rank's
- * share holds.
+ * job's LATEST as text, the bytes of a replicated tensor a rank's share
+ * holds, and a box of a tensor copied out of it or compared with it.
  */
 #ifndef SR_RANKS_UTIL_H
 #define SR_RANKS_UTIL_H
@@ -63,6 +63,28 @@ ru_share_bytes(uint64_t b, uint64_t chunk, int w, int r)
 	uint64_t end = (uint64_t)(r + 1) * n / (uint64_t)w * chunk;
 
 	return (end < b ? end : b) - (first < b ? first : b);
+}
+
+/* The box [off, off + size) of a whole tensor g (ndim of 0 to 2
+ * dimensions of shape, es-byte elements) into buf, row-major (to: 1), or
+ * compared with buf (to 0: 1 when they are equal). */
+static __attribute__((unused)) int
+ru_box_copy(int ndim, const uint64_t *shape, size_t es, const uint8_t *g, const uint64_t *off,
+    const uint64_t *size, uint8_t *buf, int to)
+{
+	uint64_t rows = ndim == 2 ? size[0] : 1, rlen = ndim == 0 ? 1 : size[ndim - 1], i;
+
+	for (i = 0; i < rows; i++) {
+		uint64_t src = ndim == 2 ? (off[0] + i) * shape[1] + off[1] : ndim == 1 ? off[0] : 0;
+		const uint8_t *a = g + src * es;
+		uint8_t *b = buf + i * rlen * es;
+
+		if (to)
+			memcpy(b, a, rlen * es);
+		else if (memcmp(b, a, rlen * es) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 #endif

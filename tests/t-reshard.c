@@ -157,22 +157,7 @@ static int
 box_copy(const struct tdef *t, const uint8_t *g, const uint64_t *off, const uint64_t *size,
     uint8_t *buf, int to)
 {
-	size_t es = esize(t->dt);
-	uint64_t rows = t->ndim == 2 ? size[0] : 1, rlen = t->ndim == 0 ? 1 : size[t->ndim - 1];
-	uint64_t i;
-
-	for (i = 0; i < rows; i++) {
-		uint64_t src = t->ndim == 2 ? ((off[0] + i) * t->shape[1] + off[1]) :
-		    t->ndim == 1 ? off[0] : 0;
-		const uint8_t *a = g + src * es;
-		uint8_t *b = buf + i * rlen * es;
-
-		if (to)
-			memcpy(b, a, rlen * es);
-		else if (memcmp(b, a, rlen * es) != 0)
-			return 0;
-	}
-	return 1;
+	return ru_box_copy(t->ndim, t->shape, esize(t->dt), g, off, size, buf, to);
 }
 
 static uint64_t
