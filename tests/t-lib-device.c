@@ -595,6 +595,52 @@ uploaded(const char *job, uint64_t seq, uint64_t new_bytes, size_t reused, const
 	}
 }
 
+/* The packs an async save's references point into are deleted behind its
+ * back: the save cannot copy those chunks again (the buffers may have
+ * changed since the snapshot), so it fails, naming the chunk, commits
+ * nothing, and the next save copies and stores every chunk. */
+static void
+test_pack_gone_async(void)
+{
+	char cmd[512];
+	struct sr_manifest m;
+	spotrun_ctx *ctx = new_ctx("dev/pa", SR_FAKE_CUDA, NULL);
+	const char *msg;
+	long long step;
+
+	upload();
+	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_save_async(ctx, 1) == SPOTRUN_OK &&
+	    spotrun_wait(ctx) == SPOTRUN_OK, "async, packs gone: a first save");
+	snprintf(cmd, sizeof cmd, "rm -f %s/dev/pa/packs/*", g_url + strlen("file://"));
+	if (system(cmd) != 0)
+		sr_fatal("%s failed", cmd);
+	is_int(spotrun_save_async(ctx, 2), SPOTRUN_OK, "the next async save takes its snapshot");
+	is_int(spotrun_wait(ctx), SPOTRUN_ERROR_STORE, "and fails: the chunks it references are "
+	    "gone");
+	msg = spotrun_getErrorString(ctx);
+	ok(strstr(msg, "is not in the checkpoint this one is based on, or its pack is gone") !=
+	    NULL, "naming the chunk: %s", msg);
+	ok(load_manifest(g_st, "dev/pa", 1, &m) == -1, "nothing committed (no checkpoint 1)");
+	sr_manifest_free(&m);
+	F.reset();
+	ok(spotrun_save_async(ctx, 3) == SPOTRUN_OK && spotrun_wait(ctx) == SPOTRUN_OK,
+	    "the save after it commits");
+	is_int((int)F.count("cuMemcpyDtoHAsync"), (int)all_chunks(), "copying every chunk off "
+	    "the device: no record is trusted after a failure");
+	if (load_manifest(g_st, "dev/pa", 1, &m) == 0) {
+		ok(m.stats.reused_chunks == 0 && m.stats.new_bytes == m.stats.stored_bytes &&
+		    m.stats.new_bytes > 0, "storing every chunk again (%" PRIu64 " new bytes), "
+		    "referencing none", m.stats.new_bytes);
+		sr_manifest_free(&m);
+	} else {
+		ok(0, "checkpoint 1 loads");
+	}
+	spotrun_free(ctx);
+	scribble();
+	ok(restore_with("dev/pa", 0, &step) == SPOTRUN_OK && step == 3 && holds_want(0),
+	    "and restores bit for bit");
+}
+
 /* An async save of device buffers: the snapshot copied off the devices
  * into pinned staging (lib/staging.c through lib/device.c) before
  * spotrun_save_async returns, so the buffers may change at once; with
@@ -1076,6 +1122,7 @@ main(void)
 	test_reuse();
 	test_pack_gone();
 	test_async();
+	test_pack_gone_async();
 	test_restore_bound();
 	test_faults();
 	for (i = 0; i < NBUF; i++) {
