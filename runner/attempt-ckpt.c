@@ -151,13 +151,28 @@ start_save(struct run *r, struct attempt *a, long long step)
 	a->saving = 1;
 }
 
+/* The timeline's line of a commit: its figures, and how (committed). */
+static void
+say_commit(struct run *r, const struct sr_ckpt_stats *s, const char *how)
+{
+	char raw[32], stored[32], fresh[32], took[32], rate[32];
+
+	sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, %s in %s (%s/s)",
+	    (unsigned long long)s->seq, s->step, sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
+	    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
+	    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
+	    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh), how,
+	    sr_fmt_duration(s->seconds, took, sizeof took),
+	    sr_fmt_bytes(rate_of(s->raw_bytes, s->seconds), rate, sizeof rate));
+}
+
 /* Count a save's end and say how it went. */
 static void
 report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 {
 	const struct sr_ckpt_stats *s = &res->stats;
 	const char *reason = sr_ckpt_reason_name(a->save_reason);
-	char raw[32], stored[32], fresh[32], took[32], rate[32], err[SR_ERRMAX];
+	char err[SR_ERRMAX];
 
 	r->last_save_rc = res->rc;
 	if (res->rc == 0) {
@@ -166,16 +181,8 @@ report_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 		r->newest_step = s->step;
 		a->last_state_at = a->save_state_at;
 		/* a gang's other node stores its part; node 0 commits them all */
-		sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, %s in %s "
-		    "(%s/s)", (unsigned long long)s->seq, s->step,
-		    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
-		    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
-		    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
-		    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
-		    r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0 ?
-		    "stored as this node's part (node 0 commits it)" : "committed",
-		    sr_fmt_duration(s->seconds, took, sizeof took),
-		    sr_fmt_bytes(rate_of(s->raw_bytes, s->seconds), rate, sizeof rate));
+		say_commit(r, s, r->hooks->gang.nodes > 1 && r->hooks->gang.node > 0 ?
+		    "stored as this node's part (node 0 commits it)" : "committed");
 		if (r->method->ops->committed != NULL)
 			r->method->ops->committed(r->method, res);
 		/* Only now that it is committed may the provider be told the
@@ -213,7 +220,6 @@ static void
 report_job_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *res)
 {
 	const struct sr_ckpt_stats *s = &res->stats;
-	char raw[32], stored[32], fresh[32], took[32];
 
 	if (res->rc != 0) {
 		if (s->seq == 0)
@@ -228,13 +234,7 @@ report_job_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *r
 		r->newest_seq = (long long)s->seq;
 		r->newest_step = s->step;
 	}
-	sr_tl(&r->tl, 1, "ckpt", "%llu step %lld: %s -> %s (%.2f), %s new, committed by the job "
-	    "unasked in %s", (unsigned long long)s->seq, s->step,
-	    sr_fmt_bytes(s->raw_bytes, raw, sizeof raw),
-	    sr_fmt_bytes(s->stored_bytes, stored, sizeof stored),
-	    s->raw_bytes ? (double)s->stored_bytes / (double)s->raw_bytes : 0.0,
-	    sr_fmt_bytes(s->new_bytes, fresh, sizeof fresh),
-	    sr_fmt_duration(s->seconds, took, sizeof took));
+	say_commit(r, s, "committed by the job unasked");
 	sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 }
 
