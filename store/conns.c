@@ -51,6 +51,19 @@ sr_conns_free(struct sr_conns *cs)
 	free(cs);
 }
 
+/* Drop the entry of fd, if any; with cs->lock held. */
+static void
+forget(struct sr_conns *cs, curl_socket_t fd)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		if (cs->v[i].fd == fd) {
+			cs->v[i] = cs->v[--cs->n];
+			return;
+		}
+}
+
 static int
 on_open(void *arg, curl_socket_t fd, curlsocktype purpose)
 {
@@ -59,6 +72,7 @@ on_open(void *arg, curl_socket_t fd, curlsocktype purpose)
 	if (purpose != CURLSOCKTYPE_IPCXN)
 		return CURL_SOCKOPT_OK;
 	pthread_mutex_lock(&cs->lock);
+	forget(cs, fd);		/* a socket closed without on_close had this number */
 	if (cs->n == cs->cap) {
 		cs->cap = cs->cap ? cs->cap * 2 : 8;
 		cs->v = sr_realloc(cs->v, cs->cap * sizeof *cs->v);
@@ -72,15 +86,10 @@ static int
 on_close(void *arg, curl_socket_t fd)
 {
 	struct sr_conns *cs = arg;
-	size_t i;
 
 	/* forget it before the number can be given to another socket */
 	pthread_mutex_lock(&cs->lock);
-	for (i = 0; i < cs->n; i++)
-		if (cs->v[i].fd == fd) {
-			cs->v[i] = cs->v[--cs->n];
-			break;
-		}
+	forget(cs, fd);
 	pthread_mutex_unlock(&cs->lock);
 	return close(fd);
 }

@@ -22,7 +22,9 @@
  * answers only after the transfer, and not at all after curl_easy_reset),
  * so the engine's sockets are recorded as curl opens and closes them
  * (CURLOPT_SOCKOPTFUNCTION, CURLOPT_CLOSESOCKETFUNCTION) and found by
- * their ports. Thread-safe: restore workers share one engine.
+ * their ports. A socket not found is only not acknowledged early; a wrong
+ * one (never expected) would get an early ACK it does not need. Thread-safe:
+ * restore workers share one engine.
  */
 #ifndef SR_CONNS_H
 #define SR_CONNS_H
