@@ -24,6 +24,11 @@
 #           in wan mode, which lets each connection carry BENCH_S3_WAN bytes
 #           a second each way (default 30 MiB/s), as a remote store does and
 #           loopback does not; our restore also with concurrency=2;
+#  ranges:  BENCH_S3_RANGES (default 200; 0 skips) ranged reads of 4 KiB,
+#           then of 1 MiB, one after the other (a library restore's, one a
+#           chunk), by tests/bench-ranges: ms a read, printed as they run
+#           (a reply's ACK held 40 ms made them 44 ms each; doc/benchmarks.md,
+#           "Small requests");
 #  sweep:   a save and a restore per point of part_size 8, 16, 32, 64 MiB
 #           x concurrency 2, 4, 8, 16, on BENCH_S3_SWEEP_MIB of data, with
 #           the save's peak RSS (what part_size x concurrency costs).
@@ -50,6 +55,7 @@
 # reports its best),
 # BENCH_S3_WAN (bytes a second per connection for the wan runs; 0 skips
 # them), BENCH_S3_WAN_REPS (runs per side there, default 2),
+# BENCH_S3_RANGES (reads of the ranges step; 0 skips it),
 # BENCH_S3_CURL=0 (skip the curl reference), BENCH_THREADS (threads of
 # ours; default all CPUs), BENCH_S3_WARM (MiB touched before each run).
 set -eu
@@ -58,7 +64,8 @@ set -eu
 . "$top_srcdir/bench/lib.sh"
 bin=$top_builddir/tests/bench-ckpt
 proxy=$top_builddir/tests/faultproxy
-for p in "$bin" "$proxy"; do
+ranges=$top_builddir/tests/bench-ranges
+for p in "$bin" "$proxy" "$ranges"; do
 	[ -x "$p" ] || make -C "$top_builddir" "tests/${p##*/}" >/dev/null
 done
 for tool in tar zstd curl diff sync awk date python3; do
@@ -170,6 +177,13 @@ ours_restore()
 }
 
 awsc s3api create-bucket --bucket "$bucket" >/dev/null
+nr=${BENCH_S3_RANGES:-200}
+if [ "$nr" -gt 0 ]; then
+	for sz in 4096 1048576; do
+		printf 'ranges: '
+		"$ranges" "$(url ranges)" "$nr" "$sz" || { echo "s3.sh: bench-ranges failed" >&2; exit 1; }
+	done
+fi
 "$bin" gen "$src" "$mib"
 sync
 cat "$src"/* >/dev/null

@@ -8,13 +8,14 @@ libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/
 	-I$(top_srcdir)/store/azure
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h \
 	store/pace.c store/pace.h
-# What the network stores' families share: the request engine (xfer.c),
+# What the network stores' families share: the request engine (xfer.c) and
+# its connections (conns.c: each reply acknowledged at once),
 # parallel part uploads (parts.c), the operations they do alike (netops.c),
 # the XML walker (xmlwalk.c), the upload checksums (digest.c) and the
 # credentials cache (credcache.c).
 libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
 	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/credcache.c \
-	store/credcache.h store/netops.c store/netops.h store/netopts.c
+	store/credcache.h store/netops.c store/netops.h store/netopts.c store/conns.c store/conns.h
 check_PROGRAMS += tests/t-digest
 tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
@@ -69,3 +70,7 @@ EXTRA_tests_t_az_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
 tests_t_az_faults_SOURCES = tests/t-az-faults.c tests/tap.h tests/az-util.h tests/store-util.h \
 	tests/mdemu-util.h
 EXTRA_tests_t_az_faults_DEPENDENCIES = tests/faultproxy$(EXEEXT)
+# The latency of one small request after another through the store (a
+# library restore's ranged reads): bench/s3.sh and doc/benchmarks.md.
+noinst_PROGRAMS += tests/bench-ranges
+tests_bench_ranges_SOURCES = tests/bench-ranges.c

@@ -62,6 +62,8 @@ struct sr_store_backend {
 	 * temp files at open). */
 	int (*abort_stale)(struct sr_store *st, const char *prefix, double older_than,
 	    int *aborted, char *err);
+	/* sr_store_stats, out zeroed by store.c; NULL: no requests to count. */
+	void (*stats)(struct sr_store *st, struct sr_store_stats *out);
 };
 
 struct sr_store {

@@ -398,6 +398,14 @@ sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double old
 	return rc;
 }
 
+void
+sr_store_stats(struct sr_store *st, struct sr_store_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	if (st->be->stats != NULL)
+		st->be->stats(st, out);
+}
+
 const char *
 sr_store_rc_name(int rc)
 {

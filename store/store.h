@@ -119,6 +119,16 @@ int sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double
  * object's multiples of *piece). */
 void sr_store_read_plan(const struct sr_store *st, int *streams, uint64_t *piece);
 
+/* What a network store's requests cost since it was opened, for tests and
+ * benchmarks (file://: all 0). */
+struct sr_store_stats {
+	long requests;		/* HTTP requests sent, each retry counted */
+	long connections;	/* TCP connections opened for them */
+	long quick_acks;	/* replies whose first bytes were acknowledged at
+				 * once, not at the delayed-ACK timer (store/conns.h) */
+};
+void sr_store_stats(struct sr_store *st, struct sr_store_stats *out);
+
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */
 const char *sr_store_rc_name(int rc);
 

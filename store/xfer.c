@@ -3,8 +3,11 @@
  * attempt's transfer (reply headers, a body into a buffer or straight into
  * the caller's, the request body from memory, a progress callback that
  * drops stalled transfers), the verdict after each attempt and the retry
- * loop. What is particular to a store (its URL, signature, error codes and
- * messages) is the family's (struct sr_xfer_family).
+ * loop, and what the requests cost (sr_xfer_stats). Each reply's bytes are
+ * acknowledged as they are read (conns.h: a server with Nagle's algorithm
+ * on otherwise holds a small body 40 ms for the ACK of its headers). What
+ * is particular to a store (its URL, signature, error codes and messages)
+ * is the family's (struct sr_xfer_family).
  */
 #include "config.h"
 
@@ -17,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "conns.h"
 #include "http.h"
 #include "util.h"
 #include "xfer.h"
@@ -33,9 +37,11 @@ struct sr_xfer {
 	void *fam_arg;
 	const struct sr_xfer_tuning *tune;
 	char *ca_bundle;		/* NULL: the system's */
-	pthread_mutex_t lock;		/* guards the pool */
+	pthread_mutex_t lock;		/* guards the pool and the counts */
 	CURL *pool[POOL_MAX];
 	int npool;
+	struct sr_conns *conns;		/* the sockets its handles opened */
+	struct sr_store_stats stats;
 };
 
 struct sr_xfer_call {
@@ -50,6 +56,8 @@ struct sr_xfer_call {
 	curl_off_t moved;		/* bytes up and down so far in this attempt */
 	double moved_at;		/* sr_mono() when that last grew */
 	int stalled;			/* this attempt was dropped for moving nothing */
+	curl_socket_t fd;		/* this attempt's connection, once its reply began */
+	int acked;			/* ... whose first bytes were acknowledged at once */
 	unsigned rng;
 	char curl_err[CURL_ERROR_SIZE];
 	char what[256];
@@ -68,6 +76,7 @@ sr_xfer_new(const struct sr_xfer_family *family, void *fam, const struct sr_xfer
 		x->ca_bundle = sr_strdup(ca_bundle);
 	if (pthread_mutex_init(&x->lock, NULL) != 0)
 		sr_fatal("pthread_mutex_init failed");
+	x->conns = sr_conns_new();
 	return x;
 }
 
@@ -80,6 +89,7 @@ sr_xfer_free(struct sr_xfer *x)
 		return;
 	for (i = 0; i < x->npool; i++)
 		curl_easy_cleanup(x->pool[i]);
+	sr_conns_free(x->conns);	/* after the handles: their sockets close through it */
 	pthread_mutex_destroy(&x->lock);
 	free(x->ca_bundle);
 	free(x);
@@ -89,6 +99,14 @@ const struct sr_xfer_tuning *
 sr_xfer_tuning(const struct sr_xfer *x)
 {
 	return x->tune;
+}
+
+void
+sr_xfer_stats(struct sr_xfer *x, struct sr_store_stats *out)
+{
+	pthread_mutex_lock(&x->lock);
+	*out = x->stats;
+	pthread_mutex_unlock(&x->lock);
 }
 
 /* ---- one attempt ---- */
@@ -109,6 +127,9 @@ on_header(char *line, size_t size, size_t n, void *arg)
 		for (i = 0; i < SR_XFER_CAPTURE_MAX; i++)
 			r->captured[i][0] = '\0';
 		r->content_length = 0;
+		/* the headers' ACK now, not at the delayed-ACK timer (conns.h) */
+		c->fd = sr_conns_find(c->x->conns, c->e);
+		c->acked = sr_conns_ack_now(c->fd) == 0;
 		return len;
 	}
 	if ((colon = memchr(line, ':', len)) == NULL)
@@ -157,6 +178,8 @@ on_body(char *data, size_t size, size_t n, void *arg)
 	size_t cap;
 
 	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &status);
+	if (c->acked)
+		sr_conns_ack_now(c->fd);	/* and the body's as it comes (conns.h) */
 	if (status >= 200 && status < 300 && rq->dst != NULL) {
 		if (r->dst_got + len > rq->dst_len) {
 			r->too_big = 1;
@@ -364,6 +387,8 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	c->body_cap = 0;
 	c->sent = 0;
 	c->curl_err[0] = '\0';
+	c->fd = CURL_SOCKET_BAD;
+	c->acked = 0;
 	curl_easy_setopt(c->e, CURLOPT_URL, url);
 	curl_easy_setopt(c->e, CURLOPT_HTTPHEADER, c->hl);
 	curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method);
@@ -384,6 +409,7 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	curl_easy_setopt(c->e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c->e, CURLOPT_PROXY, "");	/* no proxy from the environment */
 	curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
+	sr_conns_attach(x->conns, c->e);
 	curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT);
 	if (x->ca_bundle != NULL)
 		curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle);
@@ -461,7 +487,14 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 	struct sr_xfer *x = c->x;
 	struct sr_xfer_resp *r = &c->resp;
 	int tries = ++r->attempts;
+	long connects = 0;
 
+	curl_easy_getinfo(c->e, CURLINFO_NUM_CONNECTS, &connects);
+	pthread_mutex_lock(&x->lock);
+	x->stats.requests++;
+	x->stats.connections += connects;
+	x->stats.quick_acks += c->acked;
+	pthread_mutex_unlock(&x->lock);
 	*delay = 0;
 	if (sr_flag_get(c->rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);

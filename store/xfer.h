@@ -143,6 +143,8 @@ struct sr_xfer *sr_xfer_new(const struct sr_xfer_family *family, void *fam,
     const struct sr_xfer_tuning *t, const char *ca_bundle);
 void sr_xfer_free(struct sr_xfer *x);
 const struct sr_xfer_tuning *sr_xfer_tuning(const struct sr_xfer *x);
+/* What x's requests cost so far (store.h's struct sr_store_stats). */
+void sr_xfer_stats(struct sr_xfer *x, struct sr_store_stats *out);
 
 /* Perform rq with retries. 0 when a reply came (any status; resp filled),
  * -1 with err ("WHAT: reason") when none did after every attempt or the

@@ -95,6 +95,7 @@ static void
 test_ranges_and_blocks(struct sr_store *st, const char *ep)
 {
 	struct sr_object_info info;
+	struct sr_store_stats stats;
 	struct sr_upload *up;
 	char err[SR_ERRMAX], got[4096];
 	char *big = sr_malloc(5 * MiB), *back = sr_malloc(5 * MiB);
@@ -102,8 +103,10 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 
 	su_fill(big, 5 * MiB, 7);
 	su_check_ranges(st, big, back);
+	su_check_acks(st, big, back, "small reads");
 
 	/* blocks: 3.5 MiB in 1 MiB blocks = 4 Put Block and one Put Block List */
+	sr_store_stats(st, &stats);
 	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
 	ok(up != NULL, "upload begin");
 	for (i = 0; i < 7; i++)
@@ -111,6 +114,7 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 			break;
 	is_int(i, 7, "7 writes of 512 KiB");
 	is_int(sr_upload_commit(up, err), 0, "commit the blocks");
+	su_check_all_acked(st, &stats, 5, "blocks");
 	is_int(requests("PUT", "mp/pack%201.tar", "comp=block&"), 4, "4 Put Block requests");
 	is_int(requests("PUT", "mp/pack%201.tar", "comp=blocklist"), 1, "one Put Block List");
 	is_int(sr_store_head(st, "mp/pack 1.tar", &info, err), 0, "head the blob");

@@ -348,10 +348,12 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 {
 	char err[SR_ERRMAX], gen[64], *w;
 	struct sr_object_info info;
+	struct sr_store_stats stats;
 	struct sr_upload *up;
 	int i;
 
 	/* 13 MiB in 5 MiB parts: 5 + 5 + 3 */
+	sr_store_stats(st, &stats);
 	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
 	ok(up != NULL, "upload begin");
 	for (i = 0; i < 13; i++)
@@ -359,6 +361,7 @@ test_multipart(struct sr_store *st, const char *big, char *back)
 			break;
 	is_int(i, 13, "13 writes of 1 MiB");
 	is_int(sr_upload_commit(up, err), 0, "commit multipart");
+	su_check_all_acked(st, &stats, 5, "multipart");
 	w = wire_path("mp/pack 1.tar");
 	{
 		char *pre = sr_asprintf("PUT %s?partNumber=", w), *ini = sr_asprintf("POST %s?uploads", w);
@@ -578,6 +581,7 @@ main(void)
 	test_conditional(st);
 	test_lost_reply();
 	test_ranges(st, big);
+	su_check_acks(st, big, back, "small reads");
 	test_multipart(st, big, back);
 	test_many(st);
 	test_stale_uploads(st, url);

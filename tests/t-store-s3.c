@@ -311,11 +311,39 @@ test_latest_forms(struct sr_store *st)
 	    "ends it: read as 6; the next save rewrites LATEST");
 }
 
+/* su_check_acks over HTTPS (the gateway's TLS port, when test-all started
+ * it with one): the ACK goes on the TCP connection under TLS. */
+static void
+test_tls_acks(const char *big, char *back)
+{
+	const char *tls = su_env("SPOTRUN_TEST_S3_TLS_ENDPOINT");
+	struct sr_store *st;
+	char *u;
+	int i;
+
+	if (tls[0] == '\0') {
+		for (i = 0; i < 8; i++)
+			ok(strcmp(su_env("SPOTRUN_TEST_REQUIRE_S3"), "1") != 0,
+			    "https: # SKIP no TLS endpoint (tests/rgw.sh start --tls)");
+		return;
+	}
+	setenv("AWS_CA_BUNDLE", su_env("SPOTRUN_TEST_S3_CA"), 1);
+	u = sr_asprintf("s3://%s/run 1/?endpoint=%s", bucket, tls);
+	st = su_store_open(u, 0);
+	ok(st != NULL, "https: open %s", u);
+	if (st != NULL)
+		su_check_acks(st, big, back, "https");
+	sr_store_close(st);
+	unsetenv("AWS_CA_BUNDLE");
+	free(u);
+}
+
 int
 main(void)
 {
 	struct sr_store *st, *bad;
 	struct sr_object_info info;
+	struct sr_store_stats stats;
 	struct sr_upload *up;
 	char err[SR_ERRMAX], etag[SR_ETAG_MAX], *u;
 	const char *ep;
@@ -358,8 +386,11 @@ main(void)
 	back = sr_malloc(17 * MiB);
 	su_fill(big, 17 * MiB, 7);
 	su_check_ranges(st, big, back);
+	su_check_acks(st, big, back, "http");
+	test_tls_acks(big, back);
 
-	/* multipart: 17 MiB in 5 MiB parts = 4 parts */
+	/* multipart: 17 MiB in 5 MiB parts = 4 parts, 4 in flight */
+	sr_store_stats(st, &stats);
 	up = sr_store_upload_begin(st, "mp/pack 1.tar", err);
 	ok(up != NULL, "upload begin");
 	for (i = 0; i < 17; i++)
@@ -367,6 +398,7 @@ main(void)
 			break;
 	is_int(i, 17, "17 writes of 1 MiB");
 	is_int(sr_upload_commit(up, err), 0, "commit multipart");
+	su_check_all_acked(st, &stats, 6, "multipart");
 	is_int(sr_store_head(st, "mp/pack 1.tar", &info, err), 0, "head multipart object");
 	ok(info.size == 17 * MiB, "multipart object size");
 	ok(strlen(info.etag) > 2 && strcmp(info.etag + strlen(info.etag) - 2, "-4") == 0,

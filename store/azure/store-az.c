@@ -344,6 +344,12 @@ az_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 	sr_net_read_plan(sr_az_xfer(AZ(st)), streams, piece);
 }
 
+static void
+az_stats(struct sr_store *st, struct sr_store_stats *out)
+{
+	sr_xfer_stats(sr_az_xfer(AZ(st)), out);
+}
+
 const struct sr_store_backend sr_store_az_backend = {
 	.scheme = "az", .check = az_check,
 	.open = az_open, .close = az_close, .put = az_put, .get = az_get,
@@ -352,5 +358,5 @@ const struct sr_store_backend sr_store_az_backend = {
 	.upload_begin = az_upload_begin, .upload_write = sr_parts_up_write,
 	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort,
 	.upload_limit = sr_parts_up_limit, .read_plan = az_read_plan,
-	.abort_stale = az_abort_stale,
+	.abort_stale = az_abort_stale, .stats = az_stats,
 };

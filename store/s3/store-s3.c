@@ -417,6 +417,12 @@ s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 	sr_net_read_plan(sr_s3_xfer(S3(st)), streams, piece);
 }
 
+static void
+s3_stats(struct sr_store *st, struct sr_store_stats *out)
+{
+	sr_xfer_stats(sr_s3_xfer(S3(st)), out);
+}
+
 #define S3_OPS \
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
@@ -424,7 +430,7 @@ s3_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
 	.upload_begin = s3_upload_begin, .upload_write = sr_parts_up_write, \
 	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort, \
 	.upload_limit = sr_parts_up_limit, .abort_stale = s3_abort_stale, \
-	.read_plan = s3_read_plan
+	.read_plan = s3_read_plan, .stats = s3_stats
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
 /* GCS: "a maximum rate of one write per second to the same object name"
