@@ -561,11 +561,29 @@ gradcheck(struct run *r)
 	return worst < tolerance ? 0 : 1;
 }
 
+/* What main set up, given back (a context, the ranks' sockets, memory). */
+static void
+teardown(struct run *r)
+{
+	spotrun_free(r->ctx);
+	ct_group_close(&r->g);
+	ct_work_free(r->w);
+	free(r->parts);
+	free(r->sum);
+	free(r->xs);
+	free(r->ys);
+	free(r->st.theta);
+	free(r->st.m);
+	free(r->st.v);
+	free(r->text);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct run r;
 	long long s;
+	int rc;
 
 	memset(&r, 0, sizeof r);
 	parse(argc, argv, &r.o);
@@ -577,8 +595,11 @@ main(int argc, char **argv)
 		die(r.rank, "%d ranks for %d micro-batches a step: give --micro at least the ranks",
 		    r.world, r.o.micro);
 	setup(&r);
-	if (r.o.gradcheck > 0)
-		return gradcheck(&r);
+	if (r.o.gradcheck > 0) {
+		rc = gradcheck(&r);
+		teardown(&r);
+		return rc;
+	}
 	join(&r);
 	for (s = resume(&r); s < r.o.steps; s++) {
 		train_step(&r, s);
@@ -587,16 +608,6 @@ main(int argc, char **argv)
 			    (r.o.step_ms % 1000) * 1000000L }, NULL);
 	}
 	finish(&r);
-	spotrun_free(r.ctx);
-	ct_group_close(&r.g);
-	ct_work_free(r.w);
-	free(r.parts);
-	free(r.sum);
-	free(r.xs);
-	free(r.ys);
-	free(r.st.theta);
-	free(r.st.m);
-	free(r.st.v);
-	free(r.text);
+	teardown(&r);
 	return 0;
 }
