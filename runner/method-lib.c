@@ -40,6 +40,7 @@ struct lib_method {
 	char *saves_path;
 	off_t saves_off;
 	int ino, ep;
+	int saves_bad;			/* lines that were no report: said once */
 };
 
 static int
@@ -311,8 +312,11 @@ parse_save(struct sr_method *m, const char *line, struct sr_ckpt_result *res)
 		strlcpy(res->err, line + off, sizeof res->err);
 		return 1;
 	}
-	sr_tl(m->ctx.tl, 1, "warning", "read %s: '%.60s' is not a libspotrun report of a save",
-	    ((struct lib_method *)m->priv)->saves_path, line);
+	/* once: a job that writes there itself could flood the timeline */
+	if (((struct lib_method *)m->priv)->saves_bad++ == 0)
+		sr_tl(m->ctx.tl, 1, "warning", "read %s: '%.60s' is not a libspotrun report of a "
+		    "save (ignored, and any more such lines)",
+		    ((struct lib_method *)m->priv)->saves_path, line);
 	return 0;
 }
 

@@ -18,7 +18,7 @@ set -u
 job="$top_builddir/tests/jobs/libtrain"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..26"
+echo "1..27"
 want=$(SPOTRUN_STORE="file://$tmp/ref" SPOTRUN_JOB=ref "$job" 150 0 "$tmp/want.bin" |
     sed -n 's/^result: //p')
 [ -n "$want" ] && echo "ok 1 - uninterrupted result $want" ||
@@ -181,3 +181,23 @@ n=$(grep -cE "  error    the job's checkpoint of step (9|19|29) failed: checkpoi
 n=$(grep -c 'committed by the job unasked' "$tmp/err" "$tmp/perr" "$tmp/aerr" | awk -F: '{ s += $2 } END { print s }')
 [ "$n" -eq 0 ] && echo "ok 26 - saves that answered requests are not reported again as unasked" ||
 	{ echo "not ok 26 - $n answers reported as unasked too"; grep unasked "$tmp/err" "$tmp/perr" "$tmp/aerr" | sed 's/^/# /'; }
+# A job that writes lines of its own into the saves file: one warning
+# for them all, and its real reports still counted.
+cat >"$tmp/junk.ini" <<INI
+[job]
+name = libjunk
+command = sh -c 'for i in 1 2 3; do echo "junk \$i" >>"\$SPOTRUN_CKPT_SAVES"; done; exec $job 20 10 $tmp/junk.bin own=10'
+[checkpoint]
+mode = library
+store = $tmp/store
+local_dir = $tmp/local-junk
+[provider]
+name = local
+preemptions = 0
+INI
+"$SPOTRUN" run "$tmp/junk.ini" >"$tmp/junk.out" 2>"$tmp/junk.err"
+n=$(grep -c "warning  read .*/ctl/saves: 'junk 1' is not a libspotrun report of a save (ignored, and any more such lines)$" "$tmp/junk.err")
+m=$(grep -c 'is not a libspotrun report' "$tmp/junk.err")
+[ "$n" -eq 1 ] && [ "$m" -eq 1 ] && grep -q ', 2 checkpoints$' "$tmp/junk.err" &&
+	echo "ok 27 - foreign lines in the saves file: one warning, the job's 2 commits still counted" ||
+	{ echo "not ok 27 - foreign lines: $n/$m warnings"; sed 's/^/# /' "$tmp/junk.err"; }
