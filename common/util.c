@@ -77,76 +77,174 @@ sr_fatal(const char *fmt, ...)
 }
 
 void *
-sr_malloc(size_t n)
+sr_try_malloc(size_t n, char *err)
 {
 	void *p = malloc(n ? n : 1);
 
 	if (p == NULL)
-		sr_fatal("out of memory allocating %zu bytes", n);
+		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n);
 	return p;
+}
+
+void *
+sr_try_calloc(size_t n, size_t size, char *err)
+{
+	void *p;
+
+	if (size != 0 && n > SIZE_MAX / size) {
+		sr_err(err, "allocate %zu x %zu bytes: " SR_OOM_TEXT " (the size overflows)", n, size);
+		return NULL;
+	}
+	if ((p = calloc(n ? n : 1, size ? size : 1)) == NULL)
+		sr_err(err, "allocate %zu x %zu bytes: " SR_OOM_TEXT, n, size);
+	return p;
+}
+
+void *
+sr_try_reallocarray(void *p, size_t n, size_t size, char *err)
+{
+	void *q;
+
+	if (size != 0 && n > SIZE_MAX / size) {
+		sr_err(err, "allocate %zu x %zu bytes: " SR_OOM_TEXT " (the size overflows)", n, size);
+		return NULL;
+	}
+	if ((q = realloc(p, n != 0 && size != 0 ? n * size : 1)) == NULL)
+		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n * size);
+	return q;
+}
+
+char *
+sr_try_strndup(const char *s, size_t n, char *err)
+{
+	size_t len = strnlen(s, n);
+	char *p = sr_try_malloc(len + 1, err);
+
+	if (p != NULL) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
+char *
+sr_try_strdup(const char *s, char *err)
+{
+	return sr_try_strndup(s, SIZE_MAX, err);
+}
+
+/* vasprintf's work with the allocation made here (see sr_try_malloc). */
+static char *
+try_vasprintf(char *err, const char *fmt, va_list ap)
+{
+	va_list again;
+	char *s;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	if (n < 0) {
+		sr_errno(err, "format a string");
+		return NULL;
+	}
+	if ((s = sr_try_malloc((size_t)n + 1, err)) != NULL)
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+char *
+sr_try_asprintf(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = try_vasprintf(err, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+int
+sr_err_oom(char *err, const char *what)
+{
+	return sr_err(err, "%s: " SR_OOM_TEXT, what);
+}
+
+int
+sr_err_is_oom(const char *err)
+{
+	return err != NULL && strstr(err, SR_OOM_TEXT) != NULL;
+}
+
+/* The dying family: the fallible one above, and sr_fatal with its message. */
+static void *
+or_die(void *p, const char *err)
+{
+	if (p == NULL)
+		sr_fatal("%s", err);
+	return p;
+}
+
+void *
+sr_malloc(size_t n)
+{
+	char err[SR_ERRMAX];
+
+	return or_die(sr_try_malloc(n, err), err);
 }
 
 void *
 sr_calloc(size_t n, size_t size)
 {
-	void *p = calloc(n ? n : 1, size ? size : 1);
+	char err[SR_ERRMAX];
 
-	if (p == NULL)
-		sr_fatal("out of memory allocating %zu x %zu bytes", n, size);
-	return p;
+	return or_die(sr_try_calloc(n, size, err), err);
 }
 
 void *
 sr_realloc(void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
+	char err[SR_ERRMAX];
 
-	if (q == NULL)
-		sr_fatal("out of memory reallocating %zu bytes", n);
-	return q;
+	return or_die(sr_try_reallocarray(p, n, 1, err), err);
 }
 
 void *
 sr_reallocarray(void *p, size_t n, size_t size)
 {
-	if (size != 0 && n > SIZE_MAX / size)
-		sr_fatal("allocation overflow: %zu x %zu", n, size);
-	return sr_realloc(p, n * size);
+	char err[SR_ERRMAX];
+
+	return or_die(sr_try_reallocarray(p, n, size, err), err);
 }
 
 char *
 sr_strdup(const char *s)
 {
-	char *p = strdup(s);
+	char err[SR_ERRMAX];
 
-	if (p == NULL)
-		sr_fatal("out of memory copying a string");
-	return p;
+	return or_die(sr_try_strdup(s, err), err);
 }
 
 char *
 sr_strndup(const char *s, size_t n)
 {
-	char *p = strndup(s, n);
+	char err[SR_ERRMAX];
 
-	if (p == NULL)
-		sr_fatal("out of memory copying a string");
-	return p;
+	return or_die(sr_try_strndup(s, n, err), err);
 }
 
 char *
 sr_asprintf(const char *fmt, ...)
 {
+	char err[SR_ERRMAX];
 	va_list ap;
 	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = try_vasprintf(err, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		sr_fatal("out of memory formatting a string");
-	return s;
+	return or_die(s, err);
 }
 
 double

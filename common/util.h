@@ -40,6 +40,31 @@ int sr_err_prefix(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
 /* For bugs and out-of-memory only: print "spotrun: fatal: ..." and abort. */
 void sr_fatal(const char *fmt, ...) SR_PRINTF(1, 2) SR_NORETURN;
 
+/*
+ * Allocation that may fail, for the code the job-side library runs (it must
+ * never abort, not even on out-of-memory): NULL on failure, with err (when
+ * not NULL) set to "allocate N bytes: out of memory". A zero size allocates
+ * one byte, so that NULL always means failure. sr_try_reallocarray leaves p
+ * as it was when it fails (still the caller's), and fails on n * size
+ * overflowing. The string functions allocate through sr_try_malloc, so that
+ * every allocation of spotrun's own code is made in spotrun's code.
+ */
+void *sr_try_malloc(size_t n, char *err);
+void *sr_try_calloc(size_t n, size_t size, char *err);
+void *sr_try_reallocarray(void *p, size_t n, size_t size, char *err);
+char *sr_try_strdup(const char *s, char *err);
+char *sr_try_strndup(const char *s, size_t n, char *err);
+char *sr_try_asprintf(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
+/* Set err to "what: out of memory" (for a library that reported its own
+ * out-of-memory: a NULL from jansson, CURLE_OUT_OF_MEMORY); returns -1. */
+int sr_err_oom(char *err, const char *what);
+/* Whether the message in err says out-of-memory (SR_OOM_TEXT, written by
+ * the two above), whatever prefixes were added to it since: a caller that
+ * would fall back or retry on other failures must not on this one. */
+#define SR_OOM_TEXT "out of memory"
+int sr_err_is_oom(const char *err);
+
+/* The same, dying on out-of-memory: for the supervisor and the CLI only. */
 void *sr_malloc(size_t n);
 void *sr_calloc(size_t n, size_t size);
 void *sr_realloc(void *p, size_t n);
