@@ -7,3 +7,8 @@ libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h
 	common/similar.c common/similar.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h
+# Out-of-memory injection for the tests (tests/oom.c replaces malloc in the
+# program it is linked into) and its own test with common/util's sr_try_*.
+check_PROGRAMS += tests/t-oom
+tests_t_oom_SOURCES = tests/t-oom.c tests/oom.c tests/oom.h tests/tap.h
+EXTRA_DIST += tests/oom.h
