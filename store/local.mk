@@ -19,7 +19,8 @@ libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
 check_PROGRAMS += tests/t-digest
 tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
-tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
+tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h tests/oom.c tests/oom.h \
+	tests/oom-trial.h
 tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
 
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test
