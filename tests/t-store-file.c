@@ -995,7 +995,11 @@ static void
 test_oom(struct sr_store *st)
 {
 	struct oomt o = { .st = st, .key = "O/a/obj", .want = "new bytes", .was = NULL };
-	struct oom_trial t = { "sr_store_put (create-only)", OOM_ALL, oom_put_create,
+	/* What writes hashes with OpenSSL, whose own allocations are not
+	 * failed (OOM_OURS): OpenSSL 3.0 fills a cache after an allocation it
+	 * lost, which reads as a leak, and its first fetch of an algorithm
+	 * crashed under injection. Every other operation: OOM_ALL. */
+	struct oom_trial t = { "sr_store_put (create-only)", OOM_OURS, oom_put_create,
 		oom_check_put, oom_restore, &o };
 	static const char *keys[] = { "O/b/1", "O/b/2/x", "O/c", "O/d/e/f" };
 	char err[SR_ERRMAX], range[16], head[16];
@@ -1011,13 +1015,13 @@ test_oom(struct sr_store *st)
 	oom_trials(&t);
 
 	t.name = "sr_store_get";
+	t.scope = OOM_ALL;
 	t.run = oom_get;
 	t.check = oom_check_get;
 	t.reset = oom_free_buf;
 	oom_trials(&t);
 
-	t.name = "sr_store_head";
-	t.scope = OOM_ALL;	/* the etag is cached: nothing to allocate */
+	t.name = "sr_store_head";	/* the etag is cached: nothing to allocate */
 	t.run = oom_head;
 	t.check = oom_check_head;
 	t.reset = NULL;
@@ -1029,7 +1033,6 @@ test_oom(struct sr_store *st)
 	t.check = oom_check_put;
 	t.reset = oom_restore;
 	oom_trials(&t);
-	t.scope = OOM_ALL;
 
 	for (i = 0; i < SR_ARRAY_LEN(keys); i++)
 		if (sr_store_put(st, keys[i], "k", 1, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
@@ -1044,6 +1047,7 @@ test_oom(struct sr_store *st)
 	o.key = "O/up";
 	o.was = NULL;
 	t.name = "a streamed upload (sr_store_upload_begin, _write, _commit)";
+	t.scope = OOM_OURS;
 	t.run = oom_upload;
 	t.check = oom_check_upload;
 	t.reset = oom_restore;
@@ -1052,6 +1056,7 @@ test_oom(struct sr_store *st)
 	o.key = "O/a/obj";
 	snprintf(o.url, sizeof o.url, "file://%s/store", root);
 	t.name = "sr_store_open";
+	t.scope = OOM_ALL;
 	t.run = oom_open;
 	t.check = oom_check_open;
 	t.reset = oom_close;
@@ -1076,11 +1081,13 @@ test_oom(struct sr_store *st)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct sr_store *st;
 	char err[SR_ERRMAX];
 
+	(void)argc;
+	oom_trial_exact(argv);
 	snprintf(root, sizeof root, "/tmp/t-store-file.XXXXXX");
 	if (mkdtemp(root) == NULL)
 		sr_fatal("mkdtemp failed");
