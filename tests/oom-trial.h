@@ -150,4 +150,41 @@ oom_trials(const struct oom_trial *t)
 	return bad == 0;
 }
 
+/* The same, the scenario given in the call. */
+__attribute__((unused)) static int
+oom_trial(const char *name, enum oom_scope scope, int (*run)(void *, char *),
+    int (*check)(void *, int, char *), void (*reset)(void *), void *arg)
+{
+	struct oom_trial t = { name, scope, run, check, reset, arg };
+
+	return oom_trials(&t);
+}
+
+/* A buffer a trial's operation hands out (a file read, an object got). */
+struct oom_buf {
+	char *buf;
+	size_t len;
+};
+
+/* Whether b is right for the outcome rc: after 0 exactly want,
+ * NUL-terminated; after a failure nothing handed out. */
+__attribute__((unused)) static int
+oom_buf_check(const struct oom_buf *b, int rc, const char *want, char *why)
+{
+	if (rc == 0 && (b->len != strlen(want) || memcmp(b->buf, want, b->len) != 0 ||
+	    b->buf[b->len] != '\0'))
+		return snprintf(why, SR_ERRMAX, "other bytes (%zu)", b->len), 0;
+	if (rc != 0 && b->buf != NULL)
+		return snprintf(why, SR_ERRMAX, "a buffer handed out on failure"), 0;
+	return 1;
+}
+
+__attribute__((unused)) static void
+oom_buf_free(struct oom_buf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = 0;
+}
+
 #endif
