@@ -118,7 +118,9 @@ oom_trials(const struct oom_trial *t)
 	int persist;
 
 	if (!oom_usable()) {
-		tap_skip("AddressSanitizer owns malloc", "trials of %s under OOM", t->name);
+		snprintf(why, sizeof why, "AddressSanitizer owns malloc (trials of %s under OOM)",
+		    t->name);
+		tap_skip(why);
 		return 1;
 	}
 	/* the warm-up: lazy one-time allocations of the libraries happen

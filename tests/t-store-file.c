@@ -1040,7 +1040,7 @@ test_oom(struct sr_store *st)
 		if (rc != 0)
 			tap_diag("%s", err);
 	} else
-		tap_skip("AddressSanitizer owns malloc", "sr_store_read_range under OOM");
+		tap_skip("AddressSanitizer owns malloc (sr_store_read_range under OOM)");
 	for (i = 0; i < SR_ARRAY_LEN(keys); i++)
 		sr_store_delete(st, keys[i], err);
 	sr_store_delete(st, "O/a/obj", err);
