@@ -25,6 +25,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "pace.h"
 #include "store.h"
 #include "tap.h"
 #include "oom.h"
@@ -988,10 +989,65 @@ oom_close(void *arg)
 	o->opened = NULL;
 }
 
+/* The pacer of a store with a write interval (GCS's), kept between a
+ * trial's run and its check. */
+struct pace_run {
+	struct sr_pace *p;
+};
+
+static const char *const paced[] = { "LATEST", "lease", "manifests/7.json" };
+
+static int
+pace_once(struct sr_pace *p, char *err)
+{
+	if (sr_pace_wait(p, paced, SR_ARRAY_LEN(paced), err) == -1)
+		return -1;
+	sr_pace_done(p, paced, SR_ARRAY_LEN(paced));
+	return 0;
+}
+
+static int
+oom_pace(void *arg, char *err)
+{
+	struct pace_run *r = arg;
+
+	if ((r->p = sr_pace_new(0.001, err)) == NULL)
+		return -1;
+	return pace_once(r->p, err);
+}
+
+/* After either outcome no key is left taken: a wait on them returns (a
+ * key left busy would block it for ever: the alarm ends the test). */
+static int
+oom_check_pace(void *arg, int rc, char *why)
+{
+	struct pace_run *r = arg;
+	char err[SR_ERRMAX];
+
+	(void)rc;
+	if (r->p == NULL)
+		return 1;
+	alarm(10);
+	if (pace_once(r->p, err) == -1)
+		return snprintf(why, SR_ERRMAX, "a wait after it: %s", err), 0;
+	alarm(0);
+	return 1;
+}
+
+static void
+oom_pace_free(void *arg)
+{
+	struct pace_run *r = arg;
+
+	sr_pace_free(r->p);
+	r->p = NULL;
+}
+
 static void
 test_oom(struct sr_store *st)
 {
 	struct oomt o = { .st = st, .key = "O/a/obj", .want = "new bytes", .was = NULL };
+	struct pace_run pr = { NULL };
 	static const char *keys[] = { "O/b/1", "O/b/2/x", "O/c", "O/d/e/f" };
 	char err[SR_ERRMAX], range[16], head[16];
 	size_t i;
@@ -1027,6 +1083,8 @@ test_oom(struct sr_store *st)
 	o.key = "O/a/obj";
 	snprintf(o.url, sizeof o.url, "file://%s/store", root);
 	oom_trial("sr_store_open", OOM_ALL, oom_open, oom_check_open, oom_close, &o);
+	oom_trial("a write's pacing (sr_pace_new, _wait, _done)", OOM_ALL, oom_pace,
+	    oom_check_pace, oom_pace_free, &pr);
 
 	/* A ranged read allocates nothing: with every allocation failing it
 	 * reads exactly. */
