@@ -16,30 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "oom.h"
 #include "util.h"
-
-#define OOM_NO_TCACHE "glibc.malloc.tcache_count=0"
-
-/* Call first in main: glibc keeps freed small blocks in per-thread caches
- * (tcache) that mallinfo2, and so oom_in_use, counts as in use, so a block
- * freed in a trial could look leaked until the cache is full. The program
- * runs again without them (GLIBC_TUNABLES) unless it does already. */
-__attribute__((unused)) static void
-oom_trial_exact(char **argv)
-{
-	const char *t = getenv("GLIBC_TUNABLES");
-	char v[512];
-
-	if (!oom_usable() || (t != NULL && strstr(t, OOM_NO_TCACHE) != NULL))
-		return;
-	snprintf(v, sizeof v, "%s%s" OOM_NO_TCACHE, t != NULL ? t : "", t != NULL ? ":" : "");
-	setenv("GLIBC_TUNABLES", v, 1);
-	execv("/proc/self/exe", argv);
-	/* not run again: the leak checks may then see the caches */
-}
 
 struct oom_trial {
 	const char *name;		/* "sr_store_put (create-only)" */

@@ -270,7 +270,7 @@ test_common(void)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	char err[SR_ERRMAX], *s, *p, *q;
 	void *v;
@@ -278,8 +278,6 @@ main(int argc, char **argv)
 	long n;
 	int e;
 
-	(void)argc;
-	oom_trial_exact(argv);
 	no_cloud();
 	if (!oom_usable())
 		tap_skip_all("AddressSanitizer owns malloc: no injection in this build");

@@ -1105,13 +1105,11 @@ test_oom(struct sr_store *st)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	struct sr_store *st;
 	char err[SR_ERRMAX];
 
-	(void)argc;
-	oom_trial_exact(argv);
 	snprintf(root, sizeof root, "/tmp/t-store-file.XXXXXX");
 	if (mkdtemp(root) == NULL)
 		sr_fatal("mkdtemp failed");

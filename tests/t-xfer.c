@@ -187,7 +187,7 @@ check_many(void *arg, int rc, char *why)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	struct sr_xfer_tuning tune = { .part_size = 1 << 20, .concurrency = 2,
 		.part_sum = SR_SUM_NONE, .attempts = 4, .stall_timeout = 5 };
@@ -197,8 +197,6 @@ main(int argc, char **argv)
 	struct run r;
 	struct emu e;
 
-	(void)argc;
-	oom_trial_exact(argv);
 	no_cloud();
 	snprintf(dir, sizeof dir, "/tmp/t-xfer.XXXXXX");
 	if (mkdtemp(dir) == NULL || sr_http_init(err) != 0)
