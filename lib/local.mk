@@ -78,6 +78,15 @@ tests_fake_cuda_la_SOURCES = tests/fake-cuda.c
 tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
+# A stand-in for NCCL across rank processes (tests/fake-nccl.c: the unique id
+# an abstract Unix socket, fake-cuda's device memory moved, failures
+# injected, ncclCommAbort unblocking a collective), for examples/ctrain's
+# device path (tests/t69-ctrain-cuda.sh).
+check_LTLIBRARIES += tests/fake-nccl.la
+tests_fake_nccl_la_SOURCES = tests/fake-nccl.c
+tests_fake_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/ctrain
+tests_fake_nccl_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
+tests_fake_nccl_la_LIBADD = -ldl -lpthread
 check_PROGRAMS += tests/t-lib-device
 tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h \
 	tests/lib-util.h
