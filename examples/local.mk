@@ -48,4 +48,5 @@ examples/ctrain/fatbin/kern.c: examples/ctrain/fatbin/kern.fatbin $(top_srcdir)/
 	$(AM_V_GEN)$(SHELL) $(top_srcdir)/build-aux/bin-to-c ct_fatbin_kern \
 	  examples/ctrain/fatbin/kern.fatbin gpu.h >$@.tmp && mv $@.tmp $@
 endif
-dist_check_SCRIPTS += tests/t68-ctrain.sh
+dist_check_SCRIPTS += tests/t68-ctrain.sh tests/t69-ctrain-cuda.sh
+EXTRA_DIST += tests/jobs/ctrain.sh

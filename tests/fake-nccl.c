@@ -6,11 +6,13 @@
  * small collective library of its own, across the rank processes:
  *
  * - ncclGetUniqueId names an abstract Unix socket ("fake-nccl-PID-N-R");
- *   ncclCommInitRank has rank 0 listen on it and the others connect (for
- *   up to 60 s), a star; each rank says its rank and the world.
+ *   ncclCommInitRank has rank 0 listen on it and the others connect, a
+ *   star; each rank says its rank and the world. A rank that does not
+ *   join within FAKE_NCCL_JOIN_S seconds (default 60) fails the others'
+ *   init with ncclSystemError.
  * - The buffers are fake-cuda's device memory: the bytes are reached
- *   through its fake_cuda_host (the library SPOTRUN_CUDA_LIBRARY names,
- *   already loaded), and a host pointer is ncclInvalidArgument, as on a
+ *   through its fake_cuda_host (found among the libraries the process has
+ *   loaded), and a host pointer is ncclInvalidArgument, as on a
  *   GPU. A collective first waits for its stream (cuStreamSynchronize of
  *   the same library), then moves the bytes through rank 0 before it
  *   returns: the work queued after it sees them.
@@ -36,6 +38,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -167,15 +170,34 @@ trace(const char *fmt, ...)
 
 /* ---- fake-cuda's memory and streams ---- */
 
+/* dl_iterate_phdr's visit: the first loaded library that exports
+ * fake_cuda_host. */
+static int
+find_fake_cuda(struct dl_phdr_info *info, size_t size, void *data)
+{
+	void *h;
+
+	(void)size;
+	if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0' ||
+	    (h = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD)) == NULL)
+		return 0;
+	if (dlsym(h, "fake_cuda_host") == NULL) {
+		dlclose(h);
+		return 0;
+	}
+	*(void **)data = h;	/* kept: the library is loaded anyway */
+	return 1;
+}
+
+/* A function of fake-cuda, wherever the program loaded it from (its
+ * --cuda-library, SPOTRUN_CUDA_LIBRARY, libspotrun's params), or NULL. */
 static void *
 cuda_sym(const char *name)
 {
-	const char *lib = getenv("SPOTRUN_CUDA_LIBRARY");
-	void *h;
+	void *h = NULL;
 
-	if (lib == NULL || (h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) == NULL)
-		return NULL;
-	return dlsym(h, name);	/* the handle stays: the library is loaded anyway */
+	dl_iterate_phdr(find_fake_cuda, &h);
+	return h != NULL ? dlsym(h, name) : NULL;
 }
 
 /* The host bytes of device range [p, p + n) after its stream's work, or
@@ -277,6 +299,16 @@ comm_free(ncclComm_t c)
 	free(c);
 }
 
+/* FAKE_NCCL_JOIN_S, in milliseconds. */
+static int
+join_ms(void)
+{
+	const char *s = getenv("FAKE_NCCL_JOIN_S");
+	int v = s != NULL ? atoi(s) : 60;
+
+	return (v > 0 ? v : 60) * 1000;
+}
+
 /* Rank 0: the others, each in its slot. */
 static ncclResult_t
 accept_ranks(ncclComm_t c, int lfd)
@@ -286,7 +318,7 @@ accept_ranks(ncclComm_t c, int lfd)
 
 	while (joined < c->world - 1) {
 		struct pollfd pfd = { lfd, POLLIN, 0 };
-		if (poll(&pfd, 1, 60000) <= 0)
+		if (poll(&pfd, 1, join_ms()) <= 0)
 			return ncclSystemError;
 		if ((fd = accept(lfd, NULL, NULL)) == -1)
 			continue;
@@ -307,7 +339,7 @@ connect_rank0(ncclComm_t c, const struct sockaddr_un *sa, socklen_t len)
 	int32_t who[2] = { c->rank, c->world };
 	int i, fd;
 
-	for (i = 0; i < 3000; i++) {
+	for (i = 0; i < join_ms() / 20; i++) {
 		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 			return ncclSystemError;
 		if (connect(fd, (const struct sockaddr *)sa, len) == 0) {
