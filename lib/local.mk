@@ -87,6 +87,12 @@ tests_fake_nccl_la_SOURCES = tests/fake-nccl.c
 tests_fake_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/ctrain
 tests_fake_nccl_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_nccl_la_LIBADD = -ldl -lpthread
+check_PROGRAMS += tests/t-fake-nccl
+tests_t_fake_nccl_SOURCES = tests/t-fake-nccl.c tests/tap.h
+tests_t_fake_nccl_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/examples/ctrain \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"' \
+	-DSR_FAKE_NCCL='"$(abs_top_builddir)/tests/.libs/fake-nccl.so"'
+tests_t_fake_nccl_LDADD = -ldl -lpthread
 check_PROGRAMS += tests/t-lib-device
 tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h \
 	tests/lib-util.h

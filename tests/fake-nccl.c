@@ -26,8 +26,9 @@
  *   in it on another thread returns ncclInvalidUsage), waits for such
  *   calls to leave, and frees it.
  * - FAKE_NCCL_FAIL="NAME:N[:CODE][@RANK],...": the N-th call of NAME in
- *   the process (on rank RANK only) returns CODE (default 2,
- *   ncclSystemError) without doing anything.
+ *   the process (with @RANK: rank RANK's N-th, for ranks that are threads
+ *   of one process) returns CODE (default 2, ncclSystemError) without
+ *   doing anything.
  * - FAKE_NCCL_TRACE=1: a line on stderr for each ncclCommInitRank (the
  *   rank, the world, the unique id), ncclCommAbort and ncclCommDestroy,
  *   for the tests to count.
@@ -53,6 +54,7 @@
 #include "ncclapi.h"
 
 #define FAKE_MAX_FAILS 16
+#define FAKE_MAX_RANKS 64	/* counted apart for FAKE_NCCL_FAIL's @RANK */
 
 struct ncclComm {
 	int rank, world;
@@ -83,6 +85,7 @@ static const char *const fn_names[FN_COUNT] = { FAKE_FNS(FAKE_ID) };
 static struct {
 	pthread_mutex_t mu;
 	uint64_t calls[FN_COUNT];
+	uint64_t rank_calls[FN_COUNT][FAKE_MAX_RANKS];
 	unsigned ids;
 	int parsed, nfails;
 	struct { int fn, rank; uint64_t nth; ncclResult_t code; } fails[FAKE_MAX_FAILS];
@@ -136,9 +139,11 @@ enter(int fn, int rank)
 		F.parsed = 1;
 	}
 	F.calls[fn]++;
+	if (rank >= 0 && rank < FAKE_MAX_RANKS)
+		F.rank_calls[fn][rank]++;
 	for (i = 0; i < F.nfails; i++)
-		if (F.fails[i].fn == fn && F.fails[i].nth == F.calls[fn] &&
-		    (F.fails[i].rank < 0 || F.fails[i].rank == rank))
+		if (F.fails[i].fn == fn && (F.fails[i].rank < 0 ? F.fails[i].nth == F.calls[fn] :
+		    F.fails[i].rank == rank && F.fails[i].nth == F.rank_calls[fn][rank]))
 			r = F.fails[i].code;
 	pthread_mutex_unlock(&F.mu);
 	return r;
