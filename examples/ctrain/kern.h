@@ -126,16 +126,24 @@ ct_k_softmax_body(const struct ct_kargs *a, long long q)
 	p[target] -= 1.0f;
 }
 
-static inline CT_HD void
-ct_k_gb2_body(const struct ct_kargs *a, long long t)
+/* The sum over a micro-batch's examples of src[q][j] (rows of `width`),
+ * for thread t = part * width + j: a bias's gradient. */
+static inline CT_HD float
+ct_sum_examples(const struct ct_kargs *a, const float *src, long long width, long long t)
 {
-	const long long part = t / a->V, k = t % a->V;
+	const long long part = t / width, j = t % width;
 	float g = 0.0f;
 	long long b;
 
 	for (b = 0; b < a->B; b++)
-		g += a->p[(part * a->B + b) * a->V + k];
-	ct_part(a, part)[a->ob2 + k] = g;
+		g += src[(part * a->B + b) * width + j];
+	return g;
+}
+
+static inline CT_HD void
+ct_k_gb2_body(const struct ct_kargs *a, long long t)
+{
+	ct_part(a, t / a->V)[a->ob2 + t % a->V] = ct_sum_examples(a, a->p, a->V, t);
 }
 
 static inline CT_HD void
@@ -169,13 +177,7 @@ ct_k_dh_body(const struct ct_kargs *a, long long t)
 static inline CT_HD void
 ct_k_gb1_body(const struct ct_kargs *a, long long t)
 {
-	const long long part = t / a->H, j = t % a->H;
-	float g = 0.0f;
-	long long b;
-
-	for (b = 0; b < a->B; b++)
-		g += a->dh[(part * a->B + b) * a->H + j];
-	ct_part(a, part)[a->ob1 + j] = g;
+	ct_part(a, t / a->H)[a->ob1 + t % a->H] = ct_sum_examples(a, a->dh, a->H, t);
 }
 
 static inline CT_HD void
