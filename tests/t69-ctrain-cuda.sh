@@ -12,7 +12,8 @@
 #  - 2 ranks under spotrun preempted twice: resumed from the library's
 #    restore into device memory, the CPU digest, each rank's communicator
 #    aborted once per notice;
-#  - saved by 2 ranks (--save-every 100 of 200 steps), resumed by 3: the
+#  - saved by 2 ranks on 2 devices (--save-every 100 of 200 steps), resumed
+#    by 3: the
 #    CPU digest; each rank's communicator inited, aborted before each
 #    checkpoint (rank 0's lines in order: init, abort, commit, init, abort,
 #    commit), and after the restore a fresh unique id on all 3;
@@ -85,8 +86,9 @@ t_is "$(nccl_lines "$t_tmp/dpre.err" 0 | grep -c '^abort '):$(nccl_lines "$t_tmp
 	"2:2" "each rank aborted its communicator before each notice's checkpoint (2)"
 
 # 19-27: saved by 2 ranks, resumed on 3; the communicators' lives.
-ranks 2 s2 --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo
-t_is "$rcs" "0:0" "2 ranks, saved at steps 99 and 199: exit 0" || t_show "$t_tmp/s2-0.err"
+FAKE_CUDA_DEVICES=2 ranks 2 s2 --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo
+t_is "$rcs" "0:0" "2 ranks on 2 GPUs (rank 1 on device 1), saved at steps 99 and 199: exit 0" ||
+	t_show "$t_tmp/s2-0.err"
 ids=$(nccl_lines "$t_tmp/s2-0.err" 0 | sed -n 's/^init //p' | tr '\n' ' ')
 set -- $ids
 t_is "$(sed -nE -e 's/^fake-nccl: rank 0: ncclComm(InitRank|Abort).*/\1/p' \

@@ -23,6 +23,13 @@
  * checkpoint the parameters are replicated (every rank registers each
  * tensor whole) and m and v are sharded (each rank registers its slice).
  *
+ * --device=cuda runs the same step on the GPUs (devstep.h): the
+ * parameters, gradients and m and v in device memory, registered with
+ * spotrun_register_device, the kernels of kern.h computing each output in
+ * the CPU path's order, the ranks exchanging through NCCL, whose
+ * communicator is aborted before each checkpoint and built again after
+ * it. The same bits as the CPU path: a run may move between the two.
+ *
  *	ctrain [--steps N] [--text PATH] [--store URL --job NAME] ...	(--help)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -413,7 +420,8 @@ struct run {
 	size_t mlo, mhi;		/* this rank's micro-batches */
 	size_t plen;			/* floats of a part: the gradient, then the loss */
 	float *parts, *sum;
-	uint8_t *xs, *ys;		/* a micro-batch's contexts and targets */
+	uint8_t *xs, *ys;		/* a micro-batch's contexts and targets (the GPU:
+					 * all of this rank's micro-batches') */
 };
 
 /* --device=cuda: this rank's GPU (LOCAL_RANK, else RANK, modulo the GPUs

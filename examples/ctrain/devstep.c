@@ -31,6 +31,8 @@ ct_devstep_open(struct ct_devstep *ds, const char *cuda_lib, const char *nccl_li
 	size_t i;
 
 	memset(ds, 0, sizeof *ds);
+	_Static_assert(sizeof bufs / sizeof bufs[0] <= sizeof ds->mem / sizeof ds->mem[0],
+	    "room for the buffers");
 	ct_model_layout(d, t);
 	*k = (struct ct_kargs){ .M = M, .B = B, .C = d->context, .E = d->embed, .H = d->hidden,
 	    .V = d->vocab, .P = P, .n = (long long)n, .lo = (long long)lo, .hi = (long long)hi,
@@ -45,6 +47,7 @@ ct_devstep_open(struct ct_devstep *ds, const char *cuda_lib, const char *nccl_li
 		uint64_t dptr;
 		if (ct_gpu_alloc(ds->gpu, bufs[i].bytes, &dptr, err) == -1)
 			return -1;
+		ds->mem[ds->nmem++] = dptr;
 		/* a device address in a pointer field: never dereferenced here */
 		if (bufs[i].p == (void *)&ds->vote)
 			ds->vote = dptr;
@@ -57,8 +60,12 @@ ct_devstep_open(struct ct_devstep *ds, const char *cuda_lib, const char *nccl_li
 void
 ct_devstep_close(struct ct_devstep *ds)
 {
+	int i;
+
 	ct_comm_close(ds->comm);
-	ct_gpu_close(ds->gpu);	/* the device memory goes with the context */
+	for (i = 0; i < ds->nmem; i++)
+		ct_gpu_free(ds->gpu, ds->mem[i]);
+	ct_gpu_close(ds->gpu);
 	memset(ds, 0, sizeof *ds);
 }
 

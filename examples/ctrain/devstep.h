@@ -26,6 +26,8 @@ struct ct_devstep {
 	struct ct_comm *comm;
 	struct ct_kargs k;	/* the kernels' arguments: device addresses */
 	uint64_t vote;		/* a device int32: the ranks' vote */
+	uint64_t mem[16];	/* the device memory, to free */
+	int nmem;
 };
 
 /* The GPU `ordinal` of driver cuda_lib and NCCL nccl_lib, the device

@@ -192,6 +192,12 @@ ct_gpu_alloc(struct ct_gpu *g, size_t bytes, uint64_t *dptr, char *err)
 	return 0;
 }
 
+void
+ct_gpu_free(struct ct_gpu *g, uint64_t dptr)
+{
+	g->cu.cuMemFree(dptr);
+}
+
 int
 ct_gpu_put(struct ct_gpu *g, uint64_t dst, const void *src, size_t bytes, char *err)
 {

@@ -34,6 +34,7 @@ int ct_gpu_count(const char *lib);
 
 /* Device memory of `bytes`, zeroed: its address in *dptr. 0 or -1. */
 int ct_gpu_alloc(struct ct_gpu *g, size_t bytes, uint64_t *dptr, char *err);
+void ct_gpu_free(struct ct_gpu *g, uint64_t dptr);
 /* Copies between the host and the device, after the stream's work
  * (the stream is a blocking one: the copies wait for it). 0 or -1. */
 int ct_gpu_put(struct ct_gpu *g, uint64_t dst, const void *src, size_t bytes, char *err);
