@@ -74,7 +74,7 @@ EXTRA_DIST += bench/libsave.sh
 # environment), a module built for the tests only and loaded by path
 # through SPOTRUN_CUDA_LIBRARY; with and without nvcc's kernels.
 check_LTLIBRARIES = tests/fake-cuda.la
-tests_fake_cuda_la_SOURCES = tests/fake-cuda.c
+tests_fake_cuda_la_SOURCES = tests/fake-cuda.c tests/fake-fail.h
 tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
@@ -83,7 +83,7 @@ tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
 # injected, ncclCommAbort unblocking a collective), for examples/ctrain's
 # device path (tests/t69-ctrain-cuda.sh).
 check_LTLIBRARIES += tests/fake-nccl.la
-tests_fake_nccl_la_SOURCES = tests/fake-nccl.c
+tests_fake_nccl_la_SOURCES = tests/fake-nccl.c tests/fake-fail.h
 tests_fake_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/ctrain
 tests_fake_nccl_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_nccl_la_LIBADD = -ldl -lpthread

@@ -63,6 +63,7 @@
 #include "chunksum.h"
 #include "cs-lanes.h"
 #include "cudaapi.h"
+#include "fake-fail.h"
 
 #define FAKE_BIAS ((uint64_t)1 << 62)
 #define FAKE_MAX_DEVICES 8
@@ -161,7 +162,7 @@ static struct {
 	uint64_t since_init[FN_COUNT];
 	uint64_t dtoh, htod, live, pageable_async;
 	uint64_t pinned, pinned_peak;	/* pinned host bytes now, and at most */
-	struct { int fn; uint64_t nth; CUresult code; } fails[FAKE_MAX_FAILS];
+	struct fake_fail fails[FAKE_MAX_FAILS];
 	int nfails;
 	long delay_us;
 	CUresult sticky;	/* a program kernel's illegal address, for the next sync */
@@ -183,7 +184,7 @@ enter(int fn)
 	F.since_init[fn]++;
 	for (i = 0; i < F.nfails; i++)
 		if (F.fails[i].fn == fn && F.fails[i].nth == F.since_init[fn])
-			r = F.fails[i].code;
+			r = (CUresult)F.fails[i].code;
 	pthread_mutex_unlock(&F.mu);
 	return r;
 }
@@ -198,38 +199,6 @@ enter(int fn)
 	if (cur == NULL) \
 		return CUDA_ERROR_INVALID_CONTEXT; \
 } while (0)
-
-static void
-parse_fails(const char *spec)
-{
-	char buf[512], *save = NULL, *tok;
-	int fn;
-
-	F.nfails = 0;
-	if (spec == NULL)
-		return;
-	strncpy(buf, spec, sizeof buf - 1);
-	buf[sizeof buf - 1] = '\0';
-	for (tok = strtok_r(buf, ",", &save); tok != NULL && F.nfails < FAKE_MAX_FAILS;
-	    tok = strtok_r(NULL, ",", &save)) {
-		char *c1 = strchr(tok, ':'), *c2;
-
-		if (c1 == NULL)
-			continue;
-		*c1++ = '\0';
-		c2 = strchr(c1, ':');
-		for (fn = 0; fn < FN_COUNT && strcmp(fn_names[fn], tok) != 0; fn++)
-			;
-		if (fn == FN_COUNT) {
-			fprintf(stderr, "fake-cuda: FAKE_CUDA_FAIL: no function %s\n", tok);
-			continue;
-		}
-		F.fails[F.nfails].fn = fn;
-		F.fails[F.nfails].nth = strtoull(c1, NULL, 10);
-		F.fails[F.nfails].code = c2 != NULL ? (CUresult)atoi(c2 + 1) : CUDA_ERROR_UNKNOWN;
-		F.nfails++;
-	}
-}
 
 /* ---- memory ---- */
 
@@ -539,7 +508,8 @@ cuInit(unsigned int flags)
 
 	pthread_mutex_lock(&F.mu);
 	memset(F.since_init, 0, sizeof F.since_init);
-	parse_fails(getenv("FAKE_CUDA_FAIL"));
+	F.nfails = fake_fail_parse(getenv("FAKE_CUDA_FAIL"), fn_names, FN_COUNT,
+	    CUDA_ERROR_UNKNOWN, F.fails, FAKE_MAX_FAILS, "fake-cuda: FAKE_CUDA_FAIL");
 	F.ndev = n != NULL ? atoi(n) : 1;
 	if (F.ndev > FAKE_MAX_DEVICES)
 		F.ndev = FAKE_MAX_DEVICES;

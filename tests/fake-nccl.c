@@ -42,6 +42,7 @@
 #include <link.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake-fail.h"
 #include "ncclapi.h"
 
 #define FAKE_MAX_FAILS 16
@@ -88,42 +90,8 @@ static struct {
 	uint64_t rank_calls[FN_COUNT][FAKE_MAX_RANKS];
 	unsigned ids;
 	int parsed, nfails;
-	struct { int fn, rank; uint64_t nth; ncclResult_t code; } fails[FAKE_MAX_FAILS];
+	struct fake_fail fails[FAKE_MAX_FAILS];
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-static void
-parse_fails(void)
-{
-	const char *spec = getenv("FAKE_NCCL_FAIL");
-	char buf[512], *save = NULL, *tok;
-
-	if (spec == NULL)
-		return;
-	snprintf(buf, sizeof buf, "%s", spec);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL && F.nfails < FAKE_MAX_FAILS;
-	    tok = strtok_r(NULL, ",", &save)) {
-		char *at = strchr(tok, '@'), *c1 = strchr(tok, ':'), *c2;
-		int fn;
-
-		if (c1 == NULL)
-			continue;
-		F.fails[F.nfails].rank = at != NULL ? atoi(at + 1) : -1;
-		if (at != NULL)
-			*at = '\0';
-		*c1++ = '\0';
-		c2 = strchr(c1, ':');
-		for (fn = 0; fn < FN_COUNT && strcmp(fn_names[fn], tok) != 0; fn++)
-			;
-		if (fn == FN_COUNT) {
-			fprintf(stderr, "fake-nccl: FAKE_NCCL_FAIL: no function %s\n", tok);
-			continue;
-		}
-		F.fails[F.nfails].fn = fn;
-		F.fails[F.nfails].nth = strtoull(c1, NULL, 10);
-		F.fails[F.nfails].code = c2 != NULL ? (ncclResult_t)atoi(c2 + 1) : ncclSystemError;
-		F.nfails++;
-	}
-}
 
 /* Count a call of fn on `rank` (-1: none yet), and fail it when
  * FAKE_NCCL_FAIL says so. */
@@ -135,7 +103,8 @@ enter(int fn, int rank)
 
 	pthread_mutex_lock(&F.mu);
 	if (!F.parsed) {
-		parse_fails();
+		F.nfails = fake_fail_parse(getenv("FAKE_NCCL_FAIL"), fn_names, FN_COUNT,
+		    ncclSystemError, F.fails, FAKE_MAX_FAILS, "fake-nccl: FAKE_NCCL_FAIL");
 		F.parsed = 1;
 	}
 	F.calls[fn]++;
@@ -144,7 +113,7 @@ enter(int fn, int rank)
 	for (i = 0; i < F.nfails; i++)
 		if (F.fails[i].fn == fn && (F.fails[i].rank < 0 ? F.fails[i].nth == F.calls[fn] :
 		    F.fails[i].rank == rank && F.fails[i].nth == F.rank_calls[fn][rank]))
-			r = F.fails[i].code;
+			r = (ncclResult_t)F.fails[i].code;
 	pthread_mutex_unlock(&F.mu);
 	return r;
 }
@@ -152,7 +121,6 @@ enter(int fn, int rank)
 static void
 trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#include <stdarg.h>
 static void
 trace(const char *fmt, ...)
 {
