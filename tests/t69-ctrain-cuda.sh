@@ -20,7 +20,10 @@
 #  - a failed collective (ncclBroadcast on rank 1, ncclAllReduce on rank 0),
 #    a failed ncclCommInitRank after a checkpoint and a failed kernel launch
 #    end each rank with exit 1 and a message naming the rank, the step and
-#    the call (the peer: a remote error), not a hang.
+#    the call (the peer: a remote error), not a hang; no driver, no GPU,
+#    no NCCL, a rank on the other path: refused with their messages;
+#  - a checkpoint of 2 ranks on the CPU path resumes on the device path,
+#    ending with the CPU digest.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/ctrain.sh"
@@ -80,12 +83,12 @@ for k in 2 3; do
 	t_is "$(digest "$t_tmp/d$k.out")" "$want" "device path, $k ranks: the CPU digest, bit for bit"
 done
 
-# 10-18: 2 ranks preempted twice.
+# 10-17: 2 ranks preempted twice.
 preempted dpre 2 79 159
 t_is "$(nccl_lines "$t_tmp/dpre.err" 0 | grep -c '^abort '):$(nccl_lines "$t_tmp/dpre.err" 1 | grep -c '^abort ')" \
 	"2:2" "each rank aborted its communicator before each notice's checkpoint (2)"
 
-# 19-27: saved by 2 ranks, resumed on 3; the communicators' lives.
+# 18-26: saved by 2 ranks, resumed on 3; the communicators' lives.
 FAKE_CUDA_DEVICES=2 ranks 2 s2 --steps 200 --save-every 100 --store "file://$t_tmp/solo" --job solo
 t_is "$rcs" "0:0" "2 ranks on 2 GPUs (rank 1 on device 1), saved at steps 99 and 199: exit 0" ||
 	t_show "$t_tmp/s2-0.err"
@@ -110,7 +113,7 @@ t_is "$(for r in 0 1 2; do nccl_lines "$t_tmp/s3-$r.err" $r | tr '\n' ' '; echo;
 	"init ID destroy ID :fresh" \
 	"after the restore: one communicator of a fresh unique id on the 3 ranks, destroyed at the end"
 
-# 28-33: failures end every rank with the rank, the step and the call.
+# 27-35: failures end every rank with the rank, the step and the call.
 FAKE_NCCL_FAIL=ncclBroadcast:21@1 ranks 2 fb --steps 50
 t_is "$rcs:$(grep '^ctrain: rank' "$t_tmp/fb-1.err")" \
 	"1:1:ctrain: rank 1: step 5: ncclBroadcast (the micro-batches' gradients): unhandled system error (2)" \
@@ -135,4 +138,38 @@ t_is "$?:$(grep '^ctrain: rank' "$t_tmp/fk.err")" \
 t_is "$?:$(cat "$t_tmp/nn.err")" \
 	"1:ctrain: rank 0: --device=cuda: no NCCL ($t_tmp/none.so: cannot open shared object file: No such file or directory): --nccl-library or SPOTRUN_NCCL_LIBRARY names it" \
 	"no NCCL where it is named: exit 1, saying which"
+"$ct" --device cuda --cuda-library "$t_tmp/none.so" > "$t_tmp/nc.out" 2> "$t_tmp/nc.err"
+t_is "$?:$(cat "$t_tmp/nc.err")" \
+	"1:ctrain: rank 0: --device=cuda: no CUDA driver ($t_tmp/none.so: cannot open shared object file: No such file or directory)" \
+	"no CUDA driver where it is named: exit 1, saying which"
+FAKE_CUDA_DEVICES=0 "$ct" $dev > "$t_tmp/n0.out" 2> "$t_tmp/n0.err"
+t_is "$?:$(cat "$t_tmp/n0.err")" "1:ctrain: rank 0: --device=cuda: no CUDA device ($fc: the driver sees none)" \
+	"a driver that sees no GPU: exit 1, saying so"
+_port=$(port)
+RANK=1 WORLD_SIZE=2 MASTER_PORT=$_port timeout 60 "$ct" > "$t_tmp/mix1.out" 2> "$t_tmp/mix1.err" &
+mix_pid=$!
+RANK=0 WORLD_SIZE=2 MASTER_PORT=$_port timeout 60 "$ct" $dev > "$t_tmp/mix0.out" 2> "$t_tmp/mix0.err"
+mix0=$?
+wait "$mix_pid"
+t_is "$mix0:$?:$(grep '^ctrain: rank' "$t_tmp/mix0.err")" \
+	"1:1:ctrain: rank 0: join the ranks: rank 1 runs with other settings than rank 0 (options, text or ranks): give every rank the same" \
+	"a rank on the CPU path with one on the GPU: refused when they join, both exit 1"
+
+# 36-37: a checkpoint moves between the paths: saved by 2 ranks on the CPU,
+# resumed by 1 on the GPU.
+ct_args=
+ctsolo() {
+	RANK=$1 WORLD_SIZE=2 MASTER_PORT=$2 timeout 90 "$ct" --steps 200 --save-every 200 \
+		--store "file://$t_tmp/mv" --job mv > "$t_tmp/mv-$1.out" 2> "$t_tmp/mv-$1.err"
+}
+_port=$(port)
+ctsolo 1 "$_port" &
+mv_pid=$!
+ctsolo 0 "$_port"
+mv0=$?
+wait "$mv_pid"
+"$ct" $dev --steps "$steps" --store "file://$t_tmp/mv" --job mv > "$t_tmp/mvd.out" 2> "$t_tmp/mvd.err"
+t_is "$mv0:$?:$(grep '^resumed' "$t_tmp/mvd.out")" "0:0:resumed from step 199 on 1 rank" \
+	"saved by 2 ranks on the CPU path, resumed by 1 on the device path"
+t_is "$(digest "$t_tmp/mvd.out")" "$want" "and the CPU path's uninterrupted digest"
 t_done
