@@ -74,10 +74,25 @@ EXTRA_DIST += bench/libsave.sh
 # environment), a module built for the tests only and loaded by path
 # through SPOTRUN_CUDA_LIBRARY; with and without nvcc's kernels.
 check_LTLIBRARIES = tests/fake-cuda.la
-tests_fake_cuda_la_SOURCES = tests/fake-cuda.c
+tests_fake_cuda_la_SOURCES = tests/fake-cuda.c tests/fake-fail.h
 tests_fake_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
 tests_fake_cuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
 tests_fake_cuda_la_LIBADD = libkernels.a libcommon.a $(XXHASH_LIBS) -lpthread
+# A stand-in for NCCL across rank processes (tests/fake-nccl.c: the unique id
+# an abstract Unix socket, fake-cuda's device memory moved, failures
+# injected, ncclCommAbort unblocking a collective), for examples/ctrain's
+# device path (tests/t69-ctrain-cuda.sh).
+check_LTLIBRARIES += tests/fake-nccl.la
+tests_fake_nccl_la_SOURCES = tests/fake-nccl.c tests/fake-fail.h
+tests_fake_nccl_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/examples/ctrain
+tests_fake_nccl_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere -no-undefined
+tests_fake_nccl_la_LIBADD = -ldl -lpthread
+check_PROGRAMS += tests/t-fake-nccl
+tests_t_fake_nccl_SOURCES = tests/t-fake-nccl.c tests/tap.h
+tests_t_fake_nccl_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/examples/ctrain \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"' \
+	-DSR_FAKE_NCCL='"$(abs_top_builddir)/tests/.libs/fake-nccl.so"'
+tests_t_fake_nccl_LDADD = -ldl -lpthread
 check_PROGRAMS += tests/t-lib-device
 tests_t_lib_device_SOURCES = tests/t-lib-device.c tests/tap.h tests/ckpt-util.h \
 	tests/lib-util.h

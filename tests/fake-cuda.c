@@ -20,7 +20,15 @@
  * - cuModuleLoadData takes nvcc's fat binaries (their header: magic,
  *   header size, size) and finds the kernels it knows by name in them;
  *   cuLaunchKernel runs their CPU twins (kernels/byteplane.c, and the chunk
- *   sum's two stages with kernels/chunksum.c's leaf digest).
+ *   sum's two stages with kernels/chunksum.c's leaf digest). A program's
+ *   own kernel NAME (examples/ctrain's), in the image by name, runs as the
+ *   program's exported NAME_twin (found with dlsym in the process): int
+ *   NAME_twin(const void *args, size_t size, unsigned long long threads,
+ *   void *(*dev)(unsigned long long addr, size_t bytes)), given the
+ *   launch's argument buffer (cuLaunchKernel's `extra`, which such a
+ *   kernel must use), its threads, and the translation of device ranges
+ *   (NULL outside device memory); -1 from it is an illegal address, which
+ *   the next synchronisation returns.
  * - Calls need a current context where the real driver does (memory,
  *   streams, modules: CUDA_ERROR_INVALID_CONTEXT without one).
  * - The environment, read at cuInit: FAKE_CUDA_DEVICES=N devices (default
@@ -28,6 +36,9 @@
  *   "NAME:N[:CODE],..." fails the N-th call of NAME (an API name such as
  *   cuMemcpyDtoHAsync) after that cuInit with CUresult CODE (default 999,
  *   CUDA_ERROR_UNKNOWN).
+ *
+ * For another fake that moves device memory (tests/fake-nccl.c):
+ * fake_cuda_host(addr, bytes), the host bytes behind a device range.
  *
  * What the tests read (dlsym on the same library): fake_cuda_count(name)
  * gives the calls of an API function since the last fake_cuda_reset, or a
@@ -40,6 +51,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +63,7 @@
 #include "chunksum.h"
 #include "cs-lanes.h"
 #include "cudaapi.h"
+#include "fake-fail.h"
 
 #define FAKE_BIAS ((uint64_t)1 << 62)
 #define FAKE_MAX_DEVICES 8
@@ -66,7 +79,12 @@ static const char *const fn_names[FN_COUNT] = { SR_CUDA_FNS(FAKE_NAME) };
 #undef FAKE_NAME
 
 /* Kernels the fake knows: byteplane.cu's and chunksum.cu's. */
-enum kernel { K_BP_SPLIT, K_BP_JOIN, K_BP_GENERIC, K_CS_LEAVES, K_CS_ROOTS, K_COUNT };
+enum kernel { K_BP_SPLIT, K_BP_JOIN, K_BP_GENERIC, K_CS_LEAVES, K_CS_ROOTS, K_COUNT,
+	K_PROGRAM	/* a program's kernel, run as its twin */ };
+
+/* A program kernel's CPU twin (the module comment). */
+typedef int (*program_twin)(const void *args, size_t size, unsigned long long threads,
+    void *(*dev)(unsigned long long addr, size_t bytes));
 static const char *const kernel_names[K_COUNT] = {
 	"sr_bp_split", "sr_bp_join", "sr_bp_generic", "sr_cs_leaves", "sr_cs_roots"
 };
@@ -78,10 +96,15 @@ struct CUctx_st {
 
 struct CUmod_st {
 	int has[K_COUNT];
+	const uint8_t *image;
+	size_t size;
+	struct CUfunc_st *programs;	/* its program kernels looked up */
 };
 
 struct CUfunc_st {
 	enum kernel k;
+	program_twin twin;		/* K_PROGRAM */
+	struct CUfunc_st *next;
 };
 
 enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_EVENT };
@@ -100,6 +123,10 @@ struct op {
 	int join;
 	struct CUevent_st *ev;
 	uint64_t ev_seq;
+	/* program kernels: the twin, a copy of the argument buffer, threads */
+	program_twin twin;
+	void *args;
+	unsigned long long threads;
 	struct op *next;
 };
 
@@ -135,9 +162,10 @@ static struct {
 	uint64_t since_init[FN_COUNT];
 	uint64_t dtoh, htod, live, pageable_async;
 	uint64_t pinned, pinned_peak;	/* pinned host bytes now, and at most */
-	struct { int fn; uint64_t nth; CUresult code; } fails[FAKE_MAX_FAILS];
+	struct fake_fail fails[FAKE_MAX_FAILS];
 	int nfails;
 	long delay_us;
+	CUresult sticky;	/* a program kernel's illegal address, for the next sync */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread struct CUctx_st *cur;
@@ -156,7 +184,7 @@ enter(int fn)
 	F.since_init[fn]++;
 	for (i = 0; i < F.nfails; i++)
 		if (F.fails[i].fn == fn && F.fails[i].nth == F.since_init[fn])
-			r = F.fails[i].code;
+			r = (CUresult)F.fails[i].code;
 	pthread_mutex_unlock(&F.mu);
 	return r;
 }
@@ -171,38 +199,6 @@ enter(int fn)
 	if (cur == NULL) \
 		return CUDA_ERROR_INVALID_CONTEXT; \
 } while (0)
-
-static void
-parse_fails(const char *spec)
-{
-	char buf[512], *save = NULL, *tok;
-	int fn;
-
-	F.nfails = 0;
-	if (spec == NULL)
-		return;
-	strncpy(buf, spec, sizeof buf - 1);
-	buf[sizeof buf - 1] = '\0';
-	for (tok = strtok_r(buf, ",", &save); tok != NULL && F.nfails < FAKE_MAX_FAILS;
-	    tok = strtok_r(NULL, ",", &save)) {
-		char *c1 = strchr(tok, ':'), *c2;
-
-		if (c1 == NULL)
-			continue;
-		*c1++ = '\0';
-		c2 = strchr(c1, ':');
-		for (fn = 0; fn < FN_COUNT && strcmp(fn_names[fn], tok) != 0; fn++)
-			;
-		if (fn == FN_COUNT) {
-			fprintf(stderr, "fake-cuda: FAKE_CUDA_FAIL: no function %s\n", tok);
-			continue;
-		}
-		F.fails[F.nfails].fn = fn;
-		F.fails[F.nfails].nth = strtoull(c1, NULL, 10);
-		F.fails[F.nfails].code = c2 != NULL ? (CUresult)atoi(c2 + 1) : CUDA_ERROR_UNKNOWN;
-		F.nfails++;
-	}
-}
 
 /* ---- memory ---- */
 
@@ -306,6 +302,16 @@ drop_alloc(uint64_t addr, int device)
 	return CUDA_SUCCESS;
 }
 
+void *fake_cuda_host(unsigned long long addr, size_t bytes);
+
+/* For fake-nccl: the host bytes behind device range [addr, addr + bytes),
+ * or NULL. */
+void *
+fake_cuda_host(unsigned long long addr, size_t bytes)
+{
+	return dev_bytes(addr, bytes);
+}
+
 /* ---- work: run now (NULL stream) or on a stream's thread ---- */
 
 /* The kernels' CPU twins. */
@@ -342,9 +348,30 @@ run_kernel(const struct op *o)
 			sr_chunksum_leaf(o->a + c * o->n3, cs_rootlen(clen), o->b + 16 * c);
 		}
 		break;
+	case K_PROGRAM:
+		if (o->twin(o->args, o->n, o->threads, fake_cuda_host) == -1) {
+			pthread_mutex_lock(&F.mu);
+			F.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+			pthread_mutex_unlock(&F.mu);
+		}
+		free(o->args);
+		break;
 	default:
 		break;
 	}
+}
+
+/* The sticky error of a program kernel, returned by a synchronisation
+ * (and kept: the context is lost, as the driver's is). */
+static CUresult
+sticky(void)
+{
+	CUresult r;
+
+	pthread_mutex_lock(&F.mu);
+	r = F.sticky;
+	pthread_mutex_unlock(&F.mu);
+	return r;
 }
 
 static void
@@ -481,7 +508,8 @@ cuInit(unsigned int flags)
 
 	pthread_mutex_lock(&F.mu);
 	memset(F.since_init, 0, sizeof F.since_init);
-	parse_fails(getenv("FAKE_CUDA_FAIL"));
+	F.nfails = fake_fail_parse(getenv("FAKE_CUDA_FAIL"), fn_names, FN_COUNT,
+	    CUDA_ERROR_UNKNOWN, F.fails, FAKE_MAX_FAILS, "fake-cuda: FAKE_CUDA_FAIL");
 	F.ndev = n != NULL ? atoi(n) : 1;
 	if (F.ndev > FAKE_MAX_DEVICES)
 		F.ndev = FAKE_MAX_DEVICES;
@@ -606,7 +634,7 @@ cuCtxSynchronize(void)
 	ENTER(cuCtxSynchronize);
 	NEED_CTX();
 	all_streams_wait();
-	return CUDA_SUCCESS;
+	return sticky();
 }
 
 CUresult
@@ -633,6 +661,8 @@ cuModuleLoadData(CUmodule *module, const void *image)
 	for (k = 0; k < K_COUNT; k++)
 		m->has[k] = memmem(p, hsize + size, kernel_names[k], strlen(kernel_names[k]) + 1) !=
 		    NULL;
+	m->image = p;
+	m->size = hsize + size;
 	count_bytes(&F.live, 1);
 	*module = m;
 	return CUDA_SUCCESS;
@@ -642,6 +672,11 @@ CUresult
 cuModuleUnload(CUmodule module)
 {
 	ENTER(cuModuleUnload);
+	while (module->programs != NULL) {
+		struct CUfunc_st *f = module->programs;
+		module->programs = f->next;
+		free(f);
+	}
 	free(module);
 	pthread_mutex_lock(&F.mu);
 	F.live--;
@@ -649,8 +684,67 @@ cuModuleUnload(CUmodule module)
 	return CUDA_SUCCESS;
 }
 
+/* A program's kernel `name`: in the image, and its twin in the process. */
+static CUresult
+program_kernel(CUfunction *fn, CUmodule module, const char *name)
+{
+	char twin[256];
+	struct CUfunc_st *f;
+	void *sym;
+
+	if (memmem(module->image, module->size, name, strlen(name) + 1) == NULL ||
+	    snprintf(twin, sizeof twin, "%s_twin", name) >= (int)sizeof twin ||
+	    (sym = dlsym(RTLD_DEFAULT, twin)) == NULL)
+		return CUDA_ERROR_NOT_FOUND;
+	if ((f = calloc(1, sizeof *f)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	f->k = K_PROGRAM;
+	*(void **)&f->twin = sym;
+	f->next = module->programs;
+	module->programs = f;
+	*fn = f;
+	return CUDA_SUCCESS;
+}
+
+/* A program kernel's launch: its argument buffer from `extra` (copied: the
+ * caller's may go once the call returns), queued as its twin. */
+static CUresult
+launch_program(CUfunction fn, unsigned long long threads, CUstream stream, void **params,
+    void **extra)
+{
+	const void *buf = NULL;
+	size_t size = 0, i;
+	struct op *o;
+
+	if (params != NULL || extra == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; extra[i] != (void *)(uintptr_t)CU_LAUNCH_PARAM_END_AS_INT; i += 2) {
+		if (extra[i] == (void *)(uintptr_t)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
+			buf = extra[i + 1];
+		else if (extra[i] == (void *)(uintptr_t)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
+			memcpy(&size, extra[i + 1], sizeof size);
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (buf == NULL || size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	o = new_op(OP_KERNEL);
+	o->k = K_PROGRAM;
+	o->twin = fn->twin;
+	o->n = size;
+	o->threads = threads;
+	if ((o->args = malloc(size)) == NULL) {
+		free(o);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(o->args, buf, size);
+	submit(stream, o);
+	return CUDA_SUCCESS;
+}
+
 static struct CUfunc_st kernel_fns[K_COUNT] = {
-	{ K_BP_SPLIT }, { K_BP_JOIN }, { K_BP_GENERIC }, { K_CS_LEAVES }, { K_CS_ROOTS }
+	{ .k = K_BP_SPLIT }, { .k = K_BP_JOIN }, { .k = K_BP_GENERIC }, { .k = K_CS_LEAVES },
+	{ .k = K_CS_ROOTS }
 };
 
 CUresult
@@ -664,7 +758,7 @@ cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 			*fn = &kernel_fns[k];
 			return CUDA_SUCCESS;
 		}
-	return CUDA_ERROR_NOT_FOUND;
+	return program_kernel(fn, module, name);
 }
 
 CUresult
@@ -678,7 +772,12 @@ cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,
 
 	ENTER(cuLaunchKernel);
 	NEED_CTX();
-	if (fn == NULL || params == NULL || gx == 0 || bx == 0)
+	if (fn == NULL || gx == 0 || bx == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (fn->k == K_PROGRAM)
+		return launch_program(fn, (unsigned long long)gx * gy * gz * bx * by * bz, stream,
+		    params, extra);
+	if (params == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	o = new_op(OP_KERNEL);
 	o->k = fn->k;
@@ -969,7 +1068,7 @@ cuStreamSynchronize(CUstream stream)
 		all_streams_wait();
 	else
 		stream_wait(stream);
-	return CUDA_SUCCESS;
+	return sticky();
 }
 
 CUresult

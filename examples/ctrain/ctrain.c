@@ -23,6 +23,13 @@
  * checkpoint the parameters are replicated (every rank registers each
  * tensor whole) and m and v are sharded (each rank registers its slice).
  *
+ * --device=cuda runs the same step on the GPUs (devstep.h): the
+ * parameters, gradients and m and v in device memory, registered with
+ * spotrun_register_device, the kernels of kern.h computing each output in
+ * the CPU path's order, the ranks exchanging through NCCL, whose
+ * communicator is aborted before each checkpoint and built again after
+ * it. The same bits as the CPU path: a run may move between the two.
+ *
  *	ctrain [--steps N] [--text PATH] [--store URL --job NAME] ...	(--help)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -37,13 +44,18 @@
 #include <string.h>
 #include <time.h>
 
+/* spotrun_register_device is in the experimental part */
+#define SPOTRUN_EXPERIMENTAL
 #include <libspotrun.h>
 
+#include "devstep.h"
 #include "group.h"
 #include "model.h"
 
 struct opts {
 	const char *text, *store, *job, *out;
+	const char *cuda_lib, *nccl_lib;	/* --device=cuda: the driver and NCCL */
+	int cuda;				/* --device=cuda */
 	long long steps, every, save_every;
 	int gradcheck;
 	uint64_t seed;
@@ -86,6 +98,10 @@ usage(FILE *fp)
 	    "  --store URL       checkpoint store without spotrun (default $SPOTRUN_STORE)\n"
 	    "  --job NAME        job name without spotrun (default $SPOTRUN_JOB, else ctrain)\n"
 	    "  --out FILE        rank 0 writes the final parameters, m and v (f32) there\n"
+	    "  --device D        cpu (default) or cuda: parameters, gradients and Adam on the\n"
+	    "                    GPUs (one a rank), the ranks through NCCL; the same bits\n"
+	    "  --cuda-library P  the CUDA driver (default $SPOTRUN_CUDA_LIBRARY, else libcuda.so.1)\n"
+	    "  --nccl-library P  NCCL (default $SPOTRUN_NCCL_LIBRARY, else libnccl.so.2)\n"
 	    "  --gradcheck N     check the gradient of N parameters against finite\n"
 	    "                    differences, at the start, and exit (1 when it is off)\n"
 	    "The ranks: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as spotrun's launch = ranks\n"
@@ -144,7 +160,7 @@ static void
 parse(int argc, char **argv, struct opts *o)
 {
 	enum { TEXT = 256, STEPS, SEED, LR, WD, CONTEXT, EMBED, HIDDEN, MICRO, BATCH, EVERY,
-	    SAVE_EVERY, STEP_MS, STORE, JOB, OUT, GRADCHECK, HELP };
+	    SAVE_EVERY, STEP_MS, STORE, JOB, OUT, GRADCHECK, DEVICE, CUDA_LIB, NCCL_LIB, HELP };
 	static const struct option longs[] = {
 		{ "text", 1, NULL, TEXT }, { "steps", 1, NULL, STEPS }, { "seed", 1, NULL, SEED },
 		{ "lr", 1, NULL, LR }, { "wd", 1, NULL, WD }, { "context", 1, NULL, CONTEXT },
@@ -152,7 +168,9 @@ parse(int argc, char **argv, struct opts *o)
 		{ "micro", 1, NULL, MICRO }, { "batch", 1, NULL, BATCH }, { "every", 1, NULL, EVERY },
 		{ "save-every", 1, NULL, SAVE_EVERY }, { "step-ms", 1, NULL, STEP_MS },
 		{ "store", 1, NULL, STORE }, { "job", 1, NULL, JOB }, { "out", 1, NULL, OUT },
-		{ "gradcheck", 1, NULL, GRADCHECK }, { "help", 0, NULL, HELP }, { NULL, 0, NULL, 0 }
+		{ "gradcheck", 1, NULL, GRADCHECK }, { "device", 1, NULL, DEVICE },
+		{ "cuda-library", 1, NULL, CUDA_LIB }, { "nccl-library", 1, NULL, NCCL_LIB },
+		{ "help", 0, NULL, HELP }, { NULL, 0, NULL, 0 }
 	};
 	int c;
 
@@ -178,10 +196,23 @@ parse(int argc, char **argv, struct opts *o)
 		case JOB: o->job = optarg; break;
 		case OUT: o->out = optarg; break;
 		case GRADCHECK: o->gradcheck = (int)number("--gradcheck", optarg, 1, 100000); break;
+		case DEVICE:
+			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0) {
+				fprintf(stderr, "ctrain: --device: '%s' is neither cpu nor cuda\n", optarg);
+				exit(2);
+			}
+			o->cuda = strcmp(optarg, "cuda") == 0;
+			break;
+		case CUDA_LIB: o->cuda_lib = optarg; break;
+		case NCCL_LIB: o->nccl_lib = optarg; break;
 		case HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
 	}
+	if (o->cuda_lib == NULL)
+		o->cuda_lib = getenv("SPOTRUN_CUDA_LIBRARY");
+	if (o->nccl_lib == NULL)
+		o->nccl_lib = getenv("SPOTRUN_NCCL_LIBRARY");
 	if (optind < argc) {
 		fprintf(stderr, "ctrain: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
@@ -276,10 +307,28 @@ lib_message(void *opaque, spotrun_msg_level level, const char *text)
 		fprintf(stderr, "ctrain: libspotrun: %s\n", text);
 }
 
-/* Register the state with the library (module comment: what is
- * replicated, what is sharded). */
+/* A float buffer of the state: host memory, or device memory of GPU
+ * `device` (>= 0: spotrun_register_device). */
 static void
-register_state(spotrun_ctx *ctx, struct state *st, const struct ct_dims *d, int rank)
+register_f32(spotrun_ctx *ctx, const char *name, int ndim, const uint64_t *shape,
+    const uint64_t *off, const uint64_t *size, float *p, int device, int rank)
+{
+	spotrun_error rc;
+
+	if (device < 0)
+		rc = spotrun_register(ctx, name, SPOTRUN_F32, ndim, shape, off, size, p);
+	else
+		rc = spotrun_register_device(ctx, name, SPOTRUN_F32, ndim, shape, off, size, p, device);
+	check(ctx, rc, rank, "register");
+}
+
+/* Register the state with the library (module comment: what is
+ * replicated, what is sharded): theta, m and v where they live (host
+ * memory, or with device >= 0 the GPU's: addresses, not dereferenced
+ * here). */
+static void
+register_state(spotrun_ctx *ctx, struct state *st, const struct ct_dims *d, float *theta,
+    float *m, float *v, int device, int rank)
 {
 	struct ct_tensor t[CT_NTENSORS];
 	const uint64_t shape = st->n, off = st->lo, size = st->hi - st->lo, ncfg = 8;
@@ -287,12 +336,10 @@ register_state(spotrun_ctx *ctx, struct state *st, const struct ct_dims *d, int 
 
 	ct_model_layout(d, t);
 	for (i = 0; i < CT_NTENSORS; i++)
-		check(ctx, spotrun_register(ctx, t[i].name, SPOTRUN_F32, t[i].ndim, t[i].shape, NULL,
-		    NULL, st->theta + t[i].offset), rank, "register");
-	check(ctx, spotrun_register(ctx, "adam.m", SPOTRUN_F32, 1, &shape, &off, &size, st->m), rank,
-	    "register");
-	check(ctx, spotrun_register(ctx, "adam.v", SPOTRUN_F32, 1, &shape, &off, &size, st->v), rank,
-	    "register");
+		register_f32(ctx, t[i].name, t[i].ndim, t[i].shape, NULL, NULL,
+		    (float *)((uintptr_t)theta + t[i].offset * sizeof *theta), device, rank);
+	register_f32(ctx, "adam.m", 1, &shape, &off, &size, m, device, rank);
+	register_f32(ctx, "adam.v", 1, &shape, &off, &size, v, device, rank);
 	check(ctx, spotrun_register(ctx, "step", SPOTRUN_I64, 0, NULL, NULL, NULL, &st->step), rank,
 	    "register");
 	check(ctx, spotrun_register(ctx, "data.cursor", SPOTRUN_U64, 0, NULL, NULL, NULL,
@@ -364,6 +411,8 @@ struct run {
 	struct state st;
 	struct ct_group g;
 	struct ct_work *w;
+	struct ct_devstep ds;		/* --device=cuda */
+	int ordinal;			/* its GPU */
 	spotrun_ctx *ctx;		/* NULL: no store, no checkpoints */
 	int rank, world;
 	uint8_t *text;			/* vocabulary indices */
@@ -371,8 +420,25 @@ struct run {
 	size_t mlo, mhi;		/* this rank's micro-batches */
 	size_t plen;			/* floats of a part: the gradient, then the loss */
 	float *parts, *sum;
-	uint8_t *xs, *ys;		/* a micro-batch's contexts and targets */
+	uint8_t *xs, *ys;		/* a micro-batch's contexts and targets (the GPU:
+					 * all of this rank's micro-batches') */
 };
+
+/* --device=cuda: this rank's GPU (LOCAL_RANK, else RANK, modulo the GPUs
+ * there are), its buffers, the initial parameters copied there. */
+static void
+setup_device(struct run *r)
+{
+	const int count = ct_gpu_count(r->o.cuda_lib);
+	char err[CT_ERRMAX];
+	int local = (int)number("LOCAL_RANK", env_or("LOCAL_RANK", env_or("RANK", "0")), 0, 4095);
+
+	r->ordinal = count > 0 ? local % count : 0;
+	if (ct_devstep_open(&r->ds, r->o.cuda_lib, r->o.nccl_lib, r->ordinal, &r->o.d,
+	    (int)(r->mhi - r->mlo), r->o.batch, r->o.micro, r->mlo, r->st.n, r->st.lo, r->st.hi,
+	    r->st.theta, err) == -1)
+		die(r->rank, "--device=cuda: %s", err);
+}
 
 /* The state and the scratch of a run, its parameters initialised. */
 static void
@@ -396,8 +462,8 @@ setup(struct run *r)
 	r->plen = st->n + 1;
 	r->parts = calloc((r->mhi - r->mlo) * r->plen, sizeof *r->parts);
 	r->sum = calloc(r->plen, sizeof *r->sum);
-	r->xs = malloc((size_t)r->o.batch * (size_t)r->o.d.context);
-	r->ys = malloc((size_t)r->o.batch);
+	r->xs = malloc((r->mhi - r->mlo) * (size_t)r->o.batch * (size_t)r->o.d.context);
+	r->ys = malloc((r->mhi - r->mlo) * (size_t)r->o.batch);
 	r->w = ct_work_new(&r->o.d);
 	if (st->theta == NULL || st->m == NULL || st->v == NULL || r->parts == NULL ||
 	    r->sum == NULL || r->xs == NULL || r->ys == NULL || r->w == NULL)
@@ -412,6 +478,8 @@ setup(struct run *r)
 	st->config[6] = (uint64_t)r->o.batch;
 	st->config[7] = text_digest;
 	memcpy(st->saved_config, st->config, sizeof st->config);
+	if (r->o.cuda)
+		setup_device(r);
 }
 
 /* Join the other ranks. What every rank must share: the checkpoint's
@@ -430,6 +498,7 @@ join(struct run *r)
 	h = fnv(h, &r->o.lr, sizeof r->o.lr);
 	h = fnv(h, &r->o.wd, sizeof r->o.wd);
 	h = fnv(h, &has_store, sizeof has_store);
+	h = fnv(h, &r->o.cuda, sizeof r->o.cuda);
 	if (ct_group_open(&r->g, r->rank, r->world, env_or("MASTER_ADDR", "127.0.0.1"),
 	    env_or("MASTER_PORT", "29500"), h, 60, err) == -1)
 		die(r->rank, "%s", err);
@@ -455,9 +524,14 @@ resume(struct run *r)
 	p.job = r->o.job != NULL ? r->o.job : getenv("SPOTRUN_JOB") == NULL ? "ctrain" : NULL;
 	p.message = lib_message;
 	p.message_opaque = &r->rank;
+	p.cuda_library = r->o.cuda_lib;
 	if ((r->ctx = spotrun_create(&p)) == NULL)
 		die(r->rank, "spotrun_create: out of memory");
-	register_state(r->ctx, st, &r->o.d, r->rank);
+	if (r->o.cuda)
+		register_state(r->ctx, st, &r->o.d, r->ds.k.theta, r->ds.k.m, r->ds.k.v, r->ordinal,
+		    r->rank);
+	else
+		register_state(r->ctx, st, &r->o.d, st->theta, st->m, st->v, -1, r->rank);
 	check(r->ctx, spotrun_restore(r->ctx, &restored), r->rank, "restore");
 	if (restored < 0)
 		return 0;
@@ -483,32 +557,50 @@ train_step(struct run *r, long long s)
 	struct state *st = &r->st;
 	char err[CT_ERRMAX];
 	int i, k, vote, agreed;
+	float total;
 
 	vote = r->ctx != NULL && spotrun_checkpoint_requested(r->ctx);
 	for (i = 0; i < (int)(r->mhi - r->mlo); i++) {
 		float *part = r->parts + (size_t)i * r->plen;
 		uint64_t e0 = st->cursor + (uint64_t)(r->mlo + (size_t)i) * (uint64_t)r->o.batch;
+		/* the GPU takes all the micro-batches' examples at once */
+		size_t q0 = r->o.cuda ? (size_t)i * (size_t)r->o.batch : 0;
 		for (k = 0; k < r->o.batch; k++)
 			example(r->text, r->len, r->o.d.context, r->o.seed, e0 + (uint64_t)k,
-			    r->xs + (size_t)k * (size_t)r->o.d.context, &r->ys[k]);
-		part[st->n] = ct_model_grad(&r->o.d, r->w, st->theta, r->xs, r->ys, r->o.batch, part);
+			    r->xs + (q0 + (size_t)k) * (size_t)r->o.d.context, &r->ys[q0 + (size_t)k]);
+		if (!r->o.cuda)
+			part[st->n] = ct_model_grad(&r->o.d, r->w, st->theta, r->xs, r->ys, r->o.batch,
+			    part);
 	}
-	if (ct_group_reduce_scatter(&r->g, r->parts, (int)(r->mhi - r->mlo), r->plen, 1, vote,
-	    r->sum, &agreed, err) == -1)
-		die(r->rank, "step %lld: %s", s, err);
-	adam(st, r->sum, per_step, s, r->o.lr, r->o.wd);
-	if (ct_group_allgather(&r->g, st->theta, st->n, err) == -1)
-		die(r->rank, "step %lld: %s", s, err);
+	if (r->o.cuda) {
+		if (ct_devstep_run(&r->ds, &r->g, r->xs, r->ys, vote, s, r->o.lr, r->o.wd, per_step,
+		    &total, &agreed, err) == -1)
+			die(r->rank, "step %lld: %s", s, err);
+	} else {
+		if (ct_group_reduce_scatter(&r->g, r->parts, (int)(r->mhi - r->mlo), r->plen, 1, vote,
+		    r->sum, &agreed, err) == -1)
+			die(r->rank, "step %lld: %s", s, err);
+		adam(st, r->sum, per_step, s, r->o.lr, r->o.wd);
+		if (ct_group_allgather(&r->g, st->theta, st->n, err) == -1)
+			die(r->rank, "step %lld: %s", s, err);
+		total = r->sum[st->n];
+	}
 	st->step = s;
 	st->cursor += (uint64_t)per_step;
-	st->loss = r->sum[st->n] / (float)per_step;
+	st->loss = total / (float)per_step;
 	if (r->rank == 0 && (s == 0 || (s + 1) % r->o.every == 0)) {
 		printf("step %lld loss %.4f\n", s, st->loss);
 		fflush(stdout);
 	}
-	/* every rank saves the same step: the vote is everyone's */
-	if (r->ctx != NULL && (agreed || (r->o.save_every > 0 && (s + 1) % r->o.save_every == 0)))
+	/* every rank saves the same step: the vote is everyone's; on the GPUs
+	 * after their work is done and the communicator aborted, so that a
+	 * rank that dies meanwhile cannot hang the others in a collective (the
+	 * next step builds a new one) */
+	if (r->ctx != NULL && (agreed || (r->o.save_every > 0 && (s + 1) % r->o.save_every == 0))) {
+		if (r->o.cuda && ct_devstep_quiesce(&r->ds, err) == -1)
+			die(r->rank, "step %lld: %s", s, err);
 		save(r->ctx, s, r->rank);
+	}
 }
 
 /* The final lines, and --out. */
@@ -517,10 +609,14 @@ finish(struct run *r)
 {
 	const struct state *st = &r->st;
 	char err[CT_ERRMAX];
-	float *m_all = gather_moment(&r->g, st, st->m, err);
-	float *v_all = gather_moment(&r->g, st, st->v, err);
+	float *m_all, *v_all;
 	uint64_t h;
 	FILE *fp;
+
+	if (r->o.cuda && ct_devstep_fetch(&r->ds, st->theta, st->m, st->v, err) == -1)
+		die(r->rank, "%s", err);
+	m_all = gather_moment(&r->g, st, st->m, err);
+	v_all = gather_moment(&r->g, st, st->v, err);
 
 	h = fnv(1469598103934665603ULL, st->theta, st->n * sizeof *st->theta);
 	h = fnv(h, m_all, st->n * sizeof *m_all);
@@ -566,6 +662,8 @@ static void
 teardown(struct run *r)
 {
 	spotrun_free(r->ctx);
+	if (r->o.cuda)
+		ct_devstep_close(&r->ds);
 	ct_group_close(&r->g);
 	ct_work_free(r->w);
 	free(r->parts);
@@ -594,6 +692,8 @@ main(int argc, char **argv)
 	if (r.world > r.o.micro)
 		die(r.rank, "%d ranks for %d micro-batches a step: give --micro at least the ranks",
 		    r.world, r.o.micro);
+	if (r.o.gradcheck > 0 && r.o.cuda)
+		die(r.rank, "--gradcheck checks the CPU path: give it without --device=cuda");
 	setup(&r);
 	if (r.o.gradcheck > 0) {
 		rc = gradcheck(&r);

@@ -346,6 +346,19 @@ ct_group_reduce_scatter(struct ct_group *g, const float *parts, int nparts, size
 }
 
 int
+ct_group_bcast(struct ct_group *g, void *buf, size_t n, char *err)
+{
+	int r;
+
+	if (g->rank != 0)
+		return recv_all(g->fd[0], buf, n) == -1 ? peer_fail(err, "receive from", 0) : 0;
+	for (r = 1; r < g->world; r++)
+		if (send_all(g->fd[r], buf, n) == -1)
+			return peer_fail(err, "send to", r);
+	return 0;
+}
+
+int
 ct_group_allgather(struct ct_group *g, float *buf, size_t n, char *err)
 {
 	size_t lo, hi;

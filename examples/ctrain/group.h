@@ -12,6 +12,7 @@
  *   ((g0 + g1) + g2) + ... bit for bit however the micro-batches are
  *   spread over the ranks; each rank receives its slice of the sum.
  * - ct_group_allgather: every rank's slice, to every rank.
+ * And ct_group_bcast, rank 0's bytes to every rank.
  *
  * The floats travel in the host's byte order: the ranks run on one
  * machine, or on machines of one architecture.
@@ -52,6 +53,9 @@ void ct_group_close(struct ct_group *g);
  * any rank. 0, or -1 with err filled (a rank that went away). */
 int ct_group_reduce_scatter(struct ct_group *g, const float *parts, int nparts, size_t n,
     size_t tail, int vote, float *sum, int *vote_max, char *err);
+
+/* Rank 0's n bytes at buf, to every rank (the NCCL unique id). 0 or -1. */
+int ct_group_bcast(struct ct_group *g, void *buf, size_t n, char *err);
 
 /* buf holds n floats, this rank's slice of them (ct_group_slice) up to
  * date: on return every rank's slice is, on every rank. */

@@ -3,7 +3,8 @@
  * parameter vector, its initialisation, and the forward and backward pass
  * of a micro-batch. Plain loops in a fixed order and no fast-math, so the
  * gradient of the same examples at the same parameters is the same bytes
- * on every rank and in every run: what makes ctrain's resumed and
+ * on every rank and in every run (and the device path's, kern.h: e^x, log
+ * and tanh are ctmath.h's, not the C library's): what makes ctrain's resumed and
  * resharded runs bit-identical to an uninterrupted one.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctmath.h"
 #include "model.h"
 
 struct ct_work {
@@ -150,7 +152,7 @@ example(const struct ct_dims *d, struct ct_work *w, const struct ct_tensor *t,
 			w->h[j] += xi * row[j];
 	}
 	for (j = 0; j < H; j++)
-		w->h[j] = tanhf(w->h[j]);
+		w->h[j] = ct_tanhf(w->h[j]);
 	for (k = 0; k < V; k++)
 		w->p[k] = b2[k];
 	for (j = 0; j < H; j++) {
@@ -165,11 +167,11 @@ example(const struct ct_dims *d, struct ct_work *w, const struct ct_tensor *t,
 	zt = w->p[target] - max;
 	sum = 0.0f;
 	for (k = 0; k < V; k++) {
-		w->p[k] = expf(w->p[k] - max);
+		w->p[k] = ct_expf(w->p[k] - max);
 		sum += w->p[k];
 	}
 	/* -log softmax[target] as log-sum-exp: finite however small */
-	loss = logf(sum) - zt;
+	loss = ct_logf(sum) - zt;
 
 	/* backward: d loss / d logits = softmax - onehot(target) */
 	for (k = 0; k < V; k++)

@@ -8,7 +8,10 @@
 # device-to-device copy measured in the same run, pinned host<->device
 # copies), then libspotrun's device buffers through the real driver
 # (tests/gpu-lib: save, an unchanged save uploading nothing, one chunk
-# changed, restore bit for bit; configure builds only), and prints a summary. Without a GPU the run part says so in one
+# changed, restore bit for bit; configure builds only), then examples/ctrain on
+# the GPUs (--device=cuda, one rank per GPU, NCCL: its digest against the CPU
+# path's, uninterrupted and saved then resumed; configure builds only), and
+# prints a summary. Without a GPU the run part says so in one
 # line and stops with status 0 (the build part still runs: it is what is
 # checked on machines without one).
 #
@@ -22,7 +25,9 @@
 # Environment: BUILD (build directory, default /tmp/b-gpu), CUDA (toolkit,
 # default /usr/local/cuda), XXHASH_DIR, BUILD_ONLY=1 (build, then stop),
 # MANUAL=1 (build by hand only), BENCH_MIB (benchmark buffer, default 2048),
-# LIB_MIB (each of the library check's three buffers, default 1024).
+# LIB_MIB (each of the library check's three buffers, default 1024), NCCL
+# (libnccl.so.2 for ctrain, default the toolkit's lib64 copy when there is
+# one, else the loader's search).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 b=${BUILD:-/tmp/b-gpu}
@@ -43,10 +48,10 @@ if [ "${MANUAL:-}" = 1 ]; then
 elif [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi >"$b/autoreconf.log" 2>&1); then
 	if "$src/configure" -q --with-cuda="$cuda" >configure.log 2>&1 &&
 		make -j"$jobs" tests/t-byteplane tests/t-chunksum tests/t-kernels-cuda tests/bench-gpu \
-			tests/gpu-lib >make.log 2>&1; then
+			tests/gpu-lib examples/ctrain/ctrain >make.log 2>&1; then
 		built=configure
 		bp=./tests/t-byteplane cs=./tests/t-chunksum kc=./tests/t-kernels-cuda bench=./tests/bench-gpu
-		gl=./tests/gpu-lib
+		gl=./tests/gpu-lib ct=./examples/ctrain/ctrain
 	else
 		echo "configure or make failed ($b/configure.log, make.log: $(tail -1 configure.log))"
 	fi
@@ -77,9 +82,9 @@ if [ $built = no ]; then
 	done
 	built=manual
 	bp=./t-byteplane cs=./t-chunksum kc=./t-kernels-cuda bench=./bench-gpu
-	gl=""	# the library needs the configure build
+	gl="" ct=""	# the library (and ctrain on it) need the configure build
 fi
-echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench $gl"
+echo "built ($built) in $(($(date +%s) - t0)) s: $bp $cs $kc $bench $gl $ct"
 [ "${BUILD_ONLY:-}" = 1 ] && exit 0
 
 rc=0
@@ -113,6 +118,46 @@ if [ -n "$gl" ]; then
 	tap gpu-lib "$gl" -s "${LIB_MIB:-1024}"
 else
 	echo "not built by hand (MANUAL=1 or configure failed): the library needs the configure build"
+fi
+echo "== examples/ctrain on the GPUs (one rank each, NCCL) against its CPU path"
+if [ -n "$ct" ]; then
+	nccl=${NCCL:-}
+	[ -z "$nccl" ] && [ -f "$cuda/lib64/libnccl.so.2" ] && nccl=$cuda/lib64/libnccl.so.2
+	ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+	[ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
+	[ "$ngpu" -le 12 ] || ngpu=12	# a step's 12 micro-batches
+	# ctrain_ranks NAME ARGS...: ngpu ranks on the GPUs; rank 0's output in NAME.out
+	ctrain_ranks() {
+		n=$1 port=$((29700 + $(date +%S)))
+		shift
+		pids=
+		for r in $(seq 0 $((ngpu - 1))); do
+			RANK=$r LOCAL_RANK=$r WORLD_SIZE=$ngpu MASTER_PORT=$port timeout 120 "$ct" \
+				--device cuda ${nccl:+--nccl-library "$nccl"} "$@" >"$n-$r.out" 2>"$n-$r.err" &
+			pids="$pids $!"
+		done
+		crc=0
+		for p in $pids; do wait "$p" || crc=1; done
+		cp "$n-0.out" "$n.out"
+		return $crc
+	}
+	ctd() { sed -n 's/^digest //p' "$1" | tail -1; }
+	"$ct" --steps 400 >ctrain-cpu.out 2>ctrain-cpu.err || rc=1
+	ctrain_ranks ctrain-gpu --steps 400 || rc=1
+	rm -rf "$b/ctrain-store"
+	ctrain_ranks ctrain-save --steps 200 --save-every 100 --store "file://$b/ctrain-store" \
+		--job gpu || rc=1
+	ctrain_ranks ctrain-resume --steps 400 --store "file://$b/ctrain-store" --job gpu || rc=1
+	cpu=$(ctd ctrain-cpu.out) gpu=$(ctd ctrain-gpu.out) res=$(ctd ctrain-resume.out)
+	verdict=$([ -n "$cpu" ] && [ "$gpu" = "$cpu" ] && [ "$res" = "$cpu" ] && echo same || echo DIFFERENT)
+	[ "$verdict" = same ] || rc=1
+	line="ctrain: $ngpu GPU rank(s): cpu $cpu, gpu ${gpu:-none}, saved and resumed ${res:-none}: $verdict"
+	summary="$summary
+  $line"
+	echo "$line"
+	[ "$verdict" = same ] || tail -3 ctrain-gpu-0.err ctrain-resume-0.err 2>/dev/null
+else
+	echo "not built by hand (MANUAL=1 or configure failed): ctrain needs the configure build"
 fi
 echo "== summary ($(($(date +%s) - t0)) s)$summary"
 grep -E '^  |^bench-gpu' bench.log | sed 's/^/  /'
