@@ -98,13 +98,21 @@ conn_parse(const char *s, struct conn *c, char *err)
 			return sr_err(err, "read AZURE_STORAGE_CONNECTION_STRING: more than %d "
 			    "settings", CONN_PARTS);
 		}
-		c->name[c->n] = sr_strndup(p, k);
-		c->value[c->n++] = sr_strndup(p + k + 1, n - k - 1);
+		if ((c->name[c->n] = sr_try_strndup(p, k, err)) == NULL)
+			goto oom;
+		if ((c->value[c->n] = sr_try_strndup(p + k + 1, n - k - 1, err)) == NULL) {
+			free(c->name[c->n]);
+			goto oom;
+		}
+		c->n++;
 		p += n;
 		if (*p == ';')
 			p++;
 	}
 	return 0;
+oom:
+	conn_free(c);
+	return sr_err_prefix(err, "read AZURE_STORAGE_CONNECTION_STRING");
 }
 
 /* The account the credentials beside AZURE_STORAGE_ACCOUNT (or a
@@ -210,6 +218,14 @@ from_conn(const char *account, const char *s, struct sr_creds *out, char *err)
 	return rc;
 }
 
+/* jansson could not allocate while reading the token service's reply. */
+static void
+oom_reply(char *err, const char *url)
+{
+	sr_err_oom(err, "read the reply");
+	sr_err_prefix(err, "GET %s", url);
+}
+
 /* The managed identity's token. 0 with out filled, or -1 with err saying
  * what failed ("GET URL: ..."); never quotes the token. */
 static int
@@ -230,9 +246,14 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 		return sr_err(err, "AZURE_CLIENT_ID is not a client id (a GUID such as "
 		    "a1b2c3d4-...)");
 	/* messages name the URL without its query, which only says what for */
-	url = sr_asprintf("%s" TOKEN_PATH, base);
-	query = sr_asprintf("%s%s%s%s", url, TOKEN_QUERY, client != NULL ? "&client_id=" : "",
-	    client != NULL ? client : "");
+	if ((url = sr_try_asprintf(err, "%s" TOKEN_PATH, base)) == NULL)
+		return sr_err_prefix(err, "GET %s" TOKEN_PATH, base);
+	if ((query = sr_try_asprintf(err, "%s%s%s%s", url, TOKEN_QUERY, client != NULL ?
+	    "&client_id=" : "", client != NULL ? client : "")) == NULL) {
+		sr_err_prefix(err, "GET %s", url);
+		free(url);
+		return -1;
+	}
 	rq.url = query;
 	if (sr_http_do(&rq, &resp, ierr) == -1) {
 		size_t skip = strlen("GET ") + strlen(query);
@@ -244,7 +265,11 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 	if (resp.status != 200) {
 		/* IMDS says why: {"error":"invalid_request","error_description":
 		 * "Identity not found"} (neither is a secret) */
-		o = json_loadb(resp.body, resp.len, 0, &jerr);
+		if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL &&
+		    json_error_code(&jerr) == json_error_out_of_memory) {
+			oom_reply(err, url);
+			goto done;
+		}
 		e = json_object_get(o, "error");
 		ed = json_object_get(o, "error_description");
 		if (json_is_string(e))
@@ -259,7 +284,12 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 		goto done;
 	}
 	/* jansson's message quotes the text near the fault: not shown */
-	if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL || !json_is_object(o)) {
+	if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL &&
+	    json_error_code(&jerr) == json_error_out_of_memory) {
+		oom_reply(err, url);
+		goto done;
+	}
+	if (o == NULL || !json_is_object(o)) {
 		sr_err(err, "GET %s: the reply is not a JSON object (%zu bytes)", url, resp.len);
 		goto done;
 	}
@@ -294,10 +324,11 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 	rc = 0;
 done:
 	if (o != NULL) {
-		/* the token's copy inside jansson's object */
+		/* the token's copy inside jansson's object, wiped where it lies
+		 * (json_string_set would allocate, and could fail) */
 		tok = json_object_get(o, "access_token");
 		if (json_is_string(tok))
-			json_string_set(tok, "");
+			explicit_bzero((char *)json_string_value(tok), json_string_length(tok));
 		json_decref(o);
 	}
 	if (resp.body != NULL)
@@ -360,7 +391,11 @@ resolve(void *arg, struct sr_creds *out, char *err)
 	r = from_identity(b, out, ierr);
 	if (r == 0)
 		return 0;
-	note = sr_asprintf("managed identity (%s)", ierr);
+	/* not "none found": the identity may well be there */
+	if (sr_err_is_oom(ierr))
+		return sr_err(err, "%s: managed identity: %s", WHAT, ierr);
+	if ((note = sr_try_asprintf(err, "managed identity (%s)", ierr)) == NULL)
+		return sr_err_prefix(err, "%s", WHAT);
 	tried_add(tried, sizeof tried, note);
 	free(note);
 	return sr_creds_none_found(err, WHAT, tried, FIX);
@@ -377,11 +412,16 @@ sources_free(void *arg)
 }
 
 struct sr_creds_chain *
-sr_az_creds_chain(const char *account, const char *imds)
+sr_az_creds_chain(const char *account, const char *imds, char *err)
 {
-	struct sources *src = sr_calloc(1, sizeof *src);
+	struct sources *src = sr_try_calloc(1, sizeof *src, err);
 
-	src->account = sr_strdup(account);
-	src->imds = imds != NULL ? sr_strdup(imds) : NULL;
+	if (src == NULL)
+		return NULL;
+	if ((src->account = sr_try_strdup(account, err)) == NULL ||
+	    (imds != NULL && (src->imds = sr_try_strdup(imds, err)) == NULL)) {
+		sources_free(src);
+		return NULL;
+	}
 	return sr_creds_chain_make(resolve, src, sources_free);
 }
