@@ -54,8 +54,9 @@ libstore_a_SOURCES += store/azure/az.c store/azure/az.h store/azure/az-sign.c st
 	store/azure/az-creds.c store/azure/az-creds.h store/azure/az-xml.c store/azure/az-xml.h \
 	store/azure/az-blocks.c store/azure/az-blocks.h store/azure/store-az.c
 check_PROGRAMS += tests/t-az-sign tests/t-az-xml
-tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
-tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h
+# Both with the out-of-memory trials of tests/az-oom.h on tests/oom.c.
+tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h tests/oom.c tests/oom.h tests/az-oom.h
+tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h tests/oom.c tests/oom.h tests/az-oom.h
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
 check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults
