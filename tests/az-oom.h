@@ -6,17 +6,13 @@
  * with exactly the right result or in -1 with an out-of-memory error, and
  * nothing left allocated. One ok() per scenario, so that the plan does not
  * depend on N; the first bad trial is told in a diagnostic. Header-only,
- * included after tap.h by a program linked with tests/oom.c, whose main
- * calls ao_setup first.
+ * included after tap.h by a program linked with tests/oom.c.
  */
 #ifndef SR_AZ_OOM_H
 #define SR_AZ_OOM_H
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "oom.h"
 #include "util.h"
@@ -31,26 +27,6 @@ struct ao_scenario {
 	int (*check)(void *arg, char *why, size_t len);
 	void *arg;
 };
-
-/* glibc keeps small freed chunks in a per-thread cache (tcache) that
- * mallinfo2 counts as in use, so oom_in_use would see leaks that are not
- * there: run the program again without that cache (a tunable read only at
- * start, hence the exec). Call first thing in main. */
-static __attribute__((unused)) void
-ao_setup(char **argv)
-{
-	static const char off[] = "glibc.malloc.tcache_count=0";
-	const char *t = getenv("GLIBC_TUNABLES");
-	char *v;
-
-	if (!oom_usable() || (t != NULL && strstr(t, off) != NULL))
-		return;
-	v = sr_asprintf("%s%s%s", t != NULL ? t : "", t != NULL ? ":" : "", off);
-	setenv("GLIBC_TUNABLES", v, 1);
-	free(v);
-	execv("/proc/self/exe", argv);
-	sr_fatal("exec /proc/self/exe: %s", strerror(errno));
-}
 
 /* Run s's trials; one ok(). */
 static __attribute__((unused)) void

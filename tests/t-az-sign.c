@@ -107,12 +107,10 @@ oom_trials(void)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	char err[SR_ERRMAX], auth[SR_AZ_AUTH_MAX];
 
-	(void)argc;
-	ao_setup(argv);
 	{
 		const char *h[] = { XMS_VERSION, DATE, "x-ms-blob-type: BlockBlob",
 			"Content-MD5: XUFAKrxLKna5cZ2REBfFkg==", "If-None-Match: *",
