@@ -423,5 +423,6 @@ sr_az_creds_chain(const char *account, const char *imds, char *err)
 		sources_free(src);
 		return NULL;
 	}
-	return sr_creds_chain_make(resolve, src, sources_free);
+	/* which frees src when it fails */
+	return sr_creds_chain_make(resolve, src, sources_free, err);
 }

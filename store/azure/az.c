@@ -280,19 +280,6 @@ http_date(char *buf, size_t len)
 	    tm.tm_sec);
 }
 
-/* Append line to *hl: 0, or -1 with err (curl could not copy it; *hl is
- * kept, for the engine to free). */
-static int
-add_header(struct curl_slist **hl, const char *line, char *err)
-{
-	struct curl_slist *n = curl_slist_append(*hl, line);
-
-	if (n == NULL)
-		return sr_err_oom(err, "add a request header");
-	*hl = n;
-	return 0;
-}
-
 /* The request's path under the endpoint: "/EP_PATH/CONTAINER[/BLOB]",
  * the blob's name percent-encoded. NULL with err (out of memory). */
 static char *
@@ -376,10 +363,10 @@ az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	    (bearer = sr_try_asprintf(err, "Authorization: Bearer %s", cr.session_token)) == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
-		if (add_header(hl, lines[i], err) == -1)
+		if (sr_xfer_header(hl, lines[i], err) == -1)
 			goto out;
-	if ((auth[0] != '\0' && add_header(hl, auth, err) == -1) ||
-	    (bearer != NULL && add_header(hl, bearer, err) == -1))
+	if ((auth[0] != '\0' && sr_xfer_header(hl, auth, err) == -1) ||
+	    (bearer != NULL && sr_xfer_header(hl, bearer, err) == -1))
 		goto out;
 	if ((*url = sr_try_asprintf(err, "%s%s%s%s", a->origin, path, query[0] != '\0' ? "?" : "",
 	    query)) == NULL)
@@ -506,11 +493,11 @@ sr_az_open(const char *rest, struct sr_az **out, char *err)
 	}
 	if (ca != NULL && ca[0] != '\0')
 		snprintf(a->ca_bundle, sizeof a->ca_bundle, "%s", ca);
-	if ((a->creds = sr_az_creds_chain(a->account, NULL, err)) == NULL) {
+	if ((a->creds = sr_az_creds_chain(a->account, NULL, err)) == NULL ||
+	    (a->x = sr_xfer_new(&az_family, a, &a->tune, a->ca_bundle, err)) == NULL) {
 		sr_err_prefix(err, "open store %s", url);
 		goto out;
 	}
-	a->x = sr_xfer_new(&az_family, a, &a->tune, a->ca_bundle);
 	rc = 0;
 out:
 	free(ep);

@@ -240,11 +240,8 @@ az_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 static int
 az_upload_begin(struct sr_upload *up, char *err)
 {
-	char w[SR_KEY_SHOW_MAX + 16];
-
-	if ((up->priv = sr_az_blocks_begin(AZ(up->st), up->key, err)) == NULL)
-		return sr_err_prefix(err, "%s", sr_net_what(w, sizeof w, "upload", up->key));
-	return 0;
+	up->priv = sr_az_blocks_begin(AZ(up->st), up->key, err);
+	return up->priv != NULL ? 0 : -1;
 }
 
 /* Names, for telling the uncommitted-only blobs from the committed. */

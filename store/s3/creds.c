@@ -563,6 +563,7 @@ sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, c
 	c->kind = o->kind;
 	c->profile = o->profile != NULL ? sr_strdup(o->profile) : NULL;
 	c->imds = o->imds_endpoint != NULL ? sr_strdup(o->imds_endpoint) : NULL;
-	*out = sr_creds_chain_make(resolve, c, sources_free);
+	if ((*out = sr_creds_chain_make(resolve, c, sources_free, err)) == NULL)
+		return -1;
 	return 0;
 }

@@ -228,6 +228,7 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	struct tm tm;
 	time_t now;
 	size_t nh = 0, i;
+	int bad = 0;
 
 	/* a caller that hashed the body already (parts.c's hashers, with the
 	 * store's checksum=sha256) passes the hash as a header: it is the
@@ -315,15 +316,20 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 		free(wire);
 		return sr_err_prefix(err, "%s", what);
 	}
-	for (i = 0; i < nh; i++) {
+	for (i = 0; i < nh && !bad; i++) {
 		line = sr_asprintf("%s: %s", h[i].name, h[i].value);
-		*hl = sr_xfer_header(*hl, line);
+		bad = sr_xfer_header(hl, line, err) == -1;
 		free(line);
 	}
 	line = sr_asprintf("Authorization: %s", auth);
-	*hl = sr_xfer_header(*hl, line);
+	bad = bad || sr_xfer_header(hl, line, err) == -1;
 	free(line);
 	sr_creds_wipe(&cr);
+	if (bad) {
+		free(path);
+		free(wire);
+		return sr_err_prefix(err, "%s", what);
+	}
 	*url = sr_asprintf("%s://%s%s%s%s", s->endpoint != NULL &&
 	    strncmp(s->endpoint, "http://", 7) == 0 ? "http" : "https", host, wire,
 	    rq->query != NULL && rq->query[0] != '\0' ? "?" : "",
@@ -497,7 +503,10 @@ sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 		sr_err_prefix(err, "open store %s", url);
 		goto out;
 	}
-	s->x = sr_xfer_new(&s3_family, s, &s->tune, s->ca_bundle);
+	if ((s->x = sr_xfer_new(&s3_family, s, &s->tune, s->ca_bundle, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	rc = 0;
 out:
 	parsed_free(&pa);

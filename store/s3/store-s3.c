@@ -99,7 +99,8 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	sr_net_what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
 		rq.body = "";
-	sr_digest_md5(rq.body, len, md5b, md5x);
+	if (sr_digest_md5(rq.body, len, md5b, md5x, err) == -1)
+		return sr_err_prefix(err, "%s", w);
 	snprintf(md5h, sizeof md5h, "Content-MD5: %s", md5b);
 	rq.hdrs[n++] = "Content-Type: application/octet-stream";
 	rq.hdrs[n++] = md5h;
@@ -259,12 +260,17 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		}
 		o += (size_t)sprintf(xml + o, "</Delete>");
 		snprintf(md5, sizeof md5, "Content-MD5: ");
-		sr_digest_md5(xml, o, md5 + strlen(md5), NULL);	/* S3 requires it here */
+		snprintf(w, sizeof w, "delete %zu keys", m);
+		/* S3 requires it here */
+		if (sr_digest_md5(xml, o, md5 + strlen(md5), NULL, err) == -1) {
+			free(xml);
+			sr_err_prefix(err, "%s", w);
+			return SR_STORE_ERROR;
+		}
 		rq.hdrs[0] = "Content-Type: application/xml";
 		rq.hdrs[1] = md5;
 		rq.body = xml;
 		rq.body_len = o;
-		snprintf(w, sizeof w, "delete %zu keys", m);
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(xml);
 			return SR_STORE_ERROR;
@@ -284,9 +290,8 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 static int
 s3_upload_begin(struct sr_upload *up, char *err)
 {
-	(void)err;
-	up->priv = sr_s3_mpu_begin(S3(up->st), up->key);
-	return 0;
+	up->priv = sr_s3_mpu_begin(S3(up->st), up->key, err);
+	return up->priv != NULL ? 0 : -1;
 }
 
 /* The stale uploads of the page being read: aborted once it is read. */
