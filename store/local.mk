@@ -65,7 +65,7 @@ tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/
 # Its credentials, each source against Azurite; tests/mdemu is the managed
 # identity's token service.
 tests_t_az_creds_SOURCES = tests/t-az-creds.c tests/tap.h tests/az-util.h tests/store-util.h \
-	tests/mdemu-util.h
+	tests/mdemu-util.h tests/oom.c tests/oom.h tests/az-oom.h
 EXTRA_tests_t_az_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
 # Its requests through tests/faultproxy (tests/local.mk builds it).
 tests_t_az_faults_SOURCES = tests/t-az-faults.c tests/tap.h tests/az-util.h tests/store-util.h \
