@@ -61,7 +61,7 @@ tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h tests/oom.c tests/oom.h te
 # tests/azurite.sh); helpers in tests/az-util.h.
 check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults
 tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
-	tests/mdemu-util.h tests/ckpt-util.h
+	tests/mdemu-util.h tests/ckpt-util.h tests/oom.c tests/oom.h tests/az-oom.h
 # Its credentials, each source against Azurite; tests/mdemu is the managed
 # identity's token service.
 tests_t_az_creds_SOURCES = tests/t-az-creds.c tests/tap.h tests/az-util.h tests/store-util.h \

@@ -26,6 +26,10 @@ struct ao_scenario {
 	 * how it is not); then free the result, so that arg is as before op. */
 	int (*check)(void *arg, char *why, size_t len);
 	void *arg;
+	/* Optional, unarmed after every run: whether what the operation
+	 * touches is as it must be (a store's object whole, old or new, never
+	 * half-written). */
+	int (*intact)(void *arg, char *why, size_t len);
 };
 
 /* Run s's trials; one ok(). */
@@ -47,16 +51,17 @@ ao_run(const struct ao_scenario *s)
 	oom_arm(0, 0, s->scope);
 	rc = s->op(s->arg, err);
 	oom_disarm();
-	if (rc != 0 || !s->check(s->arg, why, sizeof why)) {
+	if (rc != 0 || !s->check(s->arg, why, sizeof why) ||
+	    (s->intact != NULL && !s->intact(s->arg, why, sizeof why))) {
 		ok(0, "trials of %s under OOM: the operation works unarmed", s->name);
 		tap_diag("%s", why[0] != '\0' ? why : err);
 		return;
 	}
-	before = oom_in_use();
 	oom_arm(0, 0, s->scope);
 	rc = s->op(s->arg, err);
 	count = oom_disarm();
-	if (rc != 0 || !s->check(s->arg, why, sizeof why) || count == 0) {
+	if (rc != 0 || !s->check(s->arg, why, sizeof why) || count == 0 ||
+	    (s->intact != NULL && !s->intact(s->arg, why, sizeof why))) {
 		ok(0, "trials of %s under OOM: counted %ld allocations", s->name, count);
 		tap_diag("rc %d: %s", rc, rc != 0 ? err : why);
 		return;
@@ -67,17 +72,21 @@ ao_run(const struct ao_scenario *s)
 			int good;
 
 			err[0] = why[0] = '\0';
+			before = oom_in_use();
 			oom_arm(n, persist, s->scope);
 			rc = s->op(s->arg, err);
 			oom_disarm();
 			good = rc == 0 ? s->check(s->arg, why, sizeof why) :
 			    rc == -1 && sr_err_is_oom(err);
+			/* before intact, which may use what keeps a cache */
 			after = oom_in_use();
 			if (good && after != before) {
 				good = 0;
 				snprintf(why, sizeof why, "%zd bytes more in use than before",
 				    (ssize_t)(after - before));
 			}
+			if (good && s->intact != NULL)
+				good = s->intact(s->arg, why, sizeof why);
 			if (!good && bad++ == 0)
 				snprintf(first, sizeof first, "n %ld, persist %d: rc %d, err '%s'%s%s",
 				    n, persist, rc, err, why[0] != '\0' ? ": " : "", why);

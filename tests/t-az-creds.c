@@ -433,23 +433,24 @@ reply_check(void *arg, char *why, size_t len)
 static void
 test_oom(const char *acct, const char *key)
 {
-	struct reply_trial rt = { .status = 200, .body = "{\"access_token\":\"" TR_TOKEN "\",\"client_id\":\""
-		TR_CLIENT "\",\"expires_in\":\"3600\",\"expires_on\":\"1796126400\","
-		"\"resource\":\"https://storage.azure.com/\",\"token_type\":\"Bearer\"}" },
-	    rr = { .status = 400, .body = "{\"error\":\"invalid_request\",\"error_description\":\"Identity not "
-		"found\"}" };
+	struct reply_trial rt = { .status = 200, .body = "{\"access_token\":\"" TR_TOKEN "\","
+		"\"client_id\":\"" TR_CLIENT "\",\"expires_in\":\"3600\",\"expires_on\":"
+		"\"1796126400\",\"resource\":\"https://storage.azure.com/\",\"token_type\":"
+		"\"Bearer\"}" },
+	    rr = { .status = 400, .body = "{\"error\":\"invalid_request\",\"error_description\":"
+		"\"Identity not found\"}" };
 	struct ao_scenario rs = { "sr_az_token_reply on a token (jansson's allocations too)",
-		OOM_ALL, reply_op, reply_check, &rt };
+		OOM_ALL, reply_op, reply_check, &rt, NULL };
 	struct cred_trial t = { .account = acct };
 	struct ao_scenario sc = { "sr_az_env_endpoint on a connection string", OOM_OURS,
-		endpoint_op, endpoint_check, &t };
+		endpoint_op, endpoint_check, &t, NULL };
 	char err[SR_ERRMAX], dir[] = "/tmp/t-az-creds.XXXXXX", *cs;
 	const char *args[] = { "-J", "3600", NULL };
 	struct emu e;
 
 	ao_run(&rs);
 	rs = (struct ao_scenario){ "sr_az_token_reply on a refusal (jansson's allocations too)",
-		OOM_ALL, reply_op, reply_check, &rr };
+		OOM_ALL, reply_op, reply_check, &rr, NULL };
 	ao_run(&rs);
 
 	no_creds();
@@ -464,7 +465,7 @@ test_oom(const char *acct, const char *key)
 	snprintf(t.want.secret_key, sizeof t.want.secret_key, "%s", key);
 	snprintf(t.want.source, sizeof t.want.source, "AZURE_STORAGE_CONNECTION_STRING");
 	sc = (struct ao_scenario){ "credentials from a connection string", OOM_ALL, chain_op,
-		chain_check, &t };
+		chain_check, &t, NULL };
 	ao_run(&sc);
 
 	/* the token reply: what the first fetch gives, unarmed, is the model */
@@ -477,7 +478,7 @@ test_oom(const char *acct, const char *key)
 		sr_fatal("%s", err);
 	t.want = t.cr;
 	sc = (struct ao_scenario){ "a managed identity's token fetched", OOM_OURS, chain_op,
-		chain_check, &t };
+		chain_check, &t, NULL };
 	ao_run(&sc);
 	sr_creds_wipe(&t.want);
 	emu_stop(&e);

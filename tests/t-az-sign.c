@@ -91,7 +91,8 @@ oom_trials(void)
 		"x-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\nx-ms-version:2021-08-06\n"
 		"/devstoreaccount1/devstoreaccount1/c01\ncomp:list\ninclude:a,b\nmarker:2!1!MDAw\n"
 		"maxresults:5000\nprefix:run 1/a\nrestype:container", NULL, "" };
-	struct ao_scenario sc = { "sr_az_string_to_sign", OOM_OURS, sign_op, sign_check, &t };
+	struct ao_scenario sc = { "sr_az_string_to_sign", OOM_OURS, sign_op, sign_check, &t,
+		NULL };
 	char err[SR_ERRMAX];
 
 	ao_run(&sc);

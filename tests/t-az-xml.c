@@ -154,7 +154,8 @@ main(void)
 	struct xml_trial t = { .body = page, .len = sizeof page - 1 },
 	    tb = { .body = blocks, .len = sizeof blocks - 1 },
 	    te = { .body = autherr, .len = sizeof autherr - 1 };
-	struct ao_scenario sc = { "sr_az_xml_list", OOM_ALL, list_op, list_check, &t };
+	struct ao_scenario sc = { "sr_az_xml_list", OOM_ALL, list_op, list_check, &t,
+		NULL };
 	char err[SR_ERRMAX], *next = NULL;
 	int c, u;
 
@@ -195,10 +196,11 @@ main(void)
 	ok(strncmp(e.detail, "The MAC signature", 17) == 0, "... its AuthenticationErrorDetail");
 
 	ao_run(&sc);
-	sc = (struct ao_scenario){ "sr_az_xml_blocks", OOM_ALL, blocks_op, blocks_check, &tb };
+	sc = (struct ao_scenario){ "sr_az_xml_blocks", OOM_ALL, blocks_op, blocks_check, &tb,
+		NULL };
 	ao_run(&sc);
 	sc = (struct ao_scenario){ "sr_xml_error on an Azure error", OOM_ALL, error_op,
-		error_check, &te };
+		error_check, &te, NULL };
 	ao_run(&sc);
 	return tap_done();
 }
