@@ -12,8 +12,9 @@
  * missing container, bad URLs and options: exact messages, no secret in
  * them), and a restore whose chunks come back in ranged reads of
  * block_size. And under out-of-memory (tests/oom.c, spotrun's own
- * allocations): a store opened, an object put, read back and listed, and
- * an upload of three blocks, each run failing with an OOM error or doing
+ * allocations): a store opened, an object put, read back and listed, an
+ * upload of three blocks, and gc's look for stale uploads among the
+ * uncommitted blobs left above, each run failing with an OOM error or doing
  * exactly that, the object whole after it (old or new bytes, never a mix),
  * nothing leaked. Skips without Azurite unless SPOTRUN_TEST_REQUIRE_AZ=1,
  * which makes that a failure.
@@ -592,6 +593,40 @@ store_intact(void *arg, char *why, size_t len)
 	return good;
 }
 
+/* gc's look for stale uploads, on a store of its own opened by the run:
+ * both listings (committed, then with uncommitted blobs), none started
+ * before older_than. */
+struct stale_trial {
+	const char *url;
+	int aborted;
+};
+
+static int
+stale_op(void *arg, char *err)
+{
+	struct stale_trial *t = arg;
+	struct sr_store *st;
+	int rc;
+
+	t->aborted = -1;
+	if (sr_store_open(t->url, &st, err) == -1)
+		return -1;
+	rc = sr_store_abort_stale_uploads(st, "job", sr_now() - 3600, &t->aborted, err);
+	sr_store_close(st);
+	return rc;
+}
+
+static int
+stale_check(void *arg, char *why, size_t len)
+{
+	struct stale_trial *t = arg;
+
+	if (t->aborted == 0)
+		return 1;
+	snprintf(why, len, "%d aborted", t->aborted);
+	return 0;
+}
+
 static void
 test_oom(struct sr_store *st, const char *ep)
 {
@@ -608,6 +643,13 @@ test_oom(struct sr_store *st, const char *ep)
 		.upload = 1, .len = 5 * MiB / 2, .body = t.body };
 	sc.name = "an upload of three blocks on az://";
 	ao_run(&sc);
+	{
+		struct stale_trial ts = { .url = u };
+		struct ao_scenario ss = { "abort_stale_uploads on az:// (none old enough)",
+			OOM_OURS, stale_op, stale_check, &ts, NULL };
+
+		ao_run(&ss);
+	}
 	free(t.body);
 	free(u);
 }
