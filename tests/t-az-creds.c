@@ -29,7 +29,8 @@
 #include "az-creds.h"
 #include "store.h"
 #include "tap.h"
-#include "az-oom.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "az-util.h"
 #include "util.h"
 
@@ -327,14 +328,14 @@ endpoint_op(void *arg, char *err)
 }
 
 static int
-endpoint_check(void *arg, char *why, size_t len)
+endpoint_check(void *arg, int rc, char *why)
 {
 	struct cred_trial *t = arg;
 	char *want = sr_asprintf("http://%s.blob.core.example.invalid", t->account);
-	int good = strcmp(t->endpoint, want) == 0;
+	int good = rc != 0 || strcmp(t->endpoint, want) == 0;
 
 	if (!good)
-		snprintf(why, len, "endpoint '%s'", t->endpoint);
+		snprintf(why, SR_ERRMAX, "endpoint '%s'", t->endpoint);
 	free(want);
 	return good;
 }
@@ -356,7 +357,7 @@ chain_op(void *arg, char *err)
 /* A token is new at each fetch: its JWT header and mdemu's signature part
  * are the same, its expiry an hour from now. */
 static int
-chain_check(void *arg, char *why, size_t len)
+chain_check(void *arg, int rc, char *why)
 {
 	struct cred_trial *t = arg;
 	const struct sr_creds *g = &t->cr, *w = &t->want;
@@ -366,6 +367,8 @@ chain_check(void *arg, char *why, size_t len)
 	int good = g->form == w->form && strcmp(g->source, w->source) == 0 &&
 	    strcmp(g->secret_key, w->secret_key) == 0;
 
+	if (rc != 0)
+		return 1;
 	if (w->form == SR_AZ_BEARER)
 		good = good && strncmp(g->session_token, w->session_token, hl + 1) == 0 &&
 		    strlen(g->session_token) > strlen(sig) && strcmp(g->session_token +
@@ -374,10 +377,15 @@ chain_check(void *arg, char *why, size_t len)
 	else
 		good = good && strcmp(g->session_token, w->session_token) == 0;
 	if (!good)
-		snprintf(why, len, "form %d, source '%s', expires %.0f", g->form, g->source,
+		snprintf(why, SR_ERRMAX, "form %d, source '%s', expires %.0f", g->form, g->source,
 		    g->expires);
-	sr_creds_wipe(&t->cr);
 	return good;
+}
+
+static void
+chain_reset(void *arg)
+{
+	sr_creds_wipe(&((struct cred_trial *)arg)->cr);
 }
 
 /* The OOM trials of the reply reader alone: a token, or a refusal whose
@@ -411,11 +419,13 @@ reply_op(void *arg, char *err)
 }
 
 static int
-reply_check(void *arg, char *why, size_t len)
+reply_check(void *arg, int rc, char *why)
 {
 	struct reply_trial *t = arg;
 	int good;
 
+	if (rc != 0)
+		return 1;
 	if (t->status == 200)
 		good = t->msg[0] == '\0' && t->cr.form == SR_AZ_BEARER &&
 		    strcmp(t->cr.session_token, TR_TOKEN) == 0 && t->cr.expires == 1796126400 &&
@@ -424,10 +434,15 @@ reply_check(void *arg, char *why, size_t len)
 		good = strcmp(t->msg, "GET " TR_URL ": HTTP status 400: invalid_request (Identity "
 		    "not found); assign the VM a managed identity (`az vm identity assign`)") == 0;
 	if (!good)
-		snprintf(why, len, "form %d, expires %.0f, message '%s'", t->cr.form, t->cr.expires,
-		    t->msg);
-	sr_creds_wipe(&t->cr);
+		snprintf(why, SR_ERRMAX, "form %d, expires %.0f, message '%s'", t->cr.form,
+		    t->cr.expires, t->msg);
 	return good;
+}
+
+static void
+reply_reset(void *arg)
+{
+	sr_creds_wipe(&((struct reply_trial *)arg)->cr);
 }
 
 static void
@@ -439,19 +454,15 @@ test_oom(const char *acct, const char *key)
 		"\"Bearer\"}" },
 	    rr = { .status = 400, .body = "{\"error\":\"invalid_request\",\"error_description\":"
 		"\"Identity not found\"}" };
-	struct ao_scenario rs = { "sr_az_token_reply on a token (jansson's allocations too)",
-		OOM_ALL, reply_op, reply_check, &rt, NULL };
 	struct cred_trial t = { .account = acct };
-	struct ao_scenario sc = { "sr_az_env_endpoint on a connection string", OOM_OURS,
-		endpoint_op, endpoint_check, &t, NULL };
 	char err[SR_ERRMAX], dir[] = "/tmp/t-az-creds.XXXXXX", *cs;
 	const char *args[] = { "-J", "3600", NULL };
 	struct emu e;
 
-	ao_run(&rs);
-	rs = (struct ao_scenario){ "sr_az_token_reply on a refusal (jansson's allocations too)",
-		OOM_ALL, reply_op, reply_check, &rr, NULL };
-	ao_run(&rs);
+	oom_trial("sr_az_token_reply on a token (jansson's allocations too)", OOM_ALL, reply_op,
+	    reply_check, reply_reset, &rt);
+	oom_trial("sr_az_token_reply on a refusal (jansson's allocations too)", OOM_ALL,
+	    reply_op, reply_check, reply_reset, &rr);
 
 	no_creds();
 	no_cloud();
@@ -459,14 +470,14 @@ test_oom(const char *acct, const char *key)
 	    "EndpointSuffix=core.example.invalid", acct, key);
 	setenv("AZURE_STORAGE_CONNECTION_STRING", cs, 1);
 	free(cs);
-	ao_run(&sc);
+	oom_trial("sr_az_env_endpoint on a connection string", OOM_OURS, endpoint_op,
+	    endpoint_check, NULL, &t);
 
 	t.want.form = SR_AZ_SHARED_KEY;
 	snprintf(t.want.secret_key, sizeof t.want.secret_key, "%s", key);
 	snprintf(t.want.source, sizeof t.want.source, "AZURE_STORAGE_CONNECTION_STRING");
-	sc = (struct ao_scenario){ "credentials from a connection string", OOM_ALL, chain_op,
-		chain_check, &t, NULL };
-	ao_run(&sc);
+	oom_trial("credentials from a connection string", OOM_ALL, chain_op, chain_check,
+	    chain_reset, &t);
 
 	/* the token reply: what the first fetch gives, unarmed, is the model */
 	no_creds();
@@ -477,9 +488,8 @@ test_oom(const char *acct, const char *key)
 	if (chain_op(&t, err) == -1)
 		sr_fatal("%s", err);
 	t.want = t.cr;
-	sc = (struct ao_scenario){ "a managed identity's token fetched", OOM_OURS, chain_op,
-		chain_check, &t, NULL };
-	ao_run(&sc);
+	oom_trial("a managed identity's token fetched", OOM_OURS, chain_op, chain_check,
+	    chain_reset, &t);
 	sr_creds_wipe(&t.want);
 	emu_stop(&e);
 	rmdir(dir);

@@ -22,7 +22,8 @@
 
 #include "az-sign.h"
 #include "tap.h"
-#include "az-oom.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 
 /* Azurite's devstoreaccount1 key, published in its README. */
@@ -65,22 +66,29 @@ sign_op(void *arg, char *err)
 }
 
 static int
-sign_check(void *arg, char *why, size_t len)
+sign_check(void *arg, int rc, char *why)
 {
 	struct sign_trial *t = arg;
 	const char *got = t->sign ? t->auth : t->sts;
-	int good = strcmp(got, t->want) == 0;
 
-	if (!good)
-		snprintf(why, len, "got '%s'", got);
-	free(t->sts);
-	t->sts = NULL;
-	t->auth[0] = '\0';
-	return good;
+	if (rc != 0 || strcmp(got, t->want) == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "got '%s'", got);
+	return 0;
 }
 
 static void
-oom_trials(void)
+sign_reset(void *arg)
+{
+	struct sign_trial *t = arg;
+
+	free(t->sts);
+	t->sts = NULL;
+	t->auth[0] = '\0';
+}
+
+static void
+test_oom(void)
 {
 	static const char *const h[] = { XMS_VERSION, DATE, "x-ms-client-request-id: 7",
 		"If-Match: \"0x8D1\"", NULL };
@@ -91,19 +99,16 @@ oom_trials(void)
 		"x-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\nx-ms-version:2021-08-06\n"
 		"/devstoreaccount1/devstoreaccount1/c01\ncomp:list\ninclude:a,b\nmarker:2!1!MDAw\n"
 		"maxresults:5000\nprefix:run 1/a\nrestype:container", NULL, "" };
-	struct ao_scenario sc = { "sr_az_string_to_sign", OOM_OURS, sign_op, sign_check, &t,
-		NULL };
 	char err[SR_ERRMAX];
 
-	ao_run(&sc);
+	oom_trial("sr_az_string_to_sign", OOM_OURS, sign_op, sign_check, sign_reset, &t);
 	/* the signature of the same request, unarmed, is what the trials must give */
 	t.sign = 1;
 	if (sr_az_sign(&t.r, KEY, t.auth, err) == -1)
 		sr_fatal("%s", err);
 	t.want = sr_strdup(t.auth);
-	sc.name = "sr_az_sign (OpenSSL's allocations too)";
-	sc.scope = OOM_ALL;
-	ao_run(&sc);
+	oom_trial("sr_az_sign (OpenSSL's allocations too)", OOM_ALL, sign_op, sign_check,
+	    sign_reset, &t);
 	free((char *)t.want);
 }
 
@@ -173,6 +178,6 @@ main(void)
 		    "keys list` give it)", "... message, without the key");
 		is_int(sr_az_sign(&r, "abc", auth, err), -1, "a key of the wrong length");
 	}
-	oom_trials();
+	test_oom();
 	return tap_done();
 }

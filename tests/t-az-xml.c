@@ -17,7 +17,8 @@
 
 #include "az-xml.h"
 #include "tap.h"
-#include "az-oom.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 #include "xmlwalk.h"
 
@@ -66,21 +67,30 @@ list_op(void *arg, char *err)
 }
 
 static int
-list_check(void *arg, char *why, size_t len)
+list_check(void *arg, int rc, char *why)
 {
 	struct xml_trial *t = arg;
-	int good = t->s.n == 2 && strcmp(t->s.keys[0], "a & b") == 0 &&
+	int good = rc != 0 || (t->s.n == 2 && strcmp(t->s.keys[0], "a & b") == 0 &&
 	    strcmp(t->s.keys[1], "\xc3\xbc/x") == 0 && t->s.sizes[0] == 5 &&
 	    t->s.sizes[1] == 17179869184ULL && t->s.mtimes[0] == 1796126401.0 &&
 	    strcmp(t->s.etags[1], "0x8DA7073A2000D1D") == 0 && t->next != NULL &&
-	    strcmp(t->next, "2!80!MDAwMDEy") == 0;
+	    strcmp(t->next, "2!80!MDAwMDEy") == 0);
 
+	if (rc != 0 && t->next != NULL)
+		return snprintf(why, SR_ERRMAX, "a marker handed out on failure"), 0;
 	if (!good)
-		snprintf(why, len, "%d blobs, the first '%s', marker '%s'", t->s.n, t->s.keys[0],
-		    t->next != NULL ? t->next : "(none)");
+		snprintf(why, SR_ERRMAX, "%d blobs, the first '%s', marker '%s'", t->s.n,
+		    t->s.keys[0], t->next != NULL ? t->next : "(none)");
+	return good;
+}
+
+static void
+list_reset(void *arg)
+{
+	struct xml_trial *t = arg;
+
 	free(t->next);
 	t->next = NULL;
-	return good;
 }
 
 static int
@@ -93,13 +103,13 @@ blocks_op(void *arg, char *err)
 }
 
 static int
-blocks_check(void *arg, char *why, size_t len)
+blocks_check(void *arg, int rc, char *why)
 {
 	struct xml_trial *t = arg;
 
-	if (t->committed == 1 && t->uncommitted == 2)
+	if (rc != 0 || (t->committed == 1 && t->uncommitted == 2))
 		return 1;
-	snprintf(why, len, "%d committed, %d uncommitted", t->committed, t->uncommitted);
+	snprintf(why, SR_ERRMAX, "%d committed, %d uncommitted", t->committed, t->uncommitted);
 	return 0;
 }
 
@@ -113,14 +123,16 @@ error_op(void *arg, char *err)
 }
 
 static int
-error_check(void *arg, char *why, size_t len)
+error_check(void *arg, int rc, char *why)
 {
 	struct xml_trial *t = arg;
 
-	if (strcmp(t->e.code, "AuthenticationFailed") == 0 &&
+	/* a failure leaves e zeroed */
+	if (rc != 0 ? t->e.code[0] == '\0' && t->e.detail[0] == '\0' :
+	    strcmp(t->e.code, "AuthenticationFailed") == 0 &&
 	    strncmp(t->e.detail, "The MAC signature", 17) == 0)
 		return 1;
-	snprintf(why, len, "code '%s'", t->e.code);
+	snprintf(why, SR_ERRMAX, "code '%s'", t->e.code);
 	return 0;
 }
 
@@ -154,8 +166,6 @@ main(void)
 	struct xml_trial t = { .body = page, .len = sizeof page - 1 },
 	    tb = { .body = blocks, .len = sizeof blocks - 1 },
 	    te = { .body = autherr, .len = sizeof autherr - 1 };
-	struct ao_scenario sc = { "sr_az_xml_list", OOM_ALL, list_op, list_check, &t,
-		NULL };
 	char err[SR_ERRMAX], *next = NULL;
 	int c, u;
 
@@ -195,12 +205,8 @@ main(void)
 	is_str(e.code, "AuthenticationFailed", "... its code");
 	ok(strncmp(e.detail, "The MAC signature", 17) == 0, "... its AuthenticationErrorDetail");
 
-	ao_run(&sc);
-	sc = (struct ao_scenario){ "sr_az_xml_blocks", OOM_ALL, blocks_op, blocks_check, &tb,
-		NULL };
-	ao_run(&sc);
-	sc = (struct ao_scenario){ "sr_xml_error on an Azure error", OOM_ALL, error_op,
-		error_check, &te, NULL };
-	ao_run(&sc);
+	oom_trial("sr_az_xml_list", OOM_ALL, list_op, list_check, list_reset, &t);
+	oom_trial("sr_az_xml_blocks", OOM_ALL, blocks_op, blocks_check, NULL, &tb);
+	oom_trial("sr_xml_error on an Azure error", OOM_ALL, error_op, error_check, NULL, &te);
 	return tap_done();
 }
