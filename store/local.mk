@@ -59,17 +59,18 @@ libstore_a_SOURCES += store/azure/az.c store/azure/az.h store/azure/az-sign.c st
 	store/azure/az-creds.c store/azure/az-creds.h store/azure/az-xml.c store/azure/az-xml.h \
 	store/azure/az-blocks.c store/azure/az-blocks.h store/azure/store-az.c
 check_PROGRAMS += tests/t-az-sign tests/t-az-xml
-tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h
-tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h
+# Both with out-of-memory trials (tests/oom-trial.h on tests/oom.c).
+tests_t_az_sign_SOURCES = tests/t-az-sign.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
+tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
 check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults
 tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
-	tests/mdemu-util.h tests/ckpt-util.h
+	tests/mdemu-util.h tests/ckpt-util.h tests/oom.c tests/oom.h tests/oom-trial.h
 # Its credentials, each source against Azurite; tests/mdemu is the managed
 # identity's token service.
 tests_t_az_creds_SOURCES = tests/t-az-creds.c tests/tap.h tests/az-util.h tests/store-util.h \
-	tests/mdemu-util.h
+	tests/mdemu-util.h tests/oom.c tests/oom.h tests/oom-trial.h
 EXTRA_tests_t_az_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
 # Its requests through tests/faultproxy (tests/local.mk builds it).
 tests_t_az_faults_SOURCES = tests/t-az-faults.c tests/tap.h tests/az-util.h tests/store-util.h \

@@ -11,7 +11,13 @@
  * And the messages when they are wrong: a read-only SAS, an expired one, a
  * malformed connection string, one for another account, none at all (what
  * was tried, the metadata service's own reason), a private CA not trusted,
- * a bearer token over HTTP; no secret in any of them.
+ * a bearer token over HTTP; no secret in any of them. And under
+ * out-of-memory (tests/oom.c): a connection string's endpoint and its
+ * credentials (the C library's allocations failing too), the token
+ * service's replies (jansson's too) and a token fetched from tests/mdemu
+ * (spotrun's own: libcurl, failing, can send the request without its
+ * query), each run failing with an OOM error or giving exactly the
+ * credentials, nothing leaked.
  */
 #include "config.h"
 
@@ -20,8 +26,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "az-creds.h"
 #include "store.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "az-util.h"
 #include "util.h"
 
@@ -301,6 +310,191 @@ test_identity(const char *acct, const char *tls_ep, const char *ca)
 	rmdir(dir);
 }
 
+/* The OOM trials: the endpoint a connection string gives, or the
+ * credentials a new chain resolves (from the environment, or from the
+ * token service at imds) with what they must be. */
+struct cred_trial {
+	const char *account, *imds;
+	char endpoint[1024];
+	struct sr_creds cr, want;
+};
+
+static int
+endpoint_op(void *arg, char *err)
+{
+	struct cred_trial *t = arg;
+
+	return sr_az_env_endpoint(t->account, t->endpoint, sizeof t->endpoint, err);
+}
+
+static int
+endpoint_check(void *arg, int rc, char *why)
+{
+	struct cred_trial *t = arg;
+	char *want = sr_asprintf("http://%s.blob.core.example.invalid", t->account);
+	int good = rc != 0 || strcmp(t->endpoint, want) == 0;
+
+	if (!good)
+		snprintf(why, SR_ERRMAX, "endpoint '%s'", t->endpoint);
+	free(want);
+	return good;
+}
+
+static int
+chain_op(void *arg, char *err)
+{
+	struct cred_trial *t = arg;
+	struct sr_creds_chain *c = sr_az_creds_chain(t->account, t->imds, err);
+	int rc;
+
+	if (c == NULL)
+		return -1;
+	rc = sr_creds_get(c, &t->cr, err);
+	sr_creds_chain_free(c);
+	return rc;
+}
+
+/* A token is new at each fetch: its JWT header and mdemu's signature part
+ * are the same, its expiry an hour from now. */
+static int
+chain_check(void *arg, int rc, char *why)
+{
+	struct cred_trial *t = arg;
+	const struct sr_creds *g = &t->cr, *w = &t->want;
+	size_t hl = strcspn(w->session_token, ".");
+	const char *sig = strrchr(w->session_token, '.');
+	double now = sr_now();
+	int good = g->form == w->form && strcmp(g->source, w->source) == 0 &&
+	    strcmp(g->secret_key, w->secret_key) == 0;
+
+	if (rc != 0)
+		return 1;
+	if (w->form == SR_AZ_BEARER)
+		good = good && strncmp(g->session_token, w->session_token, hl + 1) == 0 &&
+		    strlen(g->session_token) > strlen(sig) && strcmp(g->session_token +
+		    strlen(g->session_token) - strlen(sig), sig) == 0 &&
+		    g->expires > now + 3590 && g->expires <= now + 3600;
+	else
+		good = good && strcmp(g->session_token, w->session_token) == 0;
+	if (!good)
+		snprintf(why, SR_ERRMAX, "form %d, source '%s', expires %.0f", g->form, g->source,
+		    g->expires);
+	return good;
+}
+
+static void
+chain_reset(void *arg)
+{
+	sr_creds_wipe(&((struct cred_trial *)arg)->cr);
+}
+
+/* The OOM trials of the reply reader alone: a token, or a refusal whose
+ * exact message is the right result. */
+struct reply_trial {
+	long status;
+	const char *body;
+	struct sr_creds cr;
+	char msg[SR_ERRMAX];
+};
+
+#define TR_URL "http://127.0.0.1:1/metadata/identity/oauth2/token"
+#define TR_CLIENT "0d8a4a2b-1111-4222-8333-444455556666"
+#define TR_TOKEN "eyJ0eXAiOiJKV1QifQ.eyJuIjoxfQ.c2ln"
+
+static int
+reply_op(void *arg, char *err)
+{
+	struct reply_trial *t = arg;
+	int rc;
+
+	memset(&t->cr, 0, sizeof t->cr);
+	t->msg[0] = '\0';
+	rc = sr_az_token_reply(t->status, t->body, strlen(t->body), TR_URL, TR_CLIENT, &t->cr,
+	    err);
+	if (rc == -1 && !sr_err_is_oom(err)) {
+		snprintf(t->msg, sizeof t->msg, "%s", err);
+		return 0;
+	}
+	return rc;
+}
+
+static int
+reply_check(void *arg, int rc, char *why)
+{
+	struct reply_trial *t = arg;
+	int good;
+
+	if (rc != 0)
+		return 1;
+	if (t->status == 200)
+		good = t->msg[0] == '\0' && t->cr.form == SR_AZ_BEARER &&
+		    strcmp(t->cr.session_token, TR_TOKEN) == 0 && t->cr.expires == 1796126400 &&
+		    strcmp(t->cr.source, "managed identity " TR_CLIENT) == 0;
+	else
+		good = strcmp(t->msg, "GET " TR_URL ": HTTP status 400: invalid_request (Identity "
+		    "not found); assign the VM a managed identity (`az vm identity assign`)") == 0;
+	if (!good)
+		snprintf(why, SR_ERRMAX, "form %d, expires %.0f, message '%s'", t->cr.form,
+		    t->cr.expires, t->msg);
+	return good;
+}
+
+static void
+reply_reset(void *arg)
+{
+	sr_creds_wipe(&((struct reply_trial *)arg)->cr);
+}
+
+static void
+test_oom(const char *acct, const char *key)
+{
+	struct reply_trial rt = { .status = 200, .body = "{\"access_token\":\"" TR_TOKEN "\","
+		"\"client_id\":\"" TR_CLIENT "\",\"expires_in\":\"3600\",\"expires_on\":"
+		"\"1796126400\",\"resource\":\"https://storage.azure.com/\",\"token_type\":"
+		"\"Bearer\"}" },
+	    rr = { .status = 400, .body = "{\"error\":\"invalid_request\",\"error_description\":"
+		"\"Identity not found\"}" };
+	struct cred_trial t = { .account = acct };
+	char err[SR_ERRMAX], dir[] = "/tmp/t-az-creds.XXXXXX", *cs;
+	const char *args[] = { "-J", "3600", NULL };
+	struct emu e;
+
+	oom_trial("sr_az_token_reply on a token (jansson's allocations too)", OOM_ALL, reply_op,
+	    reply_check, reply_reset, &rt);
+	oom_trial("sr_az_token_reply on a refusal (jansson's allocations too)", OOM_ALL,
+	    reply_op, reply_check, reply_reset, &rr);
+
+	no_creds();
+	no_cloud();
+	cs = sr_asprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;"
+	    "EndpointSuffix=core.example.invalid", acct, key);
+	setenv("AZURE_STORAGE_CONNECTION_STRING", cs, 1);
+	free(cs);
+	oom_trial("sr_az_env_endpoint on a connection string", OOM_OURS, endpoint_op,
+	    endpoint_check, NULL, &t);
+
+	t.want.form = SR_AZ_SHARED_KEY;
+	snprintf(t.want.secret_key, sizeof t.want.secret_key, "%s", key);
+	snprintf(t.want.source, sizeof t.want.source, "AZURE_STORAGE_CONNECTION_STRING");
+	oom_trial("credentials from a connection string", OOM_ALL, chain_op, chain_check,
+	    chain_reset, &t);
+
+	/* the token reply: what the first fetch gives, unarmed, is the model */
+	no_creds();
+	if (mkdtemp(dir) == NULL)
+		sr_fatal("mkdtemp: %s", strerror(errno));
+	emu_start(&e, dir, args);
+	t.imds = e.url;
+	if (chain_op(&t, err) == -1)
+		sr_fatal("%s", err);
+	t.want = t.cr;
+	oom_trial("a managed identity's token fetched", OOM_OURS, chain_op, chain_check,
+	    chain_reset, &t);
+	sr_creds_wipe(&t.want);
+	emu_stop(&e);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -324,6 +518,7 @@ main(void)
 		test_identity(acct, tls_ep, ca);
 		au_cli_tls("storage container delete -n %s -o none", container);
 	}
+	test_oom(acct, key);
 	au_container_rm(container);
 	return tap_done();
 }

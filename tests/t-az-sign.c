@@ -9,7 +9,11 @@
  * a repeated query name (its values sorted and joined by ','), a
  * Content-Length of 0 signed as empty, headers trimmed and matched without
  * regard to case, and the errors: a key that is not base64, a query with a
- * broken escape, neither quoting the key.
+ * broken escape, neither quoting the key. And both under out-of-memory
+ * (tests/oom.c): every allocation failing in turn, spotrun's own for the
+ * string to sign, the C library's and OpenSSL's too for the signature;
+ * each run fails with an OOM error or gives the SDK's result, and leaks
+ * nothing.
  */
 #include "config.h"
 
@@ -18,6 +22,8 @@
 
 #include "az-sign.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 
 /* Azurite's devstoreaccount1 key, published in its README. */
@@ -40,10 +46,77 @@ check(const struct sr_az_request *r, const char *want_sts, const char *want_auth
 	is_str(auth, want_auth, "%s: Authorization is the SDK's", name);
 }
 
+/* The OOM trials' operation: a List Blobs request (x-ms-* headers and a
+ * query to sort and decode), its string to sign or its signature. */
+struct sign_trial {
+	struct sr_az_request r;
+	int sign;			/* the Authorization, not the string to sign */
+	const char *want;
+	char *sts, auth[SR_AZ_AUTH_MAX];
+};
+
+static int
+sign_op(void *arg, char *err)
+{
+	struct sign_trial *t = arg;
+
+	if (t->sign)
+		return sr_az_sign(&t->r, KEY, t->auth, err);
+	return (t->sts = sr_az_string_to_sign(&t->r, err)) != NULL ? 0 : -1;
+}
+
+static int
+sign_check(void *arg, int rc, char *why)
+{
+	struct sign_trial *t = arg;
+	const char *got = t->sign ? t->auth : t->sts;
+
+	if (rc != 0 || strcmp(got, t->want) == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "got '%s'", got);
+	return 0;
+}
+
+static void
+sign_reset(void *arg)
+{
+	struct sign_trial *t = arg;
+
+	free(t->sts);
+	t->sts = NULL;
+	t->auth[0] = '\0';
+}
+
+static void
+test_oom(void)
+{
+	static const char *const h[] = { XMS_VERSION, DATE, "x-ms-client-request-id: 7",
+		"If-Match: \"0x8D1\"", NULL };
+	struct sign_trial t = { { "GET", "devstoreaccount1", "/devstoreaccount1/c01",
+		"restype=container&comp=list&prefix=run%201%2Fa&maxresults=5000&"
+		"marker=2%211%21MDAw&include=b&include=a", h, -1 }, 0,
+		"GET\n\n\n\n\n\n\n\n\"0x8D1\"\n\n\n\nx-ms-client-request-id:7\n"
+		"x-ms-date:Tue, 01 Dec 2026 12:00:00 GMT\nx-ms-version:2021-08-06\n"
+		"/devstoreaccount1/devstoreaccount1/c01\ncomp:list\ninclude:a,b\nmarker:2!1!MDAw\n"
+		"maxresults:5000\nprefix:run 1/a\nrestype:container", NULL, "" };
+	char err[SR_ERRMAX];
+
+	oom_trial("sr_az_string_to_sign", OOM_OURS, sign_op, sign_check, sign_reset, &t);
+	/* the signature of the same request, unarmed, is what the trials must give */
+	t.sign = 1;
+	if (sr_az_sign(&t.r, KEY, t.auth, err) == -1)
+		sr_fatal("%s", err);
+	t.want = sr_strdup(t.auth);
+	oom_trial("sr_az_sign (OpenSSL's allocations too)", OOM_ALL, sign_op, sign_check,
+	    sign_reset, &t);
+	free((char *)t.want);
+}
+
 int
 main(void)
 {
 	char err[SR_ERRMAX], auth[SR_AZ_AUTH_MAX];
+
 	{
 		const char *h[] = { XMS_VERSION, DATE, "x-ms-blob-type: BlockBlob",
 			"Content-MD5: XUFAKrxLKna5cZ2REBfFkg==", "If-None-Match: *",
@@ -105,5 +178,6 @@ main(void)
 		    "keys list` give it)", "... message, without the key");
 		is_int(sr_az_sign(&r, "abc", auth, err), -1, "a key of the wrong length");
 	}
+	test_oom();
 	return tap_done();
 }

@@ -6,6 +6,9 @@
  * Etags, NextMarker; an empty one ends the listing), a Get Block List reply,
  * and hostile input (not XML, not a listing, a blob without a name), none
  * of which may crash or be taken for success; and an Azure error document.
+ * The page, the block list and the error document under out-of-memory too
+ * (tests/oom.c; expat's allocations and the C library's as well): each run
+ * fails with an OOM error or reads the reply exactly, and leaks nothing.
  */
 #include "config.h"
 
@@ -14,6 +17,8 @@
 
 #include "az-xml.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 #include "xmlwalk.h"
 
@@ -41,6 +46,96 @@ collect(const struct sr_object_info *info, void *arg)
 	return 0;
 }
 
+/* The OOM trials: a page read into a struct seen and its marker, a
+ * block list's counts, or an error document's fields. */
+struct xml_trial {
+	const char *body;
+	size_t len;
+	struct seen s;
+	char *next;
+	int committed, uncommitted;
+	struct sr_xml_error e;
+};
+
+static int
+list_op(void *arg, char *err)
+{
+	struct xml_trial *t = arg;
+
+	memset(&t->s, 0, sizeof t->s);
+	return sr_az_xml_list(t->body, t->len, "run 1/", collect, &t->s, &t->next, err);
+}
+
+static int
+list_check(void *arg, int rc, char *why)
+{
+	struct xml_trial *t = arg;
+	int good = rc != 0 || (t->s.n == 2 && strcmp(t->s.keys[0], "a & b") == 0 &&
+	    strcmp(t->s.keys[1], "\xc3\xbc/x") == 0 && t->s.sizes[0] == 5 &&
+	    t->s.sizes[1] == 17179869184ULL && t->s.mtimes[0] == 1796126401.0 &&
+	    strcmp(t->s.etags[1], "0x8DA7073A2000D1D") == 0 && t->next != NULL &&
+	    strcmp(t->next, "2!80!MDAwMDEy") == 0);
+
+	if (rc != 0 && t->next != NULL)
+		return snprintf(why, SR_ERRMAX, "a marker handed out on failure"), 0;
+	if (!good)
+		snprintf(why, SR_ERRMAX, "%d blobs, the first '%s', marker '%s'", t->s.n,
+		    t->s.keys[0], t->next != NULL ? t->next : "(none)");
+	return good;
+}
+
+static void
+list_reset(void *arg)
+{
+	struct xml_trial *t = arg;
+
+	free(t->next);
+	t->next = NULL;
+}
+
+static int
+blocks_op(void *arg, char *err)
+{
+	struct xml_trial *t = arg;
+
+	t->committed = t->uncommitted = -1;
+	return sr_az_xml_blocks(t->body, t->len, &t->committed, &t->uncommitted, err);
+}
+
+static int
+blocks_check(void *arg, int rc, char *why)
+{
+	struct xml_trial *t = arg;
+
+	if (rc != 0 || (t->committed == 1 && t->uncommitted == 2))
+		return 1;
+	snprintf(why, SR_ERRMAX, "%d committed, %d uncommitted", t->committed, t->uncommitted);
+	return 0;
+}
+
+static int
+error_op(void *arg, char *err)
+{
+	struct xml_trial *t = arg;
+
+	/* 1 (not an error document) is a wrong result, not a clean failure */
+	return sr_xml_error(t->body, t->len, &t->e, err);
+}
+
+static int
+error_check(void *arg, int rc, char *why)
+{
+	struct xml_trial *t = arg;
+
+	/* a failure leaves e zeroed */
+	if (rc != 0 ? t->e.code[0] == '\0' && t->e.detail[0] == '\0' :
+	    strcmp(t->e.code, "AuthenticationFailed") == 0 &&
+	    strncmp(t->e.detail, "The MAC signature", 17) == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "code '%s'", t->e.code);
+	return 0;
+}
+
 int
 main(void)
 {
@@ -58,7 +153,19 @@ main(void)
 	    "</Properties></Blob></Blobs><NextMarker>2!80!MDAwMDEy</NextMarker>"
 	    "</EnumerationResults>";
 	struct seen s;
+	static const char blocks[] = "<?xml version=\"1.0\"?><BlockList><CommittedBlocks><Block>"
+	    "<Name>YmxrLTAwMDAwMDAx</Name><Size>5</Size></Block></CommittedBlocks>"
+	    "<UncommittedBlocks><Block><Name>YmxrLTAwMDAwMDAy</Name><Size>1</Size></Block><Block>"
+	    "<Name>x</Name><Size>1</Size></Block></UncommittedBlocks></BlockList>";
+	static const char autherr[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>"
+	    "AuthenticationFailed</Code><Message>Server failed to authenticate the request.\n"
+	    "RequestId:1\nTime:2026-12-01T12:00:00Z</Message><AuthenticationErrorDetail>The MAC "
+	    "signature found in the HTTP request 'xyz' is not the same as any computed signature."
+	    "</AuthenticationErrorDetail></Error>";
 	struct sr_xml_error e;
+	struct xml_trial t = { .body = page, .len = sizeof page - 1 },
+	    tb = { .body = blocks, .len = sizeof blocks - 1 },
+	    te = { .body = autherr, .len = sizeof autherr - 1 };
 	char err[SR_ERRMAX], *next = NULL;
 	int c, u;
 
@@ -89,21 +196,17 @@ main(void)
 	    "a cut reply");
 	ok(strncmp(err, "read reply: not XML: ", 21) == 0, "... message: %s", err);
 
-	is_int(sr_az_xml_blocks(S("<?xml version=\"1.0\"?><BlockList><CommittedBlocks><Block><Name>"
-	    "YmxrLTAwMDAwMDAx</Name><Size>5</Size></Block></CommittedBlocks><UncommittedBlocks>"
-	    "<Block><Name>YmxrLTAwMDAwMDAy</Name><Size>1</Size></Block><Block><Name>x</Name>"
-	    "<Size>1</Size></Block></UncommittedBlocks></BlockList>"), &c, &u, err), 0,
-	    "a block list");
+	is_int(sr_az_xml_blocks(S(blocks), &c, &u, err), 0, "a block list");
 	ok(c == 1 && u == 2, "... 1 committed, 2 uncommitted");
 	is_int(sr_az_xml_blocks(S("<EnumerationResults/>"), &c, &u, err), -1, "not a block list");
 	is_str(err, "read block list: the reply is not a BlockList", "... message");
 
-	is_int(sr_xml_error(S("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>"
-	    "AuthenticationFailed</Code><Message>Server failed to authenticate the request.\n"
-	    "RequestId:1\nTime:2026-12-01T12:00:00Z</Message><AuthenticationErrorDetail>The MAC "
-	    "signature found in the HTTP request 'xyz' is not the same as any computed signature."
-	    "</AuthenticationErrorDetail></Error>"), &e, err), 0, "an Azure error document");
+	is_int(sr_xml_error(S(autherr), &e, err), 0, "an Azure error document");
 	is_str(e.code, "AuthenticationFailed", "... its code");
 	ok(strncmp(e.detail, "The MAC signature", 17) == 0, "... its AuthenticationErrorDetail");
+
+	oom_trial("sr_az_xml_list", OOM_ALL, list_op, list_check, list_reset, &t);
+	oom_trial("sr_az_xml_blocks", OOM_ALL, blocks_op, blocks_check, NULL, &tb);
+	oom_trial("sr_xml_error on an Azure error", OOM_ALL, error_op, error_check, NULL, &te);
 	return tap_done();
 }

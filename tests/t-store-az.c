@@ -11,7 +11,12 @@
  * listed over pages and deleted, the errors a user meets (a wrong key, a
  * missing container, bad URLs and options: exact messages, no secret in
  * them), and a restore whose chunks come back in ranged reads of
- * block_size. Skips without Azurite unless SPOTRUN_TEST_REQUIRE_AZ=1,
+ * block_size. And under out-of-memory (tests/oom.c, spotrun's own
+ * allocations): a store opened, an object put, read back and listed, an
+ * upload of three blocks, and gc's look for stale uploads among the
+ * uncommitted blobs left above, each run failing with an OOM error or doing
+ * exactly that, the object whole after it (old or new bytes, never a mix),
+ * nothing leaked. Skips without Azurite unless SPOTRUN_TEST_REQUIRE_AZ=1,
  * which makes that a failure.
  */
 #include "config.h"
@@ -25,6 +30,8 @@
 #include "ckpt.h"
 #include "store.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "ckpt-util.h"
 #include "az-util.h"
 #include "util.h"
@@ -465,6 +472,185 @@ test_restore_pieces(struct sr_store *st, const char *ep)
 	free(dst);
 }
 
+/* The OOM trials through az://. Each run writes bytes of its own (its
+ * fill), so that what a failed one leaves can be told from what it was to
+ * write. */
+struct store_trial {
+	const char *url, *key, *prefix;
+	int upload;			/* a block upload, not one put */
+	size_t len;
+	unsigned char fill, last;	/* this run's bytes; the object's (0: none) */
+	unsigned char *body;
+	void *got;
+	size_t got_len;
+	int listed, wrote;
+	char listed_key[64];
+	uint64_t listed_size;
+};
+
+static int
+listed_cb(const struct sr_object_info *info, void *arg)
+{
+	struct store_trial *t = arg;
+
+	if (t->listed++ == 0) {
+		snprintf(t->listed_key, sizeof t->listed_key, "%s", info->key);
+		t->listed_size = info->size;
+	}
+	return 0;
+}
+
+/* Whether buf holds len bytes of b. */
+static int
+all_of(const void *buf, size_t len, size_t want, unsigned char b)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	if (len != want)
+		return 0;
+	for (i = 0; i < len && p[i] == b; i++)
+		;
+	return i == len;
+}
+
+static int
+store_op(void *arg, char *err)
+{
+	struct store_trial *t = arg;
+	struct sr_store *st;
+	struct sr_upload *up;
+	int rc;
+
+	t->fill = (unsigned char)(t->fill % 250 + 1);
+	memset(t->body, t->fill, t->len);
+	t->got = NULL;
+	t->listed = t->wrote = 0;
+	if (sr_store_open(t->url, &st, err) == -1)
+		return -1;
+	if (!t->upload)
+		rc = sr_store_put(st, t->key, t->body, t->len, SR_PUT_OVERWRITE, NULL, NULL, err);
+	else if ((up = sr_store_upload_begin(st, t->key, err)) == NULL)
+		rc = -1;
+	else if (sr_upload_write(up, t->body, t->len / 2, err) == -1 ||
+	    sr_upload_write(up, t->body + t->len / 2, t->len - t->len / 2, err) == -1) {
+		sr_upload_abort(up);
+		rc = -1;
+	} else
+		rc = sr_upload_commit(up, err);
+	t->wrote = rc == 0;
+	if (rc == 0)
+		rc = sr_store_get(st, t->key, 8 * MiB, &t->got, &t->got_len, NULL, err);
+	if (rc == 0)
+		rc = sr_store_list(st, t->prefix, listed_cb, t, err);
+	sr_store_close(st);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The result exact after 0; and after any outcome the object whole: this
+ * run's bytes when it was written, else the last run's or this one's (a
+ * request that landed, its reply lost to the failure). Looked at through
+ * a store of the check's own, so that no cache outlives it. */
+static int
+store_check(void *arg, int rc, char *why)
+{
+	struct store_trial *t = arg;
+	struct sr_store *st;
+	char err[SR_ERRMAX];
+	void *buf = NULL;
+	size_t n = 0;
+	int r, good;
+
+	if (rc == 0 && !(all_of(t->got, t->got_len, t->len, t->fill) && t->listed == 1 &&
+	    strcmp(t->listed_key, t->key) == 0 && t->listed_size == t->len)) {
+		snprintf(why, SR_ERRMAX, "read %zu bytes (fill %d), listed %d: '%s'", t->got_len,
+		    t->fill, t->listed, t->listed_key);
+		return 0;
+	}
+	if (sr_store_open(t->url, &st, err) == -1)
+		return snprintf(why, SR_ERRMAX, "%s", err), 0;
+	r = sr_store_get(st, t->key, 8 * MiB, &buf, &n, NULL, err);
+	sr_store_close(st);
+	if (r == SR_STORE_NOTFOUND)
+		good = t->last == 0 && !t->wrote;
+	else if (r != 0)
+		good = 0;
+	else if (all_of(buf, n, t->len, t->fill))
+		good = 1, t->last = t->fill;
+	else
+		good = !t->wrote && t->last != 0 && all_of(buf, n, t->len, t->last);
+	if (!good)
+		snprintf(why, SR_ERRMAX, "the object after the run: rc %d, %zu bytes, the first %d "
+		    "(this run's %d, the last %d)", r, n, n > 0 ? ((unsigned char *)buf)[0] : -1,
+		    t->fill, t->last);
+	free(buf);
+	return good;
+}
+
+static void
+store_reset(void *arg)
+{
+	struct store_trial *t = arg;
+
+	free(t->got);
+	t->got = NULL;
+}
+
+/* gc's look for stale uploads, on a store of its own opened by the run:
+ * both listings (committed, then with uncommitted blobs), none started
+ * before older_than. */
+struct stale_trial {
+	const char *url;
+	int aborted;
+};
+
+static int
+stale_op(void *arg, char *err)
+{
+	struct stale_trial *t = arg;
+	struct sr_store *st;
+	int rc;
+
+	t->aborted = -1;
+	if (sr_store_open(t->url, &st, err) == -1)
+		return -1;
+	rc = sr_store_abort_stale_uploads(st, "job", sr_now() - 3600, &t->aborted, err);
+	sr_store_close(st);
+	return rc;
+}
+
+static int
+stale_check(void *arg, int rc, char *why)
+{
+	struct stale_trial *t = arg;
+
+	if (rc != 0 || t->aborted == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "%d aborted", t->aborted);
+	return 0;
+}
+
+static void
+test_oom(const char *ep)
+{
+	char *u = sr_asprintf("az://%s/%s/run 1/?endpoint=%s&block_size=1MiB&concurrency=2",
+	    su_env("SPOTRUN_TEST_AZ_ACCOUNT"), container, ep);
+	struct store_trial t = { .url = u, .key = "oom/put/k", .prefix = "oom/put/", .len = 1000 };
+	struct stale_trial ts = { .url = u };
+
+	t.body = sr_malloc(5 * MiB / 2);
+	oom_trial("open, put, get, list and close on az://", OOM_OURS, store_op, store_check,
+	    store_reset, &t);
+	t = (struct store_trial){ .url = u, .key = "oom/up/big", .prefix = "oom/up/", .upload = 1,
+		.len = 5 * MiB / 2, .body = t.body };
+	oom_trial("an upload of three blocks on az://", OOM_OURS, store_op, store_check,
+	    store_reset, &t);
+	oom_trial("abort_stale_uploads on az:// (none old enough)", OOM_OURS, stale_op,
+	    stale_check, NULL, &ts);
+	free(t.body);
+	free(u);
+}
+
 int
 main(void)
 {
@@ -487,6 +673,7 @@ main(void)
 	test_stale_uploads(st, ep);
 	test_errors(ep);
 	test_restore_pieces(st, ep);
+	test_oom(ep);
 	sr_store_close(st);
 	au_container_rm(container);
 	return tap_done();

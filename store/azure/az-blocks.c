@@ -58,15 +58,18 @@ block_id(int num, char *out)
 	EVP_EncodeBlock((unsigned char *)out, (unsigned char *)raw, ID_RAW_LEN);
 }
 
+/* parts.h gives this hook no error buffer: NULL (out of memory) is all
+ * it can say. */
 static char *
 part_query(void *arg, int num)
 {
-	char id[32], *eid, *q;
+	char id[32], *eid, *q, err[SR_ERRMAX];
 
 	(void)arg;
 	block_id(num, id);
-	eid = sr_az_encode(id, 0);
-	q = sr_asprintf("comp=block&blockid=%s", eid);
+	if ((eid = sr_az_encode(id, 0, err)) == NULL)
+		return NULL;
+	q = sr_try_asprintf(err, "comp=block&blockid=%s", eid);
 	free(eid);
 	return q;
 }
@@ -96,11 +99,13 @@ put_list(struct sr_az *a, const char *key, int n, const char *cond, double deadl
 	static const char head[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>",
 	    tail[] = "</BlockList>";
 	size_t cap = sizeof head + sizeof tail + (size_t)n * 40, o = 0;
-	char *xml = sr_malloc(cap), id[32], md5[SR_SUM_HEADER_MAX];
+	char *xml = sr_try_malloc(cap, err), id[32], md5[SR_SUM_HEADER_MAX];
 	struct sr_xfer_req rq = { .method = "PUT", .key = key, .query = "comp=blocklist",
 		.deadline = deadline, .cancel = cancel };
 	int i, k = 0, rc;
 
+	if (xml == NULL)
+		return sr_err_prefix(err, "%s", what);
 	o += (size_t)snprintf(xml + o, cap - o, "%s", head);
 	for (i = 1; i <= n; i++) {
 		block_id(i, id);
@@ -198,8 +203,14 @@ static const struct sr_parts_ops az_parts = {
 struct sr_parts *
 sr_az_blocks_begin(struct sr_az *a, const char *key, char *err)
 {
-	struct az_up *u = sr_calloc(1, sizeof *u);
+	struct az_up *u = sr_try_calloc(1, sizeof *u, err);
+	char show[SR_KEY_SHOW_MAX];
 
+	/* the prefix sr_parts_begin gives its own failures */
+	if (u == NULL) {
+		sr_err_prefix(err, "upload %s", sr_store_key_show(key, show, sizeof show));
+		return NULL;
+	}
 	u->a = a;
 	return sr_parts_begin(sr_az_xfer(a), &az_parts, u, key, err);
 }

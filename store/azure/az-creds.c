@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,13 +99,21 @@ conn_parse(const char *s, struct conn *c, char *err)
 			return sr_err(err, "read AZURE_STORAGE_CONNECTION_STRING: more than %d "
 			    "settings", CONN_PARTS);
 		}
-		c->name[c->n] = sr_strndup(p, k);
-		c->value[c->n++] = sr_strndup(p + k + 1, n - k - 1);
+		if ((c->name[c->n] = sr_try_strndup(p, k, err)) == NULL)
+			goto oom;
+		if ((c->value[c->n] = sr_try_strndup(p + k + 1, n - k - 1, err)) == NULL) {
+			free(c->name[c->n]);
+			goto oom;
+		}
+		c->n++;
 		p += n;
 		if (*p == ';')
 			p++;
 	}
 	return 0;
+oom:
+	conn_free(c);
+	return sr_err_prefix(err, "read AZURE_STORAGE_CONNECTION_STRING");
 }
 
 /* The account the credentials beside AZURE_STORAGE_ACCOUNT (or a
@@ -210,57 +219,46 @@ from_conn(const char *account, const char *s, struct sr_creds *out, char *err)
 	return rc;
 }
 
-/* The managed identity's token. 0 with out filled, or -1 with err saying
- * what failed ("GET URL: ..."); never quotes the token. */
-static int
-from_identity(const char *base, struct sr_creds *out, char *err)
+int
+sr_az_token_reply(long status, const char *body, size_t len, const char *url,
+    const char *client, struct sr_creds *out, char *err)
 {
-	const char *client = sr_creds_env("AZURE_CLIENT_ID");
-	const char *hdrs[] = { "Metadata: true", NULL };
-	char *url, *query, b1[SHOW_MAX + 4], b2[SHOW_MAX + 4], ierr[SR_ERRMAX];
-	struct sr_http_req rq = { .method = "GET", .headers = hdrs,
-		.connect_timeout = CONNECT_TIMEOUT, .timeout = TIMEOUT };
-	struct sr_http_resp resp;
+	char b1[SHOW_MAX + 4], b2[SHOW_MAX + 4];
 	json_error_t jerr;
-	json_t *o = NULL, *tok, *exp, *e, *ed;
+	json_t *o, *tok, *exp, *e, *ed;
 	double when = 0;
 	int rc = -1;
 
-	if (client != NULL && strspn(client, "0123456789abcdefABCDEF-") != strlen(client))
-		return sr_err(err, "AZURE_CLIENT_ID is not a client id (a GUID such as "
-		    "a1b2c3d4-...)");
-	/* messages name the URL without its query, which only says what for */
-	url = sr_asprintf("%s" TOKEN_PATH, base);
-	query = sr_asprintf("%s%s%s%s", url, TOKEN_QUERY, client != NULL ? "&client_id=" : "",
-	    client != NULL ? client : "");
-	rq.url = query;
-	if (sr_http_do(&rq, &resp, ierr) == -1) {
-		size_t skip = strlen("GET ") + strlen(query);
-
-		sr_err(err, "GET %s: %s", url, strlen(ierr) > skip + 2 && strncmp(ierr + 4, query,
-		    strlen(query)) == 0 ? ierr + skip + 2 : ierr);
-		goto out;
+	/* jansson words most of its own allocation failures as syntax errors
+	 * ("invalid token"), and some it ignores, handing back a string short
+	 * of the character it could not store: malloc's ENOMEM tells both from
+	 * a bad reply */
+	errno = 0;
+	o = json_loadb(body, len, 0, &jerr);
+	if (errno == ENOMEM || (o == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+		sr_err_oom(err, "read the reply");
+		rc = sr_err_prefix(err, "GET %s", url);
+		goto done;
 	}
-	if (resp.status != 200) {
+	if (status != 200) {
 		/* IMDS says why: {"error":"invalid_request","error_description":
 		 * "Identity not found"} (neither is a secret) */
-		o = json_loadb(resp.body, resp.len, 0, &jerr);
 		e = json_object_get(o, "error");
 		ed = json_object_get(o, "error_description");
 		if (json_is_string(e))
-			sr_err(err, "GET %s: HTTP status %ld: %s%s%s%s%s", url, resp.status,
+			sr_err(err, "GET %s: HTTP status %ld: %s%s%s%s%s", url, status,
 			    sr_creds_shown(json_string_value(e), SHOW_MAX, b1, sizeof b1),
 			    json_is_string(ed) ? " (" : "",
 			    json_is_string(ed) ? sr_creds_shown(json_string_value(ed), SHOW_MAX, b2, sizeof b2) : "",
-			    json_is_string(ed) ? ")" : "", resp.status == 400 ?
+			    json_is_string(ed) ? ")" : "", status == 400 ?
 			    "; assign the VM a managed identity (`az vm identity assign`)" : "");
 		else
-			sr_err(err, "GET %s: HTTP status %ld", url, resp.status);
+			sr_err(err, "GET %s: HTTP status %ld", url, status);
 		goto done;
 	}
 	/* jansson's message quotes the text near the fault: not shown */
-	if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL || !json_is_object(o)) {
-		sr_err(err, "GET %s: the reply is not a JSON object (%zu bytes)", url, resp.len);
+	if (o == NULL || !json_is_object(o)) {
+		sr_err(err, "GET %s: the reply is not a JSON object (%zu bytes)", url, len);
 		goto done;
 	}
 	tok = json_object_get(o, "access_token");
@@ -294,16 +292,53 @@ from_identity(const char *base, struct sr_creds *out, char *err)
 	rc = 0;
 done:
 	if (o != NULL) {
-		/* the token's copy inside jansson's object */
+		/* the token's copy inside jansson's object, wiped where it lies
+		 * (json_string_set would allocate, and could fail) */
 		tok = json_object_get(o, "access_token");
 		if (json_is_string(tok))
-			json_string_set(tok, "");
+			explicit_bzero((char *)json_string_value(tok), json_string_length(tok));
 		json_decref(o);
 	}
-	if (resp.body != NULL)
-		explicit_bzero(resp.body, resp.len);
-	sr_http_resp_free(&resp);
-out:
+	return rc;
+}
+
+/* The managed identity's token. 0 with out filled, or -1 with err saying
+ * what failed ("GET URL: ..."); never quotes the token. */
+static int
+from_identity(const char *base, struct sr_creds *out, char *err)
+{
+	const char *client = sr_creds_env("AZURE_CLIENT_ID");
+	const char *hdrs[] = { "Metadata: true", NULL };
+	char *url, *query, ierr[SR_ERRMAX];
+	struct sr_http_req rq = { .method = "GET", .headers = hdrs,
+		.connect_timeout = CONNECT_TIMEOUT, .timeout = TIMEOUT };
+	struct sr_http_resp resp;
+	int rc = -1;
+
+	if (client != NULL && strspn(client, "0123456789abcdefABCDEF-") != strlen(client))
+		return sr_err(err, "AZURE_CLIENT_ID is not a client id (a GUID such as "
+		    "a1b2c3d4-...)");
+	/* messages name the URL without its query, which only says what for */
+	if ((url = sr_try_asprintf(err, "%s" TOKEN_PATH, base)) == NULL)
+		return sr_err_prefix(err, "GET %s" TOKEN_PATH, base);
+	if ((query = sr_try_asprintf(err, "%s%s%s%s", url, TOKEN_QUERY, client != NULL ?
+	    "&client_id=" : "", client != NULL ? client : "")) == NULL) {
+		sr_err_prefix(err, "GET %s", url);
+		free(url);
+		return -1;
+	}
+	rq.url = query;
+	if (sr_http_do(&rq, &resp, ierr) == -1) {
+		size_t skip = strlen("GET ") + strlen(query);
+
+		sr_err(err, "GET %s: %s", url, strlen(ierr) > skip + 2 && strncmp(ierr + 4, query,
+		    strlen(query)) == 0 ? ierr + skip + 2 : ierr);
+	} else {
+		rc = sr_az_token_reply(resp.status, resp.body, resp.len, url, client, out, err);
+		if (resp.body != NULL)
+			explicit_bzero(resp.body, resp.len);
+		sr_http_resp_free(&resp);
+	}
 	free(query);
 	free(url);
 	return rc;
@@ -360,7 +395,11 @@ resolve(void *arg, struct sr_creds *out, char *err)
 	r = from_identity(b, out, ierr);
 	if (r == 0)
 		return 0;
-	note = sr_asprintf("managed identity (%s)", ierr);
+	/* not "none found": the identity may well be there */
+	if (sr_err_is_oom(ierr))
+		return sr_err(err, "%s: managed identity: %s", WHAT, ierr);
+	if ((note = sr_try_asprintf(err, "managed identity (%s)", ierr)) == NULL)
+		return sr_err_prefix(err, "%s", WHAT);
 	tried_add(tried, sizeof tried, note);
 	free(note);
 	return sr_creds_none_found(err, WHAT, tried, FIX);
@@ -379,9 +418,15 @@ sources_free(void *arg)
 struct sr_creds_chain *
 sr_az_creds_chain(const char *account, const char *imds, char *err)
 {
-	struct sources *src = sr_calloc(1, sizeof *src);
+	struct sources *src = sr_try_calloc(1, sizeof *src, err);
 
-	src->account = sr_strdup(account);
-	src->imds = imds != NULL ? sr_strdup(imds) : NULL;
+	if (src == NULL)
+		return NULL;
+	if ((src->account = sr_try_strdup(account, err)) == NULL ||
+	    (imds != NULL && (src->imds = sr_try_strdup(imds, err)) == NULL)) {
+		sources_free(src);
+		return NULL;
+	}
+	/* which frees src when it fails */
 	return sr_creds_chain_make(resolve, src, sources_free, err);
 }

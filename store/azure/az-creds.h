@@ -48,10 +48,22 @@ enum sr_az_form { SR_AZ_SHARED_KEY = 1, SR_AZ_SAS, SR_AZ_BEARER };
  */
 int sr_az_env_endpoint(const char *account, char *endpoint, size_t len, char *err);
 
+/*
+ * The token service's reply (status and body) to the GET of url (named in
+ * messages; its query left out) as the managed identity's credentials into
+ * out (form, session_token, expires, source naming client, the
+ * AZURE_CLIENT_ID or NULL). 0, or -1 with err ("GET URL: ...": the
+ * service's own reason for a refusal, a reply that is no token, out of
+ * memory), which never quotes the token; the token's copies made while
+ * reading are wiped.
+ */
+int sr_az_token_reply(long status, const char *body, size_t len, const char *url,
+    const char *client, struct sr_creds *out, char *err);
+
 /* The chain (credcache.h) over the sources above for account; imds is
  * the metadata service's base URL, NULL for $SPOTRUN_AZURE_ENDPOINT or
  * http://169.254.169.254. Nothing is read until the first sr_creds_get.
- * NULL with err on OOM. */
+ * NULL with err when out of memory. */
 struct sr_creds_chain *sr_az_creds_chain(const char *account, const char *imds, char *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -25,18 +26,31 @@ static const char *const standard[] = {
 	"If-Unmodified-Since", "Range",
 };
 
-/* A growing string. */
+/* A growing string; failed is set by the first allocation that fails
+ * (with err), after which adding does nothing, so that the builder checks
+ * once at its end. */
 struct sbuf {
 	char *p;
 	size_t len, cap;
+	int failed;
+	char *err;
 };
 
 static void
 sb_add(struct sbuf *b, const char *s, size_t n)
 {
+	if (b->failed)
+		return;
 	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = sr_realloc(b->p, b->cap);
+		size_t cap = (b->len + n + 1) * 2;
+		char *p = sr_try_reallocarray(b->p, cap, 1, b->err);
+
+		if (p == NULL) {
+			b->failed = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -99,46 +113,47 @@ pair_cmp(const void *a, const void *b)
 }
 
 static char *
-lower(const char *s, size_t n)
+lower(const char *s, size_t n, char *err)
 {
-	char *p = sr_strndup(s, n);
+	char *p = sr_try_strndup(s, n, err);
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; p != NULL && i < n; i++)
 		p[i] = (char)tolower((unsigned char)p[i]);
 	return p;
 }
 
-/* Percent-decode n bytes of s; NULL for a bad escape. ('+' is kept: the
- * store never sends one unencoded, and Azure reads it literally.) */
-static char *
-decode(const char *s, size_t n)
+/* Percent-decode n bytes of s into *out (malloc'd). 0, or -1 with err for
+ * a bad escape or out of memory. ('+' is kept: the store never sends one
+ * unencoded, and Azure reads it literally.) */
+static int
+decode(const char *s, size_t n, char **out, char *err)
 {
-	char *out = sr_malloc(n + 1);
+	char *d = sr_try_malloc(n + 1, err);
 	size_t i, o = 0;
 
+	*out = NULL;
+	if (d == NULL)
+		return -1;
 	for (i = 0; i < n; i++) {
 		int hi, lo;
 
 		if (s[i] != '%') {
-			out[o++] = s[i];
+			d[o++] = s[i];
 			continue;
 		}
-		if (i + 2 >= n) {
-			free(out);
-			return NULL;
-		}
-		hi = sr_hexval((unsigned char)s[i + 1]);
-		lo = sr_hexval((unsigned char)s[i + 2]);
+		hi = i + 2 < n ? sr_hexval((unsigned char)s[i + 1]) : -1;
+		lo = i + 2 < n ? sr_hexval((unsigned char)s[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
-			free(out);
-			return NULL;
+			free(d);
+			return sr_err(err, "the query has a '%%' without two hex digits");
 		}
-		out[o++] = (char)(hi << 4 | lo);
+		d[o++] = (char)(hi << 4 | lo);
 		i += 2;
 	}
-	out[o] = '\0';
-	return out;
+	d[o] = '\0';
+	*out = d;
+	return 0;
 }
 
 static void
@@ -153,10 +168,24 @@ pairs_free(struct pair *p, size_t n)
 	free(p);
 }
 
+/* Make room for one more pair after the n of *p, its strings NULL until
+ * the caller fills them. 0, or -1 with err (*p is still the caller's). */
+static int
+pairs_grow(struct pair **p, size_t n, char *err)
+{
+	struct pair *np = sr_try_reallocarray(*p, n + 1, sizeof *np, err);
+
+	if (np == NULL)
+		return -1;
+	np[n].name = np[n].value = NULL;
+	*p = np;
+	return 0;
+}
+
 char *
 sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = { .err = err };
 	struct pair *ph = NULL, *pq = NULL;
 	size_t nh = 0, nq = 0, i, vlen, nl;
 	const char *v;
@@ -175,14 +204,19 @@ sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 			sb_add(&b, v, vlen);
 		sb_str(&b, "\n");
 	}
+	if (b.failed)
+		goto fail;
 
 	for (i = 0; r->headers[i] != NULL; i++) {
 		if (split(r->headers[i], &nl, &v, &vlen) == -1 || nl < 5 ||
 		    strncasecmp(r->headers[i], "x-ms-", 5) != 0)
 			continue;
-		ph = sr_reallocarray(ph, nh + 1, sizeof *ph);
-		ph[nh].name = lower(r->headers[i], nl);
-		ph[nh++].value = sr_strndup(v, vlen);
+		if (pairs_grow(&ph, nh, err) == -1)
+			goto fail;
+		nh++;
+		if ((ph[nh - 1].name = lower(r->headers[i], nl, err)) == NULL ||
+		    (ph[nh - 1].value = sr_try_strndup(v, vlen, err)) == NULL)
+			goto fail;
 	}
 	if (nh > 0)
 		qsort(ph, nh, sizeof *ph, pair_cmp);
@@ -196,26 +230,24 @@ sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 	sb_str(&b, "/");
 	sb_str(&b, r->account);
 	sb_str(&b, r->path);
+	if (b.failed)
+		goto fail;
 	for (v = r->query; v != NULL && *v != '\0';) {
-		size_t n = strcspn(v, "&"), k = strcspn(v, "=");
+		size_t n = strcspn(v, "&"), k = strcspn(v, "="), vs;
 
 		if (k > n)
 			k = n;
 		if (n > 0) {
-			pq = sr_reallocarray(pq, nq + 1, sizeof *pq);
-			pq[nq].value = k < n ? decode(v + k + 1, n - k - 1) : sr_strdup("");
-			pq[nq].name = decode(v, k);
-			if (pq[nq].name == NULL || pq[nq].value == NULL) {
-				nq++;
-				pairs_free(ph, nh);
-				pairs_free(pq, nq);
-				free(b.p);
-				sr_err(err, "sign request: the query has a '%%' without two hex digits");
-				return NULL;
-			}
-			for (char *c = pq[nq].name; *c != '\0'; c++)
-				*c = (char)tolower((unsigned char)*c);
+			if (pairs_grow(&pq, nq, err) == -1)
+				goto fail;
 			nq++;
+			/* a name without '=' has the empty value */
+			vs = k < n ? k + 1 : n;
+			if (decode(v, k, &pq[nq - 1].name, err) == -1 ||
+			    decode(v + vs, n - vs, &pq[nq - 1].value, err) == -1)
+				goto fail;
+			for (char *c = pq[nq - 1].name; *c != '\0'; c++)
+				*c = (char)tolower((unsigned char)*c);
 		}
 		v += n;
 		if (*v == '&')
@@ -234,9 +266,17 @@ sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 		}
 		sb_str(&b, pq[i].value);
 	}
+	if (b.failed)
+		goto fail;
 	pairs_free(ph, nh);
 	pairs_free(pq, nq);
 	return b.p;
+fail:
+	pairs_free(ph, nh);
+	pairs_free(pq, nq);
+	free(b.p);
+	sr_err_prefix(err, "sign request");
+	return NULL;
 }
 
 int
@@ -263,9 +303,15 @@ sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, char 
 		OPENSSL_cleanse(key, sizeof key);
 		return -1;
 	}
+	/* with a valid key and digest HMAC fails only when OpenSSL cannot
+	 * allocate its context */
 	if (HMAC(EVP_sha256(), key, n - (int)pad, (const unsigned char *)sts, strlen(sts), mac,
-	    &mlen) == NULL || mlen != 32)
-		sr_fatal("HMAC-SHA256 failed");
+	    &mlen) == NULL || mlen != 32) {
+		OPENSSL_cleanse(key, sizeof key);
+		free(sts);
+		ERR_clear_error();
+		return sr_err_oom(err, "sign request: HMAC-SHA256");
+	}
 	OPENSSL_cleanse(key, sizeof key);
 	free(sts);
 	EVP_EncodeBlock(sig, mac, 32);

@@ -56,7 +56,8 @@ apply_option(struct sr_az *a, const char *url, char *opt, char **endpoint, char 
 	v = eq + 1;
 	if (strcmp(opt, "endpoint") == 0) {
 		free(*endpoint);
-		*endpoint = sr_strdup(v);
+		if ((*endpoint = sr_try_strdup(v, err)) == NULL)
+			return sr_err_prefix(err, "open store %s", url);
 	} else if (strcmp(opt, "block_size") == 0) {
 		uint64_t s = sr_net_parse_size(v);
 
@@ -102,10 +103,11 @@ container_problem(const char *s)
 	return NULL;
 }
 
-/* Split endpoint "http(s)://authority[/path]" into origin and path (no
- * trailing '/'); -1 when it is not such a URL. */
+/* Where endpoint "http(s)://authority[/path]" ends its origin (*olen
+ * bytes) and its path without a trailing '/' (*end); -1 when it is not
+ * such a URL. */
 static int
-endpoint_split(const char *ep, char **origin, char **path)
+endpoint_parse(const char *ep, size_t *olen, size_t *end)
 {
 	const char *auth, *slash;
 	size_t n;
@@ -124,10 +126,23 @@ endpoint_split(const char *ep, char **origin, char **path)
 	    memchr(auth, '@', (size_t)((slash != NULL ? slash : ep + n) - auth)) != NULL ||
 	    strcspn(ep, " \t\r\n") < n || (size_t)(auth - ep) == n)
 		return -1;
-	if (slash == NULL)
-		slash = ep + n;
-	*origin = sr_strndup(ep, (size_t)(slash - ep));
-	*path = sr_strndup(slash, (size_t)(ep + n - slash));
+	*olen = slash != NULL ? (size_t)(slash - ep) : n;
+	*end = n;
+	return 0;
+}
+
+/* The store's origin and endpoint path from ep, which endpoint_parse
+ * took. 0, or -1 with err (out of memory). */
+static int
+endpoint_split(struct sr_az *a, const char *ep, char *err)
+{
+	size_t olen, end;
+
+	if (endpoint_parse(ep, &olen, &end) == -1)
+		return sr_err(err, "endpoint is not http(s)://host[:port][/path]");	/* a bug */
+	if ((a->origin = sr_try_strndup(ep, olen, err)) == NULL ||
+	    (a->ep_path = sr_try_strndup(ep + olen, end - olen, err)) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -135,11 +150,14 @@ endpoint_split(const char *ep, char **origin, char **path)
 static int
 parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char *err)
 {
-	char *copy = sr_strdup(rest), *q, *slash, *slash2;
+	char *copy, *q, *slash, *slash2;
 	const char *why;
+	size_t olen, end;
 	int rc = -1;
 
 	*endpoint = NULL;
+	if ((copy = sr_try_strdup(rest, err)) == NULL)
+		return sr_err_prefix(err, "open store %s", url);
 	/* as the S3 stores: 8 MiB x 8 (so the same memory per upload) */
 	sr_net_tuning_defaults(&a->tune);
 	if ((q = strchr(copy, '?')) != NULL) {
@@ -150,16 +168,10 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 			if (apply_option(a, url, opt, endpoint, err) == -1)
 				goto out;
 	}
-	if (*endpoint != NULL) {
-		char *o, *p;
-
-		if (endpoint_split(*endpoint, &o, &p) == -1) {
-			sr_err(err, "open store %s: endpoint \"%s\" is not http(s)://host[:port][/path]",
-			    url, *endpoint);
-			goto out;
-		}
-		free(o);
-		free(p);
+	if (*endpoint != NULL && endpoint_parse(*endpoint, &olen, &end) == -1) {
+		sr_err(err, "open store %s: endpoint \"%s\" is not http(s)://host[:port][/path]",
+		    url, *endpoint);
+		goto out;
 	}
 	if ((slash = strchr(copy, '/')) != NULL)
 		*slash++ = '\0';
@@ -167,7 +179,10 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 		sr_err(err, "open store %s: account \"%s\": %s", url, copy, why);
 		goto out;
 	}
-	a->account = sr_strdup(copy);
+	if ((a->account = sr_try_strdup(copy, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	if (slash == NULL || *slash == '\0' || *slash == '/') {
 		sr_err(err, "open store %s: no container (the form is az://ACCOUNT/CONTAINER/PREFIX)",
 		    url);
@@ -179,7 +194,10 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 		sr_err(err, "open store %s: container \"%s\": %s", url, slash, why);
 		goto out;
 	}
-	a->container = sr_strdup(slash);
+	if ((a->container = sr_try_strdup(slash, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	if ((a->prefix = sr_net_prefix(url, slash2, err)) == NULL)
 		goto out;
 	rc = 0;
@@ -202,9 +220,11 @@ int
 sr_az_url_check(const char *rest, char *err)
 {
 	struct sr_az a;
-	char *url = sr_asprintf("az://%s", rest), *ep = NULL;
+	char *url, *ep = NULL;
 	int rc;
 
+	if ((url = sr_try_asprintf(err, "az://%s", rest)) == NULL)
+		return sr_err_prefix(err, "open store az://%s", rest);
 	memset(&a, 0, sizeof a);
 	rc = parse(&a, rest, url, &ep, err);
 	free(ep);
@@ -216,12 +236,14 @@ sr_az_url_check(const char *rest, char *err)
 /* ---- the family: signing, judging ---- */
 
 char *
-sr_az_encode(const char *s, int keep_slash)
+sr_az_encode(const char *s, int keep_slash, char *err)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(s), o = 0, i;
-	char *out = sr_malloc(3 * n + 1);
+	char *out = sr_try_calloc(n + 1, 3, err);
 
+	if (out == NULL)
+		return NULL;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
@@ -258,6 +280,36 @@ http_date(char *buf, size_t len)
 	    tm.tm_sec);
 }
 
+/* The request's path under the endpoint: "/EP_PATH/CONTAINER[/BLOB]",
+ * the blob's name percent-encoded. NULL with err (out of memory). */
+static char *
+request_path(const struct sr_az *a, const char *key, char *err)
+{
+	char *name, *ename, *path;
+
+	if (key == NULL)
+		return sr_try_asprintf(err, "%s/%s", a->ep_path, a->container);
+	if ((name = sr_try_asprintf(err, "%s%s", a->prefix, key)) == NULL)
+		return NULL;
+	ename = sr_az_encode(name, 1, err);
+	free(name);
+	if (ename == NULL)
+		return NULL;
+	path = sr_try_asprintf(err, "%s/%s/%s", a->ep_path, a->container, ename);
+	free(ename);
+	return path;
+}
+
+/* Free s after wiping it (it may hold a SAS or a token); safe on NULL. */
+static void
+free_wiped(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 static int
 az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, char **url,
     struct curl_slist **hl, char *err)
@@ -266,29 +318,26 @@ az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	struct az_state *st = state;
 	struct sr_creds cr;
 	const char *lines[SR_XFER_HDRS_MAX + 4];
-	char date[64], dateh[80], auth[SR_AZ_AUTH_MAX + 32], *path, *name, *ename, *query;
+	char date[64], dateh[80], auth[SR_AZ_AUTH_MAX + 32], *path = NULL, *query = NULL;
+	char *bearer = NULL;
 	size_t n = 0, i;
 	int has_body = rq->body != NULL || strcmp(rq->method, "PUT") == 0 ||
-	    strcmp(rq->method, "POST") == 0, bad = 0;
+	    strcmp(rq->method, "POST") == 0, rc = -1;
 
 	if (sr_creds_get(a->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", what);
 	sr_creds_wipe(&st->used);
 	st->used = cr;
-	if (rq->key != NULL) {
-		name = sr_asprintf("%s%s", a->prefix, rq->key);
-		ename = sr_az_encode(name, 1);
-		path = sr_asprintf("%s/%s/%s", a->ep_path, a->container, ename);
-		free(name);
-		free(ename);
-	} else
-		path = sr_asprintf("%s/%s", a->ep_path, a->container);
+	if ((path = request_path(a, rq->key, err)) == NULL)
+		goto out;
 	/* a SAS goes after the request's own parameters; signed by itself */
 	if (cr.form == SR_AZ_SAS)
-		query = sr_asprintf("%s%s%s", rq->query != NULL ? rq->query : "",
+		query = sr_try_asprintf(err, "%s%s%s", rq->query != NULL ? rq->query : "",
 		    rq->query != NULL && rq->query[0] != '\0' ? "&" : "", cr.session_token);
 	else
-		query = sr_strdup(rq->query != NULL ? rq->query : "");
+		query = sr_try_strdup(rq->query != NULL ? rq->query : "", err);
+	if (query == NULL)
+		goto out;
 
 	http_date(date, sizeof date);
 	snprintf(dateh, sizeof dateh, "x-ms-date: %s", date);
@@ -304,38 +353,33 @@ az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 		char sig[SR_AZ_AUTH_MAX];
 
 		if (sr_az_sign(&sr, cr.secret_key, sig, err) == -1) {
-			sr_err_prefix(err, "%s: %s", what, cr.source);
-			sr_creds_wipe(&cr);
-			free(path);
-			free(query);
-			return -1;
+			/* out of memory is not the key's fault */
+			if (!sr_err_is_oom(err))
+				sr_err_prefix(err, "%s", cr.source);
+			goto out;
 		}
 		snprintf(auth, sizeof auth, "Authorization: %s", sig);
-	}
-	for (i = 0; i < n && !bad; i++)
-		bad = sr_xfer_header(hl, lines[i], err) == -1;
-	if (!bad && auth[0] != '\0')
-		bad = sr_xfer_header(hl, auth, err) == -1;
-	else if (!bad && cr.form == SR_AZ_BEARER) {
-		char *b = sr_asprintf("Authorization: Bearer %s", cr.session_token);
-
-		bad = sr_xfer_header(hl, b, err) == -1;
-		explicit_bzero(b, strlen(b));
-		free(b);
-	}
-	if (bad) {
-		sr_creds_wipe(&cr);
-		explicit_bzero(query, strlen(query));
-		free(path);
-		free(query);
-		return sr_err_prefix(err, "%s", what);
-	}
-	*url = sr_asprintf("%s%s%s%s", a->origin, path, query[0] != '\0' ? "?" : "", query);
-	explicit_bzero(query, strlen(query));
+	} else if (cr.form == SR_AZ_BEARER &&
+	    (bearer = sr_try_asprintf(err, "Authorization: Bearer %s", cr.session_token)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (sr_xfer_header(hl, lines[i], err) == -1)
+			goto out;
+	if ((auth[0] != '\0' && sr_xfer_header(hl, auth, err) == -1) ||
+	    (bearer != NULL && sr_xfer_header(hl, bearer, err) == -1))
+		goto out;
+	if ((*url = sr_try_asprintf(err, "%s%s%s%s", a->origin, path, query[0] != '\0' ? "?" : "",
+	    query)) == NULL)
+		goto out;
+	rc = 0;
+out:
+	if (rc == -1)
+		sr_err_prefix(err, "%s", what);
+	free_wiped(bearer);
+	free_wiped(query);
 	sr_creds_wipe(&cr);
-	free(query);
 	free(path);
-	return 0;
+	return rc;
 }
 
 const char *
@@ -409,28 +453,44 @@ static const struct sr_xfer_family az_family = {
 int
 sr_az_open(const char *rest, struct sr_az **out, char *err)
 {
-	struct sr_az *a = sr_calloc(1, sizeof *a);
-	char *url = sr_asprintf("az://%s", rest), *ep = NULL, envep[1024];
+	struct sr_az *a;
+	char *url, *ep = NULL, envep[1024];
 	const char *ca = getenv("REQUESTS_CA_BUNDLE");
 	int rc = -1;
 
 	*out = NULL;
+	if ((url = sr_try_asprintf(err, "az://%s", rest)) == NULL)
+		return sr_err_prefix(err, "open store az://%s", rest);
+	if ((a = sr_try_calloc(1, sizeof *a, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		free(url);
+		return -1;
+	}
 	if (parse(a, rest, url, &ep, err) == -1)
 		goto out;
 	if (ep == NULL) {
+		size_t olen, end;
+
 		if (sr_az_env_endpoint(a->account, envep, sizeof envep, err) == -1) {
 			sr_err_prefix(err, "open store %s", url);
 			goto out;
 		}
-		ep = envep[0] != '\0' ? sr_strdup(envep) :
-		    sr_asprintf("https://%s.blob.core.windows.net", a->account);
-		if (endpoint_split(ep, &a->origin, &a->ep_path) == -1) {
+		ep = envep[0] != '\0' ? sr_try_strdup(envep, err) :
+		    sr_try_asprintf(err, "https://%s.blob.core.windows.net", a->account);
+		if (ep == NULL) {
+			sr_err_prefix(err, "open store %s", url);
+			goto out;
+		}
+		if (endpoint_parse(ep, &olen, &end) == -1) {
 			sr_err(err, "open store %s: the connection string's endpoint \"%.*s\" is not "
 			    "http(s)://host[:port][/path]", url, SHOW_MAX, ep);
 			goto out;
 		}
-	} else
-		endpoint_split(ep, &a->origin, &a->ep_path);
+	}
+	if (endpoint_split(a, ep, err) == -1) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	if (ca != NULL && ca[0] != '\0')
 		snprintf(a->ca_bundle, sizeof a->ca_bundle, "%s", ca);
 	if ((a->creds = sr_az_creds_chain(a->account, NULL, err)) == NULL ||

@@ -55,7 +55,8 @@ int sr_az_fail(struct sr_az *a, const char *what, const struct sr_xfer_resp *res
 const char *sr_az_code(const struct sr_xfer_resp *resp);
 
 /* "%XX"-encode s (RFC 3986: unreserved characters kept, and '/' when
- * keep_slash), malloc'd: blob names in paths, values in queries. */
-char *sr_az_encode(const char *s, int keep_slash);
+ * keep_slash), malloc'd: blob names in paths, values in queries. NULL with
+ * err when out of memory. */
+char *sr_az_encode(const char *s, int keep_slash, char *err);
 
 #endif

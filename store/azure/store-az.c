@@ -69,17 +69,20 @@ code_is(const struct sr_xfer_resp *r, const char *code)
 	return strcmp(sr_az_code(r), code) == 0;
 }
 
-/* Did our own earlier attempt land? Its blob carries our Content-MD5. */
+/* Did our own earlier attempt land? Its blob carries our Content-MD5. 1
+ * or 0; -1 with err when out of memory (which says nothing about the
+ * blob: not to be taken for "someone else's"). */
 static int
-landed(struct sr_az *a, const char *key, const char *md5_b64, char *etag_out)
+landed(struct sr_az *a, const char *key, const char *md5_b64, char *etag_out, const char *w,
+    char *err)
 {
 	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
 	struct sr_xfer_resp r;
-	char err[SR_ERRMAX];
+	char herr[SR_ERRMAX];
 	int ok;
 
-	if (sr_az_do(a, &rq, &r, "head", err) == -1)
-		return 0;
+	if (sr_az_do(a, &rq, &r, "head", herr) == -1)
+		return sr_err_is_oom(herr) ? sr_err(err, "%s: %s", w, herr) : 0;
 	ok = r.status == 200 && strcmp(r.captured[SR_AZ_CONTENT_MD5], md5_b64) == 0;
 	if (ok && etag_out != NULL)
 		snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
@@ -95,7 +98,7 @@ az_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], md5[32], cond[SR_ETAG_MAX + 16];
 	const char *c = NULL;
-	int rc;
+	int rc, l = 0;
 
 	sr_net_what(w, sizeof w, "put", key);
 	if (mode == SR_PUT_CREATE)
@@ -111,8 +114,8 @@ az_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 			snprintf(etag_out, SR_ETAG_MAX, "%s", r.etag);
 		rc = SR_STORE_OK;
 	} else if ((r.status == 409 || r.status == 412) && r.maybe_landed &&
-	    landed(a, key, md5, etag_out))
-		rc = SR_STORE_OK;
+	    (l = landed(a, key, md5, etag_out, w, err)) != 0)
+		rc = l == 1 ? SR_STORE_OK : SR_STORE_ERROR;
 	else if (mode == SR_PUT_CREATE && (r.status == 412 ||
 	    (r.status == 409 && code_is(&r, "BlobAlreadyExists"))))
 		rc = sr_net_say(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
@@ -156,21 +159,30 @@ list_pages(struct sr_az *a, const char *prefix, int uncommitted,
     char *err)
 {
 	const char *base = sr_az_prefix(a);
-	char *full = sr_asprintf("%s%s", base, prefix), *marker = NULL;
-	char *eprefix = sr_az_encode(full, 0);
+	char *full, *marker = NULL, *eprefix = NULL;
 	int rc = 0;
 
+	if ((full = sr_try_asprintf(err, "%s%s", base, prefix)) == NULL ||
+	    (eprefix = sr_az_encode(full, 0, err)) == NULL) {
+		free(full);
+		return sr_err_prefix(err, "%s", w);
+	}
 	do {
-		char *em = marker != NULL ? sr_az_encode(marker, 0) : NULL;
-		char *q = sr_asprintf("restype=container&comp=list&prefix=%s&maxresults=%d%s%s%s",
-		    eprefix, LIST_PAGE, uncommitted ? "&include=uncommittedblobs" : "",
-		    em != NULL ? "&marker=" : "", em != NULL ? em : "");
-		/* a page of 5000 names of up to 1 KiB is at most ~6 MiB of XML */
-		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 32 * 1024 * 1024 };
+		char *em = NULL, *q = NULL, *next = NULL;
+		struct sr_xfer_req rq;
 		struct sr_xfer_resp r;
-		char *next = NULL;
 
+		if ((marker != NULL && (em = sr_az_encode(marker, 0, err)) == NULL) ||
+		    (q = sr_try_asprintf(err, "restype=container&comp=list&prefix=%s&maxresults=%d"
+		    "%s%s%s", eprefix, LIST_PAGE, uncommitted ? "&include=uncommittedblobs" : "",
+		    em != NULL ? "&marker=" : "", em != NULL ? em : "")) == NULL) {
+			free(em);
+			rc = sr_err_prefix(err, "%s", w);
+			break;
+		}
 		free(em);
+		/* a page of 5000 names of up to 1 KiB is at most ~6 MiB of XML */
+		rq = (struct sr_xfer_req){ .method = "GET", .query = q, .max = 32 * 1024 * 1024 };
 		if (sr_az_do(a, &rq, &r, w, err) == -1) {
 			free(q);
 			rc = SR_STORE_ERROR;
@@ -238,14 +250,23 @@ struct names {
 	size_t n, cap;
 };
 
-static void
-names_add(struct names *ns, const char *s)
+/* 0, or -1 with err (out of memory; ns keeps what it had). */
+static int
+names_add(struct names *ns, const char *s, char *err)
 {
 	if (ns->n == ns->cap) {
-		ns->cap = ns->cap ? ns->cap * 2 : 64;
-		ns->v = sr_reallocarray(ns->v, ns->cap, sizeof *ns->v);
+		size_t cap = ns->cap ? ns->cap * 2 : 64;
+		char **v = sr_try_reallocarray(ns->v, cap, sizeof *v, err);
+
+		if (v == NULL)
+			return -1;
+		ns->v = v;
+		ns->cap = cap;
 	}
-	ns->v[ns->n++] = sr_strdup(s);
+	if ((ns->v[ns->n] = sr_try_strdup(s, err)) == NULL)
+		return -1;
+	ns->n++;
+	return 0;
 }
 
 static void
@@ -265,21 +286,24 @@ name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int
-committed_cb(const struct sr_object_info *info, void *arg)
-{
-	names_add(arg, info->key);
-	return 0;
-}
-
-/* What the uncommitted listing gathers: names with only uncommitted
- * blocks, under the prefix, started before older_than. */
+/* What the listings gather: the committed names, then those with only
+ * uncommitted blocks, under the prefix, started before older_than; err is
+ * the caller's, for a callback that stops on out-of-memory. */
 struct stale {
 	const char *prefix;
 	double older_than;
 	struct names committed;
 	struct names found;
+	char *err;
 };
+
+static int
+committed_cb(const struct sr_object_info *info, void *arg)
+{
+	struct stale *sa = arg;
+
+	return names_add(&sa->committed, info->key, sa->err);
+}
 
 static int
 stale_cb(const struct sr_object_info *info, void *arg)
@@ -299,8 +323,7 @@ stale_cb(const struct sr_object_info *info, void *arg)
 	/* an upload of unknown age is never taken for a stale one */
 	if (info->mtime <= 0 || info->mtime >= sa->older_than)
 		return 0;
-	names_add(&sa->found, k);
-	return 0;
+	return names_add(&sa->found, k, sa->err);
 }
 
 /* Unfinished uploads on Azure are blobs with uncommitted blocks only:
@@ -312,13 +335,13 @@ az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
     char *err)
 {
 	struct sr_az *a = AZ(st);
-	struct stale sa = { .prefix = prefix, .older_than = older_than };
+	struct stale sa = { .prefix = prefix, .older_than = older_than, .err = err };
 	char w[SR_KEY_SHOW_MAX + 32];
 	size_t i;
 	int rc;
 
 	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
-	rc = list_pages(a, prefix, 0, committed_cb, &sa.committed, w, err);
+	rc = list_pages(a, prefix, 0, committed_cb, &sa, w, err);
 	if (rc == 0) {
 		if (sa.committed.n > 1)
 			qsort(sa.committed.v, sa.committed.n, sizeof *sa.committed.v, name_cmp);
