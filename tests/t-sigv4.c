@@ -34,6 +34,7 @@
 #include "sigv4.h"
 #include "util.h"
 #include "tap.h"
+#include "oom-trials.h"
 
 #ifndef SR_TOP_SRCDIR
 #define SR_TOP_SRCDIR "."
@@ -58,7 +59,7 @@ check_signed(const char *what, const struct sr_sigv4_request *rq, const struct s
 {
 	char auth[SR_SIGV4_AUTH_MAX], err[SR_ERRMAX] = "";
 	char *creq = sr_sigv4_canonical_request(rq);
-	char *sts = sr_sigv4_string_to_sign(rq, creq);
+	char *sts = sr_sigv4_string_to_sign(rq, creq, err);
 	int rc;
 
 	is_str(creq, want_creq, "%s: canonical request", what);
@@ -90,6 +91,99 @@ check_refused(const char *what, const struct sr_sigv4_request *rq, const struct 
 	free(creq);
 }
 
+/* ---- out of memory ----------------------------------------------------- */
+
+/* One request signed under OOM: the canonical request, the string to sign
+ * and the Authorization value, each exactly the unarmed run's or a clean
+ * failure (auth emptied). OOM_ALL: OpenSSL's HMAC and digest contexts fail
+ * too. */
+struct sign_trial {
+	const struct sr_sigv4_request *rq;
+	const struct sr_sigv4_key *key;
+	const char *want_creq, *want_sts, *want_auth;
+	char *creq, *sts;
+	char auth[SR_SIGV4_AUTH_MAX];
+};
+
+static int
+sign_op(void *arg, char *err)
+{
+	struct sign_trial *t = arg;
+
+	strcpy(t->auth, "junk");
+	t->creq = sr_sigv4_canonical_request_err(t->rq, err);
+	if (t->creq == NULL)
+		return -1;
+	t->sts = sr_sigv4_string_to_sign(t->rq, t->creq, err);
+	if (t->sts == NULL || sr_sigv4_sign(t->rq, t->key, t->auth, err) == -1) {
+		free(t->creq);
+		free(t->sts);
+		t->creq = t->sts = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sign_exact(void *arg, char *why, size_t len)
+{
+	struct sign_trial *t = arg;
+	int good = strcmp(t->creq, t->want_creq) == 0 && strcmp(t->sts, t->want_sts) == 0 &&
+	    strcmp(t->auth, t->want_auth) == 0;
+
+	if (!good)
+		snprintf(why, len, "signed as '%s'", t->auth);
+	free(t->creq);
+	free(t->sts);
+	t->creq = t->sts = NULL;
+	return good;
+}
+
+static int
+sign_intact(void *arg, char *why, size_t len)
+{
+	struct sign_trial *t = arg;
+
+	if (t->auth[0] == '\0' || strcmp(t->auth, "junk") == 0)
+		return 1;	/* emptied, or failed before sr_sigv4_sign ran */
+	snprintf(why, len, "auth is '%s' after the failure", t->auth);
+	return 0;
+}
+
+/* Add rq's trials to tally[0] (OOM_OURS: spotrun's allocations, every
+ * byte back after each trial) and tally[1] (OOM_ALL: OpenSSL's too; it
+ * may absorb one of its own failures and cache later); the wanted pieces
+ * are rq's unarmed results. */
+static void
+sign_trials(const char *name, const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key,
+    struct oom_tally tally[2])
+{
+	char err[SR_ERRMAX] = "";
+	struct sign_trial t = { rq, key, NULL, NULL, NULL, NULL, NULL, "" };
+	struct oom_scenario sc = { name, OOM_OURS, sign_op, sign_exact, sign_intact, &t, 0 };
+	char *creq, *sts;
+
+	if (sign_op(&t, err) == -1) {
+		if (tally[0].first[0] == '\0')
+			snprintf(tally[0].first, sizeof tally[0].first, "%s: %s", name, err);
+		tally[0].unarmed_bad = tally[1].unarmed_bad = 1;
+		return;
+	}
+	creq = t.creq;
+	sts = t.sts;
+	t.want_creq = creq;
+	t.want_sts = sts;
+	t.want_auth = sr_strdup(t.auth);
+	t.creq = t.sts = NULL;
+	oom_trials_run(&sc, &tally[0]);
+	sc.scope = OOM_ALL;
+	sc.lib_absorbs = 1;
+	oom_trials_run(&sc, &tally[1]);
+	free(creq);
+	free(sts);
+	free((char *)t.want_auth);
+}
+
 /* ---- primitives ------------------------------------------------------- */
 
 static void
@@ -98,21 +192,21 @@ test_primitives(void)
 	char hex[65], all[256], *s, want[3 * 256 + 1], *w;
 	int i;
 
-	sr_sha256_hex("", 0, hex);
+	sr_sha256_hex("", 0, hex, NULL);
 	is_str(hex, EMPTY_SHA, "sha256 of nothing");
-	sr_sha256_hex("abc", 3, hex);
+	sr_sha256_hex("abc", 3, hex, NULL);
 	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc");
 
-	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 1);
+	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 1, NULL);
 	is_str(s, "a%20b%2Bc/%C3%BC", "uri_encode keeps '/' with keep_slash");
 	free(s);
-	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 0);
+	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 0, NULL);
 	is_str(s, "a%20b%2Bc%2F%C3%BC", "uri_encode encodes '/' without keep_slash");
 	free(s);
-	s = sr_sigv4_uri_encode("100%25", 6, 1);
+	s = sr_sigv4_uri_encode("100%25", 6, 1, NULL);
 	is_str(s, "100%2525", "uri_encode encodes an existing escape again (it takes raw bytes)");
 	free(s);
-	s = sr_sigv4_uri_encode("xyz", 0, 1);
+	s = sr_sigv4_uri_encode("xyz", 0, 1, NULL);
 	is_str(s, "", "uri_encode of 0 bytes is an empty string");
 	free(s);
 
@@ -127,7 +221,7 @@ test_primitives(void)
 			w += sprintf(w, "%%%02X", i);
 	}
 	*w = '\0';
-	s = sr_sigv4_uri_encode(all, 256, 0);
+	s = sr_sigv4_uri_encode(all, 256, 0, NULL);
 	is_str(s, want, "uri_encode of all 256 byte values");
 	free(s);
 }
@@ -178,7 +272,7 @@ test_s3_doc_examples(void)
 	    "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
 	    "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
 
-	sr_sha256_hex("Welcome to Amazon S3.", 21, body_hash);
+	sr_sha256_hex("Welcome to Amazon S3.", 21, body_hash, NULL);
 	is_str(body_hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
 	    "S3 doc PUT Object: payload hash");
 	check_signed("S3 doc PUT Object", &put, &doc_key,
@@ -213,6 +307,20 @@ test_s3_doc_examples(void)
 	    "AWS4-HMAC-SHA256 Credential=" DOC_SCOPE ", "
 	    "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
 	    "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
+
+	if (oom_trials_usable("sr_sigv4_sign of the 4 S3 documentation examples") &&
+	    oom_trials_usable("sr_sigv4_sign of the 4 S3 documentation examples (OpenSSL too)")) {
+		struct oom_tally tally[2];
+
+		memset(tally, 0, sizeof tally);
+		sign_trials("GET Object", &get, &doc_key, tally);
+		sign_trials("PUT Object", &put, &doc_key, tally);
+		sign_trials("GET Bucket Lifecycle", &lifecycle, &doc_key, tally);
+		sign_trials("List Objects", &list, &doc_key, tally);
+		oom_tally_report(&tally[0], "sr_sigv4_sign of the 4 S3 documentation examples");
+		oom_tally_report(&tally[1], "sr_sigv4_sign of the 4 S3 documentation examples "
+		    "(OpenSSL too)");
+	}
 
 	/* The parameters in another order, and J sent encoded: same signature. */
 	list.query = "prefix=%4A&max-keys=2";
@@ -258,7 +366,7 @@ test_s3_path_and_query(void)
 	rq = s3_request("GET", "/bucket/a b+c/\xc3\xbc", NULL);
 	check_signed("S3 path: raw key encoded once", &rq, NULL,
 	    "GET\n/bucket/a%20b%2Bc/%C3%BC\n\n" S3_HDRS, NULL, NULL);
-	s = sr_sigv4_uri_encode(rq.path, strlen(rq.path), 1);
+	s = sr_sigv4_uri_encode(rq.path, strlen(rq.path), 1, NULL);
 	is_str(s, "/bucket/a%20b%2Bc/%C3%BC", "S3 path: the URL path sent equals the signed one");
 	free(s);
 	/* A '%' in a key is a character of the key: %25, never decoded. */
@@ -495,7 +603,8 @@ test_bad_input(void)
 	ok(sr_sigv4_sign(&rq, &doc_key, auth, err) == -1 && auth[0] == '\0', "too long Authorization: refused");
 	is_str(err, "sign request: the Authorization value would be 2248 bytes, more than 1023 "
 	    "(fewer or shorter signed headers)", "too long Authorization: message");
-	ok(sr_sigv4_string_to_sign(&rq, NULL) == NULL, "string_to_sign of NULL is NULL");
+	ok(sr_sigv4_string_to_sign(&rq, NULL, err) == NULL, "string_to_sign of NULL is NULL");
+	is_str(err, "sign request: no canonical request", "string_to_sign of NULL: message");
 }
 
 /* ---- the AWS signing test suite ---------------------------------------- */
@@ -644,7 +753,7 @@ json_str(json_t *o, const char *k1, const char *k2)
 
 /* Run one case folder; every check is one TAP line naming the case. */
 static void
-run_case(const char *suite, const char *name)
+run_case(const char *suite, const char *name, struct oom_tally tally[2])
 {
 	char *dir = sr_asprintf("%s/%s", suite, name), *ctxpath = sr_asprintf("%s/context.json", dir);
 	char err[SR_ERRMAX] = "", amz_date[32], payload[65], auth[SR_SIGV4_AUTH_MAX];
@@ -703,7 +812,7 @@ run_case(const char *suite, const char *name)
 	/* What the suite's signer adds: X-Amz-Date, the session token unless
 	 * the case adds it after signing, and the body hash header when it
 	 * signs the body. The payload line is the body's hash either way. */
-	sr_sha256_hex(r.body, r.body_len, payload);
+	sr_sha256_hex(r.body, r.body_len, payload, NULL);
 	for (i = 0; i < r.n; i++) {
 		h[i].name = r.names[i];
 		h[i].value = r.values[i];
@@ -736,7 +845,7 @@ run_case(const char *suite, const char *name)
 	if (creq == NULL)
 		tap_diag("%s", err);
 	is_str(creq, want_creq, "%s: canonical request", name);
-	sts = sr_sigv4_string_to_sign(&rq, creq);
+	sts = sr_sigv4_string_to_sign(&rq, creq, err);
 	is_str(sts, want_sts, "%s: string to sign", name);
 	rc = sr_sigv4_sign(&rq, &key, auth, err);
 	if (rc != 0)
@@ -744,6 +853,8 @@ run_case(const char *suite, const char *name)
 	is_str(rc == 0 ? auth : NULL, want_auth, "%s: Authorization", name);
 	sig = rc == 0 ? strstr(auth, "Signature=") : NULL;
 	is_str(sig != NULL ? sig + 10 : NULL, want_sig, "%s: signature", name);
+	if (tally != NULL)
+		sign_trials(name, &rq, &key, tally);
 out:
 	suite_req_free(&r);
 	if (ctx != NULL)
@@ -772,8 +883,10 @@ static void
 test_suite(const char *suite)
 {
 	struct dirent **ents;
-	int n, i, ncases = 0;
+	struct oom_tally tally[2];
+	int n, i, ncases = 0, oom = oom_usable();
 
+	memset(tally, 0, sizeof tally);
 	n = scandir(suite, &ents, NULL, alphasort);
 	if (n < 0) {
 		ok(0, "read the suite folder %s", suite);
@@ -784,7 +897,7 @@ test_suite(const char *suite)
 
 		/* Every folder is a case: one without context.json fails. */
 		if (ents[i]->d_name[0] != '.' && is_dir(path)) {
-			run_case(suite, ents[i]->d_name);
+			run_case(suite, ents[i]->d_name, oom ? tally : NULL);
 			ncases++;
 		}
 		free(path);
@@ -792,6 +905,10 @@ test_suite(const char *suite)
 	}
 	free(ents);
 	ok(ncases > 0, "the suite at %s has cases (%d run)", suite, ncases);
+	if (oom_trials_usable("sr_sigv4_sign of the suite's cases"))
+		oom_tally_report(&tally[0], "sr_sigv4_sign of the suite's cases");
+	if (oom_trials_usable("sr_sigv4_sign of the suite's cases (OpenSSL too)"))
+		oom_tally_report(&tally[1], "sr_sigv4_sign of the suite's cases (OpenSSL too)");
 }
 
 /* ---- robustness ------------------------------------------------------- */
@@ -931,11 +1048,14 @@ test_fuzz(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	const char *suite = getenv("SPOTRUN_SIGV4_SUITE");
+	const char *suite;
 	char *def = NULL;
 
+	(void)argc;
+	oom_trials_exact_heap(argv);
+	suite = getenv("SPOTRUN_SIGV4_SUITE");
 	if (suite == NULL || suite[0] == '\0')
 		suite = def = sr_asprintf("%s/../shared/conformance/aws-sigv4", SR_TOP_SRCDIR);
 	/* Our own cases run everywhere; the AWS suite where it is found. */

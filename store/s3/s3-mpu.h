@@ -13,8 +13,8 @@ struct sr_parts;
 
 /* Start an upload of key (under the store's prefix); drive it with
  * parts.h's sr_parts_write, _limit, _commit and _abort. Nothing is sent
- * yet. */
-struct sr_parts *sr_s3_mpu_begin(struct sr_s3 *s, const char *key);
+ * yet. NULL with err on out-of-memory. */
+struct sr_parts *sr_s3_mpu_begin(struct sr_s3 *s, const char *key, char *err);
 
 /* AbortMultipartUpload (DELETE ?uploadId=) of key's upload_id, retried
  * until the epoch deadline when one is given (0: the tuning's count): 0

@@ -153,25 +153,46 @@ s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char 
 	return sr_net_head(sr_s3_xfer(S3(st)), key, info, err);
 }
 
+/* base + prefix, encoded for a query's prefix= (malloc'd); NULL with err
+ * on out-of-memory. */
+static char *
+encoded_prefix(const char *base, const char *prefix, char *err)
+{
+	char *full = sr_try_asprintf(err, "%s%s", base, prefix);
+	char *e = full != NULL ? sr_sigv4_uri_encode(full, strlen(full), 0, err) : NULL;
+
+	free(full);
+	return e;
+}
+
 static int
 s3_list(struct sr_store *st, const char *prefix,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
 {
 	struct sr_s3 *s = S3(st);
 	const char *base = sr_s3_prefix(s);
-	char *full = sr_asprintf("%s%s", base, prefix), *token = NULL, w[SR_KEY_SHOW_MAX + 16];
-	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	char *token = NULL, w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = encoded_prefix(base, prefix, err);
 	int rc = 0, truncated = 1;
 
 	sr_net_what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	if (eprefix == NULL)
+		return sr_err_prefix(err, "%s", w);
 	while (rc == 0 && truncated) {
-		char *etoken = token != NULL ? sr_sigv4_uri_encode(token, strlen(token), 0) : NULL;
-		char *q = sr_asprintf("list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
-		    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
-		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		char *etoken = NULL, *q = NULL;
+		struct sr_xfer_req rq = { .method = "GET", .max = 16 * 1024 * 1024 };
 		struct sr_xfer_resp r;
 
+		if ((token == NULL || (etoken = sr_sigv4_uri_encode(token, strlen(token), 0,
+		    err)) != NULL))
+			q = sr_try_asprintf(err, "list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
+			    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
 		free(etoken);
+		if (q == NULL) {
+			rc = sr_err_prefix(err, "%s", w);
+			break;
+		}
+		rq.query = q;
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(q);
 			rc = SR_STORE_ERROR;
@@ -192,7 +213,6 @@ s3_list(struct sr_store *st, const char *prefix,
 	}
 	free(token);
 	free(eprefix);
-	free(full);
 	return rc;
 }
 
@@ -250,7 +270,11 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 
 		for (j = 0; j < m; j++)	/* 6x: every byte may become &quot; */
 			cap += 40 + 6 * (strlen(base) + strlen(keys[i + j]));
-		xml = sr_malloc(cap);
+		snprintf(w, sizeof w, "delete %zu keys", m);
+		if ((xml = sr_try_malloc(cap, err)) == NULL) {
+			sr_err_prefix(err, "%s", w);
+			return SR_STORE_ERROR;
+		}
 		o += (size_t)sprintf(xml + o, "<Delete><Quiet>true</Quiet>");
 		for (j = 0; j < m; j++) {
 			o += (size_t)sprintf(xml + o, "<Object><Key>");
@@ -264,7 +288,6 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		rq.hdrs[1] = md5;
 		rq.body = xml;
 		rq.body_len = o;
-		snprintf(w, sizeof w, "delete %zu keys", m);
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(xml);
 			return SR_STORE_ERROR;
@@ -284,9 +307,8 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 static int
 s3_upload_begin(struct sr_upload *up, char *err)
 {
-	(void)err;
-	up->priv = sr_s3_mpu_begin(S3(up->st), up->key);
-	return 0;
+	up->priv = sr_s3_mpu_begin(S3(up->st), up->key, err);
+	return up->priv != NULL ? 0 : SR_STORE_ERROR;
 }
 
 /* The stale uploads of the page being read: aborted once it is read. */
@@ -295,6 +317,7 @@ struct stale {
 	double older_than;
 	char **keys, **ids;
 	size_t n, cap;
+	char *err;			/* the caller's: an out-of-memory */
 };
 
 static int
@@ -313,12 +336,25 @@ stale_cb(const struct sr_s3_upload *u, void *arg)
 	if (u->initiated < 0 || u->initiated >= sa->older_than)
 		return 0;
 	if (sa->n == sa->cap) {
-		sa->cap = sa->cap ? sa->cap * 2 : 16;
-		sa->keys = sr_reallocarray(sa->keys, sa->cap, sizeof *sa->keys);
-		sa->ids = sr_reallocarray(sa->ids, sa->cap, sizeof *sa->ids);
+		size_t cap = sa->cap ? sa->cap * 2 : 16;
+		char **k, **i;
+
+		/* each kept when the other fails: both stay right for n */
+		if ((k = sr_try_reallocarray(sa->keys, cap, sizeof *k, sa->err)) == NULL)
+			return -1;
+		sa->keys = k;
+		if ((i = sr_try_reallocarray(sa->ids, cap, sizeof *i, sa->err)) == NULL)
+			return -1;
+		sa->ids = i;
+		sa->cap = cap;
 	}
-	sa->keys[sa->n] = sr_strdup(u->key);
-	sa->ids[sa->n++] = sr_strdup(u->upload_id);
+	if ((sa->keys[sa->n] = sr_try_strdup(u->key, sa->err)) == NULL)
+		return -1;
+	if ((sa->ids[sa->n] = sr_try_strdup(u->upload_id, sa->err)) == NULL) {
+		free(sa->keys[sa->n]);
+		return -1;
+	}
+	sa->n++;
 	return 0;
 }
 
@@ -350,28 +386,38 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 {
 	struct sr_s3 *s = S3(st);
 	const char *base = sr_s3_prefix(s);
-	char *full = sr_asprintf("%s%s", base, prefix), w[SR_KEY_SHOW_MAX + 16];
-	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	char w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = encoded_prefix(base, prefix, err);
 	char *key_marker = NULL, *id_marker = NULL;
-	struct stale sa = { .prefix = prefix, .older_than = older_than };
+	struct stale sa = { .prefix = prefix, .older_than = older_than, .err = err };
 	int rc = 0, truncated = 1;
 	size_t i;
 
 	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
+	if (eprefix == NULL) {
+		sr_err_prefix(err, "%s", w);
+		return SR_STORE_ERROR;
+	}
 	while (rc == 0 && truncated) {
-		char *ek = key_marker != NULL ?
-		    sr_sigv4_uri_encode(key_marker, strlen(key_marker), 0) : NULL;
-		char *ei = id_marker != NULL ?
-		    sr_sigv4_uri_encode(id_marker, strlen(id_marker), 0) : NULL;
-		char *q = sr_asprintf("uploads=&prefix=%s%s%s%s%s", eprefix,
-		    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
-		    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
-		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		char *ek = NULL, *ei = NULL, *q = NULL;
+		struct sr_xfer_req rq = { .method = "GET", .max = 16 * 1024 * 1024 };
 		struct sr_xfer_resp r;
 		char *nk = NULL, *ni = NULL;
 
+		if ((key_marker == NULL || (ek = sr_sigv4_uri_encode(key_marker,
+		    strlen(key_marker), 0, err)) != NULL) &&
+		    (id_marker == NULL || (ei = sr_sigv4_uri_encode(id_marker,
+		    strlen(id_marker), 0, err)) != NULL))
+			q = sr_try_asprintf(err, "uploads=&prefix=%s%s%s%s%s", eprefix,
+			    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
+			    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
 		free(ek);
 		free(ei);
+		if (q == NULL) {
+			rc = sr_err_prefix(err, "%s", w);
+			break;
+		}
+		rq.query = q;
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(q);
 			rc = SR_STORE_ERROR;
@@ -407,7 +453,6 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	free(sa.keys);
 	free(sa.ids);
 	free(eprefix);
-	free(full);
 	return rc == 0 ? 0 : SR_STORE_ERROR;
 }
 
