@@ -315,8 +315,10 @@ sr_fmt_bytes(uint64_t n, char *buf, size_t len)
 int
 sr_mkdirs(const char *path, mode_t mode, char *err)
 {
-	char *p = sr_strdup(path), *s;
+	char *p = sr_try_strdup(path, err), *s;
 
+	if (p == NULL)
+		return sr_err_prefix(err, "create directory %s", path);
 	for (s = p + 1; *s != '\0'; s++) {
 		if (*s != '/')
 			continue;
@@ -364,7 +366,14 @@ rmtree_at(int parent, const char *name, char *err)
 		return sr_errno(err, "open directory %s", name);
 	d = fdopendir(fd);
 	if (d == NULL) {
+		int e = errno;
+
 		close(fd);
+		if (e == ENOMEM) {	/* the C library's buffer for it */
+			sr_err_oom(err, "open directory");
+			return sr_err_prefix(err, "remove %s", name);
+		}
+		errno = e;
 		return sr_errno(err, "open directory %s", name);
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
@@ -412,17 +421,27 @@ sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err)
 
 	if (fd == -1)
 		return sr_errno(err, "open %s", path);
-	buf = sr_malloc(cap + 1);
+	if ((buf = sr_try_malloc(cap + 1, err)) == NULL) {
+		close(fd);
+		return sr_err_prefix(err, "read %s", path);
+	}
 	for (;;) {
 		ssize_t r;
 		if (n == cap) {
+			char *more;
+
 			if (cap >= max) {
 				close(fd);
 				free(buf);
 				return sr_err(err, "read %s: larger than %zu bytes", path, max);
 			}
 			cap = cap * 2 > max ? max : cap * 2;
-			buf = sr_realloc(buf, cap + 1);
+			if ((more = sr_try_reallocarray(buf, cap + 1, 1, err)) == NULL) {
+				close(fd);
+				free(buf);
+				return sr_err_prefix(err, "read %s", path);
+			}
+			buf = more;
 		}
 		r = read(fd, buf + n, cap - n);
 		if (r == -1) {
@@ -448,10 +467,12 @@ sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err)
 int
 sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err)
 {
-	char *tmp = sr_asprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char *tmp = sr_try_asprintf(err, "%s.tmp.%ld", path, (long)getpid());
+	int fd;
 
-	if (fd == -1) {
+	if (tmp == NULL)
+		return sr_err_prefix(err, "write %s", path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1) {
 		sr_errno(err, "create %s", tmp);
 		free(tmp);
 		return -1;

@@ -31,13 +31,22 @@ struct sr_conns {
 	size_t n, cap;
 };
 
-struct sr_conns *
-sr_conns_new(void)
-{
-	struct sr_conns *cs = sr_calloc(1, sizeof *cs);
+/* Sockets one attempt may open at once (happy eyeballs: IPv6 and IPv4)
+ * with one to spare. */
+#define ATTEMPT_SOCKETS 3
 
-	if (pthread_mutex_init(&cs->lock, NULL) != 0)
-		sr_fatal("pthread_mutex_init failed");
+struct sr_conns *
+sr_conns_new(char *err)
+{
+	struct sr_conns *cs = sr_try_calloc(1, sizeof *cs, err);
+
+	if (cs == NULL)
+		return NULL;
+	if (pthread_mutex_init(&cs->lock, NULL) != 0) {
+		free(cs);
+		sr_err(err, "pthread_mutex_init failed");
+		return NULL;
+	}
 	return cs;
 }
 
@@ -73,11 +82,8 @@ on_open(void *arg, curl_socket_t fd, curlsocktype purpose)
 		return CURL_SOCKOPT_OK;
 	pthread_mutex_lock(&cs->lock);
 	forget(cs, fd);		/* a socket closed without on_close had this number */
-	if (cs->n == cs->cap) {
-		cs->cap = cs->cap ? cs->cap * 2 : 8;
-		cs->v = sr_realloc(cs->v, cs->cap * sizeof *cs->v);
-	}
-	cs->v[cs->n++] = (struct conn){ .fd = fd };
+	if (cs->n < cs->cap)	/* room made by sr_conns_attach */
+		cs->v[cs->n++] = (struct conn){ .fd = fd };
 	pthread_mutex_unlock(&cs->lock);
 	return CURL_SOCKOPT_OK;
 }
@@ -94,13 +100,30 @@ on_close(void *arg, curl_socket_t fd)
 	return close(fd);
 }
 
-void
-sr_conns_attach(struct sr_conns *cs, CURL *e)
+int
+sr_conns_attach(struct sr_conns *cs, CURL *e, char *err)
 {
+	int rc = 0;
+
+	pthread_mutex_lock(&cs->lock);
+	if (cs->n + ATTEMPT_SOCKETS > cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 8;
+		struct conn *v = sr_try_reallocarray(cs->v, cap, sizeof *v, err);
+
+		if (v != NULL) {
+			cs->v = v;
+			cs->cap = cap;
+		} else
+			rc = -1;
+	}
+	pthread_mutex_unlock(&cs->lock);
+	if (rc == -1)
+		return -1;
 	curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_open);
 	curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, cs);
 	curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close);
 	curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, cs);
+	return 0;
 }
 
 /* The port of a socket address, 0 when it has none. */

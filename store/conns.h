@@ -33,16 +33,20 @@
 
 struct sr_conns;
 
-/* A record of no socket. Never fails but on OOM. */
-struct sr_conns *sr_conns_new(void);
+/* A record of no socket; NULL with err on OOM. */
+struct sr_conns *sr_conns_new(char *err);
 /* Free it; every handle whose connections it recorded must be cleaned
  * up first (their sockets' close calls come here). */
 void sr_conns_free(struct sr_conns *cs);
 
 /* Record the sockets e opens from now on, and close them through cs
  * (set again after each curl_easy_reset: they are options of e; a
- * connection keeps the ones it was opened with). */
-void sr_conns_attach(struct sr_conns *cs, CURL *e);
+ * connection keeps the ones it was opened with). Room for the sockets of
+ * one attempt is made here, where an allocation can fail as an error:
+ * 0, or -1 with err on OOM. (Curl's callback that records a socket has no
+ * way to say out-of-memory; when the room made here runs out anyway, a
+ * socket is not recorded: only not acknowledged early.) */
+int sr_conns_attach(struct sr_conns *cs, CURL *e, char *err);
 
 /* The socket of the connection e's transfer is using now (call it from
  * one of e's callbacks), CURL_SOCKET_BAD when it is not one cs opened. */

@@ -33,15 +33,24 @@ struct sr_creds_chain {
 
 struct sr_creds_chain *
 sr_creds_chain_make(int (*resolve)(void *arg, struct sr_creds *out, char *err), void *arg,
-    void (*free_arg)(void *arg))
+    void (*free_arg)(void *arg), char *err)
 {
-	struct sr_creds_chain *c = sr_calloc(1, sizeof *c);
+	struct sr_creds_chain *c = sr_try_calloc(1, sizeof *c, err);
 
+	if (c != NULL && pthread_mutex_init(&c->lock, NULL) != 0) {
+		sr_err(err, "pthread_mutex_init failed");
+		free(c);
+		c = NULL;
+	}
+	if (c == NULL) {
+		if (free_arg != NULL)
+			free_arg(arg);
+		sr_err_prefix(err, "create a credentials chain");
+		return NULL;
+	}
 	c->resolve = resolve;
 	c->arg = arg;
 	c->free_arg = free_arg;
-	if (pthread_mutex_init(&c->lock, NULL) != 0)
-		sr_fatal("pthread_mutex_init failed");
 	return c;
 }
 
@@ -61,7 +70,13 @@ sr_creds_get(struct sr_creds_chain *c, struct sr_creds *out, char *err)
 	}
 	/* Resolve (again): the first use, rejected keys, or role keys near
 	 * their end. The others wait on the lock and share the result. */
-	fresh = sr_malloc(sizeof *fresh);
+	if ((fresh = sr_try_malloc(sizeof *fresh, err)) == NULL) {
+		/* no resolution, and no fallback to what is held: this is no
+		 * verdict on the credentials */
+		sr_err_prefix(err, "get credentials");
+		r = -1;
+		goto unlock;
+	}
 	c->resolutions++;
 	memset(fresh, 0, sizeof *fresh);
 	if (c->resolve(c->arg, fresh, err) == 0) {

@@ -31,9 +31,10 @@ struct sr_creds_chain;
 /* A cache over resolve, which fills out (zeroed; source too) from the
  * family's sources, or returns -1 with err naming every source tried and
  * the fix. arg goes to resolve and, when the chain is freed, to free_arg
- * (may be NULL). Nothing is resolved until the first sr_creds_get. */
+ * (may be NULL). Nothing is resolved until the first sr_creds_get. NULL
+ * with err on OOM, arg then freed at once (free_arg). */
 struct sr_creds_chain *sr_creds_chain_make(int (*resolve)(void *arg, struct sr_creds *out,
-    char *err), void *arg, void (*free_arg)(void *arg));
+    char *err), void *arg, void (*free_arg)(void *arg), char *err);
 
 /*
  * Current credentials (copied into *out), resolving on first use and

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #include "digest.h"
@@ -65,22 +66,40 @@ sr_digest_crc64(uint64_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-void
-sr_digest_md5(const void *buf, size_t len, char *b64, char *hex)
+int
+sr_digest_ssl_err(char *err, const char *what)
+{
+	unsigned long e = ERR_peek_last_error();
+	char why[256];
+
+	/* OpenSSL 3.0 queues ERR_R_MALLOC_FAILURE; later ones queue nothing
+	 * when an allocation fails, and nothing else fails without a reason */
+	if (e == 0 || ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE) {
+		ERR_clear_error();
+		return sr_err_oom(err, what);
+	}
+	ERR_error_string_n(e, why, sizeof why);
+	ERR_clear_error();
+	return sr_err(err, "%s: OpenSSL: %s", what, why);
+}
+
+int
+sr_digest_md5(const void *buf, size_t len, char *b64, char *hex, char *err)
 {
 	unsigned char md[16];
 	unsigned int n = 0;
 
 	if (EVP_Digest(buf, len, md, &n, EVP_md5(), NULL) != 1 || n != 16)
-		sr_fatal("EVP_Digest(md5) failed");
+		return sr_digest_ssl_err(err, "compute MD5");
 	if (b64 != NULL)
 		EVP_EncodeBlock((unsigned char *)b64, md, 16);
 	if (hex != NULL)
 		sr_hex_of(md, sizeof md, hex);
+	return 0;
 }
 
-void
-sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out)
+int
+sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out, char *err)
 {
 	static const char md5_name[] = "Content-MD5: ", crc_name[] = "x-ms-content-crc64: ",
 	    sha_name[] = "x-amz-content-sha256: ";
@@ -95,7 +114,10 @@ sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out)
 		break;
 	case SR_SUM_MD5:
 		memcpy(out, md5_name, sizeof md5_name);
-		sr_digest_md5(buf, len, out + sizeof md5_name - 1, NULL);
+		if (sr_digest_md5(buf, len, out + sizeof md5_name - 1, NULL, err) == -1) {
+			out[0] = '\0';
+			return -1;
+		}
 		break;
 	case SR_SUM_CRC64:
 		crc = sr_digest_crc64(0, buf, len);
@@ -106,9 +128,10 @@ sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out)
 		break;
 	case SR_SUM_SHA256:
 		if (EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-			sr_fatal("EVP_Digest(sha256) failed");
+			return sr_digest_ssl_err(err, "compute SHA-256");
 		memcpy(out, sha_name, sizeof sha_name);
 		sr_hex_of(md, sizeof md, out + sizeof sha_name - 1);
 		break;
 	}
+	return 0;
 }

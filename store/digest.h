@@ -24,14 +24,20 @@ enum sr_sum { SR_SUM_NONE = 0, SR_SUM_MD5, SR_SUM_CRC64, SR_SUM_SHA256 };
 #define SR_SUM_HEADER_MAX 96
 
 /* MD5 of len bytes: base64 into b64 (25 bytes) and/or lowercase hex into
- * hex (33 bytes); either may be NULL. */
-void sr_digest_md5(const void *buf, size_t len, char *b64, char *hex);
+ * hex (33 bytes); either may be NULL. 0, or -1 with err ("compute MD5:
+ * out of memory": OpenSSL allocates). */
+int sr_digest_md5(const void *buf, size_t len, char *b64, char *hex, char *err);
 /* CRC-64/NVME of len bytes, continuing crc (0 to start). */
 uint64_t sr_digest_crc64(uint64_t crc, const void *buf, size_t len);
 /* The header line carrying sum over len bytes, into out
  * (SR_SUM_HEADER_MAX bytes): "Content-MD5: B64", "x-ms-content-crc64:
  * B64", "x-amz-content-sha256: HEX" (64 lowercase hex digits; the S3
- * signer takes it as the payload hash it signs), or "" for SR_SUM_NONE. */
-void sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out);
+ * signer takes it as the payload hash it signs), or "" for SR_SUM_NONE.
+ * 0, or -1 with err (out ""), as sr_digest_md5. */
+int sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out, char *err);
+/* The error of an OpenSSL call that failed, into err as "WHAT: out of
+ * memory" when it ran out (what OpenSSL's failures without another reason
+ * are), else "WHAT: OpenSSL: REASON"; clears OpenSSL's error queue; -1. */
+int sr_digest_ssl_err(char *err, const char *what);
 
 #endif

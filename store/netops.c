@@ -52,7 +52,11 @@ sr_net_get(struct sr_xfer *x, const char *key, size_t max, void **buf, size_t *l
 			sr_xfer_resp_free(&r);
 			return sr_err(err, "%s: larger than 0 bytes", w);
 		}
-		*buf = r.body != NULL ? r.body : sr_calloc(1, 1);
+		if (r.body == NULL && (r.body = sr_try_calloc(1, 1, err)) == NULL) {
+			sr_xfer_resp_free(&r);
+			return sr_err_prefix(err, "%s", w);
+		}
+		*buf = r.body;
 		if (len != NULL)
 			*len = r.len;
 		if (etag_out != NULL)
@@ -166,20 +170,27 @@ int
 sr_net_del_many(struct sr_xfer *x, const char *const *keys, size_t n, const char *hdr,
     char *err)
 {
-	struct sr_xfer_req *rq = sr_calloc(n, sizeof *rq);
-	struct del_arg da = { x, sr_calloc(n, sizeof *da.what) };
+	struct sr_xfer_req *rq = sr_try_calloc(n, sizeof *rq, err);
+	struct del_arg da = { x, rq != NULL ? sr_try_calloc(n, sizeof *da.what, err) : NULL };
 	char show[SR_KEY_SHOW_MAX];
 	size_t i;
-	int rc;
+	int rc = da.what != NULL ? 0 : -1;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; rc == 0 && i < n; i++) {
 		rq[i].method = "DELETE";
 		rq[i].key = keys[i];
 		rq[i].hdrs[0] = hdr;
-		da.what[i] = sr_asprintf("delete %s", sr_store_key_show(keys[i], show, sizeof show));
+		da.what[i] = sr_try_asprintf(err, "delete %s",
+		    sr_store_key_show(keys[i], show, sizeof show));
+		if (da.what[i] == NULL)
+			rc = -1;
 	}
-	rc = sr_xfer_do_many(x, rq, (const char *const *)da.what, n, del_done, &da, err);
-	for (i = 0; i < n; i++)
+	if (rc == 0)
+		rc = sr_xfer_do_many(x, rq, (const char *const *)da.what, n, del_done, &da, err);
+	else
+		sr_err_prefix(err, "delete %s", n > 0 ? sr_store_key_show(keys[0], show,
+		    sizeof show) : "");
+	for (i = 0; da.what != NULL && i < n; i++)
 		free(da.what[i]);
 	free(da.what);
 	free(rq);

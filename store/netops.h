@@ -59,7 +59,7 @@ uint64_t sr_net_parse_size(const char *v);
 /* The store's key prefix from what follows the bucket or container in the
  * URL (rest, may be NULL): "" or "a/b/" (trailing '/' dropped, one added),
  * malloc'd; NULL with err ("open store URL: ...") for a prefix that is not
- * one (an empty segment, a "." segment, a control character). */
+ * one (an empty segment, a "." segment, a control character), or on OOM. */
 char *sr_net_prefix(const char *url, const char *rest, char *err);
 /* "open store URL: option NAME: WHY" into err; -1. */
 int sr_net_bad_option(const char *url, const char *name, const char *why, char *err);

@@ -104,8 +104,15 @@ sr_net_prefix(const char *url, const char *rest, char *err)
 	while (n > 0 && rest[n - 1] == '/')
 		n--;
 	if (n == 0)
-		return sr_strdup("");
-	p = sr_strndup(rest, n);
+		p = sr_try_strdup("", err);
+	else
+		p = sr_try_strndup(rest, n, err);
+	if (p == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		return NULL;
+	}
+	if (n == 0)
+		return p;
 	if (strstr(p, "//") != NULL) {
 		sr_err(err, "open store %s: the prefix has an empty segment", url);
 		free(p);
@@ -115,8 +122,10 @@ sr_net_prefix(const char *url, const char *rest, char *err)
 		free(p);
 		return NULL;
 	}
-	out = sr_asprintf("%s/", p);
+	out = sr_try_asprintf(err, "%s/", p);
 	free(p);
+	if (out == NULL)
+		sr_err_prefix(err, "open store %s", url);
 	return out;
 }
 

@@ -40,10 +40,12 @@ struct sr_pace {
 };
 
 struct sr_pace *
-sr_pace_new(double interval)
+sr_pace_new(double interval, char *err)
 {
-	struct sr_pace *p = sr_calloc(1, sizeof *p);
+	struct sr_pace *p = sr_try_calloc(1, sizeof *p, err);
 
+	if (p == NULL)
+		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->done, NULL);
 	p->interval = interval;
@@ -96,9 +98,10 @@ bucket_of(const char *key)
 }
 
 /* key's entry with the lock held, its bucket's old ones dropped; made
- * (idle, long ago) when there is none. */
+ * (idle, long ago) when there is none and make is set. NULL when there is
+ * none, or with err when it cannot be made. */
 static struct entry *
-find(struct sr_pace *p, const char *key, double now)
+find(struct sr_pace *p, const char *key, double now, int make, char *err)
 {
 	struct entry *e;
 	size_t i = bucket_of(key), len;
@@ -107,8 +110,11 @@ find(struct sr_pace *p, const char *key, double now)
 	for (e = p->b[i]; e != NULL; e = e->next)
 		if (strcmp(e->key, key) == 0)
 			return e;
+	if (!make)
+		return NULL;
 	len = strlen(key);
-	e = sr_malloc(sizeof *e + len + 1);
+	if ((e = sr_try_malloc(sizeof *e + len + 1, err)) == NULL)
+		return NULL;
 	memcpy(e->key, key, len + 1);
 	e->end = now - p->interval;
 	e->busy = 0;
@@ -118,8 +124,8 @@ find(struct sr_pace *p, const char *key, double now)
 	return e;
 }
 
-void
-sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n)
+int
+sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n, char *err)
 {
 	double now, due;
 	size_t i;
@@ -131,8 +137,12 @@ sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n)
 		due = now;
 		busy = 0;
 		for (i = 0; i < n && !busy; i++) {
-			struct entry *e = find(p, keys[i], now);
+			struct entry *e = find(p, keys[i], now, 1, err);
 
+			if (e == NULL) {	/* none marked busy yet */
+				pthread_mutex_unlock(&p->lock);
+				return -1;
+			}
 			busy = e->busy;
 			if (e->end + p->interval > due)
 				due = e->end + p->interval;
@@ -141,11 +151,23 @@ sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n)
 			break;
 		pthread_cond_wait(&p->done, &p->lock);
 	}
-	for (i = 0; i < n; i++)
-		find(p, keys[i], now)->busy = 1;
+	/* (made again where a later find dropped an idle one) */
+	for (i = 0; i < n; i++) {
+		struct entry *e = find(p, keys[i], now, 1, err);
+
+		if (e == NULL) {
+			while (i-- > 0)		/* busy ones are never dropped */
+				find(p, keys[i], now, 0, NULL)->busy = 0;
+			pthread_cond_broadcast(&p->done);
+			pthread_mutex_unlock(&p->lock);
+			return -1;
+		}
+		e->busy = 1;
+	}
 	pthread_mutex_unlock(&p->lock);
 	if (due > now)
 		sr_sleep(due - now);
+	return 0;
 }
 
 void
@@ -156,8 +178,11 @@ sr_pace_done(struct sr_pace *p, const char *const *keys, size_t n)
 
 	pthread_mutex_lock(&p->lock);
 	for (i = 0; i < n; i++) {
-		struct entry *e = find(p, keys[i], now);
+		/* made by sr_pace_wait, and kept while busy */
+		struct entry *e = find(p, keys[i], now, 0, NULL);
 
+		if (e == NULL)
+			continue;
 		e->end = now;
 		e->busy = 0;
 	}

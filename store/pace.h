@@ -13,14 +13,16 @@
 
 struct sr_pace;
 
-/* A pacer for writes interval seconds apart (> 0). Dies only on OOM. */
-struct sr_pace *sr_pace_new(double interval);
+/* A pacer for writes interval seconds apart (> 0); NULL with err on OOM. */
+struct sr_pace *sr_pace_new(double interval, char *err);
 void sr_pace_free(struct sr_pace *p);
 /* Sleep until interval seconds have passed since the end of this handle's
  * last write of any of the n keys (at once when there was none), and
  * until no other thread's write of them is under way; then they are this
- * caller's until sr_pace_done, which must follow. */
-void sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n);
+ * caller's until sr_pace_done, which must follow. 0; or -1 with err when
+ * the pacer's record of a key cannot be allocated (then nothing is taken:
+ * no sr_pace_done). */
+int sr_pace_wait(struct sr_pace *p, const char *const *keys, size_t n, char *err);
 /* The write of the n keys just ended (whatever its result: a failed write
  * may have reached the server): start their intervals now. */
 void sr_pace_done(struct sr_pace *p, const char *const *keys, size_t n);

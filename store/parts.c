@@ -83,19 +83,29 @@ struct sr_parts {
 };
 
 struct sr_parts *
-sr_parts_begin(struct sr_xfer *x, const struct sr_parts_ops *ops, void *arg, const char *key)
+sr_parts_begin(struct sr_xfer *x, const struct sr_parts_ops *ops, void *arg, const char *key,
+    char *err)
 {
-	struct sr_parts *m = sr_calloc(1, sizeof *m);
+	struct sr_parts *m = sr_try_calloc(1, sizeof *m, err);
 	char show[SR_KEY_SHOW_MAX];
 
+	if (m == NULL || (m->key = sr_try_strdup(key, err)) == NULL ||
+	    (m->spare = sr_try_calloc((size_t)sr_xfer_tuning(x)->concurrency + 1,
+	    sizeof *m->spare, err)) == NULL) {
+		if (m != NULL)
+			free(m->key);
+		free(m);
+		if (ops->free != NULL)
+			ops->free(arg);
+		sr_err_prefix(err, "upload %s", sr_store_key_show(key, show, sizeof show));
+		return NULL;
+	}
 	m->x = x;
 	m->ops = ops;
 	m->arg = arg;
-	m->key = sr_strdup(key);
 	snprintf(m->what, sizeof m->what, "upload %s", sr_store_key_show(key, show, sizeof show));
 	m->part_size = sr_xfer_tuning(x)->part_size;
 	m->concurrency = sr_xfer_tuning(x)->concurrency;
-	m->spare = sr_calloc((size_t)m->concurrency + 1, sizeof *m->spare);
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->cond, NULL);
 	pthread_cond_init(&m->hash_cv, NULL);
@@ -130,23 +140,30 @@ start_part(struct sr_parts *m, struct part *p)
 {
 	char err[SR_ERRMAX];
 
+	CURLMcode mc;
+
 	if (p->call == NULL) {
 		char w[SR_KEY_SHOW_MAX + 48];
 
 		snprintf(w, sizeof w, "%s: part %d", m->what, p->num);
-		p->call = sr_xfer_call_new(m->x, &p->rq, w);
+		if ((p->call = sr_xfer_call_new(m->x, &p->rq, w, err)) == NULL)
+			goto fail;
 	}
-	if (sr_xfer_call_setup(p->call, err) == -1) {
-		pthread_mutex_lock(&m->lock);
-		fail_locked(m, err);
-		pthread_mutex_unlock(&m->lock);
-		return;
-	}
+	if (sr_xfer_call_setup(p->call, err) == -1)
+		goto fail;
 	pthread_mutex_lock(&m->lock);
 	m->touched = 1;
 	pthread_mutex_unlock(&m->lock);
 	curl_easy_setopt(sr_xfer_call_handle(p->call), CURLOPT_PRIVATE, p);
-	curl_multi_add_handle(m->multi, sr_xfer_call_handle(p->call));
+	if ((mc = curl_multi_add_handle(m->multi, sr_xfer_call_handle(p->call))) == CURLM_OK)
+		return;
+	sr_xfer_multi_err(mc, "curl_multi_add_handle", err);
+	sr_err_prefix(err, "%s: part %d", m->what, p->num);
+fail:
+	pthread_mutex_lock(&m->lock);
+	p->state = P_WAITING;	/* not in the multi handle: nothing to remove */
+	fail_locked(m, err);
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* A transfer ended: record its part's ETag, schedule a retry, or fail. */
@@ -200,6 +217,8 @@ hash_thread(void *arg)
 {
 	struct sr_parts *m = arg;
 	struct part *p;
+	char err[SR_ERRMAX];
+	int rc;
 
 	pthread_mutex_lock(&m->lock);
 	while (!m->stop && !m->failed) {
@@ -211,8 +230,13 @@ hash_thread(void *arg)
 		}
 		p = m->parts[m->hash_next++];
 		pthread_mutex_unlock(&m->lock);
-		sr_digest_header(sr_xfer_tuning(m->x)->part_sum, p->buf, p->len, p->sum);
+		rc = sr_digest_header(sr_xfer_tuning(m->x)->part_sum, p->buf, p->len, p->sum, err);
 		pthread_mutex_lock(&m->lock);
+		if (rc == -1) {
+			sr_err_prefix(err, "%s: part %d", m->what, p->num);
+			fail_locked(m, err);
+			break;
+		}
 		p->state = P_QUEUED;
 		curl_multi_wakeup(m->multi);
 	}
@@ -220,18 +244,19 @@ hash_thread(void *arg)
 	return NULL;
 }
 
-/* The hashers: one per online CPU, at most one per part in flight. */
-static void
-start_hashers(struct sr_parts *m)
+/* The hashers: one per online CPU, at most one per part in flight. 0,
+ * or -1 with err (those started are joined by join). */
+static int
+start_hashers(struct sr_parts *m, char *err)
 {
-	int cpus = sr_ncpus(), i;
+	int cpus = sr_ncpus(), n = cpus < m->concurrency ? cpus : m->concurrency;
 
-	m->nhashers = cpus < m->concurrency ? cpus : m->concurrency;
-	m->hashers = sr_calloc((size_t)m->nhashers, sizeof *m->hashers);
-	for (i = 0; i < m->nhashers; i++) {
-		if (pthread_create(&m->hashers[i], NULL, hash_thread, m) != 0)
-			sr_fatal("pthread_create: cannot start a hasher thread");
-	}
+	if ((m->hashers = sr_try_calloc((size_t)n, sizeof *m->hashers, err)) == NULL)
+		return sr_err_prefix(err, "%s", m->what);
+	for (m->nhashers = 0; m->nhashers < n; m->nhashers++)
+		if (pthread_create(&m->hashers[m->nhashers], NULL, hash_thread, m) != 0)
+			return sr_err(err, "%s: cannot start a hasher thread", m->what);
+	return 0;
 }
 
 static void *
@@ -315,6 +340,18 @@ upload_thread(void *arg)
 	return NULL;
 }
 
+/* The upload's machinery could not start: it has failed (err prefixed
+ * with what the upload is); -1. */
+static int
+start_failed(struct sr_parts *m, char *err)
+{
+	sr_err_prefix(err, "%s", m->what);
+	pthread_mutex_lock(&m->lock);
+	fail_locked(m, err);
+	pthread_mutex_unlock(&m->lock);
+	return -1;
+}
+
 /* Queue the filled part; wait while every slot is taken. */
 static int
 submit(struct sr_parts *m, char *err)
@@ -331,13 +368,21 @@ submit(struct sr_parts *m, char *err)
 			return -1;
 		m->begun = 1;
 		m->touched = m->ops->begin != NULL;
-		if ((m->multi = curl_multi_init()) == NULL)
-			sr_fatal("curl_multi_init: out of memory");
-		if (pthread_create(&m->th, NULL, upload_thread, m) != 0)
-			sr_fatal("pthread_create: cannot start the upload thread");
+		if ((m->multi = curl_multi_init()) == NULL) {
+			sr_err_oom(err, "curl_multi_init");
+			return start_failed(m, err);
+		}
+		if (pthread_create(&m->th, NULL, upload_thread, m) != 0) {
+			sr_err(err, "cannot start the upload thread");
+			return start_failed(m, err);
+		}
 		m->th_started = 1;
-		if (sr_xfer_tuning(m->x)->part_sum != SR_SUM_NONE)
-			start_hashers(m);
+		if (sr_xfer_tuning(m->x)->part_sum != SR_SUM_NONE && start_hashers(m, err) == -1) {
+			pthread_mutex_lock(&m->lock);
+			fail_locked(m, err);
+			pthread_mutex_unlock(&m->lock);
+			return -1;
+		}
 	}
 	pthread_mutex_lock(&m->lock);
 	while (!m->failed && m->pending >= m->concurrency)
@@ -352,13 +397,27 @@ submit(struct sr_parts *m, char *err)
 		return sr_err(err, "%s: more than %d parts of %zu bytes; raise the store's "
 		    "%s", m->what, m->ops->max_parts, m->part_size, m->ops->size_option);
 	}
-	p = sr_calloc(1, sizeof *p);
-	p->m = m;
+	if (m->nparts == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		struct part **v = sr_try_reallocarray(m->parts, (size_t)cap, sizeof *v, err);
+
+		if (v == NULL)
+			goto oom;
+		m->parts = v;
+		m->cap = cap;
+	}
+	if ((p = sr_try_calloc(1, sizeof *p, err)) == NULL)
+		goto oom;
 	p->num = m->nparts + 1;
+	if ((p->query = m->ops->part_query(m->arg, p->num)) == NULL) {
+		free(p);
+		sr_err_oom(err, "make a part's query");
+		goto oom;
+	}
+	p->m = m;
 	p->buf = m->cur;
 	p->len = m->cur_len;
 	p->state = m->nhashers > 0 ? P_HASHING : P_QUEUED;
-	p->query = m->ops->part_query(m->arg, p->num);
 	p->rq.method = "PUT";
 	p->rq.key = m->key;
 	p->rq.query = p->query;
@@ -372,10 +431,6 @@ submit(struct sr_parts *m, char *err)
 	p->rq.unsigned_payload = 1;
 	p->rq.deadline = m->deadline;
 	p->rq.cancel = m->cancel;
-	if (m->nparts == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->parts = sr_reallocarray(m->parts, (size_t)m->cap, sizeof *m->parts);
-	}
 	m->parts[m->nparts++] = p;
 	m->pending++;
 	pthread_cond_signal(&m->hash_cv);
@@ -384,6 +439,12 @@ submit(struct sr_parts *m, char *err)
 	m->cur_len = 0;
 	curl_multi_wakeup(m->multi);
 	return 0;
+oom:
+	/* the part stays m->cur (freed with the upload); the upload has failed */
+	sr_err_prefix(err, "%s", m->what);
+	fail_locked(m, err);
+	pthread_mutex_unlock(&m->lock);
+	return -1;
 }
 
 int
@@ -396,8 +457,16 @@ sr_parts_write(struct sr_parts *m, const void *buf, size_t len, char *err)
 
 		if (m->cur == NULL) {
 			pthread_mutex_lock(&m->lock);
-			m->cur = m->nspare > 0 ? m->spare[--m->nspare] : sr_malloc(m->part_size);
+			m->cur = m->nspare > 0 ? m->spare[--m->nspare] : NULL;
 			pthread_mutex_unlock(&m->lock);
+			if (m->cur == NULL &&
+			    (m->cur = sr_try_malloc(m->part_size, err)) == NULL) {
+				sr_err_prefix(err, "%s", m->what);
+				pthread_mutex_lock(&m->lock);
+				fail_locked(m, err);
+				pthread_mutex_unlock(&m->lock);
+				return -1;
+			}
 		}
 		n = m->part_size - m->cur_len;
 		if (n > len)

@@ -29,7 +29,8 @@ struct sr_parts_ops {
 	/* Start the upload on the server before its first part goes (S3's
 	 * CreateMultipartUpload); NULL: nothing to start. 0, or -1 with err. */
 	int (*begin)(void *arg, struct sr_parts *p, char *err);
-	/* The query of part num (1-based), malloc'd. */
+	/* The query of part num (1-based), malloc'd; NULL on OOM (the upload
+	 * then fails with "out of memory"). */
 	char *(*part_query)(void *arg, int num);
 	/* A part's reply must carry an ETag, which the commit names (S3). */
 	int part_etag;
@@ -51,9 +52,11 @@ struct sr_parts_ops {
 };
 
 /* Start an upload of key (under the store's prefix) on engine x; ops and
- * arg (handed to every op) describe the family. Nothing is sent yet. */
+ * arg (handed to every op) describe the family. Nothing is sent yet. arg
+ * is the upload's from here on, freed by ops->free when it ends; NULL
+ * with err ("upload KEY: ...") on OOM, when arg is freed at once. */
 struct sr_parts *sr_parts_begin(struct sr_xfer *x, const struct sr_parts_ops *ops, void *arg,
-    const char *key);
+    const char *key, char *err);
 /* Append bytes. 0, or -1 with err when the upload has failed (then only
  * abort is left to call). */
 int sr_parts_write(struct sr_parts *p, const void *buf, size_t len, char *err);

@@ -57,6 +57,7 @@
 
 #include <openssl/evp.h>
 
+#include "digest.h"
 #include "store-int.h"
 #include "util.h"
 
@@ -111,36 +112,52 @@ fs_of(struct sr_store *st)
 
 /* ---- etags ---- */
 
-static void
-md_final(EVP_MD_CTX *md, char *etag)
+/* The etag from md, into etag; 0, or -1 with err (OpenSSL allocates:
+ * out of memory). */
+static int
+md_final(EVP_MD_CTX *md, char *etag, char *err)
 {
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned int dlen;
 
 	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1)
-		sr_fatal("SHA-256 failed");
+		return sr_digest_ssl_err(err, "hash with SHA-256");
 	sr_hex_of(digest, ETAG_LEN / 2, etag);
+	return 0;
 }
 
+/* A SHA-256 context, or NULL with err. */
 static EVP_MD_CTX *
-md_new(void)
+md_new(char *err)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
-	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-		sr_fatal("cannot set up SHA-256");
+	if (md == NULL) {
+		sr_err_oom(err, "set up SHA-256");
+		return NULL;
+	}
+	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		sr_digest_ssl_err(err, "set up SHA-256");
+		EVP_MD_CTX_free(md);
+		return NULL;
+	}
 	return md;
 }
 
-static void
-etag_of_buf(const void *buf, size_t len, char *etag)
+static int
+etag_of_buf(const void *buf, size_t len, char *etag, char *err)
 {
-	EVP_MD_CTX *md = md_new();
+	EVP_MD_CTX *md = md_new(err);
+	int rc;
 
+	if (md == NULL)
+		return -1;
 	if (len > 0 && EVP_DigestUpdate(md, buf, len) != 1)
-		sr_fatal("SHA-256 failed");
-	md_final(md, etag);
+		rc = sr_digest_ssl_err(err, "hash with SHA-256");
+	else
+		rc = md_final(md, etag, err);
 	EVP_MD_CTX_free(md);
+	return rc;
 }
 
 /* The xattr's text: "v1 ETAG SIZE MTIME_SEC MTIME_NSEC". */
@@ -168,16 +185,17 @@ etag_cached(int fd, const struct stat *sb, char *etag)
 	return strcmp(have, want) == 0 ? 0 : -1;
 }
 
-/* The etag of a large object: a hash of the file's identity. */
-static void
-etag_of_identity(const struct stat *sb, char *etag)
+/* The etag of a large object: a hash of the file's identity. 0, or -1
+ * with err. */
+static int
+etag_of_identity(const struct stat *sb, char *etag, char *err)
 {
 	char id[128];
 	int n = snprintf(id, sizeof id, "%llu %llu %lld %lld %ld", (unsigned long long)sb->st_dev,
 	    (unsigned long long)sb->st_ino, (long long)sb->st_size, (long long)sb->st_mtim.tv_sec,
 	    (long)sb->st_mtim.tv_nsec);
 
-	etag_of_buf(id, (size_t)n, etag);
+	return etag_of_buf(id, (size_t)n, etag, err);
 }
 
 /* Etag of the open object fd (stat sb): the cached one, or hash the file. */
@@ -188,18 +206,25 @@ etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const ch
 	EVP_MD_CTX *md;
 	uint8_t *buf;
 	off_t off = 0;
+	ssize_t n;
 	char show[SR_KEY_SHOW_MAX];
+	int rc;
 
 	if (sb->st_size > CONTENT_ETAG_MAX) {
-		etag_of_identity(sb, etag);
+		if (etag_of_identity(sb, etag, err) == -1)
+			return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
 		return 0;
 	}
 	if (etag_cached(fd, sb, etag) == 0)
 		return 0;
-	md = md_new();
-	buf = sr_malloc(IO_BLOCK);
+	if ((md = md_new(err)) == NULL)
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	if ((buf = sr_try_malloc(IO_BLOCK, err)) == NULL) {
+		EVP_MD_CTX_free(md);
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
 	for (;;) {
-		ssize_t n = pread(fd, buf, IO_BLOCK, off);
+		n = pread(fd, buf, IO_BLOCK, off);
 
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -211,13 +236,16 @@ etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const ch
 		}
 		if (n == 0)
 			break;
-		EVP_DigestUpdate(md, buf, (size_t)n);
+		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1) {
+			sr_digest_ssl_err(err, "hash with SHA-256");
+			break;
+		}
 		off += n;
 	}
-	md_final(md, etag);
+	rc = n == 0 ? md_final(md, etag, err) : -1;
 	free(buf);
 	EVP_MD_CTX_free(md);
-	return 0;
+	return rc == 0 ? 0 : sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
 }
 
 /* ---- helpers ---- */
@@ -367,18 +395,15 @@ unlock_store(int fd)
 static int
 make_parents(struct fstore *fs, const char *key, char *err)
 {
-	char *p = sr_strdup(key), *s;
+	char p[SR_KEY_MAX + 1], *s;	/* keys were checked: not longer */
 
+	strlcpy(p, key, sizeof p);
 	for (s = p; (s = strchr(s, '/')) != NULL; s++) {
 		*s = '\0';
-		if (mkdirat(fs->rootfd, p, 0777) == -1 && errno != EEXIST) {
-			sr_errno(err, "create directory %s/%s", fs->root, p);
-			free(p);
-			return -1;
-		}
+		if (mkdirat(fs->rootfd, p, 0777) == -1 && errno != EEXIST)
+			return sr_errno(err, "create directory %s/%s", fs->root, p);
 		*s = '/';
 	}
-	free(p);
 	return 0;
 }
 
@@ -388,14 +413,17 @@ static void
 sync_parent(struct fstore *fs, const char *key)
 {
 	const char *slash = strrchr(key, '/');
-	char *dir = slash != NULL ? sr_strndup(key, (size_t)(slash - key)) : sr_strdup(".");
-	int fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char dir[SR_KEY_MAX + 1];	/* no allocation: the object is out already */
+	int fd;
 
-	if (fd != -1) {
+	if (slash != NULL)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - key), key);
+	else
+		strlcpy(dir, ".", sizeof dir);
+	if ((fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
 		(void)fsync(fd);
 		close(fd);
 	}
-	free(dir);
 }
 
 /* The message for a publish that failed with errno e, and its cause in the
@@ -420,9 +448,9 @@ publish_error(struct fstore *fs, const char *verb, const char *key, int e, char 
 /* ---- writing ---- */
 
 /* Switch w to direct I/O if the file system offers it; else leave it
- * buffered. */
-static void
-writer_direct(struct fwriter *w)
+ * buffered. 0, or -1 with err when its staging buffer cannot be had. */
+static int
+writer_direct(struct fwriter *w, char *err)
 {
 	struct statx sx;
 	size_t align;
@@ -433,16 +461,19 @@ writer_direct(struct fwriter *w)
 	    !(sx.stx_mask & STATX_DIOALIGN) || sx.stx_dio_offset_align == 0 ||
 	    sx.stx_dio_mem_align == 0 || DIRECT_BUF % sx.stx_dio_offset_align != 0 ||
 	    DIRECT_BUF % sx.stx_dio_mem_align != 0)
-		return;
-	if ((fl = fcntl(w->fd, F_GETFL)) == -1 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) == -1)
-		return;
+		return 0;
 	align = sx.stx_dio_mem_align > 4096 ? sx.stx_dio_mem_align : 4096;
 	if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
-		sr_fatal("out of memory for an upload buffer");
+		return sr_err_oom(err, "allocate the upload's staging buffer");
+	if ((fl = fcntl(w->fd, F_GETFL)) == -1 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) == -1) {
+		free(buf);
+		return 0;
+	}
 	w->dbuf = buf;
 	w->direct = 1;
 	w->dalign = sx.stx_dio_offset_align;
 	w->dmem = sx.stx_dio_mem_align;
+	return 0;
 }
 
 /* Through the page cache from here on (a tail shorter than a block, or
@@ -457,6 +488,8 @@ writer_buffered(struct fwriter *w)
 	w->direct = 0;
 	w->dalign = 1;
 }
+
+static void writer_discard(struct fstore *fs, struct fwriter *w);
 
 static int
 writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
@@ -494,9 +527,10 @@ writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
 	 * Where the file system has no flock, the sweep goes by age. */
 	(void)flock(w->fd, LOCK_EX | LOCK_NB);
 	unlock_store(lock);
-	w->md = md_new();
-	if (direct)
-		writer_direct(w);
+	if ((w->md = md_new(err)) == NULL || (direct && writer_direct(w, err) == -1)) {
+		writer_discard(fs, w);
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
 	return 0;
 }
 
@@ -586,8 +620,11 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
 		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
 	if (len == 0)
 		return 0;
-	if (w->size + len <= (uint64_t)CONTENT_ETAG_MAX && EVP_DigestUpdate(w->md, buf, len) != 1)
-		sr_fatal("SHA-256 failed");
+	if (w->size + len <= (uint64_t)CONTENT_ETAG_MAX && EVP_DigestUpdate(w->md, buf, len) != 1) {
+		w->failed = 1;
+		sr_digest_ssl_err(err, "hash with SHA-256");
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
 	if (w->dbuf != NULL)
 		rc = writer_write_direct(w, buf, len);
 	else if ((rc = pwrite_all(w->fd, buf, len, w->size)) == 0)
@@ -617,7 +654,8 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 
 	if (w->failed)
 		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
-	md_final(w->md, etag);
+	if (md_final(w->md, etag, err) == -1)
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
 	/* A tail shorter than a block cannot go direct. */
 	if (w->dbuf != NULL && w->dlen > 0) {
 		writer_buffered(w);
@@ -628,8 +666,8 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	if (fsync(w->fd) == -1 || fstat(w->fd, &sb) == -1)
 		return sr_errno(err, "%s %s: sync %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
-	if (sb.st_size > CONTENT_ETAG_MAX)
-		etag_of_identity(&sb, etag);
+	if (sb.st_size > CONTENT_ETAG_MAX && etag_of_identity(&sb, etag, err) == -1)
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
 	/* Best effort: without the xattr, readers hash the file. */
 	xattr_text(&sb, etag, text, sizeof text);
 	(void)fsetxattr(w->fd, ETAG_XATTR, text, strlen(text), 0);
@@ -766,7 +804,10 @@ file_get(struct sr_store *st, const char *key, size_t max, void **bufp, size_t *
 		    SHOW(key, show), (unsigned long long)sb.st_size, max);
 	}
 	size = (size_t)sb.st_size;
-	buf = sr_malloc(size + 1);
+	if ((buf = sr_try_malloc(size + 1, err)) == NULL) {
+		close(fd);
+		return sr_err_prefix(err, "get %s", SHOW(key, show));
+	}
 	if (pread_all(fd, buf, size, 0) == -1) {
 		sr_errno(err, "get %s: read %s/%s", SHOW(key, show), fs->root, key);
 		close(fd);
@@ -776,9 +817,14 @@ file_get(struct sr_store *st, const char *key, size_t max, void **bufp, size_t *
 	buf[size] = '\0';
 	if (etag_out != NULL) {
 		if (sb.st_size > CONTENT_ETAG_MAX)
-			etag_of_identity(&sb, etag);
+			rc = etag_of_identity(&sb, etag, err);
 		else if (etag_cached(fd, &sb, etag) == -1)
-			etag_of_buf(buf, size, etag);
+			rc = etag_of_buf(buf, size, etag, err);
+		if (rc != 0) {
+			close(fd);
+			free(buf);
+			return sr_err_prefix(err, "get %s", SHOW(key, show));
+		}
 		strlcpy(etag_out, etag, SR_ETAG_MAX);
 	}
 	close(fd);
@@ -880,14 +926,24 @@ struct keyvec {
 	size_t n, cap;
 };
 
-static void
-keyvec_add(struct keyvec *kv, char *key)
+/* Add key (kv's from now on; freed here when it cannot be added): 0, or
+ * -1 with err. */
+static int
+keyvec_add(struct keyvec *kv, char *key, char *err)
 {
 	if (kv->n == kv->cap) {
-		kv->cap = kv->cap ? kv->cap * 2 : 64;
-		kv->v = sr_reallocarray(kv->v, kv->cap, sizeof *kv->v);
+		size_t cap = kv->cap ? kv->cap * 2 : 64;
+		char **v = sr_try_reallocarray(kv->v, cap, sizeof *kv->v, err);
+
+		if (v == NULL) {
+			free(key);
+			return -1;
+		}
+		kv->v = v;
+		kv->cap = cap;
 	}
 	kv->v[kv->n++] = key;
+	return 0;
 }
 
 static int
@@ -911,7 +967,10 @@ walk(struct fstore *fs, int dfd, const char *dir, const char *part, struct keyve
 	int rc = 0;
 
 	if (d == NULL) {
-		sr_errno(err, "list %s: open directory %s/%s", dir, fs->root, dir);
+		if (errno == ENOMEM)	/* the C library's buffer for it */
+			sr_err_oom(err, "list: open directory");
+		else
+			sr_errno(err, "list %s: open directory %s/%s", dir, fs->root, dir);
 		close(dfd);
 		return -1;
 	}
@@ -929,16 +988,26 @@ walk(struct fstore *fs, int dfd, const char *dir, const char *part, struct keyve
 		/* symlinks to files count, to directories not (no loops) */
 		if (fstatat(dirfd(d), name, &sb, 0) == -1)
 			continue;	/* deleted meanwhile, or a dangling link */
-		key = sr_asprintf("%s%s", dir, name);
+		if ((key = sr_try_asprintf(err, "%s%s", dir, name)) == NULL) {
+			rc = sr_err_prefix(err, "list %s", dir);
+			break;
+		}
 		if (S_ISREG(sb.st_mode)) {
-			keyvec_add(kv, key);
+			if (keyvec_add(kv, key, err) == -1)
+				rc = sr_err_prefix(err, "list %s", dir);
 			continue;
 		}
 		if (S_ISDIR(sb.st_mode) && fstatat(dirfd(d), name, &sb,
 		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
-			int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			char *subdir = sr_asprintf("%s/", key);
+			char *subdir = sr_try_asprintf(err, "%s/", key);
+			int sub;
 
+			if (subdir == NULL) {
+				free(key);
+				rc = sr_err_prefix(err, "list %s", dir);
+				break;
+			}
+			sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (sub != -1)
 				rc = walk(fs, sub, subdir, "", kv, err);
 			else if (errno != ENOENT)
@@ -960,13 +1029,14 @@ file_list(struct sr_store *st, const char *prefix,
 {
 	struct fstore *fs = fs_of(st);
 	const char *slash = strrchr(prefix, '/');
-	char *dir = slash != NULL ? sr_strndup(prefix, (size_t)(slash - prefix + 1)) :
-	    sr_strdup("");
+	char *dir = sr_try_strndup(prefix, slash != NULL ? (size_t)(slash - prefix + 1) : 0, err);
 	const char *part = slash != NULL ? slash + 1 : prefix;
 	struct keyvec kv = { NULL, 0, 0 };
 	size_t i;
 	int dfd, rc = 0;
 
+	if (dir == NULL)
+		return sr_err_prefix(err, "list %s", prefix);
 	if (strncmp(dir, TMP_DIR "/", strlen(TMP_DIR) + 1) == 0) {
 		free(dir);
 		return 0;	/* the temp area holds no objects */
@@ -1009,7 +1079,7 @@ static int
 file_delete(struct sr_store *st, const char *key, char *err)
 {
 	struct fstore *fs = fs_of(st);
-	char show[SR_KEY_SHOW_MAX], *dir, *slash;
+	char show[SR_KEY_SHOW_MAX], dir[SR_KEY_MAX + 1], *slash;
 	int lock, rc = SR_STORE_OK;
 
 	if (check_reserved("delete", key, err) == -1)
@@ -1019,14 +1089,14 @@ file_delete(struct sr_store *st, const char *key, char *err)
 	if (unlinkat(fs->rootfd, key, 0) == -1 && errno != ENOENT && errno != ENOTDIR &&
 	    errno != EISDIR)
 		rc = sr_errno(err, "delete %s: remove %s/%s", SHOW(key, show), fs->root, key);
-	/* Drop directories the delete left empty, as object storage has none. */
-	dir = sr_strdup(key);
+	/* Drop directories the delete left empty, as object storage has none
+	 * (no allocation: the object is gone already; keys were checked). */
+	strlcpy(dir, key, sizeof dir);
 	while (rc == SR_STORE_OK && (slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
 		if (unlinkat(fs->rootfd, dir, AT_REMOVEDIR) == -1)
 			break;
 	}
-	free(dir);
 	unlock_store(lock);
 	return rc;
 }
@@ -1041,7 +1111,11 @@ file_upload_begin(struct sr_upload *up, char *err)
 
 	if (check_reserved("upload", up->key, err) == -1)
 		return -1;
-	w = sr_malloc(sizeof *w);
+	if ((w = sr_try_malloc(sizeof *w, err)) == NULL) {
+		char show[SR_KEY_SHOW_MAX];
+
+		return sr_err_prefix(err, "upload %s", SHOW(up->key, show));
+	}
 	if (writer_open(fs, "upload", up->key, 1, w, err) == -1) {
 		free(w);
 		return -1;
@@ -1085,26 +1159,24 @@ file_upload_abort(struct sr_upload *up)
 /* ---- opening ---- */
 
 /* The directory of a file URL's rest ("/abs/dir" or "localhost/abs/dir"),
- * percent-decoded, without trailing slashes; NULL if it is not one. */
-static char *
-url_path(const char *rest)
+ * percent-decoded, without trailing slashes, into path (strlen(rest) + 1
+ * bytes); -1 if it is not one. */
+static int
+url_path(const char *rest, char *path)
 {
-	char *path, *o;
+	char *o = path;
 	const char *s;
 
 	if (strncmp(rest, "localhost/", 10) == 0)
 		rest += 9;
 	if (rest[0] != '/')
-		return NULL;
-	path = o = sr_malloc(strlen(rest) + 1);
+		return -1;
 	for (s = rest; *s != '\0'; s++) {
 		if (*s == '%') {
 			int hi = sr_hexval(s[1]), lo = hi < 0 ? -1 : sr_hexval(s[2]);
 
-			if (lo < 0 || (hi == 0 && lo == 0)) {
-				free(path);
-				return NULL;
-			}
+			if (lo < 0 || (hi == 0 && lo == 0))
+				return -1;
 			*o++ = (char)(hi * 16 + lo);
 			s += 2;
 		} else
@@ -1113,7 +1185,7 @@ url_path(const char *rest)
 	while (o > path + 1 && o[-1] == '/')
 		o--;
 	*o = '\0';
-	return path;
+	return 0;
 }
 
 /*
@@ -1178,16 +1250,23 @@ static int
 file_open(struct sr_store *st, const char *rest, char *err)
 {
 	struct fstore *fs;
-	char *path = url_path(rest);
+	char *path = sr_try_malloc(strlen(rest) + 1, err);
 
 	if (path == NULL)
+		return sr_err_prefix(err, "open store %s", st->url);
+	if (url_path(rest, path) == -1) {
+		free(path);
 		return sr_err(err, "open store %s: a file URL names an absolute directory: "
 		    "file:///path/to/dir", st->url);
+	}
 	if (sr_mkdirs(path, 0777, err) == -1) {
 		free(path);
 		return sr_err_prefix(err, "open store %s", st->url);
 	}
-	fs = sr_calloc(1, sizeof *fs);
+	if ((fs = sr_try_calloc(1, sizeof *fs, err)) == NULL) {
+		free(path);
+		return sr_err_prefix(err, "open store %s", st->url);
+	}
 	fs->root = path;
 	fs->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fs->rootfd == -1) {

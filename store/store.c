@@ -158,16 +158,25 @@ sr_store_open(const char *url, struct sr_store **out, char *err)
 	*out = NULL;
 	if (be == NULL)
 		return -1;
-	st = sr_calloc(1, sizeof *st);
+	if ((st = sr_try_calloc(1, sizeof *st, err)) == NULL)
+		return sr_err_prefix(err, "open store %s", url);
 	st->be = be;
-	st->url = sr_strdup(url);
+	if ((st->url = sr_try_strdup(url, err)) == NULL) {
+		free(st);
+		return sr_err_prefix(err, "open store %s", url);
+	}
 	if (be->open(st, rest, err) == -1) {
 		free(st->url);
 		free(st);
 		return -1;
 	}
-	if (be->write_interval > 0)
-		st->pace = sr_pace_new(be->write_interval);
+	if (be->write_interval > 0 && (st->pace = sr_pace_new(be->write_interval, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		be->close(st);
+		free(st->url);
+		free(st);
+		return -1;
+	}
 	*out = st;
 	return 0;
 }
@@ -190,12 +199,17 @@ sr_store_write_interval(const struct sr_store *st)
 }
 
 /* Before and after a write of keys: kept the backend's interval from this
- * handle's last write of any of them (pace.h). */
-static void
-pace_wait(struct sr_store *st, const char *const *keys, size_t n)
+ * handle's last write of any of them (pace.h). pace_wait: 0, or -1 with
+ * err prefixed by "VERB KEY" (then no pace_done, and no write). */
+static int
+pace_wait(struct sr_store *st, const char *const *keys, size_t n, const char *verb,
+    char *err)
 {
-	if (st->pace != NULL)
-		sr_pace_wait(st->pace, keys, n);
+	char show[SR_KEY_SHOW_MAX];
+
+	if (st->pace == NULL || sr_pace_wait(st->pace, keys, n, err) == 0)
+		return 0;
+	return sr_err_prefix(err, "%s %s", verb, sr_store_key_show(keys[0], show, sizeof show));
 }
 
 static void
@@ -228,7 +242,8 @@ sr_store_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		    sr_store_key_show(key, show, sizeof show));
 	if (buf == NULL && len > 0)
 		return sr_err(err, "put %s: no data", sr_store_key_show(key, show, sizeof show));
-	pace_wait(st, &key, 1);
+	if (pace_wait(st, &key, 1, "put", err) == -1)
+		return SR_STORE_ERROR;
 	rc = st->be->put(st, key, buf, len, mode, if_match, etag_out, err);
 	pace_done(st, &key, 1);
 	return rc;
@@ -281,7 +296,8 @@ sr_store_delete(struct sr_store *st, const char *key, char *err)
 
 	if (sr_store_key_check("delete", key, err) == -1)
 		return SR_STORE_ERROR;
-	pace_wait(st, &key, 1);
+	if (pace_wait(st, &key, 1, "delete", err) == -1)
+		return SR_STORE_ERROR;
 	rc = st->be->del(st, key, err);
 	pace_done(st, &key, 1);
 	return rc;
@@ -308,7 +324,8 @@ sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n, cha
 			return SR_STORE_ERROR;
 	if (n == 0)
 		return 0;
-	pace_wait(st, keys, n);
+	if (pace_wait(st, keys, n, "delete", err) == -1)
+		return SR_STORE_ERROR;
 	if (st->be->del_many != NULL)
 		rc = st->be->del_many(st, keys, n, err);
 	else
@@ -325,9 +342,15 @@ sr_store_upload_begin(struct sr_store *st, const char *key, char *err)
 
 	if (sr_store_key_check("upload", key, err) == -1)
 		return NULL;
-	up = sr_calloc(1, sizeof *up);
+	if ((up = sr_try_calloc(1, sizeof *up, err)) == NULL ||
+	    (up->key = sr_try_strdup(key, err)) == NULL) {
+		char show[SR_KEY_SHOW_MAX];
+
+		free(up);
+		sr_err_prefix(err, "upload %s", sr_store_key_show(key, show, sizeof show));
+		return NULL;
+	}
 	up->st = st;
-	up->key = sr_strdup(key);
 	if (st->be->upload_begin(up, err) == -1) {
 		free(up->key);
 		free(up);
@@ -360,7 +383,11 @@ sr_upload_commit(struct sr_upload *up, char *err)
 	const char *key = up->key;
 	int rc;
 
-	pace_wait(up->st, &key, 1);
+	if (pace_wait(up->st, &key, 1, "upload", err) == -1) {
+		/* committed nothing: the upload is dropped as sr_upload_abort does */
+		sr_upload_abort(up);
+		return SR_STORE_ERROR;
+	}
 	rc = up->st->be->upload_commit(up, err);
 	pace_done(up->st, &key, 1);
 	free(up->key);

@@ -56,6 +56,7 @@ struct sr_xfer_call {
 	curl_off_t moved;		/* bytes up and down so far in this attempt */
 	double moved_at;		/* sr_mono() when that last grew */
 	int stalled;			/* this attempt was dropped for moving nothing */
+	int oom;			/* ... or for want of memory for its reply */
 	curl_socket_t fd;		/* this attempt's connection, once its reply began */
 	int acked;			/* ... whose first bytes were acknowledged at once */
 	unsigned rng;
@@ -65,19 +66,36 @@ struct sr_xfer_call {
 
 struct sr_xfer *
 sr_xfer_new(const struct sr_xfer_family *family, void *fam, const struct sr_xfer_tuning *t,
-    const char *ca_bundle)
+    const char *ca_bundle, char *err)
 {
-	struct sr_xfer *x = sr_calloc(1, sizeof *x);
+	struct sr_xfer *x = sr_try_calloc(1, sizeof *x, err);
 
+	if (x == NULL)
+		goto fail;
 	x->fam = family;
 	x->fam_arg = fam;
 	x->tune = t;
-	if (ca_bundle != NULL && ca_bundle[0] != '\0')
-		x->ca_bundle = sr_strdup(ca_bundle);
-	if (pthread_mutex_init(&x->lock, NULL) != 0)
-		sr_fatal("pthread_mutex_init failed");
-	x->conns = sr_conns_new();
+	if (ca_bundle != NULL && ca_bundle[0] != '\0' &&
+	    (x->ca_bundle = sr_try_strdup(ca_bundle, err)) == NULL) {
+		free(x);
+		goto fail;
+	}
+	if ((x->conns = sr_conns_new(err)) == NULL) {
+		free(x->ca_bundle);
+		free(x);
+		goto fail;
+	}
+	if (pthread_mutex_init(&x->lock, NULL) != 0) {
+		sr_conns_free(x->conns);
+		free(x->ca_bundle);
+		free(x);
+		sr_err(err, "pthread_mutex_init failed");
+		goto fail;
+	}
 	return x;
+fail:
+	sr_err_prefix(err, "set up the request engine");
+	return NULL;
 }
 
 void
@@ -195,8 +213,15 @@ on_body(char *data, size_t size, size_t n, void *arg)
 		return 0;
 	}
 	if (r->len + len + 1 > c->body_cap) {
-		c->body_cap = (r->len + len + 1) * 2;
-		r->body = sr_realloc(r->body, c->body_cap);
+		size_t want = (r->len + len + 1) * 2;
+		char *more = sr_try_reallocarray(r->body, want, 1, NULL);
+
+		if (more == NULL) {
+			c->oom = 1;	/* the verdict says so, and does not retry */
+			return 0;
+		}
+		r->body = more;
+		c->body_cap = want;
 	}
 	memcpy(r->body + r->len, data, len);
 	r->len += len;
@@ -250,8 +275,9 @@ on_xfer(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, cur
 	return 1;
 }
 
+/* An easy handle from the pool, or a new one; NULL with err. */
 static CURL *
-pool_take(struct sr_xfer *x)
+pool_take(struct sr_xfer *x, char *err)
 {
 	CURL *e = NULL;
 
@@ -260,7 +286,7 @@ pool_take(struct sr_xfer *x)
 		e = x->pool[--x->npool];
 	pthread_mutex_unlock(&x->lock);
 	if (e == NULL && (e = curl_easy_init()) == NULL)
-		sr_fatal("curl_easy_init: out of memory");
+		sr_err_oom(err, "curl_easy_init");
 	return e;
 }
 
@@ -278,16 +304,28 @@ pool_give(struct sr_xfer *x, CURL *e)
 }
 
 struct sr_xfer_call *
-sr_xfer_call_new(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *what)
+sr_xfer_call_new(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *what,
+    char *err)
 {
-	struct sr_xfer_call *c = sr_calloc(1, sizeof *c);
+	struct sr_xfer_call *c = sr_try_calloc(1, sizeof *c, err);
 	struct timespec ts;
 
+	if (c == NULL) {
+		sr_err_prefix(err, "%s", what);
+		return NULL;
+	}
 	c->x = x;
 	snprintf(c->what, sizeof c->what, "%s", what);
 	c->rq = rq;
-	c->e = pool_take(x);
-	c->state = x->fam->state_size > 0 ? sr_calloc(1, x->fam->state_size) : NULL;
+	if ((c->e = pool_take(x, err)) == NULL ||
+	    (x->fam->state_size > 0 &&
+	    (c->state = sr_try_calloc(1, x->fam->state_size, err)) == NULL)) {
+		if (c->e != NULL)
+			pool_give(x, c->e);
+		free(c);
+		sr_err_prefix(err, "%s", what);
+		return NULL;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	c->rng = (unsigned)ts.tv_nsec ^ (unsigned)(uintptr_t)c;
 	return c;
@@ -326,14 +364,15 @@ sr_xfer_resp_free(struct sr_xfer_resp *resp)
 	memset(resp, 0, sizeof *resp);
 }
 
-struct curl_slist *
-sr_xfer_header(struct curl_slist *hl, const char *line)
+int
+sr_xfer_header(struct curl_slist **hl, const char *line, char *err)
 {
-	struct curl_slist *n = curl_slist_append(hl, line);
+	struct curl_slist *n = curl_slist_append(*hl, line);
 
 	if (n == NULL)
-		sr_fatal("curl_slist_append: out of memory");
-	return n;
+		return sr_err_oom(err, "add a request header (curl_slist_append)");
+	*hl = n;
+	return 0;
 }
 
 /* The deadline's error, with what the last try met when there was one:
@@ -378,7 +417,11 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	c->hl = NULL;
 	if (x->fam->sign(x->fam_arg, rq, c->state, c->what, &url, &c->hl, err) == -1)
 		return -1;
-	c->hl = sr_xfer_header(c->hl, "Expect:");	/* no 100-continue round trip */
+	/* no 100-continue round trip */
+	if (sr_xfer_header(&c->hl, "Expect:", err) == -1) {
+		free(url);
+		return sr_err_prefix(err, "%s", c->what);
+	}
 
 	curl_easy_reset(c->e);
 	sr_xfer_resp_free(&c->resp);
@@ -389,9 +432,20 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	c->curl_err[0] = '\0';
 	c->fd = CURL_SOCKET_BAD;
 	c->acked = 0;
-	curl_easy_setopt(c->e, CURLOPT_URL, url);
+	c->oom = 0;
+	/* the string options are copied by curl: each may fail on OOM */
+	if (curl_easy_setopt(c->e, CURLOPT_URL, url) != CURLE_OK ||
+	    curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method) != CURLE_OK ||
+	    curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    curl_easy_setopt(c->e, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT) != CURLE_OK ||
+	    (x->ca_bundle != NULL &&
+	    curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle) != CURLE_OK)) {
+		free(url);
+		sr_err_oom(err, "set up the request (curl_easy_setopt)");
+		return sr_err_prefix(err, "%s", c->what);
+	}
 	curl_easy_setopt(c->e, CURLOPT_HTTPHEADER, c->hl);
-	curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method);
 	curl_easy_setopt(c->e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c->e, CURLOPT_HEADERDATA, c);
 	curl_easy_setopt(c->e, CURLOPT_WRITEFUNCTION, on_body);
@@ -405,14 +459,12 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	curl_easy_setopt(c->e, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c->e, CURLOPT_XFERINFOFUNCTION, on_xfer);
 	curl_easy_setopt(c->e, CURLOPT_XFERINFODATA, c);
-	curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->e, CURLOPT_PROXY, "");	/* no proxy from the environment */
 	curl_easy_setopt(c->e, CURLOPT_TCP_NODELAY, 1L);
-	sr_conns_attach(x->conns, c->e);
-	curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT);
-	if (x->ca_bundle != NULL)
-		curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle);
+	if (sr_conns_attach(x->conns, c->e, err) == -1) {
+		free(url);
+		return sr_err_prefix(err, "%s", c->what);
+	}
 	if (rq->deadline > 0) {
 		double left = rq->deadline - sr_now();
 
@@ -496,6 +548,12 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 	x->stats.quick_acks += c->acked;
 	pthread_mutex_unlock(&x->lock);
 	*delay = 0;
+	/* Out of memory, curl's or ours, is no fault of the network or the
+	 * server: the request is not tried again */
+	if (c->oom || result == CURLE_OUT_OF_MEMORY) {
+		sr_err_oom(err, c->oom ? "keep the reply" : "curl");
+		return sr_err_prefix(err, "%s", c->what);
+	}
 	if (sr_flag_get(c->rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
 	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline) {
@@ -532,7 +590,8 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->status < 300)
 		return 0;
-	sr_xml_error(r->body != NULL ? r->body : "", r->len, &r->error);
+	if (sr_xml_error(r->body != NULL ? r->body : "", r->len, &r->error, err) == -1)
+		return sr_err_prefix(err, "%s: read the error reply", c->what);
 	switch (x->fam->judge(x->fam_arg, c->rq, c->state, r)) {
 	case SR_XFER_AGAIN:
 		return 1;
@@ -551,11 +610,13 @@ int
 sr_xfer_do(struct sr_xfer *x, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
     const char *what, char *err)
 {
-	struct sr_xfer_call *c = sr_xfer_call_new(x, rq, what);
+	struct sr_xfer_call *c;
 	double delay;
 	int v;
 
 	memset(resp, 0, sizeof *resp);
+	if ((c = sr_xfer_call_new(x, rq, what, err)) == NULL)
+		return -1;
 	for (;;) {
 		CURLcode r;
 
@@ -591,24 +652,34 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
     void *arg, char *err)
 {
 	int conc = x->tune->concurrency > 0 ? x->tune->concurrency : 1;
-	struct many_slot *slot = sr_calloc((size_t)conc, sizeof *slot);
-	size_t *index = sr_calloc((size_t)conc, sizeof *index);
+	struct many_slot *slot = sr_try_calloc((size_t)conc, sizeof *slot, err);
+	size_t *index = slot != NULL ? sr_try_calloc((size_t)conc, sizeof *index, err) : NULL;
 	size_t next = 0, finished = 0;
-	CURLM *multi = curl_multi_init();
+	CURLM *multi = index != NULL ? curl_multi_init() : NULL;
 	int rc = 0, i;
 
-	if (multi == NULL)
-		sr_fatal("curl_multi_init: out of memory");
+	if (multi == NULL) {
+		if (index != NULL)
+			sr_err_oom(err, "curl_multi_init");
+		free(slot);
+		free(index);
+		return sr_err_prefix(err, "%s", n > 0 ? what[0] : "requests");
+	}
 	while (rc == 0 && finished < n) {
 		double now = sr_mono(), delay;
 		int running, left, wait_ms = 100;
+		CURLMcode mc;
 		CURLMsg *msg;
 
 		/* fill free slots, start the retries that are due */
 		for (i = 0; i < conc && rc == 0; i++) {
 			if (slot[i].c == NULL && next < n) {
 				index[i] = next;
-				slot[i].c = sr_xfer_call_new(x, &rq[next], what[next]);
+				slot[i].c = sr_xfer_call_new(x, &rq[next], what[next], err);
+				if (slot[i].c == NULL) {
+					rc = -1;
+					break;
+				}
 				slot[i].not_before = 0;
 				next++;
 			}
@@ -625,12 +696,19 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 				break;
 			}
 			curl_easy_setopt(slot[i].c->e, CURLOPT_PRIVATE, &slot[i]);
-			curl_multi_add_handle(multi, slot[i].c->e);
+			if ((mc = curl_multi_add_handle(multi, slot[i].c->e)) != CURLM_OK) {
+				sr_xfer_multi_err(mc, "curl_multi_add_handle", err);
+				rc = sr_err_prefix(err, "%s", slot[i].c->what);
+				break;
+			}
 			slot[i].active = 1;
 		}
 		if (rc != 0)
 			break;
-		curl_multi_perform(multi, &running);
+		if ((mc = curl_multi_perform(multi, &running)) != CURLM_OK) {
+			rc = sr_xfer_multi_err(mc, "curl_multi_perform", err);
+			break;
+		}
 		while (rc == 0 && (msg = curl_multi_info_read(multi, &left)) != NULL) {
 			struct many_slot *sl = NULL;
 			int v;
@@ -665,6 +743,14 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 	free(slot);
 	free(index);
 	return rc;
+}
+
+int
+sr_xfer_multi_err(CURLMcode mc, const char *what, char *err)
+{
+	if (mc == CURLM_OUT_OF_MEMORY)
+		return sr_err_oom(err, what);
+	return sr_err(err, "%s: %s", what, curl_multi_strerror(mc));
 }
 
 const char *

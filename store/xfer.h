@@ -138,9 +138,9 @@ struct sr_xfer_family {
 
 /* An engine for family (fam is its first argument) with tuning t (kept by
  * pointer: the family owns it) and a CA bundle ("" or NULL: the system's).
- * Never fails but on OOM. */
+ * NULL with err ("set up the request engine: ...") on OOM only. */
 struct sr_xfer *sr_xfer_new(const struct sr_xfer_family *family, void *fam,
-    const struct sr_xfer_tuning *t, const char *ca_bundle);
+    const struct sr_xfer_tuning *t, const char *ca_bundle, char *err);
 void sr_xfer_free(struct sr_xfer *x);
 const struct sr_xfer_tuning *sr_xfer_tuning(const struct sr_xfer *x);
 /* What x's requests cost so far (store.h's struct sr_store_stats). */
@@ -149,7 +149,8 @@ void sr_xfer_stats(struct sr_xfer *x, struct sr_store_stats *out);
 /* Perform rq with retries. 0 when a reply came (any status; resp filled),
  * -1 with err ("WHAT: reason") when none did after every attempt or the
  * request could not be made. what names the operation for messages ("put
- * ckpt/a"). */
+ * ckpt/a"). Out of memory (ours, curl's, the signer's) ends the request at
+ * once, never retried, with err saying so (sr_err_is_oom). */
 int sr_xfer_do(struct sr_xfer *x, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
     const char *what, char *err);
 void sr_xfer_resp_free(struct sr_xfer_resp *resp);
@@ -174,16 +175,21 @@ int sr_xfer_missing(struct sr_xfer *x, const struct sr_xfer_resp *resp);
 int sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp *resp,
     char *err);
 
-/* Append "Name: value" (a whole line) to hl; dies only on OOM. */
-struct curl_slist *sr_xfer_header(struct curl_slist *hl, const char *line);
+/* Append "Name: value" (a whole line) to *hl: 0, or -1 with err on OOM
+ * (*hl as it was, still the caller's to free). */
+int sr_xfer_header(struct curl_slist **hl, const char *line, char *err);
+/* The error of a curl multi call that returned mc (not CURLM_OK): "WHAT:
+ * out of memory" or "WHAT: curl's reason"; -1. */
+int sr_xfer_multi_err(CURLMcode mc, const char *what, char *err);
 
 /*
  * For transfers driven elsewhere (a curl multi in parts.c): one call is
  * one request with its own easy handle, prepared again for each attempt.
- * what names the request in messages, as for sr_xfer_do.
+ * what names the request in messages, as for sr_xfer_do. sr_xfer_call_new:
+ * NULL with err ("WHAT: ...") on OOM.
  */
 struct sr_xfer_call *sr_xfer_call_new(struct sr_xfer *x, const struct sr_xfer_req *rq,
-    const char *what);
+    const char *what, char *err);
 /* Prepare the handle for the next attempt (signed with the current time
  * and credentials). 0, or -1 with err (deadline passed, cancelled, no
  * credentials). */
@@ -191,7 +197,8 @@ int sr_xfer_call_setup(struct sr_xfer_call *c, char *err);
 CURL *sr_xfer_call_handle(struct sr_xfer_call *c);
 /* After the handle finished with result: 0 when the reply is final (see
  * sr_xfer_call_resp), 1 to try again after *delay seconds, -1 when no more
- * attempts are left or the error is not worth retrying (err set). */
+ * attempts are left or the error is not worth retrying (err set; out of
+ * memory never is). */
 int sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, char *err);
 struct sr_xfer_resp *sr_xfer_call_resp(struct sr_xfer_call *c);
 void sr_xfer_call_free(struct sr_xfer_call *c);

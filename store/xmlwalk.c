@@ -95,12 +95,15 @@ int
 sr_xml_walk(const char *body, size_t len,
     int (*end)(const char *path, const char *text, void *arg), void *arg, char *err)
 {
-	struct walk *w = sr_calloc(1, sizeof *w);
+	struct walk *w = sr_try_calloc(1, sizeof *w, err);
 	int rc = 0;
 
-	w->p = XML_ParserCreate("UTF-8");
-	if (w->p == NULL)
-		sr_fatal("XML_ParserCreate: out of memory");
+	if (w == NULL)
+		return sr_err_prefix(err, "read reply");
+	if ((w->p = XML_ParserCreate("UTF-8")) == NULL) {
+		free(w);
+		return sr_err_oom(err, "read reply: XML_ParserCreate");
+	}
 	w->end = end;
 	w->arg = arg;
 	XML_SetUserData(w->p, w);
@@ -109,6 +112,8 @@ sr_xml_walk(const char *body, size_t len,
 	if (XML_Parse(w->p, body, (int)len, XML_TRUE) == XML_STATUS_ERROR) {
 		if (w->stop != 0)
 			rc = w->stop;
+		else if (XML_GetErrorCode(w->p) == XML_ERROR_NO_MEMORY)
+			rc = sr_err_oom(err, "read reply: expat");
 		else
 			rc = sr_err(err, "read reply: not XML: %s at line %lu",
 			    XML_ErrorString(XML_GetErrorCode(w->p)),
@@ -148,14 +153,22 @@ error_end(const char *path, const char *text, void *arg)
 }
 
 int
-sr_xml_error(const char *body, size_t len, struct sr_xml_error *e)
+sr_xml_error(const char *body, size_t len, struct sr_xml_error *e, char *err)
 {
-	char err[SR_ERRMAX];
+	char why[SR_ERRMAX];
 
 	memset(e, 0, sizeof *e);
-	if (len == 0 || sr_xml_walk(body, len, error_end, e, err) != 0 || e->code[0] == '\0') {
+	if (len == 0)
+		return 1;
+	if (sr_xml_walk(body, len, error_end, e, why) != 0) {
 		memset(e, 0, sizeof *e);
-		return -1;
+		if (sr_err_is_oom(why))
+			return sr_err(err, "%s", why);
+		return 1;
+	}
+	if (e->code[0] == '\0') {
+		memset(e, 0, sizeof *e);
+		return 1;
 	}
 	return 0;
 }
@@ -206,7 +219,12 @@ list_end(const char *path, const char *text, void *arg)
 		ls->truncated = strcmp(text, "true") == 0;
 	else if (strcmp(path, sh->next) == 0) {
 		free(ls->next);
-		ls->next = text[0] != '\0' ? sr_strdup(text) : NULL;
+		ls->next = NULL;
+		if (text[0] != '\0' && (ls->next = sr_try_strdup(text, ls->err)) == NULL) {
+			sr_err_prefix(ls->err, "read listing");
+			ls->bad = 1;
+			return -1;
+		}
 	} else if (strcmp(path, sh->entry) == 0) {
 		size_t blen = strlen(ls->base);
 		int rc = 0;
@@ -253,11 +271,13 @@ sr_xml_list(const char *body, size_t len, const struct sr_xml_listing *shape,
     const char *base, int (*fn)(const struct sr_object_info *info, void *arg), void *arg,
     int *truncated, char **next, char *err)
 {
-	struct list_state *ls = sr_calloc(1, sizeof *ls);
+	struct list_state *ls = sr_try_calloc(1, sizeof *ls, err);
 	int rc;
 
 	*truncated = 0;
 	*next = NULL;
+	if (ls == NULL)
+		return sr_err_prefix(err, "read listing");
 	ls->sh = shape;
 	ls->base = base;
 	ls->fn = fn;

@@ -24,7 +24,8 @@
  * than SR_XML_TEXT_MAX: the reader decides whether that is an error). A
  * nonzero return from end stops the walk and is returned. Else 0 when the
  * document was read through, or -1 with err ("read reply: not XML: REASON
- * at line N") when it is not well-formed XML.
+ * at line N") when it is not well-formed XML, or ("read reply: ...: out of
+ * memory") when expat or the walk could not allocate.
  */
 int sr_xml_walk(const char *body, size_t len,
     int (*end)(const char *path, const char *text, void *arg), void *arg, char *err);
@@ -43,8 +44,9 @@ struct sr_xml_error {
 };
 
 /* Parse an error reply. 0 when body is an <Error> document with a <Code>
- * (e filled, its strings cut to fit), -1 when it is not (e zeroed). */
-int sr_xml_error(const char *body, size_t len, struct sr_xml_error *e);
+ * (e filled, its strings cut to fit), 1 when it is not (e zeroed), -1 with
+ * err when it could not be read for want of memory (e zeroed). */
+int sr_xml_error(const char *body, size_t len, struct sr_xml_error *e, char *err);
 
 /* Where a listing page (S3's ListObjectsV2, Azure's List Blobs) keeps what
  * store.h's listing gives: paths below root, those of an entry's fields

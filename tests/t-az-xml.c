@@ -102,7 +102,7 @@ main(void)
 	    "AuthenticationFailed</Code><Message>Server failed to authenticate the request.\n"
 	    "RequestId:1\nTime:2026-12-01T12:00:00Z</Message><AuthenticationErrorDetail>The MAC "
 	    "signature found in the HTTP request 'xyz' is not the same as any computed signature."
-	    "</AuthenticationErrorDetail></Error>"), &e), 0, "an Azure error document");
+	    "</AuthenticationErrorDetail></Error>"), &e, err), 0, "an Azure error document");
 	is_str(e.code, "AuthenticationFailed", "... its code");
 	ok(strncmp(e.detail, "The MAC signature", 17) == 0, "... its AuthenticationErrorDetail");
 	return tap_done();

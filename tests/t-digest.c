@@ -46,14 +46,14 @@ main(void)
 	ok(sr_digest_crc64(0, "123456789", 9) == 0xAE8B14860A799888ULL,
 	    "CRC-64/NVME check value of \"123456789\"");
 	ok(sr_digest_crc64(0, "", 0) == 0, "CRC of nothing is 0");
-	sr_digest_header(SR_SUM_CRC64, "Hello World", 11, line);
+	sr_digest_header(SR_SUM_CRC64, "Hello World", 11, line, NULL);
 	is_str(line, "x-ms-content-crc64: YeJLfssylmU=",
 	    "x-ms-content-crc64 of \"Hello World\" is what Azure computed");
-	sr_digest_header(SR_SUM_MD5, "Hello World", 11, line);
+	sr_digest_header(SR_SUM_MD5, "Hello World", 11, line, NULL);
 	is_str(line, "Content-MD5: sQqNsWTgdUEFt6mb5y4/5Q==", "Content-MD5 of \"Hello World\"");
-	sr_digest_header(SR_SUM_NONE, "Hello World", 11, line);
+	sr_digest_header(SR_SUM_NONE, "Hello World", 11, line, NULL);
 	is_str(line, "", "no checksum: no header");
-	sr_digest_md5("abc", 3, NULL, hex);
+	sr_digest_md5("abc", 3, NULL, hex, NULL);
 	is_str(hex, "900150983cd24fb0d6963f7d28e17f72", "MD5 of \"abc\" in hex");
 
 	for (len = 0; len < sizeof buf; len++)

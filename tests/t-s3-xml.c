@@ -134,18 +134,18 @@ main(void)
 	    "<Initiated>yesterday</Initiated></Upload></ListMultipartUploadsResult>";
 
 	/* errors */
-	is_int(sr_xml_error(skew, strlen(skew), &e), 0, "skew: an error document");
+	is_int(sr_xml_error(skew, strlen(skew), &e, err), 0, "skew: an error document");
 	is_str(e.code, "RequestTimeTooSkewed", "skew: code");
 	is_str(e.server_time, "2026-11-30T05:20:00Z", "skew: server time");
 	is_str(e.request_time, "20261130T050000Z", "skew: request time");
 	ok(sr_xml_parse_iso8601(e.server_time) == 1796016000.0, "skew: server time parsed");
-	is_int(sr_xml_error(region, strlen(region), &e), 0, "region: an error document");
+	is_int(sr_xml_error(region, strlen(region), &e, err), 0, "region: an error document");
 	is_str(e.region, "eu-west-1", "region: the right region");
 	ok(strncmp(e.message, "the region 'us-east-1'", 22) == 0, "region: message");
-	is_int(sr_xml_error("", 0, &e), -1, "empty body: not an error document");
+	is_int(sr_xml_error("", 0, &e, err), 1, "empty body: not an error document");
 	is_str(e.code, "", "empty body: code cleared");
-	is_int(sr_xml_error(S("<html>oops"), &e), -1, "HTML: not an error document");
-	is_int(sr_xml_error(S("<Error><Message>m</Message></Error>"), &e), -1,
+	is_int(sr_xml_error(S("<html>oops"), &e, err), 1, "HTML: not an error document");
+	is_int(sr_xml_error(S("<Error><Message>m</Message></Error>"), &e, err), 1,
 	    "an Error without a Code is not taken");
 
 	/* listing */
@@ -319,7 +319,7 @@ main(void)
 				too_many += s.n > 3;
 				free(next);
 			}
-			if (sr_xml_error(m, n, &e) == 0 && e.code[0] == '\0')
+			if (sr_xml_error(m, n, &e, err) == 0 && e.code[0] == '\0')
 				codeless++;
 			if (sr_s3_xml_upload_id(m, n, &id, err) == 0)
 				free(id);

@@ -34,7 +34,10 @@ sr_az_put_blob(struct sr_az *a, const char *key, const void *buf, size_t len,
 	char md5[SR_SUM_HEADER_MAX];
 	int n = 0;
 
-	sr_digest_header(SR_SUM_MD5, rq.body, len, md5);
+	if (sr_digest_header(SR_SUM_MD5, rq.body, len, md5, err) == -1) {
+		memset(resp, 0, sizeof *resp);
+		return sr_err_prefix(err, "%s", what);
+	}
 	if (md5_b64 != NULL)
 		snprintf(md5_b64, 25, "%s", md5 + strlen("Content-MD5: "));
 	rq.hdrs[n++] = "x-ms-blob-type: BlockBlob";
@@ -104,7 +107,11 @@ put_list(struct sr_az *a, const char *key, int n, const char *cond, double deadl
 		o += (size_t)snprintf(xml + o, cap - o, "<Latest>%s</Latest>", id);
 	}
 	o += (size_t)snprintf(xml + o, cap - o, "%s", tail);
-	sr_digest_header(SR_SUM_MD5, xml, o, md5);
+	if (sr_digest_header(SR_SUM_MD5, xml, o, md5, err) == -1) {
+		free(xml);
+		memset(resp, 0, sizeof *resp);
+		return sr_err_prefix(err, "%s", what);
+	}
 	rq.body = xml;
 	rq.body_len = o;
 	rq.hdrs[k++] = "Content-Type: application/xml";
@@ -189,10 +196,10 @@ static const struct sr_parts_ops az_parts = {
 };
 
 struct sr_parts *
-sr_az_blocks_begin(struct sr_az *a, const char *key)
+sr_az_blocks_begin(struct sr_az *a, const char *key, char *err)
 {
 	struct az_up *u = sr_calloc(1, sizeof *u);
 
 	u->a = a;
-	return sr_parts_begin(sr_az_xfer(a), &az_parts, u, key);
+	return sr_parts_begin(sr_az_xfer(a), &az_parts, u, key, err);
 }

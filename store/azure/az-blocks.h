@@ -36,8 +36,8 @@ int sr_az_put_blob(struct sr_az *a, const char *key, const void *buf, size_t len
     struct sr_xfer_resp *resp, const char *what, char *err);
 
 /* Start a block upload of key; drive it with parts.h's sr_parts_write,
- * _limit, _commit and _abort. Nothing is sent yet. */
-struct sr_parts *sr_az_blocks_begin(struct sr_az *a, const char *key);
+ * _limit, _commit and _abort. Nothing is sent yet. NULL with err on OOM. */
+struct sr_parts *sr_az_blocks_begin(struct sr_az *a, const char *key, char *err);
 
 /*
  * Drop the uncommitted blocks staged at key, when no blob is committed

@@ -377,11 +377,11 @@ sources_free(void *arg)
 }
 
 struct sr_creds_chain *
-sr_az_creds_chain(const char *account, const char *imds)
+sr_az_creds_chain(const char *account, const char *imds, char *err)
 {
 	struct sources *src = sr_calloc(1, sizeof *src);
 
 	src->account = sr_strdup(account);
 	src->imds = imds != NULL ? sr_strdup(imds) : NULL;
-	return sr_creds_chain_make(resolve, src, sources_free);
+	return sr_creds_chain_make(resolve, src, sources_free, err);
 }

@@ -50,7 +50,8 @@ int sr_az_env_endpoint(const char *account, char *endpoint, size_t len, char *er
 
 /* The chain (credcache.h) over the sources above for account; imds is
  * the metadata service's base URL, NULL for $SPOTRUN_AZURE_ENDPOINT or
- * http://169.254.169.254. Nothing is read until the first sr_creds_get. */
-struct sr_creds_chain *sr_az_creds_chain(const char *account, const char *imds);
+ * http://169.254.169.254. Nothing is read until the first sr_creds_get.
+ * NULL with err on OOM. */
+struct sr_creds_chain *sr_az_creds_chain(const char *account, const char *imds, char *err);
 
 #endif

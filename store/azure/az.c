@@ -269,7 +269,7 @@ az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	char date[64], dateh[80], auth[SR_AZ_AUTH_MAX + 32], *path, *name, *ename, *query;
 	size_t n = 0, i;
 	int has_body = rq->body != NULL || strcmp(rq->method, "PUT") == 0 ||
-	    strcmp(rq->method, "POST") == 0;
+	    strcmp(rq->method, "POST") == 0, bad = 0;
 
 	if (sr_creds_get(a->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", what);
@@ -312,16 +312,23 @@ az_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 		}
 		snprintf(auth, sizeof auth, "Authorization: %s", sig);
 	}
-	for (i = 0; i < n; i++)
-		*hl = sr_xfer_header(*hl, lines[i]);
-	if (auth[0] != '\0')
-		*hl = sr_xfer_header(*hl, auth);
-	else if (cr.form == SR_AZ_BEARER) {
+	for (i = 0; i < n && !bad; i++)
+		bad = sr_xfer_header(hl, lines[i], err) == -1;
+	if (!bad && auth[0] != '\0')
+		bad = sr_xfer_header(hl, auth, err) == -1;
+	else if (!bad && cr.form == SR_AZ_BEARER) {
 		char *b = sr_asprintf("Authorization: Bearer %s", cr.session_token);
 
-		*hl = sr_xfer_header(*hl, b);
+		bad = sr_xfer_header(hl, b, err) == -1;
 		explicit_bzero(b, strlen(b));
 		free(b);
+	}
+	if (bad) {
+		sr_creds_wipe(&cr);
+		explicit_bzero(query, strlen(query));
+		free(path);
+		free(query);
+		return sr_err_prefix(err, "%s", what);
 	}
 	*url = sr_asprintf("%s%s%s%s", a->origin, path, query[0] != '\0' ? "?" : "", query);
 	explicit_bzero(query, strlen(query));
@@ -426,8 +433,11 @@ sr_az_open(const char *rest, struct sr_az **out, char *err)
 		endpoint_split(ep, &a->origin, &a->ep_path);
 	if (ca != NULL && ca[0] != '\0')
 		snprintf(a->ca_bundle, sizeof a->ca_bundle, "%s", ca);
-	a->creds = sr_az_creds_chain(a->account, NULL);
-	a->x = sr_xfer_new(&az_family, a, &a->tune, a->ca_bundle);
+	if ((a->creds = sr_az_creds_chain(a->account, NULL, err)) == NULL ||
+	    (a->x = sr_xfer_new(&az_family, a, &a->tune, a->ca_bundle, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	rc = 0;
 out:
 	free(ep);

@@ -228,9 +228,8 @@ az_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 static int
 az_upload_begin(struct sr_upload *up, char *err)
 {
-	(void)err;
-	up->priv = sr_az_blocks_begin(AZ(up->st), up->key);
-	return 0;
+	up->priv = sr_az_blocks_begin(AZ(up->st), up->key, err);
+	return up->priv != NULL ? 0 : -1;
 }
 
 /* Names, for telling the uncommitted-only blobs from the committed. */

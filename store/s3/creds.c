@@ -576,6 +576,7 @@ sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, c
 		sources_free(c);
 		return sr_err_prefix(err, "create a credentials chain");
 	}
-	*out = sr_creds_chain_make(resolve, c, sources_free);
+	if ((*out = sr_creds_chain_make(resolve, c, sources_free, err)) == NULL)
+		return -1;	/* c freed by it */
 	return 0;
 }

@@ -88,8 +88,9 @@ put_whole(void *arg, struct sr_parts *p, const void *buf, size_t len, char *err)
 	int rc = 0;
 
 	/* the parts' checksum; a small object keeps Content-MD5 without one */
-	sr_digest_header(sr_s3_tuning(m->s)->part_sum == SR_SUM_SHA256 ? SR_SUM_SHA256 :
-	    SR_SUM_MD5, buf, len, sum);
+	if (sr_digest_header(sr_s3_tuning(m->s)->part_sum == SR_SUM_SHA256 ? SR_SUM_SHA256 :
+	    SR_SUM_MD5, buf, len, sum, err) == -1)
+		return sr_err_prefix(err, "%s", sr_parts_what(p));
 	rq.hdrs[0] = "Content-Type: application/octet-stream";
 	rq.hdrs[1] = sum;
 	rq.unsigned_payload = 1;
@@ -135,11 +136,16 @@ complete(void *arg, struct sr_parts *p, char *err)
 	rq.cancel = sr_parts_cancel(p);
 	for (tries = 1; tries <= attempts; tries++) {
 		struct sr_xml_error e;
+		int doc = 0;
 
 		if (sr_s3_do(m->s, &rq, &r, sr_parts_what(p), err) == -1)
 			break;
-		if (r.status == 200 && sr_xml_error(r.body != NULL ? r.body : "", r.len, &e) == -1) {
+		if (r.status == 200)
+			doc = sr_xml_error(r.body != NULL ? r.body : "", r.len, &e, err);
+		if (r.status == 200 && doc == 1) {
 			rc = 0;
+		} else if (doc == -1) {
+			sr_err_prefix(err, "%s", sr_parts_what(p));
 		} else if (r.status == 200 && (strcmp(e.code, "InternalError") == 0 ||
 		    strcmp(e.code, "SlowDown") == 0) && tries < attempts) {
 			sr_xfer_resp_free(&r);
@@ -257,5 +263,5 @@ sr_s3_mpu_begin(struct sr_s3 *s, const char *key, char *err)
 		return NULL;
 	}
 	m->s = s;
-	return sr_parts_begin(sr_s3_xfer(s), &s3_parts, m, key);
+	return sr_parts_begin(sr_s3_xfer(s), &s3_parts, m, key, err);
 }

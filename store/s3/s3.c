@@ -335,7 +335,7 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 			rc = -1;
 			break;
 		}
-		*hl = sr_xfer_header(*hl, line);
+		rc = sr_xfer_header(hl, line, err);
 		free(line);
 	}
 	sr_creds_wipe(&cr);
@@ -536,7 +536,10 @@ sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 		sr_err_prefix(err, "open store %s", url);
 		goto out;
 	}
-	s->x = sr_xfer_new(&s3_family, s, &s->tune, s->ca_bundle);
+	if ((s->x = sr_xfer_new(&s3_family, s, &s->tune, s->ca_bundle, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	rc = 0;
 out:
 	parsed_free(&pa);

@@ -99,7 +99,8 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	sr_net_what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
 		rq.body = "";
-	sr_digest_md5(rq.body, len, md5b, md5x);
+	if (sr_digest_md5(rq.body, len, md5b, md5x, err) == -1)
+		return sr_err_prefix(err, "%s", w);
 	snprintf(md5h, sizeof md5h, "Content-MD5: %s", md5b);
 	rq.hdrs[n++] = "Content-Type: application/octet-stream";
 	rq.hdrs[n++] = md5h;
@@ -283,7 +284,12 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		}
 		o += (size_t)sprintf(xml + o, "</Delete>");
 		snprintf(md5, sizeof md5, "Content-MD5: ");
-		sr_digest_md5(xml, o, md5 + strlen(md5), NULL);	/* S3 requires it here */
+		/* S3 requires it here */
+		if (sr_digest_md5(xml, o, md5 + strlen(md5), NULL, err) == -1) {
+			free(xml);
+			sr_err_prefix(err, "%s", w);
+			return SR_STORE_ERROR;
+		}
 		rq.hdrs[0] = "Content-Type: application/xml";
 		rq.hdrs[1] = md5;
 		rq.body = xml;
