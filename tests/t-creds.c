@@ -26,6 +26,7 @@
 #include "util.h"
 #include "tap.h"
 #include "mdemu-util.h"
+#include "oom-trials.h"
 
 #define ROLE_URL	"/latest/meta-data/iam/security-credentials/spotrun-role"
 #define GET_ROLE	"GET " ROLE_URL " ttl=- token=good -> 200"
@@ -506,6 +507,102 @@ test_gcs(void)
 	is_str(cfg.endpoint, "http://127.0.0.1:4443", "GCS: GS_ENDPOINT_URL");
 }
 
+/* ---- out of memory ---- */
+
+/* Keys resolved from the files (a fresh chain each time, so that every
+ * trial reads them) or the store settings loaded, under OOM_ALL (inih's
+ * line buffer too): exactly what the unarmed run found, or a clean
+ * out-of-memory. */
+struct creds_trial {
+	enum sr_creds_kind kind;
+	const char *profile;
+	int settings;		/* sr_store_config_load, not the keys */
+	struct sr_creds cr;
+	struct sr_store_config cfg;
+	char want[2048];
+};
+
+static void
+creds_shown(const struct creds_trial *t, char *out, size_t len)
+{
+	if (t->settings)
+		snprintf(out, len, "%s|%s|%s|%s", t->cfg.region, t->cfg.endpoint, t->cfg.ca_bundle,
+		    t->cfg.profile);
+	else
+		snprintf(out, len, "%s|%s|%s|%s", t->cr.access_key, t->cr.secret_key,
+		    t->cr.session_token, t->cr.source);
+}
+
+static int
+creds_op(void *arg, char *err)
+{
+	struct creds_trial *t = arg;
+	struct sr_creds_opts o = { t->kind, t->profile, NULL };
+	struct sr_creds_chain *c;
+	int r;
+
+	memset(&t->cr, 0, sizeof t->cr);
+	if (t->settings)
+		return sr_store_config_load(&o, &t->cfg, err);
+	if (sr_creds_chain_new(&o, &c, err) == -1)
+		return -1;
+	r = sr_creds_get(c, &t->cr, err);
+	sr_creds_chain_free(c);
+	return r;
+}
+
+static int
+creds_exact(void *arg, char *why, size_t len)
+{
+	struct creds_trial *t = arg;
+	char got[2048];
+
+	creds_shown(t, got, sizeof got);
+	if (strcmp(got, t->want) == 0)
+		return 1;
+	snprintf(why, len, "found '%s'", got);
+	return 0;
+}
+
+static void
+creds_trials(const char *name, enum sr_creds_kind kind, const char *profile, int settings,
+    const char *want)
+{
+	static struct creds_trial t;
+	struct oom_scenario sc = { name, OOM_ALL, creds_op, creds_exact, NULL, &t, 0 };
+
+	memset(&t, 0, sizeof t);
+	t.kind = kind;
+	t.profile = profile;
+	t.settings = settings;
+	snprintf(t.want, sizeof t.want, "%s", want);
+	oom_trials(&sc);
+}
+
+static void
+test_oom(void)
+{
+	char want[2048], boto[700];
+
+	clean_env();
+	wfile(credfile, cred_text);
+	wfile(conffile, conf_text);
+	/* profile cfgonly: the credentials file is read through, then the
+	 * config file has the keys */
+	snprintf(want, sizeof want, "AKIACFGONLY|cfgonly-s3cr3t|cfgonly-t0k3n|profile cfgonly (%s)",
+	    conffile);
+	creds_trials("AWS keys from the credentials and config files", SR_CREDS_AWS, "cfgonly", 0,
+	    want);
+	creds_trials("the store settings of AWS profile work", SR_CREDS_AWS, "work", 1,
+	    "us-west-2|http://cfg.example:9000|/etc/ssl/work.pem|work");
+	snprintf(boto, sizeof boto, "%s/.boto", homedir);
+	wfile(boto, "[Credentials]\ngs_access_key_id = GOOGBOTO\n"
+	    "gs_secret_access_key = boto-s3cr3t\n[Boto]\nca_certificates_file = /etc/gs.pem\n");
+	snprintf(want, sizeof want, "GOOGBOTO|boto-s3cr3t||boto config %s", boto);
+	creds_trials("GCS HMAC keys from the boto config", SR_CREDS_GCS, NULL, 0, want);
+	unlink(boto);
+}
+
 /* ---- the instance role ---- */
 
 struct racer {
@@ -739,10 +836,12 @@ test_no_secret_in_messages(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char err[SR_ERRMAX];
 
+	(void)argc;
+	oom_trials_exact_heap(argv);
 	if (mkdtemp(tmpdir) == NULL)
 		sr_fatal("mkdtemp: %s", strerror(errno));
 	snprintf(homedir, sizeof homedir, "%s/home", tmpdir);
@@ -760,6 +859,7 @@ main(void)
 	test_none();
 	test_region_endpoint();
 	test_gcs();
+	test_oom();
 	test_role();
 	test_refresh();
 	test_short_lived();
