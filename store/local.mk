@@ -37,7 +37,9 @@ libstore_a_SOURCES += store/s3/s3.c store/s3/s3.h store/s3/s3-xml.c store/s3/s3-
 check_PROGRAMS += tests/t-s3-xml tests/t-store-s3
 tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trials.h
 tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h tests/s3-util.h tests/oom.c tests/oom.h \
-	tests/oom-trials.h
+	tests/oom-trials.h tests/heap-ours.c tests/heap-ours.h
+# its OOM trials count the heap of spotrun's own code (tests/heap-ours.h)
+tests_t_store_s3_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 # Credentials and settings of the s3:// and gs:// stores (the AWS CLI's
 # chain, gsutil's boto config); the test runs tests/mdemu (providers/local.mk)
 # as the instance-role metadata service.

@@ -569,7 +569,7 @@ creds_trials(const char *name, enum sr_creds_kind kind, const char *profile, int
     const char *want)
 {
 	static struct creds_trial t;
-	struct oom_scenario sc = { name, OOM_ALL, creds_op, creds_exact, NULL, &t, 0 };
+	struct oom_scenario sc = { name, OOM_ALL, creds_op, creds_exact, NULL, &t, 0, NULL };
 
 	memset(&t, 0, sizeof t);
 	t.kind = kind;

@@ -165,7 +165,7 @@ static void
 xml_trials(const char *name, enum xml_reader reader, const char *body)
 {
 	static struct xml_trial t;
-	struct oom_scenario sc = { name, OOM_ALL, xml_op, xml_exact, NULL, &t, 0 };
+	struct oom_scenario sc = { name, OOM_ALL, xml_op, xml_exact, NULL, &t, 0, NULL };
 	char err[SR_ERRMAX] = "";
 
 	memset(&t, 0, sizeof t);

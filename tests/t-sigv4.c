@@ -160,7 +160,7 @@ sign_trials(const char *name, const struct sr_sigv4_request *rq, const struct sr
 {
 	char err[SR_ERRMAX] = "";
 	struct sign_trial t = { rq, key, NULL, NULL, NULL, NULL, NULL, "" };
-	struct oom_scenario sc = { name, OOM_OURS, sign_op, sign_exact, sign_intact, &t, 0 };
+	struct oom_scenario sc = { name, OOM_OURS, sign_op, sign_exact, sign_intact, &t, 0, NULL };
 	char *creq, *sts;
 
 	if (sign_op(&t, err) == -1) {

@@ -27,6 +27,8 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "s3-util.h"
+#include "oom-trials.h"
+#include "heap-ours.h"
 #include "util.h"
 
 #define MiB (1024 * 1024)
@@ -338,8 +340,142 @@ test_tls_acks(const char *big, char *back)
 	free(u);
 }
 
+/* ---- out of memory ---- */
+
+/* A put, a get and a list through s3:// with spotrun's allocations
+ * failing (OOM_OURS: curl's own do not): each exactly right, or -1 with an
+ * out-of-memory message after at most one request (never retried), the
+ * object whole either way. */
+#define OOM_BODY "written under OOM"
+
+enum store_op { OP_PUT, OP_GET, OP_LIST };
+
+struct store_trial {
+	struct sr_store *st;
+	enum store_op op;
+	long requests;		/* sent by the last op */
+	char etag[SR_ETAG_MAX];
+	void *buf;
+	size_t len;
+	char keys[512];		/* what the list gave, ';'-separated */
+};
+
+static int
+list_key(const struct sr_object_info *info, void *arg)
+{
+	char *keys = arg;
+	size_t n = strlen(keys);
+
+	snprintf(keys + n, 512 - n, "%s;", info->key);
+	return 0;
+}
+
+static int
+store_op(void *arg, char *err)
+{
+	struct store_trial *t = arg;
+	struct sr_store_stats a, b;
+	int rc = -1;
+
+	sr_store_stats(t->st, &a);
+	t->etag[0] = t->keys[0] = '\0';
+	t->buf = NULL;
+	switch (t->op) {
+	case OP_PUT:
+		rc = sr_store_put(t->st, "oom/put", OOM_BODY, strlen(OOM_BODY), SR_PUT_OVERWRITE,
+		    NULL, t->etag, err);
+		break;
+	case OP_GET:
+		rc = sr_store_get(t->st, "oom/put", 1024, &t->buf, &t->len, t->etag, err);
+		break;
+	case OP_LIST:
+		rc = sr_store_list(t->st, "oom/", list_key, t->keys, err);
+		break;
+	}
+	sr_store_stats(t->st, &b);
+	t->requests = b.requests - a.requests;
+	return rc == 0 ? 0 : -1;
+}
+
+/* The object as it must be after every trial: whole. */
+static int
+object_whole(struct store_trial *t, char *why, size_t len)
+{
+	char err[SR_ERRMAX];
+	void *buf = NULL;
+	size_t n = 0;
+	int good;
+
+	good = sr_store_get(t->st, "oom/put", 1024, &buf, &n, NULL, err) == 0 &&
+	    n == strlen(OOM_BODY) && memcmp(buf, OOM_BODY, n) == 0;
+	if (!good)
+		snprintf(why, len, "oom/put is not whole: %s", err);
+	free(buf);
+	return good;
+}
+
+static int
+store_exact(void *arg, char *why, size_t len)
+{
+	struct store_trial *t = arg;
+	int good = 1;
+
+	switch (t->op) {
+	case OP_PUT:
+		/* MD5("written under OOM") */
+		good = strcmp(t->etag, "38b7f427bddbd4b1edd4f4725211493d") == 0;
+		break;
+	case OP_GET:
+		good = t->len == strlen(OOM_BODY) && memcmp(t->buf, OOM_BODY, t->len) == 0;
+		free(t->buf);
+		t->buf = NULL;
+		break;
+	case OP_LIST:
+		good = strcmp(t->keys, "oom/a;oom/b c;oom/put;") == 0;
+		break;
+	}
+	if (!good)
+		snprintf(why, len, "etag '%s', keys '%s'", t->etag, t->keys);
+	return good && object_whole(t, why, len);
+}
+
+static int
+store_intact(void *arg, char *why, size_t len)
+{
+	struct store_trial *t = arg;
+
+	if (t->requests > 1) {
+		snprintf(why, len, "%ld requests: retried after out-of-memory", t->requests);
+		return 0;
+	}
+	return object_whole(t, why, len);
+}
+
+static void
+test_oom(struct sr_store *st)
+{
+	static const char *const names[] = { "sr_store_put through s3://",
+		"sr_store_get through s3://", "sr_store_list through s3://" };
+	static struct store_trial t;
+	char err[SR_ERRMAX] = "";
+	int i;
+
+	is_int(sr_store_put(st, "oom/a", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err) |
+	    sr_store_put(st, "oom/b c", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
+	    "OOM trials: the keys to list put (%s)", err);
+	for (i = OP_PUT; i <= OP_LIST; i++) {
+		struct oom_scenario sc = { names[i], OOM_OURS, store_op, store_exact, store_intact,
+			&t, 0, heap_ours_in_use };
+
+		memset(&t, 0, sizeof t);
+		t.st = st;
+		t.op = (enum store_op)i;
+		oom_trials(&sc);
+	}
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct sr_store *st, *bad;
 	struct sr_object_info info;
@@ -352,6 +488,8 @@ main(void)
 	char *big, *back;
 	int n, i;
 
+	(void)argc;
+	oom_trials_exact_heap(argv);
 	su_require();
 	ep = su_env("SPOTRUN_TEST_S3_ENDPOINT");
 	su_bucket_new(bucket, sizeof bucket, "t-store-s3");
@@ -376,6 +514,8 @@ main(void)
 	ok(info.size == 3, "head: size 3");
 	is_str(info.etag, etag, "head: etag");
 	ok(info.mtime > sr_now() - 600 && info.mtime < sr_now() + 600, "head: mtime is now-ish");
+
+	test_oom(st);
 
 	/* missing things, create-only and compare-and-swap */
 	su_check_missing(st);
