@@ -68,17 +68,22 @@ s3_close(struct sr_store *st)
 /* Did our own earlier attempt land? After a broken-off attempt a
  * conditional PUT may see its own object and get 412; the object is ours
  * when its MD5 (the ETag of a single PUT on S3; GCS sends it too) is the
- * body's. */
+ * body's. 1 or 0; -1 with err when the HEAD could not be made for want of
+ * memory (then nobody knows who won: not a lost race). */
 static int
-landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
+landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out, char *err)
 {
 	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
 	struct sr_xfer_resp r;
-	char err[SR_ERRMAX];
+	char herr[SR_ERRMAX];
 	int ok;
 
-	if (sr_s3_do(s, &rq, &r, "head", err) == -1)
-		return 0;
+	if (sr_s3_do(s, &rq, &r, "head", herr) == -1) {
+		if (!sr_err_is_oom(herr))
+			return 0;
+		snprintf(err, SR_ERRMAX, "%s", herr);
+		return -1;
+	}
 	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
 	if (ok && etag_out != NULL)
 		snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
@@ -94,7 +99,7 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	struct sr_xfer_req rq = { .method = "PUT", .key = key, .body = buf, .body_len = len };
 	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], md5h[64], md5b[32], md5x[33], cond[SR_ETAG_MAX + 48];
-	int n = 0, rc;
+	int n = 0, rc, ours = 0;
 
 	sr_net_what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
@@ -118,8 +123,9 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		if (etag_out != NULL)
 			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
 		rc = SR_STORE_OK;
-	} else if (r.status == 412 && r.maybe_landed && landed(s, key, md5x, etag_out))
-		rc = SR_STORE_OK;
+	} else if (r.status == 412 && r.maybe_landed &&
+	    (ours = landed(s, key, md5x, etag_out, err)) != 0)
+		rc = ours == 1 ? SR_STORE_OK : sr_err_prefix(err, "%s", w);
 	else if (r.status == 412 && mode == SR_PUT_CREATE)
 		rc = sr_net_say(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
 	else if (r.status == 412 && mode == SR_PUT_MATCH)
