@@ -22,6 +22,7 @@ struct sink {
 	char *buf;
 	size_t len, max;
 	int over;		/* the reply went past max */
+	int oom;		/* ... or past the memory to hold it */
 };
 
 int
@@ -45,12 +46,17 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct sink *s = arg;
 	size_t n = size * nmemb;
+	char *more;
 
 	if (n > s->max - s->len) {
 		s->over = 1;
 		return 0;	/* makes curl fail with CURLE_WRITE_ERROR */
 	}
-	s->buf = sr_realloc(s->buf, s->len + n + 1);
+	if ((more = sr_try_reallocarray(s->buf, s->len + n + 1, 1, NULL)) == NULL) {
+		s->oom = 1;
+		return 0;
+	}
+	s->buf = more;
 	memcpy(s->buf + s->len, data, n);
 	s->len += n;
 	s->buf[s->len] = '\0';
@@ -61,6 +67,7 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 struct heads {
 	const struct sr_http_req *req;
 	char *val[SR_HTTP_CAPTURE_MAX];
+	int oom;		/* a value could not be kept */
 };
 
 static size_t
@@ -94,7 +101,10 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 		if (v > SR_HTTP_HEADER_MAX)
 			v = SR_HTTP_HEADER_MAX;
 		free(h->val[i]);
-		h->val[i] = sr_malloc(v + 1);
+		if ((h->val[i] = sr_try_malloc(v + 1, NULL)) == NULL) {
+			h->oom = 1;
+			return 0;	/* makes curl fail with CURLE_WRITE_ERROR */
+		}
 		memcpy(h->val[i], s, v);
 		h->val[i][v] = '\0';
 	}
@@ -118,6 +128,7 @@ perform_cancellable(CURL *e, const struct sr_http_req *req)
 {
 	CURLcode c = CURLE_OK;
 	CURLMsg *msg;
+	CURLMcode mc;
 	CURLM *m;
 	int running = 1, left;
 
@@ -128,8 +139,8 @@ perform_cancellable(CURL *e, const struct sr_http_req *req)
 		return CURLE_OUT_OF_MEMORY;
 	}
 	while (running) {
-		if (curl_multi_perform(m, &running) != CURLM_OK) {
-			c = CURLE_RECV_ERROR;
+		if ((mc = curl_multi_perform(m, &running)) != CURLM_OK) {
+			c = mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_RECV_ERROR;
 			break;
 		}
 		if (!running)
@@ -139,8 +150,8 @@ perform_cancellable(CURL *e, const struct sr_http_req *req)
 			running = 0;
 			break;
 		}
-		if (curl_multi_poll(m, NULL, 0, CANCEL_TICK_MS, NULL) != CURLM_OK) {
-			c = CURLE_RECV_ERROR;
+		if ((mc = curl_multi_poll(m, NULL, 0, CANCEL_TICK_MS, NULL)) != CURLM_OK) {
+			c = mc == CURLM_OUT_OF_MEMORY ? CURLE_OUT_OF_MEMORY : CURLE_RECV_ERROR;
 			break;
 		}
 	}
@@ -159,7 +170,7 @@ int
 sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 {
 	struct curl_slist *hdrs = NULL, *h;
-	struct sink s = { NULL, 0, 0, 0 };
+	struct sink s = { NULL, 0, 0, 0, 0 };
 	struct heads hd;
 	char cerr[CURL_ERROR_SIZE] = "";
 	const char *const *hp;
@@ -172,21 +183,33 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	memset(&hd, 0, sizeof hd);
 	hd.req = req;
 	s.max = req->body_max > 0 ? req->body_max : SR_HTTP_BODY_MAX;
-	if ((e = curl_easy_init()) == NULL)
-		return sr_err(err, "%s %s: cannot create a curl handle", req->method,
-		    req->url);
+	if ((e = curl_easy_init()) == NULL) {
+		sr_err_oom(err, "curl_easy_init");
+		return sr_err_prefix(err, "%s %s", req->method, req->url);
+	}
 	for (hp = req->headers; hp != NULL && *hp != NULL; hp++) {
-		if ((h = curl_slist_append(hdrs, *hp)) == NULL)
-			sr_fatal("curl_slist_append: out of memory");
+		if ((h = curl_slist_append(hdrs, *hp)) == NULL) {
+			sr_err_oom(err, "curl_slist_append");
+			goto fail;
+		}
 		hdrs = h;
 	}
-	curl_easy_setopt(e, CURLOPT_URL, req->url);
+	/* the string options are copied: each may fail on OOM */
+	if ((c = curl_easy_setopt(e, CURLOPT_URL, req->url)) != CURLE_OK ||
+	    (c = curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https")) != CURLE_OK ||
+	    /* link-local: never via a proxy */
+	    (c = curl_easy_setopt(e, CURLOPT_NOPROXY, "*")) != CURLE_OK ||
+	    (c = curl_easy_setopt(e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT)) != CURLE_OK ||
+	    (c = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method)) != CURLE_OK) {
+		if (c == CURLE_OUT_OF_MEMORY)
+			sr_err_oom(err, "curl_easy_setopt");
+		else
+			sr_err(err, "curl_easy_setopt: %s", curl_easy_strerror(c));
+		goto fail;
+	}
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);	/* we run in threads */
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");	/* link-local: never via a proxy */
-	curl_easy_setopt(e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT);
 #if LIBCURL_VERSION_NUM >= 0x075700
 	/* Without it, a timeout while a name is being resolved (a DNS server
 	 * that never answers) waits for the resolver thread: 10 s and more
@@ -200,7 +223,6 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
 	if (req->capture != NULL) {
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, &hd);
@@ -219,6 +241,11 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
 	}
 	c = req->cancel != NULL ? perform_cancellable(e, req) : curl_easy_perform(e);
+	/* no fault of the server's: a caller must not take it for one */
+	if (s.oom || hd.oom || c == CURLE_OUT_OF_MEMORY) {
+		sr_err_oom(err, s.oom || hd.oom ? "keep the reply" : "curl");
+		goto fail;
+	}
 	if (s.over || c == CURLE_FILESIZE_EXCEEDED) {
 		sr_err(err, "%s %s: the reply is larger than %zu bytes", req->method,
 		    req->url, s.max);
@@ -229,9 +256,9 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 		    cerr[0] != '\0' ? cerr : curl_easy_strerror(c));
 		goto out;
 	}
+	if (s.buf == NULL && (s.buf = sr_try_calloc(1, 1, err)) == NULL)
+		goto fail;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &resp->status);
-	if (s.buf == NULL)
-		s.buf = sr_calloc(1, 1);
 	resp->body = s.buf;
 	resp->len = s.len;
 	s.buf = NULL;
@@ -240,6 +267,9 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 		hd.val[i] = NULL;
 	}
 	ret = 0;
+	goto out;
+fail:
+	sr_err_prefix(err, "%s %s", req->method, req->url);
 out:
 	for (i = 0; i < SR_HTTP_CAPTURE_MAX; i++)
 		free(hd.val[i]);

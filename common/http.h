@@ -58,7 +58,8 @@ void sr_http_cleanup(void);
 
 /* Perform one request. 0: a reply came (whatever its status; resp->body
  * holds it); -1: no usable reply (connect failure, timeout, a body over the
- * cap, a bad URL), with err as "METHOD URL: reason" and resp zeroed.
+ * cap, a bad URL), with err as "METHOD URL: reason" and resp zeroed; on
+ * out-of-memory (ours or curl's) the reason says so (sr_err_is_oom).
  * Thread-safe: each call uses its own curl handle. */
 int sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err);
 void sr_http_resp_free(struct sr_http_resp *resp);

@@ -21,9 +21,13 @@ request(const struct sr_imds *m, const char *method, const char *path, const cha
 {
 	const char *headers[2] = { header, NULL };
 	struct sr_http_req req;
-	char *url = sr_asprintf("%s%s", m->base, path);
+	char *url = sr_try_asprintf(err, "%s%s", m->base, path);
 	int r;
 
+	if (url == NULL) {
+		memset(resp, 0, sizeof *resp);
+		return sr_err_prefix(err, "%s %s%s", method, m->base, path);
+	}
 	memset(&req, 0, sizeof req);
 	req.method = method;
 	req.url = url;
@@ -78,9 +82,13 @@ int
 sr_imds_get(const struct sr_imds *m, const char *path, const char *token,
     struct sr_http_resp *resp, char *err)
 {
-	char *hdr = sr_asprintf("X-aws-ec2-metadata-token: %s", token);
+	char *hdr = sr_try_asprintf(err, "X-aws-ec2-metadata-token: %s", token);
 	int r;
 
+	if (hdr == NULL) {
+		memset(resp, 0, sizeof *resp);
+		return sr_err_prefix(err, "GET %s%s", m->base, path);
+	}
 	r = request(m, "GET", path, hdr, resp, err);
 	explicit_bzero(hdr, strlen(hdr));
 	free(hdr);

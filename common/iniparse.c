@@ -27,7 +27,7 @@ sr_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler,
 	int r;
 
 	if (line_max < 1 || line_max > INT_MAX - 2)
-		sr_fatal("sr_ini_parse_stream: line_max is %d", line_max);
+		return -3;	/* a caller's bug: no abort in the job-side library */
 	pthread_mutex_lock(&ini_lock);
 	ini_use_stack = false;
 	ini_initial_alloc = line_max + 2;

@@ -25,7 +25,8 @@
  * indented line is inih's business no more: the readers vet indentation
  * themselves), and parsing goes on past a bad line. Returns what
  * ini_parse_stream returns: 0, the number of the first line inih could
- * not parse, or -2 when inih ran out of memory.
+ * not parse, or -2 when inih ran out of memory; -3 for a line_max out of
+ * range (below).
  *
  * Thread-safe: the settings and the whole parse are under one process-wide
  * lock, so reader and handler run while it is held and must not call

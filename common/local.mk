@@ -10,5 +10,6 @@ EXTRA_DIST += tests/tap.h
 # Out-of-memory injection for the tests (tests/oom.c replaces malloc in the
 # program it is linked into) and its own test with common/util's sr_try_*.
 check_PROGRAMS += tests/t-oom
-tests_t_oom_SOURCES = tests/t-oom.c tests/oom.c tests/oom.h tests/tap.h
-EXTRA_DIST += tests/oom.h
+tests_t_oom_SOURCES = tests/t-oom.c tests/oom.c tests/oom.h tests/tap.h tests/oom-trial.h \
+	tests/mdemu-util.h
+EXTRA_DIST += tests/oom.h tests/oom-trial.h

@@ -3,11 +3,15 @@
  * CUDA kernels in chunksum.cu. Each leaf is hashed by libxxhash's
  * XXH3_128bits, the reference implementation, so the twin runs at XXH3's
  * speed and the device's own XXH3 (cs-lanes.h) is held to the reference.
+ * Nothing here allocates: a root string longer than SR_CS_MIN is hashed as
+ * it is made, with XXH3's streaming state (the same hash as in one piece),
+ * so the sum cannot fail.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
+#define XXH_STATIC_LINKING_ONLY	/* XXH3_state_t, for a state on the stack */
 #include <xxhash.h>
 
 #include "chunksum.h"
@@ -41,15 +45,33 @@ void
 sr_chunksum(const void *buf, size_t n, uint8_t out[16])
 {
 	const uint8_t *p = buf;
-	size_t rlen = sr_chunksum_rootlen(n), off, k = 0;
-	uint8_t small[SR_CS_MIN], *root = rlen <= sizeof small ? small : sr_malloc(rlen);
+	size_t rlen = sr_chunksum_rootlen(n), off, k = 0, i;
+	uint8_t small[SR_CS_MIN], leaf[16], words[16];
+	XXH128_canonical_t c;
+	XXH3_state_t st;
 
-	for (off = 0; off < n; off += SR_CS_LEAF, k++)
-		sr_chunksum_leaf(p + off, n - off < SR_CS_LEAF ? n - off : SR_CS_LEAF, root + 16 * k);
-	cs_trailer(root, n);
-	sr_chunksum_leaf(root, rlen, out);
-	if (root != small)
-		free(root);
+	if (rlen <= sizeof small) {	/* padded to SR_CS_MIN: in one piece */
+		for (off = 0; off < n; off += SR_CS_LEAF, k++)
+			sr_chunksum_leaf(p + off, n - off < SR_CS_LEAF ? n - off : SR_CS_LEAF,
+			    small + 16 * k);
+		cs_trailer(small, n);
+		sr_chunksum_leaf(small, rlen, out);
+		return;
+	}
+	/* longer than SR_CS_MIN, so no padding: the leaves' sums, then
+	 * cs_trailer's two words (n and the leaf size, little-endian) */
+	XXH3_128bits_reset(&st);
+	for (off = 0; off < n; off += SR_CS_LEAF) {
+		sr_chunksum_leaf(p + off, n - off < SR_CS_LEAF ? n - off : SR_CS_LEAF, leaf);
+		XXH3_128bits_update(&st, leaf, sizeof leaf);
+	}
+	for (i = 0; i < 8; i++) {
+		words[i] = (uint8_t)(n >> 8 * i);
+		words[8 + i] = (uint8_t)((uint64_t)SR_CS_LEAF >> 8 * i);
+	}
+	XXH3_128bits_update(&st, words, sizeof words);
+	XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
+	memcpy(out, c.digest, 16);
 }
 
 void

@@ -107,10 +107,14 @@ load_kernels(struct sr_cuda *cu, char *err)
 struct sr_cuda *
 sr_cuda_open(const char *lib, int device, char *err)
 {
-	struct sr_cuda *cu = sr_calloc(1, sizeof *cu);
+	struct sr_cuda *cu = sr_try_calloc(1, sizeof *cu, err);
 	int count = 0;
 	CUresult r;
 
+	if (cu == NULL) {
+		sr_err_prefix(err, "open CUDA device %d", device);
+		return NULL;
+	}
 	if (lib == NULL)
 		lib = "libcuda.so.1";
 	if ((cu->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) == NULL) {

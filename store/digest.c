@@ -69,18 +69,21 @@ sr_digest_crc64(uint64_t crc, const void *buf, size_t len)
 int
 sr_digest_ssl_err(char *err, const char *what)
 {
-	unsigned long e = ERR_peek_last_error();
+	unsigned long e, last = 0;
 	char why[256];
 
-	/* OpenSSL 3.0 queues ERR_R_MALLOC_FAILURE; later ones queue nothing
-	 * when an allocation fails, and nothing else fails without a reason */
-	if (e == 0 || ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE) {
-		ERR_clear_error();
+	/* A digest of bytes in memory with an algorithm every OpenSSL has
+	 * fails for want of memory only: 3.0 then says "initialization error"
+	 * or, when a fetch of the algorithm could not allocate, "unsupported",
+	 * and later versions often nothing. (A FIPS provider without MD5
+	 * would read the same; it aborted spotrun before, and what it is told
+	 * now keeps OpenSSL's words.) */
+	while ((e = ERR_get_error()) != 0)
+		last = e;
+	if (last == 0)
 		return sr_err_oom(err, what);
-	}
-	ERR_error_string_n(e, why, sizeof why);
-	ERR_clear_error();
-	return sr_err(err, "%s: OpenSSL: %s", what, why);
+	ERR_error_string_n(last, why, sizeof why);
+	return sr_err(err, "%s: " SR_OOM_TEXT " (OpenSSL: %s)", what, why);
 }
 
 int

@@ -35,9 +35,10 @@ uint64_t sr_digest_crc64(uint64_t crc, const void *buf, size_t len);
  * signer takes it as the payload hash it signs), or "" for SR_SUM_NONE.
  * 0, or -1 with err (out ""), as sr_digest_md5. */
 int sr_digest_header(enum sr_sum sum, const void *buf, size_t len, char *out, char *err);
-/* The error of an OpenSSL call that failed, into err as "WHAT: out of
- * memory" when it ran out (what OpenSSL's failures without another reason
- * are), else "WHAT: OpenSSL: REASON"; clears OpenSSL's error queue; -1. */
+/* The error of an OpenSSL digest call that failed, into err: "WHAT: out
+ * of memory (OpenSSL: REASON)" (a digest of memory has no other way to
+ * fail; OpenSSL's last reason, when it gave one, goes with it). Empties
+ * OpenSSL's error queue; -1. */
 int sr_digest_ssl_err(char *err, const char *what);
 
 #endif

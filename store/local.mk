@@ -17,9 +17,14 @@ libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
 	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/credcache.c \
 	store/credcache.h store/netops.c store/netops.h store/netopts.c store/conns.c store/conns.h
 check_PROGRAMS += tests/t-digest
-tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h
+tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
+# The request engine under out-of-memory, against tests/mdemu.
+check_PROGRAMS += tests/t-xfer
+tests_t_xfer_SOURCES = tests/t-xfer.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h \
+	tests/mdemu-util.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
-tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h
+tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h tests/oom.c tests/oom.h \
+	tests/oom-trial.h
 tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
 
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test

@@ -1,7 +1,9 @@
 /*
  * t-oom.c: the out-of-memory injection of tests/oom.c (what the other OOM
  * trials stand on) and common/util's fallible allocation (sr_try_*), whose
- * failures the job-side library returns instead of dying.
+ * failures the job-side library returns instead of dying; then common/'s
+ * own functions under OOM (tests/oom-trial.h): the file helpers of util.c,
+ * and an IMDS token and a GET through http.c against tests/mdemu.
  */
 #include "config.h"
 
@@ -10,15 +12,292 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "http.h"
+#include "imds.h"
 #include "oom.h"
 #include "tap.h"
+#include "oom-trial.h"
+#include "mdemu-util.h"
 #include "util.h"
 
 /* Where a pointer escapes to, so that the compiler keeps its allocation. */
 void *volatile sink;
 
+/* ---- common/'s functions under OOM ---- */
+
+struct files {
+	char dir[64], path[128], deep[160];
+	const char *want, *was;
+	char *buf;
+	size_t len;
+};
+
+/* Whether f->path holds exactly content, with no temp file beside it. */
+static int
+file_holds(struct files *f, const char *content, char *why)
+{
+	char err[SR_ERRMAX], *buf = NULL;
+	struct dirent *de;
+	size_t len = 0;
+	int n = 0, good;
+	DIR *d;
+
+	good = sr_read_file(f->path, 1 << 20, &buf, &len, err) == 0 &&
+	    len == strlen(content) && memcmp(buf, content, len) == 0;
+	free(buf);
+	if (!good)
+		return snprintf(why, SR_ERRMAX, "%s does not hold \"%s\"", f->path, content), 0;
+	if ((d = opendir(f->dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			n += de->d_name[0] != '.';
+		closedir(d);
+	}
+	if (n != 1)
+		return snprintf(why, SR_ERRMAX, "%d files in %s, not 1", n, f->dir), 0;
+	return 1;
+}
+
+static int
+run_write_atomic(void *arg, char *err)
+{
+	struct files *f = arg;
+
+	return sr_write_file_atomic(f->path, f->want, strlen(f->want), err);
+}
+
+static int
+check_write_atomic(void *arg, int rc, char *why)
+{
+	struct files *f = arg;
+
+	return file_holds(f, rc == 0 ? f->want : f->was, why);
+}
+
+static void
+reset_write_atomic(void *arg)
+{
+	struct files *f = arg;
+	char err[SR_ERRMAX];
+
+	if (sr_write_file_atomic(f->path, f->was, strlen(f->was), err) != 0)
+		sr_fatal("%s", err);
+}
+
+static int
+run_read(void *arg, char *err)
+{
+	struct files *f = arg;
+
+	return sr_read_file(f->path, 1 << 20, &f->buf, &f->len, err);
+}
+
+static int
+check_read(void *arg, int rc, char *why)
+{
+	struct files *f = arg;
+
+	if (rc == 0 && (f->len != strlen(f->was) || memcmp(f->buf, f->was, f->len) != 0 ||
+	    f->buf[f->len] != '\0'))
+		return snprintf(why, SR_ERRMAX, "read other bytes (%zu)", f->len), 0;
+	if (rc != 0 && f->buf != NULL)
+		return snprintf(why, SR_ERRMAX, "a buffer handed out on failure"), 0;
+	return 1;
+}
+
+static void
+reset_read(void *arg)
+{
+	struct files *f = arg;
+
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+}
+
+static int
+run_mkdirs(void *arg, char *err)
+{
+	struct files *f = arg;
+
+	return sr_mkdirs(f->deep, 0777, err);
+}
+
+static int
+check_mkdirs(void *arg, int rc, char *why)
+{
+	struct files *f = arg;
+	struct stat sb;
+	int there = stat(f->deep, &sb) == 0 && S_ISDIR(sb.st_mode);
+
+	if (rc == 0 && !there)
+		return snprintf(why, SR_ERRMAX, "%s is not a directory", f->deep), 0;
+	return 1;
+}
+
+/* The tree of f->deep: made by run_mkdirs, gone after run_rmtree. */
+static void
+reset_tree(void *arg)
+{
+	struct files *f = arg;
+	char err[SR_ERRMAX], top[160];
+
+	snprintf(top, sizeof top, "%s/t", f->dir);
+	if (sr_rmtree(top, err) != 0)
+		sr_fatal("%s", err);
+}
+
+static int
+run_rmtree(void *arg, char *err)
+{
+	struct files *f = arg;
+	char top[160];
+
+	snprintf(top, sizeof top, "%s/t", f->dir);
+	return sr_rmtree(top, err);
+}
+
+static int
+check_rmtree(void *arg, int rc, char *why)
+{
+	struct files *f = arg;
+	char top[160];
+	struct stat sb;
+
+	snprintf(top, sizeof top, "%s/t", f->dir);
+	if (rc == 0 && lstat(top, &sb) == 0)
+		return snprintf(why, SR_ERRMAX, "%s is still there", top), 0;
+	return 1;
+}
+
+static void
+remake_tree(void *arg)
+{
+	struct files *f = arg;
+	char err[SR_ERRMAX];
+
+	reset_tree(arg);
+	if (sr_mkdirs(f->deep, 0777, err) != 0)
+		sr_fatal("%s", err);
+}
+
+/* An IMDS session: the token, then a GET carrying it with a reply header
+ * captured (http.c's every allocation: URL, headers, body, captures). */
+struct imds_run {
+	struct sr_imds m;
+	struct sr_http_resp resp;
+};
+
+static int
+run_imds(void *arg, char *err)
+{
+	struct imds_run *r = arg;
+	static const char *const capture[] = { "Content-Type", NULL };
+	char tok[256], hdr[300], url[128];
+	const char *headers[] = { hdr, NULL };
+	struct sr_http_req req = { .method = "GET", .url = url, .headers = headers,
+		.connect_timeout = 2, .timeout = 5, .capture = capture };
+
+	if (sr_imds_token(&r->m, 60, 0, tok, sizeof tok, err) != 0)
+		return -1;
+	snprintf(hdr, sizeof hdr, "X-aws-ec2-metadata-token: %s", tok);
+	snprintf(url, sizeof url, "%s/latest/meta-data/instance-id", r->m.base);
+	return sr_http_do(&req, &r->resp, err);
+}
+
+static int
+check_imds(void *arg, int rc, char *why)
+{
+	struct imds_run *r = arg;
+
+	if (rc == 0 && (r->resp.status != 200 || r->resp.body == NULL ||
+	    strcmp(r->resp.body, "i-0123456789abcdef0") != 0 || r->resp.captured[0] == NULL ||
+	    strcmp(r->resp.captured[0], "text/plain") != 0))
+		return snprintf(why, SR_ERRMAX, "status %ld, body %s", r->resp.status,
+		    r->resp.body != NULL ? r->resp.body : "(none)"), 0;
+	if (rc != 0 && (r->resp.body != NULL || r->resp.status != 0))
+		return snprintf(why, SR_ERRMAX, "a reply handed out on failure"), 0;
+	return 1;
+}
+
+static void
+reset_imds(void *arg)
+{
+	struct imds_run *r = arg;
+
+	sr_http_resp_free(&r->resp);
+}
+
+static void
+test_common(void)
+{
+	struct files f = { .want = "the new content", .was = "the old content" };
+	struct oom_trial t = { "sr_write_file_atomic", OOM_ALL, run_write_atomic,
+		check_write_atomic, reset_write_atomic, &f };
+	struct imds_run r;
+	struct emu e;
+	char err[SR_ERRMAX], *big;
+	size_t i;
+
+	snprintf(f.dir, sizeof f.dir, "/tmp/t-oom.XXXXXX");
+	if (mkdtemp(f.dir) == NULL)
+		sr_fatal("mkdtemp: %s", strerror(errno));
+	snprintf(f.path, sizeof f.path, "%s/file", f.dir);
+	reset_write_atomic(&f);
+	oom_trials(&t);
+
+	/* 10000 bytes: the buffer grows twice */
+	big = sr_malloc(10001);
+	for (i = 0; i < 10000; i++)
+		big[i] = (char)('a' + i % 26);
+	big[10000] = '\0';
+	f.was = big;
+	reset_write_atomic(&f);
+	t.name = "sr_read_file";
+	t.run = run_read;
+	t.check = check_read;
+	t.reset = reset_read;
+	oom_trials(&t);
+
+	snprintf(f.deep, sizeof f.deep, "%s/t/a/b/c", f.dir);
+	t.name = "sr_mkdirs";
+	t.run = run_mkdirs;
+	t.check = check_mkdirs;
+	t.reset = reset_tree;
+	oom_trials(&t);
+
+	remake_tree(&f);
+	t.name = "sr_rmtree";
+	t.run = run_rmtree;
+	t.check = check_rmtree;
+	t.reset = remake_tree;
+	oom_trials(&t);
+	reset_tree(&f);
+
+	if (sr_http_init(err) != 0)
+		sr_fatal("%s", err);
+	emu_start(&e, f.dir, NULL);
+	memset(&r, 0, sizeof r);
+	r.m.base = e.url;
+	r.m.connect_timeout = 2;
+	r.m.timeout = 5;
+	t.name = "an IMDS token and a GET (sr_imds_token, sr_http_do)";
+	t.scope = OOM_OURS;
+	t.run = run_imds;
+	t.check = check_imds;
+	t.reset = reset_imds;
+	t.arg = &r;
+	oom_trials(&t);
+	emu_stop(&e);
+	sr_http_cleanup();
+	free(big);
+	sr_rmtree(f.dir, err);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	char err[SR_ERRMAX], *s, *p, *q;
 	void *v;
@@ -26,6 +305,9 @@ main(void)
 	long n;
 	int e;
 
+	(void)argc;
+	oom_trial_exact(argv);
+	no_cloud();
 	if (!oom_usable())
 		tap_skip_all("AddressSanitizer owns malloc: no injection in this build");
 
@@ -130,5 +412,6 @@ main(void)
 	sr_err_oom(err, "json_dumps of the manifest");
 	is_str(err, "json_dumps of the manifest: out of memory", "sr_err_oom: the message");
 	ok(sr_err_is_oom(err), "sr_err_oom: is out-of-memory");
+	test_common();
 	return tap_done();
 }
