@@ -30,11 +30,13 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 
 #include "sigv4.h"
 #include "util.h"
 #include "tap.h"
-#include "oom-trials.h"
+#include "oom.h"
+#include "oom-trial.h"
 
 #ifndef SR_TOP_SRCDIR
 #define SR_TOP_SRCDIR "."
@@ -93,95 +95,178 @@ check_refused(const char *what, const struct sr_sigv4_request *rq, const struct 
 
 /* ---- out of memory ----------------------------------------------------- */
 
-/* One request signed under OOM: the canonical request, the string to sign
- * and the Authorization value, each exactly the unarmed run's or a clean
- * failure (auth emptied). OOM_ALL: OpenSSL's HMAC and digest contexts fail
- * too. */
-struct sign_trial {
-	const struct sr_sigv4_request *rq;
-	const struct sr_sigv4_key *key;
-	const char *want_creq, *want_sts, *want_auth;
-	char *creq, *sts;
-	char auth[SR_SIGV4_AUTH_MAX];
+/* Requests signed under OOM, each kept as a copy: the canonical request,
+ * the string to sign and the Authorization value of every one exactly the
+ * unarmed run's (which the checks around compare with the suite's files
+ * and AWS's examples), or a clean failure that emptied auth. OOM_OURS
+ * (spotrun's allocations) and OOM_ALL (OpenSSL's HMAC and digest contexts
+ * too). */
+struct sign_case {
+	struct sr_sigv4_request rq;
+	struct sr_sigv4_key key;
+	struct sr_sigv4_header *h;
+	char *want_creq, *want_sts, *want_auth;
 };
 
-static int
-sign_op(void *arg, char *err)
-{
-	struct sign_trial *t = arg;
+struct sign_set {
+	struct sign_case c[64];
+	size_t n;
+	char auth[SR_SIGV4_AUTH_MAX];
+	char why[SR_ERRMAX];	/* the first wrong result of a run */
+};
 
-	strcpy(t->auth, "junk");
-	t->creq = sr_sigv4_canonical_request_err(t->rq, err);
-	if (t->creq == NULL)
-		return -1;
-	t->sts = sr_sigv4_string_to_sign(t->rq, t->creq, err);
-	if (t->sts == NULL || sr_sigv4_sign(t->rq, t->key, t->auth, err) == -1) {
-		free(t->creq);
-		free(t->sts);
-		t->creq = t->sts = NULL;
-		return -1;
-	}
-	return 0;
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? sr_strdup(s) : NULL;
 }
 
-static int
-sign_exact(void *arg, char *why, size_t len)
-{
-	struct sign_trial *t = arg;
-	int good = strcmp(t->creq, t->want_creq) == 0 && strcmp(t->sts, t->want_sts) == 0 &&
-	    strcmp(t->auth, t->want_auth) == 0;
-
-	if (!good)
-		snprintf(why, len, "signed as '%s'", t->auth);
-	free(t->creq);
-	free(t->sts);
-	t->creq = t->sts = NULL;
-	return good;
-}
-
-static int
-sign_intact(void *arg, char *why, size_t len)
-{
-	struct sign_trial *t = arg;
-
-	if (t->auth[0] == '\0' || strcmp(t->auth, "junk") == 0)
-		return 1;	/* emptied, or failed before sr_sigv4_sign ran */
-	snprintf(why, len, "auth is '%s' after the failure", t->auth);
-	return 0;
-}
-
-/* Add rq's trials to tally[0] (OOM_OURS: spotrun's allocations, every
- * byte back after each trial) and tally[1] (OOM_ALL: OpenSSL's too; it
- * may absorb one of its own failures and cache later); the wanted pieces
- * are rq's unarmed results. */
+/* Keep a copy of rq and key in set (the caller's may go). */
 static void
-sign_trials(const char *name, const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key,
-    struct oom_tally tally[2])
+sign_case_add(struct sign_set *set, const struct sr_sigv4_request *rq,
+    const struct sr_sigv4_key *key)
 {
-	char err[SR_ERRMAX] = "";
-	struct sign_trial t = { rq, key, NULL, NULL, NULL, NULL, NULL, "" };
-	struct oom_scenario sc = { name, OOM_OURS, sign_op, sign_exact, sign_intact, &t, 0, NULL };
-	char *creq, *sts;
+	struct sign_case *c;
+	size_t i;
 
-	if (sign_op(&t, err) == -1) {
-		if (tally[0].first[0] == '\0')
-			snprintf(tally[0].first, sizeof tally[0].first, "%s: %s", name, err);
-		tally[0].unarmed_bad = tally[1].unarmed_bad = 1;
-		return;
+	if (set->n == SR_ARRAY_LEN(set->c))
+		sr_fatal("t-sigv4: more than %zu requests to sign under OOM", SR_ARRAY_LEN(set->c));
+	c = &set->c[set->n++];
+	memset(c, 0, sizeof *c);
+	c->rq = *rq;
+	c->h = sr_calloc(rq->nheaders + 1, sizeof *c->h);
+	for (i = 0; i < rq->nheaders; i++) {
+		c->h[i].name = sr_strdup(rq->headers[i].name);
+		c->h[i].value = sr_strdup(rq->headers[i].value);
 	}
-	creq = t.creq;
-	sts = t.sts;
-	t.want_creq = creq;
-	t.want_sts = sts;
-	t.want_auth = sr_strdup(t.auth);
-	t.creq = t.sts = NULL;
-	oom_trials_run(&sc, &tally[0]);
-	sc.scope = OOM_ALL;
-	sc.lib_absorbs = 1;
-	oom_trials_run(&sc, &tally[1]);
-	free(creq);
-	free(sts);
-	free((char *)t.want_auth);
+	c->rq.headers = c->h;
+	c->rq.method = sr_strdup(rq->method);
+	c->rq.path = sr_strdup(rq->path);
+	c->rq.query = dup_or_null(rq->query);
+	c->rq.payload_hash = sr_strdup(rq->payload_hash);
+	c->rq.amz_date = sr_strdup(rq->amz_date);
+	c->rq.region = sr_strdup(rq->region);
+	c->rq.service = sr_strdup(rq->service);
+	c->key.access_key = sr_strdup(key->access_key);
+	c->key.secret_key = sr_strdup(key->secret_key);
+}
+
+static void
+sign_set_free(struct sign_set *set)
+{
+	size_t i, j;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+
+		for (j = 0; j < c->rq.nheaders; j++) {
+			free((char *)c->h[j].name);
+			free((char *)c->h[j].value);
+		}
+		free(c->h);
+		free((char *)c->rq.method);
+		free((char *)c->rq.path);
+		free((char *)c->rq.query);
+		free((char *)c->rq.payload_hash);
+		free((char *)c->rq.amz_date);
+		free((char *)c->rq.region);
+		free((char *)c->rq.service);
+		free((char *)c->key.access_key);
+		free((char *)c->key.secret_key);
+		free(c->want_creq);
+		free(c->want_sts);
+		free(c->want_auth);
+	}
+	set->n = 0;
+}
+
+/* Sign every request of the set in turn, stopping at the first failure;
+ * a result unlike the wanted one is noted in why. */
+static int
+sign_run(void *arg, char *err)
+{
+	struct sign_set *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+		char *creq, *sts = NULL;
+
+		strcpy(set->auth, "junk");
+		creq = sr_sigv4_canonical_request_err(&c->rq, err);
+		if (creq != NULL)
+			sts = sr_sigv4_string_to_sign(&c->rq, creq, err);
+		if (sts == NULL || sr_sigv4_sign(&c->rq, &c->key, set->auth, err) == -1) {
+			free(creq);
+			free(sts);
+			return -1;
+		}
+		if (c->want_auth != NULL && set->why[0] == '\0' &&
+		    (strcmp(creq, c->want_creq) != 0 || strcmp(sts, c->want_sts) != 0 ||
+		    strcmp(set->auth, c->want_auth) != 0))
+			snprintf(set->why, sizeof set->why, "request %zu signed as '%s'", i + 1,
+			    set->auth);
+		free(creq);
+		free(sts);
+	}
+	return 0;
+}
+
+static int
+sign_check(void *arg, int rc, char *why)
+{
+	struct sign_set *set = arg;
+
+	if (rc == 0 && set->why[0] != '\0') {
+		snprintf(why, SR_ERRMAX, "%s", set->why);
+		return 0;
+	}
+	/* a failure empties auth (or came before sr_sigv4_sign ran) */
+	if (rc != 0 && set->auth[0] != '\0' && strcmp(set->auth, "junk") != 0) {
+		snprintf(why, SR_ERRMAX, "auth is '%s' after the failure", set->auth);
+		return 0;
+	}
+	return 1;
+}
+
+/* Also this thread's OpenSSL state: its error queue keeps the buffers of
+ * the errors a failed allocation raised (for the next errors to reuse),
+ * which would read as a leak of the trial; freed here after every run, it
+ * is the same before and after each. */
+static void
+sign_reset(void *arg)
+{
+	((struct sign_set *)arg)->why[0] = '\0';
+	OPENSSL_thread_stop();
+}
+
+/* The wanted pieces (an unarmed run's), then the trials in both scopes. */
+static void
+sign_trials(const char *name, struct sign_set *set)
+{
+	char err[SR_ERRMAX] = "", all[256];
+	struct oom_trial t = { name, OOM_OURS, sign_run, sign_check, sign_reset, set };
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+		char auth[SR_SIGV4_AUTH_MAX];
+
+		c->want_creq = sr_sigv4_canonical_request_err(&c->rq, err);
+		c->want_sts = sr_sigv4_string_to_sign(&c->rq, c->want_creq, err);
+		if (c->want_sts == NULL || sr_sigv4_sign(&c->rq, &c->key, auth, err) == -1) {
+			ok(0, "%s under OOM: request %zu signs unarmed", name, i + 1);
+			tap_diag("%s", err);
+			ok(0, "%s under OOM (OpenSSL too): request %zu signs unarmed", name, i + 1);
+			return;
+		}
+		c->want_auth = sr_strdup(auth);
+	}
+	oom_trials(&t);
+	snprintf(all, sizeof all, "%s (OpenSSL too)", name);
+	t.name = all;
+	t.scope = OOM_ALL;
+	oom_trials(&t);
 }
 
 /* ---- primitives ------------------------------------------------------- */
@@ -308,18 +393,15 @@ test_s3_doc_examples(void)
 	    "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
 	    "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
 
-	if (oom_trials_usable("sr_sigv4_sign of the 4 S3 documentation examples") &&
-	    oom_trials_usable("sr_sigv4_sign of the 4 S3 documentation examples (OpenSSL too)")) {
-		struct oom_tally tally[2];
+	{
+		static struct sign_set set;
 
-		memset(tally, 0, sizeof tally);
-		sign_trials("GET Object", &get, &doc_key, tally);
-		sign_trials("PUT Object", &put, &doc_key, tally);
-		sign_trials("GET Bucket Lifecycle", &lifecycle, &doc_key, tally);
-		sign_trials("List Objects", &list, &doc_key, tally);
-		oom_tally_report(&tally[0], "sr_sigv4_sign of the 4 S3 documentation examples");
-		oom_tally_report(&tally[1], "sr_sigv4_sign of the 4 S3 documentation examples "
-		    "(OpenSSL too)");
+		sign_case_add(&set, &get, &doc_key);
+		sign_case_add(&set, &put, &doc_key);
+		sign_case_add(&set, &lifecycle, &doc_key);
+		sign_case_add(&set, &list, &doc_key);
+		sign_trials("sr_sigv4_sign of the 4 S3 documentation examples", &set);
+		sign_set_free(&set);
 	}
 
 	/* The parameters in another order, and J sent encoded: same signature. */
@@ -753,7 +835,7 @@ json_str(json_t *o, const char *k1, const char *k2)
 
 /* Run one case folder; every check is one TAP line naming the case. */
 static void
-run_case(const char *suite, const char *name, struct oom_tally tally[2])
+run_case(const char *suite, const char *name, struct sign_set *set)
 {
 	char *dir = sr_asprintf("%s/%s", suite, name), *ctxpath = sr_asprintf("%s/context.json", dir);
 	char err[SR_ERRMAX] = "", amz_date[32], payload[65], auth[SR_SIGV4_AUTH_MAX];
@@ -853,8 +935,10 @@ run_case(const char *suite, const char *name, struct oom_tally tally[2])
 	is_str(rc == 0 ? auth : NULL, want_auth, "%s: Authorization", name);
 	sig = rc == 0 ? strstr(auth, "Signature=") : NULL;
 	is_str(sig != NULL ? sig + 10 : NULL, want_sig, "%s: signature", name);
-	if (tally != NULL)
-		sign_trials(name, &rq, &key, tally);
+	/* kept for the OOM trials when it signed right */
+	if (creq != NULL && want_creq != NULL && strcmp(creq, want_creq) == 0 && rc == 0 &&
+	    want_auth != NULL && strcmp(auth, want_auth) == 0)
+		sign_case_add(set, &rq, &key);
 out:
 	suite_req_free(&r);
 	if (ctx != NULL)
@@ -883,10 +967,9 @@ static void
 test_suite(const char *suite)
 {
 	struct dirent **ents;
-	struct oom_tally tally[2];
-	int n, i, ncases = 0, oom = oom_usable();
+	static struct sign_set set;
+	int n, i, ncases = 0;
 
-	memset(tally, 0, sizeof tally);
 	n = scandir(suite, &ents, NULL, alphasort);
 	if (n < 0) {
 		ok(0, "read the suite folder %s", suite);
@@ -897,7 +980,7 @@ test_suite(const char *suite)
 
 		/* Every folder is a case: one without context.json fails. */
 		if (ents[i]->d_name[0] != '.' && is_dir(path)) {
-			run_case(suite, ents[i]->d_name, oom ? tally : NULL);
+			run_case(suite, ents[i]->d_name, &set);
 			ncases++;
 		}
 		free(path);
@@ -905,10 +988,8 @@ test_suite(const char *suite)
 	}
 	free(ents);
 	ok(ncases > 0, "the suite at %s has cases (%d run)", suite, ncases);
-	if (oom_trials_usable("sr_sigv4_sign of the suite's cases"))
-		oom_tally_report(&tally[0], "sr_sigv4_sign of the suite's cases");
-	if (oom_trials_usable("sr_sigv4_sign of the suite's cases (OpenSSL too)"))
-		oom_tally_report(&tally[1], "sr_sigv4_sign of the suite's cases (OpenSSL too)");
+	sign_trials("sr_sigv4_sign of the suite's cases", &set);
+	sign_set_free(&set);
 }
 
 /* ---- robustness ------------------------------------------------------- */
@@ -1054,7 +1135,7 @@ main(int argc, char **argv)
 	char *def = NULL;
 
 	(void)argc;
-	oom_trials_exact_heap(argv);
+	oom_trial_exact(argv);
 	suite = getenv("SPOTRUN_SIGV4_SUITE");
 	if (suite == NULL || suite[0] == '\0')
 		suite = def = sr_asprintf("%s/../shared/conformance/aws-sigv4", SR_TOP_SRCDIR);

@@ -27,8 +27,8 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "s3-util.h"
-#include "oom-trials.h"
-#include "heap-ours.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 
 #define MiB (1024 * 1024)
@@ -397,29 +397,43 @@ store_op(void *arg, char *err)
 	return rc == 0 ? 0 : -1;
 }
 
-/* The object as it must be after every trial: whole. */
+/* The object as it must be after every put: whole (the reads cannot
+ * touch it). */
 static int
-object_whole(struct store_trial *t, char *why, size_t len)
+object_whole(struct store_trial *t, char *why)
 {
 	char err[SR_ERRMAX];
 	void *buf = NULL;
 	size_t n = 0;
 	int good;
 
+	if (t->op != OP_PUT)
+		return 1;
 	good = sr_store_get(t->st, "oom/put", 1024, &buf, &n, NULL, err) == 0 &&
 	    n == strlen(OOM_BODY) && memcmp(buf, OOM_BODY, n) == 0;
 	if (!good)
-		snprintf(why, len, "oom/put is not whole: %s", err);
+		snprintf(why, SR_ERRMAX, "oom/put is not whole: %s", err);
 	free(buf);
 	return good;
 }
 
+/* After 0: the result exactly right; after -1: one request at most (an
+ * out-of-memory is never retried). After a put, the object whole either
+ * way. */
 static int
-store_exact(void *arg, char *why, size_t len)
+store_check(void *arg, int rc, char *why)
 {
 	struct store_trial *t = arg;
 	int good = 1;
 
+	if (rc != 0) {
+		if (t->requests > 1) {
+			snprintf(why, SR_ERRMAX, "%ld requests: retried after out-of-memory",
+			    t->requests);
+			return 0;
+		}
+		return object_whole(t, why);
+	}
 	switch (t->op) {
 	case OP_PUT:
 		/* MD5("written under OOM") */
@@ -435,20 +449,8 @@ store_exact(void *arg, char *why, size_t len)
 		break;
 	}
 	if (!good)
-		snprintf(why, len, "etag '%s', keys '%s'", t->etag, t->keys);
-	return good && object_whole(t, why, len);
-}
-
-static int
-store_intact(void *arg, char *why, size_t len)
-{
-	struct store_trial *t = arg;
-
-	if (t->requests > 1) {
-		snprintf(why, len, "%ld requests: retried after out-of-memory", t->requests);
-		return 0;
-	}
-	return object_whole(t, why, len);
+		snprintf(why, SR_ERRMAX, "etag '%s', keys '%s'", t->etag, t->keys);
+	return good && object_whole(t, why);
 }
 
 static void
@@ -464,8 +466,7 @@ test_oom(struct sr_store *st)
 	    sr_store_put(st, "oom/b c", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
 	    "OOM trials: the keys to list put (%s)", err);
 	for (i = OP_PUT; i <= OP_LIST; i++) {
-		struct oom_scenario sc = { names[i], OOM_OURS, store_op, store_exact, store_intact,
-			&t, 0, heap_ours_in_use };
+		struct oom_trial sc = { names[i], OOM_OURS, store_op, store_check, NULL, &t };
 
 		memset(&t, 0, sizeof t);
 		t.st = st;
@@ -489,7 +490,7 @@ main(int argc, char **argv)
 	int n, i;
 
 	(void)argc;
-	oom_trials_exact_heap(argv);
+	oom_trial_exact(argv);
 	su_require();
 	ep = su_env("SPOTRUN_TEST_S3_ENDPOINT");
 	su_bucket_new(bucket, sizeof bucket, "t-store-s3");

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "digest.h"
 #include "sigv4.h"
 #include "util.h"
 
@@ -216,12 +216,10 @@ sr_sha256_hex(const void *buf, size_t len, char hex[65], char *err)
 	unsigned char md[SHA256_DIGEST_LENGTH];
 
 	/* OpenSSL 3's one-shot digest allocates its context: NULL is its
-	 * out-of-memory (the algorithm itself cannot fail) */
+	 * out-of-memory (digest.h) */
 	hex[0] = '\0';
-	if (SHA256(buf, len, md) == NULL) {
-		ERR_clear_error();	/* this thread's queue: not for curl's TLS to find */
-		return sr_err_oom(err, "compute SHA-256");
-	}
+	if (SHA256(buf, len, md) == NULL)
+		return sr_digest_ssl_err(err, "compute SHA-256");
 	hex32(md, hex);
 	return 0;
 }
@@ -674,17 +672,16 @@ sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical
 }
 
 /* HMAC-SHA256 of msg under key into out. OpenSSL 3's one-shot HMAC
- * fetches and allocates its MAC context: NULL is its out-of-memory. */
+ * fetches and allocates its MAC context: NULL is its out-of-memory
+ * (digest.h). */
 static int
 hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
     unsigned char out[SHA256_DIGEST_LENGTH], char *err)
 {
 	unsigned int outlen = 0;
 
-	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL) {
-		ERR_clear_error();	/* this thread's queue: not for curl's TLS to find */
-		return sr_err_oom(err, "sign request: compute HMAC-SHA256");
-	}
+	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL)
+		return sr_digest_ssl_err(err, "sign request: compute HMAC-SHA256");
 	if (outlen != SHA256_DIGEST_LENGTH)
 		sr_fatal("hmac-sha256: OpenSSL gave %u bytes", outlen);
 	return 0;
