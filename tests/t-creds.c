@@ -521,6 +521,7 @@ struct creds_trial {
 	struct sr_creds cr;
 	struct sr_store_config cfg;
 	char want[2048];
+	char err[SR_ERRMAX];	/* the last failure's */
 };
 
 static void
@@ -549,6 +550,7 @@ creds_op(void *arg, char *err)
 		return -1;
 	r = sr_creds_get(c, &t->cr, err);
 	sr_creds_chain_free(c);
+	snprintf(t->err, sizeof t->err, "%s", r == 0 ? "" : err);
 	return r;
 }
 
@@ -733,6 +735,53 @@ test_role(void)
 	emu_stop(&e);
 }
 
+/* The instance role's keys under OOM (OOM_OURS: three requests to the
+ * emulator through http.c): an out-of-memory is said as one, never as
+ * "none found"; keys that come are one whole key set of the emulator
+ * (which hands out set n to its nth request for them). */
+static int
+role_check(void *arg, int rc, char *why)
+{
+	const struct creds_trial *t = arg;
+	const char *a = t->cr.access_key;
+	int n;
+
+	if (rc != 0) {
+		if (strstr(t->err, "none found") != NULL) {
+			snprintf(why, SR_ERRMAX, "out of memory taken for no credentials: %s", t->err);
+			return 0;
+		}
+		if (t->cr.access_key[0] == '\0' && t->cr.secret_key[0] == '\0')
+			return 1;
+		snprintf(why, SR_ERRMAX, "keys left behind by a failure");
+		return 0;
+	}
+	n = strncmp(a, "ASIAEMU", 7) == 0 ? atoi(a + 7) : 0;
+	if (n > 0 && is_emu(&t->cr, n) && t->cr.expires > sr_now() + 3000)
+		return 1;
+	snprintf(why, SR_ERRMAX, "found %s from %s, expiring at %.0f", a, t->cr.source,
+	    t->cr.expires);
+	return 0;
+}
+
+static void
+test_role_oom(void)
+{
+	static struct creds_trial t;
+	struct oom_trial sc = { "AWS keys of the instance role (IMDSv2)", OOM_OURS, creds_op,
+		role_check, NULL, &t };
+	struct emu e;
+
+	clean_env();
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	emu_start(&e, tmpdir, NULL);
+	setenv("SPOTRUN_AWS_ENDPOINT", e.url, 1);
+	memset(&t, 0, sizeof t);
+	t.kind = SR_CREDS_AWS;
+	oom_trials(&sc);
+	emu_stop(&e);
+}
+
 static void
 test_refresh(void)
 {
@@ -866,6 +915,7 @@ main(int argc, char **argv)
 	test_gcs();
 	test_oom();
 	test_role();
+	test_role_oom();
 	test_refresh();
 	test_short_lived();
 	test_no_secret_in_messages();
