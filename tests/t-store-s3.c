@@ -342,13 +342,14 @@ test_tls_acks(const char *big, char *back)
 
 /* ---- out of memory ---- */
 
-/* A put, a get and a list through s3:// with spotrun's allocations
- * failing (OOM_OURS: curl's own do not): each exactly right, or -1 with an
- * out-of-memory message after at most one request (never retried), the
- * object whole either way. */
+/* A put, a get, a list, a streamed upload of a small object (one PUT at
+ * the commit) and an open of the store through s3:// with spotrun's
+ * allocations failing (OOM_OURS: curl's own do not): each exactly right,
+ * or -1 with an out-of-memory message after at most one request (never
+ * retried), the object whole either way. */
 #define OOM_BODY "written under OOM"
 
-enum store_op { OP_PUT, OP_GET, OP_LIST };
+enum store_op { OP_PUT, OP_GET, OP_LIST, OP_UPLOAD, OP_OPEN };
 
 struct store_trial {
 	struct sr_store *st;
@@ -391,28 +392,46 @@ store_op(void *arg, char *err)
 	case OP_LIST:
 		rc = sr_store_list(t->st, "oom/", list_key, t->keys, err);
 		break;
+	case OP_UPLOAD: {
+		struct sr_upload *up = sr_store_upload_begin(t->st, "oom/up", err);
+
+		if (up != NULL && sr_upload_write(up, OOM_BODY, strlen(OOM_BODY), err) == -1) {
+			sr_upload_abort(up);
+			up = NULL;
+		}
+		rc = up != NULL ? sr_upload_commit(up, err) : -1;
+		break;
+	}
+	case OP_OPEN: {
+		struct sr_store *o;
+
+		if ((rc = sr_store_open(url, &o, err)) == 0)
+			sr_store_close(o);
+		break;
+	}
 	}
 	sr_store_stats(t->st, &b);
 	t->requests = b.requests - a.requests;
 	return rc == 0 ? 0 : -1;
 }
 
-/* The object as it must be after every put: whole (the reads cannot
- * touch it). */
+/* The object as it must be after every put or upload: whole (the reads
+ * and the open cannot touch it). */
 static int
 object_whole(struct store_trial *t, char *why)
 {
+	const char *key = t->op == OP_UPLOAD ? "oom/up" : "oom/put";
 	char err[SR_ERRMAX];
 	void *buf = NULL;
 	size_t n = 0;
 	int good;
 
-	if (t->op != OP_PUT)
+	if (t->op != OP_PUT && t->op != OP_UPLOAD)
 		return 1;
-	good = sr_store_get(t->st, "oom/put", 1024, &buf, &n, NULL, err) == 0 &&
+	good = sr_store_get(t->st, key, 1024, &buf, &n, NULL, err) == 0 &&
 	    n == strlen(OOM_BODY) && memcmp(buf, OOM_BODY, n) == 0;
 	if (!good)
-		snprintf(why, SR_ERRMAX, "oom/put is not whole: %s", err);
+		snprintf(why, SR_ERRMAX, "%s is not whole: %s", key, err);
 	free(buf);
 	return good;
 }
@@ -447,6 +466,9 @@ store_check(void *arg, int rc, char *why)
 	case OP_LIST:
 		good = strcmp(t->keys, "oom/a;oom/b c;oom/put;") == 0;
 		break;
+	case OP_UPLOAD:
+	case OP_OPEN:
+		break;		/* the object read back; opened and closed */
 	}
 	if (!good)
 		snprintf(why, SR_ERRMAX, "etag '%s', keys '%s'", t->etag, t->keys);
@@ -457,7 +479,8 @@ static void
 test_oom(struct sr_store *st)
 {
 	static const char *const names[] = { "sr_store_put through s3://",
-		"sr_store_get through s3://", "sr_store_list through s3://" };
+		"sr_store_get through s3://", "sr_store_list through s3://",
+		"a streamed upload of a small object through s3://", "sr_store_open of s3://" };
 	static struct store_trial t;
 	char err[SR_ERRMAX] = "";
 	int i;
@@ -465,7 +488,7 @@ test_oom(struct sr_store *st)
 	is_int(sr_store_put(st, "oom/a", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err) |
 	    sr_store_put(st, "oom/b c", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
 	    "OOM trials: the keys to list put (%s)", err);
-	for (i = OP_PUT; i <= OP_LIST; i++) {
+	for (i = OP_PUT; i <= OP_OPEN; i++) {
 		struct oom_trial sc = { names[i], OOM_OURS, store_op, store_check, NULL, &t };
 
 		memset(&t, 0, sizeof t);
