@@ -201,10 +201,7 @@ sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err)
 	    (c = curl_easy_setopt(e, CURLOPT_NOPROXY, "*")) != CURLE_OK ||
 	    (c = curl_easy_setopt(e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT)) != CURLE_OK ||
 	    (c = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method)) != CURLE_OK) {
-		if (c == CURLE_OUT_OF_MEMORY)
-			sr_err_oom(err, "curl_easy_setopt");
-		else
-			sr_err(err, "curl_easy_setopt: %s", curl_easy_strerror(c));
+		sr_http_easy_err(c, "curl_easy_setopt", err);
 		goto fail;
 	}
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cerr);
@@ -277,6 +274,22 @@ out:
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(e);
 	return ret;
+}
+
+int
+sr_http_easy_err(CURLcode c, const char *what, char *err)
+{
+	if (c == CURLE_OUT_OF_MEMORY)
+		return sr_err_oom(err, what);
+	return sr_err(err, "%s: %s", what, curl_easy_strerror(c));
+}
+
+int
+sr_http_multi_err(CURLMcode mc, const char *what, char *err)
+{
+	if (mc == CURLM_OUT_OF_MEMORY)
+		return sr_err_oom(err, what);
+	return sr_err(err, "%s: %s", what, curl_multi_strerror(mc));
 }
 
 void

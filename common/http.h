@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include <curl/curl.h>
+
 #define SR_HTTP_BODY_MAX (64 * 1024)	/* the default cap on a reply body */
 #define SR_HTTP_CAPTURE_MAX 4		/* reply headers one request may capture */
 #define SR_HTTP_HEADER_MAX 1024		/* a captured value is cut to this many bytes */
@@ -63,5 +65,11 @@ void sr_http_cleanup(void);
  * Thread-safe: each call uses its own curl handle. */
 int sr_http_do(const struct sr_http_req *req, struct sr_http_resp *resp, char *err);
 void sr_http_resp_free(struct sr_http_resp *resp);
+
+/* The error of a curl call that returned c (not CURLE_OK), or of a multi
+ * call that returned mc: "WHAT: out of memory" for curl's out-of-memory
+ * (sr_err_is_oom), else "WHAT: curl's reason"; -1. For every curl user. */
+int sr_http_easy_err(CURLcode c, const char *what, char *err);
+int sr_http_multi_err(CURLMcode mc, const char *what, char *err);
 
 #endif

@@ -98,3 +98,13 @@ noinst_PROGRAMS += tests/gpu-lib
 tests_gpu_lib_SOURCES = tests/gpu-lib.c
 tests_gpu_lib_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib
 tests_gpu_lib_LDADD = libspotrun.la
+# Out of memory: every allocation of create, save, save_async and restore
+# failed in turn (tests/oom.c), on file://, with a device buffer (the fake
+# driver) and on RGW: MEMORY or the exact result, no leak, no checkpoint
+# lost or fallen back from.
+check_PROGRAMS += tests/t-lib-oom
+tests_t_lib_oom_SOURCES = tests/t-lib-oom.c tests/oom.c tests/oom.h tests/tap.h \
+	tests/ckpt-util.h tests/s3-util.h tests/store-util.h tests/mdemu-util.h
+tests_t_lib_oom_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib -I$(top_srcdir)/kernels \
+	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
+tests_t_lib_oom_LDADD = libspotrun.la $(LDADD)

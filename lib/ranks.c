@@ -115,9 +115,11 @@ save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long 
     struct sr_ckpt_stats *cs, char *err)
 {
 	size_t i, nmerge = (size_t)ctx->p.world_size - 1;
-	char **keys = sr_calloc(nmerge, sizeof *keys);
+	char **keys = sr_try_calloc(nmerge, sizeof *keys, err);
 	int rc;
 
+	if (keys == NULL)
+		return sr_err_prefix(err, "save %s: step %lld", o->job, step);
 	for (i = 0; i < nmerge; i++)
 		keys[i] = sr_parts_rank_key(o->job, o->epoch, step, (int)i + 1);
 	o->merge = (const char *const *)keys;

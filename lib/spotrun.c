@@ -202,7 +202,7 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	}
 	if (sr_store_open(ctx->store_url, &ctx->st, err) != 0) {
 		snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: %s", err);
-		stick(ctx, SPOTRUN_ERROR_STORE, ctx->msg);
+		stick(ctx, sr_err_is_oom(err) ? SPOTRUN_ERROR_MEMORY : SPOTRUN_ERROR_STORE, ctx->msg);
 	}
 }
 
@@ -444,13 +444,16 @@ opts_of(const spotrun_ctx *ctx, struct sr_ckpt_opts *o)
 	o->world_size = 1;
 }
 
-/* The buffers as the checkpoint module takes them (malloc'd). */
+/* The buffers as the checkpoint module takes them (malloc'd; NULL with
+ * err on out-of-memory). */
 static struct sr_ckpt_tensor *
-tensors_of(const spotrun_ctx *ctx)
+tensors_of(const spotrun_ctx *ctx, char *err)
 {
-	struct sr_ckpt_tensor *t = sr_calloc(ctx->nbufs + 1, sizeof *t);
+	struct sr_ckpt_tensor *t = sr_try_calloc(ctx->nbufs + 1, sizeof *t, err);
 	size_t i;
 
+	if (t == NULL)
+		return NULL;
 	for (i = 0; i < ctx->nbufs; i++) {
 		const struct lib_buf *b = &ctx->bufs[i];
 		t[i].name = b->name;
@@ -478,10 +481,13 @@ has_device(const spotrun_ctx *ctx)
 	return 0;
 }
 
-/* A code for what the checkpoint module (or lib/device.c) returned. */
+/* A code for what the checkpoint module (or lib/device.c) returned, with
+ * the message it wrote: an out-of-memory anywhere below is MEMORY. */
 static spotrun_error
-code_of(int rc)
+code_of(int rc, const char *err)
 {
+	if (rc != 0 && sr_err_is_oom(err))
+		return SPOTRUN_ERROR_MEMORY;
 	switch (rc) {
 	case 0: return SPOTRUN_OK;
 	case SR_LIB_DEVICE_FAILED: return SPOTRUN_ERROR_NO_DEVICE;
@@ -530,8 +536,9 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 
 	if ((rc = save_begin(ctx, "save", step, &o, &answering)) != SPOTRUN_OK)
 		return rc;
-	t = tensors_of(ctx);
-	if (has_device(ctx))
+	if ((t = tensors_of(ctx, err)) == NULL)
+		rc = -1;
+	else if (has_device(ctx))
 		rc = sr_lib_device_save(ctx, &o, t, step, &cs, err);
 	else
 		rc = sr_lib_ranks_save(ctx, &o, NULL, t, ctx->nbufs, step, &cs, err);
@@ -544,7 +551,7 @@ spotrun_save(spotrun_ctx *ctx, long long step)
 	}
 	if (rc != 0) {
 		sr_lib_report_save(ctx, answering ? ctx->req_seq : 0, step, NULL, 0, err);
-		return sr_lib_fail(ctx, code_of(rc), "%s", err);
+		return sr_lib_fail(ctx, code_of(rc, err), "%s", err);
 	}
 	sr_async_tell_commit(ctx, step, ctx->nbufs, &cs, -1);
 	if (answering)
@@ -583,8 +590,9 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 		return SPOTRUN_OK;
 	}
 	opts_of(ctx, &o);
-	t = tensors_of(ctx);
-	if (has_device(ctx))
+	if ((t = tensors_of(ctx, err)) == NULL)
+		rc = -1;
+	else if (has_device(ctx))
 		rc = sr_lib_device_restore(ctx, t, &o, &cs, err);
 	else
 		rc = sr_ckpt_restore_tensors(ctx->st, &o, t, ctx->nbufs, &cs, err);
@@ -592,7 +600,7 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 	if (rc == SR_CKPT_NONE)
 		return SPOTRUN_OK;
 	if (rc != 0)
-		return sr_lib_fail(ctx, code_of(rc), "%s", err);
+		return sr_lib_fail(ctx, code_of(rc, err), "%s", err);
 	*step = cs.step;
 	snprintf(line, sizeof line, "checkpoint %" PRIu64 " of %s restored: step %lld (%" PRIu64
 	    " chunk%s read, %" PRIu64 " bytes)", cs.seq, ctx->job, cs.step, cs.read_chunks,
@@ -645,5 +653,5 @@ spotrun_wait(spotrun_ctx *ctx)
 		return e;
 	if (!sr_async_collect(ctx, &rc, err) || rc == 0)
 		return SPOTRUN_OK;
-	return sr_lib_fail(ctx, code_of(rc), "%s", err);
+	return sr_lib_fail(ctx, code_of(rc, err), "%s", err);
 }

@@ -20,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "http.h"
 #include "parts.h"
 #include "store-int.h"
 #include "util.h"
@@ -139,7 +140,6 @@ static void
 start_part(struct sr_parts *m, struct part *p)
 {
 	char err[SR_ERRMAX];
-
 	CURLMcode mc;
 
 	if (p->call == NULL) {
@@ -157,7 +157,7 @@ start_part(struct sr_parts *m, struct part *p)
 	curl_easy_setopt(sr_xfer_call_handle(p->call), CURLOPT_PRIVATE, p);
 	if ((mc = curl_multi_add_handle(m->multi, sr_xfer_call_handle(p->call))) == CURLM_OK)
 		return;
-	sr_xfer_multi_err(mc, "curl_multi_add_handle", err);
+	sr_http_multi_err(mc, "curl_multi_add_handle", err);
 	sr_err_prefix(err, "%s: part %d", m->what, p->num);
 fail:
 	pthread_mutex_lock(&m->lock);

@@ -406,6 +406,7 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	const struct sr_xfer_req *rq = c->rq;
 	int maybe_landed = c->resp.maybe_landed, attempts = c->resp.attempts;
 	char *url = NULL;
+	CURLcode cc;
 
 	/* never send what the deadline no longer allows: a request that
 	 * reached the server could create what nobody then cleans up */
@@ -434,15 +435,16 @@ sr_xfer_call_setup(struct sr_xfer_call *c, char *err)
 	c->acked = 0;
 	c->oom = 0;
 	/* the string options are copied by curl: each may fail on OOM */
-	if (curl_easy_setopt(c->e, CURLOPT_URL, url) != CURLE_OK ||
-	    curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method) != CURLE_OK ||
-	    curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-	    curl_easy_setopt(c->e, CURLOPT_PROXY, "") != CURLE_OK ||
-	    curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT) != CURLE_OK ||
+	if ((cc = curl_easy_setopt(c->e, CURLOPT_URL, url)) != CURLE_OK ||
+	    (cc = curl_easy_setopt(c->e, CURLOPT_CUSTOMREQUEST, rq->method)) != CURLE_OK ||
+	    (cc = curl_easy_setopt(c->e, CURLOPT_PROTOCOLS_STR, "http,https")) != CURLE_OK ||
+	    /* no proxy from the environment */
+	    (cc = curl_easy_setopt(c->e, CURLOPT_PROXY, "")) != CURLE_OK ||
+	    (cc = curl_easy_setopt(c->e, CURLOPT_USERAGENT, SR_HTTP_USER_AGENT)) != CURLE_OK ||
 	    (x->ca_bundle != NULL &&
-	    curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle) != CURLE_OK)) {
+	    (cc = curl_easy_setopt(c->e, CURLOPT_CAINFO, x->ca_bundle)) != CURLE_OK)) {
 		free(url);
-		sr_err_oom(err, "set up the request (curl_easy_setopt)");
+		sr_http_easy_err(cc, "set up the request (curl_easy_setopt)", err);
 		return sr_err_prefix(err, "%s", c->what);
 	}
 	curl_easy_setopt(c->e, CURLOPT_HTTPHEADER, c->hl);
@@ -697,7 +699,7 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 			}
 			curl_easy_setopt(slot[i].c->e, CURLOPT_PRIVATE, &slot[i]);
 			if ((mc = curl_multi_add_handle(multi, slot[i].c->e)) != CURLM_OK) {
-				sr_xfer_multi_err(mc, "curl_multi_add_handle", err);
+				sr_http_multi_err(mc, "curl_multi_add_handle", err);
 				rc = sr_err_prefix(err, "%s", slot[i].c->what);
 				break;
 			}
@@ -706,7 +708,7 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 		if (rc != 0)
 			break;
 		if ((mc = curl_multi_perform(multi, &running)) != CURLM_OK) {
-			rc = sr_xfer_multi_err(mc, "curl_multi_perform", err);
+			rc = sr_http_multi_err(mc, "curl_multi_perform", err);
 			break;
 		}
 		while (rc == 0 && (msg = curl_multi_info_read(multi, &left)) != NULL) {
@@ -743,14 +745,6 @@ sr_xfer_do_many(struct sr_xfer *x, const struct sr_xfer_req *rq, const char *con
 	free(slot);
 	free(index);
 	return rc;
-}
-
-int
-sr_xfer_multi_err(CURLMcode mc, const char *what, char *err)
-{
-	if (mc == CURLM_OUT_OF_MEMORY)
-		return sr_err_oom(err, what);
-	return sr_err(err, "%s: %s", what, curl_multi_strerror(mc));
 }
 
 const char *

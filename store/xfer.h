@@ -178,9 +178,6 @@ int sr_xfer_fail(struct sr_xfer *x, const char *what, const struct sr_xfer_resp 
 /* Append "Name: value" (a whole line) to *hl: 0, or -1 with err on OOM
  * (*hl as it was, still the caller's to free). */
 int sr_xfer_header(struct curl_slist **hl, const char *line, char *err);
-/* The error of a curl multi call that returned mc (not CURLM_OK): "WHAT:
- * out of memory" or "WHAT: curl's reason"; -1. */
-int sr_xfer_multi_err(CURLMcode mc, const char *what, char *err);
 
 /*
  * For transfers driven elsewhere (a curl multi in parts.c): one call is

@@ -16,30 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "oom.h"
 #include "util.h"
-
-#define OOM_NO_TCACHE "glibc.malloc.tcache_count=0"
-
-/* Call first in main: glibc keeps freed small blocks in per-thread caches
- * (tcache) that mallinfo2, and so oom_in_use, counts as in use, so a block
- * freed in a trial could look leaked until the cache is full. The program
- * runs again without them (GLIBC_TUNABLES) unless it does already. */
-__attribute__((unused)) static void
-oom_trial_exact(char **argv)
-{
-	const char *t = getenv("GLIBC_TUNABLES");
-	char v[512];
-
-	if (!oom_usable() || (t != NULL && strstr(t, OOM_NO_TCACHE) != NULL))
-		return;
-	snprintf(v, sizeof v, "%s%s" OOM_NO_TCACHE, t != NULL ? t : "", t != NULL ? ":" : "");
-	setenv("GLIBC_TUNABLES", v, 1);
-	execv("/proc/self/exe", argv);
-	/* not run again: the leak checks may then see the caches */
-}
 
 struct oom_trial {
 	const char *name;		/* "sr_store_put (create-only)" */
@@ -118,7 +97,9 @@ oom_trials(const struct oom_trial *t)
 	int persist;
 
 	if (!oom_usable()) {
-		tap_skip("AddressSanitizer owns malloc", "trials of %s under OOM", t->name);
+		snprintf(why, sizeof why, "AddressSanitizer owns malloc (trials of %s under OOM)",
+		    t->name);
+		tap_skip(why);
 		return 1;
 	}
 	/* the warm-up: lazy one-time allocations of the libraries happen
@@ -148,6 +129,43 @@ oom_trials(const struct oom_trial *t)
 	    "exactly", 2 * total, t->name))
 		tap_diag("%ld bad; the first: %s", bad, first);
 	return bad == 0;
+}
+
+/* The same, the scenario given in the call. */
+__attribute__((unused)) static int
+oom_trial(const char *name, enum oom_scope scope, int (*run)(void *, char *),
+    int (*check)(void *, int, char *), void (*reset)(void *), void *arg)
+{
+	struct oom_trial t = { name, scope, run, check, reset, arg };
+
+	return oom_trials(&t);
+}
+
+/* A buffer a trial's operation hands out (a file read, an object got). */
+struct oom_buf {
+	char *buf;
+	size_t len;
+};
+
+/* Whether b is right for the outcome rc: after 0 exactly want,
+ * NUL-terminated; after a failure nothing handed out. */
+__attribute__((unused)) static int
+oom_buf_check(const struct oom_buf *b, int rc, const char *want, char *why)
+{
+	if (rc == 0 && (b->len != strlen(want) || memcmp(b->buf, want, b->len) != 0 ||
+	    b->buf[b->len] != '\0'))
+		return snprintf(why, SR_ERRMAX, "other bytes (%zu)", b->len), 0;
+	if (rc != 0 && b->buf != NULL)
+		return snprintf(why, SR_ERRMAX, "a buffer handed out on failure"), 0;
+	return 1;
+}
+
+__attribute__((unused)) static void
+oom_buf_free(struct oom_buf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = 0;
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oom.h"
@@ -87,12 +88,21 @@ oom_failures(void)
 	return __atomic_load_n(&oom_failed, __ATOMIC_SEQ_CST);
 }
 
+/* Bytes handed out and not freed, counted by the replacement itself:
+ * glibc's own figures (mallinfo2) count blocks parked in a thread's cache
+ * as in use, which moves with every thread the library starts. */
+static size_t oom_live;
+
 size_t
 oom_in_use(void)
 {
+#if OOM_REPLACES
+	return __atomic_load_n(&oom_live, __ATOMIC_SEQ_CST);
+#else
 	struct mallinfo2 mi = mallinfo2();
 
 	return mi.uordblks + mi.hblkhd;
+#endif
 }
 
 #if OOM_REPLACES
@@ -127,25 +137,56 @@ oom_fails(const void *caller)
 
 #define OOM_CALLER __builtin_extract_return_addr(__builtin_return_address(0))
 
+/* p, just allocated (or NULL), counted live. */
+static void *
+oom_got(void *p)
+{
+	if (p != NULL)
+		__atomic_add_fetch(&oom_live, malloc_usable_size(p), __ATOMIC_SEQ_CST);
+	return p;
+}
+
+/* p, about to be freed or moved, no longer live. */
+static void
+oom_gone(void *p)
+{
+	if (p != NULL)
+		__atomic_sub_fetch(&oom_live, malloc_usable_size(p), __ATOMIC_SEQ_CST);
+}
+
 void *
 malloc(size_t n)
 {
-	return oom_fails(OOM_CALLER) ? NULL : __libc_malloc(n);
+	return oom_fails(OOM_CALLER) ? NULL : oom_got(__libc_malloc(n));
 }
 
 void *
 calloc(size_t n, size_t size)
 {
-	return oom_fails(OOM_CALLER) ? NULL : __libc_calloc(n, size);
+	return oom_fails(OOM_CALLER) ? NULL : oom_got(__libc_calloc(n, size));
+}
+
+/* realloc for a caller: the one count of the allocation. */
+static void *
+oom_realloc(void *p, size_t n, const void *caller)
+{
+	size_t had = p != NULL ? malloc_usable_size(p) : 0;
+	void *q;
+
+	/* realloc(p, 0) frees: no allocation to fail. */
+	if (n != 0 && oom_fails(caller))
+		return NULL;
+	if ((q = __libc_realloc(p, n)) != NULL || n == 0) {
+		__atomic_sub_fetch(&oom_live, had, __ATOMIC_SEQ_CST);
+		oom_got(q);
+	}
+	return q;
 }
 
 void *
 realloc(void *p, size_t n)
 {
-	/* realloc(p, 0) frees: no allocation to fail. */
-	if (n != 0 && oom_fails(OOM_CALLER))
-		return NULL;
-	return __libc_realloc(p, n);
+	return oom_realloc(p, n, OOM_CALLER);
 }
 
 void *
@@ -155,27 +196,26 @@ reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (n * size != 0 && oom_fails(OOM_CALLER))
-		return NULL;
-	return __libc_realloc(p, n * size);
+	return oom_realloc(p, n * size, OOM_CALLER);
 }
 
 void
 free(void *p)
 {
+	oom_gone(p);
 	__libc_free(p);
 }
 
 void *
 memalign(size_t align, size_t n)
 {
-	return oom_fails(OOM_CALLER) ? NULL : __libc_memalign(align, n);
+	return oom_fails(OOM_CALLER) ? NULL : oom_got(__libc_memalign(align, n));
 }
 
 void *
 aligned_alloc(size_t align, size_t n)
 {
-	return oom_fails(OOM_CALLER) ? NULL : __libc_memalign(align, n);
+	return oom_fails(OOM_CALLER) ? NULL : oom_got(__libc_memalign(align, n));
 }
 
 int
@@ -187,7 +227,7 @@ posix_memalign(void **out, size_t align, size_t n)
 		return EINVAL;
 	if (oom_fails(OOM_CALLER))
 		return ENOMEM;
-	if ((p = __libc_memalign(align, n)) == NULL)
+	if ((p = oom_got(__libc_memalign(align, n))) == NULL)
 		return ENOMEM;
 	*out = p;
 	return 0;
@@ -196,6 +236,6 @@ posix_memalign(void **out, size_t align, size_t n)
 void *
 valloc(size_t n)
 {
-	return oom_fails(OOM_CALLER) ? NULL : __libc_memalign(4096, n);
+	return oom_fails(OOM_CALLER) ? NULL : oom_got(__libc_memalign(4096, n));
 }
 #endif

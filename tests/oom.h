@@ -31,9 +31,9 @@ void oom_arm(long nth, int persist, enum oom_scope scope);
 long oom_disarm(void);
 /* How many allocations oom_arm's n-th made fail since (0 or more). */
 long oom_failures(void);
-/* Bytes in use from glibc's malloc (mallinfo2's uordblks and hblkhd: heap
- * and mmap), for leak checks: the
- * same before and after a trial that freed what it allocated. */
+/* Bytes allocated and not freed since the program started (counted by the
+ * replacement), for leak checks: the same before and after a trial that
+ * freed what it allocated. */
 size_t oom_in_use(void);
 
 #endif

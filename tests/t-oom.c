@@ -31,8 +31,7 @@ void *volatile sink;
 struct files {
 	char dir[64], path[128], deep[160];
 	const char *want, *was;
-	char *buf;
-	size_t len;
+	struct oom_buf got;
 };
 
 /* Whether f->path holds exactly content, with no temp file beside it. */
@@ -91,7 +90,7 @@ run_read(void *arg, char *err)
 {
 	struct files *f = arg;
 
-	return sr_read_file(f->path, 1 << 20, &f->buf, &f->len, err);
+	return sr_read_file(f->path, 1 << 20, &f->got.buf, &f->got.len, err);
 }
 
 static int
@@ -99,12 +98,7 @@ check_read(void *arg, int rc, char *why)
 {
 	struct files *f = arg;
 
-	if (rc == 0 && (f->len != strlen(f->was) || memcmp(f->buf, f->was, f->len) != 0 ||
-	    f->buf[f->len] != '\0'))
-		return snprintf(why, SR_ERRMAX, "read other bytes (%zu)", f->len), 0;
-	if (rc != 0 && f->buf != NULL)
-		return snprintf(why, SR_ERRMAX, "a buffer handed out on failure"), 0;
-	return 1;
+	return oom_buf_check(&f->got, rc, f->was, why);
 }
 
 static void
@@ -112,9 +106,7 @@ reset_read(void *arg)
 {
 	struct files *f = arg;
 
-	free(f->buf);
-	f->buf = NULL;
-	f->len = 0;
+	oom_buf_free(&f->got);
 }
 
 static int
@@ -234,8 +226,6 @@ static void
 test_common(void)
 {
 	struct files f = { .want = "the new content", .was = "the old content" };
-	struct oom_trial t = { "sr_write_file_atomic", OOM_ALL, run_write_atomic,
-		check_write_atomic, reset_write_atomic, &f };
 	struct imds_run r;
 	struct emu e;
 	char err[SR_ERRMAX], *big;
@@ -246,7 +236,8 @@ test_common(void)
 		sr_fatal("mkdtemp: %s", strerror(errno));
 	snprintf(f.path, sizeof f.path, "%s/file", f.dir);
 	reset_write_atomic(&f);
-	oom_trials(&t);
+	oom_trial("sr_write_file_atomic", OOM_ALL, run_write_atomic, check_write_atomic,
+	    reset_write_atomic, &f);
 
 	/* 10000 bytes: the buffer grows twice */
 	big = sr_malloc(10001);
@@ -255,25 +246,12 @@ test_common(void)
 	big[10000] = '\0';
 	f.was = big;
 	reset_write_atomic(&f);
-	t.name = "sr_read_file";
-	t.run = run_read;
-	t.check = check_read;
-	t.reset = reset_read;
-	oom_trials(&t);
+	oom_trial("sr_read_file", OOM_ALL, run_read, check_read, reset_read, &f);
 
 	snprintf(f.deep, sizeof f.deep, "%s/t/a/b/c", f.dir);
-	t.name = "sr_mkdirs";
-	t.run = run_mkdirs;
-	t.check = check_mkdirs;
-	t.reset = reset_tree;
-	oom_trials(&t);
-
+	oom_trial("sr_mkdirs", OOM_ALL, run_mkdirs, check_mkdirs, reset_tree, &f);
 	remake_tree(&f);
-	t.name = "sr_rmtree";
-	t.run = run_rmtree;
-	t.check = check_rmtree;
-	t.reset = remake_tree;
-	oom_trials(&t);
+	oom_trial("sr_rmtree", OOM_ALL, run_rmtree, check_rmtree, remake_tree, &f);
 	reset_tree(&f);
 
 	if (sr_http_init(err) != 0)
@@ -283,13 +261,8 @@ test_common(void)
 	r.m.base = e.url;
 	r.m.connect_timeout = 2;
 	r.m.timeout = 5;
-	t.name = "an IMDS token and a GET (sr_imds_token, sr_http_do)";
-	t.scope = OOM_OURS;
-	t.run = run_imds;
-	t.check = check_imds;
-	t.reset = reset_imds;
-	t.arg = &r;
-	oom_trials(&t);
+	oom_trial("an IMDS token and a GET (sr_imds_token, sr_http_do)", OOM_OURS, run_imds,
+	    check_imds, reset_imds, &r);
 	emu_stop(&e);
 	sr_http_cleanup();
 	free(big);
@@ -297,7 +270,7 @@ test_common(void)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	char err[SR_ERRMAX], *s, *p, *q;
 	void *v;
@@ -305,8 +278,6 @@ main(int argc, char **argv)
 	long n;
 	int e;
 
-	(void)argc;
-	oom_trial_exact(argv);
 	no_cloud();
 	if (!oom_usable())
 		tap_skip_all("AddressSanitizer owns malloc: no injection in this build");

@@ -187,19 +187,16 @@ check_many(void *arg, int rc, char *why)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	struct sr_xfer_tuning tune = { .part_size = 1 << 20, .concurrency = 2,
 		.part_sum = SR_SUM_NONE, .attempts = 4, .stall_timeout = 5 };
 	struct sr_imds m = { .connect_timeout = 2, .timeout = 5 };
-	struct oom_trial t = { NULL, OOM_OURS, run_do, check_do, reset_do, NULL };
 	char dir[64], err[SR_ERRMAX], tok[256];
 	struct fam f;
 	struct run r;
 	struct emu e;
 
-	(void)argc;
-	oom_trial_exact(argv);
 	no_cloud();
 	snprintf(dir, sizeof dir, "/tmp/t-xfer.XXXXXX");
 	if (mkdtemp(dir) == NULL || sr_http_init(err) != 0)
@@ -214,33 +211,25 @@ main(int argc, char **argv)
 	r.f = &f;
 	r.tune = &tune;
 	fresh_engine(&r);
-	t.arg = &r;
 
 	for (r.ours_only = 1; r.ours_only >= 0; r.ours_only--) {
-		t.scope = r.ours_only ? OOM_OURS : OOM_ALL;
-		t.run = run_do;
-		t.check = check_do;
-		t.reset = reset_do;
+		enum oom_scope scope = r.ours_only ? OOM_OURS : OOM_ALL;
+
 		r.key = "instance-id";
 		r.status = 200;
 		r.body = "i-0123456789abcdef0";
-		t.name = r.ours_only ? "sr_xfer_do (a GET), never retried" :
-		    "sr_xfer_do (a GET; curl's allocations too)";
-		oom_trials(&t);
-
+		oom_trial(r.ours_only ? "sr_xfer_do (a GET), never retried" :
+		    "sr_xfer_do (a GET; curl's allocations too)", scope, run_do, check_do,
+		    reset_do, &r);
 		r.key = "nothing-here";
 		r.status = 404;
 		r.body = "Not Found\n";
-		t.name = r.ours_only ? "sr_xfer_do (an error reply), never retried" :
-		    "sr_xfer_do (an error reply; curl's and expat's allocations too)";
-		oom_trials(&t);
-
-		t.name = r.ours_only ? "sr_xfer_do_many (two GETs), never retried" :
-		    "sr_xfer_do_many (two GETs; curl's allocations too)";
-		t.run = run_many;
-		t.check = check_many;
-		t.reset = reset_many;
-		oom_trials(&t);
+		oom_trial(r.ours_only ? "sr_xfer_do (an error reply), never retried" :
+		    "sr_xfer_do (an error reply; curl's and expat's allocations too)", scope,
+		    run_do, check_do, reset_do, &r);
+		oom_trial(r.ours_only ? "sr_xfer_do_many (two GETs), never retried" :
+		    "sr_xfer_do_many (two GETs; curl's allocations too)", scope, run_many,
+		    check_many, reset_many, &r);
 	}
 
 	sr_xfer_free(r.x);

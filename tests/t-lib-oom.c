@@ -1,0 +1,378 @@
+/*
+ * t-lib-oom.c: libspotrun when memory runs out. The job-side library must
+ * never abort (not even on out-of-memory) and never lose or garble a
+ * checkpoint: each allocation a call makes is failed in turn (tests/oom.c:
+ * the nth only, or the nth and every one after it; those of spotrun's own
+ * code, or every one, the C library's and jansson's and zstd's too), and
+ * every such trial must end with SPOTRUN_OK and the exact result, or
+ * SPOTRUN_ERROR_MEMORY saying "out of memory"; with no byte leaked; with
+ * the store holding the last committed checkpoint or the new one, bit for
+ * bit; and a restore never falling back to an older checkpoint because
+ * memory ran out. One TAP line per scenario, naming its first bad trial.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPOTRUN_EXPERIMENTAL
+#include "libspotrun.h"
+
+#include "cudaapi.h"
+#include "tap.h"
+#include "ckpt-util.h"
+#include "mdemu-util.h"
+#include "oom.h"
+#include "s3-util.h"
+#include "util.h"
+
+/* The state: a changing f32 matrix, a changing bf16 vector and a large
+ * f32 tensor that never changes (its chunks deduplicated after the first
+ * save: the path that references old chunks). */
+#define W_N	(64 * 64)
+#define B_N	1000
+#define BIG_N	(3 * 65536 + 123)
+static float w[W_N], big[BIG_N];
+static uint16_t b16[B_N];
+
+/* With the stand-in CUDA driver (tests/fake-cuda.c) loaded, w lives on
+ * its device 0 (dev_w), copied there by fill and back by same. */
+static struct {
+	void *dl;
+	CUresult (*alloc)(CUdeviceptr *, size_t);
+	CUresult (*htod)(CUdeviceptr, const void *, size_t);
+	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+	CUdeviceptr dev_w;
+	int on;				/* w registered as a device buffer */
+} F;
+
+static void *
+sym(const char *name)
+{
+	void *p = dlsym(F.dl, name);
+
+	if (p == NULL)
+		sr_fatal("fake CUDA: no %s", name);
+	return p;
+}
+
+static void
+fake_open(void)
+{
+	CUresult (*init)(unsigned), (*retain)(CUcontext *, CUdevice), (*set)(CUcontext);
+	CUcontext c;
+
+	if ((F.dl = dlopen(SR_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL)) == NULL)
+		sr_fatal("%s", dlerror());
+	*(void **)&init = sym("cuInit");
+	*(void **)&retain = sym("cuDevicePrimaryCtxRetain");
+	*(void **)&set = sym("cuCtxSetCurrent");
+	*(void **)&F.alloc = sym("cuMemAlloc_v2");
+	*(void **)&F.htod = sym("cuMemcpyHtoD_v2");
+	*(void **)&F.dtoh = sym("cuMemcpyDtoH_v2");
+	if (init(0) != CUDA_SUCCESS || retain(&c, 0) != CUDA_SUCCESS || set(c) != CUDA_SUCCESS ||
+	    F.alloc(&F.dev_w, sizeof w) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: no context or memory");
+}
+
+static void
+fill(long long step)
+{
+	size_t i;
+
+	for (i = 0; i < W_N; i++)
+		w[i] = (float)(step * 1000 + (long long)i) * 0.5f;
+	for (i = 0; i < B_N; i++)
+		b16[i] = (uint16_t)(step * 7 + (long long)i * 13);
+	for (i = 0; i < BIG_N; i++)
+		big[i] = (float)i * 0.25f;
+	if (F.on && F.htod(F.dev_w, w, sizeof w) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: cuMemcpyHtoD");
+}
+
+static int
+same(long long step)
+{
+	size_t i;
+
+	if (F.on && F.dtoh(w, F.dev_w, sizeof w) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: cuMemcpyDtoH");
+	for (i = 0; i < W_N; i++)
+		if (w[i] != (float)(step * 1000 + (long long)i) * 0.5f)
+			return 0;
+	for (i = 0; i < B_N; i++)
+		if (b16[i] != (uint16_t)(step * 7 + (long long)i * 13))
+			return 0;
+	for (i = 0; i < BIG_N; i++)
+		if (big[i] != (float)i * 0.25f)
+			return 0;
+	return 1;
+}
+
+static void
+clear(void)
+{
+	memset(w, 0xee, sizeof w);
+	memset(b16, 0xee, sizeof b16);
+	memset(big, 0xee, sizeof big);
+	if (F.on && F.htod(F.dev_w, w, sizeof w) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: cuMemcpyHtoD");
+}
+
+/* A context with the three buffers registered: the first failing code
+ * (SPOTRUN_OK when none) and *out the context (NULL when its allocation
+ * failed). */
+static spotrun_error
+open_ctx(const char *url, const char *job, spotrun_ctx **out)
+{
+	static const uint64_t ws[2] = { 64, 64 }, bs[1] = { B_N }, gs[1] = { BIG_N };
+	spotrun_params p;
+	spotrun_ctx *ctx;
+	spotrun_error rc;
+
+	spotrun_params_init(&p);
+	p.store = url;
+	p.job = job;
+	p.chunk_size = 1 << 16;		/* big: 4 chunks */
+	p.threads = 2;
+	p.keep = 2;			/* older ones collected: gc runs too */
+	p.rank = 0;
+	p.world_size = 1;
+	p.staging_bytes = 0;
+	p.cuda_library = SR_FAKE_CUDA;
+	*out = ctx = spotrun_create(&p);
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_MEMORY;
+	if ((rc = F.on ? spotrun_register_device(ctx, "w", SPOTRUN_F32, 2, ws, NULL, NULL,
+	    (void *)(uintptr_t)F.dev_w, 0) : spotrun_register(ctx, "w", SPOTRUN_F32, 2, ws, NULL,
+	    NULL, w)) != SPOTRUN_OK ||
+	    (rc = spotrun_register(ctx, "b16", SPOTRUN_BF16, 1, bs, NULL, NULL, b16)) != SPOTRUN_OK ||
+	    (rc = spotrun_register(ctx, "big", SPOTRUN_F32, 1, gs, NULL, NULL, big)) != SPOTRUN_OK)
+		return rc;
+	return SPOTRUN_OK;
+}
+
+/* The job's newest checkpoint, read with no failure injected: its step
+ * (-1: none) and whether the buffers hold exactly that step's state. */
+static long long
+newest(const char *url, const char *job, int *exact)
+{
+	spotrun_ctx *ctx;
+	long long step = -1;
+	spotrun_error rc;
+
+	clear();
+	if ((rc = open_ctx(url, job, &ctx)) == SPOTRUN_OK)
+		rc = spotrun_restore(ctx, &step);
+	if (rc != SPOTRUN_OK) {
+		tap_diag("restore of %s without injection: %s: %s", job, spotrun_getErrorName(rc),
+		    ctx != NULL ? spotrun_getErrorString(ctx) : "");
+		step = -2;
+	}
+	spotrun_free(ctx);
+	*exact = step >= 0 && same(step);
+	return step;
+}
+
+enum op { OP_CREATE, OP_SAVE, OP_SAVE_ASYNC, OP_RESTORE };
+static const char *const op_names[] = { "create and register", "save", "save_async and wait",
+	"restore" };
+
+/* What one scenario found: its trials and the first bad one. */
+struct verdict {
+	long trials, failed_ok, succeeded;
+	int warming;			/* the warm-up: leaks not counted */
+	char bad[SR_ERRMAX];
+};
+
+static void
+bad(struct verdict *v, long n, int persist, const char *fmt, ...)
+{
+	char what[SR_ERRMAX - 64];
+	va_list ap;
+
+	if (v->bad[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	snprintf(v->bad, sizeof v->bad, "trial n=%ld%s: %s", n, persist ? " persist" : "", what);
+}
+
+/* One trial: op with the nth allocation failing (and those after it with
+ * persist); *committed is the job's newest checkpoint, updated. 1 when the
+ * nth allocation was reached (a failure was injected), else 0. */
+static int
+trial(const char *url, const char *job, enum op op, long n, int persist, enum oom_scope scope,
+    long long *committed, struct verdict *v)
+{
+	char msg[SR_ERRMAX];
+	long long step = *committed + 1, got = -1;
+	spotrun_ctx *ctx = NULL;
+	spotrun_error rc = SPOTRUN_OK;
+	size_t before, after;
+	long failures;
+	int exact;
+
+	fill(step);
+	before = oom_in_use();
+	if (op == OP_CREATE) {
+		oom_arm(n, persist, scope);
+		rc = open_ctx(url, job, &ctx);
+	} else {
+		if ((rc = open_ctx(url, job, &ctx)) != SPOTRUN_OK) {
+			bad(v, n, persist, "open without injection: %s", spotrun_getErrorName(rc));
+			spotrun_free(ctx);
+			return 0;
+		}
+		if (op == OP_RESTORE)
+			clear();
+		oom_arm(n, persist, scope);
+		if (op == OP_SAVE)
+			rc = spotrun_save(ctx, step);
+		else if (op == OP_SAVE_ASYNC) {
+			if ((rc = spotrun_save_async(ctx, step)) == SPOTRUN_OK)
+				rc = spotrun_wait(ctx);
+		} else
+			rc = spotrun_restore(ctx, &got);
+	}
+	failures = oom_failures();
+	oom_disarm();
+	strlcpy(msg, ctx != NULL ? spotrun_getErrorString(ctx) : "(no context)", sizeof msg);
+	if (op == OP_RESTORE && rc == SPOTRUN_OK && (got != *committed || !same(got)))
+		bad(v, n, persist, "restore said step %lld (%s), the newest is %lld", got,
+		    got >= 0 && same(got) ? "its data exact" : "data wrong", *committed);
+	spotrun_free(ctx);
+	after = oom_in_use();
+	v->trials++;
+	if (rc == SPOTRUN_OK)
+		v->succeeded++;
+	else if (rc == SPOTRUN_ERROR_MEMORY && (ctx == NULL || strstr(msg, "out of memory") != NULL))
+		v->failed_ok++;
+	else
+		bad(v, n, persist, "%s returned %s: %s", op_names[op], spotrun_getErrorName(rc), msg);
+	if (rc != SPOTRUN_OK && failures == 0)
+		bad(v, n, persist, "%s failed with no allocation failed: %s", op_names[op], msg);
+	if (getenv("OOM_DEBUG") != NULL)
+		tap_diag("%s n=%ld rc=%d delta %ld", op_names[op], n, rc, (long)(after - before));
+	if (after != before && !v->warming)
+		bad(v, n, persist, "%s leaked %ld bytes (%s)", op_names[op], (long)(after - before),
+		    spotrun_getErrorName(rc));
+	if (op == OP_SAVE || op == OP_SAVE_ASYNC) {
+		got = newest(url, job, &exact);
+		if (rc == SPOTRUN_OK && got != step)
+			bad(v, n, persist, "save of step %lld said OK, the newest is %lld", step, got);
+		else if (got != step && got != *committed)
+			bad(v, n, persist, "after a failed save of %lld the newest is %lld, not %lld",
+			    step, got, *committed);
+		else if (!exact)
+			bad(v, n, persist, "checkpoint of step %lld restores other data", got);
+		if (got >= 0)
+			*committed = got;
+	}
+	return failures > 0;
+}
+
+/* A scenario: every allocation of op failed in turn, until a trial
+ * reaches none (the call made fewer than n). */
+static void
+scenario(const char *url, const char *store, enum op op, int persist, enum oom_scope scope)
+{
+	struct verdict v;
+	char job[64];
+	long long committed = -1;
+	long n;
+	int exact;
+
+	memset(&v, 0, sizeof v);
+	v.warming = 1;
+	snprintf(job, sizeof job, "oom-%d-%d-%d-%d", (int)op, persist, (int)scope, F.on);
+	/* Two checkpoints first (without injection): the next saves dedupe
+	 * against one and collect another; a warm-up of each op settles the
+	 * libraries' one-time allocations. */
+	trial(url, job, OP_SAVE, 0, 0, scope, &committed, &v);
+	trial(url, job, OP_SAVE, 0, 0, scope, &committed, &v);
+	trial(url, job, op, 0, 0, scope, &committed, &v);
+	if (v.bad[0] != '\0' || v.failed_ok != 0 || committed < 1) {
+		ok(0, "%s %s under OOM (%s%s%s): set-up failed: %s", store, op_names[op],
+		    scope == OOM_OURS ? "spotrun's allocations" : "every allocation",
+		    persist ? ", persisting" : "", F.on ? ", w on the device" : "", v.bad);
+		return;
+	}
+	memset(&v, 0, sizeof v);
+	for (n = 1; n < 100000; n++)
+		if (!trial(url, job, op, n, persist, scope, &committed, &v))
+			break;
+	if (newest(url, job, &exact) != committed || !exact)
+		bad(&v, n, persist, "the job's newest checkpoint is not %lld, exact", committed);
+	ok(v.bad[0] == '\0' && v.failed_ok > 0,
+	    "%s %s under OOM (%s%s): %ld trials, each failed with SPOTRUN_ERROR_MEMORY or "
+	    "succeeded exactly, nothing leaked, no checkpoint lost%s", store, op_names[op],
+	    scope == OOM_OURS ? "spotrun's allocations" : "every allocation",
+	    persist ? ", persisting" : "", v.trials, F.on ? " (w on the device)" : "");
+	if (v.bad[0] != '\0')
+		tap_diag("%s", v.bad);
+	else
+		tap_diag("%ld failed cleanly, %ld succeeded", v.failed_ok, v.succeeded);
+}
+
+static void
+scenarios(const char *url, const char *store, enum oom_scope scope)
+{
+	int op, persist;
+
+	for (op = OP_CREATE; op <= OP_RESTORE; op++)
+		for (persist = 0; persist <= 1; persist++)
+			scenario(url, store, (enum op)op, persist, scope);
+}
+
+int
+main(void)
+{
+	char *dir, *url, bucket[96];
+	const char *ep = su_env("SPOTRUN_TEST_S3_ENDPOINT");
+
+	no_cloud();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsetenv("RANK");
+	unsetenv("WORLD_SIZE");
+	unsetenv("SPOTRUN_CKPT_REQUEST");
+	unsetenv("SPOTRUN_CKPT_DONE");
+	unsetenv("SPOTRUN_EPOCH");
+	if (!oom_usable())
+		tap_skip_all("AddressSanitizer owns malloc: no injection in this build");
+	dir = tu_tmpdir("t-lib-oom");
+	url = sr_asprintf("file://%s", dir);
+	scenarios(url, "file://", OOM_OURS);
+	scenarios(url, "file://", OOM_ALL);
+	/* Device buffers: the fake driver's own allocations are its, not
+	 * spotrun's (a stand-in is not under test), so only spotrun's fail. */
+	fake_open();
+	F.on = 1;
+	scenarios(url, "file://", OOM_OURS);
+	F.on = 0;
+	free(url);
+	tu_rmtree(dir);
+	free(dir);
+
+	if (ep[0] != '\0') {
+		setenv("AWS_ACCESS_KEY_ID", su_env("SPOTRUN_TEST_S3_ACCESS_KEY"), 1);
+		setenv("AWS_SECRET_ACCESS_KEY", su_env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
+		su_isolate();
+		su_bucket_new(bucket, sizeof bucket, "liboom");
+		url = sr_asprintf("s3://%s/o/?endpoint=%s", bucket, ep);
+		scenarios(url, "s3://", OOM_OURS);
+		su_bucket_rm(bucket);
+		free(url);
+	} else if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_S3"), "1") == 0)
+		ok(0, "no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset) and SPOTRUN_TEST_REQUIRE_S3=1: "
+		    "build-aux/test-all could not start Ceph RGW");
+	else
+		tap_diag("s3:// not tested: no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset)");
+	return tap_done();
+}
