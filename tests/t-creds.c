@@ -890,12 +890,10 @@ test_no_secret_in_messages(void)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	char err[SR_ERRMAX];
 
-	(void)argc;
-	oom_trial_exact(argv);
 	if (mkdtemp(tmpdir) == NULL)
 		sr_fatal("mkdtemp: %s", strerror(errno));
 	snprintf(homedir, sizeof homedir, "%s/home", tmpdir);
