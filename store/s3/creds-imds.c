@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +112,13 @@ get_keys(const struct sr_imds *m, const char *tok, const char *role,
 		sr_err(err, "GET %s: HTTP status %ld", url, resp.status);
 		goto done;
 	}
-	/* jansson's message quotes the text near the fault: not shown. */
-	if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL &&
-	    json_error_code(&jerr) == json_error_out_of_memory) {
+	/* jansson words most of its own allocation failures as syntax errors,
+	 * and ignores some, handing back a string short of the character it
+	 * could not store (a wrong key): malloc's ENOMEM tells both from a bad
+	 * reply. Its message quotes the text near the fault: not shown. */
+	errno = 0;
+	o = json_loadb(resp.body, resp.len, 0, &jerr);
+	if (errno == ENOMEM || (o == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
 		sr_err_oom(err, "read the reply");
 		sr_err_prefix(err, "GET %s", url);
 		goto done;
