@@ -31,7 +31,7 @@ tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
 # suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).
 libstore_a_SOURCES += store/s3/sigv4.c store/s3/sigv4.h
 check_PROGRAMS += tests/t-sigv4
-tests_t_sigv4_SOURCES = tests/t-sigv4.c tests/tap.h
+tests_t_sigv4_SOURCES = tests/t-sigv4.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
 tests_t_sigv4_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 
 # The s3:// and gs:// stores: S3 requests (s3.c), XML replies (s3-xml.c),
@@ -40,15 +40,17 @@ tests_t_sigv4_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 libstore_a_SOURCES += store/s3/s3.c store/s3/s3.h store/s3/s3-xml.c store/s3/s3-xml.h store/s3/s3-mpu.c \
 	store/s3/s3-mpu.h store/s3/store-s3.c
 check_PROGRAMS += tests/t-s3-xml tests/t-store-s3
-tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h
-tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h tests/s3-util.h
+tests_t_s3_xml_SOURCES = tests/t-s3-xml.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
+tests_t_store_s3_SOURCES = tests/t-store-s3.c tests/tap.h tests/s3-util.h tests/oom.c tests/oom.h \
+	tests/oom-trial.h
 # Credentials and settings of the s3:// and gs:// stores (the AWS CLI's
 # chain, gsutil's boto config); the test runs tests/mdemu (providers/local.mk)
 # as the instance-role metadata service.
 libstore_a_SOURCES += store/s3/creds.c store/s3/creds.h store/s3/creds-int.h store/s3/creds-ini.c \
 	store/s3/creds-imds.c
 check_PROGRAMS += tests/t-creds
-tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h
+tests_t_creds_SOURCES = tests/t-creds.c tests/tap.h tests/mdemu-util.h tests/oom.c tests/oom.h \
+	tests/oom-trial.h
 EXTRA_tests_t_creds_DEPENDENCIES = tests/mdemu$(EXEEXT)
 
 # The az:// store (store/azure/): the family of the request engine (az.c),

@@ -26,6 +26,8 @@
 #include "util.h"
 #include "tap.h"
 #include "mdemu-util.h"
+#include "oom.h"
+#include "oom-trial.h"
 
 #define ROLE_URL	"/latest/meta-data/iam/security-credentials/spotrun-role"
 #define GET_ROLE	"GET " ROLE_URL " ttl=- token=good -> 200"
@@ -506,6 +508,108 @@ test_gcs(void)
 	is_str(cfg.endpoint, "http://127.0.0.1:4443", "GCS: GS_ENDPOINT_URL");
 }
 
+/* ---- out of memory ---- */
+
+/* Keys resolved from the files (a fresh chain each time, so that every
+ * trial reads them) or the store settings loaded, under OOM_ALL (inih's
+ * line buffer too): exactly what the unarmed run found, or a clean
+ * out-of-memory. */
+struct creds_trial {
+	enum sr_creds_kind kind;
+	const char *profile;
+	int settings;		/* sr_store_config_load, not the keys */
+	struct sr_creds cr;
+	struct sr_store_config cfg;
+	char want[2048];
+	char err[SR_ERRMAX];	/* the last failure's */
+};
+
+static void
+creds_shown(const struct creds_trial *t, char *out, size_t len)
+{
+	if (t->settings)
+		snprintf(out, len, "%s|%s|%s|%s", t->cfg.region, t->cfg.endpoint, t->cfg.ca_bundle,
+		    t->cfg.profile);
+	else
+		snprintf(out, len, "%s|%s|%s|%s", t->cr.access_key, t->cr.secret_key,
+		    t->cr.session_token, t->cr.source);
+}
+
+static int
+creds_op(void *arg, char *err)
+{
+	struct creds_trial *t = arg;
+	struct sr_creds_opts o = { t->kind, t->profile, NULL };
+	struct sr_creds_chain *c;
+	int r;
+
+	memset(&t->cr, 0, sizeof t->cr);
+	if (t->settings)
+		return sr_store_config_load(&o, &t->cfg, err);
+	if (sr_creds_chain_new(&o, &c, err) == -1)
+		return -1;
+	r = sr_creds_get(c, &t->cr, err);
+	sr_creds_chain_free(c);
+	snprintf(t->err, sizeof t->err, "%s", r == 0 ? "" : err);
+	return r;
+}
+
+/* After 0: exactly what the unarmed run found (nothing is left to free:
+ * the chain went with the op). */
+static int
+creds_check(void *arg, int rc, char *why)
+{
+	struct creds_trial *t = arg;
+	char got[2048];
+
+	if (rc != 0)
+		return 1;
+	creds_shown(t, got, sizeof got);
+	if (strcmp(got, t->want) == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "found '%s'", got);
+	return 0;
+}
+
+static void
+creds_trials(const char *name, enum sr_creds_kind kind, const char *profile, int settings,
+    const char *want)
+{
+	static struct creds_trial t;
+	struct oom_trial sc = { name, OOM_ALL, creds_op, creds_check, NULL, &t };
+
+	memset(&t, 0, sizeof t);
+	t.kind = kind;
+	t.profile = profile;
+	t.settings = settings;
+	snprintf(t.want, sizeof t.want, "%s", want);
+	oom_trials(&sc);
+}
+
+static void
+test_oom(void)
+{
+	char want[2048], boto[700];
+
+	clean_env();
+	wfile(credfile, cred_text);
+	wfile(conffile, conf_text);
+	/* profile cfgonly: the credentials file is read through, then the
+	 * config file has the keys */
+	snprintf(want, sizeof want, "AKIACFGONLY|cfgonly-s3cr3t|cfgonly-t0k3n|profile cfgonly (%s)",
+	    conffile);
+	creds_trials("AWS keys from the credentials and config files", SR_CREDS_AWS, "cfgonly", 0,
+	    want);
+	creds_trials("the store settings of AWS profile work", SR_CREDS_AWS, "work", 1,
+	    "us-west-2|http://cfg.example:9000|/etc/ssl/work.pem|work");
+	snprintf(boto, sizeof boto, "%s/.boto", homedir);
+	wfile(boto, "[Credentials]\ngs_access_key_id = GOOGBOTO\n"
+	    "gs_secret_access_key = boto-s3cr3t\n[Boto]\nca_certificates_file = /etc/gs.pem\n");
+	snprintf(want, sizeof want, "GOOGBOTO|boto-s3cr3t||boto config %s", boto);
+	creds_trials("GCS HMAC keys from the boto config", SR_CREDS_GCS, NULL, 0, want);
+	unlink(boto);
+}
+
 /* ---- the instance role ---- */
 
 struct racer {
@@ -628,6 +732,53 @@ test_role(void)
 	settled(&e, GET_ROLE, 4);
 	is_int(log_grep(&e, "api/token"), 4, "AWS_EC2_METADATA_DISABLED: IMDS not asked");
 	unsetenv("AWS_EC2_METADATA_DISABLED");
+	emu_stop(&e);
+}
+
+/* The instance role's keys under OOM (OOM_OURS: three requests to the
+ * emulator through http.c): an out-of-memory is said as one, never as
+ * "none found"; keys that come are one whole key set of the emulator
+ * (which hands out set n to its nth request for them). */
+static int
+role_check(void *arg, int rc, char *why)
+{
+	const struct creds_trial *t = arg;
+	const char *a = t->cr.access_key;
+	int n;
+
+	if (rc != 0) {
+		if (strstr(t->err, "none found") != NULL) {
+			snprintf(why, SR_ERRMAX, "out of memory taken for no credentials: %s", t->err);
+			return 0;
+		}
+		if (t->cr.access_key[0] == '\0' && t->cr.secret_key[0] == '\0')
+			return 1;
+		snprintf(why, SR_ERRMAX, "keys left behind by a failure");
+		return 0;
+	}
+	n = strncmp(a, "ASIAEMU", 7) == 0 ? atoi(a + 7) : 0;
+	if (n > 0 && is_emu(&t->cr, n) && t->cr.expires > sr_now() + 3000)
+		return 1;
+	snprintf(why, SR_ERRMAX, "found %s from %s, expiring at %.0f", a, t->cr.source,
+	    t->cr.expires);
+	return 0;
+}
+
+static void
+test_role_oom(void)
+{
+	static struct creds_trial t;
+	struct oom_trial sc = { "AWS keys of the instance role (IMDSv2)", OOM_OURS, creds_op,
+		role_check, NULL, &t };
+	struct emu e;
+
+	clean_env();
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	emu_start(&e, tmpdir, NULL);
+	setenv("SPOTRUN_AWS_ENDPOINT", e.url, 1);
+	memset(&t, 0, sizeof t);
+	t.kind = SR_CREDS_AWS;
+	oom_trials(&sc);
 	emu_stop(&e);
 }
 
@@ -760,7 +911,9 @@ main(void)
 	test_none();
 	test_region_endpoint();
 	test_gcs();
+	test_oom();
 	test_role();
+	test_role_oom();
 	test_refresh();
 	test_short_lived();
 	test_no_secret_in_messages();

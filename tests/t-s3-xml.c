@@ -14,6 +14,8 @@
 #include "s3-xml.h"
 #include "xmlwalk.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 
 /* A string literal and its length. */
@@ -76,6 +78,109 @@ static int
 list(const char *xml, const char *base, struct seen *s, int *trunc, char **next, char *err)
 {
 	return sr_s3_xml_list(xml, strlen(xml), base, 0, collect, s, trunc, next, err);
+}
+
+/* ---- out of memory ---- */
+
+/* One reply read under OOM (OOM_ALL: expat's allocations too). The result
+ * is written out whole into got (entries, flags, markers, the error's
+ * fields, or a reader's refusal), so that a trial that succeeded must
+ * have read exactly what the unarmed run read, which the checks above
+ * check field by field for the same replies. */
+enum xml_reader { R_LIST, R_UPLOADS, R_UPLOAD_ID, R_DELETE, R_ERROR };
+
+struct xml_trial {
+	enum xml_reader reader;
+	const char *body;
+	char got[4096], want[4096];
+};
+
+static int
+xml_op(void *arg, char *err)
+{
+	struct xml_trial *t = arg;
+	char *a = NULL, *b = NULL;
+	size_t o = 0, len = strlen(t->body);
+	int rc = -1, trunc = 0, i;
+
+	t->got[0] = '\0';
+	switch (t->reader) {
+	case R_LIST: {
+		struct seen s;
+
+		memset(&s, 0, sizeof s);
+		if ((rc = list(t->body, "run/", &s, &trunc, &a, err)) == 0)
+			for (i = 0; i < s.n && i < 8; i++)
+				o += (size_t)snprintf(t->got + o, sizeof t->got - o, "%s|%llu|%s|%.3f;",
+				    s.keys[i], s.sizes[i], s.etags[i], s.mtimes[i]);
+		break;
+	}
+	case R_UPLOADS: {
+		struct ups us;
+
+		if ((rc = uploads(t->body, &us, &trunc, &a, &b, err)) == 0)
+			for (i = 0; i < us.n && i < 4; i++)
+				o += (size_t)snprintf(t->got + o, sizeof t->got - o, "%s|%s|%.3f;",
+				    us.keys[i], us.ids[i], us.initiated[i]);
+		break;
+	}
+	case R_UPLOAD_ID:
+		rc = sr_s3_xml_upload_id(t->body, len, &a, err);
+		break;
+	case R_DELETE:
+		/* the reply names a failed key: the reader's answer is -1 */
+		if ((rc = sr_s3_xml_delete_result(t->body, len, err)) == -1 && !sr_err_is_oom(err)) {
+			o += (size_t)snprintf(t->got + o, sizeof t->got - o, "refused: %s", err);
+			rc = 0;
+		}
+		break;
+	case R_ERROR: {
+		struct sr_xml_error e;
+
+		if ((rc = sr_xml_error(t->body, len, &e, err)) == 0)
+			o += (size_t)snprintf(t->got + o, sizeof t->got - o, "%s|%s|%s|%s|%s", e.code,
+			    e.message, e.region, e.server_time, e.request_time);
+		break;
+	}
+	}
+	if (rc == 0)
+		snprintf(t->got + o, sizeof t->got - o, " trunc %d, %s, %s", trunc,
+		    a != NULL ? a : "(none)", b != NULL ? b : "(none)");
+	free(a);
+	free(b);
+	return rc == 0 ? 0 : -1;
+}
+
+/* After 0: exactly the unarmed run's reading (a failure leaves nothing:
+ * xml_op freed what the reader gave). */
+static int
+xml_check(void *arg, int rc, char *why)
+{
+	struct xml_trial *t = arg;
+
+	if (rc != 0 || strcmp(t->got, t->want) == 0)
+		return 1;
+	snprintf(why, SR_ERRMAX, "read '%s'", t->got);
+	return 0;
+}
+
+static void
+xml_trials(const char *name, enum xml_reader reader, const char *body)
+{
+	static struct xml_trial t;
+	struct oom_trial sc = { name, OOM_ALL, xml_op, xml_check, NULL, &t };
+	char err[SR_ERRMAX] = "";
+
+	memset(&t, 0, sizeof t);
+	t.reader = reader;
+	t.body = body;
+	if (xml_op(&t, err) == -1) {
+		ok(0, "%s under OOM: read unarmed", name);
+		tap_diag("%s", err);
+		return;
+	}
+	memcpy(t.want, t.got, sizeof t.want);
+	oom_trials(&sc);
 }
 
 int
@@ -290,6 +395,17 @@ main(void)
 	is_int(uploads("<ListMultipartUploadsResult><Upload>", &us, &trunc, &nk, &ni, err), -1,
 	    "uploads: cut-off XML refused");
 	ok(strncmp(err, "read reply: not XML: ", 21) == 0, "... message: %s", err);
+
+	/* every reader under OOM */
+	xml_trials("sr_s3_xml_list of a ListObjectsV2 page", R_LIST, page1);
+	xml_trials("sr_s3_xml_uploads of a ListMultipartUploads page", R_UPLOADS, ups1);
+	xml_trials("sr_s3_xml_upload_id of an InitiateMultipartUploadResult", R_UPLOAD_ID,
+	    "<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key>"
+	    "<UploadId>2~abc+/=</UploadId></InitiateMultipartUploadResult>");
+	xml_trials("sr_s3_xml_delete_result of a DeleteResult with an error", R_DELETE,
+	    "<DeleteResult><Deleted><Key>a</Key></Deleted><Error><Key>b/c</Key>"
+	    "<Code>AccessDenied</Code><Message>no</Message></Error></DeleteResult>");
+	xml_trials("sr_xml_error of a RequestTimeTooSkewed error", R_ERROR, skew);
 
 	/* mutations of real replies: never a crash, a listing only from a listing */
 	{

@@ -30,10 +30,13 @@
 #include <sys/stat.h>
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 
 #include "sigv4.h"
 #include "util.h"
 #include "tap.h"
+#include "oom.h"
+#include "oom-trial.h"
 
 #ifndef SR_TOP_SRCDIR
 #define SR_TOP_SRCDIR "."
@@ -58,7 +61,7 @@ check_signed(const char *what, const struct sr_sigv4_request *rq, const struct s
 {
 	char auth[SR_SIGV4_AUTH_MAX], err[SR_ERRMAX] = "";
 	char *creq = sr_sigv4_canonical_request(rq);
-	char *sts = sr_sigv4_string_to_sign(rq, creq);
+	char *sts = sr_sigv4_string_to_sign(rq, creq, err);
 	int rc;
 
 	is_str(creq, want_creq, "%s: canonical request", what);
@@ -90,6 +93,182 @@ check_refused(const char *what, const struct sr_sigv4_request *rq, const struct 
 	free(creq);
 }
 
+/* ---- out of memory ----------------------------------------------------- */
+
+/* Requests signed under OOM, each kept as a copy: the canonical request,
+ * the string to sign and the Authorization value of every one exactly the
+ * unarmed run's (which the checks around compare with the suite's files
+ * and AWS's examples), or a clean failure that emptied auth. OOM_OURS
+ * (spotrun's allocations) and OOM_ALL (OpenSSL's HMAC and digest contexts
+ * too). */
+struct sign_case {
+	struct sr_sigv4_request rq;
+	struct sr_sigv4_key key;
+	struct sr_sigv4_header *h;
+	char *want_creq, *want_sts, *want_auth;
+};
+
+struct sign_set {
+	struct sign_case c[64];
+	size_t n;
+	char auth[SR_SIGV4_AUTH_MAX];
+	char why[SR_ERRMAX];	/* the first wrong result of a run */
+};
+
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? sr_strdup(s) : NULL;
+}
+
+/* Keep a copy of rq and key in set (the caller's may go). */
+static void
+sign_case_add(struct sign_set *set, const struct sr_sigv4_request *rq,
+    const struct sr_sigv4_key *key)
+{
+	struct sign_case *c;
+	size_t i;
+
+	if (set->n == SR_ARRAY_LEN(set->c))
+		sr_fatal("t-sigv4: more than %zu requests to sign under OOM", SR_ARRAY_LEN(set->c));
+	c = &set->c[set->n++];
+	memset(c, 0, sizeof *c);
+	c->rq = *rq;
+	c->h = sr_calloc(rq->nheaders + 1, sizeof *c->h);
+	for (i = 0; i < rq->nheaders; i++) {
+		c->h[i].name = sr_strdup(rq->headers[i].name);
+		c->h[i].value = sr_strdup(rq->headers[i].value);
+	}
+	c->rq.headers = c->h;
+	c->rq.method = sr_strdup(rq->method);
+	c->rq.path = sr_strdup(rq->path);
+	c->rq.query = dup_or_null(rq->query);
+	c->rq.payload_hash = sr_strdup(rq->payload_hash);
+	c->rq.amz_date = sr_strdup(rq->amz_date);
+	c->rq.region = sr_strdup(rq->region);
+	c->rq.service = sr_strdup(rq->service);
+	c->key.access_key = sr_strdup(key->access_key);
+	c->key.secret_key = sr_strdup(key->secret_key);
+}
+
+static void
+sign_set_free(struct sign_set *set)
+{
+	size_t i, j;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+
+		for (j = 0; j < c->rq.nheaders; j++) {
+			free((char *)c->h[j].name);
+			free((char *)c->h[j].value);
+		}
+		free(c->h);
+		free((char *)c->rq.method);
+		free((char *)c->rq.path);
+		free((char *)c->rq.query);
+		free((char *)c->rq.payload_hash);
+		free((char *)c->rq.amz_date);
+		free((char *)c->rq.region);
+		free((char *)c->rq.service);
+		free((char *)c->key.access_key);
+		free((char *)c->key.secret_key);
+		free(c->want_creq);
+		free(c->want_sts);
+		free(c->want_auth);
+	}
+	set->n = 0;
+}
+
+/* Sign every request of the set in turn, stopping at the first failure;
+ * a result unlike the wanted one is noted in why. */
+static int
+sign_run(void *arg, char *err)
+{
+	struct sign_set *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+		char *creq, *sts = NULL;
+
+		strcpy(set->auth, "junk");
+		creq = sr_sigv4_canonical_request_err(&c->rq, err);
+		if (creq != NULL)
+			sts = sr_sigv4_string_to_sign(&c->rq, creq, err);
+		if (sts == NULL || sr_sigv4_sign(&c->rq, &c->key, set->auth, err) == -1) {
+			free(creq);
+			free(sts);
+			return -1;
+		}
+		if (c->want_auth != NULL && set->why[0] == '\0' &&
+		    (strcmp(creq, c->want_creq) != 0 || strcmp(sts, c->want_sts) != 0 ||
+		    strcmp(set->auth, c->want_auth) != 0))
+			snprintf(set->why, sizeof set->why, "request %zu signed as '%s'", i + 1,
+			    set->auth);
+		free(creq);
+		free(sts);
+	}
+	return 0;
+}
+
+static int
+sign_check(void *arg, int rc, char *why)
+{
+	struct sign_set *set = arg;
+
+	if (rc == 0 && set->why[0] != '\0') {
+		snprintf(why, SR_ERRMAX, "%s", set->why);
+		return 0;
+	}
+	/* a failure empties auth (or came before sr_sigv4_sign ran) */
+	if (rc != 0 && set->auth[0] != '\0' && strcmp(set->auth, "junk") != 0) {
+		snprintf(why, SR_ERRMAX, "auth is '%s' after the failure", set->auth);
+		return 0;
+	}
+	return 1;
+}
+
+/* Also this thread's OpenSSL state: its error queue keeps the buffers of
+ * the errors a failed allocation raised (for the next errors to reuse),
+ * which would read as a leak of the trial; freed here after every run, it
+ * is the same before and after each. */
+static void
+sign_reset(void *arg)
+{
+	((struct sign_set *)arg)->why[0] = '\0';
+	OPENSSL_thread_stop();
+}
+
+/* The wanted pieces (an unarmed run's), then the trials in both scopes. */
+static void
+sign_trials(const char *name, struct sign_set *set)
+{
+	char err[SR_ERRMAX] = "", all[256];
+	struct oom_trial t = { name, OOM_OURS, sign_run, sign_check, sign_reset, set };
+	size_t i;
+
+	for (i = 0; i < set->n; i++) {
+		struct sign_case *c = &set->c[i];
+		char auth[SR_SIGV4_AUTH_MAX];
+
+		c->want_creq = sr_sigv4_canonical_request_err(&c->rq, err);
+		c->want_sts = sr_sigv4_string_to_sign(&c->rq, c->want_creq, err);
+		if (c->want_sts == NULL || sr_sigv4_sign(&c->rq, &c->key, auth, err) == -1) {
+			ok(0, "%s under OOM: request %zu signs unarmed", name, i + 1);
+			tap_diag("%s", err);
+			ok(0, "%s under OOM (OpenSSL too): request %zu signs unarmed", name, i + 1);
+			return;
+		}
+		c->want_auth = sr_strdup(auth);
+	}
+	oom_trials(&t);
+	snprintf(all, sizeof all, "%s (OpenSSL too)", name);
+	t.name = all;
+	t.scope = OOM_ALL;
+	oom_trials(&t);
+}
+
 /* ---- primitives ------------------------------------------------------- */
 
 static void
@@ -98,21 +277,21 @@ test_primitives(void)
 	char hex[65], all[256], *s, want[3 * 256 + 1], *w;
 	int i;
 
-	sr_sha256_hex("", 0, hex);
+	sr_sha256_hex("", 0, hex, NULL);
 	is_str(hex, EMPTY_SHA, "sha256 of nothing");
-	sr_sha256_hex("abc", 3, hex);
+	sr_sha256_hex("abc", 3, hex, NULL);
 	is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc");
 
-	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 1);
+	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 1, NULL);
 	is_str(s, "a%20b%2Bc/%C3%BC", "uri_encode keeps '/' with keep_slash");
 	free(s);
-	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 0);
+	s = sr_sigv4_uri_encode("a b+c/\xc3\xbc", 8, 0, NULL);
 	is_str(s, "a%20b%2Bc%2F%C3%BC", "uri_encode encodes '/' without keep_slash");
 	free(s);
-	s = sr_sigv4_uri_encode("100%25", 6, 1);
+	s = sr_sigv4_uri_encode("100%25", 6, 1, NULL);
 	is_str(s, "100%2525", "uri_encode encodes an existing escape again (it takes raw bytes)");
 	free(s);
-	s = sr_sigv4_uri_encode("xyz", 0, 1);
+	s = sr_sigv4_uri_encode("xyz", 0, 1, NULL);
 	is_str(s, "", "uri_encode of 0 bytes is an empty string");
 	free(s);
 
@@ -127,7 +306,7 @@ test_primitives(void)
 			w += sprintf(w, "%%%02X", i);
 	}
 	*w = '\0';
-	s = sr_sigv4_uri_encode(all, 256, 0);
+	s = sr_sigv4_uri_encode(all, 256, 0, NULL);
 	is_str(s, want, "uri_encode of all 256 byte values");
 	free(s);
 }
@@ -178,7 +357,7 @@ test_s3_doc_examples(void)
 	    "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
 	    "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
 
-	sr_sha256_hex("Welcome to Amazon S3.", 21, body_hash);
+	sr_sha256_hex("Welcome to Amazon S3.", 21, body_hash, NULL);
 	is_str(body_hash, "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
 	    "S3 doc PUT Object: payload hash");
 	check_signed("S3 doc PUT Object", &put, &doc_key,
@@ -213,6 +392,17 @@ test_s3_doc_examples(void)
 	    "AWS4-HMAC-SHA256 Credential=" DOC_SCOPE ", "
 	    "SignedHeaders=host;x-amz-content-sha256;x-amz-date, "
 	    "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
+
+	{
+		static struct sign_set set;
+
+		sign_case_add(&set, &get, &doc_key);
+		sign_case_add(&set, &put, &doc_key);
+		sign_case_add(&set, &lifecycle, &doc_key);
+		sign_case_add(&set, &list, &doc_key);
+		sign_trials("sr_sigv4_sign of the 4 S3 documentation examples", &set);
+		sign_set_free(&set);
+	}
 
 	/* The parameters in another order, and J sent encoded: same signature. */
 	list.query = "prefix=%4A&max-keys=2";
@@ -258,7 +448,7 @@ test_s3_path_and_query(void)
 	rq = s3_request("GET", "/bucket/a b+c/\xc3\xbc", NULL);
 	check_signed("S3 path: raw key encoded once", &rq, NULL,
 	    "GET\n/bucket/a%20b%2Bc/%C3%BC\n\n" S3_HDRS, NULL, NULL);
-	s = sr_sigv4_uri_encode(rq.path, strlen(rq.path), 1);
+	s = sr_sigv4_uri_encode(rq.path, strlen(rq.path), 1, NULL);
 	is_str(s, "/bucket/a%20b%2Bc/%C3%BC", "S3 path: the URL path sent equals the signed one");
 	free(s);
 	/* A '%' in a key is a character of the key: %25, never decoded. */
@@ -495,7 +685,8 @@ test_bad_input(void)
 	ok(sr_sigv4_sign(&rq, &doc_key, auth, err) == -1 && auth[0] == '\0', "too long Authorization: refused");
 	is_str(err, "sign request: the Authorization value would be 2248 bytes, more than 1023 "
 	    "(fewer or shorter signed headers)", "too long Authorization: message");
-	ok(sr_sigv4_string_to_sign(&rq, NULL) == NULL, "string_to_sign of NULL is NULL");
+	ok(sr_sigv4_string_to_sign(&rq, NULL, err) == NULL, "string_to_sign of NULL is NULL");
+	is_str(err, "sign request: no canonical request", "string_to_sign of NULL: message");
 }
 
 /* ---- the AWS signing test suite ---------------------------------------- */
@@ -644,7 +835,7 @@ json_str(json_t *o, const char *k1, const char *k2)
 
 /* Run one case folder; every check is one TAP line naming the case. */
 static void
-run_case(const char *suite, const char *name)
+run_case(const char *suite, const char *name, struct sign_set *set)
 {
 	char *dir = sr_asprintf("%s/%s", suite, name), *ctxpath = sr_asprintf("%s/context.json", dir);
 	char err[SR_ERRMAX] = "", amz_date[32], payload[65], auth[SR_SIGV4_AUTH_MAX];
@@ -703,7 +894,7 @@ run_case(const char *suite, const char *name)
 	/* What the suite's signer adds: X-Amz-Date, the session token unless
 	 * the case adds it after signing, and the body hash header when it
 	 * signs the body. The payload line is the body's hash either way. */
-	sr_sha256_hex(r.body, r.body_len, payload);
+	sr_sha256_hex(r.body, r.body_len, payload, NULL);
 	for (i = 0; i < r.n; i++) {
 		h[i].name = r.names[i];
 		h[i].value = r.values[i];
@@ -736,7 +927,7 @@ run_case(const char *suite, const char *name)
 	if (creq == NULL)
 		tap_diag("%s", err);
 	is_str(creq, want_creq, "%s: canonical request", name);
-	sts = sr_sigv4_string_to_sign(&rq, creq);
+	sts = sr_sigv4_string_to_sign(&rq, creq, err);
 	is_str(sts, want_sts, "%s: string to sign", name);
 	rc = sr_sigv4_sign(&rq, &key, auth, err);
 	if (rc != 0)
@@ -744,6 +935,10 @@ run_case(const char *suite, const char *name)
 	is_str(rc == 0 ? auth : NULL, want_auth, "%s: Authorization", name);
 	sig = rc == 0 ? strstr(auth, "Signature=") : NULL;
 	is_str(sig != NULL ? sig + 10 : NULL, want_sig, "%s: signature", name);
+	/* kept for the OOM trials when it signed right */
+	if (creq != NULL && want_creq != NULL && strcmp(creq, want_creq) == 0 && rc == 0 &&
+	    want_auth != NULL && strcmp(auth, want_auth) == 0)
+		sign_case_add(set, &rq, &key);
 out:
 	suite_req_free(&r);
 	if (ctx != NULL)
@@ -772,6 +967,7 @@ static void
 test_suite(const char *suite)
 {
 	struct dirent **ents;
+	static struct sign_set set;
 	int n, i, ncases = 0;
 
 	n = scandir(suite, &ents, NULL, alphasort);
@@ -784,7 +980,7 @@ test_suite(const char *suite)
 
 		/* Every folder is a case: one without context.json fails. */
 		if (ents[i]->d_name[0] != '.' && is_dir(path)) {
-			run_case(suite, ents[i]->d_name);
+			run_case(suite, ents[i]->d_name, &set);
 			ncases++;
 		}
 		free(path);
@@ -792,6 +988,8 @@ test_suite(const char *suite)
 	}
 	free(ents);
 	ok(ncases > 0, "the suite at %s has cases (%d run)", suite, ncases);
+	sign_trials("sr_sigv4_sign of the suite's cases", &set);
+	sign_set_free(&set);
 }
 
 /* ---- robustness ------------------------------------------------------- */

@@ -44,7 +44,7 @@ static char *
 wire_path(const char *key)
 {
 	char *raw = sr_asprintf("/%s/%s/%s", BUCKET, PREFIX, key);
-	char *w = sr_sigv4_uri_encode(raw, strlen(raw), 1);
+	char *w = sr_sigv4_uri_encode(raw, strlen(raw), 1, NULL);
 
 	free(raw);
 	return w;

@@ -27,6 +27,8 @@
 #include "tap.h"
 #include "ckpt-util.h"
 #include "s3-util.h"
+#include "oom.h"
+#include "oom-trial.h"
 #include "util.h"
 
 #define MiB (1024 * 1024)
@@ -338,6 +340,169 @@ test_tls_acks(const char *big, char *back)
 	free(u);
 }
 
+/* ---- out of memory ---- */
+
+/* A put, a get, a list, a streamed upload of a small object (one PUT at
+ * the commit) and an open of the store through s3:// with spotrun's
+ * allocations failing (OOM_OURS: curl's own do not): each exactly right,
+ * or -1 with an out-of-memory message after at most one request (never
+ * retried). A put's etag is the MD5 the server computed of what it got
+ * (Content-MD5 checked): the body exactly. S3 makes each PUT atomic, so no
+ * trial can leave part of an object: the objects are read back once, after
+ * the trials (a GET in every trial's check would put curl's buffers, whose
+ * size moves from one reply to the next, inside the leak check). */
+#define OOM_BODY "written under OOM"
+
+enum store_op { OP_PUT, OP_GET, OP_LIST, OP_UPLOAD, OP_OPEN };
+
+struct store_trial {
+	struct sr_store *st;
+	enum store_op op;
+	long requests;		/* sent by the last op */
+	char etag[SR_ETAG_MAX];
+	void *buf;
+	size_t len;
+	char keys[512];		/* what the list gave, ';'-separated */
+};
+
+static int
+list_key(const struct sr_object_info *info, void *arg)
+{
+	char *keys = arg;
+	size_t n = strlen(keys);
+
+	snprintf(keys + n, 512 - n, "%s;", info->key);
+	return 0;
+}
+
+static int
+store_op(void *arg, char *err)
+{
+	struct store_trial *t = arg;
+	struct sr_store_stats a, b;
+	int rc = -1;
+
+	sr_store_stats(t->st, &a);
+	t->etag[0] = t->keys[0] = '\0';
+	t->buf = NULL;
+	switch (t->op) {
+	case OP_PUT:
+		rc = sr_store_put(t->st, "oom/put", OOM_BODY, strlen(OOM_BODY), SR_PUT_OVERWRITE,
+		    NULL, t->etag, err);
+		break;
+	case OP_GET:
+		rc = sr_store_get(t->st, "oom/put", 1024, &t->buf, &t->len, t->etag, err);
+		break;
+	case OP_LIST:
+		rc = sr_store_list(t->st, "oom/", list_key, t->keys, err);
+		break;
+	case OP_UPLOAD: {
+		struct sr_upload *up = sr_store_upload_begin(t->st, "oom/up", err);
+
+		if (up != NULL && sr_upload_write(up, OOM_BODY, strlen(OOM_BODY), err) == -1) {
+			sr_upload_abort(up);
+			up = NULL;
+		}
+		rc = up != NULL ? sr_upload_commit(up, err) : -1;
+		break;
+	}
+	case OP_OPEN: {
+		struct sr_store *o;
+
+		if ((rc = sr_store_open(url, &o, err)) == 0)
+			sr_store_close(o);
+		break;
+	}
+	}
+	sr_store_stats(t->st, &b);
+	t->requests = b.requests - a.requests;
+	return rc == 0 ? 0 : -1;
+}
+
+/* The object of a put or an upload: whole. */
+static int
+object_whole(struct store_trial *t, char *why)
+{
+	const char *key = t->op == OP_UPLOAD ? "oom/up" : "oom/put";
+	char err[SR_ERRMAX];
+	void *buf = NULL;
+	size_t n = 0;
+	int good;
+
+	good = sr_store_get(t->st, key, 1024, &buf, &n, NULL, err) == 0 &&
+	    n == strlen(OOM_BODY) && memcmp(buf, OOM_BODY, n) == 0;
+	if (!good)
+		snprintf(why, SR_ERRMAX, "%s is not whole: %s", key, err);
+	free(buf);
+	return good;
+}
+
+/* After 0: the result exactly right; after -1: one request at most (an
+ * out-of-memory is never retried). */
+static int
+store_check(void *arg, int rc, char *why)
+{
+	struct store_trial *t = arg;
+	int good = 1;
+
+	if (rc != 0) {
+		if (t->requests > 1) {
+			snprintf(why, SR_ERRMAX, "%ld requests: retried after out-of-memory",
+			    t->requests);
+			return 0;
+		}
+		return 1;
+	}
+	switch (t->op) {
+	case OP_PUT:
+		/* MD5("written under OOM") */
+		good = strcmp(t->etag, "38b7f427bddbd4b1edd4f4725211493d") == 0;
+		break;
+	case OP_GET:
+		good = t->len == strlen(OOM_BODY) && memcmp(t->buf, OOM_BODY, t->len) == 0;
+		free(t->buf);
+		t->buf = NULL;
+		break;
+	case OP_LIST:
+		good = strcmp(t->keys, "oom/a;oom/b c;oom/put;") == 0;
+		break;
+	case OP_UPLOAD:
+	case OP_OPEN:
+		break;		/* read back after the trials; opened and closed */
+	}
+	if (!good)
+		snprintf(why, SR_ERRMAX, "etag '%s', keys '%s'", t->etag, t->keys);
+	return good;
+}
+
+static void
+test_oom(struct sr_store *st)
+{
+	static const char *const names[] = { "sr_store_put through s3://",
+		"sr_store_get through s3://", "sr_store_list through s3://",
+		"a streamed upload of a small object through s3://", "sr_store_open of s3://" };
+	static struct store_trial t;
+	char err[SR_ERRMAX] = "";
+	int i;
+
+	is_int(sr_store_put(st, "oom/a", "1", 1, SR_PUT_OVERWRITE, NULL, NULL, err) |
+	    sr_store_put(st, "oom/b c", "2", 1, SR_PUT_OVERWRITE, NULL, NULL, err), 0,
+	    "OOM trials: the keys to list put (%s)", err);
+	for (i = OP_PUT; i <= OP_OPEN; i++) {
+		struct oom_trial sc = { names[i], OOM_OURS, store_op, store_check, NULL, &t };
+
+		char why[SR_ERRMAX] = "";
+
+		memset(&t, 0, sizeof t);
+		t.st = st;
+		t.op = (enum store_op)i;
+		oom_trials(&sc);
+		if (i == OP_PUT || i == OP_UPLOAD)
+			ok(object_whole(&t, why), "%s: the object whole after the trials%s%s",
+			    names[i], why[0] != '\0' ? ": " : "", why);
+	}
+}
+
 int
 main(void)
 {
@@ -376,6 +541,8 @@ main(void)
 	ok(info.size == 3, "head: size 3");
 	is_str(info.etag, etag, "head: etag");
 	ok(info.mtime > sr_now() - 600 && info.mtime < sr_now() + 600, "head: mtime is now-ish");
+
+	test_oom(st);
 
 	/* missing things, create-only and compare-and-swap */
 	su_check_missing(st);

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +40,14 @@ wipe_free(struct sr_http_resp *resp)
 static int
 get_role(const struct sr_imds *m, const char *tok, char *role, char *err)
 {
-	char *url = sr_asprintf("%s" ROLE_PATH, m->base);
+	char *url = sr_try_asprintf(err, "%s" ROLE_PATH, m->base);
 	struct sr_http_resp resp;
 	const char *s;
 	size_t n;
 	int r = -1;
 
+	if (url == NULL)
+		return sr_err_prefix(err, "GET %s" ROLE_PATH, m->base);
 	if (sr_imds_get(m, ROLE_PATH, tok, &resp, err) == -1)
 		goto out;
 	s = resp.body + strspn(resp.body, " \t\r\n");
@@ -91,22 +94,36 @@ static int
 get_keys(const struct sr_imds *m, const char *tok, const char *role,
     struct sr_creds *out, char *err)
 {
-	char *path = sr_asprintf(ROLE_PATH "%s", role), b1[SHOW_MAX + 4],
+	char *path = sr_try_asprintf(err, ROLE_PATH "%s", role), b1[SHOW_MAX + 4],
 	    b2[SHOW_MAX + 4], when[64];
-	char *url = sr_asprintf("%s%s", m->base, path);
+	char *url = path != NULL ? sr_try_asprintf(err, "%s%s", m->base, path) : NULL;
 	struct sr_http_resp resp;
 	json_error_t jerr;
 	json_t *o = NULL, *code, *msg;
 	int r = -1;
 
+	if (url == NULL) {
+		sr_err_prefix(err, "GET %s" ROLE_PATH "%s", m->base, role);
+		goto out;
+	}
 	if (sr_imds_get(m, path, tok, &resp, err) == -1)
 		goto out;
 	if (resp.status != 200) {
 		sr_err(err, "GET %s: HTTP status %ld", url, resp.status);
 		goto done;
 	}
-	/* jansson's message quotes the text near the fault: not shown. */
-	if ((o = json_loadb(resp.body, resp.len, 0, &jerr)) == NULL || !json_is_object(o)) {
+	/* jansson words most of its own allocation failures as syntax errors,
+	 * and ignores some, handing back a string short of the character it
+	 * could not store (a wrong key): malloc's ENOMEM tells both from a bad
+	 * reply. Its message quotes the text near the fault: not shown. */
+	errno = 0;
+	o = json_loadb(resp.body, resp.len, 0, &jerr);
+	if (errno == ENOMEM || (o == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+		sr_err_oom(err, "read the reply");
+		sr_err_prefix(err, "GET %s", url);
+		goto done;
+	}
+	if (o == NULL || !json_is_object(o)) {
 		sr_err(err, "GET %s: the reply is not a JSON object (%zu bytes)", url, resp.len);
 		goto done;
 	}

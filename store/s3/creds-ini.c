@@ -83,6 +83,18 @@ fail(struct rd *r, const char *fmt, ...)
 	return 0;
 }
 
+/* An allocation failed (its message in r->err, unless a failure came
+ * first): "read PATH: allocate N bytes: out of memory". Returns 0, as
+ * fail. */
+static int
+fail_oom(struct rd *r, const char *what)
+{
+	if (!r->failed)
+		sr_err_prefix(r->err, "read %s: %s", r->f->path, what);
+	r->failed = 1;
+	return 0;
+}
+
 /* Whether a key name may appear in a message: configuration keys are
  * words in one case; mixed case could be a piece of a wrapped secret. */
 static int
@@ -114,13 +126,16 @@ on_key(void *user, const char *section, const char *name, const char *value)
 	struct rd *r = user;
 	struct sr_ini *f = r->f;
 	struct ent *e;
-	char *key;
+	char *key, *val;
 	size_t i;
 
 	(void)section;	/* the reader tracks sections: inih cuts long names */
 	if (r->failed || r->section == NULL)
 		return 1;
-	key = sr_strdup(name);
+	if ((key = sr_try_strdup(name, r->err)) == NULL) {
+		fail_oom(r, "keep a key");
+		return 1;
+	}
 	for (i = 0; key[i] != '\0'; i++)
 		key[i] = (char)tolower((unsigned char)key[i]);
 	if ((e = find(f, r->section, key)) != NULL) {
@@ -134,13 +149,26 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		return 1;
 	}
 	if (f->n == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 16;
-		f->v = sr_reallocarray(f->v, f->cap, sizeof *f->v);
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct ent *v = sr_try_reallocarray(f->v, cap, sizeof *f->v, r->err);
+
+		if (v == NULL) {
+			free(key);
+			fail_oom(r, "keep a key");
+			return 1;
+		}
+		f->v = v;
+		f->cap = cap;
+	}
+	if ((val = sr_try_strdup(value, r->err)) == NULL) {
+		free(key);
+		fail_oom(r, "keep a value");
+		return 1;
 	}
 	e = &f->v[f->n++];
 	e->section = r->section;
 	e->key = key;
-	e->value = sr_strdup(value);
+	e->value = val;
 	e->line = r->line;
 	return 1;
 }
@@ -151,6 +179,7 @@ section_header(struct rd *r, const char *a, const char *e)
 {
 	struct sr_ini *f = r->f;
 	const char *close = memchr(a, ']', (size_t)(e - a));
+	struct sec *secs;
 	char *name;
 	size_t i;
 
@@ -158,7 +187,8 @@ section_header(struct rd *r, const char *a, const char *e)
 		return fail(r, "the section header has no closing ']'");
 	if (close == a + 1)
 		return fail(r, "empty section name []");
-	name = sr_strndup(a + 1, (size_t)(close - a - 1));
+	if ((name = sr_try_strndup(a + 1, (size_t)(close - a - 1), r->err)) == NULL)
+		return fail_oom(r, "keep a section");
 	for (i = 0; i < f->nsecs; i++) {
 		if (strcmp(f->secs[i].name, name) == 0) {
 			fail(r, "section [%s] appears twice (first on line %d); merge them",
@@ -167,7 +197,11 @@ section_header(struct rd *r, const char *a, const char *e)
 			return 0;
 		}
 	}
-	f->secs = sr_reallocarray(f->secs, f->nsecs + 1, sizeof *f->secs);
+	if ((secs = sr_try_reallocarray(f->secs, f->nsecs + 1, sizeof *f->secs, r->err)) == NULL) {
+		free(name);
+		return fail_oom(r, "keep a section");
+	}
+	f->secs = secs;
 	f->secs[f->nsecs].name = name;
 	f->secs[f->nsecs].line = r->line;
 	f->nsecs++;
@@ -285,14 +319,19 @@ read_line(char *str, int num, void *stream)
 int
 sr_ini_load(const char *path, struct sr_ini **out, char *err)
 {
-	struct sr_ini *f = sr_calloc(1, sizeof *f);
+	struct sr_ini *f;
 	struct rd r;
 	char *buf = NULL;
 	size_t len = 0;
 	int fd, ret;
 
-	f->path = sr_strdup(path);
 	*out = NULL;
+	if ((f = sr_try_calloc(1, sizeof *f, err)) == NULL)
+		return sr_err_prefix(err, "read %s", path);
+	if ((f->path = sr_try_strdup(path, err)) == NULL) {
+		free(f);
+		return sr_err_prefix(err, "read %s", path);
+	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT || errno == ENOTDIR) {
 			*out = f;
@@ -316,8 +355,12 @@ sr_ini_load(const char *path, struct sr_ini **out, char *err)
 	/* The line buffer must be long enough for a session token (Debian's
 	 * default is 200 bytes); sr_ini_parse_stream is thread-safe. */
 	ret = sr_ini_parse_stream(read_line, &r, on_key, &r, LINE_MAX_LEN);
-	if (ret == -2)
-		sr_fatal("inih: out of memory");
+	if (ret == -2 && !r.failed) {
+		/* inih's line buffer */
+		sr_err_oom(err, "parse");
+		sr_err_prefix(err, "read %s", path);
+		r.failed = 1;
+	}
 	if (ret != 0 && !r.failed) {
 		/* The reader vets every line: inih should find nothing. */
 		sr_err(err, "read %s:%d: cannot parse this line", path, ret);

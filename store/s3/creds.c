@@ -94,27 +94,32 @@ home(char *buf, size_t len)
 	snprintf(buf, len, "%s", h != NULL ? h : "/");
 }
 
-/* The file named by env var, with a leading "~" expanded, else HOME/rel. */
+/* The file named by env var, with a leading "~" expanded, else HOME/rel;
+ * NULL with err on out-of-memory. */
 static char *
-file_path(const char *var, const char *rel)
+file_path(const char *var, const char *rel, char *err)
 {
 	const char *v = sr_creds_env(var);
 	char h[4096];
 
 	home(h, sizeof h);
 	if (v == NULL)
-		return sr_asprintf("%s/%s", h, rel);
+		return sr_try_asprintf(err, "%s/%s", h, rel);
 	if (v[0] == '~' && (v[1] == '/' || v[1] == '\0'))
-		return sr_asprintf("%s%s", h, v + 1);
-	return sr_strdup(v);
+		return sr_try_asprintf(err, "%s%s", h, v + 1);
+	return sr_try_strdup(v, err);
 }
 
 static int
 load(const char *var, const char *rel, struct sr_ini **f, char *err)
 {
-	char *path = file_path(var, rel);
-	int r = sr_ini_load(path, f, err);
+	char *path = file_path(var, rel, err);
+	int r;
 
+	*f = NULL;
+	if (path == NULL)
+		return sr_err_prefix(err, "read %s", rel);
+	r = sr_ini_load(path, f, err);
 	free(path);
 	return r;
 }
@@ -330,6 +335,9 @@ resolve_aws(struct sources *c, struct sr_creds *out, char *err)
 		imds_base(c, base, sizeof base);
 		if (sr_imds_role_creds(base, out, ierr) == 0)
 			return 0;
+		/* out of memory is no reason to say "none found" */
+		if (sr_err_is_oom(ierr))
+			return sr_err(err, "%s: %s", AWS_WHAT, ierr);
 		append(tried, sizeof tried, "instance role (%s)", ierr);
 	}
 	return sr_creds_none_found(err, AWS_WHAT, tried, AWS_FIX);
@@ -559,11 +567,16 @@ sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, c
 	*out = NULL;
 	if (o->kind != SR_CREDS_AWS && o->kind != SR_CREDS_GCS)
 		return sr_err(err, "create a credentials chain: unknown kind %d", (int)o->kind);
-	c = sr_calloc(1, sizeof *c);
+	if ((c = sr_try_calloc(1, sizeof *c, err)) == NULL)
+		return sr_err_prefix(err, "create a credentials chain");
 	c->kind = o->kind;
-	c->profile = o->profile != NULL ? sr_strdup(o->profile) : NULL;
-	c->imds = o->imds_endpoint != NULL ? sr_strdup(o->imds_endpoint) : NULL;
+	if ((o->profile != NULL && (c->profile = sr_try_strdup(o->profile, err)) == NULL) ||
+	    (o->imds_endpoint != NULL &&
+	    (c->imds = sr_try_strdup(o->imds_endpoint, err)) == NULL)) {
+		sources_free(c);
+		return sr_err_prefix(err, "create a credentials chain");
+	}
 	if ((*out = sr_creds_chain_make(resolve, c, sources_free, err)) == NULL)
-		return -1;
+		return -1;	/* c freed by it */
 	return 0;
 }

@@ -53,24 +53,27 @@ initiate(void *arg, struct sr_parts *p, char *err)
 	return rc;
 }
 
-/* "uploadId=ID" with the id encoded, malloc'd. */
+/* before + "uploadId=ID" with the id encoded, malloc'd; NULL with err
+ * on out-of-memory. */
 static char *
-id_query(const struct s3_mpu *m, const char *before)
+id_query(const char *upload_id, const char *before, char *err)
 {
-	char *eid = sr_sigv4_uri_encode(m->upload_id, strlen(m->upload_id), 0);
-	char *q = sr_asprintf("%suploadId=%s", before, eid);
+	char *eid = sr_sigv4_uri_encode(upload_id, strlen(upload_id), 0, err);
+	char *q = eid != NULL ? sr_try_asprintf(err, "%suploadId=%s", before, eid) : NULL;
 
 	free(eid);
 	return q;
 }
 
+/* NULL on out-of-memory (parts.h's part_query has no err). */
 static char *
 part_query(void *arg, int num)
 {
+	const struct s3_mpu *m = arg;
 	char before[32];
 
 	snprintf(before, sizeof before, "partNumber=%d&", num);
-	return id_query(arg, before);
+	return id_query(m->upload_id, before, NULL);
 }
 
 /* One PUT for an object smaller than a part. */
@@ -110,18 +113,21 @@ complete(void *arg, struct sr_parts *p, char *err)
 	struct s3_mpu *m = arg;
 	int nparts = sr_parts_count(p);
 	size_t cap = (size_t)nparts * (64 + SR_ETAG_MAX) + 128, o = 0;
-	char *xml = sr_malloc(cap), *q;
+	char *xml = sr_try_malloc(cap, err), *q = NULL;
 	struct sr_xfer_req rq = { .method = "POST", .key = sr_parts_key(p) };
 	struct sr_xfer_resp r;
 	int i, rc = -1, tries, attempts = sr_s3_tuning(m->s)->attempts;
 
+	if (xml == NULL || (q = id_query(m->upload_id, "", err)) == NULL) {
+		free(xml);
+		return sr_err_prefix(err, "%s", sr_parts_what(p));
+	}
 	o += (size_t)snprintf(xml + o, cap - o, "<CompleteMultipartUpload>");
 	for (i = 0; i < nparts; i++)
 		o += (size_t)snprintf(xml + o, cap - o,
 		    "<Part><PartNumber>%d</PartNumber><ETag>\"%s\"</ETag></Part>",
 		    i + 1, sr_parts_etag(p, i));
 	o += (size_t)snprintf(xml + o, cap - o, "</CompleteMultipartUpload>");
-	q = id_query(m, "");
 	rq.query = q;
 	rq.body = xml;
 	rq.body_len = o;
@@ -165,12 +171,12 @@ sr_s3_mpu_abort(struct sr_s3 *s, const char *key, const char *upload_id, double 
 {
 	struct sr_xfer_req rq = { .method = "DELETE", .key = key, .deadline = deadline };
 	struct sr_xfer_resp r;
-	char w[SR_KEY_SHOW_MAX + 16], *eid = sr_sigv4_uri_encode(upload_id, strlen(upload_id), 0);
-	char *q = sr_asprintf("uploadId=%s", eid);
+	char w[SR_KEY_SHOW_MAX + 16], *q;
 	int rc;
 
-	free(eid);
 	sr_net_what(w, sizeof w, "abort upload", key);
+	if ((q = id_query(upload_id, "", err)) == NULL)
+		return sr_err_prefix(err, "%s", w);
 	rq.query = q;
 	rc = sr_s3_do(s, &rq, &r, w, err);
 	free(q);
@@ -194,10 +200,11 @@ sr_s3_mpu_settle(struct sr_s3 *s, double deadline)
 	int left = 0;
 
 	for (i = 0; i < n; i++) {
-		if (sr_s3_mpu_abort(s, keys[i], ids[i], deadline, err) == -1) {
-			sr_s3_owe_abort(s, keys[i], ids[i]);
+		/* one that cannot be owed again (out of memory) is left to the
+		 * stale-upload cleanup: no longer this handle's to count */
+		if (sr_s3_mpu_abort(s, keys[i], ids[i], deadline, err) == -1 &&
+		    sr_s3_owe_abort(s, keys[i], ids[i], err) == 0)
 			left++;
-		}
 		free(keys[i]);
 		free(ids[i]);
 	}
@@ -216,9 +223,12 @@ abort_remote(void *arg, struct sr_parts *p)
 	struct s3_mpu *m = arg;
 	char err[SR_ERRMAX];
 
+	/* an abort that can be neither made nor owed (out of memory) leaves
+	 * the upload to the stale-upload cleanup: parts.h's abort has no way
+	 * to report it */
 	if (m->upload_id != NULL &&
 	    sr_s3_mpu_abort(m->s, sr_parts_key(p), m->upload_id, 0, err) == -1)
-		sr_s3_owe_abort(m->s, sr_parts_key(p), m->upload_id);
+		(void)sr_s3_owe_abort(m->s, sr_parts_key(p), m->upload_id, err);
 }
 
 static void
@@ -245,8 +255,13 @@ static const struct sr_parts_ops s3_parts = {
 struct sr_parts *
 sr_s3_mpu_begin(struct sr_s3 *s, const char *key, char *err)
 {
-	struct s3_mpu *m = sr_calloc(1, sizeof *m);
+	struct s3_mpu *m = sr_try_calloc(1, sizeof *m, err);
+	char w[SR_KEY_SHOW_MAX + 16];
 
+	if (m == NULL) {
+		sr_err_prefix(err, "%s", sr_net_what(w, sizeof w, "upload", key));
+		return NULL;
+	}
 	m->s = s;
 	return sr_parts_begin(sr_s3_xfer(s), &s3_parts, m, key, err);
 }

@@ -13,7 +13,7 @@ struct sr_parts;
 
 /* Start an upload of key (under the store's prefix); drive it with
  * parts.h's sr_parts_write, _limit, _commit and _abort. Nothing is sent
- * yet. NULL with err on OOM. */
+ * yet. NULL with err on out-of-memory. */
 struct sr_parts *sr_s3_mpu_begin(struct sr_s3 *s, const char *key, char *err);
 
 /* AbortMultipartUpload (DELETE ?uploadId=) of key's upload_id, retried

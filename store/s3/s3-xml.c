@@ -36,15 +36,21 @@ sr_s3_xml_list(const char *body, size_t len, const char *base, int gcs,
 	    next, err);
 }
 
+struct upload_id_state {
+	char *id;
+	char *err;
+};
+
 static int
 upload_id_end(const char *path, const char *text, void *arg)
 {
-	char **id = arg;
+	struct upload_id_state *st = arg;
 
 	if (strcmp(path, "InitiateMultipartUploadResult/UploadId") == 0 &&
 	    text != NULL && text[0] != '\0') {
-		free(*id);
-		*id = sr_strdup(text);
+		free(st->id);
+		if ((st->id = sr_try_strdup(text, st->err)) == NULL)
+			return sr_err_prefix(st->err, "start multipart upload");
 	}
 	return 0;
 }
@@ -52,11 +58,16 @@ upload_id_end(const char *path, const char *text, void *arg)
 int
 sr_s3_xml_upload_id(const char *body, size_t len, char **id, char *err)
 {
+	struct upload_id_state st = { NULL, err };
+
 	*id = NULL;
-	if (sr_xml_walk(body, len, upload_id_end, id, err) != 0)
+	if (sr_xml_walk(body, len, upload_id_end, &st, err) != 0) {
+		free(st.id);
 		return -1;
-	if (*id == NULL)
+	}
+	if (st.id == NULL)
 		return sr_err(err, "start multipart upload: the reply has no UploadId");
+	*id = st.id;
 	return 0;
 }
 
@@ -75,12 +86,19 @@ struct uploads_state {
 	int bad;
 };
 
-/* Keep text as *dst (malloc'd), or NULL when it is empty. */
-static void
-set_marker(char **dst, const char *text)
+/* Keep text as *dst (malloc'd), or NULL when it is empty. 0, or -1 with
+ * us->err on out-of-memory. */
+static int
+set_marker(struct uploads_state *us, char **dst, const char *text)
 {
 	free(*dst);
-	*dst = text[0] != '\0' ? sr_strdup(text) : NULL;
+	*dst = NULL;
+	if (text[0] != '\0' && (*dst = sr_try_strdup(text, us->err)) == NULL) {
+		sr_err_prefix(us->err, "read upload listing");
+		us->bad = 1;
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -105,9 +123,9 @@ uploads_end(const char *path, const char *text, void *arg)
 	if (strcmp(path, "IsTruncated") == 0)
 		us->truncated = strcmp(text, "true") == 0;
 	else if (strcmp(path, "NextKeyMarker") == 0)
-		set_marker(&us->next_key, text);
+		return set_marker(us, &us->next_key, text);
 	else if (strcmp(path, "NextUploadIdMarker") == 0)
-		set_marker(&us->next_id, text);
+		return set_marker(us, &us->next_id, text);
 	else if (strcmp(path, "Upload/Key") == 0) {
 		sr_xml_copy(us->key, sizeof us->key, text);
 		us->have_key = 1;
@@ -145,11 +163,13 @@ sr_s3_xml_uploads(const char *body, size_t len, const char *base,
     int (*fn)(const struct sr_s3_upload *u, void *arg), void *arg,
     int *truncated, char **next_key, char **next_id, char *err)
 {
-	struct uploads_state *us = sr_calloc(1, sizeof *us);
+	struct uploads_state *us;
 	int rc;
 
 	*truncated = 0;
 	*next_key = *next_id = NULL;
+	if ((us = sr_try_calloc(1, sizeof *us, err)) == NULL)
+		return sr_err_prefix(err, "read upload listing");
 	us->base = base;
 	us->fn = fn;
 	us->fn_arg = arg;

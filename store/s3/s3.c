@@ -60,12 +60,14 @@ apply_option(struct sr_s3 *s, const char *url, char *opt, struct sr_creds_opts *
 	v = eq + 1;
 	if (strcmp(opt, "endpoint") == 0) {
 		free(*endpoint);
-		*endpoint = sr_strdup(v);
+		if ((*endpoint = sr_try_strdup(v, err)) == NULL)
+			return sr_err_prefix(err, "open store %s", url);
 	} else if (strcmp(opt, "region") == 0) {
 		if (v[0] == '\0' || strlen(v) >= sizeof s->region)
 			return sr_net_bad_option(url, opt, "want a region such as us-east-1", err);
 		free(*region);
-		*region = sr_strdup(v);
+		if ((*region = sr_try_strdup(v, err)) == NULL)
+			return sr_err_prefix(err, "open store %s", url);
 	} else if (strcmp(opt, "profile") == 0) {
 		co->profile = v;
 	} else if (strcmp(opt, "part_size") == 0) {
@@ -111,9 +113,10 @@ bucket_problem(const char *b)
 	return NULL;
 }
 
-/* "http://host:port" (no path, no query) or NULL when endpoint is not one. */
-static char *
-endpoint_norm(const char *ep)
+/* "http://host:port" (no path, no query) into *out (malloc'd): 0; 1 when
+ * ep is not one; -1 with err "open store URL: ..." on out-of-memory. */
+static int
+endpoint_norm(const char *ep, const char *url, char **out, char *err)
 {
 	const char *auth;
 	size_t n;
@@ -123,14 +126,16 @@ endpoint_norm(const char *ep)
 	else if (strncmp(ep, "https://", 8) == 0)
 		auth = ep + 8;
 	else
-		return NULL;
+		return 1;
 	n = strlen(auth);
 	while (n > 0 && auth[n - 1] == '/')
 		n--;
 	if (n == 0 || memchr(auth, '/', n) != NULL || memchr(auth, '?', n) != NULL ||
 	    memchr(auth, '@', n) != NULL)
-		return NULL;
-	return sr_strndup(ep, (size_t)(auth - ep) + n);
+		return 1;
+	if ((*out = sr_try_strndup(ep, (size_t)(auth - ep) + n, err)) == NULL)
+		return sr_err_prefix(err, "open store %s", url);
+	return 0;
 }
 
 /* The URL's parts, checked, with no I/O: what sr_s3_url_check checks and
@@ -145,11 +150,13 @@ static int
 parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
     struct parsed *pa, char *err)
 {
-	char *copy = sr_strdup(rest), *q, *slash;
+	char *copy, *q, *slash;
 	const char *why;
-	int rc = -1;
+	int rc = -1, r;
 
 	memset(pa, 0, sizeof *pa);
+	if ((copy = sr_try_strdup(rest, err)) == NULL)
+		return sr_err_prefix(err, "open store %s", url);
 	s->gcs = strcmp(scheme, "gs") == 0;
 	pa->co.kind = s->gcs ? SR_CREDS_GCS : SR_CREDS_AWS;
 	sr_net_tuning_defaults(&s->tune);
@@ -166,11 +173,12 @@ parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
 				goto out;
 	}
 	if (pa->endpoint != NULL) {
-		char *norm = endpoint_norm(pa->endpoint);
+		char *norm = NULL;
 
-		if (norm == NULL) {
-			sr_err(err, "open store %s: endpoint \"%s\" is not http(s)://host[:port]",
-			    url, pa->endpoint);
+		if ((r = endpoint_norm(pa->endpoint, url, &norm, err)) != 0) {
+			if (r == 1)
+				sr_err(err, "open store %s: endpoint \"%s\" is not "
+				    "http(s)://host[:port]", url, pa->endpoint);
 			goto out;
 		}
 		free(pa->endpoint);
@@ -182,7 +190,10 @@ parse(struct sr_s3 *s, const char *scheme, const char *rest, const char *url,
 		sr_err(err, "open store %s: bucket \"%s\": %s", url, copy, why);
 		goto out;
 	}
-	s->bucket = sr_strdup(copy);
+	if ((s->bucket = sr_try_strdup(copy, err)) == NULL) {
+		sr_err_prefix(err, "open store %s", url);
+		goto out;
+	}
 	if ((s->prefix = sr_net_prefix(url, slash, err)) == NULL)
 		goto out;
 	rc = 0;
@@ -228,7 +239,7 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	struct tm tm;
 	time_t now;
 	size_t nh = 0, i;
-	int bad = 0;
+	int rc;
 
 	/* a caller that hashed the body already (parts.c's hashers, with the
 	 * store's checksum=sha256) passes the hash as a header: it is the
@@ -241,10 +252,9 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	if (st->payload_hash[0] == '\0') {
 		if (rq->unsigned_payload)
 			snprintf(st->payload_hash, sizeof st->payload_hash, "UNSIGNED-PAYLOAD");
-		else if (rq->body != NULL)
-			sr_sha256_hex(rq->body, rq->body_len, st->payload_hash);
-		else
-			sr_sha256_hex("", 0, st->payload_hash);
+		else if (sr_sha256_hex(rq->body != NULL ? rq->body : "",
+		    rq->body != NULL ? rq->body_len : 0, st->payload_hash, err) == -1)
+			return sr_err_prefix(err, "%s", what);
 	}
 	if (sr_creds_get(s->creds, &cr, err) == -1)
 		return sr_err_prefix(err, "%s", what);
@@ -265,12 +275,17 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	else
 		snprintf(host, sizeof host, "%s.s3.%s.amazonaws.com", s->bucket, region);
 	if (s->path_style || s->gcs || s->endpoint != NULL)
-		path = sr_asprintf("/%s/%s%s", s->bucket, rq->key != NULL ? s->prefix : "",
+		path = sr_try_asprintf(err, "/%s/%s%s", s->bucket, rq->key != NULL ? s->prefix : "",
 		    rq->key != NULL ? rq->key : "");
 	else
-		path = sr_asprintf("/%s%s", rq->key != NULL ? s->prefix : "",
+		path = sr_try_asprintf(err, "/%s%s", rq->key != NULL ? s->prefix : "",
 		    rq->key != NULL ? rq->key : "");
-	wire = sr_sigv4_uri_encode(path, strlen(path), 1);
+	wire = path != NULL ? sr_sigv4_uri_encode(path, strlen(path), 1, err) : NULL;
+	if (wire == NULL) {
+		sr_creds_wipe(&cr);
+		free(path);
+		return sr_err_prefix(err, "%s", what);
+	}
 
 	now = time(NULL);
 	gmtime_r(&now, &tm);
@@ -310,33 +325,28 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	sr.normalize_path = 0;
 	k.access_key = cr.access_key;
 	k.secret_key = cr.secret_key;
-	if (sr_sigv4_sign(&sr, &k, auth, err) == -1) {
-		sr_creds_wipe(&cr);
-		free(path);
-		free(wire);
-		return sr_err_prefix(err, "%s", what);
-	}
-	for (i = 0; i < nh && !bad; i++) {
-		line = sr_asprintf("%s: %s", h[i].name, h[i].value);
-		bad = sr_xfer_header(hl, line, err) == -1;
+	rc = sr_sigv4_sign(&sr, &k, auth, err);
+	/* the headers, the session token's among them, then the signature
+	 * (the engine frees *hl, added to so far, on failure) */
+	for (i = 0; rc == 0 && i <= nh; i++) {
+		line = i < nh ? sr_try_asprintf(err, "%s: %s", h[i].name, h[i].value) :
+		    sr_try_asprintf(err, "Authorization: %s", auth);
+		if (line == NULL) {
+			rc = -1;
+			break;
+		}
+		rc = sr_xfer_header(hl, line, err);
 		free(line);
 	}
-	line = sr_asprintf("Authorization: %s", auth);
-	bad = bad || sr_xfer_header(hl, line, err) == -1;
-	free(line);
 	sr_creds_wipe(&cr);
-	if (bad) {
-		free(path);
-		free(wire);
-		return sr_err_prefix(err, "%s", what);
-	}
-	*url = sr_asprintf("%s://%s%s%s%s", s->endpoint != NULL &&
+	if (rc == 0 && (*url = sr_try_asprintf(err, "%s://%s%s%s%s", s->endpoint != NULL &&
 	    strncmp(s->endpoint, "http://", 7) == 0 ? "http" : "https", host, wire,
 	    rq->query != NULL && rq->query[0] != '\0' ? "?" : "",
-	    rq->query != NULL ? rq->query : "");
+	    rq->query != NULL ? rq->query : "")) == NULL)
+		rc = -1;
 	free(path);
 	free(wire);
-	return 0;
+	return rc == 0 ? 0 : sr_err_prefix(err, "%s", what);
 }
 
 static int
@@ -453,14 +463,32 @@ sr_s3_do(struct sr_s3 *s, const struct sr_xfer_req *rq, struct sr_xfer_resp *res
 
 /* ---- the store ---- */
 
+/* The handle's first pieces: itself, zeroed, and the whole URL (for
+ * messages). 0, or -1 with err "open store SCHEME://REST: ...". */
+static int
+s3_alloc(const char *scheme, const char *rest, struct sr_s3 **s, char **url, char *err)
+{
+	if ((*s = sr_try_calloc(1, sizeof **s, err)) == NULL)
+		return sr_err_prefix(err, "open store %s://%s", scheme, rest);
+	if ((*url = sr_try_asprintf(err, "%s://%s", scheme, rest)) == NULL) {
+		free(*s);
+		*s = NULL;
+		return sr_err_prefix(err, "open store %s://%s", scheme, rest);
+	}
+	return 0;
+}
+
 int
 sr_s3_url_check(const char *scheme, const char *rest, char *err)
 {
-	struct sr_s3 *s = sr_calloc(1, sizeof *s);
+	struct sr_s3 *s;
 	struct parsed pa;
-	char *url = sr_asprintf("%s://%s", scheme, rest);
-	int rc = parse(s, scheme, rest, url, &pa, err);
+	char *url;
+	int rc;
 
+	if (s3_alloc(scheme, rest, &s, &url, err) == -1)
+		return -1;
+	rc = parse(s, scheme, rest, url, &pa, err);
 	parsed_free(&pa);
 	free(s->bucket);
 	free(s->prefix);
@@ -472,13 +500,15 @@ sr_s3_url_check(const char *scheme, const char *rest, char *err)
 int
 sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 {
-	struct sr_s3 *s = sr_calloc(1, sizeof *s);
+	struct sr_s3 *s;
 	struct sr_store_config cfg;
 	struct parsed pa;
-	char *url = sr_asprintf("%s://%s", scheme, rest);
-	int rc = -1;
+	char *url;
+	int rc = -1, r;
 
 	*out = NULL;
+	if (s3_alloc(scheme, rest, &s, &url, err) == -1)
+		return -1;
 	pthread_mutex_init(&s->lock, NULL);
 	if (parse(s, scheme, rest, url, &pa, err) == -1)
 		goto out;
@@ -488,11 +518,14 @@ sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 	}
 	snprintf(s->region, sizeof s->region, "%s", pa.region != NULL ? pa.region : cfg.region);
 	snprintf(s->ca_bundle, sizeof s->ca_bundle, "%s", cfg.ca_bundle);
-	if (pa.endpoint != NULL)
-		s->endpoint = sr_strdup(pa.endpoint);
-	else if (cfg.endpoint[0] != '\0' && (s->endpoint = endpoint_norm(cfg.endpoint)) == NULL) {
-		sr_err(err, "open store %s: the configured endpoint \"%s\" is not "
-		    "http(s)://host[:port]", url, cfg.endpoint);
+	if (pa.endpoint != NULL) {
+		s->endpoint = pa.endpoint;
+		pa.endpoint = NULL;
+	} else if (cfg.endpoint[0] != '\0' &&
+	    (r = endpoint_norm(cfg.endpoint, url, &s->endpoint, err)) != 0) {
+		if (r == 1)
+			sr_err(err, "open store %s: the configured endpoint \"%s\" is not "
+			    "http(s)://host[:port]", url, cfg.endpoint);
 		goto out;
 	}
 	/* path-style on custom endpoints; on AWS virtual-hosted, unless the
@@ -541,15 +574,32 @@ sr_s3_close(struct sr_s3 *s)
 	free(s);
 }
 
-void
-sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id)
+int
+sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id, char *err)
 {
+	char **keys, **ids, *k = NULL, *id = NULL;
+	int rc = -1;
+
 	pthread_mutex_lock(&s->lock);
-	s->owed_keys = sr_reallocarray(s->owed_keys, s->nowed + 1, sizeof *s->owed_keys);
-	s->owed_ids = sr_reallocarray(s->owed_ids, s->nowed + 1, sizeof *s->owed_ids);
-	s->owed_keys[s->nowed] = sr_strdup(key);
-	s->owed_ids[s->nowed++] = sr_strdup(upload_id);
+	/* each array grown on its own: one kept (larger) when the other
+	 * fails is still right for nowed entries */
+	if ((keys = sr_try_reallocarray(s->owed_keys, s->nowed + 1, sizeof *keys, err)) == NULL)
+		goto out;
+	s->owed_keys = keys;
+	if ((ids = sr_try_reallocarray(s->owed_ids, s->nowed + 1, sizeof *ids, err)) == NULL)
+		goto out;
+	s->owed_ids = ids;
+	if ((k = sr_try_strdup(key, err)) == NULL || (id = sr_try_strdup(upload_id, err)) == NULL)
+		goto out;
+	s->owed_keys[s->nowed] = k;
+	s->owed_ids[s->nowed++] = id;
+	k = id = NULL;
+	rc = 0;
+out:
 	pthread_mutex_unlock(&s->lock);
+	free(k);
+	free(id);
+	return rc == 0 ? 0 : sr_err_prefix(err, "remember the abort of upload %s", upload_id);
 }
 
 size_t

@@ -48,8 +48,10 @@ const char *sr_s3_prefix(const struct sr_s3 *s);
 struct sr_xfer *sr_s3_xfer(const struct sr_s3 *s);
 
 /* Keep (copies of) key and upload_id: an upload whose abort did not
- * reach the server, for s3-mpu.c to abort when it can. Thread-safe. */
-void sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id);
+ * reach the server, for s3-mpu.c to abort when it can. 0, or -1 with err
+ * on out-of-memory (the upload is then left to the store's stale-upload
+ * cleanup, sr_store_abort_stale_uploads). Thread-safe. */
+int sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id, char *err);
 /* Hand over every owed abort: their count, the keys and upload ids in
  * malloc'd arrays of malloc'd strings (the caller frees them all); the
  * handle owes none after. Thread-safe. */

@@ -17,6 +17,7 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "digest.h"
 #include "sigv4.h"
 #include "util.h"
 
@@ -25,22 +26,32 @@
 #define UNSIGNED_PAYLOAD "UNSIGNED-PAYLOAD"
 #define SECRET_MAX 4096		/* far above any real secret; keeps lengths in int */
 
-/* A growing NUL-terminated byte string. */
+/* A growing NUL-terminated byte string. An allocation that fails marks
+ * it failed and every later add is dropped, so that a builder checks once,
+ * at the end (buf_take), instead of after every piece. */
 struct buf {
 	char *p;
 	size_t len;
 	size_t cap;
+	int failed;
 };
 
 static void
 buf_add(struct buf *b, const void *s, size_t n)
 {
+	if (b->failed)
+		return;
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap > 0 ? b->cap : 128;
+		char *p;
 
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		b->p = sr_realloc(b->p, cap);
+		if ((p = sr_try_reallocarray(b->p, cap, 1, NULL)) == NULL) {
+			b->failed = 1;
+			return;
+		}
+		b->p = p;
 		b->cap = cap;
 	}
 	if (n > 0)
@@ -61,13 +72,26 @@ buf_ch(struct buf *b, char c)
 	buf_add(b, &c, 1);
 }
 
-/* The buffer's string, allocated even when empty; the buffer is reset. */
+static void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+/* The buffer's string, allocated even when empty; the buffer is reset.
+ * NULL with err "sign request: out of memory" when an add failed. */
 static char *
-buf_take(struct buf *b)
+buf_take(struct buf *b, char *err)
 {
 	char *p;
 
 	buf_add(b, "", 0);
+	if (b->failed) {
+		buf_free(b);
+		sr_err_oom(err, "sign request");
+		return NULL;
+	}
 	p = b->p;
 	memset(b, 0, sizeof *b);
 	return p;
@@ -137,12 +161,12 @@ encode_into(struct buf *out, const char *s, size_t len, int keep_slash)
 }
 
 char *
-sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash)
+sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash, char *err)
 {
 	struct buf b = { 0 };
 
 	encode_into(&b, s, len, keep_slash);
-	return buf_take(&b);
+	return buf_take(&b, err);
 }
 
 /* Percent-decode n bytes of s into out (which may then hold NULs; its len
@@ -172,20 +196,32 @@ decode_into(struct buf *out, const char *s, size_t n)
 	return 0;
 }
 
-void
-sr_sha256_hex(const void *buf, size_t len, char hex[65])
+/* The 32 bytes of md as 64 lowercase hex digits and a NUL. */
+static void
+hex32(const unsigned char md[SHA256_DIGEST_LENGTH], char hex[65])
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char md[SHA256_DIGEST_LENGTH];
 	int i;
 
-	if (SHA256(buf, len, md) == NULL)
-		sr_fatal("sha256: OpenSSL failed");
 	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
 		hex[2 * i] = digits[md[i] >> 4];
 		hex[2 * i + 1] = digits[md[i] & 15];
 	}
 	hex[64] = '\0';
+}
+
+int
+sr_sha256_hex(const void *buf, size_t len, char hex[65], char *err)
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+
+	/* OpenSSL 3's one-shot digest allocates its context: NULL is its
+	 * out-of-memory (digest.h) */
+	hex[0] = '\0';
+	if (SHA256(buf, len, md) == NULL)
+		return sr_digest_ssl_err(err, "compute SHA-256");
+	hex32(md, hex);
+	return 0;
 }
 
 static int
@@ -249,8 +285,8 @@ check_scope(const struct sr_sigv4_request *rq, char *err)
  * leaves a trailing '/'; ".." at the root stays at the root), then
  * percent-encoded once with '/' kept.
  */
-static void
-canonical_uri(struct buf *out, const char *path, int normalize)
+static int
+canonical_uri(struct buf *out, const char *path, int normalize, char *err)
 {
 	const char **seg;
 	size_t *seglen;
@@ -260,11 +296,15 @@ canonical_uri(struct buf *out, const char *path, int normalize)
 
 	if (!normalize) {
 		encode_into(out, path, strlen(path), 1);
-		return;
+		return 0;
 	}
 	/* At most one segment per two bytes of path ("/a/b"). */
-	seg = sr_calloc(strlen(path) / 2 + 1, sizeof *seg);
-	seglen = sr_calloc(strlen(path) / 2 + 1, sizeof *seglen);
+	seg = sr_try_calloc(strlen(path) / 2 + 1, sizeof *seg, err);
+	seglen = seg != NULL ? sr_try_calloc(strlen(path) / 2 + 1, sizeof *seglen, err) : NULL;
+	if (seglen == NULL) {
+		free(seg);
+		return sr_err_prefix(err, "sign request");
+	}
 	for (p = path; *p != '\0';) {
 		size_t len;
 
@@ -300,6 +340,7 @@ canonical_uri(struct buf *out, const char *path, int normalize)
 		buf_ch(out, '/');
 	free(seg);
 	free(seglen);
+	return 0;
 }
 
 struct qpair {
@@ -316,23 +357,27 @@ qpair_cmp(const void *a, const void *b)
 	return c != 0 ? c : strcmp(x->value, y->value);
 }
 
-/* Decode n bytes of s and return them canonically encoded ('/' too), or
- * NULL for a bad escape. */
-static char *
-reencode(const char *s, size_t n)
+/* Decode n bytes of s and encode them canonically ('/' too) into *out
+ * (malloc'd): 0; 1 for a bad escape; -1 with err for out-of-memory. */
+static int
+reencode(const char *s, size_t n, char **out, char *err)
 {
 	struct buf raw = { 0 }, enc = { 0 };
 	int rc;
 
-	rc = decode_into(&raw, s, n);
-	if (rc == 0)
-		encode_into(&enc, raw.p != NULL ? raw.p : "", raw.len, 0);
-	free(raw.p);
-	if (rc != 0) {
-		free(enc.p);
-		return NULL;
+	*out = NULL;
+	if (decode_into(&raw, s, n) == -1) {
+		buf_free(&raw);
+		return 1;
 	}
-	return buf_take(&enc);
+	if (raw.failed)
+		rc = sr_err_oom(err, "sign request");
+	else {
+		encode_into(&enc, raw.p != NULL ? raw.p : "", raw.len, 0);
+		rc = (*out = buf_take(&enc, err)) != NULL ? 0 : -1;
+	}
+	buf_free(&raw);
+	return rc;
 }
 
 /* The canonical query string: each name and value decoded and re-encoded,
@@ -352,19 +397,29 @@ canonical_query(struct buf *out, const char *query, char *err)
 		if (plen > 0) {
 			const char *eq = memchr(p, '=', plen);
 			size_t nlen = eq != NULL ? (size_t)(eq - p) : plen;
-			char *name, *value;
+			char *name = NULL, *value = NULL;
+			int r;
 
-			name = reencode(p, nlen);
-			value = reencode(eq != NULL ? eq + 1 : "", eq != NULL ? plen - nlen - 1 : 0);
-			if (name == NULL || value == NULL) {
+			r = reencode(p, nlen, &name, err);
+			if (r == 0)
+				r = reencode(eq != NULL ? eq + 1 : "", eq != NULL ? plen - nlen - 1 : 0,
+				    &value, err);
+			if (r == 0 && n == cap) {
+				struct qpair *np = sr_try_reallocarray(pairs, cap > 0 ? cap * 2 : 8,
+				    sizeof *pairs, err);
+
+				if (np == NULL)
+					r = sr_err_prefix(err, "sign request");
+				else {
+					pairs = np;
+					cap = cap > 0 ? cap * 2 : 8;
+				}
+			}
+			if (r != 0) {
 				free(name);
 				free(value);
-				rc = sr_err(err, "sign request: query has a '%%' not followed by two hex digits (write a literal '%%' as %%25)");
+				rc = r == 1 ? sr_err(err, "sign request: query has a '%%' not followed by two hex digits (write a literal '%%' as %%25)") : -1;
 				break;
-			}
-			if (n == cap) {
-				cap = cap > 0 ? cap * 2 : 8;
-				pairs = sr_reallocarray(pairs, cap, sizeof *pairs);
 			}
 			pairs[n].name = name;
 			pairs[n].value = value;
@@ -447,7 +502,8 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 
 	if (rq->nheaders > 0 && rq->headers == NULL)
 		return sr_err(err, "sign request: nheaders is %zu but headers is NULL", rq->nheaders);
-	h = sr_calloc(rq->nheaders + 1, sizeof *h);
+	if ((h = sr_try_calloc(rq->nheaders + 1, sizeof *h, err)) == NULL)
+		return sr_err_prefix(err, "sign request");
 	for (i = 0; i < rq->nheaders && rc == 0; i++) {
 		const struct sr_sigv4_header *in = &rq->headers[i];
 		struct buf v = { 0 };
@@ -465,11 +521,17 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 			rc = sr_err(err, "sign request: header '%s': the value has a line break or control character", in->name);
 			break;
 		}
-		h[i].name = sr_strdup(in->name);
+		if ((h[i].value = buf_take(&v, err)) == NULL) {
+			rc = -1;
+			break;
+		}
+		if ((h[i].name = sr_try_strdup(in->name, err)) == NULL) {
+			rc = sr_err_prefix(err, "sign request");
+			break;
+		}
 		for (j = 0; h[i].name[j] != '\0'; j++)
 			if (h[i].name[j] >= 'A' && h[i].name[j] <= 'Z')
 				h[i].name[j] += 'a' - 'A';
-		h[i].value = buf_take(&v);
 		h[i].idx = i;
 	}
 	if (rc == 0 && rq->nheaders > 0)
@@ -482,6 +544,11 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 		for (j = i + 1; j < rq->nheaders && strcmp(h[j].name, h[i].name) == 0; j++) {
 			buf_ch(&v, ',');
 			buf_str(&v, h[j].value);
+		}
+		if (v.failed) {
+			buf_free(&v);
+			rc = sr_err_oom(err, "sign request");
+			break;
 		}
 		if (strcmp(h[i].name, "host") == 0) {
 			have_host = 1;
@@ -521,6 +588,7 @@ static char *
 build_canonical(const struct sr_sigv4_request *rq, char **signed_headers, char *err)
 {
 	struct buf out = { 0 }, sh = { 0 };
+	char *p;
 
 	if (check_scope(rq, err) == -1)
 		return NULL;
@@ -538,25 +606,33 @@ build_canonical(const struct sr_sigv4_request *rq, char **signed_headers, char *
 	}
 	buf_str(&out, rq->method);
 	buf_ch(&out, '\n');
-	canonical_uri(&out, rq->path, rq->normalize_path);
+	if (canonical_uri(&out, rq->path, rq->normalize_path, err) == -1)
+		goto fail;
 	buf_ch(&out, '\n');
 	if (canonical_query(&out, rq->query, err) == -1)
 		goto fail;
 	buf_ch(&out, '\n');
 	if (canonical_headers(&out, &sh, rq, err) == -1)
 		goto fail;
+	if (sh.failed) {
+		sr_err_oom(err, "sign request");
+		goto fail;
+	}
 	buf_ch(&out, '\n');
 	buf_str(&out, sh.p);
 	buf_ch(&out, '\n');
 	buf_str(&out, rq->payload_hash);
-	if (signed_headers != NULL)
-		*signed_headers = buf_take(&sh);
-	else
-		free(sh.p);
-	return buf_take(&out);
+	if (signed_headers != NULL && (*signed_headers = buf_take(&sh, err)) == NULL)
+		goto fail;
+	buf_free(&sh);
+	if ((p = buf_take(&out, err)) == NULL && signed_headers != NULL) {
+		free(*signed_headers);
+		*signed_headers = NULL;
+	}
+	return p;
 fail:
-	free(out.p);
-	free(sh.p);
+	buf_free(&out);
+	buf_free(&sh);
 	return NULL;
 }
 
@@ -573,55 +649,76 @@ sr_sigv4_canonical_request(const struct sr_sigv4_request *rq)
 }
 
 char *
-sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical_request)
+sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical_request,
+    char *err)
 {
-	char hash[65];
+	char hash[65], *sts;
 
-	if (canonical_request == NULL || check_scope(rq, NULL) == -1)
+	if (canonical_request == NULL) {
+		sr_err(err, "sign request: no canonical request");
 		return NULL;
-	sr_sha256_hex(canonical_request, strlen(canonical_request), hash);
-	return sr_asprintf("%s\n%s\n%.8s/%s/%s/%s\n%s", ALGORITHM, rq->amz_date,
+	}
+	if (check_scope(rq, err) == -1)
+		return NULL;
+	if (sr_sha256_hex(canonical_request, strlen(canonical_request), hash, err) == -1) {
+		sr_err_prefix(err, "sign request");
+		return NULL;
+	}
+	sts = sr_try_asprintf(err, "%s\n%s\n%.8s/%s/%s/%s\n%s", ALGORITHM, rq->amz_date,
 	    rq->amz_date, rq->region, rq->service, TERMINATOR, hash);
+	if (sts == NULL)
+		sr_err_prefix(err, "sign request");
+	return sts;
 }
 
-static void
+/* HMAC-SHA256 of msg under key into out. OpenSSL 3's one-shot HMAC
+ * fetches and allocates its MAC context: NULL is its out-of-memory
+ * (digest.h). */
+static int
 hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
-    unsigned char out[SHA256_DIGEST_LENGTH])
+    unsigned char out[SHA256_DIGEST_LENGTH], char *err)
 {
 	unsigned int outlen = 0;
 
-	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL ||
-	    outlen != SHA256_DIGEST_LENGTH)
-		sr_fatal("hmac-sha256: OpenSSL failed");
+	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL)
+		return sr_digest_ssl_err(err, "sign request: compute HMAC-SHA256");
+	if (outlen != SHA256_DIGEST_LENGTH)
+		sr_fatal("hmac-sha256: OpenSSL gave %u bytes", outlen);
+	return 0;
 }
 
 /* The signature of sts: HMAC chain "AWS4"+secret -> date -> region ->
- * service -> "aws4_request", then HMAC of sts; 64 hex digits into sig. */
-static void
-signature(const struct sr_sigv4_request *rq, const char *secret, const char *sts, char sig[65])
+ * service -> "aws4_request", then HMAC of sts; 64 hex digits into sig.
+ * 0, or -1 with err (out-of-memory). */
+static int
+signature(const struct sr_sigv4_request *rq, const char *secret, const char *sts, char sig[65],
+    char *err)
 {
-	static const char digits[] = "0123456789abcdef";
 	size_t slen = strlen(secret);
-	char *k0 = sr_malloc(slen + 5);
+	char *k0 = sr_try_malloc(slen + 5, err);
 	unsigned char k[SHA256_DIGEST_LENGTH], md[SHA256_DIGEST_LENGTH];
-	int i;
+	int rc;
 
+	if (k0 == NULL)
+		return sr_err_prefix(err, "sign request");
 	memcpy(k0, "AWS4", 4);
 	memcpy(k0 + 4, secret, slen + 1);
-	hmac(k0, slen + 4, rq->amz_date, 8, k);
-	hmac(k, sizeof k, rq->region, strlen(rq->region), k);
-	hmac(k, sizeof k, rq->service, strlen(rq->service), k);
-	hmac(k, sizeof k, TERMINATOR, strlen(TERMINATOR), k);
-	hmac(k, sizeof k, sts, strlen(sts), md);
-	for (i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-		sig[2 * i] = digits[md[i] >> 4];
-		sig[2 * i + 1] = digits[md[i] & 15];
-	}
-	sig[64] = '\0';
+	rc = hmac(k0, slen + 4, rq->amz_date, 8, k, err);
+	if (rc == 0)
+		rc = hmac(k, sizeof k, rq->region, strlen(rq->region), k, err);
+	if (rc == 0)
+		rc = hmac(k, sizeof k, rq->service, strlen(rq->service), k, err);
+	if (rc == 0)
+		rc = hmac(k, sizeof k, TERMINATOR, strlen(TERMINATOR), k, err);
+	if (rc == 0)
+		rc = hmac(k, sizeof k, sts, strlen(sts), md, err);
+	if (rc == 0)
+		hex32(md, sig);
 	/* The derived keys sign for a whole day: leave none behind. */
 	OPENSSL_cleanse(k0, slen + 5);
 	OPENSSL_cleanse(k, sizeof k);
 	free(k0);
+	return rc;
 }
 
 int
@@ -643,8 +740,13 @@ sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key,
 	creq = build_canonical(rq, &sh, err);
 	if (creq == NULL)
 		return -1;
-	sts = sr_sigv4_string_to_sign(rq, creq);
-	signature(rq, key->secret_key, sts, sig);
+	sts = sr_sigv4_string_to_sign(rq, creq, err);
+	if (sts == NULL || signature(rq, key->secret_key, sts, sig, err) == -1) {
+		free(creq);
+		free(sts);
+		free(sh);
+		return -1;
+	}
 	n = snprintf(auth, SR_SIGV4_AUTH_MAX,
 	    "%s Credential=%s/%.8s/%s/%s/%s, SignedHeaders=%s, Signature=%s", ALGORITHM,
 	    key->access_key, rq->amz_date, rq->region, rq->service, TERMINATOR, sh, sig);

@@ -60,23 +60,29 @@ struct sr_sigv4_request {
 /* Fill auth (SR_SIGV4_AUTH_MAX bytes) with the Authorization header's value:
  * "AWS4-HMAC-SHA256 Credential=AK/DATE/REGION/SERVICE/aws4_request, SignedHeaders=..., Signature=...".
  * 0, or -1 with err ("sign request: reason", never containing the secret) for bad input
- * (bad date, missing fields, too long); auth is then "". */
+ * (bad date, missing fields, too long) or out-of-memory (ours or OpenSSL's:
+ * sr_err_is_oom); auth is then "". */
 int sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char *auth, char *err);
 
-/* The pieces, malloc'd (free()), for tests and debugging; NULL only on bad input. */
+/* The pieces, malloc'd (free()), for tests and debugging; NULL on bad input
+ * or out-of-memory. */
 char *sr_sigv4_canonical_request(const struct sr_sigv4_request *rq);
-/* The string to sign for canonical_request (which may be NULL: then NULL). */
-char *sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical_request);
+/* The string to sign for canonical_request; NULL with err ("sign request:
+ * ...") when canonical_request is NULL, the scope is bad or memory ran out. */
+char *sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical_request,
+    char *err);
 /* Like sr_sigv4_canonical_request, with the reason for NULL in err
- * ("sign request: ..."). */
+ * ("sign request: ..."; sr_err_is_oom for out-of-memory). */
 char *sr_sigv4_canonical_request_err(const struct sr_sigv4_request *rq, char *err);
 
 /* Percent-encode len bytes of s the SigV4 way (A-Za-z0-9-._~ kept, every other byte %XX uppercase);
- * '/' kept when keep_slash. malloc'd. The S3 backend uses it to build the URL path it sends,
- * so the wire and the signature agree. */
-char *sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash);
+ * '/' kept when keep_slash. malloc'd; NULL with err ("sign request: out of memory") when
+ * memory ran out. The S3 backend uses it to build the URL path it sends, so the wire and
+ * the signature agree. */
+char *sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash, char *err);
 
-/* SHA-256 of len bytes as 64 lowercase hex chars + NUL. */
-void sr_sha256_hex(const void *buf, size_t len, char hex[65]);
+/* SHA-256 of len bytes as 64 lowercase hex chars + NUL. 0, or -1 with err
+ * ("compute SHA-256: out of memory": OpenSSL's context); hex is then "". */
+int sr_sha256_hex(const void *buf, size_t len, char hex[65], char *err);
 
 #endif

@@ -68,17 +68,22 @@ s3_close(struct sr_store *st)
 /* Did our own earlier attempt land? After a broken-off attempt a
  * conditional PUT may see its own object and get 412; the object is ours
  * when its MD5 (the ETag of a single PUT on S3; GCS sends it too) is the
- * body's. */
+ * body's. 1 or 0; -1 with err when the HEAD could not be made for want of
+ * memory (then nobody knows who won: not a lost race). */
 static int
-landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out)
+landed(struct sr_s3 *s, const char *key, const char *md5hex, char *etag_out, char *err)
 {
 	struct sr_xfer_req rq = { .method = "HEAD", .key = key };
 	struct sr_xfer_resp r;
-	char err[SR_ERRMAX];
+	char herr[SR_ERRMAX];
 	int ok;
 
-	if (sr_s3_do(s, &rq, &r, "head", err) == -1)
-		return 0;
+	if (sr_s3_do(s, &rq, &r, "head", herr) == -1) {
+		if (!sr_err_is_oom(herr))
+			return 0;
+		snprintf(err, SR_ERRMAX, "%s", herr);
+		return -1;
+	}
 	ok = r.status == 200 && strcmp(r.etag, md5hex) == 0;
 	if (ok && etag_out != NULL)
 		snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
@@ -94,7 +99,7 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 	struct sr_xfer_req rq = { .method = "PUT", .key = key, .body = buf, .body_len = len };
 	struct sr_xfer_resp r;
 	char w[SR_KEY_SHOW_MAX + 16], md5h[64], md5b[32], md5x[33], cond[SR_ETAG_MAX + 48];
-	int n = 0, rc;
+	int n = 0, rc, ours = 0;
 
 	sr_net_what(w, sizeof w, "put", key);
 	if (rq.body == NULL)
@@ -118,8 +123,9 @@ s3_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 		if (etag_out != NULL)
 			snprintf(etag_out, SR_ETAG_MAX, "%s", sr_xfer_etag(sr_s3_xfer(s), &r));
 		rc = SR_STORE_OK;
-	} else if (r.status == 412 && r.maybe_landed && landed(s, key, md5x, etag_out))
-		rc = SR_STORE_OK;
+	} else if (r.status == 412 && r.maybe_landed &&
+	    (ours = landed(s, key, md5x, etag_out, err)) != 0)
+		rc = ours == 1 ? SR_STORE_OK : sr_err_prefix(err, "%s", w);
 	else if (r.status == 412 && mode == SR_PUT_CREATE)
 		rc = sr_net_say(err, SR_STORE_EXISTS, "%s: exists (create-only put lost the race)", w);
 	else if (r.status == 412 && mode == SR_PUT_MATCH)
@@ -154,25 +160,46 @@ s3_head(struct sr_store *st, const char *key, struct sr_object_info *info, char 
 	return sr_net_head(sr_s3_xfer(S3(st)), key, info, err);
 }
 
+/* base + prefix, encoded for a query's prefix= (malloc'd); NULL with err
+ * on out-of-memory. */
+static char *
+encoded_prefix(const char *base, const char *prefix, char *err)
+{
+	char *full = sr_try_asprintf(err, "%s%s", base, prefix);
+	char *e = full != NULL ? sr_sigv4_uri_encode(full, strlen(full), 0, err) : NULL;
+
+	free(full);
+	return e;
+}
+
 static int
 s3_list(struct sr_store *st, const char *prefix,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err)
 {
 	struct sr_s3 *s = S3(st);
 	const char *base = sr_s3_prefix(s);
-	char *full = sr_asprintf("%s%s", base, prefix), *token = NULL, w[SR_KEY_SHOW_MAX + 16];
-	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	char *token = NULL, w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = encoded_prefix(base, prefix, err);
 	int rc = 0, truncated = 1;
 
 	sr_net_what(w, sizeof w, "list", prefix[0] != '\0' ? prefix : "/");
+	if (eprefix == NULL)
+		return sr_err_prefix(err, "%s", w);
 	while (rc == 0 && truncated) {
-		char *etoken = token != NULL ? sr_sigv4_uri_encode(token, strlen(token), 0) : NULL;
-		char *q = sr_asprintf("list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
-		    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
-		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		char *etoken = NULL, *q = NULL;
+		struct sr_xfer_req rq = { .method = "GET", .max = 16 * 1024 * 1024 };
 		struct sr_xfer_resp r;
 
+		if ((token == NULL || (etoken = sr_sigv4_uri_encode(token, strlen(token), 0,
+		    err)) != NULL))
+			q = sr_try_asprintf(err, "list-type=2&max-keys=1000&prefix=%s%s%s", eprefix,
+			    etoken != NULL ? "&continuation-token=" : "", etoken != NULL ? etoken : "");
 		free(etoken);
+		if (q == NULL) {
+			rc = sr_err_prefix(err, "%s", w);
+			break;
+		}
+		rq.query = q;
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(q);
 			rc = SR_STORE_ERROR;
@@ -193,7 +220,6 @@ s3_list(struct sr_store *st, const char *prefix,
 	}
 	free(token);
 	free(eprefix);
-	free(full);
 	return rc;
 }
 
@@ -251,7 +277,11 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 
 		for (j = 0; j < m; j++)	/* 6x: every byte may become &quot; */
 			cap += 40 + 6 * (strlen(base) + strlen(keys[i + j]));
-		xml = sr_malloc(cap);
+		snprintf(w, sizeof w, "delete %zu keys", m);
+		if ((xml = sr_try_malloc(cap, err)) == NULL) {
+			sr_err_prefix(err, "%s", w);
+			return SR_STORE_ERROR;
+		}
 		o += (size_t)sprintf(xml + o, "<Delete><Quiet>true</Quiet>");
 		for (j = 0; j < m; j++) {
 			o += (size_t)sprintf(xml + o, "<Object><Key>");
@@ -260,7 +290,6 @@ s3_del_many(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		}
 		o += (size_t)sprintf(xml + o, "</Delete>");
 		snprintf(md5, sizeof md5, "Content-MD5: ");
-		snprintf(w, sizeof w, "delete %zu keys", m);
 		/* S3 requires it here */
 		if (sr_digest_md5(xml, o, md5 + strlen(md5), NULL, err) == -1) {
 			free(xml);
@@ -291,7 +320,7 @@ static int
 s3_upload_begin(struct sr_upload *up, char *err)
 {
 	up->priv = sr_s3_mpu_begin(S3(up->st), up->key, err);
-	return up->priv != NULL ? 0 : -1;
+	return up->priv != NULL ? 0 : SR_STORE_ERROR;
 }
 
 /* The stale uploads of the page being read: aborted once it is read. */
@@ -300,6 +329,7 @@ struct stale {
 	double older_than;
 	char **keys, **ids;
 	size_t n, cap;
+	char *err;			/* the caller's: an out-of-memory */
 };
 
 static int
@@ -318,12 +348,25 @@ stale_cb(const struct sr_s3_upload *u, void *arg)
 	if (u->initiated < 0 || u->initiated >= sa->older_than)
 		return 0;
 	if (sa->n == sa->cap) {
-		sa->cap = sa->cap ? sa->cap * 2 : 16;
-		sa->keys = sr_reallocarray(sa->keys, sa->cap, sizeof *sa->keys);
-		sa->ids = sr_reallocarray(sa->ids, sa->cap, sizeof *sa->ids);
+		size_t cap = sa->cap ? sa->cap * 2 : 16;
+		char **k, **i;
+
+		/* each kept when the other fails: both stay right for n */
+		if ((k = sr_try_reallocarray(sa->keys, cap, sizeof *k, sa->err)) == NULL)
+			return -1;
+		sa->keys = k;
+		if ((i = sr_try_reallocarray(sa->ids, cap, sizeof *i, sa->err)) == NULL)
+			return -1;
+		sa->ids = i;
+		sa->cap = cap;
 	}
-	sa->keys[sa->n] = sr_strdup(u->key);
-	sa->ids[sa->n++] = sr_strdup(u->upload_id);
+	if ((sa->keys[sa->n] = sr_try_strdup(u->key, sa->err)) == NULL)
+		return -1;
+	if ((sa->ids[sa->n] = sr_try_strdup(u->upload_id, sa->err)) == NULL) {
+		free(sa->keys[sa->n]);
+		return -1;
+	}
+	sa->n++;
 	return 0;
 }
 
@@ -355,28 +398,38 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 {
 	struct sr_s3 *s = S3(st);
 	const char *base = sr_s3_prefix(s);
-	char *full = sr_asprintf("%s%s", base, prefix), w[SR_KEY_SHOW_MAX + 16];
-	char *eprefix = sr_sigv4_uri_encode(full, strlen(full), 0);
+	char w[SR_KEY_SHOW_MAX + 16];
+	char *eprefix = encoded_prefix(base, prefix, err);
 	char *key_marker = NULL, *id_marker = NULL;
-	struct stale sa = { .prefix = prefix, .older_than = older_than };
+	struct stale sa = { .prefix = prefix, .older_than = older_than, .err = err };
 	int rc = 0, truncated = 1;
 	size_t i;
 
 	sr_net_what(w, sizeof w, "list uploads", prefix[0] != '\0' ? prefix : "/");
+	if (eprefix == NULL) {
+		sr_err_prefix(err, "%s", w);
+		return SR_STORE_ERROR;
+	}
 	while (rc == 0 && truncated) {
-		char *ek = key_marker != NULL ?
-		    sr_sigv4_uri_encode(key_marker, strlen(key_marker), 0) : NULL;
-		char *ei = id_marker != NULL ?
-		    sr_sigv4_uri_encode(id_marker, strlen(id_marker), 0) : NULL;
-		char *q = sr_asprintf("uploads=&prefix=%s%s%s%s%s", eprefix,
-		    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
-		    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
-		struct sr_xfer_req rq = { .method = "GET", .query = q, .max = 16 * 1024 * 1024 };
+		char *ek = NULL, *ei = NULL, *q = NULL;
+		struct sr_xfer_req rq = { .method = "GET", .max = 16 * 1024 * 1024 };
 		struct sr_xfer_resp r;
 		char *nk = NULL, *ni = NULL;
 
+		if ((key_marker == NULL || (ek = sr_sigv4_uri_encode(key_marker,
+		    strlen(key_marker), 0, err)) != NULL) &&
+		    (id_marker == NULL || (ei = sr_sigv4_uri_encode(id_marker,
+		    strlen(id_marker), 0, err)) != NULL))
+			q = sr_try_asprintf(err, "uploads=&prefix=%s%s%s%s%s", eprefix,
+			    ek != NULL ? "&key-marker=" : "", ek != NULL ? ek : "",
+			    ei != NULL ? "&upload-id-marker=" : "", ei != NULL ? ei : "");
 		free(ek);
 		free(ei);
+		if (q == NULL) {
+			rc = sr_err_prefix(err, "%s", w);
+			break;
+		}
+		rq.query = q;
 		if (sr_s3_do(s, &rq, &r, w, err) == -1) {
 			free(q);
 			rc = SR_STORE_ERROR;
@@ -412,7 +465,6 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	free(sa.keys);
 	free(sa.ids);
 	free(eprefix);
-	free(full);
 	return rc == 0 ? 0 : SR_STORE_ERROR;
 }
 
