@@ -20,14 +20,19 @@ struct sr_chunkhash {
 };
 
 struct sr_chunkhash *
-sr_chunkhash_new(void)
+sr_chunkhash_new(char *err)
 {
-	struct sr_chunkhash *h = sr_calloc(1, sizeof *h);
+	struct sr_chunkhash *h = sr_try_calloc(1, sizeof *h, err);
 
+	if (h == NULL)
+		return NULL;
 	h->md = EVP_MD_CTX_new();
 	h->xx = XXH3_createState();
-	if (h->md == NULL || h->xx == NULL)
-		sr_fatal("out of memory (chunk hash state)");
+	if (h->md == NULL || h->xx == NULL) {
+		sr_chunkhash_free(h);
+		sr_err_oom(err, "create chunk hash state");
+		return NULL;
+	}
 	return h;
 }
 

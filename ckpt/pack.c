@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,17 +56,26 @@ pack_close_cb(struct archive *a, void *arg)
 static int
 pack_err(struct sr_pack *p, const char *what, char *err)
 {
+	char where[SR_ERRMAX];
+
 	if (p->failed)
 		return sr_err(err, "%s pack %s: %s", what, p->key, p->err);
+	if (p->a == NULL || archive_errno(p->a) == ENOMEM) {
+		snprintf(where, sizeof where, "%s pack %s: libarchive", what, p->key);
+		return sr_err_oom(err, where);
+	}
 	return sr_err(err, "%s pack %s: %s", what, p->key, archive_error_string(p->a));
 }
 
 struct sr_pack *
 sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err)
 {
-	struct sr_pack *p = sr_calloc(1, sizeof *p);
+	struct sr_pack *p = sr_try_calloc(1, sizeof *p, err);
 
-	p->key = sr_strdup(key);
+	if (p == NULL || (p->key = sr_try_strdup(key, err)) == NULL) {
+		free(p);
+		return NULL;
+	}
 	p->mtime = mtime;
 	p->up = sr_store_upload_begin(st, key, err);
 	if (p->up == NULL) {
@@ -73,9 +84,7 @@ sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err)
 		return NULL;
 	}
 	p->a = archive_write_new();
-	if (p->a == NULL)
-		sr_fatal("out of memory creating an archive writer");
-	if (archive_write_set_format_pax_restricted(p->a) != ARCHIVE_OK ||
+	if (p->a == NULL || archive_write_set_format_pax_restricted(p->a) != ARCHIVE_OK ||
 	    archive_write_set_bytes_per_block(p->a, 0) != ARCHIVE_OK ||
 	    archive_write_open(p->a, p, NULL, pack_write_cb, pack_close_cb) != ARCHIVE_OK) {
 		pack_err(p, "start", err);
@@ -100,8 +109,14 @@ sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,
 	size_t left = len;
 
 	if (e == NULL)
-		sr_fatal("out of memory creating an archive entry");
+		return sr_err_oom(err, "create an archive entry");
 	archive_entry_set_pathname(e, name);
+	/* libarchive's setters fail silently when out of memory: a member
+	 * must not be written without its name */
+	if (archive_entry_pathname(e) == NULL || strcmp(archive_entry_pathname(e), name) != 0) {
+		archive_entry_free(e);
+		return sr_err_oom(err, "name an archive entry");
+	}
 	archive_entry_set_filetype(e, AE_IFREG);
 	archive_entry_set_perm(e, 0644);
 	archive_entry_set_size(e, (la_int64_t)len);
@@ -113,8 +128,8 @@ sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,
 	archive_entry_free(e);
 	/* Headers are whole 512-byte blocks: anything else means buffering. */
 	if (p->written % 512 != 0)
-		sr_fatal("pack %s: member data at offset %llu, not on a block", p->key,
-		    (unsigned long long)p->written);
+		return sr_err(err, "pack %s: member data at offset %llu, not on a block (a bug)",
+		    p->key, (unsigned long long)p->written);
 	*offset = p->written;
 	while (left > 0) {
 		la_ssize_t n = archive_write_data(p->a, d, left);

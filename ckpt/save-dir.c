@@ -100,13 +100,17 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 		return sr_errno(err, "stat %s", q);
 	}
 	if (S_ISREG(sb.st_mode)) {
-		e = sr_manifest_add(s->m, path, SR_MT_FILE);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_FILE, err)) == NULL)
+			return sr_err_prefix(err, "record %s", q);
 		e->size = (uint64_t)sb.st_size;
 	} else if (S_ISDIR(sb.st_mode)) {
 		sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub == -1)
 			return sr_errno(err, "open directory %s", q);
-		e = sr_manifest_add(s->m, path, SR_MT_DIR);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_DIR, err)) == NULL) {
+			close(sub);
+			return sr_err_prefix(err, "record %s", q);
+		}
 		e->mode = sb.st_mode & 07777;
 		e->mtime_ns = mtime_ns(&sb);
 		rc = walk_dir(s, sub, path, err);
@@ -126,7 +130,8 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 			    " directory)", err);
 			return 0;
 		}
-		e = sr_manifest_add(s->m, path, SR_MT_SYMLINK);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_SYMLINK, err)) == NULL)
+			return sr_err_prefix(err, "record %s", q);
 		e->target = sr_strdup(target);
 	} else {
 		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, sr_file_kind(sb.st_mode));
