@@ -1,0 +1,543 @@
+/*
+ * t-ckpt-oom.c: the checkpoint format and pipeline under out-of-memory
+ * (tests/oom.c fails the nth allocation, and with persist every one after
+ * it): the manifest's parse, dump and load, a save of tensors and their
+ * restore onto a file:// store, and a directory restore. Each scenario
+ * counts its operation's allocations N once, then runs it for every n in
+ * 1..N and persist in {0, 1}: each trial must succeed exactly or fail with
+ * an out-of-memory error, leave the store as a trial may (a failed save
+ * commits nothing, LATEST as it was; a restore never brings back an older
+ * checkpoint), and free all it took. One ok() per scenario, with the first
+ * bad trial as a diagnostic.
+ *
+ * Its own program, not t-ckpt's: the replaced malloc counts every block,
+ * and t-ckpt measures a save's peak RSS and speed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tap.h"
+#include "ckpt-util.h"
+#include "ckpt-store-util.h"
+#include "oom.h"
+
+#include "catalog.h"
+#include "ckpt.h"
+#include "latest.h"
+#include "manifest.h"
+#include "store.h"
+#include "util.h"
+
+#define KiB ((size_t)1024)
+#define NT 3
+
+/* A log sink that allocates nothing (the trials count every allocation):
+ * only the last line. */
+struct last_line {
+	char line[SR_ERRMAX];
+};
+
+static void
+keep_last(void *arg, const char *msg)
+{
+	struct last_line *l = arg;
+
+	strlcpy(l->line, msg, sizeof l->line);
+}
+
+/* What every scenario's operation works on. */
+struct world {
+	struct sr_store *st;
+	const char *job;
+	struct last_line log;
+	/* tensors: names, shapes, boxes; data of the step being saved, and
+	 * the restore's buffers */
+	struct sr_ckpt_tensor t[NT];
+	uint64_t shape[NT][2], off[NT][2];
+	uint8_t *data[NT], *back[NT];
+	long long committed;		/* step of the newest checkpoint */
+	long long step;			/* of the save being tried */
+	char latest[64];		/* LATEST's text before the trial */
+	/* manifests: checkpoint seq's, as loaded and as text; what a trial
+	 * made */
+	struct sr_manifest ref, m;
+	char *text, *dumped;
+	size_t len;
+	uint64_t seq;
+	long long restored;		/* the step a restore said */
+	/* directory restore */
+	char *src, *dst;
+};
+
+static void
+opts(struct world *w, struct sr_ckpt_opts *o)
+{
+	tu_opts(o, w->job, 16 * KiB, 2, NULL);
+	o->log = keep_last;
+	o->log_arg = &w->log;
+}
+
+/* The tensors' bytes at a step: "a" and "b" change with it, "c" never
+ * (its chunks are referenced, not stored again: the dedupe path). */
+static void
+fill(struct world *w, long long step)
+{
+	int i;
+
+	for (i = 0; i < NT; i++)
+		tu_fill(w->data[i], w->t[i].bytes, i == 2 ? 7 : (uint64_t)(step * 10 + i + 1));
+}
+
+static void
+world_init(struct world *w, struct sr_store *st, const char *job)
+{
+	static const char *names[NT] = { "a", "b", "c" };
+	static const int dtypes[NT] = { SR_DT_F32, SR_DT_BF16, SR_DT_U8 };
+	static const uint64_t dims[NT][2] = { { 64, 160 }, { 3, 1000 }, { 40000, 1 } };
+	int i;
+
+	memset(w, 0, sizeof *w);
+	w->st = st;
+	w->job = job;
+	w->committed = -1;
+	for (i = 0; i < NT; i++) {
+		w->shape[i][0] = dims[i][0];
+		w->shape[i][1] = dims[i][1];
+		w->t[i].name = names[i];
+		w->t[i].dtype = dtypes[i];
+		w->t[i].ndim = 2;
+		w->t[i].shape = w->shape[i];
+		w->t[i].offsets = w->off[i];
+		w->t[i].sizes = w->shape[i];
+		w->t[i].bytes = dims[i][0] * dims[i][1] * sr_dtype_size((enum sr_dtype)dtypes[i]);
+		w->data[i] = sr_malloc(w->t[i].bytes);
+		w->back[i] = sr_malloc(w->t[i].bytes);
+	}
+}
+
+static void
+world_free(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < NT; i++) {
+		free(w->data[i]);
+		free(w->back[i]);
+	}
+	sr_manifest_free(&w->ref);
+	free(w->text);
+}
+
+/* LATEST's text (or "(absent)") into out: what a failed save must leave. */
+static void
+latest_text(struct world *w, char *out, size_t len)
+{
+	char *key = sr_ckpt_latest_key(w->job, NULL), *t = tu_store_text(w->st, key);
+
+	snprintf(out, len, "%s", t[0] != '\0' ? t : "(absent)");
+	free(t);
+	free(key);
+}
+
+/* Restore the newest checkpoint (without injection) into the buffers and
+ * compare it with the data of step: 0 if it is that step's, exactly. */
+static int
+newest_is(struct world *w, long long step, char *why, size_t whylen)
+{
+	struct sr_ckpt_tensor t[NT];
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX];
+	int i, rc;
+
+	memcpy(t, w->t, sizeof t);
+	for (i = 0; i < NT; i++) {
+		memset(w->back[i], 0, w->t[i].bytes);
+		t[i].data = w->back[i];
+	}
+	opts(w, &o);
+	if ((rc = sr_ckpt_restore_tensors(w->st, &o, t, NT, &s, err)) != 0)
+		return snprintf(why, whylen, "the newest does not restore: %s", err), -1;
+	if (s.step != step)
+		return snprintf(why, whylen, "the newest is step %lld, not %lld", s.step, step), -1;
+	fill(w, step);
+	for (i = 0; i < NT; i++) {
+		if (memcmp(w->back[i], w->data[i], w->t[i].bytes) != 0)
+			return snprintf(why, whylen, "step %lld: tensor %s differs", step,
+			    w->t[i].name), -1;
+	}
+	return 0;
+}
+
+/* ---- the operations: each returns its rc with err; check judges the
+ * outcome (0, or -1 with why) and cleans what the trial made ---- */
+
+struct op {
+	const char *name;
+	void (*prep)(struct world *w);		/* before arming (NULL-able) */
+	int (*run)(struct world *w, char *err);
+	int (*check)(struct world *w, int rc, char *why, size_t whylen);
+};
+
+static int
+parse_run(struct world *w, char *err)
+{
+	return sr_manifest_parse(w->text, w->len, &w->m, err);
+}
+
+static int
+parse_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	char err[SR_ERRMAX], *again = rc == 0 ? sr_manifest_dump(&w->m, NULL, err) : NULL;
+	int bad = rc == 0 && (again == NULL || strcmp(again, w->text) != 0);
+
+	free(again);
+	sr_manifest_free(&w->m);
+	if (bad)
+		return snprintf(why, whylen, "parsed, but the manifest is not the text's"), -1;
+	return 0;
+}
+
+static int
+dump_run(struct world *w, char *err)
+{
+	w->dumped = sr_manifest_dump(&w->ref, NULL, err);
+	return w->dumped != NULL ? 0 : -1;
+}
+
+static int
+dump_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	int bad = rc == 0 && strcmp(w->dumped, w->text) != 0;
+
+	free(w->dumped);
+	w->dumped = NULL;
+	if (bad)
+		return snprintf(why, whylen, "a dump that is not the manifest's text"), -1;
+	return 0;
+}
+
+static int
+load_run(struct world *w, char *err)
+{
+	return sr_catalog_load(w->st, w->job, w->seq, &w->m, err);
+}
+
+static int
+load_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	char err[SR_ERRMAX], *again = rc == 0 ? sr_manifest_dump(&w->m, NULL, err) : NULL;
+	int bad = rc == 0 && (again == NULL || strcmp(again, w->text) != 0);
+
+	free(again);
+	sr_manifest_free(&w->m);
+	if (rc == SR_CATALOG_BAD)
+		return snprintf(why, whylen, "out of memory called the manifest bad"), -1;
+	if (bad)
+		return snprintf(why, whylen, "loaded, but not the manifest stored"), -1;
+	return 0;
+}
+
+static void
+save_prep(struct world *w)
+{
+	w->step = w->committed + 1;
+	fill(w, w->step);
+	latest_text(w, w->latest, sizeof w->latest);
+}
+
+static int
+save_run(struct world *w, char *err)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	int i, rc;
+
+	opts(w, &o);
+	for (i = 0; i < NT; i++)
+		w->t[i].data = w->data[i];
+	rc = sr_ckpt_save_tensors(w->st, &o, w->t, NT, w->step, &s, err);
+	for (i = 0; i < NT; i++)
+		w->t[i].data = NULL;
+	return rc;
+}
+
+static int
+save_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	char now[64];
+
+	if (rc == 0) {
+		w->committed = w->step;
+		return newest_is(w, w->step, why, whylen);
+	}
+	latest_text(w, now, sizeof now);
+	if (strcmp(now, w->latest) != 0)
+		return snprintf(why, whylen, "the save failed, but LATEST went from %s to %s",
+		    w->latest, now), -1;
+	return newest_is(w, w->committed, why, whylen);
+}
+
+static void
+restore_prep(struct world *w)
+{
+	int i;
+
+	for (i = 0; i < NT; i++)
+		memset(w->back[i], 0, w->t[i].bytes);
+}
+
+static int
+restore_run(struct world *w, char *err)
+{
+	struct sr_ckpt_tensor t[NT];
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	int i, rc;
+
+	memcpy(t, w->t, sizeof t);
+	for (i = 0; i < NT; i++)
+		t[i].data = w->back[i];
+	opts(w, &o);
+	s.step = -2;
+	rc = sr_ckpt_restore_tensors(w->st, &o, t, NT, &s, err);
+	w->restored = s.step;
+	return rc;
+}
+
+static int
+restore_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	int i;
+
+	if (rc != 0)
+		return 0;
+	if (w->restored != w->committed)
+		return snprintf(why, whylen, "restored step %lld, the newest is %lld", w->restored,
+		    w->committed), -1;
+	fill(w, w->committed);
+	for (i = 0; i < NT; i++) {
+		if (memcmp(w->back[i], w->data[i], w->t[i].bytes) != 0)
+			return snprintf(why, whylen, "restored step %lld, tensor %s differs",
+			    w->restored, w->t[i].name), -1;
+	}
+	return 0;
+}
+
+static void
+dir_prep(struct world *w)
+{
+	tu_rmtree(w->dst);
+}
+
+static int
+dir_run(struct world *w, char *err)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	int rc;
+
+	opts(w, &o);
+	o.job = "dirjob";
+	s.step = -2;
+	rc = sr_ckpt_restore(w->st, &o, w->dst, &s, err);
+	w->restored = s.step;
+	return rc;
+}
+
+static int
+dir_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	struct stat sb;
+
+	if (rc != 0) {
+		/* the target is not half a tree: absent (it was), or whole */
+		if (lstat(w->dst, &sb) == 0)
+			return snprintf(why, whylen, "the restore failed, but %s exists", w->dst), -1;
+		return 0;
+	}
+	if (w->restored != 2)
+		return snprintf(why, whylen, "restored step %lld, the newest is 2", w->restored), -1;
+	return tu_tree_cmp(w->src, w->dst, "", why, whylen) == 0 ? 0 : -1;
+}
+
+/* ---- trials ---- */
+
+/* Run op under the injection of scope: every n of its count, both ways.
+ * One ok() for all. */
+static void
+scenario(struct world *w, const struct op *op, enum oom_scope scope)
+{
+	char err[SR_ERRMAX], why[SR_ERRMAX], bad[2 * SR_ERRMAX] = "";
+	long n, count, trials = 0, failed = 0;
+	size_t before, after;
+	int persist, rc, warm;
+
+	if (!oom_usable()) {
+		ok(1, "%s under OOM # SKIP AddressSanitizer owns malloc", op->name);
+		return;
+	}
+	/* warm-up (lazy one-time allocations), then the count */
+	for (warm = 0; warm < 2; warm++) {
+		if (op->prep != NULL)
+			op->prep(w);
+		err[0] = '\0';
+		rc = op->run(w, err);
+		if (rc != 0 || op->check(w, rc, why, sizeof why) != 0) {
+			ok(0, "%s under OOM: without injection: rc %d: %s", op->name, rc,
+			    rc != 0 ? err : why);
+			return;
+		}
+	}
+	if (op->prep != NULL)
+		op->prep(w);
+	oom_arm(0, 0, scope);
+	rc = op->run(w, err);
+	count = oom_disarm();
+	op->check(w, rc, why, sizeof why);
+	for (n = 1; n <= count; n++) {
+		for (persist = 0; persist <= 1; persist++) {
+			long inj;
+
+			if (op->prep != NULL)
+				op->prep(w);
+			before = oom_in_use();
+			err[0] = '\0';
+			oom_arm(n, persist, scope);
+			rc = op->run(w, err);
+			inj = oom_failures();
+			oom_disarm();
+			why[0] = '\0';
+			if (op->check(w, rc, why, sizeof why) != 0) {
+			} else if (rc != 0 && (rc != -1 || !sr_err_is_oom(err)))
+				snprintf(why, sizeof why, "rc %d without out-of-memory: %s", rc, err);
+			else if (rc != 0 && inj == 0)
+				snprintf(why, sizeof why, "failed with no allocation failed: %s", err);
+			after = oom_in_use();
+			if (why[0] == '\0' && after != before)
+				snprintf(why, sizeof why, "%ld bytes not freed (rc %d: %s)",
+				    (long)(after - before), rc, rc != 0 ? err : "");
+			trials++;
+			failed += rc != 0;
+			if (why[0] != '\0' && bad[0] == '\0')
+				snprintf(bad, sizeof bad, "n=%ld persist=%d rc=%d err=\"%s\": %s", n,
+				    persist, rc, err, why);
+		}
+	}
+	ok(bad[0] == '\0' && failed > 0, "%ld trials of %s under OOM (%s): each failed cleanly "
+	    "with out-of-memory or succeeded exactly", trials, op->name,
+	    scope == OOM_ALL ? "every allocation" : "spotrun's allocations");
+	if (bad[0] != '\0')
+		tap_diag("first bad trial: %s", bad);
+	else
+		tap_diag("%ld failed cleanly, %ld succeeded", failed, trials - failed);
+}
+
+static const struct op op_parse = { "sr_manifest_parse", NULL, parse_run, parse_check };
+static const struct op op_dump = { "sr_manifest_dump", NULL, dump_run, dump_check };
+static const struct op op_load = { "sr_catalog_load", NULL, load_run, load_check };
+static const struct op op_save = { "sr_ckpt_save_tensors", save_prep, save_run, save_check };
+static const struct op op_restore = { "sr_ckpt_restore_tensors", restore_prep, restore_run,
+	restore_check };
+static const struct op op_dir = { "sr_ckpt_restore (a directory)", dir_prep, dir_run,
+	dir_check };
+
+/* Two checkpoints of the tensors (without injection): a restore that
+ * fell back would bring the older one. */
+static int
+two_saves(struct world *w)
+{
+	char err[SR_ERRMAX], why[SR_ERRMAX];
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		save_prep(w);
+		if (save_run(w, err) != 0 || save_check(w, 0, why, sizeof why) != 0) {
+			printf("# set-up save: %s%s\n", err, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A directory of every kind of entry, saved as steps 1 and 2 (its files
+ * changed between them) of job dirjob. */
+static int
+dir_saves(struct world *w, const char *top)
+{
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX];
+	int k;
+
+	w->src = tu_path(top, "src");
+	w->dst = tu_path(top, "dst");
+	mkdir(w->src, 0755);
+	tu_mkdir(w->src, "d", 0750);
+	tu_symlink(w->src, "d/l", "../f");
+	tu_write(w->src, "e", "", 0);
+	for (k = 1; k <= 2; k++) {
+		tu_write_noise(w->src, "f", 50 * KiB, (uint64_t)k);
+		tu_write_noise(w->src, "d/g", 20 * KiB, 9);
+		opts(w, &o);
+		o.job = "dirjob";
+		if (sr_ckpt_save(w->st, &o, w->src, k, &s, err) != 0) {
+			printf("# set-up save of a directory: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+main(void)
+{
+	struct sr_store *st;
+	struct world w;
+	char *top, *url, err[SR_ERRMAX];
+	struct sr_object_info info;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	top = tu_tmpdir("t-ckpt-oom");
+	url = sr_asprintf("file://%s/store", top);
+	if (sr_store_open(url, &st, err) != 0) {
+		ok(0, "open %s: %s", url, err);
+		return tap_done();
+	}
+	world_init(&w, st, "tj");
+	if (two_saves(&w) != 0 || sr_catalog_load(st, w.job, 1, &w.ref, err) != 0 ||
+	    (w.text = sr_manifest_dump(&w.ref, &w.len, err)) == NULL) {
+		ok(0, "set-up: two checkpoints of tensors: %s", err);
+		return tap_done();
+	}
+	w.seq = 1;
+	ok(w.ref.ntensors == NT && sr_store_head(st, "tj/LATEST", &info, err) == 0,
+	    "set-up: two checkpoints of %d tensors", NT);
+
+	scenario(&w, &op_parse, OOM_ALL);
+	scenario(&w, &op_dump, OOM_ALL);
+	scenario(&w, &op_load, OOM_ALL);
+	scenario(&w, &op_save, OOM_ALL);
+	scenario(&w, &op_save, OOM_OURS);
+	scenario(&w, &op_restore, OOM_ALL);
+	if (dir_saves(&w, top) != 0)
+		ok(0, "set-up: two checkpoints of a directory");
+	else
+		scenario(&w, &op_dir, OOM_ALL);
+
+	world_free(&w);
+	sr_store_close(st);
+	tu_rmtree(top);
+	free(w.src);
+	free(w.dst);
+	free(url);
+	free(top);
+	return tap_done();
+}
