@@ -355,18 +355,17 @@ jnew(struct jb *b, json_t *v)
 static json_t *
 jstr(struct jb *b, const char *s)
 {
-	json_t *v = s != NULL ? json_string(s) : NULL, *raw;
+	json_t *v;
 
-	if (v != NULL)
-		return v;
-	/* json_string refuses bad UTF-8 and fails on out-of-memory alike;
-	 * the unchecked one only on the latter */
-	if (s != NULL && (raw = json_string_nocheck(s)) != NULL) {
-		json_decref(raw);
+	/* json_string refuses bad UTF-8 and fails on out-of-memory alike:
+	 * the check first tells which */
+	if (s == NULL || !sr_utf8_ok(s)) {
 		b->utf8 = 1;
-	} else
+		return NULL;
+	}
+	if ((v = json_string_nocheck(s)) == NULL)
 		b->oom = 1;
-	return NULL;
+	return v;
 }
 
 static json_t *
@@ -535,7 +534,7 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 	text = b.oom || b.utf8 ? NULL : json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
 	json_decref(root);
 	if (b.utf8) {
-		sr_err(err, "serialise the manifest: a path or name is not UTF-8 (a bug: the save "
+		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a bug: the save "
 		    "skips those)");
 		return NULL;
 	}

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,43 @@ quote_byte(unsigned char c, char *out)
 	if (c < 0x20 || c == 0x7f)
 		return (size_t)snprintf(out, 5, "\\x%02x", c);
 	out[0] = (char)c;
+	return 1;
+}
+
+/* Whether s is valid UTF-8 (JSON strings must be). */
+int
+sr_utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned c = *p;
+		int n;
+		uint32_t cp;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return 0;
+		for (p++; n > 0; n--, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
+		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
+			return 0;
+	}
 	return 1;
 }
 

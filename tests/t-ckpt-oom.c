@@ -56,6 +56,8 @@ keep_last(void *arg, const char *msg)
 struct world {
 	struct sr_store *st;
 	const char *job;
+	int fresh;			/* save_prep: each save a new job's first */
+	char jobname[32];
 	struct last_line log;
 	/* tensors: names, shapes, boxes; data of the step being saved, and
 	 * the restore's buffers */
@@ -248,6 +250,12 @@ load_check(struct world *w, int rc, char *why, size_t whylen)
 static void
 save_prep(struct world *w)
 {
+	if (w->fresh) {
+		/* no previous checkpoint: its manifest is not parsed (see main) */
+		snprintf(w->jobname, sizeof w->jobname, "fresh%d", w->fresh++);
+		w->job = w->jobname;
+		w->committed = -1;
+	}
 	w->step = w->committed + 1;
 	fill(w, w->step);
 	latest_text(w, w->latest, sizeof w->latest);
@@ -521,16 +529,26 @@ main(void)
 	ok(w.ref.ntensors == NT && sr_store_head(st, "tj/LATEST", &info, err) == 0,
 	    "set-up: two checkpoints of %d tensors", NT);
 
-	scenario(&w, &op_parse, OOM_ALL);
+	/*
+	 * jansson's parser does not survive its own allocations failing: its
+	 * lexer drops the byte it could not keep (a string or number read
+	 * short) and then asserts (load.c, lex_unget_unsave). So what parses
+	 * a manifest is tried with spotrun's allocations failing; what only
+	 * writes one (the dump, a job's first save) with every allocation.
+	 */
+	scenario(&w, &op_parse, OOM_OURS);
 	scenario(&w, &op_dump, OOM_ALL);
-	scenario(&w, &op_load, OOM_ALL);
-	scenario(&w, &op_save, OOM_ALL);
+	scenario(&w, &op_load, OOM_OURS);
 	scenario(&w, &op_save, OOM_OURS);
-	scenario(&w, &op_restore, OOM_ALL);
+	scenario(&w, &op_restore, OOM_OURS);
+	w.fresh = 1;
+	scenario(&w, &op_save, OOM_ALL);
+	w.fresh = 0;
+	w.job = "tj";
 	if (dir_saves(&w, top) != 0)
 		ok(0, "set-up: two checkpoints of a directory");
 	else
-		scenario(&w, &op_dir, OOM_ALL);
+		scenario(&w, &op_dir, OOM_OURS);
 
 	world_free(&w);
 	sr_store_close(st);
