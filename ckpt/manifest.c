@@ -534,8 +534,8 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 	text = b.oom || b.utf8 ? NULL : json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
 	json_decref(root);
 	if (b.utf8) {
-		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a bug: the save "
-		    "skips those)");
+		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a "
+		    "bug: the save skips those)");
 		return NULL;
 	}
 	if (text == NULL) {
