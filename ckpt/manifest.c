@@ -486,6 +486,43 @@ entry_json(struct jb *b, const struct sr_manifest *m, const struct sr_mentry *e)
 	return o;
 }
 
+/* json_dump_callback's sink: the text in a buffer of our own, and whether
+ * it could not grow. jansson ignores a sink's failure in places (a key
+ * is then written short), so the flag, not its return, says whether the
+ * text is whole. */
+struct jtext {
+	char *p;
+	size_t len, cap;
+	int failed;
+	char err[SR_ERRMAX];
+};
+
+static int
+jtext_put(const char *buf, size_t size, void *arg)
+{
+	struct jtext *t = arg;
+
+	if (t->failed)
+		return -1;
+	if (size + 1 > t->cap - t->len) {
+		size_t cap = t->cap ? t->cap : 4096;
+		char *p;
+
+		while (size + 1 > cap - t->len && cap < SIZE_MAX / 2)
+			cap *= 2;
+		if ((p = sr_try_reallocarray(t->p, cap, 1, t->err)) == NULL) {
+			t->failed = 1;
+			return -1;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, buf, size);
+	t->len += size;
+	t->p[t->len] = '\0';
+	return 0;
+}
+
 char *
 sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 {
@@ -493,6 +530,7 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 	struct jb b = { 0, 0 };
 	json_t *root = jnew(&b, json_object()), *st = jnew(&b, json_object());
 	json_t *a = jnew(&b, json_array());
+	struct jtext t;
 	char *text;
 	size_t i;
 
@@ -531,7 +569,15 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 		jset(&b, root, "tensors", a);
 	}
 	/* One entry per line keeps diffs and `grep` of manifests useful. */
-	text = b.oom || b.utf8 ? NULL : json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+	memset(&t, 0, sizeof t);
+	if (!b.oom && !b.utf8 &&
+	    (json_dump_callback(root, jtext_put, &t, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0 ||
+	    t.failed || t.p == NULL)) {
+		free(t.p);
+		t.p = NULL;
+		b.oom = 1;
+	}
+	text = t.p;
 	json_decref(root);
 	if (b.utf8) {
 		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a "
@@ -539,12 +585,12 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 		return NULL;
 	}
 	if (text == NULL) {
-		/* every string was UTF-8: what json_dumps can fail on is memory */
-		sr_err_oom(err, b.oom ? "build the manifest's JSON" : "serialise the manifest");
+		/* every string was UTF-8: what jansson can fail on is memory */
+		sr_err_oom(err, "write the manifest's JSON");
 		return NULL;
 	}
 	if (len != NULL)
-		*len = strlen(text);
+		*len = t.len;
 	return text;
 }
 
