@@ -153,7 +153,8 @@ latest_text(struct world *w, char *out, size_t len)
 }
 
 /* Restore the newest checkpoint (without injection) into the buffers and
- * compare it with the data of step: 0 if it is that step's, exactly. */
+ * compare it with the data of step: 0 if it is that step's, exactly (or,
+ * for step -1, if there is none). */
 static int
 newest_is(struct world *w, long long step, char *why, size_t whylen)
 {
@@ -169,7 +170,12 @@ newest_is(struct world *w, long long step, char *why, size_t whylen)
 		t[i].data = w->back[i];
 	}
 	opts(w, &o);
-	if ((rc = sr_ckpt_restore_tensors(w->st, &o, t, NT, &s, err)) != 0)
+	rc = sr_ckpt_restore_tensors(w->st, &o, t, NT, &s, err);
+	if (step < 0 && rc == SR_CKPT_NONE)
+		return 0;	/* none was, none is */
+	if (step < 0)
+		return snprintf(why, whylen, "a checkpoint where none was: rc %d", rc), -1;
+	if (rc != 0)
 		return snprintf(why, whylen, "the newest does not restore: %s", err), -1;
 	if (s.step != step)
 		return snprintf(why, whylen, "the newest is step %lld, not %lld", s.step, step), -1;
@@ -346,7 +352,10 @@ restore_check(struct world *w, int rc, char *why, size_t whylen)
 static void
 dir_prep(struct world *w)
 {
-	tu_rmtree(w->dst);
+	struct stat sb;
+
+	if (lstat(w->dst, &sb) == 0)
+		tu_rmtree(w->dst);
 }
 
 static int
