@@ -817,6 +817,29 @@ drop_manifest(struct saver *s)
 	free(key);
 }
 
+/*
+ * The move of LATEST ran out of memory, before or after its request: what
+ * LATEST holds now decides. Our seq: committed after all (0). Another:
+ * the manifest is taken back, so that nothing is committed (also not
+ * through a first checkpoint, which an absent LATEST would let readers
+ * take from the listing), and the error stands (-1). LATEST unreadable:
+ * the manifest stays, since LATEST may name it (-1).
+ */
+static int
+settle_oom(struct saver *s, const char *key, char *err)
+{
+	struct sr_latest now;
+	char why[SR_ERRMAX];
+
+	if (sr_latest_read(s->st, s->job, &now, why) != 0)
+		return -1;
+	if (now.state == SR_LATEST_OK && now.seq == s->seq)
+		return 0;
+	if (sr_store_delete(s->st, key, why) != 0)
+		sr_ckpt_say(s->o, "warning: take back manifest %s: %s", key, why);
+	return sr_err_prefix(err, "nothing committed");
+}
+
 /* Write the manifest (create-only), then move LATEST to it. */
 static int
 commit(struct saver *s, const struct sr_catalog *cat, char *err)
@@ -866,6 +889,8 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 	if ((rc = check_own(s, 1, err)) == 0)
 		rc = sr_latest_advance(s->st, s->job, s->seq, s->o->epoch, &cat->latest, rebase, s,
 		    err);
+	if (rc == -1 && sr_err_is_oom(err))
+		rc = settle_oom(s, key, err);
 	/* Refused for sure (not a store error, after which the swap may have
 	 * landed): off the chain for ever, so taken back. */
 	if (rc == SR_CKPT_FENCED || rc == SR_CATALOG_OVERTAKEN || s->gone)
