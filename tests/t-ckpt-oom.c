@@ -584,11 +584,9 @@ main(void)
 	 * lexer drops the byte it could not keep (a string or number read
 	 * short) and then asserts (load.c, lex_unget_unsave). So what parses
 	 * a manifest is tried with spotrun's allocations failing; what only
-	 * writes one (the dump, a job's first save) with every allocation.
+	 * writes one (the dump, a job's first save) with every allocation
+	 * too, zstd's, jansson's, the C library's.
 	 */
-	/* libarchive, which writes the packs, ends the process when it runs
-	 * out ("Fatal Internal Error in libarchive"): saves fail spotrun's
-	 * allocations only; the codec's zstd fails with every one. */
 	scenario(&w, &op_parse, OOM_OURS);
 	scenario(&w, &op_dump, OOM_ALL);
 	scenario(&w, &op_load, OOM_OURS);
@@ -596,6 +594,7 @@ main(void)
 	scenario(&w, &op_restore, OOM_OURS);
 	w.fresh = 1;
 	scenario(&w, &op_save, OOM_OURS);
+	scenario(&w, &op_save, OOM_ALL);
 	w.fresh = 0;
 	w.job = "tj";
 	scenario(&w, &op_codec, OOM_ALL);
