@@ -817,26 +817,40 @@ drop_manifest(struct saver *s)
 	free(key);
 }
 
+/* Whether readers of l take the listing's newest manifest as the latest
+ * (chain.h): no LATEST, or garbage in it. */
+static int
+by_listing(const struct sr_latest *l)
+{
+	return l->state == SR_LATEST_ABSENT || l->state == SR_LATEST_GARBAGE;
+}
+
 /*
  * The move of LATEST ran out of memory, before or after its request: what
- * LATEST holds now decides. Our seq: committed after all (0). Another:
- * the manifest is taken back, so that nothing is committed (also not
- * through a first checkpoint, which an absent LATEST would let readers
- * take from the listing), and the error stands (-1). LATEST unreadable:
- * the manifest stays, since LATEST may name it (-1).
+ * readers see now decides what the save says. LATEST on our seq:
+ * committed after all (0). LATEST elsewhere: the manifest is taken back
+ * and nothing is committed (-1). But where readers go by the listing (no
+ * LATEST yet: a job's first save), the manifest written is what they
+ * restore: taken back, nothing is committed (-1); if it cannot be taken
+ * back, or LATEST cannot be read and was absent when the save began, it
+ * is committed (0). LATEST unreadable otherwise: the manifest stays, as
+ * LATEST may name it (-1).
  */
 static int
-settle_oom(struct saver *s, const char *key, char *err)
+settle_oom(struct saver *s, const struct sr_catalog *cat, const char *key, char *err)
 {
 	struct sr_latest now;
 	char why[SR_ERRMAX];
 
 	if (sr_latest_read(s->st, s->job, &now, why) != 0)
-		return -1;
+		return by_listing(&cat->latest) ? 0 : -1;
 	if (now.state == SR_LATEST_OK && now.seq == s->seq)
 		return 0;
-	if (sr_store_delete(s->st, key, why) != 0)
+	if (sr_store_delete(s->st, key, why) != 0) {
 		sr_ckpt_say(s->o, "warning: take back manifest %s: %s", key, why);
+		if (by_listing(&now))
+			return 0;
+	}
 	return sr_err_prefix(err, "nothing committed");
 }
 
@@ -890,7 +904,7 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 		rc = sr_latest_advance(s->st, s->job, s->seq, s->o->epoch, &cat->latest, rebase, s,
 		    err);
 	if (rc == -1 && sr_err_is_oom(err))
-		rc = settle_oom(s, key, err);
+		rc = settle_oom(s, cat, key, err);
 	/* Refused for sure (not a store error, after which the swap may have
 	 * landed): off the chain for ever, so taken back. */
 	if (rc == SR_CKPT_FENCED || rc == SR_CATALOG_OVERTAKEN || s->gone)
