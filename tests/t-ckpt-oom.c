@@ -391,6 +391,67 @@ dir_check(struct world *w, int rc, char *why, size_t whylen)
 	return tu_tree_cmp(w->src, w->dst, "", why, whylen) == 0 ? 0 : -1;
 }
 
+/* gc keeping 2, after a new save each time (so that there is always one
+ * to collect): whatever it did, the two newest load and every pack they
+ * name is there. */
+static void
+gc_prep(struct world *w)
+{
+	char err[SR_ERRMAX], why[SR_ERRMAX];
+
+	save_prep(w);
+	if (save_run(w, err) != 0 || save_check(w, 0, why, sizeof why) != 0)
+		printf("# gc's save: %s%s\n", err, why);
+}
+
+static int
+gc_run(struct world *w, char *err)
+{
+	struct sr_ckpt_opts o;
+
+	opts(w, &o);
+	o.gc_grace = -1;	/* no grace: what is off the chain goes at once */
+	return sr_ckpt_gc_log(w->st, &o, w->job, 2, sr_now() - 86400, NULL, err);
+}
+
+static int
+gc_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	struct sr_catalog c;
+	struct sr_manifest m;
+	struct sr_object_info info;
+	char err[SR_ERRMAX];
+	uint64_t seq;
+	size_t i;
+	int k, bad = 0;
+
+	(void)rc;
+	if (sr_catalog_read(w->st, w->job, &c, err) != 0 || c.latest.state != SR_LATEST_OK)
+		return snprintf(why, whylen, "no LATEST after gc: %s", err), -1;
+	seq = c.latest.seq;
+	sr_catalog_free(&c);
+	for (k = 0; k < 2 && !bad; k++) {
+		if (sr_catalog_load(w->st, w->job, seq, &m, err) != 0) {
+			snprintf(why, whylen, "gc took checkpoint %" PRIu64 ": %s", seq, err);
+			bad = 1;
+		}
+		for (i = 0; !bad && i < m.npacks; i++) {
+			if (sr_store_head(w->st, m.packs[i], &info, err) != 0) {
+				snprintf(why, whylen, "gc took pack %s of checkpoint %" PRIu64, m.packs[i],
+				    seq);
+				bad = 1;
+			}
+		}
+		if (!bad && m.link != SR_LINK_PARENT)
+			k = 2;
+		seq = m.parent;
+		sr_manifest_free(&m);
+	}
+	if (bad)
+		return -1;
+	return newest_is(w, w->committed, why, whylen);
+}
+
 /* A chunk of bf16-like values (a constant exponent byte, noise below)
  * through a new codec and back: zstd's contexts and their workspaces. */
 static int
@@ -497,6 +558,7 @@ static const struct op op_load = { "sr_catalog_load", NULL, load_run, load_check
 static const struct op op_save = { "sr_ckpt_save_tensors", save_prep, save_run, save_check };
 static const struct op op_restore = { "sr_ckpt_restore_tensors", restore_prep, restore_run,
 	restore_check };
+static const struct op op_gc = { "sr_ckpt_gc_log", gc_prep, gc_run, gc_check };
 static const struct op op_codec = { "sr_codec_encode and sr_codec_decode", NULL, codec_run,
 	codec_check };
 static const struct op op_dir = { "sr_ckpt_restore (a directory)", dir_prep, dir_run,
@@ -598,6 +660,7 @@ main(void)
 	scenario(&w, &op_load, OOM_OURS);
 	scenario(&w, &op_save, OOM_OURS);
 	scenario(&w, &op_restore, OOM_OURS);
+	scenario(&w, &op_gc, OOM_OURS);
 	/* (a first save under every allocation failing passes but for 48
 	 * bytes that OpenSSL keeps, now and then, after an EVP_DigestInit_ex
 	 * of the file store's ran out: not tried here) */
