@@ -45,6 +45,17 @@ sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done, uint
 }
 
 int
+sr_ckpt_resize(void *pp, size_t n, size_t size, char *err)
+{
+	void **v = pp, *p = sr_try_reallocarray(*v, n, size, err);
+
+	if (p == NULL)
+		return -1;
+	*v = p;
+	return 0;
+}
+
+int
 sr_ckpt_job_check(const char *job, char *err)
 {
 	const char *p;
@@ -142,18 +153,12 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 		return 0;	/* not ours: another tool's object, or a nested job's */
 	if (c->n == acc->cap) {
 		size_t cap = acc->cap ? acc->cap * 2 : 16;
-		void *p;
 
 		/* each array grown on its own: one that moved is kept at once */
-		if ((p = sr_try_reallocarray(c->seqs, cap, sizeof *c->seqs, acc->err)) == NULL)
+		if (sr_ckpt_resize(&c->seqs, cap, sizeof *c->seqs, acc->err) == -1 ||
+		    sr_ckpt_resize(&c->sizes, cap, sizeof *c->sizes, acc->err) == -1 ||
+		    sr_ckpt_resize(&c->mtimes, cap, sizeof *c->mtimes, acc->err) == -1)
 			return -1;
-		c->seqs = p;
-		if ((p = sr_try_reallocarray(c->sizes, cap, sizeof *c->sizes, acc->err)) == NULL)
-			return -1;
-		c->sizes = p;
-		if ((p = sr_try_reallocarray(c->mtimes, cap, sizeof *c->mtimes, acc->err)) == NULL)
-			return -1;
-		c->mtimes = p;
 		acc->cap = cap;
 	}
 	c->seqs[c->n] = seq;

@@ -34,6 +34,10 @@ void sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done,
 /* Send a formatted line to opts->log, if any. */
 void sr_ckpt_say(const struct sr_ckpt_opts *o, const char *fmt, ...) SR_PRINTF(2, 3);
 
+/* Resize the array at *pp (a T **) to n elements of size bytes: 0, or -1
+ * with err (out of memory) and *pp as it was. */
+int sr_ckpt_resize(void *pp, size_t n, size_t size, char *err);
+
 /* Check a job name: segments of [A-Za-z0-9._-] separated by '/', each
  * starting with a letter or digit. 0 or -1 with err. */
 int sr_ckpt_job_check(const char *job, char *err);

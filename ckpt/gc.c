@@ -41,11 +41,8 @@ strset_add(struct strset *s, const char *k, char *err)
 	char *copy;
 
 	if (s->n == s->cap) {
-		void *p = sr_try_reallocarray(s->v, s->cap ? s->cap * 2 : 16, sizeof *s->v, err);
-
-		if (p == NULL)
+		if (sr_ckpt_resize(&s->v, s->cap ? s->cap * 2 : 16, sizeof *s->v, err) == -1)
 			return -1;
-		s->v = p;
 		s->cap = s->cap ? s->cap * 2 : 16;
 	}
 	if ((copy = sr_try_strdup(k, err)) == NULL)
@@ -95,14 +92,10 @@ pack_cb(const struct sr_object_info *info, void *arg)
 		return 0;	/* not a pack: never deleted */
 	if (p->keys.n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 16;
-		void *v;
 
-		if ((v = sr_try_reallocarray(p->sizes, cap, sizeof *p->sizes, p->err)) == NULL)
+		if (sr_ckpt_resize(&p->sizes, cap, sizeof *p->sizes, p->err) == -1 ||
+		    sr_ckpt_resize(&p->mtimes, cap, sizeof *p->mtimes, p->err) == -1)
 			return -1;
-		p->sizes = v;
-		if ((v = sr_try_reallocarray(p->mtimes, cap, sizeof *p->mtimes, p->err)) == NULL)
-			return -1;
-		p->mtimes = v;
 		p->cap = cap;
 	}
 	p->sizes[p->keys.n] = info->size;

@@ -87,11 +87,9 @@ add_task(struct mem_restore *r, char *why)
 {
 	if (r->ntasks == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
-		void *p = sr_try_reallocarray(r->tasks, cap, sizeof *r->tasks, why);
 
-		if (p == NULL)
+		if (sr_ckpt_resize(&r->tasks, cap, sizeof *r->tasks, why) == -1)
 			return NULL;
-		r->tasks = p;
 		r->cap = cap;
 	}
 	return &r->tasks[r->ntasks++];

@@ -410,14 +410,11 @@ fetch_chunks(struct restorer *r, int threads)
 		for (k = 0; k < m->entries[i].nchunks; k++) {
 			const struct sr_mchunk *c = &m->entries[i].chunks[k];
 			if (r->ntasks == cap) {
-				void *p = sr_try_reallocarray(r->tasks, cap ? cap * 2 : 256,
-				    sizeof *r->tasks, err);
-
-				if (p == NULL) {
+				if (sr_ckpt_resize(&r->tasks, cap ? cap * 2 : 256, sizeof *r->tasks,
+				    err) == -1) {
 					fail(r, TRY_LOCAL, "plan the restore: %s", err);
 					goto out;
 				}
-				r->tasks = p;
 				cap = cap ? cap * 2 : 256;
 			}
 			r->tasks[r->ntasks].entry = i;

@@ -478,14 +478,10 @@ pack_done(struct saver *s, char *err)
 	/* room first: the pack committed must be remembered */
 	if (s->nown == s->own_cap) {
 		size_t cap = s->own_cap ? s->own_cap * 2 : 8;
-		void *p;
 
-		if ((p = sr_try_reallocarray(s->own, cap, sizeof *s->own, err)) == NULL)
+		if (sr_ckpt_resize(&s->own, cap, sizeof *s->own, err) == -1 ||
+		    sr_ckpt_resize(&s->own_at, cap, sizeof *s->own_at, err) == -1)
 			return sr_err_prefix(err, "save %s", s->job);
-		s->own = p;
-		if ((p = sr_try_reallocarray(s->own_at, cap, sizeof *s->own_at, err)) == NULL)
-			return sr_err_prefix(err, "save %s", s->job);
-		s->own_at = p;
 		s->own_cap = cap;
 	}
 	if ((key = sr_try_strdup(sr_pack_key(s->pack), err)) == NULL)

@@ -206,8 +206,10 @@ parse_run(struct world *w, char *err)
 	return sr_manifest_parse(w->text, w->len, &w->m, err);
 }
 
+/* What a trial read into w->m (rc 0) is the manifest of w->text (then
+ * dropped, whatever rc): 0, or -1 with why saying what (how) was read. */
 static int
-parse_check(struct world *w, int rc, char *why, size_t whylen)
+read_back(struct world *w, int rc, const char *how, char *why, size_t whylen)
 {
 	char err[SR_ERRMAX], *again = rc == 0 ? sr_manifest_dump(&w->m, NULL, err) : NULL;
 	int bad = rc == 0 && (again == NULL || strcmp(again, w->text) != 0);
@@ -215,8 +217,14 @@ parse_check(struct world *w, int rc, char *why, size_t whylen)
 	free(again);
 	sr_manifest_free(&w->m);
 	if (bad)
-		return snprintf(why, whylen, "parsed, but the manifest is not the text's"), -1;
+		return snprintf(why, whylen, "%s, but not the manifest of the text", how), -1;
 	return 0;
+}
+
+static int
+parse_check(struct world *w, int rc, char *why, size_t whylen)
+{
+	return read_back(w, rc, "parsed", why, whylen);
 }
 
 static int
@@ -247,15 +255,10 @@ load_run(struct world *w, char *err)
 static int
 load_check(struct world *w, int rc, char *why, size_t whylen)
 {
-	char err[SR_ERRMAX], *again = rc == 0 ? sr_manifest_dump(&w->m, NULL, err) : NULL;
-	int bad = rc == 0 && (again == NULL || strcmp(again, w->text) != 0);
-
-	free(again);
-	sr_manifest_free(&w->m);
+	if (read_back(w, rc, "loaded", why, whylen) != 0)
+		return -1;
 	if (rc == SR_CATALOG_BAD)
 		return snprintf(why, whylen, "out of memory called the manifest bad"), -1;
-	if (bad)
-		return snprintf(why, whylen, "loaded, but not the manifest stored"), -1;
 	return 0;
 }
 
