@@ -559,6 +559,8 @@ static const struct op op_parse = { "sr_manifest_parse", NULL, parse_run, parse_
 static const struct op op_dump = { "sr_manifest_dump", NULL, dump_run, dump_check };
 static const struct op op_load = { "sr_catalog_load", NULL, load_run, load_check };
 static const struct op op_save = { "sr_ckpt_save_tensors", save_prep, save_run, save_check };
+static const struct op op_first = { "sr_ckpt_save_tensors (a job's first save)", save_prep,
+	save_run, save_check };
 static const struct op op_restore = { "sr_ckpt_restore_tensors", restore_prep, restore_run,
 	restore_check };
 static const struct op op_gc = { "sr_ckpt_gc_log", gc_prep, gc_run, gc_check };
@@ -668,7 +670,7 @@ main(void)
 	 * bytes that OpenSSL keeps, now and then, after an EVP_DigestInit_ex
 	 * of the file store's ran out: not tried here) */
 	w.fresh = 1;
-	scenario(&w, &op_save, OOM_OURS);
+	scenario(&w, &op_first, OOM_OURS);
 	w.fresh = 0;
 	w.job = "tj";
 	scenario(&w, &op_codec, OOM_ALL);
