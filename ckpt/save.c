@@ -1046,7 +1046,8 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		goto out;
 	s.m.stats.raw_bytes = raw_of(&s.m);
 	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
-		rc = sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
+		rc = sr_err_is_oom(err) ? sr_err_prefix(err, "save %s", s.job) :
+		    sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
