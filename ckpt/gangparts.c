@@ -499,6 +499,10 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 			gone = 1;
 			continue;
 		}
+		/* out of memory: waiting would not bring it back */
+		if (rc != SR_STORE_OK && sr_err_is_oom(why))
+			return sr_err(err, "save %s: step %lld: check part %s: %s", o->job, step,
+			    o->part, why);
 		if (sr_flag_get(o->cancel)) {
 			sr_err(err, "checkpoint of %s cancelled while it waited for rank 0's commit of "
 			    "step %lld; nothing committed", o->job, step);
