@@ -45,6 +45,17 @@ sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done, uint
 }
 
 int
+sr_ckpt_resize(void *pp, size_t n, size_t size, char *err)
+{
+	void **v = pp, *p = sr_try_reallocarray(*v, n, size, err);
+
+	if (p == NULL)
+		return -1;
+	*v = p;
+	return 0;
+}
+
+int
 sr_ckpt_job_check(const char *job, char *err)
 {
 	const char *p;
@@ -73,9 +84,9 @@ sr_ckpt_job_check(const char *job, char *err)
 }
 
 char *
-sr_ckpt_manifest_key(const char *job, uint64_t seq)
+sr_ckpt_manifest_key(const char *job, uint64_t seq, char *err)
 {
-	return sr_asprintf("%s/manifests/%0*" PRIu64 ".json", job, SR_SEQ_DIGITS, seq);
+	return sr_try_asprintf(err, "%s/manifests/%0*" PRIu64 ".json", job, SR_SEQ_DIGITS, seq);
 }
 
 /* Parse exactly SR_SEQ_DIGITS digits at s; returns the end or NULL. */
@@ -128,6 +139,7 @@ struct list_acc {
 	const char *job;
 	struct sr_catalog *c;
 	size_t cap;
+	char err[SR_ERRMAX];	/* why the callback stopped the listing */
 };
 
 static int
@@ -140,10 +152,14 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	if (manifest_key_seq(acc->job, info->key, &seq) == -1)
 		return 0;	/* not ours: another tool's object, or a nested job's */
 	if (c->n == acc->cap) {
-		acc->cap = acc->cap ? acc->cap * 2 : 16;
-		c->seqs = sr_reallocarray(c->seqs, acc->cap, sizeof *c->seqs);
-		c->sizes = sr_reallocarray(c->sizes, acc->cap, sizeof *c->sizes);
-		c->mtimes = sr_reallocarray(c->mtimes, acc->cap, sizeof *c->mtimes);
+		size_t cap = acc->cap ? acc->cap * 2 : 16;
+
+		/* each array grown on its own: one that moved is kept at once */
+		if (sr_ckpt_resize(&c->seqs, cap, sizeof *c->seqs, acc->err) == -1 ||
+		    sr_ckpt_resize(&c->sizes, cap, sizeof *c->sizes, acc->err) == -1 ||
+		    sr_ckpt_resize(&c->mtimes, cap, sizeof *c->mtimes, acc->err) == -1)
+			return -1;
+		acc->cap = cap;
 	}
 	c->seqs[c->n] = seq;
 	c->mtimes[c->n] = info->mtime;
@@ -170,14 +186,20 @@ int
 sr_catalog_list_manifests(struct sr_store *st, const char *job, struct sr_catalog *c,
     char *err)
 {
-	struct list_acc acc = { job, c, 0 };
-	char *prefix = sr_asprintf("%s/manifests/", job);
+	struct list_acc acc = { job, c, 0, "" };
+	char *prefix = sr_try_asprintf(err, "%s/manifests/", job);
 	size_t i;
 	int rc;
 
+	if (prefix == NULL) {
+		sr_catalog_free(c);
+		return sr_err_prefix(err, "list the manifests of %s", job);
+	}
 	rc = sr_store_list(st, prefix, list_manifest_cb, &acc, err);
 	free(prefix);
 	if (rc != 0) {
+		if (acc.err[0] != '\0')
+			sr_err(err, "list the manifests of %s: %s", job, acc.err);
 		sr_catalog_free(c);
 		return -1;
 	}
@@ -238,12 +260,14 @@ int
 sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m,
     char *err)
 {
-	char *key = sr_ckpt_manifest_key(job, seq);
+	char *key = sr_ckpt_manifest_key(job, seq, err);
 	void *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	sr_manifest_init(m);
+	if (key == NULL)
+		return sr_err_prefix(err, "load manifest %" PRIu64 " of %s", seq, job);
 	rc = sr_store_get(st, key, SR_MANIFEST_MAX, &buf, &len, NULL, err);
 	if (rc == SR_STORE_NOTFOUND) {
 		sr_err(err, "manifest %s is missing", key);
@@ -256,8 +280,14 @@ sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_ma
 	}
 	if (sr_manifest_parse(buf, len, m, err) == -1 ||
 	    sr_manifest_validate(m, job, seq, err) == -1) {
-		sr_err_prefix(err, "bad manifest %s", key);
-		rc = SR_CATALOG_BAD;
+		/* out of memory says nothing of the manifest */
+		if (sr_err_is_oom(err)) {
+			sr_err_prefix(err, "load manifest %s", key);
+			rc = -1;
+		} else {
+			sr_err_prefix(err, "bad manifest %s", key);
+			rc = SR_CATALOG_BAD;
+		}
 	}
 	free(buf);
 	free(key);
@@ -275,7 +305,8 @@ sr_ckpt_gc_uploads(struct sr_store *st, const char *job, double older_than, int 
 		*aborted = 0;
 	if (sr_ckpt_job_check(job, err) == -1)
 		return -1;
-	prefix = sr_asprintf("%s/packs/", job);
+	if ((prefix = sr_try_asprintf(err, "%s/packs/", job)) == NULL)
+		return sr_err_prefix(err, "abort the stale uploads of %s", job);
 	rc = sr_store_abort_stale_uploads(st, prefix, older_than, aborted, err);
 	free(prefix);
 	return rc == 0 ? 0 : -1;

@@ -34,12 +34,17 @@ void sr_ckpt_progress(const struct sr_ckpt_opts *o, double *last, uint64_t done,
 /* Send a formatted line to opts->log, if any. */
 void sr_ckpt_say(const struct sr_ckpt_opts *o, const char *fmt, ...) SR_PRINTF(2, 3);
 
+/* Resize the array at *pp (a T **) to n elements of size bytes: 0, or -1
+ * with err (out of memory) and *pp as it was. */
+int sr_ckpt_resize(void *pp, size_t n, size_t size, char *err);
+
 /* Check a job name: segments of [A-Za-z0-9._-] separated by '/', each
  * starting with a letter or digit. 0 or -1 with err. */
 int sr_ckpt_job_check(const char *job, char *err);
 
-/* Keys: J/manifests/<seq>.json (LATEST's is latest.h's). malloc'd. */
-char *sr_ckpt_manifest_key(const char *job, uint64_t seq);
+/* Keys: J/manifests/<seq>.json (LATEST's is latest.h's). malloc'd; NULL
+ * with err on out-of-memory. */
+char *sr_ckpt_manifest_key(const char *job, uint64_t seq, char *err);
 /* Whether key is exactly J/packs/<10 digits>-<hex>.tar: only such keys
  * are ever deleted by gc. */
 int sr_ckpt_is_pack_key(const char *job, const char *key);
@@ -64,7 +69,8 @@ long sr_catalog_find(const struct sr_catalog *c, uint64_t seq);
 /* Get, parse and validate manifest seq of job into m (free it whatever
  * happens; m->link says what it said of its parent even when refused).
  * Returns 0, SR_STORE_NOTFOUND (missing), SR_CATALOG_BAD (bad JSON or
- * refused by validation) or -1 (store error); err says why. */
+ * refused by validation) or -1 (store error, or out-of-memory: never
+ * SR_CATALOG_BAD, the manifest may well be sound); err says why. */
 int sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m,
     char *err);
 

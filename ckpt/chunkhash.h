@@ -26,8 +26,8 @@
 
 struct sr_chunkhash;
 
-/* A hasher for one thread; fatal only when out of memory. */
-struct sr_chunkhash *sr_chunkhash_new(void);
+/* A hasher for one thread; NULL with err on out-of-memory. */
+struct sr_chunkhash *sr_chunkhash_new(char *err);
 void sr_chunkhash_free(struct sr_chunkhash *h);
 
 /* Start a chunk; then update with its bytes in order; then end, which

@@ -143,7 +143,8 @@ struct sr_ckpt_stats {
  * opts->epoch (or store it as a part: opts->part). Returns 0 (committed; stats filled), SR_CKPT_LATE,
  * SR_CKPT_CANCELLED, SR_CKPT_FENCED (a newer run holds the job: stop) or
  * -1 (err says why; a lost race with another writer is one, and a retry
- * may commit). */
+ * may commit; out of memory, sr_err_is_oom(err), is never tried again and
+ * commits nothing, LATEST as it was). */
 int sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     long long step, struct sr_ckpt_stats *stats, char *err);
 
@@ -190,7 +191,8 @@ int sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
  * not match the buffers fails with SR_CKPT_MISMATCH, no fallback: an
  * older one of the same job would not match either. 0 (stats filled),
  * SR_CKPT_NONE, SR_CKPT_MISMATCH, SR_CKPT_UNUSABLE, SR_CKPT_CANCELLED or
- * -1 (the store, or a chunk codec, failed). */
+ * -1 (the store, or a chunk codec, failed, or memory ran out: never a
+ * fallback then, sr_err_is_oom(err) says which). */
 int sr_ckpt_restore_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_ckpt_tensor *t, size_t n, struct sr_ckpt_stats *stats, char *err);
 

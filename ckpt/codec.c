@@ -17,6 +17,7 @@
 #include "config.h"
 
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_c_literalCompressionMode */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -73,23 +74,45 @@ set_param(ZSTD_CCtx *cctx, ZSTD_cParameter p, int v)
 	return ZSTD_isError(ZSTD_CCtx_setParameter(cctx, p, v)) ? -1 : 0;
 }
 
-struct sr_codec *
-sr_codec_new(int level)
+/* A zstd error as err: its allocation failure is out-of-memory (never
+ * "a bad frame", which a restore would take for a damaged checkpoint). */
+static int
+zstd_err(char *err, const char *what, size_t pos, size_t r)
 {
-	struct sr_codec *c = sr_calloc(1, sizeof *c);
+	char where[96];
 
+	snprintf(where, sizeof where, pos == (size_t)-1 ? "%s: zstd" : "%s: frame at byte %zu",
+	    what, pos);
+	if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
+		return sr_err_oom(err, where);
+	return sr_err(err, "%s: %s", where, ZSTD_getErrorName(r));
+}
+
+struct sr_codec *
+sr_codec_new(int level, char *err)
+{
+	struct sr_codec *c = sr_try_calloc(1, sizeof *c, err);
+
+	if (c == NULL)
+		return NULL;
 	c->level = level;
 	c->cctx = ZSTD_createCCtx();
 	c->pctx = ZSTD_createCCtx();
 	c->dctx = ZSTD_createDCtx();
-	if (c->cctx == NULL || c->pctx == NULL || c->dctx == NULL)
-		sr_fatal("out of memory creating zstd contexts");
+	if (c->cctx == NULL || c->pctx == NULL || c->dctx == NULL) {
+		sr_codec_free(c);
+		sr_err_oom(err, "create zstd contexts");
+		return NULL;
+	}
 	/* The frames carry their content size (the decoder checks it); no zstd
 	 * checksum: the manifest has a checksum of every chunk. */
 	if (set_param(c->cctx, ZSTD_c_compressionLevel, level) == -1 ||
 	    set_param(c->cctx, ZSTD_c_contentSizeFlag, 1) == -1 ||
-	    set_param(c->cctx, ZSTD_c_checksumFlag, 0) == -1)
-		sr_fatal("zstd refuses compression level %d", level);
+	    set_param(c->cctx, ZSTD_c_checksumFlag, 0) == -1) {
+		sr_codec_free(c);
+		sr_err(err, "create chunk codec: zstd refuses compression level %d", level);
+		return NULL;
+	}
 	/* A libzstd without the literals switch gets level 1 for planes. */
 	if (set_param(c->pctx, ZSTD_c_compressionLevel, PLANE_LEVEL) == -1 ||
 	    set_param(c->pctx, ZSTD_c_literalCompressionMode, ZSTD_ps_enable) == -1)
@@ -162,15 +185,21 @@ xf_width(int xf)
 	return 0;
 }
 
-static uint8_t *
-grow(uint8_t **buf, size_t *cap, size_t need)
+/* At least need bytes at *buf (its old contents dropped): 0, or -1 with
+ * err and *buf as it was. */
+static int
+grow(uint8_t **buf, size_t *cap, size_t need, char *err)
 {
-	if (*cap < need) {
-		free(*buf);
-		*buf = sr_malloc(need);
-		*cap = need;
-	}
-	return *buf;
+	uint8_t *b;
+
+	if (*cap >= need)
+		return 0;
+	if ((b = sr_try_malloc(need, err)) == NULL)
+		return -1;
+	free(*buf);
+	*buf = b;
+	*cap = need;
+	return 0;
 }
 
 /* Copy up to SAMPLE_SLICES slices of src into out; returns the sample size,
@@ -236,9 +265,11 @@ probe(struct sr_codec *c, const uint8_t *s, size_t slen, unsigned w, struct plan
 	return total;
 }
 
-/* Decide the plan for src: force (an SR_XF_* value) or -1 for the best. */
-static void
-choose(struct sr_codec *c, const uint8_t *src, size_t n, int force, struct plan *pl)
+/* Decide the plan for src: force (an SR_XF_* value) or -1 for the best;
+ * -1 with err if its scratch cannot be allocated. */
+static int
+choose(struct sr_codec *c, const uint8_t *src, size_t n, int force, struct plan *pl,
+    char *err)
 {
 	static const unsigned widths[] = { 1, 2, 4 };
 	struct plan try;
@@ -249,14 +280,15 @@ choose(struct sr_codec *c, const uint8_t *src, size_t n, int force, struct plan 
 		pl->width = force >= 0 ? xf_width(force) : 1;
 		for (i = 0; i < 4; i++)
 			pl->compress[i] = 1;
-		return;
+		return 0;
 	}
-	grow(&c->sample, &c->sample_cap, 2 * SAMPLE_SLICES * SAMPLE_SLICE +
-	    ZSTD_compressBound(SAMPLE_SLICES * SAMPLE_SLICE));
+	if (grow(&c->sample, &c->sample_cap, 2 * SAMPLE_SLICES * SAMPLE_SLICE +
+	    ZSTD_compressBound(SAMPLE_SLICES * SAMPLE_SLICE), err) == -1)
+		return sr_err_prefix(err, "encode chunk");
 	slen = take_sample(src, n, c->sample);
 	if (force >= 0) {
 		probe(c, c->sample, slen, xf_width(force), pl);
-		return;
+		return 0;
 	}
 	for (i = 0; i < SR_ARRAY_LEN(widths); i++) {
 		est = probe(c, c->sample, slen, widths[i], &try);
@@ -265,12 +297,14 @@ choose(struct sr_codec *c, const uint8_t *src, size_t n, int force, struct plan 
 			*pl = try;
 		}
 	}
+	return 0;
 }
 
 /* The plan for src that holds its byte planes of width w already (split
  * on a GPU, SR_CODEC_SPLIT): each plane probed on a sample of its own. */
-static void
-choose_split(struct sr_codec *c, const uint8_t *src, size_t n, unsigned w, struct plan *pl)
+static int
+choose_split(struct sr_codec *c, const uint8_t *src, size_t n, unsigned w, struct plan *pl,
+    char *err)
 {
 	size_t m = n / w, cap = ZSTD_compressBound(SAMPLE_SLICES * SAMPLE_SLICE), slen;
 	unsigned k;
@@ -280,14 +314,16 @@ choose_split(struct sr_codec *c, const uint8_t *src, size_t n, unsigned w, struc
 	for (k = 0; k < 4; k++)
 		pl->compress[k] = 1;
 	if (n < SAMPLE_MIN)
-		return;
-	grow(&c->sample, &c->sample_cap, SAMPLE_SLICES * SAMPLE_SLICE + cap);
+		return 0;
+	if (grow(&c->sample, &c->sample_cap, SAMPLE_SLICES * SAMPLE_SLICE + cap, err) == -1)
+		return sr_err_prefix(err, "encode chunk");
 	for (k = 0; k < w; k++) {
 		slen = take_sample(src + k * m, m, c->sample);
 		probe_piece(c->pctx, c->sample, slen, c->sample + SAMPLE_SLICES * SAMPLE_SLICE, cap,
 		    &raw);
 		pl->compress[k] = !raw;
 	}
+	return 0;
 }
 
 /* Append one frame holding p (len bytes) at dst + *pos. */
@@ -309,7 +345,7 @@ emit(ZSTD_CCtx *cctx, const uint8_t *p, size_t len, int compress, uint8_t *dst,
 			return 0;
 		}
 		if (ZSTD_isError(r) && ZSTD_getErrorCode(r) != ZSTD_error_dstSize_tooSmall)
-			return sr_err(err, "encode chunk: zstd: %s", ZSTD_getErrorName(r));
+			return zstd_err(err, "encode chunk", (size_t)-1, r);
 	}
 	r = sr_zframe_write_raw(dst + *pos, cap - *pos, p, len);
 	if (r == 0)
@@ -340,10 +376,9 @@ sr_codec_encode(struct sr_codec *c, const void *src, size_t n, int force,
 	if (cap < sr_codec_bound(n))
 		return sr_err(err, "encode chunk: output buffer of %zu bytes, %zu needed",
 		    cap, sr_codec_bound(n));
-	if (split)
-		choose_split(c, s, n, xf_width(force), &pl);
-	else
-		choose(c, s, n, force, &pl);
+	if ((split ? choose_split(c, s, n, xf_width(force), &pl, err) :
+	    choose(c, s, n, force, &pl, err)) == -1)
+		return -1;
 	m = n / pl.width;
 	if (pl.width == 1 || m == 0) {
 		/* also chunks shorter than one element: all tail, nothing to split */
@@ -352,7 +387,8 @@ sr_codec_encode(struct sr_codec *c, const void *src, size_t n, int force,
 	} else {
 		planes = s;
 		if (!split) {
-			grow(&c->planes, &c->planes_cap, n);
+			if (grow(&c->planes, &c->planes_cap, n, err) == -1)
+				return sr_err_prefix(err, "encode chunk");
 			sr_byteplane_split(s, n, pl.width, c->planes);
 			planes = c->planes;
 		}
@@ -408,8 +444,7 @@ decode_frames(struct sr_codec *c, const uint8_t *src, size_t clen, uint8_t *out,
 			if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
 				return sr_err(err, "decode chunk: frame at byte %zu holds more than "
 				    "the %zu bytes left of the chunk's %zu", pos, left, rlen);
-			return sr_err(err, "decode chunk: frame at byte %zu: %s", pos,
-			    ZSTD_getErrorName(r));
+			return zstd_err(err, "decode chunk", pos, r);
 		}
 		if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && r != fcs)
 			return sr_err(err, "decode chunk: frame at byte %zu: %zu bytes, header "
@@ -435,7 +470,8 @@ sr_codec_decode(struct sr_codec *c, const void *src, size_t clen, enum sr_transf
 		    rlen, SR_CODEC_MAX_CHUNK);
 	if (w == 1)
 		return decode_frames(c, src, clen, dst, rlen, err);
-	grow(&c->planes, &c->planes_cap, rlen);
+	if (grow(&c->planes, &c->planes_cap, rlen, err) == -1)
+		return sr_err_prefix(err, "decode chunk");
 	if (decode_frames(c, src, clen, c->planes, rlen, err) == -1)
 		return -1;
 	sr_byteplane_join(c->planes, rlen, w, dst);

@@ -26,7 +26,9 @@ enum sr_transform {
 
 struct sr_codec;	/* per-thread state: zstd contexts and scratch buffers */
 
-struct sr_codec *sr_codec_new(int level);
+/* A codec compressing at zstd level `level`: NULL with err on
+ * out-of-memory or a level zstd refuses. */
+struct sr_codec *sr_codec_new(int level, char *err);
 void sr_codec_free(struct sr_codec *c);
 
 /* Upper bound of the encoded size of n bytes. */

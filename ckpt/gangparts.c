@@ -22,9 +22,10 @@
 #include "util.h"
 
 char *
-sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank)
+sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank, char *err)
 {
-	return sr_asprintf("%s/parts/%" PRIu64 "-%lld-rank%d.json", job, epoch, step, rank);
+	return sr_try_asprintf(err, "%s/parts/%" PRIu64 "-%lld-rank%d.json", job, epoch, step,
+	    rank);
 }
 
 struct other_step {
@@ -51,12 +52,14 @@ static void
 other_step(struct sr_store *st, const struct sr_ckpt_opts *o, long long step, int rank,
     char *out, size_t len)
 {
-	char *prefix = sr_asprintf("%s/parts/%" PRIu64 "-", o->job, o->epoch);
-	char *suffix = sr_asprintf("-rank%d.json", rank), err[SR_ERRMAX];
+	char *prefix = sr_try_asprintf(NULL, "%s/parts/%" PRIu64 "-", o->job, o->epoch);
+	char *suffix = sr_try_asprintf(NULL, "-rank%d.json", rank), err[SR_ERRMAX];
 	struct other_step x = { prefix, suffix, step, -1 };
 
+	/* a hint for the message: without memory, none */
 	out[0] = '\0';
-	if (sr_store_list(st, prefix, other_step_cb, &x, err) == 0 && x.found >= 0)
+	if (prefix != NULL && suffix != NULL &&
+	    sr_store_list(st, prefix, other_step_cb, &x, err) == 0 && x.found >= 0)
 		snprintf(out, len, " (rank %d saved step %lld: the ranks saved different steps)",
 		    rank, x.found);
 	free(prefix);
@@ -68,9 +71,12 @@ sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_
     char *err)
 {
 	size_t len;
-	char *text = sr_manifest_dump(m, &len);
-	int rc = sr_store_put(st, o->part, text, len, SR_PUT_OVERWRITE, NULL, NULL, err);
+	char *text = sr_manifest_dump(m, &len, err);
+	int rc;
 
+	if (text == NULL)
+		return sr_err_prefix(err, "save part of %s", o->job);
+	rc = sr_store_put(st, o->part, text, len, SR_PUT_OVERWRITE, NULL, NULL, err);
 	free(text);
 	if (rc != SR_STORE_OK)
 		return sr_err_prefix(err, "save part of %s", o->job);
@@ -132,25 +138,45 @@ wait_part(struct sr_store *st, const struct sr_ckpt_opts *o, size_t i, long long
 	}
 }
 
-/* Copy entry e of another manifest into m (its pack keys interned in m). */
-static void
-copy_entry(struct sr_manifest *m, const struct sr_mentry *e)
+/* Copy the chunks of d (another manifest's) onto n of m, their pack keys
+ * interned in m: 0, or -1 with err on out-of-memory. */
+static int
+copy_chunks(struct sr_manifest *m, struct sr_mentry *n, const struct sr_mentry *d, char *err)
 {
-	struct sr_mentry *n = sr_manifest_add(m, e->path, e->type);
 	size_t k;
 
-	n->mode = e->mode;
-	n->mtime_ns = e->mtime_ns;
-	n->size = e->size;
-	n->target = e->target != NULL ? sr_strdup(e->target) : NULL;
-	for (k = 0; k < e->nchunks; k++) {
-		struct sr_mchunk *c = sr_mentry_add_chunk(n);
+	for (k = 0; k < d->nchunks; k++) {
+		struct sr_mchunk *c = sr_mentry_add_chunk(n, err);
+		const char *pack = c != NULL ? sr_manifest_intern(m, d->chunks[k].pack, err) : NULL;
 
-		*c = e->chunks[k];
-		c->pack = sr_manifest_intern(m, e->chunks[k].pack);
+		if (pack == NULL) {
+			if (c != NULL)
+				n->nchunks--;	/* not half a chunk */
+			return -1;
+		}
+		*c = d->chunks[k];
+		c->pack = pack;
 		m->stats.chunks++;
 		m->stats.stored_bytes += c->clen;
 	}
+	return 0;
+}
+
+/* Copy entry e of another manifest into m (its pack keys interned in m):
+ * 0, or -1 with err on out-of-memory. */
+static int
+copy_entry(struct sr_manifest *m, const struct sr_mentry *e, char *err)
+{
+	struct sr_mentry *n = sr_manifest_add(m, e->path, e->type, err);
+
+	if (n == NULL)
+		return -1;
+	n->mode = e->mode;
+	n->mtime_ns = e->mtime_ns;
+	n->size = e->size;
+	if (e->target != NULL && (n->target = sr_try_strdup(e->target, err)) == NULL)
+		return -1;
+	return copy_chunks(m, n, e, err);
 }
 
 /* ---- tensors of ranks ---- */
@@ -171,30 +197,26 @@ by_tensor_name(const void *a, const void *b)
 	return strcmp(((const struct sr_mtensor *)a)->name, ((const struct sr_mtensor *)b)->name);
 }
 
-/* Copy piece p of another manifest into t of m (pack keys interned). */
-static void
-copy_piece(struct sr_manifest *m, struct sr_mtensor *t, const struct sr_mpiece *p)
+/* Copy piece p of another manifest into t of m (pack keys interned): 0,
+ * or -1 with err on out-of-memory. */
+static int
+copy_piece(struct sr_manifest *m, struct sr_mtensor *t, const struct sr_mpiece *p, char *err)
 {
-	struct sr_mpiece *n = sr_mtensor_add_piece(t, p->offsets, p->sizes);
-	size_t k;
+	struct sr_mpiece *n = sr_mtensor_add_piece(t, p->offsets, p->sizes, err);
 
+	if (n == NULL)
+		return -1;
 	n->data.size = p->data.size;
 	n->share = p->share;
 	n->share_first = p->share_first;
 	n->share_of = p->share_of;
 	n->share_off = p->share_off;
-	for (k = 0; k < p->data.nchunks; k++) {
-		struct sr_mchunk *c = sr_mentry_add_chunk(&n->data);
-
-		*c = p->data.chunks[k];
-		c->pack = sr_manifest_intern(m, p->data.chunks[k].pack);
-		m->stats.chunks++;
-		m->stats.stored_bytes += c->clen;
-	}
+	return copy_chunks(m, &n->data, &p->data, err);
 }
 
 /* The tensors of rank's part p join m's: a tensor m has must have the
- * same type and shape; one it lacks is added (m's stay sorted). */
+ * same type and shape; one it lacks is added (m's stay sorted). -1 with
+ * err: a mismatch, or out-of-memory (sr_err_is_oom). */
 static int
 merge_tensors(struct sr_manifest *m, const struct sr_manifest *p, int rank, char *err)
 {
@@ -219,11 +241,15 @@ merge_tensors(struct sr_manifest *m, const struct sr_manifest *p, int rank, char
 			    "as %s", sr_path_quote(pt->name, q, sizeof q), rank,
 			    tensor_desc(pt, a, sizeof a), tensor_desc(t, b, sizeof b));
 		if (t == NULL) {
-			t = sr_manifest_add_tensor(m, pt->name, pt->dtype, pt->ndim, pt->shape);
+			if ((t = sr_manifest_add_tensor(m, pt->name, pt->dtype, pt->ndim, pt->shape,
+			    err)) == NULL)
+				return -1;
 			m->stats.files++;
 		}
-		for (k = 0; k < pt->npieces; k++)
-			copy_piece(m, t, &pt->pieces[k]);
+		for (k = 0; k < pt->npieces; k++) {
+			if (copy_piece(m, t, &pt->pieces[k], err) == -1)
+				return -1;
+		}
 	}
 	if (m->ntensors > have)
 		qsort(m->tensors, m->ntensors, sizeof *m->tensors, by_tensor_name);
@@ -258,7 +284,7 @@ no_share(char *err, const char *q, uint64_t from, uint64_t to, uint64_t n)
 static int
 join_shares(struct sr_mtensor *t, char *err)
 {
-	const struct sr_mpiece **sh = sr_calloc(t->npieces + 1, sizeof *sh);
+	const struct sr_mpiece **sh = sr_try_calloc(t->npieces + 1, sizeof *sh, err);
 	struct sr_mpiece whole;
 	uint64_t next = 0, off = 0, of = 0, bytes;
 	char q[SR_TENSOR_NAME_MAX + 8];
@@ -266,6 +292,8 @@ join_shares(struct sr_mtensor *t, char *err)
 	int rc = 0;
 
 	sr_path_quote(t->name, q, sizeof q);
+	if (sh == NULL)
+		return sr_err_prefix(err, "tensor %s", q);
 	for (i = 0; i < t->npieces; i++) {
 		if (t->pieces[i].share)
 			sh[n++] = &t->pieces[i];
@@ -303,14 +331,30 @@ join_shares(struct sr_mtensor *t, char *err)
 		memcpy(whole.offsets, sh[0]->offsets, sizeof whole.offsets);
 		memcpy(whole.sizes, sh[0]->sizes, sizeof whole.sizes);
 		whole.data = sh[0]->data;
-		whole.data.path = sr_strdup(sh[0]->data.path);
 		whole.data.chunks = NULL;
 		whole.data.nchunks = whole.data.chunks_cap = 0;
 		whole.data.size = bytes;
-		for (i = 0; i < n; i++) {
-			for (k = 0; k < sh[i]->data.nchunks; k++)
-				*sr_mentry_add_chunk(&whole.data) = sh[i]->data.chunks[k];
+		if ((whole.data.path = sr_try_strdup(sh[0]->data.path, err)) == NULL)
+			rc = -1;
+		for (i = 0; i < n && rc == 0; i++) {
+			for (k = 0; k < sh[i]->data.nchunks && rc == 0; k++) {
+				struct sr_mchunk *c = sr_mentry_add_chunk(&whole.data, err);
+
+				if (c == NULL)
+					rc = -1;
+				else
+					*c = sh[i]->data.chunks[k];
+			}
 		}
+		if (rc != 0) {
+			/* the tensor as it was */
+			free(whole.data.path);
+			free(whole.data.chunks);
+			free(sh);
+			return sr_err_prefix(err, "tensor %s", q);
+		}
+	}
+	if (rc == 0) {
 		/* the shares out, the whole piece in */
 		for (i = 0, w = 0; i < t->npieces; i++) {
 			if (t->pieces[i].share) {
@@ -359,7 +403,7 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 		if (rc == 0)
 			rc = sr_manifest_validate(&p, o->job, p.stats.seq, err);
 		if (rc == 0 && o->merge_ranks && merge_tensors(m, &p, (int)i + 1, err) != 0)
-			rc = SR_CKPT_MISMATCH;
+			rc = sr_err_is_oom(err) ? -1 : SR_CKPT_MISMATCH;
 		if (rc != 0) {
 			sr_manifest_free(&p);
 			sr_err_prefix(err, "save %s: part %s", o->job, o->merge[i]);
@@ -374,7 +418,10 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 			view.nentries = have;	/* the sorted entries before this part */
 			if (sr_manifest_find(&view, e->path) >= 0)
 				continue;
-			copy_entry(m, e);
+			if (copy_entry(m, e, err) == -1) {
+				sr_manifest_free(&p);
+				return sr_err_prefix(err, "save %s: part %s", o->job, o->merge[i]);
+			}
 			if (e->type == SR_MT_FILE)
 				m->stats.files++;
 		}
@@ -386,7 +433,7 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 	}
 	if (o->merge_ranks && join_tensors(m, err) != 0) {
 		sr_err_prefix(err, "save %s: step %lld", o->job, m->stats.step);
-		return SR_CKPT_MISMATCH;
+		return sr_err_is_oom(err) ? -1 : SR_CKPT_MISMATCH;
 	}
 	return 0;
 }
@@ -403,18 +450,20 @@ sr_parts_drop(struct sr_store *st, const struct sr_ckpt_opts *o)
 }
 
 /* Whether checkpoint seq is the one this rank's save of step took part
- * in: its step, epoch and world size. */
+ * in: its step, epoch and world size (1 or 0); -1 with err when out of
+ * memory, which says nothing of it (and waiting would not help). */
 static int
-is_ours(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq, long long step)
+is_ours(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq, long long step,
+    char *err)
 {
 	struct sr_manifest m;
-	char err[SR_ERRMAX];
-	int ours;
+	int ours, rc;
 
-	ours = sr_catalog_load(st, o->job, seq, &m, err) == 0 && m.stats.step == step &&
-	    m.stats.epoch == o->epoch && m.stats.world_size == o->world_size;
+	rc = sr_catalog_load(st, o->job, seq, &m, err);
+	ours = rc == 0 && m.stats.step == step && m.stats.epoch == o->epoch &&
+	    m.stats.world_size == o->world_size;
 	sr_manifest_free(&m);
-	return ours;
+	return rc != 0 && sr_err_is_oom(err) ? -1 : ours;
 }
 
 int
@@ -433,7 +482,9 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 		if (sr_latest_epoch(&now) > o->epoch)
 			return sr_latest_fenced(err, "nothing committed", o->job, now.epoch);
 		if (now.state == SR_LATEST_OK && (base->state != SR_LATEST_OK || now.seq != base->seq) &&
-		    is_ours(st, o, now.seq, step)) {
+		    (rc = is_ours(st, o, now.seq, step, why)) != 0) {
+			if (rc == -1)
+				return sr_err(err, "save %s: step %lld: %s", o->job, step, why);
 			*seq = now.seq;
 			return 0;
 		}
@@ -448,6 +499,10 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 			gone = 1;
 			continue;
 		}
+		/* out of memory: waiting would not bring it back */
+		if (rc != SR_STORE_OK && sr_err_is_oom(why))
+			return sr_err(err, "save %s: step %lld: check part %s: %s", o->job, step,
+			    o->part, why);
 		if (sr_flag_get(o->cancel)) {
 			sr_err(err, "checkpoint of %s cancelled while it waited for rank 0's commit of "
 			    "step %lld; nothing committed", o->job, step);
@@ -504,9 +559,14 @@ sweep_cb(const struct sr_object_info *info, void *arg)
 void
 sr_parts_sweep(struct sr_store *st, const struct sr_ckpt_opts *o, long long step)
 {
-	char *prefix = sr_asprintf("%s/parts/", o->job), err[SR_ERRMAX];
-	struct sweep x = { st, o, strlen(prefix), step, 0 };
+	char *prefix = sr_try_asprintf(NULL, "%s/parts/", o->job), err[SR_ERRMAX];
+	struct sweep x = { st, o, prefix != NULL ? strlen(prefix) : 0, step, 0 };
 
+	/* best effort, like the deletes: a later save sweeps them */
+	if (prefix == NULL) {
+		sr_ckpt_say(o, "warning: not sweeping the old parts of %s: out of memory", o->job);
+		return;
+	}
 	if (sr_store_list(st, prefix, sweep_cb, &x, err) != 0)
 		sr_ckpt_say(o, "warning: %s", err);
 	free(prefix);

@@ -33,14 +33,22 @@ struct strset {
 	size_t n, cap;
 };
 
-static void
-strset_add(struct strset *s, const char *k)
+/* 0, or -1 with err (out of memory: then gc must delete nothing, since
+ * what it failed to record may be live). */
+static int
+strset_add(struct strset *s, const char *k, char *err)
 {
+	char *copy;
+
 	if (s->n == s->cap) {
+		if (sr_ckpt_resize(&s->v, s->cap ? s->cap * 2 : 16, sizeof *s->v, err) == -1)
+			return -1;
 		s->cap = s->cap ? s->cap * 2 : 16;
-		s->v = sr_reallocarray(s->v, s->cap, sizeof *s->v);
 	}
-	s->v[s->n++] = sr_strdup(k);
+	if ((copy = sr_try_strdup(k, err)) == NULL)
+		return -1;
+	s->v[s->n++] = copy;
+	return 0;
 }
 
 static int
@@ -72,6 +80,7 @@ struct pack_list {
 	uint64_t *sizes;
 	double *mtimes;
 	size_t cap;
+	char err[SR_ERRMAX];	/* why pack_cb stopped the listing */
 };
 
 static int
@@ -82,24 +91,29 @@ pack_cb(const struct sr_object_info *info, void *arg)
 	if (!sr_ckpt_is_pack_key(p->job, info->key))
 		return 0;	/* not a pack: never deleted */
 	if (p->keys.n == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 16;
-		p->sizes = sr_reallocarray(p->sizes, p->cap, sizeof *p->sizes);
-		p->mtimes = sr_reallocarray(p->mtimes, p->cap, sizeof *p->mtimes);
+		size_t cap = p->cap ? p->cap * 2 : 16;
+
+		if (sr_ckpt_resize(&p->sizes, cap, sizeof *p->sizes, p->err) == -1 ||
+		    sr_ckpt_resize(&p->mtimes, cap, sizeof *p->mtimes, p->err) == -1)
+			return -1;
+		p->cap = cap;
 	}
 	p->sizes[p->keys.n] = info->size;
 	p->mtimes[p->keys.n] = info->mtime;
-	strset_add(&p->keys, info->key);
-	return 0;
+	return strset_add(&p->keys, info->key, p->err);
 }
 
-/* Add the packs m references to live. */
-static void
-add_packs(struct strset *live, const struct sr_manifest *m)
+/* Add the packs m references to live: 0, or -1 with err. */
+static int
+add_packs(struct strset *live, const struct sr_manifest *m, char *err)
 {
 	size_t i;
 
-	for (i = 0; i < m->npacks; i++)
-		strset_add(live, m->packs[i]);
+	for (i = 0; i < m->npacks; i++) {
+		if (strset_add(live, m->packs[i], err) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 enum fate { FATE_UNSEEN = 0, FATE_KEEP, FATE_DELETE };
@@ -114,8 +128,8 @@ keep_packs_of(struct sr_store *st, const char *job, uint64_t seq, struct strset 
 	struct sr_manifest m;
 	int rc = sr_catalog_load(st, job, seq, &m, err);
 
-	if (rc == 0)
-		add_packs(live, &m);
+	if (rc == 0 && add_packs(live, &m, err) == -1)
+		rc = -1;
 	sr_manifest_free(&m);
 	return rc == -1 ? -1 : 0;
 }
@@ -159,16 +173,24 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		return sr_latest_fenced(err, what, job, c.latest.epoch);
 	}
 	sr_catalog_warn(o, &c);
-	prefix = sr_asprintf("%s/packs/", job);
+	if ((prefix = sr_try_asprintf(err, "%s/packs/", job)) == NULL) {
+		rc = sr_err_prefix(err, "gc %s: nothing deleted", job);
+		goto out;
+	}
 	sr_fault("ckpt-gc-list");	/* just before gc lists the packs */
 	rc = sr_store_list(st, prefix, pack_cb, &packs, err);
 	free(prefix);
+	if (rc != 0 && packs.err[0] != '\0')
+		sr_err(err, "list the packs: %s", packs.err);
 	if (rc != 0 || sr_catalog_list_manifests(st, job, &c, err) == -1) {
 		rc = sr_err_prefix(err, "gc %s", job);
 		goto out;
 	}
 	rc = -1;
-	fate = sr_calloc(c.n + 1, sizeof *fate);
+	if ((fate = sr_try_calloc(c.n + 1, sizeof *fate, err)) == NULL) {
+		sr_err_prefix(err, "gc %s: nothing deleted", job);
+		goto out;
+	}
 	/* The chain: its newest `keep` stay, with their packs; the rest go. */
 	sr_chain_begin(&w, job, &c);
 	while (sr_chain_next(&w, &seq)) {
@@ -183,8 +205,12 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		sr_chain_follow(&w, &m);
 		if (at >= 0) {
 			fate[at] = keep <= 0 || kept < (size_t)keep ? FATE_KEEP : FATE_DELETE;
-			if (lrc == 0)
-				add_packs(fate[at] == FATE_KEEP ? &live : &dropped, &m);
+			if (lrc == 0 && add_packs(fate[at] == FATE_KEEP ? &live : &dropped, &m,
+			    err) == -1) {
+				sr_manifest_free(&m);
+				sr_err_prefix(err, "gc %s: nothing deleted", job);
+				goto out;
+			}
 			kept++;
 		}
 		sr_manifest_free(&m);
@@ -220,7 +246,10 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 
 		if (fate[i] != FATE_DELETE)
 			continue;
-		key = sr_ckpt_manifest_key(job, c.seqs[i]);
+		if ((key = sr_ckpt_manifest_key(job, c.seqs[i], err)) == NULL) {
+			sr_err_prefix(err, "gc %s", job);
+			goto out;
+		}
 		drc = sr_store_delete(st, key, err);
 		free(key);
 		if (drc != 0) {
@@ -236,7 +265,10 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 	for (i = 0; i < packs.keys.n; i++) {
 		if (!strset_has(&live, packs.keys.v[i]) && (packs.mtimes[i] <= young ||
 		    strset_has(&dropped, packs.keys.v[i]))) {
-			strset_add(&dead, packs.keys.v[i]);
+			if (strset_add(&dead, packs.keys.v[i], err) == -1) {
+				sr_err_prefix(err, "gc %s", job);
+				goto out;
+			}
 			dead_bytes += packs.sizes[i];
 		}
 	}

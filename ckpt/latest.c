@@ -20,9 +20,9 @@
 	"latest; the next save rewrites LATEST"
 
 char *
-sr_ckpt_latest_key(const char *job)
+sr_ckpt_latest_key(const char *job, char *err)
 {
-	return sr_asprintf("%s/LATEST", job);
+	return sr_try_asprintf(err, "%s/LATEST", job);
 }
 
 /* At most max decimal digits at buf[*i..len) with value <= lim: 1 and
@@ -101,13 +101,15 @@ garbage:
 int
 sr_latest_read(struct sr_store *st, const char *job, struct sr_latest *l, char *err)
 {
-	char *key = sr_ckpt_latest_key(job), why[SR_ERRMAX];
+	char *key = sr_ckpt_latest_key(job, err), why[SR_ERRMAX];
 	struct sr_object_info info;
 	void *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	memset(l, 0, sizeof *l);
+	if (key == NULL)
+		return sr_err_prefix(err, "read %s/LATEST", job);
 	rc = sr_store_get(st, key, SR_LATEST_MAX, &buf, &len, l->etag, err);
 	if (rc == SR_STORE_ERROR && sr_store_head(st, key, &info, why) == SR_STORE_OK &&
 	    info.size > SR_LATEST_MAX) {
@@ -147,9 +149,11 @@ int
 sr_latest_put(struct sr_store *st, const char *job, const struct sr_latest *from,
     const char *text, char *err)
 {
-	char *key = sr_ckpt_latest_key(job);
+	char *key = sr_ckpt_latest_key(job, err);
 	int absent = from->state == SR_LATEST_ABSENT, rc;
 
+	if (key == NULL)
+		return sr_err_prefix(err, "write %s/LATEST", job);
 	rc = sr_store_put(st, key, text, strlen(text), absent ? SR_PUT_CREATE : SR_PUT_MATCH,
 	    absent ? NULL : from->etag, NULL, err);
 	free(key);

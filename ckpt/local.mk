@@ -28,6 +28,10 @@ tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-s
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
 # A gang's checkpoint: parts of nodes, node 0 waiting for them and
 # committing them as one, a part late or fenced.
+# Out-of-memory trials of the format and the pipeline (tests/oom.c).
+check_PROGRAMS += tests/t-ckpt-oom
+tests_t_ckpt_oom_SOURCES = tests/t-ckpt-oom.c tests/oom.c tests/oom.h tests/oom-trial.h tests/tap.h \
+	tests/ckpt-util.h tests/ckpt-store-util.h
 check_PROGRAMS += tests/t-gangparts
 tests_t_gangparts_SOURCES = tests/t-gangparts.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h tests/mdemu-util.h
 EXTRA_DIST += doc/format.md

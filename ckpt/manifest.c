@@ -58,37 +58,58 @@ sr_manifest_free(struct sr_manifest *m)
 	sr_manifest_init(m);
 }
 
+/* Room for one more of the *n elements of size at *v (capacity *cap,
+ * first first): 0, or -1 with err and the array as it was. */
+static int
+room(void *v, size_t n, size_t *cap, size_t first, size_t size, char *err)
+{
+	void **pv = v, *p;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	if ((p = sr_try_reallocarray(*pv, c, size, err)) == NULL)
+		return -1;
+	*pv = p;
+	*cap = c;
+	return 0;
+}
+
 struct sr_mentry *
-sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type)
+sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type, char *err)
 {
 	struct sr_mentry *e;
+	char *copy;
 
-	if (m->nentries == m->entries_cap) {
-		m->entries_cap = m->entries_cap ? m->entries_cap * 2 : 64;
-		m->entries = sr_reallocarray(m->entries, m->entries_cap, sizeof *m->entries);
-	}
+	if (room(&m->entries, m->nentries, &m->entries_cap, 64, sizeof *m->entries, err) == -1 ||
+	    (copy = sr_try_strdup(path, err)) == NULL)
+		return NULL;
 	e = &m->entries[m->nentries++];
 	memset(e, 0, sizeof *e);
-	e->path = sr_strdup(path);
+	e->path = copy;
 	e->type = type;
 	return e;
 }
 
 struct sr_mtensor *
 sr_manifest_add_tensor(struct sr_manifest *m, const char *name, enum sr_dtype dtype, int ndim,
-    const uint64_t *shape)
+    const uint64_t *shape, char *err)
 {
 	struct sr_mtensor *t;
+	char *copy;
 
-	if (ndim < 0 || ndim > SR_TENSOR_DIMS)
-		sr_fatal("manifest: tensor of %d dimensions", ndim);
-	if (m->ntensors == m->tensors_cap) {
-		m->tensors_cap = m->tensors_cap ? m->tensors_cap * 2 : 16;
-		m->tensors = sr_reallocarray(m->tensors, m->tensors_cap, sizeof *m->tensors);
+	if (ndim < 0 || ndim > SR_TENSOR_DIMS) {
+		sr_err(err, "tensor \"%s\": %d dimensions (a bug: at most %d)", name, ndim,
+		    SR_TENSOR_DIMS);
+		return NULL;
 	}
+	if (room(&m->tensors, m->ntensors, &m->tensors_cap, 16, sizeof *m->tensors, err) == -1 ||
+	    (copy = sr_try_strdup(name, err)) == NULL)
+		return NULL;
 	t = &m->tensors[m->ntensors++];
 	memset(t, 0, sizeof *t);
-	t->name = sr_strdup(name);
+	t->name = copy;
 	t->dtype = dtype;
 	t->ndim = ndim;
 	if (ndim > 0)
@@ -97,27 +118,28 @@ sr_manifest_add_tensor(struct sr_manifest *m, const char *name, enum sr_dtype dt
 }
 
 struct sr_mpiece *
-sr_mtensor_add_piece(struct sr_mtensor *t, const uint64_t *offsets, const uint64_t *sizes)
+sr_mtensor_add_piece(struct sr_mtensor *t, const uint64_t *offsets, const uint64_t *sizes,
+    char *err)
 {
 	struct sr_mpiece *p;
-	char at[SR_TENSOR_DIMS * 24 + 2] = "";
+	char at[SR_TENSOR_DIMS * 24 + 2] = "", *path;
 	size_t len = 0;
 	int d;
 
-	if (t->npieces == t->pieces_cap) {
-		t->pieces_cap = t->pieces_cap ? t->pieces_cap * 2 : 4;
-		t->pieces = sr_reallocarray(t->pieces, t->pieces_cap, sizeof *t->pieces);
-	}
+	for (d = 0; d < t->ndim; d++)
+		len += (size_t)snprintf(at + len, sizeof at - len, "%s%" PRIu64, d ? "," : "",
+		    offsets[d]);
+	if (room(&t->pieces, t->npieces, &t->pieces_cap, 4, sizeof *t->pieces, err) == -1 ||
+	    (path = sr_try_asprintf(err, "%s[%s]", t->name, at)) == NULL)
+		return NULL;
 	p = &t->pieces[t->npieces++];
 	memset(p, 0, sizeof *p);
 	p->data.type = SR_MT_FILE;
 	for (d = 0; d < t->ndim; d++) {
 		p->offsets[d] = offsets[d];
 		p->sizes[d] = sizes[d];
-		len += (size_t)snprintf(at + len, sizeof at - len, "%s%" PRIu64, d ? "," : "",
-		    offsets[d]);
 	}
-	p->data.path = sr_asprintf("%s[%s]", t->name, at);
+	p->data.path = path;
 	return p;
 }
 
@@ -158,22 +180,21 @@ sr_dtype_parse(const char *s)
 }
 
 struct sr_mchunk *
-sr_mentry_add_chunk(struct sr_mentry *e)
+sr_mentry_add_chunk(struct sr_mentry *e, char *err)
 {
 	struct sr_mchunk *c;
 
-	if (e->nchunks == e->chunks_cap) {
-		e->chunks_cap = e->chunks_cap ? e->chunks_cap * 2 : 4;
-		e->chunks = sr_reallocarray(e->chunks, e->chunks_cap, sizeof *e->chunks);
-	}
+	if (room(&e->chunks, e->nchunks, &e->chunks_cap, 4, sizeof *e->chunks, err) == -1)
+		return NULL;
 	c = &e->chunks[e->nchunks++];
 	memset(c, 0, sizeof *c);
 	return c;
 }
 
 const char *
-sr_manifest_intern(struct sr_manifest *m, const char *pack)
+sr_manifest_intern(struct sr_manifest *m, const char *pack, char *err)
 {
+	char *copy;
 	size_t i;
 
 	/* Newest first: consecutive chunks nearly always share a pack. */
@@ -181,11 +202,10 @@ sr_manifest_intern(struct sr_manifest *m, const char *pack)
 		if (strcmp(m->packs[i - 1], pack) == 0)
 			return m->packs[i - 1];
 	}
-	if (m->npacks == m->packs_cap) {
-		m->packs_cap = m->packs_cap ? m->packs_cap * 2 : 8;
-		m->packs = sr_reallocarray(m->packs, m->packs_cap, sizeof *m->packs);
-	}
-	m->packs[m->npacks] = sr_strdup(pack);
+	if (room(&m->packs, m->npacks, &m->packs_cap, 8, sizeof *m->packs, err) == -1 ||
+	    (copy = sr_try_strdup(pack, err)) == NULL)
+		return NULL;
+	m->packs[m->npacks] = copy;
 	return m->packs[m->npacks++];
 }
 
@@ -313,161 +333,264 @@ sr_id_parse(enum sr_chunk_id a, const char *hex, uint8_t id[32])
 
 /* ---- JSON output ---- */
 
+/*
+ * The JSON is built with every jansson call checked, through these: a
+ * constructor's NULL or a failed set or append is recorded in the builder
+ * (which then only drops what it is given), so that a manifest missing a
+ * key is never written; the caller looks once, at the end.
+ */
+struct jb {
+	int oom;	/* jansson ran out of memory */
+	int utf8;	/* a string is not UTF-8 (JSON cannot hold it) */
+};
+
 static json_t *
-uint_json(uint64_t v)
+jnew(struct jb *b, json_t *v)
 {
-	return json_integer((json_int_t)v);
+	if (v == NULL)
+		b->oom = 1;
+	return v;
 }
 
 static json_t *
-chunk_json(const struct sr_manifest *m, const struct sr_mchunk *c)
+jstr(struct jb *b, const char *s)
+{
+	json_t *v;
+
+	/* json_string refuses bad UTF-8 and fails on out-of-memory alike:
+	 * the check first tells which */
+	if (s == NULL || !sr_utf8_ok(s)) {
+		b->utf8 = 1;
+		return NULL;
+	}
+	if ((v = json_string_nocheck(s)) == NULL)
+		b->oom = 1;
+	return v;
+}
+
+static json_t *
+juint(struct jb *b, uint64_t v)
+{
+	return jnew(b, json_integer((json_int_t)v));
+}
+
+/* o[k] = v, v taken in any case (jansson's set_new and append_new steal
+ * their value also when they fail, and fail on a NULL object). */
+static void
+jset(struct jb *b, json_t *o, const char *k, json_t *v)
+{
+	if (v != NULL && json_object_set_new(o, k, v) != 0)
+		b->oom = 1;
+}
+
+static void
+jappend(struct jb *b, json_t *a, json_t *v)
+{
+	if (v != NULL && json_array_append_new(a, v) != 0)
+		b->oom = 1;
+}
+
+static json_t *
+chunk_json(struct jb *b, const struct sr_manifest *m, const struct sr_mchunk *c)
 {
 	char hex[65];
 	const char *xf = sr_transform_name(c->xf);
-	json_t *o = json_object();
+	json_t *o = jnew(b, json_object());
 
 	sr_id_hex(m->chunk_id, c->id, hex);
-	json_object_set_new(o, "id", json_string(hex));
+	jset(b, o, "id", jstr(b, hex));
 	/* an XXH3-128 id is the check itself */
 	if (c->has_check && m->chunk_id == SR_ID_SHA256) {
 		sr_hex_of(c->check, sizeof c->check, hex);
-		json_object_set_new(o, "xxh3", json_string(hex));
+		jset(b, o, "xxh3", jstr(b, hex));
 	}
-	json_object_set_new(o, "pack", json_string(c->pack));
-	json_object_set_new(o, "offset", uint_json(c->offset));
-	json_object_set_new(o, "clen", uint_json(c->clen));
-	json_object_set_new(o, "rlen", uint_json(c->rlen));
-	json_object_set_new(o, "xf", json_string(xf != NULL ? xf : "unknown"));
+	jset(b, o, "pack", jstr(b, c->pack));
+	jset(b, o, "offset", juint(b, c->offset));
+	jset(b, o, "clen", juint(b, c->clen));
+	jset(b, o, "rlen", juint(b, c->rlen));
+	jset(b, o, "xf", jstr(b, xf != NULL ? xf : "unknown"));
 	if (c->has_csum) {
 		sr_hex_of(c->csum, sizeof c->csum, hex);
-		json_object_set_new(o, "csum", json_string(hex));
+		jset(b, o, "csum", jstr(b, hex));
 	}
 	return o;
 }
 
 static json_t *
-chunks_json(const struct sr_manifest *m, const struct sr_mentry *e)
+chunks_json(struct jb *b, const struct sr_manifest *m, const struct sr_mentry *e)
 {
-	json_t *a = json_array();
+	json_t *a = jnew(b, json_array());
 	size_t i;
 
-	for (i = 0; i < e->nchunks; i++)
-		json_array_append_new(a, chunk_json(m, &e->chunks[i]));
+	for (i = 0; i < e->nchunks && !b->oom; i++)
+		jappend(b, a, chunk_json(b, m, &e->chunks[i]));
 	return a;
 }
 
 static json_t *
-dims_json(const uint64_t *v, int n)
+dims_json(struct jb *b, const uint64_t *v, int n)
 {
-	json_t *a = json_array();
+	json_t *a = jnew(b, json_array());
 	int d;
 
 	for (d = 0; d < n; d++)
-		json_array_append_new(a, uint_json(v[d]));
+		jappend(b, a, juint(b, v[d]));
 	return a;
 }
 
 static json_t *
-tensor_json(const struct sr_manifest *m, const struct sr_mtensor *t)
+tensor_json(struct jb *b, const struct sr_manifest *m, const struct sr_mtensor *t)
 {
-	json_t *o = json_object(), *a = json_array();
+	json_t *o = jnew(b, json_object()), *a = jnew(b, json_array());
 	size_t i;
 
-	json_object_set_new(o, "name", json_string(t->name));
-	json_object_set_new(o, "dtype", json_string(sr_dtype_name(t->dtype)));
-	json_object_set_new(o, "shape", dims_json(t->shape, t->ndim));
-	for (i = 0; i < t->npieces; i++) {
+	jset(b, o, "name", jstr(b, t->name));
+	jset(b, o, "dtype", jstr(b, sr_dtype_name(t->dtype)));
+	jset(b, o, "shape", dims_json(b, t->shape, t->ndim));
+	for (i = 0; i < t->npieces && !b->oom; i++) {
 		const struct sr_mpiece *p = &t->pieces[i];
-		json_t *po = json_object();
+		json_t *po = jnew(b, json_object());
 
-		json_object_set_new(po, "offsets", dims_json(p->offsets, t->ndim));
-		json_object_set_new(po, "sizes", dims_json(p->sizes, t->ndim));
-		json_object_set_new(po, "size", uint_json(p->data.size));
+		jset(b, po, "offsets", dims_json(b, p->offsets, t->ndim));
+		jset(b, po, "sizes", dims_json(b, p->sizes, t->ndim));
+		jset(b, po, "size", juint(b, p->data.size));
 		if (p->share) {
-			json_t *sh = json_object();
+			json_t *sh = jnew(b, json_object());
 
-			json_object_set_new(sh, "first", uint_json(p->share_first));
-			json_object_set_new(sh, "of", uint_json(p->share_of));
-			json_object_set_new(sh, "offset", uint_json(p->share_off));
-			json_object_set_new(po, "share", sh);
+			jset(b, sh, "first", juint(b, p->share_first));
+			jset(b, sh, "of", juint(b, p->share_of));
+			jset(b, sh, "offset", juint(b, p->share_off));
+			jset(b, po, "share", sh);
 		}
-		json_object_set_new(po, "chunks", chunks_json(m, &p->data));
-		json_array_append_new(a, po);
+		jset(b, po, "chunks", chunks_json(b, m, &p->data));
+		jappend(b, a, po);
 	}
-	json_object_set_new(o, "pieces", a);
+	jset(b, o, "pieces", a);
 	return o;
 }
 
 static json_t *
-entry_json(const struct sr_manifest *m, const struct sr_mentry *e)
+entry_json(struct jb *b, const struct sr_manifest *m, const struct sr_mentry *e)
 {
-	json_t *o = json_object();
+	json_t *o = jnew(b, json_object());
 
-	json_object_set_new(o, "path", json_string(e->path));
-	json_object_set_new(o, "type", json_string(sr_mtype_name(e->type)));
-	json_object_set_new(o, "mode", json_integer(e->mode));
-	json_object_set_new(o, "mtime_ns", json_integer(e->mtime_ns));
+	jset(b, o, "path", jstr(b, e->path));
+	jset(b, o, "type", jstr(b, sr_mtype_name(e->type)));
+	jset(b, o, "mode", jnew(b, json_integer(e->mode)));
+	jset(b, o, "mtime_ns", jnew(b, json_integer(e->mtime_ns)));
 	if (e->type == SR_MT_FILE) {
-		json_object_set_new(o, "size", uint_json(e->size));
-		json_object_set_new(o, "chunks", chunks_json(m, e));
+		jset(b, o, "size", juint(b, e->size));
+		jset(b, o, "chunks", chunks_json(b, m, e));
 	} else if (e->type == SR_MT_SYMLINK)
-		json_object_set_new(o, "target", json_string(e->target));
+		jset(b, o, "target", jstr(b, e->target));
 	return o;
 }
 
+/* json_dump_callback's sink: the text in a buffer of our own, and whether
+ * it could not grow. jansson ignores a sink's failure in places (a key
+ * is then written short), so the flag, not its return, says whether the
+ * text is whole. */
+struct jtext {
+	char *p;
+	size_t len, cap;
+	int failed;
+	char err[SR_ERRMAX];
+};
+
+static int
+jtext_put(const char *buf, size_t size, void *arg)
+{
+	struct jtext *t = arg;
+
+	if (t->failed)
+		return -1;
+	if (size + 1 > t->cap - t->len) {
+		size_t cap = t->cap ? t->cap : 4096;
+		char *p;
+
+		while (size + 1 > cap - t->len && cap < SIZE_MAX / 2)
+			cap *= 2;
+		if ((p = sr_try_reallocarray(t->p, cap, 1, t->err)) == NULL) {
+			t->failed = 1;
+			return -1;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, buf, size);
+	t->len += size;
+	t->p[t->len] = '\0';
+	return 0;
+}
+
 char *
-sr_manifest_dump(const struct sr_manifest *m, size_t *len)
+sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 {
 	const struct sr_ckpt_stats *s = &m->stats;
-	json_t *root = json_object(), *st = json_object(), *a = json_array();
+	struct jb b = { 0, 0 };
+	json_t *root = jnew(&b, json_object()), *st = jnew(&b, json_object());
+	json_t *a = jnew(&b, json_array());
+	struct jtext t;
 	char *text;
 	size_t i;
 
-	json_object_set_new(root, "version", json_integer(m->version));
+	jset(&b, root, "version", jnew(&b, json_integer(m->version)));
 	if (m->version >= SR_MANIFEST_VERSION)
-		json_object_set_new(root, "chunk_id", json_string("xxh3-128"));
-	json_object_set_new(root, "job", json_string(m->job));
-	json_object_set_new(root, "seq", uint_json(s->seq));
+		jset(&b, root, "chunk_id", jstr(&b, "xxh3-128"));
+	jset(&b, root, "job", jstr(&b, m->job));
+	jset(&b, root, "seq", juint(&b, s->seq));
 	/* The chain (doc/format.md): a manifest read from an older version
 	 * and written again keeps saying nothing of it. */
 	if (m->link == SR_LINK_PARENT)
-		json_object_set_new(root, "parent", uint_json(m->parent));
+		jset(&b, root, "parent", juint(&b, m->parent));
 	else if (m->link == SR_LINK_NONE)
-		json_object_set_new(root, "parent", json_null());
+		jset(&b, root, "parent", jnew(&b, json_null()));
 	if (m->link == SR_LINK_PARENT || m->link == SR_LINK_NONE)
-		json_object_set_new(root, "epoch", uint_json(s->epoch));
-	json_object_set_new(root, "step", json_integer(s->step));
+		jset(&b, root, "epoch", juint(&b, s->epoch));
+	jset(&b, root, "step", jnew(&b, json_integer(s->step)));
 	if (s->world_size > 0)
-		json_object_set_new(root, "world_size", json_integer(s->world_size));
-	json_object_set_new(root, "created", json_real(s->created));
-	json_object_set_new(st, "files", uint_json(s->files));
-	json_object_set_new(st, "chunks", uint_json(s->chunks));
-	json_object_set_new(st, "raw_bytes", uint_json(s->raw_bytes));
-	json_object_set_new(st, "stored_bytes", uint_json(s->stored_bytes));
-	json_object_set_new(st, "new_bytes", uint_json(s->new_bytes));
-	json_object_set_new(st, "reused_chunks", uint_json(s->reused_chunks));
-	json_object_set_new(st, "seconds", json_real(s->seconds));
-	json_object_set_new(root, "stats", st);
-	for (i = 0; i < m->nentries; i++) {
-		json_t *e = entry_json(m, &m->entries[i]);
-		if (e == NULL || json_object_size(e) == 0)
-			sr_fatal("manifest entry %zu: cannot build JSON", i);
-		json_array_append_new(a, e);
-	}
-	json_object_set_new(root, "entries", a);
+		jset(&b, root, "world_size", jnew(&b, json_integer(s->world_size)));
+	jset(&b, root, "created", jnew(&b, json_real(s->created)));
+	jset(&b, st, "files", juint(&b, s->files));
+	jset(&b, st, "chunks", juint(&b, s->chunks));
+	jset(&b, st, "raw_bytes", juint(&b, s->raw_bytes));
+	jset(&b, st, "stored_bytes", juint(&b, s->stored_bytes));
+	jset(&b, st, "new_bytes", juint(&b, s->new_bytes));
+	jset(&b, st, "reused_chunks", juint(&b, s->reused_chunks));
+	jset(&b, st, "seconds", jnew(&b, json_real(s->seconds)));
+	jset(&b, root, "stats", st);
+	for (i = 0; i < m->nentries && !b.oom; i++)
+		jappend(&b, a, entry_json(&b, m, &m->entries[i]));
+	jset(&b, root, "entries", a);
 	if (m->ntensors > 0) {
-		a = json_array();
-		for (i = 0; i < m->ntensors; i++)
-			json_array_append_new(a, tensor_json(m, &m->tensors[i]));
-		json_object_set_new(root, "tensors", a);
+		a = jnew(&b, json_array());
+		for (i = 0; i < m->ntensors && !b.oom; i++)
+			jappend(&b, a, tensor_json(&b, m, &m->tensors[i]));
+		jset(&b, root, "tensors", a);
 	}
 	/* One entry per line keeps diffs and `grep` of manifests useful. */
-	text = json_dumps(root, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+	memset(&t, 0, sizeof t);
+	if (!b.oom && !b.utf8 &&
+	    (json_dump_callback(root, jtext_put, &t, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0 ||
+	    t.failed || t.p == NULL)) {
+		free(t.p);
+		t.p = NULL;
+		b.oom = 1;
+	}
+	text = t.p;
 	json_decref(root);
-	if (text == NULL)
-		sr_fatal("cannot serialise manifest (invalid UTF-8 in a path?)");
+	if (b.utf8) {
+		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a "
+		    "bug: the save skips those)");
+		return NULL;
+	}
+	if (text == NULL) {
+		/* every string was UTF-8: what jansson can fail on is memory */
+		sr_err_oom(err, "write the manifest's JSON");
+		return NULL;
+	}
 	if (len != NULL)
-		*len = strlen(text);
+		*len = t.len;
 	return text;
 }
 
@@ -596,7 +719,8 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 		return sr_err(err, "%s.xf: unknown transform %s", where, kw);
 	}
 	c->xf = x;
-	c->pack = sr_manifest_intern(m, pack);
+	if ((c->pack = sr_manifest_intern(m, pack, err)) == NULL)
+		return sr_err_prefix(err, "%s", where);
 	return 0;
 }
 
@@ -615,9 +739,13 @@ parse_data(json_t *o, const char *where, struct sr_manifest *m, struct sr_mentry
 	if (!json_is_array(chunks))
 		return sr_err(err, "%s.chunks: not an array", where);
 	for (i = 0; i < json_array_size(chunks); i++) {
+		struct sr_mchunk *c;
+
 		snprintf(cw, sizeof cw, "%s.chunks[%zu]", where, i);
 		/* add_chunk may move e's chunks, never e itself */
-		if (parse_chunk(json_array_get(chunks, i), cw, m, sr_mentry_add_chunk(e), err) == -1)
+		if ((c = sr_mentry_add_chunk(e, err)) == NULL)
+			return sr_err_prefix(err, "%s", cw);
+		if (parse_chunk(json_array_get(chunks, i), cw, m, c, err) == -1)
 			return -1;
 	}
 	return 0;
@@ -650,11 +778,12 @@ parse_entry(json_t *o, const char *where, struct sr_manifest *m, char *err)
 	chunks = json_object_get(o, "chunks");
 	if (t != SR_MT_FILE && (chunks != NULL || json_object_get(o, "size") != NULL))
 		return sr_err(err, "%s: only files have a size and chunks", where);
-	e = sr_manifest_add(m, path, (enum sr_mtype)t);
+	if ((e = sr_manifest_add(m, path, (enum sr_mtype)t, err)) == NULL)
+		return sr_err_prefix(err, "%s", where);
 	e->mode = (unsigned)mode;
 	e->mtime_ns = mtime;
-	if (target != NULL)
-		e->target = sr_strdup(target);
+	if (target != NULL && (e->target = sr_try_strdup(target, err)) == NULL)
+		return sr_err_prefix(err, "%s", where);
 	if (t != SR_MT_FILE)
 		return 0;
 	return parse_data(o, where, m, e, err);
@@ -711,7 +840,8 @@ parse_tensor(json_t *o, const char *where, struct sr_manifest *m, char *err)
 		return -1;
 	if (!json_is_array(pieces))
 		return sr_err(err, "%s.pieces: not an array", where);
-	t = sr_manifest_add_tensor(m, name, (enum sr_dtype)dt, ndim, shape);
+	if ((t = sr_manifest_add_tensor(m, name, (enum sr_dtype)dt, ndim, shape, err)) == NULL)
+		return sr_err_prefix(err, "%s", where);
 	json_array_foreach(pieces, i, po) {
 		snprintf(pw, sizeof pw, "%s.pieces[%zu]", where, i);
 		if (!json_is_object(po))
@@ -720,7 +850,8 @@ parse_tensor(json_t *o, const char *where, struct sr_manifest *m, char *err)
 		    parse_dims(po, pw, "sizes", size, &ndim, err) == -1)
 			return -1;
 		/* add_piece may move t's pieces, never t itself */
-		p = sr_mtensor_add_piece(t, off, size);
+		if ((p = sr_mtensor_add_piece(t, off, size, err)) == NULL)
+			return sr_err_prefix(err, "%s", pw);
 		if (parse_data(po, pw, m, &p->data, err) == -1)
 			return -1;
 		if ((sh = json_object_get(po, "share")) == NULL)
@@ -808,7 +939,8 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 	    get_int(root, "", "world_size", 0, 1, INT32_MAX, &world_size, err) == -1 ||
 	    get_number(root, "", "created", &s->created, err) == -1)
 		return -1;
-	m->job = sr_strdup(job);
+	if ((m->job = sr_try_strdup(job, err)) == NULL)
+		return sr_err_prefix(err, "job");
 	s->step = step;
 	s->world_size = (int)world_size;
 	if (s->seq > SR_SEQ_MAX)
@@ -856,6 +988,8 @@ sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err)
 
 	sr_manifest_init(m);
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL && json_error_code(&je) == json_error_out_of_memory)
+		return sr_err_oom(err, "parse the manifest's JSON");
 	if (root == NULL)
 		return sr_err(err, "JSON line %d column %d: %s", je.line, je.column, je.text);
 	rc = parse_root(root, m, err);
@@ -940,8 +1074,12 @@ check_entry(const struct sr_manifest *m, size_t i, const char *packdir, char *er
 			return sr_err(err, "path %s: entries are not sorted by path", q);
 	}
 	if ((slash = strrchr(e->path, '/')) != NULL) {
-		char *parent = sr_strndup(e->path, (size_t)(slash - e->path));
-		long p = find_in(m->entries, i, parent);
+		char *parent = sr_try_strndup(e->path, (size_t)(slash - e->path), err);
+		long p;
+
+		if (parent == NULL)
+			return sr_err_prefix(err, "check path %s", q);
+		p = find_in(m->entries, i, parent);
 		sr_path_quote(parent, qp, sizeof qp);
 		free(parent);
 		if (p < 0)
@@ -1033,7 +1171,8 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	if (m->link == SR_LINK_PARENT && m->parent >= seq)
 		return sr_err(err, "parent: %" PRIu64 " is not below the checkpoint's seq %" PRIu64,
 		    m->parent, seq);
-	packdir = sr_asprintf("%s/packs/", job);
+	if ((packdir = sr_try_asprintf(err, "%s/packs/", job)) == NULL)
+		return sr_err_prefix(err, "check the manifest");
 	for (i = 0; i < m->nentries && rc == 0; i++)
 		rc = check_entry(m, i, packdir, err);
 	for (i = 0; i < m->ntensors && rc == 0; i++)

@@ -139,19 +139,23 @@ struct sr_manifest {
 void sr_manifest_init(struct sr_manifest *m);
 void sr_manifest_free(struct sr_manifest *m);
 
+/* The adding functions below return NULL with err on out-of-memory (then
+ * the manifest is as it was: nothing half-added). */
 /* Append an entry (path copied); the pointer is valid until the next add. */
-struct sr_mentry *sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type);
+struct sr_mentry *sr_manifest_add(struct sr_manifest *m, const char *path, enum sr_mtype type,
+    char *err);
 /* Append a zeroed chunk to e. */
-struct sr_mchunk *sr_mentry_add_chunk(struct sr_mentry *e);
+struct sr_mchunk *sr_mentry_add_chunk(struct sr_mentry *e, char *err);
 /* The manifest's copy of a pack key (one per distinct key). */
-const char *sr_manifest_intern(struct sr_manifest *m, const char *pack);
-/* Append a tensor (name copied; the pointer is valid until the next add)
- * and a piece of one (zeroed; its data entry's path is the tensor's name
- * with the piece's offsets, for messages). */
+const char *sr_manifest_intern(struct sr_manifest *m, const char *pack, char *err);
+/* Append a tensor (name copied; the pointer is valid until the next add;
+ * NULL with err too for ndim outside [0, SR_TENSOR_DIMS]) and a piece of
+ * one (zeroed; its data entry's path is the tensor's name with the
+ * piece's offsets, for messages). */
 struct sr_mtensor *sr_manifest_add_tensor(struct sr_manifest *m, const char *name,
-    enum sr_dtype dtype, int ndim, const uint64_t *shape);
+    enum sr_dtype dtype, int ndim, const uint64_t *shape, char *err);
 struct sr_mpiece *sr_mtensor_add_piece(struct sr_mtensor *t, const uint64_t *offsets,
-    const uint64_t *sizes);
+    const uint64_t *sizes, char *err);
 /* Bytes of one element (1 for bytes), the name the manifest writes ("f32",
  * "bf16", "f8e4m3", ...; NULL if unknown) and its inverse (-1). */
 size_t sr_dtype_size(enum sr_dtype d);
@@ -166,16 +170,19 @@ long sr_manifest_find(const struct sr_manifest *m, const char *path);
 struct sr_mtensor *sr_manifest_find_tensor(const struct sr_manifest *m, size_t n,
     const char *name);
 
-/* JSON text of m (malloc'd, NUL-terminated; *len without the NUL). */
-char *sr_manifest_dump(const struct sr_manifest *m, size_t *len);
+/* JSON text of m (malloc'd, NUL-terminated; *len without the NUL); NULL
+ * with err on out-of-memory (never a text missing a key). */
+char *sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err);
 /* Parse JSON text into m (initialised here; free it even on failure).
  * Checks structure: known version, key types, integer ranges. -1 with
- * err naming the key, e.g. `entries[3].chunks[0].offset: negative`.
+ * err naming the key, e.g. `entries[3].chunks[0].offset: negative`, or
+ * saying out-of-memory (sr_err_is_oom: the text may be sound).
  * `parent` and `epoch` are read right after `version`, so that m->link
  * is known for a manifest refused for anything else. */
 int sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err);
 /* Check what a restore relies on; job and seq are what the manifest's key
- * says (and a parent must be below seq). -1 with err naming the entry. */
+ * says (and a parent must be below seq). -1 with err naming the entry
+ * (or saying out-of-memory). */
 int sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq, char *err);
 
 /* For sr_path_check_link: 1 if path is a symlink entry of the manifest

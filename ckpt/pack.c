@@ -1,85 +1,105 @@
 /*
- * pack.c: pax tar packs through libarchive (see pack.h). libarchive is set
- * to write without blocking (bytes per block 0), so every byte it produces
- * reaches our write callback at once and the byte count there, read right
- * after a member's header, is the exact offset of the member's data.
+ * pack.c: tar packs (see pack.h), written here block by block into the
+ * store upload. A member is a ustar header, its bytes and zero padding to
+ * 512, as libarchive's pax_restricted format writes a member that needs no
+ * extended header (every member of a pack: a short name, a size below
+ * 8 GiB), so the byte count at the end of a header is the exact offset of
+ * the member's data. Written by hand rather than through libarchive, which
+ * ends the process when it runs out of memory: the job-side library must
+ * return that as an error (doc/design.md).
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <archive.h>
-#include <archive_entry.h>
 
 #include "fault.h"
 #include "pack.h"
 #include "util.h"
 
+#define BLOCK 512
+
 struct sr_pack {
-	struct archive *a;
 	struct sr_upload *up;
 	char *key;
 	time_t mtime;
 	uint64_t written;	/* bytes passed to the upload */
 	uint64_t members;
-	int failed;		/* the upload failed: err holds why */
-	int aborting;		/* dropping the pack: swallow what libarchive flushes */
-	char err[SR_ERRMAX];
 };
 
-static la_ssize_t
-pack_write_cb(struct archive *a, void *arg, const void *buf, size_t len)
-{
-	struct sr_pack *p = arg;
+static const uint8_t zeros[2 * BLOCK];
 
-	if (p->aborting)
-		return (la_ssize_t)len;
-	if (sr_upload_write(p->up, buf, len, p->err) == -1) {
-		p->failed = 1;
-		archive_set_error(a, -1, "upload failed");
-		return -1;
-	}
+/* Append len bytes to the upload; the message says what was written. */
+static int
+put(struct sr_pack *p, const void *buf, size_t len, const char *what, char *err)
+{
+	if (len > 0 && sr_upload_write(p->up, buf, len, err) == -1)
+		return sr_err_prefix(err, "%s pack %s", what, p->key);
 	p->written += len;
-	return (la_ssize_t)len;
+	return 0;
 }
 
+/* v as `digits` octal digits at f, then the byte end (a ustar numeric
+ * field; what follows stays NUL); -1 if it does not fit. */
 static int
-pack_close_cb(struct archive *a, void *arg)
+octal(char *f, int digits, uint64_t v, char end)
 {
-	return ARCHIVE_OK;
+	char tmp[32];
+
+	if (snprintf(tmp, sizeof tmp, "%0*" PRIo64, digits, v) != digits)
+		return -1;
+	memcpy(f, tmp, (size_t)digits);
+	f[digits] = end;
+	return 0;
 }
 
-/* The message of a failed archive call: the upload's if it failed. */
+/* The header of a regular file member: name, mode 0644, uid and gid 0,
+ * size, mtime, the checksum; no user or group names. -1 if name or a
+ * number does not fit a ustar header. */
 static int
-pack_err(struct sr_pack *p, const char *what, char *err)
+header(uint8_t h[BLOCK], const char *name, uint64_t size, time_t mtime)
 {
-	if (p->failed)
-		return sr_err(err, "%s pack %s: %s", what, p->key, p->err);
-	return sr_err(err, "%s pack %s: %s", what, p->key, archive_error_string(p->a));
+	char *c = (char *)h;
+	unsigned sum = 0;
+	size_t i, n = strlen(name);
+
+	memset(h, 0, BLOCK);
+	if (n == 0 || n > 100 || mtime < 0)
+		return -1;
+	memcpy(c, name, n);
+	if (octal(c + 100, 6, 0644, ' ') == -1 || octal(c + 108, 6, 0, ' ') == -1 ||
+	    octal(c + 116, 6, 0, ' ') == -1 || octal(c + 124, 11, size, ' ') == -1 ||
+	    octal(c + 136, 11, (uint64_t)mtime, ' ') == -1)
+		return -1;
+	c[156] = '0';				/* a regular file */
+	memcpy(c + 257, "ustar\0" "00", 8);
+	octal(c + 329, 6, 0, ' ');		/* devmajor, devminor */
+	octal(c + 337, 6, 0, ' ');
+	/* the checksum counts its own field as spaces */
+	memset(c + 148, ' ', 8);
+	for (i = 0; i < BLOCK; i++)
+		sum += h[i];
+	octal(c + 148, 6, sum, '\0');
+	c[155] = ' ';
+	return 0;
 }
 
 struct sr_pack *
 sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err)
 {
-	struct sr_pack *p = sr_calloc(1, sizeof *p);
+	struct sr_pack *p = sr_try_calloc(1, sizeof *p, err);
 
-	p->key = sr_strdup(key);
+	if (p == NULL || (p->key = sr_try_strdup(key, err)) == NULL) {
+		free(p);
+		return NULL;
+	}
 	p->mtime = mtime;
 	p->up = sr_store_upload_begin(st, key, err);
 	if (p->up == NULL) {
 		free(p->key);
 		free(p);
-		return NULL;
-	}
-	p->a = archive_write_new();
-	if (p->a == NULL)
-		sr_fatal("out of memory creating an archive writer");
-	if (archive_write_set_format_pax_restricted(p->a) != ARCHIVE_OK ||
-	    archive_write_set_bytes_per_block(p->a, 0) != ARCHIVE_OK ||
-	    archive_write_open(p->a, p, NULL, pack_write_cb, pack_close_cb) != ARCHIVE_OK) {
-		pack_err(p, "start", err);
-		sr_pack_abort(p);
 		return NULL;
 	}
 	return p;
@@ -95,36 +115,17 @@ int
 sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,
     uint64_t *offset, char *err)
 {
-	struct archive_entry *e = archive_entry_new();
-	const char *d = data;
-	size_t left = len;
+	uint8_t h[BLOCK];
 
-	if (e == NULL)
-		sr_fatal("out of memory creating an archive entry");
-	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0644);
-	archive_entry_set_size(e, (la_int64_t)len);
-	archive_entry_set_mtime(e, p->mtime, 0);
-	if (archive_write_header(p->a, e) != ARCHIVE_OK) {
-		archive_entry_free(e);
-		return pack_err(p, "write member header to", err);
-	}
-	archive_entry_free(e);
-	/* Headers are whole 512-byte blocks: anything else means buffering. */
-	if (p->written % 512 != 0)
-		sr_fatal("pack %s: member data at offset %llu, not on a block", p->key,
-		    (unsigned long long)p->written);
+	if (header(h, name, len, p->mtime) == -1)
+		return sr_err(err, "write member header to pack %s: member %s of %zu bytes does not "
+		    "fit a tar header", p->key, name, len);
+	if (put(p, h, sizeof h, "write member header to", err) == -1)
+		return -1;
 	*offset = p->written;
-	while (left > 0) {
-		la_ssize_t n = archive_write_data(p->a, d, left);
-		if (n <= 0)
-			return pack_err(p, "write member to", err);
-		d += n;
-		left -= (size_t)n;
-	}
-	if (archive_write_finish_entry(p->a) != ARCHIVE_OK)
-		return pack_err(p, "finish member of", err);
+	if (put(p, data, len, "write member to", err) == -1 ||
+	    put(p, zeros, (BLOCK - len % BLOCK) % BLOCK, "write member to", err) == -1)
+		return -1;
 	p->members++;
 	return 0;
 }
@@ -152,13 +153,11 @@ sr_pack_commit(struct sr_pack *p, char *err)
 {
 	int rc;
 
-	if (archive_write_close(p->a) != ARCHIVE_OK) {
-		pack_err(p, "finish", err);
+	/* the end of the archive: two zero blocks, no padding to a record */
+	if (put(p, zeros, sizeof zeros, "finish", err) == -1) {
 		sr_pack_abort(p);
 		return -1;
 	}
-	archive_write_free(p->a);
-	p->a = NULL;
 	sr_fault("ckpt-upload");
 	rc = sr_upload_commit(p->up, err);
 	p->up = NULL;
@@ -174,9 +173,6 @@ sr_pack_abort(struct sr_pack *p)
 {
 	if (p == NULL)
 		return;
-	p->aborting = 1;
-	if (p->a != NULL)
-		archive_write_free(p->a);	/* closes, which flushes into the callback */
 	sr_upload_abort(p->up);
 	free(p->key);
 	free(p);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,28 +39,90 @@ quote_byte(unsigned char c, char *out)
 	return 1;
 }
 
+/* Whether s is valid UTF-8 (JSON strings must be). */
+int
+sr_utf8_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned c = *p;
+		int n;
+		uint32_t cp;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return 0;
+		for (p++; n > 0; n--, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
+		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
+			return 0;
+	}
+	return 1;
+}
+
+/* The bytes of s's escaped form from position `from` up to `to` (of the
+ * whole escaped text) into out; returns the escaped text's length. With
+ * out NULL, only the length. No allocation: messages are made on the way
+ * out of an out-of-memory too. */
+static size_t
+quote_span(const char *s, size_t from, size_t to, char *out)
+{
+	char e[5];
+	size_t o = 0, k, w = 0;
+
+	for (; *s != '\0'; s++) {
+		size_t n = quote_byte((unsigned char)*s, e);
+
+		for (k = 0; out != NULL && k < n; k++) {
+			if (o + k >= from && o + k < to)
+				out[w++] = e[k];
+		}
+		o += n;
+	}
+	return o;
+}
+
 const char *
 sr_path_quote(const char *s, char *buf, size_t len)
 {
-	size_t n = strlen(s), i, o = 0, keep;
-	char *tmp;
+	size_t o, keep, w;
 
 	if (len < 16) {
 		if (len > 0)
 			buf[0] = '\0';
 		return buf;
 	}
-	tmp = sr_malloc(n * 4 + 1);
-	for (i = 0; i < n; i++)
-		o += quote_byte((unsigned char)s[i], tmp + o);
-	tmp[o] = '\0';
+	o = quote_span(s, 0, 0, NULL);
+	buf[0] = '"';
 	/* Too long: keep the start and the end, which identify a path best. */
 	if (o + 3 > len) {
 		keep = (len - 6) / 2;
-		snprintf(buf, len, "\"%.*s...%s\"", (int)keep, tmp, tmp + o - keep);
-	} else
-		snprintf(buf, len, "\"%s\"", tmp);
-	free(tmp);
+		quote_span(s, 0, keep, buf + 1);
+		memcpy(buf + 1 + keep, "...", 3);
+		quote_span(s, o - keep, o, buf + 4 + keep);
+		w = 4 + 2 * keep;
+	} else {
+		quote_span(s, 0, o, buf + 1);
+		w = 1 + o;
+	}
+	buf[w] = '"';
+	buf[w + 1] = '\0';
 	return buf;
 }
 

@@ -14,6 +14,9 @@
 #define SR_PATH_MAX 4095
 #define SR_NAME_MAX 255
 
+/* Whether s is valid UTF-8 (JSON strings must be): 1 or 0. */
+int sr_utf8_ok(const char *s);
+
 /* Quote s for a message: "...", with control bytes, '"' and '\' escaped and
  * long strings shortened in the middle. Returns buf (len bytes). */
 const char *sr_path_quote(const char *s, char *buf, size_t len);

@@ -116,10 +116,10 @@ by_off(const void *a, const void *b, void *arg)
 	return p < q ? -1 : p > q;
 }
 
-void
-sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t)
+int
+sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t, char *err)
 {
-	uint64_t *v = sr_calloc(t->npieces + 1, sizeof *v);
+	uint64_t *v;
 	size_t i, best = 0, distinct;
 	struct by_off_arg arg;
 	int d;
@@ -127,7 +127,11 @@ sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t)
 	memset(x, 0, sizeof *x);
 	x->t = t;
 	x->n = t->npieces;
-	x->order = sr_calloc(t->npieces + 1, sizeof *x->order);
+	if ((v = sr_try_calloc(t->npieces + 1, sizeof *v, err)) == NULL ||
+	    (x->order = sr_try_calloc(t->npieces + 1, sizeof *x->order, err)) == NULL) {
+		free(v);
+		return sr_err_prefix(err, "index the pieces of tensor \"%s\"", t->name);
+	}
 	for (i = 0; i < t->npieces; i++)
 		x->order[i] = i;
 	x->dim = -1;
@@ -144,7 +148,7 @@ sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t)
 	}
 	free(v);
 	if (x->dim < 0)
-		return;
+		return 0;
 	arg.t = t;
 	arg.dim = x->dim;
 	qsort_r(x->order, x->n, sizeof *x->order, by_off, &arg);
@@ -152,6 +156,7 @@ sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t)
 		if (t->pieces[i].sizes[x->dim] > x->maxlen)
 			x->maxlen = t->pieces[i].sizes[x->dim];
 	}
+	return 0;
 }
 
 void
@@ -232,7 +237,8 @@ inside(const struct sr_box *cell, const struct sr_box *box)
 }
 
 int
-sr_box_covered(const struct sr_box *b, const struct sr_box *boxes, size_t n, struct sr_box *gap)
+sr_box_covered(const struct sr_box *b, const struct sr_box *boxes, size_t n, struct sr_box *gap,
+    char *err)
 {
 	uint64_t *v[SR_TENSOR_DIMS], cells = 1, c, rest;
 	size_t nv[SR_TENSOR_DIMS], i;
@@ -245,8 +251,13 @@ sr_box_covered(const struct sr_box *b, const struct sr_box *boxes, size_t n, str
 		*gap = *b;
 		return n > 0;
 	}
+	for (d = 0; d < b->ndim; d++)
+		v[d] = NULL;
 	for (d = 0; d < b->ndim; d++) {
-		v[d] = sr_calloc(2 * n + 2, sizeof *v[d]);
+		if ((v[d] = sr_try_calloc(2 * n + 2, sizeof *v[d], err)) == NULL) {
+			covered = SR_BOX_OOM;
+			goto out;
+		}
 		nv[d] = bounds(b, boxes, n, d, v[d]);
 		if (cells <= GAP_WORK)
 			cells *= nv[d] - 1;
@@ -282,7 +293,7 @@ sr_pieces_tile(const struct sr_mtensor *t, char *err)
 {
 	struct sr_pindex x;
 	struct sr_box whole, pb, qb, gap, *boxes;
-	size_t *hit = sr_calloc(t->npieces + 1, sizeof *hit), i, j, n;
+	size_t *hit, i, j, n;
 	uint64_t held = 0, total;
 	char a[240], b[240], q[SR_TENSOR_NAME_MAX + 8];
 	int rc = 0, cov;
@@ -292,7 +303,13 @@ sr_pieces_tile(const struct sr_mtensor *t, char *err)
 	memcpy(whole.size, t->shape, sizeof whole.size);
 	memset(whole.off, 0, sizeof whole.off);
 	total = sr_box_volume(&whole);
-	sr_pindex_build(&x, t);
+	if ((hit = sr_try_calloc(t->npieces + 1, sizeof *hit, err)) == NULL)
+		return sr_err_prefix(err, "check the pieces of tensor %s", q);
+	if (sr_pindex_build(&x, t, err) == -1) {
+		sr_pindex_free(&x);
+		free(hit);
+		return -1;
+	}
 	for (i = 0; i < t->npieces && rc == 0; i++) {
 		sr_box_of_piece(t, &t->pieces[i], &pb);
 		held += sr_box_volume(&pb);
@@ -311,11 +328,14 @@ sr_pieces_tile(const struct sr_mtensor *t, char *err)
 	free(hit);
 	if (rc != 0 || held == total)
 		return rc;
-	boxes = sr_calloc(t->npieces + 1, sizeof *boxes);
+	if ((boxes = sr_try_calloc(t->npieces + 1, sizeof *boxes, err)) == NULL)
+		return sr_err_prefix(err, "check the pieces of tensor %s", q);
 	for (i = 0; i < t->npieces; i++)
 		sr_box_of_piece(t, &t->pieces[i], &boxes[i]);
-	cov = sr_box_covered(&whole, boxes, t->npieces, &gap);
+	cov = sr_box_covered(&whole, boxes, t->npieces, &gap, err);
 	free(boxes);
+	if (cov == SR_BOX_OOM)
+		return sr_err_prefix(err, "check the pieces of tensor %s", q);
 	if (cov == 1 || t->ndim == 0)
 		return sr_err(err, "tensor %s: no rank registered it", q);
 	if (cov == -1)

@@ -44,18 +44,21 @@ const char *sr_dims_str(const uint64_t *v, int n, char *buf, size_t len);
 /* "offsets [4,0] sizes [3,8]" into buf. */
 const char *sr_box_str(const struct sr_box *b, char *buf, size_t len);
 
-/* Index t's pieces (freed with sr_pindex_free). */
-void sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t);
+/* Index t's pieces (freed with sr_pindex_free, also after a failure): 0,
+ * or -1 with err on out-of-memory. */
+int sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t, char *err);
 void sr_pindex_free(struct sr_pindex *x);
 /* The pieces that overlap b with at least one element, into out (at most
  * x->n): their count, in the index's order. */
 size_t sr_pindex_query(const struct sr_pindex *x, const struct sr_box *b, size_t *out);
 
 /* Whether the n boxes (inside b) cover b: 1, or 0 with *gap set to a box
- * of b that none of them holds, or with gap->ndim = -1 when there are too
- * many to say which (then only the count is known). */
+ * of b that none of them holds, or -1 with gap->ndim = -1 when there are
+ * too many to say which (then only the count is known); SR_BOX_OOM with
+ * err on out-of-memory. */
+#define SR_BOX_OOM (-2)
 int sr_box_covered(const struct sr_box *b, const struct sr_box *boxes, size_t n,
-    struct sr_box *gap);
+    struct sr_box *gap, char *err);
 
 /* Whether the pieces of t tile its shape (no element in two, none in
  * none): 0, or -1 with err naming t and the two pieces that overlap or a

@@ -81,26 +81,31 @@ same_tensor(const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t, char *w
 	return 1;
 }
 
+/* A new task, or NULL with why on out-of-memory. */
 static struct task *
-add_task(struct mem_restore *r)
+add_task(struct mem_restore *r, char *why)
 {
 	if (r->ntasks == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->tasks = sr_reallocarray(r->tasks, r->cap, sizeof *r->tasks);
+		size_t cap = r->cap ? r->cap * 2 : 64;
+
+		if (sr_ckpt_resize(&r->tasks, cap, sizeof *r->tasks, why) == -1)
+			return NULL;
+		r->cap = cap;
 	}
 	return &r->tasks[r->ntasks++];
 }
 
 /* The tasks of buffer t from tensor mt: the chunks of the pieces that
  * overlap its box holding bytes it needs. TRY_OK, or TRY_MISMATCH when
- * the pieces do not cover the box, TRY_BAD for a share (why set). */
+ * the pieces do not cover the box, TRY_BAD for a share, TRY_LOCAL on
+ * out-of-memory (why set). */
 static int
 plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_ckpt_tensor *t,
     char *why)
 {
 	struct sr_pindex x;
 	struct sr_box b, pb, *meets;
-	size_t *hit, n, i, k;
+	size_t *hit = NULL, n, i, k;
 	size_t esize = sr_dtype_size(mt->dtype);
 	char a[240], g[240];
 	int rc = TRY_OK, cov;
@@ -112,9 +117,13 @@ plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_
 	memcpy(b.size, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
 	if (sr_box_volume(&b) == 0)
 		return TRY_OK;
-	sr_pindex_build(&x, mt);
-	hit = sr_calloc(mt->npieces + 1, sizeof *hit);
-	meets = sr_calloc(mt->npieces + 1, sizeof *meets);
+	meets = NULL;
+	if (sr_pindex_build(&x, mt, why) == -1 ||
+	    (hit = sr_try_calloc(mt->npieces + 1, sizeof *hit, why)) == NULL ||
+	    (meets = sr_try_calloc(mt->npieces + 1, sizeof *meets, why)) == NULL) {
+		rc = TRY_LOCAL;
+		goto out;
+	}
 	n = sr_pindex_query(&x, &b, hit);
 	for (i = 0; i < n && rc == TRY_OK; i++) {
 		const struct sr_mpiece *p = &mt->pieces[hit[i]];
@@ -136,7 +145,10 @@ plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_
 
 			if (!sr_runs_touch(&runs, from, c->rlen))
 				continue;
-			tk = add_task(r);
+			if ((tk = add_task(r, why)) == NULL) {
+				rc = TRY_LOCAL;
+				goto out;
+			}
 			tk->t = t;
 			tk->c = c;
 			tk->from = from;
@@ -147,7 +159,11 @@ plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_
 				r->maxchunk = c->clen;
 		}
 	}
-	if (rc == TRY_OK && (cov = sr_box_covered(&b, meets, n, &pb)) != 1) {
+	if (rc == TRY_OK && (cov = sr_box_covered(&b, meets, n, &pb, why)) != 1) {
+		if (cov == SR_BOX_OOM) {
+			rc = TRY_LOCAL;
+			goto out;
+		}
 		if (cov == 0)
 			sr_err(why, "tensor \"%s\": no saved piece holds %s of the box registered (%s; "
 			    "%zu piece%s saved)", t->name, sr_box_str(&pb, g, sizeof g),
@@ -158,6 +174,9 @@ plan_buffer(struct mem_restore *r, const struct sr_mtensor *mt, const struct sr_
 			    mt->npieces == 1 ? "" : "s");
 		rc = TRY_MISMATCH;
 	}
+out:
+	if (rc == TRY_LOCAL)
+		sr_err_prefix(why, "plan the restore of tensor \"%s\"", t->name);
 	free(meets);
 	free(hit);
 	sr_pindex_free(&x);
@@ -244,12 +263,14 @@ reader_main(void *arg)
 	size_t k;
 	int rc;
 
-	rd.codec = sr_codec_new(1);
-	rd.h = sr_chunkhash_new();
-	rd.cbuf = sr_malloc(r->maxchunk + 1);
-	rd.rbuf = sr_malloc(r->maxchunk + 1);
-	if (rd.codec == NULL)
-		task_fail(r, TRY_BAD, "cannot create a chunk codec");
+	memset(&rd, 0, sizeof rd);
+	if ((rd.codec = sr_codec_new(1, why)) == NULL || (rd.h = sr_chunkhash_new(why)) == NULL ||
+	    (rd.cbuf = sr_try_malloc(r->maxchunk + 1, why)) == NULL ||
+	    (rd.rbuf = sr_try_malloc(r->maxchunk + 1, why)) == NULL) {
+		/* out of memory: no older checkpoint would do better */
+		sr_err_prefix(why, "restore a chunk");
+		task_fail(r, TRY_LOCAL, why);
+	}
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
 		k = r->next++;
@@ -261,7 +282,9 @@ reader_main(void *arg)
 		}
 		pthread_mutex_unlock(&r->mu);
 		if ((rc = run_task(r, &rd, &r->tasks[k], why)) != 0) {
-			task_fail(r, rc == TRY_LOCAL ? TRY_LOCAL : TRY_BAD, why);
+			/* out of memory (a read, a decode) says nothing of the
+			 * checkpoint: TRY_LOCAL, never a fallback */
+			task_fail(r, rc == TRY_LOCAL || sr_err_is_oom(why) ? TRY_LOCAL : TRY_BAD, why);
 			break;
 		}
 		chunks++;
@@ -274,18 +297,19 @@ reader_main(void *arg)
 	free(rd.cbuf);
 	free(rd.rbuf);
 	sr_chunkhash_free(rd.h);
-	if (rd.codec != NULL)
-		sr_codec_free(rd.codec);
+	sr_codec_free(rd.codec);
 	return NULL;
 }
 
-/* Run the tasks on a pool of readers: TRY_OK, TRY_BAD or TRY_CANCELLED. */
+/* Run the tasks on a pool of readers: TRY_OK, TRY_BAD, TRY_LOCAL or
+ * TRY_CANCELLED. */
 static int
 run_tasks(struct mem_restore *r)
 {
 	pthread_t tids[READERS_MAX];
 	uint64_t piece;
-	int i, n, streams;
+	char why[SR_ERRMAX];
+	int i, n, streams, e;
 
 	sr_store_read_plan(r->st, &streams, &piece);
 	n = r->o->threads > 0 ? r->o->threads : sr_ncpus();
@@ -300,11 +324,15 @@ run_tasks(struct mem_restore *r)
 	r->next = 0;
 	r->rc = TRY_OK;
 	for (i = 0; i < n; i++) {
-		if (pthread_create(&tids[i], NULL, reader_main, r) != 0)
-			sr_fatal("cannot start a restore reader thread");
+		if ((e = pthread_create(&tids[i], NULL, reader_main, r)) != 0) {
+			/* those started see the failure and stop */
+			snprintf(why, sizeof why, "start a restore reader thread: %s", strerror(e));
+			task_fail(r, TRY_LOCAL, why);
+			break;
+		}
 	}
-	for (i = 0; i < n; i++)
-		pthread_join(tids[i], NULL);
+	while (i > 0)
+		pthread_join(tids[--i], NULL);
 	return r->rc;
 }
 
@@ -316,8 +344,9 @@ mem_try(void *arg, struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t s
 	size_t i;
 	int rc = TRY_OK;
 
+	/* out of memory: not this checkpoint's fault, no fallback */
 	if (sr_catalog_load(st, o->job, seq, m, why) != 0)
-		return TRY_BAD;
+		return sr_err_is_oom(why) ? TRY_LOCAL : TRY_BAD;
 	if (m->ntensors == 0 && r->n > 0) {
 		sr_err(why, "it holds %s, not tensors (a directory checkpoint)",
 		    m->nentries > 0 ? "files" : "nothing");

@@ -54,6 +54,11 @@ sr_restore_walk(struct sr_store *st, const struct sr_ckpt_opts *opts,
 		why[0] = '\0';
 		sr_manifest_init(&m);
 		trc = try(arg, st, opts, seq, &m, why);
+		/* Out of memory says nothing of the checkpoint: falling back to an
+		 * older one would restore the wrong step where the newest would do
+		 * once memory is back. */
+		if (trc == TRY_BAD && sr_err_is_oom(why))
+			trc = TRY_LOCAL;
 		if (trc == TRY_OK) {
 			if (stats != NULL) {
 				*stats = m.stats;

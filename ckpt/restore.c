@@ -116,10 +116,12 @@ fail(struct restorer *r, enum try_rc rc, const char *fmt, ...)
 
 	pthread_mutex_lock(&r->mu);
 	if (r->rc == TRY_OK) {
-		r->rc = rc;
 		va_start(ap, fmt);
 		vsnprintf(r->why, sizeof r->why, fmt, ap);
 		va_end(ap);
+		/* out of memory, wherever it came from, says nothing of the
+		 * checkpoint: an older one would not fare better */
+		r->rc = rc == TRY_BAD && sr_err_is_oom(r->why) ? TRY_LOCAL : rc;
 	}
 	pthread_cond_broadcast(&r->cv);	/* everyone stops */
 	pthread_mutex_unlock(&r->mu);
@@ -256,19 +258,21 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	const struct sr_mentry *e = &r->m->entries[t->entry];
 	const struct sr_mchunk *c = &e->chunks[t->chunk];
 	char hex[65], got[65], want[65], q[256], err[SR_ERRMAX];
-	uint8_t id[32], check[16];
+	uint8_t id[32], check[16], *nb;
 	uint64_t off, n;
 	int rc, fd;
 
 	sr_id_hex(r->m->chunk_id, c->id, hex);
 	sr_path_quote(e->path, q, sizeof q);
-	if (*rcap < c->rlen) {
+	if (*rcap < c->rlen && (nb = sr_try_malloc(c->rlen, err)) != NULL) {
 		free(*rbuf);
-		*rbuf = sr_malloc(c->rlen);
+		*rbuf = nb;
 		*rcap = c->rlen;
 	}
 	rc = -1;
-	if (sl->rc == SR_STORE_NOTFOUND)
+	if (*rcap < c->rlen)
+		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
+	else if (sl->rc == SR_STORE_NOTFOUND)
 		fail(r, TRY_BAD, "chunk %s of %s: pack %s is missing", hex, q, c->pack);
 	else if (sl->rc != 0)
 		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, sl->err);
@@ -337,14 +341,18 @@ static void *
 worker_main(void *arg)
 {
 	struct restorer *r = arg;
-	struct sr_codec *codec = sr_codec_new(1);
-	struct sr_chunkhash *h = sr_chunkhash_new();
+	char err[SR_ERRMAX];
+	struct sr_codec *codec = sr_codec_new(1, err);
+	struct sr_chunkhash *h = codec != NULL ? sr_chunkhash_new(err) : NULL;
 	uint8_t *rbuf = NULL;
 	size_t rcap = 0, k;
 	struct rslot *sl;
 
-	if (codec == NULL)
-		sr_fatal("cannot create a chunk codec");
+	if (h == NULL) {
+		fail(r, TRY_LOCAL, "restore a chunk: %s", err);
+		sr_codec_free(codec);
+		return NULL;
+	}
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (r->rc != TRY_OK || r->next_work == r->ntasks)
@@ -391,17 +399,23 @@ fetch_chunks(struct restorer *r, int threads)
 {
 	const struct sr_manifest *m = r->m;
 	uint64_t rmax = 1, cmax = 1;
-	pthread_t *tids;
+	pthread_t *tids = NULL;
 	size_t i, k, cap = 0;
-	int n, nr, inflight, t;
+	int n, nr, inflight, t, e;
+	char err[SR_ERRMAX];
 
+	pthread_cond_init(&r->cv, NULL);	/* fail() wakes on it */
 	for (i = 0; i < m->nentries; i++) {
 		uint64_t off = 0;
 		for (k = 0; k < m->entries[i].nchunks; k++) {
 			const struct sr_mchunk *c = &m->entries[i].chunks[k];
 			if (r->ntasks == cap) {
+				if (sr_ckpt_resize(&r->tasks, cap ? cap * 2 : 256, sizeof *r->tasks,
+				    err) == -1) {
+					fail(r, TRY_LOCAL, "plan the restore: %s", err);
+					goto out;
+				}
 				cap = cap ? cap * 2 : 256;
-				r->tasks = sr_reallocarray(r->tasks, cap, sizeof *r->tasks);
 			}
 			r->tasks[r->ntasks].entry = i;
 			r->tasks[r->ntasks].chunk = k;
@@ -442,7 +456,10 @@ fetch_chunks(struct restorer *r, int threads)
 	    (uint64_t)n * 2 * rmax + (uint64_t)(n + inflight + 1) * cmax > RESTORE_MEM)
 		inflight--;
 	r->depth = (size_t)(n + inflight + 1);
-	r->slots = sr_calloc(r->depth, sizeof *r->slots);
+	if ((r->slots = sr_try_calloc(r->depth, sizeof *r->slots, err)) == NULL) {
+		fail(r, TRY_LOCAL, "plan the restore: %s", err);
+		goto out;
+	}
 	/* every slot's buffer now, of the largest chunk, from this thread:
 	 * grown in the readers, 16 MiB at a time, they ended up in each
 	 * reader's malloc arena and cost 3-7 MiB of RSS per reader more than
@@ -451,20 +468,29 @@ fetch_chunks(struct restorer *r, int threads)
 		void *p;
 
 		r->slots[i].turn = i;
-		if (posix_memalign(&p, 4096, cmax) != 0)
-			sr_fatal("out of memory (%" PRIu64 " bytes)", cmax);
+		if (posix_memalign(&p, 4096, cmax) != 0) {
+			sr_err_oom(err, "allocate a read buffer");
+			fail(r, TRY_LOCAL, "plan the restore: %s", err);
+			goto out;
+		}
 		r->slots[i].cbuf = p;
 	}
-	pthread_cond_init(&r->cv, NULL);
-	tids = sr_calloc((size_t)(n + nr), sizeof *tids);
-	for (t = 0; t < n + nr; t++) {
-		if (pthread_create(&tids[t], NULL, t < nr ? reader_main : worker_main, r) != 0)
-			sr_fatal("cannot start a restore thread");
+	if ((tids = sr_try_calloc((size_t)(n + nr), sizeof *tids, err)) == NULL) {
+		fail(r, TRY_LOCAL, "plan the restore: %s", err);
+		goto out;
 	}
-	for (t = 0; t < n + nr; t++)
-		pthread_join(tids[t], NULL);
+	for (t = 0; t < n + nr; t++) {
+		if ((e = pthread_create(&tids[t], NULL, t < nr ? reader_main : worker_main, r)) != 0) {
+			/* those started see the failure and stop */
+			fail(r, TRY_LOCAL, "start a restore thread: %s", strerror(e));
+			break;
+		}
+	}
+	while (t > 0)
+		pthread_join(tids[--t], NULL);
+out:
 	free(tids);
-	for (i = 0; i < r->depth; i++)
+	for (i = 0; r->slots != NULL && i < r->depth; i++)
 		free(r->slots[i].cbuf);
 	free(r->slots);
 	pthread_cond_destroy(&r->cv);
@@ -679,7 +705,8 @@ swap_in(const struct sr_ckpt_opts *o, const char *staging, const char *dir, char
 	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return sr_errno(err, "exchange %s with %s", staging, dir);
-	old = sr_asprintf("%s.old.%ld", dir, (long)getpid());
+	if ((old = sr_try_asprintf(err, "%s.old.%ld", dir, (long)getpid())) == NULL)
+		return sr_err_prefix(err, "move %s into place of %s", staging, dir);
 	if (sr_rmtree(old, err) == -1) {
 		free(old);
 		return -1;
@@ -707,12 +734,21 @@ swap_in(const struct sr_ckpt_opts *o, const char *staging, const char *dir, char
 static void
 sweep_staging(const struct sr_ckpt_opts *o, const char *dir)
 {
-	char *parent = sr_strdup(dir), *slash = strrchr(parent, '/'), err[SR_ERRMAX];
-	const char *base = slash != NULL ? slash + 1 : dir;
-	size_t blen = strlen(base);
+	char *parent = sr_try_strdup(dir, NULL), *slash, err[SR_ERRMAX];
+	const char *base;
+	size_t blen;
 	struct dirent *de;
 	DIR *d;
 
+	if (parent == NULL) {
+		/* best effort, like the rest of the sweep */
+		sr_ckpt_say(o, "warning: not removing what killed restores of %s left: out of memory",
+		    dir);
+		return;
+	}
+	slash = strrchr(parent, '/');
+	base = slash != NULL ? dir + (slash - parent) + 1 : dir;
+	blen = strlen(base);
 	if (slash == parent)
 		parent[1] = '\0';
 	else if (slash != NULL)
@@ -749,9 +785,12 @@ sweep_staging(const struct sr_ckpt_opts *o, const char *dir)
 		close(fd);
 		if (!gone)
 			continue;
-		path = slash != NULL ? sr_asprintf("%s/%s", slash == parent ? "" : parent,
-		    de->d_name) : sr_strdup(de->d_name);
-		if (sr_rmtree(path, err) == -1)
+		path = slash != NULL ? sr_try_asprintf(err, "%s/%s", slash == parent ? "" : parent,
+		    de->d_name) : sr_try_strdup(de->d_name, err);
+		if (path == NULL)
+			sr_ckpt_say(o, "warning: removing %s, left by a restore that was killed: %s",
+			    de->d_name, err);
+		else if (sr_rmtree(path, err) == -1)
 			sr_ckpt_say(o, "warning: removing %s, left by a restore that was killed: %s",
 			    path, err);
 		else
@@ -774,11 +813,16 @@ try_one(struct sr_store *st, const struct sr_ckpt_opts *o, const char *dir, uint
 	int sfd;
 
 	/* Missing, refused, or unreadable (a store error too: the store
-	 * retries what is transient): an older checkpoint may still do. */
+	 * retries what is transient): an older checkpoint may still do; not
+	 * after out-of-memory, which an older one would not escape. */
 	if (sr_catalog_load(st, o->job, seq, m, why) != 0)
-		return TRY_BAD;
-	staging = sr_asprintf("%s.restore.%ld", dir, (long)getpid());
-	parent = sr_strdup(dir);
+		return sr_err_is_oom(why) ? TRY_LOCAL : TRY_BAD;
+	if ((staging = sr_try_asprintf(why, "%s.restore.%ld", dir, (long)getpid())) == NULL)
+		return TRY_LOCAL;
+	if ((parent = sr_try_strdup(dir, why)) == NULL) {
+		free(staging);
+		return TRY_LOCAL;
+	}
 	if ((slash = strrchr(parent, '/')) != NULL && slash != parent) {
 		*slash = '\0';
 		if (sr_mkdirs(parent, 0755, why) == -1) {
@@ -846,10 +890,12 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
     struct sr_ckpt_stats *stats, char *err)
 {
 	struct dir_restore d;
-	char *t = sr_strdup(dir);
+	char *t = sr_try_strdup(dir, err);
 	size_t i;
 	int rc;
 
+	if (t == NULL)
+		return sr_err_prefix(err, "restore %s", opts->job);
 	for (i = strlen(t); i > 1 && t[i - 1] == '/'; i--)
 		t[i - 1] = '\0';
 	d.dir = t;

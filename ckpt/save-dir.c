@@ -30,43 +30,6 @@ struct dir_src {
 	const struct sr_ckpt_opts *o;
 };
 
-/* Whether s is valid UTF-8 (JSON strings must be). */
-static int
-utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p != '\0') {
-		unsigned c = *p;
-		int n;
-		uint32_t cp;
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else
-			return 0;
-		for (p++; n > 0; n--, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (*p & 0x3f);
-		}
-		if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff ||
-		    (cp < 0x800 && c >= 0xe0) || (cp < 0x10000 && c >= 0xf0))
-			return 0;
-	}
-	return 1;
-}
-
 static int64_t
 mtime_ns(const struct stat *sb)
 {
@@ -86,7 +49,7 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 	int sub, rc;
 
 	sr_path_quote(path, q, sizeof q);
-	if (!utf8_ok(name)) {
+	if (!sr_utf8_ok(name)) {
 		sr_ckpt_say(s->o, "warning: skipping %s: name is not valid UTF-8", q);
 		return 0;
 	}
@@ -100,13 +63,17 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 		return sr_errno(err, "stat %s", q);
 	}
 	if (S_ISREG(sb.st_mode)) {
-		e = sr_manifest_add(s->m, path, SR_MT_FILE);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_FILE, err)) == NULL)
+			return sr_err_prefix(err, "record %s", q);
 		e->size = (uint64_t)sb.st_size;
 	} else if (S_ISDIR(sb.st_mode)) {
 		sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub == -1)
 			return sr_errno(err, "open directory %s", q);
-		e = sr_manifest_add(s->m, path, SR_MT_DIR);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_DIR, err)) == NULL) {
+			close(sub);
+			return sr_err_prefix(err, "record %s", q);
+		}
 		e->mode = sb.st_mode & 07777;
 		e->mtime_ns = mtime_ns(&sb);
 		rc = walk_dir(s, sub, path, err);
@@ -117,7 +84,7 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 		if (n == -1)
 			return sr_errno(err, "read symlink %s", q);
 		target[n] = '\0';
-		if ((size_t)n > SR_PATH_MAX || !utf8_ok(target) || strlen(target) != (size_t)n) {
+		if ((size_t)n > SR_PATH_MAX || !sr_utf8_ok(target) || strlen(target) != (size_t)n) {
 			sr_ckpt_say(s->o, "warning: skipping symlink %s: target too long or not UTF-8", q);
 			return 0;
 		}
@@ -126,7 +93,8 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 			    " directory)", err);
 			return 0;
 		}
-		e = sr_manifest_add(s->m, path, SR_MT_SYMLINK);
+		if ((e = sr_manifest_add(s->m, path, SR_MT_SYMLINK, err)) == NULL)
+			return sr_err_prefix(err, "record %s", q);
 		e->target = sr_strdup(target);
 	} else {
 		sr_ckpt_say(s->o, "warning: skipping %s: %s", q, sr_file_kind(sb.st_mode));

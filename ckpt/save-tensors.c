@@ -34,10 +34,12 @@ by_name(const void *a, const void *b, void *arg)
 }
 
 size_t *
-sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n)
+sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n, char *err)
 {
-	size_t *order = sr_calloc(n + 1, sizeof *order), i;
+	size_t *order = sr_try_calloc(n + 1, sizeof *order, err), i;
 
+	if (order == NULL)
+		return NULL;
 	for (i = 0; i < n; i++)
 		order[i] = i;
 	if (n > 1)
@@ -95,8 +97,9 @@ sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *tt, const size_t *order, s
 
 		if (i > 0 && strcmp(tt[order[i - 1]].name, t->name) == 0)
 			return sr_err(err, "tensor \"%s\" is given twice", t->name);
-		mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape);
-		p = sr_mtensor_add_piece(mt, t->offsets, t->sizes);
+		if ((mt = sr_manifest_add_tensor(m, t->name, (enum sr_dtype)t->dtype, t->ndim, t->shape,
+		    err)) == NULL || (p = sr_mtensor_add_piece(mt, t->offsets, t->sizes, err)) == NULL)
+			return sr_err_prefix(err, "tensor \"%s\"", t->name);
 		p->data.size = t->bytes;
 		/* a rank's share of a replicated tensor: the next() of every
 		 * source of tensors reads it alone */
@@ -148,10 +151,12 @@ sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_ckpt_tensor *t, size_t n, long long step, struct sr_ckpt_stats *stats,
     char *err)
 {
-	struct mem_src s = { t, n, sr_ckpt_tensors_order(t, n) };
+	struct mem_src s = { t, n, sr_ckpt_tensors_order(t, n, err) };
 	struct sr_save_src src = { &s, mem_describe, mem_next, NULL };
 	int rc;
 
+	if (s.order == NULL)
+		return sr_err_prefix(err, "save %s", opts->job);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
 	free(s.order);
 	return rc;

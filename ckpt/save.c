@@ -144,65 +144,78 @@ sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts)
  * it: its own when both use the same hash; the XXH3-128 check that a
  * SHA-256 manifest records next to its ids, when this save's ids are
  * XXH3-128 (so the first save after the change of format dedupes too). */
-static void
-put_previous(struct saver *s, const struct sr_mchunk *c)
+static int
+put_previous(struct saver *s, const struct sr_mchunk *c, char *err)
 {
 	struct sr_mchunk x;
 
-	if (s->prev.chunk_id == s->m.chunk_id) {
-		sr_idtab_put(s->prev_ids, c);
-	} else if (s->m.chunk_id == SR_ID_XXH3 && c->has_check) {
+	if (s->prev.chunk_id == s->m.chunk_id)
+		return sr_idtab_put(s->prev_ids, c, err);
+	if (s->m.chunk_id == SR_ID_XXH3 && c->has_check) {
 		x = *c;
 		memset(x.id, 0, sizeof x.id);
 		memcpy(x.id, c->check, sizeof c->check);
-		sr_idtab_put(s->prev_ids, &x);
+		return sr_idtab_put(s->prev_ids, &x, err);
 	}
+	return 0;
 }
 
 /* Index e's chunks of the previous checkpoint whose pack is still there
- * (ok[p] for its pack p). */
-static void
-index_chunks(struct saver *s, const struct sr_mentry *e, const char *ok)
+ * (ok[p] for its pack p): 0, or -1 with err on out-of-memory. */
+static int
+index_chunks(struct saver *s, const struct sr_mentry *e, const char *ok, char *err)
 {
 	size_t k, p, np = s->prev.npacks;
 
 	for (k = 0; k < e->nchunks; k++) {
 		for (p = 0; p < np && s->prev.packs[p] != e->chunks[k].pack; p++)
 			;
-		if (p < np && ok[p])
-			put_previous(s, &e->chunks[k]);
+		if (p < np && ok[p] && put_previous(s, &e->chunks[k], err) == -1)
+			return -1;
 	}
+	return 0;
 }
 
-static void
-load_previous(struct saver *s, const struct sr_catalog *c)
+/* The previous checkpoint's chunks, for content addressing: one that
+ * cannot be read is a warning (every chunk is stored again); out of
+ * memory fails the save (-1 with err), as it would the next step. */
+static int
+load_previous(struct saver *s, const struct sr_catalog *c, char *err)
 {
 	uint64_t pseq;
-	char err[SR_ERRMAX];
+	char why[SR_ERRMAX];
 	size_t i, k, np, nids = 0;
 	char *ok;
+	int rc = 0;
 
 	/* The chain's head only: gc keeps its packs while it is LATEST, and
 	 * a lost race that moves it makes the commit check them again. */
 	if (!sr_chain_head(c, &pseq))
-		return;
-	if (sr_catalog_load(s->st, s->job, pseq, &s->prev, err) != 0) {
-		sr_ckpt_say(s->o, "warning: checkpoint %" PRIu64 " cannot be read (%s): storing every"
-		    " chunk again", pseq, err);
+		return 0;
+	if (sr_catalog_load(s->st, s->job, pseq, &s->prev, why) != 0) {
 		sr_manifest_free(&s->prev);
-		return;
+		if (sr_err_is_oom(why))
+			return sr_err(err, "save %s: read checkpoint %" PRIu64 ": %s", s->job, pseq, why);
+		sr_ckpt_say(s->o, "warning: checkpoint %" PRIu64 " cannot be read (%s): storing every"
+		    " chunk again", pseq, why);
+		return 0;
 	}
 	/* A chunk in a pack that has gone missing must be stored again. */
 	np = s->prev.npacks;
-	ok = sr_calloc(np, 1);
+	if ((ok = sr_try_calloc(np, 1, err)) == NULL)
+		return sr_err_prefix(err, "save %s", s->job);
 	for (i = 0; i < np; i++) {
 		struct sr_object_info info;
-		int rc = sr_store_head(s->st, s->prev.packs[i], &info, err);
-		ok[i] = rc == 0;
-		if (rc != 0)
+		int hrc = sr_store_head(s->st, s->prev.packs[i], &info, why);
+		ok[i] = hrc == 0;
+		if (hrc != 0 && sr_err_is_oom(why)) {
+			free(ok);
+			return sr_err(err, "save %s: check pack %s: %s", s->job, s->prev.packs[i], why);
+		}
+		if (hrc != 0)
 			sr_ckpt_say(s->o, "warning: pack %s of checkpoint %" PRIu64 " %s: its chunks"
 			    " are stored again", s->prev.packs[i], pseq,
-			    rc == SR_STORE_NOTFOUND ? "is missing" : "cannot be checked");
+			    hrc == SR_STORE_NOTFOUND ? "is missing" : "cannot be checked");
 	}
 	for (i = 0; i < s->prev.nentries; i++)
 		nids += s->prev.entries[i].nchunks;
@@ -210,14 +223,18 @@ load_previous(struct saver *s, const struct sr_catalog *c)
 		for (k = 0; k < s->prev.tensors[i].npieces; k++)
 			nids += s->prev.tensors[i].pieces[k].data.nchunks;
 	}
-	s->prev_ids = sr_idtab_new(nids);
-	for (i = 0; i < s->prev.nentries; i++)
-		index_chunks(s, &s->prev.entries[i], ok);
-	for (i = 0; i < s->prev.ntensors; i++) {
-		for (k = 0; k < s->prev.tensors[i].npieces; k++)
-			index_chunks(s, &s->prev.tensors[i].pieces[k].data, ok);
+	if ((s->prev_ids = sr_idtab_new(nids, err)) == NULL)
+		rc = -1;
+	for (i = 0; i < s->prev.nentries && rc == 0; i++)
+		rc = index_chunks(s, &s->prev.entries[i], ok, err);
+	for (i = 0; i < s->prev.ntensors && rc == 0; i++) {
+		for (k = 0; k < s->prev.tensors[i].npieces && rc == 0; k++)
+			rc = index_chunks(s, &s->prev.tensors[i].pieces[k].data, ok, err);
 	}
 	free(ok);
+	if (rc != 0)
+		return sr_err_prefix(err, "save %s: index checkpoint %" PRIu64, s->job, pseq);
+	return 0;
 }
 
 /* ---- the ring of chunks ---- */
@@ -242,14 +259,16 @@ pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 }
 
 /* Encoded chunks start page-aligned, so that a store can write them with
- * direct I/O straight from the slot (see store-file.c). */
+ * direct I/O straight from the slot (see store-file.c). NULL with err. */
 static void *
-alloc_aligned(size_t n)
+alloc_aligned(size_t n, char *err)
 {
 	void *p;
 
-	if (posix_memalign(&p, 4096, n) != 0)
-		sr_fatal("out of memory (%zu bytes)", n);
+	if (posix_memalign(&p, 4096, n) != 0) {
+		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n);
+		return NULL;
+	}
 	return p;
 }
 
@@ -314,8 +333,10 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	    sl->prev->rlen == sl->rlen)
 		return;		/* stored already: nothing to encode */
 	sl->prev = NULL;
-	if (sl->enc == NULL)
-		sl->enc = alloc_aligned(s->enc_cap);
+	if (sl->enc == NULL && (sl->enc = alloc_aligned(s->enc_cap, sl->err)) == NULL) {
+		sl->failed = 1;
+		return;
+	}
 	if (sr_codec_encode(codec, planes != NULL ? planes : raw, sl->rlen, planes != NULL ?
 	    sl->it.planes | SR_CODEC_SPLIT : -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
 	    sl->err) != 0)
@@ -326,13 +347,14 @@ static void *
 worker_main(void *arg)
 {
 	struct saver *s = arg;
-	struct sr_codec *codec = sr_codec_new(s->level);
-	struct sr_chunkhash *h = sr_chunkhash_new();
+	char err[SR_ERRMAX];
+	struct sr_codec *codec = sr_codec_new(s->level, err);
+	struct sr_chunkhash *h = codec != NULL ? sr_chunkhash_new(err) : NULL;
 	uint8_t *raw = NULL;
 	struct slot *sl;
 
-	if (codec == NULL)
-		sr_fatal("cannot create a chunk codec");
+	/* A worker without its state fails every chunk it takes with why
+	 * (the save then stops at the first one drained). */
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		while (!s->stop && s->taken == s->submitted)
@@ -342,9 +364,13 @@ worker_main(void *arg)
 		sl = &s->slots[s->taken++ % s->depth];
 		pthread_mutex_unlock(&s->mu);
 
-		if (raw == NULL)
-			raw = sr_malloc(s->chunk_size);
-		work_one(s, codec, h, raw, sl);
+		if (h != NULL && raw == NULL)
+			raw = sr_try_malloc(s->chunk_size, err);
+		if (raw == NULL) {
+			sl->failed = 1;
+			strlcpy(sl->err, err, sizeof sl->err);
+		} else
+			work_one(s, codec, h, raw, sl);
 
 		pthread_mutex_lock(&s->mu);
 		sl->state = SLOT_DONE;
@@ -357,11 +383,14 @@ worker_main(void *arg)
 	return NULL;
 }
 
-static void
-ring_start(struct saver *s, int threads)
+static void ring_stop(struct saver *s);
+
+/* Start the workers: 0, or -1 with err (none left running). */
+static int
+ring_start(struct saver *s, int threads, char *err)
 {
 	size_t per_worker = 2 * s->chunk_size, depth;
-	int i;
+	int i, e;
 
 	s->enc_cap = sr_codec_bound(s->chunk_size);
 	/* Each worker needs its buffers and a slot, and the writer one more. */
@@ -377,15 +406,23 @@ ring_start(struct saver *s, int threads)
 	if (depth < (size_t)s->nworkers + 1)
 		depth = (size_t)s->nworkers + 1;
 	s->depth = depth;
-	s->slots = sr_calloc(s->depth, sizeof *s->slots);
-	s->tids = sr_calloc((size_t)s->nworkers, sizeof *s->tids);
+	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
+	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL) {
+		free(s->tids);
+		s->tids = NULL;
+		return sr_err_prefix(err, "save %s", s->job);
+	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work_cv, NULL);
 	pthread_cond_init(&s->done_cv, NULL);
 	for (i = 0; i < s->nworkers; i++) {
-		if (pthread_create(&s->tids[i], NULL, worker_main, s) != 0)
-			sr_fatal("cannot start a checkpoint worker thread");
+		if ((e = pthread_create(&s->tids[i], NULL, worker_main, s)) != 0) {
+			s->nworkers = i;	/* ring_stop joins those started */
+			ring_stop(s);
+			return sr_err(err, "save %s: start a worker thread: %s", s->job, strerror(e));
+		}
 	}
+	return 0;
 }
 
 static void
@@ -435,18 +472,25 @@ submit(struct saver *s, struct slot *sl)
 static int
 pack_done(struct saver *s, char *err)
 {
-	char *key = sr_strdup(sr_pack_key(s->pack));
-	int rc = sr_pack_commit(s->pack, err);
+	char *key;
+	int rc;
 
+	/* room first: the pack committed must be remembered */
+	if (s->nown == s->own_cap) {
+		size_t cap = s->own_cap ? s->own_cap * 2 : 8;
+
+		if (sr_ckpt_resize(&s->own, cap, sizeof *s->own, err) == -1 ||
+		    sr_ckpt_resize(&s->own_at, cap, sizeof *s->own_at, err) == -1)
+			return sr_err_prefix(err, "save %s", s->job);
+		s->own_cap = cap;
+	}
+	if ((key = sr_try_strdup(sr_pack_key(s->pack), err)) == NULL)
+		return sr_err_prefix(err, "save %s", s->job);
+	rc = sr_pack_commit(s->pack, err);
 	s->pack = NULL;
 	if (rc != 0) {
 		free(key);
 		return -1;
-	}
-	if (s->nown == s->own_cap) {
-		s->own_cap = s->own_cap ? s->own_cap * 2 : 8;
-		s->own = sr_reallocarray(s->own, s->own_cap, sizeof *s->own);
-		s->own_at = sr_reallocarray(s->own_at, s->own_cap, sizeof *s->own_at);
 	}
 	s->own[s->nown] = key;
 	s->own_at[s->nown++] = sr_mono();
@@ -465,7 +509,10 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		if (RAND_bytes(r, sizeof r) != 1)
 			return sr_err(err, "create pack name: OpenSSL RAND_bytes failed");
 		sr_hex_of(r, sizeof r, rnd);
-		key = sr_asprintf("%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS, s->seq, rnd);
+		key = sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS,
+		    s->seq, rnd);
+		if (key == NULL)
+			return sr_err_prefix(err, "save %s: start a pack", s->job);
 		s->pack = sr_pack_begin(s->st, key, s->mtime, err);
 		free(key);
 		if (s->pack == NULL)
@@ -479,7 +526,8 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		return -1;
 	if (s->members++ == 0)
 		sr_fault("ckpt-pack");
-	c->pack = sr_manifest_intern(&s->m, sr_pack_key(s->pack));
+	if ((c->pack = sr_manifest_intern(&s->m, sr_pack_key(s->pack), err)) == NULL)
+		return sr_err_prefix(err, "save %s", s->job);
 	c->clen = sl->clen;
 	c->xf = sl->xf;
 	s->m.stats.new_bytes += sl->clen;
@@ -516,7 +564,8 @@ drain_one(struct saver *s, char *err)
 	}
 	/* After a short chunk the file ends: what follows is not its data. */
 	if (!s->dr_short && sl->rlen > 0) {
-		c = sr_mentry_add_chunk(e);
+		if ((c = sr_mentry_add_chunk(e, err)) == NULL)
+			return sr_err_prefix(err, "save %s", sr_path_quote(e->path, q, sizeof q));
 		memcpy(c->id, sl->id, sizeof c->id);
 		memcpy(c->check, sl->check, sizeof c->check);
 		c->has_check = 1;
@@ -527,15 +576,16 @@ drain_one(struct saver *s, char *err)
 		}
 		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
 		if (have != NULL) {
-			c->pack = sr_manifest_intern(&s->m, have->pack);
+			if ((c->pack = sr_manifest_intern(&s->m, have->pack, err)) == NULL)
+				return sr_err_prefix(err, "save %s", sr_path_quote(e->path, q,
+				    sizeof q));
 			c->offset = have->offset;
 			c->clen = have->clen;
 			c->xf = have->xf;
 			s->m.stats.reused_chunks++;
 		} else {
-			if (store_chunk(s, sl, c, err) == -1)
+			if (store_chunk(s, sl, c, err) == -1 || sr_idtab_put(s->new_ids, c, err) == -1)
 				return -1;
-			sr_idtab_put(s->new_ids, c);
 		}
 		s->m.stats.chunks++;
 		s->m.stats.stored_bytes += c->clen;
@@ -676,8 +726,12 @@ check_own(struct saver *s, int manifest_too, char *err)
 			return -1;
 	}
 	if (manifest_too && now - s->manifest_at > s->half_grace) {
-		char *key = sr_ckpt_manifest_key(s->job, s->seq);
-		int rc = still_there(s, key, "manifest", now - s->manifest_at, err);
+		char *key = sr_ckpt_manifest_key(s->job, s->seq, err);
+		int rc;
+
+		if (key == NULL)
+			return -1;
+		rc = still_there(s, key, "manifest", now - s->manifest_at, err);
 
 		free(key);
 		return rc;
@@ -736,10 +790,10 @@ rebase(void *arg, const struct sr_latest *now, char *err)
 	}
 	s->m.link = link;
 	s->m.parent = parent;
-	text = sr_manifest_dump(&s->m, &len);
-	key = sr_ckpt_manifest_key(s->job, s->seq);
-	rc = sr_store_put(s->st, key, text, len, SR_PUT_MATCH, s->manifest_etag, s->manifest_etag,
-	    err);
+	text = sr_manifest_dump(&s->m, &len, err);
+	key = text != NULL ? sr_ckpt_manifest_key(s->job, s->seq, err) : NULL;
+	rc = key == NULL ? -1 : sr_store_put(s->st, key, text, len, SR_PUT_MATCH,
+	    s->manifest_etag, s->manifest_etag, err);
 	free(text);
 	free(key);
 	if (rc != 0)
@@ -751,11 +805,49 @@ rebase(void *arg, const struct sr_latest *now, char *err)
 static void
 drop_manifest(struct saver *s)
 {
-	char *key = sr_ckpt_manifest_key(s->job, s->seq), derr[SR_ERRMAX];
+	char derr[SR_ERRMAX], *key = sr_ckpt_manifest_key(s->job, s->seq, derr);
 
-	if (sr_store_delete(s->st, key, derr) != 0)
-		sr_ckpt_say(s->o, "warning: %s", derr);
+	/* no key: the manifest stays, off the chain, for gc to take */
+	if (key == NULL || sr_store_delete(s->st, key, derr) != 0)
+		sr_ckpt_say(s->o, "warning: take back manifest %" PRIu64 ": %s", s->seq, derr);
 	free(key);
+}
+
+/* Whether readers of l take the listing's newest manifest as the latest
+ * (chain.h): no LATEST, or garbage in it. */
+static int
+by_listing(const struct sr_latest *l)
+{
+	return l->state == SR_LATEST_ABSENT || l->state == SR_LATEST_GARBAGE;
+}
+
+/*
+ * The move of LATEST ran out of memory, before or after its request: what
+ * readers see now decides what the save says. LATEST on our seq:
+ * committed after all (0). LATEST elsewhere: the manifest is taken back
+ * and nothing is committed (-1). But where readers go by the listing (no
+ * LATEST yet: a job's first save), the manifest written is what they
+ * restore: taken back, nothing is committed (-1); if it cannot be taken
+ * back, or LATEST cannot be read and was absent when the save began, it
+ * is committed (0). LATEST unreadable otherwise: the manifest stays, as
+ * LATEST may name it (-1).
+ */
+static int
+settle_oom(struct saver *s, const struct sr_catalog *cat, const char *key, char *err)
+{
+	struct sr_latest now;
+	char why[SR_ERRMAX];
+
+	if (sr_latest_read(s->st, s->job, &now, why) != 0)
+		return by_listing(&cat->latest) ? 0 : -1;
+	if (now.state == SR_LATEST_OK && now.seq == s->seq)
+		return 0;
+	if (sr_store_delete(s->st, key, why) != 0) {
+		sr_ckpt_say(s->o, "warning: take back manifest %s: %s", key, why);
+		if (by_listing(&now))
+			return 0;
+	}
+	return sr_err_prefix(err, "nothing committed");
 }
 
 /* Write the manifest (create-only), then move LATEST to it. */
@@ -768,8 +860,12 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 	int rc;
 
 	s->m.stats.created = sr_now();
-	text = sr_manifest_dump(&s->m, &len);
-	key = sr_ckpt_manifest_key(s->job, s->seq);
+	/* before anything is written: out of memory commits nothing */
+	if ((text = sr_manifest_dump(&s->m, &len, err)) == NULL ||
+	    (key = sr_ckpt_manifest_key(s->job, s->seq, err)) == NULL) {
+		free(text);
+		return sr_err_prefix(err, "save %s: nothing committed", s->job);
+	}
 	if ((rc = check_stop(s, err)) != 0)
 		goto out;
 	if ((rc = check_own(s, 0, err)) != 0) {
@@ -803,6 +899,8 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 	if ((rc = check_own(s, 1, err)) == 0)
 		rc = sr_latest_advance(s->st, s->job, s->seq, s->o->epoch, &cat->latest, rebase, s,
 		    err);
+	if (rc == -1 && sr_err_is_oom(err))
+		rc = settle_oom(s, cat, key, err);
 	/* Refused for sure (not a store error, after which the swap may have
 	 * landed): off the chain for ever, so taken back. */
 	if (rc == SR_CKPT_FENCED || rc == SR_CATALOG_OVERTAKEN || s->gone)
@@ -907,7 +1005,10 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		rc = sr_err(err, "save %s: sequence numbers exhausted", s.job);
 		goto out;
 	}
-	s.m.job = sr_strdup(s.job);
+	if ((s.m.job = sr_try_strdup(s.job, err)) == NULL) {
+		rc = sr_err_prefix(err, "save %s", s.job);
+		goto out;
+	}
 	if (opts->sha256_ids) {
 		s.m.version = SR_MANIFEST_VERSION_SHA256;
 		s.m.chunk_id = SR_ID_SHA256;
@@ -928,9 +1029,14 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	s.raw_total = raw_of(&s.m);
 	if ((rc = check_stop(&s, err)) != 0)
 		goto out;
-	load_previous(&s, &cat);
-	s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16);
-	ring_start(&s, threads);
+	if ((rc = load_previous(&s, &cat, err)) != 0)
+		goto out;
+	if ((s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16, err)) == NULL) {
+		rc = sr_err_prefix(err, "save %s", s.job);
+		goto out;
+	}
+	if ((rc = ring_start(&s, threads, err)) != 0)
+		goto out;
 	rc = chunk_items(&s, err);
 	ring_stop(&s);
 	if (rc != 0)
@@ -940,7 +1046,8 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		goto out;
 	s.m.stats.raw_bytes = raw_of(&s.m);
 	if (sr_manifest_validate(&s.m, s.job, s.seq, err) == -1) {
-		rc = sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
+		rc = sr_err_is_oom(err) ? sr_err_prefix(err, "save %s", s.job) :
+		    sr_err_prefix(err, "save %s: the new manifest fails its own checks (a bug)", s.job);
 		goto out;
 	}
 	s.m.stats.seconds = sr_mono() - t0;
@@ -1003,8 +1110,9 @@ sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	char left_s[32];
 	int rc, tries = 1;
 
+	/* out of memory is not the store's: trying again would not help */
 	while ((rc = save_once(st, opts, src, step, stats, err)) == -1 &&
-	    sr_ckpt_deadline(opts) > 0) {
+	    sr_ckpt_deadline(opts) > 0 && !sr_err_is_oom(err)) {
 		left = sr_ckpt_deadline(opts) - sr_now();
 		if (left <= 0 || sr_flag_get(opts->cancel))
 			break;

@@ -77,11 +77,12 @@ int sr_ckpt_save_src(struct sr_store *st, const struct sr_ckpt_opts *opts,
     const struct sr_save_src *src, long long step, struct sr_ckpt_stats *stats, char *err);
 
 /* Buffers in memory as a source (save-tensors.c): the indices of t in
- * the manifest's order, by name (malloc'd), and describe() for them with
+ * the manifest's order, by name (malloc'd; NULL with err on
+ * out-of-memory), and describe() for them with
  * o (a replicated tensor's piece as o->rank's share), so that the other
  * sources of tensors (lib/staging.c, lib/device-save.c) record them
  * alike. */
-size_t *sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n);
+size_t *sr_ckpt_tensors_order(const struct sr_ckpt_tensor *t, size_t n, char *err);
 int sr_ckpt_tensors_describe(const struct sr_ckpt_tensor *t, const size_t *order, size_t n,
     struct sr_manifest *m, const struct sr_ckpt_opts *o, char *err);
 /* The bytes of buffer t that a save with o writes, [*off, *off + *len):

@@ -338,8 +338,11 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	j->sg.bufs = j->bufs;
 	j->sg.t = j->t;
 	j->sg.n = j->n;
-	j->sg.order = sr_ckpt_tensors_order(j->t, j->n);
 	j->sg.o = &j->o;
+	if ((j->sg.order = sr_ckpt_tensors_order(j->t, j->n, NULL)) == NULL) {
+		job_free(ctx, j);
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
+	}
 	/* device buffers: their chunk sums first (on the GPUs), so that a
 	 * chunk the last commit holds is neither copied nor staged */
 	if (sr_lib_device_sums(ctx, j->bufs, j->t, j->n, &j->o, &j->sg.sums, err) == -1) {

@@ -629,7 +629,7 @@ sr_lib_device_save(spotrun_ctx *ctx, const struct sr_ckpt_opts *opts,
 	o.world_size = ctx->p.world_size;	/* the shares, before the save */
 	o.rank = ctx->p.rank;
 	if (memos_alloc(ctx) == -1 || sums_init(&s.u, ctx, ctx->bufs, t, ctx->nbufs, &o) == -1 ||
-	    (s.order = sr_ckpt_tensors_order(t, ctx->nbufs)) == NULL) {
+	    (s.order = sr_ckpt_tensors_order(t, ctx->nbufs, NULL)) == NULL) {
 		sums_free(&s.u);
 		free(s.order);
 		return sr_err(err, "save: out of memory");

@@ -120,8 +120,14 @@ save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long 
 
 	if (keys == NULL)
 		return sr_err_prefix(err, "save %s: step %lld", o->job, step);
-	for (i = 0; i < nmerge; i++)
-		keys[i] = sr_parts_rank_key(o->job, o->epoch, step, (int)i + 1);
+	for (i = 0; i < nmerge; i++) {
+		if ((keys[i] = sr_parts_rank_key(o->job, o->epoch, step, (int)i + 1, err)) == NULL) {
+			while (i > 0)
+				free(keys[--i]);
+			free(keys);
+			return sr_err_prefix(err, "save %s: step %lld", o->job, step);
+		}
+	}
 	o->merge = (const char *const *)keys;
 	o->nmerge = nmerge;
 	o->merge_ranks = 1;
@@ -150,7 +156,8 @@ save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long l
 	/* LATEST before the part: rank 0 cannot commit this save without it */
 	if (sr_latest_read(ctx->st, o->job, &base, why) != 0)
 		return sr_err(err, "save %s: step %lld: read LATEST: %s", o->job, step, why);
-	o->part = sr_parts_rank_key(o->job, o->epoch, step, ctx->p.rank);
+	if ((o->part = sr_parts_rank_key(o->job, o->epoch, step, ctx->p.rank, err)) == NULL)
+		return sr_err_prefix(err, "save %s: step %lld", o->job, step);
 	rc = save_one(ctx, o, w, step, cs, err);
 	/* rank 0 may wait rank_wait for the slowest part, then commit: this
 	 * rank waits longer, so that it learns whether rank 0 gave up */

@@ -138,7 +138,7 @@ static void
 bench_codec(const uint8_t *data, size_t n, size_t chunk, int level, int reps,
     struct result *res, uint8_t *out)
 {
-	struct sr_codec *c = sr_codec_new(level);
+	struct sr_codec *c = sr_codec_new(level, NULL);
 	size_t nchunks = (n + chunk - 1) / chunk, i, total = 0;
 	size_t cap = sr_codec_bound(chunk);
 	uint8_t *enc = sr_malloc(nchunks * cap), *dec = sr_malloc(n);

@@ -63,7 +63,8 @@ make_tensor(struct sr_mtensor *t, int ndim)
 			off[d] = cuts[d][idx[d]];
 			size[d] = cuts[d][idx[d] + 1] - off[d];
 		}
-		sr_mtensor_add_piece(t, off, size);
+		if (sr_mtensor_add_piece(t, off, size, NULL) == NULL)
+			abort();
 		for (d = ndim - 1; d >= 0; d--) {
 			if (++idx[d] < ncut[d])
 				break;
@@ -196,7 +197,8 @@ main(void)
 
 		ndim = 1 + round % 3;
 		make_tensor(&t, ndim);
-		sr_pindex_build(&x, &t);
+		if (sr_pindex_build(&x, &t, NULL) == -1)
+			ok_query = 0;
 		hit = sr_calloc(t.npieces + 1, sizeof *hit);
 		for (j = 0; j < 10; j++) {
 			struct sr_box *meets = sr_calloc(t.npieces + 1, sizeof *meets);
@@ -225,14 +227,14 @@ main(void)
 			if (brute != n)
 				ok_query = 0;
 			/* the pieces tile the tensor: every box is covered */
-			if (sr_box_covered(&b, meets, m, &gap) != 1)
+			if (sr_box_covered(&b, meets, m, &gap, NULL) != 1)
 				ok_cover = 0;
 			/* without one of them, the gap is inside the missing one */
 			if (m > 0) {
 				size_t drop = (size_t)rnd(m);
 				struct sr_box gone = meets[drop];
 				meets[drop] = meets[m - 1];
-				if (sr_box_covered(&b, meets, m - 1, &gap) != 0 ||
+				if (sr_box_covered(&b, meets, m - 1, &gap, NULL) != 0 ||
 				    !sr_box_meet(&gap, &gone, &o) ||
 				    sr_box_volume(&o) != sr_box_volume(&gap))
 					ok_cover = 0;
@@ -263,12 +265,12 @@ main(void)
 		t.dtype = SR_DT_F32;
 		t.ndim = 2;
 		memcpy(t.shape, shape, sizeof shape);
-		sr_mtensor_add_piece(&t, o0, s3);
-		sr_mtensor_add_piece(&t, o4, s2);
+		sr_mtensor_add_piece(&t, o0, s3, NULL);
+		sr_mtensor_add_piece(&t, o4, s2, NULL);
 		ok(sr_pieces_tile(&t, err) == -1 && strcmp(err, "tensor \"w\": no rank registered the "
 		    "box offsets [3,0] sizes [1,5] of its shape") == 0, "a gap between two pieces: %s",
 		    err);
-		sr_mtensor_add_piece(&t, o2, s3);
+		sr_mtensor_add_piece(&t, o2, s3, NULL);
 		ok(sr_pieces_tile(&t, err) == -1 && strcmp(err, "tensor \"w\": the pieces at offsets "
 		    "[0,0] sizes [3,5] and at offsets [2,0] sizes [3,5] overlap (two ranks registered "
 		    "the same elements)") == 0, "two pieces that overlap: %s", err);

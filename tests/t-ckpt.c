@@ -552,7 +552,7 @@ static void
 test_pack_format(void)
 {
 	struct sr_manifest m;
-	struct sr_codec *codec = sr_codec_new(1);
+	struct sr_codec *codec = sr_codec_new(1, NULL);
 	char *src = tu_path(top, "rt-src"), *cmd, *tmp = tu_path(top, "member.out");
 	char err[SR_ERRMAX], hex[65], *packfile, *listing, *want;
 	uint8_t id[32];
@@ -914,7 +914,7 @@ test_corrupt(void)
 {
 	struct sr_manifest m;
 	const struct sr_mchunk *c;
-	struct sr_codec *codec = sr_codec_new(1);
+	struct sr_codec *codec = sr_codec_new(1, NULL);
 	struct sr_ckpt_stats r;
 	char *src0, *src1, *dst = tu_path(top, "co-dst"), *pf, *want, hex[65], got[33], rec[33];
 	char err[SR_ERRMAX] = "";
@@ -1498,7 +1498,7 @@ test_race(void)
 			    NULL, err);
 		}
 		sr_manifest_free(&m);
-		key = sr_ckpt_manifest_key("race", r.seq);
+		key = sr_ckpt_manifest_key("race", r.seq, NULL);
 		sr_store_delete(st, key, err);
 		free(key);
 	}

@@ -547,7 +547,7 @@ test_fuzz(struct sr_codec *c)
 int
 main(void)
 {
-	struct sr_codec *c = sr_codec_new(1), *neg = sr_codec_new(-5);
+	struct sr_codec *c = sr_codec_new(1, NULL), *neg = sr_codec_new(-5, NULL);
 	char why[SR_ERRMAX];
 	uint8_t *src;
 

@@ -370,7 +370,7 @@ put_text(struct target *t, const char *key, const char *text)
 static int
 latest_is(struct target *t, const char *job, const char *want)
 {
-	char *key = sr_ckpt_latest_key(job), *got = text_of(t, key);
+	char *key = sr_ckpt_latest_key(job, NULL), *got = text_of(t, key);
 	int same = strcmp(got, want) == 0;
 
 	if (!same)
@@ -384,7 +384,7 @@ static int
 manifest_exists(struct target *t, const char *job, uint64_t seq)
 {
 	struct sr_object_info info;
-	char *key = sr_ckpt_manifest_key(job, seq), err[SR_ERRMAX];
+	char *key = sr_ckpt_manifest_key(job, seq, NULL), err[SR_ERRMAX];
 	int rc = sr_store_head(t->st, key, &info, err);
 
 	free(key);
@@ -867,7 +867,7 @@ test_old_format(struct target *t)
 	tu_write(src, "f", "old 1", 5);
 	save_at(t, "old", src, 10, 0, 0, &s, err);
 	for (i = 0; i < 2; i++) {
-		key = sr_ckpt_manifest_key("old", i);
+		key = sr_ckpt_manifest_key("old", i, NULL);
 		txt = text_of(t, key);
 		old = without_link(txt);
 		put_text(t, key, old);

@@ -151,34 +151,34 @@ fill_manifest(struct sr_manifest *m)
 	m->stats.files = 1;
 	m->stats.chunks = 2;
 	m->stats.raw_bytes = 150;
-	e = sr_manifest_add(m, "d", SR_MT_DIR);
+	e = sr_manifest_add(m, "d", SR_MT_DIR, NULL);
 	e->mode = 0755;
 	e->mtime_ns = 1700000000123456789LL;
-	e = sr_manifest_add(m, "d/f", SR_MT_FILE);
+	e = sr_manifest_add(m, "d/f", SR_MT_FILE, NULL);
 	e->mode = 0640;
 	e->mtime_ns = -5;
 	e->size = 150;
-	c = sr_mentry_add_chunk(e);
+	c = sr_mentry_add_chunk(e, NULL);
 	memset(c->id, 0xab, 32);
 	for (i = 0; i < 16; i++)
 		c->check[i] = (uint8_t)(i * 17);
 	c->has_check = 1;
-	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar");
+	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar", NULL);
 	c->offset = 512;
 	c->clen = 90;
 	c->rlen = 100;
 	c->xf = SR_XF_PLANE2;
-	c = sr_mentry_add_chunk(e);
+	c = sr_mentry_add_chunk(e, NULL);
 	memset(c->id, 0x01, 32);
-	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar");
+	c->pack = sr_manifest_intern(m, "job1/packs/0000000007-00ff.tar", NULL);
 	c->offset = 1536;
 	c->clen = 50;
 	c->rlen = 50;
 	c->xf = SR_XF_NONE;
-	e = sr_manifest_add(m, "d/l", SR_MT_SYMLINK);
+	e = sr_manifest_add(m, "d/l", SR_MT_SYMLINK, NULL);
 	e->mode = 0777;
 	e->target = sr_strdup("f");
-	e = sr_manifest_add(m, "a file with \"quotes\" and \xc3\xa9", SR_MT_FILE);
+	e = sr_manifest_add(m, "a file with \"quotes\" and \xc3\xa9", SR_MT_FILE, NULL);
 	e->mode = 0600;
 	sr_manifest_sort(m);
 }
@@ -200,18 +200,18 @@ test_chunk_id(void)
 	is_int(m.version, 2, "chunk_id: a new manifest is version 2");
 	is_int(m.chunk_id, SR_ID_XXH3, "chunk_id: ... with XXH3-128 ids");
 	m.job = sr_strdup("j");
-	e = sr_manifest_add(&m, "f", SR_MT_FILE);
+	e = sr_manifest_add(&m, "f", SR_MT_FILE, NULL);
 	e->mode = 0644;
 	e->size = 10;
-	c = sr_mentry_add_chunk(e);
+	c = sr_mentry_add_chunk(e, NULL);
 	for (i = 0; i < 16; i++)
 		c->id[i] = c->check[i] = (uint8_t)(0xf0 + i);
 	c->has_check = 1;
-	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-00.tar");
+	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-00.tar", NULL);
 	c->offset = 512;
 	c->clen = 10;
 	c->rlen = 10;
-	text = sr_manifest_dump(&m, &len);
+	text = sr_manifest_dump(&m, &len, NULL);
 	ok(strstr(text, "\"version\": 2,\n \"chunk_id\": \"xxh3-128\",\n") != NULL,
 	    "chunk_id: written after the version");
 	ok(strstr(text, "\"id\": \"f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff\"") != NULL &&
@@ -223,7 +223,7 @@ test_chunk_id(void)
 	    memcmp(c->check, c->id, 16) == 0 && c->check[15] == 0xff &&
 	    memcmp(c->id + 16, (uint8_t[16]){ 0 }, 16) == 0,
 	    "chunk_id: read back, the id is the check, the rest of id[] zero");
-	text2 = sr_manifest_dump(&n, NULL);
+	text2 = sr_manifest_dump(&n, NULL, NULL);
 	is_str(text2, text, "chunk_id: the dump of the parsed manifest is identical");
 	free(text);
 	free(text2);
@@ -265,14 +265,14 @@ test_roundtrip(void)
 	fill_manifest(&m);
 	is_int(m.npacks, 1, "one pack key interned for two chunks");
 	ok(sr_manifest_validate(&m, "job1", 7, err) == 0, "built manifest validates %s", err);
-	text = sr_manifest_dump(&m, &len);
+	text = sr_manifest_dump(&m, &len, NULL);
 	ok(strstr(text, "\"xf\": \"plane2\"") != NULL, "transform written by name");
 	ok(strstr(text, "\"xxh3\": \"00112233445566778899aabbccddeeff\"") != NULL &&
 	    strstr(strstr(text, "\"xxh3\"") + 1, "\"xxh3\"") == NULL,
 	    "a chunk's check written as 32 hex digits, and only where it has one");
 	ok(sr_manifest_parse(text, len, &n, err) == 0, "dump parses back %s", err);
 	ok(sr_manifest_validate(&n, "job1", 7, err) == 0, "and validates %s", err);
-	text2 = sr_manifest_dump(&n, NULL);
+	text2 = sr_manifest_dump(&n, NULL, NULL);
 	is_str(text2, text, "dump of the parsed manifest is identical");
 	is_int(n.stats.step, 1200, "step");
 	ok(n.stats.created == 1700000000.5, "created");
@@ -301,7 +301,7 @@ test_roundtrip(void)
 	m.link = SR_LINK_PARENT;
 	m.parent = 6;
 	m.stats.epoch = 9223372036854775807ULL;
-	text = sr_manifest_dump(&m, &len);
+	text = sr_manifest_dump(&m, &len, NULL);
 	ok(strstr(text, "\n \"seq\": 7,\n \"parent\": 6,\n \"epoch\": 9223372036854775807,\n")
 	    != NULL, "parent and epoch written after seq");
 	ok(sr_manifest_parse(text, len, &n, err) == 0 && n.link == SR_LINK_PARENT && n.parent == 6 &&
@@ -317,7 +317,7 @@ test_roundtrip(void)
 	sr_manifest_free(&n);
 	m.link = SR_LINK_NONE;
 	m.stats.epoch = 0;
-	text = sr_manifest_dump(&m, &len);
+	text = sr_manifest_dump(&m, &len, NULL);
 	ok(strstr(text, "\n \"parent\": null,\n \"epoch\": 0,\n") != NULL &&
 	    sr_manifest_parse(text, len, &n, err) == 0 && n.link == SR_LINK_NONE,
 	    "the first of a chain: \"parent\": null, read back as SR_LINK_NONE");
@@ -459,13 +459,13 @@ test_world_size(void)
 
 	ok(sr_manifest_parse(with, strlen(with), &m, err) == 0, "world_size parses %s", err);
 	is_int(m.stats.world_size, 4, "world_size 4 read");
-	text = sr_manifest_dump(&m, NULL);
+	text = sr_manifest_dump(&m, NULL, NULL);
 	ok(strstr(text, "\"world_size\": 4") != NULL, "and written back");
 	free(text);
 	sr_manifest_free(&m);
 	ok(sr_manifest_parse(without, strlen(without), &m, err) == 0, "a manifest without it parses");
 	is_int(m.stats.world_size, 0, "its world size is not known (0)");
-	text = sr_manifest_dump(&m, NULL);
+	text = sr_manifest_dump(&m, NULL, NULL);
 	ok(strstr(text, "world_size") == NULL, "and none is written for it");
 	free(text);
 	sr_manifest_free(&m);
@@ -487,7 +487,7 @@ test_names(void)
 	ok(sr_ckpt_job_check("a/", err) == -1, "job a/ refused");
 	ok(sr_ckpt_job_check("a//b", err) == -1, "job a//b refused");
 	ok(sr_ckpt_job_check("", err) == -1, "empty job refused");
-	k = sr_ckpt_manifest_key("j", 42);
+	k = sr_ckpt_manifest_key("j", 42, NULL);
 	is_str(k, "j/manifests/0000000042.json", "manifest key is zero-padded");
 	free(k);
 	ok(sr_ckpt_is_pack_key("j", "j/packs/0000000003-0a1b2c.tar"), "pack key recognised");
@@ -500,7 +500,7 @@ test_names(void)
 static void
 test_idtab(void)
 {
-	struct sr_idtab *t = sr_idtab_new(0);
+	struct sr_idtab *t = sr_idtab_new(0, NULL);
 	struct sr_mchunk c;
 	const struct sr_mchunk *g;
 	int i, found = 0;
@@ -511,10 +511,10 @@ test_idtab(void)
 		memcpy(c.id + 8, &i, sizeof i);	/* same hash bytes: worst-case probing */
 		c.id[0] = (uint8_t)(i % 3);
 		c.offset = (uint64_t)i;
-		sr_idtab_put(t, &c);
+		sr_idtab_put(t, &c, NULL);
 	}
 	c.offset = 99999;
-	sr_idtab_put(t, &c);	/* an id already present keeps its first reference */
+	sr_idtab_put(t, &c, NULL);	/* an id already present keeps its first reference */
 	is_int(sr_idtab_count(t), 5000, "5000 ids in the table");
 	for (i = 0; i < 5000; i++) {
 		memset(c.id, 0, 32);
@@ -608,12 +608,12 @@ test_tensors(void)
 	sr_manifest_init(&m);
 	m.version = SR_MANIFEST_VERSION_TENSORS;
 	m.job = sr_strdup("j");
-	t = sr_manifest_add_tensor(&m, "w", SR_DT_F8E4M3, 2, shape);
-	c = sr_mentry_add_chunk(&sr_mtensor_add_piece(t, off, size)->data);
+	t = sr_manifest_add_tensor(&m, "w", SR_DT_F8E4M3, 2, shape, NULL);
+	c = sr_mentry_add_chunk(&sr_mtensor_add_piece(t, off, size, NULL)->data, NULL);
 	t->pieces[0].data.size = 16;
 	c->rlen = c->clen = 16;
-	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-ab.tar");
-	text = sr_manifest_dump(&m, &len);
+	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-ab.tar", NULL);
+	text = sr_manifest_dump(&m, &len, NULL);
 	ok(strstr(text, "\"version\": 3") != NULL && strstr(text, "\"dtype\": \"f8e4m3\"") != NULL,
 	    "a manifest with tensors is written as version 3, its dtype by name");
 	ok(sr_manifest_parse(text, len, &back, err) == 0 && sr_manifest_validate(&back, "j", 0, err)

@@ -284,7 +284,7 @@ static void *
 cas_main(void *arg)
 {
 	struct casser *k = arg;
-	char *key = sr_ckpt_latest_key(JOB), text[32];
+	char *key = sr_ckpt_latest_key(JOB, NULL), text[32];
 
 	snprintf(text, sizeof text, "%" PRIu64 "\n", k->seq);
 	pthread_barrier_wait(k->go);
@@ -310,7 +310,7 @@ static void *
 poll_main(void *arg)
 {
 	struct poller *p = arg;
-	char *key = sr_ckpt_latest_key(JOB), err[SR_ERRMAX];
+	char *key = sr_ckpt_latest_key(JOB, NULL), err[SR_ERRMAX];
 	void *buf;
 	size_t len;
 
@@ -391,7 +391,7 @@ advance_outcomes(const struct casser *k)
 static long long
 latest_value(struct sr_store *st, char *etag)
 {
-	char *key = sr_ckpt_latest_key(JOB), err[SR_ERRMAX];
+	char *key = sr_ckpt_latest_key(JOB, NULL), err[SR_ERRMAX];
 	void *buf;
 	size_t len;
 	long long v = -1;
@@ -411,7 +411,7 @@ test_latest_race(struct sr_store *st)
 	struct casser k[NW];
 	struct sr_catalog c;
 	struct poller pl;
-	char etag[SR_ETAG_MAX], err[SR_ERRMAX] = "", *key = sr_ckpt_latest_key(JOB), *want;
+	char etag[SR_ETAG_MAX], err[SR_ERRMAX] = "", *key = sr_ckpt_latest_key(JOB, NULL), *want;
 	int i, round, bad_rounds = 0, unclean = 0, not_ok;
 
 	for (i = 0; i < NW; i++)
@@ -523,7 +523,7 @@ test_restore_all(struct sr_store *st, char **srcs)
 				printf("# LATEST back to %s: %s\n", ptr, err);
 		}
 		sr_manifest_free(&m);
-		key = sr_ckpt_manifest_key(JOB, r.seq);
+		key = sr_ckpt_manifest_key(JOB, r.seq, NULL);
 		sr_store_delete(st, key, err);
 		free(key);
 	}
