@@ -367,8 +367,12 @@ transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join,
 {
 	size_t m, body;
 
+	/* Widths come from the dtype table (1, 2, 4, 8). One outside 1..16
+	 * would be a bug of the caller: it is copied raw (width 1), which the
+	 * join of the same width undoes, rather than ending the process of the
+	 * job that links the library. */
 	if (width < 1 || width > 16)
-		sr_fatal("sr_byteplane_%s: width %u out of range 1..16", join ? "join" : "split", width);
+		width = 1;
 	m = n / width;
 	body = m * width;
 	switch (width) {

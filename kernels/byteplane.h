@@ -7,8 +7,8 @@
  * sr_byteplane_split(src, n, width, dst): for n bytes of width-byte
  * elements, plane k (byte k of every element) goes to dst + k * (n / width);
  * the n % width tail bytes are copied raw after the last plane.
- * sr_byteplane_join is the exact inverse. width is 1..16; src and dst must
- * not overlap. The CPU versions here are the reference the CUDA kernels
+ * sr_byteplane_join is the exact inverse. width is 1..16 (another is
+ * taken as 1: a raw copy); src and dst must not overlap. The CPU versions here are the reference the CUDA kernels
  * (byteplane.cu) are tested against.
  *
  * sr_byteplane_split_isa and _join_isa take the instruction set to use

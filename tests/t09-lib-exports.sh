@@ -1,13 +1,15 @@
 #!/bin/sh
 # t09-lib-exports.sh: libspotrun.so exports libspotrun.h's API and nothing
 # else (lib/libspotrun.map): the dynamic symbols it defines, as nm -D lists
-# them, are exactly these, each at version SPOTRUN_0.1; and its pkg-config
-# file names the library and the header's folder.
+# them, are exactly these, each at version SPOTRUN_0.1; its pkg-config
+# file names the library and the header's folder; and no function in it
+# can end the job's process (abort, exit, assert, sr_fatal, the allocators
+# that die on out-of-memory), as objdump's disassembly shows.
 : "${top_builddir:?}" "${top_srcdir:?}"
 so="$top_builddir/.libs/libspotrun.so"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..5"
+echo "1..6"
 cat > "$tmp/want" <<'LIST'
 spotrun_checkpoint_requested@@SPOTRUN_0.1
 spotrun_create@@SPOTRUN_0.1
@@ -51,3 +53,19 @@ case "$libs" in
 *-lspotrun*) echo "ok 5 - pkg-config --libs spotrun says -lspotrun ($libs)" ;;
 *) echo "not ok 5 - pkg-config --libs spotrun: $libs (from $pc)" ;;
 esac
+# The dying family (sr_malloc...) is in the library with common/util.o,
+# called by nothing; what calls sr_fatal is that family alone.
+objdump -d --no-show-raw-insn "$so" > "$tmp/dis" 2>&1
+awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
+	/(call|jmp).*<(abort|exit|_exit|__assert_fail)@plt>/ ||
+	    /(call|jmp).*<sr_(fatal|malloc|calloc|realloc|reallocarray|strdup|strndup|asprintf)>/ {
+		print fn, $NF }' "$tmp/dis" | sort -u |
+    grep -v '^<sr_\(malloc\|calloc\|realloc\|reallocarray\|strdup\|strndup\|asprintf\)>: <sr_fatal>$' |
+    grep -v '^<sr_fatal>: <abort@plt>$' > "$tmp/dying"
+if [ -s "$tmp/dis" ] && grep -q '<spotrun_save>:' "$tmp/dis" && [ ! -s "$tmp/dying" ]; then
+	echo "ok 6 - no function of libspotrun.so calls abort, exit, assert, sr_fatal or a dying allocator"
+else
+	echo "not ok 6 - functions of libspotrun.so that can end the process (caller: callee):"
+	sed 's/^/# /' "$tmp/dying"
+	grep -q '<spotrun_save>:' "$tmp/dis" || head -3 "$tmp/dis" | sed 's/^/# objdump: /'
+fi

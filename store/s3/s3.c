@@ -303,8 +303,15 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 		if (strncasecmp(rq->hdrs[i], SHA_HDR, sizeof SHA_HDR - 1) == 0)
 			continue;	/* the payload hash, in h already */
 
-		if (colon == NULL || nl >= sizeof names[i])
-			sr_fatal("s3: bad header \"%s\"", rq->hdrs[i]);
+		if (colon == NULL || nl >= sizeof names[i]) {
+			/* the callers' own headers: a bug, said, not the job's end */
+			sr_err(err, "%s: sign request: header \"%.80s\" is not \"name: value\" "
+			    "with a name under 64 bytes (a bug)", what, rq->hdrs[i]);
+			sr_creds_wipe(&cr);
+			free(wire);
+			free(path);
+			return -1;
+		}
 		memcpy(names[i], rq->hdrs[i], nl);
 		names[i][nl] = '\0';
 		colon++;

@@ -683,7 +683,8 @@ hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
 	if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL)
 		return sr_digest_ssl_err(err, "sign request: compute HMAC-SHA256");
 	if (outlen != SHA256_DIGEST_LENGTH)
-		sr_fatal("hmac-sha256: OpenSSL gave %u bytes", outlen);
+		return sr_err(err, "sign request: HMAC-SHA256 gave %u bytes, not %d (OpenSSL's bug)",
+		    outlen, SHA256_DIGEST_LENGTH);
 	return 0;
 }
 
