@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "codec.h"
+#include "json.h"
 #include "manifest.h"
 #include "pathsafe.h"
 #include "util.h"
@@ -984,11 +985,11 @@ sr_manifest_parse(const char *buf, size_t len, struct sr_manifest *m, char *err)
 {
 	json_error_t je;
 	json_t *root;
-	int rc;
+	int rc, oom;
 
 	sr_manifest_init(m);
-	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL && json_error_code(&je) == json_error_out_of_memory)
+	root = sr_json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je, &oom);
+	if (oom)
 		return sr_err_oom(err, "parse the manifest's JSON");
 	if (root == NULL)
 		return sr_err(err, "JSON line %d column %d: %s", je.line, je.column, je.text);

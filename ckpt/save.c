@@ -29,11 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <openssl/rand.h>
 
 #include "byteplane.h"
 #include "catalog.h"
@@ -503,11 +502,17 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 {
 	char name[80], hex[65], rnd[17];
 	uint8_t r[8];
+	ssize_t got;
 
 	if (s->pack == NULL) {
 		char *key;
-		if (RAND_bytes(r, sizeof r) != 1)
-			return sr_err(err, "create pack name: OpenSSL RAND_bytes failed");
+		/* getrandom(2), not OpenSSL's RAND_bytes: the kernel's bytes need
+		 * no allocation, so no out-of-memory reads as a failure of
+		 * randomness */
+		while ((got = getrandom(r, sizeof r, 0)) == -1 && errno == EINTR)
+			;
+		if (got != (ssize_t)sizeof r)
+			return sr_errno(err, "create pack name: getrandom");
 		sr_hex_of(r, sizeof r, rnd);
 		key = sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS,
 		    s->seq, rnd);

@@ -4,7 +4,7 @@ libcommon_a_CPPFLAGS = $(SR_CPPFLAGS_BASE)
 libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h \
 	common/http.c common/http.h common/imds.c common/imds.h \
 	common/iniparse.c common/iniparse.h common/inifile.c common/inifile.h \
-	common/similar.c common/similar.h \
+	common/similar.c common/similar.h common/json.c common/json.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h
 # Out-of-memory injection for the tests (tests/oom.c replaces malloc in the

@@ -347,7 +347,7 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	 * chunk the last commit holds is neither copied nor staged */
 	if (sr_lib_device_sums(ctx, j->bufs, j->t, j->n, &j->o, &j->sg.sums, err) == -1) {
 		job_free(ctx, j);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "save_async of step %lld: %s; "
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "save_async of step %lld: %s; "
 		    "nothing committed", step, err);
 	}
 	/* what this rank stages: its boxes, its shares of replicated
@@ -385,7 +385,7 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 		/* no snapshot: the save stops on it, and the caller hears it now
 		 * (only a device buffer's copy can fail) */
 		sr_async_collect(ctx, &rc, why);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "save_async of step %lld: %s; "
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "save_async of step %lld: %s; "
 		    "nothing committed", step, err);
 	}
 	return SPOTRUN_OK;

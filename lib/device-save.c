@@ -468,12 +468,16 @@ sums_init(struct sr_dev_sums *u, spotrun_ctx *ctx, const struct lib_buf *bufs,
 	u->next = sr_lib_alloc(&ctx->p, (n + 1) * sizeof *u->next);
 	u->first = sr_lib_alloc(&ctx->p, (n + 1) * sizeof *u->first);
 	u->end = sr_lib_alloc(&ctx->p, (n + 1) * sizeof *u->end);
+	/* zeroed before anything can fail: sums_free reads what they hold */
+	if (u->sums != NULL)
+		memset(u->sums, 0, (n + 1) * sizeof *u->sums);
+	if (u->summed != NULL)
+		memset(u->summed, 0, (n + 1) * sizeof *u->summed);
+	if (u->next != NULL)
+		memset(u->next, 0, (n + 1) * sizeof *u->next);
 	if (u->sums == NULL || u->summed == NULL || u->next == NULL || u->first == NULL ||
 	    u->end == NULL)
 		return -1;
-	memset(u->sums, 0, (n + 1) * sizeof *u->sums);
-	memset(u->summed, 0, (n + 1) * sizeof *u->summed);
-	memset(u->next, 0, (n + 1) * sizeof *u->next);
 	for (i = 0; i < n; i++) {
 		/* this rank's chunks: a replicated buffer's share, else all */
 		sr_ckpt_tensor_share(&t[i], o, &off, &len, NULL, NULL);

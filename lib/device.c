@@ -226,7 +226,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 		}
 	}
 	if ((g = open_gpu(ctx, device, err)) == NULL)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "register \"%s\": %s; nothing "
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "register \"%s\": %s; nothing "
 		    "registered: set params.cuda_library or SPOTRUN_CUDA_LIBRARY to the CUDA driver, "
 		    "or register host buffers", name, err);
 	if (ptr == NULL && b->bytes == 0)
@@ -236,7 +236,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 		    "%" PRIu64 " bytes", name, b->bytes);
 	snprintf(what, sizeof what, "register \"%s\": check device pointer %p", name, ptr);
 	if (sr_dev_push(g, what, err) == -1)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "%s", err);
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "%s", err);
 	bad = g->cu->api.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr);
 	if (bad == CUDA_ERROR_INVALID_VALUE) {
 		sr_dev_pop(g);
@@ -248,7 +248,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 	    sr_dev_ok(g, g->cu->api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 	    dptr), what, "cuPointerGetAttribute", err) == -1) {
 		sr_dev_pop(g);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "%s", err);
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "%s", err);
 	}
 	if (type != CU_MEMORYTYPE_DEVICE) {
 		sr_dev_pop(g);
@@ -264,7 +264,7 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 	if (sr_dev_ok(g, g->cu->api.cuMemGetAddressRange(&base, &size, dptr), what,
 	    "cuMemGetAddressRange", err) == -1) {
 		sr_dev_pop(g);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_NO_DEVICE, "%s", err);
+		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "%s", err);
 	}
 	sr_dev_pop(g);
 	if (dptr - base > size || b->bytes > size - (dptr - base))

@@ -83,6 +83,9 @@ spotrun_error sr_lib_fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt,
 /* Start a call: spotrun_create's kept failure (said again), or SPOTRUN_OK
  * with ctx->msg cleared. */
 spotrun_error sr_lib_begin(spotrun_ctx *ctx);
+/* code, or SPOTRUN_ERROR_MEMORY when the module's message err says
+ * out-of-memory (sr_err_is_oom): what failed below was the allocator. */
+spotrun_error sr_lib_oom_or(spotrun_error code, const char *err);
 
 /* ---- the async save (lib/async.c, lib/staging.c) ---- */
 

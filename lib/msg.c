@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib.h"
+#include "util.h"
 
 /* ---- memory, through the hooks ---- */
 
@@ -62,6 +63,12 @@ sr_lib_fail(spotrun_ctx *ctx, spotrun_error code, const char *fmt, ...)
 	va_end(ap);
 	sr_lib_tell(ctx, SPOTRUN_MSG_ERROR, ctx->msg);
 	return code;
+}
+
+spotrun_error
+sr_lib_oom_or(spotrun_error code, const char *err)
+{
+	return sr_err_is_oom(err) ? SPOTRUN_ERROR_MEMORY : code;
 }
 
 /* Start a call: the context's own failure, or a clean slate. */

@@ -202,7 +202,7 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	}
 	if (sr_store_open(ctx->store_url, &ctx->st, err) != 0) {
 		snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: %s", err);
-		stick(ctx, sr_err_is_oom(err) ? SPOTRUN_ERROR_MEMORY : SPOTRUN_ERROR_STORE, ctx->msg);
+		stick(ctx, sr_lib_oom_or(SPOTRUN_ERROR_STORE, err), ctx->msg);
 	}
 }
 
@@ -486,18 +486,19 @@ has_device(const spotrun_ctx *ctx)
 static spotrun_error
 code_of(int rc, const char *err)
 {
-	if (rc != 0 && sr_err_is_oom(err))
-		return SPOTRUN_ERROR_MEMORY;
+	spotrun_error code;
+
 	switch (rc) {
 	case 0: return SPOTRUN_OK;
-	case SR_LIB_DEVICE_FAILED: return SPOTRUN_ERROR_NO_DEVICE;
-	case SR_CKPT_LATE: return SPOTRUN_ERROR_DEADLINE;
-	case SR_CKPT_FENCED: return SPOTRUN_ERROR_FENCED;
-	case SR_CKPT_MISMATCH: return SPOTRUN_ERROR_MISMATCH;
-	case SR_CKPT_UNUSABLE: return SPOTRUN_ERROR_CORRUPT;
-	case -1: return SPOTRUN_ERROR_STORE;
-	default: return SPOTRUN_ERROR_GENERIC;
+	case SR_LIB_DEVICE_FAILED: code = SPOTRUN_ERROR_NO_DEVICE; break;
+	case SR_CKPT_LATE: code = SPOTRUN_ERROR_DEADLINE; break;
+	case SR_CKPT_FENCED: code = SPOTRUN_ERROR_FENCED; break;
+	case SR_CKPT_MISMATCH: code = SPOTRUN_ERROR_MISMATCH; break;
+	case SR_CKPT_UNUSABLE: code = SPOTRUN_ERROR_CORRUPT; break;
+	case -1: code = SPOTRUN_ERROR_STORE; break;
+	default: code = SPOTRUN_ERROR_GENERIC; break;
 	}
+	return sr_lib_oom_or(code, err);
 }
 
 /* What both kinds of save do first: check the call (verb names it), wait

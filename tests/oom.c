@@ -38,8 +38,9 @@ oom_usable(void)
 	return OOM_REPLACES;
 }
 
-/* dl_iterate_phdr's callback: the executable's and libspotrun's loaded
- * segments are "ours". */
+/* dl_iterate_phdr's callback: the executable segments of the objects
+ * that are "ours" (the executable and libspotrun; arg NULL) or fragile
+ * (jansson and libcrypto; arg not NULL), as ranges of code addresses. */
 static int
 oom_add_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -47,8 +48,8 @@ oom_add_object(struct dl_phdr_info *info, size_t size, void *arg)
 	int i;
 
 	(void)size;
-	(void)arg;
-	if (!(name[0] == '\0' || strstr(name, "libspotrun") != NULL))
+	if (arg == NULL ? !(name[0] == '\0' || strstr(name, "libspotrun") != NULL) :
+	    (strstr(name, "libjansson") == NULL && strstr(name, "libcrypto") == NULL))
 		return 0;
 	for (i = 0; i < info->dlpi_phnum && oom_nranges < OOM_RANGES; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -67,6 +68,8 @@ oom_arm(long nth, int persist, enum oom_scope scope)
 	oom_nranges = 0;
 	if (scope == OOM_OURS)
 		dl_iterate_phdr(oom_add_object, NULL);
+	else if (scope == OOM_ALL_BUT_FRAGILE)
+		dl_iterate_phdr(oom_add_object, (void *)"fragile");
 	__atomic_store_n(&oom_count, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&oom_failed, 0, __ATOMIC_SEQ_CST);
 	oom_nth = nth;
@@ -121,10 +124,11 @@ oom_fails(const void *caller)
 
 	if (!__atomic_load_n(&oom_armed, __ATOMIC_SEQ_CST))
 		return 0;
-	if (oom_scope_now == OOM_OURS) {
+	if (oom_scope_now != OOM_ALL) {
+		/* in the ranges: ours (counted) or the fragile ones (spared) */
 		for (ours = 0, i = 0; i < oom_nranges && !ours; i++)
 			ours = (uintptr_t)caller >= oom_lo[i] && (uintptr_t)caller < oom_hi[i];
-		if (!ours)
+		if (ours != (oom_scope_now == OOM_OURS))
 			return 0;
 	}
 	k = __atomic_add_fetch(&oom_count, 1, __ATOMIC_SEQ_CST);

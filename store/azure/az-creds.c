@@ -18,6 +18,7 @@
 
 #include "az-creds.h"
 #include "http.h"
+#include "json.h"
 #include "util.h"
 
 #define WHAT		"find Azure credentials"
@@ -227,15 +228,11 @@ sr_az_token_reply(long status, const char *body, size_t len, const char *url,
 	json_error_t jerr;
 	json_t *o, *tok, *exp, *e, *ed;
 	double when = 0;
-	int rc = -1;
+	int rc = -1, oom;
 
-	/* jansson words most of its own allocation failures as syntax errors
-	 * ("invalid token"), and some it ignores, handing back a string short
-	 * of the character it could not store: malloc's ENOMEM tells both from
-	 * a bad reply */
-	errno = 0;
-	o = json_loadb(body, len, 0, &jerr);
-	if (errno == ENOMEM || (o == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+	/* jansson's out-of-memory told from a bad reply (json.h) */
+	o = sr_json_loadb(body, len, 0, &jerr, &oom);
+	if (oom) {
 		sr_err_oom(err, "read the reply");
 		rc = sr_err_prefix(err, "GET %s", url);
 		goto done;

@@ -19,6 +19,7 @@
 
 #include "creds-int.h"
 #include "http.h"
+#include "json.h"
 #include "imds.h"
 #include "util.h"
 
@@ -100,7 +101,7 @@ get_keys(const struct sr_imds *m, const char *tok, const char *role,
 	struct sr_http_resp resp;
 	json_error_t jerr;
 	json_t *o = NULL, *code, *msg;
-	int r = -1;
+	int r = -1, oom;
 
 	if (url == NULL) {
 		sr_err_prefix(err, "GET %s" ROLE_PATH "%s", m->base, role);
@@ -112,13 +113,10 @@ get_keys(const struct sr_imds *m, const char *tok, const char *role,
 		sr_err(err, "GET %s: HTTP status %ld", url, resp.status);
 		goto done;
 	}
-	/* jansson words most of its own allocation failures as syntax errors,
-	 * and ignores some, handing back a string short of the character it
-	 * could not store (a wrong key): malloc's ENOMEM tells both from a bad
-	 * reply. Its message quotes the text near the fault: not shown. */
-	errno = 0;
-	o = json_loadb(resp.body, resp.len, 0, &jerr);
-	if (errno == ENOMEM || (o == NULL && json_error_code(&jerr) == json_error_out_of_memory)) {
+	/* jansson's out-of-memory told from a bad reply (json.h). Its
+	 * message quotes the text near the fault: not shown. */
+	o = sr_json_loadb(resp.body, resp.len, 0, &jerr, &oom);
+	if (oom) {
 		sr_err_oom(err, "read the reply");
 		sr_err_prefix(err, "GET %s", url);
 		goto done;
