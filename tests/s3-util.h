@@ -72,6 +72,27 @@ su_require(void)
 	su_isolate();
 }
 
+/* Whether the test server is there for the part of a test that also runs
+ * without one: 1 with its keys set as su_require sets them; else 0, after
+ * a failed test line when a server is required (SPOTRUN_TEST_REQUIRE_S3=1)
+ * or a comment that `what` is not tested. */
+SU_FN int
+su_server_maybe(const char *what)
+{
+	if (su_env("SPOTRUN_TEST_S3_ENDPOINT")[0] != '\0') {
+		setenv("AWS_ACCESS_KEY_ID", su_env("SPOTRUN_TEST_S3_ACCESS_KEY"), 1);
+		setenv("AWS_SECRET_ACCESS_KEY", su_env("SPOTRUN_TEST_S3_SECRET_KEY"), 1);
+		su_isolate();
+		return 1;
+	}
+	if (strcmp(su_env("SPOTRUN_TEST_REQUIRE_S3"), "1") == 0)
+		ok(0, "no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset) and SPOTRUN_TEST_REQUIRE_S3=1: "
+		    "build-aux/test-all could not start Ceph RGW");
+	else
+		tap_diag("%s not tested: no S3 server (SPOTRUN_TEST_S3_ENDPOINT unset)", what);
+	return 0;
+}
+
 /* The shell command that runs the aws CLI with args against the test
  * server (keys through the environment, never on a command line), for
  * every command of the line; malloc'd. */

@@ -37,6 +37,7 @@
 
 #include "codec.h"
 #include "cudaapi.h"
+#include "fake-cuda-util.h"
 #include "manifest.h"
 #include "store.h"
 #include "util.h"
@@ -49,55 +50,17 @@
 
 #define CHUNK ((size_t)64 << 10)
 
-/* The fake, as the test drives it. */
-static struct {
-	void *dl;
-	uint64_t (*count)(const char *);
-	void (*reset)(void);
-	CUresult (*init)(unsigned);
-	CUresult (*retain)(CUcontext *, CUdevice);
-	CUresult (*release)(CUdevice);
-	CUresult (*set)(CUcontext);
-	CUresult (*alloc)(CUdeviceptr *, size_t);
-	CUresult (*dfree)(CUdeviceptr);
-	CUresult (*htod)(CUdeviceptr, const void *, size_t);
-	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-	CUresult (*host_alloc)(void **, size_t, unsigned);
-	CUresult (*host_free)(void *);
-	CUcontext ctx[2];
-} F;
-
-static void *
-sym(const char *name)
-{
-	void *p = dlsym(F.dl, name);
-
-	if (p == NULL)
-		sr_fatal("fake CUDA: no %s", name);
-	return p;
-}
+/* The fake, as the test drives it (tests/fake-cuda-util.h), and device
+ * 1's primary context (device 0's is F.ctx0). */
+static struct fcu F;
+static CUcontext ctx1;
 
 static void
 fake_open(void)
 {
-	setenv("FAKE_CUDA_DEVICES", "2", 1);
-	if ((F.dl = dlopen(SR_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL)) == NULL)
-		sr_fatal("%s", dlerror());
-	*(void **)&F.count = sym("fake_cuda_count");
-	*(void **)&F.reset = sym("fake_cuda_reset");
-	*(void **)&F.init = sym("cuInit");
-	*(void **)&F.retain = sym("cuDevicePrimaryCtxRetain");
-	*(void **)&F.release = sym("cuDevicePrimaryCtxRelease_v2");
-	*(void **)&F.set = sym("cuCtxSetCurrent");
-	*(void **)&F.alloc = sym("cuMemAlloc_v2");
-	*(void **)&F.dfree = sym("cuMemFree_v2");
-	*(void **)&F.htod = sym("cuMemcpyHtoD_v2");
-	*(void **)&F.dtoh = sym("cuMemcpyDtoH_v2");
-	*(void **)&F.host_alloc = sym("cuMemHostAlloc");
-	*(void **)&F.host_free = sym("cuMemFreeHost");
-	if (F.init(0) != CUDA_SUCCESS || F.retain(&F.ctx[0], 0) != CUDA_SUCCESS ||
-	    F.retain(&F.ctx[1], 1) != CUDA_SUCCESS || F.set(F.ctx[0]) != CUDA_SUCCESS)
-		sr_fatal("fake CUDA: no context");
+	fcu_open(&F, SR_FAKE_CUDA, 2);
+	if (F.retain(&ctx1, 1) != CUDA_SUCCESS || F.set(F.ctx0) != CUDA_SUCCESS)
+		sr_fatal("fake CUDA: no context on device 1");
 }
 
 /* The buffers: every float dtype, an integer one, a slice, an empty one,
@@ -1017,16 +980,16 @@ test_refused(void)
 	    "host buffer is registered with spotrun_register", pinned);
 	refused(SR_FAKE_CUDA, pinned, 0, SPOTRUN_ERROR_PARAMETER, want, "pinned host memory");
 	F.host_free(pinned);
-	F.set(F.ctx[1]);
+	F.set(ctx1);
 	F.alloc(&other, 64);
-	F.set(F.ctx[0]);
+	F.set(F.ctx0);
 	snprintf(want, sizeof want, "register \"w\": %p is memory of CUDA device 1, not of device 0",
 	    (void *)(uintptr_t)other);
 	refused(SR_FAKE_CUDA, (void *)(uintptr_t)other, 0, SPOTRUN_ERROR_PARAMETER, want,
 	    "another device's memory");
-	F.set(F.ctx[1]);
+	F.set(ctx1);
 	F.dfree(other);
-	F.set(F.ctx[0]);
+	F.set(F.ctx0);
 	F.alloc(&small, 12);
 	snprintf(want, sizeof want, "register \"w\": the allocation at %p holds 4 bytes from "
 	    "there, the slice needs 16", (void *)(uintptr_t)(small + 8));

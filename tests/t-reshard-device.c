@@ -34,6 +34,7 @@
 #include "ranks-util.h"
 
 #include "cudaapi.h"
+#include "fake-cuda-util.h"
 #include "store.h"
 #include "util.h"
 
@@ -161,44 +162,12 @@ on_msg(void *opaque, spotrun_msg_level level, const char *text)
 }
 
 /* The fake, as a rank drives it. */
-static struct {
-	uint64_t (*count)(const char *);
-	void (*reset)(void);
-	CUresult (*alloc)(CUdeviceptr *, size_t);
-	CUresult (*htod)(CUdeviceptr, const void *, size_t);
-	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-} F;
-
-static void *
-sym(void *dl, const char *name)
-{
-	void *p = dlsym(dl, name);
-
-	if (p == NULL)
-		sr_fatal("fake CUDA: no %s", name);
-	return p;
-}
+static struct fcu F;
 
 static void
 fake_open(void)
 {
-	CUresult (*init)(unsigned), (*retain)(CUcontext *, CUdevice), (*set)(CUcontext);
-	CUcontext c;
-	void *dl;
-
-	setenv("FAKE_CUDA_DEVICES", "1", 1);
-	if ((dl = dlopen(SR_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL)) == NULL)
-		sr_fatal("%s", dlerror());
-	*(void **)&F.count = sym(dl, "fake_cuda_count");
-	*(void **)&F.reset = sym(dl, "fake_cuda_reset");
-	*(void **)&F.alloc = sym(dl, "cuMemAlloc_v2");
-	*(void **)&F.htod = sym(dl, "cuMemcpyHtoD_v2");
-	*(void **)&F.dtoh = sym(dl, "cuMemcpyDtoH_v2");
-	*(void **)&init = sym(dl, "cuInit");
-	*(void **)&retain = sym(dl, "cuDevicePrimaryCtxRetain");
-	*(void **)&set = sym(dl, "cuCtxSetCurrent");
-	if (init(0) != CUDA_SUCCESS || retain(&c, 0) != CUDA_SUCCESS || set(c) != CUDA_SUCCESS)
-		sr_fatal("fake CUDA: no context");
+	fcu_open(&F, SR_FAKE_CUDA, 1);
 }
 
 static int
