@@ -6,9 +6,9 @@
  * code, or every one, the C library's and jansson's and zstd's too), and
  * every such trial must end with SPOTRUN_OK and the exact result, or
  * SPOTRUN_ERROR_MEMORY saying "out of memory"; with no byte leaked; with
- * the store holding the last committed checkpoint or the new one, bit for
- * bit; and a restore never falling back to an older checkpoint because
- * memory ran out. One TAP line per scenario, naming its first bad trial.
+ * the job's newest checkpoint the new one after a save that said OK and
+ * the one before after one that failed, bit for bit; and a restore never
+ * falling back to an older checkpoint because memory ran out. One TAP line per scenario, naming its first bad trial.
  */
 #include "config.h"
 
@@ -255,7 +255,7 @@ trial(const char *url, const char *job, enum op op, long n, int persist, enum oo
 		got = newest(url, job, &exact);
 		if (rc == SPOTRUN_OK && got != step)
 			bad(v, n, persist, "save of step %lld said OK, the newest is %lld", step, got);
-		else if (got != step && got != *committed)
+		else if (rc != SPOTRUN_OK && got != *committed)
 			bad(v, n, persist, "after a failed save of %lld the newest is %lld, not %lld",
 			    step, got, *committed);
 		else if (!exact)
