@@ -540,7 +540,7 @@ else:
 
 # --- spotrun.torch with ranks -----------------------------------------------
 
-RANK_TORCH_TESTS = 9
+RANK_TORCH_TESTS = 10
 if torch is None:
     for _ in range(RANK_TORCH_TESTS):
         skip("spotrun.torch with ranks", "no torch for %s" % sys.executable)
@@ -580,6 +580,45 @@ else:
         p.join(60)
     is_(got, [(0, True, True), (1, False, True)],
         "requested() agrees over gloo: rank 1 does not see the request itself, yet both save")
+
+    def newer(rk, env, port, q):
+        # Rank 1 still holds request 1 when rank 0 reads request 2 (spotrun
+        # replaced a periodic request by a notice's between the ranks'
+        # reads); request 2 reaches rank 1's file 0.3 s later. Both must
+        # answer request 2 at this step (ranks answering different requests
+        # at different steps make no checkpoint).
+        import threading
+        spotrun._st.answered = spotrun._st.seen = spotrun._st.seen_key = None
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ.update(RANK=str(rk), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+        if rk == 1:
+            os.environ["SPOTRUN_CKPT_REQUEST"] += ".one"
+            mine = dict(env, SPOTRUN_CKPT_REQUEST=os.environ["SPOTRUN_CKPT_REQUEST"])
+            post(mine, 1, "periodic", 0)
+            spotrun.request()
+            threading.Timer(0.3, post, args=(mine, 2, "notice", 0)).start()
+        import torch.distributed as dist
+        dist.init_process_group("gloo", rank=rk, world_size=2)
+        agreed = spotrun.torch.requested()
+        r = spotrun.request()
+        q.put((rk, agreed, None if r is None else r.seq))
+        dist.destroy_process_group()
+
+    env = spot_env("newer")
+    post(env, 2, "notice", 0)
+    port = free_port()
+    q = ctx.Queue()
+    ps = [ctx.Process(target=newer, args=(k, dict(env), port, q)) for k in (0, 1)]
+    for p in ps:
+        p.start()
+    got = sorted(q.get(timeout=60) for _ in ps)
+    for p in ps:
+        p.join(60)
+    is_(got, [(0, True, 2), (1, True, 2)],
+        "requested() agrees on the request: a rank still holding an older one reads the newer "
+        "one, so both answer request 2")
 
     env = spot_env("torchranks")
     ctl = os.path.dirname(env["SPOTRUN_CKPT_DONE"])

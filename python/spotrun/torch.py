@@ -85,22 +85,49 @@ def _dist():
 
 def requested() -> bool:
     """spotrun.requested(), agreed by every rank: True on all of them when
-    any one sees the request (one all-reduce of a flag; the flag lives on
-    the GPU under NCCL). A collective: call it at the same point of every
-    step in every rank. Without a process group, spotrun.requested()."""
+    any one sees the request (one all-reduce; its tensor lives on the GPU
+    under NCCL). A collective: call it at the same point of every step in
+    every rank. Without a process group, spotrun.requested().
+
+    On one node the ranks agree on the request itself, not only on there
+    being one: ranks read the request file a moment apart, so when spotrun
+    replaces one request by another (a periodic one by a notice's) some may
+    still hold the older one. The all-reduce takes the newest seq, and a
+    rank holding an older one reads the file again until it holds that one,
+    so that every rank answers the same request at the same step. The nodes
+    of a gang number their requests each on its own: there the ranks agree
+    on a flag, and a rank without a request waits for its node's."""
     dist = _dist()
     if dist is None or not spotrun.supervised():
         return spotrun.requested()
     dev = "cpu"
     if dist.get_backend() == "nccl":
         dev = torch.device("cuda", torch.cuda.current_device())
-    mine = spotrun.requested()
-    flag = torch.tensor([1 if mine else 0], dtype=torch.int32, device=dev)
-    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-    if flag.item() and not mine and spotrun.nodes() > 1:
-        _await_request()
-    return bool(flag.item())
+    req = spotrun.request()
+    if spotrun.nodes() > 1:
+        flag = torch.tensor([0 if req is None else 1], dtype=torch.int32, device=dev)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        if flag.item() and req is None:
+            _await_request(None, GANG_WAIT)
+        return bool(flag.item())
+    mine = _NO_SEQ if req is None else req.seq
+    seq = torch.tensor([mine], dtype=torch.int64, device=dev)
+    dist.all_reduce(seq, op=dist.ReduceOp.MAX)
+    agreed = int(seq.item())
+    if agreed != _NO_SEQ and mine != agreed:
+        _await_request(agreed, NODE_WAIT)
+    return agreed != _NO_SEQ
 
+
+# No request pending, in requested()'s all-reduce: below every seq (a
+# request file that is not spotrun's format has a hash for its seq).
+_NO_SEQ = -(1 << 63)
+
+
+# How long a rank on one node waits for the request the ranks agreed on: the
+# ranks read one file, so the newer request is there at its next read;
+# this only bounds the wait when it is not (a file of a rank's own).
+NODE_WAIT = 1.0
 
 # How long a rank of a gang waits for its own node's request once a rank of
 # another node has seen one (the nodes' agents pass a request on within a
@@ -108,16 +135,19 @@ def requested() -> bool:
 GANG_WAIT = 60.0
 
 
-def _await_request() -> None:
-    """On a gang (several nodes), a request reaches each node through its
-    own spotrun, a moment apart: a rank that learnt from the all-reduce
-    that another node's rank has one waits until its own comes, so that it
-    answers it with the state of this same step (done() answers only a
-    request it sees). Past GANG_WAIT it goes on; its part is then missing
-    and node 0 commits nothing."""
+def _await_request(seq: Optional[int], wait: float) -> None:
+    """Wait until this rank holds the request the ranks agreed on: the one
+    numbered seq, or (seq None: on a gang, where a request reaches each
+    node through its own spotrun, a moment apart) any. Then it answers it
+    with the state of this same step (done() answers only a request it
+    sees). Past `wait` seconds it goes on; its part is then missing and
+    nothing is committed."""
     import time
-    end = time.monotonic() + GANG_WAIT
-    while not spotrun.requested() and time.monotonic() < end:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        req = spotrun.request()
+        if req is not None and (seq is None or req.seq == seq):
+            return
         time.sleep(0.01)
 
 
