@@ -497,7 +497,9 @@ test_oom(struct sr_store *st)
 		t.st = st;
 		t.op = (enum store_op)i;
 		oom_trials(&sc);
-		if (i == OP_PUT || i == OP_UPLOAD)
+		if ((i == OP_PUT || i == OP_UPLOAD) && !oom_usable())
+			tap_skip("AddressSanitizer owns malloc: no trials, no object to read back");
+		else if (i == OP_PUT || i == OP_UPLOAD)
 			ok(object_whole(&t, why), "%s: the object whole after the trials%s%s",
 			    names[i], why[0] != '\0' ? ": " : "", why);
 	}
