@@ -455,7 +455,7 @@ test_oom(const char *acct, const char *key)
 	    rr = { .status = 400, .body = "{\"error\":\"invalid_request\",\"error_description\":"
 		"\"Identity not found\"}" };
 	struct cred_trial t = { .account = acct };
-	char err[SR_ERRMAX], dir[] = "/tmp/t-az-creds.XXXXXX", *cs;
+	char err[SR_ERRMAX], dir[SR_ERRMAX], *cs;
 	const char *args[] = { "-J", "3600", NULL };
 	struct emu e;
 
@@ -481,8 +481,10 @@ test_oom(const char *acct, const char *key)
 
 	/* the token reply: what the first fetch gives, unarmed, is the model */
 	no_creds();
+	snprintf(dir, sizeof dir, "%s/t-az-creds.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(dir) == NULL)
-		sr_fatal("mkdtemp: %s", strerror(errno));
+		sr_fatal("mkdtemp %s: %s", dir, strerror(errno));
 	emu_start(&e, dir, args);
 	t.imds = e.url;
 	if (chain_op(&t, err) == -1)

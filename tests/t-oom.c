@@ -231,7 +231,8 @@ test_common(void)
 	char err[SR_ERRMAX], *big;
 	size_t i;
 
-	snprintf(f.dir, sizeof f.dir, "/tmp/t-oom.XXXXXX");
+	snprintf(f.dir, sizeof f.dir, "%s/t-oom.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(f.dir) == NULL)
 		sr_fatal("mkdtemp: %s", strerror(errno));
 	snprintf(f.path, sizeof f.path, "%s/file", f.dir);

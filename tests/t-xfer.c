@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,8 +199,11 @@ main(void)
 	struct emu e;
 
 	no_cloud();
-	snprintf(dir, sizeof dir, "/tmp/t-xfer.XXXXXX");
-	if (mkdtemp(dir) == NULL || sr_http_init(err) != 0)
+	snprintf(dir, sizeof dir, "%s/t-xfer.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		sr_fatal("mkdtemp %s: %s", dir, strerror(errno));
+	if (sr_http_init(err) != 0)
 		sr_fatal("set up: %s", err);
 	emu_start(&e, dir, NULL);
 	m.base = e.url;
