@@ -232,8 +232,7 @@ warn_store(const struct submit *s, const struct sr_submit_file *file)
 {
 	const struct sr_jobspec *js = file->js;
 
-	if (js->store_line != 0 && strncmp(js->store, "file://", 7) == 0 &&
-	    strncmp(s->fl.url, "file://", 7) != 0)
+	if (js->store_line != 0 && sr_store_url_local(js->store) && !sr_store_url_local(s->fl.url))
 		fprintf(stderr, "spotrun: warning: %s:%d: store = %s is on this machine, which "
 		    "agents on other machines cannot read; leave store out to keep the checkpoints "
 		    "in the queue's store (%s)\n", file->path, js->store_line, js->store,

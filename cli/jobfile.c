@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "jobfile.h"
+#include "method.h"
 #include "util.h"
 
 #define HEAD_MAX 65536
@@ -187,10 +188,12 @@ enum sr_jobfile_result
 sr_jobfile_load(const char *path, struct sr_jobspec **js)
 {
 	struct sr_jobspec_errors errs = { NULL, 0 };
+	struct sr_jobspec_names names;
 	const char *what;
 	char cmd[1400];
 
-	if (sr_jobspec_load(path, js, &errs) == 0)
+	sr_method_names(&names);
+	if (sr_jobspec_load(path, &names, js, &errs) == 0)
 		return SR_JOBFILE_OK;
 	if (sr_jobfile_not_job(path, cmd, sizeof cmd, &what)) {
 		sr_jobspec_errors_free(&errs);

@@ -6,7 +6,8 @@
 # knows exit codes (cmd.h); it may include every other one.
 libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
-	-I$(top_srcdir)/runner -I$(top_srcdir)/cli
+	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/fleet \
+	-I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
 	cli/cmd-ls.c cli/cmd-agent.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h
 # The fleet's commands on the queue (doc/fleet.md): submit, status, logs,
@@ -30,19 +31,7 @@ dist_check_SCRIPTS += tests/t06-args.sh
 check_PROGRAMS += tests/t-fleet-conf
 tests_t_fleet_conf_SOURCES = tests/t-fleet-conf.c tests/tap.h
 tests_t_fleet_conf_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
-# `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
-# The agent's unit has one template, dist/spotrun-agent.service.in, built
-# into the binary (cli/cloudinit-unit.c, generated) and installed by
-# dist/local.mk.
-libcli_a_SOURCES += cli/cmd-cloud-init.c cli/cloudinit.c cli/cloudinit.h
-nodist_libcli_a_SOURCES += cli/cloudinit-unit.c
-CLEANFILES += cli/cloudinit-unit.c
-cli/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-aux/text-to-c
-	$(AM_V_GEN)$(MKDIR_P) cli && \
-	$(SHELL) $(srcdir)/build-aux/text-to-c sr_cinit_unit_template \
-	    $(srcdir)/dist/spotrun-agent.service.in cloudinit.h >$@.tmp && mv $@.tmp $@
-check_PROGRAMS += tests/t-cloudinit
-tests_t_cloudinit_SOURCES = tests/t-cloudinit.c tests/tap.h
-tests_t_cloudinit_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+# `spotrun cloud-init` (the user-data's text is fleet/cloudinit.c's).
+libcli_a_SOURCES += cli/cmd-cloud-init.c
 dist_check_SCRIPTS += tests/t12-cloud-init.sh
 EXTRA_DIST += tests/cloud-init

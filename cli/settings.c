@@ -60,13 +60,13 @@ suggest(const char *name, const char *const *cands, size_t n, const char *fmt, c
 static int
 set_queue(struct sr_settings *c, const char *value, int line, char *err)
 {
-	char why[SR_ERRMAX];
+	char why[SR_ERRMAX], forms[192];
 	char *url;
 
+	sr_store_url_forms(forms, sizeof forms);
 	if (strstr(value, "://") == NULL && value[0] != '/')
 		return sr_err(err, "%s:%d: queue = %.200s: neither a URL nor an absolute path; give "
-		    "a store URL (s3://bucket/prefix, gs://bucket/prefix, file:///path) or an "
-		    "absolute path", c->path, line, value);
+		    "a store URL (%s) or an absolute path", c->path, line, value, forms);
 	url = sr_target_store_url(value);
 	if (sr_store_url_check(url, why) == -1) {
 		free(url);

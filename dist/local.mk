@@ -1,6 +1,6 @@
 # dist/local.mk: files spotrun installs for the system around it: the
 # agent's systemd unit, from the template the binary embeds as well
-# (runner/local.mk), installed where configure found systemd's unit folder
+# (fleet/local.mk), installed where configure found systemd's unit folder
 # (--with-systemdsystemunitdir), with the queue left to
 # /etc/default/spotrun-agent.
 EXTRA_DIST += dist/spotrun-agent.service.in build-aux/text-to-c

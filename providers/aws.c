@@ -472,6 +472,8 @@ aws_endpoint(const struct sr_provider *p)
 
 const struct sr_provider_ops sr_provider_aws_ops = {
 	.name = "aws",
+	.keys = SR_PROVIDER_KEY_ENDPOINT | SR_PROVIDER_KEY_POLL | SR_PROVIDER_KEY_IPV6,
+	.rented = 1,
 	.detect = aws_detect,
 	.endpoint = aws_endpoint,
 	.init = aws_init,

@@ -678,6 +678,8 @@ azure_facts(struct sr_provider *p, struct sr_facts *f, char *err)
 
 const struct sr_provider_ops sr_provider_azure_ops = {
 	.name = "azure",
+	.keys = SR_PROVIDER_KEY_ENDPOINT | SR_PROVIDER_KEY_POLL,
+	.rented = 1,
 	.detect = azure_detect,
 	.init = azure_init,
 	.free = azure_free,

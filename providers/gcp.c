@@ -480,6 +480,9 @@ gcp_endpoint(const struct sr_provider *p)
 
 const struct sr_provider_ops sr_provider_gcp_ops = {
 	.name = "gcp",
+	.keys = SR_PROVIDER_KEY_ENDPOINT,
+	.rented = 1,
+	.poll_note = ", which long-polls",	/* no polls to space out */
 	.detect = gcp_detect,
 	.endpoint = gcp_endpoint,
 	.init = gcp_init,

@@ -290,6 +290,7 @@ local_facts(struct sr_provider *p, struct sr_facts *f, char *err)
 
 const struct sr_provider_ops sr_provider_local_ops = {
 	.name = "local",
+	.window_key = "window",	/* the simulated notice's window */
 	.detect = local_detect,
 	.init = local_init,
 	.free = local_free,

@@ -15,6 +15,13 @@
 
 struct sr_provider_ops {
 	const char *name;
+	/* What it is to the modules above (provider.h's struct
+	 * sr_provider_kind, name aside): keys, rented, window_key,
+	 * poll_note. */
+	unsigned keys;
+	int rented;
+	const char *window_key;
+	const char *poll_note;
 	/* Whether this machine is this provider's (for "auto"): one probe of
 	 * at most timeout seconds, run on a thread of its own beside the
 	 * other providers' probes (so it touches nothing but its arguments);

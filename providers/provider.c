@@ -35,27 +35,92 @@ static const struct sr_provider_ops *const providers[] = {
 	&sr_provider_local_ops,
 };
 
+/* What "auto" takes of the keys: it passes them to the cloud it finds. */
+#define AUTO_KEYS	(SR_PROVIDER_KEY_POLL | SR_PROVIDER_KEY_IPV6)
+
 static int
 cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* "auto, local, signal": the names a job file may give, sorted. */
+/* The names that take key (0: every name a job file may give, sorted,
+ * "auto" first), into names; returns how many. */
+static size_t
+collect_names(unsigned key, const char *names[SR_ARRAY_LEN(providers) + 1])
+{
+	size_t i, n = 0;
+
+	if (key == 0)
+		names[n++] = "auto";
+	for (i = 0; i < SR_ARRAY_LEN(providers); i++)
+		if (key == 0 || (providers[i]->keys & key))
+			names[n++] = providers[i]->name;
+	if (key == 0)
+		qsort(names + 1, n - 1, sizeof names[0], cmp_names);
+	else if (AUTO_KEYS & key)
+		names[n++] = "auto";
+	return n;
+}
+
+/* names[0..n) joined into buf, the last two by last ("a, b or c"). */
+static void
+join_names(const char *const *names, size_t n, const char *last, char *buf, size_t len)
+{
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			strlcat(buf, i + 1 == n ? last : ", ", len);
+		strlcat(buf, names[i], len);
+	}
+}
+
+void
+sr_provider_names(unsigned key, char *buf, size_t len)
+{
+	const char *names[SR_ARRAY_LEN(providers) + 1];
+
+	join_names(names, collect_names(key, names), " or ", buf, len);
+}
+
+int
+sr_provider_kind(const char *name, struct sr_provider_kind *kind)
+{
+	size_t i;
+
+	memset(kind, 0, sizeof *kind);
+	kind->poll_note = "";
+	if (strcmp(name, "auto") == 0) {
+		kind->name = "auto";
+		kind->keys = AUTO_KEYS;
+		return 0;
+	}
+	for (i = 0; i < SR_ARRAY_LEN(providers); i++) {
+		const struct sr_provider_ops *o = providers[i];
+
+		if (strcmp(name, o->name) != 0)
+			continue;
+		kind->name = o->name;
+		kind->keys = o->keys;
+		kind->rented = o->rented;
+		kind->window_key = o->window_key;
+		if (o->poll_note != NULL)
+			kind->poll_note = o->poll_note;
+		return 0;
+	}
+	return -1;
+}
+
+/* "auto, aws, azure, gcp, local, signal": the names a job file may give,
+ * sorted. */
 static void
 valid_names(char *buf, size_t len)
 {
-	const char *names[SR_ARRAY_LEN(providers)];
-	size_t i;
+	const char *names[SR_ARRAY_LEN(providers) + 1];
 
-	for (i = 0; i < SR_ARRAY_LEN(providers); i++)
-		names[i] = providers[i]->name;
-	qsort(names, SR_ARRAY_LEN(names), sizeof names[0], cmp_names);
-	strlcpy(buf, "auto", len);
-	for (i = 0; i < SR_ARRAY_LEN(names); i++) {
-		strlcat(buf, ", ", len);
-		strlcat(buf, names[i], len);
-	}
+	join_names(names, collect_names(0, names), ", ", buf, len);
 }
 
 /* How long "auto" waits for its probes at most: their own bound, plus a

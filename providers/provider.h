@@ -12,6 +12,7 @@
 #ifndef SR_PROVIDER_H
 #define SR_PROVIDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum sr_notice_kind {
@@ -76,6 +77,32 @@ struct sr_provider_conf {
 					 * "auto" picks gcp, poll is not used. */
 };
 
+/* The [provider] keys, beyond name, that only some providers take: a job
+ * file that sets one for a provider that does not take it is refused, so
+ * that a typo in name does not silently drop it. */
+enum sr_provider_key {
+	SR_PROVIDER_KEY_ENDPOINT = 1 << 0,	/* endpoint: a metadata service's URL */
+	SR_PROVIDER_KEY_POLL = 1 << 1,		/* poll: seconds between polls */
+	SR_PROVIDER_KEY_IPV6 = 1 << 2		/* ipv6: the service's IPv6 address */
+};
+
+/* What a provider is, by name, for the modules above that must not know
+ * the names: the job file's checks, the fleet's pricing. */
+struct sr_provider_kind {
+	const char *name;
+	unsigned keys;			/* enum sr_provider_key bits it takes */
+	/* A cloud that rents the machine out: the machine is priced by its
+	 * instance type, and its facts' lifecycle says whether it is spot.
+	 * 0: a machine spotrun does not rent (local, signal). */
+	int rented;
+	/* The key of [provider] that sets the notice window this provider
+	 * gives ("window", "grace"), which must be longer than the
+	 * checkpoint's margin; NULL: the cloud sets it. */
+	const char *window_key;
+	/* Said of it where poll is refused (", which long-polls"), or "". */
+	const char *poll_note;
+};
+
 struct sr_provider;
 
 /* How long "auto" may take at most to probe the clouds, all at once, in
@@ -101,6 +128,15 @@ enum sr_provider_error {
  * valid ones. */
 int sr_provider_new(const struct sr_provider_conf *conf, struct sr_provider **out, char *err);
 void sr_provider_free(struct sr_provider *p);
+/* What the provider named name is; "auto" too (it takes poll and ipv6,
+ * which it passes to the cloud it finds). 0 with *kind filled, or -1 when
+ * no provider has that name. */
+int sr_provider_kind(const char *name, struct sr_provider_kind *kind);
+/* The names, as a list in words for messages ("aws, gcp or azure"): with
+ * key 0 every name a job file may give, sorted, "auto" first; else those
+ * that take key (an enum sr_provider_key), in table order, "auto" last when
+ * it takes it too. Truncated to len. */
+void sr_provider_names(unsigned key, char *buf, size_t len);
 const char *sr_provider_name(const struct sr_provider *p);
 /* Seconds "auto" took to decide; -1 when conf->name named the provider. */
 double sr_provider_detect_seconds(const struct sr_provider *p);

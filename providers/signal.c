@@ -84,6 +84,7 @@ signal_facts(struct sr_provider *p, struct sr_facts *f, char *err)
 
 const struct sr_provider_ops sr_provider_signal_ops = {
 	.name = "signal",
+	.window_key = "grace",	/* SIGTERM's grace period */
 	.detect = NULL,		/* chosen by name only */
 	.init = signal_init,
 	.free = signal_free,

@@ -208,9 +208,9 @@ sr_q_delete_many(struct sr_queue *q, struct sr_store *st, const char *const *key
 {
 	if (n == 0)
 		return 0;
-	/* DeleteObjects takes 1000 keys; GCS's XML API has no batch delete */
-	sr_q_count(q, SR_QC_DEL, strncmp(sr_store_url(st), "gs://", 5) == 0 ? (long)n :
-	    (long)((n + 999) / 1000));
+	/* S3's DeleteObjects takes 1000 keys; elsewhere a key is a request */
+	sr_q_count(q, SR_QC_DEL, (long)((n + sr_store_delete_batch(st) - 1) /
+	    sr_store_delete_batch(st)));
 	return sr_store_delete_many(st, keys, n, err);
 }
 

@@ -205,10 +205,14 @@ struct sr_method {
 extern const struct sr_method_ops sr_method_dir_ops;
 extern const struct sr_method_ops sr_method_lib_ops;
 
-/* Make the method of mode for ctx (copied; what it points to must live
- * as long as the method); 0, or -1 with err when the mode has none (the
- * job file refuses those) or its init failed. */
-int sr_method_new(enum sr_ckpt_mode mode, const struct sr_method_ctx *ctx,
+/* The methods' names, in table order (directory first, the job file's
+ * default), for the job file's parser (sr_jobspec_load's names). */
+void sr_method_names(struct sr_jobspec_names *names);
+/* Make the method named mode (a job file's [checkpoint] mode) for ctx
+ * (copied; what it points to must live as long as the method); 0, or -1
+ * with err when no method has that name (the job file refuses those) or
+ * its init failed. */
+int sr_method_new(const char *mode, const struct sr_method_ctx *ctx,
     struct sr_method **out, char *err);
 /* NULL is allowed. */
 void sr_method_free(struct sr_method *m);

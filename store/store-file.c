@@ -1188,6 +1188,23 @@ url_path(const char *rest, char *path)
 	return 0;
 }
 
+/* A file URL's rest: an absolute directory (url_path). */
+static int
+file_check(const char *rest, char *err)
+{
+	char *path = sr_try_malloc(strlen(rest) + 1, err);
+	int r;
+
+	if (path == NULL)
+		return sr_err_prefix(err, "open store file://%s", rest);
+	r = url_path(rest, path);
+	free(path);
+	if (r == -1)
+		return sr_err(err, "open store file://%s: a file URL takes an absolute path and "
+		    "no host (file:///absolute/path)", rest);
+	return 0;
+}
+
 /*
  * Remove the temp files of writers that died (a save killed mid-upload
  * leaves its pack's), at open; best effort. A temp file whose writer lives
@@ -1292,6 +1309,9 @@ file_close(struct sr_store *st)
 
 const struct sr_store_backend sr_store_file_backend = {
 	.scheme = "file",
+	.form = "/absolute/path",
+	.local = 1,
+	.check = file_check,
 	.open = file_open,
 	.close = file_close,
 	.put = file_put,

@@ -21,11 +21,24 @@
 
 struct sr_store_backend {
 	const char *scheme;	/* "file": matches URLs "file://..." */
+	/* The URL's form in messages, after "scheme://" ("bucket/prefix"),
+	 * and what names its root, which must follow "scheme://" ("bucket",
+	 * "account"; NULL: the form itself says, as file's "/absolute/path"). */
+	const char *form;
+	const char *root;
+	/* A directory of this machine: agents elsewhere do not see it. */
+	int local;
+	/* Keys one delete request takes (sr_store_delete_many); 0: 1. */
+	size_t delete_batch;
+	/* What a VM must bring to reach it that its cloud role does not
+	 * give (sr_store_url_vm_note); NULL: nothing. */
+	const char *vm_note;
 	/* Seconds the service wants between two writes of one key (GCS: one a
 	 * second per object name); 0: no such limit. store.c paces a handle's
 	 * own writes by it (pace.h). */
 	double write_interval;
-	/* Check rest's syntax with no I/O (sr_store_url_check); NULL: none. */
+	/* Check rest's syntax with no I/O (sr_store_url_check): 0, or -1
+	 * with err "open store SCHEME://REST: reason"; NULL: none. */
 	int (*check)(const char *rest, char *err);
 	/* Open the store; rest is the URL after "scheme://". Set st->priv. */
 	int (*open)(struct sr_store *st, const char *rest, char *err);

@@ -109,19 +109,15 @@ sr_store_prefix_check(const char *verb, const char *prefix, char *err)
 	return check(verb, prefix, 1, err);
 }
 
-/* The backend for url's scheme; *rest is what follows "scheme://". NULL
- * with err when there is none. */
+/* The backend whose scheme url has (url up to "://"); NULL: none. */
 static const struct sr_store_backend *
-backend_for(const char *url, const char **rest, char *err)
+find_backend(const char *url, const char **rest)
 {
 	const char *sep = url != NULL ? strstr(url, "://") : NULL;
 	size_t i, slen;
 
-	if (sep == NULL) {
-		sr_err(err, "open store %s: not a URL (use file:///path, s3://bucket/prefix, "
-		    "gs://bucket/prefix or az://account/container/prefix)", url != NULL ? url : "(null)");
+	if (sep == NULL)
 		return NULL;
-	}
 	slen = (size_t)(sep - url);
 	for (i = 0; i < SR_ARRAY_LEN(backends); i++) {
 		const struct sr_store_backend *be = backends[i];
@@ -131,10 +127,112 @@ backend_for(const char *url, const char **rest, char *err)
 			return be;
 		}
 	}
-	sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: file://, s3://, gs://, "
-	    "az://)",
-	    url, (int)slen, url);
 	return NULL;
+}
+
+void
+sr_store_url_forms(char *buf, size_t len)
+{
+	size_t i, n = SR_ARRAY_LEN(backends);
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			strlcat(buf, i + 1 == n ? " or " : ", ", len);
+		strlcat(buf, backends[i]->scheme, len);
+		strlcat(buf, "://", len);
+		strlcat(buf, backends[i]->form, len);
+	}
+}
+
+/* The backend for url's scheme; *rest is what follows "scheme://". NULL
+ * with err when there is none. */
+static const struct sr_store_backend *
+backend_for(const char *url, const char **rest, char *err)
+{
+	const struct sr_store_backend *be = find_backend(url, rest);
+	char names[128];
+	size_t i;
+
+	if (be != NULL)
+		return be;
+	if (url == NULL || strstr(url, "://") == NULL) {
+		sr_store_url_forms(names, sizeof names);
+		sr_err(err, "open store %s: not a URL (use %s)", url != NULL ? url : "(null)", names);
+		return NULL;
+	}
+	names[0] = '\0';
+	for (i = 0; i < SR_ARRAY_LEN(backends); i++) {
+		strlcat(names, i > 0 ? ", " : "", sizeof names);
+		strlcat(names, backends[i]->scheme, sizeof names);
+		strlcat(names, "://", sizeof names);
+	}
+	sr_err(err, "open store %s: unsupported scheme \"%.*s\" (supported: %s)", url,
+	    (int)(strstr(url, "://") - url), url, names);
+	return NULL;
+}
+
+int
+sr_store_url_local(const char *url)
+{
+	const char *rest;
+	const struct sr_store_backend *be = find_backend(url, &rest);
+
+	return be != NULL && be->local;
+}
+
+const char *
+sr_store_url_path(const char *url)
+{
+	const char *rest;
+	const struct sr_store_backend *be = find_backend(url, &rest);
+
+	return be != NULL && be->local && rest[0] == '/' ? rest : NULL;
+}
+
+const char *
+sr_store_url_vm_note(const char *url)
+{
+	const char *rest;
+	const struct sr_store_backend *be = find_backend(url, &rest);
+
+	return be != NULL ? be->vm_note : NULL;
+}
+
+size_t
+sr_store_delete_batch(const struct sr_store *st)
+{
+	return st->be->delete_batch > 0 ? st->be->delete_batch : 1;
+}
+
+enum sr_store_url_status
+sr_store_url_explain(const char *url, struct sr_store_url_problem *pb)
+{
+	const char *rest;
+	const struct sr_store_backend *be = find_backend(url, &rest);
+	char err[SR_ERRMAX];
+	size_t pre;
+
+	pb->reason[0] = pb->fix[0] = '\0';
+	if (be == NULL) {
+		snprintf(pb->reason, sizeof pb->reason, "not a store URL");
+		return SR_STORE_URL_UNKNOWN;
+	}
+	if (be->root != NULL && (rest[0] == '\0' || rest[0] == '/')) {
+		snprintf(pb->reason, sizeof pb->reason, "no %s after %s://", be->root, be->scheme);
+		snprintf(pb->fix, sizeof pb->fix, "use %s://%s", be->scheme, be->form);
+		return SR_STORE_URL_NO_ROOT;
+	}
+	if (be->check == NULL || be->check(rest, err) == 0)
+		return SR_STORE_URL_OK;
+	/* the backends' contract: "open store URL: reason" */
+	pre = strlen("open store ") + strlen(url) + 2;
+	if (strncmp(err, "open store ", 11) == 0 && strncmp(err + 11, url, strlen(url)) == 0 &&
+	    strncmp(err + pre - 2, ": ", 2) == 0)
+		snprintf(pb->reason, sizeof pb->reason, "%s", err + pre);
+	else
+		snprintf(pb->reason, sizeof pb->reason, "%s", err);
+	return SR_STORE_URL_BAD;
 }
 
 int

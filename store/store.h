@@ -54,6 +54,39 @@ void sr_store_close(struct sr_store *st);
 /* Check url as sr_store_open would parse it, reading no file and making no
  * request (for `spotrun check` on a laptop): 0, or -1 with err. */
 int sr_store_url_check(const char *url, char *err);
+/* What is wrong with a store URL (sr_store_url_explain). */
+enum sr_store_url_status {
+	SR_STORE_URL_OK = 0,
+	SR_STORE_URL_UNKNOWN,	/* no backend's "scheme://": not a store URL */
+	SR_STORE_URL_NO_ROOT,	/* "scheme://" with no bucket (account) after it */
+	SR_STORE_URL_BAD	/* the backend refused the rest */
+};
+struct sr_store_url_problem {
+	char reason[512];	/* what is wrong, alone: no "open store URL: " (SR_ERRMAX) */
+	char fix[160];		/* what to write ("use s3://bucket/prefix"), or "" */
+};
+/* sr_store_url_check's answer taken apart for a message of the caller's
+ * own, such as a job file's "FILE:LINE: store = URL: reason; fix": the
+ * status, and pb filled unless it is SR_STORE_URL_OK. */
+enum sr_store_url_status sr_store_url_explain(const char *url, struct sr_store_url_problem *pb);
+/* Every URL form the backends take, in words, for a hint:
+ * "file:///absolute/path, s3://bucket/prefix, ... or az://...". */
+void sr_store_url_forms(char *buf, size_t len);
+/* Whether url names a directory of this machine (file://), which agents
+ * on other machines do not see: 1 or 0 (0 too for no backend's scheme). */
+int sr_store_url_local(const char *url);
+/* The absolute path that a URL of this machine's directory (local: see
+ * sr_store_url_local) gives as it is written, not percent-decoded
+ * ("file:///srv/x" -> "/srv/x"); NULL when url is not local or names no
+ * absolute path. A pointer into url. */
+const char *sr_store_url_path(const char *url);
+/* What a VM must bring to reach url's store that its cloud's role does
+ * not give, in words for a warning ("spotrun reaches gs:// with HMAC keys
+ * ..."); NULL: nothing, or no backend's scheme. */
+const char *sr_store_url_vm_note(const char *url);
+/* Keys that one delete request of sr_store_delete_many takes on st: 1000
+ * on S3's DeleteObjects, 1 where each key is a request of its own. */
+size_t sr_store_delete_batch(const struct sr_store *st);
 /* The URL the store was opened with (for messages). */
 const char *sr_store_url(const struct sr_store *st);
 /* Seconds the store wants between two writes (put, delete, upload commit)

@@ -16,11 +16,23 @@
 #include <unistd.h>
 
 #include "jobspec.h"
+#include "method.h"
 #include "util.h"
 
 #ifndef SR_TOP_SRCDIR
 #define SR_TOP_SRCDIR "."
 #endif
+
+/* The names the runner lets a job file give (its checkpoint methods), as
+ * spotrun parses with them. */
+static inline const struct sr_jobspec_names *
+runner_names(void)
+{
+	static struct sr_jobspec_names names;
+
+	sr_method_names(&names);
+	return &names;
+}
 
 /* tests/jobspec/ of the source tree ($top_srcdir, else the build's), made
  * absolute, into datadir (PATH_MAX bytes); then a new directory from the
@@ -88,7 +100,7 @@ dump_spec(const struct sr_jobspec *js, int flags)
 	fprintf(f, "gpus=%d-%d\n", js->gpus_min, js->gpus_max);
 	DUMP_S(f, "gpu_type", js->gpu_type);
 	fprintf(f, "procs=%d-%d launch=%d\n", js->procs_min, js->procs_max, (int)js->launch);
-	fprintf(f, "mode=%d interval=%.17g\n", (int)js->mode, js->interval);
+	fprintf(f, "mode=%s interval=%.17g\n", js->mode, js->interval);
 	DUMP_S(f, "store", js->store);
 	fprintf(f, "signal=%d write_timeout=%.17g margin=%.17g\n", js->request_signal,
 	    js->write_timeout, js->margin);

@@ -78,7 +78,7 @@ EXTRA_DIST += tests/slurm.sh
 # checked, and spotrun as PID 1 of a PID namespace taking the kubelet's
 # SIGTERM; skipped without python3-yaml.
 dist_check_SCRIPTS += tests/t91-kubernetes.sh
-# The agent (runner/agent.c, `spotrun agent`): tests/qtool puts jobs in a
+# The agent (fleet/agent.c, `spotrun agent`): tests/qtool puts jobs in a
 # queue and reads their status and leases from the shell (the queue library,
 # queue.h), for the agent's tests and its benchmark.
 noinst_PROGRAMS += tests/qtool

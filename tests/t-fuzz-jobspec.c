@@ -163,7 +163,8 @@ check_trials(const struct sr_jobspec *js, struct tally *k, int round)
 			k->bad++;
 			continue;
 		}
-		if (sr_jobspec_parse("trial.ini", js->dir, tr.ini, tr.ini_len, &back, &errs) == -1) {
+		if (sr_jobspec_parse("trial.ini", js->dir, tr.ini, tr.ini_len, &js->names, &back,
+		    &errs) == -1) {
 			tap_diag("round %d: trial %zu does not parse back:", round, pick[i] + 1);
 			sr_jobspec_errors_print("trial.ini", &errs, stderr);
 			k->bad++;
@@ -194,9 +195,9 @@ one_round(const char *buf, size_t len, struct tally *k, int round, int from_file
 
 		if (f == NULL || fwrite(buf, 1, len, f) != len || fclose(f) != 0)
 			sr_fatal("write fuzz.ini");
-		r = sr_jobspec_load("fuzz.ini", &js, &errs);
+		r = sr_jobspec_load("fuzz.ini", runner_names(), &js, &errs);
 	} else
-		r = sr_jobspec_parse("fuzz.ini", "/jobs", buf, len, &js, &errs);
+		r = sr_jobspec_parse("fuzz.ini", "/jobs", buf, len, runner_names(), &js, &errs);
 	if (r == 0 && js != NULL && errs.n == 0 && js->name != NULL && js->argv != NULL &&
 	    js->argv[0] != NULL && js->workdir != NULL && js->store != NULL)
 		k->accepted++;
@@ -216,7 +217,7 @@ one_round(const char *buf, size_t len, struct tally *k, int round, int from_file
 	}
 	if (r == 0 && js != NULL) {
 		/* The same bytes again: the same spec. */
-		if (sr_jobspec_parse("fuzz.ini", js->dir, buf, len, &again, &errs2) == -1) {
+		if (sr_jobspec_parse("fuzz.ini", js->dir, buf, len, &js->names, &again, &errs2) == -1) {
 			tap_diag("round %d: accepted once, rejected the second time", round);
 			k->bad++;
 		} else {

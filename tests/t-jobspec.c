@@ -200,12 +200,13 @@ static const struct bad_case bad_cases[] = {
 	  "remove procs (or set launch = once and start the processes yourself)\n" },
 	/* [checkpoint] */
 	{ JOB "[checkpoint]\nmode = Library\n", NULL,
-	  "job.ini:5: mode = Library: not a checkpoint mode; use directory, library or transparent "
+	  "job.ini:5: mode = Library: not a checkpoint mode; use directory or library "
 	  "(e.g. directory)\n" },
 	{ JOB "[checkpoint]\nmode = transparent\n", NULL,
-	  "job.ini:5: mode = transparent is not supported yet; use directory\n" },
+	  "job.ini:5: mode = transparent: not a checkpoint mode; use directory or library "
+	  "(e.g. directory)\n" },
 	{ JOB "[checkpoint]\nmode = files\n", NULL,
-	  "job.ini:5: mode = files: not a checkpoint mode; use directory, library or transparent "
+	  "job.ini:5: mode = files: not a checkpoint mode; use directory or library "
 	  "(e.g. directory)\n" },
 	{ JOB "[checkpoint]\ninterval = 20 minutes\n", NULL,
 	  "job.ini:5: interval = 20 minutes: not a duration; " DUR " (e.g. 20m)\n" },
@@ -242,20 +243,20 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:5: store = az://acct/ckpt?block_size=64KiB: option block_size: want a size "
 	  "from 1MiB to 4000MiB, e.g. block_size=16MiB\n" },
 	{ JOB "[checkpoint]\nstore = az://\n", NULL,
-	  "job.ini:5: store = az://: no account after az://; use az://ACCOUNT/CONTAINER/prefix\n" },
+	  "job.ini:5: store = az://: no account after az://; use az://account/container/prefix\n" },
 	{ JOB "[checkpoint]\nstore = gs://\n", NULL,
-	  "job.ini:5: store = gs://: no bucket after gs://; use gs://NAME/prefix\n" },
+	  "job.ini:5: store = gs://: no bucket after gs://; use gs://bucket/prefix\n" },
 	{ JOB "[checkpoint]\nstore = runs/here\n", NULL,
-	  "job.ini:5: store = runs/here: not a store URL; use file:///absolute/path (or an absolute "
-	  "path), s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix "
-	  "(e.g. file:///srv/spotrun)\n" },
+	  "job.ini:5: store = runs/here: not a store URL; use an absolute path or "
+	  "file:///absolute/path, s3://bucket/prefix, gs://bucket/prefix or "
+	  "az://account/container/prefix (e.g. file:///srv/spotrun)\n" },
 	{ JOB "[checkpoint]\nstore = http://example.com/x\n", NULL,
-	  "job.ini:5: store = http://example.com/x: not a store URL; use file:///absolute/path (or "
-	  "an absolute path), s3://bucket/prefix, gs://bucket/prefix or "
+	  "job.ini:5: store = http://example.com/x: not a store URL; use an absolute path or "
+	  "file:///absolute/path, s3://bucket/prefix, gs://bucket/prefix or "
 	  "az://account/container/prefix (e.g. file:///srv/spotrun)\n" },
 	{ JOB "[checkpoint]\nstore = file://host/x\n", NULL,
-	  "job.ini:5: store = file://host/x: a file URL takes an absolute path and no host; "
-	  "use file:///absolute/path (e.g. file:///srv/spotrun)\n" },
+	  "job.ini:5: store = file://host/x: a file URL takes an absolute path and no host "
+	  "(file:///absolute/path)\n" },
 	{ JOB "[checkpoint]\nsignal = KILL\n", NULL,
 	  "job.ini:5: signal = KILL: cannot be caught, so the job could not checkpoint; use USR1, "
 	  "USR2, HUP, INT, QUIT, TERM, ALRM, WINCH or none (e.g. USR1)\n" },
@@ -529,7 +530,8 @@ static const struct bad_case bad_cases[] = {
 	  "bad-multi.ini:9: [env] SPOTRUN_JOB: names starting with SPOTRUN_ are reserved for "
 	  "spotrun's own variables (SPOTRUN_PARAM_ excepted); rename it\n"
 	  "bad-multi.ini:12: gpus = 9-2: the range is reversed; write MIN-MAX (e.g. 2-9)\n"
-	  "bad-multi.ini:15: mode = transparent is not supported yet; use directory\n"
+	  "bad-multi.ini:15: mode = transparent: not a checkpoint mode; use directory or library "
+	  "(e.g. directory)\n"
 	  "bad-multi.ini:16: interval = 20 minutes: not a duration; " DUR " (e.g. 20m)\n"
 	  "bad-multi.ini:17: keep = 0: out of range; use a whole number from 1 to 1000000 "
 	  "(e.g. 3)\n"
@@ -595,7 +597,7 @@ load(const char *path, struct sr_jobspec **js, char **printed)
 	FILE *mem = open_memstream(printed, &len);
 	int r;
 
-	r = sr_jobspec_load(path, js, &errs);
+	r = sr_jobspec_load(path, runner_names(), js, &errs);
 	sr_jobspec_errors_print(path, &errs, mem);
 	fclose(mem);
 	if (r == 0 && errs.n != 0)
@@ -775,7 +777,7 @@ test_good_full(void)
 	ok(js->procs_min == 1 && js->procs_max == 1, "procs = 1");
 	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1");
 	is_int(js->launch, SR_LAUNCH_ONCE, "launch = once");
-	is_int(js->mode, SR_MODE_DIRECTORY, "mode");
+	is_str(js->mode, "directory", "mode");
 	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
 	is_int(js->ckpt.keep, 5, "keep");
 	is_str(js->store, "file:///srv/spotrun", "store: file URL tidied");
@@ -845,7 +847,7 @@ test_good_defaults(void)
 	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1-1 (one machine)");
 	is_int(js->launch, SR_LAUNCH_RANKS, "default launch: ranks");
 	ok(js->gpu_type == NULL, "default gpu_type: none");
-	is_int(js->mode, SR_MODE_DIRECTORY, "default mode: directory");
+	is_str(js->mode, "directory", "default mode: directory");
 	ok(js->interval == 0, "default interval: 0 (off)");
 	is_int(js->ckpt.keep, 3, "default keep: 3");
 	is_str(js->store, "file:///xdg/data/spotrun", "default store: $XDG_DATA_HOME/spotrun");
@@ -942,7 +944,7 @@ test_good_other(void)
 	write_str("job.ini", JOB "[checkpoint]\nmode = library\n");
 	js = load_good("job.ini");
 	if (js != NULL)
-		is_int(js->mode, SR_MODE_LIBRARY, "mode = library");
+		is_str(js->mode, "library", "mode = library");
 	sr_jobspec_free(js);
 	if (chdir(datadir) == -1)
 		sr_fatal("chdir %s", datadir);

@@ -115,7 +115,7 @@ test_open(void)
 	is_str(err, "open store ftp://host/x: unsupported scheme \"ftp\" (supported: file://, s3://, gs://, az://)",
 	    "message for an unknown scheme");
 	is_int(sr_store_open("/just/a/path", &st, err), -1, "a path is not a URL");
-	is_str(err, "open store /just/a/path: not a URL (use file:///path, s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix)", "message for a path");
+	is_str(err, "open store /just/a/path: not a URL (use file:///absolute/path, s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix)", "message for a path");
 	ok(st == NULL, "failed open leaves *out NULL");
 	url = sr_asprintf("file://localhost%s/pct%%20dir", root);
 	ok(sr_store_open(url, &st, err) == 0, "file://localhost/... with %%20 opens");

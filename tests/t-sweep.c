@@ -42,7 +42,7 @@ parse(const char *text, char **printed)
 	size_t len;
 	FILE *mem = open_memstream(printed, &len);
 
-	sr_jobspec_parse("job.ini", "/jobs", text, strlen(text), &js, &errs);
+	sr_jobspec_parse("job.ini", "/jobs", text, strlen(text), runner_names(), &js, &errs);
 	sr_jobspec_errors_print("job.ini", &errs, mem);
 	fclose(mem);
 	sr_jobspec_errors_free(&errs);

@@ -64,7 +64,7 @@ bad_cfg '[flet]\nqueue = s3://b/q\n' "2: unknown section [flet]: the settings fi
 	"settings: a mistyped section"
 bad_cfg 'queue = s3://b/q\n' "1: a setting before any section: the settings file has a [fleet] section only; put queue under [fleet] or remove it" \
 	"settings: a key before any section"
-bad_cfg '[fleet]\nqueue = q\n' "2: queue = q: neither a URL nor an absolute path; give a store URL (s3://bucket/prefix, gs://bucket/prefix, file:///path) or an absolute path" \
+bad_cfg '[fleet]\nqueue = q\n' "2: queue = q: neither a URL nor an absolute path; give a store URL (file:///absolute/path, s3://bucket/prefix, gs://bucket/prefix or az://account/container/prefix) or an absolute path" \
 	"settings: a relative queue"
 bad_cfg '[fleet]\nqueue = s3://\n' "2: queue = s3://: open store s3://: bucket \"\": a bucket name has 3 to 63 characters" \
 	"settings: a queue URL that cannot be one (the store's words)"

@@ -373,7 +373,8 @@ az_stats(struct sr_store *st, struct sr_store_stats *out)
 }
 
 const struct sr_store_backend sr_store_az_backend = {
-	.scheme = "az", .check = az_check,
+	.scheme = "az", .form = "account/container/prefix", .root = "account",
+	.check = az_check,
 	.open = az_open, .close = az_close, .put = az_put, .get = az_get,
 	.read_range = az_read_range, .head = az_head, .list = az_list, .del = az_del,
 	.del_many = az_del_many,

@@ -489,8 +489,13 @@ s3_stats(struct sr_store *st, struct sr_store_stats *out)
 	.upload_limit = sr_parts_up_limit, .abort_stale = s3_abort_stale, \
 	.read_plan = s3_read_plan, .stats = s3_stats
 
-const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3", .check = s3_check, S3_OPS };
+const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3",
+	.form = "bucket/prefix", .root = "bucket", .check = s3_check,
+	.delete_batch = DELETE_BATCH, S3_OPS };
 /* GCS: "a maximum rate of one write per second to the same object name"
  * (Cloud Storage quotas and limits; 429 beyond it, doc/fleet.md). */
-const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs", .check = gs_check,
+const struct sr_store_backend sr_store_gs_backend = { .scheme = "gs",
+	.form = "bucket/prefix", .root = "bucket", .check = gs_check,
+	.vm_note = "spotrun reaches gs:// with HMAC keys (GS_ACCESS_KEY_ID, ~/.boto), which a "
+	    "Compute Engine service account does not give",
 	.write_interval = 1.0, S3_OPS };

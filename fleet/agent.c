@@ -103,6 +103,7 @@ label(const struct sr_agent_opts *o, const char *key)
 static void
 detect_provider(struct sr_agent *ag, char *name, size_t len)
 {
+	struct sr_provider_kind kind;
 	struct sr_provider_conf conf;
 	struct sr_provider *p;
 	char err[SR_ERRMAX];
@@ -122,7 +123,7 @@ detect_provider(struct sr_agent *ag, char *name, size_t len)
 		sr_agent_say("warning: %s", err);
 	sr_provider_free(p);
 	/* a machine spotrun does not rent is priced as "local" (prices.h) */
-	if (strcmp(name, "aws") == 0 || strcmp(name, "gcp") == 0 || strcmp(name, "azure") == 0) {
+	if (sr_provider_kind(name, &kind) == 0 && kind.rented) {
 		snprintf(ag->price_type, sizeof ag->price_type, "%s", ag->facts.instance_type);
 		ag->spot = strncmp(ag->facts.lifecycle, "spot", 4) == 0;
 	}

@@ -54,6 +54,7 @@ extern const size_t sr_js_nkeys;
  * parsers share. */
 struct sr_js_parse {
 	struct sr_jobspec *js;
+	const struct sr_jobspec_names *names;	/* the caller's: js->names */
 	struct sr_jobspec_errors *errs;
 	size_t nerrs_dropped;	/* errors beyond the cap */
 

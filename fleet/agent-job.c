@@ -43,6 +43,7 @@
 
 #include "agent-int.h"
 #include "jobspec.h"
+#include "method.h"
 #include "util.h"
 
 /* Seconds a job released after the agent's own failure is left to others. */
@@ -440,6 +441,7 @@ static struct sr_jobspec *
 load_spec(struct job *b, char *err)
 {
 	struct sr_jobspec_errors errs;
+	struct sr_jobspec_names names;
 	struct sr_jobspec *js;
 	char *own, *dir, *path, *dflt;
 
@@ -450,7 +452,8 @@ load_spec(struct job *b, char *err)
 	}
 	dir = base_dir(b, own);
 	path = sr_asprintf("%s/jobs/%s/spec.ini", sr_queue_url(b->ag->q), b->id);
-	if (sr_jobspec_parse(path, dir, b->j->spec, b->j->spec_len, &js, &errs) == -1) {
+	sr_method_names(&names);
+	if (sr_jobspec_parse(path, dir, b->j->spec, b->j->spec_len, &names, &js, &errs) == -1) {
 		report_bad_spec(b, path, &errs);
 		sr_jobspec_errors_free(&errs);
 		js = NULL;

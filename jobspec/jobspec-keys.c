@@ -81,14 +81,13 @@ const struct key sr_js_keys[] = {
 	  "use ranks or once (e.g. once, for a job that runs torchrun itself)", NULL },
 
 	{ SEC_CHECKPOINT, "mode", T_MODE, F(mode), 0, 0, 0,
-	  "use directory, library or transparent (e.g. directory)", NULL },
+	  NULL, NULL },		/* the hint lists the caller's methods: hint_of() */
 	{ SEC_CHECKPOINT, "interval", T_DURATION, F(interval), 1, DURATION_LIMIT, 1,
 	  DUR_HINT("20m"), "use 0 (off) or from 1s to 365d (e.g. 20m)" },
 	{ SEC_CHECKPOINT, "keep", T_INT, F(ckpt.keep), 1, 1000000, 0,
 	  "use a whole number from 1 to 1000000 (e.g. 3)", NULL },
 	{ SEC_CHECKPOINT, "store", T_STORE, F(store), 0, 0, 0,
-	  "use file:///absolute/path (or an absolute path), s3://bucket/prefix, "
-	  "gs://bucket/prefix or az://account/container/prefix (e.g. file:///srv/spotrun)", NULL },
+	  NULL, NULL },		/* the hint lists the store's URL forms: hint_of() */
 	{ SEC_CHECKPOINT, "local_dir", T_PATH, F(local_dir), 0, 0, 0,
 	  "give a directory, absolute or relative to the job file (e.g. /scratch/ckpt)", NULL },
 	{ SEC_CHECKPOINT, "signal", T_SIGNAL, F(request_signal), 0, 0, 0,
@@ -104,7 +103,7 @@ const struct key sr_js_keys[] = {
 	  DUR_HINT("5s"), "use at most 365d (e.g. 5s)" },
 
 	{ SEC_PROVIDER, "name", T_PROVIDER, F(provider.name), 0, 0, 0,
-	  "use auto, aws, azure, gcp, local or signal (e.g. auto)", NULL },
+	  NULL, NULL },		/* the hint lists the provider table's names: hint_of() */
 	{ SEC_PROVIDER, "window", T_DURATION, F(provider.window), 0, DURATION_LIMIT, 0,
 	  DUR_HINT("30s"), "use at most 365d (e.g. 30s)" },
 	{ SEC_PROVIDER, "grace", T_DURATION, F(provider.grace), 0, DURATION_LIMIT, 0,
@@ -317,12 +316,48 @@ set_string(struct sr_jobspec *js, const struct key *k, char *v)
 	memcpy((char *)js + k->off, &v, sizeof v);
 }
 
+/* What to write instead: the key's hint, or what the module that owns
+ * the values says is valid (the provider table's names, the store's URL
+ * forms). */
+static const char *
+hint_of(const struct sr_js_parse *p, const struct key *k, char *buf, size_t len)
+{
+	char names[192];
+
+	if (k->type == T_PROVIDER) {
+		sr_provider_names(0, names, sizeof names);
+		snprintf(buf, len, "use %s (e.g. auto)", names);
+	} else if (k->type == T_MODE) {
+		const char *const *m = p->names->methods;
+		size_t i, n;
+
+		for (n = 0; m[n] != NULL; n++)
+			;
+		buf[0] = '\0';
+		strlcat(buf, "use ", len);
+		for (i = 0; i < n; i++) {
+			if (i > 0)
+				strlcat(buf, i + 1 == n ? " or " : ", ", len);
+			strlcat(buf, m[i], len);
+		}
+		strlcat(buf, " (e.g. ", len);
+		strlcat(buf, m[0], len);
+		strlcat(buf, ")", len);
+	} else if (k->type == T_STORE) {
+		sr_store_url_forms(names, sizeof names);
+		snprintf(buf, len, "use an absolute path or %s (e.g. file:///srv/spotrun)", names);
+	} else
+		return k->hint;
+	return buf;
+}
+
 static void
 bad_value(struct sr_js_parse *p, const struct key *k, const char *v)
 {
-	char b[SR_JS_SHOW_MAX + 4];
+	char b[SR_JS_SHOW_MAX + 4], h[256];
 
-	sr_js_error(p, p->line, "%s = %s: %s; %s", k->name, sr_js_show(v, b), type_nouns[k->type], k->hint);
+	sr_js_error(p, p->line, "%s = %s: %s; %s", k->name, sr_js_show(v, b), type_nouns[k->type],
+	    hint_of(p, k, h, sizeof h));
 }
 
 static void
@@ -380,47 +415,35 @@ parse_count(struct sr_js_parse *p, const struct key *k, const char *v, const cha
 	return 0;
 }
 
+/* An absolute path names the file store ("/srv/x" and "file:///srv/x"
+ * alike, normalised); any other URL is the store module's to judge. */
 static void
 set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 {
-	static const char *const remote[] = { "s3://", "gs://", "az://" };
+	struct sr_store_url_problem pb;
 	char b[SR_JS_SHOW_MAX + 4];
+	const char *local = v[0] == '/' ? v : sr_store_url_path(v);
 	char *path;
-	size_t i;
 
-	if (v[0] == '/' || strncmp(v, "file:///", 8) == 0) {
-		path = sr_js_absolute_path("/", v[0] == '/' ? v : v + 7);
+	if (local != NULL) {
+		path = sr_js_absolute_path("/", local);
 		set_string(p->js, k, sr_asprintf("file://%s", path));
 		free(path);
 		return;
 	}
-	if (strncmp(v, "file://", 7) == 0) {
-		sr_js_error(p, p->line, "store = %s: a file URL takes an absolute path and no host; "
-		    "use file:///absolute/path (e.g. file:///srv/spotrun)", sr_js_show(v, b));
-		return;
-	}
-	for (i = 0; i < SR_ARRAY_LEN(remote); i++) {
-		char err[SR_ERRMAX], *why;
-
-		if (strncmp(v, remote[i], 5) != 0)
-			continue;
-		if (v[5] == '\0' || v[5] == '/') {
-			sr_js_error(p, p->line, "store = %s: no %s after %s; use %s%s",
-			    sr_js_show(v, b), i == 2 ? "account" : "bucket", remote[i], remote[i],
-			    i == 2 ? "ACCOUNT/CONTAINER/prefix" : "NAME/prefix");
-			return;
-		}
-		if (sr_store_url_check(v, err) == -1) {
-			/* the store's message after its "open store URL: " */
-			why = strstr(err, ": ");
-			sr_js_error(p, p->line, "store = %s: %s", sr_js_show(v, b),
-			    why != NULL ? why + 2 : err);
-			return;
-		}
+	switch (sr_store_url_explain(v, &pb)) {
+	case SR_STORE_URL_OK:
 		set_string(p->js, k, sr_strdup(v));
 		return;
+	case SR_STORE_URL_UNKNOWN:
+		bad_value(p, k, v);
+		return;
+	case SR_STORE_URL_NO_ROOT:
+	case SR_STORE_URL_BAD:
+		sr_js_error(p, p->line, "store = %s: %s%s%s", sr_js_show(v, b), pb.reason,
+		    pb.fix[0] != '\0' ? "; " : "", pb.fix);
+		return;
 	}
-	bad_value(p, k, v);
 }
 
 static void
@@ -558,7 +581,8 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 	int i, r;
 
 	if (*v == '\0') {
-		sr_js_error(p, p->line, "%s has no value; %s", k->name, k->hint);
+		sr_js_error(p, p->line, "%s has no value; %s", k->name,
+		    hint_of(p, k, (char[256]){ 0 }, 256));
 		return;
 	}
 	switch (k->type) {
@@ -572,9 +596,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		set_string(js, k, sr_strdup(v));
 		return;
 	case T_PROVIDER:
-		if (strcmp(v, "auto") != 0 && strcmp(v, "aws") != 0 && strcmp(v, "gcp") != 0 &&
-		    strcmp(v, "azure") != 0 && strcmp(v, "local") != 0 &&
-		    strcmp(v, "signal") != 0) {
+		if (sr_provider_kind(v, &(struct sr_provider_kind){ 0 }) == -1) {
 			bad_value(p, k, v);
 			return;
 		}
@@ -612,14 +634,12 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 			bad_value(p, k, v);
 		return;
 	case T_MODE:
-		if (strcmp(v, "directory") == 0)
-			js->mode = SR_MODE_DIRECTORY;
-		else if (strcmp(v, "library") == 0)
-			js->mode = SR_MODE_LIBRARY;
-		else if (strcmp(v, "transparent") == 0)
-			sr_js_error(p, p->line, "mode = %s is not supported yet; use directory", v);
-		else
-			bad_value(p, k, v);
+		for (i = 0; p->names->methods[i] != NULL; i++)
+			if (strcmp(v, p->names->methods[i]) == 0) {
+				set_string(js, k, sr_strdup(v));
+				return;
+			}
+		bad_value(p, k, v);
 		return;
 	case T_DURATION:
 		if ((r = sr_parse_duration(v, &d)) == -1)

@@ -295,15 +295,14 @@ sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char
 	}
 	if (o->labels != NULL && check_labels(o->labels, err) == -1)
 		return -1;
-	if (warn != NULL && strncmp(o->queue, "file:", 5) == 0) {
+	if (warn != NULL && sr_store_url_local(o->queue)) {
 		snprintf(msg, sizeof msg, "--queue %s is a directory on each VM: agents share it "
 		    "only where it is a shared file system (NFS) mounted at that path", o->queue);
 		warn(arg, msg);
 	}
-	if (warn != NULL && strncmp(o->queue, "gs://", 5) == 0) {
-		snprintf(msg, sizeof msg, "--queue %s: spotrun reaches gs:// with HMAC keys "
-		    "(GS_ACCESS_KEY_ID, ~/.boto), which a Compute Engine service account does not "
-		    "give; the VM needs them from elsewhere (spotrun-job(5), store)", o->queue);
+	if (warn != NULL && sr_store_url_vm_note(o->queue) != NULL) {
+		snprintf(msg, sizeof msg, "--queue %s: %s; the VM needs them from elsewhere "
+		    "(spotrun-job(5), store)", o->queue, sr_store_url_vm_note(o->queue));
 		warn(arg, msg);
 	}
 	return 0;

@@ -18,7 +18,16 @@
 #define SR_JOBSPEC_LINE_MAX	65536		/* bytes of a line, without its newline */
 #define SR_JOBSPEC_NAME_MAX	64		/* characters of a job name */
 
-enum sr_ckpt_mode { SR_MODE_DIRECTORY = 0, SR_MODE_LIBRARY, SR_MODE_TRANSPARENT };
+#define SR_JOBSPEC_METHODS_MAX	8	/* checkpoint methods a caller may name */
+
+/* What a job file may name that modules above this one define, filled by
+ * the caller (the runner's sr_method_names), so that a new one is a line in
+ * that module's table and nothing here. */
+struct sr_jobspec_names {
+	/* The checkpoint methods, the words of [checkpoint] mode, in table
+	 * order and NULL-terminated; the first is the default. */
+	const char *methods[SR_JOBSPEC_METHODS_MAX + 1];
+};
 
 /* [resources] launch: who starts the job's processes. */
 enum sr_launch_mode {
@@ -67,7 +76,8 @@ struct sr_jobspec {
 	int nodes_min, nodes_max;
 
 	/* [checkpoint] */
-	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */
+	char *mode;		/* the checkpoint method, one of the names given to
+				 * the parse (default: the first, directory) */
 	double interval;	/* seconds; 0 = no periodic checkpoints (default 0) */
 	char *store;		/* URL; default file://$XDG_DATA_HOME/spotrun */
 	int store_line;		/* where the file sets it; 0: not set (the default; a
@@ -107,6 +117,9 @@ struct sr_jobspec {
 	struct sr_sweep_param *sweep;
 	size_t nsweep;
 
+	/* The names it was parsed against, to parse its sweep's trials back. */
+	struct sr_jobspec_names names;
+
 	/* The file as read, and where in it (1-based lines) are the keys that
 	 * sweep.c rewrites when it writes each trial's job file: name,
 	 * command, each js->env entry (env_line[i]), and the [sweep] headers. */
@@ -129,7 +142,8 @@ struct sr_jobspec_errors {
 	size_t n;
 };
 
-/* Parse and validate path. Returns 0 with *out set, or -1 with every error
+/* Parse and validate path, the names of the modules above (the
+ * checkpoint methods) taken from names. Returns 0 with *out set, or -1 with every error
  * in errs (each printed as "PATH:LINE: msg" by sr_jobspec_errors_print).
  * errs is (re)initialised by the call, so it must not hold errors still to
  * be freed; it may be NULL. On success errs is empty and every default is
@@ -137,14 +151,16 @@ struct sr_jobspec_errors {
  * On failure *out is NULL. Errors come sorted by line, those of the whole
  * file (line 0: missing keys, unreadable file) last; after 100 the rest are
  * only counted, in a last error. */
-int sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs);
+int sr_jobspec_load(const char *path, const struct sr_jobspec_names *names,
+    struct sr_jobspec **out, struct sr_jobspec_errors *errs);
 /* The same for a job file held in memory: the len bytes at text (copied;
  * no NUL needed), named path in js->path and in messages, its relative
  * paths taken against dir (absolute; NULL: the current directory). What
  * the queue's agent reads from the store, and what sweep.c's trials parse
  * back with. */
 int sr_jobspec_parse(const char *path, const char *dir, const char *text, size_t len,
-    struct sr_jobspec **out, struct sr_jobspec_errors *errs);
+    const struct sr_jobspec_names *names, struct sr_jobspec **out,
+    struct sr_jobspec_errors *errs);
 /* Free js and everything it holds; NULL is allowed. */
 void sr_jobspec_free(struct sr_jobspec *js);
 /* Print each error to fp (a FILE *) as "PATH:LINE: msg", or "PATH: msg"

@@ -357,7 +357,6 @@ read_line(char *str, int num, void *stream)
 static void
 set_defaults(struct sr_jobspec *js)
 {
-	js->mode = SR_MODE_DIRECTORY;
 	js->request_signal = SIGUSR1;
 	js->nodes_min = js->nodes_max = 1;
 	js->write_timeout = 600;
@@ -394,46 +393,64 @@ key_index(const char *name, enum section sec)
 #define COMMENT_NOTE " (note: a ';' after a blank starts a comment, which cut this line; " \
 	"write \\; or ';' for a literal semicolon)"
 
-/* Whether name is one of the words of list (blank-separated). */
-static int
-among(const char *name, const char *list)
-{
-	size_t n = strlen(name);
-	const char *s;
-
-	for (s = list; (s = strstr(s, name)) != NULL; s += n) {
-		if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
-			return 1;
-	}
-	return 0;
-}
-
-/* The keys of the cloud providers go with the providers they serve: one
- * that would have no effect is an error, so a typo in name does not
- * silently drop it. */
+/* The keys of the cloud providers go with the providers they serve (the
+ * provider table says which take which): one that would have no effect is
+ * an error, so a typo in name does not silently drop it. */
 static void
 check_cloud_keys(struct sr_js_parse *p)
 {
 	const struct sr_provider_conf *pc = &p->js->provider;
 	size_t ke = key_index("endpoint", SEC_PROVIDER), kp = key_index("poll", SEC_PROVIDER);
 	size_t k6 = key_index("ipv6", SEC_PROVIDER);
-	char b[SR_JS_SHOW_MAX + 4];
+	struct sr_provider_kind kind;
+	char b[SR_JS_SHOW_MAX + 4], names[128];
 
-	if (p->key_line[ke] != 0 && pc->endpoint != NULL && !among(pc->name, "aws gcp azure"))
-		sr_js_error(p, p->key_line[ke], "endpoint = %s: only for name = aws, gcp or azure "
+	if (sr_provider_kind(pc->name, &kind) == -1)
+		return;		/* the name has its error already */
+	sr_provider_names(SR_PROVIDER_KEY_ENDPOINT, names, sizeof names);
+	if (p->key_line[ke] != 0 && pc->endpoint != NULL && !(kind.keys & SR_PROVIDER_KEY_ENDPOINT))
+		sr_js_error(p, p->key_line[ke], "endpoint = %s: only for name = %s "
 		    "(name is %s); name the cloud whose metadata service it is, or remove endpoint",
-		    sr_js_show(pc->endpoint, b), pc->name);
-	if (p->key_line[kp] != 0 && pc->poll > 0 && !among(pc->name, "aws azure auto"))
-		sr_js_error(p, p->key_line[kp], "poll = %s: only for name = aws, azure or auto "
-		    "(name is %s%s); remove poll", sr_js_show(p->raw[kp], b), pc->name,
-		    strcmp(pc->name, "gcp") == 0 ? ", which long-polls" : "");
-	if (p->key_line[k6] != 0 && pc->ipv6 && !among(pc->name, "aws auto"))
-		sr_js_error(p, p->key_line[k6], "ipv6 = %s: only for name = aws or auto (name is "
-		    "%s); remove ipv6", sr_js_show(p->raw[k6], b), pc->name);
+		    sr_js_show(pc->endpoint, b), names, pc->name);
+	sr_provider_names(SR_PROVIDER_KEY_POLL, names, sizeof names);
+	if (p->key_line[kp] != 0 && pc->poll > 0 && !(kind.keys & SR_PROVIDER_KEY_POLL))
+		sr_js_error(p, p->key_line[kp], "poll = %s: only for name = %s "
+		    "(name is %s%s); remove poll", sr_js_show(p->raw[kp], b), names, pc->name,
+		    kind.poll_note);
+	sr_provider_names(SR_PROVIDER_KEY_IPV6, names, sizeof names);
+	if (p->key_line[k6] != 0 && pc->ipv6 && !(kind.keys & SR_PROVIDER_KEY_IPV6))
+		sr_js_error(p, p->key_line[k6], "ipv6 = %s: only for name = %s (name is "
+		    "%s); remove ipv6", sr_js_show(p->raw[k6], b), names, pc->name);
 	else if (p->key_line[k6] != 0 && pc->ipv6 && pc->endpoint != NULL)
 		sr_js_error(p, p->key_line[k6], "ipv6 = %s and endpoint = %s both choose the "
 		    "address of the metadata service; keep one", sr_js_show(p->raw[k6], b),
 		    sr_js_show(pc->endpoint, (char[SR_JS_SHOW_MAX + 4]){ 0 }));
+}
+
+/* A notice window no longer than the margin leaves no time for the
+ * notice's checkpoint: every one would be skipped. The provider says which
+ * key sets its window (local's window, signal's grace); the clouds set
+ * theirs. */
+static void
+check_window(struct sr_js_parse *p)
+{
+	const struct sr_jobspec *js = p->js;
+	struct sr_provider_kind kind;
+	size_t kw, km = key_index("margin", SEC_CHECKPOINT);
+	char wb[32], mb[32];
+	double w;
+
+	if (sr_provider_kind(js->provider.name, &kind) == -1 || kind.window_key == NULL)
+		return;
+	kw = key_index(kind.window_key, SEC_PROVIDER);
+	w = *(const double *)((const char *)js + sr_js_keys[kw].off);
+	if (w <= js->margin)
+		sr_js_error(p, p->key_line[kw] ? p->key_line[kw] : p->key_line[km],
+		    "%s = %s is not longer than margin = %s%s: a notice would leave no time "
+		    "for a checkpoint; make %s longer or lower margin in [checkpoint]",
+		    kind.window_key, sr_fmt_duration(w, wb, sizeof wb),
+		    sr_fmt_duration(js->margin, mb, sizeof mb),
+		    p->key_line[km] ? "" : " (the default)", kind.window_key);
 }
 
 /* procs against gpus and launch: who decides how many processes start; nodes
@@ -517,27 +534,10 @@ finish(struct sr_js_parse *p)
 
 	check_resources(p);
 
-	if (js->provider.name != NULL && (strcmp(js->provider.name, "local") == 0 ||
-	    strcmp(js->provider.name, "signal") == 0)) {
-		/* A notice window no longer than the margin leaves no time for
-		 * the notice's checkpoint: every one would be skipped. */
-		int local = strcmp(js->provider.name, "local") == 0;
-		size_t kw = key_index(local ? "window" : "grace", SEC_PROVIDER);
-		size_t km = key_index("margin", SEC_CHECKPOINT);
-		double w = local ? js->provider.window : js->provider.grace;
-		char wb[32], mb[32];
-
-		if (w <= js->margin)
-			sr_js_error(p, p->key_line[kw] ? p->key_line[kw] : p->key_line[km],
-			    "%s = %s is not longer than margin = %s%s: a notice would leave no time "
-			    "for a checkpoint; make %s longer or lower margin in [checkpoint]",
-			    local ? "window" : "grace", sr_fmt_duration(w, wb, sizeof wb),
-			    sr_fmt_duration(js->margin, mb, sizeof mb),
-			    p->key_line[km] ? "" : " (the default)", local ? "window" : "grace");
-	}
-
-	if (js->provider.name != NULL)
+	if (js->provider.name != NULL) {
+		check_window(p);
 		check_cloud_keys(p);
+	}
 	if (js->provider.trace != NULL &&
 	    (tr = sr_trace_check(js->provider.trace, js->provider.trace_start, err)) >=
 	    SR_TRACE_BAD_FILE) {	/* one that cannot be read yet is the run's to find */
@@ -635,6 +635,7 @@ parse(struct sr_js_parse *p)
 	int r;
 
 	set_defaults(p->js);
+	p->js->mode = sr_strdup(p->names->methods[0]);
 	/* inih's line buffer holds any line we accept; no multi-line values
 	 * (the reader also strips indentation, so this holds with any build). */
 	r = sr_ini_parse_stream(read_line, p, on_key, p, LINE_MAX_LEN);
@@ -701,17 +702,23 @@ begin(struct sr_js_parse *p, struct sr_jobspec **out, struct sr_jobspec_errors *
 
 /* A new spec for p to fill, owning the file's text buf (len bytes). */
 static void
-new_spec(struct sr_js_parse *p, const char *path, char *buf, size_t len)
+new_spec(struct sr_js_parse *p, const char *path, char *buf, size_t len,
+    const struct sr_jobspec_names *names)
 {
+	if (names == NULL || names->methods[0] == NULL)
+		sr_fatal("jobspec: parsed with no checkpoint method to name");
 	p->buf = buf;
 	p->len = len;
 	p->js = sr_calloc(1, sizeof *p->js);
+	p->js->names = *names;
+	p->names = &p->js->names;
 	p->js->path = sr_strdup(path);
 	p->js->text = buf;
 }
 
 int
-sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_errors *errs)
+sr_jobspec_load(const char *path, const struct sr_jobspec_names *names, struct sr_jobspec **out,
+    struct sr_jobspec_errors *errs)
 {
 	struct sr_jobspec_errors local = { NULL, 0 };
 	struct sr_js_parse p;
@@ -721,7 +728,7 @@ sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_err
 	begin(&p, out, errs, &local);
 	if (read_job_file(path, &buf, &len, &p) == -1)
 		return conclude(&p, out, &local);
-	new_spec(&p, path, buf, len);
+	new_spec(&p, path, buf, len, names);
 	if ((p.js->dir = job_dir(path)) == NULL)
 		sr_js_error(&p, 0, "cannot find the job file's directory: %s", strerror(errno));
 	else
@@ -731,7 +738,8 @@ sr_jobspec_load(const char *path, struct sr_jobspec **out, struct sr_jobspec_err
 
 int
 sr_jobspec_parse(const char *path, const char *dir, const char *text, size_t len,
-    struct sr_jobspec **out, struct sr_jobspec_errors *errs)
+    const struct sr_jobspec_names *names, struct sr_jobspec **out,
+    struct sr_jobspec_errors *errs)
 {
 	struct sr_jobspec_errors local = { NULL, 0 };
 	struct sr_js_parse p;
@@ -745,7 +753,7 @@ sr_jobspec_parse(const char *path, const char *dir, const char *text, size_t len
 	buf = sr_malloc(len + 1);
 	memcpy(buf, text, len);
 	buf[len] = '\0';
-	new_spec(&p, path, buf, len);
+	new_spec(&p, path, buf, len, names);
 	p.js->dir = dir != NULL ? sr_js_absolute_path("/", dir) : realpath(".", NULL);
 	if (p.js->dir == NULL)
 		sr_js_error(&p, 0, "cannot find the current directory: %s", strerror(errno));
@@ -770,6 +778,7 @@ sr_jobspec_free(struct sr_jobspec *js)
 	sr_words_free(js->env);
 	free(js->gpu_type);
 	free(js->store);
+	free(js->mode);
 	free(js->local_dir);
 	free((char *)js->provider.name);
 	free((char *)js->provider.endpoint);
