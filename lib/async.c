@@ -32,7 +32,7 @@
 #include "device.h"
 #include "staging.h"
 
-/* The staging budget when params.staging_bytes is 0: the whole state up
+/* The staging budget when spotrun_set_staging_bytes gave none (0): the whole state up
  * to this. */
 #define DEFAULT_BUDGET ((size_t)1 << 30)
 
@@ -259,7 +259,7 @@ sr_async_free(spotrun_ctx *ctx)
 static spotrun_error
 size_staging(spotrun_ctx *ctx, uint64_t total, size_t chunk, size_t *half, int *halves)
 {
-	size_t budget = ctx->p.staging_bytes;
+	size_t budget = ctx->staging_bytes;
 
 	if (budget == 0)
 		budget = total < DEFAULT_BUDGET ? (size_t)total : DEFAULT_BUDGET;
@@ -357,7 +357,9 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 		job_free(ctx, j);
 		return code;
 	}
-	if (ctx->stage_cap < half * (size_t)halves) {
+	/* a budget lowered since the last save holds staging to it */
+	if (ctx->stage_cap < half * (size_t)halves ||
+	    (ctx->staging_bytes != 0 && ctx->stage_cap > ctx->staging_bytes)) {
 		sr_staging_release(ctx, ctx->stage);
 		ctx->stage_cap = 0;
 		if ((ctx->stage = sr_staging_alloc(ctx, half * (size_t)halves)) == NULL) {

@@ -196,6 +196,12 @@ sr_lib_device_free(spotrun_ctx *ctx)
 
 /* ---- registration ---- */
 
+const char *
+sr_lib_device_library(const spotrun_ctx *ctx)
+{
+	return ctx->devs != NULL ? ctx->devs->lib : NULL;
+}
+
 spotrun_error
 sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, void *ptr,
     int device)
@@ -227,8 +233,8 @@ sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name, vo
 	}
 	if ((g = open_gpu(ctx, device, err)) == NULL)
 		return sr_lib_fail(ctx, sr_lib_oom_or(SPOTRUN_ERROR_NO_DEVICE, err), "register \"%s\": %s; nothing "
-		    "registered: set params.cuda_library or SPOTRUN_CUDA_LIBRARY to the CUDA driver, "
-		    "or register host buffers", name, err);
+		    "registered: name the CUDA driver with spotrun_set_cuda_library or "
+		    "SPOTRUN_CUDA_LIBRARY, or register host buffers", name, err);
 	if (ptr == NULL && b->bytes == 0)
 		goto done;
 	if (ptr == NULL)

@@ -20,12 +20,16 @@
 #define SR_LIB_DEVICE_FAILED (-100)
 
 /* Check and complete a device registration of b (check_buf's): open
- * device `device` of the driver (params.cuda_library, else
+ * device `device` of the driver (spotrun_set_cuda_library's, else
  * $SPOTRUN_CUDA_LIBRARY, else libcuda.so.1) if this context has not yet,
  * and check that ptr is memory of that device holding b->bytes. SPOTRUN_OK
  * with b->device and b->dptr set, or the error (the message in ctx). */
 spotrun_error sr_lib_device_register(spotrun_ctx *ctx, struct lib_buf *b, const char *name,
     void *ptr, int device);
+
+/* The CUDA driver library the context's first device registration chose
+ * (whether it opened or not), NULL before one: from then on it stays. */
+const char *sr_lib_device_library(const spotrun_ctx *ctx);
 
 /* spotrun_save and spotrun_restore of a context with device buffers (host
  * ones too), t[] being ctx->bufs as the checkpoint module takes them (a

@@ -50,8 +50,9 @@ struct spotrun_ctx_s {
 	char req_reason[16];		/* of req_seq: "notice", "periodic", ... */
 	/* The async save (lib/async.c). async: the save in flight, or the
 	 * last one whose result no call has collected yet (NULL: none).
-	 * stage, stage_cap: the staging memory, kept from save to save.
-	 * The caller's thread alone reads and writes these three, and every
+	 * stage, stage_cap: the staging memory, kept from save to save;
+	 * staging_bytes its budget (spotrun_set_staging_bytes).
+	 * The caller's thread alone reads and writes these four, and every
 	 * field above: the save's thread reads only what does not change
 	 * while a context lives (p, st, job, epoch, done_path, rank_wait)
 	 * and struct sr_async's own fields, under its lock as async.c says;
@@ -61,8 +62,9 @@ struct spotrun_ctx_s {
 	struct sr_async *async;
 	void *stage;
 	size_t stage_cap;
+	size_t staging_bytes;		/* spotrun_set_staging_bytes (0: the default) */
 	/* device buffers (lib/device.c) */
-	char *cuda_library;		/* params.cuda_library's copy */
+	char *cuda_library;		/* spotrun_set_cuda_library's copy; NULL: none */
 	struct sr_lib_devs *devs;	/* NULL until one is registered */
 	/* ranks (lib/ranks.c): ctx->p.rank and world_size resolved */
 	double rank_wait;		/* seconds a collective save waits for the others */

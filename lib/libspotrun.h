@@ -25,13 +25,40 @@
  * a positive code that spotrun_getErrorName() names; the detail (which
  * buffer, which checkpoint, what the store said) goes to the message
  * callback and stays readable with spotrun_getErrorString(). The library
- * never prints, never calls exit or abort for a bad argument, and never
- * keeps a pointer to a buffer it was not given.
+ * never prints, never calls exit or abort (not for a bad argument, not
+ * when memory runs out: SPOTRUN_ERROR_MEMORY; BUGS in libspotrun(3) names
+ * the one assertion of jansson's in its reach), and never keeps a pointer
+ * to a buffer it was not given.
  *
- * The stable part comes first: names, codes and the layout of
- * spotrun_params only grow. What is below SPOTRUN_EXPERIMENTAL may change
- * between versions; a program that uses it defines SPOTRUN_EXPERIMENTAL
- * before including this header, and links the same version it built with.
+ * Threads:
+ * - One thread at a time calls a context's functions (any thread: the
+ *   program serialises its calls). spotrun_versionNumber and
+ *   spotrun_getErrorName may be called from any thread at any time.
+ * - The registered buffers must not change while spotrun_save or
+ *   spotrun_restore runs (device buffers: synchronise the streams that
+ *   write them first); an async save's only while spotrun_save_async runs.
+ * - While an async save is in flight (spotrun_save_async returned, its
+ *   spotrun_wait not yet): the buffers may change; spotrun_register,
+ *   spotrun_checkpoint_requested, spotrun_getErrorString and the
+ *   experimental setters may be called (a buffer registered then is the
+ *   next save's); spotrun_save, spotrun_save_async, spotrun_restore and
+ *   spotrun_free first wait for it (training waits with them).
+ * - The save's thread calls the message callback too (the commit,
+ *   warnings), maybe while the caller's thread does: a callback that
+ *   shares state with other code must be thread-safe. It also calls the
+ *   allocator hooks for an async save of device buffers, so hooks given
+ *   with device buffers must be thread-safe.
+ *
+ * Two tiers, as zstd's: the stable part comes first, its names, codes and
+ * the layout of spotrun_params only grow, exported at version node
+ * SPOTRUN_0.1 (lib/libspotrun.map). What is fenced by SPOTRUN_EXPERIMENTAL
+ * may change or go between versions, and is exported at a node of its own,
+ * SPOTRUN_EXPERIMENTAL_0, renamed when it changes (so that a program built
+ * against another experimental tier fails to load rather than calling a
+ * function whose contract changed); a program that uses it defines
+ * SPOTRUN_EXPERIMENTAL before including this header, and links the
+ * version it built with. Its settings are setters on the context, never
+ * fields of spotrun_params, so that they can go without a trace.
  *
  * This header and spotrun.h (the header-only helper of directory mode) are
  * two ways for a job to take part; a job uses one of them.
@@ -118,8 +145,9 @@ typedef enum {
 typedef struct spotrun_ctx_s spotrun_ctx;
 
 /* Settings of a context. Fill with spotrun_params_init, then change
- * fields; fields are only ever appended, and `size` tells the library
- * which it has. Strings are copied by spotrun_create. */
+ * fields; from 0.1 on a field keeps its offset and meaning and new ones
+ * are only appended, `size` telling the library which the caller has.
+ * Strings are copied by spotrun_create. */
 typedef struct {
 	size_t size;				/* sizeof(spotrun_params), set by init */
 	const char *store;			/* store URL (file://, s3://, gs://, az://);
@@ -137,14 +165,12 @@ typedef struct {
 	int keep;				/* checkpoints kept (0: all) */
 	int threads;				/* compression threads (0: all CPUs) */
 	size_t chunk_size;			/* bytes per chunk (0: 16 MiB) */
-	/* Experimental (spotrun_save_async): the staging memory's budget in
-	 * bytes (0: the registered state's size, up to 1 GiB). */
-	size_t staging_bytes;
-	/* Experimental (spotrun_register_device): */
-	const char *cuda_library;		/* the CUDA driver, loaded by the first
-						 * spotrun_register_device; NULL:
-						 * $SPOTRUN_CUDA_LIBRARY, else
-						 * "libcuda.so.1" */
+	/* Reserved, 0 (spotrun_create refuses another value): 0.1 held the
+	 * experimental staging_bytes and cuda_library here, now the setters
+	 * spotrun_set_staging_bytes and spotrun_set_cuda_library; the slots
+	 * keep the offsets of the fields after them. */
+	size_t reserved0;
+	const void *reserved1;
 	/* A job of several ranks saving one checkpoint (spotrun_save): this
 	 * process's rank, 0 to world_size - 1, and their number. -1 (the
 	 * default): from $RANK and $WORLD_SIZE (spotrun's `launch = ranks`
@@ -206,14 +232,42 @@ spotrun_error spotrun_restore(spotrun_ctx *ctx, long long *step);
  * spotrun's library mode always 0: the program saves when it chooses. */
 int spotrun_checkpoint_requested(spotrun_ctx *ctx);
 
-#ifdef SPOTRUN_EXPERIMENTAL
-/* ---- experimental: may change between versions ---- */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPOTRUN_LIB_H */
+
+/* ---- experimental: may change or go between versions ----
+ * Guarded apart, as zstd's ZSTD_STATIC_LINKING_ONLY part: a file that
+ * included this header without SPOTRUN_EXPERIMENTAL can include it again
+ * with it. */
+#if defined(SPOTRUN_EXPERIMENTAL) && !defined(SPOTRUN_LIB_H_EXPERIMENTAL)
+#define SPOTRUN_LIB_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The staging memory's budget of the next spotrun_save_async, in bytes
+ * (0, the default: the registered state's size, up to 1 GiB). A snapshot
+ * larger than it is staged in two halves of whole chunks; a budget below
+ * two chunks fails that save with SPOTRUN_ERROR_PARAMETER. Staging kept
+ * from an earlier save above a lowered budget is freed by the next one.
+ * Callable at any time, a save in flight included (it keeps its own). */
+spotrun_error spotrun_set_staging_bytes(spotrun_ctx *ctx, size_t bytes);
+
+/* The CUDA driver library that the first spotrun_register_device loads
+ * (copied; NULL: $SPOTRUN_CUDA_LIBRARY, else "libcuda.so.1"). After the
+ * first device buffer is registered the driver is loaded, and another
+ * library is SPOTRUN_ERROR_PARAMETER. */
+spotrun_error spotrun_set_cuda_library(spotrun_ctx *ctx, const char *path);
 
 /* Register a buffer in GPU memory as spotrun_register does a host one:
  * device_ptr is a device pointer (a CUdeviceptr, cast) of CUDA device
- * `device` (an ordinal), holding the slice's bytes. The CUDA driver is
- * loaded then (params.cuda_library); without it, or without that device,
- * SPOTRUN_ERROR_NO_DEVICE, naming the library and why; a host pointer or
+ * `device` (an ordinal), holding the slice's bytes. The first one loads
+ * the CUDA driver (spotrun_set_cuda_library); without it, or without that
+ * device, SPOTRUN_ERROR_NO_DEVICE, naming the library and why; a host pointer or
  * memory of another device: SPOTRUN_ERROR_PARAMETER. spotrun_save and
  * spotrun_save_async copy the buffer off the GPU through pinned host
  * memory, only the chunks that changed since this context's last
@@ -226,27 +280,27 @@ spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotru
     void *device_ptr, int device);
 
 /* Save as spotrun_save does, in the background: returns once every
- * registered buffer is copied into the library's staging memory
- * (params.staging_bytes), and from then on the buffers may change; the
- * hashing, compression, upload and commit run on a thread of the
+ * registered buffer is copied into the library's staging memory (its
+ * budget: spotrun_set_staging_bytes), and from then on the buffers may
+ * change; the hashing, compression, upload and commit run on a thread of the
  * context's own. A snapshot larger than the budget is staged in two
  * halves, the call returning once its last part is copied (training
  * waits longer, while the first parts are uploaded). SPOTRUN_OK: the
  * snapshot is taken; the save's own result is spotrun_wait's. With
  * world_size > 1 it is collective as spotrun_save is: every rank's
  * spotrun_wait returns SPOTRUN_OK once the checkpoint of all is
- * committed. One save is in flight at a time: a second one, spotrun_save and spotrun_restore
- * first wait for it; spotrun_free waits for it too. */
+ * committed. One save is in flight at a time: a second one, spotrun_save,
+ * spotrun_restore and spotrun_free first wait for it (the thread rules
+ * above say what else may run meanwhile). */
 spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
 
 /* Wait until the save in flight is committed or failed, and return its
  * result (its message in spotrun_getErrorString); SPOTRUN_OK when none
  * is in flight. */
 spotrun_error spotrun_wait(spotrun_ctx *ctx);
-#endif
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif
+#endif /* SPOTRUN_EXPERIMENTAL */

@@ -14,7 +14,7 @@ libspotrun_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/lib/libspotrun.map
 EXTRA_libspotrun_la_DEPENDENCIES = lib/libspotrun.map libckpt.a libstore.a libkernels.a \
 	libcommon.a
-EXTRA_DIST += lib/libspotrun.map lib/spotrun.pc.in
+EXTRA_DIST += lib/libspotrun.map lib/spotrun.pc.in lib/spotrun-uninstalled.pc.in
 include_HEADERS += lib/libspotrun.h
 pkgconfig_DATA += lib/spotrun.pc
 dist_man3_MANS += doc/libspotrun.3
@@ -39,8 +39,11 @@ check_PROGRAMS += tests/t-lib-async
 tests_t_lib_async_SOURCES = tests/t-lib-async.c tests/tap.h tests/ckpt-util.h
 tests_t_lib_async_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_t_lib_async_LDADD = libspotrun.la $(LDADD)
-# It exports the API and nothing else.
+# It exports the API and nothing else, each tier at its version node.
 dist_check_SCRIPTS += tests/t09-lib-exports.sh
+# A program built against the build tree with spotrun-uninstalled.pc
+# alone runs; the experimental tier is fenced by SPOTRUN_EXPERIMENTAL.
+dist_check_SCRIPTS += tests/t11-lib-pkgconfig.sh
 
 # A small C training loop checkpointing through the library (Adam on f32
 # weights, a bf16 copy), run preempted under `spotrun run` with

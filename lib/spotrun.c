@@ -16,14 +16,18 @@
  * fencing epoch, which every commit carries.
  *
  * Nothing here prints: messages go to the caller's callback and stay in
- * ctx->msg for spotrun_getErrorString. The checkpoint module allocates
- * with malloc and ends the process when memory runs out (common/util.h);
- * the allocator hooks cover what the library keeps itself (BUGS in
- * libspotrun(3)).
+ * ctx->msg for spotrun_getErrorString. Nothing here ends the process
+ * either, not even when memory runs out: the checkpoint and store modules
+ * allocate with malloc through sr_try_* and return the failure, which the
+ * API returns as SPOTRUN_ERROR_MEMORY (doc/design.md, "Out of memory in
+ * the job's process"; tests/t09-lib-exports.sh reads the disassembly for
+ * any call that could). The allocator hooks cover what the library keeps
+ * itself, the modules below it use malloc (BUGS in libspotrun(3)).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +47,40 @@
 #include "device.h"
 
 #define SPOTRUN_API __attribute__((visibility("default")))
+
+/* spotrun_params as 0.1 laid it out, which programs built then pass: the
+ * stable fields keep these offsets (the experimental ones' slots are
+ * reserved0 and reserved1 now). */
+struct params_0_1 {
+	size_t size;
+	const char *store, *job;
+	void *(*alloc)(void *, size_t);
+	void (*free)(void *, void *);
+	void *alloc_opaque;
+	void (*message)(void *, spotrun_msg_level, const char *);
+	void *message_opaque;
+	int keep, threads;
+	size_t chunk_size, staging_bytes;
+	const char *cuda_library;
+	int rank, world_size;
+};
+#define KEEPS_OFFSET(f, g) _Static_assert(offsetof(spotrun_params, f) == \
+    offsetof(struct params_0_1, g), "spotrun_params." #f " at its offset of 0.1")
+KEEPS_OFFSET(store, store);
+KEEPS_OFFSET(job, job);
+KEEPS_OFFSET(alloc, alloc);
+KEEPS_OFFSET(free, free);
+KEEPS_OFFSET(alloc_opaque, alloc_opaque);
+KEEPS_OFFSET(message, message);
+KEEPS_OFFSET(message_opaque, message_opaque);
+KEEPS_OFFSET(keep, keep);
+KEEPS_OFFSET(threads, threads);
+KEEPS_OFFSET(chunk_size, chunk_size);
+KEEPS_OFFSET(reserved0, staging_bytes);
+KEEPS_OFFSET(reserved1, cuda_library);
+KEEPS_OFFSET(rank, rank);
+KEEPS_OFFSET(world_size, world_size);
+_Static_assert(sizeof(spotrun_params) == sizeof(struct params_0_1), "spotrun_params of 0.1");
 
 _Static_assert(SPOTRUN_MAX_DIMS == SR_TENSOR_DIMS, "dimensions of the API and the manifest");
 _Static_assert((int)SPOTRUN_U64 == (int)SR_DT_U64 && (int)SPOTRUN_BF16 == (int)SR_DT_BF16 &&
@@ -143,6 +181,12 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	char err[SR_ERRMAX], *end;
 	spotrun_error code;
 
+	if (params->reserved0 != 0 || params->reserved1 != NULL) {
+		stick(ctx, SPOTRUN_ERROR_PARAMETER, "spotrun_create: params.reserved0 and reserved1 "
+		    "must be 0 (0.1's staging_bytes and cuda_library there are the experimental "
+		    "spotrun_set_staging_bytes and spotrun_set_cuda_library now)");
+		return;
+	}
 	if (store == NULL) {
 		stick(ctx, SPOTRUN_ERROR_NO_STORE, "spotrun_create: no store: set params.store "
 		    "(e.g. file:///var/tmp/ckpt) or run under spotrun (SPOTRUN_STORE)");
@@ -174,11 +218,6 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	}
 	ctx->store_url = sr_lib_strdup(params, store);
 	ctx->job = sr_lib_strdup(params, job);
-	if (params->cuda_library != NULL &&
-	    (ctx->cuda_library = sr_lib_strdup(params, params->cuda_library)) == NULL) {
-		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
-		return;
-	}
 	req = env("SPOTRUN_CKPT_REQUEST");
 	done = env("SPOTRUN_CKPT_DONE");
 	/* Every rank reads the request; rank 0 alone answers it, once the
@@ -223,7 +262,7 @@ spotrun_create(const spotrun_params *params)
 		return NULL;
 	memset(ctx, 0, sizeof *ctx);
 	ctx->p = p;
-	ctx->p.store = ctx->p.job = ctx->p.cuda_library = NULL;
+	ctx->p.store = ctx->p.job = NULL;
 	setup(ctx, &p);
 	return ctx;
 }
@@ -611,6 +650,43 @@ spotrun_restore(spotrun_ctx *ctx, long long *step)
 }
 
 /* ---- experimental ---- */
+
+/* The settings of the experimental tier are the context's, not fields of
+ * spotrun_params, so that they can change or go with their functions. */
+SPOTRUN_API spotrun_error
+spotrun_set_staging_bytes(spotrun_ctx *ctx, size_t bytes)
+{
+	spotrun_error rc;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	ctx->staging_bytes = bytes;	/* read by the next save_async, on this thread */
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_set_cuda_library(spotrun_ctx *ctx, const char *path)
+{
+	const char *chosen;
+	spotrun_error rc;
+	char *copy = NULL;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	if ((chosen = sr_lib_device_library(ctx)) != NULL)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "set_cuda_library: spotrun_register_device "
+		    "has opened the CUDA driver %s already (or tried to): set the library before the "
+		    "first device buffer", chosen);
+	if (path != NULL && (copy = sr_lib_strdup(&ctx->p, path)) == NULL)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "set_cuda_library: out of memory");
+	sr_lib_free(&ctx->p, ctx->cuda_library);
+	ctx->cuda_library = copy;
+	return SPOTRUN_OK;
+}
 
 SPOTRUN_API spotrun_error
 spotrun_register_device(spotrun_ctx *ctx, const char *name, spotrun_dtype dtype, int ndim,

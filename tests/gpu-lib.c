@@ -122,8 +122,9 @@ async_snapshot(const char *url, const CUdeviceptr *d, const spotrun_dtype *types
 	p.job = "gpu-lib-async";
 	p.keep = 0;
 	p.message = on_msg;
-	p.staging_bytes = NB * bytes + ((size_t)64 << 20);	/* the whole snapshot at once */
 	ctx = spotrun_create(&p);
+	/* the whole snapshot at once */
+	rc = spotrun_set_staging_bytes(ctx, NB * bytes + ((size_t)64 << 20));
 	for (i = 0; i < NB && rc == SPOTRUN_OK; i++) {
 		uint64_t shape[1] = { bytes / (types[i] == SPOTRUN_F32 ? 4 : 2) };
 

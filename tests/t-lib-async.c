@@ -4,8 +4,8 @@
  * the buffers as they were when the call returned, bit for bit in every
  * dtype, though they change at once; the call returns before the save's
  * thread has committed anything (held, exactly, in the message callback
- * the thread calls); a state larger than params.staging_bytes is staged
- * in two halves, the hooks never holding more than the budget, and its
+ * the thread calls); a state larger than the budget (spotrun_set_staging_bytes)
+ * is staged in two halves, the hooks never holding more than the budget, and its
  * chunks are those a blocking save makes; a second save, a blocking save,
  * a restore and spotrun_free each wait for the save in flight; a store
  * that fails gives its error from spotrun_wait, nothing committed; a
@@ -264,6 +264,7 @@ static spotrun_ctx *
 new_ctx(const char *url, const char *job, struct msgs *m, size_t staging)
 {
 	spotrun_params p;
+	spotrun_ctx *ctx;
 
 	spotrun_params_init(&p);
 	p.store = url;
@@ -273,11 +274,13 @@ new_ctx(const char *url, const char *job, struct msgs *m, size_t staging)
 	p.chunk_size = 64 << 10;	/* "big" is 13 chunks */
 	p.threads = 2;
 	p.keep = 0;
-	p.staging_bytes = staging;
 	p.alloc = count_alloc;
 	p.free = count_free;
 	p.alloc_opaque = &cnt;
-	return spotrun_create(&p);
+	ctx = spotrun_create(&p);
+	if (spotrun_set_staging_bytes(ctx, staging) != SPOTRUN_OK)
+		sr_fatal("spotrun_set_staging_bytes: %s", spotrun_getErrorString(ctx));
+	return ctx;
 }
 
 /* The job's LATEST: its seq, or -1. */
@@ -471,6 +474,24 @@ test_budget(const char *url)
 	    "bytes (", total_bytes);
 	ok(strstr(line_of(&m, want), " stored, 0 new)") != NULL, "stores no new chunk: the "
 	    "async save's chunks are a blocking save's (%s)", line_of(&m, want));
+	spotrun_free(ctx);
+
+	/* a budget lowered between saves: the staging kept shrinks to it */
+	ctx = new_ctx(url, "lowered", &m, 0);
+	register_all(ctx);
+	ok(spotrun_save_async(ctx, 1) == SPOTRUN_OK && spotrun_wait(ctx) == SPOTRUN_OK,
+	    "an async save with the default budget: the whole state staged");
+	pthread_mutex_lock(&cnt.mu);
+	base = cnt.live;
+	cnt.largest = 0;
+	pthread_mutex_unlock(&cnt.mu);
+	is_int(spotrun_set_staging_bytes(ctx, budget), SPOTRUN_OK, "spotrun_set_staging_bytes "
+	    "lowers it to %zu", budget);
+	ok(spotrun_save_async(ctx, 2) == SPOTRUN_OK && spotrun_wait(ctx) == SPOTRUN_OK,
+	    "the next async save commits");
+	ok(cnt.largest == budget && base - cnt.live == total_bytes - budget, "its staging: a new "
+	    "allocation of the budget, the whole state's freed (%zu bytes fewer held)",
+	    base - cnt.live);
 	spotrun_free(ctx);
 
 	ctx = new_ctx(url, "budget", &m, 100000);

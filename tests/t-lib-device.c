@@ -1,7 +1,7 @@
 /*
  * t-lib-device.c: libspotrun's device buffers (lib/device.c) through the
  * API, against the fake CUDA driver (tests/fake-cuda.c, loaded by path
- * through params.cuda_library and SPOTRUN_CUDA_LIBRARY): every float dtype
+ * through spotrun_set_cuda_library and SPOTRUN_CUDA_LIBRARY): every float dtype
  * and others saved from "device memory" and restored bit for bit, into
  * device and into host registrations and back; chunk reuse (a second save
  * of unchanged state copies nothing but the sums off the device and
@@ -212,6 +212,7 @@ static spotrun_ctx *
 new_ctx(const char *job, const char *lib, struct counts *c)
 {
 	spotrun_params p;
+	spotrun_ctx *ctx;
 
 	spotrun_params_init(&p);
 	p.store = g_url;
@@ -219,13 +220,15 @@ new_ctx(const char *job, const char *lib, struct counts *c)
 	p.chunk_size = CHUNK;
 	p.threads = 2;
 	p.keep = 0;
-	p.cuda_library = lib;
 	if (c != NULL) {
 		p.alloc = count_alloc;
 		p.free = count_free;
 		p.alloc_opaque = c;
 	}
-	return spotrun_create(&p);
+	ctx = spotrun_create(&p);
+	if (spotrun_set_cuda_library(ctx, lib) != SPOTRUN_OK)
+		sr_fatal("spotrun_set_cuda_library: %s", spotrun_getErrorString(ctx));
+	return ctx;
 }
 
 /* Register every buffer: on the device, or its host copy. */
@@ -495,10 +498,10 @@ test_pack_gone(void)
 	p.job = "dev/p";
 	p.chunk_size = CHUNK;
 	p.keep = 0;
-	p.cuda_library = SR_FAKE_CUDA;
 	p.message = on_warning;
 	p.message_opaque = warned;
 	ctx = spotrun_create(&p);
+	spotrun_set_cuda_library(ctx, SR_FAKE_CUDA);
 	upload();
 	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_save(ctx, 1) == SPOTRUN_OK,
 	    "packs gone: a first save");
@@ -706,9 +709,9 @@ test_async(void)
 		p.job = "dev/halves";
 		p.chunk_size = CHUNK;
 		p.keep = 0;
-		p.staging_bytes = 2 * CHUNK;
-		p.cuda_library = SR_FAKE_CUDA;
 		ctx = spotrun_create(&p);
+		spotrun_set_staging_bytes(ctx, 2 * CHUNK);
+		spotrun_set_cuda_library(ctx, SR_FAKE_CUDA);
 		upload();
 		F.reset();
 		ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_save_async(ctx, 11) == SPOTRUN_OK,
@@ -790,8 +793,8 @@ test_restore_bound(void)
 	p.job = "dev/bound";
 	p.chunk_size = CHUNK / 4;
 	p.keep = 0;
-	p.cuda_library = SR_FAKE_CUDA;
 	ctx = spotrun_create(&p);
+	spotrun_set_cuda_library(ctx, SR_FAKE_CUDA);
 	scribble();
 	F.reset();
 	ok(register_all(ctx, 0) == SPOTRUN_OK && spotrun_restore(ctx, &step) == SPOTRUN_OK &&
@@ -943,8 +946,8 @@ refused(const char *lib, void *ptr, int dev, spotrun_error code, const char *wan
 static void
 test_refused(void)
 {
-	const char *hint = "; nothing registered: set params.cuda_library or "
-	    "SPOTRUN_CUDA_LIBRARY to the CUDA driver, or register host buffers";
+	const char *hint = "; nothing registered: name the CUDA driver with "
+	    "spotrun_set_cuda_library or SPOTRUN_CUDA_LIBRARY, or register host buffers";
 	char want[1024], host[16];
 	CUdeviceptr small = 0, other = 0;
 	void *pinned = NULL, *h;
@@ -956,7 +959,7 @@ test_refused(void)
 	setenv("SPOTRUN_CUDA_LIBRARY", "/nonexistent/env/libcuda.so", 1);
 	snprintf(want, sizeof want, "register \"w\": no CUDA driver (/nonexistent/env/libcuda.so: "
 	    "cannot open shared object file: No such file or directory)%s", hint);
-	refused(NULL, host, 0, SPOTRUN_ERROR_NO_DEVICE, want, "params.cuda_library NULL: "
+	refused(NULL, host, 0, SPOTRUN_ERROR_NO_DEVICE, want, "no library set: "
 	    "$SPOTRUN_CUDA_LIBRARY");
 	unsetenv("SPOTRUN_CUDA_LIBRARY");
 	if ((h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) {
@@ -968,6 +971,20 @@ test_refused(void)
 		ok(1, "neither: libcuda.so.1 # SKIP this machine has a CUDA driver");
 		ok(1, "# SKIP");
 		ok(1, "# SKIP");
+	}
+	{
+		/* the first spotrun_register_device chose the library, loaded
+		 * or not: the setter comes before it */
+		spotrun_ctx *ctx = new_ctx("dev/x", "/nonexistent/libcuda.so.1", NULL);
+		uint64_t shape[1] = { 4 };
+
+		spotrun_register_device(ctx, "w", SPOTRUN_F32, 1, shape, NULL, NULL, host, 0);
+		is_int(spotrun_set_cuda_library(ctx, SR_FAKE_CUDA), SPOTRUN_ERROR_PARAMETER,
+		    "spotrun_set_cuda_library after a spotrun_register_device: refused");
+		is_str(spotrun_getErrorString(ctx), "set_cuda_library: spotrun_register_device has "
+		    "opened the CUDA driver /nonexistent/libcuda.so.1 already (or tried to): set the "
+		    "library before the first device buffer", "saying when to call it");
+		spotrun_free(ctx);
 	}
 
 	snprintf(want, sizeof want, "register \"w\": %p is not CUDA memory (cuPointerGetAttribute: "

@@ -118,12 +118,11 @@ open_ctx(const char *url, const char *job, spotrun_ctx **out)
 	p.keep = 1;			/* the one before collected: gc runs too */
 	p.rank = 0;
 	p.world_size = 1;
-	p.staging_bytes = 0;
-	p.cuda_library = SR_FAKE_CUDA;
 	*out = ctx = spotrun_create(&p);
 	if (ctx == NULL)
 		return SPOTRUN_ERROR_MEMORY;
-	if ((rc = on_device ? spotrun_register_device(ctx, "w", SPOTRUN_F32, 2, ws, NULL, NULL,
+	if ((rc = spotrun_set_cuda_library(ctx, SR_FAKE_CUDA)) != SPOTRUN_OK ||
+	    (rc = on_device ? spotrun_register_device(ctx, "w", SPOTRUN_F32, 2, ws, NULL, NULL,
 	    (void *)(uintptr_t)dev_w, 0) : spotrun_register(ctx, "w", SPOTRUN_F32, 2, ws, NULL,
 	    NULL, w)) != SPOTRUN_OK ||
 	    (rc = spotrun_register(ctx, "b16", SPOTRUN_BF16, 1, bs, NULL, NULL, b16)) != SPOTRUN_OK ||

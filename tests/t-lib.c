@@ -284,6 +284,37 @@ test_no_store(void)
 	spotrun_free(ctx);
 }
 
+/* spotrun_params is the stable tier's: the slots 0.1's experimental fields
+ * held are reserved, and the experimental settings are setters. */
+static void
+test_reserved(const char *url)
+{
+	spotrun_params p;
+	spotrun_ctx *ctx;
+	int x = 0;
+
+	spotrun_params_init(&p);
+	ok(p.reserved0 == 0 && p.reserved1 == NULL, "spotrun_params_init: the reserved slots 0");
+	p.store = url;
+	p.job = "reserved";
+	p.reserved0 = (size_t)1 << 20;	/* a program of 0.1 that set staging_bytes */
+	ctx = spotrun_create(&p);
+	is_int(spotrun_set_staging_bytes(ctx, 1 << 20), SPOTRUN_ERROR_PARAMETER, "a reserved slot "
+	    "set: spotrun_create's kept failure, returned by a setter too");
+	is_str(spotrun_getErrorString(ctx), "spotrun_create: params.reserved0 and reserved1 must "
+	    "be 0 (0.1's staging_bytes and cuda_library there are the experimental "
+	    "spotrun_set_staging_bytes and spotrun_set_cuda_library now)", "naming the setters");
+	spotrun_free(ctx);
+	p.reserved0 = 0;
+	p.reserved1 = &x;
+	ctx = spotrun_create(&p);
+	is_int(spotrun_set_cuda_library(ctx, NULL), SPOTRUN_ERROR_PARAMETER, "so is reserved1");
+	spotrun_free(ctx);
+	is_int(spotrun_set_staging_bytes(NULL, 0), SPOTRUN_ERROR_PARAMETER, "a setter without a "
+	    "context: SPOTRUN_ERROR_PARAMETER");
+	is_int(spotrun_set_cuda_library(NULL, "x"), SPOTRUN_ERROR_PARAMETER, "both");
+}
+
 static void
 test_params(const char *url)
 {
@@ -340,8 +371,8 @@ test_params(const char *url)
 	unsetenv("SPOTRUN_CUDA_LIBRARY");
 	is_str(spotrun_getErrorString(ctx), "register \"dev\": no CUDA driver "
 	    "(/nonexistent/libcuda.so.1: cannot open shared object file: No such file or "
-	    "directory); nothing registered: set params.cuda_library or SPOTRUN_CUDA_LIBRARY to the "
-	    "CUDA driver, or register host buffers", "naming the library, why, and what to do "
+	    "directory); nothing registered: name the CUDA driver with spotrun_set_cuda_library or "
+	    "SPOTRUN_CUDA_LIBRARY, or register host buffers", "naming the library, why, and what to do "
 	    "instead (tests/t-lib-device has the rest)");
 	is_int(spotrun_register(ctx, "dev", SPOTRUN_F32, 2, shape, NULL, NULL, x), SPOTRUN_OK,
 	    "and nothing was registered under its name");
@@ -677,6 +708,7 @@ main(void)
 	url = sr_asprintf("file://%s", store);
 	test_names();
 	test_no_store();
+	test_reserved(url);
 	test_params(url);
 	test_save_restore(url, dir);
 	sub = tu_path(dir, "old");

@@ -193,10 +193,10 @@ rank_main(const struct job *j, int r)
 	p.keep = 0;
 	p.rank = r;
 	p.world_size = j->world;
-	p.cuda_library = SR_FAKE_CUDA;
 	p.message = on_msg;
 	p.message_opaque = out->msg;
 	ctx = spotrun_create(&p);
+	spotrun_set_cuda_library(ctx, SR_FAKE_CUDA);
 	for (i = 0; i < NT; i++) {
 		uint64_t all = bytes_of(&T[i], T[i].shape);
 

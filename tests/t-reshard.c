@@ -189,9 +189,9 @@ static spotrun_ctx *
 ctx_of(const char *url, const char *job, int w, int r, struct cmsg *m, size_t staging)
 {
 	spotrun_params p;
+	spotrun_ctx *ctx;
 
 	spotrun_params_init(&p);
-	p.staging_bytes = staging;
 	p.store = url;
 	p.job = job;
 	p.chunk_size = CHUNK;
@@ -203,7 +203,9 @@ ctx_of(const char *url, const char *job, int w, int r, struct cmsg *m, size_t st
 		p.rank = r;
 		p.world_size = w;
 	}
-	return spotrun_create(&p);
+	ctx = spotrun_create(&p);
+	spotrun_set_staging_bytes(ctx, staging);
+	return ctx;
 }
 
 /* What a rank does. */
@@ -218,7 +220,7 @@ struct job {
 	const char *wait;	/* SPOTRUN_RANK_WAIT */
 	const char *req, *done[RANKS];	/* the request protocol */
 	int async;		/* spotrun_save_async, then spotrun_wait */
-	size_t staging;		/* params.staging_bytes */
+	size_t staging;		/* spotrun_set_staging_bytes */
 };
 
 

@@ -524,9 +524,11 @@ resume(struct run *r)
 	p.job = r->o.job != NULL ? r->o.job : getenv("SPOTRUN_JOB") == NULL ? "ctrain" : NULL;
 	p.message = lib_message;
 	p.message_opaque = &r->rank;
-	p.cuda_library = r->o.cuda_lib;
 	if ((r->ctx = spotrun_create(&p)) == NULL)
 		die(r->rank, "spotrun_create: out of memory");
+	if (r->o.cuda_lib != NULL)	/* a setting of the experimental tier, on the context */
+		check(r->ctx, spotrun_set_cuda_library(r->ctx, r->o.cuda_lib), r->rank,
+		    "set_cuda_library");
 	if (r->o.cuda)
 		register_state(r->ctx, st, &r->o.d, r->ds.k.theta, r->ds.k.m, r->ds.k.v, r->ordinal,
 		    r->rank);
