@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "ckpt.h"
+#include "jobkeys.h"
 #include "pathsafe.h"
 #include "util.h"
 
@@ -83,58 +84,6 @@ sr_ckpt_job_check(const char *job, char *err)
 	return 0;
 }
 
-char *
-sr_ckpt_manifest_key(const char *job, uint64_t seq, char *err)
-{
-	return sr_try_asprintf(err, "%s/manifests/%0*" PRIu64 ".json", job, SR_SEQ_DIGITS, seq);
-}
-
-/* Parse exactly SR_SEQ_DIGITS digits at s; returns the end or NULL. */
-static const char *
-parse_seq(const char *s, uint64_t *seq)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < SR_SEQ_DIGITS; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return NULL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*seq = v;
-	return s + SR_SEQ_DIGITS;
-}
-
-/* The seq of a key J/manifests/<seq>.json; -1 for any other key. */
-static int
-manifest_key_seq(const char *job, const char *key, uint64_t *seq)
-{
-	size_t n = strlen(job);
-	const char *p;
-
-	if (strncmp(key, job, n) != 0 || strncmp(key + n, "/manifests/", 11) != 0)
-		return -1;
-	p = parse_seq(key + n + 11, seq);
-	return p != NULL && strcmp(p, ".json") == 0 ? 0 : -1;
-}
-
-int
-sr_ckpt_is_pack_key(const char *job, const char *key)
-{
-	size_t n = strlen(job);
-	const char *p;
-	uint64_t seq;
-
-	if (strncmp(key, job, n) != 0 || strncmp(key + n, "/packs/", 7) != 0)
-		return 0;
-	if ((p = parse_seq(key + n + 7, &seq)) == NULL || *p++ != '-')
-		return 0;
-	if (strspn(p, "0123456789abcdef") == 0)
-		return 0;
-	p += strspn(p, "0123456789abcdef");
-	return strcmp(p, ".tar") == 0;
-}
-
 struct list_acc {
 	const char *job;
 	struct sr_catalog *c;
@@ -149,7 +98,7 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	struct sr_catalog *c = acc->c;
 	uint64_t seq;
 
-	if (manifest_key_seq(acc->job, info->key, &seq) == -1)
+	if (sr_jobkey_manifest_seq(acc->job, info->key, &seq) == -1)
 		return 0;	/* not ours: another tool's object, or a nested job's */
 	if (c->n == acc->cap) {
 		size_t cap = acc->cap ? acc->cap * 2 : 16;
@@ -187,7 +136,7 @@ sr_catalog_list_manifests(struct sr_store *st, const char *job, struct sr_catalo
     char *err)
 {
 	struct list_acc acc = { job, c, 0, "" };
-	char *prefix = sr_try_asprintf(err, "%s/manifests/", job);
+	char *prefix = sr_jobkey_prefix(job, SR_JOBKEY_MANIFESTS, err);
 	size_t i;
 	int rc;
 
@@ -260,7 +209,7 @@ int
 sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m,
     char *err)
 {
-	char *key = sr_ckpt_manifest_key(job, seq, err);
+	char *key = sr_jobkey_manifest(job, seq, err);
 	void *buf = NULL;
 	size_t len = 0;
 	int rc;
@@ -305,7 +254,7 @@ sr_ckpt_gc_uploads(struct sr_store *st, const char *job, double older_than, int 
 		*aborted = 0;
 	if (sr_ckpt_job_check(job, err) == -1)
 		return -1;
-	if ((prefix = sr_try_asprintf(err, "%s/packs/", job)) == NULL)
+	if ((prefix = sr_jobkey_prefix(job, SR_JOBKEY_PACKS, err)) == NULL)
 		return sr_err_prefix(err, "abort the stale uploads of %s", job);
 	rc = sr_store_abort_stale_uploads(st, prefix, older_than, aborted, err);
 	free(prefix);

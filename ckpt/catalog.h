@@ -42,13 +42,6 @@ int sr_ckpt_resize(void *pp, size_t n, size_t size, char *err);
  * starting with a letter or digit. 0 or -1 with err. */
 int sr_ckpt_job_check(const char *job, char *err);
 
-/* Keys: J/manifests/<seq>.json (LATEST's is latest.h's). malloc'd; NULL
- * with err on out-of-memory. */
-char *sr_ckpt_manifest_key(const char *job, uint64_t seq, char *err);
-/* Whether key is exactly J/packs/<10 digits>-<hex>.tar: only such keys
- * are ever deleted by gc. */
-int sr_ckpt_is_pack_key(const char *job, const char *key);
-
 /* Read LATEST, then list the manifests (in that order, so that a seq
  * chosen from both is above anything committed before the read). */
 int sr_catalog_read(struct sr_store *st, const char *job, struct sr_catalog *c, char *err);

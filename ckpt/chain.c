@@ -12,6 +12,7 @@
 
 #include "catalog.h"
 #include "chain.h"
+#include "jobkeys.h"
 #include "manifest.h"
 
 enum { WALK_LINKS, WALK_OLD, WALK_DONE };
@@ -44,8 +45,8 @@ ends(struct sr_chain *w, uint64_t below, const char *why)
 		return;
 	snprintf(w->note, sizeof w->note, "warning: checkpoint %" PRIu64 " of %s %s: the chain of "
 	    "committed checkpoints ends there, and the %zu older manifest%s listed %s not "
-	    "restored (to restore one, write its number into %s/LATEST)", w->cur, w->job, why,
-	    older, older == 1 ? "" : "s", older == 1 ? "is" : "are", w->job);
+	    "restored (to restore one, write its number into " SR_JOBKEY_LATEST_FMT ")", w->cur,
+	    w->job, why, older, older == 1 ? "" : "s", older == 1 ? "is" : "are", w->job);
 }
 
 /* The chain cannot go on from w->cur: what is below is unknown. */

@@ -2,7 +2,7 @@
  * ckpt.h: directory checkpoints in an object store. The runner calls these;
  * they know nothing of jobs, providers or processes.
  *
- * Layout under the store, for job J:
+ * Layout under the store, for job J (keys built by common/jobkeys.h):
  *   J/packs/<seq>-<rand>.tar        pax tar archives of chunk members
  *   J/manifests/<seq>.json          one per checkpoint (create-only), naming
  *                                   its parent: the one committed before it

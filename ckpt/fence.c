@@ -14,6 +14,7 @@
 #include "chain.h"
 #include "ckpt.h"
 #include "fence.h"
+#include "jobkeys.h"
 #include "latest.h"
 #include "util.h"
 
@@ -29,7 +30,7 @@ sr_latest_advance(struct sr_store *st, const char *job, uint64_t seq, uint64_t e
 	int tries, rc = -1;
 
 	sr_latest_text(1, seq, epoch, text, sizeof text);
-	snprintf(what, sizeof what, "advance %s/LATEST to %" PRIu64, job, seq);
+	snprintf(what, sizeof what, "advance " SR_JOBKEY_LATEST_FMT " to %" PRIu64, job, seq);
 	for (tries = 0; tries < MAX_TRIES; tries++) {
 		if (sr_latest_epoch(&now) > epoch)
 			return sr_latest_fenced(err, "nothing committed", job, now.epoch);

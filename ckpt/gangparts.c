@@ -16,32 +16,29 @@
 
 #include "catalog.h"
 #include "gangparts.h"
+#include "jobkeys.h"
 #include "latest.h"
 #include "pathsafe.h"
 #include "reshard.h"
 #include "util.h"
 
-char *
-sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank, char *err)
-{
-	return sr_try_asprintf(err, "%s/parts/%" PRIu64 "-%lld-rank%d.json", job, epoch, step,
-	    rank);
-}
-
 struct other_step {
-	const char *prefix, *suffix;
+	const char *job;
+	uint64_t epoch;
 	long long step, found;
+	int rank;
 };
 
 static int
 other_step_cb(const struct sr_object_info *info, void *arg)
 {
 	struct other_step *x = arg;
-	const char *rest = info->key + strlen(x->prefix);
-	char *end;
-	long long s = strtoll(rest, &end, 10);
+	uint64_t epoch;
+	long long s;
+	int rank;
 
-	if (end != rest && strcmp(end, x->suffix) == 0 && s != x->step)
+	if (sr_jobkey_rank_part_parse(x->job, info->key, &epoch, &s, &rank) == 0 &&
+	    epoch == x->epoch && rank == x->rank && s != x->step)
 		x->found = s;
 	return 0;
 }
@@ -52,18 +49,16 @@ static void
 other_step(struct sr_store *st, const struct sr_ckpt_opts *o, long long step, int rank,
     char *out, size_t len)
 {
-	char *prefix = sr_try_asprintf(NULL, "%s/parts/%" PRIu64 "-", o->job, o->epoch);
-	char *suffix = sr_try_asprintf(NULL, "-rank%d.json", rank), err[SR_ERRMAX];
-	struct other_step x = { prefix, suffix, step, -1 };
+	char *prefix = sr_jobkey_parts_of_epoch(o->job, o->epoch, NULL), err[SR_ERRMAX];
+	struct other_step x = { o->job, o->epoch, step, -1, rank };
 
 	/* a hint for the message: without memory, none */
 	out[0] = '\0';
-	if (prefix != NULL && suffix != NULL &&
-	    sr_store_list(st, prefix, other_step_cb, &x, err) == 0 && x.found >= 0)
+	if (prefix != NULL && sr_store_list(st, prefix, other_step_cb, &x, err) == 0 &&
+	    x.found >= 0)
 		snprintf(out, len, " (rank %d saved step %lld: the ranks saved different steps)",
 		    rank, x.found);
 	free(prefix);
-	free(suffix);
 }
 
 int
@@ -529,7 +524,6 @@ sr_parts_await(struct sr_store *st, const struct sr_ckpt_opts *o, const struct s
 struct sweep {
 	struct sr_store *st;
 	const struct sr_ckpt_opts *o;
-	size_t plen;
 	long long step;
 	int n;
 };
@@ -538,14 +532,12 @@ static int
 sweep_cb(const struct sr_object_info *info, void *arg)
 {
 	struct sweep *x = arg;
-	const char *rest = info->key + x->plen;
 	char err[SR_ERRMAX];
-	unsigned long long epoch;
+	uint64_t epoch;
 	long long step;
-	int rank, used = 0;
+	int rank;
 
-	if (sscanf(rest, "%llu-%lld-rank%d.json%n", &epoch, &step, &rank, &used) != 3 ||
-	    rest[used] != '\0')
+	if (sr_jobkey_rank_part_parse(x->o->job, info->key, &epoch, &step, &rank) == -1)
 		return 0;	/* a gang's part, or another tool's object */
 	if (epoch > x->o->epoch || (epoch == x->o->epoch && step >= x->step))
 		return 0;
@@ -559,8 +551,8 @@ sweep_cb(const struct sr_object_info *info, void *arg)
 void
 sr_parts_sweep(struct sr_store *st, const struct sr_ckpt_opts *o, long long step)
 {
-	char *prefix = sr_try_asprintf(NULL, "%s/parts/", o->job), err[SR_ERRMAX];
-	struct sweep x = { st, o, prefix != NULL ? strlen(prefix) : 0, step, 0 };
+	char *prefix = sr_jobkey_prefix(o->job, SR_JOBKEY_PARTS, NULL), err[SR_ERRMAX];
+	struct sweep x = { st, o, step, 0 };
 
 	/* best effort, like the deletes: a later save sweeps them */
 	if (prefix == NULL) {

@@ -14,10 +14,6 @@
 #include "latest.h"
 #include "manifest.h"
 
-/* The key of rank's part of a library job's save of step at epoch:
- * J/parts/E-S-rankR.json (malloc'd; NULL with err on out-of-memory). */
-char *sr_parts_rank_key(const char *job, uint64_t epoch, long long step, int rank, char *err);
-
 /* Write m (a part of job o->job) to o->part: 0, or -1 with err. */
 int sr_parts_put(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m,
     char *err);

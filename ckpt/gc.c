@@ -24,6 +24,7 @@
 #include "chain.h"
 #include "ckpt.h"
 #include "fault.h"
+#include "jobkeys.h"
 #include "latest.h"
 #include "manifest.h"
 #include "util.h"
@@ -88,7 +89,7 @@ pack_cb(const struct sr_object_info *info, void *arg)
 {
 	struct pack_list *p = arg;
 
-	if (!sr_ckpt_is_pack_key(p->job, info->key))
+	if (!sr_jobkey_is_pack(p->job, info->key))
 		return 0;	/* not a pack: never deleted */
 	if (p->keys.n == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 16;
@@ -173,7 +174,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		return sr_latest_fenced(err, what, job, c.latest.epoch);
 	}
 	sr_catalog_warn(o, &c);
-	if ((prefix = sr_try_asprintf(err, "%s/packs/", job)) == NULL) {
+	if ((prefix = sr_jobkey_prefix(job, SR_JOBKEY_PACKS, err)) == NULL) {
 		rc = sr_err_prefix(err, "gc %s: nothing deleted", job);
 		goto out;
 	}
@@ -246,7 +247,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 
 		if (fate[i] != FATE_DELETE)
 			continue;
-		if ((key = sr_ckpt_manifest_key(job, c.seqs[i], err)) == NULL) {
+		if ((key = sr_jobkey_manifest(job, c.seqs[i], err)) == NULL) {
 			sr_err_prefix(err, "gc %s", job);
 			goto out;
 		}

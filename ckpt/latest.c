@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ckpt.h"
+#include "jobkeys.h"
 #include "latest.h"
 #include "manifest.h"
 #include "pathsafe.h"
@@ -18,12 +19,6 @@
 /* The end of every garbage warning: what readers do about it. */
 #define LATEST_GARBAGE_TAIL "every manifest counts as committed and the newest is the " \
 	"latest; the next save rewrites LATEST"
-
-char *
-sr_ckpt_latest_key(const char *job, char *err)
-{
-	return sr_try_asprintf(err, "%s/LATEST", job);
-}
 
 /* At most max decimal digits at buf[*i..len) with value <= lim: 1 and
  * *v, advancing *i; else 0. */
@@ -83,9 +78,9 @@ sr_latest_parse(const char *job, const char *buf, size_t len, struct sr_latest *
 			snprintf(what, sizeof what, "%" PRIu64 " at epoch %" PRIu64, l->seq, l->epoch);
 		else
 			snprintf(what, sizeof what, "no checkpoint yet at epoch %" PRIu64, l->epoch);
-		snprintf(l->warning, sizeof l->warning, "warning: %s/LATEST holds %.*s without the "
-		    "newline that ends it: read as %s; the next save rewrites LATEST", job, (int)len,
-		    buf, what);
+		snprintf(l->warning, sizeof l->warning, "warning: " SR_JOBKEY_LATEST_FMT " holds %.*s "
+		    "without the newline that ends it: read as %s; the next save rewrites LATEST", job,
+		    (int)len, buf, what);
 	}
 	return;
 garbage:
@@ -94,14 +89,14 @@ garbage:
 		snprintf(q, sizeof q, "%zu bytes, a NUL among them", len);
 	else
 		sr_path_quote(buf, q, sizeof q);
-	snprintf(l->warning, sizeof l->warning, "warning: %s/LATEST is not a checkpoint number "
-	    "(it holds %s): " LATEST_GARBAGE_TAIL, job, q);
+	snprintf(l->warning, sizeof l->warning, "warning: " SR_JOBKEY_LATEST_FMT " is not a "
+	    "checkpoint number (it holds %s): " LATEST_GARBAGE_TAIL, job, q);
 }
 
 int
 sr_latest_read(struct sr_store *st, const char *job, struct sr_latest *l, char *err)
 {
-	char *key = sr_ckpt_latest_key(job, err), why[SR_ERRMAX];
+	char *key = sr_jobkey_latest(job, err), why[SR_ERRMAX];
 	struct sr_object_info info;
 	void *buf = NULL;
 	size_t len = 0;
@@ -109,7 +104,7 @@ sr_latest_read(struct sr_store *st, const char *job, struct sr_latest *l, char *
 
 	memset(l, 0, sizeof *l);
 	if (key == NULL)
-		return sr_err_prefix(err, "read %s/LATEST", job);
+		return sr_err_prefix(err, "read " SR_JOBKEY_LATEST_FMT, job);
 	rc = sr_store_get(st, key, SR_LATEST_MAX, &buf, &len, l->etag, err);
 	if (rc == SR_STORE_ERROR && sr_store_head(st, key, &info, why) == SR_STORE_OK &&
 	    info.size > SR_LATEST_MAX) {
@@ -117,8 +112,8 @@ sr_latest_read(struct sr_store *st, const char *job, struct sr_latest *l, char *
 		free(key);
 		l->state = SR_LATEST_GARBAGE;
 		strlcpy(l->etag, info.etag, sizeof l->etag);
-		snprintf(l->warning, sizeof l->warning, "warning: %s/LATEST is not a checkpoint "
-		    "number (it holds %" PRIu64 " bytes, more than the %d a pointer may have): "
+		snprintf(l->warning, sizeof l->warning, "warning: " SR_JOBKEY_LATEST_FMT " is not a "
+		    "checkpoint number (it holds %" PRIu64 " bytes, more than the %d a pointer may have): "
 		    LATEST_GARBAGE_TAIL, job, info.size, SR_LATEST_MAX);
 		return 0;
 	}
@@ -149,11 +144,11 @@ int
 sr_latest_put(struct sr_store *st, const char *job, const struct sr_latest *from,
     const char *text, char *err)
 {
-	char *key = sr_ckpt_latest_key(job, err);
+	char *key = sr_jobkey_latest(job, err);
 	int absent = from->state == SR_LATEST_ABSENT, rc;
 
 	if (key == NULL)
-		return sr_err_prefix(err, "write %s/LATEST", job);
+		return sr_err_prefix(err, "write " SR_JOBKEY_LATEST_FMT, job);
 	rc = sr_store_put(st, key, text, strlen(text), absent ? SR_PUT_CREATE : SR_PUT_MATCH,
 	    absent ? NULL : from->etag, NULL, err);
 	free(key);

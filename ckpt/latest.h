@@ -39,8 +39,6 @@ struct sr_latest {
 	char warning[320];
 };
 
-/* J/LATEST, malloc'd; NULL with err on out-of-memory. */
-char *sr_ckpt_latest_key(const char *job, char *err);
 
 /* Parse the len bytes of job's LATEST into l (etag untouched). */
 void sr_latest_parse(const char *job, const char *buf, size_t len, struct sr_latest *l);

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "codec.h"
+#include "jobkeys.h"
 #include "json.h"
 #include "manifest.h"
 #include "pathsafe.h"
@@ -1172,7 +1173,7 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	if (m->link == SR_LINK_PARENT && m->parent >= seq)
 		return sr_err(err, "parent: %" PRIu64 " is not below the checkpoint's seq %" PRIu64,
 		    m->parent, seq);
-	if ((packdir = sr_try_asprintf(err, "%s/packs/", job)) == NULL)
+	if ((packdir = sr_jobkey_prefix(job, SR_JOBKEY_PACKS, err)) == NULL)
 		return sr_err_prefix(err, "check the manifest");
 	for (i = 0; i < m->nentries && rc == 0; i++)
 		rc = check_entry(m, i, packdir, err);

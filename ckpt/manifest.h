@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ckpt.h"
+#include "jobkeys.h"	/* SR_SEQ_DIGITS, SR_SEQ_MAX */
 
 /* Version 2: chunk ids are XXH3-128 (`chunk_id`); version 1, still read
  * and written on request: SHA-256 ids (doc/format.md, "Chunk ids").
@@ -29,9 +30,6 @@
 #define SR_MANIFEST_MAX ((size_t)64 << 20)
 /* Largest pack offset + length a manifest may name (packs are ~1 GiB). */
 #define SR_PACK_LIMIT ((uint64_t)1 << 40)
-/* Digits of the zero-padded sequence number in manifest and pack keys. */
-#define SR_SEQ_DIGITS 10
-#define SR_SEQ_MAX 9999999999ULL
 
 enum sr_mtype {
 	SR_MT_FILE = 0,

@@ -43,6 +43,7 @@
 #include "fault.h"
 #include "fence.h"
 #include "idtab.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "pack.h"
 #include "gangparts.h"
@@ -514,8 +515,7 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 		if (got != (ssize_t)sizeof r)
 			return sr_errno(err, "create pack name: getrandom");
 		sr_hex_of(r, sizeof r, rnd);
-		key = sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", s->job, SR_SEQ_DIGITS,
-		    s->seq, rnd);
+		key = sr_jobkey_pack(s->job, s->seq, rnd, err);
 		if (key == NULL)
 			return sr_err_prefix(err, "save %s: start a pack", s->job);
 		s->pack = sr_pack_begin(s->st, key, s->mtime, err);
@@ -731,7 +731,7 @@ check_own(struct saver *s, int manifest_too, char *err)
 			return -1;
 	}
 	if (manifest_too && now - s->manifest_at > s->half_grace) {
-		char *key = sr_ckpt_manifest_key(s->job, s->seq, err);
+		char *key = sr_jobkey_manifest(s->job, s->seq, err);
 		int rc;
 
 		if (key == NULL)
@@ -796,7 +796,7 @@ rebase(void *arg, const struct sr_latest *now, char *err)
 	s->m.link = link;
 	s->m.parent = parent;
 	text = sr_manifest_dump(&s->m, &len, err);
-	key = text != NULL ? sr_ckpt_manifest_key(s->job, s->seq, err) : NULL;
+	key = text != NULL ? sr_jobkey_manifest(s->job, s->seq, err) : NULL;
 	rc = key == NULL ? -1 : sr_store_put(s->st, key, text, len, SR_PUT_MATCH,
 	    s->manifest_etag, s->manifest_etag, err);
 	free(text);
@@ -810,7 +810,7 @@ rebase(void *arg, const struct sr_latest *now, char *err)
 static void
 drop_manifest(struct saver *s)
 {
-	char derr[SR_ERRMAX], *key = sr_ckpt_manifest_key(s->job, s->seq, derr);
+	char derr[SR_ERRMAX], *key = sr_jobkey_manifest(s->job, s->seq, derr);
 
 	/* no key: the manifest stays, off the chain, for gc to take */
 	if (key == NULL || sr_store_delete(s->st, key, derr) != 0)
@@ -867,7 +867,7 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 	s->m.stats.created = sr_now();
 	/* before anything is written: out of memory commits nothing */
 	if ((text = sr_manifest_dump(&s->m, &len, err)) == NULL ||
-	    (key = sr_ckpt_manifest_key(s->job, s->seq, err)) == NULL) {
+	    (key = sr_jobkey_manifest(s->job, s->seq, err)) == NULL) {
 		free(text);
 		return sr_err_prefix(err, "save %s: nothing committed", s->job);
 	}

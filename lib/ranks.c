@@ -20,6 +20,7 @@
 
 #include "ckpt.h"
 #include "gangparts.h"
+#include "jobkeys.h"
 #include "savesrc.h"
 #include "latest.h"
 #include "util.h"
@@ -121,7 +122,7 @@ save_rank0(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long 
 	if (keys == NULL)
 		return sr_err_prefix(err, "save %s: step %lld", o->job, step);
 	for (i = 0; i < nmerge; i++) {
-		if ((keys[i] = sr_parts_rank_key(o->job, o->epoch, step, (int)i + 1, err)) == NULL) {
+		if ((keys[i] = sr_jobkey_rank_part(o->job, o->epoch, step, (int)i + 1, err)) == NULL) {
 			while (i > 0)
 				free(keys[--i]);
 			free(keys);
@@ -156,7 +157,7 @@ save_rank(spotrun_ctx *ctx, struct sr_ckpt_opts *o, const struct what *w, long l
 	/* LATEST before the part: rank 0 cannot commit this save without it */
 	if (sr_latest_read(ctx->st, o->job, &base, why) != 0)
 		return sr_err(err, "save %s: step %lld: read LATEST: %s", o->job, step, why);
-	if ((o->part = sr_parts_rank_key(o->job, o->epoch, step, ctx->p.rank, err)) == NULL)
+	if ((o->part = sr_jobkey_rank_part(o->job, o->epoch, step, ctx->p.rank, err)) == NULL)
 		return sr_err_prefix(err, "save %s: step %lld", o->job, step);
 	rc = save_one(ctx, o, w, step, cs, err);
 	/* rank 0 may wait rank_wait for the slowest part, then commit: this

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "jobkeys.h"
 #include "run-int.h"
 #include "util.h"
 
@@ -36,7 +37,11 @@ latest_seq(struct run *r)
 static char *
 finished_key(const struct run *r)
 {
-	return sr_asprintf("%s/FINISHED", r->js->name);
+	char err[SR_ERRMAX], *key = sr_jobkey_finished(r->js->name, err);
+
+	if (key == NULL)
+		sr_fatal("%s", err);	/* the supervisor's rule for out of memory */
+	return key;
 }
 
 void

@@ -7,12 +7,18 @@
 #include <string.h>
 
 #include "gang-ckpt.h"
+#include "jobkeys.h"
 #include "util.h"
 
+/* The supervisor's rule: out of memory is fatal. */
 static char *
 part_key(const char *job, int64_t epoch, long long step, int node)
 {
-	return sr_asprintf("%s/parts/%lld-%lld-%d.json", job, (long long)epoch, step, node);
+	char err[SR_ERRMAX], *key = sr_jobkey_node_part(job, epoch, step, node, err);
+
+	if (key == NULL)
+		sr_fatal("%s", err);
+	return key;
 }
 
 void

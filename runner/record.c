@@ -8,15 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobkeys.h"
 #include "record.h"
 #include "util.h"
 
 #define RECORD_MAX 16384
 
+/* A key of the records, or with r NULL their prefix; out of memory is
+ * fatal, as everywhere in the supervisor. */
 static char *
 record_key(const char *job, const struct sr_attempt_record *r)
 {
-	return sr_asprintf("%s/attempts/%s-%04d.json", job, r->run, r->attempt);
+	char err[SR_ERRMAX], *key = r != NULL ? sr_jobkey_attempt(job, r->run, r->attempt, err) :
+	    sr_jobkey_prefix(job, SR_JOBKEY_ATTEMPTS, err);
+
+	if (key == NULL)
+		sr_fatal("%s", err);
+	return key;
 }
 
 int
@@ -100,9 +108,8 @@ static int
 collect(const struct sr_object_info *info, void *arg)
 {
 	struct list_state *ls = arg;
-	size_t len = strlen(info->key);
 
-	if (len < 5 || strcmp(info->key + len - 5, ".json") != 0)
+	if (!sr_jobkey_is_attempt(info->key))
 		return 0;
 	if (ls->n == ls->cap) {
 		ls->cap = ls->cap ? ls->cap * 2 : 32;
@@ -143,7 +150,7 @@ sr_record_list(struct sr_store *st, const char *job,
 {
 	struct list_state ls = { st, NULL, 0, 0 };
 	struct sorted *recs;
-	char *prefix = sr_asprintf("%s/attempts/", job);
+	char *prefix = record_key(job, NULL);
 	size_t i, j, n = 0;
 	int rc;
 

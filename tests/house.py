@@ -21,6 +21,10 @@ house"), over the sources and over the built objects. Prints TAP.
    or lists them, none outside store/ compares a URL's scheme or lists
    the schemes (a new provider or store backend is a file and a table
    line, doc/design.md "How to add").
+6. The keys of a job's objects in the store are spelled in one place,
+   common/jobkeys.c and its header: no other product file has a string
+   literal holding a piece of one ("/LATEST", "manifests/", "parts/",
+   "rank%d.json"...), so that a key is built and read back only there.
 
 Each check is one TAP line; a failure lists what broke it.
 """
@@ -64,6 +68,10 @@ LIBS = {
 }
 STORE_PUBLIC = {"store.h"}
 MAX_SHARE = 0.25
+# The one place that spells a job's keys (check 5), and the pieces of them
+# no other product file's string literals may hold.
+JOBKEYS = {"common/jobkeys.c", "common/jobkeys.h"}
+JOBKEY_PIECES = re.compile(r"/LATEST\b|/FINISHED\b|\b(manifests|packs|parts|attempts)/|rank%d\.json")
 
 n = 0
 failed = 0
@@ -248,10 +256,52 @@ def check_names(src, files):
     return problems
 
 
+def c_strings(text):
+    """(line, contents) of each string literal of C source text, comments
+    and character constants skipped."""
+    out, i, line, n = [], 0, 1, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += text.count("\n", i, j)
+            i = j
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif c in "\"'":
+            j, start = i + 1, line
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            if c == '"':
+                out.append((start, text[i + 1:j]))
+            i = j + 1
+        else:
+            if c == "\n":
+                line += 1
+            i += 1
+    return out
+
+
+def check_jobkeys(src, files):
+    problems = []
+    for f in files:
+        if f in JOBKEYS:
+            continue
+        with open(os.path.join(src, f), encoding="utf-8") as fp:
+            for lineno, lit in c_strings(fp.read()):
+                m = JOBKEY_PIECES.search(lit)
+                if m:
+                    problems.append('%s:%d: "%s": a piece of a job\'s key (%s); build it with '
+                                    "common/jobkeys.h" % (f, lineno, lit, m.group(0)))
+    return problems
+
+
 def main():
     src, build = sys.argv[1], sys.argv[2]
     files = product_files(src)
-    print("1..5")
+    print("1..6")
     problems = check_includes(src, files)
     tap(not problems,
         "every include stays in its module or goes down to one it may use", problems)
@@ -268,6 +318,8 @@ def main():
         big + ["--"] + report if big else [])
     problems = check_names(src, files)
     tap(not problems, "provider names and store schemes only in their modules' tables", problems)
+    problems = check_jobkeys(src, files)
+    tap(not problems, "a job's keys are spelled in common/jobkeys.c only", problems)
     for r in report:
         print("# " + r)
     return 1 if failed else 0

@@ -34,6 +34,7 @@
 #include "catalog.h"
 #include "ckpt.h"
 #include "codec.h"
+#include "jobkeys.h"
 #include "latest.h"
 #include "manifest.h"
 #include "store.h"
@@ -148,7 +149,7 @@ world_free(struct world *w)
 static void
 latest_text(struct world *w, char *out, size_t len)
 {
-	char *key = sr_ckpt_latest_key(w->job, NULL), *t = tu_store_text(w->st, key);
+	char *key = sr_jobkey_latest(w->job, NULL), *t = tu_store_text(w->st, key);
 
 	snprintf(out, len, "%s", t[0] != '\0' ? t : "(absent)");
 	free(t);

@@ -34,6 +34,7 @@
 #include "catalog.h"
 #include "ckpt.h"
 #include "codec.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "store.h"
 #include "util.h"
@@ -1260,7 +1261,7 @@ packs_exactly_referenced(const char *job)
 					used = strcmp(m.entries[e].chunks[k].pack, key) == 0;
 			sr_manifest_free(&m);
 		}
-		if (!used && sr_ckpt_is_pack_key(job, key)) {
+		if (!used && sr_jobkey_is_pack(job, key)) {
 			printf("# unreferenced pack %s\n", key);
 			okay = 0;
 		}
@@ -1498,7 +1499,7 @@ test_race(void)
 			    NULL, err);
 		}
 		sr_manifest_free(&m);
-		key = sr_ckpt_manifest_key("race", r.seq, NULL);
+		key = sr_jobkey_manifest("race", r.seq, NULL);
 		sr_store_delete(st, key, err);
 		free(key);
 	}

@@ -55,6 +55,7 @@
 
 #include "catalog.h"
 #include "ckpt.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "store.h"
 #include "util.h"
@@ -370,7 +371,7 @@ put_text(struct target *t, const char *key, const char *text)
 static int
 latest_is(struct target *t, const char *job, const char *want)
 {
-	char *key = sr_ckpt_latest_key(job, NULL), *got = text_of(t, key);
+	char *key = sr_jobkey_latest(job, NULL), *got = text_of(t, key);
 	int same = strcmp(got, want) == 0;
 
 	if (!same)
@@ -384,7 +385,7 @@ static int
 manifest_exists(struct target *t, const char *job, uint64_t seq)
 {
 	struct sr_object_info info;
-	char *key = sr_ckpt_manifest_key(job, seq, NULL), err[SR_ERRMAX];
+	char *key = sr_jobkey_manifest(job, seq, NULL), err[SR_ERRMAX];
 	int rc = sr_store_head(t->st, key, &info, err);
 
 	free(key);
@@ -867,7 +868,7 @@ test_old_format(struct target *t)
 	tu_write(src, "f", "old 1", 5);
 	save_at(t, "old", src, 10, 0, 0, &s, err);
 	for (i = 0; i < 2; i++) {
-		key = sr_ckpt_manifest_key("old", i, NULL);
+		key = sr_jobkey_manifest("old", i, NULL);
 		txt = text_of(t, key);
 		old = without_link(txt);
 		put_text(t, key, old);

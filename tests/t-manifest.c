@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "codec.h"
 #include "idtab.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "pathsafe.h"
 #include "util.h"
@@ -487,14 +488,14 @@ test_names(void)
 	ok(sr_ckpt_job_check("a/", err) == -1, "job a/ refused");
 	ok(sr_ckpt_job_check("a//b", err) == -1, "job a//b refused");
 	ok(sr_ckpt_job_check("", err) == -1, "empty job refused");
-	k = sr_ckpt_manifest_key("j", 42, NULL);
+	k = sr_jobkey_manifest("j", 42, NULL);
 	is_str(k, "j/manifests/0000000042.json", "manifest key is zero-padded");
 	free(k);
-	ok(sr_ckpt_is_pack_key("j", "j/packs/0000000003-0a1b2c.tar"), "pack key recognised");
-	ok(!sr_ckpt_is_pack_key("j", "j/packs/0000000003-0a1b2c.tar.tmp"), "other suffix is not a pack");
-	ok(!sr_ckpt_is_pack_key("j", "j/packs/3-0a.tar"), "short seq is not a pack");
-	ok(!sr_ckpt_is_pack_key("j", "j/packs/x/0000000003-0a.tar"), "nested key is not a pack");
-	ok(!sr_ckpt_is_pack_key("j", "jj/packs/0000000003-0a.tar"), "other job's key is not a pack");
+	ok(sr_jobkey_is_pack("j", "j/packs/0000000003-0a1b2c.tar"), "pack key recognised");
+	ok(!sr_jobkey_is_pack("j", "j/packs/0000000003-0a1b2c.tar.tmp"), "other suffix is not a pack");
+	ok(!sr_jobkey_is_pack("j", "j/packs/3-0a.tar"), "short seq is not a pack");
+	ok(!sr_jobkey_is_pack("j", "j/packs/x/0000000003-0a.tar"), "nested key is not a pack");
+	ok(!sr_jobkey_is_pack("j", "jj/packs/0000000003-0a.tar"), "other job's key is not a pack");
 }
 
 static void

@@ -24,6 +24,7 @@
 #include "catalog.h"
 #include "ckpt.h"
 #include "codec.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "store.h"
 #include "util.h"
@@ -381,7 +382,7 @@ hostile_top(const char *label, const char *extra, const char *want)
 static void
 hc_edit(uint64_t seq, const char *key, const char *value)
 {
-	char *mkey = sr_ckpt_manifest_key("hc", seq, NULL), *k = sr_asprintf("\n \"%s\": ", key), err[SR_ERRMAX];
+	char *mkey = sr_jobkey_manifest("hc", seq, NULL), *k = sr_asprintf("\n \"%s\": ", key), err[SR_ERRMAX];
 	char *text, *p, *end, *out;
 	size_t len;
 

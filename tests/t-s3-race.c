@@ -49,6 +49,7 @@
 #include "catalog.h"
 #include "ckpt.h"
 #include "fence.h"
+#include "jobkeys.h"
 #include "store.h"
 #include "util.h"
 
@@ -284,7 +285,7 @@ static void *
 cas_main(void *arg)
 {
 	struct casser *k = arg;
-	char *key = sr_ckpt_latest_key(JOB, NULL), text[32];
+	char *key = sr_jobkey_latest(JOB, NULL), text[32];
 
 	snprintf(text, sizeof text, "%" PRIu64 "\n", k->seq);
 	pthread_barrier_wait(k->go);
@@ -310,7 +311,7 @@ static void *
 poll_main(void *arg)
 {
 	struct poller *p = arg;
-	char *key = sr_ckpt_latest_key(JOB, NULL), err[SR_ERRMAX];
+	char *key = sr_jobkey_latest(JOB, NULL), err[SR_ERRMAX];
 	void *buf;
 	size_t len;
 
@@ -391,7 +392,7 @@ advance_outcomes(const struct casser *k)
 static long long
 latest_value(struct sr_store *st, char *etag)
 {
-	char *key = sr_ckpt_latest_key(JOB, NULL), err[SR_ERRMAX];
+	char *key = sr_jobkey_latest(JOB, NULL), err[SR_ERRMAX];
 	void *buf;
 	size_t len;
 	long long v = -1;
@@ -411,7 +412,7 @@ test_latest_race(struct sr_store *st)
 	struct casser k[NW];
 	struct sr_catalog c;
 	struct poller pl;
-	char etag[SR_ETAG_MAX], err[SR_ERRMAX] = "", *key = sr_ckpt_latest_key(JOB, NULL), *want;
+	char etag[SR_ETAG_MAX], err[SR_ERRMAX] = "", *key = sr_jobkey_latest(JOB, NULL), *want;
 	int i, round, bad_rounds = 0, unclean = 0, not_ok;
 
 	for (i = 0; i < NW; i++)
@@ -523,7 +524,7 @@ test_restore_all(struct sr_store *st, char **srcs)
 				printf("# LATEST back to %s: %s\n", ptr, err);
 		}
 		sr_manifest_free(&m);
-		key = sr_ckpt_manifest_key(JOB, r.seq, NULL);
+		key = sr_jobkey_manifest(JOB, r.seq, NULL);
 		sr_store_delete(st, key, err);
 		free(key);
 	}

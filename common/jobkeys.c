@@ -1,0 +1,156 @@
+/*
+ * jobkeys.c: see jobkeys.h. Every key of a job is formatted and parsed
+ * here and nowhere else (tests/house.py checks that no other product file
+ * spells one), so that the layout doc/format.md describes is this file.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobkeys.h"
+#include "util.h"
+
+static const char *const dirs[] = {
+	[SR_JOBKEY_MANIFESTS] = "manifests",
+	[SR_JOBKEY_PACKS] = "packs",
+	[SR_JOBKEY_PARTS] = "parts",
+	[SR_JOBKEY_ATTEMPTS] = "attempts",
+};
+
+char *
+sr_jobkey_prefix(const char *job, enum sr_jobkey_dir dir, char *err)
+{
+	return sr_try_asprintf(err, "%s/%s/", job, dirs[dir]);
+}
+
+char *
+sr_jobkey_latest(const char *job, char *err)
+{
+	return sr_try_asprintf(err, SR_JOBKEY_LATEST_FMT, job);
+}
+
+char *
+sr_jobkey_manifest(const char *job, uint64_t seq, char *err)
+{
+	return sr_try_asprintf(err, "%s/manifests/%0*" PRIu64 ".json", job, SR_SEQ_DIGITS, seq);
+}
+
+char *
+sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err)
+{
+	return sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", job, SR_SEQ_DIGITS, seq, hex);
+}
+
+char *
+sr_jobkey_node_part(const char *job, int64_t epoch, long long step, int node, char *err)
+{
+	return sr_try_asprintf(err, "%s/parts/%lld-%lld-%d.json", job, (long long)epoch, step,
+	    node);
+}
+
+char *
+sr_jobkey_rank_part(const char *job, uint64_t epoch, long long step, int rank, char *err)
+{
+	return sr_try_asprintf(err, "%s/parts/%" PRIu64 "-%lld-rank%d.json", job, epoch, step,
+	    rank);
+}
+
+char *
+sr_jobkey_parts_of_epoch(const char *job, uint64_t epoch, char *err)
+{
+	return sr_try_asprintf(err, "%s/parts/%" PRIu64 "-", job, epoch);
+}
+
+char *
+sr_jobkey_attempt(const char *job, const char *run, int attempt, char *err)
+{
+	return sr_try_asprintf(err, "%s/attempts/%s-%04d.json", job, run, attempt);
+}
+
+char *
+sr_jobkey_finished(const char *job, char *err)
+{
+	return sr_try_asprintf(err, "%s/FINISHED", job);
+}
+
+/* The rest of key after "J/DIR/", or NULL when key is not under it. */
+static const char *
+under(const char *job, enum sr_jobkey_dir dir, const char *key)
+{
+	size_t n = strlen(job), d = strlen(dirs[dir]);
+
+	if (strncmp(key, job, n) != 0 || key[n] != '/' || strncmp(key + n + 1, dirs[dir], d) != 0 ||
+	    key[n + 1 + d] != '/')
+		return NULL;
+	return key + n + d + 2;
+}
+
+/* Parse exactly SR_SEQ_DIGITS digits at s; returns the end or NULL. */
+static const char *
+parse_seq(const char *s, uint64_t *seq)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < SR_SEQ_DIGITS; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return NULL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*seq = v;
+	return s + SR_SEQ_DIGITS;
+}
+
+int
+sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
+{
+	const char *p = under(job, SR_JOBKEY_MANIFESTS, key);
+	uint64_t v;
+
+	if (p == NULL || (p = parse_seq(p, &v)) == NULL || strcmp(p, ".json") != 0)
+		return -1;
+	*seq = v;
+	return 0;
+}
+
+int
+sr_jobkey_is_pack(const char *job, const char *key)
+{
+	const char *p = under(job, SR_JOBKEY_PACKS, key);
+	uint64_t seq;
+
+	if (p == NULL || (p = parse_seq(p, &seq)) == NULL || *p++ != '-')
+		return 0;
+	if (strspn(p, "0123456789abcdef") == 0)
+		return 0;
+	p += strspn(p, "0123456789abcdef");
+	return strcmp(p, ".tar") == 0;
+}
+
+int
+sr_jobkey_rank_part_parse(const char *job, const char *key, uint64_t *epoch,
+    long long *step, int *rank)
+{
+	const char *p = under(job, SR_JOBKEY_PARTS, key);
+	unsigned long long e;
+	long long s;
+	int r, used = 0;
+
+	if (p == NULL || sscanf(p, "%llu-%lld-rank%d.json%n", &e, &s, &r, &used) != 3 ||
+	    p[used] != '\0')
+		return -1;
+	*epoch = e;
+	*step = s;
+	*rank = r;
+	return 0;
+}
+
+int
+sr_jobkey_is_attempt(const char *key)
+{
+	size_t len = strlen(key);
+
+	return len >= 5 && strcmp(key + len - 5, ".json") == 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * jobkeys.h: the keys of a job's objects in the store, the one place that
+ * knows their layout (doc/format.md, "Objects of a job"): every module
+ * that names one builds it here, lists under one of the prefixes here, and
+ * reads one back here. In common/ because ckpt/, runner/ and lib/ all
+ * name them (store/ knows no jobs). For job J:
+ *
+ *   key                            written by            read by
+ *   J/LATEST                       ckpt/latest.c (the    ckpt/latest.c (every
+ *                                  commit, fence.c)      save, restore, list, gc)
+ *   J/manifests/<seq>.json         ckpt/save.c           ckpt/catalog.c (listed),
+ *                                  (create-only)         restore, gc (deleted)
+ *   J/packs/<seq>-<rand>.tar       ckpt/save.c           restore (named by the
+ *                                                        manifests, manifest.c
+ *                                                        checks they are under
+ *                                                        J/packs/), gc (listed,
+ *                                                        deleted), catalog.c
+ *                                                        (stale uploads aborted)
+ *   J/parts/<E>-<S>-<N>.json       runner/gang-ckpt.c:   ckpt/gangparts.c (node
+ *                                  a gang's node N > 0   0 merges, then deletes)
+ *   J/parts/<E>-<S>-rank<R>.json   lib/ranks.c: a        ckpt/gangparts.c (rank
+ *                                  library job's rank R  0 merges, deletes;
+ *                                                        swept when older)
+ *   J/attempts/<run>-<NNNN>.json   runner/record.c       runner/record.c
+ *                                                        (`spotrun ls -a`)
+ *   J/FINISHED                     runner/finished.c     runner/finished.c
+ *
+ * <seq> is SR_SEQ_DIGITS decimal digits, zero-padded, so that key order is
+ * numeric order; <rand> lowercase hex; <E> the epoch, <S> the step, <N> the
+ * node and <R> the rank, in decimal; <NNNN> the attempt, at least 4
+ * digits. The builders allocate (sr_try_asprintf: NULL with err set on
+ * out-of-memory, never an abort, for ckpt/ and lib/); the caller frees.
+ */
+#ifndef SR_JOBKEYS_H
+#define SR_JOBKEYS_H
+
+#include <stdint.h>
+
+/* Digits of the zero-padded sequence number in manifest and pack keys,
+ * and the largest sequence number they hold. */
+#define SR_SEQ_DIGITS 10
+#define SR_SEQ_MAX 9999999999ULL
+
+/* J/LATEST as a printf format of J, for messages that name the pointer
+ * without building its key ("read " SR_JOBKEY_LATEST_FMT, job). */
+#define SR_JOBKEY_LATEST_FMT "%s/LATEST"
+
+/* The folders of a job's keys, for listing. */
+enum sr_jobkey_dir {
+	SR_JOBKEY_MANIFESTS,	/* J/manifests/ */
+	SR_JOBKEY_PACKS,	/* J/packs/ */
+	SR_JOBKEY_PARTS,	/* J/parts/: the gang's and the ranks' parts */
+	SR_JOBKEY_ATTEMPTS	/* J/attempts/ */
+};
+
+/* The prefix of dir's keys, ending in '/'. */
+char *sr_jobkey_prefix(const char *job, enum sr_jobkey_dir dir, char *err);
+
+/* J/LATEST. */
+char *sr_jobkey_latest(const char *job, char *err);
+/* J/manifests/<seq>.json. */
+char *sr_jobkey_manifest(const char *job, uint64_t seq, char *err);
+/* J/packs/<seq>-<hex>.tar: hex is the random part the caller drew. */
+char *sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err);
+/* J/parts/<E>-<S>-<N>.json: node's part of a gang's save of step. */
+char *sr_jobkey_node_part(const char *job, int64_t epoch, long long step, int node, char *err);
+/* J/parts/<E>-<S>-rank<R>.json: rank's part of a library job's save. */
+char *sr_jobkey_rank_part(const char *job, uint64_t epoch, long long step, int rank, char *err);
+/* J/parts/<E>-: the prefix of every part of epoch. */
+char *sr_jobkey_parts_of_epoch(const char *job, uint64_t epoch, char *err);
+/* J/attempts/<run>-<NNNN>.json. */
+char *sr_jobkey_attempt(const char *job, const char *run, int attempt, char *err);
+/* J/FINISHED. */
+char *sr_jobkey_finished(const char *job, char *err);
+
+/* Keys read back. */
+/* 0 and *seq when key is exactly J/manifests/<seq>.json; else -1, *seq
+ * untouched. */
+int sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq);
+/* Whether key is exactly J/packs/<seq>-<hex>.tar (at least one hex
+ * digit): only such keys are ever deleted by gc. */
+int sr_jobkey_is_pack(const char *job, const char *key);
+/* 0 with the epoch, step and rank of key when it is a rank's part,
+ * J/parts/<E>-<S>-rank<R>.json (read as by sscanf's %llu, %lld and %d:
+ * what is not such a part, a gang's node's part among them, is -1, the
+ * outputs untouched). */
+int sr_jobkey_rank_part_parse(const char *job, const char *key, uint64_t *epoch,
+    long long *step, int *rank);
+/* Whether a key listed under SR_JOBKEY_ATTEMPTS is a record (.json). */
+int sr_jobkey_is_attempt(const char *key);
+
+#endif
