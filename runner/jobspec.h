@@ -67,7 +67,8 @@ struct sr_jobspec {
 	int nodes_min, nodes_max;
 
 	/* [checkpoint] */
-	enum sr_ckpt_mode mode;	/* default directory; only directory runs now */
+	enum sr_ckpt_mode mode;	/* default directory; directory and library run,
+				 * transparent is refused (jobspec-keys.c) */
 	double interval;	/* seconds; 0 = no periodic checkpoints (default 0) */
 	char *store;		/* URL; default file://$XDG_DATA_HOME/spotrun */
 	int store_line;		/* where the file sets it; 0: not set (the default; a
