@@ -262,7 +262,7 @@ bench_planes(const uint8_t *data, size_t n, unsigned w, int reps)
 	free(back);
 }
 
-static void
+static SR_NORETURN void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-codec [-s MiB] [-c chunk-MiB] [-l level] [-r reps] "

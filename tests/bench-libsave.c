@@ -71,7 +71,7 @@ struct commit {
 	int seen;
 };
 
-static void
+static SR_NORETURN void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-libsave save|save-async|restore URL N SPEC... | write DIR I SPEC...\n"

@@ -2,6 +2,8 @@
 # The house: include paths, links and calls follow doc/design.md's diagram.
 dist_check_SCRIPTS += tests/t01-house.sh
 EXTRA_DIST += tests/house.py
+# clang builds the tree (a copy of it) with no warning, as gcc does.
+dist_check_SCRIPTS += tests/t02-clang-build.sh
 # End-to-end tests: `spotrun run` on the example jobs and under faults. They
 # use the built spotrun ($SPOTRUN, which `make check` builds first) and
 # /usr/bin/python3; tests/jobs/ holds their helpers.

@@ -187,7 +187,7 @@ int
 main(void)
 {
 	int round, ok_query = 1, ok_runs = 1, ok_cover = 1, ndim;
-	uint64_t touched = 0, wanted = 0, queries = 0, scanned = 0;
+	uint64_t touched = 0, wanted = 0, queries = 0;
 
 	for (round = 0; round < 400; round++) {
 		struct sr_mtensor t;
@@ -207,7 +207,6 @@ main(void)
 			rand_box(&t, &b);
 			n = sr_pindex_query(&x, &b, hit);
 			queries++;
-			scanned += n;
 			for (k = 0; k < t.npieces; k++) {
 				size_t h;
 				int in = 0;

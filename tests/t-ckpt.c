@@ -919,7 +919,7 @@ test_corrupt(void)
 	struct sr_ckpt_stats r;
 	char *src0, *src1, *dst = tu_path(top, "co-dst"), *pf, *want, hex[65], got[33], rec[33];
 	char err[SR_ERRMAX] = "";
-	uint8_t *cbuf, *rbuf, check[16], byte;
+	uint8_t *cbuf, *rbuf, check[16], byte = 0;
 	XXH128_canonical_t canon;
 	int fd;
 
