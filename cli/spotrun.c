@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "contain.h"
 
 int
 main(int argc, char **argv)
@@ -19,6 +20,9 @@ main(int argc, char **argv)
 		sr_cmd_exec(&sr_cmd_help_entry, 1, (char *[]){ "help", NULL });
 		return SR_EXIT_USAGE;
 	}
+	/* A run's keeper (runner/contain.h): spotrun re-executed by itself. */
+	if (strcmp(argv[1], "__keeper") == 0)
+		return sr_keeper_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("spotrun %s\n", PACKAGE_VERSION);
 		return 0;

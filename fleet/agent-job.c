@@ -157,6 +157,10 @@ write_status(struct job *b, const struct sr_run_progress *p, enum sr_lease_state
 
 	if (!b->lead)
 		return;		/* a gang's other node: node 0 writes them */
+	/* An agent stopped past its lease (a paused VM) writes no "running"
+	 * after the newer run's markers: its lease may be another's by now. */
+	if (state == SR_LEASE_RUNNING && !sr_lease_fresh(b->j->lease))
+		return;
 	status_of(b, p, state, &s);
 	if (sr_queue_status_set(b->ag->q, &s, b->key[0] != '\0' ? b->key : NULL, err) != 0) {
 		sr_agent_say("warning: %s: %s", b->id, err);

@@ -38,7 +38,17 @@ struct sr_lease_keeper {
 	int pipe[2];			/* [0] readable once lost */
 	void (*lost)(void *arg, int rc, const char *why);
 	void *arg;
+	void (*held)(void *arg, double until, double expires);
+	void *held_arg;
 };
+
+/* Tell the watcher how long the lease is held now; with k->lock held. */
+static void
+tell_held(struct sr_lease_keeper *k)
+{
+	if (k->held != NULL)
+		k->held(k->held_arg, k->ok_at + k->ttl - SR_LEASE_GIVEUP(k->ttl), k->ok_at + k->ttl);
+}
 
 /* Wait until the monotonic time t, a stop or the loss; 1 unless t came. */
 static int
@@ -109,6 +119,7 @@ renewer_main(void *arg)
 			pthread_mutex_lock(&k->lock);
 			k->renewals++;
 			k->ok_at = t0;
+			tell_held(k);
 			pthread_cond_broadcast(&k->cond);	/* the watchdog's deadline moved */
 			pthread_mutex_unlock(&k->lock);
 			next = t0 + interval;
@@ -211,6 +222,18 @@ sr_lease_keeper_start(struct sr_lease *l, void (*lost)(void *arg, int rc, const 
 		return NULL;
 	}
 	return k;
+}
+
+void
+sr_lease_keeper_watch(struct sr_lease_keeper *k,
+    void (*held)(void *arg, double until, double expires), void *arg)
+{
+	pthread_mutex_lock(&k->lock);
+	k->held = held;
+	k->held_arg = arg;
+	if (k->rc == SR_LEASE_OK)
+		tell_held(k);
+	pthread_mutex_unlock(&k->lock);
 }
 
 int

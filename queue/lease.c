@@ -549,3 +549,15 @@ sr_lease_requeue(struct sr_store *st, const char *job, unsigned states, int64_t 
 	return sr_err(err, "requeue lease %s in %s: lost %d races in a row; try again", key,
 	    sr_store_url(st), CLAIM_TRIES);
 }
+
+int
+sr_lease_fresh(struct sr_lease *l)
+{
+	int fresh;
+
+	pthread_mutex_lock(&l->lock);
+	fresh = l->held && l->info.state == SR_LEASE_RUNNING &&
+	    sr_mono() < l->mono_ok + l->info.ttl - SR_LEASE_GIVEUP(l->info.ttl);
+	pthread_mutex_unlock(&l->lock);
+	return fresh;
+}

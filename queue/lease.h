@@ -186,6 +186,12 @@ const char *sr_lease_rc_name(int rc);
 const char *sr_lease_describe(const struct sr_lease_info *li, double now, char *buf,
     size_t len);
 
+/* Whether l is held now: ours, running, and its last good write less
+ * than its TTL's give-up time ago by the monotonic clock. A holder that
+ * was stopped past that may no longer write anything under the lease,
+ * even before its renewal tells it that the lease moved on. 1 or 0. */
+int sr_lease_fresh(struct sr_lease *l);
+
 /* Keep a held running lease alive from a thread of its own: renew every
  * ttl / 3 by the monotonic clock, sooner again (every second or so) after a
  * failed renewal. When a renewal is lost, or none succeeded and the TTL is
@@ -195,6 +201,13 @@ const char *sr_lease_describe(const struct sr_lease_info *li, double now, char *
  * thread cannot start. */
 struct sr_lease_keeper *sr_lease_keeper_start(struct sr_lease *l,
     void (*lost)(void *arg, int rc, const char *why), void *arg, char *err);
+/* Have held(arg, until, expires) called with the monotonic time until
+ * which the holder may act (its give-up time) and the one at which the
+ * lease expires: at once, and from the keeper's thread after each
+ * renewal. For a watcher outside this process (CLOCK_MONOTONIC is the
+ * machine's). One watcher; NULL stops it. */
+void sr_lease_keeper_watch(struct sr_lease_keeper *k,
+    void (*held)(void *arg, double until, double expires), void *arg);
 /* A descriptor to poll: readable once the lease is lost. */
 int sr_lease_keeper_fd(const struct sr_lease_keeper *k);
 /* SR_LEASE_OK while held, else SR_LEASE_LOST with why (SR_ERRMAX, may be NULL). */

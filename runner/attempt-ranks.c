@@ -192,6 +192,7 @@ sr_run_ranks_spawn(struct run *r, struct attempt *a, const struct sr_launch *l, 
 	so.capture = 1;
 	so.stdin_null = 1;	/* a background group reading the terminal would stop on SIGTTIN */
 	so.parent_death_signal = SIGKILL;
+	so.cgroup_procs = sr_contain_procs(r->contain);
 	a->started = sr_now();
 	for (i = 0; i < a->nranks; i++) {
 		env = rank_env(r, a, l, step, prev_world, i);

@@ -16,7 +16,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/gang-ckpt.c runner/gang-ckpt.h runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
-	runner/leftover.c runner/leftover.h \
+	runner/leftover.c runner/leftover.h runner/contain.c runner/contain.h runner/keeper.c \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/term.c runner/term.h
 # The supervisor's process layer and the job's output log; sup-driver is a
@@ -37,6 +37,8 @@ dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t32-interrupt.
 	tests/t34-record.sh
 # A job of several ranks (procs, one per GPU, launch = once) end to end.
 dist_check_SCRIPTS += tests/t35-ranks.sh
+# No process of a job outlives its spotrun: killed, or stopped past its lease.
+dist_check_SCRIPTS += tests/t39-contain.sh
 EXTRA_DIST += tests/jobs/rankjob.py
 SR_BENCH += bench/ranks.sh
 EXTRA_DIST += bench/ranks.sh

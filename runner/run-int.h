@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "ckpt.h"
+#include "contain.h"
 #include "joblog.h"
 #include "lease.h"
 #include "jobspec.h"
@@ -56,6 +57,7 @@ struct run {
 	struct sr_term *term;		/* stderr, shared with a progress line */
 	int sigfd;
 	int lockfd;
+	struct sr_contain *contain;	/* its processes kept from outliving it */
 	char *ckpt_dir, *log_dir;
 	struct sr_ckpt_opts copts;	/* the job's, with the log to the timeline */
 	/* Counters over the whole run, for the final line. */

@@ -138,6 +138,13 @@ owner_of(struct run *r, struct sr_lease_owner *me, char *err)
 	return sr_lease_owner_local(me, NULL, NULL, sr_provider_name(r->prov), err);
 }
 
+/* sr_lease_keeper_watch's callback: on the lease keeper's thread. */
+static void
+held(void *arg, double until, double expires)
+{
+	sr_contain_lease(arg, until, expires);
+}
+
 int
 sr_run_lease_take(struct run *r, struct sr_run_result *res)
 {
@@ -189,6 +196,9 @@ sr_run_lease_take(struct run *r, struct sr_run_result *res)
 		res->outcome = SR_RUN_ERR_SYSTEM;
 		return -1;
 	}
+	/* The run's keeper learns each renewal, to stop the job itself if
+	 * this process is stopped while the lease runs out (contain.h). */
+	sr_lease_keeper_watch(r->keeper, held, r->contain);
 	/* Before anything is restored: from now on no run of a lower epoch
 	 * can commit, and every save of this run carries the epoch. */
 	r->copts.epoch = (uint64_t)r->epoch;

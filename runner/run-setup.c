@@ -64,12 +64,18 @@ lock_job(struct run *r, struct sr_run_result *res)
 	free(lockpath);
 	entry = sr_asprintf("SPOTRUN_CKPT_DIR=%s", r->ckpt_dir);
 	n = sr_leftover_kill(entry, err);
-	free(entry);
-	if (n == -1)
+	if (n == -1) {
+		free(entry);
 		return failed(res, SR_RUN_ERR_SYSTEM);
+	}
 	if (n > 0)
 		fprintf(stderr, "spotrun: stopped %d process%s left running by an earlier, killed run of %s\n",
 		    n, n == 1 ? "" : "es", js->name);
+	/* From now on nothing this run starts outlives it (contain.h). */
+	n = sr_contain_start(entry, &r->contain, err);
+	free(entry);
+	if (n == -1)
+		return failed(res, SR_RUN_ERR_SYSTEM);
 	return 0;
 }
 
@@ -191,6 +197,8 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 void
 sr_run_teardown(struct run *r)
 {
+	sr_contain_end(r->contain);
+	r->contain = NULL;
 	sr_method_free(r->method);
 	if (r->prov != NULL)
 		sr_provider_free(r->prov);

@@ -243,6 +243,19 @@ sup_child(const struct sr_spawn_opts *o, char **cand, int errw, int outw,
 	size_t i;
 
 	setpgid(0, 0);
+	/* Into the run's cgroup (contain.h) before anything of the job runs,
+	 * so that all it ever starts is in it too. A cgroup that takes no
+	 * process leaves the job to the keeper's search by environment. */
+	if (o->cgroup_procs != NULL) {
+		int fd = open(o->cgroup_procs, O_WRONLY | O_CLOEXEC);
+
+		if (fd != -1) {
+			if (write(fd, "0", 1) == -1) {
+				/* see above */
+			}
+			close(fd);
+		}
+	}
 	/* If spotrun is killed outright the job must not run on unsupervised,
 	 * writing into a checkpoint directory the next run restores into. The
 	 * next run also kills what is left of the group (see run.c). */

@@ -24,6 +24,9 @@ struct sr_spawn_opts {
 	int capture;		/* 1: stdout/stderr through pipes (out_fd, err_fd) */
 	int stdin_null;		/* 1: stdin from /dev/null */
 	int parent_death_signal; /* non-zero: the leader gets it if spotrun dies */
+	/* The cgroup.procs file of the run's cgroup (contain.h), which the
+	 * child joins before exec; NULL: none. */
+	const char *cgroup_procs;
 };
 
 /* The exit code of a child whose parent died before it could exec. */
