@@ -22,7 +22,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..41"
+echo "1..42"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -219,17 +219,34 @@ else
 	check "$?:$(cat "$tmp/err")" "69:spotrun: job gpu needs at least 1 GPU; this machine has 0" "gpus = 1 on a machine without GPUs"
 fi
 
-# 39-41: spotrun killed outright: the job's leader dies with it (parent death
-# signal), and the next run stops what the job left behind (a setsid'd child).
+# 39-43: spotrun killed outright: the job's leader dies with it (parent death
+# signal) and a setsid'd child too (the run's keeper kills the run's cgroup,
+# or what carries its SPOTRUN_CKPT_DIR); with the keeper stopped and killed
+# as well, the child survives, and the next run stops it.
+# until_ok SECONDS CMD...: CMD every 0.1 s until it succeeds; 1 after SECONDS.
+until_ok() { _n=$(($1 * 10)); shift; while [ "$_n" -gt 0 ]; do "$@" && return 0; sleep 0.1; _n=$((_n - 1)); done; return 1; }
+running() { pgrep -f "$1" >/dev/null; }
+stopped() { ! pgrep -f "$1" >/dev/null; }
 job crashed "/bin/sh -c 'setsid sleep 97.25 & exec sleep 96.25'"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &
 pid=$!
-sleep 0.7
+until_ok 30 running 'sleep 97.25'
 kill -KILL $pid
 wait $pid 2>/dev/null
-sleep 0.3
-pgrep -f 'sleep 96.25' >/dev/null && nok "the leader outlived a killed spotrun" || ok "the leader died with spotrun"
-pgrep -f 'sleep 97.25' >/dev/null && ok "a setsid'd child of the job survived spotrun's SIGKILL" || nok "setsid'd child missing: the next case cannot be tested"
+until_ok 30 stopped 'sleep 96.25' && ok "the leader died with spotrun" || nok "the leader outlived a killed spotrun"
+until_ok 30 stopped 'sleep 97.25' && ok "a setsid'd child of the job died too: the run's keeper" ||
+    { nok "a setsid'd child outlived a killed spotrun"; pkill -f 'sleep 97.25'; }
+"$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>&1 &
+pid=$!
+until_ok 30 running 'sleep 97.25'
+kp=$(pgrep -f "__keeper .*SPOTRUN_CKPT_DIR=$tmp/local-crashed/ckpt")
+[ -n "$kp" ] && kill -STOP $kp
+kill -KILL $pid
+wait $pid 2>/dev/null
+[ -n "$kp" ] && kill -KILL $kp
+until_ok 30 stopped 'sleep 96.25'
+running 'sleep 97.25' && ok "with its keeper killed too, a setsid'd child survives" ||
+    nok "setsid'd child missing: the next case cannot be tested"
 job crashed "true"
 "$SPOTRUN" run -q "$tmp/crashed.ini" >/dev/null 2>"$tmp/err"
 if grep -q 'spotrun: stopped 1 process left running by an earlier, killed run of crashed' "$tmp/err" && ! pgrep -f 'sleep 97.25' >/dev/null; then
