@@ -446,6 +446,21 @@ set_store(struct sr_js_parse *p, const struct key *k, const char *v)
 	}
 }
 
+/* The item of a comma-separated list that starts at s, blanks trimmed:
+ * [*a, *e). Returns the comma after it, or NULL for the last item. */
+static const char *
+list_item(const char *s, const char **a, const char **e)
+{
+	const char *comma = strchr(s, ',');
+
+	*e = comma != NULL ? comma : s + strlen(s);
+	for (*a = s; *a < *e && isspace((unsigned char)**a); (*a)++)
+		;
+	while (*e > *a && isspace((unsigned char)(*e)[-1]))
+		(*e)--;
+	return comma;
+}
+
 static void
 set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 {
@@ -457,12 +472,7 @@ set_exit_codes(struct sr_js_parse *p, const struct key *k, const char *v)
 	int r;
 
 	for (;;) {
-		comma = strchr(s, ',');
-		e = comma != NULL ? comma : s + strlen(s);
-		for (a = s; a < e && isspace((unsigned char)*a); a++)
-			;
-		while (e > a && isspace((unsigned char)e[-1]))
-			e--;
+		comma = list_item(s, &a, &e);
 		if (a == e) {
 			sr_js_error(p, p->line, "on_exit_codes = %s: an item is empty; %s",
 			    sr_js_show(v, b), k->hint);
@@ -924,12 +934,7 @@ sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
 		return;
 	}
 	for (;;) {
-		comma = strchr(s, ',');
-		e = comma != NULL ? comma : s + strlen(s);
-		for (a = s; a < e && isspace((unsigned char)*a); a++)
-			;
-		while (e > a && isspace((unsigned char)e[-1]))
-			e--;
+		comma = list_item(s, &a, &e);
 		if (a == e) {
 			sr_js_error(p, p->line, "%s = %s: an item is empty; list values separated "
 			    "by commas (e.g. 1e-4, 3e-4)", name, sr_js_show(v, b2));
