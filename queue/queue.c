@@ -261,7 +261,9 @@ add_locked(struct sr_queue *q, const char *hash, const char *url, char *err)
 void
 sr_q_hash_of_url(const struct sr_queue *q, const char *url, char *hash)
 {
-	if (url == NULL || url[0] == '\0' || strcmp(url, q->ckpt_url) == 0)
+	/* the queue's own store however the submitter spelt the queue (an
+	 * endpoint alias, an option of its own): it is this agent's too */
+	if (url == NULL || url[0] == '\0' || sr_store_url_same(url, q->ckpt_url))
 		snprintf(hash, 20, "q");
 	else
 		hash_of(url, hash);

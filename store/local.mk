@@ -7,7 +7,10 @@
 libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3 \
 	-I$(top_srcdir)/store/azure
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h \
-	store/pace.c store/pace.h
+	store/pace.c store/pace.h store/url-same.c
+# Two spellings of one store URL told the same (url-same.c).
+check_PROGRAMS += tests/t-url-same
+tests_t_url_same_SOURCES = tests/t-url-same.c tests/tap.h
 # What the network stores' families share: the request engine (xfer.c) and
 # its connections (conns.c: each reply acknowledged at once),
 # parallel part uploads (parts.c), the operations they do alike (netops.c),

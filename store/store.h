@@ -87,6 +87,12 @@ const char *sr_store_url_vm_note(const char *url);
 /* Keys that one delete request of sr_store_delete_many takes on st: 1000
  * on S3's DeleteObjects, 1 where each key is a request of its own. */
 size_t sr_store_delete_batch(const struct sr_store *st);
+/* Whether URLs a and b name the same store, however each is spelt: the
+ * same scheme, bucket (account, container) and prefix (trailing slashes
+ * and file://localhost/ aside) and endpoint (its host without case,
+ * localhost, 127.0.0.1 and [::1] as one, the scheme's default port as
+ * none); the options that only tune the client do not count. 1 or 0. */
+int sr_store_url_same(const char *a, const char *b);
 /* The URL the store was opened with (for messages). */
 const char *sr_store_url(const struct sr_store *st);
 /* Seconds the store wants between two writes (put, delete, upload commit)

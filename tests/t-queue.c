@@ -652,6 +652,44 @@ test_status(struct sr_queue *q, int many)
 	sr_store_delete(sr_queue_store(q), "index/not-a-marker", err);
 }
 
+/* The same queue spelt another way by the agent than by the submitter (an
+ * endpoint alias, an option of its own, file://localhost/): its jobs are
+ * the agent's to claim by id, their store the queue's own. */
+static void
+test_spelling(void)
+{
+	struct sr_queue *q, *q2;
+	struct sr_queue_agent a = agent(&A, 0, NULL);
+	struct sr_queue_job *j;
+	char err[SR_ERRMAX], alt[1200], *lo;
+	int rc;
+
+	if (strncmp(qurl2, "file://", 7) == 0)
+		snprintf(alt, sizeof alt, "file://localhost%s/", qurl2 + 7);
+	else if ((lo = strstr(qurl2, "127.0.0.1")) != NULL)
+		snprintf(alt, sizeof alt, "%.*slocalhost%s&concurrency=3", (int)(lo - qurl2), qurl2,
+		    lo + 9);
+	else
+		snprintf(alt, sizeof alt, "%s%cconcurrency=3", qurl2,
+		    strchr(qurl2, '?') != NULL ? '&' : '?');
+	if (sr_queue_open(qurl2, &q, err) != 0 || sr_queue_open(alt, &q2, err) != 0)
+		sr_fatal("%s", err);
+	if (add(q, "spelt", 0, 0, 0, NULL, T0 + 90, NULL, err) != 0)
+		sr_fatal("add: %s", err);
+	rc = sr_queue_claim_id(q2, &a, "spelt", &j, err);
+	if (!ok(rc == 0, "a job submitted to %s is claimed through %s", qurl2, alt))
+		tap_diag("got %d: %s", rc, err);
+	if (rc == 0) {
+		ok(sr_store_url_same(j->store_url, sr_queue_ckpt_url(q2)),
+		    "... in the queue's own store (%s)", j->store_url);
+		sr_queue_job_end(q2, j, SR_LEASE_SUCCEEDED, err);
+		sr_queue_job_free(j);
+	} else
+		ok(0, "... in the queue's own store");
+	sr_queue_close(q2);
+	sr_queue_close(q);
+}
+
 static void
 test_expired(void)
 {
@@ -938,6 +976,7 @@ suite(const char *name, const char *own_store, int many)
 	test_crowd(q);
 	test_status(q, many);
 	test_expired();
+	test_spelling();
 	test_cancel_requeue(q);
 	test_logs(q);
 	sr_queue_close(q);
