@@ -3,7 +3,9 @@
  * agents shipped it to the queue (Q/logs/ID/, in segments), every attempt
  * of every run in order, each begun by a header line; -f follows it live,
  * reading the new segments every second, until the job's lease says it
- * ended (then what is left is read once more) or ^C.
+ * ended (then what is left is read once more) or ^C. The output itself is
+ * printed as shipped; what spotrun says around it (headers naming a
+ * segment's key, errors quoting the queue) is escaped (termsafe.h).
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include "fleet-index.h"
 #include "fleet-target.h"
 #include "fleet.h"
+#include "termsafe.h"
 #include "util.h"
 
 enum { LOGS_FOLLOW, LOGS_QUEUE };
@@ -41,6 +44,7 @@ print_segment(void *arg, const char *key, const char *data, size_t len)
 {
 	struct out *o = arg;
 	const char *name = strrchr(key, '/');
+	char safe[SR_TERMSAFE_LEN(SR_QUEUE_KEY_MAX)];
 	long long run = -1;
 	int attempt = -1, seg, n = 0;
 
@@ -53,7 +57,7 @@ print_segment(void *arg, const char *key, const char *data, size_t len)
 		if (run >= 0)
 			printf("==> %s: run %lld, attempt %d <==\n", o->id, run, attempt);
 		else
-			printf("==> %s: %s <==\n", o->id, key);
+			printf("==> %s: %s <==\n", o->id, sr_termsafe(key, safe, sizeof safe));
 	}
 	o->run = run;
 	o->attempt = attempt;
@@ -70,7 +74,7 @@ job_of(struct sr_fleet *fl, const char *arg, struct sr_queue_job_meta *m, char *
 {
 	struct sr_fleet_index ix;
 	struct sr_fleet_ids ids;
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	int rc = sr_fleet_targets((char *const[]){ (char *)arg }, 1, NULL, fl->where, &ids);
 
 	*id = NULL;
@@ -83,14 +87,16 @@ job_of(struct sr_fleet *fl, const char *arg, struct sr_queue_job_meta *m, char *
 		return 0;
 	}
 	if (ids.n == 1 && !ids.of_sweep[0] && rc != SR_QUEUE_NOTFOUND) {
-		fprintf(stderr, "spotrun: queue %s: %s\n", fl->where, err);
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl->where,
+		    sr_termsafe(err, safe, sizeof safe));
 		sr_fleet_ids_free(&ids);
 		return SR_EXIT_IOERR;
 	}
 	if (ids.n == 1 && !ids.of_sweep[0]) {	/* not a job: a sweep's name, or nothing */
 		sr_fleet_ids_free(&ids);
 		if (sr_fleet_index_read(fl->q, &ix, err) == -1) {
-			fprintf(stderr, "spotrun: queue %s: %s\n", fl->where, err);
+			fprintf(stderr, "spotrun: queue %s: %s\n", fl->where,
+			    sr_termsafe(err, safe, sizeof safe));
 			return SR_EXIT_IOERR;
 		}
 		rc = sr_fleet_targets((char *const[]){ (char *)arg }, 1, &ix, fl->where, &ids);
@@ -117,7 +123,7 @@ ended(struct sr_fleet *fl, const struct sr_queue_job_meta *m, const char *id,
 {
 	struct sr_lease_info li;
 	struct sr_store *st;
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	int rc;
 
 	if ((st = sr_queue_ckpt_store(fl->q, m->store, err)) == NULL)
@@ -130,7 +136,7 @@ ended(struct sr_fleet *fl, const struct sr_queue_job_meta *m, const char *id,
 		    li.state == SR_LEASE_CANCELLED;
 	}
 	if (rc != SR_LEASE_NOTFOUND && !*warned) {	/* goes on: the next reading may do */
-		fprintf(stderr, "spotrun: warning: %s\n", err);
+		fprintf(stderr, "spotrun: warning: %s\n", sr_termsafe(err, safe, sizeof safe));
 		*warned = 1;
 	}
 	return 0;
@@ -144,6 +150,7 @@ cmd_logs_exec(const struct sr_args *a)
 	struct out o = { 0 };
 	enum sr_lease_state state = SR_LEASE_QUEUED;
 	char after[SR_QUEUE_KEY_MAX] = "", err[SR_ERRMAX], *id;
+	char safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	int rc, done = 0, warned = 0, failed_once = 0;
 
 	if ((rc = sr_fleet_open(&fl, "logs", sr_args_get(a, LOGS_QUEUE))) != 0)
@@ -156,12 +163,14 @@ cmd_logs_exec(const struct sr_args *a)
 	for (;;) {
 		if (sr_queue_log_read(fl.q, id, after, print_segment, &o, err) != 0) {
 			if (!sr_args_has(a, LOGS_FOLLOW) || o.segments == 0) {
-				fprintf(stderr, "spotrun: queue %s: %s\n", fl.where, err);
+				fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+				    sr_termsafe(err, safe, sizeof safe));
 				rc = SR_EXIT_IOERR;
 				break;
 			}
 			if (!failed_once++)
-				fprintf(stderr, "spotrun: warning: %s (trying again)\n", err);
+				fprintf(stderr, "spotrun: warning: %s (trying again)\n",
+				    sr_termsafe(err, safe, sizeof safe));
 		}
 		if (!sr_args_has(a, LOGS_FOLLOW) || done)
 			break;

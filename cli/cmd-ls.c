@@ -4,7 +4,8 @@
  * ratio; one that a restore would refuse marked unusable, with why and what
  * a restore falls back to), or with -a its attempts, run by run: which run,
  * when, how long, on which machine, from which step, how many checkpoints,
- * and how each ended.
+ * and how each ended. What the store says (records, why a checkpoint is
+ * unusable, errors quoting it) reaches the terminal escaped (termsafe.h).
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include "record.h"
 #include "store.h"
 #include "target.h"
+#include "termsafe.h"
 #include "util.h"
 
 enum { LS_ATTEMPTS, LS_STORE };
@@ -106,28 +108,30 @@ ls_row(const struct sr_ckpt_stats *ck, int is_latest, void *arg)
 static void
 ls_tell_problems(const struct ls_state *s)
 {
+	char why[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	size_t i;
 
 	for (i = 0; i < s->nproblems; i++) {
 		const struct ls_problem *p = &s->problems[i];
 		char step[40] = "";
 
+		sr_termsafe(p->why, why, sizeof why);
 		if (!p->is_latest) {
 			fprintf(stderr, "spotrun: warning: checkpoint %llu cannot be restored: %s\n",
-			    (unsigned long long)p->seq, p->why);
+			    (unsigned long long)p->seq, why);
 			continue;
 		}
 		if (!p->has_fallback) {
 			fprintf(stderr, "spotrun: warning: checkpoint %llu, the latest, cannot be restored:"
 			    " %s; no older checkpoint is usable, so a restore fails\n",
-			    (unsigned long long)p->seq, p->why);
+			    (unsigned long long)p->seq, why);
 			continue;
 		}
 		if (p->fallback_step >= 0)
 			snprintf(step, sizeof step, " (step %lld)", p->fallback_step);
 		fprintf(stderr, "spotrun: warning: checkpoint %llu, the latest, cannot be restored: %s;"
 		    " a restore falls back to checkpoint %llu%s\n", (unsigned long long)p->seq,
-		    p->why, (unsigned long long)p->fallback_seq, step);
+		    why, (unsigned long long)p->fallback_seq, step);
 	}
 }
 
@@ -147,16 +151,18 @@ ls_collect_attempt(const struct sr_attempt_record *r, void *arg)
 static void
 ls_print_attempts(const struct ls_state *s)
 {
+	char run[SR_TERMSAFE_LEN(sizeof s->attempts->run)];
+	char outcome[SR_TERMSAFE_LEN(sizeof s->attempts->outcome)];
 	int w = 3;
 	size_t i;
 
 	for (i = 0; i < s->nattempts; i++) {
-		if ((int)strlen(s->attempts[i].run) > w)
-			w = (int)strlen(s->attempts[i].run);
+		if ((int)strlen(sr_termsafe(s->attempts[i].run, run, sizeof run)) > w)
+			w = (int)strlen(run);
 	}
 	for (i = 0; i < s->nattempts; i++) {
 		const struct sr_attempt_record *r = &s->attempts[i];
-		char when[32], took[32], from[32], machine[128];
+		char when[32], took[32], from[32], machine[128], safe[SR_TERMSAFE_LEN(128)];
 		time_t t = (time_t)r->started;
 		struct tm tm;
 
@@ -175,9 +181,13 @@ ls_print_attempts(const struct ls_state *s)
 			strlcpy(from, "fresh", sizeof from);
 		snprintf(machine, sizeof machine, "%s %s, %s, %s, %s", r->facts.provider,
 		    r->facts.instance_id, r->facts.instance_type, r->facts.zone, r->facts.lifecycle);
-		printf("%-*s %-7d %-19s %8s %-9s %-7d %-5d %-10s %s\n", w, r->run, r->attempt, when,
-		    took, from, r->vm, r->checkpoints,
-		    r->ended > 0 ? r->outcome : "no end (running, or the machine vanished)", machine);
+		if (r->ended > 0)
+			sr_termsafe(r->outcome, outcome, sizeof outcome);
+		else
+			strlcpy(outcome, "no end (running, or the machine vanished)", sizeof outcome);
+		printf("%-*s %-7d %-19s %8s %-9s %-7d %-5d %-10s %s\n", w,
+		    sr_termsafe(r->run, run, sizeof run), r->attempt, when, took, from, r->vm,
+		    r->checkpoints, outcome, sr_termsafe(machine, safe, sizeof safe));
 	}
 }
 
@@ -186,9 +196,11 @@ ls_print_attempts(const struct ls_state *s)
 static void
 ls_log(void *arg, const char *msg)
 {
+	char safe[SR_TERMSAFE_LEN(1024)];	/* sr_ckpt_say's longest */
+
 	(void)arg;
 	fflush(stdout);
-	fprintf(stderr, "spotrun: %s\n", msg);
+	fprintf(stderr, "spotrun: %s\n", sr_termsafe(msg, safe, sizeof safe));
 }
 
 /* The checkpoints, what the catalog warns of, and the unusable ones. */
@@ -212,7 +224,7 @@ cmd_ls_exec(const struct sr_args *a)
 	struct sr_target t;
 	struct sr_store *st;
 	struct ls_state s = { 0 };
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	int rc, attempts = sr_args_has(a, LS_ATTEMPTS) > 0;
 
 	if ((rc = sr_cmd_target(a->argv[0], sr_args_get(a, LS_STORE), &t)) != 0)
@@ -227,7 +239,7 @@ cmd_ls_exec(const struct sr_args *a)
 	else if (!attempts)
 		rc = ls_checkpoints(st, t.name, &s, err);
 	if (rc == -1)
-		fprintf(stderr, "spotrun: %s\n", err);
+		fprintf(stderr, "spotrun: %s\n", sr_termsafe(err, safe, sizeof safe));
 	else if (s.n == 0)
 		printf("no %s of job %s in %s\n", attempts ? "attempts" : "checkpoints", t.name,
 		    t.store);

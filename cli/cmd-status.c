@@ -6,7 +6,9 @@
  * attempts, preemptions, GPU-hours used and lost to preemptions, cost,
  * what on-demand machines would have cost, last checkpoint's step, host),
  * totals per table, and a last line for all ("what the night cost").
- * --json prints the same as one object (doc/fleet.md).
+ * --json prints the same as one object (doc/fleet.md). What the markers
+ * say (ids, hosts) and errors quoting the queue reach the terminal escaped
+ * (termsafe.h): a host of "\e]0;x\a" is shown, not obeyed.
  */
 #include "config.h"
 
@@ -19,6 +21,7 @@
 #include "fleet-target.h"
 #include "fleet.h"
 #include "status-view.h"
+#include "termsafe.h"
 #include "util.h"
 
 enum { STATUS_JSON, STATUS_QUEUE };
@@ -55,18 +58,19 @@ static void
 print_group(const struct sr_status_group *g)
 {
 	const struct sr_status_totals *t = &g->totals;
-	char states[256], step[32];
+	char states[256], step[32], id[SR_TERMSAFE_LEN(SR_QUEUE_ID_MAX)];
+	char host[SR_TERMSAFE_LEN(SR_QUEUE_HOST_MAX)];
 	size_t i;
 	int w = 5;
 
 	if (g->name[0] != '\0')
-		printf("sweep %s: %ld trial%s (%s)\n", g->name, t->jobs, t->jobs == 1 ? "" : "s",
-		    sr_status_states_line(t->states, states, sizeof states));
+		printf("sweep %s: %ld trial%s (%s)\n", sr_termsafe(g->name, id, sizeof id), t->jobs,
+		    t->jobs == 1 ? "" : "s", sr_status_states_line(t->states, states, sizeof states));
 	else
 		printf("jobs: %ld (%s)\n", t->jobs, sr_status_states_line(t->states, states, sizeof states));
 	for (i = 0; i < g->n; i++)
-		if ((int)strlen(g->rows[i]->id) > w)
-			w = (int)strlen(g->rows[i]->id);
+		if ((int)strlen(sr_termsafe(g->rows[i]->id, id, sizeof id)) > w)
+			w = (int)strlen(id);
 	printf("%-*s  %-9s %8s %9s %9s %7s %9s %9s %8s  %s\n", w, "JOB", "STATE", "ATTEMPTS",
 	    "PREEMPTED", "GPU-HOURS", "LOST", "COST", "ON-DEMAND", "STEP", "HOST");
 	for (i = 0; i < g->n; i++) {
@@ -76,8 +80,9 @@ print_group(const struct sr_status_group *g)
 			snprintf(step, sizeof step, "%lld", (long long)r->step);
 		else
 			snprintf(step, sizeof step, "-");
-		print_line(w, r->id, sr_lease_state_name(r->state), r->attempts, r->preemptions,
-		    r->gpu_seconds, r->lost_gpu_seconds, r->cost, r->on_demand_cost, step, r->host);
+		print_line(w, sr_termsafe(r->id, id, sizeof id), sr_lease_state_name(r->state),
+		    r->attempts, r->preemptions, r->gpu_seconds, r->lost_gpu_seconds, r->cost,
+		    r->on_demand_cost, step, sr_termsafe(r->host, host, sizeof host));
 	}
 	print_line(w, "total", NULL, t->attempts, t->preemptions, t->gpu_seconds,
 	    t->lost_gpu_seconds, t->cost, t->on_demand_cost, NULL, NULL);
@@ -144,14 +149,15 @@ cmd_status_exec(const struct sr_args *a)
 	struct sr_status_view v;
 	struct sr_queue_counts counts;
 	const struct sr_fleet_row **rows = NULL;
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
 	size_t n, g;
 	int rc;
 
 	if ((rc = sr_fleet_open(&fl, "status", sr_args_get(a, STATUS_QUEUE))) != 0)
 		return rc;
 	if (sr_fleet_index_read(fl.q, &ix, err) == -1) {
-		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where, err);
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+		    sr_termsafe(err, safe, sizeof safe));
 		sr_fleet_close(&fl);
 		return SR_EXIT_IOERR;
 	}

@@ -2,6 +2,8 @@
  * status-json.c: `spotrun status --json`, the view as one JSON object
  * (schema in doc/fleet.md, "status --json"): numbers as numbers, money in
  * dollars to 1/10000, times in epoch seconds, null where nothing is known.
+ * Printed in ASCII: every control character a marker's host may hold (C0,
+ * DEL, C1) is a \uXXXX escape, so that the JSON on a terminal is inert.
  */
 #include "config.h"
 
@@ -82,6 +84,7 @@ sr_status_print_json(const struct sr_status_view *v, const char *url, const char
     const struct sr_fleet_index *ix, const struct sr_queue_counts *counts)
 {
 	json_t *jobs = json_array(), *sweeps = json_array(), *root;
+	char *dump, *p;
 	size_t g, i;
 
 	for (g = 0; g < v->ngroups; g++) {
@@ -102,7 +105,18 @@ sr_status_print_json(const struct sr_status_view *v, const char *url, const char
 	    "deletes", (json_int_t)counts->deletes, "heads", (json_int_t)counts->heads);
 	if (root == NULL)	/* every string went through text(): out of memory */
 		sr_fatal("status: building the JSON failed");
-	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	/* jansson escapes C0 and, in ASCII, all above 0x7f; DEL, which JSON
+	 * lets through, can only be in a string, where \u007F means it too */
+	if ((dump = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(15) |
+	    JSON_ENSURE_ASCII)) == NULL)
+		sr_fatal("status: printing the JSON failed");
+	for (p = dump; *p != '\0'; p++) {
+		if (*p == 0x7f)
+			fputs("\\u007F", stdout);
+		else
+			putchar(*p);
+	}
 	fputc('\n', stdout);
+	free(dump);
 	json_decref(root);
 }

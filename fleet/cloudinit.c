@@ -13,6 +13,7 @@
 
 #include "cloudinit.h"
 #include "store.h"
+#include "termsafe.h"
 #include "units.h"
 #include "util.h"
 
@@ -116,20 +117,55 @@ check_no_key(const char *opt, const char *v, char *err)
 	return 0;
 }
 
-/* A value that goes on one line of a file: no control character. */
+/*
+ * A value that goes into the user-data or the unit: printable ASCII only.
+ * YAML ends a line, and so the block scalar the unit and the script are in,
+ * at U+0085, U+2028 and U+2029 as at a newline; the text after one would
+ * be top-level cloud-config (a bootcmd run as root); control characters
+ * are structure to YAML, systemd and sh alike. So these are refused, never
+ * quoted: nothing else needs them. A URL (url 1) can percent-encode them.
+ */
 static int
-check_line(const char *opt, const char *v, char *err)
+check_text(const char *opt, const char *v, int url, char *err)
 {
-	size_t i;
+	size_t n = strlen(v), i, k, j;
+	char what[32], fix[64];
+	uint32_t cp;
 
-	if (*v == '\0')
-		return sr_err(err, "%s is empty", opt);
-	for (i = 0; v[i] != '\0'; i++) {
-		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
-			return sr_err(err, "%s has a control character (0x%02x at byte %zu): give it "
-			    "on one line", opt, (unsigned)(unsigned char)v[i], i + 1);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			continue;
+		k = sr_utf8_char(v + i, n - i, &cp);
+		if (k > 1)
+			snprintf(what, sizeof what, "U+%04X", (unsigned)cp);
+		else
+			snprintf(what, sizeof what, "%s\\x%02x%s", c < 0x80 ? "control character " :
+			    "", c, c < 0x80 ? "" : " (not UTF-8)");
+		k = k > 0 ? k : 1;
+		if (url) {
+			strlcpy(fix, "percent-encode it as ", sizeof fix);
+			for (j = 0; j < k; j++)
+				snprintf(fix + strlen(fix), sizeof fix - strlen(fix), "%%%02X",
+				    (unsigned char)v[i + j]);
+		} else {
+			strlcpy(fix, c < 0x80 ? "remove it" : "write the value in ASCII", sizeof fix);
+		}
+		return sr_err(err, "%s has %s at byte %zu: the user-data and its unit take "
+		    "printable ASCII only (YAML ends a line at U+0085, U+2028 and U+2029, and "
+		    "reads control characters as structure); %s", opt, what, i + 1, fix);
 	}
 	return 0;
+}
+
+/* A value that goes on one line of a file: not empty, printable ASCII. */
+static int
+check_line(const char *opt, const char *v, int url, char *err)
+{
+	if (*v == '\0')
+		return sr_err(err, "%s is empty", opt);
+	return check_text(opt, v, url, err);
 }
 
 static int
@@ -159,7 +195,7 @@ source_parse(const char *v, struct source *s, char *err)
 	size_t len, path_len, i;
 
 	memset(s, 0, sizeof *s);
-	if (check_line("--source", v, err) == -1)
+	if (check_line("--source", v, 1, err) == -1)
 		return -1;
 	if (strncmp(v, "https://", 8) != 0 && strncmp(v, "http://", 7) != 0)
 		return sr_err(err, "--source '%s': not an https:// or http:// URL (the VM fetches "
@@ -207,7 +243,7 @@ check_labels(const char *v, char *err)
 	    "0123456789_.-";
 	const char *p = v;
 
-	if (check_line("--labels", v, err) == -1)
+	if (check_line("--labels", v, 0, err) == -1)
 		return -1;
 	for (;;) {
 		size_t item = strcspn(p, ","), name = strspn(p, name_chars), value;
@@ -228,11 +264,13 @@ int
 sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char *msg),
     void *arg, char *err)
 {
+	/* Every value that reaches the user-data; the URLs first. */
 	const char *const values[][2] = {
 		{ "--queue", o->queue }, { "--source", o->source }, { "--sha256", o->sha256 },
 		{ "--idle-timeout", o->idle_timeout }, { "--idle-command", o->idle_command },
 		{ "--labels", o->labels },
 	};
+	const size_t nurls = 2;
 	struct source src;
 	char msg[SR_ERRMAX];
 	double secs;
@@ -243,10 +281,16 @@ sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char
 		if (check_no_key(values[i][0], values[i][1], err) == -1)
 			return -1;
 	}
+	/* Before anything that could echo a value to the terminal. */
+	for (i = 0; i < SR_ARRAY_LEN(values); i++) {
+		if (values[i][1] != NULL && check_text(values[i][0], values[i][1], i < nurls,
+		    err) == -1)
+			return -1;
+	}
 	if (o->queue == NULL || *o->queue == '\0')
 		return sr_err(err, "no queue: give --queue URL (or set SPOTRUN_QUEUE): the agent "
 		    "claims its jobs from it");
-	if (check_line("--queue", o->queue, err) == -1)
+	if (check_line("--queue", o->queue, 1, err) == -1)
 		return -1;
 	if (sr_store_url_check(o->queue, msg) == -1)
 		return sr_err(err, "--queue: %s", msg);
@@ -287,7 +331,7 @@ sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char
 			    "agent waits for work as long as it runs)", o->idle_timeout);
 	}
 	if (o->idle_command != NULL) {
-		if (check_line("--idle-command", o->idle_command, err) == -1)
+		if (check_line("--idle-command", o->idle_command, 0, err) == -1)
 			return -1;
 		if (o->idle_timeout == NULL)
 			return sr_err(err, "--idle-command needs --idle-timeout: the agent runs it "

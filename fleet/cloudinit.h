@@ -42,7 +42,10 @@ struct sr_cinit_opts {
  * credential (an AWS or GCS key variable set in it, a value of one of those
  * variables in this process's environment, an AWS or GCS access key id, a
  * user or password in a URL) is refused before anything else, and the
- * message never shows it. warn, when not NULL, is called with what is
+ * message never shows it. Then a value with a character outside printable
+ * ASCII (YAML ends a line at U+0085, U+2028, U+2029; control characters are
+ * structure) is refused, naming the character and its byte, never showing
+ * the value. warn, when not NULL, is called with what is
  * allowed but likely wrong (plain http without --sha256, a file:// queue,
  * gs:// without keys on the VM).
  */

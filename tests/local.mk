@@ -110,6 +110,9 @@ dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
 noinst_PROGRAMS += tests/fleet-helper
 tests_fleet_helper_SOURCES = tests/fleet-helper.c
 dist_check_SCRIPTS += tests/t92-fleet-cmds.sh tests/t93-fleet-s3.sh
+# What a hostile queue or store holds (a marker's host, a segment's key, an
+# attempt record, a LATEST) printed escaped by status, logs and ls.
+dist_check_SCRIPTS += tests/t95-hostile-output.sh
 # One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
 # with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
 # run in a chroot, spotrun built there from this tree; root only. Not part

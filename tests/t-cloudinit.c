@@ -1,6 +1,8 @@
 /*
  * t-cloudinit.c: the text of `spotrun cloud-init` (cli/cloudinit.c): every
- * option check against its exact message, the refusal of credentials (named,
+ * option check against its exact message, the refusal in every option of what
+ * YAML or systemd could read as structure (U+0085, U+2028, U+2029, C0 and C1
+ * controls, bytes that are not UTF-8), the refusal of credentials (named,
  * from the environment, by their shape, in a URL) without showing them, the
  * warnings, the agent's command line as systemd will read it, the unit as
  * the template with only its ExecStart filled, the template as the file of
@@ -20,6 +22,9 @@
 
 #define TARBALL "https://example.org/spotrun-0.1.0.tar.gz"
 #define SHA "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+/* The middle of every message refusing a character of a value. */
+#define ASCII_ONLY "the user-data and its unit take printable ASCII only (YAML ends a " \
+	"line at U+0085, U+2028 and U+2029, and reads control characters as structure)"
 
 struct warnings {
 	int n;
@@ -104,7 +109,8 @@ test_checks(void)
 		  "--queue: open store ftp://host/q: unsupported scheme \"ftp\" (supported: file://, s3://, "
 		  "gs://, az://)" },
 		{ { .queue = "s3://bkt/q\nx", .source = TARBALL },
-		  "--queue has a control character (0x0a at byte 11): give it on one line" },
+		  "--queue has control character \\x0a at byte 11: " ASCII_ONLY "; percent-encode it "
+		  "as %0A" },
 		{ { .queue = "s3://bkt/q" },
 		  "no --source: give where the VM gets spotrun's source, a git repository "
 		  "(https://HOST/PATH.git, #TAG or #BRANCH to pin it) or a source tarball "
@@ -156,7 +162,7 @@ test_checks(void)
 		  "--idle-command is empty" },
 		{ { .queue = "s3://bkt/q", .source = TARBALL, .idle_timeout = "1m",
 		    .idle_command = "a\tb" },
-		  "--idle-command has a control character (0x09 at byte 2): give it on one line" },
+		  "--idle-command has control character \\x09 at byte 2: " ASCII_ONLY "; remove it" },
 		{ { .queue = "s3://bkt/q", .source = TARBALL, .labels = "a=b,c" },
 		  "--labels 'a=b,c': 'c' is not NAME=VALUE (NAME of letters, digits, '_', '.', '-'; "
 		  "VALUE of those, ':' and '/')" },
@@ -196,6 +202,100 @@ test_checks(void)
 		err[0] = '\0';
 		is_int(sr_cinit_check(&good[i], NULL, NULL, err), 0, "good options %zu pass%s%s",
 		    i + 1, *err ? ": " : "", err);
+	}
+}
+
+/* Each option that reaches the user-data or the unit, with each character
+ * YAML or systemd could read as structure put in it: refused, naming the
+ * option, the character, its byte and the fix. */
+static void
+test_hostile_text(void)
+{
+	static const struct {
+		const char *bytes, *what, *url_fix, *fix;
+	} chars[] = {
+		{ "\xc2\x85", "U+0085", "%C2%85", "write the value in ASCII" },
+		{ "\xe2\x80\xa8", "U+2028", "%E2%80%A8", "write the value in ASCII" },
+		{ "\xe2\x80\xa9", "U+2029", "%E2%80%A9", "write the value in ASCII" },
+		{ "\xc2\x9b", "U+009B", "%C2%9B", "write the value in ASCII" },
+		{ "\x9b", "\\x9b (not UTF-8)", "%9B", "write the value in ASCII" },
+		{ "\x1b", "control character \\x1b", "%1B", "remove it" },
+		{ "\x7f", "control character \\x7f", "%7F", "remove it" },
+	};
+	/* The option, the text before the character and after it. */
+	static const struct {
+		const char *opt, *before, *after;
+		int url;
+	} opts[] = {
+		{ "--queue", "s3://bkt/q", "x", 1 },
+		{ "--source", "https://example.org/", "s.tar.gz", 1 },
+		{ "--sha256", "", SHA, 0 },
+		{ "--idle-timeout", "30m", "", 0 },
+		{ "--idle-command", "systemctl poweroff", "bootcmd: [[sh, -c, 'curl x | sh']]", 0 },
+		{ "--labels", "team=ml", ",runcmd=x", 0 },
+	};
+	size_t i, j;
+
+	for (i = 0; i < SR_ARRAY_LEN(opts); i++) {
+		for (j = 0; j < SR_ARRAY_LEN(chars); j++) {
+			struct sr_cinit_opts o = { .queue = "s3://bkt/q", .source = TARBALL,
+			    .idle_timeout = "1m" };
+			char *v = sr_asprintf("%s%s%s", opts[i].before, chars[j].bytes, opts[i].after);
+			char *want = sr_asprintf("%s has %s at byte %zu: " ASCII_ONLY "; %s%s",
+			    opts[i].opt, chars[j].what, strlen(opts[i].before) + 1,
+			    opts[i].url ? "percent-encode it as " : "",
+			    opts[i].url ? chars[j].url_fix : chars[j].fix);
+			char what[96];
+			const char **field[] = { &o.queue, &o.source, &o.sha256, &o.idle_timeout,
+			    &o.idle_command, &o.labels };
+
+			*field[i] = v;
+			snprintf(what, sizeof what, "%s with %s", opts[i].opt, chars[j].what);
+			refused(&o, want, what);
+			free(want);
+			free(v);
+		}
+	}
+	/* The messages in full, once each kind. */
+	{
+		struct sr_cinit_opts o = { .queue = "s3://bkt/q", .source = TARBALL,
+		    .idle_timeout = "1m", .idle_command = "poweroff\xe2\x80\xa8" "bootcmd: [reboot]" };
+
+		refused(&o, "--idle-command has U+2028 at byte 9: the user-data and its unit take "
+		    "printable ASCII only (YAML ends a line at U+0085, U+2028 and U+2029, and reads "
+		    "control characters as structure); write the value in ASCII",
+		    "U+2028 ending the idle command's line");
+		o.idle_command = "poweroff";
+		o.queue = "s3://bkt/q\xc2\x85" "x";
+		refused(&o, "--queue has U+0085 at byte 11: the user-data and its unit take "
+		    "printable ASCII only (YAML ends a line at U+0085, U+2028 and U+2029, and reads "
+		    "control characters as structure); percent-encode it as %C2%85",
+		    "U+0085 in the queue URL's prefix");
+		o.queue = "s3://bkt/q";
+		o.labels = "a=\x1b]0;x\a";
+		refused(&o, "--labels has control character \\x1b at byte 3: the user-data and its "
+		    "unit take printable ASCII only (YAML ends a line at U+0085, U+2028 and U+2029, "
+		    "and reads control characters as structure); remove it", "ESC in the labels");
+	}
+	/* Plain ASCII, every printable character of it, still passes. */
+	{
+		char all[0x7f - 0x20 + 1], err[SR_ERRMAX] = "";
+		struct sr_cinit_opts o = { .queue = "s3://bkt/q%20x?region=eu-west-1&attempts=3",
+		    .source = TARBALL, .sha256 = SHA, .idle_timeout = "1h30m", .idle_command = all,
+		    .labels = "team=ml,zone=eu-west-1a" };
+		char *ud, *l;
+		int n, c;
+
+		for (c = 0x20; c < 0x7f; c++)
+			all[c - 0x20] = (char)c;
+		all[0x7f - 0x20] = '\0';
+		is_int(sr_cinit_check(&o, NULL, NULL, err), 0, "every printable ASCII character "
+		    "in the idle command passes %s", err);
+		ud = render(&o, 0);
+		l = line_with(ud, "      ExecStart=", &n);
+		is_int(n, 1, "... on the one ExecStart line of the unit in the user-data");
+		free(l);
+		free(ud);
 	}
 }
 
@@ -436,6 +536,7 @@ int
 main(void)
 {
 	test_checks();
+	test_hostile_text();
 	test_credentials();
 	test_warnings();
 	test_unit();

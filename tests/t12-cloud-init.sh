@@ -8,6 +8,11 @@
 # `--unit`, the install script valid sh; the unit and the one `make install`
 # installs through `systemd-analyze verify` (which runs offline on unit
 # files: no systemd as PID 1 is needed), and the install rule itself.
+# Characters YAML reads as line breaks (U+0085, U+2028, U+2029) or structure
+# are refused with their exact messages; the worst input that is accepted
+# (every printable ASCII character in --idle-command, YAML and sh syntax in
+# it) still makes user-data that cloud-init's schema passes with exactly
+# the expected top-level keys.
 # The real boot is tests/boot/cloud-init-boot.sh.
 set -u
 . "$top_srcdir/tests/jobs/no-cloud.sh"
@@ -18,7 +23,7 @@ PY=/usr/bin/python3
 SHA=5f2b1a0c9e8d7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a
 unset SPOTRUN_QUEUE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
 	GS_ACCESS_KEY_ID GS_SECRET_ACCESS_KEY
-echo "1..25"
+echo "1..30"
 i=0
 pass() { i=$((i + 1)); echo "ok $i - $*"; }
 fail() { i=$((i + 1)); echo "not ok $i - $*"; }
@@ -136,6 +141,40 @@ sed 's/^packages:$/packages: 5\nxpackages:/' "$tmp/tarball.yaml" >"$tmp/bad.yaml
 out=$(cd "$tmp" && cloud-init schema -c bad.yaml 2>&1)
 check "cloud-init schema fails a broken copy (so the check can fail)" \
 	eval 'printf "%s\n" "$out" | grep -qF "packages: 5 is not of type '"'array'"'"'
+
+# What YAML or systemd could read as structure is refused in every option:
+# a U+2028 would end the unit's block scalar and make what follows it
+# top-level cloud-config (a bootcmd run as root).
+ascii_only="the user-data and its unit take printable ASCII only (YAML ends a line at U+0085, U+2028 and U+2029, and reads control characters as structure)"
+expect "U+2028 in --idle-command is refused, naming it, its byte and the fix (64)" 64 \
+	"spotrun cloud-init: --idle-command has U+2028 at byte 9: $ascii_only; write the value in ASCII" \
+	--queue s3://spotrun-fleet/q --source https://example.org/s.tar.gz --idle-timeout 1m \
+	--idle-command "poweroff$(printf '\342\200\250')bootcmd: [[sh, -c, 'id > /tmp/pwned']]"
+expect "U+0085 in the queue URL's prefix is refused, with its percent-encoding" 64 \
+	"spotrun cloud-init: --queue has U+0085 at byte 21: $ascii_only; percent-encode it as %C2%85" \
+	--queue "s3://spotrun-fleet/q$(printf '\302\205')x" --source https://example.org/s.tar.gz
+# The worst accepted: every printable ASCII character, and YAML, systemd and
+# sh syntax, in the idle command.
+all=$("$PY" -c 'print("".join(map(chr, range(32, 127))))')
+worst="sh -c 'echo \"a: b # c\\n- bootcmd: [x]\" | tee %h/\$HOME' ; $all"
+run --queue 's3://spotrun-fleet/q%0Abootcmd?region=eu-west-1' --source https://example.org/s.tar.gz \
+	--idle-timeout 30m --idle-command "$worst" --labels team=ml,url=a:/b
+cp "$tmp/out" "$tmp/worst.yaml"
+out=$(cd "$tmp" && cloud-init schema -c worst.yaml 2>&1)
+check "the worst accepted input: exit $rc, cloud-init schema passes it: $out" \
+	eval '[ "$rc" -eq 0 ] && [ "$out" = "Valid cloud-config: worst.yaml" ]'
+"$PY" - "$tmp/worst.yaml" "$tmp" <<'EOF' >"$tmp/wparts" 2>&1
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+files = {f["path"]: f for f in doc["write_files"]}
+open(sys.argv[2] + "/worst-unit.service", "w").write(files["/etc/systemd/system/spotrun-agent.service"]["content"])
+print(sorted(doc), sorted(files))
+EOF
+check "... exactly its top-level keys and two files: $(cat "$tmp/wparts")" [ "$(cat "$tmp/wparts")" = \
+"['package_update', 'packages', 'runcmd', 'write_files'] ['/etc/systemd/system/spotrun-agent.service', '/usr/local/sbin/spotrun-install']" ]
+run --queue 's3://spotrun-fleet/q%0Abootcmd?region=eu-west-1' --idle-timeout 30m \
+	--idle-command "$worst" --labels team=ml,url=a:/b --unit
+check "... the unit in it is what --unit prints" same "$tmp/out" "$tmp/worst-unit.service"
 
 # The parts of the user-data, read as YAML.
 run --queue 's3://spotrun-fleet/queue?region=eu-west-1' --idle-timeout 30m \
