@@ -1,9 +1,10 @@
 /*
  * agent.c: the agent's loop (agent.h). It sets up once: the queue, this
- * machine's GPUs (NVML) and provider (auto: the cloud it runs in, for its
- * instance id and type), the lease owner it claims as ("HOST-PID"), its
+ * machine's GPUs (NVML) and provider (the option's, else auto: the cloud
+ * it runs in, for its instance id and type), the lease owner it claims as ("HOST-PID"), its
  * labels. Then, until it ends: claim a job it can run (sr_queue_claim: a
- * pending job whose GPU needs it fits) and run it (agent-job.c); when
+ * pending job whose GPU needs fit the GPUs no other run on the machine
+ * holds, gpulock.h) and run it (agent-job.c); when
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent-int.h"
+#include "gpulock.h"
 #include "gpus.h"
 #include "supervise.h"
 #include "util.h"
@@ -276,6 +278,15 @@ idle_command(struct sr_agent *ag, const char *cmd)
 
 /* ---- claiming ---- */
 
+/* Claim only jobs that fit the GPUs no run on this machine holds now
+ * (another agent's job, a `spotrun run`): the run locks them (gpulock.h),
+ * and one that finds too few free fails. */
+static void
+count_free_gpus(struct sr_agent *ag)
+{
+	ag->claim.gpus = ag->gpus > 0 ? (int)sr_gpulock_free(sr_gpulock_dir(), &ag->found) : 0;
+}
+
 /* Claim one job the agent may run now: SR_QUEUE_OK with *out,
  * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR (err). Jobs on the skip list are put
  * back at once. */
@@ -284,6 +295,7 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 {
 	int rc, tries;
 
+	count_free_gpus(ag);
 	for (tries = 0; tries < 4; tries++) {
 		sr_agent_gang_port(ag);
 		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
@@ -311,6 +323,7 @@ claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, char
 	int rc = SR_QUEUE_EMPTY;
 
 	*wait = -1;
+	count_free_gpus(ag);
 	/* a lease not renewed for half its TTL is worth a read: a live
 	 * holder renews every TTL / 3 */
 	if (sr_queue_find_expired(ag->q, &ag->me, ag->ttl / 2, &v, &n, err) != 0)

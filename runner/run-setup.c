@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpulock.h"
 #include "gpus.h"
 #include "leftover.h"
 #include "run-int.h"
@@ -98,12 +99,15 @@ open_log_dir(struct run *r, char *err)
 }
 
 /* The job's processes on this machine: its GPUs (this machine's, or the
- * caller's, up to the job's maximum, of its gpu_type), one rank each, or
- * procs for the CPUs (ranks.h). */
+ * caller's, those no other run holds, up to the job's maximum, of its
+ * gpu_type; locked for the whole run, gpulock.h), one rank each, or procs
+ * for the CPUs (ranks.h). */
 static int
 plan_ranks(struct run *r, char *err)
 {
 	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_jobspec *js = r->js;
+	char busy[256];
 	int rc;
 
 	if (r->hooks->gpus != NULL) {
@@ -114,6 +118,14 @@ plan_ranks(struct run *r, char *err)
 			    r->gpus_found.n * sizeof *r->gpus_found.v);
 	} else if (sr_gpus_discover(&w, &r->gpus_found, err) == -1) {
 		return -1;
+	}
+	/* too few GPUs at all is sr_ranks_plan's to say; too few free, ours */
+	if (js->gpus_max > 0 && r->gpus_found.n >= (size_t)js->gpus_min) {
+		if (sr_gpulock_take(sr_gpulock_dir(), &r->gpus_found, (size_t)js->gpus_min,
+		    (size_t)js->gpus_max, js->name, &r->gpulock, busy, sizeof busy, err) == -1)
+			return -1;
+		if (busy[0] != '\0')
+			sr_tl(&r->tl, 0, "gpus", "in use by other runs, skipped: GPU %s", busy);
 	}
 	if (sr_ranks_plan(r->js, &r->gpus_found, sr_ranks_ncpus(), &r->ranks, err) == -1)
 		return -1;
@@ -198,6 +210,7 @@ sr_run_teardown(struct run *r)
 		sr_store_close(r->st);
 	if (r->lockfd > 0)
 		close(r->lockfd);
+	sr_gpulock_release(&r->gpulock);
 	sr_sig_reset();
 	sr_tl_set_term(&r->tl, NULL);
 	sr_term_free(r->term);
