@@ -140,6 +140,20 @@ plan_ranks(struct run *r, char *err)
 	return 0;
 }
 
+/* The job's store; with a provider that asks no metadata address (local,
+ * signal), its credentials ask none either. */
+static int
+open_store(struct run *r, char *err)
+{
+	const char *name = r->js->provider.name;
+	struct sr_provider_kind kind;
+	struct sr_store_opts so;
+
+	memset(&so, 0, sizeof so);
+	so.no_metadata = sr_provider_kind(name != NULL ? name : "auto", &kind) == 0 && !kind.metadata;
+	return sr_store_open_with(r->js->store, &so, &r->st, err);
+}
+
 /* The checkpoint method of the job's mode, with the run's settings. */
 static int
 make_method(struct run *r, char *err)
@@ -188,7 +202,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 	}
 	if (plan_ranks(r, err) == -1)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
-	if (sr_store_open(js->store, &r->st, err) == -1)
+	if (open_store(r, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
 	rc = sr_provider_new(&js->provider, &r->prov, err);
 	if (rc != 0)
