@@ -19,7 +19,7 @@
 
 enum {
 	AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_LABELS, AG_DIR,
-	AG_PRICES, AG_QUIET
+	AG_PRICES, AG_PROVIDER, AG_QUIET
 };
 
 static const struct sr_opt agent_opts[] = {
@@ -32,6 +32,7 @@ static const struct sr_opt agent_opts[] = {
 	[AG_LABELS] = { 0, "labels", "K=V,...", "labels, comma-separated (the unit's form)" },
 	[AG_DIR] = { 0, "dir", "DIR", "run jobs in DIR/jobs/ID" },
 	[AG_PRICES] = { 0, "prices", "FILE", "price the machine with FILE's table" },
+	[AG_PROVIDER] = { 0, "provider", "NAME", "the machine's provider (default auto: probed)" },
 	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of runs" },
 	{ 0 }
 };
@@ -137,6 +138,8 @@ sr_cmd_agent_run(struct sr_agent_opts *o, const char *queue, const char *prices)
 	}
 	o->queue = f.url;
 	o->queue_where = f.where;
+	if (o->provider == NULL)
+		o->provider = f.set.provider;
 	o->prices = table;
 	if (o->exit_code == NULL)
 		o->exit_code = sr_cmd_run_code;
@@ -166,6 +169,7 @@ cmd_agent_exec(const struct sr_args *a)
 	o.once = sr_args_has(a, AG_ONCE) > 0;
 	o.idle_command = sr_args_get(a, AG_IDLE_COMMAND);
 	o.dir = sr_args_get(a, AG_DIR);
+	o.provider = sr_args_get(a, AG_PROVIDER);
 	if ((v = sr_args_get(a, AG_IDLE_TIMEOUT)) != NULL &&
 	    (sr_parse_duration(v, &o.idle_timeout) != 0 || o.idle_timeout <= 0)) {
 		fprintf(stderr, "spotrun agent: --idle-timeout %s: not a duration (e.g. 10m, 90s)\n", v);

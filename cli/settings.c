@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "inifile.h"
+#include "provider.h"
 #include "settings.h"
 #include "similar.h"
 #include "store.h"
@@ -20,7 +21,7 @@
 #include "util.h"
 
 static const char *const sections[] = { "fleet" };
-static const char *const fleet_keys[] = { "queue", "prices" };
+static const char *const fleet_keys[] = { "queue", "prices", "provider" };
 
 int
 sr_settings_path(char *buf, size_t len)
@@ -82,7 +83,9 @@ on_setting(void *arg, const char *section, const char *key, const char *value, i
     char *err)
 {
 	struct sr_settings *c = arg;
-	char hint[64];
+	struct sr_provider_kind kind;
+	char hint[64], names[128];
+	int *seen;
 
 	if (strcmp(section, "fleet") != 0)
 		return sr_err(err, "%s:%d: %s%s%s: the settings file has a [fleet] section only%s; "
@@ -91,18 +94,30 @@ on_setting(void *arg, const char *section, const char *key, const char *value, i
 		    section, section[0] != '\0' ? "]" : "",
 		    suggest(section, sections, SR_ARRAY_LEN(sections), " (did you mean [%s]?)", hint,
 		    sizeof hint), key);
-	if (strcmp(key, "queue") != 0 && strcmp(key, "prices") != 0)
-		return sr_err(err, "%s:%d: unknown key '%s' in [fleet]%s; [fleet] takes queue and "
-		    "prices", c->path, line, key, suggest(key, fleet_keys,
+	seen = strcmp(key, "queue") == 0 ? &c->queue_line : strcmp(key, "prices") == 0 ?
+	    &c->prices_line : strcmp(key, "provider") == 0 ? &c->provider_line : NULL;
+	if (seen == NULL)
+		return sr_err(err, "%s:%d: unknown key '%s' in [fleet]%s; [fleet] takes queue, "
+		    "prices and provider", c->path, line, key, suggest(key, fleet_keys,
 		    SR_ARRAY_LEN(fleet_keys), " (did you mean '%s'?)", hint, sizeof hint));
-	if ((key[0] == 'q' ? c->queue_line : c->prices_line) != 0)
+	if (*seen != 0)
 		return sr_err(err, "%s:%d: %s appears twice in [fleet] (first on line %d); keep one",
-		    c->path, line, key, key[0] == 'q' ? c->queue_line : c->prices_line);
+		    c->path, line, key, *seen);
 	if (value[0] == '\0')
 		return sr_err(err, "%s:%d: %s is empty; give %s, or remove the line", c->path, line,
-		    key, key[0] == 'q' ? "the queue's store URL" : "the price table's absolute path");
+		    key, key[0] == 'q' ? "the queue's store URL" : strcmp(key, "prices") == 0 ?
+		    "the price table's absolute path" : "the machine's provider");
 	if (key[0] == 'q')
 		return set_queue(c, value, line, err);
+	if (seen == &c->provider_line) {
+		sr_provider_names(0, names, sizeof names);
+		if (sr_provider_kind(value, &kind) == -1)
+			return sr_err(err, "%s:%d: provider = %.64s: not a provider; give one of %s",
+			    c->path, line, value, names);
+		c->provider = sr_strdup(value);
+		c->provider_line = line;
+		return 0;
+	}
 	if (value[0] != '/')
 		return sr_err(err, "%s:%d: prices = %.200s: not an absolute path; give the price "
 		    "table's full path, as in prices = /etc/spotrun/prices.ini", c->path, line, value);
@@ -159,5 +174,6 @@ sr_settings_free(struct sr_settings *c)
 	free(c->path);
 	free(c->queue);
 	free(c->prices);
+	free(c->provider);
 	memset(c, 0, sizeof *c);
 }

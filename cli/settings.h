@@ -7,6 +7,8 @@
  *   queue = s3://my-bucket/queue    ; the queue when neither --queue nor
  *                                   ; $SPOTRUN_QUEUE names one
  *   prices = /etc/spotrun/prices.ini  ; the agent's price table
+ *   provider = local                ; the agent's machine: a provider's
+ *                                   ; name (auto: found by probing)
  *
  * Anything else is an error naming the file, the line and the fix.
  */
@@ -24,6 +26,8 @@ struct sr_settings {
 	int queue_line;
 	char *prices;		/* [fleet] prices: an absolute path; NULL: unset */
 	int prices_line;
+	char *provider;		/* [fleet] provider: a provider's name; NULL: unset */
+	int provider_line;
 };
 
 /* The settings file's path into buf: $XDG_CONFIG_HOME/spotrun/config.ini

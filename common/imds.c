@@ -7,12 +7,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "imds.h"
 #include "util.h"
 
 #define TOKEN_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-."
+
+int
+sr_imds_off(const char *var)
+{
+	const char *v = getenv(var);
+
+	return v != NULL && strcasecmp(v, "true") == 0;
+}
 
 /* One request to BASE PATH with one header. */
 static int

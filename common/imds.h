@@ -14,6 +14,18 @@
 
 #define SR_IMDS_TOKEN_PATH	"/latest/api/token"
 
+/* The variables that forbid asking a cloud's metadata address, each for
+ * its cloud, that the providers' probes (auto) and the store's
+ * credentials honour: AWS's, as its SDKs read it; Azure's SDKs have none,
+ * so spotrun's own; gcloud's and oauth2client's. */
+#define SR_IMDS_OFF_AWS		"AWS_EC2_METADATA_DISABLED"
+#define SR_IMDS_OFF_AZURE	"SPOTRUN_AZURE_METADATA_DISABLED"
+#define SR_IMDS_OFF_GCP		"NO_GCE_CHECK"
+
+/* Whether the environment variable var is "true" (in any case: the AWS
+ * SDKs' test, and NO_GCE_CHECK=True as gcloud sets it). */
+int sr_imds_off(const char *var);
+
 /* Where IMDS is and how each request to it is bounded. */
 struct sr_imds {
 	const char *base;		/* the endpoint, without a trailing '/' */

@@ -493,6 +493,11 @@ load_spec(struct job *b, char *err)
 	js->name = sr_strdup(b->id);
 	free(js->store);
 	js->store = sr_strdup(b->j->store_url);
+	/* the agent was told what machine this is: auto need not find out */
+	if (b->ag->o->provider != NULL && strcmp(js->provider.name, "auto") == 0) {
+		free((char *)js->provider.name);
+		js->provider.name = sr_strdup(b->ag->o->provider);
+	}
 	return js;
 }
 

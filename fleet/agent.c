@@ -1,9 +1,10 @@
 /*
  * agent.c: the agent's loop (agent.h). It sets up once: the queue, this
- * machine's GPUs (NVML) and provider (auto: the cloud it runs in, for its
- * instance id and type), the lease owner it claims as ("HOST-PID"), its
- * labels. Then, until it ends: claim a job it can run (sr_queue_claim: a
- * pending job whose GPU needs it fits) and run it (agent-job.c); when
+ * machine's GPUs (NVML) and provider (the option's, else auto: the cloud
+ * it runs in, for its instance id and type), the lease owner it claims as
+ * ("HOST-PID"), its labels. Then, until it ends: claim a job it can run
+ * (sr_queue_claim: a pending job whose GPU needs fit the GPUs no other run
+ * on the machine holds, gpulock.h) and run it (agent-job.c); when
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent-int.h"
+#include "gpulock.h"
 #include "gpus.h"
 #include "supervise.h"
 #include "util.h"
@@ -99,7 +101,28 @@ label(const struct sr_agent_opts *o, const char *key)
 
 /* ---- setup ---- */
 
-/* What provider runs this machine: auto's answer and its facts. */
+/* The provider option: a name of the table (else -1 with err), and what
+ * it means to the stores: with one that asks no metadata address, their
+ * credentials ask none either. */
+static int
+provider_check(const struct sr_agent_opts *o, struct sr_store_opts *so, char *err)
+{
+	struct sr_provider_kind kind;
+	char names[128];
+
+	memset(so, 0, sizeof *so);
+	if (o->provider == NULL)
+		return 0;
+	if (sr_provider_kind(o->provider, &kind) == -1) {
+		sr_provider_names(0, names, sizeof names);
+		return sr_err(err, "provider %.64s: not a provider; give one of %s", o->provider, names);
+	}
+	so->no_metadata = !kind.metadata;
+	return 0;
+}
+
+/* What provider runs this machine (the option's, else auto's answer) and
+ * its facts. */
 static void
 detect_provider(struct sr_agent *ag, char *name, size_t len)
 {
@@ -109,7 +132,7 @@ detect_provider(struct sr_agent *ag, char *name, size_t len)
 	char err[SR_ERRMAX];
 
 	memset(&conf, 0, sizeof conf);
-	conf.name = "auto";
+	conf.name = ag->o->provider != NULL ? ag->o->provider : "auto";
 	conf.max_preemptions = -1;
 	snprintf(name, len, "local");
 	snprintf(ag->price_type, sizeof ag->price_type, "local");
@@ -143,6 +166,7 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	char *err = res->err, provider[32], agent_id[128];
 	const struct sr_gpus_where w = { environ, "/dev", NULL };
 	const struct sr_gpus *g = &ag->found;
+	struct sr_store_opts so;
 	const char *v;
 	size_t i;
 
@@ -163,7 +187,11 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 		res->end = SR_AGENT_ERR_SYSTEM;
 		return -1;
 	}
-	if (sr_queue_open(o->queue, &ag->q, err) == -1) {
+	if (provider_check(o, &so, err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
+		return -1;
+	}
+	if (sr_queue_open_with(o->queue, &so, &ag->q, err) == -1) {
 		res->end = SR_AGENT_ERR_QUEUE;
 		return -1;
 	}
@@ -276,6 +304,15 @@ idle_command(struct sr_agent *ag, const char *cmd)
 
 /* ---- claiming ---- */
 
+/* Claim only jobs that fit the GPUs no run on this machine holds now
+ * (another agent's job, a `spotrun run`): the run locks them (gpulock.h),
+ * and one that finds too few free fails. */
+static void
+count_free_gpus(struct sr_agent *ag)
+{
+	ag->claim.gpus = ag->gpus > 0 ? (int)sr_gpulock_free(sr_gpulock_dir(), &ag->found) : 0;
+}
+
 /* Claim one job the agent may run now: SR_QUEUE_OK with *out,
  * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR (err). Jobs on the skip list are put
  * back at once. */
@@ -284,6 +321,7 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 {
 	int rc, tries;
 
+	count_free_gpus(ag);
 	for (tries = 0; tries < 4; tries++) {
 		sr_agent_gang_port(ag);
 		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
@@ -311,6 +349,7 @@ claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, char
 	int rc = SR_QUEUE_EMPTY;
 
 	*wait = -1;
+	count_free_gpus(ag);
 	/* a lease not renewed for half its TTL is worth a read: a live
 	 * holder renews every TTL / 3 */
 	if (sr_queue_find_expired(ag->q, &ag->me, ag->ttl / 2, &v, &n, err) != 0)

@@ -36,6 +36,11 @@ struct sr_agent_opts {
 	 * nothing, cost 0). */
 	const struct sr_prices *prices;
 	const char *dir;		/* jobs run in DIR/jobs/ID (NULL: sr_agent_default_dir) */
+	/* The machine's provider (provider.h's names), also for its jobs
+	 * whose [provider] is auto; NULL or "auto": found by auto's probes.
+	 * With one that asks no metadata address (local, signal), nothing
+	 * the agent opens asks one, its stores' credentials included. */
+	const char *provider;
 	double idle_timeout;		/* seconds without a job before it ends (0: never) */
 	const char *idle_command;	/* then run with /bin/sh -c (NULL: none) */
 	int once;			/* end when there is nothing to claim (drain the queue) */

@@ -178,6 +178,8 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 	const char *store = params->store != NULL ? params->store : env("SPOTRUN_STORE");
 	const char *job = params->job != NULL ? params->job : env("SPOTRUN_JOB");
 	const char *epoch = env("SPOTRUN_EPOCH"), *req, *done, *saves;
+	/* spotrun's run says its store's credentials may ask no metadata address */
+	const struct sr_store_opts so = { .no_metadata = env("SPOTRUN_STORE_NO_METADATA") != NULL };
 	char err[SR_ERRMAX], *end;
 	spotrun_error code;
 
@@ -239,7 +241,7 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
 		return;
 	}
-	if (sr_store_open(ctx->store_url, &ctx->st, err) != 0) {
+	if (sr_store_open_with(ctx->store_url, &so, &ctx->st, err) != 0) {
 		snprintf(ctx->msg, sizeof ctx->msg, "spotrun_create: %s", err);
 		stick(ctx, sr_lib_oom_or(SPOTRUN_ERROR_STORE, err), ctx->msg);
 	}

@@ -475,6 +475,7 @@ const struct sr_provider_ops sr_provider_aws_ops = {
 	.keys = SR_PROVIDER_KEY_ENDPOINT | SR_PROVIDER_KEY_POLL | SR_PROVIDER_KEY_IPV6,
 	.rented = 1,
 	.detect = aws_detect,
+	.detect_off = SR_IMDS_OFF_AWS,
 	.endpoint = aws_endpoint,
 	.init = aws_init,
 	.free = aws_free,

@@ -66,6 +66,7 @@
 #include <jansson.h>
 
 #include "http.h"
+#include "imds.h"
 #include "provider-int.h"
 #include "watch.h"
 #include "util.h"
@@ -681,6 +682,7 @@ const struct sr_provider_ops sr_provider_azure_ops = {
 	.keys = SR_PROVIDER_KEY_ENDPOINT | SR_PROVIDER_KEY_POLL,
 	.rented = 1,
 	.detect = azure_detect,
+	.detect_off = SR_IMDS_OFF_AZURE,
 	.init = azure_init,
 	.free = azure_free,
 	.start_vm = azure_start_vm,

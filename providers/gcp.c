@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "imds.h"
 #include "provider-int.h"
 #include "watch.h"
 #include "util.h"
@@ -484,6 +485,7 @@ const struct sr_provider_ops sr_provider_gcp_ops = {
 	.rented = 1,
 	.poll_note = ", which long-polls",	/* no polls to space out */
 	.detect = gcp_detect,
+	.detect_off = SR_IMDS_OFF_GCP,
 	.endpoint = gcp_endpoint,
 	.init = gcp_init,
 	.free = gcp_free,

@@ -41,3 +41,7 @@ EXTRA_DIST += tests/jobs/no-cloud.sh
 # End to end on the three clouds, one table each: a notice too close to its
 # deadline; early warnings (early_checkpoint) and `auto` finding the cloud.
 dist_check_SCRIPTS += tests/t43-cloud-deadline.sh tests/t44-cloud-early.sh
+# No metadata address asked where none may be (provider local or signal,
+# agent --provider, AWS_EC2_METADATA_DISABLED and its kin), the store's
+# credentials included: tests/mdemu counts the requests.
+dist_check_SCRIPTS += tests/t46-no-metadata.sh

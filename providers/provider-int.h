@@ -28,6 +28,9 @@ struct sr_provider_ops {
 	 * the first in table order that says yes is picked. NULL: never
 	 * picked by "auto". 1 yes, 0 no. */
 	int (*detect)(const struct sr_provider_conf *conf, double timeout);
+	/* The variable that, "true", forbids the probe (its cloud's metadata
+	 * address is not to be asked: imds.h's SR_IMDS_OFF_*); NULL none. */
+	const char *detect_off;
 	/* Validate p->conf and set up p->priv; 0, or SR_PROVIDER_ECONF (a bad
 	 * setting) or SR_PROVIDER_ESYS (anything else) with err set. */
 	int (*init)(struct sr_provider *p, char *err);

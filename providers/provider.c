@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "imds.h"
 #include "provider-int.h"
 #include "util.h"
 
@@ -95,6 +96,7 @@ sr_provider_kind(const char *name, struct sr_provider_kind *kind)
 	if (strcmp(name, "auto") == 0) {
 		kind->name = "auto";
 		kind->keys = AUTO_KEYS;
+		kind->metadata = 1;
 		return 0;
 	}
 	for (i = 0; i < SR_ARRAY_LEN(providers); i++) {
@@ -105,6 +107,7 @@ sr_provider_kind(const char *name, struct sr_provider_kind *kind)
 		kind->name = o->name;
 		kind->keys = o->keys;
 		kind->rented = o->rented;
+		kind->metadata = o->rented;	/* the clouds; local and signal ask none */
 		kind->window_key = o->window_key;
 		if (o->poll_note != NULL)
 			kind->poll_note = o->poll_note;
@@ -222,7 +225,8 @@ detect(const struct sr_provider_conf *conf, char *err)
 
 		pr->d = d;
 		pr->ops = providers[i];
-		if (pr->ops->detect == NULL) {
+		if (pr->ops->detect == NULL ||
+		    (pr->ops->detect_off != NULL && sr_imds_off(pr->ops->detect_off))) {
 			pr->done = 1;
 			continue;
 		}

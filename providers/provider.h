@@ -95,6 +95,11 @@ struct sr_provider_kind {
 	 * instance type, and its facts' lifecycle says whether it is spot.
 	 * 0: a machine spotrun does not rent (local, signal). */
 	int rented;
+	/* It asks a cloud's metadata address (169.254.169.254...): the clouds
+	 * and auto's probes. 0 (local, signal): nothing on the machine may
+	 * ask one for it, the store's credentials included (sr_store_opts'
+	 * no_metadata). */
+	int metadata;
 	/* The key of [provider] that sets the notice window this provider
 	 * gives ("window", "grace"), which must be longer than the
 	 * checkpoint's margin; NULL: the cloud sets it. */

@@ -28,6 +28,7 @@ struct sr_queue {
 	size_t nskip;
 	unsigned rng;
 	long counts[6];		/* requests, lists, gets, puts, deletes, heads (atomic) */
+	struct sr_store_opts sopts;	/* how its stores are opened */
 };
 
 /* The kinds of requests counted (sr_queue_counts's order). */

@@ -74,13 +74,22 @@ ckpt_url_of(const char *url)
 int
 sr_queue_open(const char *url, struct sr_queue **out, char *err)
 {
+	return sr_queue_open_with(url, NULL, out, err);
+}
+
+int
+sr_queue_open_with(const char *url, const struct sr_store_opts *so, struct sr_queue **out,
+    char *err)
+{
 	struct sr_queue *q;
 	struct sr_store *st;
 
 	*out = NULL;
-	if (sr_store_open(url, &st, err) == -1)
+	if (sr_store_open_with(url, so, &st, err) == -1)
 		return sr_err_prefix(err, "open queue");
 	q = sr_calloc(1, sizeof *q);
+	if (so != NULL)
+		q->sopts = *so;
 	q->st = st;
 	q->url = sr_strdup(url);
 	q->ckpt_url = ckpt_url_of(url);
@@ -246,7 +255,7 @@ add_locked(struct sr_queue *q, const char *hash, const char *url, char *err)
 	struct sr_qstore *e;
 	struct sr_store *st;
 
-	if (sr_store_open(url, &st, err) == -1)
+	if (sr_store_open_with(url, &q->sopts, &st, err) == -1)
 		return NULL;
 	q->stores = sr_reallocarray(q->stores, q->nstores + 1, sizeof *q->stores);
 	e = &q->stores[q->nstores++];

@@ -63,6 +63,10 @@ int sr_queue_default_url(char *buf, size_t len, char *err);
 /* Open the queue at a store URL (file://, s3://, gs://): 0 with *out, or
  * -1 with err. Makes no request. */
 int sr_queue_open(const char *url, struct sr_queue **out, char *err);
+/* The same, its store and the checkpoint stores it opens opened with so
+ * (NULL: as sr_store_open). */
+int sr_queue_open_with(const char *url, const struct sr_store_opts *so, struct sr_queue **out,
+    char *err);
 /* Close the queue and the checkpoint stores it opened. Safe on NULL. */
 void sr_queue_close(struct sr_queue *q);
 const char *sr_queue_url(const struct sr_queue *q);

@@ -10,7 +10,7 @@ librunner_a_SOURCES += runner/supervise.h
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
 	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
 	runner/attempt-record.c runner/attempt-ranks.c runner/ranks.c runner/ranks.h \
-	runner/gpus.c runner/gpus-nvml.c runner/gpus.h \
+	runner/gpus.c runner/gpus-nvml.c runner/gpus.h runner/gpulock.c runner/gpulock.h \
 	runner/finished.c runner/run-lease.c \
 	runner/method.c runner/method.h runner/method-dir.c runner/method-lib.c \
 	runner/gang-ckpt.c runner/gang-ckpt.h runner/sigcatch.c runner/sigcatch.h \

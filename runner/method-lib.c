@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "method.h"
+#include "provider.h"
 #include "request.h"
 
 struct lib_method {
@@ -152,14 +153,20 @@ static void
 lib_launch(struct sr_method *m, struct sr_launch *la)
 {
 	struct lib_method *l = m->priv;
+	struct sr_provider_kind kind;
+	const char *prov = m->ctx.js->provider.name;
 
-	la->env = sr_calloc(7, sizeof *la->env);
+	la->env = sr_calloc(8, sizeof *la->env);
 	la->env[0] = sr_asprintf("SPOTRUN_STORE=%s", m->ctx.js->store);
 	la->env[1] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", l->req_path);
 	la->env[2] = sr_asprintf("SPOTRUN_EPOCH=%" PRIu64, m->ctx.copts->epoch);
 	la->env[3] = sr_asprintf("SPOTRUN_CKPT_KEEP=%d", m->ctx.copts->keep);
 	la->env[4] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path);
 	la->env[5] = sr_asprintf("SPOTRUN_CKPT_SAVES=%s", l->saves_path);
+	/* the store's credentials in the job ask no metadata address where
+	 * the run's do not (run-setup.c) */
+	if (sr_provider_kind(prov != NULL ? prov : "auto", &kind) == 0 && !kind.metadata)
+		la->env[6] = sr_strdup("SPOTRUN_STORE_NO_METADATA=1");
 }
 
 static int

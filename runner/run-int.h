@@ -4,7 +4,8 @@
  * use outside them. The files, each calling only those below it:
  *
  *   run.c            the run: attempts, restarts, the outcome
- *   run-setup.c      before and after: lock, logs, GPUs, store, provider,
+ *   run-setup.c      before and after: lock, logs, GPUs (and their
+ *                    locks), store, provider,
  *                    the checkpoint method
  *   attempt.c        one attempt: launch, the poll loop, signals, output
  *   attempt-ranks.c  its processes, one per rank: spawn, reap, the first
@@ -29,6 +30,7 @@
 
 #include "ckpt.h"
 #include "contain.h"
+#include "gpulock.h"
 #include "joblog.h"
 #include "lease.h"
 #include "jobspec.h"
@@ -63,7 +65,9 @@ struct run {
 	/* Counters over the whole run, for the final line. */
 	int attempt, preemptions, restarts, checkpoints, missed;
 	int vm;				/* machine number: grows with preemptions only */
-	struct sr_gpus gpus_found;	/* this machine's GPUs (gpus.h) */
+	struct sr_gpus gpus_found;	/* this machine's GPUs (gpus.h), those the run
+					 * holds once locked */
+	struct sr_gpulock gpulock;	/* their locks, held to the run's end */
 	struct sr_ranks ranks;		/* the job's processes on it (ranks.h) */
 	int master_port;		/* this attempt's MASTER_PORT */
 	char run_id[40];		/* names this run's attempt records */

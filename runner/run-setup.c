@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpulock.h"
 #include "gpus.h"
 #include "leftover.h"
 #include "run-int.h"
@@ -104,12 +105,15 @@ open_log_dir(struct run *r, char *err)
 }
 
 /* The job's processes on this machine: its GPUs (this machine's, or the
- * caller's, up to the job's maximum, of its gpu_type), one rank each, or
- * procs for the CPUs (ranks.h). */
+ * caller's, those no other run holds, up to the job's maximum, of its
+ * gpu_type; locked for the whole run, gpulock.h), one rank each, or procs
+ * for the CPUs (ranks.h). */
 static int
 plan_ranks(struct run *r, char *err)
 {
 	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_jobspec *js = r->js;
+	char busy[256];
 	int rc;
 
 	if (r->hooks->gpus != NULL) {
@@ -120,6 +124,14 @@ plan_ranks(struct run *r, char *err)
 			    r->gpus_found.n * sizeof *r->gpus_found.v);
 	} else if (sr_gpus_discover(&w, &r->gpus_found, err) == -1) {
 		return -1;
+	}
+	/* too few GPUs at all is sr_ranks_plan's to say; too few free, ours */
+	if (js->gpus_max > 0 && r->gpus_found.n >= (size_t)js->gpus_min) {
+		if (sr_gpulock_take(sr_gpulock_dir(), &r->gpus_found, (size_t)js->gpus_min,
+		    (size_t)js->gpus_max, js->name, &r->gpulock, busy, sizeof busy, err) == -1)
+			return -1;
+		if (busy[0] != '\0')
+			sr_tl(&r->tl, 0, "gpus", "in use by other runs, skipped: GPU %s", busy);
 	}
 	if (sr_ranks_plan(r->js, &r->gpus_found, sr_ranks_ncpus(), &r->ranks, err) == -1)
 		return -1;
@@ -132,6 +144,20 @@ plan_ranks(struct run *r, char *err)
 		    "(%s found them; NVML: %s)", r->js->gpu_type, r->gpus_found.source,
 		    r->gpus_found.nvml_why);
 	return 0;
+}
+
+/* The job's store; with a provider that asks no metadata address (local,
+ * signal), its credentials ask none either. */
+static int
+open_store(struct run *r, char *err)
+{
+	const char *name = r->js->provider.name;
+	struct sr_provider_kind kind;
+	struct sr_store_opts so;
+
+	memset(&so, 0, sizeof so);
+	so.no_metadata = sr_provider_kind(name != NULL ? name : "auto", &kind) == 0 && !kind.metadata;
+	return sr_store_open_with(r->js->store, &so, &r->st, err);
 }
 
 /* The checkpoint method of the job's mode, with the run's settings. */
@@ -182,7 +208,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 	}
 	if (plan_ranks(r, err) == -1)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
-	if (sr_store_open(js->store, &r->st, err) == -1)
+	if (open_store(r, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
 	rc = sr_provider_new(&js->provider, &r->prov, err);
 	if (rc != 0)
@@ -206,6 +232,7 @@ sr_run_teardown(struct run *r)
 		sr_store_close(r->st);
 	if (r->lockfd > 0)
 		close(r->lockfd);
+	sr_gpulock_release(&r->gpulock);
 	sr_sig_reset();
 	sr_tl_set_term(&r->tl, NULL);
 	sr_term_free(r->term);

@@ -84,6 +84,7 @@ struct sr_store {
 	char *url;
 	void *priv;
 	struct sr_pace *pace;	/* NULL when be->write_interval is 0 */
+	int no_metadata;	/* sr_store_opts's, set before be->open */
 };
 
 struct sr_upload {

@@ -249,6 +249,13 @@ sr_store_url_check(const char *url, char *err)
 int
 sr_store_open(const char *url, struct sr_store **out, char *err)
 {
+	return sr_store_open_with(url, NULL, out, err);
+}
+
+int
+sr_store_open_with(const char *url, const struct sr_store_opts *o, struct sr_store **out,
+    char *err)
+{
 	const char *rest;
 	const struct sr_store_backend *be = backend_for(url, &rest, err);
 	struct sr_store *st;
@@ -259,6 +266,7 @@ sr_store_open(const char *url, struct sr_store **out, char *err)
 	if ((st = sr_try_calloc(1, sizeof *st, err)) == NULL)
 		return sr_err_prefix(err, "open store %s", url);
 	st->be = be;
+	st->no_metadata = o != NULL && o->no_metadata;
 	if ((st->url = sr_try_strdup(url, err)) == NULL) {
 		free(st);
 		return sr_err_prefix(err, "open store %s", url);

@@ -50,6 +50,17 @@ struct sr_object_info {
 
 /* Open the store at url; *out is freed with sr_store_close. */
 int sr_store_open(const char *url, struct sr_store **out, char *err);
+/* How a store is opened (sr_store_open_with); all zero: as sr_store_open. */
+struct sr_store_opts {
+	/* Ask no cloud metadata address (169.254.169.254) for credentials:
+	 * neither AWS's instance role nor Azure's managed identity. The
+	 * caller's reason (a run or agent whose provider is local or
+	 * signal) is its own: the store knows no providers. */
+	int no_metadata;
+};
+/* sr_store_open with o (NULL: all zero). */
+int sr_store_open_with(const char *url, const struct sr_store_opts *o, struct sr_store **out,
+    char *err);
 void sr_store_close(struct sr_store *st);
 /* Check url as sr_store_open would parse it, reading no file and making no
  * request (for `spotrun check` on a laptop): 0, or -1 with err. */

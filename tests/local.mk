@@ -93,6 +93,9 @@ EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
 EXTRA_DIST += tests/jobs/agent.sh
+# A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
+# agents on the fake NVML's GPUs, a holder killed.
+dist_check_SCRIPTS += tests/t39-gpulock.sh
 # Gangs of agents on loopback: torchrun's variables of node N, a PyTorch job
 # across 2 agents, 3 agents preempted down to 2, resumed from the parts.
 dist_check_SCRIPTS += tests/t38-gang.sh

@@ -344,7 +344,7 @@ static int
 chain_op(void *arg, char *err)
 {
 	struct cred_trial *t = arg;
-	struct sr_creds_chain *c = sr_az_creds_chain(t->account, t->imds, err);
+	struct sr_creds_chain *c = sr_az_creds_chain(t->account, t->imds, 0, err);
 	int rc;
 
 	if (c == NULL)

@@ -87,7 +87,7 @@ static int
 get(enum sr_creds_kind kind, const char *profile, const char *imds, struct sr_creds *cr,
     char *err)
 {
-	struct sr_creds_opts o = { kind, profile, imds };
+	struct sr_creds_opts o = { kind, profile, imds, 0 };
 	struct sr_creds_chain *c;
 	int r;
 
@@ -104,7 +104,7 @@ get(enum sr_creds_kind kind, const char *profile, const char *imds, struct sr_cr
 static int
 config(enum sr_creds_kind kind, const char *profile, struct sr_store_config *cfg, char *err)
 {
-	struct sr_creds_opts o = { kind, profile, NULL };
+	struct sr_creds_opts o = { kind, profile, NULL, 0 };
 	int r;
 
 	err[0] = '\0';
@@ -539,7 +539,7 @@ static int
 creds_op(void *arg, char *err)
 {
 	struct creds_trial *t = arg;
-	struct sr_creds_opts o = { t->kind, t->profile, NULL };
+	struct sr_creds_opts o = { t->kind, t->profile, NULL, 0 };
 	struct sr_creds_chain *c;
 	int r;
 
@@ -676,7 +676,7 @@ no_token(const struct emu *e)
 static void
 test_role(void)
 {
-	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL };
+	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL, 0 };
 	struct sr_creds_chain *c;
 	struct sr_creds cr, old;
 	char err[SR_ERRMAX];
@@ -732,6 +732,16 @@ test_role(void)
 	settled(&e, GET_ROLE, 4);
 	is_int(log_grep(&e, "api/token"), 4, "AWS_EC2_METADATA_DISABLED: IMDS not asked");
 	unsetenv("AWS_EC2_METADATA_DISABLED");
+	/* no_imds (a store opened with no_metadata: the run's provider is
+	 * local or signal) does the same */
+	o.imds_endpoint = e.url;
+	o.no_imds = 1;
+	sr_creds_chain_new(&o, &c, err);
+	ok(sr_creds_get(c, &cr, err) == -1 && strstr(err, "instance role (not asked: this provider "
+	    "asks no metadata address)") != NULL, "no_imds: no role, said (%s)", err);
+	sr_creds_chain_free(c);
+	settled(&e, GET_ROLE, 4);
+	is_int(log_grep(&e, "api/token"), 4, "no_imds: IMDS not asked");
 	emu_stop(&e);
 }
 
@@ -786,7 +796,7 @@ static void
 test_refresh(void)
 {
 	const char *args[] = { "-I", "302", NULL };
-	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL };
+	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL, 0 };
 	struct racer t[NTHREADS];
 	pthread_t th[NTHREADS];
 	pthread_barrier_t go;
@@ -849,7 +859,7 @@ static void
 test_short_lived(void)
 {
 	const char *args[] = { "-I", "100", NULL };
-	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL };
+	struct sr_creds_opts o = { SR_CREDS_AWS, NULL, NULL, 0 };
 	struct sr_creds_chain *c;
 	struct sr_creds cr;
 	char err[SR_ERRMAX];

@@ -69,12 +69,22 @@ test_settings(void)
 	parse("[fleet]\nprices =\n", -1, "/h/c.ini:2: prices is empty; give the price table's "
 	    "absolute path, or remove the line");
 	parse("[fleet]\npirces = /p\n", -1, "/h/c.ini:2: unknown key 'pirces' in [fleet] (did you "
-	    "mean 'prices'?); [fleet] takes queue and prices");
+	    "mean 'prices'?); [fleet] takes queue, prices and provider");
 	parse("[fleet]\nagent = x\n", -1, "/h/c.ini:2: unknown key 'agent' in [fleet]; [fleet] "
-	    "takes queue and prices");
+	    "takes queue, prices and provider");
 	parse("[agent]\nidle = 5m\n", -1, "/h/c.ini:2: unknown section [agent]: the settings file "
 	    "has a [fleet] section only; put idle under [fleet] or remove it");
 	parse("[fleet\n", -1, "/h/c.ini:1: a section header must end with ']'");
+	s = parse("[fleet]\nprovider = local\n", 0, "provider = local");
+	ok(s.provider != NULL && strcmp(s.provider, "local") == 0 && s.provider_line == 2,
+	    "... kept, with its line");
+	sr_settings_free(&s);
+	parse("[fleet]\nprovider = ec2\n", -1, "/h/c.ini:2: provider = ec2: not a provider; give "
+	    "one of auto, aws, azure, gcp, local or signal");
+	parse("[fleet]\nprovider = local\nprovider = aws\n", -1, "/h/c.ini:3: provider appears "
+	    "twice in [fleet] (first on line 2); keep one");
+	parse("[fleet]\nprovider =\n", -1, "/h/c.ini:2: provider is empty; give the machine's "
+	    "provider, or remove the line");
 }
 
 static void

@@ -4,13 +4,17 @@
  * 1 and 8 GPUs with their names, UUIDs and memory, NVML failing to start,
  * no NVML at all, an inherited CUDA_VISIBLE_DEVICES filled in from NVML
  * by index and by UUID, an operator's count, and the model a job's
- * gpu_type is matched against.
+ * gpu_type is matched against; the GPUs' locks (runner/gpulock.c) in a
+ * folder of the test's own: taken, skipped when held (by another open
+ * description: this process's other lock), counted, refused, released.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gpulock.h"
 #include "gpus.h"
 #include "tap.h"
 #include "util.h"
@@ -21,6 +25,80 @@ model_is(const char *name, const char *want)
 	char buf[64];
 
 	is_str(sr_gpus_model(name, buf, sizeof buf), want, "model of \"%s\" is \"%s\"", name, want);
+}
+
+/* Two GPUs, "0" (known by its UUID) and "1" (by the driver's index). */
+static void
+two(struct sr_gpus *g)
+{
+	memset(g, 0, sizeof *g);
+	g->source = "none";
+	sr_gpus_resize(g, 2);
+	g->by_index = 1;
+	strlcpy(g->v[0].uuid, "GPU-aa", sizeof g->v[0].uuid);
+}
+
+static void
+locks(void)
+{
+	char tmpl[] = "/tmp/t-gpus.XXXXXX", *dir = mkdtemp(tmpl), err[SR_ERRMAX], busy[64], *want;
+	struct sr_gpulock a, b, c;
+	struct sr_gpus g;
+
+	if (dir == NULL)
+		tap_diag("mkdtemp failed"), exit(1);
+	setenv("SPOTRUN_GPU_LOCK_DIR", dir, 1);
+	is_str(sr_gpulock_dir(), dir, "the lock folder: SPOTRUN_GPU_LOCK_DIR");
+	two(&g);
+	is_int(sr_gpulock_free(dir, &g), 2, "no lock file yet: both GPUs free");
+	ok(sr_gpulock_take(dir, &g, 1, 1, "j", &a, busy, sizeof busy, err) == 0, "gpus = 1: taken");
+	is_str(g.n == 1 ? g.v[0].id : "?", "0", "... GPU 0");
+	is_str(busy, "", "... none skipped");
+	sr_gpus_free(&g);
+	two(&g);
+	is_int(sr_gpulock_free(dir, &g), 1, "GPU 0 held: 1 free");
+	ok(sr_gpulock_take(dir, &g, 1, 2, "j", &b, busy, sizeof busy, err) == 0,
+	    "gpus = 1-2 with GPU 0 held: taken");
+	is_str(g.n == 1 ? g.v[0].id : "?", "1", "... GPU 1 alone");
+	want = sr_asprintf("0 (pid %ld)", (long)getpid());
+	is_str(busy, want, "... GPU 0 skipped, its holder named");
+	free(want);
+	sr_gpus_free(&g);
+	two(&g);
+	is_int(sr_gpulock_free(dir, &g), 0, "both held: none free");
+	ok(sr_gpulock_take(dir, &g, 1, 1, "j", &c, NULL, 0, err) == -1, "gpus = 1 with both held: refused");
+	want = sr_asprintf("job j needs at least 1 GPU; 0 of this machine's 2 are free: GPU 0 (GPU-aa) "
+	    "is in use by spotrun pid %ld (lock %s/gpu-GPU-aa)", (long)getpid(), dir);
+	is_str(err, want, "... naming the first GPU held, its UUID, its holder and its lock file");
+	free(want);
+	sr_gpus_free(&g);
+	sr_gpulock_release(&a);
+	two(&g);
+	is_int(sr_gpulock_free(dir, &g), 1, "GPU 0 released: 1 free");
+	sr_gpulock_release(&b);
+	is_int(sr_gpulock_free(dir, &g), 2, "both released: 2 free");
+	ok(sr_gpulock_take(dir, &g, 0, 0, "j", &c, NULL, 0, err) == 0 && g.n == 0 && c.n == 0,
+	    "gpus = 0: nothing taken");
+	sr_gpulock_release(&c);
+	sr_gpus_free(&g);
+	two(&g);
+	g.by_index = 0;		/* as an inherited CUDA_VISIBLE_DEVICES names them */
+	ok(sr_gpulock_take(dir, &g, 1, 1, "j", &a, NULL, 0, err) == 0 && g.n == 1 && a.n == 1,
+	    "CUDA_VISIBLE_DEVICES: GPU-aa, known by its UUID, locked");
+	sr_gpus_free(&g);
+	two(&g);
+	g.by_index = 0;
+	g.v[0].uuid[0] = '\0';
+	ok(sr_gpulock_take(dir, &g, 2, 2, "j", &b, NULL, 0, err) == 0 && g.n == 2 && b.n == 0,
+	    "CUDA_VISIBLE_DEVICES entries with no UUID known: handed out, none locked");
+	is_int(sr_gpulock_free(dir, &g), 2, "... and counted free");
+	sr_gpulock_release(&a);
+	sr_gpulock_release(&b);
+	sr_gpus_free(&g);
+	unsetenv("SPOTRUN_GPU_LOCK_DIR");
+	want = sr_asprintf("rm -rf %s", dir);
+	(void)!system(want);
+	free(want);
 }
 
 static void
@@ -148,5 +226,6 @@ main(void)
 	model_is("Tesla V100-SXM2-16GB", "V100");
 	model_is("NVIDIA", "");
 	model_is("", "");
+	locks();
 	return tap_done();
 }

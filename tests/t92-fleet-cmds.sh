@@ -58,7 +58,7 @@ bad_cfg() {	# CONTENT MESSAGE DESC
 	run c "$S" status
 	expect c 78 "" "spotrun: $cfg:$2" "$3"
 }
-bad_cfg '[fleet]\nqeue = s3://b/q\n' "2: unknown key 'qeue' in [fleet] (did you mean 'queue'?); [fleet] takes queue and prices" \
+bad_cfg '[fleet]\nqeue = s3://b/q\n' "2: unknown key 'qeue' in [fleet] (did you mean 'queue'?); [fleet] takes queue, prices and provider" \
 	"settings: a mistyped key, with the fix (78)"
 bad_cfg '[flet]\nqueue = s3://b/q\n' "2: unknown section [flet]: the settings file has a [fleet] section only (did you mean [fleet]?); put queue under [fleet] or remove it" \
 	"settings: a mistyped section"

@@ -18,6 +18,7 @@
 
 #include "az-creds.h"
 #include "http.h"
+#include "imds.h"
 #include "json.h"
 #include "util.h"
 
@@ -39,6 +40,7 @@
 struct sources {
 	char *account;
 	char *imds;		/* NULL: $SPOTRUN_AZURE_ENDPOINT or the default */
+	int no_metadata;	/* never ask the managed identity */
 };
 
 /* A parsed connection string: its NAME=VALUE settings. */
@@ -384,6 +386,12 @@ resolve(void *arg, struct sr_creds *out, char *err)
 	}
 	tried_add(tried, sizeof tried, "AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY and "
 	    "AZURE_STORAGE_SAS_TOKEN (not set)");
+	if (sr_imds_off(SR_IMDS_OFF_AZURE) || src->no_metadata) {
+		tried_add(tried, sizeof tried, sr_imds_off(SR_IMDS_OFF_AZURE) ?
+		    "managed identity (" SR_IMDS_OFF_AZURE "=true)" :
+		    "managed identity (not asked: this provider asks no metadata address)");
+		return sr_creds_none_found(err, WHAT, tried, FIX);
+	}
 	base = src->imds != NULL ? src->imds : sr_creds_env("SPOTRUN_AZURE_ENDPOINT");
 	snprintf(b, sizeof b, "%s", base != NULL ? base : IMDS_DEFAULT);
 	n = strlen(b);
@@ -413,7 +421,7 @@ sources_free(void *arg)
 }
 
 struct sr_creds_chain *
-sr_az_creds_chain(const char *account, const char *imds, char *err)
+sr_az_creds_chain(const char *account, const char *imds, int no_metadata, char *err)
 {
 	struct sources *src = sr_try_calloc(1, sizeof *src, err);
 
@@ -424,6 +432,7 @@ sr_az_creds_chain(const char *account, const char *imds, char *err)
 		sources_free(src);
 		return NULL;
 	}
+	src->no_metadata = no_metadata;
 	/* which frees src when it fails */
 	return sr_creds_chain_make(resolve, src, sources_free, err);
 }

@@ -62,8 +62,10 @@ int sr_az_token_reply(long status, const char *body, size_t len, const char *url
 
 /* The chain (credcache.h) over the sources above for account; imds is
  * the metadata service's base URL, NULL for $SPOTRUN_AZURE_ENDPOINT or
- * http://169.254.169.254. Nothing is read until the first sr_creds_get.
- * NULL with err when out of memory. */
-struct sr_creds_chain *sr_az_creds_chain(const char *account, const char *imds, char *err);
+ * http://169.254.169.254; the managed identity is not asked with
+ * no_metadata or SPOTRUN_AZURE_METADATA_DISABLED=true. Nothing is read
+ * until the first sr_creds_get. NULL with err when out of memory. */
+struct sr_creds_chain *sr_az_creds_chain(const char *account, const char *imds, int no_metadata,
+    char *err);
 
 #endif

@@ -451,7 +451,7 @@ static const struct sr_xfer_family az_family = {
 /* ---- the store ---- */
 
 int
-sr_az_open(const char *rest, struct sr_az **out, char *err)
+sr_az_open(const char *rest, int no_metadata, struct sr_az **out, char *err)
 {
 	struct sr_az *a;
 	char *url, *ep = NULL, envep[1024];
@@ -493,7 +493,7 @@ sr_az_open(const char *rest, struct sr_az **out, char *err)
 	}
 	if (ca != NULL && ca[0] != '\0')
 		snprintf(a->ca_bundle, sizeof a->ca_bundle, "%s", ca);
-	if ((a->creds = sr_az_creds_chain(a->account, NULL, err)) == NULL ||
+	if ((a->creds = sr_az_creds_chain(a->account, NULL, no_metadata, err)) == NULL ||
 	    (a->x = sr_xfer_new(&az_family, a, &a->tune, a->ca_bundle, err)) == NULL) {
 		sr_err_prefix(err, "open store %s", url);
 		goto out;

@@ -30,9 +30,10 @@ enum { SR_AZ_ERROR_CODE = 0, SR_AZ_CONTENT_MD5 };
 
 /* Open the engine for the URL's rest ("ACCOUNT/CONTAINER[/PREFIX][?opt=
  * value&...]"); reads the environment for the endpoint and the CA bundle
- * (REQUESTS_CA_BUNDLE, as the Azure CLI), fetches nothing. 0, or -1 with
- * err naming the URL part and the fix. */
-int sr_az_open(const char *rest, struct sr_az **out, char *err);
+ * (REQUESTS_CA_BUNDLE, as the Azure CLI), fetches nothing; no_metadata:
+ * the managed identity is never asked (sr_store_opts). 0, or -1 with err
+ * naming the URL part and the fix. */
+int sr_az_open(const char *rest, int no_metadata, struct sr_az **out, char *err);
 void sr_az_close(struct sr_az *a);
 /* Check the URL's syntax (account, container, prefix, options) as
  * sr_az_open would, reading no file or variable and making no request. */

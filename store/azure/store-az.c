@@ -45,7 +45,7 @@ az_open(struct sr_store *st, const char *rest, char *err)
 {
 	struct sr_az *a;
 
-	if (sr_az_open(rest, &a, err) == -1)
+	if (sr_az_open(rest, st->no_metadata, &a, err) == -1)
 		return -1;
 	st->priv = a;
 	return 0;

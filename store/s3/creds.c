@@ -38,6 +38,7 @@ struct sources {
 	enum sr_creds_kind kind;
 	char *profile;			/* from the options, or NULL */
 	char *imds;			/* from the options, or NULL */
+	int no_imds;			/* from the options */
 };
 
 /* The profile and the two AWS files, as one resolution sees them. */
@@ -331,6 +332,9 @@ resolve_aws(struct sources *c, struct sr_creds *out, char *err)
 
 	if (is_true(sr_creds_env("AWS_EC2_METADATA_DISABLED"))) {
 		append(tried, sizeof tried, "instance role (AWS_EC2_METADATA_DISABLED=true)");
+	} else if (c->no_imds) {
+		append(tried, sizeof tried, "instance role (not asked: this provider asks no "
+		    "metadata address)");
 	} else {
 		imds_base(c, base, sizeof base);
 		if (sr_imds_role_creds(base, out, ierr) == 0)
@@ -570,6 +574,7 @@ sr_creds_chain_new(const struct sr_creds_opts *o, struct sr_creds_chain **out, c
 	if ((c = sr_try_calloc(1, sizeof *c, err)) == NULL)
 		return sr_err_prefix(err, "create a credentials chain");
 	c->kind = o->kind;
+	c->no_imds = o->no_imds;
 	if ((o->profile != NULL && (c->profile = sr_try_strdup(o->profile, err)) == NULL) ||
 	    (o->imds_endpoint != NULL &&
 	    (c->imds = sr_try_strdup(o->imds_endpoint, err)) == NULL)) {

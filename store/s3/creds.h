@@ -47,6 +47,7 @@ struct sr_creds_opts {
 	enum sr_creds_kind kind;
 	const char *profile;		/* NULL: $AWS_PROFILE, else "default" */
 	const char *imds_endpoint;	/* NULL: $SPOTRUN_AWS_ENDPOINT, else http://169.254.169.254 */
+	int no_imds;			/* never ask IMDS, as AWS_EC2_METADATA_DISABLED=true */
 };
 
 /*

@@ -505,7 +505,8 @@ sr_s3_url_check(const char *scheme, const char *rest, char *err)
 }
 
 int
-sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
+sr_s3_open(const char *scheme, const char *rest, int no_metadata, struct sr_s3 **out,
+    char *err)
 {
 	struct sr_s3 *s;
 	struct sr_store_config cfg;
@@ -539,6 +540,7 @@ sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err)
 	 * bucket's name does not fit in a host name */
 	s->path_style = s->endpoint != NULL || strchr(s->bucket, '.') != NULL ||
 	    strchr(s->bucket, '_') != NULL;
+	pa.co.no_imds = no_metadata;
 	if (sr_creds_chain_new(&pa.co, &s->creds, err) == -1) {
 		sr_err_prefix(err, "open store %s", url);
 		goto out;

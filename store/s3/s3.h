@@ -30,8 +30,10 @@ enum { SR_S3_GENERATION = 0, SR_S3_BUCKET_REGION };
 
 /* Open the engine for scheme ("s3" or "gs") and the URL's rest
  * ("bucket[/prefix][?opt=value&...]"): resolves config and credentials
- * (creds.h). 0, or -1 with err naming the URL part and the fix. */
-int sr_s3_open(const char *scheme, const char *rest, struct sr_s3 **out, char *err);
+ * (creds.h); no_metadata: the instance role is never asked (sr_store_opts).
+ * 0, or -1 with err naming the URL part and the fix. */
+int sr_s3_open(const char *scheme, const char *rest, int no_metadata, struct sr_s3 **out,
+    char *err);
 void sr_s3_close(struct sr_s3 *s);
 /* Check the URL's syntax (bucket, prefix, options) as sr_s3_open would,
  * reading no file and making no request. 0, or -1 with err. */

@@ -35,7 +35,7 @@ s3_open(struct sr_store *st, const char *rest, char *err)
 	const char *scheme = st->be == &sr_store_gs_backend ? "gs" : "s3";
 	struct sr_s3 *s;
 
-	if (sr_s3_open(scheme, rest, &s, err) == -1)
+	if (sr_s3_open(scheme, rest, st->no_metadata, &s, err) == -1)
 		return -1;
 	st->priv = s;
 	return 0;

@@ -34,11 +34,14 @@ ag_spec() {
 
 # ag_start NAME GPUS ARGS...: start an agent with GPUS fake GPUs in the
 # background (stdout $t_tmp/NAME.out, stderr .err, jobs in $t_tmp/NAME.d);
-# its pid in $t_last.
+# its pid in $t_last. Each agent is a machine of its own, its GPUs' locks
+# (runner/gpulock.h) in $t_tmp/NAME.gpus, unless $ag_machine names one
+# lock folder for agents that share a machine.
 ag_start() {
 	_n=$1 _g=$2
 	shift 2
-	FAKE_NVML_GPUS=$_g t_bg "$_n" "$SPOTRUN" agent --dir "$t_tmp/$_n.d" "$@"
+	t_bg "$_n" env FAKE_NVML_GPUS="$_g" SPOTRUN_GPU_LOCK_DIR="${ag_machine:-$t_tmp/$_n.gpus}" \
+	    "$SPOTRUN" agent --dir "$t_tmp/$_n.d" "$@"
 }
 
 # ag_run NAME GPUS ARGS...: an agent in the foreground; its status in $t_rc.

@@ -36,6 +36,10 @@ t_cleanup() {
 # Make the temp dir ($t_tmp) and arrange the cleanup.
 t_setup() {
 	t_tmp=$(mktemp -d "${TMPDIR:-/tmp}/spotrun-e2e.XXXXXX") || t_bail "mktemp failed"
+	# the GPU locks of this test's runs (runner/gpulock.h), apart from
+	# those of tests running beside it with the same fake GPUs
+	SPOTRUN_GPU_LOCK_DIR=$t_tmp/gpus
+	export SPOTRUN_GPU_LOCK_DIR
 	trap t_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
