@@ -397,13 +397,18 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			res->signal = sig;
 			break;
 		}
-		rc = claim(&ag, &j, err);
-		if (rc == SR_QUEUE_EMPTY && (sr_mono() >= next_scan ||
-		    (expiry >= 0 && sr_mono() >= expiry))) {
+		/* A dead machine's job before the pending ones, whenever its scan
+		 * is due: it was claimed ahead of every job pending now, and
+		 * with a backlog it would otherwise wait for the whole backlog,
+		 * not its TTL and a poll (doc/fleet.md). */
+		rc = SR_QUEUE_EMPTY;
+		if (sr_mono() >= next_scan || (expiry >= 0 && sr_mono() >= expiry)) {
 			next_scan = sr_mono() + ag.ttl / 3;
 			rc = claim_expired(&ag, &j, &wait, err);
 			expiry = wait >= 0 ? sr_mono() + wait + 0.05 : -1;
 		}
+		if (rc == SR_QUEUE_EMPTY)
+			rc = claim(&ag, &j, err);
 		if (rc == SR_QUEUE_OK) {
 			next = sr_agent_job(&ag, j, res);
 			/* the run's end gave the signals back to their defaults */
@@ -415,7 +420,6 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			}
 			idle_since = sr_mono();
 			delay = POLL_MIN;
-			next_scan = 0;
 			continue;
 		}
 		if (rc == SR_QUEUE_ERROR) {

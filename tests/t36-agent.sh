@@ -29,6 +29,8 @@
 # 8. SIGTERM to an agent running a job (systemd stopping it): the job is
 #    checkpointed as for a notice and released, the agent exits 143, and
 #    another agent resumes the job from that checkpoint.
+# 9. A dead machine's job ahead of a backlog: an agent takes it over before
+#    the jobs pending, not after all of them.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -182,4 +184,21 @@ k=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed.*/\1/p' "$t
 ag_run agt2 0 --queue "$Q-term" --once
 t_is "$t_rc|$(awk '$1 == "start" { k = $3 } END { print k }' "$t_tmp/wl/term.log")|$(ag_steps term)" \
     "0|$k|ok 60" "another agent resumes it from that checkpoint (step $k) and finishes it"
+
+# 9. a dead machine's job before the backlog
+ag_spec "$t_tmp/dead.ini" 200 0.05
+"$QTOOL" add "$Q-bl" dead "$t_tmp/dead.ini"
+ag_start agd 0 --queue "$Q-bl"
+a=$t_last
+wait_for "$t_tmp/wl/dead.log" '^step 5 ' 30 "$a" || t_diag "backlog: the job did not start"
+kill -KILL "$a"
+t_wait "$a"
+for i in 1 2 3 4; do
+	ag_spec "$t_tmp/bl$i.ini" 5 0.05
+	"$QTOOL" add "$Q-bl" "bl$i" "$t_tmp/bl$i.ini"
+done
+ag_run agb 0 --queue "$Q-bl" --once --max-jobs 1
+t_like "$t_tmp/agb.err" "^spotrun agent: dead: claimed \\(epoch 2, taken over, [0-9]+ requests\\)" \
+    "a dead machine's job is taken over ahead of 4 pending jobs" || t_show "$t_tmp/agb.err"
+t_unlike "$t_tmp/agb.err" "bl[0-9]: claimed" "... which wait for the next job"
 t_done
