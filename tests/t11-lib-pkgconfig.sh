@@ -104,7 +104,7 @@ printf '#include <libspotrun.h>\n%s\n' "$body" > "$tmp/stable.c"
 if build stable; then
 	echo "not ok 7 - without SPOTRUN_EXPERIMENTAL the experimental tier compiled"
 elif grep -q "spotrun_set_staging_bytes" "$tmp/stable.err" &&
-    grep -q "spotrun_save_async.* undeclared" "$tmp/stable.err"; then
+    grep -Eq "spotrun_save_async.* undeclared|undeclared identifier .spotrun_save_async" "$tmp/stable.err"; then
 	echo "ok 7 - without SPOTRUN_EXPERIMENTAL it is not declared: the program does not compile"
 else
 	echo "not ok 7 - without SPOTRUN_EXPERIMENTAL it failed, but not for the undeclared names:"
