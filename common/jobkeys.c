@@ -38,6 +38,12 @@ sr_jobkey_manifest(const char *job, uint64_t seq, char *err)
 }
 
 char *
+sr_jobkey_commit(const char *job, uint64_t seq, char *err)
+{
+	return sr_try_asprintf(err, "%s/manifests/%0*" PRIu64 ".commit", job, SR_SEQ_DIGITS, seq);
+}
+
+char *
 sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err)
 {
 	return sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", job, SR_SEQ_DIGITS, seq, hex);

@@ -10,6 +10,9 @@
  *                                  commit, fence.c)      save, restore, list, gc)
  *   J/manifests/<seq>.json         ckpt/save.c           ckpt/catalog.c (listed),
  *                                  (create-only)         restore, gc (deleted)
+ *   J/manifests/<seq>.commit       ckpt/save.c (after    ckpt/restore-walk.c (a
+ *                                  its commit)           damaged manifest's
+ *                                                        parent), gc (deleted)
  *   J/packs/<seq>-<rand>.tar       ckpt/save.c           restore (named by the
  *                                                        manifests, manifest.c
  *                                                        checks they are under
@@ -60,6 +63,9 @@ char *sr_jobkey_prefix(const char *job, enum sr_jobkey_dir dir, char *err);
 char *sr_jobkey_latest(const char *job, char *err);
 /* J/manifests/<seq>.json. */
 char *sr_jobkey_manifest(const char *job, uint64_t seq, char *err);
+/* J/manifests/<seq>.commit: the commit record of checkpoint seq
+ * (doc/format.md, "Commit records"); listings of manifests skip it. */
+char *sr_jobkey_commit(const char *job, uint64_t seq, char *err);
 /* J/packs/<seq>-<hex>.tar: hex is the random part the caller drew. */
 char *sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err);
 /* J/parts/<E>-<S>-<N>.json: node's part of a gang's save of step. */
