@@ -89,6 +89,9 @@ struct list_acc {
 	struct sr_catalog *c;
 	size_t cap;
 	char err[SR_ERRMAX];	/* why the callback stopped the listing */
+	uint64_t rec_seq, rec_size;	/* the commit record just listed (its
+					 * key sorts right before its manifest's) */
+	int rec;
 };
 
 static int
@@ -98,6 +101,11 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	struct sr_catalog *c = acc->c;
 	uint64_t seq;
 
+	if (sr_jobkey_commit_seq(acc->job, info->key, &acc->rec_seq) == 0) {
+		acc->rec = 1;
+		acc->rec_size = info->size;
+		return 0;
+	}
 	if (sr_jobkey_manifest_seq(acc->job, info->key, &seq) == -1)
 		return 0;	/* not ours: another tool's object, or a nested job's */
 	if (c->n == acc->cap) {
@@ -112,7 +120,8 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	}
 	c->seqs[c->n] = seq;
 	c->mtimes[c->n] = info->mtime;
-	c->sizes[c->n++] = info->size;
+	c->sizes[c->n++] = info->size + (acc->rec && acc->rec_seq == seq ? acc->rec_size : 0);
+	acc->rec = 0;
 	return 0;
 }
 
@@ -135,7 +144,7 @@ int
 sr_catalog_list_manifests(struct sr_store *st, const char *job, struct sr_catalog *c,
     char *err)
 {
-	struct list_acc acc = { job, c, 0, "" };
+	struct list_acc acc = { job, c, 0, "", 0, 0, 0 };
 	char *prefix = sr_jobkey_prefix(job, SR_JOBKEY_MANIFESTS, err);
 	size_t i;
 	int rc;

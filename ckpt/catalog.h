@@ -21,7 +21,7 @@
 struct sr_catalog {
 	struct sr_latest latest;	/* read before the listing */
 	uint64_t *seqs;		/* every manifest by listing, ascending */
-	uint64_t *sizes;	/* their object sizes */
+	uint64_t *sizes;	/* their object sizes, with their commit records' */
 	double *mtimes;		/* and modification times (the store's clock) */
 	size_t n;
 };

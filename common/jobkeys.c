@@ -109,16 +109,29 @@ parse_seq(const char *s, uint64_t *seq)
 	return s + SR_SEQ_DIGITS;
 }
 
-int
-sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
+/* 0 and *seq when key is exactly J/manifests/<seq><ext>. */
+static int
+manifests_seq(const char *job, const char *key, const char *ext, uint64_t *seq)
 {
 	const char *p = under(job, SR_JOBKEY_MANIFESTS, key);
 	uint64_t v;
 
-	if (p == NULL || (p = parse_seq(p, &v)) == NULL || strcmp(p, ".json") != 0)
+	if (p == NULL || (p = parse_seq(p, &v)) == NULL || strcmp(p, ext) != 0)
 		return -1;
 	*seq = v;
 	return 0;
+}
+
+int
+sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
+{
+	return manifests_seq(job, key, ".json", seq);
+}
+
+int
+sr_jobkey_commit_seq(const char *job, const char *key, uint64_t *seq)
+{
+	return manifests_seq(job, key, ".commit", seq);
 }
 
 int

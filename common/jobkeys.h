@@ -83,6 +83,8 @@ char *sr_jobkey_finished(const char *job, char *err);
 /* 0 and *seq when key is exactly J/manifests/<seq>.json; else -1, *seq
  * untouched. */
 int sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq);
+/* The same for J/manifests/<seq>.commit. */
+int sr_jobkey_commit_seq(const char *job, const char *key, uint64_t *seq);
 /* Whether key is exactly J/packs/<seq>-<hex>.tar (at least one hex
  * digit): only such keys are ever deleted by gc. */
 int sr_jobkey_is_pack(const char *job, const char *key);
