@@ -197,12 +197,7 @@ printf '[job]\nname = big\ncommand = true\n[checkpoint]\nstore = file://%s/bigst
 SPOTRUN_QUEUE=$QP "$SPOTRUN" submit "$t_tmp/big.ini" > "$t_tmp/submit.out" 2>&1 ||
     t_show "$t_tmp/submit.out"
 for f in "$t_tmp"/qp/stores/*; do head -c 5000 /dev/zero | tr '\0' x > "$f"; done
-ag_start agp 0 --queue "$QP" --once
-a=$t_last
-( sleep 60; kill -KILL "$a" 2>/dev/null ) &
-guard=$!
-t_wait "$a"
-kill "$guard" 2>/dev/null
+ag_run_bounded agp 0 --queue "$QP" --once
 t_is "$t_rc" 0 "a lease that is a FIFO, a store registration too large: --once ends, exit 0" ||
     t_show "$t_tmp/agp.err"
 t_has "$t_tmp/agp.err" "spotrun agent: warning: job fifo: claim lease: get _leases/fifo: $t_tmp/qp/ckpt/_leases/fifo is a FIFO, not a regular file: the file store keeps objects as regular files; remove it; a permanent error: the job is marked failed" \
@@ -212,12 +207,7 @@ t_like "$t_tmp/agp.err" "^spotrun agent: warning: job big: queue $QP: job store 
 t_is "$(ag_status "$QP" fifo | awk '{print $1}')|$(ag_status "$QP" big | awk '{print $1}')" "failed|failed" \
     "... both marked failed in the index"
 : > "$t_tmp/plain"
-ag_start agu 0 --queue "file://$t_tmp/plain/q"
-a=$t_last
-( sleep 60; kill -KILL "$a" 2>/dev/null ) &
-guard=$!
-t_wait "$a"
-kill "$guard" 2>/dev/null
+ag_run_bounded agu 0 --queue "file://$t_tmp/plain/q"
 t_is "$t_rc" 74 "a queue whose folder cannot be made (a file in its path): exit 74, no retry" ||
     t_show "$t_tmp/agu.err"
 t_like "$t_tmp/agu.err" "^spotrun agent: .*$t_tmp/plain.*Not a directory" "... saying why" ||
@@ -237,13 +227,8 @@ jp=$(awk '$1 == "start" { p = $4 } END { print p }' "$t_tmp/wl/dead.log")
 d=$a
 kill -STOP "$d"
 [ -n "$jp" ] && kill -STOP "$jp"
-ag_start agd2 0 --queue "$QD" --once
-a=$t_last
-( sleep 60; kill -KILL "$a" 2>/dev/null ) &
-guard=$!
-t_wait "$a"
+ag_run_bounded agd2 0 --queue "$QD" --once
 rc=$t_rc
-kill "$guard" 2>/dev/null
 [ -n "$jp" ] && kill -KILL "$jp"
 kill -KILL "$d"
 t_wait "$d"
