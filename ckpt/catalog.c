@@ -89,6 +89,9 @@ struct list_acc {
 	struct sr_catalog *c;
 	size_t cap;
 	char err[SR_ERRMAX];	/* why the callback stopped the listing */
+	uint64_t rec_seq, rec_size;	/* the commit record just listed (its
+					 * key sorts right before its manifest's) */
+	int rec;
 };
 
 static int
@@ -98,6 +101,11 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	struct sr_catalog *c = acc->c;
 	uint64_t seq;
 
+	if (sr_jobkey_commit_seq(acc->job, info->key, &acc->rec_seq) == 0) {
+		acc->rec = 1;
+		acc->rec_size = info->size;
+		return 0;
+	}
 	if (sr_jobkey_manifest_seq(acc->job, info->key, &seq) == -1)
 		return 0;	/* not ours: another tool's object, or a nested job's */
 	if (c->n == acc->cap) {
@@ -112,7 +120,8 @@ list_manifest_cb(const struct sr_object_info *info, void *arg)
 	}
 	c->seqs[c->n] = seq;
 	c->mtimes[c->n] = info->mtime;
-	c->sizes[c->n++] = info->size;
+	c->sizes[c->n++] = info->size + (acc->rec && acc->rec_seq == seq ? acc->rec_size : 0);
+	acc->rec = 0;
 	return 0;
 }
 
@@ -135,7 +144,7 @@ int
 sr_catalog_list_manifests(struct sr_store *st, const char *job, struct sr_catalog *c,
     char *err)
 {
-	struct list_acc acc = { job, c, 0, "" };
+	struct list_acc acc = { job, c, 0, "", 0, 0, 0 };
 	char *prefix = sr_jobkey_prefix(job, SR_JOBKEY_MANIFESTS, err);
 	size_t i;
 	int rc;
@@ -236,7 +245,88 @@ sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_ma
 		} else {
 			sr_err_prefix(err, "bad manifest %s", key);
 			rc = SR_CATALOG_BAD;
+			m->damaged = 1;
 		}
+	}
+	free(buf);
+	free(key);
+	return rc;
+}
+
+/* The text of a commit record; the largest is under 96 bytes. */
+static void
+commit_text(uint64_t seq, enum sr_mlink link, uint64_t parent, uint64_t epoch, char *out,
+    size_t len)
+{
+	if (link == SR_LINK_PARENT)
+		snprintf(out, len, "commit %" PRIu64 " parent %" PRIu64 " epoch %" PRIu64 "\n", seq,
+		    parent, epoch);
+	else
+		snprintf(out, len, "commit %" PRIu64 " parent none epoch %" PRIu64 "\n", seq, epoch);
+}
+
+int
+sr_commit_put(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink link,
+    uint64_t parent, uint64_t epoch, char *err)
+{
+	char *key = sr_jobkey_commit(job, seq, err), text[96];
+	int rc;
+
+	if (key == NULL)
+		return sr_err_prefix(err, "write the commit record of checkpoint %" PRIu64, seq);
+	commit_text(seq, link, parent, epoch, text, sizeof text);
+	rc = sr_store_put(st, key, text, strlen(text), SR_PUT_OVERWRITE, NULL, NULL, err);
+	free(key);
+	return rc == 0 ? 0 : sr_err_prefix(err, "write the commit record of checkpoint %" PRIu64,
+	    seq);
+}
+
+int
+sr_commit_get(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink *link,
+    uint64_t *parent, char *why)
+{
+	char *key = sr_jobkey_commit(job, seq, why), text[96];
+	const char *p;
+	void *buf = NULL;
+	size_t len = 0;
+	uint64_t par = 0, epoch;
+	enum sr_mlink l = SR_LINK_PARENT;
+	int rc;
+
+	if (key == NULL)
+		return -1;
+	rc = sr_store_get(st, key, sizeof text - 1, &buf, &len, NULL, why);
+	if (rc == SR_STORE_NOTFOUND) {
+		sr_err(why, "%s is missing", key);
+		rc = 0;
+	} else if (rc != 0) {
+		sr_err_prefix(why, "read %s", key);
+		rc = -1;
+	} else {
+		/* Exactly what sr_commit_put writes for seq, nothing else: the
+		 * numbers read, the text rebuilt and compared byte for byte. */
+		memcpy(text, buf, len);
+		text[len] = '\0';
+		p = text + strcspn(text, "0123456789");
+		p = (p = strstr(p, "parent ")) == NULL ? "" : p + 7;
+		if (strncmp(p, "none ", 5) == 0)
+			l = SR_LINK_NONE;
+		else
+			par = strtoull(p, NULL, 10);
+		p = (p = strstr(p, "epoch ")) == NULL ? "0" : p + 6;
+		epoch = strtoull(p, NULL, 10);
+		{
+			char again[96];
+
+			commit_text(seq, l, par, epoch, again, sizeof again);
+			rc = strlen(again) == len && memcmp(again, text, len) == 0 &&
+			    (l == SR_LINK_NONE || par < seq);
+		}
+		if (rc == 1) {
+			*link = l;
+			*parent = par;
+		} else
+			sr_err(why, "%s is not a commit record of checkpoint %" PRIu64, key, seq);
 	}
 	free(buf);
 	free(key);

@@ -21,7 +21,7 @@
 struct sr_catalog {
 	struct sr_latest latest;	/* read before the listing */
 	uint64_t *seqs;		/* every manifest by listing, ascending */
-	uint64_t *sizes;	/* their object sizes */
+	uint64_t *sizes;	/* their object sizes, with their commit records' */
 	double *mtimes;		/* and modification times (the store's clock) */
 	size_t n;
 };
@@ -66,6 +66,25 @@ long sr_catalog_find(const struct sr_catalog *c, uint64_t seq);
  * SR_CATALOG_BAD, the manifest may well be sound); err says why. */
 int sr_catalog_load(struct sr_store *st, const char *job, uint64_t seq, struct sr_manifest *m,
     char *err);
+
+/*
+ * Commit records (doc/format.md, "Commit records"): J/manifests/<seq>.commit,
+ * "commit SEQ parent P epoch E\n" (P "none" for the chain's first), put by
+ * the save whose compare-and-swap of LATEST committed seq, after it: a
+ * writer that did not commit (fenced, overtaken, killed before its swap)
+ * never writes one. It repeats the manifest's link, so that a restore can
+ * still follow the chain past a manifest that cannot say it (damaged, or
+ * of a newer version).
+ */
+/* Put seq's record (link SR_LINK_NONE or SR_LINK_PARENT with parent):
+ * 0 or -1 with err. */
+int sr_commit_put(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink link,
+    uint64_t parent, uint64_t epoch, char *err);
+/* Read seq's record: 1 with *link (SR_LINK_NONE or SR_LINK_PARENT, then
+ * *parent below seq); 0 when there is none or it is not exactly a record
+ * of seq (why says which); -1 with why on a store error or out of memory. */
+int sr_commit_get(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink *link,
+    uint64_t *parent, char *why);
 
 /* How old an unfinished upload of a job's packs must be for gc to abort
  * it: a day is far longer than any save (a terabyte at 100 MB/s takes

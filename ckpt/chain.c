@@ -128,6 +128,12 @@ sr_chain_next(struct sr_chain *w, uint64_t *seq)
 	}
 }
 
+int
+sr_chain_links(const struct sr_chain *w)
+{
+	return w->mode == WALK_LINKS;
+}
+
 void
 sr_chain_follow(struct sr_chain *w, const struct sr_manifest *m)
 {

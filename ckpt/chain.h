@@ -61,6 +61,12 @@ int sr_chain_next(struct sr_chain *w, uint64_t *seq);
  * manifest could not be read or its `parent` not parsed). */
 void sr_chain_follow(struct sr_chain *w, const struct sr_manifest *m);
 
+/* Whether the walk follows links now (LATEST's chain, not the old rule
+ * nor done): only then does a manifest's link matter, so that a caller
+ * looks one that its manifest could not say up elsewhere (restore-walk.c,
+ * its commit record). */
+int sr_chain_links(const struct sr_chain *w);
+
 /* The seq readers take as the newest committed (the chain's head) and
  * that a new checkpoint names as its parent: LATEST's, or with LATEST
  * missing or garbage the newest listed; 0 when there is none (LATEST

@@ -247,12 +247,23 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 
 		if (fate[i] != FATE_DELETE)
 			continue;
-		if ((key = sr_jobkey_manifest(job, c.seqs[i], err)) == NULL) {
+		/* Its commit record first (none for one off the chain): a
+		 * crash between the two leaves a manifest without one, never a
+		 * record that a later manifest of its seq could be taken by. */
+		if ((key = sr_jobkey_commit(job, c.seqs[i], err)) == NULL) {
 			sr_err_prefix(err, "gc %s", job);
 			goto out;
 		}
 		drc = sr_store_delete(st, key, err);
 		free(key);
+		if (drc == 0 && (key = sr_jobkey_manifest(job, c.seqs[i], err)) == NULL) {
+			sr_err_prefix(err, "gc %s", job);
+			goto out;
+		}
+		if (drc == 0) {
+			drc = sr_store_delete(st, key, err);
+			free(key);
+		}
 		if (drc != 0) {
 			sr_err_prefix(err, "gc %s", job);
 			goto out;

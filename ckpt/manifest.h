@@ -126,6 +126,8 @@ struct sr_manifest {
 	enum sr_mlink link;	/* set by the parser as soon as `parent` is read,
 				 * so also for a manifest refused later */
 	uint64_t parent;	/* SR_LINK_PARENT */
+	int damaged;		/* sr_catalog_load: the object is there, but not a
+				 * manifest this spotrun reads (SR_CATALOG_BAD) */
 	struct sr_mentry *entries;
 	size_t nentries, entries_cap;
 	struct sr_mtensor *tensors;	/* the library's, by name (strcmp order) */

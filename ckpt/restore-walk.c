@@ -4,19 +4,80 @@
  * (so that its absence is reported), then what each failed one names as
  * its parent, saying each fallback through opts->log and, when none is
  * left, what the newest one's problem was and how many older ones failed.
+ * A manifest that cannot say its parent (damaged, or of a newer version)
+ * hands over to its commit record (catalog.h), which only the writer that
+ * committed it wrote: the walk stays on the chain, and says so.
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
 #include "chain.h"
 #include "ckpt.h"
+#include "jobkeys.h"
 #include "manifest.h"
 #include "restore.h"
 #include "util.h"
+
+/* A damaged manifest passed by its commit record. */
+struct passed {
+	uint64_t seq;		/* the newest one passed so */
+	uint64_t parent;	/* what its record names */
+	char why[SR_ERRMAX];	/* why its manifest could not say it */
+	int n;
+};
+
+/* m, seq's manifest, is damaged and cannot say its parent: take it from
+ * seq's commit record when the walk follows links. Only damage: after a
+ * store error the manifest may well be sound (the newest would restore
+ * once the store is back), and a missing one is no damage either. */
+static void
+link_from_record(struct sr_store *st, const struct sr_ckpt_opts *opts,
+    const struct sr_chain *w, uint64_t seq,
+    struct sr_manifest *m, const char *why, struct passed *p)
+{
+	char rwhy[SR_ERRMAX];
+	enum sr_mlink link;
+	uint64_t parent;
+
+	if (!m->damaged || m->link != SR_LINK_UNKNOWN || !sr_chain_links(w))
+		return;
+	/* None (an older version's commit, or a lost put) or unreadable: the
+	 * chain ends here, as chain.c says. */
+	if (sr_commit_get(st, opts->job, seq, &link, &parent, rwhy) != 1)
+		return;
+	m->link = link;
+	m->parent = parent;
+	if (p->n++ == 0 && link == SR_LINK_PARENT) {
+		p->seq = seq;
+		p->parent = parent;
+		strlcpy(p->why, why, sizeof p->why);
+	}
+}
+
+/* Restored seq (its step) past a damaged manifest: say which, and what. */
+static void
+say_passed(const struct sr_ckpt_opts *opts, const struct passed *p, uint64_t seq,
+    long long step)
+{
+	char kerr[SR_ERRMAX], *mkey = sr_jobkey_manifest(opts->job, p->seq, kerr);
+	const char *why = p->why, *key = mkey != NULL ? mkey : "(its key: out of memory)";
+	size_t n = strlen("bad manifest "), k = strlen(key);
+
+	/* the load's "bad manifest KEY: " said once, by the key */
+	if (strncmp(why, "bad manifest ", n) == 0 && strncmp(why + n, key, k) == 0 &&
+	    strncmp(why + n + k, ": ", 2) == 0)
+		why += n + k + 2;
+	sr_ckpt_say(opts, "warning: restored checkpoint %" PRIu64 " (step %lld) instead of "
+	    "checkpoint %" PRIu64 ", whose manifest %s cannot be read (%s): checkpoint %" PRIu64
+	    " is %s committed, as the commit record of %" PRIu64 " says", seq, step, p->seq, key,
+	    why, seq, seq == p->parent ? "the newest older one" : "an older one", p->seq);
+	free(mkey);
+}
 
 int
 sr_restore_walk(struct sr_store *st, const struct sr_ckpt_opts *opts,
@@ -29,6 +90,7 @@ sr_restore_walk(struct sr_store *st, const struct sr_ckpt_opts *opts,
 	uint64_t seq, next;
 	double t0 = sr_mono();
 	char why[SR_ERRMAX], first[SR_ERRMAX];
+	struct passed passed = { 0, 0, "", 0 };
 	int rc = -1, nbad = 0, more;
 
 	if (sr_ckpt_job_check(opts->job, err) == -1)
@@ -66,10 +128,14 @@ sr_restore_walk(struct sr_store *st, const struct sr_ckpt_opts *opts,
 				stats->new_bytes = 0;
 				stats->seconds = sr_mono() - t0;
 			}
+			if (passed.n > 0)
+				say_passed(opts, &passed, seq, m.stats.step);
 			sr_manifest_free(&m);
 			rc = 0;
 			break;
 		}
+		if (trc == TRY_BAD)
+			link_from_record(st, opts, &w, seq, &m, why, &passed);
 		sr_chain_follow(&w, &m);
 		sr_manifest_free(&m);
 		if (trc == TRY_CANCELLED) {

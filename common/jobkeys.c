@@ -38,6 +38,12 @@ sr_jobkey_manifest(const char *job, uint64_t seq, char *err)
 }
 
 char *
+sr_jobkey_commit(const char *job, uint64_t seq, char *err)
+{
+	return sr_try_asprintf(err, "%s/manifests/%0*" PRIu64 ".commit", job, SR_SEQ_DIGITS, seq);
+}
+
+char *
 sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err)
 {
 	return sr_try_asprintf(err, "%s/packs/%0*" PRIu64 "-%s.tar", job, SR_SEQ_DIGITS, seq, hex);
@@ -103,16 +109,29 @@ parse_seq(const char *s, uint64_t *seq)
 	return s + SR_SEQ_DIGITS;
 }
 
-int
-sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
+/* 0 and *seq when key is exactly J/manifests/<seq><ext>. */
+static int
+manifests_seq(const char *job, const char *key, const char *ext, uint64_t *seq)
 {
 	const char *p = under(job, SR_JOBKEY_MANIFESTS, key);
 	uint64_t v;
 
-	if (p == NULL || (p = parse_seq(p, &v)) == NULL || strcmp(p, ".json") != 0)
+	if (p == NULL || (p = parse_seq(p, &v)) == NULL || strcmp(p, ext) != 0)
 		return -1;
 	*seq = v;
 	return 0;
+}
+
+int
+sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
+{
+	return manifests_seq(job, key, ".json", seq);
+}
+
+int
+sr_jobkey_commit_seq(const char *job, const char *key, uint64_t *seq)
+{
+	return manifests_seq(job, key, ".commit", seq);
 }
 
 int

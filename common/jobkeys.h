@@ -10,6 +10,9 @@
  *                                  commit, fence.c)      save, restore, list, gc)
  *   J/manifests/<seq>.json         ckpt/save.c           ckpt/catalog.c (listed),
  *                                  (create-only)         restore, gc (deleted)
+ *   J/manifests/<seq>.commit       ckpt/save.c (after    ckpt/restore-walk.c (a
+ *                                  its commit)           damaged manifest's
+ *                                                        parent), gc (deleted)
  *   J/packs/<seq>-<rand>.tar       ckpt/save.c           restore (named by the
  *                                                        manifests, manifest.c
  *                                                        checks they are under
@@ -60,6 +63,9 @@ char *sr_jobkey_prefix(const char *job, enum sr_jobkey_dir dir, char *err);
 char *sr_jobkey_latest(const char *job, char *err);
 /* J/manifests/<seq>.json. */
 char *sr_jobkey_manifest(const char *job, uint64_t seq, char *err);
+/* J/manifests/<seq>.commit: the commit record of checkpoint seq
+ * (doc/format.md, "Commit records"); listings of manifests skip it. */
+char *sr_jobkey_commit(const char *job, uint64_t seq, char *err);
 /* J/packs/<seq>-<hex>.tar: hex is the random part the caller drew. */
 char *sr_jobkey_pack(const char *job, uint64_t seq, const char *hex, char *err);
 /* J/parts/<E>-<S>-<N>.json: node's part of a gang's save of step. */
@@ -77,6 +83,8 @@ char *sr_jobkey_finished(const char *job, char *err);
 /* 0 and *seq when key is exactly J/manifests/<seq>.json; else -1, *seq
  * untouched. */
 int sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq);
+/* The same for J/manifests/<seq>.commit. */
+int sr_jobkey_commit_seq(const char *job, const char *key, uint64_t *seq);
 /* Whether key is exactly J/packs/<seq>-<hex>.tar (at least one hex
  * digit): only such keys are ever deleted by gc. */
 int sr_jobkey_is_pack(const char *job, const char *key);

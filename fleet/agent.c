@@ -339,23 +339,65 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 	return SR_QUEUE_EMPTY;
 }
 
-/* The leases of dead agents: claim the first that can be claimed now;
- * else *wait gets the seconds until the next one can (-1: none). */
+/* What `--once` waits for before it ends: the running leases held
+ * elsewhere when it first found nothing to claim, each with its renewal
+ * then. One renewed since has a live holder (dropped); one that expires
+ * unrenewed is a dead holder's, taken over. */
+struct watch {
+	struct {
+		char id[SR_QUEUE_ID_MAX + 1];
+		double renewed;
+	} *v;
+	size_t n;
+	int set;		/* filled by a scan (maybe with none) */
+};
+
+/* Whether w says to wait for e: the first scan fills w; later ones keep
+ * only what it holds, not renewed since. */
 static int
-claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, char *err)
+watch_wait(struct watch *w, const struct sr_queue_expired *e, int first)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		if (strcmp(w->v[i].id, e->id) == 0)
+			return w->v[i].renewed == e->lease.renewed;
+	}
+	if (!first)
+		return 0;	/* claimed after the first scan: a live holder */
+	w->v = sr_reallocarray(w->v, w->n + 1, sizeof *w->v);
+	snprintf(w->v[w->n].id, sizeof w->v[w->n].id, "%s", e->id);
+	w->v[w->n++].renewed = e->lease.renewed;
+	return 1;
+}
+
+/* The leases of dead agents: claim the first that can be claimed now;
+ * else *wait gets the seconds until the next one can (-1: none). Read
+ * are the leases not renewed for half a TTL (a live holder renews every
+ * TTL / 3); with w (`--once`), every lease held elsewhere, waited for as
+ * w says: a holder that died a moment after its renewal looks alive for
+ * a TTL yet, and --once must not end before its lease expires. */
+static int
+claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, struct watch *w,
+    char *err)
 {
 	struct sr_queue_expired *v;
 	size_t n, i;
-	int rc = SR_QUEUE_EMPTY;
+	int rc = SR_QUEUE_EMPTY, first = w != NULL && !w->set;
 
 	*wait = -1;
 	count_free_gpus(ag);
-	/* a lease not renewed for half its TTL is worth a read: a live
-	 * holder renews every TTL / 3 */
-	if (sr_queue_find_expired(ag->q, &ag->me, ag->ttl / 2, &v, &n, err) != 0)
+	/* a lease not renewed for half its TTL is worth a read (a live
+	 * holder renews every TTL / 3); --once (w) reads every one */
+	if (sr_queue_find_expired(ag->q, &ag->me, w != NULL ? 0 : ag->ttl / 2, w != NULL ?
+	    ag->ttl : ag->ttl / 2, &v, &n, err) != 0)
 		return SR_QUEUE_ERROR;
+	if (w != NULL)
+		w->set = 1;
 	for (i = 0; i < n && rc != SR_QUEUE_OK; i++) {
 		if (sr_agent_skipped(ag, v[i].id))
+			continue;
+		if (v[i].wait > 0 && w != NULL && !watch_wait(w, &v[i], first))
 			continue;
 		if (v[i].wait > 0) {
 			if (*wait < 0 || v[i].wait < *wait)
@@ -376,6 +418,8 @@ enum sr_agent_end
 sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 {
 	double idle_since = sr_mono(), delay = POLL_MIN, next_scan = 0, expiry = -1, wait;
+	double once_until = -1;	/* --once: when it stops waiting for leases */
+	struct watch watch = { NULL, 0, 0 };
 	struct sr_queue_job *j;
 	struct sr_agent ag;
 	char err[SR_ERRMAX];
@@ -404,8 +448,15 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 		rc = SR_QUEUE_EMPTY;
 		if (sr_mono() >= next_scan || (expiry >= 0 && sr_mono() >= expiry)) {
 			next_scan = sr_mono() + ag.ttl / 3;
-			rc = claim_expired(&ag, &j, &wait, err);
+			/* --once ends when nothing is left, so it must see a
+			 * dead holder's lease that expires later too (it used
+			 * to end up to a TTL before): it reads every lease */
+			rc = claim_expired(&ag, &j, &wait, o->once ? &watch : NULL, err);
 			expiry = wait >= 0 ? sr_mono() + wait + 0.05 : -1;
+			/* ... until each is renewed (a live holder: dropped,
+			 * within TTL / 3) or expires; a TTL and a poll at most */
+			if (o->once && rc == SR_QUEUE_EMPTY && once_until < 0)
+				once_until = sr_mono() + ag.ttl + POLL_MAX;
 		}
 		if (rc == SR_QUEUE_EMPTY)
 			rc = claim(&ag, &j, err);
@@ -420,12 +471,23 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			}
 			idle_since = sr_mono();
 			delay = POLL_MIN;
+			once_until = -1;
+			watch.n = 0;
+			watch.set = 0;
 			continue;
+		}
+		if (rc == SR_QUEUE_ERROR && sr_store_err_permanent(err)) {
+			/* the queue's own objects (a job's are failed by the
+			 * claim): no retry mends it */
+			res->end = SR_AGENT_ERR_QUEUE;
+			snprintf(res->err, sizeof res->err, "%s (a permanent error: the agent stops)",
+			    err);
+			break;
 		}
 		if (rc == SR_QUEUE_ERROR) {
 			sr_agent_say("warning: %s; trying again in %.0fs", err, delay < 1 ? 1 : delay);
 			delay = delay * 2 > ERROR_MAX ? ERROR_MAX : delay * 2;
-		} else if (o->once && expiry < 0) {
+		} else if (o->once && (expiry < 0 || (once_until >= 0 && sr_mono() >= once_until))) {
 			res->end = SR_AGENT_DRAINED;
 			break;
 		}
@@ -455,6 +517,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	    res->jobs, res->jobs == 1 ? "" : "s", res->succeeded, res->failed, res->released,
 	    res->cancelled, res->lost);
 out:
+	free(watch.v);
 	sr_queue_close(ag.q);
 	free(ag.skip);
 	sr_gpus_free(&ag.found);

@@ -69,10 +69,45 @@ sr_queue_job_free(struct sr_queue_job *j)
 	free(j);
 }
 
+/* Job p cannot be claimed for good: err is a permanent store error
+ * (sr_store_err_permanent) of one of its objects (its lease, its store's
+ * stores/HASH, its spec), which no retry mends. Mark it failed in the
+ * index (its lease, when held, too), so that no agent tries it again,
+ * and say so through a->warn and err. SR_QUEUE_BUSY: the caller drops
+ * its marker and goes on. */
+static int
+fail_for_good(struct sr_queue *q, const struct sr_queue_agent *a,
+    const struct sr_queue_pending *p, struct sr_lease *held, char *err)
+{
+	struct sr_queue_status s;
+	char why[SR_ERRMAX], serr[SR_ERRMAX];
+
+	if (sr_queue_status_get(q, p->id, &s, serr) != SR_QUEUE_OK) {
+		memset(&s, 0, sizeof s);
+		snprintf(s.id, sizeof s.id, "%s", p->id);
+		s.step = -1;
+	}
+	s.state = SR_LEASE_FAILED;
+	s.time = 0;
+	if (held != NULL) {
+		sr_lease_set_state(held, SR_LEASE_FAILED, serr);
+		sr_q_count(q, SR_QC_PUT, 1);
+	}
+	if (sr_queue_status_set(q, &s, NULL, serr) != SR_QUEUE_OK)
+		snprintf(why, sizeof why, "job %s: %s; a permanent error, not tried again (and its "
+		    "status marker could not say failed: %s)", p->id, err, serr);
+	else
+		snprintf(why, sizeof why, "job %s: %s; a permanent error: the job is marked failed",
+		    p->id, err);
+	warn(a, why);
+	snprintf(err, SR_ERRMAX, "%s", why);
+	return SR_QUEUE_BUSY;
+}
+
 /* Claim the job of marker p. SR_QUEUE_OK with *out; SR_QUEUE_BUSY when
- * the marker was stale or the lease malformed (err says, *malformed is
- * set for the latter; go on with the next); SR_QUEUE_ERROR. *requests
- * counts what it made. */
+ * the marker was stale, the lease malformed (err says, *malformed is set
+ * for the latter; go on with the next) or the job failed for good
+ * (fail_for_good); SR_QUEUE_ERROR. *requests counts what it made. */
 static int
 claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_queue_pending *p,
     int hinted, struct sr_queue_job **out, int *requests, int *malformed, char *err)
@@ -88,7 +123,8 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	j->marker = *p;
 	if ((st = sr_q_store_of_hash(q, p->store, &url, requests, err)) == NULL) {
 		sr_queue_job_free(j);
-		return SR_QUEUE_ERROR;
+		return sr_store_err_permanent(err) ? fail_for_good(q, a, p, NULL, err) :
+		    SR_QUEUE_ERROR;
 	}
 	j->claim.owner = a->owner;
 	j->claim.ttl = a->ttl;
@@ -106,7 +142,8 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	}
 	if (rc != SR_LEASE_OK) {
 		sr_queue_job_free(j);
-		return SR_QUEUE_ERROR;
+		return sr_store_err_permanent(err) ? fail_for_good(q, a, p, NULL, err) :
+		    SR_QUEUE_ERROR;
 	}
 	j->store = st;
 	j->store_url = sr_strdup(url);
@@ -121,6 +158,11 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 		sr_queue_job_free(j);
 		snprintf(err, SR_ERRMAX, "%s", why);
 		return SR_QUEUE_BUSY;
+	}
+	if (rc != SR_QUEUE_OK && sr_store_err_permanent(err)) {
+		rc = fail_for_good(q, a, p, j->lease, err);
+		sr_queue_job_free(j);
+		return rc;
 	}
 	if (rc != SR_QUEUE_OK) {
 		/* we hold it but cannot read it: let it go at once for another try */

@@ -69,7 +69,7 @@ pending_cb(const struct sr_queue_pending *p, void *arg)
 struct scan {
 	struct sr_queue *q;
 	const struct sr_lease_owner *me;
-	double ttl, now;
+	double min_age, horizon, now;
 	struct ids live, pending;
 	struct sr_store *st;
 	struct ids old;			/* leases of the store being listed worth a read */
@@ -85,7 +85,7 @@ lease_cb(const struct sr_object_info *info, void *arg)
 	const char *job = info->key + strlen("_leases/");
 
 	if (strchr(job, '/') == NULL && ids_has(&s->live, job) && !ids_has(&s->pending, job) &&
-	    info->mtime < s->now - s->ttl)
+	    (s->min_age <= 0 || info->mtime < s->now - s->min_age))
 		ids_add(&s->old, job);
 	return 0;
 }
@@ -136,7 +136,7 @@ store_cb(struct sr_store *st, void *arg)
 			continue;
 		}
 		sr_lease_claimable(&e.lease, s->me, sr_now(), &e.wait);
-		if (e.wait > s->ttl)
+		if (e.wait > s->horizon)
 			continue;	/* renewed recently after all (a longer TTL than ours) */
 		s->out = sr_reallocarray(s->out, s->n + 1, sizeof *s->out);
 		s->out[s->n++] = e;
@@ -146,8 +146,8 @@ store_cb(struct sr_store *st, void *arg)
 }
 
 int
-sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
-    struct sr_queue_expired **out, size_t *n, char *err)
+sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double min_age,
+    double horizon, struct sr_queue_expired **out, size_t *n, char *err)
 {
 	struct scan s;
 	int rc;
@@ -155,7 +155,8 @@ sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, doubl
 	memset(&s, 0, sizeof s);
 	s.q = q;
 	s.me = me;
-	s.ttl = ttl > 0 ? ttl : SR_LEASE_TTL_DEFAULT;
+	s.min_age = min_age;
+	s.horizon = horizon > 0 ? horizon : SR_LEASE_TTL_DEFAULT;
 	s.now = sr_now();
 	s.err = err;
 	*out = NULL;

@@ -60,7 +60,9 @@ void sr_q_hash_of_url(const struct sr_queue *q, const char *url, char *hash);
  * under stores/ once per handle. */
 int sr_q_store_register(struct sr_queue *q, const char *url, char *hash, char *err);
 /* Every checkpoint store of the queue: Q/ckpt first, then stores/. fn
- * gets each open store; a store that cannot be opened is an error. */
+ * gets each open store; a store that cannot be opened is an error, but
+ * one whose registration is unusable for good (sr_store_err_permanent:
+ * too large, not a file) is skipped: its jobs fail at their claims. */
 int sr_q_stores_each(struct sr_queue *q, int (*fn)(struct sr_store *st, void *arg), void *arg,
     char *err);
 /* The id's skip entry: 1 when it is on the list; add puts it there. */

@@ -416,8 +416,11 @@ sr_q_stores_each(struct sr_queue *q, int (*fn)(struct sr_store *st, void *arg), 
 		return -1;
 	}
 	for (i = 0, rc = 0; rc == 0 && i < h.n; i++) {
+		/* a registration no retry mends (too large, not a file)
+		 * fails its jobs at their claims (qclaim.c); the other
+		 * stores are still the queue's */
 		if ((st = sr_q_store_of_hash(q, h.v[i], NULL, NULL, err)) == NULL)
-			rc = -1;
+			rc = sr_store_err_permanent(err) ? 0 : -1;
 		else
 			rc = fn(st, arg);
 	}

@@ -239,15 +239,17 @@ struct sr_queue_expired {
 /* Find the queue's jobs whose VM died without a word: list the index (the
  * jobs not ended), the pending markers, the stores (stores/ and Q/ckpt) and
  * their leases (S/_leases/); read only the leases of jobs not ended and not
- * pending whose last write (mtime) is older than ttl (0: default); report
- * those running and expired or expiring within ttl (wait: until
- * "expires"; 0 for an owner on this machine whose pid is gone, given me),
+ * pending whose last write (mtime) is older than min_age (0: every one:
+ * a holder that died a moment after its renewal too); report those
+ * running and expired or expiring within horizon (<= 0: the default TTL;
+ * wait: until "expires"; 0 for an owner on this machine whose pid is
+ * gone, given me),
  * and those released or queued with no pending marker. A lease found
  * ended whose job's status marker says otherwise (its holder died between
  * the two writes) gets its marker rewritten with the lease's state. *out
  * is malloc'd (n entries). */
-int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double ttl,
-    struct sr_queue_expired **out, size_t *n, char *err);
+int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double min_age,
+    double horizon, struct sr_queue_expired **out, size_t *n, char *err);
 
 /* ---- status markers ---- */
 

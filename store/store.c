@@ -539,6 +539,32 @@ sr_store_stats(struct sr_store *st, struct sr_store_stats *out)
 		st->be->stats(st, out);
 }
 
+/* The words of the permanent errors, and who writes them. */
+static const char *const permanent_words[] = {
+	"not a regular file: the file store keeps objects",	/* store-file.c */
+	"bytes, more than the",		/* store-file.c: an object too large */
+	"the reply is larger than",	/* xfer.c: an object too large */
+	"does not exist (create it",	/* s3.c, az.c: no such bucket, container */
+	"access denied (AccessDenied)",	/* s3.c */
+	": Not a directory",		/* file://: a file where a folder must be */
+	": Permission denied",		/* file:// */
+	": Read-only file system",	/* file:// */
+};
+
+int
+sr_store_err_permanent(const char *err)
+{
+	size_t i;
+
+	if (err == NULL || sr_err_is_oom(err))
+		return 0;
+	for (i = 0; i < sizeof permanent_words / sizeof permanent_words[0]; i++) {
+		if (strstr(err, permanent_words[i]) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
 const char *
 sr_store_rc_name(int rc)
 {

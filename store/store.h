@@ -179,6 +179,17 @@ struct sr_store_stats {
 };
 void sr_store_stats(struct sr_store *st, struct sr_store_stats *out);
 
+/* Whether err, the message of a store function's SR_STORE_ERROR, says
+ * the error is permanent: the same request can never succeed until a
+ * person changes something (a bucket or container that does not exist,
+ * access denied, an object larger than the reader takes, something not a
+ * regular file at a key of file://, a folder that cannot be made there).
+ * Anything else (network, 5xx, throttling, timeouts, a disk's I/O error)
+ * is transient: worth another try. Told by the fixed words the backends
+ * use for those (store.c lists them), as sr_err_is_oom tells out of
+ * memory; out of memory is transient. */
+int sr_store_err_permanent(const char *err);
+
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */
 const char *sr_store_rc_name(int rc);
 

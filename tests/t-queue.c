@@ -720,7 +720,7 @@ test_expired(void)
 	sr_queue_job_free(jr);
 	sr_sleep(x.ttl + 0.3);
 	sr_queue_get_counts(q, &c0);
-	rc = sr_queue_find_expired(q, &A, x.ttl, &e, &n, err);
+	rc = sr_queue_find_expired(q, &A, x.ttl, x.ttl, &e, &n, err);
 	su_rc_is(rc, 0, err, "find leases lost with their machines");
 	delta(q, &c0, &d);
 	for (i = 0; i < n; i++) {

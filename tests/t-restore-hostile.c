@@ -377,29 +377,38 @@ hostile_top(const char *label, const char *extra, const char *want)
 	free(e);
 }
 
-/* Replace manifest seq of job hc by its text with the member key's value
+/* Write manifest from of job as manifest to, with the member key's value
  * replaced (or, with value NULL, the member dropped). */
 static void
-hc_edit(uint64_t seq, const char *key, const char *value)
+man_edit(const char *job, uint64_t from, uint64_t to, const char *key, const char *value)
 {
-	char *mkey = sr_jobkey_manifest("hc", seq, NULL), *k = sr_asprintf("\n \"%s\": ", key), err[SR_ERRMAX];
-	char *text, *p, *end, *out;
+	char *mkey = sr_jobkey_manifest(job, from, NULL), *k = sr_asprintf("\n \"%s\": ", key);
+	char *tkey = sr_jobkey_manifest(job, to, NULL), *text, *p, *end, *out, err[SR_ERRMAX];
 	size_t len;
 
 	if (sr_store_get(st, mkey, 1 << 20, (void **)&text, &len, NULL, err) != 0 ||
 	    (p = strstr(text, k)) == NULL)
-		sr_fatal("hc_edit %s %s: %s", mkey, key, err);
+		sr_fatal("man_edit %s %s: %s", mkey, key, err);
 	end = strchr(p + 1, '\n');
 	if (value == NULL)
 		out = sr_asprintf("%.*s%s", (int)(p - text), text, end);
 	else
 		out = sr_asprintf("%.*s%s%s,%s", (int)(p - text), text, k, value, end);
-	if (sr_store_put(st, mkey, out, strlen(out), SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
+	if (sr_store_put(st, tkey, out, strlen(out), SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
 		sr_fatal("%s", err);
 	free(out);
 	free(text);
 	free(k);
 	free(mkey);
+	free(tkey);
+}
+
+/* Replace manifest seq of job hc by its text with the member key's value
+ * replaced (or, with value NULL, the member dropped). */
+static void
+hc_edit(uint64_t seq, const char *key, const char *value)
+{
+	man_edit("hc", seq, seq, key, value);
 }
 
 /*
@@ -468,8 +477,18 @@ test_chain_fields(void)
 	    "falling back to checkpoint 0")
 	    == 0, "a parent that skips 1: falls back to 0, never to 1 (rc %d, seq %" PRIu64 ") %s",
 	    rc, s.seq, lg.n ? lg.lines[0] : err);
-	/* a parent that cannot be read ends the chain */
+	/* a parent that cannot be read: the commit record of 2 names 1 */
 	hc_edit(2, "parent", "\"1\"");
+	tu_log_clear(&lg);
+	rc = restore("hc", &s, err);
+	ok(rc == 0 && s.seq == 1 && lg.n == 2 && strcmp(lg.lines[1], "warning: restored "
+	    "checkpoint 1 (step 1) instead of checkpoint 2, whose manifest hc/manifests/"
+	    "0000000002.json cannot be read (parent: not an integer or null): checkpoint 1 is the "
+	    "newest older one committed, as the commit record of 2 says") == 0, "a parent that "
+	    "cannot be read: back to 1 by the commit record of 2 (rc %d, seq %" PRIu64 ") %s", rc,
+	    s.seq, lg.n > 1 ? lg.lines[1] : err);
+	/* without the record (an older version's commit), it ends the chain */
+	sr_store_delete(st, "hc/manifests/0000000002.commit", err);
 	tu_log_clear(&lg);
 	rc = restore("hc", &s, err);
 	is_int(rc, -1, "a parent that cannot be read: the restore fails");
@@ -517,6 +536,138 @@ test_chain_fields(void)
 	rc = restore("hc", &s, err);
 	is_str(err, "restore hc: checkpoint 0: bad manifest hc/manifests/0000000000.json: epoch: "
 	    "not an integer", "a bad epoch: refused");
+	tu_rmtree(src);
+	free(src);
+}
+
+/* Manifest 3 of dn damaged as label says: text is what to store instead
+ * (len bytes). The restore goes back to 1 by 3's commit record, never to
+ * 2 or 4 (a fenced writer's, uncommitted), saying exactly so; without
+ * the record it ends the chain there, as before. */
+static void
+damaged_newest(const char *label, const char *text, size_t len, const char *why)
+{
+	char err[SR_ERRMAX] = "", *line, *warn;
+	struct sr_ckpt_stats s;
+	int rc;
+
+	sr_store_put(st, "dn/manifests/0000000003.json", text, len, SR_PUT_OVERWRITE, NULL, NULL,
+	    err);
+	tu_log_clear(&lg);
+	memset(&s, 0, sizeof s);
+	rc = restore("dn", &s, err);
+	ok(rc == 0 && s.seq == 1 && s.step == 11, "%s: restores checkpoint 1, step 11 (rc %d, seq %"
+	    PRIu64 ", step %lld) %s", label, rc, s.seq, s.step, rc ? err : "");
+	line = sr_asprintf("checkpoint 3: bad manifest dn/manifests/0000000003.json: %s; falling "
+	    "back to checkpoint 1", why);
+	warn = sr_asprintf("warning: restored checkpoint 1 (step 11) instead of checkpoint 3, whose "
+	    "manifest dn/manifests/0000000003.json cannot be read (%s): checkpoint 1 is the newest "
+	    "older one committed, as the commit record of 3 says", why);
+	ok(lg.n == 2 && strcmp(lg.lines[0], line) == 0 && strcmp(lg.lines[1], warn) == 0,
+	    "%s: said exactly: %s | %s", label, lg.n > 0 ? lg.lines[0] : "(nothing)",
+	    lg.n > 1 ? lg.lines[1] : "(nothing)");
+	free(line);
+	free(warn);
+}
+
+static void
+test_damaged_newest(void)
+{
+	char *src = tu_path(top, "dn-src"), err[SR_ERRMAX] = "", *text, *bad, *line;
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	size_t len, blen, cut;
+	int i, rc;
+
+	tu_rmtree(target);
+	mkdir(target, 0755);
+	tu_write(target, "old", "old data", 8);
+	mkdir(src, 0755);
+	memset(&o, 0, sizeof o);
+	o.job = "dn";
+	o.epoch = 1;
+	/* 0 and 1 committed at epoch 1; then epoch 2 takes the job over, and
+	 * a paused writer of epoch 1 leaves manifests 2 and 4 that it never
+	 * committed (fenced: copies of 1 at another step); 3 is epoch 2's
+	 * commit, its parent 1 */
+	sr_ckpt_fence(st, "dn", 1, err);
+	for (i = 0; i < 2; i++) {
+		char t[16];
+
+		snprintf(t, sizeof t, "dn %d", i);
+		tu_write(src, "f", t, strlen(t));
+		sr_ckpt_save(st, &o, src, 10 + i, &s, err);
+	}
+	sr_ckpt_fence(st, "dn", 2, err);
+	man_edit("dn", 1, 2, "seq", "2");
+	man_edit("dn", 2, 2, "step", "99");
+	o.epoch = 2;
+	tu_write(src, "f", "dn 3", 4);
+	rc = sr_ckpt_save(st, &o, src, 12, &s, err);
+	ok(rc == 0 && s.seq == 3, "damaged newest: epoch 2 commits 3 over the fenced 2 %s", err);
+	man_edit("dn", 1, 4, "seq", "4");
+	man_edit("dn", 4, 4, "step", "98");
+	if (sr_store_get(st, "dn/manifests/0000000003.commit", 1024, (void **)&text, &len, NULL,
+	    err) != 0)
+		text = sr_strdup(err);
+	is_str(text, "commit 3 parent 1 epoch 2\n", "the commit record of 3 names its parent");
+	free(text);
+	rc = restore("dn", &s, err);
+	ok(rc == 0 && s.seq == 3 && s.step == 12, "sound: 3 restores %s", err);
+	if (sr_store_get(st, "dn/manifests/0000000003.json", 1 << 20, (void **)&text, &len, NULL,
+	    err) != 0)
+		sr_fatal("%s", err);
+
+	/* cut, and the NUL, where "entries" starts: the same place whatever
+	 * the times and pack names make the manifest's length */
+	if ((bad = strstr(text, "\n \"entries\"")) == NULL)
+		sr_fatal("manifest 3 has no entries");
+	cut = (size_t)(bad - text) + 1;
+	damaged_newest("truncated", text, cut, "JSON line 19 column 0: string or '}' expected near "
+	    "end of file");
+	if ((bad = malloc(len)) == NULL)
+		sr_fatal("out of memory");
+	memcpy(bad, text, len);
+	bad[cut] = '\0';
+	damaged_newest("a NUL inside", bad, len, "JSON line 19 column 1: string or '}' expected near "
+	    "end of file");
+	memcpy(bad, text, len);
+	*strchr(bad, ':') ^= 1;		/* ':' -> ';' */
+	damaged_newest("a bit flip", bad, len, "JSON line 2 column 11: ':' expected near ';'");
+	free(bad);
+	sr_store_put(st, "dn/manifests/0000000003.json", text, len, SR_PUT_OVERWRITE, NULL, NULL,
+	    err);
+	man_edit("dn", 3, 3, "version", "99");
+	if (sr_store_get(st, "dn/manifests/0000000003.json", 1 << 20, (void **)&bad, &blen, NULL,
+	    err) != 0)
+		sr_fatal("%s", err);
+	damaged_newest("\"version\": 99 (a newer spotrun's)", bad, blen, "version 99 is not "
+	    "known (this spotrun reads versions 1 to 3)");
+	free(bad);
+
+	/* without the record (an older version's commit): the chain ends at
+	 * 3, and neither 2 nor 4 is ever taken */
+	sr_store_delete(st, "dn/manifests/0000000003.commit", err);
+	tu_log_clear(&lg);
+	rc = restore("dn", &s, err);
+	is_int(rc, -1, "no commit record: the restore fails");
+	line = "warning: checkpoint 3 of dn cannot say which checkpoint came before it: the chain "
+	    "of committed checkpoints ends there, and the 3 older manifests listed are not restored"
+	    " (to restore one, write its number into dn/LATEST)";
+	ok(lg.n == 2 && strcmp(lg.lines[1], line) == 0, "... saying where the chain ends: %s",
+	    lg.n > 1 ? lg.lines[1] : "(nothing)");
+	/* a record that is not exactly one of 3 is none */
+	sr_store_put(st, "dn/manifests/0000000003.commit", "commit 3 parent 2 epoch 2", 25,
+	    SR_PUT_OVERWRITE, NULL, NULL, err);
+	rc = restore("dn", &s, err);
+	is_int(rc, -1, "a record without its newline is none: the restore fails");
+	sr_store_put(st, "dn/manifests/0000000003.commit", "commit 2 parent 1 epoch 2\n", 26,
+	    SR_PUT_OVERWRITE, NULL, NULL, err);
+	rc = restore("dn", &s, err);
+	is_int(rc, -1, "a record of another seq is none: the restore fails");
+	sr_store_put(st, "dn/manifests/0000000003.json", text, len, SR_PUT_OVERWRITE, NULL, NULL,
+	    err);
+	free(text);
 	tu_rmtree(src);
 	free(src);
 }
@@ -785,6 +936,7 @@ main(void)
 	}
 	test_special_files(storedir);
 	test_chain_fields();
+	test_damaged_newest();
 
 	sr_store_close(st);
 	tu_rmtree(top);

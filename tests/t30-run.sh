@@ -4,7 +4,8 @@
 # checkpoint -> exit 75 -> the next run resumes), signals from the user,
 # the per-attempt log (the whole timeline of its attempt, from its restore to
 # the run's last line, with wall-clock times), the wall-clock times of the
-# timeline, the local-dir lock and the GPU requirement.
+# timeline, the local-dir lock and the GPU requirement; a damaged newest
+# manifest: the next run restores the checkpoint committed before it.
 set -u
 . "$top_srcdir/tests/jobs/no-cloud.sh"	# the jobs here use name = auto
 tmp=$(mktemp -d)
@@ -22,7 +23,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..42"
+echo "1..45"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -255,3 +256,23 @@ else
 	nok "leftover after the next run"
 	pkill -f 'sleep 97.25'
 fi
+
+# 42-44: the newest manifest damaged (truncated): the next run restores
+# the checkpoint committed before it, by its commit record, and says so
+job dmg "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = signal" "grace = 5s"
+for i in 0 1; do
+	"$SPOTRUN" run "$tmp/dmg.ini" >"$tmp/out" 2>"$tmp/err$i" &
+	pid=$!
+	sleep 1
+	kill -TERM $pid
+	wait $pid
+done
+s0=$(sed -nE 's/^[0-9:]+  ckpt     0 step ([0-9]+):.*/\1/p' "$tmp/err0")
+m1=$tmp/store/dmg/manifests/0000000001.json
+head -c 100 "$m1" >"$tmp/m1" && cat "$tmp/m1" >"$m1"
+"$SPOTRUN" run "$tmp/dmg.ini" >"$tmp/out" 2>"$tmp/err"
+check "$?|$(sed -n 's/^resumed at //p' "$tmp/out")" "0|$s0" \
+	"manifest 1 truncated: the run resumes from checkpoint 0 (step $s0) and finishes"
+grep -qE "^[0-9:]+  ckpt     warning: restored checkpoint 0 \(step $s0\) instead of checkpoint 1, whose manifest dmg/manifests/0000000001\.json cannot be read \(JSON .*\): checkpoint 0 is the newest older one committed, as the commit record of 1 says\$" "$tmp/err" &&
+	ok "... with a warning naming the manifest and the step restored" || nok "the warning"
+grep -q 'no older checkpoint' "$tmp/err" && nok "it said no older checkpoint" || ok "... never 'no older checkpoint'"

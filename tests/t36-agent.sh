@@ -29,8 +29,13 @@
 # 8. SIGTERM to an agent running a job (systemd stopping it): the job is
 #    checkpointed as for a notice and released, the agent exits 143, and
 #    another agent resumes the job from that checkpoint.
-# 9. A dead machine's job ahead of a backlog: an agent takes it over before
-#    the jobs pending, not after all of them.
+# 9. Permanent errors end the retries: a lease that is a FIFO, a store
+#    registration (stores/HASH) too large to be one: each job is marked
+#    failed, saying why, and --once ends; a queue whose folder cannot be
+#    made: exit 74 with the reason. --once waits for a dead agent's lease
+#    (its holder SIGKILLed right after a renewal) and takes the job over.
+# 10. A dead machine's job ahead of a backlog: an agent takes it over before
+#     the jobs pending, not after all of them.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -185,7 +190,57 @@ ag_run agt2 0 --queue "$Q-term" --once
 t_is "$t_rc|$(awk '$1 == "start" { k = $3 } END { print k }' "$t_tmp/wl/term.log")|$(ag_steps term)" \
     "0|$k|ok 60" "another agent resumes it from that checkpoint (step $k) and finishes it"
 
-# 9. a dead machine's job before the backlog
+# 9. permanent errors: the job failed, or the agent ends, never retried
+QP=file://$t_tmp/qp
+"$QTOOL" add "$QP" fifo "$t_tmp/true.ini" || t_bail "qtool add failed"
+mkdir -p "$t_tmp/qp/ckpt/_leases"
+mkfifo "$t_tmp/qp/ckpt/_leases/fifo"
+printf '[job]\nname = big\ncommand = true\n[checkpoint]\nstore = file://%s/bigstore\n' "$t_tmp" \
+    > "$t_tmp/big.ini"
+SPOTRUN_QUEUE=$QP "$SPOTRUN" submit "$t_tmp/big.ini" > "$t_tmp/submit.out" 2>&1 ||
+    t_show "$t_tmp/submit.out"
+for f in "$t_tmp"/qp/stores/*; do head -c 5000 /dev/zero | tr '\0' x > "$f"; done
+ag_run_bounded agp 0 --queue "$QP" --once
+t_is "$t_rc" 0 "a lease that is a FIFO, a store registration too large: --once ends, exit 0" ||
+    t_show "$t_tmp/agp.err"
+t_has "$t_tmp/agp.err" "spotrun agent: warning: job fifo: claim lease: get _leases/fifo: $t_tmp/qp/ckpt/_leases/fifo is a FIFO, not a regular file: the file store keeps objects as regular files; remove it; a permanent error: the job is marked failed" \
+    "... the FIFO's job failed, saying why" || t_show "$t_tmp/agp.err"
+t_like "$t_tmp/agp.err" "^spotrun agent: warning: job big: queue $QP: job store [0-9a-f]{16}: get stores/[0-9a-f]{16}: 5000 bytes, more than the [0-9]+ allowed; a permanent error: the job is marked failed\$" \
+    "... the big registration's job failed, saying why" || t_show "$t_tmp/agp.err"
+t_is "$(ag_status "$QP" fifo | awk '{print $1}')|$(ag_status "$QP" big | awk '{print $1}')" "failed|failed" \
+    "... both marked failed in the index"
+: > "$t_tmp/plain"
+ag_run_bounded agu 0 --queue "file://$t_tmp/plain/q"
+t_is "$t_rc" 74 "a queue whose folder cannot be made (a file in its path): exit 74, no retry" ||
+    t_show "$t_tmp/agu.err"
+t_like "$t_tmp/agu.err" "^spotrun agent: .*$t_tmp/plain.*Not a directory" "... saying why" ||
+    t_show "$t_tmp/agu.err"
+
+# --once and a dead agent's lease: it waits for the lease to expire and
+# takes the job over (it used to end up to a TTL before)
+QD=file://$t_tmp/qd
+ag_spec "$t_tmp/dead.ini" 40 0.05
+"$QTOOL" add "$QD" dead "$t_tmp/dead.ini" || t_bail "qtool add failed"
+ag_start agd1 0 --queue "$QD"
+a=$t_last
+wait_for "$t_tmp/wl/dead.log" '^step 5 ' 30 "$a" || t_diag "dead: the job did not start"
+# stopped, not killed: its pid lives on, so only the lease's expiry frees
+# the job (a dead pid on this machine would free it at once)
+jp=$(awk '$1 == "start" { p = $4 } END { print p }' "$t_tmp/wl/dead.log")
+d=$a
+kill -STOP "$d"
+[ -n "$jp" ] && kill -STOP "$jp"
+ag_run_bounded agd2 0 --queue "$QD" --once
+rc=$t_rc
+[ -n "$jp" ] && kill -KILL "$jp"
+kill -KILL "$d"
+t_wait "$d"
+t_is "$rc|$(grep -c 'dead: claimed (epoch 2, taken over' "$t_tmp/agd2.err")" "0|1" \
+    "--once with a dead agent's lease live yet: it waits, takes the job over, exits 0" ||
+    t_show "$t_tmp/agd2.err"
+t_has "$t_tmp/agd2.err" "spotrun agent: dead: succeeded" "... and the job succeeds"
+
+# 10. a dead machine's job before the backlog
 ag_spec "$t_tmp/dead.ini" 200 0.05
 "$QTOOL" add "$Q-bl" dead "$t_tmp/dead.ini"
 ag_start agd 0 --queue "$Q-bl"

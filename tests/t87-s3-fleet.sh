@@ -15,6 +15,8 @@
 # 2. 32 agents started together for one job: one runs it, once.
 # 3. An agent stopped in the middle of a checkpoint past its lease: fenced
 #    (the cases of tests/jobs/agent.sh, as t36 runs them on file://).
+# 4. A queue in a bucket that does not exist: the agent (--once or not)
+#    exits 74 with the reason, no retry.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
 t_setup
@@ -107,7 +109,7 @@ for i in range(1, 21):
         m = json.load(open(os.path.join(tmp, "man", id, "%010d.json" % int(s))))
         committed.append((m["created"], m["step"]))
     runs = {}          # pid -> [start, last time]
-    starts, notices = [], 0
+    starts, noticed, done = [], set(), set()
     for line in open(os.path.join(tmp, "wl", id + ".log")):
         f = line.split()
         if f[0] == "start":
@@ -117,9 +119,13 @@ for i in range(1, 21):
         elif f[0] in ("step", "ckpt"):
             runs[f[3]][1] = float(f[2])
             if f[0] == "ckpt" and f[4] == "notice":
-                notices += 1
+                noticed.add(f[3])
         elif f[0] == "done":
             runs[f[2]][1] = float(f[1])
+            done.add(f[2])
+    # a run that answered its notice at its last step and exited 0 was
+    # not preempted: the runner says "finished exit 0", 0 preemptions
+    notices = len(noticed - done)
     for t, k in starts:
         want = max([st for c, st in committed if c < t], default=0)
         if k != want:
@@ -152,4 +158,12 @@ t_is "$(sed -n 's/^status: //p' "$t_tmp/check.txt")" ok \
 # 2. and 3.
 ag_race "s3://$bucket/race?endpoint=$ep" s3
 ag_fenced "s3://$bucket/fence?endpoint=$ep" "s3://$bucket/fence/ckpt?endpoint=$ep" s3
+# 4. a bucket that does not exist: a permanent error, exit 74 at once
+for once in --once ""; do
+	ag_run_bounded nob 0 --queue "s3://$bucket-none/q?endpoint=$ep" $once
+	t_is "$t_rc" 74 "a queue in a bucket that does not exist (${once:-no --once}): exit 74" ||
+	    t_show "$t_tmp/nob.err"
+	t_like "$t_tmp/nob.err" "^spotrun agent: .*bucket $bucket-none does not exist \\(create it, .*\\(a permanent error: the agent stops\\)\$" \
+	    "... saying why" || t_show "$t_tmp/nob.err"
+done
 t_done

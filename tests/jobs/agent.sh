@@ -50,6 +50,19 @@ ag_run() {
 	t_wait "$t_last"
 }
 
+# ag_run_bounded NAME GPUS ARGS...: ag_run, but an agent that has not
+# ended after 60 s is killed (SIGKILL: $t_rc 137), so that a test of an
+# agent that must end fails instead of hanging. A hang guard, not a
+# timing assertion.
+ag_run_bounded() {
+	ag_start "$@"
+	_b=$t_last
+	( sleep 60; kill -KILL "$_b" 2>/dev/null ) &
+	_guard=$!
+	t_wait "$_b"
+	kill "$_guard" 2>/dev/null
+}
+
 # ag_steps ID: "ok N" when job ID's final list is 1..N each once, in order.
 ag_steps() {
 	awk 'BEGIN { n = 0; bad = "" } { n++; if ($1 != n && bad == "") bad = "line " n " is step " $1 }
