@@ -241,11 +241,11 @@ t_is "$rc|$(grep -c 'dead: claimed (epoch 2, taken over' "$t_tmp/agd2.err")" "0|
 t_has "$t_tmp/agd2.err" "spotrun agent: dead: succeeded" "... and the job succeeds"
 
 # 10. a dead machine's job before the backlog
-ag_spec "$t_tmp/dead.ini" 200 0.05
-"$QTOOL" add "$Q-bl" dead "$t_tmp/dead.ini"
+ag_spec "$t_tmp/bdead.ini" 200 0.05
+"$QTOOL" add "$Q-bl" bdead "$t_tmp/bdead.ini"
 ag_start agd 0 --queue "$Q-bl"
 a=$t_last
-wait_for "$t_tmp/wl/dead.log" '^step 5 ' 30 "$a" || t_diag "backlog: the job did not start"
+wait_for "$t_tmp/wl/bdead.log" '^step 5 ' 30 "$a" || t_diag "backlog: the job did not start"
 kill -KILL "$a"
 t_wait "$a"
 for i in 1 2 3 4; do
@@ -253,7 +253,7 @@ for i in 1 2 3 4; do
 	"$QTOOL" add "$Q-bl" "bl$i" "$t_tmp/bl$i.ini"
 done
 ag_run agb 0 --queue "$Q-bl" --once --max-jobs 1
-t_like "$t_tmp/agb.err" "^spotrun agent: dead: claimed \\(epoch 2, taken over, [0-9]+ requests\\)" \
+t_like "$t_tmp/agb.err" "^spotrun agent: bdead: claimed \\(epoch 2, taken over, [0-9]+ requests\\)" \
     "a dead machine's job is taken over ahead of 4 pending jobs" || t_show "$t_tmp/agb.err"
 t_unlike "$t_tmp/agb.err" "bl[0-9]: claimed" "... which wait for the next job"
 t_done
