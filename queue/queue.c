@@ -94,7 +94,7 @@ sr_queue_open_with(const char *url, const struct sr_store_opts *so, struct sr_qu
 	q->url = sr_strdup(url);
 	q->ckpt_url = ckpt_url_of(url);
 	pthread_mutex_init(&q->lock, NULL);
-	q->rng = (unsigned)getpid() ^ (unsigned)(sr_now() * 1000.0);
+	q->rng = (unsigned)getpid() ^ (unsigned)(uint64_t)(sr_now() * 1000.0);
 	*out = q;
 	return 0;
 }

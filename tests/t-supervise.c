@@ -56,7 +56,7 @@ wait_job(const struct sr_child *c)
 static int
 run(char *const *argv, char *const *envp, const char *cwd, int *xerrno)
 {
-	struct sr_spawn_opts o = { argv, envp, cwd, 0, 1, 0 };
+	struct sr_spawn_opts o = { .argv = argv, .envp = envp, .cwd = cwd, .stdin_null = 1 };
 	struct sr_child c;
 	char err[SR_ERRMAX];
 
@@ -127,7 +127,8 @@ static int
 spawn_sh(const char *script, struct sr_child *c)
 {
 	char *argv[] = { "sh", "-c", (char *)script, NULL };
-	struct sr_spawn_opts o = { argv, environ, tmp, 1, 1, 0 };
+	struct sr_spawn_opts o = { .argv = argv, .envp = environ, .cwd = tmp, .capture = 1,
+		.stdin_null = 1 };
 	char err[SR_ERRMAX];
 
 	if (sr_spawn(&o, c, err) == -1) {
@@ -272,7 +273,8 @@ test_exec(void)
 	char path[512], pathenv[1100], *env1[] = { pathenv, NULL };
 	char *noenv[] = { "HOME=/", NULL };
 	char err[SR_ERRMAX];
-	struct sr_spawn_opts o = { argv, environ, "/nonexistent-dir-t-sup", 0, 1, 0 };
+	struct sr_spawn_opts o = { .argv = argv, .envp = environ,
+		.cwd = "/nonexistent-dir-t-sup", .stdin_null = 1 };
 	struct sr_child c;
 	int xe = 0;
 
