@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "agent-int.h"
+#include "fault.h"
 #include "jobspec.h"
 #include "method.h"
 #include "util.h"
@@ -203,7 +204,9 @@ static void *
 heartbeat_main(void *arg)
 {
 	struct job *b = arg;
-	double interval = b->ag->ttl / 3, next = sr_mono() + interval, at;
+	/* the first beat at once: a cancel asked while the job was being
+	 * claimed reaches the run now, not a third of a TTL later */
+	double interval = b->ag->ttl / 3, next = sr_mono(), at;
 	double gang_next = b->in_gang ? sr_mono() : -1;
 	struct sr_run_progress p;
 	struct timespec ts;
@@ -519,6 +522,15 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 		ar->lost++;
 		sr_agent_say("%s: lost its lease: nothing more is written for it here", b->id);
 		return;
+	}
+	sr_fault("agent-end");
+	/* A cancel asked after the last heartbeat read: a job going back to
+	 * the queue (preempted, released) ends cancelled instead, as the
+	 * user was told; one that finished stays what it was. */
+	if (state == SR_LEASE_RELEASED && b->lead && !b->cancel_asked &&
+	    sr_queue_cancel_requested(b->ag->q, b->id, &(int){ 0 }, err) == 1) {
+		sr_agent_say("%s: cancel requested: not put back in the queue", b->id);
+		state = SR_LEASE_CANCELLED;
 	}
 	if (b->lead)
 		sr_lease_get_info(b->j->lease, &li);

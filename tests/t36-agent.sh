@@ -36,6 +36,8 @@
 #    (its holder SIGKILLed right after a renewal) and takes the job over.
 # 10. A dead machine's job ahead of a backlog: an agent takes it over before
 #     the jobs pending, not after all of them.
+# 11. A cancel asked while a preempted job is being released (after the
+#     agent's last heartbeat): the job ends cancelled, not back in the queue.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -256,4 +258,18 @@ ag_run agb 0 --queue "$Q-bl" --once --max-jobs 1
 t_like "$t_tmp/agb.err" "^spotrun agent: bdead: claimed \\(epoch 2, taken over, [0-9]+ requests\\)" \
     "a dead machine's job is taken over ahead of 4 pending jobs" || t_show "$t_tmp/agb.err"
 t_unlike "$t_tmp/agb.err" "bl[0-9]: claimed" "... which wait for the next job"
+
+# 11. cancel while a preempted job is released
+ag_spec "$t_tmp/rl.ini" 400 0.05 "after = 1s"
+"$QTOOL" add "$Q-rl" rl "$t_tmp/rl.ini"
+SPOTRUN_FAULT=agent-end:delay=3 ag_start agrl 0 --queue "$Q-rl" --once --max-jobs 1
+a=$t_last
+wait_for "$t_tmp/agrl.err" "fault injected at agent-end: delaying" 60 "$a" ||
+    t_diag "release: the job did not end"
+t_is "$("$QTOOL" cancel "$Q-rl" rl 0)" asked "a cancel while the preempted job is released: asked"
+t_wait "$a"
+t_has "$t_tmp/agrl.err" "spotrun agent: rl: cancel requested: not put back in the queue" \
+    "... the agent reads it at the release" || t_show "$t_tmp/agrl.err"
+t_is "$("$QTOOL" lease "$Q-rl/ckpt" rl | awk '{print $1}')|$(ag_status "$Q-rl" rl | awk '{print $1}')" \
+    "cancelled|cancelled" "... lease and status cancelled, not released to the queue"
 t_done
