@@ -27,6 +27,10 @@
 #include "request.h"
 #include "sigcatch.h"
 
+/* Seconds between looks for processes that began to catch the request
+ * signal after it was sent (a /proc walk of the ranks' groups each). */
+#define RESEND_EVERY	0.25
+
 struct dir_method {
 	char *ctl_dir, *req_path;
 	char **done_paths;		/* one per process that answers */
@@ -35,6 +39,12 @@ struct dir_method {
 	long long *steps;		/* ndone: the step it holds, -1 none */
 	const char *signal_name;	/* SPOTRUN_CKPT_SIGNAL: "USR1", "none" */
 	int said_skipped;		/* this attempt's timeline said who was not signalled */
+	/* A request some process did not catch yet: who was signalled, the
+	 * ranks' groups, and when to look again for late handlers. */
+	struct sr_sigcatch_seen seen;
+	pid_t *pgids;
+	size_t npgids;
+	double resend_at;		/* monotonic; 0: nobody left to look for */
 	/* the save thread */
 	pthread_t th;
 	int active;			/* started and not yet joined */
@@ -95,10 +105,14 @@ free_done(struct dir_method *d)
 	free(d->done_paths);
 	free(d->answered);
 	free(d->steps);
+	free(d->pgids);
 	d->done_paths = NULL;
 	d->answered = NULL;
 	d->steps = NULL;
 	d->ndone = 0;
+	d->pgids = NULL;
+	d->npgids = 0;
+	d->resend_at = 0;
 }
 
 static void
@@ -202,6 +216,8 @@ dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 	size_t i;
 
 	memset(&all, 0, sizeof all);
+	d->seen.n = 0;
+	d->resend_at = 0;
 	for (i = 0; i < njob; i++)
 		signalled[i] = 0;
 	memset(d->answered, 0, d->ndone * sizeof *d->answered);
@@ -213,8 +229,11 @@ dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 	/* The file is the request; the signal only wakes those that wait
 	 * for it, and would end a process that does not catch it. Each rank
 	 * is a process group of its own. */
+	d->pgids = sr_reallocarray(d->pgids, njob > 0 ? njob : 1, sizeof *d->pgids);
+	d->npgids = njob;
 	for (i = 0; i < njob; i++) {
-		if (sr_sigcatch_send(job[i].pid, sig, &sc, err) == -1) {
+		d->pgids[i] = job[i].pid;
+		if (sr_sigcatch_send(job[i].pid, sig, &d->seen, &sc, err) == -1) {
 			sr_tl(m->ctx.tl, 1, "warning", "%s; the request file alone asks", err);
 			return 0;
 		}
@@ -228,7 +247,34 @@ dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 		all.skipped += sc.skipped;
 	}
 	say_skipped(m, &all);
+	if (all.skipped > 0)
+		d->resend_at = sr_mono() + RESEND_EVERY;
 	return 0;
+}
+
+/* While the request is pending, a process that did not catch the signal
+ * may install its handler (a job still importing torch at the request):
+ * look for those again, and signal each once, so that a job that waits
+ * for the signal alone is not left to its write timeout. */
+static void
+resend(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+	struct sr_sigcatch sc;
+	char err[SR_ERRMAX];
+	int sent = 0, skipped = 0;
+	size_t i;
+
+	for (i = 0; i < d->npgids; i++) {
+		if (sr_sigcatch_send(d->pgids[i], m->ctx.js->request_signal, &d->seen, &sc, err) == -1)
+			continue;	/* the rank's group is gone: nothing to ask */
+		sent += sc.sent;
+		skipped += sc.skipped;
+	}
+	if (sent > 0)
+		sr_tl(m->ctx.tl, 0, "request", "SIG%s sent to %d more process%s, which began to "
+		    "catch it after the request", d->signal_name, sent, sent == 1 ? "" : "es");
+	d->resend_at = skipped > 0 ? sr_mono() + RESEND_EVERY : 0;
 }
 
 /* "rank 3 at step 121" for the message of ranks that disagree. */
@@ -263,6 +309,9 @@ dir_state(struct sr_method *m, long long *step)
 	long long first = -1;
 	int rc, all = 1, differ = 0;
 	size_t i;
+
+	if (d->resend_at > 0 && sr_mono() >= d->resend_at)
+		resend(m);
 
 	for (i = 0; i < d->ndone; i++) {
 		if (!d->answered[i]) {
@@ -324,6 +373,7 @@ dir_clear(struct sr_method *m)
 	struct dir_method *d = m->priv;
 
 	sr_req_clear(d->req_path, d->done_paths, d->ndone);
+	d->resend_at = 0;
 	if (d->answered != NULL)
 		memset(d->answered, 0, d->ndone * sizeof *d->answered);
 }

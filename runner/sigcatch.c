@@ -103,12 +103,28 @@ exited(int pidfd)
 	return pidfd >= 0 && poll(&pf, 1, 0) == 1;
 }
 
-/* Look at one process: signal it if it is of the group and catches sig. */
+static int
+seen_has(const struct sr_sigcatch_seen *seen, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; seen != NULL && i < seen->n; i++)
+		if (seen->pid[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Look at one process: signal it if it is of the group, catches sig and
+ * was not signalled before (seen). */
 static void
-visit(pid_t pid, pid_t pgid, int sig, struct sr_sigcatch *out)
+visit(pid_t pid, pid_t pgid, int sig, struct sr_sigcatch_seen *seen, struct sr_sigcatch *out)
 {
 	struct proc_info pi;
-	int pidfd = pidfd_open_(pid);
+	int pidfd;
+
+	if (seen_has(seen, pid))
+		return;
+	pidfd = pidfd_open_(pid);
 
 	if (pidfd == -1 && errno != ENOSYS)
 		return;		/* gone already */
@@ -117,6 +133,8 @@ visit(pid_t pid, pid_t pgid, int sig, struct sr_sigcatch *out)
 			if (send_to(pidfd, pid, sig) == 0) {
 				out->sent++;
 				out->leader |= pid == pgid;
+				if (seen != NULL && seen->n < SR_SIGCATCH_SEEN_MAX)
+					seen->pid[seen->n++] = pid;
 			}
 		} else {
 			out->skipped++;
@@ -131,7 +149,8 @@ visit(pid_t pid, pid_t pgid, int sig, struct sr_sigcatch *out)
 }
 
 int
-sr_sigcatch_send(pid_t pgid, int sig, struct sr_sigcatch *out, char *err)
+sr_sigcatch_send(pid_t pgid, int sig, struct sr_sigcatch_seen *seen, struct sr_sigcatch *out,
+    char *err)
 {
 	struct dirent *de;
 	char *end;
@@ -147,7 +166,7 @@ sr_sigcatch_send(pid_t pgid, int sig, struct sr_sigcatch *out, char *err)
 	while ((de = readdir(d)) != NULL) {
 		l = strtol(de->d_name, &end, 10);
 		if (*end == '\0' && l > 1)
-			visit((pid_t)l, pgid, sig, out);
+			visit((pid_t)l, pgid, sig, seen, out);
 	}
 	closedir(d);
 	return 0;

@@ -20,9 +20,21 @@ struct sr_sigcatch {
 	char skipped_name[32];	/* its command name */
 };
 
+#define SR_SIGCATCH_SEEN_MAX	256
+
+/* The processes one request has signalled so far: a later sending for the
+ * same request skips them and reaches only those that have caught the
+ * signal since (a handler installed after `import torch`). */
+struct sr_sigcatch_seen {
+	pid_t pid[SR_SIGCATCH_SEEN_MAX];
+	size_t n;
+};
+
 /* Send sig to each live process of process group pgid that has a handler
- * for it, and to none other (an ignored signal is not sent either). 0 with
- * *out filled, or -1 with err when /proc cannot be read. */
-int sr_sigcatch_send(pid_t pgid, int sig, struct sr_sigcatch *out, char *err);
+ * for it, and to none other (an ignored signal is not sent either); with
+ * seen, not to those in it, and those signalled are added to it (as room
+ * allows). 0 with *out filled, or -1 with err when /proc cannot be read. */
+int sr_sigcatch_send(pid_t pgid, int sig, struct sr_sigcatch_seen *seen, struct sr_sigcatch *out,
+    char *err);
 
 #endif

@@ -5,7 +5,9 @@
 #    as the answer to the next request;
 #  - the request signal goes only to processes that catch it (SigCgt):
 #    a Python job with no handler, one whose handler comes after a delay,
-#    a launcher (sh -c 'python3 job.py') whose child catches it;
+#    a launcher (sh -c 'python3 job.py') whose child catches it; one that
+#    installs its handler after the request came and waits for the signal
+#    alone is signalled as soon as it catches it;
 #  - a job killed by spotrun's own request signal is told so, with the fix;
 #  - a job killed from outside (SIGTERM to the whole Slurm step) before its
 #    notice's checkpoint is told so, with the fix.
@@ -180,4 +182,32 @@ t_is "$t_rc" 0 "a job that exits 0 as the notice's request comes: finished, exit
 t_like "$t_tmp/quit.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, ' \
 	"... and no preemption counted"
 t_has "$t_tmp/quit.out" "asked; done anyway" "... the job did get the request"
+# a job that waits for the signal alone (no look at the request file) and
+# installs its handler 1.5 s in, after the first request (1 s): it is
+# signalled once it catches it, and its answer is committed at once, not
+# after the write timeout (10 s, longer than the job runs).
+cat > "$t_tmp/sigonly.py" <<'EOF'
+import os, signal, sys, time
+done = os.environ["SPOTRUN_CKPT_DONE"]
+got = []
+time.sleep(1.5)
+signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
+for step in range(1, 120):
+    time.sleep(0.05)
+    if got:
+        with open(done + ".t", "w") as f:
+            f.write("%d\n" % step)
+        os.rename(done + ".t", done)
+        print("answered at step %d" % step, flush=True)
+        time.sleep(1)
+        break
+EOF
+job sigonly "$PY $t_tmp/sigonly.py" "interval = 1s" "write_timeout = 10s" "[provider]" "name = local"
+run sigonly
+t_is "$t_rc" 0 "a job whose handler comes after the request, waiting for the signal alone: exit 0" ||
+	t_show "$t_tmp/sigonly.err"
+t_like "$t_tmp/sigonly.err" "^[0-9:]+  request  SIGUSR1 sent to 1 more process, which began to catch it after the request\$" \
+	"... it is signalled once it catches the signal, saying so"
+t_like "$t_tmp/sigonly.err" '^[0-9:]+  ckpt     0 step [0-9]+: .*committed' "... and its answer is committed" ||
+	t_show "$t_tmp/sigonly.err"
 t_done
