@@ -45,7 +45,7 @@ sr_quickstart "$store" az://
 az_cli storage blob list -c "$c" --prefix jobs/ --num-results '*' --query '[].name' -o tsv \
     > "$t_tmp/objects.txt" 2>&1
 t_like "$t_tmp/objects.txt" "^jobs/quickstart/" "blobs under the prefix in the container"
-t_is "$(grep -c '/manifests/' "$t_tmp/objects.txt")" 2 "keep = 2: two manifests left in the container" ||
+t_is "$(grep -cE '/manifests/[0-9]+\.json$' "$t_tmp/objects.txt")" 2 "keep = 2: two manifests left in the container" ||
     t_show "$t_tmp/objects.txt"
 
 # 2. preempted on one VM, resumed on the next, through az://, in 1 MiB blocks,
