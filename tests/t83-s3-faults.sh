@@ -126,8 +126,8 @@ for line in open(d + "/packs"):
         size[key] = int(n)
 committed = bad = 0
 for name in sorted(os.listdir(d + "/m")):
-    if int(name.split(".")[0]) > latest:
-        continue
+    if not name.endswith(".json") or int(name.split(".")[0]) > latest:
+        continue	# a commit record (SEQ.commit), or not committed
     committed += 1
     for e in json.load(open(d + "/m/" + name))["entries"]:
         for c in e.get("chunks", []):
