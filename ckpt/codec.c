@@ -419,7 +419,8 @@ decode_frames(struct sr_codec *c, const uint8_t *src, size_t clen, uint8_t *out,
 		size_t left = rlen - done, fsize, used, made, r;
 		unsigned long long fcs;
 
-		if (sr_zframe_copy_raw(src + pos, clen - pos, out + done, left, &used, &made)) {
+		if (sr_zframe_copy_raw(src + pos, clen - pos, out != NULL ? out + done : NULL, left,
+		    &used, &made)) {
 			pos += used;
 			done += made;
 			continue;

@@ -375,7 +375,10 @@ transpose(const uint8_t *src, size_t n, unsigned width, uint8_t *dst, int join,
 		width = 1;
 	m = n / width;
 	body = m * width;
-	switch (width) {
+	/* no whole element (a NULL buffer of 0 bytes among them): nothing to
+	 * transpose, and no arithmetic on the pointers, which for NULL is
+	 * undefined (clang's UBSan says so) */
+	switch (m == 0 ? 1 : width) {
 	case 1:
 		body = 0;
 		break;

@@ -303,7 +303,7 @@ stage_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_
 	p = &sg->parts[k];
 	it->e = &m->tensors[p->t].pieces[0].data;
 	it->fd = -1;
-	it->mem = sg->mem + p->at;
+	it->mem = sg->mem != NULL ? sg->mem + p->at : NULL;	/* device pieces: no host staging */
 	it->size = p->len;
 	if (p->dev) {
 		/* a device chunk: its sum recorded, and referenced when it is

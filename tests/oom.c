@@ -94,7 +94,9 @@ oom_failures(void)
 /* Bytes handed out and not freed, counted by the replacement itself:
  * glibc's own figures (mallinfo2) count blocks parked in a thread's cache
  * as in use, which moves with every thread the library starts. */
+#if OOM_REPLACES
 static size_t oom_live;
+#endif
 
 size_t
 oom_in_use(void)

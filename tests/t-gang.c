@@ -101,7 +101,7 @@ slot_text(struct sr_queue *q, const char *id, int node)
 			size_t n = strlen(names[i]);
 
 			if ((size_t)(p - t) >= n + 1 && strncmp(p - n, names[i], n) == 0 &&
-			    p[-n - 1] == '"') {
+			    *(p - n - 1) == '"') {
 				char *e = p + 2;
 
 				while ((*e >= '0' && *e <= '9') || *e == '.')
