@@ -40,12 +40,16 @@ endpoint_id(const char *e, size_t len, char *out, size_t olen)
 
 		if (e[i] == '%' && i + 2 < len && (hi = sr_hexval(e[i + 1])) >= 0 &&
 		    (lo = sr_hexval(e[i + 2])) >= 0) {
-			raw[o++] = (char)tolower(hi * 16 + lo);
+			raw[o++] = (char)(hi * 16 + lo);
 			i += 2;
 		} else
-			raw[o++] = (char)tolower((unsigned char)e[i]);
+			raw[o++] = e[i];
 	}
 	raw[o] = '\0';
+	/* scheme and host without case; a path (Azurite's /account) keeps it */
+	h = strstr(raw, "://");
+	for (i = 0, end = h != NULL ? h + 3 + strcspn(h + 3, "/") : raw + o; raw + i < end; i++)
+		raw[i] = (char)tolower((unsigned char)raw[i]);
 	while (o > 0 && raw[o - 1] == '/')
 		raw[--o] = '\0';
 	https = strncmp(raw, "https://", 8) == 0;

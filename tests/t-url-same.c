@@ -44,6 +44,8 @@ static const struct {
 	{ "file:///srv/q/ckpt", "file:///srv/q", 0 },
 	{ "file:///srv/q/ckpt", "file://host/srv/q/ckpt", 0 },
 	{ "az://acct/c/q", "az://acct/d/q", 0 },
+	{ "az://acct/c/q?endpoint=http://127.0.0.1:10000/acct",
+	  "az://acct/c/q?endpoint=http://127.0.0.1:10000/ACCT", 0 },
 };
 
 int
