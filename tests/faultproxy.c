@@ -20,7 +20,9 @@
  *       when the file changed (inode, size or mtime), or at once on SIGHUP
  *       (which also rearms an unchanged file). A missing file means pass.
  *   -l  one line per connection (appended, written when it ends), else
- *       stderr:
+ *       stderr; a stall writes one more when it begins, so that a test
+ *       can see its client give up before the stall ends:
+ *         conn N: stall S s begins
  *         conn N: pass: I bytes in, O bytes out
  *         conn N: reset after I bytes from the client
  *         conn N: stall S s, then pass: I bytes in, O bytes out
@@ -1022,6 +1024,8 @@ conn_main(void *arg)
 		forward(c, "", c->fault.after);
 		break;
 	case M_STALL:
+		logf_line(c->log_fd, "conn %ld: stall %.1f s begins", c->n,
+		    c->fault.seconds);
 		sleep_secs(c->fault.seconds);
 		if (c->fault.then_close) {
 			drain_close(c->fd);

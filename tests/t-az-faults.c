@@ -1,7 +1,8 @@
 /*
  * t-az-faults.c: the az:// store through tests/faultproxy in front of
  * Azurite: block uploads and reads that meet connection resets, stalls
- * (dropped after stall_timeout, long before the server would answer), 503s and 500s in Azure's place, dropped
+ * (dropped after stall_timeout, long before the server would answer),
+ * 503s and 500s in Azure's place, dropped
  * connections, and replies lost after the request took effect all commit
  * or read byte-exact, each fault counted in the proxy's log; a
  * create-only put and a compare-and-swap whose reply was lost find their
@@ -72,7 +73,7 @@ test_uploads(const char *data, size_t len)
 		int count;
 	} faults[] = {
 		{ "reset after=300000 count=3", "reset after 300000 bytes", 3 },
-		{ "stall seconds=5 then=close count=2", "stall 5.0 s, then close", 2 },
+		{ "stall seconds=60 then=close count=2", "stall 60.0 s begins", 2 },
 		{ "slowdown count=4", "slowdown: 503", 4 },
 		{ "internal count=3", "internal: 500", 3 },
 		{ "drop count=3", "drop after the request headers", 3 },
@@ -83,7 +84,7 @@ test_uploads(const char *data, size_t len)
 
 	for (i = 0; i < SR_ARRAY_LEN(faults); i++) {
 		int before = su_proxy_count(&px, faults[i].logged), rc;
-		double t = sr_mono(), end;
+		double end;
 
 		snprintf(key, sizeof key, "up/%zu", i);
 		err[0] = '\0';
@@ -93,11 +94,16 @@ test_uploads(const char *data, size_t len)
 			tap_diag("%s", err);
 			su_proxy_show(&px);
 		}
+		/* The client must drop a stalled block after stall_timeout=2 s,
+		 * not wait for the server: the upload ends while the proxy
+		 * still holds both (its "then close" comes 60 s on). An
+		 * ordering of events, not a time, so a loaded machine passes. */
 		if (strncmp(faults[i].fault, "stall", 5) == 0)
-			ok(sr_mono() - t < 4.5, "\"%s\": the stalled blocks were dropped after "
-			    "stall_timeout=2 s, not 5 (%.1f s)", faults[i].fault, sr_mono() - t);
-		/* the proxy logs a connection when it ends: a stall's after 5 s */
-		for (end = sr_mono() + 6; sr_mono() < end && su_proxy_count(&px,
+			is_int(su_proxy_count(&px, "stall 60.0 s, then close"), 0,
+			    "\"%s\": the stalled blocks were dropped by the client "
+			    "(stall_timeout=2 s), not closed by the server", faults[i].fault);
+		/* the proxy logs most connections when they end */
+		for (end = sr_mono() + 30; sr_mono() < end && su_proxy_count(&px,
 		    faults[i].logged) - before < faults[i].count;)
 			usleep(50000);
 		is_int(su_proxy_count(&px, faults[i].logged) - before, faults[i].count,

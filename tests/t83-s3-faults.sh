@@ -159,7 +159,7 @@ wait_count "$t_tmp/a-1.err" "$COMMIT" 1 30 "$pid" || t_diag "no first checkpoint
 # and 2 MiB) and their retries; the other requests go on a kept-alive one.
 for spec in \
 	"reset after=1000000 count=3|reset after 1000000 bytes from the client\$|3" \
-	"stall seconds=10 then=close count=2|stall 10.0 s, then close\$|2" \
+	"stall seconds=60 then=close count=2|stall 60.0 s begins\$|2" \
 	"slowdown count=6|slowdown: 503 SlowDown to PUT /$bucket/jobs/faults/packs/[0-9]+-[0-9a-f]+\.tar\?partNumber=[123]&uploadId=|6" \
 	"internal count=3|internal: 500 InternalError to PUT /$bucket/jobs/faults/packs/|3" \
 	"drop count=3|drop after the request headers of PUT /$bucket/jobs/faults/packs/|3" \
@@ -177,24 +177,23 @@ do
 	wait_count "$t_tmp/a-1.err" "$COMMIT" $((n + 1)) 30 "$pid"
 	t_result $? "$name: the save after \"$f\" commits" || t_show "$t_tmp/a-1.err" 5
 	if [ "$name" = stall ]; then
-		# The stalled connections' lines come when the proxy closes them,
-		# 10 s on: counted after the loop. The client must not wait that
-		# long: stall_timeout=2 drops them after 2 s without a byte.
-		stall_before=$before
+		# stall_timeout=2 drops a connection that moved no byte for
+		# 2 s: the save commits while the proxy still holds both
+		# stalled parts (it closes them 60 s on), and not before 2 s.
+		# Events and a lower bound: a loaded machine passes too.
+		t_is "$(plog ': stall 60.0 s, then close$')" 0 \
+			"stall: the client dropped the stalled parts, the server did not close them" ||
+			t_show "$t_tmp/proxy.log" 12
 		took=$(grep -E "$COMMIT" "$t_tmp/a-1.err" | tail -n 1 |
 			sed -nE 's/.* committed in ([0-9.]+)(ms|s).*/\1 \2/p' |
 			awk '{ print $2 == "ms" ? $1 / 1000 : $1 }')
-		t_result "$(awk -v d="${took:-0}" 'BEGIN { exit !(d >= 2 && d < 4) }'; echo $?)" \
-			"stall: the stalled parts were dropped after stall_timeout=2 s: the save took ${took:-?} s (2 to 4)"
-		continue
+		t_result "$(awk -v d="${took:-0}" 'BEGIN { exit !(d >= 2) }'; echo $?)" \
+			"stall: the save waited out stall_timeout=2 s: it took ${took:-?} s (>= 2)"
 	fi
 	wait_plog ": $line" $((before + k)) 10
 	t_is "$(($(plog ": $line") - before))" "$k" "$name: the proxy faulted $k connections of that save" ||
 		t_show "$t_tmp/proxy.log" 12
 done
-wait_plog ': stall 10.0 s, then close$' $((stall_before + 2)) 12
-t_is "$(($(plog ': stall 10.0 s, then close$') - stall_before))" 2 "stall: the proxy stalled 2 connections of that save" ||
-	t_show "$t_tmp/proxy.log" 12
 fault pass
 t_unlike "$t_tmp/a-1.err" '^[0-9:]+  (error|warning) ' "no save failed or warned: every fault was retried"
 kill -TERM "$pid"
