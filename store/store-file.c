@@ -471,7 +471,7 @@ writer_direct(struct fwriter *w, char *err)
 	}
 	w->dbuf = buf;
 	w->direct = 1;
-	w->dalign = sx.stx_dio_offset_align;
+	w->dalign = sr_dio_write_align(w->fd, sx.stx_dio_offset_align, DIRECT_BUF);
 	w->dmem = sx.stx_dio_mem_align;
 	return 0;
 }
@@ -1130,6 +1130,17 @@ file_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
 	return writer_write(fs_of(up->st), up->priv, buf, len, "upload", up->key, err);
 }
 
+static size_t
+file_upload_align(const struct sr_upload *up, size_t *min)
+{
+	const struct fwriter *w = up->priv;
+
+	if (!w->direct)
+		return 0;
+	*min = DIRECT_MIN;
+	return w->dalign > w->dmem ? w->dalign : w->dmem;
+}
+
 static int
 file_upload_commit(struct sr_upload *up, char *err)
 {
@@ -1322,6 +1333,7 @@ const struct sr_store_backend sr_store_file_backend = {
 	.del = file_delete,
 	.upload_begin = file_upload_begin,
 	.upload_write = file_upload_write,
+	.upload_align = file_upload_align,
 	.upload_commit = file_upload_commit,
 	.upload_abort = file_upload_abort,
 };

@@ -65,6 +65,8 @@ struct sr_store_backend {
 	int (*upload_begin)(struct sr_upload *up, char *err);
 	int (*upload_write)(struct sr_upload *up, const void *buf, size_t len, char *err);
 	int (*upload_commit)(struct sr_upload *up, char *err);
+	/* sr_upload_align; NULL: every piece is copied (0). */
+	size_t (*upload_align)(const struct sr_upload *up, size_t *min);
 	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */
 	void (*upload_limit)(struct sr_upload *up, double deadline, volatile int *cancel);
 	void (*upload_abort)(struct sr_upload *up);
@@ -108,6 +110,11 @@ int sr_store_key_check(const char *verb, const char *key, char *err);
 /* The same for a list prefix: may be empty, end in '/', or end in part of
  * a segment. */
 int sr_store_prefix_check(const char *verb, const char *prefix, char *err);
+/* The offset granularity for direct writes to fd (dio-align.c): the
+ * largest of kernel_align (statx's stx_dio_offset_align), 4096, and the
+ * physical block or minimum I/O size of the disk under fd where that is a
+ * power of two no larger than most. */
+size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
 /* Key as shown in messages: control bytes escaped, long keys shortened. */
 const char *sr_store_key_show(const char *key, char *buf, size_t len);
 #define SR_KEY_SHOW_MAX 128

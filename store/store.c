@@ -476,6 +476,13 @@ sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err)
 	return up->st->be->upload_write(up, buf, len, err);
 }
 
+size_t
+sr_upload_align(const struct sr_upload *up, size_t *min)
+{
+	*min = 0;
+	return up->st->be->upload_align != NULL ? up->st->be->upload_align(up, min) : 0;
+}
+
 void
 sr_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel)
 {

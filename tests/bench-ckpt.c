@@ -12,6 +12,12 @@
  *   bench-ckpt warm MiB              touch MiB of memory and free it
  *   bench-ckpt evict PATH...         drop the files under PATH from the
  *                                    page cache (after a sync)
+ *   bench-ckpt align DIR MiB ALIGN   write MiB with O_DIRECT into a file in
+ *                                    DIR as a pack lays it out: a header,
+ *                                    then a 13.4 MiB chunk, at offsets that
+ *                                    are multiples of ALIGN (512: the
+ *                                    kernel's minimum; 4096: a physical
+ *                                    block), then fsync
  *
  * save and restore print one line of key=value pairs (seconds, raw, stored,
  * new bytes, chunks, peak RSS in KiB), each in its own process so that the
@@ -337,11 +343,78 @@ cmd_ckpt(int save, const char *url, const char *dir)
 	return 0;
 }
 
+static double
+cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * The disk's cost of direct writes at a granularity: what the file store
+ * did before issue 22 (ALIGN 512: a tar header staged with the block
+ * before it, 1 KiB, then the chunk at the next 512-byte offset) against
+ * what it does now (4096). Same bytes, same disk, same O_DIRECT.
+ */
+static int
+cmd_align(const char *dir, uint64_t mib, size_t align)
+{
+	const size_t piece = 13421772 / align * align;	/* ~12.8 MiB: a chunk's encoding */
+	char path[4096];
+	uint8_t *buf;
+	uint64_t off = 0, total = mib * MIB;
+	double t0, c0;
+	int fd;
+
+	if (align < 512 || (align & (align - 1)) != 0)
+		return fprintf(stderr, "bench-ckpt: align %zu is not a power of two >= 512\n",
+		    align), 1;
+	snprintf(path, sizeof path, "%s/align-%zu", dir, align);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0644)) == -1)
+		return fprintf(stderr, "bench-ckpt: open %s with O_DIRECT: %s\n", path,
+		    strerror(errno)), 1;
+	if (posix_memalign((void **)&buf, 4096, piece) != 0)
+		return fprintf(stderr, "bench-ckpt: out of memory\n"), 1;
+	memset(buf, 0x5a, piece);
+	t0 = sr_mono();
+	c0 = cpu_seconds();
+	while (off < total) {
+		/* the header and the block before it: 2 x 512, rounded up */
+		size_t head = align > 1024 ? align : 1024;
+
+		if (pwrite(fd, buf, head, (off_t)off) != (ssize_t)head ||
+		    pwrite(fd, buf, piece, (off_t)(off + head)) != (ssize_t)piece) {
+			fprintf(stderr, "bench-ckpt: write %s: %s\n", path, strerror(errno));
+			close(fd);
+			free(buf);
+			return 1;
+		}
+		off += head + piece;
+	}
+	if (fsync(fd) == -1) {
+		fprintf(stderr, "bench-ckpt: fsync %s: %s\n", path, strerror(errno));
+		close(fd);
+		free(buf);
+		return 1;
+	}
+	printf("align align=%zu seconds=%.3f cpu=%.3f bytes=%llu mb_s=%.0f\n", align,
+	    sr_mono() - t0, cpu_seconds() - c0, (unsigned long long)off,
+	    off / 1e6 / (sr_mono() - t0));
+	close(fd);
+	unlink(path);
+	free(buf);
+	return 0;
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench-ckpt gen DIR [MiB] | mutate DIR PERCENT |"
-	    " save URL DIR | restore URL DIR | warm MiB | evict PATH...\n");
+	    " save URL DIR | restore URL DIR | warm MiB | evict PATH... |"
+	    " align DIR MiB ALIGN\n");
 	exit(2);
 }
 
@@ -362,5 +435,8 @@ main(int argc, char **argv)
 		return cmd_ckpt(1, argv[2], argv[3]);
 	if (strcmp(argv[1], "restore") == 0 && argc == 4)
 		return cmd_ckpt(0, argv[2], argv[3]);
+	if (strcmp(argv[1], "align") == 0 && argc == 5)
+		return cmd_align(argv[2], strtoull(argv[3], NULL, 10),
+		    (size_t)strtoull(argv[4], NULL, 10));
 	usage();
 }
