@@ -14,9 +14,13 @@
  *              [-W SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S]
  *              [-G SECS] [-M SECS] [-m SECS] [-F]
  *              [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS]
- *              [-I SECS] [-J SECS] [-j SECS] [-6] [-U]
+ *              [-I SECS] [-J SECS] [-j SECS] [-6] [-U] [-C FILE]
  *   -p  write the port (one line) to PORTFILE once listening, else stdout
  *   -6  listen on [::1] instead of 127.0.0.1 (the IPv6 endpoint's path)
+ *   -C  every SECS counts from when FILE appears (logged "gate
+ *       WALLCLOCK"), not from the start: a test's job creates it at the
+ *       point it must have reached, so a loaded machine that starts the
+ *       job late still gets each event at the same point of the job
  *   -U  before each request's line, one more: "ua METHOD PATH <User-Agent
  *       header|->" (who asked, as a metadata service's own logs would say)
  *   -l  log to LOGFILE (else stderr): first "start WALLCLOCK" (epoch
@@ -128,6 +132,11 @@ struct conn {
 	const char *body;	/* the request body (in buf), NUL-terminated */
 };
 
+/* -C: the look for the gate file, and how far ahead everything lies until
+ * it appears. */
+#define GATE_POLL_MS	20
+#define GATE_FAR	(365 * 86400.0)
+
 struct token {
 	char value[40];
 	double expires;		/* monotonic seconds */
@@ -145,6 +154,8 @@ struct emu {
 	double preempt_at, terminate_at, migrate_at;	/* GCP; < 0 off */
 	int no_flavor;			/* -F */
 	int log_ua;			/* -U */
+	const char *gate;		/* -C FILE; NULL: times count from the start */
+	int gate_open;			/* FILE appeared: start_* moved there */
 	double az_at, az_other_at, az_delay;	/* Azure; < 0 off */
 	double az_noname;			/* -n: seconds; 0 off */
 	const char *az_type, *az_notbefore;
@@ -900,7 +911,7 @@ usage(void)
 	    "[-W SECS] [-R SECS] [-t TTL] [-u FROM:TO] [-b BODY] [-H] [-r] [-S] [-G SECS] [-M SECS] "
 	    "[-m SECS] [-F] [-Z SECS] [-E TYPE] [-N NOTBEFORE] [-O SECS] [-z SECS] [-n SECS] "
 	    "[-I SECS] [-J SECS] [-j SECS] "
-	    "[-6]\n");
+	    "[-6] [-U] [-C FILE]\n");
 	exit(2);
 }
 
@@ -925,7 +936,7 @@ main(int argc, char **argv)
 	e.az_type = "Preempt";
 	e.role_ttl = 3600;
 	e.mi_ttl = e.mi_claim = -1;
-	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:J:j:6U")) != -1) {
+	while ((c = getopt(argc, argv, "p:l:T:A:W:R:t:u:b:HrSG:M:m:FZ:E:N:O:z:n:I:J:j:6UC:")) != -1) {
 		switch (c) {
 		case 'p': portfile = optarg; break;
 		case 'l': logfile = optarg; break;
@@ -956,6 +967,7 @@ main(int argc, char **argv)
 		case 'J': e.mi_ttl = atof(optarg); break;
 		case 'j': e.mi_claim = atof(optarg); break;
 		case 'U': e.log_ua = 1; break;
+		case 'C': e.gate = optarg; break;
 		case '6': v6 = 1; break;
 		default: usage();
 		}
@@ -997,6 +1009,10 @@ main(int argc, char **argv)
 	e.start_mono = mono();
 	e.start_wall = wall();
 	fprintf(e.log, "start %.6f\n", e.start_wall);
+	/* Gated: nothing is due until the file appears (every "SECS after
+	 * start" lies a year ahead meanwhile). */
+	if (e.gate != NULL)
+		e.start_mono += GATE_FAR;
 	if (portfile != NULL) {
 		char tmp[4096];
 
@@ -1017,11 +1033,20 @@ main(int argc, char **argv)
 		conns[i].azure = 0;
 	}
 	for (;;) {
-		double wake = next_wake(&e, conns);
+		double wake;
 		int ms = -1;
 
+		if (e.gate != NULL && !e.gate_open && access(e.gate, F_OK) == 0) {
+			e.gate_open = 1;
+			e.start_mono = mono();
+			e.start_wall = wall();
+			fprintf(e.log, "gate %.6f\n", e.start_wall);
+		}
+		wake = next_wake(&e, conns);
 		if (wake >= 0)
 			ms = wake <= mono() ? 0 : (int)ceil((wake - mono()) * 1000);
+		if (e.gate != NULL && !e.gate_open && (ms < 0 || ms > GATE_POLL_MS))
+			ms = GATE_POLL_MS;	/* look for the file again soon */
 		pfd[0].fd = ls;
 		pfd[0].events = POLLIN;
 		for (i = 0; i < MAXCONN; i++) {

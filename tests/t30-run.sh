@@ -7,7 +7,7 @@
 # timeline, the local-dir lock and the GPU requirement; a damaged newest
 # manifest: the next run restores the checkpoint committed before it.
 set -u
-. "$top_srcdir/tests/jobs/no-cloud.sh"	# the jobs here use name = auto
+. "$top_srcdir/tests/jobs/lib.sh"	# wait_for; no-cloud.sh: name = auto
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 n=0
@@ -93,14 +93,16 @@ while [ "$step" -lt 30 ]; do
 	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
 		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
 	fi
-	step=$((step + 1)); sleep 0.1
+	step=$((step + 1)); echo "step $step"; sleep 0.1
 done
 echo "done at $step"
 SH
+# The notice comes once the job is at step 5 (an event, not a time: a
+# loaded machine starts the job late).
 job sigp "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = signal" "grace = 5s"
 "$SPOTRUN" run "$tmp/sigp.ini" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 1
+wait_for "$tmp/out" '^step 5$' 120 $pid
 kill -TERM $pid
 wait $pid
 check $? 75 "SIGTERM with the signal provider: checkpoint, then exit 75"
@@ -144,10 +146,10 @@ fi
 check "$("$SPOTRUN" ls -a -s "file://$tmp/store" nosuchjob)" "no attempts of job nosuchjob in file://$tmp/store" "ls -a of an unknown job"
 
 # 25: SIGINT is forwarded and stops restarts
-job intr "/bin/sh -c 'trap \"exit 9\" INT; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
-"$SPOTRUN" run -q "$tmp/intr.ini" >/dev/null 2>"$tmp/err" &
+job intr "/bin/sh -c 'trap \"exit 9\" INT; echo trapped; while :; do sleep 0.05; done'" "[retry]" "max_restarts = 5"
+"$SPOTRUN" run -q "$tmp/intr.ini" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 0.7
+wait_for "$tmp/out" '^trapped$' 120 $pid
 kill -INT $pid
 wait $pid
 check $? 9 "SIGINT reaches the job, whose code comes back, and no restart follows"
@@ -160,7 +162,7 @@ wall='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} [+-][0-9]{
 job sigw "/bin/sh $tmp/sigjob.sh" "signal = none" "interval = 1s" "[provider]" "name = signal" "grace = 5s"
 "$SPOTRUN" run "$tmp/sigw.ini" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 1.6
+wait_for "$tmp/err" '  request  periodic' 120 $pid
 kill -TERM $pid
 wait $pid
 head -n 1 "$tmp/err" | grep -qE "^spotrun: sigw on signal, .*, store file://$tmp/store; the timeline's 00:00 is $wall\$" &&
@@ -202,10 +204,10 @@ grep -qE '^\+[0-9]{4}\.[0-9]{3} out to-out$' "$log" && grep -qE '^\+[0-9]{4}\.[0
 check "$(cat "$tmp/out")" "to-out" "the job's stdout passes through unchanged"
 
 # 37: a second run of the same job from the same local dir is refused
-job busy "sleep 3"
-"$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>&1 &
+job busy "/bin/sh -c 'echo started; exec sleep 300'"
+"$SPOTRUN" run -q "$tmp/busy.ini" >"$tmp/out" 2>&1 &
 pid=$!
-sleep 0.5
+wait_for "$tmp/out" '^started$' 120 $pid	# its lock is taken before the job starts
 "$SPOTRUN" run -q "$tmp/busy.ini" >/dev/null 2>"$tmp/err"
 rc=$?
 kill $pid; wait $pid 2>/dev/null
@@ -263,7 +265,7 @@ job dmg "/bin/sh $tmp/sigjob.sh" "signal = none" "[provider]" "name = signal" "g
 for i in 0 1; do
 	"$SPOTRUN" run "$tmp/dmg.ini" >"$tmp/out" 2>"$tmp/err$i" &
 	pid=$!
-	sleep 1
+	wait_for "$tmp/out" '^step [3-9]$' 120 $pid
 	kill -TERM $pid
 	wait $pid
 done

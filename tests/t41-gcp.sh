@@ -8,8 +8,8 @@ set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
 echo "1..7"
 
-# mdemu: instance/preempted turns TRUE at 1.5 s.
-cloud_emu "$tmp/port" "$tmp/emu.log" -G 1.5 -U
+# mdemu: instance/preempted turns TRUE 1.5 s after the job reached step 5.
+cloud_emu "$tmp/port" "$tmp/emu.log" -C "$tmp/local/at-step-5" -G 1.5 -U
 SPOTRUN_GCP_ENDPOINT=$emu_url
 export SPOTRUN_GCP_ENDPOINT
 

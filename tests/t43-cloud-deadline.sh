@@ -3,10 +3,10 @@
 # provider (aws, gcp, azure) against tests/mdemu on loopback, one table:
 #  run 1: a notice with time to spare: checkpoint A commits, exit 75;
 #  run 2: resumes from A; a notice whose deadline, less the safety margin,
-#         leaves too little time: aws's `time` only seconds ahead (less than
-#         the margin: no request at all), gcp's 30 s less a 28 s margin and
-#         azure's NotBefore seconds ahead (the job needs longer to write than
-#         that: it is cut off half-way). The run says the previous checkpoint
+#         leaves too little time: aws's `time` less than the margin ahead
+#         (no request at all), gcp's 30 s less a 28 s margin and azure's
+#         NotBefore 30 s ahead less a 27 s margin (the job needs longer to
+#         write than that: it is cut off half-way). The run says the previous checkpoint
 #         stays the newest, stops the job, exits 75; the store holds exactly
 #         what it held (no manifest, pack or pointer change, nothing
 #         half-committed), A is still the latest, and azure is not
@@ -25,28 +25,31 @@ store_state() {
 clouds="aws gcp azure"
 echo "1..$((3 * 10 + 1))"
 
-# too_close CLOUD: start the emulator for run 2 (a notice 1 s after it
-# starts, too close to its deadline); set margin, delay (how long the job
+# too_close CLOUD: start the emulator for run 2 (a notice 1 s after the job
+# started, too close to its deadline); set margin, delay (how long the job
 # takes to write its checkpoint) and want (the run's message, a regex).
+# Each event is timed from the job's start (cloud_emu -C), not the
+# emulator's: a loaded machine starts spotrun late.
 too_close() {
 	now=$(date +%s)
+	rm -f "$dir/local/started"
 	case $1 in
-	aws)	# time: 4 s after now (to the second), so 2-3 s left at the notice,
-		# less than the 5 s margin: not even a request.
-		cloud_emu "$dir/port2" "$dir/emu2.log" -T 1 -b \
-			"{\"action\":\"terminate\",\"time\":\"$(date -u -d @$((now + 4)) +%Y-%m-%dT%H:%M:%SZ)\"}"
-		margin=5s delay=0
-		want='ckpt     no time for a checkpoint: the notice left [0-9.]+m?s, margin = 5\.0s; the previous checkpoint stays the newest$' ;;
+	aws)	# time: 60 s after now (to the second, fixed in the reply), so
+		# under 60 s left at the notice, less than the 100 s margin: not
+		# even a request.
+		cloud_emu "$dir/port2" "$dir/emu2.log" -C "$dir/local/started" -T 1 -b \
+			"{\"action\":\"terminate\",\"time\":\"$(date -u -d @$((now + 60)) +%Y-%m-%dT%H:%M:%SZ)\"}"
+		margin=100s delay=0
+		want='ckpt     no time for a checkpoint: the notice left [0-9.]+m?s, margin = 1m40s; the previous checkpoint stays the newest$' ;;
 	gcp)	# 30 s from the flip to power-off less a 28 s margin: the job has
-		# 2 s and needs 4.
-		cloud_emu "$dir/port2" "$dir/emu2.log" -G 1
+		# 2 s (less what passed before spotrun saw the flip) and needs 4.
+		cloud_emu "$dir/port2" "$dir/emu2.log" -C "$dir/local/started" -G 1
 		margin=28s delay=4
-		want='ckpt     the job did not write its notice checkpoint within (1\.9|2\.0)s; the previous checkpoint stays the newest$' ;;
-	azure)	# NotBefore 5 s after now: about 3 s at the notice less a 1 s
-		# margin; the job needs 5.
-		cloud_emu "$dir/port2" "$dir/emu2.log" -Z 1 -N \
-			"$(LC_ALL=C date -u -d @$((now + 5)) '+%a, %d %b %Y %H:%M:%S GMT')"
-		margin=1s delay=5
+		want='ckpt     the job did not write its notice checkpoint within (1\.[0-9]|2\.0)s; the previous checkpoint stays the newest$' ;;
+	azure)	# NotBefore 30 s after the event (mdemu's default): 30 s at the
+		# notice less a 27 s margin; the job needs 5.
+		cloud_emu "$dir/port2" "$dir/emu2.log" -C "$dir/local/started" -Z 1
+		margin=27s delay=5
 		want='ckpt     the job did not write its notice checkpoint within [0-9.]+m?s; the previous checkpoint stays the newest$' ;;
 	esac
 }
@@ -60,8 +63,8 @@ for cloud in $clouds; do
 	azure) var=SPOTRUN_AZURE_ENDPOINT opt=-Z ;;
 	esac
 
-	# Run 1: a notice at 1 s with time to spare.
-	cloud_emu "$dir/port1" "$dir/emu1.log" $opt 1
+	# Run 1: a notice 1 s after the job started, with time to spare.
+	cloud_emu "$dir/port1" "$dir/emu1.log" -C "$dir/local/started" $opt 1
 	cloud_job "$dir" "dl-$cloud" "$cloud" 30
 	env "$var=$emu_url" "$SPOTRUN" run "$dir/job.ini" >"$dir/out1" 2>"$err"
 	rc=$?

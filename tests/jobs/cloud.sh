@@ -49,12 +49,17 @@ cloud_emu() {
 # (default 0) to finish writing, then notes the time in
 # DIR/local/done-times and writes the done marker; and DIR/job.ini running
 # it with that provider, the store and local dir in DIR, margin = MARGIN
-# (default 1s). [provider] comes last: a test may append its keys.
+# (default 1s). [provider] comes last: a test may append its keys. Once
+# started the job creates DIR/local/started, at step 5 DIR/local/at-step-5:
+# `cloud_emu ... -C FILE` times the emulator's events from there, not from
+# its own start, so that a job started late on a loaded machine still gets
+# there first.
 cloud_job() {
 	cat >"$1/job.sh" <<'SH'
 steps=${1:-40} delay=${2:-0}
 step=0
 [ -n "${SPOTRUN_RESUME_STEP:-}" ] && step=$(cat "$SPOTRUN_CKPT_DIR/step") && echo "resumed at $step"
+: >"$SPOTRUN_CKPT_DIR/../started"
 while [ "$step" -lt "$steps" ]; do
 	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
 		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; [ "$delay" = 0 ] || sleep "$delay"
@@ -62,6 +67,7 @@ while [ "$step" -lt "$steps" ]; do
 		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
 	fi
 	step=$((step + 1)); sleep 0.1
+	[ "$step" = 5 ] && : >"$SPOTRUN_CKPT_DIR/../at-step-5"
 done
 echo "done at $step"
 SH
