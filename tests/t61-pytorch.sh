@@ -18,6 +18,12 @@ ini_set "$t_tmp/job.ini" job command "$cmd --out $t_tmp/final.pt"
 ini_set "$t_tmp/job.ini" job workdir "$ex"
 ini_set "$t_tmp/job.ini" checkpoint store "file://$t_tmp/store"
 ini_set "$t_tmp/job.ini" checkpoint local_dir "$t_tmp/local"
+# The example's notice comes 4 s after each machine starts, 5 s before its
+# deadline: on a loaded machine (a sanitizer build beside other suites)
+# `import torch` alone took longer than that, and the notices went
+# unanswered. 10 s in, 15 s to answer: every request must still be.
+ini_set "$t_tmp/job.ini" provider after 10s
+ini_set "$t_tmp/job.ini" provider window 20s
 
 # The same job without the request signal: the module sees the file alone.
 sed -e "s|$t_tmp/store|$t_tmp/store-nosig|; s|$t_tmp/local|$t_tmp/local-nosig|; s|$t_tmp/final.pt|$t_tmp/nosig.pt|" \
