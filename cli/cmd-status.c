@@ -129,6 +129,8 @@ choose(const struct sr_args *a, const struct sr_fleet *fl, const struct sr_fleet
 	for (i = 0; i < ids.n; i++) {
 		const struct sr_fleet_row *r = sr_fleet_index_find(ix, ids.v[i]);
 
+		if (r == NULL && sr_fleet_index_broken(ix, ids.v[i]) != NULL)
+			continue;	/* its marker does not parse: said, no row to show */
 		if (r == NULL) {	/* a job file's job that was never submitted */
 			fprintf(stderr, "spotrun: %s: not in queue %s (submit it with spotrun "
 			    "submit)\n", ids.v[i], fl->where);

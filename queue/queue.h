@@ -282,6 +282,12 @@ int sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_stat
 int sr_queue_status_list(struct sr_queue *q,
     int (*fn)(const struct sr_queue_status *s, void *arg), void *arg, int *stale, int *bad,
     char *err);
+/* sr_queue_status_list, with bad_fn (may be NULL) called with the key of
+ * each marker that does not parse, so that a job whose only marker is
+ * broken can still be named (cancel, requeue). */
+int sr_queue_status_walk(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_status *s, void *arg),
+    void (*bad_fn)(const char *key, void *arg), void *arg, int *stale, int *bad, char *err);
 
 /* ---- cancel and requeue ---- */
 
