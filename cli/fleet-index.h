@@ -32,6 +32,7 @@ struct sr_fleet_index {
 	int stale, bad;			/* markers skipped: older ones, keys that do not parse */
 	char **broken;			/* the keys that do not parse */
 	size_t nbroken;
+	long malformed;			/* markers under malformed/ (status reads them) */
 };
 
 /* Read every job's newest marker: 0, or -1 with err. */

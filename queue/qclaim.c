@@ -697,3 +697,71 @@ sr_queue_job_end(struct sr_queue *q, struct sr_queue_job *j, enum sr_lease_state
 	snprintf(j->marker.etag, sizeof j->marker.etag, "%s", li.etag);
 	return sr_q_pending_put(q, &j->marker, err) == 0 ? SR_QUEUE_OK : SR_QUEUE_ERROR;
 }
+
+int
+sr_queue_job_verify(struct sr_queue *q, const struct sr_queue_agent *a,
+    struct sr_queue_job **jp, char *err)
+{
+	struct sr_queue_job *j = *jp;
+	struct sr_queue_job_meta m;
+	char hash[20], key[SR_QUEUE_ID_MAX + 16], id[SR_QUEUE_ID_MAX + 1], why[3 * SR_ERRMAX];
+	int rc;
+
+	if (j->gang != NULL || j->lease == NULL)
+		return SR_QUEUE_OK;
+	rc = sr_queue_meta_read(q, j->marker.id, &m, err);
+	if (rc == SR_QUEUE_NOTFOUND)
+		return SR_QUEUE_OK;
+	if (rc != SR_QUEUE_OK)
+		return SR_QUEUE_OK;	/* a malformed meta.json: the marker is all there is */
+	sr_q_hash_of_url(q, m.store, hash);
+	if (strcmp(hash, j->marker.store) == 0) {
+		sr_queue_job_meta_free(&m);
+		return SR_QUEUE_OK;
+	}
+	/* no lease of this job belongs in the marker's store: drop it there */
+	snprintf(key, sizeof key, "_leases/%s", j->marker.id);
+	rc = sr_q_delete(q, j->store, key, err);
+	snprintf(why, sizeof why, "claim job %s: pending marker %s names checkpoint store %s, "
+	    "but jobs/%s/meta.json names %s (meta.json is the job's truth: written once, by "
+	    "its submission; cancel goes by it too): %s; the job is claimed in its own store",
+	    j->marker.id, j->marker.key, j->store_url, j->marker.id, m.store[0] != '\0' ?
+	    m.store : q->ckpt_url, rc == SR_STORE_OK ? "the lease taken there is deleted" :
+	    "the lease taken there could not be deleted");
+	if (rc != SR_STORE_OK)
+		snprintf(why + strlen(why), sizeof why - strlen(why), " (%s)", err);
+	warn(a, why);
+	sr_queue_job_meta_free(&m);
+	snprintf(id, sizeof id, "%s", j->marker.id);
+	sr_queue_job_free(j);
+	*jp = NULL;
+	return sr_queue_claim_id(q, a, id, jp, err);
+}
+
+struct malformed_count {
+	long n;
+	char *first;
+};
+
+static int
+malformed_cb(const struct sr_object_info *info, void *arg)
+{
+	struct malformed_count *m = arg;
+
+	if (m->n++ == 0)
+		snprintf(m->first, SR_QUEUE_KEY_MAX, "%s", info->key);
+	return 0;
+}
+
+int
+sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err)
+{
+	struct malformed_count m = { 0, first };
+
+	first[0] = '\0';
+	*n = 0;
+	if (sr_q_list(q, q->st, "malformed/", malformed_cb, &m, err) != 0)
+		return sr_err_prefix(err, "list malformed/ of queue %s", q->url);
+	*n = m.n;
+	return 0;
+}
