@@ -23,8 +23,8 @@
 #define ROUNDS 4
 /* Pending markers that are no job's (junk) a claim moves to malformed/
  * at most: each is a write and a delete (and a GET of the job's meta.json
- * when the key names one), made after the first listing and before any
- * lease is claimed (no lease waits on them unrenewed), so junk never
+ * when the key names one), made after the first listing that met junk and
+ * before the leases of its candidates are claimed (no lease waits on them unrenewed), so junk never
  * delays a claim by more than this many; the scan itself reads past any
  * number of them. */
 #define JUNK_MAX 64
@@ -505,6 +505,7 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 	struct known known = { NULL, 0 };
 	int round, rc = SR_QUEUE_EMPTY, requests = 0, nojob = 0;
 	long nojob_seen = 0;
+	int quarantined = 0;
 
 	*out = NULL;
 	c.want = a->pick > 0 ? (size_t)a->pick : SR_QUEUE_PICK_DEFAULT;
@@ -531,10 +532,11 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 			break;
 		}
 		requests += c.seen == 0 ? 1 : (int)((c.seen + 999) / 1000);
-		if (round == 0) {
+		if (!quarantined && c.junk.seen > 0) {
 			quarantine(q, a, &c.junk);
-			nojob_seen = c.junk.nojob_seen;
+			quarantined = 1;
 		}
+		nojob_seen += c.junk.nojob_seen;
 		if (c.n == 0) {
 			rc = SR_QUEUE_EMPTY;
 			break;
