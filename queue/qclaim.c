@@ -7,6 +7,8 @@
  * GET of the spec; deleting the marker is one more. Agents pick at random
  * among the first candidates of the best priority, so that many of them
  * starting together spread over the jobs instead of all racing for one.
+ * Markers that are no job's are read past and quarantined under
+ * malformed/, a few a claim, so that junk never starves the real jobs.
  */
 #include "config.h"
 

@@ -10,6 +10,7 @@
  *   index/ID~FIELDS       status markers: the fields `status` shows, in the key
  *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
  *   stores/HASH           each checkpoint store a job uses (its URL)
+ *   malformed/KEY         a marker KEY a claim found no job's, quarantined (body: why)
  *   ckpt/                 the default checkpoint store of the queue's jobs
  *
  * The truth about a job is its lease (lease.h) in its checkpoint store;
@@ -208,7 +209,10 @@ struct sr_queue_job {
  * live at an epoch above the marker's (sr_gang_join), else led (its lease
  * claimed and slot 0 written, sr_gang_lead); its marker stays. A lost race, or a marker found stale (its job held elsewhere or
  * ended: the marker is deleted), tries the next; a malformed lease is
- * skipped with a warning. SR_QUEUE_OK with *out (sr_queue_job_free),
+ * skipped with a warning. Markers that are no job's (a key that does not
+ * parse; one naming a job with no status marker, once one such was met)
+ * are read past, and up to 64 a claim moved to malformed/ with a warning,
+ * a malformed one's job put back from its meta.json (doc/fleet.md). SR_QUEUE_OK with *out (sr_queue_job_free),
  * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR. */
 int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err);
