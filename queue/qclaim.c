@@ -213,10 +213,46 @@ repair_marker(struct sr_queue *q, const char *id, char *err)
 	return sr_q_pending_put(q, &p, err) == 0 ? 1 : -1;
 }
 
+/* A parsed marker names job id, which has no status marker: 0 when the
+ * job is not in the queue either (no meta.json: junk to quarantine);
+ * else -1 with msg, the marker left: a job whose status markers were
+ * lost gets one saying queued (its pending marker says it waits), so
+ * that a claim takes it for a job again (-2 once written). */
+static int
+no_status(struct sr_queue *q, const char *key, const char *id, char *msg, size_t len)
+{
+	struct sr_queue_job_meta m;
+	struct sr_queue_status s;
+	char err[SR_ERRMAX];
+	int rc = sr_queue_meta_read(q, id, &m, err);
+
+	if (rc == SR_QUEUE_NOTFOUND)
+		return 0;
+	if (rc != SR_QUEUE_OK) {
+		snprintf(msg, len, "check pending marker %s: %s; left in place", key, err);
+		return -1;
+	}
+	sr_queue_job_meta_free(&m);
+	memset(&s, 0, sizeof s);
+	snprintf(s.id, sizeof s.id, "%s", id);
+	s.state = SR_LEASE_QUEUED;
+	s.step = -1;
+	if (sr_queue_status_set(q, &s, NULL, err) != SR_QUEUE_OK)
+		snprintf(msg, len, "pending marker %s: job %s has no status marker in index/: %s", key,
+		    id, err);
+	else {
+		snprintf(msg, len, "pending marker %s: job %s had no status marker in index/: one "
+		    "saying queued is written", key, id);
+		return -2;
+	}
+	return -1;
+}
+
 /* Move one junk marker to malformed/KEY, its body saying why, and put
  * back the marker of the job it names, if any (from meta.json). Says
- * what it did into msg. 0 when the key is gone from pending/, -1 when
- * it is left (msg says why; the next claim tries again). */
+ * what it did into msg. 0 when the key is gone from pending/ (1: and its
+ * job was put back), -1 when it is left (msg says why; the next claim
+ * tries again; -2: it is a job's after all, now with a status marker). */
 static int
 quarantine_one(struct sr_queue *q, const char *key, int nojob, char *msg, size_t len)
 {
@@ -227,8 +263,10 @@ quarantine_one(struct sr_queue *q, const char *key, int nojob, char *msg, size_t
 
 	if (!nojob)
 		sr_qkey_pending_parse(key, &p, why);
-	else {
-		junk_id(key, id);
+	else if (junk_id(key, id) == 0 && (rc = no_status(q, key, id, msg, len)) != 0) {
+		free(dst);
+		return rc;
+	} else {
 		snprintf(why, sizeof why, "pending marker %.200s: job %s has no status marker in "
 		    "index/ and no jobs/%s/ (not a job of this queue)", key, id, id);
 	}
@@ -262,7 +300,7 @@ quarantine_one(struct sr_queue *q, const char *key, int nojob, char *msg, size_t
 	snprintf(msg, len, "%s: %s%s%s", why, kept ? "moved to " : "deleted (too long a key to "
 	    "keep under malformed/)", kept ? dst : "", tail);
 	free(dst);
-	return 0;
+	return rc == 1;
 }
 
 void
@@ -474,16 +512,19 @@ claim_gang(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_q
 
 /* Move the junk of a claim's listing to malformed/ (quarantine_one),
  * saying so through a->warn: the first JUNK_SAY one by one, and the
- * first that could not be moved, then a count. */
-static void
+ * first that could not be moved, then a count. Returns how many jobs it
+ * put back (their markers were not in the listing). */
+static int
 quarantine(struct sr_queue *q, const struct sr_queue_agent *a, const struct junk *j)
 {
 	char msg[3 * SR_ERRMAX];
 	size_t i, moved = 0;
-	int failed = 0;
+	int failed = 0, back = 0, rc;
 
 	for (i = 0; i < j->n; i++) {
-		if (quarantine_one(q, j->key[i], j->nojob[i], msg, sizeof msg) == 0)
+		rc = quarantine_one(q, j->key[i], j->nojob[i], msg, sizeof msg);
+		back += rc == 1 || rc == -2;
+		if (rc >= 0)
 			moved++;
 		else if (!failed++ && i >= JUNK_SAY)
 			warn(a, msg);
@@ -497,6 +538,7 @@ quarantine(struct sr_queue *q, const struct sr_queue_agent *a, const struct junk
 		    moved, j->seen);
 		warn(a, msg);
 	}
+	return back;
 }
 
 int
@@ -507,7 +549,7 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 	struct known known = { NULL, 0 };
 	int round, rc = SR_QUEUE_EMPTY, requests = 0, nojob = 0;
 	long nojob_seen = 0;
-	int quarantined = 0;
+	int quarantined = 0, back = 0;
 
 	*out = NULL;
 	c.want = a->pick > 0 ? (size_t)a->pick : SR_QUEUE_PICK_DEFAULT;
@@ -535,10 +577,17 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 		}
 		requests += c.seen == 0 ? 1 : (int)((c.seen + 999) / 1000);
 		if (!quarantined && c.junk.seen > 0) {
-			quarantine(q, a, &c.junk);
+			back = quarantine(q, a, &c.junk);
 			quarantined = 1;
 		}
 		nojob_seen += c.junk.nojob_seen;
+		if (c.n == 0 && back > 0 && round + 1 < ROUNDS) {
+			/* jobs put back: their markers and status are read again */
+			back = 0;
+			known_free(&known);
+			c.known = NULL;
+			continue;
+		}
 		if (c.n == 0) {
 			rc = SR_QUEUE_EMPTY;
 			break;
