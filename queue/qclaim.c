@@ -26,9 +26,9 @@
 /* Pending markers that are no job's (junk) a claim moves to malformed/
  * at most: each is a write and a delete (and a GET of the job's meta.json
  * when the key names one), made after the first listing that met junk and
- * before the leases of its candidates are claimed (no lease waits on them unrenewed), so junk never
- * delays a claim by more than this many; the scan itself reads past any
- * number of them. */
+ * before the leases of its candidates are claimed (no lease waits on them
+ * unrenewed), so junk never delays a claim by more than this many; the
+ * scan itself reads past any number of them. */
 #define JUNK_MAX 64
 /* Junk warned one by one per claim; the rest are counted in one line. */
 #define JUNK_SAY 3

@@ -212,8 +212,9 @@ struct sr_queue_job {
  * skipped with a warning. Markers that are no job's (a key that does not
  * parse; one naming a job with no status marker, once one such was met)
  * are read past, and up to 64 a claim moved to malformed/ with a warning,
- * a malformed one's job put back from its meta.json (doc/fleet.md). SR_QUEUE_OK with *out (sr_queue_job_free),
- * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR. */
+ * a malformed one's job put back from its meta.json (doc/fleet.md).
+ * SR_QUEUE_OK with *out (sr_queue_job_free), SR_QUEUE_EMPTY, or
+ * SR_QUEUE_ERROR. */
 int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err);
 /* Claim job id itself (a lease found expired, `submit --run-local`):
