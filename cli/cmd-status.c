@@ -129,6 +129,8 @@ choose(const struct sr_args *a, const struct sr_fleet *fl, const struct sr_fleet
 	for (i = 0; i < ids.n; i++) {
 		const struct sr_fleet_row *r = sr_fleet_index_find(ix, ids.v[i]);
 
+		if (r == NULL && sr_fleet_index_broken(ix, ids.v[i]) != NULL)
+			continue;	/* its marker does not parse: said, no row to show */
 		if (r == NULL) {	/* a job file's job that was never submitted */
 			fprintf(stderr, "spotrun: %s: not in queue %s (submit it with spotrun "
 			    "submit)\n", ids.v[i], fl->where);
@@ -149,7 +151,8 @@ cmd_status_exec(const struct sr_args *a)
 	struct sr_status_view v;
 	struct sr_queue_counts counts;
 	const struct sr_fleet_row **rows = NULL;
-	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], first[SR_QUEUE_KEY_MAX];
+	char fsafe[SR_TERMSAFE_LEN(SR_QUEUE_KEY_MAX)];
 	size_t n, g;
 	int rc;
 
@@ -165,7 +168,17 @@ cmd_status_exec(const struct sr_args *a)
 		fprintf(stderr, "spotrun: warning: %d status marker%s in queue %s cannot be read "
 		    "(not of the form index/ID~EPOCH~...; doc/fleet.md): skipped\n", ix.bad,
 		    ix.bad == 1 ? "" : "s", fl.where);
-	if ((rc = choose(a, &fl, &ix, &rows, &n)) == 0) {
+	if (sr_queue_malformed_count(fl.q, &ix.malformed, first, err) == -1) {
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+		    sr_termsafe(err, safe, sizeof safe));
+		rc = SR_EXIT_IOERR;
+	} else if (ix.malformed > 0)
+		fprintf(stderr, "spotrun: warning: %ld marker%s in queue %s %s quarantined by an "
+		    "agent as malformed, no job's (the first: %s; each object says why; "
+		    "doc/fleet.md): delete them once read\n", ix.malformed,
+		    ix.malformed == 1 ? "" : "s", fl.where, ix.malformed == 1 ? "was" : "were",
+		    sr_termsafe(first, fsafe, sizeof fsafe));
+	if (rc == 0 && (rc = choose(a, &fl, &ix, &rows, &n)) == 0) {
 		sr_status_view_build(rows, n, &v);
 		sr_queue_get_counts(fl.q, &counts);
 		if (sr_args_has(a, STATUS_JSON))

@@ -33,6 +33,15 @@ add_row(const struct sr_queue_status *s, void *arg)
 	return 0;
 }
 
+static void
+add_broken(const char *key, void *arg)
+{
+	struct sr_fleet_index *ix = arg;
+
+	ix->broken = sr_reallocarray(ix->broken, ix->nbroken + 1, sizeof *ix->broken);
+	ix->broken[ix->nbroken++] = sr_strdup(key);
+}
+
 static int
 row_cmp(const void *a, const void *b)
 {
@@ -43,7 +52,7 @@ int
 sr_fleet_index_read(struct sr_queue *q, struct sr_fleet_index *ix, char *err)
 {
 	memset(ix, 0, sizeof *ix);
-	if (sr_queue_status_list(q, add_row, ix, &ix->stale, &ix->bad, err) != 0) {
+	if (sr_queue_status_walk(q, add_row, add_broken, ix, &ix->stale, &ix->bad, err) != 0) {
 		sr_fleet_index_free(ix);
 		return -1;
 	}
@@ -63,8 +72,23 @@ sr_fleet_index_free(struct sr_fleet_index *ix)
 		free(ix->v[i].id);
 		free(ix->v[i].host);
 	}
+	for (i = 0; i < ix->nbroken; i++)
+		free(ix->broken[i]);
+	free(ix->broken);
 	free(ix->v);
 	memset(ix, 0, sizeof *ix);
+}
+
+const char *
+sr_fleet_index_broken(const struct sr_fleet_index *ix, const char *id)
+{
+	size_t i, n = strlen(id);
+
+	for (i = 0; i < ix->nbroken; i++)
+		if (strncmp(ix->broken[i] + strlen("index/"), id, n) == 0 &&
+		    ix->broken[i][strlen("index/") + n] == '~')
+			return ix->broken[i];
+	return NULL;
 }
 
 /* The first row whose id is not below id. */

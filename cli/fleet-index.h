@@ -30,11 +30,18 @@ struct sr_fleet_index {
 	struct sr_fleet_row *v;		/* sorted by id */
 	size_t n;
 	int stale, bad;			/* markers skipped: older ones, keys that do not parse */
+	char **broken;			/* the keys that do not parse */
+	size_t nbroken;
+	long malformed;			/* markers under malformed/ (status reads them) */
 };
 
 /* Read every job's newest marker: 0, or -1 with err. */
 int sr_fleet_index_read(struct sr_queue *q, struct sr_fleet_index *ix, char *err);
 void sr_fleet_index_free(struct sr_fleet_index *ix);
+
+/* The first key of a status marker of job id (index/ID~...) that does
+ * not parse, or NULL: a job known only by a broken marker. */
+const char *sr_fleet_index_broken(const struct sr_fleet_index *ix, const char *id);
 
 /* The row of job id, or NULL. */
 const struct sr_fleet_row *sr_fleet_index_find(const struct sr_fleet_index *ix, const char *id);

@@ -14,6 +14,7 @@
 #include "similar.h"
 #include "sweep.h"
 #include "target.h"
+#include "termsafe.h"
 #include "util.h"
 
 /* Add id unless an earlier argument gave it (the ids one argument gives
@@ -90,7 +91,8 @@ int
 sr_fleet_targets(char *const *args, int n, const struct sr_fleet_index *ix,
     const char *where, struct sr_fleet_ids *out)
 {
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_QUEUE_KEY_MAX)];
+	const char *broken;
 	size_t *rows, nrows, k, earlier;
 	int i, rc;
 
@@ -108,6 +110,15 @@ sr_fleet_targets(char *const *args, int n, const struct sr_fleet_index *ix,
 			goto fail;
 		}
 		if (ix == NULL || sr_fleet_index_find(ix, args[i]) != NULL) {
+			add_id(out, earlier, args[i], 0);
+			continue;
+		}
+		if ((broken = sr_fleet_index_broken(ix, args[i])) != NULL) {
+			/* its lease and meta.json are what cancel and requeue trust */
+			fprintf(stderr, "spotrun: warning: job %s: status marker %s in queue %s does "
+			    "not parse (not of the form index/ID~EPOCH~...; doc/fleet.md): going by "
+			    "the job's meta.json and lease; the next write of its state replaces the "
+			    "marker\n", args[i], sr_termsafe(broken, safe, sizeof safe), where);
 			add_id(out, earlier, args[i], 0);
 			continue;
 		}

@@ -96,10 +96,11 @@ sr_status_print_json(const struct sr_status_view *v, const char *url, const char
 			json_array_append_new(sweeps, json_pack("{s:s, s:o}", "name", gr->name,
 			    "totals", totals_json(&gr->totals)));
 	}
-	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i}, s:{s:I, s:I, s:I, s:I, s:I, "
-	    "s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
+	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, "
+	    "s:I, s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
 	    "jobs", jobs, "sweeps", sweeps, "totals", totals_json(&v->totals),
 	    "markers", "stale", ix->stale, "unreadable", ix->bad,
+	    "malformed", (json_int_t)ix->malformed,
 	    "requests", "total", (json_int_t)counts->requests, "lists", (json_int_t)counts->lists,
 	    "gets", (json_int_t)counts->gets, "puts", (json_int_t)counts->puts,
 	    "deletes", (json_int_t)counts->deletes, "heads", (json_int_t)counts->heads);

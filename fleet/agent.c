@@ -315,7 +315,8 @@ count_free_gpus(struct sr_agent *ag)
 
 /* Claim one job the agent may run now: SR_QUEUE_OK with *out,
  * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR (err). Jobs on the skip list are put
- * back at once. */
+ * back at once; a job whose marker named another store than its
+ * meta.json is claimed in meta.json's (sr_queue_job_verify). */
 static int
 claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 {
@@ -325,6 +326,12 @@ claim(struct sr_agent *ag, struct sr_queue_job **out, char *err)
 	for (tries = 0; tries < 4; tries++) {
 		sr_agent_gang_port(ag);
 		rc = sr_queue_claim(ag->q, &ag->claim, out, err);
+		if (rc == SR_QUEUE_OK)
+			rc = sr_queue_job_verify(ag->q, &ag->claim, out, err);
+		if (rc == SR_QUEUE_BUSY || rc == SR_QUEUE_NOTFOUND) {
+			sr_agent_say("warning: %s", err);
+			continue;
+		}
 		if (rc != SR_QUEUE_OK || !sr_agent_skipped(ag, (*out)->marker.id))
 			return rc;
 		/* released after a failure here a moment ago: for another agent */

@@ -77,6 +77,7 @@ struct reader {
 	int have;
 	int stale, bad;
 	int (*fn)(const struct sr_queue_status *s, void *arg);
+	void (*bad_fn)(const char *key, void *arg);
 	void *arg;
 };
 
@@ -89,6 +90,8 @@ reader_cb(const struct sr_object_info *info, void *arg)
 
 	if (sr_qkey_index_parse(info->key, &s, NULL) == -1) {
 		r->bad++;
+		if (r->bad_fn != NULL)
+			r->bad_fn(info->key, r->arg);
 		return 0;
 	}
 	if (r->have && strcmp(r->cur.id, s.id) == 0)
@@ -105,10 +108,19 @@ sr_queue_status_list(struct sr_queue *q,
     int (*fn)(const struct sr_queue_status *s, void *arg), void *arg, int *stale, int *bad,
     char *err)
 {
+	return sr_queue_status_walk(q, fn, NULL, arg, stale, bad, err);
+}
+
+int
+sr_queue_status_walk(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_status *s, void *arg),
+    void (*bad_fn)(const char *key, void *arg), void *arg, int *stale, int *bad, char *err)
+{
 	struct reader *r = sr_calloc(1, sizeof *r);
 	int rc;
 
 	r->fn = fn;
+	r->bad_fn = bad_fn;
 	r->arg = arg;
 	rc = sr_q_list(q, q->st, "index/", reader_cb, r, err);
 	if (rc == 0 && r->have && fn != NULL)

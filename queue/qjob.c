@@ -482,13 +482,15 @@ job_store(struct sr_queue *q, const char *id, const char *verb, struct sr_queue_
 	return SR_QUEUE_OK;
 }
 
-/* Set job id's status marker to state at epoch, its counts kept. */
+/* Set job id's status marker to state at epoch, its counts kept; when
+ * none of its markers parses, they are replaced. */
 static int
 status_to(struct sr_queue *q, const char *id, enum sr_lease_state state, int64_t epoch,
     char *err)
 {
 	struct sr_queue_status s;
 	char old[SR_QUEUE_KEY_MAX];
+	const char *old_key;
 	int rc = sr_queue_status_get(q, id, &s, err);
 
 	if (rc == SR_QUEUE_NOTFOUND) {
@@ -497,11 +499,14 @@ status_to(struct sr_queue *q, const char *id, enum sr_lease_state state, int64_t
 		s.step = -1;
 	} else if (rc != SR_QUEUE_OK)
 		return rc;
-	snprintf(old, sizeof old, "%s", rc == SR_QUEUE_OK ? s.key : "");
+	/* no marker that parses: the job's broken ones (index/ID~...) go too */
+	old_key = rc == SR_QUEUE_OK ? s.key : NULL;
+	if (old_key != NULL)
+		snprintf(old, sizeof old, "%s", old_key);
 	s.state = state;
 	s.epoch = epoch;
 	s.time = 0;
-	return sr_queue_status_set(q, &s, old, err);
+	return sr_queue_status_set(q, &s, old_key != NULL ? old : NULL, err);
 }
 
 int

@@ -26,6 +26,7 @@ struct sr_queue {
 	size_t nstores;
 	char **skip;		/* ids whose lease is malformed: warned once, skipped */
 	size_t nskip;
+	int junk_names;		/* the last claim met pending markers of no job (qclaim.c) */
 	unsigned rng;
 	long counts[6];		/* requests, lists, gets, puts, deletes, heads (atomic) */
 	struct sr_store_opts sopts;	/* how its stores are opened */

@@ -10,6 +10,7 @@
  *   index/ID~FIELDS       status markers: the fields `status` shows, in the key
  *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
  *   stores/HASH           each checkpoint store a job uses (its URL)
+ *   malformed/KEY         a marker KEY a claim found no job's, quarantined (body: why)
  *   ckpt/                 the default checkpoint store of the queue's jobs
  *
  * The truth about a job is its lease (lease.h) in its checkpoint store;
@@ -208,8 +209,12 @@ struct sr_queue_job {
  * live at an epoch above the marker's (sr_gang_join), else led (its lease
  * claimed and slot 0 written, sr_gang_lead); its marker stays. A lost race, or a marker found stale (its job held elsewhere or
  * ended: the marker is deleted), tries the next; a malformed lease is
- * skipped with a warning. SR_QUEUE_OK with *out (sr_queue_job_free),
- * SR_QUEUE_EMPTY, or SR_QUEUE_ERROR. */
+ * skipped with a warning. Markers that are no job's (a key that does not
+ * parse; one naming a job with no status marker, once one such was met)
+ * are read past, and up to 64 a claim moved to malformed/ with a warning,
+ * a malformed one's job put back from its meta.json (doc/fleet.md).
+ * SR_QUEUE_OK with *out (sr_queue_job_free), SR_QUEUE_EMPTY, or
+ * SR_QUEUE_ERROR. */
 int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_queue_job **out,
     char *err);
 /* Claim job id itself (a lease found expired, `submit --run-local`):
@@ -219,6 +224,17 @@ int sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr
  * SR_QUEUE_ERROR. */
 int sr_queue_claim_id(struct sr_queue *q, const struct sr_queue_agent *a, const char *id,
     struct sr_queue_job **out, char *err);
+/* Check claimed job *jp against its meta.json, the truth about which
+ * checkpoint store its lease and checkpoints are in (cancel and requeue
+ * go by it; the marker it was claimed by is a hint): one GET. They agree,
+ * or meta.json is not there to say (a submission still being written):
+ * SR_QUEUE_OK. The marker named another store: the lease taken there is
+ * deleted, a->warn says so naming both, and the job is claimed in its own
+ * store (sr_queue_claim_id): SR_QUEUE_OK with *jp replaced, or *jp freed
+ * and NULL with its rc (SR_QUEUE_BUSY: held or ended there). A gang's
+ * job (led or joined) is not checked. */
+int sr_queue_job_verify(struct sr_queue *q, const struct sr_queue_agent *a,
+    struct sr_queue_job **jp, char *err);
 /* End a claimed job's lease in state (sr_lease_set_state); released or
  * queued puts its pending marker back, with the lease's new epoch and etag,
  * so that the next claim takes it in one CAS. SR_QUEUE_LOST when the
@@ -282,6 +298,18 @@ int sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_stat
 int sr_queue_status_list(struct sr_queue *q,
     int (*fn)(const struct sr_queue_status *s, void *arg), void *arg, int *stale, int *bad,
     char *err);
+/* sr_queue_status_list, with bad_fn (may be NULL) called with the key of
+ * each marker that does not parse, so that a job whose only marker is
+ * broken can still be named (cancel, requeue). */
+int sr_queue_status_walk(struct sr_queue *q,
+    int (*fn)(const struct sr_queue_status *s, void *arg),
+    void (*bad_fn)(const char *key, void *arg), void *arg, int *stale, int *bad, char *err);
+
+/* Markers a claim quarantined (malformed/KEY, KEY the marker's old key;
+ * each object's body says why): how many into *n, the first key into
+ * first (SR_QUEUE_KEY_MAX bytes; "" when none). One listing of
+ * malformed/ (N / 1000 requests). 0, or -1 with err. */
+int sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err);
 
 /* ---- cancel and requeue ---- */
 

@@ -93,6 +93,10 @@ EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
 EXTRA_DIST += tests/jobs/agent.sh
+# Hostile or malformed queue objects met by the real agent, status and
+# cancel on file://: malformed pending markers quarantined, 100,000 junk
+# markers read past, a broken status marker, a marker naming another store.
+dist_check_SCRIPTS += tests/t97-queue-hostile.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
