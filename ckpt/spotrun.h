@@ -4,7 +4,7 @@
  *
  * A job calls spotrun_ckpt_request() at its safe points (between steps);
  * when it returns 1 the job writes its state into spotrun_ckpt_dir() and
- * calls spotrun_ckpt_done(step). On start, spotrun_resume_step() says whether
+ * calls spotrun_ckpt_answer(&req, step). On start, spotrun_resume_step() says whether
  * the directory holds a restored checkpoint. Polling the request file costs
  * one access(2) per call; a job that prefers the signal (SIGUSR1 by default)
  * sets a flag in its handler and calls spotrun_ckpt_request() only then.
@@ -112,10 +112,10 @@ spotrun_ckpt_request(struct spotrun_request *req)
 	return 1;
 }
 
-/* Tell spotrun the files in spotrun_ckpt_dir() are complete, at this step
- * (-1: no step). Written atomically: a temporary file renamed into place. */
+/* The done marker written atomically (a temporary file renamed into place):
+ * the step (-1: none) and, with req, the seq of the request it answers. */
 static inline int
-spotrun_ckpt_done(long long step)
+spotrun__done(long long step, const struct spotrun_request *req)
 {
 	const char *path = spotrun__env("SPOTRUN_CKPT_DONE");
 	char tmp[4096];
@@ -131,12 +131,33 @@ spotrun_ckpt_done(long long step)
 	if (fp == NULL)
 		return SPOTRUN_ERR_IO;
 	if (step >= 0)
-		fprintf(fp, "%lld\n", step);
+		fprintf(fp, "%lld%s", step, req != NULL ? " " : "\n");
+	if (req != NULL)
+		fprintf(fp, "seq=%llu\n", req->seq);
 	if (fclose(fp) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return SPOTRUN_ERR_IO;
 	}
 	return SPOTRUN_OK;
+}
+
+/* Tell spotrun the files in spotrun_ckpt_dir() are complete, at this step
+ * (-1: no step), in answer to req, the request spotrun_ckpt_request()
+ * filled: an answer to a request that a newer one replaced meanwhile (a
+ * notice's) is then not taken for one to the newer, which
+ * spotrun_ckpt_request() returns next. */
+static inline int
+spotrun_ckpt_answer(const struct spotrun_request *req, long long step)
+{
+	return spotrun__done(step, req);
+}
+
+/* The same, answering whatever request is pending when spotrun reads it
+ * (the marker names none): for a job that keeps no struct spotrun_request. */
+static inline int
+spotrun_ckpt_done(long long step)
+{
+	return spotrun__done(step, NULL);
 }
 
 #endif

@@ -303,37 +303,33 @@ copy_bufs(spotrun_ctx *ctx, struct sr_async *j)
 	return 0;
 }
 
-spotrun_error
-sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, int answering,
-    double t0)
+/* A save of the registered buffers as they are now, with o's options,
+ * not started: its buffers, tensors and their order. NULL: out of memory
+ * (said, in ctx). */
+static struct sr_async *
+job_new(spotrun_ctx *ctx, const char *verb, const struct sr_ckpt_opts *o)
 {
 	struct sr_async *j;
-	uint64_t total;
-	size_t half, chunk = o->chunk_size ? o->chunk_size : SR_CKPT_DEFAULT_CHUNK;
-	char err[SR_ERRMAX];
-	int halves, rc;
-	spotrun_error code;
 
-	if ((j = sr_lib_alloc(&ctx->p, sizeof *j)) == NULL)
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
+	if ((j = sr_lib_alloc(&ctx->p, sizeof *j)) == NULL) {
+		sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "%s: out of memory", verb);
+		return NULL;
+	}
 	memset(j, 0, sizeof *j);
 	j->ctx = ctx;
-	j->step = step;
-	j->t0 = t0;
 	j->o = *o;
 	j->deadline = o->deadline;
 	j->o.deadline_live = &j->deadline;
 	j->o.cancel = &j->sg.cancel;
-	j->o.chunk_size = chunk;
+	j->o.chunk_size = o->chunk_size ? o->chunk_size : SR_CKPT_DEFAULT_CHUNK;
 	j->o.world_size = ctx->p.world_size;	/* for the shares staged */
 	j->o.rank = ctx->p.rank;
-	j->answering = answering;
-	j->answer_seq = ctx->req_seq;
 	if (sr_lib_device_memos(ctx) == -1 || copy_bufs(ctx, j) == -1) {
 		sr_lib_free(&ctx->p, j->t);
 		sr_lib_free(&ctx->p, j->bufs);
 		sr_lib_free(&ctx->p, j);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
+		sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "%s: out of memory", verb);
+		return NULL;
 	}
 	j->sg.bufs = j->bufs;
 	j->sg.t = j->t;
@@ -341,8 +337,78 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	j->sg.o = &j->o;
 	if ((j->sg.order = sr_ckpt_tensors_order(j->t, j->n, NULL)) == NULL) {
 		job_free(ctx, j);
-		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory");
+		sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "%s: out of memory", verb);
+		return NULL;
 	}
+	return j;
+}
+
+/* ctx->stage holding at least need bytes: the staging kept from the last
+ * save, or new memory, its pages faulted in (sr_staging_alloc); a budget
+ * lowered since the last save holds staging to it. */
+static spotrun_error
+ensure_staging(spotrun_ctx *ctx, const char *verb, size_t need)
+{
+	if (ctx->stage_cap >= need &&
+	    (ctx->staging_bytes == 0 || ctx->stage_cap <= ctx->staging_bytes))
+		return SPOTRUN_OK;
+	sr_staging_release(ctx, ctx->stage);
+	ctx->stage_cap = 0;
+	if ((ctx->stage = sr_staging_alloc(ctx, need)) == NULL)
+		return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "%s: out of memory for %zu bytes of "
+		    "staging", verb, need);
+	ctx->stage_cap = need;
+	return SPOTRUN_OK;
+}
+
+spotrun_error
+sr_async_prepare(spotrun_ctx *ctx, const struct sr_ckpt_opts *o)
+{
+	struct sr_async *j;
+	void *before;
+	size_t half;
+	char line[160];
+	int halves;
+	spotrun_error code;
+
+	if (ctx->async != NULL)
+		return SPOTRUN_OK;	/* a save holds staging already */
+	if ((j = job_new(ctx, "prepare_async", o)) == NULL)
+		return SPOTRUN_ERROR_MEMORY;
+	/* no device chunk is referenced before the first save: all staged */
+	code = size_staging(ctx, sr_stage_need(&j->sg), j->o.chunk_size, &half, &halves);
+	job_free(ctx, j);
+	if (code != SPOTRUN_OK)
+		return code;
+	before = ctx->stage;
+	if ((code = ensure_staging(ctx, "prepare_async", half * (size_t)halves)) != SPOTRUN_OK)
+		return code;
+	if (ctx->stage == before)
+		return SPOTRUN_OK;	/* prepared already, or by a save */
+	snprintf(line, sizeof line, "staging of %zu bytes ready for spotrun_save_async, its "
+	    "pages faulted in", ctx->stage_cap);
+	sr_lib_tell(ctx, SPOTRUN_MSG_INFO, line);
+	return SPOTRUN_OK;
+}
+
+spotrun_error
+sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, int answering,
+    double t0)
+{
+	struct sr_async *j;
+	uint64_t total;
+	size_t half, chunk;
+	char err[SR_ERRMAX];
+	int halves, rc;
+	spotrun_error code;
+
+	if ((j = job_new(ctx, "save_async", o)) == NULL)
+		return SPOTRUN_ERROR_MEMORY;
+	j->step = step;
+	j->t0 = t0;
+	j->answering = answering;
+	j->answer_seq = ctx->req_seq;
+	chunk = j->o.chunk_size;
 	/* device buffers: their chunk sums first (on the GPUs), so that a
 	 * chunk the last commit holds is neither copied nor staged */
 	if (sr_lib_device_sums(ctx, j->bufs, j->t, j->n, &j->o, &j->sg.sums, err) == -1) {
@@ -357,17 +423,9 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 		job_free(ctx, j);
 		return code;
 	}
-	/* a budget lowered since the last save holds staging to it */
-	if (ctx->stage_cap < half * (size_t)halves ||
-	    (ctx->staging_bytes != 0 && ctx->stage_cap > ctx->staging_bytes)) {
-		sr_staging_release(ctx, ctx->stage);
-		ctx->stage_cap = 0;
-		if ((ctx->stage = sr_staging_alloc(ctx, half * (size_t)halves)) == NULL) {
-			job_free(ctx, j);
-			return sr_lib_fail(ctx, SPOTRUN_ERROR_MEMORY, "save_async: out of memory for "
-			    "%zu bytes of staging", half * (size_t)halves);
-		}
-		ctx->stage_cap = half * (size_t)halves;
+	if ((code = ensure_staging(ctx, "save_async", half * (size_t)halves)) != SPOTRUN_OK) {
+		job_free(ctx, j);
+		return code;
 	}
 	j->sg.mem = ctx->stage;
 	if (sr_stage_plan(ctx, &j->sg, half, halves) == -1) {

@@ -50,7 +50,8 @@ struct spotrun_ctx_s {
 	char req_reason[16];		/* of req_seq: "notice", "periodic", ... */
 	/* The async save (lib/async.c). async: the save in flight, or the
 	 * last one whose result no call has collected yet (NULL: none).
-	 * stage, stage_cap: the staging memory, kept from save to save;
+	 * stage, stage_cap: the staging memory, kept from save to save
+	 * (or allocated ahead by spotrun_prepare_async);
 	 * staging_bytes its budget (spotrun_set_staging_bytes).
 	 * The caller's thread alone reads and writes these four, and every
 	 * field above: the save's thread reads only what does not change
@@ -101,6 +102,11 @@ struct sr_ckpt_stats;
  * the caller's call began (sr_mono), for the time training was blocked. */
 spotrun_error sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o,
     int answering, double t0);
+/* spotrun_prepare_async: the staging the next save_async needs for the
+ * buffers registered now (o: the save's options, as sr_async_start's),
+ * allocated and its pages faulted in, unless ctx has it or a save in
+ * flight holds it. SPOTRUN_OK, or a failure with ctx->msg set. */
+spotrun_error sr_async_prepare(spotrun_ctx *ctx, const struct sr_ckpt_opts *o);
 /* Wait for the save in flight and take its result: 0 when there was
  * none; else 1 with *rc the checkpoint module's code and err its error. */
 int sr_async_collect(spotrun_ctx *ctx, int *rc, char *err);

@@ -294,6 +294,16 @@ spotrun_error spotrun_register_device(spotrun_ctx *ctx, const char *name, spotru
  * above say what else may run meanwhile). */
 spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
 
+/* Allocate the staging memory that spotrun_save_async needs for the
+ * buffers registered now (within spotrun_set_staging_bytes's budget; a
+ * device buffer counted whole) and fault its pages in, so that the first
+ * spotrun_save_async blocks only for its copy, as the later ones do:
+ * without it, the first one does this inside the call, which made it
+ * block as long as a blocking save (doc/benchmarks.md). Optional; call it
+ * once the buffers are registered, before training. Staging kept from an
+ * earlier save, or held by a save in flight, is left as it is. */
+spotrun_error spotrun_prepare_async(spotrun_ctx *ctx);
+
 /* Wait until the save in flight is committed or failed, and return its
  * result (its message in spotrun_getErrorString); SPOTRUN_OK when none
  * is in flight. */

@@ -71,6 +71,10 @@ tests_bench_libsave_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_bench_libsave_LDADD = libspotrun.la $(LDADD)
 SR_BENCH += bench/libsave.sh
 EXTRA_DIST += bench/libsave.sh
+# The first spotrun_save_async's blocking against the second's, with and
+# without spotrun_prepare_async (bench/first-async.sh, the same program).
+SR_BENCH += bench/first-async.sh
+EXTRA_DIST += bench/first-async.sh
 # Device buffers (lib/device.c) against a stand-in for the CUDA driver
 # (tests/fake-cuda.c: device memory the host cannot dereference, streams on
 # threads of their own, the kernels' CPU twins, errors injected by the

@@ -719,6 +719,22 @@ spotrun_save_async(spotrun_ctx *ctx, long long step)
 	return sr_async_start(ctx, step, &o, answering, t0);
 }
 
+/* The first save_async's staging, allocated and faulted in ahead of it
+ * (lib/async.c). */
+SPOTRUN_API spotrun_error
+spotrun_prepare_async(spotrun_ctx *ctx)
+{
+	struct sr_ckpt_opts o;
+	spotrun_error rc;
+
+	if (ctx == NULL)
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	opts_of(ctx, &o);
+	return sr_async_prepare(ctx, &o);
+}
+
 SPOTRUN_API spotrun_error
 spotrun_wait(spotrun_ctx *ctx)
 {

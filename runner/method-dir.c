@@ -4,8 +4,11 @@
  * starts and shared by its ranks. A request is one marker file for all plus
  * a signal (request.c; why both: doc/design.md) sent only to the processes
  * of each rank that catch it (sigcatch.c); each rank writes its files and a
- * done marker of its own holding its step (ctl/done.R; ctl/done when one
- * process answers). Once every rank has answered, at one step, a thread
+ * done marker of its own holding its step and the request it answers
+ * (ctl/done.R; ctl/done when one process answers). An answer to a request
+ * that a newer one replaced (a notice's, while a rank was still writing
+ * the periodic one's files) is no answer: the rank is signalled again, so
+ * that it answers the newer one. Once every rank has answered, at one step, a thread
  * packs and commits the directory (sr_ckpt_save) while the job runs on,
  * and writes one byte to a pipe when it ends, which the attempt loop polls.
  * One save at a time.
@@ -37,6 +40,9 @@ struct dir_method {
 	size_t ndone;
 	int *answered;			/* ndone: its done marker is there */
 	long long *steps;		/* ndone: the step it holds, -1 none */
+	int *replaced;			/* ndone: it answered a replaced request */
+	uint64_t seq;			/* the pending request's */
+	int said_replaced;		/* the timeline said so for this request */
 	const char *signal_name;	/* SPOTRUN_CKPT_SIGNAL: "USR1", "none" */
 	int said_skipped;		/* this attempt's timeline said who was not signalled */
 	/* A request some process did not catch yet: who was signalled, the
@@ -105,10 +111,12 @@ free_done(struct dir_method *d)
 	free(d->done_paths);
 	free(d->answered);
 	free(d->steps);
+	free(d->replaced);
 	free(d->pgids);
 	d->done_paths = NULL;
 	d->answered = NULL;
 	d->steps = NULL;
+	d->replaced = NULL;
 	d->ndone = 0;
 	d->pgids = NULL;
 	d->npgids = 0;
@@ -170,6 +178,7 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 	d->done_paths = sr_calloc(n + 1, sizeof *d->done_paths);
 	d->answered = sr_calloc(n, sizeof *d->answered);
 	d->steps = sr_calloc(n, sizeof *d->steps);
+	d->replaced = sr_calloc(n, sizeof *d->replaced);
 	l->env = sr_calloc(3, sizeof *l->env);
 	l->env[0] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", d->req_path);
 	l->env[1] = sr_asprintf("SPOTRUN_CKPT_SIGNAL=%s", d->signal_name);
@@ -221,6 +230,9 @@ dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 	for (i = 0; i < njob; i++)
 		signalled[i] = 0;
 	memset(d->answered, 0, d->ndone * sizeof *d->answered);
+	memset(d->replaced, 0, d->ndone * sizeof *d->replaced);
+	d->seq = rq->seq;
+	d->said_replaced = 0;
 	if (sr_req_post(d->req_path, d->done_paths, d->ndone, rq->seq,
 	    sr_ckpt_reason_name(rq->reason), rq->deadline, err) == -1)
 		return -1;
@@ -277,6 +289,39 @@ resend(struct sr_method *m)
 	d->resend_at = skipped > 0 ? sr_mono() + RESEND_EVERY : 0;
 }
 
+/* Rank i answered request seq, which the pending one replaced (the ranks
+ * that had answered it before were asked anew by the newer request's
+ * signal; this one may have taken that signal for the old request): its
+ * answer is ignored, and its processes that catch the signal get it once
+ * more, so that it answers the pending request. Said once a request. */
+static void
+answered_replaced(struct sr_method *m, size_t i, long long seq)
+{
+	struct dir_method *d = m->priv;
+	struct sr_sigcatch sc;
+	char err[SR_ERRMAX], who[32];
+	int sig = m->ctx.js->request_signal;
+
+	if (d->replaced[i])
+		return;
+	d->replaced[i] = 1;
+	sc.sent = 0;
+	if (sig != 0 && i < d->npgids &&
+	    sr_sigcatch_send(d->pgids[i], sig, NULL, &sc, err) == -1)
+		sc.sent = 0;	/* the rank's group is gone: nothing to ask */
+	if (d->said_replaced)
+		return;
+	d->said_replaced = 1;
+	if (d->ndone > 1)
+		snprintf(who, sizeof who, "rank %zu", i);
+	else
+		strlcpy(who, "the job", sizeof who);
+	sr_tl(m->ctx.tl, 0, "request", "%s answered request %lld, which request %llu replaced: "
+	    "that answer is ignored%s", who, seq,
+	    (unsigned long long)d->seq, sc.sent > 0 ? "; the request signal is sent again" :
+	    "; the request file asks again");
+}
+
 /* "rank 3 at step 121" for the message of ranks that disagree. */
 static void
 say_steps(struct sr_method *m, const long long *steps)
@@ -300,13 +345,14 @@ say_steps(struct sr_method *m, const long long *steps)
 	    "doc/python.md)", list + 1);
 }
 
-/* Every done marker: a step number, or nothing; the ranks' must agree. */
+/* Every done marker: a step number, or nothing, and the request it answers
+ * (none: the pending one); the ranks' steps must agree. */
 static int
 dir_state(struct sr_method *m, long long *step)
 {
 	struct dir_method *d = m->priv;
 	char err[SR_ERRMAX];
-	long long first = -1;
+	long long first = -1, seq;
 	int rc, all = 1, differ = 0;
 	size_t i;
 
@@ -315,11 +361,14 @@ dir_state(struct sr_method *m, long long *step)
 
 	for (i = 0; i < d->ndone; i++) {
 		if (!d->answered[i]) {
-			rc = sr_req_done(d->done_paths[i], &d->steps[i], err);
+			rc = sr_req_done(d->done_paths[i], &d->steps[i], &seq, err);
 			if (rc == -1) {
 				sr_tl(m->ctx.tl, 1, "warning", "%s", err);
 				d->steps[i] = -1;
 				rc = 1;
+			} else if (rc == 1 && seq >= 0 && (uint64_t)seq != d->seq) {
+				answered_replaced(m, i, seq);
+				rc = 0;
 			}
 			d->answered[i] = rc;
 		}

@@ -27,11 +27,37 @@ sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_
 	return sr_write_file_atomic(request_path, buf, (size_t)len, err);
 }
 
-int
-sr_req_done(const char *done_path, long long *step, char *err)
+/* The whitespace at p skipped. */
+static char *
+skip_space(char *p)
 {
-	char *buf, *end, *p;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* A whole number >= 0 at *p, *p moved past it; -1 when there is none. */
+static long long
+read_number(char **p)
+{
+	char *end;
 	long long v;
+
+	if (**p < '0' || **p > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(*p, &end, 10);
+	if (errno != 0)
+		return -1;
+	*p = end;
+	return v;
+}
+
+int
+sr_req_done(const char *done_path, long long *step, long long *seq, char *err)
+{
+	char *buf, *p, *start;
+	int bad = 0;
 
 	if (access(done_path, F_OK) == -1) {
 		if (errno == ENOENT)
@@ -40,25 +66,26 @@ sr_req_done(const char *done_path, long long *step, char *err)
 	}
 	if (sr_read_file(done_path, 4096, &buf, NULL, err) == -1)
 		return -1;
-	for (p = buf; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
-		;
-	if (*p == '\0') {
-		free(buf);
-		*step = -1;
-		return 1;
+	start = p = skip_space(buf);
+	*step = *seq = -1;
+	if (*p != '\0' && strncmp(p, "seq=", 4) != 0) {
+		*step = read_number(&p);
+		bad = *step < 0 || (*p != '\0' && p == skip_space(p));
+		p = skip_space(p);
 	}
-	errno = 0;
-	v = strtoll(p, &end, 10);
-	while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
-		end++;
-	if (errno != 0 || *end != '\0' || v < 0) {
-		sr_err(err, "read %s: '%.40s' is not a step number; write the step (e.g. 120) or nothing",
-		    done_path, p);
+	if (!bad && strncmp(p, "seq=", 4) == 0) {
+		p += 4;
+		*seq = read_number(&p);
+		bad = *seq < 0;
+		p = skip_space(p);
+	}
+	if (bad || *p != '\0') {
+		sr_err(err, "read %s: '%.40s' is not a step and the request's seq; write them "
+		    "(e.g. 120 seq=3), the step alone, or nothing", done_path, start);
 		free(buf);
 		return -1;
 	}
 	free(buf);
-	*step = v;
 	return 1;
 }
 

@@ -2,7 +2,9 @@
  * request.h: the marker files of the directory-mode protocol (see
  * doc/spotrun.1, CHECKPOINT PROTOCOL). spotrun posts a request file; each
  * process that answers (each rank, or the one process of launch = once)
- * does so with a done file of its own holding the step number.
+ * does so with a done file of its own holding the step number and the seq
+ * of the request it answers ("120 seq=3"; a bare step from older jobs
+ * answers whatever request is pending).
  */
 #ifndef SR_REQUEST_H
 #define SR_REQUEST_H
@@ -17,9 +19,10 @@
  * answer to this one. */
 int sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_t seq,
     const char *reason, double deadline, char *err);
-/* 1 when the done file exists (*step = its number, or -1 when empty), 0 when
- * not yet, -1 when it exists but holds something other than a step number. */
-int sr_req_done(const char *done_path, long long *step, char *err);
+/* 1 when the done file exists (*step = its number, or -1 when it names none;
+ * *seq = the request it answers, or -1 when it names none), 0 when not yet,
+ * -1 when it exists but holds something other than "[STEP] [seq=N]". */
+int sr_req_done(const char *done_path, long long *step, long long *seq, char *err);
 /* Remove the marker files: the request and the n done files (missing
  * files are fine). */
 void sr_req_clear(const char *request_path, char *const *done_paths, size_t n);

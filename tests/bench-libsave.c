@@ -15,6 +15,9 @@
  *   bench-libsave save-async URL N SPEC...   the same with
  *                                       spotrun_save_async, then
  *                                       spotrun_wait
+ *   bench-libsave save-prepared URL N SPEC...   the same after
+ *                                       spotrun_prepare_async (timed on
+ *                                       a line of its own, "prepare")
  *   bench-libsave restore URL N SPEC... the newest checkpoint restored into
  *                                       fresh buffers: it must be step N
  *                                       and hold state N - 1
@@ -31,7 +34,9 @@
  *
  * save prints one line per checkpoint: the seconds training was blocked,
  * the seconds until the checkpoint was durable (the same for spotrun_save),
- * the CPU seconds (the whole process: the library's threads included), raw
+ * the CPU seconds (the whole process: the library's threads included), the
+ * CPU seconds and the page faults of the calling thread while it was
+ * blocked, raw
  * bytes, stored and new (uploaded) bytes as the library's commit message
  * gives them; write one
  * line with its seconds and bytes. BENCH_THREADS: the library's threads
@@ -47,7 +52,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async, spotrun_wait */
+#define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async, spotrun_wait, spotrun_prepare_async */
 #include "libspotrun.h"
 #include "util.h"
 
@@ -74,7 +79,8 @@ struct commit {
 static SR_NORETURN void
 usage(void)
 {
-	fprintf(stderr, "usage: bench-libsave save|save-async|restore URL N SPEC... | write DIR I SPEC...\n"
+	fprintf(stderr, "usage: bench-libsave save|save-async|save-prepared|restore URL N SPEC... | "
+	    "write DIR I SPEC...\n"
 	    "  SPEC: NAME=bf16|f32|bytes:FILE[,FILE...] or NAME=...:FILE%%BYTES\n");
 	exit(2);
 }
@@ -156,12 +162,14 @@ on_message(void *opaque, spotrun_msg_level level, const char *text)
 	}
 }
 
+/* CPU seconds of the process (RUSAGE_SELF) or of the calling thread
+ * (RUSAGE_THREAD). */
 static double
-cpu_seconds(void)
+cpu_of(int who)
 {
 	struct rusage ru;
 
-	getrusage(RUSAGE_SELF, &ru);
+	getrusage(who, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
@@ -209,6 +217,24 @@ register_all(spotrun_ctx *ctx, struct buf *b, size_t n, int fresh)
  * the checkpoint is committed, which training would spend on its next
  * steps. CPU is the process's over both.
  */
+static double
+cpu_seconds(void)
+{
+	return cpu_of(RUSAGE_SELF);
+}
+
+/* Page faults of the calling thread so far (minor: memory first touched). */
+static long
+thread_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+/* async: 0 spotrun_save, 1 spotrun_save_async, 2 the same after
+ * spotrun_prepare_async. */
 static int
 cmd_save(const char *url, long n, struct buf *b, size_t nb, int async)
 {
@@ -220,26 +246,38 @@ cmd_save(const char *url, long n, struct buf *b, size_t nb, int async)
 	if ((ctx = open_ctx(url, &c)) == NULL)
 		sr_fatal("spotrun_create failed");
 	register_all(ctx, b, nb, 0);
+	if (async == 2) {
+		double t = sr_mono(), tcpu = cpu_of(RUSAGE_THREAD);
+
+		if (spotrun_prepare_async(ctx) != SPOTRUN_OK)
+			sr_fatal("prepare: %s", spotrun_getErrorString(ctx));
+		printf("prepare seconds=%.3f cpu=%.3f\n", sr_mono() - t, cpu_of(RUSAGE_THREAD) - tcpu);
+	}
 	for (k = 0; k < n; k++) {
-		double t, blocked, cpu;
+		double t, blocked, cpu, tcpu;
+		long faults;
 
 		for (i = 0; i < nb; i++)
 			set_state(&b[i], (size_t)k);
 		c.seen = 0;
 		cpu = cpu_seconds();
+		tcpu = cpu_of(RUSAGE_THREAD);
+		faults = thread_faults();
 		t = sr_mono();
 		if ((async ? spotrun_save_async(ctx, k + 1) : spotrun_save(ctx, k + 1)) != SPOTRUN_OK)
 			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
 		blocked = sr_mono() - t;
+		tcpu = cpu_of(RUSAGE_THREAD) - tcpu;
+		faults = thread_faults() - faults;
 		if (async && spotrun_wait(ctx) != SPOTRUN_OK)
 			sr_fatal("save %ld: %s", k + 1, spotrun_getErrorString(ctx));
 		t = sr_mono() - t;
 		cpu = cpu_seconds() - cpu;
 		if (!c.seen)
 			sr_fatal("save %ld: no commit message with its figures", k + 1);
-		printf("save ckpt=%ld seconds=%.3f durable=%.3f cpu=%.3f raw=%" PRIu64 " stored=%"
-		    PRIu64 " new=%" PRIu64 "\n", k + 1, blocked, t, cpu, c.raw, c.stored,
-		    c.new_bytes);
+		printf("save ckpt=%ld seconds=%.3f durable=%.3f cpu=%.3f blocked_cpu=%.3f "
+		    "blocked_faults=%ld raw=%" PRIu64 " stored=%" PRIu64 " new=%" PRIu64 "\n", k + 1,
+		    blocked, t, cpu, tcpu, faults, c.raw, c.stored, c.new_bytes);
 		fflush(stdout);
 	}
 	spotrun_free(ctx);
@@ -313,6 +351,8 @@ main(int argc, char **argv)
 		return cmd_save(argv[2], k, b, (size_t)(argc - 4), 0);
 	if (strcmp(argv[1], "save-async") == 0 && k >= 1)
 		return cmd_save(argv[2], k, b, (size_t)(argc - 4), 1);
+	if (strcmp(argv[1], "save-prepared") == 0 && k >= 1)
+		return cmd_save(argv[2], k, b, (size_t)(argc - 4), 2);
 	if (strcmp(argv[1], "restore") == 0 && k >= 1)
 		return cmd_restore(argv[2], k, b, (size_t)(argc - 4));
 	if (strcmp(argv[1], "write") == 0 && k >= 0)

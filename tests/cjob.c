@@ -65,7 +65,7 @@ main(int argc, char **argv)
 		if (rc == 1 && periodic_only && strcmp(req.reason, "notice") == 0)
 			rc = 0;
 		if (rc == 1) {
-			if (save(dir, step, x) == -1 || spotrun_ckpt_done(step) != SPOTRUN_OK) {
+			if (save(dir, step, x) == -1 || spotrun_ckpt_answer(&req, step) != SPOTRUN_OK) {
 				fprintf(stderr, "cjob: checkpoint failed\n");
 				return 1;
 			}

@@ -185,7 +185,7 @@ out, err = proc.communicate(timeout=60)
 is_(proc.returncode, 0, "a job signalled by another process survives SIGUSR1 (exit 0)")
 is_(out, "answered seq=1 reason=notice done=True\n", "and answers the request")
 with open(env["SPOTRUN_CKPT_DONE"]) as f:
-    is_(f.read(), "41\n", "the done file holds the step")
+    is_(f.read(), "41 seq=1\n", "the done file holds the step and the request's seq")
 
 env = spot_env("self")
 r = child_json(r"""
@@ -319,12 +319,12 @@ finally:
 is_(answered, True, "done(12) answers the pending request")
 is_(calls, ["fsync", "rename done"], "done(): fsync of the temporary file, then rename onto the done file")
 with open(DONE) as f:
-    is_(f.read(), "12\n", "the done file holds '12\\n'")
+    is_(f.read(), "12 seq=4\n", "the done file holds '12 seq=4\\n'")
 is_(sorted(os.listdir(CTL)), ["done", "request"], "no temporary file left")
 is_(spotrun.requested(), False, "answered: requested() is False though spotrun has not removed the file yet")
 is_(spotrun.done(13), False, "a second done() for the same request writes nothing")
 with open(DONE) as f:
-    is_(f.read(), "12\n", "the done file still holds 12")
+    is_(f.read(), "12 seq=4\n", "the done file still holds 12")
 
 os.unlink(DONE)  # what spotrun does with both files
 os.unlink(REQ)
@@ -335,7 +335,7 @@ post(env, 5, "periodic", 0)
 is_(spotrun.requested(), True, "a new request (seq 5) is seen")
 spotrun.done(20)
 with open(os.path.join(TMP, "old-done")) as f, open(DONE) as g:
-    is_((f.read(), g.read()), ("old\n", "20\n"),
+    is_((f.read(), g.read()), ("old\n", "20 seq=5\n"),
         "done() replaces the file (a link to the old one keeps its bytes): never written in place")
 os.unlink(os.path.join(TMP, "old-done"))
 
@@ -345,6 +345,22 @@ post(env, 6, "periodic", 0)
 os.unlink(REQ)  # withdrawn: its deadline passed
 is_((spotrun.requested(), spotrun.done(7), os.path.exists(DONE)), (False, False, False),
     "a withdrawn request: requested() False, done() False, no done file")
+
+# A notice's request replaces the periodic one while the job writes its
+# files: done() answers the request it was told of, and the newer one is
+# asked next.
+post(env, 30, "periodic", 0)
+is_(spotrun.requested(), True, "request 30 seen")
+post(env, 31, "notice", time.time() + 30)
+is_(spotrun.done(70), False, "request 31 replaced it meanwhile: done(70) returns False")
+with open(DONE) as f:
+    is_(f.read(), "70 seq=30\n", "and its answer names request 30, the one it answers")
+is_((spotrun.requested(), spotrun.request().seq), (True, 31), "requested() is True again: request 31")
+is_(spotrun.done(71), True, "done(71) answers request 31")
+with open(DONE) as f:
+    is_(f.read(), "71 seq=31\n", "naming it")
+os.unlink(DONE)
+os.unlink(REQ)
 
 post(env, 8, "periodic", 0)
 for bad in (-1, "3", True, 1.5, None):
@@ -373,7 +389,7 @@ while True:
     if s == "stop\n":
         break
     seen += 1
-    if not re.fullmatch(r"[0-9]+\n", s):
+    if not re.fullmatch(r"[0-9]+ seq=[0-9]+\n", s):
         bad.append(s)
 print(seen, len(bad), repr(bad[:3]))
 """, DONE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -412,6 +428,8 @@ with contextlib.redirect_stderr(err):
 is_(got, (True, "", None, True), "an unreadable request file is still a request, and answered")
 is_(err.getvalue(), "spotrun: %s: 'garbage\\n' is not 'seq=N reason=R deadline=EPOCH'; "
     "answering it anyway\n" % REQ, "with one line on stderr naming the file")
+with open(DONE) as f:
+    is_(f.read(), "2\n", "the answer holds the step alone: the request has no seq to name")
 os.unlink(DONE)
 
 for val, want in (("", None), ("120", 120), ("0", 0)):
@@ -445,8 +463,8 @@ is_(answers[1], [3, 1, 4, os.path.join(ck, "rank-1"), True, os.path.join(ck, "ra
     "rank_dir(3) another's (not made), done() answered")
 is_(sorted(os.listdir(ctl)), ["done.0", "done.1", "done.2", "request"],
     "each rank answered into its own done marker")
-is_([open(os.path.join(ctl, "done.%d" % k)).read() for k in range(3)], ["40\n"] * 3,
-    "every marker holds the step")
+is_([open(os.path.join(ctl, "done.%d" % k)).read() for k in range(3)], ["40 seq=3\n"] * 3,
+    "every marker holds the step and the request's seq")
 is_(sorted(os.listdir(ck)), ["rank-0", "rank-1", "rank-2"], "one folder per rank, none for rank 3")
 r = child_json(r"""
 import json, spotrun
@@ -499,7 +517,7 @@ else:
     post(env, 1, "notice", time.time() + 30)
     is_(spotrun.torch.save(5, model=m, optimizer=o, scheduler=s), True, "save(5) answers the request")
     with open(DONE) as f:
-        is_(f.read(), "5\n", "save() wrote the done file with step 5")
+        is_(f.read(), "5 seq=1\n", "save() wrote the done file with step 5")
     is_(os.listdir(CK), [spotrun.torch.FILENAME], "the checkpoint directory holds %s alone (no temporary file)"
         % spotrun.torch.FILENAME)
     train(m, o, s, 7)
@@ -588,7 +606,7 @@ else:
         # answer request 2 at this step (ranks answering different requests
         # at different steps make no checkpoint).
         import threading
-        spotrun._st.answered = spotrun._st.seen = spotrun._st.seen_key = None
+        spotrun._st.answered = spotrun._st.asked = spotrun._st.seen = spotrun._st.seen_key = None
         os.environ.clear()
         os.environ.update(env)
         os.environ.update(RANK=str(rk), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
@@ -629,7 +647,7 @@ else:
     for rk in (0, 1):
         os.environ.update(env, RANK=str(rk), SPOTRUN_WORLD_SIZE="2",
                           SPOTRUN_CKPT_DONE=os.path.join(ctl, "done.%d" % rk))
-        spotrun._st.answered = None
+        spotrun._st.answered = spotrun._st.asked = None
         torch.manual_seed(10 + rk)          # each rank's own generator state
         m, o, s = setup(3)
         saved[rk] = torch.get_rng_state()

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -427,6 +428,121 @@ test_snapshot(const char *url)
 	is_int((int)restore_into(url, "snap"), 5, "the checkpoint restores step 5");
 	ok(holds(1), "bit for bit the buffers as save_async took them, in every dtype, though "
 	    "they changed as it returned");
+	msgs_free(&m);
+}
+
+/* Allocator hooks that take each allocation of its own pages, fresh from
+ * mmap (no page of it resident until touched), after a header page with
+ * its size; the largest one is kept, to look at its pages. */
+struct pages {
+	pthread_mutex_t mu;
+	long live;
+	uint8_t *largest;
+	size_t largest_n;
+};
+
+static void *
+page_alloc(void *opaque, size_t n)
+{
+	struct pages *pg = opaque;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, n + ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	*(size_t *)p = n;
+	pthread_mutex_lock(&pg->mu);
+	pg->live++;
+	if (n > pg->largest_n) {
+		pg->largest_n = n;
+		pg->largest = p + ps;
+	}
+	pthread_mutex_unlock(&pg->mu);
+	return p + ps;
+}
+
+static void
+page_free(void *opaque, void *ptr)
+{
+	struct pages *pg = opaque;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = (uint8_t *)ptr - ps;
+
+	pthread_mutex_lock(&pg->mu);
+	pg->live--;
+	if (ptr == pg->largest)
+		pg->largest = NULL;
+	pthread_mutex_unlock(&pg->mu);
+	munmap(p, *(size_t *)p + ps);
+}
+
+/* How many of the pages of [p, p + n) are resident (mincore). */
+static size_t
+resident(const uint8_t *p, size_t n)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), np = (n + ps - 1) / ps, i, k = 0;
+	unsigned char *v = sr_malloc(np);
+
+	if (mincore((void *)p, n, v) == -1)
+		sr_fatal("mincore: %s", strerror(errno));
+	for (i = 0; i < np; i++)
+		k += v[i] & 1;
+	free(v);
+	return k;
+}
+
+/* spotrun_prepare_async: the staging allocated and its pages faulted in
+ * ahead of the first save_async, which then allocates none and still
+ * saves the state byte for byte. */
+static void
+test_prepare(const char *url)
+{
+	struct pages pg = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0 };
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), np = (total_bytes + ps - 1) / ps, k;
+	spotrun_params p;
+	spotrun_ctx *ctx;
+	uint8_t *stage;
+	struct msgs m;
+	char want[200];
+
+	msgs_init(&m);
+	spotrun_params_init(&p);
+	p.store = url;
+	p.job = "prep";
+	p.message = on_msg;
+	p.message_opaque = &m;
+	p.chunk_size = 64 << 10;
+	p.threads = 2;
+	p.alloc = page_alloc;
+	p.free = page_free;
+	p.alloc_opaque = &pg;
+	if ((ctx = spotrun_create(&p)) == NULL)
+		sr_fatal("spotrun_create failed");
+	register_all(ctx);
+	fill_bufs(40);
+	is_int(spotrun_prepare_async(ctx), SPOTRUN_OK, "spotrun_prepare_async: SPOTRUN_OK");
+	snprintf(want, sizeof want, "staging of %zu bytes ready for spotrun_save_async, its pages "
+	    "faulted in", total_bytes);
+	is_str(line_of(&m, "staging of "), want, "it says so: the whole state's bytes");
+	stage = pg.largest;
+	ok(stage != NULL && pg.largest_n == total_bytes, "through the allocator hooks (%zu bytes "
+	    "at once)", pg.largest_n);
+	k = stage != NULL ? resident(stage, total_bytes) : 0;
+	ok(k == np, "every page of it is resident before any save (%zu of %zu): faulted in, not "
+	    "left to the first copy", k, np);
+	is_int(spotrun_prepare_async(ctx), SPOTRUN_OK, "a second call: SPOTRUN_OK ...");
+	is_int((int)m.log.n, 1, "... with nothing to do (no second message)");
+	pg.largest_n = 0;
+	is_int(spotrun_save_async(ctx, 40), SPOTRUN_OK, "the first save_async");
+	ok(pg.largest_n < total_bytes, "allocates no staging: it takes the "
+	    "prepared one (its largest allocation %zu bytes)", pg.largest_n);
+	fill_bufs(41);
+	is_int(spotrun_wait(ctx), SPOTRUN_OK, "it commits");
+	spotrun_free(ctx);
+	is_int((int)pg.live, 0, "spotrun_free frees the staging too");
+	fill_bufs(42);
+	is_int((int)restore_into(url, "prep"), 40, "the checkpoint restores step 40");
+	ok(holds(40), "byte for byte the state the first save_async took");
 	msgs_free(&m);
 }
 
@@ -840,6 +956,7 @@ main(void)
 	test_failing(url, store);
 	test_no_retry(url, store, dir);
 	test_requests(url, dir);
+	test_prepare(url);
 	if (su_env("SPOTRUN_TEST_S3_ENDPOINT")[0] != '\0') {
 		char bucket[64];
 

@@ -28,6 +28,7 @@ spotrun_save
 spotrun_versionNumber
 LIST
 cat > "$tmp/experimental" <<'LIST'
+spotrun_prepare_async
 spotrun_register_device
 spotrun_save_async
 spotrun_set_cuda_library

@@ -8,7 +8,8 @@
 # rank that fails stopping the others and the group restarting, a
 # checkpoint of every rank's part committed once all have answered, a
 # resume with fewer and with more ranks (SPOTRUN_PREV_WORLD_SIZE), a rank
-# that never answers and ranks that answer at different steps. Real
+# that never answers, ranks that answer at different steps, and a rank
+# whose answer to a periodic request comes after a notice replaced it. Real
 # processes and signals; nothing may be left running.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
@@ -166,7 +167,36 @@ t_like "$t_tmp/skew.err" '^[0-9:]+  ckpt     the ranks answered at different ste
 	"ranks at different steps: refused, saying which rank was where"
 t_like "$t_tmp/skew.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, .*, 0 checkpoints$' "and nothing committed"
 
-# 50-52: SIGTERM to spotrun and every rank at once (Slurm's scancel of a job
+# 50-58: a notice replaces a periodic request that ranks 0 and 1 have
+# answered and rank 2 is still answering (held until the notice's request
+# is out): rank 2's answer names the periodic request, so it is ignored,
+# not taken for the notice's at the old step; rank 2 is asked again and the
+# notice's checkpoint of all three commits at one step, which the next
+# attempt (the local provider's next machine) resumes from.
+t_jobfile late "$job_cmd --steps 100000 --later-steps 2 --hold 2:$t_tmp/late-go" "interval = 1s" \
+	"write_timeout = 60s" "[resources]" "procs = 3" "[provider]" "name = local" "notice_file = $t_tmp/late-notice"
+t_bg late "$SPOTRUN" run "$t_tmp/late.ini"
+late_pid=$t_last
+wait_for "$t_tmp/late.out" '^\[2\] holding request 1 at step 100$' 20 "$late_pid" &&
+	wait_for "$t_tmp/late.out" '^\[0\] answered request 1 at step 100$' 10 "$late_pid" &&
+	wait_for "$t_tmp/late.out" '^\[1\] answered request 1 at step 100$' 10 "$late_pid"
+t_is "$?" 0 "ranks 0 and 1 answered the periodic request; rank 2 holds its answer" || t_show "$t_tmp/late.err"
+touch "$t_tmp/late-notice"
+wait_for "$t_tmp/late.err" '^[0-9:]+  request  notice checkpoint, ' 10 "$late_pid"
+touch "$t_tmp/late-go"
+t_wait "$late_pid"
+t_is "$t_rc" 0 "preempted once, then finished: exit 0" || t_show "$t_tmp/late.err"
+t_like "$t_tmp/late.err" '^[0-9:]+  request  rank 2 answered request 1, which request 2 replaced: that answer is ignored; the request signal is sent again$' \
+	"rank 2's late answer to the replaced request is ignored, and said so"
+t_is "$(grep -c ' answered request 1, which request' "$t_tmp/late.err")" 1 "... once"
+t_like "$t_tmp/late.err" '^[0-9:]+  ckpt     0 step 200: .* committed in ' "the notice's checkpoint of all three committed, at step 200"
+t_is "$(grep -c '^\[[0-2]\] answered request 2 at step 200$' "$t_tmp/late.out")" 3 "each rank answered the notice's request"
+t_like "$t_tmp/late.err" '^[0-9:]+  attempt  2 restored checkpoint 0 at step 200 ' "attempt 2 restored it"
+t_is "$(grep -c '^\[[0-2]\] resumed at step 200, previous world 3: rank 0 step 200 world 3; rank 1 step 200 world 3; rank 2 step 200 world 3$' "$t_tmp/late.out")" \
+	3 "each rank of attempt 2 resumed from the notice's checkpoint, every part at step 200"
+t_is "$(left late)" "" "nothing of the job left running"
+
+# 59-61: SIGTERM to spotrun and every rank at once (Slurm's scancel of a job
 # step): the ranks' deaths came from outside, spotrun's own stop of the
 # others afterwards does not hide that, and the run is preempted.
 signal_run slurm 2
@@ -177,7 +207,7 @@ t_is "$t_rc" 75 "SIGTERM to spotrun and the ranks: preempted, exit 75" || t_show
 t_like "$t_tmp/slurm.err" "^[0-9:]+  killed   the job was killed by SIGTERM before it wrote the notice's checkpoint: spotrun did not send it, so it came from outside spotrun " \
 	"the death is told as one from outside"
 t_is "$(left slurm)" "" "nothing of the job left running"
-# 53-55: the same when the ranks get it 0.1 s before spotrun (Slurm does not
+# 62-64: the same when the ranks get it 0.1 s before spotrun (Slurm does not
 # order them): a rank killed from outside stops the others only when no
 # notice follows within 0.3 s, so the notice still wins.
 signal_run slurm2 2

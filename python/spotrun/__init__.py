@@ -3,8 +3,8 @@
 spotrun asks a job for a checkpoint by writing the file $SPOTRUN_CKPT_REQUEST
 ("seq=N reason=R deadline=EPOCH") and sending it $SPOTRUN_CKPT_SIGNAL
 (SIGUSR1 by default); the job writes its state into $SPOTRUN_CKPT_DIR and
-then creates $SPOTRUN_CKPT_DONE, holding the step number (doc/spotrun.1,
-CHECKPOINT PROTOCOL). This module does that part for a job:
+then creates $SPOTRUN_CKPT_DONE, holding the step number and the seq of the
+request it answers, "120 seq=3" (doc/spotrun.1, CHECKPOINT PROTOCOL). This module does that part for a job:
 
     import spotrun                     # first: catches the request signal
     step = spotrun.resume_step() or 0  # None on a fresh start
@@ -80,13 +80,15 @@ class Request(NamedTuple):
 
 class _State:
     """What this process knows of the protocol: the signal flag, the last
-    request file read (and the stat it was read at), and the request
-    answered last, which spotrun may not have removed yet."""
+    request file read (and the stat it was read at), the request request()
+    told the job of last, which done() answers, and the request answered
+    last, which spotrun may not have removed yet."""
 
     def __init__(self) -> None:
         self.signalled = False
         self.seen_key = None           # (ino, size, mtime_ns, ctime_ns) of the file read
         self.seen: Optional[Request] = None
+        self.asked: Optional[Request] = None  # the request request() returned last
         self.answered: Optional[int] = None   # seq of the request done() answered
         self.warned = False
         self.caught: Optional[signal.Signals] = None   # the request signal, when caught
@@ -195,12 +197,13 @@ def _parse(text: str, path: str) -> Request:
         dl = float(fields.get("deadline", "0"))
     except (KeyError, ValueError):
         # Still a request: answer it, keyed on its text (a new request is
-        # a new seq, so a new text).
+        # a new seq, so a new text); a negative seq, which done() does not
+        # write into its answer.
         if not _st.warned:
             _st.warned = True
             print("spotrun: %s: %r is not 'seq=N reason=R deadline=EPOCH'; answering it anyway"
                   % (path, text[:80]), file=sys.stderr)
-        return Request(hash(text), fields.get("reason", ""), None)
+        return Request(-1 - hash(text) % (1 << 62), fields.get("reason", ""), None)
     return Request(seq, fields.get("reason", ""), dl if dl > 0 else None)
 
 
@@ -208,7 +211,17 @@ def request() -> Optional[Request]:
     """The pending request not answered yet by this process, or None.
 
     One stat(2) of the request file; the file is read again only when it is
-    a new one (or the request signal came since the last call)."""
+    a new one (or the request signal came since the last call). The request
+    returned is the one done() answers, even once a newer one replaced it."""
+    req = _pending()
+    if req is not None:
+        _st.asked = req
+    return req
+
+
+def _pending() -> Optional[Request]:
+    """The request in the request file, when this process has not answered
+    it; None when none. Unlike request(), it leaves done()'s request alone."""
     path = _env("SPOTRUN_CKPT_REQUEST")
     if path is None or not supervised():
         return None
@@ -256,19 +269,31 @@ def seconds_left() -> Optional[float]:
     return None if r is None else r.seconds_left()
 
 
+def _to_answer() -> Optional[Request]:
+    """The request done() answers: the one request() told of last, while
+    this process has not answered it; else the pending one (None: none)."""
+    a = _st.asked
+    return a if a is not None and a.seq != _st.answered else _pending()
+
+
 def done(step: int) -> bool:
     """Tell spotrun that the files in ckpt_dir() are complete, at `step`
     (a whole number >= 0: what resume_step() returns on the next start).
     With several ranks each calls it for its own part, into its own done
     marker; spotrun commits once all have, at the same step.
     The done file is written atomically: a temporary file in its directory,
-    fsync'ed, renamed into place; no reader ever sees it half written.
+    fsync'ed, renamed into place; no reader ever sees it half written. It
+    holds the step and the seq of the request answered: the one request()
+    (or requested()) told of last, so that an answer is never taken for
+    one to a request that came while the files were being written.
 
-    Returns True when it answered the pending request; False when there is
-    none (outside spotrun, or spotrun withdrew the request because its
-    deadline passed): then nothing is written, since spotrun would take a
-    stray done file for the answer to its next request while the job may
-    already be changing the directory again."""
+    Returns True when it answered the pending request. False when a newer
+    request replaced the one answered (a notice's a periodic one's): spotrun
+    ignores that answer, and requested() is True again for the newer one.
+    False, writing nothing, when there is no request (outside spotrun, or
+    spotrun withdrew it because its deadline passed), since spotrun may be
+    reading the directory for an earlier checkpoint while the job changes
+    it again."""
     try:
         n = -1 if isinstance(step, bool) else operator.index(step)  # int, numpy ints
     except TypeError:
@@ -278,12 +303,16 @@ def done(step: int) -> bool:
     path = _env("SPOTRUN_CKPT_DONE")
     if path is None:
         return False
-    req = request()
-    if req is None:
+    req = _to_answer()     # before request() reads a newer one
+    cur = request()
+    if cur is None:
         return False
-    _write_atomic(path, lambda f: f.write(b"%d\n" % n))
+    if req is None:
+        req = cur
+    line = b"%d seq=%d\n" % (n, req.seq) if req.seq >= 0 else b"%d\n" % n
+    _write_atomic(path, lambda f: f.write(line))
     _st.answered = req.seq
-    return True
+    return req.seq == cur.seq
 
 
 def _write_atomic(path: str, write) -> None:

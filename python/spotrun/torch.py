@@ -215,7 +215,9 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
     (outside spotrun, or spotrun withdrew it at its deadline): spotrun may be
     reading the directory for an earlier checkpoint then."""
     d = spotrun.ckpt_dir()
-    if d is None or not spotrun.requested():
+    # Not spotrun.requested(): that would take a request newer than the
+    # one requested() agreed on, which done() answers.
+    if d is None or spotrun._pending() is None:
         return False
     path = _path()
     state = {
@@ -232,7 +234,7 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
         dist = _dist()
         dist.barrier()
         if dist.get_rank() != 0:
-            req = spotrun.request()
+            req = spotrun._to_answer()
             if req is not None:
                 spotrun._st.answered = req.seq     # rank 0 answers for it
             return True

@@ -47,7 +47,8 @@ cloud_emu() {
 # STEPS (default 40) steps of 0.1 s that answers checkpoint requests with
 # its step (resuming from it): it writes the step file, takes DELAY seconds
 # (default 0) to finish writing, then notes the time in
-# DIR/local/done-times and writes the done marker; and DIR/job.ini running
+# DIR/local/done-times and writes the done marker (the step and the seq of
+# the request it read); and DIR/job.ini running
 # it with that provider, the store and local dir in DIR, margin = MARGIN
 # (default 1s). [provider] comes last: a test may append its keys. Once
 # started the job creates DIR/local/started, at step 5 DIR/local/at-step-5:
@@ -62,9 +63,10 @@ step=0
 : >"$SPOTRUN_CKPT_DIR/../started"
 while [ "$step" -lt "$steps" ]; do
 	if [ -f "$SPOTRUN_CKPT_REQUEST" ]; then
+		seq=$(sed -n 's/^seq=\([0-9]*\) .*/\1/p' "$SPOTRUN_CKPT_REQUEST" 2>/dev/null)
 		echo "$step" >"$SPOTRUN_CKPT_DIR/step"; [ "$delay" = 0 ] || sleep "$delay"
 		date +%s.%N >>"$SPOTRUN_CKPT_DIR/../done-times"
-		echo "$step" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
+		echo "$step${seq:+ seq=$seq}" >"$SPOTRUN_CKPT_DONE.t"; mv "$SPOTRUN_CKPT_DONE.t" "$SPOTRUN_CKPT_DONE"
 	fi
 	step=$((step + 1)); sleep 0.1
 	[ "$step" = 5 ] && : >"$SPOTRUN_CKPT_DIR/../at-step-5"

@@ -9,7 +9,10 @@ and every part.
 
 Options (each rank gets the same): --steps N, --sleep S per step,
 --mute R (rank R never answers), --skew R (rank R answers at S + 1),
---fail R@S (rank R exits 3 at step S), --env (print the rank variables).
+--fail R@S (rank R exits 3 at step S), --hold R:PATH (rank R, its part of
+the first request written, waits for PATH to exist before it answers),
+--later-steps N (the steps of every attempt after the first), --env
+(print the rank variables).
 """
 import spotrun
 
@@ -32,12 +35,16 @@ def main():
     ap.add_argument("--mute", type=int, default=-1)
     ap.add_argument("--skew", type=int, default=-1)
     ap.add_argument("--fail", default="")
+    ap.add_argument("--hold", default="")
+    ap.add_argument("--later-steps", type=int, default=-1)
     ap.add_argument("--env", action="store_true")
     a = ap.parse_args()
     rank, world = spotrun.rank(), spotrun.world_size()
     if a.env:
         print("env " + " ".join("%s=%s" % (k, os.environ.get(k, "(unset)")) for k in VARS),
               flush=True)
+    if a.later_steps >= 0 and int(os.environ.get("SPOTRUN_ATTEMPT", "1")) > 1:
+        a.steps = a.later_steps
     step = 0
     if spotrun.resume_step() is not None:
         prev = spotrun.prev_world_size()
@@ -48,6 +55,7 @@ def main():
         print("resumed at step %d, previous world %s: %s"
               % (spotrun.resume_step(), prev, "; ".join(parts)), flush=True)
     fail_rank, _, fail_step = a.fail.partition("@")
+    hold_rank, _, hold_path = a.hold.partition(":")
     while step < a.steps:
         step += 1
         time.sleep(a.sleep)
@@ -60,6 +68,11 @@ def main():
         at = 100 * req.seq + (1 if rank == a.skew else 0)
         with open(os.path.join(spotrun.rank_dir(), "state"), "w") as f:
             f.write("rank %d step %d world %d\n" % (rank, at, world))
+        if a.hold and rank == int(hold_rank):
+            print("holding request %d at step %d" % (req.seq, at), flush=True)
+            while not os.path.exists(hold_path):
+                time.sleep(0.02)
+            a.hold = ""
         spotrun.done(at)
         print("answered request %d at step %d" % (req.seq, at), flush=True)
     print("finished %d steps" % step, flush=True)
