@@ -50,11 +50,20 @@ if ! command -v faketime > /dev/null 2>&1; then
 	for i in 1 2 3 4 5 6; do
 		t_skip "clock skew: no faketime (build-aux/install-deps installs it)"
 	done
+elif ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    timeout 60 faketime -f '+20m' "$SPOTRUN" --version > "$t_tmp/probe.out" 2>&1;
+    [ $? = 124 ] && grep -q 'libfaketime: Unexpected recursive calls' "$t_tmp/probe.out"; then
+	# clang's AddressSanitizer runtime (linked into the program) calls
+	# clock_gettime while it starts, before libfaketime has its own
+	# pointers: libfaketime says so and the process deadlocks, whatever
+	# spotrun would do. The gcc builds, sanitized or not, run these.
+	for i in 1 2 3 4 5 6; do
+		t_skip "clock skew: libfaketime deadlocks in this build's sanitizer start (clang ASan: $(head -n 1 "$t_tmp/probe.out"))"
+	done
 else
 	# An ASan build wants its runtime first; libfaketime comes first here.
-	# clang's ASan runtime can deadlock in its start under libfaketime
-	# (a futex, seen once): each run is bounded, so that is a failure,
-	# not a hang of the suite.
+	# Each run is bounded, so that a deadlock is a failure, not a hang of
+	# the suite.
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 	export ASAN_OPTIONS
 	ahead=$(faketime -f '+20m' date +%s)

@@ -109,7 +109,7 @@ for i in range(1, 21):
         m = json.load(open(os.path.join(tmp, "man", id, "%010d.json" % int(s))))
         committed.append((m["created"], m["step"]))
     runs = {}          # pid -> [start, last time]
-    starts, noticed, done = [], set(), set()
+    starts, done = [], set()
     for line in open(os.path.join(tmp, "wl", id + ".log")):
         f = line.split()
         if f[0] == "start":
@@ -118,14 +118,15 @@ for i in range(1, 21):
             runs[pid] = [t, t]
         elif f[0] in ("step", "ckpt"):
             runs[f[3]][1] = float(f[2])
-            if f[0] == "ckpt" and f[4] == "notice":
-                noticed.add(f[3])
         elif f[0] == "done":
             runs[f[2]][1] = float(f[1])
             done.add(f[2])
-    # a run that answered its notice at its last step and exited 0 was
-    # not preempted: the runner says "finished exit 0", 0 preemptions
-    notices = len(noticed - done)
+    # In a trial no kill touched, every run of the job that did not reach
+    # its end was preempted, whether or not it answered the notice (on a
+    # loaded machine some notices come before the job's first step); one
+    # that answered its notice at its last step and exited 0 was not: the
+    # runner says "finished exit 0", 0 preemptions.
+    notices = len(set(runs) - done)
     for t, k in starts:
         want = max([st for c, st in committed if c < t], default=0)
         if k != want:
