@@ -505,6 +505,11 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 		wait = delay;
 		if (expiry >= 0 && expiry - sr_mono() < wait)
 			wait = expiry - sr_mono() > 0 ? expiry - sr_mono() : 0;
+		/* the scan is due every TTL / 3 even when the poll is longer: a
+		 * dead holder's lease expires a TTL after this agent first saw
+		 * it unchanged, so seeing it late is taking it over late */
+		if (next_scan - sr_mono() < wait)
+			wait = next_scan - sr_mono() > 0 ? next_scan - sr_mono() : 0;
 		if (o->idle_timeout > 0 && idle_since + o->idle_timeout - sr_mono() < wait)
 			wait = idle_since + o->idle_timeout - sr_mono();
 		if ((sig = wait_signal(&ag, wait)) != 0) {
