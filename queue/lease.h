@@ -173,7 +173,10 @@ int sr_lease_read(struct sr_store *st, const char *job, struct sr_lease_info *ou
  * there was none); SR_LEASE_HELD or SR_LEASE_TERMINAL with c->prev and a
  * message saying who holds it and until when, or how it ended;
  * SR_LEASE_MALFORMED; SR_LEASE_ERROR. A lost race is retried over what
- * won it, so of many claimers exactly one gets SR_LEASE_OK. */
+ * won it, so of many claimers exactly one gets SR_LEASE_OK. A running
+ * lease held elsewhere is taken over only once c->seen has seen it
+ * unchanged past its TTL (or its owner on this machine is gone); with
+ * c->watch the call may sleep that long. */
 int sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
     struct sr_lease **out, char *err);
 
