@@ -30,6 +30,7 @@ struct sr_agent {
 	struct sr_queue *q;
 	struct sr_lease_owner me;
 	struct sr_queue_agent claim;	/* how it claims: me, its GPUs, the TTL */
+	struct sr_lease_seen *seen;	/* the leases it saw, for their expiry (lease.h) */
 	struct sr_gpus found;		/* its GPUs (gpus.h), as labels say */
 	int gpus;			/* found.n */
 	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];

@@ -226,6 +226,8 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	ag->claim.gpus = ag->gpus;
 	ag->claim.gpu_type = ag->gpu_type;
 	ag->claim.ttl = ag->ttl;
+	ag->seen = sr_lease_seen_new();
+	ag->claim.seen = ag->seen;
 	ag->claim.warn = warn_cb;
 	if (sr_agent_gang_setup(ag, label(o, "addr"), err) == -1) {
 		res->end = SR_AGENT_ERR_CONFIG;
@@ -394,10 +396,10 @@ claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, stru
 
 	*wait = -1;
 	count_free_gpus(ag);
-	/* a lease not renewed for half its TTL is worth a read (a live
-	 * holder renews every TTL / 3); --once (w) reads every one */
-	if (sr_queue_find_expired(ag->q, &ag->me, w != NULL ? 0 : ag->ttl / 2, w != NULL ?
-	    ag->ttl : ag->ttl / 2, &v, &n, err) != 0)
+	/* a lease this agent saw unchanged for half its TTL is worth a read
+	 * (a live holder renews every TTL / 3); --once (w) reads every one */
+	if (sr_queue_find_expired(ag->q, &ag->me, ag->seen, w != NULL ? 0 : ag->ttl / 2,
+	    w != NULL ? ag->ttl : ag->ttl / 2, &v, &n, err) != 0)
 		return SR_QUEUE_ERROR;
 	if (w != NULL)
 		w->set = 1;
@@ -510,6 +512,11 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 		wait = delay;
 		if (expiry >= 0 && expiry - sr_mono() < wait)
 			wait = expiry - sr_mono() > 0 ? expiry - sr_mono() : 0;
+		/* the scan is due every TTL / 3 even when the poll is longer: a
+		 * dead holder's lease expires a TTL after this agent first saw
+		 * it unchanged, so seeing it late is taking it over late */
+		if (next_scan - sr_mono() < wait)
+			wait = next_scan - sr_mono() > 0 ? next_scan - sr_mono() : 0;
 		if (o->idle_timeout > 0 && idle_since + o->idle_timeout - sr_mono() < wait)
 			wait = idle_since + o->idle_timeout - sr_mono();
 		if ((sig = wait_signal(&ag, wait)) != 0) {
@@ -526,6 +533,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 out:
 	free(watch.v);
 	sr_queue_close(ag.q);
+	sr_lease_seen_free(ag.seen);
 	free(ag.skip);
 	sr_gpus_free(&ag.found);
 	sr_sig_reset();

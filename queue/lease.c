@@ -227,20 +227,30 @@ owner_gone(const struct sr_lease_owner *o, const struct sr_lease_owner *me)
 }
 
 int
-sr_lease_claimable(const struct sr_lease_info *li, const struct sr_lease_owner *me,
-    double now, double *wait)
+sr_lease_may_claim(const struct sr_lease_info *li, const struct sr_lease_owner *me,
+    double unchanged, double *wait)
 {
 	int yes;
 
 	if (li->state == SR_LEASE_QUEUED || li->state == SR_LEASE_RELEASED)
 		yes = 1;
 	else if (li->state == SR_LEASE_RUNNING)
-		yes = now > li->expires || (me != NULL && owner_gone(&li->owner, me));
+		yes = unchanged > li->ttl || (me != NULL && owner_gone(&li->owner, me));
 	else
 		yes = 0;
 	if (wait != NULL)
-		*wait = yes || li->state != SR_LEASE_RUNNING ? 0 : li->expires - now;
+		*wait = yes || li->state != SR_LEASE_RUNNING ? 0 : li->ttl - unchanged;
 	return yes;
+}
+
+/* How often a watching claim re-reads a running lease: often enough to
+ * see a renewal (every TTL / 3) soon, never more than the store takes. */
+static double
+watch_every(const struct sr_lease_info *li)
+{
+	double every = li->ttl / 6;
+
+	return every < 0.1 ? 0.1 : every > 2 ? 2 : every;
 }
 
 /* The JSON of a lease for job in state, epoch, owner; claimed kept from
@@ -261,37 +271,18 @@ make(const char *job, int64_t epoch, enum sr_lease_state state, const struct sr_
 	return sr_lease_json_format(li, err);
 }
 
-int
-sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
-    struct sr_lease **out, char *err)
+/* The claim of sr_lease_claim, its checks done, judging expiry by seen. */
+static int
+claim_steps(struct sr_store *st, const char *job, const char *key, struct sr_lease_claim *c,
+    struct sr_lease_seen *seen, double ttl, struct sr_lease **out, char *err)
 {
 	enum { READ, CREATE, SWAP } step;
-	char key[SR_LEASE_JOB_MAX + 16], etag[SR_ETAG_MAX], desc[600];
-	double ttl = c->ttl > 0 ? c->ttl : SR_LEASE_TTL_DEFAULT, now, mono;
+	char etag[SR_ETAG_MAX], desc[600], watched[SR_ETAG_MAX] = "";
+	double now, mono, unchanged, wait;
 	struct sr_lease_info cur, mine;
 	int64_t epoch = 0;
 	int tries, rc;
 
-	*out = NULL;
-	c->requests = 0;
-	c->found = 0;
-	c->took_over = 0;
-	memset(&c->prev, 0, sizeof c->prev);
-	if (sr_lease_job_check(job, err) == -1)
-		return SR_LEASE_ERROR;
-	if (c->owner == NULL || c->owner->host[0] == '\0' || c->owner->pid <= 0)
-		return sr_err(err, "claim lease of %s: no owner (host and pid) given", job);
-	if (ttl < SR_LEASE_TTL_MIN || ttl > SR_LEASE_TTL_MAX || !isfinite(ttl))
-		return sr_err(err, "claim lease of %s: ttl %g s is out of range (%g to %g s)", job,
-		    ttl, SR_LEASE_TTL_MIN, SR_LEASE_TTL_MAX);
-	lease_key(key, sizeof key, job);
-	/* renewed every ttl / 3: no closer than the store takes writes of one
-	 * object (GCS: one a second) */
-	if (ttl < 3 * sr_store_write_interval(st))
-		return sr_err(err, "claim lease %s in %s: a TTL of %gs is too short for this store, "
-		    "which takes one write of an object every %gs, and the lease is renewed every "
-		    "TTL / 3: use %gs or more", key, sr_store_url(st), ttl,
-		    sr_store_write_interval(st), 3 * sr_store_write_interval(st));
 	etag[0] = '\0';
 	if (c->hint_etag == NULL)
 		step = READ;
@@ -315,16 +306,28 @@ sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
 				return rc;
 			c->found = 1;
 			c->prev = cur;
-			now = sr_now();
+			unchanged = sr_lease_seen_note(seen, sr_store_url(st), job, cur.etag, sr_mono());
 			if (cur.state == SR_LEASE_RUNNING) {
-				if (!sr_lease_claimable(&cur, c->owner, now, NULL)) {
+				if (!sr_lease_may_claim(&cur, c->owner, unchanged, &wait)) {
+					/* a one-shot claimer watches until the lease
+					 * changes (a live holder) or expires */
+					if (c->watch && (watched[0] == '\0' ||
+					    strcmp(watched, cur.etag) == 0)) {
+						snprintf(watched, sizeof watched, "%s", cur.etag);
+						sr_sleep(wait < watch_every(&cur) ? wait + 0.01 :
+						    watch_every(&cur));
+						tries--;	/* a watch is no lost race */
+						continue;
+					}
+					now = sr_now();
 					sr_err(err, "claim lease %s in %s: held by %s", key,
 					    sr_store_url(st), sr_lease_describe(&cur, now, desc,
 					    sizeof desc));
 					return SR_LEASE_HELD;
 				}
-				c->took_over = 1;
-			} else if (!sr_lease_claimable(&cur, c->owner, now, NULL)) {
+				c->took_over = unchanged > cur.ttl ? SR_LEASE_TOOK_EXPIRED :
+				    SR_LEASE_TOOK_GONE;
+			} else if (!sr_lease_may_claim(&cur, c->owner, unchanged, NULL)) {
 				sr_err(err, "claim lease %s in %s: the job %s (epoch %lld, by %s on "
 				    "%s); `spotrun requeue %s` runs it again", key, sr_store_url(st),
 				    sr_lease_state_name(cur.state), (long long)cur.epoch,
@@ -373,6 +376,42 @@ sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
 	    sr_store_url(st), CLAIM_TRIES);
 }
 
+int
+sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
+    struct sr_lease **out, char *err)
+{
+	char key[SR_LEASE_JOB_MAX + 16];
+	double ttl = c->ttl > 0 ? c->ttl : SR_LEASE_TTL_DEFAULT;
+	struct sr_lease_seen *seen;
+	int rc;
+
+	*out = NULL;
+	c->requests = 0;
+	c->found = 0;
+	c->took_over = 0;
+	memset(&c->prev, 0, sizeof c->prev);
+	if (sr_lease_job_check(job, err) == -1)
+		return SR_LEASE_ERROR;
+	if (c->owner == NULL || c->owner->host[0] == '\0' || c->owner->pid <= 0)
+		return sr_err(err, "claim lease of %s: no owner (host and pid) given", job);
+	if (ttl < SR_LEASE_TTL_MIN || ttl > SR_LEASE_TTL_MAX || !isfinite(ttl))
+		return sr_err(err, "claim lease of %s: ttl %g s is out of range (%g to %g s)", job,
+		    ttl, SR_LEASE_TTL_MIN, SR_LEASE_TTL_MAX);
+	lease_key(key, sizeof key, job);
+	/* renewed every ttl / 3: no closer than the store takes writes of one
+	 * object (GCS: one a second) */
+	if (ttl < 3 * sr_store_write_interval(st))
+		return sr_err(err, "claim lease %s in %s: a TTL of %gs is too short for this store, "
+		    "which takes one write of an object every %gs, and the lease is renewed every "
+		    "TTL / 3: use %gs or more", key, sr_store_url(st), ttl,
+		    sr_store_write_interval(st), 3 * sr_store_write_interval(st));
+	seen = c->seen != NULL ? c->seen : sr_lease_seen_new();
+	rc = claim_steps(st, job, key, c, seen, ttl, out, err);
+	if (seen != c->seen)
+		sr_lease_seen_free(seen);
+	return rc;
+}
+
 /* ---- the holder's writes ---- */
 
 /* After a lost CAS: say who has the lease now, as far as a read tells. */
@@ -411,6 +450,12 @@ write_locked(struct sr_lease *l, enum sr_lease_state state, const char *verb, ch
 		    sr_lease_state_name(l->info.state));
 	now = sr_now();
 	mono = sr_mono();
+	/* Every write changes the object, and so its etag (file:// and S3
+	 * hash the content), even under a clock stopped or stepped back:
+	 * observers judge expiry by the etag staying the same (lease.h). The
+	 * JSON keeps milliseconds. */
+	if (now < l->info.renewed + 0.002)
+		now = l->info.renewed + 0.002;
 	body = make(l->info.job, l->info.epoch, state, &l->info.owner, l->info.claimed,
 	    l->info.ttl, now, &next, err);
 	if (body == NULL)
@@ -519,7 +564,8 @@ sr_lease_requeue(struct sr_store *st, const char *job, unsigned states, int64_t 
 			    (long long)cur.epoch);
 			return SR_LEASE_STATE;
 		}
-		if (!malformed && cur.state == SR_LEASE_RUNNING && now <= cur.expires) {
+		if (!malformed && cur.state == SR_LEASE_RUNNING &&
+		    !sr_lease_may_claim(&cur, by, 0, NULL)) {
 			sr_err(err, "requeue lease %s in %s: running, held by %s", key,
 			    sr_store_url(st), sr_lease_describe(&cur, now, desc, sizeof desc));
 			return SR_LEASE_HELD;

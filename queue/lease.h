@@ -7,12 +7,20 @@
  * states, by compare-and-swap. Whoever holds it is the only writer of S/J/;
  * the epoch is the fencing token the checkpoint commits carry.
  *
- * Clocks: expiry is judged by the reader's wall clock against the
- * lease's "expires" (also written by wall clock), so the machines' clocks
- * must agree to within a few seconds (NTP). The holder gives a lease up by
- * its own monotonic clock, SR_LEASE_GIVEUP before the end of its TTL, which
- * absorbs that skew. A lease whose owner runs on this machine (same host
- * name and boot id) and whose pid is gone is taken over at once.
+ * Clocks: no wall clock decides anything. A running lease is expired to
+ * an observer once it has seen the object unchanged (the same etag) for
+ * longer than the lease's TTL by its own monotonic clock (sr_lease_seen):
+ * a live holder renews every TTL / 3, and every write changes the etag.
+ * So a claimer whose clock runs minutes fast or slow neither takes a live
+ * lease early nor waits past the TTL for a dead one; an observer with no
+ * history of a lease (a one-shot claim) must watch it for up to a TTL
+ * (sr_lease_claim's watch). The holder gives a lease up by its own
+ * monotonic clock, SR_LEASE_GIVEUP before the end of its TTL counted from
+ * when it sent its last good write, which every observer saw later. The
+ * "claimed", "renewed" and "expires" the holder writes (by its wall clock)
+ * are for people (`spotrun status`, sr_lease_describe). A lease whose
+ * owner runs on this machine (same host name and boot id) and whose pid is
+ * gone is taken over at once.
  *
  * A lease object that is not a valid lease (not JSON, wrong types, an
  * epoch below 1, an unknown state, over SR_LEASE_BYTES_MAX bytes) is never
@@ -105,12 +113,46 @@ struct sr_lease_claim {
 	int found;			/* 1: prev holds the lease as found */
 	struct sr_lease_info prev;	/* on HELD/TERMINAL: the holder; on OK: what
 					   was taken over (found == 0: it was absent) */
-	int took_over;			/* OK: a running lease was taken (expired, or
-					   its owner on this machine is gone) */
+	int took_over;			/* OK: a running lease was taken:
+					   SR_LEASE_TOOK_EXPIRED or SR_LEASE_TOOK_GONE */
+	/* The claimer's record of the leases it saw (sr_lease_seen_new), kept
+	 * from one claim to the next by a long-running claimer (an agent); a
+	 * running lease counts as expired once this record has seen it
+	 * unchanged past its TTL. NULL: this claim keeps one of its own. */
+	struct sr_lease_seen *seen;
+	/* 1: a one-shot claimer (`spotrun run`): a running lease held elsewhere
+	 * that seen has not watched past its TTL yet is watched, re-read every
+	 * TTL / 6 (0.1 to 2 s), until it changes (SR_LEASE_HELD: its holder
+	 * renews) or has stayed unchanged past its TTL (taken over): the claim
+	 * then takes up to the lease's TTL and a re-read. 0: SR_LEASE_HELD at
+	 * once. */
+	int watch;
 };
+
+/* took_over: why a running lease was taken. */
+#define SR_LEASE_TOOK_EXPIRED 1	/* seen unchanged for longer than its TTL */
+#define SR_LEASE_TOOK_GONE 2	/* its owner on this machine is gone */
 
 struct sr_lease;
 struct sr_lease_keeper;
+struct sr_lease_seen;
+
+/* An observer's record of leases: per lease (store URL and job) the etag
+ * it last saw and the monotonic time it first saw that etag. One per
+ * observer (an agent, a claim), used from one thread; never shared. */
+struct sr_lease_seen *sr_lease_seen_new(void);
+/* Safe on NULL. */
+void sr_lease_seen_free(struct sr_lease_seen *s);
+/* Note that the lease of job in the store at url has etag at the
+ * monotonic time mono: the seconds s has seen that etag unchanged (mono
+ * less the time it first noted it), 0 when it is new to s. */
+double sr_lease_seen_note(struct sr_lease_seen *s, const char *url, const char *job,
+    const char *etag, double mono);
+/* Forget the leases last noted before the monotonic time before (ended,
+ * deleted, or not looked at since): a later note starts afresh. */
+void sr_lease_seen_forget(struct sr_lease_seen *s, double before);
+/* How many leases s remembers. */
+size_t sr_lease_seen_count(const struct sr_lease_seen *s);
 
 /* Fill o with this process: host name, pid, boot id; agent, instance and
  * provider as given (NULL: ""). 0, or -1 with err (a string too long). */
@@ -131,16 +173,22 @@ int sr_lease_read(struct sr_store *st, const char *job, struct sr_lease_info *ou
  * there was none); SR_LEASE_HELD or SR_LEASE_TERMINAL with c->prev and a
  * message saying who holds it and until when, or how it ended;
  * SR_LEASE_MALFORMED; SR_LEASE_ERROR. A lost race is retried over what
- * won it, so of many claimers exactly one gets SR_LEASE_OK. */
+ * won it, so of many claimers exactly one gets SR_LEASE_OK. A running
+ * lease held elsewhere is taken over only once c->seen has seen it
+ * unchanged past its TTL (or its owner on this machine is gone); with
+ * c->watch the call may sleep that long. */
 int sr_lease_claim(struct sr_store *st, const char *job, struct sr_lease_claim *c,
     struct sr_lease **out, char *err);
 
-/* Whether me may claim li at now: 1 when it is queued or released, or
- * running and expired, or running under an owner on this machine (same
- * host and boot id) whose pid is gone; else 0. *wait (may be NULL) gets
- * the seconds until a running lease expires (0 when claimable). */
-int sr_lease_claimable(const struct sr_lease_info *li, const struct sr_lease_owner *me,
-    double now, double *wait);
+/* Whether me may claim li, which its observer has seen unchanged for
+ * `unchanged` seconds (sr_lease_seen_note): 1 when it is queued or
+ * released, or running and unchanged for longer than its TTL, or running
+ * under an owner on this machine (same host and boot id) whose pid is
+ * gone; else 0. *wait (may be NULL) gets the seconds until a running
+ * lease expires so, if it stays unchanged (0 when claimable). No clock
+ * is read: the judgement is the observer's. */
+int sr_lease_may_claim(const struct sr_lease_info *li, const struct sr_lease_owner *me,
+    double unchanged, double *wait);
 
 /* Renew a held running lease (renewed = now, expires = now + ttl) by CAS.
  * SR_LEASE_LOST when the CAS is lost or the object is gone: the lease was
@@ -154,14 +202,16 @@ int sr_lease_renew(struct sr_lease *l, char *err);
 int sr_lease_set_state(struct sr_lease *l, enum sr_lease_state state, char *err);
 
 /* Move job's lease, when its state is in the mask states (bits
- * SR_LEASE_BIT; a running lease only once expired), or when it is
+ * SR_LEASE_BIT; a running lease only when its owner on this machine, as
+ * by says, is gone: a one-shot read cannot tell a remote one expired),
+ * or when it is
  * malformed and the mask has SR_LEASE_FROM_MALFORMED, back to queued, by
  * CAS, keeping its epoch but never below min_epoch (a malformed lease
  * becomes epoch max(min_epoch, 1)): `spotrun requeue` and `retry`. Pass
  * the epoch the job's checkpoints carry as min_epoch, so the next claim is
  * above it. prev (may be NULL) gets the lease as found; out (may be NULL)
  * the one written. SR_LEASE_STATE when its state is not in the mask
- * (err says which it is), SR_LEASE_HELD for an unexpired running one,
+ * (err says which it is), SR_LEASE_HELD for any other running one,
  * SR_LEASE_NOTFOUND, SR_LEASE_MALFORMED, SR_LEASE_ERROR. */
 int sr_lease_requeue(struct sr_store *st, const char *job, unsigned states, int64_t min_epoch,
     const struct sr_lease_owner *by, struct sr_lease_info *prev, struct sr_lease_info *out,
@@ -182,7 +232,9 @@ int sr_lease_state_parse(const char *name, enum sr_lease_state *out);
 /* Name of a return code, e.g. "SR_LEASE_LOST". */
 const char *sr_lease_rc_name(int rc);
 /* Who holds li and until when, by now: "ip-10-0-1-5-4242 (host ip-10-0-1-5,
- * pid 4242, aws i-0abc) until 2025-12-01T03:35:00Z (in 42 s)". */
+ * pid 4242, aws i-0abc) until 2025-12-01T03:35:00Z (in 42 s)": the
+ * holder's "expires" by its clock, against now by the reader's, for
+ * people only. */
 const char *sr_lease_describe(const struct sr_lease_info *li, double now, char *buf,
     size_t len);
 

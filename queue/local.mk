@@ -5,7 +5,7 @@
 libqueue_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/queue
 # The lease: its JSON, claim, renew, states, requeue; the keeper thread.
 libqueue_a_SOURCES += queue/lease.h queue/lease-int.h queue/lease.c queue/lease-json.c \
-	queue/lease-keeper.c
+	queue/lease-keeper.c queue/lease-seen.c
 # The queue: the handle and counted store calls, marker keys, jobs (submit,
 # cancel, requeue), claims, status markers, expired leases, log segments.
 libqueue_a_SOURCES += queue/queue.h queue/queue-int.h queue/queue.c queue/qkey.c \

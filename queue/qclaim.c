@@ -375,6 +375,7 @@ claim_one(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_qu
 	}
 	j->claim.owner = a->owner;
 	j->claim.ttl = a->ttl;
+	j->claim.seen = a->seen;
 	if (hinted) {
 		j->claim.hint_etag = p->etag;
 		j->claim.hint_epoch = p->epoch;

@@ -2,9 +2,12 @@
  * qstale.c: finding the jobs whose machine died without a word (queue.h,
  * sr_queue_find_expired). Listings only, but for the leases worth reading:
  * those of jobs the index does not show ended and no pending marker
- * offers, last written (mtime) longer ago than a TTL. A holder renews
- * every TTL / 3, so a live lease never qualifies, and a queue of 10,000
- * ended jobs costs a few listings and no GET.
+ * offers, that the caller's record (sr_lease_seen) has seen unchanged (the
+ * same etag in the listing) for min_age by its monotonic clock. A holder
+ * renews every TTL / 3, so a live lease never qualifies, and a queue of
+ * 10,000 ended jobs costs a few listings and no GET. No wall clock is
+ * compared with the store's mtimes: a reader's clock minutes off would
+ * read everything, or nothing for minutes.
  */
 #include "config.h"
 
@@ -69,7 +72,8 @@ pending_cb(const struct sr_queue_pending *p, void *arg)
 struct scan {
 	struct sr_queue *q;
 	const struct sr_lease_owner *me;
-	double min_age, horizon, now;
+	struct sr_lease_seen *seen;
+	double min_age, horizon;
 	struct ids live, pending;
 	struct sr_store *st;
 	struct ids old;			/* leases of the store being listed worth a read */
@@ -84,8 +88,10 @@ lease_cb(const struct sr_object_info *info, void *arg)
 	struct scan *s = arg;
 	const char *job = info->key + strlen("_leases/");
 
+	/* the listing's etag is the object's (store.h: one etag per object) */
 	if (strchr(job, '/') == NULL && ids_has(&s->live, job) && !ids_has(&s->pending, job) &&
-	    (s->min_age <= 0 || info->mtime < s->now - s->min_age))
+	    (sr_lease_seen_note(s->seen, sr_store_url(s->st), job, info->etag, sr_mono()) >=
+	    s->min_age || s->min_age <= 0))
 		ids_add(&s->old, job);
 	return 0;
 }
@@ -118,6 +124,7 @@ store_cb(struct sr_store *st, void *arg)
 	int rc;
 
 	s->old.n = 0;
+	s->st = st;
 	if (sr_q_list(s->q, st, "_leases/", lease_cb, s, s->err) != 0)
 		return -1;
 	for (i = 0; i < s->old.n; i++) {
@@ -135,7 +142,8 @@ store_cb(struct sr_store *st, void *arg)
 			repair_status(s->q, &e.lease);
 			continue;
 		}
-		sr_lease_claimable(&e.lease, s->me, sr_now(), &e.wait);
+		sr_lease_may_claim(&e.lease, s->me, sr_lease_seen_note(s->seen, sr_store_url(st),
+		    e.id, e.lease.etag, sr_mono()), &e.wait);
 		if (e.wait > s->horizon)
 			continue;	/* renewed recently after all (a longer TTL than ours) */
 		s->out = sr_reallocarray(s->out, s->n + 1, sizeof *s->out);
@@ -146,18 +154,20 @@ store_cb(struct sr_store *st, void *arg)
 }
 
 int
-sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double min_age,
-    double horizon, struct sr_queue_expired **out, size_t *n, char *err)
+sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me,
+    struct sr_lease_seen *seen, double min_age, double horizon, struct sr_queue_expired **out,
+    size_t *n, char *err)
 {
+	double start = sr_mono();
 	struct scan s;
 	int rc;
 
 	memset(&s, 0, sizeof s);
 	s.q = q;
 	s.me = me;
+	s.seen = seen != NULL ? seen : sr_lease_seen_new();
 	s.min_age = min_age;
 	s.horizon = horizon > 0 ? horizon : SR_LEASE_TTL_DEFAULT;
-	s.now = sr_now();
 	s.err = err;
 	*out = NULL;
 	*n = 0;
@@ -174,6 +184,11 @@ sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, doubl
 	ids_free(&s.live);
 	ids_free(&s.pending);
 	ids_free(&s.old);
+	/* what this scan did not see has ended, is pending, or is gone */
+	if (rc == 0)
+		sr_lease_seen_forget(s.seen, start);
+	if (s.seen != seen)
+		sr_lease_seen_free(s.seen);
 	if (rc != 0) {
 		free(s.out);
 		return sr_err_prefix(err, "find expired leases in queue %s", q->url);

@@ -172,6 +172,9 @@ struct sr_queue_agent {
 	int gpus;			/* GPUs of this machine */
 	const char *gpu_type;		/* their model (NULL or "": none known) */
 	double ttl;			/* lease TTL (0: SR_LEASE_TTL_DEFAULT) */
+	/* The claimer's record of the leases it saw (sr_lease_claim's seen):
+	 * the agent's own, shared with sr_queue_find_expired; NULL: none. */
+	struct sr_lease_seen *seen;
 	int pick;			/* 0: SR_QUEUE_PICK_DEFAULT */
 	/* For a gang (gang.h): the address other machines reach this one at
 	 * and a free port, written into slot 0 when it leads one. */
@@ -255,17 +258,21 @@ struct sr_queue_expired {
 /* Find the queue's jobs whose VM died without a word: list the index (the
  * jobs not ended), the pending markers, the stores (stores/ and Q/ckpt) and
  * their leases (S/_leases/); read only the leases of jobs not ended and not
- * pending whose last write (mtime) is older than min_age (0: every one:
- * a holder that died a moment after its renewal too); report those
- * running and expired or expiring within horizon (<= 0: the default TTL;
- * wait: until "expires"; 0 for an owner on this machine whose pid is
- * gone, given me),
- * and those released or queued with no pending marker. A lease found
+ * pending that seen, the caller's record kept from scan to scan
+ * (sr_lease_seen_new; NULL: none, every lease new), has seen unchanged
+ * for min_age seconds (0: every one: a holder that died a moment after
+ * its renewal too); report those running and expired or expiring within
+ * horizon (<= 0: the default TTL), by seen: expired once seen unchanged
+ * for longer than its TTL (wait: until then, if it stays unchanged; 0 for
+ * an owner on this machine whose pid is gone, given me),
+ * and those released or queued with no pending marker. seen forgets the
+ * leases this scan did not note. A lease found
  * ended whose job's status marker says otherwise (its holder died between
  * the two writes) gets its marker rewritten with the lease's state. *out
  * is malloc'd (n entries). */
-int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me, double min_age,
-    double horizon, struct sr_queue_expired **out, size_t *n, char *err);
+int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me,
+    struct sr_lease_seen *seen, double min_age, double horizon, struct sr_queue_expired **out,
+    size_t *n, char *err);
 
 /* ---- status markers ---- */
 

@@ -3,9 +3,11 @@
  * fencing"). A run claims the job's lease, S/_leases/J in the job's store,
  * before it restores anything (an agent hands in the one it claimed from
  * its queue), keeps it renewed from the keeper's threads, and carries its
- * epoch in every checkpoint it commits. A second run elsewhere is refused
- * with who holds the job and until when; a lease that expired, or whose
- * owner on this machine is gone, is taken over, saying so. When the lease
+ * epoch in every checkpoint it commits. A second run watches a lease held
+ * elsewhere (it has no record of it from before: lease.h, "Clocks"): once
+ * it sees it renewed it is refused, with who holds the job and until
+ * when; a lease it saw unchanged past its TTL, or one whose owner on this
+ * machine is gone, is taken over, saying so. When the lease
  * is lost (taken over by a newer run, or not renewed in time) the job is
  * stopped at once, its checkpoint in flight given up, and nothing more is
  * written for it: no record, no FINISHED marker, no lease.
@@ -85,6 +87,9 @@ claim(struct run *r, const struct sr_lease_owner *me, double ttl, char *err)
 	memset(&c, 0, sizeof c);
 	c.owner = me;
 	c.ttl = ttl;
+	/* one shot: no record of the lease from before, so a lease held
+	 * elsewhere is watched until it is renewed (held) or expires (lease.h) */
+	c.watch = 1;
 	rc = sr_lease_claim(r->st, r->js->name, &c, &r->lease, err);
 	for (again = 0; rc == SR_LEASE_TERMINAL && again < 3; again++) {
 		ended = c.prev;
@@ -121,11 +126,10 @@ claim(struct run *r, const struct sr_lease_owner *me, double ttl, char *err)
 	r->lease_prev = c.prev;
 	if (c.took_over) {
 		char desc[600];
-		double now = sr_now();
 
 		sr_tl(&r->tl, 1, "lease", "took job %s over (epoch %lld) from %s: %s", r->js->name,
-		    (long long)sr_lease_epoch(r->lease), sr_lease_describe(&c.prev, now, desc,
-		    sizeof desc), c.prev.expires < now ? "its lease expired" :
+		    (long long)sr_lease_epoch(r->lease), sr_lease_describe(&c.prev, sr_now(), desc,
+		    sizeof desc), c.took_over == SR_LEASE_TOOK_EXPIRED ? "its lease expired" :
 		    "its process on this machine is gone");
 	}
 	return SR_LEASE_OK;

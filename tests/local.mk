@@ -89,6 +89,10 @@ tests_qtool_SOURCES = tests/qtool.c
 # RGW; tests/jobs/workjob.py logs which steps ran where.
 dist_check_SCRIPTS += tests/t37-run-lease.sh tests/t86-s3-lease.sh
 EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
+# Lease expiry by no wall clock: agents and a run under libfaketime, 20 s
+# and 5 min fast, 20 s slow, neither take a live lease nor wait past the
+# bound for a dead one.
+dist_check_SCRIPTS += tests/t36-lease-clock.sh
 # `spotrun agent` on file://: claims, GPUs (the fake NVML), status, logs,
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh

@@ -386,7 +386,11 @@ test_dead(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_le
 	add(q, "dead", 2, 2, T0 + 50);
 	if (sr_queue_claim(q, &aa, &j0, err) != 0)
 		sr_fatal("claim dead: %s", err);
-	sr_sleep(1.2);		/* its TTL of 1 s: the lease expires */
+	/* b sees the lease (held), then unchanged for its TTL of 1 s */
+	ab.seen = sr_lease_seen_new();
+	is_int(sr_queue_claim_id(q, &ab, "dead", &j, err), SR_QUEUE_BUSY,
+	    "a gang job's lease, held: SR_QUEUE_BUSY");
+	sr_sleep(1.2);
 	rc = sr_queue_claim_id(q, &ab, "dead", &j, err);
 	is_int(rc, SR_QUEUE_BUSY, "a gang job's expired lease claimed by id: not run by one agent");
 	is_str(err, "claim job dead: it runs on a gang of 2-2 nodes: put back in the queue for a "
@@ -397,6 +401,7 @@ test_dead(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_le
 	qu_like(keys(q, "pending/", out, sizeof out), want, "~2-2",
 	    "... one pending marker, at epoch 2, for the next gang");
 	sr_queue_job_free(j0);
+	sr_lease_seen_free(ab.seen);
 }
 
 /* Node 0's job ends: slot 0 says done, which members do not take for a

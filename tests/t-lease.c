@@ -212,7 +212,9 @@ test_expiry(struct sr_store *st)
 	pid_t pid;
 	int rc;
 
-	double ttl = ttl_for(st, 1);
+	double ttl = ttl_for(st, 1), t0;
+	struct sr_lease_seen *seen = sr_lease_seen_new();
+	struct sr_lease_keeper *k;
 
 	su_rc_is(claim(st, "expiry", &X, ttl, &lx, NULL, err), SR_LEASE_OK, err,
 	    ttl > 1 ? "a remote agent claims with a 3 s TTL" : "a remote agent claims with a 1 s TTL");
@@ -220,13 +222,19 @@ test_expiry(struct sr_store *st)
 	    "... and a second job");
 	if (lx == NULL || lx2 == NULL)
 		return;
-	is_int(claim(st, "expiry", &A, 0, &la, NULL, err), SR_LEASE_HELD, "held before expiry");
+	c.seen = seen;
+	is_int(claim(st, "expiry", &A, 0, &la, &c, err), SR_LEASE_HELD, "held before expiry");
 	sr_sleep(ttl + 0.2);
+	is_int(claim(st, "expiry2", &A, 0, &l, NULL, err), SR_LEASE_HELD,
+	    "... and still held, past its TTL, to a claimer that saw it only now");
 	memset(&c, 0, sizeof c);
+	c.seen = seen;
 	rc = claim(st, "expiry", &A, 0, &la, &c, err);
-	su_rc_is(rc, SR_LEASE_OK, err, "taken over once expired");
-	ok(rc == 0 && c.took_over && sr_lease_epoch(la) == 2 &&
-	    strcmp(c.prev.owner.agent, "agent-x") == 0, "... took_over, epoch 2, from agent-x");
+	su_rc_is(rc, SR_LEASE_OK, err, "taken over once this claimer saw it unchanged past its TTL");
+	ok(rc == 0 && c.took_over == SR_LEASE_TOOK_EXPIRED && sr_lease_epoch(la) == 2 &&
+	    strcmp(c.prev.owner.agent, "agent-x") == 0, "... took_over (expired), epoch 2, from "
+	    "agent-x");
+	sr_lease_seen_free(seen);
 	rc = sr_lease_renew(lx, err);
 	is_int(rc, SR_LEASE_LOST, "the old holder's renewal is lost");
 	snprintf(want, sizeof want, "%slost: epoch 1 is no longer ours (now epoch 2, running, "
@@ -236,8 +244,14 @@ test_expiry(struct sr_store *st)
 	is_int(sr_lease_set_state(lx, SR_LEASE_SUCCEEDED, err), SR_LEASE_ERROR,
 	    "... and then it holds nothing");
 	sr_lease_free(lx);
-	su_rc_is(claim(st, "expiry2", &A, 0, &l, NULL, err), SR_LEASE_OK, err,
-	    "the second is taken over too");
+	memset(&c, 0, sizeof c);
+	c.watch = 1;
+	t0 = sr_mono();
+	rc = claim(st, "expiry2", &A, 0, &l, &c, err);
+	su_rc_is(rc, SR_LEASE_OK, err, "a watching one-shot claim takes the second over too");
+	ok(c.took_over == SR_LEASE_TOOK_EXPIRED && sr_mono() - t0 > ttl &&
+	    sr_mono() - t0 < ttl + 2.5, "... after watching it unchanged for its TTL (%.2f s, TTL "
+	    "%g s)", sr_mono() - t0, ttl);
 	is_int(sr_lease_set_state(lx2, SR_LEASE_SUCCEEDED, err), SR_LEASE_LOST,
 	    "the old holder cannot set a state: SR_LEASE_LOST");
 	ok(sr_lease_read(st, "expiry2", &li, err) == 0 && li.state == SR_LEASE_RUNNING &&
@@ -246,6 +260,20 @@ test_expiry(struct sr_store *st)
 	sr_lease_free(lx2);
 	sr_lease_free(l);
 	sr_lease_free(la);
+
+	/* a watching claim ends as soon as it sees the holder renew */
+	su_rc_is(claim(st, "watchlive", &X, ttl_for(st, 1.5), &lx, NULL, err), SR_LEASE_OK, err,
+	    "a remote agent claims and renews");
+	k = sr_lease_keeper_start(lx, NULL, NULL, err);
+	memset(&c, 0, sizeof c);
+	c.watch = 1;
+	t0 = sr_mono();
+	is_int(claim(st, "watchlive", &A, 0, &l, &c, err), SR_LEASE_HELD,
+	    "a watching claim of a renewed lease: SR_LEASE_HELD");
+	ok(sr_mono() - t0 < ttl_for(st, 1.5), "... once it saw a renewal, before the TTL (%.2f s)",
+	    sr_mono() - t0);
+	sr_lease_keeper_stop(k);
+	sr_lease_free(lx);
 
 	/* the same-host rule */
 	fflush(stdout);
@@ -497,6 +525,7 @@ static void
 test_sigstop(struct sr_store *st)
 {
 	struct sr_lease_claim c = { 0 };
+	struct sr_lease_seen *seen = sr_lease_seen_new();
 	struct sr_lease_info li;
 	struct sr_lease *l;
 	int ready[2], go[2], res[2], r[2] = { 99, 99 };
@@ -537,15 +566,25 @@ test_sigstop(struct sr_store *st)
 	if (read(ready[0], &b, 1) != 1)
 		sr_fatal("the stopped holder did not start");
 	kill(pid, SIGSTOP);
+	c.seen = seen;
+	is_int(claim(st, "stop1", &A, 0, &l, &c, err), SR_LEASE_HELD,
+	    "a SIGSTOPped holder's lease is held until seen unchanged for its TTL");
+	memset(&c, 0, sizeof c);
+	c.seen = seen;
+	is_int(claim(st, "stop2", &A, 0, &l, &c, err), SR_LEASE_HELD, "... both");
 	sr_sleep(ttl + 0.8);
+	memset(&c, 0, sizeof c);
+	c.seen = seen;
 	rc = claim(st, "stop1", &A, 0, &l, &c, err);
 	ok(rc == SR_LEASE_OK && c.took_over && sr_lease_epoch(l) == 2,
 	    "a holder SIGSTOPped past its expiry is taken over (epoch 2)");
 	if (rc == 0)
 		sr_lease_free(l);
 	memset(&c, 0, sizeof c);
+	c.seen = seen;
 	rc = claim(st, "stop2", &A, 0, &l, &c, err);
 	ok(rc == SR_LEASE_OK && sr_lease_epoch(l) == 2, "... its kept lease too");
+	sr_lease_seen_free(seen);
 	if (rc == 0)
 		sr_lease_free(l);
 	kill(pid, SIGCONT);
@@ -652,6 +691,67 @@ test_short_ttl(struct sr_store *st)
 	sr_lease_free(l);
 }
 
+/* A number of seconds, to the nanosecond. */
+static void
+is_near(double got, double want, const char *what)
+{
+	ok(fabs(got - want) < 1e-9, "%s (%g)", what, got);
+}
+
+/* An observer's record and the judgement on it: pure, no store, no
+ * clock (the times are given). */
+static void
+test_seen(void)
+{
+	struct sr_lease_seen *s = sr_lease_seen_new();
+	struct sr_lease_info li;
+	struct sr_lease_owner far = X;
+	double wait = -1;
+	int y;
+
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e1", 100), 0, "a lease first seen: 0 s");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e1", 130.5), 30.5,
+	    "... the same etag 30.5 s later: unchanged for 30.5 s");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e2", 131), 0, "a new etag: 0 again");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e2", 140), 9, "... counted from it");
+	is_near(sr_lease_seen_note(s, "file:///b", "j", "e2", 141), 0,
+	    "the same job in another store is another lease");
+	is_near(sr_lease_seen_note(s, "file:///a", "i", "e2", 142), 0, "... so is another job");
+	is_near(sr_lease_seen_note(s, "file:///a", "k", "e3", 142), 0, "... and one after it");
+	is_int((int)sr_lease_seen_count(s), 4, "4 leases noted");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e2", 150), 19, "j is still there (19 s)");
+	sr_lease_seen_forget(s, 145);
+	is_int((int)sr_lease_seen_count(s), 1, "forget those not noted since 145: j stays");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e2", 160), 29, "... with its history");
+	is_near(sr_lease_seen_note(s, "file:///b", "j", "e2", 160), 0, "... the others start anew");
+	is_near(sr_lease_seen_note(s, "file:///a", "j", "e2", 130), 0,
+	    "a time before the first: 0, never negative");
+	sr_lease_seen_free(s);
+	sr_lease_seen_free(NULL);
+
+	memset(&li, 0, sizeof li);
+	li.state = SR_LEASE_RUNNING;
+	li.ttl = 6;
+	li.owner = far;
+	/* the holder's own times say nothing: one far in the past, one far ahead */
+	li.expires = 1;
+	y = sr_lease_may_claim(&li, &A, 5.9, &wait);
+	ok(!y && fabs(wait - 0.1) < 1e-9,
+	    "running, expires long past by its writer's clock, seen unchanged 5.9 s of a 6 s TTL: "
+	    "not claimable, 0.1 s to wait (%g)", wait);
+	li.expires = 4e9;
+	ok(!sr_lease_may_claim(&li, &A, 6, NULL), "... 6 s: not yet (more than the TTL is needed)");
+	ok(sr_lease_may_claim(&li, &A, 6.01, &wait) && wait == 0,
+	    "... 6.01 s: claimable although expires is 2096, wait 0");
+	ok(!sr_lease_may_claim(&li, NULL, 0, &wait) && wait == 6, "seen just now: wait the TTL");
+	li.state = SR_LEASE_RELEASED;
+	ok(sr_lease_may_claim(&li, &A, 0, &wait) && wait == 0, "released: claimable at once");
+	li.state = SR_LEASE_QUEUED;
+	ok(sr_lease_may_claim(&li, &A, 0, NULL), "queued: claimable at once");
+	li.state = SR_LEASE_SUCCEEDED;
+	ok(!sr_lease_may_claim(&li, &A, 1e9, &wait) && wait == 0, "succeeded: never, wait 0");
+}
+
 /* The keeper against a store that stops answering: it gives the lease up
  * before the TTL ends, while the renewal still hangs. */
 static void
@@ -705,6 +805,7 @@ main(void)
 	snprintf(X.boot_id, sizeof X.boot_id, "00000000-0000-0000-0000-000000000000");
 	snprintf(X.agent, sizeof X.agent, "agent-x");
 
+	test_seen();
 	qu_tmpdir(root, sizeof root, "t-lease");
 	snprintf(store_url, sizeof store_url, "file://%s/store", root);
 	url = store_url;

@@ -698,12 +698,14 @@ test_expired(void)
 	struct sr_queue_expired *e;
 	struct sr_queue_job *j, *jx, *ja, *jr;
 	struct sr_queue_counts c0, d;
+	struct sr_lease_seen *seen = sr_lease_seen_new();
 	char err[SR_ERRMAX], out[2048];
 	size_t n = 99, i;
 	int rc, found = 0;
 
 	if (sr_queue_open(qurl2, &q, err) != 0)
 		sr_fatal("%s", err);
+	a.seen = seen;
 	/* 1 s, or the shortest TTL the store takes (3 s on gs://) */
 	x.ttl = 3 * sr_store_write_interval(sr_queue_store(q)) > 1 ?
 	    3 * sr_store_write_interval(sr_queue_store(q)) : 1;
@@ -718,9 +720,18 @@ test_expired(void)
 	sr_queue_job_end(q, jr, SR_LEASE_RELEASED, err);
 	sr_store_delete(sr_queue_store(q), jr->marker.key, err);	/* its marker lost */
 	sr_queue_job_free(jr);
+	/* expiry is judged by what this observer saw, on its monotonic clock:
+	 * a first scan has seen nothing unchanged yet */
+	sr_queue_get_counts(q, &c0);
+	rc = sr_queue_find_expired(q, &A, seen, x.ttl, x.ttl, &e, &n, err);
+	delta(q, &c0, &d);
+	ok(rc == 0 && n == 0 && d.gets == 0 && sr_lease_seen_count(seen) == 3,
+	    "a first scan reads no lease: it saw none unchanged for min_age yet; it notes "
+	    "the 3 (%zu found, %ld gets, %zu noted)", n, d.gets, sr_lease_seen_count(seen));
+	free(e);
 	sr_sleep(x.ttl + 0.3);
 	sr_queue_get_counts(q, &c0);
-	rc = sr_queue_find_expired(q, &A, x.ttl, x.ttl, &e, &n, err);
+	rc = sr_queue_find_expired(q, &A, seen, x.ttl, x.ttl, &e, &n, err);
 	su_rc_is(rc, 0, err, "find leases lost with their machines");
 	delta(q, &c0, &d);
 	for (i = 0; i < n; i++) {
@@ -736,7 +747,7 @@ test_expired(void)
 	is_int(found, 3, "... the expired one (agent-x's) and the released one without a marker, "
 	    "no other (%zu)", n);
 	ok(d.gets == 3 && d.lists == 4, "... 4 listings (index, pending, Q/ckpt's leases, stores) "
-	    "and a GET of each lease not written for a TTL, the live one too (%ld lists, %ld "
+	    "and a GET of each lease seen unchanged for a TTL, the live one too (%ld lists, %ld "
 	    "gets)", d.lists, d.gets);
 	free(e);
 	rc = sr_queue_claim_id(q, &a, "dead", &j, err);
@@ -760,6 +771,7 @@ test_expired(void)
 	}
 	sr_queue_job_free(NULL);
 	sr_queue_close(q);
+	sr_lease_seen_free(seen);
 }
 
 static void
