@@ -309,9 +309,14 @@ claim_steps(struct sr_store *st, const char *job, const char *key, struct sr_lea
 			unchanged = sr_lease_seen_note(seen, sr_store_url(st), job, cur.etag, sr_mono());
 			if (cur.state == SR_LEASE_RUNNING) {
 				if (!sr_lease_may_claim(&cur, c->owner, unchanged, &wait)) {
-					/* a one-shot claimer watches until the lease
-					 * changes (a live holder) or expires */
-					if (c->watch && (watched[0] == '\0' ||
+					/* A one-shot claimer watches until the lease
+					 * changes (a live holder) or expires, but only
+					 * one that looks expired by this machine's
+					 * clock: refusing a live-looking lease at once
+					 * can run nothing twice, and a user who runs
+					 * a job held elsewhere hears so at once. */
+					if (c->watch && cur.expires <= sr_now() &&
+					    (watched[0] == '\0' ||
 					    strcmp(watched, cur.etag) == 0)) {
 						snprintf(watched, sizeof watched, "%s", cur.etag);
 						sr_sleep(wait < watch_every(&cur) ? wait + 0.01 :

@@ -121,7 +121,9 @@ struct sr_lease_claim {
 	 * unchanged past its TTL. NULL: this claim keeps one of its own. */
 	struct sr_lease_seen *seen;
 	/* 1: a one-shot claimer (`spotrun run`): a running lease held elsewhere
-	 * that seen has not watched past its TTL yet is watched, re-read every
+	 * that seen has not watched past its TTL yet, and whose holder's
+	 * `expires` has passed by this machine's clock (a live-looking one is
+	 * SR_LEASE_HELD at once: refusing runs nothing twice), is watched, re-read every
 	 * TTL / 6 (0.1 to 2 s), until it changes (SR_LEASE_HELD: its holder
 	 * renews) or has stayed unchanged past its TTL (taken over): the claim
 	 * then takes up to the lease's TTL and a re-read. 0: SR_LEASE_HELD at
