@@ -93,6 +93,9 @@ EXTRA_DIST += tests/jobs/lease-run.sh tests/jobs/workjob.py
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
 EXTRA_DIST += tests/jobs/agent.sh
+# Work lost, for every cause, once: a crash restarted (also under the local
+# provider), a run killed and run again, an agent killed and taken over.
+dist_check_SCRIPTS += tests/t34-lost.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
