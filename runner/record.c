@@ -35,8 +35,8 @@ sr_record_put(struct sr_store *st, const char *job, const struct sr_attempt_reco
 	    "run", r->run, "attempt", r->attempt, "vm", r->vm, "started", r->started,
 	    "ended", r->ended, "outcome", r->outcome, "exit_code", r->exit_code,
 	    "restored_step", (json_int_t)r->restored_step, "checkpoints", r->checkpoints,
-	    "ranks", r->ranks, "gpus", r->gpus, "gpu_model", r->gpu_model,
-	    "lost", r->lost, "machine", "provider", r->facts.provider, "instance_id", r->facts.instance_id,
+	    "ranks", r->ranks, "gpus", r->gpus, "gpu_model", r->gpu_model, "lost", r->lost,
+	    "machine", "provider", r->facts.provider, "instance_id", r->facts.instance_id,
 	    "instance_type", r->facts.instance_type, "zone", r->facts.zone,
 	    "lifecycle", r->facts.lifecycle);
 	char *text, *key;
