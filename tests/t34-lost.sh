@@ -84,10 +84,10 @@ lost_job() {
 }
 
 # 1. a crash restarted: lost = from the committed state (the job's ckpt
-# line, which spotrun sees after it) to the job's end (its crash line,
-# before it): within 1 s either way of the log's difference, the slack of
-# spotrun seeing the answer and the exit on a loaded machine; the crash
-# comes 2 s of steps after the checkpoint, so a count of 0 fails.
+# line, which spotrun sees after it) to the job's end (after its crash
+# line): the log's difference, within 1.5 s less and 2 s more (spotrun
+# seeing the answer and the exit on a loaded machine); the crash comes 24
+# steps of 0.1 s after the checkpoint, so a count of 0 fails.
 lost_job crash 1 30 25 "interval = 1s" \
     "[retry]" "max_restarts = 1" "on_exit_codes = 3" "backoff = 100ms"
 "$SPOTRUN" run "$t_tmp/crash.ini" > "$t_tmp/crash.out" 2> "$t_tmp/crash.err"
@@ -98,7 +98,7 @@ t_like "$t_tmp/crash.err" '^[0-9:]+  finished exit 0: 2 attempts, 0 preemptions,
 want=$(awk -v c="$(log_t "$t_tmp/crash.log" crash)" -v k="$(log_t "$t_tmp/crash.log" ckpt)" \
     'BEGIN { printf "%.3f", c - k }')
 got=$(last_lost "$t_tmp/crash.err")
-within "$got" "$(awk -v w="$want" 'BEGIN { print w - 1 }')" "$(awk -v w="$want" 'BEGIN { print w + 1 }')"
+within "$got" "$(awk -v w="$want" 'BEGIN { print w - 1.5 }')" "$(awk -v w="$want" 'BEGIN { print w + 2 }')"
 t_is "$?" 0 "the restart counts the work since the checkpoint as lost: $got s (the job's log: $want s)" ||
     t_show "$t_tmp/crash.err"
 
@@ -106,7 +106,8 @@ t_is "$?" 0 "the restart counts the work since the checkpoint as lost: $got s (t
 # the job answered it: a restart, not a preemption (nothing but spotrun saw
 # the notice), and the work lost from the attempt's start (just before its
 # spawn line) to its end (after its crash line): their difference, within
-# 0.5 s less and 1 s more (spotrun seeing the exit on a loaded machine)
+# 0.5 s less and 2 s more (the spawn and spotrun seeing the exit on a
+# loaded machine)
 lost_job crashl 0 30 15 \
     "[retry]" "max_restarts = 1" "on_exit_codes = 3" "backoff = 100ms" \
     "[provider]" "name = local" "after = 1s" "preemptions = 1"
@@ -122,7 +123,7 @@ t_like "$t_tmp/crashl.err" '^[0-9:]+  notice   simulated preemption \(after 1 s\
 want=$(awk -v c="$(log_t "$t_tmp/crashl.log" crash)" -v k="$(log_t "$t_tmp/crashl.log" spawn)" \
     'BEGIN { printf "%.3f", c - k }')
 got=$(last_lost "$t_tmp/crashl.err")
-within "$got" "$(awk -v w="$want" 'BEGIN { print w - 0.5 }')" "$(awk -v w="$want" 'BEGIN { print w + 1 }')"
+within "$got" "$(awk -v w="$want" 'BEGIN { print w - 0.5 }')" "$(awk -v w="$want" 'BEGIN { print w + 2 }')"
 t_is "$?" 0 "... with its work lost counted: $got s (the job's log: $want s)" || t_show "$t_tmp/crashl.err"
 
 # 3. spotrun killed: the next run counts the vanished attempt's work once.
