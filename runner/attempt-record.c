@@ -100,14 +100,17 @@ sr_run_count_lost(struct run *r, struct attempt *a)
 	r->lost += a->ended - from;
 	a->rec.lost = a->ended - from;
 	/* a restart's: counted once the backoff is over, after the end */
-	if (a->rec.ended > 0 && !r->lease_lost && sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
+	if (a->rec.ended > 0 && !r->lease_lost &&
+	    sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 }
 
 /* sr_record_list's callback: the newest record of another run without an
- * end. */
+ * end that started while the lease taken over was its holder's (from its
+ * claim to its last renewal). */
 struct open_rec {
 	const char *run;
+	double claimed, renewed;
 	int found;
 	struct sr_attempt_record rec;
 };
@@ -117,7 +120,8 @@ newest_open(const struct sr_attempt_record *rec, void *arg)
 {
 	struct open_rec *o = arg;
 
-	if (rec->ended > 0 || strcmp(rec->run, o->run) == 0)
+	if (rec->ended > 0 || strcmp(rec->run, o->run) == 0 || rec->started < o->claimed ||
+	    rec->started >= o->renewed)
 		return 0;
 	if (!o->found || rec->started >= o->rec.started) {
 		o->rec = *rec;
@@ -130,7 +134,7 @@ void
 sr_run_count_vanished(struct run *r, double created)
 {
 	const struct sr_lease_info *li = &r->lease_prev;
-	struct open_rec o = { .run = r->run_id };
+	struct open_rec o = { .run = r->run_id, .claimed = li->claimed, .renewed = li->renewed };
 	char err[SR_ERRMAX], at[64], lost[32], run[SR_TERMSAFE_LEN(sizeof o.rec.run)];
 	double from;
 
@@ -145,14 +149,14 @@ sr_run_count_vanished(struct run *r, double created)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 		return;
 	}
-	if (!o.found || o.rec.started >= li->renewed)
-		return;		/* not the holder's: it started after the renewal */
+	if (!o.found)
+		return;		/* the holder's attempt ended, or none started */
 	from = created > o.rec.started ? created : o.rec.started;
 	o.rec.lost = li->renewed > from ? li->renewed - from : 0;
 	o.rec.ended = li->renewed;
 	strlcpy(o.rec.outcome, "vanished", sizeof o.rec.outcome);
 	r->lost += o.rec.lost;
-	sr_tl(&r->tl, 1, "lost", "attempt %d of run %s has no end; its lease was last renewed at "
+	sr_tl(&r->tl, 1, "vanished", "attempt %d of run %s has no end; its lease was last renewed at "
 	    "%s: %s of its work after the checkpoint restored is done again", o.rec.attempt,
 	    sr_termsafe(o.rec.run, run, sizeof run), sr_tl_wall(li->renewed, 1, at, sizeof at),
 	    sr_fmt_duration(o.rec.lost, lost, sizeof lost));

@@ -12,7 +12,7 @@
 # 3. `spotrun run` killed by SIGKILL past its checkpoint (its job too, as a
 #    machine that vanished), then run again: the second run takes the
 #    lease over and counts the first attempt's work up to the lease's last
-#    renewal, on a `lost` line and in its last line, and marks its record
+#    renewal, on a `vanished` line and in its last line, and marks its record
 #    vanished with that much lost; a third run counts nothing again.
 # 4. An agent killed (with its job) and the job taken over by another: the
 #    status marker's lost GPU-seconds are more than 0.
@@ -152,8 +152,8 @@ hi=$(awk -v s="$(last_t "$t_tmp/kill.log" step)" -v k="$(log_t "$t_tmp/kill.log"
     'BEGIN { printf "%.3f", s - k + 1 }')
 "$SPOTRUN" run "$t_tmp/kill.ini" > "$t_tmp/kill2.out" 2> "$t_tmp/kill2.err"
 t_is "$?" 0 "run again: it takes the lease over and finishes" || t_show "$t_tmp/kill2.err"
-t_is "$(grep -c '  lost     ' "$t_tmp/kill2.err")" 1 "one lost line" || t_show "$t_tmp/kill2.err"
-said=$(secs "$(sed -nE "s/^[0-9:]+  lost     attempt 1 of run $run1 has no end; its lease was last renewed at .*: ([0-9.ms]+) of its work after the checkpoint restored is done again\$/\\1/p" "$t_tmp/kill2.err")")
+t_is "$(grep -c '  vanished ' "$t_tmp/kill2.err")" 1 "one vanished line" || t_show "$t_tmp/kill2.err"
+said=$(secs "$(sed -nE "s/^[0-9:]+  vanished attempt 1 of run $run1 has no end; its lease was last renewed at .*: ([0-9.ms]+) of its work after the checkpoint restored is done again\$/\\1/p" "$t_tmp/kill2.err")")
 got=$(last_lost "$t_tmp/kill2.err")
 within "$said" 1 "$hi"
 t_is "$?" 0 "it names run 1's attempt 1 and its work lost: $said s, from 1 s to $hi s (the job's log)" ||
@@ -166,7 +166,7 @@ rec=$(grep -l "\"run\": \"$run1\"" "$t_tmp"/store/kill/attempts/*.json 2>/dev/nu
 t_is "$(secs "$(sed -nE 's/^ *"lost": ([0-9.]+),?$/\1/p' "$rec" | awk '{ printf "%.1fs", $1 }')")" "${said:-none}" \
     "its record holds the seconds lost"
 "$SPOTRUN" run "$t_tmp/kill.ini" > "$t_tmp/kill3.out" 2> "$t_tmp/kill3.err"
-t_is "$?|$(grep -c '  lost     ' "$t_tmp/kill3.err")|$(last_lost "$t_tmp/kill3.err")" "0|0|0" \
+t_is "$?|$(grep -c '  vanished ' "$t_tmp/kill3.err")|$(last_lost "$t_tmp/kill3.err")" "0|0|0" \
     "a third run counts nothing again" || t_show "$t_tmp/kill3.err"
 
 # 4. an agent killed with its job, another takes the job over: LOST > 0
