@@ -18,7 +18,7 @@
  *   attempt-signal.c the signals sent to the job, and what its death by
  *                    one means (spotrun's request signal; one from outside
  *                    before a notice's checkpoint)
- *   attempt-record.c the attempt's record in the store
+ *   attempt-record.c the attempt's record in the store, and the work lost
  *   run-lease.c      the job's lease: claimed (or handed in), kept, lost,
  *                    ended; the fencing epoch of the run's writes
  *   finished.c       the FINISHED marker of a job that ended with exit 0
