@@ -83,6 +83,19 @@ lost_job() {
 	t_jobfile "$_n" "/bin/sh -c 'echo spawn \$(date +%s.%N) >> $t_tmp/$_n.log; exec $PY $t_tmp/lost.py $t_tmp/$_n.log $_a'" "$@"
 }
 
+# kill_past_ckpt LOG PID: once the job logging to LOG committed its
+# checkpoint and did 50 steps past it, SIGKILL to PID (spotrun, or an
+# agent) and to the job, as to a machine that vanished; t_rc: PID's status
+kill_past_ckpt() {
+	wait_for "$1" '^ckpt ' 60 "$2" || t_diag "$1: no checkpoint"
+	_k=$(awk '$1 == "ckpt" { print $2; exit }' "$1")
+	wait_for "$1" "^step $((_k + 50)) " 60 "$2" || t_diag "$1: no 50 steps past it"
+	_jp=$(pgrep -f "lost.py $1" | head -n 1)
+	kill -KILL "$2"
+	[ -n "$_jp" ] && kill -KILL "$_jp"
+	t_wait "$2"
+}
+
 # 1. a crash restarted: lost = from the committed state (the job's ckpt
 # line, which spotrun sees after it) to the job's end (after its crash
 # line): the log's difference, within 1.5 s less and 2 s more (spotrun
@@ -137,13 +150,7 @@ SPOTRUN_LEASE_TTL=6s
 lost_job kill 1 90 0 "interval = 1s"
 t_bg kill1 "$SPOTRUN" run "$t_tmp/kill.ini"
 p=$t_last
-wait_for "$t_tmp/kill1.err" ' ckpt +0 step ' 60 "$p" || t_diag "kill: no checkpoint"
-k=$(awk '$1 == "ckpt" { print $2; exit }' "$t_tmp/kill.log")
-wait_for "$t_tmp/kill.log" "^step $((k + 50)) " 60 "$p" || t_diag "kill: no 50 steps past it"
-jp=$(pgrep -f "lost.py $t_tmp/kill.log" | head -n 1)
-kill -KILL "$p"
-[ -n "$jp" ] && kill -KILL "$jp"
-t_wait "$p"
+kill_past_ckpt "$t_tmp/kill.log" "$p"
 t_is "$t_rc" 137 "spotrun killed by SIGKILL past its checkpoint"
 sleep 0.3
 "$SPOTRUN" ls -a "$t_tmp/kill.ini" > "$t_tmp/kill.ls1" 2>&1
@@ -173,19 +180,13 @@ t_is "$?|$(grep -c '  vanished ' "$t_tmp/kill3.err")|$(last_lost "$t_tmp/kill3.e
 SPOTRUN_LEASE_TTL=3s
 Q=file://$t_tmp/q
 {
-	printf '[job]\nname = @ID@\ncommand = %s %s/lost.py %s/agent.log 1 80 0\n' "$PY" "$t_tmp" "$t_tmp"
+	printf '[job]\nname = @ID@\ncommand = %s %s/lost.py %s/agent.log 1 90 0\n' "$PY" "$t_tmp" "$t_tmp"
 	printf '[checkpoint]\ninterval = 1s\n[provider]\nname = local\n[resources]\ngpus = 1\n'
 } > "$t_tmp/ag.ini"
 "$QTOOL" add "$Q" aj "$t_tmp/ag.ini" 1 1 || t_bail "qtool add failed"
 ag_start agk 1 --queue "$Q"
 a=$t_last
-wait_for "$t_tmp/agent.log" '^ckpt ' 60 "$a" || t_diag "agent: no checkpoint"
-k=$(awk '$1 == "ckpt" { print $2; exit }' "$t_tmp/agent.log")
-wait_for "$t_tmp/agent.log" "^step $((k + 40)) " 60 "$a" || t_diag "agent: no 40 steps past it"
-jp=$(pgrep -f "lost.py $t_tmp/agent.log" | head -n 1)
-kill -KILL "$a"
-[ -n "$jp" ] && kill -KILL "$jp"
-t_wait "$a"
+kill_past_ckpt "$t_tmp/agent.log" "$a"
 ag_run_bounded agt 1 --queue "$Q" --once
 t_is "$t_rc|$(grep -c 'aj: claimed (epoch 2, taken over' "$t_tmp/agt.err")" "0|1" \
     "another agent takes the job over and ends" || t_show "$t_tmp/agt.err"
