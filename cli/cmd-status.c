@@ -3,7 +3,7 @@
  * what the queue's jobs are doing and what they cost, from one listing of
  * the status markers (N jobs: N / 1000 requests, no GET per job): a table
  * per sweep and one for the jobs of no sweep, each row a job (state,
- * attempts, preemptions, GPU-hours used and lost to preemptions, cost,
+ * attempts, preemptions, GPU-hours used and lost (done again), cost,
  * what on-demand machines would have cost, last checkpoint's step, host),
  * totals per table, and a last line for all ("what the night cost").
  * --json prints the same as one object (doc/fleet.md). What the markers
@@ -209,7 +209,7 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	.summary = "what the queue's jobs are doing and what they cost",
 	.help = "Show the queue's jobs, or those named (a job, a sweep's trials, a job or\n"
 	    "sweep file's jobs): a table per sweep and one for other jobs, each job's\n"
-	    "state, attempts, preemptions, GPU-hours used and lost to preemptions, cost,\n"
+	    "state, attempts, preemptions, GPU-hours used and lost (done again), cost,\n"
 	    "what on-demand machines would have cost, last checkpoint's step and host,\n"
 	    "with totals, and a last line for all. One listing of the queue's status\n"
 	    "markers, no request per job.",

@@ -297,5 +297,6 @@ const struct sr_provider_ops sr_provider_local_ops = {
 	.start_vm = local_start_vm,
 	.stop_vm = local_stop_vm,
 	.next_vm = local_next_vm,
+	.simulated = 1,
 	.facts = local_facts,
 };

@@ -43,6 +43,7 @@ struct sr_provider_ops {
 	/* NULL: no signal is a notice. */
 	int (*on_signal)(struct sr_provider *p, int signo);
 	int (*next_vm)(const struct sr_provider *p);
+	int simulated;		/* sr_provider_simulated */
 	/* f arrives zeroed; fill what is known. */
 	int (*facts)(struct sr_provider *p, struct sr_facts *f, char *err);
 	/* NULL: acknowledging is a no-op that succeeds. Must not block on

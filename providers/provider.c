@@ -454,6 +454,12 @@ sr_provider_read(struct sr_provider *p, struct sr_notice *n, char *err)
 }
 
 int
+sr_provider_simulated(const struct sr_provider *p)
+{
+	return p->ops->simulated;
+}
+
+int
 sr_provider_on_signal(struct sr_provider *p, int signo)
 {
 	if (p->ops->on_signal == NULL)

@@ -172,6 +172,12 @@ int sr_provider_on_signal(struct sr_provider *p, int signo);
  * last one runs to the end; signal: no, the run exits 75). */
 int sr_provider_next_vm(const struct sr_provider *p);
 
+/* Whether its notices are simulated (local): nothing happens to the machine
+ * or the job before the deadline, so a job that ends on its own after one
+ * (a non-zero exit, a SIGSEGV) crashed by itself, and is no preemption. 1 or
+ * 0 (the clouds and signal, whose sender may stop the job itself). */
+int sr_provider_simulated(const struct sr_provider *p);
+
 int sr_provider_facts(struct sr_provider *p, struct sr_facts *f, char *err);
 /* Tell the provider the checkpoint for this notice is safe (Azure's ack).
  * Returns at once: the acknowledgment goes out on a thread of its own, so

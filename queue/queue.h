@@ -282,7 +282,7 @@ struct sr_queue_status {
 	double time;			/* when written (0: now), to the millisecond */
 	enum sr_lease_state state;
 	int attempts, preemptions;
-	int64_t gpu_seconds, lost_gpu_seconds;	/* used, and lost to preemptions */
+	int64_t gpu_seconds, lost_gpu_seconds;	/* used, and lost (done again) */
 	double cost;			/* dollars, to 1/10000 */
 	double on_demand_cost;		/* what the same machine time would have cost
 					 * on demand (the saving is the difference) */

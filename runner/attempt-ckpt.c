@@ -50,6 +50,8 @@ sr_run_restore(struct run *r, long long *step, int *world, char *err)
 			    "(its checkpoints stay in the store: spotrun ls)", r->js->name);
 		return 0;
 	}
+	/* a run that took the job over from a vanished holder redoes its work */
+	sr_run_count_vanished(r, rc == 0 ? cs.created : 0);
 	if (rc == SR_CKPT_NONE) {
 		if (r->attempt > 1)
 			sr_tl(&r->tl, 1, "attempt", "%d starts fresh: no checkpoint committed yet", r->attempt);

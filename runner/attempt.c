@@ -335,6 +335,8 @@ out:
 static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
 {
+	int own_end;
+
 	/* Now that every notice that came with the job's end is in. */
 	if (a->job_done)
 		sr_run_job_ended(r, a);
@@ -357,12 +359,14 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	sr_provider_stop_vm(r->prov);
 	/* A job that finished on its own (exit 0, not stopped by us) as a
 	 * notice came is done: running its end again on the next machine
-	 * would do its last steps twice. */
-	if (a->noticed && !(a->job_done && sr_exit_code(a->status) == 0 &&
-	    (!a->stopping || a->job_done_at < a->stop_at))) {
-		double ended = a->job_done ? sr_now() - (sr_mono() - a->job_done_at) : sr_now();
-
-		r->lost += ended - (a->last_state_at > 0 ? a->last_state_at : a->started);
+	 * would do its last steps twice. One that crashed on its own after a
+	 * simulated notice, which nothing but spotrun saw, is a crash: [retry]
+	 * restarts it or not. */
+	a->ended = a->job_done ? sr_now() - (sr_mono() - a->job_done_at) : sr_now();
+	own_end = a->job_done && (!a->stopping || a->job_done_at < a->stop_at);
+	if (a->noticed && !(own_end && (sr_exit_code(a->status) == 0 ||
+	    (sr_provider_simulated(r->prov) && !sr_run_killed_outside(a))))) {
+		sr_run_count_lost(r, a);
 		return SR_ATTEMPT_PREEMPTED;
 	}
 	/* The notice was counted when it came; the attempt was not preempted

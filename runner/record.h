@@ -24,6 +24,10 @@ struct sr_attempt_record {
 	int ranks;		/* processes spotrun started (0: not recorded) */
 	int gpus;		/* GPUs the job was given */
 	char gpu_model[96];	/* the first one's, as NVML names it ("": not known) */
+	double lost;		/* seconds of its work no checkpoint held, which a
+				 * later attempt did again; counted by the run of
+				 * that attempt (0: none, or not yet known; absent
+				 * from older records) */
 	struct sr_facts facts;
 };
 

@@ -18,7 +18,7 @@
  *   attempt-signal.c the signals sent to the job, and what its death by
  *                    one means (spotrun's request signal; one from outside
  *                    before a notice's checkpoint)
- *   attempt-record.c the attempt's record in the store
+ *   attempt-record.c the attempt's record in the store, and the work lost
  *   run-lease.c      the job's lease: claimed (or handed in), kept, lost,
  *                    ended; the fencing epoch of the run's writes
  *   finished.c       the FINISHED marker of a job that ended with exit 0
@@ -71,7 +71,10 @@ struct run {
 	struct sr_ranks ranks;		/* the job's processes on it (ranks.h) */
 	int master_port;		/* this attempt's MASTER_PORT */
 	char run_id[40];		/* names this run's attempt records */
-	double lost;			/* seconds of work lost to preemptions */
+	double lost;			/* seconds of work lost: done by an attempt
+					 * (this run's, or a vanished one before it)
+					 * after its last committed state, and done
+					 * again (attempt-record.c) */
 	uint64_t req_seq;
 	int interrupted;		/* signal from the user: no restarts */
 	enum sr_intr_save intr_save;
@@ -131,6 +134,7 @@ struct attempt {
 	struct sr_joblog *log;		/* the attempt's: the timeline (and the output
 					 * of a job of one process) */
 	double started;			/* epoch */
+	double ended;			/* epoch: when the job ended (or the attempt) */
 	int ndone;			/* ranks reaped so far */
 	/* The job ended: every rank was reaped. Its status as a whole is
 	 * that of the first rank that failed (status_rank), or 0 (-1: every
@@ -308,6 +312,21 @@ void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, in
 void sr_run_record_arm(struct run *r, struct attempt *a, int armed);
 void sr_run_record_disarm(struct run *r, struct attempt *a);
 void sr_run_record_on_commit(void *arg, const struct sr_ckpt_stats *stats);
+/* Work lost: attempt a ended (a->ended) and the next attempt, here or in
+ * a later run, starts again from the newest committed state: its time
+ * since then (or since its start) is added to r->lost and to its record,
+ * which sr_run_record_end writes (or this, when the record has its end
+ * already). Called once per attempt, by the caller that knows the work
+ * will be done again (a preemption; a restart, once its backoff is over). */
+void sr_run_count_lost(struct run *r, struct attempt *a);
+/* The first attempt of a run that took over a running lease (its holder
+ * killed, its machine gone, or stopped past its TTL): the holder's last
+ * attempt left a record without an end, and its work from the restored
+ * checkpoint's commit (created; 0: none restored) to its last sign of
+ * life, the lease's last renewal, is lost. Added to r->lost once: the
+ * record is rewritten with that end, outcome "vanished" and its lost
+ * seconds, so no later run counts it again. */
+void sr_run_count_vanished(struct run *r, double created);
 
 /* finished.c */
 /* Mark the job finished with the newest checkpoint it has now. */

@@ -124,7 +124,8 @@ end_lost(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
 /* The job exited with code: restart it (1, after the backoff) or end the
  * run with *res filled (0). */
 static int
-after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_result *res)
+after_exit(struct run *r, struct attempt *a, const struct sr_run_opts *o, int code,
+    struct sr_run_result *res)
 {
 	struct sr_jobspec *js = r->js;
 	double delay = js->backoff;
@@ -157,8 +158,11 @@ after_exit(struct run *r, const struct sr_run_opts *o, int code, struct sr_run_r
 	r->restarts++;
 	sr_tl(&r->tl, 1, "restart", "exit %d; restart %d of %d in %s", code, r->restarts,
 	    js->max_restarts, sr_fmt_duration(delay, d, sizeof d));
-	if (!backoff_wait(r, delay))
+	if (!backoff_wait(r, delay)) {
+		/* the next attempt starts from the newest checkpoint */
+		sr_run_count_lost(r, a);
 		return 1;
+	}
 	r->restarts--;		/* announced, never made */
 	final_line(r, o, "interrupted", res);
 	return 0;
@@ -214,7 +218,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	code = sr_exit_code(a->status);
 	snprintf(what, sizeof what, "exit %d", code);
 	sr_run_record_end(r, a, what, code);
-	return after_exit(r, o, code, res);
+	return after_exit(r, a, o, code, res);
 }
 
 /* A run that ended for good (the job finished, failed without a restart,

@@ -59,7 +59,7 @@ struct sr_run_progress {
 	int attempts, preemptions, checkpoints;
 	long long step;		/* the newest committed checkpoint's step (-1: none) */
 	double seconds;		/* the attempts' time, the running one's up to now */
-	double lost;		/* seconds of work lost to preemptions */
+	double lost;		/* seconds of work lost (done again: run-int.h) */
 	int gpus;		/* the GPUs the job has */
 	double notice_deadline;	/* SR_RUN_EV_NOTICE: the notice's deadline */
 	double request_deadline;	/* SR_RUN_EV_REQUEST: the request's */

@@ -101,6 +101,9 @@ EXTRA_DIST += tests/jobs/agent.sh
 # cancel on file://: malformed pending markers quarantined, 100,000 junk
 # markers read past, a broken status marker, a marker naming another store.
 dist_check_SCRIPTS += tests/t97-queue-hostile.sh
+# Work lost, for every cause, once: a crash restarted (also under the local
+# provider), a run killed and run again, an agent killed and taken over.
+dist_check_SCRIPTS += tests/t34-lost.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
