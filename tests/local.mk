@@ -97,6 +97,9 @@ EXTRA_DIST += tests/jobs/agent.sh
 # cancel on file://: malformed pending markers quarantined, 100,000 junk
 # markers read past, a broken status marker, a marker naming another store.
 dist_check_SCRIPTS += tests/t97-queue-hostile.sh
+# `spotrun gc` on file://: the debris of a dead save, a dead gang's part, a
+# stale status marker; a dry run, --apply, a held lease, the idle agent.
+dist_check_SCRIPTS += tests/t47-gc.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
