@@ -8,8 +8,8 @@
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
- * until the idle timeout; idle, it sweeps the queue's debris (debris.h) at
- * most once an SR_DEBRIS_INTERVAL. A signal ends it between jobs (a job running
+ * until the idle timeout; idle, it sweeps the queue's debris (debris.h)
+ * when its turn comes (once an SR_DEBRIS_INTERVAL for all the agents). A signal ends it between jobs (a job running
  * gets it through its run, whose end then ends the agent too).
  */
 #include "config.h"
@@ -430,27 +430,39 @@ gc_say(void *arg, const char *job, const char *msg)
 	sr_agent_say("gc %s: %s", job, msg);
 }
 
-/* Delete the debris of the jobs whose status changed lately, as `spotrun
- * gc --queue Q --apply` would (debris.h): said in one line when there
- * was any, and what failed as a warning; never an end of the agent. */
-static void
+/* Delete the queue's debris as `spotrun gc --queue Q --apply` would
+ * (debris.h), when it is this agent's turn (sr_queue_sweep_turn: one
+ * sweep an interval for all the queue's agents), over the jobs whose
+ * status changed since a grace and an interval before the last sweep
+ * began (all at the queue's first). Said in one line when there was any
+ * debris, what failed as a warning; never an end of the agent. Returns
+ * the seconds until it should ask again. */
+static double
 idle_gc(struct sr_agent *ag)
 {
 	struct sr_debris_opts o;
 	struct sr_debris_total t = { 0 };
 	char err[SR_ERRMAX], sz[32];
+	double last, since;
+	int turn;
 
 	memset(&o, 0, sizeof o);
 	o.grace = SR_DEBRIS_GRACE;
 	o.apply = 1;
 	o.note = gc_say;
-	if (sr_debris_queue(ag->q, NULL, 0, sr_now() - SR_DEBRIS_RECENT - o.grace, &o, &t,
-	    err) != 0)
+	turn = sr_queue_sweep_turn(ag->q, SR_DEBRIS_INTERVAL, ag->me.agent, &last, err);
+	if (turn == -1)
+		sr_agent_say("warning: gc at idle: %s; the next sweep tries again", err);
+	if (turn != 1)
+		return SR_DEBRIS_INTERVAL / 4;
+	since = last > 0 ? last - o.grace - SR_DEBRIS_INTERVAL : 0;
+	if (sr_debris_queue(ag->q, NULL, 0, since, &o, &t, err) != 0)
 		sr_agent_say("warning: gc at idle: %s; the next sweep tries again", err);
 	if (t.objects > 0)
 		sr_agent_say("gc at idle: deleted %ld object%s, %s, of %ld job%s", t.objects,
 		    t.objects == 1 ? "" : "s", sr_fmt_bytes(t.bytes, sz, sizeof sz), t.jobs,
 		    t.jobs == 1 ? "" : "s");
+	return SR_DEBRIS_INTERVAL;
 }
 
 /* ---- the loop ---- */
@@ -527,8 +539,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			break;
 		}
 		if (rc == SR_QUEUE_EMPTY && sr_mono() >= next_gc) {
-			idle_gc(&ag);
-			next_gc = sr_mono() + SR_DEBRIS_INTERVAL;
+			next_gc = sr_mono() + idle_gc(&ag);
 		}
 		if (rc == SR_QUEUE_ERROR) {
 			sr_agent_say("warning: %s; trying again in %.0fs", err, delay < 1 ? 1 : delay);

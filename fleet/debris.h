@@ -16,12 +16,9 @@
 
 /* How long debris must lie before gc takes it: `spotrun gc` and the agent. */
 #define SR_DEBRIS_GRACE 3600.0
-/* The agent sweeps at idle at most once per this (seconds), the jobs
- * whose status marker was written in the last SR_DEBRIS_RECENT seconds
- * and the grace: the debris of a job appears while it runs and is old
- * enough a grace after its last marker; `spotrun gc` sweeps all. */
+/* The agents of a queue sweep it at idle once per this (seconds), all of
+ * them together (sr_queue_sweep_turn). */
 #define SR_DEBRIS_INTERVAL 3600.0
-#define SR_DEBRIS_RECENT 86400.0
 
 struct sr_debris_opts {
 	double grace;		/* seconds: nothing last written since is touched (>= 0) */

@@ -195,6 +195,41 @@ sr_queue_status_delete(struct sr_queue *q, const char *key, char *err)
 }
 
 int
+sr_queue_sweep_turn(struct sr_queue *q, double interval, const char *by, double *last,
+    char *err)
+{
+	char etag[SR_ETAG_MAX], text[400], *end;
+	void *buf = NULL;
+	size_t len;
+	double now = sr_now(), t = 0;
+	int rc;
+
+	*last = 0;
+	rc = sr_q_get(q, q->st, "gc", 256, &buf, &len, etag, err);
+	if (rc != SR_STORE_OK && rc != SR_STORE_NOTFOUND)
+		return sr_err_prefix(err, "read the queue's last sweep (gc)");
+	if (rc == SR_STORE_OK) {
+		/* one that does not parse is taken over as one long past */
+		t = strtod(buf, &end);
+		if (end == buf || t < 0 || t > 1e11)
+			t = 0;
+		*last = t;
+	}
+	free(buf);
+	if (rc == SR_STORE_OK && t > now - interval && t <= now + interval)
+		return 0;
+	snprintf(text, sizeof text, "%.3f %s\n", now, by);
+	rc = sr_q_put(q, q->st, "gc", text, strlen(text),
+	    rc == SR_STORE_NOTFOUND ? SR_PUT_CREATE : SR_PUT_MATCH,
+	    rc == SR_STORE_NOTFOUND ? NULL : etag, NULL, err);
+	if (rc == SR_STORE_EXISTS || rc == SR_STORE_PRECONDITION)
+		return 0;	/* another agent's turn: it sweeps */
+	if (rc != SR_STORE_OK)
+		return sr_err_prefix(err, "take the queue's sweep (gc)");
+	return 1;
+}
+
+int
 sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_status *out, char *err)
 {
 	struct reader *r = sr_calloc(1, sizeof *r);

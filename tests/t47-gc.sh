@@ -121,4 +121,11 @@ t_is "$rc:$(grep -c 'gc at idle: deleted 2 objects, 2.0 KiB, of 1 job$' "$T/ag.e
 	"an idle agent sweeps the same debris, with --apply's rules" || t_show "$T/ag.err"
 t_is "$(ls "$Q/ckpt/qj/packs" 2>/dev/null; ls "$Q/index")" "$marker" \
 	"the pack and the stale marker are gone, the newest marker stays"
+t_is "$(grep -cxE "[0-9]{10}\.[0-9]{3} $(hostname)-[0-9]+" "$Q/gc")" 1 \
+	"Q/gc says when the sweep began and which agent"
+# An hour has not passed: another idle agent leaves the sweep alone.
+debris "$Q/ckpt/qj/packs/0000000000-2c.tar" 100
+run ag2 "$S" agent --queue "$Q" --once --provider local --dir "$T/agent"
+t_is "$rc:$(grep -c 'gc at idle' "$T/ag2.err"):$(ls "$Q/ckpt/qj/packs")" "0:0:0000000000-2c.tar" \
+	"a second idle agent within the hour does not sweep: one sweep an hour per queue"
 t_done
