@@ -116,6 +116,11 @@ struct sr_ckpt_opts {
 	int gc_dry_run;
 };
 
+/* gc_each's size of an unfinished upload that a dry run lists (the store
+ * lists them without their size); those a gc aborts are said through
+ * o->log, in a count. */
+#define SR_GC_SIZE_UNKNOWN UINT64_MAX
+
 /* The save's deadline now (0: none): see deadline_live. */
 static inline double
 sr_ckpt_deadline(const struct sr_ckpt_opts *o)

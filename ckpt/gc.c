@@ -154,6 +154,34 @@ tell(const struct sr_ckpt_opts *o, const char *job, uint64_t seq, uint64_t size,
 	free(key);
 }
 
+static int
+upload_cb(const char *key, double initiated, void *arg)
+{
+	const struct sr_ckpt_opts *o = arg;
+
+	(void)initiated;
+	o->gc_each(o->gc_arg, key, SR_GC_SIZE_UNKNOWN, "unfinished upload of a pack (its "
+	    "parts; aborted, not deleted)");
+	return 0;
+}
+
+/* A dry run's list of the unfinished pack uploads a gc would abort, told
+ * to o->gc_each; one that cannot be listed is a warning, as an abort that
+ * fails is. */
+static void
+list_uploads(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    double older_than)
+{
+	char why[SR_ERRMAX], *prefix;
+
+	if (o->gc_each == NULL)
+		return;
+	if ((prefix = sr_jobkey_prefix(job, SR_JOBKEY_PACKS, why)) == NULL ||
+	    sr_store_list_stale_uploads(st, prefix, older_than, upload_cb, (void *)o, why) != 0)
+		sr_ckpt_say(o, "warning: gc %s: list the unfinished uploads: %s", job, why);
+	free(prefix);
+}
+
 struct parts_sweep {
 	const struct sr_ckpt_opts *o;
 	const char *job;
@@ -392,8 +420,10 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 	}
 	freed += dead_bytes;
 	rc = 0;
-	if (o != NULL && o->gc_dry_run)
+	if (o != NULL && o->gc_dry_run) {
+		list_uploads(st, o, job, older_than);
 		goto out;
+	}
 	/* The parts of a save that died mid-upload are no object: only an
 	 * abort of its multipart upload frees them. */
 	{

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ckpt.h"
 #include "cmd.h"
 #include "debris.h"
 #include "fleet-index.h"
@@ -42,8 +43,12 @@ gc_each(void *arg, const char *job, const char *key, uint64_t size, const char *
 	char safe[SR_TERMSAFE_LEN(1024)], sz[32];
 
 	(void)job;
+	if (size == SR_GC_SIZE_UNKNOWN)
+		strlcpy(sz, "size not listed", sizeof sz);
+	else
+		sr_fmt_bytes(size, sz, sizeof sz);
 	printf("%s %s (%s): %s\n", o->apply ? "deleted" : "would delete",
-	    sr_termsafe(key, safe, sizeof safe), sr_fmt_bytes(size, sz, sizeof sz), why);
+	    sr_termsafe(key, safe, sizeof safe), sz, why);
 }
 
 static void
@@ -53,7 +58,10 @@ gc_note(void *arg, const char *job, const char *msg)
 
 	(void)arg;
 	fflush(stdout);
-	fprintf(stderr, "spotrun: gc %s: %s\n", job, sr_termsafe(msg, safe, sizeof safe));
+	if (job == NULL)
+		fprintf(stderr, "spotrun: %s\n", sr_termsafe(msg, safe, sizeof safe));
+	else
+		fprintf(stderr, "spotrun: gc %s: %s\n", job, sr_termsafe(msg, safe, sizeof safe));
 }
 
 /* The jobs named in a store (ls's way): 0, or an exit code. */
@@ -157,8 +165,8 @@ cmd_gc_exec(const struct sr_args *a)
 		printf("deleted %ld object%s, %s, of %ld job%s\n", t.objects,
 		    t.objects == 1 ? "" : "s", sz, t.jobs, t.jobs == 1 ? "" : "s");
 	else
-		printf("would delete %ld object%s, %s, of %ld job%s (a dry run: --apply deletes; "
-		    "unfinished uploads are aborted then, never listed)\n", t.objects,
+		printf("would delete %ld object%s, %s, of %ld job%s (a dry run: --apply deletes "
+		    "them)\n", t.objects,
 		    t.objects == 1 ? "" : "s", sz, t.jobs, t.jobs == 1 ? "" : "s");
 	return rc;
 }
@@ -169,8 +177,8 @@ const struct sr_cmd_entry sr_cmd_gc_entry = {
 	.summary = "remove what saves, gangs and markers left behind (a dry run by default)",
 	.help = "List, and with --apply delete, what nothing else removes: packs and\n"
 	    "manifests of saves that never committed, parts of gangs and ranks whose\n"
-	    "run is gone, stale status markers; --apply also aborts unfinished pack\n"
-	    "uploads. Never a committed checkpoint, anything written within the grace,\n"
+	    "run is gone, stale status markers, unfinished pack uploads (aborted).\n"
+	    "Never a committed checkpoint, anything written within the grace,\n"
 	    "or a job whose lease is held. Jobs in a store (JOB.ini or NAME, -s), or\n"
 	    "of the queue (--queue, or no argument: every job).",
 	.exec = cmd_gc_exec,

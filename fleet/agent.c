@@ -427,7 +427,10 @@ static void
 gc_say(void *arg, const char *job, const char *msg)
 {
 	(void)arg;
-	sr_agent_say("gc %s: %s", job, msg);
+	if (job == NULL)
+		sr_agent_say("%s", msg);
+	else
+		sr_agent_say("gc %s: %s", job, msg);
 }
 
 /* Delete the queue's debris as `spotrun gc --queue Q --apply` would

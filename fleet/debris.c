@@ -28,7 +28,8 @@ relay_each(void *arg, const char *key, uint64_t size, const char *why)
 	struct relay *r = arg;
 
 	r->t->objects++;
-	r->t->bytes += size;
+	if (size != SR_GC_SIZE_UNKNOWN)
+		r->t->bytes += size;
 	if (r->o->each != NULL)
 		r->o->each(r->o->arg, r->job, key, size, why);
 }
@@ -38,8 +39,9 @@ relay_log(void *arg, const char *msg)
 {
 	struct relay *r = arg;
 
+	/* the checkpoints' gc names the job itself */
 	if (r->o->note != NULL)
-		r->o->note(r->o->arg, r->job, msg);
+		r->o->note(r->o->arg, NULL, msg);
 }
 
 static void
@@ -157,7 +159,13 @@ queue_job(struct sr_queue *q, const char *id, const struct sr_debris_opts *o,
 	struct sr_store *st;
 	int rc;
 
-	if (sr_queue_meta_read(q, id, &m, err) != SR_QUEUE_OK)
+	rc = sr_queue_meta_read(q, id, &m, err);
+	if (rc == SR_QUEUE_NOTFOUND) {
+		/* a submission cut short: no job ran, so no debris */
+		t->jobs++;
+		return skip(o, t, id, "skipped: no meta.json (its submission was cut short)");
+	}
+	if (rc != SR_QUEUE_OK)
 		return sr_err_prefix(err, "gc %s", id);
 	st = sr_queue_ckpt_store(q, m.store != NULL && m.store[0] != '\0' ? m.store :
 	    sr_queue_ckpt_url(q), err);

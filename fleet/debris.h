@@ -28,7 +28,8 @@ struct sr_debris_opts {
 	 * its size and why. */
 	void (*each)(void *arg, const char *job, const char *key, uint64_t size,
 	    const char *why);
-	/* What gc did besides (uploads aborted), or a job that failed. */
+	/* What gc did besides (uploads aborted), or a job that failed; job
+	 * NULL when msg names it ("gc J: ..."). */
 	void (*note)(void *arg, const char *job, const char *msg);
 	/* A job left alone (its lease held...), and why (NULL: not told). */
 	void (*skip)(void *arg, const char *job, const char *msg);

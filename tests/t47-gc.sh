@@ -69,12 +69,12 @@ run dry "$S" gc "$T/g.ini"
 expect dry 0 "would delete g/manifests/0000000001.json (812 B): manifest of a save that never committed
 would delete g/packs/0000000001-9f3a0c.tar (393.2 KiB): pack no committed checkpoint references
 would delete g/parts/4-120-1.json (640 B): part of a gang's or ranks' save that never merged
-would delete 3 objects, 394.6 KiB, of 1 job (a dry run: --apply deletes; unfinished uploads are aborted then, never listed)" "" \
+would delete 3 objects, 394.6 KiB, of 1 job (a dry run: --apply deletes them)" "" \
 	"a dry run lists each old piece of debris with its size and why, and the total"
 t_is "$(objects "$T/store")" "$before" "a dry run deletes nothing"
 
 run grace "$S" gc --grace 4h g -s "$T/store"
-expect grace 0 "would delete 0 objects, 0 B, of 1 job (a dry run: --apply deletes; unfinished uploads are aborted then, never listed)" "" \
+expect grace 0 "would delete 0 objects, 0 B, of 1 job (a dry run: --apply deletes them)" "" \
 	"nothing older than --grace 4h: nothing to delete (a NAME in a store, as ls takes it)"
 
 run apply "$S" gc --apply "$T/g.ini"
@@ -114,7 +114,7 @@ debris "$Q/ckpt/qj/packs/0000000000-1b.tar" 2048
 run qdry "$S" gc --queue "$Q"
 expect qdry 0 "would delete qj/packs/0000000000-1b.tar (2.0 KiB): pack no committed checkpoint references
 would delete index/$old (0 B): status marker of qj older than its newest
-would delete 2 objects, 2.0 KiB, of 1 job (a dry run: --apply deletes; unfinished uploads are aborted then, never listed)" "" \
+would delete 2 objects, 2.0 KiB, of 1 job (a dry run: --apply deletes them)" "" \
 	"gc --queue lists a job's debris in Q/ckpt and a stale status marker"
 run ag "$S" agent --queue "$Q" --once --provider local --dir "$T/agent"
 t_is "$rc:$(grep -c 'gc at idle: deleted 2 objects, 2.0 KiB, of 1 job$' "$T/ag.err")" "0:1" \
