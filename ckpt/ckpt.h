@@ -106,7 +106,20 @@ struct sr_ckpt_opts {
 	 * tensor). */
 	int rank;
 	int merge_ranks;
+	/* gc (`spotrun gc`, an agent's idle sweep): gc_each, when set, is
+	 * told each object gc deletes (or would delete), its size and why;
+	 * with gc_dry_run nothing is deleted and no upload aborted, the rest
+	 * as a real gc (its fencing and grace), so a dry run lists exactly
+	 * what a gc would delete. */
+	void (*gc_each)(void *arg, const char *key, uint64_t size, const char *why);
+	void *gc_arg;
+	int gc_dry_run;
 };
+
+/* gc_each's size of an unfinished upload that a dry run lists (the store
+ * lists them without their size); those a gc aborts are said through
+ * o->log, in a count. */
+#define SR_GC_SIZE_UNKNOWN UINT64_MAX
 
 /* The save's deadline now (0: none): see deadline_live. */
 static inline double
@@ -242,6 +255,15 @@ int sr_ckpt_gc(struct sr_store *st, const char *job, int keep, uint64_t *deleted
  * which came before it (everything below it is then kept). */
 int sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job, int keep,
     double older_than, uint64_t *deleted_bytes, char *err);
+/* The debris of a gang's or ranks' saves that never merged: every part
+ * under J/parts/ (sr_jobkey_is_part) last written at or before the epoch
+ * time older_than, deleted (o->gc_dry_run: not) and told to o->gc_each
+ * (o may be NULL). Only for a job no run holds (its lease ended, released
+ * or expired: doc/fleet.md, "gc"): a gang that lives merges and deletes
+ * its parts itself. *bytes (may be NULL) gets their total size. 0, or -1
+ * with err (on an error some may be gone). */
+int sr_ckpt_gc_parts(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    double older_than, uint64_t *bytes, char *err);
 /* The retention after checkpoint seq of o->job: sr_ckpt_gc_log keeping
  * o->keep (> 0), its outcome said through o->log ("retention: kept N
  * checkpoints, deleted SIZE", or a warning: never an error, the next one

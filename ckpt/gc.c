@@ -117,7 +117,9 @@ add_packs(struct strset *live, const struct sr_manifest *m, char *err)
 	return 0;
 }
 
-enum fate { FATE_UNSEEN = 0, FATE_KEEP, FATE_DELETE };
+/* FATE_RETIRE: committed, older than the newest keep; FATE_DELETE: off
+ * the chain (never committed) and old. */
+enum fate { FATE_UNSEEN = 0, FATE_KEEP, FATE_DELETE, FATE_RETIRE };
 
 /* Load manifest seq for its packs (kept: they must stay). An unusable
  * one references nothing a restore would read; one that cannot be read
@@ -133,6 +135,119 @@ keep_packs_of(struct sr_store *st, const char *job, uint64_t seq, struct strset 
 		rc = -1;
 	sr_manifest_free(&m);
 	return rc == -1 ? -1 : 0;
+}
+
+/* Tell o->gc_each of manifest seq, retired or off the chain (a retired
+ * one's commit record goes with it, uncounted: a few bytes). buf is
+ * scratch of SR_ERRMAX bytes: a key that cannot be built (out of memory)
+ * is not told. */
+static void
+tell(const struct sr_ckpt_opts *o, const char *job, uint64_t seq, uint64_t size, int retired,
+    char *buf)
+{
+	char *key;
+
+	if (o == NULL || o->gc_each == NULL || (key = sr_jobkey_manifest(job, seq, buf)) == NULL)
+		return;
+	o->gc_each(o->gc_arg, key, size, retired ? "manifest of a retired checkpoint" :
+	    "manifest of a save that never committed");
+	free(key);
+}
+
+static int
+upload_cb(const char *key, double initiated, void *arg)
+{
+	const struct sr_ckpt_opts *o = arg;
+
+	(void)initiated;
+	o->gc_each(o->gc_arg, key, SR_GC_SIZE_UNKNOWN, "unfinished upload of a pack (its "
+	    "parts; aborted, not deleted)");
+	return 0;
+}
+
+/* A dry run's list of the unfinished pack uploads a gc would abort, told
+ * to o->gc_each; one that cannot be listed is a warning, as an abort that
+ * fails is. */
+static void
+list_uploads(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    double older_than)
+{
+	char why[SR_ERRMAX], *prefix;
+
+	if (o->gc_each == NULL)
+		return;
+	if ((prefix = sr_jobkey_prefix(job, SR_JOBKEY_PACKS, why)) == NULL ||
+	    sr_store_list_stale_uploads(st, prefix, older_than, upload_cb, (void *)o, why) != 0)
+		sr_ckpt_say(o, "warning: gc %s: list the unfinished uploads: %s", job, why);
+	free(prefix);
+}
+
+struct parts_sweep {
+	const struct sr_ckpt_opts *o;
+	const char *job;
+	double older_than;
+	struct strset keys;
+	uint64_t *sizes;	/* of keys */
+	size_t cap;
+	uint64_t bytes;
+	char err[SR_ERRMAX];
+};
+
+static int
+part_cb(const struct sr_object_info *info, void *arg)
+{
+	struct parts_sweep *p = arg;
+
+	if (!sr_jobkey_is_part(p->job, info->key) || info->mtime > p->older_than)
+		return 0;
+	if (p->keys.n == p->cap) {
+		if (sr_ckpt_resize(&p->sizes, p->cap ? p->cap * 2 : 16, sizeof *p->sizes,
+		    p->err) == -1)
+			return -1;
+		p->cap = p->cap ? p->cap * 2 : 16;
+	}
+	p->sizes[p->keys.n] = info->size;
+	if (strset_add(&p->keys, info->key, p->err) == -1)
+		return -1;
+	p->bytes += info->size;
+	return 0;
+}
+
+int
+sr_ckpt_gc_parts(struct sr_store *st, const struct sr_ckpt_opts *o, const char *job,
+    double older_than, uint64_t *bytes, char *err)
+{
+	struct parts_sweep p;
+	char *prefix;
+	size_t i;
+	int rc;
+
+	if (bytes != NULL)
+		*bytes = 0;
+	if (sr_ckpt_job_check(job, err) == -1)
+		return -1;
+	memset(&p, 0, sizeof p);
+	p.o = o;
+	p.job = job;
+	p.older_than = older_than;
+	if ((prefix = sr_jobkey_prefix(job, SR_JOBKEY_PARTS, err)) == NULL)
+		return sr_err_prefix(err, "gc the parts of %s", job);
+	rc = sr_store_list(st, prefix, part_cb, &p, err);
+	free(prefix);
+	if (rc != 0 && p.err[0] != '\0')
+		sr_err(err, "%s", p.err);
+	if (rc == 0 && (o == NULL || !o->gc_dry_run))
+		rc = sr_store_delete_many(st, (const char *const *)p.keys.v, p.keys.n, err);
+	for (i = 0; rc == 0 && o != NULL && o->gc_each != NULL && i < p.keys.n; i++)
+		o->gc_each(o->gc_arg, p.keys.v[i], p.sizes[i],
+		    "part of a gang's or ranks' save that never merged");
+	strset_free(&p.keys);
+	free(p.sizes);
+	if (rc != 0)
+		return sr_err_prefix(err, "gc the parts of %s", job);
+	if (bytes != NULL)
+		*bytes = p.bytes;
+	return 0;
 }
 
 int
@@ -205,7 +320,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		}
 		sr_chain_follow(&w, &m);
 		if (at >= 0) {
-			fate[at] = keep <= 0 || kept < (size_t)keep ? FATE_KEEP : FATE_DELETE;
+			fate[at] = keep <= 0 || kept < (size_t)keep ? FATE_KEEP : FATE_RETIRE;
 			if (lrc == 0 && add_packs(fate[at] == FATE_KEEP ? &live : &dropped, &m,
 			    err) == -1) {
 				sr_manifest_free(&m);
@@ -245,8 +360,13 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 		char *key;
 		int drc;
 
-		if (fate[i] != FATE_DELETE)
+		if (fate[i] != FATE_DELETE && fate[i] != FATE_RETIRE)
 			continue;
+		if (o != NULL && o->gc_dry_run) {
+			tell(o, job, c.seqs[i], c.sizes[i], fate[i] == FATE_RETIRE, err);
+			freed += c.sizes[i];
+			continue;
+		}
 		/* Its commit record first (none for one off the chain): a
 		 * crash between the two leaves a manifest without one, never a
 		 * record that a later manifest of its seq could be taken by. */
@@ -268,6 +388,7 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 			sr_err_prefix(err, "gc %s", job);
 			goto out;
 		}
+		tell(o, job, c.seqs[i], c.sizes[i], fate[i] == FATE_RETIRE, err);
 		freed += c.sizes[i];
 	}
 	/* A pack no kept manifest references goes once it is old, or at once
@@ -284,12 +405,25 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 			dead_bytes += packs.sizes[i];
 		}
 	}
-	if (sr_store_delete_many(st, (const char *const *)dead.v, dead.n, err) != 0) {
+	if ((o == NULL || !o->gc_dry_run) &&
+	    sr_store_delete_many(st, (const char *const *)dead.v, dead.n, err) != 0) {
 		sr_err_prefix(err, "gc %s", job);
 		goto out;
 	}
+	for (i = 0; o != NULL && o->gc_each != NULL && i < packs.keys.n; i++) {
+		/* the test that put it in dead, above */
+		if (!strset_has(&live, packs.keys.v[i]) && (packs.mtimes[i] <= young ||
+		    strset_has(&dropped, packs.keys.v[i])))
+			o->gc_each(o->gc_arg, packs.keys.v[i], packs.sizes[i],
+			    strset_has(&dropped, packs.keys.v[i]) ? "pack of a retired checkpoint" :
+			    "pack no committed checkpoint references");
+	}
 	freed += dead_bytes;
 	rc = 0;
+	if (o != NULL && o->gc_dry_run) {
+		list_uploads(st, o, job, older_than);
+		goto out;
+	}
 	/* The parts of a save that died mid-upload are no object: only an
 	 * abort of its multipart upload frees them. */
 	{

@@ -22,6 +22,8 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 	cli/fleet-index.c cli/fleet-index.h cli/fleet-target.c cli/fleet-target.h \
 	cli/submit-jobs.c cli/submit-jobs.h cli/status-view.c cli/status-view.h \
 	cli/status-json.c
+# gc: what saves, gangs and markers left behind (fleet/debris.c).
+libcli_a_SOURCES += cli/cmd-gc.c
 check_PROGRAMS += tests/t-args
 tests_t_args_SOURCES = tests/t-args.c tests/tap.h
 dist_check_SCRIPTS += tests/t06-args.sh

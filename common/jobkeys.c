@@ -167,6 +167,22 @@ sr_jobkey_rank_part_parse(const char *job, const char *key, uint64_t *epoch,
 }
 
 int
+sr_jobkey_is_part(const char *job, const char *key)
+{
+	const char *p = under(job, SR_JOBKEY_PARTS, key);
+	unsigned long long e;
+	long long s;
+	int n, used = 0;
+
+	if (p == NULL)
+		return 0;
+	if (sscanf(p, "%llu-%lld-%d.json%n", &e, &s, &n, &used) == 3 && p[used] == '\0')
+		return 1;
+	used = 0;
+	return sscanf(p, "%llu-%lld-rank%d.json%n", &e, &s, &n, &used) == 3 && p[used] == '\0';
+}
+
+int
 sr_jobkey_is_attempt(const char *key)
 {
 	size_t len = strlen(key);

@@ -23,7 +23,9 @@
  *                                  a gang's node N > 0   0 merges, then deletes)
  *   J/parts/<E>-<S>-rank<R>.json   lib/ranks.c: a        ckpt/gangparts.c (rank
  *                                  library job's rank R  0 merges, deletes;
- *                                                        swept when older)
+ *                                                        swept when older),
+ *                                                        ckpt/gc.c (both kinds,
+ *                                                        of jobs no run holds)
  *   J/attempts/<run>-<NNNN>.json   runner/record.c       runner/record.c
  *                                                        (`spotrun ls -a`)
  *   J/FINISHED                     runner/finished.c     runner/finished.c
@@ -94,6 +96,10 @@ int sr_jobkey_is_pack(const char *job, const char *key);
  * outputs untouched). */
 int sr_jobkey_rank_part_parse(const char *job, const char *key, uint64_t *epoch,
     long long *step, int *rank);
+/* Whether key is a gang's node's part, J/parts/<E>-<S>-<N>.json, or a
+ * rank's, J/parts/<E>-<S>-rank<R>.json: only such keys are ever deleted
+ * by gc's sweep of parts. */
+int sr_jobkey_is_part(const char *job, const char *key);
 /* Whether a key listed under SR_JOBKEY_ATTEMPTS is a record (.json). */
 int sr_jobkey_is_attempt(const char *key);
 

@@ -8,7 +8,8 @@
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
- * until the idle timeout. A signal ends it between jobs (a job running
+ * until the idle timeout; idle, it sweeps the queue's debris (debris.h)
+ * when its turn comes (once an SR_DEBRIS_INTERVAL for all the agents). A signal ends it between jobs (a job running
  * gets it through its run, whose end then ends the agent too).
  */
 #include "config.h"
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "agent-int.h"
+#include "debris.h"
 #include "gpulock.h"
 #include "gpus.h"
 #include "supervise.h"
@@ -421,12 +423,60 @@ claim_expired(struct sr_agent *ag, struct sr_queue_job **out, double *wait, stru
 	return rc == SR_QUEUE_OK ? SR_QUEUE_OK : SR_QUEUE_EMPTY;
 }
 
+/* ---- the sweep at idle ---- */
+
+static void
+gc_say(void *arg, const char *job, const char *msg)
+{
+	(void)arg;
+	if (job == NULL)
+		sr_agent_say("%s", msg);
+	else
+		sr_agent_say("gc %s: %s", job, msg);
+}
+
+/* Delete the queue's debris as `spotrun gc --queue Q --apply` would
+ * (debris.h), when it is this agent's turn (sr_queue_sweep_turn: one
+ * sweep an interval for all the queue's agents), over the jobs whose
+ * status changed since a grace and an interval before the last sweep
+ * began (all at the queue's first). Said in one line when there was any
+ * debris, what failed as a warning; never an end of the agent. Returns
+ * the seconds until it should ask again. */
+static double
+idle_gc(struct sr_agent *ag)
+{
+	struct sr_debris_opts o;
+	struct sr_debris_total t = { 0 };
+	char err[SR_ERRMAX], sz[32];
+	double last, since;
+	int turn;
+
+	memset(&o, 0, sizeof o);
+	o.grace = SR_DEBRIS_GRACE;
+	o.apply = 1;
+	o.note = gc_say;
+	turn = sr_queue_sweep_turn(ag->q, SR_DEBRIS_INTERVAL, ag->me.agent, &last, err);
+	if (turn == -1)
+		sr_agent_say("warning: gc at idle: %s; the next sweep tries again", err);
+	if (turn != 1)
+		return SR_DEBRIS_INTERVAL / 4;
+	since = last > 0 ? last - o.grace - SR_DEBRIS_INTERVAL : 0;
+	if (sr_debris_queue(ag->q, NULL, 0, since, &o, &t, err) != 0)
+		sr_agent_say("warning: gc at idle: %s; the next sweep tries again", err);
+	if (t.objects > 0)
+		sr_agent_say("gc at idle: deleted %ld object%s, %s, of %ld job%s", t.objects,
+		    t.objects == 1 ? "" : "s", sr_fmt_bytes(t.bytes, sz, sizeof sz), t.jobs,
+		    t.jobs == 1 ? "" : "s");
+	return SR_DEBRIS_INTERVAL;
+}
+
 /* ---- the loop ---- */
 
 enum sr_agent_end
 sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 {
 	double idle_since = sr_mono(), delay = POLL_MIN, next_scan = 0, expiry = -1, wait;
+	double next_gc = 0;	/* when it may sweep at idle again */
 	double once_until = -1;	/* --once: when it stops waiting for leases */
 	struct watch watch = { NULL, 0, 0 };
 	struct sr_queue_job *j;
@@ -492,6 +542,9 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			snprintf(res->err, sizeof res->err, "%s (a permanent error: the agent stops)",
 			    err);
 			break;
+		}
+		if (rc == SR_QUEUE_EMPTY && sr_mono() >= next_gc) {
+			next_gc = sr_mono() + idle_gc(&ag);
 		}
 		if (rc == SR_QUEUE_ERROR) {
 			sr_agent_say("warning: %s; trying again in %.0fs", err, delay < 1 ? 1 : delay);

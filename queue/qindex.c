@@ -133,6 +133,102 @@ sr_queue_status_walk(struct sr_queue *q,
 	return rc;
 }
 
+/* The markers before each job's newest, streamed: the one before is held
+ * until the next says whether it was its job's last. */
+struct stales {
+	double older_than;
+	const char *id;		/* only this job's (NULL: every job's) */
+	struct sr_queue_status prev;
+	struct sr_object_info prev_info;
+	char prev_key[SR_QUEUE_KEY_MAX];
+	int have;
+	int (*fn)(const struct sr_object_info *info, const char *id, void *arg);
+	void *arg;
+};
+
+static int
+stales_cb(const struct sr_object_info *info, void *arg)
+{
+	struct stales *r = arg;
+	struct sr_queue_status s;
+	int rc = 0;
+
+	if (sr_qkey_index_parse(info->key, &s, NULL) == -1 ||
+	    (r->id != NULL && strcmp(s.id, r->id) != 0))
+		return 0;
+	if (r->have && strcmp(r->prev.id, s.id) == 0 && r->prev_info.mtime <= r->older_than)
+		rc = r->fn(&r->prev_info, r->prev.id, r->arg);
+	r->prev = s;
+	r->prev_info = *info;
+	strlcpy(r->prev_key, info->key, sizeof r->prev_key);
+	r->prev_info.key = r->prev_key;
+	r->have = 1;
+	return rc;
+}
+
+int
+sr_queue_status_stale(struct sr_queue *q, const char *id, double older_than,
+    int (*fn)(const struct sr_object_info *info, const char *id, void *arg), void *arg,
+    char *err)
+{
+	struct stales *r = sr_calloc(1, sizeof *r);
+	char prefix[SR_QUEUE_ID_MAX + 16];
+	int rc;
+
+	r->older_than = older_than;
+	r->id = id;
+	r->fn = fn;
+	r->arg = arg;
+	if (id != NULL)
+		snprintf(prefix, sizeof prefix, "index/%s~", id);
+	rc = sr_q_list(q, q->st, id != NULL ? prefix : "index/", stales_cb, r, err);
+	free(r);
+	return rc;
+}
+
+int
+sr_queue_status_delete(struct sr_queue *q, const char *key, char *err)
+{
+	if (strncmp(key, "index/", 6) != 0)
+		return sr_err(err, "delete status marker %s: not a status marker", key);
+	return sr_q_delete(q, q->st, key, err) == SR_STORE_OK ? 0 : -1;
+}
+
+int
+sr_queue_sweep_turn(struct sr_queue *q, double interval, const char *by, double *last,
+    char *err)
+{
+	char etag[SR_ETAG_MAX], text[400], *end;
+	void *buf = NULL;
+	size_t len;
+	double now = sr_now(), t = 0;
+	int rc;
+
+	*last = 0;
+	rc = sr_q_get(q, q->st, "gc", 256, &buf, &len, etag, err);
+	if (rc != SR_STORE_OK && rc != SR_STORE_NOTFOUND)
+		return sr_err_prefix(err, "read the queue's last sweep (gc)");
+	if (rc == SR_STORE_OK) {
+		/* one that does not parse is taken over as one long past */
+		t = strtod(buf, &end);
+		if (end == buf || t < 0 || t > 1e11)
+			t = 0;
+		*last = t;
+	}
+	free(buf);
+	if (rc == SR_STORE_OK && t > now - interval && t <= now + interval)
+		return 0;
+	snprintf(text, sizeof text, "%.3f %s\n", now, by);
+	rc = sr_q_put(q, q->st, "gc", text, strlen(text),
+	    rc == SR_STORE_NOTFOUND ? SR_PUT_CREATE : SR_PUT_MATCH,
+	    rc == SR_STORE_NOTFOUND ? NULL : etag, NULL, err);
+	if (rc == SR_STORE_EXISTS || rc == SR_STORE_PRECONDITION)
+		return 0;	/* another agent's turn: it sweeps */
+	if (rc != SR_STORE_OK)
+		return sr_err_prefix(err, "take the queue's sweep (gc)");
+	return 1;
+}
+
 int
 sr_queue_status_get(struct sr_queue *q, const char *id, struct sr_queue_status *out, char *err)
 {

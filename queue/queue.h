@@ -318,6 +318,27 @@ int sr_queue_status_walk(struct sr_queue *q,
  * malformed/ (N / 1000 requests). 0, or -1 with err. */
 int sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err);
 
+/* Call fn with each stale status marker of job id (NULL: of every job):
+ * one that is not its job's newest, left by a writer that died between
+ * putting the new marker and deleting the old (sr_queue_status_set), and
+ * last written at or before the epoch time older_than (younger ones may
+ * be a writer's that is between the two). One listing; fn's non-zero
+ * return stops it and is returned; -1 with err when the listing fails. */
+int sr_queue_status_stale(struct sr_queue *q, const char *id, double older_than,
+    int (*fn)(const struct sr_object_info *info, const char *id, void *arg), void *arg,
+    char *err);
+/* Delete the status marker at key (index/...): 0, or -1 with err. */
+int sr_queue_status_delete(struct sr_queue *q, const char *key, char *err);
+/* Whether the caller (by: who, for the object) sweeps the queue's debris
+ * now: Q/gc holds when the last sweep began and by whom; one that began
+ * within interval seconds means another sweeps (0), else the caller takes
+ * the turn by a create-only or a CAS write (1: its turn; a lost race is 0).
+ * *last gets when the previous sweep began (0: none, or unreadable). -1
+ * with err when the store fails. So the agents of a queue sweep it once
+ * an interval between them all, not each. */
+int sr_queue_sweep_turn(struct sr_queue *q, double interval, const char *by, double *last,
+    char *err);
+
 /* ---- cancel and requeue ---- */
 
 enum sr_queue_cancel {

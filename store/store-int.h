@@ -72,11 +72,13 @@ struct sr_store_backend {
 	void (*upload_abort)(struct sr_upload *up);
 	/* sr_store_read_plan; NULL: 2 streams, whole chunks. */
 	void (*read_plan)(const struct sr_store *st, int *streams, uint64_t *piece);
-	/* sr_store_abort_stale_uploads, *aborted zeroed by store.c; NULL: the
-	 * backend leaves no unfinished uploads behind (file:// removes its
-	 * temp files at open). */
+	/* sr_store_abort_stale_uploads, *aborted zeroed by store.c; with fn
+	 * (sr_store_list_stale_uploads) each is told to fn instead, none
+	 * aborted. NULL: the backend leaves no unfinished uploads behind
+	 * (file:// removes its temp files at open). */
 	int (*abort_stale)(struct sr_store *st, const char *prefix, double older_than,
-	    int *aborted, char *err);
+	    int (*fn)(const char *key, double initiated, void *arg), void *arg, int *aborted,
+	    char *err);
 	/* sr_store_stats, out zeroed by store.c; NULL: no requests to count. */
 	void (*stats)(struct sr_store *st, struct sr_store_stats *out);
 };

@@ -532,10 +532,25 @@ sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double old
 		return SR_STORE_ERROR;
 	if (st->be->abort_stale == NULL)
 		return 0;
-	rc = st->be->abort_stale(st, prefix, older_than, &n, err);
+	rc = st->be->abort_stale(st, prefix, older_than, NULL, NULL, &n, err);
 	if (aborted != NULL)
 		*aborted = n;
 	return rc;
+}
+
+int
+sr_store_list_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
+    int (*fn)(const char *key, double initiated, void *arg), void *arg, char *err)
+{
+	int n = 0;
+
+	if (prefix == NULL)
+		prefix = "";
+	if (sr_store_prefix_check("list uploads", prefix, err) == -1)
+		return SR_STORE_ERROR;
+	if (st->be->abort_stale == NULL)
+		return 0;
+	return st->be->abort_stale(st, prefix, older_than, fn, arg, &n, err);
 }
 
 void

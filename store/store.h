@@ -167,6 +167,14 @@ void sr_upload_abort(struct sr_upload *up);
  * SR_STORE_ERROR with err. */
 int sr_store_abort_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
     int *aborted, char *err);
+/* The uploads sr_store_abort_stale_uploads(st, prefix, older_than) would
+ * abort, each told to fn with its key (relative to the store) and when it
+ * began (epoch seconds), none aborted: what a dry run of gc lists. fn
+ * returns 0, or -1 to stop (with the caller's own error), which is then
+ * SR_STORE_ERROR here. Backends without such uploads tell none. Returns
+ * 0, or SR_STORE_ERROR with err. */
+int sr_store_list_stale_uploads(struct sr_store *st, const char *prefix, double older_than,
+    int (*fn)(const char *key, double initiated, void *arg), void *arg, char *err);
 
 /* How to read a large object back fast: *streams ranged reads in flight,
  * each of at most *piece bytes (0: one read per chunk). A local disk: 2

@@ -104,6 +104,9 @@ dist_check_SCRIPTS += tests/t97-queue-hostile.sh
 # Work lost, for every cause, once: a crash restarted (also under the local
 # provider), a run killed and run again, an agent killed and taken over.
 dist_check_SCRIPTS += tests/t34-lost.sh
+# `spotrun gc` on file://: the debris of a dead save, a dead gang's part, a
+# stale status marker; a dry run, --apply, a held lease, the idle agent.
+dist_check_SCRIPTS += tests/t47-gc.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

@@ -173,6 +173,14 @@ near_misses(void)
 	    &rank) == -1, "under packs/: no rank's part");
 	ok(epoch == 0 && step == 0 && rank == 0, "a key refused leaves epoch, step and rank alone");
 
+	ok(sr_jobkey_is_part("j", "j/parts/7-120-2.json"), "a gang node's part is a part");
+	ok(sr_jobkey_is_part("j", "j/parts/7-120-rank2.json"), "a rank's part is a part");
+	ok(!sr_jobkey_is_part("j", "j/parts/7-120-2.json.tmp") &&
+	    !sr_jobkey_is_part("j", "j/parts/7-120-rank2") &&
+	    !sr_jobkey_is_part("j", "j/parts/notes.txt"), "other names under parts/: no part");
+	ok(!sr_jobkey_is_part("j", "jj/parts/7-120-2.json") &&
+	    !sr_jobkey_is_part("j", "j/packs/7-120-2.json"), "another job's, under packs/: no part");
+
 	ok(sr_jobkey_is_attempt("j/attempts/r-0001.json"), "an attempt record");
 	ok(!sr_jobkey_is_attempt("j/attempts/r-0001.json.tmp"), "other suffix: no record");
 	ok(!sr_jobkey_is_attempt("json") && !sr_jobkey_is_attempt(""), "short keys: no record");

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "sigv4.h"
 #include "store.h"
 #include "tap.h"
@@ -452,11 +453,36 @@ test_many(struct sr_store *st)
 	su_many_keys_free(keys, 1040);
 }
 
+/* sr_store_list_stale_uploads's callback: the keys, each on a line. */
+static int
+stale_listed(const char *key, double initiated, void *arg)
+{
+	char *buf = arg;
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, 512 - n, "%s%s", key, initiated > 0 && initiated < sr_now() + 1 ?
+	    "\n" : " (no time)\n");
+	return 0;
+}
+
+/* gc_each of a dry run: each object on a line, its size when known. */
+static void
+gc_told(void *arg, const char *key, uint64_t size, const char *why)
+{
+	char *buf = arg;
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, 512 - n, "%s %s: %s\n", key, size == SR_GC_SIZE_UNKNOWN ? "-" : "size",
+	    why);
+}
+
 /* Unfinished multipart uploads: GET ?uploads, then DELETE ?uploadId= for
- * each one under the prefix that is old enough. */
+ * each one under the prefix that is old enough; a dry run's listing of the
+ * same, aborting none. */
 static void
 test_stale_uploads(struct sr_store *st, const char *url)
 {
+	char listed[512] = "";
 	char err[SR_ERRMAX], *w;
 	int n = -1, rc, aborts = gu_log_count("DELETE /", "?uploadId=", NULL);
 	const char *list = "GET /" BUCKET "/?uploads=&prefix=ckpt%2Frun%201%2Fjob%2Fpacks%2F 200";
@@ -469,6 +495,26 @@ test_stale_uploads(struct sr_store *st, const char *url)
 	    "abort uploads started over an hour ago");
 	is_int(n, 0, "... none is that old");
 	is_int(gu_log_count(list, NULL), 1, "... the uploads listed with GET ?uploads&prefix=");
+	is_int(sr_store_list_stale_uploads(st, "job/packs/", sr_now() + 60, stale_listed, listed,
+	    err), 0, "list the uploads under job/packs/ started before a minute from now");
+	is_str(listed, "job/packs/0000000001-aa.tar\n", "... the dying save's, with its start, "
+	    "not the other prefix's");
+	is_int(gu_log_count("DELETE /", "?uploadId=", NULL), aborts, "... and none aborted");
+	{
+		struct sr_ckpt_opts o;
+		char told[512] = "";
+
+		memset(&o, 0, sizeof o);
+		o.job = "job";
+		o.gc_each = gc_told;
+		o.gc_arg = told;
+		o.gc_dry_run = 1;
+		is_int(sr_ckpt_gc_log(st, &o, "job", 0, sr_now() + 60, NULL, err), 0,
+		    "a dry run of gc of the job");
+		is_str(told, "job/packs/0000000001-aa.tar -: unfinished upload of a pack (its parts; "
+		    "aborted, not deleted)\n", "... lists its unfinished upload, size unknown");
+		is_int(gu_log_count("DELETE /", "?uploadId=", NULL), aborts, "... and aborts none");
+	}
 	rc = sr_store_abort_stale_uploads(st, "job/packs/", sr_now() + 60, &n, err);
 	is_int(rc, 0, "abort uploads under job/packs/ started before a minute from now");
 	if (rc != 0)

@@ -292,6 +292,9 @@ name_cmp(const void *a, const void *b)
 struct stale {
 	const char *prefix;
 	double older_than;
+	/* sr_store_list_stale_uploads: each told here, none dropped */
+	int (*fn)(const char *key, double initiated, void *arg);
+	void *arg;
 	struct names committed;
 	struct names found;
 	char *err;
@@ -323,6 +326,8 @@ stale_cb(const struct sr_object_info *info, void *arg)
 	/* an upload of unknown age is never taken for a stale one */
 	if (info->mtime <= 0 || info->mtime >= sa->older_than)
 		return 0;
+	if (sa->fn != NULL)
+		return sa->fn(k, info->mtime, sa->arg);
 	return names_add(&sa->found, k, sa->err);
 }
 
@@ -331,11 +336,13 @@ stale_cb(const struct sr_object_info *info, void *arg)
  * Azure drops them 7 days after their last block anyway; gc drops them
  * sooner (a day), as it aborts S3's multipart uploads. */
 static int
-az_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *aborted,
+az_abort_stale(struct sr_store *st, const char *prefix, double older_than,
+    int (*fn)(const char *key, double initiated, void *arg), void *arg, int *aborted,
     char *err)
 {
 	struct sr_az *a = AZ(st);
-	struct stale sa = { .prefix = prefix, .older_than = older_than, .err = err };
+	struct stale sa = { .prefix = prefix, .older_than = older_than, .fn = fn, .arg = arg,
+	    .err = err };
 	char w[SR_KEY_SHOW_MAX + 32];
 	size_t i;
 	int rc;

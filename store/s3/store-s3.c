@@ -327,6 +327,9 @@ s3_upload_begin(struct sr_upload *up, char *err)
 struct stale {
 	const char *prefix;		/* the caller's, relative to the store */
 	double older_than;
+	/* sr_store_list_stale_uploads: each told here, none aborted */
+	int (*fn)(const char *key, double initiated, void *arg);
+	void *arg;
 	char **keys, **ids;
 	size_t n, cap;
 	char *err;			/* the caller's: an out-of-memory */
@@ -347,6 +350,8 @@ stale_cb(const struct sr_s3_upload *u, void *arg)
 	/* an upload of unknown age is never taken for a stale one */
 	if (u->initiated < 0 || u->initiated >= sa->older_than)
 		return 0;
+	if (sa->fn != NULL)
+		return sa->fn(u->key, u->initiated, sa->arg);
 	if (sa->n == sa->cap) {
 		size_t cap = sa->cap ? sa->cap * 2 : 16;
 		char **k, **i;
@@ -393,7 +398,8 @@ same_marker(const char *a, const char *b)
  * the next: the markers are positions in key order, so what was aborted
  * does not move them. */
 static int
-s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *aborted,
+s3_abort_stale(struct sr_store *st, const char *prefix, double older_than,
+    int (*fn)(const char *key, double initiated, void *arg), void *arg, int *aborted,
     char *err)
 {
 	struct sr_s3 *s = S3(st);
@@ -401,7 +407,8 @@ s3_abort_stale(struct sr_store *st, const char *prefix, double older_than, int *
 	char w[SR_KEY_SHOW_MAX + 16];
 	char *eprefix = encoded_prefix(base, prefix, err);
 	char *key_marker = NULL, *id_marker = NULL;
-	struct stale sa = { .prefix = prefix, .older_than = older_than, .err = err };
+	struct stale sa = { .prefix = prefix, .older_than = older_than, .fn = fn, .arg = arg,
+	    .err = err };
 	int rc = 0, truncated = 1;
 	size_t i;
 
