@@ -57,7 +57,7 @@ ag_run() {
 ag_run_bounded() {
 	ag_start "$@"
 	_b=$t_last
-	( sleep 60; kill -KILL "$_b" 2>/dev/null ) &
+	( sleep 60; kill -KILL "$_b" ) >/dev/null 2>&1 &	# not holding the TAP pipe
 	_guard=$!
 	t_wait "$_b"
 	kill "$_guard" 2>/dev/null
