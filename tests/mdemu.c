@@ -94,6 +94,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -1043,8 +1044,12 @@ main(int argc, char **argv)
 			fprintf(e.log, "gate %.6f\n", e.start_wall);
 		}
 		wake = next_wake(&e, conns);
-		if (wake >= 0)
-			ms = wake <= mono() ? 0 : (int)ceil((wake - mono()) * 1000);
+		if (wake >= 0) {
+			/* a gated wake lies a year ahead: more ms than an int holds */
+			double d = wake <= mono() ? 0 : ceil((wake - mono()) * 1000);
+
+			ms = d > INT_MAX ? INT_MAX : (int)d;
+		}
 		if (e.gate != NULL && !e.gate_open && (ms < 0 || ms > GATE_POLL_MS))
 			ms = GATE_POLL_MS;	/* look for the file again soon */
 		pfd[0].fd = ls;
