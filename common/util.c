@@ -218,6 +218,17 @@ sr_reallocarray(void *p, size_t n, size_t size)
 	return or_die(sr_try_reallocarray(p, n, size, err), err);
 }
 
+void *
+sr_grow(void *p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap > 0 ? *cap * 2 : 16;
+	if (*cap <= n)
+		*cap = n + 1;
+	return sr_reallocarray(p, *cap, size);
+}
+
 char *
 sr_strdup(const char *s)
 {

@@ -44,7 +44,7 @@ enum busy { BUSY_STALE, BUSY_MALFORMED, BUSY_NOJOB };
  * sorted: a marker naming another id is no job's. */
 struct known {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 /* Pending markers that are no job's, met by a claim's last listing. */
@@ -139,7 +139,7 @@ known_cb(const struct sr_object_info *info, void *arg)
 	if (k->n > 0 && strncmp(k->v[k->n - 1], id, (size_t)(tilde - id)) == 0 &&
 	    k->v[k->n - 1][tilde - id] == '\0')
 		return 0;	/* the job's older marker, adjacent */
-	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
+	k->v = sr_grow(k->v, k->n, &k->cap, sizeof *k->v);
 	k->v[k->n++] = sr_strndup(id, (size_t)(tilde - id));
 	return 0;
 }
@@ -547,7 +547,7 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
     char *err)
 {
 	struct cands c = { q, a, NULL, 0, 0, 0, NULL, 0, { NULL, NULL, 0, 0, 0 } };
-	struct known known = { NULL, 0 };
+	struct known known = { NULL, 0, 0 };
 	int round, rc = SR_QUEUE_EMPTY, requests = 0, nojob = 0;
 	long nojob_seen = 0;
 	int quarantined = 0, back = 0;
@@ -659,7 +659,7 @@ sr_queue_claim(struct sr_queue *q, const struct sr_queue_agent *a, struct sr_que
 
 struct keys {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int
@@ -667,7 +667,7 @@ keys_cb(const struct sr_object_info *info, void *arg)
 {
 	struct keys *k = arg;
 
-	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
+	k->v = sr_grow(k->v, k->n, &k->cap, sizeof *k->v);
 	k->v[k->n++] = sr_strdup(info->key);
 	return 0;
 }
@@ -676,7 +676,7 @@ keys_cb(const struct sr_object_info *info, void *arg)
 static int
 drop_markers(struct sr_queue *q, const struct sr_queue_pending *p, char *err)
 {
-	struct keys k = { NULL, 0 };
+	struct keys k = { NULL, 0, 0 };
 	char prefix[SR_QUEUE_KEY_MAX], *tilde;
 	size_t i;
 	int rc;

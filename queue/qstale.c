@@ -21,13 +21,13 @@
 /* A sorted list of ids. */
 struct ids {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static void
 ids_add(struct ids *s, const char *id)
 {
-	s->v = sr_reallocarray(s->v, s->n + 1, sizeof *s->v);
+	s->v = sr_grow(s->v, s->n, &s->cap, sizeof *s->v);
 	s->v[s->n++] = sr_strdup(id);
 }
 
@@ -78,7 +78,7 @@ struct scan {
 	struct sr_store *st;
 	struct ids old;			/* leases of the store being listed worth a read */
 	struct sr_queue_expired *out;
-	size_t n;
+	size_t n, cap;
 	char *err;
 };
 
@@ -146,7 +146,7 @@ store_cb(struct sr_store *st, void *arg)
 		    e.id, e.lease.etag, sr_mono()), &e.wait);
 		if (e.wait > s->horizon)
 			continue;	/* renewed recently after all (a longer TTL than ours) */
-		s->out = sr_reallocarray(s->out, s->n + 1, sizeof *s->out);
+		s->out = sr_grow(s->out, s->n, &s->cap, sizeof *s->out);
 		s->out[s->n++] = e;
 	}
 	s->old.n = 0;
