@@ -23,6 +23,10 @@ store_state() {
 	(cd "$1/store" && find . -type f ! -path './*/attempts/*' | sort && cut -d' ' -f1 */LATEST)
 }
 clouds="aws gcp azure"
+# Steps of 0.1 s: enough that run 2, resumed from A, is still running when
+# its notice comes 1 s after it started (with 30 a loaded sanitizer build
+# reached A at step 15 and finished run 2 before the notice's request).
+steps=100
 echo "1..$((3 * 10 + 1))"
 
 # too_close CLOUD: start the emulator for run 2 (a notice 1 s after the job
@@ -65,7 +69,7 @@ for cloud in $clouds; do
 
 	# Run 1: a notice 1 s after the job started, with time to spare.
 	cloud_emu "$dir/port1" "$dir/emu1.log" -C "$dir/local/started" $opt 1
-	cloud_job "$dir" "dl-$cloud" "$cloud" 30
+	cloud_job "$dir" "dl-$cloud" "$cloud" "$steps"
 	env "$var=$emu_url" "$SPOTRUN" run "$dir/job.ini" >"$dir/out1" 2>"$err"
 	rc=$?
 	stop_emu
@@ -77,7 +81,7 @@ for cloud in $clouds; do
 	# Run 2: the notice is too close to its deadline.
 	err=$dir/err2
 	too_close "$cloud"
-	cloud_job "$dir" "dl-$cloud" "$cloud" 30 "$delay" "$margin"
+	cloud_job "$dir" "dl-$cloud" "$cloud" "$steps" "$delay" "$margin"
 	env "$var=$emu_url" "$SPOTRUN" run "$dir/job.ini" >"$dir/out2" 2>"$err"
 	rc=$?
 	stop_emu
@@ -102,10 +106,10 @@ for cloud in $clouds; do
 	# half-written, and finishes.
 	err=$dir/err3
 	cloud_emu "$dir/port3" "$dir/emu3.log"
-	cloud_job "$dir" "dl-$cloud" "$cloud" 30
+	cloud_job "$dir" "dl-$cloud" "$cloud" "$steps"
 	env "$var=$emu_url" "$SPOTRUN" run "$dir/job.ini" >"$dir/out3" 2>"$err"
 	rc=$?
 	stop_emu
 	check "$rc:$(sed -n 's/^resumed at //p' "$dir/out3")" "0:${a:-A}" "$cloud: run 3 restores A and exits 0"
-	check "$(tail -n 1 "$dir/out3")" "done at 30" "$cloud: run 3 runs the job to its end"
+	check "$(tail -n 1 "$dir/out3")" "done at $steps" "$cloud: run 3 runs the job to its end"
 done
