@@ -113,16 +113,22 @@ t_is "$(grep -c 'claimed' "$t_tmp/fast.err")" 0 \
 t_is "$("$QTOOL" lease "$Q/ckpt" "$j1" | awk '{print $1, $2}')|$("$QTOOL" lease "$Q/ckpt" "$j2" | awk '{print $1, $2}')" \
     "running 1|running 1" "... both leases are still their holders' (epoch 1)"
 
+# taken_over HOLDER NAME PID JOB SKEW TAIL: kill -9 the holder of JOB; the
+# agent NAME (PID, its clock SKEW) takes JOB over within the bound.
+taken_over() {
+	kill -KILL "$1"
+	_t0=$(date +%s.%N)
+	t_wait "$1"
+	wait_for "$t_tmp/$2.err" "^spotrun agent: $4: claimed \\(epoch 2, taken over" 60 "$3"
+	_took=$(secs_since "$_t0")
+	t_has "$t_tmp/$2.err" "spotrun agent: $4: claimed (epoch 2, taken over" \
+	    "the holder killed: the agent $5 takes $4 over" || t_show "$t_tmp/$2.err"
+	t_result "$(awk -v t="$_took" 'BEGIN { exit !(t < 15) }'; echo $?)" \
+	    "... $_took s after the kill: within TTL + TTL / 3 of its last renewal (4 s; 15 s allowed)$6"
+}
+
 # ---- 2. the first holder dies: the fast agent takes its job within the bound ----
-kill -KILL "$h1"
-t0=$(date +%s.%N)
-t_wait "$h1"
-wait_for "$t_tmp/fast.err" "^spotrun agent: $j1: claimed \\(epoch 2, taken over" 60 "$f"
-took=$(secs_since "$t0")
-t_has "$t_tmp/fast.err" "spotrun agent: $j1: claimed (epoch 2, taken over" \
-    "the holder killed: the agent 20 s ahead takes $j1 over" || t_show "$t_tmp/fast.err"
-t_result "$(awk -v t="$took" 'BEGIN { exit !(t < 15) }'; echo $?)" \
-    "... $took s after the kill: within TTL + TTL / 3 of its last renewal (4 s; 15 s allowed)"
+taken_over "$h1" fast "$f" "$j1" "20 s ahead" ""
 
 # ---- 3. a slow agent: not early, not late ----
 sk_start slow -20s --queue "$Q" --max-jobs 1
@@ -130,15 +136,7 @@ s=$t_last
 sleep 6
 t_is "$(grep -c 'claimed' "$t_tmp/slow.err")" 0 \
     "an agent 20 s behind takes no live lease through 2 TTLs" || t_show "$t_tmp/slow.err"
-kill -KILL "$h2"
-t0=$(date +%s.%N)
-t_wait "$h2"
-wait_for "$t_tmp/slow.err" "^spotrun agent: $j2: claimed \\(epoch 2, taken over" 60 "$s"
-took=$(secs_since "$t0")
-t_has "$t_tmp/slow.err" "spotrun agent: $j2: claimed (epoch 2, taken over" \
-    "the holder killed: the agent 20 s behind takes $j2 over" || t_show "$t_tmp/slow.err"
-t_result "$(awk -v t="$took" 'BEGIN { exit !(t < 15) }'; echo $?)" \
-    "... $took s after the kill: within TTL + TTL / 3 of its last renewal (4 s; 15 s allowed), not 20 s late"
+taken_over "$h2" slow "$s" "$j2" "20 s behind" ", not 20 s late"
 
 # the takers stop (SIGTERM: checkpoint, release): the leases are theirs
 kill -TERM "$f" "$s"
