@@ -221,12 +221,14 @@ sr_reallocarray(void *p, size_t n, size_t size)
 void *
 sr_grow(void *p, size_t n, size_t *cap, size_t size)
 {
+	char err[SR_ERRMAX];
+
 	if (n < *cap)
 		return p;
 	*cap = *cap > 0 ? *cap * 2 : 16;
 	if (*cap <= n)
 		*cap = n + 1;
-	return sr_reallocarray(p, *cap, size);
+	return or_die(sr_try_reallocarray(p, *cap, size, err), err);
 }
 
 char *

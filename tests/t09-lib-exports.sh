@@ -92,9 +92,9 @@ esac
 objdump -d --no-show-raw-insn "$so" > "$tmp/dis" 2>&1
 awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 	/(call|jmp).*<(abort|exit|_exit|__assert_fail)@plt>/ ||
-	    /(call|jmp).*<sr_(fatal|malloc|calloc|realloc|reallocarray|strdup|strndup|asprintf)>/ {
+	    /(call|jmp).*<sr_(fatal|malloc|calloc|realloc|reallocarray|grow|strdup|strndup|asprintf)>/ {
 		print fn, $NF }' "$tmp/dis" | sort -u |
-    grep -v '^<sr_\(malloc\|calloc\|realloc\|reallocarray\|strdup\|strndup\|asprintf\)>: <sr_fatal>$' |
+    grep -v '^<sr_\(malloc\|calloc\|realloc\|reallocarray\|grow\|strdup\|strndup\|asprintf\)>: <sr_fatal>$' |
     grep -v '^<sr_fatal>: <abort@plt>$' > "$tmp/dying"
 if [ -s "$tmp/dis" ] && grep -q '<spotrun_save>:' "$tmp/dis" && [ ! -s "$tmp/dying" ]; then
 	echo "ok 7 - no function of libspotrun.so calls abort, exit, assert, sr_fatal or a dying allocator"
