@@ -11,8 +11,8 @@ char *sr_default_store(void);
 
 /* The source tree's python/ folder, which holds the `spotrun` module, when
  * this spotrun is the binary of the build tree it was built in (a build
- * that was not installed; an installed one put the module on the system
- * Python's path), else NULL. Static storage. */
+ * that was not installed), else NULL: any other copy writes out the module
+ * it carries (runner/pymodule.h). Static storage. */
 const char *sr_default_python_dir(void);
 
 #endif

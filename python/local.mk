@@ -7,3 +7,5 @@ pkgpython_PYTHON = python/spotrun/__init__.py python/spotrun/torch.py
 else
 EXTRA_DIST += python/spotrun/__init__.py python/spotrun/torch.py
 endif
+# For pip (doc/python.md).
+EXTRA_DIST += python/pyproject.toml

@@ -16,7 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "defaults.h"
 #include "jobenv.h"
 #include "run-int.h"
 #include "util.h"
@@ -41,7 +40,7 @@ rank_env(struct run *r, const struct attempt *a, const struct sr_launch *l, long
 	v.method_env = l->env;
 	v.resume_step = step;
 	v.provider = sr_provider_name(r->prov);
-	v.python_dir = sr_default_python_dir();
+	v.python_dir = r->python_dir;
 	v.world_size = r->ranks.world;
 	v.prev_world_size = prev_world;
 	v.master_addr = r->hooks->gang.nodes > 1 ? r->hooks->gang.master_addr : "127.0.0.1";

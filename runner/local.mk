@@ -19,6 +19,19 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/leftover.c runner/leftover.h runner/contain.c runner/contain.h runner/keeper.c \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/term.c runner/term.h
+# The spotrun Python module built into the binary (pymodule.h), which a run
+# not started from its build tree writes out for its jobs' PYTHONPATH:
+# python/spotrun/*.py as C text (build-aux/text-to-c), one generated file.
+librunner_a_SOURCES += runner/pymodule.c runner/pymodule.h
+nodist_librunner_a_SOURCES += runner/pymodule-text.c
+CLEANFILES += runner/pymodule-text.c
+runner/pymodule-text.c: $(srcdir)/python/spotrun/__init__.py $(srcdir)/python/spotrun/torch.py \
+    $(srcdir)/build-aux/text-to-c
+	$(AM_V_GEN)$(MKDIR_P) runner && \
+	{ $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_init_py \
+	    $(srcdir)/python/spotrun/__init__.py pymodule.h && \
+	  $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_torch_py \
+	    $(srcdir)/python/spotrun/torch.py pymodule.h; } >$@.tmp && mv $@.tmp $@
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h

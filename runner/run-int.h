@@ -61,6 +61,7 @@ struct run {
 	int lockfd;
 	struct sr_contain *contain;	/* its processes kept from outliving it */
 	char *ckpt_dir, *log_dir;
+	char *python_dir;		/* appended to the jobs' PYTHONPATH; NULL: none */
 	struct sr_ckpt_opts copts;	/* the job's, with the log to the timeline */
 	/* Counters over the whole run, for the final line. */
 	int attempt, preemptions, restarts, checkpoints, missed;

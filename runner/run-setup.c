@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "defaults.h"
 #include "gpulock.h"
 #include "gpus.h"
 #include "leftover.h"
+#include "pymodule.h"
 #include "run-int.h"
 #include "util.h"
 
@@ -102,6 +104,31 @@ open_log_dir(struct run *r, char *err)
 	(void)!symlink(strrchr(r->log_dir, '/') + 1, latest);
 	free(latest);
 	return 0;
+}
+
+/* Where the jobs find `import spotrun`: the source tree's python/ when
+ * this is the binary of its build tree (edits show at once), else the
+ * module this binary carries, written into the job's local folder. Any
+ * spotrun (installed, or one fetched by a VM's user-data) so gives any
+ * Python its jobs use, a virtual environment's too, the job side of its
+ * own protocol. Not fatal: a job that is no Python job needs none. */
+static void
+place_python(struct run *r)
+{
+	const char *src = sr_default_python_dir();
+	char err[SR_ERRMAX];
+
+	if (src != NULL) {
+		r->python_dir = sr_strdup(src);
+		return;
+	}
+	r->python_dir = sr_asprintf("%s/python", r->js->local_dir);
+	if (sr_pymodule_place(r->python_dir, err) == 0)
+		return;
+	sr_tl(&r->tl, 0, "warning", "%s; the job finds `import spotrun` only where its "
+	    "Python has the module (doc/python.md)", err);
+	free(r->python_dir);
+	r->python_dir = NULL;
 }
 
 /* The job's processes on this machine: its GPUs (this machine's, or the
@@ -200,6 +227,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return -1;
 	if (open_log_dir(r, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
+	place_python(r);
 	if (js->nodes_min > 1 && r->hooks->gang.nodes < 2) {
 		sr_err(err, "run %s: nodes = %d-%d: a job of several machines runs on a gang of "
 		    "agents; `spotrun submit` it to a queue and start an agent on each machine",
@@ -240,5 +268,6 @@ sr_run_teardown(struct run *r)
 	sr_gpus_free(&r->gpus_found);
 	free(r->ckpt_dir);
 	free(r->log_dir);
+	free(r->python_dir);
 	sr_tl_destroy(&r->tl);
 }
