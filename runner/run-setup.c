@@ -111,7 +111,7 @@ open_log_dir(struct run *r, char *err)
 static int
 plan_ranks(struct run *r, char *err)
 {
-	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_gpus_where w = { environ, NULL, NULL };
 	const struct sr_jobspec *js = r->js;
 	char busy[256];
 	int rc;
