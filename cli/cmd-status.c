@@ -6,6 +6,8 @@
  * attempts, preemptions, GPU-hours used and lost (done again), cost,
  * what on-demand machines would have cost, last checkpoint's step, host),
  * totals per table, and a last line for all ("what the night cost").
+ * Then what agents said of their machines (agents/: GPU device nodes with
+ * no working driver), a line each.
  * --json prints the same as one object (doc/fleet.md). What the markers
  * say (ids, hosts) and errors quoting the queue reach the terminal escaped
  * (termsafe.h): a host of "\e]0;x\a" is shown, not obeyed.
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "fleet-index.h"
@@ -106,6 +109,29 @@ print_all(const struct sr_status_totals *t)
 	    dollars(t->on_demand_cost - t->cost, s, sizeof s), pct);
 }
 
+/* What an agent said of its machine, a line: "vm-x: 4 GPU device nodes,
+ * driver not working: WHY (agent vm-x-123 since TIME; ...)". Host and
+ * reason are anyone's bytes: escaped. */
+static void
+print_machine(const struct sr_queue_machine *m)
+{
+	char host[SR_TERMSAFE_LEN(sizeof m->host)], agent[SR_TERMSAFE_LEN(sizeof m->agent)];
+	char why[SR_TERMSAFE_LEN(sizeof m->no_driver)], when[32] = "?";
+	time_t t = (time_t)m->time;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) != NULL)
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("%s: %d GPU device node%s, driver not working: %s (agent %s since %s; ",
+	    sr_termsafe(m->host, host, sizeof host), m->gpu_nodes, m->gpu_nodes == 1 ? "" : "s",
+	    sr_termsafe(m->no_driver, why, sizeof why), sr_termsafe(m->agent, agent, sizeof agent),
+	    when);
+	if (m->gpus > 0)
+		printf("its label gpus offers %d all the same)\n", m->gpus);
+	else
+		printf("it claims only jobs that need no GPU)\n");
+}
+
 /* The rows to show: every job's, or those of the targets (each found in
  * the index, else said: 66). */
 static int
@@ -151,6 +177,9 @@ cmd_status_exec(const struct sr_args *a)
 	struct sr_status_view v;
 	struct sr_queue_counts counts;
 	const struct sr_fleet_row **rows = NULL;
+	struct sr_queue_machine *mv = NULL;
+	size_t nm = 0;
+	int mbad = 0;
 	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], first[SR_QUEUE_KEY_MAX];
 	char fsafe[SR_TERMSAFE_LEN(SR_QUEUE_KEY_MAX)];
 	size_t n, g;
@@ -178,11 +207,18 @@ cmd_status_exec(const struct sr_args *a)
 		    "doc/fleet.md): delete them once read\n", ix.malformed,
 		    ix.malformed == 1 ? "" : "s", fl.where, ix.malformed == 1 ? "was" : "were",
 		    sr_termsafe(first, fsafe, sizeof fsafe));
+	if (rc == 0 && sr_queue_machines_read(fl.q, &mv, &nm, &mbad, err) == -1) {
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+		    sr_termsafe(err, safe, sizeof safe));
+		rc = SR_EXIT_IOERR;
+	} else if (mbad > 0)
+		fprintf(stderr, "spotrun: warning: %d record%s under agents/ in queue %s cannot be "
+		    "read (doc/fleet.md): skipped\n", mbad, mbad == 1 ? "" : "s", fl.where);
 	if (rc == 0 && (rc = choose(a, &fl, &ix, &rows, &n)) == 0) {
 		sr_status_view_build(rows, n, &v);
 		sr_queue_get_counts(fl.q, &counts);
 		if (sr_args_has(a, STATUS_JSON))
-			sr_status_print_json(&v, fl.url, fl.from, &ix, &counts);
+			sr_status_print_json(&v, fl.url, fl.from, &ix, mv, nm, &counts);
 		else if (n == 0)
 			printf("queue %s: no jobs\n", fl.where);
 		else {
@@ -194,10 +230,16 @@ cmd_status_exec(const struct sr_args *a)
 			putchar('\n');
 			print_all(&v.totals);
 		}
+		if (nm > 0 && !sr_args_has(a, STATUS_JSON)) {
+			putchar('\n');
+			for (g = 0; g < nm; g++)
+				print_machine(&mv[g]);
+		}
 		sr_status_view_free(&v);
 	}
 	fflush(stdout);
 	free(rows);
+	free(mv);
 	sr_fleet_index_free(&ix);
 	sr_fleet_close(&fl);
 	return rc;
@@ -211,7 +253,8 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	    "sweep file's jobs): a table per sweep and one for other jobs, each job's\n"
 	    "state, attempts, preemptions, GPU-hours used and lost (done again), cost,\n"
 	    "what on-demand machines would have cost, last checkpoint's step and host,\n"
-	    "with totals, and a last line for all. One listing of the queue's status\n"
-	    "markers, no request per job.",
+	    "with totals, and a last line for all; then a line for each agent whose\n"
+	    "machine has GPU device nodes but no working driver. One listing of the\n"
+	    "queue's status markers, no request per job.",
 	.exec = cmd_status_exec,
 };

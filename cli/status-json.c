@@ -79,11 +79,20 @@ job_json(const struct sr_fleet_row *r, const char *sweep)
 	    "step", r->step >= 0 ? json_integer(r->step) : json_null(), "host", text(r->host));
 }
 
+static json_t *
+machine_json(const struct sr_queue_machine *m)
+{
+	return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o}", "agent", text(m->agent),
+	    "host", text(m->host), "time", json_real(round(m->time * 1000.0) / 1000.0),
+	    "gpu_nodes", m->gpu_nodes, "gpus", m->gpus, "no_driver", text(m->no_driver));
+}
+
 void
 sr_status_print_json(const struct sr_status_view *v, const char *url, const char *from,
-    const struct sr_fleet_index *ix, const struct sr_queue_counts *counts)
+    const struct sr_fleet_index *ix, const struct sr_queue_machine *m, size_t n,
+    const struct sr_queue_counts *counts)
 {
-	json_t *jobs = json_array(), *sweeps = json_array(), *root;
+	json_t *jobs = json_array(), *sweeps = json_array(), *agents = json_array(), *root;
 	char *dump, *p;
 	size_t g, i;
 
@@ -96,9 +105,11 @@ sr_status_print_json(const struct sr_status_view *v, const char *url, const char
 			json_array_append_new(sweeps, json_pack("{s:s, s:o}", "name", gr->name,
 			    "totals", totals_json(&gr->totals)));
 	}
-	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, "
-	    "s:I, s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
-	    "jobs", jobs, "sweeps", sweeps, "totals", totals_json(&v->totals),
+	for (i = 0; i < n; i++)
+		json_array_append_new(agents, machine_json(&m[i]));
+	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:I}, s:{s:I, s:I, s:I, "
+	    "s:I, s:I, s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
+	    "jobs", jobs, "sweeps", sweeps, "totals", totals_json(&v->totals), "agents", agents,
 	    "markers", "stale", ix->stale, "unreadable", ix->bad,
 	    "malformed", (json_int_t)ix->malformed,
 	    "requests", "total", (json_int_t)counts->requests, "lists", (json_int_t)counts->lists,

@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "agent.h"
 #include "gang.h"
@@ -43,6 +44,11 @@ struct sr_agent {
 	int sigfd;
 	struct sr_agent_skip *skip;
 	size_t nskip;
+	/* the machine's facts (agent-facts.c) */
+	char held[192];			/* who holds its GPUs not free (count_free_gpus) */
+	uint64_t *said;			/* hashes of the skips said (job, reason): a set */
+	size_t nsaid, said_cap;
+	int published;			/* its record is in the queue's agents/ */
 	/* gangs (agent-gang.c) */
 	char addr[SR_GANG_ADDR_MAX + 1];	/* what node 0 offers (label addr) */
 	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
@@ -108,6 +114,19 @@ void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
  * is alive or ended its part itself (released, done), or for any other
  * node, or when the slots cannot be read: the failure stands. */
 int sr_agent_gang_lost(struct sr_agent *ag, struct sr_queue_job *j, const struct sr_agent_gang *g);
+
+/* agent-facts.c */
+/* Say at the start what is wrong with the machine, as a warning naming
+ * what was seen, why and the fix, and publish it in the queue's agents/
+ * (sr_queue_machine_put) for `spotrun status`: GPU device nodes with no
+ * working driver (ag->found.no_driver). gpus_label: the label gpus's
+ * value (NULL: none), which offers GPUs all the same. */
+void sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label);
+/* At the agent's end: its record deleted, the skips said forgotten. */
+void sr_agent_facts_end(struct sr_agent *ag);
+/* The claim's unfit hook (sr_queue_agent.unfit; arg is the agent): say
+ * why pending job p is skipped, once per job and reason. */
+void sr_agent_unfit(void *arg, const struct sr_queue_pending *p);
 
 /* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -2,9 +2,12 @@
  * agent.c: the agent's loop (agent.h). It sets up once: the queue, this
  * machine's GPUs (NVML) and provider (the option's, else auto: the cloud
  * it runs in, for its instance id and type), the lease owner it claims as
- * ("HOST-PID"), its labels. Then, until it ends: claim a job it can run
+ * ("HOST-PID"), its labels; GPU device nodes with no working driver are
+ * said plainly, in its log and the queue (agent-facts.c), and offer no
+ * GPU. Then, until it ends: claim a job it can run
  * (sr_queue_claim: a pending job whose GPU needs fit the GPUs no other run
- * on the machine holds, gpulock.h) and run it (agent-job.c); when
+ * on the machine holds, gpulock.h; why each one that does not fit is
+ * skipped is said once, agent-facts.c) and run it (agent-job.c); when
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
@@ -166,7 +169,7 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 {
 	const struct sr_agent_opts *o = ag->o;
 	char *err = res->err, provider[32], agent_id[128];
-	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_gpus_where w = { environ, NULL, NULL };
 	const struct sr_gpus *g = &ag->found;
 	struct sr_store_opts so;
 	const char *v;
@@ -206,6 +209,12 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 		res->end = SR_AGENT_ERR_SYSTEM;
 		return -1;
 	}
+	/* device nodes with no working driver are no GPUs to offer (said
+	 * below); the label gpus is the operator's word over them */
+	if (g->no_driver[0] != '\0' && label(o, "gpus") == NULL) {
+		ag->found.n = 0;
+		ag->found.source = "none";
+	}
 	sr_gpus_model(g->n > 0 ? g->v[0].model : "", ag->gpu_type, sizeof ag->gpu_type);
 	if ((v = label(o, "gpus")) != NULL)
 		sr_gpus_resize(&ag->found, (size_t)atoi(v));
@@ -231,6 +240,8 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	ag->seen = sr_lease_seen_new();
 	ag->claim.seen = ag->seen;
 	ag->claim.warn = warn_cb;
+	ag->claim.unfit = sr_agent_unfit;
+	ag->claim.warn_arg = ag;
 	if (sr_agent_gang_setup(ag, label(o, "addr"), err) == -1) {
 		res->end = SR_AGENT_ERR_CONFIG;
 		return -1;
@@ -243,7 +254,9 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	    ag->gpu_type, o->queue_where != NULL ? o->queue_where : sr_queue_url(ag->q), ag->ttl);
 	for (i = 0; i < o->nlabels; i++)
 		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
-	if (g->nvml_why[0] != '\0' && strncmp(g->nvml_why, "load ", 5) != 0)
+	if (g->no_driver[0] != '\0')
+		sr_agent_facts_say(ag, label(o, "gpus"));
+	else if (g->nvml_why[0] != '\0' && strncmp(g->nvml_why, "load ", 5) != 0)
 		sr_agent_say("warning: NVML: %s", g->nvml_why);
 	return 0;
 }
@@ -314,7 +327,9 @@ idle_command(struct sr_agent *ag, const char *cmd)
 static void
 count_free_gpus(struct sr_agent *ag)
 {
-	ag->claim.gpus = ag->gpus > 0 ? (int)sr_gpulock_free(sr_gpulock_dir(), &ag->found) : 0;
+	ag->held[0] = '\0';
+	ag->claim.gpus = ag->gpus > 0 ? (int)sr_gpulock_free_held(sr_gpulock_dir(), &ag->found,
+	    ag->held, sizeof ag->held) : 0;
 }
 
 /* Claim one job the agent may run now: SR_QUEUE_OK with *out,
@@ -584,6 +599,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	    res->jobs, res->jobs == 1 ? "" : "s", res->succeeded, res->failed, res->released,
 	    res->cancelled, res->lost);
 out:
+	sr_agent_facts_end(&ag);
 	free(watch.v);
 	sr_queue_close(ag.q);
 	sr_lease_seen_free(ag.seen);

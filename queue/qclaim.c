@@ -116,8 +116,10 @@ cand_cb(const struct sr_object_info *info, void *arg)
 	else if (c->known != NULL && !known_has(c->known, p.id)) {
 		if (info->mtime < c->before)
 			junk_add(&c->junk, info->key, 1);
-	} else if (sr_queue_pending_fits(&p, c->a->gpus, c->a->gpu_type) &&
-	    !sr_q_skipped(c->q, p.id, 0)) {
+	} else if (!sr_queue_pending_fits(&p, c->a->gpus, c->a->gpu_type)) {
+		if (c->a->unfit != NULL)
+			c->a->unfit(c->a->warn_arg, &p);
+	} else if (!sr_q_skipped(c->q, p.id, 0)) {
 		if (c->n > 0 && p.priority != c->v[0].priority)
 			return 1;	/* the rest wait behind these */
 		c->v[c->n++] = p;

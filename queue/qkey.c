@@ -44,6 +44,14 @@ enc(const char *s, size_t max, char *out, size_t len)
 	return out;
 }
 
+void
+sr_qkey_machine(const char *agent, char *key, size_t len)
+{
+	char e[SR_QUEUE_MACHINE_AGENT_MAX * 3 + 1];
+
+	snprintf(key, len, "agents/%s", enc(agent, SR_QUEUE_MACHINE_AGENT_MAX, e, sizeof e));
+}
+
 /* Decode field f (n bytes) into out (cap bytes): 0, or -1. */
 static int
 dec(const char *f, size_t n, char *out, size_t cap)

@@ -85,5 +85,7 @@ int sr_qkey_index(const struct sr_queue_status *s, char *key, size_t len, char *
 int sr_qkey_index_parse(const char *key, struct sr_queue_status *s, char *err);
 /* The key of job id's file (spec.ini, meta.json, cancel), after checking id. */
 int sr_qkey_job(const char *id, const char *file, char *key, size_t len, char *err);
+/* agents/AGENT, the agent's id percent-encoded (qmachine.c). */
+void sr_qkey_machine(const char *agent, char *key, size_t len);
 
 #endif

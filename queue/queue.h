@@ -183,6 +183,10 @@ struct sr_queue_agent {
 	/* A job skipped because its lease is malformed (once per queue handle). */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
+	/* Each pending job a claim's listing meets that gpus and gpu_type do
+	 * not fit (sr_queue_pending_fits), with warn_arg, at every claim
+	 * that meets it: the caller says why it skips it (NULL: not told). */
+	void (*unfit)(void *arg, const struct sr_queue_pending *p);
 };
 
 /* A claimed job. */
@@ -317,6 +321,31 @@ int sr_queue_status_walk(struct sr_queue *q,
  * first (SR_QUEUE_KEY_MAX bytes; "" when none). One listing of
  * malformed/ (N / 1000 requests). 0, or -1 with err. */
 int sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err);
+
+/* ---- what agents say of their machines ---- */
+
+/* An agent's record of a machine that cannot do what it seems to
+ * (doc/fleet.md "The agent"): Q/agents/AGENT, JSON, written at its start
+ * and deleted at its end, for `spotrun status` to show. Now: device nodes
+ * of GPUs with no working driver. */
+#define SR_QUEUE_MACHINE_AGENT_MAX 128
+struct sr_queue_machine {
+	char agent[SR_QUEUE_MACHINE_AGENT_MAX];	/* its id, "HOST-PID" */
+	char host[SR_QUEUE_HOST_MAX + 1];
+	double time;			/* written (epoch seconds) */
+	int gpu_nodes;			/* the GPUs' device nodes it saw */
+	int gpus;			/* the GPUs it offers (0 but for a label's) */
+	char no_driver[288];		/* why the driver does not work */
+};
+/* Write m's record (m->time is set here): 0, or -1 with err. */
+int sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err);
+/* Delete agent's record (absent is fine): 0, or -1 with err. */
+int sr_queue_machine_delete(struct sr_queue *q, const char *agent, char *err);
+/* Every record, in key order, into *v (free it) and *n: one listing of
+ * agents/ and a GET per record. A record gone meanwhile is left out; one
+ * that does not parse is counted in *bad (may be NULL). 0, or -1 with err. */
+int sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size_t *n, int *bad,
+    char *err);
 
 /* Call fn with each stale status marker of job id (NULL: of every job):
  * one that is not its job's newest, left by a writer that died between

@@ -110,8 +110,39 @@ holder(int fd)
 size_t
 sr_gpulock_free(const char *dir, const struct sr_gpus *g)
 {
+	return sr_gpulock_free_held(dir, g, NULL, 0);
+}
+
+/* "6 held by spotrun pid P, 2 by spotrun pid Q" for the holders of pids
+ * (n of them, each counted once, in the order first met), into held. */
+static void
+say_held(const long *pids, size_t n, char *held, size_t len)
+{
+	size_t i, j, o = 0, k;
+
+	held[0] = '\0';
+	for (i = 0; i < n && o < len; i++) {
+		for (j = 0; j < i && pids[j] != pids[i]; j++)
+			;
+		if (j < i)
+			continue;	/* counted with its first */
+		for (j = i, k = 0; j < n; j++)
+			k += pids[j] == pids[i];
+		if (pids[i] > 0)
+			o += (size_t)snprintf(held + o, len - o, "%s%zu %sby spotrun pid %ld",
+			    o > 0 ? ", " : "", k, o > 0 ? "" : "held ", pids[i]);
+		else
+			o += (size_t)snprintf(held + o, len - o, "%s%zu %sby another run",
+			    o > 0 ? ", " : "", k, o > 0 ? "" : "held ");
+	}
+}
+
+size_t
+sr_gpulock_free_held(const char *dir, const struct sr_gpus *g, char *held, size_t len)
+{
 	char err[SR_ERRMAX], *path;
-	size_t i, n = 0;
+	size_t i, n = 0, nheld = 0;
+	long *pids = sr_calloc(g->n + 1, sizeof *pids);
 	int fd;
 
 	for (i = 0; i < g->n; i++) {
@@ -126,9 +157,14 @@ sr_gpulock_free(const char *dir, const struct sr_gpus *g)
 		free(path);
 		if (fd == -1 || fcntl(fd, F_OFD_GETLK, &fl) == -1 || fl.l_type == F_UNLCK)
 			n++;
+		else
+			pids[nheld++] = holder(fd);
 		if (fd >= 0)
 			close(fd);
 	}
+	if (held != NULL && len > 0)
+		say_held(pids, nheld, held, len);
+	free(pids);
 	return n;
 }
 

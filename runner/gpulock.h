@@ -46,6 +46,10 @@ const char *sr_gpulock_dir(void);
 /* How many of g's GPUs no run holds now (a GPU whose lock cannot be
  * read counts as free: the run's own try says why). */
 size_t sr_gpulock_free(const char *dir, const struct sr_gpus *g);
+/* sr_gpulock_free, saying who holds the others into held (len bytes):
+ * "6 held by spotrun pid 123, 2 by spotrun pid 456" (a holder that wrote
+ * no pid yet: "by another run"), "" when all are free. */
+size_t sr_gpulock_free_held(const char *dir, const struct sr_gpus *g, char *held, size_t len);
 
 /* Lock, in g's order, up to max of g's GPUs that no other run holds, and
  * keep in g only those (in order), so that g->n is what the run has. 0 when

@@ -122,13 +122,64 @@ from_nodes(const char *dev, struct sr_gpus *g, char *err)
 	return 0;
 }
 
+/* The device nodes' folder: w's, else SPOTRUN_GPU_DEV_DIR of its
+ * environment, else /dev. */
+static const char *
+dev_dir(const struct sr_gpus_where *w)
+{
+	size_t i;
+
+	if (w->dev != NULL)
+		return w->dev;
+	for (i = 0; w->env != NULL && w->env[i] != NULL; i++)
+		if (strncmp(w->env[i], "SPOTRUN_GPU_DEV_DIR=", 20) == 0 && w->env[i][20] != '\0')
+			return w->env[i] + 20;
+	return "/dev";
+}
+
+/* Whether device nodes stand without a working driver: NVML was asked
+ * (have_nvml: it answered, with nvml_n GPUs) and gave none, yet dev holds
+ * nvidiaN nodes. Fills g->nodes, node_paths and no_driver. */
+static void
+driver_check(const char *dev, int have_nvml, size_t nvml_n, struct sr_gpus *g)
+{
+	struct sr_gpus nodes;
+	char err[SR_ERRMAX];
+	size_t i, o = 0;
+
+	if (have_nvml && nvml_n > 0)
+		return;
+	memset(&nodes, 0, sizeof nodes);
+	if (from_nodes(dev, &nodes, err) == -1 || nodes.n == 0) {
+		sr_gpus_free(&nodes);
+		return;		/* unreadable: no nodes seen, as with none */
+	}
+	g->nodes = nodes.n;
+	for (i = 0; i < nodes.n; i++) {
+		char one[SR_GPU_ID_MAX + 64];
+
+		snprintf(one, sizeof one, "%s%s/nvidia%s", i > 0 ? ", " : "", dev, nodes.v[i].id);
+		if (o + strlen(one) + 6 >= sizeof g->node_paths) {
+			snprintf(g->node_paths + o, sizeof g->node_paths - o, ", ...");
+			break;
+		}
+		o += (size_t)snprintf(g->node_paths + o, sizeof g->node_paths - o, "%s", one);
+	}
+	sr_gpus_free(&nodes);
+	if (have_nvml)
+		snprintf(g->no_driver, sizeof g->no_driver, "NVML (%s) lists no GPU",
+		    SR_GPUS_NVML_LIB);
+	else
+		snprintf(g->no_driver, sizeof g->no_driver, "%s", g->nvml_why);
+}
+
 int
 sr_gpus_discover(const struct sr_gpus_where *w, struct sr_gpus *g, char *err)
 {
 	struct sr_gpus nv;
-	const char *visible = NULL;
-	size_t i;
-	int have_nvml;
+	const char *visible = NULL, *dev = dev_dir(w);
+	size_t i, nvml_n;
+	int have_nvml, asked = 1;
 
 	memset(g, 0, sizeof *g);
 	memset(&nv, 0, sizeof nv);
@@ -138,25 +189,32 @@ sr_gpus_discover(const struct sr_gpus_where *w, struct sr_gpus *g, char *err)
 	if (w->nvml != NULL && w->nvml[0] == '\0') {
 		snprintf(g->nvml_why, sizeof g->nvml_why, "not used");
 		have_nvml = 0;
+		asked = 0;
 	} else {
 		have_nvml = sr_gpus_nvml_read(w->nvml != NULL ? w->nvml : SR_GPUS_NVML_LIB, &nv,
 		    g->nvml_why, sizeof g->nvml_why) == 0;
 	}
+	nvml_n = nv.n;
 	if (visible != NULL) {
 		from_visible(visible, g);
 		fill_from(&nv, g);
 	} else if (have_nvml) {
 		g->v = nv.v;
 		g->n = nv.n;
-		g->source = nv.n > 0 ? "NVML" : "none";
 		g->by_index = 1;
-		return 0;
-	} else if (from_nodes(w->dev, g, err) == -1) {
+		nv.v = NULL;
+		nv.n = 0;
+	} else if (from_nodes(dev, g, err) == -1) {
+		sr_gpus_free(&nv);
 		return -1;
 	}
 	sr_gpus_free(&nv);
 	if (g->n == 0)
 		g->source = "none";
+	else if (have_nvml && visible == NULL)
+		g->source = "NVML";
+	if (asked)
+		driver_check(dev, have_nvml, nvml_n, g);
 	return 0;
 }
 

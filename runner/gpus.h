@@ -14,6 +14,11 @@
  *     nothing of NVIDIA's to build or run: index N, in NVML's order;
  *  3. the driver's device nodes, DEV/nvidiaN: index N, in index order,
  *     models unknown.
+ *
+ * Device nodes with no working driver behind them (NVML absent, failing,
+ * or listing no GPU: a VM whose driver is not installed or not loaded)
+ * are told apart from no GPUs at all: no_driver says why, for whoever
+ * must not count on them (the agent, fleet/agent.c).
  */
 #ifndef SR_GPUS_H
 #define SR_GPUS_H
@@ -39,12 +44,23 @@ struct sr_gpus {
 					 * and 3): CUDA counts in PCI bus order only
 					 * with CUDA_DEVICE_ORDER=PCI_BUS_ID */
 	char nvml_why[256];		/* why NVML told nothing ("": it did) */
+	/* DEV/nvidiaN nodes seen when NVML, asked, was absent, failed or
+	 * listed none (0 otherwise: not looked for), and their paths
+	 * ("/dev/nvidia0, /dev/nvidia1", cut with "..." when long) */
+	size_t nodes;
+	char node_paths[160];
+	/* nodes > 0 with NVML absent, failing or listing no GPU: the driver
+	 * does not work, and this says why (NVML's or the loader's words);
+	 * "": it works, or there are no nodes */
+	char no_driver[288];
 };
 
 /* Where sr_gpus_discover looks. */
 struct sr_gpus_where {
 	char *const *env;	/* spotrun's environment (NULL-terminated) */
-	const char *dev;	/* the device nodes' directory ("/dev") */
+	/* the device nodes' directory; NULL: $SPOTRUN_GPU_DEV_DIR of env
+	 * when set and not empty (tests), else "/dev" */
+	const char *dev;
 	/* NVML's library: NULL for SR_GPUS_NVML_LIB found as dlopen searches
 	 * (LD_LIBRARY_PATH first), "" not to use NVML. */
 	const char *nvml;
@@ -53,7 +69,9 @@ struct sr_gpus_where {
 /* Find the GPUs. 0 with *g filled (n may be 0; free it with
  * sr_gpus_free), or -1 with err when dev cannot be read for a reason
  * other than absence. NVML failing is not an error: g->nvml_why says
- * what it answered. */
+ * what it answered, and g->no_driver whether device nodes are there all
+ * the same (the nodes are then g's GPUs when nothing else named any, as
+ * source 3 says: a caller that needs a working driver checks no_driver). */
 int sr_gpus_discover(const struct sr_gpus_where *w, struct sr_gpus *g, char *err);
 void sr_gpus_free(struct sr_gpus *g);
 

@@ -138,7 +138,7 @@ place_python(struct run *r)
 static int
 plan_ranks(struct run *r, char *err)
 {
-	const struct sr_gpus_where w = { environ, "/dev", NULL };
+	const struct sr_gpus_where w = { environ, NULL, NULL };
 	const struct sr_jobspec *js = r->js;
 	char busy[256];
 	int rc;

@@ -96,6 +96,9 @@ dist_check_SCRIPTS += tests/t36-lease-clock.sh
 # `spotrun agent` on file://: claims, GPUs (the fake NVML), status, logs,
 # malformed objects, idling, 32 agents for one job, cancel, fencing.
 dist_check_SCRIPTS += tests/t36-agent.sh
+# An agent on a machine whose GPUs have no working driver (device nodes, NVML
+# failing or absent), and why an agent skips each job it cannot take.
+dist_check_SCRIPTS += tests/t36-agent-driver.sh
 EXTRA_DIST += tests/jobs/agent.sh
 # Hostile or malformed queue objects met by the real agent, status and
 # cancel on file://: malformed pending markers quarantined, 100,000 junk

@@ -6,10 +6,14 @@
  * by index and by UUID, an operator's count, and the model a job's
  * gpu_type is matched against; the GPUs' locks (runner/gpulock.c) in a
  * folder of the test's own: taken, skipped when held (by another open
- * description: this process's other lock), counted, refused, released.
+ * description: this process's other lock), counted with their holders,
+ * refused, released. Device nodes (empty files in a folder of the test's,
+ * as SPOTRUN_GPU_DEV_DIR names it) with NVML failing, absent or listing
+ * none: the driver said not working, with NVML's or the loader's words.
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,6 +70,10 @@ locks(void)
 	sr_gpus_free(&g);
 	two(&g);
 	is_int(sr_gpulock_free(dir, &g), 0, "both held: none free");
+	is_int(sr_gpulock_free_held(dir, &g, busy, sizeof busy), 0, "... counted again");
+	want = sr_asprintf("2 held by spotrun pid %ld", (long)getpid());
+	is_str(busy, want, "... saying who holds them");
+	free(want);
 	ok(sr_gpulock_take(dir, &g, 1, 1, "j", &c, NULL, 0, err) == -1, "gpus = 1 with both held: refused");
 	want = sr_asprintf("job j needs at least 1 GPU; 0 of this machine's 2 are free: GPU 0 (GPU-aa) "
 	    "is in use by spotrun pid %ld (lock %s/gpu-GPU-aa)", (long)getpid(), dir);
@@ -77,6 +85,8 @@ locks(void)
 	is_int(sr_gpulock_free(dir, &g), 1, "GPU 0 released: 1 free");
 	sr_gpulock_release(&b);
 	is_int(sr_gpulock_free(dir, &g), 2, "both released: 2 free");
+	is_int(sr_gpulock_free_held(dir, &g, busy, sizeof busy), 2, "... counted again");
+	is_str(busy, "", "... none held");
 	ok(sr_gpulock_take(dir, &g, 0, 0, "j", &c, NULL, 0, err) == 0 && g.n == 0 && c.n == 0,
 	    "gpus = 0: nothing taken");
 	sr_gpulock_release(&c);
@@ -110,6 +120,81 @@ find(char *const *env, const char *lib, struct sr_gpus *g)
 	sr_gpus_free(g);
 	if (sr_gpus_discover(&w, g, err) == -1)
 		tap_diag("discover: %s", err), exit(1);
+}
+
+/* Device nodes in a folder of the test's: NVML failing, absent, listing
+ * none, working, not asked. */
+static void
+no_driver(void)
+{
+	char tmpl[] = "/tmp/t-gpus-dev.XXXXXX", *dir = mkdtemp(tmpl), *env[2], *want, path[64];
+	static const char *const nodes[] = { "nvidia0", "nvidia1", "nvidia2", "nvidia3",
+	    "nvidiactl", "nvidia-uvm" };
+	struct sr_gpus g;
+	struct sr_gpus_where w = { NULL, NULL, SR_FAKE_NVML };
+	char err[SR_ERRMAX];
+	size_t i;
+
+	if (dir == NULL)
+		tap_diag("mkdtemp failed"), exit(1);
+	for (i = 0; i < SR_ARRAY_LEN(nodes); i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, nodes[i]);
+		fclose(fopen(path, "w"));
+	}
+	env[0] = sr_asprintf("SPOTRUN_GPU_DEV_DIR=%s", dir);
+	env[1] = NULL;
+	w.env = env;
+	memset(&g, 0, sizeof g);
+
+	setenv("FAKE_NVML_INIT", "9", 1);
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	ok(sr_gpus_discover(&w, &g, err) == 0, "device nodes, NVML failing: found");
+	is_int(g.nodes, 4, "... 4 device nodes (nvidiaN only)");
+	want = sr_asprintf("%s/nvidia0, %s/nvidia1, %s/nvidia2, %s/nvidia3", dir, dir, dir, dir);
+	is_str(g.node_paths, want, "... named");
+	free(want);
+	is_str(g.no_driver, "nvmlInit_v2: Driver Not Loaded (NVML code 9)",
+	    "... the driver does not work, in NVML's words");
+	is_int(g.n, 4, "... the nodes are its GPUs all the same, as before (the caller decides)");
+	sr_gpus_free(&g);
+	unsetenv("FAKE_NVML_INIT");
+
+	w.nvml = "/nonexistent/libnvidia-ml.so.1";
+	ok(sr_gpus_discover(&w, &g, err) == 0, "device nodes, no NVML: found");
+	is_str(g.no_driver, "load /nonexistent/libnvidia-ml.so.1: /nonexistent/libnvidia-ml.so.1: "
+	    "cannot open shared object file: No such file or directory",
+	    "... the driver does not work, in the loader's words");
+	sr_gpus_free(&g);
+
+	w.nvml = SR_FAKE_NVML;
+	setenv("FAKE_NVML_GPUS", "0", 1);
+	ok(sr_gpus_discover(&w, &g, err) == 0 && g.n == 0, "device nodes, NVML listing none: no GPU");
+	is_str(g.no_driver, "NVML (libnvidia-ml.so.1) lists no GPU", "... and the driver said not working");
+	is_int(g.nodes, 4, "... with its 4 nodes");
+	sr_gpus_free(&g);
+
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	ok(sr_gpus_discover(&w, &g, err) == 0 && g.n == 4, "device nodes, NVML working: 4 GPUs");
+	is_str(g.no_driver, "", "... the driver works");
+	is_int(g.nodes, 0, "... nodes not looked at");
+	sr_gpus_free(&g);
+
+	w.nvml = "";
+	ok(sr_gpus_discover(&w, &g, err) == 0 && g.n == 4, "NVML not asked: the 4 nodes");
+	is_str(g.no_driver, "", "... nothing said of the driver");
+	sr_gpus_free(&g);
+
+	w.nvml = "/nonexistent/libnvidia-ml.so.1";
+	w.env = NULL;
+	w.dev = "/nonexistent";
+	ok(sr_gpus_discover(&w, &g, err) == 0 && g.n == 0, "no NVML, no device node: no GPU");
+	is_str(g.no_driver, "", "... and nothing wrong with a driver");
+	sr_gpus_free(&g);
+	unsetenv("FAKE_NVML_GPUS");
+	free(env[0]);
+	want = sr_asprintf("rm -rf %s", dir);
+	(void)!system(want);
+	free(want);
 }
 
 int
@@ -227,5 +312,6 @@ main(void)
 	model_is("NVIDIA", "");
 	model_is("", "");
 	locks();
+	no_driver();
 	return tap_done();
 }

@@ -9,8 +9,8 @@
 #    shipped to the queue (logs/ID/), every step once; a marker left saying
 #    running over the ended lease is repaired by the next agent's scan.
 # 2. What an agent may claim: a CPU agent only jobs without GPUs, a 1-GPU
-#    H100 agent neither an 8-GPU job nor an A100 one, an 8-GPU one the
-#    first, --label gpu_type=A100 the second.
+#    H100 agent neither an 8-GPU job nor an A100 one (each skip said once,
+#    with why), an 8-GPU one the first, --label gpu_type=A100 the second.
 # 3. A malformed lease object and a job file that does not parse, in the
 #    queue with a good job: the lease reported once and its job skipped
 #    (still queued), the bad job reported with its file and line (also in
@@ -95,8 +95,15 @@ printf '[job]\nname = @ID@\ncommand = true\n' > "$t_tmp/true.ini"
 ag_run ag2 0 --queue "$Q" --once
 t_is "$(grep -c ': claimed ' "$t_tmp/ag2.err")|$(grep -c 'c0: claimed' "$t_tmp/ag2.err")" "1|1" \
     "a CPU agent (NVML: no GPU) claims only the job without GPUs" || t_show "$t_tmp/ag2.err"
+t_has "$t_tmp/ag2.err" "spotrun agent: skip job g8: needs 8 GPUs, this machine has 0" \
+    "... saying why it skips the 8-GPU job"
+t_has "$t_tmp/ag2.err" "spotrun agent: skip job t100: needs 1 GPU of type A100, this machine has 0" \
+    "... and the A100 one"
 ag_run ag3 1 --queue "$Q" --once
 t_has "$t_tmp/ag3.err" "spotrun agent: ends: 0 jobs" "a 1-GPU H100 agent claims neither the 8-GPU job nor the A100 one"
+t_is "$(grep '^spotrun agent: skip job' "$t_tmp/ag3.err" | sort | tr '\n' '|')" \
+    "spotrun agent: skip job g8: needs 8 GPUs, this machine has 1|spotrun agent: skip job t100: needs 1 GPU of type A100, this machine's are H100|" \
+    "... saying why, once each" || t_show "$t_tmp/ag3.err"
 ag_run ag4 8 --queue "$Q" --once
 t_is "$(grep -c ': claimed ' "$t_tmp/ag4.err")|$(grep -c 'g8: claimed' "$t_tmp/ag4.err")" "1|1" \
     "an 8-GPU agent claims the 8-GPU job" || t_show "$t_tmp/ag4.err"
