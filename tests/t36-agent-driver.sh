@@ -7,7 +7,7 @@
 # 1. 4 device nodes, NVML failing to start (FAKE_NVML_INIT=9): the agent
 #    says so in one warning (the nodes, NVML's words, the fix), offers 0
 #    GPUs: it runs the job that needs none and skips the 4-GPU one, saying
-#    why once however often it polls; `spotrun status` (table and --json)
+#    why once however often it polls (until SIGTERM ends it); `spotrun status` (table and --json)
 #    shows the machine's record while it runs, and none once it ended.
 # 2. 4 device nodes, no NVML at all: the same, in the loader's words.
 # 3. Two agents of one machine (one lock folder): while one runs a 6-GPU
@@ -28,17 +28,22 @@ printf '[job]\nname = @ID@\ncommand = true\n' > "$t_tmp/true.ini"
 "$QTOOL" add "$Q" gpu4 "$t_tmp/true.ini" 4 4 H100 || t_bail "qtool add failed"
 "$QTOOL" add "$Q" c0 "$t_tmp/true.ini" || t_bail "qtool add failed"
 why="nvmlInit_v2: Driver Not Loaded (NVML code 9)"
-SPOTRUN_GPU_DEV_DIR=$DEV FAKE_NVML_INIT=9 ag_start nd 4 --queue "$Q" --idle-timeout 4s
+# the agent runs until the test has read status and seen it poll a while
+SPOTRUN_GPU_DEV_DIR=$DEV FAKE_NVML_INIT=9 ag_start nd 4 --queue "$Q"
 nd=$t_last
-wait_for "$t_tmp/nd.err" "c0: succeeded" 30 "$nd" || t_diag "the agent ran no c0"
+wait_for "$t_tmp/nd.err" "c0: succeeded" 60 "$nd" || t_diag "the agent ran no c0"
 "$SPOTRUN" status --queue "$Q" > "$t_tmp/st1.out" 2> "$t_tmp/st1.err"
 t_like "$t_tmp/st1.out" "^$host: 4 GPU device nodes, driver not working: $(printf '%s' "$why" | sed 's/[()]/\\&/g') \\(agent $host-$nd since [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z; it claims only jobs that need no GPU\\)\$" \
     "status, while the agent runs: the machine's GPU device nodes and why the driver does not work"
 "$SPOTRUN" status --json --queue "$Q" > "$t_tmp/st1.json" 2>&1
 t_is "$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["agents"]; print(len(a), a[0]["agent"], a[0]["host"], a[0]["gpu_nodes"], a[0]["gpus"], a[0]["no_driver"], a[0]["time"] > 0)' "$t_tmp/st1.json" 2>&1)" \
     "1 $host-$nd $host 4 0 $why True" "status --json: the record under \"agents\"" || t_show "$t_tmp/st1.json"
+wait_for "$t_tmp/nd.err" "skip job gpu4" 60 "$nd" || t_diag "the agent said nothing of gpu4"
+# more polls (a second each with nothing to run): the skip is not said again
+sleep 4
+kill -TERM "$nd"
 t_wait "$nd"
-t_is "$t_rc" 0 "the agent ends at its idle timeout, exit 0" || t_show "$t_tmp/nd.err"
+t_is "$t_rc" 143 "SIGTERM ends the agent, exit 143 (128+15)" || t_show "$t_tmp/nd.err"
 t_like "$t_tmp/nd.err" "^spotrun agent: $host-[0-9]+ on local local-vm-1, 0 GPUs, queue $Q \\(from --queue\\), lease TTL 3s\$" \
     "its first line: 0 GPUs"
 t_is "$(grep -c 'warning' "$t_tmp/nd.err")" 1 "one warning" || t_show "$t_tmp/nd.err"
@@ -46,7 +51,7 @@ t_has "$t_tmp/nd.err" "spotrun agent: warning: 4 GPU device nodes ($nodes), but 
     "... naming the device nodes, NVML's reason and the fix"
 t_has "$t_tmp/nd.err" "spotrun agent: c0: succeeded (epoch 1)" "it runs the job that needs no GPU"
 t_is "$(grep -c ': claimed ' "$t_tmp/nd.err")" 1 "... and claims no other"
-t_is "$(grep -c '^spotrun agent: skip job' "$t_tmp/nd.err")" 1 "it says why it skips the 4-GPU job once, polling for 4 s" ||
+t_is "$(grep -c '^spotrun agent: skip job' "$t_tmp/nd.err")" 1 "it says why it skips the 4-GPU job once, polling 4 s more" ||
     t_show "$t_tmp/nd.err"
 t_has "$t_tmp/nd.err" "spotrun agent: skip job gpu4: needs 4 GPUs of type H100, this machine has 0 working (driver not working: $why)" \
     "... naming what it needs and why this machine has none working"
@@ -73,7 +78,8 @@ printf '[job]\nname = @ID@\ncommand = touch %s/a6.started; sleep 6\nshell = yes\
     "$t_tmp" > "$t_tmp/a6.ini"
 "$QTOOL" add "$Q" a6 "$t_tmp/a6.ini" 6 6 || t_bail "qtool add failed"
 ag_machine=$t_tmp/m.gpus
-ag_start h6 8 --queue "$Q" --max-jobs 1
+# (labelled A100, so that it takes a6, not gpu4 queued before it)
+ag_start h6 8 --queue "$Q" --max-jobs 1 --label gpu_type=A100
 h6=$t_last
 _i=0
 while [ ! -e "$t_tmp/a6.started" ] && [ $_i -lt 300 ] && kill -0 "$h6" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done

@@ -169,7 +169,11 @@ for c in 1 0; do
 		t_like "$t_tmp/ag-$id.err" "stop     checkpoint committed; SIGTERM to the job" \
 		    "cancel(1): the job is stopped once the final one is committed"
 	else
-		t_is "$n" 1 "cancel(0): the save in flight still commits, no other is asked for"
+		# the save in flight commits; under load the cancel may land after
+		# a periodic one (interval 1s) has begun too, which commits as well
+		t_is "$([ "$n" -ge 1 ] && echo yes)|$(grep -c 'a final checkpoint first' "$t_tmp/ag-$id.err")" \
+		    "yes|0" "cancel(0): the save in flight still commits, no final one is asked for" ||
+		    t_show "$t_tmp/ag-$id.err"
 		t_like "$t_tmp/ag-$id.err" "stop     cancelled; SIGTERM to the job" "cancel(0): the job is stopped at once"
 	fi
 	"$SPOTRUN" ls "$id" -s "$Q/ckpt" > "$t_tmp/ls-$id.txt" 2>&1
