@@ -468,9 +468,24 @@ load_spec(struct job *b, char *err)
 	/* shipped: the job runs in its own copy of the snapshot, and its
 	 * relative paths are taken there, never in the folder it came from */
 	if (snap != NULL) {
+		struct sr_lease_keeper *k = NULL;
+		int rc;
+
 		free(dir);
 		dir = NULL;
-		if (sr_agent_workdir(b->ag, b->id, snap, &dir, err) == -1) {
+		/* a restore may outlast the lease's TTL: renew it meanwhile */
+		if (b->lead && (k = sr_lease_keeper_start(b->j->lease, NULL, NULL, err)) == NULL) {
+			free(snap);
+			free(own);
+			return NULL;
+		}
+		rc = sr_agent_workdir(b->ag, b->id, snap, &dir, err);
+		if (rc == 0 && k != NULL && sr_lease_keeper_status(k, err) != SR_LEASE_OK) {
+			free(dir);
+			rc = -1;
+		}
+		sr_lease_keeper_stop(k);
+		if (rc == -1) {
 			sr_err_prefix(err, "its workdir");
 			free(snap);
 			free(own);
