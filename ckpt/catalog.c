@@ -67,7 +67,8 @@ sr_ckpt_job_check(const char *job, char *err)
 		return sr_err(err, "job name is empty");
 	if (strlen(job) > 512)
 		return sr_err(err, "job name %s: longer than 512 bytes", sr_path_quote(job, q, sizeof q));
-	for (p = job; *p != '\0'; p++) {
+	/* a reserved chain (jobkeys.h: "_workdir/NAME") is checked after its prefix */
+	for (p = job + sr_jobkey_reserved_len(job); *p != '\0'; p++) {
 		int alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9');
 		if (*p == '/' && !start) {

@@ -216,6 +216,13 @@ int sr_ckpt_restore_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts
 int sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     struct sr_ckpt_stats *stats, char *err);
 
+/* Restore exactly checkpoint seq into dir (emptied first), every chunk
+ * verified, falling back to nothing: committed or not, whatever LATEST
+ * says (a snapshot, snapshot.h, is named by its seq). 0 (stats filled)
+ * or -1 with err. */
+int sr_ckpt_restore_seq(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    uint64_t seq, struct sr_ckpt_stats *stats, char *err);
+
 /* Take the job over for a run of this epoch: move LATEST to it (the same
  * seq, or "no checkpoint yet"), by compare-and-swap, before the run
  * restores or saves anything. From then on, a run of a lower epoch can

@@ -57,6 +57,11 @@ EXTRA_DIST += bench/s3.sh
 # memory, the library's tensors (save-tensors.c); what a restore walks
 # (restore.h): the candidates (restore-walk.c), into a directory
 # (restore.c) or into buffers (restore-tensors.c).
+# A directory shipped as a snapshot (a submitted job's working directory):
+# the walk's ignore rules (ignore.c), the snapshot and its restore by id.
+libckpt_a_SOURCES += ckpt/ignore.c ckpt/ignore.h ckpt/snapshot.c ckpt/snapshot.h
+check_PROGRAMS += tests/t-ignore
+tests_t_ignore_SOURCES = tests/t-ignore.c tests/tap.h
 libckpt_a_SOURCES += ckpt/savesrc.h ckpt/save-dir.c ckpt/save-tensors.c ckpt/restore.h \
 	ckpt/restore-walk.c ckpt/restore-tensors.c
 # Boxes of tensors: the index of saved pieces a restore onto other ranks

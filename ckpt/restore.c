@@ -903,3 +903,36 @@ sr_ckpt_restore(struct sr_store *st, const struct sr_ckpt_opts *opts, const char
 	free(t);
 	return rc;
 }
+
+int
+sr_ckpt_restore_seq(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    uint64_t seq, struct sr_ckpt_stats *stats, char *err)
+{
+	struct sr_manifest m;
+	char why[SR_ERRMAX], *t;
+	double t0 = sr_mono();
+	size_t i;
+	int rc;
+
+	if (sr_ckpt_job_check(opts->job, err) == -1)
+		return -1;
+	if ((t = sr_try_strdup(dir, err)) == NULL)
+		return sr_err_prefix(err, "restore %s", opts->job);
+	for (i = strlen(t); i > 1 && t[i - 1] == '/'; i--)
+		t[i - 1] = '\0';
+	sweep_staging(opts, t);
+	why[0] = '\0';
+	sr_manifest_init(&m);
+	rc = try_one(st, opts, t, seq, &m, why);
+	if (rc == TRY_OK && stats != NULL) {
+		*stats = m.stats;
+		stats->seq = seq;
+		stats->new_bytes = 0;
+		stats->seconds = sr_mono() - t0;
+	}
+	sr_manifest_free(&m);
+	free(t);
+	if (rc != TRY_OK)
+		return sr_err(err, "restore %s: checkpoint %" PRIu64 ": %s", opts->job, seq, why);
+	return 0;
+}

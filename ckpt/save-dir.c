@@ -3,7 +3,8 @@
  * the directory as a source of save.c's pipeline (savesrc.h). The walk
  * records the tree (metadata only: regular files, directories, symlinks,
  * doc/format.md "What a save records"); the files are then opened one by
- * one and read where the pipeline's workers pread them.
+ * one and read where the pipeline's workers pread them. A filter
+ * (savesrc.h, a snapshot's ignore rules) may leave entries out.
  */
 #include "config.h"
 
@@ -28,6 +29,7 @@ struct dir_src {
 	int rootfd;
 	struct sr_manifest *m;
 	const struct sr_ckpt_opts *o;
+	const struct sr_dir_filter *f;	/* NULL: everything */
 };
 
 static int64_t
@@ -62,6 +64,9 @@ walk_one(struct dir_src *s, int dfd, const char *name, const char *path, char *e
 			return 0;	/* gone since the listing */
 		return sr_errno(err, "stat %s", q);
 	}
+	if (s->f != NULL && s->f->skip != NULL &&
+	    (rc = s->f->skip(s->f->arg, path, &sb, err)) != 0)
+		return rc < 0 ? -1 : 0;
 	if (S_ISREG(sb.st_mode)) {
 		if ((e = sr_manifest_add(s->m, path, SR_MT_FILE, err)) == NULL)
 			return sr_err_prefix(err, "record %s", q);
@@ -122,6 +127,10 @@ walk_dir(struct dir_src *s, int dfd, const char *rel, char *err)
 		return sr_errno(err, "open directory %s", sr_path_quote(*rel ? rel : ".", q, sizeof q));
 	}
 	rewinddir(d);
+	if (s->f != NULL && s->f->enter != NULL && s->f->enter(s->f->arg, dfd, rel, err) == -1) {
+		closedir(d);
+		return -1;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -140,6 +149,8 @@ walk_dir(struct dir_src *s, int dfd, const char *rel, char *err)
 		free(names[i]);
 	}
 	free(names);
+	if (s->f != NULL && s->f->leave != NULL)
+		s->f->leave(s->f->arg, rel);
 	return rc;
 }
 
@@ -181,6 +192,8 @@ dir_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, cha
 	s->m = m;
 	s->o = o;
 	if (walk_dir(s, s->rootfd, "", err) == -1)
+		return -1;
+	if (s->f != NULL && s->f->walked != NULL && s->f->walked(s->f->arg, err) == -1)
 		return -1;
 	sr_manifest_sort(m);
 	drop_link_chains(s);
@@ -253,7 +266,14 @@ int
 sr_ckpt_save(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     long long step, struct sr_ckpt_stats *stats, char *err)
 {
-	struct dir_src d = { -1, NULL, NULL };
+	return sr_ckpt_save_filtered(st, opts, dir, NULL, step, stats, err);
+}
+
+int
+sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err)
+{
+	struct dir_src d = { -1, NULL, NULL, filter };
 	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished };
 	int rc;
 

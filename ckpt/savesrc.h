@@ -69,6 +69,29 @@ struct sr_save_src {
 	    uint64_t saved);
 };
 
+/* What a directory's save leaves out (sr_ckpt_save_filtered; a snapshot,
+ * snapshot.c). Every hook is NULL-able; rel and path are relative to the
+ * directory saved ("" its root). */
+struct stat;
+struct sr_dir_filter {
+	void *arg;
+	/* The walk enters directory rel, open at dfd, before it lists it:
+	 * 0, or -1 with err (the save fails). */
+	int (*enter)(void *arg, int dfd, const char *rel, char *err);
+	/* ... and leaves it, its entries walked. */
+	void (*leave)(void *arg, const char *rel);
+	/* Entry path, lstat'd into sb: 1 leave it out (a directory: not
+	 * walked), 0 take it, -1 with err. */
+	int (*skip)(void *arg, const char *path, const struct stat *sb, char *err);
+	/* The walk is over, nothing read or stored yet: 0 save, -1 with err
+	 * save nothing. */
+	int (*walked)(void *arg, char *err);
+};
+
+/* sr_ckpt_save, leaving out what filter says (NULL: nothing). */
+int sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
+    const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err);
+
 /* The chunk size a save with opts cuts its items into. */
 size_t sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts);
 

@@ -2,7 +2,9 @@
  * cmd-submit.c: `spotrun submit [-a] [-n] [-p N] [--queue URL]
  * [--run-local] JOB.ini ...`: validate job and sweep files, expand sweeps
  * into their trials and queue one job each (sr_queue_add: Q/jobs/ID/
- * spec.ini, its markers, meta.json), one line per job and a summary.
+ * spec.ini, its markers, meta.json), one line per job and a summary;
+ * each file's working directory is shipped first, as a snapshot in the
+ * queue's checkpoint store (submit-workdir.c), unless it says not to.
  *
  * Ids are the jobs' names (a trial's NAME.NNN), so the same file
  * submitted twice makes the same ids and is not queued twice: the jobs
@@ -26,6 +28,7 @@
 #include "fleet-index.h"
 #include "fleet.h"
 #include "submit-jobs.h"
+#include "submit-workdir.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -50,6 +53,7 @@ enum presence { ABSENT = 0, SAME, OTHER };
 struct submit {
 	struct sr_fleet fl;
 	struct sr_submit_plan plan;
+	struct sr_submit_ship ship;	/* the files' working directories shipped */
 	enum presence *presence;	/* per file */
 	enum sr_lease_state *first_state;	/* per file, when SAME */
 	struct sr_fleet_index ix;	/* read when a sweep is there already */
@@ -198,7 +202,12 @@ add_job(struct submit *s, const struct sr_submit_job *j)
 		.store = js->store_line != 0 ? js->store : NULL, .by = s->by, .dir = js->dir
 	};
 	char err[SR_ERRMAX];
-	int rc = sr_queue_add(s->fl.q, j->spec, j->spec_len, &m, err);
+	int rc;
+
+	if ((rc = sr_submit_ship(&s->ship, &s->fl, &s->plan, j->file)) != 0)
+		return rc;
+	m.workdir = s->ship.ids != NULL ? s->ship.ids[j->file] : NULL;
+	rc = sr_queue_add(s->fl.q, j->spec, j->spec_len, &m, err);
 
 	if (rc == SR_QUEUE_OK) {
 		print_job(j, "queued");
@@ -363,6 +372,13 @@ submit_all(struct submit *s, int again)
 
 	if (!again && (rc = precheck(s)) != 0)
 		return rc;
+	/* every working directory shipped before a job is queued: one too
+	 * large means nothing is submitted (a file queued already in full
+	 * ships nothing; one cut short ships when its jobs are added) */
+	for (f = 0; f < s->plan.nfiles; f++)
+		if (s->plan.files[f].same_as == (size_t)-1 && s->presence[f] != SAME &&
+		    (rc = sr_submit_ship(&s->ship, &s->fl, &s->plan, f)) != 0)
+			return rc;
 	for (f = 0; f < s->plan.nfiles; f++) {
 		const struct sr_submit_file *file = &s->plan.files[f];
 
@@ -427,6 +443,7 @@ cmd_submit_exec(const struct sr_args *a)
 		rc = run_local(s.fl.url);
 	if (s.have_ix)
 		sr_fleet_index_free(&s.ix);
+	sr_submit_ship_free(&s.ship);
 	free(s.presence);
 	free(s.first_state);
 	sr_submit_plan_free(&s.plan);

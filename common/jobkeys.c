@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobkeys.h"
@@ -23,6 +24,22 @@ char *
 sr_jobkey_prefix(const char *job, enum sr_jobkey_dir dir, char *err)
 {
 	return sr_try_asprintf(err, "%s/%s/", job, dirs[dir]);
+}
+
+#define WORKDIR_PREFIX "_workdir/"
+
+char *
+sr_jobkey_workdir(const char *name, char *err)
+{
+	return sr_try_asprintf(err, WORKDIR_PREFIX "%s", name);
+}
+
+size_t
+sr_jobkey_reserved_len(const char *job)
+{
+	size_t n = strlen(WORKDIR_PREFIX);
+
+	return strncmp(job, WORKDIR_PREFIX, n) == 0 ? n : 0;
 }
 
 char *
@@ -126,6 +143,26 @@ int
 sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq)
 {
 	return manifests_seq(job, key, ".json", seq);
+}
+
+int
+sr_jobkey_manifest_split(const char *key, char **job, uint64_t *seq, char *err)
+{
+	const char *m = NULL, *p;
+	char *j;
+
+	for (p = strstr(key, "/manifests/"); p != NULL; p = strstr(p + 1, "/manifests/"))
+		m = p;		/* the last: a job's name may hold "manifests" */
+	if (m == NULL || m == key)
+		return sr_err(err, "%s is not the key of a manifest", key);
+	if ((j = sr_try_strndup(key, (size_t)(m - key), err)) == NULL)
+		return -1;
+	if (sr_jobkey_manifest_seq(j, key, seq) == -1) {
+		free(j);
+		return sr_err(err, "%s is not the key of a manifest", key);
+	}
+	*job = j;
+	return 0;
 }
 
 int

@@ -30,6 +30,14 @@
  *                                                        (`spotrun ls -a`)
  *   J/FINISHED                     runner/finished.c     runner/finished.c
  *
+ *
+ * Beside the jobs, under a prefix no job name can take (names start with a
+ * letter or digit): the snapshots of submitted jobs' working directories,
+ * one chain per job name, each snapshot a checkpoint of the chain
+ * (doc/format.md, "Working directories"):
+ *   _workdir/NAME/...              cli/submit-workdir.c  fleet/agent-workdir.c
+ *                                  (ckpt/snapshot.c)     (ckpt/snapshot.c)
+ *
  * <seq> is SR_SEQ_DIGITS decimal digits, zero-padded, so that key order is
  * numeric order; <rand> lowercase hex; <E> the epoch, <S> the step, <N> the
  * node and <R> the rank, in decimal; <NNNN> the attempt, at least 4
@@ -39,6 +47,7 @@
 #ifndef SR_JOBKEYS_H
 #define SR_JOBKEYS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Digits of the zero-padded sequence number in manifest and pack keys,
@@ -81,10 +90,21 @@ char *sr_jobkey_attempt(const char *job, const char *run, int attempt, char *err
 /* J/FINISHED. */
 char *sr_jobkey_finished(const char *job, char *err);
 
+/* _workdir/NAME: the chain of NAME's working-directory snapshots, a
+ * checkpoint "job" of its own (sr_ckpt_job_check takes it). */
+char *sr_jobkey_workdir(const char *name, char *err);
+/* The length of the reserved prefix ("_workdir/") that job starts with,
+ * or 0: a job check reads the name after it. */
+size_t sr_jobkey_reserved_len(const char *job);
+
 /* Keys read back. */
 /* 0 and *seq when key is exactly J/manifests/<seq>.json; else -1, *seq
  * untouched. */
 int sr_jobkey_manifest_seq(const char *job, const char *key, uint64_t *seq);
+/* Any job's manifest: 0 with the job's name (malloc'd into *job, NULL
+ * with err on out-of-memory: -1) and *seq when key is J/manifests/<seq>.json
+ * for some J, else -1 with err saying so. */
+int sr_jobkey_manifest_split(const char *key, char **job, uint64_t *seq, char *err);
 /* The same for J/manifests/<seq>.commit. */
 int sr_jobkey_commit_seq(const char *job, const char *key, uint64_t *seq);
 /* Whether key is exactly J/packs/<seq>-<hex>.tar (at least one hex

@@ -74,6 +74,13 @@ struct sr_agent_gang {
 	char said[SR_ERRMAX];		/* the last warning (said once) */
 };
 
+/* agent-workdir.c */
+/* Job id's working directory, shipped as snapshot snap (its meta.json's
+ * "workdir"): restored into this machine's cache once, copied for this
+ * claim into DIR/jobs/ID/workdir (any earlier copy replaced), its path in
+ * *out (malloc'd). 0, or -1 with err (the store, this machine's disk). */
+int sr_agent_workdir(struct sr_agent *ag, const char *id, const char *snap, char **out, char *err);
+
 /* agent-gang.c */
 /* The gang settings (SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL) and the
  * address node 0 offers (addr: the label's, NULL: found): 0, or -1 with err. */

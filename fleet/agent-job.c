@@ -6,7 +6,9 @@
  *    not parse is reported, shipped to the job's log, and the job ends
  *    failed: running it again would fail again); its relative paths are
  *    taken in the folder it was submitted from when this machine has it,
- *    else in DIR/jobs/ID, where its local state goes; it keeps its
+ *    else in DIR/jobs/ID, where its local state goes; a job whose working
+ *    directory was shipped runs in its own copy of that snapshot
+ *    (agent-workdir.c), its relative paths taken there; it keeps its
  *    checkpoints under its id in the store its marker names (Q/ckpt
  *    unless its file names one), so that its lease, S/_leases/ID, fences
  *    the checkpoints it guards;
@@ -421,19 +423,24 @@ report_bad_spec(struct job *b, const char *path, const struct sr_jobspec_errors 
 /* The folder the job's relative paths are taken against: the job file's
  * folder where it was submitted, when this machine has it (a laptop's own
  * agent, a shared file system: the job runs as `spotrun run` would run it
- * there), else the job's folder of the agent, DIR/jobs/ID (malloc'd). */
+ * there), else the job's folder of the agent, DIR/jobs/ID (malloc'd); and
+ * the snapshot of its working directory, when it was shipped (*snap,
+ * malloc'd; else NULL). */
 static char *
-base_dir(struct job *b, const char *own)
+base_dir(struct job *b, const char *own, char **snap)
 {
 	struct sr_queue_job_meta m;
 	char err[SR_ERRMAX], *dir = NULL;
 	struct stat sb;
 	int rc;
 
+	*snap = NULL;
 	rc = sr_queue_meta_read(b->ag->q, b->id, &m, err);
 	if (rc == SR_QUEUE_OK) {
 		if (m.dir[0] == '/' && stat(m.dir, &sb) == 0 && S_ISDIR(sb.st_mode))
 			dir = sr_strdup(m.dir);
+		if (m.workdir[0] != '\0')
+			*snap = sr_strdup(m.workdir);
 		sr_queue_job_meta_free(&m);
 	} else {
 		sr_agent_say("warning: %s: %s (its relative paths are taken in %s)", b->id, err, own);
@@ -450,14 +457,41 @@ load_spec(struct job *b, char *err)
 	struct sr_jobspec_errors errs;
 	struct sr_jobspec_names names;
 	struct sr_jobspec *js;
-	char *own, *dir, *path, *dflt;
+	char *own, *dir, *path, *dflt, *snap;
 
 	own = sr_asprintf("%s/jobs/%s", b->ag->dir, b->id);
 	if (sr_mkdirs(own, 0755, err) == -1) {
 		free(own);
 		return NULL;
 	}
-	dir = base_dir(b, own);
+	dir = base_dir(b, own, &snap);
+	/* shipped: the job runs in its own copy of the snapshot, and its
+	 * relative paths are taken there, never in the folder it came from */
+	if (snap != NULL) {
+		struct sr_lease_keeper *k = NULL;
+		int rc;
+
+		free(dir);
+		dir = NULL;
+		/* a restore may outlast the lease's TTL: renew it meanwhile */
+		if (b->lead && (k = sr_lease_keeper_start(b->j->lease, NULL, NULL, err)) == NULL) {
+			free(snap);
+			free(own);
+			return NULL;
+		}
+		rc = sr_agent_workdir(b->ag, b->id, snap, &dir, err);
+		if (rc == 0 && k != NULL && sr_lease_keeper_status(k, err) != SR_LEASE_OK) {
+			free(dir);
+			rc = -1;
+		}
+		sr_lease_keeper_stop(k);
+		if (rc == -1) {
+			sr_err_prefix(err, "its workdir");
+			free(snap);
+			free(own);
+			return NULL;
+		}
+	}
 	path = sr_asprintf("%s/jobs/%s/spec.ini", sr_queue_url(b->ag->q), b->id);
 	sr_method_names(&names);
 	if (sr_jobspec_parse(path, dir, b->j->spec, b->j->spec_len, &names, &js, &errs) == -1) {
@@ -477,8 +511,9 @@ load_spec(struct job *b, char *err)
 		js = NULL;
 	}
 	free(path);
-	free(dir);
 	if (js == NULL) {
+		free(dir);
+		free(snap);
 		free(own);
 		err[0] = '\0';
 		return NULL;
@@ -492,6 +527,13 @@ load_spec(struct job *b, char *err)
 	}
 	free(dflt);
 	free(own);
+	if (snap != NULL) {	/* whatever workdir its file names: it was shipped */
+		sr_agent_say("%s: workdir %s (snapshot %s)", b->id, dir, snap);
+		free(js->workdir);
+		js->workdir = sr_strdup(dir);
+	}
+	free(snap);
+	free(dir);
 	free(js->name);
 	js->name = sr_strdup(b->id);
 	free(js->store);

@@ -68,6 +68,11 @@ const struct key sr_js_keys[] = {
 	  "use yes or no (or true/false, on/off, 1/0)", NULL },
 	{ SEC_JOB, "workdir", T_PATH, F(workdir), 0, 0, 0,
 	  "give a directory, absolute or relative to the job file (e.g. . or /data/run1)", NULL },
+	{ SEC_JOB, "ship_workdir", T_BOOL, F(ship_workdir), 0, 0, 0,
+	  "use yes or no (or true/false, on/off, 1/0)", NULL },
+	{ SEC_JOB, "workdir_max", T_SIZE, F(workdir_max), 1, 1099511627776.0, 0,
+	  "use a number with a unit KiB, MiB or GiB (e.g. 4GiB)",
+	  "use a size from 1B to 1TiB (e.g. 4GiB)" },
 
 	{ SEC_RESOURCES, "gpus", T_GPUS, 0, 0, 64, 0,
 	  "use a number from 0 to 64 or a range MIN-MAX (e.g. 8 or 1-8)", NULL },

@@ -371,6 +371,8 @@ set_defaults(struct sr_jobspec *js)
 	js->provider.trace_scale = 1;
 	js->provider.max_preemptions = -1;
 	js->early_checkpoint = 1;
+	js->ship_workdir = 1;
+	js->workdir_max = SR_JOBSPEC_WORKDIR_MAX;
 	js->backoff = 1;
 	js->backoff_max = 300;
 	js->env = sr_calloc(1, sizeof *js->env);

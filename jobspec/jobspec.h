@@ -38,6 +38,7 @@ enum sr_launch_mode {
 };
 
 #define SR_JOBSPEC_PROCS_MAX	256	/* processes (ranks) of one job on a machine */
+#define SR_JOBSPEC_WORKDIR_MAX	((size_t)1 << 30)	/* workdir_max's default: 1 GiB */
 #define SR_JOBSPEC_NODES_MAX	64	/* machines of one job (a gang, doc/fleet.md) */
 
 /* One parameter of [sweep] (runner/sweep.h makes the trials). */
@@ -60,6 +61,11 @@ struct sr_jobspec {
 				 * sweep file, the first trial's */
 	int shell;		/* default no */
 	char *workdir;		/* absolute; default: the job file's directory */
+	/* spotrun submit ships workdir to the agents as a snapshot (default
+	 * yes; no: an agent runs the job in workdir as a path of its machine),
+	 * of at most workdir_max bytes (default SR_JOBSPEC_WORKDIR_MAX) */
+	int ship_workdir;
+	size_t workdir_max;
 	char **env;		/* KEY=VALUE from [env], NULL-terminated */
 
 	/* [resources] */

@@ -111,6 +111,13 @@ meta_json(const struct sr_queue_meta *m, const char *store, double submitted, ch
 		sr_err(err, "add job %s: a field is not UTF-8", m->id);
 		return NULL;
 	}
+	/* a shipped working directory; without one meta.json is as before */
+	if (m->workdir != NULL && m->workdir[0] != '\0' &&
+	    json_object_set_new(root, "workdir", json_string(m->workdir)) == -1) {
+		json_decref(root);
+		sr_err(err, "add job %s: its workdir snapshot is not UTF-8", m->id);
+		return NULL;
+	}
 	/* a gang's machines; a job of one machine's meta.json is as before */
 	if (m->nodes_max > 1 && json_object_set_new(root, "nodes", json_pack("{s:i, s:i}", "min",
 	    m->nodes_min > 1 ? m->nodes_min : 1, "max", m->nodes_max)) == -1)
@@ -190,6 +197,11 @@ meta_parse(const char *id, const char *buf, size_t len, struct sr_queue_job_meta
 		m->dir = sr_strdup("");
 	else if (p == NULL)
 		p = meta_str(root, "dir", 4096, &m->dir, why, wlen);
+	/* "workdir" is there only when the job's directory was shipped */
+	if (p == NULL && json_object_get(root, "workdir") == NULL)
+		m->workdir = sr_strdup("");
+	else if (p == NULL)
+		p = meta_str(root, "workdir", 4096, &m->workdir, why, wlen);
 	if (p == NULL)
 		p = meta_int(root, "priority", SR_QUEUE_PRIORITY_MIN, SR_QUEUE_PRIORITY_MAX,
 		    &m->priority, why, wlen);
@@ -258,6 +270,7 @@ sr_queue_job_meta_free(struct sr_queue_job_meta *m)
 	free(m->store);
 	free(m->by);
 	free(m->dir);
+	free(m->workdir);
 	memset(m, 0, sizeof *m);
 }
 

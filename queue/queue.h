@@ -110,6 +110,8 @@ struct sr_queue_meta {
 	const char *dir;	/* the job file's folder there, absolute (NULL or "": not
 				 * known): an agent on that machine resolves the job's
 				 * relative paths against it, as `spotrun run` would */
+	const char *workdir;	/* the snapshot of its working directory in Q/ckpt, an
+				 * id opaque here (NULL or "": none, not shipped) */
 };
 
 /* Add a job: its spec text and meta. Create-only, by id: a job with this id
@@ -125,6 +127,7 @@ int sr_queue_add(struct sr_queue *q, const char *spec, size_t spec_len,
 /* A job's meta.json, as read (strings owned; sr_queue_job_meta_free). */
 struct sr_queue_job_meta {
 	char *id, *name, *sweep, *gpu_type, *store, *by, *dir;	/* dir: "" when not known */
+	char *workdir;		/* "": none */
 	char **param_names, **param_values;
 	size_t nparams;
 	int gpus_min, gpus_max, priority;

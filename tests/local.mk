@@ -110,6 +110,10 @@ dist_check_SCRIPTS += tests/t34-lost.sh
 # `spotrun gc` on file://: the debris of a dead save, a dead gang's part, a
 # stale status marker; a dry run, --apply, a held lease, the idle agent.
 dist_check_SCRIPTS += tests/t47-gc.sh
+# A job's working directory shipped by submit and run by an agent in its
+# own copy: ignore rules, modes, dedup of a resubmit, the size limit, and
+# ship_workdir = no.
+dist_check_SCRIPTS += tests/t48-workdir.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

@@ -85,6 +85,7 @@ cat > "$T/w/job.ini" <<'EOF'
 [job]
 name = train
 command = /usr/bin/python3 train.py
+ship_workdir = no
 [resources]
 gpus = 8
 gpu_type = H100
@@ -93,6 +94,7 @@ cat > "$T/w/sweep.ini" <<'EOF'
 [job]
 name = lr
 command = /usr/bin/python3 train.py --lr ${lr} --seed ${seed}
+ship_workdir = no
 [resources]
 gpus = 1-2
 [sweep]
@@ -103,6 +105,7 @@ cat > "$T/w/stored.ini" <<EOF
 [job]
 name = own-store
 command = /bin/true
+ship_workdir = no
 [checkpoint]
 store = file://$T/mystore
 EOF
@@ -215,7 +218,7 @@ run s "$S" submit "$T/w/job.ini" "$T/w/bad.ini"
 expect s 65 "" "$(cat "$T/check.err")" "a bad file among good ones: check's messages, 65"
 t_is "$(keys "$Q")" "$before" "... and nothing written"
 sed 's/name = lr/name = train/' "$T/w/sweep.ini" > "$T/w/clash.ini"
-printf '[job]\nname = train.1\ncommand = /bin/true\n' > "$T/w/clash2.ini"
+printf '[job]\nname = train.1\ncommand = /bin/true\nship_workdir = no\n' > "$T/w/clash2.ini"
 run s "$S" submit "$T/w/clash.ini" "$T/w/clash2.ini"
 expect s 65 "" "spotrun: $T/w/clash.ini and $T/w/clash2.ini both make job train.1; give one of them another name, nothing was submitted" \
 	"two files that make one job: refused"
@@ -225,7 +228,7 @@ run s "$S" submit -p 10000 "$T/w/job.ini"
 expect s 64 "" "spotrun submit: --priority 10000: not an integer from -9999 to 9999; see 'spotrun help submit'" \
 	"--priority out of range: 64"
 t_is "$(keys "$Q")" "$before" "... nothing written by any of these"
-printf '[job]\nname = rl\ncommand = /bin/true\n' > "$T/w/rl.ini"
+printf '[job]\nname = rl\ncommand = /bin/true\nship_workdir = no\n' > "$T/w/rl.ini"
 run s "$S" submit --run-local --queue "$T/rl" "$T/w/rl.ini"
 t_is "$rc|$(cat "$T/s.out")|$(grep -c '^spotrun agent: rl: succeeded (epoch 1)$' "$T/s.err")" "0|rl: queued
 1 queued, 0 already in the queue: file://$T/rl (from --queue)|1" \

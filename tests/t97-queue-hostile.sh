@@ -104,7 +104,7 @@ t_is "$(ls "$t_tmp/q/index" | grep -c '^c1~')|$(ag_status "$Q" c1 | cut -d' ' -f
 t_is "$("$QTOOL" lease "$Q/ckpt" c1 | cut -d' ' -f1)" cancelled "... and its lease cancelled"
 
 # 4. a marker naming another store than meta.json
-printf '[job]\nname = s1\ncommand = sleep 120\n[checkpoint]\nstore = file://%s/other\n[provider]\nname = local\n' \
+printf '[job]\nname = s1\ncommand = sleep 120\nship_workdir = no\n[checkpoint]\nstore = file://%s/other\n[provider]\nname = local\n' \
     "$t_tmp" > "$t_tmp/s1.ini"
 "$S" submit --queue "$Q" "$t_tmp/s1.ini" > /dev/null 2>&1 || t_bail "submit failed"
 m=$(cd "$t_tmp/q/pending" && ls | grep '~s1~')
