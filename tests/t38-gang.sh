@@ -1,6 +1,8 @@
 #!/bin/sh
 # t38-gang.sh: jobs of several machines (nodes = N or MIN-MAX), each node an
-# agent process on loopback, on a file:// queue (doc/fleet.md, "Gangs"):
+# agent process on loopback, on a file:// queue (doc/fleet.md, "Gangs").
+# The job files say ship_workdir = no: their folder is the test's scratch
+# folder, which holds the agents' own (t48-workdir tests shipping):
 #
 # 1. nodes = 2, procs = 2, a shell job: two agents form the gang (node 0
 #    leads: the lease, slot 0; node 1 joins), their four ranks get
@@ -75,6 +77,7 @@ vars="$vars|ROLE_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|SPOTRUN_NODES|SPOTRUN_NODE_R
 cat > "$t_tmp/env.ini" <<EOF
 [job]
 name = genv
+ship_workdir = no
 command = sh -c 'sleep 2; env | grep -E "^($vars)=" | sort | tr "\\n" " " > $t_tmp/env-\$RANK'
 [resources]
 nodes = 2
@@ -119,7 +122,7 @@ emu=$!
 t_pids="$t_pids $emu"
 i=0
 while [ ! -s "$t_tmp/emu.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-printf '[job]\nname = gearly\ncommand = sleep 4\n[resources]\nnodes = 2\n[provider]\nname = aws\n' \
+printf '[job]\nname = gearly\nship_workdir = no\ncommand = sleep 4\n[resources]\nnodes = 2\n[provider]\nname = aws\n' \
     > "$t_tmp/early.ini"
 "$SPOTRUN" submit --queue "$Q-e" "$t_tmp/early.ini" > /dev/null 2>&1 || t_bail "submit failed"
 SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$t_tmp/emu.port") gang_start w0 "$Q-e"
@@ -182,7 +185,7 @@ rankgang() {
 	_n=$1
 	shift
 	{
-		printf '[job]\nname = %s\ncommand = sh %s/peer.sh %s %s %s/rankjob.py --steps 200 --sleep 0.05 %s\n' \
+		printf '[job]\nname = %s\nship_workdir = no\ncommand = sh %s/peer.sh %s %s %s/rankjob.py --steps 200 --sleep 0.05 %s\n' \
 		    "$_n" "$t_tmp" "$t_tmp" "$PY" "$JOBS" "$*"
 		printf '[resources]\nnodes = 2\nprocs = 1\n[checkpoint]\ninterval = 3s\nmargin = 1s\n'
 		printf '[provider]\nname = local\n'
@@ -269,7 +272,7 @@ ddpgang() {
 	_n=$1 _nodes=$2
 	shift 2
 	{
-		printf '[job]\nname = %s\ncommand = %s %s/ddp.py --steps %s --sleep 0.05\n' \
+		printf '[job]\nname = %s\nship_workdir = no\ncommand = %s %s/ddp.py --steps %s --sleep 0.05\n' \
 		    "$_n" "$PY" "$ex" "$steps"
 		printf '[resources]\nnodes = %s\nprocs = 1\n[checkpoint]\nmargin = 1s\n' "$_nodes"
 		for _l in "$@"; do printf '%s\n' "$_l"; done

@@ -55,13 +55,25 @@ lr = 0.1, 0.01, 0.001
 EOF
 printf '[job]\nname = here\ncommand = /bin/true\n[checkpoint]\nstore = file://%s/mine\n' "$T" > "$T/w/here.ini"
 run s "$S" submit "$T/w/job.ini" "$T/w/sweep.ini"
-expect s 0 "train: queued
+expect s 0 "train: workdir $T/w: snapshot 0, 3 files, 264 bytes; uploaded 3 chunks, 291 bytes (0 chunks already in the store)
+lr: workdir $T/w: snapshot 0, 3 files, 264 bytes; uploaded 3 chunks, 291 bytes (0 chunks already in the store)
+train: queued
 sweep lr ($T/w/sweep.ini): 3 trials
 lr.1: queued (lr=0.1)
 lr.2: queued (lr=0.01)
 lr.3: queued (lr=0.001)
 4 queued, 0 already in the queue: $W" "" "submit a job and a sweep to s3://, the queue from the settings file"
-t_is "$(keys)" "q/index/lr.1~000000000000~T~queued~0~0~0~0~0.0000~0.0000~~
+# the job's folder shipped (doc/fleet.md): one snapshot per name, the
+# sweep's trials sharing theirs; a pack's name ends in random hex
+t_is "$(keys | sed 's/-[0-9a-f]\{16\}\.tar$/-RAND.tar/')" "q/ckpt/_workdir/lr/LATEST
+q/ckpt/_workdir/lr/manifests/0000000000.commit
+q/ckpt/_workdir/lr/manifests/0000000000.json
+q/ckpt/_workdir/lr/packs/0000000000-RAND.tar
+q/ckpt/_workdir/train/LATEST
+q/ckpt/_workdir/train/manifests/0000000000.commit
+q/ckpt/_workdir/train/manifests/0000000000.json
+q/ckpt/_workdir/train/packs/0000000000-RAND.tar
+q/index/lr.1~000000000000~T~queued~0~0~0~0~0.0000~0.0000~~
 q/index/lr.2~000000000000~T~queued~0~0~0~0~0.0000~0.0000~~
 q/index/lr.3~000000000000~T~queued~0~0~0~0~0.0000~0.0000~~
 q/index/train~000000000000~T~queued~0~0~0~0~0.0000~0.0000~~
@@ -80,14 +92,16 @@ q/pending/09999~T~train~4-4~~q~0~" "the exact keys in the bucket (aws CLI)"
 s3_aws s3 cp "s3://$bucket/q/jobs/lr.2/spec.ini" "$T/lr2.ini" > /dev/null 2>&1
 t_like "$T/lr2.ini" '^command = /usr/bin/python3 train\.py --lr 0\.01$' "a trial's spec.ini as the CLI reads it"
 s3_aws s3 cp "s3://$bucket/q/jobs/train/meta.json" "$T/meta.json" > /dev/null 2>&1
-t_is "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["store"], m["gpus"])' "$T/meta.json")" \
-	"s3://$bucket/q/ckpt?endpoint=$ep {'min': 4, 'max': 4}" "a job naming no store keeps its checkpoints in Q/ckpt"
+t_is "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["store"], m["gpus"], m["workdir"])' "$T/meta.json")" \
+	"s3://$bucket/q/ckpt?endpoint=$ep {'min': 4, 'max': 4} _workdir/train/manifests/0000000000.json" \
+	"a job naming no store keeps its checkpoints in Q/ckpt; its meta.json names its folder's snapshot"
 before=$(keys)
 run s "$S" submit "$T/w/sweep.ini" "$T/w/job.ini"
 t_is "$rc|$(tail -n 1 "$T/s.out")|$(keys)" "0|0 queued, 4 already in the queue: $W|$before" \
 	"the same files again: already there, nothing written"
 run s "$S" submit "$T/w/here.ini"
-expect s 0 "here: queued
+expect s 0 "here: workdir $T/w: snapshot 0, 3 files, 264 bytes; uploaded 3 chunks, 291 bytes (0 chunks already in the store)
+here: queued
 1 queued, 0 already in the queue: $W" "spotrun: warning: $T/w/here.ini:5: store = file://$T/mine is on this machine, which agents on other machines cannot read; leave store out to keep the checkpoints in the queue's store (s3://$bucket/q/ckpt?endpoint=$ep)" \
 	"a checkpoint store on this machine for an s3:// queue: queued, with a warning"
 
