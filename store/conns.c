@@ -82,7 +82,22 @@ on_open(void *arg, curl_socket_t fd, curlsocktype purpose)
 		return CURL_SOCKOPT_OK;
 	pthread_mutex_lock(&cs->lock);
 	forget(cs, fd);		/* a socket closed without on_close had this number */
-	if (cs->n < cs->cap)	/* room made by sr_conns_attach */
+	/* sr_conns_attach made room for one attempt of each handle, but
+	 * handles attached together open their sockets later, side by side:
+	 * a socket not in the table is never acknowledged at once, so the
+	 * table grows here too (and a socket goes untracked only without
+	 * memory) */
+	if (cs->n == cs->cap) {
+		char err[SR_ERRMAX];
+		size_t cap = cs->cap ? cs->cap * 2 : 8;
+		struct conn *v = sr_try_reallocarray(cs->v, cap, sizeof *v, err);
+
+		if (v != NULL) {
+			cs->v = v;
+			cs->cap = cap;
+		}
+	}
+	if (cs->n < cs->cap)
 		cs->v[cs->n++] = (struct conn){ .fd = fd };
 	pthread_mutex_unlock(&cs->lock);
 	return CURL_SOCKOPT_OK;

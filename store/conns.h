@@ -43,9 +43,10 @@ void sr_conns_free(struct sr_conns *cs);
  * (set again after each curl_easy_reset: they are options of e; a
  * connection keeps the ones it was opened with). Room for the sockets of
  * one attempt is made here, where an allocation can fail as an error:
- * 0, or -1 with err on OOM. (Curl's callback that records a socket has no
- * way to say out-of-memory; when the room made here runs out anyway, a
- * socket is not recorded: only not acknowledged early.) */
+ * 0, or -1 with err on OOM. (Handles attached side by side open their
+ * sockets later, together, so curl's callback that records a socket grows
+ * the table too; it has no way to say out-of-memory: without memory a
+ * socket is not recorded, only not acknowledged early.) */
 int sr_conns_attach(struct sr_conns *cs, CURL *e, char *err);
 
 /* The socket of the connection e's transfer is using now (call it from

@@ -224,7 +224,7 @@ etag_of_fd(int fd, const struct stat *sb, char *etag, const char *verb, const ch
 	 * a buffer of the object's size, not IO_BLOCK, for each (100,000
 	 * empty markers were 100,000 mapped, filled, unmapped MiB under
 	 * ASan); one byte more, so the first read may already see the end */
-	cap = sb->st_size < IO_BLOCK ? (size_t)sb->st_size + 1 : IO_BLOCK;
+	cap = sb->st_size < (off_t)IO_BLOCK ? (size_t)sb->st_size + 1 : IO_BLOCK;
 	if ((buf = sr_try_malloc(cap, err)) == NULL) {
 		EVP_MD_CTX_free(md);
 		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
