@@ -36,7 +36,8 @@ enum { SUB_AGAIN, SUB_DRY_RUN, SUB_PRIORITY, SUB_QUEUE, SUB_RUN_LOCAL };
 
 static const struct sr_opt submit_opts[] = {
 	[SUB_AGAIN] = { 'a', "again", NULL, "queue jobs already there again, as new jobs NAME.rN" },
-	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs and trials, write nothing" },
+	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs, the trials and the folders to "
+	    "ship, write nothing" },
 	[SUB_PRIORITY] = { 'p', "priority", "N", "run before lower priorities (-9999 to 9999, "
 	    "default 0)" },
 	[SUB_QUEUE] = { 0, "queue", "URL", "the queue: a store URL or a directory" },
@@ -353,6 +354,9 @@ dry_run(const struct submit *s, int again)
 
 		if (file->same_as != (size_t)-1)
 			continue;
+		if (file->js->ship_workdir)
+			printf("%s: workdir %s would be shipped (what .gitignore and .spotrunignore "
+			    "leave out left out)\n", file->name, file->js->workdir);
 		print_sweep(file);
 		for (t = 0; t < file->n; t++)
 			print_job(&s->plan.jobs[file->first + t], "would be queued");

@@ -67,6 +67,10 @@ done
 files=9
 bytes=$(cd "$L" && cat job.ini run.sh data.txt ro.txt .gitignore .spotrunignore keep.log \
     sub/.gitignore sub/keep.tmp | wc -c)
+run s "$S" submit -n --queue "$Q" "$L/job.ini"
+t_is "$rc|$(head -n 1 "$T/s.out")|$(ls "$Q" 2>/dev/null)" \
+    "0|ship: workdir $L would be shipped (what .gitignore and .spotrunignore leave out left out)|" \
+    "submit -n says which folder it would ship, and writes nothing"
 run s "$S" submit --queue "$Q" "$L/job.ini"
 t_is "$rc|$(sed -E 's/uploaded 9 chunks, [0-9]+ bytes/uploaded 9 chunks, N bytes/' "$T/s.out")|$(cat "$T/s.err")" \
     "0|ship: workdir $L: snapshot 0, $files files, $bytes bytes; uploaded 9 chunks, N bytes (0 chunks already in the store)
