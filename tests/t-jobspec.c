@@ -1044,6 +1044,9 @@ static const struct range_case {
 	{ "checkpoint", "keep", HUGE_NUM, "out of range; use a whole number from 1 to 1000000 "
 	  "(e.g. 3)" },
 	RANGE_DAYS("write_timeout", "from 1s to 365d (e.g. 10m)"),
+	{ "job", "workdir_max", "1025GiB", "out of range; use a size from 1B to 1TiB (e.g. 4GiB)" },
+	{ "job", "workdir_max", HUGE_NUM "GiB", "out of range; use a size from 1B to 1TiB "
+	  "(e.g. 4GiB)" },
 	{ "checkpoint", "chunk_size", "257MiB", "out of range; use a size from 1MiB to 256MiB "
 	  "(e.g. 16MiB)" },
 	{ "checkpoint", "chunk_size", HUGE_NUM "MiB", "out of range; use a size from 1MiB to "
