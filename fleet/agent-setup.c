@@ -194,8 +194,8 @@ run_setup(struct sr_agent *ag, struct sr_agent_setup *s, const char *dir, struct
 			exited = sr_mono();
 		}
 		if (stopped && !reaped) {
-			sr_child_stop(&c, STOP_GRACE);
-			reaped = sr_reap(&c, &status) == 1 || 1;	/* stop reaps it all */
+			sr_child_stop(&c, STOP_GRACE);	/* reaps it all */
+			reaped = 1;
 			exited = sr_mono();
 		}
 		/* what a background process of setup's keeps open ends too */
@@ -342,9 +342,8 @@ sr_agent_setup(struct sr_agent *ag, struct sr_agent_setup *s, char *err)
 	}
 	rc = 0;
 out:
-	if (l != NULL) {
+	if (l != NULL)
 		sr_joblog_close(l);
-	}
 	if (fd != -1)
 		close(fd);	/* and its lock */
 	free(t);
