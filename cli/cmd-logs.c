@@ -54,7 +54,9 @@ print_segment(void *arg, const char *key, const char *data, size_t len)
 	if (o->segments == 0 || run != o->run || attempt != o->attempt || run == -1) {
 		if (o->mid_line)
 			putchar('\n');
-		if (run >= 0)
+		if (run >= 0 && attempt == 0)	/* what the agent did before attempt 1 */
+			printf("==> %s: run %lld, setup <==\n", o->id, run);
+		else if (run >= 0)
 			printf("==> %s: run %lld, attempt %d <==\n", o->id, run, attempt);
 		else
 			printf("==> %s: %s <==\n", o->id, sr_termsafe(key, safe, sizeof safe));
@@ -196,7 +198,9 @@ const struct sr_cmd_entry sr_cmd_logs_entry = {
 	.args = { .opts = logs_opts, .operands = "JOB", .min = 1, .max = 1 },
 	.summary = "a queued job's output, across its attempts",
 	.help = "Print a queued job's output as its agents shipped it to the queue, every\n"
-	    "attempt in order, each after a line \"==> JOB: run R, attempt A <==\".\n"
+	    "attempt in order, each after a line \"==> JOB: run R, attempt A <==\"\n"
+	    "(what the agent did before attempt 1, the job's [job] setup, after\n"
+	    "\"==> JOB: run R, setup <==\").\n"
 	    "With -f, follow it live until the job ends (or ^C). JOB is a job's id\n"
 	    "(a trial's NAME.NNN) or its job file.",
 	.exec = cmd_logs_exec,

@@ -70,6 +70,11 @@ cmd_run_exec(const struct sr_args *a)
 		sr_jobspec_free(js);
 		return SR_EXIT_USAGE;
 	}
+	/* the folder on this machine is the user's, set up by the user: setup
+	 * is for the agents' machines, where the code arrives bare */
+	if (js->setup != NULL && !o.quiet)
+		fprintf(stderr, "spotrun: %s: setup not run: spotrun run runs the job in %s as it is "
+		    "(an agent runs setup once per machine before the job)\n", js->name, js->workdir);
 	sr_run_job(js, &o, &res);
 	code = sr_cmd_run_code(&res);
 	print_error(js, &res, code);

@@ -81,6 +81,38 @@ struct sr_agent_gang {
  * *out (malloc'd). 0, or -1 with err (the store, this machine's disk). */
 int sr_agent_workdir(struct sr_agent *ag, const char *id, const char *snap, char **out, char *err);
 
+/* agent-setup.c */
+#define SR_AGENT_SETUP_TAIL	10	/* lines of a failed setup's output said */
+#define SR_AGENT_SETUP_LINEMAX	240	/* bytes kept of each */
+
+struct sr_jobspec;
+
+/* One job's [job] setup on this machine (doc/fleet.md, "Setup"). */
+struct sr_agent_setup {
+	const char *id;			/* the job's */
+	const struct sr_jobspec *js;	/* its setup, workdir, [env], provider */
+	/* its shipped working directory's snapshot, and the job's copy of it
+	 * (agent-workdir.c), made again from the set-up tree; NULL: not
+	 * shipped, set up in place (js->workdir) */
+	const char *snap, *copy;
+	int stop_fd;			/* readable: the job is cancelled (-1: none) */
+	struct sr_lease_keeper *keeper;	/* the job's lease, renewed meanwhile (NULL: none) */
+	/* each line of its log (joblog.h's format), as it comes; NULL: none */
+	void (*log)(void *arg, const char *buf, size_t len);
+	void *log_arg;
+	/* out: its exit code (0: set up, or done before); or why it was
+	 * stopped: a signal that ends the agent, a cancel, the lease lost */
+	int code, signal, cancelled, lost;
+	char lost_why[SR_ERRMAX];
+	double seconds;			/* it ran so long (0: done before) */
+};
+
+/* Run s->js->setup unless this machine did for the same code and setup
+ * text; its messages in the agent's log and s->log. 0 with s's out fields
+ * (a failed or stopped setup is 0 too: s->code, s->signal...), or -1 with
+ * err when it could not be run (the disk, a fork). */
+int sr_agent_setup(struct sr_agent *ag, struct sr_agent_setup *s, char *err);
+
 /* agent-gang.c */
 /* The gang settings (SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL) and the
  * address node 0 offers (addr: the label's, NULL: found): 0, or -1 with err. */

@@ -12,6 +12,8 @@
  *    checkpoints under its id in the store its marker names (Q/ckpt
  *    unless its file names one), so that its lease, S/_leases/ID, fences
  *    the checkpoints it guards;
+ *  - its [job] setup runs before the run, once per machine for the same
+ *    code and setup (agent-setup.c); a failed one fails the job;
  *  - a heartbeat thread writes its status marker at every transition the
  *    run reports (counts carried over from the job's newest marker:
  *    attempts, preemptions, GPU-seconds used and lost, the last
@@ -82,6 +84,8 @@ struct job {
 	int in_gang, lead;
 	int gang_poke;			/* something for the gang's watch to pass on now */
 	int gang_lost;			/* node 0: its run failed as a node was lost */
+	char *snap;			/* its shipped workdir's snapshot (NULL: none) */
+	char *copy;			/* and its copy of it */
 };
 
 void
@@ -531,8 +535,9 @@ load_spec(struct job *b, char *err)
 		sr_agent_say("%s: workdir %s (snapshot %s)", b->id, dir, snap);
 		free(js->workdir);
 		js->workdir = sr_strdup(dir);
+		b->copy = sr_strdup(dir);
 	}
-	free(snap);
+	b->snap = snap;		/* for its setup */
 	free(dir);
 	free(js->name);
 	js->name = sr_strdup(b->id);
@@ -544,6 +549,61 @@ load_spec(struct job *b, char *err)
 		js->provider.name = sr_strdup(b->ag->o->provider);
 	}
 	return js;
+}
+
+static void
+on_setup_log(void *arg, const char *buf, size_t len)
+{
+	on_log(arg, 0, buf, len);	/* before attempt 1: `spotrun logs` says "setup" */
+}
+
+/* The job's [job] setup, before its run (agent-setup.c): 0 to run the job,
+ * or 1 when it ends here as res says: failed with setup's exit code,
+ * stopped by a signal (a preemption: released), cancelled, its lease lost,
+ * or released after the agent's own error. */
+static int
+setup(struct job *b, const struct sr_jobspec *js, struct sr_run_result *res)
+{
+	struct sr_agent_setup s;
+	struct sr_lease_keeper *k = NULL;
+	int rc;
+
+	memset(&s, 0, sizeof s);
+	memset(res, 0, sizeof *res);
+	s.id = b->id;
+	s.js = js;
+	s.snap = b->snap;
+	s.copy = b->copy;
+	s.stop_fd = b->cancel_pipe[0];
+	s.log = on_setup_log;
+	s.log_arg = b;
+	/* setup may outlast the lease's TTL: renew it meanwhile */
+	if (b->lead && (k = sr_lease_keeper_start(b->j->lease, NULL, NULL, res->err)) == NULL) {
+		res->outcome = SR_RUN_ERR_SYSTEM;
+		return 1;
+	}
+	s.keeper = k;
+	rc = sr_agent_setup(b->ag, &s, res->err);
+	sr_lease_keeper_stop(k);
+	if (rc == -1) {
+		sr_err_prefix(res->err, "its setup");
+		res->outcome = SR_RUN_ERR_SYSTEM;
+	} else if (s.signal != 0) {
+		/* SIGTERM, a spot machine's shutdown, as in a run: a preemption */
+		res->outcome = s.signal == SIGTERM ? SR_RUN_PREEMPTED : SR_RUN_FAILED;
+		res->signal = s.signal;
+	} else if (s.cancelled) {
+		res->outcome = SR_RUN_CANCELLED;
+	} else if (s.lost) {
+		res->outcome = SR_RUN_LEASE_LOST;
+		snprintf(res->err, sizeof res->err, "%s", s.lost_why);
+	} else if (s.code != 0) {
+		res->outcome = SR_RUN_FAILED;	/* failed: setup would fail again */
+		res->code = s.code;
+	} else {
+		return 0;
+	}
+	return 1;
 }
 
 /* End the lease as res says and write the last marker; count it. */
@@ -727,7 +787,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		sr_jobspec_free(js);
 		goto out;
 	}
-	sr_run_job(js, &ro, &res);
+	if (js->setup == NULL || setup(&b, js, &res) == 0)
+		sr_run_job(js, &ro, &res);
 	heartbeat_stop(&b);
 	log_close(&b);
 	if (res.err[0] != '\0' && res.outcome != SR_RUN_FINISHED && res.outcome != SR_RUN_FAILED &&
@@ -758,6 +819,8 @@ out:
 	}
 	pthread_cond_destroy(&b.cond);
 	pthread_mutex_destroy(&b.lock);
+	free(b.snap);
+	free(b.copy);
 	sr_queue_job_free(j);
 	return next;
 }

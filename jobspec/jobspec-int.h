@@ -26,7 +26,7 @@ enum section {
 extern const char *const sr_js_section_names[NSECTIONS];
 
 enum type {
-	T_NAME, T_COMMAND, T_BOOL, T_PATH, T_STRING, T_GPUS, T_MODE, T_DURATION,
+	T_NAME, T_COMMAND, T_SHELL, T_BOOL, T_PATH, T_STRING, T_GPUS, T_MODE, T_DURATION,
 	T_INT, T_STORE, T_SIGNAL, T_SIZE, T_PROVIDER, T_UINT64, T_POSITIVE,
 	T_PREEMPTIONS, T_EXITCODES, T_URL, T_PROCS, T_LAUNCH, T_NODES
 };
@@ -68,6 +68,7 @@ struct sr_js_parse {
 	int line_comment;	/* the current line ends in a " ;" comment */
 	int line_bad;		/* its value is not text (reported): not parsed */
 	int command_comment;	/* so did the line of command = */
+	int setup_comment;	/* and that of setup = */
 	int *env_line;		/* line of each js->env entry */
 	size_t nenv, env_cap;	/* entries of js->env and env_line, and their room */
 	/* The names of [env] seen so far, for the duplicate check: an open

@@ -34,6 +34,7 @@
 static const char *const type_nouns[] = {
 	[T_NAME] = "not a valid job name",
 	[T_COMMAND] = "not a command",
+	[T_SHELL] = "not a shell command",
 	[T_BOOL] = "not a yes/no value",
 	[T_PATH] = "not a path",
 	[T_STRING] = "not a value",
@@ -73,6 +74,9 @@ const struct key sr_js_keys[] = {
 	{ SEC_JOB, "workdir_max", T_SIZE, F(workdir_max), 1, 1099511627776.0, 0,
 	  "use a number with a unit KiB, MiB or GiB (e.g. 4GiB)",
 	  "use a size from 1B to 1TiB (e.g. 4GiB)" },
+	{ SEC_JOB, "setup", T_SHELL, F(setup), 0, 0, 0,
+	  "give a shell command run once per machine before the job "
+	  "(e.g. pip install -r requirements.txt)", NULL },
 
 	{ SEC_RESOURCES, "gpus", T_GPUS, 0, 0, 64, 0,
 	  "use a number from 0 to 64 or a range MIN-MAX (e.g. 8 or 1-8)", NULL },
@@ -603,6 +607,7 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 	switch (k->type) {
 	case T_NAME:
 	case T_COMMAND:		/* split once shell = is known: see finish() */
+	case T_SHELL:		/* /bin/sh's to parse; a " ;" comment: finish() */
 	case T_STRING:
 		if (k->type == T_NAME && !is_job_name(v)) {
 			bad_value(p, k, v);

@@ -145,6 +145,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
 	p->raw[i] = sr_strdup(value);
 	if (sr_js_keys[i].type == T_COMMAND)
 		p->command_comment = p->line_comment;
+	if (sr_js_keys[i].type == T_SHELL)
+		p->setup_comment = p->line_comment;
 	sr_js_set_value(p, &sr_js_keys[i], value);
 	return 1;
 }
@@ -519,6 +521,12 @@ finish(struct sr_js_parse *p)
 			    sr_js_show(js->command, b), sr_js_keys[kc].hint,
 			    p->command_comment ? COMMENT_NOTE : "");
 	}
+	if (js->setup != NULL && p->setup_comment)
+		/* as for command: "pip install x ; ./fetch" would run only pip */
+		sr_js_error(p, p->key_line[key_index("setup", SEC_JOB)], "setup = %s: a ';' after a "
+		    "blank starts a comment in a job file, so the shell would get only this; put no "
+		    "blank before ';' (e.g. pip install -r requirements.txt; ./fetch-data), or put "
+		    "the comment on a line of its own", sr_js_show(js->setup, b));
 	if (js->local_dir == NULL && js->name != NULL)
 		js->local_dir = sr_asprintf("%s/.spotrun/%s",
 		    strcmp(js->workdir, "/") == 0 ? "" : js->workdir, js->name);
@@ -777,6 +785,7 @@ sr_jobspec_free(struct sr_jobspec *js)
 	free(js->command);
 	sr_words_free(js->argv);
 	free(js->workdir);
+	free(js->setup);
 	sr_words_free(js->env);
 	free(js->gpu_type);
 	free(js->store);

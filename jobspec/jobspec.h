@@ -66,6 +66,10 @@ struct sr_jobspec {
 	 * of at most workdir_max bytes (default SR_JOBSPEC_WORKDIR_MAX) */
 	int ship_workdir;
 	size_t workdir_max;
+	/* run once per machine by an agent before the job's first attempt
+	 * there, with /bin/sh -c in the working directory (doc/fleet.md,
+	 * "Setup"); NULL: none */
+	char *setup;
 	char **env;		/* KEY=VALUE from [env], NULL-terminated */
 
 	/* [resources] */

@@ -139,14 +139,14 @@ add_ranks(struct envbuf *e, const struct sr_jobenv_vars *v, const struct sr_jobe
 		env_default(e, "OMP_NUM_THREADS", "1");
 }
 
-char **
-sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_jobenv_vars *v,
-    const struct sr_jobenv_proc *p)
+/* spotrun's own environment (less a supervisor's SPOTRUN_* and the
+ * secrets), then the job file's [env], into e. */
+static void
+add_base(struct envbuf *e, char *const *base, const struct sr_jobspec *js)
 {
-	struct envbuf e = { NULL, 0, 0 };
 	size_t i;
 
-	env_set(&e, sr_strdup("SPOTRUN_JOB=x"));	/* makes sure e.v exists */
+	env_set(e, sr_strdup("SPOTRUN_JOB=x"));	/* makes sure e->v exists */
 	for (i = 0; base != NULL && base[i] != NULL; i++) {
 		/* A supervisor above us must not leak its own job's variables. */
 		if (strncmp(base[i], "SPOTRUN_", 8) == 0 && strncmp(base[i], "SPOTRUN_FAULT", 13) != 0)
@@ -154,10 +154,32 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 		if (is_secret(base[i]))
 			continue;
 		if (strchr(base[i], '=') != NULL)
-			env_set(&e, sr_strdup(base[i]));
+			env_set(e, sr_strdup(base[i]));
 	}
 	for (i = 0; js->env != NULL && js->env[i] != NULL; i++)
-		env_set(&e, sr_strdup(js->env[i]));
+		env_set(e, sr_strdup(js->env[i]));
+}
+
+char **
+sr_jobenv_setup(char *const *base, const struct sr_jobspec *js, const char *provider)
+{
+	struct envbuf e = { NULL, 0, 0 };
+
+	add_base(&e, base, js);
+	env_set(&e, sr_asprintf("SPOTRUN_JOB=%s", js->name));
+	env_set(&e, sr_strdup("SPOTRUN_SETUP=1"));
+	env_set(&e, sr_asprintf("SPOTRUN_PROVIDER=%s", provider));
+	return e.v;
+}
+
+char **
+sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_jobenv_vars *v,
+    const struct sr_jobenv_proc *p)
+{
+	struct envbuf e = { NULL, 0, 0 };
+	size_t i;
+
+	add_base(&e, base, js);
 	if (v->python_dir != NULL)
 		add_python_path(&e, v->python_dir);
 	env_set(&e, sr_asprintf("SPOTRUN_JOB=%s", js->name));

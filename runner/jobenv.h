@@ -58,6 +58,12 @@ struct sr_jobenv_proc {
  * described by v; free with sr_jobenv_free. */
 char **sr_jobenv_build(char *const *base, const struct sr_jobspec *js,
     const struct sr_jobenv_vars *v, const struct sr_jobenv_proc *p);
+/* The environment of the job's [job] setup command (doc/fleet.md,
+ * "Setup"): base and [env] as for the job, then SPOTRUN_JOB, SPOTRUN_SETUP=1
+ * and SPOTRUN_PROVIDER (provider) alone, since what setup makes is shared
+ * by every attempt and job with the same code and setup on the machine.
+ * Malloc'd, NULL-terminated; free with sr_jobenv_free. */
+char **sr_jobenv_setup(char *const *base, const struct sr_jobspec *js, const char *provider);
 void sr_jobenv_free(char **env);
 
 #endif

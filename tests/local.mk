@@ -114,6 +114,7 @@ dist_check_SCRIPTS += tests/t47-gc.sh
 # own copy: ignore rules, modes, dedup of a resubmit, the size limit, and
 # ship_workdir = no.
 dist_check_SCRIPTS += tests/t48-workdir.sh
+dist_check_SCRIPTS += tests/t49-setup.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

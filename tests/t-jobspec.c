@@ -131,6 +131,14 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:3: command: unterminated double quote at character 6; close it, or write \\\" "
 	  "for a literal quote (note: a ';' after a blank starts a comment, which cut this line; "
 	  "write \\; or ';' for a literal semicolon)\n" },
+	{ JOB "setup =\n", NULL,
+	  "job.ini:4: setup has no value; give a shell command run once per machine before the "
+	  "job (e.g. pip install -r requirements.txt)\n" },
+	{ JOB "setup = pip install -r requirements.txt ; ./fetch\n", NULL,
+	  "job.ini:4: setup = pip install -r requirements.txt: a ';' after a blank starts a "
+	  "comment in a job file, so the shell would get only this; put no blank before ';' "
+	  "(e.g. pip install -r requirements.txt; ./fetch-data), or put the comment on a line "
+	  "of its own\n" },
 	{ JOB "shell = maybe\n", NULL,
 	  "job.ini:4: shell = maybe: not a yes/no value; use yes or no (or true/false, on/off, "
 	  "1/0)\n" },
@@ -847,6 +855,7 @@ test_good_defaults(void)
 	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1-1 (one machine)");
 	is_int(js->launch, SR_LAUNCH_RANKS, "default launch: ranks");
 	ok(js->gpu_type == NULL, "default gpu_type: none");
+	ok(js->setup == NULL, "default setup: none");
 	is_str(js->mode, "directory", "default mode: directory");
 	ok(js->interval == 0, "default interval: 0 (off)");
 	is_int(js->ckpt.keep, 3, "default keep: 3");
@@ -941,6 +950,13 @@ test_good_other(void)
 	/* library mode (lib/libspotrun.h, runner/method-lib.c) */
 	if (chdir(tmpdir) == -1)
 		sr_fatal("chdir %s", tmpdir);
+	/* setup: the shell's to parse, whatever shell = says */
+	write_str("job.ini", JOB "setup = pip install -r \"req s.txt\" > log;python3 -c 'x'\n");
+	js = load_good("job.ini");
+	if (js != NULL)
+		is_str(js->setup, "pip install -r \"req s.txt\" > log;python3 -c 'x'",
+		    "setup = the command line untouched");
+	sr_jobspec_free(js);
 	write_str("job.ini", JOB "[checkpoint]\nmode = library\n");
 	js = load_good("job.ini");
 	if (js != NULL)
