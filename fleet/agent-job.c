@@ -735,15 +735,13 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		sr_errno(err, "agent: pipe");
 		sr_agent_say("%s: %s; released", b.id, err);
 		if (b.lead)
-			if (b.lead)
-				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+			sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 		ar->released++;
 		goto out;
 	}
 	if ((js = load_spec(&b, err)) == NULL) {
 		if (err[0] != '\0') {
 			sr_agent_say("%s: %s; released", b.id, err);
-			if (b.lead)
 			if (b.lead)
 				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 			sr_agent_skip_add(ag, b.id, SKIP_SECONDS);
@@ -781,8 +779,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	if (heartbeat_start(&b, err) == -1) {
 		sr_agent_say("%s: %s; released", b.id, err);
 		if (b.lead)
-			if (b.lead)
-				sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
+			sr_queue_job_end(ag->q, j, SR_LEASE_RELEASED, err);
 		ar->released++;
 		sr_jobspec_free(js);
 		goto out;

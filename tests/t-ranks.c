@@ -131,7 +131,7 @@ test_plan(void)
 {
 	char *env[] = { "CUDA_VISIBLE_DEVICES=GPU-aa,GPU-bb", NULL };
 	char err[SR_ERRMAX];
-	struct sr_gpus g, none = { NULL, 0, "none", 0, "" };
+	struct sr_gpus g, none = { .v = NULL, .n = 0, .source = "none" };
 	struct sr_jobspec *js;
 	struct sr_ranks rk;
 
