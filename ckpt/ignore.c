@@ -48,9 +48,25 @@ sr_ignore_free(struct sr_ignore *ig)
 	free(ig);
 }
 
-/* One line, [a, e): a rule added, or nothing. 0 or -1 (out of memory). */
+/* The "**" segments of the pattern [a, e): whole segments only. */
 static int
-add_line(struct sr_ignore *ig, const char *dir, const char *a, const char *e, char *err)
+globstars(const char *a, const char *e)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = a; p + 1 < e; p++)
+		if (p[0] == '*' && p[1] == '*' && (p == a || p[-1] == '/') &&
+		    (p + 2 == e || p[2] == '/'))
+			n++;
+	return n;
+}
+
+/* Line number line, [a, e): a rule added, or nothing. 0 or -1 (out of
+ * memory, or a pattern of too many "**" segments). */
+static int
+add_line(struct sr_ignore *ig, const char *dir, size_t line, const char *a, const char *e,
+    char *err)
 {
 	struct rule r = { NULL, NULL, 0, 0, 0 };
 
@@ -72,6 +88,10 @@ add_line(struct sr_ignore *ig, const char *dir, const char *a, const char *e, ch
 	}
 	if (e <= a)
 		return 0;
+	if (globstars(a, e) > SR_IGNORE_GLOBSTARS_MAX)
+		return sr_err(err, "line %zu: %.*s: more than %d \"**\" segments, each of which "
+		    "multiplies the work of matching a path: split it into rules of fewer",
+		    line, (int)(e - a), a, SR_IGNORE_GLOBSTARS_MAX);
 	r.anchored = memchr(a, '/', (size_t)(e - a)) != NULL;
 	if (*a == '/')
 		a++;
@@ -99,13 +119,14 @@ int
 sr_ignore_push(struct sr_ignore *ig, const char *dir, const char *text, size_t len, char *err)
 {
 	const char *p = text, *end = text + len, *nl;
+	size_t line = 0;
 
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl == NULL)
 			nl = end;
-		if (add_line(ig, dir, p, nl, err) == -1)
-			return sr_err_prefix(err, "read the ignore rules of %s", *dir ? dir : ".");
+		if (add_line(ig, dir, ++line, p, nl, err) == -1)
+			return -1;
 		p = nl + 1;
 	}
 	return 0;

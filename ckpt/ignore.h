@@ -29,9 +29,16 @@ struct sr_ignore;
 struct sr_ignore *sr_ignore_new(char *err);
 void sr_ignore_free(struct sr_ignore *ig);
 
+/* "**" segments a pattern may have: a path is matched against each by
+ * trying every split of it, so more would let a hostile rule file make a
+ * snapshot's walk take hours. */
+#define SR_IGNORE_GLOBSTARS_MAX 3
+
 /* Add the rules of a file's text (len bytes) found in directory dir
  * ("" for the root; no trailing '/'), on top of those there are: 0, or -1
- * with err (out of memory). */
+ * with err (out of memory; or "line N: PATTERN: more than 3 "**"
+ * segments ..." for a pattern over SR_IGNORE_GLOBSTARS_MAX, the rules
+ * added before it kept: the caller names the file). */
 int sr_ignore_push(struct sr_ignore *ig, const char *dir, const char *text, size_t len,
     char *err);
 /* Drop the rules of files found in dir (the walk left it). */

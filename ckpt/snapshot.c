@@ -79,8 +79,8 @@ read_rules(struct snap *s, int dfd, const char *rel, const char *name, char *err
 	if (n == -1 && rc == 0)
 		rc = sr_errno(err, "read %s", sr_path_quote(name, q, sizeof q));
 	close(fd);
-	if (rc == 0 && len > 0)
-		rc = sr_ignore_push(s->ig, rel, text, len, err);
+	if (rc == 0 && len > 0 && (rc = sr_ignore_push(s->ig, rel, text, len, err)) == -1)
+		sr_err_prefix(err, "%s%s%s", rel, *rel != '\0' ? "/" : "", name);
 	free(text);
 	return rc;
 }

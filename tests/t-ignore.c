@@ -69,6 +69,25 @@ match(const char *path, int is_dir, int want)
 	    want ? "left out" : "taken");
 }
 
+/* A pattern of more "**" segments than matching can afford: refused,
+ * naming its line, the rules before it kept. */
+static void
+test_globstar_bound(void)
+{
+	struct sr_ignore *g = sr_ignore_new(NULL);
+	const char *text = "a.log\n**/b/**/c/**/d\n**/e/**/f/**/g/**/h\nz\n";
+	char err[SR_ERRMAX] = "";
+
+	is_int(sr_ignore_push(g, "", text, strlen(text), err), -1,
+	    "a pattern of 4 \"**\" segments: refused");
+	is_str(err, "line 3: **/e/**/f/**/g/**/h: more than 3 \"**\" segments, each of which "
+	    "multiplies the work of matching a path: split it into rules of fewer",
+	    "... naming its line and the fix");
+	ok(sr_ignore_match(g, "x/b/y/c/d", 0) && sr_ignore_match(g, "a.log", 0) &&
+	    !sr_ignore_match(g, "z", 0), "... the rules before it kept (3 segments allowed), none after");
+	sr_ignore_free(g);
+}
+
 static void
 test_rules(void)
 {
@@ -133,5 +152,6 @@ main(void)
 {
 	test_glob();
 	test_rules();
+	test_globstar_bound();
 	return tap_done();
 }
