@@ -36,8 +36,8 @@ enum { SUB_AGAIN, SUB_DRY_RUN, SUB_PRIORITY, SUB_QUEUE, SUB_RUN_LOCAL };
 
 static const struct sr_opt submit_opts[] = {
 	[SUB_AGAIN] = { 'a', "again", NULL, "queue jobs already there again, as new jobs NAME.rN" },
-	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs, the trials and the folders to "
-	    "ship, write nothing" },
+	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs, trials and folders to ship; "
+	    "write nothing" },
 	[SUB_PRIORITY] = { 'p', "priority", "N", "run before lower priorities (-9999 to 9999, "
 	    "default 0)" },
 	[SUB_QUEUE] = { 0, "queue", "URL", "the queue: a store URL or a directory" },

@@ -717,9 +717,11 @@ serve_azure(struct emu *e, struct conn *k, const char *req, const char *method,
 		if (passed(e->az_at, mono() - e->start_mono) &&
 		    strstr(k->body, "\"EventId\":\"" AZ_EVENT "\"") != NULL)
 			e->az_acked = 1;
-		reply_str(k->fd, 200, "");
+		/* Logged before the reply: a client that saw its ack accepted
+		 * finds the line already there. */
 		fprintf(e->log, "%s %s metadata=%s -> 200 ctype=%s body=%s wall=%.6f\n",
 		    method, path, meta, ctype, k->body, wall());
+		reply_str(k->fd, 200, "");
 		return 0;
 	} else if (events && strcmp(method, "GET") == 0) {
 		if (e->az_delay > 0 && !e->az_first_done) {
