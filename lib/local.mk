@@ -130,3 +130,5 @@ tests_t_lib_oom_SOURCES = tests/t-lib-oom.c tests/oom.c tests/oom.h tests/tap.h 
 tests_t_lib_oom_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS) -I$(top_srcdir)/lib -I$(top_srcdir)/kernels \
 	-DSR_FAKE_CUDA='"$(abs_top_builddir)/tests/.libs/fake-cuda.so"'
 tests_t_lib_oom_LDADD = libspotrun.la $(LDADD)
+dist_check_SCRIPTS += tests/t-lib-oom-s3.sh
+slow_TESTS += tests/t-lib-oom-s3.sh tests/t-lib-oom

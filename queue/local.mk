@@ -25,6 +25,7 @@ tests_t_lease_SOURCES = tests/t-lease.c tests/tap.h tests/s3-util.h tests/queue-
 	tests/mdemu-util.h tests/gs-util.h
 EXTRA_tests_t_lease_DEPENDENCIES = tests/faultproxy$(EXEEXT)
 check_PROGRAMS += tests/t-queue
+slow_TESTS += tests/t-queue
 tests_t_queue_SOURCES = tests/t-queue.c tests/tap.h tests/s3-util.h tests/queue-util.h \
 	tests/mdemu-util.h tests/gs-util.h
 # Gang slots: the leader, members, 8 claimers for 2 slots, stale slots,

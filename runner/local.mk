@@ -43,6 +43,7 @@ tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
 noinst_PROGRAMS += tests/sup-driver
 tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh
+slow_TESTS += tests/t20-supervise.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh

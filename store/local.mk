@@ -70,6 +70,7 @@ tests_t_az_xml_SOURCES = tests/t-az-xml.c tests/tap.h tests/oom.c tests/oom.h te
 # The az:// store against Azurite (build-aux/test-all starts it with
 # tests/azurite.sh); helpers in tests/az-util.h.
 check_PROGRAMS += tests/t-store-az tests/t-az-creds tests/t-az-faults
+slow_TESTS += tests/t-store-az
 tests_t_store_az_SOURCES = tests/t-store-az.c tests/tap.h tests/az-util.h tests/store-util.h \
 	tests/mdemu-util.h tests/ckpt-util.h tests/oom.c tests/oom.h tests/oom-trial.h
 # Its credentials, each source against Azurite; tests/mdemu is the managed

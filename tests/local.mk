@@ -4,6 +4,7 @@ dist_check_SCRIPTS += tests/t01-house.sh
 EXTRA_DIST += tests/house.py
 # clang builds the tree (a copy of it) with no warning, as gcc does.
 dist_check_SCRIPTS += tests/t02-clang-build.sh
+slow_TESTS += tests/t02-clang-build.sh
 # End-to-end tests: `spotrun run` on the example jobs and under faults. They
 # use the built spotrun ($SPOTRUN, which `make check` builds first) and
 # /usr/bin/python3; tests/jobs/ holds their helpers.
@@ -12,6 +13,7 @@ dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-fau
 # resumed on as many, fewer and more ranks; the ranks' environment against
 # Debian's torchrun; a rank that hangs or crashes.
 dist_check_SCRIPTS += tests/t65-pytorch-ranks.sh
+slow_TESTS += tests/t65-pytorch-ranks.sh
 EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py
 # The source tree's Python module on the PYTHONPATH of jobs under a spotrun
 # that was not installed.
@@ -104,9 +106,11 @@ EXTRA_DIST += tests/jobs/agent.sh
 # cancel on file://: malformed pending markers quarantined, 100,000 junk
 # markers read past, a broken status marker, a marker naming another store.
 dist_check_SCRIPTS += tests/t97-queue-hostile.sh
+slow_TESTS += tests/t97-queue-hostile.sh
 # Work lost, for every cause, once: a crash restarted (also under the local
 # provider), a run killed and run again, an agent killed and taken over.
 dist_check_SCRIPTS += tests/t34-lost.sh
+slow_TESTS += tests/t34-lost.sh
 # `spotrun gc` on file://: the debris of a dead save, a dead gang's part, a
 # stale status marker; a dry run, --apply, a held lease, the idle agent.
 dist_check_SCRIPTS += tests/t47-gc.sh
@@ -125,6 +129,7 @@ dist_check_SCRIPTS += tests/t38-gang.sh
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.
 dist_check_SCRIPTS += tests/t87-s3-fleet.sh
+slow_TESTS += tests/t87-s3-fleet.sh
 # The fleet end to end on gs:// against gcsemu with GCS's one write a second
 # per object: a sweep of 3 over 2 agents, TTL 3 s, the log checked.
 dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
@@ -135,6 +140,7 @@ dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
 noinst_PROGRAMS += tests/fleet-helper
 tests_fleet_helper_SOURCES = tests/fleet-helper.c
 dist_check_SCRIPTS += tests/t92-fleet-cmds.sh tests/t93-fleet-s3.sh
+slow_TESTS += tests/t93-fleet-s3.sh
 # What a hostile queue or store holds (a marker's host, a segment's key, an
 # attempt record, a LATEST) printed escaped by status, logs and ls.
 dist_check_SCRIPTS += tests/t95-hostile-output.sh
