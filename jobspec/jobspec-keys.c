@@ -54,6 +54,8 @@ static const char *const type_nouns[] = {
 	[T_PROCS] = "not a process count",
 	[T_LAUNCH] = "not a launch mode",
 	[T_NODES] = "not a node count",
+	[T_IMAGE] = "not an image reference",
+	[T_RUNTIME] = "not a container runtime",
 };
 
 #define DUR_HINT(e) "use a number with a unit s, m, h (e.g. " e ")"
@@ -77,6 +79,11 @@ const struct key sr_js_keys[] = {
 	{ SEC_JOB, "setup", T_SHELL, F(setup), 0, 0, 0,
 	  "give a shell command run once per machine before the job "
 	  "(e.g. pip install -r requirements.txt)", NULL },
+	{ SEC_JOB, "image", T_IMAGE, F(image), 0, 0, 0,
+	  "give an image as docker or podman name it, letters, digits and ._-/:@ "
+	  "(e.g. nvcr.io/nvidia/pytorch:24.05-py3)", NULL },
+	{ SEC_JOB, "container_runtime", T_RUNTIME, F(container_runtime), 0, 0, 0,
+	  "use auto, podman or docker (e.g. podman)", NULL },
 
 	{ SEC_RESOURCES, "gpus", T_GPUS, 0, 0, 64, 0,
 	  "use a number from 0 to 64 or a range MIN-MAX (e.g. 8 or 1-8)", NULL },
@@ -644,6 +651,26 @@ sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v)
 		return;
 	case T_NODES:
 		(void)parse_count(p, k, v, "nodes", &js->nodes_min, &js->nodes_max);
+		return;
+	case T_IMAGE:
+		/* What a runtime could take for an option or a second word is
+		 * refused here; the runtime judges the rest when it pulls. */
+		if (v[0] == '-' || v[0] == '/' || v[0] == ':' || v[0] == '@' ||
+		    v[strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789._-/:@")] != '\0')
+			bad_value(p, k, v);
+		else
+			set_string(js, k, sr_strdup(v));
+		return;
+	case T_RUNTIME:
+		if (strcmp(v, "auto") == 0)
+			js->container_runtime = SR_CONTAINER_AUTO;
+		else if (strcmp(v, "podman") == 0)
+			js->container_runtime = SR_CONTAINER_PODMAN;
+		else if (strcmp(v, "docker") == 0)
+			js->container_runtime = SR_CONTAINER_DOCKER;
+		else
+			bad_value(p, k, v);
 		return;
 	case T_LAUNCH:
 		if (strcmp(v, "ranks") == 0)

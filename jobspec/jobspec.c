@@ -527,6 +527,11 @@ finish(struct sr_js_parse *p)
 		    "blank starts a comment in a job file, so the shell would get only this; put no "
 		    "blank before ';' (e.g. pip install -r requirements.txt; ./fetch-data), or put "
 		    "the comment on a line of its own", sr_js_show(js->setup, b));
+	if (js->image == NULL && p->key_line[key_index("container_runtime", SEC_JOB)] != 0)
+		sr_js_error(p, p->key_line[key_index("container_runtime", SEC_JOB)],
+		    "container_runtime = %s without image: it names the runtime that runs the "
+		    "job's image; add image = REF to [job], or remove container_runtime",
+		    sr_js_show(p->raw[key_index("container_runtime", SEC_JOB)], b));
 	if (js->local_dir == NULL && js->name != NULL)
 		js->local_dir = sr_asprintf("%s/.spotrun/%s",
 		    strcmp(js->workdir, "/") == 0 ? "" : js->workdir, js->name);
@@ -786,6 +791,7 @@ sr_jobspec_free(struct sr_jobspec *js)
 	sr_words_free(js->argv);
 	free(js->workdir);
 	free(js->setup);
+	free(js->image);
 	sr_words_free(js->env);
 	free(js->gpu_type);
 	free(js->store);

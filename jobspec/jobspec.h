@@ -37,6 +37,13 @@ enum sr_launch_mode {
 				 * spotrun sets no rank variable */
 };
 
+/* [job] container_runtime: which container runtime runs the image. */
+enum sr_container_runtime {
+	SR_CONTAINER_AUTO = 0,	/* podman if it is on PATH, else docker (the default) */
+	SR_CONTAINER_PODMAN,
+	SR_CONTAINER_DOCKER
+};
+
 #define SR_JOBSPEC_PROCS_MAX	256	/* processes (ranks) of one job on a machine */
 #define SR_JOBSPEC_WORKDIR_MAX	((size_t)1 << 30)	/* workdir_max's default: 1 GiB */
 #define SR_JOBSPEC_NODES_MAX	64	/* machines of one job (a gang, doc/fleet.md) */
@@ -70,6 +77,11 @@ struct sr_jobspec {
 	 * there, with /bin/sh -c in the working directory (doc/fleet.md,
 	 * "Setup"); NULL: none */
 	char *setup;
+	/* image: every rank runs in a container of this image (a reference
+	 * as docker and podman take it, runner/container.h); NULL: none.
+	 * container_runtime: the runtime that runs it (default auto) */
+	char *image;
+	enum sr_container_runtime container_runtime;
 	char **env;		/* KEY=VALUE from [env], NULL-terminated */
 
 	/* [resources] */

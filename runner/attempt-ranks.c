@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "jobenv.h"
 #include "run-int.h"
 #include "util.h"
@@ -180,8 +181,9 @@ int
 sr_run_ranks_spawn(struct run *r, struct attempt *a, const struct sr_launch *l, long long step,
     int prev_world, enum sr_attempt_end *end, char *err)
 {
+	struct sr_container_rank ck;
 	struct sr_spawn_opts so;
-	char **env;
+	char **env, **cargv = NULL;
 	int i, rc;
 
 	*end = SR_ATTEMPT_ERROR;
@@ -196,15 +198,28 @@ sr_run_ranks_spawn(struct run *r, struct attempt *a, const struct sr_launch *l, 
 	for (i = 0; i < a->nranks; i++) {
 		env = rank_env(r, a, l, step, prev_world, i);
 		so.envp = env;
+		if (r->container != NULL) {
+			memset(&ck, 0, sizeof ck);
+			ck.attempt = r->attempt;
+			ck.rank = i;
+			ck.visible = r->ranks.visible[i];
+			ck.local_dir = r->js->local_dir;
+			ck.base = environ;
+			cargv = sr_container_argv(r->container, r->js, &ck, l->argv, env);
+			so.argv = cargv;
+		}
 		rc = sr_spawn(&so, &a->child[i], err);
 		sr_jobenv_free(env);
+		sr_container_argv_free(cargv);
+		cargv = NULL;
 		if (rc == -1) {
 			sr_child_stop_set(a->child, (size_t)i, 1, NULL, NULL);
 			return -1;
 		}
 		if (a->child[i].exec_errno != 0) {
 			*end = SR_ATTEMPT_EXEC_FAILED;
-			exec_failed(a, i, l->argv[0], err);
+			exec_failed(a, i, r->container != NULL ? sr_container_how(r->container) :
+			    l->argv[0], err);
 			return -1;
 		}
 		a->rank[i].out_open = a->child[i].out_fd != -1;
@@ -218,9 +233,17 @@ sr_run_ranks_spawn(struct run *r, struct attempt *a, const struct sr_launch *l, 
 static void
 rank_ended(struct run *r, struct attempt *a, int i, int st, double now, int may_stop)
 {
-	char why[128], how[64];
+	char why[128], how[64], name[256];
 	int left;
 
+	if (r->container != NULL) {
+		/* A client that died itself (SIGKILL) passed nothing on: the
+		 * container may run on. */
+		if (WIFSIGNALED(st))
+			sr_container_kill(r->container, sr_container_name(r->container, r->attempt, i,
+			    name, sizeof name), environ);
+		st = sr_container_status(st);
+	}
 	a->rank[i].done = 1;
 	a->rank[i].status = st;
 	a->rank[i].done_at = now;

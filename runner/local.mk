@@ -17,6 +17,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \
 	runner/leftover.c runner/leftover.h runner/contain.c runner/contain.h runner/keeper.c \
+	runner/container.c runner/container.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/term.c runner/term.h
 # The spotrun Python module built into the binary (pymodule.h), which a run

@@ -60,6 +60,7 @@ struct run {
 	int sigfd;
 	int lockfd;
 	struct sr_contain *contain;	/* its processes kept from outliving it */
+	struct sr_container *container;	/* [job] image's runtime; NULL: no image */
 	char *ckpt_dir, *log_dir;
 	char *python_dir;		/* appended to the jobs' PYTHONPATH; NULL: none */
 	struct sr_ckpt_opts copts;	/* the job's, with the log to the timeline */

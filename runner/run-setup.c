@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "defaults.h"
 #include "gpulock.h"
 #include "gpus.h"
@@ -173,6 +174,28 @@ plan_ranks(struct run *r, char *err)
 	return 0;
 }
 
+/* [job] image: its runtime, found now, and the image on this machine,
+ * pulled only when it is not (so once per machine), the time in the log. */
+static int
+open_container(struct run *r, char *err)
+{
+	double secs;
+	int pulled;
+
+	if (r->js->image == NULL)
+		return 0;
+	if (sr_container_open(r->js, environ, &r->container, err) == -1 ||
+	    sr_container_pull(r->container, environ, &pulled, &secs, err) == -1)
+		return -1;
+	if (pulled)
+		sr_tl(&r->tl, 0, "image", "pulled %s with %s in %.1fs", r->js->image,
+		    sr_container_how(r->container), secs);
+	else
+		sr_tl(&r->tl, 0, "image", "%s is on this machine; %s runs it", r->js->image,
+		    sr_container_how(r->container));
+	return 0;
+}
+
 /* The job's store; with a provider that asks no metadata address (local,
  * signal), its credentials ask none either. */
 static int
@@ -243,6 +266,8 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return failed(res, rc == SR_PROVIDER_ECONF ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_PROVIDER);
 	if (make_method(r, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
+	if (open_container(r, err) == -1)
+		return failed(res, SR_RUN_ERR_CONFIG);
 	if (sr_subreaper_enable(err) == -1 || sr_sig_init(&r->sigfd, err) == -1)
 		return failed(res, SR_RUN_ERR_SYSTEM);
 	return 0;
@@ -253,6 +278,8 @@ sr_run_teardown(struct run *r)
 {
 	sr_contain_end(r->contain);
 	r->contain = NULL;
+	sr_container_free(r->container);
+	r->container = NULL;
 	sr_method_free(r->method);
 	if (r->prov != NULL)
 		sr_provider_free(r->prov);

@@ -119,6 +119,9 @@ dist_check_SCRIPTS += tests/t47-gc.sh
 # ship_workdir = no.
 dist_check_SCRIPTS += tests/t48-workdir.sh
 dist_check_SCRIPTS += tests/t49-setup.sh
+# [job] image: the ranks in containers, through a fake runtime's recorded
+# command lines, then real podman where it can run here.
+dist_check_SCRIPTS += tests/t50-container.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

@@ -196,6 +196,18 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:6: nodes = 2 with launch = once: spotrun starts the ranks of every node of a "
 	  "gang and gives them torchrun's variables; set launch = ranks, or remove nodes (one "
 	  "machine)\n" },
+	{ JOB "image = -v /:/host\n", NULL,
+	  "job.ini:4: image = -v /:/host: not an image reference; give an image as docker or "
+	  "podman name it, letters, digits and ._-/:@ (e.g. nvcr.io/nvidia/pytorch:24.05-py3)\n" },
+	{ JOB "image = ubuntu 22.04\n", NULL,
+	  "job.ini:4: image = ubuntu 22.04: not an image reference; give an image as docker or "
+	  "podman name it, letters, digits and ._-/:@ (e.g. nvcr.io/nvidia/pytorch:24.05-py3)\n" },
+	{ JOB "image = ubuntu:22.04\ncontainer_runtime = lxc\n", NULL,
+	  "job.ini:5: container_runtime = lxc: not a container runtime; use auto, podman or "
+	  "docker (e.g. podman)\n" },
+	{ JOB "container_runtime = podman\n", NULL,
+	  "job.ini:4: container_runtime = podman without image: it names the runtime that runs "
+	  "the job's image; add image = REF to [job], or remove container_runtime\n" },
 	{ JOB "[resources]\nlaunch = torchrun\n", NULL,
 	  "job.ini:5: launch = torchrun: not a launch mode; use ranks or once (e.g. once, for a "
 	  "job that runs torchrun itself)\n" },
@@ -785,6 +797,9 @@ test_good_full(void)
 	ok(js->procs_min == 1 && js->procs_max == 1, "procs = 1");
 	ok(js->nodes_min == 1 && js->nodes_max == 1, "default nodes: 1");
 	is_int(js->launch, SR_LAUNCH_ONCE, "launch = once");
+	is_str(js->image, "registry.example:5000/team/train:24.05-py3@sha256:0123abcd",
+	    "image: a registry with a port, a tag and a digest");
+	is_int(js->container_runtime, SR_CONTAINER_DOCKER, "container_runtime = docker");
 	is_str(js->mode, "directory", "mode");
 	ok(js->interval == 5400, "interval = 1h30m is 5400 s");
 	is_int(js->ckpt.keep, 5, "keep");
@@ -818,7 +833,7 @@ test_good_full(void)
 	is_int(js->nsweep, 3, "sweep: 3 parameters");
 	if (js->nsweep == 3) {
 		is_str(js->sweep[0].key, "lr", "sweep[0] key");
-		is_int(js->sweep[0].line, 52, "sweep[0] line");
+		is_int(js->sweep[0].line, 54, "sweep[0] line");
 		is_int(js->sweep[0].nvalues, 3, "lr: 3 values");
 		is_str(js->sweep[0].values[1], "3e-4", "lr: values trimmed");
 		is_int(js->sweep[1].nvalues, 3, "seed = 1..3: 3 values");
@@ -856,6 +871,8 @@ test_good_defaults(void)
 	is_int(js->launch, SR_LAUNCH_RANKS, "default launch: ranks");
 	ok(js->gpu_type == NULL, "default gpu_type: none");
 	ok(js->setup == NULL, "default setup: none");
+	ok(js->image == NULL, "default image: none (no container)");
+	is_int(js->container_runtime, SR_CONTAINER_AUTO, "default container_runtime: auto");
 	is_str(js->mode, "directory", "default mode: directory");
 	ok(js->interval == 0, "default interval: 0 (off)");
 	is_int(js->ckpt.keep, 3, "default keep: 3");
