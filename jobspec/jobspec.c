@@ -532,6 +532,12 @@ finish(struct sr_js_parse *p)
 		    "container_runtime = %s without image: it names the runtime that runs the "
 		    "job's image; add image = REF to [job], or remove container_runtime",
 		    sr_js_show(p->raw[key_index("container_runtime", SEC_JOB)], b));
+	/* In a container the request signal would reach the job through the
+	 * runtime's client, which passes on every signal: spotrun cannot see
+	 * whether the job catches it (SIGNALS in spotrun(1)), and one that
+	 * does not would die of it. So the request file only, unless asked. */
+	if (js->image != NULL && p->key_line[key_index("signal", SEC_CHECKPOINT)] == 0)
+		js->request_signal = 0;
 	if (js->local_dir == NULL && js->name != NULL)
 		js->local_dir = sr_asprintf("%s/.spotrun/%s",
 		    strcmp(js->workdir, "/") == 0 ? "" : js->workdir, js->name);

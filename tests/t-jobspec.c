@@ -974,6 +974,17 @@ test_good_other(void)
 		is_str(js->setup, "pip install -r \"req s.txt\" > log;python3 -c 'x'",
 		    "setup = the command line untouched");
 	sr_jobspec_free(js);
+	/* an image: the request file only, unless a signal is named */
+	write_str("job.ini", JOB "image = debian:12\n");
+	js = load_good("job.ini");
+	if (js != NULL)
+		is_int(js->request_signal, 0, "image: the default signal is none");
+	sr_jobspec_free(js);
+	write_str("job.ini", JOB "image = debian:12\n[checkpoint]\nsignal = USR1\n");
+	js = load_good("job.ini");
+	if (js != NULL)
+		is_int(js->request_signal, SIGUSR1, "image and signal = USR1: sent");
+	sr_jobspec_free(js);
 	write_str("job.ini", JOB "[checkpoint]\nmode = library\n");
 	js = load_good("job.ini");
 	if (js != NULL)
