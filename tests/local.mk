@@ -115,6 +115,9 @@ dist_check_SCRIPTS += tests/t47-gc.sh
 # ship_workdir = no.
 dist_check_SCRIPTS += tests/t48-workdir.sh
 dist_check_SCRIPTS += tests/t49-setup.sh
+# A job's [data]: fetched into the machine's cache, linked read-only, not
+# fetched again unless changed; by spotrun run and by an agent.
+dist_check_SCRIPTS += tests/t50-data.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
