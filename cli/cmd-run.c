@@ -47,7 +47,7 @@ static int
 cmd_run_exec(const struct sr_args *a)
 {
 	struct sr_jobspec *js;
-	struct sr_run_opts o = { 0, sr_cmd_run_code, NULL };
+	struct sr_run_opts o = { .exit_code = sr_cmd_run_code };
 	struct sr_run_result res;
 	const char *path = a->argv[0];
 	int code;

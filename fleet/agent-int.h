@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "data.h"
 #include "gang.h"
 #include "provider.h"
 #include "gpus.h"
@@ -112,6 +113,30 @@ struct sr_agent_setup {
  * (a failed or stopped setup is 0 too: s->code, s->signal...), or -1 with
  * err when it could not be run (the disk, a fork). */
 int sr_agent_setup(struct sr_agent *ag, struct sr_agent_setup *s, char *err);
+
+/* agent-data.c */
+/* One job's [data] on this machine (doc/fleet.md, "Data"). */
+struct sr_agent_data {
+	const char *id;			/* the job's */
+	const struct sr_jobspec *js;	/* its [data], workdir, provider */
+	int stop_fd;			/* readable: the job is cancelled (-1: none) */
+	struct sr_lease_keeper *keeper;	/* the job's lease, renewed meanwhile (NULL: none) */
+	/* each line of its log (joblog.h's format), as it comes; NULL: none */
+	void (*log)(void *arg, const char *buf, size_t len);
+	void *log_arg;
+	/* out: why it was stopped: a signal that ends the agent, a cancel,
+	 * the lease lost; and what it fetched (data.h; res.permanent with
+	 * the error) */
+	int signal, cancelled, lost;
+	char lost_why[SR_ERRMAX];
+	struct sr_data_result res;
+};
+
+/* Fetch s->js's [data] into this machine's cache, DIR/data, and link each
+ * destination (data.h), its lines in the agent's log and d->log. 0 when
+ * done or stopped (d->signal...), or -1 with err naming the entry, which
+ * the job's log has too (d->res.permanent: it would fail again). */
+int sr_agent_data(struct sr_agent *ag, struct sr_agent_data *d, char *err);
 
 /* agent-gang.c */
 /* The gang settings (SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL) and the

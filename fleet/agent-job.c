@@ -14,6 +14,10 @@
  *    the checkpoints it guards;
  *  - its [job] setup runs before the run, once per machine for the same
  *    code and setup (agent-setup.c); a failed one fails the job;
+ *  - its [data] is fetched after setup, before the run, into the
+ *    machine's cache (agent-data.c): a URL with nothing under it, access
+ *    denied or a full disk fails the job, another error of the store
+ *    releases it;
  *  - a heartbeat thread writes its status marker at every transition the
  *    run reports (counts carried over from the job's newest marker:
  *    attempts, preemptions, GPU-seconds used and lost, the last
@@ -606,6 +610,48 @@ setup(struct job *b, const struct sr_jobspec *js, struct sr_run_result *res)
 	return 1;
 }
 
+/* The job's [data], after its setup (agent-data.c): 0 to run the job, or
+ * 1 when it ends here as res says: failed (what would fail again: the
+ * job file's to fix), released after the store's passing error, stopped
+ * by a signal (SIGTERM: a preemption), cancelled, its lease lost. */
+static int
+data(struct job *b, const struct sr_jobspec *js, struct sr_run_result *res)
+{
+	struct sr_agent_data d;
+	struct sr_lease_keeper *k = NULL;
+	int rc;
+
+	memset(&d, 0, sizeof d);
+	memset(res, 0, sizeof *res);
+	d.id = b->id;
+	d.js = js;
+	d.stop_fd = b->cancel_pipe[0];
+	d.log = on_setup_log;
+	d.log_arg = b;
+	/* a fetch may outlast the lease's TTL: renew it meanwhile */
+	if (b->lead && (k = sr_lease_keeper_start(b->j->lease, NULL, NULL, res->err)) == NULL) {
+		res->outcome = SR_RUN_ERR_SYSTEM;
+		return 1;
+	}
+	d.keeper = k;
+	rc = sr_agent_data(b->ag, &d, res->err);
+	sr_lease_keeper_stop(k);
+	if (rc == -1) {
+		res->outcome = d.res.permanent ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_STORE;
+	} else if (d.signal != 0) {
+		res->outcome = d.signal == SIGTERM ? SR_RUN_PREEMPTED : SR_RUN_FAILED;
+		res->signal = d.signal;
+	} else if (d.cancelled) {
+		res->outcome = SR_RUN_CANCELLED;
+	} else if (d.lost) {
+		res->outcome = SR_RUN_LEASE_LOST;
+		snprintf(res->err, sizeof res->err, "%s", d.lost_why);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 /* End the lease as res says and write the last marker; count it. */
 static void
 end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *ar)
@@ -784,7 +830,9 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		sr_jobspec_free(js);
 		goto out;
 	}
-	if (js->setup == NULL || setup(&b, js, &res) == 0)
+	ro.data_done = 1;	/* fetched here, after setup: data() */
+	if ((js->setup == NULL || setup(&b, js, &res) == 0) &&
+	    (js->ndata == 0 || data(&b, js, &res) == 0))
 		sr_run_job(js, &ro, &res);
 	heartbeat_stop(&b);
 	log_close(&b);

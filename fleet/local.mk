@@ -1,6 +1,7 @@
 # fleet/local.mk: the fleet, above the runner: the agent (agent.c, its loop;
 # agent-job.c, one claimed job run as `spotrun run` runs it, with its
 # heartbeat, status, logs and cancel; agent-setup.c, its [job] setup;
+# agent-data.c, its [data];
 # agent-gang*.c, a gang's node; its
 # messages agent-say.c), the price table (prices.c) and what a machine is
 # started with (cloudinit.c, the user-data of `spotrun cloud-init`). What
@@ -11,7 +12,7 @@ libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir
 	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
 	fleet/agent-gang.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
-	fleet/agent-workdir.c fleet/agent-setup.c
+	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c
 # The debris nothing else removes, for `spotrun gc` and the idle agent.
 libfleet_a_SOURCES += fleet/debris.c fleet/debris.h
 # The price table: its reader, and data/prices.ini, built into the binary

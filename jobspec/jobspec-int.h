@@ -17,7 +17,7 @@
 
 enum section {
 	SEC_JOB, SEC_ENV, SEC_RESOURCES, SEC_CHECKPOINT, SEC_PROVIDER, SEC_RETRY,
-	SEC_SWEEP, NSECTIONS,
+	SEC_SWEEP, SEC_DATA, NSECTIONS,
 	SEC_NONE = -1,		/* before the first header */
 	SEC_UNKNOWN = -2	/* inside a bad header: its keys are not checked */
 };
@@ -96,6 +96,13 @@ void sr_js_set_value(struct sr_js_parse *p, const struct key *k, const char *v);
 /* One line of [env] / of [sweep]: check name and value, add them to p->js. */
 void sr_js_set_env(struct sr_js_parse *p, const char *name, const char *v);
 void sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v);
+/* One line of [data]: check the destination and the URL, add them to
+ * p->js. */
+void sr_js_set_data(struct sr_js_parse *p, const char *name, const char *v);
+/* The checks of [data] that need the whole file: one destination inside
+ * another, and destinations in the job's local_dir (its checkpoint copy)
+ * or in its working directory's .spotrun/. */
+void sr_js_check_data(struct sr_js_parse *p);
 
 /* The checks of a sweep file that need the whole file (jobspec-sweep.c):
  * the number of trials, the trials' names, every ${name} in the command

@@ -43,7 +43,7 @@
 #define LINE_MAX_LEN	SR_JOBSPEC_LINE_MAX
 
 const char *const sr_js_section_names[NSECTIONS] = {
-	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep"
+	"job", "env", "resources", "checkpoint", "provider", "retry", "sweep", "data"
 };
 
 /* Which section, other than sec, has a key of this name? -1 if none. */
@@ -114,8 +114,13 @@ on_key(void *user, const char *section, const char *name, const char *value)
 			    "a section header such as [job]", sr_js_show(name, b));
 		return 1;
 	}
-	if (p->line_bad && (p->section == SEC_ENV || p->section == SEC_SWEEP))
+	if (p->line_bad && (p->section == SEC_ENV || p->section == SEC_SWEEP ||
+	    p->section == SEC_DATA))
 		return 1;
+	if (p->section == SEC_DATA) {
+		sr_js_set_data(p, name, value);
+		return 1;
+	}
 	if (p->section == SEC_ENV) {
 		sr_js_set_env(p, name, value);
 		return 1;
@@ -199,7 +204,7 @@ section_header(struct sr_js_parse *p, const char *a, const char *e)
 		;
 	if (n == ne) {
 		sr_js_error(p, p->line, "empty section name []; valid sections: [job], [env], "
-		    "[resources], [checkpoint], [provider], [retry], [sweep]");
+		    "[resources], [checkpoint], [provider], [retry], [sweep], [data]");
 		return 1;
 	}
 	for (i = 0; i < NSECTIONS; i++) {
@@ -309,7 +314,8 @@ check_text(struct sr_js_parse *p, const char *line_start, const char *raw, const
 		for (ke = sep; ke > a && isspace((unsigned char)ke[-1]); ke--)
 			;
 		snprintf(place, sizeof place, "%s%s", p->section == SEC_ENV ? "[env] " :
-		    p->section == SEC_SWEEP ? "[sweep] " : "",
+		    p->section == SEC_SWEEP ? "[sweep] " :
+		    p->section == SEC_DATA ? "[data] " : "",
 		    sr_js_show_span(a, (size_t)(ke - a), b));
 		p->line_bad = 1;
 		r = 0;
@@ -569,6 +575,8 @@ finish(struct sr_js_parse *p)
 
 	if (js->nsweep > 0)
 		sr_js_check_sweep(p);
+	if (js->ndata > 0)
+		sr_js_check_data(p);
 }
 
 /* Sort errors by line (stable), those tied to no line last. */
@@ -815,6 +823,11 @@ sr_jobspec_free(struct sr_jobspec *js)
 		free(js->sweep[i].values);
 	}
 	free(js->sweep);
+	for (i = 0; i < js->ndata; i++) {
+		free(js->data[i].dest);
+		free(js->data[i].url);
+	}
+	free(js->data);
 	free(js->text);
 	free(js->env_line);
 	free(js->sweep_header_line);

@@ -48,6 +48,17 @@ enum sr_container_runtime {
 #define SR_JOBSPEC_WORKDIR_MAX	((size_t)1 << 30)	/* workdir_max's default: 1 GiB */
 #define SR_JOBSPEC_NODES_MAX	64	/* machines of one job (a gang, doc/fleet.md) */
 
+/* One line of [data] (doc/spotrun-job.5): a store's object, or every
+ * object under a prefix, copied to the machine before the job starts
+ * (runner/data.h). */
+struct sr_data_entry {
+	char *dest;		/* the key, tidied (no ".", no doubled or trailing
+				 * '/'): absolute, or relative to the working
+				 * directory, which an agent chooses at the run */
+	char *url;		/* as written; ending in '/': a folder */
+	int line;
+};
+
 /* One parameter of [sweep] (runner/sweep.h makes the trials). */
 struct sr_sweep_param {
 	char *key;		/* as written: ${key} in the command and [env] */
@@ -138,6 +149,11 @@ struct sr_jobspec {
 	 * command and [env] values stands for a parameter (sweep.h). */
 	struct sr_sweep_param *sweep;
 	size_t nsweep;
+
+	/* [data]: what is copied to the machine before the job, in file
+	 * order; none (0) without the section */
+	struct sr_data_entry *data;
+	size_t ndata;
 
 	/* The names it was parsed against, to parse its sweep's trials back. */
 	struct sr_jobspec_names names;

@@ -1,8 +1,8 @@
 # jobspec/local.mk: the job-file language: INI to a validated struct
 # (jobspec.c), its key table and each value's parsing (jobspec-keys.c), its
 # messages (jobspec-msg.c), what bytes a file may hold (jobspec-text.c),
-# sweeps (sweep.c, jobspec-sweep.c), units and words, and the embedded
-# defaults (defaults.c). Below runner/: it asks the modules it names for
+# sweeps (sweep.c, jobspec-sweep.c), [data] (jobspec-data.c), units and
+# words, and the embedded defaults (defaults.c). Below runner/: it asks the modules it names for
 # what is valid (providers from the provider table, store URLs from
 # store.h, checkpoint methods from the caller's table) and knows no
 # supervisor, queue or exit code.
@@ -13,6 +13,7 @@ libjobspec_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcd
 libjobspec_a_SOURCES += jobspec/jobspec.c jobspec/jobspec.h jobspec/jobspec-keys.c \
 	jobspec/jobspec-int.h jobspec/jobspec-msg.c jobspec/jobspec-msg.h \
 	jobspec/jobspec-text.c jobspec/jobspec-text.h jobspec/jobspec-sweep.c \
+	jobspec/jobspec-data.c \
 	jobspec/sweep.c jobspec/sweep.h jobspec/units.c jobspec/units.h \
 	jobspec/words.c jobspec/words.h jobspec/defaults.c jobspec/defaults.h
 dist_man_MANS += doc/spotrun-job.5

@@ -8,6 +8,7 @@ librunner_a_SOURCES += runner/supervise.h
 # The supervisor (run-int.h says which file holds what) and the checkpoint
 # methods behind method.h, one file each.
 librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-setup.c \
+	runner/data.c runner/data.h \
 	runner/attempt.c runner/attempt-ckpt.c runner/attempt-signal.c runner/attempt-intr.c \
 	runner/attempt-record.c runner/attempt-ranks.c runner/ranks.c runner/ranks.h \
 	runner/gpus.c runner/gpus-nvml.c runner/gpus.h runner/gpulock.c runner/gpulock.h \

@@ -11,10 +11,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "run-int.h"
 #include "util.h"
 
@@ -239,6 +241,65 @@ discard_local(struct run *r, enum sr_run_outcome oc)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 }
 
+static void
+data_say(void *arg, const char *line)
+{
+	struct run *r = arg;
+
+	sr_tl(&r->tl, 1, "data", "%s", line + (strncmp(line, "data: ", 6) == 0 ? 6 : 0));
+}
+
+/* A signal from the user, or the lease gone, stops a fetch. */
+static int
+data_stop(void *arg)
+{
+	struct run *r = arg;
+	int sig;
+
+	while (sr_sig_next(r->sigfd, &sig) == 1) {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+			r->interrupted = sig;
+	}
+	return r->interrupted != 0 || sr_run_lease_gone(r, NULL);
+}
+
+/* The job's [data] before its first attempt (data.h), into the working
+ * directory's .spotrun/data: 0 to go on, or -1 with *res: failed (the URL
+ * has nothing, access denied, a full disk: as a setting the check could
+ * not judge), the store's passing error, or stopped. */
+static int
+fetch_data(struct run *r, const struct sr_run_opts *o, struct sr_run_result *res)
+{
+	struct sr_data_opts d;
+	struct sr_data_result dr;
+	int rc;
+
+	if (r->js->ndata == 0 || o->data_done)
+		return 0;
+	memset(&d, 0, sizeof d);
+	d.cache = sr_asprintf("%s/.spotrun/data",
+	    strcmp(r->js->workdir, "/") == 0 ? "" : r->js->workdir);
+	d.say = data_say;
+	d.stop = data_stop;
+	d.arg = r;
+	rc = sr_data_fetch(r->js, &d, &dr, res->err);
+	free((char *)d.cache);
+	if (rc == 0)
+		return 0;
+	if (rc == 1 && sr_run_lease_gone(r, NULL)) {
+		end_lost(r, o, res);
+		return -1;
+	}
+	if (rc == 1) {
+		res->outcome = SR_RUN_FAILED;
+		res->code = 128 + r->interrupted;
+		sr_tl(&r->tl, 1, "interrupted", "while fetching [data]");
+		return -1;
+	}
+	res->outcome = dr.permanent ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_STORE;
+	return -1;
+}
+
 enum sr_run_outcome
 sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_result *res)
 {
@@ -260,7 +321,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 		sr_tl(&r.tl, 0, "contain", "%s", sr_contain_how(r.contain));
 		r.vm = 1;
 		name_run(&r);
-		if (sr_run_lease_take(&r, res) == 0) {
+		if (sr_run_lease_take(&r, res) == 0 && fetch_data(&r, o, res) == 0) {
 			do {
 				if (sr_run_lease_gone(&r, NULL)) {
 					end_lost(&r, o, res);

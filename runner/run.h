@@ -151,6 +151,10 @@ struct sr_run_opts {
 	 * last line shows ("exit 75: 1 attempt, ..."); NULL: res->code. */
 	int (*exit_code)(const struct sr_run_result *res);
 	const struct sr_run_hooks *hooks;	/* NULL: none */
+	/* The job's [data] is on this machine already (the agent fetched it,
+	 * fleet/agent-data.c); 0: the run fetches it before its first
+	 * attempt, into the working directory's .spotrun/data (data.h). */
+	int data_done;
 };
 
 /* Run the job to its end and say how it ended in *res. The timeline and

@@ -122,6 +122,9 @@ dist_check_SCRIPTS += tests/t49-setup.sh
 # [job] image: the ranks in containers, through a fake runtime's recorded
 # command lines, then real podman where it can run here.
 dist_check_SCRIPTS += tests/t50-container.sh
+# A job's [data]: fetched into the machine's cache, linked read-only, not
+# fetched again unless changed; by spotrun run and by an agent.
+dist_check_SCRIPTS += tests/t51-data.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

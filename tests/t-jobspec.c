@@ -30,7 +30,7 @@
 
 /* The smallest valid [job]: bad cases add their lines after it (line 4 on). */
 #define JOB "[job]\nname = t\ncommand = true\n"
-#define SECTIONS "[job], [env], [resources], [checkpoint], [provider], [retry], [sweep]"
+#define SECTIONS "[job], [env], [resources], [checkpoint], [provider], [retry], [sweep], [data]"
 #define CKPT_KEYS "mode, interval, keep, store, local_dir, signal, write_timeout, " \
 	"chunk_size, level, margin"
 #define DUR "use a number with a unit s, m, h"
@@ -60,6 +60,31 @@ static const struct bad_case bad_cases[] = {
 	  "job.ini:4: text after the section header: max_restarts = 2; put comments after ';'\n" },
 	{ JOB "[]\n", NULL,
 	  "job.ini:4: empty section name []; valid sections: " SECTIONS "\n" },
+	/* [data] */
+	{ JOB "[data]\ndata/../x = s3://bkt/p/\n", NULL,
+	  "job.ini:5: [data] data/../x: a destination cannot hold \"..\"; name the path without "
+	  "it (e.g. data/train or /data/train)\n" },
+	{ JOB "[data]\n./ = s3://bkt/p/\n/ = s3://bkt/p/\n", NULL,
+	  "job.ini:5: [data] ./: names the working directory itself; name a folder or a file "
+	  "inside it (e.g. data/train)\n"
+	  "job.ini:6: [data] /: names the root itself; name a folder or a file inside it "
+	  "(e.g. /data/train)\n" },
+	{ JOB "[data]\ndata = s3://bkt/p/\n./data/ = s3://bkt/q/\n", NULL,
+	  "job.ini:6: duplicate destination './data/' in [data] (first set on line 5); keep one\n" },
+	{ JOB "[data]\ndata = s3://bkt/p/\ndata/x = s3://bkt/q\n", NULL,
+	  "job.ini:6: [data] data/x: inside data (line 5); one destination cannot hold another: "
+	  "copy the outer one alone, or put them side by side\n" },
+	{ JOB "[data]\n.spotrun/x = s3://bkt/p/\n", NULL,
+	  "job.ini:5: [data] .spotrun/x: inside the working directory's .spotrun/, which is "
+	  "spotrun's own; choose another destination\n" },
+	{ JOB "[checkpoint]\nlocal_dir = /scratch/ck\n[data]\n/scratch/ck/d = s3://bkt/p/\n", NULL,
+	  "job.ini:7: [data] /scratch/ck/d: inside local_dir /scratch/ck, the job's checkpoint "
+	  "copy; choose another destination\n" },
+	{ JOB "[data]\nd = s3://b/p/\n", NULL,
+	  "job.ini:5: [data] d = s3://b/p/: bucket \"b\": a bucket name has 3 to 63 characters\n" },
+	{ JOB "[data]\nd = http://b/p/\n", NULL,
+	  "job.ini:5: [data] d = http://b/p/: not a store URL; use file:///absolute/path, s3://bucket/prefix, gs://bucket/prefix or "
+	  "az://account/container/prefix (a folder ends in '/')\n" },
 	/* Keys */
 	{ JOB "[checkpoint]\nintervall = 5m\n", NULL,
 	  "job.ini:5: unknown key 'intervall' in [checkpoint]; did you mean 'interval'? "
