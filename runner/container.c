@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -235,6 +236,34 @@ mount_of(const char *dir)
 	return sr_asprintf("%s:%s", dir, dir);
 }
 
+/* A [data] entry inside the container (runner/data.h made its destination
+ * a link into the machine's cache): the cached copy mounted read-only at
+ * its own path, so that the link resolves inside as outside (a relative
+ * destination's link lies in the mounted working directory), and an
+ * absolute destination, outside every mount, mounted there too. Read-only
+ * mounts: not even a job running as root writes to the data. A link that
+ * does not resolve (nothing fetched) adds nothing; the job then finds no
+ * data, as it would without a container. */
+static void
+push_data_mounts(char ***v, size_t *n, size_t *cap, const struct sr_jobspec *js,
+    const struct sr_data_entry *d)
+{
+	char *dest = d->dest[0] == '/' ? sr_strdup(d->dest) :
+	    sr_asprintf("%s/%s", strcmp(js->workdir, "/") == 0 ? "" : js->workdir, d->dest);
+	char *real = realpath(dest, NULL);
+
+	if (real != NULL) {
+		push(v, n, cap, sr_strdup("-v"));
+		push(v, n, cap, sr_asprintf("%s:%s:ro", real, real));
+		if (d->dest[0] == '/') {
+			push(v, n, cap, sr_strdup("-v"));
+			push(v, n, cap, sr_asprintf("%s:%s:ro", real, dest));
+		}
+	}
+	free(real);
+	free(dest);
+}
+
 const char *
 sr_container_name(const struct sr_container *c, int attempt, int rank, char *buf, size_t len)
 {
@@ -277,6 +306,8 @@ sr_container_argv(const struct sr_container *c, const struct sr_jobspec *js,
 		push(&v, &n, &cap, sr_strdup("-v"));
 		push(&v, &n, &cap, mount_of(k->local_dir));
 	}
+	for (i = 0; i < js->ndata; i++)
+		push_data_mounts(&v, &n, &cap, js, &js->data[i]);
 	push(&v, &n, &cap, sr_strdup("-w"));
 	push(&v, &n, &cap, sr_strdup(js->workdir));
 	if (k->visible != NULL && *k->visible != '\0') {

@@ -141,7 +141,33 @@ t_wait "$t_last"
 t_is "$t_rc" 137 "the client killed: 137"
 t_like "$t_tmp/calls" "^podman kill spotrun-hang-$t_last-a1-r0\$" "then \`podman kill NAME\` for the container it left"
 
-# 21-: real podman, where it can run a container here.
+# 21-22: [data] in a container: the cache mounted read-only at its own path
+# (a relative destination's link then resolves inside), an absolute
+# destination mounted there too.
+mkdir -p "$t_tmp/dsrc/set" "$t_tmp/dw"
+printf 'seen' > "$t_tmp/dsrc/set/a.txt"
+abs=/tmp/t50-data-$$
+cat > "$t_tmp/dw/dj.ini" <<EOF
+[job]
+name = dj
+image = img:1
+command = sh -c 'cat in/a.txt'
+[provider]
+name = local
+[data]
+in = file://$t_tmp/dsrc/set/
+$abs = file://$t_tmp/dsrc/set/
+EOF
+: > "$t_tmp/calls"
+PATH=$FPATH "$SPOTRUN" run "$t_tmp/dw/dj.ini" > "$t_tmp/dj.out" 2> "$t_tmp/dj.err"
+t_is "$?|$(cat "$t_tmp/dj.out")" "0|seen" "a job with [data] in an image: exit 0, it read the data" ||
+	t_show "$t_tmp/dj.err"
+tree=$(readlink "$t_tmp/dw/in")
+t_like "$t_tmp/calls" "^podman run .* -v $t_tmp/dw:$t_tmp/dw -v $tree:$tree:ro -v $tree:$tree:ro -v $tree:$abs:ro -w $t_tmp/dw " \
+	"each entry's cached copy mounted read-only at its path, the absolute one at its destination too"
+rm -f "$abs"
+
+# 23-: real podman, where it can run a container here.
 real() {
 	if ! command -v podman > /dev/null; then echo "podman is not installed"; return 1; fi
 	bb=$(command -v busybox || ls /bin/busybox 2>/dev/null)
@@ -172,7 +198,8 @@ EOF
 fi
 why=$(real)
 if [ -n "$why" ]; then
-	for d in "exit 3" "files owned as spotrun's user" "SIGTERM reaches the job" "a request answered" "its checkpoint committed"; do
+	for d in "exit 3" "files owned as spotrun's user" "SIGTERM reaches the job" "a request answered" "its checkpoint committed" \
+	    "[data] read through its link and at its absolute destination" "[data] read-only even to root"; do
 		t_skip "real podman: $d" "$why"
 	done
 	t_done
@@ -200,4 +227,13 @@ ini_set "$t_tmp/rq.ini" job image spotrun-t50:1
 run rq "$RPATH"
 t_is "$t_rc" 0 "real podman: a job that answers a request: exit 0" || t_show "$t_tmp/rq.err"
 t_like "$t_tmp/rq.err" '  ckpt     .* committed' "its checkpoint, written in the container, committed"
+# [data] inside: through the relative link and at the absolute path; a
+# write refused by the read-only mount, although the job runs as root.
+sed -i "s/^image = .*/image = spotrun-t50:1/; s|^command = .*|command = sh -c \"cat in/a.txt $abs/a.txt > got; if echo x > in/a.txt; then echo wrote > wrote; fi\"|" "$t_tmp/dw/dj.ini"
+PATH=$RPATH "$SPOTRUN" run "$t_tmp/dw/dj.ini" > "$t_tmp/dj.out" 2> "$t_tmp/dj.err"
+t_is "$?|$(cat "$t_tmp/dw/got" 2>/dev/null)" "0|seenseen" "real podman: [data] read through its link and at its absolute destination" ||
+	t_show "$t_tmp/dj.err"
+t_is "$(cat "$t_tmp/dw/wrote" 2>/dev/null || echo refused)|$(cat "$tree/a.txt")" "refused|seen" \
+	"real podman: [data] read-only even to root (the mount), the cache unchanged"
+rm -f "$abs"
 t_done
