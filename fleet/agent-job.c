@@ -561,6 +561,26 @@ on_setup_log(void *arg, const char *buf, size_t len)
 	on_log(arg, 0, buf, len);	/* before attempt 1: `spotrun logs` says "setup" */
 }
 
+/* What stopped setup or the data's fetch before the run, into res: a
+ * signal (SIGTERM, a spot machine's shutdown, as in a run: a preemption),
+ * a cancel, the lease lost. 1 when one did, else 0. */
+static int
+stopped(int signal, int cancelled, int lost, const char *lost_why, struct sr_run_result *res)
+{
+	if (signal != 0) {
+		res->outcome = signal == SIGTERM ? SR_RUN_PREEMPTED : SR_RUN_FAILED;
+		res->signal = signal;
+	} else if (cancelled) {
+		res->outcome = SR_RUN_CANCELLED;
+	} else if (lost) {
+		res->outcome = SR_RUN_LEASE_LOST;
+		snprintf(res->err, sizeof res->err, "%s", lost_why);
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 /* The job's [job] setup, before its run (agent-setup.c): 0 to run the job,
  * or 1 when it ends here as res says: failed with setup's exit code,
  * stopped by a signal (a preemption: released), cancelled, its lease lost,
@@ -592,20 +612,11 @@ setup(struct job *b, const struct sr_jobspec *js, struct sr_run_result *res)
 	if (rc == -1) {
 		sr_err_prefix(res->err, "its setup");
 		res->outcome = SR_RUN_ERR_SYSTEM;
-	} else if (s.signal != 0) {
-		/* SIGTERM, a spot machine's shutdown, as in a run: a preemption */
-		res->outcome = s.signal == SIGTERM ? SR_RUN_PREEMPTED : SR_RUN_FAILED;
-		res->signal = s.signal;
-	} else if (s.cancelled) {
-		res->outcome = SR_RUN_CANCELLED;
-	} else if (s.lost) {
-		res->outcome = SR_RUN_LEASE_LOST;
-		snprintf(res->err, sizeof res->err, "%s", s.lost_why);
-	} else if (s.code != 0) {
+	} else if (!stopped(s.signal, s.cancelled, s.lost, s.lost_why, res)) {
+		if (s.code == 0)
+			return 0;
 		res->outcome = SR_RUN_FAILED;	/* failed: setup would fail again */
 		res->code = s.code;
-	} else {
-		return 0;
 	}
 	return 1;
 }
@@ -638,15 +649,7 @@ data(struct job *b, const struct sr_jobspec *js, struct sr_run_result *res)
 	sr_lease_keeper_stop(k);
 	if (rc == -1) {
 		res->outcome = d.res.permanent ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_STORE;
-	} else if (d.signal != 0) {
-		res->outcome = d.signal == SIGTERM ? SR_RUN_PREEMPTED : SR_RUN_FAILED;
-		res->signal = d.signal;
-	} else if (d.cancelled) {
-		res->outcome = SR_RUN_CANCELLED;
-	} else if (d.lost) {
-		res->outcome = SR_RUN_LEASE_LOST;
-		snprintf(res->err, sizeof res->err, "%s", d.lost_why);
-	} else {
+	} else if (!stopped(d.signal, d.cancelled, d.lost, d.lost_why, res)) {
 		return 0;
 	}
 	return 1;
