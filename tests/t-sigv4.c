@@ -1128,6 +1128,45 @@ test_fuzz(void)
 	ok(signed_ok > iters / 20, "fuzz: enough requests are valid to reach the signer (%d)", signed_ok);
 }
 
+/* AWS's example of a presigned URL ("Authenticating Requests: Using Query
+ * Parameters", S3 API reference): GET examplebucket/test.txt for 86400 s,
+ * signed in the query with no x-amz-content-sha256 header; and the same
+ * as GCS's GOOG4 differs only in the algorithm's name, key prefix and
+ * scope (its signature recomputed with Python in tests/t96-presign.sh). */
+static void
+test_presigned(void)
+{
+	static const struct sr_sigv4_header host[] = {
+		{ "Host", "examplebucket.s3.amazonaws.com" } };
+	struct sr_sigv4_request rq = {
+		.method = "GET", .path = "/test.txt",
+		.query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE"
+		    "%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&"
+		    "X-Amz-Expires=86400&X-Amz-SignedHeaders=host",
+		.headers = host, .nheaders = 1, .payload_hash = "UNSIGNED-PAYLOAD",
+		.amz_date = "20130524T000000Z", .region = "us-east-1", .service = "s3",
+	};
+	struct sr_sigv4_key key = { "AKIAIOSFODNN7EXAMPLE",
+		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" };
+	char sig[65], err[SR_ERRMAX], *creq, *sts;
+
+	is_int(sr_sigv4_query_signature(&rq, &key, sig, err), -1,
+	    "presigned without query_auth: S3's x-amz-content-sha256 is still asked for");
+	rq.query_auth = 1;
+	is_int(sr_sigv4_query_signature(&rq, &key, sig, err), 0, "presigned: signs");
+	is_str(sig, "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404",
+	    "presigned: AWS's example signature");
+	rq.goog4 = 1;
+	rq.region = "auto";
+	rq.service = "storage";
+	creq = sr_sigv4_canonical_request(&rq);
+	sts = sr_sigv4_string_to_sign(&rq, creq, err);
+	ok(sts != NULL && strncmp(sts, "GOOG4-HMAC-SHA256\n20130524T000000Z\n"
+	    "20130524/auto/storage/goog4_request\n", 71) == 0, "goog4: GCS's algorithm and scope");
+	free(creq);
+	free(sts);
+}
+
 int
 main(void)
 {
@@ -1142,6 +1181,7 @@ main(void)
 	test_s3_path_and_query();
 	test_s3_headers();
 	test_bad_input();
+	test_presigned();
 	if (is_dir(suite))
 		test_suite(suite);
 	else
