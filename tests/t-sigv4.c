@@ -323,7 +323,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request get = {
 		"GET", "/test.txt", NULL, get_h, SR_ARRAY_LEN(get_h), EMPTY_SHA, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header put_h[] = {
 		{ "Host", DOC_HOST }, { "Date", "Fri, 24 May 2013 00:00:00 GMT" },
@@ -332,7 +332,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request put = {
 		"PUT", "/test$file.text", "", put_h, SR_ARRAY_LEN(put_h), body_hash, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header bucket_h[] = {
 		{ "Host", DOC_HOST }, { "x-amz-date", DOC_DATE },
@@ -340,7 +340,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request lifecycle = {
 		"GET", "/", "lifecycle", bucket_h, SR_ARRAY_LEN(bucket_h), EMPTY_SHA, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_request list = lifecycle;
 
@@ -432,7 +432,7 @@ s3_request(const char *method, const char *path, const char *query)
 {
 	struct sr_sigv4_request rq = {
 		method, path, query, s3_h, SR_ARRAY_LEN(s3_h), "UNSIGNED-PAYLOAD", S3_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 
 	return rq;
@@ -509,7 +509,7 @@ test_s3_headers(void)
 		{ "x-amz-meta-empty", "   " },
 	};
 	struct sr_sigv4_request rq = {
-		"PUT", "/b/k", NULL, h, SR_ARRAY_LEN(h), EMPTY_SHA, S3_DATE, "us-east-1", "s3", 0
+		"PUT", "/b/k", NULL, h, SR_ARRAY_LEN(h), EMPTY_SHA, S3_DATE, "us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header no_sha[] = { { "host", "h" }, { "x-amz-date", S3_DATE } };
 	struct sr_sigv4_header bad_sha[] = {
@@ -526,7 +526,7 @@ test_s3_headers(void)
 	};
 	struct sr_sigv4_request gcs = {
 		"PUT", "/bkt/ckpt/manifest", NULL, gcs_h, SR_ARRAY_LEN(gcs_h), "UNSIGNED-PAYLOAD",
-		S3_DATE, "auto", "s3", 0
+		S3_DATE, "auto", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_key k = { "GOOG1EXAMPLE", "gcs-secret" };
 	char auth[SR_SIGV4_AUTH_MAX], err[SR_ERRMAX];
@@ -564,7 +564,7 @@ test_s3_headers(void)
 	 * already encoded), an implementation independent of this one. */
 	rq = (struct sr_sigv4_request){ "PUT", "/bucket/a b+c/\xc3\xbc",
 		"prefix=a%2Fb&continuation-token=x%2By%3D&list-type=2&uploads", mixed,
-		SR_ARRAY_LEN(mixed), "UNSIGNED-PAYLOAD", S3_DATE, "us-east-1", "s3", 0 };
+		SR_ARRAY_LEN(mixed), "UNSIGNED-PAYLOAD", S3_DATE, "us-east-1", "s3", 0, 0, 0 };
 	check_signed("S3 all rules, signature as botocore's", &rq, &doc_key,
 	    "PUT\n/bucket/a%20b%2Bc/%C3%BC\n"
 	    "continuation-token=x%2By%3D&list-type=2&prefix=a%2Fb&uploads=\n"

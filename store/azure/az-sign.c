@@ -17,7 +17,6 @@
 #include <openssl/hmac.h>
 
 #include "az-sign.h"
-#include "az.h"
 #include "util.h"
 
 /* The standard headers of the string to sign, in its order. */
@@ -341,24 +340,16 @@ sr_az_sas_string_to_sign(const char *account, const char *container, const char 
 }
 
 int
-sr_az_sas(const char *account, const char *container, const char *blob, const char *expiry,
-    const char *key_b64, char **query, char *err)
+sr_az_sas_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, const char *key_b64, char sig[45], char *err)
 {
-	char sig[45], *sts, *esig = NULL, *ese = NULL;
+	char *sts;
 	int rc;
 
-	*query = NULL;
+	sig[0] = '\0';
 	if ((sts = sr_az_sas_string_to_sign(account, container, blob, expiry, err)) == NULL)
 		return -1;
 	rc = hmac_b64(key_b64, sts, sig, err);
 	free(sts);
-	if (rc == 0 && ((esig = sr_az_encode(sig, 0, err)) == NULL ||
-	    (ese = sr_az_encode(expiry, 0, err)) == NULL ||
-	    (*query = sr_try_asprintf(err, "sv=%s&sr=b&sp=r&se=%s&sig=%s", SR_AZ_SAS_VERSION, ese,
-	    esig)) == NULL))
-		rc = -1;
-	free(esig);
-	free(ese);
-	OPENSSL_cleanse(sig, sizeof sig);
 	return rc;
 }

@@ -57,10 +57,11 @@ int sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, c
  * encoded). malloc'd; NULL with err (out of memory). */
 char *sr_az_sas_string_to_sign(const char *account, const char *container, const char *blob,
     const char *expiry, char *err);
-/* That SAS signed with the account key key_b64: the query that follows
- * the blob's URL's '?' ("sv=...&sr=b&sp=r&se=...&sig=..."), malloc'd
- * into *query. 0, or -1 with err as sr_az_sign's. */
-int sr_az_sas(const char *account, const char *container, const char *blob, const char *expiry,
-    const char *key_b64, char **query, char *err);
+/* That SAS's signature under the account key key_b64: base64 (44
+ * characters and a NUL into sig), to be percent-encoded as the sig=
+ * parameter beside sv=SR_AZ_SAS_VERSION&sr=b&sp=r&se=EXPIRY. 0, or -1
+ * with err as sr_az_sign's. */
+int sr_az_sas_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, const char *key_b64, char sig[45], char *err);
 
 #endif

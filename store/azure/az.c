@@ -624,12 +624,24 @@ sr_az_presign(struct sr_az *a, const char *key, long expires, time_t now, char *
 	gmtime_r(&now, &tm);
 	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if (cr.form == SR_AZ_SHARED_KEY) {
-		if (sr_az_sas(a->account, a->container, name, expiry, cr.secret_key, &query,
+		char sig[45], *esig, *ese;
+
+		if (sr_az_sas_sign(a->account, a->container, name, expiry, cr.secret_key, sig,
 		    err) == -1) {
 			if (!sr_err_is_oom(err))
 				sr_err_prefix(err, "%s", cr.source);
 			goto out;
 		}
+		esig = sr_az_encode(sig, 0, err);
+		ese = esig != NULL ? sr_az_encode(expiry, 0, err) : NULL;
+		if (ese != NULL)
+			query = sr_try_asprintf(err, "sv=%s&sr=b&sp=r&se=%s&sig=%s",
+			    SR_AZ_SAS_VERSION, ese, esig);
+		explicit_bzero(sig, sizeof sig);
+		free_wiped(esig);
+		free(ese);
+		if (query == NULL)
+			goto out;
 	} else if (cr.form == SR_AZ_SAS) {
 		/* the SAS's own se rules: it may end before expires */
 		if ((query = sr_try_strdup(cr.session_token, err)) == NULL)
