@@ -268,7 +268,7 @@ sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char
 	const char *const values[][2] = {
 		{ "--queue", o->queue }, { "--source", o->source }, { "--sha256", o->sha256 },
 		{ "--idle-timeout", o->idle_timeout }, { "--idle-command", o->idle_command },
-		{ "--labels", o->labels },
+		{ "--labels", o->labels }, { "--url-expires", o->url_expires },
 	};
 	const size_t nurls = 2;
 	struct source src;
@@ -294,11 +294,23 @@ sr_cinit_check(const struct sr_cinit_opts *o, void (*warn)(void *arg, const char
 		return -1;
 	if (sr_store_url_check(o->queue, msg) == -1)
 		return sr_err(err, "--queue: %s", msg);
-	if (o->source == NULL && !o->unit_only)
-		return sr_err(err, "no --source: give where the VM gets spotrun's source, a git "
-		    "repository (https://HOST/PATH.git, #TAG or #BRANCH to pin it) or a source "
-		    "tarball (https://HOST/spotrun-VERSION.tar.gz, from make dist); no prebuilt "
-		    "binary exists");
+	if (o->source == NULL && !o->unit_only && sr_store_url_local(o->queue))
+		return sr_err(err, "--queue %s is a directory of this machine: a VM cannot fetch "
+		    "spotrun's binary from it; give --source (a git repository or a source "
+		    "tarball) to build it there", o->queue);
+	if (o->url_expires != NULL) {
+		if (o->source != NULL)
+			return sr_err(err, "--url-expires goes with the prebuilt binary (no --source): "
+			    "the VM builds a --source itself");
+		int r = sr_parse_duration(o->url_expires, &secs);
+
+		if (r == -1)
+			return sr_err(err, "--url-expires '%s': not a duration (e.g. 7d, 12h)",
+			    o->url_expires);
+		if (r == -2 || secs < 60 || secs > SR_CINIT_URL_EXPIRES)
+			return sr_err(err, "--url-expires %s: must be 1m to 7d (S3's and GCS's "
+			    "longest presigned URL)", o->url_expires);
+	}
 	if (o->source != NULL) {
 		if (source_parse(o->source, &src, err) == -1) {
 			source_free(&src);
@@ -435,6 +447,17 @@ put_sh_quoted(FILE *fp, const char *s)
 	fputc('\'', fp);
 }
 
+/* The install scripts' end: the unit started. */
+static void
+put_script_end(FILE *fp, const char *in)
+{
+	fprintf(fp, "%scd /\n"
+	    "%srm -rf \"$dir\"\n"
+	    "%ssystemctl daemon-reload\n"
+	    "%ssystemctl enable spotrun-agent.service\n"
+	    "%ssystemctl start spotrun-agent.service\n", in, in, in, in, in);
+}
+
 /* The install script, each line indented for the YAML block it is in. */
 static void
 put_install_script(FILE *fp, const struct source *src, const char *sha256)
@@ -473,13 +496,77 @@ put_install_script(FILE *fp, const struct source *src, const char *sha256)
 	    "%s# The unit is the one this user-data wrote, with the agent's options.\n"
 	    "%s./configure -q --prefix=" SR_CINIT_PREFIX " --with-systemdsystemunitdir=no\n"
 	    "%smake -j\"$(nproc)\"\n"
-	    "%smake install\n"
-	    "%scd /\n"
+	    "%smake install\n",
+	    in, in, in, in, in, in, in);
+	put_script_end(fp, in);
+}
+
+/* The prebuilt install script: fetch, check, install, start. */
+static void
+put_bin_script(FILE *fp, const char *url, const char *sha256)
+{
+	const char *in = "      ";
+
+	fprintf(fp, "%s#!/bin/sh\n"
+	    "%s# spotrun-install: fetch the prebuilt spotrun, check its SHA-256, install\n"
+	    "%s# it and start spotrun-agent.service (written by spotrun cloud-init, run\n"
+	    "%s# once by cloud-init's runcmd; its output is in\n"
+	    "%s# /var/log/cloud-init-output.log). The URL is presigned: it expires.\n"
+	    "%sset -eu\n", in, in, in, in, in, in);
+	fprintf(fp, "%surl=", in);
+	put_sh_quoted(fp, url);
+	fprintf(fp, "\n%ssum=%s\n"
+	    "%sdir=/var/tmp/spotrun-bin\n"
 	    "%srm -rf \"$dir\"\n"
-	    "%ssystemctl daemon-reload\n"
-	    "%ssystemctl enable spotrun-agent.service\n"
-	    "%ssystemctl start spotrun-agent.service\n",
-	    in, in, in, in, in, in, in, in, in, in, in, in);
+	    "%smkdir -p \"$dir\"\n"
+	    "%scd \"$dir\"\n"
+	    "%scurl -fsSL --retry 5 --retry-connrefused -o spotrun \"$url\"\n"
+	    "%secho \"$sum  spotrun\" | sha256sum -c -\n"
+	    "%sinstall -m 0755 spotrun " SR_CINIT_PREFIX "/bin/spotrun\n",
+	    in, sha256, in, in, in, in, in, in, in);
+	put_script_end(fp, in);
+}
+
+/* The user-data's write_files: the unit, then the install script's
+ * header (its content follows). */
+static void
+put_files(FILE *fp, const struct sr_cinit_opts *o)
+{
+	fputs("write_files:\n"
+	    "  - path: " SR_CINIT_UNIT_PATH "\n"
+	    "    owner: root:root\n"
+	    "    permissions: '0644'\n"
+	    "    content: |\n", fp);
+	put_unit(fp, o, "      ");
+	fputs("  - path: " SR_CINIT_INSTALL_PATH "\n"
+	    "    owner: root:root\n"
+	    "    permissions: '0755'\n"
+	    "    content: |\n", fp);
+}
+
+/* The prebuilt binary's user-data. */
+static void
+write_bin_userdata(const struct sr_cinit_opts *o, FILE *fp)
+{
+	static const char *const pkgs[] = { "ca-certificates", "curl",
+		SR_CINIT_RUNTIME_PACKAGES };
+	size_t i;
+
+	fputs("#cloud-config\n"
+	    "# spotrun cloud-init: user-data for a Debian 12, Ubuntu 22.04 or 24.04 VM\n"
+	    "# that installs a prebuilt spotrun, fetched from the queue's store with\n"
+	    "# a presigned URL and checked against its SHA-256, and runs its agent as\n"
+	    "# spotrun-agent.service, whose ExecStart names the queue. It holds no\n"
+	    "# secret key: the URL is signed for that one object, and the agent finds\n"
+	    "# its keys on the VM (the instance's role).\n", fp);
+	fputs("package_update: true\n"
+	    "packages:\n", fp);
+	for (i = 0; i < SR_ARRAY_LEN(pkgs); i++)
+		fprintf(fp, "  - %s\n", pkgs[i]);
+	put_files(fp, o);
+	put_bin_script(fp, o->bin_url, o->bin_sha256);
+	fputs("runcmd:\n"
+	    "  - [" SR_CINIT_INSTALL_PATH "]\n", fp);
 }
 
 void
@@ -488,6 +575,12 @@ sr_cinit_write_userdata(const struct sr_cinit_opts *o, FILE *fp)
 	struct source src;
 	char err[SR_ERRMAX];
 
+	if (o->source == NULL) {
+		if (o->bin_url == NULL || o->bin_sha256 == NULL)
+			sr_fatal("sr_cinit_write_userdata: neither a source nor a binary (a bug)");
+		write_bin_userdata(o, fp);
+		return;
+	}
 	if (source_parse(o->source, &src, err) == -1)
 		sr_fatal("sr_cinit_write_userdata: %s (not checked)", err);
 	fputs("#cloud-config\n"
@@ -501,16 +594,7 @@ sr_cinit_write_userdata(const struct sr_cinit_opts *o, FILE *fp)
 	fputs(src.kind == SOURCE_GIT ? "  - git\n" : "  - curl\n", fp);
 	if (src.tar_package != NULL)
 		fprintf(fp, "  - %s\n", src.tar_package);
-	fputs("write_files:\n"
-	    "  - path: " SR_CINIT_UNIT_PATH "\n"
-	    "    owner: root:root\n"
-	    "    permissions: '0644'\n"
-	    "    content: |\n", fp);
-	put_unit(fp, o, "      ");
-	fputs("  - path: " SR_CINIT_INSTALL_PATH "\n"
-	    "    owner: root:root\n"
-	    "    permissions: '0755'\n"
-	    "    content: |\n", fp);
+	put_files(fp, o);
 	put_install_script(fp, &src, o->sha256);
 	fputs("runcmd:\n"
 	    "  - [" SR_CINIT_INSTALL_PATH "]\n", fp);

@@ -38,7 +38,7 @@ EXTRA_DIST += bench/fleet.sh
 # The agent's unit has one template, dist/spotrun-agent.service.in, built
 # into the binary (fleet/cloudinit-unit.c, generated) and installed by
 # dist/local.mk.
-libfleet_a_SOURCES += fleet/cloudinit.c fleet/cloudinit.h
+libfleet_a_SOURCES += fleet/cloudinit.c fleet/cloudinit.h fleet/cloudinit-bin.c
 nodist_libfleet_a_SOURCES += fleet/cloudinit-unit.c
 CLEANFILES += fleet/cloudinit-unit.c
 fleet/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-aux/text-to-c

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "store.h"
 
@@ -81,6 +82,12 @@ struct sr_store_backend {
 	    char *err);
 	/* sr_store_stats, out zeroed by store.c; NULL: no requests to count. */
 	void (*stats)(struct sr_store *st, struct sr_store_stats *out);
+	/* sr_store_presign: a malloc'd URL into *url that GETs key for
+	 * expires seconds (1 to SR_PRESIGN_MAX) after now; err without the
+	 * "presign KEY: " that store.c adds. NULL: the store has no such URLs
+	 * (file://). */
+	int (*presign)(struct sr_store *st, const char *key, long expires, time_t now, char **url,
+	    char *err);
 };
 
 struct sr_store {

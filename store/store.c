@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pace.h"
 #include "store-int.h"
@@ -559,6 +560,27 @@ sr_store_stats(struct sr_store *st, struct sr_store_stats *out)
 	memset(out, 0, sizeof *out);
 	if (st->be->stats != NULL)
 		st->be->stats(st, out);
+}
+
+int
+sr_store_presign(struct sr_store *st, const char *key, double expires_s, char **url,
+    char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+
+	*url = NULL;
+	if (sr_store_key_check("presign", key, err) == -1)
+		return SR_STORE_ERROR;
+	sr_store_key_show(key, show, sizeof show);
+	if (!(expires_s >= 1 && expires_s <= SR_PRESIGN_MAX))
+		return sr_err(err, "presign %s: the URL's life must be 1 s to 7 days (%d s), not "
+		    "%g s", show, SR_PRESIGN_MAX, expires_s);
+	if (st->be->presign == NULL)
+		return sr_err(err, "presign %s: a %s:// store has no URL that another machine can "
+		    "fetch; use s3://, gs:// or az://", show, st->be->scheme);
+	if (st->be->presign(st, key, (long)expires_s, time(NULL), url, err) == -1)
+		return sr_err_prefix(err, "presign %s", show);
+	return 0;
 }
 
 /* The words of the permanent errors, and who writes them. */

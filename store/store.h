@@ -206,6 +206,25 @@ void sr_store_stats(struct sr_store *st, struct sr_store_stats *out);
  * memory; out of memory is transient. */
 int sr_store_err_permanent(const char *err);
 
+/* Longest life of a presigned URL, in seconds: 7 days, S3's and GCS's
+ * limit for a V4 signature. */
+#define SR_PRESIGN_MAX (7 * 24 * 3600)
+/* A URL that GETs key's object with no credentials and no client but an
+ * HTTP one (curl), for expires_s seconds from now (at least 1, at most
+ * SR_PRESIGN_MAX; fractions are dropped): s3:// signs it with SigV4 in
+ * the query (X-Amz-*, the session token included, UNSIGNED-PAYLOAD),
+ * gs:// with GCS's V4 signed URL and the HMAC keys (GOOG4-HMAC-SHA256),
+ * az:// with a service SAS (sv=2021-08-06, sr=b, sp=r) under the account
+ * key, or by appending the SAS it was given (whose own expiry then
+ * rules). The signing makes no request: the key need not exist yet. A URL
+ * signed with temporary credentials (an assumed role's, SSO's) stops
+ * working when they expire, whatever expires_s says. *url is malloc'd
+ * (free()). Returns 0, or SR_STORE_ERROR with err ("presign KEY:
+ * reason"): file:// (no URL another machine can fetch), az:// with only
+ * a managed identity's token, no credentials, a bad expiry. */
+int sr_store_presign(struct sr_store *st, const char *key, double expires_s, char **url,
+    char *err);
+
 /* Name of a return code, e.g. "SR_STORE_EXISTS". */
 const char *sr_store_rc_name(int rc);
 

@@ -34,6 +34,9 @@ tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-u
 # for the S3 fault tests. faultproxy needs only libc.
 EXTRA_DIST += tests/rgw.sh tests/s3-env.sh tests/daemon-util.sh tests/store-util.h
 dist_check_SCRIPTS += tests/t80-rgw.sh tests/t81-faultproxy.sh
+# `spotrun cloud-init` without --source: the binary behind presigned URLs
+# of RGW, Azurite and gcsemu, fetched and checked as the VM does.
+dist_check_SCRIPTS += tests/t96-presign.sh
 noinst_PROGRAMS += tests/faultproxy
 tests_faultproxy_SOURCES = tests/faultproxy.c
 tests_faultproxy_LDADD =

@@ -111,10 +111,19 @@ test_checks(void)
 		{ { .queue = "s3://bkt/q\nx", .source = TARBALL },
 		  "--queue has control character \\x0a at byte 11: " ASCII_ONLY "; percent-encode it "
 		  "as %0A" },
-		{ { .queue = "s3://bkt/q" },
-		  "no --source: give where the VM gets spotrun's source, a git repository "
-		  "(https://HOST/PATH.git, #TAG or #BRANCH to pin it) or a source tarball "
-		  "(https://HOST/spotrun-VERSION.tar.gz, from make dist); no prebuilt binary exists" },
+		{ { .queue = "file:///srv/q" },
+		  "--queue file:///srv/q is a directory of this machine: a VM cannot fetch "
+		  "spotrun's binary from it; give --source (a git repository or a source "
+		  "tarball) to build it there" },
+		{ { .queue = "s3://bkt/q", .source = TARBALL, .url_expires = "1d" },
+		  "--url-expires goes with the prebuilt binary (no --source): the VM builds a "
+		  "--source itself" },
+		{ { .queue = "s3://bkt/q", .url_expires = "soon" },
+		  "--url-expires 'soon': not a duration (e.g. 7d, 12h)" },
+		{ { .queue = "s3://bkt/q", .url_expires = "8d" },
+		  "--url-expires 8d: must be 1m to 7d (S3's and GCS's longest presigned URL)" },
+		{ { .queue = "s3://bkt/q", .url_expires = "59s" },
+		  "--url-expires 59s: must be 1m to 7d (S3's and GCS's longest presigned URL)" },
 		{ { .queue = "s3://bkt/q", .source = "ftp://example.org/spotrun.tar.gz" },
 		  "--source 'ftp://example.org/spotrun.tar.gz': not an https:// or http:// URL (the "
 		  "VM fetches it with curl or git)" },
@@ -532,6 +541,34 @@ test_userdata(void)
 	free(ud);
 }
 
+/* The prebuilt binary's user-data, byte for byte: the runtime libraries
+ * and no compiler, the URL single-quoted for sh (a quote in it too), the
+ * checksum checked before anything is installed. */
+static void
+test_prebuilt(void)
+{
+	struct sr_cinit_opts o = { .queue = "s3://spotrun-fleet/queue?region=eu-west-1",
+		.idle_timeout = "30m",
+		.bin_url = "https://spotrun-fleet.s3.eu-west-1.amazonaws.com/queue/bin/"
+		    "spotrun-0.1.0-0123456789abcdef?X-Amz-Algorithm=AWS4-HMAC-SHA256&"
+		    "X-Amz-Signature=ab'cd",
+		.bin_sha256 = "5f2b1a0c9e8d7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a" };
+	char err[SR_ERRMAX], *want = NULL, *ud;
+	size_t len;
+
+	is_int(sr_cinit_check(&o, NULL, NULL, err), 0, "no --source: the prebuilt binary");
+	if (sr_read_file(SR_TOP_SRCDIR "/tests/cloud-init/prebuilt.yaml", 1 << 20, &want, &len,
+	    err) == -1)
+		sr_fatal("%s", err);
+	ud = render(&o, 0);
+	is_str(ud, want, "the prebuilt user-data is tests/cloud-init/prebuilt.yaml");
+	ok(strstr(ud, "\n      make") == NULL && strstr(ud, "build-essential") == NULL &&
+	    strstr(ud, "configure") == NULL && strstr(ud, "install-deps") == NULL,
+	    "no build step");
+	free(ud);
+	free(want);
+}
+
 int
 main(void)
 {
@@ -541,5 +578,6 @@ main(void)
 	test_warnings();
 	test_unit();
 	test_userdata();
+	test_prebuilt();
 	return tap_done();
 }

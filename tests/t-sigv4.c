@@ -323,7 +323,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request get = {
 		"GET", "/test.txt", NULL, get_h, SR_ARRAY_LEN(get_h), EMPTY_SHA, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header put_h[] = {
 		{ "Host", DOC_HOST }, { "Date", "Fri, 24 May 2013 00:00:00 GMT" },
@@ -332,7 +332,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request put = {
 		"PUT", "/test$file.text", "", put_h, SR_ARRAY_LEN(put_h), body_hash, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header bucket_h[] = {
 		{ "Host", DOC_HOST }, { "x-amz-date", DOC_DATE },
@@ -340,7 +340,7 @@ test_s3_doc_examples(void)
 	};
 	struct sr_sigv4_request lifecycle = {
 		"GET", "/", "lifecycle", bucket_h, SR_ARRAY_LEN(bucket_h), EMPTY_SHA, DOC_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_request list = lifecycle;
 
@@ -432,7 +432,7 @@ s3_request(const char *method, const char *path, const char *query)
 {
 	struct sr_sigv4_request rq = {
 		method, path, query, s3_h, SR_ARRAY_LEN(s3_h), "UNSIGNED-PAYLOAD", S3_DATE,
-		"us-east-1", "s3", 0
+		"us-east-1", "s3", 0, 0, 0
 	};
 
 	return rq;
@@ -509,7 +509,7 @@ test_s3_headers(void)
 		{ "x-amz-meta-empty", "   " },
 	};
 	struct sr_sigv4_request rq = {
-		"PUT", "/b/k", NULL, h, SR_ARRAY_LEN(h), EMPTY_SHA, S3_DATE, "us-east-1", "s3", 0
+		"PUT", "/b/k", NULL, h, SR_ARRAY_LEN(h), EMPTY_SHA, S3_DATE, "us-east-1", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_header no_sha[] = { { "host", "h" }, { "x-amz-date", S3_DATE } };
 	struct sr_sigv4_header bad_sha[] = {
@@ -526,7 +526,7 @@ test_s3_headers(void)
 	};
 	struct sr_sigv4_request gcs = {
 		"PUT", "/bkt/ckpt/manifest", NULL, gcs_h, SR_ARRAY_LEN(gcs_h), "UNSIGNED-PAYLOAD",
-		S3_DATE, "auto", "s3", 0
+		S3_DATE, "auto", "s3", 0, 0, 0
 	};
 	struct sr_sigv4_key k = { "GOOG1EXAMPLE", "gcs-secret" };
 	char auth[SR_SIGV4_AUTH_MAX], err[SR_ERRMAX];
@@ -564,7 +564,7 @@ test_s3_headers(void)
 	 * already encoded), an implementation independent of this one. */
 	rq = (struct sr_sigv4_request){ "PUT", "/bucket/a b+c/\xc3\xbc",
 		"prefix=a%2Fb&continuation-token=x%2By%3D&list-type=2&uploads", mixed,
-		SR_ARRAY_LEN(mixed), "UNSIGNED-PAYLOAD", S3_DATE, "us-east-1", "s3", 0 };
+		SR_ARRAY_LEN(mixed), "UNSIGNED-PAYLOAD", S3_DATE, "us-east-1", "s3", 0, 0, 0 };
 	check_signed("S3 all rules, signature as botocore's", &rq, &doc_key,
 	    "PUT\n/bucket/a%20b%2Bc/%C3%BC\n"
 	    "continuation-token=x%2By%3D&list-type=2&prefix=a%2Fb&uploads=\n"
@@ -1128,6 +1128,45 @@ test_fuzz(void)
 	ok(signed_ok > iters / 20, "fuzz: enough requests are valid to reach the signer (%d)", signed_ok);
 }
 
+/* AWS's example of a presigned URL ("Authenticating Requests: Using Query
+ * Parameters", S3 API reference): GET examplebucket/test.txt for 86400 s,
+ * signed in the query with no x-amz-content-sha256 header; and the same
+ * as GCS's GOOG4 differs only in the algorithm's name, key prefix and
+ * scope (its signature recomputed with Python in tests/t96-presign.sh). */
+static void
+test_presigned(void)
+{
+	static const struct sr_sigv4_header host[] = {
+		{ "Host", "examplebucket.s3.amazonaws.com" } };
+	struct sr_sigv4_request rq = {
+		.method = "GET", .path = "/test.txt",
+		.query = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE"
+		    "%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&"
+		    "X-Amz-Expires=86400&X-Amz-SignedHeaders=host",
+		.headers = host, .nheaders = 1, .payload_hash = "UNSIGNED-PAYLOAD",
+		.amz_date = "20130524T000000Z", .region = "us-east-1", .service = "s3",
+	};
+	struct sr_sigv4_key key = { "AKIAIOSFODNN7EXAMPLE",
+		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" };
+	char sig[65], err[SR_ERRMAX], *creq, *sts;
+
+	is_int(sr_sigv4_query_signature(&rq, &key, sig, err), -1,
+	    "presigned without query_auth: S3's x-amz-content-sha256 is still asked for");
+	rq.query_auth = 1;
+	is_int(sr_sigv4_query_signature(&rq, &key, sig, err), 0, "presigned: signs");
+	is_str(sig, "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404",
+	    "presigned: AWS's example signature");
+	rq.goog4 = 1;
+	rq.region = "auto";
+	rq.service = "storage";
+	creq = sr_sigv4_canonical_request(&rq);
+	sts = sr_sigv4_string_to_sign(&rq, creq, err);
+	ok(sts != NULL && strncmp(sts, "GOOG4-HMAC-SHA256\n20130524T000000Z\n"
+	    "20130524/auto/storage/goog4_request\n", 71) == 0, "goog4: GCS's algorithm and scope");
+	free(creq);
+	free(sts);
+}
+
 int
 main(void)
 {
@@ -1142,6 +1181,7 @@ main(void)
 	test_s3_path_and_query();
 	test_s3_headers();
 	test_bad_input();
+	test_presigned();
 	if (is_dir(suite))
 		test_suite(suite);
 	else

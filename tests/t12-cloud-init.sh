@@ -109,13 +109,13 @@ expect "a misspelt option gets its suggestion and the usage" 64 \
 	"spotrun cloud-init: unknown option --queu (did you mean --queue?); see 'spotrun help cloud-init'
 usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
                           [--idle-timeout DURATION] [--idle-command COMMAND]
-                          [--labels LIST] [--unit]" \
+                          [--labels LIST] [--unit] [--url-expires DURATION]" \
 	--queu s3://spotrun-fleet/q
 expect "an operand is refused" 64 \
 	"spotrun cloud-init: too many arguments: 'extra' (takes none); see 'spotrun help cloud-init'
 usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
                           [--idle-timeout DURATION] [--idle-command COMMAND]
-                          [--labels LIST] [--unit]" \
+                          [--labels LIST] [--unit] [--url-expires DURATION]" \
 	--queue s3://spotrun-fleet/q extra
 expect "a bad --idle-timeout" 64 \
 	"spotrun cloud-init: --idle-timeout '30 min': not a duration (e.g. 30m, 1h30m, 90s)" \
@@ -130,7 +130,7 @@ run --help
 check "--help: the usage first, on three lines of at most 80 columns, exit 0" \
 	eval '[ "$rc" -eq 0 ] && [ "$(head -n 3 "$tmp/out")" = "usage: spotrun cloud-init [--queue URL] [--source URL] [--sha256 HEX]
                           [--idle-timeout DURATION] [--idle-command COMMAND]
-                          [--labels LIST] [--unit]" ] && [ -z "$(awk "length > 80" "$tmp/out")" ]'
+                          [--labels LIST] [--unit] [--url-expires DURATION]" ] && [ -z "$(awk "length > 80" "$tmp/out")" ]'
 
 # cloud-init's own check of the user-data.
 for f in tarball git http; do

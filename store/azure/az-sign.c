@@ -279,14 +279,16 @@ fail:
 	return NULL;
 }
 
-int
-sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, char *err)
+/* base64(HMAC-SHA256(base64-decoded key_b64, msg)) into sig (45 bytes).
+ * 0, or -1 with err (a key that is not base64, out of memory), which
+ * never quotes the key. */
+static int
+hmac_b64(const char *key_b64, const char *msg, char sig[45], char *err)
 {
-	unsigned char key[128], mac[EVP_MAX_MD_SIZE], sig[64];
+	unsigned char key[128], mac[EVP_MAX_MD_SIZE];
 	size_t klen = strlen(key_b64), pad = 0;
 	unsigned int mlen = 0;
 	int n;
-	char *sts;
 
 	if (klen == 0 || klen % 4 != 0 || klen / 4 * 3 > sizeof key ||
 	    strspn(key_b64, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != klen)
@@ -299,22 +301,55 @@ sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, char 
 		return sr_err(err, "the account key is not base64 (as the portal and "
 		    "`az storage account keys list` give it)");
 	}
-	if ((sts = sr_az_string_to_sign(r, err)) == NULL) {
-		OPENSSL_cleanse(key, sizeof key);
-		return -1;
-	}
 	/* with a valid key and digest HMAC fails only when OpenSSL cannot
 	 * allocate its context */
-	if (HMAC(EVP_sha256(), key, n - (int)pad, (const unsigned char *)sts, strlen(sts), mac,
+	if (HMAC(EVP_sha256(), key, n - (int)pad, (const unsigned char *)msg, strlen(msg), mac,
 	    &mlen) == NULL || mlen != 32) {
 		OPENSSL_cleanse(key, sizeof key);
-		free(sts);
 		ERR_clear_error();
 		return sr_err_oom(err, "sign request: HMAC-SHA256");
 	}
 	OPENSSL_cleanse(key, sizeof key);
-	free(sts);
-	EVP_EncodeBlock(sig, mac, 32);
-	snprintf(auth, SR_AZ_AUTH_MAX, "SharedKey %s:%s", r->account, (char *)sig);
+	EVP_EncodeBlock((unsigned char *)sig, mac, 32);
 	return 0;
+}
+
+int
+sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, char *err)
+{
+	char sig[45], *sts;
+	int rc;
+
+	if ((sts = sr_az_string_to_sign(r, err)) == NULL)
+		return -1;
+	rc = hmac_b64(key_b64, sts, sig, err);
+	free(sts);
+	if (rc == 0)
+		snprintf(auth, SR_AZ_AUTH_MAX, "SharedKey %s:%s", r->account, sig);
+	return rc;
+}
+
+char *
+sr_az_sas_string_to_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, char *err)
+{
+	/* sp, st, se, canonicalized resource, si, sip, spr, sv, sr, snapshot
+	 * time, encryption scope, rscc, rscd, rsce, rscl, rsct */
+	return sr_try_asprintf(err, "r\n\n%s\n/blob/%s/%s/%s\n\n\n\n%s\nb\n\n\n\n\n\n\n",
+	    expiry, account, container, blob, SR_AZ_SAS_VERSION);
+}
+
+int
+sr_az_sas_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, const char *key_b64, char sig[45], char *err)
+{
+	char *sts;
+	int rc;
+
+	sig[0] = '\0';
+	if ((sts = sr_az_sas_string_to_sign(account, container, blob, expiry, err)) == NULL)
+		return -1;
+	rc = hmac_b64(key_b64, sts, sig, err);
+	free(sts);
+	return rc;
 }

@@ -45,4 +45,23 @@ char *sr_az_string_to_sign(const struct sr_az_request *r, char *err);
  * base64"), which never quotes the key. */
 int sr_az_sign(const struct sr_az_request *r, const char *key_b64, char *auth, char *err);
 
+/* The version of the service SAS that sr_az_sas makes: its sv, which
+ * fixes the string to sign's fields (learn.microsoft.com, "Create a
+ * service SAS", version 2020-12-06 and later). */
+#define SR_AZ_SAS_VERSION "2021-08-06"
+
+/* The string to sign of a read-only service SAS for one blob (sp=r,
+ * sr=b, no start, IP, protocol or response headers) expiring at expiry
+ * ("YYYY-MM-DDTHH:MM:SSZ"): "r\n\nEXPIRY\n/blob/ACCOUNT/CONTAINER/BLOB\n
+ * \n\n\nVERSION\nb\n\n\n\n\n\n\n", the blob's name as it is (not
+ * encoded). malloc'd; NULL with err (out of memory). */
+char *sr_az_sas_string_to_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, char *err);
+/* That SAS's signature under the account key key_b64: base64 (44
+ * characters and a NUL into sig), to be percent-encoded as the sig=
+ * parameter beside sv=SR_AZ_SAS_VERSION&sr=b&sp=r&se=EXPIRY. 0, or -1
+ * with err as sr_az_sign's. */
+int sr_az_sas_sign(const char *account, const char *container, const char *blob,
+    const char *expiry, const char *key_b64, char sig[45], char *err);
+
 #endif

@@ -604,3 +604,60 @@ sr_az_fail(struct sr_az *a, const char *what, const struct sr_xfer_resp *r, char
 		    msg[0] ? ": " : "", msg);
 	return sr_err(err, "%s: HTTP %ld", what, r->status);
 }
+
+int
+sr_az_presign(struct sr_az *a, const char *key, long expires, time_t now, char **url,
+    char *err)
+{
+	struct sr_creds cr;
+	char expiry[32], *path = NULL, *name = NULL, *query = NULL;
+	struct tm tm;
+	int rc = -1;
+
+	*url = NULL;
+	if (sr_creds_get(a->creds, &cr, err) == -1)
+		return -1;
+	if ((path = request_path(a, key, err)) == NULL ||
+	    (name = sr_try_asprintf(err, "%s%s", a->prefix, key)) == NULL)
+		goto out;
+	now += expires;
+	gmtime_r(&now, &tm);
+	strftime(expiry, sizeof expiry, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (cr.form == SR_AZ_SHARED_KEY) {
+		char sig[45], *esig, *ese;
+
+		if (sr_az_sas_sign(a->account, a->container, name, expiry, cr.secret_key, sig,
+		    err) == -1) {
+			if (!sr_err_is_oom(err))
+				sr_err_prefix(err, "%s", cr.source);
+			goto out;
+		}
+		esig = sr_az_encode(sig, 0, err);
+		ese = esig != NULL ? sr_az_encode(expiry, 0, err) : NULL;
+		if (ese != NULL)
+			query = sr_try_asprintf(err, "sv=%s&sr=b&sp=r&se=%s&sig=%s",
+			    SR_AZ_SAS_VERSION, ese, esig);
+		explicit_bzero(sig, sizeof sig);
+		free_wiped(esig);
+		free(ese);
+		if (query == NULL)
+			goto out;
+	} else if (cr.form == SR_AZ_SAS) {
+		/* the SAS's own se rules: it may end before expires */
+		if ((query = sr_try_strdup(cr.session_token, err)) == NULL)
+			goto out;
+	} else {
+		sr_err(err, "the credentials (%s) are an OAuth token, which signs no URL; give "
+		    "the account key (AZURE_STORAGE_KEY) or a SAS (AZURE_STORAGE_SAS_TOKEN)",
+		    cr.source);
+		goto out;
+	}
+	if ((*url = sr_try_asprintf(err, "%s%s?%s", a->origin, path, query)) != NULL)
+		rc = 0;
+out:
+	sr_creds_wipe(&cr);
+	free(path);
+	free(name);
+	free_wiped(query);
+	return rc;
+}

@@ -18,6 +18,7 @@
 #define SR_AZ_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "xfer.h"
 
@@ -47,6 +48,14 @@ struct sr_xfer *sr_az_xfer(const struct sr_az *a);
 /* sr_xfer_do on the store's engine. */
 int sr_az_do(struct sr_az *a, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,
     const char *what, char *err);
+/* A presigned GET URL of key (relative to the store's prefix) valid for
+ * expires seconds from now (store.h's sr_store_presign): a service SAS
+ * signed with the account key, or the URL with the SAS the store was
+ * given. *url malloc'd. 0, or -1 with err (a managed identity's token,
+ * which signs no URL). */
+int sr_az_presign(struct sr_az *a, const char *key, long expires, time_t now, char **url,
+    char *err);
+
 /* Describe a final non-2xx reply in err as "WHAT: reason" with the fix
  * where one is known (a wrong key, a rejected SAS or token, no such
  * container, access denied); returns -1. */

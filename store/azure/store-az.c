@@ -379,6 +379,13 @@ az_stats(struct sr_store *st, struct sr_store_stats *out)
 	sr_xfer_stats(sr_az_xfer(AZ(st)), out);
 }
 
+static int
+az_presign(struct sr_store *st, const char *key, long expires, time_t now, char **url,
+    char *err)
+{
+	return sr_az_presign(AZ(st), key, expires, now, url, err);
+}
+
 const struct sr_store_backend sr_store_az_backend = {
 	.scheme = "az", .form = "account/container/prefix", .root = "account",
 	.check = az_check,
@@ -388,5 +395,5 @@ const struct sr_store_backend sr_store_az_backend = {
 	.upload_begin = az_upload_begin, .upload_write = sr_parts_up_write,
 	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort,
 	.upload_limit = sr_parts_up_limit, .read_plan = az_read_plan,
-	.abort_stale = az_abort_stale, .stats = az_stats,
+	.abort_stale = az_abort_stale, .stats = az_stats, .presign = az_presign,
 };

@@ -223,6 +223,44 @@ struct s3_state {
 	char region[64];		/* ... and the region */
 };
 
+/* Where a request for key (NULL: the bucket) goes: the host (600 bytes;
+ * path-style on custom endpoints, virtual-hosted on AWS), the raw path
+ * and the path as sent (both malloc'd). 0, or -1 with err (out of memory;
+ * nothing to free). */
+static int
+where(const struct sr_s3 *s, const char *region, const char *key, char host[600], char **path,
+    char **wire, char *err)
+{
+	if (s->endpoint != NULL)
+		snprintf(host, 600, "%s", strstr(s->endpoint, "://") + 3);
+	else if (s->gcs)
+		snprintf(host, 600, "storage.googleapis.com");
+	else if (s->path_style)
+		snprintf(host, 600, "s3.%s.amazonaws.com", region);
+	else
+		snprintf(host, 600, "%s.s3.%s.amazonaws.com", s->bucket, region);
+	if (s->path_style || s->gcs || s->endpoint != NULL)
+		*path = sr_try_asprintf(err, "/%s/%s%s", s->bucket, key != NULL ? s->prefix : "",
+		    key != NULL ? key : "");
+	else
+		*path = sr_try_asprintf(err, "/%s%s", key != NULL ? s->prefix : "",
+		    key != NULL ? key : "");
+	*wire = *path != NULL ? sr_sigv4_uri_encode(*path, strlen(*path), 1, err) : NULL;
+	if (*wire == NULL) {
+		free(*path);
+		*path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "http" or "https": the endpoint's, else AWS's and GCS's https. */
+static const char *
+url_scheme(const struct sr_s3 *s)
+{
+	return s->endpoint != NULL && strncmp(s->endpoint, "http://", 7) == 0 ? "http" : "https";
+}
+
 static int
 s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, char **url,
     struct curl_slist **hl, char *err)
@@ -265,23 +303,7 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 	pthread_mutex_unlock(&s->lock);
 	snprintf(st->region, sizeof st->region, "%s", region);
 
-	/* where: path-style on custom endpoints, virtual-hosted on AWS */
-	if (s->endpoint != NULL)
-		snprintf(host, sizeof host, "%s", strstr(s->endpoint, "://") + 3);
-	else if (s->gcs)
-		snprintf(host, sizeof host, "storage.googleapis.com");
-	else if (s->path_style)
-		snprintf(host, sizeof host, "s3.%s.amazonaws.com", region);
-	else
-		snprintf(host, sizeof host, "%s.s3.%s.amazonaws.com", s->bucket, region);
-	if (s->path_style || s->gcs || s->endpoint != NULL)
-		path = sr_try_asprintf(err, "/%s/%s%s", s->bucket, rq->key != NULL ? s->prefix : "",
-		    rq->key != NULL ? rq->key : "");
-	else
-		path = sr_try_asprintf(err, "/%s%s", rq->key != NULL ? s->prefix : "",
-		    rq->key != NULL ? rq->key : "");
-	wire = path != NULL ? sr_sigv4_uri_encode(path, strlen(path), 1, err) : NULL;
-	if (wire == NULL) {
+	if (where(s, region, rq->key, host, &path, &wire, err) == -1) {
 		sr_creds_wipe(&cr);
 		free(path);
 		return sr_err_prefix(err, "%s", what);
@@ -346,8 +368,7 @@ s3_sign(void *fam, const struct sr_xfer_req *rq, void *state, const char *what, 
 		free(line);
 	}
 	sr_creds_wipe(&cr);
-	if (rc == 0 && (*url = sr_try_asprintf(err, "%s://%s%s%s%s", s->endpoint != NULL &&
-	    strncmp(s->endpoint, "http://", 7) == 0 ? "http" : "https", host, wire,
+	if (rc == 0 && (*url = sr_try_asprintf(err, "%s://%s%s%s%s", url_scheme(s), host, wire,
 	    rq->query != NULL && rq->query[0] != '\0' ? "?" : "",
 	    rq->query != NULL ? rq->query : "")) == NULL)
 		rc = -1;
@@ -705,4 +726,102 @@ sr_s3_fail(struct sr_s3 *s, const char *what, const struct sr_xfer_resp *r, char
 		return sr_err(err, "%s: HTTP %ld %s%s%s", what, r->status, code,
 		    msg[0] ? ": " : "", msg);
 	return sr_err(err, "%s: HTTP %ld", what, r->status);
+}
+
+/* ---- presigned URLs ---- */
+
+/* One "&name=value" of a presigned URL's query, the value encoded as
+ * SigV4's canonical form has it, so the wire and the signature agree.
+ * 0, or -1 with err (out of memory). */
+static int
+query_add(char *q, size_t len, const char *name, const char *value, char *err)
+{
+	char *v = sr_sigv4_uri_encode(value, strlen(value), 0, err);
+	size_t n = strlen(q);
+
+	if (v == NULL)
+		return -1;
+	snprintf(q + n, len - n, "%s%s=%s", n > 0 ? "&" : "", name, v);
+	explicit_bzero(v, strlen(v));
+	free(v);
+	return 0;
+}
+
+int
+sr_s3_presign(struct sr_s3 *s, const char *key, long expires, time_t now, char **url, char *err)
+{
+	/* GCS: its own V4 with HMAC keys (X-Goog-*, scope auto/storage);
+	 * S3: AWS's (X-Amz-*); the session token is signed too */
+	const char *x = s->gcs ? "X-Goog-" : "X-Amz-";
+	struct sr_creds cr;
+	struct sr_sigv4_header h[1];
+	struct sr_sigv4_request sr;
+	struct sr_sigv4_key k;
+	char region[64], host[600], amz_date[20], cred[256], secs[24], sig[65], name[40];
+	char *path = NULL, *wire = NULL, *q;
+	size_t qlen = sizeof cr.session_token * 3 + 1024;
+	struct tm tm;
+	int rc = -1, bad = 0;
+
+	*url = NULL;
+	if (sr_creds_get(s->creds, &cr, err) == -1)
+		return -1;
+	if ((q = sr_try_malloc(qlen, err)) == NULL) {
+		sr_creds_wipe(&cr);
+		return -1;
+	}
+	q[0] = '\0';
+	pthread_mutex_lock(&s->lock);
+	snprintf(region, sizeof region, "%s", s->region);
+	pthread_mutex_unlock(&s->lock);
+	if (where(s, region, key, host, &path, &wire, err) == -1)
+		goto out;
+	gmtime_r(&now, &tm);
+	strftime(amz_date, sizeof amz_date, "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(cred, sizeof cred, "%s/%.8s/%s/%s/%s", cr.access_key, amz_date, region,
+	    s->gcs ? "storage" : "s3", s->gcs ? "goog4_request" : "aws4_request");
+	snprintf(secs, sizeof secs, "%ld", expires);
+	snprintf(name, sizeof name, "%sAlgorithm", x);
+	bad |= query_add(q, qlen, name, s->gcs ? "GOOG4-HMAC-SHA256" : "AWS4-HMAC-SHA256", err);
+	snprintf(name, sizeof name, "%sCredential", x);
+	bad |= query_add(q, qlen, name, cred, err);
+	snprintf(name, sizeof name, "%sDate", x);
+	bad |= query_add(q, qlen, name, amz_date, err);
+	snprintf(name, sizeof name, "%sExpires", x);
+	bad |= query_add(q, qlen, name, secs, err);
+	if (cr.session_token[0] != '\0') {
+		snprintf(name, sizeof name, "%sSecurity-Token", x);
+		bad |= query_add(q, qlen, name, cr.session_token, err);
+	}
+	snprintf(name, sizeof name, "%sSignedHeaders", x);
+	bad |= query_add(q, qlen, name, "host", err);
+	if (bad)
+		goto out;
+	h[0] = (struct sr_sigv4_header){ "host", host };
+	memset(&sr, 0, sizeof sr);
+	sr.method = "GET";
+	sr.path = path;
+	sr.query = q;
+	sr.headers = h;
+	sr.nheaders = 1;
+	sr.payload_hash = "UNSIGNED-PAYLOAD";
+	sr.amz_date = amz_date;
+	sr.region = region;
+	sr.service = s->gcs ? "storage" : "s3";
+	sr.query_auth = 1;
+	sr.goog4 = s->gcs;
+	k.access_key = cr.access_key;
+	k.secret_key = cr.secret_key;
+	if (sr_sigv4_query_signature(&sr, &k, sig, err) == -1)
+		goto out;
+	if ((*url = sr_try_asprintf(err, "%s://%s%s?%s&%sSignature=%s", url_scheme(s), host, wire,
+	    q, x, sig)) != NULL)
+		rc = 0;
+out:
+	sr_creds_wipe(&cr);
+	explicit_bzero(q, qlen);
+	free(q);
+	free(path);
+	free(wire);
+	return rc;
 }

@@ -17,6 +17,7 @@
 #define SR_S3_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "s3-xml.h"
 #include "store.h"
@@ -58,6 +59,13 @@ int sr_s3_owe_abort(struct sr_s3 *s, const char *key, const char *upload_id, cha
  * malloc'd arrays of malloc'd strings (the caller frees them all); the
  * handle owes none after. Thread-safe. */
 size_t sr_s3_owed_take(struct sr_s3 *s, char ***keys, char ***ids);
+
+/* A presigned GET URL of key (relative to the store's prefix) valid for
+ * expires seconds from now (store.h's sr_store_presign): S3's query
+ * signing (X-Amz-*), or GCS's V4 signed URL with HMAC keys
+ * (GOOG4-HMAC-SHA256, X-Goog-*). *url malloc'd. 0, or -1 with err. */
+int sr_s3_presign(struct sr_s3 *s, const char *key, long expires, time_t now, char **url,
+    char *err);
 
 /* sr_xfer_do on the store's engine. */
 int sr_s3_do(struct sr_s3 *s, const struct sr_xfer_req *rq, struct sr_xfer_resp *resp,

@@ -23,6 +23,10 @@
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 #define TERMINATOR "aws4_request"
+#define GOOG4_ALGORITHM "GOOG4-HMAC-SHA256"
+#define GOOG4_TERMINATOR "goog4_request"
+#define ALGO(rq) ((rq)->goog4 ? GOOG4_ALGORITHM : ALGORITHM)
+#define TERM(rq) ((rq)->goog4 ? GOOG4_TERMINATOR : TERMINATOR)
 #define UNSIGNED_PAYLOAD "UNSIGNED-PAYLOAD"
 #define SECRET_MAX 4096		/* far above any real secret; keeps lengths in int */
 
@@ -571,7 +575,7 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 	}
 	if (rc == 0 && !have_host)
 		rc = sr_err(err, "sign request: no host header (SigV4 always signs it)");
-	if (rc == 0 && !have_sha && strcmp(rq->service, "s3") == 0)
+	if (rc == 0 && !have_sha && !rq->query_auth && strcmp(rq->service, "s3") == 0)
 		rc = sr_err(err, "sign request: S3 needs an x-amz-content-sha256 header "
 		    "(the payload hash or UNSIGNED-PAYLOAD)");
 	for (i = 0; i < rq->nheaders; i++) {
@@ -664,8 +668,8 @@ sr_sigv4_string_to_sign(const struct sr_sigv4_request *rq, const char *canonical
 		sr_err_prefix(err, "sign request");
 		return NULL;
 	}
-	sts = sr_try_asprintf(err, "%s\n%s\n%.8s/%s/%s/%s\n%s", ALGORITHM, rq->amz_date,
-	    rq->amz_date, rq->region, rq->service, TERMINATOR, hash);
+	sts = sr_try_asprintf(err, "%s\n%s\n%.8s/%s/%s/%s\n%s", ALGO(rq), rq->amz_date,
+	    rq->amz_date, rq->region, rq->service, TERM(rq), hash);
 	if (sts == NULL)
 		sr_err_prefix(err, "sign request");
 	return sts;
@@ -689,70 +693,100 @@ hmac(const void *key, size_t keylen, const void *msg, size_t msglen,
 }
 
 /* The signature of sts: HMAC chain "AWS4"+secret -> date -> region ->
- * service -> "aws4_request", then HMAC of sts; 64 hex digits into sig.
+ * service -> "aws4_request" ("GOOG4"+secret ... "goog4_request" with
+ * goog4), then HMAC of sts; 64 hex digits into sig.
  * 0, or -1 with err (out-of-memory). */
 static int
 signature(const struct sr_sigv4_request *rq, const char *secret, const char *sts, char sig[65],
     char *err)
 {
 	size_t slen = strlen(secret);
-	char *k0 = sr_try_malloc(slen + 5, err);
+	const char *k0prefix = rq->goog4 ? "GOOG4" : "AWS4";
+	size_t plen = strlen(k0prefix);
+	char *k0 = sr_try_malloc(slen + plen + 1, err);
 	unsigned char k[SHA256_DIGEST_LENGTH], md[SHA256_DIGEST_LENGTH];
 	int rc;
 
 	if (k0 == NULL)
 		return sr_err_prefix(err, "sign request");
-	memcpy(k0, "AWS4", 4);
-	memcpy(k0 + 4, secret, slen + 1);
-	rc = hmac(k0, slen + 4, rq->amz_date, 8, k, err);
+	memcpy(k0, k0prefix, plen);
+	memcpy(k0 + plen, secret, slen + 1);
+	rc = hmac(k0, slen + plen, rq->amz_date, 8, k, err);
 	if (rc == 0)
 		rc = hmac(k, sizeof k, rq->region, strlen(rq->region), k, err);
 	if (rc == 0)
 		rc = hmac(k, sizeof k, rq->service, strlen(rq->service), k, err);
 	if (rc == 0)
-		rc = hmac(k, sizeof k, TERMINATOR, strlen(TERMINATOR), k, err);
+		rc = hmac(k, sizeof k, TERM(rq), strlen(TERM(rq)), k, err);
 	if (rc == 0)
 		rc = hmac(k, sizeof k, sts, strlen(sts), md, err);
 	if (rc == 0)
 		hex32(md, sig);
 	/* The derived keys sign for a whole day: leave none behind. */
-	OPENSSL_cleanse(k0, slen + 5);
+	OPENSSL_cleanse(k0, slen + plen + 1);
 	OPENSSL_cleanse(k, sizeof k);
 	free(k0);
 	return rc;
 }
 
-int
-sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char *auth, char *err)
+/* The signature of rq under key into sig, and the signed headers list
+ * (malloc'd) into *sh. 0, or -1 with err. */
+static int
+sign_with(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char sig[65],
+    char **sh, char *err)
 {
-	char *creq, *sts, *sh = NULL;
-	char sig[65];
-	int n;
+	char *creq, *sts;
 
-	if (auth == NULL)
-		return sr_err(err, "sign request: no output buffer");
-	auth[0] = '\0';
+	sig[0] = '\0';
+	*sh = NULL;
 	if (key == NULL || !is_scope_part(key->access_key))
 		return sr_err(err, "sign request: bad access key (empty, or with a space, '/', ',', ';', '=' or control character)");
 	if (key->secret_key == NULL || key->secret_key[0] == '\0')
 		return sr_err(err, "sign request: no secret key");
 	if (strlen(key->secret_key) > SECRET_MAX)
 		return sr_err(err, "sign request: the secret key is longer than %d bytes", SECRET_MAX);
-	creq = build_canonical(rq, &sh, err);
+	creq = build_canonical(rq, sh, err);
 	if (creq == NULL)
 		return -1;
 	sts = sr_sigv4_string_to_sign(rq, creq, err);
+	free(creq);
 	if (sts == NULL || signature(rq, key->secret_key, sts, sig, err) == -1) {
-		free(creq);
 		free(sts);
-		free(sh);
+		free(*sh);
+		*sh = NULL;
+		sig[0] = '\0';
 		return -1;
 	}
-	n = snprintf(auth, SR_SIGV4_AUTH_MAX,
-	    "%s Credential=%s/%.8s/%s/%s/%s, SignedHeaders=%s, Signature=%s", ALGORITHM,
-	    key->access_key, rq->amz_date, rq->region, rq->service, TERMINATOR, sh, sig);
-	free(creq);
 	free(sts);
+	return 0;
+}
+
+int
+sr_sigv4_query_signature(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key,
+    char sig[65], char *err)
+{
+	char *sh;
+
+	if (sign_with(rq, key, sig, &sh, err) == -1)
+		return -1;
+	free(sh);
+	return 0;
+}
+
+int
+sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char *auth, char *err)
+{
+	char sig[65], *sh;
+	int n;
+
+	if (auth == NULL)
+		return sr_err(err, "sign request: no output buffer");
+	auth[0] = '\0';
+	if (sign_with(rq, key, sig, &sh, err) == -1)
+		return -1;
+	n = snprintf(auth, SR_SIGV4_AUTH_MAX,
+	    "%s Credential=%s/%.8s/%s/%s/%s, SignedHeaders=%s, Signature=%s", ALGO(rq),
+	    key->access_key, rq->amz_date, rq->region, rq->service, TERM(rq), sh, sig);
 	free(sh);
 	if (n < 0 || n >= SR_SIGV4_AUTH_MAX) {
 		auth[0] = '\0';

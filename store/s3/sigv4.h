@@ -55,6 +55,13 @@ struct sr_sigv4_request {
 	const char *region;		/* "us-east-1"; GCS uses "auto" */
 	const char *service;		/* "s3" */
 	int normalize_path;		/* 1: remove "." and ".." segments and merge "//" (other services, the suite's normalize:true); 0: S3 */
+	/* 1: a presigned URL's signature (sr_sigv4_query_signature): the
+	 * X-Amz-* (X-Goog-*) parameters are in query, no x-amz-content-sha256
+	 * header is sent, so service "s3" needs none. */
+	int query_auth;
+	/* 1: GCS's own V4 (GOOG4-HMAC-SHA256: the key chain starts at "GOOG4"
+	 * + secret and the scope ends in "goog4_request"); 0: AWS4. */
+	int goog4;
 };
 
 /* Fill auth (SR_SIGV4_AUTH_MAX bytes) with the Authorization header's value:
@@ -63,6 +70,14 @@ struct sr_sigv4_request {
  * (bad date, missing fields, too long) or out-of-memory (ours or OpenSSL's:
  * sr_err_is_oom); auth is then "". */
 int sr_sigv4_sign(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key, char *auth, char *err);
+
+/* The signature alone, 64 lowercase hex digits into sig: what a presigned
+ * URL carries as X-Amz-Signature (X-Goog-Signature with goog4), its
+ * other parameters being in rq->query already (AWS's "Authenticating
+ * Requests: Using Query Parameters"; GCS's "V4 signing process"). 0, or
+ * -1 with err as sr_sigv4_sign's; sig is then "". */
+int sr_sigv4_query_signature(const struct sr_sigv4_request *rq, const struct sr_sigv4_key *key,
+    char sig[65], char *err);
 
 /* The pieces, malloc'd (free()), for tests and debugging; NULL on bad input
  * or out-of-memory. */

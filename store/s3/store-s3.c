@@ -487,6 +487,13 @@ s3_stats(struct sr_store *st, struct sr_store_stats *out)
 	sr_xfer_stats(sr_s3_xfer(S3(st)), out);
 }
 
+static int
+s3_presign(struct sr_store *st, const char *key, long expires, time_t now, char **url,
+    char *err)
+{
+	return sr_s3_presign(S3(st), key, expires, now, url, err);
+}
+
 #define S3_OPS \
 	.open = s3_open, .close = s3_close, .put = s3_put, .get = s3_get, \
 	.read_range = s3_read_range, .head = s3_head, .list = s3_list, .del = s3_del, \
@@ -494,7 +501,7 @@ s3_stats(struct sr_store *st, struct sr_store_stats *out)
 	.upload_begin = s3_upload_begin, .upload_write = sr_parts_up_write, \
 	.upload_commit = sr_parts_up_commit, .upload_abort = sr_parts_up_abort, \
 	.upload_limit = sr_parts_up_limit, .abort_stale = s3_abort_stale, \
-	.read_plan = s3_read_plan, .stats = s3_stats
+	.read_plan = s3_read_plan, .stats = s3_stats, .presign = s3_presign
 
 const struct sr_store_backend sr_store_s3_backend = { .scheme = "s3",
 	.form = "bucket/prefix", .root = "bucket", .check = s3_check,
