@@ -292,6 +292,13 @@ add_present(struct submit *s, size_t f)
 		print_job(j, what);
 		s->already++;
 	}
+	/* The same job file says nothing of the code beside it: a user who
+	 * changed train.py and submitted again would otherwise wonder why
+	 * nothing ran. */
+	if (file->js->ship_workdir)
+		printf("%s: its workdir %s was not shipped again; to run it with the "
+		    "folder as it is now: spotrun submit --again %s\n", file->name,
+		    file->js->workdir, file->path);
 	return 0;
 }
 

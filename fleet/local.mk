@@ -34,6 +34,10 @@ tests_t_prices_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 # second, requests per claim, takeover, status (doc/benchmarks.md).
 SR_BENCH += bench/fleet.sh
 EXTRA_DIST += bench/fleet.sh
+# Shipping a 200 MB workdir at submit (first, unchanged, one file changed)
+# against tar | zstd, on file:// and RGW; setup run once per machine.
+SR_BENCH += bench/workdir.sh
+EXTRA_DIST += bench/workdir.sh
 # `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
 # The agent's unit has one template, dist/spotrun-agent.service.in, built
 # into the binary (fleet/cloudinit-unit.c, generated) and installed by

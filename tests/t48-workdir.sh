@@ -111,6 +111,12 @@ t_is "$(cat "$T/ag/jobs/ship/workdir/data.txt")|$(cat "$cache/data.txt")" "scrib
 mv "$T/moved" "$L"
 
 # --- 2. dedup ----------------------------------------------------------------
+# without --again: the job is there, the same file; the code is not looked
+# at, and the hint says how to ship it as it is now
+run s "$S" submit --queue "$Q" "$L/job.ini"
+t_is "$rc|$(sed -n 2p "$T/s.out")" \
+    "0|ship: its workdir $L was not shipped again; to run it with the folder as it is now: spotrun submit --again $L/job.ini" \
+    "the same job file again: the hint to --again, nothing shipped"
 run s "$S" submit --again --queue "$Q" "$L/job.ini"
 t_is "$rc|$(head -n 1 "$T/s.out")" \
     "0|ship: workdir $L: snapshot 1, $files files, $bytes bytes; uploaded 0 chunks, 0 bytes (9 chunks already in the store)" \
