@@ -21,6 +21,7 @@
 #include "ckpt.h"
 #include "ignore.h"
 #include "jobkeys.h"
+#include "manifest.h"
 #include "pathsafe.h"
 #include "savesrc.h"
 #include "snapshot.h"
@@ -30,6 +31,8 @@
 #define RULES_MAX ((size_t)1 << 20)
 /* The top-level entries a refusal names. */
 #define BIGGEST 3
+/* How far up its chain sr_snapshot_settle looks for the same tree. */
+#define SETTLE_STEPS 8
 
 /* An entry of the top level and the bytes of the files in it. */
 struct top {
@@ -236,6 +239,68 @@ char *
 sr_snapshot_id(const char *chain, uint64_t seq, char *err)
 {
 	return sr_jobkey_manifest(chain, seq, err);
+}
+
+/* Whether two snapshots hold the same tree: every entry's path, type,
+ * mode, mtime, size, target and chunk ids (where the chunks are stored,
+ * pack and offset, may differ and does not matter). */
+static int
+same_tree(const struct sr_manifest *a, const struct sr_manifest *b)
+{
+	size_t i, k;
+
+	if (a->nentries != b->nentries || a->chunk_id != b->chunk_id)
+		return 0;
+	for (i = 0; i < a->nentries; i++) {
+		const struct sr_mentry *x = &a->entries[i], *y = &b->entries[i];
+
+		if (strcmp(x->path, y->path) != 0 || x->type != y->type || x->mode != y->mode ||
+		    x->mtime_ns != y->mtime_ns || x->size != y->size ||
+		    (x->target == NULL) != (y->target == NULL) ||
+		    (x->target != NULL && strcmp(x->target, y->target) != 0) ||
+		    x->nchunks != y->nchunks)
+			return 0;
+		for (k = 0; k < x->nchunks; k++)
+			if (memcmp(x->chunks[k].id, y->chunks[k].id, sizeof x->chunks[k].id) != 0)
+				return 0;
+	}
+	return 1;
+}
+
+int
+sr_snapshot_settle(struct sr_store *st, const char *chain, uint64_t seq, uint64_t *same,
+    char *err)
+{
+	struct sr_manifest cur, up;
+	int steps, rc;
+
+	*same = seq;
+	sr_manifest_init(&cur);
+	if (sr_catalog_load(st, chain, seq, &cur, err) != 0) {
+		sr_manifest_free(&cur);
+		return sr_err_prefix(err, "snapshot %s seq %" PRIu64, chain, seq);
+	}
+	/* Up the chain while the tree is the same: snapshots 3, 4 and 5 of
+	 * one tree all settle on 3. A few steps: a longer run of unchanged
+	 * submissions costs a cache miss, never a wrong tree. */
+	for (steps = 0; steps < SETTLE_STEPS && cur.link == SR_LINK_PARENT; steps++) {
+		sr_manifest_init(&up);
+		rc = sr_catalog_load(st, chain, cur.parent, &up, err);
+		if (rc != 0 || !same_tree(&cur, &up)) {
+			sr_manifest_free(&up);
+			if (rc == -1) {
+				sr_manifest_free(&cur);
+				return sr_err_prefix(err, "snapshot %s seq %" PRIu64, chain,
+				    cur.parent);
+			}
+			break;	/* missing or unreadable: this one stands */
+		}
+		*same = cur.parent;
+		sr_manifest_free(&cur);
+		cur = up;
+	}
+	sr_manifest_free(&cur);
+	return 0;
 }
 
 int

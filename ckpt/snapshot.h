@@ -46,6 +46,15 @@ int sr_snapshot_save(struct sr_store *st, const struct sr_ckpt_opts *o, const ch
  * NULL with err on out-of-memory). */
 char *sr_snapshot_id(const char *chain, uint64_t seq, char *err);
 
+/* The earliest snapshot of chain, up from seq along its parents (a few
+ * steps at most), that holds the same tree as seq (sr_snapshot_save just
+ * committed seq): *same, seq itself when its parent differs. Naming a
+ * resubmission of unchanged code by that one lets the machines that have
+ * it restored, and its setup run, use them again. 0, or -1 with err (the
+ * store's, reading seq or a parent). */
+int sr_snapshot_settle(struct sr_store *st, const char *chain, uint64_t seq, uint64_t *same,
+    char *err);
+
 /* Restore snapshot id into dir (created, or emptied first): exactly it,
  * every chunk checked, modes and symlinks as saved, nothing outside dir.
  * o's job is ignored (the id names the chain). 0 with stats, or -1 with

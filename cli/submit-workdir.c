@@ -46,9 +46,9 @@ sr_submit_ship(struct sr_submit_ship *sh, struct sr_fleet *fl, const struct sr_s
 	struct sr_snapshot_opts so;
 	struct sr_ckpt_opts o;
 	struct sr_ckpt_stats stats;
-	char err[SR_ERRMAX], *chain, *never[3];
+	char err[SR_ERRMAX], *chain, *never[3], as[64] = "";
 	size_t i, nnever = 0;
-	uint64_t up;
+	uint64_t up, same;
 	int rc;
 
 	if (!js->ship_workdir)
@@ -96,12 +96,19 @@ sr_submit_ship(struct sr_submit_ship *sh, struct sr_fleet *fl, const struct sr_s
 		free(chain);
 		return SR_EXIT_IOERR;
 	}
-	if ((sh->ids[f] = sr_snapshot_id(chain, stats.seq, err)) == NULL)
+	if (sr_snapshot_settle(sh->st, chain, stats.seq, &same, err) == -1) {
+		fprintf(stderr, "spotrun: %s: ship its workdir: %s\n", file->path, err);
+		free(chain);
+		return SR_EXIT_IOERR;
+	}
+	if ((sh->ids[f] = sr_snapshot_id(chain, same, err)) == NULL)
 		sr_fatal("%s", err);
 	up = stats.chunks - stats.reused_chunks;
-	printf("%s: workdir %s: snapshot %llu, %llu file%s, %llu bytes; uploaded %llu chunk%s, "
+	if (same != stats.seq)
+		snprintf(as, sizeof as, " (the tree of snapshot %llu)", (unsigned long long)same);
+	printf("%s: workdir %s: snapshot %llu%s, %llu file%s, %llu bytes; uploaded %llu chunk%s, "
 	    "%llu bytes (%llu chunk%s already in the store)\n", file->name, js->workdir,
-	    (unsigned long long)stats.seq, (unsigned long long)stats.files,
+	    (unsigned long long)stats.seq, as, (unsigned long long)stats.files,
 	    stats.files == 1 ? "" : "s", (unsigned long long)stats.raw_bytes,
 	    (unsigned long long)up, up == 1 ? "" : "s", (unsigned long long)stats.new_bytes,
 	    (unsigned long long)stats.reused_chunks, stats.reused_chunks == 1 ? "" : "s");

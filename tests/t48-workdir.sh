@@ -119,8 +119,10 @@ t_is "$rc|$(sed -n 2p "$T/s.out")" \
     "the same job file again: the hint to --again, nothing shipped"
 run s "$S" submit --again --queue "$Q" "$L/job.ini"
 t_is "$rc|$(head -n 1 "$T/s.out")" \
-    "0|ship: workdir $L: snapshot 1, $files files, $bytes bytes; uploaded 0 chunks, 0 bytes (9 chunks already in the store)" \
-    "the same code again: nothing uploaded"
+    "0|ship: workdir $L: snapshot 1 (the tree of snapshot 0), $files files, $bytes bytes; uploaded 0 chunks, 0 bytes (9 chunks already in the store)" \
+    "the same code again: nothing uploaded, named by the snapshot of the same tree"
+t_is "$(sed -n 's/.*"workdir": *"\([^"]*\)".*/\1/p' "$Q/jobs/ship.r2/meta.json" 2>/dev/null)" "_workdir/ship/manifests/0000000000.json" \
+    "... so its job's meta.json names snapshot 0: machines that have it restored use it again"
 t_is "$(ls "$Q/ckpt/_workdir/ship/packs" | wc -l)" 1 "... no new pack"
 echo "hello again" > "$L/data.txt"
 run s "$S" submit --again --queue "$Q" "$L/job.ini"

@@ -57,6 +57,13 @@ t_is "$(sed -E 's/^\+[0-9.]+ /+T /; s/[0-9]+\.[0-9] s, exit/N s, exit/' "$T/lg.o
 t_is "$(sed -E 's/^\+[0-9.]+ /+T /' "$T/ag/setup/$h.log")" "$(sed -E 's/^\+[0-9.]+ /+T /' "$T/lg.out" | sed -n 2,5p)" \
     "... as the local log has it"
 
+# the same code submitted again (--again): the same tree, so the same
+# snapshot id; setup is not run again on this machine
+run s "$S" submit --again --queue "$T/q" "$T/L/job.ini"
+run ag "$S" agent --queue "$T/q" --once --dir "$T/ag"
+t_is "$rc|$(cat "$T/count")|$(grep -c ': setup: done before on this machine' "$T/ag.err")" "0|run|2" \
+    "unchanged code submitted again: both new jobs find setup done" || t_show "$T/ag.err"
+
 # --- 2. ship_workdir = no: path + text ----------------------------------------
 mkdir -p "$T/vm"
 for n in p1 p2 p3; do
