@@ -128,6 +128,8 @@ dist_check_SCRIPTS += tests/t50-container.sh
 # A job's [data]: fetched into the machine's cache, linked read-only, not
 # fetched again unless changed; by spotrun run and by an agent.
 dist_check_SCRIPTS += tests/t51-data.sh
+# The same from s3:// on RGW: fetched by ETag, an overwritten object anew.
+dist_check_SCRIPTS += tests/t52-data-s3.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
