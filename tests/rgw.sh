@@ -80,6 +80,13 @@
 #   TCP_QUICKACK (store/conns.c does). curl(1): 20 ranged GETs of 4 KiB on
 #   one connection, 42 ms each; with tcp_nodelay=1 in `rgw frontends`,
 #   0.9 ms.
+# - Bucket policies (PutBucketPolicy) apply at once, to a principal
+#   "arn:aws:iam:::user/NAME". A user made with --max-buckets=-1 gets 403 on
+#   CreateBucket. s3:ListBucket with {"StringLike": {"s3:prefix": "q/*"}}:
+#   a list with prefix q/ -> 200, r/ -> 403; but a GET or HEAD of a missing
+#   key under q/ then -> 403 AccessDenied, not 404 (the request has no
+#   s3:prefix); with StringLikeIfExists -> 404, and a list without any
+#   prefix -> 200 (doc/aws.md).
 # - DeleteObjects (POST ?delete): Content-MD5 is not checked - none, a right
 #   one and a wrong one all -> 200 and the keys are deleted (AWS requires
 #   it: send it anyway).
