@@ -144,6 +144,7 @@ dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
 # preemption with multipart checkpoints, status, logs, gc); refused on
 # another bucket, and without s3:DeleteObject.
 dist_check_SCRIPTS += tests/t98-s3-policy.sh
+slow_TESTS += tests/t98-s3-policy.sh
 # The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
 # retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
 # the agent's part (claims, status markers, log segments) with the queue's
