@@ -144,6 +144,12 @@ slow_TESTS += tests/t87-s3-fleet.sh
 # The fleet end to end on gs:// against gcsemu with GCS's one write a second
 # per object: a sweep of 3 over 2 agents, TTL 3 s, the log checked.
 dist_check_SCRIPTS += tests/t94-gcs-fleet.sh
+# doc/aws.md's least-privilege policy, as a bucket policy on RGW for a user
+# that has nothing else: the fleet end to end (submit, an agent through a
+# preemption with multipart checkpoints, status, logs, gc); refused on
+# another bucket, and without s3:DeleteObject.
+dist_check_SCRIPTS += tests/t98-s3-policy.sh
+slow_TESTS += tests/t98-s3-policy.sh
 # The fleet's commands on the laptop (submit, status, logs, cancel, requeue,
 # retry) end to end on a file:// queue and on Ceph RGW; fleet-helper plays
 # the agent's part (claims, status markers, log segments) with the queue's

@@ -27,8 +27,12 @@
 #
 # STATEDIR/env: `export SPOTRUN_TEST_S3_ENDPOINT=http://127.0.0.1:PORT` and
 # the ..._ACCESS_KEY, ..._SECRET_KEY and ..._REGION (us-east-1) of a fresh S3
-# user with random keys. Logs: STATEDIR/log/. SPOTRUN_RGW_MIN_PART=BYTES at
-# start lowers the multipart minimum part size (default 5 MiB, as AWS).
+# user with random keys; and SPOTRUN_TEST_S3_LIMITED_USER, _ACCESS_KEY and
+# _SECRET_KEY: a second user that may create no bucket (max-buckets -1)
+# and owns none, so that it reaches only what a bucket policy of the first
+# user's grants it (principal arn:aws:iam:::user/NAME; t98-s3-policy.sh).
+# Logs: STATEDIR/log/. SPOTRUN_RGW_MIN_PART=BYTES at start lowers the
+# multipart minimum part size (default 5 MiB, as AWS).
 # With --tls the gateway also serves HTTPS on a second port, with a
 # certificate for 127.0.0.1 and localhost signed by a CA made at start
 # (openssl, EC P-256, ~0.1 s; files in STATEDIR/tls/), and env adds
@@ -76,6 +80,13 @@
 #   TCP_QUICKACK (store/conns.c does). curl(1): 20 ranged GETs of 4 KiB on
 #   one connection, 42 ms each; with tcp_nodelay=1 in `rgw frontends`,
 #   0.9 ms.
+# - Bucket policies (PutBucketPolicy) apply at once, to a principal
+#   "arn:aws:iam:::user/NAME". A user made with --max-buckets=-1 gets 403 on
+#   CreateBucket. s3:ListBucket with {"StringLike": {"s3:prefix": "q/*"}}:
+#   a list with prefix q/ -> 200, r/ -> 403; but a GET or HEAD of a missing
+#   key under q/ then -> 403 AccessDenied, not 404 (the request has no
+#   s3:prefix); with StringLikeIfExists -> 404, and a list without any
+#   prefix -> 200 (doc/aws.md).
 # - DeleteObjects (POST ?delete): Content-MD5 is not checked - none, a right
 #   one and a wrong one all -> 200 and the keys are deleted (AWS requires
 #   it: send it anyway).
@@ -265,7 +276,24 @@ export SPOTRUN_TEST_S3_TLS_ENDPOINT=https://127.0.0.1:$(tls_port)
 export SPOTRUN_TEST_S3_CA=$st/tls/ca.pem
 EOF
 	fi
+	make_limited_user
 	mv "$st/env.tmp" "$st/env"
+}
+
+# make_limited_user: the second user of env (above), added to env.tmp.
+make_limited_user()
+{
+	_ak=$(rand_key 20)
+	_sk=$(rand_key 40)
+	admin user create --uid=spotrun-limited --display-name=spotrun-limited \
+	    --max-buckets=-1 --access-key="$_ak" --secret-key="$_sk" \
+	    >"$st/log/user-limited.out" 2>&1 ||
+	    die "radosgw-admin user create failed: see $st/log/user-limited.out"
+	cat >>"$st/env.tmp" <<EOF
+export SPOTRUN_TEST_S3_LIMITED_USER=spotrun-limited
+export SPOTRUN_TEST_S3_LIMITED_ACCESS_KEY=$_ak
+export SPOTRUN_TEST_S3_LIMITED_SECRET_KEY=$_sk
+EOF
 }
 
 # set_api_name: name the default zonegroup $region, as AWS's us-east-1
