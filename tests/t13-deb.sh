@@ -158,19 +158,19 @@ owner() {
 	done
 	echo "NONE($1)"
 }
-ours=$(cd "$tmp/x" && find . -name '*.so*' | sed 's|.*/||')
+ours=$(cd "$tmp/x" && find . -name '*.so*' | sed 's|.*/||' | tr '\n' ' ')
 for f in $elves; do
 	for need in $(objdump -p "$tmp/x/$f" | awk '$1 == "NEEDED" { print $2 }'); do
-		case " $(echo $ours) " in *" $need "*) continue;; esac
+		case " $ours" in *" $need "*) continue;; esac
 		path=$(LD_LIBRARY_PATH="$tmp/x/usr/lib" ldd "$tmp/x/$f" | awk -v n="$need" '$1 == n { print $3 }')
 		owner "$path"
 	done
 done | sort -u >"$tmp/want-deps"
 field Depends | tr ',' '\n' | sed 's/^ *//; s/[ (:].*//' | sort -u >"$tmp/got-deps"
 if cmp -s "$tmp/want-deps" "$tmp/got-deps" && ! grep -q -- '-dev$' "$tmp/got-deps"; then
-	ok "Depends names exactly the packages of the libraries needed: $(echo $(cat "$tmp/got-deps"))"
+	ok "Depends names exactly the packages of the libraries needed: $(tr '\n' ' ' <"$tmp/got-deps")"
 else
-	nok "Depends: $(field Depends)"; echo "# want: $(echo $(cat "$tmp/want-deps"))"
+	nok "Depends: $(field Depends)"; echo "# want: $(tr '\n' ' ' <"$tmp/want-deps")"
 fi
 # glibc: the newest GLIBC_ symbol version the ELF files need, Depends' libc6 bound
 glibc=$(for f in $elves; do objdump -T "$tmp/x/$f"; done |
