@@ -26,6 +26,10 @@ EXTRA_DIST += tests/jobs/lib.sh tests/jobs/blobjob.py tests/jobs/cloud.sh tests/
 # .gitignore covers every file the build and the tests make (git status
 # stays clean after an in-tree build as after one in _build/).
 dist_check_SCRIPTS += tests/t08-gitignore.sh
+# `make deb`'s Debian package (build-aux/make-deb): its control fields,
+# Depends against the libraries the binaries need, its files, the
+# extracted binary's --version; `make deb` refusing a tree not for /usr.
+dist_check_SCRIPTS += tests/t13-deb.sh
 # A mutation fuzzer of manifests through parse, validate and restore.
 check_PROGRAMS += tests/t-fuzz-manifest
 tests_t_fuzz_manifest_SOURCES = tests/t-fuzz-manifest.c tests/tap.h tests/ckpt-util.h
