@@ -165,13 +165,15 @@ slow_TESTS += tests/t93-fleet-s3.sh
 # What a hostile queue or store holds (a marker's host, a segment's key, an
 # attempt record, a LATEST) printed escaped by status, logs and ls.
 dist_check_SCRIPTS += tests/t95-hostile-output.sh
-# One real boot of `spotrun cloud-init`'s user-data: a Debian 12 root made
-# with debootstrap (cached in /var/cache/spotrun-test), cloud-init's stages
-# run in a chroot, spotrun built there from this tree; root only. Not part
-# of `make check`: it reaches Debian's mirror (the root, and the packages
-# the user-data installs), and the tests reach loopback only. `make
-# check-boot` runs it; doc/fleet.md ("cloud-init") records its result.
-EXTRA_DIST += tests/boot/cloud-init-boot.sh tests/boot/unit-exec.py
+# One real boot of `spotrun cloud-init`'s user-data, timed: a Debian 12
+# root made with debootstrap (cached in /var/cache/spotrun-test), Ceph RGW
+# on loopback as the queue's store, the prebuilt spotrun fetched from it by
+# the user-data (no build on the VM), cloud-init's stages run in a chroot,
+# the agent claiming a job under 60 s after the first stage; root only. Not
+# part of `make check`: it reaches Debian's mirror (the root, and the
+# packages the user-data installs), and the tests reach loopback only.
+# `make check-boot` runs it; doc/fleet.md ("The boot") records its result.
+EXTRA_DIST += tests/boot/cloud-init-boot.sh tests/boot/unit-exec.py tests/boot/relay.py
 check-boot: all
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 	  SPOTRUN='$(abs_top_builddir)/spotrun' $(SHELL) $(top_srcdir)/tests/boot/cloud-init-boot.sh
