@@ -10,7 +10,7 @@
 # its Adam state sharded), is built with the library's include path alone, as
 # `pkg-config --cflags --libs spotrun` builds it outside the tree; run by
 # tests/t68-ctrain.sh.
-EXTRA_DIST += examples/quickstart.ini examples/sweep.ini examples/quickstart/train.py \
+EXTRA_DIST += examples/quickstart.ini examples/sweep.ini examples/pool-aws.ini examples/quickstart/train.py \
 	examples/quickstart/spotrun \
 	examples/pytorch/job.ini examples/pytorch/train.py examples/pytorch/spotrun \
 	examples/pytorch/ddp.ini examples/pytorch/ddp.py \

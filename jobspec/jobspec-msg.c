@@ -11,23 +11,51 @@
 #include "jobspec-int.h"
 #include "jobspec-msg.h"
 #include "jobspec-text.h"
+#include "similar.h"
 
 void
-sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
+sr_js_verror(struct sr_jobspec_errors *e, size_t *dropped, int line, const char *fmt, va_list ap)
 {
-	struct sr_jobspec_errors *e = p->errs;
-	va_list ap;
-
 	if (e->n >= SR_JS_ERRORS_MAX) {
-		p->nerrs_dropped++;
+		(*dropped)++;
 		return;
 	}
 	e->v = sr_reallocarray(e->v, e->n + 1, sizeof *e->v);
 	e->v[e->n].line = line;
-	va_start(ap, fmt);
 	vsnprintf(e->v[e->n].msg, sizeof e->v[e->n].msg, fmt, ap);
-	va_end(ap);
 	e->n++;
+}
+
+void
+sr_js_error(struct sr_js_parse *p, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sr_js_verror(p->errs, &p->nerrs_dropped, line, fmt, ap);
+	va_end(ap);
+}
+
+void
+sr_js_unknown_key_msg(char *msg, size_t size, const char *name, const char *section,
+    const char *const *keys, size_t n)
+{
+	char list[400] = "", b[SR_JS_SHOW_MAX + 4];
+	const char *suggest = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (suggest == NULL && sr_similar_close(name, keys[i], SR_SIMILAR_FOLD_CASE))
+			suggest = keys[i];
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+		    *list ? ", " : "", keys[i]);
+	}
+	if (suggest != NULL)
+		snprintf(msg, size, "unknown key '%s' in [%s]; did you mean '%s'? Valid keys: %s",
+		    sr_js_show(name, b), section, suggest, list);
+	else
+		snprintf(msg, size, "unknown key '%s' in [%s]; valid keys: %s", sr_js_show(name, b),
+		    section, list);
 }
 
 const char *

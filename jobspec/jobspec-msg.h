@@ -8,6 +8,7 @@
 #ifndef SR_JOBSPEC_MSG_H
 #define SR_JOBSPEC_MSG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "util.h"
@@ -16,6 +17,21 @@
 #define SR_JS_ERRORS_MAX	100	/* errors recorded; the rest are counted */
 
 struct sr_js_parse;
+struct sr_jobspec_errors;
+
+/* Record an error at line (0: none) into errs, the list of a job file's or
+ * a pool file's (pool.c) load; past SR_JS_ERRORS_MAX it is only counted in
+ * *dropped. sr_js_error is this for the job file's parse. */
+void sr_js_verror(struct sr_jobspec_errors *errs, size_t *dropped, int line, const char *fmt,
+    va_list ap);
+
+/* The message for a key that section does not have, into msg (size
+ * bytes): "unknown key 'NAME' in [SECTION]; did you mean 'KEY'? Valid
+ * keys: A, B" when one of the n keys is close to name (without case),
+ * else "unknown key 'NAME' in [SECTION]; valid keys: A, B". Shared by the
+ * job file and the pool file so that both languages answer alike. */
+void sr_js_unknown_key_msg(char *msg, size_t size, const char *name, const char *section,
+    const char *const *keys, size_t n);
 
 /* Record an error at line (0: none) of the file being loaded; past
  * SR_JS_ERRORS_MAX it is only counted (p->nerrs_dropped). */

@@ -62,9 +62,9 @@ section_of_key(const char *name, int sec)
 static void
 unknown_key(struct sr_js_parse *p, const char *name)
 {
-	char list[400] = "", b[SR_JS_SHOW_MAX + 4];
-	const char *suggest = NULL;
-	size_t i;
+	const char *keys[SR_JS_MAXKEYS];
+	char msg[sizeof p->errs->v->msg];
+	size_t i, n = 0;
 	int other = section_of_key(name, p->section);
 
 	if (other >= 0) {
@@ -73,19 +73,11 @@ unknown_key(struct sr_js_parse *p, const char *name)
 		return;
 	}
 	for (i = 0; i < sr_js_nkeys; i++) {
-		if ((int)sr_js_keys[i].sec != p->section)
-			continue;
-		if (suggest == NULL && sr_similar_close(name, sr_js_keys[i].name, SR_SIMILAR_FOLD_CASE))
-			suggest = sr_js_keys[i].name;
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-		    *list ? ", " : "", sr_js_keys[i].name);
+		if ((int)sr_js_keys[i].sec == p->section && n < SR_JS_MAXKEYS)
+			keys[n++] = sr_js_keys[i].name;
 	}
-	if (suggest != NULL)
-		sr_js_error(p, p->line, "unknown key '%s' in [%s]; did you mean '%s'? Valid keys: %s",
-		    sr_js_show(name, b), sr_js_section_names[p->section], suggest, list);
-	else
-		sr_js_error(p, p->line, "unknown key '%s' in [%s]; valid keys: %s", sr_js_show(name, b),
-		    sr_js_section_names[p->section], list);
+	sr_js_unknown_key_msg(msg, sizeof msg, name, sr_js_section_names[p->section], keys, n);
+	sr_js_error(p, p->line, "%s", msg);
 }
 
 /* inih's callback: one "name = value" line of the current section. */

@@ -16,6 +16,11 @@ libjobspec_a_SOURCES += jobspec/jobspec.c jobspec/jobspec.h jobspec/jobspec-keys
 	jobspec/jobspec-data.c \
 	jobspec/sweep.c jobspec/sweep.h jobspec/units.c jobspec/units.h \
 	jobspec/words.c jobspec/words.h jobspec/defaults.c jobspec/defaults.h
+# The pool file (spotrun-pool(5)): what `spotrun up` acquires.
+libjobspec_a_SOURCES += jobspec/pool.c jobspec/pool.h jobspec/pool-int.h jobspec/pool-keys.c
+dist_man_MANS += doc/spotrun-pool.5
+check_PROGRAMS += tests/t-pool
+tests_t_pool_SOURCES = tests/t-pool.c tests/tap.h
 dist_man_MANS += doc/spotrun-job.5
 check_PROGRAMS += tests/t-jobspec tests/t-units-words tests/t-sweep
 tests_t_jobspec_SOURCES = tests/t-jobspec.c tests/tap.h tests/jobspec-util.h

@@ -1,5 +1,6 @@
 #!/bin/sh
-# t07-man.sh: the man pages (doc/spotrun.1, doc/spotrun-job.5, doc/libspotrun.3) render as
+# t07-man.sh: the man pages (doc/spotrun.1, doc/spotrun-job.5, doc/spotrun-pool.5,
+# doc/libspotrun.3) render as
 # Debian's tools render them, without a warning: groff through man-db
 # (`man -l`, whose --warnings hands -w to groff), groff -mandoc with every
 # warning on (-ww), and `mandoc -T lint` at warning level; and the quotes
@@ -12,7 +13,7 @@
 #   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t07-man.sh
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
-pages="$top_srcdir/doc/spotrun.1 $top_srcdir/doc/spotrun-job.5 $top_srcdir/doc/libspotrun.3"
+pages="$top_srcdir/doc/spotrun.1 $top_srcdir/doc/spotrun-job.5 $top_srcdir/doc/spotrun-pool.5 $top_srcdir/doc/libspotrun.3"
 tmp=$t_tmp
 show() {	# show FILE: as TAP comments
 	sed 's/^/# /' "$1"
@@ -66,8 +67,9 @@ for page in $pages; do
 		t_result "$([ ! -s "$tmp/q" ]; echo $?)" "$name: every quote opened is closed, once"
 		[ -s "$tmp/q" ] && show "$tmp/q"
 	fi
-	# the library's page has no local state or store layout of its own
-	if [ -f "$tmp/$name.txt" ] && [ "$name" != libspotrun.3 ]; then
+	# the library's page and the pool file's have no local state or
+	# store layout of their own
+	if [ -f "$tmp/$name.txt" ] && [ "$name" != libspotrun.3 ] && [ "$name" != spotrun-pool.5 ]; then
 		files=$(sed -n '/^FILES$/,/^[A-Z][A-Z ]*$/p' "$tmp/$name.txt")
 		missing=
 		for want in WORKDIR/.spotrun/NAME/ lock ckpt/ ckpt.restore.PID ctl/request logs/ \
