@@ -27,7 +27,7 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 libcli_a_SOURCES += cli/cmd-gc.c
 # up: a pool of spot VMs (spotrun-pool(5)); this build prints the plan.
 libcli_a_SOURCES += cli/cmd-up.c
-dist_check_SCRIPTS += tests/t98-up-dry.sh
+dist_check_SCRIPTS += tests/t99-up-dry.sh
 EXTRA_DIST += tests/pool/aws.out tests/pool/gcp.ini tests/pool/gcp.out \
 	tests/pool/azure.ini tests/pool/azure.out tests/pool/bad.ini tests/pool/noshape.ini
 check_PROGRAMS += tests/t-args

@@ -132,7 +132,7 @@ result "$([ $code -eq 65 ] && [ "$(head -n 1 "$tmp/err")" = "$typo_err" ]; echo 
 
 # Every shipped example, and the parser's test files, go the expected way.
 # A sweep says so, with its name and its number of trials. A pool file
-# (examples/pool-*.ini, spotrun-pool(5)) is no job: t98-up-dry.sh has it.
+# (examples/pool-*.ini, spotrun-pool(5)) is no job: t99-up-dry.sh has it.
 for f in "$top_srcdir"/examples/*.ini "$top_srcdir"/examples/*/*.ini "$data"/good-*.ini; do
 	[ -e "$f" ] || continue
 	case $f in */examples/pool-*.ini) continue ;; esac

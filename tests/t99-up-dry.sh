@@ -1,12 +1,12 @@
 #!/bin/sh
-# t98-up-dry.sh: `spotrun up POOL.ini --queue URL --dry-run`: the plan
+# t99-up-dry.sh: `spotrun up POOL.ini --queue URL --dry-run`: the plan
 # printed for an aws, a gcp and an azure pool against the golden files in
 # tests/pool/; a bad pool file (65, every error with its line), a shape no
 # type has (65), no queue (64), and `up` without --dry-run (69, and what
 # it says). Nothing is created: the dry run connects nowhere.
 #
 # The harness exports SPOTRUN and top_srcdir; by hand:
-#   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t98-up-dry.sh
+#   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t99-up-dry.sh
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${SPOTRUN:=$PWD/spotrun}"
