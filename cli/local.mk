@@ -6,7 +6,7 @@
 # knows exit codes (cmd.h); it may include every other one.
 libcli_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
-	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/fleet \
+	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/cloud/aws -I$(top_srcdir)/fleet \
 	-I$(top_srcdir)/cli
 libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-help.c \
 	cli/cmd-ls.c cli/cmd-agent.c cli/args.c cli/args.h cli/target.c cli/target.h cli/jobfile.c cli/jobfile.h

@@ -9,7 +9,7 @@
 # module below it; not cli/, so it knows no exit code.
 libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
-	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/fleet
+	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/cloud/aws -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
 	fleet/agent-gang.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
 	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c

@@ -33,6 +33,9 @@ tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test
 # suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).
 libstore_a_SOURCES += store/s3/sigv4.c store/s3/sigv4.h
+# The same signing and the AWS credentials chain lent to other AWS APIs
+# (cloud/aws/): store/awsauth.h, the store's second public header.
+libstore_a_SOURCES += store/awsauth.h store/s3/awsauth.c
 check_PROGRAMS += tests/t-sigv4
 tests_t_sigv4_SOURCES = tests/t-sigv4.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
 tests_t_sigv4_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# ec2emu.py: moto's server (moto 5.2.1, the machine image's Python) on
+# 127.0.0.1 at a port the kernel chooses, written to --port-file once it
+# listens, for tests/t-ec2.c. Runs until killed.
+#
+# What it adds to moto, which lacks it (a 500 in 5.2.1): ModifyFleet, a
+# fleet's total target changed, instances launched up to it or the newest
+# ones over it terminated, as EC2 does with the excess policy
+# "termination". What moto does not do, so neither the test nor this shim
+# pretends it does: a fleet of type maintain replaces no interrupted
+# instance (moto has no reconciliation loop), no capacity error is ever
+# raised, and its placement ignores the overrides' zones.
+#
+# Exit 3 when moto cannot be imported (the test skips or fails on it).
+import argparse
+import sys
+
+try:
+    from moto.core.responses import ActionResult
+    from moto.ec2.responses.fleets import Fleets
+    from moto.server import ThreadedMotoServer
+except ImportError as e:
+    print("ec2emu: moto is not installed in this Python (%s)" % e, file=sys.stderr)
+    sys.exit(3)
+
+
+def modify_fleet(self):
+    fleet_id = self._get_param("FleetId")
+    spec = self._get_param("TargetCapacitySpecification", {})
+    fleet = self.ec2_backend.get_fleet(fleet_id)
+    if fleet is None:
+        from moto.ec2.exceptions import EC2ClientError
+        raise EC2ClientError("InvalidFleetId.NotFound",
+                             "The fleet ID '%s' does not exist" % fleet_id)
+    target = int(spec.get("TotalTargetCapacity", fleet.target_capacity))
+    fleet.target_capacity = target
+    fleet.target_capacity_specification["TotalTargetCapacity"] = target
+    if target > fleet.fulfilled_capacity:
+        fleet.create_spot_requests(target - fleet.fulfilled_capacity)
+    elif target < fleet.fulfilled_capacity:
+        fleet.terminate_instances()
+        fleet.fulfilled_capacity = float(target)
+    return ActionResult({"Return": True})
+
+
+Fleets.modify_fleet = modify_fleet
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    a = ap.parse_args()
+    import logging
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    srv.start()
+    port = srv.get_host_and_port()[1]
+    with open(a.port_file + ".tmp", "w") as f:
+        f.write("%d\n" % port)
+    import os
+    os.rename(a.port_file + ".tmp", a.port_file)
+    srv._thread.join()
+
+
+if __name__ == "__main__":
+    main()
