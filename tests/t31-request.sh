@@ -48,6 +48,20 @@ t_is "$t_rc" 0 "late answer: the job finishes" || t_show "$t_tmp/late.err"
 t_like "$t_tmp/late.err" '^[0-9:]+  ckpt     0 step 2: ' "the next request's checkpoint holds the job's answer to it (step 2)"
 t_unlike "$t_tmp/late.err" 'step 999' "the late answer to the withdrawn request is not taken for it"
 
+# said.py: said(WHAT), whether the timeline of the job's attempt (its log)
+# has WHAT yet, for the jobs below.
+cat > "$t_tmp/said.py" <<'EOF'
+import os
+log = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
+                   "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
+def said(what):
+    try:
+        with open(log) as f:
+            return what in f.read()
+    except FileNotFoundError:
+        return False
+EOF
+
 # A Python job answering N requests through the file alone, then ending
 # once spotrun took the last answer (the request withdrawn). It catches the
 # request signal WHEN: "now", "never", or "late": once the timeline said
@@ -57,6 +71,7 @@ t_unlike "$t_tmp/late.err" 'step 999' "the late answer to the withdrawn request 
 # catches the signal. It gives up after 2 minutes without its N requests.
 cat > "$t_tmp/pyjob.py" <<'EOF'
 import os, signal, sys, time
+from said import said
 when, n = sys.argv[1], int(sys.argv[2])
 req, done = os.environ["SPOTRUN_CKPT_REQUEST"], os.environ["SPOTRUN_CKPT_DONE"]
 got = [0]
@@ -64,14 +79,6 @@ def catch():
     signal.signal(signal.SIGUSR1, lambda s, f: got.__setitem__(0, got[0] + 1))
 if when == "now":
     catch()
-log = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
-                   "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
-def said(what):
-    try:
-        with open(log) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
 if "HOLD" in os.environ:
     os.kill(int(os.environ["HOLD"]), signal.SIGCONT)
 start, step, answered, nanswered = time.time(), 0, None, 0
@@ -137,16 +144,10 @@ t_like "$t_tmp/launcher.err" "^00:0[0-9]  request  SIGUSR1 sent to 1 of the job'
 # itself signals it.
 cat > "$t_tmp/reraise.py" <<'EOF'
 import os, signal, sys, time
+from said import said
 def lose_it(s, f):
     signal.signal(signal.SIGUSR1, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGUSR1)
-log = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest", "attempt-1.log")
-def said(what):
-    try:
-        with open(log) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
 if sys.argv[1] == "now":
     signal.signal(signal.SIGUSR1, lose_it)
     os.kill(int(os.environ["HOLD"]), signal.SIGCONT)
@@ -244,16 +245,9 @@ t_has "$t_tmp/quit.out" "asked; done anyway" "... the job did get the request"
 # timeout (2 minutes, longer than the job waits for the signal).
 cat > "$t_tmp/sigonly.py" <<'EOF'
 import os, signal, sys, time
+from said import said
 req, done = os.environ["SPOTRUN_CKPT_REQUEST"], os.environ["SPOTRUN_CKPT_DONE"]
-log = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
-                   "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
 got = []
-def said(what):
-    try:
-        with open(log) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
 while not said("SIGUSR1 not sent"):
     time.sleep(0.05)
 signal.signal(signal.SIGUSR1, lambda s, f: got.append(1))
