@@ -359,11 +359,14 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	char took[32], who[256] = "";
 	long long step;
 	size_t len;
-	int rc;
+	int rc, i;
 
 	if (!a->req_pending || a->job_done)
 		return;
 	rc = m->ops->state(m, &step);
+	for (i = 0; m->ops->late_signal != NULL && i < a->nranks; i++)
+		if (m->ops->late_signal(m, (size_t)i) != 0)
+			a->rank[i].req_signal = m->ops->late_signal(m, (size_t)i);
 	if (rc == 1) {
 		m->ops->clear(m);
 		a->req_pending = 0;

@@ -50,6 +50,7 @@ struct dir_method {
 	struct sr_sigcatch_seen seen;
 	pid_t *pgids;
 	size_t npgids;
+	int *late_sig;			/* npgids: the signal its leader got after request returned */
 	double resend_at;		/* monotonic; 0: nobody left to look for */
 	/* the save thread */
 	pthread_t th;
@@ -113,12 +114,14 @@ free_done(struct dir_method *d)
 	free(d->steps);
 	free(d->replaced);
 	free(d->pgids);
+	free(d->late_sig);
 	d->done_paths = NULL;
 	d->answered = NULL;
 	d->steps = NULL;
 	d->replaced = NULL;
 	d->ndone = 0;
 	d->pgids = NULL;
+	d->late_sig = NULL;
 	d->npgids = 0;
 	d->resend_at = 0;
 }
@@ -242,9 +245,11 @@ dir_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 	 * for it, and would end a process that does not catch it. Each rank
 	 * is a process group of its own. */
 	d->pgids = sr_reallocarray(d->pgids, njob > 0 ? njob : 1, sizeof *d->pgids);
+	d->late_sig = sr_reallocarray(d->late_sig, njob > 0 ? njob : 1, sizeof *d->late_sig);
 	d->npgids = njob;
 	for (i = 0; i < njob; i++) {
 		d->pgids[i] = job[i].pid;
+		d->late_sig[i] = 0;
 		if (sr_sigcatch_send(job[i].pid, sig, &d->seen, &sc, err) == -1) {
 			sr_tl(m->ctx.tl, 1, "warning", "%s; the request file alone asks", err);
 			return 0;
@@ -282,6 +287,8 @@ resend(struct sr_method *m)
 			continue;	/* the rank's group is gone: nothing to ask */
 		sent += sc.sent;
 		skipped += sc.skipped;
+		if (sc.leader)
+			d->late_sig[i] = m->ctx.js->request_signal;
 	}
 	if (sent > 0)
 		sr_tl(m->ctx.tl, 0, "request", "SIG%s sent to %d more process%s, which began to "
@@ -309,6 +316,8 @@ answered_replaced(struct sr_method *m, size_t i, long long seq)
 	if (sig != 0 && i < d->npgids &&
 	    sr_sigcatch_send(d->pgids[i], sig, NULL, &sc, err) == -1)
 		sc.sent = 0;	/* the rank's group is gone: nothing to ask */
+	else if (sig != 0 && i < d->npgids && sc.leader)
+		d->late_sig[i] = sig;
 	if (d->said_replaced)
 		return;
 	d->said_replaced = 1;
@@ -343,6 +352,17 @@ say_steps(struct sr_method *m, const long long *steps)
 	    "do not make one checkpoint, so none is taken and the previous stays the newest: "
 	    "agree on the step before answering (spotrun.torch.requested() in Python, "
 	    "doc/python.md)", list + 1);
+}
+
+/* Whose death by the request signal spotrun explains: a leader that
+ * began to catch it after the request, or a rank asked again, got it
+ * from resend or answered_replaced. */
+static int
+dir_late_signal(struct sr_method *m, size_t i)
+{
+	struct dir_method *d = m->priv;
+
+	return i < d->npgids ? d->late_sig[i] : 0;
 }
 
 /* Every done marker: a step number, or nothing, and the request it answers
@@ -547,6 +567,7 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.launch = dir_launch,
 	.request = dir_request,
 	.state = dir_state,
+	.late_signal = dir_late_signal,
 	.state_poll = 0.02,	/* the done marker at 50 Hz */
 	.clear = dir_clear,
 	.waiting = dir_waiting,

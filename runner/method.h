@@ -154,6 +154,11 @@ struct sr_method_ops {
 	 * process is a warning the method shows, and counts as its answer. */
 	int (*state)(struct sr_method *m, long long *step);
 	double state_poll;		/* 0: when fd is readable is enough */
+	/* NULL-able. After state: the signal job[i] (as request's) was sent
+	 * since request returned, 0 none: a process that began to catch the
+	 * signal later, or a rank asked again, was signalled by state, so
+	 * that its death by it is explained as request's signalled[i] is. */
+	int (*late_signal)(struct sr_method *m, size_t i);
 	/* The pending request is over (answered, or given up), or none may
 	 * linger (before the launch, at the attempt's end). */
 	void (*clear)(struct sr_method *m);

@@ -16,15 +16,22 @@ job() {
 }
 mib=$(t_save_mib 3)
 t_diag "a save of $mib MiB takes about 3 s here"
-slow() { job "$1" "$PY $JOBS/slowsave.py $mib 20" "interval = 1s" "level = 19" "chunk_size = 2MiB"; }
-# interrupt NAME N: start NAME, send N ^C once its save runs, 0.4 s apart
+# the job runs until its ^C
+slow() { job "$1" "$PY $JOBS/slowsave.py $mib 0" "interval = 1s" "level = 19" "chunk_size = 2MiB"; }
+# interrupt NAME N: start NAME, send N (1 or 2) ^C once its save runs: the first
+# once spotrun took the job's answer (it withdraws the request file as it
+# starts the save), the second once the first was acknowledged.
 interrupt() {
 	t_bg "$1" "$SPOTRUN" run "$t_tmp/$1.ini"
 	_p=$t_last
-	wait_for "$t_tmp/$1.out" '^answered$' 20 "$_p" || t_diag "$1: the job never answered"
-	sleep 0.4
+	wait_for "$t_tmp/$1.out" '^answered$' 60 "$_p" || t_diag "$1: the job never answered"
 	_i=0
-	while [ $_i -lt "$2" ]; do kill -INT "$_p"; sleep 0.4; _i=$((_i + 1)); done
+	while [ -e "$t_tmp/local-$1/ctl/request" ] && [ $_i -lt 600 ]; do sleep 0.1; _i=$((_i + 1)); done
+	kill -INT "$_p"
+	if [ "$2" -gt 1 ]; then
+		wait_for "$t_tmp/$1.err" '  \^C       finishing the checkpoint' 60 "$_p"
+		kill -INT "$_p"
+	fi
 	t_wait "$_p"
 }
 err() { echo "$t_tmp/$1.err"; }
@@ -56,7 +63,7 @@ t_is "$("$SPOTRUN" ls -s "file://$t_tmp/store" twice 2>&1)" "no checkpoints of j
 job plain "sleep 30"
 t_bg plain "$SPOTRUN" run "$t_tmp/plain.ini"
 _p=$t_last
-wait_for "$(err plain)" 'started  sleep 30' 5 "$_p"
+wait_for "$(err plain)" 'started  sleep 30' 60 "$_p"
 kill -INT "$_p"
 t_wait "$_p"
 t_is "$t_rc" 130 "^C outside a checkpoint: exit 130"
@@ -67,7 +74,7 @@ t_like "$(err plain)" '^00:0[0-9]  interrupted exit 130: \^C; no checkpoint comm
 job backoff "/bin/sh -c 'exit 3'" "[retry]" "max_restarts = 3" "backoff = 30s"
 t_bg backoff "$SPOTRUN" run "$t_tmp/backoff.ini"
 _p=$t_last
-wait_for "$(err backoff)" 'restart  exit 3; restart 1 of 3 in 30.0s' 5 "$_p"
+wait_for "$(err backoff)" 'restart  exit 3; restart 1 of 3 in 30.0s' 60 "$_p"
 kill -INT "$_p"
 t_wait "$_p"
 t_is "$t_rc" 3 "^C during the backoff: no restart, the job's last code"

@@ -33,7 +33,7 @@ left() {
 signal_run() {
 	t_jobfile "$1" "$job_cmd --steps 100000" "[resources]" "procs = $2" "[provider]" "name = signal" "grace = 20s"
 	t_bg "$1" "$SPOTRUN" run "$t_tmp/$1.ini"
-	wait_for "$t_tmp/$1.err" '  started  ' 10 "$t_last"
+	wait_for "$t_tmp/$1.err" '  started  ' 60 "$t_last"
 	sleep 0.5
 }
 # envof NAME RANK VAR: what rank RANK printed for VAR (its "env ..." line).
@@ -116,8 +116,10 @@ t_like "$t_tmp/unknown.err" "^[0-9:]+  gpus     gpu_type = A100 not checked: the
 	"... saying gpu_type was not checked, and why"
 
 # 30-36: rank 1 fails: the others stop, the group restarts once, the end of
-# each rank is reported; nothing is left running.
-t_jobfile crash "$job_cmd --env --steps 400 --fail 1@4" "[resources]" "procs = 3" \
+# each rank is reported; nothing is left running. Rank 1 fails only once
+# every rank of its attempt has printed its variables (--ready).
+mkdir "$t_tmp/crash-ready"
+t_jobfile crash "$job_cmd --env --steps 400 --fail 1@4 --ready $t_tmp/crash-ready" "[resources]" "procs = 3" \
 	"[provider]" "name = local" "[retry]" "max_restarts = 1" "backoff = 0"
 run crash
 t_is "$t_rc" 3 "a rank that exits 3: the job fails with 3" || t_show "$t_tmp/crash.err"
@@ -172,17 +174,19 @@ t_like "$t_tmp/skew.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, .
 # is out): rank 2's answer names the periodic request, so it is ignored,
 # not taken for the notice's at the old step; rank 2 is asked again and the
 # notice's checkpoint of all three commits at one step, which the next
-# attempt (the local provider's next machine) resumes from.
-t_jobfile late "$job_cmd --steps 100000 --later-steps 2 --hold 2:$t_tmp/late-go" "interval = 1s" \
+# attempt (the local provider's next machine) resumes from, every rank
+# reading the parts before any writes its next (--ready).
+mkdir "$t_tmp/late-ready"
+t_jobfile late "$job_cmd --steps 100000 --later-steps 2 --hold 2:$t_tmp/late-go --ready $t_tmp/late-ready" "interval = 1s" \
 	"write_timeout = 60s" "[resources]" "procs = 3" "[provider]" "name = local" "notice_file = $t_tmp/late-notice"
 t_bg late "$SPOTRUN" run "$t_tmp/late.ini"
 late_pid=$t_last
-wait_for "$t_tmp/late.out" '^\[2\] holding request 1 at step 100$' 20 "$late_pid" &&
-	wait_for "$t_tmp/late.out" '^\[0\] answered request 1 at step 100$' 10 "$late_pid" &&
-	wait_for "$t_tmp/late.out" '^\[1\] answered request 1 at step 100$' 10 "$late_pid"
+wait_for "$t_tmp/late.out" '^\[2\] holding request 1 at step 100$' 60 "$late_pid" &&
+	wait_for "$t_tmp/late.out" '^\[0\] answered request 1 at step 100$' 60 "$late_pid" &&
+	wait_for "$t_tmp/late.out" '^\[1\] answered request 1 at step 100$' 60 "$late_pid"
 t_is "$?" 0 "ranks 0 and 1 answered the periodic request; rank 2 holds its answer" || t_show "$t_tmp/late.err"
 touch "$t_tmp/late-notice"
-wait_for "$t_tmp/late.err" '^[0-9:]+  request  notice checkpoint, ' 10 "$late_pid"
+wait_for "$t_tmp/late.err" '^[0-9:]+  request  notice checkpoint, ' 60 "$late_pid"
 touch "$t_tmp/late-go"
 t_wait "$late_pid"
 t_is "$t_rc" 0 "preempted once, then finished: exit 0" || t_show "$t_tmp/late.err"
@@ -193,7 +197,7 @@ t_like "$t_tmp/late.err" '^[0-9:]+  ckpt     0 step 200: .* committed in ' "the 
 t_is "$(grep -c '^\[[0-2]\] answered request 2 at step 200$' "$t_tmp/late.out")" 3 "each rank answered the notice's request"
 t_like "$t_tmp/late.err" '^[0-9:]+  attempt  2 restored checkpoint 0 at step 200 ' "attempt 2 restored it"
 t_is "$(grep -c '^\[[0-2]\] resumed at step 200, previous world 3: rank 0 step 200 world 3; rank 1 step 200 world 3; rank 2 step 200 world 3$' "$t_tmp/late.out")" \
-	3 "each rank of attempt 2 resumed from the notice's checkpoint, every part at step 200"
+	3 "each rank of attempt 2 resumed from the notice's checkpoint, every part at step 200" || t_show "$t_tmp/late.out"
 t_is "$(left late)" "" "nothing of the job left running"
 
 # 59-61: SIGTERM to spotrun and every rank at once (Slurm's scancel of a job

@@ -21,19 +21,37 @@ ini_set "$t_tmp/job.ini" checkpoint local_dir "$t_tmp/local"
 # The example's notice comes 4 s after each machine starts, 5 s before its
 # deadline: on a loaded machine (a sanitizer build beside other suites)
 # `import torch` alone took longer than that, and the notices went
-# unanswered. 10 s in, 15 s to answer: every request must still be.
-ini_set "$t_tmp/job.ini" provider after 10s
+# unanswered. Here each notice comes once the job trains (its file is
+# made by preempt_twice below), 15 s to answer: every request must be.
+ini_set "$t_tmp/job.ini" provider after 0
 ini_set "$t_tmp/job.ini" provider window 20s
+ini_set "$t_tmp/job.ini" provider notice_file "$t_tmp/notice"
 
 # The same job without the request signal: the module sees the file alone.
 sed -e "s|$t_tmp/store|$t_tmp/store-nosig|; s|$t_tmp/local|$t_tmp/local-nosig|; s|$t_tmp/final.pt|$t_tmp/nosig.pt|" \
+	-e "s|$t_tmp/notice|$t_tmp/notice-nosig|" \
 	"$t_tmp/job.ini" > "$t_tmp/nosig.ini"
 ini_set "$t_tmp/nosig.ini" checkpoint signal none
 
+# preempt_twice NAME PID NOTICE: the notices of run NAME (spotrun's PID):
+# the first once the job printed its step 100, the second once it printed
+# a step after its resume.
+preempt_twice() {
+	wait_for "$t_tmp/$1.out" '^step 100 loss ' 600 "$2" && touch "$3" || return
+	_i=0
+	until awk '/^resumed from step /{r = 1} r && /^step [0-9]+ loss /{f = 1} END {exit !f}' "$t_tmp/$1.out"; do
+		kill -0 "$2" 2>/dev/null && [ $_i -lt 6000 ] || return
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	touch "$3"
+}
 t_bg run "$SPOTRUN" run "$t_tmp/job.ini"
 run_pid=$t_last
 t_bg nosig "$SPOTRUN" run "$t_tmp/nosig.ini"
 nosig_pid=$t_last
+preempt_twice run "$run_pid" "$t_tmp/notice" &
+preempt_twice nosig "$nosig_pid" "$t_tmp/notice-nosig" &
 # The uninterrupted run, meanwhile: the same steps without spotrun.
 steps=$(echo "$cmd" | sed -nE 's/.*--steps ([0-9]+).*/\1/p')
 "$PY" "$ex/train.py" --steps "$steps" --out "$t_tmp/ref.pt" > "$t_tmp/ref.out" 2>&1

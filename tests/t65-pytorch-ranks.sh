@@ -191,7 +191,8 @@ t_has "$t_tmp/envcmp.out" "rank 0: spotrun also sets TORCH_NCCL_ASYNC_ERROR_HAND
 	"spotrun adds only today's name of NCCL_ASYNC_ERROR_HANDLING (and its SPOTRUN_ variables)"
 
 # 24-31: a rank that hangs instead of meeting the others at a barrier (their
-# gloo timeout is 3 s), and a rank that crashes before it.
+# gloo timeout is 3 s, once all have started), and a rank that crashes
+# before it.
 t_jobfile hang "$PY $JOBS/hangjob.py hang 1" "[resources]" "procs = 3" "[provider]" "name = local"
 t_jobfile crash "$PY $JOBS/hangjob.py crash 1" "[resources]" "procs = 3" "[provider]" "name = local"
 t_bg hang "$SPOTRUN" run "$t_tmp/hang.ini"
@@ -231,5 +232,5 @@ sed -e 's/name = signal/name = local/' -e 's/oncejob.py 100000/oncejob.py 3/' "$
 "$SPOTRUN" run "$t_tmp/once2.ini" > "$t_tmp/once2.out" 2> "$t_tmp/once2.err"
 t_is "$?" 0 "launch = once: the next run finishes" || t_show "$t_tmp/once2.err"
 t_is "$(grep -c "^\[default[01]\]:rank [01] resumed at step $at (RANK [01], SPOTRUN_WORLD_SIZE 1)$" "$t_tmp/once2.out")" 2 \
-	"both ranks resumed at step $at, with torchrun's RANK and one process answering"
+	"both ranks resumed at step $at, with torchrun's RANK and one process answering" || t_show "$t_tmp/once2.out"
 t_done

@@ -149,7 +149,7 @@ want=$(result_of "$t_tmp/plain.out")
 
 # ---- (a)-(d): faults during the saves of one run ----
 ini=$t_tmp/a.ini
-mk_ini "$ini" faults "$pep" "$job --sleep 0.05 --delay 0.5 --size 12582912" "&attempts=8" \
+mk_ini "$ini" faults "$pep" "$job --sleep 0.05 --delay 0.5 --size 12582912 --stay" "&attempts=8" \
 	interval=1s keep=100
 t_bg a-1 "$SPOTRUN" run "$ini"
 pid=$t_last
@@ -213,7 +213,7 @@ t_is "$(result_of "$t_tmp/a-2.out")" "$want" "... and ends with the uninterrupte
 
 # ---- (e): the gateway killed and restarted in mid-upload ----
 ini=$t_tmp/e.ini
-mk_ini "$ini" big "$pep" "$job --sleep 0.05 --delay 0.5 --size 62914560" "&attempts=8" interval=0
+mk_ini "$ini" big "$pep" "$job --sleep 0.05 --delay 0.5 --size 62914560 --stay" "&attempts=8" interval=0
 t_bg e-1 "$SPOTRUN" run "$ini"
 pid=$t_last
 wait_for "$t_tmp/e-1.out" '^starting fresh' 20 "$pid" || t_diag "e: the job did not start"

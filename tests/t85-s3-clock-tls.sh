@@ -97,7 +97,7 @@ $train --sleep 0 > "$t_tmp/plain.out" 2>&1
 want=$(result_of "$t_tmp/plain.out")
 ini=$t_tmp/tls.ini
 mk_ini "$ini" tls "s3://$bucket/jobs?endpoint=$SPOTRUN_TEST_S3_TLS_ENDPOINT&part_size=5MiB" \
-	"$train --sleep 0.02 --size 7340032"
+	"$train --sleep 0.02 --size 7340032 --stay"
 untrusted="the server's TLS certificate is not trusted: SSL certificate problem: unable to get local issuer certificate (for a private CA set AWS_CA_BUNDLE to its PEM file)"
 "$SPOTRUN" ls "$ini" > "$t_tmp/tls-no-ca.out" 2>&1
 t_is "$?" 74 "TLS: spotrun ls without the CA fails (74)"
@@ -120,7 +120,7 @@ t_is "$?:$(cat "$t_tmp/tls-ls.out")" \
 	"TLS: with AWS_CA_BUNDLE=the CA, spotrun ls works"
 t_bg tls-1 "$SPOTRUN" run "$ini"
 pid=$t_last
-wait_for "$t_tmp/tls-1.out" '^starting fresh' 20 "$pid" || t_diag "TLS: the job did not start"
+wait_for "$t_tmp/tls-1.out" '^starting fresh' 60 "$pid" || t_diag "TLS: the job did not start"
 kill -TERM "$pid"
 t_wait "$pid"
 t_is "$t_rc" 75 "TLS: a 7 MiB checkpoint (2 parts) committed over HTTPS, exit 75" || t_show "$t_tmp/tls-1.err"

@@ -13,12 +13,18 @@ answered at the next step boundary with state.json (step, h, size) and
 blob.bin: --size bytes of SHAKE-256(h), incompressible and a function of the
 state, so that a restore checks every byte. --delay makes it take that
 long to answer (a job whose snapshot is slow), which gives a test time to
-act between spotrun's request and its upload. On resume it prints `resumed
+act between spotrun's request and its upload. --stay makes it take no step
+after it answered a notice's request (reason=notice in the request file),
+and not exit after its last step but answer requests at it, until spotrun
+stops it (at most 10 minutes): on a slow machine a job that ran on could
+otherwise finish before the test sends its notice, or before the notice's
+checkpoint is committed, and a run that finished is not preempted. On
+resume it prints `resumed
 from step N (attempt A), data ok`, or exits 1 naming what is wrong; a
 fresh start prints `starting fresh: N steps`. Every line is flushed at once
 so the tests can follow it.
 
-Usage: chainjob.py [--steps N] [--sleep SECONDS] [--size BYTES] [--delay SECONDS]
+Usage: chainjob.py [--steps N] [--sleep SECONDS] [--size BYTES] [--delay SECONDS] [--stay]
 """
 
 import argparse
@@ -56,16 +62,16 @@ def write_file(path, data):
     os.rename(tmp, path)
 
 
-def request_seq(path):
-    """The seq=N of the request file, or None when there is none."""
+def request_word(path, key):
+    """The KEY=VALUE's value of the request file, or None when there is none."""
     try:
         with open(path) as f:
             line = f.read()
     except FileNotFoundError:
         return None
     for word in line.split():
-        if word.startswith("seq="):
-            return word[4:]
+        if word.startswith(key + "="):
+            return word[len(key) + 1:]
     return ""
 
 
@@ -93,6 +99,7 @@ def main():
     ap.add_argument("--sleep", type=float, default=0.05)
     ap.add_argument("--size", type=int, default=1 << 20)
     ap.add_argument("--delay", type=float, default=0)
+    ap.add_argument("--stay", action="store_true")
     args = ap.parse_args()
 
     ckpt_dir = os.environ.get("SPOTRUN_CKPT_DIR", "")
@@ -111,24 +118,40 @@ def main():
 
     global requested
     answered = None
+
+    def answer():
+        """Answer a new request at this step; stay after a notice's."""
+        global requested
+        nonlocal answered
+        if not (requested or os.path.exists(request_path)):
+            return
+        requested = False
+        seq = request_word(request_path, "seq")
+        reason = request_word(request_path, "reason")
+        if seq is None or seq == answered:
+            return
+        answered = seq
+        if args.delay > 0:
+            time.sleep(args.delay)
+        write_file(os.path.join(ckpt_dir, "blob.bin"), blob_of(h, args.size))
+        state = {"step": step, "h": h, "size": args.size}
+        write_file(os.path.join(ckpt_dir, "state.json"), json.dumps(state).encode())
+        write_file(done_path, b"%d\n" % step)
+        say("checkpoint at step %d" % step)
+        if args.stay and reason == "notice":
+            time.sleep(600)
+
     while step < args.steps:
         step += 1
         h = next_h(h, step)
         if args.sleep > 0:
             time.sleep(args.sleep)
-        if under_spotrun and (requested or os.path.exists(request_path)):
-            requested = False
-            seq = request_seq(request_path)
-            if seq is None or seq == answered:
-                continue
-            answered = seq
-            if args.delay > 0:
-                time.sleep(args.delay)
-            write_file(os.path.join(ckpt_dir, "blob.bin"), blob_of(h, args.size))
-            state = {"step": step, "h": h, "size": args.size}
-            write_file(os.path.join(ckpt_dir, "state.json"), json.dumps(state).encode())
-            write_file(done_path, b"%d\n" % step)
-            say("checkpoint at step %d" % step)
+        if under_spotrun:
+            answer()
+    stay_until = time.time() + 600
+    while args.stay and under_spotrun and time.time() < stay_until:
+        time.sleep(0.05)
+        answer()
     # Done: ignore late requests (Python restores the default action,
     # death, for its handled signals while it shuts down).
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)

@@ -208,9 +208,14 @@ t_save_mib() {
 	_d=$t_tmp/calibrate
 	rm -rf "$_d"
 	mkdir -p "$_d"
-	printf '[job]\nname = calibrate\ncommand = %s %s/slowsave.py 4 1.5\nworkdir = %s\n[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local\ninterval = 1s\nlevel = 19\nchunk_size = 2MiB\n[provider]\nname = local\n' \
+	printf '[job]\nname = calibrate\ncommand = %s %s/slowsave.py 4 0\nworkdir = %s\n[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local\ninterval = 1s\nlevel = 19\nchunk_size = 2MiB\n[provider]\nname = local\n' \
 		"$PY" "$JOBS" "$_d" "$_d" "$_d" > "$_d/job.ini"
-	"$SPOTRUN" run "$_d/job.ini" > "$_d/out" 2> "$_d/err"
+	# the job runs until its ^C, sent once its save is committed
+	"$SPOTRUN" run "$_d/job.ini" > "$_d/out" 2> "$_d/err" &
+	_p=$!
+	wait_for "$_d/err" '  ckpt     0 step .*, committed in ' 120 "$_p"
+	kill -INT "$_p" 2>/dev/null
+	wait "$_p"
 	sed -n 's/.*  ckpt     0 step .*, committed in .* (\([0-9.]*\) \([KMG]*i*B\)\/s)$/\1 \2/p' "$_d/err" |
 	    awk -v s="$1" '{ r = $1; if ($2 == "KiB") r /= 1024; else if ($2 == "GiB") r *= 1024; else if ($2 == "B") r /= 1048576 }
 		END { m = int(r * s + 1); if (m < 8) m = 8; if (m > 256) m = 256; print m }'

@@ -12,7 +12,11 @@ Options (each rank gets the same): --steps N, --sleep S per step,
 --fail R@S (rank R exits 3 at step S), --hold R:PATH (rank R, its part of
 the first request written, waits for PATH to exist before it answers),
 --later-steps N (the steps of every attempt after the first), --env
-(print the rank variables).
+(print the rank variables), --ready DIR (a barrier, as a real job's
+process group makes: each rank makes DIR/ATTEMPT.RANK once it printed
+its variables and what it resumed from, and takes its first step once
+every rank of its attempt has: a rank may fail, or write its next part,
+only once the others have read theirs).
 """
 import spotrun
 
@@ -38,6 +42,7 @@ def main():
     ap.add_argument("--hold", default="")
     ap.add_argument("--later-steps", type=int, default=-1)
     ap.add_argument("--env", action="store_true")
+    ap.add_argument("--ready", default="")
     a = ap.parse_args()
     rank, world = spotrun.rank(), spotrun.world_size()
     if a.env:
@@ -56,6 +61,12 @@ def main():
               % (spotrun.resume_step(), prev, "; ".join(parts)), flush=True)
     fail_rank, _, fail_step = a.fail.partition("@")
     hold_rank, _, hold_path = a.hold.partition(":")
+    if a.ready:
+        attempt = os.environ.get("SPOTRUN_ATTEMPT", "1")
+        mark = lambda k: os.path.join(a.ready, "%s.%d" % (attempt, k))
+        open(mark(rank), "w").close()
+        while not all(os.path.exists(mark(k)) for k in range(world)):
+            time.sleep(0.02)
     while step < a.steps:
         step += 1
         time.sleep(a.sleep)

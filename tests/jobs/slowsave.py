@@ -4,9 +4,10 @@
 It answers the first checkpoint request with MIB MiB of base64 text (which
 zstd at level 19 packs at a few MiB/s: with `level = 19` the save takes
 seconds), prints "answered", then "working N" every 0.2 s until SECONDS
-have passed since its start, and exits 0. Later requests go unanswered, so
-exactly one save runs. A ^C (SIGINT) ends it quietly by that signal, with
-the last "working N" line printed.
+have passed since its start, and exits 0; SECONDS 0: until a ^C (at most
+10 minutes, so that a ^C that never comes fails a test instead of hanging
+it). Later requests go unanswered, so exactly one save runs. A ^C (SIGINT)
+ends it quietly by that signal, with the last "working N" line printed.
 """
 import base64
 import os
@@ -14,7 +15,7 @@ import signal
 import sys
 import time
 
-mib, seconds = int(sys.argv[1]), float(sys.argv[2])
+mib, seconds = int(sys.argv[1]), float(sys.argv[2]) or 600.0
 signal.signal(signal.SIGUSR1, lambda s, f: None)
 req, done = os.environ["SPOTRUN_CKPT_REQUEST"], os.environ["SPOTRUN_CKPT_DONE"]
 ckpt = os.environ["SPOTRUN_CKPT_DIR"]
