@@ -525,7 +525,8 @@ finish(struct sr_js_parse *p)
 		    "blank starts a comment in a job file, so the shell would get only this; put no "
 		    "blank before ';' (e.g. pip install -r requirements.txt; ./fetch-data), or put "
 		    "the comment on a line of its own", sr_js_show(js->setup, b));
-	if (js->image == NULL && p->key_line[key_index("container_runtime", SEC_JOB)] != 0)
+	/* (raw is NULL when the value was not text: that error is said) */
+	if (js->image == NULL && p->raw[key_index("container_runtime", SEC_JOB)] != NULL)
 		sr_js_error(p, p->key_line[key_index("container_runtime", SEC_JOB)],
 		    "container_runtime = %s without image: it names the runtime that runs the "
 		    "job's image; add image = REF to [job], or remove container_runtime",
