@@ -63,6 +63,11 @@ static const char *const sweeps[] = {
 	"A = ${lr}/${seed}\n[sweep]\nlr = 0.1, 0.01\nseed = 1..3\n",
 	"[job]\nname = sh\nshell = yes\ncommand = echo ${a} \"${b}\" $$ > out\n[env]\nB = ${b}\n"
 	"[sweep]\na = x, y\nb = 1..4, q r\n[checkpoint]\ninterval = 5m\n",
+	/* a container and [data]: their checks reached too */
+	"[job]\nname = d\ncommand = train --lr ${lr}\nimage = reg.example:5000/t:1\n"
+	"container_runtime = podman\nsetup = pip install -r req.txt\n[data]\n"
+	"data = s3://bucket/train/\n/data/x = file:///srv/x.bin\nsub/dir = gs://b/p/\n"
+	"[checkpoint]\nsignal = USR2\n[sweep]\nlr = 1, 2\n",
 };
 
 struct corpus {
