@@ -49,6 +49,7 @@ struct snap {
 	struct top *tops;
 	size_t ntops, cap;
 	int too_big;
+	int bad_rules;		/* a rule file refused: the user's to fix */
 };
 
 /* Read a rule file of directory dfd, if there is one: its text pushed. */
@@ -69,6 +70,7 @@ read_rules(struct snap *s, int dfd, const char *rel, const char *name, char *err
 		if (len + (size_t)n > RULES_MAX) {
 			rc = sr_err(err, "%s/%s: larger than %zu bytes", *rel ? rel : ".", name,
 			    RULES_MAX);
+			s->bad_rules = 1;
 			break;
 		}
 		if ((t = sr_try_reallocarray(text, len + (size_t)n, 1, err)) == NULL) {
@@ -82,8 +84,10 @@ read_rules(struct snap *s, int dfd, const char *rel, const char *name, char *err
 	if (n == -1 && rc == 0)
 		rc = sr_errno(err, "read %s", sr_path_quote(name, q, sizeof q));
 	close(fd);
-	if (rc == 0 && len > 0 && (rc = sr_ignore_push(s->ig, rel, text, len, err)) == -1)
+	if (rc == 0 && len > 0 && (rc = sr_ignore_push(s->ig, rel, text, len, err)) == -1) {
 		sr_err_prefix(err, "%s%s%s", rel, *rel != '\0' ? "/" : "", name);
+		s->bad_rules = !sr_err_is_oom(err);
+	}
 	free(text);
 	return rc;
 }
@@ -229,6 +233,8 @@ sr_snapshot_save(struct sr_store *st, const struct sr_ckpt_opts *o, const char *
 		if (rc == 0)
 			return 0;
 		strlcpy(err, why, SR_ERRMAX);
+		if (s.bad_rules)
+			return SR_SNAPSHOT_BAD_RULES;
 		if (sr_err_is_oom(err))
 			break;
 	}

@@ -20,6 +20,8 @@
 
 /* sr_snapshot_save: the tree is larger than max_bytes; nothing written. */
 #define SR_SNAPSHOT_TOO_BIG (-8)
+/* sr_snapshot_save: a .gitignore or .spotrunignore refused (a pattern, its size). */
+#define SR_SNAPSHOT_BAD_RULES (-9)
 
 /* The rule files read in every directory of the tree, in this order. */
 #define SR_SNAPSHOT_IGNORE_FILES ".gitignore", ".spotrunignore"
@@ -35,7 +37,8 @@ struct sr_snapshot_opts {
  * part must be 0: a snapshot is committed and never retired), leaving out
  * what the rules say. 0 with stats (seq: the snapshot's; files,
  * raw_bytes; chunks and reused_chunks; new_bytes: what was uploaded),
- * SR_SNAPSHOT_TOO_BIG with err naming the total, the limit and the
+ * SR_SNAPSHOT_BAD_RULES with err naming a rule file the walk refused (its
+ * file and line), SR_SNAPSHOT_TOO_BIG with err naming the total, the limit and the
  * biggest entries of the directory's top level, or -1 with err. A lost race
  * with a save of the same chain is tried again.
  */

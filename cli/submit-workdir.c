@@ -91,6 +91,12 @@ sr_submit_ship(struct sr_submit_ship *sh, struct sr_fleet *fl, const struct sr_s
 		free(chain);
 		return SR_EXIT_BADSPEC;
 	}
+	if (rc == SR_SNAPSHOT_BAD_RULES) {
+		fprintf(stderr, "spotrun: %s: ship its workdir: %s; fix or remove that rule; "
+		    "nothing was submitted\n", file->path, err);
+		free(chain);
+		return SR_EXIT_BADSPEC;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "spotrun: %s: ship its workdir: %s\n", file->path, err);
 		free(chain);

@@ -132,6 +132,16 @@ t_is "$(ls "$Q/ckpt/_workdir/ship/packs" | wc -l)" 2 "... in one new pack"
 t_is "$(cat "$T/s.out" | sed -n 2,3p)" "$L/job.ini: submitted again as ship.r3
 ship.r3: queued" "... and the job is queued"
 
+# a rule file refused (4 "**" segments): the user's to fix, exit 65,
+# nothing queued
+mkdir -p "$T/br"
+printf '**/a/**/b/**/c/**/d\n' > "$T/br/.spotrunignore"
+printf '[job]\nname = br\ncommand = true\n[provider]\nname = local\n' > "$T/br/job.ini"
+run s "$S" submit --queue "$Q" "$T/br/job.ini"
+t_is "$rc|$(cat "$T/s.err")|$(ls "$Q/jobs" | grep -c '^br')" \
+    "65|spotrun: $T/br/job.ini: ship its workdir: save _workdir/br: .spotrunignore: line 1: **/a/**/b/**/c/**/d: more than 3 \"**\" segments, each of which multiplies the work of matching a path: split it into rules of fewer; fix or remove that rule; nothing was submitted|0" \
+    "a refused ignore rule: exit 65, its file and line, nothing queued"
+
 # --- 3. workdir_max ---------------------------------------------------------
 mkdir -p "$T/big/data"
 head -c 3000 /dev/zero > "$T/big/data/a.bin"
