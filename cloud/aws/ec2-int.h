@@ -44,14 +44,14 @@ void ec2_form_free(struct ec2_form *f);
 enum sr_ec2_status ec2_call(struct sr_ec2 *c, const char *what, struct ec2_form *f,
     char **body, size_t *len, char *err);
 
-#define EC2_XML_TEXT_MAX 4096
 
 /*
  * Walk an XML reply: fn is called for every element that closes, with its
  * path below the root element ("fleetSet/item/fleetId"; "" for the root)
- * and its text (cut to EC2_XML_TEXT_MAX bytes). A nonzero return from fn
- * stops the walk and is returned; else 0, or -1 with err for a reply that
- * is not XML.
+ * and its text. The store's walk (store/xmlwalk.h) under it. A nonzero
+ * return from fn stops the walk and is returned; else 0, or -1 with err
+ * for a reply that is not XML or an element's text longer than
+ * SR_XML_TEXT_MAX bytes.
  */
 int ec2_xml_walk(const char *body, size_t len,
     int (*fn)(const char *path, const char *text, void *arg), void *arg, char *err);

@@ -2,7 +2,7 @@
  * ec2.c: the transport of the EC2 engine (ec2.h): the client and its
  * endpoint, a request's form, signing (store/awsauth.h), sending with
  * common/http.c and retrying what may pass, EC2's error documents and their
- * classes, and the walk over XML replies (expat).
+ * classes, and the walk over XML replies (on store/xmlwalk.h).
  */
 #include "config.h"
 
@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <expat.h>
-
 #include "awsauth.h"
 #include "ec2-int.h"
 #include "ec2.h"
+#include "xmlwalk.h"
 #include "http.h"
 #include "util.h"
 
@@ -106,110 +105,40 @@ sr_ec2_parse_error(const char *body, size_t len, char *code, size_t code_len, ch
 
 /* ---- the XML walk ---- */
 
-struct walk {
-	XML_Parser p;
-	char path[1024];
-	size_t depth_over;	/* levels below a path too long to keep */
-	int depth;
-	char text[EC2_XML_TEXT_MAX + 1];
-	size_t tlen;
+/* EC2's replies on the store's walk (xmlwalk.h), their paths taken below
+ * the root element, whose name differs by action. */
+struct below_root {
 	int (*fn)(const char *path, const char *text, void *arg);
 	void *arg;
-	int rc;
+	char *err;
 };
 
-static void XMLCALL
-on_start(void *arg, const XML_Char *name, const XML_Char **attrs)
+static int
+on_below_root(const char *path, const char *text, void *arg)
 {
-	struct walk *w = arg;
-	size_t pl = strlen(w->path), nl = strlen(name);
+	struct below_root *b = arg;
+	const char *slash = strchr(path, '/');
 
-	(void)attrs;
-	w->tlen = 0;
-	w->text[0] = '\0';
-	if (w->depth++ == 0)
-		return;		/* the root: paths are below it */
-	if (w->depth_over > 0 || pl + nl + 2 > sizeof w->path) {
-		w->depth_over++;
-		return;
-	}
-	if (pl > 0)
-		w->path[pl++] = '/';
-	memcpy(w->path + pl, name, nl + 1);
-}
-
-static void XMLCALL
-on_end(void *arg, const XML_Char *name)
-{
-	struct walk *w = arg;
-	char *slash;
-
-	(void)name;
-	w->depth--;
-	if (w->depth_over > 0) {
-		w->depth_over--;
-		return;
-	}
-	if (w->rc == 0 && (w->rc = w->fn(w->path, w->text, w->arg)) != 0)
-		XML_StopParser(w->p, XML_FALSE);
-	if ((slash = strrchr(w->path, '/')) != NULL)
-		*slash = '\0';
-	else
-		w->path[0] = '\0';
-	w->tlen = 0;
-	w->text[0] = '\0';
-}
-
-static void XMLCALL
-on_text(void *arg, const XML_Char *s, int n)
-{
-	struct walk *w = arg;
-	size_t k = (size_t)n;
-
-	if (k > EC2_XML_TEXT_MAX - w->tlen)
-		k = EC2_XML_TEXT_MAX - w->tlen;
-	memcpy(w->text + w->tlen, s, k);
-	w->tlen += k;
-	w->text[w->tlen] = '\0';
+	path = slash != NULL ? slash + 1 : "";
+	if (text == NULL)
+		return sr_err(b->err, "read reply: %s: text longer than %d bytes", path,
+		    SR_XML_TEXT_MAX);
+	return b->fn(path, text, b->arg);
 }
 
 int
 ec2_xml_walk(const char *body, size_t len,
     int (*fn)(const char *path, const char *text, void *arg), void *arg, char *err)
 {
-	struct walk *w;
-	int rc;
+	struct below_root b = { fn, arg, err };
 
-	if ((w = sr_try_calloc(1, sizeof *w, err)) == NULL)
-		return -1;
-	if ((w->p = XML_ParserCreate("UTF-8")) == NULL) {
-		free(w);
-		return sr_err_oom(err, "read reply: expat");
-	}
-	w->fn = fn;
-	w->arg = arg;
-	XML_SetUserData(w->p, w);
-	XML_SetElementHandler(w->p, on_start, on_end);
-	XML_SetCharacterDataHandler(w->p, on_text);
-	if (XML_Parse(w->p, body, (int)len, XML_TRUE) == XML_STATUS_ERROR && w->rc == 0) {
-		if (XML_GetErrorCode(w->p) == XML_ERROR_NO_MEMORY)
-			sr_err_oom(err, "read reply: expat");
-		else
-			sr_err(err, "read reply: not XML: %s at line %lu",
-			    XML_ErrorString(XML_GetErrorCode(w->p)),
-			    (unsigned long)XML_GetCurrentLineNumber(w->p));
-		rc = -1;
-	} else
-		rc = w->rc;
-	XML_ParserFree(w->p);
-	free(w);
-	return rc;
+	return sr_xml_walk(body, len, on_below_root, &b, err);
 }
 
 void
 ec2_copy(char *dst, size_t cap, const char *text)
 {
-	snprintf(dst, cap, "%s", text != NULL ? text : "");
+	sr_xml_copy(dst, cap, text);
 }
 
 /* ---- the form ---- */
