@@ -111,10 +111,10 @@ run_store() {
 		for (i = 1; i <= 3; i++)
 			printf "  %-30s %8.2f %8.2f %12d %9.2f\n", l[i], wall[k[i]], cpu[k[i]], up[k[i]], wall[k[i]] / wall["base"]
 	}' "$res"
-	git_restore
+	undo_change
 }
 # put the changed file back, for the next store
-git_restore() { sed -i '$d' "$W/src/m00/f0000.py"; }
+undo_change() { sed -i '$d' "$W/src/m00/f0000.py"; }
 
 run_store file "file://$tmp/q"
 
