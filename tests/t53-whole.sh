@@ -393,5 +393,6 @@ kill -TERM "$pb"
 t_wait "$pb"
 agent_pids=
 t_is "$t_rc" 143 "SIGTERM to B between jobs: exit 143"
-t_diag "took $(($(date +%s) - t0)) s"
+t_diag "took $(($(date +%s) - t0)) s; setup and attempts:" \
+    "$(grep -hE ': setup: sh setup\.sh: [0-9.]+ s|^[0-9:]+  (finished|interrupted|preempted|released)' "$T/agent-a.err" "$T/agent-b.err")"
 t_done
