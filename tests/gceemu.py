@@ -80,7 +80,7 @@
 #   --sa FILE: "EMAIL KEY_ID MODULUS_HEX" a line (openssl rsa -modulus);
 #   --log FILE: "METHOD PATH STATUS" a request, and for each token granted
 #   "token grant=G ..." with what was checked (kid, iss, aud, scope, life).
-# The emulator exits when its parent process does.
+# The emulator exits when its parent process does (gcsemu.py's serve).
 
 import argparse
 import base64
@@ -90,11 +90,12 @@ import json
 import os
 import random
 import re
-import socketserver
-import sys
 import threading
 import time
 import urllib.parse
+
+# the server and its start, as the GCS emulator's (this folder is on the path)
+from gcsemu import Server, serve
 
 GOOG = "https://www.googleapis.com/compute/v1/"
 SKEW = 300
@@ -720,11 +721,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		return out
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-	daemon_threads = True
-	allow_reuse_address = True
-
-
 def main():
 	ap = argparse.ArgumentParser(description="An emulator of Compute Engine for tests.")
 	ap.add_argument("--port-file", required=True)
@@ -740,21 +736,7 @@ def main():
 	srv.state = State(a)
 	srv.log = open(a.log, "a") if a.log else None
 	srv.log_lock = threading.Lock()
-	tmp = a.port_file + ".tmp"
-	with open(tmp, "w") as f:
-		f.write("%d\n" % srv.server_address[1])
-	os.rename(tmp, a.port_file)
-	parent = os.getppid()
-
-	def watch():
-		while os.getppid() == parent:
-			time.sleep(0.5)
-		os._exit(0)
-	threading.Thread(target=watch, daemon=True).start()
-	try:
-		srv.serve_forever()
-	except KeyboardInterrupt:
-		pass
+	serve(srv, a.port_file)
 
 
 if __name__ == "__main__":

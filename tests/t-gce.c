@@ -269,16 +269,41 @@ write_sa_file(const char *name, int port, const char *drop)
 	free(pem);
 }
 
+/* The n bytes of base64url at s decoded into out (cap bytes, NUL-ended):
+ * their length without the padding's zero bytes, or -1. */
+static int
+b64url_decode(const char *s, size_t n, unsigned char *out, size_t cap)
+{
+	char b64[4096];
+	size_t i;
+	int len;
+
+	if (n + 4 >= sizeof b64 || (n + 3) / 4 * 3 + 1 > cap)
+		return -1;
+	for (i = 0; i < n; i++)
+		b64[i] = s[i] == '-' ? '+' : s[i] == '_' ? '/' : s[i];
+	for (; i % 4 != 0; i++)
+		b64[i] = '=';
+	b64[i] = '\0';
+	if ((len = EVP_DecodeBlock(out, (unsigned char *)b64, (int)i)) < 0)
+		return -1;
+	len -= (int)(i - n);	/* EVP_DecodeBlock counts the padding's bytes */
+	out[len] = '\0';
+	return len;
+}
+
 static void
 test_jwt(void)
 {
+	static const char claims[] = "{\"iss\":\"sa@x\",\"scope\":\"https://www.googleapis.com/"
+	    "auth/cloud-platform\",\"aud\":\"http://a/token\",\"iat\":1700000000,"
+	    "\"exp\":1700003600}";
 	char *pem = read_text("key.pem"), *jwt = NULL, *bad, e[SR_ERRMAX], *dot1, *dot2;
-	unsigned char hdr[256], sig[512];
-	int hl, sl;
+	unsigned char part[1024];
+	int sl;
 	EVP_PKEY *key;
 	EVP_MD_CTX *md;
 	BIO *bio;
-	size_t i;
 
 	if (!ok(sr_gce_jwt(pem, "kid-1", "sa@x", "http://a/token", SR_GCE_SCOPE, 1700000000, &jwt,
 	    e) == 0, "sign a JWT"))
@@ -294,59 +319,23 @@ test_jwt(void)
 		free(pem);
 		return;
 	}
-	{
-		char b64[256];
-
-		snprintf(b64, sizeof b64, "%.*s", (int)(dot1 - jwt), jwt);
-		for (i = 0; b64[i] != '\0'; i++)
-			b64[i] = b64[i] == '-' ? '+' : b64[i] == '_' ? '/' : b64[i];
-		while (strlen(b64) % 4 != 0)
-			strcat(b64, "=");
-		hl = EVP_DecodeBlock(hdr, (unsigned char *)b64, (int)strlen(b64));
-		hdr[hl > 0 ? hl : 0] = '\0';
-		ok(strstr((char *)hdr, "{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"kid-1\"}") ==
-		    (char *)hdr, "header: %s", (char *)hdr);
-	}
-	{
-		char b64[4096];
-
-		snprintf(b64, sizeof b64, "%.*s", (int)(dot2 - dot1 - 1), dot1 + 1);
-		for (i = 0; b64[i] != '\0'; i++)
-			b64[i] = b64[i] == '-' ? '+' : b64[i] == '_' ? '/' : b64[i];
-		while (strlen(b64) % 4 != 0)
-			strcat(b64, "=");
-		hl = EVP_DecodeBlock(hdr, (unsigned char *)b64, (int)strlen(b64));
-		hdr[hl > 0 ? hl : 0] = '\0';
-		ok(strncmp((char *)hdr, "{\"iss\":\"sa@x\",\"scope\":\"https://www.googleapis.com/"
-		    "auth/cloud-platform\",\"aud\":\"http://a/token\",\"iat\":1700000000,"
-		    "\"exp\":1700003600}", strlen("{\"iss\":\"sa@x\",\"scope\":\"https://www."
-		    "googleapis.com/auth/cloud-platform\",\"aud\":\"http://a/token\",\"iat\":"
-		    "1700000000,\"exp\":1700003600}")) == 0, "claims: %s", (char *)hdr);
-	}
-	{
-		char b64[1024];
-
-		snprintf(b64, sizeof b64, "%s", dot2 + 1);
-		for (i = 0; b64[i] != '\0'; i++)
-			b64[i] = b64[i] == '-' ? '+' : b64[i] == '_' ? '/' : b64[i];
-		while (strlen(b64) % 4 != 0)
-			strcat(b64, "=");
-		/* EVP_DecodeBlock counts the padding's zero bytes: the
-		 * signature of a 2048-bit key is 256 */
-		sl = EVP_DecodeBlock(sig, (unsigned char *)b64, (int)strlen(b64)) >= 256 ? 256 : -1;
-	}
+	b64url_decode(jwt, (size_t)(dot1 - jwt), part, sizeof part);
+	is_str((char *)part, "{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"kid-1\"}", "header");
+	b64url_decode(dot1 + 1, (size_t)(dot2 - dot1 - 1), part, sizeof part);
+	is_str((char *)part, claims, "claims: iss, scope, aud, iat, exp an hour later");
+	sl = b64url_decode(dot2 + 1, strlen(dot2 + 1), part, sizeof part);
 	bio = BIO_new_mem_buf(pem, -1);
 	key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
 	md = EVP_MD_CTX_new();
 	ok(key != NULL && sl == 256 && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
-	    EVP_DigestVerify(md, sig, (size_t)sl, (unsigned char *)jwt, (size_t)(dot2 - jwt)) == 1,
-	    "the RS256 signature verifies with the key's public half");
+	    EVP_DigestVerify(md, part, (size_t)sl, (unsigned char *)jwt, (size_t)(dot2 - jwt)) == 1,
+	    "the RS256 signature (256 bytes) verifies with the key's public half");
 	EVP_MD_CTX_free(md);
 	EVP_PKEY_free(key);
 	BIO_free(bio);
 	ok(sr_gce_jwt("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "k",
-	    "i", "a", "s", 1, &bad, e) == -1 && bad == NULL && strcmp(e, "sign JWT: \"private_key\" is not a PEM "
-	    "RSA private key") == 0, "a bad key: %s", e);
+	    "i", "a", "s", 1, &bad, e) == -1 && bad == NULL && strcmp(e, "sign JWT: \"private_key\" "
+	    "is not a PEM RSA private key") == 0, "a bad key: %s", e);
 	free(jwt);
 	free(pem);
 }
