@@ -68,7 +68,10 @@
 # Google's message for it; no code: capacity again); POST
 # /emu/fail-op?type=T&code=C makes the next operation of operationType T
 # fail with C; POST /emu/preempt?zone=Z&name=N deletes an instance as a
-# preemption does; GET /emu/state: every template, group and instance.
+# preemption does; POST /emu/revoke forgets every token issued (the next
+# Compute request is answered 401); POST /emu/http-error?status=S&reason=R
+# &count=N answers the next N Compute requests with status S and Google's
+# document of reason R; GET /emu/state: every template, group and instance.
 #
 # What it does not: instances.insert, bulkInsert, zonal groups, versions,
 # autoscalers, updates of a template, stateful policies, ETags, quotas
@@ -121,7 +124,8 @@ class GError(Exception):
 
 	def doc(self):
 		status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-			  404: "NOT_FOUND", 409: "ALREADY_EXISTS"}.get(self.status)
+			  404: "NOT_FOUND", 409: "ALREADY_EXISTS", 429: "RESOURCE_EXHAUSTED",
+			  503: "UNAVAILABLE"}.get(self.status)
 		e = {"code": self.status, "message": self.message,
 		     "errors": [{"message": self.message, "domain": "global", "reason": self.reason}]}
 		if status:
@@ -153,6 +157,7 @@ class State:
 		self.ops = {}			# name -> [resource, polls left, effect-error]
 		self.capacity = {}		# zone -> code
 		self.fail_next = {}		# operationType -> code
+		self.http_errors = []		# (status, reason) for the next requests
 		self.tokens = {}		# token -> expiry
 		self.users = {}
 		self.sas = {}
@@ -346,6 +351,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 	def reply(self, status, obj, headers=None, raw=None):
 		body = raw if raw is not None else (json.dumps(obj, indent=1) + "\n").encode()
+		# logged before the reply, so a client that reads the log after
+		# its answer finds the line
+		self.log("%s %s %d" % (self.command, self.path, status))
 		self.send_response(status)
 		self.send_header("Content-Type", "application/json; charset=UTF-8" if raw is None
 		    else "text/plain")
@@ -354,7 +362,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			self.send_header(k, v)
 		self.end_headers()
 		self.wfile.write(body)
-		self.log("%s %s %d" % (self.command, self.path, status))
 
 	def serve(self, method):
 		n = int(self.headers.get("Content-Length") or 0)
@@ -373,6 +380,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 				if not u.path.startswith("/compute/v1/projects/"):
 					raise GError(404, "notFound", "Not Found")
 				self.authorize()
+				if st.http_errors:
+					status, reason = st.http_errors.pop(0)
+					raise GError(status, reason, "Injected %s." % reason)
 				rest = u.path[len("/compute/v1/projects/"):].split("/")
 				if rest[0] != st.project:
 					raise not_found("projects/" + rest[0])
@@ -478,6 +488,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if path == "/emu/preempt":
 			if st.instances.pop((q["zone"], q["name"]), None) is None:
 				raise not_found("instance")
+			return self.reply(200, {})
+		if path == "/emu/revoke":
+			st.tokens.clear()
+			return self.reply(200, {})
+		if path == "/emu/http-error":
+			st.http_errors += [(int(q["status"]), q["reason"])] * int(q.get("count", "1"))
 			return self.reply(200, {})
 		if path == "/emu/state":
 			return self.reply(200, {"templates": sorted(st.templates), "groups": sorted(

@@ -12,7 +12,9 @@
  * over two zones, resized, its instances, a capacity error in its
  * instances' lastAttempt and one of an operation, each classified, a
  * preempted instance replaced, the pool found by label and deleted with
- * nothing left (the emulator's state listed), operations waited on.
+ * nothing left (the emulator's state listed), operations waited on; a
+ * refused token fetched again once, 503s and 429s tried again (4 tries),
+ * a 403 not.
  */
 #include "config.h"
 
@@ -506,6 +508,7 @@ test_refresh(void)
 	    "its operation waited on: PENDING, RUNNING, then DONE at the third wait");
 	is_int(log_count(1, "/wait 200"), 3, "through operations.wait");
 	is_int(sr_gce_delete_template(c, "spotrun-pool-x", e), SR_GCE_OK, "delete it, waited on");
+
 	sr_gce_close(c);
 }
 
@@ -522,7 +525,7 @@ test_engine(void)
 	char e[SR_ERRMAX], *p, *body, lq[64], want[600];
 	json_t *t, *props, *items;
 	size_t n, i, gone, creating;
-	int good;
+	int good, before, n401, n503, n403;
 
 	p = path_of("sa.json");
 	c = client(p, 0, e);
@@ -764,6 +767,29 @@ test_engine(void)
 	free(body);
 	is_int(sr_gce_delete_pool(c, "p1", &gone, e), SR_GCE_OK, "delete it again: nothing to do");
 	is_int(gone, 0, "nothing deleted");
+
+	/* a token Compute refuses is fetched again, once */
+	hook(0, "POST", "/emu/revoke", NULL);
+	before = log_count(0, "token grant=jwt-bearer");
+	n401 = log_count(0, " 401");
+	ok(sr_gce_find_pool(c, "p1", &f, e) == SR_GCE_OK, "a call after the tokens were revoked");
+	sr_gce_found_free(&f);
+	is_int(log_count(0, "token grant=jwt-bearer") - before, 1, "one new token after the 401");
+	is_int(log_count(0, " 401") - n401, 1, "one 401");
+
+	/* Google's trouble is tried again; a client error is not */
+	n503 = log_count(0, " 503");
+	hook(0, "POST", "/emu/http-error?status=503&reason=backendError&count=2", NULL);
+	ok(sr_gce_find_pool(c, "p1", &f, e) == SR_GCE_OK, "two 503 backendError, then an answer");
+	sr_gce_found_free(&f);
+	is_int(log_count(0, " 503") - n503, 2, "both 503s were met");
+	hook(0, "POST", "/emu/http-error?status=429&reason=rateLimitExceeded&count=4", NULL);
+	is_int(sr_gce_find_pool(c, "p1", &f, e), SR_GCE_ERROR, "four 429s: given up");
+	is_str(e, "find pool p1: rateLimitExceeded: Injected rateLimitExceeded.", "%s", e);
+	n403 = log_count(0, " 403");
+	hook(0, "POST", "/emu/http-error?status=403&reason=forbidden&count=1", NULL);
+	is_int(sr_gce_find_pool(c, "p1", &f, e), SR_GCE_ERROR, "a 403 at once");
+	is_int(log_count(0, " 403") - n403, 1, "... not tried again");
 	sr_gce_close(c);
 }
 
