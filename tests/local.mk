@@ -134,6 +134,9 @@ dist_check_SCRIPTS += tests/t50-container.sh
 dist_check_SCRIPTS += tests/t51-data.sh
 # The same from s3:// on RGW: fetched by ETag, an overwritten object anew.
 dist_check_SCRIPTS += tests/t52-data-s3.sh
+# The job's metrics: written by a shell job and by spotrun.report(), shipped
+# to the store across a preemption, a sweep's trials in `status SWEEP`.
+dist_check_SCRIPTS += tests/t56-metrics.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
