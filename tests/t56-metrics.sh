@@ -11,6 +11,8 @@
 #    resumed: `status SWEEP` in 80 columns (golden, times masked), --sort,
 #    --metric acc (largest is best), --json with every step exactly once;
 #    --metric on a plain status is refused.
+# 3. spotrun.report() alone: nothing outside spotrun, ValueError for a bad
+#    step, name or value, the line it appends.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 S=$SPOTRUN
@@ -18,7 +20,7 @@ T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
 mkdir -p "$HOME"
-echo "1..13"
+echo "1..15"
 
 # --- 1. spotrun run, a shell job -------------------------------------------
 cat > "$T/sh.sh" <<'SH'
@@ -125,3 +127,24 @@ print(d["metric"], d["varying"], len(t), all([p["step"] for p in x["metrics"]] =
 "$S" status --metric loss > "$T/sm.out" 2> "$T/sm.err"
 t_is "$?|$(cat "$T/sm.err")" "64|spotrun: status: --metric, --sort and --wide are for one sweep's trials: spotrun status SWEEP" \
 	"--metric without a sweep is refused"
+
+# --- 3. spotrun.report() by itself --------------------------------------------
+out=$(cd "$T" && env -u SPOTRUN_METRICS PYTHONPATH="$top_srcdir/python" $PY -c '
+import spotrun
+print(spotrun.report(1, loss=0.5))
+for args, kw in (((-1,), {"loss": 1}), ((1,), {}), ((1,), {"9x": 1}),
+                 ((1,), {"loss": float("nan")}), ((1,), {"loss": "x"}), ((True,), {"loss": 1})):
+    try:
+        spotrun.report(*args, **kw)
+        print("accepted", args, kw)
+    except ValueError as e:
+        print("ValueError")
+' 2>&1 | tr '\n' ' ')
+t_is "$out" "False ValueError ValueError ValueError ValueError ValueError ValueError " \
+	"report(): False outside spotrun; a bad step, name or value raises ValueError"
+out=$(cd "$T" && SPOTRUN_METRICS=$T/pm PYTHONPATH="$top_srcdir/python" $PY -c '
+import spotrun
+print(spotrun.report(7, loss=0.1, **{"val/acc": 1, "lr": 3e-4}))
+' 2>&1)
+t_is "$out|$(cat "$T/pm")" "True|step=7 loss=0.1 val/acc=1.0 lr=0.0003" \
+	"report(): one line of the metrics format appended to SPOTRUN_METRICS"
