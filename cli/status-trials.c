@@ -388,7 +388,7 @@ print_json(struct sr_fleet *fl, const char *sweep, struct trial *tv, size_t n,
 		json_array_append_new(ta, to);
 	}
 	json_object_set_new(o, "trials", ta);
-	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (text == NULL)
 		sr_fatal("status: out of memory");
 	printf("%s\n", text);

@@ -20,7 +20,7 @@ T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
 mkdir -p "$HOME"
-echo "1..15"
+echo "1..14"
 
 # --- 1. spotrun run, a shell job -------------------------------------------
 cat > "$T/sh.sh" <<'SH'
