@@ -10,7 +10,8 @@
 #    through spotrun.report() (and one through echo), each preempted and
 #    resumed: `status SWEEP` in 80 columns (golden, times masked), --sort,
 #    --metric acc (largest is best), --json with every step exactly once;
-#    --metric on a plain status is refused.
+#    --metric on a plain status is refused; on a UTF-8 terminal the curve
+#    in block characters.
 # 3. spotrun.report() alone: nothing outside spotrun, ValueError for a bad
 #    step, name or value, the line it appends.
 . "$top_srcdir/tests/jobs/lib.sh"
@@ -20,7 +21,7 @@ T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
 mkdir -p "$HOME"
-echo "1..14"
+echo "1..15"
 
 # --- 1. spotrun run, a shell job -------------------------------------------
 cat > "$T/sh.sh" <<'SH'
@@ -124,6 +125,14 @@ print(d["metric"], d["varying"], len(t), all([p["step"] for p in x["metrics"]] =
       t[4]["metric"]["best"], t[4]["metric"]["best_step"], t[4]["params"]["seed"], min(x["attempts"] for x in t) >= 2)
 ' "$T/sj.out")" "0|{'name': 'loss', 'goal': 'min'} ['lr', 'how'] 6 True True 0.0207 24 7 True" \
 	"--json: every trial's steps 1-24 exactly once, with all their metrics, and the best"
+# on a terminal whose locale is UTF-8: the curve in block characters
+if command -v script > /dev/null; then
+	LC_ALL=C.UTF-8 script -qfec "$S status sw" "$T/tty" > /dev/null 2>&1
+	t_is "$(tr -d '\r' < "$T/tty" | grep '^5 ' | sed 's/.* //')" "▂▁▁▁▁▁▁▁▁▁▁▁▁" \
+		"on a UTF-8 terminal the curve is in block characters"
+else
+	t_skip "no script(1) for a terminal"
+fi
 "$S" status --metric loss > "$T/sm.out" 2> "$T/sm.err"
 t_is "$?|$(cat "$T/sm.err")" "64|spotrun: status: --metric, --sort and --wide are for one sweep's trials: spotrun status SWEEP" \
 	"--metric without a sweep is refused"
