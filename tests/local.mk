@@ -141,6 +141,9 @@ dist_check_SCRIPTS += tests/t52-data-s3.sh
 # file changed and submitted again uploads one chunk, reuses the venv.
 dist_check_SCRIPTS += tests/t53-whole.sh
 slow_TESTS += tests/t53-whole.sh
+# The job's metrics: written by a shell job and by spotrun.report(), shipped
+# to the store across a preemption, a sweep's trials in `status SWEEP`.
+dist_check_SCRIPTS += tests/t56-metrics.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
