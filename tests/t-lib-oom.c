@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -20,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define SPOTRUN_EXPERIMENTAL
 #include "libspotrun.h"
@@ -172,6 +175,7 @@ static const char *const op_names[] = { "create and register", "save", "save_asy
 struct verdict {
 	long trials, failed_ok, succeeded;
 	int warming;			/* the warm-up: leaks not counted */
+	long bad_n;			/* the first bad trial's n (bad not empty) */
 	char bad[SR_ERRMAX];
 };
 
@@ -187,6 +191,7 @@ bad(struct verdict *v, long n, int persist, const char *fmt, ...)
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	snprintf(v->bad, sizeof v->bad, "trial n=%ld%s: %s", n, persist ? " persist" : "", what);
+	v->bad_n = n;
 }
 
 /* One trial: op with the nth allocation failing (and those after it with
@@ -303,14 +308,80 @@ fresh_trial(const char *url, const char *tag, enum op op, long n, int persist,
 	return r;
 }
 
-/* A scenario: every allocation of op failed in turn, until a trial
- * reaches none (the call made fewer than n). */
+/* The trials n = first, first + step, ... of a scenario into *v, until
+ * one reaches no allocation (the call made fewer than n). */
 static void
-scenario(const char *url, const char *store, enum op op, int persist, enum oom_scope scope)
+trials_from(const char *url, const char *tag, enum op op, int persist, enum oom_scope scope,
+    long first, long step, struct verdict *v)
+{
+	long n;
+
+	for (n = first; n < 100000; n += step)
+		if (!fresh_trial(url, tag, op, n, persist, scope, v))
+			break;
+}
+
+/* The trials of a scenario in workers processes side by side, each
+ * taking every workers-th n: each trial is on a job of its own, so they
+ * are independent, and over the network a trial spends most of its time
+ * waiting for the server's answers (5% of a CPU on RGW). Their verdicts
+ * summed into *v, its first bad trial the one of the smallest n; a
+ * worker that did not report (killed, aborted) is a bad trial too. */
+static void
+trials_side_by_side(const char *url, const char *tag, enum op op, int persist,
+    enum oom_scope scope, int workers, struct verdict *v)
+{
+	struct verdict part;
+	pid_t pid[16];
+	int fd[16], k, status;
+
+	if (workers > 16)
+		workers = 16;
+	fflush(stdout);
+	for (k = 0; k < workers; k++) {
+		int p[2];
+
+		if (pipe(p) == -1 || (pid[k] = fork()) == -1)
+			sr_fatal("pipe or fork: %s", strerror(errno));
+		if (pid[k] == 0) {
+			close(p[0]);
+			memset(&part, 0, sizeof part);
+			trials_from(url, tag, op, persist, scope, k + 1, workers, &part);
+			fflush(stdout);
+			_exit(write(p[1], &part, sizeof part) == (ssize_t)sizeof part ? 0 : 1);
+		}
+		close(p[1]);
+		fd[k] = p[0];
+	}
+	for (k = 0; k < workers; k++) {
+		ssize_t got = read(fd[k], &part, sizeof part);
+
+		close(fd[k]);
+		if (waitpid(pid[k], &status, 0) == -1 || got != (ssize_t)sizeof part ||
+		    !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			bad(v, k + 1, persist, "the worker of trials n=%ld, %ld... ended with status "
+			    "%#x, reporting nothing", (long)k + 1, (long)k + 1 + workers, status);
+			continue;
+		}
+		v->trials += part.trials;
+		v->failed_ok += part.failed_ok;
+		v->succeeded += part.succeeded;
+		if (part.bad[0] != '\0' && (v->bad[0] == '\0' || part.bad_n < v->bad_n)) {
+			memcpy(v->bad, part.bad, sizeof v->bad);
+			v->bad_n = part.bad_n;
+		}
+	}
+}
+
+/* A scenario: every allocation of op failed in turn, until a trial
+ * reaches none (the call made fewer than n); in workers processes when
+ * more than 1. */
+static void
+scenario(const char *url, const char *store, enum op op, int persist, enum oom_scope scope,
+    int workers)
 {
 	struct verdict v;
 	char tag[64];
-	long n;
 
 	memset(&v, 0, sizeof v);
 	snprintf(tag, sizeof tag, "oom-%d-%d-%d", (int)op, (int)scope, on_device);
@@ -324,9 +395,10 @@ scenario(const char *url, const char *store, enum op op, int persist, enum oom_s
 		return;
 	}
 	memset(&v, 0, sizeof v);
-	for (n = 1; n < 100000; n++)
-		if (!fresh_trial(url, tag, op, n, persist, scope, &v))
-			break;
+	if (workers > 1)
+		trials_side_by_side(url, tag, op, persist, scope, workers, &v);
+	else
+		trials_from(url, tag, op, persist, scope, 1, 1, &v);
 	ok(v.bad[0] == '\0' && v.failed_ok > 0,
 	    "%s %s under OOM (%s%s): %ld trials, each failed with SPOTRUN_ERROR_MEMORY or "
 	    "succeeded exactly, nothing leaked, no checkpoint lost%s", store, op_names[op],
@@ -339,15 +411,17 @@ scenario(const char *url, const char *store, enum op op, int persist, enum oom_s
 }
 
 /* Every op, with the nth allocation failing alone and (up to
- * max_persist) with every one after it too. */
+ * max_persist) with every one after it too; the trials of each in
+ * workers processes. */
 static void
-scenarios(const char *url, const char *store, enum oom_scope scope, int max_persist)
+scenarios(const char *url, const char *store, enum oom_scope scope, int max_persist,
+    int workers)
 {
 	int op, persist;
 
 	for (op = OP_CREATE; op <= OP_RESTORE; op++)
 		for (persist = 0; persist <= max_persist; persist++)
-			scenario(url, store, (enum op)op, persist, scope);
+			scenario(url, store, (enum op)op, persist, scope, workers);
 }
 
 /* The file:// scenarios' folder: on a tmpfs (/dev/shm) when it has room,
@@ -395,13 +469,13 @@ main(int argc, char **argv)
 		goto s3;
 	dir = scratch_dir();
 	url = sr_asprintf("file://%s", dir);
-	scenarios(url, "file://", OOM_OURS, 1);
-	scenarios(url, "file://", OOM_ALL_BUT_FRAGILE, 1);
+	scenarios(url, "file://", OOM_OURS, 1, 1);
+	scenarios(url, "file://", OOM_ALL_BUT_FRAGILE, 1, 1);
 	/* Device buffers: the fake driver's own allocations are its, not
 	 * spotrun's (a stand-in is not under test), so only spotrun's fail. */
 	fake_open();
 	on_device = 1;
-	scenarios(url, "file://", OOM_OURS, 1);
+	scenarios(url, "file://", OOM_OURS, 1, 1);
 	on_device = 0;
 	free(url);
 	tu_rmtree(dir);
@@ -414,8 +488,9 @@ s3:
 		su_bucket_new(bucket, sizeof bucket, "liboom");
 		url = sr_asprintf("s3://%s/o/?endpoint=%s", bucket, ep);
 		/* over the network the nth alone (the error paths' own
-		 * failures are file://'s): half the time of a run */
-		scenarios(url, "s3://", OOM_OURS, 0);
+		 * failures are file://'s): half the time of a run; 4
+		 * processes of trials side by side, each waiting on RGW */
+		scenarios(url, "s3://", OOM_OURS, 0, 4);
 		su_bucket_rm(bucket);
 		free(url);
 	}
