@@ -5,7 +5,8 @@
 # include common/ and, of the store, store.h and awsauth.h (SigV4 and the
 # AWS credentials chain, implemented in store/s3/).
 libcloud_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/cloud/aws
-libcloud_a_SOURCES += cloud/aws/ec2.c cloud/aws/ec2.h cloud/aws/ec2-int.h cloud/aws/ec2-ops.c
+libcloud_a_SOURCES += cloud/aws/ec2.c cloud/aws/ec2.h cloud/aws/ec2-int.h cloud/aws/ec2-ops.c \
+	cloud/aws/ssm.c
 # The engine against moto (tests/ec2emu.py: moto's server with ModifyFleet,
 # which moto 5.2.1 lacks), skipped when moto is not installed; its error
 # replies and their classes; SigV4 against botocore's.

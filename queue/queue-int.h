@@ -87,5 +87,8 @@ int sr_qkey_index_parse(const char *key, struct sr_queue_status *s, char *err);
 int sr_qkey_job(const char *id, const char *file, char *key, size_t len, char *err);
 /* agents/AGENT, the agent's id percent-encoded (qmachine.c). */
 void sr_qkey_machine(const char *agent, char *key, size_t len);
+/* pools/NAME (qpool.c), the name checked. */
+#define SR_QKEY_POOLS "pools/"
+int sr_qkey_pool(const char *name, char *key, size_t len, char *err);
 
 #endif

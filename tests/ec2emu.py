@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # ec2emu.py: moto's server (moto 5.2.1, the machine image's Python) on
 # 127.0.0.1 at a port the kernel chooses, written to --port-file once it
-# listens, for tests/t-ec2.c. Runs until killed.
+# listens, for tests/t-ec2.c and tests/t54-up-aws.sh (EC2, SSM and S3 on
+# the one port). Runs until killed.
 #
 # What it adds to moto, which lacks it (a 500 in 5.2.1): ModifyFleet, a
 # fleet's total target changed, instances launched up to it or the newest
@@ -10,6 +11,11 @@
 # pretends it does: a fleet of type maintain replaces no interrupted
 # instance (moto has no reconciliation loop), no capacity error is ever
 # raised, and its placement ignores the overrides' zones.
+#
+# --ssm-param NAME=VALUE (repeatable) serves an SSM parameter under AWS's
+# reserved /aws/ names, as AWS publishes its AMIs' ids there: moto's
+# PutParameter refuses those names and moto 5.2.1 carries only the Amazon
+# Linux and ECS ones, not the Deep Learning AMI's.
 #
 # Exit 3 when moto cannot be imported (the test skips or fails on it).
 import argparse
@@ -49,7 +55,19 @@ Fleets.modify_fleet = modify_fleet
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--ssm-param", action="append", default=[])
+    ap.add_argument("--region", default="us-east-1")
     a = ap.parse_args()
+    if a.ssm_param:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.ssm.models import Parameter, ssm_backends
+        params = ssm_backends[DEFAULT_ACCOUNT_ID][a.region]._parameters
+        for nv in a.ssm_param:
+            name, value = nv.split("=", 1)
+            params[name].append(Parameter(
+                account_id=DEFAULT_ACCOUNT_ID, name=name, value=value,
+                parameter_type="String", description=None, allowed_pattern=None,
+                keyid=None, last_modified_date=0, version=1, data_type="text"))
     import logging
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
