@@ -12,6 +12,11 @@
 # instance (moto has no reconciliation loop), no capacity error is ever
 # raised, and its placement ignores the overrides' zones.
 #
+# And what it mends: moto 5.2.1 deletes a fleet with nothing to terminate
+# (target 0, no live instance) by asking TerminateInstances for no ids,
+# which fails the DeleteFleets with InvalidParameterCombination "No
+# instances specified"; EC2 deletes it.
+#
 # --ssm-param NAME=VALUE (repeatable) serves an SSM parameter under AWS's
 # reserved /aws/ names, as AWS publishes its AMIs' ids there: moto's
 # PutParameter refuses those names and moto 5.2.1 carries only the Amazon
@@ -24,6 +29,7 @@ import sys
 try:
     from moto.core.responses import ActionResult
     from moto.ec2.responses.fleets import Fleets
+    from moto.ec2.models.fleets import Fleet
     from moto.server import ThreadedMotoServer
 except ImportError as e:
     print("ec2emu: moto is not installed in this Python (%s)" % e, file=sys.stderr)
@@ -50,6 +56,19 @@ def modify_fleet(self):
 
 
 Fleets.modify_fleet = modify_fleet
+moto_fleet_terminate = Fleet.terminate_instances
+
+
+def fleet_terminate(self):
+    def live(req):
+        inst = req.instance if hasattr(req, "instance") else req["instance"]
+        return inst.state != "terminated"
+    n = sum(1 for r in self.spot_requests + self.on_demand_instances if live(r))
+    if n > self.target_capacity:
+        moto_fleet_terminate(self)
+
+
+Fleet.terminate_instances = fleet_terminate
 
 
 def main():

@@ -159,7 +159,8 @@ is "$(cat "$tmp/err")" "" "up: nothing on stderr"
 is "$(moto templates)" "template spotrun-pool-t54 spotrun:pool=t54 spotrun:queue=$q" "exactly one launch template, tagged"
 is "$(moto template-data tags)" "image ami-12c6146b shutdown terminate
 tags for instance: spotrun:pool=t54 spotrun:queue=$q
-tags for volume: spotrun:pool=t54 spotrun:queue=$q" "the template: the DLAMI's id, poweroff terminates, instances and volumes tagged"
+tags for volume: spotrun:pool=t54 spotrun:queue=$q
+tags for launch-template: spotrun:pool=t54 spotrun:queue=$q" "the template: the DLAMI's id, poweroff terminates, instances and volumes tagged"
 moto template-data user-data > "$tmp/ud"
 "$SPOTRUN" cloud-init --queue "$q" --idle-timeout 30m00s > "$tmp/ci" 2>&1
 norm() { sed -e 's/X-Amz-Date=[0-9TZ]*/X-Amz-Date=D/' -e 's/X-Amz-Signature=[0-9a-f]*/X-Amz-Signature=S/' "$1"; }
@@ -185,6 +186,22 @@ is "$(moto instances | wc -l)" "1" "one instance left"
 is "$(moto record)" "t54 aws us-east-1 fleet- lt- 1" "the record's target follows"
 run 0 "up without --count, empty queue" up "$pool" --queue "$q"
 is "$(ids "$tmp/out")" "pool t54: found EC2 Fleet fleet-ID in us-east-1 by its tags; target 0 VMs (the queue's demand)" "no --count: the queue's demand, none"
+mkdir "$tmp/w"
+cat > "$tmp/w/sweep.ini" <<'EOF'
+[job]
+name = lr
+command = /bin/true
+ship_workdir = no
+[resources]
+gpus = 1
+[sweep]
+lr = 0.1, 0.01, 0.001
+EOF
+run 0 "submit a sweep of 3" submit --queue "$q" "$tmp/w/sweep.ini"
+run 0 "up without --count, 3 pending" up "$pool" --queue "$q"
+is "$(ids "$tmp/out")" "pool t54: found EC2 Fleet fleet-ID in us-east-1 by its tags; target 3 VMs (the queue's demand)" "no --count: one VM per pending job"
+is "$(moto fleets)" "fleet maintain target 3 spotrun:pool=t54 spotrun:queue=$q" "the fleet's target is the demand"
+run 0 "up --count 0" up "$pool" --queue "$q" --count 0
 run 64 "up --count above max_vms" up "$pool" --queue "$q" --count 5
 is "$(cat "$tmp/err")" "spotrun up: --count 5: want a whole number from 0 to the pool's max_vms, 4" "--count 5 refused"
 
@@ -204,6 +221,6 @@ is "$(sed 's/127.0.0.1:[0-9]*/127.0.0.1:PORT/' "$tmp/err")" "spotrun up: find po
 is "$(moto templates)$(moto fleets)" "" "and nothing made"
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$SPOTRUN" down "$pool" --queue "file://$tmp/fq" \
 	> "$tmp/out" 2> "$tmp/err"
-is "$? $(cat "$tmp/err")" "69 spotrun down: find pool t54: NOCREDS" "no credentials: exit 69, said"
+is "$? $(cat "$tmp/err")" "69 spotrun down: find pool t54: find AWS credentials: none found; tried env (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY not set), profile default (/dev/null: no [default], /dev/null: no [default]), instance role (AWS_EC2_METADATA_DISABLED=true); set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials, or run on an EC2 instance with a role" "no credentials: exit 69, said"
 echo "1..$n"
 [ "$failed" -eq 0 ]
