@@ -59,7 +59,7 @@ cmd_down_exec(const struct sr_args *a)
 	enum sr_pool_cloud cloud;
 	char err[SR_ERRMAX];
 	size_t nregions, gone = 0, i;
-	int rc, had = 0, st;
+	int rc, st;
 
 	if (!is_name(arg) || access(arg, F_OK) == 0) {
 		if (sr_pool_load(arg, &p, &errs) == -1) {
@@ -105,7 +105,7 @@ cmd_down_exec(const struct sr_args *a)
 		rc = SR_EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if (sr_queue_pool_delete(fl.q, name, &had, err) == -1) {
+	if (st == SR_QUEUE_OK && sr_queue_pool_delete(fl.q, name, err) == -1) {
 		fprintf(stderr, "spotrun down: %s\n", err);
 		rc = SR_EXIT_IOERR;
 		goto out;
@@ -118,7 +118,7 @@ cmd_down_exec(const struct sr_args *a)
 		printf("nothing left in");
 	for (i = 0; i < nregions; i++)
 		printf("%s %s", i > 0 ? "," : "", regions[i]);
-	printf("%s\n", had ? "; its record removed from the queue" : "");
+	printf("%s\n", st == SR_QUEUE_OK ? "; its record removed from the queue" : "");
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		sr_errno(err, "write standard output");
 		fprintf(stderr, "spotrun down: %s\n", err);

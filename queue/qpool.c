@@ -115,20 +115,16 @@ sr_queue_pool_get(struct sr_queue *q, const char *name, struct sr_queue_pool *p,
 }
 
 int
-sr_queue_pool_delete(struct sr_queue *q, const char *name, int *existed, char *err)
+sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err)
 {
 	char key[SR_QUEUE_KEY_MAX];
 	int rc;
 
-	if (existed != NULL)
-		*existed = 0;
 	if (sr_qkey_pool(name, key, sizeof key, err) == -1)
 		return -1;
 	rc = sr_q_delete(q, q->st, key, err);
 	if (rc != SR_STORE_OK && rc != SR_STORE_NOTFOUND)
 		return sr_err_prefix(err, "delete %s in queue %s", key, q->url);
-	if (existed != NULL)
-		*existed = rc == SR_STORE_OK;
 	return 0;
 }
 

@@ -371,9 +371,9 @@ int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *e
 /* Read pool name's record: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, or
  * SR_QUEUE_ERROR with err (also for a record that does not parse). */
 int sr_queue_pool_get(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *err);
-/* Delete pool name's record; *existed (may be NULL) says whether it was
- * there. 0, or -1 with err. */
-int sr_queue_pool_delete(struct sr_queue *q, const char *name, int *existed, char *err);
+/* Delete pool name's record (absent is fine: S3 does not say whether it
+ * was there). 0, or -1 with err. */
+int sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err);
 /* Every record in name order into *v (free it) and *n: one listing of
  * pools/ and a GET per pool; one that does not parse is counted in *bad
  * (may be NULL). 0, or -1 with err. */
