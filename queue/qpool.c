@@ -128,38 +128,23 @@ sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err)
 	return 0;
 }
 
-struct names {
-	char **v;
-	size_t n;
-};
-
-static int
-name_cb(const struct sr_object_info *info, void *arg)
-{
-	struct names *k = arg;
-
-	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
-	k->v[k->n++] = sr_strdup(info->key + strlen(SR_QKEY_POOLS));
-	return 0;
-}
-
 int
 sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int *bad,
     char *err)
 {
-	struct names k = { NULL, 0 };
-	size_t i;
+	char **keys;
+	size_t i, nkeys;
 	int rc = 0, st;
 
 	*v = NULL;
 	*n = 0;
 	if (bad != NULL)
 		*bad = 0;
-	if (sr_q_list(q, q->st, SR_QKEY_POOLS, name_cb, &k, err) < 0)
+	if (sr_q_keys(q, SR_QKEY_POOLS, &keys, &nkeys, err) < 0)
 		rc = sr_err_prefix(err, "list %s of queue %s", SR_QKEY_POOLS, q->url);
-	for (i = 0; i < k.n && rc == 0; i++) {
+	for (i = 0; i < nkeys && rc == 0; i++) {
 		*v = sr_reallocarray(*v, *n + 1, sizeof **v);
-		st = read_record(q, k.v[i], &(*v)[*n], err);
+		st = read_record(q, keys[i] + strlen(SR_QKEY_POOLS), &(*v)[*n], err);
 		if (st == GOT)
 			(*n)++;
 		else if (st == BAD && bad != NULL)
@@ -168,9 +153,7 @@ sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int
 			rc = -1;
 		/* GONE: taken down meanwhile */
 	}
-	for (i = 0; i < k.n; i++)
-		free(k.v[i]);
-	free(k.v);
+	sr_q_keys_free(keys, nkeys);
 	if (rc != 0) {
 		free(*v);
 		*v = NULL;

@@ -43,6 +43,10 @@ int sr_q_get(struct sr_queue *q, struct sr_store *st, const char *key, size_t ma
 int sr_q_list(struct sr_queue *q, struct sr_store *st, const char *prefix,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
 int sr_q_delete(struct sr_queue *q, struct sr_store *st, const char *key, char *err);
+/* The keys of q's store under prefix, in key order (one sr_q_list), into
+ * *v (malloc'd strings; sr_q_keys_free) and *n: 0, or -1 with err. */
+int sr_q_keys(struct sr_queue *q, const char *prefix, char ***v, size_t *n, char *err);
+void sr_q_keys_free(char **v, size_t n);
 int sr_q_delete_many(struct sr_queue *q, struct sr_store *st, const char *const *keys, size_t n,
     char *err);
 /* Add n requests made elsewhere (a lease's) to q's counts as kind

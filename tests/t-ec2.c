@@ -198,6 +198,25 @@ test_errors(void)
 	    "nor is text");
 }
 
+/* The Authorization header the python program py prints (botocore's)
+ * is got, or a skip where botocore is missing. */
+static void
+botocore_is(const char *py, const char *got, const char *what)
+{
+	char want[1100] = "";
+	FILE *f;
+
+	if ((f = popen(py, "r")) == NULL || fgets(want, sizeof want, f) == NULL) {
+		if (f != NULL)
+			pclose(f);
+		tap_skip("botocore is not in python3: SigV4 not compared with its");
+		return;
+	}
+	pclose(f);
+	want[strcspn(want, "\n")] = '\0';
+	is_str(got, want, what);
+}
+
 static void
 test_sigv4(void)
 {
@@ -205,8 +224,7 @@ test_sigv4(void)
 		"application/x-www-form-urlencoded; charset=utf-8",
 		"Action=DescribeFleets&Version=2016-11-15", 40, "us-east-1", "ec2", NULL };
 	struct sr_aws_signed sg;
-	char want[1100] = "", e[SR_ERRMAX];
-	FILE *f;
+	char e[SR_ERRMAX];
 	const char *py = "python3 -c '"
 	    "import datetime, botocore.auth as a, botocore.awsrequest as r, botocore.credentials as c\n"
 	    "a.get_current_datetime = lambda: datetime.datetime(2026, 1, 2, 3, 4, 5)\n"
@@ -221,15 +239,7 @@ test_sigv4(void)
 	    "tok/en+", &sg, e) == 0, "a Query API POST is signed");
 	is_str(sg.amz_date, "20260102T030405Z", "at the time given");
 	is_str(sg.token, "tok/en+", "with the session token");
-	if ((f = popen(py, "r")) == NULL || fgets(want, sizeof want, f) == NULL) {
-		if (f != NULL)
-			pclose(f);
-		tap_skip("botocore is not in python3: SigV4 not compared with its");
-		return;
-	}
-	pclose(f);
-	want[strcspn(want, "\n")] = '\0';
-	is_str(sg.auth, want, "the Authorization botocore computes");
+	botocore_is(py, sg.auth, "the Authorization botocore computes");
 }
 
 /* SSM's JSON protocol: X-Amz-Target signed too, as botocore signs it. */
@@ -239,8 +249,7 @@ test_sigv4_json(void)
 	struct sr_aws_post p = { "127.0.0.1:4567", "/", "application/x-amz-json-1.1",
 		"{\"Name\":\"/aws/service/x\"}", 25, "us-east-1", "ssm", "AmazonSSM.GetParameter" };
 	struct sr_aws_signed sg;
-	char want[1100] = "", e[SR_ERRMAX];
-	FILE *f;
+	char e[SR_ERRMAX];
 	const char *py = "python3 -c '"
 	    "import datetime, botocore.auth as a, botocore.awsrequest as r, botocore.credentials as c\n"
 	    "a.get_current_datetime = lambda: datetime.datetime(2026, 1, 2, 3, 4, 5)\n"
@@ -255,15 +264,7 @@ test_sigv4_json(void)
 	    NULL, &sg, e) == 0, "an SSM POST is signed");
 	ok(strstr(sg.auth, "SignedHeaders=content-type;host;x-amz-date;x-amz-target,") != NULL,
 	    "X-Amz-Target among the signed headers");
-	if ((f = popen(py, "r")) == NULL || fgets(want, sizeof want, f) == NULL) {
-		if (f != NULL)
-			pclose(f);
-		tap_skip("botocore is not in python3: SigV4 not compared with its");
-		return;
-	}
-	pclose(f);
-	want[strcspn(want, "\n")] = '\0';
-	is_str(sg.auth, want, "the Authorization botocore computes, X-Amz-Target signed");
+	botocore_is(py, sg.auth, "the Authorization botocore computes, X-Amz-Target signed");
 }
 
 /* ---- the canned server ---- */
