@@ -1,5 +1,6 @@
 /*
- * cmd-status.c: `spotrun status [--json] [--queue URL] [SWEEP|JOB ...]`:
+ * cmd-status.c: `spotrun status [--json] [--queue URL] [SWEEP|JOB ...]`
+ * (with a sweep alone, its trials: status-trials.c):
  * what the queue's jobs are doing and what they cost, from one listing of
  * the status markers (N jobs: N / 1000 requests, no GET per job): a table
  * per sweep and one for the jobs of no sweep, each row a job (state,
@@ -18,21 +19,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "fleet-index.h"
 #include "fleet-target.h"
 #include "fleet.h"
 #include "pool-engine.h"
+#include "status-trials.h"
 #include "status-view.h"
 #include "termsafe.h"
 #include "util.h"
 
-enum { STATUS_JSON, STATUS_QUEUE };
+enum { STATUS_JSON, STATUS_QUEUE, STATUS_METRIC, STATUS_SORT, STATUS_WIDE };
 
 static const struct sr_opt status_opts[] = {
 	[STATUS_JSON] = { 0, "json", NULL, "print one JSON object (doc/fleet.md has its fields)" },
 	[STATUS_QUEUE] = { 0, "queue", "URL", "the queue: a store URL or a directory" },
+	[STATUS_METRIC] = { 0, "metric", "NAME", "a sweep's trials: the metric, NAME[:min|max]" },
+	[STATUS_SORT] = { 0, "sort", NULL, "a sweep's trials: best metric first" },
+	[STATUS_WIDE] = { 0, "wide", NULL, "a sweep's trials: wider than 80 columns" },
 	{ 0 }
 };
 
@@ -204,6 +210,45 @@ choose(const struct sr_args *a, const struct sr_fleet *fl, const struct sr_fleet
 	return rc;
 }
 
+/* Whether the terminal on stdout shows UTF-8: the locale's variables say
+ * so (the first set of LC_ALL, LC_CTYPE, LANG). */
+static int
+utf8_terminal(void)
+{
+	static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+	const char *v = NULL;
+	size_t i;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	for (i = 0; i < 3 && (v == NULL || *v == '\0'); i++)
+		v = getenv(vars[i]);
+	return v != NULL && (strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL);
+}
+
+/* `status SWEEP`, one sweep named alone: its trials' view (status-trials.h);
+ * 1 when it was (*rc its exit code), else 0. */
+static int
+trials_view(const struct sr_args *a, struct sr_fleet *fl, const struct sr_fleet_index *ix,
+    int *rc)
+{
+	struct sr_trials_opts o;
+	size_t *idx = NULL, n;
+
+	if (a->argc != 1 || sr_fleet_index_find(ix, a->argv[0]) != NULL ||
+	    (n = sr_fleet_index_sweep(ix, a->argv[0], &idx)) == 0)
+		return 0;
+	memset(&o, 0, sizeof o);
+	o.metric = sr_args_get(a, STATUS_METRIC);
+	o.sort = sr_args_has(a, STATUS_SORT);
+	o.wide = sr_args_has(a, STATUS_WIDE);
+	o.json = sr_args_has(a, STATUS_JSON);
+	o.unicode = utf8_terminal();
+	*rc = sr_status_trials(fl, ix, a->argv[0], idx, n, &o);
+	free(idx);
+	return 1;
+}
+
 static int
 cmd_status_exec(const struct sr_args *a)
 {
@@ -242,6 +287,18 @@ cmd_status_exec(const struct sr_args *a)
 		    "doc/fleet.md): delete them once read\n", ix.malformed,
 		    ix.malformed == 1 ? "" : "s", fl.where, ix.malformed == 1 ? "was" : "were",
 		    sr_termsafe(first, fsafe, sizeof fsafe));
+	if (rc == 0 && trials_view(a, &fl, &ix, &rc)) {
+		fflush(stdout);
+		sr_fleet_index_free(&ix);
+		sr_fleet_close(&fl);
+		return rc;
+	}
+	if (rc == 0 && (sr_args_has(a, STATUS_METRIC) || sr_args_has(a, STATUS_SORT) ||
+	    sr_args_has(a, STATUS_WIDE))) {
+		fprintf(stderr, "spotrun: status: --metric, --sort and --wide are for one sweep's "
+		    "trials: spotrun status SWEEP\n");
+		rc = SR_EXIT_USAGE;
+	}
 	if (rc == 0 && sr_queue_machines_read(fl.q, &mv, &nm, &mbad, err) == -1) {
 		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
 		    sr_termsafe(err, safe, sizeof safe));
@@ -298,6 +355,10 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	    "with totals, and a last line for all; then a line for each agent whose\n"
 	    "machine has GPU device nodes but no working driver, and a line for each\n"
 	    "pool spotrun up made for the queue (its record). One listing of the\n"
-	    "queue's status markers, no request per job.",
+	    "queue's status markers, no request per job.\n"
+	    "A sweep named alone shows its trials: the parameters that vary, the\n"
+	    "latest and best value of a metric the jobs reported (--metric, loss by\n"
+	    "default; --sort for the best first) and its curve, state, attempts, time\n"
+	    "and cost, in 80 columns (--wide for more); --json has every metric.",
 	.exec = cmd_status_exec,
 };

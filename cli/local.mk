@@ -21,7 +21,7 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 	cli/cmd-requeue.c cli/settings.c cli/settings.h cli/fleet.c cli/fleet.h \
 	cli/fleet-index.c cli/fleet-index.h cli/fleet-target.c cli/fleet-target.h \
 	cli/submit-jobs.c cli/submit-jobs.h cli/submit-workdir.c cli/submit-workdir.h \
-	cli/status-view.c cli/status-view.h \
+	cli/status-view.c cli/status-view.h cli/status-trials.c cli/status-trials.h \
 	cli/status-json.c
 # gc: what saves, gangs and markers left behind (fleet/debris.c).
 libcli_a_SOURCES += cli/cmd-gc.c

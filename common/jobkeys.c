@@ -18,6 +18,7 @@ static const char *const dirs[] = {
 	[SR_JOBKEY_PACKS] = "packs",
 	[SR_JOBKEY_PARTS] = "parts",
 	[SR_JOBKEY_ATTEMPTS] = "attempts",
+	[SR_JOBKEY_METRICS] = "metrics",
 };
 
 char *
@@ -225,4 +226,43 @@ sr_jobkey_is_attempt(const char *key)
 	size_t len = strlen(key);
 
 	return len >= 5 && strcmp(key + len - 5, ".json") == 0;
+}
+
+char *
+sr_jobkey_metrics(const char *job, int64_t run, int attempt, int seg, char *err)
+{
+	if (run < 0 || run > 999999999999LL || attempt < 0 || attempt > 9999 || seg < 0 ||
+	    seg > 999999) {
+		sr_err(err, "metrics of %s: run %lld, attempt %d or segment %d out of range", job,
+		    (long long)run, attempt, seg);
+		return NULL;
+	}
+	return sr_try_asprintf(err, "%s/metrics/%012lld-%04d-%06d.txt", job, (long long)run,
+	    attempt, seg);
+}
+
+int
+sr_jobkey_metrics_parse(const char *job, const char *key, int64_t *run, int *attempt)
+{
+	size_t jl = strlen(job), i;
+	const char *p;
+	char tail[8];
+	long long r;
+	int a, s, n = 0;
+
+	if (strncmp(key, job, jl) != 0 || strncmp(key + jl, "/metrics/", 9) != 0)
+		return -1;
+	p = key + jl + 9;
+	/* fixed widths: 12 digits, '-', 4, '-', 6, ".txt" */
+	if (strlen(p) != 12 + 1 + 4 + 1 + 6 + 4)
+		return -1;
+	for (i = 0; i < 12 + 1 + 4 + 1 + 6; i++)
+		if ((i == 12 || i == 17) ? p[i] != '-' : (p[i] < '0' || p[i] > '9'))
+			return -1;
+	if (sscanf(p, "%12lld-%4d-%6d%4s%n", &r, &a, &s, tail, &n) != 4 ||
+	    strcmp(tail, ".txt") != 0 || p[n] != '\0')
+		return -1;
+	*run = r;
+	*attempt = a;
+	return 0;
 }

@@ -29,6 +29,9 @@
  *   J/attempts/<run>-<NNNN>.json   runner/record.c       runner/record.c
  *                                                        (`spotrun ls -a`)
  *   J/FINISHED                     runner/finished.c     runner/finished.c
+ *   J/metrics/<E>-<NNNN>-<M>.txt   runner/metrics.c (a   runner/metrics.c
+ *                                  segment of rank 0's   (`spotrun status
+ *                                  metrics, create-only) SWEEP`)
  *
  *
  * Beside the jobs, under a prefix no job name can take (names start with a
@@ -41,7 +44,9 @@
  * <seq> is SR_SEQ_DIGITS decimal digits, zero-padded, so that key order is
  * numeric order; <rand> lowercase hex; <E> the epoch, <S> the step, <N> the
  * node and <R> the rank, in decimal; <NNNN> the attempt, at least 4
- * digits. The builders allocate (sr_try_asprintf: NULL with err set on
+ * digits; in a metrics segment's key <E> is the run's lease epoch in 12
+ * digits and <M> the segment's number in 6, so that key order is the
+ * order they were written in. The builders allocate (sr_try_asprintf: NULL with err set on
  * out-of-memory, never an abort, for ckpt/ and lib/); the caller frees.
  */
 #ifndef SR_JOBKEYS_H
@@ -64,7 +69,8 @@ enum sr_jobkey_dir {
 	SR_JOBKEY_MANIFESTS,	/* J/manifests/ */
 	SR_JOBKEY_PACKS,	/* J/packs/ */
 	SR_JOBKEY_PARTS,	/* J/parts/: the gang's and the ranks' parts */
-	SR_JOBKEY_ATTEMPTS	/* J/attempts/ */
+	SR_JOBKEY_ATTEMPTS,	/* J/attempts/ */
+	SR_JOBKEY_METRICS	/* J/metrics/ */
 };
 
 /* The prefix of dir's keys, ending in '/'. */
@@ -87,6 +93,13 @@ char *sr_jobkey_rank_part(const char *job, uint64_t epoch, long long step, int r
 char *sr_jobkey_parts_of_epoch(const char *job, uint64_t epoch, char *err);
 /* J/attempts/<run>-<NNNN>.json. */
 char *sr_jobkey_attempt(const char *job, const char *run, int attempt, char *err);
+/* J/metrics/<E>-<NNNN>-<M>.txt: segment seg of the metrics of attempt
+ * of the run whose lease epoch is run (doc/format.md, "Metrics"). NULL
+ * with err when a number is out of its digits' range. */
+char *sr_jobkey_metrics(const char *job, int64_t run, int attempt, int seg, char *err);
+/* 0 with the run's epoch and the attempt of a key listed under
+ * SR_JOBKEY_METRICS when it is a segment's, else -1 (outputs untouched). */
+int sr_jobkey_metrics_parse(const char *job, const char *key, int64_t *run, int *attempt);
 /* J/FINISHED. */
 char *sr_jobkey_finished(const char *job, char *err);
 

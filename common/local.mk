@@ -6,7 +6,7 @@ libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h
 	common/iniparse.c common/iniparse.h common/inifile.c common/inifile.h \
 	common/similar.c common/similar.h common/json.c common/json.h \
 	common/jobkeys.c common/jobkeys.h common/termsafe.c common/termsafe.h \
-	common/copytree.c common/copytree.h \
+	common/copytree.c common/copytree.h common/metricline.c common/metricline.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h
 # Out-of-memory injection for the tests (tests/oom.c replaces malloc in the

@@ -309,6 +309,21 @@ spotrun_error spotrun_prepare_async(spotrun_ctx *ctx);
  * is in flight. */
 spotrun_error spotrun_wait(spotrun_ctx *ctx);
 
+/* Report n metrics of step (names[i] = values[i]) to spotrun: one line
+ * "step=120 loss=0.43 acc=0.87" appended with one write(2) to the file
+ * $SPOTRUN_METRICS names, which spotrun keeps with the job in its store
+ * (rank 0's; the other ranks' go to /dev/null; spotrun(1), METRICS). A
+ * name starts with a letter or _ and holds letters, digits and _.-/ (at
+ * most 64 bytes, not "step", each once); a value is a finite number; n
+ * from 1 to 32; step from 0 to 999999999999999; the line at most 1024
+ * bytes: else SPOTRUN_ERROR_PARAMETER, writing nothing. SPOTRUN_OK
+ * otherwise, also outside spotrun (no SPOTRUN_METRICS: nothing written)
+ * and when the file cannot be written (told as a warning: metrics never
+ * stop training). Needs no store: a context whose spotrun_create failed
+ * reports all the same. Several calls for one step merge. */
+spotrun_error spotrun_report(spotrun_ctx *ctx, long long step, int n, const char *const *names,
+    const double *values);
+
 #ifdef __cplusplus
 }
 #endif

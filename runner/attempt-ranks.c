@@ -52,6 +52,7 @@ rank_env(struct run *r, const struct attempt *a, const struct sr_launch *l, long
 	v.max_restarts = r->js->max_restarts;
 	v.run_id = r->run_id;
 	v.pci_order = r->ranks.pci_order;
+	v.metrics = a->metrics_path;
 	memset(&p, 0, sizeof p);
 	p.rank = i;
 	p.visible = r->ranks.visible[i];

@@ -331,6 +331,48 @@ out:
 	return rc;
 }
 
+/* Rank 0's metrics file, shipped to the store from now on (metrics.h):
+ * node 0's alone in a gang. Not shipped is no failure of the attempt. */
+static void
+metrics_start(struct run *r, struct attempt *a)
+{
+	char err[SR_ERRMAX];
+
+	if (r->hooks->gang.nodes > 1 && r->hooks->gang.node != 0)
+		return;
+	a->metrics_path = sr_asprintf("%s/attempt-%d.metrics", r->log_dir, r->attempt);
+	a->metrics = sr_metrics_ship_start(r->st, r->js->name, r->epoch, r->attempt,
+	    a->metrics_path, 0, err);
+	if (a->metrics == NULL) {
+		sr_tl(&r->tl, 1, "warning", "metrics: %s; SPOTRUN_METRICS is /dev/null", err);
+		free(a->metrics_path);
+		a->metrics_path = NULL;
+	}
+}
+
+/* The last of the metrics shipped, and what was wrong with them said once. */
+static void
+metrics_stop(struct run *r, struct attempt *a)
+{
+	struct sr_metrics_counts c;
+	char err[SR_ERRMAX];
+
+	if (a->metrics == NULL)
+		return;
+	if (sr_metrics_ship_stop(a->metrics, &c, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+	a->metrics = NULL;
+	free(a->metrics_path);
+	a->metrics_path = NULL;
+	if (c.bad > 0)
+		sr_tl(&r->tl, 1, "warning", "metrics: %ld line%s of SPOTRUN_METRICS skipped, not "
+		    "of the form step=N name=value ... (the first: %s)", c.bad, c.bad == 1 ? "" : "s",
+		    c.first_bad);
+	if (c.thinned > 0)
+		sr_tl(&r->tl, 0, "metrics", "%ld lines, %ld kept: past %d a line, only steps at a "
+		    "stride", c.lines, c.kept, SR_METRICS_FULL);
+}
+
 /* Stop what is left of the job and let the VM go. */
 static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
@@ -341,6 +383,7 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	if (a->job_done)
 		sr_run_job_ended(r, a);
 	sr_run_ranks_stop(r, a, 2.0);
+	metrics_stop(r, a);
 	sr_run_job_saves(r, a);
 	if (a->req_pending)
 		r->method->ops->clear(r->method);
@@ -428,8 +471,11 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 		return SR_ATTEMPT_ERROR;
 	r->method->ops->clear(r->method);
 
-	if (launch(r, a, step, prev_world, &end, err) == -1)
+	metrics_start(r, a);
+	if (launch(r, a, step, prev_world, &end, err) == -1) {
+		metrics_stop(r, a);
 		return end;
+	}
 	if (r->js->interval > 0 && r->hooks->gang.node == 0)	/* a gang's: node 0's */
 		a->next_periodic = sr_mono() + r->js->interval;
 	say_started(r, a);

@@ -208,6 +208,8 @@ sr_jobenv_build(char *const *base, const struct sr_jobspec *js, const struct sr_
 		env_set(&e, sr_strdup("SPOTRUN_PREV_WORLD_SIZE="));
 	if (v->world_size > 0)
 		add_ranks(&e, v, p);
+	env_set(&e, sr_asprintf("SPOTRUN_METRICS=%s", v->metrics != NULL && p->rank == 0 &&
+	    (v->nodes <= 1 || v->node_rank == 0) ? v->metrics : "/dev/null"));
 	if (p->visible != NULL) {
 		env_set(&e, sr_asprintf("CUDA_VISIBLE_DEVICES=%s", p->visible));
 		if (v->pci_order)

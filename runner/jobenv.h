@@ -40,6 +40,11 @@ struct sr_jobenv_vars {
 	int max_restarts;		/* TORCHELASTIC_MAX_RESTARTS: [retry] max_restarts */
 	const char *run_id;		/* TORCHELASTIC_RUN_ID */
 	int pci_order;			/* CUDA_DEVICE_ORDER=PCI_BUS_ID (ranks.h) */
+	/* SPOTRUN_METRICS of the job's rank 0 (node 0's local rank 0, or the
+	 * one process of launch = once); every other process gets /dev/null,
+	 * so that a rank's writes go nowhere and fail nothing. NULL: /dev/null
+	 * for all (a gang's other nodes). */
+	const char *metrics;
 };
 
 /* What differs between the processes of an attempt. */

@@ -20,6 +20,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/leftover.c runner/leftover.h runner/contain.c runner/contain.h runner/keeper.c \
 	runner/container.c runner/container.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
+	runner/metrics.c runner/metrics.h \
 	runner/term.c runner/term.h
 # The spotrun Python module built into the binary (pymodule.h), which a run
 # not started from its build tree writes out for its jobs' PYTHONPATH:
@@ -42,6 +43,12 @@ tests_t_ranks_SOURCES = tests/t-ranks.c tests/tap.h
 tests_t_progress_SOURCES = tests/t-progress.c tests/tap.h
 tests_t_supervise_SOURCES = tests/t-supervise.c tests/tap.h
 tests_t_joblog_SOURCES = tests/t-joblog.c tests/tap.h
+# The job's metrics: the line, its keys, the shipper's cap, the reader's merge.
+check_PROGRAMS += tests/t-metrics
+tests_t_metrics_SOURCES = tests/t-metrics.c tests/tap.h
+# A seeded mutation fuzzer of the metrics line's parser.
+check_PROGRAMS += tests/t-fuzz-metrics
+tests_t_fuzz_metrics_SOURCES = tests/t-fuzz-metrics.c tests/tap.h
 noinst_PROGRAMS += tests/sup-driver
 tests_sup_driver_SOURCES = tests/sup-driver.c
 dist_check_SCRIPTS += tests/t20-supervise.sh

@@ -35,6 +35,7 @@
 #include "lease.h"
 #include "jobspec.h"
 #include "method.h"
+#include "metrics.h"
 #include "provider.h"
 #include "ranks.h"
 #include "record.h"
@@ -137,6 +138,8 @@ struct attempt {
 					 * of a job of one process) */
 	double started;			/* epoch */
 	double ended;			/* epoch: when the job ended (or the attempt) */
+	char *metrics_path;		/* rank 0's SPOTRUN_METRICS; NULL: none */
+	struct sr_metrics_ship *metrics;	/* its lines to the store (metrics.h) */
 	int ndone;			/* ranks reaped so far */
 	/* The job ended: every rank was reaped. Its status as a whole is
 	 * that of the first rank that failed (status_rank), or 0 (-1: every

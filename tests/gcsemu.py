@@ -797,6 +797,27 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 		super().handle_error(request, client_address)
 
 
+def serve(srv, port_file):
+	"""Write srv's port to port_file (whole, by a rename) and serve until
+	the parent process exits (tests/gceemu.py serves the same way)."""
+	tmp = port_file + ".tmp"
+	with open(tmp, "w") as f:
+		f.write("%d\n" % srv.server_address[1])
+	os.rename(tmp, port_file)
+
+	parent = os.getppid()
+
+	def watch():
+		while os.getppid() == parent:
+			time.sleep(0.5)
+		os._exit(0)
+	threading.Thread(target=watch, daemon=True).start()
+	try:
+		srv.serve_forever()
+	except KeyboardInterrupt:
+		pass
+
+
 def check_log(path, rate):
 	"""--check-log: the log against the limit of one write every rate s."""
 	lines = []
@@ -874,22 +895,7 @@ def main():
 	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
 	srv.ua_log = open(a.ua_log, "a") if a.ua_log else None
-	tmp = a.port_file + ".tmp"
-	with open(tmp, "w") as f:
-		f.write("%d\n" % srv.server_address[1])
-	os.rename(tmp, a.port_file)
-
-	parent = os.getppid()
-
-	def watch():
-		while os.getppid() == parent:
-			time.sleep(0.5)
-		os._exit(0)
-	threading.Thread(target=watch, daemon=True).start()
-	try:
-		srv.serve_forever()
-	except KeyboardInterrupt:
-		pass
+	serve(srv, a.port_file)
 
 
 if __name__ == "__main__":

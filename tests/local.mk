@@ -134,6 +134,16 @@ dist_check_SCRIPTS += tests/t50-container.sh
 dist_check_SCRIPTS += tests/t51-data.sh
 # The same from s3:// on RGW: fetched by ETag, an overwritten object anew.
 dist_check_SCRIPTS += tests/t52-data-s3.sh
+# Issue 23's test of the whole on RGW: a PyTorch sweep submitted from a
+# laptop's folder (setup into a venv, [data] from the bucket) run by two
+# agents made from cloud-init's user-data in network namespaces of their
+# own, preempted and resumed elsewhere bit-identical to a direct run; one
+# file changed and submitted again uploads one chunk, reuses the venv.
+dist_check_SCRIPTS += tests/t53-whole.sh
+slow_TESTS += tests/t53-whole.sh
+# The job's metrics: written by a shell job and by spotrun.report(), shipped
+# to the store across a preemption, a sweep's trials in `status SWEEP`.
+dist_check_SCRIPTS += tests/t56-metrics.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

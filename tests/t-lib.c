@@ -4,7 +4,7 @@
  * and restored bit for bit; the manifest's tensors as doc/format.md says;
  * a damaged checkpoint falling back to the one before; every error by its
  * code, name and exact message; the request protocol (request file, done
- * marker, deadline); a fenced job; the allocator hooks; and not a byte on
+ * marker, deadline); spotrun_report's lines and refusals; a fenced job; the allocator hooks; and not a byte on
  * stdout or stderr from the library. The store is read with the
  * checkpoint module (linked statically) only to check what was written.
  */
@@ -282,6 +282,46 @@ test_no_store(void)
 	ctx = new_ctx("file:///tmp", "bad//job", NULL, NULL);
 	is_int(spotrun_save(ctx, 1), SPOTRUN_ERROR_PARAMETER, "a bad job name");
 	spotrun_free(ctx);
+}
+
+/* spotrun_report (experimental): the line it appends, its refusals, and
+ * nothing written outside spotrun; a context without a store reports. */
+static void
+test_report(const char *dir)
+{
+	const char *names[] = { "loss", "val/acc" }, *bad[] = { "step" }, *twice[] = { "a", "a" };
+	double values[] = { 0.25, 0.875 }, inf[] = { 1.0 / 0.0 };
+	char *path = sr_asprintf("%s/metrics", dir), *text, err[SR_ERRMAX];
+	struct msgs m;
+	spotrun_ctx *ctx;
+	size_t len;
+
+	memset(&m, 0, sizeof m);
+	unsetenv("SPOTRUN_STORE");
+	unsetenv("SPOTRUN_JOB");
+	unsetenv("SPOTRUN_METRICS");
+	ctx = new_ctx(NULL, NULL, &m, NULL);
+	is_int(spotrun_report(ctx, 3, 2, names, values), SPOTRUN_OK,
+	    "report without SPOTRUN_METRICS: OK, nothing written");
+	setenv("SPOTRUN_METRICS", path, 1);
+	is_int(spotrun_report(ctx, 3, 2, names, values), SPOTRUN_OK, "report: OK, without a store");
+	is_int(spotrun_report(ctx, 4, 1, names, values), SPOTRUN_OK, "and again");
+	is_int(spotrun_report(ctx, -1, 1, names, values), SPOTRUN_ERROR_PARAMETER, "a step < 0");
+	is_int(spotrun_report(ctx, 1, 1, bad, values), SPOTRUN_ERROR_PARAMETER, "a metric named step");
+	is_str(spotrun_getErrorString(ctx), "report metrics: name 0 is no metric name (a letter "
+	    "or _, then letters, digits and _.-/; at most 64 bytes)", "its message");
+	is_int(spotrun_report(ctx, 1, 2, twice, values), SPOTRUN_ERROR_PARAMETER, "a name twice");
+	is_int(spotrun_report(ctx, 1, 1, names, inf), SPOTRUN_ERROR_PARAMETER, "an infinite value");
+	is_int(spotrun_report(ctx, 1, 0, names, values), SPOTRUN_ERROR_PARAMETER, "no metric");
+	text = NULL;
+	sr_read_file(path, 4096, &text, &len, err);
+	is_str(text != NULL ? text : "", "step=3 loss=0.25 val/acc=0.875\nstep=4 loss=0.25\n",
+	    "two lines in their normal form, nothing of the refused calls");
+	free(text);
+	unsetenv("SPOTRUN_METRICS");
+	spotrun_free(ctx);
+	msgs_free(&m);
+	free(path);
 }
 
 /* spotrun_params is the stable tier's: the slots 0.1's experimental fields
@@ -708,6 +748,7 @@ main(void)
 	url = sr_asprintf("file://%s", store);
 	test_names();
 	test_no_store();
+	test_report(dir);
 	test_reserved(url);
 	test_params(url);
 	test_save_restore(url, dir);

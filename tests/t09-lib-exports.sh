@@ -30,6 +30,7 @@ LIST
 cat > "$tmp/experimental" <<'LIST'
 spotrun_prepare_async
 spotrun_register_device
+spotrun_report
 spotrun_save_async
 spotrun_set_cuda_library
 spotrun_set_staging_bytes

@@ -4,7 +4,9 @@
 # progress line is drawn, cut to the width (49 columns: it never wraps), is
 # erased before each line of the job's output and of the timeline, so none
 # is glued onto it, and is drawn again after. The bytes spotrun wrote to the
-# terminal are checked as they are.
+# terminal are checked as they are. The job goes on printing until the test
+# has seen the checkpoint committed (however long the save took under load),
+# then ends.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 mib=$(t_save_mib 3)
@@ -12,7 +14,7 @@ t_diag "a save of $mib MiB takes about 3 s here"
 cat > "$t_tmp/tty.ini" <<EOF
 [job]
 name = tty
-command = $PY $JOBS/slowsave.py $mib 8
+command = $PY $JOBS/slowsave.py $mib 8 $t_tmp/stop
 workdir = $t_tmp
 [checkpoint]
 store = file://$t_tmp/store
@@ -22,7 +24,12 @@ chunk_size = 2MiB
 [provider]
 name = local
 EOF
-script -qfec "stty cols 50 rows 20; exec $SPOTRUN run $t_tmp/tty.ini" "$t_tmp/typescript" > /dev/null 2>&1
+script -qfec "stty cols 50 rows 20; exec $SPOTRUN run $t_tmp/tty.ini" "$t_tmp/typescript" > /dev/null 2>&1 &
+tty_pid=$!
+t_pids="$t_pids $tty_pid"
+wait_for "$t_tmp/typescript" "  ckpt     0 step .*, committed in " 600 "$tty_pid"
+: > "$t_tmp/stop"
+wait "$tty_pid"
 t_is "$?" 0 "the job runs to its end on a terminal" || t_show "$t_tmp/typescript"
 $PY - "$t_tmp/typescript" > "$t_tmp/check" <<'EOF'
 import re, sys

@@ -54,6 +54,7 @@ from __future__ import annotations
 import atexit
 import operator
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -63,7 +64,7 @@ from typing import NamedTuple, Optional
 __all__ = [
     "Request", "supervised", "ckpt_dir", "resume_step", "requested", "request",
     "reason", "deadline", "seconds_left", "done", "rank", "world_size",
-    "prev_world_size", "rank_dir", "nodes",
+    "prev_world_size", "rank_dir", "nodes", "report",
 ]
 
 
@@ -313,6 +314,54 @@ def done(step: int) -> bool:
     _write_atomic(path, lambda f: f.write(line))
     _st.answered = req.seq
     return req.seq == cur.seq
+
+
+_METRIC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]{0,63}\Z")
+
+
+def report(step: int, **metrics: float) -> bool:
+    """Report metrics of `step` (a whole number >= 0) to spotrun:
+    report(120, loss=0.43, acc=0.87). spotrun keeps rank 0's with the job in
+    its store (`spotrun status SWEEP` shows them; doc/spotrun.1, METRICS).
+    One line "step=120 loss=0.43 acc=0.87" appended to $SPOTRUN_METRICS with
+    one write(2). Names start with a letter or _ and hold letters, digits and
+    _.-/ (64 at most; not step); values are finite numbers (a tensor of one
+    element is taken by float()). Up to 32 metrics a call; several calls for
+    one step merge.
+
+    Returns True when the line was written; False, writing nothing, outside
+    spotrun. Raises ValueError for a bad step, name or value, so that a
+    mistake shows at once rather than as a line spotrun skips."""
+    try:
+        n = -1 if isinstance(step, bool) else operator.index(step)
+    except TypeError:
+        n = -1
+    if n < 0 or n > 999999999999999:
+        raise ValueError("spotrun.report: step %r is not a whole number >= 0" % (step,))
+    if not metrics or len(metrics) > 32:
+        raise ValueError("spotrun.report: 1 to 32 metrics, not %d" % len(metrics))
+    fields = ["step=%d" % n]
+    for name, value in metrics.items():
+        if name == "step" or not _METRIC_NAME.match(name):
+            raise ValueError("spotrun.report: %r is no metric name (a letter or _, then "
+                             "letters, digits and _.-/)" % (name,))
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError("spotrun.report: %s=%r is not a number" % (name, value)) from None
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("spotrun.report: %s=%r is not a finite number" % (name, value))
+        fields.append("%s=%s" % (name, repr(v)))
+    path = _env("SPOTRUN_METRICS")
+    if path is None:
+        return False
+    line = (" ".join(fields) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return True
 
 
 def _write_atomic(path: str, write) -> None:
