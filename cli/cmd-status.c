@@ -25,6 +25,7 @@
 #include "fleet-index.h"
 #include "fleet-target.h"
 #include "fleet.h"
+#include "pool-engine.h"
 #include "status-trials.h"
 #include "status-view.h"
 #include "termsafe.h"
@@ -136,6 +137,40 @@ print_machine(const struct sr_queue_machine *m)
 		printf("its label gpus offers %d all the same)\n", m->gpus);
 	else
 		printf("it claims only jobs that need no GPU)\n");
+}
+
+/* The pools `spotrun up` recorded in the queue, a line each, from their
+ * records alone (no request to the cloud): "pool NAME on CLOUD in REGION:
+ * EC2 Fleet ID, target N VMs (as spotrun up set it)". 0, or -1 with err. */
+static int
+print_pools(struct sr_queue *q, const char *where, char *err)
+{
+	struct sr_queue_pool *v;
+	const struct sr_pool_engine *e;
+	char g[SR_TERMSAFE_LEN(sizeof v->group)], r[SR_TERMSAFE_LEN(sizeof v->region)];
+	char c[SR_TERMSAFE_LEN(sizeof v->cloud)], nm[SR_TERMSAFE_LEN(sizeof v->name)];
+	size_t n, i;
+	int bad, k;
+
+	if (sr_queue_pools_read(q, &v, &n, &bad, err) == -1)
+		return -1;
+	if (bad > 0)
+		fprintf(stderr, "spotrun: warning: %d record%s under pools/ in queue %s cannot be "
+		    "read (doc/fleet.md): skipped\n", bad, bad == 1 ? "" : "s", where);
+	if (n > 0)
+		putchar('\n');
+	for (i = 0; i < n; i++) {
+		e = NULL;
+		for (k = 0; k < SR_POOL_NCLOUDS; k++)
+			if (strcmp(v[i].cloud, sr_pool_cloud_name((enum sr_pool_cloud)k)) == 0)
+				e = sr_pool_engine((enum sr_pool_cloud)k);
+		printf("pool %s on %s in %s: %s %s, target %u VM%s (as spotrun up set it)\n",
+		    sr_termsafe(v[i].name, nm, sizeof nm), sr_termsafe(v[i].cloud, c, sizeof c),
+		    sr_termsafe(v[i].region, r, sizeof r), e != NULL ? e->what : "group",
+		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s");
+	}
+	free(v);
+	return 0;
 }
 
 /* The rows to show: every job's, or those of the targets (each found in
@@ -292,6 +327,13 @@ cmd_status_exec(const struct sr_args *a)
 			for (g = 0; g < nm; g++)
 				print_machine(&mv[g]);
 		}
+		/* not in --json yet, whose request counts stay as they were */
+		if (!sr_args_has(a, STATUS_JSON) && a->argc == 0 &&
+		    print_pools(fl.q, fl.where, err) == -1) {
+			fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+			    sr_termsafe(err, safe, sizeof safe));
+			rc = SR_EXIT_IOERR;
+		}
 		sr_status_view_free(&v);
 	}
 	fflush(stdout);
@@ -311,7 +353,8 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	    "state, attempts, preemptions, GPU-hours used and lost (done again), cost,\n"
 	    "what on-demand machines would have cost, last checkpoint's step and host,\n"
 	    "with totals, and a last line for all; then a line for each agent whose\n"
-	    "machine has GPU device nodes but no working driver. One listing of the\n"
+	    "machine has GPU device nodes but no working driver, and a line for each\n"
+	    "pool spotrun up made for the queue (its record). One listing of the\n"
 	    "queue's status markers, no request per job.\n"
 	    "A sweep named alone shows its trials: the parameters that vary, the\n"
 	    "latest and best value of a metric the jobs reported (--metric, loss by\n"

@@ -1,36 +1,166 @@
 /*
- * cmd-up.c: `spotrun up POOL.ini --queue URL [--dry-run] [--prices FILE]`:
- * acquire the spot VMs a pool file describes (spotrun-pool(5)) through its
- * cloud's own fleet engine, each VM an agent of the queue. This build has
- * the plan only: --dry-run prints it (fleet/pool-plan.c); without it `up`
- * says that creating is not built yet and exits 69.
+ * cmd-up.c: `spotrun up POOL.ini --queue URL [--count N] [--dry-run]
+ * [--prices FILE]`: acquire the spot VMs a pool file describes
+ * (spotrun-pool(5)) through its cloud's own fleet engine
+ * (fleet/pool-engine.h), each VM an agent of the queue: the user-data is
+ * `spotrun cloud-init`'s with this binary published to the queue's store,
+ * the first target --count or the queue's demand, and the pool's record
+ * written into the queue (Q/pools/NAME). Found by its tags, a pool made
+ * before only gets its target set. --dry-run prints the plan
+ * (fleet/pool-plan.c); a cloud whose engine is not in this build exits 69.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cloudinit.h"
 #include "cmd.h"
+#include "fleet.h"
+#include "pool-engine.h"
 #include "pool-plan.h"
 #include "util.h"
 
-enum { UP_QUEUE, UP_DRY_RUN, UP_PRICES };
+enum { UP_QUEUE, UP_COUNT, UP_DRY_RUN, UP_PRICES };
 
 static const struct sr_opt up_opts[] = {
 	[UP_QUEUE] = { 0, "queue", "URL", "the queue the VMs' agents serve (default: "
 	    "$SPOTRUN_QUEUE)" },
+	[UP_COUNT] = { 0, "count", "N", "the VMs to keep, 0 to max_vms (default: the queue's "
+	    "demand)" },
 	[UP_DRY_RUN] = { 'n', "dry-run", NULL, "print what would be created and its hourly "
 	    "cost" },
 	[UP_PRICES] = { 0, "prices", "FILE", "the price table (default: the built-in one)" },
 	{ 0 }
 };
 
+/* The user-data of the pool's VMs (malloc'd into *ud, *len bytes): this
+ * binary published to the queue's store and presigned, as `spotrun
+ * cloud-init --queue QUEUE [--idle-timeout T]` prints it. 0, or -1 with
+ * err. */
+static int
+user_data(const struct sr_pool *p, const char *queue, char **ud, size_t *len, char *err)
+{
+	struct sr_cinit_opts o = { .queue = queue };
+	char sha[65], key[SR_CINIT_BIN_KEY_MAX], idle[32], *url = NULL;
+	FILE *fp;
+
+	if (p->idle_timeout > 0)
+		o.idle_timeout = sr_fmt_duration(p->idle_timeout, idle, sizeof idle);
+	if (sr_cinit_check(&o, NULL, NULL, err) == -1 ||
+	    sr_cinit_publish(queue, "/proc/self/exe", SR_CINIT_URL_EXPIRES, &url, sha, key,
+	    err) == -1)
+		return -1;
+	o.bin_url = url;
+	o.bin_sha256 = sha;
+	if ((fp = open_memstream(ud, len)) == NULL)
+		sr_fatal("up: open_memstream: out of memory");
+	sr_cinit_write_userdata(&o, fp);
+	if (fclose(fp) != 0)
+		sr_fatal("up: user-data: out of memory");
+	free(url);
+	return 0;
+}
+
+/* The first target: --count, else the queue's demand. 0, or an exit code
+ * after saying why. */
+static int
+first_target(const struct sr_args *a, const struct sr_pool *p, struct sr_queue *q,
+    unsigned *target, int *from_demand)
+{
+	const char *s = sr_args_get(a, UP_COUNT);
+	char err[SR_ERRMAX], *end;
+	long n;
+
+	*from_demand = s == NULL;
+	if (s == NULL) {
+		if (sr_pool_demand(q, p->max_vms, target, err) == -1) {
+			fprintf(stderr, "spotrun up: %s\n", err);
+			return SR_EXIT_IOERR;
+		}
+		return 0;
+	}
+	n = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || n < 0 || n > p->max_vms) {
+		fprintf(stderr, "spotrun up: --count %s: want a whole number from 0 to the pool's "
+		    "max_vms, %d\n", s, p->max_vms);
+		return SR_EXIT_USAGE;
+	}
+	*target = (unsigned)n;
+	return 0;
+}
+
+/* Create or update pool p on engine e for the queue, and record it. */
+static int
+up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine *e,
+    const char *queue, const struct sr_prices *t)
+{
+	struct sr_pool_launch l = { .p = p, .queue = queue };
+	struct sr_pool_where w;
+	struct sr_queue_pool rec, old;
+	struct sr_fleet fl;
+	const char **types = NULL;
+	char err[SR_ERRMAX], *ud = NULL;
+	int rc, from_demand;
+
+	if (sr_pool_types(p, t, &types, &l.ntypes, err) == -1) {
+		fprintf(stderr, "spotrun up: %s: %s\n", p->path, err);
+		return SR_EXIT_BADSPEC;
+	}
+	l.types = types;
+	if ((rc = sr_fleet_open(&fl, "up", queue)) != 0) {
+		free(types);
+		return rc;
+	}
+	if ((rc = first_target(a, p, fl.q, &l.target, &from_demand)) != 0)
+		goto out;
+	if (user_data(p, queue, &ud, &l.user_data_len, err) == -1) {
+		fprintf(stderr, "spotrun up: %s\n", err);
+		rc = SR_EXIT_IOERR;
+		goto out;
+	}
+	l.user_data = ud;
+	if (e->ensure(&l, &w, err) == -1) {
+		fprintf(stderr, "spotrun up: %s\n", err);
+		rc = SR_EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (w.created)
+		printf("pool %s: created %s %s in %s (launch template %s, image %s), target %u "
+		    "VM%s%s\n", p->name, e->what, w.group, w.region, w.template_id, w.image,
+		    w.target, w.target == 1 ? "" : "s", from_demand ? " (the queue's demand)" : "");
+	else
+		printf("pool %s: found %s %s in %s by its tags; target %u VM%s%s\n", p->name,
+		    e->what, w.group, w.region, w.target, w.target == 1 ? "" : "s",
+		    from_demand ? " (the queue's demand)" : "");
+	memset(&rec, 0, sizeof rec);
+	snprintf(rec.name, sizeof rec.name, "%s", p->name);
+	snprintf(rec.cloud, sizeof rec.cloud, "%s", sr_pool_cloud_name(p->cloud));
+	snprintf(rec.region, sizeof rec.region, "%s", w.region);
+	snprintf(rec.group, sizeof rec.group, "%s", w.group);
+	snprintf(rec.template_id, sizeof rec.template_id, "%s", w.template_id);
+	rec.target = w.target;
+	rec.updated = sr_now();
+	rec.created = !w.created && sr_queue_pool_get(fl.q, p->name, &old, err) == SR_QUEUE_OK &&
+	    strcmp(old.group, w.group) == 0 ? old.created : rec.updated;
+	if (sr_queue_pool_put(fl.q, &rec, err) == -1) {
+		fprintf(stderr, "spotrun up: %s\n", err);
+		rc = SR_EXIT_IOERR;
+	}
+out:
+	free(ud);
+	free(types);
+	sr_fleet_close(&fl);
+	return rc;
+}
+
 static int
 cmd_up_exec(const struct sr_args *a)
 {
 	struct sr_jobspec_errors errs;
 	struct sr_cinit_opts o = { .queue = sr_args_get(a, UP_QUEUE) };
+	const struct sr_pool_engine *e;
 	struct sr_prices *t = NULL;
 	struct sr_pool *p;
 	const char *path = a->argv[0], *prices = sr_args_get(a, UP_PRICES);
@@ -52,7 +182,8 @@ cmd_up_exec(const struct sr_args *a)
 		sr_pool_free(p);
 		return SR_EXIT_USAGE;
 	}
-	if (!sr_args_has(a, UP_DRY_RUN)) {
+	e = sr_pool_engine(p->cloud);
+	if (!sr_args_has(a, UP_DRY_RUN) && e == NULL) {
 		fprintf(stderr, "spotrun up: creating a pool on %s is not in this build yet; "
 		    "--dry-run prints the plan\n", sr_pool_cloud_name(p->cloud));
 		sr_pool_free(p);
@@ -63,10 +194,13 @@ cmd_up_exec(const struct sr_args *a)
 		sr_pool_free(p);
 		return SR_EXIT_CONFIG;
 	}
-	if (sr_pool_plan_print(p, o.queue, t, stdout, err) == -1) {
+	if (!sr_args_has(a, UP_DRY_RUN))
+		rc = up(a, p, e, o.queue, t);
+	else if (sr_pool_plan_print(p, o.queue, t, stdout, err) == -1) {
 		fprintf(stderr, "spotrun up: %s: %s\n", path, err);
 		rc = SR_EXIT_BADSPEC;
-	} else if (fflush(stdout) == EOF || ferror(stdout)) {
+	}
+	if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
 		sr_errno(err, "write standard output");
 		fprintf(stderr, "spotrun up: %s\n", err);
 		rc = SR_EXIT_IOERR;
@@ -79,13 +213,16 @@ cmd_up_exec(const struct sr_args *a)
 const struct sr_cmd_entry sr_cmd_up_entry = {
 	.name = "up",
 	.args = { .opts = up_opts, .operands = "POOL.ini", .min = 1, .max = 1 },
-	.summary = "acquire a pool of spot VMs for a queue (this build: --dry-run)",
+	.summary = "acquire a pool of spot VMs for a queue",
 	.help = "Acquire the spot VMs that POOL.ini describes (spotrun-pool(5)) through\n"
 	    "the cloud's fleet engine (AWS: an EC2 Fleet of type maintain; GCP: a\n"
 	    "regional managed instance group; Azure: a Flexible VM scale set), each\n"
 	    "VM an agent of the queue. --dry-run prints the engine, the resources\n"
 	    "and their tags, the launch configuration, the placement candidates in\n"
-	    "order and the hourly cost range by the price table. This build creates\n"
-	    "nothing: without --dry-run it exits 69.",
+	    "order and the hourly cost range by the price table. Without it, the\n"
+	    "pool is made (this build: AWS), tagged with its name and the queue, its\n"
+	    "VMs booting `spotrun cloud-init`'s user-data, its first target --count\n"
+	    "or the queue's demand (pending and running jobs, within max_vms), and\n"
+	    "recorded in the queue; a pool found by its tags only gets its target set.",
 	.exec = cmd_up_exec,
 };

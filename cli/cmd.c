@@ -29,6 +29,7 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_gc_entry,
 	&sr_cmd_cloud_init_entry,
 	&sr_cmd_up_entry,
+	&sr_cmd_down_entry,
 	&sr_cmd_help_entry,
 	NULL
 };

@@ -49,6 +49,7 @@ extern const struct sr_cmd_entry sr_cmd_requeue_entry;
 extern const struct sr_cmd_entry sr_cmd_retry_entry;
 extern const struct sr_cmd_entry sr_cmd_gc_entry;
 extern const struct sr_cmd_entry sr_cmd_up_entry;
+extern const struct sr_cmd_entry sr_cmd_down_entry;
 
 /* NULL-terminated table of every command. */
 extern const struct sr_cmd_entry *const sr_cmd_table[];

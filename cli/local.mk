@@ -25,8 +25,14 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 	cli/status-json.c
 # gc: what saves, gangs and markers left behind (fleet/debris.c).
 libcli_a_SOURCES += cli/cmd-gc.c
-# up: a pool of spot VMs (spotrun-pool(5)); this build prints the plan.
-libcli_a_SOURCES += cli/cmd-up.c
+# up and down: a pool of spot VMs (spotrun-pool(5)) through its cloud's
+# fleet engine (fleet/pool-engine.h); up --dry-run prints the plan.
+libcli_a_SOURCES += cli/cmd-up.c cli/cmd-down.c
+# up and down on AWS against moto (tests/ec2emu.py: EC2, SSM, S3), skipped
+# without moto.
+dist_check_SCRIPTS += tests/t54-up-aws.sh
+slow_TESTS += tests/t54-up-aws.sh
+EXTRA_DIST += tests/pool/aws-up.ini tests/pool/aws-mars.ini
 dist_check_SCRIPTS += tests/t99-up-dry.sh
 EXTRA_DIST += tests/pool/aws.out tests/pool/gcp.ini tests/pool/gcp.out \
 	tests/pool/azure.ini tests/pool/azure.out tests/pool/bad.ini tests/pool/noshape.ini

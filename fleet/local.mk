@@ -22,6 +22,9 @@ libfleet_a_SOURCES += fleet/prices.c fleet/prices.h
 # What `spotrun up` would create for a pool (spotrun-pool(5)): the engine,
 # the resources, the candidates and the hourly cost; its dry run prints it.
 libfleet_a_SOURCES += fleet/pool-plan.c fleet/pool-plan.h
+# What `spotrun up` and `down` ask of each cloud's engine (pool-engine.c,
+# the table; pool-aws.c, on cloud/aws/), and the queue's demand.
+libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-aws.c
 nodist_libfleet_a_SOURCES += fleet/prices-table.c
 dist_pkgdata_DATA = data/prices.ini
 EXTRA_DIST += build-aux/text-to-c

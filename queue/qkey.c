@@ -52,6 +52,22 @@ sr_qkey_machine(const char *agent, char *key, size_t len)
 	snprintf(key, len, "agents/%s", enc(agent, SR_QUEUE_MACHINE_AGENT_MAX, e, sizeof e));
 }
 
+int
+sr_qkey_pool(const char *name, char *key, size_t len, char *err)
+{
+	const char *c;
+
+	/* a pool's name as spotrun-pool(5) allows it: no encoding needed */
+	for (c = name; *c != '\0'; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+			break;
+	if (name[0] == '\0' || *c != '\0' || strlen(name) > SR_QUEUE_POOL_NAME_MAX)
+		return sr_err(err, "pool name \"%.64s\": want [a-z0-9-], at most %d characters",
+		    name, SR_QUEUE_POOL_NAME_MAX);
+	snprintf(key, len, "%s%s", SR_QKEY_POOLS, name);
+	return 0;
+}
+
 /* Decode field f (n bytes) into out (cap bytes): 0, or -1. */
 static int
 dec(const char *f, size_t n, char *out, size_t cap)

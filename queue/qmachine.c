@@ -77,27 +77,12 @@ parse(const char *body, struct sr_queue_machine *m)
 	return rc == 0 ? 0 : -1;
 }
 
-struct keys {
-	char **v;
-	size_t n;
-};
-
-static int
-key_cb(const struct sr_object_info *info, void *arg)
-{
-	struct keys *k = arg;
-
-	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
-	k->v[k->n++] = sr_strdup(info->key);
-	return 0;
-}
-
 int
 sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size_t *n, int *bad,
     char *err)
 {
-	struct keys k = { NULL, 0 };
-	size_t i, len;
+	char **keys;
+	size_t i, len, nkeys;
 	void *buf;
 	int rc = 0, st;
 
@@ -105,14 +90,14 @@ sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size_t *
 	*n = 0;
 	if (bad != NULL)
 		*bad = 0;
-	if (sr_q_list(q, q->st, "agents/", key_cb, &k, err) < 0)
+	if (sr_q_keys(q, "agents/", &keys, &nkeys, err) < 0)
 		rc = sr_err_prefix(err, "list agents/ of queue %s", q->url);
-	for (i = 0; i < k.n && rc == 0; i++) {
-		st = sr_q_get(q, q->st, k.v[i], RECORD_MAX, &buf, &len, NULL, err);
+	for (i = 0; i < nkeys && rc == 0; i++) {
+		st = sr_q_get(q, q->st, keys[i], RECORD_MAX, &buf, &len, NULL, err);
 		if (st == SR_STORE_NOTFOUND)
 			continue;	/* its agent ended meanwhile */
 		if (st != SR_STORE_OK) {
-			rc = sr_err_prefix(err, "read %s of queue %s", k.v[i], q->url);
+			rc = sr_err_prefix(err, "read %s of queue %s", keys[i], q->url);
 			break;
 		}
 		*v = sr_reallocarray(*v, *n + 1, sizeof **v);
@@ -122,9 +107,7 @@ sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size_t *
 			(*bad)++;
 		free(buf);
 	}
-	for (i = 0; i < k.n; i++)
-		free(k.v[i]);
-	free(k.v);
+	sr_q_keys_free(keys, nkeys);
 	if (rc != 0) {
 		free(*v);
 		*v = NULL;

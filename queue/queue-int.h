@@ -43,6 +43,10 @@ int sr_q_get(struct sr_queue *q, struct sr_store *st, const char *key, size_t ma
 int sr_q_list(struct sr_queue *q, struct sr_store *st, const char *prefix,
     int (*fn)(const struct sr_object_info *info, void *arg), void *arg, char *err);
 int sr_q_delete(struct sr_queue *q, struct sr_store *st, const char *key, char *err);
+/* The keys of q's store under prefix, in key order (one sr_q_list), into
+ * *v (malloc'd strings; sr_q_keys_free) and *n: 0, or -1 with err. */
+int sr_q_keys(struct sr_queue *q, const char *prefix, char ***v, size_t *n, char *err);
+void sr_q_keys_free(char **v, size_t n);
 int sr_q_delete_many(struct sr_queue *q, struct sr_store *st, const char *const *keys, size_t n,
     char *err);
 /* Add n requests made elsewhere (a lease's) to q's counts as kind
@@ -87,5 +91,8 @@ int sr_qkey_index_parse(const char *key, struct sr_queue_status *s, char *err);
 int sr_qkey_job(const char *id, const char *file, char *key, size_t len, char *err);
 /* agents/AGENT, the agent's id percent-encoded (qmachine.c). */
 void sr_qkey_machine(const char *agent, char *key, size_t len);
+/* pools/NAME (qpool.c), the name checked. */
+#define SR_QKEY_POOLS "pools/"
+int sr_qkey_pool(const char *name, char *key, size_t len, char *err);
 
 #endif

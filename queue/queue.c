@@ -204,6 +204,47 @@ sr_q_list(struct sr_queue *q, struct sr_store *st, const char *prefix,
 	return rc;
 }
 
+struct keys {
+	char **v;
+	size_t n;
+};
+
+static int
+key_cb(const struct sr_object_info *info, void *arg)
+{
+	struct keys *k = arg;
+
+	k->v = sr_reallocarray(k->v, k->n + 1, sizeof *k->v);
+	k->v[k->n++] = sr_strdup(info->key);
+	return 0;
+}
+
+int
+sr_q_keys(struct sr_queue *q, const char *prefix, char ***v, size_t *n, char *err)
+{
+	struct keys k = { NULL, 0 };
+
+	if (sr_q_list(q, q->st, prefix, key_cb, &k, err) < 0) {
+		sr_q_keys_free(k.v, k.n);
+		*v = NULL;
+		*n = 0;
+		return -1;
+	}
+	*v = k.v;
+	*n = k.n;
+	return 0;
+}
+
+void
+sr_q_keys_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 int
 sr_q_delete(struct sr_queue *q, struct sr_store *st, const char *key, char *err)
 {

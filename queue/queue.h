@@ -10,6 +10,7 @@
  *   index/ID~FIELDS       status markers: the fields `status` shows, in the key
  *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
  *   stores/HASH           each checkpoint store a job uses (its URL)
+ *   pools/NAME            a pool `spotrun up` made for the queue (JSON, qpool.c)
  *   malformed/KEY         a marker KEY a claim found no job's, quarantined (body: why)
  *   ckpt/                 the default checkpoint store of the queue's jobs
  *
@@ -348,6 +349,35 @@ int sr_queue_machine_delete(struct sr_queue *q, const char *agent, char *err);
  * agents/ and a GET per record. A record gone meanwhile is left out; one
  * that does not parse is counted in *bad (may be NULL). 0, or -1 with err. */
 int sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size_t *n, int *bad,
+    char *err);
+
+/* ---- the pools `spotrun up` made ---- */
+
+/* A pool's record, Q/pools/NAME (doc/fleet.md "Pools"): where its fleet
+ * engine keeps it. A hint for status and the agents; the cloud's tags are
+ * the truth, and `down` finds by them. */
+#define SR_QUEUE_POOL_NAME_MAX 40
+struct sr_queue_pool {
+	char name[SR_QUEUE_POOL_NAME_MAX + 1];
+	char cloud[16];			/* "aws" */
+	char region[64];
+	char group[128];		/* the engine's group: "fleet-..." */
+	char template_id[128];		/* what its VMs are made from: "lt-..." */
+	unsigned target;		/* VMs, as `up` last set it */
+	double created, updated;	/* epoch seconds */
+};
+/* Write p's record (overwriting): 0, or -1 with err. */
+int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);
+/* Read pool name's record: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, or
+ * SR_QUEUE_ERROR with err (also for a record that does not parse). */
+int sr_queue_pool_get(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *err);
+/* Delete pool name's record (absent is fine: S3 does not say whether it
+ * was there). 0, or -1 with err. */
+int sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err);
+/* Every record in name order into *v (free it) and *n: one listing of
+ * pools/ and a GET per pool; one that does not parse is counted in *bad
+ * (may be NULL). 0, or -1 with err. */
+int sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int *bad,
     char *err);
 
 /* Call fn with each stale status marker of job id (NULL: of every job):

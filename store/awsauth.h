@@ -36,12 +36,15 @@ struct sr_aws_post {
 	size_t body_len;
 	const char *region;		/* "us-east-1" */
 	const char *service;		/* "ec2" */
+	/* the JSON protocol's X-Amz-Target ("AmazonSSM.GetParameter"), sent
+	 * and signed; NULL for the Query API */
+	const char *target;
 };
 
 /*
  * Sign p at time when with the given keys (token NULL or "" for none):
  * SignedHeaders content-type;host;x-amz-date (and x-amz-security-token with
- * a token), the payload's SHA-256 in the canonical request, as botocore
+ * a token, x-amz-target with a target), the payload's SHA-256 in the canonical request, as botocore
  * signs a Query API request. Pure (no clock, no environment): tests compare
  * it with botocore's. 0, or -1 with err ("sign request: reason").
  */

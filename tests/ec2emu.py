@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # ec2emu.py: moto's server (moto 5.2.1, the machine image's Python) on
 # 127.0.0.1 at a port the kernel chooses, written to --port-file once it
-# listens, for tests/t-ec2.c. Runs until killed.
+# listens, for tests/t-ec2.c and tests/t54-up-aws.sh (EC2, SSM and S3 on
+# the one port). Runs until killed.
 #
 # What it adds to moto, which lacks it (a 500 in 5.2.1): ModifyFleet, a
 # fleet's total target changed, instances launched up to it or the newest
@@ -11,6 +12,16 @@
 # instance (moto has no reconciliation loop), no capacity error is ever
 # raised, and its placement ignores the overrides' zones.
 #
+# And what it mends: moto 5.2.1 deletes a fleet with nothing to terminate
+# (target 0, no live instance) by asking TerminateInstances for no ids,
+# which fails the DeleteFleets with InvalidParameterCombination "No
+# instances specified"; EC2 deletes it.
+#
+# --ssm-param NAME=VALUE (repeatable) serves an SSM parameter under AWS's
+# reserved /aws/ names, as AWS publishes its AMIs' ids there: moto's
+# PutParameter refuses those names and moto 5.2.1 carries only the Amazon
+# Linux and ECS ones, not the Deep Learning AMI's.
+#
 # Exit 3 when moto cannot be imported (the test skips or fails on it).
 import argparse
 import sys
@@ -18,6 +29,7 @@ import sys
 try:
     from moto.core.responses import ActionResult
     from moto.ec2.responses.fleets import Fleets
+    from moto.ec2.models.fleets import Fleet
     from moto.server import ThreadedMotoServer
 except ImportError as e:
     print("ec2emu: moto is not installed in this Python (%s)" % e, file=sys.stderr)
@@ -44,12 +56,37 @@ def modify_fleet(self):
 
 
 Fleets.modify_fleet = modify_fleet
+moto_fleet_terminate = Fleet.terminate_instances
+
+
+def fleet_terminate(self):
+    def live(req):
+        inst = req.instance if hasattr(req, "instance") else req["instance"]
+        return inst.state != "terminated"
+    n = sum(1 for r in self.spot_requests + self.on_demand_instances if live(r))
+    if n > self.target_capacity:
+        moto_fleet_terminate(self)
+
+
+Fleet.terminate_instances = fleet_terminate
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--ssm-param", action="append", default=[])
+    ap.add_argument("--region", default="us-east-1")
     a = ap.parse_args()
+    if a.ssm_param:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.ssm.models import Parameter, ssm_backends
+        params = ssm_backends[DEFAULT_ACCOUNT_ID][a.region]._parameters
+        for nv in a.ssm_param:
+            name, value = nv.split("=", 1)
+            params[name].append(Parameter(
+                account_id=DEFAULT_ACCOUNT_ID, name=name, value=value,
+                parameter_type="String", description=None, allowed_pattern=None,
+                keyid=None, last_modified_date=0, version=1, data_type="text"))
     import logging
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     srv = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -198,15 +198,33 @@ test_errors(void)
 	    "nor is text");
 }
 
+/* The Authorization header the python program py prints (botocore's)
+ * is got, or a skip where botocore is missing. */
+static void
+botocore_is(const char *py, const char *got, const char *what)
+{
+	char want[1100] = "";
+	FILE *f;
+
+	if ((f = popen(py, "r")) == NULL || fgets(want, sizeof want, f) == NULL) {
+		if (f != NULL)
+			pclose(f);
+		tap_skip("botocore is not in python3: SigV4 not compared with its");
+		return;
+	}
+	pclose(f);
+	want[strcspn(want, "\n")] = '\0';
+	is_str(got, want, what);
+}
+
 static void
 test_sigv4(void)
 {
 	struct sr_aws_post p = { "127.0.0.1:4567", "/",
 		"application/x-www-form-urlencoded; charset=utf-8",
-		"Action=DescribeFleets&Version=2016-11-15", 40, "us-east-1", "ec2" };
+		"Action=DescribeFleets&Version=2016-11-15", 40, "us-east-1", "ec2", NULL };
 	struct sr_aws_signed sg;
-	char want[1100] = "", e[SR_ERRMAX];
-	FILE *f;
+	char e[SR_ERRMAX];
 	const char *py = "python3 -c '"
 	    "import datetime, botocore.auth as a, botocore.awsrequest as r, botocore.credentials as c\n"
 	    "a.get_current_datetime = lambda: datetime.datetime(2026, 1, 2, 3, 4, 5)\n"
@@ -221,15 +239,32 @@ test_sigv4(void)
 	    "tok/en+", &sg, e) == 0, "a Query API POST is signed");
 	is_str(sg.amz_date, "20260102T030405Z", "at the time given");
 	is_str(sg.token, "tok/en+", "with the session token");
-	if ((f = popen(py, "r")) == NULL || fgets(want, sizeof want, f) == NULL) {
-		if (f != NULL)
-			pclose(f);
-		tap_skip("botocore is not in python3: SigV4 not compared with its");
-		return;
-	}
-	pclose(f);
-	want[strcspn(want, "\n")] = '\0';
-	is_str(sg.auth, want, "the Authorization botocore computes");
+	botocore_is(py, sg.auth, "the Authorization botocore computes");
+}
+
+/* SSM's JSON protocol: X-Amz-Target signed too, as botocore signs it. */
+static void
+test_sigv4_json(void)
+{
+	struct sr_aws_post p = { "127.0.0.1:4567", "/", "application/x-amz-json-1.1",
+		"{\"Name\":\"/aws/service/x\"}", 25, "us-east-1", "ssm", "AmazonSSM.GetParameter" };
+	struct sr_aws_signed sg;
+	char e[SR_ERRMAX];
+	const char *py = "python3 -c '"
+	    "import datetime, botocore.auth as a, botocore.awsrequest as r, botocore.credentials as c\n"
+	    "a.get_current_datetime = lambda: datetime.datetime(2026, 1, 2, 3, 4, 5)\n"
+	    "q = r.AWSRequest(method=\"POST\", url=\"http://127.0.0.1:4567/\", "
+	    "data=b\"{\\\"Name\\\":\\\"/aws/service/x\\\"}\", headers={\"Content-Type\": "
+	    "\"application/x-amz-json-1.1\", \"X-Amz-Target\": \"AmazonSSM.GetParameter\"})\n"
+	    "a.SigV4Auth(c.Credentials(\"AKIDEXAMPLE\", \"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY\", "
+	    "None), \"ssm\", \"us-east-1\").add_auth(q)\n"
+	    "print(q.headers[\"Authorization\"])' 2>/dev/null";
+
+	ok(sr_aws_sign_post(&p, 1767323045, "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+	    NULL, &sg, e) == 0, "an SSM POST is signed");
+	ok(strstr(sg.auth, "SignedHeaders=content-type;host;x-amz-date;x-amz-target,") != NULL,
+	    "X-Amz-Target among the signed headers");
+	botocore_is(py, sg.auth, "the Authorization botocore computes, X-Amz-Target signed");
 }
 
 /* ---- the canned server ---- */
@@ -493,6 +528,7 @@ main(void)
 
 	test_errors();
 	test_sigv4();
+	test_sigv4_json();
 	test_canned();
 	moto = system("python3 -c 'import moto' >/dev/null 2>&1") == 0;
 	if (moto)

@@ -2,7 +2,7 @@
  * ec2-int.h: what the files of the EC2 engine share (not for other
  * modules): the client, a request's form, the call with its retries, and
  * the walk over an XML reply. ec2.c has the transport, ec2-ops.c the
- * operations of ec2.h.
+ * operations of ec2.h, ssm.c the one SSM call.
  */
 #ifndef SR_EC2_INT_H
 #define SR_EC2_INT_H
@@ -17,6 +17,7 @@ struct sr_ec2 {
 	char region[64];
 	char url[512];			/* "https://ec2.us-east-1.amazonaws.com/" */
 	char host[512];			/* the Host header as curl sends it */
+	char ssm_url[512], ssm_host[512];	/* the same of SSM (ssm.c) */
 	double timeout;
 };
 
@@ -27,6 +28,19 @@ struct ec2_form {
 	size_t len, cap;
 	int oom;
 };
+
+struct sr_http_resp;
+
+/* One signed POST to EC2 (ssm 0) or SSM (ssm 1), of content type ctype
+ * with X-Amz-Target target (NULL: none). 0 with *resp (any status), or -1
+ * with err (no reply). */
+int aws_post(struct sr_ec2 *c, int ssm, const char *ctype, const char *target, const void *body,
+    size_t len, struct sr_http_resp *resp, char *err);
+/* An error code worth another try (throttling, AWS's own trouble), and
+ * one that refuses the keys (resolving them again may help). */
+int ec2_transient_code(const char *code);
+int ec2_auth_code(const char *code);
+#define EC2_TRIES	4
 
 /* Append name=value, both percent-encoded. */
 void ec2_form_add(struct ec2_form *f, const char *name, const char *value);

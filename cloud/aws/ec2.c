@@ -19,7 +19,6 @@
 #include "util.h"
 
 #define EC2_VERSION	"2016-11-15"
-#define EC2_TRIES	4
 #define EC2_BODY_MAX	(8 * 1024 * 1024)	/* a page of DescribeInstances is large */
 #define FORM_TYPE	"application/x-www-form-urlencoded; charset=utf-8"
 
@@ -45,8 +44,8 @@ sr_ec2_classify(const char *code)
 }
 
 /* Worth another try: throttling and EC2's own trouble. */
-static int
-transient_code(const char *code)
+int
+ec2_transient_code(const char *code)
 {
 	static const char *const codes[] = {
 		"RequestLimitExceeded", "Throttling", "ThrottlingException", "InternalError",
@@ -61,8 +60,8 @@ transient_code(const char *code)
 }
 
 /* The keys were refused: resolving them again may help (a rotated role). */
-static int
-auth_code(const char *code)
+int
+ec2_auth_code(const char *code)
 {
 	return strcmp(code, "AuthFailure") == 0 || strcmp(code, "ExpiredToken") == 0 ||
 	    strcmp(code, "RequestExpired") == 0 || strcmp(code, "InvalidClientTokenId") == 0;
@@ -218,32 +217,22 @@ ec2_form_free(struct ec2_form *f)
 
 /* ---- the client ---- */
 
-int
-sr_ec2_open(const struct sr_ec2_opts *o, struct sr_ec2 **out, char *err)
+/* The endpoint of a service: the first of envs set and not empty, or
+ * https://SERVICE.REGION.amazonaws.com; into url ("scheme://authority/")
+ * and host (the Host header as curl sends it). 0, or -1 with err. */
+static int
+set_endpoint(const char *given, const char *const *envs, const char *service,
+    const char *region, char url[512], char host[512], char *err)
 {
-	struct sr_ec2 *c;
-	const char *ep, *auth, *end;
+	const char *ep = given, *auth, *end;
 	size_t alen;
 
-	*out = NULL;
-	if ((c = sr_try_calloc(1, sizeof *c, err)) == NULL)
-		return -1;
-	if (sr_aws_auth_new(o->profile, o->no_imds, &c->auth, err) == -1) {
-		free(c);
-		return sr_err_prefix(err, "open EC2 client");
-	}
-	snprintf(c->region, sizeof c->region, "%s",
-	    o->region != NULL ? o->region : sr_aws_auth_region(c->auth));
-	c->timeout = o->timeout > 0 ? o->timeout : 30;
-	ep = o->endpoint;
-	if (ep == NULL && (ep = getenv("SPOTRUN_EC2_ENDPOINT")) != NULL && ep[0] == '\0')
-		ep = NULL;
-	if (ep == NULL && (ep = getenv("AWS_ENDPOINT_URL_EC2")) != NULL && ep[0] == '\0')
-		ep = NULL;
+	for (; ep == NULL && *envs != NULL; envs++)
+		if ((ep = getenv(*envs)) != NULL && ep[0] == '\0')
+			ep = NULL;
 	if (ep == NULL) {
-		snprintf(c->host, sizeof c->host, "ec2.%s.amazonaws.com", c->region);
-		snprintf(c->url, sizeof c->url, "https://%s/", c->host);
-		*out = c;
+		snprintf(host, 512, "%s.%s.amazonaws.com", service, region);
+		snprintf(url, 512, "https://%s/", host);
 		return 0;
 	}
 	/* scheme://authority[/], no path: what is signed is the path "/" */
@@ -255,16 +244,42 @@ sr_ec2_open(const struct sr_ec2_opts *o, struct sr_ec2 **out, char *err)
 		auth = NULL;
 	end = auth != NULL ? auth + strcspn(auth, "/?#") : NULL;
 	alen = end != NULL ? (size_t)(end - auth) : 0;
-	if (auth == NULL || alen == 0 || alen >= sizeof c->host ||
-	    (end[0] != '\0' && strcmp(end, "/") != 0) || memchr(auth, '@', alen) != NULL) {
+	if (auth == NULL || alen == 0 || alen >= 512 ||
+	    (end[0] != '\0' && strcmp(end, "/") != 0) || memchr(auth, '@', alen) != NULL)
+		return sr_err(err, "open %s client: endpoint \"%.200s\": want "
+		    "http(s)://HOST[:PORT] without a path", service, ep);
+	memcpy(host, auth, alen);
+	host[alen] = '\0';
+	snprintf(url, 512, "%.*s/", (int)(end - ep), ep);
+	return 0;
+}
+
+int
+sr_ec2_open(const struct sr_ec2_opts *o, struct sr_ec2 **out, char *err)
+{
+	static const char *const ec2_envs[] = { "SPOTRUN_EC2_ENDPOINT", "AWS_ENDPOINT_URL_EC2",
+		"AWS_ENDPOINT_URL", NULL };
+	static const char *const ssm_envs[] = { "AWS_ENDPOINT_URL_SSM", "AWS_ENDPOINT_URL",
+		NULL };
+	struct sr_ec2 *c;
+
+	*out = NULL;
+	if ((c = sr_try_calloc(1, sizeof *c, err)) == NULL)
+		return -1;
+	if (sr_aws_auth_new(o->profile, o->no_imds, &c->auth, err) == -1) {
+		free(c);
+		return sr_err_prefix(err, "open EC2 client");
+	}
+	snprintf(c->region, sizeof c->region, "%s",
+	    o->region != NULL ? o->region : sr_aws_auth_region(c->auth));
+	c->timeout = o->timeout > 0 ? o->timeout : 30;
+	if (set_endpoint(o->endpoint, ec2_envs, "ec2", c->region, c->url, c->host, err) == -1 ||
+	    set_endpoint(o->ssm_endpoint, ssm_envs, "ssm", c->region, c->ssm_url, c->ssm_host,
+	    err) == -1) {
 		sr_aws_auth_free(c->auth);
 		free(c);
-		return sr_err(err, "open EC2 client: endpoint \"%.200s\": want http(s)://HOST[:PORT] "
-		    "without a path", ep);
+		return -1;
 	}
-	memcpy(c->host, auth, alen);
-	c->host[alen] = '\0';
-	snprintf(c->url, sizeof c->url, "%.*s/", (int)(end - ep), ep);
 	*out = c;
 	return 0;
 }
@@ -278,15 +293,16 @@ sr_ec2_close(struct sr_ec2 *c)
 	free(c);
 }
 
-/* One signed POST. 0 with *resp, or -1 with err (no reply). */
-static int
-post_once(struct sr_ec2 *c, const struct ec2_form *f, struct sr_http_resp *resp, char *err)
+int
+aws_post(struct sr_ec2 *c, int ssm, const char *ctype, const char *target, const void *body,
+    size_t len, struct sr_http_resp *resp, char *err)
 {
-	struct sr_aws_post p = { c->host, "/", FORM_TYPE, f->buf, f->len, c->region, "ec2" };
+	struct sr_aws_post p = { ssm ? c->ssm_host : c->host, "/", ctype, body, len, c->region,
+		ssm ? "ssm" : "ec2", target };
 	struct sr_aws_signed *sg;
 	struct sr_http_req rq;
-	char *h[5] = { NULL };
-	const char *hv[6];
+	char *h[6] = { NULL };
+	const char *hv[7];
 	size_t i, n = 0;
 	int rc = -1;
 
@@ -294,12 +310,14 @@ post_once(struct sr_ec2 *c, const struct ec2_form *f, struct sr_http_resp *resp,
 		return -1;
 	if (sr_aws_auth_sign(c->auth, &p, sg, err) == -1)
 		goto out;
-	if ((h[n++] = sr_try_asprintf(err, "Content-Type: %s", FORM_TYPE)) == NULL ||
+	if ((h[n++] = sr_try_asprintf(err, "Content-Type: %s", ctype)) == NULL ||
 	    (h[n++] = sr_try_asprintf(err, "X-Amz-Date: %s", sg->amz_date)) == NULL ||
 	    (h[n++] = sr_try_asprintf(err, "Authorization: %s", sg->auth)) == NULL)
 		goto out;
 	if (sg->token[0] != '\0' &&
 	    (h[n++] = sr_try_asprintf(err, "X-Amz-Security-Token: %s", sg->token)) == NULL)
+		goto out;
+	if (target != NULL && (h[n++] = sr_try_asprintf(err, "X-Amz-Target: %s", target)) == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		hv[i] = h[i];
@@ -307,10 +325,10 @@ post_once(struct sr_ec2 *c, const struct ec2_form *f, struct sr_http_resp *resp,
 	hv[n + 1] = NULL;
 	memset(&rq, 0, sizeof rq);
 	rq.method = "POST";
-	rq.url = c->url;
+	rq.url = ssm ? c->ssm_url : c->url;
 	rq.headers = hv;
-	rq.body = f->buf;
-	rq.body_len = f->len;
+	rq.body = body;
+	rq.body_len = len;
 	rq.connect_timeout = c->timeout < 10 ? c->timeout : 10;
 	rq.timeout = c->timeout;
 	rq.body_max = EC2_BODY_MAX;
@@ -345,7 +363,7 @@ ec2_call(struct sr_ec2 *c, const char *what, struct ec2_form *f, char **body, si
 		return sr_err_prefix(err, "%s", what);
 	}
 	for (tries = 1;; tries++) {
-		if (post_once(c, f, &resp, err) == -1) {
+		if (aws_post(c, 0, FORM_TYPE, NULL, f->buf, f->len, &resp, err) == -1) {
 			if (sr_err_is_oom(err) || tries >= EC2_TRIES)
 				break;
 			goto again;
@@ -371,12 +389,12 @@ ec2_call(struct sr_ec2 *c, const char *what, struct ec2_form *f, char **body, si
 		}
 		sr_http_resp_free(&resp);
 		sr_err(err, "%s: %s", code, msg);
-		if (auth_code(code) && !rejected) {
+		if (ec2_auth_code(code) && !rejected) {
 			rejected = 1;
 			sr_aws_auth_reject(c->auth);
 			continue;
 		}
-		if (!transient_code(code) || tries >= EC2_TRIES) {
+		if (!ec2_transient_code(code) || tries >= EC2_TRIES) {
 			st = sr_ec2_classify(code);
 			break;
 		}

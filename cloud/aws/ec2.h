@@ -48,8 +48,12 @@ struct sr_ec2;
 struct sr_ec2_opts {
 	const char *region;		/* NULL: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1 */
 	/* NULL: $SPOTRUN_EC2_ENDPOINT, else $AWS_ENDPOINT_URL_EC2, else
-	 * https://ec2.REGION.amazonaws.com; "http://127.0.0.1:PORT" in tests */
+	 * $AWS_ENDPOINT_URL, else https://ec2.REGION.amazonaws.com;
+	 * "http://127.0.0.1:PORT" in tests */
 	const char *endpoint;
+	/* SSM's (sr_ec2_ssm_parameter); NULL: $AWS_ENDPOINT_URL_SSM, else
+	 * $AWS_ENDPOINT_URL, else https://ssm.REGION.amazonaws.com */
+	const char *ssm_endpoint;
 	const char *profile;		/* NULL: $AWS_PROFILE, else "default" */
 	int no_imds;			/* never ask the instance role for keys */
 	double timeout;			/* seconds per request; <= 0: 30 */
@@ -59,6 +63,15 @@ struct sr_ec2_opts {
  * endpoint, settings that do not read). sr_ec2_close(NULL) does nothing. */
 int sr_ec2_open(const struct sr_ec2_opts *o, struct sr_ec2 **out, char *err);
 void sr_ec2_close(struct sr_ec2 *c);
+
+/* SSM GetParameter of name ("/aws/service/deeplearning/ami/..."), in the
+ * client's region, on SSM's endpoint (the JSON protocol, signed as the
+ * rest): 0 with its value in value (cap bytes, cut to fit), or
+ * SR_EC2_ERROR with err ("read SSM parameter NAME: ParameterNotFound:
+ * ..."). Retried as EC2's calls are. Where AWS's public parameters hold
+ * the current image ids. */
+enum sr_ec2_status sr_ec2_ssm_parameter(struct sr_ec2 *c, const char *name, char *value,
+    size_t cap, char *err);
 
 /* The launch template of a pool's machines. */
 struct sr_ec2_template_spec {

@@ -1,7 +1,8 @@
 /*
  * awsauth.c: store/awsauth.h, the store's SigV4 signing and AWS credentials
- * chain lent to the clients of other AWS APIs (cloud/aws/ec2.c): a POST of
- * the Query API signed as botocore signs it, on sigv4.c and creds.c.
+ * chain lent to the clients of other AWS APIs (cloud/aws/): a POST of the
+ * Query API or of the JSON protocol signed as botocore signs it, on sigv4.c
+ * and creds.c.
  */
 #include "config.h"
 
@@ -24,7 +25,7 @@ int
 sr_aws_sign_post(const struct sr_aws_post *p, time_t when, const char *access_key,
     const char *secret_key, const char *token, struct sr_aws_signed *out, char *err)
 {
-	struct sr_sigv4_header h[4];
+	struct sr_sigv4_header h[5];
 	struct sr_sigv4_request rq;
 	struct sr_sigv4_key k;
 	char hash[65];
@@ -47,6 +48,8 @@ sr_aws_sign_post(const struct sr_aws_post *p, time_t when, const char *access_ke
 		h[nh++] = (struct sr_sigv4_header){ "x-amz-security-token", token };
 		snprintf(out->token, sizeof out->token, "%s", token);
 	}
+	if (p->target != NULL)
+		h[nh++] = (struct sr_sigv4_header){ "x-amz-target", p->target };
 	memset(&rq, 0, sizeof rq);
 	rq.method = "POST";
 	rq.path = p->path;

@@ -1,0 +1,143 @@
+/*
+ * cmd-down.c: `spotrun down POOL.ini|NAME [--queue URL]`: delete every
+ * resource `spotrun up` made for a pool, found by its tags in the cloud
+ * (fleet/pool-engine.h: the group with its VMs terminated, the template),
+ * in the pool file's regions or, given a name, the region of the pool's
+ * record in the queue; then remove that record. Idempotent: a pool with
+ * nothing left says so and exits 0.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "fleet.h"
+#include "pool-engine.h"
+#include "util.h"
+
+enum { DOWN_QUEUE };
+
+static const struct sr_opt down_opts[] = {
+	[DOWN_QUEUE] = { 0, "queue", "URL", "the queue holding the pool's record (default: "
+	    "as for submit)" },
+	{ 0 }
+};
+
+/* A pool's name, not a file: what spotrun-pool(5) allows a name. */
+static int
+is_name(const char *s)
+{
+	return s[0] != '\0' && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(s);
+}
+
+static int
+cloud_of(const char *name, enum sr_pool_cloud *c)
+{
+	int i;
+
+	for (i = 0; i < SR_POOL_NCLOUDS; i++)
+		if (strcmp(name, sr_pool_cloud_name((enum sr_pool_cloud)i)) == 0) {
+			*c = (enum sr_pool_cloud)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+cmd_down_exec(const struct sr_args *a)
+{
+	struct sr_jobspec_errors errs;
+	struct sr_queue_pool rec;
+	struct sr_pool *p = NULL;
+	struct sr_fleet fl;
+	const struct sr_pool_engine *e;
+	const char *arg = a->argv[0], *name, *one[1];
+	const char *const *regions;
+	enum sr_pool_cloud cloud;
+	char err[SR_ERRMAX];
+	size_t nregions, gone = 0, i;
+	int rc, st;
+
+	if (!is_name(arg) || access(arg, F_OK) == 0) {
+		if (sr_pool_load(arg, &p, &errs) == -1) {
+			sr_jobspec_errors_print(arg, &errs, stderr);
+			sr_jobspec_errors_free(&errs);
+			return SR_EXIT_BADSPEC;
+		}
+	}
+	if ((rc = sr_fleet_open(&fl, "down", sr_args_get(a, DOWN_QUEUE))) != 0) {
+		sr_pool_free(p);
+		return rc;
+	}
+	name = p != NULL ? p->name : arg;
+	st = sr_queue_pool_get(fl.q, name, &rec, err);
+	if (st == SR_QUEUE_ERROR) {
+		fprintf(stderr, "spotrun down: %s\n", err);
+		rc = SR_EXIT_IOERR;
+		goto out;
+	}
+	if (p != NULL) {
+		cloud = p->cloud;
+		regions = (const char *const *)p->regions;
+		nregions = p->nregions;
+	} else if (st == SR_QUEUE_NOTFOUND || cloud_of(rec.cloud, &cloud) == -1) {
+		fprintf(stderr, "spotrun down: pool %s: %s in queue %s; give its pool file (its "
+		    "regions are searched by tag)\n", name, st == SR_QUEUE_NOTFOUND ? "no record" :
+		    "a record of an unknown cloud", fl.where);
+		rc = SR_EXIT_NOINPUT;
+		goto out;
+	} else {
+		one[0] = rec.region;
+		regions = one;
+		nregions = 1;
+	}
+	if ((e = sr_pool_engine(cloud)) == NULL) {
+		fprintf(stderr, "spotrun down: pools on %s are not in this build yet\n",
+		    sr_pool_cloud_name(cloud));
+		rc = SR_EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (e->destroy(name, regions, nregions, &gone, err) == -1) {
+		fprintf(stderr, "spotrun down: %s\n", err);
+		rc = SR_EXIT_UNAVAILABLE;
+		goto out;
+	}
+	if (st == SR_QUEUE_OK && sr_queue_pool_delete(fl.q, name, err) == -1) {
+		fprintf(stderr, "spotrun down: %s\n", err);
+		rc = SR_EXIT_IOERR;
+		goto out;
+	}
+	printf("pool %s: ", name);
+	if (gone > 0)
+		printf("deleted %zu resource%s (%s, its VMs, launch template) in", gone,
+		    gone == 1 ? "" : "s", e->what);
+	else
+		printf("nothing left in");
+	for (i = 0; i < nregions; i++)
+		printf("%s %s", i > 0 ? "," : "", regions[i]);
+	printf("%s\n", st == SR_QUEUE_OK ? "; its record removed from the queue" : "");
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		sr_errno(err, "write standard output");
+		fprintf(stderr, "spotrun down: %s\n", err);
+		rc = SR_EXIT_IOERR;
+	}
+out:
+	sr_fleet_close(&fl);
+	sr_pool_free(p);
+	return rc;
+}
+
+const struct sr_cmd_entry sr_cmd_down_entry = {
+	.name = "down",
+	.args = { .opts = down_opts, .operands = "POOL.ini|NAME", .min = 1, .max = 1 },
+	.summary = "delete everything up made for a pool",
+	.help = "Delete every resource `spotrun up` made for the pool (the fleet engine's\n"
+	    "group with its VMs terminated, the launch template), found by their tags\n"
+	    "in the cloud: in each region of POOL.ini, or given the pool's NAME, in the\n"
+	    "region of its record in the queue; then remove that record. A pool with\n"
+	    "nothing left says so and exits 0.",
+	.exec = cmd_down_exec,
+};

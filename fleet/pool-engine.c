@@ -1,0 +1,56 @@
+/*
+ * pool-engine.c: see pool-engine.h. The table of the clouds' engines, and
+ * the demand `up` sizes a pool's first target by.
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "pool-engine.h"
+#include "queue.h"
+#include "util.h"
+
+/* Indexed by enum sr_pool_cloud; NULL: no engine in this build. */
+static const struct sr_pool_engine *const engines[SR_POOL_NCLOUDS] = {
+	[SR_POOL_AWS] = &sr_pool_engine_aws,
+	[SR_POOL_GCP] = NULL,
+	[SR_POOL_AZURE] = NULL,
+};
+
+const struct sr_pool_engine *
+sr_pool_engine(enum sr_pool_cloud c)
+{
+	return (unsigned)c < SR_POOL_NCLOUDS ? engines[c] : NULL;
+}
+
+static int
+on_pending(const struct sr_queue_pending *p, void *arg)
+{
+	unsigned *vms = arg;
+
+	*vms += p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
+	return 0;
+}
+
+static int
+on_status(const struct sr_queue_status *s, void *arg)
+{
+	unsigned *vms = arg;
+
+	if (s->state == SR_LEASE_RUNNING)
+		(*vms)++;
+	return 0;
+}
+
+int
+sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err)
+{
+	unsigned n = 0;
+
+	*vms = 0;
+	if (sr_queue_pending_list(q, on_pending, &n, NULL, err) < 0 ||
+	    sr_queue_status_list(q, on_status, &n, NULL, NULL, err) < 0)
+		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));
+	*vms = n < (unsigned)max_vms ? n : (unsigned)max_vms;
+	return 0;
+}

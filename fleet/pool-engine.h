@@ -1,0 +1,75 @@
+/*
+ * pool-engine.h: what `spotrun up` and `spotrun down` ask of a cloud's own
+ * fleet engine (doc/design.md, "Provisioning"), one table line per cloud:
+ * make the pool's group or find it by its tags, set its target, describe
+ * it, and delete everything tagged with the pool. A cloud without a line
+ * (this build: GCP, Azure) has no engine yet: sr_pool_engine() gives NULL
+ * and `up` says so.
+ *
+ * Every resource an engine makes is tagged with the pool's name and the
+ * queue, so that `down` finds it without any local state. The functions
+ * return 0, or -1 with err in `verb object: reason` form (the cloud's code
+ * and message in the reason).
+ */
+#ifndef SR_POOL_ENGINE_H
+#define SR_POOL_ENGINE_H
+
+#include <stddef.h>
+
+#include "pool.h"
+
+/* What `up` asks for: pool p's VMs, agents of queue, booting user_data. */
+struct sr_pool_launch {
+	const struct sr_pool *p;
+	const char *queue;
+	const char *const *types;	/* instance types in order (sr_pool_types) */
+	size_t ntypes;
+	const void *user_data;
+	size_t user_data_len;
+	unsigned target;		/* VMs to keep */
+};
+
+/* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
+struct sr_pool_where {
+	char region[64];
+	char group[128];		/* AWS: the EC2 Fleet's id */
+	char template_id[128];		/* AWS: the launch template's id */
+	char image[128];		/* the image its VMs boot (resolved) */
+	unsigned target;
+	int created;			/* 1: made now; 0: found by its tags */
+};
+
+/* A pool's VMs by state. */
+struct sr_pool_vms {
+	unsigned pending, running, stopping, other;
+};
+
+struct sr_pool_engine {
+	const char *what;		/* "EC2 Fleet" */
+	/* Find pool l->p by its tags in its first region and set its target,
+	 * or make it there (image, template, group) with l->target. */
+	int (*ensure)(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err);
+	/* The group's target becomes target. */
+	int (*set_target)(const struct sr_pool_where *w, unsigned target, char *err);
+	/* The group's target and VMs. */
+	int (*describe)(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
+	    char *err);
+	/* Delete every resource tagged with pool in each of regions (VMs
+	 * terminated); *gone gets how many were deleted (0: nothing left). */
+	int (*destroy)(const char *pool, const char *const *regions, size_t nregions,
+	    size_t *gone, char *err);
+};
+
+/* Cloud c's engine, or NULL when this build has none for it. */
+const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
+
+/* How many VMs the queue's demand asks for, within max_vms: one per
+ * pending job (a pending gang: its nodes_min machines) and one per running
+ * job (sr_queue_pending_list, sr_queue_status_list: two listings). */
+struct sr_queue;
+int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
+
+/* The AWS entry (pool-aws.c). */
+extern const struct sr_pool_engine sr_pool_engine_aws;
+
+#endif
