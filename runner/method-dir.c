@@ -493,7 +493,8 @@ saver_main(void *arg)
 	d->res.err[0] = '\0';
 	d->res.rc = sr_ckpt_save(m->ctx.st, &d->opts, m->ctx.ckpt_dir, d->step, &d->res.stats,
 	    d->res.err);
-	d->retain_due = d->res.rc == 0 && d->retain_keep > 0;
+	/* a gang's part (a node but the first's) commits nothing to retain */
+	d->retain_due = d->res.rc == 0 && d->retain_keep > 0 && d->opts.part == NULL;
 	if (d->retain_due && d->opts.deadline <= 0) {	/* not a notice's: now, said later */
 		d->retain_due = 0;
 		o = d->opts;
