@@ -94,7 +94,7 @@ run_store() {
 	rm -f "$tmp/base.tar.zst"
 	timed base sh -c "tar -C '$W' -cf - . | zstd -3 -T0 -q -o '$tmp/base.tar.zst'${1:+ && $*}"
 	_bb=$(stat -c %s "$tmp/base.tar.zst")
-	timed first "$SPOTRUN" submit --queue "$_q" "$W/job.ini"
+	timed first "$SPOTRUN" submit --create --queue "$_q" "$W/job.ini"
 	# --again: the job is in the queue already (as a user resubmits)
 	timed unchanged "$SPOTRUN" submit --again --queue "$_q" "$W/job.ini"
 	echo "# one line more" >>"$W/src/m00/f0000.py"
@@ -142,7 +142,7 @@ name = local
 [sweep]
 i = 1, 2
 EOF
-"$SPOTRUN" submit --queue "file://$tmp/qs" "$S/job.ini" >/dev/null
+"$SPOTRUN" submit --create --queue "file://$tmp/qs" "$S/job.ini" >/dev/null
 timed agent "$SPOTRUN" agent --queue "file://$tmp/qs" --once --dir "$tmp/ag"
 echo "setup ($PY -m venv .venv), two trials of one sweep on one agent:"
 grep -E ': setup: ' "$tmp/agent.out" | sed 's/^/  /'

@@ -3,15 +3,19 @@
  * agents shipped it to the queue (Q/logs/ID/, in segments), every attempt
  * of every run in order, each begun by a header line; -f follows it live,
  * reading the new segments every second, until the job's lease says it
- * ended (then what is left is read once more) or ^C. The output itself is
- * printed as shipped; what spotrun says around it (headers naming a
- * segment's key, errors quoting the queue) is escaped (termsafe.h).
+ * ended (then what is left is read once more) or ^C. On a terminal the
+ * output is escaped as what spotrun says around it is (headers naming a
+ * segment's key, errors quoting the queue: termsafe.h), but for newline,
+ * tab and carriage return (a progress bar's), so that a job's bytes
+ * cannot retitle, clear or reprogram the terminal of whoever reads them;
+ * --raw, or output that is not a terminal, gets them as shipped.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "fleet-index.h"
@@ -20,10 +24,11 @@
 #include "termsafe.h"
 #include "util.h"
 
-enum { LOGS_FOLLOW, LOGS_QUEUE };
+enum { LOGS_FOLLOW, LOGS_RAW, LOGS_QUEUE };
 
 static const struct sr_opt logs_opts[] = {
 	[LOGS_FOLLOW] = { 'f', "follow", NULL, "follow the output until the job ends (or ^C)" },
+	[LOGS_RAW] = { 0, "raw", NULL, "on a terminal too, print the output as shipped" },
 	[LOGS_QUEUE] = { 0, "queue", "URL", "the queue: a store URL or a directory" },
 	{ 0 }
 };
@@ -36,7 +41,55 @@ struct out {
 	int attempt;
 	int segments;		/* printed so far */
 	int mid_line;		/* the last one did not end with a newline */
+	int escape;		/* escape what a terminal acts on (not --raw, a tty) */
+	char cut[4];		/* a character the last segment ended inside */
+	size_t ncut;
 };
+
+/* The length of the UTF-8 character lead byte c starts (0: none). */
+static size_t
+utf8_len(unsigned char c)
+{
+	return c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+	    c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+}
+
+/* data (len bytes) on stdout, what a terminal would act on escaped as
+ * sr_termsafe does, newline, tab and carriage return kept. Unless last,
+ * a character the data ends inside is kept in o->cut for the next
+ * segment, which begins with the rest of it. */
+static void
+put_escaped(struct out *o, const char *data, size_t len, int last)
+{
+	char *all = NULL;
+	uint32_t cp;
+	size_t i, n;
+
+	if (o->ncut > 0) {
+		all = sr_malloc(o->ncut + len);
+		memcpy(all, o->cut, o->ncut);
+		memcpy(all + o->ncut, data, len);
+		data = all;
+		len += o->ncut;
+		o->ncut = 0;
+	}
+	for (i = 0; i < len; i += n) {
+		n = sr_utf8_char(data + i, len - i, &cp);
+		if (n == 0 && !last && len - i < utf8_len((unsigned char)data[i])) {
+			memcpy(o->cut, data + i, len - i);
+			o->ncut = len - i;
+			break;
+		}
+		if (n > 0 && (cp == '\n' || cp == '\t' || cp == '\r' || !sr_term_acts_on(cp)))
+			fwrite(data + i, 1, n, stdout);
+		else if (n == 0 || cp < 0x80) {
+			printf("\\x%02x", (unsigned char)data[i]);
+			n = 1;
+		} else
+			printf("\\u{%x}", (unsigned)cp);
+	}
+	free(all);
+}
 
 /* One segment: a header when its run or attempt is not the last one's. */
 static int
@@ -52,6 +105,8 @@ print_segment(void *arg, const char *key, const char *data, size_t len)
 	    name[1 + n] != '\0')
 		run = -1, attempt = -1;	/* not the writer's key: a header of its own */
 	if (o->segments == 0 || run != o->run || attempt != o->attempt || run == -1) {
+		if (o->ncut > 0)	/* the last segment of an attempt ended inside one */
+			put_escaped(o, "", 0, 1);
 		if (o->mid_line)
 			putchar('\n');
 		if (run >= 0 && attempt == 0)	/* what the agent did before attempt 1 */
@@ -64,7 +119,10 @@ print_segment(void *arg, const char *key, const char *data, size_t len)
 	o->run = run;
 	o->attempt = attempt;
 	o->segments++;
-	fwrite(data, 1, len, stdout);
+	if (o->escape)
+		put_escaped(o, data, len, 0);
+	else
+		fwrite(data, 1, len, stdout);
 	o->mid_line = len > 0 && data[len - 1] != '\n';
 	fflush(stdout);
 	return 0;
@@ -162,6 +220,7 @@ cmd_logs_exec(const struct sr_args *a)
 		return rc;
 	}
 	o.id = id;
+	o.escape = !sr_args_has(a, LOGS_RAW) && isatty(STDOUT_FILENO);
 	for (;;) {
 		if (sr_queue_log_read(fl.q, id, after, print_segment, &o, err) != 0) {
 			if (!sr_args_has(a, LOGS_FOLLOW) || o.segments == 0) {
@@ -180,6 +239,8 @@ cmd_logs_exec(const struct sr_args *a)
 			continue;	/* what came before the end */
 		sr_sleep(FOLLOW_INTERVAL);
 	}
+	if (o.ncut > 0)		/* the output ended inside a character */
+		put_escaped(&o, "", 0, 1);
 	if (o.mid_line)
 		putchar('\n');
 	fflush(stdout);
@@ -202,6 +263,9 @@ const struct sr_cmd_entry sr_cmd_logs_entry = {
 	    "(what the agent did before attempt 1, the job's [job] setup, after\n"
 	    "\"==> JOB: run R, setup <==\").\n"
 	    "With -f, follow it live until the job ends (or ^C). JOB is a job's id\n"
-	    "(a trial's NAME.NNN) or its job file.",
+	    "(a trial's NAME.NNN) or its job file. On a terminal, what the job wrote\n"
+	    "that the terminal would act on (escape sequences, control characters but\n"
+	    "newline, tab and carriage return) is shown escaped, as \\x1b; --raw prints\n"
+	    "it as shipped.",
 	.exec = cmd_logs_exec,
 };

@@ -25,6 +25,7 @@
 #include "fleet-target.h"
 #include "fleet.h"
 #include "status-view.h"
+#include "termsafe.h"
 #include "util.h"
 
 enum { REQUEUE_QUEUE };
@@ -37,6 +38,28 @@ static const struct sr_opt requeue_opts[] = {
 #define RETRY_STATES (SR_LEASE_BIT(SR_LEASE_FAILED) | SR_LEASE_BIT(SR_LEASE_CANCELLED))
 #define REQUEUE_STATES (SR_LEASE_TERMINALS | SR_LEASE_FROM_MALFORMED)
 
+/* What would work on job id in state (its status marker's), for a refusal
+ * of cmd, such as "; ... to run a succeeded one again: spotrun requeue
+ * ID" ("" when nothing would); into buf (len bytes). */
+static const char *
+what_works(const char *cmd, const char *id, enum sr_lease_state state, char *buf, size_t len)
+{
+	char safe[SR_TERMSAFE_LEN(SR_QUEUE_ID_MAX)];
+
+	sr_termsafe(id, safe, sizeof safe);
+	if (state == SR_LEASE_RUNNING)
+		snprintf(buf, len, "; to stop it first: spotrun cancel %s, then spotrun %s %s "
+		    "once it has ended", safe, cmd, safe);
+	else if (state == SR_LEASE_QUEUED || state == SR_LEASE_RELEASED)
+		snprintf(buf, len, "; spotrun status %s says why it waits", safe);
+	else if (strcmp(cmd, "retry") == 0 && state == SR_LEASE_SUCCEEDED)
+		snprintf(buf, len, "; retry takes failed and cancelled jobs: to run a "
+		    "succeeded one again: spotrun requeue %s", safe);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 /* requeue or retry (cmd), the lease states it takes in states. */
 static int
 requeue_exec(const struct sr_args *a, const char *cmd, unsigned states)
@@ -45,7 +68,7 @@ requeue_exec(const struct sr_args *a, const char *cmd, unsigned states)
 	struct sr_fleet_index ix;
 	struct sr_fleet_ids ids;
 	long skipped[SR_LEASE_NSTATES] = { 0 }, nskipped = 0, again = 0;
-	char err[SR_ERRMAX], said[256];
+	char err[SR_ERRMAX], said[256], hint[SR_TERMSAFE_LEN(SR_QUEUE_ID_MAX) * 2 + 128];
 	int rc, worst = 0;
 	size_t i;
 
@@ -80,8 +103,14 @@ requeue_exec(const struct sr_args *a, const char *cmd, unsigned states)
 			again++;
 			continue;
 		}
-		fprintf(stderr, "spotrun: %s: not %s: %s\n", ids.v[i], strcmp(cmd, "retry") == 0 ?
-		    "retried" : "requeued", err);
+		if (rc == SR_QUEUE_NOTFOUND && row != NULL)	/* never claimed */
+			what_works(cmd, ids.v[i], SR_LEASE_QUEUED, hint, sizeof hint);
+		else if (rc == SR_QUEUE_BUSY && row != NULL)
+			what_works(cmd, ids.v[i], row->state, hint, sizeof hint);
+		else
+			hint[0] = '\0';
+		fprintf(stderr, "spotrun: %s: not %s: %s%s\n", ids.v[i], strcmp(cmd, "retry") == 0 ?
+		    "retried" : "requeued", err, hint);
 		if (rc == SR_QUEUE_BUSY || (rc == SR_QUEUE_NOTFOUND && row != NULL)) {
 			if (worst == 0)
 				worst = SR_EXIT_UNAVAILABLE;

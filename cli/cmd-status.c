@@ -7,8 +7,11 @@
  * attempts, preemptions, GPU-hours used and lost (done again), cost,
  * what on-demand machines would have cost, last checkpoint's step, host),
  * totals per table, and a last line for all ("what the night cost").
- * Then what agents said of their machines (agents/: GPU device nodes with
- * no working driver), a line each.
+ * Then why jobs wait or may have stopped (status-why.c: a queued job's
+ * needs against what the agents offer, one listing of pending/; a running
+ * job's lease no agent renews, a listing of each store's leases), a line
+ * each, and what agents said of their machines (agents/: GPU device nodes
+ * with no working driver), a line each.
  * --json prints the same as one object (doc/fleet.md). What the markers
  * say (ids, hosts) and errors quoting the queue reach the terminal escaped
  * (termsafe.h): a host of "\e]0;x\a" is shown, not obeyed.
@@ -28,6 +31,7 @@
 #include "pool-engine.h"
 #include "status-trials.h"
 #include "status-view.h"
+#include "status-why.h"
 #include "termsafe.h"
 #include "util.h"
 
@@ -173,6 +177,18 @@ print_pools(struct sr_queue *q, const char *where, char *err)
 	return 0;
 }
 
+/* Whether any of the agents' records has something wrong to say. */
+static int
+machines_said(const struct sr_queue_machine *mv, size_t nm)
+{
+	size_t i;
+
+	for (i = 0; i < nm; i++)
+		if (mv[i].no_driver[0] != '\0')
+			return 1;
+	return 0;
+}
+
 /* The rows to show: every job's, or those of the targets (each found in
  * the index, else said: 66). */
 static int
@@ -258,6 +274,7 @@ cmd_status_exec(const struct sr_args *a)
 	struct sr_queue_counts counts;
 	const struct sr_fleet_row **rows = NULL;
 	struct sr_queue_machine *mv = NULL;
+	struct sr_status_why why = { 0 };
 	size_t nm = 0;
 	int mbad = 0;
 	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], first[SR_QUEUE_KEY_MAX];
@@ -306,7 +323,14 @@ cmd_status_exec(const struct sr_args *a)
 	} else if (mbad > 0)
 		fprintf(stderr, "spotrun: warning: %d record%s under agents/ in queue %s cannot be "
 		    "read (doc/fleet.md): skipped\n", mbad, mbad == 1 ? "" : "s", fl.where);
-	if (rc == 0 && (rc = choose(a, &fl, &ix, &rows, &n)) == 0) {
+	if (rc == 0 && (rc = choose(a, &fl, &ix, &rows, &n)) == 0 &&
+	    !sr_args_has(a, STATUS_JSON) && sr_status_why_read(fl.q, rows, n, mv, nm, sr_now(), &why,
+	    err) == -1) {
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+		    sr_termsafe(err, safe, sizeof safe));
+		rc = SR_EXIT_IOERR;
+	}
+	if (rc == 0) {
 		sr_status_view_build(rows, n, &v);
 		sr_queue_get_counts(fl.q, &counts);
 		if (sr_args_has(a, STATUS_JSON))
@@ -321,11 +345,13 @@ cmd_status_exec(const struct sr_args *a)
 			}
 			putchar('\n');
 			print_all(&v.totals);
+			sr_status_why_print(&why);
 		}
-		if (nm > 0 && !sr_args_has(a, STATUS_JSON)) {
+		if (nm > 0 && !sr_args_has(a, STATUS_JSON) && machines_said(mv, nm)) {
 			putchar('\n');
 			for (g = 0; g < nm; g++)
-				print_machine(&mv[g]);
+				if (mv[g].no_driver[0] != '\0')
+					print_machine(&mv[g]);
 		}
 		/* not in --json yet, whose request counts stay as they were */
 		if (!sr_args_has(a, STATUS_JSON) && a->argc == 0 &&
@@ -337,6 +363,7 @@ cmd_status_exec(const struct sr_args *a)
 		sr_status_view_free(&v);
 	}
 	fflush(stdout);
+	sr_status_why_free(&why);
 	free(rows);
 	free(mv);
 	sr_fleet_index_free(&ix);

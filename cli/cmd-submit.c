@@ -32,10 +32,11 @@
 #include "sweep.h"
 #include "util.h"
 
-enum { SUB_AGAIN, SUB_DRY_RUN, SUB_PRIORITY, SUB_QUEUE, SUB_RUN_LOCAL };
+enum { SUB_AGAIN, SUB_CREATE, SUB_DRY_RUN, SUB_PRIORITY, SUB_QUEUE, SUB_RUN_LOCAL };
 
 static const struct sr_opt submit_opts[] = {
 	[SUB_AGAIN] = { 'a', "again", NULL, "queue jobs already there again, as new jobs NAME.rN" },
+	[SUB_CREATE] = { 0, "create", NULL, "make a file:// queue that does not exist yet" },
 	[SUB_DRY_RUN] = { 'n', "dry-run", NULL, "print the jobs, trials and folders to ship; "
 	    "write nothing" },
 	[SUB_PRIORITY] = { 'p', "priority", "N", "run before lower priorities (-9999 to 9999, "
@@ -436,8 +437,13 @@ cmd_submit_exec(const struct sr_args *a)
 		return SR_EXIT_USAGE;
 	if ((rc = sr_submit_plan(a->argv, a->argc, &s.plan)) != 0)
 		return rc;
-	if ((rc = sr_args_has(a, SUB_DRY_RUN) ? sr_fleet_resolve(&s.fl, sr_args_get(a, SUB_QUEUE)) :
-	    sr_fleet_open(&s.fl, "submit", sr_args_get(a, SUB_QUEUE))) != 0) {
+	if ((rc = sr_fleet_resolve(&s.fl, sr_args_get(a, SUB_QUEUE))) != 0) {
+		sr_submit_plan_free(&s.plan);
+		return rc;
+	}
+	if ((rc = sr_fleet_must_exist(&s.fl, sr_args_has(a, SUB_CREATE))) != 0)
+		sr_fleet_close(&s.fl);
+	if (rc != 0 || (!sr_args_has(a, SUB_DRY_RUN) && (rc = sr_fleet_attach(&s.fl, "submit")))) {
 		sr_submit_plan_free(&s.plan);
 		return rc;
 	}
@@ -472,6 +478,8 @@ const struct sr_cmd_entry sr_cmd_submit_entry = {
 	    "not queued twice, and a file that differs from the one queued under its\n"
 	    "name is refused unless --again queues it as new jobs NAME.r2, NAME.r3, ...\n"
 	    "The queue is --queue, else $SPOTRUN_QUEUE, else queue = in [fleet] of\n"
-	    "~/.config/spotrun/config.ini, else ~/.local/share/spotrun/queue.",
+	    "~/.config/spotrun/config.ini, else ~/.local/share/spotrun/queue.\n"
+	    "A directory queue (file://) that does not exist is an error unless\n"
+	    "--create makes it (the default queue is made at first use).",
 	.exec = cmd_submit_exec,
 };

@@ -6,9 +6,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "fleet.h"
@@ -70,13 +72,44 @@ sr_fleet_resolve(struct sr_fleet *f, const char *given)
 }
 
 int
+sr_fleet_must_exist(const struct sr_fleet *f, int create)
+{
+	const char *path = sr_store_url_path(f->url);
+	struct stat sb;
+	int rc;
+
+	/* The default queue is made at first use: it is no one's typo. A
+	 * path that is written percent-encoded or with options is the
+	 * store's to read: it is not second-guessed here. */
+	if (create || strcmp(f->from, "the default") == 0 || path == NULL ||
+	    strpbrk(path, "%?#") != NULL)
+		return 0;
+	if ((rc = stat(path, &sb)) == 0 && S_ISDIR(sb.st_mode))
+		return 0;
+	if (rc == 0 || errno == ENOENT)
+		fprintf(stderr, "spotrun: queue %s: no such queue: %s %s; check the spelling, or "
+		    "give --create to make a new queue there\n", f->where, path,
+		    rc == 0 ? "is not a directory" : "does not exist");
+	else
+		fprintf(stderr, "spotrun: queue %s: %s: %s\n", f->where, path, strerror(errno));
+	return SR_EXIT_NOINPUT;
+}
+
+int
 sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given)
 {
-	char err[SR_ERRMAX], agent[64];
 	int rc;
 
 	if ((rc = sr_fleet_resolve(f, given)) != 0)
 		return rc;
+	return sr_fleet_attach(f, cmd);
+}
+
+int
+sr_fleet_attach(struct sr_fleet *f, const char *cmd)
+{
+	char err[SR_ERRMAX], agent[64];
+
 	if (sr_queue_open(f->url, &f->q, err) == -1) {
 		fprintf(stderr, "spotrun: %s\n", err);
 		sr_fleet_close(f);

@@ -53,7 +53,20 @@ int sr_fleet_resolve(struct sr_fleet *f, const char *given);
  * when this process cannot be named. Makes no request.
  */
 int sr_fleet_open(struct sr_fleet *f, const char *cmd, const char *given);
+/* The second half of sr_fleet_open, on an f that sr_fleet_resolve filled
+ * (0, or an exit code said; f is closed then). */
+int sr_fleet_attach(struct sr_fleet *f, const char *cmd);
 void sr_fleet_close(struct sr_fleet *f);
+
+/*
+ * Whether the queue that f resolved to (sr_fleet_resolve) is there for a
+ * command that would make it by writing to it (submit): 0 when it is, or
+ * may be made (create, the default queue, or not a directory of this
+ * machine: a bucket is no typo's), else an exit code after saying why on
+ * stderr: 66 for a file:// queue whose directory does not exist (a typo
+ * would silently start a queue no agent reads) or is no directory.
+ */
+int sr_fleet_must_exist(const struct sr_fleet *f, int create);
 
 /*
  * The price table the agent prices attempts with: the file given

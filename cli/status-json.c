@@ -82,9 +82,10 @@ job_json(const struct sr_fleet_row *r, const char *sweep)
 static json_t *
 machine_json(const struct sr_queue_machine *m)
 {
-	return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o}", "agent", text(m->agent),
+	return json_pack("{s:o, s:o, s:o, s:i, s:i, s:o, s:o}", "agent", text(m->agent),
 	    "host", text(m->host), "time", json_real(round(m->time * 1000.0) / 1000.0),
-	    "gpu_nodes", m->gpu_nodes, "gpus", m->gpus, "no_driver", text(m->no_driver));
+	    "gpu_nodes", m->gpu_nodes, "gpus", m->gpus, "gpu_type", text(m->gpu_type),
+	    "no_driver", text(m->no_driver));
 }
 
 void

@@ -1,6 +1,7 @@
 /*
  * inifile.c: a small INI file as settings with their lines; see inifile.h.
- * inih splits "key = value" and drops inline comments; the reader below
+ * inih splits "key = value" and drops inline comments (';' or '#' after a
+ * blank); the reader below
  * hands it one vetted line at a time and blanks comment lines, so inih
  * never meets a line it could misread (a ':' delimiter, a header it cuts
  * short) and every error is ours, with its line.
@@ -117,7 +118,8 @@ sr_inifile_each(const char *name, const char *buf, size_t len,
     char *err), void *arg, char *err)
 {
 	struct rd r = { name, buf, len, 0, 0, fn, arg, err, 0 };
-	int rc = sr_ini_parse_stream(reader, &r, handler, &r, SR_INIFILE_LINE_MAX);
+	int rc = sr_ini_parse_stream(reader, &r, handler, &r, SR_INIFILE_LINE_MAX,
+	    SR_INI_COMMENTS);
 
 	if (r.failed)
 		return -1;

@@ -22,7 +22,7 @@ static pthread_mutex_t ini_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int
 sr_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler,
-    void *user, int line_max)
+    void *user, int line_max, const char *comments)
 {
 	int r;
 
@@ -35,6 +35,9 @@ sr_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler,
 	ini_allow_realloc = false;
 	ini_allow_multiline = false;
 	ini_stop_on_first_error = false;
+	/* inih only reads the prefixes: its variable is not const-qualified */
+	ini_allow_inline_comments = comments != NULL && comments[0] != '\0';
+	ini_inline_comment_prefixes = (char *)(comments != NULL ? comments : "");
 	r = ini_parse_stream(reader, stream, handler, user);
 	pthread_mutex_unlock(&ini_lock);
 	return r;

@@ -23,7 +23,9 @@
  * bytes long and never grown (reader's `num` is line_max + 2: a line of
  * line_max bytes, its newline and the NUL), no multi-line values (an
  * indented line is inih's business no more: the readers vet indentation
- * themselves), and parsing goes on past a bad line. Returns what
+ * themselves), and parsing goes on past a bad line. An inline comment
+ * starts at any character of comments (SR_INI_COMMENTS: ';' or '#') that
+ * follows a blank; comments NULL or "" has none. Returns what
  * ini_parse_stream returns: 0, the number of the first line inih could
  * not parse, or -2 when inih ran out of memory; -3 for a line_max out of
  * range (below).
@@ -34,7 +36,12 @@
  * more, below INT_MAX - 2.
  */
 int sr_ini_parse_stream(ini_reader reader, void *stream, ini_handler handler,
-    void *user, int line_max);
+    void *user, int line_max, const char *comments);
+
+/* What starts an inline comment after a blank in spotrun's own files (job
+ * files, pool files, the settings file, the price table): a value is
+ * never cut by a '#' that follows no blank ("http://h/p#frag", "a#b"). */
+#define SR_INI_COMMENTS ";#"
 
 /*
  * For a reader over a file held in memory (buf, len bytes): the line at

@@ -24,22 +24,23 @@ sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label)
 	struct sr_queue_machine m;
 	char err[SR_ERRMAX], then[128];
 
-	if (g->no_driver[0] == '\0')
-		return;
-	if (gpus_label != NULL)
-		snprintf(then, sizeof then, "the label gpus=%s offers %d all the same", gpus_label,
-		    ag->gpus);
-	else
-		snprintf(then, sizeof then, "this agent claims only jobs that need no GPU");
-	sr_agent_say("warning: %zu GPU device node%s (%s), but the NVIDIA driver is not working: "
-	    "%s; %s: install or load the NVIDIA driver (nvidia-smi must list the GPUs), then "
-	    "restart the agent", g->nodes, g->nodes == 1 ? "" : "s", g->node_paths, g->no_driver,
-	    then);
+	if (g->no_driver[0] != '\0') {
+		if (gpus_label != NULL)
+			snprintf(then, sizeof then, "the label gpus=%s offers %d all the same",
+			    gpus_label, ag->gpus);
+		else
+			snprintf(then, sizeof then, "this agent claims only jobs that need no GPU");
+		sr_agent_say("warning: %zu GPU device node%s (%s), but the NVIDIA driver is not "
+		    "working: %s; %s: install or load the NVIDIA driver (nvidia-smi must list the "
+		    "GPUs), then restart the agent", g->nodes, g->nodes == 1 ? "" : "s",
+		    g->node_paths, g->no_driver, then);
+	}
 	memset(&m, 0, sizeof m);
 	snprintf(m.agent, sizeof m.agent, "%s", ag->me.agent);
 	snprintf(m.host, sizeof m.host, "%s", ag->me.host);
 	m.gpu_nodes = (int)g->nodes;
 	m.gpus = ag->gpus;
+	snprintf(m.gpu_type, sizeof m.gpu_type, "%s", ag->gpu_type);
 	snprintf(m.no_driver, sizeof m.no_driver, "%s", g->no_driver);
 	if (sr_queue_machine_put(ag->q, &m, err) == -1)
 		sr_agent_say("warning: %s (spotrun status will not show it)", err);

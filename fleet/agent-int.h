@@ -180,11 +180,12 @@ void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
 int sr_agent_gang_lost(struct sr_agent *ag, struct sr_queue_job *j, const struct sr_agent_gang *g);
 
 /* agent-facts.c */
-/* Say at the start what is wrong with the machine, as a warning naming
- * what was seen, why and the fix, and publish it in the queue's agents/
- * (sr_queue_machine_put) for `spotrun status`: GPU device nodes with no
- * working driver (ag->found.no_driver). gpus_label: the label gpus's
- * value (NULL: none), which offers GPUs all the same. */
+/* Publish the machine in the queue's agents/ (sr_queue_machine_put) for
+ * `spotrun status`: the GPUs it offers, their model, and what is wrong
+ * with it, said at the start too as a warning naming what was seen, why
+ * and the fix: GPU device nodes with no working driver
+ * (ag->found.no_driver). gpus_label: the label gpus's value (NULL: none),
+ * which offers GPUs all the same. */
 void sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label);
 /* At the agent's end: its record deleted, the skips said forgotten. */
 void sr_agent_facts_end(struct sr_agent *ag);

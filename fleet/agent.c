@@ -254,9 +254,9 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	    ag->gpu_type, o->queue_where != NULL ? o->queue_where : sr_queue_url(ag->q), ag->ttl);
 	for (i = 0; i < o->nlabels; i++)
 		sr_agent_say("label %s=%s", o->labels[i].key, o->labels[i].value);
-	if (g->no_driver[0] != '\0')
-		sr_agent_facts_say(ag, label(o, "gpus"));
-	else if (g->nvml_why[0] != '\0' && strncmp(g->nvml_why, "load ", 5) != 0)
+	sr_agent_facts_say(ag, label(o, "gpus"));
+	if (g->no_driver[0] == '\0' && g->nvml_why[0] != '\0' &&
+	    strncmp(g->nvml_why, "load ", 5) != 0)
 		sr_agent_say("warning: NVML: %s", g->nvml_why);
 	return 0;
 }

@@ -65,7 +65,7 @@ struct sr_js_parse {
 
 	int key_line[SR_JS_MAXKEYS];	/* where each key was set; 0 = not set */
 	char *raw[SR_JS_MAXKEYS];	/* its value as written, for messages */
-	int line_comment;	/* the current line ends in a " ;" comment */
+	int line_comment;	/* the current line ends in a " ;" comment (not " #") */
 	int line_bad;		/* its value is not text (reported): not parsed */
 	int command_comment;	/* so did the line of command = */
 	int setup_comment;	/* and that of setup = */

@@ -977,10 +977,10 @@ sr_js_set_sweep(struct sr_js_parse *p, const char *name, const char *v)
 			    "by commas (e.g. 1e-4, 3e-4)", name, sr_js_show(v, b2));
 			goto fail;
 		}
-		if (*a == ';') {
+		if (*a == ';' || *a == '#') {
 			/* After a blank in a trial's command it would start a comment. */
-			sr_js_error(p, p->line, "%s = %s: a value cannot start with ';'; quote it "
-			    "where it is used, or drop the ';'", name, sr_js_show(v, b2));
+			sr_js_error(p, p->line, "%s = %s: a value cannot start with '%c'; quote it "
+			    "where it is used, or drop the '%c'", name, sr_js_show(v, b2), *a, *a);
 			goto fail;
 		}
 		if ((size_t)(e - a) > SR_SWEEP_VALUE_MAX) {

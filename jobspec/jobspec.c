@@ -152,7 +152,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
 /* The line reader */
 
 /* inih's rule for where a token ends: at one of chars, or at an inline
- * comment (';' after a blank). Returns the position, or e if none. */
+ * comment (';' or '#' after a blank: SR_INI_COMMENTS). Returns the
+ * position, or e if none. */
 static const char *
 find_chars_or_comment(const char *s, const char *e, const char *chars)
 {
@@ -161,7 +162,7 @@ find_chars_or_comment(const char *s, const char *e, const char *chars)
 	for (; s < e; s++) {
 		if (chars != NULL && strchr(chars, *s) != NULL)
 			return s;
-		if (was_space && *s == ';')
+		if (was_space && strchr(SR_INI_COMMENTS, *s) != NULL)
 			return s;
 		was_space = isspace((unsigned char)*s);
 	}
@@ -185,8 +186,9 @@ section_header(struct sr_js_parse *p, const char *a, const char *e)
 	}
 	for (rest = close + 1; rest < e && isspace((unsigned char)*rest); rest++)
 		;
-	if (rest < e && *rest != ';') {
-		sr_js_error(p, p->line, "text after the section header: %s; put comments after ';'",
+	if (rest < e && *rest != ';' && *rest != '#') {
+		sr_js_error(p, p->line, "text after the section header: %s; put comments after ';' "
+		    "or '#'",
 		    sr_js_show_span(rest, (size_t)(e - rest), b));
 		return 1;
 	}
@@ -236,7 +238,7 @@ static int
 vet_line(struct sr_js_parse *p, const char *a, const char *e, int indented)
 {
 	char b[SR_JS_SHOW_MAX + 4];
-	const char *sep;
+	const char *sep, *cmt;
 
 	while (e > a && isspace((unsigned char)e[-1]))
 		e--;
@@ -245,8 +247,12 @@ vet_line(struct sr_js_parse *p, const char *a, const char *e, int indented)
 	if (*a == '[')
 		return section_header(p, a, e);
 	sep = find_chars_or_comment(a, e, "=:");
-	if (sep != e && (*sep == '=' || *sep == ':'))
-		p->line_comment = find_chars_or_comment(sep + 1, e, NULL) != e;
+	/* Only a " ;" comment can cut a shell command short by surprise: after
+	 * " #" the shell would have ignored the rest too. */
+	if (sep != e && (*sep == '=' || *sep == ':')) {
+		cmt = find_chars_or_comment(sep + 1, e, NULL);
+		p->line_comment = cmt != e && *cmt == ';';
+	}
 	if (sep == e || (*sep != '=' && *sep != ':')) {
 		if (indented)
 			sr_js_error(p, p->line, "expected key = value: %s (a value cannot continue "
@@ -660,7 +666,7 @@ parse(struct sr_js_parse *p)
 	p->js->mode = sr_strdup(p->names->methods[0]);
 	/* inih's line buffer holds any line we accept; no multi-line values
 	 * (the reader also strips indentation, so this holds with any build). */
-	r = sr_ini_parse_stream(read_line, p, on_key, p, LINE_MAX_LEN);
+	r = sr_ini_parse_stream(read_line, p, on_key, p, LINE_MAX_LEN, SR_INI_COMMENTS);
 	if (r == -2)
 		sr_fatal("jobspec: out of memory in inih");
 	if (r > 0 && p->errs->n == 0)	/* the reader should have caught it */

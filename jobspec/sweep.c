@@ -224,13 +224,13 @@ sr_sweep_trial_free(struct sr_sweep_trial *tr)
 }
 
 /* Write "key = value" as a line that a job file reads back as exactly
- * that value: ' =' before a value starting with ';', which " = ;" would
- * make a comment (the parser keeps such values only where no blank came
- * before them). */
+ * that value: ' =' before a value starting with ';' or '#', which " = ;"
+ * would make a comment (the parser keeps such values only where no blank
+ * came before them). */
 static void
 put_setting(FILE *f, const char *key, const char *value)
 {
-	fprintf(f, "%s =%s%s\n", key, value[0] == ';' ? "" : " ", value);
+	fprintf(f, "%s =%s%s\n", key, value[0] == ';' || value[0] == '#' ? "" : " ", value);
 }
 
 /* Is line the next of the ascending lines in v[*i..n)? Moves *i past it. */

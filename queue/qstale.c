@@ -7,7 +7,9 @@
  * renews every TTL / 3, so a live lease never qualifies, and a queue of
  * 10,000 ended jobs costs a few listings and no GET. No wall clock is
  * compared with the store's mtimes: a reader's clock minutes off would
- * read everything, or nothing for minutes.
+ * read everything, or nothing for minutes. (sr_queue_lease_times, for
+ * `status` to show how long a holder has been silent, gives the mtimes as
+ * they are: a reader's display, not a decision.)
  */
 #include "config.h"
 
@@ -196,4 +198,45 @@ sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me,
 	*out = s.out;
 	*n = s.n;
 	return 0;
+}
+
+struct times {
+	struct sr_queue *q;
+	int (*fn)(void *arg, const char *id, double mtime);
+	void *arg;
+	char *err;
+	int stop;
+};
+
+static int
+time_cb(const struct sr_object_info *info, void *arg)
+{
+	struct times *t = arg;
+	const char *job = info->key + strlen("_leases/");
+
+	if (strchr(job, '/') != NULL)
+		return 0;
+	return t->stop = t->fn(t->arg, job, info->mtime);
+}
+
+static int
+times_store_cb(struct sr_store *st, void *arg)
+{
+	struct times *t = arg;
+
+	if (sr_q_list(t->q, st, "_leases/", time_cb, t, t->err) != 0)
+		return t->stop != 0 ? t->stop : -1;
+	return 0;
+}
+
+int
+sr_queue_lease_times(struct sr_queue *q, int (*fn)(void *arg, const char *id, double mtime),
+    void *arg, char *err)
+{
+	struct times t = { q, fn, arg, err, 0 };
+	int rc = sr_q_stores_each(q, times_store_cb, &t, err);
+
+	if (rc != 0 && t.stop == 0)
+		return sr_err_prefix(err, "list the leases of queue %s", q->url);
+	return rc;
 }

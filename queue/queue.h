@@ -282,6 +282,15 @@ int sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me,
     struct sr_lease_seen *seen, double min_age, double horizon, struct sr_queue_expired **out,
     size_t *n, char *err);
 
+/* Call fn with each lease object of the queue's checkpoint stores
+ * (stores/ and Q/ckpt): its job's id and when the store last wrote it (a
+ * holder renews it every TTL / 3, so a running job's lease older than its
+ * TTL has a silent holder). One listing of stores/ and one of each
+ * store's _leases/. fn's non-zero return stops it and is returned; -1
+ * with err when a listing fails. */
+int sr_queue_lease_times(struct sr_queue *q, int (*fn)(void *arg, const char *id, double mtime),
+    void *arg, char *err);
+
 /* ---- status markers ---- */
 
 struct sr_queue_status {
@@ -328,18 +337,21 @@ int sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err
 
 /* ---- what agents say of their machines ---- */
 
-/* An agent's record of a machine that cannot do what it seems to
- * (doc/fleet.md "The agent"): Q/agents/AGENT, JSON, written at its start
- * and deleted at its end, for `spotrun status` to show. Now: device nodes
- * of GPUs with no working driver. */
+/* An agent's record of its machine (doc/fleet.md "The agent"):
+ * Q/agents/AGENT, JSON, written at its start and deleted at its end, for
+ * `spotrun status` to show: what it offers (gpus, gpu_type), for why a job
+ * waits, and what the machine cannot do that it seems to: device nodes of
+ * GPUs with no working driver. (An agent killed without a word leaves its
+ * record behind.) */
 #define SR_QUEUE_MACHINE_AGENT_MAX 128
 struct sr_queue_machine {
 	char agent[SR_QUEUE_MACHINE_AGENT_MAX];	/* its id, "HOST-PID" */
 	char host[SR_QUEUE_HOST_MAX + 1];
 	double time;			/* written (epoch seconds) */
 	int gpu_nodes;			/* the GPUs' device nodes it saw */
-	int gpus;			/* the GPUs it offers (0 but for a label's) */
-	char no_driver[288];		/* why the driver does not work */
+	int gpus;			/* the GPUs it offers */
+	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];	/* their model ("": none known) */
+	char no_driver[288];		/* why the driver does not work ("": it does) */
 };
 /* Write m's record (m->time is set here): 0, or -1 with err. */
 int sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err);

@@ -262,6 +262,8 @@ sr_run_method_news(struct run *r, struct attempt *a)
 	was_notice = a->save_reason == SR_REASON_NOTICE;
 	sr_run_record_disarm(r, a);
 	report_save(r, a, &res);
+	if (r->method->ops->reported != NULL)
+		r->method->ops->reported(r->method);
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;
 		if (!a->job_done && sr_now() < a->ckpt_deadline) {

@@ -458,6 +458,28 @@ say_started(struct run *r, struct attempt *a)
 		    r->js->command, a->nranks, (long)lo, (long)hi, r->master_port);
 }
 
+/* Resumed on fewer ranks than wrote the checkpoint: what the ranks gone
+ * wrote (their rank-R folders) is part of the directory, so of every
+ * later checkpoint, until the job removes it (spotrun.torch does). Said,
+ * since nothing else tells why each checkpoint stays that large. */
+static void
+say_fewer_ranks(struct run *r, int prev_world)
+{
+	int world = (r->hooks->gang.nodes > 1 ? r->hooks->gang.nodes : 1) * r->ranks.world;
+	char gone[64];
+
+	if (r->ranks.world <= 0 || prev_world <= world)
+		return;
+	if (prev_world - world == 1)
+		snprintf(gone, sizeof gone, "rank %d (rank-%d/", world, world);
+	else
+		snprintf(gone, sizeof gone, "ranks %d-%d (rank-%d/ to rank-%d/", world,
+		    prev_world - 1, world, prev_world - 1);
+	sr_tl(&r->tl, 1, "warning", "resumed on %d rank%s from a checkpoint of %d: what %s "
+	    "in the checkpoint directory) wrote stays in every later checkpoint until the "
+	    "job removes it (spotrun.torch does)", world, world == 1 ? "" : "s", prev_world, gone);
+}
+
 enum sr_attempt_end
 sr_run_attempt(struct run *r, struct attempt *a, char *err)
 {
@@ -479,6 +501,7 @@ sr_run_attempt(struct run *r, struct attempt *a, char *err)
 	if (r->js->interval > 0 && r->hooks->gang.node == 0)	/* a gang's: node 0's */
 		a->next_periodic = sr_mono() + r->js->interval;
 	say_started(r, a);
+	say_fewer_ranks(r, prev_world);
 	sr_run_record_start(r, a, step);
 	sr_run_tell(r, a, SR_RUN_EV_ATTEMPT);
 

@@ -66,6 +66,11 @@ struct dir_method {
 	 * attempt's end (dir_stop): keep, and whether a commit left it due. */
 	int retain_keep;
 	int retain_due;
+	/* A periodic save's retention runs in the save thread after the
+	 * commit, its messages held here until the commit is said
+	 * (dir_reported). */
+	char **held;
+	size_t nheld;
 };
 
 static const char *
@@ -137,6 +142,9 @@ dir_free(struct sr_method *m)
 		d->cancel = 1;
 		pthread_join(d->th, NULL);
 	}
+	while (d->nheld > 0)
+		free(d->held[--d->nheld]);
+	free(d->held);
 	if (d->pipe[0] != -1) {
 		close(d->pipe[0]);
 		close(d->pipe[1]);
@@ -447,17 +455,55 @@ dir_clear(struct sr_method *m)
 		memset(d->answered, 0, d->ndone * sizeof *d->answered);
 }
 
+/* The save thread's retention's messages, for dir_reported. */
+static void
+hold(void *arg, const char *msg)
+{
+	struct dir_method *d = arg;
+
+	d->held = sr_reallocarray(d->held, d->nheld + 1, sizeof *d->held);
+	d->held[d->nheld++] = sr_strdup(msg);
+}
+
+/* The save's line is in the timeline: what its retention said after it. */
+static void
+dir_reported(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+	size_t i;
+
+	for (i = 0; i < d->nheld; i++) {
+		if (m->ctx.copts->log != NULL)
+			m->ctx.copts->log(m->ctx.copts->log_arg, d->held[i]);
+		free(d->held[i]);
+	}
+	free(d->held);
+	d->held = NULL;
+	d->nheld = 0;
+}
+
 static void *
 saver_main(void *arg)
 {
 	struct sr_method *m = arg;
 	struct dir_method *d = m->priv;
+	struct sr_ckpt_opts o;
 	char b = 1;
 
 	d->res.err[0] = '\0';
 	d->res.rc = sr_ckpt_save(m->ctx.st, &d->opts, m->ctx.ckpt_dir, d->step, &d->res.stats,
 	    d->res.err);
-	d->retain_due = d->res.rc == 0 && d->retain_keep > 0;
+	/* a gang's part (a node but the first's) commits nothing to retain */
+	d->retain_due = d->res.rc == 0 && d->retain_keep > 0 && d->opts.part == NULL;
+	if (d->retain_due && d->opts.deadline <= 0) {	/* not a notice's: now, said later */
+		d->retain_due = 0;
+		o = d->opts;
+		o.keep = d->retain_keep;
+		o.progress = NULL;
+		o.log = hold;
+		o.log_arg = d;
+		sr_ckpt_retain(m->ctx.st, &o, d->res.stats.seq);
+	}
 	if (d->res.rc == 0 && m->ctx.on_commit != NULL)
 		m->ctx.on_commit(m->ctx.on_commit_arg, &d->res.stats);
 	(void)!write(d->pipe[1], &b, 1);
@@ -477,10 +523,10 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	d->opts.progress_arg = &d->pg;
 	d->opts.deadline = deadline;
 	/* A deadline is a notice's: the job is stopped only once the save
-	 * ends, so its retention (+0.37 s on S3) waits until then. */
-	d->retain_keep = deadline > 0 ? d->opts.keep : 0;
-	if (deadline > 0)
-		d->opts.keep = 0;
+	 * ends, so its retention (+0.37 s on S3) waits until then. Another
+	 * save's runs in the save thread after the commit (saver_main). */
+	d->retain_keep = d->opts.keep;
+	d->opts.keep = 0;
 	d->cancel = 0;
 	d->opts.cancel = &d->cancel;
 	d->step = step;
@@ -576,6 +622,7 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.cancel = dir_cancel,
 	.saved = dir_saved,
 	.committed = NULL,
+	.reported = dir_reported,
 	.stop = dir_stop,
 	.discard = dir_discard,
 };

@@ -189,6 +189,10 @@ struct sr_method_ops {
 	 * message when its deadline passes ("ranks 2 and 3 of 4"), into buf;
 	 * "" when the method cannot tell. */
 	const char *(*waiting)(struct sr_method *m, char *buf, size_t len);
+	/* NULL-able. The save's outcome is in the timeline (its "ckpt" line):
+	 * say what the save did after it (the retention that followed a
+	 * commit), so that the timeline reads in the order things happened. */
+	void (*reported)(struct sr_method *m);
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
 	 * let go of what belonged to this attempt. */
 	void (*stop)(struct sr_method *m);

@@ -675,6 +675,36 @@ else:
     os.environ.clear()
     os.environ.update(saved_env)
 
+# --- spotrun.torch after a resume on another world size -------------------
+# (a stand-in torch module: which files are left behind needs no torch)
+
+for prev, n, want in ((4, 2, ["rank-2", "rank-3"]), (2, 1, ["rank-0", "rank-1"]),
+                      (1, 2, ["spotrun-torch.pt"]), (2, 3, []), (2, 2, [])):
+    env = spot_env("stale-%d-%d" % (prev, n))
+    env.update(SPOTRUN_WORLD_SIZE=str(n), SPOTRUN_PREV_WORLD_SIZE=str(prev), RANK="0")
+    r = child_json(r"""
+import json, os, sys, types
+sys.modules["torch"] = types.ModuleType("torch")
+import spotrun, spotrun.torch
+d = spotrun.ckpt_dir()
+made = [os.path.join(d, "spotrun-torch.pt")] + [os.path.join(d, "rank-%d" % k, "spotrun-torch.pt")
+                                                 for k in range(4)]
+for p in made:
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    open(p, "w").close()
+open(os.path.join(d, "rank-3", "keep.txt"), "w").close()
+spotrun.torch._remove_stale()
+gone = sorted(os.path.relpath(p, d).split(os.sep)[0] for p in made if not os.path.exists(p))
+print(json.dumps(dict(gone=gone, rank3=sorted(os.listdir(os.path.join(d, "rank-3"))),
+                      dirs=sorted(x for x in os.listdir(d) if x.startswith("rank-")))))
+""", env, "stale files, %d ranks resumed on %d" % (prev, n))
+    if r is not None:
+        is_(r["gone"], want, "spotrun.torch: resumed from %d on %d: its first save removes %s"
+            % (prev, n, want or "nothing"))
+        if prev == 4:
+            is_([r["rank3"], r["dirs"]], [["keep.txt"], ["rank-0", "rank-1", "rank-3"]],
+                "... a rank's folder removed when empty, kept with the job's other files")
+
 print("1..%d" % n_tests)
 subprocess.run(["rm", "-rf", TMP])
 sys.exit(0)

@@ -57,7 +57,7 @@ static const struct bad_case bad_cases[] = {
 	{ JOB "[retry\nmax_restarts = 2\n", NULL,
 	  "job.ini:4: section header [retry has no closing ']'\n" },
 	{ JOB "[retry] max_restarts = 2\n", NULL,
-	  "job.ini:4: text after the section header: max_restarts = 2; put comments after ';'\n" },
+	  "job.ini:4: text after the section header: max_restarts = 2; put comments after ';' or '#'\n" },
 	{ JOB "[]\n", NULL,
 	  "job.ini:4: empty section name []; valid sections: " SECTIONS "\n" },
 	/* [data] */
@@ -609,7 +609,7 @@ static const struct bad_case bad_cases[] = {
 	  "bad-syntax.ini:8: expected key = value: --epochs 3 (a value cannot continue on an "
 	  "indented line; put it on one line)\n"
 	  "bad-syntax.ini:9: no key name before '='; write key = value\n"
-	  "bad-syntax.ini:10: text after the section header: trailing; put comments after ';'\n"
+	  "bad-syntax.ini:10: text after the section header: trailing; put comments after ';' or '#'\n"
 	  "bad-syntax.ini:12: empty section name []; valid sections: " SECTIONS "\n"
 	  "bad-syntax.ini:16: duplicate key 'max_restarts' in [retry] (first set on line 15); "
 	  "keep one\n" },
@@ -1082,6 +1082,26 @@ test_good_other(void)
 		    strcmp(js->argv[2], ";") == 0 && strcmp(js->argv[3], ";") == 0 &&
 		    strcmp(js->argv[4], "b") == 0, "command: \\; and ';' are literal semicolons");
 	}
+	sr_jobspec_free(js);
+
+	/* '#' after a blank starts a comment as ';' does (README's DDP example);
+	 * one that follows no blank is part of the value. */
+	write_str("job.ini", JOB "[resources]\nprocs = 4            # or gpus = 1-8: one rank per "
+	    "GPU\n[env]\nURL = http://h/p#frag #a comment\nC=#fff\n[checkpoint] # the store\n"
+	    "interval = 5m\t# every five minutes\n");
+	if ((js = load_good("job.ini")) != NULL) {
+		ok(js->procs_min == 4 && js->procs_max == 4,
+		    "procs = 4   # ...: '#' after a blank starts a comment");
+		is_str(js->env[0], "URL=http://h/p#frag", "'#' after no blank is the value's");
+		is_str(js->env[1], "C=#fff", "'=#' keeps a value that starts with '#'");
+		ok(js->interval == 300, "a '#' after a tab, and after a section header");
+	}
+	sr_jobspec_free(js);
+	/* A " #" comment after a shell command is what the shell would do:
+	 * no error, unlike " ;". */
+	write_str("job.ini", "[job]\nname = t\nshell = yes\ncommand = ./run # the run\n");
+	if ((js = load_good("job.ini")) != NULL)
+		is_str(js->command, "./run", "shell command: a '#' comment is dropped, no error");
 	sr_jobspec_free(js);
 }
 

@@ -237,6 +237,9 @@ static const struct {
 	{ JOB "[sweep]\nlr = 1,;2\n",
 	  "job.ini:5: lr = 1,;2: a value cannot start with ';'; quote it where it is used, or "
 	  "drop the ';'\n" },
+	{ JOB "[sweep]\nlr = 1,#2\n",
+	  "job.ini:5: lr = 1,#2: a value cannot start with '#'; quote it where it is used, or "
+	  "drop the '#'\n" },
 	{ "[job]\nname = a2345678901234567890123456789012345678901234567890123456789012\n"
 	  "command = x\n[sweep]\ns = 1..10\n",
 	  "job.ini:2: name = a23456789012345678901234567890123456789012345678...: too long for a "
@@ -523,7 +526,7 @@ test_round_trips(void)
 	    "command =;echo ${a}\n[sweep]\na = 1, 2\n");
 	round_trip("values with tabs, quotes, UTF-8, '=' and '#'", "[job]\nname = v\n"
 	    "command = run \"${v}\"\n[env]\nV = <${v}>\n[sweep]\n"
-	    "v = a\tb, caf\xc3\xa9, x=y, #h, \\\\\n");
+	    "v = a\tb, caf\xc3\xa9, x=y, h#, \\\\\n");	/* " #h" would be a comment */
 	round_trip("a value of $${ in [env]", "[job]\nname = e\ncommand = run\n[env]\n"
 	    "V = ${v}.$${v}\n[sweep]\nv = $${, x\n");
 	round_trip("local_dir set", "[job]\nname = ld\ncommand = run ${a}\n[checkpoint]\n"

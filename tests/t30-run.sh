@@ -23,7 +23,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..45"
+echo "1..46"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -278,3 +278,15 @@ check "$?|$(sed -n 's/^resumed at //p' "$tmp/out")" "0|$s0" \
 grep -qE "^[0-9:]+  ckpt     warning: restored checkpoint 0 \(step $s0\) instead of checkpoint 1, whose manifest dmg/manifests/0000000001\.json cannot be read \(JSON .*\): checkpoint 0 is the newest older one committed, as the commit record of 1 says\$" "$tmp/err" &&
 	ok "... with a warning naming the manifest and the step restored" || nok "the warning"
 grep -q 'no older checkpoint' "$tmp/err" && nok "it said no older checkpoint" || ok "... never 'no older checkpoint'"
+
+# 46: periodic checkpoints with keep = 1: each retention line comes after the
+# line of the checkpoint it followed (the retention runs after the commit,
+# and was said before the commit was).
+job ret "python3 $top_srcdir/tests/jobs/workjob.py --steps 20 --sleep 0.2 --log $tmp" \
+	"interval = 1s" "keep = 1" "[provider]" "name = local"
+"$SPOTRUN" run "$tmp/ret.ini" >"$tmp/out" 2>"$tmp/err"
+order=$(sed -nE 's/^[0-9:]+  ckpt     ([0-9]+) step .*/c\1/p; s/^[0-9:]+  ckpt     retention: .*/r/p' "$tmp/err" | tr '\n' ' ')
+case "$order" in
+"c0 c1 r c2 r"*) ok "retention lines follow their checkpoints' ($order)" ;;
+*) nok "retention lines out of order: $order"; sed 's/^/# /' "$tmp/err" ;;
+esac

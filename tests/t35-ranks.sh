@@ -154,6 +154,9 @@ for n in 2 4; do
 		"$n" "each of the $n ranks learned the previous world size and read the 3 parts"
 done
 t_is "$(left ck3)$(left ck2)$(left ck4)" "" "nothing of the job left running"
+t_is "$(grep -cE '^[0-9:]+  warning +resumed on 2 ranks from a checkpoint of 3: what rank 2 \(rank-2/ in the checkpoint directory\) wrote stays in every later checkpoint until the job removes it \(spotrun.torch does\)$' "$t_tmp/ck2.err")|$(grep -c 'resumed on' "$t_tmp/ck4.err")" \
+	"1|0" "resumed by fewer ranks: the timeline says the parts of the ranks gone stay; by more, nothing" ||
+	t_show "$t_tmp/ck2.err"
 
 # 46-49: rank 2 never answers: no checkpoint, and the message says who; ranks
 # that answer at different steps: no checkpoint, and the message says so.

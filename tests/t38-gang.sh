@@ -88,7 +88,7 @@ EOF
 "$SPOTRUN" check "$t_tmp/env.ini" > "$t_tmp/check.out" 2>&1
 t_is "$?|$(cat "$t_tmp/check.out")" "0|$t_tmp/env.ini: ok: a gang of 2 nodes" \
     "spotrun check shows the gang's nodes"
-"$SPOTRUN" submit --queue "$Q" "$t_tmp/env.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q" "$t_tmp/env.ini" > /dev/null 2>&1 || t_bail "submit failed"
 gang_pair e0 e1 "$Q"
 t_wait "$e0"
 r0=$t_rc
@@ -124,7 +124,7 @@ i=0
 while [ ! -s "$t_tmp/emu.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 printf '[job]\nname = gearly\nship_workdir = no\ncommand = sleep 4\n[resources]\nnodes = 2\n[provider]\nname = aws\n' \
     > "$t_tmp/early.ini"
-"$SPOTRUN" submit --queue "$Q-e" "$t_tmp/early.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q-e" "$t_tmp/early.ini" > /dev/null 2>&1 || t_bail "submit failed"
 SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$t_tmp/emu.port") gang_start w0 "$Q-e"
 w0=$t_last
 SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:$(cat "$t_tmp/emu.port") gang_start w1 "$Q-e"
@@ -192,7 +192,7 @@ rankgang() {
 	} > "$t_tmp/$_n.ini"
 }
 rankgang glost
-"$SPOTRUN" submit --queue "$Q-l" "$t_tmp/glost.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q-l" "$t_tmp/glost.ini" > /dev/null 2>&1 || t_bail "submit failed"
 gang_pair l0 l1 "$Q-l" --max-jobs 2 --idle-timeout 60s
 # right after a commit: no checkpoint in flight, whose part node 0 would
 # wait for (90 s)
@@ -243,7 +243,7 @@ t_is "$("$QTOOL" lease "$Q-l/ckpt" glost | awk '{print $1, $2}')|$(ag_status "$Q
 
 # ... but a rank's own failure, every node alive, fails the job
 rankgang gfail --fail 0@40
-"$SPOTRUN" submit --queue "$Q-f" "$t_tmp/gfail.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q-f" "$t_tmp/gfail.ini" > /dev/null 2>&1 || t_bail "submit failed"
 gang_pair f0 f1 "$Q-f"
 t_wait "$f0"
 r0=$t_rc
@@ -291,7 +291,7 @@ ref=$!
 
 # 2. a gang of 2
 ddpgang g2 2 "interval = 2s"
-"$SPOTRUN" submit --queue "$Q-2" "$t_tmp/g2.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q-2" "$t_tmp/g2.ini" > /dev/null 2>&1 || t_bail "submit failed"
 gang_start d0 "$Q-2"
 d0=$t_last
 gang_start d1 "$Q-2"
@@ -328,7 +328,7 @@ t_unlike "$t_tmp/$lead.err" "missed|did not come within" "no part was late"
 
 # 3. a gang of 3; a notice on node 1; back as a gang of 2
 ddpgang g3 2-3
-"$SPOTRUN" submit --queue "$Q-3" "$t_tmp/g3.ini" > /dev/null 2>&1 || t_bail "submit failed"
+"$SPOTRUN" submit --create --queue "$Q-3" "$t_tmp/g3.ini" > /dev/null 2>&1 || t_bail "submit failed"
 for i in 0 1 2; do
 	# not --once: the queue is empty for a moment after the gang is released
 	gang_start "h$i" "$Q-3" --max-jobs 2 --idle-timeout 60s

@@ -105,7 +105,7 @@ t_is "$(ls "$T/store/h/packs")" "0000000000-0a.tar" "and its packs stay"
 # --- a queue: gc --queue, and the agent's sweep at idle ---------------------
 Q=$T/q
 printf '[job]\nname = qj\ncommand = /bin/true\n' > "$T/qj.ini"
-"$S" submit --queue "$Q" "$T/qj.ini" > "$T/sub.out" 2>&1 || t_show "$T/sub.out"
+"$S" submit --create --queue "$Q" "$T/qj.ini" > "$T/sub.out" 2>&1 || t_show "$T/sub.out"
 "$S" cancel --queue "$Q" qj > "$T/cancel.out" 2>&1 || t_show "$T/cancel.out"
 marker=$(cd "$Q/index" && ls)
 old=$(printf '%s' "$marker" | sed 's/~[0-9]\{13\}~/~1764560000000~/')

@@ -67,11 +67,11 @@ done
 files=9
 bytes=$(cd "$L" && cat job.ini run.sh data.txt ro.txt .gitignore .spotrunignore keep.log \
     sub/.gitignore sub/keep.tmp | wc -c)
-run s "$S" submit -n --queue "$Q" "$L/job.ini"
+run s "$S" submit -n --create --queue "$Q" "$L/job.ini"
 t_is "$rc|$(head -n 1 "$T/s.out")|$(ls "$Q" 2>/dev/null)" \
     "0|ship: workdir $L would be shipped (what .gitignore and .spotrunignore leave out left out)|" \
     "submit -n says which folder it would ship, and writes nothing"
-run s "$S" submit --queue "$Q" "$L/job.ini"
+run s "$S" submit --create --queue "$Q" "$L/job.ini"
 t_is "$rc|$(sed -E 's/uploaded 9 chunks, [0-9]+ bytes/uploaded 9 chunks, N bytes/' "$T/s.out")|$(cat "$T/s.err")" \
     "0|ship: workdir $L: snapshot 0, $files files, $bytes bytes; uploaded 9 chunks, N bytes (0 chunks already in the store)
 ship: queued
@@ -162,7 +162,7 @@ t_is "$rc|$(head -n 1 "$T/s.out" | sed -E 's/, [0-9]+ bytes \(/, N bytes (/')" \
 mkdir -p "$T/plain" "$T/vmdir"
 printf '[job]\nname = plain\ncommand = sh -c "pwd > %s/out/plain.txt"\nworkdir = %s/vmdir\nship_workdir = no\n[provider]\nname = local\n' \
     "$T" "$T" > "$T/plain/job.ini"
-run s "$S" submit --queue "$T/q2" "$T/plain/job.ini"
+run s "$S" submit --create --queue "$T/q2" "$T/plain/job.ini"
 expect s 0 "plain: queued
 1 queued, 0 already in the queue: file://$T/q2 (from --queue)" "" "ship_workdir = no: nothing shipped"
 t_is "$(python3 -c 'import json,sys; print("workdir" in json.load(open(sys.argv[1])))' "$T/q2/jobs/plain/meta.json")" \

@@ -33,7 +33,7 @@ name = local
 seed = 1..2
 EOF2
 setup_text="echo run >> $T/count; mkdir -p .venv; echo venv > .venv/marker; echo set up out; echo set up err >&2"
-run s "$S" submit --queue "$T/q" "$T/L/job.ini"
+run s "$S" submit --create --queue "$T/q" "$T/L/job.ini"
 t_is "$rc" 0 "a sweep with a setup is submitted" || t_show "$T/s.err"
 run ag "$S" agent --queue "$T/q" --once --dir "$T/ag"
 t_is "$rc|$(cat "$T/count")|$(cat "$T/out/sw.1" "$T/out/sw.2")" "0|run|venv
@@ -71,7 +71,7 @@ for n in p1 p2 p3; do
 	[ $n = p3 ] && s="echo other >> $T/count2"
 	printf '[job]\nname = %s\ncommand = true\nworkdir = %s/vm\nship_workdir = no\nsetup = %s\n[provider]\nname = local\n' \
 	    "$n" "$T" "$s" > "$T/$n.ini"
-	run s "$S" submit --queue "$T/q2" "$T/$n.ini"
+	run s "$S" submit --create --queue "$T/q2" "$T/$n.ini"
 done
 run ag2 "$S" agent --queue "$T/q2" --once --dir "$T/ag2"
 t_is "$rc|$(sort "$T/count2" | tr '\n' ' ')" "0|other run " \
@@ -81,7 +81,7 @@ t_is "$rc|$(sort "$T/count2" | tr '\n' ' ')" "0|other run " \
 # --- 3. a failed setup --------------------------------------------------------
 printf '[job]\nname = bad\ncommand = touch %s/out/bad-ran\nworkdir = %s/vm\nship_workdir = no\nsetup = echo one; echo two >&2; exit 3\n[provider]\nname = local\n' \
     "$T" "$T" > "$T/bad.ini"
-run s "$S" submit --queue "$T/q3" "$T/bad.ini"
+run s "$S" submit --create --queue "$T/q3" "$T/bad.ini"
 run ag3 "$S" agent --queue "$T/q3" --once --dir "$T/ag3"
 t_is "$(grep -E '^spotrun agent: bad: (setup|failed)' "$T/ag3.err" | sed -E 's/[0-9]+\.[0-9] s/N s/; s/started in .*/started/')" \
     "spotrun agent: bad: setup: echo one; echo two >&2; exit 3: started
@@ -106,7 +106,7 @@ t_is "$(grep -c 'claimed' "$T/ag3b.err")" 0 "... and not retried"
 # --- 4. SIGTERM during setup: released ----------------------------------------
 printf '[job]\nname = slow\ncommand = touch %s/out/slow-ran\nworkdir = %s/vm\nship_workdir = no\nsetup = touch %s/slow-started; sleep 30\n[provider]\nname = local\n' \
     "$T" "$T" "$T" > "$T/slow.ini"
-run s "$S" submit --queue "$T/q4" "$T/slow.ini"
+run s "$S" submit --create --queue "$T/q4" "$T/slow.ini"
 "$S" agent --queue "$T/q4" --once --dir "$T/ag4" > "$T/ag4.out" 2> "$T/ag4.err" &
 agpid=$!
 wait_for "$T/ag4.err" "^spotrun agent: slow: setup: .*: started in" 20 "$agpid"

@@ -92,7 +92,7 @@ $T/ag-data = file://$T/src/a/
 [sweep]
 seed = 1..2
 EOF2
-run s "$S" submit --queue "$T/q" "$T/L/job.ini"
+run s "$S" submit --create --queue "$T/q" "$T/L/job.ini"
 t_is "$rc" 0 "a sweep with [data] is submitted" || t_show "$T/s.err"
 run ag "$S" agent --queue "$T/q" --once --dir "$T/ag"
 t_is "$rc|$(cat "$T/out.1" "$T/out.2")" "0|XXXXXXXXXXXXXX" "both jobs read the data" || t_show "$T/ag.err"

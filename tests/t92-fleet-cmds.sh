@@ -229,7 +229,13 @@ expect s 64 "" "spotrun submit: --priority 10000: not an integer from -9999 to 9
 	"--priority out of range: 64"
 t_is "$(keys "$Q")" "$before" "... nothing written by any of these"
 printf '[job]\nname = rl\ncommand = /bin/true\nship_workdir = no\n' > "$T/w/rl.ini"
-run s "$S" submit --run-local --queue "$T/rl" "$T/w/rl.ini"
+run s "$S" submit --queue "$T/rll" "$T/w/rl.ini"
+expect s 66 "" "spotrun: queue file://$T/rll (from --queue): no such queue: $T/rll does not exist; check the spelling, or give --create to make a new queue there" \
+	"a mistyped file:// queue: refused (66), naming the path and --create"
+run s env SPOTRUN_QUEUE="$T/rll" "$S" submit -n "$T/w/rl.ini"
+t_is "$rc|$(cat "$T/s.err")|$(ls -d "$T/rll" 2>/dev/null)" "66|spotrun: queue file://$T/rll (from \$SPOTRUN_QUEUE): no such queue: $T/rll does not exist; check the spelling, or give --create to make a new queue there|" \
+	"... from \$SPOTRUN_QUEUE too, a dry run as well; no folder made"
+run s "$S" submit --create --run-local --queue "$T/rl" "$T/w/rl.ini"
 t_is "$rc|$(cat "$T/s.out")|$(grep -c '^spotrun agent: rl: succeeded (epoch 1)$' "$T/s.err")" "0|rl: queued
 1 queued, 0 already in the queue: file://$T/rl (from --queue)|1" \
 	"--run-local: submits, then an agent in this process runs the queue dry (exit 0)" ||
@@ -241,7 +247,7 @@ t_is "$rc|$(tail -n 1 "$T/s.out")" "0|dry run: 4 jobs, nothing written to queue 
 # --- 3. status -------------------------------------------------------------
 Q2=$T/q2
 s2() { "$S" "$@" --queue "$Q2"; }
-s2 submit "$T/w/sweep.ini" "$T/w/job.ini" "$T/w/stored.ini" > /dev/null 2>&1 || t_bail "submit to $Q2"
+s2 submit --create "$T/w/sweep.ini" "$T/w/job.ini" "$T/w/stored.ini" > /dev/null 2>&1 || t_bail "submit to $Q2"
 $H status "file://$Q2" lr.1 succeeded 3 3 2 7200 360 1.2346 4.1 4500 ip-10-0-1-5
 $H status "file://$Q2" lr.2 running 2 2 1 3600 0 0.5 2.05 120 "gpu host 7"
 $H status "file://$Q2" lr.3 failed 1 1 0 90 0 0.0125 0.05 -1 ip-10-0-1-9
@@ -265,8 +271,14 @@ own-store  queued           0         0      0.00    0.00     \$0.00     \$0.00 
 train      released         5         4     24.00    2.00    \$30.00    \$98.32    99000  p5-a
 total                       5         4     24.00    2.00    \$30.00    \$98.32
 
-all: 8 jobs (1 running, 1 released, 4 queued, 1 succeeded, 1 failed), 11 attempts, 7 preemptions, 27.02 GPU-hours used, 2.10 lost; cost \$31.75, on demand \$104.52, saved \$72.77 (70%)" "" \
-	"status: a table per sweep and one for other jobs, totals, what the night cost and saved"
+all: 8 jobs (1 running, 1 released, 4 queued, 1 succeeded, 1 failed), 11 attempts, 7 preemptions, 27.02 GPU-hours used, 2.10 lost; cost \$31.75, on demand \$104.52, saved \$72.77 (70%)
+
+lr.4: needs 1 GPU: no agent is running on this queue (start one: spotrun agent)
+lr.5: needs 1 GPU: no agent is running on this queue (start one: spotrun agent)
+lr.6: needs 1 GPU: no agent is running on this queue (start one: spotrun agent)
+own-store: needs no GPU: no agent is running on this queue (start one: spotrun agent)
+train: needs 8xH100: no agent is running on this queue (start one: spotrun agent)" "" \
+	"status: a table per sweep and one for other jobs, totals, what the night cost and saved, why jobs wait"
 run st s2 status lr.1 train
 expect st 0 "queue file://$Q2 (from --queue)
 
@@ -280,8 +292,26 @@ JOB    STATE     ATTEMPTS PREEMPTED GPU-HOURS    LOST      COST ON-DEMAND     ST
 train  released         5         4     24.00    2.00    \$30.00    \$98.32    99000  p5-a
 total                   5         4     24.00    2.00    \$30.00    \$98.32
 
-all: 2 jobs (1 released, 1 succeeded), 8 attempts, 6 preemptions, 26.00 GPU-hours used, 2.10 lost; cost \$31.23, on demand \$102.42, saved \$71.19 (70%)" "" \
+all: 2 jobs (1 released, 1 succeeded), 8 attempts, 6 preemptions, 26.00 GPU-hours used, 2.10 lost; cost \$31.23, on demand \$102.42, saved \$71.19 (70%)
+
+train: needs 8xH100: no agent is running on this queue (start one: spotrun agent)" "" \
 	"status of two jobs by id"
+# agents' records: what they offer against what the jobs need; a running
+# job's lease unrenewed for 4 minutes
+mkdir -p "$Q2/agents" "$Q2/ckpt/_leases"
+printf '{"agent":"vm-a-1","host":"vm-a","time":1,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' > "$Q2/agents/vm-a-1"
+printf '{"agent":"vm-b-2","host":"vm-b","time":1,"gpu_nodes":2,"gpus":2,"gpu_type":"A100","no_driver":""}' > "$Q2/agents/vm-b-2"
+: > "$Q2/ckpt/_leases/lr.2"
+touch -d '-250 seconds' "$Q2/ckpt/_leases/lr.2"
+run st s2 status
+t_is "$rc|$(sed -n '/^all: /,$p' "$T/st.out" | tail -n +3)" "0|lr.2: agent silent for 4m (its lease was last renewed 4m ago; another agent takes the job over once it expires)
+lr.4: needs 1 GPU: waits for one of 1 agent that can run it
+lr.5: needs 1 GPU: waits for one of 1 agent that can run it
+lr.6: needs 1 GPU: waits for one of 1 agent that can run it
+own-store: needs no GPU: waits for one of 2 agents that can run it
+train: needs 8xH100: no agent has them (vm-a: 0 GPUs, vm-b: 2xA100)" \
+	"status says why each job waits, against the agents' records, and that a running job's agent is silent" || t_show "$T/st.out"
+rm -r "$Q2/agents" "$Q2/ckpt/_leases/lr.2"
 run st s2 status lr
 run st2 s2 status "$T/w/sweep.ini"
 t_is "$rc|$(grep -c '^lr\.[1-6] ' "$T/st.out")|$(cat "$T/st2.out")" "0|6|$(cat "$T/st.out")" \
@@ -418,14 +448,14 @@ t_is "$($H lease "file://$Q2" lr.2)|$($H lease "file://$Q2" lr.3)|$($H lease "fi
 t_is "$(keys "$Q2" | grep -c '^pending/09999~T~lr\.3~1-2~~q~1~E$')|$(keys "$Q2" | grep -c '^index/lr\.3~000000000001~T~queued~1~0~')" \
 	"1|1" "... a pending marker back with the lease's epoch and etag, the status marker queued (counts kept)"
 run r s2 retry lr.1
-expect r 69 "0 queued again: file://$Q2 (from --queue)" "spotrun: lr.1: not retried: requeue lease _leases/lr.1 in file://$Q2/ckpt: its state is succeeded (epoch 1), not one asked for" \
-	"retry of a succeeded job by name: refused (69)"
+expect r 69 "0 queued again: file://$Q2 (from --queue)" "spotrun: lr.1: not retried: requeue lease _leases/lr.1 in file://$Q2/ckpt: its state is succeeded (epoch 1), not one asked for; retry takes failed and cancelled jobs: to run a succeeded one again: spotrun requeue lr.1" \
+	"retry of a succeeded job by name: refused (69), naming the command that would work"
 run r s2 requeue lr.1 "$T/w/job.ini"
 expect r 69 "lr.1: queued again (it was succeeded)
-1 queued again: file://$Q2 (from --queue)" "spotrun: train: not requeued: requeue lease _leases/train in file://$Q2/ckpt: its state is released (epoch 1), not one asked for" \
+1 queued again: file://$Q2 (from --queue)" "spotrun: train: not requeued: requeue lease _leases/train in file://$Q2/ckpt: its state is released (epoch 1), not one asked for; spotrun status train says why it waits" \
 	"requeue of a succeeded job; a released one is no ended job (69)"
 run r s2 requeue lr.5
-expect r 69 "0 queued again: file://$Q2 (from --queue)" "spotrun: lr.5: not requeued: requeue lr.5: it was never claimed: it is still waiting in the queue" \
+expect r 69 "0 queued again: file://$Q2 (from --queue)" "spotrun: lr.5: not requeued: requeue lr.5: it was never claimed: it is still waiting in the queue; spotrun status lr.5 says why it waits" \
 	"requeue of a job never claimed: it is waiting already"
 $H status "file://$Q2" lr.5 failed 7 2 1 60 0 0 0 -1 h
 echo 'not a lease' | $H put "file://$Q2" _leases/lr.5
@@ -441,7 +471,7 @@ line=$(grep -oE '`\./spotrun submit examples/sweep\.ini[^`]*`' "$top_srcdir/READ
 t_is "$line" "./spotrun submit examples/sweep.ini && ./spotrun status" "the README shows submit, then status"
 (cd "$top_srcdir" && XDG_DATA_HOME=$T/readme sh -c "$(printf '%s' "$line" | sed "s|\./spotrun|$S|g")") \
 	> "$T/readme.out" 2> "$T/readme.err"
-t_is "$?|$(grep -c '^quickstart-sweep\.[1-4]: queued (seed=[12], steps=[12]00)$' "$T/readme.out")|$(tail -n 1 "$T/readme.out")" \
-	"0|4|all: 4 jobs (4 queued), 0 attempts, 0 preemptions, 0.00 GPU-hours used, 0.00 lost; cost \$0.00, on demand \$0.00, saved \$0.00" \
-	"... which queues the 4 trials of examples/sweep.ini and shows them" || t_show "$T/readme.err"
+t_is "$?|$(grep -c '^quickstart-sweep\.[1-4]: queued (seed=[12], steps=[12]00)$' "$T/readme.out")|$(grep '^all: ' "$T/readme.out")|$(grep -c '^quickstart-sweep\.[1-4]: needs no GPU: no agent is running on this queue (start one: spotrun agent)$' "$T/readme.out")" \
+	"0|4|all: 4 jobs (4 queued), 0 attempts, 0 preemptions, 0.00 GPU-hours used, 0.00 lost; cost \$0.00, on demand \$0.00, saved \$0.00|4" \
+	"... which queues the 4 trials of examples/sweep.ini and shows them, and why they wait" || t_show "$T/readme.err"
 t_done

@@ -34,7 +34,7 @@ inert() {
 
 # --- status: a marker's host -----------------------------------------------
 printf '[job]\nname = evil\ncommand = /bin/true\n' > "$T/evil.ini"
-"$S" submit --queue "$Q" "$T/evil.ini" > /dev/null 2>&1 || t_bail "submit to $Q"
+"$S" submit --create --queue "$Q" "$T/evil.ini" > /dev/null 2>&1 || t_bail "submit to $Q"
 host=$(printf '\033]0;pwned\007\033[2J\nevil.2  succeeded \302\233H\342\200\256x\377')
 $H status "$QU" evil running 1 1 0 3600 0 0.5 2.05 120 "$host" || t_bail "status marker"
 t_is "$(cd "$Q/index" && ls)" \
@@ -66,6 +66,21 @@ step 1
 ==> evil: logs/evil/zz\\u{9b}2J\\u{202e} <==
 raw $(printf '\033')[1mbody$(printf '\033')[0m" "" \
 	"logs: a segment of a stranger's key named escaped in its header; the body as shipped"
+# On a terminal (a pty of script(1)) the job's bytes are escaped as the
+# header is, but for newline, tab and carriage return; --raw, as shipped.
+printf 'bar\r50%%\tdone \302\233x \377 caf\303\251 \033]0;pwned\007\n' | $H log "$QU" evil 1 2 ||
+	t_bail "log segment"
+script -qec "$S logs --queue $Q evil" /dev/null > "$T/lt.out" 2>&1
+t_is "$?|$(sed 's/\r$//' "$T/lt.out")" "0|==> evil: run 1, attempt 1 <==
+step 1
+==> evil: run 1, attempt 2 <==
+bar$(printf '\r')50%$(printf '\t')done \\u{9b}x \\xff $(printf 'caf\303\251') \\x1b]0;pwned\\x07
+==> evil: logs/evil/zz\\u{9b}2J\\u{202e} <==
+raw \\x1b[1mbody\\x1b[0m" "logs on a terminal: the job's escape sequences, C1 controls and stray bytes escaped; CR and tab kept" ||
+	od -c "$T/lt.out" | head -n 20 | sed 's/^/#   /'
+script -qec "$S logs --raw --queue $Q evil" /dev/null > "$T/lr.out" 2>&1
+t_is "$?|$(LC_ALL=C grep -c "$(printf '\033')\[1mbody" "$T/lr.out")" "0|1" "logs --raw on a terminal: as shipped"
+rm -f "$Q"/logs/evil/*-0002-*
 printf 'x\n' > "$Q/logs/evil/zz$(printf '\033')]0;pwned$(printf '\007')"
 run l "$S" logs --queue "$Q" evil
 t_is "$rc|$(cat "$T/l.err")" \

@@ -46,7 +46,7 @@ ag_bounded() {
 # 1. a malformed pending marker
 job good "echo good"
 job bad1 "echo bad1"
-"$S" submit --queue "$Q" "$t_tmp/good.ini" "$t_tmp/bad1.ini" > /dev/null || t_bail "submit failed"
+"$S" submit --create --queue "$Q" "$t_tmp/good.ini" "$t_tmp/bad1.ini" > /dev/null || t_bail "submit failed"
 m=$(cd "$t_tmp/q/pending" && ls | grep '~bad1~')
 broken=$(printf '%s\n' "$m" | sed 's/~0-0~/~x-0~/')
 mv "$t_tmp/q/pending/$m" "$t_tmp/q/pending/$broken"

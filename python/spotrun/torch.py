@@ -29,7 +29,9 @@ model, optimizer and scheduler of rank 0's file (DistributedDataParallel keeps
 them the same on every rank) and the random number generators of its own
 rank's file where there is one, rank 0's otherwise; a sharded state (ZeRO's
 optimizer) is the job's to reshard from the parts: pass optimizer=None and
-read the previous ranks' files (spotrun.rank_dir(k)).
+read the previous ranks' files (spotrun.rank_dir(k)). The first save() after
+such a resume removes the files that no rank writes any more (those of the
+ranks gone), so that they do not stay in every later checkpoint.
 
 Under launch = once with a launcher of the job's own (torchrun), spotrun waits
 for one done marker, which the ranks share: save() writes each rank's file as
@@ -204,6 +206,43 @@ def _set_rng_state(st: dict) -> None:
             torch.cuda.set_rng_state(s, i)
 
 
+def _stale_paths() -> list:
+    """The files of the restored checkpoint's world size that save() at
+    this one does not write again, which would otherwise stay in every
+    later checkpoint (spotrun's timeline says so): on a resume on fewer
+    ranks, those of the ranks gone; from one process to several, its
+    ckpt_dir()/FILENAME; from several to one, every rank's. For rank 0
+    alone to remove (the others may share the directory)."""
+    d, prev, n = spotrun.ckpt_dir(), spotrun.prev_world_size(), spotrun.world_size()
+    if d is None or prev is None or n is None or prev == n or spotrun.rank() != 0:
+        return []
+    if prev == 1:
+        return [os.path.join(d, FILENAME)]
+    return [os.path.join(d, "rank-%d" % k, FILENAME) for k in range(0 if n == 1 else n, prev)]
+
+
+_cleaned = False
+
+
+def _remove_stale() -> None:
+    """Once per process, at its first save (every rank has loaded by then):
+    remove _stale_paths() and the rank folders they leave empty."""
+    global _cleaned
+    if _cleaned:
+        return
+    _cleaned = True
+    for p in _stale_paths():
+        try:
+            os.remove(p)
+        except FileNotFoundError:
+            pass
+        if os.path.basename(os.path.dirname(p)).startswith("rank-"):
+            try:
+                os.rmdir(os.path.dirname(p))
+            except OSError:
+                pass                        # not empty: the job keeps more there
+
+
 def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
          scheduler: Any = None) -> bool:
     """Answer spotrun's pending request with the training state at `step`:
@@ -229,6 +268,7 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
         "rng": _rng_state(),
     }
     spotrun._write_atomic(path, lambda f: torch.save(state, f))
+    _remove_stale()
     if _shared_marker():
         # One marker for all: rank 0 answers once every rank's file is there.
         dist = _dist()

@@ -353,8 +353,9 @@ sr_ini_load(const char *path, struct sr_ini **out, char *err)
 	r.len = len;
 	r.err = err;
 	/* The line buffer must be long enough for a session token (Debian's
-	 * default is 200 bytes); sr_ini_parse_stream is thread-safe. */
-	ret = sr_ini_parse_stream(read_line, &r, on_key, &r, LINE_MAX_LEN);
+	 * default is 200 bytes); sr_ini_parse_stream is thread-safe. Only
+	 * " ;" ends a value, inih's default: a secret may hold " #". */
+	ret = sr_ini_parse_stream(read_line, &r, on_key, &r, LINE_MAX_LEN, ";");
 	if (ret == -2 && !r.failed) {
 		/* inih's line buffer */
 		sr_err_oom(err, "parse");
