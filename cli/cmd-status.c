@@ -32,6 +32,7 @@
 #include "status-trials.h"
 #include "status-view.h"
 #include "status-why.h"
+#include "target.h"
 #include "termsafe.h"
 #include "util.h"
 
@@ -242,17 +243,50 @@ utf8_terminal(void)
 	return v != NULL && (strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL);
 }
 
-/* `status SWEEP`, one sweep named alone: its trials' view (status-trials.h);
- * 1 when it was (*rc its exit code), else 0. */
+/* The sweep a sweep file given alone names, into name; 0 when arg is no
+ * file or not a sweep's, 1 when it is, -1 when it could not be read (*rc
+ * the exit code, the reason said, as the jobs' view would say it). */
+static int
+sweep_of_file(const char *arg, const struct sr_fleet_index *ix, const char *where,
+    char *name, size_t len, int *rc)
+{
+	struct sr_fleet_ids ids;
+	char *const args[1] = { (char *)arg };
+	size_t i;
+	int of_sweep;
+
+	if (!sr_target_is_file(arg))
+		return 0;
+	if ((*rc = sr_fleet_targets(args, 1, ix, where, &ids)) != 0)
+		return -1;
+	of_sweep = ids.n > 0 && sr_fleet_sweep_of(ids.v[0], name, len);
+	for (i = 0; i < ids.n; i++)
+		of_sweep = of_sweep && ids.of_sweep[i];
+	sr_fleet_ids_free(&ids);
+	return of_sweep;
+}
+
+/* `status SWEEP` (its name or its file), one sweep named alone: its trials'
+ * view (status-trials.h); 1 when it was (*rc its exit code), else 0. */
 static int
 trials_view(const struct sr_args *a, struct sr_fleet *fl, const struct sr_fleet_index *ix,
     int *rc)
 {
 	struct sr_trials_opts o;
 	size_t *idx = NULL, n;
+	char sweep[SR_QUEUE_ID_MAX + 1];
+	const char *name;
+	int f;
 
-	if (a->argc != 1 || sr_fleet_index_find(ix, a->argv[0]) != NULL ||
-	    (n = sr_fleet_index_sweep(ix, a->argv[0], &idx)) == 0)
+	if (a->argc != 1)
+		return 0;
+	name = a->argv[0];
+	if ((f = sweep_of_file(name, ix, fl->where, sweep, sizeof sweep, rc)) == -1)
+		return 1;
+	if (f == 1)
+		name = sweep;
+	if (sr_fleet_index_find(ix, name) != NULL ||
+	    (n = sr_fleet_index_sweep(ix, name, &idx)) == 0)
 		return 0;
 	memset(&o, 0, sizeof o);
 	o.metric = sr_args_get(a, STATUS_METRIC);
@@ -260,7 +294,7 @@ trials_view(const struct sr_args *a, struct sr_fleet *fl, const struct sr_fleet_
 	o.wide = sr_args_has(a, STATUS_WIDE);
 	o.json = sr_args_has(a, STATUS_JSON);
 	o.unicode = utf8_terminal();
-	*rc = sr_status_trials(fl, ix, a->argv[0], idx, n, &o);
+	*rc = sr_status_trials(fl, ix, name, idx, n, &o);
 	free(idx);
 	return 1;
 }

@@ -314,7 +314,7 @@ train: needs 8xH100: no agent has them (vm-a: 0 GPUs, vm-b: 2xA100)" \
 rm -r "$Q2/agents" "$Q2/ckpt/_leases/lr.2"
 run st s2 status lr
 run st2 s2 status "$T/w/sweep.ini"
-t_is "$rc|$(grep -c '^lr\.[1-6] ' "$T/st.out")|$(cat "$T/st2.out")" "0|6|$(cat "$T/st.out")" \
+t_is "$rc|$(grep -c '^[1-6]  ' "$T/st.out")|$(cat "$T/st2.out")" "0|6|$(cat "$T/st.out")" \
 	"status of a sweep by name, and by its file: its 6 trials"
 run st s2 status lrr
 expect st 66 "" "spotrun: lrr: no such job or sweep in queue file://$Q2 (from --queue); did you mean lr? (spotrun status lists the jobs)" \
