@@ -53,6 +53,8 @@ tests_jobs_libtrain_SOURCES = tests/jobs/libtrain.c
 tests_jobs_libtrain_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
 tests_jobs_libtrain_LDADD = libspotrun.la -lm
 dist_check_SCRIPTS += tests/t66-libjob.sh
+# library mode: a commit that answered a request a newer one replaced
+dist_check_SCRIPTS += tests/t57-lib-replaced.sh
 # Two ranks of a job under `spotrun run` with launch = ranks, preempted:
 # every rank asked, one collective checkpoint, rank 0's done marker.
 noinst_PROGRAMS += tests/jobs/libranks

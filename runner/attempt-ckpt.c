@@ -236,7 +236,7 @@ report_job_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *r
 		r->newest_seq = (long long)s->seq;
 		r->newest_step = s->step;
 	}
-	say_commit(r, s, "committed by the job unasked");
+	say_commit(r, s, res->err[0] != '\0' ? res->err : "committed by the job unasked");
 	sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 }
 
@@ -366,6 +366,9 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	if (!a->req_pending || a->job_done)
 		return;
 	rc = m->ops->state(m, &step);
+	/* state may have found a commit of the job's that answered a request
+	 * this one replaced (library mode): reported now, before this one's */
+	sr_run_job_saves(r, a);
 	for (i = 0; m->ops->late_signal != NULL && i < a->nranks; i++)
 		if (m->ops->late_signal(m, (size_t)i) != 0)
 			a->rank[i].req_signal = m->ops->late_signal(m, (size_t)i);

@@ -42,6 +42,12 @@ struct lib_method {
 	off_t saves_off;
 	int ino, ep;
 	int saves_bad;			/* lines that were no report: said once */
+	/* A commit that answered a request a newer one replaced (a notice's
+	 * a periodic one's): it is in the store all the same, so it is
+	 * reported as the job's own saves are (job_saved), once. */
+	struct sr_ckpt_result late;
+	int late_pending;
+	unsigned long long late_seq;	/* the request it answered */
 };
 
 static int
@@ -169,6 +175,8 @@ lib_launch(struct sr_method *m, struct sr_launch *la)
 		la->env[6] = sr_strdup("SPOTRUN_STORE_NO_METADATA=1");
 }
 
+static int read_done(struct lib_method *l, struct sr_method *m);
+
 static int
 lib_request(struct sr_method *m, const struct sr_child *job, size_t njob,
     const struct sr_ckpt_request *rq, int *signalled, char *err)
@@ -178,10 +186,50 @@ lib_request(struct sr_method *m, const struct sr_child *job, size_t njob,
 
 	for (i = 0; i < njob; i++)
 		signalled[i] = 0;
+	/* The request this one replaces may have been answered since the
+	 * last look; posting clears its marker, so take it now. */
+	if (l->req_seq != 0 && !l->answered && read_done(l, m) == 1) {
+		l->late = l->res;
+		snprintf(l->late.err, sizeof l->late.err, "committed by the job for request %llu, "
+		    "which request %llu replaced", (unsigned long long)l->req_seq,
+		    (unsigned long long)rq->seq);
+		l->late_pending = 1;
+		l->late_seq = l->req_seq;
+	}
 	l->req_seq = rq->seq;
 	l->answered = 0;
 	return sr_req_post(l->req_path, &l->done_path, 1, rq->seq, sr_ckpt_reason_name(rq->reason),
 	    rq->deadline, err);
+}
+
+static void
+fill_result(struct sr_ckpt_result *res, struct sr_method *m, long long step,
+    unsigned long long ckpt, unsigned long long raw, unsigned long long stored,
+    unsigned long long fresh, unsigned long long reused, double secs)
+{
+	memset(res, 0, sizeof *res);
+	res->stats.seq = ckpt;
+	res->stats.step = step;
+	res->stats.epoch = m->ctx.copts->epoch;
+	res->stats.raw_bytes = raw;
+	res->stats.stored_bytes = stored;
+	res->stats.new_bytes = fresh;
+	res->stats.reused_chunks = reused;
+	res->stats.seconds = secs;
+}
+
+/* Keep the commit that answered request seq, which the pending one
+ * replaced, for job_saved to report (with how, in err: see method.h). */
+static void
+take_late(struct lib_method *l, struct sr_method *m, unsigned long long seq, long long step,
+    unsigned long long ckpt, unsigned long long raw, unsigned long long stored,
+    unsigned long long fresh, unsigned long long reused, double secs)
+{
+	fill_result(&l->late, m, step, ckpt, raw, stored, fresh, reused, secs);
+	snprintf(l->late.err, sizeof l->late.err, "committed by the job for request %llu, which "
+	    "request %llu replaced", seq, (unsigned long long)l->req_seq);
+	l->late_pending = 1;
+	l->late_seq = seq;
 }
 
 /* The done marker: "seq=N step=S checkpoint=C raw=R stored=T new=W
@@ -214,20 +262,16 @@ read_done(struct lib_method *l, struct sr_method *m)
 	if ((b = strstr(buf, " blocked=")) != NULL && sscanf(b, " blocked=%lf", &blocked) != 1)
 		blocked = -1;
 	free(buf);
-	if (seq != l->req_seq)
-		return 0;	/* an older request's, written late */
+	if (seq != l->req_seq) {
+		/* an older request's, written late: committed all the same */
+		if (seq < l->req_seq && seq != l->late_seq)
+			take_late(l, m, seq, step, ckpt, raw, stored, fresh, reused, secs);
+		return 0;
+	}
 	if (blocked >= 0 && blocked < secs)
 		sr_tl(m->ctx.tl, 0, "ckpt", "the job saved step %lld in the background: its training "
 		    "was blocked %.3f s of the save's %.3f s", step, blocked, secs);
-	memset(&l->res, 0, sizeof l->res);
-	l->res.stats.seq = ckpt;
-	l->res.stats.step = step;
-	l->res.stats.epoch = m->ctx.copts->epoch;
-	l->res.stats.raw_bytes = raw;
-	l->res.stats.stored_bytes = stored;
-	l->res.stats.new_bytes = fresh;
-	l->res.stats.reused_chunks = reused;
-	l->res.stats.seconds = secs;
+	fill_result(&l->res, m, step, ckpt, raw, stored, fresh, reused, secs);
 	return 1;
 }
 
@@ -337,6 +381,11 @@ lib_job_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	char *nl;
 	int fd;
 
+	if (l->late_pending) {
+		l->late_pending = 0;
+		*res = l->late;
+		return 1;
+	}
 	while (read(l->ino, ev, sizeof ev) > 0)
 		;	/* the wake is taken; the file says what is new */
 	for (;;) {

@@ -173,9 +173,12 @@ struct sr_method_ops {
 	 * loop (news the method keeps for state). */
 	int (*saved)(struct sr_method *m, struct sr_ckpt_result *res);
 	/* NULL-able. fd was readable: 1 the job reported a save of its own
-	 * (library mode: one it made unasked, rc 0 with the stats; or any
-	 * save of its that failed, rc -1 with err, stats.seq the request it
-	 * answered, 0 none), 0 no more. Called until 0. */
+	 * (library mode: one it made unasked, or one that answered a request
+	 * a newer one replaced, rc 0 with the stats and, for the latter, err
+	 * saying so for the timeline, else empty; or any save of its that
+	 * failed, rc -1 with err, stats.seq the request it answered, 0 none),
+	 * 0 no more. Called until 0, after each state and when the attempt
+	 * ends. */
 	int (*job_saved)(struct sr_method *m, struct sr_ckpt_result *res);
 	/* NULL-able. Abandon the running save (the user asked twice, or the
 	 * run's lease is lost): it ends soon, through fd and saved as ever,
