@@ -214,7 +214,7 @@ botocore_is(const char *py, const char *got, const char *what)
 	}
 	pclose(f);
 	want[strcspn(want, "\n")] = '\0';
-	is_str(got, want, what);
+	is_str(got, want, "%s", what);
 }
 
 static void
