@@ -74,7 +74,7 @@ job() {
 	printf '[job]\nname = %s\ncommand = %s %s/blobjob.py --steps %s --sleep 0.05 --sizes 12582912\n' \
 	    "$1" "$PY" "$JOBS" "$2"
 	printf '[checkpoint]\ninterval = 1s\nmargin = 1s\n'
-	printf '[provider]\nname = local\nafter = 2500ms\nwindow = 4s\npreemptions = 1\n'
+	printf '[provider]\nname = local\nafter = 2500ms\nwindow = 60s\npreemptions = 1\n'
 	printf '[resources]\ngpus = 1\n'
 }
 job big 120 > "$T/w/big.ini"
