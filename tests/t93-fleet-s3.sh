@@ -108,7 +108,7 @@ here: queued
 # --- 2. status ------------------------------------------------------------
 $H status "$QU" lr.1 succeeded 2 2 1 7200 720 0.9 3.0 800 ip-10-0-0-1
 $H status "$QU" lr.2 running 1 1 0 1800 0 0.2 0.6 100 ip-10-0-0-2
-run st "$S" status lr
+run st "$S" status lr.1 lr.2 lr.3
 expect st 0 "queue $W
 
 sweep lr: 3 trials (1 running, 1 queued, 1 succeeded)
@@ -118,8 +118,17 @@ lr.2   running          1         0      0.50    0.00     \$0.20     \$0.60     
 lr.3   queued           0         0      0.00    0.00     \$0.00     \$0.00        -  -
 total                   3         1      2.50    0.20     \$1.10     \$3.60
 
-all: 3 jobs (1 running, 1 queued, 1 succeeded), 3 attempts, 1 preemption, 2.50 GPU-hours used, 0.20 lost; cost \$1.10, on demand \$3.60, saved \$2.50 (69%)" "" \
-	"status of a sweep on s3://"
+all: 3 jobs (1 running, 1 queued, 1 succeeded), 3 attempts, 1 preemption, 2.50 GPU-hours used, 0.20 lost; cost \$1.10, on demand \$3.60, saved \$2.50 (69%)
+
+lr.3: needs no GPU: no agent is running on this queue (start one: spotrun agent)" "" \
+	"status of a sweep's jobs on s3://, and why the queued one waits"
+run st "$S" status lr
+expect st 0 "sweep lr: 3 trials, metric loss (smallest is best)
+TRIAL  lr    STATE     ATT    TIME     COST      LAST      BEST CURVE
+1      0.1   succeeded   2       -    \$0.90         -         -
+2      0.01  running     1       -    \$0.20         -         -
+3      0.001 queued      0       -    \$0.00         -         -" "" \
+	"status of a sweep on s3://: its trials"
 BQ="s3://$bucket/big?endpoint=$ep"
 $H many "$BQ" big 10000 || t_bail "10,000 status markers on S3"
 run big "$S" status --json --queue "$BQ"
