@@ -35,7 +35,7 @@ margin = 1s
 [provider]
 name = local
 after = 2s
-window = 3s
+window = 30s
 preemptions = 2
 INI
 "$SPOTRUN" check "$tmp/job.ini" >"$tmp/check" 2>&1 && echo "ok 2 - spotrun check accepts mode = library" ||

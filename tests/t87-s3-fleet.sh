@@ -100,7 +100,7 @@ for line in open(os.path.join(tmp, "status.txt")):
     f = line.split()
     status[f[0]] = {"attempts": int(f[3]), "preemptions": int(f[4]), "used": int(f[5]),
                     "lost": int(f[6])}
-bad_resume, bad_status, starts_all, attempts_all = [], [], 0, 0
+bad_resume, bad_status, starts_all, attempts_all, gaps = [], [], 0, 0, []
 for i in range(1, 21):
     id = "sw.%05d" % i
     seqs = [l.strip() for l in open(os.path.join(tmp, "wl", id + ".seqs")) if l.strip()]
@@ -138,6 +138,7 @@ for i in range(1, 21):
     if id in touched:
         continue
     ran = sum(b - a for a, b in runs.values())
+    gaps.append((st["used"] - ran) / max(len(starts), 1))
     if st["attempts"] != len(starts) or st["preemptions"] != notices or \
             not (ran - 1 <= st["used"] <= ran + 2 * len(starts) + 1) or st["lost"] > st["used"]:
         bad_status.append("%s: status %s, the log: %d attempts, %d notices, %.1f s run" %
@@ -146,11 +147,14 @@ print("resume:", "ok" if not bad_resume else "; ".join(bad_resume))
 print("status:", "ok" if not bad_status else "; ".join(bad_status))
 print("attempts:", "ok" if abs(attempts_all - starts_all) <= kills else
       "status %d, the logs %d, kills %d" % (attempts_all, starts_all, kills))
+print("gap: the status's GPU-seconds less the logs', per attempt: %.1f to %.1f s" %
+      (min(gaps, default=0), max(gaps, default=0)))
 print("untouched:", 20 - len(touched & set("sw.%05d" % i for i in range(1, 21))))
 EOF
 t_is "$(sed -n 's/^resume: //p' "$t_tmp/check.txt")" ok \
     "every attempt resumed from the newest committed checkpoint: no step of one ran again" ||
     t_show "$t_tmp/check.txt"
+t_diag "$(sed -n 's/^gap: //p' "$t_tmp/check.txt")"
 t_is "$(sed -n 's/^attempts: //p' "$t_tmp/check.txt")" ok \
     "the attempts in the status add up to those the jobs' logs show (within one per kill)"
 t_is "$(sed -n 's/^status: //p' "$t_tmp/check.txt")" ok \

@@ -50,17 +50,21 @@ ag_run() {
 	t_wait "$t_last"
 }
 
-# ag_run_bounded NAME GPUS ARGS...: ag_run, but an agent that has not
-# ended after 60 s is killed (SIGKILL: $t_rc 137), so that a test of an
+# ag_wait_bounded PID SECONDS: t_wait for agent PID, but one that has not
+# ended after SECONDS is killed (SIGKILL: $t_rc 137), so that a test of an
 # agent that must end fails instead of hanging. A hang guard, not a
 # timing assertion.
+ag_wait_bounded() {
+	( sleep "$2"; kill -KILL "$1" ) >/dev/null 2>&1 &	# not holding the TAP pipe
+	_guard=$!
+	t_wait "$1"
+	kill "$_guard" 2>/dev/null
+}
+
+# ag_run_bounded NAME GPUS ARGS...: ag_run, with a hang guard of 60 s.
 ag_run_bounded() {
 	ag_start "$@"
-	_b=$t_last
-	( sleep 60; kill -KILL "$_b" ) >/dev/null 2>&1 &	# not holding the TAP pipe
-	_guard=$!
-	t_wait "$_b"
-	kill "$_guard" 2>/dev/null
+	ag_wait_bounded "$t_last" 60
 }
 
 # ag_steps ID: "ok N" when job ID's final list is 1..N each once, in order.

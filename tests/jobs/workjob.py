@@ -11,7 +11,10 @@ were done before it. It also appends, as it goes, to --log DIR/JOB.log (JOB
 is SPOTRUN_JOB), a file outside the checkpoint that survives every
 attempt:
 
-    start T K PID         an attempt began, resuming after step K (0: fresh)
+    start T K PID         an attempt began, resuming after step K (0: fresh);
+                          T is when its process started (before the
+                          interpreter's start-up, which a loaded machine
+                          makes seconds long: the time spotrun counts)
     step N T PID          step N was done
     ckpt N T PID REASON   the state at step N went to spotrun (REASON: periodic,
                           notice, early)
@@ -39,6 +42,17 @@ def append(path, line):
         f.flush()
 
 
+def process_start():
+    """This process's start, in epoch seconds: /proc/self/stat's starttime
+    (clock ticks after boot) against /proc/uptime."""
+    with open("/proc/self/stat") as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        up = float(f.read().split()[0])
+    now = time.time()
+    return now - (up - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def write_atomic(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -62,7 +76,7 @@ def main():
         with open(state) as f:
             done = [tuple(x) for x in json.load(f)["done"]]
     step = done[-1][0] if done else 0
-    append(glog, "start %.6f %d %d" % (time.time(), step, pid))
+    append(glog, "start %.6f %d %d" % (process_start(), step, pid))
     print("resumed after step %d" % step if step else "starting fresh", flush=True)
     while step < args.steps:
         time.sleep(args.sleep)
