@@ -3,8 +3,9 @@
  * metadata service, IMDSv2 only (design.md section 4).
  *
  * Each VM gets one watcher thread that, every conf->poll seconds (default
- * 0.5 s: AWS advises 5 s, but a notice should reach the job within a
- * second), asks for a session token (PUT /latest/api/token with
+ * 0.2 s: AWS advises 5 s, but a notice should reach the job within 0.3 s
+ * at the 99th percentile; a GET to the VM's own metadata service costs
+ * about 0.1% of a core each second, doc/benchmarks.md), asks for a session token (PUT /latest/api/token with
  * X-aws-ec2-metadata-token-ttl-seconds) when it has none or it is near its
  * end, then GETs /latest/meta-data/spot/instance-action with
  * X-aws-ec2-metadata-token. 404 means no notice; 401 means the token is no
@@ -67,7 +68,7 @@
 
 #define DEFAULT_ENDPOINT "http://169.254.169.254"
 #define IPV6_ENDPOINT	"http://[fd00:ec2::254]"
-#define DEFAULT_POLL	0.5		/* seconds between polls */
+#define DEFAULT_POLL	0.2		/* seconds between polls */
 #define MIN_POLL	0.05
 #define MAX_POLL	3600.0
 #define TOKEN_TTL	21600		/* seconds asked for (the maximum) */

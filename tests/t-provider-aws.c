@@ -381,7 +381,7 @@ test_config(void)
 	c.poll = 0.001;
 	ok(sr_provider_new(&c, &p, err) == -1, "a poll of 1 ms is refused");
 	is_str(err, "create provider aws: poll is 0.001; it must be 0 (the default, "
-	    "0.5 s) or between 0.05 and 3600 seconds", "the poll error");
+	    "0.2 s) or between 0.05 and 3600 seconds", "the poll error");
 
 	/* Nothing listens on port 1: every poll fails fast, nothing hangs. */
 	p = new_aws("http://127.0.0.1:1/", 0.1);

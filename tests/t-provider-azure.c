@@ -2,7 +2,7 @@
  * t-provider-azure.c: the `azure` provider (providers/azure.c) against
  * tests/mdemu, the metadata emulator, on loopback: the emulator's Azure
  * rules (400 without Metadata: true, DocumentIncarnation), the notice's
- * latency from the event (polling every 0.5 s), its deadline from
+ * latency from the event (polling every 0.2 s), its deadline from
  * NotBefore (also one in the past) and the fallback, this VM's name that
  * cannot be read (every Preempt or Terminate counts, unacknowledged; the
  * name read again after a backoff), the ack's exact POST body (from the
@@ -487,7 +487,7 @@ test_config(void)
 	c.poll = 0.01;
 	ok(sr_provider_new(&c, &p, err) == -1, "a poll of 0.01 s is refused");
 	is_str(err, "create provider azure: poll is 0.01; it must be 0 (the default, "
-	    "0.5 s) or between 0.05 and 3600 seconds", "the poll error");
+	    "0.2 s) or between 0.05 and 3600 seconds", "the poll error");
 
 	/* Nothing listens on port 1: every request fails fast, nothing hangs. */
 	p = new_azure("http://127.0.0.1:1/", 0);
