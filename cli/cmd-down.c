@@ -112,8 +112,9 @@ cmd_down_exec(const struct sr_args *a)
 	}
 	printf("pool %s: ", name);
 	if (gone > 0)
-		printf("deleted %zu resource%s (%s, its VMs, launch template) in", gone,
-		    gone == 1 ? "" : "s", e->what);
+		printf("deleted %zu resource%s (%s, its VMs, %s) in", gone,
+		    gone == 1 ? "" : "s", e->what, e->template_what != NULL ? e->template_what :
+		    "launch template");
 	else
 		printf("nothing left in");
 	for (i = 0; i < nregions; i++)
