@@ -112,8 +112,9 @@ cmd_down_exec(const struct sr_args *a)
 	}
 	printf("pool %s: ", name);
 	if (gone > 0)
-		printf("deleted %zu resource%s (%s, its VMs, launch template) in", gone,
-		    gone == 1 ? "" : "s", e->what);
+		printf("deleted %zu resource%s (%s, its VMs, %s) in", gone,
+		    gone == 1 ? "" : "s", e->what, e->template_what != NULL ? e->template_what :
+		    "launch template");
 	else
 		printf("nothing left in");
 	for (i = 0; i < nregions; i++)
@@ -135,9 +136,9 @@ const struct sr_cmd_entry sr_cmd_down_entry = {
 	.args = { .opts = down_opts, .operands = "POOL.ini|NAME", .min = 1, .max = 1 },
 	.summary = "delete everything up made for a pool",
 	.help = "Delete every resource `spotrun up` made for the pool (the fleet engine's\n"
-	    "group with its VMs terminated, the launch template), found by their tags\n"
-	    "in the cloud: in each region of POOL.ini, or given the pool's NAME, in the\n"
-	    "region of its record in the queue; then remove that record. A pool with\n"
-	    "nothing left says so and exits 0.",
+	    "group with its VMs terminated, its launch or instance template), found by\n"
+	    "their tags in the cloud: in each region of POOL.ini (GCP: every region),\n"
+	    "or given the pool's NAME, in the region of its record in the queue; then\n"
+	    "remove that record. A pool with nothing left says so and exits 0.",
 	.exec = cmd_down_exec,
 };

@@ -146,7 +146,9 @@ print_machine(const struct sr_queue_machine *m)
 
 /* The pools `spotrun up` recorded in the queue, a line each, from their
  * records alone (no request to the cloud): "pool NAME on CLOUD in REGION:
- * EC2 Fleet ID, target N VMs (as spotrun up set it)". 0, or -1 with err. */
+ * EC2 Fleet ID, target N VMs (as spotrun up set it)", and where `up` found
+ * no capacity ("; waiting for capacity: tried TYPE in REGION (CODE), ...").
+ * 0, or -1 with err. */
 static int
 print_pools(struct sr_queue *q, const char *where, char *err)
 {
@@ -154,6 +156,7 @@ print_pools(struct sr_queue *q, const char *where, char *err)
 	const struct sr_pool_engine *e;
 	char g[SR_TERMSAFE_LEN(sizeof v->group)], r[SR_TERMSAFE_LEN(sizeof v->region)];
 	char c[SR_TERMSAFE_LEN(sizeof v->cloud)], nm[SR_TERMSAFE_LEN(sizeof v->name)];
+	char t[SR_TERMSAFE_LEN(sizeof v->tried)];
 	size_t n, i;
 	int bad, k;
 
@@ -169,10 +172,14 @@ print_pools(struct sr_queue *q, const char *where, char *err)
 		for (k = 0; k < SR_POOL_NCLOUDS; k++)
 			if (strcmp(v[i].cloud, sr_pool_cloud_name((enum sr_pool_cloud)k)) == 0)
 				e = sr_pool_engine((enum sr_pool_cloud)k);
-		printf("pool %s on %s in %s: %s %s, target %u VM%s (as spotrun up set it)\n",
+		printf("pool %s on %s in %s: %s %s, target %u VM%s (as spotrun up set it)",
 		    sr_termsafe(v[i].name, nm, sizeof nm), sr_termsafe(v[i].cloud, c, sizeof c),
 		    sr_termsafe(v[i].region, r, sizeof r), e != NULL ? e->what : "group",
 		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s");
+		if (v[i].tried[0] != '\0')
+			printf("; %s: tried %s", v[i].waiting ? "waiting for capacity" :
+			    "moved here after no capacity", sr_termsafe(v[i].tried, t, sizeof t));
+		putchar('\n');
 	}
 	free(v);
 	return 0;

@@ -6,7 +6,8 @@
  * `spotrun cloud-init`'s with this binary published to the queue's store,
  * the first target --count or the queue's demand, and the pool's record
  * written into the queue (Q/pools/NAME). Found by its tags, a pool made
- * before only gets its target set. --dry-run prints the plan
+ * before only gets its target set. An engine that fails over (GCP) says
+ * where it found no capacity, and whether the pool waits for it. --dry-run prints the plan
  * (fleet/pool-plan.c); a cloud whose engine is not in this build exits 69.
  */
 #include "config.h"
@@ -126,10 +127,19 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 		rc = SR_EXIT_UNAVAILABLE;
 		goto out;
 	}
-	if (w.created)
-		printf("pool %s: created %s %s in %s (launch template %s, image %s), target %u "
-		    "VM%s%s\n", p->name, e->what, w.group, w.region, w.template_id, w.image,
+	if (w.tried[0] != '\0')
+		printf("pool %s: no capacity in %s\n", p->name, w.tried);
+	if (w.waiting)
+		printf("pool %s: waiting for capacity in %s%s%s (every place tried), target %u "
+		    "VM%s%s\n", p->name, w.region, w.group[0] != '\0' ? ", " : "", w.group,
 		    w.target, w.target == 1 ? "" : "s", from_demand ? " (the queue's demand)" : "");
+	else if (w.created)
+		/* no image: a template made before, kept */
+		printf("pool %s: created %s %s in %s (%s %s%s%s), target %u VM%s%s\n",
+		    p->name, e->what, w.group, w.region, e->template_what != NULL ?
+		    e->template_what : "launch template", w.template_id, w.image[0] != '\0' ?
+		    ", image " : "", w.image, w.target, w.target == 1 ? "" : "s",
+		    from_demand ? " (the queue's demand)" : "");
 	else
 		printf("pool %s: found %s %s in %s by its tags; target %u VM%s%s\n", p->name,
 		    e->what, w.group, w.region, w.target, w.target == 1 ? "" : "s",
@@ -141,6 +151,8 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	snprintf(rec.group, sizeof rec.group, "%s", w.group);
 	snprintf(rec.template_id, sizeof rec.template_id, "%s", w.template_id);
 	rec.target = w.target;
+	snprintf(rec.tried, sizeof rec.tried, "%s", w.tried);
+	rec.waiting = w.waiting;
 	rec.updated = sr_now();
 	rec.created = !w.created && sr_queue_pool_get(fl.q, p->name, &old, err) == SR_QUEUE_OK &&
 	    strcmp(old.group, w.group) == 0 ? old.created : rec.updated;
@@ -220,9 +232,11 @@ const struct sr_cmd_entry sr_cmd_up_entry = {
 	    "VM an agent of the queue. --dry-run prints the engine, the resources\n"
 	    "and their tags, the launch configuration, the placement candidates in\n"
 	    "order and the hourly cost range by the price table. Without it, the\n"
-	    "pool is made (this build: AWS), tagged with its name and the queue, its\n"
-	    "VMs booting `spotrun cloud-init`'s user-data, its first target --count\n"
-	    "or the queue's demand (pending and running jobs, within max_vms), and\n"
-	    "recorded in the queue; a pool found by its tags only gets its target set.",
+	    "pool is made (this build: AWS, GCP), tagged with its name and the queue,\n"
+	    "its VMs booting `spotrun cloud-init`'s user-data, its first target\n"
+	    "--count or the queue's demand (pending and running jobs, within\n"
+	    "max_vms), and recorded in the queue; a pool found by its tags only gets\n"
+	    "its target set. On GCP, a group whose VMs meet capacity or quota errors\n"
+	    "moves to the next region, then the next type, in the file's order.",
 	.exec = cmd_up_exec,
 };

@@ -13,7 +13,7 @@
 /* Indexed by enum sr_pool_cloud; NULL: no engine in this build. */
 static const struct sr_pool_engine *const engines[SR_POOL_NCLOUDS] = {
 	[SR_POOL_AWS] = &sr_pool_engine_aws,
-	[SR_POOL_GCP] = NULL,
+	[SR_POOL_GCP] = &sr_pool_engine_gcp,
 	[SR_POOL_AZURE] = NULL,
 };
 

@@ -3,7 +3,7 @@
  * fleet engine (doc/design.md, "Provisioning"), one table line per cloud:
  * make the pool's group or find it by its tags, set its target, describe
  * it, and delete everything tagged with the pool. A cloud without a line
- * (this build: GCP, Azure) has no engine yet: sr_pool_engine() gives NULL
+ * (this build: Azure) has no engine yet: sr_pool_engine() gives NULL
  * and `up` says so.
  *
  * Every resource an engine makes is tagged with the pool's name and the
@@ -32,11 +32,17 @@ struct sr_pool_launch {
 /* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
 struct sr_pool_where {
 	char region[64];
-	char group[128];		/* AWS: the EC2 Fleet's id */
-	char template_id[128];		/* AWS: the launch template's id */
+	char group[128];		/* AWS: the EC2 Fleet's id; GCP: the group's name */
+	char template_id[128];		/* AWS: the launch template's id; GCP: its name */
 	char image[128];		/* the image its VMs boot (resolved) */
 	unsigned target;
 	int created;			/* 1: made now; 0: found by its tags */
+	/* An engine that fails over itself (GCP): the places tried that had
+	 * no capacity, "TYPE in REGION (CODE), ..." ("" when none), and
+	 * whether the pool waits for capacity where it is now (every place
+	 * refused it). */
+	char tried[512];
+	int waiting;
 };
 
 /* A pool's VMs by state. */
@@ -46,8 +52,12 @@ struct sr_pool_vms {
 
 struct sr_pool_engine {
 	const char *what;		/* "EC2 Fleet" */
+	const char *template_what;	/* "instance template"; NULL: "launch template" */
 	/* Find pool l->p by its tags in its first region and set its target,
-	 * or make it there (image, template, group) with l->target. */
+	 * or make it there (image, template, group) with l->target. An
+	 * engine that fails over itself (GCP) may place it elsewhere, in
+	 * the order of l's types and the pool's regions, filling w->tried
+	 * and w->waiting. */
 	int (*ensure)(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err);
 	/* The group's target becomes target. */
 	int (*set_target)(const struct sr_pool_where *w, unsigned target, char *err);
@@ -69,7 +79,8 @@ const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
 struct sr_queue;
 int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
 
-/* The AWS entry (pool-aws.c). */
+/* The AWS entry (pool-aws.c), the GCP entry (pool-gcp.c). */
 extern const struct sr_pool_engine sr_pool_engine_aws;
+extern const struct sr_pool_engine sr_pool_engine_gcp;
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gce.h"
 #include "pool-plan.h"
 #include "util.h"
 
@@ -154,10 +155,14 @@ sr_pool_types(const struct sr_pool *p, const struct sr_prices *t, const char ***
 static void
 print_tags(const struct sr_pool *p, const char *queue, FILE *fp)
 {
-	if (p->cloud == SR_POOL_GCP)	/* labels hold [a-z0-9_-] only: the queue is metadata */
-		fprintf(fp, "    labels: spotrun-pool=%s\n    metadata: spotrun-queue=%s\n",
-		    p->name, queue);
-	else
+	char lq[64];
+
+	/* labels hold [a-z0-9_-] only: the queue's is its hash, the URL is metadata */
+	if (p->cloud == SR_POOL_GCP) {
+		sr_gce_label_value(queue, lq);
+		fprintf(fp, "    labels: spotrun-pool=%s spotrun-queue=%s\n    metadata: "
+		    "spotrun-queue=%s\n", p->name, lq, queue);
+	} else
 		fprintf(fp, "    tags: spotrun:pool=%s spotrun:queue=%s\n", p->name, queue);
 }
 
@@ -191,7 +196,10 @@ sr_pool_plan_print(const struct sr_pool *p, const char *queue, const struct sr_p
 		}
 		fprintf(fp, "  %s spotrun-pool-%s-%s in %s\n", e->group, p->name, p->regions[i],
 		    p->regions[i]);
-		print_tags(p, queue, fp);
+		if (p->cloud == SR_POOL_GCP)	/* Compute labels no group */
+			fprintf(fp, "    no labels of its own: the pool's by its template\n");
+		else
+			print_tags(p, queue, fp);
 	}
 	fprintf(fp, "launch configuration:\n");
 	if (p->image != NULL)

@@ -33,6 +33,12 @@ sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err)
 	    "cloud", p->cloud, "region", p->region, "group", p->group, "template", p->template_id,
 	    "target", (json_int_t)p->target, "created", round(p->created * 1000.0) / 1000.0,
 	    "updated", round(p->updated * 1000.0) / 1000.0);
+	if (root != NULL && p->tried[0] != '\0' && (json_object_set_new(root, "tried",
+	    json_string(p->tried)) == -1 || json_object_set_new(root, "waiting",
+	    json_boolean(p->waiting)) == -1)) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root == NULL)
 		return sr_err(err, "write %s in queue %s: not UTF-8 text", key, q->url);
 	if ((body = json_dumps(root, JSON_COMPACT)) == NULL)
@@ -49,15 +55,16 @@ sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err)
 static int
 parse(const char *body, size_t len, struct sr_queue_pool *p)
 {
-	const char *name, *cloud, *region, *group, *tmpl;
+	const char *name, *cloud, *region, *group, *tmpl, *tried = "";
 	json_t *root = json_loadb(body, len, 0, NULL);
 	json_int_t target;
-	int rc;
+	int rc, waiting = 0;
 
 	memset(p, 0, sizeof *p);
-	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F}", "name", &name,
-	    "cloud", &cloud, "region", &region, "group", &group, "template", &tmpl,
-	    "target", &target, "created", &p->created, "updated", &p->updated);
+	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b}", "name",
+	    &name, "cloud", &cloud, "region", &region, "group", &group, "template", &tmpl,
+	    "target", &target, "created", &p->created, "updated", &p->updated, "tried", &tried,
+	    "waiting", &waiting);
 	if (rc == 0 && target >= 0 && target <= 1000000) {
 		snprintf(p->name, sizeof p->name, "%s", name);
 		snprintf(p->cloud, sizeof p->cloud, "%s", cloud);
@@ -65,6 +72,8 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 		snprintf(p->group, sizeof p->group, "%s", group);
 		snprintf(p->template_id, sizeof p->template_id, "%s", tmpl);
 		p->target = (unsigned)target;
+		snprintf(p->tried, sizeof p->tried, "%s", tried);
+		p->waiting = waiting;
 	} else
 		rc = -1;
 	json_decref(root);

@@ -377,6 +377,11 @@ struct sr_queue_pool {
 	char template_id[128];		/* what its VMs are made from: "lt-..." */
 	unsigned target;		/* VMs, as `up` last set it */
 	double created, updated;	/* epoch seconds */
+	/* An engine that fails over (GCP): where `up` found no capacity,
+	 * "TYPE in REGION (CODE), ..." ("": nowhere; absent from the JSON
+	 * then), and whether the pool waits for it where it is. */
+	char tried[512];
+	int waiting;
 };
 /* Write p's record (overwriting): 0, or -1 with err. */
 int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);

@@ -49,6 +49,9 @@
 #    NO_RESULTS_ON_PAGE for a scope without any; filter: only
 #    `labels.KEY = "VALUE"` (quotes optional) or `name = VALUE`, else
 #    400 invalid;
+#  - images.getFromFamily: GET projects/IMAGE-PROJECT/global/images/family/F
+#    of a family given by --image (any project), answered with the image
+#    (kind compute#image, name, family, status READY, selfLink), else 404;
 #  - POST /token: grant_type refresh_token (client_id, client_secret,
 #    refresh_token of --users) or urn:ietf:params:oauth:grant-type:
 #    jwt-bearer (an RS256 JWT: header alg RS256, typ JWT, kid of --sa; iss
@@ -71,7 +74,9 @@
 # preemption does; POST /emu/revoke forgets every token issued (the next
 # Compute request is answered 401); POST /emu/http-error?status=S&reason=R
 # &count=N answers the next N Compute requests with status S and Google's
-# document of reason R; GET /emu/state: every template, group and instance.
+# document of reason R; GET /emu/state: every template, group and instance;
+# GET /emu/dump: the same as Compute writes them (templates whole, groups
+# as get answers them, instances whole).
 #
 # What it does not: instances.insert, bulkInsert, zonal groups, versions,
 # autoscalers, updates of a template, stateful policies, ETags, quotas
@@ -79,6 +84,8 @@
 #
 # Usage: gceemu.py --port-file FILE --project P [--users FILE] [--sa FILE]
 #                  [--token-ttl S] [--op-polls N] [--page-size N] [--log FILE]
+#                  [--image PROJECT/FAMILY=NAME]...
+#   --image: family FAMILY of project PROJECT points at image NAME;
 #   --users FILE: "CLIENT_ID CLIENT_SECRET REFRESH_TOKEN" a line;
 #   --sa FILE: "EMAIL KEY_ID MODULUS_HEX" a line (openssl rsa -modulus);
 #   --log FILE: "METHOD PATH STATUS" a request, and for each token granted
@@ -164,6 +171,10 @@ class State:
 		self.token_ttl = a.token_ttl
 		self.op_polls = a.op_polls
 		self.page_size = a.page_size
+		self.families = {}		# (project, family) -> image name
+		for spec in a.image or []:
+			fam, name = spec.split("=", 1)
+			self.families[tuple(fam.split("/", 1))] = name
 		self.next_id = random.randint(10**17, 9 * 10**17)
 		if a.users:
 			for line in open(a.users):
@@ -384,6 +395,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 					status, reason = st.http_errors.pop(0)
 					raise GError(status, reason, "Injected %s." % reason)
 				rest = u.path[len("/compute/v1/projects/"):].split("/")
+				if len(rest) == 5 and rest[1:4] == ["global", "images", "family"] and \
+				    method == "GET":
+					return self.reply(200, self.family(rest[0], rest[4]))
 				if rest[0] != st.project:
 					raise not_found("projects/" + rest[0])
 				st.reconcile_all()
@@ -495,6 +509,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if path == "/emu/http-error":
 			st.http_errors += [(int(q["status"]), q["reason"])] * int(q.get("count", "1"))
 			return self.reply(200, {})
+		if path == "/emu/dump":
+			return self.reply(200, {"templates": [t for _, t in sorted(st.templates.items())],
+			    "groups": [st.group_view(g) for _, g in sorted(st.groups.items())],
+			    "instances": [i for _, i in sorted(st.instances.items())]})
 		if path == "/emu/state":
 			return self.reply(200, {"templates": sorted(st.templates), "groups": sorted(
 			    "%s/%s" % k for k in st.groups), "instances": sorted("%s/%s" % k for k in
@@ -502,6 +520,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		raise GError(404, "notFound", "no such hook")
 
 	# ---- Compute ----
+
+	def family(self, project, family):
+		st = self.server.state
+		name = st.families.get((project, family))
+		if name is None:
+			raise not_found("projects/%s/global/images/family/%s" % (project, family))
+		return {"kind": "compute#image", "id": str(int(hashlib.sha256(name.encode()).hexdigest()[:15], 16)),
+		    "creationTimestamp": now_rfc3339(), "name": name, "family": family,
+		    "status": "READY", "sourceType": "RAW", "architecture": "X86_64",
+		    "selfLink": GOOG + "projects/%s/global/images/%s" % (project, name)}
 
 	def compute(self, method, p, q, body):
 		st = self.server.state
@@ -747,6 +775,7 @@ def main():
 	ap.add_argument("--op-polls", type=int, default=0)
 	ap.add_argument("--page-size", type=int, default=500)
 	ap.add_argument("--log")
+	ap.add_argument("--image", action="append")
 	a = ap.parse_args()
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)

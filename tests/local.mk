@@ -192,3 +192,9 @@ check-boot: all
 # model with Debian's PyTorch; tests/bench-codec measures): `make bench`.
 SR_BENCH += bench/compress.sh
 EXTRA_DIST += bench/compress.sh bench/train-state.py
+# up and down on GCP against tests/gceemu.py (Compute, OAuth; the key made
+# by openssl), the queue on tests/gcsemu.py: labels, SPOT and DELETE, the
+# user-data free of credentials, failover to the next region, waiting for
+# capacity, nothing left after down.
+dist_check_SCRIPTS += tests/t59-up-gcp.sh
+EXTRA_DIST += tests/pool/gcp-up.ini

@@ -63,7 +63,7 @@ up 65 /dev/null "spotrun up: noshape.ini: gpus 3xH100: no aws instance type of t
 	"a shape no instance type has" noshape.ini --queue "$q" --dry-run
 up 64 /dev/null "spotrun up: no queue; give --queue URL or set SPOTRUN_QUEUE" \
 	"no queue" gcp.ini --dry-run
-up 69 /dev/null "spotrun up: creating a pool on gcp is not in this build yet; --dry-run prints the plan" \
-	"without --dry-run: not in this build" gcp.ini --queue "$q"
+up 69 /dev/null "spotrun up: creating a pool on azure is not in this build yet; --dry-run prints the plan" \
+	"without --dry-run: not in this build" azure.ini --queue "$q"
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -18,6 +18,7 @@ struct sr_gce {
 	struct sr_gce_auth *auth;
 	char project[128];
 	char base[768];		/* "https://compute.googleapis.com/compute/v1/projects/PROJECT" */
+	size_t root_len;	/* base's length up to "/projects/": another project's paths */
 	double timeout, op_timeout;
 	/* the code of the last error Compute answered ("notFound"), so that
 	 * a delete of what is already gone can be told apart */
@@ -30,7 +31,8 @@ int gce_name_ok(const char *s);
 
 /*
  * method (GET, POST, DELETE) base+path (path starts with '/', any query
- * escaped by the caller) with body (JSON, or NULL), and the 200's reply
+ * escaped by the caller; a path starting "/projects/" goes below
+ * .../compute/v1 instead, for another project's resource: an image) with body (JSON, or NULL), and the 200's reply
  * in *reply (NULL to drop it). Retries as gce.h says; an error of
  * Compute's ends as "WHAT: CODE: MESSAGE" with its class.
  */

@@ -175,6 +175,46 @@ sr_gce_create_template(struct sr_gce *c, const struct sr_gce_template_spec *s, c
 }
 
 enum sr_gce_status
+sr_gce_image_from_family(struct sr_gce *c, const char *family_url, char *image, size_t cap,
+    char *err)
+{
+	const char *p = strstr(family_url, "projects/"), *fam;
+	char what[400], path[512], proj[128], name[128];
+	json_t *j;
+	size_t n;
+	enum sr_gce_status st;
+
+	snprintf(what, sizeof what, "get image of family %.300s", family_url);
+	if (p == NULL || (fam = strstr(p, "/global/images/")) == NULL) {
+		sr_err(err, "%s: want projects/PROJECT/global/images/family/FAMILY", what);
+		return SR_GCE_ERROR;
+	}
+	if (strncmp(fam, "/global/images/family/", 22) != 0) {
+		snprintf(image, cap, "%s", p);	/* an image, not a family */
+		return SR_GCE_OK;
+	}
+	n = (size_t)(fam - p) - 9;
+	snprintf(proj, sizeof proj, "%.*s", (int)(n < sizeof proj ? n : sizeof proj - 1), p + 9);
+	snprintf(name, sizeof name, "%s", fam + 22);
+	if (n >= sizeof proj || strspn(proj, "abcdefghijklmnopqrstuvwxyz0123456789-:.") != n ||
+	    !gce_name_ok(name)) {
+		sr_err(err, "%s: want projects/PROJECT/global/images/family/FAMILY", what);
+		return SR_GCE_ERROR;
+	}
+	snprintf(path, sizeof path, "/projects/%s/global/images/family/%s", proj, name);
+	if ((st = gce_call(c, what, "GET", path, NULL, &j, err)) != SR_GCE_OK)
+		return st;
+	gce_str(j, "name", name, sizeof name);
+	json_decref(j);
+	if (!gce_name_ok(name)) {
+		sr_err(err, "%s: the reply names no image", what);
+		return SR_GCE_ERROR;
+	}
+	snprintf(image, cap, "projects/%s/global/images/%s", proj, name);
+	return SR_GCE_OK;
+}
+
+enum sr_gce_status
 sr_gce_delete_template(struct sr_gce *c, const char *name, char *err)
 {
 	const char *names[] = { name, NULL };
@@ -204,13 +244,9 @@ sr_gce_create_group(struct sr_gce *c, const struct sr_gce_group_spec *s, char *e
 	if (check_names(what, names, err) == -1 ||
 	    (s->zones != NULL && check_names(what, s->zones, err) == -1))
 		return SR_GCE_ERROR;
-	if (s->zones == NULL || s->zones[0] == NULL) {
-		sr_err(err, "%s: no zone to launch in", what);
-		return SR_GCE_ERROR;
-	}
 	if ((zones = json_array()) == NULL)
 		goto oom;
-	for (i = 0; s->zones[i] != NULL; i++) {
+	for (i = 0; s->zones != NULL && s->zones[i] != NULL; i++) {
 		snprintf(zone, sizeof zone, "zones/%s", s->zones[i]);
 		json_array_append_new(zones, json_pack("{s:s}", "zone", zone));
 	}
@@ -222,6 +258,8 @@ sr_gce_create_group(struct sr_gce *c, const struct sr_gce_group_spec *s, char *e
 	    "distributionPolicy", "zones", zones, "targetShape", shape);
 	if (b == NULL)
 		goto oom;
+	if (i == 0)	/* no zone named: Compute chooses the region's */
+		json_object_del(json_object_get(b, "distributionPolicy"), "zones");
 	/* Compute refuses proactive redistribution with any shape but EVEN */
 	if (strcmp(shape, "EVEN") != 0)
 		json_object_set_new(b, "updatePolicy", json_pack("{s:s}",

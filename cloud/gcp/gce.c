@@ -188,6 +188,7 @@ sr_gce_open(const struct sr_gce_opts *o, struct sr_gce **out, char *err)
 	}
 	snprintf(c->project, sizeof c->project, "%s", p);
 	snprintf(c->base, sizeof c->base, "%.*s/compute/v1/projects/%s", (int)n, ep, c->project);
+	c->root_len = n + strlen("/compute/v1");
 	*out = c;
 	return 0;
 }
@@ -268,7 +269,8 @@ gce_call(struct sr_gce *c, const char *what, const char *method, const char *pat
 	if (reply != NULL)
 		*reply = NULL;
 	c->last_code[0] = '\0';
-	if ((url = sr_try_asprintf(err, "%s%s", c->base, path)) == NULL ||
+	if ((url = sr_try_asprintf(err, "%.*s%s", (int)(strncmp(path, "/projects/", 10) == 0 ?
+	    c->root_len : strlen(c->base)), c->base, path)) == NULL ||
 	    (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)) {
 		free(url);
 		sr_err_oom(err, "build request");

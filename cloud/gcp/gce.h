@@ -128,6 +128,14 @@ struct sr_gce_template_spec {
 enum sr_gce_status sr_gce_create_template(struct sr_gce *c, const struct sr_gce_template_spec *s,
     char *err);
 
+/* images.getFromFamily: the image a family URL ("projects/P/global/
+ * images/family/F", or "https://.../projects/P/...") points at now, as
+ * the partial URL "projects/P/global/images/NAME" into image (cap bytes),
+ * so that every VM of a template boots the same image however the family
+ * moves on. A URL naming an image, not a family, is copied as it is. */
+enum sr_gce_status sr_gce_image_from_family(struct sr_gce *c, const char *family_url, char *image,
+    size_t cap, char *err);
+
 /* instanceTemplates.delete of name, waited on. Compute refuses while a
  * group uses it (resourceInUseByAnotherResource, SR_GCE_ERROR). */
 enum sr_gce_status sr_gce_delete_template(struct sr_gce *c, const char *name, char *err);
@@ -137,7 +145,9 @@ struct sr_gce_group_spec {
 	const char *region;		/* "us-central1" */
 	const char *template_name;	/* the pool's template */
 	const char *base_instance_name;	/* NULL: name; instances are BASE-xxxx */
-	const char *const *zones;	/* the region's zones to use; NULL-terminated */
+	/* the region's zones to use, NULL-terminated; NULL or none: Compute
+	 * chooses (up to three of the region's zones) */
+	const char *const *zones;
 	unsigned target;		/* instances to keep */
 	/* distributionPolicy.targetShape; NULL: "ANY" (wherever there is
 	 * capacity: what spot wants; "EVEN", "BALANCED", "ANY_SINGLE_ZONE") */

@@ -1,0 +1,415 @@
+/*
+ * pool-gcp.c: the GCP line of the engine table (pool-engine.h), on
+ * cloud/gcp/gce.h: one global instance template "spotrun-pool-NAME" of
+ * Spot VMs (provisioningModel=SPOT, instanceTerminationAction=DELETE)
+ * holding the user-data, labelled spotrun-pool and spotrun-queue, and one
+ * regional managed instance group on it, "spotrun-pool-NAME-REGION", over
+ * the file's zones of that region (none named: Compute chooses). The image
+ * is the pool's, or the Deep Learning VM family's current image
+ * (images.getFromFamily), so that every VM of the template boots the same.
+ *
+ * Failover (doc/design.md, "Provisioning"): Compute reports a group's
+ * capacity errors in its instances' lastAttempt, not in the calls that
+ * made it, so `up` watches the group it made or found: a group none of
+ * whose instances exists while one reports a capacity code
+ * (ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED: sr_gce_classify) is
+ * deleted and the pool goes to the next place, the places being each type
+ * in order, each region in order within a type. Each place is tried once
+ * an `up`, with a growing pause between; when every one refused, the pool
+ * stays on the last (Compute keeps retrying it) and waits for capacity,
+ * and the next `up` goes round again from there.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gce.h"
+#include "pool-engine.h"
+#include "util.h"
+
+#define SETTLE_S	90.0	/* how long `up` watches a group for its first VM or error */
+#define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
+#define BACKOFF_MAX_S	30.0
+
+static int
+open_client(struct sr_gce **c, char *err)
+{
+	struct sr_gce_opts o;
+
+	memset(&o, 0, sizeof o);
+	return sr_gce_open(&o, c, err);
+}
+
+/* The template's and the group's names. Group names are unique within a
+ * region only, so the region in it is for people; cut to Compute's 63. */
+static void
+names(const char *pool, const char *region, char tmpl[64], char group[64])
+{
+	size_t n;
+
+	snprintf(tmpl, 64, "spotrun-pool-%s", pool);
+	snprintf(group, 64, "spotrun-pool-%s-%s", pool, region);
+	for (n = strlen(group); n > 0 && group[n - 1] == '-'; n--)
+		group[n - 1] = '\0';
+}
+
+/* The image the VMs boot: the pool's, or its family's image now. */
+static int
+resolve_image(struct sr_gce *c, const struct sr_pool *p, char *image, size_t cap, char *err)
+{
+	const char *im = p->image != NULL ? p->image : sr_pool_default_image(p->cloud);
+
+	if (strstr(im, "/images/family/") == NULL) {
+		snprintf(image, cap, "%s", im);
+		return 0;
+	}
+	return sr_gce_image_from_family(c, im, image, cap, err) == SR_GCE_OK ? 0 : -1;
+}
+
+/* One place of the pool: its type and its region. */
+struct place {
+	const char *type, *region;
+};
+
+static struct place
+place_at(const struct sr_pool_launch *l, size_t k)
+{
+	struct place pl = { l->types[k / l->p->nregions], l->p->regions[k % l->p->nregions] };
+
+	return pl;
+}
+
+/* The index of the place of type in region, or -1 (the file changed). */
+static long
+place_index(const struct sr_pool_launch *l, const char *type, const char *region)
+{
+	size_t k;
+	struct place pl;
+
+	for (k = 0; k < l->ntypes * l->p->nregions; k++) {
+		pl = place_at(l, k);
+		if (strcmp(pl.type, type) == 0 && strcmp(pl.region, region) == 0)
+			return (long)k;
+	}
+	return -1;
+}
+
+/* What the engine works with during one ensure. */
+struct run {
+	struct sr_gce *c;
+	const struct sr_pool_launch *l;
+	struct sr_pool_where *w;
+	char tmpl_type[64];		/* the machine type of the pool's template; "": none */
+};
+
+/* The template of type: the pool's if it is of that type, else made
+ * (the old one deleted first: its name is the pool's). */
+static enum sr_gce_status
+template_of(struct run *r, const char *type, char *err)
+{
+	const struct sr_pool *p = r->l->p;
+	struct sr_gce_template_spec ts;
+	char tmpl[64], group[64];
+	enum sr_gce_status st;
+
+	names(p->name, "", tmpl, group);
+	snprintf(r->w->template_id, sizeof r->w->template_id, "%s", tmpl);
+	if (strcmp(r->tmpl_type, type) == 0)
+		return SR_GCE_OK;
+	if (r->tmpl_type[0] != '\0' && (st = sr_gce_delete_template(r->c, tmpl, err)) != SR_GCE_OK)
+		return st;
+	r->tmpl_type[0] = '\0';
+	if (r->w->image[0] == '\0' && resolve_image(r->c, p, r->w->image, sizeof r->w->image,
+	    err) == -1)
+		return SR_GCE_ERROR;
+	memset(&ts, 0, sizeof ts);
+	ts.name = tmpl;
+	ts.pool = p->name;
+	ts.queue = r->l->queue;
+	ts.machine_type = type;
+	ts.image = r->w->image;
+	ts.disk_gb = (unsigned)p->disk_gib;
+	ts.service_account = p->role;
+	/* cloud-init's GCE datasource reads user-data (doc/gcp.md) */
+	ts.user_data = r->l->user_data;
+	ts.user_data_len = r->l->user_data_len;
+	if ((st = sr_gce_create_template(r->c, &ts, err)) == SR_GCE_OK)
+		snprintf(r->tmpl_type, sizeof r->tmpl_type, "%s", type);
+	return st;
+}
+
+/* Make the group of place pl at the launch's target. */
+static enum sr_gce_status
+make_group(struct run *r, struct place pl, char *err)
+{
+	const struct sr_pool *p = r->l->p;
+	struct sr_gce_group_spec gs;
+	const char *zones[SR_POOL_LIST_MAX + 1];
+	char tmpl[64], group[64], base[64];
+	size_t i, nz = 0, rl = strlen(pl.region);
+	enum sr_gce_status st;
+
+	if ((st = template_of(r, pl.type, err)) != SR_GCE_OK)
+		return st;
+	for (i = 0; i < p->nzones && nz < SR_POOL_LIST_MAX; i++)
+		if (strncmp(p->zones[i], pl.region, rl) == 0 && p->zones[i][rl] == '-')
+			zones[nz++] = p->zones[i];
+	zones[nz] = NULL;
+	names(p->name, pl.region, tmpl, group);
+	snprintf(base, sizeof base, "spotrun-%s", p->name);
+	memset(&gs, 0, sizeof gs);
+	gs.name = group;
+	gs.region = pl.region;
+	gs.template_name = tmpl;
+	gs.base_instance_name = base;
+	gs.zones = zones;
+	gs.target = r->l->target;
+	if ((st = sr_gce_create_group(r->c, &gs, err)) != SR_GCE_OK)
+		return st;
+	snprintf(r->w->region, sizeof r->w->region, "%s", pl.region);
+	snprintf(r->w->group, sizeof r->w->group, "%s", group);
+	r->w->created = 1;
+	return SR_GCE_OK;
+}
+
+/* Watch the group until it has a VM for its target, or until none of its
+ * instances exists and one reports a capacity error (SR_GCE_CAPACITY, its
+ * code in code), or SETTLE_S passed (taken as capacity found: Compute is
+ * still at work). */
+static enum sr_gce_status
+watch(struct run *r, unsigned target, char code[64], char *err)
+{
+	struct sr_gce_instance *v;
+	double until = sr_now() + SETTLE_S, pause = 0.25;
+	size_t i, n, exist;
+	enum sr_gce_status st;
+
+	code[0] = '\0';
+	while (target > 0) {
+		if ((st = sr_gce_group_instances(r->c, r->w->region, r->w->group, &v, &n, err)) !=
+		    SR_GCE_OK)
+			return st;
+		for (i = exist = 0; i < n; i++) {
+			if (v[i].status[0] != '\0')
+				exist++;
+			else if (v[i].error_class == SR_GCE_CAPACITY && code[0] == '\0')
+				snprintf(code, 64, "%s", v[i].error_code);
+		}
+		free(v);
+		if (exist > 0)		/* capacity somewhere: the group fills up */
+			break;
+		if (code[0] != '\0')
+			return SR_GCE_CAPACITY;
+		if (sr_now() + pause > until)
+			break;
+		sr_sleep(pause);
+		pause = pause * 2 < 4 ? pause * 2 : 4;
+	}
+	return SR_GCE_OK;
+}
+
+/* The capacity code in err, "VERB OBJECT: CODE: message" (gce.h). */
+static void
+code_in(const char *err, char code[64])
+{
+	const char *s;
+	size_t n;
+
+	snprintf(code, 64, "capacity");
+	for (s = strstr(err, ": "); s != NULL; s = strstr(s + 2, ": ")) {
+		n = strcspn(s + 2, ": ");
+		if (n > 0 && n < 64) {
+			snprintf(code, 64, "%.*s", (int)n, s + 2);
+			if (sr_gce_classify(code) == SR_GCE_CAPACITY)
+				return;
+		}
+	}
+	snprintf(code, 64, "capacity");
+}
+
+/* Add "TYPE in REGION (CODE)" to w->tried. */
+static void
+note_tried(struct sr_pool_where *w, struct place pl, const char *code)
+{
+	size_t n = strlen(w->tried);
+
+	snprintf(w->tried + n, sizeof w->tried - n, "%s%s in %s (%s)", n > 0 ? ", " : "", pl.type,
+	    pl.region, code);
+}
+
+/* The pool's group found, its template's type known; extra groups (an
+ * earlier failover cut short) deleted. *k: its place, or -1. */
+static enum sr_gce_status
+adopt(struct run *r, const struct sr_gce_found *f, long *k, char *err)
+{
+	const struct sr_gce_group *g = NULL;
+	char tmpl[64], group[64];
+	size_t i;
+	enum sr_gce_status st;
+
+	*k = -1;
+	names(r->l->p->name, "", tmpl, group);
+	/* a template of another name with the pool's label is left to down */
+	for (i = 0; i < f->ntemplates; i++)
+		if (strcmp(f->templates[i].name, tmpl) == 0)
+			snprintf(r->tmpl_type, sizeof r->tmpl_type, "%s", f->templates[i].machine_type);
+	for (i = 0; i < f->ngroups; i++) {
+		if (g == NULL && strcmp(f->groups[i].template_name, tmpl) == 0 &&
+		    (*k = place_index(r->l, r->tmpl_type, f->groups[i].region)) >= 0) {
+			g = &f->groups[i];
+			continue;
+		}
+		if ((st = sr_gce_delete_group(r->c, f->groups[i].region, f->groups[i].name, err)) !=
+		    SR_GCE_OK)
+			return st;
+	}
+	if (g != NULL) {
+		snprintf(r->w->region, sizeof r->w->region, "%s", g->region);
+		snprintf(r->w->group, sizeof r->w->group, "%s", g->name);
+		snprintf(r->w->template_id, sizeof r->w->template_id, "%s", tmpl);
+	}
+	return SR_GCE_OK;
+}
+
+static int
+gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
+{
+	struct run r = { NULL, l, w, "" };
+	struct sr_gce_found f;
+	size_t tries, n = l->ntypes * l->p->nregions;
+	double pause = BACKOFF_S;
+	long k;
+	int have;
+	char code[64], e[SR_ERRMAX];
+	enum sr_gce_status st;
+
+	memset(w, 0, sizeof *w);
+	w->target = l->target;
+	if (open_client(&r.c, err) == -1)
+		return -1;
+	if ((st = sr_gce_find_pool(r.c, l->p->name, &f, err)) == SR_GCE_OK) {
+		st = adopt(&r, &f, &k, err);
+		sr_gce_found_free(&f);
+	}
+	have = st == SR_GCE_OK && k >= 0;
+	if (have)
+		st = sr_gce_resize_group(r.c, w->region, w->group, l->target, err);
+	if (st != SR_GCE_OK) {
+		sr_gce_close(r.c);
+		return -1;
+	}
+	if (k < 0)
+		k = 0;
+	for (tries = 0; tries < n; tries++) {
+		struct place pl = place_at(l, (size_t)k);
+
+		if (!have && (st = make_group(&r, pl, e)) == SR_GCE_OK)
+			have = 1;
+		if (have && (st = watch(&r, l->target, code, e)) == SR_GCE_OK)
+			break;
+		if (st != SR_GCE_CAPACITY) {
+			snprintf(err, SR_ERRMAX, "%s", e);
+			break;
+		}
+		if (!have)	/* refused at once: the call's or the operation's error */
+			code_in(e, code);
+		note_tried(w, pl, code);
+		if (tries + 1 == n) {
+			w->waiting = 1;
+			st = SR_GCE_OK;
+			break;
+		}
+		if (have && (st = sr_gce_delete_group(r.c, pl.region, w->group, err)) != SR_GCE_OK)
+			break;
+		have = 0;
+		w->group[0] = '\0';
+		sr_sleep(pause);
+		pause = pause * 2 < BACKOFF_MAX_S ? pause * 2 : BACKOFF_MAX_S;
+		k = (k + 1) % (long)n;
+	}
+	if (st == SR_GCE_OK && w->region[0] == '\0')	/* waiting with no group at all */
+		snprintf(w->region, sizeof w->region, "%s", place_at(l, (size_t)k).region);
+	sr_gce_close(r.c);
+	return st == SR_GCE_OK ? 0 : -1;
+}
+
+static int
+gcp_set_target(const struct sr_pool_where *w, unsigned target, char *err)
+{
+	struct sr_gce *c;
+	int rc;
+
+	if (open_client(&c, err) == -1)
+		return -1;
+	rc = sr_gce_resize_group(c, w->region, w->group, target, err) == SR_GCE_OK ? 0 : -1;
+	sr_gce_close(c);
+	return rc;
+}
+
+static int
+gcp_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
+    char *err)
+{
+	struct sr_gce_instance *v = NULL;
+	struct sr_gce_group g;
+	struct sr_gce *c;
+	size_t i, n = 0;
+	const char *s;
+	int rc = -1;
+
+	memset(vms, 0, sizeof *vms);
+	*target = 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	if (sr_gce_get_group(c, w->region, w->group, &g, err) == SR_GCE_OK &&
+	    sr_gce_group_instances(c, w->region, w->group, &v, &n, err) == SR_GCE_OK) {
+		*target = g.target;
+		for (i = 0; i < n; i++) {
+			s = v[i].status;
+			/* "": Compute is still creating it (or cannot: lastAttempt) */
+			if (s[0] == '\0' || strcmp(s, "PROVISIONING") == 0 ||
+			    strcmp(s, "STAGING") == 0)
+				vms->pending++;
+			else if (strcmp(s, "RUNNING") == 0)
+				vms->running++;
+			else if (strcmp(s, "STOPPING") == 0 || strcmp(s, "SUSPENDING") == 0)
+				vms->stopping++;
+			else
+				vms->other++;
+		}
+		rc = 0;
+	}
+	free(v);
+	sr_gce_close(c);
+	return rc;
+}
+
+/* The pool's groups are found in every region by their template's label
+ * (an aggregated list), so regions only names where to look for a reader. */
+static int
+gcp_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
+    char *err)
+{
+	struct sr_gce *c;
+	int rc;
+
+	(void)regions;
+	(void)nregions;
+	*gone = 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	rc = sr_gce_delete_pool(c, pool, gone, err) == SR_GCE_OK ? 0 : -1;
+	sr_gce_close(c);
+	return rc;
+}
+
+const struct sr_pool_engine sr_pool_engine_gcp = {
+	.what = "managed instance group",
+	.template_what = "instance template",
+	.ensure = gcp_ensure,
+	.set_target = gcp_set_target,
+	.describe = gcp_describe,
+	.destroy = gcp_destroy,
+};
