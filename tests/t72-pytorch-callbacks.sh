@@ -16,15 +16,16 @@
 "$PY" -c 'import torch' 2>/dev/null || t_skip_all "python3-torch not installed"
 t_setup
 t_python_module
+standins=
 for lib in transformers lightning.pytorch; do
 	if "$PY" -c "import $lib" 2>/dev/null; then
 		t_diag "$lib: the real one"
 	else
-		case ":$PYTHONPATH:" in *":$top_srcdir/tests/standins:"*) ;;
-		*) PYTHONPATH=$top_srcdir/tests/standins:$PYTHONPATH ;; esac
+		standins=$top_srcdir/tests/standins:
 		t_diag "$lib cannot be imported: the stand-in in tests/standins"
 	fi
 done
+PYTHONPATH=$standins$PYTHONPATH
 ex=$top_srcdir/examples/pytorch
 steps=200
 
@@ -63,4 +64,27 @@ trained() {
 trained hf hf_train.py checkpoint-STEP/trainer_state.json
 # 10-18: Lightning.
 trained pl pl_train.py spotrun-lightning.ckpt
+
+# 19-20: the HF callback refuses a Trainer that would save elsewhere, or on
+# its own, rather than answer requests with files spotrun never sees.
+cat > "$t_tmp/hfbad.py" <<'PYEOF'
+import sys
+import spotrun
+from spotrun.hf import SpotrunCallback
+from transformers import TrainingArguments
+cb, state = SpotrunCallback(), None
+for kw in ({"output_dir": "elsewhere", "save_strategy": "no"},
+           {"output_dir": spotrun.ckpt_dir(), "save_strategy": "steps"}):
+    try:
+        cb.on_train_begin(TrainingArguments(**kw), state, None)
+        print("accepted %r" % kw)
+    except ValueError as e:
+        print(e)
+PYEOF
+t_jobfile hfbad "$PY $t_tmp/hfbad.py" "[provider]" "name = local" "preemptions = 0"
+"$SPOTRUN" run "$t_tmp/hfbad.ini" > "$t_tmp/hfbad.out" 2> "$t_tmp/hfbad.err"
+t_has "$t_tmp/hfbad.out" "spotrun.hf: TrainingArguments(output_dir='elsewhere') is not spotrun's checkpoint directory: pass output_dir=spotrun.ckpt_dir()" \
+	"SpotrunCallback refuses an output_dir not spotrun's" || t_show "$t_tmp/hfbad.err"
+t_has "$t_tmp/hfbad.out" "spotrun.hf: TrainingArguments(save_strategy='steps'): pass \"no\"; spotrun asks for the saves" \
+	"... and the Trainer's own saves"
 t_done
