@@ -1,5 +1,7 @@
 # examples/local.mk: example jobs, shipped in the tarball (run by
-# tests/t60-quickstart.sh, tests/t61-pytorch.sh, t65-pytorch-ranks.sh, under Slurm by
+# tests/t60-quickstart.sh, tests/t61-pytorch.sh, t65-pytorch-ranks.sh,
+# t71-pytorch-dcp.sh, t72-pytorch-callbacks.sh (quoted by doc/python.md,
+# which t73-python-doc.sh checks), under Slurm by
 # tests/t90-slurm.sh, and as a Kubernetes pod would run them by
 # tests/t91-kubernetes.sh; sweep.ini, the quickstart as a sweep, is submitted by
 # tests/t92-fleet-cmds.sh). quickstart/ and pytorch/ link spotrun ->
@@ -13,7 +15,8 @@
 EXTRA_DIST += examples/quickstart.ini examples/sweep.ini examples/pool-aws.ini examples/quickstart/train.py \
 	examples/quickstart/spotrun \
 	examples/pytorch/job.ini examples/pytorch/train.py examples/pytorch/spotrun \
-	examples/pytorch/ddp.ini examples/pytorch/ddp.py \
+	examples/pytorch/ddp.ini examples/pytorch/ddp.py examples/pytorch/dcp.py \
+	examples/pytorch/hf_train.py examples/pytorch/pl_train.py \
 	examples/slurm/job.ini examples/slurm/job.sbatch examples/slurm/job-wrapper.sbatch \
 	examples/kubernetes/job.yaml
 # Its device path (--device=cuda: kern.cu's kernels, NCCL) loads the CUDA

@@ -29,12 +29,16 @@ librunner_a_SOURCES += runner/pymodule.c runner/pymodule.h
 nodist_librunner_a_SOURCES += runner/pymodule-text.c
 CLEANFILES += runner/pymodule-text.c
 runner/pymodule-text.c: $(srcdir)/python/spotrun/__init__.py $(srcdir)/python/spotrun/torch.py \
-    $(srcdir)/build-aux/text-to-c
+    $(srcdir)/python/spotrun/hf.py $(srcdir)/python/spotrun/lightning.py $(srcdir)/build-aux/text-to-c
 	$(AM_V_GEN)$(MKDIR_P) runner && \
 	{ $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_init_py \
 	    $(srcdir)/python/spotrun/__init__.py pymodule.h && \
 	  $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_torch_py \
-	    $(srcdir)/python/spotrun/torch.py pymodule.h; } >$@.tmp && mv $@.tmp $@
+	    $(srcdir)/python/spotrun/torch.py pymodule.h && \
+	  $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_hf_py \
+	    $(srcdir)/python/spotrun/hf.py pymodule.h && \
+	  $(SHELL) $(srcdir)/build-aux/text-to-c sr_pymodule_lightning_py \
+	    $(srcdir)/python/spotrun/lightning.py pymodule.h; } >$@.tmp && mv $@.tmp $@
 # The supervisor's process layer and the job's output log; sup-driver is a
 # tiny init over supervise.c that the shell tests drive (not a test itself).
 librunner_a_SOURCES += runner/supervise.c runner/joblog.c runner/joblog.h

@@ -1,7 +1,7 @@
 /*
  * pymodule.c: writes out the spotrun Python module this binary carries
- * (pymodule.h). Run at each run's start into the job's local folder: two
- * small files, compared before they are written.
+ * (pymodule.h). Run at each run's start into the job's local folder: a
+ * few small files, compared before they are written.
  */
 #include "config.h"
 
@@ -16,6 +16,8 @@ static const struct {
 } files[] = {
 	{ "__init__.py", sr_pymodule_init_py },
 	{ "torch.py", sr_pymodule_torch_py },
+	{ "hf.py", sr_pymodule_hf_py },
+	{ "lightning.py", sr_pymodule_lightning_py },
 };
 
 /* Nonzero unless path holds exactly want (len bytes). */

@@ -11,6 +11,8 @@
  * build-aux/text-to-c (runner/pymodule-text.c, generated). */
 extern const char sr_pymodule_init_py[];
 extern const char sr_pymodule_torch_py[];
+extern const char sr_pymodule_hf_py[];
+extern const char sr_pymodule_lightning_py[];
 
 /*
  * Write the module into DIR/spotrun/ (DIR made if missing), so that DIR on

@@ -15,6 +15,23 @@ dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-fau
 dist_check_SCRIPTS += tests/t65-pytorch-ranks.sh
 slow_TESTS += tests/t65-pytorch-ranks.sh
 EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py
+# A state sharded across the ranks saved with torch.distributed.checkpoint
+# (examples/pytorch/dcp.py): 2 ranks preempted, resumed on 3, bit-identical
+# to an uninterrupted run; on a torch without dcp (Debian's 1.13), on the
+# stand-in tests/standins/dcp.
+dist_check_SCRIPTS += tests/t71-pytorch-dcp.sh
+slow_TESTS += tests/t71-pytorch-dcp.sh
+# spotrun.hf's and spotrun.lightning's callbacks (examples/pytorch/hf_train.py,
+# pl_train.py) preempted and resumed at the step they saved; where
+# transformers or Lightning cannot be imported, on the stand-ins in
+# tests/standins.
+dist_check_SCRIPTS += tests/t72-pytorch-callbacks.sh
+slow_TESTS += tests/t72-pytorch-callbacks.sh
+EXTRA_DIST += tests/standins/dcp/sitecustomize.py tests/standins/dcp/dcp_standin.py \
+	tests/standins/transformers/__init__.py tests/standins/lightning/__init__.py \
+	tests/standins/lightning/pytorch/__init__.py
+# The code doc/python.md shows is the examples' code, word for word.
+dist_check_SCRIPTS += tests/t73-python-doc.sh
 # The source tree's Python module on the PYTHONPATH of jobs under a spotrun
 # that was not installed.
 dist_check_SCRIPTS += tests/t64-python-path.sh

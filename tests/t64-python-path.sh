@@ -55,7 +55,7 @@ placed=$t_tmp/.spotrun/copy/python
 t_is "$(out copy PP)" "/x:$placed" "a copy of the binary puts the module it carries on PYTHONPATH" ||
     t_show "$t_tmp/copy.out"
 t_is "$(out copy MOD)" "$(cd "$placed" 2>/dev/null && pwd -P)" "... and the job imports that one"
-for f in __init__.py torch.py; do
+for f in __init__.py torch.py hf.py lightning.py; do
 	cmp -s "$top_srcdir/python/spotrun/$f" "$placed/spotrun/$f"
 	t_is "$?" 0 "the module written out is python/spotrun/$f byte for byte"
 done

@@ -1,0 +1,1 @@
+"""A STAND-IN of Lightning, for tests only: see lightning/pytorch."""
