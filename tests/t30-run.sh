@@ -172,6 +172,8 @@ req=$(grep -m 1 '  request  ' "$tmp/err")
 by=$(printf '%s\n' "$req" | sed -n 's/^00:\(0[0-9]\)  request  periodic checkpoint, answer within 10m00s (by \([0-9:]*\))$/\1 \2/p')
 if [ -n "$by" ] && [ -n "$t0" ]; then
 	d=$(( $(date -d "${t0% *}" +%s) + ${by% *} + 600 - $(date -d "$(echo "$t0" | cut -d' ' -f1) ${by#* }" +%s) ))
+	# HH:MM:SS carries no date: a run that straddles midnight reads a day off.
+	d=$(( ((d % 86400) + 86400 + 43200) % 86400 - 43200 ))
 	[ "$d" -ge -1 ] && [ "$d" -le 1 ] && ok "a request says 'answer within 10m00s (by HH:MM:SS)', 00:00 + elapsed + 600 s" ||
 		nok "request line '$req': off by $d s from 00:00 = $t0"
 else
