@@ -168,7 +168,7 @@ sr_catalog_list_manifests(struct sr_store *st, const char *job, struct sr_catalo
 	 * then taken for old by gc). */
 	for (i = 1; i < c->n; i++) {
 		if (c->seqs[i - 1] >= c->seqs[i]) {
-			qsort(c->seqs, c->n, sizeof *c->seqs, seq_cmp);
+			sr_sort(c->seqs, c->n, sizeof *c->seqs, seq_cmp);
 			memset(c->sizes, 0, c->n * sizeof *c->sizes);
 			for (i = 0; i < c->n; i++)
 				c->mtimes[i] = sr_now();

@@ -247,7 +247,7 @@ merge_tensors(struct sr_manifest *m, const struct sr_manifest *p, int rank, char
 		}
 	}
 	if (m->ntensors > have)
-		qsort(m->tensors, m->ntensors, sizeof *m->tensors, by_tensor_name);
+		sr_sort(m->tensors, m->ntensors, sizeof *m->tensors, by_tensor_name);
 	return 0;
 }
 
@@ -297,7 +297,7 @@ join_shares(struct sr_mtensor *t, char *err)
 		free(sh);
 		return 0;
 	}
-	qsort(sh, n, sizeof *sh, by_share);
+	sr_sort(sh, n, sizeof *sh, by_share);
 	of = sh[0]->share_of;
 	bytes = sr_dtype_size(t->dtype);
 	for (w = 0; w < (size_t)t->ndim; w++)

@@ -349,9 +349,9 @@ sr_ckpt_gc_log(struct sr_store *st, const struct sr_ckpt_opts *o, const char *jo
 			fate[i] = FATE_DELETE;
 	}
 	if (live.n > 0)
-		qsort(live.v, live.n, sizeof *live.v, str_cmp);
+		sr_sort(live.v, live.n, sizeof *live.v, str_cmp);
 	if (dropped.n > 0)
-		qsort(dropped.v, dropped.n, sizeof *dropped.v, str_cmp);
+		sr_sort(dropped.v, dropped.n, sizeof *dropped.v, str_cmp);
 	/* Manifests first: a crash between the two steps leaves packs that
 	 * nothing references (the next gc removes them), never a kept
 	 * manifest without its packs. Oldest first: an interrupted retention

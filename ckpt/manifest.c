@@ -221,7 +221,7 @@ void
 sr_manifest_sort(struct sr_manifest *m)
 {
 	if (m->nentries > 1)
-		qsort(m->entries, m->nentries, sizeof *m->entries, entry_cmp);
+		sr_sort(m->entries, m->nentries, sizeof *m->entries, entry_cmp);
 }
 
 /* Binary search among the first n entries (sorted). */

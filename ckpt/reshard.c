@@ -138,7 +138,7 @@ sr_pindex_build(struct sr_pindex *x, const struct sr_mtensor *t, char *err)
 	for (d = 0; d < t->ndim; d++) {
 		for (i = 0; i < t->npieces; i++)
 			v[i] = t->pieces[i].offsets[d];
-		qsort(v, t->npieces, sizeof *v, cmp_u64);
+		sr_sort(v, t->npieces, sizeof *v, cmp_u64);
 		for (i = 0, distinct = 0; i < t->npieces; i++)
 			distinct += i == 0 || v[i] != v[i - 1];
 		if (x->dim < 0 || distinct > best) {
@@ -215,7 +215,7 @@ bounds(const struct sr_box *b, const struct sr_box *boxes, size_t n, int d, uint
 		v[k++] = s < lo ? lo : s > hi ? hi : s;
 		v[k++] = e < lo ? lo : e > hi ? hi : e;
 	}
-	qsort(v, k, sizeof *v, cmp_u64);
+	sr_sort(v, k, sizeof *v, cmp_u64);
 	for (i = 1, u = 1; i < k; i++) {
 		if (v[i] != v[u - 1])
 			v[u++] = v[i];

@@ -429,7 +429,7 @@ fetch_chunks(struct restorer *r, int threads)
 		}
 	}
 	if (r->ntasks > 1)
-		qsort(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
+		sr_sort(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
 	/* The store's plan: nr reads in flight of r->piece bytes each (0:
 	 * whole chunks). Each worker holds two raw chunks and each slot an
 	 * encoded one: a slot for every worker, for the chunks the reads in

@@ -185,7 +185,7 @@ snap_walked(void *arg, char *err)
 	if (s->so->max_bytes == 0 || s->total <= s->so->max_bytes)
 		return 0;
 	s->too_big = 1;
-	qsort(s->tops, s->ntops, sizeof *s->tops, by_bytes);
+	sr_sort(s->tops, s->ntops, sizeof *s->tops, by_bytes);
 	for (i = 0; i < s->ntops && i < BIGGEST && s->tops[i].bytes > 0; i++) {
 		int n = snprintf(list + off, sizeof list - off, "%s%.200s%s (%s)", i ? ", " : "",
 		    s->tops[i].name, s->tops[i].dir ? "/" : "",

@@ -59,7 +59,7 @@ sr_fleet_index_read(struct sr_queue *q, struct sr_fleet_index *ix, char *err)
 	/* the listing is in key order, ID~...: the same as id order but where
 	 * an id is a prefix of another ('~' sorts after every id character) */
 	if (ix->n > 1)
-		qsort(ix->v, ix->n, sizeof *ix->v, row_cmp);
+		sr_sort(ix->v, ix->n, sizeof *ix->v, row_cmp);
 	return 0;
 }
 

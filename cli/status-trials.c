@@ -433,7 +433,7 @@ sr_status_trials(struct sr_fleet *fl, const struct sr_fleet_index *ix, const cha
 	for (i = 0; i < n; i++)
 		trial_metric(&tv[i], metric, goal);
 	if (o->sort)
-		qsort(tv, n, sizeof *tv, goal ? by_max : by_min);
+		sr_sort(tv, n, sizeof *tv, goal ? by_max : by_min);
 	if (o->json) {
 		print_json(fl, sweep, tv, n, metric, goal);
 	} else {

@@ -62,7 +62,7 @@ sr_status_view_build(const struct sr_fleet_row *const *rows, size_t n, struct sr
 			k[i].group[0] = '\0';
 		k[i].row = rows[i];
 	}
-	qsort(k, n, sizeof *k, keyed_cmp);
+	sr_sort(k, n, sizeof *k, keyed_cmp);
 	for (i = 0; i < n; i++) {
 		if (g == NULL || strcmp(g->name, k[i].group) != 0) {
 			v->groups = sr_reallocarray(v->groups, v->ngroups + 1, sizeof *v->groups);

@@ -163,7 +163,7 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
 		waiting |= rows[i]->state == SR_LEASE_QUEUED || rows[i]->state == SR_LEASE_RELEASED;
 		running |= rows[i]->state == SR_LEASE_RUNNING;
 	}
-	qsort(sorted, n, sizeof *sorted, rows_cmp);
+	sr_sort(sorted, n, sizeof *sorted, rows_cmp);
 	if (waiting && sr_queue_pending_list(q, pending_cb, &r, NULL, err) != 0)
 		rc = -1;
 	if (rc == 0 && running && sr_queue_lease_times(q, lease_cb, &r, err) != 0)
@@ -174,7 +174,7 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
 		return -1;
 	}
 	/* by id, the first said of a job kept (a stale second pending marker) */
-	qsort(w->v, w->n, sizeof *w->v, why_cmp);
+	sr_sort(w->v, w->n, sizeof *w->v, why_cmp);
 	for (i = 0, n = 0; i < w->n; i++) {
 		if (n > 0 && strcmp(w->v[n - 1].id, w->v[i].id) == 0) {
 			free(w->v[i].id);

@@ -161,7 +161,7 @@ check_ids(const struct sr_submit_plan *p)
 	for (i = 0; i < p->njobs; i++)
 		if (p->files[p->jobs[i].file].same_as == (size_t)-1)
 			v[n++] = &p->jobs[i];
-	qsort(v, n, sizeof *v, id_cmp);
+	sr_sort(v, n, sizeof *v, id_cmp);
 	for (i = 1; i < n && rc == 0; i++)
 		if (strcmp(v[i - 1]->id, v[i]->id) == 0) {
 			fprintf(stderr, "spotrun: %s and %s both make job %s; give one of them another "

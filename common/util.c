@@ -218,6 +218,13 @@ sr_reallocarray(void *p, size_t n, size_t size)
 	return or_die(sr_try_reallocarray(p, n, size, err), err);
 }
 
+void
+sr_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 void *
 sr_grow(void *p, size_t n, size_t *cap, size_t size)
 {

@@ -75,6 +75,10 @@ void *sr_reallocarray(void *p, size_t n, size_t size);
  * on an allocator that cannot grow in place (AddressSanitizer's): 100,000
  * queue markers took minutes. Dies on out-of-memory. */
 void *sr_grow(void *p, size_t n, size_t *cap, size_t size);
+/* qsort(3) of n elements at base, which may be NULL when n is 0: the C
+ * standard wants a valid pointer even then, and an empty list is often a
+ * NULL one (UBSan caught status on an empty queue). */
+void sr_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 char *sr_strdup(const char *s);
 char *sr_strndup(const char *s, size_t n);
 /* Allocating sprintf; dies on OOM. */

@@ -154,7 +154,7 @@ known_read(struct sr_queue *q, struct known *k, char *err)
 	if (sr_q_list(q, q->st, "index/", known_cb, k, err) != 0)
 		return -1;
 	if (k->n > 1)
-		qsort(k->v, k->n, sizeof *k->v, str_cmp);
+		sr_sort(k->v, k->n, sizeof *k->v, str_cmp);
 	return 0;
 }
 

@@ -178,9 +178,9 @@ sr_queue_find_expired(struct sr_queue *q, const struct sr_lease_owner *me,
 		rc = sr_queue_pending_list(q, pending_cb, &s.pending, NULL, err);
 	if (rc == 0) {
 		if (s.live.n > 1)
-			qsort(s.live.v, s.live.n, sizeof *s.live.v, ids_cmp);
+			sr_sort(s.live.v, s.live.n, sizeof *s.live.v, ids_cmp);
 		if (s.pending.n > 1)
-			qsort(s.pending.v, s.pending.n, sizeof *s.pending.v, ids_cmp);
+			sr_sort(s.pending.v, s.pending.n, sizeof *s.pending.v, ids_cmp);
 		rc = sr_q_stores_each(q, store_cb, &s, err);
 	}
 	ids_free(&s.live);

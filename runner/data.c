@@ -693,7 +693,7 @@ entry(struct fetch *f, const struct sr_jobspec *js, char *err)
 		    "(a folder's URL ends in '/')");
 		goto unlock;
 	}
-	qsort(f->list.v, f->list.n, sizeof *f->list.v, obj_cmp);
+	sr_sort(f->list.v, f->list.n, sizeof *f->list.v, obj_cmp);
 	rc = sync_tree(f, st, tree, err);
 	if (rc == 0) {
 		target = f->file_found ? sr_asprintf("%s/%s", tree, f->name) : sr_strdup(tree);

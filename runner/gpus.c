@@ -118,7 +118,7 @@ from_nodes(const char *dev, struct sr_gpus *g, char *err)
 	}
 	closedir(d);
 	if (g->n > 1)
-		qsort(g->v, g->n, sizeof *g->v, by_number);
+		sr_sort(g->v, g->n, sizeof *g->v, by_number);
 	return 0;
 }
 

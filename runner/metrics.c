@@ -17,6 +17,7 @@
 
 #include "jobkeys.h"
 #include "metrics.h"
+#include "util.h"
 
 #define READ_CHUNK 65536
 #define CLOSE_TRIES 3
@@ -406,7 +407,7 @@ merge(struct sr_metrics_table *t, const struct sr_metrics_cell *cells, struct en
 {
 	size_t i, j, k;
 
-	qsort(ev, n, sizeof *ev, entry_cmp);
+	sr_sort(ev, n, sizeof *ev, entry_cmp);
 	for (i = 0; i < n; i++) {
 		struct sr_metrics_row *row;
 

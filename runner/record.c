@@ -172,7 +172,7 @@ sr_record_list(struct sr_store *st, const char *job,
 	/* Group by run, each run's attempts in order; then the runs in the
 	 * order their first attempts started (a run's id begins with its
 	 * start time, but only to the second, and pids do not sort). */
-	qsort(recs, n, sizeof *recs, by_run_attempt);
+	sr_sort(recs, n, sizeof *recs, by_run_attempt);
 	for (i = 0; i < n; i = j) {
 		double first = recs[i].r.started;
 
@@ -181,7 +181,7 @@ sr_record_list(struct sr_store *st, const char *job,
 		while (i < j)
 			recs[i++].run_started = first;
 	}
-	qsort(recs, n, sizeof *recs, by_run_start);
+	sr_sort(recs, n, sizeof *recs, by_run_start);
 	for (i = 0; rc == 0 && i < n; i++)
 		rc = fn(&recs[i].r, arg);
 	free(recs);

@@ -1057,7 +1057,7 @@ file_list(struct sr_store *st, const char *prefix,
 	}
 	rc = walk(fs, dfd, dir, part, &kv, err);
 	if (rc == 0 && kv.n > 1)
-		qsort(kv.v, kv.n, sizeof *kv.v, keycmp);
+		sr_sort(kv.v, kv.n, sizeof *kv.v, keycmp);
 	for (i = 0; rc == 0 && i < kv.n; i++) {
 		struct sr_object_info info;
 		struct stat sb;
