@@ -36,11 +36,7 @@ ag_bounded() {
 	_n=$1
 	shift
 	ag_start "$_n" 0 "$@"
-	_b=$t_last
-	( sleep 300; kill -KILL "$_b" 2>/dev/null ) &
-	_guard=$!
-	t_wait "$_b"
-	kill "$_guard" 2>/dev/null
+	ag_wait_bounded "$t_last" 300
 }
 
 # 1. a malformed pending marker
