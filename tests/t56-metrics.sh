@@ -21,7 +21,7 @@ T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
 mkdir -p "$HOME"
-echo "1..15"
+echo "1..16"
 
 # --- 1. spotrun run, a shell job -------------------------------------------
 cat > "$T/sh.sh" <<'SH'
@@ -125,6 +125,18 @@ print(d["metric"], d["varying"], len(t), all([p["step"] for p in x["metrics"]] =
       t[4]["metric"]["best"], t[4]["metric"]["best_step"], t[4]["params"]["seed"], min(x["attempts"] for x in t) >= 2)
 ' "$T/sj.out")" "0|{'name': 'loss', 'goal': 'min'} ['lr', 'how'] 6 True True 0.0207 24 7 True" \
 	"--json: every trial's steps 1-24 exactly once, with all their metrics, and the best"
+t_is "$($PY - "$T/sj.out" "$T/data/spotrun/queue/ckpt" <<'PY'
+import glob, json, os, sys
+for x in json.load(open(sys.argv[1]))["trials"]:
+    recs = [json.load(open(f)) for f in glob.glob(os.path.join(sys.argv[2], x["id"], "attempts", "*.json"))]
+    want = (len(recs), sum(r["outcome"] == "preempted" for r in recs), min(r["started"] for r in recs),
+            round(sum(r["ended"] - r["started"] for r in recs), 3), 0)
+    got = (x["attempts"], x["preemptions"], x["started"], x["seconds"], x["gpu_seconds"])
+    if got != want or x["preemptions"] < 1:
+        print(x["id"], got, want)
+print("right")
+PY
+)" "right" "--json: attempts, preemptions, first start and seconds run as the attempt records say; no GPU-seconds"
 # on a terminal whose locale is UTF-8: the curve in block characters
 if command -v script > /dev/null; then
 	LC_ALL=C.UTF-8 script -qfec "$S status --color=never sw" "$T/tty" > /dev/null 2>&1
