@@ -44,8 +44,7 @@ static const struct sr_opt status_opts[] = {
 	[STATUS_METRIC] = { 0, "metric", "NAME", "a sweep's trials: the metric, NAME[:min|max]" },
 	[STATUS_SORT] = { 0, "sort", NULL, "a sweep's trials: best metric first" },
 	[STATUS_WIDE] = { 0, "wide", NULL, "a sweep's trials: wider than 80 columns" },
-	[STATUS_COLOR] = { 0, "color", "WHEN", "a sweep's trials in colour: auto (on a terminal, "
-	    "unless NO_COLOR), always or never" },
+	[STATUS_COLOR] = { 0, "color", "WHEN", "a sweep's trials in colour: auto, always, never" },
 	{ 0 }
 };
 
