@@ -36,7 +36,7 @@
 #include "termsafe.h"
 #include "util.h"
 
-enum { STATUS_JSON, STATUS_QUEUE, STATUS_METRIC, STATUS_SORT, STATUS_WIDE };
+enum { STATUS_JSON, STATUS_QUEUE, STATUS_METRIC, STATUS_SORT, STATUS_WIDE, STATUS_COLOR };
 
 static const struct sr_opt status_opts[] = {
 	[STATUS_JSON] = { 0, "json", NULL, "print one JSON object (doc/fleet.md has its fields)" },
@@ -44,6 +44,7 @@ static const struct sr_opt status_opts[] = {
 	[STATUS_METRIC] = { 0, "metric", "NAME", "a sweep's trials: the metric, NAME[:min|max]" },
 	[STATUS_SORT] = { 0, "sort", NULL, "a sweep's trials: best metric first" },
 	[STATUS_WIDE] = { 0, "wide", NULL, "a sweep's trials: wider than 80 columns" },
+	[STATUS_COLOR] = { 0, "color", "WHEN", "a sweep's trials in colour: auto, always, never" },
 	{ 0 }
 };
 
@@ -250,6 +251,24 @@ utf8_terminal(void)
 	return v != NULL && (strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL);
 }
 
+/* Whether to colour (a sweep's trials): --color always or never, else
+ * (auto) when standard output is a terminal and NO_COLOR is unset or empty
+ * (no-color.org). -1 for another WHEN (said). */
+static int
+colour_wanted(const struct sr_args *a)
+{
+	const char *when = sr_args_get(a, STATUS_COLOR), *no = getenv("NO_COLOR");
+
+	if (when == NULL || strcmp(when, "auto") == 0)
+		return isatty(STDOUT_FILENO) && (no == NULL || no[0] == '\0');
+	if (strcmp(when, "always") == 0)
+		return 1;
+	if (strcmp(when, "never") == 0)
+		return 0;
+	fprintf(stderr, "spotrun: status: --color %s: auto, always or never\n", when);
+	return -1;
+}
+
 /* The sweep a sweep file given alone names, into name; 0 when arg is no
  * file or not a sweep's, 1 when it is, -1 when it could not be read (*rc
  * the exit code, the reason said, as the jobs' view would say it). */
@@ -301,6 +320,7 @@ trials_view(const struct sr_args *a, struct sr_fleet *fl, const struct sr_fleet_
 	o.wide = sr_args_has(a, STATUS_WIDE);
 	o.json = sr_args_has(a, STATUS_JSON);
 	o.unicode = utf8_terminal();
+	o.color = colour_wanted(a);
 	*rc = sr_status_trials(fl, ix, name, idx, n, &o);
 	free(idx);
 	return 1;
@@ -323,6 +343,8 @@ cmd_status_exec(const struct sr_args *a)
 	size_t n, g;
 	int rc;
 
+	if (colour_wanted(a) == -1)
+		return SR_EXIT_USAGE;
 	if ((rc = sr_fleet_open(&fl, "status", sr_args_get(a, STATUS_QUEUE))) != 0)
 		return rc;
 	if (sr_fleet_index_read(fl.q, &ix, err) == -1) {
@@ -426,7 +448,9 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	    "queue's status markers, no request per job.\n"
 	    "A sweep named alone shows its trials: the parameters that vary, the\n"
 	    "latest and best value of a metric the jobs reported (--metric, loss by\n"
-	    "default; --sort for the best first) and its curve, state, attempts, time\n"
-	    "and cost, in 80 columns (--wide for more); --json has every metric.",
+	    "default; --sort for the best first) and its curve, state, attempts and\n"
+	    "preemptions, time and cost, in 80 columns (--wide: start and GPU-hours\n"
+	    "too), then why each trial failed or waits; on a terminal in colour\n"
+	    "(--color, NO_COLOR); --json has every metric.",
 	.exec = cmd_status_exec,
 };

@@ -24,7 +24,8 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 	cli/status-view.c cli/status-view.h cli/status-trials.c cli/status-trials.h \
 	cli/status-json.c
 # Why a job waits, or its agent is silent (status-why.c).
-libcli_a_SOURCES += cli/status-why.c cli/status-why.h
+libcli_a_SOURCES += cli/status-why.c cli/status-why.h cli/status-reason.c \
+	cli/status-reason.h
 # gc: what saves, gangs and markers left behind (fleet/debris.c).
 libcli_a_SOURCES += cli/cmd-gc.c
 # up and down: a pool of spot VMs (spotrun-pool(5)) through its cloud's

@@ -1,7 +1,10 @@
 /*
  * status-trials.c: see status-trials.h. What is gathered per trial comes
- * first (trial_read), then the columns are sized to the budget, then
- * printed; --json prints the same rows with the whole series instead.
+ * first (trial_read), then why trials failed or wait (reasons), then the
+ * columns are sized to the budget, then printed, coloured on request
+ * (escapes around cells padded by their visible width), with the reasons
+ * as notes under the table; --json prints the same rows with the whole
+ * series instead.
  */
 #include "config.h"
 
@@ -10,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "metrics.h"
 #include "record.h"
+#include "status-reason.h"
 #include "status-trials.h"
+#include "status-why.h"
 #include "termsafe.h"
 #include "util.h"
 
@@ -35,7 +41,16 @@ struct trial {
 	long long latest_step, best_step;
 	double seconds;			/* run: the attempts' time, start to end */
 	double started;			/* the first attempt's start (0: none) */
+	struct sr_attempt_record last;	/* the attempt that started last */
+	int have_last;
+	char *reason;			/* why it failed or waits (malloc'd), or NULL */
 };
+
+/* SGR sequences: a state's colour (its foreground, ended by FG_OFF, so
+ * that a bold row stays bold), the best trial's row bold. */
+#define FG_OFF "\033[39m"
+#define BOLD "\033[1m"
+#define BOLD_OFF "\033[22m"
 
 int
 sr_metric_goal(const char *spec, char *name, size_t len)
@@ -65,6 +80,10 @@ record_cb(const struct sr_attempt_record *r, void *arg)
 
 	if (t->started == 0 || r->started < t->started)
 		t->started = r->started;
+	if (!t->have_last || r->started >= t->last.started) {
+		t->last = *r;
+		t->have_last = 1;
+	}
 	if (end > r->started)
 		t->seconds += end - r->started;
 	return 0;
@@ -172,11 +191,54 @@ cell(const char *s, int w, char *buf, size_t len)
 	char *safe = sr_malloc(SR_TERMSAFE_LEN(strlen(s)));
 
 	sr_termsafe(s, safe, SR_TERMSAFE_LEN(strlen(s)));
-	if ((int)strlen(safe) > w && w > 0)
-		snprintf(buf, len, "%.*s~", w - 1, safe);
-	else
-		snprintf(buf, len, "%s", safe);
+	if (w > 0)
+		sr_status_cut(safe, (size_t)w);
+	snprintf(buf, len, "%s", safe);
 	free(safe);
+	return buf;
+}
+
+/* s printed left in w columns, counted in characters (a UTF-8 parameter
+ * takes fewer columns than bytes). */
+static void
+pad(const char *s, int w)
+{
+	int n = (int)sr_status_cols(s);
+
+	fputs(s, stdout);
+	for (; n < w; n++)
+		putchar(' ');
+}
+
+/* The colour of a state, NULL for none. */
+static const char *
+state_colour(enum sr_lease_state st)
+{
+	switch (st) {
+	case SR_LEASE_SUCCEEDED:
+		return "\033[32m";	/* green */
+	case SR_LEASE_FAILED:
+		return "\033[31m";	/* red */
+	case SR_LEASE_RUNNING:
+		return "\033[33m";	/* yellow */
+	case SR_LEASE_QUEUED:
+	case SR_LEASE_RELEASED:
+		return "\033[36m";	/* cyan */
+	case SR_LEASE_CANCELLED:
+		break;
+	}
+	return NULL;
+}
+
+/* "12-02 23:14", local time, or "-". */
+static const char *
+start_time(double t, char *buf, size_t len)
+{
+	time_t x = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || localtime_r(&x, &tm) == NULL || strftime(buf, len, "%m-%d %H:%M", &tm) == 0)
+		snprintf(buf, len, "-");
 	return buf;
 }
 
@@ -239,25 +301,71 @@ trial_no(const struct trial *t, const char *sweep)
 	return t->row->id + strlen(sweep) + 1;
 }
 
+/* The trial with the best value of the metric (the first of equals), or
+ * -1 when none has one. */
+static long
+best_trial(const struct trial *tv, size_t n, int goal)
+{
+	long b = -1;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tv[i].have && (b < 0 || (goal ? tv[i].best > tv[b].best :
+		    tv[i].best < tv[b].best)))
+			b = (long)i;
+	return b;
+}
+
+/* The notes under the table: "TRIAL: STATE, REASON" for each trial with a
+ * reason, escaped, cut to 80 columns unless wide. */
 static void
-print_table(const char *sweep, struct trial *tv, size_t n, const struct sr_trials_opts *o)
+print_notes(const char *sweep, const struct trial *tv, size_t n, int wide)
+{
+	size_t i;
+	int first = 1;
+
+	for (i = 0; i < n; i++) {
+		char *line, *safe;
+
+		if (tv[i].reason == NULL)
+			continue;
+		if (first)
+			putchar('\n');
+		first = 0;
+		line = sr_asprintf("%s: %s, %s", trial_no(&tv[i], sweep),
+		    sr_lease_state_name(tv[i].row->state), tv[i].reason);
+		safe = sr_malloc(SR_TERMSAFE_LEN(strlen(line)));
+		sr_termsafe(line, safe, SR_TERMSAFE_LEN(strlen(line)));
+		if (!wide)
+			sr_status_cut(safe, COLS);
+		printf("%s\n", safe);
+		free(safe);
+		free(line);
+	}
+}
+
+static void
+print_table(const char *sweep, struct trial *tv, size_t n, int goal,
+    const struct sr_trials_opts *o)
 {
 	const char **pv;
 	size_t np = varying(tv, n, &pv), i, k;
 	int *pw = sr_calloc(np + 1, sizeof *pw), tw = 5, fixed, budget, sw = 0, used;
-	char buf[256], a[32], b[32], d[32];
+	char buf[256], a[32], b[32], d[32], e[32];
 	double lo = 0, hi = 0;
+	long best = best_trial(tv, n, goal);
 	int any = 0;
 
 	for (i = 0; i < n; i++)
 		if ((int)strlen(trial_no(&tv[i], sweep)) > tw)
 			tw = (int)strlen(trial_no(&tv[i], sweep));
-	/* TRIAL params STATE ATT TIME COST LAST BEST spark */
-	fixed = tw + 2 + 9 + 1 + 3 + 1 + 7 + 1 + 8 + 1 + 9 + 1 + 9;
+	/* TRIAL params STATE ATT/P TIME COST LAST BEST spark; --wide: ATT,
+	 * PREEMPT, START, GPU-HOURS instead of ATT/P (no budget) */
+	fixed = tw + 2 + 9 + 1 + 5 + 1 + 7 + 1 + 8 + 1 + 9 + 1 + 9;
 	for (k = 0; k < np; k++) {
-		pw[k] = (int)strlen(pv[k]);
+		pw[k] = (int)sr_status_cols(pv[k]);
 		for (i = 0; i < n; i++) {
-			int w = (int)strlen(cell(param(&tv[i], pv[k]), 0, buf, sizeof buf));
+			int w = (int)sr_status_cols(cell(param(&tv[i], pv[k]), 0, buf, sizeof buf));
 
 			pw[k] = w > pw[k] ? w : pw[k];
 		}
@@ -296,28 +404,55 @@ print_table(const char *sweep, struct trial *tv, size_t n, const struct sr_trial
 			}
 	}
 	printf("%-*s  ", tw, "TRIAL");
-	for (k = 0; k < np; k++)
-		printf("%-*s ", pw[k], cell(pv[k], pw[k], buf, sizeof buf));
-	printf("%-9s %3s %7s %8s %9s %9s", "STATE", "ATT", "TIME", "COST", "LAST", "BEST");
+	for (k = 0; k < np; k++) {
+		pad(cell(pv[k], pw[k], buf, sizeof buf), pw[k]);
+		putchar(' ');
+	}
+	if (o->wide)
+		printf("%-9s %3s %7s %-11s %7s %9s %8s %9s %9s", "STATE", "ATT", "PREEMPT", "START",
+		    "TIME", "GPU-HOURS", "COST", "LAST", "BEST");
+	else
+		printf("%-9s %5s %7s %8s %9s %9s", "STATE", "ATT/P", "TIME", "COST", "LAST", "BEST");
 	if (sw > 0)
 		printf(" %s", "CURVE");
 	putchar('\n');
 	for (i = 0; i < n; i++) {
 		const struct trial *t = &tv[i];
+		const char *colour = o->color ? state_colour(t->row->state) : NULL;
+		int bold = o->color && (long)i == best;
 
+		if (bold)
+			fputs(BOLD, stdout);
 		printf("%-*s  ", tw, trial_no(t, sweep));
-		for (k = 0; k < np; k++)
-			printf("%-*s ", pw[k], cell(param(t, pv[k]), pw[k], buf, sizeof buf));
+		for (k = 0; k < np; k++) {
+			pad(cell(param(t, pv[k]), pw[k], buf, sizeof buf), pw[k]);
+			putchar(' ');
+		}
+		if (colour != NULL)
+			printf("%s%s%s", colour, sr_lease_state_name(t->row->state), FG_OFF);
+		else
+			fputs(sr_lease_state_name(t->row->state), stdout);
+		printf("%*s", 10 - (int)strlen(sr_lease_state_name(t->row->state)), "");
 		snprintf(d, sizeof d, "$%.2f", t->row->cost);
-		printf("%-9s %3d %7s %8s %9s %9s", sr_lease_state_name(t->row->state),
-		    t->row->attempts, duration(t->seconds, buf, sizeof buf), d,
-		    number(t->have, t->latest, a, sizeof a), number(t->have, t->best, b, sizeof b));
+		if (o->wide)
+			printf("%3d %7d %-11s %7s %9.2f ", t->row->attempts, t->row->preemptions,
+			    start_time(t->started, e, sizeof e), duration(t->seconds, buf, sizeof buf),
+			    (double)t->row->gpu_seconds / 3600.0);
+		else {
+			snprintf(e, sizeof e, "%d/%d", t->row->attempts, t->row->preemptions);
+			printf("%5s %7s ", e, duration(t->seconds, buf, sizeof buf));
+		}
+		printf("%8s %9s %9s", d, number(t->have, t->latest, a, sizeof a),
+		    number(t->have, t->best, b, sizeof b));
 		if (sw > 0 && t->have) {
 			putchar(' ');
 			spark(t, sw, lo, hi, o->unicode);
 		}
+		if (bold)
+			fputs(BOLD_OFF, stdout);
 		putchar('\n');
 	}
+	print_notes(sweep, tv, n, o->wide);
 	free(pw);
 	free(pv);
 }
@@ -361,6 +496,12 @@ print_json(struct sr_fleet *fl, const char *sweep, struct trial *tv, size_t n,
 			json_object_set_new(po, t->meta.param_names[k], str(t->meta.param_values[k]));
 		json_object_set_new(to, "params", po);
 		json_object_set_new(to, "state", str(sr_lease_state_name(t->row->state)));
+		json_object_set_new(to, "reason", t->reason != NULL ? str(t->reason) : json_null());
+		json_object_set_new(to, "exit_code", t->row->state == SR_LEASE_FAILED &&
+		    t->have_last && t->last.exit_code >= 0 ? json_integer(t->last.exit_code) :
+		    json_null());
+		json_object_set_new(to, "signal", t->row->state == SR_LEASE_FAILED &&
+		    t->have_last && t->last.signal > 0 ? json_integer(t->last.signal) : json_null());
 		json_object_set_new(to, "attempts", json_integer(t->row->attempts));
 		json_object_set_new(to, "preemptions", json_integer(t->row->preemptions));
 		json_object_set_new(to, "started", t->started > 0 ? num(t->started) : json_null());
@@ -395,6 +536,57 @@ print_json(struct sr_fleet *fl, const char *sweep, struct trial *tv, size_t n,
 	free(text);
 	json_decref(o);
 	free(pv);
+}
+
+/* Why each trial failed (its last record and the end of its log) or waits
+ * (status-why.h, against the agents' records, read only when a trial is
+ * queued or released). What cannot be read is warned about, and that
+ * reason left out. */
+static void
+reasons(struct sr_fleet *fl, struct trial *tv, size_t n)
+{
+	const struct sr_fleet_row **rows = sr_calloc(n + 1, sizeof *rows);
+	struct sr_queue_machine *mv = NULL;
+	struct sr_status_why why = { 0 };
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], line[SR_STATUS_LINE_MAX + 1];
+	size_t i, nm = 0, nw = 0;
+	int waiting = 0, bad = 0, ok = 1;
+
+	for (i = 0; i < n; i++) {
+		enum sr_lease_state st = tv[i].row->state;
+
+		if (st == SR_LEASE_QUEUED || st == SR_LEASE_RELEASED || st == SR_LEASE_RUNNING)
+			rows[nw++] = tv[i].row;
+		waiting |= st == SR_LEASE_QUEUED || st == SR_LEASE_RELEASED;
+	}
+	if (waiting && sr_queue_machines_read(fl->q, &mv, &nm, &bad, err) == -1)
+		ok = 0;
+	if (ok && nw > 0 && sr_status_why_read(fl->q, rows, nw, mv, nm, sr_now(), &why, err) == -1)
+		ok = 0;
+	if (!ok)
+		fprintf(stderr, "spotrun: warning: queue %s: %s\n", fl->where,
+		    sr_termsafe(err, safe, sizeof safe));
+	for (i = 0; i < n; i++) {
+		struct trial *t = &tv[i];
+		const char *w = sr_status_why_find(&why, t->row->id);
+		char *log = NULL;
+		size_t len = 0;
+
+		if (w != NULL)
+			t->reason = sr_strdup(w);
+		if (t->row->state != SR_LEASE_FAILED || !t->have_last)
+			continue;
+		line[0] = '\0';
+		if (sr_queue_log_tail(fl->q, t->row->id, &log, &len, err) == -1)
+			fprintf(stderr, "spotrun: warning: %s\n", sr_termsafe(err, safe, sizeof safe));
+		else if (log != NULL)
+			sr_status_error_line(log, len, line);
+		t->reason = sr_status_end_reason(&t->last, line);
+		free(log);
+	}
+	sr_status_why_free(&why);
+	free(mv);
+	free(rows);
 }
 
 int
@@ -432,6 +624,7 @@ sr_status_trials(struct sr_fleet *fl, const struct sr_fleet_index *ix, const cha
 	}
 	for (i = 0; i < n; i++)
 		trial_metric(&tv[i], metric, goal);
+	reasons(fl, tv, n);
 	if (o->sort)
 		sr_sort(tv, n, sizeof *tv, goal ? by_max : by_min);
 	if (o->json) {
@@ -440,12 +633,13 @@ sr_status_trials(struct sr_fleet *fl, const struct sr_fleet_index *ix, const cha
 		printf("sweep %s: %zu trial%s, metric %s (%s is best)\n",
 		    sr_termsafe(sweep, safe, sizeof safe), n, n == 1 ? "" : "s", metric,
 		    goal ? "largest" : "smallest");
-		print_table(sweep, tv, n, o);
+		print_table(sweep, tv, n, goal, o);
 	}
 	for (i = 0; i < n; i++) {
 		if (tv[i].have_meta)
 			sr_queue_job_meta_free(&tv[i].meta);
 		sr_metrics_table_free(&tv[i].mt);
+		free(tv[i].reason);
 	}
 	free(tv);
 	return 0;

@@ -2,10 +2,16 @@
  * status-trials.h: `spotrun status SWEEP`, the morning view of a sweep:
  * one row per trial with the parameters that vary between its trials,
  * the latest and best value of a metric (doc/spotrun.1, METRICS) and a
- * sparkline of it, state, attempts, time run and cost; in 80 columns
- * unless --wide; --json carries the rows and every trial's metrics. Per
- * trial it reads its meta.json, its metrics' segments and its attempt
- * records (a few requests each), beside the status markers.
+ * sparkline of it, state, attempts and preemptions, time run and cost
+ * (--wide: the start and GPU-hours too), then a note per trial that
+ * failed (its exit code or signal and its output's last error line,
+ * status-reason.h) or waits (status-why.h); in 80 columns unless --wide,
+ * state coloured and the best trial bold when asked; --json carries the
+ * rows, their reasons and every trial's metrics. Per trial it reads its
+ * meta.json, its metrics' segments and its attempt records (a few
+ * requests each), a failed one the end of its log, beside the status
+ * markers; the agents' records and the pending markers when a trial
+ * waits, the leases' listings when one runs.
  */
 #ifndef SR_STATUS_TRIALS_H
 #define SR_STATUS_TRIALS_H
@@ -22,6 +28,7 @@ struct sr_trials_opts {
 	int wide;		/* no 80-column budget */
 	int json;
 	int unicode;		/* the sparkline in block characters (else ASCII) */
+	int color;		/* SGR escapes: state coloured, the best trial bold */
 };
 
 /* Print sweep's trials (the n rows of ix at idx) as o says: 0, or an exit

@@ -300,6 +300,50 @@ sr_queue_log_read(struct sr_queue *q, const char *id, char *after,
 }
 
 int
+sr_queue_log_tail(struct sr_queue *q, const char *id, char **buf, size_t *len, char *err)
+{
+	struct seglist s = { "", NULL, 0 };
+	char prefix[SR_QUEUE_ID_MAX + 16];
+	size_t i, first, plen;
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	if (sr_lease_job_check(id, err) == -1)
+		return -1;
+	plen = (size_t)snprintf(prefix, sizeof prefix, "logs/%s/", id);
+	rc = sr_q_list(q, q->st, prefix, seg_cb, &s, err);
+	/* RRRRRRRRRRRR-AAAA-NNNNNN: the same run and attempt share 17 characters */
+	first = s.n;
+	if (s.n > 0)
+		first = s.n >= 2 && strncmp(s.v[s.n - 2] + plen, s.v[s.n - 1] + plen, 17) == 0 ?
+		    s.n - 2 : s.n - 1;
+	for (i = first; rc == 0 && i < s.n; i++) {
+		void *seg;
+		size_t n;
+		int g = sr_q_get(q, q->st, s.v[i], READ_MAX, &seg, &n, NULL, err);
+
+		if (g == SR_STORE_OK) {
+			*buf = sr_realloc(*buf, *len + n + 1);
+			memcpy(*buf + *len, seg, n);
+			*len += n;
+			(*buf)[*len] = '\0';
+			free(seg);
+		} else if (g != SR_STORE_NOTFOUND)
+			rc = sr_err_prefix(err, "log of %s", id);
+	}
+	for (i = 0; i < s.n; i++)
+		free(s.v[i]);
+	free(s.v);
+	if (rc != 0) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return rc;
+}
+
+int
 sr_queue_log_follow(struct sr_queue *q, const char *id, double interval,
     const volatile int *stop,
     int (*fn)(void *arg, const char *key, const char *data, size_t len), void *arg, char *err)

@@ -466,6 +466,12 @@ int sr_queue_log_segments(struct sr_queue_log *lw, char *last_err);
  * fn's non-zero return stops and is returned. */
 int sr_queue_log_read(struct sr_queue *q, const char *id, char *after,
     int (*fn)(void *arg, const char *key, const char *data, size_t len), void *arg, char *err);
+/* The end of job id's log, for what its last attempt said last (`status
+ * SWEEP`'s reason of a failed trial): the last segment, and the one before
+ * it when both are of the same run and attempt, in order, into *buf
+ * (malloc'd, NUL-terminated; *len bytes, 0 with *buf NULL when the job
+ * has no log). One listing and at most two GETs. 0, or -1 with err. */
+int sr_queue_log_tail(struct sr_queue *q, const char *id, char **buf, size_t *len, char *err);
 /* sr_queue_log_read, again every interval seconds, until *stop is set or
  * fn returns non-zero (returned). */
 int sr_queue_log_follow(struct sr_queue *q, const char *id, double interval,

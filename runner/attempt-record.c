@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/wait.h>
 
 #include "run-int.h"
 #include "termsafe.h"
@@ -50,6 +51,8 @@ sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int cod
 	a->rec.ended = sr_now();
 	strlcpy(a->rec.outcome, outcome, sizeof a->rec.outcome);
 	a->rec.exit_code = code;
+	a->rec.signal = code >= 0 && a->job_done && WIFSIGNALED(a->status) ?
+	    WTERMSIG(a->status) : 0;
 	a->rec.checkpoints = r->checkpoints - a->checkpoints_before;
 	if (sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
 		sr_tl(&r->tl, 1, "warning", "%s", err);

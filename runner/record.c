@@ -30,10 +30,11 @@ record_key(const char *job, const struct sr_attempt_record *r)
 int
 sr_record_put(struct sr_store *st, const char *job, const struct sr_attempt_record *r, char *err)
 {
-	json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:i, s:I, s:i, s:i, s:i, s:s, s:f, "
+	json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:i, s:i, s:I, s:i, s:i, s:i, s:s, s:f, "
 	    "s:{s:s, s:s, s:s, s:s, s:s}}",
 	    "run", r->run, "attempt", r->attempt, "vm", r->vm, "started", r->started,
 	    "ended", r->ended, "outcome", r->outcome, "exit_code", r->exit_code,
+	    "signal", r->signal,
 	    "restored_step", (json_int_t)r->restored_step, "checkpoints", r->checkpoints,
 	    "ranks", r->ranks, "gpus", r->gpus, "gpu_model", r->gpu_model, "lost", r->lost,
 	    "machine", "provider", r->facts.provider, "instance_id", r->facts.instance_id,
@@ -88,6 +89,7 @@ parse(const char *text, size_t len, struct sr_attempt_record *r)
 	r->gpus = (int)json_integer_value(json_object_get(o, "gpus"));
 	copy_str(o, "gpu_model", r->gpu_model, sizeof r->gpu_model);
 	r->lost = json_number_value(json_object_get(o, "lost"));
+	r->signal = (int)json_integer_value(json_object_get(o, "signal"));
 	m = json_object_get(o, "machine");
 	copy_str(m, "provider", r->facts.provider, sizeof r->facts.provider);
 	copy_str(m, "instance_id", r->facts.instance_id, sizeof r->facts.instance_id);

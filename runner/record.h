@@ -19,6 +19,8 @@ struct sr_attempt_record {
 	double ended;		/* 0: still running, or vanished */
 	char outcome[64];	/* "exit 0", "preempted", "exec failed", ... */
 	int exit_code;		/* -1 if none */
+	int signal;		/* the signal that killed the job (exit_code is then
+				 * 128 + it); 0: none, or a record of an older version */
 	long long restored_step;	/* -1: started fresh */
 	int checkpoints;	/* committed during this attempt */
 	int ranks;		/* processes spotrun started (0: not recorded) */

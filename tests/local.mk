@@ -161,6 +161,10 @@ slow_TESTS += tests/t53-whole.sh
 # The job's metrics: written by a shell job and by spotrun.report(), shipped
 # to the store across a preemption, a sweep's trials in `status SWEEP`.
 dist_check_SCRIPTS += tests/t56-metrics.sh
+# Why a sweep's trials failed or wait in `status SWEEP` (exit code, signal,
+# last error line, a GPU no agent has, a silent agent), --wide, --json,
+# colour (--color, NO_COLOR).
+dist_check_SCRIPTS += tests/t74-trials-why.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh

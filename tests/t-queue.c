@@ -972,6 +972,27 @@ test_logs(struct sr_queue *q)
 	free(f.c.data);
 	free(all);
 	is_int(sr_queue_log_read(q, "_x", after, collect_cb, &c, err), -1, "a bad id");
+
+	/* the tail: the last segment, and the one before of the same attempt */
+	{
+		char *tail = NULL;
+		size_t tlen = 0;
+
+		is_int(sr_queue_log_tail(q, "lg", &tail, &tlen, err), 0, "the log's tail");
+		ok(tail != NULL && tlen == 6 && strcmp(tail, "run 2\n") == 0,
+		    "... the last segment alone, the one before being another attempt's");
+		free(tail);
+		lw = sr_queue_log_open(q, "lg", 3, 1, 0.1, 8, err);
+		sr_queue_log_write(lw, "run 3 a\nrun 3 b\nrun 3 c\n", 24);
+		sr_queue_log_close(lw, err);
+		is_int(sr_queue_log_tail(q, "lg", &tail, &tlen, err), 0, "the tail of three segments");
+		ok(tail != NULL && tlen == 16 && strcmp(tail, "run 3 b\nrun 3 c\n") == 0,
+		    "... the last two, in order (%s)", tail != NULL ? tail : "NULL");
+		free(tail);
+		is_int(sr_queue_log_tail(q, "nolog", &tail, &tlen, err), 0, "no log: no error");
+		ok(tail == NULL && tlen == 0, "... and no tail");
+		is_int(sr_queue_log_tail(q, "_x", &tail, &tlen, err), -1, "a bad id");
+	}
 }
 
 static void

@@ -21,7 +21,7 @@ T=$t_tmp
 export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config
 unset SPOTRUN_QUEUE
 mkdir -p "$HOME"
-echo "1..15"
+echo "1..16"
 
 # --- 1. spotrun run, a shell job -------------------------------------------
 cat > "$T/sh.sh" <<'SH'
@@ -99,16 +99,16 @@ EOF2
 "$S" submit --run-local "$T/sw.ini" > "$T/sub.out" 2> "$T/sub.err"
 t_is "$?" 0 "the sweep's six trials ran (submit --run-local)" || t_show "$T/sub.err"
 # the time run and the attempts (each run of the agent is preempted once)
-mask() { sed -E 's/ +[0-9]+ +[0-9]+[smhd][0-9]*[smh]? +\$/ ATT TIME \$/'; }
+mask() { sed -E 's/ +[0-9]+\/[0-9]+ +[0-9]+[smhd][0-9]*[smh]? +\$/ A\/P TIME \$/'; }
 "$S" status sw > "$T/st.out" 2> "$T/st.err"
 t_is "$?|$(mask < "$T/st.out")|$(cat "$T/st.err")" "0|sweep sw: 6 trials, metric loss (smallest is best)
-TRIAL  lr  how  STATE     ATT    TIME     COST      LAST      BEST CURVE
-1      0.5 py   succeeded ATT TIME \$0.00    0.3077    0.3077 @+=---.......
-2      0.5 echo succeeded ATT TIME \$0.00    0.3077    0.3077 @+=---.......
-3      2   py   succeeded ATT TIME \$0.00    0.0816    0.0816 =....________
-4      2   echo succeeded ATT TIME \$0.00    0.0816    0.0816 =....________
-5      8   py   succeeded ATT TIME \$0.00    0.0207    0.0207 .____________
-6      8   echo succeeded ATT TIME \$0.00    0.0207    0.0207 .____________|" \
+TRIAL  lr  how  STATE     ATT/P    TIME     COST      LAST      BEST CURVE
+1      0.5 py   succeeded A/P TIME \$0.00    0.3077    0.3077 *==--......
+2      0.5 echo succeeded A/P TIME \$0.00    0.3077    0.3077 *==--......
+3      2   py   succeeded A/P TIME \$0.00    0.0816    0.0816 -..._______
+4      2   echo succeeded A/P TIME \$0.00    0.0816    0.0816 -..._______
+5      8   py   succeeded A/P TIME \$0.00    0.0207    0.0207 .__________
+6      8   echo succeeded A/P TIME \$0.00    0.0207    0.0207 .__________|" \
 	"status SWEEP: a row per trial, the varying parameters only (not seed), the metric and its curve"
 w=$(awk '{ if (length($0) > w) w = length($0) } END { print w }' "$T/st.out")
 t_is "$([ "$w" -le 80 ] && echo fits)" fits "in 80 columns ($w)"
@@ -125,10 +125,22 @@ print(d["metric"], d["varying"], len(t), all([p["step"] for p in x["metrics"]] =
       t[4]["metric"]["best"], t[4]["metric"]["best_step"], t[4]["params"]["seed"], min(x["attempts"] for x in t) >= 2)
 ' "$T/sj.out")" "0|{'name': 'loss', 'goal': 'min'} ['lr', 'how'] 6 True True 0.0207 24 7 True" \
 	"--json: every trial's steps 1-24 exactly once, with all their metrics, and the best"
+t_is "$($PY - "$T/sj.out" "$T/data/spotrun/queue/ckpt" <<'PY'
+import glob, json, os, sys
+for x in json.load(open(sys.argv[1]))["trials"]:
+    recs = [json.load(open(f)) for f in glob.glob(os.path.join(sys.argv[2], x["id"], "attempts", "*.json"))]
+    want = (len(recs), sum(r["outcome"] == "preempted" for r in recs), min(r["started"] for r in recs),
+            round(sum(r["ended"] - r["started"] for r in recs), 3), 0)
+    got = (x["attempts"], x["preemptions"], x["started"], x["seconds"], x["gpu_seconds"])
+    if got != want or x["preemptions"] < 1:
+        print(x["id"], got, want)
+print("right")
+PY
+)" "right" "--json: attempts, preemptions, first start and seconds run as the attempt records say; no GPU-seconds"
 # on a terminal whose locale is UTF-8: the curve in block characters
 if command -v script > /dev/null; then
-	LC_ALL=C.UTF-8 script -qfec "$S status sw" "$T/tty" > /dev/null 2>&1
-	t_is "$(tr -d '\r' < "$T/tty" | grep '^5 ' | sed 's/.* //')" "▂▁▁▁▁▁▁▁▁▁▁▁▁" \
+	LC_ALL=C.UTF-8 script -qfec "$S status --color=never sw" "$T/tty" > /dev/null 2>&1
+	t_is "$(tr -d '\r' < "$T/tty" | grep '^5 ' | sed 's/.* //')" "▂▁▁▁▁▁▁▁▁▁▁" \
 		"on a UTF-8 terminal the curve is in block characters"
 else
 	t_skip "no script(1) for a terminal"

@@ -124,11 +124,13 @@ lr.3: needs no GPU: no agent is running on this queue (start one: spotrun agent)
 	"status of a sweep's jobs on s3://, and why the queued one waits"
 run st "$S" status lr
 expect st 0 "sweep lr: 3 trials, metric loss (smallest is best)
-TRIAL  lr    STATE     ATT    TIME     COST      LAST      BEST CURVE
-1      0.1   succeeded   2       -    \$0.90         -         -
-2      0.01  running     1       -    \$0.20         -         -
-3      0.001 queued      0       -    \$0.00         -         -" "" \
-	"status of a sweep on s3://: its trials"
+TRIAL  lr    STATE     ATT/P    TIME     COST      LAST      BEST CURVE
+1      0.1   succeeded   2/1       -    \$0.90         -         -
+2      0.01  running     1/0       -    \$0.20         -         -
+3      0.001 queued      0/0       -    \$0.00         -         -
+
+3: queued, needs no GPU: no agent is running on this queue (start one: spotrun ~" "" \
+	"status of a sweep on s3://: its trials, and why the queued one waits (cut to 80 columns)"
 BQ="s3://$bucket/big?endpoint=$ep"
 $H many "$BQ" big 10000 || t_bail "10,000 status markers on S3"
 run big "$S" status --json --queue "$BQ"
