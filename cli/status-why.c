@@ -19,8 +19,9 @@
 struct reader {
 	const struct sr_fleet_row *const *rows;	/* sorted by id: ix's order */
 	size_t n;
-	const struct sr_queue_machine *mv;
+	const struct sr_queue_machine *mv;	/* the live agents' records */
 	size_t nm;
+	size_t gone;			/* records of agents gone without a word */
 	double now;
 	struct sr_status_why *w;
 };
@@ -105,7 +106,13 @@ pending_cb(const struct sr_queue_pending *p, void *arg)
 		fit += sr_queue_pending_fits(p, r->mv[i].gpus, r->mv[i].gpu_type);
 	needs(p, need, sizeof need);
 	agents_line(r, agents, sizeof agents);
-	if (r->nm == 0)
+	if (r->nm == 0 && r->gone > 0)
+		add(r->w, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
+		    "one: spotrun agent; %zu agent%s stopped renewing %s record over %.0fm ago: "
+		    "gone, and spotrun gc --apply removes %s)", need, r->gone,
+		    r->gone == 1 ? "" : "s", r->gone == 1 ? "its" : "their",
+		    SR_QUEUE_MACHINE_STALE / 60, r->gone == 1 ? "it" : "them"));
+	else if (r->nm == 0)
 		add(r->w, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
 		    "one: spotrun agent)", need));
 	else if (fit == 0)
@@ -153,11 +160,20 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
     char *err)
 {
 	const struct sr_fleet_row **sorted = sr_calloc(n + 1, sizeof *sorted);
-	struct reader r = { (const struct sr_fleet_row *const *)sorted, n, mv, nm, now, w };
+	struct sr_queue_machine *live = sr_calloc(nm + 1, sizeof *live);
+	struct reader r = { (const struct sr_fleet_row *const *)sorted, n, live, 0, 0, now, w };
 	int waiting = 0, running = 0, rc = 0;
 	size_t i;
 
 	memset(w, 0, sizeof *w);
+	/* an agent killed without a word offers nothing: its record is left
+	 * out of what fits (queue.h, SR_QUEUE_MACHINE_STALE) */
+	for (i = 0; i < nm; i++) {
+		if (sr_queue_machine_stale(&mv[i], now))
+			r.gone++;
+		else
+			live[r.nm++] = mv[i];
+	}
 	for (i = 0; i < n; i++) {
 		sorted[i] = rows[i];
 		waiting |= rows[i]->state == SR_LEASE_QUEUED || rows[i]->state == SR_LEASE_RELEASED;
@@ -169,6 +185,7 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
 	if (rc == 0 && running && sr_queue_lease_times(q, lease_cb, &r, err) != 0)
 		rc = -1;
 	free(sorted);
+	free(live);
 	if (rc != 0) {
 		sr_status_why_free(w);
 		return -1;

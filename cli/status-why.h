@@ -28,7 +28,8 @@ struct sr_status_why {
 /*
  * What explains the rows (n of them) that need it, into *w: for those
  * queued or released, the pending markers (one listing, made only when
- * there are such rows) against the agents' records mv (nm); for those
+ * there are such rows) against the agents' records mv (nm), those stale at
+ * now (sr_queue_machine_stale) counted as agents gone; for those
  * running, the age of their leases at now (a listing of stores/ and one
  * of each store's _leases/, made only when there are such rows). 0, or
  * -1 with err (*w is then empty).

@@ -17,12 +17,25 @@
 #include "agent-int.h"
 #include "util.h"
 
+/* ag->record into the queue; a failure said, and tried again at the next
+ * renewal (put sets .time, so not at every poll). */
+static void
+publish(struct sr_agent *ag)
+{
+	char err[SR_ERRMAX];
+
+	if (sr_queue_machine_put(ag->q, &ag->record, err) == -1)
+		sr_agent_say("warning: %s (spotrun status will not show it)", err);
+	else
+		ag->published = 1;
+}
+
 void
 sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label)
 {
 	const struct sr_gpus *g = &ag->found;
-	struct sr_queue_machine m;
-	char err[SR_ERRMAX], then[128];
+	struct sr_queue_machine *m = &ag->record;
+	char then[128];
 
 	if (g->no_driver[0] != '\0') {
 		if (gpus_label != NULL)
@@ -35,17 +48,26 @@ sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label)
 		    "GPUs), then restart the agent", g->nodes, g->nodes == 1 ? "" : "s",
 		    g->node_paths, g->no_driver, then);
 	}
-	memset(&m, 0, sizeof m);
-	snprintf(m.agent, sizeof m.agent, "%s", ag->me.agent);
-	snprintf(m.host, sizeof m.host, "%s", ag->me.host);
-	m.gpu_nodes = (int)g->nodes;
-	m.gpus = ag->gpus;
-	snprintf(m.gpu_type, sizeof m.gpu_type, "%s", ag->gpu_type);
-	snprintf(m.no_driver, sizeof m.no_driver, "%s", g->no_driver);
-	if (sr_queue_machine_put(ag->q, &m, err) == -1)
-		sr_agent_say("warning: %s (spotrun status will not show it)", err);
-	else
-		ag->published = 1;
+	memset(m, 0, sizeof *m);
+	snprintf(m->agent, sizeof m->agent, "%s", ag->me.agent);
+	snprintf(m->host, sizeof m->host, "%s", ag->me.host);
+	m->gpu_nodes = (int)g->nodes;
+	m->gpus = ag->gpus;
+	snprintf(m->gpu_type, sizeof m->gpu_type, "%s", ag->gpu_type);
+	snprintf(m->no_driver, sizeof m->no_driver, "%s", g->no_driver);
+	publish(ag);
+}
+
+void
+sr_agent_facts_renew(struct sr_agent *ag)
+{
+	/* a lease TTL shorter than the renewal (SPOTRUN_LEASE_TTL, tests)
+	 * renews at the TTL: a test sees it without waiting minutes */
+	double every = ag->ttl > 0 && ag->ttl < SR_QUEUE_MACHINE_RENEW ? ag->ttl :
+	    SR_QUEUE_MACHINE_RENEW;
+
+	if (ag->record.agent[0] != '\0' && sr_now() - ag->record.time >= every)
+		publish(ag);
 }
 
 void

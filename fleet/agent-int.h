@@ -50,6 +50,7 @@ struct sr_agent {
 	uint64_t *said;			/* hashes of the skips said (job, reason): a set */
 	size_t nsaid, said_cap;
 	int published;			/* its record is in the queue's agents/ */
+	struct sr_queue_machine record;	/* what it wrote there (.time: when) */
 	/* gangs (agent-gang.c) */
 	char addr[SR_GANG_ADDR_MAX + 1];	/* what node 0 offers (label addr) */
 	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
@@ -187,6 +188,11 @@ int sr_agent_gang_lost(struct sr_agent *ag, struct sr_queue_job *j, const struct
  * (ag->found.no_driver). gpus_label: the label gpus's value (NULL: none),
  * which offers GPUs all the same. */
 void sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label);
+/* The record written again when SR_QUEUE_MACHINE_RENEW (or the lease TTL,
+ * when shorter) has passed since it last was (or a write failed), so that status tells a live agent from
+ * one killed without a word: from the idle loop, and from a job's
+ * heartbeat thread while the agent's own thread waits for the job. */
+void sr_agent_facts_renew(struct sr_agent *ag);
 /* At the agent's end: its record deleted, the skips said forgotten. */
 void sr_agent_facts_end(struct sr_agent *ag);
 /* The claim's unfit hook (sr_queue_agent.unfit; arg is the agent): say

@@ -202,6 +202,7 @@ beat(struct job *b)
 			sr_agent_say("warning: %s: %s", b->id, err);
 		}
 	}
+	sr_agent_facts_renew(b->ag);
 	if (sr_mono() - b->written >= b->ag->ttl) {
 		pthread_mutex_lock(&b->lock);
 		p = b->prog;

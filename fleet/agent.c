@@ -534,6 +534,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 		}
 		if (rc == SR_QUEUE_EMPTY)
 			rc = claim(&ag, &j, err);
+		sr_agent_facts_renew(&ag);
 		if (rc == SR_QUEUE_OK) {
 			next = sr_agent_job(&ag, j, res);
 			/* the run's end gave the signals back to their defaults */

@@ -131,6 +131,41 @@ stale_marker(const struct sr_object_info *info, const char *id, void *arg)
 	return 0;
 }
 
+/* The agents' records under agents/ not written for the grace nor for
+ * SR_QUEUE_MACHINE_STALE: their agents were killed without a word (a live
+ * one writes its record every SR_QUEUE_MACHINE_RENEW, so even gc --grace
+ * 0s leaves it). 0, or -1 with err. */
+static int
+stale_agents(struct sr_queue *q, const struct sr_debris_opts *o, struct sr_debris_total *t,
+    char *err)
+{
+	struct sr_queue_machine *mv;
+	double age = o->grace > SR_QUEUE_MACHINE_STALE ? o->grace : SR_QUEUE_MACHINE_STALE;
+	double now = sr_now();
+	char key[SR_QUEUE_MACHINE_AGENT_MAX + 16], why[96];
+	size_t i, nm;
+	int rc = 0;
+
+	if (sr_queue_machines_read(q, &mv, &nm, NULL, err) == -1)
+		return -1;
+	for (i = 0; i < nm && rc == 0; i++) {
+		if (now - mv[i].time <= age)
+			continue;
+		if (o->apply && sr_queue_machine_delete(q, mv[i].agent, err) == -1) {
+			rc = -1;
+			break;
+		}
+		t->objects++;
+		snprintf(key, sizeof key, "agents/%s", mv[i].agent);
+		snprintf(why, sizeof why, "an agent's record not renewed for %.0fm: the agent is gone",
+		    (now - mv[i].time) / 60);
+		if (o->each != NULL)
+			o->each(o->arg, NULL, key, 0, why);
+	}
+	free(mv);
+	return rc;
+}
+
 /* The jobs whose newest status marker was written at or after since. */
 struct recent {
 	double since;
@@ -208,6 +243,10 @@ sr_debris_queue(struct sr_queue *q, const char *const *ids, size_t n, double sin
 			failed = 1;
 			break;
 		}
+	}
+	if (every && stale_agents(q, o, t, jerr) == -1) {
+		sr_err(err, "gc: agents' records: %s", jerr);
+		failed = 1;
 	}
 	for (i = 0; i < all.n; i++)
 		free(all.v[i]);

@@ -60,7 +60,10 @@ int sr_debris_job(struct sr_store *st, const char *job, const struct sr_debris_o
  * status marker written at or after the epoch time since, 0: all), each
  * in its checkpoint store (its meta.json's, the queue's Q/ckpt when it
  * names none) by sr_debris_job, and their stale status markers
- * (sr_queue_status_stale) older than the grace. A job that fails is said
+ * (sr_queue_status_stale) older than the grace; with ids NULL, the records
+ * under agents/ of agents gone without a word (older than the grace and
+ * than SR_QUEUE_MACHINE_STALE: queue.h), said with job NULL and size 0.
+ * A job that fails is said
  * through o->note and the others go on; -1 with err (the last failure)
  * when any failed, or the markers could not be listed.
  */

@@ -55,6 +55,12 @@ sr_queue_machine_delete(struct sr_queue *q, const char *agent, char *err)
 	return 0;
 }
 
+int
+sr_queue_machine_stale(const struct sr_queue_machine *m, double now)
+{
+	return now - m->time > SR_QUEUE_MACHINE_STALE;
+}
+
 /* A record's JSON into m: 0, or -1. */
 static int
 parse(const char *body, struct sr_queue_machine *m)

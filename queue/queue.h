@@ -338,12 +338,17 @@ int sr_queue_malformed_count(struct sr_queue *q, long *n, char *first, char *err
 /* ---- what agents say of their machines ---- */
 
 /* An agent's record of its machine (doc/fleet.md "The agent"):
- * Q/agents/AGENT, JSON, written at its start and deleted at its end, for
- * `spotrun status` to show: what it offers (gpus, gpu_type), for why a job
- * waits, and what the machine cannot do that it seems to: device nodes of
- * GPUs with no working driver. (An agent killed without a word leaves its
- * record behind.) */
+ * Q/agents/AGENT, JSON, written at its start, again every
+ * SR_QUEUE_MACHINE_RENEW seconds (idle or running a job) and deleted at its
+ * end, for `spotrun status` to show: what it offers (gpus, gpu_type), for
+ * why a job waits, and what the machine cannot do that it seems to: device
+ * nodes of GPUs with no working driver. An agent killed without a word
+ * leaves its record behind: one not written for SR_QUEUE_MACHINE_STALE is
+ * taken for such (sr_queue_machine_stale), counted by status as no agent,
+ * and removed by gc. */
 #define SR_QUEUE_MACHINE_AGENT_MAX 128
+#define SR_QUEUE_MACHINE_RENEW 300.0
+#define SR_QUEUE_MACHINE_STALE (3 * SR_QUEUE_MACHINE_RENEW)
 struct sr_queue_machine {
 	char agent[SR_QUEUE_MACHINE_AGENT_MAX];	/* its id, "HOST-PID" */
 	char host[SR_QUEUE_HOST_MAX + 1];
@@ -357,6 +362,9 @@ struct sr_queue_machine {
 int sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err);
 /* Delete agent's record (absent is fine): 0, or -1 with err. */
 int sr_queue_machine_delete(struct sr_queue *q, const char *agent, char *err);
+/* Whether m's record, read at epoch time now, is an agent's gone without a
+ * word: not written for SR_QUEUE_MACHINE_STALE (three renewals missed). */
+int sr_queue_machine_stale(const struct sr_queue_machine *m, double now);
 /* Every record, in key order, into *v (free it) and *n: one listing of
  * agents/ and a GET per record. A record gone meanwhile is left out; one
  * that does not parse is counted in *bad (may be NULL). 0, or -1 with err. */

@@ -8,7 +8,8 @@
 #    says so in one warning (the nodes, NVML's words, the fix), offers 0
 #    GPUs: it runs the job that needs none and skips the 4-GPU one, saying
 #    why once however often it polls (until SIGTERM ends it); `spotrun status` (table and --json)
-#    shows the machine's record while it runs, and none once it ended.
+#    shows the machine's record while it runs, written again every lease
+#    TTL (3 s), and none once it ended.
 # 2. 4 device nodes, no NVML at all: the same, in the loader's words.
 # 3. Two agents of one machine (one lock folder): while one runs a 6-GPU
 #    job (one process: launch = once), the other skips an 8-GPU one and a
@@ -41,6 +42,14 @@ t_is "$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["agents"]; p
 wait_for "$t_tmp/nd.err" "skip job gpu4" 60 "$nd" || t_diag "the agent said nothing of gpu4"
 # more polls (a second each with nothing to run): the skip is not said again
 sleep 4
+# the record is written again every lease TTL (3 s here; 5 min at most),
+# so that status tells a live agent from one killed without a word
+rtime() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["time"])' "$t_tmp/q/agents/$host-$nd" 2>/dev/null; }
+t0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["agents"][0]["time"])' "$t_tmp/st1.json" 2>/dev/null)
+_i=0
+while [ "$(rtime)" = "$t0" ] && [ $_i -lt 600 ] && kill -0 "$nd" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
+t_is "$(python3 -c 'import sys; print(float(sys.argv[2]) > float(sys.argv[1]))' "$t0" "$(rtime)" 2>&1)" True \
+    "the idle agent writes its record again (its time advances)"
 kill -TERM "$nd"
 t_wait "$nd"
 t_is "$t_rc" 143 "SIGTERM ends the agent, exit 143 (128+15)" || t_show "$t_tmp/nd.err"

@@ -54,7 +54,7 @@ printf '[job]\nname = tw.4\ncommand = /bin/true\nship_workdir = no\n[resources]\
 printf '[job]\nname = tw.5\ncommand = /bin/true\nship_workdir = no\n' > "$T/t5.ini"
 run s "$S" submit "$T/t4.ini" "$T/t5.ini"
 mkdir -p "$Q/agents" "$Q/ckpt/_leases"
-printf '{"agent":"vm-a-1","host":"vm-a","time":1,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' > "$Q/agents/vm-a-1"
+printf '{"agent":"vm-a-1","host":"vm-a","time":%s,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' "$(date +%s)" > "$Q/agents/vm-a-1"
 "$H" status "file://$Q" tw.5 running 3 2 1 7200 360 1.5 4.25 -1 vm-b
 : > "$Q/ckpt/_leases/tw.5"
 touch -d '-250 seconds' "$Q/ckpt/_leases/tw.5"

@@ -296,11 +296,14 @@ all: 2 jobs (1 released, 1 succeeded), 8 attempts, 6 preemptions, 26.00 GPU-hour
 
 train: needs 8xH100: no agent is running on this queue (start one: spotrun agent)" "" \
 	"status of two jobs by id"
-# agents' records: what they offer against what the jobs need; a running
-# job's lease unrenewed for 4 minutes
+# agents' records: what they offer against what the jobs need, a record
+# not renewed for 16 minutes (SR_QUEUE_MACHINE_STALE is 15) not counted;
+# a running job's lease unrenewed for 4 minutes
 mkdir -p "$Q2/agents" "$Q2/ckpt/_leases"
-printf '{"agent":"vm-a-1","host":"vm-a","time":1,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' > "$Q2/agents/vm-a-1"
-printf '{"agent":"vm-b-2","host":"vm-b","time":1,"gpu_nodes":2,"gpus":2,"gpu_type":"A100","no_driver":""}' > "$Q2/agents/vm-b-2"
+now=$(date +%s)
+printf '{"agent":"vm-a-1","host":"vm-a","time":%s,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' "$now" > "$Q2/agents/vm-a-1"
+printf '{"agent":"vm-b-2","host":"vm-b","time":%s,"gpu_nodes":2,"gpus":2,"gpu_type":"A100","no_driver":""}' "$((now - 800))" > "$Q2/agents/vm-b-2"
+printf '{"agent":"vm-c-3","host":"vm-c","time":%s,"gpu_nodes":8,"gpus":8,"gpu_type":"H100","no_driver":""}' "$((now - 960))" > "$Q2/agents/vm-c-3"
 : > "$Q2/ckpt/_leases/lr.2"
 touch -d '-250 seconds' "$Q2/ckpt/_leases/lr.2"
 run st s2 status
@@ -311,7 +314,24 @@ lr.6: needs 1 GPU: waits for one of 1 agent that can run it
 own-store: needs no GPU: waits for one of 2 agents that can run it
 train: needs 8xH100: no agent has them (vm-a: 0 GPUs, vm-b: 2xA100)" \
 	"status says why each job waits, against the agents' records, and that a running job's agent is silent" || t_show "$T/st.out"
-rm -r "$Q2/agents" "$Q2/ckpt/_leases/lr.2"
+rm "$Q2/agents/vm-a-1" "$Q2/agents/vm-b-2" "$Q2/ckpt/_leases/lr.2"
+run st s2 status train
+t_is "$rc|$(tail -n 1 "$T/st.out")" "0|train: needs 8xH100: no agent is running on this queue (start one: spotrun agent; 1 agent stopped renewing its record over 15m ago: gone, and spotrun gc --apply removes it)" \
+	"an agent's record not renewed for 16m: its agent is taken for gone" || t_show "$T/st.out"
+# gc on a queue of its own (Q2's debris is the later tests'): a record
+# of an agent gone, one 14m old, live
+QG=$T/qgc
+"$S" submit --create --queue "$QG" "$T/w/job.ini" > /dev/null 2>&1 || t_bail "submit to $QG"
+mkdir -p "$QG/agents"
+mv "$Q2/agents/vm-c-3" "$QG/agents/"
+printf '{"agent":"vm-d-4","host":"vm-d","time":%s,"gpu_nodes":0,"gpus":0,"gpu_type":"","no_driver":""}' "$((now - 850))" > "$QG/agents/vm-d-4"
+run gc "$S" gc --grace 0s --queue "$QG"
+t_is "$rc|$(grep -c 'agents/vm-c-3' "$T/gc.out")|$(grep -c 'agents/vm-d-4' "$T/gc.out")|$(ls "$QG/agents" | tr '\n' ' ')" "0|1|0|vm-c-3 vm-d-4 " \
+	"gc's dry run names the gone agent's record and keeps it" || t_show "$T/gc.out"
+run gc "$S" gc --apply --grace 0s --queue "$QG"
+t_is "$rc|$(ls "$QG/agents" | tr '\n' ' ')" "0|vm-d-4 " \
+	"gc --apply --grace 0s removes the gone agent's record, not one 14m old (renewed every 5m)" || t_show "$T/gc.out"
+rm -r "$Q2/agents"
 run st s2 status lr
 run st2 s2 status "$T/w/sweep.ini"
 t_is "$rc|$(grep -c '^[1-6]  ' "$T/st.out")|$(cat "$T/st2.out")" "0|6|$(cat "$T/st.out")" \
