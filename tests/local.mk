@@ -161,6 +161,10 @@ slow_TESTS += tests/t53-whole.sh
 # The job's metrics: written by a shell job and by spotrun.report(), shipped
 # to the store across a preemption, a sweep's trials in `status SWEEP`.
 dist_check_SCRIPTS += tests/t56-metrics.sh
+# `spotrun report`: a sweep's page loaded offline in headless Chromium (no
+# console error, a curve per trial, a screenshot not blank), hostile text
+# escaped, its errors.
+dist_check_SCRIPTS += tests/t55-report.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
