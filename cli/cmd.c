@@ -22,6 +22,7 @@ const struct sr_cmd_entry *const sr_cmd_table[] = {
 	&sr_cmd_agent_entry,
 	&sr_cmd_submit_entry,
 	&sr_cmd_status_entry,
+	&sr_cmd_report_entry,
 	&sr_cmd_logs_entry,
 	&sr_cmd_cancel_entry,
 	&sr_cmd_requeue_entry,

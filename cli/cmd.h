@@ -43,6 +43,7 @@ extern const struct sr_cmd_entry sr_cmd_help_entry;
 extern const struct sr_cmd_entry sr_cmd_agent_entry;
 extern const struct sr_cmd_entry sr_cmd_submit_entry;
 extern const struct sr_cmd_entry sr_cmd_status_entry;
+extern const struct sr_cmd_entry sr_cmd_report_entry;
 extern const struct sr_cmd_entry sr_cmd_logs_entry;
 extern const struct sr_cmd_entry sr_cmd_cancel_entry;
 extern const struct sr_cmd_entry sr_cmd_requeue_entry;

@@ -23,6 +23,12 @@ libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-can
 	cli/submit-jobs.c cli/submit-jobs.h cli/submit-workdir.c cli/submit-workdir.h \
 	cli/status-view.c cli/status-view.h cli/status-trials.c cli/status-trials.h \
 	cli/status-json.c
+# report: a sweep's or a job's results as one HTML page (report.h): what
+# it reads (report-data.c), the page (report-html.c), its charts
+# (report-svg.c), the store's text made inert (report-esc.c); checked in
+# headless Chromium by tests/t55-report.sh (tests/local.mk).
+libcli_a_SOURCES += cli/cmd-report.c cli/report.h cli/report-data.c cli/report-html.c \
+	cli/report-svg.c cli/report-esc.c
 # Why a job waits, or its agent is silent (status-why.c).
 libcli_a_SOURCES += cli/status-why.c cli/status-why.h cli/status-reason.c \
 	cli/status-reason.h

@@ -137,32 +137,50 @@ trial_metric(struct trial *t, const char *name, int goal)
 static const char *
 param(const struct trial *t, const char *name)
 {
+	return sr_param_value(t->have_meta ? &t->meta : NULL, name);
+}
+
+const char *
+sr_param_value(const struct sr_queue_job_meta *m, const char *name)
+{
 	size_t i;
 
-	for (i = 0; t->have_meta && i < t->meta.nparams; i++)
-		if (strcmp(t->meta.param_names[i], name) == 0)
-			return t->meta.param_values[i];
+	for (i = 0; m != NULL && i < m->nparams; i++)
+		if (strcmp(m->param_names[i], name) == 0)
+			return m->param_values[i];
 	return "";
 }
 
-/* The parameters whose values differ between the trials, in the first
- * trial's order. */
-static size_t
-varying(const struct trial *tv, size_t n, const char ***out)
+size_t
+sr_params_varying(const struct sr_queue_job_meta *const *metas, size_t n, const char ***out)
 {
-	const struct trial *f = NULL;
+	const struct sr_queue_job_meta *f = NULL;
 	size_t i, k, nv = 0;
 
 	for (i = 0; i < n && f == NULL; i++)
-		if (tv[i].have_meta)
-			f = &tv[i];
-	*out = sr_calloc(f != NULL ? f->meta.nparams + 1 : 1, sizeof **out);
-	for (k = 0; f != NULL && k < f->meta.nparams; k++)
+		f = metas[i];
+	*out = sr_calloc(f != NULL ? f->nparams + 1 : 1, sizeof **out);
+	for (k = 0; f != NULL && k < f->nparams; k++)
 		for (i = 0; i < n; i++)
-			if (strcmp(param(&tv[i], f->meta.param_names[k]), f->meta.param_values[k]) != 0) {
-				(*out)[nv++] = f->meta.param_names[k];
+			if (strcmp(sr_param_value(metas[i], f->param_names[k]),
+			    f->param_values[k]) != 0) {
+				(*out)[nv++] = f->param_names[k];
 				break;
 			}
+	return nv;
+}
+
+/* The parameters whose values differ between the trials. */
+static size_t
+varying(const struct trial *tv, size_t n, const char ***out)
+{
+	const struct sr_queue_job_meta **m = sr_calloc(n + 1, sizeof *m);
+	size_t i, nv;
+
+	for (i = 0; i < n; i++)
+		m[i] = tv[i].have_meta ? &tv[i].meta : NULL;
+	nv = sr_params_varying(m, n, out);
+	free(m);
 	return nv;
 }
 

@@ -43,4 +43,14 @@ int sr_status_trials(struct sr_fleet *fl, const struct sr_fleet_index *ix, const
  * -1 for a suffix other than those two. name must not be spec. */
 int sr_metric_goal(const char *spec, char *name, size_t len);
 
+/* A parameter's value in a trial's meta, "" when it has none (or m is
+ * NULL: a trial whose meta could not be read). */
+const char *sr_param_value(const struct sr_queue_job_meta *m, const char *name);
+/* The parameters whose values differ between n trials' metas (NULL: one
+ * that could not be read, taken as having none), in the first meta's
+ * order: how many, their names (borrowed from the metas) in *out
+ * (malloc'd, free it). */
+size_t sr_params_varying(const struct sr_queue_job_meta *const *metas, size_t n,
+    const char ***out);
+
 #endif

@@ -165,6 +165,10 @@ dist_check_SCRIPTS += tests/t56-metrics.sh
 # last error line, a GPU no agent has, a silent agent), --wide, --json,
 # colour (--color, NO_COLOR).
 dist_check_SCRIPTS += tests/t74-trials-why.sh
+# `spotrun report`: a sweep's page loaded offline in headless Chromium (no
+# console error, a curve per trial, a screenshot not blank), hostile text
+# escaped, its errors.
+dist_check_SCRIPTS += tests/t55-report.sh
 # A GPU handed to one run at a time (runner/gpulock.h): `spotrun run`s and
 # agents on the fake NVML's GPUs, a holder killed.
 dist_check_SCRIPTS += tests/t39-gpulock.sh
