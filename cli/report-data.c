@@ -167,6 +167,7 @@ sr_report_read(struct sr_fleet *fl, const struct sr_fleet_index *ix, const char 
 	if (metric != NULL && choose_metric(r, metric, err) == -1) {
 		free(rows);
 		free(metas);
+		sr_report_free(r);	/* the caller frees only what succeeded */
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
