@@ -17,7 +17,9 @@ doc/python.md, standard library only too):
   - at each step boundary spotrun.requested() says whether spotrun asks for
     a checkpoint (a request file, plus SIGUSR1, which importing spotrun
     catches); the job then writes its files into spotrun.ckpt_dir() and
-    calls spotrun.done(step).
+    calls spotrun.done(step);
+  - every --every steps spotrun.report(step, loss=...) gives spotrun the
+    loss, which `spotrun status SWEEP` and `spotrun report` draw as curves.
 Without spotrun (no SPOTRUN_* variables) those say "no" and it simply trains
 to the end.
 
@@ -160,6 +162,8 @@ def main():
         step += 1
         if step % args.every == 0:
             print("step %d loss %.6f" % (step, loss), flush=True)
+            # the curve `spotrun status SWEEP` and `spotrun report` draw
+            spotrun.report(step, loss=loss)
         if args.sleep > 0:
             time.sleep(args.sleep)
         # A step boundary: the safe point to answer a checkpoint request.
