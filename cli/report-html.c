@@ -23,8 +23,10 @@ static const char css[] =
     "border-bottom:1px solid #ccc}\n"
     "p.sub,p.foot{color:#555;margin:2px 0}p.none{color:#8a5a00;background:#fff6e0;"
     "padding:8px}\n"
-    "table{border-collapse:collapse;font-size:13px}th,td{padding:2px 8px;text-align:left;"
-    "border-bottom:1px solid #eee;white-space:nowrap}td:last-child{white-space:normal}td.n,th.n{text-align:right}\n"
+    /* a wide table scrolls in its own box: the page keeps its width */
+    "table{border-collapse:collapse;font-size:13px;display:block;overflow-x:auto;"
+    "max-width:100%}th,td{padding:2px 8px;text-align:left;"
+    "border-bottom:1px solid #eee;white-space:nowrap}td.n,th.n{text-align:right}\n"
     "tr.best td{background:#fff3b0;font-weight:bold}\n"
     "pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}\n"
     ".chart{display:block;margin:8px 0;font-size:11px}.plot{fill:#fafafa;stroke:#999}\n"
