@@ -5,10 +5,12 @@
 # moto's S3. Exact behaviour, each step waited for as an event (the pool's
 # record changing, a line of an agent), never a sleep:
 #   up --count 1 sets the first target, the record carries max_vms;
-#   3 jobs queued, an agent raises the target to max_vms, 2, saying
+#   3 jobs queued (of a GPU, which no agent here offers, so the demand
+#   holds still while it is read), an agent raises the target to max_vms, 2, saying
 #   "demand 3 VMs, max 2", the fleet's target follows;
 #   a second agent does not scale while the first holds the pool's lease;
-#   the queue drained (SPOTRUN_SCALE_IDLE=1): target 0, "queue drained";
+#   the queue drained by a cancel, the jobs ended by an agent of one GPU
+#   that scales nothing (SPOTRUN_SCALE_INTERVAL=0; SPOTRUN_SCALE_IDLE=1): target 0, "queue drained";
 #   the agents gone, their lease released, `submit` raises the pool from 0;
 #   status shows the pool's line and its VM (id, state, zone, type, price,
 #   age), --no-cloud the line alone;
@@ -100,6 +102,8 @@ until_() {
 	done
 	return 0
 }
+# the epoch of the pool's lease now
+lease_epoch() { s3get queue/_leases/pool.t58 | sed -n 's/.*"epoch":\([0-9]*\).*/\1/p'; }
 has_field() { [ "$(field "$(record "$1" "$2")" "$3")" = "$4" ]; }
 # The fleets' targets on moto by boto3, "POOL TARGET" a line.
 fleets() {
@@ -139,8 +143,10 @@ mkdir "$tmp/w"
 cat > "$tmp/w/sweep.ini" <<EOF
 [job]
 name = s
-command = sh -c 'while [ ! -e $tmp/go ]; do sleep 0.1; done'
+command = /bin/true
 ship_workdir = no
+[resources]
+gpus = 1
 [sweep]
 n = 1, 2, 3
 EOF
@@ -184,13 +190,17 @@ result "$([ $? -ne 0 ]; echo $?)" "agent B neither holds the lease nor moves the
 is "$(field "$(record queue t58)" by)" "$ida" "the record is still A's"
 
 # ---- the queue drained: to 0 ----
-: > "$tmp/go"
+run 0 "cancel the sweep" cancel --queue "$q" s
+# an agent of a GPU ends the cancelled jobs at its claims (it scales nothing)
+agent agF "$q" SPOTRUN_SCALE_INTERVAL=0 -- --label gpus=1
+pf=$apid
 until_ "the queue drained, target 0" has_field queue t58 target 0
 r=$(record queue t58)
 is "$(field "$r" by) / $(field "$r" why)" "$ida / queue drained" "agent A took it to 0: queue drained"
 is "$(fleets)" "t58 0" "the fleet's target is 0"
 stop_agent "$pa"
 stop_agent "$pb"
+stop_agent "$pf"
 is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" "released" \
     "the agents gone, the pool's lease is released"
 
@@ -198,8 +208,10 @@ is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" 
 run 0 "submit one job" submit --queue "$q" "$tmp/w/one.ini"
 is "$(grep '^pool' "$tmp/out")" "pool t58: target 1 (demand 1 VM)" "submit raises the pool from 0"
 r=$(record queue t58)
-is "$(field "$r" target) $(field "$r" by) $(field "$r" fence)" "1 spotrun submit 2" \
-    "the record: target 1, by spotrun submit, under the lease's epoch 2"
+e=$(lease_epoch)
+is "$(field "$r" target) $(field "$r" by) $(field "$r" fence)" "1 spotrun submit $e" \
+    "the record: target 1, by spotrun submit, fenced with the lease's epoch ($e)"
+result "$([ "$e" -gt 1 ]; echo $?)" "submit claimed the lease over the agents' (epoch $e > 1)"
 is "$(fleets)" "t58 1" "the fleet's target is 1"
 
 # ---- status ----
@@ -217,13 +229,15 @@ agent agC "$q" SPOTRUN_FAULT=pool-scale-write:stop
 pc=$apid
 until_ "agent C stops before its write" said agC "fault injected at pool-scale-write: stopping"
 result $? "agent C holds the lease and stops before its write"
+ec=$(sed -n 's/.*pool t58: scaling it (its lease, epoch \([0-9]*\)).*/\1/p' "$tmp/agC.err")
+is "$ec" "$((e + 1))" "agent C's lease is the next epoch"
 agent agD "$q" SPOTRUN_SCALE_INTERVAL=3600
 pd=$apid idd=$aid
 until_ "agent D takes the lease over and writes" has_field queue t58 by "$idd"
 r=$(record queue t58)
-is "$(field "$r" fence)" "4" "agent D wrote under epoch 4 (C's was 3)"
+is "$(field "$r" fence)" "$((ec + 1))" "agent D wrote under the epoch above C's"
 kill -CONT "$pc"
-until_ "agent C wakes fenced" said agC "pool t58: the pool's lease (epoch 3) was lost: writing nothing"
+until_ "agent C wakes fenced" said agC "pool t58: the pool's lease (epoch $ec) was lost: writing nothing"
 result $? "agent C, awake: the lease lost, writing nothing"
 is "$(record queue t58)" "$r" "the record is byte for byte agent D's"
 stop_agent "$pc"
