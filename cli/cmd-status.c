@@ -36,7 +36,8 @@
 #include "termsafe.h"
 #include "util.h"
 
-enum { STATUS_JSON, STATUS_QUEUE, STATUS_METRIC, STATUS_SORT, STATUS_WIDE, STATUS_COLOR };
+enum { STATUS_JSON, STATUS_QUEUE, STATUS_METRIC, STATUS_SORT, STATUS_WIDE, STATUS_COLOR,
+    STATUS_NO_CLOUD };
 
 static const struct sr_opt status_opts[] = {
 	[STATUS_JSON] = { 0, "json", NULL, "print one JSON object (doc/fleet.md has its fields)" },
@@ -45,6 +46,8 @@ static const struct sr_opt status_opts[] = {
 	[STATUS_SORT] = { 0, "sort", NULL, "a sweep's trials: best metric first" },
 	[STATUS_WIDE] = { 0, "wide", NULL, "a sweep's trials: wider than 80 columns" },
 	[STATUS_COLOR] = { 0, "color", "WHEN", "a sweep's trials in colour: auto, always, never" },
+	[STATUS_NO_CLOUD] = { 0, "no-cloud", NULL, "pools: their records only, no VMs asked of "
+	    "the cloud" },
 	{ 0 }
 };
 
@@ -145,43 +148,109 @@ print_machine(const struct sr_queue_machine *m)
 		printf("it claims only jobs that need no GPU)\n");
 }
 
-/* The pools `spotrun up` recorded in the queue, a line each, from their
- * records alone (no request to the cloud): "pool NAME on CLOUD in REGION:
- * EC2 Fleet ID, target N VMs (as spotrun up set it)", and where `up` found
- * no capacity ("; waiting for capacity: tried TYPE in REGION (CODE), ...").
- * 0, or -1 with err. */
+/* Pool r's VMs, asked of its engine e: ", VMs: N STATE, ..." after its
+ * line, then one line each ("  ID STATE ZONE TYPE $P/h AGE"); a failure
+ * is said on the line. */
+static void
+print_vms(const struct sr_queue_pool *r, const struct sr_pool_engine *e,
+    const struct sr_prices *t)
+{
+	struct sr_pool_where w;
+	struct sr_pool_vm *v;
+	const struct sr_price *pr;
+	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], age[32], price[32];
+	char id[SR_TERMSAFE_LEN(sizeof v->id)], st[SR_TERMSAFE_LEN(sizeof v->state)];
+	char z[SR_TERMSAFE_LEN(sizeof v->zone)], ty[SR_TERMSAFE_LEN(sizeof v->type)];
+	size_t n, i, k, same;
+	int first;
+	double now = sr_now();
+
+	memset(&w, 0, sizeof w);
+	snprintf(w.region, sizeof w.region, "%s", r->region);
+	snprintf(w.group, sizeof w.group, "%s", r->group);
+	if (e->list(&w, r->name, &v, &n, err) == -1) {
+		printf("; VMs not listed: %s\n", sr_termsafe(err, safe, sizeof safe));
+		return;
+	}
+	if (n == 0)
+		printf("; no VMs");
+	/* by state, in the order first met */
+	for (i = 0, first = 1; i < n; i++) {
+		for (k = 0; k < i && strcmp(v[k].state, v[i].state) != 0; k++)
+			;
+		if (k < i)
+			continue;
+		for (k = i, same = 0; k < n; k++)
+			same += strcmp(v[k].state, v[i].state) == 0;
+		printf("%s%zu %s", first ? "; VMs: " : ", ", same, sr_termsafe(v[i].state, st,
+		    sizeof st));
+		first = 0;
+	}
+	putchar('\n');
+	for (i = 0; i < n; i++) {
+		pr = t != NULL ? sr_prices_find(t, v[i].type) : NULL;
+		if (pr != NULL)
+			snprintf(price, sizeof price, "$%.2f/h", v[i].spot ? pr->spot : pr->on_demand);
+		else
+			snprintf(price, sizeof price, "price unknown");
+		printf("  %s %s %s %s %s %s\n", sr_termsafe(v[i].id, id, sizeof id),
+		    sr_termsafe(v[i].state, st, sizeof st), sr_termsafe(v[i].zone, z, sizeof z),
+		    sr_termsafe(v[i].type, ty, sizeof ty), price, v[i].launched > 0 ?
+		    sr_fmt_duration(now > v[i].launched ? now - v[i].launched : 0, age, sizeof age) :
+		    "age unknown");
+	}
+	free(v);
+}
+
+/* The pools `spotrun up` recorded in the queue, a line each: "pool NAME
+ * on CLOUD in REGION: EC2 Fleet ID, target N VMs (WHY, by WHO)", where
+ * `up` found no capacity ("; waiting for capacity: tried TYPE in REGION
+ * (CODE), ..."), what it cost against its cap ("; $S of $C spent"), and,
+ * unless no_cloud, its VMs asked of its engine (print_vms). 0, or -1
+ * with err. */
 static int
-print_pools(struct sr_queue *q, const char *where, char *err)
+print_pools(struct sr_fleet *fl, int no_cloud, char *err)
 {
 	struct sr_queue_pool *v;
 	const struct sr_pool_engine *e;
+	struct sr_prices *t = NULL;
 	char g[SR_TERMSAFE_LEN(sizeof v->group)], r[SR_TERMSAFE_LEN(sizeof v->region)];
 	char c[SR_TERMSAFE_LEN(sizeof v->cloud)], nm[SR_TERMSAFE_LEN(sizeof v->name)];
-	char t[SR_TERMSAFE_LEN(sizeof v->tried)];
+	char tr[SR_TERMSAFE_LEN(sizeof v->tried)], wy[SR_TERMSAFE_LEN(sizeof v->why)];
+	char by[SR_TERMSAFE_LEN(sizeof v->by)], perr[SR_ERRMAX];
 	size_t n, i;
-	int bad, k;
+	int bad;
 
-	if (sr_queue_pools_read(q, &v, &n, &bad, err) == -1)
+	if (sr_queue_pools_read(fl->q, &v, &n, &bad, err) == -1)
 		return -1;
 	if (bad > 0)
 		fprintf(stderr, "spotrun: warning: %d record%s under pools/ in queue %s cannot be "
-		    "read (doc/fleet.md): skipped\n", bad, bad == 1 ? "" : "s", where);
+		    "read (doc/fleet.md): skipped\n", bad, bad == 1 ? "" : "s", fl->where);
 	if (n > 0)
 		putchar('\n');
+	if (n > 0 && !no_cloud && sr_fleet_prices(NULL, &fl->set, &t, perr) == -1)
+		fprintf(stderr, "spotrun: warning: %s; VMs shown without prices\n", perr);
 	for (i = 0; i < n; i++) {
-		e = NULL;
-		for (k = 0; k < SR_POOL_NCLOUDS; k++)
-			if (strcmp(v[i].cloud, sr_pool_cloud_name((enum sr_pool_cloud)k)) == 0)
-				e = sr_pool_engine((enum sr_pool_cloud)k);
-		printf("pool %s on %s in %s: %s %s, target %u VM%s (as spotrun up set it)",
+		e = sr_pool_engine_named(v[i].cloud);
+		printf("pool %s on %s in %s: %s %s, target %u VM%s (%s%s%s)",
 		    sr_termsafe(v[i].name, nm, sizeof nm), sr_termsafe(v[i].cloud, c, sizeof c),
 		    sr_termsafe(v[i].region, r, sizeof r), e != NULL ? e->what : "group",
-		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s");
+		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s",
+		    v[i].why[0] != '\0' ? sr_termsafe(v[i].why, wy, sizeof wy) :
+		    "as spotrun up set it", v[i].by[0] != '\0' && strcmp(v[i].by, "spotrun up") != 0 ?
+		    ", by " : "", v[i].by[0] != '\0' && strcmp(v[i].by, "spotrun up") != 0 ?
+		    sr_termsafe(v[i].by, by, sizeof by) : "");
 		if (v[i].tried[0] != '\0')
 			printf("; %s: tried %s", v[i].waiting ? "waiting for capacity" :
-			    "moved here after no capacity", sr_termsafe(v[i].tried, t, sizeof t));
-		putchar('\n');
+			    "moved here after no capacity", sr_termsafe(v[i].tried, tr, sizeof tr));
+		if (v[i].cost_cap > 0)
+			printf("; $%.2f of $%.2f spent", v[i].spent, v[i].cost_cap);
+		if (!no_cloud && e != NULL && e->list != NULL)
+			print_vms(&v[i], e, t);
+		else
+			putchar('\n');
 	}
+	sr_prices_free(t);
 	free(v);
 	return 0;
 }
@@ -418,7 +487,7 @@ cmd_status_exec(const struct sr_args *a)
 		}
 		/* not in --json yet, whose request counts stay as they were */
 		if (!sr_args_has(a, STATUS_JSON) && a->argc == 0 &&
-		    print_pools(fl.q, fl.where, err) == -1) {
+		    print_pools(&fl, sr_args_has(a, STATUS_NO_CLOUD), err) == -1) {
 			fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
 			    sr_termsafe(err, safe, sizeof safe));
 			rc = SR_EXIT_IOERR;
@@ -444,8 +513,10 @@ const struct sr_cmd_entry sr_cmd_status_entry = {
 	    "what on-demand machines would have cost, last checkpoint's step and host,\n"
 	    "with totals, and a last line for all; then a line for each agent whose\n"
 	    "machine has GPU device nodes but no working driver, and a line for each\n"
-	    "pool spotrun up made for the queue (its record). One listing of the\n"
-	    "queue's status markers, no request per job.\n"
+	    "pool spotrun up made for the queue: its target and why, who set it, and\n"
+	    "its VMs as its cloud lists them (state, zone, type, price, age; not\n"
+	    "with --no-cloud). One listing of the queue's status markers, no\n"
+	    "request per job.\n"
 	    "A sweep named alone shows its trials: the parameters that vary, the\n"
 	    "latest and best value of a metric the jobs reported (--metric, loss by\n"
 	    "default; --sort for the best first) and its curve, state, attempts and\n"

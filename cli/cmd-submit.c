@@ -12,7 +12,8 @@
  * under its ids is refused, saying where, before anything is written.
  * --again submits such files as new jobs under the first free name of
  * NAME.r2, NAME.r3, ... (a sweep's trials become NAME.r2.NNN), with
- * checkpoints of their own.
+ * checkpoints of their own. A pool of the queue at target 0 is raised to
+ * the demand (fleet/pool-scale.h), as the agents' scaler would.
  */
 #include "config.h"
 
@@ -27,6 +28,7 @@
 #include "cmd.h"
 #include "fleet-index.h"
 #include "fleet.h"
+#include "pool-scale.h"
 #include "submit-jobs.h"
 #include "submit-workdir.h"
 #include "sweep.h"
@@ -415,6 +417,31 @@ submit_all(struct submit *s, int again)
 	return 0;
 }
 
+static void
+raise_note(void *arg, const char *line)
+{
+	(void)arg;
+	if (strncmp(line, "warning: ", 9) == 0)
+		fprintf(stderr, "spotrun: %s\n", line);
+	else
+		printf("%s\n", line);
+}
+
+/* The queue's pools at target 0 raised to the demand (fleet/pool-scale.h),
+ * as its agents' scaler would: with no agent left, none would. What fails
+ * is a warning; the jobs are queued all the same. */
+static void
+raise_pools(struct submit *s)
+{
+	struct sr_prices *t = NULL;
+	char err[SR_ERRMAX];
+
+	if (sr_fleet_prices(NULL, &s->fl.set, &t, err) == -1 ||
+	    sr_pool_raise(s->fl.q, &s->fl.me, t, raise_note, NULL, err) == -1)
+		fprintf(stderr, "spotrun: warning: pools of queue %s: %s\n", s->fl.where, err);
+	sr_prices_free(t);
+}
+
 /* --run-local: an agent here, in this process, until the queue is drained. */
 static int
 run_local(const char *url)
@@ -455,6 +482,8 @@ cmd_submit_exec(const struct sr_args *a)
 	else if ((rc = submit_all(&s, again)) == 0 || s.queued > 0)
 		printf("%ld queued, %ld already in the queue: %s\n", s.queued, s.already,
 		    s.fl.where);
+	if (rc == 0 && s.queued > 0 && !sr_args_has(a, SUB_DRY_RUN))
+		raise_pools(&s);
 	fflush(stdout);
 	if (rc == 0 && sr_args_has(a, SUB_RUN_LOCAL) && !sr_args_has(a, SUB_DRY_RUN))
 		rc = run_local(s.fl.url);

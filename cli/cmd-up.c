@@ -154,8 +154,21 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	snprintf(rec.tried, sizeof rec.tried, "%s", w.tried);
 	rec.waiting = w.waiting;
 	rec.updated = sr_now();
-	rec.created = !w.created && sr_queue_pool_get(fl.q, p->name, &old, err) == SR_QUEUE_OK &&
-	    strcmp(old.group, w.group) == 0 ? old.created : rec.updated;
+	rec.max_vms = p->max_vms;
+	rec.cost_cap = p->cost_cap;
+	rec.idle_timeout = p->idle_timeout;
+	snprintf(rec.by, sizeof rec.by, "spotrun up");
+	snprintf(rec.why, sizeof rec.why, "as spotrun up set it");
+	rec.spent_at = rec.updated;
+	if (sr_queue_pool_get(fl.q, p->name, &old, err) != SR_QUEUE_OK)
+		memset(&old, 0, sizeof old);
+	rec.created = !w.created && strcmp(old.group, w.group) == 0 ? old.created : rec.updated;
+	/* the scaler's fence and the cost so far outlive an up of the same pool */
+	rec.fence = old.fence;
+	if (old.name[0] != '\0' && old.spent_at > 0) {
+		rec.spent = old.spent;
+		rec.spent_at = old.spent_at;
+	}
 	if (sr_queue_pool_put(fl.q, &rec, err) == -1) {
 		fprintf(stderr, "spotrun up: %s\n", err);
 		rc = SR_EXIT_IOERR;

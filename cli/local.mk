@@ -41,6 +41,10 @@ libcli_a_SOURCES += cli/cmd-up.c cli/cmd-down.c
 # without moto.
 dist_check_SCRIPTS += tests/t54-up-aws.sh
 slow_TESTS += tests/t54-up-aws.sh
+# the pool sized to its queue by its agents (fleet/agent-scale.c) on moto
+dist_check_SCRIPTS += tests/t58-scale-aws.sh
+slow_TESTS += tests/t58-scale-aws.sh
+EXTRA_DIST += tests/ec2emu-env.sh tests/pool/aws-scale.ini tests/pool/aws-scale-cap.ini
 EXTRA_DIST += tests/pool/aws-up.ini tests/pool/aws-mars.ini
 dist_check_SCRIPTS += tests/t99-up-dry.sh
 EXTRA_DIST += tests/pool/aws.out tests/pool/gcp.ini tests/pool/gcp.out \

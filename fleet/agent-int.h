@@ -54,6 +54,8 @@ struct sr_agent {
 	/* gangs (agent-gang.c) */
 	char addr[SR_GANG_ADDR_MAX + 1];	/* what node 0 offers (label addr) */
 	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
+	struct sr_store_opts so;	/* how its queue's stores are opened */
+	struct sr_agent_scale *scale;	/* its scaler (agent-scale.c; NULL: none) */
 };
 
 /* This agent's node of a gang's job, from its start to its end. */
@@ -198,6 +200,14 @@ void sr_agent_facts_end(struct sr_agent *ag);
 /* The claim's unfit hook (sr_queue_agent.unfit; arg is the agent): say
  * why pending job p is skipped, once per job and reason. */
 void sr_agent_unfit(void *arg, const struct sr_queue_pending *p);
+
+/* agent-scale.c */
+/* Start the agent's scaler thread (SPOTRUN_SCALE_INTERVAL 0: none,
+ * ag->scale NULL): 0, or -1 with err (a bad setting, the queue, a thread). */
+int sr_agent_scale_start(struct sr_agent *ag, char *err);
+/* Stop it: after a last step of each pool it scales when drained (the
+ * agent ends idle or drained), its leases released. Safe with none. */
+void sr_agent_scale_stop(struct sr_agent *ag, int drained);
 
 /* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,7 +12,9 @@
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
  * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
  * until the idle timeout; idle, it sweeps the queue's debris (debris.h)
- * when its turn comes (once an SR_DEBRIS_INTERVAL for all the agents). A signal ends it between jobs (a job running
+ * when its turn comes (once an SR_DEBRIS_INTERVAL for all the agents).
+ * Beside the loop, its scaler thread sizes the queue's pools
+ * (agent-scale.c). A signal ends it between jobs (a job running
  * gets it through its run, whose end then ends the agent too).
  */
 #include "config.h"
@@ -246,6 +248,7 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 		res->end = SR_AGENT_ERR_CONFIG;
 		return -1;
 	}
+	ag->so = so;
 	sr_agent_say("%s on %s%s%s, %d GPU%s%s%s%s%s%s, queue %s, lease TTL %.0fs", agent_id, provider,
 	    ag->me.instance[0] != '\0' ? " " : "", ag->me.instance, ag->gpus, ag->gpus == 1 ? "" : "s",
 	    ag->gpus > 0 && g->v[0].model[0] != '\0' ? " (" : "",
@@ -505,6 +508,10 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	ag.sigfd = -1;
 	if (setup(&ag, res) == -1)
 		goto out;
+	if (sr_agent_scale_start(&ag, res->err) == -1) {
+		res->end = SR_AGENT_ERR_CONFIG;
+		goto out;
+	}
 	for (;;) {
 		if (o->max_jobs > 0 && res->jobs >= o->max_jobs) {
 			res->end = SR_AGENT_MAX_JOBS;
@@ -571,6 +578,8 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 		}
 		if (o->idle_timeout > 0 && sr_mono() - idle_since >= o->idle_timeout) {
 			res->end = SR_AGENT_IDLE;
+			/* the pools it scales go to 0 before its machine goes */
+			sr_agent_scale_stop(&ag, 1);
 			if (o->idle_command != NULL) {
 				sr_agent_say("idle for %.0fs: running the idle command: %s", o->idle_timeout,
 				    o->idle_command);
@@ -600,6 +609,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	    res->jobs, res->jobs == 1 ? "" : "s", res->succeeded, res->failed, res->released,
 	    res->cancelled, res->lost);
 out:
+	sr_agent_scale_stop(&ag, res->end == SR_AGENT_IDLE || res->end == SR_AGENT_DRAINED);
 	sr_agent_facts_end(&ag);
 	free(watch.v);
 	sr_queue_close(ag.q);

@@ -27,6 +27,9 @@ libfleet_a_SOURCES += fleet/pool-plan.c fleet/pool-plan.h
 # the table; pool-aws.c, on cloud/aws/; pool-gcp.c, on cloud/gcp/, with
 # its failover), and the queue's demand.
 libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-aws.c fleet/pool-gcp.c
+# The pool sized to its queue by whoever holds its lease (pool-scale.c, the
+# rule; agent-scale.c, the agent's thread that steps it).
+libfleet_a_SOURCES += fleet/pool-scale.c fleet/pool-scale.h fleet/agent-scale.c
 nodist_libfleet_a_SOURCES += fleet/prices-table.c
 dist_pkgdata_DATA = data/prices.ini
 EXTRA_DIST += build-aux/text-to-c

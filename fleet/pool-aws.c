@@ -3,13 +3,16 @@
  * cloud/aws/ec2.h: an EC2 Fleet of type maintain in the pool's first
  * region, on a launch template "spotrun-pool-NAME" holding the user-data,
  * both tagged spotrun:pool and spotrun:queue. The image is the pool's, or
- * the current Deep Learning AMI read from AWS's public SSM parameter.
+ * the current Deep Learning AMI read from AWS's public SSM parameter. Its
+ * VMs are listed by their tag (DescribeInstances), for the scaler and
+ * `status`.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ec2.h"
 #include "pool-engine.h"
@@ -212,6 +215,50 @@ aws_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms
 	return rc;
 }
 
+/* EC2's launch time ("2025-01-02T03:04:05.000Z") as epoch seconds, or 0. */
+static double
+launch_time(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof tm);
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return 0;
+	return (double)timegm(&tm) + (*end == '.' ? strtod(end, NULL) : 0);
+}
+
+static int
+aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
+    char *err)
+{
+	struct sr_ec2_instance *v = NULL;
+	struct sr_ec2 *c;
+	size_t i, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (open_region(w->region, &c, err) == -1)
+		return -1;
+	rc = sr_ec2_pool_instances(c, pool, &v, &k, err) == SR_EC2_OK ? 0 : -1;
+	sr_ec2_close(c);
+	if (rc == -1)
+		return -1;
+	*out = sr_calloc(k + 1, sizeof **out);
+	for (i = 0; i < k; i++) {
+		snprintf((*out)[i].id, sizeof (*out)[i].id, "%s", v[i].id);
+		snprintf((*out)[i].state, sizeof (*out)[i].state, "%s", v[i].state);
+		snprintf((*out)[i].zone, sizeof (*out)[i].zone, "%s", v[i].zone);
+		snprintf((*out)[i].type, sizeof (*out)[i].type, "%s", v[i].type);
+		(*out)[i].launched = launch_time(v[i].launch_time);
+		(*out)[i].spot = strcmp(v[i].lifecycle, "spot") == 0;
+	}
+	*n = k;
+	free(v);
+	return 0;
+}
+
 static int
 aws_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
     char *err)
@@ -240,4 +287,5 @@ const struct sr_pool_engine sr_pool_engine_aws = {
 	.set_target = aws_set_target,
 	.describe = aws_describe,
 	.destroy = aws_destroy,
+	.list = aws_list,
 };

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "pool-engine.h"
 #include "queue.h"
@@ -21,6 +22,17 @@ const struct sr_pool_engine *
 sr_pool_engine(enum sr_pool_cloud c)
 {
 	return (unsigned)c < SR_POOL_NCLOUDS ? engines[c] : NULL;
+}
+
+const struct sr_pool_engine *
+sr_pool_engine_named(const char *cloud)
+{
+	int k;
+
+	for (k = 0; k < SR_POOL_NCLOUDS; k++)
+		if (strcmp(cloud, sr_pool_cloud_name((enum sr_pool_cloud)k)) == 0)
+			return engines[k];
+	return NULL;
 }
 
 static int
@@ -51,6 +63,6 @@ sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err)
 	if (sr_queue_pending_list(q, on_pending, &n, NULL, err) < 0 ||
 	    sr_queue_status_list(q, on_status, &n, NULL, NULL, err) < 0)
 		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));
-	*vms = n < (unsigned)max_vms ? n : (unsigned)max_vms;
+	*vms = max_vms < 0 || n < (unsigned)max_vms ? n : (unsigned)max_vms;
 	return 0;
 }

@@ -50,6 +50,16 @@ struct sr_pool_vms {
 	unsigned pending, running, stopping, other;
 };
 
+/* One VM of a pool, as its cloud describes it (list). */
+struct sr_pool_vm {
+	char id[64];			/* "i-0abc..." */
+	char state[24];			/* the cloud's word: "pending", "running"... */
+	char zone[64];
+	char type[64];			/* "g5.xlarge" */
+	double launched;		/* epoch seconds (0: not said) */
+	int spot;			/* 1: a spot VM */
+};
+
 struct sr_pool_engine {
 	const char *what;		/* "EC2 Fleet" */
 	const char *template_what;	/* "instance template"; NULL: "launch template" */
@@ -68,12 +78,21 @@ struct sr_pool_engine {
 	 * terminated); *gone gets how many were deleted (0: nothing left). */
 	int (*destroy)(const char *pool, const char *const *regions, size_t nregions,
 	    size_t *gone, char *err);
+	/* Optional (NULL: the engine cannot list): the VMs tagged with pool
+	 * in w's region that have not ended, into *v (malloc'd, free()) and
+	 * *n, in the cloud's order. */
+	int (*list)(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **v,
+	    size_t *n, char *err);
 };
 
 /* Cloud c's engine, or NULL when this build has none for it. */
 const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
+/* The engine of the cloud named so ("aws", as a pool's record says), or
+ * NULL: an unknown name, or no engine in this build. */
+const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
 
-/* How many VMs the queue's demand asks for, within max_vms: one per
+/* How many VMs the queue's demand asks for, within max_vms (a negative
+ * max_vms: no limit): one per
  * pending job (a pending gang: its nodes_min machines) and one per running
  * job (sr_queue_pending_list, sr_queue_status_list: two listings). */
 struct sr_queue;

@@ -1,8 +1,10 @@
 /*
  * qpool.c: the pools `spotrun up` made for the queue (queue.h), one record
  * each under Q/pools/NAME: where its fleet engine keeps it (cloud, region,
- * the group's and the template's ids) and the target `up` set, so that
- * `status` and the agents find the pool from the queue alone. The truth
+ * the group's and the template's ids), the target `up` or the scaler
+ * last set and why, the pool file's limits the scaler keeps to, and the
+ * fence that keeps a stale scaler from writing (fleet/pool-scale.c), so
+ * that `status` and the agents find the pool from the queue alone. The truth
  * is the cloud's (the resources found by their tags); a record is a hint
  * that `down` removes.
  */
@@ -20,19 +22,20 @@
 
 #define RECORD_MAX 4096		/* a record's JSON, at most */
 
-int
-sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err)
+/* p's record as JSON (malloc'd), or NULL when a string is not UTF-8. */
+static char *
+record_json(const struct sr_queue_pool *p)
 {
-	char key[SR_QUEUE_KEY_MAX], *body;
 	json_t *root;
-	int rc;
+	char *body;
 
-	if (sr_qkey_pool(p->name, key, sizeof key, err) == -1)
-		return -1;
-	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:f, s:f}", "name", p->name,
-	    "cloud", p->cloud, "region", p->region, "group", p->group, "template", p->template_id,
-	    "target", (json_int_t)p->target, "created", round(p->created * 1000.0) / 1000.0,
-	    "updated", round(p->updated * 1000.0) / 1000.0);
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:i, s:f, s:f, s:f, s:f, "
+	    "s:I, s:s, s:s}", "name", p->name, "cloud", p->cloud, "region", p->region, "group",
+	    p->group, "template", p->template_id, "target", (json_int_t)p->target, "created",
+	    round(p->created * 1000.0) / 1000.0, "updated", round(p->updated * 1000.0) / 1000.0,
+	    "max_vms", p->max_vms, "cost_cap", p->cost_cap, "idle_timeout", p->idle_timeout,
+	    "spent", round(p->spent * 1e6) / 1e6, "spent_at", round(p->spent_at * 1000.0) / 1000.0,
+	    "fence", (json_int_t)p->fence, "by", p->by, "why", p->why);
 	if (root != NULL && p->tried[0] != '\0' && (json_object_set_new(root, "tried",
 	    json_string(p->tried)) == -1 || json_object_set_new(root, "waiting",
 	    json_boolean(p->waiting)) == -1)) {
@@ -40,32 +43,72 @@ sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err)
 		root = NULL;
 	}
 	if (root == NULL)
-		return sr_err(err, "write %s in queue %s: not UTF-8 text", key, q->url);
+		return NULL;
 	if ((body = json_dumps(root, JSON_COMPACT)) == NULL)
 		sr_fatal("sr_queue_pool_put: out of memory");
 	json_decref(root);
-	rc = sr_q_put(q, q->st, key, body, strlen(body), SR_PUT_OVERWRITE, NULL, NULL, err);
+	return body;
+}
+
+/* Put p's record: overwriting (if_match NULL) or by CAS. */
+static int
+put(struct sr_queue *q, const struct sr_queue_pool *p, const char *if_match, char *etag_out,
+    char *err)
+{
+	char key[SR_QUEUE_KEY_MAX], *body;
+	int rc;
+
+	if (sr_qkey_pool(p->name, key, sizeof key, err) == -1)
+		return SR_QUEUE_ERROR;
+	if ((body = record_json(p)) == NULL) {
+		sr_err(err, "write %s in queue %s: not UTF-8 text", key, q->url);
+		return SR_QUEUE_ERROR;
+	}
+	rc = sr_q_put(q, q->st, key, body, strlen(body), if_match != NULL ? SR_PUT_MATCH :
+	    SR_PUT_OVERWRITE, if_match, etag_out, err);
 	free(body);
-	if (rc != SR_STORE_OK)
-		return sr_err_prefix(err, "write %s in queue %s", key, q->url);
-	return 0;
+	if (rc == SR_STORE_PRECONDITION) {
+		sr_err(err, "write %s in queue %s: written by another meanwhile", key, q->url);
+		return SR_QUEUE_BUSY;
+	}
+	if (rc != SR_STORE_OK) {
+		sr_err_prefix(err, "write %s in queue %s", key, q->url);
+		return SR_QUEUE_ERROR;
+	}
+	return SR_QUEUE_OK;
+}
+
+int
+sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err)
+{
+	return put(q, p, NULL, NULL, err) == SR_QUEUE_OK ? 0 : -1;
+}
+
+int
+sr_queue_pool_put_if(struct sr_queue *q, const struct sr_queue_pool *p, const char *if_match,
+    char *etag_out, char *err)
+{
+	return put(q, p, if_match, etag_out, err);
 }
 
 /* A record's JSON into p: 0, or -1. */
 static int
 parse(const char *body, size_t len, struct sr_queue_pool *p)
 {
-	const char *name, *cloud, *region, *group, *tmpl, *tried = "";
+	const char *name, *cloud, *region, *group, *tmpl, *tried = "", *by = "", *why = "";
 	json_t *root = json_loadb(body, len, 0, NULL);
-	json_int_t target;
-	int rc, waiting = 0;
+	json_int_t target, fence = 0;
+	int rc, waiting = 0, max_vms = 0;
 
 	memset(p, 0, sizeof *p);
-	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b}", "name",
-	    &name, "cloud", &cloud, "region", &region, "group", &group, "template", &tmpl,
-	    "target", &target, "created", &p->created, "updated", &p->updated, "tried", &tried,
-	    "waiting", &waiting);
-	if (rc == 0 && target >= 0 && target <= 1000000) {
+	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b, s?:i, s?:F, "
+	    "s?:F, s?:F, s?:F, s?:I, s?:s, s?:s}", "name", &name, "cloud", &cloud, "region",
+	    &region, "group", &group, "template", &tmpl, "target", &target, "created",
+	    &p->created, "updated", &p->updated, "tried", &tried, "waiting", &waiting,
+	    "max_vms", &max_vms, "cost_cap", &p->cost_cap, "idle_timeout", &p->idle_timeout,
+	    "spent", &p->spent, "spent_at", &p->spent_at, "fence", &fence, "by", &by, "why", &why);
+	if (rc == 0 && target >= 0 && target <= 1000000 && max_vms >= 0 && max_vms <= 1000000 &&
+	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0) {
 		snprintf(p->name, sizeof p->name, "%s", name);
 		snprintf(p->cloud, sizeof p->cloud, "%s", cloud);
 		snprintf(p->region, sizeof p->region, "%s", region);
@@ -74,6 +117,10 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 		p->target = (unsigned)target;
 		snprintf(p->tried, sizeof p->tried, "%s", tried);
 		p->waiting = waiting;
+		p->max_vms = max_vms;
+		p->fence = fence;
+		snprintf(p->by, sizeof p->by, "%s", by);
+		snprintf(p->why, sizeof p->why, "%s", why);
 	} else
 		rc = -1;
 	json_decref(root);
@@ -84,7 +131,7 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 enum got { GOT, GONE, BAD, FAILED };
 
 static enum got
-read_record(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *err)
+read_record(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *etag, char *err)
 {
 	char key[SR_QUEUE_KEY_MAX];
 	size_t len;
@@ -94,7 +141,7 @@ read_record(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char 
 	memset(p, 0, sizeof *p);
 	if (sr_qkey_pool(name, key, sizeof key, err) == -1)
 		return FAILED;
-	st = sr_q_get(q, q->st, key, RECORD_MAX, &buf, &len, NULL, err);
+	st = sr_q_get(q, q->st, key, RECORD_MAX, &buf, &len, etag, err);
 	if (st == SR_STORE_NOTFOUND)
 		return GONE;
 	if (st != SR_STORE_OK) {
@@ -113,7 +160,14 @@ read_record(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char 
 int
 sr_queue_pool_get(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *err)
 {
-	switch (read_record(q, name, p, err)) {
+	return sr_queue_pool_read(q, name, p, NULL, err);
+}
+
+int
+sr_queue_pool_read(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *etag,
+    char *err)
+{
+	switch (read_record(q, name, p, etag, err)) {
 	case GOT:
 		return SR_QUEUE_OK;
 	case GONE:
@@ -153,7 +207,7 @@ sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int
 		rc = sr_err_prefix(err, "list %s of queue %s", SR_QKEY_POOLS, q->url);
 	for (i = 0; i < nkeys && rc == 0; i++) {
 		*v = sr_reallocarray(*v, *n + 1, sizeof **v);
-		st = read_record(q, keys[i] + strlen(SR_QKEY_POOLS), &(*v)[*n], err);
+		st = read_record(q, keys[i] + strlen(SR_QKEY_POOLS), &(*v)[*n], NULL, err);
 		if (st == GOT)
 			(*n)++;
 		else if (st == BAD && bad != NULL)

@@ -390,9 +390,31 @@ struct sr_queue_pool {
 	 * then), and whether the pool waits for it where it is. */
 	char tried[512];
 	int waiting;
+	/* What the scaler (fleet/pool-scale.c) needs and writes: the pool
+	 * file's limits as `up` copied them (max_vms; cost_cap in dollars, 0:
+	 * none; idle_timeout in seconds, 0: never), what the VMs have cost
+	 * so far (spent, dollars, added up to spent_at, epoch seconds), the
+	 * epoch of the pool's lease its last writer held (fence: a scaler
+	 * with a lower one writes nothing; 0: `up`'s), who set the target
+	 * (by: an agent's id, "spotrun up", "spotrun submit") and why. */
+	int max_vms;
+	double cost_cap, idle_timeout;
+	double spent, spent_at;
+	int64_t fence;
+	char by[128];
+	char why[160];
 };
 /* Write p's record (overwriting): 0, or -1 with err. */
 int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);
+/* Write p's record only if its etag is still if_match (a compare-and-swap
+ * over what sr_queue_pool_read gave): SR_QUEUE_OK with the new etag in
+ * etag_out (may be NULL), SR_QUEUE_BUSY when another wrote it meanwhile
+ * (err says so), or SR_QUEUE_ERROR with err. */
+int sr_queue_pool_put_if(struct sr_queue *q, const struct sr_queue_pool *p, const char *if_match,
+    char *etag_out, char *err);
+/* sr_queue_pool_get with the record's etag (SR_ETAG_MAX bytes). */
+int sr_queue_pool_read(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *etag,
+    char *err);
 /* Read pool name's record: SR_QUEUE_OK, SR_QUEUE_NOTFOUND, or
  * SR_QUEUE_ERROR with err (also for a record that does not parse). */
 int sr_queue_pool_get(struct sr_queue *q, const char *name, struct sr_queue_pool *p, char *err);

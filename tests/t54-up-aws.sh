@@ -25,15 +25,8 @@ set -u
 data=$top_srcdir/tests/pool
 dlami=/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id
 
-if ! python3 -c 'import moto, boto3' >/dev/null 2>&1; then
-	if [ "${SPOTRUN_TEST_REQUIRE_MOTO:-}" = 1 ]; then
-		echo "1..1"
-		echo "not ok 1 - moto is not installed in this Python (python3 -m moto.server), and SPOTRUN_TEST_REQUIRE_MOTO=1"
-		exit 1
-	fi
-	echo "1..0 # SKIP moto is not installed in this Python (python3 -m moto.server)"
-	exit 0
-fi
+. "$top_srcdir/tests/ec2emu-env.sh"
+ec2emu_have_moto || exit "$ec2emu_exit"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t54-up.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
 emu_pid=
 cleanup() {
@@ -44,29 +37,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-python3 "$top_srcdir/tests/ec2emu.py" --port-file "$tmp/port" --ssm-param "$dlami=ami-12c6146b" \
-	2> "$tmp/emu.err" &
-emu_pid=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 600 ]; do
-	kill -0 "$emu_pid" 2>/dev/null || break
-	sleep 0.2
-	i=$((i + 1))
-done
-if [ ! -s "$tmp/port" ]; then
-	echo "Bail out! tests/ec2emu.py did not start: $(tail -3 "$tmp/emu.err")"
-	exit 1
-fi
-ep=http://127.0.0.1:$(cat "$tmp/port")
+ec2emu_start --ssm-param "$dlami=ami-12c6146b"
 
 # Keys of no account, no config file, no instance role; every service's
-# endpoint moto's.
-export AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
-export AWS_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-export AWS_EC2_METADATA_DISABLED=true
-export AWS_ENDPOINT_URL_EC2=$ep AWS_ENDPOINT_URL_SSM=$ep AWS_ENDPOINT_URL_S3=$ep
-unset AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_REGION AWS_ENDPOINT_URL SPOTRUN_EC2_ENDPOINT
-unset SPOTRUN_QUEUE
+# endpoint moto's (ec2emu-env.sh).
 export HOME=$tmp XDG_CONFIG_HOME=$tmp/config
 q=s3://spotrun-t54/queue
 
@@ -176,7 +150,7 @@ is "$(lines fleet)" "fleet maintain target 2 spotrun:pool=t54 spotrun:queue=$q" 
 is "$(lines instance)" "instance g5.xlarge spotrun:pool=t54 spotrun:queue=$q
 instance g5.xlarge spotrun:pool=t54 spotrun:queue=$q" "two instances, tagged"
 is "$(lines record)" "record t54 aws us-east-1 fleet- lt- 2" "the pool's record in the queue"
-run 0 "status" status --queue "$q"
+run 0 "status --no-cloud" status --queue "$q" --no-cloud
 is "$(ids "$tmp/out")" "queue $q (from --queue): no jobs
 
 pool t54 on aws in us-east-1: EC2 Fleet fleet-ID, target 2 VMs (as spotrun up set it)" "status shows the pool's line"

@@ -588,6 +588,32 @@ sr_ec2_fleet_instances(struct sr_ec2 *c, const char *id, struct sr_ec2_instance 
 	return st;
 }
 
+enum sr_ec2_status
+sr_ec2_pool_instances(struct sr_ec2 *c, const char *pool, struct sr_ec2_instance **out,
+    size_t *n, char *err)
+{
+	const char *params[] = { "Filter.1.Name", "tag:" TAG_POOL, "Filter.1.Value.1", pool,
+		"Filter.2.Name", "instance-state-name", "Filter.2.Value.1", "pending",
+		"Filter.2.Value.2", "running", "Filter.2.Value.3", "shutting-down",
+		"Filter.2.Value.4", "stopping", "Filter.2.Value.5", "stopped", NULL };
+	char what[256];
+	size_t i, k;
+	enum sr_ec2_status st;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(what, sizeof what, "list the instances of pool %s", pool);
+	if ((st = list_all(c, what, "DescribeInstances", params, &inst_shape, (void **)out, n,
+	    err)) != SR_EC2_OK)
+		return st;
+	/* the filters checked again: a server may ignore one */
+	for (i = k = 0; i < *n; i++)
+		if (strcmp((*out)[i].pool, pool) == 0 && strcmp((*out)[i].state, "terminated") != 0)
+			(*out)[k++] = (*out)[i];
+	*n = k;
+	return SR_EC2_OK;
+}
+
 /* ---- a pool found by tag, and deleted ---- */
 
 void

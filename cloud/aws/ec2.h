@@ -180,6 +180,12 @@ enum sr_ec2_status sr_ec2_describe_fleet(struct sr_ec2 *c, const char *id,
 enum sr_ec2_status sr_ec2_fleet_instances(struct sr_ec2 *c, const char *id,
     struct sr_ec2_instance **out, size_t *n, char *err);
 
+/* The instances tagged spotrun:pool=POOL that have not ended
+ * (DescribeInstances filtered by the tag and the live states): *out
+ * (malloc'd, free()) holds *n of them, in EC2's order. */
+enum sr_ec2_status sr_ec2_pool_instances(struct sr_ec2 *c, const char *pool,
+    struct sr_ec2_instance **out, size_t *n, char *err);
+
 /* Everything tagged spotrun:pool=POOL that still costs or may launch. */
 struct sr_ec2_found {
 	struct sr_ec2_fleet *fleets;	/* state not deleted* nor failed */

@@ -1,0 +1,205 @@
+/*
+ * pool-scale.c: see pool-scale.h. The rule, one step of it, and the raise
+ * `spotrun submit` asks for; the loop that steps is the agent's
+ * (agent-scale.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault.h"
+#include "pool-scale.h"
+#include "util.h"
+
+void
+sr_pool_lease_name(const char *pool, char *buf, size_t len)
+{
+	snprintf(buf, len, "pool.%s", pool);
+}
+
+int
+sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_claim *c,
+    struct sr_lease **out, char *err)
+{
+	char name[SR_LEASE_JOB_MAX + 1];
+
+	sr_pool_lease_name(pool, name, sizeof name);
+	return sr_lease_claim(sr_queue_store(q), name, c, out, err);
+}
+
+/* What the listed VMs cost between the record's spent_at and now, added
+ * to rec->spent (a VM counted from its launch when later); a type the
+ * table lacks costs nothing here. */
+static void
+add_cost(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n,
+    const struct sr_prices *prices, double now)
+{
+	const struct sr_price *pr;
+	double from;
+	size_t i;
+
+	for (i = 0; i < n && rec->spent_at > 0; i++) {
+		if (strcmp(v[i].state, "pending") != 0 && strcmp(v[i].state, "running") != 0)
+			continue;
+		if ((pr = sr_prices_find(prices, v[i].type)) == NULL)
+			continue;
+		from = v[i].launched > rec->spent_at ? v[i].launched : rec->spent_at;
+		if (now > from)
+			rec->spent += (v[i].spot ? pr->spot : pr->on_demand) * (now - from) / 3600.0;
+	}
+	rec->spent_at = now;
+}
+
+int
+sr_pool_scale_step(struct sr_pool_scale *s, char *err)
+{
+	const struct sr_pool_engine *e;
+	struct sr_queue_pool rec;
+	struct sr_pool_where w;
+	struct sr_pool_vm *vms = NULL;
+	char etag[SR_ETAG_MAX], idle[32];
+	double now, scale_idle, mono;
+	int64_t epoch = sr_lease_epoch(s->lease);
+	unsigned cap;
+	size_t n = 0;
+	int rc;
+
+	s->vms = 0;
+	s->why[0] = '\0';
+	rc = sr_queue_pool_read(s->q, s->pool, &rec, etag, err);
+	if (rc == SR_QUEUE_NOTFOUND)
+		return SR_POOL_SCALE_GONE;
+	if (rc != SR_QUEUE_OK)
+		return SR_POOL_SCALE_ERROR;
+	s->before = s->target = rec.target;
+	s->spent = rec.spent;
+	if (rec.fence > epoch)
+		return sr_err(err, "pool %s: its record is fenced at lease epoch %lld, above this "
+		    "scaler's %lld: writing nothing", s->pool, (long long)rec.fence,
+		    (long long)epoch), SR_POOL_SCALE_STALE;
+	if ((e = sr_pool_engine_named(rec.cloud)) == NULL)
+		return sr_err(err, "pool %s: no fleet engine for cloud %s in this build", s->pool,
+		    rec.cloud);
+	memset(&w, 0, sizeof w);
+	snprintf(w.region, sizeof w.region, "%s", rec.region);
+	snprintf(w.group, sizeof w.group, "%s", rec.group);
+	snprintf(w.template_id, sizeof w.template_id, "%s", rec.template_id);
+	w.target = rec.target;
+	now = sr_now();
+	if (e->list != NULL && s->prices != NULL) {
+		if (e->list(&w, rec.name, &vms, &n, err) == -1)
+			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
+		add_cost(&rec, vms, n, s->prices, now);
+		free(vms);
+		s->vms = n;
+	} else if (rec.spent_at <= 0)
+		rec.spent_at = now;
+	s->spent = rec.spent;
+	if (sr_pool_demand(s->q, -1, &s->demand, err) == -1)
+		return SR_POOL_SCALE_ERROR;
+	mono = sr_mono();
+	if (s->demand > 0)
+		s->drained_since = 0;
+	else if (s->drained_since <= 0)
+		s->drained_since = mono;
+	scale_idle = s->scale_idle >= 0 ? s->scale_idle : rec.idle_timeout;
+	cap = rec.max_vms > 0 ? (unsigned)rec.max_vms : rec.target;
+	if (rec.cost_cap > 0 && rec.spent >= rec.cost_cap) {
+		s->target = 0;
+		snprintf(s->why, sizeof s->why, "cost cap $%.2f reached ($%.2f spent)", rec.cost_cap,
+		    rec.spent);
+	} else if (s->demand == 0) {
+		if (rec.target == 0 || s->drained_now ||
+		    (scale_idle > 0 && mono - s->drained_since >= scale_idle)) {
+			s->target = 0;
+			snprintf(s->why, sizeof s->why, "queue drained");
+		} else
+			snprintf(s->why, sizeof s->why, "queue drained; to 0 after %s idle",
+			    scale_idle > 0 ? sr_fmt_duration(scale_idle, idle, sizeof idle) : "never");
+	} else if (s->demand > cap) {
+		s->target = cap;
+		snprintf(s->why, sizeof s->why, "demand %u VM%s, max %u", s->demand,
+		    s->demand == 1 ? "" : "s", cap);
+	} else {
+		s->target = s->demand;
+		snprintf(s->why, sizeof s->why, "demand %u VM%s", s->demand, s->demand == 1 ? "" : "s");
+	}
+	/* a scaler stopped here past its lease's TTL wakes fenced */
+	sr_fault("pool-scale-write");
+	if (!sr_lease_fresh(s->lease))
+		return sr_err(err, "pool %s: the pool's lease (epoch %lld) was lost: writing nothing",
+		    s->pool, (long long)epoch), SR_POOL_SCALE_STALE;
+	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
+		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
+		    SR_POOL_SCALE_ERROR;
+	rec.target = s->target;
+	rec.fence = epoch;
+	rec.updated = now;
+	snprintf(rec.by, sizeof rec.by, "%s", s->by);
+	snprintf(rec.why, sizeof rec.why, "%s", s->why);
+	rc = sr_queue_pool_put_if(s->q, &rec, etag, NULL, err);
+	if (rc == SR_QUEUE_BUSY)
+		return SR_POOL_SCALE_STALE;
+	return rc == SR_QUEUE_OK ? SR_POOL_SCALE_OK : SR_POOL_SCALE_ERROR;
+}
+
+int
+sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
+    const struct sr_prices *prices, void (*note)(void *arg, const char *line), void *arg,
+    char *err)
+{
+	struct sr_queue_pool *v;
+	struct sr_lease_claim c;
+	struct sr_pool_scale s;
+	struct sr_lease *l;
+	char line[SR_ERRMAX + 64], e[SR_ERRMAX];
+	size_t n, i;
+	int rc;
+
+	if (sr_queue_pools_read(q, &v, &n, NULL, err) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (v[i].target > 0)
+			continue;
+		memset(&c, 0, sizeof c);
+		c.owner = me;
+		c.watch = 1;
+		rc = sr_pool_lease_claim(q, v[i].name, &c, &l, e);
+		if (rc == SR_LEASE_HELD) {
+			snprintf(line, sizeof line, "pool %s: scaled by %s", v[i].name,
+			    c.prev.owner.agent[0] != '\0' ? c.prev.owner.agent : c.prev.owner.host);
+			note(arg, line);
+			continue;
+		}
+		if (rc != SR_LEASE_OK) {
+			snprintf(line, sizeof line, "warning: pool %s: %s", v[i].name, e);
+			note(arg, line);
+			continue;
+		}
+		memset(&s, 0, sizeof s);
+		s.q = q;
+		s.pool = v[i].name;
+		s.lease = l;
+		s.by = "spotrun submit";
+		s.prices = prices;
+		s.scale_idle = -1;
+		rc = sr_pool_scale_step(&s, e);
+		if (rc == SR_POOL_SCALE_OK)
+			snprintf(line, sizeof line, "pool %s: target %u (%s)", v[i].name, s.target,
+			    s.why);
+		else if (rc != SR_POOL_SCALE_GONE)
+			snprintf(line, sizeof line, "warning: %s", e);
+		if (rc != SR_POOL_SCALE_GONE)
+			note(arg, line);
+		if (sr_lease_set_state(l, SR_LEASE_RELEASED, e) != SR_LEASE_OK) {
+			snprintf(line, sizeof line, "warning: pool %s: release its lease: %s",
+			    v[i].name, e);
+			note(arg, line);
+		}
+		sr_lease_free(l);
+	}
+	free(v);
+	return 0;
+}

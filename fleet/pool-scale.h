@@ -1,0 +1,85 @@
+/*
+ * pool-scale.h: the rule that sizes a pool to its queue (doc/fleet.md,
+ * "Pool scaling"), with no controller to keep alive: whoever holds the
+ * pool's lease, Q/_leases/pool.NAME in the queue's own store (lease.h: the
+ * same claims, renewals and epochs as a job's), sets the engine's target
+ * from the queue's demand within the pool's max_vms and cost cap, and
+ * writes the pool's record (queue.h's struct sr_queue_pool) with the
+ * target, why, who, and the lease's epoch as its fence. The agents do it
+ * (fleet/agent-scale.c), one at a time; `spotrun submit` does it for a
+ * pool at target 0, through the same step.
+ */
+#ifndef SR_POOL_SCALE_H
+#define SR_POOL_SCALE_H
+
+#include <stddef.h>
+
+#include "lease.h"
+#include "pool-engine.h"
+#include "prices.h"
+#include "queue.h"
+
+#define SR_POOL_SCALE_INTERVAL 30.0	/* seconds between steps (SPOTRUN_SCALE_INTERVAL) */
+
+/* What a step ends with. */
+enum sr_pool_scale_rc {
+	SR_POOL_SCALE_OK = 0,
+	SR_POOL_SCALE_ERROR = -1,	/* the queue or the cloud failed: err; nothing written */
+	SR_POOL_SCALE_STALE = -2,	/* fenced: the lease lost, the record's fence above
+					   ours, or the record written meanwhile; nothing
+					   written (err says which) */
+	SR_POOL_SCALE_GONE = -3		/* the pool has no record (taken down) */
+};
+
+/* One pool's scaler: in, kept between steps, and out. */
+struct sr_pool_scale {
+	struct sr_queue *q;
+	const char *pool;		/* its name */
+	struct sr_lease *lease;		/* the pool's lease, held (sr_pool_lease_claim) */
+	const char *by;			/* who writes: an agent's id, "spotrun submit" */
+	const struct sr_prices *prices;	/* what the VMs cost (NULL: not counted) */
+	/* Seconds the queue stays drained before the pool goes to 0 (below
+	 * 0: the record's idle_timeout; 0 there: never); with drained_now,
+	 * at once. */
+	double scale_idle;
+	int drained_now;
+	double drained_since;		/* kept: monotonic, 0 while there is demand */
+	/* out */
+	unsigned before, target, demand;
+	size_t vms;			/* the VMs listed (0 when the engine cannot) */
+	double spent;			/* dollars, the record's after this step */
+	char why[160];
+};
+
+/* The lease key's job name of pool (lease.h's rule): "pool.NAME". */
+void sr_pool_lease_name(const char *pool, char *buf, size_t len);
+
+/* Claim pool's lease in q's store for owner (c as sr_lease_claim's,
+ * owner and the out fields set here): lease.h's codes. */
+int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_claim *c,
+    struct sr_lease **out, char *err);
+
+/* One step, under s->lease: read the record (its etag), refuse when its
+ * fence is above the lease's epoch; list the VMs (engine's list) and add
+ * what they cost since the record's spent_at to spent; read the demand
+ * (sr_pool_demand, uncapped); the target is 0 when spent reached the cost
+ * cap ("cost cap $X reached ($Y spent)"), 0 when the queue has been
+ * drained for scale_idle ("queue drained"; until then the target stays),
+ * else the demand within max_vms ("demand N VMs, max M", "demand N VMs");
+ * then, at the fault point "pool-scale-write", the lease must still be
+ * fresh (sr_lease_fresh), the engine's target is set when it moves, and
+ * the record is written by CAS over what was read with the fence the
+ * lease's epoch. s's out fields are set whatever the result. */
+int sr_pool_scale_step(struct sr_pool_scale *s, char *err);
+
+/* For `spotrun submit`: each pool of q at target 0 gets a step, its
+ * lease claimed for me (watching a lease held elsewhere up to its TTL,
+ * lease.h) and released after. note(arg, line) gets a line for each pool
+ * stepped or left ("pool NAME: target N (WHY)", "pool NAME: scaled by
+ * AGENT"). 0, or -1 with err (the pools' records unreadable); a pool that
+ * fails is said through note and the rest are tried. */
+int sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
+    const struct sr_prices *prices, void (*note)(void *arg, const char *line), void *arg,
+    char *err);
+
+#endif

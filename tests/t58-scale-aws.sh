@@ -1,0 +1,273 @@
+#!/bin/sh
+# t58-scale-aws.sh: the pool sized to its queue by its agents
+# (fleet/agent-scale.c, fleet/pool-scale.c; doc/fleet.md "Pool scaling")
+# against moto (tests/ec2emu.py), the agents local processes, the queue in
+# moto's S3. Exact behaviour, each step waited for as an event (the pool's
+# record changing, a line of an agent), never a sleep:
+#   up --count 1 sets the first target, the record carries max_vms;
+#   3 jobs queued (of a GPU, which no agent here offers, so the demand
+#   holds still while it is read), an agent raises the target to max_vms, 2, saying
+#   "demand 3 VMs, max 2", the fleet's target follows;
+#   a second agent does not scale while the first holds the pool's lease;
+#   the queue drained by a cancel, the jobs ended by an agent of one GPU
+#   that scales nothing (SPOTRUN_SCALE_INTERVAL=0; SPOTRUN_SCALE_IDLE=1): target 0, "queue drained";
+#   the agents gone, their lease released, `submit` raises the pool from 0;
+#   status shows the pool's line and its VM (id, state, zone, type, price,
+#   age), --no-cloud the line alone;
+#   a scaler stopped before its write (fault pool-scale-write:stop) past
+#   its lease's TTL, whose lease another agent took, writes nothing when it
+#   wakes: the record stays byte for byte the other's;
+#   a pool past its cost cap goes to 0 ("cost cap $1.00 reached") and
+#   submit does not raise it;
+#   down leaves no fleet.
+# Skipped without moto unless SPOTRUN_TEST_REQUIRE_MOTO=1.
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${SPOTRUN:=$PWD/spotrun}"
+data=$top_srcdir/tests/pool
+
+. "$top_srcdir/tests/ec2emu-env.sh"
+ec2emu_have_moto || exit "$ec2emu_exit"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t58-scale.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
+emu_pid=
+agents=
+cleanup() {
+	for p in $agents; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+ec2emu_start --ssm-param "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id=ami-12c6146b"
+export HOME=$tmp XDG_CONFIG_HOME=$tmp/config
+unset SPOTRUN_FAULT SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
+q=s3://spotrun-t58/queue
+q2=s3://spotrun-t58/cap
+
+n=0
+failed=0
+result() {	# result OK DESC
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+is() {	# is GOT WANT DESC
+	result "$([ "$1" = "$2" ]; echo $?)" "$3"
+	if [ "$1" != "$2" ]; then
+		printf '%s\n' "$2" | sed 's/^/# want: /'
+		printf '%s\n' "$1" | sed 's/^/# got:  /'
+	fi
+}
+run() {	# run WANT_CODE DESC ARGS...
+	want=$1 desc=$2
+	shift 2
+	"$SPOTRUN" "$@" > "$tmp/out" 2> "$tmp/err"
+	code=$?
+	result "$([ "$code" -eq "$want" ]; echo $?)" "$desc: exit $want"
+	[ "$code" -eq "$want" ] || { echo "# got exit $code"; sed 's/^/# stderr: /' "$tmp/err"; }
+}
+# An object of moto's S3 (moto checks no signature, but files what an
+# unsigned request asks under another account): the pool's record.
+s3get() {
+	curl -s -H "Authorization: AWS4-HMAC-SHA256 Credential=$AWS_ACCESS_KEY_ID/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0" \
+	    "$ep/spotrun-t58/$1"
+}
+record() { s3get "$1/pools/$2"; }
+# field JSON NAME: a number's or a string's value in a compact record
+field() {
+	printf '%s' "$1" | sed -n -e "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" \
+	    -e "t" -e "s/.*\"$2\":\([-0-9.]*\).*/\1/p"
+}
+# until DESC CMD...: wait for CMD to succeed (60 s at most: an event, not a time)
+until_() {
+	desc=$1
+	shift
+	i=0
+	while ! "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ $i -gt 600 ]; then
+			echo "# timed out waiting for: $desc"
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 0
+}
+# the epoch of the pool's lease now
+lease_epoch() { s3get queue/_leases/pool.t58 | sed -n 's/.*"epoch":\([0-9]*\).*/\1/p'; }
+has_field() { [ "$(field "$(record "$1" "$2")" "$3")" = "$4" ]; }
+# The fleets' targets on moto by boto3, "POOL TARGET" a line.
+fleets() {
+	python3 - "$ep" <<'EOF'
+import sys, boto3
+ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
+for f in ec2.describe_fleets()["Fleets"]:
+    if not f["FleetState"].startswith("deleted"):
+        tags = dict((t["Key"], t["Value"]) for t in f.get("Tags", []))
+        print(tags.get("spotrun:pool"), f["TargetCapacitySpecification"]["TotalTargetCapacity"])
+EOF
+}
+# agent NAME QUEUE [VAR=VALUE...] [-- ARGS]: an agent of no GPU in the
+# background, quick to scale; its id NAME-PID in $aid, its stderr in $tmp/NAME.err
+agent() {
+	name=$1 aq=$2
+	shift 2
+	(
+		export SPOTRUN_SCALE_INTERVAL=0.2 SPOTRUN_SCALE_IDLE=1 SPOTRUN_LEASE_TTL=3s
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do export "$1"; shift; done
+		[ $# -gt 0 ] && shift
+		exec "$SPOTRUN" agent --queue "$aq" --provider local --label gpus=0 \
+		    --label host="$name" --dir "$tmp/$name" "$@" 2> "$tmp/$name.err"
+	) &
+	apid=$!
+	agents="$agents $apid"
+	aid=$name-$apid
+}
+stop_agent() {	# stop_agent PID: SIGTERM, and wait for its end
+	kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+said() { grep -qF -- "$2" "$tmp/$1.err"; }
+
+python3 -c "import sys, boto3; boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1').create_bucket(Bucket='spotrun-t58')" "$ep"
+mkdir "$tmp/w"
+cat > "$tmp/w/sweep.ini" <<EOF
+[job]
+name = s
+command = /bin/true
+ship_workdir = no
+[resources]
+gpus = 1
+[sweep]
+n = 1, 2, 3
+EOF
+cat > "$tmp/w/one.ini" <<EOF
+[job]
+name = one
+command = /bin/true
+ship_workdir = no
+[resources]
+gpus = 1
+EOF
+cp "$tmp/w/one.ini" "$tmp/w/two.ini"
+sed -i 's/^name = one/name = two/' "$tmp/w/two.ini"
+
+# ---- up sets the first target ----
+run 0 "up --count 1" up "$data/aws-scale.ini" --queue "$q" --count 1
+r=$(record queue t58)
+is "$(field "$r" target) $(field "$r" max_vms) $(field "$r" by) $(field "$r" fence)" "1 2 spotrun up 0" \
+    "the record: target 1, max_vms 2, by spotrun up, fence 0"
+is "$(fleets)" "t58 1" "the fleet's target is 1"
+
+# ---- agents raise it to the demand, within max_vms ----
+run 0 "submit a sweep of 3" submit --queue "$q" "$tmp/w/sweep.ini"
+is "$(grep -c '^pool' "$tmp/out")" "0" "submit leaves a pool above 0 to its scaler"
+agent agA "$q"
+pa=$apid ida=$aid
+until_ "agent A raises the target to 2" has_field queue t58 target 2
+r=$(record queue t58)
+is "$(field "$r" by) / $(field "$r" why)" "$ida / demand 3 VMs, max 2" "agent A set it: demand 3 VMs, max 2"
+is "$(fleets)" "t58 2" "the fleet's target is 2"
+said agA "pool t58: scaling it (its lease, epoch 1)"; result $? "agent A took the pool's lease, epoch 1"
+said agA "pool t58: target 1 -> 2 (demand 3 VMs, max 2)"; result $? "agent A says the move"
+
+# ---- a second agent does not scale while the first holds the lease ----
+agent agB "$q"
+pb=$apid
+until_ "agent B sees A scaling" said agB "pool t58: scaled by $ida"
+result $? "agent B: pool t58: scaled by A"
+grep -q "pool t58: \(target\|scaling\)" "$tmp/agB.err"
+result "$([ $? -ne 0 ]; echo $?)" "agent B neither holds the lease nor moves the target"
+is "$(field "$(record queue t58)" by)" "$ida" "the record is still A's"
+
+# ---- the queue drained: to 0 ----
+run 0 "cancel the sweep" cancel --queue "$q" s
+# an agent of a GPU ends the cancelled jobs at its claims (it scales nothing)
+agent agF "$q" SPOTRUN_SCALE_INTERVAL=0 -- --label gpus=1
+pf=$apid
+until_ "the queue drained, target 0" has_field queue t58 target 0
+r=$(record queue t58)
+is "$(field "$r" by) / $(field "$r" why)" "$ida / queue drained" "agent A took it to 0: queue drained"
+is "$(fleets)" "t58 0" "the fleet's target is 0"
+stop_agent "$pa"
+stop_agent "$pb"
+stop_agent "$pf"
+is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" "released" \
+    "the agents gone, the pool's lease is released"
+
+# ---- submit raises it from 0 ----
+run 0 "submit one job" submit --queue "$q" "$tmp/w/one.ini"
+is "$(grep '^pool' "$tmp/out")" "pool t58: target 1 (demand 1 VM)" "submit raises the pool from 0"
+r=$(record queue t58)
+e=$(lease_epoch)
+is "$(field "$r" target) $(field "$r" by) $(field "$r" fence)" "1 spotrun submit $e" \
+    "the record: target 1, by spotrun submit, fenced with the lease's epoch ($e)"
+result "$([ "$e" -gt 1 ]; echo $?)" "submit claimed the lease over the agents' (epoch $e > 1)"
+is "$(fleets)" "t58 1" "the fleet's target is 1"
+
+# ---- status ----
+run 0 "status" status --queue "$q"
+is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/i-[0-9a-f]*/i-ID/' \
+    -e 's/ [0-9hms.]*$/ AGE/')" "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit); VMs: 1 running
+  i-ID running us-east-1a g5.xlarge \$0.40/h AGE" "status: the pool's line, its VMs by state, each VM"
+run 0 "status --no-cloud" status --queue "$q" --no-cloud
+is "$(sed -n '/^pool/,$p' "$tmp/out" | sed 's/fleet-[0-9a-f-]*/fleet-ID/')" \
+    "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit)" \
+    "status --no-cloud: the record alone"
+
+# ---- a stale scaler writes nothing ----
+agent agC "$q" SPOTRUN_FAULT=pool-scale-write:stop
+pc=$apid
+until_ "agent C stops before its write" said agC "fault injected at pool-scale-write: stopping"
+result $? "agent C holds the lease and stops before its write"
+ec=$(sed -n 's/.*pool t58: scaling it (its lease, epoch \([0-9]*\)).*/\1/p' "$tmp/agC.err")
+is "$ec" "$((e + 1))" "agent C's lease is the next epoch"
+agent agD "$q" SPOTRUN_SCALE_INTERVAL=3600
+pd=$apid idd=$aid
+until_ "agent D takes the lease over and writes" has_field queue t58 by "$idd"
+r=$(record queue t58)
+is "$(field "$r" fence)" "$((ec + 1))" "agent D wrote under the epoch above C's"
+kill -CONT "$pc"
+until_ "agent C wakes fenced" said agC "pool t58: the pool's lease (epoch $ec) was lost: writing nothing"
+result $? "agent C, awake: the lease lost, writing nothing"
+is "$(record queue t58)" "$r" "the record is byte for byte agent D's"
+stop_agent "$pc"
+stop_agent "$pd"
+
+# ---- the cost cap ----
+cat > "$tmp/prices.ini" <<'EOF'
+[aws]
+as_of = 2025-01-01
+source = t58: ten dollars a second
+g5.xlarge = 36000 36000
+EOF
+run 0 "up of a pool with a cost cap" up "$data/aws-scale-cap.ini" --queue "$q2" --count 1
+run 0 "submit to its queue" submit --queue "$q2" "$tmp/w/one.ini"
+agent agE "$q2" -- --prices "$tmp/prices.ini"
+pe=$apid
+until_ "the cost cap takes the pool to 0" has_field cap t58c target 0
+is "$(field "$(record cap t58c)" why | sed 's/[0-9][0-9.]*/N/g')" 'cost cap $N reached ($N spent)' \
+    "the record says why: the cost cap reached"
+is "$(field "$(record cap t58c)" why | cut -d' ' -f3)" '$1.00' "the cap is the file's, \$1.00"
+stop_agent "$pe"
+run 0 "submit another job" submit --queue "$q2" "$tmp/w/two.ini"
+is "$(grep '^pool' "$tmp/out" | sed 's/[0-9][0-9.]*/N/g')" 'pool tNc: target N (cost cap $N reached ($N spent))' \
+    "submit does not raise a pool past its cost cap"
+is "$(fleets | sort)" "t58 1
+t58c 0" "the fleets' targets: t58 1, t58c 0"
+
+# ---- down ----
+run 0 "down t58" down "$data/aws-scale.ini" --queue "$q"
+run 0 "down t58c" down "$data/aws-scale-cap.ini" --queue "$q2"
+is "$(fleets)" "" "no fleet left"
+echo "1..$n"
+[ "$failed" -eq 0 ]
