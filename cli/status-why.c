@@ -22,6 +22,7 @@ struct reader {
 	const struct sr_queue_machine *mv;	/* the live agents' records */
 	size_t nm;
 	size_t gone;			/* records of agents gone without a word */
+	char capped[384];		/* "; pool P at its cost cap (...)": "" none */
 	double now;
 	struct sr_status_why *w;
 };
@@ -91,6 +92,20 @@ agents_line(const struct reader *r, char *buf, size_t len)
 		snprintf(buf + used, len - used, " and %zu more", r->nm - i);
 }
 
+/* A queued job's reason, with the pools at their cost cap after it: no
+ * agent comes for it from them, whatever else it waits for. */
+static void
+add_queued(struct reader *r, const char *id, char *why)
+{
+	if (r->capped[0] != '\0') {
+		char *both = sr_asprintf("%s%s", why, r->capped);
+
+		free(why);
+		why = both;
+	}
+	add(r->w, id, why);
+}
+
 static int
 pending_cb(const struct sr_queue_pending *p, void *arg)
 {
@@ -107,23 +122,23 @@ pending_cb(const struct sr_queue_pending *p, void *arg)
 	needs(p, need, sizeof need);
 	agents_line(r, agents, sizeof agents);
 	if (r->nm == 0 && r->gone > 0)
-		add(r->w, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
+		add_queued(r, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
 		    "one: spotrun agent; %zu agent%s stopped renewing %s record over %.0fm ago: "
 		    "gone, and spotrun gc --apply removes %s)", need, r->gone,
 		    r->gone == 1 ? "" : "s", r->gone == 1 ? "its" : "their",
 		    SR_QUEUE_MACHINE_STALE / 60, r->gone == 1 ? "it" : "them"));
 	else if (r->nm == 0)
-		add(r->w, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
+		add_queued(r, p->id, sr_asprintf("needs %s: no agent is running on this queue (start "
 		    "one: spotrun agent)", need));
 	else if (fit == 0)
-		add(r->w, p->id, sr_asprintf("needs %s: no agent has %s (%s)", need,
+		add_queued(r, p->id, sr_asprintf("needs %s: no agent has %s (%s)", need,
 		    p->gpus_min == 1 ? "one" : "them", agents));
 	else if (fit < p->nodes_min)
-		add(r->w, p->id, sr_asprintf("needs %d machines of %s: %d agent%s %s (%s)",
+		add_queued(r, p->id, sr_asprintf("needs %d machines of %s: %d agent%s %s (%s)",
 		    p->nodes_min, need, fit, fit == 1 ? "" : "s", fit == 1 ? "has it" : "have it",
 		    agents));
 	else
-		add(r->w, p->id, sr_asprintf("needs %s: waits for one of %d agent%s that can run it",
+		add_queued(r, p->id, sr_asprintf("needs %s: waits for one of %d agent%s that can run it",
 		    need, fit, fit == 1 ? "" : "s"));
 	return 0;
 }
@@ -154,6 +169,37 @@ why_cmp(const void *a, const void *b)
 	    ((const struct sr_status_why_one *)b)->id);
 }
 
+/* The pools whose VMs have cost their cap (the scaler set their target to
+ * 0: fleet/pool-scale.c), said once for every queued job: "; pool gpu at
+ * its cost cap ($10.00 spent of $10.00): no VM comes from it until the
+ * cap is raised (cost_cap in its pool file, then spotrun up)". One listing
+ * of pools/ and a GET per pool. 0, or -1 with err. */
+static int
+capped_pools(struct sr_queue *q, char *buf, size_t len, char *err)
+{
+	struct sr_queue_pool *v;
+	size_t n, i, k = 0, first = 0;
+
+	buf[0] = '\0';
+	if (sr_queue_pools_read(q, &v, &n, NULL, err) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (v[i].cost_cap > 0 && v[i].spent >= v[i].cost_cap && k++ == 0)
+			first = i;
+	if (k > 0) {
+		char more[48] = "";
+
+		if (k > 1)
+			snprintf(more, sizeof more, " and %zu more", k - 1);
+		snprintf(buf, len, "; pool %s%s at %s cost cap ($%.2f spent of $%.2f): no VM comes "
+		    "from %s until the cap is raised (cost_cap in the pool file, then spotrun up)",
+		    v[first].name, more, k > 1 ? "their" : "its", v[first].spent,
+		    v[first].cost_cap, k > 1 ? "them" : "it");
+	}
+	free(v);
+	return 0;
+}
+
 int
 sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, size_t n,
     const struct sr_queue_machine *mv, size_t nm, double now, struct sr_status_why *w,
@@ -161,7 +207,8 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
 {
 	const struct sr_fleet_row **sorted = sr_calloc(n + 1, sizeof *sorted);
 	struct sr_queue_machine *live = sr_calloc(nm + 1, sizeof *live);
-	struct reader r = { (const struct sr_fleet_row *const *)sorted, n, live, 0, 0, now, w };
+	struct reader r = { .rows = (const struct sr_fleet_row *const *)sorted, .n = n,
+	    .mv = live, .now = now, .w = w };
 	int waiting = 0, running = 0, rc = 0;
 	size_t i;
 
@@ -180,7 +227,9 @@ sr_status_why_read(struct sr_queue *q, const struct sr_fleet_row *const *rows, s
 		running |= rows[i]->state == SR_LEASE_RUNNING;
 	}
 	sr_sort(sorted, n, sizeof *sorted, rows_cmp);
-	if (waiting && sr_queue_pending_list(q, pending_cb, &r, NULL, err) != 0)
+	if (waiting && capped_pools(q, r.capped, sizeof r.capped, err) == -1)
+		rc = -1;
+	if (rc == 0 && waiting && sr_queue_pending_list(q, pending_cb, &r, NULL, err) != 0)
 		rc = -1;
 	if (rc == 0 && running && sr_queue_lease_times(q, lease_cb, &r, err) != 0)
 		rc = -1;

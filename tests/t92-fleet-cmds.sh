@@ -318,6 +318,14 @@ rm "$Q2/agents/vm-a-1" "$Q2/agents/vm-b-2" "$Q2/ckpt/_leases/lr.2"
 run st s2 status train
 t_is "$rc|$(tail -n 1 "$T/st.out")" "0|train: needs 8xH100: no agent is running on this queue (start one: spotrun agent; 1 agent stopped renewing its record over 15m ago: gone, and spotrun gc --apply removes it)" \
 	"an agent's record not renewed for 16m: its agent is taken for gone" || t_show "$T/st.out"
+# a pool whose VMs cost its cap (the scaler set its target to 0): said
+# after every queued job's reason (a job named: status asks no cloud)
+mkdir -p "$Q2/pools"
+printf '{"name":"gpu","cloud":"aws","region":"us-east-1","group":"fleet-1","template":"lt-1","target":0,"created":1,"updated":1,"max_vms":4,"cost_cap":10,"idle_timeout":0,"spent":10.5,"spent_at":1,"fence":3,"by":"vm-a-1","why":"cost cap $10.00 reached ($10.50 spent)"}' > "$Q2/pools/gpu"
+run st s2 status train
+t_is "$rc|$(tail -n 1 "$T/st.out")" "0|train: needs 8xH100: no agent is running on this queue (start one: spotrun agent; 1 agent stopped renewing its record over 15m ago: gone, and spotrun gc --apply removes it); pool gpu at its cost cap (\$10.50 spent of \$10.00): no VM comes from it until the cap is raised (cost_cap in the pool file, then spotrun up)" \
+	"a pool at its cost cap: said after a queued job's reason, with the fix" || t_show "$T/st.out"
+rm -r "$Q2/pools"
 # gc on a queue of its own (Q2's debris is the later tests'): a record
 # of an agent gone, one 14m old, live
 QG=$T/qgc
