@@ -6,7 +6,7 @@
  * `spotrun cloud-init`'s with this binary published to the queue's store,
  * the first target --count or the queue's demand, and the pool's record
  * written into the queue (Q/pools/NAME). Found by its tags, a pool made
- * before only gets its target set. An engine that fails over (GCP) says
+ * before only gets its target set. An engine that fails over (GCP, Azure) says
  * where it found no capacity, and whether the pool waits for it. --dry-run prints the plan
  * (fleet/pool-plan.c); a cloud whose engine is not in this build exits 69.
  */
@@ -245,11 +245,12 @@ const struct sr_cmd_entry sr_cmd_up_entry = {
 	    "VM an agent of the queue. --dry-run prints the engine, the resources\n"
 	    "and their tags, the launch configuration, the placement candidates in\n"
 	    "order and the hourly cost range by the price table. Without it, the\n"
-	    "pool is made (this build: AWS, GCP), tagged with its name and the queue,\n"
+	    "pool is made (AWS, GCP, Azure), tagged with its name and the queue,\n"
 	    "its VMs booting `spotrun cloud-init`'s user-data, its first target\n"
 	    "--count or the queue's demand (pending and running jobs, within\n"
 	    "max_vms), and recorded in the queue; a pool found by its tags only gets\n"
-	    "its target set. On GCP, a group whose VMs meet capacity or quota errors\n"
-	    "moves to the next region, then the next type, in the file's order.",
+	    "its target set. On GCP and Azure, a group or scale set that meets\n"
+	    "capacity or quota errors moves to the next region, then the next type,\n"
+	    "in the file's order.",
 	.exec = cmd_up_exec,
 };

@@ -10,7 +10,7 @@
 libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir)/store \
 	-I$(top_srcdir)/ckpt -I$(top_srcdir)/queue -I$(top_srcdir)/providers \
 	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/cloud/aws -I$(top_srcdir)/cloud/gcp \
-	-I$(top_srcdir)/fleet
+	-I$(top_srcdir)/cloud/azure -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
 	fleet/agent-gang.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
 	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c
@@ -24,9 +24,11 @@ libfleet_a_SOURCES += fleet/prices.c fleet/prices.h
 # the resources, the candidates and the hourly cost; its dry run prints it.
 libfleet_a_SOURCES += fleet/pool-plan.c fleet/pool-plan.h
 # What `spotrun up` and `down` ask of each cloud's engine (pool-engine.c,
-# the table; pool-aws.c, on cloud/aws/; pool-gcp.c, on cloud/gcp/, with
-# its failover), and the queue's demand.
-libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-aws.c fleet/pool-gcp.c
+# the table; pool-aws.c, on cloud/aws/; pool-gcp.c, on cloud/gcp/, and
+# pool-azure.c, on cloud/azure/, each with its failover), and the queue's
+# demand.
+libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-aws.c fleet/pool-gcp.c \
+	fleet/pool-azure.c
 # The pool sized to its queue by whoever holds its lease (pool-scale.c, the
 # rule; agent-scale.c, the agent's thread that steps it).
 libfleet_a_SOURCES += fleet/pool-scale.c fleet/pool-scale.h fleet/agent-scale.c

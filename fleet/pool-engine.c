@@ -15,7 +15,7 @@
 static const struct sr_pool_engine *const engines[SR_POOL_NCLOUDS] = {
 	[SR_POOL_AWS] = &sr_pool_engine_aws,
 	[SR_POOL_GCP] = &sr_pool_engine_gcp,
-	[SR_POOL_AZURE] = NULL,
+	[SR_POOL_AZURE] = &sr_pool_engine_azure,
 };
 
 const struct sr_pool_engine *

@@ -3,8 +3,7 @@
  * fleet engine (doc/design.md, "Provisioning"), one table line per cloud:
  * make the pool's group or find it by its tags, set its target, describe
  * it, and delete everything tagged with the pool. A cloud without a line
- * (this build: Azure) has no engine yet: sr_pool_engine() gives NULL
- * and `up` says so.
+ * has no engine: sr_pool_engine() gives NULL and `up` says so.
  *
  * Every resource an engine makes is tagged with the pool's name and the
  * queue, so that `down` finds it without any local state. The functions
@@ -32,12 +31,14 @@ struct sr_pool_launch {
 /* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
 struct sr_pool_where {
 	char region[64];
-	char group[128];		/* AWS: the EC2 Fleet's id; GCP: the group's name */
-	char template_id[128];		/* AWS: the launch template's id; GCP: its name */
+	char group[128];		/* AWS: the EC2 Fleet's id; GCP: the group's name;
+					 * Azure: the scale set's name */
+	char template_id[128];		/* AWS: the launch template's id; GCP: its name;
+					 * Azure: the set's resource group */
 	char image[128];		/* the image its VMs boot (resolved) */
 	unsigned target;
 	int created;			/* 1: made now; 0: found by its tags */
-	/* An engine that fails over itself (GCP): the places tried that had
+	/* An engine that fails over itself (GCP, Azure): the places tried that had
 	 * no capacity, "TYPE in REGION (CODE), ..." ("" when none), and
 	 * whether the pool waits for capacity where it is now (every place
 	 * refused it). */
@@ -98,8 +99,10 @@ const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
 struct sr_queue;
 int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
 
-/* The AWS entry (pool-aws.c), the GCP entry (pool-gcp.c). */
+/* The AWS entry (pool-aws.c), the GCP entry (pool-gcp.c), the Azure
+ * entry (pool-azure.c). */
 extern const struct sr_pool_engine sr_pool_engine_aws;
 extern const struct sr_pool_engine sr_pool_engine_gcp;
+extern const struct sr_pool_engine sr_pool_engine_azure;
 
 #endif

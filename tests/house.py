@@ -41,7 +41,7 @@ FOLDERS = {
     "store": "store", "store/s3": "store", "store/azure": "store", "ckpt": "ckpt", "queue": "queue",
     "providers": "providers", "jobspec": "jobspec", "runner": "runner", "fleet": "fleet",
     "cli": "cli", "lib": "lib", "cloud": "cloud", "cloud/aws": "cloud",
-    "cloud/gcp": "cloud",
+    "cloud/gcp": "cloud", "cloud/azure": "cloud",
 }
 # What each module may include / link against, besides itself.
 MAY_USE = {

@@ -223,3 +223,9 @@ EXTRA_DIST += bench/compress.sh bench/train-state.py
 # capacity, nothing left after down.
 dist_check_SCRIPTS += tests/t59-up-gcp.sh
 EXTRA_DIST += tests/pool/gcp-up.ini
+# up and down on Azure against tests/armemu.py (ARM, Entra ID's token
+# endpoint), the queue on tests/gcsemu.py: a Flexible set of Spot VMs
+# with eviction Delete, tags, the user-data as customData, free of
+# credentials, failover to the next region, nothing left after down.
+dist_check_SCRIPTS += tests/t21-up-azure.sh
+EXTRA_DIST += tests/pool/azure-up.ini

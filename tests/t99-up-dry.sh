@@ -2,8 +2,9 @@
 # t99-up-dry.sh: `spotrun up POOL.ini --queue URL --dry-run`: the plan
 # printed for an aws, a gcp and an azure pool against the golden files in
 # tests/pool/; a bad pool file (65, every error with its line), a shape no
-# type has (65), no queue (64), and `up` without --dry-run (69, and what
-# it says). Nothing is created: the dry run connects nowhere.
+# type has (65), no queue (64), and `up` of an azure pool without
+# --dry-run on a queue no VM can reach (64, refused before any cloud is
+# asked). Nothing is created: the dry run connects nowhere.
 #
 # The harness exports SPOTRUN and top_srcdir; by hand:
 #   SPOTRUN=$PWD/spotrun top_srcdir=/path/to/src sh /path/to/src/tests/t99-up-dry.sh
@@ -63,7 +64,8 @@ up 65 /dev/null "spotrun up: noshape.ini: gpus 3xH100: no aws instance type of t
 	"a shape no instance type has" noshape.ini --queue "$q" --dry-run
 up 64 /dev/null "spotrun up: no queue; give --queue URL or set SPOTRUN_QUEUE" \
 	"no queue" gcp.ini --dry-run
-up 69 /dev/null "spotrun up: creating a pool on azure is not in this build yet; --dry-run prints the plan" \
-	"without --dry-run: not in this build" azure.ini --queue "$q"
+up 64 /dev/null "spotrun up: --queue file://$tmp/q is a directory of this machine: a VM cannot fetch spotrun's binary from it; give --source (a git repository or a source tarball) to build it there" \
+	"azure without --dry-run: a queue no VM can reach, refused before anything is made" \
+	azure.ini --queue "file://$tmp/q"
 echo "1..$n"
 [ "$failed" -eq 0 ]

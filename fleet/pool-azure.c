@@ -1,0 +1,321 @@
+/*
+ * pool-azure.c: the Azure line of the engine table (pool-engine.h), on
+ * cloud/azure/arm.h: a resource group "spotrun-pool-NAME" (made where the
+ * pool is first placed; one that exists already is used and never
+ * deleted), and in it, per region, a virtual network and a VM scale set
+ * in Flexible orchestration mode "spotrun-pool-NAME-REGION" of Spot VMs
+ * (priority Spot, evictionPolicy Delete, billingProfile.maxPrice the
+ * pool's max_price or -1) of one VM size over the file's zones, booting
+ * the user-data as customData, every resource tagged spotrun:pool and
+ * spotrun:queue. The image is the pool's, or Microsoft's HPC image
+ * (jobspec/pool-keys.c; doc/azure.md says why).
+ *
+ * Failover (doc/design.md, "Provisioning"): ARM reports a set's capacity
+ * errors in the call (SkuNotAvailable, OperationNotAllowed) or in its
+ * long-running operation (ZonalAllocationFailed, AllocationFailed), so
+ * `up` needs no watching: a set refused is deleted and the pool goes to
+ * the next place, each size in order, each region in order within a
+ * size, as pool-gcp.c does. Each place is tried once an `up`, with a
+ * growing pause between; when every one refused, the pool stays on the
+ * last (its set kept when ARM made one, at its capacity: the next `up`
+ * sets it again, which asks ARM again) and waits for capacity.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arm.h"
+#include "pool-engine.h"
+#include "util.h"
+
+#define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
+#define BACKOFF_MAX_S	30.0
+
+static int
+open_client(struct sr_arm **c, char *err)
+{
+	struct sr_arm_opts o;
+
+	memset(&o, 0, sizeof o);
+	return sr_arm_open(&o, c, err);
+}
+
+/* The resource group's name, and the set's and network's in region. */
+static void
+names(const char *pool, const char *region, char group[90], char set[90])
+{
+	snprintf(group, 90, "spotrun-pool-%s", pool);
+	snprintf(set, 90, "spotrun-pool-%s-%s", pool, region);
+}
+
+struct place {
+	const char *type, *region;
+};
+
+static struct place
+place_at(const struct sr_pool_launch *l, size_t k)
+{
+	struct place pl = { l->types[k / l->p->nregions], l->p->regions[k % l->p->nregions] };
+
+	return pl;
+}
+
+static long
+place_index(const struct sr_pool_launch *l, const char *type, const char *region)
+{
+	size_t k;
+	struct place pl;
+
+	for (k = 0; k < l->ntypes * l->p->nregions; k++) {
+		pl = place_at(l, k);
+		if (strcmp(pl.type, type) == 0 && strcmp(pl.region, region) == 0)
+			return (long)k;
+	}
+	return -1;
+}
+
+/* Make the pool's set at place pl with the launch's target (its group
+ * and network first). */
+static enum sr_arm_status
+make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
+    struct sr_pool_where *w, char *err)
+{
+	const struct sr_pool *p = l->p;
+	struct sr_arm_vmss_spec s;
+	const char *zones[SR_POOL_LIST_MAX + 1];
+	char group[90], set[90], subnet[512];
+	size_t i;
+	int created;
+	enum sr_arm_status st;
+
+	names(p->name, pl.region, group, set);
+	if ((st = sr_arm_ensure_group(c, group, pl.region, p->name, l->queue, &created, err)) !=
+	    SR_ARM_OK || (st = sr_arm_ensure_vnet(c, group, set, pl.region, p->name, l->queue,
+	    subnet, sizeof subnet, err)) != SR_ARM_OK)
+		return st;
+	for (i = 0; i < p->nzones && i < SR_POOL_LIST_MAX; i++)
+		zones[i] = p->zones[i];
+	zones[i] = NULL;
+	memset(&s, 0, sizeof s);
+	s.group = group;
+	s.name = set;
+	s.region = pl.region;
+	s.pool = p->name;
+	s.queue = l->queue;
+	s.vm_size = pl.type;
+	s.zones = zones;
+	s.image = p->image != NULL ? p->image : sr_pool_default_image(p->cloud);
+	s.capacity = l->target;
+	s.max_price = p->max_price;
+	s.disk_gb = (unsigned)p->disk_gib;
+	s.identity = p->role;
+	s.subnet_id = subnet;
+	s.user_data = l->user_data;
+	s.user_data_len = l->user_data_len;
+	snprintf(w->template_id, sizeof w->template_id, "%s", group);
+	snprintf(w->image, sizeof w->image, "%s", s.image);
+	snprintf(w->region, sizeof w->region, "%s", pl.region);
+	snprintf(w->group, sizeof w->group, "%s", set);
+	st = sr_arm_create_vmss(c, &s, err);
+	if (st == SR_ARM_OK)
+		w->created = 1;
+	return st;
+}
+
+/* The capacity code in err, "VERB OBJECT: CODE: message" (arm.h). */
+static void
+code_in(const char *err, char code[64])
+{
+	const char *s;
+	size_t n;
+
+	for (s = strstr(err, ": "); s != NULL; s = strstr(s + 2, ": ")) {
+		n = strcspn(s + 2, ": ");
+		if (n > 0 && n < 64) {
+			snprintf(code, 64, "%.*s", (int)n, s + 2);
+			if (sr_arm_classify(code) == SR_ARM_CAPACITY)
+				return;
+		}
+	}
+	snprintf(code, 64, "capacity");
+}
+
+static void
+note_tried(struct sr_pool_where *w, struct place pl, const char *code)
+{
+	size_t n = strlen(w->tried);
+
+	snprintf(w->tried + n, sizeof w->tried - n, "%s%s in %s (%s)", n > 0 ? ", " : "", pl.type,
+	    pl.region, code);
+}
+
+/* The pool's set found: *k its place (-1: none); sets of other places
+ * (an earlier failover cut short, a size no longer in the file) deleted. */
+static enum sr_arm_status
+adopt(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_arm_found *f,
+    struct sr_pool_where *w, long *k, char *err)
+{
+	const struct sr_arm_vmss *v = NULL;
+	size_t i;
+	long at;
+	enum sr_arm_status st;
+
+	*k = -1;
+	for (i = 0; i < f->nsets; i++) {
+		if (v == NULL && (at = place_index(l, f->sets[i].vm_size, f->sets[i].region)) >= 0) {
+			v = &f->sets[i];
+			*k = at;
+			continue;
+		}
+		if ((st = sr_arm_delete_vmss(c, f->sets[i].group, f->sets[i].name, err)) !=
+		    SR_ARM_OK)
+			return st;
+	}
+	if (v != NULL) {
+		snprintf(w->region, sizeof w->region, "%s", v->region);
+		snprintf(w->group, sizeof w->group, "%s", v->name);
+		snprintf(w->template_id, sizeof w->template_id, "%s", v->group);
+	}
+	return SR_ARM_OK;
+}
+
+static int
+azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
+{
+	struct sr_arm *c;
+	struct sr_arm_found f;
+	size_t tries, n = l->ntypes * l->p->nregions;
+	double pause = BACKOFF_S;
+	long k = -1;
+	int have;
+	char code[64], e[SR_ERRMAX];
+	enum sr_arm_status st;
+
+	memset(w, 0, sizeof *w);
+	w->target = l->target;
+	if (open_client(&c, err) == -1)
+		return -1;
+	if ((st = sr_arm_find_pool(c, l->p->name, &f, err)) == SR_ARM_OK) {
+		st = adopt(c, l, &f, w, &k, err);
+		sr_arm_found_free(&f);
+	}
+	if (st != SR_ARM_OK) {
+		sr_arm_close(c);
+		return -1;
+	}
+	have = k >= 0;
+	if (k < 0)
+		k = 0;
+	for (tries = 0; tries < n; tries++) {
+		struct place pl = place_at(l, (size_t)k);
+
+		st = have ? sr_arm_set_capacity(c, w->template_id, w->group, l->target, e) :
+		    make_set(c, l, pl, w, e);
+		if (st == SR_ARM_OK)
+			break;
+		if (st != SR_ARM_CAPACITY) {
+			snprintf(err, SR_ERRMAX, "%s", e);
+			break;
+		}
+		code_in(e, code);
+		note_tried(w, pl, code);
+		if (tries + 1 == n) {	/* every place refused: wait on this one */
+			w->waiting = 1;
+			w->created = 0;
+			st = SR_ARM_OK;
+			break;
+		}
+		/* the set ARM made (a refusal of its operation), or none */
+		if (w->group[0] != '\0' && (st = sr_arm_delete_vmss(c, w->template_id, w->group,
+		    err)) != SR_ARM_OK)
+			break;
+		have = w->created = 0;
+		w->group[0] = '\0';
+		sr_sleep(pause);
+		pause = pause * 2 < BACKOFF_MAX_S ? pause * 2 : BACKOFF_MAX_S;
+		k = (k + 1) % (long)n;
+	}
+	if (st == SR_ARM_OK && w->region[0] == '\0')
+		snprintf(w->region, sizeof w->region, "%s", place_at(l, (size_t)k).region);
+	sr_arm_close(c);
+	return st == SR_ARM_OK ? 0 : -1;
+}
+
+static int
+azure_set_target(const struct sr_pool_where *w, unsigned target, char *err)
+{
+	struct sr_arm *c;
+	int rc;
+
+	if (open_client(&c, err) == -1)
+		return -1;
+	rc = sr_arm_set_capacity(c, w->template_id, w->group, target, err) == SR_ARM_OK ? 0 : -1;
+	sr_arm_close(c);
+	return rc;
+}
+
+static int
+azure_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
+    char *err)
+{
+	struct sr_arm_vm *v = NULL;
+	struct sr_arm_vmss s;
+	struct sr_arm *c;
+	size_t i, n = 0;
+	const char *st;
+	int rc = -1;
+
+	memset(vms, 0, sizeof *vms);
+	*target = 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	if (sr_arm_get_vmss(c, w->template_id, w->group, &s, err) == SR_ARM_OK &&
+	    sr_arm_vmss_vms(c, w->template_id, w->group, &v, &n, err) == SR_ARM_OK) {
+		*target = s.capacity;
+		for (i = 0; i < n; i++) {
+			st = v[i].state;
+			if (strcmp(st, "Creating") == 0 || strcmp(st, "Updating") == 0)
+				vms->pending++;
+			else if (strcmp(st, "Succeeded") == 0)
+				vms->running++;
+			else if (strcmp(st, "Deleting") == 0)
+				vms->stopping++;
+			else
+				vms->other++;
+		}
+		rc = 0;
+	}
+	free(v);
+	sr_arm_close(c);
+	return rc;
+}
+
+/* The pool's resources are found in the whole subscription by their tag,
+ * so regions only names where to look for a reader. */
+static int
+azure_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
+    char *err)
+{
+	struct sr_arm *c;
+	int rc;
+
+	(void)regions;
+	(void)nregions;
+	*gone = 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	rc = sr_arm_delete_pool(c, pool, gone, err) == SR_ARM_OK ? 0 : -1;
+	sr_arm_close(c);
+	return rc;
+}
+
+const struct sr_pool_engine sr_pool_engine_azure = {
+	.what = "VM scale set (Flexible)",
+	.template_what = "resource group",
+	.ensure = azure_ensure,
+	.set_target = azure_set_target,
+	.describe = azure_describe,
+	.destroy = azure_destroy,
+};

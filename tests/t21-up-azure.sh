@@ -1,0 +1,147 @@
+#!/bin/sh
+# t21-up-azure.sh: `spotrun up POOL.ini --queue URL` and `spotrun down` on
+# Azure against tests/armemu.py (ARM, Entra ID's token endpoint), the
+# queue on tests/gcsemu.py (where up publishes the binary the user-data
+# fetches). The credentials are a service principal's (AZURE_TENANT_ID,
+# AZURE_CLIENT_ID, AZURE_CLIENT_SECRET; the emulator checks the secret),
+# the metadata service disabled. What is checked, reading the emulator's
+# state back (GET /emu/dump, a view of our own):
+#   up --count 2: one resource group, one network and one Flexible set
+#   spotrun-pool-t21-eastus, tagged spotrun:pool and spotrun:queue, Spot
+#   with Delete, maxPrice -1, Microsoft's HPC image, over zones 1 and 2 at
+#   capacity 2, two VMs; its customData `spotrun cloud-init`'s user-data,
+#   free of any credential; the record; status's line. A second up makes
+#   nothing. The set's VMs evicted in a region out of capacity: up moves
+#   the pool to the next region, status says where it found none. down
+#   leaves nothing; a second down finds nothing; no credentials: exit 69.
+. "$top_srcdir/tests/jobs/lib.sh"
+. "$top_srcdir/tests/gcs-env.sh"
+t_setup
+
+gcs_start t21 spotrun-t21
+Q="gs://spotrun-t21/q?endpoint=http://127.0.0.1:$port"
+secret=$GS_SECRET_ACCESS_KEY
+sub=0f0f0f0f-2121-2121-2121-212121212121
+client=21212121-aaaa-bbbb-cccc-212121212121
+t_bg armemu "$PY" "$top_srcdir/tests/armemu.py" --port-file "$t_tmp/aport" \
+    --subscription $sub --principal "tenant-21:$client:pw-t21-secret" --log "$t_tmp/arm.log"
+wait_for "$t_tmp/aport" '^[0-9]+$' 30 "$t_last" ||
+    { t_show "$t_tmp/armemu.err"; t_bail "armemu.py did not start"; }
+aep=http://127.0.0.1:$(cat "$t_tmp/aport")
+export AZURE_TENANT_ID=tenant-21 AZURE_CLIENT_ID=$client AZURE_CLIENT_SECRET=pw-t21-secret \
+    AZURE_SUBSCRIPTION_ID=$sub AZURE_AUTHORITY_HOST=$aep SPOTRUN_ARM_ENDPOINT=$aep
+# never the metadata service (none on loopback either)
+export SPOTRUN_AZURE_METADATA_DISABLED=true SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:1
+export HOME=$t_tmp XDG_CONFIG_HOME=$t_tmp/config
+unset SPOTRUN_QUEUE 2>/dev/null
+pool=$top_srcdir/tests/pool/azure-up.ini
+
+# The emulator's state, one line per fact, into $t_tmp/state;
+# user-data=FILE writes the set's decoded customData to FILE.
+arm() {
+	$PY - "$aep" "$@" > "$t_tmp/state" <<'PYEOF'
+import base64, json, sys, urllib.request
+ep = sys.argv[1]
+def post(path):
+    urllib.request.urlopen(urllib.request.Request(ep + path, data=b"", method="POST")).read()
+tags = lambda o: " ".join("%s=%s" % kv for kv in sorted(o.get("tags", {}).items()))
+for what in sys.argv[2:]:
+    d = json.load(urllib.request.urlopen(ep + "/emu/dump"))
+    if what == "groups":
+        for g in d["groups"]:
+            print("group", g["name"], g["location"], tags(g))
+        for v in d["vnets"]:
+            print("vnet", v["name"], v["location"], tags(v))
+    elif what == "sets":
+        for s in d["sets"]:
+            p = s["properties"]; vmp = p["virtualMachineProfile"]; im = vmp["storageProfile"]["imageReference"]
+            print("set", s["name"], s["location"], s["sku"]["name"], "capacity", s["sku"]["capacity"],
+                "zones", ",".join(s.get("zones", [])), tags(s))
+            print("spot", p["orchestrationMode"], vmp["priority"], vmp["evictionPolicy"],
+                "maxPrice=%g" % vmp["billingProfile"]["maxPrice"], ":".join(im[k] for k in ("publisher", "offer", "sku", "version")))
+    elif what.startswith("user-data="):
+        cd = d["sets"][0]["properties"]["virtualMachineProfile"]["osProfile"]["customData"]
+        open(what[10:], "wb").write(base64.b64decode(cd))
+    elif what == "vms":
+        for v in d["vms"]:
+            print("vm", v["location"], ",".join(v.get("zones", [])), v["properties"]["hardwareProfile"]["vmSize"])
+    elif what.startswith("full="):	# full=REGION:CODE
+        r, c = what[5:].split(":")
+        post("/emu/capacity?region=%s&code=%s" % (r, c))
+    elif what.startswith("evict="):
+        post("/emu/evict?set=" + what[6:])
+PYEOF
+}
+lines() { grep "^$1" "$t_tmp/state"; }
+run() {
+	_want=$1 _desc=$2
+	shift 2
+	"$SPOTRUN" "$@" > "$t_tmp/out" 2> "$t_tmp/err"
+	_code=$?
+	t_is "$_code" "$_want" "$_desc: exit $_want" || t_show "$t_tmp/err"
+}
+tg="spotrun:pool=t21 spotrun:queue=$Q"
+img=microsoft-dsvm:ubuntu-hpc:2204:latest
+
+# ---- up: made ----
+run 0 "up --count 2" up "$pool" --queue "$Q" --count 2
+t_is "$(cat "$t_tmp/out")" "pool t21: created VM scale set (Flexible) spotrun-pool-t21-eastus in eastus (resource group spotrun-pool-t21, image $img), target 2 VMs" \
+    "up says what it made"
+t_is "$(cat "$t_tmp/err")" "" "up: nothing on stderr"
+arm groups sets vms "user-data=$t_tmp/ud"
+t_is "$(lines group; lines vnet)" "group spotrun-pool-t21 eastus $tg
+vnet spotrun-pool-t21-eastus eastus $tg" "one resource group and one network, tagged"
+t_is "$(lines set; lines spot)" "set spotrun-pool-t21-eastus eastus Standard_NC4as_T4_v3 capacity 2 zones 1,2 $tg
+spot Flexible Spot Delete maxPrice=-1 $img" \
+    "one Flexible set of Spot VMs, eviction Delete, maxPrice -1, the HPC image, zones 1 and 2, tagged"
+t_is "$(lines vm | sort)" "vm eastus 1 Standard_NC4as_T4_v3
+vm eastus 2 Standard_NC4as_T4_v3" "two VMs, one a zone"
+"$SPOTRUN" cloud-init --queue "$Q" --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
+norm() { sed -e 's/Date=[0-9TZ]*/Date=D/' -e 's/Signature=[0-9a-f]*/Signature=S/' "$1"; }
+t_is "$(norm "$t_tmp/ud")" "$(norm "$t_tmp/ci")" "customData is cloud-init's user-data for the queue"
+bad=
+for s in "$secret" pw-t21-secret eyJ0eXAi client_secret; do
+	grep -qF -- "$s" "$t_tmp/ud" && bad="$bad [$s]"
+done
+t_is "${bad:-none}" none "the user-data holds no credential"
+t_has "$t_tmp/arm.log" "token grant=client_credentials tenant=tenant-21 client=$client" \
+    "the token came from the service principal's secret"
+run 0 "status" status --queue "$Q"
+t_is "$(tail -1 "$t_tmp/out")" "pool t21 on azure in eastus: VM scale set (Flexible) spotrun-pool-t21-eastus, target 2 VMs (as spotrun up set it)" \
+    "status shows the pool's line"
+
+# ---- up again: found, not made twice ----
+run 0 "up again" up "$pool" --queue "$Q" --count 2
+t_is "$(cat "$t_tmp/out")" "pool t21: found VM scale set (Flexible) spotrun-pool-t21-eastus in eastus by its tags; target 2 VMs" \
+    "a second up finds the pool by its tags"
+arm groups sets vms
+t_is "$(lines group | wc -l) $(lines vnet | wc -l) $(lines set | wc -l) $(lines vm | wc -l)" "1 1 1 2" \
+    "still one group, network, set; two VMs"
+
+# ---- failover: the first region out of capacity ----
+arm full=eastus:ZonalAllocationFailed evict=spotrun-pool-t21-eastus
+run 0 "up, its VMs evicted, no capacity in eastus" up "$pool" --queue "$Q" --count 1
+t_is "$(cat "$t_tmp/out")" "pool t21: no capacity in Standard_NC4as_T4_v3 in eastus (ZonalAllocationFailed)
+pool t21: created VM scale set (Flexible) spotrun-pool-t21-westus2 in westus2 (resource group spotrun-pool-t21, image $img), target 1 VM" \
+    "up moves the pool to the next region"
+arm groups sets vms
+t_is "$(lines set | cut -d' ' -f1-6; lines vm)" "set spotrun-pool-t21-westus2 westus2 Standard_NC4as_T4_v3 capacity 1
+vm westus2 1 Standard_NC4as_T4_v3" "one set, in westus2, its VM there; none left in eastus"
+run 0 "status after the move" status --queue "$Q"
+t_is "$(tail -1 "$t_tmp/out")" "pool t21 on azure in westus2: VM scale set (Flexible) spotrun-pool-t21-westus2, target 1 VM (as spotrun up set it); moved here after no capacity: tried Standard_NC4as_T4_v3 in eastus (ZonalAllocationFailed)" \
+    "status says where up found no capacity"
+
+# ---- down ----
+run 0 "down" down "$pool" --queue "$Q"
+t_is "$(cat "$t_tmp/out")" "pool t21: deleted 4 resources (VM scale set (Flexible), its VMs, resource group) in eastus, westus2; its record removed from the queue" \
+    "down says what it deleted (the set, two networks, the group)"
+t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "/emu/dump")))' "$aep")" \
+    "{'groups': [], 'vnets': [], 'sets': [], 'vms': []}" "nothing left on the emulator"
+run 0 "down again" down "$pool" --queue "$Q"
+t_is "$(cat "$t_tmp/out")" "pool t21: nothing left in eastus, westus2" "a second down: nothing left"
+
+# ---- no credentials ----
+env -u AZURE_CLIENT_SECRET "$SPOTRUN" down "$pool" --queue "$Q" > "$t_tmp/out" 2> "$t_tmp/err"
+t_is "$? $(cat "$t_tmp/err")" "69 spotrun down: open ARM client: find Azure credentials: none: set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (a service principal), or run on an Azure VM with a managed identity (the metadata service is not asked: SPOTRUN_AZURE_METADATA_DISABLED=true)" \
+    "no credentials: exit 69, said, the metadata service not asked"
+t_done
