@@ -556,6 +556,14 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 		sr_err_oom(err, c->oom ? "keep the reply" : "curl");
 		return sr_err_prefix(err, "%s", c->what);
 	}
+	/* A cancel or a passed deadline stops what comes next, not what has
+	 * happened: an attempt the server answered with success is kept. Its
+	 * effect is real (a multipart upload created, an object written), and
+	 * dropping the reply would leave it unknown, so never cleaned up. */
+	if (result == CURLE_OK)
+		curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &r->status);
+	if (result == CURLE_OK && r->status >= 200 && r->status < 300 && !r->too_big)
+		return 0;
 	if (sr_flag_get(c->rq->cancel))
 		return sr_err(err, "%s: cancelled", c->what);
 	if (c->rq->deadline > 0 && sr_now() >= c->rq->deadline) {

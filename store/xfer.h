@@ -58,7 +58,9 @@ struct sr_xfer_req {
 	size_t dst_len;
 	size_t max;
 	/* Give up once the epoch deadline passes (0: none) or *cancel turns
-	 * nonzero (checked between attempts; the deadline also bounds each). */
+	 * nonzero (checked between attempts; the deadline also bounds each).
+	 * An attempt the server answered with a 2xx is kept even so: what it
+	 * did has happened, and its reply says what (an upload's id). */
 	double deadline;
 	volatile int *cancel;
 };

@@ -22,6 +22,12 @@
  *    write lands, the connection is reset before the reply): the retry's
  *    412 is recognised as the writer's own write (success), and a lost
  *    reply to a write that really lost its race is still a lost race.
+ * 4. A cancel while an upload's CreateMultipartUpload is in flight (the
+ *    proxy holds the request 4 s, the cancel comes as the hold begins):
+ *    the upload fails "cancelled", and the upload the server made once the
+ *    request reached it is aborted: none is left for the key (issue 21's
+ *    load run: the reply was dropped for the cancel, the id never read,
+ *    the upload never aborted).
  * Then 1 and 2 again on Azure Blob (Azurite, az://), whose create-only and
  * compare-and-swap are If-None-Match: * and If-Match too (its lost replies
  * are tests/t-az-faults.c's).
@@ -615,6 +621,78 @@ test_lost_reply(void)
 	su_proxy_stop(&px);
 }
 
+/* ---- 4. a cancel while the upload's create is in flight ---- */
+
+struct cancel_when {
+	struct su_proxy *px;
+	volatile int flag;
+	int seen;			/* the hold began before the cancel */
+};
+
+/* Set the flag once the proxy says it holds a request (30 s at most). */
+static void *
+cancel_on_hold(void *arg)
+{
+	struct cancel_when *c = arg;
+	int i;
+
+	for (i = 0; i < 3000 && su_proxy_count(c->px, "stall 4.0 s begins") == 0; i++)
+		usleep(10000);
+	c->seen = su_proxy_count(c->px, "stall 4.0 s begins") > 0;
+	sr_flag_set(&c->flag, 1);
+	return NULL;
+}
+
+static void
+test_cancel_create(void)
+{
+	struct su_proxy px;
+	struct cancel_when cw = { .px = &px };
+	struct sr_store *ps;
+	struct sr_upload *up;
+	pthread_t th;
+	char *purl, *buf, err[SR_ERRMAX] = "", out[256];
+	size_t len = 6u << 20;
+	int rc;
+
+	su_proxy_start(&px, "pass");
+	purl = sr_asprintf("s3://%s/cc?endpoint=http://127.0.0.1:%d&part_size=5MiB", bucket,
+	    px.port);
+	/* a new handle: its first connection carries the create */
+	su_proxy_fault(&px, "stall seconds=4");
+	ps = su_store_open(purl, 1);
+	up = sr_store_upload_begin(ps, "pack", err);
+	ok(up != NULL, "begin an upload through the proxy");
+	sr_upload_limit(up, 0, &cw.flag);
+	if (pthread_create(&th, NULL, cancel_on_hold, &cw) != 0)
+		sr_fatal("pthread_create");
+	buf = sr_calloc(1, len);
+	rc = sr_upload_write(up, buf, len, err);
+	if (rc == 0)
+		rc = sr_upload_commit(up, err);
+	else
+		sr_upload_abort(up);
+	pthread_join(th, NULL);
+	ok(cw.seen, "the cancel came while the proxy held the create");
+	is_int(rc, -1, "the upload fails");
+	ok(strstr(err, "cancelled") != NULL, "... cancelled: %s", err);
+	rc = su_aws_out(out, sizeof out, "s3api list-multipart-uploads --bucket %s --prefix cc/ "
+	    "--query 'length(Uploads || `[]`)' --output text", bucket);
+	out[strcspn(out, "\n")] = '\0';
+	is_str(rc == 0 ? out : "(aws failed)", "0", "no upload left for the key: the one the "
+	    "create made was aborted");
+	sr_store_close(ps);
+	/* a connection's line is written when it ends: at the close */
+	for (rc = 0; rc < 3000 && su_proxy_count(&px, "stall 4.0 s, then pass") == 0; rc++)
+		usleep(10000);
+	if (!ok(su_proxy_count(&px, "stall 4.0 s, then pass") == 1,
+	    "the create reached the server after the hold"))
+		su_proxy_show(&px);
+	free(buf);
+	free(purl);
+	su_proxy_stop(&px);
+}
+
 int
 main(void)
 {
@@ -641,6 +719,7 @@ main(void)
 	test_latest_race(st);
 	test_restore_all(st, srcs);
 	test_lost_reply();
+	test_cancel_create();
 	sr_store_close(st);
 	su_bucket_rm(bucket);
 	/* the same commit races on Azure Blob */
