@@ -232,9 +232,11 @@ print_pools(struct sr_fleet *fl, int no_cloud, char *err)
 		fprintf(stderr, "spotrun: warning: %s; VMs shown without prices\n", perr);
 	for (i = 0; i < n; i++) {
 		e = sr_pool_engine_named(v[i].cloud);
-		printf("pool %s on %s in %s: %s %s, target %u VM%s (%s%s%s)",
+		/* "no EC2 Fleet": waiting for capacity with none made */
+		printf("pool %s on %s in %s: %s%s%s%s, target %u VM%s (%s%s%s)",
 		    sr_termsafe(v[i].name, nm, sizeof nm), sr_termsafe(v[i].cloud, c, sizeof c),
-		    sr_termsafe(v[i].region, r, sizeof r), e != NULL ? e->what : "group",
+		    sr_termsafe(v[i].region, r, sizeof r), v[i].group[0] == '\0' ? "no " : "",
+		    e != NULL ? e->what : "group", v[i].group[0] == '\0' ? "" : " ",
 		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s",
 		    v[i].why[0] != '\0' ? sr_termsafe(v[i].why, wy, sizeof wy) :
 		    "as spotrun up set it", v[i].by[0] != '\0' && strcmp(v[i].by, "spotrun up") != 0 ?

@@ -93,6 +93,30 @@ first_target(const struct sr_args *a, const struct sr_pool *p, struct sr_queue *
 }
 
 /* Create or update pool p on engine e for the queue, and record it. */
+/* The places that refused pool p this `up` (w->refused) added to the
+ * queue's placement history; a failure is said and `up` goes on. */
+static void
+note_refused(struct sr_queue *q, const struct sr_pool *p, const struct sr_pool_where *w)
+{
+	struct sr_queue_place_event ev[SR_POOL_REFUSED_MAX];
+	const char *cloud = sr_pool_cloud_name(p->cloud);
+	char err[SR_ERRMAX];
+	double now = sr_now();
+	size_t i;
+
+	memset(ev, 0, sizeof ev);
+	for (i = 0; i < w->nrefused; i++) {
+		snprintf(ev[i].cloud, sizeof ev[i].cloud, "%s", cloud);
+		snprintf(ev[i].region, sizeof ev[i].region, "%s", w->refused[i].region);
+		snprintf(ev[i].zone, sizeof ev[i].zone, "%s", w->refused[i].zone);
+		snprintf(ev[i].type, sizeof ev[i].type, "%s", w->refused[i].type);
+		snprintf(ev[i].why, sizeof ev[i].why, "%s", w->refused[i].code);
+		ev[i].at = now;
+	}
+	if (sr_queue_placement_add(q, cloud, ev, w->nrefused, err) == -1)
+		fprintf(stderr, "spotrun up: warning: %s\n", err);
+}
+
 static int
 up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine *e,
     const char *queue, const struct sr_prices *t)
@@ -101,6 +125,7 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	struct sr_pool_where w;
 	struct sr_queue_pool rec, old;
 	struct sr_fleet fl;
+	struct sr_queue_place_event *hist = NULL;
 	const char **types = NULL;
 	char err[SR_ERRMAX], *ud = NULL;
 	int rc, from_demand;
@@ -122,7 +147,19 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 		goto out;
 	}
 	l.user_data = ud;
-	if (e->ensure(&l, &w, err) == -1) {
+	/* the places that failed lately go last (doc/design.md, "Provisioning") */
+	if (sr_queue_placement_read(fl.q, sr_pool_cloud_name(p->cloud), &hist, &l.nhistory,
+	    err) == -1) {
+		fprintf(stderr, "spotrun up: %s\n", err);
+		rc = SR_EXIT_IOERR;
+		goto out;
+	}
+	l.history = hist;
+	memset(&w, 0, sizeof w);
+	rc = e->ensure(&l, &w, err);
+	if (w.nrefused > 0)
+		note_refused(fl.q, p, &w);
+	if (rc == -1) {
 		fprintf(stderr, "spotrun up: %s\n", err);
 		rc = SR_EXIT_UNAVAILABLE;
 		goto out;
@@ -174,6 +211,7 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 		rc = SR_EXIT_IOERR;
 	}
 out:
+	free(hist);
 	free(ud);
 	free(types);
 	sr_fleet_close(&fl);

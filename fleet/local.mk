@@ -25,9 +25,10 @@ libfleet_a_SOURCES += fleet/prices.c fleet/prices.h
 libfleet_a_SOURCES += fleet/pool-plan.c fleet/pool-plan.h
 # What `spotrun up` and `down` ask of each cloud's engine (pool-engine.c,
 # the table; pool-aws.c, on cloud/aws/; pool-gcp.c, on cloud/gcp/, and
-# pool-azure.c, on cloud/azure/, each with its failover), and the queue's
-# demand.
-libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-aws.c fleet/pool-gcp.c \
+# pool-azure.c, on cloud/azure/; the failover walk they share,
+# pool-failover.c), and the queue's demand.
+libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-failover.c \
+	fleet/pool-failover.h fleet/pool-aws.c fleet/pool-gcp.c \
 	fleet/pool-azure.c
 # The pool sized to its queue by whoever holds its lease (pool-scale.c, the
 # rule; agent-scale.c, the agent's thread that steps it).

@@ -1,11 +1,21 @@
 /*
  * pool-aws.c: the AWS line of the engine table (pool-engine.h), on
- * cloud/aws/ec2.h: an EC2 Fleet of type maintain in the pool's first
- * region, on a launch template "spotrun-pool-NAME" holding the user-data,
- * both tagged spotrun:pool and spotrun:queue. The image is the pool's, or
- * the current Deep Learning AMI read from AWS's public SSM parameter. Its
- * VMs are listed by their tag (DescribeInstances), for the scaler and
- * `status`.
+ * cloud/aws/ec2.h: an EC2 Fleet of type maintain in one of the pool's
+ * regions, on a launch template "spotrun-pool-NAME" of that region
+ * holding the user-data, both tagged spotrun:pool and spotrun:queue. The
+ * image is the pool's, or the current Deep Learning AMI read from AWS's
+ * public SSM parameter. Its VMs are listed by their tag
+ * (DescribeInstances), for the scaler and `status`.
+ *
+ * Failover (doc/design.md, "Provisioning"): a fleet spreads over its
+ * overrides (each type in each of the file's zones of its region) by
+ * itself, so a place is a region with every type. CreateFleet may refuse
+ * at once (a capacity code in its error document); a maintain fleet
+ * reports its capacity errors later, in DescribeFleets' errorSet, so `up`
+ * watches the fleet it made or found: one with no instance whose error
+ * is a capacity code (sr_ec2_classify) is deleted with its template and
+ * the pool goes to the next region, by the engines' shared walk
+ * (pool-failover.c: history's order, backoff, tried, waiting).
  */
 #include "config.h"
 
@@ -16,10 +26,12 @@
 
 #include "ec2.h"
 #include "pool-engine.h"
+#include "pool-failover.h"
 #include "util.h"
 
 /* The prefix of a default image that names an SSM parameter. */
 #define SSM_PREFIX "ssm:"
+#define SETTLE_S	90.0	/* how long `up` watches a fleet for its first VM or error */
 
 static int
 open_region(const char *region, struct sr_ec2 **c, char *err)
@@ -89,7 +101,10 @@ overrides(const struct sr_pool_launch *l, const char *region, size_t *n)
 	return v;
 }
 
-static int
+/* Template and fleet made in w->region: SR_EC2_OK, SR_EC2_CAPACITY when
+ * CreateFleet refused at once with a capacity code, else SR_EC2_ERROR;
+ * nothing left behind when it fails. */
+static enum sr_ec2_status
 create(struct sr_ec2 *c, const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
 	const struct sr_pool *p = l->p;
@@ -98,10 +113,10 @@ create(struct sr_ec2 *c, const struct sr_pool_launch *l, struct sr_pool_where *w
 	struct sr_ec2_override *ov;
 	char name[64], token[160], price[32], ignore[SR_ERRMAX];
 	size_t nov;
-	int rc;
+	enum sr_ec2_status rc;
 
 	if (resolve_image(c, p, w->image, sizeof w->image, err) == -1)
-		return -1;
+		return SR_EC2_ERROR;
 	snprintf(name, sizeof name, "spotrun-pool-%s", p->name);
 	memset(&ts, 0, sizeof ts);
 	ts.name = name;
@@ -113,7 +128,7 @@ create(struct sr_ec2 *c, const struct sr_pool_launch *l, struct sr_pool_where *w
 	ts.instance_profile = p->role;
 	ts.volume_gb = (unsigned)p->disk_gib;
 	if (sr_ec2_create_template(c, &ts, w->template_id, err) != SR_EC2_OK)
-		return -1;
+		return SR_EC2_ERROR;
 	ov = overrides(l, w->region, &nov);
 	/* the token ties a retried create to this template's fleet */
 	snprintf(token, sizeof token, "spotrun-%s-%s", p->name, w->template_id);
@@ -129,41 +144,178 @@ create(struct sr_ec2 *c, const struct sr_pool_launch *l, struct sr_pool_where *w
 	fs.overrides = ov;
 	fs.noverrides = nov;
 	fs.client_token = token;
-	rc = sr_ec2_create_fleet(c, &fs, w->group, err) == SR_EC2_OK ? 0 : -1;
+	rc = sr_ec2_create_fleet(c, &fs, w->group, err);
 	free(ov);
-	if (rc == -1)	/* leave nothing behind */
+	if (rc != SR_EC2_OK)	/* leave nothing behind */
 		(void)sr_ec2_delete_template(c, w->template_id, ignore);
 	w->target = l->target;
-	w->created = 1;
+	if (rc == SR_EC2_OK)
+		w->created = 1;
+	else
+		w->group[0] = '\0';
 	return rc;
+}
+
+/* What the walk's calls work with: the client of the region at hand. */
+struct run {
+	const struct sr_pool_launch *l;
+	struct sr_pool_where *w;
+	struct sr_ec2 *c;
+	char region[64];		/* c's */
+};
+
+/* r->c for region (the one open kept when it is region's). */
+static int
+client_for(struct run *r, const char *region, char *err)
+{
+	if (r->c != NULL && strcmp(r->region, region) == 0)
+		return 0;
+	sr_ec2_close(r->c);
+	r->c = NULL;
+	snprintf(r->region, sizeof r->region, "%s", region);
+	return open_region(region, &r->c, err);
+}
+
+/* Watch fleet w->group until one of its instances exists (capacity
+ * found), or none does while its errorSet reports a capacity code
+ * (SR_EC2_CAPACITY, rf filled: code, type, zone), or SETTLE_S passed
+ * (taken as capacity found: EC2 is still at work). */
+static enum sr_ec2_status
+watch(struct run *r, struct sr_failover_refusal *rf, char *err)
+{
+	struct sr_ec2_instance *v;
+	struct sr_ec2_fleet f;
+	double until = sr_now() + SETTLE_S, pause = 0.25;
+	size_t n;
+	enum sr_ec2_status st;
+
+	while (r->l->target > 0) {
+		if ((st = sr_ec2_describe_fleet(r->c, r->w->group, &f, err)) != SR_EC2_OK)
+			return st;
+		v = NULL;
+		if ((st = sr_ec2_fleet_instances(r->c, r->w->group, &v, &n, err)) != SR_EC2_OK)
+			return st;
+		free(v);
+		if (n > 0)		/* capacity somewhere: the fleet fills up */
+			break;
+		if (f.error_class == SR_EC2_CAPACITY) {
+			snprintf(rf->code, sizeof rf->code, "%s", f.error_code);
+			snprintf(rf->type, sizeof rf->type, "%s", f.error_type);
+			snprintf(rf->zone, sizeof rf->zone, "%s", f.error_zone);
+			return SR_EC2_CAPACITY;
+		}
+		if (sr_now() + pause > until)
+			break;
+		sr_sleep(pause);
+		pause = pause * 2 < 4 ? pause * 2 : 4;
+	}
+	return SR_EC2_OK;
+}
+
+static int
+is_capacity(const char *code)
+{
+	return sr_ec2_classify(code) == SR_EC2_CAPACITY;
+}
+
+/* The walk's attempt (pool-failover.h): in pl's region, the fleet found
+ * there given the target, or template and fleet made (what an `up` cut
+ * short left there deleted first); then watched. */
+static enum sr_failover_rc
+aws_attempt(void *arg, const struct sr_pool_place *pl, int have, struct sr_failover_refusal *rf,
+    char *err)
+{
+	struct run *r = arg;
+	struct sr_ec2_found f;
+	size_t n = 0;
+	enum sr_ec2_status st;
+
+	if (client_for(r, pl->region, err) == -1)
+		return SR_FAILOVER_ERROR;
+	if (have) {
+		st = sr_ec2_modify_fleet(r->c, r->w->group, r->l->target, err);
+		r->w->target = r->l->target;
+	} else if ((st = sr_ec2_find_pool(r->c, r->l->p->name, &f, err)) == SR_EC2_OK) {
+		/* a fleet of an earlier failover cut short, or a template alone */
+		if (f.nfleets > 0)
+			st = sr_ec2_delete_pool(r->c, r->l->p->name, &n, err);
+		else if (drop_templates(r->c, &f, err) == -1)
+			st = SR_EC2_ERROR;
+		sr_ec2_found_free(&f);
+		snprintf(r->w->region, sizeof r->w->region, "%s", pl->region);
+		if (st == SR_EC2_OK && (st = create(r->c, r->l, r->w, err)) == SR_EC2_CAPACITY)
+			/* CreateFleet refused at once: its error document's code */
+			sr_failover_code_in(err, is_capacity, rf->code);
+	}
+	if (st == SR_EC2_OK)
+		st = watch(r, rf, err);
+	return st == SR_EC2_OK ? SR_FAILOVER_OK : st == SR_EC2_CAPACITY ? SR_FAILOVER_CAPACITY :
+	    SR_FAILOVER_ERROR;
+}
+
+/* Delete the fleet of pl (its instances terminated) and the pool's
+ * template there: the template is the region's own. */
+static int
+aws_drop(void *arg, const struct sr_pool_place *pl, char *err)
+{
+	struct run *r = arg;
+	size_t n = 0;
+
+	if (client_for(r, pl->region, err) == -1)
+		return -1;
+	return sr_ec2_delete_pool(r->c, r->l->p->name, &n, err) == SR_EC2_OK ? 0 : -1;
+}
+
+/* The pool found by its tags in the first of the file's regions that
+ * has its fleet: *k that region's place, or -1. */
+static int
+adopt(struct run *r, long *k, char *err)
+{
+	const struct sr_pool *p = r->l->p;
+	struct sr_ec2_found f;
+	size_t i;
+
+	*k = -1;
+	for (i = 0; i < p->nregions && *k < 0; i++) {
+		if (client_for(r, p->regions[i], err) == -1 ||
+		    sr_ec2_find_pool(r->c, p->name, &f, err) != SR_EC2_OK)
+			return -1;
+		if (f.nfleets > 0) {
+			*k = (long)i;
+			snprintf(r->w->region, sizeof r->w->region, "%s", p->regions[i]);
+			snprintf(r->w->group, sizeof r->w->group, "%s", f.fleets[0].id);
+			if (f.ntemplates > 0)
+				snprintf(r->w->template_id, sizeof r->w->template_id, "%s",
+				    f.templates[0].id);
+		}
+		sr_ec2_found_free(&f);
+	}
+	return 0;
 }
 
 static int
 aws_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct sr_ec2_found f;
-	struct sr_ec2 *c;
+	struct run r = { l, w, NULL, "" };
+	struct sr_failover_ops ops = { &r, aws_attempt, aws_drop };
+	struct sr_pool_place *places;
+	size_t i, n = l->p->nregions;
+	long k;
 	int rc;
 
 	memset(w, 0, sizeof *w);
-	snprintf(w->region, sizeof w->region, "%s", l->p->regions[0]);
-	if (open_region(w->region, &c, err) == -1)
-		return -1;
-	if (sr_ec2_find_pool(c, l->p->name, &f, err) != SR_EC2_OK) {
-		sr_ec2_close(c);
-		return -1;
+	w->target = l->target;
+	places = sr_calloc(n + 1, sizeof *places);
+	for (i = 0; i < n; i++) {
+		places[i].region = l->p->regions[i];
+		places[i].types = l->types;
+		places[i].ntypes = l->ntypes;
 	}
-	if (f.nfleets > 0) {
-		/* up again: the pool is there; only its target moves */
-		snprintf(w->group, sizeof w->group, "%s", f.fleets[0].id);
-		if (f.ntemplates > 0)
-			snprintf(w->template_id, sizeof w->template_id, "%s", f.templates[0].id);
-		rc = sr_ec2_modify_fleet(c, w->group, l->target, err) == SR_EC2_OK ? 0 : -1;
-		w->target = l->target;
-	} else if ((rc = drop_templates(c, &f, err)) == 0)
-		rc = create(c, l, w, err);
-	sr_ec2_found_free(&f);
-	sr_ec2_close(c);
+	rc = adopt(&r, &k, err);
+	if (rc == 0)
+		rc = sr_pool_failover(l, w, places, n, k, &ops, err);
+	sr_ec2_close(r.c);
+	free(places);
 	return rc;
 }
 

@@ -15,8 +15,8 @@
  * long-running operation (ZonalAllocationFailed, AllocationFailed), so
  * `up` needs no watching: a set refused is deleted and the pool goes to
  * the next place, each size in order, each region in order within a
- * size, as pool-gcp.c does. Each place is tried once an `up`, with a
- * growing pause between; when every one refused, the pool stays on the
+ * size, by the engines' shared walk (pool-failover.c: history's order,
+ * backoff, tried); when every one refused, the pool stays on the
  * last (its set kept when ARM made one, at its capacity: the next `up`
  * sets it again, which asks ARM again) and waits for capacity.
  */
@@ -28,10 +28,8 @@
 
 #include "arm.h"
 #include "pool-engine.h"
+#include "pool-failover.h"
 #include "util.h"
-
-#define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
-#define BACKOFF_MAX_S	30.0
 
 static int
 open_client(struct sr_arm **c, char *err)
@@ -50,36 +48,37 @@ names(const char *pool, const char *region, char group[90], char set[90])
 	snprintf(set, 90, "spotrun-pool-%s-%s", pool, region);
 }
 
-struct place {
-	const char *type, *region;
-};
-
-static struct place
-place_at(const struct sr_pool_launch *l, size_t k)
-{
-	struct place pl = { l->types[k / l->p->nregions], l->p->regions[k % l->p->nregions] };
-
-	return pl;
-}
-
+/* The index of the place of size type in region in places (n), or -1. */
 static long
-place_index(const struct sr_pool_launch *l, const char *type, const char *region)
+place_index(const struct sr_pool_place *places, size_t n, const char *type, const char *region)
 {
 	size_t k;
-	struct place pl;
 
-	for (k = 0; k < l->ntypes * l->p->nregions; k++) {
-		pl = place_at(l, k);
-		if (strcmp(pl.type, type) == 0 && strcmp(pl.region, region) == 0)
+	for (k = 0; k < n; k++)
+		if (strcmp(places[k].types[0], type) == 0 && strcmp(places[k].region, region) == 0)
 			return (long)k;
-	}
 	return -1;
+}
+
+/* The places of l: each size in order, each region in order within a
+ * size (ntypes x nregions of them). */
+static void
+fill_places(const struct sr_pool_launch *l, struct sr_pool_place *places)
+{
+	size_t t, g, k = 0;
+
+	for (t = 0; t < l->ntypes; t++)
+		for (g = 0; g < l->p->nregions; g++, k++) {
+			places[k].region = l->p->regions[g];
+			places[k].types = &l->types[t];
+			places[k].ntypes = 1;
+		}
 }
 
 /* Make the pool's set at place pl with the launch's target (its group
  * and network first). */
 static enum sr_arm_status
-make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
+make_set(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_pool_place *pl,
     struct sr_pool_where *w, char *err)
 {
 	const struct sr_pool *p = l->p;
@@ -90,9 +89,9 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
 	int created;
 	enum sr_arm_status st;
 
-	names(p->name, pl.region, group, set);
-	if ((st = sr_arm_ensure_group(c, group, pl.region, p->name, l->queue, &created, err)) !=
-	    SR_ARM_OK || (st = sr_arm_ensure_vnet(c, group, set, pl.region, p->name, l->queue,
+	names(p->name, pl->region, group, set);
+	if ((st = sr_arm_ensure_group(c, group, pl->region, p->name, l->queue, &created, err)) !=
+	    SR_ARM_OK || (st = sr_arm_ensure_vnet(c, group, set, pl->region, p->name, l->queue,
 	    subnet, sizeof subnet, err)) != SR_ARM_OK)
 		return st;
 	for (i = 0; i < p->nzones && i < SR_POOL_LIST_MAX; i++)
@@ -101,10 +100,10 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
 	memset(&s, 0, sizeof s);
 	s.group = group;
 	s.name = set;
-	s.region = pl.region;
+	s.region = pl->region;
 	s.pool = p->name;
 	s.queue = l->queue;
-	s.vm_size = pl.type;
+	s.vm_size = pl->types[0];
 	s.zones = zones;
 	s.image = p->image != NULL ? p->image : sr_pool_default_image(p->cloud);
 	s.capacity = l->target;
@@ -116,7 +115,7 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
 	s.user_data_len = l->user_data_len;
 	snprintf(w->template_id, sizeof w->template_id, "%s", group);
 	snprintf(w->image, sizeof w->image, "%s", s.image);
-	snprintf(w->region, sizeof w->region, "%s", pl.region);
+	snprintf(w->region, sizeof w->region, "%s", pl->region);
 	snprintf(w->group, sizeof w->group, "%s", set);
 	st = sr_arm_create_vmss(c, &s, err);
 	if (st == SR_ARM_OK)
@@ -124,38 +123,17 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, struct place pl,
 	return st;
 }
 
-/* The capacity code in err, "VERB OBJECT: CODE: message" (arm.h). */
-static void
-code_in(const char *err, char code[64])
+static int
+is_capacity(const char *code)
 {
-	const char *s;
-	size_t n;
-
-	for (s = strstr(err, ": "); s != NULL; s = strstr(s + 2, ": ")) {
-		n = strcspn(s + 2, ": ");
-		if (n > 0 && n < 64) {
-			snprintf(code, 64, "%.*s", (int)n, s + 2);
-			if (sr_arm_classify(code) == SR_ARM_CAPACITY)
-				return;
-		}
-	}
-	snprintf(code, 64, "capacity");
-}
-
-static void
-note_tried(struct sr_pool_where *w, struct place pl, const char *code)
-{
-	size_t n = strlen(w->tried);
-
-	snprintf(w->tried + n, sizeof w->tried - n, "%s%s in %s (%s)", n > 0 ? ", " : "", pl.type,
-	    pl.region, code);
+	return sr_arm_classify(code) == SR_ARM_CAPACITY;
 }
 
 /* The pool's set found: *k its place (-1: none); sets of other places
  * (an earlier failover cut short, a size no longer in the file) deleted. */
 static enum sr_arm_status
-adopt(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_arm_found *f,
-    struct sr_pool_where *w, long *k, char *err)
+adopt(struct sr_arm *c, const struct sr_pool_place *places, size_t n,
+    const struct sr_arm_found *f, struct sr_pool_where *w, long *k, char *err)
 {
 	const struct sr_arm_vmss *v = NULL;
 	size_t i;
@@ -164,7 +142,8 @@ adopt(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_arm_foun
 
 	*k = -1;
 	for (i = 0; i < f->nsets; i++) {
-		if (v == NULL && (at = place_index(l, f->sets[i].vm_size, f->sets[i].region)) >= 0) {
+		if (v == NULL && (at = place_index(places, n, f->sets[i].vm_size,
+		    f->sets[i].region)) >= 0) {
 			v = &f->sets[i];
 			*k = at;
 			continue;
@@ -181,66 +160,72 @@ adopt(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_arm_foun
 	return SR_ARM_OK;
 }
 
+/* What the walk's calls work with. */
+struct run {
+	struct sr_arm *c;
+	const struct sr_pool_launch *l;
+	struct sr_pool_where *w;
+};
+
+/* The walk's attempt (pool-failover.h): the set made at pl, or the one
+ * found there set to the target; ARM refuses in the call or its
+ * operation, so there is nothing to watch. */
+static enum sr_failover_rc
+azure_attempt(void *arg, const struct sr_pool_place *pl, int have,
+    struct sr_failover_refusal *rf, char *err)
+{
+	struct run *r = arg;
+	enum sr_arm_status st;
+
+	snprintf(rf->type, sizeof rf->type, "%s", pl->types[0]);
+	st = have ? sr_arm_set_capacity(r->c, r->w->template_id, r->w->group, r->l->target, err) :
+	    make_set(r->c, r->l, pl, r->w, err);
+	if (st == SR_ARM_CAPACITY)
+		sr_failover_code_in(err, is_capacity, rf->code);
+	return st == SR_ARM_OK ? SR_FAILOVER_OK : st == SR_ARM_CAPACITY ? SR_FAILOVER_CAPACITY :
+	    SR_FAILOVER_ERROR;
+}
+
+/* The set ARM made (a refusal of its operation), or the one found. */
+static int
+azure_drop(void *arg, const struct sr_pool_place *pl, char *err)
+{
+	struct run *r = arg;
+
+	(void)pl;
+	return sr_arm_delete_vmss(r->c, r->w->template_id, r->w->group, err) == SR_ARM_OK ? 0 :
+	    -1;
+}
+
 static int
 azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct sr_arm *c;
+	struct run r = { NULL, l, w };
+	struct sr_failover_ops ops = { &r, azure_attempt, azure_drop };
+	struct sr_pool_place *places;
 	struct sr_arm_found f;
-	size_t tries, n = l->ntypes * l->p->nregions;
-	double pause = BACKOFF_S;
+	size_t n = l->ntypes * l->p->nregions;
 	long k = -1;
-	int have;
-	char code[64], e[SR_ERRMAX];
-	enum sr_arm_status st;
+	int rc = -1;
 
 	memset(w, 0, sizeof *w);
 	w->target = l->target;
-	if (open_client(&c, err) == -1)
+	places = sr_calloc(n + 1, sizeof *places);
+	fill_places(l, places);
+	if (open_client(&r.c, err) == -1) {
+		free(places);
 		return -1;
-	if ((st = sr_arm_find_pool(c, l->p->name, &f, err)) == SR_ARM_OK) {
-		st = adopt(c, l, &f, w, &k, err);
+	}
+	if (sr_arm_find_pool(r.c, l->p->name, &f, err) == SR_ARM_OK) {
+		if (adopt(r.c, places, n, &f, w, &k, err) == SR_ARM_OK)
+			rc = 0;
 		sr_arm_found_free(&f);
 	}
-	if (st != SR_ARM_OK) {
-		sr_arm_close(c);
-		return -1;
-	}
-	have = k >= 0;
-	if (k < 0)
-		k = 0;
-	for (tries = 0; tries < n; tries++) {
-		struct place pl = place_at(l, (size_t)k);
-
-		st = have ? sr_arm_set_capacity(c, w->template_id, w->group, l->target, e) :
-		    make_set(c, l, pl, w, e);
-		if (st == SR_ARM_OK)
-			break;
-		if (st != SR_ARM_CAPACITY) {
-			snprintf(err, SR_ERRMAX, "%s", e);
-			break;
-		}
-		code_in(e, code);
-		note_tried(w, pl, code);
-		if (tries + 1 == n) {	/* every place refused: wait on this one */
-			w->waiting = 1;
-			w->created = 0;
-			st = SR_ARM_OK;
-			break;
-		}
-		/* the set ARM made (a refusal of its operation), or none */
-		if (w->group[0] != '\0' && (st = sr_arm_delete_vmss(c, w->template_id, w->group,
-		    err)) != SR_ARM_OK)
-			break;
-		have = w->created = 0;
-		w->group[0] = '\0';
-		sr_sleep(pause);
-		pause = pause * 2 < BACKOFF_MAX_S ? pause * 2 : BACKOFF_MAX_S;
-		k = (k + 1) % (long)n;
-	}
-	if (st == SR_ARM_OK && w->region[0] == '\0')
-		snprintf(w->region, sizeof w->region, "%s", place_at(l, (size_t)k).region);
-	sr_arm_close(c);
-	return st == SR_ARM_OK ? 0 : -1;
+	if (rc == 0)
+		rc = sr_pool_failover(l, w, places, n, k, &ops, err);
+	sr_arm_close(r.c);
+	free(places);
+	return rc;
 }
 
 static int

@@ -17,6 +17,8 @@
 
 #include "pool.h"
 
+struct sr_queue_place_event;
+
 /* What `up` asks for: pool p's VMs, agents of queue, booting user_data. */
 struct sr_pool_launch {
 	const struct sr_pool *p;
@@ -26,7 +28,14 @@ struct sr_pool_launch {
 	const void *user_data;
 	size_t user_data_len;
 	unsigned target;		/* VMs to keep */
+	/* The queue's placement history of the pool's cloud (queue.h,
+	 * sr_queue_placement_read; NULL, 0: none), which the failover walk
+	 * orders places by (pool-failover.h). */
+	const struct sr_queue_place_event *history;
+	size_t nhistory;
 };
+
+#define SR_POOL_REFUSED_MAX 32
 
 /* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
 struct sr_pool_where {
@@ -38,12 +47,18 @@ struct sr_pool_where {
 	char image[128];		/* the image its VMs boot (resolved) */
 	unsigned target;
 	int created;			/* 1: made now; 0: found by its tags */
-	/* An engine that fails over itself (GCP, Azure): the places tried that had
+	/* An engine that fails over (pool-failover.h): the places tried that had
 	 * no capacity, "TYPE in REGION (CODE), ..." ("" when none), and
 	 * whether the pool waits for capacity where it is now (every place
 	 * refused it). */
 	char tried[512];
 	int waiting;
+	/* Each place that refused during this ensure, for the queue's
+	 * placement history (up writes them: sr_queue_placement_add). */
+	struct sr_pool_refused {
+		char region[64], zone[64], type[64], code[64];
+	} refused[SR_POOL_REFUSED_MAX];
+	size_t nrefused;
 };
 
 /* A pool's VMs by state. */
@@ -66,9 +81,9 @@ struct sr_pool_engine {
 	const char *template_what;	/* "instance template"; NULL: "launch template" */
 	/* Find pool l->p by its tags in its first region and set its target,
 	 * or make it there (image, template, group) with l->target. An
-	 * engine that fails over itself (GCP) may place it elsewhere, in
-	 * the order of l's types and the pool's regions, filling w->tried
-	 * and w->waiting. */
+	 * engine fails over (pool-failover.h): it may place it elsewhere,
+	 * in the order of the pool's regions (and types), filling
+	 * w->tried, w->waiting and w->refused. */
 	int (*ensure)(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err);
 	/* The group's target becomes target. */
 	int (*set_target)(const struct sr_pool_where *w, unsigned target, char *err);

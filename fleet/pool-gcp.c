@@ -14,10 +14,11 @@
  * whose instances exists while one reports a capacity code
  * (ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED: sr_gce_classify) is
  * deleted and the pool goes to the next place, the places being each type
- * in order, each region in order within a type. Each place is tried once
- * an `up`, with a growing pause between; when every one refused, the pool
- * stays on the last (Compute keeps retrying it) and waits for capacity,
- * and the next `up` goes round again from there.
+ * in order, each region in order within a type, walked by the engines'
+ * shared walk (pool-failover.c: history's order, backoff, tried); when
+ * every one refused, the pool stays on the last (Compute keeps retrying
+ * it) and waits for capacity, and the next `up` goes round again from
+ * there.
  */
 #include "config.h"
 
@@ -27,11 +28,10 @@
 
 #include "gce.h"
 #include "pool-engine.h"
+#include "pool-failover.h"
 #include "util.h"
 
 #define SETTLE_S	90.0	/* how long `up` watches a group for its first VM or error */
-#define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
-#define BACKOFF_MAX_S	30.0
 
 static int
 open_client(struct sr_gce **c, char *err)
@@ -68,32 +68,32 @@ resolve_image(struct sr_gce *c, const struct sr_pool *p, char *image, size_t cap
 	return sr_gce_image_from_family(c, im, image, cap, err) == SR_GCE_OK ? 0 : -1;
 }
 
-/* One place of the pool: its type and its region. */
-struct place {
-	const char *type, *region;
-};
-
-static struct place
-place_at(const struct sr_pool_launch *l, size_t k)
-{
-	struct place pl = { l->types[k / l->p->nregions], l->p->regions[k % l->p->nregions] };
-
-	return pl;
-}
-
-/* The index of the place of type in region, or -1 (the file changed). */
+/* The index of the place of type in region in places (n), or -1 (the
+ * file changed). */
 static long
-place_index(const struct sr_pool_launch *l, const char *type, const char *region)
+place_index(const struct sr_pool_place *places, size_t n, const char *type, const char *region)
 {
 	size_t k;
-	struct place pl;
 
-	for (k = 0; k < l->ntypes * l->p->nregions; k++) {
-		pl = place_at(l, k);
-		if (strcmp(pl.type, type) == 0 && strcmp(pl.region, region) == 0)
+	for (k = 0; k < n; k++)
+		if (strcmp(places[k].types[0], type) == 0 && strcmp(places[k].region, region) == 0)
 			return (long)k;
-	}
 	return -1;
+}
+
+/* The places of l: each type in order, each region in order within a
+ * type (places: ntypes x nregions of them). */
+static void
+fill_places(const struct sr_pool_launch *l, struct sr_pool_place *places)
+{
+	size_t t, g, k = 0;
+
+	for (t = 0; t < l->ntypes; t++)
+		for (g = 0; g < l->p->nregions; g++, k++) {
+			places[k].region = l->p->regions[g];
+			places[k].types = &l->types[t];
+			places[k].ntypes = 1;
+		}
 }
 
 /* What the engine works with during one ensure. */
@@ -102,6 +102,8 @@ struct run {
 	const struct sr_pool_launch *l;
 	struct sr_pool_where *w;
 	char tmpl_type[64];		/* the machine type of the pool's template; "": none */
+	const struct sr_pool_place *places;
+	size_t nplaces;
 };
 
 /* The template of type: the pool's if it is of that type, else made
@@ -142,33 +144,33 @@ template_of(struct run *r, const char *type, char *err)
 
 /* Make the group of place pl at the launch's target. */
 static enum sr_gce_status
-make_group(struct run *r, struct place pl, char *err)
+make_group(struct run *r, const struct sr_pool_place *pl, char *err)
 {
 	const struct sr_pool *p = r->l->p;
 	struct sr_gce_group_spec gs;
 	const char *zones[SR_POOL_LIST_MAX + 1];
 	char tmpl[64], group[64], base[64];
-	size_t i, nz = 0, rl = strlen(pl.region);
+	size_t i, nz = 0, rl = strlen(pl->region);
 	enum sr_gce_status st;
 
-	if ((st = template_of(r, pl.type, err)) != SR_GCE_OK)
+	if ((st = template_of(r, pl->types[0], err)) != SR_GCE_OK)
 		return st;
 	for (i = 0; i < p->nzones && nz < SR_POOL_LIST_MAX; i++)
-		if (strncmp(p->zones[i], pl.region, rl) == 0 && p->zones[i][rl] == '-')
+		if (strncmp(p->zones[i], pl->region, rl) == 0 && p->zones[i][rl] == '-')
 			zones[nz++] = p->zones[i];
 	zones[nz] = NULL;
-	names(p->name, pl.region, tmpl, group);
+	names(p->name, pl->region, tmpl, group);
 	snprintf(base, sizeof base, "spotrun-%s", p->name);
 	memset(&gs, 0, sizeof gs);
 	gs.name = group;
-	gs.region = pl.region;
+	gs.region = pl->region;
 	gs.template_name = tmpl;
 	gs.base_instance_name = base;
 	gs.zones = zones;
 	gs.target = r->l->target;
 	if ((st = sr_gce_create_group(r->c, &gs, err)) != SR_GCE_OK)
 		return st;
-	snprintf(r->w->region, sizeof r->w->region, "%s", pl.region);
+	snprintf(r->w->region, sizeof r->w->region, "%s", pl->region);
 	snprintf(r->w->group, sizeof r->w->group, "%s", group);
 	r->w->created = 1;
 	return SR_GCE_OK;
@@ -210,33 +212,10 @@ watch(struct run *r, unsigned target, char code[64], char *err)
 	return SR_GCE_OK;
 }
 
-/* The capacity code in err, "VERB OBJECT: CODE: message" (gce.h). */
-static void
-code_in(const char *err, char code[64])
+static int
+is_capacity(const char *code)
 {
-	const char *s;
-	size_t n;
-
-	snprintf(code, 64, "capacity");
-	for (s = strstr(err, ": "); s != NULL; s = strstr(s + 2, ": ")) {
-		n = strcspn(s + 2, ": ");
-		if (n > 0 && n < 64) {
-			snprintf(code, 64, "%.*s", (int)n, s + 2);
-			if (sr_gce_classify(code) == SR_GCE_CAPACITY)
-				return;
-		}
-	}
-	snprintf(code, 64, "capacity");
-}
-
-/* Add "TYPE in REGION (CODE)" to w->tried. */
-static void
-note_tried(struct sr_pool_where *w, struct place pl, const char *code)
-{
-	size_t n = strlen(w->tried);
-
-	snprintf(w->tried + n, sizeof w->tried - n, "%s%s in %s (%s)", n > 0 ? ", " : "", pl.type,
-	    pl.region, code);
+	return sr_gce_classify(code) == SR_GCE_CAPACITY;
 }
 
 /* The pool's group found, its template's type known; extra groups (an
@@ -257,7 +236,8 @@ adopt(struct run *r, const struct sr_gce_found *f, long *k, char *err)
 			snprintf(r->tmpl_type, sizeof r->tmpl_type, "%s", f->templates[i].machine_type);
 	for (i = 0; i < f->ngroups; i++) {
 		if (g == NULL && strcmp(f->groups[i].template_name, tmpl) == 0 &&
-		    (*k = place_index(r->l, r->tmpl_type, f->groups[i].region)) >= 0) {
+		    (*k = place_index(r->places, r->nplaces, r->tmpl_type,
+		    f->groups[i].region)) >= 0) {
 			g = &f->groups[i];
 			continue;
 		}
@@ -273,66 +253,64 @@ adopt(struct run *r, const struct sr_gce_found *f, long *k, char *err)
 	return SR_GCE_OK;
 }
 
+/* The walk's attempt (pool-failover.h): the group made at pl, or the one
+ * found there resized; then watched. */
+static enum sr_failover_rc
+gcp_attempt(void *arg, const struct sr_pool_place *pl, int have, struct sr_failover_refusal *rf,
+    char *err)
+{
+	struct run *r = arg;
+	enum sr_gce_status st;
+
+	snprintf(rf->type, sizeof rf->type, "%s", pl->types[0]);
+	st = have ? sr_gce_resize_group(r->c, r->w->region, r->w->group, r->l->target, err) :
+	    make_group(r, pl, err);
+	if (st == SR_GCE_CAPACITY)	/* refused at once: the call's or the operation's error */
+		sr_failover_code_in(err, is_capacity, rf->code);
+	if (st == SR_GCE_OK)
+		st = watch(r, r->l->target, rf->code, err);
+	return st == SR_GCE_OK ? SR_FAILOVER_OK : st == SR_GCE_CAPACITY ? SR_FAILOVER_CAPACITY :
+	    SR_FAILOVER_ERROR;
+}
+
+static int
+gcp_drop(void *arg, const struct sr_pool_place *pl, char *err)
+{
+	struct run *r = arg;
+
+	return sr_gce_delete_group(r->c, pl->region, r->w->group, err) == SR_GCE_OK ? 0 : -1;
+}
+
 static int
 gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct run r = { NULL, l, w, "" };
+	struct run r = { NULL, l, w, "", NULL, 0 };
+	struct sr_failover_ops ops = { &r, gcp_attempt, gcp_drop };
+	struct sr_pool_place *places;
 	struct sr_gce_found f;
-	size_t tries, n = l->ntypes * l->p->nregions;
-	double pause = BACKOFF_S;
-	long k;
-	int have;
-	char code[64], e[SR_ERRMAX];
-	enum sr_gce_status st;
+	long k = -1;
+	int rc = -1;
 
 	memset(w, 0, sizeof *w);
 	w->target = l->target;
-	if (open_client(&r.c, err) == -1)
+	r.nplaces = l->ntypes * l->p->nregions;
+	places = sr_calloc(r.nplaces + 1, sizeof *places);
+	fill_places(l, places);
+	r.places = places;
+	if (open_client(&r.c, err) == -1) {
+		free(places);
 		return -1;
-	if ((st = sr_gce_find_pool(r.c, l->p->name, &f, err)) == SR_GCE_OK) {
-		st = adopt(&r, &f, &k, err);
+	}
+	if (sr_gce_find_pool(r.c, l->p->name, &f, err) == SR_GCE_OK) {
+		if (adopt(&r, &f, &k, err) == SR_GCE_OK)
+			rc = 0;
 		sr_gce_found_free(&f);
 	}
-	have = st == SR_GCE_OK && k >= 0;
-	if (have)
-		st = sr_gce_resize_group(r.c, w->region, w->group, l->target, err);
-	if (st != SR_GCE_OK) {
-		sr_gce_close(r.c);
-		return -1;
-	}
-	if (k < 0)
-		k = 0;
-	for (tries = 0; tries < n; tries++) {
-		struct place pl = place_at(l, (size_t)k);
-
-		if (!have && (st = make_group(&r, pl, e)) == SR_GCE_OK)
-			have = 1;
-		if (have && (st = watch(&r, l->target, code, e)) == SR_GCE_OK)
-			break;
-		if (st != SR_GCE_CAPACITY) {
-			snprintf(err, SR_ERRMAX, "%s", e);
-			break;
-		}
-		if (!have)	/* refused at once: the call's or the operation's error */
-			code_in(e, code);
-		note_tried(w, pl, code);
-		if (tries + 1 == n) {
-			w->waiting = 1;
-			st = SR_GCE_OK;
-			break;
-		}
-		if (have && (st = sr_gce_delete_group(r.c, pl.region, w->group, err)) != SR_GCE_OK)
-			break;
-		have = 0;
-		w->group[0] = '\0';
-		sr_sleep(pause);
-		pause = pause * 2 < BACKOFF_MAX_S ? pause * 2 : BACKOFF_MAX_S;
-		k = (k + 1) % (long)n;
-	}
-	if (st == SR_GCE_OK && w->region[0] == '\0')	/* waiting with no group at all */
-		snprintf(w->region, sizeof w->region, "%s", place_at(l, (size_t)k).region);
+	if (rc == 0)
+		rc = sr_pool_failover(l, w, places, r.nplaces, k, &ops, err);
 	sr_gce_close(r.c);
-	return st == SR_GCE_OK ? 0 : -1;
+	free(places);
+	return rc;
 }
 
 static int

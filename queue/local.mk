@@ -10,7 +10,7 @@ libqueue_a_SOURCES += queue/lease.h queue/lease-int.h queue/lease.c queue/lease-
 # cancel, requeue), claims, status markers, expired leases, log segments.
 libqueue_a_SOURCES += queue/queue.h queue/queue-int.h queue/queue.c queue/qkey.c \
 	queue/qjob.c queue/qclaim.c queue/qindex.c queue/qstale.c queue/qlog.c \
-	queue/qmachine.c queue/qpool.c
+	queue/qmachine.c queue/qpool.c queue/qplace.c
 # Gangs: the slots of a job of several machines.
 libqueue_a_SOURCES += queue/gang.h queue/gang.c
 EXTRA_DIST += doc/fleet.md

@@ -11,6 +11,7 @@
  *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
  *   stores/HASH           each checkpoint store a job uses (its URL)
  *   pools/NAME            a pool `spotrun up` made for the queue (JSON, qpool.c)
+ *   placement/CLOUD       where pools of CLOUD found no capacity (JSON, qplace.c)
  *   malformed/KEY         a marker KEY a claim found no job's, quarantined (body: why)
  *   ckpt/                 the default checkpoint store of the queue's jobs
  *
@@ -426,6 +427,34 @@ int sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err);
  * (may be NULL). 0, or -1 with err. */
 int sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int *bad,
     char *err);
+
+/* ---- the placement history: where pools found no capacity ---- */
+
+/* One event of Q/placement/CLOUD (doc/fleet.md, "Provisioning"): a place
+ * that refused a pool (why: the cloud's capacity code) or where a pool's
+ * VM was preempted (why: "preempted"), at epoch seconds. */
+#define SR_QUEUE_PLACE_MAX 256		/* events kept, the newest */
+#define SR_QUEUE_PLACE_AGE (7 * 86400.0)	/* events older are dropped */
+struct sr_queue_place_event {
+	char cloud[16];			/* "aws" */
+	char region[64];
+	char zone[64];			/* "" when not known */
+	char type[64];			/* "g5.xlarge" */
+	char why[64];			/* "InsufficientInstanceCapacity", "preempted" */
+	double at;
+};
+/* Cloud's history, oldest first, into *v (malloc'd, free()) and *n (an
+ * absent object: none). 0, or -1 with err (a record that does not parse
+ * says so: the fix is to delete it). */
+int sr_queue_placement_read(struct sr_queue *q, const char *cloud,
+    struct sr_queue_place_event **v, size_t *n, char *err);
+/* Add n events to cloud's history: read, merged (those older than
+ * SR_QUEUE_PLACE_AGE and beyond the newest SR_QUEUE_PLACE_MAX dropped),
+ * written by CAS over the etag read (create-only when absent), again
+ * when another wrote it meanwhile, so that no writer's events are lost.
+ * 0, or -1 with err. */
+int sr_queue_placement_add(struct sr_queue *q, const char *cloud,
+    const struct sr_queue_place_event *v, size_t n, char *err);
 
 /* Call fn with each stale status marker of job id (NULL: of every job):
  * one that is not its job's newest, left by a writer that died between

@@ -51,6 +51,10 @@ static const struct field fleet_fields[] = {
 	{ "fulfilledCapacity", F_DOUBLE, offsetof(struct sr_ec2_fleet, fulfilled), 0 },
 	STR(struct sr_ec2_fleet, error_code, "errorSet/item/errorCode"),
 	STR(struct sr_ec2_fleet, error_message, "errorSet/item/errorMessage"),
+	STR(struct sr_ec2_fleet, error_type,
+	    "errorSet/item/launchTemplateAndOverrides/overrides/instanceType"),
+	STR(struct sr_ec2_fleet, error_zone,
+	    "errorSet/item/launchTemplateAndOverrides/overrides/availabilityZone"),
 };
 static const struct shape fleet_shape = { "fleetSet/item", sizeof(struct sr_ec2_fleet),
 	fleet_fields, SR_ARRAY_LEN(fleet_fields), offsetof(struct sr_ec2_fleet, pool),

@@ -151,6 +151,9 @@ struct sr_ec2_fleet {
 	char error_code[64];
 	char error_message[256];
 	enum sr_ec2_status error_class;
+	/* the override that error was for ("" when EC2 does not say) */
+	char error_type[32];		/* "g5.xlarge" */
+	char error_zone[32];		/* "us-east-1a" */
 };
 
 struct sr_ec2_instance {

@@ -1,0 +1,152 @@
+/*
+ * pool-failover.c: the failover walk every engine shares
+ * (pool-failover.h; doc/design.md, "Provisioning"): the places ordered by
+ * the queue's placement history, each tried once, refusals noted, a
+ * growing pause between places, and the pool left waiting on the last
+ * when every one refused. What a place is and how to make, watch and
+ * delete the pool there is the engine's (pool-aws.c, pool-gcp.c,
+ * pool-azure.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool-failover.h"
+#include "queue.h"
+#include "util.h"
+
+#define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
+#define BACKOFF_MAX_S	30.0
+
+int
+sr_pool_place_recent(const struct sr_queue_place_event *h, size_t n, const char *cloud,
+    const struct sr_pool_place *pl, double now)
+{
+	size_t i, t;
+	int hit;
+
+	if (pl->ntypes == 0)
+		return 0;
+	for (t = 0; t < pl->ntypes; t++) {
+		for (i = hit = 0; i < n && !hit; i++)
+			hit = h[i].at >= now - SR_POOL_RECENT_S && h[i].at <= now + 60 &&
+			    strcmp(h[i].cloud, cloud) == 0 &&
+			    strcmp(h[i].region, pl->region) == 0 &&
+			    strcmp(h[i].type, pl->types[t]) == 0;
+		if (!hit)
+			return 0;
+	}
+	return 1;
+}
+
+void
+sr_failover_code_in(const char *err, int (*is_capacity)(const char *code), char code[64])
+{
+	const char *s;
+	size_t n;
+
+	for (s = strstr(err, ": "); s != NULL; s = strstr(s + 2, ": ")) {
+		n = strcspn(s + 2, ": ");
+		if (n > 0 && n < 64) {
+			snprintf(code, 64, "%.*s", (int)n, s + 2);
+			if (is_capacity(code))
+				return;
+		}
+	}
+	snprintf(code, 64, "capacity");
+}
+
+/* Note refusal r at pl: "TYPE in REGION (CODE)" in w->tried (the type r
+ * names, else pl's first), and one event per type of pl in w->refused
+ * (none of them launched there; the zone r names given to its type). */
+static void
+note(struct sr_pool_where *w, const struct sr_pool_place *pl, const struct sr_failover_refusal *r)
+{
+	const char *type = r->type[0] != '\0' ? r->type : pl->ntypes > 0 ? pl->types[0] : "";
+	size_t n = strlen(w->tried), t;
+	struct sr_pool_refused *e;
+
+	snprintf(w->tried + n, sizeof w->tried - n, "%s%s in %s (%s)", n > 0 ? ", " : "", type,
+	    pl->region, r->code);
+	for (t = 0; t < pl->ntypes && w->nrefused < SR_POOL_REFUSED_MAX; t++) {
+		e = &w->refused[w->nrefused++];
+		snprintf(e->region, sizeof e->region, "%s", pl->region);
+		snprintf(e->type, sizeof e->type, "%s", pl->types[t]);
+		snprintf(e->zone, sizeof e->zone, "%s", strcmp(pl->types[t], type) == 0 ? r->zone :
+		    "");
+		snprintf(e->code, sizeof e->code, "%s", r->code);
+	}
+}
+
+/* The walk's order of the n places into order[]: those without a recent
+ * failure, then those with one, each in the file's order. */
+static void
+order_places(const struct sr_pool_launch *l, const struct sr_pool_place *places, size_t n,
+    size_t *order)
+{
+	const char *cloud = sr_pool_cloud_name(l->p->cloud);
+	double now = sr_now();
+	size_t i, k = 0;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if (sr_pool_place_recent(l->history, l->nhistory, cloud, &places[i], now) ==
+			    pass)
+				order[k++] = i;
+}
+
+int
+sr_pool_failover(const struct sr_pool_launch *l, struct sr_pool_where *w,
+    const struct sr_pool_place *places, size_t n, long at, const struct sr_failover_ops *ops,
+    char *err)
+{
+	struct sr_failover_refusal r;
+	size_t *order, tries, pos = 0, i;
+	double pause = BACKOFF_S;
+	int have = at >= 0;
+	char e[SR_ERRMAX];
+	enum sr_failover_rc st = SR_FAILOVER_OK;
+
+	if (n == 0)
+		return sr_err(err, "place pool %s: no region and type to try", l->p->name);
+	order = sr_calloc(n, sizeof *order);
+	order_places(l, places, n, order);
+	for (i = 0; have && i < n; i++)
+		if (order[i] == (size_t)at)
+			pos = i;
+	for (tries = 0; tries < n; tries++) {
+		const struct sr_pool_place *pl = &places[order[(pos + tries) % n]];
+
+		memset(&r, 0, sizeof r);
+		e[0] = '\0';
+		if ((st = ops->attempt(ops->arg, pl, have, &r, e)) == SR_FAILOVER_OK)
+			break;
+		if (st != SR_FAILOVER_CAPACITY) {
+			snprintf(err, SR_ERRMAX, "%s", e);
+			break;
+		}
+		if (r.code[0] == '\0')
+			snprintf(r.code, sizeof r.code, "capacity");
+		note(w, pl, &r);
+		if (tries + 1 == n) {	/* every place refused: wait on this one */
+			w->waiting = 1;
+			w->created = 0;
+			st = SR_FAILOVER_OK;
+			snprintf(w->region, sizeof w->region, "%s", pl->region);
+			break;
+		}
+		if (w->group[0] != '\0' && ops->drop(ops->arg, pl, err) == -1) {
+			st = SR_FAILOVER_ERROR;
+			break;
+		}
+		have = w->created = 0;
+		w->group[0] = '\0';
+		sr_sleep(pause);
+		pause = pause * 2 < BACKOFF_MAX_S ? pause * 2 : BACKOFF_MAX_S;
+	}
+	free(order);
+	return st == SR_FAILOVER_OK ? 0 : -1;
+}
