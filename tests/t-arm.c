@@ -306,7 +306,7 @@ test_engine(void)
 	    "... two, Succeeded");
 	{
 		json_t *d2 = NULL, *dv, *p0;
-		char *got, *want;
+		char *got, *want_s;
 		size_t k;
 
 		hook("GET", "/emu/dump", &d2);
@@ -324,16 +324,16 @@ test_engine(void)
 		    n == 2 ? vms[0].created : "", n == 2 ? vms[0].region : "",
 		    n == 2 ? vms[0].zone : "", n == 2 ? vms[0].vm_size : "", n == 2 && vms[0].spot,
 		    n == 2 ? vms[1].zone : "", n == 2 ? vms[0].vm_id : "", n == 2 ? vms[1].vm_id : "");
-		want = sr_asprintf("%s %s eastus 1 Standard_NC4as_T4_v3 1 2|%s %s",
+		want_s = sr_asprintf("%s %s eastus 1 Standard_NC4as_T4_v3 1 2|%s %s",
 		    json_string_value(json_object_get(p0, "vmId")),
 		    json_string_value(json_object_get(p0, "timeCreated")),
 		    n == 2 ? vms[0].vm_id : "", n == 2 ? vms[1].vm_id : "");
-		is_str(got, want, "... each with its vmId, timeCreated, location, zone (one a "
+		is_str(got, want_s, "... each with its vmId, timeCreated, location, zone (one a "
 		    "zone), size and Spot priority, as ARM wrote them");
 		ok(n == 2 && strlen(vms[0].vm_id) == 36 && strcmp(vms[0].vm_id, vms[1].vm_id) != 0,
 		    "... vmIds GUIDs, one each");
 		free(got);
-		free(want);
+		free(want_s);
 		json_decref(d2);
 	}
 	free(vms);
