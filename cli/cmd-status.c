@@ -28,7 +28,7 @@
 #include "fleet-index.h"
 #include "fleet-target.h"
 #include "fleet.h"
-#include "pool-engine.h"
+#include "status-pools.h"
 #include "status-trials.h"
 #include "status-view.h"
 #include "status-why.h"
@@ -146,115 +146,6 @@ print_machine(const struct sr_queue_machine *m)
 		printf("its label gpus offers %d all the same)\n", m->gpus);
 	else
 		printf("it claims only jobs that need no GPU)\n");
-}
-
-/* Pool r's VMs, asked of its engine e: ", VMs: N STATE, ..." after its
- * line, then one line each ("  ID STATE ZONE TYPE $P/h AGE"); a failure
- * is said on the line. */
-static void
-print_vms(const struct sr_queue_pool *r, const struct sr_pool_engine *e,
-    const struct sr_prices *t)
-{
-	struct sr_pool_where w;
-	struct sr_pool_vm *v;
-	const struct sr_price *pr;
-	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], age[32], price[32];
-	char id[SR_TERMSAFE_LEN(sizeof v->id)], st[SR_TERMSAFE_LEN(sizeof v->state)];
-	char z[SR_TERMSAFE_LEN(sizeof v->zone)], ty[SR_TERMSAFE_LEN(sizeof v->type)];
-	size_t n, i, k, same;
-	int first;
-	double now = sr_now();
-
-	memset(&w, 0, sizeof w);
-	snprintf(w.region, sizeof w.region, "%s", r->region);
-	snprintf(w.group, sizeof w.group, "%s", r->group);
-	if (e->list(&w, r->name, &v, &n, err) == -1) {
-		printf("; VMs not listed: %s\n", sr_termsafe(err, safe, sizeof safe));
-		return;
-	}
-	if (n == 0)
-		printf("; no VMs");
-	/* by state, in the order first met */
-	for (i = 0, first = 1; i < n; i++) {
-		for (k = 0; k < i && strcmp(v[k].state, v[i].state) != 0; k++)
-			;
-		if (k < i)
-			continue;
-		for (k = i, same = 0; k < n; k++)
-			same += strcmp(v[k].state, v[i].state) == 0;
-		printf("%s%zu %s", first ? "; VMs: " : ", ", same, sr_termsafe(v[i].state, st,
-		    sizeof st));
-		first = 0;
-	}
-	putchar('\n');
-	for (i = 0; i < n; i++) {
-		pr = t != NULL ? sr_prices_find(t, v[i].type) : NULL;
-		if (pr != NULL)
-			snprintf(price, sizeof price, "$%.2f/h", v[i].spot ? pr->spot : pr->on_demand);
-		else
-			snprintf(price, sizeof price, "price unknown");
-		printf("  %s %s %s %s %s %s\n", sr_termsafe(v[i].id, id, sizeof id),
-		    sr_termsafe(v[i].state, st, sizeof st), sr_termsafe(v[i].zone, z, sizeof z),
-		    sr_termsafe(v[i].type, ty, sizeof ty), price, v[i].launched > 0 ?
-		    sr_fmt_duration(now > v[i].launched ? now - v[i].launched : 0, age, sizeof age) :
-		    "age unknown");
-	}
-	free(v);
-}
-
-/* The pools `spotrun up` recorded in the queue, a line each: "pool NAME
- * on CLOUD in REGION: EC2 Fleet ID, target N VMs (WHY, by WHO)", where
- * `up` found no capacity ("; waiting for capacity: tried TYPE in REGION
- * (CODE), ..."), what it cost against its cap ("; $S of $C spent"), and,
- * unless no_cloud, its VMs asked of its engine (print_vms). 0, or -1
- * with err. */
-static int
-print_pools(struct sr_fleet *fl, int no_cloud, char *err)
-{
-	struct sr_queue_pool *v;
-	const struct sr_pool_engine *e;
-	struct sr_prices *t = NULL;
-	char g[SR_TERMSAFE_LEN(sizeof v->group)], r[SR_TERMSAFE_LEN(sizeof v->region)];
-	char c[SR_TERMSAFE_LEN(sizeof v->cloud)], nm[SR_TERMSAFE_LEN(sizeof v->name)];
-	char tr[SR_TERMSAFE_LEN(sizeof v->tried)], wy[SR_TERMSAFE_LEN(sizeof v->why)];
-	char by[SR_TERMSAFE_LEN(sizeof v->by)], perr[SR_ERRMAX];
-	size_t n, i;
-	int bad;
-
-	if (sr_queue_pools_read(fl->q, &v, &n, &bad, err) == -1)
-		return -1;
-	if (bad > 0)
-		fprintf(stderr, "spotrun: warning: %d record%s under pools/ in queue %s cannot be "
-		    "read (doc/fleet.md): skipped\n", bad, bad == 1 ? "" : "s", fl->where);
-	if (n > 0)
-		putchar('\n');
-	if (n > 0 && !no_cloud && sr_fleet_prices(NULL, &fl->set, &t, perr) == -1)
-		fprintf(stderr, "spotrun: warning: %s; VMs shown without prices\n", perr);
-	for (i = 0; i < n; i++) {
-		e = sr_pool_engine_named(v[i].cloud);
-		/* "no EC2 Fleet": waiting for capacity with none made */
-		printf("pool %s on %s in %s: %s%s%s%s, target %u VM%s (%s%s%s)",
-		    sr_termsafe(v[i].name, nm, sizeof nm), sr_termsafe(v[i].cloud, c, sizeof c),
-		    sr_termsafe(v[i].region, r, sizeof r), v[i].group[0] == '\0' ? "no " : "",
-		    e != NULL ? e->what : "group", v[i].group[0] == '\0' ? "" : " ",
-		    sr_termsafe(v[i].group, g, sizeof g), v[i].target, v[i].target == 1 ? "" : "s",
-		    v[i].why[0] != '\0' ? sr_termsafe(v[i].why, wy, sizeof wy) :
-		    "as spotrun up set it", v[i].by[0] != '\0' && strcmp(v[i].by, "spotrun up") != 0 ?
-		    ", by " : "", v[i].by[0] != '\0' && strcmp(v[i].by, "spotrun up") != 0 ?
-		    sr_termsafe(v[i].by, by, sizeof by) : "");
-		if (v[i].tried[0] != '\0')
-			printf("; %s: tried %s", v[i].waiting ? "waiting for capacity" :
-			    "moved here after no capacity", sr_termsafe(v[i].tried, tr, sizeof tr));
-		if (v[i].cost_cap > 0)
-			printf("; $%.2f of $%.2f spent", v[i].spent, v[i].cost_cap);
-		if (!no_cloud && e != NULL && e->list != NULL)
-			print_vms(&v[i], e, t);
-		else
-			putchar('\n');
-	}
-	sr_prices_free(t);
-	free(v);
-	return 0;
 }
 
 /* Whether any of the agents' records has something wrong to say. */
@@ -407,6 +298,7 @@ cmd_status_exec(const struct sr_args *a)
 	const struct sr_fleet_row **rows = NULL;
 	struct sr_queue_machine *mv = NULL;
 	struct sr_status_why why = { 0 };
+	struct sr_status_pools pools = { 0 };
 	size_t nm = 0;
 	int mbad = 0;
 	char err[SR_ERRMAX], safe[SR_TERMSAFE_LEN(SR_ERRMAX)], first[SR_QUEUE_KEY_MAX];
@@ -464,11 +356,20 @@ cmd_status_exec(const struct sr_args *a)
 		    sr_termsafe(err, safe, sizeof safe));
 		rc = SR_EXIT_IOERR;
 	}
+	/* the pools: for the whole queue only, not for jobs named */
+	if (rc == 0 && a->argc == 0 && sr_status_pools_read(fl.q, &fl.set,
+	    sr_args_has(a, STATUS_NO_CLOUD), &pools, err) == -1) {
+		fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
+		    sr_termsafe(err, safe, sizeof safe));
+		rc = SR_EXIT_IOERR;
+	} else if (pools.bad > 0)
+		fprintf(stderr, "spotrun: warning: %d record%s under pools/ in queue %s cannot be "
+		    "read (doc/fleet.md): skipped\n", pools.bad, pools.bad == 1 ? "" : "s", fl.where);
 	if (rc == 0) {
 		sr_status_view_build(rows, n, &v);
 		sr_queue_get_counts(fl.q, &counts);
 		if (sr_args_has(a, STATUS_JSON))
-			sr_status_print_json(&v, fl.url, fl.from, &ix, mv, nm, &counts);
+			sr_status_print_json(&v, fl.url, fl.from, &ix, mv, nm, &pools, &counts);
 		else if (n == 0)
 			printf("queue %s: no jobs\n", fl.where);
 		else {
@@ -487,16 +388,12 @@ cmd_status_exec(const struct sr_args *a)
 				if (mv[g].no_driver[0] != '\0')
 					print_machine(&mv[g]);
 		}
-		/* not in --json yet, whose request counts stay as they were */
-		if (!sr_args_has(a, STATUS_JSON) && a->argc == 0 &&
-		    print_pools(&fl, sr_args_has(a, STATUS_NO_CLOUD), err) == -1) {
-			fprintf(stderr, "spotrun: queue %s: %s\n", fl.where,
-			    sr_termsafe(err, safe, sizeof safe));
-			rc = SR_EXIT_IOERR;
-		}
+		if (!sr_args_has(a, STATUS_JSON))
+			sr_status_pools_print(&pools);
 		sr_status_view_free(&v);
 	}
 	fflush(stdout);
+	sr_status_pools_free(&pools);
 	sr_status_why_free(&why);
 	free(rows);
 	free(mv);

@@ -16,13 +16,13 @@ libcli_a_SOURCES += cli/cmd.h cli/cmd.c cli/cmd-run.c cli/cmd-check.c cli/cmd-he
 # also the agent's), the status markers read once (fleet-index.c), their
 # arguments as job ids (fleet-target.c); a submission's plan
 # (submit-jobs.c); status's grouping and its JSON (status-view.c,
-# status-json.c).
+# status-json.c), the pools and their VMs (status-pools.c).
 libcli_a_SOURCES += cli/cmd-submit.c cli/cmd-status.c cli/cmd-logs.c cli/cmd-cancel.c \
 	cli/cmd-requeue.c cli/settings.c cli/settings.h cli/fleet.c cli/fleet.h \
 	cli/fleet-index.c cli/fleet-index.h cli/fleet-target.c cli/fleet-target.h \
 	cli/submit-jobs.c cli/submit-jobs.h cli/submit-workdir.c cli/submit-workdir.h \
 	cli/status-view.c cli/status-view.h cli/status-trials.c cli/status-trials.h \
-	cli/status-json.c
+	cli/status-json.c cli/status-pools.c cli/status-pools.h
 # report: a sweep's or a job's results as one HTML page (report.h): what
 # it reads (report-data.c), the page (report-html.c), its charts
 # (report-svg.c), the store's text made inert (report-esc.c); checked in

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "status-pools.h"
 #include "status-view.h"
 #include "util.h"
 
@@ -88,12 +89,68 @@ machine_json(const struct sr_queue_machine *m)
 	    "no_driver", text(m->no_driver));
 }
 
+/* A time in epoch seconds to the millisecond; null when not known (0). */
+static json_t *
+when(double t)
+{
+	return t > 0 ? json_real(round(t * 1000.0) / 1000.0) : json_null();
+}
+
+static json_t *
+vm_json(const struct sr_status_pool *p, size_t i, double now)
+{
+	static const char *const from[] = { [SR_STATUS_PRICE_NONE] = NULL,
+		[SR_STATUS_PRICE_LAUNCH] = "launch", [SR_STATUS_PRICE_TABLE] = "table" };
+	const struct sr_pool_vm *v = &p->vms[i];
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}",
+	    "id", text(v->id), "name", text(v->name), "state", text(v->state),
+	    "zone", text(v->zone), "type", text(v->type), "spot", v->spot, "billed", v->billed,
+	    "price_per_hour", p->price[i] > 0 ? money(p->price[i]) : json_null(),
+	    "price_from", from[p->from[i]] != NULL ? json_string(from[p->from[i]]) : json_null(),
+	    "launched", when(v->launched), "age_seconds", v->launched > 0 ?
+	    json_integer(now > v->launched ? (json_int_t)(now - v->launched) : 0) : json_null());
+}
+
+/* A pool: its record's fields (queue/qpool.c's, tried null when none),
+ * its engine, and its VMs (null when not listed: --no-cloud, an engine
+ * that cannot, or a failure, said in vms_error). */
+static json_t *
+pool_json(const struct sr_status_pool *p, double now)
+{
+	const struct sr_queue_pool *r = &p->rec;
+	json_t *vms = json_null(), *j;
+	size_t i;
+
+	if (p->listed) {
+		vms = json_array();
+		for (i = 0; i < p->nvms; i++)
+			json_array_append_new(vms, vm_json(p, i, now));
+	}
+	j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:b, s:i, s:o, s:o, "
+	    "s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "name", text(r->name), "cloud", text(r->cloud),
+	    "region", text(r->region), "engine", p->e != NULL ? json_string(p->e->what) :
+	    json_null(), "group", text(r->group), "template", text(r->template_id),
+	    "target", (json_int_t)r->target, "created", when(r->created),
+	    "updated", when(r->updated), "tried", r->tried[0] != '\0' ? text(r->tried) :
+	    json_null(), "waiting", r->waiting, "max_vms", r->max_vms,
+	    "cost_cap", r->cost_cap > 0 ? money(r->cost_cap) : json_null(),
+	    "idle_timeout", json_real(r->idle_timeout), "spent", money(r->spent),
+	    "spent_at", when(r->spent_at), "fence", (json_int_t)r->fence, "by", text(r->by),
+	    "why", text(r->why), "vms", vms, "vms_error", p->list_err[0] != '\0' ?
+	    text(p->list_err) : json_null());
+	if (j == NULL)
+		sr_fatal("status: building the JSON failed");
+	return j;
+}
+
 void
 sr_status_print_json(const struct sr_status_view *v, const char *url, const char *from,
     const struct sr_fleet_index *ix, const struct sr_queue_machine *m, size_t n,
-    const struct sr_queue_counts *counts)
+    const struct sr_status_pools *pools, const struct sr_queue_counts *counts)
 {
 	json_t *jobs = json_array(), *sweeps = json_array(), *agents = json_array(), *root;
+	json_t *pl = json_array();
 	char *dump, *p;
 	size_t g, i;
 
@@ -108,9 +165,13 @@ sr_status_print_json(const struct sr_status_view *v, const char *url, const char
 	}
 	for (i = 0; i < n; i++)
 		json_array_append_new(agents, machine_json(&m[i]));
-	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:I}, s:{s:I, s:I, s:I, "
-	    "s:I, s:I, s:I}}", "queue", text(url), "from", text(from), "time", json_real(round(sr_now() * 1000.0) / 1000.0),
+	for (i = 0; pools != NULL && i < pools->n; i++)
+		json_array_append_new(pl, pool_json(&pools->v[i], pools->now));
+	root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:i, s:i, s:I}, s:{s:I, s:I, "
+	    "s:I, s:I, s:I, s:I}}", "queue", text(url), "from", text(from),
+	    "time", json_real(round(sr_now() * 1000.0) / 1000.0),
 	    "jobs", jobs, "sweeps", sweeps, "totals", totals_json(&v->totals), "agents", agents,
+	    "pools", pl,
 	    "markers", "stale", ix->stale, "unreadable", ix->bad,
 	    "malformed", (json_int_t)ix->malformed,
 	    "requests", "total", (json_int_t)counts->requests, "lists", (json_int_t)counts->lists,

@@ -49,10 +49,12 @@ extern const enum sr_lease_state sr_status_state_order[SR_LEASE_NSTATES];
 const char *sr_status_states_line(const long *counts, char *buf, size_t len);
 
 /* Print v as JSON to stdout (doc/fleet.md, "status --json"), with the n
- * records m of agents/ (sr_queue_machines_read); counts are the requests
- * the command made. */
+ * records m of agents/ (sr_queue_machines_read) and the pools
+ * (status-pools.h: none when not read); counts are the requests the
+ * command made. */
+struct sr_status_pools;
 void sr_status_print_json(const struct sr_status_view *v, const char *url, const char *from,
     const struct sr_fleet_index *ix, const struct sr_queue_machine *m, size_t n,
-    const struct sr_queue_counts *counts);
+    const struct sr_status_pools *pools, const struct sr_queue_counts *counts);
 
 #endif

@@ -5,7 +5,9 @@
  * holding the user-data, both tagged spotrun:pool and spotrun:queue. The
  * image is the pool's, or the current Deep Learning AMI read from AWS's
  * public SSM parameter. Its VMs are listed by their tag
- * (DescribeInstances), for the scaler and `status`.
+ * (DescribeInstances), for the scaler and `status`, each spot VM with the
+ * spot price at its launch (DescribeSpotPriceHistory, one request per
+ * type and zone).
  *
  * Failover (doc/design.md, "Provisioning"): a fleet spreads over its
  * overrides (each type in each of the file's zones of its region) by
@@ -380,6 +382,67 @@ launch_time(const char *s)
 	return (double)timegm(&tm) + (*end == '.' ? strtod(end, NULL) : 0);
 }
 
+/* t (epoch seconds) as EC2's ISO 8601 in buf (32 bytes). */
+static void
+iso_time(double t, char *buf)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	if (gmtime_r(&s, &tm) == NULL || strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, 32, "1970-01-01T00:00:00Z");
+}
+
+/* The spot price each spot VM of v launched at: one
+ * DescribeSpotPriceHistory per type and zone, from the first launch to
+ * the last, the price in effect at a VM's launch the latest change at or
+ * before it. A VM it does not find (the history denied, unreadable or
+ * silent) keeps price 0: the caller's price table then. */
+static void
+launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
+{
+	struct sr_ec2_spot_price *h;
+	char start[32], end[32], ignore[SR_ERRMAX];
+	double lo, hi, best, ts;
+	size_t i, j, k, nh;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].spot || v[i].launched <= 0 || v[i].price > 0)
+			continue;
+		for (j = 0; j < i; j++)	/* asked already with an earlier VM */
+			if (v[j].spot && v[j].launched > 0 && strcmp(v[j].type, v[i].type) == 0 &&
+			    strcmp(v[j].zone, v[i].zone) == 0)
+				break;
+		if (j < i)
+			continue;
+		lo = hi = v[i].launched;
+		for (j = i + 1; j < n; j++)
+			if (v[j].spot && v[j].launched > 0 && strcmp(v[j].type, v[i].type) == 0 &&
+			    strcmp(v[j].zone, v[i].zone) == 0) {
+				lo = v[j].launched < lo ? v[j].launched : lo;
+				hi = v[j].launched > hi ? v[j].launched : hi;
+			}
+		iso_time(lo, start);
+		iso_time(hi + 1, end);
+		if (sr_ec2_spot_price_history(c, v[i].type, v[i].zone, start, end, &h, &nh,
+		    ignore) != SR_EC2_OK)
+			continue;
+		for (j = i; j < n; j++) {
+			if (!v[j].spot || v[j].launched <= 0 || strcmp(v[j].type, v[i].type) != 0 ||
+			    strcmp(v[j].zone, v[i].zone) != 0)
+				continue;
+			for (k = 0, best = 0; k < nh; k++) {
+				ts = launch_time(h[k].timestamp);
+				if (ts > 0 && ts <= v[j].launched && ts >= best && h[k].price > 0) {
+					best = ts;
+					v[j].price = h[k].price;
+				}
+			}
+		}
+		free(h);
+	}
+}
+
 static int
 aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
     char *err)
@@ -387,25 +450,29 @@ aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **ou
 	struct sr_ec2_instance *v = NULL;
 	struct sr_ec2 *c;
 	size_t i, k = 0;
-	int rc;
 
 	*out = NULL;
 	*n = 0;
 	if (open_region(w->region, &c, err) == -1)
 		return -1;
-	rc = sr_ec2_pool_instances(c, pool, &v, &k, err) == SR_EC2_OK ? 0 : -1;
-	sr_ec2_close(c);
-	if (rc == -1)
+	if (sr_ec2_pool_instances(c, pool, &v, &k, err) != SR_EC2_OK) {
+		sr_ec2_close(c);
 		return -1;
+	}
 	*out = sr_calloc(k + 1, sizeof **out);
 	for (i = 0; i < k; i++) {
 		snprintf((*out)[i].id, sizeof (*out)[i].id, "%s", v[i].id);
+		snprintf((*out)[i].name, sizeof (*out)[i].name, "%s", v[i].id);
 		snprintf((*out)[i].state, sizeof (*out)[i].state, "%s", v[i].state);
 		snprintf((*out)[i].zone, sizeof (*out)[i].zone, "%s", v[i].zone);
 		snprintf((*out)[i].type, sizeof (*out)[i].type, "%s", v[i].type);
 		(*out)[i].launched = launch_time(v[i].launch_time);
 		(*out)[i].spot = strcmp(v[i].lifecycle, "spot") == 0;
+		(*out)[i].billed = strcmp(v[i].state, "pending") == 0 ||
+		    strcmp(v[i].state, "running") == 0;
 	}
+	launch_prices(c, *out, k);
+	sr_ec2_close(c);
 	*n = k;
 	free(v);
 	return 0;

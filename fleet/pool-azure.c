@@ -296,6 +296,51 @@ azure_destroy(const char *pool, const char *const *regions, size_t nregions, siz
 	return rc;
 }
 
+/* The set's VMs (virtualMachines with the 'virtualMachineScaleSet/id'
+ * filter: one listing); a VM's zone is REGION-ZONE ("eastus-1"), or the
+ * region for a regional one. */
+static int
+azure_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
+    char *err)
+{
+	struct sr_arm_vm *v = NULL;
+	struct sr_pool_vm *o;
+	struct sr_arm *c;
+	size_t i, k = 0;
+	int rc;
+
+	(void)pool;
+	*out = NULL;
+	*n = 0;
+	if (w->group[0] == '\0')	/* waiting, with no set ARM made */
+		return 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	rc = sr_arm_vmss_vms(c, w->template_id, w->group, &v, &k, err) == SR_ARM_OK ? 0 : -1;
+	sr_arm_close(c);
+	if (rc == -1)
+		return -1;
+	*out = sr_calloc(k + 1, sizeof **out);
+	for (i = 0; i < k; i++) {
+		o = &(*out)[i];
+		snprintf(o->id, sizeof o->id, "%s", v[i].vm_id);
+		snprintf(o->name, sizeof o->name, "%s", v[i].name);
+		snprintf(o->state, sizeof o->state, "%s", v[i].state);
+		if (v[i].zone[0] != '\0')
+			snprintf(o->zone, sizeof o->zone, "%.40s-%.16s", v[i].region, v[i].zone);
+		else
+			snprintf(o->zone, sizeof o->zone, "%s", v[i].region);
+		snprintf(o->type, sizeof o->type, "%s", v[i].vm_size);
+		o->launched = sr_pool_time(v[i].created);
+		o->spot = v[i].spot;
+		o->billed = strcmp(v[i].state, "Creating") == 0 ||
+		    strcmp(v[i].state, "Updating") == 0 || strcmp(v[i].state, "Succeeded") == 0;
+	}
+	*n = k;
+	free(v);
+	return 0;
+}
+
 const struct sr_pool_engine sr_pool_engine_azure = {
 	.what = "VM scale set (Flexible)",
 	.template_what = "resource group",
@@ -303,4 +348,5 @@ const struct sr_pool_engine sr_pool_engine_azure = {
 	.set_target = azure_set_target,
 	.describe = azure_describe,
 	.destroy = azure_destroy,
+	.list = azure_list,
 };

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pool-engine.h"
 #include "queue.h"
@@ -33,6 +35,32 @@ sr_pool_engine_named(const char *cloud)
 		if (strcmp(cloud, sr_pool_cloud_name((enum sr_pool_cloud)k)) == 0)
 			return engines[k];
 	return NULL;
+}
+
+double
+sr_pool_time(const char *s)
+{
+	struct tm tm;
+	const char *p;
+	char *end;
+	double t, frac = 0;
+	int sign;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return 0;
+	if (*p == '.') {
+		frac = strtod(p, &end);
+		p = end;
+	}
+	t = (double)timegm(&tm) + frac;
+	if (strcmp(p, "Z") == 0 || strcmp(p, "z") == 0)
+		return t;
+	if ((*p != '+' && *p != '-') || strlen(p) != 6 || p[3] != ':')
+		return 0;
+	sign = *p == '+' ? 1 : -1;
+	/* 10:00 ahead of UTC is 10 hours earlier in UTC */
+	return t - sign * (atoi(p + 1) * 3600.0 + atoi(p + 4) * 60.0);
 }
 
 static int

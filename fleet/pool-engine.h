@@ -68,12 +68,25 @@ struct sr_pool_vms {
 
 /* One VM of a pool, as its cloud describes it (list). */
 struct sr_pool_vm {
-	char id[64];			/* "i-0abc..." */
-	char state[24];			/* the cloud's word: "pending", "running"... */
-	char zone[64];
+	/* what the agent's provider calls the machine (its facts'
+	 * instance_id, so an attempt's record names it): AWS "i-0abc...",
+	 * GCP the instance's numeric id, Azure the VM's vmId; "" while the
+	 * cloud is still making it (GCP) */
+	char id[64];
+	char name[80];			/* the cloud's name: AWS the id, GCP and Azure
+					 * the resource's name */
+	char state[24];			/* the cloud's word: "running" (AWS), "RUNNING"
+					 * (GCP), "Succeeded" (Azure)... */
+	char zone[64];			/* "us-east-1a", "us-central1-a", "eastus-1"
+					 * (Azure: REGION-ZONE, or REGION) */
 	char type[64];			/* "g5.xlarge" */
 	double launched;		/* epoch seconds (0: not said) */
 	int spot;			/* 1: a spot VM */
+	int billed;			/* 1: the cloud bills it now (made and not
+					 * ending): what the scaler counts */
+	double price;			/* $/h the cloud priced it at launch (AWS: the
+					 * spot price history); 0: not said (the price
+					 * table's then) */
 };
 
 struct sr_pool_engine {
@@ -100,6 +113,11 @@ struct sr_pool_engine {
 	int (*list)(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **v,
 	    size_t *n, char *err);
 };
+
+/* A cloud's time ("2025-01-02T03:04:05Z", with fractional seconds and
+ * a "+HH:MM" or "-HH:MM" offset as RFC 3339 allows) as epoch seconds, or
+ * 0 when s is not one. */
+double sr_pool_time(const char *s);
 
 /* Cloud c's engine, or NULL when this build has none for it. */
 const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);

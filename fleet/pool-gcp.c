@@ -383,6 +383,75 @@ gcp_destroy(const char *pool, const char *const *regions, size_t nregions, size_
 	return rc;
 }
 
+/* One VM of the pool from its group's entry m (NULL: a stray of the
+ * pool no group owns) and its instance i (NULL: not made yet). */
+static void
+gcp_vm(struct sr_pool_vm *v, const struct sr_gce_instance *m, const struct sr_gce_instance *i)
+{
+	const struct sr_gce_instance *a = i != NULL ? i : m;
+	const char *st = i != NULL ? i->status : m->status;
+
+	memset(v, 0, sizeof *v);
+	snprintf(v->id, sizeof v->id, "%s", a->id);
+	snprintf(v->name, sizeof v->name, "%s", a->name);
+	/* not made yet: what the group is doing about it ("CREATING") */
+	snprintf(v->state, sizeof v->state, "%s", st[0] != '\0' ? st : m->action);
+	snprintf(v->zone, sizeof v->zone, "%s", a->zone);
+	if (i != NULL) {
+		snprintf(v->type, sizeof v->type, "%s", i->machine_type);
+		v->launched = sr_pool_time(i->created);
+		v->spot = i->spot;
+	}
+	v->billed = strcmp(st, "PROVISIONING") == 0 || strcmp(st, "STAGING") == 0 ||
+	    strcmp(st, "RUNNING") == 0;
+}
+
+/* The group's instances (listManagedInstances: those being made too) and
+ * the pool's labelled instances in the region (instances.aggregatedList:
+ * zone, type, creation time, spot; strays too): two listings, matched by
+ * zone and name. */
+static int
+gcp_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
+    char *err)
+{
+	struct sr_gce_instance *m = NULL, *in = NULL;
+	struct sr_gce *c;
+	size_t nm = 0, ni = 0, i, j, k = 0;
+	char *used;
+
+	*out = NULL;
+	*n = 0;
+	if (open_client(&c, err) == -1)
+		return -1;
+	if ((w->group[0] != '\0' && sr_gce_group_instances(c, w->region, w->group, &m, &nm,
+	    err) != SR_GCE_OK) || sr_gce_pool_instances(c, pool, w->region, &in, &ni, err) !=
+	    SR_GCE_OK) {
+		free(m);
+		sr_gce_close(c);
+		return -1;
+	}
+	sr_gce_close(c);
+	*out = sr_calloc(nm + ni + 1, sizeof **out);
+	used = sr_calloc(ni + 1, 1);
+	for (i = 0; i < nm; i++) {
+		for (j = 0; j < ni; j++)
+			if (!used[j] && strcmp(in[j].name, m[i].name) == 0 &&
+			    strcmp(in[j].zone, m[i].zone) == 0)
+				break;
+		if (j < ni)
+			used[j] = 1;
+		gcp_vm(&(*out)[k++], &m[i], j < ni ? &in[j] : NULL);
+	}
+	for (j = 0; j < ni; j++)
+		if (!used[j])
+			gcp_vm(&(*out)[k++], &in[j], &in[j]);
+	*n = k;
+	free(used);
+	free(m);
+	free(in);
+	return 0;
+}
+
 const struct sr_pool_engine sr_pool_engine_gcp = {
 	.what = "managed instance group",
 	.template_what = "instance template",
@@ -390,4 +459,5 @@ const struct sr_pool_engine sr_pool_engine_gcp = {
 	.set_target = gcp_set_target,
 	.describe = gcp_describe,
 	.destroy = gcp_destroy,
+	.list = gcp_list,
 };

@@ -30,26 +30,36 @@ sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_claim 
 }
 
 /* What the listed VMs cost between the record's spent_at and now, added
- * to rec->spent (a VM counted from its launch when later); a type the
- * table lacks costs nothing here. */
+ * to rec->spent (a VM counted from its launch when later): those the
+ * cloud bills, each at the price its cloud gave at launch, else the
+ * table's (sr_pool_vm_price); a VM priced by neither costs nothing here. */
 static void
 add_cost(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n,
     const struct sr_prices *prices, double now)
 {
-	const struct sr_price *pr;
-	double from;
+	double from, price;
 	size_t i;
 
 	for (i = 0; i < n && rec->spent_at > 0; i++) {
-		if (strcmp(v[i].state, "pending") != 0 && strcmp(v[i].state, "running") != 0)
-			continue;
-		if ((pr = sr_prices_find(prices, v[i].type)) == NULL)
+		if (!v[i].billed || (price = sr_pool_vm_price(&v[i], prices)) <= 0)
 			continue;
 		from = v[i].launched > rec->spent_at ? v[i].launched : rec->spent_at;
 		if (now > from)
-			rec->spent += (v[i].spot ? pr->spot : pr->on_demand) * (now - from) / 3600.0;
+			rec->spent += price * (now - from) / 3600.0;
 	}
 	rec->spent_at = now;
+}
+
+double
+sr_pool_vm_price(const struct sr_pool_vm *v, const struct sr_prices *prices)
+{
+	const struct sr_price *pr;
+
+	if (v->price > 0)
+		return v->price;
+	if (prices == NULL || (pr = sr_prices_find(prices, v->type)) == NULL)
+		return 0;
+	return v->spot ? pr->spot : pr->on_demand;
 }
 
 int

@@ -51,6 +51,11 @@ struct sr_pool_scale {
 	char why[160];
 };
 
+/* What VM v costs an hour: the price its cloud gave at launch (v->price),
+ * else the table's for its type (spot or on-demand as v is; prices may be
+ * NULL), else 0 (unknown). */
+double sr_pool_vm_price(const struct sr_pool_vm *v, const struct sr_prices *prices);
+
 /* The lease key's job name of pool (lease.h's rule): "pool.NAME". */
 void sr_pool_lease_name(const char *pool, char *buf, size_t len);
 
@@ -61,7 +66,8 @@ int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_cl
 
 /* One step, under s->lease: read the record (its etag), refuse when its
  * fence is above the lease's epoch; list the VMs (engine's list) and add
- * what they cost since the record's spent_at to spent; read the demand
+ * what the billed ones cost since the record's spent_at to spent
+ * (sr_pool_vm_price an hour); read the demand
  * (sr_pool_demand, uncapped); the target is 0 when spent reached the cost
  * cap ("cost cap $X reached ($Y spent)"), 0 when the queue has been
  * drained for scale_idle ("queue drained"; until then the target stays),

@@ -34,7 +34,9 @@
 #    --op-polls polls, then 200); Retry-After: 0;
 #  - a Flexible set keeps sku.capacity VMs (NAME_xxxxxxxx, their
 #    virtualMachineScaleSet.id the set's) round the set's zones that have
-#    capacity; none: the operation fails with the injected code; a
+#    capacity, each with its vmId (a GUID) and timeCreated ("2021-06-03T
+#    01:07:44.8563587+00:00", the reference's form), priority Spot, its
+#    size and zone; none: the operation fails with the injected code; a
 #    deleted set takes its VMs; a deleted resource group takes all it
 #    holds;
 #  - lists page by --page-size with nextLink; resource groups' $filter
@@ -68,6 +70,7 @@ import secrets
 import threading
 import time
 import urllib.parse
+import uuid
 
 from gcsemu import Server, serve
 
@@ -168,7 +171,8 @@ class State:
 			v = {"name": name, "id": self.rid(key[0], "Microsoft.Compute/virtualMachines", name),
 			    "type": "Microsoft.Compute/virtualMachines", "location": s["location"],
 			    "tags": dict(s.get("tags", {})), "_set": key,
-			    "properties": {"provisioningState": "Succeeded",
+			    "properties": {"provisioningState": "Succeeded", "vmId": str(uuid.uuid4()),
+			        "timeCreated": now_arm(),
 			        "priority": "Spot", "evictionPolicy": "Delete",
 			        "hardwareProfile": {"vmSize": s["sku"]["name"]},
 			        "virtualMachineScaleSet": {"id": s["id"]}}}
@@ -177,6 +181,13 @@ class State:
 			self.vms.append(v)
 			mine.append(v)
 		return None
+
+
+def now_arm():
+	"""Now as ARM writes a VM's timeCreated: "2021-06-03T01:07:44.8563587+00:00"."""
+	t = time.time()
+	return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%07d+00:00" % (
+	    int(t * 1e7) % 10000000)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

@@ -22,14 +22,27 @@
 # PutParameter refuses those names and moto 5.2.1 carries only the Amazon
 # Linux and ECS ones, not the Deep Learning AMI's.
 #
+# --spot-price TYPE,ZONE,PRICE,TIME (repeatable) is a change of the spot
+# price history, which DescribeSpotPriceHistory answers as EC2's API
+# reference says: newest first, the filters (InstanceType.N,
+# ProductDescription.N, Filter availability-zone, instance-type,
+# product-description) applied, the changes between StartTime and EndTime
+# (default: now) and the last one before StartTime, "the effective price
+# as of the start time"; a history no --spot-price gave is empty. moto
+# 5.2.1 answers one price of 0.00001 stamped 2006-01-02 for every type it
+# offers, whatever the times asked: no test could tell a price at launch
+# from it.
+#
 # Exit 3 when moto cannot be imported (the test skips or fails on it).
 import argparse
+import re
 import sys
 
 try:
     from moto.core.responses import ActionResult
     from moto.ec2.responses.fleets import Fleets
     from moto.ec2.models.fleets import Fleet
+    from moto.ec2.responses.spot_instances import SpotInstances
     from moto.server import ThreadedMotoServer
 except ImportError as e:
     print("ec2emu: moto is not installed in this Python (%s)" % e, file=sys.stderr)
@@ -70,13 +83,61 @@ def fleet_terminate(self):
 
 Fleet.terminate_instances = fleet_terminate
 
+SPOT_PRICES = []	# (type, zone, price string, epoch seconds), from --spot-price
+
+
+def iso_epoch(s):
+    import datetime
+    return datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def spot_price_history(self):
+    import time
+    q = self.querystring
+
+    def many(prefix):
+        return [v[0] for k, v in sorted(q.items()) if re.fullmatch(prefix + r"\.\d+", k)]
+    types, products = many("InstanceType"), many("ProductDescription")
+    filters = {}
+    for k, v in q.items():
+        m = re.fullmatch(r"Filter\.(\d+)\.Name", k)
+        if m:
+            filters[v[0]] = many(r"Filter\.%s\.Value" % m.group(1))
+    end = iso_epoch(q["EndTime"][0]) if "EndTime" in q else time.time()
+    start = iso_epoch(q["StartTime"][0]) if "StartTime" in q else end
+    rows = [r for r in SPOT_PRICES
+            if (not types or r[0] in types) and (not products or "Linux/UNIX" in products)
+            and r[0] in filters.get("instance-type", [r[0]])
+            and r[1] in filters.get("availability-zone", [r[1]])
+            and "Linux/UNIX" in filters.get("product-description", ["Linux/UNIX"])]
+    out = []
+    for t, z in sorted({(r[0], r[1]) for r in rows}):
+        mine = sorted((r for r in rows if (r[0], r[1]) == (t, z)), key=lambda r: -r[3])
+        out += [r for r in mine if start <= r[3] <= end]
+        before = [r for r in mine if r[3] < start]
+        if before:
+            out.append(before[0])
+    out.sort(key=lambda r: -r[3])
+    return ActionResult({"SpotPriceHistory": [
+        {"InstanceType": r[0], "ProductDescription": "Linux/UNIX", "SpotPrice": r[2],
+         "AvailabilityZone": r[1],
+         "Timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(r[3]))}
+        for r in out]})
+
+
+SpotInstances.describe_spot_price_history = spot_price_history
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--ssm-param", action="append", default=[])
     ap.add_argument("--region", default="us-east-1")
+    ap.add_argument("--spot-price", action="append", default=[])
     a = ap.parse_args()
+    for sp in a.spot_price:
+        t, z, price, when = sp.split(",")
+        SPOT_PRICES.append((t, z, price, iso_epoch(when)))
     if a.ssm_param:
         from moto.core import DEFAULT_ACCOUNT_ID
         from moto.ssm.models import Parameter, ssm_backends

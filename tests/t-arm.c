@@ -304,6 +304,38 @@ test_engine(void)
 	    "(paged)");
 	ok(n == 2 && strncmp(vms[0].name, "set1_", 5) == 0 && strcmp(vms[1].state, "Succeeded") == 0,
 	    "... two, Succeeded");
+	{
+		json_t *d2 = NULL, *dv, *p0;
+		char *got, *want_s;
+		size_t k;
+
+		hook("GET", "/emu/dump", &d2);
+		dv = json_object_get(d2, "vms");
+
+		for (k = 0; n == 2 && k < json_array_size(dv); k++) {
+			p0 = json_object_get(json_array_get(dv, k), "properties");
+			if (strcmp(json_string_value(json_object_get(json_array_get(dv, k), "name")),
+			    vms[0].name) == 0)
+				break;
+		}
+		p0 = n == 2 && k < json_array_size(dv) ? json_object_get(json_array_get(dv, k),
+		    "properties") : NULL;
+		got = sr_asprintf("%s %s %s %s %s %d %s|%s %s", n == 2 ? vms[0].vm_id : "",
+		    n == 2 ? vms[0].created : "", n == 2 ? vms[0].region : "",
+		    n == 2 ? vms[0].zone : "", n == 2 ? vms[0].vm_size : "", n == 2 && vms[0].spot,
+		    n == 2 ? vms[1].zone : "", n == 2 ? vms[0].vm_id : "", n == 2 ? vms[1].vm_id : "");
+		want_s = sr_asprintf("%s %s eastus 1 Standard_NC4as_T4_v3 1 2|%s %s",
+		    json_string_value(json_object_get(p0, "vmId")),
+		    json_string_value(json_object_get(p0, "timeCreated")),
+		    n == 2 ? vms[0].vm_id : "", n == 2 ? vms[1].vm_id : "");
+		is_str(got, want_s, "... each with its vmId, timeCreated, location, zone (one a "
+		    "zone), size and Spot priority, as ARM wrote them");
+		ok(n == 2 && strlen(vms[0].vm_id) == 36 && strcmp(vms[0].vm_id, vms[1].vm_id) != 0,
+		    "... vmIds GUIDs, one each");
+		free(got);
+		free(want_s);
+		json_decref(d2);
+	}
 	free(vms);
 	is_int(sr_arm_set_capacity(c, "rg1", "set1", 1, e), SR_ARM_OK, "capacity 1");
 	is_int(sr_arm_get_vmss(c, "rg1", "set1", &v, e), SR_ARM_OK, "the set read back");

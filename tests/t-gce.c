@@ -664,6 +664,30 @@ test_engine(void)
 		    in[i].id[0] != '\0' && strncmp(in[i].zone, "us-central1-", 12) == 0 &&
 		    in[i].error_code[0] == '\0';
 	ok(good, "2 of them, RUNNING, no action, with ids and zones");
+	{
+		struct sr_gce_instance *li = NULL;
+		size_t nl = 0, k;
+		int same = 1;
+
+		is_int(sr_gce_pool_instances(c, "p1", "us-central1", &li, &nl, e), SR_GCE_OK,
+		    "the pool's labelled instances in us-central1");
+		for (i = 0; i < n; i++) {
+			for (k = 0; k < nl && strcmp(li[k].name, in[i].name) != 0; k++)
+				;
+			same &= k < nl && strcmp(li[k].id, in[i].id) == 0 &&
+			    strcmp(li[k].zone, in[i].zone) == 0 &&
+			    strcmp(li[k].machine_type, "n1-standard-8") == 0 && li[k].spot == 1 &&
+			    strlen(li[k].created) == 29 && li[k].created[19] == '.' &&
+			    strcmp(li[k].created + 23, "-00:00") == 0;
+		}
+		ok(nl == n && same, "... the group's two, the same ids and zones, their machine "
+		    "type, SPOT, creationTimestamp");
+		free(li);
+		is_int(sr_gce_pool_instances(c, "p1", "europe-west4", &li, &nl, e), SR_GCE_OK,
+		    "... in europe-west4");
+		is_int((int)nl, 0, "... none there");
+		free(li);
+	}
 	free(in);
 
 	is_int(sr_gce_resize_group(c, "us-central1", gs.name, 3, e), SR_GCE_OK, "resize to 3");

@@ -10,7 +10,9 @@
 #   spotrun-pool-t21-eastus, tagged spotrun:pool and spotrun:queue, Spot
 #   with Delete, maxPrice -1, Microsoft's HPC image, over zones 1 and 2 at
 #   capacity 2, two VMs; its customData `spotrun cloud-init`'s user-data,
-#   free of any credential; the record; status's line. A second up makes
+#   free of any credential; the record; status's line and VM lines (name,
+#   state, zone, size, price, age), --json's VMs (id the vmId, launch its
+#   timeCreated). A second up makes
 #   nothing. The set's VMs evicted in a region out of capacity: up moves
 #   the pool to the next region, status says where it found none. down
 #   leaves nothing; a second down finds nothing; no credentials: exit 69.
@@ -65,6 +67,7 @@ for what in sys.argv[2:]:
     elif what == "vms":
         for v in d["vms"]:
             print("vm", v["location"], ",".join(v.get("zones", [])), v["properties"]["hardwareProfile"]["vmSize"])
+            print("id-of", v["name"], v["properties"]["vmId"], v["properties"]["timeCreated"])
     elif what.startswith("full="):	# full=REGION:CODE
         r, c = what[5:].split(":")
         post("/emu/capacity?region=%s&code=%s" % (r, c))
@@ -106,9 +109,36 @@ done
 t_is "${bad:-none}" none "the user-data holds no credential"
 t_has "$t_tmp/arm.log" "token grant=client_credentials tenant=tenant-21 client=$client" \
     "the token came from the service principal's secret"
+# status's pool lines, a VM's name's suffix and its age made constant
+pool_lines() {
+	sed -n '/^pool/,$p' "$t_tmp/out" | sed -e 's/_[0-9a-f]\{8\} / NAME /' \
+	    -e 's/ [0-9][0-9hms.]*$/ AGE/'
+}
 run 0 "status" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t21 on azure in eastus: VM scale set (Flexible) spotrun-pool-t21-eastus, target 2 VMs (as spotrun up set it)" \
-    "status shows the pool's line"
+t_is "$(pool_lines)" "pool t21 on azure in eastus: VM scale set (Flexible) spotrun-pool-t21-eastus, target 2 VMs (as spotrun up set it); VMs: 2 Succeeded
+  spotrun-pool-t21-eastus NAME Succeeded eastus-1 Standard_NC4as_T4_v3 \$0.21/h AGE
+  spotrun-pool-t21-eastus NAME Succeeded eastus-2 Standard_NC4as_T4_v3 \$0.21/h AGE" \
+    "status shows the pool's line and its VMs (name, state, zone, size, the table's spot price, age)"
+run 0 "status --json" status --queue "$Q" --json
+arm vms
+t_is "$($PY - "$t_tmp/out" "$t_tmp/state" <<'EOF'
+import datetime, json, sys
+p = json.load(open(sys.argv[1]))["pools"][0]
+dump = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w and w[0] == "id-of":
+        dump[w[1]] = w[2:]
+for v in p["vms"]:
+    # the vmId and timeCreated ARM wrote, as the VM's id and launch
+    vmid, created = dump[v["name"]]
+    t = datetime.datetime.fromisoformat(created).timestamp()
+    print(v["id"] == vmid, abs(v["launched"] - t) < 0.001, v["zone"], v["type"], v["state"],
+        v["spot"], v["billed"], v["price_per_hour"], v["price_from"], v["age_seconds"] >= 0)
+EOF
+)" "True True eastus-1 Standard_NC4as_T4_v3 Succeeded True True 0.21 table True
+True True eastus-2 Standard_NC4as_T4_v3 Succeeded True True 0.21 table True" \
+    "status --json: each VM's id its vmId, its launch its timeCreated, zone, size, state, spot, priced by the table"
 
 # ---- up again: found, not made twice ----
 run 0 "up again" up "$pool" --queue "$Q" --count 2
@@ -128,7 +158,8 @@ arm groups sets vms
 t_is "$(lines set | cut -d' ' -f1-6; lines vm)" "set spotrun-pool-t21-westus2 westus2 Standard_NC4as_T4_v3 capacity 1
 vm westus2 1 Standard_NC4as_T4_v3" "one set, in westus2, its VM there; none left in eastus"
 run 0 "status after the move" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t21 on azure in westus2: VM scale set (Flexible) spotrun-pool-t21-westus2, target 1 VM (as spotrun up set it); moved here after no capacity: tried Standard_NC4as_T4_v3 in eastus (ZonalAllocationFailed)" \
+t_is "$(pool_lines)" "pool t21 on azure in westus2: VM scale set (Flexible) spotrun-pool-t21-westus2, target 1 VM (as spotrun up set it); moved here after no capacity: tried Standard_NC4as_T4_v3 in eastus (ZonalAllocationFailed); VMs: 1 Succeeded
+  spotrun-pool-t21-westus2 NAME Succeeded westus2-1 Standard_NC4as_T4_v3 \$0.21/h AGE" \
     "status says where up found no capacity"
 
 # ---- down ----

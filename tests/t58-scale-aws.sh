@@ -13,7 +13,9 @@
 #   that scales nothing (SPOTRUN_SCALE_INTERVAL=0; SPOTRUN_SCALE_IDLE=1): target 0, "queue drained";
 #   the agents gone, their lease released, `submit` raises the pool from 0;
 #   status shows the pool's line and its VM (id, state, zone, type, price,
-#   age), --no-cloud the line alone;
+#   age), the price the spot price history's at its launch (ec2emu.py's
+#   --spot-price), --json the record's fields and the VM exactly,
+#   --no-cloud the line alone (and "vms": null);
 #   a scaler stopped before its write (fault pool-scale-write:stop) past
 #   its lease's TTL, whose lease another agent took, writes nothing when it
 #   wakes: the record stays byte for byte the other's;
@@ -43,7 +45,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-ec2emu_start --ssm-param "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id=ami-12c6146b"
+# the spot price history: g5.xlarge in us-east-1a 0.3712 since 2020 (what
+# a VM launched now pays), 0.9 from 2099 (not yet); none of g5.2xlarge,
+# the cost-capped pool's type, priced by the table
+ec2emu_start --ssm-param "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id=ami-12c6146b" \
+    --spot-price g5.xlarge,us-east-1a,0.5,2019-01-01T00:00:00Z \
+    --spot-price g5.xlarge,us-east-1a,0.3712,2020-01-01T00:00:00Z \
+    --spot-price g5.xlarge,us-east-1a,0.9,2099-01-01T00:00:00Z \
+    --spot-price g5.xlarge,us-east-1c,0.11,2020-01-01T00:00:00Z
 export HOME=$tmp XDG_CONFIG_HOME=$tmp/config
 unset SPOTRUN_FAULT SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
 q=s3://spotrun-t58/queue
@@ -218,11 +227,33 @@ is "$(fleets)" "t58 1" "the fleet's target is 1"
 run 0 "status" status --queue "$q"
 is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/i-[0-9a-f]*/i-ID/' \
     -e 's/ [0-9hms.]*$/ AGE/')" "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit); VMs: 1 running
-  i-ID running us-east-1a g5.xlarge \$0.40/h AGE" "status: the pool's line, its VMs by state, each VM"
+  i-ID running us-east-1a g5.xlarge \$0.3712/h AGE" "status: the pool's line, its VMs by state, each VM at the spot price in effect at its launch"
+run 0 "status --json" status --queue "$q" --json
+python3 - "$tmp/out" > "$tmp/pools" <<'EOF'
+import json, re, sys, time
+d = json.load(open(sys.argv[1]))
+for p in d["pools"]:
+    assert p["created"] > 0 and p["updated"] >= p["created"] and p["spent_at"] > 0, p
+    for k in ("created", "updated", "spent_at", "fence", "spent"):
+        p[k] = "X"
+    p["group"] = re.sub(r"fleet-[0-9a-f-]+", "fleet-ID", p["group"])
+    p["template"] = re.sub(r"lt-[0-9a-f]+", "lt-ID", p["template"])
+    for v in p["vms"]:
+        assert re.fullmatch(r"i-[0-9a-f]+", v["id"]) and v["name"] == v["id"], v
+        assert abs(v["launched"] + v["age_seconds"] - time.time()) < 120, v
+        v["id"] = v["name"] = "i-ID"
+        v["launched"] = v["age_seconds"] = "X"
+    print(json.dumps(p, sort_keys=True))
+EOF
+is "$(cat "$tmp/pools")" '{"by": "spotrun submit", "cloud": "aws", "cost_cap": null, "created": "X", "engine": "EC2 Fleet", "fence": "X", "group": "fleet-ID", "idle_timeout": 1800.0, "max_vms": 2, "name": "t58", "region": "us-east-1", "spent": "X", "spent_at": "X", "target": 1, "template": "lt-ID", "tried": null, "updated": "X", "vms": [{"age_seconds": "X", "billed": true, "id": "i-ID", "launched": "X", "name": "i-ID", "price_from": "launch", "price_per_hour": 0.3712, "spot": true, "state": "running", "type": "g5.xlarge", "zone": "us-east-1a"}], "vms_error": null, "waiting": false, "why": "demand 1 VM"}' \
+    "status --json: the pool's record and its VM, priced at launch"
 run 0 "status --no-cloud" status --queue "$q" --no-cloud
 is "$(sed -n '/^pool/,$p' "$tmp/out" | sed 's/fleet-[0-9a-f-]*/fleet-ID/')" \
     "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit)" \
     "status --no-cloud: the record alone"
+run 0 "status --json --no-cloud" status --queue "$q" --json --no-cloud
+is "$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["pools"][0]; print(p["name"], p["vms"], p["vms_error"])' "$tmp/out")" \
+    "t58 None None" "status --json --no-cloud: the record, no VMs (null)"
 
 # ---- a stale scaler writes nothing ----
 agent agC "$q" SPOTRUN_FAULT=pool-scale-write:stop
@@ -248,7 +279,7 @@ cat > "$tmp/prices.ini" <<'EOF'
 [aws]
 as_of = 2025-01-01
 source = t58: ten dollars a second
-g5.xlarge = 36000 36000
+g5.2xlarge = 36000 36000
 EOF
 run 0 "up of a pool with a cost cap" up "$data/aws-scale-cap.ini" --queue "$q2" --count 1
 run 0 "submit to its queue" submit --queue "$q2" "$tmp/w/one.ini"
@@ -264,6 +295,11 @@ is "$(grep '^pool' "$tmp/out" | sed 's/[0-9][0-9.]*/N/g')" 'pool tNc: target N (
     "submit does not raise a pool past its cost cap"
 is "$(fleets | sort)" "t58 1
 t58c 0" "the fleets' targets: t58 1, t58c 0"
+
+run 0 "status of the capped pool" status --queue "$q2"
+is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/\$[0-9][0-9.]* spent)/$N spent)/' \
+    -e 's/; \$[0-9][0-9.]* of/; $N of/')" "pool t58c on aws in us-east-1: EC2 Fleet fleet-ID, target 0 VMs (cost cap \$1.00 reached (\$N spent), by $(field "$(record cap t58c)" by)); \$N of \$1.00 spent; no VMs" \
+    "status: the capped pool at 0 (priced by the table: no history of g5.2xlarge), no VMs"
 
 # ---- down ----
 run 0 "down t58" down "$data/aws-scale.ini" --queue "$q"

@@ -11,7 +11,10 @@
 #   spotrun-queue (hashed), SPOT and DELETE, the family's image, the
 #   service account, its user-data `spotrun cloud-init`'s and free of any
 #   credential; one regional group in us-central1 over the file's zones at
-#   target 2, two instances labelled; the record; status's line. A second
+#   target 2, two instances labelled; the record; status's line and VM
+#   lines (name, state, zone, type, price, age; a VM still being made
+#   CREATING), --json's VMs (id the instance's, launch its
+#   creationTimestamp). A second
 #   up makes nothing; --count 1 resizes. The group's only VM preempted in a
 #   region out of capacity: up moves the pool to the next region (the
 #   template kept), status says where it found none; every region out:
@@ -81,6 +84,7 @@ for what in sys.argv[2:]:
     elif what == "instances":
         for i in d["instances"]:
             print("instance", tail(i["zone"]), tail(i["machineType"]), " ".join("%s=%s" % kv for kv in sorted(i["labels"].items())))
+            print("id-of", i["name"], i["id"], i["creationTimestamp"])
     elif what == "preempt":	# every instance, as a preemption deletes it
         for i in d["instances"]:
             post("/emu/preempt?zone=%s&name=%s" % (tail(i["zone"]), i["name"]))
@@ -130,9 +134,39 @@ for s in "$secret" "PRIVATE KEY" private_key refresh_token ya29. client_secret "
 done
 t_is "${bad:-none}" none "the user-data holds no credential: no HMAC secret, key, token"
 t_has "$t_tmp/gce.log" "token grant=jwt-bearer kid=kid-59 iss=$sa" "the token came from the key's JWT, its signature checked"
+# status's pool lines: the line, then its VMs sorted, a VM's name's
+# suffix and its age made constant
+pool_lines() {
+	sed -n '/^pool/p' "$t_tmp/out"
+	sed -n '/^pool/,$p' "$t_tmp/out" | sed -n 's/^  //p' |
+	    sed -e 's/^spotrun-t59-[a-z0-9]\{4\} /spotrun-t59-XXXX /' \
+	    -e 's/ [0-9][0-9hms.]*$/ AGE/' -e 's/^/  /' | sort
+}
 run 0 "status" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 2 VMs (as spotrun up set it)" \
-    "status shows the pool's line"
+t_is "$(pool_lines)" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 2 VMs (as spotrun up set it); VMs: 2 RUNNING
+  spotrun-t59-XXXX RUNNING us-central1-a g2-standard-4 \$0.2827/h AGE
+  spotrun-t59-XXXX RUNNING us-central1-b g2-standard-4 \$0.2827/h AGE" \
+    "status shows the pool's line and its VMs (name, state, zone, type, the table's spot price, age)"
+run 0 "status --json" status --queue "$Q" --json
+gce instances
+t_is "$($PY - "$t_tmp/out" "$t_tmp/state" <<'EOF'
+import datetime, json, sys
+p = json.load(open(sys.argv[1]))["pools"][0]
+dump = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if w and w[0] == "id-of":
+        dump[w[1]] = w[2:]
+for v in sorted(p["vms"], key=lambda v: v["zone"]):
+    # the instance's id and creationTimestamp, as the VM's id and launch
+    iid, created = dump[v["name"]]
+    t = datetime.datetime.fromisoformat(created).timestamp()
+    print(v["id"] == iid, abs(v["launched"] - t) < 0.001, v["zone"], v["type"], v["state"],
+        v["spot"], v["billed"], v["price_per_hour"], v["price_from"], v["age_seconds"] >= 0)
+EOF
+)" "True True us-central1-a g2-standard-4 RUNNING True True 0.2827 table True
+True True us-central1-b g2-standard-4 RUNNING True True 0.2827 table True" \
+    "status --json: each VM's id the instance's, its launch its creationTimestamp, zone, type, state, spot, priced by the table"
 
 # ---- up again: found, not made twice ----
 run 0 "up again" up "$pool" --queue "$Q" --count 2
@@ -158,7 +192,8 @@ group spotrun-pool-t59-europe-west4 europe-west4 target 1 spotrun-pool-t59 zones
 instance europe-west4-a g2-standard-4 $labels" \
     "one group, in europe-west4 (Compute's zones), its instance there; none left in us-central1"
 run 0 "status after the move" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t59 on gcp in europe-west4: managed instance group spotrun-pool-t59-europe-west4, target 1 VM (as spotrun up set it); moved here after no capacity: tried g2-standard-4 in us-central1 (ZONE_RESOURCE_POOL_EXHAUSTED)" \
+t_is "$(pool_lines)" "pool t59 on gcp in europe-west4: managed instance group spotrun-pool-t59-europe-west4, target 1 VM (as spotrun up set it); moved here after no capacity: tried g2-standard-4 in us-central1 (ZONE_RESOURCE_POOL_EXHAUSTED); VMs: 1 RUNNING
+  spotrun-t59-XXXX RUNNING europe-west4-a g2-standard-4 \$0.2827/h AGE" \
     "status says where up found no capacity"
 
 # ---- every region out: the pool waits ----
@@ -169,7 +204,8 @@ t_is "$(cat "$t_tmp/out")" "pool t59: no capacity in g2-standard-4 in europe-wes
 pool t59: waiting for capacity in us-central1, spotrun-pool-t59-us-central1 (every place tried), target 1 VM" \
     "up goes round once and waits"
 run 0 "status while waiting" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 1 VM (as spotrun up set it); waiting for capacity: tried g2-standard-4 in europe-west4 (QUOTA_EXCEEDED), g2-standard-4 in us-central1 (ZONE_RESOURCE_POOL_EXHAUSTED)" \
+t_is "$(pool_lines)" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 1 VM (as spotrun up set it); waiting for capacity: tried g2-standard-4 in europe-west4 (QUOTA_EXCEEDED), g2-standard-4 in us-central1 (ZONE_RESOURCE_POOL_EXHAUSTED); VMs: 1 CREATING
+  spotrun-t59-XXXX CREATING us-central1-a - price unknown age unknown" \
     "status says: waiting for capacity, and what was tried"
 gce free=us-central1-b groups instances
 t_is "$(lines group | cut -d' ' -f2-4; lines instance | cut -d' ' -f1-2)" "spotrun-pool-t59-us-central1 us-central1 target
@@ -178,8 +214,9 @@ run 0 "up after capacity came back" up "$pool" --queue "$Q" --count 1
 t_is "$(cat "$t_tmp/out")" "pool t59: found managed instance group spotrun-pool-t59-us-central1 in us-central1 by its tags; target 1 VM" \
     "a later up finds it there, no failover"
 run 0 "status" status --queue "$Q"
-t_is "$(tail -1 "$t_tmp/out")" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 1 VM (as spotrun up set it)" \
-    "status: no longer waiting"
+t_is "$(pool_lines)" "pool t59 on gcp in us-central1: managed instance group spotrun-pool-t59-us-central1, target 1 VM (as spotrun up set it); VMs: 1 RUNNING
+  spotrun-t59-XXXX RUNNING us-central1-b g2-standard-4 \$0.2827/h AGE" \
+    "status: no longer waiting, its VM running"
 
 # ---- down ----
 run 0 "down" down "$pool" --queue "$Q"

@@ -369,13 +369,14 @@ assert t["jobs"] == 6 and t["states"] == {"running": 1, "released": 0, "queued":
 a = d["totals"]
 assert a["jobs"] == 8 and a["gpu_seconds"] == 97290 and a["cost"] == 31.7471 \
     and a["on_demand_cost"] == 104.52 and a["saved"] == 72.7729, a
-assert d["requests"] == {"total": 3, "lists": 3, "gets": 0, "puts": 0, "deletes": 0,
+assert d["requests"] == {"total": 4, "lists": 4, "gets": 0, "puts": 0, "deletes": 0,
     "heads": 0}, d["requests"]
+assert d["pools"] == [], d["pools"]
 assert d["markers"] == {"stale": 0, "unreadable": 0, "malformed": 0}
 print("ok")
 EOF
 t_is "$rc|$(cat "$T/json.out")" "0|ok" \
-	"status --json: every field of a job, per-sweep and overall totals, 3 list requests (index/, malformed/, agents/), no GET"
+	"status --json: every field of a job, per-sweep and overall totals, no pool, 4 list requests (index/, malformed/, agents/, pools/), no GET"
 : > "$Q2/index/not-a-marker"
 run st s2 status --json
 t_is "$rc|$(cat "$T/st.err")|$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["markers"]["unreadable"], len(d["jobs"]))' "$T/st.out")" \
@@ -386,7 +387,7 @@ Q3=$T/q3
 $H many "file://$Q3" big 10000 || t_bail "10,000 status markers"
 run big "$S" status --json --queue "$Q3"
 t_is "$rc|$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["requests"]; print(len(d["jobs"]), d["totals"]["jobs"], d["totals"]["cost"], d["sweeps"][0]["name"], r["lists"], r["gets"], r["total"])' "$T/big.out")" \
-	"0|10000 10000 2500.0 big 12 0 12" "status of 10,000 jobs: 12 list requests (10 of index/, 1 of malformed/, 1 of agents/), no GET"
+	"0|10000 10000 2500.0 big 13 0 13" "status of 10,000 jobs: 13 list requests (10 of index/, 1 of malformed/, 1 of agents/, 1 of pools/), no GET"
 run big "$S" status --queue "$Q3"
 t_is "$rc|$(tail -n 1 "$T/big.out")" "0|all: 10000 jobs (1667 running, 1667 released, 1667 queued, 1667 succeeded, 1666 failed, 1666 cancelled), 19999 attempts, 9999 preemptions, 10000.00 GPU-hours used, 999.90 lost; cost \$2500.00, on demand \$10000.00, saved \$7500.00 (75%)" \
 	"... and its table's last line"

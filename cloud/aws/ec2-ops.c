@@ -38,6 +38,7 @@ struct shape {
 	const struct field *f;
 	size_t nf;
 	size_t pool_off, queue_off;	/* the tags' char arrays (128 and 512 bytes) */
+	int no_tags;			/* 1: the struct has no tags (pool_off unused) */
 };
 
 #define STR(type, m, suf) { suf, F_STR, offsetof(type, m), sizeof(((type *)0)->m) }
@@ -58,7 +59,7 @@ static const struct field fleet_fields[] = {
 };
 static const struct shape fleet_shape = { "fleetSet/item", sizeof(struct sr_ec2_fleet),
 	fleet_fields, SR_ARRAY_LEN(fleet_fields), offsetof(struct sr_ec2_fleet, pool),
-	offsetof(struct sr_ec2_fleet, queue) };
+	offsetof(struct sr_ec2_fleet, queue), 0 };
 
 static const struct field inst_fields[] = {
 	STR(struct sr_ec2_instance, id, "instanceId"),
@@ -70,7 +71,7 @@ static const struct field inst_fields[] = {
 };
 static const struct shape inst_shape = { "reservationSet/item/instancesSet/item",
 	sizeof(struct sr_ec2_instance), inst_fields, SR_ARRAY_LEN(inst_fields),
-	offsetof(struct sr_ec2_instance, pool), offsetof(struct sr_ec2_instance, queue) };
+	offsetof(struct sr_ec2_instance, pool), offsetof(struct sr_ec2_instance, queue), 0 };
 
 static const struct field tmpl_fields[] = {
 	STR(struct sr_ec2_template, id, "launchTemplateId"),
@@ -78,7 +79,7 @@ static const struct field tmpl_fields[] = {
 };
 static const struct shape tmpl_shape = { "launchTemplates/item", sizeof(struct sr_ec2_template),
 	tmpl_fields, SR_ARRAY_LEN(tmpl_fields), offsetof(struct sr_ec2_template, pool),
-	offsetof(struct sr_ec2_template, queue) };
+	offsetof(struct sr_ec2_template, queue), 0 };
 
 /* DescribeFleetInstances: the ids only, in a struct sr_ec2_instance */
 static const struct field fi_fields[] = {
@@ -87,7 +88,17 @@ static const struct field fi_fields[] = {
 };
 static const struct shape fi_shape = { "activeInstanceSet/item", sizeof(struct sr_ec2_instance),
 	fi_fields, SR_ARRAY_LEN(fi_fields), offsetof(struct sr_ec2_instance, pool),
-	offsetof(struct sr_ec2_instance, queue) };
+	offsetof(struct sr_ec2_instance, queue), 0 };
+
+static const struct field price_fields[] = {
+	STR(struct sr_ec2_spot_price, type, "instanceType"),
+	STR(struct sr_ec2_spot_price, zone, "availabilityZone"),
+	STR(struct sr_ec2_spot_price, product, "productDescription"),
+	STR(struct sr_ec2_spot_price, timestamp, "timestamp"),
+	{ "spotPrice", F_DOUBLE, offsetof(struct sr_ec2_spot_price, price), 0 },
+};
+static const struct shape price_shape = { "spotPriceHistorySet/item",
+	sizeof(struct sr_ec2_spot_price), price_fields, SR_ARRAY_LEN(price_fields), 0, 0, 1 };
 
 struct listing {
 	const struct shape *sh;
@@ -134,7 +145,7 @@ on_list_elem(const char *path, const char *text, void *arg)
 		ec2_copy(l->tagkey, sizeof l->tagkey, text);
 	else if (strcmp(suf, "tagSet/item/value") == 0)
 		ec2_copy(l->tagval, sizeof l->tagval, text);
-	else if (strcmp(suf, "tagSet/item") == 0) {
+	else if (strcmp(suf, "tagSet/item") == 0 && !sh->no_tags) {
 		if (strcmp(l->tagkey, TAG_POOL) == 0)
 			ec2_copy((char *)l->cur + sh->pool_off, 128, l->tagval);
 		else if (strcmp(l->tagkey, TAG_QUEUE) == 0)
@@ -613,6 +624,31 @@ sr_ec2_pool_instances(struct sr_ec2 *c, const char *pool, struct sr_ec2_instance
 	/* the filters checked again: a server may ignore one */
 	for (i = k = 0; i < *n; i++)
 		if (strcmp((*out)[i].pool, pool) == 0 && strcmp((*out)[i].state, "terminated") != 0)
+			(*out)[k++] = (*out)[i];
+	*n = k;
+	return SR_EC2_OK;
+}
+
+enum sr_ec2_status
+sr_ec2_spot_price_history(struct sr_ec2 *c, const char *type, const char *zone,
+    const char *start, const char *end, struct sr_ec2_spot_price **out, size_t *n, char *err)
+{
+	const char *params[] = { "InstanceType.1", type, "ProductDescription.1", "Linux/UNIX",
+		"Filter.1.Name", "availability-zone", "Filter.1.Value.1", zone,
+		"StartTime", start, "EndTime", end, NULL };
+	char what[160];
+	size_t i, k;
+	enum sr_ec2_status st;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(what, sizeof what, "read the spot price history of %.32s in %.32s", type, zone);
+	if ((st = list_all(c, what, "DescribeSpotPriceHistory", params, &price_shape,
+	    (void **)out, n, err)) != SR_EC2_OK)
+		return st;
+	/* the filters checked again: a server may ignore one */
+	for (i = k = 0; i < *n; i++)
+		if (strcmp((*out)[i].type, type) == 0 && strcmp((*out)[i].zone, zone) == 0)
 			(*out)[k++] = (*out)[i];
 	*n = k;
 	return SR_EC2_OK;

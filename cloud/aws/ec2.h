@@ -189,6 +189,24 @@ enum sr_ec2_status sr_ec2_fleet_instances(struct sr_ec2 *c, const char *id,
 enum sr_ec2_status sr_ec2_pool_instances(struct sr_ec2 *c, const char *pool,
     struct sr_ec2_instance **out, size_t *n, char *err);
 
+/* One price of DescribeSpotPriceHistory: what a spot instance of type in
+ * zone cost an hour from timestamp on, until the next change. */
+struct sr_ec2_spot_price {
+	char type[32];
+	char zone[32];
+	char product[64];		/* "Linux/UNIX", "Linux/UNIX (Amazon VPC)"... */
+	char timestamp[40];		/* ISO 8601, as EC2 says it */
+	double price;			/* dollars an hour */
+};
+
+/* DescribeSpotPriceHistory of type in zone for product "Linux/UNIX",
+ * every page, from start to end (ISO 8601, "2025-01-02T03:04:05Z"): the
+ * changes in between and, as EC2 answers, the last one before start (the
+ * price in effect at start). *out (malloc'd, free()) holds *n of them, in
+ * EC2's order. */
+enum sr_ec2_status sr_ec2_spot_price_history(struct sr_ec2 *c, const char *type, const char *zone,
+    const char *start, const char *end, struct sr_ec2_spot_price **out, size_t *n, char *err);
+
 /* Everything tagged spotrun:pool=POOL that still costs or may launch. */
 struct sr_ec2_found {
 	struct sr_ec2_fleet *fleets;	/* state not deleted* nor failed */

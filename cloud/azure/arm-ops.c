@@ -417,12 +417,24 @@ on_vm(json_t *o, void *arg, char *err)
 {
 	struct vms *l = arg;
 	struct sr_arm_vm *m;
+	json_t *props = json_object_get(o, "properties"), *zones = json_object_get(o, "zones");
+	char prio[16];
 
 	(void)err;
 	l->v = sr_reallocarray(l->v, l->n + 1, sizeof *l->v);
 	m = &l->v[l->n++];
 	arm_str(o, "name", m->name, sizeof m->name);
-	arm_str(json_object_get(o, "properties"), "provisioningState", m->state, sizeof m->state);
+	arm_str(props, "provisioningState", m->state, sizeof m->state);
+	arm_str(props, "vmId", m->vm_id, sizeof m->vm_id);
+	arm_str(o, "location", m->region, sizeof m->region);
+	m->zone[0] = '\0';
+	if (json_is_array(zones) && json_is_string(json_array_get(zones, 0)))
+		snprintf(m->zone, sizeof m->zone, "%s", json_string_value(json_array_get(zones, 0)));
+	arm_str(json_object_get(props, "hardwareProfile"), "vmSize", m->vm_size,
+	    sizeof m->vm_size);
+	arm_str(props, "timeCreated", m->created, sizeof m->created);
+	arm_str(props, "priority", prio, sizeof prio);
+	m->spot = strcmp(prio, "Spot") == 0;
 	return 0;
 }
 

@@ -150,6 +150,13 @@ enum sr_arm_status sr_arm_get_vmss(struct sr_arm *c, const char *group, const ch
 struct sr_arm_vm {
 	char name[80];
 	char state[32];			/* provisioningState: Creating, Succeeded, Deleting... */
+	char vm_id[64];			/* properties.vmId: the id the VM's metadata
+					 * service gives (a GUID) */
+	char region[64];		/* location */
+	char zone[16];			/* zones[0]; "": regional */
+	char vm_size[64];		/* properties.hardwareProfile.vmSize */
+	char created[48];		/* properties.timeCreated (RFC 3339) */
+	int spot;			/* properties.priority Spot */
 };
 
 /* virtualMachines of the set (the list's $filter on

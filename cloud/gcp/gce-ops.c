@@ -547,6 +547,10 @@ on_instances(json_t *page, void *arg)
 			gce_str(j, "machineType", url, sizeof url);
 			gce_tail(in->machine_type, sizeof in->machine_type, url);
 			snprintf(in->pool, sizeof in->pool, "%s", pool);
+			gce_str(j, "creationTimestamp", in->created, sizeof in->created);
+			gce_str(json_object_get(j, "scheduling"), "provisioningModel", url,
+			    sizeof url);
+			in->spot = strcmp(url, "SPOT") == 0;
 		}
 	}
 	return 0;
@@ -563,6 +567,32 @@ list_instances(struct sr_gce *c, const char *what, const char *lp, struct instan
 	snprintf(path, sizeof path, "/aggregated/instances?filter=%s", esc);
 	l->want_pool = lp;
 	return each_page(c, what, "GET", path, on_instances, l, err);
+}
+
+enum sr_gce_status
+sr_gce_pool_instances(struct sr_gce *c, const char *pool, const char *region,
+    struct sr_gce_instance **out, size_t *n, char *err)
+{
+	struct instances l = { NULL, 0, 0, NULL };
+	char what[256], lp[64];
+	size_t i, k, rl = strlen(region);
+	enum sr_gce_status st;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(what, sizeof what, "list the instances of pool %.64s in %.64s", pool, region);
+	sr_gce_label_value(pool, lp);
+	if ((st = list_instances(c, what, lp, &l, err)) != SR_GCE_OK) {
+		free(l.v);
+		return st;
+	}
+	/* the region's zones only: REGION-X */
+	for (i = k = 0; i < l.n; i++)
+		if (strncmp(l.v[i].zone, region, rl) == 0 && l.v[i].zone[rl] == '-')
+			l.v[k++] = l.v[i];
+	*out = l.v;
+	*n = k;
+	return SR_GCE_OK;
 }
 
 enum sr_gce_status

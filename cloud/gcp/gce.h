@@ -201,6 +201,9 @@ struct sr_gce_instance {
 	char action[32];		/* currentAction: "NONE", "CREATING", "DELETING"... */
 	char machine_type[64];		/* found by sr_gce_find_pool only */
 	char pool[64];			/* found by sr_gce_find_pool only: the label */
+	char created[40];		/* sr_gce_find_pool, sr_gce_pool_instances:
+					 * creationTimestamp (RFC 3339) */
+	int spot;			/* those too: scheduling.provisioningModel SPOT */
 	/* lastAttempt's first error ("" when none) and its class */
 	char error_code[64];
 	char error_message[256];
@@ -221,6 +224,13 @@ enum sr_gce_status sr_gce_get_group(struct sr_gce *c, const char *region, const 
 /* regionInstanceGroupManagers.listManagedInstances, every page: *out
  * (malloc'd, free()) holds *n of them, in Compute's order. */
 enum sr_gce_status sr_gce_group_instances(struct sr_gce *c, const char *region, const char *name,
+    struct sr_gce_instance **out, size_t *n, char *err);
+
+/* The instances labelled with pool in region's zones, every page of
+ * instances.aggregatedList (filter labels.spotrun-pool=VALUE, compared
+ * again): name, id, zone, status, machine type, creation time and
+ * whether spot, into *out (malloc'd, free()) and *n, in Compute's order. */
+enum sr_gce_status sr_gce_pool_instances(struct sr_gce *c, const char *pool, const char *region,
     struct sr_gce_instance **out, size_t *n, char *err);
 
 /* Everything of a pool that still costs or may launch. */
