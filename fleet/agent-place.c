@@ -22,13 +22,16 @@ sr_agent_place_preempted(struct sr_agent *ag)
 	const struct sr_facts *f = &ag->facts;
 	struct sr_queue_place_event e;
 	char err[SR_ERRMAX];
+	int c;
 
 	memset(&e, 0, sizeof e);
-	if (strcmp(f->provider, "aws") != 0 && strcmp(f->provider, "gcp") != 0 &&
-	    strcmp(f->provider, "azure") != 0)
+	for (c = 0; c < SR_POOL_NCLOUDS; c++)
+		if (strcmp(f->provider, sr_pool_cloud_name((enum sr_pool_cloud)c)) == 0)
+			break;
+	if (c == SR_POOL_NCLOUDS)
 		return;		/* no cloud's place: local, signal */
 	if (f->instance_type[0] == '\0' || strcmp(f->instance_type, "unknown") == 0 ||
-	    sr_pool_zone_region(f->provider, f->zone, e.region, sizeof e.region) == -1) {
+	    sr_pool_zone_region((enum sr_pool_cloud)c, f->zone, e.region, sizeof e.region) == -1) {
 		sr_agent_say("warning: preemption not added to the placement history: the "
 		    "provider's facts name no zone and type (zone %s, type %s)",
 		    f->zone[0] != '\0' ? f->zone : "none",
@@ -36,8 +39,8 @@ sr_agent_place_preempted(struct sr_agent *ag)
 		return;
 	}
 	snprintf(e.cloud, sizeof e.cloud, "%s", f->provider);
-	snprintf(e.zone, sizeof e.zone, "%s", strcmp(f->provider, "azure") == 0 &&
-	    strcmp(f->zone, e.region) == 0 ? "" : f->zone);
+	/* Azure's facts name a location alone when the VM has no zone */
+	snprintf(e.zone, sizeof e.zone, "%s", strcmp(f->zone, e.region) == 0 ? "" : f->zone);
 	snprintf(e.type, sizeof e.type, "%s", f->instance_type);
 	snprintf(e.why, sizeof e.why, "%s", SR_POOL_PREEMPTED);
 	e.at = sr_now();

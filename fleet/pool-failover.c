@@ -66,28 +66,34 @@ sr_pool_type_rank(const struct sr_queue_place_event *h, size_t n, const char *cl
 }
 
 int
-sr_pool_zone_region(const char *cloud, const char *zone, char *region, size_t len)
+sr_pool_zone_region(enum sr_pool_cloud cloud, const char *zone, char *region, size_t len)
 {
 	size_t n = strlen(zone);
 	const char *dash = strrchr(zone, '-');
 
 	if (n == 0 || n >= len || strcmp(zone, "unknown") == 0)
 		return -1;
-	if (strcmp(cloud, "aws") == 0) {	/* us-east-1a -> us-east-1 */
+	switch (cloud) {
+	case SR_POOL_AWS:	/* us-east-1a -> us-east-1 */
 		while (n > 0 && islower((unsigned char)zone[n - 1]))
 			n--;
 		if (n == 0 || n == strlen(zone) || !isdigit((unsigned char)zone[n - 1]))
 			return -1;
-	} else if (strcmp(cloud, "gcp") == 0) {	/* us-central1-a -> us-central1 */
-		if (dash == NULL || dash == zone || dash[1] == '\0')
+		break;
+	case SR_POOL_GCP:	/* us-central1-a -> us-central1 */
+		if (dash == NULL || dash == zone || !islower((unsigned char)dash[1]) ||
+		    dash[2] != '\0')
 			return -1;
 		n = (size_t)(dash - zone);
-	} else if (strcmp(cloud, "azure") == 0) {	/* eastus-1 -> eastus; eastus */
+		break;
+	case SR_POOL_AZURE:	/* eastus-1 -> eastus; eastus */
 		if (dash != NULL && dash != zone && dash[1] != '\0' &&
 		    strspn(dash + 1, "0123456789") == strlen(dash + 1))
 			n = (size_t)(dash - zone);
-	} else
+		break;
+	default:
 		return -1;
+	}
 	snprintf(region, len, "%.*s", (int)n, zone);
 	return 0;
 }

@@ -80,12 +80,12 @@ int sr_pool_place_rank(const struct sr_queue_place_event *history, size_t n,
 int sr_pool_type_rank(const struct sr_queue_place_event *history, size_t n,
     const char *cloud, const char *region, const char *zone, const char *type, double now);
 
-/* The region of zone as cloud ("aws", "gcp", "azure") names it into
+/* The region of zone as cloud names it into
  * region (len): "us-east-1a" -> "us-east-1", "us-central1-a" ->
  * "us-central1", Azure's "eastus-1" (location-zone, as the provider's
- * facts give it) or "eastus" -> "eastus". 0, or -1 for another cloud, an
- * empty or "unknown" zone, or one not of that form. */
-int sr_pool_zone_region(const char *cloud, const char *zone, char *region, size_t len);
+ * facts give it) or "eastus" -> "eastus". 0, or -1 for an empty or
+ * "unknown" zone, or one not of that form. */
+int sr_pool_zone_region(enum sr_pool_cloud cloud, const char *zone, char *region, size_t len);
 
 /* The capacity code in err, "VERB OBJECT: CODE: message", as classify
  * (the cloud's: 1 for a capacity code) knows it; "capacity" when none. */

@@ -80,19 +80,20 @@ test_zone_region(void)
 {
 	char r[64];
 
-	is_int(sr_pool_zone_region("aws", "us-east-1a", r, sizeof r), 0, "aws zone");
+	is_int(sr_pool_zone_region(SR_POOL_AWS, "us-east-1a", r, sizeof r), 0, "aws zone");
 	is_str(r, "us-east-1", "... us-east-1a is in us-east-1");
-	is_int(sr_pool_zone_region("gcp", "us-central1-a", r, sizeof r), 0, "gcp zone");
+	is_int(sr_pool_zone_region(SR_POOL_GCP, "us-central1-a", r, sizeof r), 0, "gcp zone");
 	is_str(r, "us-central1", "... us-central1-a is in us-central1");
-	is_int(sr_pool_zone_region("azure", "eastus-1", r, sizeof r), 0, "azure location-zone");
+	is_int(sr_pool_zone_region(SR_POOL_AZURE, "eastus-1", r, sizeof r), 0, "azure location-zone");
 	is_str(r, "eastus", "... eastus-1 is in eastus");
-	is_int(sr_pool_zone_region("azure", "westeurope", r, sizeof r), 0, "azure location alone");
+	is_int(sr_pool_zone_region(SR_POOL_AZURE, "westeurope", r, sizeof r), 0, "azure location alone");
 	is_str(r, "westeurope", "... is its own region");
-	is_int(sr_pool_zone_region("aws", "unknown", r, sizeof r), -1, "unknown zone: -1");
-	is_int(sr_pool_zone_region("aws", "", r, sizeof r), -1, "empty zone: -1");
-	is_int(sr_pool_zone_region("aws", "us-east-1", r, sizeof r), -1,
+	is_int(sr_pool_zone_region(SR_POOL_AWS, "unknown", r, sizeof r), -1, "unknown zone: -1");
+	is_int(sr_pool_zone_region(SR_POOL_AWS, "", r, sizeof r), -1, "empty zone: -1");
+	is_int(sr_pool_zone_region(SR_POOL_AWS, "us-east-1", r, sizeof r), -1,
 	    "an aws region is not a zone: -1");
-	is_int(sr_pool_zone_region("local", "local", r, sizeof r), -1, "not a cloud: -1");
+	is_int(sr_pool_zone_region(SR_POOL_GCP, "us-central1", r, sizeof r), -1,
+	    "a gcp region is not a zone: -1");
 }
 
 int
