@@ -48,7 +48,7 @@ slow_TESTS += tests/t58-scale-aws.sh
 # EC2's capacity errors): the next region, the history's order, waiting.
 dist_check_SCRIPTS += tests/t75-up-aws-failover.sh
 slow_TESTS += tests/t75-up-aws-failover.sh
-EXTRA_DIST += tests/ec2cap.py tests/pool/aws-failover.ini
+EXTRA_DIST += tests/ec2cap.py tests/pool/aws-failover.ini tests/pool/aws-failover2.ini
 EXTRA_DIST += tests/ec2emu-env.sh tests/pool/aws-scale.ini tests/pool/aws-scale-cap.ini
 EXTRA_DIST += tests/pool/aws-up.ini tests/pool/aws-mars.ini
 dist_check_SCRIPTS += tests/t99-up-dry.sh

@@ -209,6 +209,11 @@ int sr_agent_scale_start(struct sr_agent *ag, char *err);
  * agent ends idle or drained), its leases released. Safe with none. */
 void sr_agent_scale_stop(struct sr_agent *ag, int drained);
 
+/* This machine's preemption (its provider's cloud, zone and type) added
+ * to the queue's placement history (agent-place.c); a failure said as a
+ * warning, nothing else. */
+void sr_agent_place_preempted(struct sr_agent *ag);
+
 /* agent-say.c: print "spotrun agent: MESSAGE" on stderr. */
 void sr_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

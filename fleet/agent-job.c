@@ -858,6 +858,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
 		/* the machine goes; not so for another node's notice */
 		next = SR_AGENT_PREEMPTED;
+		sr_agent_place_preempted(ag);
 	}
 out:
 	if (b.in_gang)

@@ -13,7 +13,7 @@ libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir
 	-I$(top_srcdir)/cloud/azure -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
 	fleet/agent-gang.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
-	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c
+	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c fleet/agent-place.c
 # The debris nothing else removes, for `spotrun gc` and the idle agent.
 libfleet_a_SOURCES += fleet/debris.c fleet/debris.h
 # The price table: its reader, and data/prices.ini, built into the binary
@@ -44,6 +44,9 @@ fleet/prices-table.c: $(srcdir)/data/prices.ini $(srcdir)/build-aux/text-to-c
 check_PROGRAMS += tests/t-prices
 tests_t_prices_SOURCES = tests/t-prices.c tests/tap.h
 tests_t_prices_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+# The placement history's rule (pool-failover.h): ranks, zones' regions.
+check_PROGRAMS += tests/t-place
+tests_t_place_SOURCES = tests/t-place.c tests/tap.h
 # The fleet at scale against RGW: 10,000 jobs over 50 agents, claims a
 # second, requests per claim, takeover, status (doc/benchmarks.md).
 SR_BENCH += bench/fleet.sh

@@ -75,13 +75,19 @@ drop_templates(struct sr_ec2 *c, const struct sr_ec2_found *f, char *err)
 }
 
 /* The fleet's overrides: each type in each of the zones of region (in the
- * file's order), or each type in any zone when the file names none there. */
+ * file's order), or each type in any zone when the file names none there;
+ * then ordered by the history (sr_pool_type_rank of each type in its
+ * zone: none, repeated preemptions, capacity failures), each rank in that
+ * order, so that Priority 1, 2... follow it (price-capacity-optimized
+ * weighs no priority: doc/design.md, "Provisioning"). */
 static struct sr_ec2_override *
 overrides(const struct sr_pool_launch *l, const char *region, size_t *n)
 {
 	const struct sr_pool *p = l->p;
-	struct sr_ec2_override *v;
+	struct sr_ec2_override *v, *o;
 	size_t i, j, nz = 0, k = 0, rl = strlen(region);
+	double now = sr_now();
+	int rank;
 
 	for (j = 0; j < p->nzones; j++)
 		if (strncmp(p->zones[j], region, rl) == 0)
@@ -100,7 +106,14 @@ overrides(const struct sr_pool_launch *l, const char *region, size_t *n)
 		}
 	}
 	*n = k;
-	return v;
+	o = sr_calloc(k + 1, sizeof *o);
+	for (rank = 0, j = 0; rank <= 2; rank++)
+		for (i = 0; i < k; i++)
+			if (sr_pool_type_rank(l->history, l->nhistory, "aws", region, v[i].zone,
+			    v[i].instance_type, now) == rank)
+				o[j++] = v[i];
+	free(v);
+	return o;
 }
 
 /* Template and fleet made in w->region: SR_EC2_OK, SR_EC2_CAPACITY when

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,25 +21,81 @@
 #define BACKOFF_S	1.0	/* the pause before the second place; doubled after each */
 #define BACKOFF_MAX_S	30.0
 
+/* Type's weight in h at now: 2 for a capacity failure in the last
+ * SR_POOL_RECENT_S, 1 for SR_POOL_PREEMPT_N preemptions there, else 0;
+ * zone NULL: any zone's events, else that zone's and those naming none. */
+static int
+type_weight(const struct sr_queue_place_event *h, size_t n, const char *cloud,
+    const char *region, const char *zone, const char *type, double now)
+{
+	size_t i, preempted = 0;
+
+	for (i = 0; i < n; i++) {
+		if (h[i].at < now - SR_POOL_RECENT_S || h[i].at > now + 60 ||
+		    strcmp(h[i].cloud, cloud) != 0 || strcmp(h[i].region, region) != 0 ||
+		    strcmp(h[i].type, type) != 0 ||
+		    (zone != NULL && h[i].zone[0] != '\0' && strcmp(h[i].zone, zone) != 0))
+			continue;
+		if (strcmp(h[i].why, SR_POOL_PREEMPTED) != 0)
+			return 2;
+		preempted++;
+	}
+	return preempted >= SR_POOL_PREEMPT_N ? 1 : 0;
+}
+
 int
-sr_pool_place_recent(const struct sr_queue_place_event *h, size_t n, const char *cloud,
+sr_pool_place_rank(const struct sr_queue_place_event *h, size_t n, const char *cloud,
     const struct sr_pool_place *pl, double now)
 {
-	size_t i, t;
-	int hit;
+	size_t t;
+	int rank = 2, w;
 
 	if (pl->ntypes == 0)
 		return 0;
-	for (t = 0; t < pl->ntypes; t++) {
-		for (i = hit = 0; i < n && !hit; i++)
-			hit = h[i].at >= now - SR_POOL_RECENT_S && h[i].at <= now + 60 &&
-			    strcmp(h[i].cloud, cloud) == 0 &&
-			    strcmp(h[i].region, pl->region) == 0 &&
-			    strcmp(h[i].type, pl->types[t]) == 0;
-		if (!hit)
-			return 0;
+	for (t = 0; t < pl->ntypes && rank > 0; t++)
+		if ((w = type_weight(h, n, cloud, pl->region, NULL, pl->types[t], now)) < rank)
+			rank = w;
+	return rank;
+}
+
+int
+sr_pool_type_rank(const struct sr_queue_place_event *h, size_t n, const char *cloud,
+    const char *region, const char *zone, const char *type, double now)
+{
+	return type_weight(h, n, cloud, region, zone, type, now);
+}
+
+int
+sr_pool_zone_region(enum sr_pool_cloud cloud, const char *zone, char *region, size_t len)
+{
+	size_t n = strlen(zone);
+	const char *dash = strrchr(zone, '-');
+
+	if (n == 0 || n >= len || strcmp(zone, "unknown") == 0)
+		return -1;
+	switch (cloud) {
+	case SR_POOL_AWS:	/* us-east-1a -> us-east-1 */
+		while (n > 0 && islower((unsigned char)zone[n - 1]))
+			n--;
+		if (n == 0 || n == strlen(zone) || !isdigit((unsigned char)zone[n - 1]))
+			return -1;
+		break;
+	case SR_POOL_GCP:	/* us-central1-a -> us-central1 */
+		if (dash == NULL || dash == zone || !islower((unsigned char)dash[1]) ||
+		    dash[2] != '\0')
+			return -1;
+		n = (size_t)(dash - zone);
+		break;
+	case SR_POOL_AZURE:	/* eastus-1 -> eastus; eastus */
+		if (dash != NULL && dash != zone && dash[1] != '\0' &&
+		    strspn(dash + 1, "0123456789") == strlen(dash + 1))
+			n = (size_t)(dash - zone);
+		break;
+	default:
+		return -1;
 	}
-	return 1;
+	snprintf(region, len, "%.*s", (int)n, zone);
+	return 0;
 }
 
 void
@@ -80,8 +137,9 @@ note(struct sr_pool_where *w, const struct sr_pool_place *pl, const struct sr_fa
 	}
 }
 
-/* The walk's order of the n places into order[]: those without a recent
- * failure, then those with one, each in the file's order. */
+/* The walk's order of the n places into order[]: by rank
+ * (sr_pool_place_rank: none, repeated preemptions, capacity failures),
+ * each rank in the file's order. */
 static void
 order_places(const struct sr_pool_launch *l, const struct sr_pool_place *places, size_t n,
     size_t *order)
@@ -89,12 +147,12 @@ order_places(const struct sr_pool_launch *l, const struct sr_pool_place *places,
 	const char *cloud = sr_pool_cloud_name(l->p->cloud);
 	double now = sr_now();
 	size_t i, k = 0;
-	int pass;
+	int rank;
 
-	for (pass = 0; pass < 2; pass++)
+	for (rank = 0; rank <= 2; rank++)
 		for (i = 0; i < n; i++)
-			if (sr_pool_place_recent(l->history, l->nhistory, cloud, &places[i], now) ==
-			    pass)
+			if (sr_pool_place_rank(l->history, l->nhistory, cloud, &places[i], now) ==
+			    rank)
 				order[k++] = i;
 }
 

@@ -2,8 +2,8 @@
  * pool-failover.h: the one walk over a pool's places that every engine of
  * the table (pool-engine.h) fails over with (doc/design.md,
  * "Provisioning"): each place tried once an `up`, in the file's order but
- * with the places of a recent failure (the queue's placement history,
- * sr_pool_place_recent) after those without, a growing pause between, the
+ * with the places of recent failures (the queue's placement history,
+ * sr_pool_place_rank) after those without, a growing pause between, the
  * refusals noted in the pool's where (tried, waiting) and, for the
  * history, in its events. An engine says what a place is and how to try
  * and drop one; the walk decides where to go next.
@@ -55,19 +55,37 @@ struct sr_failover_ops {
  * nowhere) through ops until one holds it: w->tried ("TYPE in REGION
  * (CODE), ...") and w->events get each refusal; when every place
  * refused, the pool waits on the last (w->waiting, w->created 0, its
- * region in w->region). The order: l's history (sr_pool_place_recent)
- * puts places with a recent failure after the others, each group in the
- * file's order, the place holding the pool first. 0, or -1 with err. */
+ * region in w->region). The order: l's history (sr_pool_place_rank)
+ * puts places of repeated preemptions after the others and places of
+ * capacity failures last, each rank in the file's order, the place
+ * holding the pool first. 0, or -1 with err. */
 int sr_pool_failover(const struct sr_pool_launch *l, struct sr_pool_where *w,
     const struct sr_pool_place *places, size_t n, long at, const struct sr_failover_ops *ops,
     char *err);
 
-/* 1 when history (n events) has, for every type of pl, a capacity failure
- * or a preemption of cloud in pl's region since now - SR_POOL_RECENT_S. */
+/* How much history (n events) of cloud weighs against place pl now
+ * (doc/design.md, "Provisioning"): each type of pl weighs 2 with a
+ * capacity failure in pl's region since now - SR_POOL_RECENT_S, 1 with
+ * SR_POOL_PREEMPT_N or more preemptions (why SR_POOL_PREEMPTED) there in
+ * that time, else 0; the place's rank is its lightest type's (a type
+ * with nothing against it keeps the place first). The walk tries rank 0,
+ * then 1, then 2. sr_pool_type_rank: one type's weight alone, in zone
+ * (its events and those that name no zone; NULL: every zone's). */
 #define SR_POOL_RECENT_S 3600.0
+#define SR_POOL_PREEMPT_N 2
+#define SR_POOL_PREEMPTED "preempted"
 struct sr_queue_place_event;
-int sr_pool_place_recent(const struct sr_queue_place_event *history, size_t n,
+int sr_pool_place_rank(const struct sr_queue_place_event *history, size_t n,
     const char *cloud, const struct sr_pool_place *pl, double now);
+int sr_pool_type_rank(const struct sr_queue_place_event *history, size_t n,
+    const char *cloud, const char *region, const char *zone, const char *type, double now);
+
+/* The region of zone as cloud names it into
+ * region (len): "us-east-1a" -> "us-east-1", "us-central1-a" ->
+ * "us-central1", Azure's "eastus-1" (location-zone, as the provider's
+ * facts give it) or "eastus" -> "eastus". 0, or -1 for an empty or
+ * "unknown" zone, or one not of that form. */
+int sr_pool_zone_region(enum sr_pool_cloud cloud, const char *zone, char *region, size_t len);
 
 /* The capacity code in err, "VERB OBJECT: CODE: message", as classify
  * (the cloud's: 1 for a capacity code) knows it; "capacity" when none. */

@@ -141,6 +141,12 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if (!sr_lease_fresh(s->lease))
 		return sr_err(err, "pool %s: the pool's lease (epoch %lld) was lost: writing nothing",
 		    s->pool, (long long)epoch), SR_POOL_SCALE_STALE;
+	/* a pool waiting for capacity with no group (every place refused at
+	 * `up`): nothing to size; `up` makes one */
+	if (s->target != rec.target && rec.group[0] == '\0') {
+		s->target = rec.target;
+		snprintf(s->why, sizeof s->why, "%s", SR_POOL_SCALE_NO_GROUP);
+	}
 	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
 		    SR_POOL_SCALE_ERROR;

@@ -19,6 +19,10 @@
 #include "prices.h"
 #include "queue.h"
 
+/* The why of a step on a pool that waits for capacity with no group to
+ * size (its record's group ""): the target is left as it is. */
+#define SR_POOL_SCALE_NO_GROUP \
+	"waiting for capacity: no group to size; the next `spotrun up` tries again"
 #define SR_POOL_SCALE_INTERVAL 30.0	/* seconds between steps (SPOTRUN_SCALE_INTERVAL) */
 
 /* What a step ends with. */

@@ -11,7 +11,7 @@
  *   logs/ID/RUN-ATTEMPT-N the job's output, in segments
  *   stores/HASH           each checkpoint store a job uses (its URL)
  *   pools/NAME            a pool `spotrun up` made for the queue (JSON, qpool.c)
- *   placement/CLOUD       where pools of CLOUD found no capacity (JSON, qplace.c)
+ *   placement/CLOUD       where pools of CLOUD found no capacity or were preempted (JSON, qplace.c)
  *   malformed/KEY         a marker KEY a claim found no job's, quarantined (body: why)
  *   ckpt/                 the default checkpoint store of the queue's jobs
  *
@@ -428,7 +428,7 @@ int sr_queue_pool_delete(struct sr_queue *q, const char *name, char *err);
 int sr_queue_pools_read(struct sr_queue *q, struct sr_queue_pool **v, size_t *n, int *bad,
     char *err);
 
-/* ---- the placement history: where pools found no capacity ---- */
+/* ---- the placement history: where pools found no capacity or were preempted ---- */
 
 /* One event of Q/placement/CLOUD (doc/fleet.md, "Provisioning"): a place
  * that refused a pool (why: the cloud's capacity code) or where a pool's

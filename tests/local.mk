@@ -125,6 +125,9 @@ dist_check_SCRIPTS += tests/t36-agent.sh
 # An agent on a machine whose GPUs have no working driver (device nodes, NVML
 # failing or absent), and why an agent skips each job it cannot take.
 dist_check_SCRIPTS += tests/t36-agent-driver.sh
+# A preempted agent of provider aws (tests/mdemu) adds the preemption to the
+# queue's placement history; a history that does not parse is a warning.
+dist_check_SCRIPTS += tests/t36-agent-place.sh
 EXTRA_DIST += tests/jobs/agent.sh
 # Hostile or malformed queue objects met by the real agent, status and
 # cancel on file://: malformed pending markers quarantined, 100,000 junk

@@ -21,6 +21,9 @@
 #   wakes: the record stays byte for byte the other's;
 #   a pool past its cost cap goes to 0 ("cost cap $1.00 reached") and
 #   submit does not raise it;
+#   a pool waiting for capacity with no group (AWS: no fleet) is left at
+#   its target, "waiting for capacity: no group to size; ...", no
+#   ModifyFleet sent;
 #   down leaves no fleet.
 # Skipped without moto unless SPOTRUN_TEST_REQUIRE_MOTO=1.
 set -u
@@ -300,6 +303,28 @@ run 0 "status of the capped pool" status --queue "$q2"
 is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/\$[0-9][0-9.]* spent)/$N spent)/' \
     -e 's/; \$[0-9][0-9.]* of/; $N of/')" "pool t58c on aws in us-east-1: EC2 Fleet fleet-ID, target 0 VMs (cost cap \$1.00 reached (\$N spent), by $(field "$(record cap t58c)" by)); \$N of \$1.00 spent; no VMs" \
     "status: the capped pool at 0 (priced by the table: no history of g5.2xlarge), no VMs"
+
+# ---- a pool waiting for capacity with no group: nothing to size ----
+# (every place refused at `up`: on AWS no fleet is left, its record's group
+# is ""); its record made from t58's, at target 0, in a queue of its own
+python3 - "$ep" "$(record queue t58)" <<'PY'
+import json, sys, boto3
+r = json.loads(sys.argv[2])
+r.update(name="t58w", group="", target=0, waiting=True, fence=0, by="spotrun up", why="")
+r["tried"] = "g5.xlarge in us-east-1 (InsufficientInstanceCapacity)"
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t58", Key="wait/pools/t58w", Body=json.dumps(r, separators=(",", ":")))
+PY
+run 0 "submit to the waiting pool's queue" submit --queue s3://spotrun-t58/wait "$tmp/w/one.ini"
+is "$(grep '^pool' "$tmp/out")$(grep -c warning "$tmp/err")" \
+    'pool t58w: target 0 (waiting for capacity: no group to size; the next `spotrun up` tries again)0' \
+    "submit leaves a pool with no group at its target, saying why, no warning (no ModifyFleet of no fleet)"
+r=$(record wait t58w)
+is "$(field "$r" target) $(field "$r" group)|$(field "$r" why)" \
+    '0 |waiting for capacity: no group to size; the next `spotrun up` tries again' \
+    "its record: target 0, no group, why"
+is "$(fleets | sort)" "t58 1
+t58c 0" "no fleet made or changed"
 
 # ---- down ----
 run 0 "down t58" down "$data/aws-scale.ini" --queue "$q"

@@ -14,7 +14,11 @@
 #   nothing. Every region refusing (Unsupported and
 #   InsufficientInstanceCapacity at once, one later): the pool waits on
 #   the last, status says "waiting for capacity: tried ..." in the order
-#   tried, and the history has every refusal. down leaves nothing.
+#   tried, and the history has every refusal. down leaves nothing. A
+#   history seeded with preemptions: a region preempted twice in the hour
+#   goes after one preempted once, before one that refused; a fleet's
+#   overrides (type x zone) put the twice-preempted one last, Priority
+#   1, 2... in that order.
 # Skipped without moto unless SPOTRUN_TEST_REQUIRE_MOTO=1.
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -76,9 +80,31 @@ for what in sys.argv[2:]:
         h = json.loads(s3.get_object(Bucket="spotrun-t75", Key="queue/placement/aws")["Body"].read())
         for e in h["events"]:
             print("event", e["region"], e["zone"] or "-", e["type"], e["why"])
+    elif what == "overrides":
+        ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
+        for f in ec2.describe_fleets()["Fleets"]:
+            if f["FleetState"].startswith("deleted"):
+                continue
+            for c in f["LaunchTemplateConfigs"]:
+                for o in c.get("Overrides", []):
+                    print("override", int(o.get("Priority", 0)), o["InstanceType"], o.get("AvailabilityZone", "-"))
 PY
 }
 cap() { printf '%s\n' "$1" > "$tmp/cap.json"; }
+# seed QUEUE EVENTS: QUEUE's placement history for aws, written as is
+# (EVENTS: "REGION ZONE TYPE WHY AGE_SECONDS" lines, ZONE - for none)
+seed() {
+	python3 - "$ep" "$1" "$2" <<'PY'
+import json, sys, time, boto3
+ev = []
+for line in sys.argv[3].splitlines():
+    region, zone, typ, why, age = line.split()
+    ev.append({"region": region, "zone": "" if zone == "-" else zone, "type": typ, "why": why,
+               "at": time.time() - float(age)})
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t75", Key=sys.argv[2] + "/placement/aws", Body=json.dumps({"events": ev}))
+PY
+}
 
 n=0
 failed=0
@@ -157,5 +183,37 @@ event us-west-2 - g5.xlarge Unsupported
 event eu-west-1 eu-west-1b g5.xlarge MaxSpotInstanceCountExceeded
 event us-east-1 - g5.xlarge InsufficientInstanceCapacity" "nothing left behind; the history has every refusal"
 run 0 "down" down "$pool" --queue "$q"
+# ---- preemptions weigh less than capacity failures ----
+# a queue of its own whose history has, in the last hour, 2 preemptions
+# of g5.xlarge in us-east-1 (rank 1) and a capacity failure in us-west-2
+# (rank 2): eu-west-1 first, then us-east-1, us-west-2 last
+q2=s3://spotrun-t75/q2
+seed q2 "us-east-1 us-east-1a g5.xlarge preempted 600
+us-east-1 us-east-1a g5.xlarge preempted 300
+us-west-2 - g5.xlarge InsufficientInstanceCapacity 900
+eu-west-1 - g5.xlarge preempted 60"
+cap '{"eu-west-1": {"when": "now", "code": "InsufficientInstanceCapacity", "type": "g5.xlarge", "zone": "eu-west-1a"}}'
+: > "$tmp/cap.log"
+run 0 "up, history of preemptions and a refusal" up "$pool" --queue "$q2" --count 1
+is "$(cat "$tmp/cap.log")" "eu-west-1 now InsufficientInstanceCapacity
+us-east-1 pass" "one preemption weighs nothing, two move a region after, a refusal further"
+run 0 "down" down "$pool" --queue "$q2"
+
+# ---- a fleet's overrides follow the history ----
+# 2 preemptions of g5.xlarge in us-east-1a: that override goes last, the
+# same type in us-east-1b keeps its turn
+q3=s3://spotrun-t75/q3
+seed q3 "us-east-1 us-east-1a g5.xlarge preempted 600
+us-east-1 us-east-1a g5.xlarge preempted 300"
+cap '{}'
+: > "$tmp/cap.log"
+run 0 "up of two types in two zones" up "$top_srcdir/tests/pool/aws-failover2.ini" --queue "$q3" --count 1
+moto overrides
+is "$(cat "$tmp/state")" "override 1 g5.xlarge us-east-1b
+override 2 g6.xlarge us-east-1a
+override 3 g6.xlarge us-east-1b
+override 4 g5.xlarge us-east-1a" "the overrides: the twice-preempted type and zone last, Priority in that order"
+run 0 "down" down "$top_srcdir/tests/pool/aws-failover2.ini" --queue "$q3"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
