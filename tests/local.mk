@@ -230,6 +230,9 @@ EXTRA_DIST += tests/pool/gcp-up.ini
 dist_check_SCRIPTS += tests/t16-loop-gcp.sh
 slow_TESTS += tests/t16-loop-gcp.sh
 EXTRA_DIST += tests/pool/gcp-loop.ini tests/jobs/loop.sh tests/jobs/vm.sh tests/jobs/vm-boot.sh
+# Its figures: up to the first job running, requests per scaling decision.
+SR_BENCH += bench/loop.sh
+EXTRA_DIST += bench/loop.sh
 # up and down on Azure against tests/armemu.py (ARM, Entra ID's token
 # endpoint), the queue on tests/gcsemu.py: a Flexible set of Spot VMs
 # with eviction Delete, tags, the user-data as customData, free of

@@ -27,6 +27,20 @@ _loop_all_exited() {
 	[ "$(grep -c ': booted, pid ' "$cloud_log")" = "$(grep -c ': exited ' "$cloud_log")" ]
 }
 
+# _loop_bench: bench/loop.sh's figures of this run, one line: spotrun's
+# time from up to the job's start less the VM's boot (the emulator's
+# instance made to the agent started: the install script), and the
+# Compute requests the agents' scalers made (the emulator's log after
+# up, the test's hooks aside) per scaling decision that moved the target
+_loop_bench() {
+	_b=$(sed -n 's/^boot start //p' "$T/boot-$host.1")
+	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$host.1")
+	_r=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(GET|POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/')
+	_d=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool [^ ]*: target [0-9]* -> ')
+	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" \
+	    'BEGIN { printf "up_to_job %.2f boot %.2f spotrun %.2f requests %d decisions %d\n", s - u, e - b, s - u - (e - b), r, d }'
+}
+
 loop_run() {
 	_pool=$2
 	: "${cloud_log:=$T/gce.log}"
@@ -39,6 +53,7 @@ loop_run() {
 step=0
 [ -n "\$SPOTRUN_RESUME_STEP" ] && step=\$(cat "\$SPOTRUN_CKPT_DIR/step")
 echo "start at step \$step"
+[ -e "$T/marks/started" ] || date +%s.%N > "$T/marks/started"
 save() {
 	echo \$step > "\$SPOTRUN_CKPT_DIR/step"
 	echo \$step > "\$SPOTRUN_CKPT_DONE.t" && mv "\$SPOTRUN_CKPT_DONE.t" "\$SPOTRUN_CKPT_DONE"
@@ -69,7 +84,9 @@ EOF
 	    "the job is queued" || { t_show "$T/submit.out"; t_show "$T/submit.err"; }
 
 	# ---- up: one VM for the one job ----
+	_t_up=$(date +%s.%N)
 	"$SPOTRUN" up "$_pool" --queue "$QU" > "$T/up.out" 2> "$T/up.err"
+	_gl_up=$(grep -c . "$cloud_log")
 	t_is "$?|$(cat "$T/up.out")|$(cat "$T/up.err")" "0|$3|" "up makes the pool at the queue's demand, 1 VM" ||
 	    t_show "$T/up.err"
 	wait_for "$T/marks/held" '^[-a-z0-9]+ 5$' 180 ""
@@ -114,6 +131,8 @@ for j in json.load(open(sys.argv[1]))["jobs"]:
 	    "start at step 0 start at step 5 result: 10 steps " "the job started at step 0, resumed at step 5, finished" ||
 	    t_show "$T/logs.out"
 	t_is "$(cat "$T/marks/done")" "$host done" "the job's end reached once, never twice"
+
+	[ -z "${LOOP_BENCH_OUT:-}" ] || _loop_bench >> "$LOOP_BENCH_OUT"
 
 	# ---- down ----
 	"$SPOTRUN" down "$_pool" --queue "$QU" > "$T/down.out" 2> "$T/down.err"
