@@ -71,12 +71,24 @@
 # Google's message for it; no code: capacity again); POST
 # /emu/fail-op?type=T&code=C makes the next operation of operationType T
 # fail with C; POST /emu/preempt?zone=Z&name=N deletes an instance as a
-# preemption does; POST /emu/revoke forgets every token issued (the next
-# Compute request is answered 401); POST /emu/http-error?status=S&reason=R
+# preemption does (its group, if any, makes it again at once); POST
+# /emu/revoke forgets every token issued (the next Compute request is
+# answered 401); POST /emu/http-error?status=S&reason=R
 # &count=N answers the next N Compute requests with status S and Google's
 # document of reason R; GET /emu/state: every template, group and instance;
 # GET /emu/dump: the same as Compute writes them (templates whole, groups
 # as get answers them, instances whole).
+#
+# Instances as processes (not Google's): with --on-instance CMD each
+# instance made runs `CMD NAME FILE` (through sh; NAME the instance's,
+# FILE its metadata's user-data, written under --vm-dir, else $TMPDIR) in
+# a session of its own, so that a test boots it as a VM
+# (tests/jobs/vm.sh); an instance deleted, whichever way (preempted,
+# deleted, its group resized down or deleted), is shut down: SIGTERM to
+# that process (systemd stopping the VM's services), its process group
+# killed if still there after --grace seconds (30: a Spot VM's notice).
+# The log says "instance ZONE/NAME: booted, pid P", "...: shutdown",
+# "...: powered off after S s" and "...: exited CODE" (or "on signal N").
 #
 # What it does not: instances.insert, bulkInsert, zonal groups, versions,
 # autoscalers, updates of a template, stateful policies, ETags, quotas
@@ -85,6 +97,7 @@
 # Usage: gceemu.py --port-file FILE --project P [--users FILE] [--sa FILE]
 #                  [--token-ttl S] [--op-polls N] [--page-size N] [--log FILE]
 #                  [--image PROJECT/FAMILY=NAME]...
+#                  [--on-instance CMD [--grace S] [--vm-dir DIR]]
 #   --image: family FAMILY of project PROJECT points at image NAME;
 #   --users FILE: "CLIENT_ID CLIENT_SECRET REFRESH_TOKEN" a line;
 #   --sa FILE: "EMAIL KEY_ID MODULUS_HEX" a line (openssl rsa -modulus);
@@ -100,6 +113,9 @@ import json
 import os
 import random
 import re
+import signal
+import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -176,6 +192,11 @@ class State:
 			fam, name = spec.split("=", 1)
 			self.families[tuple(fam.split("/", 1))] = name
 		self.next_id = random.randint(10**17, 9 * 10**17)
+		self.on_instance = a.on_instance
+		self.grace = a.grace
+		self.vm_dir = a.vm_dir
+		self.procs = {}			# (zone, name) -> the instance's process
+		self.log = lambda line: None
 		if a.users:
 			for line in open(a.users):
 				if line.strip():
@@ -276,7 +297,7 @@ class State:
 			slots.append({"name": name, "zone": zone, "created": False, "error": None})
 		while len(slots) > g["targetSize"]:
 			s = slots.pop()
-			self.instances.pop((s["zone"], s["name"]), None)
+			self.drop((s["zone"], s["name"]))
 		tmpl = self.templates.get(g["instanceTemplate"].rsplit("/", 1)[1])
 		for s in slots:
 			if s["created"]:
@@ -305,6 +326,56 @@ class State:
 		    "instanceGroupManagers/%s" % (self.project, g["_region"], g["name"])}]},
 		    "guestAccelerators": list(p.get("guestAccelerators", [])),
 		    "selfLink": self.base() + "zones/%s/instances/%s" % (zone, name)}
+		self.boot((zone, name))
+
+	# ---- instances as processes (--on-instance) ----
+
+	def boot(self, key):
+		"""Run --on-instance for the instance just made: CMD NAME FILE, FILE
+		its user-data, in a session of its own."""
+		if not self.on_instance:
+			return
+		inst = self.instances[key]
+		ud = [i["value"] for i in inst["metadata"]["items"] if i["key"] == "user-data"]
+		fd, path = tempfile.mkstemp(prefix=key[1] + "-", suffix=".user-data", dir=self.vm_dir)
+		with os.fdopen(fd, "w") as f:
+			f.write(ud[0] if ud else "")
+		p = subprocess.Popen(["/bin/sh", "-c", "exec " + self.on_instance + ' "$@"', "sh", key[1], path],
+		    stdin=subprocess.DEVNULL, start_new_session=True)
+		self.procs[key] = p
+		self.log("instance %s/%s: booted, pid %d" % (key[0], key[1], p.pid))
+		threading.Thread(target=self.reap, args=(key, p), daemon=True).start()
+
+	def reap(self, key, p):
+		rc = p.wait()
+		self.log("instance %s/%s: exited %s" % (key[0], key[1], rc if rc >= 0 else
+		    "on signal %d" % -rc))
+
+	def drop(self, key):
+		"""Delete instance key (None: none): its process, if any, is shut
+		down as a VM is: SIGTERM to it (systemd stopping the agent), its
+		whole process group killed after --grace seconds."""
+		inst = self.instances.pop(key, None)
+		p = self.procs.pop(key, None)
+		if p is not None and p.poll() is None:
+			self.log("instance %s/%s: shutdown" % key)
+			try:
+				os.kill(p.pid, signal.SIGTERM)
+			except OSError:
+				pass
+
+			def hard_off():
+				if p.poll() is None:
+					self.log("instance %s/%s: powered off after %g s" % (key[0], key[1],
+					    self.grace))
+					try:
+						os.killpg(p.pid, signal.SIGKILL)
+					except OSError:
+						pass
+			t = threading.Timer(self.grace, hard_off)
+			t.daemon = True
+			t.start()
+		return inst
 
 	def reconcile_all(self):
 		for g in self.groups.values():
@@ -500,8 +571,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			st.fail_next[q["type"]] = q["code"]
 			return self.reply(200, {})
 		if path == "/emu/preempt":
-			if st.instances.pop((q["zone"], q["name"]), None) is None:
+			if st.drop((q["zone"], q["name"])) is None:
 				raise not_found("instance")
+			st.reconcile_all()	# its group replaces it, as Compute does at once
 			return self.reply(200, {})
 		if path == "/emu/revoke":
 			st.tokens.clear()
@@ -547,7 +619,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if p[0] == "aggregated" and len(p) == 2 and method == "GET":
 			return self.aggregated(p[1], q)
 		if p[0] == "zones" and len(p) == 4 and p[2] == "instances" and method == "DELETE":
-			inst = st.instances.pop((p[1], p[3]), None)
+			inst = st.drop((p[1], p[3]))
 			if inst is None:
 				raise not_found("projects/%s/zones/%s/instances/%s" % (st.project, p[1], p[3]))
 			# a member deleted by hand is recreated by its group, as Compute does
@@ -702,7 +774,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return st.group_view(g)
 		if len(p) == 1 and method == "DELETE":
 			for s in g["_slots"]:
-				st.instances.pop((s["zone"], s["name"]), None)
+				st.drop((s["zone"], s["name"]))
 			del st.groups[(region, p[0])]
 			return st.op("delete", g["selfLink"], g["id"], "region", region)
 		if len(p) == 2 and p[1] == "resize" and method == "POST":
@@ -776,11 +848,21 @@ def main():
 	ap.add_argument("--page-size", type=int, default=500)
 	ap.add_argument("--log")
 	ap.add_argument("--image", action="append")
+	ap.add_argument("--on-instance")
+	ap.add_argument("--grace", type=float, default=30.0)
+	ap.add_argument("--vm-dir")
 	a = ap.parse_args()
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)
 	srv.log = open(a.log, "a") if a.log else None
 	srv.log_lock = threading.Lock()
+
+	def log(line):
+		if srv.log:
+			with srv.log_lock:
+				srv.log.write(line + "\n")
+				srv.log.flush()
+	srv.state.log = log
 	serve(srv, a.port_file)
 
 

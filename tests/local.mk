@@ -226,6 +226,16 @@ EXTRA_DIST += bench/compress.sh bench/train-state.py
 # capacity, nothing left after down.
 dist_check_SCRIPTS += tests/t59-up-gcp.sh
 EXTRA_DIST += tests/pool/gcp-up.ini
+# Issue 24's loop end to end on GCP: tests/gceemu.py boots each instance as a
+# VM from its user-data (tests/jobs/vm-boot.sh, vm.sh: t53's way), the queue
+# on RGW: up, the agent claims, a preemption, the group makes the VM again,
+# the job resumes from its checkpoint, the scaler takes the pool to 0, down.
+dist_check_SCRIPTS += tests/t16-loop-gcp.sh
+slow_TESTS += tests/t16-loop-gcp.sh
+EXTRA_DIST += tests/pool/gcp-loop.ini tests/jobs/loop.sh tests/jobs/vm.sh tests/jobs/vm-boot.sh
+# Its figures: up to the first job running, requests per scaling decision.
+SR_BENCH += bench/loop.sh
+EXTRA_DIST += bench/loop.sh
 # up and down on Azure against tests/armemu.py (ARM, Entra ID's token
 # endpoint), the queue on tests/gcsemu.py: a Flexible set of Spot VMs
 # with eviction Delete, tags, the user-data as customData, free of

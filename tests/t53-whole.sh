@@ -45,6 +45,7 @@
 #    not installed again; the second trial finds setup done.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/jobs/fleet.sh"
+. "$top_srcdir/tests/jobs/vm.sh"
 . "$top_srcdir/tests/s3-env.sh"
 t_setup
 "$PY" -c 'import torch' 2>/dev/null || t_skip_all "no torch for $PY (python3-torch)"
@@ -230,87 +231,23 @@ whole.2: queued (seed=2)
 # --- 2. two VMs from the user-data -------------------------------------------
 "$S" cloud-init --queue "$QU" --labels test=t53 > "$T/user-data" 2> "$T/ci.err"
 t_is "$?|$(cat "$T/ci.err")" "0|" "spotrun cloud-init (the prebuilt binary) prints the user-data"
-"$PY" - "$T/user-data" "$T/ud" <<'PYEOF' > "$T/ud.out" 2>&1
-import os, sys, yaml
-d = yaml.safe_load(open(sys.argv[1]))
-out = sys.argv[2]
-os.makedirs(out)
-for f in d["write_files"]:
-    p = os.path.join(out, f["path"].lstrip("/"))
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    with open(p, "w") as fp:
-        fp.write(f["content"])
-    os.chmod(p, int(f["permissions"], 8))
-print("runcmd", d["runcmd"])
-PYEOF
+vm_userdata "$T/user-data" "$T/ud" > "$T/ud.out" 2>&1
 t_is "$?|$(cat "$T/ud.out")" "0|runcmd [['/usr/local/sbin/spotrun-install']]" \
     "the user-data: a unit and an install script, run by runcmd"
-inst=$T/ud/usr/local/sbin/spotrun-install
-mkdir -p "$T/stub"
-printf '#!/bin/sh\necho "$*" >> "$VM/systemctl.log"\n' > "$T/stub/systemctl"
-chmod 755 "$T/stub/systemctl"
-"$PY" -u "$top_srcdir/tests/boot/relay.py" unix-to-tcp "$T/rgw.sock" "$port" > "$T/relay.log" 2>&1 &
-t_pids="$t_pids $!"
-wait_for "$T/relay.log" '^ready$' 30 $! || t_bail "relay.py (host side) is not ready: $(cat "$T/relay.log")"
-
-# vm_make X: the VM's folder $T/vm-X from the user-data, its install
-# script as the VM runs it (in its network namespace)
-vm_make() {
-	V=$T/vm-$1
-	mkdir -p "$V/root" "$V/var/tmp" "$V/var/lib" "$V/usr/local/bin" "$V/etc/default"
-	cp -r "$T/ud/." "$V/"
-	sed -e "s|^\\( *dir=\\)/var/tmp/|\\1$V/var/tmp/|" -e "s| /usr/local/bin/spotrun\$| $V/usr/local/bin/spotrun|" \
-	    "$V/usr/local/sbin/spotrun-install" > "$V/install.sh"
-	# the VM's EnvironmentFile: its keys (an instance role on a cloud)
-	cat > "$V/etc/default/spotrun-agent" <<EOF2
-AWS_ACCESS_KEY_ID=$SPOTRUN_TEST_S3_ACCESS_KEY
-AWS_SECRET_ACCESS_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-AWS_CONFIG_FILE=/dev/null
-AWS_SHARED_CREDENTIALS_FILE=/dev/null
-AWS_EC2_METADATA_DISABLED=true
-SPOTRUN_AWS_ENDPOINT=http://127.0.0.1:1
-SPOTRUN_GCP_ENDPOINT=http://127.0.0.1:1
-SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:1
-${AWS_CA_BUNDLE:+AWS_CA_BUNDLE=$AWS_CA_BUNDLE}
-EOF2
-	unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
-	    "$PY" "$top_srcdir/tests/boot/relay.py" tcp-to-unix "$port" "$T/rgw.sock" -- \
-	    env -i PATH="$T/stub:/usr/sbin:/usr/bin:/sbin:/bin" VM="$V" \
-	    ${CURL_CA_BUNDLE:+CURL_CA_BUNDLE=$CURL_CA_BUNDLE} sh "$V/install.sh" > "$V/install.out" 2>&1
-}
-# vm_start X [VAR=VALUE...]: the unit's ExecStart on VM X, as systemd starts
-# it (its environment, EnvironmentFile, StateDirectory as the working
-# directory), in a network and UTS namespace of its own (host vm-X); the
-# agent's pid in $t_last, its output in $T/agent-X.err
-vm_start() {
-	V=$T/vm-$1 _h=vm-$1 _x=$1
-	shift
-	mkdir -p "$V/var/lib/spotrun"
-	# shellcheck disable=SC2046
-	(cd "$V/var/lib/spotrun" && exec unshare -n -u sh -c 'ip link set lo up && hostname "$0" && exec "$@"' "$_h" \
-	    "$PY" "$top_srcdir/tests/boot/relay.py" tcp-to-unix "$port" "$T/rgw.sock" -- \
-	    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-	    HOME="$V/root" USER=root LOGNAME=root SHELL=/bin/sh $(cat "$V/etc/default/spotrun-agent") "$@" \
-	    "$V/usr/local/bin/spotrun" $(sed 1d "$V/argv")) > "$T/agent-$_x.out" 2> "$T/agent-$_x.err" &
-	t_last=$!
-	t_pids="$t_pids $t_last"
-	agent_pids="$agent_pids $t_last"
-}
+vm_relay "$T/rgw.sock" "$port"
+vm_relays="$port $T/rgw.sock"
 sum=$(sha256sum < "$S" | cut -c1-64)
 for x in a b; do
-	vm_make $x
+	vm_make $x "$T/ud"
 	rc=$?
 	V=$T/vm-$x
 	t_is "$rc|$(cat "$V/install.out")|$(cat "$V/systemctl.log" 2>/dev/null | tr '\n' ' ')|$(sha256sum < "$V/usr/local/bin/spotrun" | cut -c1-64)|$(ls -A "$V/var/tmp")" \
 	    "0|spotrun: OK|daemon-reload enable spotrun-agent.service start spotrun-agent.service |$sum|" \
 	    "VM $x: the install script fetched spotrun by its presigned URL, checked it, installed it, started the unit" ||
 	    t_show "$V/install.out"
-	"$PY" "$top_srcdir/tests/boot/unit-exec.py" "$V" /etc/systemd/system/spotrun-agent.service --print > "$V/argv"
 done
-t_is "$(tr '\n' ' ' < "$T/vm-a/argv")" "/usr/local/bin/spotrun agent --queue $QU --labels test=t53 cwd /var/lib/spotrun " \
+t_is "$(tr '\n' ' ' < "$T/vm-a/argv")" "/usr/local/bin/spotrun agent --queue $QU --labels test=t53 " \
     "the unit's ExecStart: the agent on the queue"
-# argv: the words after the binary, without the cwd line
-sed -i '$d' "$T/vm-a/argv" "$T/vm-b/argv"
 
 t_diag "the VMs made in $(($(date +%s) - t0)) s"
 # --- 3. A's trial preempted, resumed on B --------------------------------------

@@ -1,0 +1,141 @@
+# loop.sh: the body of issue 24's loop tests (t16-loop-gcp.sh), sourced
+# after lib.sh once the test has its cloud's emulator booting each
+# instance as a VM (tests/jobs/vm-boot.sh). The test provides $T, $QU (the
+# queue, also $SPOTRUN_QUEUE), $T/gce.log or $cloud_log (the emulator's
+# log: "instance ID: booted, pid P", "instance ID: exited CODE"), and
+#   cloud_state: the emulator's resources on one line;
+#   cloud_preempt ID: the instance ID (as the log names it) preempted.
+# loop_run CLOUD POOL UP_OUT STATE_AT_0 DOWN_OUT STATE_AFTER runs the loop
+# (see t16's head comment) and checks each step; UP_OUT and DOWN_OUT are
+# what `up` and `down` print, STATE_AT_0 the emulator's state once the
+# scaler set the pool to 0, STATE_AFTER after `down`.
+
+# loop_until SECONDS DESC CMD...: wait for CMD to succeed (an event; the
+# bound only ends a test that would hang)
+loop_until() {
+	_n=$(($1 * 10)) _d=$2
+	shift 2
+	while ! "$@" > /dev/null 2>&1; do
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || { t_diag "timed out waiting for: $_d"; return 1; }
+		sleep 0.1
+	done
+}
+_loop_state_is() { [ "$(cloud_state)" = "$1" ]; }
+# every VM booted has exited
+_loop_all_exited() {
+	[ "$(grep -c ': booted, pid ' "$cloud_log")" = "$(grep -c ': exited ' "$cloud_log")" ]
+}
+
+# _loop_bench: bench/loop.sh's figures of this run, one line: spotrun's
+# time from up to the job's start less the VM's boot (the emulator's
+# instance made to the agent started: the install script), and the
+# Compute requests the agents' scalers made (the emulator's log after
+# up, the test's hooks aside) per scaling decision that moved the target
+_loop_bench() {
+	_b=$(sed -n 's/^boot start //p' "$T/boot-$host.1")
+	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$host.1")
+	_r=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(GET|POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/')
+	_d=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool [^ ]*: target [0-9]* -> ')
+	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" \
+	    'BEGIN { printf "up_to_job %.2f boot %.2f spotrun %.2f requests %d decisions %d\n", s - u, e - b, s - u - (e - b), r, d }'
+}
+
+loop_run() {
+	_pool=$2
+	: "${cloud_log:=$T/gce.log}"
+	L=$T/laptop
+	mkdir -p "$L"
+	# the job: 10 steps; its first attempt holds at step 5 until a
+	# checkpoint request (the preemption's), saves by the file protocol
+	# and waits to be stopped
+	cat > "$L/job.sh" <<EOF
+step=0
+[ -n "\$SPOTRUN_RESUME_STEP" ] && step=\$(cat "\$SPOTRUN_CKPT_DIR/step")
+echo "start at step \$step"
+[ -e "$T/marks/started" ] || date +%s.%N > "$T/marks/started"
+save() {
+	echo \$step > "\$SPOTRUN_CKPT_DIR/step"
+	echo \$step > "\$SPOTRUN_CKPT_DONE.t" && mv "\$SPOTRUN_CKPT_DONE.t" "\$SPOTRUN_CKPT_DONE"
+}
+while [ \$step -lt 10 ]; do
+	step=\$((step + 1))
+	if [ \$step = 5 ] && [ -z "\$SPOTRUN_RESUME_STEP" ]; then
+		echo "\$(hostname) \$step" > "$T/marks/held.t" && mv "$T/marks/held.t" "$T/marks/held"
+		i=0
+		while [ ! -f "\$SPOTRUN_CKPT_REQUEST" ]; do
+			i=\$((i + 1))
+			[ \$i -lt 3000 ] || { echo "no checkpoint request in 300 s"; exit 3; }
+			sleep 0.1
+		done
+		save
+		sleep 300
+		echo "not stopped 300 s after the checkpoint"
+		exit 3
+	fi
+	[ -f "\$SPOTRUN_CKPT_REQUEST" ] && save
+done
+echo "\$(hostname) done" >> "$T/marks/done"
+echo "result: 10 steps"
+EOF
+	printf '[job]\nname = loop\ncommand = sh job.sh\n[checkpoint]\nsignal = none\ninterval = 1h\n' > "$L/loop.ini"
+	"$SPOTRUN" submit "$L/loop.ini" > "$T/submit.out" 2> "$T/submit.err"
+	t_is "$?|$(tail -n 1 "$T/submit.out")" "0|1 queued, 0 already in the queue: $QU (from \$SPOTRUN_QUEUE)" \
+	    "the job is queued" || { t_show "$T/submit.out"; t_show "$T/submit.err"; }
+
+	# ---- up: one VM for the one job ----
+	_t_up=$(date +%s.%N)
+	"$SPOTRUN" up "$_pool" --queue "$QU" > "$T/up.out" 2> "$T/up.err"
+	_gl_up=$(grep -c . "$cloud_log")
+	t_is "$?|$(cat "$T/up.out")|$(cat "$T/up.err")" "0|$3|" "up makes the pool at the queue's demand, 1 VM" ||
+	    t_show "$T/up.err"
+	wait_for "$T/marks/held" '^[-a-z0-9]+ 5$' 180 ""
+	t_result $? "the VM boots (spotrun fetched from the bucket), its agent claims the job, which reaches step 5" ||
+	    { for f in "$T"/boot-* "$T"/agent-*.err; do t_show "$f"; done; t_bail "no VM ran the job"; }
+	host=$(cut -d' ' -f1 "$T/marks/held")
+	id=$(sed -n "s|^instance \\([^ ]*/$host\\): booted, pid .*|\\1|p" "$cloud_log" | head -n 1)
+	t_is "$(grep -c ': booted, pid ' "$cloud_log")|$(grep -cE '^spotrun agent: loop: claimed' "$T/agent-$host.1.err")" \
+	    "1|1" "one instance booted, $id; its agent (host $host) claimed the job" || t_show "$T/agent-$host.1.err"
+
+	# ---- the instance preempted, made again, the job resumed ----
+	cloud_preempt "$id"
+	wait_for "$cloud_log" "^instance $id: exited" 120 ""
+	t_is "$(sed -n "s|^instance $id: exited ||p" "$cloud_log")|$(grep -E '^spotrun agent: loop: (released|succeeded|failed)' "$T/agent-$host.1.err")" \
+	    "143|spotrun agent: loop: released (epoch 1)" \
+	    "preempted: the emulator stops the agent, which checkpoints and releases the job, exit 143" ||
+	    t_show "$T/agent-$host.1.err"
+	wait_for "$T/agent-$host.2.err" '^spotrun agent: loop: (succeeded|failed)' 300 ""
+	t_is "$(grep -c "^instance $id: booted" "$cloud_log")|$(grep -E '^spotrun agent: loop: (claimed|succeeded|failed)' "$T/agent-$host.2.err" | sed 's/: claimed .*/: claimed/; s/ (took [0-9.]* s)$//; s/ (epoch [0-9]*)$//')" \
+	    "2|spotrun agent: loop: claimed
+spotrun agent: loop: succeeded" "the group makes $id again, a fresh VM; its agent claims the job and it succeeds" ||
+	    t_show "$T/agent-$host.2.err"
+
+	# ---- the queue drained: the scaler takes the pool to 0 ----
+	loop_until 120 "the emulator at: $4" _loop_state_is "$4"
+	t_is "$(cloud_state)" "$4" "the queue drained, the agent's scaler sets the target to 0: no instance left"
+	loop_until 60 "every VM's agent gone" _loop_all_exited
+	t_is "$(sed -n 's/^instance .*: exited //p' "$cloud_log" | tr '\n' ' ')" "143 143 " \
+	    "both VMs' agents exited on the emulator's SIGTERM (no hard power-off)" || t_show "$cloud_log"
+	"$SPOTRUN" status --no-cloud > "$T/st.out" 2> "$T/st.err"
+	t_like "$T/st.out" "^pool loop on $1 in .*, target 0 VMs \\(queue drained, by [^)]*\\)" \
+	    "status: the pool at 0, queue drained, by an agent" || t_show "$T/st.out"
+
+	# ---- the job ran twice, finished once ----
+	"$SPOTRUN" status --json loop > "$T/st.json" 2>&1
+	t_is "$("$PY" -c 'import json, sys
+for j in json.load(open(sys.argv[1]))["jobs"]:
+    print(j["id"], j["state"], j["attempts"], j["host"])' "$T/st.json" 2>&1)" "loop succeeded 2 $host" \
+	    "status: the job succeeded in 2 attempts" || t_show "$T/st.json"
+	"$SPOTRUN" logs loop > "$T/logs.out" 2>&1
+	t_is "$(sed -n 's/^+[0-9.]* out \(start at step [0-9]*\|result: .*\)$/\1/p' "$T/logs.out" | tr '\n' ' ')" \
+	    "start at step 0 start at step 5 result: 10 steps " "the job started at step 0, resumed at step 5, finished" ||
+	    t_show "$T/logs.out"
+	t_is "$(cat "$T/marks/done")" "$host done" "the job's end reached once, never twice"
+
+	[ -z "${LOOP_BENCH_OUT:-}" ] || _loop_bench >> "$LOOP_BENCH_OUT"
+
+	# ---- down ----
+	"$SPOTRUN" down "$_pool" --queue "$QU" > "$T/down.out" 2> "$T/down.err"
+	t_is "$?|$(cat "$T/down.out")|$(cat "$T/down.err")" "0|$5|" "down deletes the pool" || t_show "$T/down.err"
+	t_is "$(cloud_state)" "$6" "nothing left on the emulator"
+}
