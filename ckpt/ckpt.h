@@ -46,7 +46,9 @@
 
 struct sr_ckpt_opts {
 	const char *job;		/* job name: the key prefix */
-	size_t chunk_size;		/* bytes per chunk (default 16 MiB) */
+	size_t chunk_size;		/* bytes per chunk (0: a directory's save
+					 * chooses, ckpt/chunksize.h; 16 MiB for
+					 * the rest) */
 	int level;			/* zstd level (default 1) */
 	int threads;			/* worker threads (0 = all CPUs); a restore
 					 * adds readers that mostly wait for the

@@ -28,9 +28,14 @@
 #include "util.h"
 #include "zframe.h"
 
-/* Sampling: slices at the start, middle and end of the chunk. */
+/* Sampling: slices at the start, middle and end of the chunk, each at
+ * most SAMPLE_SLICE and at most 1/SAMPLE_SHARE of the chunk: the three
+ * probes compress the sample three times, which was 56% of the work on
+ * top of the chunk's own at 1 MiB chunks with whole slices (9% now), 3.5%
+ * at 16 MiB (the same as before). */
 #define SAMPLE_SLICES 3
 #define SAMPLE_SLICE ((size_t)64 * 1024)
+#define SAMPLE_SHARE 32
 /* Chunks smaller than this are not worth sampling: no transform. */
 #define SAMPLE_MIN ((size_t)4096)
 /* A frame is kept compressed only below this fraction of its raw size (31/32). */
@@ -207,19 +212,25 @@ grow(uint8_t **buf, size_t *cap, size_t need, char *err)
 static size_t
 take_sample(const uint8_t *src, size_t n, uint8_t *out)
 {
-	size_t i, len = 0, whole = SAMPLE_SLICES * SAMPLE_SLICE;
+	size_t i, len = 0, slice = n / SAMPLE_SHARE / SAMPLE_SLICES & ~(size_t)15;
+	size_t whole;
 
+	if (slice > SAMPLE_SLICE)
+		slice = SAMPLE_SLICE;
+	if (slice < SAMPLE_MIN)
+		slice = SAMPLE_MIN;
+	whole = SAMPLE_SLICES * slice;
 	if (n <= whole) {
 		len = n & ~(size_t)15;
 		memcpy(out, src, len);
 		return len;
 	}
 	for (i = 0; i < SAMPLE_SLICES; i++) {
-		size_t off = (n - SAMPLE_SLICE) / (SAMPLE_SLICES - 1) * i;
+		size_t off = (n - slice) / (SAMPLE_SLICES - 1) * i;
 
 		off &= ~(size_t)15;
-		memcpy(out + len, src + off, SAMPLE_SLICE);
-		len += SAMPLE_SLICE;
+		memcpy(out + len, src + off, slice);
+		len += slice;
 	}
 	return len;
 }

@@ -37,6 +37,7 @@
 #include "byteplane.h"
 #include "catalog.h"
 #include "chunkhash.h"
+#include "chunksize.h"
 #include "ckpt.h"
 #include "chain.h"
 #include "codec.h"
@@ -961,6 +962,30 @@ raw_of(const struct sr_manifest *m)
 	return n;
 }
 
+/* Whether a save of src with opts chooses its chunk size: none set, a
+ * source that takes any, and no gang (its nodes choose apart, so they
+ * keep the default; a library job's ranks are a gang too). */
+static int
+auto_chunk(const struct sr_ckpt_opts *opts, const struct sr_save_src *src)
+{
+	return opts->chunk_size == 0 && src->any_chunk && opts->part == NULL &&
+	    opts->nmerge == 0;
+}
+
+/* The chunk size from the state's size and the previous checkpoint
+ * (chunksize.h), said through opts->log when the previous had another. */
+static void
+choose_chunk(struct saver *s)
+{
+	const char *why;
+	size_t was = sr_chunk_used(&s->prev, NULL);
+
+	s->chunk_size = sr_chunk_choose(s->raw_total, &s->prev, &why);
+	if (was != 0 && was != s->chunk_size)
+		sr_ckpt_say(s->o, "chunk size %zu KiB, %s, not the previous checkpoint's %zu KiB:"
+		    " its chunks are stored again", s->chunk_size >> 10, why, was >> 10);
+}
+
 /* One try of sr_ckpt_save_src. */
 static int
 save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_save_src *src,
@@ -1043,6 +1068,8 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		goto out;
 	if ((rc = load_previous(&s, &cat, err)) != 0)
 		goto out;
+	if (auto_chunk(opts, src))
+		choose_chunk(&s);
 	if ((s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16, err)) == NULL) {
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;

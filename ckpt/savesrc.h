@@ -67,6 +67,11 @@ struct sr_save_src {
 	 * it->size: its file shrank); before the pipeline closes its fd. */
 	void (*finished)(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it,
 	    uint64_t saved);
+	/* 1: the source takes any chunk size (a directory), so that a save
+	 * whose opts set none, outside a gang, chooses it from the state's
+	 * size (chunksize.h); 0: opts' or the default, which the source
+	 * itself cuts with (tensors' shares, staged and device buffers). */
+	int any_chunk;
 };
 
 /* What a directory's save leaves out (sr_ckpt_save_filtered; a snapshot,
@@ -92,7 +97,8 @@ struct sr_dir_filter {
 int sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err);
 
-/* The chunk size a save with opts cuts its items into. */
+/* The chunk size a save with opts cuts its items into, unless the source
+ * takes any and opts set none (then chunksize.h's choice). */
 size_t sr_ckpt_chunk_size(const struct sr_ckpt_opts *opts);
 
 /* sr_ckpt_save's contract, for what src holds. */

@@ -368,7 +368,7 @@ set_defaults(struct sr_jobspec *js)
 	js->write_timeout = 600;
 	js->margin = 5;
 	js->ckpt.keep = 3;
-	js->ckpt.chunk_size = 16 << 20;
+	js->ckpt.chunk_size = 0;	/* the save chooses (ckpt/chunksize.h) */
 	js->ckpt.level = 1;
 	js->provider.name = sr_strdup("auto");
 	js->provider.window = 30;

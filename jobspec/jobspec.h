@@ -120,7 +120,8 @@ struct sr_jobspec {
 	double write_timeout;	/* seconds the job has to write a periodic one (default 10m) */
 	double margin;		/* safety margin before a deadline (default 5 s) */
 	/* The checkpoint module's own settings, as ckpt.h takes them, filled
-	 * by the key table: chunk_size (default 16 MiB; 1 MiB .. 256 MiB),
+	 * by the key table: chunk_size (1 MiB .. 256 MiB; default 0: the
+	 * save chooses it from the state's size, ckpt/chunksize.h),
 	 * level (zstd, default 1; 1..19), keep (default 3). The rest (job,
 	 * callbacks, deadline) stays zero here; the run sets them. */
 	struct sr_ckpt_opts ckpt;

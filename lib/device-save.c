@@ -650,6 +650,7 @@ sr_lib_device_save(spotrun_ctx *ctx, const struct sr_ckpt_opts *opts,
 		src.describe = dsave_describe;
 		src.next = dsave_next;
 		src.finished = dsave_finished;
+		src.any_chunk = 0;	/* one chunk of opts' size an item */
 		/* alone, or this rank's part of a collective save */
 		rc = sr_lib_ranks_save(ctx, &o, &src, NULL, 0, step, stats, err);
 		/* once more without references (a save under a deadline has

@@ -373,4 +373,5 @@ sr_stage_source(struct sr_stage *sg, struct sr_save_src *src)
 	src->describe = stage_describe;
 	src->next = stage_next;
 	src->finished = stage_finished;
+	src->any_chunk = 0;	/* staged by the chunk size of opts */
 }

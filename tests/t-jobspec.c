@@ -906,7 +906,7 @@ test_good_defaults(void)
 	is_str(js->local_dir, want, "default local_dir: <workdir>/.spotrun/<name>");
 	is_int(js->request_signal, SIGUSR1, "default signal: USR1");
 	ok(js->write_timeout == 600, "default write_timeout: 10m");
-	is_int(js->ckpt.chunk_size, 16 << 20, "default chunk_size: 16MiB");
+	is_int(js->ckpt.chunk_size, 0, "default chunk_size: 0, the save chooses");
 	is_int(js->ckpt.level, 1, "default level: 1");
 	ok(js->margin == 5, "default margin: 5s");
 	is_str(js->provider.name, "auto", "default provider: auto");
