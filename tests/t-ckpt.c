@@ -1640,7 +1640,11 @@ test_rss(void)
 	memset(&ru, 0, sizeof ru);
 	wait4(pid, &status, 0, &ru);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "save of 256 MiB in 16 MiB chunks");
-	ok(ru.ru_maxrss < 160 * 1024, "peak RSS %ld MiB < 160 MiB", ru.ru_maxrss / 1024);
+	/* SAVE_MEM (160 MiB) bounds the pipeline's buffers, not the process:
+	 * its libraries, the store's buffers and malloc's per-thread arenas come
+	 * on top (152-163 MiB measured at load 12). A save that held the
+	 * 256 MiB state, or one more chunk per slot, passes 192. */
+	ok(ru.ru_maxrss < 192 * 1024, "peak RSS %ld MiB < 192 MiB", ru.ru_maxrss / 1024);
 	tu_rmtree(src);
 	free(src);
 }
