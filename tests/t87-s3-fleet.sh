@@ -121,12 +121,15 @@ for i in range(1, 21):
         elif f[0] == "done":
             runs[f[2]][1] = float(f[1])
             done.add(f[2])
-    # In a trial no kill touched, every run of the job that did not reach
-    # its end was preempted, whether or not it answered the notice (on a
-    # loaded machine some notices come before the job's first step); one
-    # that answered its notice at its last step and exited 0 was not: the
-    # runner says "finished exit 0", 0 preemptions.
-    notices = len(set(runs) - done)
+    # In a trial no kill touched, every run but the last was preempted,
+    # whether or not it answered the notice (on a loaded machine some
+    # notices come before the job's first step), and the last was not: one
+    # that answered its notice at its last step and exited 0 on its own is
+    # done ("finished exit 0", 0 preemptions). A run may write its "done"
+    # line and still be preempted: stopped at the window's end before it
+    # exited (seen at load 12: two "done" lines, the second run's resumed
+    # from the notice's checkpoint), so "done" does not decide it.
+    notices = max(len(runs) - 1, 0)
     for t, k in starts:
         want = max([st for c, st in committed if c < t], default=0)
         if k != want:
