@@ -48,33 +48,6 @@ names(const char *pool, const char *region, char group[90], char set[90])
 	snprintf(set, 90, "spotrun-pool-%s-%s", pool, region);
 }
 
-/* The index of the place of size type in region in places (n), or -1. */
-static long
-place_index(const struct sr_pool_place *places, size_t n, const char *type, const char *region)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if (strcmp(places[k].types[0], type) == 0 && strcmp(places[k].region, region) == 0)
-			return (long)k;
-	return -1;
-}
-
-/* The places of l: each size in order, each region in order within a
- * size (ntypes x nregions of them). */
-static void
-fill_places(const struct sr_pool_launch *l, struct sr_pool_place *places)
-{
-	size_t t, g, k = 0;
-
-	for (t = 0; t < l->ntypes; t++)
-		for (g = 0; g < l->p->nregions; g++, k++) {
-			places[k].region = l->p->regions[g];
-			places[k].types = &l->types[t];
-			places[k].ntypes = 1;
-		}
-}
-
 /* Make the pool's set at place pl with the launch's target (its group
  * and network first). */
 static enum sr_arm_status
@@ -142,7 +115,7 @@ adopt(struct sr_arm *c, const struct sr_pool_place *places, size_t n,
 
 	*k = -1;
 	for (i = 0; i < f->nsets; i++) {
-		if (v == NULL && (at = place_index(places, n, f->sets[i].vm_size,
+		if (v == NULL && (at = sr_pool_place_index(places, n, f->sets[i].vm_size,
 		    f->sets[i].region)) >= 0) {
 			v = &f->sets[i];
 			*k = at;
@@ -211,7 +184,7 @@ azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	memset(w, 0, sizeof *w);
 	w->target = l->target;
 	places = sr_calloc(n + 1, sizeof *places);
-	fill_places(l, places);
+	sr_pool_places_by_type(l, places);
 	if (open_client(&r.c, err) == -1) {
 		free(places);
 		return -1;

@@ -208,3 +208,28 @@ sr_pool_failover(const struct sr_pool_launch *l, struct sr_pool_where *w,
 	free(order);
 	return st == SR_FAILOVER_OK ? 0 : -1;
 }
+
+void
+sr_pool_places_by_type(const struct sr_pool_launch *l, struct sr_pool_place *places)
+{
+	size_t t, g, k = 0;
+
+	for (t = 0; t < l->ntypes; t++)
+		for (g = 0; g < l->p->nregions; g++, k++) {
+			places[k].region = l->p->regions[g];
+			places[k].types = &l->types[t];
+			places[k].ntypes = 1;
+		}
+}
+
+long
+sr_pool_place_index(const struct sr_pool_place *places, size_t n, const char *type,
+    const char *region)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (strcmp(places[k].types[0], type) == 0 && strcmp(places[k].region, region) == 0)
+			return (long)k;
+	return -1;
+}

@@ -91,4 +91,13 @@ int sr_pool_zone_region(enum sr_pool_cloud cloud, const char *zone, char *region
  * (the cloud's: 1 for a capacity code) knows it; "capacity" when none. */
 void sr_failover_code_in(const char *err, int (*is_capacity)(const char *code), char code[64]);
 
+/* The places of l one type at a time (GCP, Azure: a group holds one
+ * type): each type in order, each region in order within a type, into
+ * places (l->ntypes x l->p->nregions of them). */
+void sr_pool_places_by_type(const struct sr_pool_launch *l, struct sr_pool_place *places);
+/* The index in places (n) of the one-type place of type in region, or -1
+ * (the file changed since the pool was placed). */
+long sr_pool_place_index(const struct sr_pool_place *places, size_t n, const char *type,
+    const char *region);
+
 #endif

@@ -68,34 +68,6 @@ resolve_image(struct sr_gce *c, const struct sr_pool *p, char *image, size_t cap
 	return sr_gce_image_from_family(c, im, image, cap, err) == SR_GCE_OK ? 0 : -1;
 }
 
-/* The index of the place of type in region in places (n), or -1 (the
- * file changed). */
-static long
-place_index(const struct sr_pool_place *places, size_t n, const char *type, const char *region)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		if (strcmp(places[k].types[0], type) == 0 && strcmp(places[k].region, region) == 0)
-			return (long)k;
-	return -1;
-}
-
-/* The places of l: each type in order, each region in order within a
- * type (places: ntypes x nregions of them). */
-static void
-fill_places(const struct sr_pool_launch *l, struct sr_pool_place *places)
-{
-	size_t t, g, k = 0;
-
-	for (t = 0; t < l->ntypes; t++)
-		for (g = 0; g < l->p->nregions; g++, k++) {
-			places[k].region = l->p->regions[g];
-			places[k].types = &l->types[t];
-			places[k].ntypes = 1;
-		}
-}
-
 /* What the engine works with during one ensure. */
 struct run {
 	struct sr_gce *c;
@@ -236,7 +208,7 @@ adopt(struct run *r, const struct sr_gce_found *f, long *k, char *err)
 			snprintf(r->tmpl_type, sizeof r->tmpl_type, "%s", f->templates[i].machine_type);
 	for (i = 0; i < f->ngroups; i++) {
 		if (g == NULL && strcmp(f->groups[i].template_name, tmpl) == 0 &&
-		    (*k = place_index(r->places, r->nplaces, r->tmpl_type,
+		    (*k = sr_pool_place_index(r->places, r->nplaces, r->tmpl_type,
 		    f->groups[i].region)) >= 0) {
 			g = &f->groups[i];
 			continue;
@@ -295,7 +267,7 @@ gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	w->target = l->target;
 	r.nplaces = l->ntypes * l->p->nregions;
 	places = sr_calloc(r.nplaces + 1, sizeof *places);
-	fill_places(l, places);
+	sr_pool_places_by_type(l, places);
 	r.places = places;
 	if (open_client(&r.c, err) == -1) {
 		free(places);
