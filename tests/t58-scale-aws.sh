@@ -213,8 +213,16 @@ is "$(fleets)" "t58 0" "the fleet's target is 0"
 stop_agent "$pa"
 stop_agent "$pb"
 stop_agent "$pf"
-is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" "released" \
-    "the agents gone, the pool's lease is released"
+# A keeper whose renewal came too late (a TTL of 3 s on a loaded machine)
+# lost the lease: it is no longer A's to release, and stays as it was
+# until it expires (seen once at load 12).
+if said agA "pool t58: lost its lease"; then
+	is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" "running" \
+	    "the agents gone: A had lost the pool's lease, which it leaves to expire"
+else
+	is "$(s3get queue/_leases/pool.t58 | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')" "released" \
+	    "the agents gone, the pool's lease is released"
+fi
 
 # ---- submit raises it from 0 ----
 run 0 "submit one job" submit --queue "$q" "$tmp/w/one.ini"
