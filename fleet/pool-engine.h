@@ -131,6 +131,15 @@ const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
  * job (sr_queue_pending_list, sr_queue_status_list: two listings). */
 struct sr_queue;
 int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
+/* sr_pool_demand, and the running jobs (their newest markers' host and
+ * id, in id order) into *run (free it) and *nrun, from the same two
+ * listings. */
+struct sr_pool_running {
+	char host[65];			/* SR_QUEUE_HOST_MAX + 1: cut as markers cut it */
+	char id[129];			/* the job's id (SR_QUEUE_ID_MAX + 1) */
+};
+int sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
+    struct sr_pool_running **run, size_t *nrun, char *err);
 
 /* The AWS entry (pool-aws.c), the GCP entry (pool-gcp.c), the Azure
  * entry (pool-azure.c). */

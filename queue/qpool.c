@@ -30,11 +30,12 @@ record_json(const struct sr_queue_pool *p)
 	char *body;
 
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:i, s:f, s:f, s:f, s:f, "
-	    "s:I, s:s, s:s}", "name", p->name, "cloud", p->cloud, "region", p->region, "group",
-	    p->group, "template", p->template_id, "target", (json_int_t)p->target, "created",
+	    "s:f, s:f, s:I, s:s, s:s}", "name", p->name, "cloud", p->cloud, "region", p->region,
+	    "group", p->group, "template", p->template_id, "target", (json_int_t)p->target, "created",
 	    round(p->created * 1000.0) / 1000.0, "updated", round(p->updated * 1000.0) / 1000.0,
 	    "max_vms", p->max_vms, "cost_cap", p->cost_cap, "idle_timeout", p->idle_timeout,
 	    "spent", round(p->spent * 1e6) / 1e6, "spent_at", round(p->spent_at * 1000.0) / 1000.0,
+	    "in_jobs", round(p->in_jobs * 1e6) / 1e6, "idle", round(p->idle * 1e6) / 1e6,
 	    "fence", (json_int_t)p->fence, "by", p->by, "why", p->why);
 	if (root != NULL && p->tried[0] != '\0' && (json_object_set_new(root, "tried",
 	    json_string(p->tried)) == -1 || json_object_set_new(root, "waiting",
@@ -102,13 +103,15 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 
 	memset(p, 0, sizeof *p);
 	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b, s?:i, s?:F, "
-	    "s?:F, s?:F, s?:F, s?:I, s?:s, s?:s}", "name", &name, "cloud", &cloud, "region",
+	    "s?:F, s?:F, s?:F, s?:F, s?:F, s?:I, s?:s, s?:s}", "name", &name, "cloud", &cloud, "region",
 	    &region, "group", &group, "template", &tmpl, "target", &target, "created",
 	    &p->created, "updated", &p->updated, "tried", &tried, "waiting", &waiting,
 	    "max_vms", &max_vms, "cost_cap", &p->cost_cap, "idle_timeout", &p->idle_timeout,
-	    "spent", &p->spent, "spent_at", &p->spent_at, "fence", &fence, "by", &by, "why", &why);
+	    "spent", &p->spent, "spent_at", &p->spent_at, "in_jobs", &p->in_jobs, "idle", &p->idle,
+	    "fence", &fence, "by", &by, "why", &why);
 	if (rc == 0 && target >= 0 && target <= 1000000 && max_vms >= 0 && max_vms <= 1000000 &&
-	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0) {
+	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0 &&
+	    p->in_jobs >= 0 && p->idle >= 0) {
 		snprintf(p->name, sizeof p->name, "%s", name);
 		snprintf(p->cloud, sizeof p->cloud, "%s", cloud);
 		snprintf(p->region, sizeof p->region, "%s", region);
