@@ -25,6 +25,8 @@ list_vms(struct sr_status_pool *p, const struct sr_prices *t)
 	snprintf(w.group, sizeof w.group, "%s", p->rec.group);
 	snprintf(w.template_id, sizeof w.template_id, "%s", p->rec.template_id);
 	w.target = p->rec.target;
+	w.known = p->rec.prices;
+	w.nknown = p->rec.nprices;
 	if (p->e->list(&w, p->rec.name, &p->vms, &p->nvms, p->list_err) == -1) {
 		p->vms = NULL;
 		p->nvms = 0;

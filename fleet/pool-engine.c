@@ -64,6 +64,17 @@ sr_pool_time(const char *s)
 	return t - sign * (atoi(p + 1) * 3600.0 + atoi(p + 4) * 60.0);
 }
 
+double
+sr_pool_known_price(const struct sr_pool_where *w, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < w->nknown && w->known != NULL && id[0] != '\0'; i++)
+		if (strcmp(w->known[i].vm, id) == 0)
+			return w->known[i].price;
+	return 0;
+}
+
 /* What the demand's walk of the markers collects. */
 struct demand {
 	unsigned vms;

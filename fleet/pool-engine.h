@@ -38,6 +38,8 @@ struct sr_pool_launch {
 #define SR_POOL_REFUSED_MAX 32
 
 /* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
+struct sr_queue_pool_price;
+
 struct sr_pool_where {
 	char region[64];
 	char group[128];		/* AWS: the EC2 Fleet's id; GCP: the group's name;
@@ -53,6 +55,11 @@ struct sr_pool_where {
 	 * refused it). */
 	char tried[512];
 	int waiting;
+	/* The launch prices known already (the pool's record's, from the
+	 * scaler's last list; NULL: none): list gives a VM found here its
+	 * price without asking the cloud (sr_pool_known_price). */
+	const struct sr_queue_pool_price *known;
+	size_t nknown;
 	/* Each place that refused during this ensure, for the queue's
 	 * placement history (up writes them: sr_queue_placement_add). */
 	struct sr_pool_refused {
@@ -124,6 +131,9 @@ const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
 /* The engine of the cloud named so ("aws", as a pool's record says), or
  * NULL: an unknown name, or no engine in this build. */
 const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
+
+/* VM id's launch price among w's known ones, or 0 (not known). */
+double sr_pool_known_price(const struct sr_pool_where *w, const char *id);
 
 /* How many VMs the queue's demand asks for, within max_vms (a negative
  * max_vms: no limit): one per

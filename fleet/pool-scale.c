@@ -52,6 +52,23 @@ sr_pool_cost_add(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n
 	rec->spent_at = now;
 }
 
+/* The launch prices of the n listed VMs into rec, in their order, the
+ * first SR_QUEUE_POOL_PRICES priced: the VMs gone drop out. */
+static void
+keep_prices(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n)
+{
+	size_t i;
+
+	rec->nprices = 0;
+	for (i = 0; i < n && rec->nprices < SR_QUEUE_POOL_PRICES; i++) {
+		if (v[i].price <= 0 || v[i].id[0] == '\0' || strlen(v[i].id) >=
+		    sizeof rec->prices[0].vm)
+			continue;
+		snprintf(rec->prices[rec->nprices].vm, sizeof rec->prices[0].vm, "%s", v[i].id);
+		rec->prices[rec->nprices++].price = v[i].price;
+	}
+}
+
 /* Which of the n listed VMs run a job (busy[i] 1) by the agents' records:
  * a VM whose id is the instance of a live agent (agents/) on whose host a
  * job runs (run, the running markers' hosts). No job running: none, and
@@ -130,6 +147,8 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	snprintf(w.group, sizeof w.group, "%s", rec.group);
 	snprintf(w.template_id, sizeof w.template_id, "%s", rec.template_id);
 	w.target = rec.target;
+	w.known = rec.prices;
+	w.nknown = rec.nprices;
 	/* the demand first: its running jobs' hosts are whose VMs are busy */
 	if (sr_pool_demand_running(s->q, -1, &s->demand, &run, &nrun, err) == -1)
 		return SR_POOL_SCALE_ERROR;
@@ -139,6 +158,7 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 			free(run);
 			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
 		}
+		keep_prices(&rec, vms, n);
 		busy = sr_calloc(n + 1, sizeof *busy);
 		rc = busy_vms(s->q, vms, n, run, nrun, busy, err);
 		if (rc == 0)

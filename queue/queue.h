@@ -382,6 +382,13 @@ int sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size
  * engine keeps it. A hint for status and the agents; the cloud's tags are
  * the truth, and `down` finds by them. */
 #define SR_QUEUE_POOL_NAME_MAX 40
+#define SR_QUEUE_POOL_PRICES 64		/* launch prices kept, VMs */
+/* A VM's price at launch, as its cloud said it (AWS: the spot price
+ * history's): vm its id (struct sr_pool_vm's), price dollars an hour. */
+struct sr_queue_pool_price {
+	char vm[64];
+	double price;
+};
 struct sr_queue_pool {
 	char name[SR_QUEUE_POOL_NAME_MAX + 1];
 	char cloud[16];			/* "aws" */
@@ -411,6 +418,12 @@ struct sr_queue_pool {
 	int64_t fence;
 	char by[128];
 	char why[160];
+	/* The launch prices of the VMs the last step listed (at most
+	 * SR_QUEUE_POOL_PRICES, in the list's order), so that a step or
+	 * status asks the cloud a VM's price once ("prices": {"VM": price};
+	 * absent: none). */
+	struct sr_queue_pool_price prices[SR_QUEUE_POOL_PRICES];
+	size_t nprices;
 };
 /* Write p's record (overwriting): 0, or -1 with err. */
 int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);

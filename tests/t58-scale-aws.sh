@@ -19,6 +19,9 @@
 #   a scaler stopped before its write (fault pool-scale-write:stop) past
 #   its lease's TTL, whose lease another agent took, writes nothing when it
 #   wakes: the record stays byte for byte the other's;
+#   the record keeps the VM's launch price once a step listed it
+#   ("prices"), and status takes a VM's price from there rather than ask
+#   the history again (a price put in the record is what status shows);
 #   a pool past its cost cap goes to 0 ("cost cap $1.00 reached") and
 #   submit does not raise it;
 #   the pool's cost split: spent (till then) all idle, in jobs 0 (no
@@ -285,6 +288,24 @@ is "$(record queue t58)" "$r" "the record is byte for byte agent D's"
 stop_agent "$pc"
 stop_agent "$pd"
 
+# ---- the launch prices kept in the record ----
+# (agent D's step listed the VM the submit's raise launched)
+r=$(record queue t58)
+is "$(python3 -c 'import json, re, sys; p = json.loads(sys.argv[1])["prices"]; print([(re.fullmatch(r"i-[0-9a-f]+", k) is not None, v) for k, v in p.items()])' "$r")" \
+    "[(True, 0.3712)]" "the record keeps the VM's launch price: {\"i-ID\": 0.3712}"
+# a price of the record's is not asked again: one put there is what status shows
+python3 - "$ep" "$r" <<'PY'
+import json, sys, boto3
+r = json.loads(sys.argv[2])
+r["prices"] = dict((k, 0.25) for k in r["prices"])
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t58", Key="queue/pools/t58", Body=json.dumps(r, separators=(",", ":")))
+PY
+run 0 "status, a price in the record" status --queue "$q"
+is "$(sed -n '/^  i-/p' "$tmp/out" | sed -e 's/i-[0-9a-f]*/i-ID/' -e 's/ [0-9hms.]*$/ AGE/')" \
+    "  i-ID running us-east-1a g5.xlarge \$0.25/h AGE" \
+    "status prices the VM from the record, not the history (which says 0.3712)"
+
 # ---- the cost cap ----
 cat > "$tmp/prices.ini" <<'EOF'
 [aws]
@@ -335,9 +356,10 @@ is "$(fleets | sort)" "t58 1
 t58c 0" "no fleet made or changed"
 
 # ---- the cost split: a job on the pool's VM ----
-# an agent of a GPU whose instance is the pool's VM (label instance, as
-# its provider's facts would say on the VM), running a job that waits
-vm=$("$SPOTRUN" status --queue "$q" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["pools"][0]["vms"][0]["id"])')
+# an agent of a GPU whose instance is the pool's VM (a billed one: label
+# instance, as its provider's facts would say on the VM), running a job
+# that waits
+vm=$("$SPOTRUN" status --queue "$q" --json | python3 -c 'import json, sys; print([v["id"] for v in json.load(sys.stdin)["pools"][0]["vms"] if v["billed"]][0])')
 r=$(record queue t58)
 idle0=$(field "$r" idle)
 cat > "$tmp/w/busy.ini" <<EOF
