@@ -27,7 +27,7 @@
 #   the pool's cost split: spent (till then) all idle, in jobs 0 (no
 #   agent names the VM); an agent whose instance is the pool's VM (label
 #   instance) running a job on it: in jobs above 0, spent = in jobs + idle
-#   in the record (to the millionth), status prints the three;
+#   in the record (each rounded to the millionth), status prints the three;
 #   a pool waiting for capacity with no group (AWS: no fleet) is left at
 #   its target, "waiting for capacity: no group to size; ...", no
 #   ModifyFleet sent;
@@ -356,9 +356,11 @@ is "$(fleets | sort)" "t58 1
 t58c 0" "no fleet made or changed"
 
 # ---- the cost split: a job on the pool's VM ----
-# an agent of a GPU whose instance is the pool's VM (a billed one: label
-# instance, as its provider's facts would say on the VM), running a job
-# that waits
+# an agent whose instance is the pool's VM (a billed one: label instance,
+# as its provider's facts would say on the VM), running a job of no GPU
+# that waits; the job of a GPU left pending keeps the demand at 2, so the
+# target only rises and the fleet ends no VM (ec2emu.py would end the
+# newest, which need not be this one when two launched in one second)
 vm=$("$SPOTRUN" status --queue "$q" --json | python3 -c 'import json, sys; print([v["id"] for v in json.load(sys.stdin)["pools"][0]["vms"] if v["billed"]][0])')
 r=$(record queue t58)
 idle0=$(field "$r" idle)
@@ -367,18 +369,16 @@ cat > "$tmp/w/busy.ini" <<EOF
 name = busy
 command = sh -c 'until [ -e $tmp/go ]; do sleep 0.1; done'
 ship_workdir = no
-[resources]
-gpus = 1
 EOF
 run 0 "submit a job that waits" submit --queue "$q" "$tmp/w/busy.ini"
-agent agG "$q" SPOTRUN_SCALE_IDLE=3600 -- --label gpus=1 --label instance="$vm"
+agent agG "$q" SPOTRUN_SCALE_IDLE=3600 -- --label instance="$vm"
 pg=$apid
 in_jobs() { python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["in_jobs"] <= 0)' "$(record queue t58)"; }
 until_ "a step counts the VM busy" in_jobs
 result $? "a step with the job running on the VM adds to in jobs"
 r=$(record queue t58)
-is "$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(round((r["spent"] - r["in_jobs"] - r["idle"]) * 1e6), r["in_jobs"] > 0, r["idle"] >= float(sys.argv[2]) > 0)' "$r" "$idle0")" \
-    "0 True True" "the record: spent = in jobs + idle (to the millionth); idle kept from before"
+is "$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(abs(r["spent"] - r["in_jobs"] - r["idle"]) < 2.5e-6, r["in_jobs"] > 0, r["idle"] >= float(sys.argv[2]) > 0)' "$r" "$idle0")" \
+    "True True True" "the record: spent = in jobs + idle (each rounded to the millionth); idle kept from before"
 run 0 "status with the split" status --queue "$q" --no-cloud
 is "$(sed -n '/^pool/p' "$tmp/out" | sed 's/.*; //' | money)" '$D spent, $D in jobs, $D idle' \
     "status: the pool's line ends with spent, in jobs, idle"
