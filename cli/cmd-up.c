@@ -205,6 +205,10 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	if (old.name[0] != '\0' && old.spent_at > 0) {
 		rec.spent = old.spent;
 		rec.spent_at = old.spent_at;
+		rec.in_jobs = old.in_jobs;
+		rec.idle = old.idle;
+		memcpy(rec.prices, old.prices, sizeof rec.prices);
+		rec.nprices = old.nprices;
 	}
 	if (sr_queue_pool_put(fl.q, &rec, err) == -1) {
 		fprintf(stderr, "spotrun up: %s\n", err);

@@ -128,7 +128,7 @@ pool_json(const struct sr_status_pool *p, double now)
 			json_array_append_new(vms, vm_json(p, i, now));
 	}
 	j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:b, s:i, s:o, s:o, "
-	    "s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "name", text(r->name), "cloud", text(r->cloud),
+	    "s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "name", text(r->name), "cloud", text(r->cloud),
 	    "region", text(r->region), "engine", p->e != NULL ? json_string(p->e->what) :
 	    json_null(), "group", text(r->group), "template", text(r->template_id),
 	    "target", (json_int_t)r->target, "created", when(r->created),
@@ -136,6 +136,7 @@ pool_json(const struct sr_status_pool *p, double now)
 	    json_null(), "waiting", r->waiting, "max_vms", r->max_vms,
 	    "cost_cap", r->cost_cap > 0 ? money(r->cost_cap) : json_null(),
 	    "idle_timeout", json_real(r->idle_timeout), "spent", money(r->spent),
+	    "in_jobs", money(r->in_jobs), "idle", money(r->idle),
 	    "spent_at", when(r->spent_at), "fence", (json_int_t)r->fence, "by", text(r->by),
 	    "why", text(r->why), "vms", vms, "vms_error", p->list_err[0] != '\0' ?
 	    text(p->list_err) : json_null());

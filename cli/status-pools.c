@@ -25,6 +25,8 @@ list_vms(struct sr_status_pool *p, const struct sr_prices *t)
 	snprintf(w.group, sizeof w.group, "%s", p->rec.group);
 	snprintf(w.template_id, sizeof w.template_id, "%s", p->rec.template_id);
 	w.target = p->rec.target;
+	w.known = p->rec.prices;
+	w.nknown = p->rec.nprices;
 	if (p->e->list(&w, p->rec.name, &p->vms, &p->nvms, p->list_err) == -1) {
 		p->vms = NULL;
 		p->nvms = 0;
@@ -167,8 +169,14 @@ sr_status_pools_print(const struct sr_status_pools *p)
 		if (r->tried[0] != '\0')
 			printf("; %s: tried %s", r->waiting ? "waiting for capacity" :
 			    "moved here after no capacity", sr_termsafe(r->tried, tr, sizeof tr));
+		/* spent's split: what the VMs cost while a job ran on them, and
+		 * idle (none in a record written before the split) */
 		if (r->cost_cap > 0)
 			printf("; $%.2f of $%.2f spent", r->spent, r->cost_cap);
+		else if (r->spent > 0)
+			printf("; $%.2f spent", r->spent);
+		if ((r->cost_cap > 0 || r->spent > 0) && (r->in_jobs > 0 || r->idle > 0))
+			printf(", $%.2f in jobs, $%.2f idle", r->in_jobs, r->idle);
 		if (p->v[i].listed || p->v[i].list_err[0] != '\0')
 			print_vms(&p->v[i], p->now);
 		else

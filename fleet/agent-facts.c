@@ -55,6 +55,8 @@ sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label)
 	m->gpus = ag->gpus;
 	snprintf(m->gpu_type, sizeof m->gpu_type, "%s", ag->gpu_type);
 	snprintf(m->no_driver, sizeof m->no_driver, "%s", g->no_driver);
+	/* the pool's scaler finds this VM's jobs by it (pool-scale.c) */
+	snprintf(m->instance, sizeof m->instance, "%s", ag->me.instance);
 	publish(ag);
 }
 

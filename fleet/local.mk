@@ -47,6 +47,9 @@ tests_t_prices_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 # The placement history's rule (pool-failover.h): ranks, zones' regions.
 check_PROGRAMS += tests/t-place
 tests_t_place_SOURCES = tests/t-place.c tests/tap.h
+# What a pool's VMs cost between scaler steps, in jobs and idle (pool-scale.h).
+check_PROGRAMS += tests/t-pool-cost
+tests_t_pool_cost_SOURCES = tests/t-pool-cost.c tests/tap.h
 # The fleet at scale against RGW: 10,000 jobs over 50 agents, claims a
 # second, requests per claim, takeover, status (doc/benchmarks.md).
 SR_BENCH += bench/fleet.sh

@@ -7,7 +7,8 @@
  * public SSM parameter. Its VMs are listed by their tag
  * (DescribeInstances), for the scaler and `status`, each spot VM with the
  * spot price at its launch (DescribeSpotPriceHistory, one request per
- * type and zone).
+ * type and zone of the VMs the caller's known prices, the pool record's,
+ * do not hold).
  *
  * Failover (doc/design.md, "Provisioning"): a fleet spreads over its
  * overrides (each type in each of the file's zones of its region) by
@@ -406,11 +407,12 @@ iso_time(double t, char *buf)
 		snprintf(buf, 32, "1970-01-01T00:00:00Z");
 }
 
-/* The spot price each spot VM of v launched at: one
- * DescribeSpotPriceHistory per type and zone, from the first launch to
- * the last, the price in effect at a VM's launch the latest change at or
- * before it. A VM it does not find (the history denied, unreadable or
- * silent) keeps price 0: the caller's price table then. */
+/* The spot price each spot VM of v launched at, unless it has one (the
+ * pool's record kept it): one DescribeSpotPriceHistory per type and zone
+ * of those, from the first launch to the last, the price in effect at a
+ * VM's launch the latest change at or before it. A VM it does not find
+ * (the history denied, unreadable or silent) keeps price 0: the caller's
+ * price table then. */
 static void
 launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
 {
@@ -418,19 +420,22 @@ launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
 	char start[32], end[32], ignore[SR_ERRMAX];
 	double lo, hi, best, ts;
 	size_t i, j, k, nh;
+	int *need = sr_calloc(n + 1, sizeof *need);
 
+	for (i = 0; i < n; i++)
+		need[i] = v[i].spot && v[i].launched > 0 && v[i].price <= 0;
 	for (i = 0; i < n; i++) {
-		if (!v[i].spot || v[i].launched <= 0 || v[i].price > 0)
+		if (!need[i])
 			continue;
 		for (j = 0; j < i; j++)	/* asked already with an earlier VM */
-			if (v[j].spot && v[j].launched > 0 && strcmp(v[j].type, v[i].type) == 0 &&
+			if (need[j] && strcmp(v[j].type, v[i].type) == 0 &&
 			    strcmp(v[j].zone, v[i].zone) == 0)
 				break;
 		if (j < i)
 			continue;
 		lo = hi = v[i].launched;
 		for (j = i + 1; j < n; j++)
-			if (v[j].spot && v[j].launched > 0 && strcmp(v[j].type, v[i].type) == 0 &&
+			if (need[j] && strcmp(v[j].type, v[i].type) == 0 &&
 			    strcmp(v[j].zone, v[i].zone) == 0) {
 				lo = v[j].launched < lo ? v[j].launched : lo;
 				hi = v[j].launched > hi ? v[j].launched : hi;
@@ -441,7 +446,7 @@ launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
 		    ignore) != SR_EC2_OK)
 			continue;
 		for (j = i; j < n; j++) {
-			if (!v[j].spot || v[j].launched <= 0 || strcmp(v[j].type, v[i].type) != 0 ||
+			if (!need[j] || strcmp(v[j].type, v[i].type) != 0 ||
 			    strcmp(v[j].zone, v[i].zone) != 0)
 				continue;
 			for (k = 0, best = 0; k < nh; k++) {
@@ -454,6 +459,7 @@ launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
 		}
 		free(h);
 	}
+	free(need);
 }
 
 static int
@@ -483,6 +489,8 @@ aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **ou
 		(*out)[i].spot = strcmp(v[i].lifecycle, "spot") == 0;
 		(*out)[i].billed = strcmp(v[i].state, "pending") == 0 ||
 		    strcmp(v[i].state, "running") == 0;
+		/* a price the record keeps is not asked again */
+		(*out)[i].price = sr_pool_known_price(w, v[i].id);
 	}
 	launch_prices(c, *out, k);
 	sr_ec2_close(c);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,34 +64,82 @@ sr_pool_time(const char *s)
 	return t - sign * (atoi(p + 1) * 3600.0 + atoi(p + 4) * 60.0);
 }
 
+double
+sr_pool_known_price(const struct sr_pool_where *w, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < w->nknown && w->known != NULL && id[0] != '\0'; i++)
+		if (strcmp(w->known[i].vm, id) == 0)
+			return w->known[i].price;
+	return 0;
+}
+
+/* What the demand's walk of the markers collects. */
+struct demand {
+	unsigned vms;
+	struct sr_pool_running *run;	/* NULL: hosts not wanted */
+	size_t nrun, cap;
+};
+
 static int
 on_pending(const struct sr_queue_pending *p, void *arg)
 {
-	unsigned *vms = arg;
+	struct demand *d = arg;
 
-	*vms += p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
+	d->vms += p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
 	return 0;
 }
 
 static int
 on_status(const struct sr_queue_status *s, void *arg)
 {
-	unsigned *vms = arg;
+	struct demand *d = arg;
 
-	if (s->state == SR_LEASE_RUNNING)
-		(*vms)++;
+	if (s->state != SR_LEASE_RUNNING)
+		return 0;
+	d->vms++;
+	if (d->run == NULL)
+		return 0;
+	if (d->nrun == d->cap) {
+		d->cap = d->cap > 0 ? 2 * d->cap : 16;
+		d->run = sr_realloc(d->run, d->cap * sizeof *d->run);
+	}
+	snprintf(d->run[d->nrun].host, sizeof d->run[d->nrun].host, "%s", s->host);
+	snprintf(d->run[d->nrun].id, sizeof d->run[d->nrun].id, "%s", s->id);
+	d->nrun++;
+	return 0;
+}
+
+int
+sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
+    struct sr_pool_running **run, size_t *nrun, char *err)
+{
+	struct demand d;
+
+	memset(&d, 0, sizeof d);
+	*vms = 0;
+	if (run != NULL) {
+		*run = NULL;
+		*nrun = 0;
+		d.run = sr_calloc(1, sizeof *d.run);
+		d.cap = 1;
+	}
+	if (sr_queue_pending_list(q, on_pending, &d, NULL, err) < 0 ||
+	    sr_queue_status_list(q, on_status, &d, NULL, NULL, err) < 0) {
+		free(d.run);
+		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));
+	}
+	*vms = max_vms < 0 || d.vms < (unsigned)max_vms ? d.vms : (unsigned)max_vms;
+	if (run != NULL) {
+		*run = d.run;
+		*nrun = d.nrun;
+	}
 	return 0;
 }
 
 int
 sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err)
 {
-	unsigned n = 0;
-
-	*vms = 0;
-	if (sr_queue_pending_list(q, on_pending, &n, NULL, err) < 0 ||
-	    sr_queue_status_list(q, on_status, &n, NULL, NULL, err) < 0)
-		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));
-	*vms = max_vms < 0 || n < (unsigned)max_vms ? n : (unsigned)max_vms;
-	return 0;
+	return sr_pool_demand_running(q, max_vms, vms, NULL, NULL, err);
 }

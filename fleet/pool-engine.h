@@ -38,6 +38,8 @@ struct sr_pool_launch {
 #define SR_POOL_REFUSED_MAX 32
 
 /* Where an engine keeps a pool (the queue's record of it, Q/pools/NAME). */
+struct sr_queue_pool_price;
+
 struct sr_pool_where {
 	char region[64];
 	char group[128];		/* AWS: the EC2 Fleet's id; GCP: the group's name;
@@ -53,6 +55,11 @@ struct sr_pool_where {
 	 * refused it). */
 	char tried[512];
 	int waiting;
+	/* The launch prices known already (the pool's record's, from the
+	 * scaler's last list; NULL: none): list gives a VM found here its
+	 * price without asking the cloud (sr_pool_known_price). */
+	const struct sr_queue_pool_price *known;
+	size_t nknown;
 	/* Each place that refused during this ensure, for the queue's
 	 * placement history (up writes them: sr_queue_placement_add). */
 	struct sr_pool_refused {
@@ -125,12 +132,24 @@ const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
  * NULL: an unknown name, or no engine in this build. */
 const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
 
+/* VM id's launch price among w's known ones, or 0 (not known). */
+double sr_pool_known_price(const struct sr_pool_where *w, const char *id);
+
 /* How many VMs the queue's demand asks for, within max_vms (a negative
  * max_vms: no limit): one per
  * pending job (a pending gang: its nodes_min machines) and one per running
  * job (sr_queue_pending_list, sr_queue_status_list: two listings). */
 struct sr_queue;
 int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
+/* sr_pool_demand, and the running jobs (their newest markers' host and
+ * id, in id order) into *run (free it) and *nrun, from the same two
+ * listings. */
+struct sr_pool_running {
+	char host[65];			/* SR_QUEUE_HOST_MAX + 1: cut as markers cut it */
+	char id[129];			/* the job's id (SR_QUEUE_ID_MAX + 1) */
+};
+int sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
+    struct sr_pool_running **run, size_t *nrun, char *err);
 
 /* The AWS entry (pool-aws.c), the GCP entry (pool-gcp.c), the Azure
  * entry (pool-azure.c). */

@@ -29,25 +29,73 @@ sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_claim 
 	return sr_lease_claim(sr_queue_store(q), name, c, out, err);
 }
 
-/* What the listed VMs cost between the record's spent_at and now, added
- * to rec->spent (a VM counted from its launch when later): those the
- * cloud bills, each at the price its cloud gave at launch, else the
- * table's (sr_pool_vm_price); a VM priced by neither costs nothing here. */
-static void
-add_cost(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n,
-    const struct sr_prices *prices, double now)
+void
+sr_pool_cost_add(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n,
+    const int *busy, const struct sr_prices *prices, double now)
 {
-	double from, price;
+	double from, price, cost;
 	size_t i;
 
 	for (i = 0; i < n && rec->spent_at > 0; i++) {
 		if (!v[i].billed || (price = sr_pool_vm_price(&v[i], prices)) <= 0)
 			continue;
 		from = v[i].launched > rec->spent_at ? v[i].launched : rec->spent_at;
-		if (now > from)
-			rec->spent += price * (now - from) / 3600.0;
+		if (now <= from)
+			continue;
+		cost = price * (now - from) / 3600.0;
+		rec->spent += cost;
+		if (busy != NULL && busy[i])
+			rec->in_jobs += cost;
+		else
+			rec->idle += cost;
 	}
 	rec->spent_at = now;
+}
+
+/* The launch prices of the n listed VMs into rec, in their order, the
+ * first SR_QUEUE_POOL_PRICES priced: the VMs gone drop out. */
+static void
+keep_prices(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n)
+{
+	size_t i;
+
+	rec->nprices = 0;
+	for (i = 0; i < n && rec->nprices < SR_QUEUE_POOL_PRICES; i++) {
+		if (v[i].price <= 0 || v[i].id[0] == '\0' || strlen(v[i].id) >=
+		    sizeof rec->prices[0].vm)
+			continue;
+		snprintf(rec->prices[rec->nprices].vm, sizeof rec->prices[0].vm, "%s", v[i].id);
+		rec->prices[rec->nprices++].price = v[i].price;
+	}
+}
+
+/* Which of the n listed VMs run a job (busy[i] 1) by the agents' records:
+ * a VM whose id is the instance of a live agent (agents/) on whose host a
+ * job runs (run, the running markers' hosts). No job running: none, and
+ * agents/ is not read. 0, or -1 with err. */
+static int
+busy_vms(struct sr_queue *q, const struct sr_pool_vm *v, size_t n,
+    const struct sr_pool_running *run, size_t nrun, int *busy, char *err)
+{
+	struct sr_queue_machine *m;
+	size_t nm, i, k, r;
+	double now;
+
+	if (nrun == 0 || n == 0)
+		return 0;
+	if (sr_queue_machines_read(q, &m, &nm, NULL, err) == -1)
+		return -1;
+	now = sr_now();
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nm && !busy[i] && v[i].id[0] != '\0'; k++) {
+			if (strcmp(m[k].instance, v[i].id) != 0 || sr_queue_machine_stale(&m[k], now))
+				continue;
+			for (r = 0; r < nrun && !busy[i]; r++)
+				busy[i] = strncmp(run[r].host, m[k].host, SR_QUEUE_HOST_MAX) == 0;
+		}
+	}
+	free(m);
+	return 0;
 }
 
 double
@@ -69,11 +117,13 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	struct sr_queue_pool rec;
 	struct sr_pool_where w;
 	struct sr_pool_vm *vms = NULL;
+	struct sr_pool_running *run = NULL;
+	int *busy;
 	char etag[SR_ETAG_MAX], idle[32];
 	double now, scale_idle, mono;
 	int64_t epoch = sr_lease_epoch(s->lease);
 	unsigned cap;
-	size_t n = 0;
+	size_t n = 0, nrun = 0;
 	int rc;
 
 	s->vms = 0;
@@ -97,18 +147,35 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	snprintf(w.group, sizeof w.group, "%s", rec.group);
 	snprintf(w.template_id, sizeof w.template_id, "%s", rec.template_id);
 	w.target = rec.target;
+	w.known = rec.prices;
+	w.nknown = rec.nprices;
+	/* the demand first: its running jobs' hosts are whose VMs are busy */
+	if (sr_pool_demand_running(s->q, -1, &s->demand, &run, &nrun, err) == -1)
+		return SR_POOL_SCALE_ERROR;
 	now = sr_now();
 	if (e->list != NULL && s->prices != NULL) {
-		if (e->list(&w, rec.name, &vms, &n, err) == -1)
+		if (e->list(&w, rec.name, &vms, &n, err) == -1) {
+			free(run);
 			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
-		add_cost(&rec, vms, n, s->prices, now);
+		}
+		keep_prices(&rec, vms, n);
+		busy = sr_calloc(n + 1, sizeof *busy);
+		rc = busy_vms(s->q, vms, n, run, nrun, busy, err);
+		if (rc == 0)
+			sr_pool_cost_add(&rec, vms, n, busy, s->prices, now);
+		free(busy);
 		free(vms);
+		if (rc == -1) {
+			free(run);
+			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
+		}
 		s->vms = n;
 	} else if (rec.spent_at <= 0)
 		rec.spent_at = now;
+	free(run);
 	s->spent = rec.spent;
-	if (sr_pool_demand(s->q, -1, &s->demand, err) == -1)
-		return SR_POOL_SCALE_ERROR;
+	s->in_jobs = rec.in_jobs;
+	s->idle = rec.idle;
 	mono = sr_mono();
 	if (s->demand > 0)
 		s->drained_since = 0;

@@ -52,6 +52,7 @@ struct sr_pool_scale {
 	unsigned before, target, demand;
 	size_t vms;			/* the VMs listed (0 when the engine cannot) */
 	double spent;			/* dollars, the record's after this step */
+	double in_jobs, idle;		/* spent's two parts, the record's */
 	char why[160];
 };
 
@@ -59,6 +60,14 @@ struct sr_pool_scale {
  * else the table's for its type (spot or on-demand as v is; prices may be
  * NULL), else 0 (unknown). */
 double sr_pool_vm_price(const struct sr_pool_vm *v, const struct sr_prices *prices);
+
+/* What the n listed VMs v cost from rec->spent_at (a VM launched later:
+ * from its launch) to now, each billed one at sr_pool_vm_price an hour,
+ * added to rec->spent and to rec->in_jobs where busy[i] (a job ran on VM
+ * i at the step; busy may be NULL: none), else to rec->idle; rec->spent_at
+ * set to now. A record with no spent_at yet (0) gets only spent_at. */
+void sr_pool_cost_add(struct sr_queue_pool *rec, const struct sr_pool_vm *v, size_t n,
+    const int *busy, const struct sr_prices *prices, double now);
 
 /* The lease key's job name of pool (lease.h's rule): "pool.NAME". */
 void sr_pool_lease_name(const char *pool, char *buf, size_t len);
@@ -69,10 +78,12 @@ int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_cl
     struct sr_lease **out, char *err);
 
 /* One step, under s->lease: read the record (its etag), refuse when its
- * fence is above the lease's epoch; list the VMs (engine's list) and add
- * what the billed ones cost since the record's spent_at to spent
- * (sr_pool_vm_price an hour); read the demand
- * (sr_pool_demand, uncapped); the target is 0 when spent reached the cost
+ * fence is above the lease's epoch; read the demand and the running jobs
+ * (sr_pool_demand_running, uncapped); list the VMs (engine's list) and add
+ * what the billed ones cost since the record's spent_at
+ * (sr_pool_cost_add), a VM busy when a live agent's record (agents/, read
+ * only while a job runs) names it as its instance and a job runs on that
+ * agent's host; the target is 0 when spent reached the cost
  * cap ("cost cap $X reached ($Y spent)"), 0 when the queue has been
  * drained for scale_idle ("queue drained"; until then the target stays),
  * else the demand within max_vms ("demand N VMs, max M", "demand N VMs");

@@ -26,9 +26,9 @@ sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err)
 	int rc;
 
 	m->time = sr_now();
-	root = json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s}", "agent", m->agent, "host", m->host,
-	    "time", round(m->time * 1000.0) / 1000.0, "gpu_nodes", m->gpu_nodes, "gpus", m->gpus,
-	    "gpu_type", m->gpu_type, "no_driver", m->no_driver);
+	root = json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:s}", "agent", m->agent, "host",
+	    m->host, "time", round(m->time * 1000.0) / 1000.0, "gpu_nodes", m->gpu_nodes, "gpus",
+	    m->gpus, "gpu_type", m->gpu_type, "no_driver", m->no_driver, "instance", m->instance);
 	if (root == NULL)
 		return sr_err(err, "write agents/ record of %s: not UTF-8 text", m->agent);
 	if ((body = json_dumps(root, JSON_COMPACT)) == NULL)
@@ -65,17 +65,19 @@ sr_queue_machine_stale(const struct sr_queue_machine *m, double now)
 static int
 parse(const char *body, struct sr_queue_machine *m)
 {
-	const char *agent, *host, *why, *type = "";
+	const char *agent, *host, *why, *type = "", *instance = "";
 	json_t *root = json_loads(body, 0, NULL);
 	double t;
 	int rc;
 
 	memset(m, 0, sizeof *m);
-	/* gpu_type may be missing: a record of an agent before it was kept */
-	rc = json_unpack(root, "{s:s, s:s, s:F, s:i, s:i, s?s, s:s}", "agent", &agent, "host",
+	/* gpu_type and instance may be missing: a record of an agent before
+	 * they were kept */
+	rc = json_unpack(root, "{s:s, s:s, s:F, s:i, s:i, s?s, s:s, s?s}", "agent", &agent, "host",
 	    &host, "time", &t, "gpu_nodes", &m->gpu_nodes, "gpus", &m->gpus, "gpu_type", &type,
-	    "no_driver", &why);
+	    "no_driver", &why, "instance", &instance);
 	if (rc == 0) {
+		snprintf(m->instance, sizeof m->instance, "%s", instance);
 		snprintf(m->gpu_type, sizeof m->gpu_type, "%s", type);
 		snprintf(m->agent, sizeof m->agent, "%s", agent);
 		snprintf(m->host, sizeof m->host, "%s", host);

@@ -20,7 +20,44 @@
 #include "queue-int.h"
 #include "util.h"
 
-#define RECORD_MAX 4096		/* a record's JSON, at most */
+#define RECORD_MAX 16384	/* a record's JSON, at most (64 prices: 5 KB) */
+
+/* p's launch prices as {"VM": price}, rounded to 1/10000 as clouds say them. */
+static json_t *
+prices_json(const struct sr_queue_pool *p)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; i < p->nprices && i < SR_QUEUE_POOL_PRICES; i++)
+		json_object_set_new(o, p->prices[i].vm,
+		    json_real(round(p->prices[i].price * 1e6) / 1e6));
+	return o;
+}
+
+/* The record's "prices" (may be NULL: none) into p: 0, or -1 (not an
+ * object, a key too long or empty, a price not a number above 0, too
+ * many). */
+static int
+prices_parse(json_t *o, struct sr_queue_pool *p)
+{
+	const char *k;
+	json_t *v;
+
+	p->nprices = 0;
+	if (o == NULL)
+		return 0;
+	if (!json_is_object(o) || json_object_size(o) > SR_QUEUE_POOL_PRICES)
+		return -1;
+	json_object_foreach(o, k, v) {
+		if (k[0] == '\0' || strlen(k) >= sizeof p->prices[0].vm || !json_is_number(v) ||
+		    json_number_value(v) <= 0)
+			return -1;
+		snprintf(p->prices[p->nprices].vm, sizeof p->prices[0].vm, "%s", k);
+		p->prices[p->nprices++].price = json_number_value(v);
+	}
+	return 0;
+}
 
 /* p's record as JSON (malloc'd), or NULL when a string is not UTF-8. */
 static char *
@@ -30,12 +67,18 @@ record_json(const struct sr_queue_pool *p)
 	char *body;
 
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:f, s:f, s:i, s:f, s:f, s:f, s:f, "
-	    "s:I, s:s, s:s}", "name", p->name, "cloud", p->cloud, "region", p->region, "group",
-	    p->group, "template", p->template_id, "target", (json_int_t)p->target, "created",
+	    "s:f, s:f, s:I, s:s, s:s}", "name", p->name, "cloud", p->cloud, "region", p->region,
+	    "group", p->group, "template", p->template_id, "target", (json_int_t)p->target, "created",
 	    round(p->created * 1000.0) / 1000.0, "updated", round(p->updated * 1000.0) / 1000.0,
 	    "max_vms", p->max_vms, "cost_cap", p->cost_cap, "idle_timeout", p->idle_timeout,
 	    "spent", round(p->spent * 1e6) / 1e6, "spent_at", round(p->spent_at * 1000.0) / 1000.0,
+	    "in_jobs", round(p->in_jobs * 1e6) / 1e6, "idle", round(p->idle * 1e6) / 1e6,
 	    "fence", (json_int_t)p->fence, "by", p->by, "why", p->why);
+	if (root != NULL && p->nprices > 0 && json_object_set_new(root, "prices",
+	    prices_json(p)) == -1) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root != NULL && p->tried[0] != '\0' && (json_object_set_new(root, "tried",
 	    json_string(p->tried)) == -1 || json_object_set_new(root, "waiting",
 	    json_boolean(p->waiting)) == -1)) {
@@ -98,17 +141,22 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 	const char *name, *cloud, *region, *group, *tmpl, *tried = "", *by = "", *why = "";
 	json_t *root = json_loadb(body, len, 0, NULL);
 	json_int_t target, fence = 0;
+	json_t *prices = NULL;
 	int rc, waiting = 0, max_vms = 0;
 
 	memset(p, 0, sizeof *p);
 	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b, s?:i, s?:F, "
-	    "s?:F, s?:F, s?:F, s?:I, s?:s, s?:s}", "name", &name, "cloud", &cloud, "region",
-	    &region, "group", &group, "template", &tmpl, "target", &target, "created",
+	    "s?:F, s?:F, s?:F, s?:F, s?:F, s?:I, s?:s, s?:s, s?:o}", "name", &name, "cloud", &cloud,
+	    "region", &region, "group", &group, "template", &tmpl, "target", &target, "created",
 	    &p->created, "updated", &p->updated, "tried", &tried, "waiting", &waiting,
 	    "max_vms", &max_vms, "cost_cap", &p->cost_cap, "idle_timeout", &p->idle_timeout,
-	    "spent", &p->spent, "spent_at", &p->spent_at, "fence", &fence, "by", &by, "why", &why);
+	    "spent", &p->spent, "spent_at", &p->spent_at, "in_jobs", &p->in_jobs, "idle", &p->idle,
+	    "fence", &fence, "by", &by, "why", &why, "prices", &prices);
+	if (rc == 0 && prices_parse(prices, p) == -1)
+		rc = -1;
 	if (rc == 0 && target >= 0 && target <= 1000000 && max_vms >= 0 && max_vms <= 1000000 &&
-	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0) {
+	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0 &&
+	    p->in_jobs >= 0 && p->idle >= 0) {
 		snprintf(p->name, sizeof p->name, "%s", name);
 		snprintf(p->cloud, sizeof p->cloud, "%s", cloud);
 		snprintf(p->region, sizeof p->region, "%s", region);

@@ -358,6 +358,10 @@ struct sr_queue_machine {
 	int gpus;			/* the GPUs it offers */
 	char gpu_type[SR_QUEUE_GPU_TYPE_MAX + 1];	/* their model ("": none known) */
 	char no_driver[288];		/* why the driver does not work ("": it does) */
+	char instance[128];		/* its cloud's id of the machine (the lease
+					 * owner's instance: the provider's facts or the
+					 * label instance; "": not said), by which the
+					 * pool's scaler finds the jobs on a VM */
 };
 /* Write m's record (m->time is set here): 0, or -1 with err. */
 int sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err);
@@ -378,6 +382,13 @@ int sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size
  * engine keeps it. A hint for status and the agents; the cloud's tags are
  * the truth, and `down` finds by them. */
 #define SR_QUEUE_POOL_NAME_MAX 40
+#define SR_QUEUE_POOL_PRICES 64		/* launch prices kept, VMs */
+/* A VM's price at launch, as its cloud said it (AWS: the spot price
+ * history's): vm its id (struct sr_pool_vm's), price dollars an hour. */
+struct sr_queue_pool_price {
+	char vm[64];
+	double price;
+};
 struct sr_queue_pool {
 	char name[SR_QUEUE_POOL_NAME_MAX + 1];
 	char cloud[16];			/* "aws" */
@@ -397,13 +408,22 @@ struct sr_queue_pool {
 	 * so far (spent, dollars, added up to spent_at, epoch seconds), the
 	 * epoch of the pool's lease its last writer held (fence: a scaler
 	 * with a lower one writes nothing; 0: `up`'s), who set the target
-	 * (by: an agent's id, "spotrun up", "spotrun submit") and why. */
+	 * (by: an agent's id, "spotrun up", "spotrun submit") and why.
+	 * spent is split in two (doc/design.md "What a pool costs"): in_jobs,
+	 * the billed VMs' time while a job ran on them, and idle, the rest
+	 * (a record older than the split: 0 and 0). */
 	int max_vms;
 	double cost_cap, idle_timeout;
-	double spent, spent_at;
+	double spent, spent_at, in_jobs, idle;
 	int64_t fence;
 	char by[128];
 	char why[160];
+	/* The launch prices of the VMs the last step listed (at most
+	 * SR_QUEUE_POOL_PRICES, in the list's order), so that a step or
+	 * status asks the cloud a VM's price once ("prices": {"VM": price};
+	 * absent: none). */
+	struct sr_queue_pool_price prices[SR_QUEUE_POOL_PRICES];
+	size_t nprices;
 };
 /* Write p's record (overwriting): 0, or -1 with err. */
 int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);

@@ -6,7 +6,9 @@
  * turn with a reply of the test's, keeping each request's body): the
  * exact form of CreateLaunchTemplate and CreateFleet, a throttled request
  * retried, a capacity error classified, a fleet's capacity error read from
- * its description. Against moto (tests/ec2emu.py, python3 of the PATH): a
+ * its description; DescribeSpotPriceHistory's exact form, its two pages
+ * followed by nextToken, each change read, another zone's dropped, a
+ * denial said with AWS's code. Against moto (tests/ec2emu.py, python3 of the PATH): a
  * pool's template and fleet of type maintain over 2 types x 2 zones, its
  * instances and their tags, the target raised, everything found by tag,
  * everything deleted and nothing left, an error document's code and
@@ -390,6 +392,68 @@ test_canned(void)
 	sr_ec2_close(c);
 }
 
+/* DescribeSpotPriceHistory (sr_ec2_spot_price_history), on the canned server. */
+static void
+test_spot_prices(void)
+{
+#define PRICE_ITEM(zone, price, ts) "<item><instanceType>g5.xlarge</instanceType>" \
+	"<productDescription>Linux/UNIX</productDescription><spotPrice>" price "</spotPrice>" \
+	"<timestamp>" ts "</timestamp><availabilityZone>" zone "</availabilityZone></item>"
+	const struct canned r[] = {
+		{ 200, "<DescribeSpotPriceHistoryResponse><requestId>r1</requestId>"
+		    "<spotPriceHistorySet>"
+		    PRICE_ITEM("us-east-1a", "0.371200", "2025-01-02T03:04:05.000Z")
+		    PRICE_ITEM("us-east-1b", "0.900000", "2025-01-02T03:00:00.000Z")
+		    "</spotPriceHistorySet><nextToken>tok/2</nextToken>"
+		    "</DescribeSpotPriceHistoryResponse>" },
+		{ 200, "<DescribeSpotPriceHistoryResponse><requestId>r2</requestId>"
+		    "<spotPriceHistorySet>"
+		    PRICE_ITEM("us-east-1a", "0.350000", "2025-01-01T00:00:00.000Z")
+		    "</spotPriceHistorySet><nextToken/></DescribeSpotPriceHistoryResponse>" },
+		{ 403, ERR_DOC("UnauthorizedOperation", "You are not authorized to perform this "
+		    "operation.") },
+	};
+#undef PRICE_ITEM
+	struct sr_ec2 *c = client_at(canned_start(r, (int)SR_ARRAY_LEN(r)));
+	struct sr_ec2_spot_price *h = NULL;
+	char e[SR_ERRMAX], *b;
+	size_t n = 9;
+
+	is_int(sr_ec2_spot_price_history(c, "g5.xlarge", "us-east-1a", "2025-01-02T00:00:00Z",
+	    "2025-01-03T00:00:00Z", &h, &n, e), SR_EC2_OK, "spot price history: two pages");
+	b = request_body(0);
+	ok(has(b, "Action=DescribeSpotPriceHistory") && has(b, "InstanceType.1=g5.xlarge") &&
+	    has(b, "ProductDescription.1=Linux%2FUNIX") &&
+	    has(b, "Filter.1.Name=availability-zone") && has(b, "Filter.1.Value.1=us-east-1a") &&
+	    has(b, "StartTime=2025-01-02T00%3A00%3A00Z") &&
+	    has(b, "EndTime=2025-01-03T00%3A00%3A00Z") && has(b, "Version=2016-11-15") &&
+	    strstr(b, "NextToken") == NULL,
+	    "the first page asked: the type, Linux/UNIX, the zone, start and end");
+	free(b);
+	b = request_body(1);
+	ok(has(b, "Action=DescribeSpotPriceHistory") && has(b, "NextToken=tok%2F2") &&
+	    has(b, "Filter.1.Value.1=us-east-1a"), "the second page asked with the nextToken");
+	free(b);
+	is_int(n, 2, "the zone's two changes, the other zone's dropped");
+	if (n == 2) {
+		ok(strcmp(h[0].type, "g5.xlarge") == 0 && strcmp(h[0].zone, "us-east-1a") == 0 &&
+		    strcmp(h[0].product, "Linux/UNIX") == 0 &&
+		    strcmp(h[0].timestamp, "2025-01-02T03:04:05.000Z") == 0 &&
+		    h[0].price == 0.3712, "the first change: type, zone, product, time, $0.3712");
+		ok(strcmp(h[1].timestamp, "2025-01-01T00:00:00.000Z") == 0 && h[1].price == 0.35,
+		    "the second, from the second page: $0.35 since 2025-01-01");
+	}
+	free(h);
+	h = NULL;
+	is_int(sr_ec2_spot_price_history(c, "g5.xlarge", "us-east-1a", "2025-01-02T00:00:00Z",
+	    "2025-01-03T00:00:00Z", &h, &n, e), SR_EC2_ERROR, "a denied history fails");
+	is_str(e, "read the spot price history of g5.xlarge in us-east-1a: UnauthorizedOperation: "
+	    "You are not authorized to perform this operation.", "... with AWS's code and message");
+	ok(h == NULL && n == 0, "... and nothing read");
+	canned_wait();
+	sr_ec2_close(c);
+}
+
 /* ---- moto ---- */
 
 static int
@@ -530,6 +594,7 @@ main(void)
 	test_sigv4();
 	test_sigv4_json();
 	test_canned();
+	test_spot_prices();
 	moto = system("python3 -c 'import moto' >/dev/null 2>&1") == 0;
 	if (moto)
 		test_moto();

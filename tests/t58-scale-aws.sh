@@ -19,8 +19,15 @@
 #   a scaler stopped before its write (fault pool-scale-write:stop) past
 #   its lease's TTL, whose lease another agent took, writes nothing when it
 #   wakes: the record stays byte for byte the other's;
+#   the record keeps the VM's launch price once a step listed it
+#   ("prices"), and status takes a VM's price from there rather than ask
+#   the history again (a price put in the record is what status shows);
 #   a pool past its cost cap goes to 0 ("cost cap $1.00 reached") and
 #   submit does not raise it;
+#   the pool's cost split: spent (till then) all idle, in jobs 0 (no
+#   agent names the VM); an agent whose instance is the pool's VM (label
+#   instance) running a job on it: in jobs above 0, spent = in jobs + idle
+#   in the record (each rounded to the millionth), status prints the three;
 #   a pool waiting for capacity with no group (AWS: no fleet) is left at
 #   its target, "waiting for capacity: no group to size; ...", no
 #   ModifyFleet sent;
@@ -235,9 +242,11 @@ result "$([ "$e" -gt 1 ]; echo $?)" "submit claimed the lease over the agents' (
 is "$(fleets)" "t58 1" "the fleet's target is 1"
 
 # ---- status ----
+# spent's figures: "$S spent, $J in jobs, $I idle", the dollars as D
+money() { sed 's/\$[0-9][0-9]*\.[0-9][0-9] \(spent\|of\|in jobs\|idle\)/$D \1/g'; }
 run 0 "status" status --queue "$q"
 is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/i-[0-9a-f]*/i-ID/' \
-    -e 's/ [0-9hms.]*$/ AGE/')" "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit); VMs: 1 running
+    -e 's/ [0-9hms.]*$/ AGE/' | money)" "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit); \$D spent, \$D in jobs, \$D idle; VMs: 1 running
   i-ID running us-east-1a g5.xlarge \$0.3712/h AGE" "status: the pool's line, its VMs by state, each VM at the spot price in effect at its launch"
 run 0 "status --json" status --queue "$q" --json
 python3 - "$tmp/out" > "$tmp/pools" <<'EOF'
@@ -245,7 +254,9 @@ import json, re, sys, time
 d = json.load(open(sys.argv[1]))
 for p in d["pools"]:
     assert p["created"] > 0 and p["updated"] >= p["created"] and p["spent_at"] > 0, p
-    for k in ("created", "updated", "spent_at", "fence", "spent"):
+    # no agent names the VM yet: what it cost is all idle
+    assert p["spent"] > 0 and p["idle"] == p["spent"] and p["in_jobs"] == 0, p
+    for k in ("created", "updated", "spent_at", "fence", "spent", "idle"):
         p[k] = "X"
     p["group"] = re.sub(r"fleet-[0-9a-f-]+", "fleet-ID", p["group"])
     p["template"] = re.sub(r"lt-[0-9a-f]+", "lt-ID", p["template"])
@@ -256,11 +267,11 @@ for p in d["pools"]:
         v["launched"] = v["age_seconds"] = "X"
     print(json.dumps(p, sort_keys=True))
 EOF
-is "$(cat "$tmp/pools")" '{"by": "spotrun submit", "cloud": "aws", "cost_cap": null, "created": "X", "engine": "EC2 Fleet", "fence": "X", "group": "fleet-ID", "idle_timeout": 1800.0, "max_vms": 2, "name": "t58", "region": "us-east-1", "spent": "X", "spent_at": "X", "target": 1, "template": "lt-ID", "tried": null, "updated": "X", "vms": [{"age_seconds": "X", "billed": true, "id": "i-ID", "launched": "X", "name": "i-ID", "price_from": "launch", "price_per_hour": 0.3712, "spot": true, "state": "running", "type": "g5.xlarge", "zone": "us-east-1a"}], "vms_error": null, "waiting": false, "why": "demand 1 VM"}' \
+is "$(cat "$tmp/pools")" '{"by": "spotrun submit", "cloud": "aws", "cost_cap": null, "created": "X", "engine": "EC2 Fleet", "fence": "X", "group": "fleet-ID", "idle": "X", "idle_timeout": 1800.0, "in_jobs": 0.0, "max_vms": 2, "name": "t58", "region": "us-east-1", "spent": "X", "spent_at": "X", "target": 1, "template": "lt-ID", "tried": null, "updated": "X", "vms": [{"age_seconds": "X", "billed": true, "id": "i-ID", "launched": "X", "name": "i-ID", "price_from": "launch", "price_per_hour": 0.3712, "spot": true, "state": "running", "type": "g5.xlarge", "zone": "us-east-1a"}], "vms_error": null, "waiting": false, "why": "demand 1 VM"}' \
     "status --json: the pool's record and its VM, priced at launch"
 run 0 "status --no-cloud" status --queue "$q" --no-cloud
-is "$(sed -n '/^pool/,$p' "$tmp/out" | sed 's/fleet-[0-9a-f-]*/fleet-ID/')" \
-    "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit)" \
+is "$(sed -n '/^pool/,$p' "$tmp/out" | sed 's/fleet-[0-9a-f-]*/fleet-ID/' | money)" \
+    "pool t58 on aws in us-east-1: EC2 Fleet fleet-ID, target 1 VM (demand 1 VM, by spotrun submit); \$D spent, \$D in jobs, \$D idle" \
     "status --no-cloud: the record alone"
 run 0 "status --json --no-cloud" status --queue "$q" --json --no-cloud
 is "$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["pools"][0]; print(p["name"], p["vms"], p["vms_error"])' "$tmp/out")" \
@@ -284,6 +295,24 @@ result $? "agent C, awake: the lease lost, writing nothing"
 is "$(record queue t58)" "$r" "the record is byte for byte agent D's"
 stop_agent "$pc"
 stop_agent "$pd"
+
+# ---- the launch prices kept in the record ----
+# (agent D's step listed the VM the submit's raise launched)
+r=$(record queue t58)
+is "$(python3 -c 'import json, re, sys; p = json.loads(sys.argv[1])["prices"]; print([(re.fullmatch(r"i-[0-9a-f]+", k) is not None, v) for k, v in p.items()])' "$r")" \
+    "[(True, 0.3712)]" "the record keeps the VM's launch price: {\"i-ID\": 0.3712}"
+# a price of the record's is not asked again: one put there is what status shows
+python3 - "$ep" "$r" <<'PY'
+import json, sys, boto3
+r = json.loads(sys.argv[2])
+r["prices"] = dict((k, 0.25) for k in r["prices"])
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t58", Key="queue/pools/t58", Body=json.dumps(r, separators=(",", ":")))
+PY
+run 0 "status, a price in the record" status --queue "$q"
+is "$(sed -n '/^  i-/p' "$tmp/out" | sed -e 's/i-[0-9a-f]*/i-ID/' -e 's/ [0-9hms.]*$/ AGE/')" \
+    "  i-ID running us-east-1a g5.xlarge \$0.25/h AGE" \
+    "status prices the VM from the record, not the history (which says 0.3712)"
 
 # ---- the cost cap ----
 cat > "$tmp/prices.ini" <<'EOF'
@@ -309,7 +338,7 @@ t58c 0" "the fleets' targets: t58 1, t58c 0"
 
 run 0 "status of the capped pool" status --queue "$q2"
 is "$(sed -n '/^pool/,$p' "$tmp/out" | sed -e 's/fleet-[0-9a-f-]*/fleet-ID/' -e 's/\$[0-9][0-9.]* spent)/$N spent)/' \
-    -e 's/; \$[0-9][0-9.]* of/; $N of/')" "pool t58c on aws in us-east-1: EC2 Fleet fleet-ID, target 0 VMs (cost cap \$1.00 reached (\$N spent), by $(field "$(record cap t58c)" by)); \$N of \$1.00 spent; no VMs" \
+    -e 's/; \$[0-9][0-9.]* of/; $N of/' -e 's/\$[0-9][0-9.]* idle/$N idle/')" "pool t58c on aws in us-east-1: EC2 Fleet fleet-ID, target 0 VMs (cost cap \$1.00 reached (\$N spent), by $(field "$(record cap t58c)" by)); \$N of \$1.00 spent, \$0.00 in jobs, \$N idle; no VMs" \
     "status: the capped pool at 0 (priced by the table: no history of g5.2xlarge), no VMs"
 
 # ---- a pool waiting for capacity with no group: nothing to size ----
@@ -333,6 +362,36 @@ is "$(field "$r" target) $(field "$r" group)|$(field "$r" why)" \
     "its record: target 0, no group, why"
 is "$(fleets | sort)" "t58 1
 t58c 0" "no fleet made or changed"
+
+# ---- the cost split: a job on the pool's VM ----
+# an agent whose instance is the pool's VM (a billed one: label instance,
+# as its provider's facts would say on the VM), running a job of no GPU
+# that waits; the job of a GPU left pending keeps the demand at 2, so the
+# target only rises and the fleet ends no VM (ec2emu.py would end the
+# newest, which need not be this one when two launched in one second)
+vm=$("$SPOTRUN" status --queue "$q" --json | python3 -c 'import json, sys; print([v["id"] for v in json.load(sys.stdin)["pools"][0]["vms"] if v["billed"]][0])')
+r=$(record queue t58)
+idle0=$(field "$r" idle)
+cat > "$tmp/w/busy.ini" <<EOF
+[job]
+name = busy
+command = sh -c 'until [ -e $tmp/go ]; do sleep 0.1; done'
+ship_workdir = no
+EOF
+run 0 "submit a job that waits" submit --queue "$q" "$tmp/w/busy.ini"
+agent agG "$q" SPOTRUN_SCALE_IDLE=3600 -- --label instance="$vm"
+pg=$apid
+in_jobs() { python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["in_jobs"] <= 0)' "$(record queue t58)"; }
+until_ "a step counts the VM busy" in_jobs
+result $? "a step with the job running on the VM adds to in jobs"
+r=$(record queue t58)
+is "$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(abs(r["spent"] - r["in_jobs"] - r["idle"]) < 2.5e-6, r["in_jobs"] > 0, r["idle"] >= float(sys.argv[2]) > 0)' "$r" "$idle0")" \
+    "True True True" "the record: spent = in jobs + idle (each rounded to the millionth); idle kept from before"
+run 0 "status with the split" status --queue "$q" --no-cloud
+is "$(sed -n '/^pool/p' "$tmp/out" | sed 's/.*; //' | money)" '$D spent, $D in jobs, $D idle' \
+    "status: the pool's line ends with spent, in jobs, idle"
+touch "$tmp/go"
+stop_agent "$pg"
 
 # ---- down ----
 run 0 "down t58" down "$data/aws-scale.ini" --queue "$q"
