@@ -135,7 +135,7 @@ BQ="s3://$bucket/big?endpoint=$ep"
 $H many "$BQ" big 10000 || t_bail "10,000 status markers on S3"
 run big "$S" status --json --queue "$BQ"
 t_is "$rc|$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["requests"]; print(len(d["jobs"]), d["totals"]["on_demand_cost"], r["lists"], r["gets"], r["total"])' "$T/big.out")" \
-	"0|10000 10000.0 12 0 12" "status of 10,000 jobs on S3: 12 list requests (10 of index/, 1 of malformed/, 1 of agents/), no GET"
+	"0|10000 10000.0 13 0 13" "status of 10,000 jobs on S3: 13 list requests (10 of index/, 1 of malformed/, 1 of agents/, 1 of pools/), no GET"
 
 # --- 3. logs --------------------------------------------------------------
 printf 'one\n' | $H log "$QU" lr.1 1 1
