@@ -118,6 +118,15 @@ local_init(struct sr_provider *p, char *err)
 			free(l);
 			return sr_err_prefix(err, "create provider local");
 		}
+		if (sr_trace_nodes(l->trace) > 1 && c->trace_node > 0) {
+			sr_trace_free(l->trace);
+			l->trace = NULL;
+			if (sr_trace_load_node(c->trace, c->trace_node, &l->trace,
+			    err) == -1) {
+				free(l);
+				return sr_err_prefix(err, "create provider local");
+			}
+		}
 		if (sr_trace_start_period(l->trace, c->trace, c->trace_start, &l->first,
 		    err) == -1) {
 			sr_err_prefix(err, "create provider local: trace_start = %.10g s",

@@ -62,6 +62,12 @@ struct sr_provider_conf {
 	const char *trace;		/* a spot trace (JSON, see shared/data) or NULL */
 	double trace_scale;		/* trace seconds per real second (e.g. 600); > 0 */
 	double trace_start;		/* trace offset in trace seconds */
+	int trace_node;			/* local: the gang node (0-based) this VM
+					 * is, for a multi-node trace (values 0..N
+					 * nodes up, trace.h): node k replays its
+					 * own up-periods; a one-node trace is the
+					 * same for every node. Set by the runner,
+					 * not a job file key. */
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
 	/* aws, gcp, azure: the metadata service's base URL; NULL: aws
 	 * http://[fd00:ec2::254] with ipv6, else $SPOTRUN_AWS_ENDPOINT, else

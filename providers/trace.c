@@ -21,12 +21,15 @@
 
 struct sr_trace {
 	double gap;
+	int nodes;		/* metadata.nodes, 1 when absent */
+	int node;		/* the node (0-based) whose up-periods these are */
 	size_t nticks;
 	struct sr_trace_period *periods;
 	size_t nperiods;
 };
 
 #define TRACE_SHAPE "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}"
+#define MAX_NODES 4096
 
 /* "an object", "a string", ... for messages about a value of the wrong type. */
 static const char *
@@ -97,11 +100,13 @@ load_json(const char *path, int *unopened, char *err)
 	return root;
 }
 
-/* Check the shape; on success *gap and *data are set (borrowed from root). */
+/* Check the shape; on success *gap, *nodes and *data are set (data
+ * borrowed from root). */
 static int
-check_shape(const char *path, json_t *root, double *gap, json_t **data, char *err)
+check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **data,
+    char *err)
 {
-	json_t *meta, *g;
+	json_t *meta, *g, *nv;
 
 	if (!json_is_object(root))
 		return sr_err(err, "load trace %s: the top level is %s; expected %s",
@@ -124,6 +129,18 @@ check_shape(const char *path, json_t *root, double *gap, json_t **data, char *er
 	if (!(*gap > 0))
 		return sr_err(err, "load trace %s: \"metadata\".\"gap_seconds\" is %g; "
 		    "it must be > 0", path, *gap);
+	*nodes = 1;
+	nv = json_object_get(meta, "nodes");
+	if (nv != NULL) {
+		if (!json_is_integer(nv))
+			return sr_err(err, "load trace %s: \"metadata\".\"nodes\" is %s, "
+			    "not an integer", path, json_kind(nv));
+		if (json_integer_value(nv) < 1 || json_integer_value(nv) > MAX_NODES)
+			return sr_err(err, "load trace %s: \"metadata\".\"nodes\" is %lld; "
+			    "it must be 1 to %d (the nodes a value of \"data\" counts)",
+			    path, (long long)json_integer_value(nv), MAX_NODES);
+		*nodes = (int)json_integer_value(nv);
+	}
 	*data = json_object_get(root, "data");
 	if (*data == NULL)
 		return sr_err(err, "load trace %s: \"data\" is missing; expected %s",
@@ -134,7 +151,23 @@ check_shape(const char *path, json_t *root, double *gap, json_t **data, char *er
 	return 0;
 }
 
-/* Cut data into up-periods; 0 or -1 with err set on a bad value. */
+/* The error for "data"[i], which is what (a kind or a number): 0/1 for a
+ * one-node trace (saying how to declare more nodes), 0..nodes otherwise. */
+static int
+bad_value(const char *path, size_t i, const char *what, int nodes, char *err)
+{
+	if (nodes == 1)
+		return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value "
+		    "must be 0 (down) or 1 (up); for a multi-node trace set "
+		    "\"metadata\".\"nodes\" to the node count (then each value is "
+		    "0 to nodes, the nodes up)", path, i, what);
+	return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value must be "
+	    "an integer from 0 to %d (\"metadata\".\"nodes\"): the nodes up", path, i,
+	    what, nodes);
+}
+
+/* Cut data into node t->node's up-periods; 0 or -1 with err set on a bad
+ * value. */
 static int
 cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 {
@@ -148,16 +181,18 @@ cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 			json_t *e = json_array_get(data, i);
 
 			if (!json_is_integer(e))
-				return sr_err(err, "load trace %s: \"data\"[%zu] is %s; "
-				    "each value must be 0 (down) or 1 (up)", path, i,
-				    json_kind(e));
+				return bad_value(path, i, json_kind(e), t->nodes, err);
 			v = json_integer_value(e);
-			if (v != 0 && v != 1)
-				return sr_err(err, "load trace %s: \"data\"[%zu] is %lld; "
-				    "each value must be 0 (down) or 1 (up)", path, i,
-				    (long long)v);
+			if (v < 0 || v > t->nodes) {
+				char num[32];
+
+				snprintf(num, sizeof num, "%lld", (long long)v);
+				return bad_value(path, i, num, t->nodes, err);
+			}
 		}
-		if (v == 1) {
+		/* Node j (0-based) is up while more than j nodes are. */
+		if (v > t->node) {
+
 			run++;
 			continue;
 		}
@@ -173,29 +208,42 @@ cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 		t->nperiods++;
 		run = 0;
 	}
-	if (t->nperiods == 0)
+	if (t->nperiods == 0 && t->nodes == 1)
 		return sr_err(err, "load trace %s: no up-period: \"data\" has no 1 "
 		    "in its %zu values", path, n);
+	if (t->nperiods == 0)
+		return sr_err(err, "load trace %s: no up-period for node %d of %d: "
+		    "\"data\" has no value >= %d in its %zu values", path, t->node + 1,
+		    t->nodes, t->node + 1, n);
 	return 0;
 }
 
-/* sr_trace_load, and whether the file could not be opened at all. */
+/* sr_trace_load_node, and whether the file could not be opened at all. */
 static int
-load(const char *path, struct sr_trace **out, int *unopened, char *err)
+load(const char *path, int node, struct sr_trace **out, int *unopened, char *err)
 {
 	struct sr_trace *t;
 	json_t *root, *data = NULL;
 	double gap = 0;
+	int nodes = 1;
 
 	root = load_json(path, unopened, err);
 	if (root == NULL)
 		return -1;
-	if (check_shape(path, root, &gap, &data, err) == -1) {
+	if (check_shape(path, root, &gap, &nodes, &data, err) == -1) {
 		json_decref(root);
 		return -1;
 	}
+	if (node < 0 || node >= nodes) {
+		json_decref(root);
+		return sr_err(err, "load trace %s: node %d is not in it: it has %d "
+		    "node%s (\"metadata\".\"nodes\"); a gang replaying it may have at "
+		    "most that many", path, node + 1, nodes, nodes == 1 ? "" : "s");
+	}
 	t = sr_calloc(1, sizeof *t);
 	t->gap = gap;
+	t->nodes = nodes;
+	t->node = node;
 	if (cut_periods(path, t, data, err) == -1) {
 		json_decref(root);
 		sr_trace_free(t);
@@ -211,7 +259,21 @@ sr_trace_load(const char *path, struct sr_trace **out, char *err)
 {
 	int unopened;
 
-	return load(path, out, &unopened, err);
+	return load(path, 0, out, &unopened, err);
+}
+
+int
+sr_trace_load_node(const char *path, int node, struct sr_trace **out, char *err)
+{
+	int unopened;
+
+	return load(path, node, out, &unopened, err);
+}
+
+int
+sr_trace_nodes(const struct sr_trace *t)
+{
+	return t->nodes;
 }
 
 void
@@ -291,7 +353,7 @@ sr_trace_check(const char *path, double start, char *err)
 	size_t k;
 	int unopened, r;
 
-	if (load(path, &t, &unopened, err) == -1)
+	if (load(path, 0, &t, &unopened, err) == -1)
 		return unopened ? SR_TRACE_UNREADABLE : SR_TRACE_BAD_FILE;
 	r = sr_trace_start_period(t, path, start, &k, err);
 	sr_trace_free(t);

@@ -8,6 +8,11 @@
  * tick every gap_seconds, 1 = the instance is up, 0 = preempted and not yet
  * re-acquired. An up-period is a maximal run of 1s; tick i starts at trace
  * second i * gap_seconds. All times here are in trace seconds.
+ *
+ * A multi-node trace adds "metadata": {"nodes": N} and each value is then
+ * the count of nodes up, 0 to N. Node j (0-based) counts as up while the
+ * value is > j, so node 0 is up while any node is, and the last node only
+ * while all are: a gang of N replaying it loses its highest nodes first.
  */
 #ifndef SR_TRACE_H
 #define SR_TRACE_H
@@ -26,9 +31,17 @@ struct sr_trace_period {
 /* Read and validate the trace file at path. Errors ("load trace PATH:
  * reason") name what is wrong: a missing or unreadable file, bad JSON (with
  * line and column), a missing or mistyped "metadata", "gap_seconds" or
- * "data", a data value other than 0 or 1 (with its index), gap_seconds <= 0,
+ * "data", a data value other than 0 or 1 (0 to "nodes" in a multi-node
+ * trace; with its index), a bad "nodes", gap_seconds <= 0,
  * or no up-period at all. 0 with *out set, or -1 with err set. */
 int sr_trace_load(const char *path, struct sr_trace **out, char *err);
+/* As sr_trace_load, but the up-periods of node `node` (0-based) of a
+ * multi-node trace; also an error when node is not below "nodes" ("node 5
+ * is not in it: it has 4 nodes"). A value above "nodes" (or above 1 without
+ * it) names its index and the allowed range. sr_trace_load is node 0. */
+int sr_trace_load_node(const char *path, int node, struct sr_trace **out, char *err);
+/* metadata.nodes (1 when the file has none). */
+int sr_trace_nodes(const struct sr_trace *t);
 void sr_trace_free(struct sr_trace *t);
 
 /* Seconds between ticks (metadata.gap_seconds, > 0). */

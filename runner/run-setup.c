@@ -240,6 +240,7 @@ int
 sr_run_setup(struct run *r, struct sr_run_result *res)
 {
 	struct sr_jobspec *js = r->js;
+	struct sr_provider_conf pconf;
 	char *err = res->err;
 	int rc;
 
@@ -261,7 +262,9 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return failed(res, SR_RUN_ERR_UNAVAILABLE);
 	if (open_store(r, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
-	rc = sr_provider_new(&js->provider, &r->prov, err);
+	pconf = js->provider;
+	pconf.trace_node = r->hooks->gang.nodes > 1 ? r->hooks->gang.node : 0;
+	rc = sr_provider_new(&pconf, &r->prov, err);
 	if (rc != 0)
 		return failed(res, rc == SR_PROVIDER_ECONF ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_PROVIDER);
 	if (make_method(r, err) == -1)

@@ -461,15 +461,35 @@ test_trace_errors(void)
 		{ "dataobj.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": {}}",
 		  "\"data\" is an object, not an array" },
 		{ "two.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1, 2]}",
-		  "\"data\"[2] is 2; each value must be 0 (down) or 1 (up)" },
+		  "\"data\"[2] is 2; each value must be 0 (down) or 1 (up)"
+		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
+		  "count (then each value is 0 to nodes, the nodes up)" },
 		{ "str.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [\"1\"]}",
-		  "\"data\"[0] is a string; each value must be 0 (down) or 1 (up)" },
+		  "\"data\"[0] is a string; each value must be 0 (down) or 1 (up)"
+		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
+		  "count (then each value is 0 to nodes, the nodes up)" },
 		{ "real.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1.0]}",
-		  "\"data\"[1] is a real number; each value must be 0 (down) or 1 (up)" },
+		  "\"data\"[1] is a real number; each value must be 0 (down) or 1 (up)"
+		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
+		  "count (then each value is 0 to nodes, the nodes up)" },
 		{ "down.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 0, 0]}",
 		  "no up-period: \"data\" has no 1 in its 3 values" },
 		{ "empty.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": []}",
 		  "no up-period: \"data\" has no 1 in its 0 values" },
+		{ "n5.json", "{\"metadata\": {\"gap_seconds\": 32, \"nodes\": 4}, "
+		  "\"data\": [0, 4, 3, 5]}", "\"data\"[3] is 5; each value must be an "
+		  "integer from 0 to 4 (\"metadata\".\"nodes\"): the nodes up" },
+		{ "nneg.json", "{\"metadata\": {\"gap_seconds\": 32, \"nodes\": 4}, "
+		  "\"data\": [2, -1]}", "\"data\"[1] is -1; each value must be an "
+		  "integer from 0 to 4 (\"metadata\".\"nodes\"): the nodes up" },
+		{ "nstr.json", "{\"metadata\": {\"gap_seconds\": 32, \"nodes\": 2}, "
+		  "\"data\": [true]}", "\"data\"[0] is true; each value must be an "
+		  "integer from 0 to 2 (\"metadata\".\"nodes\"): the nodes up" },
+		{ "nodes0.json", "{\"metadata\": {\"gap_seconds\": 32, \"nodes\": 0}, "
+		  "\"data\": [1]}", "\"metadata\".\"nodes\" is 0; it must be 1 to 4096 "
+		  "(the nodes a value of \"data\" counts)" },
+		{ "nodesstr.json", "{\"metadata\": {\"gap_seconds\": 32, \"nodes\": \"4\"}, "
+		  "\"data\": [1]}", "\"metadata\".\"nodes\" is a string, not an integer" },
 	};
 	struct sr_provider_conf c = conf_local();
 	char err[SR_ERRMAX], *path, *want;
@@ -507,6 +527,85 @@ test_trace_errors(void)
 	sr_trace_load(tmpdir, &t, err);
 	is_str(err, want, "a directory as trace: message");
 	free(want);
+}
+
+/* A multi-node trace (values: nodes up, 0..4): node k is up while more
+ * than k nodes are, so the highest nodes go first; node 0 is what
+ * sr_trace_load gives; a node past "nodes" is refused; the local provider
+ * replays node trace_node's periods, and a one-node trace the same for
+ * every node. */
+static void
+test_trace_nodes(void)
+{
+	/* 10 s ticks: 4 4 3 3 1 0 2 4 */
+	const char *text = "{\"metadata\": {\"gap_seconds\": 10, \"nodes\": 4}, "
+	    "\"data\": [4, 4, 3, 3, 1, 0, 2, 4]}";
+	/* each node's two up-periods: start, length; the second reaches the end */
+	static const double want[4][2][2] = {
+		{ { 0, 50 }, { 60, 20 } },
+		{ { 0, 40 }, { 60, 20 } },
+		{ { 0, 40 }, { 70, 10 } },
+		{ { 0, 20 }, { 70, 10 } },
+	};
+	struct sr_provider_conf c = conf_local();
+	char err[SR_ERRMAX] = "", *path, *msg;
+	struct sr_provider *p;
+	struct sr_trace *t;
+	int node, good;
+	size_t k;
+
+	path = write_tmp("four.json", text);
+	for (node = 0; node < 4; node++) {
+		t = NULL;
+		is_int(sr_trace_load_node(path, node, &t, err), 0, "4 nodes: node %d loads",
+		    node + 1);
+		if (t == NULL)
+			continue;
+		good = sr_trace_nodes(t) == 4 && sr_trace_nperiods(t) == 2;
+		for (k = 0; good && k < 2; k++) {
+			const struct sr_trace_period *tp = sr_trace_period(t, k);
+
+			if (tp->start != want[node][k][0] || tp->length != want[node][k][1] ||
+			    tp->reaches_end != (k == 1)) {
+				tap_diag("node %d period %zu: %g +%g end %d", node + 1, k,
+				    tp->start, tp->length, tp->reaches_end);
+				good = 0;
+			}
+		}
+		ok(good, "4 nodes: node %d's exact up-periods", node + 1);
+		sr_trace_free(t);
+	}
+	is_int(sr_trace_load_node(path, 4, &t, err), -1, "4 nodes: node 5 is refused");
+	msg = sr_asprintf("load trace %s: node 5 is not in it: it has 4 nodes "
+	    "(\"metadata\".\"nodes\"); a gang replaying it may have at most that many",
+	    path);
+	is_str(err, msg, "4 nodes: node 5: message");
+	free(msg);
+
+	/* The provider of node 4 (trace_node 3) loads its own periods. */
+	c.trace = path;
+	c.trace_scale = 80;
+	c.window = 0.1;
+	c.trace_node = 3;
+	is_int(sr_provider_new(&c, &p, err), 0, "4 nodes: node 4's provider starts");
+	sr_provider_free(p);
+	c.trace_node = 4;
+	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF,
+	    "4 nodes: a provider for node 5 is a configuration error");
+	msg = sr_asprintf("create provider local: load trace %s: node 5 is not in it: "
+	    "it has 4 nodes (\"metadata\".\"nodes\"); a gang replaying it may have "
+	    "at most that many", path);
+	is_str(err, msg, "4 nodes: node 5's provider: message");
+	free(msg);
+	free(path);
+
+	/* A one-node trace replays the same for every node of a gang. */
+	path = write_tmp("one.json", synthetic);
+	c.trace = path;
+	c.trace_node = 3;
+	is_int(sr_provider_new(&c, &p, err), 0, "1 node: node 4's provider replays it");
+	sr_provider_free(p);
+	free(path);
 }
 
 /* Where a start can lie past the last up-period, in words, and
@@ -691,6 +790,7 @@ main(void)
 	test_max_preemptions();
 	test_prompt_stop();
 	test_trace_schedule();
+	test_trace_nodes();
 	test_real_trace();
 	test_trace_errors();
 	test_trace_check();
