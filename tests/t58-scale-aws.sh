@@ -141,7 +141,7 @@ agent() {
 	name=$1 aq=$2
 	shift 2
 	(
-		export SPOTRUN_SCALE_INTERVAL=0.2 SPOTRUN_SCALE_IDLE=1 SPOTRUN_LEASE_TTL=3s
+		export SPOTRUN_SCALE_INTERVAL=0.2 SPOTRUN_SCALE_IDLE=1 SPOTRUN_LEASE_TTL=10s
 		while [ $# -gt 0 ] && [ "$1" != -- ]; do export "$1"; shift; done
 		[ $# -gt 0 ] && shift
 		exec "$SPOTRUN" agent --queue "$aq" --provider local --label gpus=0 \
@@ -220,7 +220,7 @@ is "$(fleets)" "t58 0" "the fleet's target is 0"
 stop_agent "$pa"
 stop_agent "$pb"
 stop_agent "$pf"
-# A keeper whose renewal came too late (a TTL of 3 s on a loaded machine)
+# A keeper whose renewal came too late (a TTL of 3 s, as it was, on a loaded machine)
 # lost the lease: it is no longer A's to release, and stays as it was
 # until it expires (seen once at load 12).
 if said agA "pool t58: lost its lease"; then
