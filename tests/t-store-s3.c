@@ -203,7 +203,7 @@ test_restore_pieces(struct sr_store *st, const char *ep)
 {
 	char *top = tu_tmpdir("t-store-s3"), *src = tu_path(top, "src"), *dst = tu_path(top, "dst");
 	char err[SR_ERRMAX] = "", why[512] = "", *u1;
-	struct sr_ckpt_opts o = { .job = "pieces" };
+	struct sr_ckpt_opts o = { .job = "pieces", .chunk_size = 16 * MiB };
 	struct sr_ckpt_stats s, r;
 	struct sr_store *one;
 	struct sr_manifest m;
