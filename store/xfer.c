@@ -597,7 +597,6 @@ sr_xfer_call_verdict(struct sr_xfer_call *c, CURLcode result, double *delay, cha
 		*delay = retry_delay(c, tries);
 		return 1;
 	}
-	curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->status < 300)
 		return 0;
 	if (sr_xml_error(r->body != NULL ? r->body : "", r->len, &r->error, err) == -1)
