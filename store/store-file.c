@@ -1324,6 +1324,20 @@ file_close(struct sr_store *st)
 	free(fs);
 }
 
+/* Four whole-chunk reads at once, not the default two: a virtio disk
+ * with 4 KiB blocks read a 812 MiB pack with O_DIRECT in 4 MiB pieces at
+ * 1.3 GB/s one at a time and 1.6 GB/s eight at a time, and the 1 GiB
+ * restore, which waits on these reads, took 0.72 s at four against
+ * 0.80-0.86 s at two (medians of 5, doc/benchmarks.md). Memory stays
+ * within the restore's budget: it sizes its slots to the plan. */
+static void
+file_read_plan(const struct sr_store *st, int *streams, uint64_t *piece)
+{
+	(void)st;
+	*streams = 4;
+	*piece = 0;
+}
+
 const struct sr_store_backend sr_store_file_backend = {
 	.scheme = "file",
 	.form = "/absolute/path",
@@ -1334,6 +1348,7 @@ const struct sr_store_backend sr_store_file_backend = {
 	.put = file_put,
 	.get = file_get,
 	.read_range = file_read_range,
+	.read_plan = file_read_plan,
 	.head = file_head,
 	.list = file_list,
 	.del = file_delete,
