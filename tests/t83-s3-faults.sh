@@ -376,7 +376,10 @@ wait_max "$pid" 60
 # BadDigest), and refuses it; the part is sent again and the checkpoint
 # restores byte-exact. With checksum=none nothing checks the parts on the
 # way: the damage lands, and the restore's XXH3-128 finds it (the fault is
-# real). 12 MiB in 5 MiB parts: 3 parts, each the first on its connection.
+# real). 12 MiB in 5 MiB parts: 3 parts, each the first on its connection
+# when the three go out at once; on a loaded machine a part can be ready
+# only after an earlier one's connection is free again, and goes out on it
+# past the flipped byte: 1 to 3 parts are damaged then, each refused.
 bck=$top_builddir/tests/bench-ckpt
 mkdir -p "$t_tmp/g-src"
 head -c 12582912 /dev/urandom > "$t_tmp/g-src/state.bin"
@@ -389,8 +392,10 @@ for sum in sha256 md5 none; do
 		"$t_tmp/g-src" > "$t_tmp/g-$sum.out" 2>&1
 	t_is "$?" 0 "g: checksum=$sum: the save with damaged parts ends with 0" ||
 		t_show "$t_tmp/g-$sum.out"
-	wait_plog "$FLIPPED" $((before + 3)) 10
-	t_is "$(($(plog "$FLIPPED") - before))" 3 "g: checksum=$sum: the proxy damaged the 3 parts" ||
+	wait_plog "$FLIPPED" $((before + 1)) 10
+	flips=$(($(plog "$FLIPPED") - before))
+	[ "$flips" -ge 1 ] && [ "$flips" -le 3 ]
+	t_result $? "g: checksum=$sum: the proxy damaged 1 to 3 of the 3 parts ($flips)" ||
 		t_show "$t_tmp/proxy.log" 8
 	fault pass
 	"$bck" restore "s3://$bucket/g-$sum?endpoint=$SPOTRUN_TEST_S3_ENDPOINT" "$t_tmp/g-$sum-back" \
