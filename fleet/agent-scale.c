@@ -107,6 +107,9 @@ step(struct sr_agent_scale *sc, struct pool *p)
 		if (p->s.target != p->s.before)
 			sr_agent_say("pool %s: target %u -> %u (%s)", p->name, p->s.before,
 			    p->s.target, p->s.why);
+		else if (p->s.asked_again > 0)
+			sr_agent_say("pool %s: target %u, set again (%s)", p->name, p->s.target,
+			    p->s.why);
 		break;
 	case SR_POOL_SCALE_STALE:
 		sr_agent_say("%s", err);

@@ -75,18 +75,40 @@ sr_pool_known_price(const struct sr_pool_where *w, const char *id)
 	return 0;
 }
 
+/* A job that ended (succeeded, failed, cancelled) at a lease epoch. */
+struct ended {
+	char id[SR_QUEUE_ID_MAX + 1];
+	int64_t epoch;
+};
+
 /* What the demand's walk of the markers collects. */
 struct demand {
 	unsigned vms;
 	struct sr_pool_running *run;	/* NULL: hosts not wanted */
 	size_t nrun, cap;
+	struct ended *end;		/* in id order (the status listing's) */
+	size_t nend, endcap;
 };
 
+static int
+ended_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ended *)a)->id, ((const struct ended *)b)->id);
+}
+
+/* A pending marker of a job that ended after it was written (a queued job
+ * cancelled: cancel leaves the marker for the next claimer to drop) asks
+ * for no VM. */
 static int
 on_pending(const struct sr_queue_pending *p, void *arg)
 {
 	struct demand *d = arg;
+	struct ended key, *e;
 
+	snprintf(key.id, sizeof key.id, "%s", p->id);
+	e = d->nend > 0 ? bsearch(&key, d->end, d->nend, sizeof *d->end, ended_cmp) : NULL;
+	if (e != NULL && e->epoch > p->epoch)
+		return 0;
 	d->vms += p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
 	return 0;
 }
@@ -96,6 +118,16 @@ on_status(const struct sr_queue_status *s, void *arg)
 {
 	struct demand *d = arg;
 
+	if (s->state == SR_LEASE_SUCCEEDED || s->state == SR_LEASE_FAILED ||
+	    s->state == SR_LEASE_CANCELLED) {
+		if (d->nend == d->endcap) {
+			d->endcap = d->endcap > 0 ? 2 * d->endcap : 16;
+			d->end = sr_realloc(d->end, d->endcap * sizeof *d->end);
+		}
+		snprintf(d->end[d->nend].id, sizeof d->end[d->nend].id, "%s", s->id);
+		d->end[d->nend++].epoch = s->epoch;
+		return 0;
+	}
 	if (s->state != SR_LEASE_RUNNING)
 		return 0;
 	d->vms++;
@@ -116,6 +148,7 @@ sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
     struct sr_pool_running **run, size_t *nrun, char *err)
 {
 	struct demand d;
+	int rc;
 
 	memset(&d, 0, sizeof d);
 	*vms = 0;
@@ -125,8 +158,14 @@ sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
 		d.run = sr_calloc(1, sizeof *d.run);
 		d.cap = 1;
 	}
-	if (sr_queue_pending_list(q, on_pending, &d, NULL, err) < 0 ||
-	    sr_queue_status_list(q, on_status, &d, NULL, NULL, err) < 0) {
+	/* the status markers first: which pending markers are stale */
+	rc = sr_queue_status_list(q, on_status, &d, NULL, NULL, err);
+	if (rc >= 0 && d.nend > 1)
+		qsort(d.end, d.nend, sizeof *d.end, ended_cmp);
+	if (rc >= 0)
+		rc = sr_queue_pending_list(q, on_pending, &d, NULL, err);
+	free(d.end);
+	if (rc < 0) {
 		free(d.run);
 		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));
 	}

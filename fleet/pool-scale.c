@@ -110,6 +110,34 @@ sr_pool_vm_price(const struct sr_pool_vm *v, const struct sr_prices *prices)
 	return v->spot ? pr->spot : pr->on_demand;
 }
 
+/* Fewer VMs than the target listed while the queue wants them: the
+ * group's own target is read, and where the cloud lowered it (Azure: a
+ * Flexible set's evicted Spot VMs, deleted, that Try & Restore did not
+ * bring back, leave the set's capacity that much smaller) it is set to
+ * target again, and s says so. Engines that keep their target (an EC2
+ * Fleet, a managed instance group) answer target and nothing is set. */
+static int
+ask_again(struct sr_pool_scale *s, const struct sr_pool_engine *e, const struct sr_pool_where *w,
+    unsigned target, char *err)
+{
+	struct sr_pool_vms vms;
+	unsigned have;
+	size_t len;
+
+	if (e->describe(w, &have, &vms, err) == -1)
+		return sr_err_prefix(err, "pool %s", s->pool);
+	if (have >= target)
+		return 0;
+	if (e->set_target(w, target, err) == -1)
+		return sr_err_prefix(err, "pool %s: set target %u again (the cloud's is %u)", s->pool,
+		    target, have);
+	s->asked_again = target - have;
+	len = strlen(s->why);
+	snprintf(s->why + len, sizeof s->why - len, "; asked again for %u VM%s the cloud dropped",
+	    s->asked_again, s->asked_again == 1 ? "" : "s");
+	return 0;
+}
+
 int
 sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 {
@@ -122,11 +150,12 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	char etag[SR_ETAG_MAX], idle[32];
 	double now, scale_idle, mono;
 	int64_t epoch = sr_lease_epoch(s->lease);
-	unsigned cap;
-	size_t n = 0, nrun = 0;
-	int rc;
+	unsigned cap, billed = 0;
+	size_t n = 0, nrun = 0, i;
+	int rc, listed = 0;
 
 	s->vms = 0;
+	s->asked_again = 0;
 	s->why[0] = '\0';
 	rc = sr_queue_pool_read(s->q, s->pool, &rec, etag, err);
 	if (rc == SR_QUEUE_NOTFOUND)
@@ -159,6 +188,9 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
 		}
 		keep_prices(&rec, vms, n);
+		for (i = 0; i < n; i++)
+			billed += vms[i].billed != 0;
+		listed = 1;
 		busy = sr_calloc(n + 1, sizeof *busy);
 		rc = busy_vms(s->q, vms, n, run, nrun, busy, err);
 		if (rc == 0)
@@ -217,6 +249,9 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
 		    SR_POOL_SCALE_ERROR;
+	if (s->target == rec.target && s->demand > 0 && rec.group[0] != '\0' && listed &&
+	    billed < rec.target && ask_again(s, e, &w, rec.target, err) == -1)
+		return SR_POOL_SCALE_ERROR;
 	rec.target = s->target;
 	rec.fence = epoch;
 	rec.updated = now;
@@ -226,6 +261,19 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if (rc == SR_QUEUE_BUSY)
 		return SR_POOL_SCALE_STALE;
 	return rc == SR_QUEUE_OK ? SR_POOL_SCALE_OK : SR_POOL_SCALE_ERROR;
+}
+
+/* Whether pool's lease was released by its last holder (read now; a
+ * lease never claimed, held, or unreadable: 0). */
+static int
+lease_released(struct sr_queue *q, const char *pool)
+{
+	char name[SR_LEASE_JOB_MAX + 1], err[SR_ERRMAX];
+	struct sr_lease_info li;
+
+	sr_pool_lease_name(pool, name, sizeof name);
+	return sr_lease_read(sr_queue_store(q), name, &li, err) == SR_LEASE_OK &&
+	    li.state == SR_LEASE_RELEASED;
 }
 
 int
@@ -239,21 +287,26 @@ sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
 	struct sr_lease *l;
 	char line[SR_ERRMAX + 64], e[SR_ERRMAX];
 	size_t n, i;
-	int rc;
+	int rc, up;
 
 	if (sr_queue_pools_read(q, &v, &n, NULL, err) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (v[i].target > 0)
+		/* a pool above 0 is its agents'; stepped here only when none
+		 * holds its lease (they released it: all ended), so that VMs
+		 * its cloud dropped meanwhile are asked for again */
+		up = v[i].target > 0;
+		if (up && !lease_released(q, v[i].name))
 			continue;
 		memset(&c, 0, sizeof c);
 		c.owner = me;
-		c.watch = 1;
+		c.watch = !up;
 		rc = sr_pool_lease_claim(q, v[i].name, &c, &l, e);
 		if (rc == SR_LEASE_HELD) {
 			snprintf(line, sizeof line, "pool %s: scaled by %s", v[i].name,
 			    c.prev.owner.agent[0] != '\0' ? c.prev.owner.agent : c.prev.owner.host);
-			note(arg, line);
+			if (!up)
+				note(arg, line);
 			continue;
 		}
 		if (rc != SR_LEASE_OK) {
@@ -274,7 +327,8 @@ sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
 			    s.why);
 		else if (rc != SR_POOL_SCALE_GONE)
 			snprintf(line, sizeof line, "warning: %s", e);
-		if (rc != SR_POOL_SCALE_GONE)
+		if (rc != SR_POOL_SCALE_GONE && (!up || rc != SR_POOL_SCALE_OK ||
+		    s.target != s.before || s.asked_again > 0))
 			note(arg, line);
 		if (sr_lease_set_state(l, SR_LEASE_RELEASED, e) != SR_LEASE_OK) {
 			snprintf(line, sizeof line, "warning: pool %s: release its lease: %s",

@@ -51,6 +51,9 @@ struct sr_pool_scale {
 	/* out */
 	unsigned before, target, demand;
 	size_t vms;			/* the VMs listed (0 when the engine cannot) */
+	/* VMs the cloud dropped from its group's target (Azure's evicted
+	 * ones) that this step asked for again (ask_again), 0: none */
+	unsigned asked_again;
 	double spent;			/* dollars, the record's after this step */
 	double in_jobs, idle;		/* spent's two parts, the record's */
 	char why[160];
@@ -88,16 +91,22 @@ int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_cl
  * drained for scale_idle ("queue drained"; until then the target stays),
  * else the demand within max_vms ("demand N VMs, max M", "demand N VMs");
  * then, at the fault point "pool-scale-write", the lease must still be
- * fresh (sr_lease_fresh), the engine's target is set when it moves, and
+ * fresh (sr_lease_fresh), the engine's target is set when it moves (when
+ * it stays, with demand, and fewer billed VMs listed than it: the group's
+ * own target is read and set again where the cloud lowered it, why
+ * ending "; asked again for N VMs the cloud dropped"), and
  * the record is written by CAS over what was read with the fence the
  * lease's epoch. s's out fields are set whatever the result. */
 int sr_pool_scale_step(struct sr_pool_scale *s, char *err);
 
 /* For `spotrun submit`: each pool of q at target 0 gets a step, its
  * lease claimed for me (watching a lease held elsewhere up to its TTL,
- * lease.h) and released after. note(arg, line) gets a line for each pool
- * stepped or left ("pool NAME: target N (WHY)", "pool NAME: scaled by
- * AGENT"). 0, or -1 with err (the pools' records unreadable); a pool that
+ * lease.h) and released after; a pool above 0 gets one only when its
+ * lease was released (its agents all ended; one never claimed is left to
+ * the agents up starts), not watched.
+ * note(arg, line) gets a line for each pool at 0 stepped or left ("pool
+ * NAME: target N (WHY)", "pool NAME: scaled by AGENT"), and for a pool
+ * above 0 whose step moved its target or asked again for dropped VMs. 0, or -1 with err (the pools' records unreadable); a pool that
  * fails is said through note and the rest are tried. */
 int sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
     const struct sr_prices *prices, void (*note)(void *arg, const char *line), void *arg,

@@ -56,8 +56,12 @@
 # the regional set, without zone) with C: SkuNotAvailable and
 # OperationNotAllowed at the call (409), ZonalAllocationFailed and
 # AllocationFailed in the operation; without code: capacity again. POST
-# /emu/evict?set=NAME deletes a set's VMs as an eviction does (not
-# replaced). POST /emu/expire forgets every token (the next call is 401).
+# /emu/evict?set=NAME[&count=N][&restore=0] deletes a set's VMs (the
+# first N) as an eviction with policy Delete does: a set whose
+# spotRestorePolicy is enabled gets them back at once where its size has
+# capacity (Try & Restore); otherwise, or with restore=0 (Try & Restore
+# gave up), the set's capacity drops by as many ("you can create new VMs
+# by increasing the scale set instance count property"). POST /emu/expire forgets every token (the next call is 401).
 # POST /emu/http-error?status=S&code=C&count=N answers the next N ARM
 # requests with S and C. GET /emu/dump: every group, network, set and VM
 # as ARM writes them.
@@ -328,9 +332,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return self.reply(200, {})
 		if path == "/emu/evict" and method == "POST":
 			gone = [v for v in st.vms if v["_set"][1] == q["set"].lower()]
+			gone = gone[:int(q.get("count", len(gone)))]
 			for v in gone:
 				st.vms.remove(v)
-			return self.reply(200, {"evicted": len(gone)})
+			restored = 0
+			for key in sorted(set(v["_set"] for v in gone)):
+				s = st.sets[key]
+				n = sum(1 for v in gone if v["_set"] == key)
+				pol = s["properties"].get("spotRestorePolicy", {})
+				if pol.get("enabled") and q.get("restore") != "0" and st.fill(key) is None:
+					restored += n
+				else:
+					s["sku"]["capacity"] -= n
+			return self.reply(200, {"evicted": len(gone), "restored": restored})
 		if path == "/emu/expire" and method == "POST":
 			st.tokens.clear()
 			return self.reply(200, {})
@@ -530,6 +544,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		mp = vmp.get("billingProfile", {}).get("maxPrice")
 		if not isinstance(mp, (int, float)) or (mp != -1 and mp <= 0):
 			raise bad("billingProfile.maxPrice must be -1 or a positive price.")
+		pol = p.get("spotRestorePolicy")
+		if pol is not None and (not isinstance(pol.get("enabled"), bool) or
+		    not re.fullmatch(r"PT(\d+H)?(\d+M)?(\d+S)?", pol.get("restoreTimeout", "PT1H")) or
+		    pol.get("restoreTimeout") == "PT"):
+			raise bad("spotRestorePolicy: enabled must be a boolean, restoreTimeout an ISO 8601 "
+			    "duration.")
 		sku = b.get("sku", {})
 		if not isinstance(sku.get("name"), str) or not isinstance(sku.get("capacity"), int):
 			raise bad("sku.name and sku.capacity are required.")

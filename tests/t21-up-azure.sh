@@ -13,7 +13,10 @@
 #   free of any credential; the record; status's line and VM lines (name,
 #   state, zone, size, price, age), --json's VMs (id the vmId, launch its
 #   timeCreated). A second up makes
-#   nothing. The set's VMs evicted in a region out of capacity: up moves
+#   nothing. With 2 jobs queued, a VM evicted comes back by Try & Restore
+#   (the set's spotRestorePolicy); one it does not bring back lowers the
+#   set's capacity, and an agent's scaler sets it again, once; with no
+#   agent left, submit does. The set's VMs evicted in a region out of capacity: up moves
 #   the pool to the next region, status says where it found none. down
 #   leaves nothing; a second down finds nothing; no credentials: exit 69.
 . "$top_srcdir/tests/jobs/lib.sh"
@@ -60,7 +63,8 @@ for what in sys.argv[2:]:
             print("set", s["name"], s["location"], s["sku"]["name"], "capacity", s["sku"]["capacity"],
                 "zones", ",".join(s.get("zones", [])), tags(s))
             print("spot", p["orchestrationMode"], vmp["priority"], vmp["evictionPolicy"],
-                "maxPrice=%g" % vmp["billingProfile"]["maxPrice"], ":".join(im[k] for k in ("publisher", "offer", "sku", "version")))
+                "maxPrice=%g" % vmp["billingProfile"]["maxPrice"], ":".join(im[k] for k in ("publisher", "offer", "sku", "version")),
+                "restore=%s/%s" % (p["spotRestorePolicy"]["enabled"], p["spotRestorePolicy"]["restoreTimeout"]))
     elif what.startswith("user-data="):
         cd = d["sets"][0]["properties"]["virtualMachineProfile"]["osProfile"]["customData"]
         open(what[10:], "wb").write(base64.b64decode(cd))
@@ -95,8 +99,8 @@ arm groups sets vms "user-data=$t_tmp/ud"
 t_is "$(lines group; lines vnet)" "group spotrun-pool-t21 eastus $tg
 vnet spotrun-pool-t21-eastus eastus $tg" "one resource group and one network, tagged"
 t_is "$(lines set; lines spot)" "set spotrun-pool-t21-eastus eastus Standard_NC4as_T4_v3 capacity 2 zones 1,2 $tg
-spot Flexible Spot Delete maxPrice=-1 $img" \
-    "one Flexible set of Spot VMs, eviction Delete, maxPrice -1, the HPC image, zones 1 and 2, tagged"
+spot Flexible Spot Delete maxPrice=-1 $img restore=True/PT1H" \
+    "one Flexible set of Spot VMs, eviction Delete, maxPrice -1, the HPC image, zones 1 and 2, Try & Restore for 1 hour, tagged"
 t_is "$(lines vm | sort)" "vm eastus 1 Standard_NC4as_T4_v3
 vm eastus 2 Standard_NC4as_T4_v3" "two VMs, one a zone"
 "$SPOTRUN" cloud-init --queue "$Q" --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
@@ -109,9 +113,11 @@ done
 t_is "${bad:-none}" none "the user-data holds no credential"
 t_has "$t_tmp/arm.log" "token grant=client_credentials tenant=tenant-21 client=$client" \
     "the token came from the service principal's secret"
-# status's pool lines, a VM's name's suffix and its age made constant
+# status's pool lines, a VM's name's suffix and its age made constant,
+# the cost an agent's scaler counted once it ran (the seconds it ran) left out
 pool_lines() {
 	sed -n '/^pool/,$p' "$t_tmp/out" | sed -e 's/_[0-9a-f]\{8\} / NAME /' \
+	    -e 's/ \$[0-9.]* spent, \$[0-9.]* in jobs, \$[0-9.]* idle;//' \
 	    -e 's/ [0-9][0-9hms.]*$/ AGE/'
 }
 run 0 "status" status --queue "$Q"
@@ -147,6 +153,53 @@ t_is "$(cat "$t_tmp/out")" "pool t21: found VM scale set (Flexible) spotrun-pool
 arm groups sets vms
 t_is "$(lines group | wc -l) $(lines vnet | wc -l) $(lines set | wc -l) $(lines vm | wc -l)" "1 1 1 2" \
     "still one group, network, set; two VMs"
+
+# ---- evictions: Try & Restore brings a VM back; past it, the scaler ----
+# two jobs of a GPU no agent here has: the demand holds at 2 VMs
+cat > "$t_tmp/two.ini" <<EOF
+[job]
+name = two
+command = /bin/true
+ship_workdir = no
+[resources]
+gpus = 1
+[sweep]
+n = 1, 2
+EOF
+run 0 "submit 2 jobs" submit --queue "$Q" "$t_tmp/two.ini"
+set=spotrun-pool-t21-eastus
+arm vms
+ids0=$(lines id-of | cut -d' ' -f3 | sort)
+arm "evict=$set&count=1" sets vms
+ids1=$(lines id-of | cut -d' ' -f3 | sort)
+t_is "$(lines set | cut -d' ' -f5,6) $(lines vm | wc -l) $(printf '%s\n%s\n' "$ids0" "$ids1" | sort | uniq -u | wc -l)" \
+    "capacity 2 2 2" "a VM evicted, Try & Restore makes another (a new vmId): capacity 2, 2 VMs"
+arm "evict=$set&count=1&restore=0" sets vms
+t_is "$(lines set | cut -d' ' -f5,6) $(lines vm | wc -l)" "capacity 1 1" \
+    "a VM evicted that Try & Restore does not bring back: the set's capacity drops to 1, 1 VM"
+t_bg agA env SPOTRUN_SCALE_INTERVAL=0.2 SPOTRUN_LEASE_TTL=10s "$SPOTRUN" agent --queue "$Q" \
+    --provider local --label gpus=0 --label host=agA --dir "$t_tmp/agA"
+apid=$t_last
+wait_for "$t_tmp/agA.err" 'pool t21: target 2, set again' 60 "$apid"
+t_has "$t_tmp/agA.err" "pool t21: target 2, set again (demand 2 VMs; asked again for 1 VM the cloud dropped)" \
+    "an agent's scaler sees 1 VM of 2 and the set's capacity 1: it sets 2 again, and says so"
+arm sets vms
+t_is "$(lines set | cut -d' ' -f5,6) $(lines vm | wc -l)" "capacity 2 2" "the set is at 2 again, 2 VMs"
+kill -TERM "$apid" 2>/dev/null
+t_wait "$apid"
+t_is "$(grep -c 'set again' "$t_tmp/agA.err")" 1 "asked again once: the next steps see 2 VMs"
+run 0 "cancel the jobs" cancel --queue "$Q" two
+# no agent left (its lease released): submit asks again for what the set lost
+arm "evict=$set&restore=0" sets vms
+t_is "$(lines set | cut -d' ' -f5,6) $(lines vm | wc -l)" "capacity 0 0" \
+    "both VMs evicted, not brought back: capacity 0, no VM"
+sed 's/^name = two/name = three/' "$t_tmp/two.ini" > "$t_tmp/three.ini"
+run 0 "submit 2 jobs, the pool's agents gone" submit --queue "$Q" "$t_tmp/three.ini"
+t_has "$t_tmp/out" "pool t21: target 2 (demand 2 VMs; asked again for 2 VMs the cloud dropped)" \
+    "submit steps the pool whose lease was released: the set's capacity set to 2 again"
+arm sets vms
+t_is "$(lines set | cut -d' ' -f5,6) $(lines vm | wc -l)" "capacity 2 2" "the set is at 2 again, 2 VMs"
+run 0 "cancel them" cancel --queue "$Q" three
 
 # ---- failover: the first region out of capacity ----
 arm full=eastus:ZonalAllocationFailed evict=spotrun-pool-t21-eastus

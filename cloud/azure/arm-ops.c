@@ -25,6 +25,8 @@
 #define P_VMSS		"/providers/Microsoft.Compute/virtualMachineScaleSets"
 #define P_VNET		"/providers/Microsoft.Network/virtualNetworks"
 #define ADMIN		"spotrun"
+/* how long Try & Restore tries (ISO 8601; Azure's default, 1 hour) */
+#define SPOT_RESTORE_TIMEOUT	"PT1H"
 
 static json_t *
 tags(const char *pool, const char *queue)
@@ -258,11 +260,16 @@ sr_arm_create_vmss(struct sr_arm *c, const struct sr_arm_vmss_spec *s, char *err
 	zones = json_array();
 	for (i = 0; s->zones != NULL && s->zones[i] != NULL; i++)
 		json_array_append_new(zones, json_string(s->zones[i]));
-	body = json_pack("{s:s, s:o, s:{s:s, s:s, s:I}, s:{s:s, s:i, s:b, s:o}}",
+	/* spotRestorePolicy: Azure's Try & Restore brings evicted Spot VMs
+	 * back to the set's count while capacity allows (for up to
+	 * restoreTimeout); past it the set is smaller, and the pool's
+	 * scaler asks again (pool-scale.c) */
+	body = json_pack("{s:s, s:o, s:{s:s, s:s, s:I}, s:{s:s, s:i, s:b, s:o, s:{s:b, s:s}}}",
 	    "location", s->region, "tags", tags(s->pool, s->queue),
 	    "sku", "name", s->vm_size, "tier", "Standard", "capacity", (json_int_t)s->capacity,
 	    "properties", "orchestrationMode", "Flexible", "platformFaultDomainCount", 1,
-	    "singlePlacementGroup", 0, "virtualMachineProfile", vmp);
+	    "singlePlacementGroup", 0, "virtualMachineProfile", vmp,
+	    "spotRestorePolicy", "enabled", 1, "restoreTimeout", SPOT_RESTORE_TIMEOUT);
 	if (body == NULL || (json_array_size(zones) > 0 &&
 	    json_object_set(body, "zones", zones) == -1)) {
 		json_decref(zones);
