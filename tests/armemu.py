@@ -61,16 +61,34 @@
 # spotRestorePolicy is enabled gets them back at once where its size has
 # capacity (Try & Restore); otherwise, or with restore=0 (Try & Restore
 # gave up), the set's capacity drops by as many ("you can create new VMs
-# by increasing the scale set instance count property"). POST /emu/expire forgets every token (the next call is 401).
+# by increasing the scale set instance count property"); /emu/evict?vm=NAME
+# evicts that VM alike. POST /emu/expire forgets every token (the next
+# call is 401).
 # POST /emu/http-error?status=S&code=C&count=N answers the next N ARM
 # requests with S and C. GET /emu/dump: every group, network, set and VM
-# as ARM writes them.
+# as ARM writes them; GET /emu/state: their names (lowercase; networks and
+# sets GROUP/NAME, VMs by name).
+#
+# VMs as processes (not ARM's): with --on-instance CMD each VM made runs
+# `CMD HOST FILE` (through sh; HOST the VM's computer name, the set's
+# computerNamePrefix and 6 hex digits; FILE the set's customData decoded,
+# written under --vm-dir, else $TMPDIR) in a session of its own, so that a
+# test boots it as a VM (tests/jobs/vm.sh); a VM deleted, whichever way
+# (evicted, its set scaled in or deleted, its group deleted), is shut
+# down: SIGTERM to that process, its process group killed if still there
+# after --grace seconds (30: a Spot VM's notice). The log says "instance
+# NAME: booted, pid P", "...: shutdown", "...: powered off after S s" and
+# "...: exited CODE" (or "on signal N").
 import argparse
 import base64
 import http.server
 import json
+import os
 import re
 import secrets
+import signal
+import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -139,6 +157,62 @@ class State:
 		self.ops = {}			# id -> [polls left, final doc or status, async]
 		self.capacity = []		# (region, size or None, zone or None, code)
 		self.http_errors = []
+		self.on_instance = a.on_instance
+		self.grace = a.grace
+		self.vm_dir = a.vm_dir
+		self.procs = {}			# a VM's name -> its process (--on-instance)
+		self.logf = lambda line: None
+
+	# ---- VMs as processes (--on-instance) ----
+
+	def boot(self, v):
+		"""Run --on-instance for VM v just made: CMD HOST FILE, HOST its
+		computer name, FILE its set's customData decoded, in a session of
+		its own."""
+		if not self.on_instance:
+			return
+		s = self.sets[v["_set"]]
+		cd = s["properties"]["virtualMachineProfile"]["osProfile"].get("customData", "")
+		name = v["name"]
+		fd, path = tempfile.mkstemp(prefix=name + "-", suffix=".user-data", dir=self.vm_dir)
+		with os.fdopen(fd, "wb") as f:
+			f.write(base64.b64decode(cd))
+		host = v["properties"]["osProfile"]["computerName"]
+		p = subprocess.Popen(["/bin/sh", "-c", "exec " + self.on_instance + ' "$@"', "sh", host,
+		    path], stdin=subprocess.DEVNULL, start_new_session=True)
+		self.procs[name] = p
+		self.logf("instance %s: booted, pid %d" % (name, p.pid))
+		threading.Thread(target=self.reap, args=(name, p), daemon=True).start()
+
+	def reap(self, name, p):
+		rc = p.wait()
+		self.logf("instance %s: exited %s" % (name, rc if rc >= 0 else "on signal %d" % -rc))
+
+	def remove(self, gone):
+		"""Delete the VMs gone; each one's process, if any, is shut down
+		as a VM is: SIGTERM to it (systemd stopping the agent), its whole
+		process group killed after --grace seconds."""
+		for v in gone:
+			self.vms.remove(v)
+			p = self.procs.pop(v["name"], None)
+			if p is None or p.poll() is not None:
+				continue
+			self.logf("instance %s: shutdown" % v["name"])
+			try:
+				os.kill(p.pid, signal.SIGTERM)
+			except OSError:
+				pass
+
+			def hard_off(p=p, name=v["name"]):
+				if p.poll() is None:
+					self.logf("instance %s: powered off after %g s" % (name, self.grace))
+					try:
+						os.killpg(p.pid, signal.SIGKILL)
+					except OSError:
+						pass
+			t = threading.Timer(self.grace, hard_off)
+			t.daemon = True
+			t.start()
 
 	def rid(self, group, kind=None, name=None):
 		s = "/subscriptions/%s/resourceGroups/%s" % (self.sub, group)
@@ -161,8 +235,7 @@ class State:
 		mine = [v for v in self.vms if v["_set"] == key]
 		want = s["sku"]["capacity"]
 		while len(mine) > want:
-			v = mine.pop()
-			self.vms.remove(v)
+			self.remove([mine.pop()])
 		zones = s.get("zones") or [None]
 		open_ = [z for z in zones if not self.blocked(s["location"], s["sku"]["name"], z)]
 		if len(mine) < want and not open_:
@@ -176,7 +249,9 @@ class State:
 			    "type": "Microsoft.Compute/virtualMachines", "location": s["location"],
 			    "tags": dict(s.get("tags", {})), "_set": key,
 			    "properties": {"provisioningState": "Succeeded", "vmId": str(uuid.uuid4()),
-			        "timeCreated": now_arm(),
+			        "timeCreated": now_arm(), "osProfile": {"computerName": s["properties"][
+			        "virtualMachineProfile"]["osProfile"]["computerNamePrefix"] +
+			        secrets.token_hex(3)},
 			        "priority": "Spot", "evictionPolicy": "Delete",
 			        "hardwareProfile": {"vmSize": s["sku"]["name"]},
 			        "virtualMachineScaleSet": {"id": s["id"]}}}
@@ -184,6 +259,7 @@ class State:
 				v["zones"] = [z]
 			self.vms.append(v)
 			mine.append(v)
+			self.boot(v)
 		return None
 
 
@@ -331,10 +407,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 				st.capacity.append((r, s, z, q["code"]))
 			return self.reply(200, {})
 		if path == "/emu/evict" and method == "POST":
-			gone = [v for v in st.vms if v["_set"][1] == q["set"].lower()]
+			gone = [v for v in st.vms if v["_set"][1] == q.get("set", "").lower() or
+			    v["name"] == q.get("vm")]
 			gone = gone[:int(q.get("count", len(gone)))]
-			for v in gone:
-				st.vms.remove(v)
+			st.remove(gone)
 			restored = 0
 			for key in sorted(set(v["_set"] for v in gone)):
 				s = st.sets[key]
@@ -357,6 +433,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return self.reply(200, {"groups": list(st.groups.values()),
 			    "vnets": list(st.vnets.values()), "sets": list(st.sets.values()),
 			    "vms": [strip(v) for v in st.vms]})
+		if path == "/emu/state" and method == "GET":
+			return self.reply(200, {"groups": sorted(st.groups), "vnets": sorted(
+			    "%s/%s" % k for k in st.vnets), "sets": sorted("%s/%s" % k for k in st.sets),
+			    "vms": sorted(v["name"] for v in st.vms)})
 		return self.reply(404, {"error": {"code": "NotFound", "message": "no hook " + path}})
 
 	# ---- ARM ----
@@ -485,7 +565,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			del st.groups[k]
 			st.vnets = {x: v for x, v in st.vnets.items() if x[0] != k}
 			st.sets = {x: v for x, v in st.sets.items() if x[0] != k}
-			st.vms = [v for v in st.vms if v["_set"][0] != k]
+			st.remove([v for v in st.vms if v["_set"][0] == k])
 			oid = st.op(g["location"], None, False)
 			return self.reply(202, None, headers={"Retry-After": "0", "Location":
 			    "%s/subscriptions/%s/operationresults/%s?api-version=%s" % (self.base(),
@@ -555,6 +635,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			raise bad("sku.name and sku.capacity are required.")
 		os_ = vmp.get("osProfile", {})
 		keys = os_.get("linuxConfiguration", {}).get("ssh", {}).get("publicKeys", [])
+		if not os_.get("computerNamePrefix"):
+			raise bad("Required parameter 'computerNamePrefix' is missing (null).")
 		if not os_.get("adminUsername") or not keys or \
 		    not keys[0].get("keyData", "").startswith("ssh-rsa AAAA"):
 			raise bad("Required parameter 'adminPassword' is missing (null).")
@@ -619,7 +701,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return self.settle(200, key, q)
 		if method == "DELETE":
 			del st.sets[key]
-			st.vms = [v for v in st.vms if v["_set"] != key]
+			st.remove([v for v in st.vms if v["_set"] == key])
 			return self.lro(202, None, s["location"], q, delete=True)
 		raise ArmError(405, "MethodNotAllowed", "The method is not allowed.")
 
@@ -646,11 +728,21 @@ def main():
 	ap.add_argument("--op-polls", type=int, default=1)
 	ap.add_argument("--page-size", type=int, default=100)
 	ap.add_argument("--log")
+	ap.add_argument("--on-instance", help="CMD run as each VM made: CMD HOST USERDATA")
+	ap.add_argument("--grace", type=float, default=30.0)
+	ap.add_argument("--vm-dir")
 	a = ap.parse_args()
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)
 	srv.log = open(a.log, "a") if a.log else None
 	srv.log_lock = threading.Lock()
+
+	def log(line):
+		if srv.log:
+			with srv.log_lock:
+				srv.log.write(line + "\n")
+				srv.log.flush()
+	srv.state.logf = log
 	serve(srv, a.port_file)
 
 

@@ -236,6 +236,11 @@ EXTRA_DIST += tests/pool/gcp-loop.ini tests/jobs/loop.sh tests/jobs/vm.sh tests/
 # Its figures: up to the first job running, requests per scaling decision.
 SR_BENCH += bench/loop.sh
 EXTRA_DIST += bench/loop.sh
+# The same loop on Azure: tests/armemu.py boots each VM of the set, Try &
+# Restore makes the evicted one again.
+dist_check_SCRIPTS += tests/t17-loop-azure.sh
+slow_TESTS += tests/t17-loop-azure.sh
+EXTRA_DIST += tests/pool/azure-loop.ini
 # up and down on Azure against tests/armemu.py (ARM, Entra ID's token
 # endpoint), the queue on tests/gcsemu.py: a Flexible set of Spot VMs
 # with eviction Delete, tags, the user-data as customData, free of

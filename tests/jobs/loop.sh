@@ -1,6 +1,7 @@
 # loop.sh: the body of issue 24's loop tests (t16-loop-gcp.sh), sourced
 # after lib.sh once the test has its cloud's emulator booting each
-# instance as a VM (tests/jobs/vm-boot.sh). The test provides $T, $QU (the
+# instance as a VM (tests/jobs/vm-boot.sh, which appends "PID HOST.N" to
+# $T/boots a boot). The test provides $T, $QU (the
 # queue, also $SPOTRUN_QUEUE), $T/gce.log or $cloud_log (the emulator's
 # log: "instance ID: booted, pid P", "instance ID: exited CODE"), and
 #   cloud_state: the emulator's resources on one line;
@@ -26,6 +27,14 @@ _loop_state_is() { [ "$(cloud_state)" = "$1" ]; }
 _loop_all_exited() {
 	[ "$(grep -c ': booted, pid ' "$cloud_log")" = "$(grep -c ': exited ' "$cloud_log")" ]
 }
+_loop_booted_twice() { [ "$(grep -c . "$T/boots")" -ge 2 ]; }
+# _loop_boot N: the Nth boot's "PID HOST.N" into $_pid and $_x, and the
+# instance the emulator booted as that pid into $_id
+_loop_boot() {
+	_l=$(sed -n "$1p" "$T/boots")
+	_pid=${_l%% *} _x=${_l#* }
+	_id=$(sed -n "s|^instance \([^ ]*\): booted, pid $_pid\$|\1|p" "$cloud_log")
+}
 
 # _loop_bench: bench/loop.sh's figures of this run, one line: spotrun's
 # time from up to the job's start less the VM's boot (the emulator's
@@ -33,8 +42,8 @@ _loop_all_exited() {
 # Compute requests the agents' scalers made (the emulator's log after
 # up, the test's hooks aside) per scaling decision that moved the target
 _loop_bench() {
-	_b=$(sed -n 's/^boot start //p' "$T/boot-$host.1")
-	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$host.1")
+	_b=$(sed -n 's/^boot start //p' "$T/boot-$x1")
+	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$x1")
 	_r=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(GET|POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/')
 	_d=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool [^ ]*: target [0-9]* -> ')
 	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" \
@@ -93,22 +102,28 @@ EOF
 	t_result $? "the VM boots (spotrun fetched from the bucket), its agent claims the job, which reaches step 5" ||
 	    { for f in "$T"/boot-* "$T"/agent-*.err; do t_show "$f"; done; t_bail "no VM ran the job"; }
 	host=$(cut -d' ' -f1 "$T/marks/held")
-	id=$(sed -n "s|^instance \\([^ ]*/$host\\): booted, pid .*|\\1|p" "$cloud_log" | head -n 1)
-	t_is "$(grep -c ': booted, pid ' "$cloud_log")|$(grep -cE '^spotrun agent: loop: claimed' "$T/agent-$host.1.err")" \
-	    "1|1" "one instance booted, $id; its agent (host $host) claimed the job" || t_show "$T/agent-$host.1.err"
+	_loop_boot 1
+	id=$_id x1=$_x
+	t_is "$(grep -c ': booted, pid ' "$cloud_log")|$x1|$(grep -cE '^spotrun agent: loop: claimed' "$T/agent-$x1.err")" \
+	    "1|$host.1|1" "one instance booted, $id; its agent (host $host) claimed the job" || t_show "$T/agent-$x1.err"
 
 	# ---- the instance preempted, made again, the job resumed ----
 	cloud_preempt "$id"
 	wait_for "$cloud_log" "^instance $id: exited" 120 ""
-	t_is "$(sed -n "s|^instance $id: exited ||p" "$cloud_log")|$(grep -E '^spotrun agent: loop: (released|succeeded|failed)' "$T/agent-$host.1.err")" \
+	t_is "$(sed -n "s|^instance $id: exited ||p" "$cloud_log")|$(grep -E '^spotrun agent: loop: (released|succeeded|failed)' "$T/agent-$x1.err")" \
 	    "143|spotrun agent: loop: released (epoch 1)" \
 	    "preempted: the emulator stops the agent, which checkpoints and releases the job, exit 143" ||
-	    t_show "$T/agent-$host.1.err"
-	wait_for "$T/agent-$host.2.err" '^spotrun agent: loop: (succeeded|failed)' 300 ""
-	t_is "$(grep -c "^instance $id: booted" "$cloud_log")|$(grep -E '^spotrun agent: loop: (claimed|succeeded|failed)' "$T/agent-$host.2.err" | sed 's/: claimed .*/: claimed/; s/ (took [0-9.]* s)$//; s/ (epoch [0-9]*)$//')" \
+	    t_show "$T/agent-$x1.err"
+	# the cloud makes a VM again: GCP's group the instance of that name,
+	# Azure's Try & Restore a VM of its own name
+	loop_until 300 "a second VM boots" _loop_booted_twice || t_show "$cloud_log"
+	_loop_boot 2
+	id2=$_id x2=$_x host2=${_x%.*}
+	wait_for "$T/agent-$x2.err" '^spotrun agent: loop: (succeeded|failed)' 300 ""
+	t_is "$(grep -c ': booted, pid ' "$cloud_log")|$(grep -E '^spotrun agent: loop: (claimed|succeeded|failed)' "$T/agent-$x2.err" | sed 's/: claimed .*/: claimed/; s/ (took [0-9.]* s)$//; s/ (epoch [0-9]*)$//')" \
 	    "2|spotrun agent: loop: claimed
-spotrun agent: loop: succeeded" "the group makes $id again, a fresh VM; its agent claims the job and it succeeds" ||
-	    t_show "$T/agent-$host.2.err"
+spotrun agent: loop: succeeded" "the cloud makes a VM again ($id2), a fresh one; its agent claims the job and it succeeds" ||
+	    t_show "$T/agent-$x2.err"
 
 	# ---- the queue drained: the scaler takes the pool to 0 ----
 	loop_until 120 "the emulator at: $4" _loop_state_is "$4"
@@ -124,13 +139,13 @@ spotrun agent: loop: succeeded" "the group makes $id again, a fresh VM; its agen
 	"$SPOTRUN" status --json loop > "$T/st.json" 2>&1
 	t_is "$("$PY" -c 'import json, sys
 for j in json.load(open(sys.argv[1]))["jobs"]:
-    print(j["id"], j["state"], j["attempts"], j["host"])' "$T/st.json" 2>&1)" "loop succeeded 2 $host" \
+    print(j["id"], j["state"], j["attempts"], j["host"])' "$T/st.json" 2>&1)" "loop succeeded 2 $host2" \
 	    "status: the job succeeded in 2 attempts" || t_show "$T/st.json"
 	"$SPOTRUN" logs loop > "$T/logs.out" 2>&1
 	t_is "$(sed -n 's/^+[0-9.]* out \(start at step [0-9]*\|result: .*\)$/\1/p' "$T/logs.out" | tr '\n' ' ')" \
 	    "start at step 0 start at step 5 result: 10 steps " "the job started at step 0, resumed at step 5, finished" ||
 	    t_show "$T/logs.out"
-	t_is "$(cat "$T/marks/done")" "$host done" "the job's end reached once, never twice"
+	t_is "$(cat "$T/marks/done")" "$host2 done" "the job's end reached once, never twice"
 
 	[ -z "${LOOP_BENCH_OUT:-}" ] || _loop_bench >> "$LOOP_BENCH_OUT"
 
