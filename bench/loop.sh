@@ -1,7 +1,9 @@
 #!/bin/sh
-# loop.sh: issue 24's figures of the pool's loop on GCP, from
-# tests/t16-loop-gcp.sh run BENCH_LOOP_RUNS times (default 5) against
-# tests/gceemu.py (each instance booted as a VM from its user-data) and
+# loop.sh: issue 24's figures of the pool's loop on a cloud's emulator:
+# BENCH_LOOP_CLOUD=gcp (the default) runs tests/t16-loop-gcp.sh against
+# tests/gceemu.py, azure tests/t17-loop-azure.sh against tests/armemu.py
+# (each instance booted as a VM from its user-data), BENCH_LOOP_RUNS times
+# (default 5), with
 # RGW (the one of $SPOTRUN_TEST_S3_ENDPOINT, else started here with
 # tests/rgw.sh --tls and stopped at exit). Measured per run
 # (tests/jobs/loop.sh, LOOP_BENCH_OUT):
@@ -13,10 +15,13 @@
 #  spotrun:   up_to_job less boot: spotrun's own time (up's calls, the
 #             agent's start, its claim, the workdir, the job's start;
 #             target < 5 s);
-#  requests per decision: the Compute requests the agents made after up
+#  requests per decision: the cloud's requests the agents made after up
 #             (the emulator's log, its test hooks aside) over the scaling
 #             decisions that moved the group's target (the agents' lines
-#             "pool NAME: target A -> B").
+#             "pool NAME: target A -> B"), and the writes among them
+#             (POST, PUT, PATCH, DELETE; token grants aside): the reads
+#             are the steps' listings, one a step (SPOTRUN_SCALE_INTERVAL,
+#             1 s in the loop tests), whether or not the target moves.
 #
 # Prints each run's line, then the medians, with the machine.
 set -eu
@@ -25,6 +30,11 @@ set -eu
 . "$top_srcdir/bench/lib.sh"
 : "${SPOTRUN:=$top_builddir/spotrun}"
 N=${BENCH_LOOP_RUNS:-5}
+case ${BENCH_LOOP_CLOUD:-gcp} in
+gcp) t=t16-loop-gcp ;;
+azure) t=t17-loop-azure ;;
+*) echo "${0##*/}: BENCH_LOOP_CLOUD=$BENCH_LOOP_CLOUD: want gcp or azure" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-loop.XXXXXX")
 started=
 cleanup() {
@@ -42,7 +52,7 @@ export top_srcdir top_builddir SPOTRUN LOOP_BENCH_OUT=$res SPOTRUN_TEST_REQUIRE_
 i=0
 while [ "$i" -lt "$N" ]; do
 	i=$((i + 1))
-	if ! sh "$top_srcdir/tests/t16-loop-gcp.sh" > "$tmp/run$i.tap" 2>&1 ||
+	if ! sh "$top_srcdir/tests/$t.sh" > "$tmp/run$i.tap" 2>&1 ||
 	    grep -q '^not ok' "$tmp/run$i.tap"; then
 		cat "$tmp/run$i.tap" >&2
 		echo "${0##*/}: run $i failed" >&2
@@ -50,11 +60,12 @@ while [ "$i" -lt "$N" ]; do
 	fi
 done
 cat "$res"
-sort -n -k2 "$res" | awk -v n="$N" '
-	{ up[NR] = $2; boot[NR] = $4; own[NR] = $6; req += $8; dec += $10 }
+echo "cloud: ${BENCH_LOOP_CLOUD:-gcp} ($t)"
+sort -n -k2 "$res" | awk -v n="$N" -v cloud="${BENCH_LOOP_CLOUD:-gcp}" '
+	{ up[NR] = $2; boot[NR] = $4; own[NR] = $6; req += $8; dec += $10; wr += $12 }
 	END {
 		m = int((n + 1) / 2)
 		printf "the median run of %d (by up to the job): up to the job %.2f s, emulated boot %.2f s, spotrun %.2f s\n", n, up[m], boot[m], own[m]
-		printf "Compute requests per scaling decision: %.1f (%d requests, %d decisions)\n", dec ? req / dec : 0, req, dec
+		printf "%s requests per scaling decision: %.1f (%d requests, %d decisions); writes %.1f\n", cloud, dec ? req / dec : 0, req, dec, dec ? wr / dec : 0
 	}'
 echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"

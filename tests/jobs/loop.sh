@@ -39,15 +39,18 @@ _loop_boot() {
 # _loop_bench: bench/loop.sh's figures of this run, one line: spotrun's
 # time from up to the job's start less the VM's boot (the emulator's
 # instance made to the agent started: the install script), and the
-# Compute requests the agents' scalers made (the emulator's log after
-# up, the test's hooks aside) per scaling decision that moved the target
+# cloud's requests the agents' scalers made (the emulator's log after
+# up, the test's hooks aside; and of them the writes, token grants and
+# GCP's listManagedInstances, a read by POST, aside)
+# per scaling decision that moved the target
 _loop_bench() {
 	_b=$(sed -n 's/^boot start //p' "$T/boot-$x1")
 	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$x1")
 	_r=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(GET|POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/')
+	_w=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/\|/oauth2/\|/listManagedInstances ')
 	_d=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool [^ ]*: target [0-9]* -> ')
-	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" \
-	    'BEGIN { printf "up_to_job %.2f boot %.2f spotrun %.2f requests %d decisions %d\n", s - u, e - b, s - u - (e - b), r, d }'
+	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" -v w="$_w" \
+	    'BEGIN { printf "up_to_job %.2f boot %.2f spotrun %.2f requests %d decisions %d writes %d\n", s - u, e - b, s - u - (e - b), r, d, w }'
 }
 
 loop_run() {
