@@ -300,7 +300,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 	def reply(self, status, obj, headers=None, raw=None):
 		body = raw if raw is not None else (b"" if obj is None else
 		    (json.dumps(obj, indent=1) + "\n").encode())
-		self.log("%s %s %d" % (self.command, urllib.parse.unquote(self.path), status))
+		self.log("%s %s %d" % (self.command, urllib.parse.unquote(self.path), status) +
+		    (" t=%.6f" % time.time() if self.server.log_times else ""))
 		self.send_response(status)
 		self.send_header("Content-Type", "text/plain" if raw is not None else
 		    "application/json; charset=utf-8")
@@ -728,6 +729,8 @@ def main():
 	ap.add_argument("--op-polls", type=int, default=1)
 	ap.add_argument("--page-size", type=int, default=100)
 	ap.add_argument("--log")
+	ap.add_argument("--log-times", action="store_true",
+	    help="each request's line ends with t=SECONDS, when it was answered")
 	ap.add_argument("--on-instance", help="CMD run as each VM made: CMD HOST USERDATA")
 	ap.add_argument("--grace", type=float, default=30.0)
 	ap.add_argument("--vm-dir")
@@ -735,6 +738,7 @@ def main():
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)
 	srv.log = open(a.log, "a") if a.log else None
+	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
 
 	def log(line):

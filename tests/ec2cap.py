@@ -17,13 +17,16 @@
 # instanceType and availabilityZone, lifecycle, errorCode, errorMessage).
 # The region is the SigV4 credential scope's. Each CreateFleet's region and
 # answer is appended to --log ("REGION now CODE", "REGION later CODE",
-# "REGION pass"). Runs until killed.
+# "REGION pass"); with --log-times each line ends " t=SECONDS" (when it was
+# written), and a DescribeFleets given an errorSet adds "REGION errors
+# CODE" (for bench/failover.sh). Runs until killed.
 import argparse
 import http.client
 import json
 import re
 import sys
 import threading
+import time
 import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +64,8 @@ class Proxy(BaseHTTPRequestHandler):
             return None
 
     def note(self, line):
+        if self.server.log_times:
+            line += " t=%.6f" % time.time()
         with self.server.lock, open(self.server.log, "a") as f:
             f.write(line + "\n")
 
@@ -110,6 +115,8 @@ class Proxy(BaseHTTPRequestHandler):
         status, headers, data = self.upstream(body)
         if action == "DescribeFleets" and rule is not None and rule.get("when") == "later":
             data = self.with_errors(data, rule)
+            if self.server.log_times:
+                self.note("%s errors %s" % (region, rule["code"]))
         self.send(status, headers, data)
 
     def with_errors(self, data, rule):
@@ -137,10 +144,12 @@ def main():
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--log", required=True)
+    ap.add_argument("--log-times", action="store_true")
     a = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
     srv.daemon_threads = True
     srv.upstream, srv.config, srv.log = a.upstream, a.config, a.log
+    srv.log_times = a.log_times
     srv.lock = threading.Lock()
     with open(a.port_file + ".tmp", "w") as f:
         f.write("%d\n" % srv.server_address[1])

@@ -435,7 +435,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		body = raw if raw is not None else (json.dumps(obj, indent=1) + "\n").encode()
 		# logged before the reply, so a client that reads the log after
 		# its answer finds the line
-		self.log("%s %s %d" % (self.command, self.path, status))
+		self.log("%s %s %d" % (self.command, self.path, status) +
+		    (" t=%.6f" % time.time() if self.server.log_times else ""))
 		self.send_response(status)
 		self.send_header("Content-Type", "application/json; charset=UTF-8" if raw is None
 		    else "text/plain")
@@ -847,6 +848,8 @@ def main():
 	ap.add_argument("--op-polls", type=int, default=0)
 	ap.add_argument("--page-size", type=int, default=500)
 	ap.add_argument("--log")
+	ap.add_argument("--log-times", action="store_true",
+	    help="each request's line ends with t=SECONDS, when it was answered")
 	ap.add_argument("--image", action="append")
 	ap.add_argument("--on-instance")
 	ap.add_argument("--grace", type=float, default=30.0)
@@ -855,6 +858,7 @@ def main():
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)
 	srv.log = open(a.log, "a") if a.log else None
+	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
 
 	def log(line):

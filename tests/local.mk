@@ -236,6 +236,9 @@ EXTRA_DIST += tests/pool/gcp-loop.ini tests/jobs/loop.sh tests/jobs/vm.sh tests/
 # Its figures: up to the first job running, requests per scaling decision.
 SR_BENCH += bench/loop.sh
 EXTRA_DIST += bench/loop.sh
+# The failover decision time after a capacity error, on each cloud's emulator.
+SR_BENCH += bench/failover.sh
+EXTRA_DIST += bench/failover.sh
 # The same loop on Azure: tests/armemu.py boots each VM of the set, Try &
 # Restore makes the evicted one again.
 dist_check_SCRIPTS += tests/t17-loop-azure.sh
