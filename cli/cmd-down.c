@@ -1,10 +1,12 @@
 /*
- * cmd-down.c: `spotrun down POOL.ini|NAME [--queue URL]`: delete every
- * resource `spotrun up` made for a pool, found by its tags in the cloud
- * (fleet/pool-engine.h: the group with its VMs terminated, the template),
- * in the pool file's regions or, given a name, the region of the pool's
- * record in the queue; then remove that record. Idempotent: a pool with
- * nothing left says so and exits 0.
+ * cmd-down.c: `spotrun down POOL.ini|NAME [--queue URL] [--drain
+ * [--drain-timeout DUR]]`: delete every resource `spotrun up` made for a
+ * pool, found by its tags in the cloud (fleet/pool-engine.h: the group
+ * with its VMs terminated, the template), in the pool file's regions or,
+ * given a name, the region of the pool's record in the queue; then remove
+ * that record. With --drain, first its jobs checkpoint and go back to the
+ * queue (fleet/pool-drain.h). Idempotent: a pool with nothing left says so
+ * and exits 0.
  */
 #include "config.h"
 
@@ -15,16 +17,87 @@
 
 #include "cmd.h"
 #include "fleet.h"
+#include "pool-drain.h"
 #include "pool-engine.h"
+#include "units.h"
 #include "util.h"
 
-enum { DOWN_QUEUE };
+enum { DOWN_QUEUE, DOWN_DRAIN, DOWN_DRAIN_TIMEOUT };
 
 static const struct sr_opt down_opts[] = {
-	[DOWN_QUEUE] = { 0, "queue", "URL", "the queue holding the pool's record (default: "
-	    "as for submit)" },
+	[DOWN_QUEUE] = { 0, "queue", "URL", "the queue of the pool's record (as for submit)" },
+	[DOWN_DRAIN] = { 0, "drain", NULL, "first its jobs checkpoint, back in the queue" },
+	[DOWN_DRAIN_TIMEOUT] = { 0, "drain-timeout", "DUR", "wait at most DUR for the drain "
+	    "(default 10m)" },
 	{ 0 }
 };
+
+#define DRAIN_TIMEOUT 600.0
+
+static void
+drain_started(void *arg, const struct sr_pool_drain *d)
+{
+	size_t i, n = 0;
+
+	(void)arg;
+	for (i = 0; i < d->njobs; i++)
+		n += !d->jobs[i].back;
+	printf("pool %s: draining: target 0; %zu job%s running on its VMs", d->pool, n,
+	    n == 1 ? "" : "s");
+	for (i = 0; i < d->njobs; i++)
+		if (!d->jobs[i].back)
+			printf("%s %s (%s)", i > 0 ? "," : ":", d->jobs[i].id, d->jobs[i].host);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Drain pool name as pool-drain.h says, saying what each job did. 0, or
+ * an exit code after saying why. */
+static int
+drain(struct sr_queue *q, const char *name, double timeout)
+{
+	struct sr_pool_drain d;
+	struct sr_pool_drained *j;
+	char err[SR_ERRMAX], dur[32];
+	size_t i;
+	int rc;
+
+	memset(&d, 0, sizeof d);
+	d.q = q;
+	d.pool = name;
+	d.by = "spotrun down";
+	d.timeout = timeout;
+	d.started = drain_started;
+	if ((rc = sr_pool_drain(&d, err)) == -1) {
+		fprintf(stderr, "spotrun down: %s\n", err);
+		return SR_EXIT_UNAVAILABLE;
+	}
+	if (rc == 1) {
+		printf("pool %s: no record in the queue: nothing to drain\n", name);
+		return 0;
+	}
+	for (i = 0; i < d.njobs; i++) {
+		j = &d.jobs[i];
+		if (!j->back)
+			printf("pool %s: %s still running on %s after %s\n", name, j->id, j->host,
+			    sr_fmt_duration(timeout, dur, sizeof dur));
+		else if (j->state == SR_LEASE_RELEASED || j->state == SR_LEASE_QUEUED) {
+			printf("pool %s: %s back in the queue", name, j->id);
+			if (j->step >= 0)
+				printf(", from its checkpoint at step %lld", (long long)j->step);
+			printf("\n");
+		} else
+			printf("pool %s: %s ended %s\n", name, j->id, sr_lease_state_name(j->state));
+	}
+	if (d.timed_out)
+		printf("pool %s: drain not done after %s (%zu VM%s billed): deleting it anyway; "
+		    "its agents release their jobs as on a preemption\n", name,
+		    sr_fmt_duration(timeout, dur, sizeof dur), d.vms, d.vms == 1 ? "" : "s");
+	else
+		printf("pool %s: drained in %s\n", name, sr_fmt_duration(d.took, dur, sizeof dur));
+	sr_pool_drain_free(&d);
+	return 0;
+}
 
 /* A pool's name, not a file: what spotrun-pool(5) allows a name. */
 static int
@@ -59,6 +132,7 @@ cmd_down_exec(const struct sr_args *a)
 	enum sr_pool_cloud cloud;
 	char err[SR_ERRMAX];
 	size_t nregions, gone = 0, i;
+	double timeout = DRAIN_TIMEOUT;
 	int rc, st;
 
 	if (!is_name(arg) || access(arg, F_OK) == 0) {
@@ -68,6 +142,16 @@ cmd_down_exec(const struct sr_args *a)
 			return SR_EXIT_BADSPEC;
 		}
 	}
+	if ((arg = sr_args_get(a, DOWN_DRAIN_TIMEOUT)) != NULL &&
+	    (sr_parse_duration(arg, &timeout) != 0 || timeout <= 0 ||
+	    !sr_args_has(a, DOWN_DRAIN))) {
+		fprintf(stderr, "spotrun down: --drain-timeout %s: %s\n", arg,
+		    sr_args_has(a, DOWN_DRAIN) ? "not a duration (e.g. 10m, 90s)" :
+		    "without --drain (add it)");
+		sr_pool_free(p);
+		return SR_EXIT_USAGE;
+	}
+	arg = a->argv[0];
 	if ((rc = sr_fleet_open(&fl, "down", sr_args_get(a, DOWN_QUEUE))) != 0) {
 		sr_pool_free(p);
 		return rc;
@@ -100,6 +184,8 @@ cmd_down_exec(const struct sr_args *a)
 		rc = SR_EXIT_UNAVAILABLE;
 		goto out;
 	}
+	if (sr_args_has(a, DOWN_DRAIN) && (rc = drain(fl.q, name, timeout)) != 0)
+		goto out;
 	if (e->destroy(name, regions, nregions, &gone, err) == -1) {
 		fprintf(stderr, "spotrun down: %s\n", err);
 		rc = SR_EXIT_UNAVAILABLE;
@@ -139,6 +225,11 @@ const struct sr_cmd_entry sr_cmd_down_entry = {
 	    "group with its VMs terminated, its launch or instance template), found by\n"
 	    "their tags in the cloud: in each region of POOL.ini (GCP: every region),\n"
 	    "or given the pool's NAME, in the region of its record in the queue; then\n"
-	    "remove that record. A pool with nothing left says so and exits 0.",
+	    "remove that record. A pool with nothing left says so and exits 0.\n"
+	    "\n"
+	    "With --drain, first the pool's record is marked draining and its target\n"
+	    "set to 0: the cloud ends its VMs, whose agents checkpoint their jobs and\n"
+	    "put them back in the queue, as on a preemption; down waits (up to\n"
+	    "--drain-timeout) until no job runs on the pool and no VM is billed.",
 	.exec = cmd_down_exec,
 };

@@ -38,14 +38,19 @@ static const struct sr_opt up_opts[] = {
 
 /* The user-data of the pool's VMs (malloc'd into *ud, *len bytes): this
  * binary published to the queue's store and presigned, as `spotrun
- * cloud-init --queue QUEUE [--idle-timeout T]` prints it. 0, or -1 with
- * err. */
+ * cloud-init --queue QUEUE --labels pool=NAME [--idle-timeout T]` prints
+ * it. 0, or -1 with err. */
 static int
 user_data(const struct sr_pool *p, const char *queue, char **ud, size_t *len, char *err)
 {
 	struct sr_cinit_opts o = { .queue = queue };
-	char sha[65], key[SR_CINIT_BIN_KEY_MAX], idle[32], *url = NULL;
+	char sha[65], key[SR_CINIT_BIN_KEY_MAX], idle[32], labels[64], *url = NULL;
 	FILE *fp;
+
+	/* the agent says which pool its VM is of (agents/), so that `down
+	 * --drain` finds the pool's jobs */
+	snprintf(labels, sizeof labels, "pool=%s", p->name);
+	o.labels = labels;
 
 	if (p->idle_timeout > 0)
 		o.idle_timeout = sr_fmt_duration(p->idle_timeout, idle, sizeof idle);

@@ -57,6 +57,8 @@ sr_agent_facts_say(struct sr_agent *ag, const char *gpus_label)
 	snprintf(m->no_driver, sizeof m->no_driver, "%s", g->no_driver);
 	/* the pool's scaler finds this VM's jobs by it (pool-scale.c) */
 	snprintf(m->instance, sizeof m->instance, "%s", ag->me.instance);
+	/* `down --drain` finds this VM's jobs by it (pool-drain.c) */
+	snprintf(m->pool, sizeof m->pool, "%s", ag->pool);
 	publish(ag);
 }
 

@@ -31,6 +31,7 @@ struct sr_agent {
 	const struct sr_agent_opts *o;
 	struct sr_queue *q;
 	struct sr_lease_owner me;
+	char pool[SR_QUEUE_POOL_NAME_MAX + 1];	/* its label pool ("": none) */
 	struct sr_queue_agent claim;	/* how it claims: me, its GPUs, the TTL */
 	struct sr_lease_seen *seen;	/* the leases it saw, for their expiry (lease.h) */
 	struct sr_gpus found;		/* its GPUs (gpus.h), as labels say */

@@ -87,7 +87,8 @@ sr_agent_label_check(const struct sr_agent_label *l, char *err)
 	if ((strcmp(l->key, "gpu_type") == 0 && n > SR_QUEUE_GPU_TYPE_MAX) ||
 	    (strcmp(l->key, "provider") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->provider) ||
 	    (strcmp(l->key, "instance") == 0 && n >= sizeof ((struct sr_lease_owner *)0)->instance) ||
-	    (strcmp(l->key, "host") == 0 && n > SR_QUEUE_HOST_MAX))
+	    (strcmp(l->key, "host") == 0 && n > SR_QUEUE_HOST_MAX) ||
+	    (strcmp(l->key, "pool") == 0 && n > SR_QUEUE_POOL_NAME_MAX))
 		return sr_err(err, "label %s=%.64s...: too long", l->key, l->value);
 	return 0;
 }
@@ -233,6 +234,8 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 	}
 	if ((v = label(o, "host")) != NULL)
 		snprintf(ag->me.host, sizeof ag->me.host, "%s", v);
+	if ((v = label(o, "pool")) != NULL)
+		snprintf(ag->pool, sizeof ag->pool, "%s", v);
 	snprintf(agent_id, sizeof agent_id, "%.100s-%ld", ag->me.host, ag->me.pid);
 	snprintf(ag->me.agent, sizeof ag->me.agent, "%s", agent_id);
 	ag->claim.owner = &ag->me;

@@ -33,6 +33,8 @@ libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-failove
 # The pool sized to its queue by whoever holds its lease (pool-scale.c, the
 # rule; agent-scale.c, the agent's thread that steps it).
 libfleet_a_SOURCES += fleet/pool-scale.c fleet/pool-scale.h fleet/agent-scale.c
+# `down --drain`: the pool's jobs back in the queue before its end (pool-drain.c).
+libfleet_a_SOURCES += fleet/pool-drain.c fleet/pool-drain.h
 nodist_libfleet_a_SOURCES += fleet/prices-table.c
 dist_pkgdata_DATA = data/prices.ini
 EXTRA_DIST += build-aux/text-to-c

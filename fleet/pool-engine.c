@@ -86,6 +86,9 @@ struct demand {
 	unsigned vms;
 	struct sr_pool_running *run;	/* NULL: hosts not wanted */
 	size_t nrun, cap;
+	struct ended *pend;		/* the pending markers: id, epoch, VMs asked */
+	unsigned *pvms;
+	size_t npend, pendcap;
 	struct ended *end;		/* in id order (the status listing's) */
 	size_t nend, endcap;
 };
@@ -96,21 +99,39 @@ ended_cmp(const void *a, const void *b)
 	return strcmp(((const struct ended *)a)->id, ((const struct ended *)b)->id);
 }
 
-/* A pending marker of a job that ended after it was written (a queued job
- * cancelled: cancel leaves the marker for the next claimer to drop) asks
- * for no VM. */
 static int
 on_pending(const struct sr_queue_pending *p, void *arg)
 {
 	struct demand *d = arg;
-	struct ended key, *e;
 
-	snprintf(key.id, sizeof key.id, "%s", p->id);
-	e = d->nend > 0 ? bsearch(&key, d->end, d->nend, sizeof *d->end, ended_cmp) : NULL;
-	if (e != NULL && e->epoch > p->epoch)
-		return 0;
-	d->vms += p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
+	if (d->npend == d->pendcap) {
+		d->pendcap = d->pendcap > 0 ? 2 * d->pendcap : 16;
+		d->pend = sr_realloc(d->pend, d->pendcap * sizeof *d->pend);
+		d->pvms = sr_realloc(d->pvms, d->pendcap * sizeof *d->pvms);
+	}
+	snprintf(d->pend[d->npend].id, sizeof d->pend[d->npend].id, "%s", p->id);
+	d->pend[d->npend].epoch = p->epoch;
+	d->pvms[d->npend++] = p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
 	return 0;
+}
+
+/* The pending markers' VMs, but for those of jobs that ended after the
+ * marker was written (a queued job cancelled: cancel leaves the marker
+ * for the next claimer to drop), which ask for none. */
+static void
+add_pending(struct demand *d)
+{
+	struct ended *e;
+	size_t i;
+
+	if (d->nend > 1)
+		qsort(d->end, d->nend, sizeof *d->end, ended_cmp);
+	for (i = 0; i < d->npend; i++) {
+		e = d->nend > 0 ? bsearch(&d->pend[i], d->end, d->nend, sizeof *d->end,
+		    ended_cmp) : NULL;
+		if (e == NULL || e->epoch <= d->pend[i].epoch)
+			d->vms += d->pvms[i];
+	}
 }
 
 static int
@@ -158,12 +179,15 @@ sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
 		d.run = sr_calloc(1, sizeof *d.run);
 		d.cap = 1;
 	}
-	/* the status markers first: which pending markers are stale */
-	rc = sr_queue_status_list(q, on_status, &d, NULL, NULL, err);
-	if (rc >= 0 && d.nend > 1)
-		qsort(d.end, d.nend, sizeof *d.end, ended_cmp);
+	/* pending first: a job claimed between the two listings is counted
+	 * twice rather than not at all (a target too low ends a VM) */
+	rc = sr_queue_pending_list(q, on_pending, &d, NULL, err);
 	if (rc >= 0)
-		rc = sr_queue_pending_list(q, on_pending, &d, NULL, err);
+		rc = sr_queue_status_list(q, on_status, &d, NULL, NULL, err);
+	if (rc >= 0)
+		add_pending(&d);
+	free(d.pend);
+	free(d.pvms);
 	free(d.end);
 	if (rc < 0) {
 		free(d.run);

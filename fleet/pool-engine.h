@@ -138,7 +138,7 @@ double sr_pool_known_price(const struct sr_pool_where *w, const char *id);
 /* How many VMs the queue's demand asks for, within max_vms (a negative
  * max_vms: no limit): one per
  * pending job (a pending gang: its nodes_min machines) and one per running
- * job (sr_queue_status_list, sr_queue_pending_list: two listings); a
+ * job (sr_queue_pending_list, sr_queue_status_list: two listings); a
  * pending marker older than its job's end (a queued job cancelled: the
  * status marker's epoch above the pending one's) asks for none. */
 struct sr_queue;

@@ -215,7 +215,10 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 		s->drained_since = mono;
 	scale_idle = s->scale_idle >= 0 ? s->scale_idle : rec.idle_timeout;
 	cap = rec.max_vms > 0 ? (unsigned)rec.max_vms : rec.target;
-	if (rec.cost_cap > 0 && rec.spent >= rec.cost_cap) {
+	if (rec.draining > 0) {
+		s->target = 0;
+		snprintf(s->why, sizeof s->why, "%s", SR_POOL_SCALE_DRAINING);
+	} else if (rec.cost_cap > 0 && rec.spent >= rec.cost_cap) {
 		s->target = 0;
 		snprintf(s->why, sizeof s->why, "cost cap $%.2f reached ($%.2f spent)", rec.cost_cap,
 		    rec.spent);

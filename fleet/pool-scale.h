@@ -23,6 +23,9 @@
  * size (its record's group ""): the target is left as it is. */
 #define SR_POOL_SCALE_NO_GROUP \
 	"waiting for capacity: no group to size; the next `spotrun up` tries again"
+/* The why of a step on a pool `spotrun down --drain` drains (its
+ * record's draining set): the target is 0. */
+#define SR_POOL_SCALE_DRAINING "draining for spotrun down"
 #define SR_POOL_SCALE_INTERVAL 30.0	/* seconds between steps (SPOTRUN_SCALE_INTERVAL) */
 
 /* What a step ends with. */
@@ -86,7 +89,8 @@ int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_cl
  * what the billed ones cost since the record's spent_at
  * (sr_pool_cost_add), a VM busy when a live agent's record (agents/, read
  * only while a job runs) names it as its instance and a job runs on that
- * agent's host; the target is 0 when spent reached the cost
+ * agent's host; the target is 0 while the pool drains (its record's
+ * draining: SR_POOL_SCALE_DRAINING), 0 when spent reached the cost
  * cap ("cost cap $X reached ($Y spent)"), 0 when the queue has been
  * drained for scale_idle ("queue drained"; until then the target stays),
  * else the demand within max_vms ("demand N VMs, max M", "demand N VMs");

@@ -29,6 +29,11 @@ sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err)
 	root = json_pack("{s:s, s:s, s:f, s:i, s:i, s:s, s:s, s:s}", "agent", m->agent, "host",
 	    m->host, "time", round(m->time * 1000.0) / 1000.0, "gpu_nodes", m->gpu_nodes, "gpus",
 	    m->gpus, "gpu_type", m->gpu_type, "no_driver", m->no_driver, "instance", m->instance);
+	if (root != NULL && m->pool[0] != '\0' && json_object_set_new(root, "pool",
+	    json_string(m->pool)) == -1) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root == NULL)
 		return sr_err(err, "write agents/ record of %s: not UTF-8 text", m->agent);
 	if ((body = json_dumps(root, JSON_COMPACT)) == NULL)
@@ -65,18 +70,19 @@ sr_queue_machine_stale(const struct sr_queue_machine *m, double now)
 static int
 parse(const char *body, struct sr_queue_machine *m)
 {
-	const char *agent, *host, *why, *type = "", *instance = "";
+	const char *agent, *host, *why, *type = "", *instance = "", *pool = "";
 	json_t *root = json_loads(body, 0, NULL);
 	double t;
 	int rc;
 
 	memset(m, 0, sizeof *m);
-	/* gpu_type and instance may be missing: a record of an agent before
-	 * they were kept */
-	rc = json_unpack(root, "{s:s, s:s, s:F, s:i, s:i, s?s, s:s, s?s}", "agent", &agent, "host",
-	    &host, "time", &t, "gpu_nodes", &m->gpu_nodes, "gpus", &m->gpus, "gpu_type", &type,
-	    "no_driver", &why, "instance", &instance);
+	/* gpu_type, instance and pool may be missing: a record of an agent
+	 * before they were kept, or of none in a pool */
+	rc = json_unpack(root, "{s:s, s:s, s:F, s:i, s:i, s?s, s:s, s?s, s?s}", "agent", &agent,
+	    "host", &host, "time", &t, "gpu_nodes", &m->gpu_nodes, "gpus", &m->gpus, "gpu_type",
+	    &type, "no_driver", &why, "instance", &instance, "pool", &pool);
 	if (rc == 0) {
+		snprintf(m->pool, sizeof m->pool, "%s", pool);
 		snprintf(m->instance, sizeof m->instance, "%s", instance);
 		snprintf(m->gpu_type, sizeof m->gpu_type, "%s", type);
 		snprintf(m->agent, sizeof m->agent, "%s", agent);

@@ -85,6 +85,11 @@ record_json(const struct sr_queue_pool *p)
 		json_decref(root);
 		root = NULL;
 	}
+	if (root != NULL && p->draining > 0 && json_object_set_new(root, "draining",
+	    json_real(round(p->draining * 1000.0) / 1000.0)) == -1) {
+		json_decref(root);
+		root = NULL;
+	}
 	if (root == NULL)
 		return NULL;
 	if ((body = json_dumps(root, JSON_COMPACT)) == NULL)
@@ -146,17 +151,17 @@ parse(const char *body, size_t len, struct sr_queue_pool *p)
 
 	memset(p, 0, sizeof *p);
 	rc = json_unpack(root, "{s:s, s:s, s:s, s:s, s:s, s:I, s:F, s:F, s?:s, s?:b, s?:i, s?:F, "
-	    "s?:F, s?:F, s?:F, s?:F, s?:F, s?:I, s?:s, s?:s, s?:o}", "name", &name, "cloud", &cloud,
+	    "s?:F, s?:F, s?:F, s?:F, s?:F, s?:I, s?:s, s?:s, s?:o, s?:F}", "name", &name, "cloud", &cloud,
 	    "region", &region, "group", &group, "template", &tmpl, "target", &target, "created",
 	    &p->created, "updated", &p->updated, "tried", &tried, "waiting", &waiting,
 	    "max_vms", &max_vms, "cost_cap", &p->cost_cap, "idle_timeout", &p->idle_timeout,
 	    "spent", &p->spent, "spent_at", &p->spent_at, "in_jobs", &p->in_jobs, "idle", &p->idle,
-	    "fence", &fence, "by", &by, "why", &why, "prices", &prices);
+	    "fence", &fence, "by", &by, "why", &why, "prices", &prices, "draining", &p->draining);
 	if (rc == 0 && prices_parse(prices, p) == -1)
 		rc = -1;
 	if (rc == 0 && target >= 0 && target <= 1000000 && max_vms >= 0 && max_vms <= 1000000 &&
 	    fence >= 0 && p->cost_cap >= 0 && p->idle_timeout >= 0 && p->spent >= 0 &&
-	    p->in_jobs >= 0 && p->idle >= 0) {
+	    p->in_jobs >= 0 && p->idle >= 0 && p->draining >= 0) {
 		snprintf(p->name, sizeof p->name, "%s", name);
 		snprintf(p->cloud, sizeof p->cloud, "%s", cloud);
 		snprintf(p->region, sizeof p->region, "%s", region);

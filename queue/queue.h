@@ -51,6 +51,7 @@ enum sr_queue_rc {
 #define SR_QUEUE_NODES_MAX 64		/* machines of a gang */
 #define SR_QUEUE_GPU_TYPE_MAX 63
 #define SR_QUEUE_HOST_MAX 64		/* a host name in a status marker, cut there */
+#define SR_QUEUE_POOL_NAME_MAX 40	/* a pool's name (spotrun-pool(5)) */
 #define SR_QUEUE_KEY_MAX 1024
 #define SR_QUEUE_PICK_DEFAULT 8		/* candidates a claim picks from at random */
 #define SR_QUEUE_SPEC_MAX (1024 * 1024)
@@ -362,6 +363,10 @@ struct sr_queue_machine {
 					 * owner's instance: the provider's facts or the
 					 * label instance; "": not said), by which the
 					 * pool's scaler finds the jobs on a VM */
+	/* the pool whose VM it runs on (its label pool, which `spotrun up`'s
+	 * user-data gives: "" none), by which `down --drain` finds the
+	 * pool's jobs */
+	char pool[SR_QUEUE_POOL_NAME_MAX + 1];
 };
 /* Write m's record (m->time is set here): 0, or -1 with err. */
 int sr_queue_machine_put(struct sr_queue *q, struct sr_queue_machine *m, char *err);
@@ -381,7 +386,6 @@ int sr_queue_machines_read(struct sr_queue *q, struct sr_queue_machine **v, size
 /* A pool's record, Q/pools/NAME (doc/fleet.md "Pools"): where its fleet
  * engine keeps it. A hint for status and the agents; the cloud's tags are
  * the truth, and `down` finds by them. */
-#define SR_QUEUE_POOL_NAME_MAX 40
 #define SR_QUEUE_POOL_PRICES 64		/* launch prices kept, VMs */
 /* A VM's price at launch, as its cloud said it (AWS: the spot price
  * history's): vm its id (struct sr_pool_vm's), price dollars an hour. */
@@ -424,6 +428,9 @@ struct sr_queue_pool {
 	 * absent: none). */
 	struct sr_queue_pool_price prices[SR_QUEUE_POOL_PRICES];
 	size_t nprices;
+	/* When `spotrun down --drain` began (epoch seconds; 0: not draining,
+	 * absent from the JSON): the scaler holds the target at 0. */
+	double draining;
 };
 /* Write p's record (overwriting): 0, or -1 with err. */
 int sr_queue_pool_put(struct sr_queue *q, const struct sr_queue_pool *p, char *err);

@@ -103,7 +103,7 @@ spot Flexible Spot Delete maxPrice=-1 $img restore=True/PT1H" \
     "one Flexible set of Spot VMs, eviction Delete, maxPrice -1, the HPC image, zones 1 and 2, Try & Restore for 1 hour, tagged"
 t_is "$(lines vm | sort)" "vm eastus 1 Standard_NC4as_T4_v3
 vm eastus 2 Standard_NC4as_T4_v3" "two VMs, one a zone"
-"$SPOTRUN" cloud-init --queue "$Q" --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
+"$SPOTRUN" cloud-init --queue "$Q" --labels pool=t21 --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
 norm() { sed -e 's/Date=[0-9TZ]*/Date=D/' -e 's/Signature=[0-9a-f]*/Signature=S/' "$1"; }
 t_is "$(norm "$t_tmp/ud")" "$(norm "$t_tmp/ci")" "customData is cloud-init's user-data for the queue"
 bad=
@@ -223,6 +223,14 @@ t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request
     "{'groups': [], 'vnets': [], 'sets': [], 'vms': []}" "nothing left on the emulator"
 run 0 "down again" down "$pool" --queue "$Q"
 t_is "$(cat "$t_tmp/out")" "pool t21: nothing left in eastus, westus2" "a second down: nothing left"
+
+# ---- --drain-timeout alone, or not a duration: exit 64, nothing asked ----
+"$SPOTRUN" down "$pool" --queue "$Q" --drain-timeout 5m > "$t_tmp/out" 2> "$t_tmp/err"
+t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout 5m: without --drain (add it)" \
+    "--drain-timeout without --drain: exit 64, said"
+"$SPOTRUN" down "$pool" --queue "$Q" --drain --drain-timeout soon > "$t_tmp/out" 2> "$t_tmp/err"
+t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout soon: not a duration (e.g. 10m, 90s)" \
+    "--drain-timeout soon: exit 64, said"
 
 # ---- no credentials ----
 env -u AZURE_CLIENT_SECRET "$SPOTRUN" down "$pool" --queue "$Q" > "$t_tmp/out" 2> "$t_tmp/err"

@@ -141,7 +141,7 @@ is "$(lines image; lines tags)" "image ami-12c6146b shutdown terminate
 tags for instance: spotrun:pool=t54 spotrun:queue=$q
 tags for volume: spotrun:pool=t54 spotrun:queue=$q
 tags for launch-template: spotrun:pool=t54 spotrun:queue=$q" "the template: the DLAMI's id, poweroff terminates, instances and volumes tagged"
-"$SPOTRUN" cloud-init --queue "$q" --idle-timeout 30m00s > "$tmp/ci" 2>&1
+"$SPOTRUN" cloud-init --queue "$q" --labels pool=t54 --idle-timeout 30m00s > "$tmp/ci" 2>&1
 norm() { sed -e 's/X-Amz-Date=[0-9TZ]*/X-Amz-Date=D/' -e 's/X-Amz-Signature=[0-9a-f]*/X-Amz-Signature=S/' "$1"; }
 is "$(norm "$tmp/ud")" "$(norm "$tmp/ci")" "the user-data is cloud-init's for the queue (URL's date and signature aside)"
 is "$(head -1 "$tmp/ud")" "#cloud-config" "the user-data is cloud-config"

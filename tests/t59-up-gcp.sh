@@ -125,7 +125,7 @@ t_is "$(lines group)" "group spotrun-pool-t59-us-central1 us-central1 target 2 s
     "one group in the first region, over the file's zones, target 2"
 t_is "$(lines instance | sort)" "instance us-central1-a g2-standard-4 $labels
 instance us-central1-b g2-standard-4 $labels" "two instances, labelled, one a zone"
-"$SPOTRUN" cloud-init --queue "$Q" --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
+"$SPOTRUN" cloud-init --queue "$Q" --labels pool=t59 --idle-timeout 30m00s > "$t_tmp/ci" 2> "$t_tmp/ci.err"
 norm() { sed -e 's/Date=[0-9TZ]*/Date=D/' -e 's/Signature=[0-9a-f]*/Signature=S/' "$1"; }
 t_is "$(norm "$t_tmp/ud")" "$(norm "$t_tmp/ci")" "the user-data is cloud-init's for the queue (the URL's date and signature aside)"
 bad=

@@ -7,9 +7,12 @@
 #   cloud_state: the emulator's resources on one line;
 #   cloud_preempt ID: the instance ID (as the log names it) preempted.
 # loop_run CLOUD POOL UP_OUT STATE_AT_0 DOWN_OUT STATE_AFTER runs the loop
-# (see t16's head comment) and checks each step; UP_OUT and DOWN_OUT are
-# what `up` and `down` print, STATE_AT_0 the emulator's state once the
-# scaler set the pool to 0, STATE_AFTER after `down`.
+# (see t16's head comment) and checks each step; UP_OUT is what `up`
+# prints, DOWN_OUT the last line of `down --drain` (the deletion),
+# STATE_AT_0 the emulator's state once the scaler set the pool to 0,
+# STATE_AFTER after `down`. Then a second job raises the pool again
+# (submit), and `down --drain` puts it back in the queue from its
+# checkpoint before deleting the pool.
 
 # loop_until SECONDS DESC CMD...: wait for CMD to succeed (an event; the
 # bound only ends a test that would hang)
@@ -152,8 +155,27 @@ for j in json.load(open(sys.argv[1]))["jobs"]:
 
 	[ -z "${LOOP_BENCH_OUT:-}" ] || _loop_bench >> "$LOOP_BENCH_OUT"
 
-	# ---- down ----
-	"$SPOTRUN" down "$_pool" --queue "$QU" > "$T/down.out" 2> "$T/down.err"
-	t_is "$?|$(cat "$T/down.out")|$(cat "$T/down.err")" "0|$5|" "down deletes the pool" || t_show "$T/down.err"
+	# ---- a second job raises the pool; down --drain puts it back ----
+	sed -e "s|marks/held|marks/held2|g" -e "s|marks/done|marks/done2|g" "$L/job.sh" > "$L/job2.sh"
+	printf '[job]\nname = loop2\ncommand = sh job2.sh\n[checkpoint]\nsignal = none\ninterval = 1h\n' > "$L/loop2.ini"
+	"$SPOTRUN" submit "$L/loop2.ini" > "$T/submit2.out" 2> "$T/submit2.err"
+	t_is "$?|$(tail -n 1 "$T/submit2.out")" "0|pool loop: target 1 (demand 1 VM)" \
+	    "a second job queued: submit raises the pool from 0 to 1" || { t_show "$T/submit2.out"; t_show "$T/submit2.err"; }
+	wait_for "$T/marks/held2" '^[-a-z0-9]+ 5$' 180 ""
+	t_result $? "a third VM boots, its agent claims the second job, which reaches step 5" ||
+	    { for f in "$T"/boot-* "$T"/agent-*.err; do t_show "$f"; done; t_bail "no VM ran the second job"; }
+	host3=$(cut -d' ' -f1 "$T/marks/held2")
+	"$SPOTRUN" down "$_pool" --queue "$QU" --drain --drain-timeout 5m > "$T/down.out" 2> "$T/down.err"
+	t_is "$?|$(sed 's/^\(pool loop: drained in \).*/\1T/' "$T/down.out")|$(cat "$T/down.err")" "0|pool loop: draining: target 0; 1 job running on its VMs: loop2 ($host3)
+pool loop: loop2 back in the queue, from its checkpoint at step 5
+pool loop: drained in T
+$5|" "down --drain: the VM ends, its agent checkpoints the job and puts it back; then the pool is deleted" ||
+	    { t_show "$T/down.err"; t_show "$T/agent-$host3.1.err"; }
 	t_is "$(cloud_state)" "$6" "nothing left on the emulator"
+	"$SPOTRUN" status --json loop2 > "$T/st2.json" 2>&1
+	t_is "$("$PY" -c 'import json, sys
+for j in json.load(open(sys.argv[1]))["jobs"]:
+    print(j["id"], j["state"], j["attempts"], j["step"])' "$T/st2.json" 2>&1)|$(cat "$T/marks/done2" 2>/dev/null)" \
+	    "loop2 released 1 5|" "status: the second job back in the queue after 1 attempt, its checkpoint at step 5; it never ended" ||
+	    t_show "$T/st2.json"
 }
