@@ -17,7 +17,8 @@ libcloud_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/
 libcloud_a_SOURCES += cloud/aws/ec2.c cloud/aws/ec2.h cloud/aws/ec2-int.h cloud/aws/ec2-ops.c \
 	cloud/aws/ssm.c
 libcloud_a_SOURCES += cloud/gcp/gce.c cloud/gcp/gce.h cloud/gcp/gce-int.h cloud/gcp/gce-ops.c \
-	cloud/gcp/gce-auth.c cloud/gcp/gce-auth.h
+	cloud/gcp/gce-auth.c cloud/gcp/gce-auth.h \
+	cloud/gcp/gce-advice.c
 libcloud_a_SOURCES += cloud/azure/arm.c cloud/azure/arm.h cloud/azure/arm-int.h \
 	cloud/azure/arm-ops.c cloud/azure/arm-auth.c cloud/azure/arm-auth.h
 # The engine against moto (tests/ec2emu.py: moto's server with ModifyFleet,

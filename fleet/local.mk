@@ -28,7 +28,8 @@ libfleet_a_SOURCES += fleet/pool-plan.c fleet/pool-plan.h
 # pool-azure.c, on cloud/azure/; the failover walk they share,
 # pool-failover.c), and the queue's demand.
 libfleet_a_SOURCES += fleet/pool-engine.c fleet/pool-engine.h fleet/pool-failover.c \
-	fleet/pool-failover.h fleet/pool-aws.c fleet/pool-gcp.c \
+	fleet/pool-failover.h fleet/pool-aws.c fleet/pool-gcp.c fleet/pool-gcp-advice.c \
+	fleet/pool-gcp-advice.h \
 	fleet/pool-azure.c
 # The pool sized to its queue by whoever holds its lease (pool-scale.c, the
 # rule; agent-scale.c, the agent's thread that steps it).

@@ -29,6 +29,7 @@
 #include "gce.h"
 #include "pool-engine.h"
 #include "pool-failover.h"
+#include "pool-gcp-advice.h"
 #include "util.h"
 
 #define SETTLE_S	90.0	/* how long `up` watches a group for its first VM or error */
@@ -278,8 +279,20 @@ gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 			rc = 0;
 		sr_gce_found_free(&f);
 	}
-	if (rc == 0)
-		rc = sr_pool_failover(l, w, places, r.nplaces, k, &ops, err);
+	if (rc == 0) {
+		struct sr_pool_launch la = *l;
+		struct sr_pool_advice adv;
+
+		/* a pool to place anew: Google's preemption record weighs too */
+		memset(&adv, 0, sizeof adv);
+		if (k < 0) {
+			sr_pool_gcp_advice(r.c, l, places, r.nplaces, &adv);
+			la.history = adv.history;
+			la.nhistory = adv.nhistory;
+		}
+		rc = sr_pool_failover(&la, w, places, r.nplaces, k, &ops, err);
+		sr_pool_advice_free(&adv);
+	}
 	sr_gce_close(r.c);
 	free(places);
 	return rc;

@@ -69,6 +69,12 @@
 # makes zone Z refuse new instances with C (ZONE_RESOURCE_POOL_EXHAUSTED,
 # ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS or QUOTA_EXCEEDED, with
 # Google's message for it; no code: capacity again); POST
+# /emu/advice?location=zones/Z&type=T&rates=R1,R2,... sets what
+# advice.capacityHistory answers for Spot VMs of machine type T in zone Z
+# (or regions/R): one record a day, the last ending now, oldest first
+# (none set: an empty preemptionHistory); /emu/advice?deny=1 makes it
+# answer 403 forbidden, as for an account without it (deny=0: answer
+# again); POST
 # /emu/fail-op?type=T&code=C makes the next operation of operationType T
 # fail with C; POST /emu/preempt?zone=Z&name=N deletes an instance as a
 # preemption does (its group, if any, makes it again at once); POST
@@ -179,6 +185,8 @@ class State:
 		self.instances = {}		# (zone, name) -> resource
 		self.ops = {}			# name -> [resource, polls left, effect-error]
 		self.capacity = {}		# zone -> code
+		self.advice = {}		# (location, machine type) -> daily preemption rates
+		self.advice_denied = False
 		self.fail_next = {}		# operationType -> code
 		self.http_errors = []		# (status, reason) for the next requests
 		self.tokens = {}		# token -> expiry
@@ -568,6 +576,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 				st.capacity.pop(q["zone"], None)
 			st.reconcile_all()
 			return self.reply(200, {})
+		if path == "/emu/advice":
+			if q.get("deny"):
+				st.advice_denied = q["deny"] == "1"
+			else:
+				st.advice[(q["location"], q["type"])] = [float(r) for r in
+				    q["rates"].split(",") if r]
+			return self.reply(200, {})
 		if path == "/emu/fail-op":
 			st.fail_next[q["type"]] = q["code"]
 			return self.reply(200, {})
@@ -617,6 +632,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			return st.poll_op("zone", p[1], p[3])
 		if p[0] == "regions" and len(p) >= 3 and p[2] == "instanceGroupManagers":
 			return self.groups(method, p[1], p[3:], q, req)
+		if p[0] == "regions" and p[2:] == ["advice", "capacityHistory"] and method == "POST":
+			return self.capacity_history(p[1], req)
 		if p[0] == "aggregated" and len(p) == 2 and method == "GET":
 			return self.aggregated(p[1], q)
 		if p[0] == "zones" and len(p) == 4 and p[2] == "instances" and method == "DELETE":
@@ -626,6 +643,45 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			# a member deleted by hand is recreated by its group, as Compute does
 			return st.op("delete", inst["selfLink"], inst["id"], "zone", p[1])
 		raise GError(404, "notFound", "Not Found")
+
+	def capacity_history(self, region, req):
+		"""advice.capacityHistory: the rates /emu/advice set for the
+		location and machine type, one record a day ending now (none when
+		none was set); 403 after /emu/advice?deny=1, as for an account
+		without the advice."""
+		st = self.server.state
+		if st.advice_denied:
+			raise GError(403, "forbidden", "Required 'compute.advice.capacityHistory' "
+			    "permission for 'projects/%s'" % st.project)
+		ip = req.get("instanceProperties", {})
+		mt = ip.get("machineType")
+		if not isinstance(mt, str) or not mt:
+			raise invalid("instanceProperties.machineType", mt or "", "Must be specified.")
+		if ip.get("scheduling", {}).get("provisioningModel") != "SPOT":
+			raise invalid("instanceProperties.scheduling.provisioningModel",
+			    ip.get("scheduling", {}).get("provisioningModel", ""), "Must be SPOT.")
+		loc = req.get("locationPolicy", {}).get("location", "")
+		m = re.fullmatch(r"(zones|regions)/([a-z0-9-]+)", loc)
+		if not m or (m.group(1) == "regions" and m.group(2) != region) or \
+		    (m.group(1) == "zones" and not m.group(2).startswith(region + "-")):
+			raise invalid("locationPolicy.location", loc, "Must be the region or one of its "
+			    "zones.")
+		types = req.get("types")
+		if not isinstance(types, list) or not types or \
+		    any(t not in ("PREEMPTION", "PRICE") for t in types):
+			raise invalid("types", str(types), "Must list PREEMPTION or PRICE.")
+		rates = st.advice.get((loc, mt), [])
+		now = time.time()
+		day = 86400
+		hist = [{"interval": {"startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+		    time.gmtime(now - (len(rates) - i) * day)), "endTime": time.strftime(
+		    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - (len(rates) - i - 1) * day))},
+		    "preemptionRate": r} for i, r in enumerate(rates)]
+		self.log("advice %s %s" % (loc, mt))
+		out = {"location": st.base() + loc, "machineType": mt}
+		if "PREEMPTION" in types:
+			out["preemptionHistory"] = hist
+		return out
 
 	def page(self, items, q):
 		st = self.server.state

@@ -93,6 +93,11 @@ for what in sys.argv[2:]:
         post("/emu/capacity?zone=%s&code=%s" % (z, c))
     elif what.startswith("free="):
         post("/emu/capacity?zone=%s" % what[5:])
+    elif what.startswith("advice="):	# advice=LOCATION:TYPE:RATE,RATE...
+        loc, t, rates = what[7:].split(":")
+        post("/emu/advice?location=%s&type=%s&rates=%s" % (loc, t, rates))
+    elif what.startswith("advice-deny="):
+        post("/emu/advice?deny=" + what[12:])
 EOF
 }
 lines() { grep "^$1" "$t_tmp/state"; }
@@ -226,6 +231,30 @@ t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request
     "{'templates': [], 'groups': [], 'instances': []}" "nothing left on the emulator: no template, group or instance"
 run 0 "down again" down "$pool" --queue "$Q"
 t_is "$(cat "$t_tmp/out")" "pool t59: nothing left in us-central1, europe-west4" "a second down: nothing left"
+
+# ---- advice.capacityHistory: a region Google saw preempting goes after ----
+# each in a queue of its own (the first queue's history has us-central1's
+# refusals); the newest of each zone's daily rates counts, the region's
+# best zone's
+made() { sed -n 's/^pool t59: created managed instance group [^ ]* in \([^ ]*\) .*/\1/p' "$t_tmp/out"; }
+advice_lines() { grep -c '^advice ' "$t_tmp/gce.log"; }
+gce free=us-central1-a free=europe-west4-a free=europe-west4-b free=europe-west4-c \
+    "advice=zones/us-central1-a:g2-standard-4:0.2,0.7" "advice=zones/us-central1-b:g2-standard-4:0.9,0.6"
+a0=$(advice_lines)
+run 0 "up, us-central1's zones at newest rates 0.7 and 0.6" up "$pool" --queue "gs://spotrun-t59/qa?endpoint=http://127.0.0.1:$port" --count 1
+t_is "$(made)|$(($(advice_lines) - a0))|$(grep -c 'no capacity' "$t_tmp/out")" "europe-west4|3|0" \
+    "up asks the advice of both zones of us-central1 and of europe-west4 (none named there), and places the pool in europe-west4 first"
+t_has "$t_tmp/gce.log" "advice zones/us-central1-b g2-standard-4" "the advice asked for a zone of the pool, SPOT, the pool's type"
+run 0 "down" down "$pool" --queue "gs://spotrun-t59/qa?endpoint=http://127.0.0.1:$port"
+gce "advice=zones/us-central1-a:g2-standard-4:0.9,0.3"
+run 0 "up, us-central1-a's newest rate 0.3" up "$pool" --queue "gs://spotrun-t59/qb?endpoint=http://127.0.0.1:$port" --count 1
+t_is "$(made)" "us-central1" "a zone under the line (0.3 < 0.5): the file's order, us-central1"
+run 0 "down" down "$pool" --queue "gs://spotrun-t59/qb?endpoint=http://127.0.0.1:$port"
+gce "advice=zones/us-central1-a:g2-standard-4:0.9" advice-deny=1
+run 0 "up, the advice denied (403)" up "$pool" --queue "gs://spotrun-t59/qc?endpoint=http://127.0.0.1:$port" --count 1
+t_is "$(made)|$(cat "$t_tmp/err")" "us-central1|" "an account without the advice: the file's order, nothing said on stderr, up goes on"
+run 0 "down" down "$pool" --queue "gs://spotrun-t59/qc?endpoint=http://127.0.0.1:$port"
+gce advice-deny=0
 
 # ---- no credentials ----
 env -u GOOGLE_APPLICATION_CREDENTIALS "$SPOTRUN" down "$pool" --queue "$Q" > "$t_tmp/out" 2> "$t_tmp/err"
