@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 # ec2emu.py: moto's server (moto 5.2.1, the machine image's Python) on
 # 127.0.0.1 at a port the kernel chooses, written to --port-file once it
-# listens, for tests/t-ec2.c and tests/t54-up-aws.sh (EC2, SSM and S3 on
-# the one port). Runs until killed.
+# listens, for tests/t-ec2.c, tests/t54-up-aws.sh and the loop of
+# tests/t18-loop-aws.sh (EC2, SSM and S3 on the one port). Runs until
+# killed.
 #
 # What it adds to moto, which lacks it (a 500 in 5.2.1): ModifyFleet, a
 # fleet's total target changed, instances launched up to it or the newest
 # ones over it terminated, as EC2 does with the excess policy
 # "termination". What moto does not do, so neither the test nor this shim
 # pretends it does: a fleet of type maintain replaces no interrupted
-# instance (moto has no reconciliation loop), no capacity error is ever
-# raised, and its placement ignores the overrides' zones.
+# instance (moto has no reconciliation loop; the hook /emu/preempt below
+# replaces the one it interrupts), no capacity error is ever raised, and
+# its placement ignores the overrides' zones.
 #
 # And what it mends: moto 5.2.1 deletes a fleet with nothing to terminate
 # (target 0, no live instance) by asking TerminateInstances for no ids,
@@ -33,10 +35,33 @@
 # offers, whatever the times asked: no test could tell a price at launch
 # from it.
 #
+# Instances as processes (not EC2's), for tests/t18-loop-aws.sh: with
+# --on-instance CMD each instance moto launches runs `CMD HOST FILE`
+# (through sh; HOST the first label of its private DNS name, as the VM's
+# host name, "ip-10-0-0-5"; FILE its user-data decoded, under --vm-dir)
+# in a session of its own; an instance terminated, whichever way
+# (TerminateInstances, ModifyFleet scaling in, DeleteFleets), is shut down:
+# SIGTERM to that process, its process group killed if still there after
+# --grace seconds. The log (--log) says "instance ID: booted, pid P",
+# "...: shutdown", "...: powered off after S s", "...: exited CODE". The
+# hooks answer on their own port (--hook-port-file), POST
+# /emu/preempt?id=ID: the instance interrupted and, its fleet being of
+# type maintain, replaced at once (what moto does not do: EC2's fleet
+# launches another toward its target); GET /emu/state: {"fleets",
+# "templates", "instances"} (ids of fleets not deleted, names of launch
+# templates, ids of instances not terminated).
+#
 # Exit 3 when moto cannot be imported (the test skips or fails on it).
 import argparse
+import base64
+import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
 
 try:
     from moto.core.responses import ActionResult
@@ -84,6 +109,146 @@ def fleet_terminate(self):
 Fleet.terminate_instances = fleet_terminate
 
 SPOT_PRICES = []	# (type, zone, price string, epoch seconds), from --spot-price
+
+# ---- instances as processes (--on-instance) ----
+VMS = {"cmd": None, "grace": 30.0, "dir": None, "log": None, "procs": {}}
+VMS_LOCK = threading.RLock()
+
+
+def vm_log(line):
+    if VMS["log"] is not None:
+        with VMS_LOCK:
+            VMS["log"].write(line + "\n")
+            VMS["log"].flush()
+
+
+def vm_boot(inst):
+    ud = inst.user_data
+    if isinstance(ud, list):
+        ud = ud[0] if ud else None
+    if ud is not None and not isinstance(ud, (str, bytes)):
+        ud = ud.as_bytes()	# moto's Base64EncodedString
+    data = base64.b64decode(ud) if ud else b""
+    host = inst.private_dns_name.split(".")[0]
+    fd, path = tempfile.mkstemp(prefix=inst.id + "-", suffix=".user-data", dir=VMS["dir"])
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    p = subprocess.Popen(["/bin/sh", "-c", "exec " + VMS["cmd"] + ' "$@"', "sh", host, path],
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    with VMS_LOCK:
+        VMS["procs"][inst.id] = p
+    vm_log("instance %s: booted, pid %d" % (inst.id, p.pid))
+
+    def reap():
+        rc = p.wait()
+        vm_log("instance %s: exited %s" % (inst.id, rc if rc >= 0 else "on signal %d" % -rc))
+    threading.Thread(target=reap, daemon=True).start()
+
+
+def vm_shutdown(inst_id):
+    with VMS_LOCK:
+        p = VMS["procs"].pop(inst_id, None)
+    if p is None or p.poll() is not None:
+        return
+    vm_log("instance %s: shutdown" % inst_id)
+    try:
+        os.kill(p.pid, signal.SIGTERM)
+    except OSError:
+        pass
+
+    def hard_off():
+        if p.poll() is None:
+            vm_log("instance %s: powered off after %g s" % (inst_id, VMS["grace"]))
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+    t = threading.Timer(VMS["grace"], hard_off)
+    t.daemon = True
+    t.start()
+
+
+def hook_vms():
+    from moto.ec2.models.instances import Instance, InstanceBackend
+    run = InstanceBackend.run_instances
+
+    def run_instances(self, *a, **kw):
+        r = run(self, *a, **kw)
+        for inst in r.instances:
+            vm_boot(inst)
+        return r
+    InstanceBackend.run_instances = run_instances
+    term = Instance.terminate
+
+    def terminate(self):
+        if self._state.name != "terminated":
+            vm_shutdown(self.id)
+        return term(self)
+    Instance.terminate = terminate
+
+
+def backend(region):
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+    return ec2_backends[DEFAULT_ACCOUNT_ID][region]
+
+
+def serve_hooks(port_file, region):
+    import http.server
+
+    class Hooks(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def reply(self, status, obj):
+            body = (json.dumps(obj) + "\n").encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path != "/emu/state":
+                return self.reply(404, {"error": "no such hook"})
+            b = backend(region)
+            with VMS_LOCK:
+                fleets = sorted(f.id for f in b.fleets.values() if not f.state.startswith("deleted"))
+                tmpls = sorted(t.name for t in b.launch_templates.values())
+                insts = sorted(i.id for r in b.reservations.values() for i in r.instances
+                               if i.state != "terminated")
+            return self.reply(200, {"fleets": fleets, "templates": tmpls, "instances": insts})
+
+        def do_POST(self):
+            import urllib.parse
+            u = urllib.parse.urlsplit(self.path)
+            q = dict(urllib.parse.parse_qsl(u.query))
+            if u.path != "/emu/preempt":
+                return self.reply(404, {"error": "no such hook"})
+            b = backend(region)
+            with VMS_LOCK:
+                inst = b.get_instance(q["id"])
+                fid = inst._fleet_id or inst._spot_fleet_id
+                fleet = b.get_fleet(fid) if fid else None
+                b.terminate_instances([q["id"]])
+                # a maintain fleet launches another toward its target
+                # (counted by its live instances: moto lowers
+                # fulfilled_capacity only for a launch spec it matches)
+                if fleet is not None and fleet.fleet_type == "maintain":
+                    live = sum(1 for r in fleet.spot_requests if r.instance.state != "terminated")
+                    live += sum(1 for r in fleet.on_demand_instances
+                                if r["instance"].state != "terminated")
+                    fleet.fulfilled_capacity = float(live)
+                    if live < fleet.target_capacity:
+                        fleet.create_spot_requests(fleet.target_capacity - live)
+            return self.reply(200, {"preempted": q["id"]})
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
+    srv.daemon_threads = True
+    with open(port_file + ".tmp", "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(port_file + ".tmp", port_file)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
 
 
 def iso_epoch(s):
@@ -134,7 +299,18 @@ def main():
     ap.add_argument("--ssm-param", action="append", default=[])
     ap.add_argument("--region", default="us-east-1")
     ap.add_argument("--spot-price", action="append", default=[])
+    ap.add_argument("--on-instance")
+    ap.add_argument("--grace", type=float, default=30.0)
+    ap.add_argument("--vm-dir")
+    ap.add_argument("--log")
+    ap.add_argument("--hook-port-file")
     a = ap.parse_args()
+    if a.on_instance:
+        VMS.update(cmd=a.on_instance, grace=a.grace, dir=a.vm_dir,
+                   log=open(a.log, "a") if a.log else None)
+        hook_vms()
+    if a.hook_port_file:
+        serve_hooks(a.hook_port_file, a.region)
     for sp in a.spot_price:
         t, z, price, when = sp.split(",")
         SPOT_PRICES.append((t, z, price, iso_epoch(when)))

@@ -244,6 +244,11 @@ EXTRA_DIST += bench/failover.sh
 dist_check_SCRIPTS += tests/t17-loop-azure.sh
 slow_TESTS += tests/t17-loop-azure.sh
 EXTRA_DIST += tests/pool/azure-loop.ini
+# And on AWS: moto's instances booted by tests/ec2emu.py, its maintain fleet
+# replacing the interrupted one as EC2 does (moto does not).
+dist_check_SCRIPTS += tests/t18-loop-aws.sh
+slow_TESTS += tests/t18-loop-aws.sh
+EXTRA_DIST += tests/pool/aws-loop.ini
 # up and down on Azure against tests/armemu.py (ARM, Entra ID's token
 # endpoint), the queue on tests/gcsemu.py: a Flexible set of Spot VMs
 # with eviction Delete, tags, the user-data as customData, free of
