@@ -83,18 +83,15 @@ import argparse
 import base64
 import http.server
 import json
-import os
 import re
 import secrets
-import signal
-import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
 import uuid
 
 from gcsemu import Server, serve
+from vmproc import VMs
 
 MGMT = "https://management.azure.com/"
 CAPACITY_MESSAGES = {
@@ -157,62 +154,26 @@ class State:
 		self.ops = {}			# id -> [polls left, final doc or status, async]
 		self.capacity = []		# (region, size or None, zone or None, code)
 		self.http_errors = []
-		self.on_instance = a.on_instance
-		self.grace = a.grace
-		self.vm_dir = a.vm_dir
-		self.procs = {}			# a VM's name -> its process (--on-instance)
 		self.logf = lambda line: None
+		self.vmp = VMs(a.on_instance, a.grace, a.vm_dir, lambda line: self.logf(line))
 
 	# ---- VMs as processes (--on-instance) ----
 
 	def boot(self, v):
-		"""Run --on-instance for VM v just made: CMD HOST FILE, HOST its
-		computer name, FILE its set's customData decoded, in a session of
-		its own."""
-		if not self.on_instance:
-			return
+		"""Run --on-instance for VM v just made (tests/vmproc.py): its host
+		name its computer name, its user-data its set's customData
+		decoded."""
 		s = self.sets[v["_set"]]
 		cd = s["properties"]["virtualMachineProfile"]["osProfile"].get("customData", "")
-		name = v["name"]
-		fd, path = tempfile.mkstemp(prefix=name + "-", suffix=".user-data", dir=self.vm_dir)
-		with os.fdopen(fd, "wb") as f:
-			f.write(base64.b64decode(cd))
-		host = v["properties"]["osProfile"]["computerName"]
-		p = subprocess.Popen(["/bin/sh", "-c", "exec " + self.on_instance + ' "$@"', "sh", host,
-		    path], stdin=subprocess.DEVNULL, start_new_session=True)
-		self.procs[name] = p
-		self.logf("instance %s: booted, pid %d" % (name, p.pid))
-		threading.Thread(target=self.reap, args=(name, p), daemon=True).start()
-
-	def reap(self, name, p):
-		rc = p.wait()
-		self.logf("instance %s: exited %s" % (name, rc if rc >= 0 else "on signal %d" % -rc))
+		self.vmp.boot(v["name"], v["properties"]["osProfile"]["computerName"],
+		    base64.b64decode(cd))
 
 	def remove(self, gone):
 		"""Delete the VMs gone; each one's process, if any, is shut down
-		as a VM is: SIGTERM to it (systemd stopping the agent), its whole
-		process group killed after --grace seconds."""
+		as a VM is (tests/vmproc.py)."""
 		for v in gone:
 			self.vms.remove(v)
-			p = self.procs.pop(v["name"], None)
-			if p is None or p.poll() is not None:
-				continue
-			self.logf("instance %s: shutdown" % v["name"])
-			try:
-				os.kill(p.pid, signal.SIGTERM)
-			except OSError:
-				pass
-
-			def hard_off(p=p, name=v["name"]):
-				if p.poll() is None:
-					self.logf("instance %s: powered off after %g s" % (name, self.grace))
-					try:
-						os.killpg(p.pid, signal.SIGKILL)
-					except OSError:
-						pass
-			t = threading.Timer(self.grace, hard_off)
-			t.daemon = True
-			t.start()
+			self.vmp.shutdown(v["name"])
 
 	def rid(self, group, kind=None, name=None):
 		s = "/subscriptions/%s/resourceGroups/%s" % (self.sub, group)

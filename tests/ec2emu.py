@@ -57,10 +57,7 @@ import base64
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 
 try:
@@ -110,8 +107,8 @@ Fleet.terminate_instances = fleet_terminate
 
 SPOT_PRICES = []	# (type, zone, price string, epoch seconds), from --spot-price
 
-# ---- instances as processes (--on-instance) ----
-VMS = {"cmd": None, "grace": 30.0, "dir": None, "log": None, "procs": {}}
+# ---- instances as processes (--on-instance: tests/vmproc.py) ----
+VMS = {"vmp": None, "log": None}
 VMS_LOCK = threading.RLock()
 
 
@@ -128,44 +125,12 @@ def vm_boot(inst):
         ud = ud[0] if ud else None
     if ud is not None and not isinstance(ud, (str, bytes)):
         ud = ud.as_bytes()	# moto's Base64EncodedString
-    data = base64.b64decode(ud) if ud else b""
-    host = inst.private_dns_name.split(".")[0]
-    fd, path = tempfile.mkstemp(prefix=inst.id + "-", suffix=".user-data", dir=VMS["dir"])
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    p = subprocess.Popen(["/bin/sh", "-c", "exec " + VMS["cmd"] + ' "$@"', "sh", host, path],
-                         stdin=subprocess.DEVNULL, start_new_session=True)
-    with VMS_LOCK:
-        VMS["procs"][inst.id] = p
-    vm_log("instance %s: booted, pid %d" % (inst.id, p.pid))
-
-    def reap():
-        rc = p.wait()
-        vm_log("instance %s: exited %s" % (inst.id, rc if rc >= 0 else "on signal %d" % -rc))
-    threading.Thread(target=reap, daemon=True).start()
+    VMS["vmp"].boot(inst.id, inst.private_dns_name.split(".")[0],
+                    base64.b64decode(ud) if ud else b"")
 
 
 def vm_shutdown(inst_id):
-    with VMS_LOCK:
-        p = VMS["procs"].pop(inst_id, None)
-    if p is None or p.poll() is not None:
-        return
-    vm_log("instance %s: shutdown" % inst_id)
-    try:
-        os.kill(p.pid, signal.SIGTERM)
-    except OSError:
-        pass
-
-    def hard_off():
-        if p.poll() is None:
-            vm_log("instance %s: powered off after %g s" % (inst_id, VMS["grace"]))
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except OSError:
-                pass
-    t = threading.Timer(VMS["grace"], hard_off)
-    t.daemon = True
-    t.start()
+    VMS["vmp"].shutdown(inst_id)
 
 
 def hook_vms():
@@ -306,8 +271,9 @@ def main():
     ap.add_argument("--hook-port-file")
     a = ap.parse_args()
     if a.on_instance:
-        VMS.update(cmd=a.on_instance, grace=a.grace, dir=a.vm_dir,
-                   log=open(a.log, "a") if a.log else None)
+        from vmproc import VMs
+        VMS["log"] = open(a.log, "a") if a.log else None
+        VMS["vmp"] = VMs(a.on_instance, a.grace, a.vm_dir, vm_log)
         hook_vms()
     if a.hook_port_file:
         serve_hooks(a.hook_port_file, a.region)

@@ -119,15 +119,13 @@ import json
 import os
 import random
 import re
-import signal
-import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
 
 # the server and its start, as the GCS emulator's (this folder is on the path)
 from gcsemu import Server, serve
+from vmproc import VMs
 
 GOOG = "https://www.googleapis.com/compute/v1/"
 SKEW = 300
@@ -200,11 +198,8 @@ class State:
 			fam, name = spec.split("=", 1)
 			self.families[tuple(fam.split("/", 1))] = name
 		self.next_id = random.randint(10**17, 9 * 10**17)
-		self.on_instance = a.on_instance
-		self.grace = a.grace
-		self.vm_dir = a.vm_dir
-		self.procs = {}			# (zone, name) -> the instance's process
 		self.log = lambda line: None
+		self.vmp = VMs(a.on_instance, a.grace, a.vm_dir, lambda line: self.log(line))
 		if a.users:
 			for line in open(a.users):
 				if line.strip():
@@ -339,50 +334,17 @@ class State:
 	# ---- instances as processes (--on-instance) ----
 
 	def boot(self, key):
-		"""Run --on-instance for the instance just made: CMD NAME FILE, FILE
-		its user-data, in a session of its own."""
-		if not self.on_instance:
-			return
+		"""Run --on-instance for the instance just made (tests/vmproc.py),
+		its host name the instance's name, its user-data the metadata's."""
 		inst = self.instances[key]
 		ud = [i["value"] for i in inst["metadata"]["items"] if i["key"] == "user-data"]
-		fd, path = tempfile.mkstemp(prefix=key[1] + "-", suffix=".user-data", dir=self.vm_dir)
-		with os.fdopen(fd, "w") as f:
-			f.write(ud[0] if ud else "")
-		p = subprocess.Popen(["/bin/sh", "-c", "exec " + self.on_instance + ' "$@"', "sh", key[1], path],
-		    stdin=subprocess.DEVNULL, start_new_session=True)
-		self.procs[key] = p
-		self.log("instance %s/%s: booted, pid %d" % (key[0], key[1], p.pid))
-		threading.Thread(target=self.reap, args=(key, p), daemon=True).start()
-
-	def reap(self, key, p):
-		rc = p.wait()
-		self.log("instance %s/%s: exited %s" % (key[0], key[1], rc if rc >= 0 else
-		    "on signal %d" % -rc))
+		self.vmp.boot("%s/%s" % key, key[1], (ud[0] if ud else "").encode())
 
 	def drop(self, key):
 		"""Delete instance key (None: none): its process, if any, is shut
-		down as a VM is: SIGTERM to it (systemd stopping the agent), its
-		whole process group killed after --grace seconds."""
+		down as a VM is (tests/vmproc.py)."""
 		inst = self.instances.pop(key, None)
-		p = self.procs.pop(key, None)
-		if p is not None and p.poll() is None:
-			self.log("instance %s/%s: shutdown" % key)
-			try:
-				os.kill(p.pid, signal.SIGTERM)
-			except OSError:
-				pass
-
-			def hard_off():
-				if p.poll() is None:
-					self.log("instance %s/%s: powered off after %g s" % (key[0], key[1],
-					    self.grace))
-					try:
-						os.killpg(p.pid, signal.SIGKILL)
-					except OSError:
-						pass
-			t = threading.Timer(self.grace, hard_off)
-			t.daemon = True
-			t.start()
+		self.vmp.shutdown("%s/%s" % key)
 		return inst
 
 	def reconcile_all(self):

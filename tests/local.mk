@@ -243,7 +243,7 @@ EXTRA_DIST += bench/failover.sh
 # Restore makes the evicted one again.
 dist_check_SCRIPTS += tests/t17-loop-azure.sh
 slow_TESTS += tests/t17-loop-azure.sh
-EXTRA_DIST += tests/pool/azure-loop.ini
+EXTRA_DIST += tests/pool/azure-loop.ini tests/vmproc.py
 # And on AWS: moto's instances booted by tests/ec2emu.py, its maintain fleet
 # replacing the interrupted one as EC2 does (moto does not).
 dist_check_SCRIPTS += tests/t18-loop-aws.sh

@@ -20,37 +20,12 @@
 #   the emulator empty. The job ran twice (step 0, step 5), finished once.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
-t_setup
-command -v openssl >/dev/null 2>&1 || t_skip_all "openssl not found"
-"$PY" -c 'import yaml' 2>/dev/null || t_skip_all "no yaml for $PY (python3-yaml)"
-unshare -n -u true 2>/dev/null ||
-    t_skip_all "unshare -n -u fails here (needs root or user namespaces): $(unshare -n -u true 2>&1)"
-command -v ip > /dev/null || t_skip_all "no ip(8) to bring a namespace's loopback up"
-bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
-T=$t_tmp
-# the VMs' agents, by the emulator's log (each is in a session of its own)
-vms_kill() {
-	for p in $(sed -n 's/^instance .*: booted, pid \([0-9]*\)$/\1/p' "$T/gce.log" 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null
-	done
-}
-trap 'vms_kill; s3_bucket_rm "$bucket"; t_cleanup' EXIT
-s3_spotrun_keys
-export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config XDG_STATE_HOME=$T/state
-unset SPOTRUN_QUEUE PYTHONPATH SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
-unset GOOGLE_CLOUD_PROJECT CLOUDSDK_CORE_PROJECT CLOUDSDK_CONFIG 2>/dev/null
-mkdir -p "$HOME" "$T/marks" "$T/vmud"
-if [ -n "${SPOTRUN_TEST_S3_TLS_ENDPOINT:-}" ]; then
-	ep=$SPOTRUN_TEST_S3_TLS_ENDPOINT
-	export AWS_CA_BUNDLE=$SPOTRUN_TEST_S3_CA CURL_CA_BUNDLE=$SPOTRUN_TEST_S3_CA
-else
-	ep=$SPOTRUN_TEST_S3_ENDPOINT
-fi
-port=${ep##*:}
-QU="s3://$bucket/q?endpoint=$ep"
-export SPOTRUN_QUEUE=$QU
 . "$top_srcdir/tests/jobs/vm.sh"
 . "$top_srcdir/tests/jobs/loop.sh"
+t_setup
+command -v openssl >/dev/null 2>&1 || t_skip_all "openssl not found"
+loop_setup gce.log
+unset GOOGLE_CLOUD_PROJECT CLOUDSDK_CORE_PROJECT CLOUDSDK_CONFIG 2>/dev/null
 
 # ---- the cloud: gceemu.py, its instances booted as VMs ----
 sa=t16-up@p-t16.iam.gserviceaccount.com

@@ -21,36 +21,10 @@
 #   (step 0, step 5), finished once.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
-t_setup
-"$PY" -c 'import yaml' 2>/dev/null || t_skip_all "no yaml for $PY (python3-yaml)"
-unshare -n -u true 2>/dev/null ||
-    t_skip_all "unshare -n -u fails here (needs root or user namespaces): $(unshare -n -u true 2>&1)"
-command -v ip > /dev/null || t_skip_all "no ip(8) to bring a namespace's loopback up"
-bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
-T=$t_tmp
-cloud_log=$T/arm.log
-# the VMs' agents, by the emulator's log (each is in a session of its own)
-vms_kill() {
-	for p in $(sed -n 's/^instance .*: booted, pid \([0-9]*\)$/\1/p' "$cloud_log" 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null
-	done
-}
-trap 'vms_kill; s3_bucket_rm "$bucket"; t_cleanup' EXIT
-s3_spotrun_keys
-export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config XDG_STATE_HOME=$T/state
-unset SPOTRUN_QUEUE PYTHONPATH SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
-mkdir -p "$HOME" "$T/marks" "$T/vmud"
-if [ -n "${SPOTRUN_TEST_S3_TLS_ENDPOINT:-}" ]; then
-	ep=$SPOTRUN_TEST_S3_TLS_ENDPOINT
-	export AWS_CA_BUNDLE=$SPOTRUN_TEST_S3_CA CURL_CA_BUNDLE=$SPOTRUN_TEST_S3_CA
-else
-	ep=$SPOTRUN_TEST_S3_ENDPOINT
-fi
-port=${ep##*:}
-QU="s3://$bucket/q?endpoint=$ep"
-export SPOTRUN_QUEUE=$QU
 . "$top_srcdir/tests/jobs/vm.sh"
 . "$top_srcdir/tests/jobs/loop.sh"
+t_setup
+loop_setup arm.log
 
 # ---- the cloud: armemu.py, its VMs booted as VMs ----
 sub=0f0f0f0f-1717-1717-1717-171717171717

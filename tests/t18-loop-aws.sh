@@ -21,36 +21,11 @@
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/s3-env.sh"
 . "$top_srcdir/tests/ec2emu-env.sh"
-t_setup
-ec2emu_have_moto || exit "$ec2emu_exit"
-"$PY" -c 'import yaml' 2>/dev/null || t_skip_all "no yaml for $PY (python3-yaml)"
-unshare -n -u true 2>/dev/null ||
-    t_skip_all "unshare -n -u fails here (needs root or user namespaces): $(unshare -n -u true 2>&1)"
-command -v ip > /dev/null || t_skip_all "no ip(8) to bring a namespace's loopback up"
-bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
-T=$t_tmp
-cloud_log=$T/ec2.log
-vms_kill() {
-	for p in $(sed -n 's/^instance .*: booted, pid \([0-9]*\)$/\1/p' "$cloud_log" 2>/dev/null); do
-		kill -KILL -- "-$p" 2>/dev/null
-	done
-}
-trap 'vms_kill; s3_bucket_rm "$bucket"; t_cleanup' EXIT
-s3_spotrun_keys
-export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config XDG_STATE_HOME=$T/state
-unset SPOTRUN_QUEUE PYTHONPATH SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
-mkdir -p "$HOME" "$T/marks" "$T/vmud"
-if [ -n "${SPOTRUN_TEST_S3_TLS_ENDPOINT:-}" ]; then
-	ep=$SPOTRUN_TEST_S3_TLS_ENDPOINT
-	export AWS_CA_BUNDLE=$SPOTRUN_TEST_S3_CA CURL_CA_BUNDLE=$SPOTRUN_TEST_S3_CA
-else
-	ep=$SPOTRUN_TEST_S3_ENDPOINT
-fi
-port=${ep##*:}
-QU="s3://$bucket/q?endpoint=$ep"
-export SPOTRUN_QUEUE=$QU
 . "$top_srcdir/tests/jobs/vm.sh"
 . "$top_srcdir/tests/jobs/loop.sh"
+t_setup
+ec2emu_have_moto || exit "$ec2emu_exit"
+loop_setup ec2.log
 
 # ---- the cloud: moto, its instances booted as VMs ----
 t_bg ec2emu python3 "$top_srcdir/tests/ec2emu.py" --port-file "$T/mport" \

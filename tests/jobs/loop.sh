@@ -1,5 +1,6 @@
-# loop.sh: the body of issue 24's loop tests (t16-loop-gcp.sh), sourced
-# after lib.sh once the test has its cloud's emulator booting each
+# loop.sh: the body of issue 24's loop tests (t16-loop-gcp.sh,
+# t17-loop-azure.sh, t18-loop-aws.sh), sourced after lib.sh, s3-env.sh
+# and vm.sh; loop_setup first, then once the test has its cloud's emulator booting each
 # instance as a VM (tests/jobs/vm-boot.sh, which appends "PID HOST.N" to
 # $T/boots a boot). The test provides $T, $QU (the
 # queue, also $SPOTRUN_QUEUE), $T/gce.log or $cloud_log (the emulator's
@@ -15,6 +16,42 @@
 # STATE_AFTER after `down`. Then a second job raises the pool again
 # (submit), and `down --drain` puts it back in the queue from its
 # checkpoint before deleting the pool.
+
+# loop_setup LOG: what every loop test does after t_setup and before its
+# cloud: the skips (no yaml, no namespaces, no ip), a bucket on the tests'
+# RGW and the queue in it ($QU, also $SPOTRUN_QUEUE; $ep and $port the S3
+# endpoint's, HTTPS when RGW serves it), $T, $cloud_log ($T/LOG, which the
+# test's emulator writes), a home of its own, the keys; at exit every VM's
+# process group killed (by the log's boot lines) and the bucket removed.
+loop_setup() {
+	"$PY" -c 'import yaml' 2>/dev/null || t_skip_all "no yaml for $PY (python3-yaml)"
+	unshare -n -u true 2>/dev/null ||
+	    t_skip_all "unshare -n -u fails here (needs root or user namespaces): $(unshare -n -u true 2>&1)"
+	command -v ip > /dev/null || t_skip_all "no ip(8) to bring a namespace's loopback up"
+	bucket=$(s3_bucket_new) || t_bail "cannot create a bucket on $SPOTRUN_TEST_S3_ENDPOINT"
+	T=$t_tmp
+	cloud_log=$T/$1
+	trap '_loop_vms_kill; s3_bucket_rm "$bucket"; t_cleanup' EXIT
+	s3_spotrun_keys
+	export HOME=$T/home XDG_DATA_HOME=$T/data XDG_CONFIG_HOME=$T/config XDG_STATE_HOME=$T/state
+	unset SPOTRUN_QUEUE PYTHONPATH SPOTRUN_SCALE_INTERVAL SPOTRUN_SCALE_IDLE
+	mkdir -p "$HOME" "$T/marks" "$T/vmud"
+	if [ -n "${SPOTRUN_TEST_S3_TLS_ENDPOINT:-}" ]; then
+		ep=$SPOTRUN_TEST_S3_TLS_ENDPOINT
+		export AWS_CA_BUNDLE=$SPOTRUN_TEST_S3_CA CURL_CA_BUNDLE=$SPOTRUN_TEST_S3_CA
+	else
+		ep=$SPOTRUN_TEST_S3_ENDPOINT
+	fi
+	port=${ep##*:}
+	QU="s3://$bucket/q?endpoint=$ep"
+	export SPOTRUN_QUEUE=$QU
+}
+# the VMs' agents, by the emulator's log (each is in a session of its own)
+_loop_vms_kill() {
+	for _p in $(sed -n 's/^instance .*: booted, pid \([0-9]*\)$/\1/p' "$cloud_log" 2>/dev/null); do
+		kill -KILL -- "-$_p" 2>/dev/null
+	done
+}
 
 # loop_until SECONDS DESC CMD...: wait for CMD to succeed (an event; the
 # bound only ends a test that would hang)
@@ -60,7 +97,6 @@ _loop_bench() {
 
 loop_run() {
 	_pool=$2
-	: "${cloud_log:=$T/gce.log}"
 	L=$T/laptop
 	mkdir -p "$L"
 	# the job: 10 steps; its first attempt holds at step 5 until a
