@@ -20,13 +20,7 @@ list_vms(struct sr_status_pool *p, const struct sr_prices *t)
 	struct sr_pool_where w;
 	size_t i;
 
-	memset(&w, 0, sizeof w);
-	snprintf(w.region, sizeof w.region, "%s", p->rec.region);
-	snprintf(w.group, sizeof w.group, "%s", p->rec.group);
-	snprintf(w.template_id, sizeof w.template_id, "%s", p->rec.template_id);
-	w.target = p->rec.target;
-	w.known = p->rec.prices;
-	w.nknown = p->rec.nprices;
+	sr_pool_where_of(&p->rec, &w);
 	if (p->e->list(&w, p->rec.name, &p->vms, &p->nvms, p->list_err) == -1) {
 		p->vms = NULL;
 		p->nvms = 0;

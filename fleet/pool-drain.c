@@ -154,12 +154,7 @@ sr_pool_drain(struct sr_pool_drain *d, char *err)
 	if ((e = sr_pool_engine_named(rec.cloud)) == NULL)
 		return sr_err(err, "drain pool %s: no fleet engine for cloud %s in this build",
 		    d->pool, rec.cloud);
-	memset(&w, 0, sizeof w);
-	snprintf(w.region, sizeof w.region, "%s", rec.region);
-	snprintf(w.group, sizeof w.group, "%s", rec.group);
-	snprintf(w.template_id, sizeof w.template_id, "%s", rec.template_id);
-	w.known = rec.prices;
-	w.nknown = rec.nprices;
+	sr_pool_where_of(&rec, &w);
 	if (rec.group[0] != '\0' && e->set_target(&w, 0, err) == -1)
 		return sr_err_prefix(err, "drain pool %s: set target 0", d->pool);
 	if (look(d, e, &w, &busy, err) == -1)

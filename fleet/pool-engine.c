@@ -64,6 +64,18 @@ sr_pool_time(const char *s)
 	return t - sign * (atoi(p + 1) * 3600.0 + atoi(p + 4) * 60.0);
 }
 
+void
+sr_pool_where_of(const struct sr_queue_pool *rec, struct sr_pool_where *w)
+{
+	memset(w, 0, sizeof *w);
+	snprintf(w->region, sizeof w->region, "%s", rec->region);
+	snprintf(w->group, sizeof w->group, "%s", rec->group);
+	snprintf(w->template_id, sizeof w->template_id, "%s", rec->template_id);
+	w->target = rec->target;
+	w->known = rec->prices;
+	w->nknown = rec->nprices;
+}
+
 double
 sr_pool_known_price(const struct sr_pool_where *w, const char *id)
 {

@@ -132,6 +132,12 @@ const struct sr_pool_engine *sr_pool_engine(enum sr_pool_cloud c);
  * NULL: an unknown name, or no engine in this build. */
 const struct sr_pool_engine *sr_pool_engine_named(const char *cloud);
 
+/* Where pool record rec's engine keeps it, into w (zeroed first): its
+ * region, group, template, target and the launch prices it keeps (w
+ * points into rec: rec outlives w). */
+struct sr_queue_pool;
+void sr_pool_where_of(const struct sr_queue_pool *rec, struct sr_pool_where *w);
+
 /* VM id's launch price among w's known ones, or 0 (not known). */
 double sr_pool_known_price(const struct sr_pool_where *w, const char *id);
 

@@ -171,13 +171,7 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if ((e = sr_pool_engine_named(rec.cloud)) == NULL)
 		return sr_err(err, "pool %s: no fleet engine for cloud %s in this build", s->pool,
 		    rec.cloud);
-	memset(&w, 0, sizeof w);
-	snprintf(w.region, sizeof w.region, "%s", rec.region);
-	snprintf(w.group, sizeof w.group, "%s", rec.group);
-	snprintf(w.template_id, sizeof w.template_id, "%s", rec.template_id);
-	w.target = rec.target;
-	w.known = rec.prices;
-	w.nknown = rec.nprices;
+	sr_pool_where_of(&rec, &w);
 	/* the demand first: its running jobs' hosts are whose VMs are busy */
 	if (sr_pool_demand_running(s->q, -1, &s->demand, &run, &nrun, err) == -1)
 		return SR_POOL_SCALE_ERROR;

@@ -47,18 +47,8 @@ export GOOGLE_APPLICATION_CREDENTIALS=$T/adc.json SPOTRUN_GCE_ENDPOINT=$gep
 export NO_GCE_CHECK=True GCE_METADATA_HOST=127.0.0.1:1
 # the VMs: RGW and the emulator (Compute and the metadata server) on
 # their loopback; the agent's token from the metadata server, as a VM's
-vm_relay "$T/rgw.sock" "$port"
-vm_relay "$T/gce.sock" "$gport"
-cat > "$T/vm.conf" <<EOF
-T=$T PY=$PY top_srcdir=$top_srcdir
-SPOTRUN_TEST_S3_ACCESS_KEY=$SPOTRUN_TEST_S3_ACCESS_KEY SPOTRUN_TEST_S3_SECRET_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-${AWS_CA_BUNDLE:+AWS_CA_BUNDLE=$AWS_CA_BUNDLE CURL_CA_BUNDLE=$CURL_CA_BUNDLE}
-vm_relays="$port $T/rgw.sock $gport $T/gce.sock"
-vm_env="SPOTRUN_GCE_ENDPOINT=http://127.0.0.1:$gport
-GCE_METADATA_HOST=127.0.0.1:$gport
-SPOTRUN_SCALE_INTERVAL=1
-SPOTRUN_SCALE_IDLE=2"
-EOF
+loop_vm "$gport" "SPOTRUN_GCE_ENDPOINT=http://127.0.0.1:$gport
+GCE_METADATA_HOST=127.0.0.1:$gport"
 # cloud_state: the emulator's resources, "templates=... groups=... instances=..."
 cloud_state() {
 	$PY -c 'import json, sys, urllib.request

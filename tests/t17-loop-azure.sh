@@ -40,18 +40,8 @@ export AZURE_TENANT_ID=tenant-17 AZURE_CLIENT_ID=$client AZURE_CLIENT_SECRET=pw-
 export SPOTRUN_AZURE_METADATA_DISABLED=true SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:1
 # the VMs: RGW and the emulator (ARM and the metadata service) on their
 # loopback; the agent's token from the metadata service, as a VM's
-vm_relay "$T/rgw.sock" "$port"
-vm_relay "$T/arm.sock" "$aport"
-cat > "$T/vm.conf" <<EOF
-T=$T PY=$PY top_srcdir=$top_srcdir
-SPOTRUN_TEST_S3_ACCESS_KEY=$SPOTRUN_TEST_S3_ACCESS_KEY SPOTRUN_TEST_S3_SECRET_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-${AWS_CA_BUNDLE:+AWS_CA_BUNDLE=$AWS_CA_BUNDLE CURL_CA_BUNDLE=$CURL_CA_BUNDLE}
-vm_relays="$port $T/rgw.sock $aport $T/arm.sock"
-vm_env="SPOTRUN_ARM_ENDPOINT=http://127.0.0.1:$aport
-SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$aport
-SPOTRUN_SCALE_INTERVAL=1
-SPOTRUN_SCALE_IDLE=2"
-EOF
+loop_vm "$aport" "SPOTRUN_ARM_ENDPOINT=http://127.0.0.1:$aport
+SPOTRUN_AZURE_ENDPOINT=http://127.0.0.1:$aport"
 # cloud_state: the emulator's resources, "groups=... sets=... vms=..."
 cloud_state() {
 	$PY -c 'import json, sys, urllib.request

@@ -38,18 +38,8 @@ export AWS_REGION=us-east-1 AWS_ENDPOINT_URL_EC2=http://127.0.0.1:$mport \
     AWS_ENDPOINT_URL_SSM=http://127.0.0.1:$mport AWS_CONFIG_FILE=/dev/null \
     AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_DEFAULT_REGION AWS_ENDPOINT_URL SPOTRUN_EC2_ENDPOINT
-vm_relay "$T/rgw.sock" "$port"
-vm_relay "$T/ec2.sock" "$mport"
-cat > "$T/vm.conf" <<EOF
-T=$T PY=$PY top_srcdir=$top_srcdir
-SPOTRUN_TEST_S3_ACCESS_KEY=$SPOTRUN_TEST_S3_ACCESS_KEY SPOTRUN_TEST_S3_SECRET_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
-${AWS_CA_BUNDLE:+AWS_CA_BUNDLE=$AWS_CA_BUNDLE CURL_CA_BUNDLE=$CURL_CA_BUNDLE}
-vm_relays="$port $T/rgw.sock $mport $T/ec2.sock"
-vm_env="AWS_REGION=us-east-1
-AWS_ENDPOINT_URL_EC2=http://127.0.0.1:$mport
-SPOTRUN_SCALE_INTERVAL=1
-SPOTRUN_SCALE_IDLE=2"
-EOF
+loop_vm "$mport" "AWS_REGION=us-east-1
+AWS_ENDPOINT_URL_EC2=http://127.0.0.1:$mport"
 # cloud_state: moto's pool, "fleets=N templates=... instances=N"
 cloud_state() {
 	$PY -c 'import json, sys, urllib.request

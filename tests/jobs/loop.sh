@@ -46,6 +46,24 @@ loop_setup() {
 	QU="s3://$bucket/q?endpoint=$ep"
 	export SPOTRUN_QUEUE=$QU
 }
+# loop_vm CLOUD_PORT ENV: the VMs reach RGW and the cloud's emulator (at
+# CLOUD_PORT) on their loopback (relays), and $T/vm.conf is what
+# tests/jobs/vm-boot.sh reads: the keys, the relays, the VM's own
+# environment ENV (lines VAR=VALUE: the cloud's endpoints) with the
+# scaler quick (a step a second, 0 after 2 s drained)
+loop_vm() {
+	vm_relay "$T/rgw.sock" "$port"
+	vm_relay "$T/cloud.sock" "$1"
+	cat > "$T/vm.conf" <<EOF
+T=$T PY=$PY top_srcdir=$top_srcdir
+SPOTRUN_TEST_S3_ACCESS_KEY=$SPOTRUN_TEST_S3_ACCESS_KEY SPOTRUN_TEST_S3_SECRET_KEY=$SPOTRUN_TEST_S3_SECRET_KEY
+${AWS_CA_BUNDLE:+AWS_CA_BUNDLE=$AWS_CA_BUNDLE CURL_CA_BUNDLE=$CURL_CA_BUNDLE}
+vm_relays="$port $T/rgw.sock $1 $T/cloud.sock"
+vm_env="$2
+SPOTRUN_SCALE_INTERVAL=1
+SPOTRUN_SCALE_IDLE=2"
+EOF
+}
 # the VMs' agents, by the emulator's log (each is in a session of its own)
 _loop_vms_kill() {
 	for _p in $(sed -n 's/^instance .*: booted, pid \([0-9]*\)$/\1/p' "$cloud_log" 2>/dev/null); do
