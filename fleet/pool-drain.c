@@ -89,16 +89,21 @@ look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_po
 	struct sr_pool_vms counts;
 	struct sr_queue_status st;
 	struct sr_pool_drained *j;
-	size_t nm = 0, nrun = 0, n = 0, i;
+	size_t nm = 0, nrun = 0, n = 0, nwas, i;
 	unsigned demand, target;
+	int *was;
 
 	if (sr_queue_machines_read(d->q, &m, &nm, NULL, err) == -1 ||
 	    sr_pool_demand_running(d->q, -1, &demand, &run, &nrun, err) == -1) {
 		free(m);
 		return -1;
 	}
-	for (i = 0; i < d->njobs; i++)
+	was = sr_calloc(d->njobs + 1, sizeof *was);
+	for (i = 0; i < d->njobs; i++) {
+		was[i] = d->jobs[i].back;
 		d->jobs[i].back = 1;
+	}
+	nwas = d->njobs;
 	*busy = 0;
 	for (i = 0; i < nrun; i++) {
 		if (!pool_host(m, nm, d->pool, run[i].host))
@@ -110,14 +115,17 @@ look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_po
 	}
 	free(m);
 	free(run);
-	/* the ones back: how their markers say they ended */
-	for (i = 0; i < d->njobs; i++) {
+	/* the ones back since the last look: how their markers say they
+	 * ended (one GET each, once) */
+	for (i = 0; i < nwas; i++) {
 		j = &d->jobs[i];
-		if (j->back && sr_queue_status_get(d->q, j->id, &st, err) == SR_QUEUE_OK) {
+		if (j->back && !was[i] && sr_queue_status_get(d->q, j->id, &st, err) ==
+		    SR_QUEUE_OK) {
 			j->state = st.state;
 			j->step = st.step;
 		}
 	}
+	free(was);
 	d->vms = 0;
 	if (w->group[0] == '\0')
 		return 0;

@@ -87,10 +87,12 @@ sr_pool_known_price(const struct sr_pool_where *w, const char *id)
 	return 0;
 }
 
-/* A job that ended (succeeded, failed, cancelled) at a lease epoch. */
-struct ended {
+/* A job's marker at a lease epoch: a pending one (vms: what it asks
+ * for), or the status of one that ended (succeeded, failed, cancelled). */
+struct mark {
 	char id[SR_QUEUE_ID_MAX + 1];
 	int64_t epoch;
+	unsigned vms;
 };
 
 /* What the demand's walk of the markers collects. */
@@ -98,17 +100,28 @@ struct demand {
 	unsigned vms;
 	struct sr_pool_running *run;	/* NULL: hosts not wanted */
 	size_t nrun, cap;
-	struct ended *pend;		/* the pending markers: id, epoch, VMs asked */
-	unsigned *pvms;
+	struct mark *pend;		/* the pending markers */
 	size_t npend, pendcap;
-	struct ended *end;		/* in id order (the status listing's) */
+	struct mark *end;		/* the ended jobs (sorted by id before use) */
 	size_t nend, endcap;
 };
 
 static int
-ended_cmp(const void *a, const void *b)
+mark_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct ended *)a)->id, ((const struct ended *)b)->id);
+	return strcmp(((const struct mark *)a)->id, ((const struct mark *)b)->id);
+}
+
+/* Room for one more in *v (*n used, *cap allocated): the new one, zeroed. */
+static struct mark *
+mark_add(struct mark **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		*cap = *cap > 0 ? 2 * *cap : 16;
+		*v = sr_realloc(*v, *cap * sizeof **v);
+	}
+	memset(&(*v)[*n], 0, sizeof **v);
+	return &(*v)[(*n)++];
 }
 
 static int
@@ -116,14 +129,11 @@ on_pending(const struct sr_queue_pending *p, void *arg)
 {
 	struct demand *d = arg;
 
-	if (d->npend == d->pendcap) {
-		d->pendcap = d->pendcap > 0 ? 2 * d->pendcap : 16;
-		d->pend = sr_realloc(d->pend, d->pendcap * sizeof *d->pend);
-		d->pvms = sr_realloc(d->pvms, d->pendcap * sizeof *d->pvms);
-	}
-	snprintf(d->pend[d->npend].id, sizeof d->pend[d->npend].id, "%s", p->id);
-	d->pend[d->npend].epoch = p->epoch;
-	d->pvms[d->npend++] = p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
+	struct mark *m = mark_add(&d->pend, &d->npend, &d->pendcap);
+
+	snprintf(m->id, sizeof m->id, "%s", p->id);
+	m->epoch = p->epoch;
+	m->vms = p->nodes_min > 1 ? (unsigned)p->nodes_min : 1;
 	return 0;
 }
 
@@ -133,16 +143,16 @@ on_pending(const struct sr_queue_pending *p, void *arg)
 static void
 add_pending(struct demand *d)
 {
-	struct ended *e;
+	struct mark *e;
 	size_t i;
 
 	if (d->nend > 1)
-		qsort(d->end, d->nend, sizeof *d->end, ended_cmp);
+		qsort(d->end, d->nend, sizeof *d->end, mark_cmp);
 	for (i = 0; i < d->npend; i++) {
 		e = d->nend > 0 ? bsearch(&d->pend[i], d->end, d->nend, sizeof *d->end,
-		    ended_cmp) : NULL;
+		    mark_cmp) : NULL;
 		if (e == NULL || e->epoch <= d->pend[i].epoch)
-			d->vms += d->pvms[i];
+			d->vms += d->pend[i].vms;
 	}
 }
 
@@ -153,12 +163,10 @@ on_status(const struct sr_queue_status *s, void *arg)
 
 	if (s->state == SR_LEASE_SUCCEEDED || s->state == SR_LEASE_FAILED ||
 	    s->state == SR_LEASE_CANCELLED) {
-		if (d->nend == d->endcap) {
-			d->endcap = d->endcap > 0 ? 2 * d->endcap : 16;
-			d->end = sr_realloc(d->end, d->endcap * sizeof *d->end);
-		}
-		snprintf(d->end[d->nend].id, sizeof d->end[d->nend].id, "%s", s->id);
-		d->end[d->nend++].epoch = s->epoch;
+		struct mark *m = mark_add(&d->end, &d->nend, &d->endcap);
+
+		snprintf(m->id, sizeof m->id, "%s", s->id);
+		m->epoch = s->epoch;
 		return 0;
 	}
 	if (s->state != SR_LEASE_RUNNING)
@@ -199,7 +207,6 @@ sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
 	if (rc >= 0)
 		add_pending(&d);
 	free(d.pend);
-	free(d.pvms);
 	free(d.end);
 	if (rc < 0) {
 		free(d.run);

@@ -26,7 +26,6 @@ place_rate(struct sr_gce *c, const struct sr_pool *p, const struct sr_pool_place
 {
 	size_t i, rl = strlen(pl->region);
 	double r;
-	char end[40];
 	int asked = 0;
 
 	*rate = -1;
@@ -34,27 +33,27 @@ place_rate(struct sr_gce *c, const struct sr_pool *p, const struct sr_pool_place
 		if (strncmp(p->zones[i], pl->region, rl) != 0 || p->zones[i][rl] != '-')
 			continue;
 		asked = 1;
-		if (sr_gce_capacity_history(c, pl->region, p->zones[i], pl->types[0], &r, end,
-		    sizeof end, err) != SR_GCE_OK)
+		if (sr_gce_capacity_history(c, pl->region, p->zones[i], pl->types[0], &r, err) !=
+		    SR_GCE_OK)
 			return -1;
 		if (r >= 0 && (*rate < 0 || r < *rate))
 			*rate = r;
 	}
-	if (!asked && sr_gce_capacity_history(c, pl->region, NULL, pl->types[0], rate, end,
-	    sizeof end, err) != SR_GCE_OK)
+	if (!asked && sr_gce_capacity_history(c, pl->region, NULL, pl->types[0], rate, err) !=
+	    SR_GCE_OK)
 		return -1;
 	return 0;
 }
 
-int
+void
 sr_pool_gcp_advice(struct sr_gce *c, const struct sr_pool_launch *l,
     const struct sr_pool_place *places, size_t n, struct sr_pool_advice *a)
 {
 	struct sr_queue_place_event *ev;
+	char err[SR_ERRMAX];
 	double now = sr_now(), rate;
 	size_t i, k;
 
-	memset(a, 0, sizeof a[0]);
 	a->nhistory = l->nhistory;
 	a->history = sr_calloc(l->nhistory + n * SR_POOL_PREEMPT_N + 1, sizeof *a->history);
 	if (l->nhistory > 0)
@@ -62,14 +61,12 @@ sr_pool_gcp_advice(struct sr_gce *c, const struct sr_pool_launch *l,
 	for (i = 0; i < n; i++) {
 		if (places[i].ntypes == 0)
 			continue;
-		if (place_rate(c, l->p, &places[i], &rate, a->error) == -1) {
+		if (place_rate(c, l->p, &places[i], &rate, err) == -1) {
 			/* no advice for this account (403) or none to be had:
 			 * the queue's history alone, as before */
 			a->nhistory = l->nhistory;
-			a->asked = 0;
-			return 0;
+			return;
 		}
-		a->asked++;
 		if (rate < SR_POOL_ADVICE_RATE)
 			continue;
 		for (k = 0; k < SR_POOL_PREEMPT_N; k++) {
@@ -80,9 +77,7 @@ sr_pool_gcp_advice(struct sr_gce *c, const struct sr_pool_launch *l,
 			snprintf(ev->why, sizeof ev->why, "%s", SR_POOL_PREEMPTED);
 			ev->at = now;
 		}
-		a->weighed++;
 	}
-	return 0;
 }
 
 void

@@ -9,7 +9,6 @@
 
 #include "pool-engine.h"
 #include "pool-failover.h"
-#include "util.h"
 
 /* A place whose newest Spot preemption rate (its best zone's) is this or
  * more weighs as one preempted SR_POOL_PREEMPT_N times in the hour:
@@ -21,18 +20,15 @@ struct sr_gce;
 struct sr_pool_advice {
 	struct sr_queue_place_event *history;	/* l's, then the advice's (free) */
 	size_t nhistory;
-	size_t asked;			/* places the advice answered for */
-	size_t weighed;			/* of them, at or over SR_POOL_ADVICE_RATE */
-	char error[SR_ERRMAX];		/* why no advice was taken ("": none failed) */
 };
 
 /* The history of launch l with the advice of c for its n places (GCP:
  * one type a place) into *a: l's events, then SR_POOL_PREEMPT_N events
  * "preempted" at now in the region and type of each place whose rate is
  * SR_POOL_ADVICE_RATE or more. A failed ask (an account without the
- * advice: 403) keeps l's history alone, a->error saying why. Always 0;
- * free a with sr_pool_advice_free. */
-int sr_pool_gcp_advice(struct sr_gce *c, const struct sr_pool_launch *l,
+ * advice: 403) keeps l's history alone, said nowhere (no advice is what
+ * most accounts have). Free a with sr_pool_advice_free. */
+void sr_pool_gcp_advice(struct sr_gce *c, const struct sr_pool_launch *l,
     const struct sr_pool_place *places, size_t n, struct sr_pool_advice *a);
 void sr_pool_advice_free(struct sr_pool_advice *a);
 

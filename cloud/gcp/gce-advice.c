@@ -16,7 +16,7 @@
 
 enum sr_gce_status
 sr_gce_capacity_history(struct sr_gce *c, const char *region, const char *zone,
-    const char *machine_type, double *rate, char *end, size_t end_len, char *err)
+    const char *machine_type, double *rate, char *err)
 {
 	char what[256], path[256], loc[128];
 	json_t *body, *reply = NULL, *hist, *rec, *v, *iv;
@@ -25,8 +25,6 @@ sr_gce_capacity_history(struct sr_gce *c, const char *region, const char *zone,
 	size_t i;
 
 	*rate = -1;
-	if (end_len > 0)
-		end[0] = '\0';
 	snprintf(what, sizeof what, "ask the capacity history of %.64s in %.64s", machine_type,
 	    zone != NULL ? zone : region);
 	if (!gce_name_ok(region) || (zone != NULL && !gce_name_ok(zone)) ||
@@ -59,8 +57,6 @@ sr_gce_capacity_history(struct sr_gce *c, const char *region, const char *zone,
 			*rate = json_number_value(v);
 		}
 	}
-	if (best != NULL && end_len > 0)
-		snprintf(end, end_len, "%s", best);
 	json_decref(reply);
 	return SR_GCE_OK;
 }

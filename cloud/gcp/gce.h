@@ -165,12 +165,11 @@ enum sr_gce_status sr_gce_create_group(struct sr_gce *c, const struct sr_gce_gro
 /* advice.capacityHistory (v1: POST .../regions/REGION/advice/
  * capacityHistory) of Spot VMs of machine_type in zone (NULL: the whole
  * region): *rate gets the preemptionRate of the newest record of its
- * preemptionHistory (the greatest interval.endTime, into end), -1 when it
- * has none. An account without the advice answers with an error (403):
+ * preemptionHistory (the greatest interval.endTime), -1 when it has
+ * none. An account without the advice answers with an error (403):
  * SR_GCE_ERROR, as every failure; the caller takes it as no advice. */
 enum sr_gce_status sr_gce_capacity_history(struct sr_gce *c, const char *region,
-    const char *zone, const char *machine_type, double *rate, char *end, size_t end_len,
-    char *err);
+    const char *zone, const char *machine_type, double *rate, char *err);
 
 /* regionInstanceGroupManagers.resize to target, waited on (Compute then
  * creates or deletes instances to meet it). */
