@@ -168,9 +168,16 @@ static struct {
 	CUresult sticky;	/* a program kernel's illegal address, for the next sync */
 } F = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static __thread struct CUctx_st *cur;
-static __thread struct CUctx_st *stack[8];
-static __thread int depth;
+/* The current context, per thread as the driver's. Initial-exec: this
+ * library is dlopen'ed, and a general-dynamic __thread block would be
+ * malloc'ed by __tls_get_addr on a thread's first call and freed only
+ * when glibc reuses that thread's cached stack, a trial or more later:
+ * 88 bytes that came and went with the scheduling in the OOM tests' leak
+ * checks (t-lib-oom). Static TLS is part of the thread's stack. */
+#define FAKE_TLS __thread __attribute__((tls_model("initial-exec")))
+static FAKE_TLS struct CUctx_st *cur;
+static FAKE_TLS struct CUctx_st *stack[8];
+static FAKE_TLS int depth;
 
 /* Count a call of fn, and fail it when FAKE_CUDA_FAIL says so. */
 static CUresult
