@@ -270,6 +270,75 @@ test_common(void)
 	sr_rmtree(f.dir, err);
 }
 
+/* ---- the leak check of tests/oom-trial.h itself ---- */
+
+struct leaky {
+	int leak;		/* leak 32 bytes when the allocation fails */
+	int grow_runs;		/* a cache that grows in so many runs, then holds */
+	int runs;
+	char *cache[8];
+};
+
+static int
+run_leaky(void *arg, char *err)
+{
+	struct leaky *l = arg;
+	char *keep = NULL, *p;
+
+	/* the C library's allocations, neither counted nor failed under
+	 * OOM_OURS: only sr_try_malloc's is */
+	if (l->runs < l->grow_runs && l->runs < 8)
+		l->cache[l->runs] = strdup("a cache entry of forty bytes or so.....");
+	l->runs++;
+	if (l->leak)
+		keep = strdup("twenty-odd bytes, leaked");	/* 40 usable */
+	if ((p = sr_try_malloc(16, err)) == NULL) {
+		sink = keep;	/* the failure path forgets keep: the leak */
+		return -1;
+	}
+	free(p);
+	free(keep);
+	return 0;
+}
+
+static int
+check_leaky(void *arg, int rc, char *why)
+{
+	(void)arg;
+	(void)rc;
+	(void)why;
+	return 1;
+}
+
+static void
+test_leak_check(void)
+{
+	struct leaky l;
+	char why[SR_ERRMAX];
+	struct oom_trial t = { "a leaky call", OOM_OURS, run_leaky, check_leaky, NULL, &l };
+	int i;
+
+	memset(&l, 0, sizeof l);
+	l.leak = 1;
+	is_int(oom_trial_leak(&t, 1, 0, why), -1, "the leak check: a block lost on a failure "
+	    "path is a leak");
+	ok(strstr(why, "5 runs in a row grew by 40, 40, 40, 40, 40 bytes") != NULL,
+	    "the leak check: it says each run's growth (%s)", why);
+	is_int(l.runs, OOM_TRIAL_RUNS, "the leak check: the trial run 5 times");
+	memset(&l, 0, sizeof l);
+	l.grow_runs = OOM_TRIAL_RUNS - 1;
+	is_int(oom_trial_leak(&t, 1, 0, why), 0, "the leak check: a cache that grows in 4 runs "
+	    "in a row, then holds, is no leak");
+	for (i = 0; i < 8; i++)
+		free(l.cache[i]);
+	memset(&l, 0, sizeof l);
+	l.grow_runs = OOM_TRIAL_RUNS;
+	is_int(oom_trial_leak(&t, 1, 0, why), -1, "the leak check: one that grows in all 5 is "
+	    "told");
+	for (i = 0; i < 8; i++)
+		free(l.cache[i]);
+}
+
 int
 main(void)
 {
@@ -384,6 +453,7 @@ main(void)
 	sr_err_oom(err, "json_dumps of the manifest");
 	is_str(err, "json_dumps of the manifest: out of memory", "sr_err_oom: the message");
 	ok(sr_err_is_oom(err), "sr_err_oom: is out-of-memory");
+	test_leak_check();
 	test_common();
 	return tap_done();
 }
