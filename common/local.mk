@@ -7,6 +7,7 @@ libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h
 	common/similar.c common/similar.h common/json.c common/json.h \
 	common/jobkeys.c common/jobkeys.h common/termsafe.c common/termsafe.h \
 	common/copytree.c common/copytree.h common/metricline.c common/metricline.h \
+	common/capture.c common/capture.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h
 # Out-of-memory injection for the tests (tests/oom.c replaces malloc in the
@@ -18,6 +19,9 @@ EXTRA_DIST += tests/oom.h tests/oom-trial.h
 # The keys of a job's objects (common/jobkeys.c): their text, read back.
 check_PROGRAMS += tests/t-jobkeys
 tests_t_jobkeys_SOURCES = tests/t-jobkeys.c tests/oom.c tests/oom.h tests/tap.h
+# A program run and its output read (common/capture.c).
+check_PROGRAMS += tests/t-capture
+tests_t_capture_SOURCES = tests/t-capture.c tests/tap.h
 # Outside text escaped for a terminal (common/termsafe.c).
 check_PROGRAMS += tests/t-termsafe
 tests_t_termsafe_SOURCES = tests/t-termsafe.c tests/tap.h

@@ -51,6 +51,18 @@
 #    (else 400 invalid_request) and /metadata/instance/compute/
 #    subscriptionId?format=text, as the metadata service answers.
 #
+# For the Azure CLI (az 2.45 on MSAL 1.21), which speaks only HTTPS and
+# drops the port of a Microsoft Entra authority (and asks
+# login.microsoftonline.com to validate one), --tls-port-file serves the
+# same state over HTTPS too (--tls-cert, --tls-key), with an authority of
+# the AD FS shape, which MSAL keeps the port of and validates itself
+# (registered with `az cloud register --endpoint-active-directory
+# https://127.0.0.1:PORT/adfs`): GET /adfs/.well-known/openid-configuration
+# (the OpenID Connect discovery document), POST /adfs/oauth2/token (the
+# client-credentials grant of a --principal of tenant "adfs", any scope
+# RESOURCE/.default of ARM's two resource ids), and GET /subscriptions
+# (the subscription, as `az login` lists it).
+#
 # Test hooks (no auth; not ARM's): POST /emu/capacity?region=R&size=S
 # &zone=Z&code=C makes R refuse S (any size without size; any zone, or
 # the regional set, without zone) with C: SkuNotAvailable and
@@ -83,8 +95,10 @@ import argparse
 import base64
 import http.server
 import json
+import os
 import re
 import secrets
+import ssl
 import threading
 import time
 import urllib.parse
@@ -94,6 +108,8 @@ from gcsemu import Server, serve
 from vmproc import VMs
 
 MGMT = "https://management.azure.com/"
+# ARM's resource ids as the Azure CLI names them in a scope
+ARM_RESOURCES = (MGMT, "https://management.core.windows.net/")
 CAPACITY_MESSAGES = {
 	"SkuNotAvailable": "The requested VM size for resource 'Following SKUs have failed for "
 	    "Capacity Restrictions: {s}' is currently not available in location '{r}'. Please try "
@@ -139,6 +155,7 @@ class State:
 	def __init__(self, a):
 		self.lock = threading.RLock()
 		self.sub = a.subscription
+		self.tenant = a.tenant
 		self.principals = {}		# (tenant, client) -> secret
 		for p in a.principal or []:
 			t, c, s = p.split(":", 2)
@@ -273,7 +290,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		self.wfile.write(body)
 
 	def base(self):
-		return "http://%s" % self.headers.get("Host")
+		return "%s://%s" % (self.server.scheme, self.headers.get("Host"))
 
 	def serve(self, method):
 		n = int(self.headers.get("Content-Length") or 0)
@@ -285,10 +302,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			with st.lock:
 				if u.path.endswith("/oauth2/v2.0/token") and method == "POST":
 					return self.token(u.path.split("/")[1], body)
+				if u.path == "/adfs/oauth2/token" and method == "POST":
+					return self.token("adfs", body)
+				if u.path == "/adfs/.well-known/openid-configuration" and method == "GET":
+					return self.discovery()
 				if u.path.startswith("/metadata/"):
 					return self.metadata(u.path, q)
 				if u.path.startswith("/emu/"):
 					return self.hook(method, u.path, q)
+				if u.path.rstrip("/") == "/subscriptions" and method == "GET":
+					self.authorize()
+					return self.subscriptions()
 				if not u.path.startswith("/subscriptions/"):
 					raise ArmError(404, "NotFound", "Not Found")
 				self.authorize()
@@ -329,7 +353,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if f.get("grant_type") != "client_credentials":
 			return oauth(400, "unsupported_grant_type", "AADSTS70003: The app requested an "
 			    "unsupported grant type.")
-		if f.get("scope") != MGMT + ".default":
+		scopes = [MGMT + ".default"] if tenant != "adfs" else [r + ext for r in
+		    ARM_RESOURCES for ext in (".default", "/.default")]
+		if f.get("scope") not in scopes:
 			return oauth(400, "invalid_scope", "AADSTS70011: The provided value for the "
 			    "input parameter 'scope' is not valid.")
 		secret = st.principals.get((tenant, f.get("client_id")))
@@ -342,6 +368,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		    f.get("client_id")))
 		return self.reply(200, {"token_type": "Bearer", "expires_in": st.ttl,
 		    "ext_expires_in": st.ttl, "access_token": self.issue()})
+
+	def discovery(self):
+		"""The AD FS authority's OpenID Connect discovery document."""
+		a = self.base() + "/adfs"
+		return self.reply(200, {"issuer": a, "authorization_endpoint": a + "/oauth2/authorize",
+		    "token_endpoint": a + "/oauth2/token", "device_authorization_endpoint": a +
+		    "/oauth2/devicecode", "jwks_uri": a + "/discovery/keys",
+		    "response_types_supported": ["code", "id_token", "code id_token", "token"],
+		    "grant_types_supported": ["authorization_code", "refresh_token",
+		        "client_credentials", "device_code"],
+		    "token_endpoint_auth_methods_supported": ["client_secret_post",
+		        "client_secret_basic"]})
+
+	def subscriptions(self):
+		"""GET /subscriptions: the one subscription, as ARM lists it."""
+		st = self.server.state
+		return self.reply(200, {"value": [{"id": "/subscriptions/" + st.sub,
+		    "authorizationSource": "RoleBased", "managedByTenants": [],
+		    "subscriptionId": st.sub, "tenantId": st.tenant, "displayName": "emulated",
+		    "state": "Enabled", "subscriptionPolicies": {"locationPlacementId":
+		        "Public_2014-09-01", "quotaId": "PayAsYouGo_2014-09-01",
+		        "spendingLimit": "Off"}}]})
 
 	def metadata(self, path, q):
 		st = self.server.state
@@ -695,12 +743,30 @@ def main():
 	ap.add_argument("--on-instance", help="CMD run as each VM made: CMD HOST USERDATA")
 	ap.add_argument("--grace", type=float, default=30.0)
 	ap.add_argument("--vm-dir")
+	ap.add_argument("--tenant", default="00000000-0000-0000-0000-000000000000",
+	    help="the subscription's tenant, as GET /subscriptions says")
+	ap.add_argument("--tls-port-file", help="serve HTTPS too, its port written here")
+	ap.add_argument("--tls-cert")
+	ap.add_argument("--tls-key")
 	a = ap.parse_args()
 	srv = Server(("127.0.0.1", 0), Handler)
 	srv.state = State(a)
+	srv.scheme = "http"
 	srv.log = open(a.log, "a") if a.log else None
 	srv.log_times = a.log_times
 	srv.log_lock = threading.Lock()
+	if a.tls_port_file:
+		tls = Server(("127.0.0.1", 0), Handler)
+		tls.state, tls.scheme, tls.log = srv.state, "https", srv.log
+		tls.log_times, tls.log_lock = srv.log_times, srv.log_lock
+		ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+		ctx.load_cert_chain(a.tls_cert, a.tls_key)
+		tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+		tmp = a.tls_port_file + ".tmp"
+		with open(tmp, "w") as f:
+			f.write("%d\n" % tls.server_address[1])
+		os.rename(tmp, a.tls_port_file)
+		threading.Thread(target=tls.serve_forever, daemon=True).start()
 
 	def log(line):
 		if srv.log:

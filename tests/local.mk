@@ -254,4 +254,5 @@ EXTRA_DIST += tests/pool/aws-loop.ini
 # with eviction Delete, tags, the user-data as customData, free of
 # credentials, failover to the next region, nothing left after down.
 dist_check_SCRIPTS += tests/t21-up-azure.sh
-EXTRA_DIST += tests/pool/azure-up.ini
+dist_check_SCRIPTS += tests/t22-up-azure-cli.sh
+EXTRA_DIST += tests/pool/azure-up.ini tests/pool/azure-cli.ini

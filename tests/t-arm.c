@@ -130,6 +130,64 @@ client(const char *sub, char *err)
 	return c;
 }
 
+/* The Azure CLI's login found by its azureProfile.json (test t22 runs the
+ * real az against armemu.py): an empty list is no login, one with a byte
+ * order mark (as az writes it) is; az not on PATH is said at the token. */
+static void
+test_cli_profile(void)
+{
+	struct sr_arm_auth_opts ao;
+	struct sr_arm_auth *a = NULL;
+	char e[SR_ERRMAX], tok[64], *az = sr_asprintf("%s/azcfg", dir), *prof;
+	char *path = getenv("PATH") != NULL ? sr_strdup(getenv("PATH")) : NULL;
+
+	memset(&ao, 0, sizeof ao);
+	ao.timeout = 10;
+	if (sr_mkdirs(az, 0700, e) == -1)
+		sr_fatal("%s", e);
+	setenv("AZURE_CONFIG_DIR", az, 1);
+	prof = sr_asprintf("%s/azureProfile.json", az);
+	if (sr_write_file_atomic(prof, "\xef\xbb\xbf{\"installationId\": \"x\", "
+	    "\"subscriptions\": []}", 47, e) == -1)
+		sr_fatal("%s", e);
+	is_int(sr_arm_auth_new(&ao, &a, e), -1, "the Azure CLI logged out (no subscription "
+	    "listed): not its login");
+	ok(strstr(e, "run `az login` (the Azure CLI's login, found in ") != NULL,
+	    "... the error says to run az login (%s)", e);
+	sr_arm_auth_free(a);
+	a = NULL;
+	if (sr_write_file_atomic(prof, "\xef\xbb\xbf{\"subscriptions\": [{\"id\": "
+	    "\"" SUB "\", \"isDefault\": true}]}", 89, e) == -1)
+		sr_fatal("%s", e);
+	is_int(sr_arm_auth_new(&ao, &a, e), 0, "logged in (a subscription listed, after a "
+	    "byte order mark): its login (%s)", e);
+	if (a != NULL) {
+		char want[4200];
+
+		snprintf(want, sizeof want, "the Azure CLI's login (az account get-access-token, "
+		    "%s)", az);
+		is_str(sr_arm_auth_source(a), want, "... said as the source");
+		setenv("PATH", dir, 1);
+		is_int(sr_arm_auth_token(a, tok, sizeof tok, e), -1, "az not on PATH: no token");
+		snprintf(want, sizeof want, "get token from the Azure CLI's login (az account "
+		    "get-access-token, %s): run az: not found (not on PATH)", az);
+		is_str(e, want, "... said");
+		if (path != NULL)
+			setenv("PATH", path, 1);
+	}
+	sr_arm_auth_free(a);
+	ao.subscription = "not a guid";
+	a = NULL;
+	is_int(sr_arm_auth_new(&ao, &a, e), -1, "a subscription for az that is no id: refused");
+	is_str(e, "find Azure credentials: subscription \"not a guid\" is not a subscription id "
+	    "(a GUID)", "... said");
+	sr_arm_auth_free(a);
+	unlink(prof);
+	free(prof);
+	free(path);
+	free(az);
+}
+
 static void
 test_offline(void)
 {
@@ -168,13 +226,17 @@ test_offline(void)
 	unsetenv("AZURE_CLIENT_SECRET");
 	unsetenv("AZURE_CLIENT_ID");
 	setenv("SPOTRUN_AZURE_METADATA_DISABLED", "true", 1);
+	setenv("AZURE_CONFIG_DIR", "/nonexistent/t-arm/azure", 1);
 	c = client(SUB, e);
 	is_str(c == NULL ? e : "", "open ARM client: find Azure credentials: none: set "
-	    "AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (a service principal), or "
-	    "run on an Azure VM with a managed identity (the metadata service is not asked: "
+	    "AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (a service principal), run "
+	    "`az login` (the Azure CLI's login, found in /nonexistent/t-arm/azure), or run on an "
+	    "Azure VM with a managed identity (the metadata service is not asked: "
 	    "SPOTRUN_AZURE_METADATA_DISABLED=true)", "no credentials, metadata disabled: said");
 	sr_arm_close(c);
+	test_cli_profile();
 	unsetenv("SPOTRUN_AZURE_METADATA_DISABLED");
+	unsetenv("AZURE_CONFIG_DIR");
 	c = client("not-a-guid!", e);
 	ok(c == NULL && strstr(e, "subscription \"not-a-guid!\" is not a subscription id") != NULL,
 	    "a bad subscription: said");

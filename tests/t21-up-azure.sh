@@ -234,6 +234,6 @@ t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout soon: not a dura
 
 # ---- no credentials ----
 env -u AZURE_CLIENT_SECRET "$SPOTRUN" down "$pool" --queue "$Q" > "$t_tmp/out" 2> "$t_tmp/err"
-t_is "$? $(cat "$t_tmp/err")" "69 spotrun down: open ARM client: find Azure credentials: none: set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (a service principal), or run on an Azure VM with a managed identity (the metadata service is not asked: SPOTRUN_AZURE_METADATA_DISABLED=true)" \
+t_is "$? $(cat "$t_tmp/err")" "69 spotrun down: open ARM client: find Azure credentials: none: set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (a service principal), run \`az login\` (the Azure CLI's login, found in $t_tmp/.azure), or run on an Azure VM with a managed identity (the metadata service is not asked: SPOTRUN_AZURE_METADATA_DISABLED=true)" \
     "no credentials: exit 69, said, the metadata service not asked"
 t_done

@@ -1,8 +1,9 @@
 /*
  * arm-auth.c: the Azure engine's access tokens (arm-auth.h): the service
  * principal's client-credentials grant and the managed identity's token
- * from the instance metadata service, both through common/http.c, read
- * with jansson, the token kept under a mutex until near its expiry.
+ * from the instance metadata service, both through common/http.c, or the
+ * Azure CLI's `az account get-access-token` (common/capture.c), read with
+ * jansson, the token kept under a mutex until near its expiry.
  */
 #include "config.h"
 
@@ -10,22 +11,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <sys/wait.h>
 
 #include <jansson.h>
 
 #include "arm-auth.h"
 #include "arm-int.h"
+#include "capture.h"
 #include "http.h"
 #include "imds.h"
 #include "json.h"
+#include "termsafe.h"
 #include "util.h"
 
 #define TOKEN_MAX	8192		/* Entra ID's tokens run to ~2.5 KB */
 #define EARLY		300.0		/* refresh this long before expiry */
 #define MD_CONNECT	1.0
 #define WHAT		"find Azure credentials"
+#define CLI_OUT_MAX	(64 * 1024)	/* get-access-token's JSON: ~3 KB */
+#define PROFILE_MAX	(4 << 20)	/* azureProfile.json */
 
-enum kind { K_PRINCIPAL = 1, K_IDENTITY };
+enum kind { K_PRINCIPAL = 1, K_CLI, K_IDENTITY };
 
 struct sr_arm_auth {
 	enum kind kind;
@@ -33,6 +41,8 @@ struct sr_arm_auth {
 	char *secret;			/* K_PRINCIPAL */
 	char token_url[640];		/* K_PRINCIPAL: AUTHORITY/TENANT/oauth2/v2.0/token */
 	char metadata[512];		/* K_IDENTITY: the base URL */
+	char cli_sub[64];		/* K_CLI: --subscription, "" for az's default */
+	char cli_said_sub[64];		/* K_CLI: the subscription az's last answer named */
 	char source[800];
 	double timeout;
 	pthread_mutex_t mu;
@@ -80,12 +90,57 @@ arm_escape(char *dst, size_t cap, const char *src)
 	dst[k] = '\0';
 }
 
+/* The Azure CLI's configuration directory: $AZURE_CONFIG_DIR, else
+ * $HOME/.azure; 0, or -1 with neither set. */
+static int
+cli_dir(char *dir, size_t len)
+{
+	const char *d = env("AZURE_CONFIG_DIR"), *home = env("HOME");
+
+	if (d != NULL)
+		snprintf(dir, len, "%s", d);
+	else if (home != NULL)
+		snprintf(dir, len, "%s/.azure", home);
+	else
+		return -1;
+	return 0;
+}
+
+/* Whether the Azure CLI is logged in: its azureProfile.json (which az
+ * writes with a UTF-8 byte order mark) lists a subscription; `az logout`
+ * and `az account clear` empty the list. */
+static int
+cli_logged_in(const char *dir)
+{
+	char path[600], e[SR_ERRMAX], *text;
+	const char *p;
+	json_t *root, *subs;
+	size_t len;
+	int oom, yes;
+
+	snprintf(path, sizeof path, "%s/azureProfile.json", dir);
+	if (sr_read_file(path, PROFILE_MAX, &text, &len, e) == -1)
+		return 0;
+	p = text;
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
+		p += 3;
+		len -= 3;
+	}
+	root = sr_json_loadb(p, len, 0, NULL, &oom);
+	subs = json_is_object(root) ? json_object_get(root, "subscriptions") : NULL;
+	yes = json_is_array(subs) && json_array_size(subs) > 0;
+	json_decref(root);
+	free(text);
+	return yes;
+}
+
 int
 sr_arm_auth_new(const struct sr_arm_auth_opts *o, struct sr_arm_auth **out, char *err)
 {
 	struct sr_arm_auth *a;
 	const char *tenant = env("AZURE_TENANT_ID"), *client = env("AZURE_CLIENT_ID");
 	const char *secret = env("AZURE_CLIENT_SECRET"), *auth, *md;
+	char dir[512] = "";
 	size_t n;
 
 	*out = NULL;
@@ -134,11 +189,29 @@ sr_arm_auth_new(const struct sr_arm_auth_opts *o, struct sr_arm_auth **out, char
 		*out = a;
 		return 0;
 	}
+	if (cli_dir(dir, sizeof dir) == 0 && cli_logged_in(dir)) {
+		if (o->subscription != NULL && o->subscription[0] != '\0') {
+			if (strlen(o->subscription) >= sizeof a->cli_sub ||
+			    !id_ok(o->subscription)) {
+				sr_arm_auth_free(a);
+				return sr_err(err, WHAT ": subscription \"%.64s\" is not a "
+				    "subscription id (a GUID)", o->subscription);
+			}
+			snprintf(a->cli_sub, sizeof a->cli_sub, "%s", o->subscription);
+		}
+		a->kind = K_CLI;
+		snprintf(a->source, sizeof a->source, "the Azure CLI's login (az account "
+		    "get-access-token, %s)", dir);
+		*out = a;
+		return 0;
+	}
 	if (o->no_metadata || sr_imds_off(SR_IMDS_OFF_AZURE)) {
 		sr_arm_auth_free(a);
 		return sr_err(err, WHAT ": none: set AZURE_TENANT_ID, AZURE_CLIENT_ID and "
-		    "AZURE_CLIENT_SECRET (a service principal), or run on an Azure VM with a "
-		    "managed identity (the metadata service is not asked: %s)",
+		    "AZURE_CLIENT_SECRET (a service principal), run `az login` (the Azure "
+		    "CLI's login, found in %s), or run on an Azure VM with a managed identity "
+		    "(the metadata service is not asked: %s)", dir[0] != '\0' ? dir :
+		    "$AZURE_CONFIG_DIR or $HOME/.azure",
 		    o->no_metadata ? "the caller forbids it" : SR_IMDS_OFF_AZURE "=true");
 	}
 	a->kind = K_IDENTITY;
@@ -233,6 +306,114 @@ out:
 	return rc;
 }
 
+/* Seconds from now to the expiry az states: "expires_on" (POSIX seconds,
+ * az 2.54 on) or "expiresOn" ("2026-12-04 05:12:33.000000", local time,
+ * as every version writes it); -1 when it states neither. */
+static double
+cli_ttl(json_t *root)
+{
+	json_t *v = json_object_get(root, "expires_on");
+	const char *s, *end;
+	struct tm tm;
+	double at;
+
+	if ((at = number(v)) > 0)
+		return at - (double)time(NULL);
+	v = json_object_get(root, "expiresOn");
+	if (!json_is_string(v))
+		return -1;
+	s = json_string_value(v);
+	memset(&tm, 0, sizeof tm);
+	if ((end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm)) == NULL ||
+	    (*end != '\0' && *end != '.'))
+		return -1;
+	tm.tm_isdst = -1;
+	return (double)mktime(&tm) - (double)time(NULL);
+}
+
+/* What a failed az said: the first line of its stderr that says
+ * something ("ERROR: Please run 'az login' to setup account."), escaped
+ * for the terminal, else its status. */
+static void
+cli_said(const struct sr_capture *c, char *out, size_t len)
+{
+	const char *p = c->errout != NULL ? c->errout : "";
+	char line[320], safe[640];
+	size_t n;
+
+	while (*p == '\n' || *p == '\r' || *p == ' ')
+		p++;
+	n = strcspn(p, "\r\n");
+	if (n > 0) {
+		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1),
+		    p);
+		snprintf(out, len, "%s", sr_termsafe(line, safe, sizeof safe));
+	} else if (WIFEXITED(c->status))
+		snprintf(out, len, "exit %d, nothing on stderr", WEXITSTATUS(c->status));
+	else
+		snprintf(out, len, "killed by signal %d", WTERMSIG(c->status));
+}
+
+/* A token from the Azure CLI: `az account get-access-token --resource
+ * ARM [--subscription S] --output json`, as azure-identity's
+ * AzureCliCredential asks it; its JSON's accessToken, its expiry, and the
+ * subscription it names (a->cli_said_sub). With a->mu held. */
+static int
+fetch_cli(struct sr_arm_auth *a, const char *what, char *err)
+{
+	const char *argv[] = { "az", "account", "get-access-token", "--resource",
+	    SR_ARM_RESOURCE, "--output", "json", NULL, NULL, NULL };
+	struct sr_capture c;
+	json_t *root = NULL, *t, *sub;
+	char said[400];
+	double ttl;
+	int oom, rc = -1;
+
+	if (a->cli_sub[0] != '\0') {
+		argv[7] = "--subscription";
+		argv[8] = a->cli_sub;
+	}
+	/* az is Python: its start alone takes seconds on a busy machine */
+	if (sr_capture_run(argv, a->timeout < 60 ? 60 : a->timeout, CLI_OUT_MAX, &c, err) == -1) {
+		sr_err_prefix(err, "%s", what);
+		goto out;
+	}
+	if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+		cli_said(&c, said, sizeof said);
+		sr_err(err, "%s: az account get-access-token failed: %s", what, said);
+		goto out;
+	}
+	root = sr_json_loadb(c.out != NULL ? c.out : "", c.out_len, 0, NULL, &oom);
+	if (oom) {
+		sr_err_oom(err, what);
+		goto out;
+	}
+	t = json_is_object(root) ? json_object_get(root, "accessToken") : NULL;
+	ttl = json_is_object(root) ? cli_ttl(root) : -1;
+	if (!json_is_string(t) || json_string_length(t) == 0 ||
+	    json_string_length(t) >= sizeof a->token || ttl < 0) {
+		sr_err(err, "%s: az account get-access-token printed no accessToken with an "
+		    "expiresOn still to come", what);
+		goto out;
+	}
+	memcpy(a->token, json_string_value(t), json_string_length(t) + 1);
+	a->expires = sr_mono() + (ttl > 2 * EARLY ? ttl - EARLY : ttl / 2);
+	sub = json_object_get(root, "subscription");
+	if (json_is_string(sub) && json_string_length(sub) < sizeof a->cli_said_sub)
+		memcpy(a->cli_said_sub, json_string_value(sub), json_string_length(sub) + 1);
+	rc = 0;
+out:
+	if (json_is_object(root) && json_is_string(json_object_get(root, "accessToken"))) {
+		t = json_object_get(root, "accessToken");
+		explicit_bzero((char *)json_string_value(t), json_string_length(t));
+	}
+	json_decref(root);
+	if (c.out != NULL)
+		explicit_bzero(c.out, c.out_len);
+	sr_capture_free(&c);
+	return rc;
+}
+
 static int
 fetch(struct sr_arm_auth *a, char *err)
 {
@@ -247,6 +428,8 @@ fetch(struct sr_arm_auth *a, char *err)
 	rq.connect_timeout = a->timeout < 10 ? a->timeout : 10;
 	rq.timeout = a->timeout;
 	snprintf(what, sizeof what, "get token from %s", a->source);
+	if (a->kind == K_CLI)
+		return fetch_cli(a, what, err);
 	arm_escape(res, sizeof res, SR_ARM_RESOURCE);
 	if (a->kind == K_IDENTITY) {
 		arm_escape(cid, sizeof cid, a->client);
@@ -319,7 +502,7 @@ sr_arm_auth_reject(struct sr_arm_auth *a)
 }
 
 int
-sr_arm_auth_metadata_subscription(struct sr_arm_auth *a, char *out, size_t len, char *err)
+sr_arm_auth_subscription(struct sr_arm_auth *a, char *out, size_t len, char *err)
 {
 	const char *hdr[] = { "Metadata: true", NULL };
 	struct sr_http_req rq;
@@ -327,6 +510,18 @@ sr_arm_auth_metadata_subscription(struct sr_arm_auth *a, char *out, size_t len, 
 	char *url;
 	int rc = -1;
 
+	if (a->kind == K_CLI) {
+		pthread_mutex_lock(&a->mu);
+		if (a->cli_said_sub[0] == '\0' && (rc = fetch(a, err)) == 0 &&
+		    a->cli_said_sub[0] == '\0')
+			rc = sr_err(err, "get subscription from %s: az names none", a->source);
+		if (a->cli_said_sub[0] != '\0' && strlen(a->cli_said_sub) < len) {
+			memcpy(out, a->cli_said_sub, strlen(a->cli_said_sub) + 1);
+			rc = 0;
+		}
+		pthread_mutex_unlock(&a->mu);
+		return rc;
+	}
 	if (a->kind != K_IDENTITY)
 		return sr_err(err, "get subscription: the credentials (%s) name none", a->source);
 	if ((url = sr_try_asprintf(err, "%s/metadata/instance/compute/subscriptionId?api-version="

@@ -11,7 +11,14 @@
  *      else $AZURE_AUTHORITY_HOST, else https://login.microsoftonline.com.
  *      A secret set without the tenant or the client is an error naming
  *      the one missing, not a fall-through;
- *   2. the VM's managed identity: GET METADATA/metadata/identity/oauth2/
+ *   2. the Azure CLI's login, when its azureProfile.json (in
+ *      $AZURE_CONFIG_DIR, else $HOME/.azure) lists a subscription: the
+ *      token of `az account get-access-token --resource ARM [--subscription
+ *      S] --output json`, as azure-identity's AzureCliCredential asks it
+ *      (az refreshes its own tokens; spotrun reads none of its files but
+ *      that list). Before the managed identity: a person who ran
+ *      `az login` means that identity; a VM made by `spotrun up` has none;
+ *   3. the VM's managed identity: GET METADATA/metadata/identity/oauth2/
  *      token?api-version=2018-02-01&resource=... with "Metadata: true" (a
  *      user-assigned identity by AZURE_CLIENT_ID); METADATA is the
  *      caller's, else $SPOTRUN_AZURE_ENDPOINT (as the azure provider and
@@ -40,6 +47,7 @@ struct sr_arm_auth_opts {
 	const char *metadata;		/* NULL: as above */
 	int no_metadata;
 	double timeout;			/* seconds per token request; <= 0: 30 */
+	const char *subscription;	/* the Azure CLI's --subscription; NULL: its default */
 };
 
 /* Find the credentials (the environment read now). 0, or -1 with err
@@ -54,11 +62,14 @@ int sr_arm_auth_token(struct sr_arm_auth *a, char *tok, size_t len, char *err);
 /* Forget the kept token (ARM answered 401). */
 void sr_arm_auth_reject(struct sr_arm_auth *a);
 /* Where the token comes from: "service principal CLIENT (tenant T)",
- * "managed identity at URL". */
+ * "the Azure CLI's login (az account get-access-token, DIR)", "managed
+ * identity at URL". */
 const char *sr_arm_auth_source(const struct sr_arm_auth *a);
-/* The VM's subscription from the metadata service (GET METADATA/metadata/
- * instance/compute/subscriptionId?api-version=2021-02-01&format=text): 0
- * with out filled, or -1 with err; -1 at once for a service principal. */
-int sr_arm_auth_metadata_subscription(struct sr_arm_auth *a, char *out, size_t len, char *err);
+/* The subscription the credentials name: the Azure CLI's (the one its
+ * token was got for: its default, or the --subscription given), or the
+ * VM's from the metadata service (GET METADATA/metadata/instance/compute/
+ * subscriptionId?api-version=2021-02-01&format=text): 0 with out filled,
+ * or -1 with err; -1 at once for a service principal. */
+int sr_arm_auth_subscription(struct sr_arm_auth *a, char *out, size_t len, char *err);
 
 #endif

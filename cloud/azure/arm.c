@@ -118,7 +118,8 @@ arm_name_ok(const char *s)
 int
 sr_arm_open(const struct sr_arm_opts *o, struct sr_arm **out, char *err)
 {
-	struct sr_arm_auth_opts ao = { o->authority, o->metadata, o->no_metadata, o->timeout };
+	struct sr_arm_auth_opts ao = { o->authority, o->metadata, o->no_metadata, o->timeout,
+		NULL };
 	struct sr_arm *c;
 	const char *ep, *s;
 	char sub[64];
@@ -144,15 +145,16 @@ sr_arm_open(const struct sr_arm_opts *o, struct sr_arm **out, char *err)
 		    ep);
 	}
 	snprintf(c->endpoint, sizeof c->endpoint, "%.*s", (int)n, ep);
+	s = o->subscription;
+	if (s == NULL && (s = getenv("AZURE_SUBSCRIPTION_ID")) != NULL && s[0] == '\0')
+		s = NULL;
+	ao.subscription = s;
 	if (sr_arm_auth_new(&ao, &c->auth, err) == -1) {
 		free(c);
 		return sr_err_prefix(err, "open ARM client");
 	}
-	s = o->subscription;
-	if (s == NULL && (s = getenv("AZURE_SUBSCRIPTION_ID")) != NULL && s[0] == '\0')
-		s = NULL;
 	if (s == NULL) {
-		if (sr_arm_auth_metadata_subscription(c->auth, sub, sizeof sub, err) == -1) {
+		if (sr_arm_auth_subscription(c->auth, sub, sizeof sub, err) == -1) {
 			sr_arm_close(c);
 			return sr_err_prefix(err, "open ARM client: no subscription (set "
 			    "AZURE_SUBSCRIPTION_ID)");
