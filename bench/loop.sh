@@ -1,8 +1,10 @@
 #!/bin/sh
 # loop.sh: issue 24's figures of the pool's loop on a cloud's emulator:
 # BENCH_LOOP_CLOUD=gcp (the default) runs tests/t16-loop-gcp.sh against
-# tests/gceemu.py, azure tests/t17-loop-azure.sh against tests/armemu.py
-# (each instance booted as a VM from its user-data), BENCH_LOOP_RUNS times
+# tests/gceemu.py, azure tests/t17-loop-azure.sh against tests/armemu.py,
+# aws tests/t18-loop-aws.sh against moto (tests/ec2emu.py: it needs moto
+# 5.2.1 in python3's path) (each instance booted as a VM from its
+# user-data), BENCH_LOOP_RUNS times
 # (default 5), with
 # RGW (the one of $SPOTRUN_TEST_S3_ENDPOINT, else started here with
 # tests/rgw.sh --tls and stopped at exit). Measured per run
@@ -33,7 +35,8 @@ N=${BENCH_LOOP_RUNS:-5}
 case ${BENCH_LOOP_CLOUD:-gcp} in
 gcp) t=t16-loop-gcp ;;
 azure) t=t17-loop-azure ;;
-*) echo "${0##*/}: BENCH_LOOP_CLOUD=$BENCH_LOOP_CLOUD: want gcp or azure" >&2; exit 2 ;;
+aws) t=t18-loop-aws ;;
+*) echo "${0##*/}: BENCH_LOOP_CLOUD=$BENCH_LOOP_CLOUD: want gcp, azure or aws" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-loop.XXXXXX")
 started=
@@ -48,7 +51,8 @@ if [ -z "${SPOTRUN_TEST_S3_ENDPOINT:-}" ]; then
 	started=1
 fi
 res=$tmp/res
-export top_srcdir top_builddir SPOTRUN LOOP_BENCH_OUT=$res SPOTRUN_TEST_REQUIRE_S3=1
+export top_srcdir top_builddir SPOTRUN LOOP_BENCH_OUT=$res SPOTRUN_TEST_REQUIRE_S3=1 \
+    SPOTRUN_TEST_REQUIRE_MOTO=1
 i=0
 while [ "$i" -lt "$N" ]; do
 	i=$((i + 1))

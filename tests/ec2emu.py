@@ -51,6 +51,10 @@
 # "templates", "instances"} (ids of fleets not deleted, names of launch
 # templates, ids of instances not terminated).
 #
+# With --log, each request moto answers is a line too, "POST
+# /?Action=NAME STATUS" (EC2's Query API: every call a POST, a read named
+# Describe* or Get*), for bench/loop.sh's count of requests per decision.
+#
 # Exit 3 when moto cannot be imported (the test skips or fails on it).
 import argparse
 import base64
@@ -258,6 +262,19 @@ def spot_price_history(self):
 SpotInstances.describe_spot_price_history = spot_price_history
 
 
+def log_requests():
+    """Each call moto answers, a line of --log: "POST /?Action=NAME STATUS"."""
+    from moto.core.responses import BaseResponse
+    answer = BaseResponse.call_action
+
+    def call_action(self):
+        r = answer(self)
+        status = r[0] if isinstance(r, tuple) else 200
+        vm_log("%s /?Action=%s %s" % (self.method, self._get_action(), status))
+        return r
+    BaseResponse.call_action = call_action
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port-file", required=True)
@@ -270,9 +287,11 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--hook-port-file")
     a = ap.parse_args()
+    VMS["log"] = open(a.log, "a") if a.log else None
+    if a.log:
+        log_requests()
     if a.on_instance:
         from vmproc import VMs
-        VMS["log"] = open(a.log, "a") if a.log else None
         VMS["vmp"] = VMs(a.on_instance, a.grace, a.vm_dir, vm_log)
         hook_vms()
     if a.hook_port_file:

@@ -101,13 +101,14 @@ _loop_boot() {
 # instance made to the agent started: the install script), and the
 # cloud's requests the agents' scalers made (the emulator's log after
 # up, the test's hooks aside; and of them the writes, token grants and
-# GCP's listManagedInstances, a read by POST, aside)
+# the reads by POST aside: GCP's listManagedInstances, EC2's Describe*
+# and Get*)
 # per scaling decision that moved the target
 _loop_bench() {
 	_b=$(sed -n 's/^boot start //p' "$T/boot-$x1")
 	_e=$(sed -n 's/^booted [^ ]* //p' "$T/boot-$x1")
 	_r=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(GET|POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/')
-	_w=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/\|/oauth2/\|/listManagedInstances ')
+	_w=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -E '^(POST|PUT|PATCH|DELETE) /' | grep -vc ' /emu/\|/oauth2/\|/listManagedInstances \|?Action=Describe\|?Action=Get')
 	_d=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool [^ ]*: target [0-9]* -> ')
 	awk -v u="$_t_up" -v s="$(cat "$T/marks/started")" -v b="$_b" -v e="$_e" -v r="$_r" -v d="$_d" -v w="$_w" \
 	    'BEGIN { printf "up_to_job %.2f boot %.2f spotrun %.2f requests %d decisions %d writes %d\n", s - u, e - b, s - u - (e - b), r, d, w }'
