@@ -59,7 +59,7 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_pool_
 	const char *zones[SR_POOL_LIST_MAX + 1];
 	char group[90], set[90], subnet[512];
 	size_t i;
-	int created;
+	int created, made;
 	enum sr_arm_status st;
 
 	names(p->name, pl->region, group, set);
@@ -90,9 +90,12 @@ make_set(struct sr_arm *c, const struct sr_pool_launch *l, const struct sr_pool_
 	snprintf(w->image, sizeof w->image, "%s", s.image);
 	snprintf(w->region, sizeof w->region, "%s", pl->region);
 	snprintf(w->group, sizeof w->group, "%s", set);
-	st = sr_arm_create_vmss(c, &s, err);
+	st = sr_arm_create_vmss(c, &s, &made, err);
 	if (st == SR_ARM_OK)
 		w->created = 1;
+	/* refused at the call: no set to drop (a DELETE would be a 404) */
+	if (!made)
+		w->group[0] = '\0';
 	return st;
 }
 

@@ -284,7 +284,7 @@ test_engine(void)
 	char e[SR_ERRMAX], subnet[512], want[1024];
 	json_t *d, *set, *vmp;
 	size_t n = 0, gone = 0;
-	int created = -1, grants;
+	int created = -1, grants, made = -1;
 	enum sr_arm_status st;
 
 	principal("wrong");
@@ -330,8 +330,9 @@ test_engine(void)
 	s.subnet_id = subnet;
 	s.user_data = "#cloud-config\n";
 	s.user_data_len = 14;
-	st = sr_arm_create_vmss(c, &s, e);
+	st = sr_arm_create_vmss(c, &s, &made, e);
 	is_int(st, SR_ARM_OK, "scale set made, its operation followed");
+	is_int(made, 1, "... made");
 	is_int(log_count("/operations/"), 4, "two operations polled, each InProgress once, "
 	    "then Succeeded");
 	hook("GET", "/emu/dump", &d);
@@ -419,20 +420,30 @@ test_engine(void)
 	    NULL);
 	s.name = "set2";
 	s.region = "westus2";
-	st = sr_arm_create_vmss(c, &s, e);
+	st = sr_arm_create_vmss(c, &s, &made, e);
 	is_int(st, SR_ARM_CAPACITY, "SkuNotAvailable at the call: SR_ARM_CAPACITY");
+	is_int(made, 0, "... nothing made (no set to delete)");
 	ok(strncmp(e, "create scale set set2: SkuNotAvailable: The requested VM size for resource "
 	    "'Following SKUs have failed for Capacity Restrictions: Standard_NC4as_T4_v3' is "
 	    "currently not available in location 'westus2'.", 150) == 0, "... said");
+	hook("POST", "/emu/capacity?region=centralus&code=ZonalAllocationFailed", NULL);
+	s.name = "set3";
+	s.region = "centralus";
+	st = sr_arm_create_vmss(c, &s, &made, e);
+	ok(st == SR_ARM_CAPACITY && made == 1, "ZonalAllocationFailed in its operation: "
+	    "SR_ARM_CAPACITY, the set made (to be deleted)");
+	is_int(sr_arm_delete_vmss(c, "rg1", "set3", e), SR_ARM_OK, "... and deleted");
+	hook("POST", "/emu/capacity?region=centralus", NULL);
+	s.name = "set2";
 	s.subnet_id = "/subscriptions/" SUB "/resourceGroups/rg1/providers/Microsoft.Network/"
 	    "virtualNetworks/none/subnets/default";
 	s.region = "eastus";
-	st = sr_arm_create_vmss(c, &s, e);
+	st = sr_arm_create_vmss(c, &s, &made, e);
 	ok(st == SR_ARM_ERROR && strstr(e, "create scale set set2: InvalidResourceReference: "
 	    "Resource /subscriptions/") != NULL, "a network that is not there: an error, no "
 	    "failover");
 	s.image = "ubuntu-hpc";
-	ok(sr_arm_create_vmss(c, &s, e) == SR_ARM_ERROR && strcmp(e, "create scale set set2: "
+	ok(sr_arm_create_vmss(c, &s, &made, e) == SR_ARM_ERROR && strcmp(e, "create scale set set2: "
 	    "image \"ubuntu-hpc\": want PUBLISHER:OFFER:SKU:VERSION or an image's resource id") ==
 	    0, "a bad image: said before any call");
 

@@ -24,6 +24,9 @@ struct sr_arm {
 	 * that a delete of what is already gone can be told apart */
 	char last_code[64];
 	long last_status;
+	/* whether the last arm_call's request was answered 2xx: a PUT that
+	 * made its resource, whatever its operation's end */
+	int accepted;
 };
 
 /* Whether s is safe in a path unescaped: 1 to 89 of [A-Za-z0-9._-]. */

@@ -212,13 +212,15 @@ image_ref(const char *im)
 }
 
 enum sr_arm_status
-sr_arm_create_vmss(struct sr_arm *c, const struct sr_arm_vmss_spec *s, char *err)
+sr_arm_create_vmss(struct sr_arm *c, const struct sr_arm_vmss_spec *s, int *made,
+    char *err)
 {
 	char what[160], path[400], *ud = NULL, *key = NULL;
 	json_t *body = NULL, *vmp, *img, *zones, *disk;
 	size_t i;
 	enum sr_arm_status st = SR_ARM_ERROR;
 
+	*made = 0;
 	snprintf(what, sizeof what, "create scale set %s", s->name);
 	if (names_ok(s->group, s->name, what, err) == -1 || names_ok(s->region, s->vm_size, what,
 	    err) == -1)
@@ -285,6 +287,7 @@ sr_arm_create_vmss(struct sr_arm *c, const struct sr_arm_vmss_spec *s, char *err
 	snprintf(path, sizeof path, "/resourceGroups/%s" P_VMSS "/%s?" V_COMPUTE, s->group,
 	    s->name);
 	st = arm_call(c, what, "PUT", path, body, NULL, 1, err);
+	*made = c->accepted;
 out:
 	json_decref(body);
 	if (ud != NULL) {

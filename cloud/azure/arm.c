@@ -385,10 +385,12 @@ arm_call(struct sr_arm *c, const char *what, const char *method, const char *pat
 		sr_err_oom(err, "build request");
 		return sr_err_prefix(err, "%s", what);
 	}
+	c->accepted = 0;
 	if ((st = request(c, method, url, text, &resp, err)) != SR_ARM_OK) {
 		sr_err_prefix(err, "%s", what);
 		goto out;
 	}
+	c->accepted = 1;
 	if (reply != NULL) {
 		*reply = resp.len == 0 ? json_null() : sr_json_loadb(resp.body, resp.len, 0, &je,
 		    &oom);

@@ -120,9 +120,12 @@ struct sr_arm_vmss_spec {
  * priority Spot, evictionPolicy Delete, billingProfile.maxPrice, the OS
  * disk, NIC and public IP deleted with each VM, a public IP per VM (a
  * Flexible set's VMs have no default outbound access), the user-data as
- * customData. A capacity refusal comes from the call or its operation. */
+ * customData. A capacity refusal comes from the call or its operation:
+ * *made says whether ARM took the request (the set exists, whatever its
+ * operation's end, and is to be deleted) or refused it at the call
+ * (nothing made: SkuNotAvailable, OperationNotAllowed). */
 enum sr_arm_status sr_arm_create_vmss(struct sr_arm *c, const struct sr_arm_vmss_spec *s,
-    char *err);
+    int *made, char *err);
 /* PATCH sku.capacity, followed. */
 enum sr_arm_status sr_arm_set_capacity(struct sr_arm *c, const char *group, const char *name,
     unsigned capacity, char *err);
