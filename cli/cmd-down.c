@@ -89,6 +89,9 @@ drain(struct sr_queue *q, const char *name, double timeout)
 		} else
 			printf("pool %s: %s ended %s\n", name, j->id, sr_lease_state_name(j->state));
 	}
+	if (d.reset > 0)
+		printf("pool %s: its target set to 0 again %zu time%s (a scaler raised it as the "
+		    "drain began)\n", name, d.reset, d.reset == 1 ? "" : "s");
 	if (d.timed_out)
 		printf("pool %s: drain not done after %s (%zu VM%s billed): deleting it anyway; "
 		    "its agents release their jobs as on a preemption\n", name,

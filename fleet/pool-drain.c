@@ -1,8 +1,9 @@
 /*
  * pool-drain.c: see pool-drain.h. The record marked and the target set
  * to 0 first, then a look every poll: which hosts are the pool's (the
- * agents' records), which jobs run on them (the status markers), and how
- * many VMs the cloud still bills (the engine's list, else describe).
+ * agents' records), which jobs run on them (the status markers), the
+ * group's target (set to 0 again if a scaler raised it), and how many
+ * VMs the cloud still bills (the engine's list, else describe).
  */
 #include "config.h"
 
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "pool-drain.h"
 #include "pool-engine.h"
 #include "pool-scale.h"
@@ -129,17 +131,25 @@ look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_po
 	d->vms = 0;
 	if (w->group[0] == '\0')
 		return 0;
+	/* the group's target held at 0: a scaler's write to the cloud that
+	 * crossed the marking (pool-scale.c's unchanged narrows it to the
+	 * time between a read and a call) is undone at the next look */
+	sr_fault("pool-drain-look");
+	if (e->describe(w, &target, &counts, err) == -1)
+		return -1;
+	if (target > 0) {
+		if (e->set_target(w, 0, err) == -1)
+			return -1;
+		d->reset++;
+	}
 	if (e->list != NULL) {
 		if (e->list(w, d->pool, &vms, &n, err) == -1)
 			return -1;
 		for (i = 0; i < n; i++)
 			d->vms += vms[i].billed != 0;
 		free(vms);
-	} else {
-		if (e->describe(w, &target, &counts, err) == -1)
-			return -1;
+	} else
 		d->vms = counts.pending + counts.running + counts.stopping;
-	}
 	return 0;
 }
 
@@ -154,7 +164,7 @@ sr_pool_drain(struct sr_pool_drain *d, char *err)
 	int rc;
 
 	d->jobs = NULL;
-	d->njobs = d->vms = 0;
+	d->njobs = d->vms = d->reset = 0;
 	d->timed_out = 0;
 	d->took = 0;
 	if ((rc = mark(d, &rec, err)) != 0)

@@ -8,7 +8,9 @@
  * checkpoints its job and releases it, as on a preemption. The drain
  * waits, up to a timeout, until no job runs on a host of the pool's
  * agents (the agents' records name their pool: the label `pool` of the
- * user-data `spotrun up` writes) and the engine lists no billed VM.
+ * user-data `spotrun up` writes) and the engine lists no billed VM. Each
+ * look sets the group's target to 0 again if it is not: a scaler may have
+ * written it between reading the record and seeing it marked.
  */
 #ifndef SR_POOL_DRAIN_H
 #define SR_POOL_DRAIN_H
@@ -41,6 +43,9 @@ struct sr_pool_drain {
 	struct sr_pool_drained *jobs;	/* every job seen on the pool (free: sr_pool_drain_free) */
 	size_t njobs;
 	size_t vms;			/* billed VMs listed at the last look */
+	size_t reset;			/* looks that found the target above 0 and set it
+					 * to 0 again (a scaler's write that crossed
+					 * the marking) */
 	int timed_out;			/* 1: jobs or VMs were left at the timeout */
 	double took;			/* seconds the drain waited */
 };

@@ -138,6 +138,30 @@ ask_again(struct sr_pool_scale *s, const struct sr_pool_engine *e, const struct 
 	return 0;
 }
 
+/* Whether the pool's record is still the one read at etag, just before a
+ * write to the cloud: the record's own write is a CAS, but the cloud's
+ * is not, and `down --drain` marks the record and then sets the target
+ * to 0 (a step that read the record before and wrote the cloud after
+ * raised the drained pool again: t18 under load, through ask_again).
+ * SR_POOL_SCALE_OK, STALE (another wrote it: the next step decides), or
+ * ERROR. */
+static int
+unchanged(struct sr_pool_scale *s, const char *etag, char *err)
+{
+	struct sr_queue_pool now;
+	char tag[SR_ETAG_MAX];
+	int rc = sr_queue_pool_read(s->q, s->pool, &now, tag, err);
+
+	if (rc == SR_QUEUE_NOTFOUND)
+		return SR_POOL_SCALE_GONE;
+	if (rc != SR_QUEUE_OK)
+		return SR_POOL_SCALE_ERROR;
+	if (strcmp(tag, etag) != 0)
+		return sr_err(err, "pool %s: its record changed since this step read it "
+		    "(by %s: %s): writing nothing", s->pool, now.by, now.why), SR_POOL_SCALE_STALE;
+	return SR_POOL_SCALE_OK;
+}
+
 int
 sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 {
@@ -243,6 +267,9 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 		s->target = rec.target;
 		snprintf(s->why, sizeof s->why, "%s", SR_POOL_SCALE_NO_GROUP);
 	}
+	if ((s->target != rec.target || (s->demand > 0 && rec.group[0] != '\0' && listed &&
+	    billed < rec.target)) && (rc = unchanged(s, etag, err)) != SR_POOL_SCALE_OK)
+		return rc;
 	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
 		    SR_POOL_SCALE_ERROR;

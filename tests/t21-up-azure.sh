@@ -18,7 +18,11 @@
 #   set's capacity, and an agent's scaler sets it again, once; with no
 #   agent left, submit does. The set's VMs evicted in a region out of capacity: up moves
 #   the pool to the next region, status says where it found none. down
-#   leaves nothing; a second down finds nothing; no credentials: exit 69.
+#   leaves nothing; a second down finds nothing. Both regions refusing a new
+#   set at the call (SkuNotAvailable): up waits, no DELETE of a set ARM
+#   never made; down leaves nothing. down --drain stopped at its look
+#   (fault pool-drain-look:stop) while the set is raised: it sets the
+#   target to 0 again and says so. No credentials: exit 69.
 . "$top_srcdir/tests/jobs/lib.sh"
 . "$top_srcdir/tests/gcs-env.sh"
 t_setup
@@ -224,6 +228,21 @@ t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request
 run 0 "down again" down "$pool" --queue "$Q"
 t_is "$(cat "$t_tmp/out")" "pool t21: nothing left in eastus, westus2" "a second down: nothing left"
 
+# ---- failover of a new pool refused at the call: nothing to delete ----
+# (eastus's capacity failure above ranks it last: westus2 is tried first)
+arm full=eastus:SkuNotAvailable full=westus2:SkuNotAvailable
+dels=$(grep -c "^DELETE .*/virtualMachineScaleSets/" "$t_tmp/arm.log")
+run 0 "up, both regions refusing the size at the call" up "$pool" --queue "$Q" --count 1
+t_is "$(cat "$t_tmp/out")" "pool t21: no capacity in Standard_NC4as_T4_v3 in westus2 (SkuNotAvailable), Standard_NC4as_T4_v3 in eastus (SkuNotAvailable)
+pool t21: waiting for capacity in eastus (every place tried), target 1 VM" \
+    "up says both regions refused (SkuNotAvailable) and waits"
+t_is "$(grep -c "^DELETE .*/virtualMachineScaleSets/" "$t_tmp/arm.log")" "$dels" \
+    "no DELETE of a set ARM refused at the call (it made none)"
+arm full=eastus: full=westus2:
+run 0 "down after it" down "$pool" --queue "$Q"
+t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "/emu/dump")))' "$aep")" \
+    "{'groups': [], 'vnets': [], 'sets': [], 'vms': []}" "nothing left on the emulator again"
+
 # ---- --drain-timeout alone, or not a duration: exit 64, nothing asked ----
 "$SPOTRUN" down "$pool" --queue "$Q" --drain-timeout 5m > "$t_tmp/out" 2> "$t_tmp/err"
 t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout 5m: without --drain (add it)" \
@@ -231,6 +250,46 @@ t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout 5m: without --dr
 "$SPOTRUN" down "$pool" --queue "$Q" --drain --drain-timeout soon > "$t_tmp/out" 2> "$t_tmp/err"
 t_is "$? $(cat "$t_tmp/err")" "64 spotrun down: --drain-timeout soon: not a duration (e.g. 10m, 90s)" \
     "--drain-timeout soon: exit 64, said"
+
+# ---- a drain that finds the target raised: set to 0 again ----
+# (a scaler's write that crossed the drain's mark; down stopped at its look,
+# fault pool-drain-look:stop, the set's capacity raised meanwhile)
+run 0 "up again" up "$pool" --queue "$Q" --count 1
+SPOTRUN_FAULT=pool-drain-look:stop "$SPOTRUN" down "$pool" --queue "$Q" --drain --drain-timeout 60s \
+    > "$t_tmp/dout" 2> "$t_tmp/derr" &
+dpid=$!
+wait_for "$t_tmp/derr" "fault injected at pool-drain-look: stopping" 60 "$dpid" ||
+    { t_show "$t_tmp/derr"; t_bail "down --drain did not reach its look"; }
+$PY - "$aep" <<'PYEOF'
+import json, sys, urllib.parse, urllib.request
+ep = sys.argv[1]
+form = urllib.parse.urlencode({"grant_type": "client_credentials",
+    "client_id": "21212121-aaaa-bbbb-cccc-212121212121", "client_secret": "pw-t21-secret",
+    "scope": "https://management.azure.com/.default"}).encode()
+tok = json.load(urllib.request.urlopen(ep + "/tenant-21/oauth2/v2.0/token", data=form))["access_token"]
+s = json.load(urllib.request.urlopen(ep + "/emu/dump"))["sets"][0]
+req = urllib.request.Request(ep + s["id"] + "?api-version=2024-03-01", method="PATCH",
+    data=json.dumps({"sku": {"capacity": 2}}).encode(),
+    headers={"Authorization": "Bearer " + tok, "Content-Type": "application/json"})
+urllib.request.urlopen(req).read()
+PYEOF
+arm sets
+t_is "$(lines set | cut -d' ' -f5,6)" "capacity 2" "the set raised to 2 while down's look waits"
+kill -CONT "$dpid"
+# its next look stops again only if the first left VMs billed (the target
+# not set back to 0): then it is killed, not waited for
+_i=0
+while kill -0 "$dpid" 2>/dev/null && [ "$_i" -lt 600 ] &&
+    [ "$(grep -c 'fault injected at pool-drain-look' "$t_tmp/derr")" -lt 2 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+[ "$(grep -c 'fault injected at pool-drain-look' "$t_tmp/derr")" -lt 2 ] || kill -KILL "$dpid"
+wait "$dpid"
+t_is "$? $(grep -c 'its target set to 0 again 1 time (a scaler raised it as the drain began)' "$t_tmp/dout")" "0 1" \
+    "down --drain sets the target to 0 again, and says so"
+t_is "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "/emu/dump")))' "$aep")" \
+    "{'groups': [], 'vnets': [], 'sets': [], 'vms': []}" "nothing left after that drain"
 
 # ---- no credentials ----
 env -u AZURE_CLIENT_SECRET "$SPOTRUN" down "$pool" --queue "$Q" > "$t_tmp/out" 2> "$t_tmp/err"

@@ -28,6 +28,8 @@
 #   agent names the VM); an agent whose instance is the pool's VM (label
 #   instance) running a job on it: in jobs above 0, spent = in jobs + idle
 #   in the record (each rounded to the millionth), status prints the three;
+#   a step whose record changed between its read and its cloud write (as
+#   `down --drain` marks it) writes nothing to the cloud;
 #   a pool waiting for capacity with no group (AWS: no fleet) is left at
 #   its target, "waiting for capacity: no group to size; ...", no
 #   ModifyFleet sent;
@@ -392,6 +394,44 @@ is "$(sed -n '/^pool/p' "$tmp/out" | sed 's/.*; //' | money)" '$D spent, $D in j
     "status: the pool's line ends with spent, in jobs, idle"
 touch "$tmp/go"
 stop_agent "$pg"
+
+# ---- a step whose record changed before its cloud write writes nothing ----
+# (`down --drain` marks the record and then sets the target to 0: a step
+# that had read the record before must not raise the fleet after: t18
+# under load saw ask_again do it.) Pool t58r's record, in a queue of its
+# own, says target 1 and names t58c's fleet, at 0 (as after down's
+# ModifyFleet); a pending GPU job asks for 1 VM, so its agent's step would
+# ask the cloud again for the VM it does not see; it stops before its
+# write (pool-scale-write:stop, its lease long enough to stay fresh), the
+# record is marked draining meanwhile, and the agent, woken, writes nothing
+python3 - "$ep" "$(record queue t58)" "$(field "$(record cap t58c)" group)" "$(field "$(record cap t58c)" template)" <<'PY'
+import json, sys, boto3
+r = json.loads(sys.argv[2])
+r.update(name="t58r", group=sys.argv[3], template=sys.argv[4], target=1, fence=0,
+    by="spotrun up", why="")
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t58", Key="race/pools/t58r", Body=json.dumps(r, separators=(",", ":")))
+PY
+run 0 "submit a GPU job to t58r's queue" submit --queue s3://spotrun-t58/race "$tmp/w/one.ini"
+agent agR s3://spotrun-t58/race SPOTRUN_FAULT=pool-scale-write:stop SPOTRUN_LEASE_TTL=600s
+pr=$apid
+until_ "agent R stops before its write" said agR "fault injected at pool-scale-write: stopping"
+rc=$?
+result $rc "agent R decided (demand 1 VM, none billed) and stopped before writing"
+[ $rc -eq 0 ] || { sed 's/^/# submit: /' "$tmp/out" "$tmp/err"; sed 's/^/# agR: /' "$tmp/agR.err"; }
+python3 - "$ep" "$(record race t58r)" <<'PY'
+import json, sys, boto3
+r = json.loads(sys.argv[2])
+r.update(draining=1.0, by="spotrun down", why="draining for spotrun down")
+boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1").put_object(
+    Bucket="spotrun-t58", Key="race/pools/t58r", Body=json.dumps(r, separators=(",", ":")))
+PY
+kill -CONT "$pr"
+until_ "agent R wakes and sees the record changed" said agR "pool t58r: its record changed since this step read it (by spotrun down: draining for spotrun down): writing nothing"
+result $? "agent R, awake: the record changed under it, writing nothing"
+is "$(fleets | grep '^t58c ')" "t58c 0" "the fleet t58r names stays at 0 (no ModifyFleet)"
+kill -KILL "$pr" 2>/dev/null
+wait "$pr" 2>/dev/null
 
 # ---- down ----
 run 0 "down t58" down "$data/aws-scale.ini" --queue "$q"
