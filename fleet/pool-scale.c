@@ -176,7 +176,7 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	int64_t epoch = sr_lease_epoch(s->lease);
 	unsigned cap, billed = 0;
 	size_t n = 0, nrun = 0, i;
-	int rc, listed = 0;
+	int rc, listed = 0, again;
 
 	s->vms = 0;
 	s->asked_again = 0;
@@ -267,14 +267,17 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 		s->target = rec.target;
 		snprintf(s->why, sizeof s->why, "%s", SR_POOL_SCALE_NO_GROUP);
 	}
-	if ((s->target != rec.target || (s->demand > 0 && rec.group[0] != '\0' && listed &&
-	    billed < rec.target)) && (rc = unchanged(s, etag, err)) != SR_POOL_SCALE_OK)
+	/* the cloud is written to set a new target, or to ask again for the
+	 * VMs it dropped (fewer billed than the target while jobs wait) */
+	again = s->target == rec.target && s->demand > 0 && rec.group[0] != '\0' && listed &&
+	    billed < rec.target;
+	if ((s->target != rec.target || again) && (rc = unchanged(s, etag, err)) !=
+	    SR_POOL_SCALE_OK)
 		return rc;
 	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
 		    SR_POOL_SCALE_ERROR;
-	if (s->target == rec.target && s->demand > 0 && rec.group[0] != '\0' && listed &&
-	    billed < rec.target && ask_again(s, e, &w, rec.target, err) == -1)
+	if (again && ask_again(s, e, &w, rec.target, err) == -1)
 		return SR_POOL_SCALE_ERROR;
 	rec.target = s->target;
 	rec.fence = epoch;
