@@ -136,7 +136,8 @@ cmd_down_exec(const struct sr_args *a)
 	char err[SR_ERRMAX];
 	size_t nregions, gone = 0, i;
 	double timeout = DRAIN_TIMEOUT;
-	int rc, st;
+	void *c;
+	int rc, st, cloud_rc = -1;
 
 	if (!is_name(arg) || access(arg, F_OK) == 0) {
 		if (sr_pool_load(arg, &p, &errs) == -1) {
@@ -189,7 +190,11 @@ cmd_down_exec(const struct sr_args *a)
 	}
 	if (sr_args_has(a, DOWN_DRAIN) && (rc = drain(fl.q, name, timeout)) != 0)
 		goto out;
-	if (e->destroy(name, regions, nregions, &gone, err) == -1) {
+	if (e->open(&c, err) == 0) {
+		cloud_rc = e->destroy(c, name, regions, nregions, &gone, err);
+		e->close(c);
+	}
+	if (cloud_rc == -1) {
 		fprintf(stderr, "spotrun down: %s\n", err);
 		rc = SR_EXIT_UNAVAILABLE;
 		goto out;

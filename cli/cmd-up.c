@@ -133,6 +133,7 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	struct sr_queue_place_event *hist = NULL;
 	const char **types = NULL;
 	char err[SR_ERRMAX], *ud = NULL;
+	void *c;
 	int rc, from_demand;
 
 	if (sr_pool_types(p, t, &types, &l.ntypes, err) == -1) {
@@ -161,7 +162,10 @@ up(const struct sr_args *a, const struct sr_pool *p, const struct sr_pool_engine
 	}
 	l.history = hist;
 	memset(&w, 0, sizeof w);
-	rc = e->ensure(&l, &w, err);
+	if ((rc = e->open(&c, err)) == 0) {
+		rc = e->ensure(c, &l, &w, err);
+		e->close(c);
+	}
 	if (w.nrefused > 0)
 		note_refused(fl.q, p, &w);
 	if (rc == -1) {

@@ -13,15 +13,48 @@
 #include "termsafe.h"
 #include "util.h"
 
-/* Pool p's VMs, asked of its engine, priced (t may be NULL). */
+/* The engines' clients opened for the listings: one per engine, shared
+ * by its pools (one token, project or subscription fetched). */
+struct clients {
+	struct client {
+		const struct sr_pool_engine *e;
+		void *c;		/* NULL: its open failed (err) */
+		char err[SR_ERRMAX];
+	} *v;
+	size_t n;
+};
+
+/* e's client in cl, opened at its first pool. */
+static struct client *
+client_of(struct clients *cl, const struct sr_pool_engine *e)
+{
+	struct client *c;
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		if (cl->v[i].e == e)
+			return &cl->v[i];
+	cl->v = sr_reallocarray(cl->v, cl->n + 1, sizeof *cl->v);
+	c = &cl->v[cl->n++];
+	c->e = e;
+	if (e->open(&c->c, c->err) == -1)
+		c->c = NULL;
+	return c;
+}
+
+/* Pool p's VMs, asked of its engine through c, priced (t may be NULL). */
 static void
-list_vms(struct sr_status_pool *p, const struct sr_prices *t)
+list_vms(struct sr_status_pool *p, const struct client *c, const struct sr_prices *t)
 {
 	struct sr_pool_where w;
 	size_t i;
 
 	sr_pool_where_of(&p->rec, &w);
-	if (p->e->list(&w, p->rec.name, &p->vms, &p->nvms, p->list_err) == -1) {
+	if (c->c == NULL) {
+		snprintf(p->list_err, sizeof p->list_err, "%s", c->err);
+		return;
+	}
+	if (p->e->list(c->c, &w, p->rec.name, &p->vms, &p->nvms, p->list_err) == -1) {
 		p->vms = NULL;
 		p->nvms = 0;
 		return;
@@ -42,6 +75,7 @@ sr_status_pools_read(struct sr_queue *q, const struct sr_settings *s, int no_clo
 {
 	struct sr_queue_pool *v;
 	struct sr_prices *t = NULL;
+	struct clients cl = { NULL, 0 };
 	char perr[SR_ERRMAX];
 	size_t i;
 
@@ -55,8 +89,11 @@ sr_status_pools_read(struct sr_queue *q, const struct sr_settings *s, int no_clo
 		out->v[i].rec = v[i];
 		out->v[i].e = sr_pool_engine_named(v[i].cloud);
 		if (!no_cloud && out->v[i].e != NULL && out->v[i].e->list != NULL)
-			list_vms(&out->v[i], t);
+			list_vms(&out->v[i], client_of(&cl, out->v[i].e), t);
 	}
+	for (i = 0; i < cl.n; i++)
+		cl.v[i].e->close(cl.v[i].c);
+	free(cl.v);
 	out->now = sr_now();
 	sr_prices_free(t);
 	free(v);

@@ -70,12 +70,14 @@ env_seconds(const char *name, double def, double *out, char *err)
 }
 
 /* Let p's lease go: released (another takes it at once) or, fenced,
- * left as it is. */
+ * left as it is; its cloud's client closed with it (the pool's next
+ * holder, here or elsewhere, opens its own). */
 static void
 drop(struct pool *p, int release)
 {
 	char err[SR_ERRMAX];
 
+	sr_pool_scale_end(&p->s);
 	if (p->lease == NULL)
 		return;
 	sr_lease_keeper_stop(p->keeper);
@@ -146,6 +148,7 @@ claim(struct sr_agent_scale *sc, struct pool *p)
 		}
 		sr_agent_say("pool %s: scaling it (its lease, epoch %lld)", p->name,
 		    (long long)sr_lease_epoch(p->lease));
+		sr_pool_scale_end(&p->s);
 		memset(&p->s, 0, sizeof p->s);
 		return 1;
 	}
@@ -290,8 +293,10 @@ sr_agent_scale_stop(struct sr_agent *ag, int drained)
 	(void)sr_write_all(sc->pipe[1], "x", 1);
 	pthread_join(sc->thread, NULL);
 	for (k = 0; k < sc->n; k++) {
-		if (sc->v[k].lease == NULL)
+		if (sc->v[k].lease == NULL) {
+			sr_pool_scale_end(&sc->v[k].s);
 			continue;
+		}
 		if (drained) {
 			sc->v[k].s.drained_now = 1;
 			step(sc, &sc->v[k]);

@@ -36,12 +36,61 @@
 #define SSM_PREFIX "ssm:"
 #define SETTLE_S	90.0	/* how long `up` watches a fleet for its first VM or error */
 
+/* The engine's client (pool-engine.h): an EC2 client per region asked
+ * for, each opened at its first call and kept (its credentials with it:
+ * the instance role's are asked of IMDS once, then as they near their
+ * expiry). */
+struct aws {
+	struct sr_ec2 **c;
+	char (*region)[64];
+	size_t n;
+};
+
 static int
-open_region(const char *region, struct sr_ec2 **c, char *err)
+aws_open(void **c, char *err)
+{
+	(void)err;
+	*c = sr_calloc(1, sizeof(struct aws));
+	return 0;
+}
+
+static void
+aws_close(void *c)
+{
+	struct aws *a = c;
+	size_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->n; i++)
+		sr_ec2_close(a->c[i]);
+	free(a->c);
+	free(a->region);
+	free(a);
+}
+
+/* *c: a's client of region, opened now unless a has it. */
+static int
+region_client(struct aws *a, const char *region, struct sr_ec2 **c, char *err)
 {
 	struct sr_ec2_opts o = { .region = region };
+	size_t i;
 
-	return sr_ec2_open(&o, c, err) == 0 ? 0 : -1;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->region[i], region) == 0) {
+			*c = a->c[i];
+			return 0;
+		}
+	if (strlen(region) >= sizeof a->region[0])
+		return sr_err(err, "open EC2 client: region \"%.80s\" is too long", region);
+	if (sr_ec2_open(&o, c, err) != 0)
+		return -1;
+	a->c = sr_reallocarray(a->c, a->n + 1, sizeof *a->c);
+	a->region = sr_reallocarray(a->region, a->n + 1, sizeof *a->region);
+	a->c[a->n] = *c;
+	snprintf(a->region[a->n], sizeof a->region[0], "%s", region);
+	a->n++;
+	return 0;
 }
 
 /* The image id: the pool's, or the SSM parameter's value. */
@@ -174,22 +223,16 @@ create(struct sr_ec2 *c, const struct sr_pool_launch *l, struct sr_pool_where *w
 
 /* What the walk's calls work with: the client of the region at hand. */
 struct run {
+	struct aws *a;
 	const struct sr_pool_launch *l;
 	struct sr_pool_where *w;
-	struct sr_ec2 *c;
-	char region[64];		/* c's */
+	struct sr_ec2 *c;		/* a's of the region at hand */
 };
 
-/* r->c for region (the one open kept when it is region's). */
 static int
 client_for(struct run *r, const char *region, char *err)
 {
-	if (r->c != NULL && strcmp(r->region, region) == 0)
-		return 0;
-	sr_ec2_close(r->c);
-	r->c = NULL;
-	snprintf(r->region, sizeof r->region, "%s", region);
-	return open_region(region, &r->c, err);
+	return region_client(r->a, region, &r->c, err);
 }
 
 /* Watch fleet w->group until one of its instances exists (capacity
@@ -310,9 +353,9 @@ adopt(struct run *r, long *k, char *err)
 }
 
 static int
-aws_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
+aws_ensure(void *c, const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct run r = { l, w, NULL, "" };
+	struct run r = { c, l, w, NULL };
 	struct sr_failover_ops ops = { &r, aws_attempt, aws_drop };
 	struct sr_pool_place *places;
 	size_t i, n = l->p->nregions;
@@ -330,27 +373,23 @@ aws_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	rc = adopt(&r, &k, err);
 	if (rc == 0)
 		rc = sr_pool_failover(l, w, places, n, k, &ops, err);
-	sr_ec2_close(r.c);
 	free(places);
 	return rc;
 }
 
 static int
-aws_set_target(const struct sr_pool_where *w, unsigned target, char *err)
+aws_set_target(void *a, const struct sr_pool_where *w, unsigned target, char *err)
 {
 	struct sr_ec2 *c;
-	int rc;
 
-	if (open_region(w->region, &c, err) == -1)
+	if (region_client(a, w->region, &c, err) == -1)
 		return -1;
-	rc = sr_ec2_modify_fleet(c, w->group, target, err) == SR_EC2_OK ? 0 : -1;
-	sr_ec2_close(c);
-	return rc;
+	return sr_ec2_modify_fleet(c, w->group, target, err) == SR_EC2_OK ? 0 : -1;
 }
 
 static int
-aws_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
-    char *err)
+aws_describe(void *a, const struct sr_pool_where *w, unsigned *target,
+    struct sr_pool_vms *vms, char *err)
 {
 	struct sr_ec2_instance *v = NULL;
 	struct sr_ec2_fleet f;
@@ -360,7 +399,7 @@ aws_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms
 
 	memset(vms, 0, sizeof *vms);
 	*target = 0;
-	if (open_region(w->region, &c, err) == -1)
+	if (region_client(a, w->region, &c, err) == -1)
 		return -1;
 	if (sr_ec2_describe_fleet(c, w->group, &f, err) == SR_EC2_OK &&
 	    sr_ec2_fleet_instances(c, w->group, &v, &n, err) == SR_EC2_OK) {
@@ -379,7 +418,6 @@ aws_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms
 		rc = 0;
 	}
 	free(v);
-	sr_ec2_close(c);
 	return rc;
 }
 
@@ -463,8 +501,8 @@ launch_prices(struct sr_ec2 *c, struct sr_pool_vm *v, size_t n)
 }
 
 static int
-aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
-    char *err)
+aws_list(void *a, const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out,
+    size_t *n, char *err)
 {
 	struct sr_ec2_instance *v = NULL;
 	struct sr_ec2 *c;
@@ -472,12 +510,9 @@ aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **ou
 
 	*out = NULL;
 	*n = 0;
-	if (open_region(w->region, &c, err) == -1)
+	if (region_client(a, w->region, &c, err) == -1 ||
+	    sr_ec2_pool_instances(c, pool, &v, &k, err) != SR_EC2_OK)
 		return -1;
-	if (sr_ec2_pool_instances(c, pool, &v, &k, err) != SR_EC2_OK) {
-		sr_ec2_close(c);
-		return -1;
-	}
 	*out = sr_calloc(k + 1, sizeof **out);
 	for (i = 0; i < k; i++) {
 		snprintf((*out)[i].id, sizeof (*out)[i].id, "%s", v[i].id);
@@ -493,36 +528,33 @@ aws_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **ou
 		(*out)[i].price = sr_pool_known_price(w, v[i].id);
 	}
 	launch_prices(c, *out, k);
-	sr_ec2_close(c);
 	*n = k;
 	free(v);
 	return 0;
 }
 
 static int
-aws_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
-    char *err)
+aws_destroy(void *a, const char *pool, const char *const *regions, size_t nregions,
+    size_t *gone, char *err)
 {
 	struct sr_ec2 *c;
 	size_t i, n;
 
 	*gone = 0;
 	for (i = 0; i < nregions; i++) {
-		if (open_region(regions[i], &c, err) == -1)
-			return -1;
 		n = 0;
-		if (sr_ec2_delete_pool(c, pool, &n, err) != SR_EC2_OK) {
-			sr_ec2_close(c);
+		if (region_client(a, regions[i], &c, err) == -1 ||
+		    sr_ec2_delete_pool(c, pool, &n, err) != SR_EC2_OK)
 			return -1;
-		}
 		*gone += n;
-		sr_ec2_close(c);
 	}
 	return 0;
 }
 
 const struct sr_pool_engine sr_pool_engine_aws = {
 	.what = "EC2 Fleet",
+	.open = aws_open,
+	.close = aws_close,
 	.ensure = aws_ensure,
 	.set_target = aws_set_target,
 	.describe = aws_describe,

@@ -31,13 +31,26 @@
 #include "pool-failover.h"
 #include "util.h"
 
+/* The engine's client (pool-engine.h): an ARM client, its token and
+ * subscription kept from call to call. */
 static int
-open_client(struct sr_arm **c, char *err)
+azure_open(void **c, char *err)
 {
 	struct sr_arm_opts o;
+	struct sr_arm *a;
 
 	memset(&o, 0, sizeof o);
-	return sr_arm_open(&o, c, err);
+	*c = NULL;
+	if (sr_arm_open(&o, &a, err) == -1)
+		return -1;
+	*c = a;
+	return 0;
+}
+
+static void
+azure_close(void *c)
+{
+	sr_arm_close(c);
 }
 
 /* The resource group's name, and the set's and network's in region. */
@@ -174,9 +187,9 @@ azure_drop(void *arg, const struct sr_pool_place *pl, char *err)
 }
 
 static int
-azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
+azure_ensure(void *c, const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct run r = { NULL, l, w };
+	struct run r = { c, l, w };
 	struct sr_failover_ops ops = { &r, azure_attempt, azure_drop };
 	struct sr_pool_place *places;
 	struct sr_arm_found f;
@@ -188,10 +201,6 @@ azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	w->target = l->target;
 	places = sr_calloc(n + 1, sizeof *places);
 	sr_pool_places_by_type(l, places);
-	if (open_client(&r.c, err) == -1) {
-		free(places);
-		return -1;
-	}
 	if (sr_arm_find_pool(r.c, l->p->name, &f, err) == SR_ARM_OK) {
 		if (adopt(r.c, places, n, &f, w, &k, err) == SR_ARM_OK)
 			rc = 0;
@@ -199,39 +208,29 @@ azure_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	}
 	if (rc == 0)
 		rc = sr_pool_failover(l, w, places, n, k, &ops, err);
-	sr_arm_close(r.c);
 	free(places);
 	return rc;
 }
 
 static int
-azure_set_target(const struct sr_pool_where *w, unsigned target, char *err)
+azure_set_target(void *c, const struct sr_pool_where *w, unsigned target, char *err)
 {
-	struct sr_arm *c;
-	int rc;
-
-	if (open_client(&c, err) == -1)
-		return -1;
-	rc = sr_arm_set_capacity(c, w->template_id, w->group, target, err) == SR_ARM_OK ? 0 : -1;
-	sr_arm_close(c);
-	return rc;
+	return sr_arm_set_capacity(c, w->template_id, w->group, target, err) == SR_ARM_OK ? 0 :
+	    -1;
 }
 
 static int
-azure_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
-    char *err)
+azure_describe(void *c, const struct sr_pool_where *w, unsigned *target,
+    struct sr_pool_vms *vms, char *err)
 {
 	struct sr_arm_vm *v = NULL;
 	struct sr_arm_vmss s;
-	struct sr_arm *c;
 	size_t i, n = 0;
 	const char *st;
 	int rc = -1;
 
 	memset(vms, 0, sizeof *vms);
 	*target = 0;
-	if (open_client(&c, err) == -1)
-		return -1;
 	if (sr_arm_get_vmss(c, w->template_id, w->group, &s, err) == SR_ARM_OK &&
 	    sr_arm_vmss_vms(c, w->template_id, w->group, &v, &n, err) == SR_ARM_OK) {
 		*target = s.capacity;
@@ -249,52 +248,38 @@ azure_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_v
 		rc = 0;
 	}
 	free(v);
-	sr_arm_close(c);
 	return rc;
 }
 
 /* The pool's resources are found in the whole subscription by their tag,
  * so regions only names where to look for a reader. */
 static int
-azure_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
-    char *err)
+azure_destroy(void *c, const char *pool, const char *const *regions, size_t nregions,
+    size_t *gone, char *err)
 {
-	struct sr_arm *c;
-	int rc;
-
 	(void)regions;
 	(void)nregions;
 	*gone = 0;
-	if (open_client(&c, err) == -1)
-		return -1;
-	rc = sr_arm_delete_pool(c, pool, gone, err) == SR_ARM_OK ? 0 : -1;
-	sr_arm_close(c);
-	return rc;
+	return sr_arm_delete_pool(c, pool, gone, err) == SR_ARM_OK ? 0 : -1;
 }
 
 /* The set's VMs (virtualMachines with the 'virtualMachineScaleSet/id'
  * filter: one listing); a VM's zone is REGION-ZONE ("eastus-1"), or the
  * region for a regional one. */
 static int
-azure_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
-    char *err)
+azure_list(void *c, const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out,
+    size_t *n, char *err)
 {
 	struct sr_arm_vm *v = NULL;
 	struct sr_pool_vm *o;
-	struct sr_arm *c;
 	size_t i, k = 0;
-	int rc;
 
 	(void)pool;
 	*out = NULL;
 	*n = 0;
 	if (w->group[0] == '\0')	/* waiting, with no set ARM made */
 		return 0;
-	if (open_client(&c, err) == -1)
-		return -1;
-	rc = sr_arm_vmss_vms(c, w->template_id, w->group, &v, &k, err) == SR_ARM_OK ? 0 : -1;
-	sr_arm_close(c);
-	if (rc == -1)
+	if (sr_arm_vmss_vms(c, w->template_id, w->group, &v, &k, err) != SR_ARM_OK)
 		return -1;
 	*out = sr_calloc(k + 1, sizeof **out);
 	for (i = 0; i < k; i++) {
@@ -320,6 +305,8 @@ azure_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **
 const struct sr_pool_engine sr_pool_engine_azure = {
 	.what = "VM scale set (Flexible)",
 	.template_what = "resource group",
+	.open = azure_open,
+	.close = azure_close,
 	.ensure = azure_ensure,
 	.set_target = azure_set_target,
 	.describe = azure_describe,

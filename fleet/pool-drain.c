@@ -79,11 +79,12 @@ job(struct sr_pool_drain *d, const char *id)
 }
 
 /* One look: the jobs now running on the pool's hosts (the others it saw
- * are back), and the billed VMs into d->vms. *busy gets how many jobs
- * still run there. 0, or -1 with err. */
+ * are back), and the billed VMs into d->vms, asked through engine e's
+ * client c. *busy gets how many jobs still run there. 0, or -1 with
+ * err. */
 static int
-look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_pool_where *w,
-    size_t *busy, char *err)
+look(struct sr_pool_drain *d, const struct sr_pool_engine *e, void *c,
+    const struct sr_pool_where *w, size_t *busy, char *err)
 {
 	struct sr_queue_machine *m = NULL;
 	struct sr_pool_running *run = NULL;
@@ -135,15 +136,15 @@ look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_po
 	 * crossed the marking (pool-scale.c's unchanged narrows it to the
 	 * time between a read and a call) is undone at the next look */
 	sr_fault("pool-drain-look");
-	if (e->describe(w, &target, &counts, err) == -1)
+	if (e->describe(c, w, &target, &counts, err) == -1)
 		return -1;
 	if (target > 0) {
-		if (e->set_target(w, 0, err) == -1)
+		if (e->set_target(c, w, 0, err) == -1)
 			return -1;
 		d->reset++;
 	}
 	if (e->list != NULL) {
-		if (e->list(w, d->pool, &vms, &n, err) == -1)
+		if (e->list(c, w, d->pool, &vms, &n, err) == -1)
 			return -1;
 		for (i = 0; i < n; i++)
 			d->vms += vms[i].billed != 0;
@@ -153,14 +154,42 @@ look(struct sr_pool_drain *d, const struct sr_pool_engine *e, const struct sr_po
 	return 0;
 }
 
+/* The drain after the mark, with engine e's client c. */
+static int
+drain(struct sr_pool_drain *d, const struct sr_pool_engine *e, void *c,
+    const struct sr_queue_pool *rec, double start, char *err)
+{
+	struct sr_pool_where w;
+	double poll = d->poll > 0 ? d->poll : 1.0;
+	size_t busy;
+
+	sr_pool_where_of(rec, &w);
+	if (rec->group[0] != '\0' && e->set_target(c, &w, 0, err) == -1)
+		return sr_err_prefix(err, "drain pool %s: set target 0", d->pool);
+	if (look(d, e, c, &w, &busy, err) == -1)
+		return sr_err_prefix(err, "drain pool %s", d->pool);
+	if (d->started != NULL)
+		d->started(d->arg, d);
+	while (busy > 0 || d->vms > 0) {
+		if (sr_mono() - start >= d->timeout) {
+			d->timed_out = 1;
+			break;
+		}
+		sr_sleep(poll);
+		if (look(d, e, c, &w, &busy, err) == -1)
+			return sr_err_prefix(err, "drain pool %s", d->pool);
+	}
+	d->took = sr_mono() - start;
+	return 0;
+}
+
 int
 sr_pool_drain(struct sr_pool_drain *d, char *err)
 {
 	const struct sr_pool_engine *e;
 	struct sr_queue_pool rec;
-	struct sr_pool_where w;
-	double start = sr_mono(), poll = d->poll > 0 ? d->poll : 1.0;
-	size_t busy;
+	double start = sr_mono();
+	void *c;
 	int rc;
 
 	d->jobs = NULL;
@@ -172,24 +201,13 @@ sr_pool_drain(struct sr_pool_drain *d, char *err)
 	if ((e = sr_pool_engine_named(rec.cloud)) == NULL)
 		return sr_err(err, "drain pool %s: no fleet engine for cloud %s in this build",
 		    d->pool, rec.cloud);
-	sr_pool_where_of(&rec, &w);
-	if (rec.group[0] != '\0' && e->set_target(&w, 0, err) == -1)
-		return sr_err_prefix(err, "drain pool %s: set target 0", d->pool);
-	if (look(d, e, &w, &busy, err) == -1)
+	/* one client for every look: its token and project or subscription
+	 * fetched once */
+	if (e->open(&c, err) == -1)
 		return sr_err_prefix(err, "drain pool %s", d->pool);
-	if (d->started != NULL)
-		d->started(d->arg, d);
-	while (busy > 0 || d->vms > 0) {
-		if (sr_mono() - start >= d->timeout) {
-			d->timed_out = 1;
-			break;
-		}
-		sr_sleep(poll);
-		if (look(d, e, &w, &busy, err) == -1)
-			return sr_err_prefix(err, "drain pool %s", d->pool);
-	}
-	d->took = sr_mono() - start;
-	return 0;
+	rc = drain(d, e, c, &rec, start, err);
+	e->close(c);
+	return rc;
 }
 
 void

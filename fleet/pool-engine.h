@@ -99,26 +99,35 @@ struct sr_pool_vm {
 struct sr_pool_engine {
 	const char *what;		/* "EC2 Fleet" */
 	const char *template_what;	/* "instance template"; NULL: "launch template" */
+	/* The client the calls below share, into *c (the engine's own type),
+	 * kept as long as its caller likes (a scaler: from step to step, a
+	 * drain: from look to look): its credentials and what they lead to
+	 * (a token; the project or subscription the metadata server names)
+	 * are fetched at its first need and kept, the token asked again as
+	 * it nears its expiry. 0, or -1 with err. close(NULL) does nothing. */
+	int (*open)(void **c, char *err);
+	void (*close)(void *c);
 	/* Find pool l->p by its tags in its first region and set its target,
 	 * or make it there (image, template, group) with l->target. An
 	 * engine fails over (pool-failover.h): it may place it elsewhere,
 	 * in the order of the pool's regions (and types), filling
 	 * w->tried, w->waiting and w->refused. */
-	int (*ensure)(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err);
-	/* The group's target becomes target. */
-	int (*set_target)(const struct sr_pool_where *w, unsigned target, char *err);
-	/* The group's target and VMs. */
-	int (*describe)(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
+	int (*ensure)(void *c, const struct sr_pool_launch *l, struct sr_pool_where *w,
 	    char *err);
+	/* The group's target becomes target. */
+	int (*set_target)(void *c, const struct sr_pool_where *w, unsigned target, char *err);
+	/* The group's target and VMs. */
+	int (*describe)(void *c, const struct sr_pool_where *w, unsigned *target,
+	    struct sr_pool_vms *vms, char *err);
 	/* Delete every resource tagged with pool in each of regions (VMs
 	 * terminated); *gone gets how many were deleted (0: nothing left). */
-	int (*destroy)(const char *pool, const char *const *regions, size_t nregions,
+	int (*destroy)(void *c, const char *pool, const char *const *regions, size_t nregions,
 	    size_t *gone, char *err);
 	/* Optional (NULL: the engine cannot list): the VMs tagged with pool
 	 * in w's region that have not ended, into *v (malloc'd, free()) and
 	 * *n, in the cloud's order. */
-	int (*list)(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **v,
-	    size_t *n, char *err);
+	int (*list)(void *c, const struct sr_pool_where *w, const char *pool,
+	    struct sr_pool_vm **v, size_t *n, char *err);
 };
 
 /* A cloud's time ("2025-01-02T03:04:05Z", with fractional seconds and

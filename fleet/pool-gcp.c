@@ -34,13 +34,26 @@
 
 #define SETTLE_S	90.0	/* how long `up` watches a group for its first VM or error */
 
+/* The engine's client (pool-engine.h): a Compute client, its token and
+ * project kept from call to call. */
 static int
-open_client(struct sr_gce **c, char *err)
+gcp_open(void **c, char *err)
 {
 	struct sr_gce_opts o;
+	struct sr_gce *g;
 
 	memset(&o, 0, sizeof o);
-	return sr_gce_open(&o, c, err);
+	*c = NULL;
+	if (sr_gce_open(&o, &g, err) == -1)
+		return -1;
+	*c = g;
+	return 0;
+}
+
+static void
+gcp_close(void *c)
+{
+	sr_gce_close(c);
 }
 
 /* The template's and the group's names. Group names are unique within a
@@ -255,9 +268,9 @@ gcp_drop(void *arg, const struct sr_pool_place *pl, char *err)
 }
 
 static int
-gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
+gcp_ensure(void *c, const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 {
-	struct run r = { NULL, l, w, "", NULL, 0 };
+	struct run r = { c, l, w, "", NULL, 0 };
 	struct sr_failover_ops ops = { &r, gcp_attempt, gcp_drop };
 	struct sr_pool_place *places;
 	struct sr_gce_found f;
@@ -270,10 +283,6 @@ gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 	places = sr_calloc(r.nplaces + 1, sizeof *places);
 	sr_pool_places_by_type(l, places);
 	r.places = places;
-	if (open_client(&r.c, err) == -1) {
-		free(places);
-		return -1;
-	}
 	if (sr_gce_find_pool(r.c, l->p->name, &f, err) == SR_GCE_OK) {
 		if (adopt(&r, &f, &k, err) == SR_GCE_OK)
 			rc = 0;
@@ -293,39 +302,28 @@ gcp_ensure(const struct sr_pool_launch *l, struct sr_pool_where *w, char *err)
 		rc = sr_pool_failover(&la, w, places, r.nplaces, k, &ops, err);
 		sr_pool_advice_free(&adv);
 	}
-	sr_gce_close(r.c);
 	free(places);
 	return rc;
 }
 
 static int
-gcp_set_target(const struct sr_pool_where *w, unsigned target, char *err)
+gcp_set_target(void *c, const struct sr_pool_where *w, unsigned target, char *err)
 {
-	struct sr_gce *c;
-	int rc;
-
-	if (open_client(&c, err) == -1)
-		return -1;
-	rc = sr_gce_resize_group(c, w->region, w->group, target, err) == SR_GCE_OK ? 0 : -1;
-	sr_gce_close(c);
-	return rc;
+	return sr_gce_resize_group(c, w->region, w->group, target, err) == SR_GCE_OK ? 0 : -1;
 }
 
 static int
-gcp_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms *vms,
-    char *err)
+gcp_describe(void *c, const struct sr_pool_where *w, unsigned *target,
+    struct sr_pool_vms *vms, char *err)
 {
 	struct sr_gce_instance *v = NULL;
 	struct sr_gce_group g;
-	struct sr_gce *c;
 	size_t i, n = 0;
 	const char *s;
 	int rc = -1;
 
 	memset(vms, 0, sizeof *vms);
 	*target = 0;
-	if (open_client(&c, err) == -1)
-		return -1;
 	if (sr_gce_get_group(c, w->region, w->group, &g, err) == SR_GCE_OK &&
 	    sr_gce_group_instances(c, w->region, w->group, &v, &n, err) == SR_GCE_OK) {
 		*target = g.target;
@@ -345,27 +343,19 @@ gcp_describe(const struct sr_pool_where *w, unsigned *target, struct sr_pool_vms
 		rc = 0;
 	}
 	free(v);
-	sr_gce_close(c);
 	return rc;
 }
 
 /* The pool's groups are found in every region by their template's label
  * (an aggregated list), so regions only names where to look for a reader. */
 static int
-gcp_destroy(const char *pool, const char *const *regions, size_t nregions, size_t *gone,
-    char *err)
+gcp_destroy(void *c, const char *pool, const char *const *regions, size_t nregions,
+    size_t *gone, char *err)
 {
-	struct sr_gce *c;
-	int rc;
-
 	(void)regions;
 	(void)nregions;
 	*gone = 0;
-	if (open_client(&c, err) == -1)
-		return -1;
-	rc = sr_gce_delete_pool(c, pool, gone, err) == SR_GCE_OK ? 0 : -1;
-	sr_gce_close(c);
-	return rc;
+	return sr_gce_delete_pool(c, pool, gone, err) == SR_GCE_OK ? 0 : -1;
 }
 
 /* One VM of the pool from its group's entry m (NULL: a stray of the
@@ -396,26 +386,21 @@ gcp_vm(struct sr_pool_vm *v, const struct sr_gce_instance *m, const struct sr_gc
  * zone, type, creation time, spot; strays too): two listings, matched by
  * zone and name. */
 static int
-gcp_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out, size_t *n,
-    char *err)
+gcp_list(void *c, const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **out,
+    size_t *n, char *err)
 {
 	struct sr_gce_instance *m = NULL, *in = NULL;
-	struct sr_gce *c;
 	size_t nm = 0, ni = 0, i, j, k = 0;
 	char *used;
 
 	*out = NULL;
 	*n = 0;
-	if (open_client(&c, err) == -1)
-		return -1;
 	if ((w->group[0] != '\0' && sr_gce_group_instances(c, w->region, w->group, &m, &nm,
 	    err) != SR_GCE_OK) || sr_gce_pool_instances(c, pool, w->region, &in, &ni, err) !=
 	    SR_GCE_OK) {
 		free(m);
-		sr_gce_close(c);
 		return -1;
 	}
-	sr_gce_close(c);
 	*out = sr_calloc(nm + ni + 1, sizeof **out);
 	used = sr_calloc(ni + 1, 1);
 	for (i = 0; i < nm; i++) {
@@ -440,6 +425,8 @@ gcp_list(const struct sr_pool_where *w, const char *pool, struct sr_pool_vm **ou
 const struct sr_pool_engine sr_pool_engine_gcp = {
 	.what = "managed instance group",
 	.template_what = "instance template",
+	.open = gcp_open,
+	.close = gcp_close,
 	.ensure = gcp_ensure,
 	.set_target = gcp_set_target,
 	.describe = gcp_describe,

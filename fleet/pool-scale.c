@@ -117,18 +117,17 @@ sr_pool_vm_price(const struct sr_pool_vm *v, const struct sr_prices *prices)
  * target again, and s says so. Engines that keep their target (an EC2
  * Fleet, a managed instance group) answer target and nothing is set. */
 static int
-ask_again(struct sr_pool_scale *s, const struct sr_pool_engine *e, const struct sr_pool_where *w,
-    unsigned target, char *err)
+ask_again(struct sr_pool_scale *s, const struct sr_pool_where *w, unsigned target, char *err)
 {
 	struct sr_pool_vms vms;
 	unsigned have;
 	size_t len;
 
-	if (e->describe(w, &have, &vms, err) == -1)
+	if (s->e->describe(s->client, w, &have, &vms, err) == -1)
 		return sr_err_prefix(err, "pool %s", s->pool);
 	if (have >= target)
 		return 0;
-	if (e->set_target(w, target, err) == -1)
+	if (s->e->set_target(s->client, w, target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u again (the cloud's is %u)", s->pool,
 		    target, have);
 	s->asked_again = target - have;
@@ -162,8 +161,31 @@ unchanged(struct sr_pool_scale *s, const char *etag, char *err)
 	return SR_POOL_SCALE_OK;
 }
 
-int
-sr_pool_scale_step(struct sr_pool_scale *s, char *err)
+void
+sr_pool_scale_end(struct sr_pool_scale *s)
+{
+	if (s->e != NULL)
+		s->e->close(s->client);
+	s->client = NULL;
+}
+
+/* s->client of engine e, opened now unless kept (one of another engine,
+ * the pool taken down and made again on another cloud, closed): 0, or
+ * -1 with err. */
+static int
+client(struct sr_pool_scale *s, const struct sr_pool_engine *e, char *err)
+{
+	if (s->client != NULL && s->e == e)
+		return 0;
+	sr_pool_scale_end(s);
+	s->e = e;
+	if (e->open(&s->client, err) == -1)
+		return sr_err_prefix(err, "pool %s", s->pool);
+	return 0;
+}
+
+static int
+step(struct sr_pool_scale *s, char *err)
 {
 	const struct sr_pool_engine *e;
 	struct sr_queue_pool rec;
@@ -201,7 +223,8 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 		return SR_POOL_SCALE_ERROR;
 	now = sr_now();
 	if (e->list != NULL && s->prices != NULL) {
-		if (e->list(&w, rec.name, &vms, &n, err) == -1) {
+		if (client(s, e, err) == -1 || e->list(s->client, &w, rec.name, &vms, &n, err) ==
+		    -1) {
 			free(run);
 			return sr_err_prefix(err, "pool %s", s->pool), SR_POOL_SCALE_ERROR;
 		}
@@ -274,10 +297,12 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if ((s->target != rec.target || again) && (rc = unchanged(s, etag, err)) !=
 	    SR_POOL_SCALE_OK)
 		return rc;
-	if (s->target != rec.target && e->set_target(&w, s->target, err) == -1)
+	if ((s->target != rec.target || again) && client(s, e, err) == -1)
+		return SR_POOL_SCALE_ERROR;
+	if (s->target != rec.target && e->set_target(s->client, &w, s->target, err) == -1)
 		return sr_err_prefix(err, "pool %s: set target %u", s->pool, s->target),
 		    SR_POOL_SCALE_ERROR;
-	if (again && ask_again(s, e, &w, rec.target, err) == -1)
+	if (again && ask_again(s, &w, rec.target, err) == -1)
 		return SR_POOL_SCALE_ERROR;
 	rec.target = s->target;
 	rec.fence = epoch;
@@ -288,6 +313,18 @@ sr_pool_scale_step(struct sr_pool_scale *s, char *err)
 	if (rc == SR_QUEUE_BUSY)
 		return SR_POOL_SCALE_STALE;
 	return rc == SR_QUEUE_OK ? SR_POOL_SCALE_OK : SR_POOL_SCALE_ERROR;
+}
+
+int
+sr_pool_scale_step(struct sr_pool_scale *s, char *err)
+{
+	int rc = step(s, err);
+
+	/* a client whose calls failed is not trusted with the next step's
+	 * (credentials rotated, an az login since): it is opened anew */
+	if (rc == SR_POOL_SCALE_ERROR)
+		sr_pool_scale_end(s);
+	return rc;
 }
 
 /* Whether pool's lease was released by its last holder (read now; a
@@ -349,6 +386,7 @@ sr_pool_raise(struct sr_queue *q, const struct sr_lease_owner *me,
 		s.prices = prices;
 		s.scale_idle = -1;
 		rc = sr_pool_scale_step(&s, e);
+		sr_pool_scale_end(&s);
 		if (rc == SR_POOL_SCALE_OK)
 			snprintf(line, sizeof line, "pool %s: target %u (%s)", v[i].name, s.target,
 			    s.why);

@@ -51,6 +51,13 @@ struct sr_pool_scale {
 	double scale_idle;
 	int drained_now;
 	double drained_since;		/* kept: monotonic, 0 while there is demand */
+	/* kept: the cloud's client (its engine's open) and that engine,
+	 * opened by the first step that calls the cloud and kept for the
+	 * next, so that a step does not fetch a token and a project or
+	 * subscription again; closed after a step that failed (the next
+	 * opens it anew) and by sr_pool_scale_end. */
+	const struct sr_pool_engine *e;
+	void *client;
 	/* out */
 	unsigned before, target, demand;
 	size_t vms;			/* the VMs listed (0 when the engine cannot) */
@@ -102,6 +109,10 @@ int sr_pool_lease_claim(struct sr_queue *q, const char *pool, struct sr_lease_cl
  * the record is written by CAS over what was read with the fence the
  * lease's epoch. s's out fields are set whatever the result. */
 int sr_pool_scale_step(struct sr_pool_scale *s, char *err);
+
+/* The cloud's client that s's steps kept, closed (s->client NULL again);
+ * for an s that never stepped, nothing. */
+void sr_pool_scale_end(struct sr_pool_scale *s);
 
 /* For `spotrun submit`: each pool of q at target 0 gets a step, its
  * lease claimed for me (watching a lease held elsewhere up to its TTL,

@@ -63,6 +63,8 @@ urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/emu/preempt?zone=%
     data=b"", method="POST")).read()' "$gep" "$1"
 }
 group=spotrun-pool-loop-us-central1
+# one token per scaler's lease: its client kept from step to step
+loop_token='token grant=metadata' loop_step_request='/listManagedInstances '
 loop_run gcp "$top_srcdir/tests/pool/gcp-loop.ini" \
     "pool loop: created managed instance group $group in us-central1 (instance template spotrun-pool-loop, image projects/deeplearning-platform-release/global/images/common-cu121-v20240922-debian-11), target 1 VM (the queue's demand)" \
     "templates=spotrun-pool-loop groups=us-central1/$group instances=" \

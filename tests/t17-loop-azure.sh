@@ -55,6 +55,8 @@ urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/emu/evict?vm=" + s
     data=b"", method="POST")).read()' "$aep" "$1"
 }
 set=spotrun-pool-loop-eastus
+# one token per scaler's lease: its client kept from step to step
+loop_token='token managed-identity' loop_step_request='^GET /subscriptions/[^ ]*/virtualMachines\\?'
 loop_run azure "$top_srcdir/tests/pool/azure-loop.ini" \
     "pool loop: created VM scale set (Flexible) $set in eastus (resource group spotrun-pool-loop, image microsoft-dsvm:ubuntu-hpc:2204:latest), target 1 VM (the queue's demand)" \
     "groups=spotrun-pool-loop sets=spotrun-pool-loop/$set vms=" \

@@ -8,7 +8,10 @@
 #   cloud_state: the emulator's resources on one line;
 #   cloud_preempt ID: the instance ID (as the log names it) preempted;
 #   loop_up_norm FILE (optional): up's output in FILE made constant where
-#   the cloud chose ids.
+#   the cloud chose ids;
+#   $loop_token (optional): what the emulator's log says for each token
+#   the metadata server gave a VM, whose count is checked against the
+#   scalers' leases.
 # loop_run CLOUD POOL UP_OUT STATE_AT_0 DOWN_OUT STATE_AFTER runs the loop
 # (see t16's head comment) and checks each step; UP_OUT is what `up`
 # prints, DOWN_OUT the last line of `down --drain` (the deletion),
@@ -197,6 +200,19 @@ spotrun agent: loop: succeeded" "the cloud makes a VM again ($id2), a fresh one;
 	loop_until 60 "every VM's agent gone" _loop_all_exited
 	t_is "$(sed -n 's/^instance .*: exited //p' "$cloud_log" | tr '\n' ' ')" "143 143 " \
 	    "both VMs' agents exited on the emulator's SIGTERM (no hard power-off)" || t_show "$cloud_log"
+	# a scaler keeps its cloud's client from step to step: one token
+	# (and project or subscription) per lease it held, not one a step; a
+	# step that failed closes it and the next opens another
+	if [ -n "${loop_token:-}" ]; then
+		_tok=$(grep -c "$loop_token" "$cloud_log")
+		_cl=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: pool loop: scaling it ')
+		_wa=$(cat "$T"/agent-*.err | grep -c '^spotrun agent: warning: pool loop: .*; trying again in ')
+		_st=$(sed -n "$((_gl_up + 1)),\$p" "$cloud_log" | grep -cE "$loop_step_request")
+		[ "$_cl" -ge 1 ] && [ "$_tok" -ge "$_cl" ] && [ "$_tok" -le $((_cl + _wa)) ] &&
+		    [ "$_st" -gt "$_tok" ]
+		t_result $? "the VMs' scalers fetched $_tok token(s) for $_cl lease(s) held ($_wa step(s) failed) over $_st listings: one per lease, not per step" ||
+		    { t_show "$cloud_log"; for f in "$T"/agent-*.err; do t_show "$f"; done; }
+	fi
 	"$SPOTRUN" status --no-cloud > "$T/st.out" 2> "$T/st.err"
 	t_like "$T/st.out" "^pool loop on $1 in .*, target 0 VMs \\(queue drained, by [^)]*\\)" \
 	    "status: the pool at 0, queue drained, by an agent" || t_show "$T/st.out"
