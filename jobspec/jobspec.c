@@ -565,7 +565,8 @@ finish(struct sr_js_parse *p)
 		check_cloud_keys(p);
 	}
 	if (js->provider.trace != NULL &&
-	    (tr = sr_trace_check(js->provider.trace, js->provider.trace_start, err)) >=
+	    (tr = sr_trace_check(js->provider.trace, js->provider.trace_start,
+	    js->nodes_max > 1 ? js->nodes_max : 1, err)) >=
 	    SR_TRACE_BAD_FILE) {	/* one that cannot be read yet is the run's to find */
 		size_t kt = key_index(tr == SR_TRACE_BAD_START ? "trace_start" : "trace", SEC_PROVIDER);
 		sr_js_error(p, p->key_line[kt], "%s = %s: %s", sr_js_keys[kt].name,

@@ -28,7 +28,7 @@ struct sr_trace {
 	size_t nperiods;
 };
 
-#define TRACE_SHAPE "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}"
+#define TRACE_SHAPE "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1|..., ...]}"
 #define MAX_NODES 4096
 
 /* "an object", "a string", ... for messages about a value of the wrong type. */
@@ -100,8 +100,8 @@ load_json(const char *path, int *unopened, char *err)
 	return root;
 }
 
-/* Check the shape; on success *gap, *nodes and *data are set (data
- * borrowed from root). */
+/* Check the shape; on success *gap, *nodes (0: not said, the data's
+ * largest value then) and *data are set (data borrowed from root). */
 static int
 check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **data,
     char *err)
@@ -129,7 +129,7 @@ check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **da
 	if (!(*gap > 0))
 		return sr_err(err, "load trace %s: \"metadata\".\"gap_seconds\" is %g; "
 		    "it must be > 0", path, *gap);
-	*nodes = 1;
+	*nodes = 0;
 	nv = json_object_get(meta, "nodes");
 	if (nv != NULL) {
 		if (!json_is_integer(nv))
@@ -151,23 +151,50 @@ check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **da
 	return 0;
 }
 
-/* The error for "data"[i], which is what (a kind or a number): 0/1 for a
- * one-node trace (saying how to declare more nodes), 0..nodes otherwise. */
+/* The error for "data"[i], which is what (a kind or a number): 0..nodes
+ * when the file says "nodes", else 0 to MAX_NODES. */
 static int
 bad_value(const char *path, size_t i, const char *what, int nodes, char *err)
 {
-	if (nodes == 1)
+	if (nodes == 0)
 		return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value "
-		    "must be 0 (down) or 1 (up); for a multi-node trace set "
-		    "\"metadata\".\"nodes\" to the node count (then each value is "
-		    "0 to nodes, the nodes up)", path, i, what);
+		    "must be an integer from 0 to %d: the instances up (0: down, 1: "
+		    "up, N: N nodes of a multi-node trace)", path, i, what, MAX_NODES);
 	return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value must be "
 	    "an integer from 0 to %d (\"metadata\".\"nodes\"): the nodes up", path, i,
 	    what, nodes);
 }
 
-/* Cut data into node t->node's up-periods; 0 or -1 with err set on a bad
- * value. */
+/* Every value of data checked (0..*nodes, or 0..MAX_NODES when *nodes is
+ * 0); a *nodes of 0 becomes the largest value (at least 1): the
+ * spot-traces format counts the instances up, so a 4-node trace's values
+ * run from 0 to 4 with no "nodes" of its own. 0, or -1 with err. */
+static int
+check_values(const char *path, json_t *data, int *nodes, char *err)
+{
+	size_t i, n = json_array_size(data);
+	json_int_t v, max = 1, cap = *nodes > 0 ? *nodes : MAX_NODES;
+	char num[32];
+	json_t *e;
+
+	for (i = 0; i < n; i++) {
+		e = json_array_get(data, i);
+		if (!json_is_integer(e))
+			return bad_value(path, i, json_kind(e), *nodes, err);
+		v = json_integer_value(e);
+		if (v < 0 || v > cap) {
+			snprintf(num, sizeof num, "%lld", (long long)v);
+			return bad_value(path, i, num, *nodes, err);
+		}
+		max = v > max ? v : max;
+	}
+	if (*nodes == 0)
+		*nodes = (int)max;
+	return 0;
+}
+
+/* Cut data (its values checked) into node t->node's up-periods; 0, or
+ * -1 with err when the node has none. */
 static int
 cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 {
@@ -175,21 +202,8 @@ cut_periods(const char *path, struct sr_trace *t, json_t *data, char *err)
 
 	t->nticks = n;
 	for (i = 0; i <= n; i++) {
-		json_int_t v = 0;
+		json_int_t v = i < n ? json_integer_value(json_array_get(data, i)) : 0;
 
-		if (i < n) {
-			json_t *e = json_array_get(data, i);
-
-			if (!json_is_integer(e))
-				return bad_value(path, i, json_kind(e), t->nodes, err);
-			v = json_integer_value(e);
-			if (v < 0 || v > t->nodes) {
-				char num[32];
-
-				snprintf(num, sizeof num, "%lld", (long long)v);
-				return bad_value(path, i, num, t->nodes, err);
-			}
-		}
 		/* Node j (0-based) is up while more than j nodes are. */
 		if (v > t->node) {
 
@@ -225,7 +239,7 @@ load(const char *path, int node, struct sr_trace **out, int *unopened, char *err
 	struct sr_trace *t;
 	json_t *root, *data = NULL;
 	double gap = 0;
-	int nodes = 1;
+	int nodes = 1, said;
 
 	root = load_json(path, unopened, err);
 	if (root == NULL)
@@ -234,11 +248,17 @@ load(const char *path, int node, struct sr_trace **out, int *unopened, char *err
 		json_decref(root);
 		return -1;
 	}
+	said = nodes > 0;
+	if (check_values(path, data, &nodes, err) == -1) {
+		json_decref(root);
+		return -1;
+	}
 	if (node < 0 || node >= nodes) {
 		json_decref(root);
 		return sr_err(err, "load trace %s: node %d is not in it: it has %d "
-		    "node%s (\"metadata\".\"nodes\"); a gang replaying it may have at "
-		    "most that many", path, node + 1, nodes, nodes == 1 ? "" : "s");
+		    "node%s (%s); a gang replaying it may have at most that many", path,
+		    node + 1, nodes, nodes == 1 ? "" : "s", said ? "\"metadata\".\"nodes\"" :
+		    "the largest value of \"data\"");
 	}
 	t = sr_calloc(1, sizeof *t);
 	t->gap = gap;
@@ -347,7 +367,7 @@ sr_trace_start_period(const struct sr_trace *t, const char *path, double start,
 }
 
 enum sr_trace_status
-sr_trace_check(const char *path, double start, char *err)
+sr_trace_check(const char *path, double start, int nodes, char *err)
 {
 	struct sr_trace *t;
 	size_t k;
@@ -355,6 +375,12 @@ sr_trace_check(const char *path, double start, char *err)
 
 	if (load(path, 0, &t, &unopened, err) == -1)
 		return unopened ? SR_TRACE_UNREADABLE : SR_TRACE_BAD_FILE;
+	if (sr_trace_nodes(t) > 1 && nodes > sr_trace_nodes(t)) {
+		/* the gang's last node: the run's own error */
+		sr_trace_free(t);
+		if (load(path, nodes - 1, &t, &unopened, err) == -1)
+			return SR_TRACE_BAD_FILE;
+	}
 	r = sr_trace_start_period(t, path, start, &k, err);
 	sr_trace_free(t);
 	return r == 0 ? SR_TRACE_OK : SR_TRACE_BAD_START;

@@ -5,14 +5,17 @@
  * compute goodput from the same schedule.
  *
  * File format: {"metadata": {"gap_seconds": N}, "data": [0|1, ...]}: one
- * tick every gap_seconds, 1 = the instance is up, 0 = preempted and not yet
- * re-acquired. An up-period is a maximal run of 1s; tick i starts at trace
- * second i * gap_seconds. All times here are in trace seconds.
+ * tick every gap_seconds, each value the count of instances up: 1 = the
+ * instance is up, 0 = preempted and not yet re-acquired. An up-period is a
+ * maximal run of ticks up; tick i starts at trace second i * gap_seconds.
+ * All times here are in trace seconds.
  *
- * A multi-node trace adds "metadata": {"nodes": N} and each value is then
- * the count of nodes up, 0 to N. Node j (0-based) counts as up while the
- * value is > j, so node 0 is up while any node is, and the last node only
- * while all are: a gang of N replaying it loses its highest nodes first.
+ * A multi-node trace (the format's 4-node ones) counts its nodes up, 0 to
+ * N: N is "metadata": {"nodes": N} where the file says it (a value above
+ * it is an error), else the largest value of "data". Node j (0-based)
+ * counts as up while the value is > j, so node 0 is up while any node is,
+ * and the last node only while all are: a gang of N replaying it loses its
+ * highest nodes first.
  */
 #ifndef SR_TRACE_H
 #define SR_TRACE_H
@@ -31,16 +34,16 @@ struct sr_trace_period {
 /* Read and validate the trace file at path. Errors ("load trace PATH:
  * reason") name what is wrong: a missing or unreadable file, bad JSON (with
  * line and column), a missing or mistyped "metadata", "gap_seconds" or
- * "data", a data value other than 0 or 1 (0 to "nodes" in a multi-node
- * trace; with its index), a bad "nodes", gap_seconds <= 0,
+ * "data", a data value that is not an integer from 0 to "nodes" (to 4096
+ * without it; with its index), a bad "nodes", gap_seconds <= 0,
  * or no up-period at all. 0 with *out set, or -1 with err set. */
 int sr_trace_load(const char *path, struct sr_trace **out, char *err);
 /* As sr_trace_load, but the up-periods of node `node` (0-based) of a
  * multi-node trace; also an error when node is not below "nodes" ("node 5
- * is not in it: it has 4 nodes"). A value above "nodes" (or above 1 without
- * it) names its index and the allowed range. sr_trace_load is node 0. */
+ * is not in it: it has 4 nodes"). A value above "nodes" names its index
+ * and the allowed range. sr_trace_load is node 0. */
 int sr_trace_load_node(const char *path, int node, struct sr_trace **out, char *err);
-/* metadata.nodes (1 when the file has none). */
+/* The trace's node count: metadata.nodes, else its largest value (>= 1). */
 int sr_trace_nodes(const struct sr_trace *t);
 void sr_trace_free(struct sr_trace *t);
 
@@ -70,15 +73,19 @@ int sr_trace_start_period(const struct sr_trace *t, const char *path, double sta
 enum sr_trace_status {
 	SR_TRACE_OK = 0,
 	SR_TRACE_UNREADABLE,	/* it cannot be opened: nothing is known of it yet */
-	SR_TRACE_BAD_FILE,	/* it is not a trace (err as sr_trace_load's) */
+	SR_TRACE_BAD_FILE,	/* it is not a trace (err as sr_trace_load's), or
+				 * a multi-node one of fewer nodes than the gang
+				 * (err as sr_trace_load_node's) */
 	SR_TRACE_BAD_START	/* no up-period starts at or after start (err as
 				 * sr_trace_start_period's) */
 };
 
-/* Whether replaying the trace at path from trace second `start` works, for
- * checking a job file before it runs: load it (never blocking: a FIFO or a
- * device is "not a regular file") and find VM 1's period. Returns a status;
- * err is set for all but SR_TRACE_OK. */
-enum sr_trace_status sr_trace_check(const char *path, double start, char *err);
+/* Whether replaying the trace at path from trace second `start` with a
+ * gang of up to `nodes` nodes (1: no gang) works, for checking a job file
+ * before it runs: load it (never blocking: a FIFO or a device is "not a
+ * regular file"), refuse a multi-node trace of fewer nodes (a one-node
+ * one replays the same for each node), and find VM 1's period. Returns a
+ * status; err is set for all but SR_TRACE_OK. */
+enum sr_trace_status sr_trace_check(const char *path, double start, int nodes, char *err);
 
 #endif

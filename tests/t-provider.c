@@ -441,9 +441,9 @@ test_trace_errors(void)
 		{ "badjson.json", "{\"metadata\": {\"gap_seconds\": 32},\n \"data\": [1, 0,",
 		  "bad JSON at line 2, column 15: ']' expected near end of file" },
 		{ "array.json", "[0, 1]", "the top level is an array; expected "
-		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}" },
+		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1|..., ...]}" },
 		{ "nometa.json", "{\"data\": [1]}", "\"metadata\" is missing; expected "
-		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1, ...]}" },
+		  "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1|..., ...]}" },
 		{ "metastr.json", "{\"metadata\": \"32\", \"data\": [1]}",
 		  "\"metadata\" is a string, not an object" },
 		{ "nogap.json", "{\"metadata\": {}, \"data\": [1]}",
@@ -457,21 +457,22 @@ test_trace_errors(void)
 		  "\"metadata\".\"gap_seconds\" is -2.5; it must be > 0" },
 		{ "nodata.json", "{\"metadata\": {\"gap_seconds\": 32}}",
 		  "\"data\" is missing; expected {\"metadata\": {\"gap_seconds\": N}, "
-		  "\"data\": [0|1, ...]}" },
+		  "\"data\": [0|1|..., ...]}" },
 		{ "dataobj.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": {}}",
 		  "\"data\" is an object, not an array" },
-		{ "two.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1, 2]}",
-		  "\"data\"[2] is 2; each value must be 0 (down) or 1 (up)"
-		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
-		  "count (then each value is 0 to nodes, the nodes up)" },
+		{ "neg.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1, -1]}",
+		  "\"data\"[2] is -1; each value must be an integer from 0 to 4096: the "
+		  "instances up (0: down, 1: up, N: N nodes of a multi-node trace)" },
+		{ "big.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [4, 4097]}",
+		  "\"data\"[1] is 4097; each value must be an integer from 0 to 4096: the "
+		  "instances up (0: down, 1: up, N: N nodes of a multi-node trace)" },
 		{ "str.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [\"1\"]}",
-		  "\"data\"[0] is a string; each value must be 0 (down) or 1 (up)"
-		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
-		  "count (then each value is 0 to nodes, the nodes up)" },
+		  "\"data\"[0] is a string; each value must be an integer from 0 to 4096: "
+		  "the instances up (0: down, 1: up, N: N nodes of a multi-node trace)" },
 		{ "real.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 1.0]}",
-		  "\"data\"[1] is a real number; each value must be 0 (down) or 1 (up)"
-		  "; for a multi-node trace set \"metadata\".\"nodes\" to the node "
-		  "count (then each value is 0 to nodes, the nodes up)" },
+		  "\"data\"[1] is a real number; each value must be an integer from 0 to "
+		  "4096: the instances up (0: down, 1: up, N: N nodes of a multi-node "
+		  "trace)" },
 		{ "down.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": [0, 0, 0]}",
 		  "no up-period: \"data\" has no 1 in its 3 values" },
 		{ "empty.json", "{\"metadata\": {\"gap_seconds\": 32}, \"data\": []}",
@@ -599,6 +600,33 @@ test_trace_nodes(void)
 	free(msg);
 	free(path);
 
+	/* The spot-traces format's own 4-node traces say no "nodes": the
+	 * count is the largest value, and the periods are the same. */
+	path = write_tmp("four-real.json", "{\"metadata\": {\"gap_seconds\": 10}, "
+	    "\"data\": [4, 4, 3, 3, 1, 0, 2, 4]}");
+	for (node = 0; node < 4; node++) {
+		t = NULL;
+		is_int(sr_trace_load_node(path, node, &t, err), 0,
+		    "4 nodes by the largest value: node %d loads", node + 1);
+		if (t == NULL)
+			continue;
+		good = sr_trace_nodes(t) == 4 && sr_trace_nperiods(t) == 2;
+		for (k = 0; good && k < 2; k++)
+			good = sr_trace_period(t, k)->start == want[node][k][0] &&
+			    sr_trace_period(t, k)->length == want[node][k][1];
+		ok(good, "4 nodes by the largest value: node %d's up-periods as with "
+		    "\"nodes\": 4", node + 1);
+		sr_trace_free(t);
+	}
+	is_int(sr_trace_load_node(path, 4, &t, err), -1,
+	    "4 nodes by the largest value: node 5 is refused");
+	msg = sr_asprintf("load trace %s: node 5 is not in it: it has 4 nodes (the "
+	    "largest value of \"data\"); a gang replaying it may have at most that many",
+	    path);
+	is_str(err, msg, "4 nodes by the largest value: node 5: message");
+	free(msg);
+	free(path);
+
 	/* A one-node trace replays the same for every node of a gang. */
 	path = write_tmp("one.json", synthetic);
 	c.trace = path;
@@ -646,20 +674,32 @@ test_trace_check(void)
 	}
 	sr_trace_free(t);
 
-	is_int(sr_trace_check(path, 10, err), SR_TRACE_OK, "check: a good start");
-	is_int(sr_trace_check(path, 20, err), SR_TRACE_BAD_START, "check: a start past the last "
+	is_int(sr_trace_check(path, 10, 1, err), SR_TRACE_OK, "check: a good start");
+	is_int(sr_trace_check(path, 20, 1, err), SR_TRACE_BAD_START, "check: a start past the last "
 	    "period's");
 	snprintf(where, sizeof where, "inside the last up-period of trace %s (10 s to 30 s); "
 	    "no up-period starts at or after it; use a start time of at most 10 s, where the "
 	    "last one starts", path);
 	is_str(err, where, "check: its message");
-	is_int(sr_trace_check(bad, 0, err), SR_TRACE_BAD_FILE, "check: bad JSON");
+	/* a gang: a one-node trace replays for each node; a multi-node one
+	 * must have as many nodes as the gang */
+	is_int(sr_trace_check(path, 10, 8, err), SR_TRACE_OK, "check: a one-node trace, a gang "
+	    "of 8");
+	want = write_tmp("two-nodes.json", "{\"metadata\": {\"gap_seconds\": 10}, "
+	    "\"data\": [0, 2, 1, 0]}");
+	is_int(sr_trace_check(want, 0, 2, err), SR_TRACE_OK, "check: 2 nodes, a gang of 2");
+	is_int(sr_trace_check(want, 0, 3, err), SR_TRACE_BAD_FILE, "check: 2 nodes, a gang of 3");
+	snprintf(where, sizeof where, "load trace %s: node 3 is not in it: it has 2 nodes (the "
+	    "largest value of \"data\"); a gang replaying it may have at most that many", want);
+	is_str(err, where, "check: 2 nodes, a gang of 3: its message");
+	free(want);
+	is_int(sr_trace_check(bad, 0, 1, err), SR_TRACE_BAD_FILE, "check: bad JSON");
 	want = sr_asprintf("load trace %s: bad JSON at line 1, column 13: unexpected token "
 	    "near end of file", bad);
 	is_str(err, want, "check: its message");
 	free(want);
 	missing = sr_asprintf("%s/missing.json", tmpdir);
-	is_int(sr_trace_check(missing, 0, err), SR_TRACE_UNREADABLE, "check: a missing file "
+	is_int(sr_trace_check(missing, 0, 1, err), SR_TRACE_UNREADABLE, "check: a missing file "
 	    "is not known yet");
 	want = sr_asprintf("load trace %s: No such file or directory", missing);
 	is_str(err, want, "check: its message");
@@ -667,7 +707,7 @@ test_trace_check(void)
 	if (mkfifo(fifo, 0600) == -1)
 		sr_fatal("mkfifo %s: %s", fifo, strerror(errno));
 	took = sr_mono();
-	is_int(sr_trace_check(fifo, 0, err), SR_TRACE_BAD_FILE, "check: a FIFO is a bad file");
+	is_int(sr_trace_check(fifo, 0, 1, err), SR_TRACE_BAD_FILE, "check: a FIFO is a bad file");
 	took = sr_mono() - took;
 	ok(took < 0.5, "check: a FIFO is refused at once (%.3f s)", took);
 	want = sr_asprintf("load trace %s: not a regular file", fifo);

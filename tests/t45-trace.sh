@@ -4,10 +4,12 @@
 # trace's last up-period, or a file that is not a trace, is an error with
 # the file, the line and the fix (exit 65) rather than an "ok" the run then
 # belies; a trace not there yet is the run's to find, and the run, finding
-# it missing, exits 65 (the job file's to fix) with the reason, not 70.
+# it missing, exits 65 (the job file's to fix) with the reason, not 70. A
+# multi-node trace (values the nodes up) with fewer nodes than the gang may
+# have is refused by check on the trace line.
 set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
-echo "1..7"
+echo "1..9"
 
 # One up-period, 10 s to 30 s, in a trace of 50 s.
 printf '{"metadata": {"gap_seconds": 10}, "data": [0, 1, 1, 0, 0]}\n' >"$tmp/one.json"
@@ -39,6 +41,24 @@ check "$?:$(cat "$tmp/err")" "65:$tmp/badfile.ini:9: trace = bad.json: load trac
 job good one.json 10s
 "$SPOTRUN" check "$tmp/good.ini" >"$tmp/out" 2>"$tmp/err"
 check "$?:$(cat "$tmp/out")" "0:$tmp/good.ini: ok" "check: trace_start at the last up-period's start is fine"
+
+# A gang replays a multi-node trace node by node (the format's 4-node
+# traces count the nodes up, no "nodes" of their own): a gang of more
+# nodes than the trace has is an error on the trace line; a one-node trace
+# replays the same for each node.
+printf '{"metadata": {"gap_seconds": 10}, "data": [0, 2, 2, 1, 0]}\n' >"$tmp/two.json"
+job gang3 two.json
+printf '[resources]\nnodes = 3\n' >>"$tmp/gang3.ini"
+"$SPOTRUN" check "$tmp/gang3.ini" >"$tmp/out" 2>"$tmp/err"
+check "$?:$(cat "$tmp/out")|$(cat "$tmp/err")" "65:|$tmp/gang3.ini:9: trace = two.json: load trace $tmp/two.json: node 3 is not in it: it has 2 nodes (the largest value of \"data\"); a gang replaying it may have at most that many" \
+	"check: a 2-node trace for a gang of 3, on the trace line"
+job gang2 two.json
+printf '[resources]\nnodes = 2-3\n' >>"$tmp/gang2.ini"
+job gang1 one.json
+printf '[resources]\nnodes = 3\n' >>"$tmp/gang1.ini"
+"$SPOTRUN" check "$tmp/gang2.ini" "$tmp/gang1.ini" >"$tmp/out" 2>"$tmp/err"
+check "$?:$(cat "$tmp/out")|$(cat "$tmp/err")" "65:$tmp/gang1.ini: ok: a gang of 3 nodes|$tmp/gang2.ini:9: trace = two.json: load trace $tmp/two.json: node 3 is not in it: it has 2 nodes (the largest value of \"data\"); a gang replaying it may have at most that many" \
+	"check: a gang of 2-3 may reach 3 nodes (refused); a one-node trace for a gang of 3 is fine"
 
 # Not there yet: check cannot tell (the trace may come with the machine);
 # the run finds it missing and exits 65, saying why.
