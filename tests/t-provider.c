@@ -636,6 +636,82 @@ test_trace_nodes(void)
 	free(path);
 }
 
+/* Random traces, good and bad (values from -2 to 6, a few not integers,
+ * "nodes" said or not): each either loads, with up-periods that lie in
+ * the trace, in order, and that shrink from node to node (node k is up
+ * only while node k - 1 is), or fails with "load trace PATH: "; never a
+ * crash. A fixed seed: a failure reruns the same. */
+static void
+test_trace_fuzz(void)
+{
+	static const char *const odd[] = { "1.5", "\"2\"", "null", "true", "[1]" };
+	char err[SR_ERRMAX], text[4096], digit[2] = "0", *path, *prefix;
+	struct sr_trace *t[8];
+	unsigned seed = 22;
+	int trial, bad = 0, loaded = 0, node, nodes, said, i, n;
+	size_t len, k;
+	double dur, up[8];
+
+	for (trial = 0; trial < 400; trial++) {
+		said = rand_r(&seed) % 3 == 0 ? 1 + rand_r(&seed) % 5 : 0;
+		n = rand_r(&seed) % 40;
+		len = (size_t)snprintf(text, sizeof text, "{\"metadata\": {\"gap_seconds\": %d%s",
+		    1 + rand_r(&seed) % 60, said ? ", \"nodes\": " : "");
+		if (said)
+			len += (size_t)snprintf(text + len, sizeof text - len, "%d", said);
+		len += (size_t)snprintf(text + len, sizeof text - len, "}, \"data\": [");
+		for (i = 0; i < n; i++) {
+			digit[0] = (char)('0' + rand_r(&seed) % 7);
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? ", " : "",
+			    rand_r(&seed) % 50 == 0 ? odd[rand_r(&seed) % SR_ARRAY_LEN(odd)] : digit);
+		}
+		if (rand_r(&seed) % 20 == 0 && n > 0)	/* a negative value */
+			len += (size_t)snprintf(text + len, sizeof text - len, ", -%d",
+			    1 + rand_r(&seed) % 2);
+		snprintf(text + len, sizeof text - len, "]}");
+		path = write_tmp("fuzz.json", text);
+		prefix = sr_asprintf("load trace %s: ", path);
+		memset(t, 0, sizeof t);
+		nodes = 0;
+		for (node = 0; node < 8; node++) {
+			if (sr_trace_load_node(path, node, &t[node], err) == -1) {
+				if (strncmp(err, prefix, strlen(prefix)) != 0) {
+					tap_diag("trial %d node %d: %s (trace %s)", trial, node, err,
+					    text);
+					bad++;
+				}
+				break;
+			}
+			nodes = sr_trace_nodes(t[node]);
+			if (said && nodes != said)
+				bad++;
+		}
+		for (node = 0; node < 8 && t[node] != NULL; node++) {
+			dur = sr_trace_duration(t[node]);
+			up[node] = 0;
+			for (k = 0; k < sr_trace_nperiods(t[node]); k++) {
+				const struct sr_trace_period *tp = sr_trace_period(t[node], k);
+
+				up[node] += tp->length;
+				if (tp->start < 0 || tp->length <= 0 || tp->start + tp->length > dur ||
+				    (k > 0 && tp->start <= sr_trace_period(t[node], k - 1)->start))
+					bad++;
+			}
+			if (node > 0 && up[node] > up[node - 1])
+				bad++;
+			if (node >= nodes)	/* loaded past its node count */
+				bad++;
+			loaded++;
+		}
+		for (node = 0; node < 8; node++)
+			sr_trace_free(t[node]);
+		free(prefix);
+		free(path);
+	}
+	is_int(bad, 0, "fuzz: 400 random traces load with sound up-periods or fail with "
+	    "\"load trace PATH: \" (%d node loads)", loaded);
+}
+
 /* Where a start can lie past the last up-period, in words, and
  * sr_trace_check's statuses, which tell `spotrun check` which key is
  * wrong; a FIFO is refused at once, never waited on. */
@@ -834,6 +910,7 @@ main(void)
 	test_real_trace();
 	test_trace_errors();
 	test_trace_check();
+	test_trace_fuzz();
 	test_signal();
 	test_local_facts();
 	if (sr_rmtree(tmpdir, err) == -1)
