@@ -1,14 +1,33 @@
 #!/bin/sh
 # goodput-run.sh: goodput (useful work / time paid) of a real job under
-# `spotrun run` replaying the shared AWS spot trace, time-scaled, with
-# checkpoints on notices against the same job answering periodic requests
-# only. Time paid = the whole run's wall time (the local provider plays no
-# down time between machines, and none is paid on a cloud either).
+# `spotrun run` replaying real spot traces, time-scaled, with checkpoints on
+# notices against the same job answering periodic requests only; and what
+# of the time paid is spotrun's own, apart from the job's.
+#
+# Usage: goodput-run.sh [TRACE...] (default: ../shared's AWS trace). Any
+# trace of the skypilot-org/spot-traces format; a multi-node one replays
+# its node 0 (up while any node is: a gang's leader).
+#
+# The job (tests/cjob, 20 ms steps) is first timed alone, unsupervised: its
+# steps overrun their 20 ms (the sleep's wake-up, the state update), which
+# is the job's, not spotrun's. Then per trace and mode:
+#   paid      the whole run's wall time (the local provider plays no down
+#             time between machines, and none is paid on a cloud either;
+#             restores and relaunches are paid);
+#   goodput   work / paid, the work being steps x 20 ms;
+#   w/o job   alone / paid: goodput with the job's own overrun taken out
+#             (what spotrun and the preemptions cost);
+#   spotrun   paid - alone: the supervisor's share, its checkpoints,
+#             relaunches and the work lost to preemptions;
+#   cpu       user + system CPU seconds of the run (spotrun and the job).
 # Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
 # seconds of work (40), interval = 30 min of trace, window = 120 s of trace.
 set -eu
-trace="$top_srcdir/../shared/data/spot-traces/aws-p3.2xlarge-us-east-1c-2023-04-22.json"
-[ -f "$trace" ] || { echo "goodput-run: no trace at $trace (../shared is absent): skipped"; exit 0; }
+: "${SPOTRUN:=$top_builddir/spotrun}"
+[ $# -gt 0 ] || set -- "$top_srcdir/../shared/data/spot-traces/aws-p3.2xlarge-us-east-1c-2023-04-22.json"
+for trace; do
+	[ -f "$trace" ] || { echo "goodput-run: no trace at $trace: skipped"; exit 0; }
+done
 scale=${GOODPUT_SCALE:-300}
 work=${GOODPUT_WORK:-40}
 step_ms=20
@@ -17,30 +36,54 @@ interval=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 1800 / s * 1000 }')
 window=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 120 / s * 1000 }')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-run() { # mode
-	cat >"$tmp/$1.ini" <<INI
+
+# timed OUT CMD...: CMD run, its wall seconds and its CPU seconds (user +
+# system, its children's included) into OUT as "wall cpu".
+timed() {
+	_out=$1
+	shift
+	/usr/bin/time -f '%e %U %S' -o "$tmp/time" "$@"
+	_rc=$?
+	awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$tmp/time" >"$_out"
+	return $_rc
+}
+
+timed "$tmp/alone" "$top_builddir/tests/cjob" "$steps" "$step_ms" >"$tmp/alone.out" 2>&1
+alone=$(cut -d' ' -f1 "$tmp/alone")
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
+echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s (its own overrun $(awk -v a="$alone" -v w="$work" 'BEGIN { printf "%.1f%%", (a - w) / a * 100 }'))"
+printf '%-44s %-13s %6s %7s %7s %7s %8s %6s %4s\n' trace mode work paid goodput "w/o job" spotrun cpu pre
+
+# run TRACE MODE: one supervised run, its line.
+run() {
+	name=$(basename "$1" .json)
+	cat >"$tmp/$2.ini" <<INI
 [job]
-name = goodput-$1
-command = $top_builddir/tests/cjob $steps $step_ms $1
+name = goodput-$2
+command = $top_builddir/tests/cjob $steps $step_ms $2
 [checkpoint]
 signal = none
 interval = $interval
 store = $tmp/store
-local_dir = $tmp/local-$1
+local_dir = $tmp/local-$2
 margin = 50ms
 [provider]
 name = local
-trace = $trace
+trace = $1
 trace_scale = $scale
 window = $window
 INI
-	t0=$(date +%s.%N)
-	"$SPOTRUN" run -q "$tmp/$1.ini" >"$tmp/$1.out" 2>"$tmp/$1.err"
-	t1=$(date +%s.%N)
-	pre=$(grep -cE '^[0-9:]+  notice ' "$tmp/$1.err" || true)
-	awk -v w="$work" -v a="$t0" -v b="$t1" -v m="$1" -v p="$pre" \
-	    'BEGIN { printf "%-14s work %5.1f s, paid %6.1f s, goodput %5.1f%%, preemptions %d\n", m, w, b - a, w / (b - a) * 100, p }'
+	rm -rf "$tmp/store" "$tmp/local-$2"
+	timed "$tmp/t" "$SPOTRUN" run -q "$tmp/$2.ini" >"$tmp/$2.out" 2>"$tmp/$2.err" ||
+	    { echo "goodput-run: $name $2 failed:"; cat "$tmp/$2.err"; exit 1; }
+	pre=$(grep -cE '^[0-9:]+  notice ' "$tmp/$2.err" || true)
+	awk -v w="$work" -v a="$alone" -v n="$name" -v m="$2" -v p="$pre" -v t="$(cat "$tmp/t")" '
+	    BEGIN { split(t, x, " "); paid = x[1]
+	        printf "%-44s %-13s %5.1fs %6.1fs %6.2f%% %6.2f%% %6.2fs %5.1fs %4d\n", n, m, w, paid,
+	            w / paid * 100, a / paid * 100, paid - a, x[2], p }'
 }
-echo "trace $(basename "$trace"), scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
-run notices
-run periodic-only
+for trace; do
+	run "$trace" notices
+	run "$trace" periodic-only
+done
