@@ -57,6 +57,12 @@ struct sr_agent {
 	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
 	struct sr_store_opts so;	/* how its queue's stores are opened */
 	struct sr_agent_scale *scale;	/* its scaler (agent-scale.c; NULL: none) */
+	/* The local provider's machine it plays now (from 1) and since when
+	 * (epoch seconds): the next one after a job's run ended with its own
+	 * preemption and the provider's next machine (run.h's next_vm), so
+	 * a trace replays on across the agent's jobs. */
+	int vm;
+	double vm_since;
 };
 
 /* This agent's node of a gang's job, from its start to its end. */

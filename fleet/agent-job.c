@@ -816,6 +816,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	}
 	h.gpus = &ag->found;
 	h.one_vm = 1;
+	h.vm = ag->vm;
+	h.vm_since = ag->vm_since;
 	h.term_notice = 1;
 	h.progress = on_progress;
 	h.log = on_log;
@@ -859,6 +861,11 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		/* the machine goes; not so for another node's notice */
 		next = SR_AGENT_PREEMPTED;
 		sr_agent_place_preempted(ag);
+	} else if (res.outcome == SR_RUN_PREEMPTED && res.next_vm &&
+	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
+		/* the local provider's machine went and the next is up */
+		ag->vm++;
+		ag->vm_since = sr_now();
 	}
 out:
 	if (b.in_gang)

@@ -508,6 +508,8 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	memset(res, 0, sizeof *res);
 	memset(&ag, 0, sizeof ag);
 	ag.o = o;
+	ag.vm = 1;
+	ag.vm_since = sr_now();
 	ag.sigfd = -1;
 	if (setup(&ag, res) == -1)
 		goto out;

@@ -24,7 +24,9 @@
  * provider's life, later VMs get none (-1: no limit). After a preemption
  * the local provider always plays "the next VM" (sr_provider_next_vm = 1).
  * Down-time between trace periods is not simulated: the next VM starts at
- * once.
+ * once. The first VM may be one that is up already (conf->vm_since: an
+ * agent's machine, which outlives its jobs): its trace period is counted
+ * from then.
  */
 #include "config.h"
 
@@ -56,6 +58,7 @@ struct local {
 	double fixed_deadline;		/* epoch seconds; 0: seen + window */
 	char reason[128];		/* of the timed notice */
 	int watch_file;
+	int started;			/* VMs started: the first is conf->vm_since's */
 };
 
 /* splitmix64 (Steele, Lea, Flood 2014): one well-mixed 64-bit value per
@@ -155,6 +158,8 @@ local_free(struct sr_provider *p)
 static void
 plan(struct local *l, double at, double deadline, const char *reason)
 {
+	if (at < 0)		/* past (a machine's age before the clock's zero): at once */
+		at = 0;
 	if (l->fire_at >= 0 && l->fire_at <= at)
 		return;
 	l->fire_at = at;
@@ -166,9 +171,15 @@ static void
 plan_vm(struct sr_provider *p, struct local *l)
 {
 	const struct sr_provider_conf *c = &p->conf;
-	double mono = sr_mono(), wall = sr_now();
+	double mono = sr_mono(), wall = sr_now(), age = 0, born, born_wall;
 	char why[128];
 
+	/* a machine up before this run: the trace's period has been running
+	 * since (`after` and the random delay count from the run's start) */
+	if (l->started++ == 0 && c->vm_since > 0 && wall > c->vm_since)
+		age = wall - c->vm_since;
+	born = mono - age;
+	born_wall = wall - age;
 	l->fire_at = -1;
 	l->fixed_deadline = 0;
 	l->reason[0] = '\0';
@@ -195,7 +206,7 @@ plan_vm(struct sr_provider *p, struct local *l)
 
 			snprintf(why, sizeof why, "simulated preemption (trace up-period "
 			    "%zu of %zu)", k + 1, n);
-			plan(l, mono + lead, wall + life, why);
+			plan(l, born + lead, born_wall + life, why);
 		}
 	}
 	l->watch_file = c->notice_file != NULL;

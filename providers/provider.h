@@ -68,6 +68,12 @@ struct sr_provider_conf {
 					 * own up-periods; a one-node trace is the
 					 * same for every node. Set by the runner,
 					 * not a job file key. */
+	/* local: since when (epoch seconds) the first VM this provider starts
+	 * has been up; 0: from its start. Set by the runner for an agent,
+	 * which plays the local provider's machines one after another across
+	 * its jobs: a trace's period then ends where it would for that
+	 * machine, not a whole period after each claim. */
+	double vm_since;
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
 	/* aws, gcp, azure: the metadata service's base URL; NULL: aws
 	 * http://[fd00:ec2::254] with ipv6, else $SPOTRUN_AWS_ENDPOINT, else

@@ -264,6 +264,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 		return failed(res, SR_RUN_ERR_STORE);
 	pconf = js->provider;
 	pconf.trace_node = r->hooks->gang.nodes > 1 ? r->hooks->gang.node : 0;
+	pconf.vm_since = r->hooks->vm_since;
 	rc = sr_provider_new(&pconf, &r->prov, err);
 	if (rc != 0)
 		return failed(res, rc == SR_PROVIDER_ECONF ? SR_RUN_ERR_CONFIG : SR_RUN_ERR_PROVIDER);

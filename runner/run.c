@@ -319,7 +319,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 	if (sr_run_setup(&r, res) == 0) {
 		announce(&r);
 		sr_tl(&r.tl, 0, "contain", "%s", sr_contain_how(r.contain));
-		r.vm = 1;
+		r.vm = r.hooks->vm > 0 ? r.hooks->vm : 1;
 		name_run(&r);
 		if (sr_run_lease_take(&r, res) == 0 && fetch_data(&r, o, res) == 0) {
 			do {

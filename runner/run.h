@@ -115,6 +115,13 @@ struct sr_run_hooks {
 	 * would play the next machine (res->next_vm says so): the caller
 	 * puts the job back in its queue. */
 	int one_vm;
+	/* The machine the run starts on (0: 1) and since when it has been up
+	 * (epoch seconds; 0: from the run's start), for the local provider
+	 * (provider.h's vm_since): an agent plays its machines one after
+	 * another across its jobs, the next after a run that ended with
+	 * res->next_vm, so a trace goes on where its last job left it. */
+	int vm;
+	double vm_since;
 	/* SIGTERM to spotrun (when no provider takes it as its notice) is a
 	 * notice by [provider] grace: the job is checkpointed and stopped, the
 	 * run ends PREEMPTED with res->signal set, for a caller that a

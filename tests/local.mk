@@ -128,6 +128,9 @@ dist_check_SCRIPTS += tests/t36-agent-driver.sh
 # A preempted agent of provider aws (tests/mdemu) adds the preemption to the
 # queue's placement history; a history that does not parse is a warning.
 dist_check_SCRIPTS += tests/t36-agent-place.sh
+# An agent replays a spot trace on across its jobs (the local provider's
+# next machine after each preemption), not from its first period each claim.
+dist_check_SCRIPTS += tests/t36-agent-trace.sh
 EXTRA_DIST += tests/jobs/agent.sh
 # Hostile or malformed queue objects met by the real agent, status and
 # cancel on file://: malformed pending markers quarantined, 100,000 junk

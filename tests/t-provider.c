@@ -375,6 +375,31 @@ test_trace_schedule(void)
 	    "trace_start 100: VM 1 replays period 3");
 	sr_provider_free(p);
 
+	/* An agent's machine, up 1.5 s before its run (vm_since): VM 2's
+	 * period (2 s, lead 1.2 s) has 0.5 s left, so the notice comes at
+	 * once with the period's own end as its deadline; the run's next VM
+	 * is a fresh one. */
+	c.trace_start = 0;
+	c.vm_since = sr_now() - 1.5;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 2, NULL);
+	is_int(wait_notice(p, 3, &n), 1, "vm_since: the aged VM 2 gets a notice");
+	ok(fabs(n.deadline - (c.vm_since + 2.0)) < 1e-6 && n.seen <= n.deadline,
+	    "vm_since: its deadline is its period's end from vm_since (%.3f s after it), "
+	    "the notice before it", n.deadline - c.vm_since);
+	is_str(n.reason, "simulated preemption (trace up-period 2 of 4)",
+	    "vm_since: VM 2 replays period 2");
+	sr_provider_stop_vm(p);
+	t0 = sr_now();
+	sr_provider_start_vm(p, 3, NULL);
+	is_int(wait_notice(p, 3, &n), 1, "vm_since: VM 3 gets a notice");
+	ok(n.deadline - t0 >= 0.5 - 1e-3 && n.deadline - t0 < 0.5 + 0.1,
+	    "vm_since: VM 3's life counts from its own start (deadline %.3f s after, "
+	    "want 0.5 s)", n.deadline - t0);
+	sr_provider_stop_vm(p);
+	sr_provider_free(p);
+	c.vm_since = 0;
+
 	c.trace_start = 121;
 	is_int(sr_provider_new(&c, &p, err), SR_PROVIDER_ECONF,
 	    "trace_start past the last period: a configuration error (the run exits 65)");

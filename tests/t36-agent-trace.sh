@@ -1,0 +1,45 @@
+#!/bin/sh
+# t36-agent-trace.sh: an agent plays the local provider's machines one after
+# another across its jobs, so a spot trace replays on where its last job
+# left it: the agent's machine 1 lives the trace's first up-period from the
+# agent's start, its job is preempted at that period's end and released;
+# the agent, on its machine 2, claims the job again, which is preempted at
+# the second period's end; machine 3's period reaches the trace's end and
+# the job succeeds there. (Each claim used to start at the first period
+# again.) Only the order of events is checked: on a loaded machine a
+# notice may come at once, the machine's period spent before the claim.
+. "$top_srcdir/tests/jobs/lib.sh"
+t_setup
+. "$top_srcdir/tests/jobs/agent.sh"
+Q=file://$t_tmp/q
+
+# 1 s ticks at trace_scale 10: periods of 1 s and 2 s, then one of 6 s
+# that reaches the end (no notice)
+printf '{"metadata": {"gap_seconds": 10}, "data": [1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1]}\n' > "$t_tmp/trace.json"
+cat > "$t_tmp/job.ini" <<EOF
+[job]
+name = @ID@
+command = $PY $JOBS/workjob.py --log $t_tmp/wl --steps 20 --sleep 0.1
+[checkpoint]
+keep = 1000000
+margin = 50ms
+[provider]
+name = local
+trace = $t_tmp/trace.json
+trace_scale = 10
+window = 0.3s
+EOF
+"$QTOOL" add "$Q" tr1 "$t_tmp/job.ini" || t_bail "qtool add failed"
+ag_start agt 0 --queue "$Q" --once
+ag_wait_bounded "$t_last" 300
+t_is "$t_rc" 0 "the agent drains the queue and exits 0" || t_show "$t_tmp/agt.err"
+t_is "$(sed -n 's/.*simulated preemption (trace up-period \([0-9]*\) of 3).*/\1/p' "$t_tmp/agt.err" | uniq | tr '\n' ' ')" \
+    "1 2 " "the job is preempted at period 1's end, then, claimed again, at period 2's: the trace goes on" ||
+    t_show "$t_tmp/agt.err"
+t_is "$(grep -E '^spotrun agent: tr1: (released|succeeded|failed)' "$t_tmp/agt.err" | sed 's/ (epoch [0-9]*)$//' | tr '\n' '|')" \
+    "spotrun agent: tr1: released|spotrun agent: tr1: released|spotrun agent: tr1: succeeded|" \
+    "released twice, then it succeeds on machine 3 (its period reaches the trace's end)" ||
+    t_show "$t_tmp/agt.err"
+t_is "$(cut -d' ' -f1 "$t_tmp/wl/tr1.final" 2>/dev/null | tr '\n' ' ')" \
+    "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 " "every step of the job, once, in order"
+t_done
