@@ -385,7 +385,9 @@ agent agG "$q" SPOTRUN_SCALE_IDLE=3600 -- --label instance="$vm"
 pg=$apid
 in_jobs() { python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1])["in_jobs"] <= 0)' "$(record queue t58)"; }
 until_ "a step counts the VM busy" in_jobs
-result $? "a step with the job running on the VM adds to in jobs"
+rc=$?
+result $rc "a step with the job running on the VM adds to in jobs"
+[ $rc -eq 0 ] || { sed 's/^/# agG: /' "$tmp/agG.err"; echo "# record: $(record queue t58)"; }
 r=$(record queue t58)
 is "$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(abs(r["spent"] - r["in_jobs"] - r["idle"]) < 1e-9, r["in_jobs"] > 0, r["idle"] >= float(sys.argv[2]) > 0)' "$r" "$idle0")" \
     "True True True" "the record: spent = in jobs + idle (idle written as the difference of the two, each rounded to the millionth); idle kept from before"
