@@ -14,12 +14,13 @@ t_setup
 Q=file://$t_tmp/q
 
 # 1 s ticks at trace_scale 10: periods of 1 s and 2 s, then one of 6 s
-# that reaches the end (no notice)
+# that reaches the end (no notice); the job's 4 s of steps cannot end
+# within the first two, however fast the machine
 printf '{"metadata": {"gap_seconds": 10}, "data": [1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1]}\n' > "$t_tmp/trace.json"
 cat > "$t_tmp/job.ini" <<EOF
 [job]
 name = @ID@
-command = $PY $JOBS/workjob.py --log $t_tmp/wl --steps 20 --sleep 0.1
+command = $PY $JOBS/workjob.py --log $t_tmp/wl --steps 40 --sleep 0.1
 [checkpoint]
 keep = 1000000
 margin = 50ms
@@ -41,5 +42,5 @@ t_is "$(grep -E '^spotrun agent: tr1: (released|succeeded|failed)' "$t_tmp/agt.e
     "released twice, then it succeeds on machine 3 (its period reaches the trace's end)" ||
     t_show "$t_tmp/agt.err"
 t_is "$(cut -d' ' -f1 "$t_tmp/wl/tr1.final" 2>/dev/null | tr '\n' ' ')" \
-    "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 " "every step of the job, once, in order"
+    "$(seq 1 40 | tr '\n' ' ')" "every step of the job, once, in order"
 t_done
