@@ -24,9 +24,12 @@
 # seconds of work (40), interval = 30 min of trace, window = 120 s of trace.
 set -eu
 : "${SPOTRUN:=$top_builddir/spotrun}"
-[ $# -gt 0 ] || set -- "$top_srcdir/../shared/data/spot-traces/aws-p3.2xlarge-us-east-1c-2023-04-22.json"
+if [ $# -eq 0 ]; then
+	set -- "$top_srcdir/../shared/data/spot-traces/aws-p3.2xlarge-us-east-1c-2023-04-22.json"
+	[ -f "$1" ] || { echo "goodput-run: no trace at $1 (../shared is absent): skipped"; exit 0; }
+fi
 for trace; do
-	[ -f "$trace" ] || { echo "goodput-run: no trace at $trace: skipped"; exit 0; }
+	[ -r "$trace" ] || { echo "goodput-run: cannot read the trace $trace" >&2; exit 1; }
 done
 scale=${GOODPUT_SCALE:-300}
 work=${GOODPUT_WORK:-40}
@@ -48,7 +51,8 @@ timed() {
 	return $_rc
 }
 
-timed "$tmp/alone" "$top_builddir/tests/cjob" "$steps" "$step_ms" >"$tmp/alone.out" 2>&1
+timed "$tmp/alone" "$top_builddir/tests/cjob" "$steps" "$step_ms" >"$tmp/alone.out" 2>&1 ||
+    { echo "goodput-run: the job alone failed:"; cat "$tmp/alone.out"; exit 1; }
 alone=$(cut -d' ' -f1 "$tmp/alone")
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"

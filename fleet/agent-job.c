@@ -856,16 +856,17 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	if (res.signal != 0) {
 		ar->signal = res.signal;
 		next = SR_AGENT_SIGNALLED;
-	} else if (res.outcome == SR_RUN_PREEMPTED && !res.next_vm &&
+	} else if (res.outcome == SR_RUN_PREEMPTED &&
 	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
-		/* the machine goes; not so for another node's notice */
-		next = SR_AGENT_PREEMPTED;
-		sr_agent_place_preempted(ag);
-	} else if (res.outcome == SR_RUN_PREEMPTED && res.next_vm &&
-	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
-		/* the local provider's machine went and the next is up */
-		ag->vm++;
-		ag->vm_since = sr_now();
+		/* the machine goes (not so for another node's notice), or,
+		 * the local provider's, the next is up at once */
+		if (!res.next_vm) {
+			next = SR_AGENT_PREEMPTED;
+			sr_agent_place_preempted(ag);
+		} else {
+			ag->vm++;
+			ag->vm_since = sr_now();
+		}
 	}
 out:
 	if (b.in_gang)
