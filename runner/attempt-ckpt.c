@@ -136,12 +136,15 @@ sr_run_begin_stop_grace(struct run *r, struct attempt *a, const char *why, doubl
 
 /* The job's state is complete (step): have the method take it to the store. */
 static void
-start_save(struct run *r, struct attempt *a, long long step)
+start_save(struct run *r, struct attempt *a, long long step, int last)
 {
 	double deadline = a->req_reason == SR_REASON_NOTICE ? a->ckpt_deadline : 0;
 	char err[SR_ERRMAX];
 
 	a->save_reason = a->req_reason;
+	/* A gang's nodes stop together: a node's job left to end alone
+	 * would wait for the others' collectives. */
+	a->save_last = last && r->hooks->gang.nodes <= 1;
 	a->save_state_at = sr_now();
 	a->notice_saved |= a->req_reason == SR_REASON_NOTICE;
 	sr_run_record_arm(r, a, a->req_reason != SR_REASON_NOTICE);
@@ -240,6 +243,17 @@ report_job_save(struct run *r, struct attempt *a, const struct sr_ckpt_result *r
 	sr_run_tell(r, a, SR_RUN_EV_CHECKPOINT);
 }
 
+/* A notice after the job's last checkpoint committed: the job is left to
+ * end on its own; at the deadline the machine goes away (on_timers). */
+static void
+say_ends_alone(struct run *r, struct attempt *a)
+{
+	char at[32];
+
+	sr_tl(&r->tl, 0, "stop", "the job's last checkpoint is committed: it may end on its own "
+	    "until the machine goes away at %s", sr_tl_wall(a->notice.deadline, 0, at, sizeof at));
+}
+
 void
 sr_run_job_saves(struct run *r, struct attempt *a)
 {
@@ -264,17 +278,33 @@ sr_run_method_news(struct run *r, struct attempt *a)
 	report_save(r, a, &res);
 	if (r->method->ops->reported != NULL)
 		r->method->ops->reported(r->method);
+	if (res.rc == 0 && a->save_last) {
+		a->last_committed = 1;
+		sr_tl(&r->tl, 0, "ckpt", "step %lld is the job's last checkpoint: no other is asked, "
+		    "and a notice lets the job end on its own", res.stats.step);
+	}
 	if (a->emergency_pending) {
 		a->emergency_pending = 0;
-		if (!a->job_done && sr_now() < a->ckpt_deadline) {
+		if (!a->job_done && !a->last_committed && sr_now() < a->ckpt_deadline) {
 			post_request(r, a, SR_REASON_NOTICE, a->ckpt_deadline);
 			return;
 		}
 	}
-	if ((a->noticed || a->final_ckpt) && (was_notice || !a->req_pending))
-		sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? (r->hooks->gang.node > 0 ?
-		    "checkpoint part stored" : "checkpoint committed") :
-		    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
+	if (!(a->noticed || a->final_ckpt) || !(was_notice || !a->req_pending))
+		return;
+	/* A job that has exited by now ended on its own: not stopped, it is
+	 * not counted preempted (end_attempt) and its end does not run again
+	 * on the next machine. */
+	sr_run_ranks_reap(r, a);
+	if (a->job_done)
+		return;
+	if (a->last_committed && !a->final_ckpt) {
+		say_ends_alone(r, a);
+		return;
+	}
+	sr_run_begin_stop(r, a, was_notice && res.rc == 0 ? (r->hooks->gang.node > 0 ?
+	    "checkpoint part stored" : "checkpoint committed") :
+	    a->noticed ? "no checkpoint for this notice" : "no final checkpoint");
 }
 
 /* An early warning (now: sr_now()): checkpoint, and the job goes on. A
@@ -297,7 +327,7 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 		return;
 	}
 	sr_tl(&r->tl, 1, "warning", "%s", n->reason);
-	if (!a->req_pending && !a->saving) {
+	if (!a->req_pending && !a->saving && !a->last_committed) {
 		post_request(r, a, SR_REASON_EARLY, now + r->js->write_timeout);
 		sr_run_tell(r, a, SR_RUN_EV_REQUEST);
 	}
@@ -335,6 +365,10 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
 		    sr_tl_wall(n->deadline, 1, at, sizeof at));
 	if (a->job_done)
 		return;
+	if (a->last_committed) {
+		say_ends_alone(r, a);
+		return;
+	}
 	if (a->ckpt_deadline <= now) {
 		/* Nothing is asked of the job, so nothing can be half-written:
 		 * the newest committed checkpoint stays what the next run
@@ -361,11 +395,11 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	char took[32], who[256] = "";
 	long long step;
 	size_t len;
-	int rc, i;
+	int rc, i, last = 0;
 
 	if (!a->req_pending || a->job_done)
 		return;
-	rc = m->ops->state(m, &step);
+	rc = m->ops->state(m, &step, &last);
 	/* state may have found a commit of the job's that answered a request
 	 * this one replaced (library mode): reported now, before this one's */
 	sr_run_job_saves(r, a);
@@ -375,7 +409,7 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	if (rc == 1) {
 		m->ops->clear(m);
 		a->req_pending = 0;
-		start_save(r, a, step);
+		start_save(r, a, step, last);
 		return;
 	}
 	if (rc == -1) {		/* the method said why */
@@ -423,7 +457,7 @@ void
 sr_run_request_periodic(struct run *r, struct attempt *a, double deadline)
 {
 	if (!a->req_pending && !a->saving && !a->noticed && !a->job_done && !a->stopping &&
-	    !a->final_ckpt)
+	    !a->final_ckpt && !a->last_committed)
 		post_request(r, a, SR_REASON_PERIODIC, deadline);
 }
 
@@ -454,11 +488,12 @@ sr_run_cancel(struct run *r, struct attempt *a, int checkpoint)
 		sr_tl(&r->tl, 1, "cancel", "%s is cancelled", r->js->name);
 		return;
 	}
-	if (!checkpoint || a->noticed) {
+	if (!checkpoint || a->noticed || a->last_committed) {
 		/* a notice's checkpoint, if any, is the last one already */
 		sr_tl(&r->tl, 1, "cancel", "%s is cancelled%s", r->js->name, a->noticed ?
-		    " (its notice's checkpoint is the last)" : "");
-		if (!a->noticed)
+		    " (its notice's checkpoint is the last)" : a->last_committed && checkpoint ?
+		    " (its last checkpoint is committed)" : "");
+		if (!a->noticed || a->last_committed)
 			sr_run_begin_stop(r, a, "cancelled");
 		return;
 	}

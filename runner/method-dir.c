@@ -40,6 +40,7 @@ struct dir_method {
 	size_t ndone;
 	int *answered;			/* ndone: its done marker is there */
 	long long *steps;		/* ndone: the step it holds, -1 none */
+	int *last;			/* ndone: it said "last" */
 	int *replaced;			/* ndone: it answered a replaced request */
 	uint64_t seq;			/* the pending request's */
 	int said_replaced;		/* the timeline said so for this request */
@@ -117,12 +118,14 @@ free_done(struct dir_method *d)
 	free(d->done_paths);
 	free(d->answered);
 	free(d->steps);
+	free(d->last);
 	free(d->replaced);
 	free(d->pgids);
 	free(d->late_sig);
 	d->done_paths = NULL;
 	d->answered = NULL;
 	d->steps = NULL;
+	d->last = NULL;
 	d->replaced = NULL;
 	d->ndone = 0;
 	d->pgids = NULL;
@@ -189,6 +192,7 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 	d->done_paths = sr_calloc(n + 1, sizeof *d->done_paths);
 	d->answered = sr_calloc(n, sizeof *d->answered);
 	d->steps = sr_calloc(n, sizeof *d->steps);
+	d->last = sr_calloc(n, sizeof *d->last);
 	d->replaced = sr_calloc(n, sizeof *d->replaced);
 	l->env = sr_calloc(3, sizeof *l->env);
 	l->env[0] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", d->req_path);
@@ -374,14 +378,16 @@ dir_late_signal(struct sr_method *m, size_t i)
 }
 
 /* Every done marker: a step number, or nothing, and the request it answers
- * (none: the pending one); the ranks' steps must agree. */
+ * (none: the pending one); the ranks' steps must agree. The checkpoint is
+ * the job's last only when every rank says so: a rank that does not may
+ * still have steps to go. */
 static int
-dir_state(struct sr_method *m, long long *step)
+dir_state(struct sr_method *m, long long *step, int *last)
 {
 	struct dir_method *d = m->priv;
 	char err[SR_ERRMAX];
 	long long first = -1, seq;
-	int rc, all = 1, differ = 0;
+	int rc, all = 1, differ = 0, every_last = 1;
 	size_t i;
 
 	if (d->resend_at > 0 && sr_mono() >= d->resend_at)
@@ -389,7 +395,8 @@ dir_state(struct sr_method *m, long long *step)
 
 	for (i = 0; i < d->ndone; i++) {
 		if (!d->answered[i]) {
-			rc = sr_req_done(d->done_paths[i], &d->steps[i], &seq, err);
+			rc = sr_req_done(d->done_paths[i], &d->steps[i], &seq, &d->last[i],
+			    err);
 			if (rc == -1) {
 				sr_tl(m->ctx.tl, 1, "warning", "%s", err);
 				d->steps[i] = -1;
@@ -405,6 +412,7 @@ dir_state(struct sr_method *m, long long *step)
 	if (!all)
 		return 0;
 	for (i = 0; i < d->ndone; i++) {
+		every_last &= d->last[i];
 		if (d->steps[i] < 0)
 			continue;
 		if (first >= 0 && d->steps[i] != first)
@@ -414,6 +422,7 @@ dir_state(struct sr_method *m, long long *step)
 	if (differ)
 		say_steps(m, d->steps);
 	*step = first;
+	*last = every_last;
 	return differ ? -1 : 1;
 }
 

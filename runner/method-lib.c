@@ -275,12 +275,14 @@ read_done(struct lib_method *l, struct sr_method *m)
 	return 1;
 }
 
-/* Complete once the library says it committed: the state is in the store. */
+/* Complete once the library says it committed: the state is in the store.
+ * libspotrun has no way yet to call a save the job's last. */
 static int
-lib_state(struct sr_method *m, long long *step)
+lib_state(struct sr_method *m, long long *step, int *last)
 {
 	struct lib_method *l = m->priv;
 
+	*last = 0;
 	if (!l->answered)
 		l->answered = read_done(l, m);
 	if (!l->answered)

@@ -146,13 +146,14 @@ struct sr_method_ops {
 	int (*request)(struct sr_method *m, const struct sr_child *job, size_t njob,
 	    const struct sr_ckpt_request *rq, int *signalled, char *err);
 	/* Whether the job's state for the pending request is complete:
-	 * 1 (*step: the step it holds, -1 unknown), 0 not yet, or -1 when it
+	 * 1 (*step: the step it holds, -1 unknown; *last: 1 when the job
+	 * says it is its last checkpoint, only its end follows), 0 not yet, or -1 when it
 	 * is complete but unusable (the ranks answered at different steps):
 	 * the request is over and nothing is saved; the method said why on
 	 * the timeline. Called on every wake of the loop while a request is
 	 * pending, and at least every state_poll seconds. A bad answer of one
 	 * process is a warning the method shows, and counts as its answer. */
-	int (*state)(struct sr_method *m, long long *step);
+	int (*state)(struct sr_method *m, long long *step, int *last);
 	double state_poll;		/* 0: when fd is readable is enough */
 	/* NULL-able. After state: the signal job[i] (as request's) was sent
 	 * since request returned, 0 none: a process that began to catch the

@@ -53,12 +53,24 @@ read_number(char **p)
 	return v;
 }
 
+/* Whether p starts with the word w (followed by a space or the end). */
+static int
+is_word(const char *p, const char *w)
+{
+	size_t n = strlen(w);
+
+	return strncmp(p, w, n) == 0 && (p[n] == '\0' || p[n] == ' ' || p[n] == '\t' ||
+	    p[n] == '\n' || p[n] == '\r');
+}
+
 int
-sr_req_done(const char *done_path, long long *step, long long *seq, char *err)
+sr_req_done(const char *done_path, long long *step, long long *seq, int *last, char *err)
 {
 	char *buf, *p, *start;
+	size_t len;
 	int bad = 0;
 
+	*last = 0;
 	if (access(done_path, F_OK) == -1) {
 		if (errno == ENOENT)
 			return 0;
@@ -68,7 +80,7 @@ sr_req_done(const char *done_path, long long *step, long long *seq, char *err)
 		return -1;
 	start = p = skip_space(buf);
 	*step = *seq = -1;
-	if (*p != '\0' && strncmp(p, "seq=", 4) != 0) {
+	if (*p != '\0' && strncmp(p, "seq=", 4) != 0 && !is_word(p, "last")) {
 		*step = read_number(&p);
 		bad = *step < 0 || (*p != '\0' && p == skip_space(p));
 		p = skip_space(p);
@@ -76,12 +88,22 @@ sr_req_done(const char *done_path, long long *step, long long *seq, char *err)
 	if (!bad && strncmp(p, "seq=", 4) == 0) {
 		p += 4;
 		*seq = read_number(&p);
-		bad = *seq < 0;
+		bad = *seq < 0 || (*p != '\0' && p == skip_space(p));
 		p = skip_space(p);
 	}
+	if (!bad && is_word(p, "last")) {
+		*last = 1;
+		p = skip_space(p + 4);
+	}
 	if (bad || *p != '\0') {
-		sr_err(err, "read %s: '%.40s' is not a step and the request's seq; write them "
-		    "(e.g. 120 seq=3), the step alone, or nothing", done_path, start);
+		len = strlen(start);
+		while (len > 0 && (start[len - 1] == '\n' || start[len - 1] == ' ' ||
+		    start[len - 1] == '\t' || start[len - 1] == '\r'))
+			len--;
+		sr_err(err, "read %s: '%.*s' is not a step, the request's seq and 'last'; write "
+		    "them (e.g. 120 seq=3, or 120 seq=3 last for the job's last checkpoint), the "
+		    "step alone, or nothing", done_path, len < 40 ? (int)len : 40, start);
+		*last = 0;
 		free(buf);
 		return -1;
 	}

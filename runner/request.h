@@ -4,7 +4,8 @@
  * process that answers (each rank, or the one process of launch = once)
  * does so with a done file of its own holding the step number and the seq
  * of the request it answers ("120 seq=3"; a bare step from older jobs
- * answers whatever request is pending).
+ * answers whatever request is pending; "120 seq=3 last": the job's last
+ * checkpoint).
  */
 #ifndef SR_REQUEST_H
 #define SR_REQUEST_H
@@ -20,9 +21,11 @@
 int sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_t seq,
     const char *reason, double deadline, char *err);
 /* 1 when the done file exists (*step = its number, or -1 when it names none;
- * *seq = the request it answers, or -1 when it names none), 0 when not yet,
- * -1 when it exists but holds something other than "[STEP] [seq=N]". */
-int sr_req_done(const char *done_path, long long *step, long long *seq, char *err);
+ * *seq = the request it answers, or -1 when it names none; *last = 1 when
+ * it ends with the word "last": the job says this checkpoint is its last,
+ * what follows it is the job's end), 0 when not yet, -1 when it exists but
+ * holds something other than "[STEP] [seq=N] [last]". */
+int sr_req_done(const char *done_path, long long *step, long long *seq, int *last, char *err);
 /* Remove the marker files: the request and the n done files (missing
  * files are fine). */
 void sr_req_clear(const char *request_path, char *const *done_paths, size_t n);

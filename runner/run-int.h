@@ -187,6 +187,11 @@ struct attempt {
 	int checkpoints_before;		/* r->checkpoints when it started */
 	/* a cancel's final checkpoint: stop the job once it is answered */
 	int final_ckpt;
+	/* The job's last checkpoint (its done marker said "last"): the save
+	 * running is one (save_last); one committed (last_committed), so
+	 * only the job's end is left: a notice asks for no other and lets
+	 * it end on its own until the machine goes away. */
+	int save_last, last_committed;
 };
 
 /* run-setup.c: everything the attempts need (0), or -1 with res's outcome

@@ -341,6 +341,13 @@ os.unlink(os.path.join(TMP, "old-done"))
 
 os.unlink(DONE)
 os.unlink(REQ)
+post(env, 9, "notice", time.time() + 30)
+is_(spotrun.done(40, last=True), True, "done(40, last=True) answers request 9")
+with open(DONE) as f:
+    is_(f.read(), "40 seq=9 last\n", "the done file holds '40 seq=9 last\\n': the job's last checkpoint")
+
+os.unlink(DONE)
+os.unlink(REQ)
 post(env, 6, "periodic", 0)
 os.unlink(REQ)  # withdrawn: its deadline passed
 is_((spotrun.requested(), spotrun.done(7), os.path.exists(DONE)), (False, False, False),

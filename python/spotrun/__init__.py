@@ -277,11 +277,19 @@ def _to_answer() -> Optional[Request]:
     return a if a is not None and a.seq != _st.answered else _pending()
 
 
-def done(step: int) -> bool:
+def done(step: int, last: bool = False) -> bool:
     """Tell spotrun that the files in ckpt_dir() are complete, at `step`
     (a whole number >= 0: what resume_step() returns on the next start).
     With several ranks each calls it for its own part, into its own done
     marker; spotrun commits once all have, at the same step.
+    last=True says this checkpoint is the job's last (its final step; what
+    follows is only its end: writing results, exiting): once it commits,
+    spotrun asks for no other, and a notice no longer stops the job, which
+    may end on its own until the machine goes away; if the machine goes
+    first, the next run resumes from it and does the end again. Without it,
+    a job whose last step answers a notice is stopped after the commit and
+    its end runs again on the next machine. With several ranks every rank
+    says last=True, or it is not the last; in a gang it changes nothing.
     The done file is written atomically: a temporary file in its directory,
     fsync'ed, renamed into place; no reader ever sees it half written. It
     holds the step and the seq of the request answered: the one request()
@@ -310,7 +318,8 @@ def done(step: int) -> bool:
         return False
     if req is None:
         req = cur
-    line = b"%d seq=%d\n" % (n, req.seq) if req.seq >= 0 else b"%d\n" % n
+    line = b"%d seq=%d" % (n, req.seq) if req.seq >= 0 else b"%d" % n
+    line += b" last\n" if last else b"\n"
     _write_atomic(path, lambda f: f.write(line))
     _st.answered = req.seq
     return req.seq == cur.seq

@@ -17,7 +17,8 @@ attempt:
                           makes seconds long: the time spotrun counts)
     step N T PID          step N was done
     ckpt N T PID REASON   the state at step N went to spotrun (REASON: periodic,
-                          notice, early)
+                          notice, early); at the last step as the job's
+                          last checkpoint (spotrun.done(N, last=True))
     done T PID            the last step was done
 
 (T: epoch seconds.) At the end it writes the list of steps to DIR/JOB.final
@@ -88,7 +89,9 @@ def main():
             reason = spotrun.reason() or "?"
             write_atomic(state, json.dumps({"done": done}))
             append(glog, "ckpt %d %.6f %d %s" % (step, time.time(), pid, reason))
-            spotrun.done(step)
+            # the last step's checkpoint is the job's last: a notice then
+            # lets it end here rather than doing its end again elsewhere
+            spotrun.done(step, last=step == args.steps)
     write_atomic(os.path.join(args.log, job + ".final"),
                  "".join("%d %d\n" % s for s in done))
     append(glog, "done %.6f %d" % (time.time(), pid))
