@@ -292,12 +292,6 @@ sr_run_method_news(struct run *r, struct attempt *a)
 	}
 	if (!(a->noticed || a->final_ckpt) || !(was_notice || !a->req_pending))
 		return;
-	/* A job that has exited by now ended on its own: not stopped, it is
-	 * not counted preempted (end_attempt) and its end does not run again
-	 * on the next machine. */
-	sr_run_ranks_reap(r, a);
-	if (a->job_done)
-		return;
 	if (a->last_committed && !a->final_ckpt) {
 		say_ends_alone(r, a);
 		return;

@@ -305,6 +305,10 @@ watch_once(struct run *r, struct attempt *a, char *err)
 			sr_run_notice(r, a, &n);
 	}
 	if (i_m >= 0 && (pf[i_m].revents & POLLIN)) {
+		/* A job that has exited by now, its SIGCHLD not yet seen,
+		 * ended on its own: not stopped after a notice's commit, so
+		 * not counted preempted, and its end not run again. */
+		sr_run_ranks_reap(r, a);
 		sr_run_method_news(r, a);
 		sr_run_user_release(r, a);
 	}

@@ -16,8 +16,10 @@
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 
-# The job: python3 lastjob.py MODE LOG. A fresh start works until spotrun
-# asks (REASON: notice or periodic), answers at step 5 (MODE last: with
+# The job: python3 lastjob.py MODE LOG NOTICE. A fresh start makes the notice
+# come (creates NOTICE, the local provider's notice_file) where MODE needs
+# one, so that it comes once the job runs, on any machine; works until
+# spotrun asks (REASON: notice or periodic), answers at step 5 (MODE last: with
 # last=True), then ends as MODE says; a resumed one (at step 5) ends at
 # once. LOG gets "start K", "req REASON" for each request seen, "end".
 # Every wait gives up after 2 minutes (exit 9), so nothing hangs.
@@ -44,6 +46,8 @@ def wait(cond):
             sys.exit(9)
         time.sleep(0.02)
 def answered_with(reason, last):
+    if reason == "notice":
+        open(sys.argv[3], "w").close()    # the notice comes (notice_file)
     wait(lambda: spotrun.requested() and spotrun.reason() == reason)
     put("req " + reason)
     with open(os.path.join(spotrun.ckpt_dir(), "state"), "w") as f:
@@ -65,6 +69,8 @@ elif step == 0 and mode == "slow":
     wait(lambda: False)           # until the machine goes away
 elif step == 0 and mode == "periodic":
     answered_with("periodic", True)
+    wait(lambda: said("is the job's last checkpoint"))
+    open(sys.argv[3], "w").close()    # the notice comes (notice_file)
     wait(lambda: said("it may end on its own"))
     if spotrun.requested():
         put("req " + str(spotrun.reason()))
@@ -77,7 +83,7 @@ EOF
 run() {
 	_n=$1 _m=$2
 	shift 2
-	t_jobfile "$_n" "python3 $t_tmp/lastjob.py $_m $t_tmp/$_n.log" "margin = 1s" \
+	t_jobfile "$_n" "python3 $t_tmp/lastjob.py $_m $t_tmp/$_n.log $t_tmp/$_n.notice" "margin = 1s" \
 	    "write_timeout = 2m" "$@"
 	"$SPOTRUN" run "$t_tmp/$_n.ini" > "$t_tmp/$_n.out" 2> "$t_tmp/$_n.err"
 	t_rc=$?
@@ -86,8 +92,8 @@ run() {
 said_log() { tr '\n' ',' < "$t_tmp/$1.log"; }
 
 # 1-3: plain done() at the last step: stopped, preempted, the end twice.
-run plain plain "interval = 0" "[provider]" "name = local" "after = 1s" "window = 60s" \
-    "preemptions = 1"
+run plain plain "interval = 0" "[provider]" "name = local" "notice_file = $t_tmp/plain.notice" \
+    "window = 60s"
 t_is "$t_rc" 0 "plain done(): the job finishes" || t_show "$t_tmp/plain.err"
 t_is "$(said_log plain)" "start 0,req notice,end,start 5,end," \
     "... but its end ran twice: the attempt after the notice resumed at step 5" ||
@@ -96,8 +102,8 @@ t_like "$t_tmp/plain.err" 'checkpoint committed; SIGTERM to the job' \
     "... stopped once the notice's checkpoint committed"
 
 # 4-8: done(step, last=True): left to end, one attempt, the end once.
-run last last "interval = 0" "[provider]" "name = local" "after = 1s" "window = 60s" \
-    "preemptions = 1"
+run last last "interval = 0" "[provider]" "name = local" "notice_file = $t_tmp/last.notice" \
+    "window = 60s"
 t_is "$t_rc" 0 "done(last=True): the job finishes" || t_show "$t_tmp/last.err"
 t_is "$(said_log last)" "start 0,req notice,end," "... its end ran once, in the noticed attempt" ||
     t_show "$t_tmp/last.err"
@@ -108,17 +114,19 @@ t_like "$t_tmp/last.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions' \
     "... 1 attempt, not counted preempted" || t_show "$t_tmp/last.err"
 
 # 9-11: last, but the machine goes before the job ends.
-run slow slow "interval = 0" "[provider]" "name = local" "after = 1s" "window = 10s" \
-    "preemptions = 1"
+run slow slow "interval = 0" "[provider]" "name = local" "notice_file = $t_tmp/slow.notice" \
+    "window = 10s"
 t_is "$t_rc" 0 "last, job too slow to end: the job finishes" || t_show "$t_tmp/slow.err"
 t_is "$(said_log slow)" "start 0,req notice,start 5,end," \
     "... the next attempt resumed at the last checkpoint's step and ended" || t_show "$t_tmp/slow.err"
 t_like "$t_tmp/slow.err" 'the machine is going away; SIGTERM to the job' \
     "... stopped when the machine went away, at the deadline" || t_show "$t_tmp/slow.err"
 
-# 12-14: a periodic checkpoint said to be the last, then the notice.
-run per periodic "interval = 1s" "[provider]" "name = local" "after = 4s" "window = 60s" \
-    "preemptions = 1"
+# 12-14: a periodic checkpoint said to be the last, then the notice (the
+# job makes it come, through notice_file, once the commit is on the
+# timeline).
+run per periodic "interval = 1s" "[provider]" "name = local" "notice_file = $t_tmp/per.notice" \
+    "window = 60s"
 t_is "$t_rc" 0 "a periodic last checkpoint: the job finishes" || t_show "$t_tmp/per.err"
 t_is "$(said_log per)" "start 0,req periodic,end," \
     "... no request after it (periodic or the notice's), the end once" || t_show "$t_tmp/per.err"
