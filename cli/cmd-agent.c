@@ -15,11 +15,12 @@
 #include "agent.h"
 #include "cmd.h"
 #include "fleet.h"
+#include "trace.h"
 #include "units.h"
 
 enum {
 	AG_QUEUE, AG_IDLE_TIMEOUT, AG_IDLE_COMMAND, AG_ONCE, AG_MAX_JOBS, AG_LABEL, AG_LABELS, AG_DIR,
-	AG_PRICES, AG_PROVIDER, AG_QUIET
+	AG_PRICES, AG_PROVIDER, AG_TRACE_NODE, AG_QUIET
 };
 
 static const struct sr_opt agent_opts[] = {
@@ -33,6 +34,7 @@ static const struct sr_opt agent_opts[] = {
 	[AG_DIR] = { 0, "dir", "DIR", "run jobs in DIR/jobs/ID" },
 	[AG_PRICES] = { 0, "prices", "FILE", "price the machine with FILE's table" },
 	[AG_PROVIDER] = { 0, "provider", "NAME", "the machine's provider (default auto: probed)" },
+	[AG_TRACE_NODE] = { 0, "trace-node", "N", "local: replay node N (1..) of a multi-node trace" },
 	[AG_QUIET] = { 'q', "quiet", NULL, "print only the important lines of runs" },
 	{ 0 }
 };
@@ -187,6 +189,16 @@ cmd_agent_exec(const struct sr_args *a)
 			goto out;
 		}
 		o.max_jobs = (int)n;
+	}
+	if ((v = sr_args_get(a, AG_TRACE_NODE)) != NULL) {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (end == v || *end != '\0' || errno != 0 || n < 1 || n > SR_TRACE_NODES_MAX) {
+			fprintf(stderr, "spotrun agent: --trace-node %s: not a node of a trace (1 to "
+			    "%d)\n", v, SR_TRACE_NODES_MAX);
+			goto out;
+		}
+		o.trace_node = (int)n;
 	}
 	if (o.dir != NULL && o.dir[0] != '/') {
 		fprintf(stderr, "spotrun agent: --dir %s: give an absolute path\n", o.dir);

@@ -817,6 +817,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	h.gpus = &ag->found;
 	h.one_vm = 1;
 	h.vm = ag->vm;
+	h.trace_node = ag->o->trace_node;
 	h.vm_since = ag->vm_since;
 	h.term_notice = 1;
 	h.progress = on_progress;

@@ -48,6 +48,10 @@ struct sr_agent_opts {
 	const struct sr_agent_label *labels;
 	size_t nlabels;
 	int quiet;			/* the runs' timelines: important lines only */
+	/* The node of a multi-node trace the local provider replays for this
+	 * machine, whatever its node in each gang: 1 for the first (up while
+	 * a value is >= 1), N for the N-th; 0: its gang node (run.h's hooks). */
+	int trace_node;
 	/* The exit status a run's result is given in its last line. */
 	int (*exit_code)(const struct sr_run_result *res);
 };

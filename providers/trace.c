@@ -29,7 +29,6 @@ struct sr_trace {
 };
 
 #define TRACE_SHAPE "{\"metadata\": {\"gap_seconds\": N}, \"data\": [0|1|..., ...]}"
-#define MAX_NODES 4096
 
 /* "an object", "a string", ... for messages about a value of the wrong type. */
 static const char *
@@ -135,10 +134,10 @@ check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **da
 		if (!json_is_integer(nv))
 			return sr_err(err, "load trace %s: \"metadata\".\"nodes\" is %s, "
 			    "not an integer", path, json_kind(nv));
-		if (json_integer_value(nv) < 1 || json_integer_value(nv) > MAX_NODES)
+		if (json_integer_value(nv) < 1 || json_integer_value(nv) > SR_TRACE_NODES_MAX)
 			return sr_err(err, "load trace %s: \"metadata\".\"nodes\" is %lld; "
 			    "it must be 1 to %d (the nodes a value of \"data\" counts)",
-			    path, (long long)json_integer_value(nv), MAX_NODES);
+			    path, (long long)json_integer_value(nv), SR_TRACE_NODES_MAX);
 		*nodes = (int)json_integer_value(nv);
 	}
 	*data = json_object_get(root, "data");
@@ -152,20 +151,20 @@ check_shape(const char *path, json_t *root, double *gap, int *nodes, json_t **da
 }
 
 /* The error for "data"[i], which is what (a kind or a number): 0..nodes
- * when the file says "nodes", else 0 to MAX_NODES. */
+ * when the file says "nodes", else 0 to SR_TRACE_NODES_MAX. */
 static int
 bad_value(const char *path, size_t i, const char *what, int nodes, char *err)
 {
 	if (nodes == 0)
 		return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value "
 		    "must be an integer from 0 to %d: the instances up (0: down, 1: "
-		    "up, N: N nodes of a multi-node trace)", path, i, what, MAX_NODES);
+		    "up, N: N nodes of a multi-node trace)", path, i, what, SR_TRACE_NODES_MAX);
 	return sr_err(err, "load trace %s: \"data\"[%zu] is %s; each value must be "
 	    "an integer from 0 to %d (\"metadata\".\"nodes\"): the nodes up", path, i,
 	    what, nodes);
 }
 
-/* Every value of data checked (0..*nodes, or 0..MAX_NODES when *nodes is
+/* Every value of data checked (0..*nodes, or 0..SR_TRACE_NODES_MAX when *nodes is
  * 0); a *nodes of 0 becomes the largest value (at least 1): the
  * spot-traces format counts the instances up, so a 4-node trace's values
  * run from 0 to 4 with no "nodes" of its own. 0, or -1 with err. */
@@ -173,7 +172,7 @@ static int
 check_values(const char *path, json_t *data, int *nodes, char *err)
 {
 	size_t i, n = json_array_size(data);
-	json_int_t v, max = 1, cap = *nodes > 0 ? *nodes : MAX_NODES;
+	json_int_t v, max = 1, cap = *nodes > 0 ? *nodes : SR_TRACE_NODES_MAX;
 	char num[32];
 	json_t *e;
 

@@ -31,6 +31,9 @@ struct sr_trace_period {
 				 * preemption (and no notice) ends this period */
 };
 
+/* Nodes of a trace at most. */
+#define SR_TRACE_NODES_MAX 4096
+
 /* Read and validate the trace file at path. Errors ("load trace PATH:
  * reason") name what is wrong: a missing or unreadable file, bad JSON (with
  * line and column), a missing or mistyped "metadata", "gap_seconds" or

@@ -263,7 +263,8 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 	if (open_store(r, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
 	pconf = js->provider;
-	pconf.trace_node = r->hooks->gang.nodes > 1 ? r->hooks->gang.node : 0;
+	pconf.trace_node = r->hooks->trace_node > 0 ? r->hooks->trace_node - 1 :
+	    r->hooks->gang.nodes > 1 ? r->hooks->gang.node : 0;
 	pconf.vm_since = r->hooks->vm_since;
 	rc = sr_provider_new(&pconf, &r->prov, err);
 	if (rc != 0)

@@ -122,6 +122,10 @@ struct sr_run_hooks {
 	 * res->next_vm, so a trace goes on where its last job left it. */
 	int vm;
 	double vm_since;
+	/* The node of a multi-node trace the local provider replays, 1 for
+	 * the first (an agent's --trace-node: the same machine's periods
+	 * whatever its node in each gang); 0: the run's node in its gang. */
+	int trace_node;
 	/* SIGTERM to spotrun (when no provider takes it as its notice) is a
 	 * notice by [provider] grace: the job is checkpointed and stopped, the
 	 * run ends PREEMPTED with res->signal set, for a caller that a

@@ -8,6 +8,8 @@
 # the job succeeds there. (Each claim used to start at the first period
 # again.) Only the order of events is checked: on a loaded machine a
 # notice may come at once, the machine's period spent before the claim.
+# With --trace-node N the agent replays node N of a multi-node trace (its
+# node in the gang without it, so node 1 alone), and a node the trace lacks fails the job, saying so.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -43,4 +45,32 @@ t_is "$(grep -E '^spotrun agent: tr1: (released|succeeded|failed)' "$t_tmp/agt.e
     t_show "$t_tmp/agt.err"
 t_is "$(cut -d' ' -f1 "$t_tmp/wl/tr1.final" 2>/dev/null | tr '\n' ' ')" \
     "$(seq 1 40 | tr '\n' ' ')" "every step of the job, once, in order"
+
+# --trace-node N: the machine replays node N of a multi-node trace (up while
+# a value is >= N), whatever its node in a gang. Node 1 of this 2-node
+# trace is up throughout (one period to the end: no notice); node 2 is down
+# at its second tick, so its machine 1 lives 1 s.
+printf '{"metadata": {"gap_seconds": 10}, "data": [2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2]}\n' > "$t_tmp/trace2.json"
+sed "s|$t_tmp/trace.json|$t_tmp/trace2.json|" "$t_tmp/job.ini" > "$t_tmp/job2.ini"
+"$QTOOL" add "$Q" n0 "$t_tmp/job2.ini" || t_bail "qtool add failed"
+ag_start agn0 0 --queue "$Q" --once
+ag_wait_bounded "$t_last" 300
+t_is "$t_rc|$(grep -c 'simulated preemption' "$t_tmp/agn0.err")|$(grep -c '^spotrun agent: n0: succeeded' "$t_tmp/agn0.err")" \
+    "0|0|1" "no --trace-node: the agent replays node 1, up throughout: no notice, the job succeeds" ||
+    t_show "$t_tmp/agn0.err"
+"$QTOOL" add "$Q" n1 "$t_tmp/job2.ini" || t_bail "qtool add failed"
+ag_start agn1 0 --queue "$Q" --once --trace-node 2
+ag_wait_bounded "$t_last" 300
+t_is "$t_rc|$(sed -n 's/.*simulated preemption (trace up-period \([0-9]*\) of 2).*/\1/p' "$t_tmp/agn1.err" | tr '\n' ' ')|$(grep -c '^spotrun agent: n1: succeeded' "$t_tmp/agn1.err")" \
+    "0|1 |1" "--trace-node 2: node 2's periods: preempted at the first's end, succeeds in the second" ||
+    t_show "$t_tmp/agn1.err"
+"$QTOOL" add "$Q" n3 "$t_tmp/job2.ini" || t_bail "qtool add failed"
+ag_start agn3 0 --queue "$Q" --once --trace-node 4
+ag_wait_bounded "$t_last" 300
+t_like "$t_tmp/agn3.err" 'load trace .*trace2.json.*node 4 is not in it: it has 2 nodes' \
+    "--trace-node 4 of a 2-node trace: the job's run says the trace has 2 nodes" || t_show "$t_tmp/agn3.err"
+"$SPOTRUN" agent --queue "$Q" --once --trace-node 0 > "$t_tmp/bad.out" 2> "$t_tmp/bad.err"
+t_is "$?|$(cat "$t_tmp/bad.err")" \
+    "64|spotrun agent: --trace-node 0: not a node of a trace (1 to 4096)" \
+    "--trace-node 0: refused, with the range (exit 64)"
 t_done
