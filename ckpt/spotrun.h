@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SPOTRUN_API_VERSION 1
+#define SPOTRUN_API_VERSION 2	/* 2: spotrun_ckpt_answer_last */
 
 typedef enum {
 	SPOTRUN_OK = 0,
@@ -113,11 +113,12 @@ spotrun_ckpt_request(struct spotrun_request *req)
 }
 
 /* The done marker written atomically (a temporary file renamed into place):
- * the step (-1: none) and, with req, the seq of the request it answers. */
+ * the step (-1: none), with req the seq of the request it answers, and with
+ * last the word that makes it the job's last checkpoint. */
 static inline int
-spotrun__done(long long step, const struct spotrun_request *req)
+spotrun__done(long long step, const struct spotrun_request *req, int last)
 {
-	const char *path = spotrun__env("SPOTRUN_CKPT_DONE");
+	const char *path = spotrun__env("SPOTRUN_CKPT_DONE"), *sep = "";
 	char tmp[4096];
 	FILE *fp;
 	int n;
@@ -130,10 +131,15 @@ spotrun__done(long long step, const struct spotrun_request *req)
 	fp = fopen(tmp, "w");
 	if (fp == NULL)
 		return SPOTRUN_ERR_IO;
-	if (step >= 0)
-		fprintf(fp, "%lld%s", step, req != NULL ? " " : "\n");
-	if (req != NULL)
-		fprintf(fp, "seq=%llu\n", req->seq);
+	if (step >= 0) {
+		fprintf(fp, "%lld", step);
+		sep = " ";
+	}
+	if (req != NULL) {
+		fprintf(fp, "%sseq=%llu", sep, req->seq);
+		sep = " ";
+	}
+	fprintf(fp, "%s%s\n", last ? sep : "", last ? "last" : "");
 	if (fclose(fp) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);
 		return SPOTRUN_ERR_IO;
@@ -149,7 +155,18 @@ spotrun__done(long long step, const struct spotrun_request *req)
 static inline int
 spotrun_ckpt_answer(const struct spotrun_request *req, long long step)
 {
-	return spotrun__done(step, req);
+	return spotrun__done(step, req, 0);
+}
+
+/* The same, saying this checkpoint is the job's last: its final step, after
+ * which it only ends (writes its results, exits). Once it commits spotrun
+ * asks for no other checkpoint, and a preemption notice lets the job end on
+ * its own until the machine goes away rather than stopping it at once, so
+ * that its end does not run again on the next machine. */
+static inline int
+spotrun_ckpt_answer_last(const struct spotrun_request *req, long long step)
+{
+	return spotrun__done(step, req, 1);
 }
 
 /* The same, answering whatever request is pending when spotrun reads it
@@ -157,7 +174,7 @@ spotrun_ckpt_answer(const struct spotrun_request *req, long long step)
 static inline int
 spotrun_ckpt_done(long long step)
 {
-	return spotrun__done(step, NULL);
+	return spotrun__done(step, NULL, 0);
 }
 
 #endif

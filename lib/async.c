@@ -53,6 +53,7 @@ struct sr_async {
 	/* Under sg.mu. */
 	int answering;			/* answers request answer_seq */
 	unsigned long long answer_seq;
+	int last;			/* ctx->last when it began */
 	int closed;			/* its answer is decided: no request taken now */
 	int done;			/* the thread has ended: rc and err are its result */
 	int rc;
@@ -63,13 +64,13 @@ struct sr_async {
 
 void
 sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
-    const struct sr_ckpt_stats *cs, double blocked)
+    const struct sr_ckpt_stats *cs, double blocked, int last)
 {
 	char line[300], err[SR_ERRMAX];
 	int n = snprintf(line, sizeof line, "seq=%llu step=%lld checkpoint=%" PRIu64 " raw=%" PRIu64
-	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f blocked=%.3f\n",
+	    " stored=%" PRIu64 " new=%" PRIu64 " reused=%" PRIu64 " seconds=%.3f blocked=%.3f%s\n",
 	    seq, step, cs->seq, cs->raw_bytes, cs->stored_bytes, cs->new_bytes, cs->reused_chunks,
-	    cs->seconds, blocked);
+	    cs->seconds, blocked, last ? " last=1" : "");
 
 	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
 		return;
@@ -129,7 +130,7 @@ save_main(void *arg)
 	if (rc == 0) {
 		sr_async_tell_commit(ctx, j->step, j->n, &cs, blocked);
 		if (answering)
-			sr_async_answer(ctx, seq, j->step, &cs, blocked);
+			sr_async_answer(ctx, seq, j->step, &cs, blocked, j->last);
 		else
 			sr_lib_report_save(ctx, 0, j->step, &cs, blocked, NULL);
 	} else {
@@ -408,6 +409,7 @@ sr_async_start(spotrun_ctx *ctx, long long step, const struct sr_ckpt_opts *o, i
 	j->t0 = t0;
 	j->answering = answering;
 	j->answer_seq = ctx->req_seq;
+	j->last = ctx->last;
 	chunk = j->o.chunk_size;
 	/* device buffers: their chunk sums first (on the GPUs), so that a
 	 * chunk the last commit holds is neither copied nor staged */

@@ -46,6 +46,7 @@ struct spotrun_ctx_s {
 	double req_checked;		/* sr_mono() of the last look */
 	int req_pending;
 	unsigned long long req_seq, answered_seq;
+	int last;			/* spotrun_set_last: answers are the job's last */
 	double req_deadline;
 	char req_reason[16];		/* of req_seq: "notice", "periodic", ... */
 	/* The async save (lib/async.c). async: the save in flight, or the
@@ -131,8 +132,10 @@ void sr_async_free(spotrun_ctx *ctx);
 void sr_lib_report_save(const spotrun_ctx *ctx, unsigned long long seq, long long step,
     const struct sr_ckpt_stats *cs, double blocked, const char *failure);
 
+/* last: the answer says the checkpoint is the job's last (spotrun_set_last
+ * when the save began). */
 void sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
-    const struct sr_ckpt_stats *cs, double blocked);
+    const struct sr_ckpt_stats *cs, double blocked, int last);
 /* The INFO line of a commit; blocked < 0: a blocking save (not said). */
 void sr_async_tell_commit(const spotrun_ctx *ctx, long long step, size_t nbufs,
     const struct sr_ckpt_stats *cs, double blocked);

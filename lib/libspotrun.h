@@ -304,6 +304,18 @@ spotrun_error spotrun_save_async(spotrun_ctx *ctx, long long step);
  * earlier save, or held by a save in flight, is left as it is. */
 spotrun_error spotrun_prepare_async(spotrun_ctx *ctx);
 
+/* Say whether the checkpoints the job saves from now on, in answer to
+ * spotrun's requests, are its last (1) or not (0, the default): its final
+ * step's state, after which it only ends (writes its results, exits).
+ * Once such a save commits, spotrun asks for no other, and a preemption
+ * notice lets the job end on its own until the machine goes away, rather
+ * than stopping it, so that its end does not run again on the next
+ * machine (spotrun(1), CHECKPOINT PROTOCOL: "last"). Taken when a save
+ * begins (an async save keeps what it was). SPOTRUN_ERROR_PARAMETER for
+ * another value. With world_size > 1, rank 0's counts: it answers for
+ * all. */
+spotrun_error spotrun_set_last(spotrun_ctx *ctx, int last);
+
 /* Wait until the save in flight is committed or failed, and return its
  * result (its message in spotrun_getErrorString); SPOTRUN_OK when none
  * is in flight. */

@@ -466,7 +466,7 @@ answer(spotrun_ctx *ctx, long long step, const struct sr_ckpt_stats *cs)
 	ctx->req_pending = 0;
 	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
 		return;
-	sr_async_answer(ctx, ctx->req_seq, step, cs, cs->seconds);	/* blocked throughout */
+	sr_async_answer(ctx, ctx->req_seq, step, cs, cs->seconds, ctx->last);	/* blocked throughout */
 }
 
 /* ---- save and restore ---- */
@@ -665,6 +665,19 @@ spotrun_set_staging_bytes(spotrun_ctx *ctx, size_t bytes)
 	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
 		return rc;
 	ctx->staging_bytes = bytes;	/* read by the next save_async, on this thread */
+	return SPOTRUN_OK;
+}
+
+SPOTRUN_API spotrun_error
+spotrun_set_last(spotrun_ctx *ctx, int last)
+{
+	spotrun_error rc;
+
+	if (ctx == NULL || (last != 0 && last != 1))
+		return SPOTRUN_ERROR_PARAMETER;
+	if ((rc = sr_lib_begin(ctx)) != SPOTRUN_OK)
+		return rc;
+	ctx->last = last;	/* read when a save begins, on this thread */
 	return SPOTRUN_OK;
 }
 

@@ -33,6 +33,7 @@ struct lib_method {
 	uint64_t req_seq;		/* the pending request's */
 	int answered;			/* its done marker was read */
 	struct sr_ckpt_result res;	/* what the marker said */
+	int last;			/* and that it is the job's last (last=1) */
 	int pipe[2];			/* one byte: "the save" (the job's commit) is over */
 	int pending;			/* a byte is in the pipe */
 	/* The saves the job reports unasked (lib/report.c): the file, how
@@ -244,6 +245,7 @@ read_done(struct lib_method *l, struct sr_method *m)
 	double secs, blocked = -1;
 	char *buf, err[SR_ERRMAX];
 	const char *b;
+	int last;
 
 	if (access(l->done_path, F_OK) == -1)
 		return 0;
@@ -261,6 +263,7 @@ read_done(struct lib_method *l, struct sr_method *m)
 	}
 	if ((b = strstr(buf, " blocked=")) != NULL && sscanf(b, " blocked=%lf", &blocked) != 1)
 		blocked = -1;
+	last = strstr(buf, " last=1") != NULL;
 	free(buf);
 	if (seq != l->req_seq) {
 		/* an older request's, written late: committed all the same */
@@ -272,11 +275,12 @@ read_done(struct lib_method *l, struct sr_method *m)
 		sr_tl(m->ctx.tl, 0, "ckpt", "the job saved step %lld in the background: its training "
 		    "was blocked %.3f s of the save's %.3f s", step, blocked, secs);
 	fill_result(&l->res, m, step, ckpt, raw, stored, fresh, reused, secs);
+	l->last = last;
 	return 1;
 }
 
-/* Complete once the library says it committed: the state is in the store.
- * libspotrun has no way yet to call a save the job's last. */
+/* Complete once the library says it committed: the state is in the store
+ * (the job's last checkpoint when the library says so: spotrun_set_last). */
 static int
 lib_state(struct sr_method *m, long long *step, int *last)
 {
@@ -288,6 +292,7 @@ lib_state(struct sr_method *m, long long *step, int *last)
 	if (!l->answered)
 		return 0;
 	*step = l->res.stats.step;
+	*last = l->last;
 	return 1;
 }
 

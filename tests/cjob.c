@@ -5,7 +5,11 @@
  * for requests at every step, saves its state to state.bin, and prints
  * "result: <state>" at the end, identical whether or not it was preempted.
  * A third argument "periodic-only" makes it ignore the requests of notices,
- * which the goodput benchmark uses as its baseline.
+ * which the goodput benchmark uses as its baseline. With "last=PATH"
+ * instead, at its final step it creates PATH (the local provider's
+ * notice_file: the notice comes), waits for the request (2 minutes at
+ * most) and answers it with spotrun_ckpt_answer_last, its last checkpoint,
+ * then takes a second over its end (tests/t31-last.sh).
  */
 #include "config.h"
 
@@ -31,12 +35,30 @@ save(const char *dir, long long step, uint64_t x)
 	return 0;
 }
 
+/* Make the notice come (create path) and wait for its request. */
+static int
+wait_notice(const char *path)
+{
+	struct timespec ts = { 0, 20000000L };
+	FILE *fp = fopen(path, "w");
+	int i;
+
+	if (fp == NULL || fclose(fp) != 0) {
+		fprintf(stderr, "cjob: create %s failed\n", path);
+		return -1;
+	}
+	for (i = 0; i < 6000 && spotrun_ckpt_request(NULL) == 0; i++)
+		nanosleep(&ts, NULL);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	long long steps = argc > 1 ? atoll(argv[1]) : 100, step = 0, rs;
 	long ms = argc > 2 ? atol(argv[2]) : 20;
 	int periodic_only = argc > 3 && strcmp(argv[3], "periodic-only") == 0;
+	const char *last = argc > 3 && strncmp(argv[3], "last=", 5) == 0 ? argv[3] + 5 : NULL;
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	struct spotrun_request req;
 	const char *dir = spotrun_ckpt_dir();
@@ -61,11 +83,15 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (; step < steps; step++) {
+		if (last != NULL && step == steps - 1 && wait_notice(last) == -1)
+			return 1;
 		rc = spotrun_ckpt_request(&req);
 		if (rc == 1 && periodic_only && strcmp(req.reason, "notice") == 0)
 			rc = 0;
 		if (rc == 1) {
-			if (save(dir, step, x) == -1 || spotrun_ckpt_answer(&req, step) != SPOTRUN_OK) {
+			if (save(dir, step, x) == -1 || (last != NULL && step == steps - 1 ?
+			    spotrun_ckpt_answer_last(&req, step) : spotrun_ckpt_answer(&req, step)) !=
+			    SPOTRUN_OK) {
 				fprintf(stderr, "cjob: checkpoint failed\n");
 				return 1;
 			}
@@ -81,5 +107,9 @@ main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	printf("result: %" PRIu64 "\n", x);
+	if (last != NULL) {
+		fflush(stdout);
+		sleep(1);	/* its end: results written, a moment to exit */
+	}
 	return 0;
 }

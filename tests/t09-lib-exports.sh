@@ -33,6 +33,7 @@ spotrun_register_device
 spotrun_report
 spotrun_save_async
 spotrun_set_cuda_library
+spotrun_set_last
 spotrun_set_staging_bytes
 spotrun_wait
 LIST

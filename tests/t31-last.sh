@@ -11,7 +11,9 @@
 #  - a periodic checkpoint said to be the last: no request follows it,
 #    neither periodic nor the notice's, and the notice lets the job end;
 #  - a done marker with something else after the seq is refused, naming
-#    the file and the fix.
+#    the file and the fix;
+#  - library mode: spotrun_set_last(ctx, 1) before the final save, blocking
+#    or async, does the same; and a C job's spotrun_ckpt_answer_last.
 # Real processes and the local provider's simulated notices.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
@@ -133,7 +135,37 @@ t_is "$(said_log per)" "start 0,req periodic,end," \
 t_like "$t_tmp/per.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions' \
     "... 1 attempt, not counted preempted" || t_show "$t_tmp/per.err"
 
-# 15-16: a done marker with a word after the seq other than "last".
+# 15-20: library mode (libspotrun): tests/jobs/libtrain answers the notice
+# at its final step after spotrun_set_last(ctx, 1), blocking and async;
+# then takes a second over its end: left to end, one attempt.
+for how in sync async; do
+	a=
+	[ "$how" = async ] && a=async
+	t_jobfile "lib$how" "$top_builddir/tests/jobs/libtrain 30 10 $t_tmp/lib$how.out $a last=$t_tmp/lib$how.notice" \
+	    "mode = library" "interval = 0" "margin = 1s" "write_timeout = 2m" \
+	    "[provider]" "name = local" "notice_file = $t_tmp/lib$how.notice" "window = 60s"
+	"$SPOTRUN" run "$t_tmp/lib$how.ini" > "$t_tmp/lib$how.o" 2> "$t_tmp/lib$how.err"
+	t_is "$?|$(grep -c '^result: ' "$t_tmp/lib$how.o")" "0|1" \
+	    "library ($how save), spotrun_set_last: the job finishes, its end once" || t_show "$t_tmp/lib$how.err"
+	t_like "$t_tmp/lib$how.err" '^[0-9:]+  ckpt     step 29 is the job.s last checkpoint' \
+	    "... its notice's checkpoint at step 29 is the last" || t_show "$t_tmp/lib$how.err"
+	t_like "$t_tmp/lib$how.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions' \
+	    "... 1 attempt, no SIGTERM, not counted preempted" || t_show "$t_tmp/lib$how.err"
+done
+
+# 21-23: a C job through spotrun.h: spotrun_ckpt_answer_last at its final
+# step (tests/cjob's last=PATH).
+t_jobfile cj "$top_builddir/tests/cjob 30 10 last=$t_tmp/cj.notice" "interval = 0" "margin = 1s" \
+    "write_timeout = 2m" "[provider]" "name = local" "notice_file = $t_tmp/cj.notice" "window = 60s"
+"$SPOTRUN" run "$t_tmp/cj.ini" > "$t_tmp/cj.o" 2> "$t_tmp/cj.err"
+t_is "$?|$(grep -c '^result: ' "$t_tmp/cj.o")" "0|1" \
+    "C job, spotrun_ckpt_answer_last: the job finishes, its end once" || t_show "$t_tmp/cj.err"
+t_like "$t_tmp/cj.err" '^[0-9:]+  ckpt     step 29 is the job.s last checkpoint' \
+    "... its notice's checkpoint at step 29 is the last" || t_show "$t_tmp/cj.err"
+t_like "$t_tmp/cj.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions' \
+    "... 1 attempt, not counted preempted" || t_show "$t_tmp/cj.err"
+
+# 24-25: a done marker with a word after the seq other than "last".
 cat > "$t_tmp/bad.sh" <<'EOF'
 while [ ! -f "$SPOTRUN_CKPT_REQUEST" ]; do sleep 0.02; done
 seq=$(sed -n 's/^seq=\([0-9]*\) .*/\1/p' "$SPOTRUN_CKPT_REQUEST")

@@ -10,10 +10,14 @@
  * With own=K it also saves on its own, unasked, after every K-th step;
  * with world=N its context claims N ranks (params.world_size) though it is
  * alone, so that its collective saves fail (the others never come).
+ * With last=PATH, at its final step it creates PATH (the local provider's
+ * notice_file: the notice comes), waits for the request (2 minutes at
+ * most), answers it as its last checkpoint (spotrun_set_last), and takes
+ * a second over its end.
  * At the end it prints "result: <FNV-1a of the state>" and writes the
  * state's bytes to OUT, the same whether or not it was preempted.
  *
- *	libtrain STEPS MS OUT [async] [own=K] [world=N]
+ *	libtrain STEPS MS OUT [async] [own=K] [world=N] [last=PATH]
  */
 #include "config.h"
 
@@ -24,6 +28,7 @@
 #include <string.h>
 #define SPOTRUN_EXPERIMENTAL	/* spotrun_save_async */
 #include <time.h>
+#include <unistd.h>
 
 #include "libspotrun.h"
 
@@ -95,12 +100,15 @@ main(int argc, char **argv)
 	long long steps, s, start = 0, restored;
 	uint64_t h = 1469598103934665603ULL;
 	FILE *fp;
-	int ms, async = 0, own = 0, world = 0, i;
+	int ms, async = 0, own = 0, world = 0, i, waited;
+	const char *last = NULL;
 	spotrun_error rc;
 
 	for (i = 4; i < argc; i++) {
 		if (strcmp(argv[i], "async") == 0)
 			async = 1;
+		else if (strncmp(argv[i], "last=", 5) == 0 && argv[i][5] != '\0')
+			last = argv[i] + 5;
 		else if (sscanf(argv[i], "own=%d", &own) == 1 && own > 0)
 			;
 		else if (sscanf(argv[i], "world=%d", &world) == 1 && world > 0)
@@ -109,7 +117,8 @@ main(int argc, char **argv)
 			argc = 0;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: libtrain STEPS MS OUT [async] [own=K] [world=N]\n");
+		fprintf(stderr, "usage: libtrain STEPS MS OUT [async] [own=K] [world=N] "
+		    "[last=PATH]\n");
 		return 2;
 	}
 	steps = atoll(argv[1]);
@@ -136,6 +145,17 @@ main(int argc, char **argv)
 	}
 	for (s = start; s < steps; s++) {
 		train_step(s);
+		if (last != NULL && s == steps - 1) {
+			if ((fp = fopen(last, "w")) == NULL || fclose(fp) != 0) {
+				fprintf(stderr, "libtrain: create %s failed\n", last);
+				return 1;
+			}
+			ts.tv_sec = 0;
+			ts.tv_nsec = 20000000L;
+			for (waited = 0; !spotrun_checkpoint_requested(ctx) && waited < 6000; waited++)
+				nanosleep(&ts, NULL);
+			check(ctx, spotrun_set_last(ctx, 1), "set_last");
+		}
 		if (spotrun_checkpoint_requested(ctx)) {
 			check(ctx, async ? spotrun_save_async(ctx, s) : spotrun_save(ctx, s), "save");
 			printf("checkpoint at step %lld\n", s);
@@ -158,6 +178,9 @@ main(int argc, char **argv)
 	h = fnv(h, &step_done, sizeof step_done);
 	h = fnv(h, &cursor, sizeof cursor);
 	printf("result: %016" PRIx64 "\n", h);
+	fflush(stdout);
+	if (last != NULL)
+		sleep(1);	/* its end: results written, a moment to exit */
 	if ((fp = fopen(argv[3], "wb")) == NULL || fwrite(w, sizeof w, 1, fp) != 1 ||
 	    fwrite(m, sizeof m, 1, fp) != 1 || fwrite(v, sizeof v, 1, fp) != 1 ||
 	    fwrite(w16, sizeof w16, 1, fp) != 1 || fclose(fp) != 0) {
