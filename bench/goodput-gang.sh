@@ -1,0 +1,114 @@
+#!/bin/sh
+# goodput-gang.sh: goodput of a gang (a job of several machines) under
+# `spotrun agent`s replaying a real multi-node spot trace, time-scaled:
+# one agent per node of the trace, each replaying its own node's periods
+# throughout (--trace-node), the gang stopped when any of its machines gets
+# its notice, checkpointed, released and formed again on the machines that
+# come next.
+#
+# Usage: goodput-gang.sh TRACE... (multi-node traces of the
+# skypilot-org/spot-traces format, e.g. that repository's
+# preemption/4-node/*/*.json; a value is the count of nodes up). Without
+# one it says so and exits 0.
+#
+# The job (bench/gangjob.py, a rank per node, steps of 20 ms on a clock
+# that does not drift) is first timed alone, unsupervised. Per trace:
+#   paid      wall time from the agents' start to the job's success (the
+#             gang's forming, restores and relaunches are paid; the local
+#             provider plays no down time between machines);
+#   goodput   work / paid, the work being steps x 20 ms;
+#   w/o job   alone / paid (the job's own start-up and overrun taken out);
+#   spotrun   paid - alone;
+#   pre       notices the agents got (each stops the gang).
+# Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
+# seconds of work (40); interval = 30 min of trace, window = 120 s of trace;
+# GOODPUT_KEEP=1 keeps the agents' folders and logs (the last trace's).
+set -eu
+: "${SPOTRUN:=$top_builddir/spotrun}"
+if [ $# -eq 0 ]; then
+	echo "goodput-gang: no trace given (multi-node traces, e.g. skypilot-org/spot-traces'" \
+	    "preemption/4-node/*/*.json): skipped"
+	exit 0
+fi
+for trace; do
+	[ -r "$trace" ] || { echo "goodput-gang: cannot read the trace $trace" >&2; exit 1; }
+done
+scale=${GOODPUT_SCALE:-300}
+work=${GOODPUT_WORK:-40}
+step_ms=20
+steps=$((work * 1000 / step_ms))
+interval=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 1800 / s * 1000 }')
+window=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 120 / s * 1000 }')
+job=$top_srcdir/bench/gangjob.py
+tmp=$(mktemp -d)
+agents=
+cleanup() {
+	for p in $agents; do kill -TERM "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ -n "${GOODPUT_KEEP:-}" ]; then echo "goodput-gang: kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+mkdir "$tmp/b0"
+t0=$(date +%s.%N)
+PYTHONPATH=$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH} python3 "$job" --steps "$steps" \
+    --step-ms "$step_ms" --barrier "$tmp/b0" ||
+    { echo "goodput-gang: the job alone failed"; exit 1; }
+alone=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
+echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s"
+printf '%-44s %5s %6s %7s %7s %7s %8s %4s\n' trace nodes work paid goodput "w/o job" spotrun pre
+
+for trace; do
+	name=$(basename "$trace" .json)
+	nodes=$(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+print(t.get("metadata", {}).get("nodes") or max(t["data"]))' "$trace")
+	rm -rf "$tmp/q" "$tmp/b" "$tmp"/ag*
+	mkdir "$tmp/b"
+	cat >"$tmp/gang.ini" <<INI
+[job]
+name = gang
+ship_workdir = no
+command = python3 $job --steps $steps --step-ms $step_ms --barrier $tmp/b
+[resources]
+nodes = $nodes
+[checkpoint]
+interval = $interval
+margin = 50ms
+[provider]
+name = local
+trace = $trace
+trace_scale = $scale
+window = $window
+INI
+	"$SPOTRUN" submit --create --queue "file://$tmp/q" "$tmp/gang.ini" >/dev/null
+	t0=$(date +%s.%N)
+	agents=
+	k=1
+	while [ "$k" -le "$nodes" ]; do
+		SPOTRUN_GPU_LOCK_DIR=$tmp/ag$k.gpus "$SPOTRUN" agent --queue "file://$tmp/q" \
+		    --dir "$tmp/ag$k.d" --label addr=127.0.0.1 --trace-node "$k" --idle-timeout 30s -q \
+		    >"$tmp/ag$k.out" 2>"$tmp/ag$k.err" &
+		agents="$agents $!"
+		k=$((k + 1))
+	done
+	# the job's end: node 0's agent says it succeeded (or failed)
+	while ! grep -qE '^spotrun agent: gang: (succeeded|failed)' "$tmp"/ag*.err 2>/dev/null; do
+		alive=0
+		for p in $agents; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 1 ] || { echo "goodput-gang: $name: the agents ended without the job's end:"; tail -n 5 "$tmp"/ag*.err; exit 1; }
+		sleep 0.05
+	done
+	paid=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	grep -qE '^spotrun agent: gang: succeeded' "$tmp"/ag*.err ||
+	    { echo "goodput-gang: $name: the job failed:"; tail -n 20 "$tmp"/ag*.err; exit 1; }
+	pre=$(cat "$tmp"/ag*.err | grep -c 'simulated preemption' || true)
+	for p in $agents; do kill -TERM "$p" 2>/dev/null || true; done
+	wait
+	agents=
+	awk -v w="$work" -v a="$alone" -v n="$name" -v N="$nodes" -v p="$pre" -v paid="$paid" 'BEGIN {
+	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2f%% %7.2fs %4d\n", n, N, w, paid,
+	        w / paid * 100, a / paid * 100, paid - a, p }'
+done
