@@ -63,6 +63,13 @@ struct sr_agent {
 	 * a trace replays on across the agent's jobs. */
 	int vm;
 	double vm_since;
+	/* Its machine's own notice came (the run's, not a gang peer's): the
+	 * scaler lets its pools' leases go and takes no step until it is
+	 * cleared (a run that ended with the machine still up), since a
+	 * machine about to go counts itself out and asks for one more VM
+	 * that the cloud's own replacement then doubles. The run's thread
+	 * sets it, the scaler's reads it: __atomic. */
+	int going;
 };
 
 /* This agent's node of a gang's job, from its start to its end. */

@@ -321,6 +321,8 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 	}
 	if (ev == SR_RUN_EV_NOTICE && b->in_gang)
 		sr_agent_gang_noticed(&b->gang, p->notice_deadline);
+	if (ev == SR_RUN_EV_NOTICE && (!b->in_gang || sr_agent_gang_own_notice(&b->gang)))
+		__atomic_store_n(&b->ag->going, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&b->lock);
 	b->prog = *p;
 	b->dirty = 1;
@@ -869,6 +871,9 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			ag->vm_since = sr_now();
 		}
 	}
+	/* the machine is still up (or the next is): the scaler may go on */
+	if (next < 0)
+		__atomic_store_n(&ag->going, 0, __ATOMIC_RELAXED);
 out:
 	if (b.in_gang)
 		sr_agent_gang_end(&b.gang, ended);

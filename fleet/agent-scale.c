@@ -203,6 +203,22 @@ wait_stop(struct sr_agent_scale *sc, double seconds)
 	return poll(&pf, 1, seconds > 0 ? (int)(seconds * 1000) + 1 : 0) > 0;
 }
 
+/* This machine is going: every pool lease it holds released, with no last
+ * step, so that another agent's scaler takes the pool over at its next
+ * claim rather than after the TTL. */
+static void
+let_go(struct sr_agent_scale *sc)
+{
+	size_t k;
+
+	for (k = 0; k < sc->n; k++)
+		if (sc->v[k].lease != NULL) {
+			sr_agent_say("pool %s: its lease let go: this machine is going", sc->v[k].name);
+			drop(&sc->v[k], 1);
+			sc->v[k].next_claim = 0;
+		}
+}
+
 static void *
 run(void *arg)
 {
@@ -213,6 +229,12 @@ run(void *arg)
 
 	tick = sc->ag->ttl / 3 < sc->interval ? sc->ag->ttl / 3 : sc->interval;
 	for (;;) {
+		if (__atomic_load_n(&sc->ag->going, __ATOMIC_RELAXED)) {
+			let_go(sc);
+			if (wait_stop(sc, tick < 0.5 ? tick : 0.5))
+				break;
+			continue;
+		}
 		list_pools(sc);
 		next = sr_mono() + tick;
 		for (k = 0; k < sc->n; k++) {

@@ -183,6 +183,11 @@ EOF
 	    "143|spotrun agent: loop: released (epoch 1)" \
 	    "preempted: the emulator stops the agent, which checkpoints and releases the job, exit 143" ||
 	    t_show "$T/agent-$x1.err"
+	# a scaler on a machine that got its notice steps no more (fleet.md,
+	# "Pool scaling"): it lets the pool's lease go if it sees the notice
+	# before its agent ends (a scaler step in that window asked for a
+	# third VM under load: t17 under ASan, 2026-12-04)
+	t_diag "the preempted VM's scaler: $(grep -c 'its lease let go: this machine is going' "$T/agent-$x1.err") lease(s) let go"
 	# the cloud makes a VM again: GCP's group the instance of that name,
 	# Azure's Try & Restore a VM of its own name
 	loop_until 300 "a second VM boots" _loop_booted_twice || t_show "$cloud_log"
