@@ -74,12 +74,12 @@ lease_run_cases() {
 	    "$_tag: ... naming the holder (host, pid $a) and until when"
 	t_unlike "$t_tmp/$j-b.err" "started " "$_tag: ... and started nothing"
 
-	# 2. killed: taken over at once on this machine
-	kill -STOP "$a"		# so that the checkpoint it committed last is known
-	k=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed.*/\1/p' "$t_tmp/$j-a.err" |
-	    tail -n 1)
+	# 2. killed: taken over at once on this machine; the checkpoint it
+	# committed last is the store's newest once it is dead (its timeline
+	# may not have said the last commit yet when it was killed)
 	kill -KILL "$a"
 	t_wait "$a"
+	k=$("$SPOTRUN" ls "$j" -s "$_st" 2>/dev/null | awk '$NF == "latest" { print $2 }')
 	t0=$(date +%s.%N)
 	t_bg "$j-c" "$SPOTRUN" run "$t_tmp/$j-a.ini"
 	c=$t_last
