@@ -59,8 +59,15 @@ t_is "$(ag_steps a1)" "ok 20" "every step of the job once"
 step=$(sed -nE 's/^[0-9:]+  ckpt     [0-9]+ step ([0-9]+): .* committed.*/\1/p' "$t_tmp/ag1.err" | tail -n 1)
 st=$(ag_status "$Q" a1)
 t_like_s() { printf '%s\n' "$1" > "$t_tmp/s.txt"; t_like "$t_tmp/s.txt" "$2" "$3"; }
-t_like_s "$st" "^succeeded 1 1 0 [12] 0 $step $host\$" \
-    "its status: succeeded, epoch 1, 1 attempt, no preemption, 1-2 GPU-seconds, step $step, this host ($st)"
+# GPU-seconds: the job's own life (its log: its process's start to its
+# done line, 1 s of steps and the interpreter's start, seconds on a loaded
+# machine), whole seconds, with up to 1 s more of spotrun's around it
+lo=$(awk '$1 == "start" { s = $2 } $1 == "done" { d = $2 } END { printf "%d", d - s }' "$t_tmp/wl/a1.log")
+gs=$(printf '%s\n' "$st" | awk '{ print $5 }')
+t_like_s "$st" "^succeeded 1 1 0 [0-9]+ 0 $step $host\$" \
+    "its status: succeeded, epoch 1, 1 attempt, no preemption, step $step, this host ($st)"
+t_is "$([ "${gs:-0}" -ge "$lo" ] && [ "${gs:-0}" -le $((lo + 2)) ]; echo $?)" 0 \
+    "... $gs GPU-seconds: the job's life of $lo-$((lo + 1)) s (its log), 1 s more at most"
 t_is "$("$QTOOL" lease "$Q/ckpt" a1 | awk '{print $1, $2, $4}')" "succeeded 1 $(sed -nE 's/^spotrun agent: ([^ ]+) on .*/\1/p' "$t_tmp/ag1.err")" \
     "its lease: succeeded, by the agent"
 t_has "$t_tmp/q/logs/a1/000000000001-0001-000000" " out step 20" "its output went to the queue (logs/a1/)"
