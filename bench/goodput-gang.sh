@@ -30,15 +30,8 @@ if [ $# -eq 0 ]; then
 	    "preemption/4-node/*/*.json): skipped"
 	exit 0
 fi
-for trace; do
-	[ -r "$trace" ] || { echo "goodput-gang: cannot read the trace $trace" >&2; exit 1; }
-done
-scale=${GOODPUT_SCALE:-300}
-work=${GOODPUT_WORK:-40}
-step_ms=20
-steps=$((work * 1000 / step_ms))
-interval=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 1800 / s * 1000 }')
-window=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 120 / s * 1000 }')
+. "$top_srcdir/bench/lib.sh"
+goodput_settings goodput-gang "$@"
 job=$top_srcdir/bench/gangjob.py
 tmp=$(mktemp -d)
 agents=

@@ -28,15 +28,8 @@ if [ $# -eq 0 ]; then
 	set -- "$top_srcdir/../shared/data/spot-traces/aws-p3.2xlarge-us-east-1c-2023-04-22.json"
 	[ -f "$1" ] || { echo "goodput-run: no trace at $1 (../shared is absent): skipped"; exit 0; }
 fi
-for trace; do
-	[ -r "$trace" ] || { echo "goodput-run: cannot read the trace $trace" >&2; exit 1; }
-done
-scale=${GOODPUT_SCALE:-300}
-work=${GOODPUT_WORK:-40}
-step_ms=20
-steps=$((work * 1000 / step_ms))
-interval=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 1800 / s * 1000 }')
-window=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 120 / s * 1000 }')
+. "$top_srcdir/bench/lib.sh"
+goodput_settings goodput-run "$@"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

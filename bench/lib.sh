@@ -1,5 +1,6 @@
 # lib.sh: what the benchmark scripts share (bench/ckpt.sh, bench/s3.sh,
-# bench/compress.sh, bench/libsave.sh); sourced. Timing helpers, the
+# bench/compress.sh, bench/libsave.sh, bench/goodput-run.sh, bench/goodput-gang.sh);
+# sourced. Timing helpers, the
 # results file, the awk functions that turn repeated measurements into a
 # median and a range, a local RGW and the aws CLI pointed at it, and the
 # real trained state.
@@ -128,3 +129,23 @@ function range(k,    n, v) {
 function best(k,    n, v) { n = sorted(k, v); return v[1] }
 function worst(k,    n, v) { n = sorted(k, v); return v[n] }
 '
+
+# goodput_settings NAME TRACE...: what bench/goodput-run.sh and
+# bench/goodput-gang.sh share: each trace readable (else a message naming
+# NAME and exit 1), and their settings: scale (GOODPUT_SCALE, trace seconds
+# per real second, 300), work (GOODPUT_WORK, seconds, 40), step_ms (20),
+# steps, interval (30 min of trace) and window (120 s of trace).
+goodput_settings()
+{
+	_gname=$1
+	shift
+	for _gt; do
+		[ -r "$_gt" ] || { echo "$_gname: cannot read the trace $_gt" >&2; exit 1; }
+	done
+	scale=${GOODPUT_SCALE:-300}
+	work=${GOODPUT_WORK:-40}
+	step_ms=20
+	steps=$((work * 1000 / step_ms))
+	interval=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 1800 / s * 1000 }')
+	window=$(awk -v s="$scale" 'BEGIN { printf "%.0fms", 120 / s * 1000 }')
+}
