@@ -65,7 +65,9 @@ struct sr_agent {
 	double vm_since;
 	/* Its machine's own notice came (the run's, not a gang peer's): the
 	 * scaler lets its pools' leases go and takes no step until it is
-	 * cleared (a run that ended with the machine still up), since a
+	 * cleared (the local provider's next machine is up; a job that ended
+	 * on its own after the notice leaves it set: the machine still
+	 * goes), since a
 	 * machine about to go counts itself out and asks for one more VM
 	 * that the cloud's own replacement then doubles. The run's thread
 	 * sets it, the scaler's reads it: __atomic. */

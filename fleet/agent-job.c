@@ -867,13 +867,12 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			next = SR_AGENT_PREEMPTED;
 			sr_agent_place_preempted(ag);
 		} else {
+			/* the next machine is up: its scaler may go on */
 			ag->vm++;
 			ag->vm_since = sr_now();
+			__atomic_store_n(&ag->going, 0, __ATOMIC_RELAXED);
 		}
 	}
-	/* the machine is still up (or the next is): the scaler may go on */
-	if (next < 0)
-		__atomic_store_n(&ag->going, 0, __ATOMIC_RELAXED);
 out:
 	if (b.in_gang)
 		sr_agent_gang_end(&b.gang, ended);

@@ -27,11 +27,18 @@ sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_
 	return sr_write_file_atomic(request_path, buf, (size_t)len, err);
 }
 
+/* Whether c separates the words of a done marker. */
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 /* The whitespace at p skipped. */
 static char *
 skip_space(char *p)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+	while (is_space(*p))
 		p++;
 	return p;
 }
@@ -59,8 +66,7 @@ is_word(const char *p, const char *w)
 {
 	size_t n = strlen(w);
 
-	return strncmp(p, w, n) == 0 && (p[n] == '\0' || p[n] == ' ' || p[n] == '\t' ||
-	    p[n] == '\n' || p[n] == '\r');
+	return strncmp(p, w, n) == 0 && (p[n] == '\0' || is_space(p[n]));
 }
 
 int
@@ -97,8 +103,7 @@ sr_req_done(const char *done_path, long long *step, long long *seq, int *last, c
 	}
 	if (bad || *p != '\0') {
 		len = strlen(start);
-		while (len > 0 && (start[len - 1] == '\n' || start[len - 1] == ' ' ||
-		    start[len - 1] == '\t' || start[len - 1] == '\r'))
+		while (len > 0 && is_space(start[len - 1]))
 			len--;
 		sr_err(err, "read %s: '%.*s' is not a step, the request's seq and 'last'; write "
 		    "them (e.g. 120 seq=3, or 120 seq=3 last for the job's last checkpoint), the "
