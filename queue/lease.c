@@ -449,6 +449,12 @@ write_locked(struct sr_lease *l, enum sr_lease_state state, const char *verb, ch
 	char *body;
 	int rc;
 
+	if (!l->held && l->info.state == SR_LEASE_RUNNING) {
+		/* a write found it taken over already (lost()) */
+		sr_err(err, "%s lease %s in %s: lost: epoch %lld was taken over; stop writing for "
+		    "the job", verb, l->key, sr_store_url(l->st), (long long)l->info.epoch);
+		return SR_LEASE_LOST;
+	}
 	if (!l->held)
 		return sr_err(err, "%s lease %s in %s: not held (epoch %lld is %s)", verb, l->key,
 		    sr_store_url(l->st), (long long)l->info.epoch,

@@ -73,6 +73,7 @@ enum sr_lease_state {
 #define SR_LEASE_TTL_MIN 1.0
 #define SR_LEASE_TTL_MAX 86400.0
 #define SR_LEASE_GIVEUP(ttl) ((ttl) / 6)	/* the holder's margin for clock skew */
+#define SR_LEASE_WATCHDOG_NICE (-10)	/* the keeper's watchdog thread, where allowed */
 #define SR_LEASE_BYTES_MAX 4096		/* a larger object is malformed */
 #define SR_LEASE_JOB_MAX 128		/* job names: [A-Za-z0-9][A-Za-z0-9._-]* */
 

@@ -312,8 +312,12 @@ watch_once(struct run *r, struct attempt *a, char *err)
 		sr_run_method_news(r, a);
 		sr_run_user_release(r, a);
 	}
-	if (i_lease >= 0 && (pf[i_lease].revents & POLLIN) && sr_run_lease_gone(r, NULL))
+	if (i_lease >= 0 && (pf[i_lease].revents & POLLIN) && sr_run_lease_gone(r, NULL)) {
+		/* a job that exited already ended on its own: its end is
+		 * recorded if the lease is still this run's (run-lease.c) */
+		sr_run_ranks_reap(r, a);
 		sr_run_give_up(r, a);
+	}
 	if (i_stop >= 0 && (pf[i_stop].revents & POLLIN))
 		stop_request(r, a);
 	/* another node of the gang got a notice: this one's, too; or node

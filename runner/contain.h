@@ -28,6 +28,10 @@
 #ifndef SR_CONTAIN_H
 #define SR_CONTAIN_H
 
+/* The keeper's nice value, where the machine allows one below 0: its kill
+ * must not wait behind a loaded machine's runnable processes. */
+#define SR_KEEPER_NICE (-10)
+
 struct sr_contain;
 
 /* Contain the run whose job processes carry the environment entry `entry`

@@ -215,8 +215,12 @@ int sr_run_lease_gone(struct run *r, const char *why);
  * killed between the two leaves a job no one runs again (a run that took
  * it over from a FINISHED marker would start it afresh). 0 set; -1 when
  * it could not be (a warning; write no marker), -2 when the lease is lost,
- * 1 for a gang's other node (no lease: node 0 ends it and writes the marker). */
-int sr_run_lease_finish(struct run *r);
+ * 1 for a gang's other node (no lease: node 0 ends it and writes the marker).
+ * alone: the job ended on its own, not stopped by this run; then a lease
+ * past the holder's give-up time is still set succeeded when no other run
+ * took it (the store's compare-and-swap decides), so a job whose end met
+ * a late renewal is not run again. */
+int sr_run_lease_finish(struct run *r, int alone);
 /* The run's end: its lease moves to the state of res (when the run
  * claimed it and still holds it) and its keeper stops. */
 void sr_run_lease_end(struct run *r, struct sr_run_result *res);

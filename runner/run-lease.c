@@ -248,13 +248,27 @@ sr_run_lease_gone(struct run *r, const char *why)
 }
 
 int
-sr_run_lease_finish(struct run *r)
+sr_run_lease_finish(struct run *r, int alone)
 {
 	int caller = !r->lease_own && r->hooks->finish != NULL, tries, rc = SR_LEASE_ERROR;
-	char err[SR_ERRMAX];
+	char err[SR_ERRMAX], why[SR_ERRMAX];
+	int late;
 
-	if (sr_run_lease_gone(r, NULL))
+	late = r->lease_lost || (r->keeper != NULL &&
+	    sr_lease_keeper_status(r->keeper, why) != SR_LEASE_OK);
+	if (late && !alone) {
+		sr_run_lease_gone(r, NULL);
 		return -2;
+	}
+	if (late) {
+		/* The job's end is done, whatever the lease: the store's
+		 * compare-and-swap says whether another run has the job (its
+		 * write fails) or not (then the end stands and nothing runs
+		 * it again). */
+		sr_tl(&r->tl, 1, "lease", "%s ended on its own as its lease was given up (%s); "
+		    "recorded succeeded unless another run took it over", r->js->name,
+		    r->lease_lost ? r->lease_why : why);
+	}
 	if (r->lease == NULL) {
 		/* a gang's other node: its node 0 ends the lease */
 		if (r->hooks->finish != NULL)
@@ -275,6 +289,12 @@ sr_run_lease_finish(struct run *r)
 	if (rc == SR_LEASE_LOST) {
 		sr_run_lease_gone(r, err);
 		return -2;
+	}
+	if (rc == SR_LEASE_OK && late) {
+		/* the write went through: the lease was still this run's */
+		r->lease_lost = 0;
+		sr_tl(&r->tl, 1, "lease", "no other run had taken %s over: its lease is succeeded",
+		    r->js->name);
 	}
 	if (rc != SR_LEASE_OK) {
 		sr_tl(&r->tl, 1, "warning", "%s; no FINISHED marker, so a next run of %s resumes its "

@@ -139,8 +139,11 @@ after_exit(struct run *r, struct attempt *a, const struct sr_run_opts *o, int co
 	if (code == 0) {
 		/* the last line first: an agent ships it before the lease ends */
 		final_line(r, o, "finished", res);
-		switch (sr_run_lease_finish(r)) {
+		switch (sr_run_lease_finish(r, !a->stopping)) {
 		case 0:
+			/* its end, not written while the lease looked lost */
+			if (a->rec.ended == 0)
+				sr_run_record_end(r, a, "exit 0", 0);
 			sr_run_mark_finished(r);
 			break;
 		case -2:
@@ -178,11 +181,13 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	char what[32];
 	int code;
 
-	if (sr_run_lease_gone(r, NULL)) {
+	code = a->job_done ? sr_exit_code(a->status) : -1;
+	/* A job that ended on its own with 0 as its lease was given up has
+	 * done its end: after_exit records it if the lease is still ours. */
+	if (sr_run_lease_gone(r, NULL) && !(end == SR_ATTEMPT_EXITED && code == 0 && !a->stopping)) {
 		end_lost(r, o, res);
 		return 0;
 	}
-	code = a->job_done ? sr_exit_code(a->status) : -1;
 	if (r->cancelled && !(end == SR_ATTEMPT_EXITED && code == 0)) {
 		sr_run_record_end(r, a, "cancelled", code);
 		res->outcome = SR_RUN_CANCELLED;

@@ -241,8 +241,8 @@ test_expiry(struct sr_store *st)
 	    "agent-a (host %s, pid %d, local i-0abc) until ", in("renew", "expiry", p, sizeof p),
 	    A.host, (int)getpid());
 	qu_like(err, want, "s)); stop writing for the job", "... message: who has it now");
-	is_int(sr_lease_set_state(lx, SR_LEASE_SUCCEEDED, err), SR_LEASE_ERROR,
-	    "... and then it holds nothing");
+	is_int(sr_lease_set_state(lx, SR_LEASE_SUCCEEDED, err), SR_LEASE_LOST,
+	    "... and stays lost for a later write");
 	sr_lease_free(lx);
 	memset(&c, 0, sizeof c);
 	c.watch = 1;
@@ -468,7 +468,10 @@ test_keeper(struct sr_store *st)
 	snprintf(want, sizeof want, "%s (SR_LEASE_LOST)", why);
 	is_str(lost_why, want, "... with the same reason");
 	sr_lease_keeper_stop(k);
-	is_int(sr_lease_renew(l, err), SR_LEASE_ERROR, "the lost lease is not held");
+	is_int(sr_lease_renew(l, err), SR_LEASE_LOST, "the lost lease stays lost (SR_LEASE_LOST)");
+	snprintf(want, sizeof want, "%slost: epoch 1 was taken over; stop writing for the job",
+	    in("renew", "keeplost", p, sizeof p));
+	is_str(err, want, "... saying so");
 	sr_lease_free(l);
 }
 

@@ -5,7 +5,9 @@
 # with SIGKILL (the keeper kills the run's cgroup), and once spotrun is
 # stopped with SIGSTOP past its lease (the keeper acts before another
 # machine could take the job over). A run that ends as it should leaves no
-# keeper and no cgroup. An agent stopped (not its job) past its lease: its
+# keeper and no cgroup. A job that ends on its own while spotrun is stopped
+# past its lease: resumed, spotrun sets the lease succeeded when no other
+# run took the job, and writes nothing when one did. An agent stopped (not its job) past its lease: its
 # job is stopped, another agent takes it over and finishes it, every step
 # once, and the first, resumed, writes nothing. Each case waits for the
 # event it checks, bounded.
@@ -23,6 +25,16 @@ gone() {
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# keeper_nice ENTRY: the nice value of the keeper of the run whose job
+# carries ENTRY (field 19 of /proc/PID/stat).
+keeper_nice() {
+	for _p in /proc/[0-9]*; do
+		_c=$( (tr '\0' ' ' < "$_p/cmdline") 2>/dev/null) || continue
+		case $_c in *"__keeper "*"$1"*) sed 's/.*) //' "$_p/stat" | awk '{print $17}'; return ;; esac
+	done
+	echo none
 }
 
 # keepers ENTRY: how many keepers of the run whose job carries ENTRY run.
@@ -94,6 +106,12 @@ SPOTRUN_LEASE_TTL=3s t_bg stop "$SPOTRUN" run "$t_tmp/stop.ini"
 a=$t_last
 started stop "$a" || t_diag "stop: the job did not start its processes"
 h=$(cat "$t_tmp/stop/hidden.pid"); o=$(cat "$t_tmp/stop/orphan.pid")
+if [ "$(id -u)" = 0 ]; then
+	t_is "$(keeper_nice "SPOTRUN_CKPT_DIR=$t_tmp/local-stop/ckpt")" -10 \
+	    "stop: as root the keeper runs at nice -10, ahead of a loaded machine's processes"
+else
+	t_skip "stop: the keeper's nice -10 needs root (CAP_SYS_NICE)"
+fi
 kill -STOP "$a"
 t_result "$(gone "$o" 30; echo $?)" "stop: spotrun stopped past its lease (TTL 3 s): the job's processes are gone"
 if [ -n "$cg" ]; then
@@ -127,7 +145,65 @@ else
 	t_skip "plain: no cgroup here"
 fi
 t_unlike "$t_tmp/plain.err" "keeper:" "plain: ... and the keeper killed nothing"
-# 4. an agent stopped (SIGSTOP, the agent alone: its job would run on)
+# 4. the job ends on its own while spotrun is stopped past its lease: its
+#    end is done, so spotrun, resumed, sets the lease succeeded when no
+#    other run took the job (the store's compare-and-swap decides), and
+#    never when one did: the job is neither run again nor recorded twice.
+#    The job waits for a file, writes "end", and exits 0.
+endjob() {	# NAME [SUFFIX]: $t_tmp/NAME[SUFFIX].ini, a local_dir of its own
+	mkdir -p "$t_tmp/$1"
+	printf '[job]\nname = %s\ncommand = echo $$ > pid; while [ ! -e go ]; do sleep 0.05; done; echo end >> ends\nshell = yes\nworkdir = %s\n[checkpoint]\nstore = file://%s/store\nlocal_dir = %s/local-%s%s\n[provider]\nname = local\n' \
+	    "$1" "$t_tmp/$1" "$t_tmp" "$t_tmp" "$1" "$2" > "$t_tmp/$1$2.ini"
+}
+# lapse NAME: wait until the lease of NAME is past its expiry (the
+# holder's "expires", by this machine's one clock), the holder stopped
+lapse() {
+	_e=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["expires"])' \
+	    "$t_tmp/store/_leases/$1") || return 1
+	$PY -c 'import sys, time
+e = float(sys.argv[1]) + 0.2
+if e - time.time() > 60:
+    sys.exit("the lease expires %.0f s from now, past the test'"'"'s bound" % (e - time.time()))
+while time.time() <= e:
+    time.sleep(0.05)' "$_e"
+}
+for c in alone taken; do
+	endjob "end-$c"
+	SPOTRUN_LEASE_TTL=3s t_bg "end-$c" "$SPOTRUN" run "$t_tmp/end-$c.ini"
+	a=$t_last
+	wait_for "$t_tmp/end-$c/pid" '^[0-9]+$' 60 "$a" || t_diag "end-$c: the job did not start"
+	jp=$(cat "$t_tmp/end-$c/pid")
+	kill -STOP "$a"
+	touch "$t_tmp/end-$c/go"
+	t_result "$(gone "$jp" 30; echo $?)" "end-$c: the job ends on its own while spotrun is stopped"
+	lapse "end-$c" || t_diag "end-$c: no lease to read"
+	if [ "$c" = taken ]; then
+		# another run takes the expired lease over and runs the job's end
+		endjob "end-$c" -2	# as from another machine
+		SPOTRUN_LEASE_TTL=3s "$SPOTRUN" run "$t_tmp/end-$c-2.ini" > "$t_tmp/end-$c-2.out" 2> "$t_tmp/end-$c-2.err"
+		t_is "$?" 0 "end-$c: another run takes the expired lease over and ends the job" ||
+		    t_show "$t_tmp/end-$c-2.err"
+	fi
+	kill -CONT "$a"
+	t_wait "$a"
+	if [ "$c" = alone ]; then
+		t_is "$t_rc" 0 "end-alone: spotrun, resumed past its lease with no other run, exits 0" ||
+		    t_show "$t_tmp/end-$c.err"
+		t_is "$("$top_builddir/tests/qtool" lease "file://$t_tmp/store" "end-$c" | awk '{print $1, $2}')" "succeeded 1" \
+		    "end-alone: ... its lease succeeded, epoch 1"
+		grep -q "ended on its own as its lease was given up" "$t_tmp/end-$c.err" ||
+		    t_diag "end-alone: the renewal came before the give-up this time"
+	else
+		t_is "$t_rc" 69 "end-taken: spotrun, resumed after another run took the job, finds its lease lost: exit 69" ||
+		    t_show "$t_tmp/end-$c.err"
+		t_is "$("$top_builddir/tests/qtool" lease "file://$t_tmp/store" "end-$c" | awk '{print $1, $2}')" "succeeded 2" \
+		    "end-taken: ... and wrote nothing over the other's: its lease succeeded, epoch 2"
+	fi
+	t_is "$(grep -c '^end$' "$t_tmp/end-$c/ends")" "$([ "$c" = alone ] && echo 1 || echo 2)" \
+	    "end-$c: the job's end ran $([ "$c" = alone ] && echo once || echo 'again in the run that took it over')"
+done
+
+# 5. an agent stopped (SIGSTOP, the agent alone: its job would run on)
 #    past its lease (TTL 3 s, agent.sh)
 . "$top_srcdir/tests/jobs/agent.sh"
 Q=file://$t_tmp/q
