@@ -37,6 +37,14 @@
  * notice reaches every node within two of them (a member's through node
  * 0's slot). */
 #define GANG_WATCH 0.5
+/* Seconds between two steps of forming: from the first, doubling to the
+ * most, and from the first again when the leader sees another member. A
+ * gang forms in two rounds (the members join, the leader starts it, the
+ * members follow), which at GANG_WATCH each cost a re-formed gang half a
+ * second a notice (doc/benchmarks.md); the most bounds what a gang that
+ * waits for machines costs the store (with 4 nodes, 20 reads a second). */
+#define GANG_FORM_FIRST 0.05
+#define GANG_FORM_MOST 0.2
 /* What the fill time is by default: the leader of a range of nodes starts
  * with fewer than the maximum (at least the minimum) once it waited so long. */
 #define GANG_FILL_DEFAULT 30.0
@@ -119,9 +127,9 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 	struct sr_gang_form f = { j->marker.nodes_min, j->marker.nodes_max, ag->gang_fill,
 		ag->gang_timeout, j->lease != NULL ? j->marker.key : NULL };
 	struct sr_gang_slot lead;
-	double lease_at = sr_mono();
+	double lease_at = sr_mono(), step = GANG_FORM_FIRST;
 	char err[SR_ERRMAX], said[SR_ERRMAX] = "";
-	int rc;
+	int rc, held = 0, seen = 0;
 
 	memset(g, 0, sizeof *g);
 	g->slot = j->gang;
@@ -135,9 +143,11 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 	    j->marker.id, g->node, (long long)g->epoch, f.nodes_min, said, f.timeout);
 	said[0] = '\0';
 	for (;;) {
-		rc = sr_gang_step(g->slot, &f, &g->nodes, &lead, err);
-		if (rc == SR_GANG_STARTED)
+		rc = sr_gang_step(g->slot, &f, &held, &lead, err);
+		if (rc == SR_GANG_STARTED) {
+			g->nodes = held;
 			break;
+		}
 		if (rc == SR_GANG_TIMEDOUT || rc == SR_GANG_OUT || rc == SR_GANG_LOST) {
 			sr_agent_say("%s: gang node %d: %s", j->marker.id, g->node,
 			    rc == SR_GANG_TIMEDOUT ? "no full gang in time: its slot is released" :
@@ -158,10 +168,15 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 				return 1;
 			}
 		}
-		if ((*sig = signalled(ag, GANG_WATCH)) != 0) {
+		if (held != seen) {
+			seen = held;
+			step = GANG_FORM_FIRST;	/* a member came: others may follow */
+		}
+		if ((*sig = signalled(ag, step)) != 0) {
 			(void)sr_gang_abandon(g->slot, &f, err);
 			return -1;
 		}
+		step = step * 2 > GANG_FORM_MOST ? GANG_FORM_MOST : step * 2;
 	}
 	snprintf(g->addr, sizeof g->addr, "%s", lead.addr);
 	g->port = lead.port;

@@ -10,7 +10,7 @@
  * skipped is said once, agent-facts.c) and run it (agent-job.c); when
  * there is none, look for leases of agents that died without a word
  * (sr_queue_find_expired, at most every TTL / 3) and claim those as they
- * expire, else wait, a little longer each time (0.25 s doubling to 5 s),
+ * expire, else wait, a little longer each time (0.05 s doubling to 5 s),
  * until the idle timeout; idle, it sweeps the queue's debris (debris.h)
  * when its turn comes (once an SR_DEBRIS_INTERVAL for all the agents).
  * Beside the loop, its scaler thread sizes the queue's pools
@@ -35,7 +35,11 @@
 #include "supervise.h"
 #include "util.h"
 
-#define POLL_MIN 0.25		/* seconds between claims of an empty queue, first */
+/* Seconds between claims of an empty queue, first (then doubling): short,
+ * as a job's end is when one comes back soonest: a gang stopped by one
+ * node's notice is released by its node 0 just after the other nodes'
+ * runs end, and each poll they wait for it is the whole gang's time. */
+#define POLL_MIN 0.05
 #define POLL_MAX 5.0		/* ... at most */
 #define ERROR_MAX 30.0		/* seconds between tries of a queue that fails, at most */
 

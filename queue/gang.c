@@ -485,6 +485,8 @@ sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
 			(void)sr_gang_abandon(g, f, err);
 			return SR_GANG_TIMEDOUT;
 		}
+		if (nodes != NULL)
+			*nodes = held;
 		return SR_GANG_FORMING;
 	}
 	if (rc == SR_QUEUE_NOTFOUND || s0.epoch != g->s.epoch || !sr_gang_live(&s0, now) ||

@@ -155,7 +155,8 @@ enum sr_gang_news {
  * the count, the marker deleted) when it is full, or releases its slot
  * after the timeout; a member reads slot 0 and follows it. news, or
  * SR_QUEUE_ERROR / SR_GANG_LOST with err. *nodes and *leader (may be NULL)
- * are set on STARTED. */
+ * are set on STARTED; *nodes also on the leader's FORMING (the live
+ * slots so far, its own included). */
 int sr_gang_step(struct sr_gang *g, const struct sr_gang_form *f, int *nodes,
     struct sr_gang_slot *leader, char *err);
 
