@@ -485,7 +485,7 @@ sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err)
 }
 
 int
-sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err)
+sr_write_file_atomic(const char *path, const void *buf, size_t len, int durable, char *err)
 {
 	char *tmp = sr_try_asprintf(err, "%s.tmp.%ld", path, (long)getpid());
 	int fd;
@@ -497,7 +497,7 @@ sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err)
 		free(tmp);
 		return -1;
 	}
-	if (sr_write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+	if (sr_write_all(fd, buf, len) == -1 || (durable && fsync(fd) == -1)) {
 		sr_errno(err, "write %s", tmp);
 		close(fd);
 		unlink(tmp);

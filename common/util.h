@@ -105,8 +105,12 @@ int sr_rmtree(const char *path, char *err);
 ssize_t sr_write_all(int fd, const void *buf, size_t len);
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err);
-/* Write a file atomically (temp file in the same dir, fsync, rename). */
-int sr_write_file_atomic(const char *path, const void *buf, size_t len, char *err);
+/* Write a file atomically: a temporary file in the same directory renamed
+ * over path, so a reader sees the old or the new whole. durable: fsync it
+ * before the rename, for what must outlive a crash of the machine (not the
+ * control files between spotrun and its job, whose readers are alive: a
+ * notice's request and the job's answer must not wait for the disk). */
+int sr_write_file_atomic(const char *path, const void *buf, size_t len, int durable, char *err);
 /* What a file of this st_mode is, for messages: "a FIFO", "a directory"... */
 const char *sr_file_kind(mode_t mode);
 

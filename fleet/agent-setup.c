@@ -326,7 +326,7 @@ sr_agent_setup(struct sr_agent *ag, struct sr_agent_setup *s, char *err)
 		}
 		free(text);
 		text = sr_asprintf("%.3f\n", s->seconds);
-		if (sr_write_file_atomic(done, text, strlen(text), err) == -1)
+		if (sr_write_file_atomic(done, text, strlen(text), 1, err) == -1)
 			goto out;
 	}
 	if (s->snap != NULL && s->copy != NULL) {

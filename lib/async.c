@@ -74,7 +74,7 @@ sr_async_answer(const spotrun_ctx *ctx, unsigned long long seq, long long step,
 
 	if (ctx->done_path == NULL)	/* a rank above 0: rank 0 answers */
 		return;
-	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, err) == -1)
+	if (sr_write_file_atomic(ctx->done_path, line, (size_t)n, 0, err) == -1)
 		sr_lib_tell(ctx, SPOTRUN_MSG_WARNING, err);
 }
 

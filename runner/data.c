@@ -477,7 +477,7 @@ write_manifest(const char *path, const struct objs *l, char *err)
 		len += strlen(ob->rel);
 		text[len++] = '\n';
 	}
-	rc = sr_write_file_atomic(path, text != NULL ? text : "", len, err);
+	rc = sr_write_file_atomic(path, text != NULL ? text : "", len, 1, err);
 	free(text);
 	return rc;
 }

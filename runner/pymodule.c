@@ -48,7 +48,7 @@ sr_pymodule_place(const char *dir, char *err)
 		path = sr_asprintf("%s/%s", pkg, files[i].name);
 		len = strlen(files[i].text);
 		if (differs(path, files[i].text, len))
-			rc = sr_write_file_atomic(path, files[i].text, len, err);
+			rc = sr_write_file_atomic(path, files[i].text, len, 0, err);
 		free(path);
 	}
 	free(pkg);

@@ -24,7 +24,7 @@ sr_req_post(const char *request_path, char *const *done_paths, size_t n, uint64_
 	for (i = 0; i < n; i++)
 		if (unlink(done_paths[i]) == -1 && errno != ENOENT)
 			return sr_errno(err, "remove %s", done_paths[i]);
-	return sr_write_file_atomic(request_path, buf, (size_t)len, err);
+	return sr_write_file_atomic(request_path, buf, (size_t)len, 0, err);
 }
 
 /* Whether c separates the words of a done marker. */

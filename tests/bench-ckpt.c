@@ -216,7 +216,7 @@ cmd_gen(const char *dir, uint64_t mib)
 	if (gen_files(dir, each, 100, 0) == -1)
 		return 1;
 	meta = sr_asprintf("%s/trainer_state.json", dir);
-	if (sr_write_file_atomic(meta, json, sizeof json - 1, err) == -1) {
+	if (sr_write_file_atomic(meta, json, sizeof json - 1, 0, err) == -1) {
 		fprintf(stderr, "bench-ckpt: %s\n", err);
 		free(meta);
 		return 1;

@@ -148,7 +148,7 @@ test_cli_profile(void)
 	setenv("AZURE_CONFIG_DIR", az, 1);
 	prof = sr_asprintf("%s/azureProfile.json", az);
 	if (sr_write_file_atomic(prof, "\xef\xbb\xbf{\"installationId\": \"x\", "
-	    "\"subscriptions\": []}", 47, e) == -1)
+	    "\"subscriptions\": []}", 47, 0, e) == -1)
 		sr_fatal("%s", e);
 	is_int(sr_arm_auth_new(&ao, &a, e), -1, "the Azure CLI logged out (no subscription "
 	    "listed): not its login");
@@ -157,7 +157,7 @@ test_cli_profile(void)
 	sr_arm_auth_free(a);
 	a = NULL;
 	if (sr_write_file_atomic(prof, "\xef\xbb\xbf{\"subscriptions\": [{\"id\": "
-	    "\"" SUB "\", \"isDefault\": true}]}", 89, e) == -1)
+	    "\"" SUB "\", \"isDefault\": true}]}", 89, 0, e) == -1)
 		sr_fatal("%s", e);
 	is_int(sr_arm_auth_new(&ao, &a, e), 0, "logged in (a subscription listed, after a "
 	    "byte order mark): its login (%s)", e);

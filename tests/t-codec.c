@@ -311,7 +311,7 @@ zstd_cli_gives(const uint8_t *enc, size_t clen, const uint8_t *want, size_t n,
 	size_t len = 0;
 	int r = -1;
 
-	if (sr_write_file_atomic(in, enc, clen, err) == 0 && system(cmd) == 0 &&
+	if (sr_write_file_atomic(in, enc, clen, 0, err) == 0 && system(cmd) == 0 &&
 	    sr_read_file(out, n + 1, &got, &len, err) == 0 && len == n &&
 	    memcmp(got, want, n) == 0)
 		r = 0;

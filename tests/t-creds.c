@@ -54,7 +54,7 @@ wfile(const char *path, const char *text)
 {
 	char err[SR_ERRMAX];
 
-	if (sr_write_file_atomic(path, text, strlen(text), err) == -1)
+	if (sr_write_file_atomic(path, text, strlen(text), 0, err) == -1)
 		sr_fatal("%s", err);
 }
 
@@ -298,7 +298,7 @@ malformed(const char *path, const char *text, size_t len, const char *reason,
 	char err[SR_ERRMAX], want[SR_ERRMAX];
 
 	clean_env();
-	if (sr_write_file_atomic(path, text, len > 0 ? len : strlen(text), err) == -1)
+	if (sr_write_file_atomic(path, text, len > 0 ? len : strlen(text), 0, err) == -1)
 		sr_fatal("%s", err);
 	snprintf(want, sizeof want, "read %s%s", path, reason);
 	ok(get(SR_CREDS_AWS, NULL, NULL, &cr, err) == -1, "%s: sr_creds_get fails", name);

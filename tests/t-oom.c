@@ -64,7 +64,7 @@ run_write_atomic(void *arg, char *err)
 {
 	struct files *f = arg;
 
-	return sr_write_file_atomic(f->path, f->want, strlen(f->want), err);
+	return sr_write_file_atomic(f->path, f->want, strlen(f->want), 0, err);
 }
 
 static int
@@ -81,7 +81,7 @@ reset_write_atomic(void *arg)
 	struct files *f = arg;
 	char err[SR_ERRMAX];
 
-	if (sr_write_file_atomic(f->path, f->was, strlen(f->was), err) != 0)
+	if (sr_write_file_atomic(f->path, f->was, strlen(f->was), 0, err) != 0)
 		sr_fatal("%s", err);
 }
 

@@ -275,7 +275,7 @@ stalled_dns(char *why, size_t len)
 	    (int)getpid() & 255);
 	n = snprintf(conf, sizeof conf, "nameserver %s\n", addr);
 	snprintf(path, sizeof path, "%s/resolv.conf", tmpdir);
-	if (sr_write_file_atomic(path, conf, (size_t)n, NULL) == -1 ||
+	if (sr_write_file_atomic(path, conf, (size_t)n, 0, NULL) == -1 ||
 	    unshare(CLONE_NEWNS) == -1 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1 ||
 	    mount(path, "/etc/resolv.conf", NULL, MS_BIND, NULL) == -1)

@@ -291,7 +291,7 @@ def done(step: int, last: bool = False) -> bool:
     its end runs again on the next machine. With several ranks every rank
     says last=True, or it is not the last; in a gang it changes nothing.
     The done file is written atomically: a temporary file in its directory,
-    fsync'ed, renamed into place; no reader ever sees it half written. It
+    renamed into place; no reader ever sees it half written. It
     holds the step and the seq of the request answered: the one request()
     (or requested()) told of last, so that an answer is never taken for
     one to a request that came while the files were being written.
@@ -374,16 +374,17 @@ def report(step: int, **metrics: float) -> bool:
 
 
 def _write_atomic(path: str, write) -> None:
-    """write(f) into a temporary file beside path, fsync it and rename it to
-    path, so no reader ever sees a partial file; on failure the temporary
-    file is removed and the exception raised."""
+    """write(f) into a temporary file beside path and rename it to path, so
+    no reader ever sees a partial file; on failure the temporary file is
+    removed and the exception raised. No fsync: its readers (spotrun, which
+    takes the state to the store itself) read the page cache, and a crash
+    of the machine ends the run that would read it; a notice's answer must
+    not wait for the disk (a training state's fsync is seconds)."""
     d, name = os.path.split(path)
     fd, tmp = tempfile.mkstemp(prefix="." + name + ".", suffix=".tmp", dir=d or ".")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
-            f.flush()
-            os.fsync(f.fileno())
         os.rename(tmp, path)
     except BaseException:
         try:

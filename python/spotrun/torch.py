@@ -247,7 +247,8 @@ def save(step: int, *, model: torch.nn.Module, optimizer: Optional[torch.optim.O
          scheduler: Any = None) -> bool:
     """Answer spotrun's pending request with the training state at `step`:
     write it to ckpt_dir()/FILENAME atomically (a temporary file in the same
-    directory, fsync'ed, renamed into place), then spotrun.done(step).
+    directory renamed into place, not fsync'ed: spotrun reads it from the
+    page cache into the store), then spotrun.done(step).
 
     Call it when spotrun.requested() is True. Returns True when the request
     was answered; False, writing nothing, when there is no pending request
