@@ -14,6 +14,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/gpus.c runner/gpus-nvml.c runner/gpus.h runner/gpulock.c runner/gpulock.h \
 	runner/finished.c runner/run-lease.c \
 	runner/method.c runner/method.h runner/method-dir.c runner/method-lib.c \
+	runner/ctlwatch.c runner/ctlwatch.h \
 	runner/gang-ckpt.c runner/gang-ckpt.h runner/sigcatch.c runner/sigcatch.h \
 	runner/timeline.c runner/timeline.h \
 	runner/jobenv.c runner/jobenv.h runner/request.c runner/request.h \

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctlwatch.h"
 #include "method.h"
 #include "provider.h"
 #include "request.h"
@@ -34,14 +35,14 @@ struct lib_method {
 	int answered;			/* its done marker was read */
 	struct sr_ckpt_result res;	/* what the marker said */
 	int last;			/* and that it is the job's last (last=1) */
-	int pipe[2];			/* one byte: "the save" (the job's commit) is over */
+	/* The loop's fd: its pipe has one byte once "the save" (the job's
+	 * commit) is over, and inotify watches the saves file below. */
+	struct sr_ctlwatch w;
 	int pending;			/* a byte is in the pipe */
-	/* The saves the job reports unasked (lib/report.c): the file, how
-	 * far it is read, and inotify's watch on it; ep, the fd the loop
-	 * polls, is readable when the pipe or the watch is. */
+	/* The saves the job reports unasked (lib/report.c): the file and
+	 * how far it is read. */
 	char *saves_path;
 	off_t saves_off;
-	int ino, ep;
 	int saves_bad;			/* lines that were no report: said once */
 	/* A commit that answered a request a newer one replaced (a notice's
 	 * a periodic one's): it is in the store all the same, so it is
@@ -55,36 +56,27 @@ static int
 lib_init(struct sr_method *m, char *err)
 {
 	struct lib_method *l = sr_calloc(1, sizeof *l);
-
-	struct epoll_event ev = { .events = EPOLLIN };
 	int fd;
 
 	m->priv = l;
-	l->pipe[0] = l->pipe[1] = l->ino = l->ep = -1;
+	l->w.pipe[0] = l->w.pipe[1] = l->w.ino = l->w.ep = -1;
 	l->ctl_dir = sr_asprintf("%s/ctl", m->ctx.js->local_dir);
 	l->req_path = sr_asprintf("%s/request", l->ctl_dir);
 	l->done_path = sr_asprintf("%s/done", l->ctl_dir);
 	l->saves_path = sr_asprintf("%s/saves", l->ctl_dir);
 	if (sr_mkdirs(l->ctl_dir, 0755, err) == -1)
 		return -1;
-	if (pipe2(l->pipe, O_CLOEXEC) == -1)
-		return sr_errno(err, "create pipe");
+	if (sr_ctlwatch_init(&l->w, err) == -1)
+		return -1;
 	/* The run's own file, empty: lines of an earlier run are not news. */
 	if ((fd = open(l->saves_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
 		return sr_errno(err, "create %s", l->saves_path);
 	close(fd);
-	if ((l->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
-		return sr_errno(err, "inotify_init1");
-	if (inotify_add_watch(l->ino, l->saves_path, IN_MODIFY) == -1)
-		return sr_errno(err, "watch %s", l->saves_path);
-	if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		return sr_errno(err, "epoll_create1");
-	ev.data.fd = l->pipe[0];
-	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->pipe[0], &ev) == -1)
-		return sr_errno(err, "epoll_ctl");
-	ev.data.fd = l->ino;
-	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->ino, &ev) == -1)
-		return sr_errno(err, "epoll_ctl");
+	/* the saves file's lines, and the done marker as it lands (the loop
+	 * wakes as the job answers, not at its next look at the marker) */
+	if (sr_ctlwatch_add(&l->w, l->saves_path, IN_MODIFY, err) == -1 ||
+	    sr_ctlwatch_add(&l->w, l->ctl_dir, IN_MOVED_TO | IN_CLOSE_WRITE, err) == -1)
+		return -1;
 	return 0;
 }
 
@@ -95,14 +87,7 @@ lib_free(struct sr_method *m)
 
 	if (l == NULL)
 		return;
-	if (l->pipe[0] != -1) {
-		close(l->pipe[0]);
-		close(l->pipe[1]);
-	}
-	if (l->ino != -1)
-		close(l->ino);
-	if (l->ep != -1)
-		close(l->ep);
+	sr_ctlwatch_close(&l->w);
 	free(l->saves_path);
 	free(l->ctl_dir);
 	free(l->req_path);
@@ -317,11 +302,10 @@ static int
 lib_save(struct sr_method *m, long long step, double deadline, char *err)
 {
 	struct lib_method *l = m->priv;
-	char b = 1;
 
 	if (!l->answered)
 		return sr_err(err, "save: the job has not committed its checkpoint");
-	if (write(l->pipe[1], &b, 1) != 1)
+	if (sr_ctlwatch_post(&l->w) == -1)
 		return sr_errno(err, "write pipe");
 	/* ctx.on_commit (the attempt's record after a commit) is for the
 	 * method's own thread, and this is the loop's: the record follows
@@ -335,7 +319,7 @@ lib_fd(const struct sr_method *m)
 {
 	const struct lib_method *l = m->priv;
 
-	return l->ep;
+	return sr_ctlwatch_fd(&l->w);
 }
 
 /* One line of the saves file (lib/report.c's forms) into res: 1, or 0
@@ -383,7 +367,7 @@ static int
 lib_job_saved(struct sr_method *m, struct sr_ckpt_result *res)
 {
 	struct lib_method *l = m->priv;
-	char buf[1100], ev[4096];
+	char buf[1100];
 	ssize_t n;
 	char *nl;
 	int fd;
@@ -393,8 +377,7 @@ lib_job_saved(struct sr_method *m, struct sr_ckpt_result *res)
 		*res = l->late;
 		return 1;
 	}
-	while (read(l->ino, ev, sizeof ev) > 0)
-		;	/* the wake is taken; the file says what is new */
+	sr_ctlwatch_drain(&l->w);	/* the wake is taken; the file says what is new */
 	for (;;) {
 		if ((fd = open(l->saves_path, O_RDONLY | O_CLOEXEC)) == -1)
 			return 0;
@@ -420,12 +403,10 @@ static int
 lib_saved(struct sr_method *m, struct sr_ckpt_result *res)
 {
 	struct lib_method *l = m->priv;
-	char b;
 
 	if (!l->pending)
 		return 0;
-	while (read(l->pipe[0], &b, 1) == -1 && errno == EINTR)
-		;
+	(void)sr_ctlwatch_take(&l->w);	/* the byte lib_save wrote */
 	l->pending = 0;
 	*res = l->res;
 	return 1;
