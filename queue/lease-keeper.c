@@ -147,13 +147,40 @@ renewer_main(void *arg)
 	return NULL;
 }
 
+/* The lease is given up: no renewal got through by its give-up time.
+ * Called without k->lock. */
+static void
+give_up(struct sr_lease_keeper *k)
+{
+	char why[SR_ERRMAX], last[SR_ERRMAX], dur[32];
+	double since;
+
+	pthread_mutex_lock(&k->lock);
+	since = sr_mono() - k->ok_at;
+	snprintf(last, sizeof last, "%s", k->why[0] != '\0' ? k->why : "a renewal still in flight");
+	pthread_mutex_unlock(&k->lock);
+	snprintf(why, sizeof why, "renew lease %s in %s: lost: not renewed for %s, too close to its "
+	    "expiry to go on (last error: %s)", k->l->key, sr_store_url(k->l->st),
+	    sr_fmt_duration(since, dur, sizeof dur), last);
+	/* not still_held(): a hung renewal holds the lease's lock */
+	report(k, why);
+}
+
+/* Whether the give-up time has come with the lease still held; with
+ * k->lock held. */
+static int
+due(const struct sr_lease_keeper *k)
+{
+	return !k->stop && !k->done && k->rc == SR_LEASE_OK &&
+	    sr_mono() >= k->ok_at + k->ttl - SR_LEASE_GIVEUP(k->ttl);
+}
+
 static void *
 watchdog_main(void *arg)
 {
 	struct sr_lease_keeper *k = arg;
-	char why[SR_ERRMAX], last[SR_ERRMAX], dur[32];
 	struct timespec ts;
-	double giveup, since;
+	double giveup;
 
 	/* Its give-up must not wait behind a loaded machine's runnable
 	 * processes: a higher priority for this thread alone where that is
@@ -164,16 +191,9 @@ watchdog_main(void *arg)
 		giveup = k->ok_at + k->ttl - SR_LEASE_GIVEUP(k->ttl);
 		if (k->stop || k->done || k->rc != SR_LEASE_OK)
 			break;
-		if (sr_mono() >= giveup) {
-			since = sr_mono() - k->ok_at;
-			snprintf(last, sizeof last, "%s", k->why[0] != '\0' ? k->why :
-			    "a renewal still in flight");
+		if (due(k)) {
 			pthread_mutex_unlock(&k->lock);
-			snprintf(why, sizeof why, "renew lease %s in %s: lost: not renewed for %s, "
-			    "too close to its expiry to go on (last error: %s)", k->l->key,
-			    sr_store_url(k->l->st), sr_fmt_duration(since, dur, sizeof dur), last);
-			/* not still_held(): a hung renewal holds the lease's lock */
-			report(k, why);
+			give_up(k);
 			pthread_mutex_lock(&k->lock);
 			break;
 		}
@@ -251,8 +271,16 @@ sr_lease_keeper_fd(const struct sr_lease_keeper *k)
 int
 sr_lease_keeper_status(struct sr_lease_keeper *k, char *why)
 {
-	int rc;
+	int rc, late;
 
+	/* By the clock, not only by the watchdog's word: a holder stopped
+	 * (SIGSTOP, a paused VM) and resumed past the give-up time may ask
+	 * before its watchdog thread has run again. */
+	pthread_mutex_lock(&k->lock);
+	late = due(k);
+	pthread_mutex_unlock(&k->lock);
+	if (late)
+		give_up(k);
 	pthread_mutex_lock(&k->lock);
 	rc = k->rc;
 	if (why != NULL)

@@ -265,7 +265,9 @@ void sr_lease_keeper_watch(struct sr_lease_keeper *k,
     void (*held)(void *arg, double until, double expires), void *arg);
 /* A descriptor to poll: readable once the lease is lost. */
 int sr_lease_keeper_fd(const struct sr_lease_keeper *k);
-/* SR_LEASE_OK while held, else SR_LEASE_LOST with why (SR_ERRMAX, may be NULL). */
+/* SR_LEASE_OK while held, else SR_LEASE_LOST with why (SR_ERRMAX, may be
+ * NULL). Past the give-up time by the clock it is lost, said as the
+ * watchdog would (the lost callback, the fd), even before that thread ran. */
 int sr_lease_keeper_status(struct sr_lease_keeper *k, char *why);
 /* How many renewals succeeded (for tests and status). */
 int sr_lease_keeper_renewals(struct sr_lease_keeper *k);
