@@ -19,7 +19,10 @@
 #   goodput   work / paid, the work being steps x 20 ms;
 #   w/o job   alone / paid (the job's own start-up and overrun taken out);
 #   spotrun   paid - alone;
-#   pre       notices the agents got (each stops the gang).
+#   pre       notices the agents got (each stops the gang);
+#   lost      the work node 0's runs lost at their ends, from their last
+#             lines (a notice whose checkpoint came too late loses the
+#             work since the previous one).
 # Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
 # seconds of work (40); interval = 30 min of trace, window = 120 s of trace;
 # GOODPUT_KEEP=1 keeps the agents' folders and logs (the last trace's).
@@ -51,7 +54,7 @@ alone=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
 echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s"
-printf '%-44s %5s %6s %7s %7s %7s %8s %4s\n' trace nodes work paid goodput "w/o job" spotrun pre
+printf '%-44s %5s %6s %7s %7s %7s %8s %4s %7s\n' trace nodes work paid goodput "w/o job" spotrun pre lost
 
 for trace; do
 	name=$(basename "$trace" .json)
@@ -98,10 +101,18 @@ INI
 	grep -qE '^spotrun agent: gang: succeeded' "$tmp"/ag*.err ||
 	    { echo "goodput-gang: $name: the job failed:"; tail -n 20 "$tmp"/ag*.err; exit 1; }
 	pre=$(cat "$tmp"/ag*.err | grep -c 'simulated preemption' || true)
+	# the work node 0's runs lost to their ends (checkpoints that came too
+	# late for a notice's deadline show here), from their last lines
+	lost=$(awk '/this is node 0,/ { n0 = 1 } /this is node [1-9]/ { n0 = 0 }
+	    n0 && / of work lost, / {
+	        v = $0; sub(/ of work lost.*/, "", v); sub(/.*, /, "", v)
+	        if (v ~ /ms$/) t += v / 1000; else if (v ~ /s$/) t += v + 0
+	    } END { printf "%.2f", t }' "$tmp"/ag*.err)
 	for p in $agents; do kill -TERM "$p" 2>/dev/null || true; done
 	wait
 	agents=
-	awk -v w="$work" -v a="$alone" -v n="$name" -v N="$nodes" -v p="$pre" -v paid="$paid" 'BEGIN {
-	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2f%% %7.2fs %4d\n", n, N, w, paid,
-	        w / paid * 100, a / paid * 100, paid - a, p }'
+	awk -v w="$work" -v a="$alone" -v n="$name" -v N="$nodes" -v p="$pre" -v paid="$paid" \
+	    -v l="$lost" 'BEGIN {
+	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2f%% %7.2fs %4d %6.2fs\n", n, N, w, paid,
+	        w / paid * 100, a / paid * 100, paid - a, p, l }'
 done
