@@ -76,21 +76,24 @@ sr_agent_gang_setup(struct sr_agent *ag, const char *addr, char *err)
 	    env_duration("SPOTRUN_GANG_FILL", 0, &ag->gang_fill, err) == -1)
 		return -1;
 	snprintf(ag->addr, sizeof ag->addr, "127.0.0.1");
-	if (addr != NULL) {
+	if (addr != NULL)
 		snprintf(ag->addr, sizeof ag->addr, "%s", addr);
-		return 0;
+	else if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i != NULL; i = i->ifa_next) {
+			if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+			    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+				continue;
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ag->addr,
+			    sizeof ag->addr);
+			break;
+		}
+		freeifaddrs(ifs);
 	}
-	if (getifaddrs(&ifs) == -1)
-		return 0;
-	for (i = ifs; i != NULL; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
-		    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
-			continue;
-		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ag->addr,
-		    sizeof ag->addr);
-		break;
+	if (sr_agent_wake_open(ag, err) == -1) {
+		sr_agent_say("warning: %s; its gangs pass notices through the queue's slots alone",
+		    err);
+		err[0] = '\0';
 	}
-	freeifaddrs(ifs);
 	return 0;
 }
 
@@ -136,6 +139,8 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 	g->node = sr_gang_node(j->gang);
 	g->epoch = sr_gang_epoch(j->gang);
 	g->notice_pipe[0] = g->notice_pipe[1] = -1;
+	g->wake_fd = ag->wake_fd;
+	snprintf(g->id, sizeof g->id, "%s", j->marker.id);
 	*sig = 0;
 	if (f.nodes_min < f.nodes_max)
 		snprintf(said, sizeof said, "-%d", f.nodes_max);
@@ -269,16 +274,27 @@ sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 	request = g->own_request;
 	g->own_request = 0;
 	pthread_mutex_unlock(&g->lock);
-	if (request > 0 && own == 0 && sr_gang_request(g->slot, request, err) != SR_QUEUE_OK)
-		sr_agent_say("warning: %s: %s", id, err);
+	if (request > 0 && own == 0) {
+		if (sr_gang_request(g->slot, request, err) == SR_QUEUE_OK)
+			sr_agent_wake_peers(g);	/* the members ask their ranks now */
+		else
+			sr_agent_say("warning: %s: %s", id, err);
+	}
 	if (own > 0) {
 		if (sr_gang_set(g->slot, SR_GANG_NOTICE, 0, own, err) == SR_QUEUE_OK) {
 			g->own_published = 1;
+			g->woke_notice = 1;
+			sr_agent_wake_peers(g);	/* node 0, or node 0's members, read it now */
 			sr_agent_say("%s: gang node %d: its notice is passed to the gang", id, g->node);
 		} else
 			sr_agent_say("warning: %s: %s", id, err);
 	}
 	rc = sr_gang_watch(g->slot, g->nodes, &deadline, err);
+	if (g->node == 0 && (rc == SR_GANG_NOTICED || rc == SR_GANG_BROKEN) && !g->woke_notice) {
+		/* slot 0 says notice now: the members read it at once */
+		g->woke_notice = 1;
+		sr_agent_wake_peers(g);
+	}
 	if (rc == SR_GANG_REQUESTED) {
 		/* node 0 asked its ranks: this node's are asked too */
 		pthread_mutex_lock(&g->lock);

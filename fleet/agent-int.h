@@ -54,6 +54,7 @@ struct sr_agent {
 	struct sr_queue_machine record;	/* what it wrote there (.time: when) */
 	/* gangs (agent-gang.c) */
 	char addr[SR_GANG_ADDR_MAX + 1];	/* what node 0 offers (label addr) */
+	int wake_fd;			/* its gang wake port's socket (agent-wake.c; -1: none) */
 	double gang_timeout, gang_fill;	/* SPOTRUN_GANG_TIMEOUT, SPOTRUN_GANG_FILL */
 	struct sr_store_opts so;	/* how its queue's stores are opened */
 	struct sr_agent_scale *scale;	/* its scaler (agent-scale.c; NULL: none) */
@@ -92,7 +93,29 @@ struct sr_agent_gang {
 	double own_request;		/* node 0: a request to pass on (its deadline) */
 	double peer_request;		/* a member: node 0's last, for the run */
 	char said[SR_ERRMAX];		/* the last warning (said once) */
+	/* waking the other nodes (agent-wake.c): the agent's socket, the
+	 * job's id, and whether node 0 woke the members for a notice */
+	int wake_fd;
+	char id[SR_QUEUE_ID_MAX + 1];
+	int woke_notice;
 };
+
+/* agent-wake.c */
+/* The agent's wake port: a UDP socket at ag->addr, its port into
+ * ag->claim.wake (which its gang slots name). 0, or -1 with err (then it
+ * has none: its gangs pass notices through the slots alone). */
+int sr_agent_wake_open(struct sr_agent *ag, char *err);
+void sr_agent_wake_close(struct sr_agent *ag);
+/* Wake the nodes g's agent last read in the slots (sr_gang_peers): it
+ * wrote what they must read. Never blocks; a datagram lost is no error. */
+void sr_agent_wake_peers(struct sr_agent_gang *g);
+/* A thread that calls poke(arg) whenever the agent's wake port (fd) gets
+ * the datagram of job id's gang at epoch; NULL when fd is -1 or no thread
+ * could be started (then nothing pokes: the watch reads the slots). */
+struct sr_agent_waker;
+struct sr_agent_waker *sr_agent_waker_start(int fd, const char *id, int64_t epoch,
+    void (*poke)(void *arg), void *arg);
+void sr_agent_waker_stop(struct sr_agent_waker *w);
 
 /* agent-workdir.c */
 /* Job id's working directory, shipped as snapshot snap (its meta.json's

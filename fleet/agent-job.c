@@ -87,6 +87,7 @@ struct job {
 	struct sr_agent_gang gang;
 	int in_gang, lead;
 	int gang_poke;			/* something for the gang's watch to pass on now */
+	struct sr_agent_waker *waker;	/* another node's datagram pokes it (NULL: none) */
 	int gang_lost;			/* node 0: its run failed as a node was lost */
 	char *snap;			/* its shipped workdir's snapshot (NULL: none) */
 	char *copy;			/* and its copy of it */
@@ -301,6 +302,19 @@ log_close(struct job *b)
 	if (b->log != NULL && sr_queue_log_close(b->log, err) == -1)
 		sr_agent_say("warning: %s: ship its log: %s", b->id, err);
 	b->log = NULL;
+}
+
+/* Another node of the gang wrote what this one must read (agent-wake.c):
+ * the heartbeat reads the slots now. On the waker's thread. */
+static void
+gang_poke(void *arg)
+{
+	struct job *b = arg;
+
+	pthread_mutex_lock(&b->lock);
+	b->gang_poke = 1;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
 }
 
 static void
@@ -772,6 +786,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			goto out;
 		}
 		b.in_gang = 1;
+		b.waker = sr_agent_waker_start(ag->wake_fd, b.id, b.gang.epoch, gang_poke, &b);
 	}
 	rc = sr_queue_status_get(ag->q, b.id, &b.base, err);
 	if (rc != SR_QUEUE_OK) {
@@ -874,6 +889,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		}
 	}
 out:
+	sr_agent_waker_stop(b.waker);
 	if (b.in_gang)
 		sr_agent_gang_end(&b.gang, ended);
 	if (b.cancel_pipe[0] != -1) {

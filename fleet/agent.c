@@ -515,6 +515,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 	ag.vm = 1;
 	ag.vm_since = sr_now();
 	ag.sigfd = -1;
+	ag.wake_fd = -1;
 	if (setup(&ag, res) == -1)
 		goto out;
 	if (sr_agent_scale_start(&ag, res->err) == -1) {
@@ -620,6 +621,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 out:
 	sr_agent_scale_stop(&ag, res->end == SR_AGENT_IDLE || res->end == SR_AGENT_DRAINED);
 	sr_agent_facts_end(&ag);
+	sr_agent_wake_close(&ag);
 	free(watch.v);
 	sr_queue_close(ag.q);
 	sr_lease_seen_free(ag.seen);

@@ -12,7 +12,7 @@ libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir
 	-I$(top_srcdir)/jobspec -I$(top_srcdir)/runner -I$(top_srcdir)/cloud/aws -I$(top_srcdir)/cloud/gcp \
 	-I$(top_srcdir)/cloud/azure -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
-	fleet/agent-gang.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
+	fleet/agent-gang.c fleet/agent-wake.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
 	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c fleet/agent-place.c
 # The debris nothing else removes, for `spotrun gc` and the idle agent.
 libfleet_a_SOURCES += fleet/debris.c fleet/debris.h
@@ -79,3 +79,8 @@ fleet/cloudinit-unit.c: $(srcdir)/dist/spotrun-agent.service.in $(srcdir)/build-
 check_PROGRAMS += tests/t-cloudinit
 tests_t_cloudinit_SOURCES = tests/t-cloudinit.c tests/tap.h
 tests_t_cloudinit_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
+# A gang's agents waking each other: wake ports in the slots, datagrams
+# sent and taken (agent-wake.c).
+check_PROGRAMS += tests/t-wake
+tests_t_wake_SOURCES = tests/t-wake.c tests/tap.h tests/s3-util.h tests/queue-util.h
+tests_t_wake_CPPFLAGS = $(libfleet_a_CPPFLAGS)

@@ -23,6 +23,9 @@ struct sr_gang {
 	struct sr_gang_slot s;		/* as last written */
 	int held;
 	long seen_request;		/* a member: slot 0's request last passed on */
+	/* whom to wake, from the last read of the others' slots */
+	struct sr_gang_peer *peers;
+	int npeers, peers_cap;
 };
 
 static const char *const state_names[] = { "waiting", "running", "notice", "released",
@@ -46,12 +49,12 @@ sr_gang_key(const char *id, int node, char *key, size_t len, char *err)
 static char *
 slot_json(const struct sr_gang_slot *s, size_t *len)
 {
-	json_t *o = json_pack("{s:s, s:i, s:I, s:s, s:{s:s, s:I, s:s}, s:s, s:i, s:i, s:f, s:f, "
-	    "s:f, s:f, s:f, s:I, s:f}",
+	json_t *o = json_pack("{s:s, s:i, s:I, s:s, s:{s:s, s:I, s:s}, s:s, s:i, s:i, s:i, s:f, "
+	    "s:f, s:f, s:f, s:f, s:I, s:f}",
 	    "job", s->job, "node", s->node, "epoch", (json_int_t)s->epoch,
 	    "state", sr_gang_state_name(s->state),
 	    "owner", "host", s->host, "pid", (json_int_t)s->pid, "agent", s->agent,
-	    "addr", s->addr, "port", s->port, "nodes", s->nodes, "since", s->since,
+	    "addr", s->addr, "port", s->port, "wake", s->wake, "nodes", s->nodes, "since", s->since,
 	    "renewed", s->renewed, "expires", s->expires, "ttl", s->ttl, "deadline", s->deadline,
 	    "request", (json_int_t)s->request, "request_deadline", s->request_deadline);
 	char *t;
@@ -133,6 +136,13 @@ slot_parse(const char *buf, size_t len, const char *id, int node, struct sr_gang
 	if ((*bad = "port", num_field(o, "port", 0, 65535, &d)) == -1)
 		goto out;
 	s->port = (int)d;
+	/* "wake" came later: a slot without it has none */
+	s->wake = 0;
+	if (json_object_get(o, "wake") != NULL) {
+		if ((*bad = "wake", num_field(o, "wake", 0, 65535, &d)) == -1)
+			goto out;
+		s->wake = (int)d;
+	}
 	if ((*bad = "nodes", num_field(o, "nodes", 0, SR_QUEUE_NODES_MAX, &d)) == -1)
 		goto out;
 	s->nodes = (int)d;
@@ -229,10 +239,10 @@ gang_new(struct sr_queue *q, const char *id, int node, const struct sr_gang_clai
 	snprintf(g->s.host, sizeof g->s.host, "%s", c->owner->host);
 	g->s.pid = c->owner->pid;
 	snprintf(g->s.agent, sizeof g->s.agent, "%s", c->owner->agent);
-	if (node == 0) {
-		snprintf(g->s.addr, sizeof g->s.addr, "%s", c->addr != NULL ? c->addr : "");
+	snprintf(g->s.addr, sizeof g->s.addr, "%s", c->addr != NULL ? c->addr : "");
+	if (node == 0)
 		g->s.port = c->port;
-	}
+	g->s.wake = c->wake;
 	g->s.ttl = c->ttl > 0 ? c->ttl : SR_LEASE_TTL_DEFAULT;
 	g->s.since = sr_now();
 	return g;
@@ -379,6 +389,30 @@ sr_gang_renew(struct sr_gang *g, char *err)
 	return sr_gang_set(g, g->s.state, g->s.nodes, g->s.deadline, err);
 }
 
+/* Remember s's agent as one to wake (its wake port, if it has one). */
+static void
+peer_add(struct sr_gang *g, const struct sr_gang_slot *s)
+{
+	if (s->wake <= 0 || s->addr[0] == '\0')
+		return;
+	if (g->npeers == g->peers_cap) {
+		g->peers_cap = g->peers_cap ? 2 * g->peers_cap : 4;
+		g->peers = sr_reallocarray(g->peers, (size_t)g->peers_cap, sizeof *g->peers);
+	}
+	snprintf(g->peers[g->npeers].addr, sizeof g->peers[g->npeers].addr, "%s", s->addr);
+	g->peers[g->npeers++].wake = s->wake;
+}
+
+int
+sr_gang_peers(const struct sr_gang *g, struct sr_gang_peer *out, int max)
+{
+	int i;
+
+	for (i = 0; i < g->npeers && i < max; i++)
+		out[i] = g->peers[i];
+	return i;
+}
+
 int
 sr_gang_members(struct sr_gang *g, int max, int *held, double *notice, char *err)
 {
@@ -388,6 +422,7 @@ sr_gang_members(struct sr_gang *g, int max, int *held, double *notice, char *err
 
 	*held = 1;
 	*notice = 0;
+	g->npeers = 0;
 	for (node = 1; node < max; node++) {
 		rc = slot_get(g->q, g->s.job, node, &s, err);
 		if (rc == SR_QUEUE_NOTFOUND) {
@@ -402,6 +437,7 @@ sr_gang_members(struct sr_gang *g, int max, int *held, double *notice, char *err
 		}
 		if (!gap)
 			(*held)++;
+		peer_add(g, &s);
 		if (s.state == SR_GANG_NOTICE && (*notice == 0 || s.deadline < *notice))
 			*notice = s.deadline > 0 ? s.deadline : now;
 	}
@@ -440,7 +476,11 @@ look(struct sr_gang *g, int max, int *held, double *notice, struct sr_gang_slot 
 		return rc;
 	if (g->s.node == 0)
 		return sr_gang_members(g, max, held, notice, err);
-	return slot_get(g->q, g->s.job, 0, s0, err);
+	rc = slot_get(g->q, g->s.job, 0, s0, err);
+	g->npeers = 0;
+	if (rc == SR_QUEUE_OK && s0->epoch == g->s.epoch)
+		peer_add(g, s0);
+	return rc;
 }
 
 int
@@ -577,5 +617,7 @@ sr_gang_request(struct sr_gang *g, double deadline, char *err)
 void
 sr_gang_free(struct sr_gang *g)
 {
+	if (g != NULL)
+		free(g->peers);
 	free(g);
 }

@@ -52,8 +52,11 @@ struct sr_gang_slot {
 	char host[256];			/* the owner: host, pid, agent */
 	long pid;
 	char agent[128];
-	char addr[SR_GANG_ADDR_MAX + 1];	/* slot 0: MASTER_ADDR of the gang */
+	char addr[SR_GANG_ADDR_MAX + 1];	/* its agent's address; slot 0's is
+					 * the gang's MASTER_ADDR */
 	int port;			/* slot 0: MASTER_PORT (0: none yet) */
+	int wake;			/* its agent's wake port (UDP at addr), 0: none:
+					 * a datagram there makes it read the slots now */
 	int nodes;			/* slot 0, running: the gang's size (0 before) */
 	double since;			/* claimed (epoch seconds) */
 	double renewed, expires, ttl;
@@ -73,10 +76,24 @@ struct sr_gang_claim {
 	double ttl;			/* renewal TTL (0: SR_LEASE_TTL_DEFAULT) */
 	int64_t epoch;			/* the gang's epoch */
 	int nodes_max;			/* slots 1 .. nodes_max - 1 may be joined */
-	const char *addr;		/* slot 0: node 0's address (NULL: "") */
-	int port;			/* slot 0: its port */
+	const char *addr;		/* the agent's address (NULL: ""); slot 0's is
+					 * MASTER_ADDR */
+	int port;			/* slot 0: MASTER_PORT */
+	int wake;			/* the agent's wake port (0: none) */
 	int requests;			/* out: store requests made */
 };
+
+/* A node to wake (sr_gang_peers): its agent's address and wake port. */
+struct sr_gang_peer {
+	char addr[SR_GANG_ADDR_MAX + 1];
+	int wake;
+};
+
+/* The nodes g's agent wakes when it writes what they must read (a notice,
+ * node 0's request): node 0 for a member, the members for node 0, as its
+ * last read of their slots found them (live, at its epoch, with a wake
+ * port); at most max into out. How many. */
+int sr_gang_peers(const struct sr_gang *g, struct sr_gang_peer *out, int max);
 
 /* The key of job id's slot node into key: Q/jobs/ID/slots/NODE. */
 int sr_gang_key(const char *id, int node, char *key, size_t len, char *err);

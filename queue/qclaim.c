@@ -469,7 +469,8 @@ static int
 claim_gang(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_queue_pending *p,
     struct sr_queue_job **out, int *requests, int *malformed, char *err)
 {
-	struct sr_gang_claim c = { a->owner, a->ttl, 0, p->nodes_max, a->addr, a->port, 0 };
+	struct sr_gang_claim c = { a->owner, a->ttl, 0, p->nodes_max, a->addr, a->port, a->wake,
+		0 };
 	struct sr_gang_slot s0;
 	struct sr_queue_job *j;
 	char why[SR_ERRMAX];

@@ -182,10 +182,12 @@ struct sr_queue_agent {
 	 * the agent's own, shared with sr_queue_find_expired; NULL: none. */
 	struct sr_lease_seen *seen;
 	int pick;			/* 0: SR_QUEUE_PICK_DEFAULT */
-	/* For a gang (gang.h): the address other machines reach this one at
-	 * and a free port, written into slot 0 when it leads one. */
+	/* For a gang (gang.h): the address other machines reach this one at,
+	 * in its slot; a free port, written into slot 0 when it leads one;
+	 * and its wake port (0: none). */
 	const char *addr;
 	int port;
+	int wake;
 	/* A job skipped because its lease is malformed (once per queue handle). */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;

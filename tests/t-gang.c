@@ -121,9 +121,9 @@ want_slot(char *want, size_t len, int node, const struct sr_lease_owner *o, cons
 {
 	snprintf(want, len, "{\"job\":\"g2\",\"node\":%d,\"epoch\":1,\"state\":\"waiting\","
 	    "\"owner\":{\"host\":\"%s\",\"pid\":%ld,\"agent\":\"%s\"},\"addr\":\"%s\","
-	    "\"port\":%d,\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,\"ttl\":60.0,"
-	    "\"deadline\":0.0,\"request\":0,\"request_deadline\":0.0}", node, o->host, o->pid,
-	    o->agent, addr, port);
+	    "\"port\":%d,\"wake\":0,\"nodes\":0,\"since\":T,\"renewed\":T,\"expires\":T,"
+	    "\"ttl\":60.0,\"deadline\":0.0,\"request\":0,\"request_deadline\":0.0}", node, o->host,
+	    o->pid, o->agent, addr, port);
 	return want;
 }
 
@@ -166,7 +166,8 @@ test_marker_and_lead(struct sr_queue *q, const struct sr_lease_owner *a,
 	    j1->store != NULL, "... with the job's spec and store");
 	is_int((int)sr_gang_epoch(j1->gang), 1, "... at the gang's epoch");
 	t = slot_text(q, "g2", 1);
-	is_str(t, want_slot(want, sizeof want, 1, b, "", 0), "... slot 1 in its exact JSON");
+	is_str(t, want_slot(want, sizeof want, 1, b, "127.0.0.1", 0),
+	    "... slot 1 in its exact JSON: its agent's address, no port, no wake port");
 	free(t);
 	rc = sr_gang_read(q, "g2", 1, &s, err);
 	ok(rc == 0 && s.state == SR_GANG_WAITING && sr_gang_live(&s, sr_now()), "... read back: live");
@@ -278,8 +279,11 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	sr_queue_close(q);
 	q = open_queue("range");
 	add(q, "range", 2, 3, T0 + 30);
+	aa.wake = 29501;	/* the agents' wake ports, in their slots */
+	ab.wake = 29502;
 	if (sr_queue_claim(q, &aa, &j0, err) != 0 || sr_queue_claim(q, &ab, &j1, err) != 0)
 		sr_fatal("claim range: %s", err);
+	aa.wake = ab.wake = 0;
 	f.nodes_min = 2;
 	f.nodes_max = 3;
 	f.fill = 0.6;
@@ -301,6 +305,16 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	ok(rc == SR_GANG_STARTED && nodes == 2 && lead.port == 29400 &&
 	    strcmp(lead.addr, "127.0.0.1") == 0, "the member starts as node 1 of 2, node 0's "
 	    "address and port known");
+	{
+		struct sr_gang_peer pe[4];
+		int np0 = sr_gang_peers(j0->gang, pe, 4);
+
+		ok(np0 == 1 && strcmp(pe[0].addr, "127.0.0.1") == 0 && pe[0].wake == 29502,
+		    "node 0 wakes its member at the wake port of its slot (127.0.0.1:29502)");
+		np0 = sr_gang_peers(j1->gang, pe, 4);
+		ok(np0 == 1 && strcmp(pe[0].addr, "127.0.0.1") == 0 && pe[0].wake == 29501,
+		    "... the member wakes node 0 at slot 0's (127.0.0.1:29501)");
+	}
 	/* a third agent: the gang runs already and has no marker: nothing. */
 	rc = sr_queue_claim(q, &ac, &j2, err);
 	is_int(rc, SR_QUEUE_EMPTY, "a third agent finds nothing: the gang started without it");
