@@ -62,7 +62,7 @@ struct dir_method {
 	/* The loop's fd: one byte in its pipe when the save ends, and
 	 * inotify on the control directory, so that the loop wakes as the
 	 * job's done marker lands rather than at its next look (state_poll:
-	 * 10 ms of the job's work lost a notice on average). */
+	 * up to 20 ms of the job's work lost a notice). */
 	struct sr_ctlwatch w;
 	struct sr_ckpt_opts opts;
 	struct sr_gang_parts parts;	/* a gang's: the keys of its parts */
