@@ -208,7 +208,7 @@ test_race(struct sr_queue *q)
 static void
 test_stale(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_lease_owner *b)
 {
-	struct sr_gang_claim c1 = { a, 1, 5, 3, NULL, 0, 0 }, c2 = { b, 60, 5, 3, NULL, 0, 0 };
+	struct sr_gang_claim c1 = { a, 1, 5, 3, NULL, 0, 0, 0 }, c2 = { b, 60, 5, 3, NULL, 0, 0, 0 };
 	struct sr_gang *g1, *g2, *g3;
 	struct sr_gang_slot s;
 	char err[SR_ERRMAX];
@@ -355,7 +355,7 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 
 	/* a member left out: the gang of 2-3 started with 2, slot 2 joined late */
 	{
-		struct sr_gang_claim cl = { c, 60, 0, 3, NULL, 0, 0 };
+		struct sr_gang_claim cl = { c, 60, 0, 3, NULL, 0, 0, 0 };
 		struct sr_gang *g;
 
 		sr_queue_close(q);
@@ -423,8 +423,8 @@ test_dead(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_le
 static void
 test_done(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_lease_owner *b)
 {
-	struct sr_gang_claim c0 = { a, 60, 9, 2, "127.0.0.1", 29999, 0 };
-	struct sr_gang_claim c1 = { b, 60, 9, 2, NULL, 0, 0 };
+	struct sr_gang_claim c0 = { a, 60, 9, 2, "127.0.0.1", 29999, 0, 0 };
+	struct sr_gang_claim c1 = { b, 60, 9, 2, NULL, 0, 0, 0 };
 	struct sr_gang *g0, *g1;
 	struct sr_gang_slot s;
 	char err[SR_ERRMAX];

@@ -54,9 +54,9 @@ n=$(grep -c '^resumed from step' "$tmp/out")
 grep -q 'finished exit 0: 3 attempts, 2 preemptions' "$tmp/err" &&
 	echo "ok 7 - timeline: 3 attempts, 2 preemptions" ||
 	{ echo "not ok 7 - final timeline line"; tail -n 3 "$tmp/err" | sed 's/^/# /'; }
-n=$(grep -c '^checkpoint at step' "$tmp/out")
-[ "$n" -eq 2 ] && echo "ok 8 - two notice requests answered by spotrun_save" ||
-	echo "not ok 8 - $n checkpoints"
+n=$(grep -c '^saving at step' "$tmp/out")
+[ "$n" -eq 2 ] && echo "ok 8 - two notice requests reach spotrun_save" ||
+	echo "not ok 8 - $n notice requests reach spotrun_save"
 n=$(grep -c 'ckpt.* committed in ' "$tmp/err")
 [ "$n" -eq 2 ] && echo "ok 9 - the supervisor reports the library's two commits" ||
 	{ echo "not ok 9 - $n commits on the timeline"; grep ckpt "$tmp/err" | sed 's/^/# /'; }

@@ -157,6 +157,11 @@ main(int argc, char **argv)
 			check(ctx, spotrun_set_last(ctx, 1), "set_last");
 		}
 		if (spotrun_checkpoint_requested(ctx)) {
+			/* said before the save: on a notice the supervisor may
+			 * stop the job the moment the commit lands, before any
+			 * line after it is written */
+			printf("saving at step %lld\n", s);
+			fflush(stdout);
 			check(ctx, async ? spotrun_save_async(ctx, s) : spotrun_save(ctx, s), "save");
 			printf("checkpoint at step %lld\n", s);
 			fflush(stdout);
