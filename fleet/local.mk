@@ -50,6 +50,10 @@ tests_t_prices_CPPFLAGS = $(AM_CPPFLAGS) -DSR_TOP_SRCDIR='"$(abs_top_srcdir)"'
 # The placement history's rule (pool-failover.h): ranks, zones' regions.
 check_PROGRAMS += tests/t-place
 tests_t_place_SOURCES = tests/t-place.c tests/tap.h
+# The queue's demand a scaler follows (pool-engine.h): pending, claimed
+# before "running", running, ended.
+check_PROGRAMS += tests/t-demand
+tests_t_demand_SOURCES = tests/t-demand.c tests/tap.h
 # What a pool's VMs cost between scaler steps, in jobs and idle (pool-scale.h).
 check_PROGRAMS += tests/t-pool-cost
 tests_t_pool_cost_SOURCES = tests/t-pool-cost.c tests/tap.h

@@ -104,6 +104,8 @@ struct demand {
 	size_t npend, pendcap;
 	struct mark *end;		/* the ended jobs (sorted by id before use) */
 	size_t nend, endcap;
+	struct mark *wait;		/* queued or released by their status */
+	size_t nwait, waitcap;
 };
 
 static int
@@ -139,7 +141,11 @@ on_pending(const struct sr_queue_pending *p, void *arg)
 
 /* The pending markers' VMs, but for those of jobs that ended after the
  * marker was written (a queued job cancelled: cancel leaves the marker
- * for the next claimer to drop), which ask for none. */
+ * for the next claimer to drop), which ask for none. A job whose status
+ * says queued or released but that had no marker in the listing asks for
+ * one: a claim deletes the marker before its agent writes "running", and
+ * a job in that gap counted for neither would let a scaler end the VM
+ * that just claimed it (or one submitted between the two listings). */
 static void
 add_pending(struct demand *d)
 {
@@ -154,6 +160,12 @@ add_pending(struct demand *d)
 		if (e == NULL || e->epoch <= d->pend[i].epoch)
 			d->vms += d->pend[i].vms;
 	}
+	if (d->npend > 1)
+		qsort(d->pend, d->npend, sizeof *d->pend, mark_cmp);
+	for (i = 0; i < d->nwait; i++)
+		if (d->npend == 0 || bsearch(&d->wait[i], d->pend, d->npend, sizeof *d->pend,
+		    mark_cmp) == NULL)
+			d->vms++;
 }
 
 static int
@@ -167,6 +179,11 @@ on_status(const struct sr_queue_status *s, void *arg)
 
 		snprintf(m->id, sizeof m->id, "%s", s->id);
 		m->epoch = s->epoch;
+		return 0;
+	}
+	if (s->state == SR_LEASE_QUEUED || s->state == SR_LEASE_RELEASED) {
+		snprintf(mark_add(&d->wait, &d->nwait, &d->waitcap)->id, SR_QUEUE_ID_MAX + 1,
+		    "%s", s->id);
 		return 0;
 	}
 	if (s->state != SR_LEASE_RUNNING)
@@ -208,6 +225,7 @@ sr_pool_demand_running(struct sr_queue *q, int max_vms, unsigned *vms,
 		add_pending(&d);
 	free(d.pend);
 	free(d.end);
+	free(d.wait);
 	if (rc < 0) {
 		free(d.run);
 		return sr_err_prefix(err, "read the demand of queue %s", sr_queue_url(q));

@@ -155,7 +155,9 @@ double sr_pool_known_price(const struct sr_pool_where *w, const char *id);
  * pending job (a pending gang: its nodes_min machines) and one per running
  * job (sr_queue_pending_list, sr_queue_status_list: two listings); a
  * pending marker older than its job's end (a queued job cancelled: the
- * status marker's epoch above the pending one's) asks for none. */
+ * status marker's epoch above the pending one's) asks for none; a job
+ * whose status says queued or released with no pending marker (a claim
+ * deleted it, its agent has not yet written "running") asks for one. */
 struct sr_queue;
 int sr_pool_demand(struct sr_queue *q, int max_vms, unsigned *vms, char *err);
 /* sr_pool_demand, and the running jobs (their newest markers' host and
