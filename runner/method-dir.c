@@ -37,6 +37,22 @@
  * signal after it was sent (a /proc walk of the ranks' groups each). */
 #define RESEND_EVERY	0.25
 
+/* Timeline lines a thread holds for the loop's thread to say. */
+struct held {
+	char **v;
+	size_t n;
+};
+
+/* The deferred retention of a notice's save, run in the background. */
+struct tail {
+	pthread_t th;
+	int active;			/* started and not yet joined */
+	struct sr_store *st;
+	struct sr_ckpt_opts o;		/* its log holds into lines */
+	uint64_t seq;			/* the commit it follows */
+	struct held lines;
+};
+
 struct dir_method {
 	char *ctl_dir, *req_path;
 	char **done_paths;		/* one per process that answers */
@@ -77,9 +93,41 @@ struct dir_method {
 	/* A periodic save's retention runs in the save thread after the
 	 * commit, its messages held here until the commit is said
 	 * (dir_reported). */
-	char **held;
-	size_t nheld;
+	struct held held;
+	/* A notice's retention when the run goes on to a next machine: in a
+	 * thread of its own while that machine restores and starts the job,
+	 * as the old machine's would on a cloud; settled (joined, its
+	 * messages said) by dir_settle. */
+	struct tail tail;
 };
+
+/* Say the lines h holds (from the loop's thread) and let them go. */
+static void
+held_say(struct sr_method *m, struct held *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++) {
+		if (m->ctx.copts->log != NULL)
+			m->ctx.copts->log(m->ctx.copts->log_arg, h->v[i]);
+		free(h->v[i]);
+	}
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
+}
+
+static void
+dir_settle(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+
+	if (d->tail.active) {
+		pthread_join(d->tail.th, NULL);
+		d->tail.active = 0;
+	}
+	held_say(m, &d->tail.lines);
+}
 
 static const char *
 signal_name(int sig)
@@ -153,9 +201,8 @@ dir_free(struct sr_method *m)
 		d->cancel = 1;
 		pthread_join(d->th, NULL);
 	}
-	while (d->nheld > 0)
-		free(d->held[--d->nheld]);
-	free(d->held);
+	dir_settle(m);
+	held_say(m, &d->held);
 	sr_ctlwatch_close(&d->w);
 	free(d->ctl_dir);
 	free(d->req_path);
@@ -469,14 +516,14 @@ dir_clear(struct sr_method *m)
 		memset(d->answered, 0, d->ndone * sizeof *d->answered);
 }
 
-/* The save thread's retention's messages, for dir_reported. */
+/* A thread's retention's messages (arg: its struct held), said later. */
 static void
 hold(void *arg, const char *msg)
 {
-	struct dir_method *d = arg;
+	struct held *h = arg;
 
-	d->held = sr_reallocarray(d->held, d->nheld + 1, sizeof *d->held);
-	d->held[d->nheld++] = sr_strdup(msg);
+	h->v = sr_reallocarray(h->v, h->n + 1, sizeof *h->v);
+	h->v[h->n++] = sr_strdup(msg);
 }
 
 /* The save's line is in the timeline: what its retention said after it. */
@@ -484,16 +531,8 @@ static void
 dir_reported(struct sr_method *m)
 {
 	struct dir_method *d = m->priv;
-	size_t i;
 
-	for (i = 0; i < d->nheld; i++) {
-		if (m->ctx.copts->log != NULL)
-			m->ctx.copts->log(m->ctx.copts->log_arg, d->held[i]);
-		free(d->held[i]);
-	}
-	free(d->held);
-	d->held = NULL;
-	d->nheld = 0;
+	held_say(m, &d->held);
 }
 
 static void *
@@ -514,7 +553,7 @@ saver_main(void *arg)
 		o.keep = d->retain_keep;
 		o.progress = NULL;
 		o.log = hold;
-		o.log_arg = d;
+		o.log_arg = &d->held;
 		sr_ckpt_retain(m->ctx.st, &o, d->res.stats.seq);
 	}
 	if (d->res.rc == 0 && m->ctx.on_commit != NULL)
@@ -528,6 +567,7 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 {
 	struct dir_method *d = m->priv;
 
+	dir_settle(m);		/* one retention at a time, said before the save */
 	d->opts = *m->ctx.copts;
 	sr_gang_parts_free(&d->parts);
 	sr_gang_parts_for(m->ctx.gang, d->opts.job, step, &d->opts, &d->parts);
@@ -584,25 +624,49 @@ dir_saved(struct sr_method *m, struct sr_ckpt_result *res)
 	return 1;
 }
 
+static void *
+tail_main(void *arg)
+{
+	struct tail *t = arg;
+
+	sr_ckpt_retain(t->st, &t->o, t->seq);
+	return NULL;
+}
+
 /* The attempt is over, its job stopped: the retention that a notice's save
  * left undone runs now, off the path from the notice to the job's stop.
  * The machine may be going; a gc cut short loses nothing (the next
- * commit's retention does the rest). */
+ * commit's retention does the rest). When a next machine follows in this
+ * run (background), it runs beside that machine's restore and start
+ * rather than before them: on a cloud the old machine's would. */
 static void
-dir_stop(struct sr_method *m)
+dir_stop(struct sr_method *m, int background)
 {
 	struct dir_method *d = m->priv;
-	struct sr_ckpt_opts o;
+	struct tail *t = &d->tail;
 
+	dir_settle(m);
 	if (!d->retain_due)
 		return;
 	d->retain_due = 0;
-	o = d->opts;
-	o.keep = d->retain_keep;
-	o.deadline = 0;
-	o.cancel = NULL;
-	o.progress = NULL;
-	sr_ckpt_retain(m->ctx.st, &o, d->res.stats.seq);
+	t->st = m->ctx.st;
+	t->seq = d->res.stats.seq;
+	t->o = d->opts;
+	t->o.keep = d->retain_keep;
+	t->o.deadline = 0;
+	t->o.cancel = NULL;
+	t->o.progress = NULL;
+	if (background) {
+		t->o.log = hold;
+		t->o.log_arg = &t->lines;
+		if (pthread_create(&t->th, NULL, tail_main, t) == 0) {
+			t->active = 1;
+			return;
+		}
+	}
+	t->o.log = m->ctx.copts->log;
+	t->o.log_arg = m->ctx.copts->log_arg;
+	tail_main(t);
 }
 
 /* The local copy of the job's directory (1.2 GB for some) and the marker
@@ -636,5 +700,6 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.committed = NULL,
 	.reported = dir_reported,
 	.stop = dir_stop,
+	.settle = dir_settle,
 	.discard = dir_discard,
 };

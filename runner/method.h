@@ -198,8 +198,13 @@ struct sr_method_ops {
 	 * commit), so that the timeline reads in the order things happened. */
 	void (*reported)(struct sr_method *m);
 	/* NULL-able. The attempt ended: its job is stopped and no save runs;
-	 * let go of what belonged to this attempt. */
-	void (*stop)(struct sr_method *m);
+	 * let go of what belonged to this attempt. background: a next machine
+	 * follows in this run, so what is left to do may run beside its
+	 * restore and start (settle ends it). */
+	void (*stop)(struct sr_method *m, int background);
+	/* NULL-able. Wait for what stop left running and say what it did
+	 * (the run's end, the next attempt's); free calls it too. */
+	void (*settle)(struct sr_method *m);
 	/* NULL-able. The run is over for good (the job finished, or failed
 	 * and is not restarted; no attempt follows): remove what the method
 	 * keeps on this machine for the job (a copy of its state, its

@@ -68,6 +68,8 @@ final_line(struct run *r, const struct sr_run_opts *o, const char *what,
 	int code = o->exit_code != NULL ? o->exit_code(res) : res->code;
 	char lost[32], restarts[32] = "", why[256] = "";
 
+	if (r->method != NULL && r->method->ops->settle != NULL)
+		r->method->ops->settle(r->method);	/* its lines before the last */
 	if (r->restarts > 0)
 		snprintf(restarts, sizeof restarts, ", %d restart%s", r->restarts, r->restarts == 1 ? "" : "s");
 	if (strcmp(what, "interrupted") == 0) {

@@ -23,7 +23,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..46"
+echo "1..49"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -292,3 +292,25 @@ case "$order" in
 "c0 c1 r c2 r"*) ok "retention lines follow their checkpoints' ($order)" ;;
 *) nok "retention lines out of order: $order"; sed 's/^/# /' "$tmp/err" ;;
 esac
+
+# 47-49: notices on the local provider with keep = 1: each notice's
+# retention runs beside the next machine's restore and start (as the old
+# machine's would on a cloud), so its line is said once it is joined (at
+# the next save, or here at the run's end): after the next attempt's
+# start, where a retention done before the next machine would come before
+# "preempted next machine". It did run: one checkpoint is left.
+want=$("$top_builddir/tests/cjob" 150 20 | sed -n 's/^result: //p')
+job retn "$top_builddir/tests/cjob 150 20" "signal = none" "keep = 1" "[provider]" "name = local" \
+	"after = 1s" "window = 4s" "preemptions = 2"
+"$SPOTRUN" run "$tmp/retn.ini" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+order=$(sed -nE -e 's/^[0-9:]+  ckpt     ([0-9]+) step .*/c\1/p' -e 's/^[0-9:]+  ckpt     retention: .*/r/p' \
+	-e 's/^[0-9:]+  preempted next machine$/p/p' -e 's/^[0-9:]+  started  .*/s/p' \
+	-e 's/^[0-9:]+  finished .*/f/p' "$tmp/err" | tr '\n' ' ')
+check "$rc|$order" "0|s c0 p s c1 p s r f " \
+	"a notice's retention runs beside the next machine, said when joined ($order)"
+[ "$rc|$order" = "0|s c0 p s c1 p s r f " ] || sed 's/^/# /' "$tmp/err"
+left=$("$SPOTRUN" ls "$tmp/retn.ini" 2>&1 | grep -cE '^ *[0-9]+ ')
+check "$left" 1 "keep = 1: one checkpoint left by the retention run beside"
+got=$(sed -n 's/^result: //p' "$tmp/out")
+check "${got:-none}" "${want:-no result alone}" "the preempted job's result equals an uninterrupted run's"
