@@ -3,7 +3,9 @@
  * as the attempt starts, so that a machine that vanished still leaves its
  * start, rewritten after each commit (from the method's thread, off the
  * supervisor's loop), so that one killed later still shows its checkpoints,
- * and rewritten as it ends; the work lost when an attempt ends or vanishes
+ * and rewritten as it ends (a preempted one's end, when a next machine
+ * follows in this run, once that machine's job has started); the work lost
+ * when an attempt ends or vanishes
  * past its last checkpoint, counted once, in the record of the attempt that
  * lost it. A failure to write it is worth a warning, never the job.
  */
@@ -39,10 +41,24 @@ sr_run_record_start(struct run *r, struct attempt *a, long long step)
 	a->checkpoints_before = r->checkpoints;
 	if (sr_record_put(r->st, r->js->name, rec, err) == -1)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
+	sr_run_record_flush(r);
 }
 
 void
-sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code)
+sr_run_record_flush(struct run *r)
+{
+	char err[SR_ERRMAX];
+
+	if (!r->rec_later_due)
+		return;
+	r->rec_later_due = 0;
+	if (!r->lease_lost && sr_record_put(r->st, r->js->name, &r->rec_later, err) == -1)
+		sr_tl(&r->tl, 1, "warning", "%s", err);
+}
+
+void
+sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code,
+    int later)
 {
 	char err[SR_ERRMAX];
 
@@ -54,7 +70,11 @@ sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int cod
 	a->rec.signal = code >= 0 && a->job_done && WIFSIGNALED(a->status) ?
 	    WTERMSIG(a->status) : 0;
 	a->rec.checkpoints = r->checkpoints - a->checkpoints_before;
-	if (sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
+	sr_run_record_flush(r);
+	if (later) {
+		r->rec_later = a->rec;
+		r->rec_later_due = 1;
+	} else if (sr_record_put(r->st, r->js->name, &a->rec, err) == -1)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 }
 

@@ -106,6 +106,10 @@ struct run {
 		struct sr_attempt_record rec;
 		char err[SR_ERRMAX];	/* a failed write, for the loop to say */
 	} note;
+	/* A preempted attempt's record with its end, written once the next
+	 * machine's job has started (sr_run_record_flush). */
+	struct sr_attempt_record rec_later;
+	int rec_later_due;
 };
 
 /* How an attempt ended. */
@@ -318,7 +322,15 @@ const char *sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t le
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */
 void sr_run_record_start(struct run *r, struct attempt *a, long long step);
-void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code);
+/* later: a next machine follows in this run; the record is written after
+ * its job started (sr_run_record_start flushes it first), off the path
+ * from the stop to the next start, as a cloud's old machine writes it
+ * beside the new one's start. */
+void sr_run_record_end(struct run *r, struct attempt *a, const char *outcome, int code,
+    int later);
+/* Write the record sr_run_record_end left for later, if any (the next
+ * start, the run's last line). */
+void sr_run_record_flush(struct run *r);
 /* Before a save starts: arm the record's rewrite on commit (not for a
  * notice's save, whose stop must not wait for it: the record's end follows
  * at once). After it ended: say what the rewrite could not write. The

@@ -70,6 +70,7 @@ final_line(struct run *r, const struct sr_run_opts *o, const char *what,
 
 	if (r->method != NULL && r->method->ops->settle != NULL)
 		r->method->ops->settle(r->method);	/* its lines before the last */
+	sr_run_record_flush(r);
 	if (r->restarts > 0)
 		snprintf(restarts, sizeof restarts, ", %d restart%s", r->restarts, r->restarts == 1 ? "" : "s");
 	if (strcmp(what, "interrupted") == 0) {
@@ -145,7 +146,7 @@ after_exit(struct run *r, struct attempt *a, const struct sr_run_opts *o, int co
 		case 0:
 			/* its end, not written while the lease looked lost */
 			if (a->rec.ended == 0)
-				sr_run_record_end(r, a, "exit 0", 0);
+				sr_run_record_end(r, a, "exit 0", 0, 0);
 			sr_run_mark_finished(r);
 			break;
 		case -2:
@@ -191,7 +192,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		return 0;
 	}
 	if (r->cancelled && !(end == SR_ATTEMPT_EXITED && code == 0)) {
-		sr_run_record_end(r, a, "cancelled", code);
+		sr_run_record_end(r, a, "cancelled", code, 0);
 		res->outcome = SR_RUN_CANCELLED;
 		res->code = code;
 		final_line(r, o, "cancelled", res);
@@ -199,17 +200,18 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	}
 	switch (end) {
 	case SR_ATTEMPT_ERROR:
-		sr_run_record_end(r, a, "spotrun error", -1);
+		sr_run_record_end(r, a, "spotrun error", -1, 0);
 		res->outcome = SR_RUN_ERR_ATTEMPT;
 		return 0;
 	case SR_ATTEMPT_EXEC_FAILED:
 		res->outcome = SR_RUN_CANNOT_EXEC;
 		res->exec_errno = a->exec_errno;
 		res->code = sr_exec_code(a->exec_errno);
-		sr_run_record_end(r, a, "cannot run", res->code);
+		sr_run_record_end(r, a, "cannot run", res->code, 0);
 		return 0;
 	case SR_ATTEMPT_PREEMPTED:
-		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1);
+		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1,
+		    !r->interrupted && sr_provider_next_vm(r->prov) && !r->hooks->one_vm);
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
 			res->next_vm = 1;
 			if (!r->hooks->one_vm) {
@@ -226,7 +228,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 	}
 	code = sr_exit_code(a->status);
 	snprintf(what, sizeof what, "exit %d", code);
-	sr_run_record_end(r, a, what, code);
+	sr_run_record_end(r, a, what, code, 0);
 	return after_exit(r, a, o, code, res);
 }
 
@@ -348,6 +350,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 				a.log = NULL;
 			} while (more);
 		}
+		sr_run_record_flush(&r);	/* written by the last line already, but for a bug */
 		res->signal = r.interrupted;
 		sr_run_lease_end(&r, res);
 	}

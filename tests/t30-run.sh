@@ -23,7 +23,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..49"
+echo "1..50"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -314,3 +314,19 @@ left=$("$SPOTRUN" ls "$tmp/retn.ini" 2>&1 | grep -cE '^ *[0-9]+ ')
 check "$left" 1 "keep = 1: one checkpoint left by the retention run beside"
 got=$(sed -n 's/^result: //p' "$tmp/out")
 check "${got:-none}" "${want:-no result alone}" "the preempted job's result equals an uninterrupted run's"
+
+# 50: a preempted attempt's record (with its end) is written once the next
+# machine's job has started, not between the stop and the next start. A
+# file where the job's attempts/ folder goes makes every record's write
+# fail with a warning in the timeline, at the moment of the write: the
+# end of attempt 1 after attempt 2's start and its own start record.
+job recl "$top_builddir/tests/cjob 150 20" "signal = none" "[provider]" "name = local" \
+	"after = 1s" "window = 4s" "preemptions = 2"
+mkdir -p "$tmp/store/recl"
+: >"$tmp/store/recl/attempts"
+"$SPOTRUN" run "$tmp/recl.ini" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+order=$(sed -nE -e 's/^[0-9:]+  warning  record attempt ([0-9]+): .*/w\1/p' \
+	-e 's/^[0-9:]+  started  .*/s/p' -e 's/^[0-9:]+  finished .*/f/p' "$tmp/err" | tr '\n' ' ')
+check "$rc|$order" "0|s w1 s w2 w1 s w3 w2 w3 f " \
+	"a preempted attempt's record is written after the next machine's job started ($order)"
