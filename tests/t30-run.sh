@@ -195,7 +195,7 @@ has "$(log locp 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted next machine$' "the
 has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:0[0-9]  attempt  2 restored checkpoint 0 at step [0-9]+ ' "the restore is in the log of the attempt it starts"
 has "$(log locp 2)" '^\+[0-9.]+ spotrun 00:[0-9]{2}  finished exit 0: 2 attempts, 1 preemption, ' "the run's last line is in the last attempt's log"
 has "$(log sigw 1)" '^\+[0-9.]+ spotrun 00:0[0-9]  preempted exit 75: 1 attempt, 1 preemption, ' "a preempted run's last line is in its log"
-has "$(log flaky 1)" '^\+[0-9.]+ spotrun 00:00  restart  exit 3; restart 1 of 5 in 100ms$' "the restart is in the log of the attempt that failed"
+has "$(log flaky 1)" '^\+[0-9.]+ spotrun 00:[0-9]{2}  restart  exit 3; restart 1 of 5 in 100ms$' "the restart is in the log of the attempt that failed"
 
 # 35-36: the attempt log
 job logged "/bin/sh -c 'echo to-out; echo to-err >&2'"
