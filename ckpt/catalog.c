@@ -283,6 +283,22 @@ sr_commit_put(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink 
 }
 
 int
+sr_ckpt_commit_record(struct sr_store *st, const char *job, uint64_t seq, uint64_t epoch,
+    char *err)
+{
+	struct sr_manifest m;
+	int rc;
+
+	rc = sr_catalog_load(st, job, seq, &m, err);
+	if (rc == 0)
+		rc = sr_commit_put(st, job, seq, m.link, m.parent, epoch, err);
+	else
+		sr_err_prefix(err, "write the commit record of checkpoint %" PRIu64, seq);
+	sr_manifest_free(&m);
+	return rc == 0 ? 0 : -1;
+}
+
+int
 sr_commit_get(struct sr_store *st, const char *job, uint64_t seq, enum sr_mlink *link,
     uint64_t *parent, char *why)
 {

@@ -73,6 +73,10 @@ struct sr_ckpt_opts {
 	 * commits nothing over a LATEST with a higher one; gc does nothing
 	 * then. At most 9223372036854775807. */
 	uint64_t epoch;
+	/* save: leave the commit record (doc/format.md, "Commit records") to
+	 * sr_ckpt_commit_record, called after what must not wait for it (a
+	 * notice's save, whose job is stopped only once the save returns). */
+	int commit_record_later;
 	/* gc's grace period in seconds (0: SR_CKPT_GC_GRACE; < 0: none, for a
 	 * job that nothing writes). A save longer than half of it checks,
 	 * before its commit, that what it wrote is still there. */
@@ -280,5 +284,11 @@ int sr_ckpt_gc_parts(struct sr_store *st, const struct sr_ckpt_opts *o, const ch
  * a caller that must not wait for it there (a notice's save, whose job
  * is stopped only after the save) saves with keep 0 and calls it later. */
 void sr_ckpt_retain(struct sr_store *st, const struct sr_ckpt_opts *o, uint64_t seq);
+/* The commit record of checkpoint seq of job, committed at epoch by a save
+ * with commit_record_later: the link read back from its manifest. Without
+ * it (a machine gone first) the chain loses only the fallback past that
+ * manifest, should it be damaged. 0, or -1 with err. */
+int sr_ckpt_commit_record(struct sr_store *st, const char *job, uint64_t seq, uint64_t epoch,
+    char *err);
 
 #endif

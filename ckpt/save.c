@@ -915,8 +915,8 @@ commit(struct saver *s, const struct sr_catalog *cat, char *err)
 		rc = -1;
 	if (rc != 0)
 		sr_err_prefix(err, "save %s", s->job);
-	else if (sr_commit_put(s->st, s->job, s->seq, s->m.link, s->m.parent, s->o->epoch,
-	    why) == -1)
+	else if (!s->o->commit_record_later && sr_commit_put(s->st, s->job, s->seq, s->m.link,
+	    s->m.parent, s->o->epoch, why) == -1)
 		/* Committed all the same: only a restore past this manifest,
 		 * should it be damaged, needs the record. */
 		sr_ckpt_say(s->o, "warning: save %s: checkpoint %" PRIu64 " is committed, but %s: "

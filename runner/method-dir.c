@@ -43,13 +43,16 @@ struct held {
 	size_t n;
 };
 
-/* The deferred retention of a notice's save, run in the background. */
+/* What a notice's save left for after the job's stop, run in the
+ * background when a next machine follows: its commit record, then its
+ * retention. */
 struct tail {
 	pthread_t th;
 	int active;			/* started and not yet joined */
 	struct sr_store *st;
 	struct sr_ckpt_opts o;		/* its log holds into lines */
 	uint64_t seq;			/* the commit it follows */
+	int record, retain;		/* what is to do */
 	struct held lines;
 };
 
@@ -90,6 +93,7 @@ struct dir_method {
 	 * attempt's end (dir_stop): keep, and whether a commit left it due. */
 	int retain_keep;
 	int retain_due;
+	int record_due;			/* and its commit record (opts.commit_record_later) */
 	/* A periodic save's retention runs in the save thread after the
 	 * commit, its messages held here until the commit is said
 	 * (dir_reported). */
@@ -547,6 +551,7 @@ saver_main(void *arg)
 	    d->res.err);
 	/* a gang's part (a node but the first's) commits nothing to retain */
 	d->retain_due = d->res.rc == 0 && d->retain_keep > 0 && d->opts.part == NULL;
+	d->record_due = d->res.rc == 0 && d->opts.commit_record_later;
 	if (d->retain_due && d->opts.deadline <= 0) {	/* not a notice's: now, said later */
 		d->retain_due = 0;
 		o = d->opts;
@@ -562,12 +567,16 @@ saver_main(void *arg)
 	return NULL;
 }
 
+static void dir_stop(struct sr_method *m, int background);
+
 static int
 dir_save(struct sr_method *m, long long step, double deadline, char *err)
 {
 	struct dir_method *d = m->priv;
 
 	dir_settle(m);		/* one retention at a time, said before the save */
+	if (d->record_due)	/* a notice's save, its attempt going on after all */
+		dir_stop(m, 0);
 	d->opts = *m->ctx.copts;
 	sr_gang_parts_free(&d->parts);
 	sr_gang_parts_for(m->ctx.gang, d->opts.job, step, &d->opts, &d->parts);
@@ -575,6 +584,8 @@ dir_save(struct sr_method *m, long long step, double deadline, char *err)
 	d->opts.progress = sr_progress_update;
 	d->opts.progress_arg = &d->pg;
 	d->opts.deadline = deadline;
+	/* A notice's commit record waits for the job's stop too (dir_stop). */
+	d->opts.commit_record_later = deadline > 0 && d->opts.part == NULL;
 	/* A deadline is a notice's: the job is stopped only once the save
 	 * ends, so its retention (+0.37 s on S3) waits until then. Another
 	 * save's runs in the save thread after the commit (saver_main). */
@@ -628,8 +639,16 @@ static void *
 tail_main(void *arg)
 {
 	struct tail *t = arg;
+	char err[SR_ERRMAX], msg[SR_ERRMAX + 64];
 
-	sr_ckpt_retain(t->st, &t->o, t->seq);
+	if (t->record && sr_ckpt_commit_record(t->st, t->o.job, t->seq, t->o.epoch, err) == -1 &&
+	    t->o.log != NULL) {
+		snprintf(msg, sizeof msg, "warning: %s: should its manifest be damaged, a restore "
+		    "cannot fall back past it", err);
+		t->o.log(t->o.log_arg, msg);
+	}
+	if (t->retain)
+		sr_ckpt_retain(t->st, &t->o, t->seq);
 	return NULL;
 }
 
@@ -646,9 +665,11 @@ dir_stop(struct sr_method *m, int background)
 	struct tail *t = &d->tail;
 
 	dir_settle(m);
-	if (!d->retain_due)
+	if (!d->retain_due && !d->record_due)
 		return;
-	d->retain_due = 0;
+	t->record = d->record_due;
+	t->retain = d->retain_due;
+	d->record_due = d->retain_due = 0;
 	t->st = m->ctx.st;
 	t->seq = d->res.stats.seq;
 	t->o = d->opts;

@@ -23,7 +23,7 @@ job() {
 		for l in "$@"; do printf '%s\n' "$l"; done
 	} >"$tmp/$name.ini"
 }
-echo "1..50"
+echo "1..52"
 
 # 1-5: exit codes pass through run; a job that failed for good leaves no
 # local copy of its checkpoint
@@ -330,3 +330,20 @@ order=$(sed -nE -e 's/^[0-9:]+  warning  record attempt ([0-9]+): .*/w\1/p' \
 	-e 's/^[0-9:]+  started  .*/s/p' -e 's/^[0-9:]+  finished .*/f/p' "$tmp/err" | tr '\n' ' ')
 check "$rc|$order" "0|s w1 s w2 w1 s w3 w2 w3 f " \
 	"a preempted attempt's record is written after the next machine's job started ($order)"
+
+# 51-52: a notice's commit record (doc/format.md) is written after the
+# job's stop, beside the next machine: checkpoint 1 of the run above has
+# its record; and where the record cannot be written (a folder in its
+# place) the warning comes after the next machine's start, not before the
+# stop as a record written inside the save would.
+check "$(cat "$tmp/store/retn/manifests/0000000001.commit" 2>&1)" "commit 1 parent 0 epoch 1" \
+	"the notice's checkpoint has its commit record"
+job recw "$top_builddir/tests/cjob 150 20" "signal = none" "[provider]" "name = local" \
+	"after = 1s" "window = 4s" "preemptions = 1"
+mkdir -p "$tmp/store/recw/manifests/0000000000.commit"
+"$SPOTRUN" run "$tmp/recw.ini" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+order=$(sed -nE -e 's/^[0-9:]+  ckpt     ([0-9]+) step .*/c\1/p' -e 's/^[0-9:]+  stop     .*/t/p' \
+	-e 's/^[0-9:]+  ckpt     warning: write the commit record of checkpoint 0: .*/w/p' \
+	-e 's/^[0-9:]+  started  .*/s/p' -e 's/^[0-9:]+  finished .*/f/p' "$tmp/err" | tr '\n' ' ')
+check "$rc|$order" "0|s c0 t s w f " "the commit record is written after the stop, beside the next machine ($order)"
