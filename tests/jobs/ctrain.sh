@@ -36,7 +36,7 @@ preempted() {
 	_n=$1 _k=$2 _pre= _ranks="1 rank"
 	shift 2
 	[ "$_k" -eq 1 ] || { _pre='\[0\] '; _ranks="$_k ranks"; }
-	ctjob "$_n" "$_k" "provider.after=0" "provider.preemptions=unlimited" \
+	ctjob "$_n" "$_k" "provider.after=0" "provider.preemptions=unlimited" "provider.window=20s" \
 		"provider.notice_file=$t_tmp/$_n-now"
 	t_bg "$_n" "$SPOTRUN" run "$t_tmp/$_n.ini"
 	_pid=$t_last _notices=0
