@@ -946,6 +946,24 @@ saver_free(struct saver *s)
 	free(s->own_at);
 }
 
+/* At most how many chunks the save of m cuts at chunk bytes each: a
+ * worker more than that only starts and stops (a notice's save of a few
+ * bytes paid a second thread). */
+static uint64_t
+chunks_at_most(const struct sr_manifest *m, size_t chunk)
+{
+	uint64_t n = 0;
+	size_t i, k;
+
+	for (i = 0; i < m->nentries; i++)
+		if (m->entries[i].type == SR_MT_FILE)
+			n += m->entries[i].size / chunk + 1;
+	for (i = 0; i < m->ntensors; i++)
+		for (k = 0; k < m->tensors[i].npieces; k++)
+			n += m->tensors[i].pieces[k].data.size / chunk + 1;
+	return n;
+}
+
 /* Bytes of the files and pieces that m records. */
 static uint64_t
 raw_of(const struct sr_manifest *m)
@@ -1074,6 +1092,8 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
 	}
+	if ((uint64_t)threads > chunks_at_most(&s.m, s.chunk_size))
+		threads = (int)chunks_at_most(&s.m, s.chunk_size);
 	if ((rc = ring_start(&s, threads, err)) != 0)
 		goto out;
 	rc = chunk_items(&s, err);

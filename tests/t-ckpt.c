@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -547,6 +548,57 @@ test_progress(void)
 	    "(%" PRIu64 "/%" PRIu64 ")", p.done, p.total);
 	free(src);
 	free(dst);
+}
+
+/* The threads of this process, as /proc/self/task lists them. */
+static int
+tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+static void
+on_progress_tasks(void *arg, uint64_t done, uint64_t total)
+{
+	int *most = arg, n = tasks();
+
+	(void)done;
+	(void)total;
+	if (n > *most)
+		*most = n;
+}
+
+/* A save of two small files asked for 8 threads starts two workers: a
+ * worker more than the chunks only starts and stops (a notice's save of a
+ * few bytes is on the path to the job's stop). Seen from the progress
+ * callback, which the save calls after its first chunk, its workers
+ * running. */
+static void
+test_workers_chunks(void)
+{
+	char *src = newdir("wk-src");
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	char err[SR_ERRMAX] = "";
+	int before = tasks(), most = 0;
+
+	tu_write(src, "a.bin", "1234 5678\n", 10);
+	tu_write(src, "b.bin", "8765 4321\n", 10);
+	opts_init(&o, "wk");
+	o.threads = 8;
+	o.progress = on_progress_tasks;
+	o.progress_arg = &most;
+	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "workers: save of two small files");
+	is_int(most - before, 2, "workers: two workers for two chunks, though 8 threads were allowed");
+	free(src);
 }
 
 /* Every chunk, read back by its recorded range, decodes to its id. */
@@ -1665,6 +1717,7 @@ main(void)
 	test_modes();
 	test_staging_sweep();
 	test_progress();
+	test_workers_chunks();
 	test_pack_format();
 	test_pack_placement();
 	test_dedupe();
