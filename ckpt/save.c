@@ -1013,6 +1013,7 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	struct sr_catalog cat;
 	double t0 = sr_mono();
 	int rc, threads;
+	uint64_t nchunks;
 
 	memset(&s, 0, sizeof s);
 	s.plan_fd = -1;
@@ -1092,8 +1093,9 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
 	}
-	if ((uint64_t)threads > chunks_at_most(&s.m, s.chunk_size))
-		threads = (int)chunks_at_most(&s.m, s.chunk_size);
+	nchunks = chunks_at_most(&s.m, s.chunk_size);
+	if ((uint64_t)threads > nchunks)
+		threads = (int)nchunks;
 	if ((rc = ring_start(&s, threads, err)) != 0)
 		goto out;
 	rc = chunk_items(&s, err);

@@ -396,8 +396,7 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 	if (a->req_pending)
 		r->method->ops->clear(r->method);
 	if (r->method->ops->stop != NULL)
-		r->method->ops->stop(r->method, !r->interrupted && !r->hooks->one_vm &&
-		    sr_provider_next_vm(r->prov));
+		r->method->ops->stop(r->method, sr_run_next_here(r));
 	/* The notice's acknowledgment, if one went out, ends before the VM
 	 * is let go (bounded by its request timeout), so it is not lost. */
 	switch (sr_provider_ack_wait(r->prov, err)) {

@@ -105,14 +105,15 @@ struct dir_method {
 	struct tail tail;
 };
 
-/* Say the lines h holds (from the loop's thread) and let them go. */
+/* Say the lines h holds (from the loop's thread; m NULL: drop them) and
+ * let them go. */
 static void
 held_say(struct sr_method *m, struct held *h)
 {
 	size_t i;
 
 	for (i = 0; i < h->n; i++) {
-		if (m->ctx.copts->log != NULL)
+		if (m != NULL && m->ctx.copts->log != NULL)
 			m->ctx.copts->log(m->ctx.copts->log_arg, h->v[i]);
 		free(h->v[i]);
 	}
@@ -205,8 +206,10 @@ dir_free(struct sr_method *m)
 		d->cancel = 1;
 		pthread_join(d->th, NULL);
 	}
-	dir_settle(m);
-	held_say(m, &d->held);
+	if (d->tail.active)	/* a run ended on its own error, without its last line */
+		pthread_join(d->tail.th, NULL);
+	held_say(NULL, &d->tail.lines);
+	held_say(NULL, &d->held);
 	sr_ctlwatch_close(&d->w);
 	free(d->ctl_dir);
 	free(d->req_path);

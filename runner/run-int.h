@@ -319,6 +319,15 @@ const char *sr_run_rank_end(const struct attempt *a, int i, char *buf, size_t le
  * same sender may have sent spotrun. */
 #define SR_OUTSIDE_NOTICE_WAIT	0.3
 
+/* Whether an attempt preempted now is followed by a next machine in this
+ * process (the local provider's, not a user's signal, not an agent's run
+ * of one machine): what the old machine leaves may then run beside it. */
+static inline int
+sr_run_next_here(const struct run *r)
+{
+	return !r->interrupted && !r->hooks->one_vm && sr_provider_next_vm(r->prov);
+}
+
 /* attempt-record.c: the record, written as the attempt starts and
  * rewritten as it ends; a failure is a warning, never the job's end. */
 void sr_run_record_start(struct run *r, struct attempt *a, long long step);

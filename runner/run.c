@@ -211,7 +211,7 @@ after_attempt(struct run *r, struct attempt *a, enum sr_attempt_end end,
 		return 0;
 	case SR_ATTEMPT_PREEMPTED:
 		sr_run_record_end(r, a, "preempted", a->job_done ? sr_exit_code(a->status) : -1,
-		    !r->interrupted && sr_provider_next_vm(r->prov) && !r->hooks->one_vm);
+		    sr_run_next_here(r));
 		if (!r->interrupted && sr_provider_next_vm(r->prov)) {
 			res->next_vm = 1;
 			if (!r->hooks->one_vm) {
@@ -350,7 +350,7 @@ sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *o, struct sr_run_res
 				a.log = NULL;
 			} while (more);
 		}
-		sr_run_record_flush(&r);	/* written by the last line already, but for a bug */
+		sr_run_record_flush(&r);	/* a run ended without its last line (its error) */
 		res->signal = r.interrupted;
 		sr_run_lease_end(&r, res);
 	}
