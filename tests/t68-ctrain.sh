@@ -46,7 +46,7 @@ t_is "$?:$(sed -E 's/difference 0\.0[0-4][0-9]+ /difference <0.05 /' "$t_tmp/gc.
 "$SPOTRUN" check "$top_srcdir/examples/ctrain/job.ini" > "$t_tmp/check" 2>&1
 t_is "$?" 0 "spotrun check accepts examples/ctrain/job.ini" || t_show "$t_tmp/check"
 preempted pre 1 79 159 239
-t_is "$(grep -c '^checkpoint at step' "$t_tmp/pre.out")" 3 "3 notices answered by spotrun_save"
+t_is "$(grep -c '^saving at step' "$t_tmp/pre.out")" 3 "3 notices reach spotrun_save"
 t_is "$(final_loss "$t_tmp/pre.out")" "$want_loss" "and its final loss $want_loss"
 t_unlike "$t_tmp/pre.err" '^ctrain: rank' "no error of ctrain's"
 

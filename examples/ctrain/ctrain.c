@@ -281,11 +281,19 @@ check(spotrun_ctx *ctx, spotrun_error rc, int rank, const char *what)
 
 /* Save step s (every rank, the same s). A save that missed the request's
  * deadline committed nothing, and spotrun has given the request up: the
- * checkpoint before stays the newest, and training goes on. */
+ * checkpoint before stays the newest, and training goes on. "saving" is
+ * said before the save: on a notice spotrun stops the job the moment the
+ * commit lands, and a line after the save may never be written. */
 static void
 save(spotrun_ctx *ctx, long long s, int rank)
 {
-	spotrun_error rc = spotrun_save(ctx, s);
+	spotrun_error rc;
+
+	if (rank == 0) {
+		printf("saving at step %lld\n", s);
+		fflush(stdout);
+	}
+	rc = spotrun_save(ctx, s);
 
 	if (rc == SPOTRUN_ERROR_DEADLINE) {
 		fprintf(stderr, "ctrain: rank %d: save at step %lld: %s: training goes on\n", rank, s,
