@@ -156,14 +156,16 @@ pid=$t_last
 wait_count "$t_tmp/a-1.err" "$COMMIT" 1 30 "$pid" || t_diag "no first checkpoint"
 # Each fault: FAULT, the log line each faulted connection leaves, how many.
 # The next save's parts are the next new connections: its 3 parts (5, 5
-# and 2 MiB) and their retries; the other requests go on a kept-alive one.
+# and 2 MiB) and their retries; the other requests mostly go on a
+# kept-alive one, but on a loaded machine one of them may open a new
+# connection and meet the fault: any request of the job's counts.
 for spec in \
 	"reset after=1000000 count=3|reset after 1000000 bytes from the client\$|3" \
 	"stall seconds=60 then=close count=2|stall 60.0 s begins\$|2" \
-	"slowdown count=6|slowdown: 503 SlowDown to PUT /$bucket/jobs/faults/packs/[0-9]+-[0-9a-f]+\.tar\?partNumber=[123]&uploadId=|6" \
-	"internal count=3|internal: 500 InternalError to PUT /$bucket/jobs/faults/packs/|3" \
-	"drop count=3|drop after the request headers of PUT /$bucket/jobs/faults/packs/|3" \
-	"lose count=3|lose: forwarded [0-9]+ bytes of PUT /$bucket/jobs/faults/packs/.*, reset before the reply\$|3"
+	"slowdown count=6|slowdown: 503 SlowDown to [A-Z]+ /$bucket/jobs/faults/|6" \
+	"internal count=3|internal: 500 InternalError to [A-Z]+ /$bucket/jobs/faults/|3" \
+	"drop count=3|drop after the request headers of [A-Z]+ /$bucket/jobs/faults/|3" \
+	"lose count=3|lose: forwarded [0-9]+ bytes of [A-Z]+ /$bucket/jobs/faults/.*, reset before the reply\$|3"
 do
 	f=${spec%%|*}
 	rest=${spec#*|}
@@ -173,6 +175,7 @@ do
 	next_save "$t_tmp/a-1.err" "$pid" || t_diag "$name: no request for the next save"
 	n=$(grep -cE "$COMMIT" "$t_tmp/a-1.err")
 	before=$(plog ": $line")
+	mark=$(wc -l < "$t_tmp/proxy.log")
 	fault "$f"
 	wait_count "$t_tmp/a-1.err" "$COMMIT" $((n + 1)) 30 "$pid"
 	t_result $? "$name: the save after \"$f\" commits" || t_show "$t_tmp/a-1.err" 5
@@ -192,10 +195,11 @@ do
 	fi
 	wait_plog ": $line" $((before + k)) 10
 	t_is "$(($(plog ": $line") - before))" "$k" "$name: the proxy faulted $k connections of that save" ||
-		t_show "$t_tmp/proxy.log" 12
+		{ tail -n +"$((mark + 1))" "$t_tmp/proxy.log" > "$t_tmp/proxy.since"; t_show "$t_tmp/proxy.since" 60; }
 done
 fault pass
-t_unlike "$t_tmp/a-1.err" '^[0-9:]+  (error|warning) ' "no save failed or warned: every fault was retried"
+t_unlike "$t_tmp/a-1.err" '^[0-9:]+  (error|warning) ' "no save failed or warned: every fault was retried" ||
+	{ grep -v ': pass: ' "$t_tmp/proxy.log" > "$t_tmp/proxy.faults"; t_show "$t_tmp/proxy.faults" 80; }
 kill -TERM "$pid"
 wait_max "$pid" 60
 t_is "$t_rc" 75 "SIGTERM: the notice checkpoint commits, exit 75" || t_show "$t_tmp/a-1.err"
