@@ -41,6 +41,14 @@ def main():
                 step = int(f.read().split()[0])
         except FileNotFoundError:
             pass
+    def answer():
+        if not spotrun.requested():     # one stat(2); False once answered
+            return
+        req = spotrun.request()
+        with open(os.path.join(mine, "state"), "w") as f:
+            f.write("%d\n" % step)
+        spotrun.done(100 * req.seq)
+
     t0, dt = time.monotonic(), a.step_ms / 1000.0
     first = step
     while step < a.steps:
@@ -48,17 +56,17 @@ def main():
         wait = t0 + (step - first) * dt - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        if not spotrun.requested():     # one stat(2); False once answered
-            continue
-        req = spotrun.request()
-        with open(os.path.join(mine, "state"), "w") as f:
-            f.write("%d\n" % step)
-        spotrun.done(100 * req.seq)
+        answer()
     if spotrun.supervised() and world > 1:
+        # The ranks step on their own clocks, so one may end well before
+        # another; it keeps answering the gang's requests while it waits,
+        # or no checkpoint of the gang would commit until all had ended
+        # (a notice then loses the others' work, again and again).
         epoch = os.environ.get("SPOTRUN_EPOCH", "0")
         mark = lambda k: os.path.join(a.barrier, "end.%s.%d" % (epoch, k))
         open(mark(rank), "w").close()
         while not all(os.path.exists(mark(k)) for k in range(world)):
+            answer()
             time.sleep(0.01)
     return 0
 
