@@ -16,6 +16,10 @@ job while another still works.
 Alone (outside spotrun) it runs its steps and exits: the time of the work
 itself.
 
+It says on stderr how long it took to be ready (its process's start to its
+first step: the interpreter, the imports, reading its state), so that the
+benchmark can take the job's own start-ups out of spotrun's figure.
+
 Usage: gangjob.py --steps N --step-ms MS --barrier DIR
 """
 import argparse
@@ -24,6 +28,15 @@ import sys
 import time
 
 import spotrun
+
+
+def since_start():
+    """Seconds since this process began (/proc: clock ticks since boot)."""
+    with open("/proc/self/stat") as f:
+        began = int(f.read().rsplit(")", 1)[1].split()[19])    # field 22
+    with open("/proc/uptime") as f:
+        up = float(f.read().split()[0])
+    return up - began / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -51,6 +64,8 @@ def main():
 
     t0, dt = time.monotonic(), a.step_ms / 1000.0
     first = step
+    sys.stderr.write("gangjob: rank %d ready %.3f s after its process began\n" % (rank, since_start()))
+    sys.stderr.flush()
     while step < a.steps:
         step += 1
         wait = t0 + (step - first) * dt - time.monotonic()

@@ -17,8 +17,12 @@
 #             gang's forming, restores and relaunches are paid; the local
 #             provider plays no down time between machines);
 #   goodput   work / paid, the work being steps x 20 ms;
-#   w/o job   alone / paid (the job's own start-up and overrun taken out);
-#   spotrun   paid - alone;
+#   starts    the job's own start-ups past the first: rank 0's "ready"
+#             times (gangjob.py: its process's start to its first step)
+#             summed over node 0's attempts, less the alone run's;
+#   w/o job   (alone + starts) / paid: the job's own start-ups and overrun
+#             taken out;
+#   spotrun   paid - alone - starts;
 #   pre       notices the agents got (each stops the gang);
 #   lost      the work node 0's runs lost at their ends, from their last
 #             lines (a notice whose checkpoint came too late loses the
@@ -36,6 +40,10 @@ fi
 . "$top_srcdir/bench/lib.sh"
 goodput_settings goodput-gang "$@"
 job=$top_srcdir/bench/gangjob.py
+# the interpreter itself, as a job's venv names it: not a launcher such as
+# a pyenv shim (bash scripts that cost 0.3-1.3 s a start on 2 CPUs, paid by
+# every rank of every attempt)
+py=$(python3 -c 'import sys; print(sys.executable)')
 tmp=$(mktemp -d)
 agents=
 cleanup() {
@@ -47,14 +55,16 @@ trap cleanup EXIT
 
 mkdir "$tmp/b0"
 t0=$(date +%s.%N)
-PYTHONPATH=$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH} python3 "$job" --steps "$steps" \
-    --step-ms "$step_ms" --barrier "$tmp/b0" ||
-    { echo "goodput-gang: the job alone failed"; exit 1; }
+PYTHONPATH=$top_srcdir/python${PYTHONPATH:+:$PYTHONPATH} "$py" "$job" --steps "$steps" \
+    --step-ms "$step_ms" --barrier "$tmp/b0" 2>"$tmp/alone.err" ||
+    { echo "goodput-gang: the job alone failed:"; tail -n 5 "$tmp/alone.err"; exit 1; }
 alone=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+ready1=$(sed -nE 's/^gangjob: rank 0 ready ([0-9.]+) s .*/\1/p' "$tmp/alone.err")
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
-echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s"
-printf '%-44s %5s %6s %7s %7s %7s %8s %4s %7s\n' trace nodes work paid goodput "w/o job" spotrun pre lost
+echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s (ready after ${ready1:-?} s)"
+printf '%-44s %5s %6s %7s %7s %7s %7s %8s %4s %7s\n' trace nodes work paid goodput starts "w/o job" spotrun \
+    pre lost
 
 for trace; do
 	name=$(basename "$trace" .json)
@@ -67,7 +77,7 @@ print(t.get("metadata", {}).get("nodes") or max(t["data"]))' "$trace")
 [job]
 name = gang
 ship_workdir = no
-command = python3 $job --steps $steps --step-ms $step_ms --barrier $tmp/b
+command = $py $job --steps $steps --step-ms $step_ms --barrier $tmp/b
 [resources]
 nodes = $nodes
 [checkpoint]
@@ -108,11 +118,14 @@ INI
 	        v = $0; sub(/ of work lost.*/, "", v); sub(/.*, /, "", v)
 	        if (v ~ /ms$/) t += v / 1000; else if (v ~ /s$/) t += v + 0
 	    } END { printf "%.2f", t }' "$tmp"/ag*.err)
+	# the job's own start-ups: rank 0's, one per attempt of node 0
+	starts=$(cat "$tmp"/ag*.err | awk -v one="${ready1:-0}" '
+	    /^gangjob: rank 0 ready / { t += $5 } END { printf "%.2f", (t > one ? t - one : 0) }')
 	for p in $agents; do kill -TERM "$p" 2>/dev/null || true; done
 	wait
 	agents=
 	awk -v w="$work" -v a="$alone" -v n="$name" -v N="$nodes" -v p="$pre" -v paid="$paid" \
-	    -v l="$lost" 'BEGIN {
-	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2f%% %7.2fs %4d %6.2fs\n", n, N, w, paid,
-	        w / paid * 100, a / paid * 100, paid - a, p, l }'
+	    -v l="$lost" -v st="$starts" 'BEGIN {
+	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2fs %6.2f%% %7.2fs %4d %6.2fs\n", n, N, w, paid,
+	        w / paid * 100, st, (a + st) / paid * 100, paid - a - st, p, l }'
 done
