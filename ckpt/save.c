@@ -60,12 +60,18 @@
  * codec's split of it; each slot holds an encoded chunk. With 16 MiB
  * chunks that is 2 workers and 6 slots: 2 being encoded, the rest to
  * absorb the pack writer's stalls (with 4 slots the workers waited a
- * quarter of the time). t-ckpt checks the RSS of such a save. Small
- * chunks get more slots, up to SLOTS_PER_WORKER per worker. This, not the
- * number of CPUs, bounds what a save holds.
+ * quarter of the time; with 3, a 4 GiB save took 5-10% longer). t-ckpt
+ * checks the RSS of such a save. This, not the number of CPUs, bounds
+ * what a save holds. Chunks below SLOTS_BIG_CHUNK get one slot more than
+ * the workers, no more: their writes are short, and each further slot is
+ * memory the save touches for the first time (a page fault a page) and
+ * keeps out of the cache. Measured (doc/benchmarks.md, item 3): 8 slots
+ * of 1 MiB against 3 cost a 64 or 256 MiB save 13-15% more CPU and more
+ * time.
  */
 #define SAVE_MEM ((size_t)160 << 20)
 #define SLOTS_PER_WORKER 4
+#define SLOTS_BIG_CHUNK ((size_t)8 << 20)
 
 enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
 
@@ -404,6 +410,8 @@ ring_start(struct saver *s, int threads, char *err)
 		depth = (SAVE_MEM - (size_t)s->nworkers * per_worker) / s->enc_cap;
 	if (depth > (size_t)s->nworkers * SLOTS_PER_WORKER)
 		depth = (size_t)s->nworkers * SLOTS_PER_WORKER;
+	if (s->chunk_size < SLOTS_BIG_CHUNK)
+		depth = (size_t)s->nworkers + 1;
 	if (depth < (size_t)s->nworkers + 1)
 		depth = (size_t)s->nworkers + 1;
 	s->depth = depth;
