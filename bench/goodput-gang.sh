@@ -27,6 +27,9 @@
 #   lost      the work node 0's runs lost at their ends, from their last
 #             lines (a notice whose checkpoint came too late loses the
 #             work since the previous one).
+# Under each row, bench/gang-phases.py's line: where the time between the
+# gang's runs went (the forming, each run's setup and restore, the job's
+# start-up), means over the gang's epochs.
 # Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
 # seconds of work (40); interval = 30 min of trace, window = 120 s of trace;
 # GOODPUT_KEEP=1 keeps the agents' folders and logs (the last trace's).
@@ -128,4 +131,5 @@ INI
 	    -v l="$lost" -v st="$starts" 'BEGIN {
 	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2fs %6.2f%% %7.2fs %4d %6.2fs\n", n, N, w, paid,
 	        w / paid * 100, st, (a + st) / paid * 100, paid - a - st, p, l }'
+	"$py" "$top_srcdir/bench/gang-phases.py" "$tmp"
 done

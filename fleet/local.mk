@@ -68,7 +68,7 @@ EXTRA_DIST += bench/workdir.sh
 # A gang's goodput on multi-node spot traces, one agent per trace node
 # (--trace-node); traces as arguments, so `make bench` only says so.
 SR_BENCH += bench/goodput-gang.sh
-EXTRA_DIST += bench/goodput-gang.sh bench/gangjob.py
+EXTRA_DIST += bench/goodput-gang.sh bench/gangjob.py bench/gang-phases.py
 # `spotrun cloud-init`: user-data that makes a cloud VM an agent of a queue.
 # The agent's unit has one template, dist/spotrun-agent.service.in, built
 # into the binary (fleet/cloudinit-unit.c, generated) and installed by

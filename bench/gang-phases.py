@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""gang-phases.py: where a gang's time between its runs goes, from the
+logs bench/goodput-gang.sh's agents left (their folders DIR/ag*.d).
+
+Each node's run of each gang epoch leaves an attempt log whose first line
+gives the run's timeline 00:00 and the log's +0000.000 as wall-clock times;
+its lines give the job's start and the run's end (offsets), and the job
+(bench/gangjob.py) says when it was ready. The runs are grouped into the
+gang's epochs (a run that begins before every run of the epoch before has
+ended belongs to that epoch's successor only once one of them ended), and
+for each epoch after the first:
+
+  between  from the previous epoch's last run ending to this epoch's first
+           run beginning (its timeline's 00:00): the release, the claims,
+           the forming of the gang;
+  setup    from a run's 00:00 to its attempt log (the run's preparations:
+           the job's folder, the processes of an earlier run stopped, its
+           locks), the mean over the epoch's runs;
+  launch   from the attempt log to the job started (the restore of this
+           node's part), the mean;
+  ready    the job's own start-up (its process's start to its first step),
+           the mean over the ranks;
+  spread   from the epoch's first run beginning to its last.
+
+Prints one line: the epochs and the mean of each phase in seconds.
+Usage: gang-phases.py DIR
+"""
+import datetime
+import glob
+import os
+import re
+import sys
+
+FIRST = re.compile(r"this log's \+0000\.000 is (\S+ \S+) \+0000; the timeline's 00:00 is (\S+ \S+) \+0000")
+LINE = re.compile(r"^\+(\d+\.\d+) (spotrun|err|out) (.*)$")
+
+
+def stamp(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f").timestamp()
+
+
+def runs(top):
+    out = []
+    for path in glob.glob(os.path.join(top, "ag*.d", "jobs", "*", ".spotrun", "*", "logs", "*",
+                                       "attempt-*.log")):
+        if os.path.islink(os.path.dirname(path)):
+            continue        # logs/latest
+        base = zero = started = end = ready = None
+        with open(path, errors="replace") as f:
+            for n, line in enumerate(f):
+                if n == 0:
+                    m = FIRST.search(line)
+                    if m is None:
+                        break
+                    base, zero = stamp(m.group(1)), stamp(m.group(2))
+                    continue
+                m = LINE.match(line.rstrip("\n"))
+                if m is None:
+                    continue
+                off, who, text = float(m.group(1)), m.group(2), m.group(3)
+                if who == "spotrun" and re.match(r"\d\d:\d\d  started  ", text):
+                    started = off
+                elif who == "err":
+                    r = re.match(r"gangjob: rank \d+ ready ([0-9.]+) s ", text)
+                    if r:
+                        ready = float(r.group(1))
+                if who == "spotrun":
+                    end = off
+        if base is not None and end is not None:
+            out.append({"zero": zero, "base": base, "started": started, "end": base + end,
+                        "ready": ready})
+    return sorted(out, key=lambda r: r["zero"])
+
+
+def main():
+    rs = runs(sys.argv[1])
+    epochs = []
+    for r in rs:
+        if epochs and r["zero"] < min(x["end"] for x in epochs[-1]):
+            epochs[-1].append(r)
+        else:
+            epochs.append([r])
+    sums = {"between": [], "setup": [], "launch": [], "ready": [], "spread": []}
+    for i, e in enumerate(epochs):
+        first = min(x["zero"] for x in e)
+        sums["spread"].append(max(x["zero"] for x in e) - first)
+        sums["setup"].extend(x["base"] - x["zero"] for x in e)
+        sums["launch"].extend(x["started"] for x in e if x["started"] is not None)
+        sums["ready"].extend(x["ready"] for x in e if x["ready"] is not None)
+        if i > 0:
+            sums["between"].append(max(0.0, first - max(x["end"] for x in epochs[i - 1])))
+    mean = lambda v: sum(v) / len(v) if v else 0.0
+    print("phases: %d epochs; mean s: between %.3f, setup %.3f, launch %.3f, ready %.3f, spread %.3f"
+          % (len(epochs), mean(sums["between"]), mean(sums["setup"]), mean(sums["launch"]),
+             mean(sums["ready"]), mean(sums["spread"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
