@@ -23,6 +23,7 @@
  *       stderr; a stall writes one more when it begins, so that a test
  *       can see its client give up before the stall ends:
  *         conn N: stall S s begins
+ *         conn N: stalled request: METHOD PATH   (or: none within 1 s)
  *         conn N: pass: I bytes in, O bytes out
  *         conn N: reset after I bytes from the client
  *         conn N: stall S s, then pass: I bytes in, O bytes out
@@ -603,6 +604,26 @@ request_line(const char *headers, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
+/* Say which request a stall holds: its request line, peeked (MSG_PEEK: the
+ * bytes stay unread, so the stall is the same), when it comes within a
+ * second. */
+static void
+stalled_request(struct conn *c)
+{
+	char		buf[1024], req[512];
+	struct pollfd	p = { c->fd, POLLIN, 0 };
+	ssize_t		n;
+
+	if (poll(&p, 1, 1000) != 1 ||
+	    (n = recv(c->fd, buf, sizeof buf - 1, MSG_PEEK | MSG_DONTWAIT)) <= 0) {
+		logf_line(c->log_fd, "conn %ld: stalled request: none within 1 s", c->n);
+		return;
+	}
+	buf[n] = '\0';
+	request_line(buf, req, sizeof req);
+	logf_line(c->log_fd, "conn %ld: stalled request: %s", c->n, req);
+}
+
 /* After a faulted reply: half-close, then read and discard until the client
  * hangs up (or DRAIN_SECS pass), so that the kernel sends a FIN, not an RST
  * for unread request bytes. */
@@ -1026,6 +1047,7 @@ conn_main(void *arg)
 	case M_STALL:
 		logf_line(c->log_fd, "conn %ld: stall %.1f s begins", c->n,
 		    c->fault.seconds);
+		stalled_request(c);
 		sleep_secs(c->fault.seconds);
 		if (c->fault.then_close) {
 			drain_close(c->fd);
