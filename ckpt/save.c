@@ -65,13 +65,14 @@
  * what a save holds. Chunks below SLOTS_BIG_CHUNK get one slot more than
  * the workers, no more: their writes are short, and each further slot is
  * memory the save touches for the first time (a page fault a page) and
- * keeps out of the cache. Measured (doc/benchmarks.md, item 3): 8 slots
- * of 1 MiB against 3 cost a 64 or 256 MiB save 13-15% more CPU and more
- * time.
+ * keeps out of the cache. Measured quiet (doc/benchmarks.md, item 3): 3
+ * slots of 1 MiB against 8 cut a 64 MiB save's CPU by 10%, a 256 MiB
+ * one's by 7%, in the same time; at 4 MiB chunks (1 GiB) by 2%, but it
+ * took 3% longer, so those keep the slots the memory allows.
  */
 #define SAVE_MEM ((size_t)160 << 20)
 #define SLOTS_PER_WORKER 4
-#define SLOTS_BIG_CHUNK ((size_t)8 << 20)
+#define SLOTS_BIG_CHUNK ((size_t)4 << 20)
 
 enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
 
