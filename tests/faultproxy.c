@@ -1036,6 +1036,7 @@ conn_main(void *arg)
 {
 	struct conn	*c = arg;
 	char		 prefix[64];
+	double		 begun;
 
 	switch (c->fault.mode) {
 	case M_PASS:
@@ -1047,8 +1048,9 @@ conn_main(void *arg)
 	case M_STALL:
 		logf_line(c->log_fd, "conn %ld: stall %.1f s begins", c->n,
 		    c->fault.seconds);
-		stalled_request(c);
-		sleep_secs(c->fault.seconds);
+		begun = mono();
+		stalled_request(c);	/* up to 1 s of the stall */
+		sleep_secs(c->fault.seconds - (mono() - begun));
 		if (c->fault.then_close) {
 			drain_close(c->fd);
 			logf_line(c->log_fd, "conn %ld: stall %.1f s, then close",

@@ -180,6 +180,7 @@ do
 	n=$(grep -cE "$COMMIT" "$t_tmp/a-1.err")
 	before=$(plog ": $line")
 	mark=$(wc -l < "$t_tmp/proxy.log")
+	stalled=$(plog ': stalled request: PUT ')
 	fault "$f"
 	wait_count "$t_tmp/a-1.err" "$COMMIT" $((n + 1)) 30 "$pid"
 	t_result $? "$name: the save after \"$f\" commits" || t_show "$t_tmp/a-1.err" 5
@@ -195,12 +196,7 @@ do
 		# proxy names the request it holds): on a loaded machine the
 		# fault may be armed after that save's parts had connected,
 		# and the stalls then meet the save after it.
-		_i=0
-		while [ "$_i" -lt 100 ] && ! tail -n +"$((mark + 1))" "$t_tmp/proxy.log" |
-			grep -q ': stalled request: PUT '; do
-			sleep 0.1
-			_i=$((_i + 1))
-		done
+		wait_plog ': stalled request: PUT ' $((stalled + 1)) 10
 		seq=$(tail -n +"$((mark + 1))" "$t_tmp/proxy.log" |
 			sed -nE 's|.*: stalled request: PUT /[^ ]*/packs/0*([0-9]+)-[0-9a-f]+\.tar\?partNumber=.*|\1|p' |
 			head -n 1)
