@@ -93,6 +93,7 @@ struct restorer {
 	size_t ntasks;
 	struct rslot *slots;
 	size_t depth;
+	uint8_t *slot_mem;	/* every slot's cbuf, one huge-page buffer */
 	uint64_t piece;		/* bytes per ranged read; 0: whole chunks */
 	size_t next_read;	/* the task whose pieces are handed out now */
 	int next_piece;		/* ... and its next piece */
@@ -264,7 +265,7 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 
 	sr_id_hex(r->m->chunk_id, c->id, hex);
 	sr_path_quote(e->path, q, sizeof q);
-	if (*rcap < c->rlen && (nb = sr_try_malloc(c->rlen, err)) != NULL) {
+	if (*rcap < c->rlen && (nb = sr_try_bigbuf(c->rlen, err)) != NULL) {
 		free(*rbuf);
 		*rbuf = nb;
 		*rcap = c->rlen;
@@ -400,7 +401,7 @@ fetch_chunks(struct restorer *r, int threads)
 	const struct sr_manifest *m = r->m;
 	uint64_t rmax = 1, cmax = 1;
 	pthread_t *tids = NULL;
-	size_t i, k, cap = 0;
+	size_t i, k, cap = 0, stride;
 	int n, nr, inflight, t, e;
 	char err[SR_ERRMAX];
 
@@ -463,17 +464,21 @@ fetch_chunks(struct restorer *r, int threads)
 	/* every slot's buffer now, of the largest chunk, from this thread:
 	 * grown in the readers, 16 MiB at a time, they ended up in each
 	 * reader's malloc arena and cost 3-7 MiB of RSS per reader more than
-	 * the slots themselves (and page faults) */
+	 * the slots themselves (and page faults); in one buffer, page-aligned
+	 * each, so that huge pages are not rounded up slot by slot */
+	stride = ((size_t)cmax + 4095) & ~(size_t)4095;
+	if (stride < cmax || r->depth > SIZE_MAX / stride) {
+		fail(r, TRY_LOCAL, "plan the restore: %zu read buffers of %zu bytes overflow",
+		    r->depth, stride);
+		goto out;
+	}
+	if ((r->slot_mem = sr_try_bigbuf(r->depth * stride, err)) == NULL) {
+		fail(r, TRY_LOCAL, "plan the restore: %s", err);
+		goto out;
+	}
 	for (i = 0; i < r->depth; i++) {
-		void *p;
-
 		r->slots[i].turn = i;
-		if (posix_memalign(&p, 4096, cmax) != 0) {
-			sr_err_oom(err, "allocate a read buffer");
-			fail(r, TRY_LOCAL, "plan the restore: %s", err);
-			goto out;
-		}
-		r->slots[i].cbuf = p;
+		r->slots[i].cbuf = r->slot_mem + i * stride;
 	}
 	if ((tids = sr_try_calloc((size_t)(n + nr), sizeof *tids, err)) == NULL) {
 		fail(r, TRY_LOCAL, "plan the restore: %s", err);
@@ -490,8 +495,7 @@ fetch_chunks(struct restorer *r, int threads)
 		pthread_join(tids[--t], NULL);
 out:
 	free(tids);
-	for (i = 0; r->slots != NULL && i < r->depth; i++)
-		free(r->slots[i].cbuf);
+	free(r->slot_mem);
 	free(r->slots);
 	pthread_cond_destroy(&r->cv);
 	return r->rc;

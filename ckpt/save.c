@@ -85,7 +85,7 @@ struct slot {
 	int last;			/* the item's last chunk: drain closes it */
 	uint64_t off;			/* where the chunk starts in the item */
 	size_t want;			/* bytes planned */
-	uint8_t *enc;
+	uint8_t *enc;			/* enc_cap bytes of the ring's slot_mem */
 	size_t rlen, clen;		/* bytes read (< want: the file shrank) */
 	enum sr_transform xf;
 	uint8_t id[32];
@@ -114,6 +114,7 @@ struct saver {
 	pthread_cond_t work_cv, done_cv;
 	struct slot *slots;
 	size_t depth, enc_cap;
+	uint8_t *slot_mem;		/* every slot's enc, one huge-page buffer */
 	pthread_t *tids;
 	int nworkers;
 	uint64_t submitted, taken, drained;
@@ -266,20 +267,6 @@ pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
-/* Encoded chunks start page-aligned, so that a store can write them with
- * direct I/O straight from the slot (see store-file.c). NULL with err. */
-static void *
-alloc_aligned(size_t n, char *err)
-{
-	void *p;
-
-	if (posix_memalign(&p, 4096, n) != 0) {
-		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n);
-		return NULL;
-	}
-	return p;
-}
-
 /* Read, hash and (unless stored already) encode the chunk of slot sl. */
 static void
 work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_t *raw,
@@ -341,10 +328,6 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 	    sl->prev->rlen == sl->rlen)
 		return;		/* stored already: nothing to encode */
 	sl->prev = NULL;
-	if (sl->enc == NULL && (sl->enc = alloc_aligned(s->enc_cap, sl->err)) == NULL) {
-		sl->failed = 1;
-		return;
-	}
 	if (sr_codec_encode(codec, planes != NULL ? planes : raw, sl->rlen, planes != NULL ?
 	    sl->it.planes | SR_CODEC_SPLIT : -1, sl->enc, s->enc_cap, &sl->clen, &sl->xf,
 	    sl->err) != 0)
@@ -373,7 +356,7 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 
 		if (h != NULL && raw == NULL)
-			raw = sr_try_malloc(s->chunk_size, err);
+			raw = sr_try_bigbuf(s->chunk_size, err);
 		if (raw == NULL) {
 			sl->failed = 1;
 			strlcpy(sl->err, err, sizeof sl->err);
@@ -397,7 +380,7 @@ static void ring_stop(struct saver *s);
 static int
 ring_start(struct saver *s, int threads, char *err)
 {
-	size_t per_worker = 2 * s->chunk_size, depth;
+	size_t per_worker = 2 * s->chunk_size, depth, stride, j;
 	int i, e;
 
 	s->enc_cap = sr_codec_bound(s->chunk_size);
@@ -416,12 +399,26 @@ ring_start(struct saver *s, int threads, char *err)
 	if (depth < (size_t)s->nworkers + 1)
 		depth = (size_t)s->nworkers + 1;
 	s->depth = depth;
+	/* Encoded chunks start page-aligned, so that a store can write them
+	 * with direct I/O straight from the slot (see store-file.c); all slots
+	 * in one buffer, so that huge pages are not rounded up slot by slot.
+	 * Only what a chunk fills is touched: a save that reuses every chunk
+	 * touches none of it. */
+	stride = (s->enc_cap + 4095) & ~(size_t)4095;
+	if (stride < s->enc_cap || s->depth > SIZE_MAX / stride)
+		return sr_err(err, "save %s: %zu slots of %zu bytes overflow", s->job, s->depth,
+		    stride);
 	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
-	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL) {
+	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL ||
+	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, err)) == NULL) {
 		free(s->tids);
+		free(s->slots);
 		s->tids = NULL;
+		s->slots = NULL;
 		return sr_err_prefix(err, "save %s", s->job);
 	}
+	for (j = 0; j < s->depth; j++)
+		s->slots[j].enc = s->slot_mem + j * stride;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work_cv, NULL);
 	pthread_cond_init(&s->done_cv, NULL);
@@ -454,13 +451,13 @@ ring_stop(struct saver *s)
 	if (s->plan_fd != -1)
 		close(s->plan_fd);
 	s->plan_fd = -1;
-	for (i = 0; i < s->depth; i++) {
+	for (i = 0; i < s->depth; i++)
 		if (s->slots[i].state != SLOT_FREE && s->slots[i].last && s->slots[i].it.fd != -1)
 			close(s->slots[i].it.fd);
-		free(s->slots[i].enc);
-	}
+	free(s->slot_mem);
 	free(s->slots);
 	free(s->tids);
+	s->slot_mem = NULL;
 	s->slots = NULL;
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->work_cv);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,6 +84,29 @@ sr_try_malloc(size_t n, char *err)
 
 	if (p == NULL)
 		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n);
+	return p;
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *
+sr_try_bigbuf(size_t n, char *err)
+{
+	size_t align = 4096, len = n ? n : 1;
+	void *p;
+
+	if (n >= SR_BIG_MIN && n <= SIZE_MAX - HUGE_PAGE) {
+		align = HUGE_PAGE;
+		len = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	}
+	/* posix_memalign, not a mapping of our own: free() releases it, the
+	 * out-of-memory tests' allocator counts it, and ASan guards it. */
+	if (posix_memalign(&p, align, len) != 0) {
+		sr_err(err, "allocate %zu bytes: " SR_OOM_TEXT, n);
+		return NULL;
+	}
+	if (align == HUGE_PAGE)
+		(void)madvise(p, len, MADV_HUGEPAGE);	/* advice: EINVAL without THP */
 	return p;
 }
 

@@ -55,6 +55,21 @@ void *sr_try_reallocarray(void *p, size_t n, size_t size, char *err);
 char *sr_try_strdup(const char *s, char *err);
 char *sr_try_strndup(const char *s, size_t n, char *err);
 char *sr_try_asprintf(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
+/*
+ * A large working buffer (a chunk in flight, a codec's planes): n bytes
+ * aligned to 4096 (direct I/O writes from it), freed with free(). From
+ * SR_BIG_MIN up it is aligned to and rounded up to 2 MiB and advised for
+ * transparent huge pages: a first touch of such a buffer then costs one
+ * fault per 2 MiB instead of one per 4 KiB page (16 MiB touched first: 52
+ * ms of CPU in 4 KiB pages, 1.3 ms in huge ones on the VMs of
+ * doc/benchmarks.md, where a save's buffers were a fifth of a small
+ * save's CPU). Where the kernel has no huge page to give, or THP is
+ * "never", the advice is ignored and the buffer is an ordinary one; its
+ * contents are undefined either way, as malloc's. NULL with err as
+ * sr_try_malloc.
+ */
+#define SR_BIG_MIN ((size_t)1 << 20)
+void *sr_try_bigbuf(size_t n, char *err);
 /* Set err to "what: out of memory" (for a library that reported its own
  * out-of-memory: a NULL from jansson, CURLE_OUT_OF_MEMORY); returns -1. */
 int sr_err_oom(char *err, const char *what);

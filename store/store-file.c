@@ -469,7 +469,11 @@ writer_direct(struct fwriter *w, char *err)
 	    DIRECT_BUF % sx.stx_dio_mem_align != 0)
 		return 0;
 	align = sx.stx_dio_mem_align > 4096 ? sx.stx_dio_mem_align : 4096;
-	if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
+	if (align == 4096)
+		buf = sr_try_bigbuf(DIRECT_BUF, NULL);	/* huge pages where there are */
+	else if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
+		buf = NULL;
+	if (buf == NULL)
 		return sr_err_oom(err, "allocate the upload's staging buffer");
 	if ((fl = fcntl(w->fd, F_GETFL)) == -1 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) == -1) {
 		free(buf);

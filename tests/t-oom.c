@@ -8,6 +8,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +341,69 @@ test_leak_check(void)
 		free(l.cache[i]);
 }
 
+/* Whether the mapping holding p may have transparent huge pages
+ * (/proc/self/smaps' THPeligible): 1, 0, or -1 when smaps says nothing. */
+static int
+thp_eligible(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	uintptr_t lo, hi, at = (uintptr_t)p;
+	int in = 0, v = -1, e;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && strchr(line, '-') <
+		    strchr(line, ' '))
+			in = at >= lo && at < hi;
+		else if (in && sscanf(line, "THPeligible: %d", &e) == 1) {
+			v = e;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* sr_try_bigbuf: page-aligned; from SR_BIG_MIN up on a 2 MiB boundary and
+ * advised for huge pages (where THP is not "never"); NULL with the error. */
+static void
+big_buffers(void)
+{
+	char err[SR_ERRMAX], mode[128] = "";
+	uint8_t *small, *big;
+	FILE *f;
+
+	oom_arm(1, 0, OOM_ALL);
+	big = sr_try_bigbuf(3 << 20, err);
+	oom_disarm();
+	ok(big == NULL, "sr_try_bigbuf: NULL out of memory");
+	is_str(err, "allocate 3145728 bytes: out of memory", "sr_try_bigbuf: the message");
+	small = sr_try_bigbuf(5000, err);
+	big = sr_try_bigbuf((3 << 20) + 1, err);
+	ok(small != NULL && ((uintptr_t)small & 4095) == 0, "sr_try_bigbuf: small, page-aligned");
+	ok(big != NULL && ((uintptr_t)big & ((2 << 20) - 1)) == 0,
+	    "sr_try_bigbuf: large, on a 2 MiB boundary");
+	if (small != NULL && big != NULL) {
+		memset(small, 1, 5000);
+		memset(big, 2, (3 << 20) + 1);
+	}
+	if ((f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) != NULL) {
+		if (fgets(mode, sizeof mode, f) == NULL)
+			mode[0] = '\0';
+		fclose(f);
+	}
+	if (mode[0] == '\0' || strstr(mode, "[never]") != NULL)
+		tap_skip("sr_try_bigbuf: huge pages (transparent huge pages are off here)");
+	else
+		is_int(big != NULL ? thp_eligible(big) : -2, 1,
+		    "sr_try_bigbuf: its mapping may have huge pages (THP %.*s)",
+		    (int)strcspn(mode, "\n"), mode);
+	free(small);
+	free(big);
+}
+
 int
 main(void)
 {
@@ -419,6 +484,7 @@ main(void)
 	ok(v == NULL && sr_err_is_oom(err), "sr_try_calloc: an overflowing size fails");
 	is_str(err, "allocate 9223372036854775807 x 4 bytes: out of memory (the size overflows)",
 	    "sr_try_calloc: and says so");
+	big_buffers();
 	p = sr_try_malloc(4, err);
 	memcpy(p, "abc", 4);
 	oom_arm(1, 0, OOM_ALL);
