@@ -109,6 +109,13 @@ void sr_agent_wake_close(struct sr_agent *ag);
 /* Wake the nodes g's agent last read in the slots (sr_gang_peers): it
  * wrote what they must read. Never blocks; a datagram lost is no error. */
 void sr_agent_wake_peers(struct sr_agent_gang *g);
+/* Wait up to seconds for a signal that ends the agent (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT: its number) or a datagram on the agent's wake port (0
+ * early: another node wrote what this one waits for, a gang's marker put
+ * back or its slots changed; a hint, so at most one look in WAKE_MIN);
+ * 0 at the end. Other signals are dropped, and with reap the children
+ * reparented to the agent are reaped on SIGCHLD. */
+int sr_agent_wait(struct sr_agent *ag, double seconds, int reap);
 /* A thread that calls poke(arg) whenever the agent's wake port (fd) gets
  * the datagram of job id's gang at epoch; NULL when fd is -1 or no thread
  * could be started (then nothing pokes: the watch reads the slots). */

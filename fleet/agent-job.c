@@ -717,8 +717,13 @@ end_job(struct job *b, const struct sr_run_result *res, struct sr_agent_result *
 		if (rc != SR_QUEUE_OK)	/* the marker stays running, so the scans read it */
 			sr_agent_say("warning: %s: %s (its lease expires; another agent takes it over)",
 			    b->id, err);
-		else
+		else {
 			write_status(b, &b->prog, (enum sr_lease_state)state);
+			/* a gang put back: its members, idle since their runs
+			 * ended, claim it now instead of at their next poll */
+			if (b->in_gang && state == SR_LEASE_RELEASED)
+				sr_agent_wake_peers(&b->gang);
+		}
 	}
 	switch (state) {
 	case SR_LEASE_SUCCEEDED:

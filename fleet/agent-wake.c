@@ -23,14 +23,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent-int.h"
+#include "supervise.h"
 #include "util.h"
 
 #define WAKE_PEERS_MAX 64	/* datagrams sent for one write; the rest read at their watch */
-#define WAKE_STOP_POLL 250	/* ms between the receiver's looks at its stop flag */
+/* Seconds a wait lasts at least when a datagram cuts it short: a flood of
+ * datagrams (forged ones too) makes an agent look at the queue or the
+ * slots at most this often. */
+#define WAKE_MIN 0.01
 
 int
 sr_agent_wake_open(struct sr_agent *ag, char *err)
@@ -94,12 +100,50 @@ sr_agent_wake_peers(struct sr_agent_gang *g)
 	}
 }
 
+int
+sr_agent_wait(struct sr_agent *ag, double seconds, int reap)
+{
+	double start = sr_mono(), until = start + seconds;
+	char b[64];
+	int sig, got, woken = 0;
+
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = ag->sigfd, .events = POLLIN },
+			{ .fd = woken ? -1 : ag->wake_fd, .events = POLLIN } };
+		double left = until - sr_mono();
+
+		while (sr_sig_next(ag->sigfd, &sig) == 1) {
+			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+				return sig;
+			if (sig == SIGCHLD && reap)
+				while (waitpid(-1, NULL, WNOHANG) > 0)
+					;
+		}
+		if (left <= 0)
+			return 0;
+		(void)poll(pf, 2, (int)(left * 1000) + 1);
+		if (pf[1].revents == 0)
+			continue;
+		for (got = 0; recv(ag->wake_fd, b, sizeof b, 0) >= 0; got = 1)
+			;
+		if (got || pf[1].revents & (POLLERR | POLLNVAL)) {
+			woken = 1;	/* the port is left alone for the rest */
+			if (got && start + WAKE_MIN < until)
+				until = sr_mono() > start + WAKE_MIN ? sr_mono() : start + WAKE_MIN;
+		}
+	}
+}
+
 struct sr_agent_waker {
 	int fd;
 	char want[SR_QUEUE_ID_MAX + 48];
 	void (*poke)(void *arg);
 	void *arg;
-	int stop;			/* __atomic */
+	/* Its stop: a byte on this pipe. The thread waits on it beside the
+	 * port, so that a gang's end, on the way to the next claim, does not
+	 * wait for a timed look at a flag (it waited 0-250 ms a notice, node
+	 * 0's release of the gang included, in bench/goodput-gang.sh). */
+	int stop[2];
 	pthread_t th;
 };
 
@@ -107,14 +151,20 @@ static void *
 waker_main(void *arg)
 {
 	struct sr_agent_waker *w = arg;
-	struct pollfd pf = { .fd = w->fd, .events = POLLIN };
+	struct pollfd pf[2] = { { .fd = w->fd, .events = POLLIN },
+		{ .fd = w->stop[0], .events = POLLIN } };
 	char buf[SR_QUEUE_ID_MAX + 48];
 	ssize_t n;
 	int hit;
 
-	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
-		if (poll(&pf, 1, WAKE_STOP_POLL) <= 0)
-			continue;
+	for (;;) {
+		if (poll(pf, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;		/* no wake-ups: the watch reads the slots */
+		}
+		if (pf[1].revents != 0)
+			break;
 		hit = 0;
 		while ((n = recv(w->fd, buf, sizeof buf - 1, 0)) >= 0) {
 			buf[n] = '\0';
@@ -142,9 +192,16 @@ sr_agent_waker_start(int fd, const char *id, int64_t epoch, void (*poke)(void *a
 	(void)wake_text(w->want, sizeof w->want, id, epoch);
 	w->poke = poke;
 	w->arg = arg;
-	if (pthread_create(&w->th, NULL, waker_main, w) != 0) {
+	/* without a pipe or a thread, no wake-ups: the watch reads the slots */
+	if (pipe2(w->stop, O_CLOEXEC) == -1) {
 		free(w);
-		return NULL;	/* no wake-ups: the watch reads the slots as before */
+		return NULL;
+	}
+	if (pthread_create(&w->th, NULL, waker_main, w) != 0) {
+		close(w->stop[0]);
+		close(w->stop[1]);
+		free(w);
+		return NULL;
 	}
 	return w;
 }
@@ -154,7 +211,12 @@ sr_agent_waker_stop(struct sr_agent_waker *w)
 {
 	if (w == NULL)
 		return;
-	__atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
+	/* a pipe's first byte never blocks; a failed write would leave
+	 * the thread waiting, so it is a bug */
+	if (write(w->stop[1], "", 1) != 1)
+		sr_fatal("stop the gang's waker: %s", strerror(errno));
 	pthread_join(w->th, NULL);
+	close(w->stop[0]);
+	close(w->stop[1]);
 	free(w);
 }

@@ -273,31 +273,6 @@ setup(struct sr_agent *ag, struct sr_agent_result *res)
 
 /* ---- waiting ---- */
 
-/* Wait up to seconds for a signal that ends the agent: its number, or 0.
- * Children reparented to the agent (what jobs left) are reaped meanwhile. */
-static int
-wait_signal(struct sr_agent *ag, double seconds)
-{
-	double until = sr_mono() + seconds;
-	int sig;
-
-	for (;;) {
-		struct pollfd pf = { .fd = ag->sigfd, .events = POLLIN };
-		double left = until - sr_mono();
-
-		while (sr_sig_next(ag->sigfd, &sig) == 1) {
-			if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
-				return sig;
-			if (sig == SIGCHLD)
-				while (waitpid(-1, NULL, WNOHANG) > 0)
-					;
-		}
-		if (left <= 0)
-			return 0;
-		(void)poll(&pf, 1, (int)(left * 1000) + 1);
-	}
-}
-
 /* Run the idle command with /bin/sh -c: its exit code, or -1 (said). */
 static int
 idle_command(struct sr_agent *ag, const char *cmd)
@@ -315,7 +290,7 @@ idle_command(struct sr_agent *ag, const char *cmd)
 		sr_agent_say("idle command: %s", err);
 		return -1;
 	}
-	/* sr_reap, not wait_signal's reaping, which would take its status */
+	/* sr_reap, not sr_agent_wait's reaping, which would take its status */
 	while (sr_reap(&c, &status) != 1) {
 		struct pollfd pf = { .fd = ag->sigfd, .events = POLLIN };
 		int sig;
@@ -527,7 +502,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			res->end = SR_AGENT_MAX_JOBS;
 			break;
 		}
-		if ((sig = wait_signal(&ag, 0)) != 0) {
+		if ((sig = sr_agent_wait(&ag, 0, 1)) != 0) {
 			res->end = SR_AGENT_SIGNALLED;
 			res->signal = sig;
 			break;
@@ -607,7 +582,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			wait = next_scan - sr_mono() > 0 ? next_scan - sr_mono() : 0;
 		if (o->idle_timeout > 0 && idle_since + o->idle_timeout - sr_mono() < wait)
 			wait = idle_since + o->idle_timeout - sr_mono();
-		if ((sig = wait_signal(&ag, wait)) != 0) {
+		if ((sig = sr_agent_wait(&ag, wait, 1)) != 0) {
 			res->end = SR_AGENT_SIGNALLED;
 			res->signal = sig;
 			break;

@@ -461,8 +461,10 @@ join_gang(struct sr_queue *q, const struct sr_queue_pending *p, struct sr_gang_c
 /* Claim a slot of the gang job of marker p: join the gang forming (slot
  * 0 live above the marker's epoch) or lead a new one (claim_one's lease,
  * then slot 0 at its epoch). A claimer that lost the lease to a new
- * leader reads slot 0 again, a few times 0.1 s apart, to join it (the
- * leader writes it right after its lease). SR_QUEUE_OK with *out,
+ * leader reads slot 0 again, from 0.01 s later doubling to 0.2 s apart,
+ * 0.7 s in all, to join it (the leader writes it right after its lease,
+ * a few milliseconds later: at 0.1 s apart, as it was, each such loser
+ * came 0.1 s late to the gang, which then started 0.1 s late). SR_QUEUE_OK with *out,
  * SR_QUEUE_BUSY (full, started, the lease held: err says; the marker
  * stays), SR_QUEUE_ERROR. */
 static int
@@ -474,13 +476,16 @@ claim_gang(struct sr_queue *q, const struct sr_queue_agent *a, const struct sr_q
 	struct sr_gang_slot s0;
 	struct sr_queue_job *j;
 	char why[SR_ERRMAX];
+	double pause = 0.01;
 	int rc, round;
 
 	*out = NULL;
 	*malformed = 0;
-	for (round = 0; round < 6; round++) {
-		if (round > 0)
-			sr_sleep(0.1);
+	for (round = 0; round < 8; round++) {
+		if (round > 0) {
+			sr_sleep(pause);
+			pause = pause * 2 > 0.2 ? 0.2 : pause * 2;
+		}
 		(*requests)++;
 		rc = sr_gang_read(q, p->id, 0, &s0, err);
 		if (rc == SR_QUEUE_ERROR)

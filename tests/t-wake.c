@@ -6,7 +6,10 @@
  * node 0's, each to the address and port the other's slot names; a waker
  * pokes its job for that datagram, once a burst, and not for another
  * gang's, another epoch's or garbage; it drops what came before it
- * started; an agent whose address is not IPv4 has no wake port (0).
+ * started; an agent whose address is not IPv4 has no wake port (0). An
+ * agent's waits (sr_agent_wait: idle between claims, forming a gang) end
+ * early on a datagram at its port, but not before WAKE_MIN, and on the
+ * signals that end the agent; otherwise they last their time.
  */
 #include "config.h"
 
@@ -20,7 +23,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include "agent-int.h"
+#include "supervise.h"
 #include "gang.h"
 #include "queue.h"
 #include "tap.h"
@@ -95,6 +101,41 @@ recv_one(int fd, char *buf, size_t len)
 	if (poll(&pf, 1, 10000) == 1 && (n = recv(fd, buf, len - 1, 0)) >= 0)
 		buf[n] = '\0';
 	return buf;
+}
+
+/* sr_agent_wait on agent a (its wake port open): how it ends. */
+static void
+test_wait(struct sr_agent *a)
+{
+	char err[SR_ERRMAX], b[64];
+	double t;
+	int s;
+
+	if (sr_sig_init(&a->sigfd, err) == -1)
+		sr_fatal("%s", err);
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		sr_fatal("socket: %s", strerror(errno));
+	t = sr_mono();
+	is_int(sr_agent_wait(a, 0.05, 0), 0, "a wait with nothing at the port ends with 0 ...");
+	ok(sr_mono() - t >= 0.05, "... when its time is up (%.3fs)", sr_mono() - t);
+	send_to(s, a->claim.wake, "spotrun-gang gw 7");
+	t = sr_mono();
+	is_int(sr_agent_wait(a, 300, 0), 0, "a datagram at the port ends a wait of 300s with 0 ...");
+	ok(sr_mono() - t < 150, "... long before its time (%.3fs)", sr_mono() - t);
+	ok(sr_mono() - t >= 0.01, "... but not before WAKE_MIN, 0.01s (%.3fs): a flood of "
+	    "datagrams costs a look every 0.01s at most", sr_mono() - t);
+	ok(recv(a->wake_fd, b, sizeof b, MSG_DONTWAIT) == -1, "... and it read the datagram");
+	t = sr_mono();
+	is_int(sr_agent_wait(a, 0.05, 0), 0, "the next wait lasts its time again");
+	ok(sr_mono() - t >= 0.05, "... (%.3fs)", sr_mono() - t);
+	raise(SIGUSR1);
+	raise(SIGTERM);
+	is_int(sr_agent_wait(a, 300, 1), SIGTERM, "SIGTERM ends a wait with its number, another "
+	    "signal before it is dropped");
+	raise(SIGHUP);
+	is_int(sr_agent_wait(a, 0, 0), SIGHUP, "a wait of 0s still reads the signals (SIGHUP)");
+	sr_sig_reset();
+	close(s);
 }
 
 static void
@@ -181,6 +222,7 @@ test_agents(const char *root)
 	is_int(pokes_reach(2), 2, "... and node 0's agent's wake-up again");
 	sr_agent_waker_stop(w);
 	sr_agent_waker_stop(NULL);
+	test_wait(&a1);
 	ok(sr_agent_waker_start(-1, "gw", 1, poke, NULL) == NULL, "no wake port: no waker");
 	close(s);
 	sr_queue_job_free(j0);
