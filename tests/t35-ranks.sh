@@ -180,7 +180,9 @@ t_like "$t_tmp/skew.err" '^[0-9:]+  finished exit 0: 1 attempt, 0 preemptions, .
 # attempt (the local provider's next machine) resumes from, every rank
 # reading the parts before any writes its next (--ready).
 mkdir "$t_tmp/late-ready"
-t_jobfile late "$job_cmd --steps 100000 --later-steps 2 --hold 2:$t_tmp/late-go --ready $t_tmp/late-ready" "interval = 1s" \
+# (rank 2 goes on once spotrun said it saw the late answer: under load its
+# answer to the notice's request, at its next step, came before spotrun looked)
+t_jobfile late "$job_cmd --steps 100000 --later-steps 2 --hold 2:$t_tmp/late-go --hold-seen $t_tmp/late.err --ready $t_tmp/late-ready" "interval = 1s" \
 	"write_timeout = 60s" "[resources]" "procs = 3" "[provider]" "name = local" "notice_file = $t_tmp/late-notice"
 t_bg late "$SPOTRUN" run "$t_tmp/late.ini"
 late_pid=$t_last

@@ -11,6 +11,9 @@ Options (each rank gets the same): --steps N, --sleep S per step,
 --mute R (rank R never answers), --skew R (rank R answers at S + 1),
 --fail R@S (rank R exits 3 at step S), --hold R:PATH (rank R, its part of
 the first request written, waits for PATH to exist before it answers),
+--hold-seen FILE (that rank, its late answer given, waits up to 60 s
+for spotrun's timeline FILE to say it saw that answer: taken at once,
+the next request's answer could replace it before spotrun looked),
 --later-steps N (the steps of every attempt after the first), --env
 (print the rank variables), --ready DIR (a barrier, as a real job's
 process group makes: each rank makes DIR/ATTEMPT.RANK once it printed
@@ -40,6 +43,7 @@ def main():
     ap.add_argument("--skew", type=int, default=-1)
     ap.add_argument("--fail", default="")
     ap.add_argument("--hold", default="")
+    ap.add_argument("--hold-seen", default="")
     ap.add_argument("--later-steps", type=int, default=-1)
     ap.add_argument("--env", action="store_true")
     ap.add_argument("--ready", default="")
@@ -79,13 +83,25 @@ def main():
         at = 100 * req.seq + (1 if rank == a.skew else 0)
         with open(os.path.join(spotrun.rank_dir(), "state"), "w") as f:
             f.write("rank %d step %d world %d\n" % (rank, at, world))
-        if a.hold and rank == int(hold_rank):
+        held = a.hold and rank == int(hold_rank)
+        if held:
             print("holding request %d at step %d" % (req.seq, at), flush=True)
             while not os.path.exists(hold_path):
                 time.sleep(0.02)
             a.hold = ""
         spotrun.done(at)
         print("answered request %d at step %d" % (req.seq, at), flush=True)
+        if held and a.hold_seen:
+            seen = " answered request %d, which request" % req.seq
+            until = time.time() + 60
+            while time.time() < until:
+                try:
+                    with open(a.hold_seen) as f:
+                        if seen in f.read():
+                            break
+                except OSError:
+                    pass
+                time.sleep(0.02)
     print("finished %d steps" % step, flush=True)
 
 
