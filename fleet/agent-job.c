@@ -793,7 +793,9 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		b.in_gang = 1;
 		b.waker = sr_agent_waker_start(ag->wake_fd, b.id, b.gang.epoch, gang_poke, &b);
 	}
-	rc = sr_queue_status_get(ag->q, b.id, &b.base, err);
+	/* the counts are node 0's to write (write_status): a gang's other
+	 * nodes read none, a listing less on the way to each gang's start */
+	rc = b.lead ? sr_queue_status_get(ag->q, b.id, &b.base, err) : SR_QUEUE_NOTFOUND;
 	if (rc != SR_QUEUE_OK) {
 		if (rc == SR_QUEUE_ERROR)
 			sr_agent_say("warning: %s: %s (its counts start from 0)", b.id, err);
