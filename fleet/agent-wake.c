@@ -10,7 +10,12 @@
  * JOB EPOCH", to the wake port its slot names; one that gets such a
  * datagram for its gang reads the slots at once. A datagram is only a
  * hint, never trusted: lost, the slots are read at the next watch anyway;
- * forged, it costs one read of the slots.
+ * forged, it costs one read of the slots. The agent's waits between its
+ * looks at the queue (idle, and forming a gang: sr_agent_wait) end on
+ * any datagram too, so that a gang put back or forming is taken up at
+ * once by the agents it names: node 0 wakes the members after putting the
+ * gang back, a member the leader when it joined, the leader the members
+ * when it started the gang.
  */
 #include "config.h"
 
@@ -20,10 +25,10 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
