@@ -64,7 +64,8 @@
  * checks the RSS of such a save. This, not the number of CPUs, bounds
  * what a save holds. Chunks below SLOTS_BIG_CHUNK get one slot more than
  * the workers, no more: their writes are short, and each further slot is
- * memory the save touches for the first time (a page fault a page) and
+ * memory the save touches for the first time (page faults: one a 4 KiB
+ * page when measured, one a 2 MiB huge page since sr_try_bigbuf) and
  * keeps out of the cache. Measured quiet (doc/benchmarks.md, item 3): 3
  * slots of 1 MiB against 8 cut a 64 MiB save's CPU by 10%, a 256 MiB
  * one's by 7%, in the same time; at 4 MiB chunks (1 GiB) by 2%, but it

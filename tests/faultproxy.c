@@ -604,17 +604,17 @@ request_line(const char *headers, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-/* Say which request a stall holds: its request line, peeked (MSG_PEEK: the
- * bytes stay unread, so the stall is the same), when it comes within a
- * second. */
+/* Say which request a stall of secs holds: its request line, peeked
+ * (MSG_PEEK: the bytes stay unread, so the stall is the same), when it
+ * comes within a second and within the stall. */
 static void
-stalled_request(struct conn *c)
+stalled_request(struct conn *c, double secs)
 {
 	char		buf[1024], req[512];
 	struct pollfd	p = { c->fd, POLLIN, 0 };
 	ssize_t		n;
 
-	if (poll(&p, 1, 1000) != 1 ||
+	if (poll(&p, 1, secs < 1 ? (int)(secs * 1000) : 1000) != 1 ||
 	    (n = recv(c->fd, buf, sizeof buf - 1, MSG_PEEK | MSG_DONTWAIT)) <= 0) {
 		logf_line(c->log_fd, "conn %ld: stalled request: none within 1 s", c->n);
 		return;
@@ -1049,7 +1049,7 @@ conn_main(void *arg)
 		logf_line(c->log_fd, "conn %ld: stall %.1f s begins", c->n,
 		    c->fault.seconds);
 		begun = mono();
-		stalled_request(c);	/* up to 1 s of the stall */
+		stalled_request(c, c->fault.seconds);	/* up to 1 s of the stall */
 		sleep_secs(c->fault.seconds - (mono() - begun));
 		if (c->fault.then_close) {
 			drain_close(c->fd);

@@ -171,9 +171,9 @@ refused=$(cat "$t_tmp/refused.txt")
 t_diag "429s by object: $refused"
 case " $refused " in
 *" LATEST="* | *" index="* | *" logs="* | *" manifest="* | *" record="* | *" other="*)
-	t_result 1 "LATEST, status markers, attempt records, log segments, manifests: never refused ($refused)"
+	t_result 1 "LATEST, status markers' puts, attempt records, log segments, manifests: never refused ($refused)"
 	t_show "$t_tmp/refused-lines.txt" ;;
-*)	t_result 0 "LATEST, status markers, attempt records, log segments, manifests: never refused (429s: $refused)" ;;
+*)	t_result 0 "LATEST, status markers' puts, attempt records, log segments, manifests: never refused (429s: $refused)" ;;
 esac
 t_unlike "$t_tmp/requests.log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
 
