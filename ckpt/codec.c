@@ -208,22 +208,34 @@ grow(uint8_t **buf, size_t *cap, size_t need, char *err)
 }
 
 /* Copy up to SAMPLE_SLICES slices of src into out; returns the sample size,
- * a multiple of 16 so that elements stay aligned for any width. */
+ * a multiple of 16 so that elements stay aligned for any width. A chunk
+ * too small for SAMPLE_SLICES slices of SAMPLE_MIN gets one slice from its
+ * middle (past a file's header), 1/SAMPLE_SHARE of it but at least
+ * SAMPLE_MIN: three slices of SAMPLE_MIN were 12 KiB of a 32 KiB file's
+ * chunk, probed three times, more work than the chunk's own compression
+ * (a save of 10,000 such files, doc/benchmarks.md). */
 static size_t
 take_sample(const uint8_t *src, size_t n, uint8_t *out)
 {
 	size_t i, len = 0, slice = n / SAMPLE_SHARE / SAMPLE_SLICES & ~(size_t)15;
-	size_t whole;
+	size_t slices = SAMPLE_SLICES;
 
 	if (slice > SAMPLE_SLICE)
 		slice = SAMPLE_SLICE;
-	if (slice < SAMPLE_MIN)
-		slice = SAMPLE_MIN;
-	whole = SAMPLE_SLICES * slice;
-	if (n <= whole) {
+	if (slice < SAMPLE_MIN) {
+		slices = 1;
+		slice = n / SAMPLE_SHARE & ~(size_t)15;
+		if (slice < SAMPLE_MIN)
+			slice = SAMPLE_MIN;
+	}
+	if (n <= slices * slice) {
 		len = n & ~(size_t)15;
 		memcpy(out, src, len);
 		return len;
+	}
+	if (slices == 1) {
+		memcpy(out, src + ((n - slice) / 2 & ~(size_t)15), slice);
+		return slice;
 	}
 	for (i = 0; i < SAMPLE_SLICES; i++) {
 		size_t off = (n - slice) / (SAMPLE_SLICES - 1) * i;

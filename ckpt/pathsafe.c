@@ -254,19 +254,54 @@ sr_path_open_parent(int rootfd, const char *rel, const char **leaf, char *err)
 	return fd;
 }
 
+void
+sr_path_dir_close(struct sr_path_dir *d)
+{
+	if (d->fd != -1)
+		close(d->fd);
+	d->fd = -1;
+}
+
 int
-sr_path_openat(int rootfd, const char *rel, int flags, mode_t mode, char *err)
+sr_path_dir_parent(struct sr_path_dir *d, int rootfd, const char *rel, const char **leaf,
+    char *err)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t len = slash != NULL ? (size_t)(slash + 1 - rel) : 0;
+	char q[256];
+
+	if (len > SR_PATH_MAX)
+		return sr_err(err, "open %s: path longer than %d bytes",
+		    sr_path_quote(rel, q, sizeof q), SR_PATH_MAX);
+	if (d->fd != -1 && len == d->len && memcmp(rel, d->path, len) == 0) {
+		*leaf = rel + len;
+		return d->fd;
+	}
+	sr_path_dir_close(d);
+	if ((d->fd = sr_path_open_parent(rootfd, rel, leaf, err)) == -1)
+		return -1;
+	memcpy(d->path, rel, len);
+	d->len = len;
+	return d->fd;
+}
+
+int
+sr_path_openat(struct sr_path_dir *d, int rootfd, const char *rel, int flags, mode_t mode,
+    char *err)
 {
 	const char *leaf;
 	char q[256];
 	int dfd, fd;
 
-	if ((dfd = sr_path_open_parent(rootfd, rel, &leaf, err)) == -1)
+	dfd = d != NULL ? sr_path_dir_parent(d, rootfd, rel, &leaf, err) :
+	    sr_path_open_parent(rootfd, rel, &leaf, err);
+	if (dfd == -1)
 		return -1;
 	fd = openat(dfd, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd == -1)
 		sr_errno(err, "open %s", sr_path_quote(rel, q, sizeof q));
-	close(dfd);
+	if (d == NULL)
+		close(dfd);
 	return fd;
 }
 

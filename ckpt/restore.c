@@ -253,7 +253,7 @@ reader_main(void *arg)
  * verify it; a chunk that fails the check fails the whole staging tree. */
 static void
 restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot *sl,
-    uint8_t **rbuf, size_t *rcap, struct sr_chunkhash *h)
+    uint8_t **rbuf, size_t *rcap, struct sr_chunkhash *h, struct sr_path_dir *dir)
 {
 	const struct task *t = &r->tasks[k];
 	const struct sr_mentry *e = &r->m->entries[t->entry];
@@ -286,7 +286,7 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	pthread_mutex_unlock(&r->mu);
 	if (rc != 0)
 		return;
-	if ((fd = sr_path_openat(r->sfd, e->path, O_WRONLY, 0, err)) == -1) {
+	if ((fd = sr_path_openat(dir, r->sfd, e->path, O_WRONLY, 0, err)) == -1) {
 		fail(r, TRY_LOCAL, "%s", err);
 		return;
 	}
@@ -345,6 +345,7 @@ worker_main(void *arg)
 	char err[SR_ERRMAX];
 	struct sr_codec *codec = sr_codec_new(1, err);
 	struct sr_chunkhash *h = codec != NULL ? sr_chunkhash_new(err) : NULL;
+	struct sr_path_dir dir = SR_PATH_DIR_INIT;
 	uint8_t *rbuf = NULL;
 	size_t rcap = 0, k;
 	struct rslot *sl;
@@ -371,10 +372,11 @@ worker_main(void *arg)
 		if (r->rc != TRY_OK)
 			break;
 		pthread_mutex_unlock(&r->mu);
-		restore_chunk(r, codec, k, sl, &rbuf, &rcap, h);
+		restore_chunk(r, codec, k, sl, &rbuf, &rcap, h, &dir);
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
+	sr_path_dir_close(&dir);
 	free(rbuf);
 	sr_chunkhash_free(h);
 	sr_codec_free(codec);
@@ -532,7 +534,7 @@ safe_mode(const struct sr_mentry *e)
 /* Set mode (not for symlinks; safe_mode) and mtime of one entry, without
  * following a symlink. */
 static int
-set_meta(int sfd, const struct sr_mentry *e, char *err)
+set_meta(struct sr_path_dir *dir, int sfd, const struct sr_mentry *e, char *err)
 {
 	struct timespec ts[2];
 	const char *leaf;
@@ -542,15 +544,14 @@ set_meta(int sfd, const struct sr_mentry *e, char *err)
 	ts_of(e->mtime_ns, ts);
 	sr_path_quote(e->path, q, sizeof q);
 	if (e->type == SR_MT_SYMLINK) {
-		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
+		if ((pfd = sr_path_dir_parent(dir, sfd, e->path, &leaf, err)) == -1)
 			return -1;
 		if (utimensat(pfd, leaf, ts, AT_SYMLINK_NOFOLLOW) == -1)
-			rc = sr_errno(err, "set the time of %s", q);
-		close(pfd);
-		return rc;
+			return sr_errno(err, "set the time of %s", q);
+		return 0;
 	}
-	fd = sr_path_openat(sfd, e->path, O_RDONLY | (e->type == SR_MT_DIR ? O_DIRECTORY : 0), 0,
-	    err);
+	fd = sr_path_openat(dir, sfd, e->path, O_RDONLY | (e->type == SR_MT_DIR ? O_DIRECTORY : 0),
+	    0, err);
 	if (fd == -1)
 		return -1;
 	if (fchmod(fd, safe_mode(e)) == -1)
@@ -565,18 +566,19 @@ set_meta(int sfd, const struct sr_mentry *e, char *err)
 static int
 make_tree(int sfd, const struct sr_manifest *m, char *err)
 {
+	struct sr_path_dir dir = SR_PATH_DIR_INIT;
 	const char *leaf;
 	char q[256];
 	size_t i;
-	int pfd, fd, rc = 0;
+	int pfd = 0, fd, rc = 0;
 
 	for (i = 0; i < m->nentries && rc == 0; i++) {
 		const struct sr_mentry *e = &m->entries[i];
 		if (e->type == SR_MT_SYMLINK)
 			continue;
 		sr_path_quote(e->path, q, sizeof q);
-		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
-			return -1;
+		if ((pfd = sr_path_dir_parent(&dir, sfd, e->path, &leaf, err)) == -1)
+			break;
 		if (e->type == SR_MT_DIR) {
 			if (mkdirat(pfd, leaf, 0700) == -1)
 				rc = sr_errno(err, "create directory %s", q);
@@ -587,30 +589,31 @@ make_tree(int sfd, const struct sr_manifest *m, char *err)
 			else
 				close(fd);
 		}
-		close(pfd);
 	}
-	return rc;
+	sr_path_dir_close(&dir);
+	return pfd == -1 ? -1 : rc;
 }
 
 static int
 make_links(int sfd, const struct sr_manifest *m, char *err)
 {
+	struct sr_path_dir dir = SR_PATH_DIR_INIT;
 	const char *leaf;
 	char q[256];
 	size_t i;
-	int pfd, rc = 0;
+	int pfd = 0, rc = 0;
 
 	for (i = 0; i < m->nentries && rc == 0; i++) {
 		const struct sr_mentry *e = &m->entries[i];
 		if (e->type != SR_MT_SYMLINK)
 			continue;
-		if ((pfd = sr_path_open_parent(sfd, e->path, &leaf, err)) == -1)
-			return -1;
+		if ((pfd = sr_path_dir_parent(&dir, sfd, e->path, &leaf, err)) == -1)
+			break;
 		if (symlinkat(e->target, pfd, leaf) == -1)
 			rc = sr_errno(err, "create symlink %s", sr_path_quote(e->path, q, sizeof q));
-		close(pfd);
 	}
-	return rc;
+	sr_path_dir_close(&dir);
+	return pfd == -1 ? -1 : rc;
 }
 
 /* Say once per restore which entries lost bits to safe_mode: the first
@@ -642,6 +645,7 @@ static enum try_rc
 build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifest *m, int sfd,
     char *why)
 {
+	struct sr_path_dir dir = SR_PATH_DIR_INIT;
 	struct restorer r;
 	size_t i;
 	enum try_rc rc;
@@ -666,14 +670,19 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 		return TRY_LOCAL;
 	/* Files and links in order, then directories deepest first: setting
 	 * anything inside a directory changes its mtime. */
-	for (i = 0; i < m->nentries; i++) {
-		if (m->entries[i].type != SR_MT_DIR && set_meta(sfd, &m->entries[i], why) == -1)
-			return TRY_LOCAL;
+	rc = TRY_OK;
+	for (i = 0; i < m->nentries && rc == TRY_OK; i++) {
+		if (m->entries[i].type != SR_MT_DIR && set_meta(&dir, sfd, &m->entries[i], why) == -1)
+			rc = TRY_LOCAL;
 	}
-	for (i = m->nentries; i > 0; i--) {
-		if (m->entries[i - 1].type == SR_MT_DIR && set_meta(sfd, &m->entries[i - 1], why) == -1)
-			return TRY_LOCAL;
+	for (i = m->nentries; i > 0 && rc == TRY_OK; i--) {
+		if (m->entries[i - 1].type == SR_MT_DIR &&
+		    set_meta(&dir, sfd, &m->entries[i - 1], why) == -1)
+			rc = TRY_LOCAL;
 	}
+	sr_path_dir_close(&dir);
+	if (rc != TRY_OK)
+		return rc;
 	sr_ckpt_progress(o, &r.progress_at, r.total, r.total);
 	say_stripped(o, m);
 	return TRY_OK;

@@ -30,7 +30,14 @@ struct dir_src {
 	struct sr_manifest *m;
 	const struct sr_ckpt_opts *o;
 	const struct sr_dir_filter *f;	/* NULL: everything */
+	/* the folder of the file opened last: the manifest is sorted, so a
+	 * folder's files come one after another */
+	struct sr_path_dir dir;
 };
+
+/* Files up to this size are read in one or two reads, within the kernel's
+ * own readahead: no POSIX_FADV_SEQUENTIAL for them. */
+#define SEQ_ADVICE_MIN ((off_t)1 << 20)
 
 static int64_t
 mtime_ns(const struct stat *sb)
@@ -218,14 +225,15 @@ dir_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t 
 
 		if (e->type != SR_MT_FILE)
 			continue;
-		if ((fd = sr_path_openat(s->rootfd, e->path, O_RDONLY, 0, err)) == -1)
+		if ((fd = sr_path_openat(&s->dir, s->rootfd, e->path, O_RDONLY, 0, err)) == -1)
 			return -1;
 		if (fstat(fd, &sb) == -1) {
 			sr_errno(err, "stat %s", sr_path_quote(e->path, q, sizeof q));
 			close(fd);
 			return -1;
 		}
-		(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		if (sb.st_size >= SEQ_ADVICE_MIN)
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		if (sb.st_size == 0) {
 			close(fd);
 			if (e->size != 0) {
@@ -273,7 +281,7 @@ int
 sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err)
 {
-	struct dir_src d = { -1, NULL, NULL, filter };
+	struct dir_src d = { -1, NULL, NULL, filter, SR_PATH_DIR_INIT };
 	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, 1 };
 	int rc;
 
@@ -283,6 +291,7 @@ sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, cons
 	if (d.rootfd == -1)
 		return sr_errno(err, "save %s: open directory %s", opts->job, dir);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
+	sr_path_dir_close(&d.dir);
 	close(d.rootfd);
 	return rc;
 }

@@ -252,6 +252,28 @@ test_choice(struct sr_codec *c)
 		free(src);
 		free(enc);
 	}
+	/* Chunks below three slices of the sample's minimum (a small file's)
+	 * are judged on one slice from their middle: the same picks, and no
+	 * larger than without a transform. */
+	for (k = K_BF16; k <= K_FP32; k++) {
+		static const size_t small[] = { 4100, 32768, 200000, 393215 };
+		size_t i, nlen;
+		enum sr_transform nxf;
+
+		for (i = 0; i < SR_ARRAY_LEN(small); i++) {
+			uint8_t *src = make(k, small[i], 70 + k), *enc, *none;
+
+			enc = encode(c, src, small[i], -1, &clen, &xf, err);
+			none = encode(c, src, small[i], SR_XF_NONE, &nlen, &nxf, err);
+			ok(enc != NULL && none != NULL && (int)xf == want[k] && clen < nlen,
+			    "auto picks %s for %zu bytes of %s data (got %s), %zu bytes against "
+			    "%zu without", sr_transform_name(want[k]), small[i], kind_name[k],
+			    sr_transform_name(xf), clen, nlen);
+			free(src);
+			free(enc);
+			free(none);
+		}
+	}
 }
 
 static void

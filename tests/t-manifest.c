@@ -105,13 +105,13 @@ test_openat(void)
 	tu_symlink(root, "d/l", out);
 	tu_symlink(root, "f", "/etc/passwd");
 	rfd = open(root, O_RDONLY | O_DIRECTORY);
-	fd = sr_path_openat(rfd, "d/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	fd = sr_path_openat(NULL, rfd, "d/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
 	ok(fd >= 0, "create d/x under the root");
 	if (fd >= 0)
 		close(fd);
-	fd = sr_path_openat(rfd, "d/l/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	fd = sr_path_openat(NULL, rfd, "d/l/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
 	ok(fd == -1, "create d/l/x through a symlinked directory fails: %s", err);
-	fd = sr_path_openat(rfd, "f", O_WRONLY, 0, err);
+	fd = sr_path_openat(NULL, rfd, "f", O_WRONLY, 0, err);
 	ok(fd == -1 && errno == ELOOP, "open of a symlink leaf fails with ELOOP");
 	p = tu_ls(out);
 	is_str(p, "", "nothing was created in the symlink's target");
