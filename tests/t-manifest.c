@@ -93,6 +93,51 @@ test_paths(void)
 	check_link("l", "", "symlink \"l\": empty target");
 }
 
+/* The same through a kept folder (struct sr_path_dir): one open of a
+ * folder for its files in a row, a new one for another folder, the same
+ * refusals; rfd holds d/ and the symlinks d/l -> out and f. */
+static void
+test_openat_dir(int rfd, const char *out)
+{
+	struct sr_path_dir d = SR_PATH_DIR_INIT;
+	static const char *const names[] = { "d/a", "d/b", "d/c" };
+	char err[SR_ERRMAX], *p;
+	const char *leaf;
+	size_t i;
+	int fd, dfd = -1, same = 1;
+
+	for (i = 0; i < SR_ARRAY_LEN(names); i++) {
+		fd = sr_path_openat(&d, rfd, names[i], O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+		ok(fd >= 0, "create %s through a kept folder: %s", names[i], fd >= 0 ? "ok" : err);
+		if (fd >= 0)
+			close(fd);
+		if (i == 0)
+			dfd = d.fd;
+		same &= d.fd == dfd && dfd >= 0;
+	}
+	ok(same && d.len == 2 && memcmp(d.path, "d/", 2) == 0,
+	    "d/a, d/b and d/c through one open of d/ (fd %d, folder \"%.*s\")", d.fd, (int)d.len,
+	    d.path);
+	fd = sr_path_openat(&d, rfd, "top", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	ok(fd >= 0 && d.len == 0, "a file at the root: the root's folder is kept now");
+	if (fd >= 0)
+		close(fd);
+	fd = sr_path_openat(&d, rfd, "d/l/x", O_WRONLY | O_CREAT | O_EXCL, 0600, err);
+	ok(fd == -1 && d.fd == -1, "d/l/x through the symlinked d/l fails and keeps no folder: %s",
+	    err);
+	fd = sr_path_openat(&d, rfd, "f", O_WRONLY, 0, err);
+	ok(fd == -1 && errno == ELOOP, "a symlink leaf through a kept folder fails with ELOOP");
+	ok(sr_path_dir_parent(&d, rfd, "d/c", &leaf, err) >= 0 && strcmp(leaf, "c") == 0 &&
+	    sr_path_dir_parent(&d, rfd, "d/zz", &leaf, err) == d.fd && strcmp(leaf, "zz") == 0,
+	    "sr_path_dir_parent gives the kept folder and the leaf");
+	sr_path_dir_close(&d);
+	ok(d.fd == -1, "sr_path_dir_close leaves no folder");
+	sr_path_dir_close(&d);
+	p = tu_ls(out);
+	is_str(p, "", "nothing was created in the symlink's target through a kept folder");
+	free(p);
+}
+
 /* Opening through a symlinked directory must fail without touching its target. */
 static void
 test_openat(void)
@@ -116,6 +161,7 @@ test_openat(void)
 	p = tu_ls(out);
 	is_str(p, "", "nothing was created in the symlink's target");
 	free(p);
+	test_openat_dir(rfd, out);
 	close(rfd);
 
 	/* removal: read-only directories go too, symlinks are not followed */
