@@ -55,6 +55,10 @@ dist_check_SCRIPTS += tests/t62-cjob.sh
 # RGW that the script starts on loopback: `make bench` (bench/s3.sh).
 SR_BENCH += bench/s3.sh
 EXTRA_DIST += bench/s3.sh
+# The same into an az:// store on Azurite against tar | zstd | the Azure
+# SDK's streaming upload (bench/azblob.py): `make bench` (bench/azure.sh).
+SR_BENCH += bench/azure.sh
+EXTRA_DIST += bench/azure.sh bench/azblob.py
 
 # What a save reads (savesrc.h): a directory (save-dir.c) or buffers in
 # memory, the library's tensors (save-tensors.c); what a restore walks

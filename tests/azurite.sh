@@ -11,14 +11,16 @@
 #                                        /var/cache/spotrun-test/azurite),
 #                                        unless it is there; needs npm and
 #                                        the npm registry once per machine
-#   tests/azurite.sh start STATEDIR [--tls]
+#   tests/azurite.sh start STATEDIR [--tls|--strict]
 #                                        start; write STATEDIR/env (~1.5 s).
 #                                        --tls: a second Azurite on HTTPS
 #                                        with OAuth on (--oauth basic: the
 #                                        bearer tokens of a managed
 #                                        identity, tests/mdemu -J), its
 #                                        certificate signed by a CA made at
-#                                        start
+#                                        start. --strict: without --loose
+#                                        (Azurite's default strict mode,
+#                                        which refuses x-ms-content-crc64)
 #   tests/azurite.sh stop STATEDIR       SIGKILL what `start` started (by
 #                                        PID); STATEDIR stays (logs)
 #   tests/azurite.sh restart STATEDIR    SIGKILL the HTTP Azurite and start
@@ -100,7 +102,7 @@ serve()
 	export AZURITE_ACCOUNTS
 	# shellcheck disable=SC2086
 	bg "$1" "$bin" --blobHost 127.0.0.1 --blobPort "$2" --location "$st/$1/" \
-	    --disableTelemetry --loose $_tls
+	    --disableTelemetry $loose $_tls
 	unset AZURITE_ACCOUNTS
 }
 
@@ -173,12 +175,14 @@ fi
 [ $# -ge 2 ] || die "usage: tests/azurite.sh $1 STATEDIR"
 st=$2
 tls=0
+loose=--loose
 case $1 in
 start)
 	case ${3:-} in
 	'') ;;
 	--tls) tls=1 ;;
-	*) die "usage: tests/azurite.sh start STATEDIR [--tls]" ;;
+	--strict) loose= ;;
+	*) die "usage: tests/azurite.sh start STATEDIR [--tls|--strict]" ;;
 	esac
 	mkdir -p "$st"
 	;;

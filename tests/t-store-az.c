@@ -153,7 +153,7 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 	is_int(sr_store_read_range(st, "mp/one+1", 0, MiB + 1, back, err), 0, "read it back");
 	ok(memcmp(back, big, MiB + 1) == 0, "... byte-exact");
 
-	/* each checksum: Azurite checks MD5 (the default), takes CRC-64 unchecked */
+	/* each checksum: Azurite checks MD5, takes CRC-64 (the default) unchecked */
 	{
 		static const char *const sums[] = { "crc64", "none", "md5" };
 
