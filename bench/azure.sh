@@ -24,7 +24,7 @@
 #           baseline) and of the server (Azurite's node), since client and
 #           server share the machine's CPUs: the client's CPU per GiB is
 #           what decides a real node's wall time, its server being
-#           elsewhere;
+#           elsewhere (bench/lib.sh's timed);
 #  stored:  the sum of the blob sizes; peak RSS the largest process.
 #
 # Runs alternate baseline / ours (which goes first alternates too); each
@@ -97,34 +97,18 @@ verify()
 	diff -r "$src" "$out" >/dev/null ||
 	    { echo "azure.sh: $1: the restored tree differs from the source" >&2; exit 1; }
 }
-# timed NAME CMD...: as in bench/s3.sh: NAME (wall), NAME_cpu, NAME_srv,
-# NAME_rss; then NAME_sync, the wall time with a sync after it.
-timed()
-{
-	_n=$1
-	shift
-	_s0=$(server_cpu)
-	_t0=$(now)
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >/dev/null ||
-	    { echo "azure.sh: $_n failed" >&2; exit 1; }
-	rec "$_n" "$(secs "$_t0" "$(now)")"
-	rec "${_n}_srv" "$(secs "$_s0" "$(server_cpu)")"
-	rec "${_n}_cpu" "$(awk 'END { print $1 + $2 }' "$tmp/time")"
-	rec "${_n}_rss" "$(awk 'END { print $3 }' "$tmp/time")"
-	sync
-	rec "${_n}_sync" "$(secs "$_t0" "$(now)")"
-}
-
 base()
 {
 	clean
 	timed bsave sh -c 'tar -cf - -C "$1" . | zstd -q -1 -T0 | "$2" "$3" put "$4" ckpt.tar.zst' \
 	    sh "$src" "$py" "$top_srcdir/bench/azblob.py" "$cont"
+	synced bsave_sync
 	rec bstored "$(blob size "$cont" ckpt)"
 	rm -rf "$out"
 	mkdir "$out"
 	timed brest sh -c '"$1" "$2" get "$3" ckpt.tar.zst | zstd -q -d | tar -xf - -C "$4"' \
 	    sh "$py" "$top_srcdir/bench/azblob.py" "$cont" "$out"
+	synced brest_sync
 	verify "azblob.py get | zstd -d | tar -x"
 }
 # ours NAME OPTS
@@ -132,9 +116,11 @@ ours()
 {
 	clean
 	timed "${1}save" "$bin" save "$(url "$1" "$2")" "$src"
+	synced "${1}save_sync"
 	rec "${1}stored" "$(blob size "$cont" "$1/")"
 	rm -rf "$out"
 	timed "${1}rest" "$bin" restore "$(url "$1" "$2")" "$out"
+	synced "${1}rest_sync"
 	verify "spotrun restore ($1)"
 }
 

@@ -1,4 +1,5 @@
 # lib.sh: what the benchmark scripts share (bench/ckpt.sh, bench/s3.sh,
+# bench/azure.sh,
 # bench/compress.sh, bench/libsave.sh, bench/goodput-run.sh, bench/goodput-gang.sh);
 # sourced. Timing helpers, the
 # results file, the awk functions that turn repeated measurements into a
@@ -10,6 +11,33 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
 # rec NAME VALUE: one measurement, appended to $res.
 rec() { echo "$1 $2" >>"$res"; }
+# timed NAME CMD...: run CMD under GNU time (its figures in $tmp/time);
+# record NAME (wall seconds, also left in $wall), NAME_cpu (user + system
+# of CMD and its children), NAME_srv (the CPU seconds of the server, from
+# the caller's server_cpu) and NAME_rss (KiB, the largest process).
+timed()
+{
+	_n=$1
+	shift
+	_s0=$(server_cpu)
+	_t0=$(now)
+	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >/dev/null ||
+	    { echo "${0##*/}: $_n failed" >&2; exit 1; }
+	wall=$(secs "$_t0" "$(now)")
+	rec "$_n" "$wall"
+	rec "${_n}_srv" "$(secs "$_s0" "$(server_cpu)")"
+	rec "${_n}_cpu" "$(awk 'END { print $1 + $2 }' "$tmp/time")"
+	rec "${_n}_rss" "$(awk 'END { print $3 }' "$tmp/time")"
+}
+# synced NAME: sync, and record NAME = the last timed step's wall time plus
+# the sync's.
+synced()
+{
+	_t0=$(now)
+	sync
+	rec "$1" "$(awk -v a="$wall" -v b="$(secs "$_t0" "$(now)")" 'BEGIN { print a + b }')"
+}
+
 # rgw_cpu STATEDIR: CPU seconds used so far by the RGW that tests/rgw.sh
 # started there (radosgw and ceph-osd), since client and server share the
 # machine's CPUs.
