@@ -102,7 +102,7 @@ struct restorer {
 	/* The readers wait on rcv (a slot freed, a task's other pieces
 	 * started), the workers on wcv (a slot filled); a failure wakes both.
 	 * One for all woke every thread at every change: for 10,000 small
-	 * files 11.6 futex calls a chunk. */
+	 * files 7.4 futex calls a chunk, 4.9 with two. */
 	pthread_cond_t rcv, wcv;
 	enum try_rc rc;		/* first failure */
 	char why[SR_ERRMAX];
