@@ -106,6 +106,10 @@ struct restorer {
 	pthread_cond_t rcv, wcv;
 	enum try_rc rc;		/* first failure */
 	char why[SR_ERRMAX];
+	/* per entry: its mode and time were set by the worker that wrote
+	 * its one chunk (each written by that worker alone, read after the
+	 * join) */
+	unsigned char *meta_done;
 	uint64_t done, total;	/* raw bytes verified, of all */
 	double progress_at;
 };
@@ -255,6 +259,9 @@ reader_main(void *arg)
 	return NULL;
 }
 
+static void ts_of(int64_t ns, struct timespec ts[2]);
+static unsigned safe_mode(const struct sr_mentry *e);
+
 /* Decode task k's chunk out of its slot (freeing the slot), write it and
  * verify it; a chunk that fails the check fails the whole staging tree. */
 static void
@@ -319,6 +326,18 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 			close(fd);
 			return;
 		}
+	}
+	/* A file of one chunk gets its mode and time here, through the fd
+	 * it was written by, not opened again for them in build's serial
+	 * pass (a small file's third open): nothing writes it after this,
+	 * so its time stays. Should either fail, that pass tries again and
+	 * reports it. */
+	if (e->nchunks == 1) {
+		struct timespec ts[2];
+
+		ts_of(e->mtime_ns, ts);
+		if (fchmod(fd, safe_mode(e)) == 0 && futimens(fd, ts) == 0)
+			r->meta_done[t->entry] = 1;
 	}
 	close(fd);
 	if (sr_chunkhash_end(h, id, check, err) == -1) {
@@ -661,6 +680,8 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 	if (make_tree(sfd, m, why) == -1)
 		return TRY_LOCAL;
 	memset(&r, 0, sizeof r);
+	if ((r.meta_done = sr_try_calloc(m->nentries + 1, 1, why)) == NULL)
+		return TRY_LOCAL;
 	r.st = st;
 	r.o = o;
 	r.m = m;
@@ -671,18 +692,23 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 	free(r.tasks);
 	if (rc != TRY_OK) {
 		strlcpy(why, r.why, SR_ERRMAX);
+		free(r.meta_done);
 		return rc;
 	}
 	sr_fault("ckpt-restore");	/* the chunks are in the staging tree */
-	if (make_links(sfd, m, why) == -1)
+	if (make_links(sfd, m, why) == -1) {
+		free(r.meta_done);
 		return TRY_LOCAL;
+	}
 	/* Files and links in order, then directories deepest first: setting
 	 * anything inside a directory changes its mtime. */
 	rc = TRY_OK;
 	for (i = 0; i < m->nentries && rc == TRY_OK; i++) {
-		if (m->entries[i].type != SR_MT_DIR && set_meta(&dir, sfd, &m->entries[i], why) == -1)
+		if (m->entries[i].type != SR_MT_DIR && !r.meta_done[i] &&
+		    set_meta(&dir, sfd, &m->entries[i], why) == -1)
 			rc = TRY_LOCAL;
 	}
+	free(r.meta_done);
 	for (i = m->nentries; i > 0 && rc == TRY_OK; i--) {
 		if (m->entries[i - 1].type == SR_MT_DIR &&
 		    set_meta(&dir, sfd, &m->entries[i - 1], why) == -1)
