@@ -23,7 +23,7 @@
  *       stderr; a stall writes one more when it begins, so that a test
  *       can see its client give up before the stall ends:
  *         conn N: stall S s begins
- *         conn N: stalled request: METHOD PATH   (or: none within 1 s)
+ *         conn N: stalled request: METHOD PATH   (or: none within 1 s, or within a shorter stall)
  *         conn N: pass: I bytes in, O bytes out
  *         conn N: reset after I bytes from the client
  *         conn N: stall S s, then pass: I bytes in, O bytes out
@@ -613,10 +613,12 @@ stalled_request(struct conn *c, double secs)
 	char		buf[1024], req[512];
 	struct pollfd	p = { c->fd, POLLIN, 0 };
 	ssize_t		n;
+	int		ms = secs < 1 ? (int)(secs * 1000) : 1000;
 
-	if (poll(&p, 1, secs < 1 ? (int)(secs * 1000) : 1000) != 1 ||
+	if (poll(&p, 1, ms) != 1 ||
 	    (n = recv(c->fd, buf, sizeof buf - 1, MSG_PEEK | MSG_DONTWAIT)) <= 0) {
-		logf_line(c->log_fd, "conn %ld: stalled request: none within 1 s", c->n);
+		logf_line(c->log_fd, "conn %ld: stalled request: none within %.3g s", c->n,
+		    ms / 1000.0);
 		return;
 	}
 	buf[n] = '\0';
@@ -1049,7 +1051,7 @@ conn_main(void *arg)
 		logf_line(c->log_fd, "conn %ld: stall %.1f s begins", c->n,
 		    c->fault.seconds);
 		begun = mono();
-		stalled_request(c, c->fault.seconds);	/* up to 1 s of the stall */
+		stalled_request(c, c->fault.seconds);	/* up to 1 s, within the stall */
 		sleep_secs(c->fault.seconds - (mono() - begun));
 		if (c->fault.then_close) {
 			drain_close(c->fd);

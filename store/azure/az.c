@@ -161,7 +161,7 @@ parse(struct sr_az *a, const char *rest, const char *url, char **endpoint, char 
 	/* as the S3 stores: 8 MiB x 8 (so the same memory per upload); each
 	 * block's checksum a CRC-64, which Azure checks as it checks an MD5,
 	 * at 2.2 GB/s a core against MD5's 0.74: a save's client CPU per GiB
-	 * 1.61 s against 2.22 (bench/azure.sh, doc/benchmarks.md) */
+	 * 1.55 s against 2.08, quiet (bench/azure.sh, doc/benchmarks.md) */
 	sr_net_tuning_defaults(&a->tune);
 	a->tune.part_sum = SR_SUM_CRC64;
 	if ((q = strchr(copy, '?')) != NULL) {
