@@ -47,7 +47,9 @@
 # Environment: BENCH_CKPT_MIB (size, default 1024), BENCH_CKPT_REPS,
 # BENCH_CKPT_DIR (where the data and stores go; default $TMPDIR or /tmp:
 # use a directory on the disk you mean to measure, not a tmpfs),
-# BENCH_THREADS (threads of ours; default all CPUs), BENCH_CKPT_WARM (MiB
+# BENCH_THREADS (threads of ours; default all CPUs), BENCH_NO_BUNDLES=1
+# (ours saves each file in chunks of its own, as before small files shared
+# them: doc/format.md, "Slices"), BENCH_CKPT_WARM (MiB
 # of memory touched before each run; 0 = none).
 set -eu
 : "${top_builddir:=.}"

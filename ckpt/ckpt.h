@@ -85,6 +85,10 @@ struct sr_ckpt_opts {
 	 * wrote before XXH3-128 ids (doc/format.md, "Chunk ids"); the tests
 	 * write old stores with it. 0: XXH3-128 ids, version 2. */
 	int sha256_ids;
+	/* save: every file in chunks of its own, as spotrun wrote before
+	 * small files shared one (doc/format.md, "Slices"); the tests write
+	 * such stores, bench-ckpt compares. 0: small files share. */
+	int no_bundles;
 	/* A gang's checkpoint (doc/format.md, "Gangs"). part: the key (under
 	 * the job, J/parts/...) the save writes its manifest to instead of
 	 * committing: this node's part, LATEST untouched, no retention run.

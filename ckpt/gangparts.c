@@ -156,8 +156,9 @@ copy_chunks(struct sr_manifest *m, struct sr_mentry *n, const struct sr_mentry *
 		}
 		*c = d->chunks[k];
 		c->pack = pack;
+		sr_manifest_note_chunk(m, c);
 		m->stats.chunks++;
-		m->stats.stored_bytes += c->clen;
+		m->stats.stored_bytes += sr_mchunk_stored(c);
 	}
 	return 0;
 }

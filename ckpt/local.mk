@@ -16,7 +16,7 @@ EXTRA_DIST += bench/codec.sh
 
 # The checkpoint format: manifests, packs, save, restore, list, gc.
 libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/chunksize.c ckpt/chunksize.h ckpt/idtab.c ckpt/idtab.h \
-	ckpt/manifest.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
+	ckpt/manifest.c ckpt/manifest-write.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
 	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c ckpt/gangparts.c ckpt/gangparts.h
 # LATEST and its epoch (fencing), the chain of committed checkpoints, the
 # listing and gc.
@@ -26,6 +26,9 @@ check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
 tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
+# Small files sharing a chunk: members, slices, dedup both ways, damage.
+check_PROGRAMS += tests/t-bundles
+tests_t_bundles_SOURCES = tests/t-bundles.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h
 # The chunk size a directory's save chooses, and keeps from save to save.
 check_PROGRAMS += tests/t-chunksize
 tests_t_chunksize_SOURCES = tests/t-chunksize.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h

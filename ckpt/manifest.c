@@ -1,6 +1,7 @@
 /*
- * manifest.c: the checkpoint manifest in memory, its JSON form (jansson)
- * and the checks a restore relies on before it writes anything. Parsing
+ * manifest.c: the checkpoint manifest in memory, its JSON form read
+ * (jansson; written by manifest-write.c) and the checks a restore relies
+ * on before it writes anything. Parsing
  * and validation are strict because a manifest is read from shared storage
  * that anyone with write access to the bucket can change: every message
  * names the key or entry at fault.
@@ -193,6 +194,22 @@ sr_mentry_add_chunk(struct sr_mentry *e, char *err)
 	return c;
 }
 
+uint64_t
+sr_mchunk_stored(const struct sr_mchunk *c)
+{
+	/* clen <= the codec's bound of mlen <= 256 MiB: no overflow */
+	if (c->mlen == 0)
+		return c->clen;
+	return (c->clen * c->rlen + c->mlen / 2) / c->mlen;
+}
+
+void
+sr_manifest_note_chunk(struct sr_manifest *m, const struct sr_mchunk *c)
+{
+	if (c->mlen != 0 && m->version == SR_MANIFEST_VERSION)
+		m->version = SR_MANIFEST_VERSION_SLICES;
+}
+
 const char *
 sr_manifest_intern(struct sr_manifest *m, const char *pack, char *err)
 {
@@ -333,269 +350,6 @@ sr_id_parse(enum sr_chunk_id a, const char *hex, uint8_t id[32])
 	return sr_hex_parse(hex, id, sr_id_len(a));
 }
 
-/* ---- JSON output ---- */
-
-/*
- * The JSON is built with every jansson call checked, through these: a
- * constructor's NULL or a failed set or append is recorded in the builder
- * (which then only drops what it is given), so that a manifest missing a
- * key is never written; the caller looks once, at the end.
- */
-struct jb {
-	int oom;	/* jansson ran out of memory */
-	int utf8;	/* a string is not UTF-8 (JSON cannot hold it) */
-};
-
-static json_t *
-jnew(struct jb *b, json_t *v)
-{
-	if (v == NULL)
-		b->oom = 1;
-	return v;
-}
-
-static json_t *
-jstr(struct jb *b, const char *s)
-{
-	json_t *v;
-
-	/* json_string refuses bad UTF-8 and fails on out-of-memory alike:
-	 * the check first tells which */
-	if (s == NULL || !sr_utf8_ok(s)) {
-		b->utf8 = 1;
-		return NULL;
-	}
-	if ((v = json_string_nocheck(s)) == NULL)
-		b->oom = 1;
-	return v;
-}
-
-static json_t *
-juint(struct jb *b, uint64_t v)
-{
-	return jnew(b, json_integer((json_int_t)v));
-}
-
-/* o[k] = v, v taken in any case (jansson's set_new and append_new steal
- * their value also when they fail, and fail on a NULL object). */
-static void
-jset(struct jb *b, json_t *o, const char *k, json_t *v)
-{
-	if (v != NULL && json_object_set_new(o, k, v) != 0)
-		b->oom = 1;
-}
-
-static void
-jappend(struct jb *b, json_t *a, json_t *v)
-{
-	if (v != NULL && json_array_append_new(a, v) != 0)
-		b->oom = 1;
-}
-
-static json_t *
-chunk_json(struct jb *b, const struct sr_manifest *m, const struct sr_mchunk *c)
-{
-	char hex[65];
-	const char *xf = sr_transform_name(c->xf);
-	json_t *o = jnew(b, json_object());
-
-	sr_id_hex(m->chunk_id, c->id, hex);
-	jset(b, o, "id", jstr(b, hex));
-	/* an XXH3-128 id is the check itself */
-	if (c->has_check && m->chunk_id == SR_ID_SHA256) {
-		sr_hex_of(c->check, sizeof c->check, hex);
-		jset(b, o, "xxh3", jstr(b, hex));
-	}
-	jset(b, o, "pack", jstr(b, c->pack));
-	jset(b, o, "offset", juint(b, c->offset));
-	jset(b, o, "clen", juint(b, c->clen));
-	jset(b, o, "rlen", juint(b, c->rlen));
-	jset(b, o, "xf", jstr(b, xf != NULL ? xf : "unknown"));
-	if (c->has_csum) {
-		sr_hex_of(c->csum, sizeof c->csum, hex);
-		jset(b, o, "csum", jstr(b, hex));
-	}
-	return o;
-}
-
-static json_t *
-chunks_json(struct jb *b, const struct sr_manifest *m, const struct sr_mentry *e)
-{
-	json_t *a = jnew(b, json_array());
-	size_t i;
-
-	for (i = 0; i < e->nchunks && !b->oom; i++)
-		jappend(b, a, chunk_json(b, m, &e->chunks[i]));
-	return a;
-}
-
-static json_t *
-dims_json(struct jb *b, const uint64_t *v, int n)
-{
-	json_t *a = jnew(b, json_array());
-	int d;
-
-	for (d = 0; d < n; d++)
-		jappend(b, a, juint(b, v[d]));
-	return a;
-}
-
-static json_t *
-tensor_json(struct jb *b, const struct sr_manifest *m, const struct sr_mtensor *t)
-{
-	json_t *o = jnew(b, json_object()), *a = jnew(b, json_array());
-	size_t i;
-
-	jset(b, o, "name", jstr(b, t->name));
-	jset(b, o, "dtype", jstr(b, sr_dtype_name(t->dtype)));
-	jset(b, o, "shape", dims_json(b, t->shape, t->ndim));
-	for (i = 0; i < t->npieces && !b->oom; i++) {
-		const struct sr_mpiece *p = &t->pieces[i];
-		json_t *po = jnew(b, json_object());
-
-		jset(b, po, "offsets", dims_json(b, p->offsets, t->ndim));
-		jset(b, po, "sizes", dims_json(b, p->sizes, t->ndim));
-		jset(b, po, "size", juint(b, p->data.size));
-		if (p->share) {
-			json_t *sh = jnew(b, json_object());
-
-			jset(b, sh, "first", juint(b, p->share_first));
-			jset(b, sh, "of", juint(b, p->share_of));
-			jset(b, sh, "offset", juint(b, p->share_off));
-			jset(b, po, "share", sh);
-		}
-		jset(b, po, "chunks", chunks_json(b, m, &p->data));
-		jappend(b, a, po);
-	}
-	jset(b, o, "pieces", a);
-	return o;
-}
-
-static json_t *
-entry_json(struct jb *b, const struct sr_manifest *m, const struct sr_mentry *e)
-{
-	json_t *o = jnew(b, json_object());
-
-	jset(b, o, "path", jstr(b, e->path));
-	jset(b, o, "type", jstr(b, sr_mtype_name(e->type)));
-	jset(b, o, "mode", jnew(b, json_integer(e->mode)));
-	jset(b, o, "mtime_ns", jnew(b, json_integer(e->mtime_ns)));
-	if (e->type == SR_MT_FILE) {
-		jset(b, o, "size", juint(b, e->size));
-		jset(b, o, "chunks", chunks_json(b, m, e));
-	} else if (e->type == SR_MT_SYMLINK)
-		jset(b, o, "target", jstr(b, e->target));
-	return o;
-}
-
-/* json_dump_callback's sink: the text in a buffer of our own, and whether
- * it could not grow. jansson ignores a sink's failure in places (a key
- * is then written short), so the flag, not its return, says whether the
- * text is whole. */
-struct jtext {
-	char *p;
-	size_t len, cap;
-	int failed;
-	char err[SR_ERRMAX];
-};
-
-static int
-jtext_put(const char *buf, size_t size, void *arg)
-{
-	struct jtext *t = arg;
-
-	if (t->failed)
-		return -1;
-	if (size + 1 > t->cap - t->len) {
-		size_t cap = t->cap ? t->cap : 4096;
-		char *p;
-
-		while (size + 1 > cap - t->len && cap < SIZE_MAX / 2)
-			cap *= 2;
-		if ((p = sr_try_reallocarray(t->p, cap, 1, t->err)) == NULL) {
-			t->failed = 1;
-			return -1;
-		}
-		t->p = p;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->len, buf, size);
-	t->len += size;
-	t->p[t->len] = '\0';
-	return 0;
-}
-
-char *
-sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
-{
-	const struct sr_ckpt_stats *s = &m->stats;
-	struct jb b = { 0, 0 };
-	json_t *root = jnew(&b, json_object()), *st = jnew(&b, json_object());
-	json_t *a = jnew(&b, json_array());
-	struct jtext t;
-	char *text;
-	size_t i;
-
-	jset(&b, root, "version", jnew(&b, json_integer(m->version)));
-	if (m->version >= SR_MANIFEST_VERSION)
-		jset(&b, root, "chunk_id", jstr(&b, "xxh3-128"));
-	jset(&b, root, "job", jstr(&b, m->job));
-	jset(&b, root, "seq", juint(&b, s->seq));
-	/* The chain (doc/format.md): a manifest read from an older version
-	 * and written again keeps saying nothing of it. */
-	if (m->link == SR_LINK_PARENT)
-		jset(&b, root, "parent", juint(&b, m->parent));
-	else if (m->link == SR_LINK_NONE)
-		jset(&b, root, "parent", jnew(&b, json_null()));
-	if (m->link == SR_LINK_PARENT || m->link == SR_LINK_NONE)
-		jset(&b, root, "epoch", juint(&b, s->epoch));
-	jset(&b, root, "step", jnew(&b, json_integer(s->step)));
-	if (s->world_size > 0)
-		jset(&b, root, "world_size", jnew(&b, json_integer(s->world_size)));
-	jset(&b, root, "created", jnew(&b, json_real(s->created)));
-	jset(&b, st, "files", juint(&b, s->files));
-	jset(&b, st, "chunks", juint(&b, s->chunks));
-	jset(&b, st, "raw_bytes", juint(&b, s->raw_bytes));
-	jset(&b, st, "stored_bytes", juint(&b, s->stored_bytes));
-	jset(&b, st, "new_bytes", juint(&b, s->new_bytes));
-	jset(&b, st, "reused_chunks", juint(&b, s->reused_chunks));
-	jset(&b, st, "seconds", jnew(&b, json_real(s->seconds)));
-	jset(&b, root, "stats", st);
-	for (i = 0; i < m->nentries && !b.oom; i++)
-		jappend(&b, a, entry_json(&b, m, &m->entries[i]));
-	jset(&b, root, "entries", a);
-	if (m->ntensors > 0) {
-		a = jnew(&b, json_array());
-		for (i = 0; i < m->ntensors && !b.oom; i++)
-			jappend(&b, a, tensor_json(&b, m, &m->tensors[i]));
-		jset(&b, root, "tensors", a);
-	}
-	/* One entry per line keeps diffs and `grep` of manifests useful. */
-	memset(&t, 0, sizeof t);
-	if (!b.oom && !b.utf8 &&
-	    (json_dump_callback(root, jtext_put, &t, JSON_INDENT(1) | JSON_ENSURE_ASCII) != 0 ||
-	    t.failed || t.p == NULL)) {
-		free(t.p);
-		t.p = NULL;
-		b.oom = 1;
-	}
-	text = t.p;
-	json_decref(root);
-	if (b.utf8) {
-		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a "
-		    "bug: the save skips those)");
-		return NULL;
-	}
-	if (text == NULL) {
-		/* every string was UTF-8: what jansson can fail on is memory */
-		sr_err_oom(err, "write the manifest's JSON");
-		return NULL;
-	}
-	if (len != NULL)
-		*len = t.len;
-	return text;
-}
-
 /* ---- JSON input: structure ---- */
 
 /* A member of obj: required (missing -> error) or optional (NULL). */
@@ -691,8 +445,19 @@ parse_chunk(json_t *o, const char *where, struct sr_manifest *m, struct sr_mchun
 	    get_uint(o, where, "rlen", 1, &c->rlen, err) == -1 ||
 	    get_str(o, where, "xf", 1, &xf, err) == -1 ||
 	    get_str(o, where, "xxh3", 0, &check, err) == -1 ||
-	    get_str(o, where, "csum", 0, &csum, err) == -1)
+	    get_str(o, where, "csum", 0, &csum, err) == -1 ||
+	    get_uint(o, where, "at", 0, &c->at, err) == -1 ||
+	    get_uint(o, where, "mlen", 0, &c->mlen, err) == -1)
 		return -1;
+	/* a slice has both; an older reader must not see one (version 4) */
+	if ((json_object_get(o, "at") != NULL) != (json_object_get(o, "mlen") != NULL))
+		return sr_err(err, "%s: a slice has both at and mlen, this chunk only %s", where,
+		    json_object_get(o, "at") != NULL ? "at" : "mlen");
+	if (json_object_get(o, "mlen") != NULL && m->version != SR_MANIFEST_VERSION_SLICES)
+		return sr_err(err, "%s: a slice (at, mlen) in a manifest of version %d (version"
+		    " %d has them)", where, m->version, SR_MANIFEST_VERSION_SLICES);
+	if (json_object_get(o, "mlen") != NULL && c->mlen == 0)
+		return sr_err(err, "%s.mlen: 0 (a slice's member holds at least its bytes)", where);
 	if (csum != NULL) {
 		if (sr_hex_parse(csum, c->csum, sizeof c->csum) == -1) {
 			sr_path_quote(csum, kw, sizeof kw);
@@ -929,9 +694,9 @@ parse_root(json_t *root, struct sr_manifest *m, char *err)
 		return sr_err(err, "not a JSON object");
 	if (get_int(root, "", "version", 1, 0, INT32_MAX, &version, err) == -1)
 		return -1;
-	if (version < SR_MANIFEST_VERSION_SHA256 || version > SR_MANIFEST_VERSION_TENSORS)
+	if (version < SR_MANIFEST_VERSION_SHA256 || version > SR_MANIFEST_VERSION_SLICES)
 		return sr_err(err, "version %lld is not known (this spotrun reads versions %d to %d)",
-		    version, SR_MANIFEST_VERSION_SHA256, SR_MANIFEST_VERSION_TENSORS);
+		    version, SR_MANIFEST_VERSION_SHA256, SR_MANIFEST_VERSION_SLICES);
 	m->version = (int)version;
 	if (parse_chunk_id(root, m, err) == -1 || parse_link(root, m, err) == -1)
 		return -1;
@@ -1011,22 +776,31 @@ sr_manifest_is_link(const char *path, void *arg)
 }
 
 static int
-check_chunk(const struct sr_mentry *e, size_t k, const char *packdir, const char *q, char *err)
+check_chunk(const struct sr_mentry *e, size_t k, const char *packdir, int slices, const char *q,
+    char *err)
 {
 	const struct sr_mchunk *c = &e->chunks[k];
+	uint64_t mlen = sr_mchunk_mlen(c);
 	const char *name;
 	char qp[256];
 	size_t bound;
 
 	if (c->rlen == 0)
 		return sr_err(err, "%s: chunk %zu: raw length 0", q, k);
-	if (c->rlen > SR_CODEC_MAX_CHUNK)
+	if (c->mlen != 0 && !slices)
+		return sr_err(err, "%s: chunk %zu: a slice (at %" PRIu64 " of %" PRIu64 " bytes), "
+		    "which only a file's chunks of a version %d manifest may be", q, k, c->at,
+		    c->mlen, SR_MANIFEST_VERSION_SLICES);
+	if (c->mlen != 0 && (c->at > c->mlen || c->rlen > c->mlen - c->at))
+		return sr_err(err, "%s: chunk %zu: slice [%" PRIu64 ", +%" PRIu64 ") is outside "
+		    "its member's %" PRIu64 " bytes", q, k, c->at, c->rlen, c->mlen);
+	if (mlen > SR_CODEC_MAX_CHUNK)
 		return sr_err(err, "%s: chunk %zu: raw length %" PRIu64
-		    " exceeds the %zu MiB chunk limit", q, k, c->rlen, SR_CODEC_MAX_CHUNK >> 20);
-	bound = sr_codec_bound((size_t)c->rlen);
+		    " exceeds the %zu MiB chunk limit", q, k, mlen, SR_CODEC_MAX_CHUNK >> 20);
+	bound = sr_codec_bound((size_t)mlen);
 	if (c->clen == 0 || c->clen > bound)
 		return sr_err(err, "%s: chunk %zu: encoded length %" PRIu64
-		    " is outside [1, %zu] for %" PRIu64 " raw bytes", q, k, c->clen, bound, c->rlen);
+		    " is outside [1, %zu] for %" PRIu64 " raw bytes", q, k, c->clen, bound, mlen);
 	if (c->offset > SR_PACK_LIMIT - c->clen)
 		return sr_err(err, "%s: chunk %zu: offset %" PRIu64
 		    " is beyond the %" PRIu64 " GiB pack limit", q, k, c->offset, SR_PACK_LIMIT >> 30);
@@ -1038,15 +812,17 @@ check_chunk(const struct sr_mentry *e, size_t k, const char *packdir, const char
 	return 0;
 }
 
-/* A file's or a piece's chunks: each sound, holding exactly its size. */
+/* A file's or a piece's chunks: each sound (slices where allowed),
+ * holding exactly its size. */
 static int
-check_data(const struct sr_mentry *e, const char *packdir, const char *who, char *err)
+check_data(const struct sr_mentry *e, const char *packdir, int slices, const char *who,
+    char *err)
 {
 	uint64_t sum = 0;
 	size_t k;
 
 	for (k = 0; k < e->nchunks; k++) {
-		if (check_chunk(e, k, packdir, who, err) == -1)
+		if (check_chunk(e, k, packdir, slices, who, err) == -1)
 			return -1;
 		sum += e->chunks[k].rlen;	/* rlen <= 256 MiB: no overflow in practice */
 		if (sum > e->size)
@@ -1095,7 +871,7 @@ check_entry(const struct sr_manifest *m, size_t i, const char *packdir, char *er
 	if (e->type != SR_MT_FILE)
 		return 0;
 	snprintf(who, sizeof who, "path %s", q);
-	return check_data(e, packdir, who, err);
+	return check_data(e, packdir, m->version == SR_MANIFEST_VERSION_SLICES, who, err);
 }
 
 /* Tensors: names unique and sorted, a known type, and each piece a box
@@ -1143,7 +919,7 @@ check_tensor(const struct sr_manifest *m, size_t i, const char *packdir, char *e
 		if (!p->share && elems * sr_dtype_size(t->dtype) != p->data.size)
 			return sr_err(err, "%s: size %" PRIu64 " is not its %" PRIu64 " elements of %s",
 			    who, p->data.size, elems, sr_dtype_name(t->dtype));
-		if (check_data(&p->data, packdir, who, err) == -1)
+		if (check_data(&p->data, packdir, 0, who, err) == -1)
 			return -1;
 	}
 	return 0;
@@ -1157,7 +933,7 @@ sr_manifest_validate(const struct sr_manifest *m, const char *job, uint64_t seq,
 	int rc = 0;
 
 	if ((m->version == SR_MANIFEST_VERSION_SHA256) != (m->chunk_id == SR_ID_SHA256) ||
-	    m->version < SR_MANIFEST_VERSION_SHA256 || m->version > SR_MANIFEST_VERSION_TENSORS)
+	    m->version < SR_MANIFEST_VERSION_SHA256 || m->version > SR_MANIFEST_VERSION_SLICES)
 		return sr_err(err, "version %d with %s ids is not known", m->version,
 		    m->chunk_id == SR_ID_SHA256 ? "SHA-256" : "XXH3-128");
 	if (m->ntensors > 0 && m->version != SR_MANIFEST_VERSION_TENSORS)

@@ -18,10 +18,13 @@
  * and written on request: SHA-256 ids (doc/format.md, "Chunk ids").
  * Version 3: version 2 with tensors (the library's, doc/format.md): an
  * older spotrun refuses them rather than restore an empty directory.
- * Readers take all three. */
+ * Version 4: version 2 with slices (small files sharing one pack member,
+ * doc/format.md "Slices"): an older spotrun would write a whole member
+ * into each file, so it must refuse them. Readers take all four. */
 #define SR_MANIFEST_VERSION_SHA256 1
 #define SR_MANIFEST_VERSION 2
 #define SR_MANIFEST_VERSION_TENSORS 3
+#define SR_MANIFEST_VERSION_SLICES 4
 /* Dimensions of a tensor at most. */
 #define SR_TENSOR_DIMS 8
 /* Bytes of a tensor's name at most. */
@@ -44,7 +47,10 @@ enum sr_chunk_id {
 	SR_ID_SHA256		/* SHA-256, 32 bytes (manifest version 1) */
 };
 
-/* One chunk of a file: raw bytes [file offset, + rlen) of the file. */
+/* One chunk of a file: raw bytes [file offset, + rlen) of the file. Its
+ * pack member decodes to the chunk itself (mlen 0), or, for a slice, to
+ * mlen bytes of which the chunk is [at, at + rlen): small files share a
+ * member (doc/format.md, "Slices"); id and check are the chunk's own. */
 struct sr_mchunk {
 	uint8_t id[32];		/* the manifest's chunk_id hash of the raw bytes;
 				 * an XXH3-128 id fills 16 bytes, the rest 0 */
@@ -58,7 +64,21 @@ struct sr_mchunk {
 	uint64_t clen;		/* encoded length */
 	uint64_t rlen;		/* raw length */
 	int xf;			/* enum sr_transform */
+	uint64_t at;		/* a slice: where it starts in the decoded member */
+	uint64_t mlen;		/* a slice: the decoded member's length; else 0 */
 };
+
+/* The decoded length of c's pack member. */
+static inline uint64_t
+sr_mchunk_mlen(const struct sr_mchunk *c)
+{
+	return c->mlen != 0 ? c->mlen : c->rlen;
+}
+
+/* c's share of its member's encoded bytes: clen, or for a slice clen in
+ * proportion to its raw bytes (a manifest's stored_bytes add these up, so
+ * that a member shared by many files counts once). */
+uint64_t sr_mchunk_stored(const struct sr_mchunk *c);
 
 struct sr_mentry {
 	char *path;		/* relative, '/'-separated */
@@ -146,6 +166,9 @@ struct sr_mentry *sr_manifest_add(struct sr_manifest *m, const char *path, enum 
     char *err);
 /* Append a zeroed chunk to e. */
 struct sr_mchunk *sr_mentry_add_chunk(struct sr_mentry *e, char *err);
+/* c is now one of m's chunks: a slice makes a version 2 manifest one of
+ * version 4 (slices are never a tensor's: sr_manifest_validate). */
+void sr_manifest_note_chunk(struct sr_manifest *m, const struct sr_mchunk *c);
 /* The manifest's copy of a pack key (one per distinct key). */
 const char *sr_manifest_intern(struct sr_manifest *m, const char *pack, char *err);
 /* Append a tensor (name copied; the pointer is valid until the next add;

@@ -70,10 +70,13 @@
 
 struct task {
 	size_t entry, chunk;
+	const struct sr_mchunk *c;
 	uint64_t foff;		/* offset of the chunk in its file */
 };
 
-/* A read slot: the encoded chunk of task k, for k % depth. */
+/* A read slot: the encoded member of unit k, for k % depth. A unit is
+ * one read and one decode: a chunk, or the member that several files'
+ * slices share (doc/format.md, "Slices"), written to each. */
 struct rslot {
 	enum { RS_FREE = 0, RS_READING, RS_FULL } state;
 	size_t turn;		/* the task it holds or is for next: k, k + depth, ... */
@@ -91,13 +94,15 @@ struct restorer {
 	int sfd;		/* the staging directory */
 	struct task *tasks;
 	size_t ntasks;
+	size_t *units;		/* unit k is tasks [units[k], units[k + 1]) */
+	size_t nunits;
 	struct rslot *slots;
 	size_t depth;
 	uint8_t *slot_mem;	/* every slot's cbuf, one huge-page buffer */
 	uint64_t piece;		/* bytes per ranged read; 0: whole chunks */
-	size_t next_read;	/* the task whose pieces are handed out now */
+	size_t next_read;	/* the unit whose pieces are handed out now */
 	int next_piece;		/* ... and its next piece */
-	size_t next_work;	/* the next task to decode */
+	size_t next_work;	/* the next unit to decode */
 	pthread_mutex_t mu;
 	/* The readers wait on rcv (a slot freed, a task's other pieces
 	 * started), the workers on wcv (a slot filled); a failure wakes both.
@@ -153,15 +158,21 @@ pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Piece j of task k's chunk: [*off, *off + *len) of the chunk. Pieces end
+/* The member unit k reads and decodes. */
+static const struct sr_mchunk *
+member_of(const struct restorer *r, size_t k)
+{
+	return r->tasks[r->units[k]].c;
+}
+
+/* Piece j of unit k's member: [*off, *off + *len) of it. Pieces end
  * at the pack's multiples of r->piece, which is the upload's part size by
  * default, so that no read straddles two parts (AWS's advice: ranged GETs
  * aligned with the parts). The number of pieces, or with j < 0 only that. */
 static int
 piece_of(const struct restorer *r, size_t k, int j, uint64_t *off, uint64_t *len)
 {
-	const struct task *t = &r->tasks[k];
-	const struct sr_mchunk *c = &r->m->entries[t->entry].chunks[t->chunk];
+	const struct sr_mchunk *c = member_of(r, k);
 	uint64_t first, start, end;
 
 	if (r->piece == 0) {
@@ -203,17 +214,16 @@ static void *
 reader_main(void *arg)
 {
 	struct restorer *r = arg;
-	const struct task *t;
 	const struct sr_mchunk *c;
 	struct rslot *sl;
-	uint64_t off, len;
+	uint64_t off = 0, len = 0;
 	char err[SR_ERRMAX];
 	size_t k;
 	int j, rc;
 
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
-		if (r->rc != TRY_OK || r->next_read == r->ntasks)
+		if (r->rc != TRY_OK || r->next_read == r->nunits)
 			break;
 		k = r->next_read;
 		j = r->next_piece++;
@@ -221,8 +231,7 @@ reader_main(void *arg)
 			r->next_read++;
 			r->next_piece = 0;
 		}
-		t = &r->tasks[k];
-		c = &r->m->entries[t->entry].chunks[t->chunk];
+		c = member_of(r, k);
 		sl = &r->slots[k % r->depth];
 		if (j == 0) {
 			/* free once task k - depth is decoded: not before, not after */
@@ -262,46 +271,25 @@ reader_main(void *arg)
 static void ts_of(int64_t ns, struct timespec ts[2]);
 static unsigned safe_mode(const struct sr_mentry *e);
 
-/* Decode task k's chunk out of its slot (freeing the slot), write it and
- * verify it; a chunk that fails the check fails the whole staging tree. */
-static void
-restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot *sl,
-    uint8_t **rbuf, size_t *rcap, struct sr_chunkhash *h, struct sr_path_dir *dir)
+/* Write task t's chunk, raw (its rlen bytes), into its file and verify
+ * it: 0, or -1 after fail() (a chunk that fails the check fails the
+ * whole staging tree). */
+static int
+write_task(struct restorer *r, const struct task *t, const uint8_t *raw, struct sr_chunkhash *h,
+    struct sr_path_dir *dir)
 {
-	const struct task *t = &r->tasks[k];
 	const struct sr_mentry *e = &r->m->entries[t->entry];
-	const struct sr_mchunk *c = &e->chunks[t->chunk];
+	const struct sr_mchunk *c = t->c;
 	char hex[65], got[65], want[65], q[256], err[SR_ERRMAX];
-	uint8_t id[32], check[16], *nb;
+	uint8_t id[32], check[16];
 	uint64_t off, n;
-	int rc, fd;
+	int fd;
 
 	sr_id_hex(r->m->chunk_id, c->id, hex);
 	sr_path_quote(e->path, q, sizeof q);
-	if (*rcap < c->rlen && (nb = sr_try_bigbuf(c->rlen, err)) != NULL) {
-		free(*rbuf);
-		*rbuf = nb;
-		*rcap = c->rlen;
-	}
-	rc = -1;
-	if (*rcap < c->rlen)
-		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
-	else if (sl->rc == SR_STORE_NOTFOUND)
-		fail(r, TRY_BAD, "chunk %s of %s: pack %s is missing", hex, q, c->pack);
-	else if (sl->rc != 0)
-		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, sl->err);
-	else if ((rc = sr_codec_decode(codec, sl->cbuf, c->clen, c->xf, *rbuf, c->rlen, err)) != 0)
-		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, err);
-	pthread_mutex_lock(&r->mu);
-	sl->turn = k + r->depth;
-	sl->state = RS_FREE;
-	pthread_cond_broadcast(&r->rcv);
-	pthread_mutex_unlock(&r->mu);
-	if (rc != 0)
-		return;
 	if ((fd = sr_path_openat(dir, r->sfd, e->path, O_WRONLY, 0, err)) == -1) {
 		fail(r, TRY_LOCAL, "%s", err);
-		return;
+		return -1;
 	}
 	/* Hash and write block by block, each while it is in the CPU's cache:
 	 * the chunk is then read from memory once rather than twice. The bytes
@@ -311,20 +299,20 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	if (sr_chunkhash_begin(h, c->has_check ? SR_CH_CHECK : SR_CH_ID, err) == -1) {
 		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
 		close(fd);
-		return;
+		return -1;
 	}
 	for (off = 0; off < c->rlen; off += n) {
 		n = c->rlen - off < WRITE_BLOCK ? c->rlen - off : WRITE_BLOCK;
-		if (sr_chunkhash_update(h, *rbuf + off, n, err) == -1) {
+		if (sr_chunkhash_update(h, raw + off, n, err) == -1) {
 			fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
 			close(fd);
-			return;
+			return -1;
 		}
-		if (pwrite_all(fd, *rbuf + off, n, t->foff + off) == -1) {
+		if (pwrite_all(fd, raw + off, n, t->foff + off) == -1) {
 			sr_errno(err, "write %s", q);
 			fail(r, TRY_LOCAL, "%s", err);
 			close(fd);
-			return;
+			return -1;
 		}
 	}
 	/* A file of one chunk gets its mode and time here, through the fd
@@ -342,25 +330,65 @@ restore_chunk(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot
 	close(fd);
 	if (sr_chunkhash_end(h, id, check, err) == -1) {
 		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
-		return;
+		return -1;
 	}
 	if (c->has_check && memcmp(check, c->check, sizeof check) != 0) {
 		sr_hex_of(check, sizeof check, got);
 		sr_hex_of(c->check, sizeof c->check, want);
 		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (XXH3-128 %s, the manifest"
 		    " says %s)", hex, q, got, want);
-		return;
+		return -1;
 	}
 	if (!c->has_check && memcmp(id, c->id, sizeof id) != 0) {
 		sr_id_hex(SR_ID_SHA256, id, got);
 		fail(r, TRY_BAD, "chunk %s of %s: checksum mismatch (the data hashes to %s)", hex, q, got);
-		return;
+		return -1;
 	}
 	pthread_mutex_lock(&r->mu);
 	r->done += c->rlen;
 	if (r->done < r->total)	/* the end is reported once the tree is in place */
 		sr_ckpt_progress(r->o, &r->progress_at, r->done, r->total);
 	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
+/* Decode unit k's member out of its slot (freeing the slot), then write
+ * each of its tasks' chunks. */
+static void
+restore_unit(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot *sl,
+    uint8_t **rbuf, size_t *rcap, struct sr_chunkhash *h, struct sr_path_dir *dir)
+{
+	const struct task *t = &r->tasks[r->units[k]];
+	const struct sr_mchunk *c = t->c;
+	uint64_t mlen = sr_mchunk_mlen(c);
+	char hex[65], q[256], err[SR_ERRMAX];
+	uint8_t *nb;
+	size_t i;
+	int rc;
+
+	sr_id_hex(r->m->chunk_id, c->id, hex);
+	sr_path_quote(r->m->entries[t->entry].path, q, sizeof q);
+	if (*rcap < mlen && (nb = sr_try_bigbuf(mlen, err)) != NULL) {
+		free(*rbuf);
+		*rbuf = nb;
+		*rcap = mlen;
+	}
+	rc = -1;
+	if (*rcap < mlen)
+		fail(r, TRY_LOCAL, "chunk %s of %s: %s", hex, q, err);
+	else if (sl->rc == SR_STORE_NOTFOUND)
+		fail(r, TRY_BAD, "chunk %s of %s: pack %s is missing", hex, q, c->pack);
+	else if (sl->rc != 0)
+		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, sl->err);
+	else if ((rc = sr_codec_decode(codec, sl->cbuf, c->clen, c->xf, *rbuf, mlen, err)) != 0)
+		fail(r, TRY_BAD, "chunk %s of %s: %s", hex, q, err);
+	pthread_mutex_lock(&r->mu);
+	sl->turn = k + r->depth;
+	sl->state = RS_FREE;
+	pthread_cond_broadcast(&r->rcv);
+	pthread_mutex_unlock(&r->mu);
+	for (i = r->units[k]; rc == 0 && i < r->units[k + 1]; i++)
+		rc = write_task(r, &r->tasks[i], *rbuf + r->tasks[i].c->at, h, dir);
 }
 
 static void *
@@ -382,7 +410,7 @@ worker_main(void *arg)
 	}
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
-		if (r->rc != TRY_OK || r->next_work == r->ntasks)
+		if (r->rc != TRY_OK || r->next_work == r->nunits)
 			break;
 		if (sr_flag_get(r->o->cancel)) {
 			pthread_mutex_unlock(&r->mu);
@@ -397,7 +425,7 @@ worker_main(void *arg)
 		if (r->rc != TRY_OK)
 			break;
 		pthread_mutex_unlock(&r->mu);
-		restore_chunk(r, codec, k, sl, &rbuf, &rcap, h, &dir);
+		restore_unit(r, codec, k, sl, &rbuf, &rcap, h, &dir);
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -408,14 +436,26 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Chunk index first, then file: workers take neighbouring tasks at the
- * same time, and these then write different files, rather than queueing
- * on one file's inode lock (a buffered write takes it exclusively). */
+/* Whole chunks first, by chunk index, then file: workers take neighbouring
+ * tasks at the same time, and these then write different files, rather
+ * than queueing on one file's inode lock (a buffered write takes it
+ * exclusively). Then slices, by member (pack, offset), so that those of
+ * one member are neighbours, one unit; in the pack's order. */
 static int
 task_cmp(const void *a, const void *b)
 {
 	const struct task *x = a, *y = b;
+	int c;
 
+	if ((x->c->mlen != 0) != (y->c->mlen != 0))
+		return x->c->mlen != 0 ? 1 : -1;
+	if (x->c->mlen != 0) {
+		if (x->c->pack != y->c->pack && (c = strcmp(x->c->pack, y->c->pack)) != 0)
+			return c;
+		if (x->c->offset != y->c->offset)
+			return x->c->offset < y->c->offset ? -1 : 1;
+		return x->c->at < y->c->at ? -1 : x->c->at > y->c->at;
+	}
 	if (x->chunk != y->chunk)
 		return x->chunk < y->chunk ? -1 : 1;
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
@@ -448,17 +488,31 @@ fetch_chunks(struct restorer *r, int threads)
 			}
 			r->tasks[r->ntasks].entry = i;
 			r->tasks[r->ntasks].chunk = k;
+			r->tasks[r->ntasks].c = c;
 			r->tasks[r->ntasks++].foff = off;
 			off += c->rlen;
 			r->total += c->rlen;
-			if (c->rlen > rmax)
-				rmax = c->rlen;
+			if (sr_mchunk_mlen(c) > rmax)
+				rmax = sr_mchunk_mlen(c);
 			if (c->clen > cmax)
 				cmax = c->clen;
 		}
 	}
 	if (r->ntasks > 1)
 		sr_sort(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
+	/* units: a task each, but the slices of one member together */
+	if ((r->units = sr_try_calloc(r->ntasks + 1, sizeof *r->units, err)) == NULL) {
+		fail(r, TRY_LOCAL, "plan the restore: %s", err);
+		goto out;
+	}
+	for (i = 0; i < r->ntasks; i++) {
+		const struct sr_mchunk *c = r->tasks[i].c, *p = i > 0 ? r->tasks[i - 1].c : NULL;
+
+		if (p == NULL || c->mlen == 0 || p->mlen == 0 || c->pack != p->pack ||
+		    c->offset != p->offset)
+			r->units[r->nunits++] = i;
+	}
+	r->units[r->nunits] = r->ntasks;
 	/* The store's plan: nr reads in flight of r->piece bytes each (0:
 	 * whole chunks). Each worker holds two raw chunks and each slot an
 	 * encoded one: a slot for every worker, for the chunks the reads in
@@ -470,15 +524,15 @@ fetch_chunks(struct restorer *r, int threads)
 	inflight = nr;
 	if (r->piece > 0 && cmax > 0 && (nr * r->piece + cmax - 1) / cmax + 1 < (uint64_t)nr)
 		inflight = (int)((nr * r->piece + cmax - 1) / cmax + 1);
-	if ((size_t)inflight > r->ntasks)
-		inflight = (int)r->ntasks;
+	if ((size_t)inflight > r->nunits)
+		inflight = (int)r->nunits;
 	/* workers first (with two chunks in flight at least), then as many
 	 * chunks in flight as the rest of the memory holds */
 	n = threads;
 	while (n > 1 && (uint64_t)n * 2 * rmax + (uint64_t)(n + 3) * cmax > RESTORE_MEM)
 		n--;
-	if ((size_t)n > r->ntasks)
-		n = (int)r->ntasks;
+	if ((size_t)n > r->nunits)
+		n = (int)r->nunits;
 	if (n < 1)
 		n = 1;
 	while (inflight > 2 &&
@@ -690,6 +744,7 @@ build(struct sr_store *st, const struct sr_ckpt_opts *o, const struct sr_manifes
 	rc = fetch_chunks(&r, o->threads > 0 ? o->threads : sr_ncpus());
 	pthread_mutex_destroy(&r.mu);
 	free(r.tasks);
+	free(r.units);
 	if (rc != TRY_OK) {
 		strlcpy(why, r.why, SR_ERRMAX);
 		free(r.meta_done);

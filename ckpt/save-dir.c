@@ -282,7 +282,7 @@ sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, cons
     const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err)
 {
 	struct dir_src d = { -1, NULL, NULL, filter, SR_PATH_DIR_INIT };
-	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, 1 };
+	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, 1, 1 };
 	int rc;
 
 	if (sr_ckpt_job_check(opts->job, err) == -1)

@@ -72,6 +72,9 @@ struct sr_save_src {
 	 * size (chunksize.h); 0: opts' or the default, which the source
 	 * itself cuts with (tensors' shares, staged and device buffers). */
 	int any_chunk;
+	/* 1: each item is a whole entry (a directory's file), and small ones
+	 * may share a chunk (save.c, "bundles"); 0: items keep their chunks. */
+	int bundle;
 };
 
 /* What a directory's save leaves out (sr_ckpt_save_filtered; a snapshot,

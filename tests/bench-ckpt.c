@@ -325,6 +325,8 @@ cmd_ckpt(int save, const char *url, const char *dir)
 	memset(&o, 0, sizeof o);
 	o.job = "bench";
 	o.threads = threads != NULL ? atoi(threads) : 0;
+	/* each file its own chunks, as before small files shared them */
+	o.no_bundles = getenv("BENCH_NO_BUNDLES") != NULL;
 	o.log = say;
 	if (sr_store_open(url, &store, err) != 0) {
 		fprintf(stderr, "bench-ckpt: %s\n", err);

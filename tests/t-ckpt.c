@@ -576,11 +576,12 @@ on_progress_tasks(void *arg, uint64_t done, uint64_t total)
 		*most = n;
 }
 
-/* A save of two small files asked for 8 threads starts two workers: a
- * worker more than the chunks only starts and stops (a notice's save of a
- * few bytes is on the path to the job's stop). Seen from the progress
- * callback, which the save calls after its first chunk, its workers
- * running. */
+/* A save of two small files and one of 300 KiB asked for 8 threads starts
+ * two workers: the small files share a chunk (doc/format.md, "Slices"),
+ * and a worker more than the chunks only starts and stops (a notice's
+ * save of a few bytes is on the path to the job's stop); with no_bundles,
+ * each file its own chunk, three. Seen from the progress callback, which
+ * the save calls after its first chunk, its workers running. */
 static void
 test_workers_chunks(void)
 {
@@ -592,16 +593,23 @@ test_workers_chunks(void)
 
 	tu_write(src, "a.bin", "1234 5678\n", 10);
 	tu_write(src, "b.bin", "8765 4321\n", 10);
+	tu_write_noise(src, "c.bin", 300 << 10, 5);
 	opts_init(&o, "wk");
 	o.threads = 8;
 	o.progress = on_progress_tasks;
 	o.progress_arg = &most;
-	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "workers: save of two small files");
-	is_int(most - before, 2, "workers: two workers for two chunks, though 8 threads were allowed");
+	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "workers: save of three files");
+	is_int(most - before, 2, "workers: two workers for two chunks (one of two small files), "
+	    "though 8 threads were allowed");
+	most = 0;
+	o.no_bundles = 1;
+	is_int(sr_ckpt_save(st, &o, src, 1, &s, err), 0, "workers: again, each file a chunk");
+	is_int(most - before, 3, "workers: three workers for three chunks");
 	free(src);
 }
 
-/* Every chunk, read back by its recorded range, decodes to its id. */
+/* Every chunk, read back by its recorded range, decodes to its id: a
+ * whole member, or a slice of one (the small files share one). */
 static void
 test_pack_format(void)
 {
@@ -610,7 +618,7 @@ test_pack_format(void)
 	char *src = tu_path(top, "rt-src"), *cmd, *tmp = tu_path(top, "member.out");
 	char err[SR_ERRMAX], hex[65], *packfile, *listing, *want;
 	uint8_t id[32];
-	size_t e, k, good = 0, total = 0, wlen = 0, xgood = 0;
+	size_t e, k, good = 0, total = 0, wlen = 0, xgood = 0, slices = 0;
 	int checked_none = 0, checked_plane = 0;
 
 	if (load("rt", 0, &m) != 0) {
@@ -618,19 +626,22 @@ test_pack_format(void)
 		return;
 	}
 	is_int(m.npacks, 1, "one pack for a small checkpoint");
-	is_int(m.version, 2, "a save writes manifest version 2");
+	is_int(m.version, 4, "a save with small files that share a chunk writes manifest version 4");
 	is_int(m.chunk_id, SR_ID_XXH3, "... whose chunk ids are XXH3-128");
 	for (e = 0; e < m.nentries; e++) {
 		for (k = 0; k < m.entries[e].nchunks; k++) {
 			const struct sr_mchunk *c = &m.entries[e].chunks[k];
-			uint8_t *cbuf = sr_malloc(c->clen), *rbuf = sr_malloc(c->rlen);
+			uint8_t *cbuf = sr_malloc(c->clen), *mbuf = sr_malloc(sr_mchunk_mlen(c));
+			uint8_t *rbuf = mbuf + c->at;
 			total++;
+			slices += c->mlen != 0;
 			XXH128_canonical_t canon;
 
 			/* the id: XXH3-128 of the raw bytes, the rest of id[] zero */
 			if (c->offset % 512 == 0 &&
 			    sr_store_read_range(st, c->pack, c->offset, c->clen, cbuf, err) == 0 &&
-			    sr_codec_decode(codec, cbuf, c->clen, c->xf, rbuf, c->rlen, err) == 0) {
+			    sr_codec_decode(codec, cbuf, c->clen, c->xf, mbuf, sr_mchunk_mlen(c), err)
+			    == 0) {
 				XXH128_canonicalFromHash(&canon, XXH3_128bits(rbuf, c->rlen));
 				memset(id, 0, sizeof id);
 				memcpy(id, canon.digest, sizeof canon.digest);
@@ -647,9 +658,10 @@ test_pack_format(void)
 					xgood++;
 			}
 			free(cbuf);
-			free(rbuf);
+			free(mbuf);
 		}
 	}
+	is_int(slices, 4, "the four files of a few bytes are slices of one member");
 	is_int(good, total, "every chunk's recorded range holds its frames exactly, id = XXH3-128");
 	is_int(xgood, total, "every chunk's xxh3 is xxhsum -H2 of its raw bytes");
 
@@ -660,12 +672,15 @@ test_pack_format(void)
 		tu_sh_out(line, sizeof line, "tar -tf '%s' | sort | tr '\\n' ' '", packfile);
 		listing = sr_strdup(line);
 	}
-	/* the wanted list: unique ids, sorted (ids are hex: strcmp order) */
+	/* the wanted list: unique ids, sorted (ids are hex: strcmp order); a
+	 * shared member is named by its first slice's */
 	{
 		char **ids = NULL;
 		size_t n = 0, i;
 		for (e = 0; e < m.nentries; e++) {
 			for (k = 0; k < m.entries[e].nchunks; k++) {
+				if (m.entries[e].chunks[k].at != 0)
+					continue;
 				ids = sr_reallocarray(ids, n + 1, sizeof *ids);
 				sr_id_hex(m.chunk_id, m.entries[e].chunks[k].id, hex);
 				ids[n++] = sr_asprintf("%s.zst ", hex);
@@ -683,7 +698,7 @@ test_pack_format(void)
 		wlen = strlen(want);
 	}
 	ok(wlen > 0, "there are chunk members");
-	is_str(listing, want, "tar -tf lists one <id>.zst member per distinct chunk");
+	is_str(listing, want, "tar -tf lists one <id>.zst member per distinct chunk or shared member");
 	free(listing);
 	free(want);
 

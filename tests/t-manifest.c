@@ -476,9 +476,9 @@ test_checks(void)
 	    "{\"path\":\"a/l2\",\"type\":\"symlink\",\"mode\":511,\"mtime_ns\":0,\"target\":\"l1/x\"}",
 	    NULL);
 
-	doc = "{\"version\":4,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
-	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 4 refused");
-	is_str(err, "version 4 is not known (this spotrun reads versions 1 to 3)", "its message");
+	doc = "{\"version\":5,\"job\":\"j\",\"seq\":0,\"entries\":[]}";
+	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "version 5 refused");
+	is_str(err, "version 5 is not known (this spotrun reads versions 1 to 4)", "its message");
 	sr_manifest_free(&m);
 	doc = "{\"version\":1,\"job\":\"j\",\"job\":\"k\",\"seq\":0,\"entries\":[]}";
 	ok(sr_manifest_parse(doc, strlen(doc), &m, err) == -1, "duplicate JSON key refused: %s", err);
@@ -678,10 +678,99 @@ test_tensors(void)
 	is_int(sr_dtype_parse("bytes"), SR_DT_BYTES, "\"bytes\" is raw bytes");
 }
 
+/* A file of a version 4 manifest (ids XXH3-128) whose one chunk is chunk. */
+static void
+check_slice(int version, const char *chunk, const char *want)
+{
+	check_doc(sr_asprintf("{\"version\":%d,\"chunk_id\":\"xxh3-128\",\"job\":\"j\",\"seq\":0,"
+	    "\"entries\":[{\"path\":\"f\",\"type\":\"file\",\"mode\":420,\"mtime_ns\":0,\"size\":3,"
+	    "\"chunks\":[%s]}]}", version, chunk), chunk, want);
+}
+
+#define SL(rest) "{" ID3 "," PK ",\"offset\":0,\"clen\":20,\"rlen\":3,\"xf\":\"none\"" rest "}"
+
+/* Slices (doc/format.md, "Slices"): small files share a pack member, each
+ * a run [at, at + rlen) of what it decodes to; checks, what a stored byte
+ * counts, and the version they make. */
+static void
+test_slices(void)
+{
+	struct sr_manifest m, back;
+	struct sr_mchunk *c;
+	char err[SR_ERRMAX], *text;
+	size_t len;
+
+	check_slice(4, SL(",\"at\":5,\"mlen\":8"), NULL);
+	check_slice(4, SL(""), NULL);
+	check_slice(2, SL(",\"at\":5,\"mlen\":8"),
+	    "entries[0].chunks[0]: a slice (at, mlen) in a manifest of version 2 (version 4 has them)");
+	check_slice(4, SL(",\"at\":5"), "entries[0].chunks[0]: a slice has both at and mlen, this "
+	    "chunk only at");
+	check_slice(4, SL(",\"mlen\":8"), "entries[0].chunks[0]: a slice has both at and mlen, this "
+	    "chunk only mlen");
+	check_slice(4, SL(",\"at\":0,\"mlen\":0"), "entries[0].chunks[0].mlen: 0 (a slice's member "
+	    "holds at least its bytes)");
+	check_slice(4, SL(",\"at\":6,\"mlen\":8"), "path \"f\": chunk 0: slice [6, +3) is outside "
+	    "its member's 8 bytes");
+	check_slice(4, SL(",\"at\":9,\"mlen\":8"), "path \"f\": chunk 0: slice [9, +3) is outside "
+	    "its member's 8 bytes");
+	check_slice(4, SL(",\"at\":-1,\"mlen\":8"), "entries[0].chunks[0].at: -1 is negative");
+	check_slice(4, SL(",\"at\":0,\"mlen\":268435457"), "path \"f\": chunk 0: raw length "
+	    "268435457 exceeds the 256 MiB chunk limit");
+	/* the encoded length is bounded by the member's raw length, not the slice's */
+	check_slice(4, "{" ID3 "," PK ",\"offset\":0,\"clen\":4000,\"rlen\":3,\"xf\":\"none\","
+	    "\"at\":0,\"mlen\":4096}", NULL);
+	check_slice(4, "{" ID3 "," PK ",\"offset\":0,\"clen\":4000,\"rlen\":3,\"xf\":\"none\"}",
+	    "path \"f\": chunk 0: encoded length 4000 is outside [1, 71] for 3 raw bytes");
+	check_tensors(4, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[3],\"pieces\":[]}",
+	    "tensors: a manifest of version 4 has none (version 3 has)");
+	check_tensors(3, "{\"name\":\"w\",\"dtype\":\"u8\",\"shape\":[3],\"pieces\":["
+	    "{\"offsets\":[0],\"sizes\":[3],\"size\":3,\"chunks\":[" SL(",\"at\":5,\"mlen\":8")
+	    "]}]}", "tensors[0].pieces[0].chunks[0]: a slice (at, mlen) in a manifest of version 3 "
+	    "(version 4 has them)");
+
+	/* written: a slice makes version 2 version 4, and reads back */
+	sr_manifest_init(&m);
+	m.job = sr_strdup("j");
+	c = sr_mentry_add_chunk(sr_manifest_add(&m, "f", SR_MT_FILE, NULL), NULL);
+	m.entries[0].size = 3;
+	c->rlen = 3;
+	c->clen = 20;
+	c->pack = sr_manifest_intern(&m, "j/packs/0000000000-ab.tar", NULL);
+	sr_manifest_note_chunk(&m, c);
+	is_int(m.version, SR_MANIFEST_VERSION, "a whole chunk leaves version 2");
+	is_int(sr_mchunk_stored(c), 20, "a whole chunk stores its clen");
+	is_int(sr_mchunk_mlen(c), 3, "... and decodes to its rlen");
+	c->at = 5;
+	c->mlen = 8;
+	sr_manifest_note_chunk(&m, c);
+	is_int(m.version, SR_MANIFEST_VERSION_SLICES, "a slice makes it version 4");
+	is_int(sr_mchunk_stored(c), 8, "a slice stores its share of clen: 20 * 3 / 8 = 7.5 -> 8");
+	is_int(sr_mchunk_mlen(c), 8, "... and its member decodes to mlen");
+	text = sr_manifest_dump(&m, &len, NULL);
+	ok(strstr(text, "\"version\": 4") != NULL && strstr(text, "\"at\": 5") != NULL &&
+	    strstr(text, "\"mlen\": 8") != NULL, "written with version 4, at and mlen");
+	ok(sr_manifest_parse(text, len, &back, err) == 0 && sr_manifest_validate(&back, "j", 0, err)
+	    == 0, "and reads back: %s", err);
+	ok(back.version == 4 && back.entries[0].chunks[0].at == 5 &&
+	    back.entries[0].chunks[0].mlen == 8 && back.entries[0].chunks[0].rlen == 3,
+	    "as written");
+	free(text);
+	sr_manifest_free(&back);
+	c->at = 0;
+	c->mlen = 0;
+	text = sr_manifest_dump(&m, &len, NULL);
+	ok(strstr(text, "\"at\"") == NULL && strstr(text, "\"mlen\"") == NULL,
+	    "a whole chunk is written without at and mlen");
+	free(text);
+	sr_manifest_free(&m);
+}
+
 int
 main(void)
 {
 	test_tensors();
+	test_slices();
 	test_paths();
 	test_openat();
 	test_roundtrip();

@@ -623,13 +623,13 @@ test_damaged_newest(void)
 	if ((bad = strstr(text, "\n \"entries\"")) == NULL)
 		sr_fatal("manifest 3 has no entries");
 	cut = (size_t)(bad - text) + 1;
-	damaged_newest("truncated", text, cut, "JSON line 19 column 0: string or '}' expected near "
+	damaged_newest("truncated", text, cut, "JSON line 11 column 0: string or '}' expected near "
 	    "end of file");
 	if ((bad = malloc(len)) == NULL)
 		sr_fatal("out of memory");
 	memcpy(bad, text, len);
 	bad[cut] = '\0';
-	damaged_newest("a NUL inside", bad, len, "JSON line 19 column 1: string or '}' expected near "
+	damaged_newest("a NUL inside", bad, len, "JSON line 11 column 1: string or '}' expected near "
 	    "end of file");
 	memcpy(bad, text, len);
 	*strchr(bad, ':') ^= 1;		/* ':' -> ';' */
@@ -642,7 +642,7 @@ test_damaged_newest(void)
 	    err) != 0)
 		sr_fatal("%s", err);
 	damaged_newest("\"version\": 99 (a newer spotrun's)", bad, blen, "version 99 is not "
-	    "known (this spotrun reads versions 1 to 3)");
+	    "known (this spotrun reads versions 1 to 4)");
 	free(bad);
 
 	/* without the record (an older version's commit): the chain ends at
@@ -791,7 +791,7 @@ main(void)
 	hostile_doc("entries not an array", "{\"version\":1,\"job\":\"hj\",\"seq\":0,\"entries\":\"x\"}",
 	    "entries: not an array");
 	hostile_doc("unknown version", "{\"version\":99,\"job\":\"hj\",\"seq\":0,\"entries\":[]}",
-	    "version 99 is not known (this spotrun reads versions 1 to 3)");
+	    "version 99 is not known (this spotrun reads versions 1 to 4)");
 	hostile_doc("manifest of another job", "{\"version\":1,\"job\":\"other\",\"seq\":0,\"entries\":[]}",
 	    "job: \"other\", but the manifest is stored under job \"hj\"");
 	hostile_doc("manifest of another seq", "{\"version\":1,\"job\":\"hj\",\"seq\":7,\"entries\":[]}",
