@@ -504,26 +504,17 @@ ring_start(struct saver *s, int threads, char *err)
 	if (stride < s->enc_cap || s->depth > SIZE_MAX / stride)
 		return sr_err(err, "save %s: %zu slots of %zu bytes overflow", s->job, s->depth,
 		    stride);
-	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
-	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL ||
-	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, err)) == NULL) {
-		free(s->tids);
-		free(s->slots);
-		s->tids = NULL;
-		s->slots = NULL;
-		return sr_err_prefix(err, "save %s", s->job);
-	}
-	for (j = 0; j < s->depth; j++)
-		s->slots[j].enc = s->slot_mem + j * stride;
 	/* descriptors for bundles: too few a slot, and none are made */
 	s->parts_max = BUNDLE_FDS / s->depth;
 	if (s->parts_max > BUNDLE_PARTS_MAX)
 		s->parts_max = BUNDLE_PARTS_MAX;
 	if (s->parts_max < 2)
 		s->bundle_max = 0;
-	if (s->bundle_max > 0 &&
-	    (s->parts_mem = sr_try_calloc(s->depth * s->parts_max, sizeof *s->parts_mem, err)) ==
-	    NULL) {
+	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
+	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL ||
+	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, err)) == NULL ||
+	    (s->bundle_max > 0 && (s->parts_mem = sr_try_calloc(s->depth * s->parts_max,
+	    sizeof *s->parts_mem, err)) == NULL)) {
 		free(s->tids);
 		free(s->slots);
 		free(s->slot_mem);
@@ -532,6 +523,8 @@ ring_start(struct saver *s, int threads, char *err)
 		s->slot_mem = NULL;
 		return sr_err_prefix(err, "save %s", s->job);
 	}
+	for (j = 0; j < s->depth; j++)
+		s->slots[j].enc = s->slot_mem + j * stride;
 	for (j = 0; j < s->depth && s->bundle_max > 0; j++)
 		s->slots[j].parts = s->parts_mem + j * s->parts_max;
 	pthread_mutex_init(&s->mu, NULL);
