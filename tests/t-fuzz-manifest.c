@@ -137,7 +137,7 @@ main(void)
 	size_t len, i;
 	uint64_t seed = 0x5107F00DULL;
 	int parse_ok = 0, parse_refused = 0, silent = 0, restored = 0, refused = 0, bad_rc = 0;
-	int escaped = 0, link_refused = 0, fell_back = 0;
+	int escaped = 0, link_refused = 0, fell_back = 0, unstable = 0, rewritten = 0;
 
 	src = tu_path(root, "src");
 	tu_mkdir(root, "src", 0755);
@@ -174,6 +174,24 @@ main(void)
 
 		err[0] = '\0';
 		if (sr_manifest_parse(mt, ml, &m, err) == 0) {
+			/* what parses is written (manifest-write.c) to a text
+			 * that parses to what writes the same text again */
+			struct sr_manifest m2;
+			size_t l1, l2;
+			char *t1 = sr_manifest_dump(&m, &l1, err), *t2 = NULL;
+
+			if (t1 != NULL) {
+				if (sr_manifest_parse(t1, l1, &m2, err) == 0)
+					t2 = sr_manifest_dump(&m2, &l2, err);
+				sr_manifest_free(&m2);
+			}
+			if (t1 == NULL || t2 == NULL || l1 != l2 || memcmp(t1, t2, l1) != 0) {
+				if (unstable++ == 0)
+					tap_diag("round %zu: written again differs: %s", i, err);
+			} else
+				rewritten++;
+			free(t1);
+			free(t2);
 			err[0] = '\0';
 			if (sr_manifest_validate(&m, "fz", 1, err) == 0)
 				parse_ok++;
@@ -194,6 +212,8 @@ main(void)
 	}
 	ok(silent == 0, "every refused manifest says why (%d accepted, %d refused, %d silent)",
 	    parse_ok, parse_refused, silent);
+	ok(unstable == 0 && rewritten > 0, "every manifest that parses is written to a text that "
+	    "reads back the same (%d; %d not)", rewritten, unstable);
 	ok(link_refused > 0, "mutations of parent and epoch are refused for them (%d)",
 	    link_refused);
 	ok(parse_refused > ROUNDS_PARSE / 2, "most mutations are refused (%d of %d)", parse_refused,

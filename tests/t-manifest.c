@@ -766,11 +766,59 @@ test_slices(void)
 	sr_manifest_free(&m);
 }
 
+/* The writer (manifest-write.c): strings escaped to ASCII and read back
+ * as they were, reals read back exactly, bad UTF-8 refused. */
+static void
+test_write(void)
+{
+	static const char *const paths[] = {
+		"plain", "quote\" and \\ backslash", "ctl \x01\x1f\n\t\r end", "del \x7f",
+		"two-byte \xc3\xa9", "three-byte \xe4\xb8\xad", "four-byte \xf0\x9f\x98\x80",
+		"last \xf4\x8f\xbf\xbf", "/slash/",
+	};
+	struct sr_manifest m, back;
+	char err[SR_ERRMAX], *text;
+	size_t i, len;
+	int same = 1;
+
+	sr_manifest_init(&m);
+	m.job = sr_strdup("j");
+	m.stats.created = 1796459066.8210454;
+	m.stats.seconds = 1e-7;
+	for (i = 0; i < SR_ARRAY_LEN(paths); i++)
+		sr_manifest_add(&m, paths[i], SR_MT_SYMLINK, NULL)->target = sr_strdup(paths[i]);
+	text = sr_manifest_dump(&m, &len, err);
+	ok(text != NULL, "written: %s", text != NULL ? "" : err);
+	for (i = 0; text != NULL && i < len; i++)
+		same &= (unsigned char)text[i] < 0x80;
+	ok(text != NULL && same, "in ASCII only");
+	ok(text != NULL && strstr(text, "\\ud83d\\ude00") != NULL && strstr(text, "\\u00e9") != NULL,
+	    "beyond the basic plane as a surrogate pair, the rest as one \\u escape");
+	ok(text != NULL && sr_manifest_parse(text, len, &back, err) == 0, "read back: %s", err);
+	for (i = 0, same = back.nentries == SR_ARRAY_LEN(paths); same && i < back.nentries; i++)
+		same = strcmp(back.entries[i].path, paths[i]) == 0 &&
+		    strcmp(back.entries[i].target, paths[i]) == 0;
+	ok(same, "every path and target as it was");
+	ok(back.stats.created == m.stats.created && back.stats.seconds == m.stats.seconds,
+	    "the reals exactly");
+	sr_manifest_free(&back);
+	free(text);
+	free(m.entries[0].path);
+	m.entries[0].path = sr_strdup("bad \xc3");
+	text = sr_manifest_dump(&m, &len, err);
+	ok(text == NULL, "a path that is not UTF-8 is not written");
+	is_str(err, "serialise the manifest: a path or name is missing or not UTF-8 (a bug: the "
+	    "save skips those)", "and says why");
+	free(text);
+	sr_manifest_free(&m);
+}
+
 int
 main(void)
 {
 	test_tensors();
 	test_slices();
+	test_write();
 	test_paths();
 	test_openat();
 	test_roundtrip();
