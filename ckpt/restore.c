@@ -500,7 +500,12 @@ fetch_chunks(struct restorer *r, int threads)
 	}
 	if (r->ntasks > 1)
 		sr_sort(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
-	/* units: a task each, but the slices of one member together */
+	/* units: a task each, but the slices of one member together. One
+	 * member is decoded once, by the first slice's clen, xf and mlen, so
+	 * slices that say otherwise of it (a manifest written by hand: the
+	 * save never does) are units of their own: each decodes the member
+	 * as it says, and fails its check if that is not what it is, never
+	 * reading past what the member decoded to. */
 	if ((r->units = sr_try_calloc(r->ntasks + 1, sizeof *r->units, err)) == NULL) {
 		fail(r, TRY_LOCAL, "plan the restore: %s", err);
 		goto out;
@@ -509,7 +514,8 @@ fetch_chunks(struct restorer *r, int threads)
 		const struct sr_mchunk *c = r->tasks[i].c, *p = i > 0 ? r->tasks[i - 1].c : NULL;
 
 		if (p == NULL || c->mlen == 0 || p->mlen == 0 || c->pack != p->pack ||
-		    c->offset != p->offset)
+		    c->offset != p->offset || c->clen != p->clen || c->xf != p->xf ||
+		    c->mlen != p->mlen)
 			r->units[r->nunits++] = i;
 	}
 	r->units[r->nunits] = r->ntasks;

@@ -666,6 +666,23 @@ store_chunk(struct saver *s, struct slot *sl, struct sr_mchunk *c, char *err)
 	return 0;
 }
 
+/* Make c reference have, a copy already stored (by the previous
+ * checkpoint, or earlier in this save): 0, or -1 with err (out of memory
+ * interning its pack key). */
+static int
+refer(struct saver *s, struct sr_mchunk *c, const struct sr_mchunk *have, char *err)
+{
+	if ((c->pack = sr_manifest_intern(&s->m, have->pack, err)) == NULL)
+		return -1;
+	c->offset = have->offset;
+	c->clen = have->clen;
+	c->xf = have->xf;
+	c->at = have->at;
+	c->mlen = have->mlen;
+	s->m.stats.reused_chunks++;
+	return 0;
+}
+
 /* Record a drained bundle: each file's chunk, a slice of the bundle's
  * (stored with the first that needs it) or the previous checkpoint's. */
 static int
@@ -697,16 +714,9 @@ drain_bundle(struct saver *s, struct slot *sl, char *err)
 			c->has_check = 1;
 			c->rlen = p->rlen;
 			if (p->prev != NULL) {
-				c->pack = sr_manifest_intern(&s->m, p->prev->pack, err);
-				if (c->pack == NULL)
+				if (refer(s, c, p->prev, err) == -1)
 					return sr_err_prefix(err, "save %s", sr_path_quote(e->path,
 					    q, sizeof q));
-				c->offset = p->prev->offset;
-				c->clen = p->prev->clen;
-				c->xf = p->prev->xf;
-				c->at = p->prev->at;
-				c->mlen = p->prev->mlen;
-				s->m.stats.reused_chunks++;
 			} else {
 				if (member.pack == NULL && store_chunk(s, sl, &member, err) == -1)
 					return -1;
@@ -782,20 +792,14 @@ drain_one(struct saver *s, char *err)
 		}
 		have = sl->prev != NULL ? sl->prev : sr_idtab_get(s->new_ids, sl->id);
 		if (have != NULL) {
-			if ((c->pack = sr_manifest_intern(&s->m, have->pack, err)) == NULL)
+			if (refer(s, c, have, err) == -1)
 				return sr_err_prefix(err, "save %s", sr_path_quote(e->path, q,
 				    sizeof q));
-			c->offset = have->offset;
-			c->clen = have->clen;
-			c->xf = have->xf;
-			c->at = have->at;
-			c->mlen = have->mlen;
-			sr_manifest_note_chunk(&s->m, c);
-			s->m.stats.reused_chunks++;
 		} else {
 			if (store_chunk(s, sl, c, err) == -1 || sr_idtab_put(s->new_ids, c, err) == -1)
 				return -1;
 		}
+		sr_manifest_note_chunk(&s->m, c);
 		s->m.stats.chunks++;
 		s->m.stats.stored_bytes += sr_mchunk_stored(c);
 		s->dr_total += sl->rlen;
