@@ -37,7 +37,8 @@
 #
 # Environment: BENCH_AZ_MIB (size, default 1024), BENCH_AZ_REPS,
 # BENCH_AZ_DIR (where the data, Azurite's files and the restored trees
-# go; default $TMPDIR or /tmp).
+# go; default $TMPDIR or /tmp), BENCH_AZ_OLD (another build's bench-ckpt,
+# run with the defaults in the same rounds: a change's before and after).
 set -eu
 : "${top_builddir:=.}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -111,15 +112,17 @@ base()
 	synced brest_sync
 	verify "azblob.py get | zstd -d | tar -x"
 }
-# ours NAME OPTS
+old=${BENCH_AZ_OLD:-}
+[ -z "$old" ] || [ -x "$old" ] || { echo "azure.sh: BENCH_AZ_OLD=$old is not a program" >&2; exit 1; }
+# ours NAME OPTS [BENCH-CKPT]
 ours()
 {
 	clean
-	timed "${1}save" "$bin" save "$(url "$1" "$2")" "$src"
+	timed "${1}save" "${3:-$bin}" save "$(url "$1" "$2")" "$src"
 	synced "${1}save_sync"
 	rec "${1}stored" "$(blob size "$cont" "$1/")"
 	rm -rf "$out"
-	timed "${1}rest" "$bin" restore "$(url "$1" "$2")" "$out"
+	timed "${1}rest" "${3:-$bin}" restore "$(url "$1" "$2")" "$out"
 	synced "${1}rest_sync"
 	verify "spotrun restore ($1)"
 }
@@ -134,13 +137,13 @@ i=0
 while [ "$i" -lt "$reps" ]; do
 	i=$((i + 1))
 	if [ $((i % 2)) -eq 1 ]; then
-		base; ours o ""; ours m checksum=md5
+		base; ours o ""; [ -z "$old" ] || ours p "" "$old"; ours m checksum=md5
 	else
-		ours m checksum=md5; ours o ""; base
+		ours m checksum=md5; [ -z "$old" ] || ours p "" "$old"; ours o ""; base
 	fi
 done
 
-awk -v raw="$raw" -v mib="$mib" -v reps="$reps" -v cpus="$(nproc)" \
+awk -v raw="$raw" -v mib="$mib" -v reps="$reps" -v cpus="$(nproc)" -v old="$old" \
     -v strict="${BENCH_AZ_STRICT:-0}" "$bench_stats_awk"'
 function mbs(s) { return raw / s / 1e6 }
 function row(what, k, stored) {
@@ -159,15 +162,17 @@ END {
 	print "save:"
 	row("tar | zstd -1 -T0 | azblob.py put", "bsave", median("bstored"))
 	row("spotrun (defaults: CRC-64 on each block)", "osave", median("ostored"))
+	if (old != "") row("the BENCH_AZ_OLD build (defaults)", "psave", median("pstored"))
 	row("spotrun, checksum=md5", "msave", median("mstored"))
 	print "restore:"
 	row("azblob.py get | zstd -d | tar -x", "brest", "")
 	row("spotrun", "orest", "")
+	if (old != "") row("the BENCH_AZ_OLD build", "prest", "")
 	row("spotrun, checksum=md5", "mrest", "")
 	print "ours / baseline:"
-	split("o m", ks, " ")
-	split("defaults|checksum=md5", ws, "|")
-	for (j = 1; j <= 2; j++) {
+	split(old != "" ? "o m p" : "o m", ks, " ")
+	split("defaults|checksum=md5|BENCH_AZ_OLD", ws, "|")
+	for (j = 1; j in ks; j++) {
 		k = ks[j]
 		cpur = median(k "save_cpu") / median("bsave_cpu")
 		printf "  %s: client CPU/GiB save %.2f s against %.2f s: %.2fx of it (target" \

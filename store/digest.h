@@ -7,10 +7,10 @@
  * as the base64 of its 8 bytes in little-endian order; and S3's signed
  * payload, the SHA-256 of the body in x-amz-content-sha256, which SigV4
  * signs and S3 and RGW compare with the body they got (400
- * XAmzContentSHA256Mismatch). CRC-64 here is table-driven, slicing 8 bytes
- * a step: several times cheaper per byte than MD5, which a save pays on
- * every part; SHA-256 runs at 2.1 GB/s on a core with SHA-NI against 0.9
- * for MD5 (doc/benchmarks.md).
+ * XAmzContentSHA256Mismatch). CRC-64 (crc64.h) folds by carry-less
+ * multiplication where the CPU can: many times cheaper per byte than MD5,
+ * which a save pays on every part; SHA-256 runs at 2.1 GB/s on a core
+ * with SHA-NI against 0.9 for MD5 (doc/benchmarks.md).
  */
 #ifndef SR_DIGEST_H
 #define SR_DIGEST_H
@@ -27,8 +27,6 @@ enum sr_sum { SR_SUM_NONE = 0, SR_SUM_MD5, SR_SUM_CRC64, SR_SUM_SHA256 };
  * hex (33 bytes); either may be NULL. 0, or -1 with err ("compute MD5:
  * out of memory": OpenSSL allocates). */
 int sr_digest_md5(const void *buf, size_t len, char *b64, char *hex, char *err);
-/* CRC-64/NVME of len bytes, continuing crc (0 to start). */
-uint64_t sr_digest_crc64(uint64_t crc, const void *buf, size_t len);
 /* The header line carrying sum over len bytes, into out
  * (SR_SUM_HEADER_MAX bytes): "Content-MD5: B64", "x-ms-content-crc64:
  * B64", "x-amz-content-sha256: HEX" (64 lowercase hex digits; the S3

@@ -14,11 +14,12 @@ tests_t_url_same_SOURCES = tests/t-url-same.c tests/tap.h
 # What the network stores' families share: the request engine (xfer.c) and
 # its connections (conns.c: each reply acknowledged at once),
 # parallel part uploads (parts.c), the operations they do alike (netops.c),
-# the XML walker (xmlwalk.c), the upload checksums (digest.c) and the
-# credentials cache (credcache.c).
+# the XML walker (xmlwalk.c), the upload checksums (digest.c; CRC-64 in
+# crc64.c) and the credentials cache (credcache.c).
 libstore_a_SOURCES += store/xfer.c store/xfer.h store/parts.c store/parts.h \
-	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/credcache.c \
-	store/credcache.h store/netops.c store/netops.h store/netopts.c store/conns.c store/conns.h
+	store/xmlwalk.c store/xmlwalk.h store/digest.c store/digest.h store/crc64.c \
+	store/crc64.h store/credcache.c store/credcache.h store/netops.c store/netops.h \
+	store/netopts.c store/conns.c store/conns.h
 check_PROGRAMS += tests/t-digest
 tests_t_digest_SOURCES = tests/t-digest.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h
 # The request engine under out-of-memory, against tests/mdemu.
