@@ -29,7 +29,9 @@
 # Each run also writes the same bytes directly at 512- and at 4096-byte
 # offsets (bench-ckpt align): on a disk with 4 KiB physical blocks the
 # first is several times slower, which is what the store's saves did
-# before they aligned to the disk's block.
+# before they aligned to the disk's block. The second, pro rata to the
+# bytes we store, is the disk's floor: the time no save of those bytes
+# can beat, and the ratio to the baseline that this disk allows at most.
 # The exit status is non-zero when the benchmark itself failed (a restored
 # file differs, a step errs), and for an unmet target only with
 # BENCH_CKPT_STRICT=1: the ratios move with the disk and the page cache of
@@ -271,6 +273,12 @@ END {
 	    median("osave_cpu") / (raw / 1073741824), median("bsave_cpu") / (raw / 1073741824)
 	printf "  direct writes    %.1fx faster at 4096-byte than at 512-byte offsets\n",
 	    median("align512") / median("align4096")
+	# What the disk alone needs to make our stored bytes durable, in the
+	# largest direct writes: no save that stores them can take less.
+	fl = median("align4096") * median("ostored") / raw
+	printf "  the disk'"'"'s floor %.2f s to write and sync the %.0f MiB we store (4096-byte" \
+	    " offsets, pro rata): no save of them beats %.2fx here\n", fl,
+	    median("ostored") / 1048576, median("bsave") / fl
 	printf "  peak RSS         %.0f MiB  (target <= 256 MiB: %s)\n", rss / 1024,
 	    verdict(rss <= 256 * 1024)
 	if (!cnt["ichanged"])
