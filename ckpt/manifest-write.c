@@ -25,77 +25,15 @@
 #include "codec.h"
 #include "manifest.h"
 #include "pathsafe.h"
+#include "strbuf.h"
 #include "util.h"
 
-/* The text so far; oom once it could not grow (then nothing more is
+/* The text so far (b.failed once it could not grow: then nothing more is
  * added), utf8 once a string was missing or not UTF-8. */
 struct mw {
-	char *p;
-	size_t len, cap;
-	int oom, utf8;
-	char err[SR_ERRMAX];
+	struct sr_strbuf b;
+	int utf8;
 };
-
-/* Room for n more bytes and a NUL: 0, or -1 (w->oom). */
-static int
-room(struct mw *w, size_t n)
-{
-	size_t cap;
-	char *p;
-
-	if (w->oom)
-		return -1;
-	if (n + 1 <= w->cap - w->len)
-		return 0;
-	for (cap = w->cap ? w->cap : 64 << 10; n + 1 > cap - w->len; cap *= 2) {
-		if (cap > SIZE_MAX / 4) {
-			w->oom = 1;
-			return -1;
-		}
-	}
-	if ((p = sr_try_reallocarray(w->p, cap, 1, w->err)) == NULL) {
-		w->oom = 1;
-		return -1;
-	}
-	w->p = p;
-	w->cap = cap;
-	return 0;
-}
-
-static void
-put(struct mw *w, const char *s, size_t n)
-{
-	if (room(w, n) == 0) {
-		memcpy(w->p + w->len, s, n);
-		w->len += n;
-		w->p[w->len] = '\0';
-	}
-}
-
-static void
-puts_(struct mw *w, const char *s)
-{
-	put(w, s, strlen(s));
-}
-
-static void putf(struct mw *w, const char *fmt, ...) SR_PRINTF(2, 3);
-
-/* Formatted, for numbers: at most 64 bytes. */
-static void
-putf(struct mw *w, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (room(w, 64) == -1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(w->p + w->len, 64, fmt, ap);
-	va_end(ap);
-	if (n > 0 && n < 64)
-		w->len += (size_t)n;
-	w->p[w->len] = '\0';
-}
 
 /* The code point of the UTF-8 sequence at *s (valid: sr_utf8_ok), and
  * *s past it. */
@@ -129,32 +67,32 @@ str(struct mw *w, const char *s)
 		w->utf8 = 1;
 		return;
 	}
-	puts_(w, "\"");
-	while (*p != '\0' && !w->oom) {
+	sr_strbuf_str(&w->b, "\"");
+	while (*p != '\0' && !w->b.failed) {
 		const unsigned char *run = p;
 		uint32_t cp;
 
 		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
 			p++;
-		put(w, (const char *)run, (size_t)(p - run));
+		sr_strbuf_add(&w->b, (const char *)run, (size_t)(p - run));
 		if (*p == '\0')
 			break;
 		cp = next_cp(&p);
 		switch (cp) {
 		case '"':
-			puts_(w, "\\\"");
+			sr_strbuf_str(&w->b, "\\\"");
 			continue;
 		case '\\':
-			puts_(w, "\\\\");
+			sr_strbuf_str(&w->b, "\\\\");
 			continue;
 		case '\n':
-			puts_(w, "\\n");
+			sr_strbuf_str(&w->b, "\\n");
 			continue;
 		case '\t':
-			puts_(w, "\\t");
+			sr_strbuf_str(&w->b, "\\t");
 			continue;
 		case '\r':
-			puts_(w, "\\r");
+			sr_strbuf_str(&w->b, "\\r");
 			continue;
 		}
 		if (cp > 0xffff) {
@@ -163,9 +101,9 @@ str(struct mw *w, const char *s)
 			    0xdc00 + (cp & 0x3ff));
 		} else
 			snprintf(esc, sizeof esc, "\\u%04x", cp);
-		puts_(w, esc);
+		sr_strbuf_str(&w->b, esc);
 	}
-	puts_(w, "\"");
+	sr_strbuf_str(&w->b, "\"");
 }
 
 /* "k": (after a comma unless first) */
@@ -173,24 +111,24 @@ static void
 key(struct mw *w, const char *k, int first)
 {
 	if (!first)
-		puts_(w, ", ");
-	puts_(w, "\"");
-	puts_(w, k);
-	puts_(w, "\": ");
+		sr_strbuf_str(&w->b, ", ");
+	sr_strbuf_str(&w->b, "\"");
+	sr_strbuf_str(&w->b, k);
+	sr_strbuf_str(&w->b, "\": ");
 }
 
 static void
 kuint(struct mw *w, const char *k, uint64_t v, int first)
 {
 	key(w, k, first);
-	putf(w, "%" PRIu64, v);
+	sr_strbuf_printf(&w->b, "%" PRIu64, v);
 }
 
 static void
 kint(struct mw *w, const char *k, int64_t v)
 {
 	key(w, k, 0);
-	putf(w, "%" PRId64, v);
+	sr_strbuf_printf(&w->b, "%" PRId64, v);
 }
 
 /* A real as JSON: %.17g reads back to the same double; one without a
@@ -206,7 +144,7 @@ real(struct mw *w, double v)
 	snprintf(buf, sizeof buf, "%.17g", v);
 	if (strpbrk(buf, ".e") == NULL)
 		strlcat(buf, ".0", sizeof buf);
-	puts_(w, buf);
+	sr_strbuf_str(&w->b, buf);
 }
 
 static void
@@ -223,7 +161,7 @@ chunk(struct mw *w, const struct sr_manifest *m, const struct sr_mchunk *c)
 	const char *xf = sr_transform_name(c->xf);
 
 	sr_id_hex(m->chunk_id, c->id, hex);
-	puts_(w, "{");
+	sr_strbuf_str(&w->b, "{");
 	kstr(w, "id", hex, 1);
 	/* an XXH3-128 id is the check itself */
 	if (c->has_check && m->chunk_id == SR_ID_SHA256) {
@@ -243,7 +181,7 @@ chunk(struct mw *w, const struct sr_manifest *m, const struct sr_mchunk *c)
 		sr_hex_of(c->csum, sizeof c->csum, hex);
 		kstr(w, "csum", hex, 0);
 	}
-	puts_(w, "}");
+	sr_strbuf_str(&w->b, "}");
 }
 
 static void
@@ -252,13 +190,13 @@ chunks(struct mw *w, const struct sr_manifest *m, const struct sr_mentry *e)
 	size_t i;
 
 	key(w, "chunks", 0);
-	puts_(w, "[");
-	for (i = 0; i < e->nchunks && !w->oom; i++) {
+	sr_strbuf_str(&w->b, "[");
+	for (i = 0; i < e->nchunks && !w->b.failed; i++) {
 		if (i > 0)
-			puts_(w, ", ");
+			sr_strbuf_str(&w->b, ", ");
 		chunk(w, m, &e->chunks[i]);
 	}
-	puts_(w, "]");
+	sr_strbuf_str(&w->b, "]");
 }
 
 static void
@@ -267,10 +205,10 @@ dims(struct mw *w, const char *k, const uint64_t *v, int n, int first)
 	int d;
 
 	key(w, k, first);
-	puts_(w, "[");
+	sr_strbuf_str(&w->b, "[");
 	for (d = 0; d < n; d++)
-		putf(w, d > 0 ? ", %" PRIu64 : "%" PRIu64, v[d]);
-	puts_(w, "]");
+		sr_strbuf_printf(&w->b, d > 0 ? ", %" PRIu64 : "%" PRIu64, v[d]);
+	sr_strbuf_str(&w->b, "]");
 }
 
 static void
@@ -278,37 +216,37 @@ tensor(struct mw *w, const struct sr_manifest *m, const struct sr_mtensor *t)
 {
 	size_t i;
 
-	puts_(w, "{");
+	sr_strbuf_str(&w->b, "{");
 	kstr(w, "name", t->name, 1);
 	kstr(w, "dtype", sr_dtype_name(t->dtype), 0);
 	dims(w, "shape", t->shape, t->ndim, 0);
 	key(w, "pieces", 0);
-	puts_(w, "[");
-	for (i = 0; i < t->npieces && !w->oom; i++) {
+	sr_strbuf_str(&w->b, "[");
+	for (i = 0; i < t->npieces && !w->b.failed; i++) {
 		const struct sr_mpiece *p = &t->pieces[i];
 
-		puts_(w, i > 0 ? ", {" : "{");
+		sr_strbuf_str(&w->b, i > 0 ? ", {" : "{");
 		dims(w, "offsets", p->offsets, t->ndim, 1);
 		dims(w, "sizes", p->sizes, t->ndim, 0);
 		kuint(w, "size", p->data.size, 0);
 		if (p->share) {
 			key(w, "share", 0);
-			puts_(w, "{");
+			sr_strbuf_str(&w->b, "{");
 			kuint(w, "first", p->share_first, 1);
 			kuint(w, "of", p->share_of, 0);
 			kuint(w, "offset", p->share_off, 0);
-			puts_(w, "}");
+			sr_strbuf_str(&w->b, "}");
 		}
 		chunks(w, m, &p->data);
-		puts_(w, "}");
+		sr_strbuf_str(&w->b, "}");
 	}
-	puts_(w, "]}");
+	sr_strbuf_str(&w->b, "]}");
 }
 
 static void
 entry(struct mw *w, const struct sr_manifest *m, const struct sr_mentry *e)
 {
-	puts_(w, "{");
+	sr_strbuf_str(&w->b, "{");
 	kstr(w, "path", e->path, 1);
 	kstr(w, "type", sr_mtype_name(e->type), 0);
 	kuint(w, "mode", e->mode, 0);
@@ -318,7 +256,7 @@ entry(struct mw *w, const struct sr_manifest *m, const struct sr_mentry *e)
 		chunks(w, m, e);
 	} else if (e->type == SR_MT_SYMLINK)
 		kstr(w, "target", e->target, 0);
-	puts_(w, "}");
+	sr_strbuf_str(&w->b, "}");
 }
 
 char *
@@ -330,36 +268,36 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 
 	memset(&w, 0, sizeof w);
 	/* the top's keys one a line: "{\n \"version\": 4,\n \"job\": ..." */
-	puts_(&w, "{\n ");
+	sr_strbuf_str(&w.b, "{\n ");
 	kuint(&w, "version", (uint64_t)m->version, 1);
 	if (m->version >= SR_MANIFEST_VERSION) {
-		puts_(&w, ",\n ");
+		sr_strbuf_str(&w.b, ",\n ");
 		kstr(&w, "chunk_id", "xxh3-128", 1);
 	}
-	puts_(&w, ",\n ");
+	sr_strbuf_str(&w.b, ",\n ");
 	kstr(&w, "job", m->job, 1);
-	puts_(&w, ",\n ");
+	sr_strbuf_str(&w.b, ",\n ");
 	kuint(&w, "seq", s->seq, 1);
 	/* The chain (doc/format.md): a manifest read from an older version
 	 * and written again keeps saying nothing of it. */
 	if (m->link == SR_LINK_PARENT) {
-		puts_(&w, ",\n ");
+		sr_strbuf_str(&w.b, ",\n ");
 		kuint(&w, "parent", m->parent, 1);
 	} else if (m->link == SR_LINK_NONE)
-		puts_(&w, ",\n \"parent\": null");
+		sr_strbuf_str(&w.b, ",\n \"parent\": null");
 	if (m->link == SR_LINK_PARENT || m->link == SR_LINK_NONE) {
-		puts_(&w, ",\n ");
+		sr_strbuf_str(&w.b, ",\n ");
 		kuint(&w, "epoch", s->epoch, 1);
 	}
-	puts_(&w, ",\n \"step\": ");
-	putf(&w, "%" PRId64, (int64_t)s->step);
+	sr_strbuf_str(&w.b, ",\n \"step\": ");
+	sr_strbuf_printf(&w.b, "%" PRId64, (int64_t)s->step);
 	if (s->world_size > 0) {
-		puts_(&w, ",\n \"world_size\": ");
-		putf(&w, "%d", s->world_size);
+		sr_strbuf_str(&w.b, ",\n \"world_size\": ");
+		sr_strbuf_printf(&w.b, "%d", s->world_size);
 	}
-	puts_(&w, ",\n \"created\": ");
+	sr_strbuf_str(&w.b, ",\n \"created\": ");
 	real(&w, s->created);
-	puts_(&w, ",\n \"stats\": {");
+	sr_strbuf_str(&w.b, ",\n \"stats\": {");
 	kuint(&w, "files", s->files, 1);
 	kuint(&w, "chunks", s->chunks, 0);
 	kuint(&w, "raw_bytes", s->raw_bytes, 0);
@@ -369,33 +307,33 @@ sr_manifest_dump(const struct sr_manifest *m, size_t *len, char *err)
 	key(&w, "seconds", 0);
 	real(&w, s->seconds);
 	/* One entry per line keeps diffs and `grep` of manifests useful. */
-	puts_(&w, "},\n \"entries\": [");
-	for (i = 0; i < m->nentries && !w.oom && !w.utf8; i++) {
-		puts_(&w, i > 0 ? ",\n  " : "\n  ");
+	sr_strbuf_str(&w.b, "},\n \"entries\": [");
+	for (i = 0; i < m->nentries && !w.b.failed && !w.utf8; i++) {
+		sr_strbuf_str(&w.b, i > 0 ? ",\n  " : "\n  ");
 		entry(&w, m, &m->entries[i]);
 	}
-	puts_(&w, m->nentries > 0 ? "\n ]" : "]");
+	sr_strbuf_str(&w.b, m->nentries > 0 ? "\n ]" : "]");
 	if (m->ntensors > 0) {
-		puts_(&w, ",\n \"tensors\": [");
-		for (i = 0; i < m->ntensors && !w.oom && !w.utf8; i++) {
-			puts_(&w, i > 0 ? ",\n  " : "\n  ");
+		sr_strbuf_str(&w.b, ",\n \"tensors\": [");
+		for (i = 0; i < m->ntensors && !w.b.failed && !w.utf8; i++) {
+			sr_strbuf_str(&w.b, i > 0 ? ",\n  " : "\n  ");
 			tensor(&w, m, &m->tensors[i]);
 		}
-		puts_(&w, "\n ]");
+		sr_strbuf_str(&w.b, "\n ]");
 	}
-	puts_(&w, "\n}\n");
+	sr_strbuf_str(&w.b, "\n}\n");
 	if (w.utf8) {
-		free(w.p);
+		sr_strbuf_free(&w.b);
 		sr_err(err, "serialise the manifest: a path or name is missing or not UTF-8 (a "
 		    "bug: the save skips those)");
 		return NULL;
 	}
-	if (w.oom) {
-		free(w.p);
+	if (w.b.failed) {
+		sr_strbuf_free(&w.b);
 		sr_err_oom(err, "write the manifest's JSON");
 		return NULL;
 	}
 	if (len != NULL)
-		*len = w.len;
-	return w.p;
+		*len = w.b.len;
+	return sr_strbuf_take(&w.b);
 }

@@ -7,7 +7,7 @@ libcommon_a_SOURCES += common/util.c common/util.h common/fault.c common/fault.h
 	common/similar.c common/similar.h common/json.c common/json.h \
 	common/jobkeys.c common/jobkeys.h common/termsafe.c common/termsafe.h \
 	common/copytree.c common/copytree.h common/metricline.c common/metricline.h \
-	common/capture.c common/capture.h \
+	common/capture.c common/capture.h common/strbuf.c common/strbuf.h \
 	compat/compat.h compat/strlcpy.c
 EXTRA_DIST += tests/tap.h
 # Out-of-memory injection for the tests (tests/oom.c replaces malloc in the
@@ -25,3 +25,6 @@ tests_t_capture_SOURCES = tests/t-capture.c tests/tap.h
 # Outside text escaped for a terminal (common/termsafe.c).
 check_PROGRAMS += tests/t-termsafe
 tests_t_termsafe_SOURCES = tests/t-termsafe.c tests/tap.h
+# The growing string (common/strbuf.c), exact and under out-of-memory.
+check_PROGRAMS += tests/t-strbuf
+tests_t_strbuf_SOURCES = tests/t-strbuf.c tests/tap.h tests/oom.c tests/oom.h tests/oom-trial.h

@@ -18,6 +18,7 @@
 
 #include "iniparse.h"
 #include "jobspec.h"
+#include "strbuf.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -94,24 +95,6 @@ sr_sweep_trial_name(const struct sr_jobspec *js, size_t t, char *name, char *err
 	return 0;
 }
 
-/* A growing string. */
-struct buf {
-	char *s;
-	size_t n, cap;
-};
-
-static void
-buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = sr_realloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
 /* The parameter named by the n bytes at name, or -1. */
 static long
 param_of(const struct sr_jobspec *js, const char *name, size_t n)
@@ -142,7 +125,7 @@ param_list(const struct sr_jobspec *js, char *list, size_t size)
 int
 sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out, char *err)
 {
-	struct buf b = { NULL, 0, 0 };
+	struct sr_strbuf b = SR_STRBUF_INIT(NULL);
 	char list[256];
 	const char *p = s, *name, *v;
 	size_t n;
@@ -151,7 +134,7 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 	while (*p != '\0') {
 		if (p[0] == '$' && p[1] == '$' && p[2] == '{') {
 			if (t != SR_SWEEP_CHECK)
-				buf_add(&b, "${", 2);
+				sr_strbuf_add(&b, "${", 2);
 			p += 3;
 		} else if (p[0] == '$' && p[1] == '{') {
 			name = p + 2;
@@ -159,7 +142,7 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 				;
 			if (n == 0 || isdigit((unsigned char)name[0]) || name[n] != '}' ||
 			    n > SR_SWEEP_NAME_MAX) {
-				free(b.s);
+				sr_strbuf_free(&b);
 				/* Shown: "${", the name, and what follows it when it is a
 				 * printable ASCII character (never half of a UTF-8 one). */
 				param_list(js, list, sizeof list);
@@ -170,7 +153,7 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 				    name + n, (size_t)(p - s) + 1, list);
 			}
 			if ((k = param_of(js, name, n)) < 0) {
-				free(b.s);
+				sr_strbuf_free(&b);
 				param_list(js, list, sizeof list);
 				return sr_err(err, "${%.*s} is not a parameter of [sweep] (%s); write "
 				    "$${%.*s} for a literal ${%.*s}", (int)n, name, list, (int)n, name,
@@ -178,26 +161,27 @@ sr_sweep_subst(const struct sr_jobspec *js, size_t t, const char *s, char **out,
 			}
 			if (t != SR_SWEEP_CHECK) {
 				v = sr_sweep_value(js, t, (size_t)k);
-				buf_add(&b, v, strlen(v));
+				sr_strbuf_str(&b, v);
 			}
 			p = name + n + 1;
 		} else {
 			n = strcspn(p + 1, "$") + 1;
 			if (t != SR_SWEEP_CHECK)
-				buf_add(&b, p, n);
+				sr_strbuf_add(&b, p, n);
 			p += n;
 		}
-		if (b.n > SR_JOBSPEC_LINE_MAX) {
-			free(b.s);
+		if (b.len > SR_JOBSPEC_LINE_MAX) {
+			sr_strbuf_free(&b);
 			return sr_err(err, "longer than %d bytes once the values are substituted",
 			    SR_JOBSPEC_LINE_MAX);
 		}
 	}
 	if (t == SR_SWEEP_CHECK) {
-		free(b.s);	/* empty: nothing is written when only checking */
+		sr_strbuf_free(&b);	/* empty: nothing is written when only checking */
 		return 0;
 	}
-	*out = b.s != NULL ? b.s : sr_strdup("");
+	if ((*out = sr_strbuf_take(&b)) == NULL)
+		return sr_err_oom(err, "substitute the sweep's values");
 	return 0;
 }
 

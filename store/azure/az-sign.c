@@ -17,6 +17,7 @@
 #include <openssl/hmac.h>
 
 #include "az-sign.h"
+#include "strbuf.h"
 #include "util.h"
 
 /* The standard headers of the string to sign, in its order. */
@@ -25,43 +26,6 @@ static const char *const standard[] = {
 	"Content-Type", "Date", "If-Modified-Since", "If-Match", "If-None-Match",
 	"If-Unmodified-Since", "Range",
 };
-
-/* A growing string; failed is set by the first allocation that fails
- * (with err), after which adding does nothing, so that the builder checks
- * once at its end. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int failed;
-	char *err;
-};
-
-static void
-sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *p = sr_try_reallocarray(b->p, cap, 1, b->err);
-
-		if (p == NULL) {
-			b->failed = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
 
 /* A header line split: its name's length, and its value trimmed. */
 static int
@@ -185,24 +149,24 @@ pairs_grow(struct pair **p, size_t n, char *err)
 char *
 sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 {
-	struct sbuf b = { .err = err };
+	struct sr_strbuf b = SR_STRBUF_INIT(err);
 	struct pair *ph = NULL, *pq = NULL;
 	size_t nh = 0, nq = 0, i, vlen, nl;
 	const char *v;
 	char num[32];
 
-	sb_str(&b, r->method);
-	sb_str(&b, "\n");
+	sr_strbuf_str(&b, r->method);
+	sr_strbuf_str(&b, "\n");
 	for (i = 0; i < SR_ARRAY_LEN(standard); i++) {
 		if (strcmp(standard[i], "Content-Length") == 0) {
 			/* 0 is signed as empty (versions 2015-02-21 and later) */
 			if (r->content_length > 0) {
 				snprintf(num, sizeof num, "%lld", r->content_length);
-				sb_str(&b, num);
+				sr_strbuf_str(&b, num);
 			}
 		} else if ((v = find(r, standard[i], &vlen)) != NULL)
-			sb_add(&b, v, vlen);
-		sb_str(&b, "\n");
+			sr_strbuf_add(&b, v, vlen);
+		sr_strbuf_str(&b, "\n");
 	}
 	if (b.failed)
 		goto fail;
@@ -221,15 +185,15 @@ sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 	if (nh > 0)
 		qsort(ph, nh, sizeof *ph, pair_cmp);
 	for (i = 0; i < nh; i++) {
-		sb_str(&b, ph[i].name);
-		sb_str(&b, ":");
-		sb_str(&b, ph[i].value);
-		sb_str(&b, "\n");
+		sr_strbuf_str(&b, ph[i].name);
+		sr_strbuf_str(&b, ":");
+		sr_strbuf_str(&b, ph[i].value);
+		sr_strbuf_str(&b, "\n");
 	}
 
-	sb_str(&b, "/");
-	sb_str(&b, r->account);
-	sb_str(&b, r->path);
+	sr_strbuf_str(&b, "/");
+	sr_strbuf_str(&b, r->account);
+	sr_strbuf_str(&b, r->path);
 	if (b.failed)
 		goto fail;
 	for (v = r->query; v != NULL && *v != '\0';) {
@@ -258,23 +222,23 @@ sr_az_string_to_sign(const struct sr_az_request *r, char *err)
 	for (i = 0; i < nq; i++) {
 		/* a repeated name: its values, sorted, joined by ',' */
 		if (i > 0 && strcmp(pq[i].name, pq[i - 1].name) == 0) {
-			sb_str(&b, ",");
+			sr_strbuf_str(&b, ",");
 		} else {
-			sb_str(&b, "\n");
-			sb_str(&b, pq[i].name);
-			sb_str(&b, ":");
+			sr_strbuf_str(&b, "\n");
+			sr_strbuf_str(&b, pq[i].name);
+			sr_strbuf_str(&b, ":");
 		}
-		sb_str(&b, pq[i].value);
+		sr_strbuf_str(&b, pq[i].value);
 	}
 	if (b.failed)
 		goto fail;
 	pairs_free(ph, nh);
 	pairs_free(pq, nq);
-	return b.p;
+	return sr_strbuf_take(&b);
 fail:
 	pairs_free(ph, nh);
 	pairs_free(pq, nq);
-	free(b.p);
+	sr_strbuf_free(&b);
 	sr_err_prefix(err, "sign request");
 	return NULL;
 }

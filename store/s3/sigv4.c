@@ -19,6 +19,7 @@
 
 #include "digest.h"
 #include "sigv4.h"
+#include "strbuf.h"
 #include "util.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
@@ -30,74 +31,16 @@
 #define UNSIGNED_PAYLOAD "UNSIGNED-PAYLOAD"
 #define SECRET_MAX 4096		/* far above any real secret; keeps lengths in int */
 
-/* A growing NUL-terminated byte string. An allocation that fails marks
- * it failed and every later add is dropped, so that a builder checks once,
- * at the end (buf_take), instead of after every piece. */
-struct buf {
-	char *p;
-	size_t len;
-	size_t cap;
-	int failed;
-};
-
-static void
-buf_add(struct buf *b, const void *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap > 0 ? b->cap : 128;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((p = sr_try_reallocarray(b->p, cap, 1, NULL)) == NULL) {
-			b->failed = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	if (n > 0)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-static void
-buf_ch(struct buf *b, char c)
-{
-	buf_add(b, &c, 1);
-}
-
-static void
-buf_free(struct buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof *b);
-}
-
-/* The buffer's string, allocated even when empty; the buffer is reset.
- * NULL with err "sign request: out of memory" when an add failed. */
+/* The buffer's string (strbuf.h), allocated even when empty; the buffer
+ * is reset. NULL with err "sign request: out of memory" when an add
+ * failed. */
 static char *
-buf_take(struct buf *b, char *err)
+buf_take(struct sr_strbuf *b, char *err)
 {
-	char *p;
+	char *p = sr_strbuf_take(b);
 
-	buf_add(b, "", 0);
-	if (b->failed) {
-		buf_free(b);
+	if (p == NULL)
 		sr_err_oom(err, "sign request");
-		return NULL;
-	}
-	p = b->p;
-	memset(b, 0, sizeof *b);
 	return p;
 }
 
@@ -144,7 +87,7 @@ is_scope_part(const char *s)
 }
 
 static void
-encode_into(struct buf *out, const char *s, size_t len, int keep_slash)
+encode_into(struct sr_strbuf *out, const char *s, size_t len, int keep_slash)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t i;
@@ -154,20 +97,20 @@ encode_into(struct buf *out, const char *s, size_t len, int keep_slash)
 		char esc[3];
 
 		if (is_unreserved(c) || (c == '/' && keep_slash)) {
-			buf_ch(out, (char)c);
+			sr_strbuf_ch(out, (char)c);
 			continue;
 		}
 		esc[0] = '%';
 		esc[1] = hex[c >> 4];
 		esc[2] = hex[c & 15];
-		buf_add(out, esc, 3);
+		sr_strbuf_add(out, esc, 3);
 	}
 }
 
 char *
 sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash, char *err)
 {
-	struct buf b = { 0 };
+	struct sr_strbuf b = { 0 };
 
 	encode_into(&b, s, len, keep_slash);
 	return buf_take(&b, err);
@@ -177,7 +120,7 @@ sr_sigv4_uri_encode(const char *s, size_t len, int keep_slash, char *err)
  * counts). -1 for a '%' not followed by two hex digits: that byte would be
  * read differently by each server, so the caller must write it as %25. */
 static int
-decode_into(struct buf *out, const char *s, size_t n)
+decode_into(struct sr_strbuf *out, const char *s, size_t n)
 {
 	size_t i;
 
@@ -185,7 +128,7 @@ decode_into(struct buf *out, const char *s, size_t n)
 		int hi, lo;
 
 		if (s[i] != '%') {
-			buf_ch(out, s[i]);
+			sr_strbuf_ch(out, s[i]);
 			continue;
 		}
 		if (i + 2 >= n)
@@ -194,7 +137,7 @@ decode_into(struct buf *out, const char *s, size_t n)
 		lo = sr_hexval((unsigned char)s[i + 2]);
 		if (hi < 0 || lo < 0)
 			return -1;
-		buf_ch(out, (char)(hi << 4 | lo));
+		sr_strbuf_ch(out, (char)(hi << 4 | lo));
 		i += 2;
 	}
 	return 0;
@@ -290,7 +233,7 @@ check_scope(const struct sr_sigv4_request *rq, char *err)
  * percent-encoded once with '/' kept.
  */
 static int
-canonical_uri(struct buf *out, const char *path, int normalize, char *err)
+canonical_uri(struct sr_strbuf *out, const char *path, int normalize, char *err)
 {
 	const char **seg;
 	size_t *seglen;
@@ -334,14 +277,14 @@ canonical_uri(struct buf *out, const char *path, int normalize, char *err)
 		}
 		p += len;
 	}
-	buf_ch(out, '/');
+	sr_strbuf_ch(out, '/');
 	for (i = 0; i < n; i++) {
 		if (i > 0)
-			buf_ch(out, '/');
+			sr_strbuf_ch(out, '/');
 		encode_into(out, seg[i], seglen[i], 1);
 	}
 	if (trailing && n > 0)
-		buf_ch(out, '/');
+		sr_strbuf_ch(out, '/');
 	free(seg);
 	free(seglen);
 	return 0;
@@ -366,12 +309,12 @@ qpair_cmp(const void *a, const void *b)
 static int
 reencode(const char *s, size_t n, char **out, char *err)
 {
-	struct buf raw = { 0 }, enc = { 0 };
+	struct sr_strbuf raw = { 0 }, enc = { 0 };
 	int rc;
 
 	*out = NULL;
 	if (decode_into(&raw, s, n) == -1) {
-		buf_free(&raw);
+		sr_strbuf_free(&raw);
 		return 1;
 	}
 	if (raw.failed)
@@ -380,7 +323,7 @@ reencode(const char *s, size_t n, char **out, char *err)
 		encode_into(&enc, raw.p != NULL ? raw.p : "", raw.len, 0);
 		rc = (*out = buf_take(&enc, err)) != NULL ? 0 : -1;
 	}
-	buf_free(&raw);
+	sr_strbuf_free(&raw);
 	return rc;
 }
 
@@ -388,7 +331,7 @@ reencode(const char *s, size_t n, char **out, char *err)
  * sorted by name then value (byte order of the encoded forms), "name="
  * for a name without '='. Empty parts ("a&&b") are not parameters. */
 static int
-canonical_query(struct buf *out, const char *query, char *err)
+canonical_query(struct sr_strbuf *out, const char *query, char *err)
 {
 	struct qpair *pairs = NULL;
 	size_t n = 0, cap = 0, i;
@@ -438,10 +381,10 @@ canonical_query(struct buf *out, const char *query, char *err)
 	for (i = 0; i < n; i++) {
 		if (rc == 0) {
 			if (i > 0)
-				buf_ch(out, '&');
-			buf_str(out, pairs[i].name);
-			buf_ch(out, '=');
-			buf_str(out, pairs[i].value);
+				sr_strbuf_ch(out, '&');
+			sr_strbuf_str(out, pairs[i].name);
+			sr_strbuf_ch(out, '=');
+			sr_strbuf_str(out, pairs[i].value);
 		}
 		free(pairs[i].name);
 		free(pairs[i].value);
@@ -471,11 +414,11 @@ chdr_cmp(const void *a, const void *b)
  * line break would split the header on the wire (obs-fold is the caller's
  * to unfold into spaces), and servers differ on the others. */
 static int
-canonical_value(struct buf *out, const char *v)
+canonical_value(struct sr_strbuf *out, const char *v)
 {
 	int blank = 0;
 
-	buf_add(out, "", 0);
+	sr_strbuf_add(out, "", 0);
 	for (; *v != '\0'; v++) {
 		unsigned char c = (unsigned char)*v;
 
@@ -486,9 +429,9 @@ canonical_value(struct buf *out, const char *v)
 		if (c < 0x20 || c == 0x7f)
 			return -1;
 		if (blank)
-			buf_ch(out, ' ');
+			sr_strbuf_ch(out, ' ');
 		blank = 0;
-		buf_ch(out, (char)c);
+		sr_strbuf_ch(out, (char)c);
 	}
 	return 0;
 }
@@ -497,7 +440,7 @@ canonical_value(struct buf *out, const char *v)
  * signed headers list into signed_out, after checking the headers that
  * must be there or must agree with the request's fields. */
 static int
-canonical_headers(struct buf *out, struct buf *signed_out,
+canonical_headers(struct sr_strbuf *out, struct sr_strbuf *signed_out,
     const struct sr_sigv4_request *rq, char *err)
 {
 	struct chdr *h;
@@ -510,7 +453,7 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 		return sr_err_prefix(err, "sign request");
 	for (i = 0; i < rq->nheaders && rc == 0; i++) {
 		const struct sr_sigv4_header *in = &rq->headers[i];
-		struct buf v = { 0 };
+		struct sr_strbuf v = { 0 };
 
 		if (!is_token(in->name)) {
 			rc = sr_err(err, "sign request: header %zu: the name is empty or not an HTTP token", i + 1);
@@ -541,16 +484,16 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 	if (rc == 0 && rq->nheaders > 0)
 		qsort(h, rq->nheaders, sizeof *h, chdr_cmp);
 	for (i = 0; rc == 0 && i < rq->nheaders; i = j) {
-		struct buf v = { 0 };
+		struct sr_strbuf v = { 0 };
 
 		/* h[i..j) share one name: one line, values joined with ','. */
-		buf_str(&v, h[i].value);
+		sr_strbuf_str(&v, h[i].value);
 		for (j = i + 1; j < rq->nheaders && strcmp(h[j].name, h[i].name) == 0; j++) {
-			buf_ch(&v, ',');
-			buf_str(&v, h[j].value);
+			sr_strbuf_ch(&v, ',');
+			sr_strbuf_str(&v, h[j].value);
 		}
 		if (v.failed) {
-			buf_free(&v);
+			sr_strbuf_free(&v);
 			rc = sr_err_oom(err, "sign request");
 			break;
 		}
@@ -564,13 +507,13 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 			if (strcmp(v.p, rq->amz_date) != 0)
 				rc = sr_err(err, "sign request: the x-amz-date header differs from amz_date");
 		}
-		buf_str(out, h[i].name);
-		buf_ch(out, ':');
-		buf_str(out, v.p);
-		buf_ch(out, '\n');
+		sr_strbuf_str(out, h[i].name);
+		sr_strbuf_ch(out, ':');
+		sr_strbuf_str(out, v.p);
+		sr_strbuf_ch(out, '\n');
 		if (i > 0)
-			buf_ch(signed_out, ';');
-		buf_str(signed_out, h[i].name);
+			sr_strbuf_ch(signed_out, ';');
+		sr_strbuf_str(signed_out, h[i].name);
 		free(v.p);
 	}
 	if (rc == 0 && !have_host)
@@ -591,7 +534,7 @@ canonical_headers(struct buf *out, struct buf *signed_out,
 static char *
 build_canonical(const struct sr_sigv4_request *rq, char **signed_headers, char *err)
 {
-	struct buf out = { 0 }, sh = { 0 };
+	struct sr_strbuf out = { 0 }, sh = { 0 };
 	char *p;
 
 	if (check_scope(rq, err) == -1)
@@ -608,35 +551,35 @@ build_canonical(const struct sr_sigv4_request *rq, char **signed_headers, char *
 		sr_err(err, "sign request: payload_hash must be 64 lowercase hex digits or UNSIGNED-PAYLOAD");
 		return NULL;
 	}
-	buf_str(&out, rq->method);
-	buf_ch(&out, '\n');
+	sr_strbuf_str(&out, rq->method);
+	sr_strbuf_ch(&out, '\n');
 	if (canonical_uri(&out, rq->path, rq->normalize_path, err) == -1)
 		goto fail;
-	buf_ch(&out, '\n');
+	sr_strbuf_ch(&out, '\n');
 	if (canonical_query(&out, rq->query, err) == -1)
 		goto fail;
-	buf_ch(&out, '\n');
+	sr_strbuf_ch(&out, '\n');
 	if (canonical_headers(&out, &sh, rq, err) == -1)
 		goto fail;
 	if (sh.failed) {
 		sr_err_oom(err, "sign request");
 		goto fail;
 	}
-	buf_ch(&out, '\n');
-	buf_str(&out, sh.p);
-	buf_ch(&out, '\n');
-	buf_str(&out, rq->payload_hash);
+	sr_strbuf_ch(&out, '\n');
+	sr_strbuf_str(&out, sh.p);
+	sr_strbuf_ch(&out, '\n');
+	sr_strbuf_str(&out, rq->payload_hash);
 	if (signed_headers != NULL && (*signed_headers = buf_take(&sh, err)) == NULL)
 		goto fail;
-	buf_free(&sh);
+	sr_strbuf_free(&sh);
 	if ((p = buf_take(&out, err)) == NULL && signed_headers != NULL) {
 		free(*signed_headers);
 		*signed_headers = NULL;
 	}
 	return p;
 fail:
-	buf_free(&out);
-	buf_free(&sh);
+	sr_strbuf_free(&out);
+	sr_strbuf_free(&sh);
 	return NULL;
 }
 
