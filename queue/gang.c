@@ -431,13 +431,22 @@ sr_gang_members(struct sr_gang *g, int max, int *held, double *notice, char *err
 		}
 		if (rc != SR_QUEUE_OK)
 			return SR_QUEUE_ERROR;
-		if (s.epoch != g->s.epoch || !sr_gang_live(&s, now)) {
+		if (s.epoch != g->s.epoch) {
+			gap = 1;
+			continue;
+		}
+		/* Woken, live or not: a member releases its slot as its run
+		 * ends, and then waits idle for the job put back, which the
+		 * leader's last look before the release must not have dropped
+		 * it from (it then found the job at its next poll, up to
+		 * 0.4 s later). A wake is a hint: one to a gone node is lost. */
+		peer_add(g, &s);
+		if (!sr_gang_live(&s, now)) {
 			gap = 1;
 			continue;
 		}
 		if (!gap)
 			(*held)++;
-		peer_add(g, &s);
 		if (s.state == SR_GANG_NOTICE && (*notice == 0 || s.deadline < *notice))
 			*notice = s.deadline > 0 ? s.deadline : now;
 	}

@@ -348,6 +348,14 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	is_int(sr_gang_set(j1->gang, SR_GANG_RELEASED, 0, 0, err), SR_QUEUE_OK, "node 1 lets go");
 	rc = sr_gang_watch(j0->gang, 2, &dl, err);
 	is_int(rc, SR_GANG_NOTICED, "the leader still has its notice");
+	{
+		struct sr_gang_peer pe[4];
+		int np0 = sr_gang_peers(j0->gang, pe, 4);
+
+		/* it waits for the job put back: the release must wake it */
+		ok(np0 == 1 && pe[0].wake == 29502,
+		    "node 0 still wakes node 1 after node 1 released its slot (%d peers)", np0);
+	}
 	sr_gang_free(j1->gang);
 	j1->gang = NULL;
 	sr_queue_job_free(j1);
