@@ -684,16 +684,79 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	return 0;	/* still open, and flocked, until publish holds the store's lock */
 }
 
+/* Whether key's etag is if_match (quoted as HTTP has it, or not):
+ * SR_STORE_OK, SR_STORE_PRECONDITION (another etag, or no object) or
+ * another SR_STORE_* code, with err. */
+static int
+match_check(struct fstore *fs, const char *verb, const char *key, const char *if_match,
+    char *err)
+{
+	char show[SR_KEY_SHOW_MAX], cur[ETAG_LEN + 1];
+	size_t mlen = strlen(if_match);
+	struct stat sb;
+	int fd, rc;
+
+	if (mlen >= 2 && if_match[0] == '"' && if_match[mlen - 1] == '"') {
+		if_match++;
+		mlen -= 2;
+	}
+	rc = open_object(fs, verb, key, &fd, &sb, err);
+	if (rc == SR_STORE_NOTFOUND) {
+		sr_err(err, "%s %s: no such object to replace (If-Match)", verb, SHOW(key, show));
+		return SR_STORE_PRECONDITION;
+	}
+	if (rc != SR_STORE_OK)
+		return rc;
+	rc = etag_of_fd(fd, &sb, cur, verb, key, err);
+	close(fd);
+	if (rc != 0)
+		return SR_STORE_ERROR;
+	if (strlen(cur) != mlen || strncmp(cur, if_match, mlen) != 0) {
+		sr_err(err, "%s %s: etag is %s, not %.*s (If-Match)", verb, SHOW(key, show), cur,
+		    (int)(mlen < 64 ? mlen : 64), if_match);
+		return SR_STORE_PRECONDITION;
+	}
+	return SR_STORE_OK;
+}
+
+/*
+ * A conditional put that would be refused now: SR_STORE_EXISTS or
+ * SR_STORE_PRECONDITION with err, before anything is written; else
+ * SR_STORE_OK (err then means nothing). Read without the store's lock:
+ * a refusal stands as of this read (the put is ordered there), and a put
+ * that goes ahead is checked again under the lock by publish. Why: the
+ * queue's claims and the fence are races of conditional puts that all but
+ * one lose, and each loser paid for a temp file and its fsync first.
+ */
+static int
+refused_now(struct fstore *fs, const char *verb, const char *key, enum sr_put_mode mode,
+    const char *if_match, char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+	struct stat sb;
+	int rc;
+
+	if (mode == SR_PUT_CREATE) {
+		if (fstatat(fs->rootfd, key, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+			return sr_err(err, "%s %s: object exists", verb, SHOW(key, show)),
+			    SR_STORE_EXISTS;
+		return SR_STORE_OK;
+	}
+	if (mode == SR_PUT_MATCH &&
+	    (rc = match_check(fs, verb, key, if_match, err)) == SR_STORE_PRECONDITION)
+		return rc;
+	return SR_STORE_OK;
+}
+
 /* Publish the finished temp file as key; the temp file is gone afterwards
  * whatever happened. */
 static int
 publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
     enum sr_put_mode mode, const char *if_match, char *err)
 {
-	char show[SR_KEY_SHOW_MAX], cur[ETAG_LEN + 1];
-	int lock, rc = SR_STORE_OK, fd;
+	char show[SR_KEY_SHOW_MAX];
+	int lock, rc = SR_STORE_OK;
 	struct stat sb;
-	size_t mlen;
 
 	if ((lock = lock_store(fs, LOCK_EX, err)) == -1) {
 		writer_discard(fs, w);
@@ -726,31 +789,8 @@ publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
 		}
 		break;
 	case SR_PUT_MATCH:
-		/* tolerate the quoted form HTTP uses */
-		mlen = strlen(if_match);
-		if (mlen >= 2 && if_match[0] == '"' && if_match[mlen - 1] == '"') {
-			if_match++;
-			mlen -= 2;
-		}
-		rc = open_object(fs, verb, key, &fd, &sb, err);
-		if (rc == SR_STORE_NOTFOUND) {
-			sr_err(err, "%s %s: no such object to replace (If-Match)", verb,
-			    SHOW(key, show));
-			rc = SR_STORE_PRECONDITION;
+		if ((rc = match_check(fs, verb, key, if_match, err)) != SR_STORE_OK)
 			break;
-		}
-		if (rc != SR_STORE_OK)
-			break;
-		rc = etag_of_fd(fd, &sb, cur, verb, key, err);
-		close(fd);
-		if (rc != 0)
-			break;
-		if (strlen(cur) != mlen || strncmp(cur, if_match, mlen) != 0) {
-			sr_err(err, "%s %s: etag is %s, not %.*s (If-Match)", verb,
-			    SHOW(key, show), cur, (int)(mlen < 64 ? mlen : 64), if_match);
-			rc = SR_STORE_PRECONDITION;
-			break;
-		}
 		/* FALLTHROUGH */
 	case SR_PUT_OVERWRITE:
 		if (renameat(fs->rootfd, w->tmp, fs->rootfd, key) == -1)
@@ -778,6 +818,8 @@ file_put(struct sr_store *st, const char *key, const void *buf, size_t len,
 
 	if (check_reserved("put", key, err) == -1)
 		return SR_STORE_ERROR;
+	if ((rc = refused_now(fs, "put", key, mode, if_match, err)) != SR_STORE_OK)
+		return rc;
 	if (writer_open(fs, "put", key, 0, &w, err) == -1)
 		return SR_STORE_ERROR;
 	if (writer_write(fs, &w, buf, len, "put", key, err) == -1 ||

@@ -243,6 +243,37 @@ test_conditional(struct sr_store *st)
 	    SR_STORE_ERROR, "unknown mode refused");
 	is_str(err, "put c/x: unknown put mode 7", "its message");
 	is_int(temp_files(), 0, "lost races leave no temp files");
+
+	/* A put that would be refused is refused before anything is written
+	 * (the queue's and the fence's losers paid a temp file and its fsync):
+	 * with the temp area a plain file, where no temp file can be made,
+	 * the losers still get their answers; only a put that goes ahead
+	 * fails. */
+	{
+		char *tmp = path_of(".tmp"), *aside = path_of(".tmp-aside");
+		FILE *f;
+
+		if (rename(tmp, aside) != 0 || (f = fopen(tmp, "w")) == NULL)
+			sr_fatal("set the temp area aside");
+		fclose(f);
+		rc = sr_store_put(st, "c/LATEST", "4", 1, SR_PUT_CREATE, NULL, NULL, err);
+		ok(rc == SR_STORE_EXISTS && strcmp(err, "put c/LATEST: object exists") == 0,
+		    "a create-only put of an existing key is refused before a temp file: %s", err);
+		rc = sr_store_put(st, "c/LATEST", "4", 1, SR_PUT_MATCH, e2, NULL, err);
+		is_int(rc, SR_STORE_PRECONDITION, "... so is a CAS with a stale etag");
+		snprintf(quoted, sizeof quoted, "put c/LATEST: etag is %s, not %s (If-Match)", e3, e2);
+		is_str(err, quoted, "... with the same message");
+		rc = sr_store_put(st, "c/none", "x", 1, SR_PUT_MATCH, e3, NULL, err);
+		is_int(rc, SR_STORE_PRECONDITION, "... and a CAS of a missing key");
+		rc = sr_store_put(st, "c/LATEST", "4", 1, SR_PUT_MATCH, e3, NULL, err);
+		is_int(rc, SR_STORE_ERROR, "a CAS that would win needs its temp file: it fails here");
+		if (unlink(tmp) != 0 || rename(aside, tmp) != 0)
+			sr_fatal("put the temp area back");
+		rc = sr_store_put(st, "c/LATEST", "4", 1, SR_PUT_MATCH, e3, e1, err);
+		is_int(rc, SR_STORE_OK, "... and wins with the temp area back");
+		free(tmp);
+		free(aside);
+	}
 }
 
 /* Files written by something else have no cached etag: the store hashes
