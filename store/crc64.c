@@ -1,9 +1,9 @@
 /*
  * crc64.c: CRC-64/NVME (crc64.h), by tables and by folding with carry-less
  * multiplication. Azure checks each block's CRC, so a save into az://
- * computes one over every byte it uploads: slicing by 8 runs at 2.2 GB/s
- * a core, a quarter of the save's client CPU (doc/benchmarks.md); folding
- * runs several times faster.
+ * computes one over every byte it uploads: slicing by 8 runs at 1.9-2.2
+ * GB/s a core, a fifth of the save's client CPU (doc/benchmarks.md);
+ * folding runs at 12.8 GB/s.
  *
  * How the folding works (the method of Gopal et al., "Fast CRC computation
  * for generic polynomials using PCLMULQDQ", Intel 2009): a reflected CRC

@@ -112,7 +112,11 @@ main(void)
 			bad += (sr_crc64(0, mid + off, len) != sr_crc64_table(0, mid + off, len)) +
 			    (sr_crc64(0x0123456789abcdefULL, mid + off, len) !=
 			    sr_crc64_table(0x0123456789abcdefULL, mid + off, len));
-	is_int(bad, 0, "folding equals the tables for every length to 1100 bytes at 16 alignments");
+	if (folds)
+		is_int(bad, 0, "folding equals the tables for every length to 1100 bytes at 16 "
+		    "alignments");
+	else	/* sr_crc64 is the tables here: the comparison would prove nothing */
+		tap_skip("this CPU does not fold (no PCLMULQDQ): folding against the tables");
 	ok(sr_crc64(0, mid, 1100) == crc_bitwise(mid, 1100), "1100 bytes: equal to bitwise");
 	free(mid);
 
@@ -121,7 +125,10 @@ main(void)
 		big[len] = (unsigned char)(len ^ (len >> 9));
 	c = sr_crc64(0, big, 1 << 20);
 	ok(c == crc_bitwise(big, 1 << 20), "1 MiB: equal to bitwise");
-	ok(sr_crc64_table(0, big, 1 << 20) == c, "1 MiB: the tables equal folding");
+	if (folds)
+		ok(sr_crc64_table(0, big, 1 << 20) == c, "1 MiB: the tables equal folding");
+	else
+		tap_skip("this CPU does not fold (no PCLMULQDQ): 1 MiB against the tables");
 	ok(sr_crc64(sr_crc64(sr_crc64(0, big, 3), big + 3, 1000), big + 1003,
 	    (1 << 20) - 1003) == c, "a CRC continued over three pieces equals one pass");
 	free(big);
