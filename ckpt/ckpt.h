@@ -95,12 +95,22 @@ struct sr_ckpt_opts {
 	 * merge: the keys of the other nodes' parts, which the save waits for
 	 * (until the deadline: SR_CKPT_LATE) and whose entries it adds to its
 	 * own before it commits (a path in two parts is taken from the first:
-	 * this save's own, then merge's order), deleting them once committed. */
+	 * this save's own, then merge's order, but see node_ranks), deleting
+	 * them once committed. */
 	const char *part;
 	const char *const *merge;
 	size_t nmerge;
 	double merge_wait;		/* merge: seconds to wait for the parts at most,
 					 * before the deadline (0: the deadline alone) */
+	/* A gang's merge: the ranks each node runs (0: no rule). A path in
+	 * the directory of global rank R (rank-R, or under rank-R/) with R
+	 * below node_ranks * (nmerge + 1) is node R / node_ranks's alone: the
+	 * merge takes it from that node's part, or from this save for node 0,
+	 * and from nowhere else. Every node restores the whole checkpoint, so
+	 * every node's directory holds the other ranks' folders as the
+	 * previous checkpoint left them; without the rule, node 0's copies
+	 * would shadow what the other ranks wrote since. */
+	int node_ranks;
 	/* save: non-NULL: the deadline, which another thread may set while
 	 * the save runs (a notice for a save in flight, lib/async.c), read
 	 * and written with __atomic_load/__atomic_store; deadline is then

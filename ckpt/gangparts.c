@@ -384,14 +384,67 @@ join_tensors(struct sr_manifest *m, char *err)
 	return 0;
 }
 
+/* The node whose rank's folder holds path (rank-R or under rank-R/, R in
+ * decimal as spotrun.rank_dir names it: R / node_ranks, R below
+ * node_ranks * nodes), or -1: a path of no rank's, or of a rank this gang
+ * does not run (a larger gang's before). */
+static int
+path_node(const char *path, int node_ranks, int nodes)
+{
+	const char *d = path + 5, *p;
+	long r = 0;
+
+	if (node_ranks < 1 || strncmp(path, "rank-", 5) != 0 || *d < '0' || *d > '9' ||
+	    (*d == '0' && d[1] >= '0' && d[1] <= '9'))
+		return -1;
+	for (p = d; *p >= '0' && *p <= '9'; p++) {
+		r = r * 10 + (*p - '0');
+		if (r >= (long)node_ranks * nodes)
+			return -1;
+	}
+	if (*p != '\0' && *p != '/')
+		return -1;
+	return (int)(r / node_ranks);
+}
+
+/* Drop m's entries in the rank folders of nodes 1 .. nodes - 1 (node 0's
+ * copies, restored from the previous checkpoint), with their counts. */
+static void
+drop_others(struct sr_manifest *m, int node_ranks, int nodes)
+{
+	size_t i, k, kept = 0;
+
+	for (i = 0; i < m->nentries; i++) {
+		struct sr_mentry *e = &m->entries[i];
+
+		if (path_node(e->path, node_ranks, nodes) <= 0) {
+			m->entries[kept++] = *e;
+			continue;
+		}
+		m->stats.files -= e->type == SR_MT_FILE;
+		for (k = 0; k < e->nchunks; k++) {
+			m->stats.chunks--;
+			m->stats.stored_bytes -= sr_mchunk_stored(&e->chunks[k]);
+		}
+		free(e->path);
+		free(e->target);
+		free(e->chunks);
+	}
+	m->nentries = kept;
+}
+
 int
 sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err)
 {
+	int nodes = (int)o->nmerge + 1;
+
 	double until = o->merge_wait > 0 ? sr_now() + o->merge_wait : 0;
 	size_t i, k, have;
-	int rc;
+	int rc, owner;
 
+	if (o->node_ranks > 0)
+		drop_others(m, o->node_ranks, nodes);
 	for (i = 0; i < o->nmerge; i++) {
 		struct sr_manifest p;
 		void *buf;
@@ -417,7 +470,8 @@ sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_mani
 			struct sr_manifest view = *m;
 
 			view.nentries = have;	/* the sorted entries before this part */
-			if (sr_manifest_find(&view, e->path) >= 0)
+			owner = path_node(e->path, o->node_ranks, nodes);
+			if (owner >= 0 ? owner != (int)i + 1 : sr_manifest_find(&view, e->path) >= 0)
 				continue;
 			if (copy_entry(m, e, err) == -1) {
 				sr_manifest_free(&p);

@@ -42,6 +42,8 @@ sr_gang_parts_for(const struct sr_run_gang *g, const char *job, long long step,
 	o->merge = (const char *const *)k->merge;
 	o->nmerge = k->nmerge;
 	o->merge_wait = SR_GANG_PARTS_WAIT;
+	/* every node runs as many ranks (world_size counts them all) */
+	o->node_ranks = o->world_size / g->nodes;
 }
 
 void

@@ -5,7 +5,9 @@
  * waiting for the parts of the others (written while it waits, from
  * another process) and committing every node's files as one checkpoint
  * (one manifest, one LATEST, world_size of all, the parts deleted, a path
- * of two nodes taken from node 0's), restored whole on any node; a part
+ * of two nodes taken from node 0's), restored whole on any node; the
+ * next checkpoint after such a restore takes each rank's folder from its
+ * own node, not node 0's restored copy; a part
  * that never comes: SR_CKPT_LATE at the deadline, its exact message,
  * nothing committed; a part at a fenced epoch: refused, nothing written.
  */
@@ -178,6 +180,78 @@ test_commit(void)
 	free(d2);
 }
 
+/* The gang's next checkpoint, after every node restored checkpoint 0
+ * whole: each node's folder holds every rank's as checkpoint 0 left
+ * them, and its own ranks rewrite theirs (rank 5 deletes its file). The
+ * commit takes each rank's folder from its own node (node_ranks), not
+ * node 0's stale copies; a folder of a rank this gang does not run is
+ * taken as any other path. */
+static void
+test_resume(void)
+{
+	const char *merge[] = { "gj/parts/3-41-1.json", "gj/parts/3-41-2.json" };
+	char *d[3], *dst, *t, name[16], rel[32], err[SR_ERRMAX] = "";
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s;
+	int n, r, rc, restored = 0;
+
+	for (n = 0; n < 3; n++) {
+		snprintf(name, sizeof name, "again%d", n);
+		d[n] = tu_path(top, name);
+		opts_init(&o, "gj");
+		restored += sr_ckpt_restore(st, &o, d[n], &s, err) == 0;
+		for (r = 2 * n; r < 2 * n + 2; r++) {
+			snprintf(rel, sizeof rel, "rank-%d/optim", r);
+			if (r == 5) {
+				t = tu_path(d[n], rel);
+				if (unlink(t) == -1)
+					sr_fatal("unlink %s: %s", t, strerror(errno));
+				free(t);
+			} else
+				tu_write_noise(d[n], rel, 100 * 1024, 200 + (uint64_t)r);
+		}
+	}
+	is_int(restored, 3, "every node restores checkpoint 0 whole");
+	tu_write(d[1], "rank-7", "a larger gang's\n", 16);
+	tu_write(d[2], "rank-01", "not rank 1's\n", 13);
+	is_int(save_part("gj", d[1], 41, merge[0], err), 0, "node 1 saves its part at step 41");
+	is_int(save_part("gj", d[2], 41, merge[1], err), 0, "node 2 saves its part at step 41");
+	opts_init(&o, "gj");
+	o.world_size = 6;
+	o.merge = merge;
+	o.nmerge = 2;
+	o.node_ranks = 2;
+	o.deadline = sr_now() + 20;
+	rc = sr_ckpt_save(st, &o, d[0], 41, &s, err);
+	is_int(rc, 0, "node 0 commits the parts with its own folder");
+	ok(rc == 0 && s.seq == 1 && s.files == 9,
+	    "... checkpoint 1: meta, model, rank-7, rank-01 and 5 ranks' files (rank 5 deleted its own)");
+	dst = tu_path(top, "restored1");
+	opts_init(&o, "gj");
+	rc = sr_ckpt_restore(st, &o, dst, &s, err);
+	is_int(rc, 0, "a node restores it");
+	for (r = 0; r < 5; r++) {
+		char *p, *src;
+
+		snprintf(rel, sizeof rel, "rank-%d/optim", r);
+		p = tu_path(dst, rel);
+		src = tu_path(d[r / 2], rel);
+		ok(tu_files_equal(src, p), "... rank %d's file as its own node wrote it", r);
+		free(p);
+		free(src);
+	}
+	t = tu_path(dst, "rank-5/optim");
+	ok(access(t, F_OK) == -1 && errno == ENOENT, "... rank 5's deleted file is gone");
+	free(t);
+	t = tu_ls(dst);
+	is_str(t, "meta model rank-0 rank-01 rank-1 rank-2 rank-3 rank-4 rank-5 rank-7",
+	    "... with the paths of no rank of this gang's, from the nodes that had them");
+	free(t);
+	free(dst);
+	for (n = 0; n < 3; n++)
+		free(d[n]);
+}
+
 /* Node 0's save of dir at step 50 waiting for the one part merge[0], the
  * deadline in deadline seconds, merge_wait wait: the save's code. */
 static int
@@ -210,9 +284,9 @@ test_late(void)
 	is_str(err, "checkpoint of gj missed its deadline waiting for part gj/parts/3-50-1.json "
 	    "(another node of the gang did not save its part); nothing committed", "... its message");
 	t = tu_store_text(st, "gj/LATEST");
-	is_str(t, "0 3\n", "... LATEST unchanged");
+	is_str(t, "1 3\n", "... LATEST unchanged (test_resume's checkpoint 1)");
 	free(t);
-	ok(!exists("gj/manifests/0000000001.json"), "... no manifest written");
+	ok(!exists("gj/manifests/0000000002.json"), "... no manifest written");
 
 	t0 = sr_mono();
 	rc = merge_save(d0, merge, 600, 0.5, err);
@@ -242,6 +316,7 @@ main(void)
 		return 1;
 	}
 	test_commit();
+	test_resume();
 	test_late();
 	sr_store_close(st);
 	tu_rmtree(top);
