@@ -234,7 +234,7 @@ void
 sr_agent_gang_noticed(struct sr_agent_gang *g, double deadline)
 {
 	pthread_mutex_lock(&g->lock);
-	if (!g->injected && g->own_deadline == 0)
+	if (g->own_deadline == 0)
 		g->own_deadline = deadline > 0 ? deadline : sr_now();
 	pthread_mutex_unlock(&g->lock);
 }

@@ -204,7 +204,8 @@ void sr_agent_gang_hooks(struct sr_agent_gang *g, struct sr_run_hooks *h);
 /* Another node's notice for the run, once: 1 with n; node 0's checkpoint
  * request: 2 with n->deadline; or 0. */
 int sr_agent_gang_notice(struct sr_agent_gang *g, struct sr_notice *n);
-/* This node's run got a notice (its own, unless the gang's was passed to it). */
+/* This machine's own notice came to its run (before or after another
+ * node's, passed on): the machine goes; its slot says so. */
 void sr_agent_gang_noticed(struct sr_agent_gang *g, double deadline);
 /* Node 0's run asked its ranks for a checkpoint by deadline: the others
  * are asked too (slot 0). */

@@ -333,10 +333,11 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 		}
 		return;
 	}
-	if (ev == SR_RUN_EV_NOTICE && b->in_gang)
-		sr_agent_gang_noticed(&b->gang, p->notice_deadline);
-	if (ev == SR_RUN_EV_NOTICE && (!b->in_gang || sr_agent_gang_own_notice(&b->gang)))
+	if (ev == SR_RUN_EV_NOTICE && p->notice_machine) {
+		if (b->in_gang)
+			sr_agent_gang_noticed(&b->gang, p->notice_deadline);
 		__atomic_store_n(&b->ag->going, 1, __ATOMIC_RELAXED);
+	}
 	pthread_mutex_lock(&b->lock);
 	b->prog = *p;
 	b->dirty = 1;

@@ -328,10 +328,28 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 }
 
 void
-sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n)
+sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n, int machine)
 {
 	char at[32], left[32], margin[32];
 	double now = sr_now();
+
+	if (machine && n->kind == SR_NOTICE_PREEMPT && !a->machine_noticed) {
+		a->machine_noticed = 1;
+		a->machine_deadline = n->deadline;
+		if (a->noticed || a->stopping) {
+			/* Another node's notice stops the attempt already, but
+			 * this machine goes too: its caller must know, or an
+			 * agent would take its next job on a machine that is
+			 * going (in a gang whose nodes all get notices, a gang
+			 * formed to be stopped at once). The checkpoint asked
+			 * keeps its deadline: every node of the gang answers
+			 * the same request. */
+			sr_tl(&r->tl, 1, "notice", "%s: this machine goes too (at %s)", n->reason,
+			    sr_tl_wall(n->deadline, 0, at, sizeof at));
+			sr_run_tell(r, a, SR_RUN_EV_NOTICE);
+			return;
+		}
+	}
 
 	/* A notice that follows the job's death by a signal from outside is
 	 * the machine going away (Slurm's SIGTERM to spotrun and the job at
@@ -517,6 +535,9 @@ sr_run_tell(struct run *r, const struct attempt *a, enum sr_run_event ev)
 	p.lost = r->lost;
 	p.gpus = r->ranks.gpus;
 	p.notice_deadline = a != NULL && a->noticed ? a->notice.deadline : 0;
+	p.notice_machine = a != NULL && a->machine_noticed;
+	if (p.notice_machine)
+		p.notice_deadline = a->machine_deadline;
 	p.request_deadline = a != NULL && a->req_pending ? a->req_deadline : 0;
 	r->hooks->progress(r->hooks->arg, ev, &p);
 }

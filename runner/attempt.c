@@ -102,7 +102,7 @@ term_notice(struct run *r, struct attempt *a)
 	n.deadline = n.seen + r->js->provider.grace;
 	snprintf(n.reason, sizeof n.reason, "SIGTERM: this machine's agent is stopping");
 	r->interrupted = SIGTERM;
-	sr_run_notice(r, a, &n);
+	sr_run_notice(r, a, &n, 1);
 }
 
 static void
@@ -302,7 +302,7 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	}
 	if (pf[i_prov].revents & POLLIN) {
 		while (sr_provider_read(r->prov, &n, err) == 1)
-			sr_run_notice(r, a, &n);
+			sr_run_notice(r, a, &n, 1);
 	}
 	if (i_m >= 0 && (pf[i_m].revents & POLLIN)) {
 		/* A job that has exited by now, its SIGCHLD not yet seen,
@@ -325,7 +325,7 @@ watch_once(struct run *r, struct attempt *a, char *err)
 	if (i_peer >= 0 && (pf[i_peer].revents & POLLIN)) {
 		switch (r->hooks->notice(r->hooks->arg, &n)) {
 		case 1:
-			sr_run_notice(r, a, &n);
+			sr_run_notice(r, a, &n, 0);
 			break;
 		case 2:
 			sr_run_request_periodic(r, a, n.deadline);

@@ -168,6 +168,11 @@ struct attempt {
 	/* the notice */
 	int noticed;
 	struct sr_notice notice;
+	/* this machine's own notice (its provider's, or SIGTERM), which in a
+	 * gang may follow another node's that stops the attempt already: its
+	 * deadline, for the caller (the machine goes) */
+	int machine_noticed;
+	double machine_deadline;
 	double ckpt_deadline;		/* epoch: notice deadline minus margin */
 	int emergency_pending;		/* request once the running save ends */
 	int notice_saved;		/* the notice's checkpoint went to the store */
@@ -264,8 +269,9 @@ int sr_run_restore(struct run *r, long long *step, int *world, char *err);
  * node 0's of its gang), unless a request, a save, a notice or the job's
  * end is under way. */
 void sr_run_request_periodic(struct run *r, struct attempt *a, double deadline);
-/* A notice came from the provider. */
-void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n);
+/* A notice came: machine, this machine's own (its provider's, SIGTERM);
+ * else another node's of the gang, passed on. */
+void sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n, int machine);
 /* The pending request: its answer, or its deadline passing. */
 void sr_run_check_request(struct run *r, struct attempt *a);
 /* The periodic timer (now: sr_mono()): ask for one when it is due. */

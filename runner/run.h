@@ -62,6 +62,10 @@ struct sr_run_progress {
 	double lost;		/* seconds of work lost (done again: run-int.h) */
 	int gpus;		/* the GPUs the job has */
 	double notice_deadline;	/* SR_RUN_EV_NOTICE: the notice's deadline */
+	int notice_machine;	/* SR_RUN_EV_NOTICE: the notice is this machine's
+				 * own (it goes), told also when another node's
+				 * notice came first; 0: another node's of the gang,
+				 * passed on (this machine stays) */
 	double request_deadline;	/* SR_RUN_EV_REQUEST: the request's */
 };
 
