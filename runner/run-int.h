@@ -27,6 +27,7 @@
 #define SR_RUN_INT_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "ckpt.h"
 #include "contain.h"
@@ -74,6 +75,9 @@ struct run {
 	struct sr_ranks ranks;		/* the job's processes on it (ranks.h) */
 	int master_port;		/* this attempt's MASTER_PORT */
 	char run_id[40];		/* names this run's attempt records */
+	time_t named_at;		/* the second of its log folder and its id */
+	int name_seq;			/* 1, or N > 1: the Nth run of this process
+					 * in that second, ".N" after both names */
 	double lost;			/* seconds of work lost: done by an attempt
 					 * (this run's, or a vanished one before it)
 					 * after its last committed state, and done

@@ -7,11 +7,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,24 +85,40 @@ lock_job(struct run *r, struct sr_run_result *res)
 	return 0;
 }
 
-/* One folder of logs per run, so runs of the same job do not mix;
- * logs/latest points at the newest. */
+/* One folder of logs per run, so runs of the same job do not mix: its
+ * start's second and the pid, and ".N" for the Nth run of an agent's
+ * process in that second (runs of a gang stopped and formed again
+ * follow each other within milliseconds); logs/latest points at the
+ * newest. */
 static int
 open_log_dir(struct run *r, char *err)
 {
 	const char *local_dir = r->js->local_dir;
-	char stamp[32], *latest;
-	time_t t = time(NULL);
+	char stamp[32], *latest, *logs = sr_asprintf("%s/logs", local_dir);
 	struct tm tm;
 
-	localtime_r(&t, &tm);
+	r->named_at = time(NULL);
+	localtime_r(&r->named_at, &tm);
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-	r->log_dir = sr_asprintf("%s/logs/%s-%ld", local_dir, stamp, (long)getpid());
-	latest = sr_asprintf("%s/logs/latest", local_dir);
-	if (sr_mkdirs(r->log_dir, 0755, err) == -1) {
-		free(latest);
+	if (sr_mkdirs(logs, 0755, err) == -1) {
+		free(logs);
 		return -1;
 	}
+	for (r->name_seq = 1;; r->name_seq++) {
+		r->log_dir = r->name_seq == 1 ? sr_asprintf("%s/%s-%ld", logs, stamp, (long)getpid()) :
+		    sr_asprintf("%s/%s-%ld.%d", logs, stamp, (long)getpid(), r->name_seq);
+		if (mkdir(r->log_dir, 0755) == 0)
+			break;
+		if (errno != EEXIST || r->name_seq == 1000) {
+			sr_errno(err, "mkdir %s", r->log_dir);
+			free(logs);
+			return -1;
+		}
+		free(r->log_dir);
+		r->log_dir = NULL;
+	}
+	free(logs);
+	latest = sr_asprintf("%s/logs/latest", local_dir);
 	unlink(latest);
 	(void)!symlink(strrchr(r->log_dir, '/') + 1, latest);
 	free(latest);

@@ -104,17 +104,22 @@ announce(struct run *r)
 	    sr_tl_wall(r->tl.t0, 1, t0, sizeof t0));
 }
 
-/* The run's id: its start time (UTC) and pid; it names its records. */
+/* The run's id: its start time (UTC) and pid, and ".N" as its log
+ * folder has it (run-setup.c), so that an agent's runs in one second are
+ * told apart; it names its records. */
 static void
 name_run(struct run *r)
 {
-	time_t t = time(NULL);
 	struct tm tm;
 	char stamp[24];
 
-	gmtime_r(&t, &tm);
+	gmtime_r(&r->named_at, &tm);
 	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(r->run_id, sizeof r->run_id, "%s-%ld", stamp, (long)getpid());
+	if (r->name_seq > 1)
+		snprintf(r->run_id, sizeof r->run_id, "%s-%ld.%d", stamp, (long)getpid(),
+		    r->name_seq);
+	else
+		snprintf(r->run_id, sizeof r->run_id, "%s-%ld", stamp, (long)getpid());
 }
 
 /* The lease was lost: the run ends so, having written nothing more. */

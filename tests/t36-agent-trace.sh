@@ -10,6 +10,8 @@
 # notice may come at once, the machine's period spent before the claim.
 # With --trace-node N the agent replays node N of a multi-node trace (its
 # node in the gang without it, so node 1 alone), and a node the trace lacks fails the job, saying so.
+# Runs of one job following each other within a second get log folders and
+# run ids of their own.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -69,6 +71,25 @@ ag_start agn3 0 --queue "$Q" --once --trace-node 4
 ag_wait_bounded "$t_last" 300
 t_like "$t_tmp/agn3.err" 'load trace .*trace2.json.*node 4 is not in it: it has 2 nodes' \
     "--trace-node 4 of a 2-node trace: the job's run says the trace has 2 nodes" || t_show "$t_tmp/agn3.err"
+# Machines of 0.2 s, one after the other: the agent's runs of one job
+# follow each other within a second, and each gets a log folder and a run
+# id of its own (".N" after the second's for the Nth in that second);
+# none writes into another's attempt log (they shared one before).
+python3 -c 'import json; print(json.dumps({"metadata": {"gap_seconds": 1},
+    "data": [1, 1, 0] * 3 + [1] * 40}))' > "$t_tmp/trace3.json"
+sed -e "s|$t_tmp/trace.json|$t_tmp/trace3.json|" -e 's|--steps 40 --sleep 0.1|--steps 5 --sleep 0.1|' \
+    -e 's|^window = .*|window = 0.1s|' "$t_tmp/job.ini" > "$t_tmp/job3.ini"
+"$QTOOL" add "$Q" r3 "$t_tmp/job3.ini" || t_bail "qtool add failed"
+ag_start agr 0 --queue "$Q" --once
+ag_wait_bounded "$t_last" 300
+runs=$(grep -c '^spotrun agent: r3: claimed' "$t_tmp/agr.err")
+t_is "$t_rc|$runs|$(grep -c '^spotrun agent: r3: succeeded' "$t_tmp/agr.err")" "0|4|1" \
+    "four machines of the job in a row: three preempted, the fourth's run succeeds" || t_show "$t_tmp/agr.err"
+find "$t_tmp/agr.d" -path '*/logs/*' -name 'attempt-*.log' ! -path '*/latest/*' > "$t_tmp/r3.logs"
+t_is "$(wc -l < "$t_tmp/r3.logs" | tr -d ' ')" "$runs" "... an attempt log in a folder of its own for each run"
+t_is "$(xargs cat < "$t_tmp/r3.logs" | grep -c ' spotrun attempt 1 of run ')" "$runs" "... each with one run's lines"
+t_is "$(xargs cat < "$t_tmp/r3.logs" | sed -nE 's/.* attempt 1 of run ([^ ]+) of r3: .*/\1/p' | sort -u | wc -l | tr -d ' ')" \
+    "$runs" "... and its own run id" || t_show "$t_tmp/agr.err"
 "$SPOTRUN" agent --queue "$Q" --once --trace-node 0 > "$t_tmp/bad.out" 2> "$t_tmp/bad.err"
 t_is "$?|$(cat "$t_tmp/bad.err")" \
     "64|spotrun agent: --trace-node 0: not a node of a trace (1 to 4096)" \
