@@ -181,6 +181,9 @@ dist_check_SCRIPTS += tests/t39-gpulock.sh
 # Gangs of agents on loopback: torchrun's variables of node N, a PyTorch job
 # across 2 agents, 3 agents preempted down to 2, resumed from the parts.
 dist_check_SCRIPTS += tests/t38-gang.sh
+# A gang whose machines all get notices, one after the other: each agent
+# goes on its next machine, none takes the job again on one that goes.
+dist_check_SCRIPTS += tests/t38-gang-notice.sh
 # The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.
