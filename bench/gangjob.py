@@ -64,7 +64,8 @@ def main():
 
     t0, dt = time.monotonic(), a.step_ms / 1000.0
     first = step
-    sys.stderr.write("gangjob: rank %d ready %.3f s after its process began\n" % (rank, since_start()))
+    sys.stderr.write("gangjob: rank %d ready %.3f s after its process began, at step %d\n"
+                     % (rank, since_start(), step))
     sys.stderr.flush()
     while step < a.steps:
         step += 1
@@ -72,6 +73,8 @@ def main():
         if wait > 0:
             time.sleep(wait)
         answer()
+    sys.stderr.write("gangjob: rank %d did its last step\n" % rank)
+    sys.stderr.flush()
     if spotrun.supervised() and world > 1:
         # The ranks step on their own clocks, so one may end well before
         # another; it keeps answering the gang's requests while it waits,
