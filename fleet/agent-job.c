@@ -339,6 +339,10 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 		__atomic_store_n(&b->ag->going, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock(&b->lock);
+	/* the gang learns of this machine's notice before the marker is
+	 * written (a put of its own, which the other nodes waited for) */
+	if (ev == SR_RUN_EV_NOTICE && p->notice_machine && b->in_gang)
+		b->gang_poke = 1;
 	b->prog = *p;
 	b->dirty = 1;
 	pthread_cond_broadcast(&b->cond);
