@@ -441,11 +441,9 @@ int
 sr_parts_merge(struct sr_store *st, const struct sr_ckpt_opts *o, struct sr_manifest *m,
     char *err)
 {
-	int nodes = (int)o->nmerge + 1;
-
 	double until = o->merge_wait > 0 ? sr_now() + o->merge_wait : 0;
 	size_t i, k, have;
-	int rc, owner;
+	int rc, owner, nodes = (int)o->nmerge + 1;
 
 	if (o->node_ranks > 0)
 		drop_others(m, o->node_ranks, nodes);
