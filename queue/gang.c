@@ -366,7 +366,11 @@ sr_gang_set(struct sr_gang *g, enum sr_gang_state state, int nodes, double deadl
 	g->s.state = state;
 	if (state == SR_GANG_RUNNING && nodes > 0)
 		g->s.nodes = nodes;
-	if (state == SR_GANG_NOTICE)
+	/* A notice's deadline only comes earlier: node 0's own machine's
+	 * notice after the one it passed on (agent-gang.c) must not put off
+	 * the deadline the members read from slot 0. */
+	if (state == SR_GANG_NOTICE && !(prev.state == SR_GANG_NOTICE && prev.deadline > 0 &&
+	    prev.deadline < deadline))
 		g->s.deadline = deadline;
 	rc = slot_put(g, etag, err);
 	if (rc == SR_STORE_OK) {

@@ -125,7 +125,8 @@ int64_t sr_gang_epoch(const struct sr_gang *g);
 void sr_gang_info(const struct sr_gang *g, struct sr_gang_slot *out);
 
 /* Rewrite the held slot by CAS: renewed now, in state (RUNNING with
- * nodes: the gang's size, slot 0's to say; NOTICE with deadline; RELEASED
+ * nodes: the gang's size, slot 0's to say; NOTICE with deadline, kept
+ * when the slot says notice by an earlier one already; RELEASED
  * or DONE: let go, no longer held). SR_QUEUE_OK; SR_GANG_LOST when the slot moved
  * on (stop: the gang is not this one's any more); SR_QUEUE_ERROR (network:
  * try again while it has not expired). */

@@ -342,9 +342,16 @@ test_timeout(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr
 	ok(rc == SR_GANG_NOTICED && dl == T0 + 99, "the leader sees it, with its deadline");
 	ok(sr_gang_read(q, "range", 0, &s, err) == 0 && s.state == SR_GANG_NOTICE &&
 	    s.deadline == T0 + 99, "... and passes it on in slot 0");
+	is_int(sr_gang_set(j0->gang, SR_GANG_NOTICE, 0, T0 + 150, err), SR_QUEUE_OK,
+	    "node 0's own machine's notice after it, later");
+	ok(sr_gang_read(q, "range", 0, &s, err) == 0 && s.state == SR_GANG_NOTICE &&
+	    s.deadline == T0 + 99, "... slot 0 keeps the earlier deadline");
+	is_int(sr_gang_set(j0->gang, SR_GANG_NOTICE, 0, T0 + 90, err), SR_QUEUE_OK,
+	    "an earlier one still");
+	ok(sr_gang_read(q, "range", 0, &s, err) == 0 && s.deadline == T0 + 90, "... slot 0 takes it");
 	is_int(sr_gang_set(j1->gang, SR_GANG_RUNNING, 0, 0, err), SR_QUEUE_OK, "(node 1 again)");
 	rc = sr_gang_watch(j1->gang, 2, &dl, err);
-	ok(rc == SR_GANG_NOTICED && dl == T0 + 99, "a member reads the notice from slot 0");
+	ok(rc == SR_GANG_NOTICED && dl == T0 + 90, "a member reads the notice from slot 0");
 	is_int(sr_gang_set(j1->gang, SR_GANG_RELEASED, 0, 0, err), SR_QUEUE_OK, "node 1 lets go");
 	rc = sr_gang_watch(j0->gang, 2, &dl, err);
 	is_int(rc, SR_GANG_NOTICED, "the leader still has its notice");
