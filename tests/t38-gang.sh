@@ -230,7 +230,8 @@ guard=$!
 t_wait "$l0"
 r0=$t_rc
 t_wait "$l2"
-kill "$guard" 2>/dev/null
+kill -KILL "$guard" 2>/dev/null	# not TERM: see ag_wait_bounded
+wait "$guard" 2>/dev/null
 t_is "$r0|$t_rc" "0|0" "with a new agent, the gang of 2 runs it to its end" || { t_show "$t_tmp/l0.err"; t_show "$t_tmp/l2.err"; }
 t_is "$(node_of l0) $(node_of l2)" "0 1" "... the first agent as node 0 again, the new one as node 1"
 t_has "$t_tmp/l0.err" "spotrun agent: glost: claimed (epoch 2," "... at epoch 2"

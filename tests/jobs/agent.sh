@@ -53,12 +53,16 @@ ag_run() {
 # ag_wait_bounded PID SECONDS: t_wait for agent PID, but one that has not
 # ended after SECONDS is killed (SIGKILL: $t_rc 137), so that a test of an
 # agent that must end fails instead of hanging. A hang guard, not a
-# timing assertion.
+# timing assertion. The guard is ended with SIGKILL: bash resets a
+# subshell's traps only once it runs, so a SIGTERM to a guard just forked
+# (the agent had ended already) ran the test's own TERM and EXIT traps in
+# it, whose cleanup removed the test's folder while the test went on.
 ag_wait_bounded() {
 	( sleep "$2"; kill -KILL "$1" ) >/dev/null 2>&1 &	# not holding the TAP pipe
 	_guard=$!
 	t_wait "$1"
-	kill "$_guard" 2>/dev/null
+	kill -KILL "$_guard" 2>/dev/null
+	wait "$_guard" 2>/dev/null	# reaped quietly (no "Killed" line)
 }
 
 # ag_run_bounded NAME GPUS ARGS...: ag_run, with a hang guard of 60 s.
