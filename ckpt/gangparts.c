@@ -395,11 +395,13 @@ join_tensors(struct sr_manifest *m, char *err)
 static int
 path_node(const char *path, int node_ranks, int nodes)
 {
-	const char *d = path + 5, *p;
+	const char *d, *p;
 	long r = 0;
 
-	if (node_ranks < 1 || strncmp(path, "rank-", 5) != 0 || *d < '0' || *d > '9' ||
-	    (*d == '0' && d[1] >= '0' && d[1] <= '9'))
+	if (node_ranks < 1 || strncmp(path, "rank-", 5) != 0)
+		return -1;
+	d = path + 5;	/* within the string: it has the prefix */
+	if (*d < '0' || *d > '9' || (*d == '0' && d[1] >= '0' && d[1] <= '9'))
 		return -1;
 	for (p = d; *p >= '0' && *p <= '9'; p++) {
 		r = r * 10 + (*p - '0');

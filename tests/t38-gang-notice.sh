@@ -8,9 +8,9 @@
 # next up-period) and the gang forms there; neither takes the job again on
 # the machine that is going (such a run got its notice again at once, a
 # gang formed to be stopped). Two agents, --trace-node 1 and 2 of a
-# 2-node trace whose nodes both go at its 41st second; B starts 3 s after
-# A, so its machine's notice comes 3 s after A's, long after A's reached
-# it through the slots.
+# 2-node trace whose nodes both go at its 41st second; B starts 10 s after
+# A, so its machine's notice comes 10 s after A's, long after A's reached
+# it through the slots (milliseconds; within a second at worst, loaded).
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 . "$top_srcdir/tests/jobs/agent.sh"
@@ -57,7 +57,7 @@ EOF
 ag_start A 0 --queue "$Q" --label addr=127.0.0.1 --trace-node 1 --max-jobs 2 --idle-timeout 60s
 A=$t_last
 wait_for "$t_tmp/A.err" "gang node 0, epoch 1: waiting for 2 nodes" 60 "$A" || t_diag "A leads no gang"
-sleep 3		# B's machine: its notice 3 s after A's
+sleep 10	# B's machine: its notice at least 10 s after A's
 ag_start B 0 --queue "$Q" --label addr=127.0.0.1 --trace-node 2 --max-jobs 2 --idle-timeout 60s
 B=$t_last
 for n in A B; do
