@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 
 #include "contain.h"
 #include "util.h"
+#include "vclone.h"
 
 struct sr_contain {
 	int fd;			/* our end of the keeper's socket */
@@ -99,16 +102,50 @@ none:
 	snprintf(c->how, sizeof c->how, "processes found by environment (no cgroup: %s)", why);
 }
 
+/* What the keeper's two starts need (vclone.h: they share our memory). */
+struct keeper_args {
+	char **argv;
+	int fd;			/* the keeper's end of the socket */
+	sigset_t mask;		/* the caller's signal mask, the keeper's */
+};
+
+/* The keeper itself: a session of its own, the socket kept across exec. */
+static int
+keeper_exec(void *arg)
+{
+	const struct keeper_args *k = arg;
+
+	setsid();
+	if (fcntl(k->fd, F_SETFD, 0) == -1)
+		_exit(1);
+	/* Nothing can signal it by now but its pid, which no one has yet. */
+	sigprocmask(SIG_SETMASK, &k->mask, NULL);
+	execv("/proc/self/exe", k->argv);
+	_exit(127);
+}
+
+/* Between us and the keeper: it exits once the keeper has exec'd, so
+ * that the keeper is reparented away. */
+static int
+keeper_parent(void *arg)
+{
+	_exit(sr_vclone(keeper_exec, arg) == -1 ? 1 : 0);
+}
+
 /* Start the keeper, reparented away from us: a subreaper's grandchild
  * would stay its descendant, and the supervisor takes every descendant
- * for the job's (supervise.c), so the subreaper bit is off for the fork. */
+ * for the job's (supervise.c), so the subreaper bit is off for the start.
+ * Both starts are vclone's (vclone.h), which wait for the exec: this
+ * returns with the keeper exec'd, its loading of spotrun left to it. */
 static int
 start_keeper(struct sr_contain *c, const char *entry, char *err)
 {
 	char fdarg[16];
 	char *argv[] = { "spotrun", "__keeper", fdarg, c->dir != NULL ? c->dir : "-",
 		(char *)entry, NULL };
+	struct keeper_args k;
 	int p[2], st, reaper = 0;
+	sigset_t all;
 	pid_t pid, got;
 
 	/* a socket: a word sent to a keeper that is gone is EPIPE, never
@@ -116,28 +153,23 @@ start_keeper(struct sr_contain *c, const char *entry, char *err)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == -1)
 		return sr_errno(err, "start the run's keeper: socketpair");
 	snprintf(fdarg, sizeof fdarg, "%d", p[0]);
+	k.argv = argv;
+	k.fd = p[0];
+	/* no handler of ours may run in the two children (vclone.h) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &k.mask);
 	(void)prctl(PR_GET_CHILD_SUBREAPER, &reaper, 0, 0, 0);
 	if (reaper)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-	pid = fork();
-	if (pid == 0) {
-		/* Only async-signal-safe calls: the caller may have threads. */
-		pid = fork();
-		if (pid != 0)
-			_exit(pid == -1 ? 1 : 0);
-		setsid();
-		if (fcntl(p[0], F_SETFD, 0) == -1)
-			_exit(1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
+	pid = sr_vclone(keeper_parent, &k);
 	got = pid > 0 ? waitpid(pid, &st, 0) : -1;
 	if (reaper)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	pthread_sigmask(SIG_SETMASK, &k.mask, NULL);
 	close(p[0]);
 	if (pid == -1 || got != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		close(p[1]);
-		return sr_errno(err, "start the run's keeper: fork");
+		return sr_errno(err, "start the run's keeper: clone");
 	}
 	c->fd = p[1];
 	return 0;

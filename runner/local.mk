@@ -22,7 +22,7 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/container.c runner/container.h \
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/metrics.c runner/metrics.h \
-	runner/term.c runner/term.h
+	runner/term.c runner/term.h runner/vclone.c runner/vclone.h
 # The spotrun Python module built into the binary (pymodule.h), which a run
 # not started from its build tree writes out for its jobs' PYTHONPATH:
 # python/spotrun/*.py as C text (build-aux/text-to-c), one generated file.

@@ -32,6 +32,7 @@
 
 #include "supervise.h"
 #include "util.h"
+#include "vclone.h"
 
 /* How long sr_child_stop keeps sending SIGKILL and reaping before it gives
  * up on processes that do not die (uninterruptible sleep). */
@@ -111,7 +112,7 @@ sr_sig_reset(void)
 	sigset_t set;
 	size_t i;
 
-	/* Only async-signal-safe calls: this runs in the child after fork. */
+	/* Only async-signal-safe calls: this runs in the child before exec. */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
@@ -184,8 +185,8 @@ sup_close(int *fd)
 	}
 }
 
-/* The list of paths to try for argv[0], built before fork (no allocation
- * in the child): argv[0] itself when it has a slash, else each directory of
+/* The list of paths to try for argv[0], built before the child starts (no
+ * allocation in it): argv[0] itself when it has a slash, else each directory of
  * the job's PATH (not spotrun's), an empty element meaning the job's cwd. */
 static char **
 sup_candidates(const char *name, char *const *envp)
@@ -229,15 +230,26 @@ sup_free_candidates(char **v)
 	free(v);
 }
 
-/* The child between fork and exec: async-signal-safe calls only. Never
- * returns. */
-static void
-sup_child(const struct sr_spawn_opts *o, char **cand, int errw, int outw,
-    int errpw, int nullfd, int cwdfd, pid_t parent) SR_NORETURN;
-static void
-sup_child(const struct sr_spawn_opts *o, char **cand, int errw, int outw,
-    int errpw, int nullfd, int cwdfd, pid_t parent)
+/* What the child needs, from sr_spawn's frame (vclone.h: the child shares
+ * our memory and reads it before exec). */
+struct sup_args {
+	const struct sr_spawn_opts *o;
+	char **cand;
+	int errw, outw, errpw, nullfd, cwdfd;
+	pid_t parent;
+};
+
+/* The child between its start and exec (vclone.h): async-signal-safe
+ * calls only, writing nothing of ours. Never returns. */
+static int
+sup_child(void *arg)
 {
+	const struct sup_args *a = arg;
+	const struct sr_spawn_opts *o = a->o;
+	char **cand = a->cand;
+	int errw = a->errw, outw = a->outw, errpw = a->errpw, nullfd = a->nullfd;
+	int cwdfd = a->cwdfd;
+	pid_t parent = a->parent;
 	sigset_t none;
 	int e = 0, eacces = 0;
 	size_t i;
@@ -304,9 +316,10 @@ sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err)
 	int ep[2] = { -1, -1 }, op[2] = { -1, -1 }, xp[2] = { -1, -1 };
 	int nullfd = -1, cwdfd = -1, e = 0, saved;
 	sigset_t all, old;
+	struct sup_args args;
 	char **cand = NULL;
 	ssize_t n;
-	pid_t pid, parent;
+	pid_t pid;
 
 	c->pid = -1;
 	c->out_fd = c->err_fd = -1;
@@ -353,20 +366,26 @@ sr_spawn(const struct sr_spawn_opts *o, struct sr_child *c, char *err)
 	}
 	cand = sup_candidates(o->argv[0], o->envp);
 
-	/* Block every signal across fork: the child must not run spotrun's
-	 * handlers (they would write to spotrun's self-pipe) before it has
-	 * reset them; what arrives meanwhile stays pending for the job. */
+	/* Block every signal across the child's start: it must not run
+	 * spotrun's handlers (they would write to spotrun's self-pipe, on our
+	 * memory: vclone.h) before it has reset them; what arrives meanwhile
+	 * stays pending for the job. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	parent = getpid();
-	pid = fork();
-	if (pid == 0)
-		sup_child(o, cand, xp[1], op[1], ep[1], nullfd, cwdfd, parent);
+	args.o = o;
+	args.cand = cand;
+	args.errw = xp[1];
+	args.outw = op[1];
+	args.errpw = ep[1];
+	args.nullfd = nullfd;
+	args.cwdfd = cwdfd;
+	args.parent = getpid();
+	pid = sr_vclone(sup_child, &args);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {
 		errno = saved;
-		sr_errno(err, "fork");
+		sr_errno(err, "start job: clone");
 		goto fail;
 	}
 	/* Both sides set the group, so that a signal sent to it right after
