@@ -37,6 +37,16 @@ keeper_nice() {
 	echo none
 }
 
+# keeper_pid ENTRY: the pid of the keeper of the run whose job carries
+# ENTRY, or none.
+keeper_pid() {
+	for _p in /proc/[0-9]*; do
+		_c=$( (tr '\0' ' ' < "$_p/cmdline") 2>/dev/null) || continue
+		case $_c in *"__keeper "*"$1"*) echo "${_p#/proc/}"; return ;; esac
+	done
+	echo none
+}
+
 # keepers ENTRY: how many keepers of the run whose job carries ENTRY run.
 keepers() {
 	_n=0
@@ -71,6 +81,16 @@ a=$t_last
 started kill9 "$a" || t_diag "kill9: the job did not start its processes"
 h=$(cat "$t_tmp/kill9/hidden.pid"); o=$(cat "$t_tmp/kill9/orphan.pid")
 t_result "$(kill -0 "$h" && kill -0 "$o"; echo $?)" "kill9: the job's hidden processes run ($h, $o)"
+# the keeper, started through a child that shares spotrun's memory
+# (runner/vclone.h): reparented away, in a session of its own, and with
+# no signal blocked (spotrun blocks them all across the start)
+k=$(keeper_pid "SPOTRUN_CKPT_DIR=$t_tmp/local-kill9/ckpt")
+kst=$(sed 's/.*) //' "/proc/$k/stat" 2>/dev/null)
+t_result "$([ "$(echo "$kst" | awk '{print $2}')" != "$a" ] && [ -n "$kst" ]; echo $?)" \
+    "kill9: the keeper ($k) is not spotrun's child"
+t_is "$(echo "$kst" | awk '{print $4}')" "$k" "kill9: ... leads a session of its own"
+t_is "$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$k/status" 2>/dev/null)" 0000000000000000 \
+    "kill9: ... and blocks no signal"
 how=$(sed -nE 's/^[0-9:]+  contain  (.*)$/\1/p' "$t_tmp/kill9.err")
 t_like "$t_tmp/kill9.err" "^[0-9:]+  contain  (cgroup /.*/spotrun-$a-[0-9a-f]+|processes found by environment \\(no cgroup: .*\\))\$" \
     "kill9: the timeline says how the run is contained: $how"
