@@ -16,9 +16,17 @@
 #             restores and relaunches are paid);
 #   goodput   work / paid, the work being steps x 20 ms;
 #   w/o job   alone / paid: goodput with the job's own overrun taken out
-#             (what spotrun and the preemptions cost);
-#   spotrun   paid - alone: the supervisor's share, its checkpoints,
-#             relaunches and the work lost to preemptions;
+#             (what spotrun and the preemptions cost), as the alone run
+#             measured it;
+#   in-run    kept / paid, kept being what the job's kept steps took in this
+#             very run (cjob times each step's work and keeps the sum with
+#             its state, so a step done again after a restore counts once):
+#             the same figure without the alone run's drift (its steps'
+#             overrun varies by 0.5-1% from one minute to the next on a VM,
+#             as much as spotrun's whole share);
+#   spotrun   paid - kept: the supervisor's share, its checkpoints,
+#             relaunches, the job's start-ups and the work lost to
+#             preemptions;
 #   cpu       user + system CPU seconds of the run (spotrun and the job).
 # Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
 # seconds of work (40), interval = 30 min of trace, window = 120 s of trace.
@@ -49,8 +57,10 @@ timed "$tmp/alone" "$top_builddir/tests/cjob" "$steps" "$step_ms" >"$tmp/alone.o
 alone=$(cut -d' ' -f1 "$tmp/alone")
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
-echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s (its own overrun $(awk -v a="$alone" -v w="$work" 'BEGIN { printf "%.1f%%", (a - w) / a * 100 }'))"
-printf '%-44s %-13s %6s %7s %7s %7s %8s %6s %4s\n' trace mode work paid goodput "w/o job" spotrun cpu pre
+akept=$(sed -nE 's/^cjob: [0-9]+ steps kept, their work took ([0-9.]+) s$/\1/p' "$tmp/alone.out")
+echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s (its own overrun $(awk -v a="$alone" -v w="$work" 'BEGIN { printf "%.1f%%", (a - w) / a * 100 }'); its steps took $akept s)"
+printf '%-44s %-13s %6s %7s %7s %7s %7s %8s %6s %4s\n' trace mode work paid goodput "w/o job" in-run \
+    spotrun cpu pre
 
 # run TRACE MODE: one supervised run, its line.
 run() {
@@ -75,10 +85,15 @@ INI
 	timed "$tmp/t" "$SPOTRUN" run -q "$tmp/$2.ini" >"$tmp/$2.out" 2>"$tmp/$2.err" ||
 	    { echo "goodput-run: $name $2 failed:"; cat "$tmp/$2.err"; exit 1; }
 	pre=$(grep -cE '^[0-9:]+  notice ' "$tmp/$2.err" || true)
-	awk -v w="$work" -v a="$alone" -v n="$name" -v m="$2" -v p="$pre" -v t="$(cat "$tmp/t")" '
+	kept=$(sed -nE 's/^cjob: [0-9]+ steps kept, their work took ([0-9.]+) s$/\1/p' "$tmp/$2.err" |
+	    tail -n 1)
+	[ -n "$kept" ] || { echo "goodput-run: $name $2: the job did not say what its steps took:"
+	    tail -n 5 "$tmp/$2.err"; exit 1; }
+	awk -v w="$work" -v a="$alone" -v n="$name" -v m="$2" -v p="$pre" -v t="$(cat "$tmp/t")" \
+	    -v k="$kept" '
 	    BEGIN { split(t, x, " "); paid = x[1]
-	        printf "%-44s %-13s %5.1fs %6.1fs %6.2f%% %6.2f%% %6.2fs %5.1fs %4d\n", n, m, w, paid,
-	            w / paid * 100, a / paid * 100, paid - a, x[2], p }'
+	        printf "%-44s %-13s %5.1fs %6.1fs %6.2f%% %6.2f%% %6.2f%% %7.3fs %5.1fs %4d\n", n, m, w,
+	            paid, w / paid * 100, a / paid * 100, k / paid * 100, paid - k, x[2], p }'
 }
 for trace; do
 	run "$trace" notices
