@@ -110,7 +110,7 @@ struct keeper_args {
 };
 
 /* The keeper itself: a session of its own, the socket kept across exec. */
-static int
+SR_VCLONE_CHILD static int
 keeper_exec(void *arg)
 {
 	const struct keeper_args *k = arg;
@@ -126,7 +126,7 @@ keeper_exec(void *arg)
 
 /* Between us and the keeper: it exits once the keeper has exec'd, so
  * that the keeper is reparented away. */
-static int
+SR_VCLONE_CHILD static int
 keeper_parent(void *arg)
 {
 	_exit(sr_vclone(keeper_exec, arg) == -1 ? 1 : 0);

@@ -241,7 +241,7 @@ struct sup_args {
 
 /* The child between its start and exec (vclone.h): async-signal-safe
  * calls only, writing nothing of ours. Never returns. */
-static int
+SR_VCLONE_CHILD static int
 sup_child(void *arg)
 {
 	const struct sup_args *a = arg;

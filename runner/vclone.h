@@ -30,4 +30,17 @@
  * once it has reset those handlers. */
 pid_t sr_vclone(int (*fn)(void *), void *arg);
 
+/* Mark fn so: AddressSanitizer's bookkeeping before a call that does not
+ * return (_exit, a failed exec's end) expects the thread's own stack, and
+ * on the child's it writes a warning to stderr, which is the job's by
+ * then. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define SR_VCLONE_CHILD __attribute__((no_sanitize("address")))
+#endif
+#endif
+#ifndef SR_VCLONE_CHILD
+#define SR_VCLONE_CHILD
+#endif
+
 #endif
