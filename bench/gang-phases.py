@@ -20,7 +20,10 @@ for each epoch after the first:
            node's part), the mean;
   ready    the job's own start-up (its process's start to its first step),
            the mean over the ranks;
-  spread   from the epoch's first run beginning to its last.
+  spread   from the epoch's first run beginning to its last;
+  stop     for an epoch a notice ended, from its first notice (on any
+           node) to its last run's end: the answers, the parts, node 0's
+           commit and the stop.
 
 Prints one line: the epochs and the mean of each phase in seconds.
 Usage: gang-phases.py DIR
@@ -45,7 +48,7 @@ def runs(top):
                                        "attempt-*.log")):
         if os.path.islink(os.path.dirname(path)):
             continue        # logs/latest
-        base = zero = started = end = ready = None
+        base = zero = started = end = ready = notice = None
         with open(path, errors="replace") as f:
             for n, line in enumerate(f):
                 if n == 0:
@@ -60,6 +63,8 @@ def runs(top):
                 off, who, text = float(m.group(1)), m.group(2), m.group(3)
                 if who == "spotrun" and re.match(r"\d\d:\d\d  started  ", text):
                     started = off
+                elif who == "spotrun" and notice is None and re.match(r"\d\d:\d\d  notice  ", text):
+                    notice = base + off
                 elif who == "err":
                     r = re.match(r"gangjob: rank \d+ ready ([0-9.]+) s ", text)
                     if r:
@@ -68,7 +73,7 @@ def runs(top):
                     end = off
         if base is not None and end is not None:
             out.append({"zero": zero, "base": base, "started": started, "end": base + end,
-                        "ready": ready})
+                        "ready": ready, "notice": notice})
     return sorted(out, key=lambda r: r["zero"])
 
 
@@ -80,19 +85,23 @@ def main():
             epochs[-1].append(r)
         else:
             epochs.append([r])
-    sums = {"between": [], "setup": [], "launch": [], "ready": [], "spread": []}
+    sums = {"between": [], "setup": [], "launch": [], "ready": [], "spread": [], "stop": []}
     for i, e in enumerate(epochs):
         first = min(x["zero"] for x in e)
         sums["spread"].append(max(x["zero"] for x in e) - first)
         sums["setup"].extend(x["base"] - x["zero"] for x in e)
         sums["launch"].extend(x["started"] for x in e if x["started"] is not None)
         sums["ready"].extend(x["ready"] for x in e if x["ready"] is not None)
+        notices = [x["notice"] for x in e if x["notice"] is not None]
+        if notices:
+            sums["stop"].append(max(x["end"] for x in e) - min(notices))
         if i > 0:
             sums["between"].append(max(0.0, first - max(x["end"] for x in epochs[i - 1])))
     mean = lambda v: sum(v) / len(v) if v else 0.0
-    print("phases: %d epochs; mean s: between %.3f, setup %.3f, launch %.3f, ready %.3f, spread %.3f"
+    print("phases: %d epochs; mean s: between %.3f, setup %.3f, launch %.3f, ready %.3f, spread %.3f, "
+          "stop %.3f"
           % (len(epochs), mean(sums["between"]), mean(sums["setup"]), mean(sums["launch"]),
-             mean(sums["ready"]), mean(sums["spread"])))
+             mean(sums["ready"]), mean(sums["spread"]), mean(sums["stop"])))
     return 0
 
 
