@@ -52,9 +52,10 @@ void sr_sig_reset(void);
 /* Read one pending signal number from the pipe: 1 got one, 0 none. */
 int sr_sig_next(int fd, int *signo);
 
-/* Fork and exec the job in a new process group. Returns 0 when the child
+/* Start and exec the job in a new process group (vclone.h: it returns
+ * once the child has exec'd or failed to). Returns 0 when the child
  * exists (check exec_errno: then the child has already exited 126/127 and
- * must still be reaped), -1 with err set when fork/pipe failed or cwd
+ * must still be reaped), -1 with err set when clone/pipe failed or cwd
  * cannot be entered ("chdir DIR: reason"). The read ends out_fd and err_fd
  * are non-blocking and the caller's to close. A file without #! that is not
  * a binary is not run through /bin/sh as execvp would: ENOEXEC, 126. */

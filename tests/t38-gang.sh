@@ -310,7 +310,7 @@ refout=$(find "$t_tmp/trlog" -path '*/attempt_*/0/stdout.log' | head -n 1)
 t_is "$r0|$t_rc" "0|0" "ddp.py on a gang of 2 agents: both exit 0" || { t_show "$t_tmp/d0.err"; t_show "$t_tmp/d1.err"; }
 lead=d0
 [ "$(node_of d1)" = 0 ] && lead=d1
-t_is "$(result_of "$t_tmp/$lead.out")" "$(sed -n 's/^result/result/p' "$refout")" \
+t_is "$(result_of "$t_tmp/$lead.out")" "$(grep '^result' "$refout")" \
     "its result is bit-identical to torchrun's on one machine"
 other=d1
 [ "$lead" = d1 ] && other=d0
