@@ -138,7 +138,11 @@ price(struct sr_agent *ag, double seconds, double *cost, double *on_demand)
 	*on_demand += d;
 }
 
-/* The status marker of job b as it stands, in state. */
+/* The status marker of job b as it stands, in state. The claim is an
+ * attempt from the marker written at the claim on, before the run reports
+ * one: a holder that loses its lease (taken over on a loaded machine)
+ * before its run's first report writes nothing more, and the next holder
+ * counts on from the marker it read at its claim. */
 static void
 status_of(struct job *b, const struct sr_run_progress *p, enum sr_lease_state state,
     struct sr_queue_status *s)
@@ -147,8 +151,8 @@ status_of(struct job *b, const struct sr_run_progress *p, enum sr_lease_state st
 	s->epoch = b->epoch;
 	s->time = 0;
 	s->state = state;
+	s->attempts += p != NULL && p->attempts > 1 ? p->attempts : 1;
 	if (p != NULL) {
-		s->attempts += p->attempts;
 		s->preemptions += p->preemptions;
 		s->gpu_seconds += (int64_t)llround(p->seconds * p->gpus);
 		s->lost_gpu_seconds += (int64_t)llround(p->lost * p->gpus);
@@ -810,6 +814,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	}
 	b.prog.step = -1;
 	write_status(&b, NULL, SR_LEASE_RUNNING);
+	sr_fault("agent-claimed");
 	if (pipe2(b.cancel_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
 		sr_errno(err, "agent: pipe");
 		sr_agent_say("%s: %s; released", b.id, err);

@@ -16,6 +16,9 @@
 #    vanished with that much lost; a third run counts nothing again.
 # 4. An agent killed (with its job) and the job taken over by another: the
 #    status marker's lost GPU-seconds are more than 0.
+# 5. An agent stopped just after its claim (a paused VM, before its run
+#    reported anything) and the job taken over by another: the status
+#    counts both claims as attempts.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 t_python_module
@@ -194,4 +197,21 @@ t_is "$t_rc|$(grep -c 'aj: claimed (epoch 2, taken over' "$t_tmp/agt.err")" "0|1
 lost=$("$PY" -c 'import json, sys; print([j for j in json.load(open(sys.argv[1]))["jobs"] if j["id"] == "aj"][0]["lost_gpu_seconds"])' "$t_tmp/st.json" 2>/dev/null)
 within "$lost" 1 100000
 t_is "$?" 0 "spotrun status: the job's lost GPU-seconds are more than 0 ($lost)" || t_show "$t_tmp/st.json"
+
+# 5. an agent paused just after its claim: its claim is an attempt
+"$QTOOL" add "$Q" ap "$t_tmp/ag.ini" 1 1 || t_bail "qtool add failed"
+SPOTRUN_FAULT=agent-claimed:stop ag_start agp 1 --queue "$Q" --once
+a=$t_last
+wait_for "$t_tmp/agp.err" 'fault injected at agent-claimed: stopping' 60 "$a" ||
+    t_diag "agp: no stop at agent-claimed"
+ag_run_bounded agq 1 --queue "$Q" --once
+rq=$t_rc
+kill -KILL "$a"
+t_wait "$a"
+t_is "$rq|$t_rc|$(grep -c 'ap: claimed (epoch 2, taken over' "$t_tmp/agq.err")" "0|137|1" \
+    "a job whose holder paused after its claim is taken over and ends" || t_show "$t_tmp/agq.err"
+"$SPOTRUN" status --json --queue "$Q" ap > "$t_tmp/sp.json" 2>&1
+t_is "$("$PY" -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"][0]; print(j["state"], j["attempts"])' "$t_tmp/sp.json" 2>&1)" \
+    "succeeded 2" "spotrun status: the paused claim and the one that ran are 2 attempts" ||
+    t_show "$t_tmp/sp.json"
 t_done
