@@ -199,7 +199,7 @@ grow(uint8_t **buf, size_t *cap, size_t need, char *err)
 
 	if (*cap >= need)
 		return 0;
-	if ((b = sr_try_bigbuf(need, err)) == NULL)	/* a chunk's planes: huge pages */
+	if ((b = sr_try_bigbuf(need, need, err)) == NULL)	/* a chunk's planes: huge pages */
 		return -1;
 	free(*buf);
 	*buf = b;

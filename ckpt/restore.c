@@ -368,7 +368,7 @@ restore_unit(struct restorer *r, struct sr_codec *codec, size_t k, struct rslot 
 
 	sr_id_hex(r->m->chunk_id, c->id, hex);
 	sr_path_quote(r->m->entries[t->entry].path, q, sizeof q);
-	if (*rcap < mlen && (nb = sr_try_bigbuf(mlen, err)) != NULL) {
+	if (*rcap < mlen && (nb = sr_try_bigbuf(mlen, mlen, err)) != NULL) {
 		free(*rbuf);
 		*rbuf = nb;
 		*rcap = mlen;
@@ -560,7 +560,7 @@ fetch_chunks(struct restorer *r, int threads)
 		    r->depth, stride);
 		goto out;
 	}
-	if ((r->slot_mem = sr_try_bigbuf(r->depth * stride, err)) == NULL) {
+	if ((r->slot_mem = sr_try_bigbuf(r->depth * stride, r->depth * stride, err)) == NULL) {
 		fail(r, TRY_LOCAL, "plan the restore: %s", err);
 		goto out;
 	}

@@ -173,6 +173,7 @@ struct saver {
 	int gone;			/* something it wrote or reuses is gone: refused */
 	time_t mtime;
 	uint64_t raw_done, raw_total;
+	size_t fill;			/* what a chunk holds at most, as planned */
 	double progress_at;		/* sr_ckpt_progress's last call */
 };
 
@@ -450,7 +451,7 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 
 		if (h != NULL && raw == NULL)
-			raw = sr_try_bigbuf(s->chunk_size, err);
+			raw = sr_try_bigbuf(s->chunk_size, s->fill, err);
 		if (raw == NULL) {
 			sl->failed = 1;
 			strlcpy(sl->err, err, sizeof sl->err);
@@ -480,6 +481,11 @@ ring_start(struct saver *s, int threads, char *err)
 	int i, e;
 
 	s->enc_cap = sr_codec_bound(s->chunk_size);
+	/* A state smaller than a chunk touches no more of a buffer than its
+	 * size (more only if its files grow while read): its buffers get no
+	 * huge pages (sr_try_bigbuf), whose first touch cost such a save more
+	 * than all the rest of its ring */
+	s->fill = s->raw_total < s->chunk_size ? (size_t)s->raw_total : s->chunk_size;
 	/* Each worker needs its buffers and a slot, and the writer one more. */
 	s->nworkers = threads > 1 ? threads : 1;
 	while (s->nworkers > 1 && (size_t)s->nworkers * per_worker +
@@ -512,7 +518,8 @@ ring_start(struct saver *s, int threads, char *err)
 		s->bundle_max = 0;
 	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
 	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL ||
-	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, err)) == NULL ||
+	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, s->depth * sr_codec_bound(s->fill),
+	    err)) == NULL ||
 	    (s->bundle_max > 0 && (s->parts_mem = sr_try_calloc(s->depth * s->parts_max,
 	    sizeof *s->parts_mem, err)) == NULL)) {
 		free(s->tids);

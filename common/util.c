@@ -90,12 +90,12 @@ sr_try_malloc(size_t n, char *err)
 #define HUGE_PAGE ((size_t)2 << 20)
 
 void *
-sr_try_bigbuf(size_t n, char *err)
+sr_try_bigbuf(size_t n, size_t touch, char *err)
 {
 	size_t align = 4096, len = n ? n : 1;
 	void *p;
 
-	if (n >= SR_BIG_MIN && n <= SIZE_MAX - HUGE_PAGE) {
+	if (n >= SR_BIG_MIN && touch >= SR_BIG_MIN && n <= SIZE_MAX - HUGE_PAGE) {
 		align = HUGE_PAGE;
 		len = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	}

@@ -65,11 +65,15 @@ char *sr_try_asprintf(char *err, const char *fmt, ...) SR_PRINTF(2, 3);
  * doc/benchmarks.md, where a save's buffers were a fifth of a small
  * save's CPU). Where the kernel has no huge page to give, or THP is
  * "never", the advice is ignored and the buffer is an ordinary one; its
- * contents are undefined either way, as malloc's. NULL with err as
- * sr_try_malloc.
+ * contents are undefined either way, as malloc's. touch is the most of it
+ * the caller expects to touch (n where it cannot tell): under SR_BIG_MIN
+ * the buffer is in ordinary pages whatever n, as a huge page's first
+ * touch zeroes 2 MiB and, where THP's defrag is "madvise", may compact
+ * memory first (a 33-byte state's save took 2.6 ms longer with its
+ * buffers in huge pages on those VMs). NULL with err as sr_try_malloc.
  */
 #define SR_BIG_MIN ((size_t)1 << 20)
-void *sr_try_bigbuf(size_t n, char *err);
+void *sr_try_bigbuf(size_t n, size_t touch, char *err);
 /* Set err to "what: out of memory" (for a library that reported its own
  * out-of-memory: a NULL from jansson, CURLE_OUT_OF_MEMORY); returns -1. */
 int sr_err_oom(char *err, const char *what);

@@ -29,7 +29,7 @@ tests_t_xfer_SOURCES = tests/t-xfer.c tests/tap.h tests/oom.c tests/oom.h tests/
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
 tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h tests/oom.c tests/oom.h \
 	tests/oom-trial.h
-tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h
+tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h tests/oom.c tests/oom.h
 
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test
 # suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).

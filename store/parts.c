@@ -463,7 +463,7 @@ sr_parts_write(struct sr_parts *m, const void *buf, size_t len, char *err)
 			 * first touch page by page costs 52 ms of CPU on the
 			 * VMs of doc/benchmarks.md, 5 times its SHA-256 */
 			if (m->cur == NULL &&
-			    (m->cur = sr_try_bigbuf(m->part_size, err)) == NULL) {
+			    (m->cur = sr_try_bigbuf(m->part_size, m->part_size, err)) == NULL) {
 				sr_err_prefix(err, "%s", m->what);
 				pthread_mutex_lock(&m->lock);
 				fail_locked(m, err);

@@ -75,9 +75,14 @@
  * fsync has little left to wait for. */
 #define WRITEBACK_EVERY ((uint64_t)64 << 20)
 /* Staging buffer of a direct upload, and how full it gets before it is
- * written: small pieces (tar headers) wait for the next large one. */
+ * written: small pieces (tar headers) wait for the next large one. It
+ * starts at DIRECT_START, in ordinary pages, and grows to DIRECT_BUF, in
+ * huge ones (sr_try_bigbuf), only when that fills: a small checkpoint's
+ * pack touches a page of it, and the first touch of a huge page cost
+ * such a save more than the rest of its writes. */
 #define DIRECT_BUF ((size_t)8 << 20)
 #define DIRECT_MIN ((size_t)1 << 20)
+#define DIRECT_START ((size_t)64 << 10)
 
 struct fstore {
 	char *root;	/* absolute path, for messages and the temp names */
@@ -95,8 +100,9 @@ struct fwriter {
 	/* Direct I/O: bytes [size - dlen, size) wait in dbuf, whose start is
 	 * at a file offset that is a multiple of dalign. NULL: buffered. */
 	uint8_t *dbuf;
-	size_t dlen, dalign, dmem;	/* dmem: memory alignment */
+	size_t dlen, dcap, dalign, dmem;	/* dmem: memory alignment */
 	int direct;			/* O_DIRECT is on */
+	int oom;			/* dbuf could not grow */
 };
 
 /* Objects larger than this get an identity etag, not a content hash. */
@@ -469,11 +475,12 @@ writer_direct(struct fwriter *w, char *err)
 	    DIRECT_BUF % sx.stx_dio_mem_align != 0)
 		return 0;
 	align = sx.stx_dio_mem_align > 4096 ? sx.stx_dio_mem_align : 4096;
-	if (align == 4096)
-		buf = sr_try_bigbuf(DIRECT_BUF, NULL);	/* huge pages where there are */
-	else if (posix_memalign(&buf, align, DIRECT_BUF) != 0)
-		buf = NULL;
-	if (buf == NULL)
+	/* powers of two that divide DIRECT_BUF, as checked above */
+	w->dalign = sr_dio_write_align(w->fd, sx.stx_dio_offset_align, DIRECT_BUF);
+	w->dcap = DIRECT_START > w->dalign ? DIRECT_START : w->dalign;
+	if (w->dcap < align)
+		w->dcap = align;
+	if (posix_memalign(&buf, align, w->dcap) != 0)
 		return sr_err_oom(err, "allocate the upload's staging buffer");
 	if ((fl = fcntl(w->fd, F_GETFL)) == -1 || fcntl(w->fd, F_SETFL, fl | O_DIRECT) == -1) {
 		free(buf);
@@ -481,8 +488,29 @@ writer_direct(struct fwriter *w, char *err)
 	}
 	w->dbuf = buf;
 	w->direct = 1;
-	w->dalign = sr_dio_write_align(w->fd, sx.stx_dio_offset_align, DIRECT_BUF);
 	w->dmem = sx.stx_dio_mem_align;
+	return 0;
+}
+
+/* The staging buffer grown to DIRECT_BUF, what it holds kept: 0, or -1
+ * with w->oom set. */
+static int
+writer_grow(struct fwriter *w)
+{
+	void *buf;
+
+	if (w->dmem <= 4096)
+		buf = sr_try_bigbuf(DIRECT_BUF, DIRECT_BUF, NULL);	/* huge pages where there are */
+	else if (posix_memalign(&buf, w->dmem, DIRECT_BUF) != 0)
+		buf = NULL;
+	if (buf == NULL) {
+		w->oom = 1;
+		return -1;
+	}
+	memcpy(buf, w->dbuf, w->dlen);
+	free(w->dbuf);
+	w->dbuf = buf;
+	w->dcap = DIRECT_BUF;
 	return 0;
 }
 
@@ -606,8 +634,11 @@ writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
 		len -= n;
 	}
 	while (len > 0) {
-		size_t n = DIRECT_BUF - w->dlen < len ? DIRECT_BUF - w->dlen : len;
+		size_t n;
 
+		if (w->dlen == w->dcap && writer_grow(w) == -1)
+			return -1;
+		n = w->dcap - w->dlen < len ? w->dcap - w->dlen : len;
 		memcpy(w->dbuf + w->dlen, buf, n);
 		w->dlen += n;
 		w->size += n;
@@ -639,6 +670,11 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
 		rc = writer_write_direct(w, buf, len);
 	else if ((rc = pwrite_all(w->fd, buf, len, w->size)) == 0)
 		w->size += len;
+	if (rc == -1 && w->oom) {
+		w->failed = 1;
+		sr_err_oom(err, "allocate the upload's staging buffer");
+		return sr_err_prefix(err, "%s %s", verb, SHOW(key, show));
+	}
 	if (rc == -1) {
 		w->failed = 1;
 		return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show), fs->root,

@@ -366,28 +366,33 @@ thp_eligible(const void *p)
 	return v;
 }
 
-/* sr_try_bigbuf: page-aligned; from SR_BIG_MIN up on a 2 MiB boundary and
- * advised for huge pages (where THP is not "never"); NULL with the error. */
+/* sr_try_bigbuf: page-aligned; from SR_BIG_MIN up (and as much expected to
+ * be touched) on a 2 MiB boundary and advised for huge pages (where THP is
+ * not "never"); NULL with the error. */
 static void
 big_buffers(void)
 {
 	char err[SR_ERRMAX], mode[128] = "";
-	uint8_t *small, *big;
+	uint8_t *small, *big, *light;
 	FILE *f;
 
 	oom_arm(1, 0, OOM_ALL);
-	big = sr_try_bigbuf(3 << 20, err);
+	big = sr_try_bigbuf(3 << 20, 3 << 20, err);
 	oom_disarm();
 	ok(big == NULL, "sr_try_bigbuf: NULL out of memory");
 	is_str(err, "allocate 3145728 bytes: out of memory", "sr_try_bigbuf: the message");
-	small = sr_try_bigbuf(5000, err);
-	big = sr_try_bigbuf((3 << 20) + 1, err);
+	small = sr_try_bigbuf(5000, 5000, err);
+	big = sr_try_bigbuf((3 << 20) + 1, (3 << 20) + 1, err);
+	light = sr_try_bigbuf((3 << 20) + 1, 5000, err);
 	ok(small != NULL && ((uintptr_t)small & 4095) == 0, "sr_try_bigbuf: small, page-aligned");
 	ok(big != NULL && ((uintptr_t)big & ((2 << 20) - 1)) == 0,
 	    "sr_try_bigbuf: large, on a 2 MiB boundary");
-	if (small != NULL && big != NULL) {
+	ok(light != NULL && ((uintptr_t)light & 4095) == 0,
+	    "sr_try_bigbuf: large but little of it to be touched, page-aligned");
+	if (small != NULL && big != NULL && light != NULL) {
 		memset(small, 1, 5000);
 		memset(big, 2, (3 << 20) + 1);
+		memset(light, 3, (3 << 20) + 1);	/* all of it usable all the same */
 	}
 	if ((f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r")) != NULL) {
 		if (fgets(mode, sizeof mode, f) == NULL)
@@ -400,8 +405,17 @@ big_buffers(void)
 		is_int(big != NULL ? thp_eligible(big) : -2, 1,
 		    "sr_try_bigbuf: its mapping may have huge pages (THP %.*s)",
 		    (int)strcspn(mode, "\n"), mode);
+	/* not advised: eligible only where THP is "always" */
+	if (strstr(mode, "[madvise]") == NULL)
+		tap_skip("sr_try_bigbuf: little to be touched, no huge pages (THP is not "
+		    "\"madvise\" here)");
+	else
+		is_int(light != NULL ? thp_eligible(light) : -2, 0,
+		    "sr_try_bigbuf: little to be touched, no huge pages (THP %.*s)",
+		    (int)strcspn(mode, "\n"), mode);
 	free(small);
 	free(big);
+	free(light);
 }
 
 int

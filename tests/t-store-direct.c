@@ -5,7 +5,9 @@
  * the staging buffer, and one large write split in two, each read back
  * byte for byte through every read path: a whole get, ranged reads that go
  * direct (aligned offset, memory and length), with a tail, and buffered
- * (unaligned). Where the file system offers direct I/O ($TMPDIR or /tmp,
+ * (unaligned). Many small pieces grow the staging buffer past its first
+ * 64 KiB, and a growth that runs out of memory fails the write with what
+ * it could not have. Where the file system offers direct I/O ($TMPDIR or /tmp,
  * ext4 here), the data of a direct upload must not be in the page cache
  * afterwards; where it does not (/dev/shm, a tmpfs), the same uploads go
  * through the page cache and read back the same.
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "oom.h"
 #include "store.h"
 #include "tap.h"
 #include "util.h"
@@ -139,6 +142,43 @@ read_ok(struct sr_store *st, const char *key, uint64_t off, size_t len, int alig
 	return good;
 }
 
+/* A direct upload whose staging buffer cannot grow: the write that needed
+ * it fails, saying so, and the upload aborts (buffered: nothing grows). */
+static void
+staging_oom(struct sr_store *st, const char *dir, int direct)
+{
+	char err[SR_ERRMAX], want[SR_ERRMAX];
+	struct sr_upload *up;
+	void *base;
+	uint8_t *p;
+	int rc;
+
+	if (!oom_usable()) {
+		ok(1, "# SKIP %s: out of memory in the staging buffer's growth (no injection under "
+		    "ASan)", dir);
+		return;
+	}
+	if ((up = sr_store_upload_begin(st, "p/oom", err)) == NULL) {
+		ok(0, "%s: begin p/oom: %s", dir, err);
+		return;
+	}
+	p = piece(0, 100 << 10, 1, &base);
+	rc = sr_upload_write(up, p, 1000, err);
+	oom_arm(1, 1, OOM_OURS);
+	if (rc == 0)
+		rc = sr_upload_write(up, p + 1000, (100 << 10) - 1000, err);
+	oom_disarm();
+	free(base);
+	if (direct) {
+		snprintf(want, sizeof want, "upload p/oom: allocate the upload's staging buffer: "
+		    "out of memory");
+		is_str(rc == -1 ? err : "succeeded", want, "%s: a staging buffer that cannot grow "
+		    "fails the write", dir);
+	} else
+		is_int(rc, 0, "%s: a buffered upload stages nothing to grow %s", dir, err);
+	sr_upload_abort(up);
+}
+
 /* Every upload shape on a store in dir; direct: whether its file system
  * takes direct I/O. */
 static void
@@ -157,6 +197,8 @@ test_store(const char *dir, int direct)
 	/* one aligned write large enough to be split in two halves */
 	static const size_t big_lens[] = { 16 * MiB + 512 };
 	static const int big_al[] = { 1 };
+	size_t small_lens[300];
+	int small_al[300];
 	size_t total, i;
 	struct sr_store *st;
 	void *buf;
@@ -203,6 +245,21 @@ test_store(const char *dir, int direct)
 	ok(sr_store_get(st, "p/odd", total, &buf, &len, NULL, err) == 0 && len == total &&
 	    same(buf, 0, total), "%s: every byte back", dir);
 	free(buf);
+
+	/* tar headers alone: 300 of them staged, past the buffer's first
+	 * 64 KiB, none large enough to go straight */
+	for (total = 0, i = 0; i < SR_ARRAY_LEN(small_lens); i++) {
+		small_lens[i] = 512 + (i % 7) * 100;
+		small_al[i] = i % 2;
+		total += small_lens[i];
+	}
+	is_int(upload(st, "p/small", small_lens, small_al, SR_ARRAY_LEN(small_lens), err), 0,
+	    "%s: upload %zu bytes in %zu small pieces %s", dir, total, SR_ARRAY_LEN(small_lens),
+	    err);
+	ok(sr_store_get(st, "p/small", total, &buf, &len, NULL, err) == 0 && len == total &&
+	    same(buf, 0, total), "%s: every small piece back", dir);
+	free(buf);
+	staging_oom(st, dir, direct);
 
 	is_int(upload(st, "p/big", big_lens, big_al, 1, err), 0, "%s: one split write %s", dir,
 	    err);
