@@ -499,8 +499,8 @@ writer_grow(struct fwriter *w)
 {
 	void *buf;
 
-	if (w->dmem <= 4096)
-		buf = sr_try_bigbuf(DIRECT_BUF, DIRECT_BUF, NULL);	/* huge pages where there are */
+	if (w->dmem <= 4096)	/* huge pages where there are */
+		buf = sr_try_bigbuf(DIRECT_BUF, DIRECT_BUF, NULL);
 	else if (posix_memalign(&buf, w->dmem, DIRECT_BUF) != 0)
 		buf = NULL;
 	if (buf == NULL) {
