@@ -327,6 +327,35 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
 	}
 }
 
+/* A notice that finds the job still starting (method's starting: no
+ * process has looked for a request since the launch) stops it at once,
+ * its request withdrawn: the job has ended no step since its restore, so
+ * its checkpoint could only repeat the restored one, and waiting for its
+ * first look would hold the machine, and a gang's every machine, to the
+ * deadline. Only while the job has been up for less than the notice
+ * leaves: stopping loses at most that, and a job up longer may be deep in
+ * a long first step that ends in time. 1 when it stopped the job. */
+static int
+stop_if_starting(struct run *r, struct attempt *a, double now)
+{
+	struct sr_method *m = r->method;
+	char up[32];
+
+	if (m->ops->starting == NULL || a->job_done || a->stopping || a->saving ||
+	    now - a->started >= a->notice.deadline - now || m->ops->starting(m) != 1)
+		return 0;
+	if (a->req_pending) {
+		m->ops->clear(m);
+		a->req_pending = 0;
+	}
+	sr_tl(&r->tl, 1, "ckpt", "none for this notice: the job is still starting (up %s, it has "
+	    "not looked for a request yet), with nothing new to save; the previous checkpoint "
+	    "stays the newest", sr_fmt_duration(round((now - a->started) * 1000) / 1000, up,
+	    sizeof up));
+	sr_run_begin_stop(r, a, "nothing to save for this notice");
+	return 1;
+}
+
 void
 sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n, int machine)
 {
@@ -393,6 +422,8 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n, int m
 		sr_run_begin_stop(r, a, "no checkpoint for this notice");
 		return;
 	}
+	if (stop_if_starting(r, a, now))
+		return;
 	if (a->saving)
 		a->emergency_pending = 1;
 	else
@@ -410,6 +441,9 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	int rc, i, last = 0;
 
 	if (!a->req_pending || a->job_done)
+		return;
+	/* a process that said only now that it marks its first look */
+	if (a->noticed && a->req_reason == SR_REASON_NOTICE && stop_if_starting(r, a, sr_now()))
 		return;
 	rc = m->ops->state(m, &step, &last);
 	/* state may have found a commit of the job's that answered a request

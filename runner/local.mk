@@ -61,7 +61,7 @@ slow_TESTS += tests/t20-supervise.sh
 EXTRA_DIST += tests/jobspec
 SR_BENCH += bench/idle.sh
 EXTRA_DIST += bench/idle.sh
-dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t31-last.sh tests/t32-interrupt.sh tests/t33-tty.sh \
+dist_check_SCRIPTS += tests/t30-run.sh tests/t31-request.sh tests/t31-last.sh tests/t31-starting.sh tests/t32-interrupt.sh tests/t33-tty.sh \
 	tests/t34-record.sh
 # A job of several ranks (procs, one per GPU, launch = once) end to end.
 dist_check_SCRIPTS += tests/t35-ranks.sh

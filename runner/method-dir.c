@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctlwatch.h"
@@ -59,6 +60,7 @@ struct tail {
 struct dir_method {
 	char *ctl_dir, *req_path;
 	char **done_paths;		/* one per process that answers */
+	char **look_paths;		/* and its first look's marker (dir_starting) */
 	size_t ndone;
 	int *answered;			/* ndone: its done marker is there */
 	long long *steps;		/* ndone: the step it holds, -1 none */
@@ -174,9 +176,12 @@ free_done(struct dir_method *d)
 {
 	size_t i;
 
-	for (i = 0; i < d->ndone; i++)
+	for (i = 0; i < d->ndone; i++) {
 		free(d->done_paths[i]);
+		free(d->look_paths[i]);
+	}
 	free(d->done_paths);
+	free(d->look_paths);
 	free(d->answered);
 	free(d->steps);
 	free(d->last);
@@ -184,6 +189,7 @@ free_done(struct dir_method *d)
 	free(d->pgids);
 	free(d->late_sig);
 	d->done_paths = NULL;
+	d->look_paths = NULL;
 	d->answered = NULL;
 	d->steps = NULL;
 	d->last = NULL;
@@ -238,7 +244,8 @@ dir_restore(struct sr_method *m, int fresh, struct sr_ckpt_stats *cs, char *err)
 }
 
 /* The done markers: ctl/done for one process, ctl/done.R for each rank R
- * of several. */
+ * of several; the first look's beside them, ctl/look(.R), none left from
+ * an earlier attempt. */
 static void
 dir_launch(struct sr_method *m, struct sr_launch *l)
 {
@@ -249,6 +256,7 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 	free_done(d);
 	d->ndone = n;
 	d->done_paths = sr_calloc(n + 1, sizeof *d->done_paths);
+	d->look_paths = sr_calloc(n + 1, sizeof *d->look_paths);
 	d->answered = sr_calloc(n, sizeof *d->answered);
 	d->steps = sr_calloc(n, sizeof *d->steps);
 	d->last = sr_calloc(n, sizeof *d->last);
@@ -260,9 +268,30 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 	for (i = 0; i < n; i++) {
 		d->done_paths[i] = n == 1 ? sr_asprintf("%s/done", d->ctl_dir) :
 		    sr_asprintf("%s/done.%zu", d->ctl_dir, i);
-		l->proc_env[i] = sr_calloc(2, sizeof *l->proc_env[i]);
+		d->look_paths[i] = n == 1 ? sr_asprintf("%s/look", d->ctl_dir) :
+		    sr_asprintf("%s/look.%zu", d->ctl_dir, i);
+		/* an earlier attempt's would say this one's job had looked */
+		(void)unlink(d->look_paths[i]);
+		l->proc_env[i] = sr_calloc(3, sizeof *l->proc_env[i]);
 		l->proc_env[i][0] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", d->done_paths[i]);
+		l->proc_env[i][1] = sr_asprintf("SPOTRUN_CKPT_LOOK=%s", d->look_paths[i]);
 	}
+}
+
+/* Each process's marker: absent (it marks nothing, or has not said so
+ * yet), empty (it marks its first look and has not looked), or not empty
+ * (it looked). A stat each, at a notice and while its request waits. */
+static int
+dir_starting(struct sr_method *m)
+{
+	struct dir_method *d = m->priv;
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < d->ndone; i++)
+		if (stat(d->look_paths[i], &sb) == -1 || sb.st_size > 0)
+			return 0;
+	return d->ndone > 0;
 }
 
 /* Once an attempt: which processes of the job the request signal skips,
@@ -716,6 +745,7 @@ const struct sr_method_ops sr_method_dir_ops = {
 	.late_signal = dir_late_signal,
 	.state_poll = 0.02,	/* the done marker at 50 Hz */
 	.clear = dir_clear,
+	.starting = dir_starting,
 	.waiting = dir_waiting,
 	.save = dir_save,
 	.fd = dir_fd,

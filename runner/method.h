@@ -189,6 +189,12 @@ struct sr_method_ops {
 	/* NULL-able. A save committed (res->stats), after the loop counted
 	 * it and before the provider is told the machine may go. */
 	void (*committed)(struct sr_method *m, const struct sr_ckpt_result *res);
+	/* NULL-able. 1 when the job is still starting: every process that
+	 * answers said it marks its first look at a request (it created its
+	 * SPOTRUN_CKPT_LOOK empty; the Python module does at import) and none
+	 * has looked since the launch, so none has ended a step; 0 when one
+	 * has looked, or when it cannot tell (a process that marks nothing). */
+	int (*starting)(struct sr_method *m);
 	/* NULL-able. Who has not answered the pending request yet, for the
 	 * message when its deadline passes ("ranks 2 and 3 of 4"), into buf;
 	 * "" when the method cannot tell. */

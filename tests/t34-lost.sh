@@ -25,8 +25,10 @@ t_python_module
 . "$top_srcdir/tests/jobs/agent.sh"	# SPOTRUN_LEASE_TTL=3s: renewed every second
 
 # lost.py LOG ANSWER STEPS CRASH: steps of 0.1 s; the first ANSWER requests
-# are answered (the state: the step), the later ones not; attempt 1 exits 3
-# after step CRASH (0: never); it ends after STEPS.
+# are answered (the state: the step), the later ones not, though it looks
+# at every step (a job that never looks is one still starting to a
+# notice); attempt 1 exits 3 after step CRASH (0: never); it ends after
+# STEPS.
 # LOG gets "step N T", "ckpt N T" (T: epoch seconds) and "crash T".
 cat > "$t_tmp/lost.py" <<'PY'
 import os, sys, time, spotrun
@@ -44,7 +46,7 @@ while step < steps:
     time.sleep(0.1)
     step += 1
     note("step %d %.6f" % (step, time.time()))
-    if answered < answer and spotrun.requested():
+    if spotrun.requested() and answered < answer:
         with open(state, "w") as f:
             f.write(str(step))
         note("ckpt %d %.6f" % (step, time.time()))

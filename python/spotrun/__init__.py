@@ -93,6 +93,7 @@ class _State:
         self.answered: Optional[int] = None   # seq of the request done() answered
         self.warned = False
         self.caught: Optional[signal.Signals] = None   # the request signal, when caught
+        self.looked = False                # this process marked its first look
 
 
 _st = _State()
@@ -226,6 +227,8 @@ def _pending() -> Optional[Request]:
     path = _env("SPOTRUN_CKPT_REQUEST")
     if path is None or not supervised():
         return None
+    if not _st.looked:
+        _mark_look()
     signalled, _st.signalled = _st.signalled, False
     try:
         s = os.stat(path)
@@ -422,6 +425,43 @@ def _handler(prev):
     return handler
 
 
+def _declare_look() -> None:
+    """Say that this process marks its first look at a request: create
+    $SPOTRUN_CKPT_LOOK empty (not emptied when a process of the same rank
+    looked already). Until the mark, a notice finds the job still starting,
+    with nothing new to save, and spotrun stops it at once rather than wait
+    for an answer to the deadline (doc/spotrun.1, CHECKPOINT PROTOCOL)."""
+    path = _env("SPOTRUN_CKPT_LOOK")
+    if path is None or not supervised():
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError:
+        pass                        # spotrun cannot tell, and waits as ever
+
+
+def _mark_look() -> None:
+    """The first look at a request: the job has ended a step (or is past
+    its start). Written before the request file is read, so that spotrun
+    never takes a job answering for one still starting. A marker that
+    cannot be written is removed: spotrun then cannot tell, and waits."""
+    _st.looked = True
+    path = _env("SPOTRUN_CKPT_LOOK")
+    if path is None:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, b"looked\n")
+        finally:
+            os.close(fd)
+    except OSError:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def _install() -> None:
     """Catch the request signal and have it ignored from the interpreter's
     exit on."""
@@ -453,4 +493,5 @@ def __getattr__(name: str):
     raise AttributeError("module 'spotrun' has no attribute %r" % name)
 
 
+_declare_look()
 _install()
