@@ -333,16 +333,24 @@ early_warning(struct run *r, struct attempt *a, const struct sr_notice *n, doubl
  * its checkpoint could only repeat the restored one, and waiting for its
  * first look would hold the machine, and a gang's every machine, to the
  * deadline. Only while the job has been up for less than the notice
- * leaves: stopping loses at most that, and a job up longer may be deep in
- * a long first step that ends in time. 1 when it stopped the job. */
+ * leaves (stopping loses at most that; a job up longer may be deep in a
+ * long first step that ends in time), or when a process said it marks its
+ * first look only after the notice came: it was starting then. at_notice:
+ * called for the notice itself. 1 when it stopped the job. */
 static int
-stop_if_starting(struct run *r, struct attempt *a, double now)
+stop_if_starting(struct run *r, struct attempt *a, double now, int at_notice)
 {
 	struct sr_method *m = r->method;
 	char up[32];
+	int starting;
 
-	if (m->ops->starting == NULL || a->job_done || a->stopping || a->saving ||
-	    now - a->started >= a->notice.deadline - now || m->ops->starting(m) != 1)
+	if (m->ops->starting == NULL || a->job_done || a->stopping || a->saving)
+		return 0;
+	starting = m->ops->starting(m);
+	if (at_notice)
+		a->undeclared_at_notice = starting == -1;
+	if (starting != 1 || (now - a->started >= a->notice.deadline - now &&
+	    !a->undeclared_at_notice))
 		return 0;
 	if (a->req_pending) {
 		m->ops->clear(m);
@@ -422,7 +430,7 @@ sr_run_notice(struct run *r, struct attempt *a, const struct sr_notice *n, int m
 		sr_run_begin_stop(r, a, "no checkpoint for this notice");
 		return;
 	}
-	if (stop_if_starting(r, a, now))
+	if (stop_if_starting(r, a, now, 1))
 		return;
 	if (a->saving)
 		a->emergency_pending = 1;
@@ -443,7 +451,8 @@ sr_run_check_request(struct run *r, struct attempt *a)
 	if (!a->req_pending || a->job_done)
 		return;
 	/* a process that said only now that it marks its first look */
-	if (a->noticed && a->req_reason == SR_REASON_NOTICE && stop_if_starting(r, a, sr_now()))
+	if (a->noticed && a->req_reason == SR_REASON_NOTICE &&
+	    stop_if_starting(r, a, sr_now(), 0))
 		return;
 	rc = m->ops->state(m, &step, &last);
 	/* state may have found a commit of the job's that answered a request

@@ -287,11 +287,14 @@ dir_starting(struct sr_method *m)
 	struct dir_method *d = m->priv;
 	struct stat sb;
 	size_t i;
+	int rc = d->ndone > 0 ? 1 : -1;
 
 	for (i = 0; i < d->ndone; i++)
-		if (stat(d->look_paths[i], &sb) == -1 || sb.st_size > 0)
+		if (stat(d->look_paths[i], &sb) == -1)
+			rc = -1;
+		else if (sb.st_size > 0)
 			return 0;
-	return d->ndone > 0;
+	return rc;
 }
 
 /* Once an attempt: which processes of the job the request signal skips,

@@ -193,7 +193,8 @@ struct sr_method_ops {
 	 * answers said it marks its first look at a request (it created its
 	 * SPOTRUN_CKPT_LOOK empty; the Python module does at import) and none
 	 * has looked since the launch, so none has ended a step; 0 when one
-	 * has looked, or when it cannot tell (a process that marks nothing). */
+	 * has looked; -1 when it cannot tell (a process has not said it marks:
+	 * it marks nothing, or has not come so far). */
 	int (*starting)(struct sr_method *m);
 	/* NULL-able. Who has not answered the pending request yet, for the
 	 * message when its deadline passes ("ranks 2 and 3 of 4"), into buf;

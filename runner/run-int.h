@@ -179,6 +179,7 @@ struct attempt {
 	double machine_deadline;
 	double ckpt_deadline;		/* epoch: notice deadline minus margin */
 	int emergency_pending;		/* request once the running save ends */
+	int undeclared_at_notice;	/* the method's starting was -1 then */
 	int notice_saved;		/* the notice's checkpoint went to the store */
 	/* a signal from the user while a save runs (attempt-intr.c) */
 	int held_sig;			/* for the job once the save ends; 0 none */

@@ -10,7 +10,7 @@
 #  - a process that looked: the notice's checkpoint as ever;
 #  - two ranks, one looked: spotrun waits for both (to the deadline);
 #  - a process that imports the module only after the notice's request:
-#    stopped as soon as it says so;
+#    stopped as soon as it says so, however long it has been up;
 #  - a process up longer than the notice leaves: waited for, and its
 #    answer committed;
 #  - a job that marks nothing (a shell job): waited for, as ever.
@@ -129,17 +129,22 @@ t_like "$t_tmp/half.err" '^[0-9:]+  ckpt     the job did not write its notice ch
     "... spotrun waited for the rank that had not looked" || t_show "$t_tmp/half.err"
 t_unlike "$t_tmp/half.err" 'still starting' "... not taken for a job still starting"
 
-# 13-15: a process that imports the module after the request: stopped
-# once its marker says it is starting
-start late late 60s
+# 13-16: a process that imports the module only after the notice's
+# request: stopped once its marker says it is starting, though it has been
+# up longer than the notice leaves (3 s, grace 2 s): it was starting when
+# the notice came
+start late late 2s
 at late 0 waiting
+sleep 3
 notice late
 t_is "$t_rc" 75 "imported after the notice's request: preempted, exit 75" || t_show "$t_tmp/late.err"
 t_like "$t_tmp/late.err" '^[0-9:]+  request  notice checkpoint, answer within ' "... the job was asked first"
-t_like "$t_tmp/late.err" '^00:[0-4][0-9]  stop     nothing to save for this notice; SIGTERM to the job$' \
-    "... then stopped as soon as it said it was still starting"
+t_like "$t_tmp/late.err" '^[0-9:]+  ckpt     none for this notice: the job is still starting \(up [0-9.]+s, ' \
+    "... then found still starting" || t_show "$t_tmp/late.err"
+t_like "$t_tmp/late.err" '^[0-9:]+  stop     nothing to save for this notice; SIGTERM to the job$' \
+    "... and stopped as soon as it said so"
 
-# 16-18: a process up longer than the notice leaves (grace 2 s; the test
+# 17-19: a process up longer than the notice leaves (grace 2 s; the test
 # lets it run 3 s before the notice) has not looked: it may be in a long
 # first step, so spotrun waits; it answers as soon as it sees the request
 start slow slow 2s
@@ -150,7 +155,7 @@ t_is "$t_rc" 75 "a job up longer than the notice leaves: preempted, exit 75" || 
 t_unlike "$t_tmp/slow.err" 'still starting' "... not stopped as one still starting"
 t_like "$t_tmp/slow.err" '^[0-9:]+  ckpt     0 step 7: .* committed in ' "... its answer committed"
 
-# 19-20: a shell job marks nothing: its notice's request waits for it
+# 20-21: a shell job marks nothing: its notice's request waits for it
 cat > "$t_tmp/sh.sh" <<'EOF'
 echo started > "$SPOTRUN_CKPT_DIR/../at.0"
 i=0
