@@ -25,6 +25,14 @@ for each epoch after the first:
            node) to its last run's end: the answers, the parts, node 0's
            commit and the stop.
 
+and, once for the whole run:
+
+  first    from the agents' start (DIR/t0, the benchmark's clock reading
+           before it started them) to the first epoch's first run: the
+           agents' own start, the claims, the first forming;
+  end      from the last rank's last step to the last run's end: the
+           ranks' end barrier, their exit and the runs' end.
+
 Prints one line: the epochs and the mean of each phase in seconds.
 Usage: gang-phases.py DIR
 """
@@ -48,7 +56,7 @@ def runs(top):
                                        "attempt-*.log")):
         if os.path.islink(os.path.dirname(path)):
             continue        # logs/latest
-        base = zero = started = end = ready = notice = None
+        base = zero = started = end = ready = notice = last = None
         with open(path, errors="replace") as f:
             for n, line in enumerate(f):
                 if n == 0:
@@ -69,11 +77,14 @@ def runs(top):
                     r = re.match(r"gangjob: rank \d+ ready ([0-9.]+) s ", text)
                     if r:
                         ready = float(r.group(1))
+                    elif re.match(r"gangjob: rank \d+ did its last step", text):
+                        last = off
                 if who == "spotrun":
                     end = off
         if base is not None and end is not None:
             out.append({"zero": zero, "base": base, "started": started, "end": base + end,
-                        "ready": ready, "notice": notice})
+                        "ready": ready, "notice": notice,
+                        "last": base + last if last is not None else None})
     return sorted(out, key=lambda r: r["zero"])
 
 
@@ -98,10 +109,20 @@ def main():
         if i > 0:
             sums["between"].append(max(0.0, first - max(x["end"] for x in epochs[i - 1])))
     mean = lambda v: sum(v) / len(v) if v else 0.0
+    once = ""
+    try:
+        with open(os.path.join(sys.argv[1], "t0")) as f:
+            t0 = float(f.read())
+        once += "; first %.3f" % (min(x["zero"] for x in epochs[0]) - t0) if epochs else ""
+    except (OSError, ValueError):
+        pass
+    lasts = [x["last"] for x in epochs[-1] if x["last"] is not None] if epochs else []
+    if lasts:
+        once += ", end %.3f" % (max(x["end"] for x in epochs[-1]) - max(lasts))
     print("phases: %d epochs; mean s: between %.3f, setup %.3f, launch %.3f, ready %.3f, spread %.3f, "
-          "stop %.3f"
+          "stop %.3f%s"
           % (len(epochs), mean(sums["between"]), mean(sums["setup"]), mean(sums["launch"]),
-             mean(sums["ready"]), mean(sums["spread"]), mean(sums["stop"])))
+             mean(sums["ready"]), mean(sums["spread"]), mean(sums["stop"]), once))
     return 0
 
 
