@@ -14,7 +14,7 @@ dist_check_SCRIPTS += tests/t60-quickstart.sh tests/t61-pytorch.sh tests/t70-fau
 # Debian's torchrun; a rank that hangs or crashes.
 dist_check_SCRIPTS += tests/t65-pytorch-ranks.sh
 slow_TESTS += tests/t65-pytorch-ranks.sh
-EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py
+EXTRA_DIST += tests/jobs/hangjob.py tests/jobs/printenv.py tests/jobs/oncejob.py tests/jobs/said.py
 # A state sharded across the ranks saved with torch.distributed.checkpoint
 # (examples/pytorch/dcp.py): 2 ranks preempted, resumed on 3, bit-identical
 # to an uninterrupted run; on a torch without dcp (Debian's 1.13), on the

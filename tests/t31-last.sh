@@ -25,21 +25,15 @@ t_setup
 # last=True), then ends as MODE says; a resumed one (at step 5) ends at
 # once. LOG gets "start K", "req REASON" for each request seen, "end".
 # Every wait gives up after 2 minutes (exit 9), so nothing hangs.
+cp "$top_srcdir/tests/jobs/said.py" "$t_tmp/said.py"
 cat > "$t_tmp/lastjob.py" <<'EOF'
 import os, sys, time
 import spotrun
+from said import said
 mode, log = sys.argv[1], sys.argv[2]
-tl = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
-                  "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
 def put(line):
     with open(log, "a") as f:
         f.write(line + "\n")
-def said(what):
-    try:
-        with open(tl) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
 def wait(cond):
     t0 = time.monotonic()
     while not cond():
@@ -49,6 +43,7 @@ def wait(cond):
         time.sleep(0.02)
 def answered_with(reason, last):
     if reason == "notice":
+        spotrun.requested()               # a first look: past its start
         open(sys.argv[3], "w").close()    # the notice comes (notice_file)
     wait(lambda: spotrun.requested() and spotrun.reason() == reason)
     put("req " + reason)

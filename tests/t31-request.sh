@@ -50,17 +50,7 @@ t_unlike "$t_tmp/late.err" 'step 999' "the late answer to the withdrawn request 
 
 # said.py: said(WHAT), whether the timeline of the job's attempt (its log)
 # has WHAT yet, for the jobs below.
-cat > "$t_tmp/said.py" <<'EOF'
-import os
-log = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
-                   "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
-def said(what):
-    try:
-        with open(log) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
-EOF
+cp "$top_srcdir/tests/jobs/said.py" "$t_tmp/said.py"
 
 # A Python job answering N requests through the file alone, then ending
 # once spotrun took the last answer (the request withdrawn). It catches the

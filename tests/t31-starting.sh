@@ -26,11 +26,10 @@ t_setup
 # rank), and gives up after 2 minutes (exit 9), so nothing hangs.
 cat > "$t_tmp/job.py" <<'EOF'
 import os, sys, time
+from said import said
 mode = sys.argv[1]
 rank = os.environ.get("RANK", "0")
 at = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "at." + rank)
-tl = os.path.join(os.environ["SPOTRUN_CKPT_DIR"], "..", "logs", "latest",
-                  "attempt-%s.log" % os.environ["SPOTRUN_ATTEMPT"])
 def put(what):
     with open(at + ".t", "w") as f:
         f.write(what + "\n")
@@ -41,12 +40,6 @@ def wait(cond):
         if time.monotonic() - t0 > 120:
             sys.exit(9)
         time.sleep(0.02)
-def said(what):
-    try:
-        with open(tl) as f:
-            return what in f.read()
-    except FileNotFoundError:
-        return False
 if mode == "late":
     put("waiting")
     wait(lambda: said("request  notice checkpoint"))
@@ -68,6 +61,8 @@ if mode == "look":
 put("imported")
 wait(lambda: False)
 EOF
+
+cp "$top_srcdir/tests/jobs/said.py" "$t_tmp/said.py"
 
 # start NAME MODE GRACE [INI LINES...]: the job, run in the background
 # (its pid in $spid), with the signal provider's grace GRACE.

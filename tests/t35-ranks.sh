@@ -29,12 +29,17 @@ left() {
 	done
 }
 # signal_run NAME PROCS: start a job of PROCS ranks of rankjob.py with the
-# signal provider in the background (its pid in $t_last), once it runs.
+# signal provider in the background (its pid in $t_last), once every rank
+# has looked for a request (its ctl/look.R says so): a notice before that
+# would find the job still starting and stop it without a checkpoint.
 signal_run() {
 	t_jobfile "$1" "$job_cmd --steps 100000" "[resources]" "procs = $2" "[provider]" "name = signal" "grace = 20s"
 	t_bg "$1" "$SPOTRUN" run "$t_tmp/$1.ini"
-	wait_for "$t_tmp/$1.err" '  started  ' 60 "$t_last"
-	sleep 0.5
+	_r=0
+	while [ "$_r" -lt "$2" ]; do
+		wait_for "$t_tmp/local-$1/ctl/look.$_r" '^looked$' 60 "$t_last"
+		_r=$((_r + 1))
+	done
 }
 # envof NAME RANK VAR: what rank RANK printed for VAR (its "env ..." line).
 envof() {

@@ -77,6 +77,10 @@ def main():
         with open(state) as f:
             done = [tuple(x) for x in json.load(f)["done"]]
     step = done[-1][0] if done else 0
+    # a first look now: the job is past its start (its state read), so a
+    # notice from here on gets its checkpoint, not a stop as one starting
+    # (the tests' notices come at any time, some before its first step ends)
+    spotrun.requested()
     append(glog, "start %.6f %d %d" % (process_start(), step, pid))
     print("resumed after step %d" % step if step else "starting fresh", flush=True)
     while step < args.steps:
