@@ -15,6 +15,12 @@ request it answers, "120 seq=3" (doc/spotrun.1, CHECKPOINT PROTOCOL). This modul
             write_state(spotrun.ckpt_dir())
             spotrun.done(step)
 
+Importing it also says that this process marks its first look for a request
+($SPOTRUN_CKPT_LOOK, created empty), which the first requested() (or its kin)
+marks: a preemption notice before it finds the job still starting, with
+nothing new to save, and spotrun stops it at once rather than wait to the
+deadline. Look every step.
+
 Importing it installs a handler for the request signal named in the
 environment, whose default action would end the process, and makes that
 signal ignored once the interpreter exits (Python restores default actions
