@@ -43,6 +43,8 @@ struct spotrun_ctx_s {
 	/* the request protocol */
 	char *req_path, *done_path;	/* NULL: not under library mode */
 	char *saves_path;		/* SPOTRUN_CKPT_SAVES, rank 0's (report.c); NULL: none */
+	char *look_path;		/* SPOTRUN_CKPT_LOOK, every rank's; NULL: none */
+	int looked;			/* this process marked its first look */
 	double req_checked;		/* sr_mono() of the last look */
 	int req_pending;
 	unsigned long long req_seq, answered_seq;

@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -172,6 +173,27 @@ stick(spotrun_ctx *ctx, spotrun_error code, const char *msg)
 	sr_lib_tell(ctx, SPOTRUN_MSG_ERROR, msg);
 }
 
+/* Say that this process marks its first look at a request (path: the
+ * run's SPOTRUN_CKPT_LOOK; NULL: it has none): created empty, not emptied
+ * where another rank looked already. Until a rank's first look, a notice
+ * finds the job still starting and spotrun stops it at once (doc/spotrun.1,
+ * CHECKPOINT PROTOCOL). A marker that cannot be made leaves spotrun unable
+ * to tell, and it waits for an answer as ever. */
+static void
+declare_look(spotrun_ctx *ctx, const spotrun_params *params, const char *path)
+{
+	int fd;
+
+	if (path == NULL)
+		return;
+	if ((ctx->look_path = sr_lib_strdup(params, path)) == NULL) {
+		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
+		return;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) != -1)
+		(void)close(fd);
+}
+
 static void
 setup(spotrun_ctx *ctx, const spotrun_params *params)
 {
@@ -236,6 +258,9 @@ setup(spotrun_ctx *ctx, const spotrun_params *params)
 			stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
 			return;
 		}
+		declare_look(ctx, params, env("SPOTRUN_CKPT_LOOK"));
+		if (ctx->sticky != SPOTRUN_OK)
+			return;
 	}
 	if (ctx->store_url == NULL || ctx->job == NULL) {
 		stick(ctx, SPOTRUN_ERROR_MEMORY, "spotrun_create: out of memory");
@@ -287,6 +312,7 @@ spotrun_free(spotrun_ctx *ctx)
 	sr_lib_free(&ctx->p, ctx->req_path);
 	sr_lib_free(&ctx->p, ctx->done_path);
 	sr_lib_free(&ctx->p, ctx->saves_path);
+	sr_lib_free(&ctx->p, ctx->look_path);
 	sr_lib_free(&ctx->p, ctx->cuda_library);
 	sr_lib_free(&ctx->p, ctx);
 }
@@ -413,6 +439,26 @@ add_buf(spotrun_ctx *ctx, struct lib_buf *b, const char *name)
 
 /* ---- the request protocol ---- */
 
+/* The first look at a request (spotrun_checkpoint_requested, or a save
+ * that may answer one): the job is past its start. Written before the
+ * request file is read, so that spotrun never takes a job answering for
+ * one still starting; a marker that cannot be written is removed, and
+ * spotrun then cannot tell and waits for an answer as ever. */
+static void
+mark_look(spotrun_ctx *ctx)
+{
+	int fd;
+
+	if (ctx->look_path == NULL || ctx->looked)
+		return;
+	ctx->looked = 1;
+	if ((fd = open(ctx->look_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) == -1 ||
+	    write(fd, "looked\n", 7) != 7)
+		(void)unlink(ctx->look_path);
+	if (fd != -1)
+		(void)close(fd);
+}
+
 /* Read the request file: 1 pending (seq and deadline set), 0 none. A
  * file that does not parse is no request (the supervisor writes it
  * atomically, so a half line is never seen). */
@@ -450,6 +496,7 @@ spotrun_checkpoint_requested(spotrun_ctx *ctx)
 	if (ctx->req_checked > 0 && now - ctx->req_checked < REQUEST_POLL)
 		return ctx->req_pending;
 	ctx->req_checked = now;
+	mark_look(ctx);
 	sr_async_reap(ctx);		/* an async save's answer, if it landed */
 	ctx->req_pending = stat(ctx->req_path, &sb) == 0 && read_request(ctx) &&
 	    !sr_async_take_request(ctx);
@@ -560,6 +607,7 @@ save_begin(spotrun_ctx *ctx, const char *verb, long long step, struct sr_ckpt_op
 	if (ctx->nbufs == 0)
 		return sr_lib_fail(ctx, SPOTRUN_ERROR_PARAMETER, "%s: no buffer is registered", verb);
 	sr_async_settle(ctx);
+	mark_look(ctx);
 	*answering = ctx->req_path != NULL && read_request(ctx);
 	opts_of(ctx, o);
 	if (*answering)

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctlwatch.h"
@@ -278,22 +277,20 @@ dir_launch(struct sr_method *m, struct sr_launch *l)
 	}
 }
 
-/* Each process's marker: absent (it marks nothing, or has not said so
- * yet), empty (it marks its first look and has not looked), or not empty
- * (it looked). A stat each, at a notice and while its request waits. */
+/* Each process's marker (sr_req_look), a stat each, at a notice and
+ * while its request waits: a process that marks nothing may be stepping. */
 static int
 dir_starting(struct sr_method *m)
 {
 	struct dir_method *d = m->priv;
-	struct stat sb;
 	size_t i;
-	int rc = d->ndone > 0 ? 1 : -1;
+	int rc = d->ndone > 0 ? 1 : -1, look;
 
 	for (i = 0; i < d->ndone; i++)
-		if (stat(d->look_paths[i], &sb) == -1)
-			rc = -1;
-		else if (sb.st_size > 0)
+		if ((look = sr_req_look(d->look_paths[i])) == 0)
 			return 0;
+		else if (look == -1)
+			rc = -1;
 	return rc;
 }
 

@@ -31,6 +31,7 @@
 
 struct lib_method {
 	char *ctl_dir, *req_path, *done_path;
+	char *look_path;		/* the ranks' first look (lib_starting) */
 	uint64_t req_seq;		/* the pending request's */
 	int answered;			/* its done marker was read */
 	struct sr_ckpt_result res;	/* what the marker said */
@@ -63,6 +64,7 @@ lib_init(struct sr_method *m, char *err)
 	l->ctl_dir = sr_asprintf("%s/ctl", m->ctx.js->local_dir);
 	l->req_path = sr_asprintf("%s/request", l->ctl_dir);
 	l->done_path = sr_asprintf("%s/done", l->ctl_dir);
+	l->look_path = sr_asprintf("%s/look", l->ctl_dir);
 	l->saves_path = sr_asprintf("%s/saves", l->ctl_dir);
 	if (sr_mkdirs(l->ctl_dir, 0755, err) == -1)
 		return -1;
@@ -92,6 +94,7 @@ lib_free(struct sr_method *m)
 	free(l->ctl_dir);
 	free(l->req_path);
 	free(l->done_path);
+	free(l->look_path);
 	free(l);
 }
 
@@ -148,17 +151,29 @@ lib_launch(struct sr_method *m, struct sr_launch *la)
 	struct sr_provider_kind kind;
 	const char *prov = m->ctx.js->provider.name;
 
-	la->env = sr_calloc(8, sizeof *la->env);
+	la->env = sr_calloc(9, sizeof *la->env);
 	la->env[0] = sr_asprintf("SPOTRUN_STORE=%s", m->ctx.js->store);
 	la->env[1] = sr_asprintf("SPOTRUN_CKPT_REQUEST=%s", l->req_path);
 	la->env[2] = sr_asprintf("SPOTRUN_EPOCH=%" PRIu64, m->ctx.copts->epoch);
 	la->env[3] = sr_asprintf("SPOTRUN_CKPT_KEEP=%d", m->ctx.copts->keep);
 	la->env[4] = sr_asprintf("SPOTRUN_CKPT_DONE=%s", l->done_path);
 	la->env[5] = sr_asprintf("SPOTRUN_CKPT_SAVES=%s", l->saves_path);
+	la->env[6] = sr_asprintf("SPOTRUN_CKPT_LOOK=%s", l->look_path);
+	/* an earlier attempt's would say this one's job had looked */
+	(void)unlink(l->look_path);
 	/* the store's credentials in the job ask no metadata address where
 	 * the run's do not (run-setup.c) */
 	if (sr_provider_kind(prov != NULL ? prov : "auto", &kind) == 0 && !kind.metadata)
-		la->env[6] = sr_strdup("SPOTRUN_STORE_NO_METADATA=1");
+		la->env[7] = sr_strdup("SPOTRUN_STORE_NO_METADATA=1");
+}
+
+/* One marker for every rank, as the request and the done marker are: the
+ * library is in every rank, so one rank's word that it marks is every
+ * rank's, and the first look of any ends the job's start. */
+static int
+lib_starting(struct sr_method *m)
+{
+	return sr_req_look(((struct lib_method *)m->priv)->look_path);
 }
 
 static int read_done(struct lib_method *l, struct sr_method *m);
@@ -435,6 +450,7 @@ const struct sr_method_ops sr_method_lib_ops = {
 	.state = lib_state,
 	.state_poll = 0.02,	/* the done marker at 50 Hz */
 	.clear = lib_clear,
+	.starting = lib_starting,
 	.waiting = lib_waiting,
 	.save = lib_save,
 	.fd = lib_fd,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "request.h"
@@ -124,4 +125,14 @@ sr_req_clear(const char *request_path, char *const *done_paths, size_t n)
 	unlink(request_path);
 	for (i = 0; i < n; i++)
 		unlink(done_paths[i]);
+}
+
+int
+sr_req_look(const char *look_path)
+{
+	struct stat sb;
+
+	if (stat(look_path, &sb) == -1)
+		return -1;
+	return sb.st_size == 0;
 }

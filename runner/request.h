@@ -26,6 +26,11 @@ int sr_req_post(const char *request_path, char *const *done_paths, size_t n, uin
  * what follows it is the job's end), 0 when not yet, -1 when it exists but
  * holds something other than "[STEP] [seq=N] [last]". */
 int sr_req_done(const char *done_path, long long *step, long long *seq, int *last, char *err);
+/* A process's first-look marker (SPOTRUN_CKPT_LOOK; doc/spotrun.1,
+ * CHECKPOINT PROTOCOL): -1 absent (it marks nothing, or has not said so
+ * yet), 1 created empty (it has not looked for a request), 0 written (it
+ * has). One stat. */
+int sr_req_look(const char *look_path);
 /* Remove the marker files: the request and the n done files (missing
  * files are fine). */
 void sr_req_clear(const char *request_path, char *const *done_paths, size_t n);

@@ -13,7 +13,9 @@
 #    stopped as soon as it says so, however long it has been up;
 #  - a process up longer than the notice leaves: waited for, and its
 #    answer committed;
-#  - a job that marks nothing (a shell job): waited for, as ever.
+#  - a job that marks nothing (a shell job): waited for, as ever;
+#  - library mode: a job whose context is made but has not polled is
+#    stopped at once; one that polled checkpoints.
 # Real processes, the signal provider (SIGTERM to spotrun is the notice).
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
@@ -167,5 +169,27 @@ at sh 0 started
 notice sh
 t_is "$t_rc" 75 "a shell job: preempted, exit 75" || t_show "$t_tmp/sh.err"
 t_like "$t_tmp/sh.err" '^[0-9:]+  ckpt     0 step 3: .* committed in ' "... asked and waited for, as ever"
+
+# 22-25: library mode (libspotrun): the job's context made (it marks its
+# first look: ctl/look, one for every rank), no poll yet: stopped at once;
+# one that polled gets its checkpoint
+lib="$top_builddir/tests/jobs/libtrain"
+t_jobfile libh "$lib 1000 20 $t_tmp/libh.state hold=$t_tmp/libh.go" "mode = library" "margin = 100ms" \
+    "[provider]" "name = signal" "grace = 60s"
+t_bg libh "$SPOTRUN" run "$t_tmp/libh.ini"
+spid=$t_last
+wait_for "$t_tmp/libh.out" '^holding$' 120 "$spid"
+notice libh
+t_is "$t_rc" 75 "library mode, a notice before the first poll: preempted, exit 75" || t_show "$t_tmp/libh.err"
+t_like "$t_tmp/libh.err" '^00:[0-4][0-9]  stop     nothing to save for this notice; SIGTERM to the job$' \
+    "... stopped at once: the job is still starting"
+t_jobfile libp "$lib 100000 20 $t_tmp/libp.state" "mode = library" "margin = 100ms" \
+    "[provider]" "name = signal" "grace = 60s"
+t_bg libp "$SPOTRUN" run "$t_tmp/libp.ini"
+spid=$t_last
+wait_for "$t_tmp/local-libp/ctl/look" '^looked$' 120 "$spid"
+notice libp
+t_is "$t_rc" 75 "library mode, a notice after the first poll: preempted, exit 75" || t_show "$t_tmp/libp.err"
+t_like "$t_tmp/libp.err" '^[0-9:]+  ckpt     0 step [0-9]+: .* committed in ' "... its checkpoint committed"
 
 t_done

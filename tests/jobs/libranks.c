@@ -137,6 +137,9 @@ main(int argc, char **argv)
 		printf("rank %d resumed from step %lld\n", rank, restored);
 		fflush(stdout);
 	}
+	/* a first look: past its start, so that a notice from here on gets
+	 * its checkpoint rather than a stop as a job still starting */
+	(void)spotrun_checkpoint_requested(ctx);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	for (s = start; s < steps; s++) {

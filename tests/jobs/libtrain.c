@@ -14,10 +14,13 @@
  * notice_file: the notice comes), waits for the request (2 minutes at
  * most), answers it as its last checkpoint (spotrun_set_last), and takes
  * a second over its end.
+ * With hold=PATH, once restored it says "holding" and waits for PATH (2
+ * minutes at most) before its first step: a start that has not ended,
+ * for a notice that comes before the job's first look at a request.
  * At the end it prints "result: <FNV-1a of the state>" and writes the
  * state's bytes to OUT, the same whether or not it was preempted.
  *
- *	libtrain STEPS MS OUT [async] [own=K] [world=N] [last=PATH]
+ *	libtrain STEPS MS OUT [async] [own=K] [world=N] [last=PATH] [hold=PATH]
  */
 #include "config.h"
 
@@ -101,7 +104,7 @@ main(int argc, char **argv)
 	uint64_t h = 1469598103934665603ULL;
 	FILE *fp;
 	int ms, async = 0, own = 0, world = 0, i, waited;
-	const char *last = NULL;
+	const char *last = NULL, *hold = NULL;
 	spotrun_error rc;
 
 	for (i = 4; i < argc; i++) {
@@ -109,6 +112,8 @@ main(int argc, char **argv)
 			async = 1;
 		else if (strncmp(argv[i], "last=", 5) == 0 && argv[i][5] != '\0')
 			last = argv[i] + 5;
+		else if (strncmp(argv[i], "hold=", 5) == 0 && argv[i][5] != '\0')
+			hold = argv[i] + 5;
 		else if (sscanf(argv[i], "own=%d", &own) == 1 && own > 0)
 			;
 		else if (sscanf(argv[i], "world=%d", &world) == 1 && world > 0)
@@ -118,7 +123,7 @@ main(int argc, char **argv)
 	}
 	if (argc < 4) {
 		fprintf(stderr, "usage: libtrain STEPS MS OUT [async] [own=K] [world=N] "
-		    "[last=PATH]\n");
+		    "[last=PATH] [hold=PATH]\n");
 		return 2;
 	}
 	steps = atoll(argv[1]);
@@ -143,6 +148,17 @@ main(int argc, char **argv)
 		printf("resumed from step %lld\n", restored);
 		fflush(stdout);
 	}
+	if (hold != NULL) {
+		printf("holding\n");
+		fflush(stdout);
+		ts.tv_sec = 0;
+		ts.tv_nsec = 20000000L;
+		for (waited = 0; access(hold, F_OK) != 0 && waited < 6000; waited++)
+			nanosleep(&ts, NULL);
+	}
+	/* a first look: past its start, so that a notice from here on gets
+	 * its checkpoint rather than a stop as a job still starting */
+	(void)spotrun_checkpoint_requested(ctx);
 	for (s = start; s < steps; s++) {
 		train_step(s);
 		if (last != NULL && s == steps - 1) {
