@@ -173,20 +173,23 @@ t_like "$t_tmp/sh.err" '^[0-9:]+  ckpt     0 step 3: .* committed in ' "... aske
 # 22-25: library mode (libspotrun): the job's context made (it marks its
 # first look: ctl/look, one for every rank), no poll yet: stopped at once;
 # one that polled gets its checkpoint
-lib="$top_builddir/tests/jobs/libtrain"
-t_jobfile libh "$lib 1000 20 $t_tmp/libh.state hold=$t_tmp/libh.go" "mode = library" "margin = 100ms" \
-    "[provider]" "name = signal" "grace = 60s"
-t_bg libh "$SPOTRUN" run "$t_tmp/libh.ini"
-spid=$t_last
+# libstart NAME STEPS [ARGS...]: tests/jobs/libtrain in library mode, run
+# in the background (its pid in $spid), grace 60 s
+libstart() {
+	_n=$1 _s=$2
+	shift 2
+	t_jobfile "$_n" "$top_builddir/tests/jobs/libtrain $_s 20 $t_tmp/$_n.state $*" \
+	    "mode = library" "margin = 100ms" "[provider]" "name = signal" "grace = 60s"
+	t_bg "$_n" "$SPOTRUN" run "$t_tmp/$_n.ini"
+	spid=$t_last
+}
+libstart libh 1000 "hold=$t_tmp/libh.go"
 wait_for "$t_tmp/libh.out" '^holding$' 120 "$spid"
 notice libh
 t_is "$t_rc" 75 "library mode, a notice before the first poll: preempted, exit 75" || t_show "$t_tmp/libh.err"
 t_like "$t_tmp/libh.err" '^00:[0-4][0-9]  stop     nothing to save for this notice; SIGTERM to the job$' \
     "... stopped at once: the job is still starting"
-t_jobfile libp "$lib 100000 20 $t_tmp/libp.state" "mode = library" "margin = 100ms" \
-    "[provider]" "name = signal" "grace = 60s"
-t_bg libp "$SPOTRUN" run "$t_tmp/libp.ini"
-spid=$t_last
+libstart libp 100000
 wait_for "$t_tmp/local-libp/ctl/look" '^looked$' 120 "$spid"
 notice libp
 t_is "$t_rc" 75 "library mode, a notice after the first poll: preempted, exit 75" || t_show "$t_tmp/libp.err"
