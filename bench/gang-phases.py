@@ -109,16 +109,18 @@ def main():
         if i > 0:
             sums["between"].append(max(0.0, first - max(x["end"] for x in epochs[i - 1])))
     mean = lambda v: sum(v) / len(v) if v else 0.0
-    once = ""
+    once = []
     try:
         with open(os.path.join(sys.argv[1], "t0")) as f:
             t0 = float(f.read())
-        once += "; first %.3f" % (min(x["zero"] for x in epochs[0]) - t0) if epochs else ""
+        if epochs:
+            once.append("first %.3f" % (min(x["zero"] for x in epochs[0]) - t0))
     except (OSError, ValueError):
         pass
     lasts = [x["last"] for x in epochs[-1] if x["last"] is not None] if epochs else []
     if lasts:
-        once += ", end %.3f" % (max(x["end"] for x in epochs[-1]) - max(lasts))
+        once.append("end %.3f" % (max(x["end"] for x in epochs[-1]) - max(lasts)))
+    once = "; " + ", ".join(once) if once else ""
     print("phases: %d epochs; mean s: between %.3f, setup %.3f, launch %.3f, ready %.3f, spread %.3f, "
           "stop %.3f%s"
           % (len(epochs), mean(sums["between"]), mean(sums["setup"]), mean(sums["launch"]),

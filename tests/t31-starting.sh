@@ -122,7 +122,8 @@ at half 0 looked
 at half 1 imported
 notice half
 t_is "$t_rc" 75 "one rank of two looked: preempted, exit 75" || t_show "$t_tmp/half.err"
-t_like "$t_tmp/half.err" '^[0-9:]+  ckpt     the job did not write its notice checkpoint within 1\.9s \(rank 1 of 2 did not answer\); the previous checkpoint stays the newest$' \
+# (1.8s when the supervisor lost the CPU between the signal and the post)
+t_like "$t_tmp/half.err" '^[0-9:]+  ckpt     the job did not write its notice checkpoint within 1\.[89]s \(rank 1 of 2 did not answer\); the previous checkpoint stays the newest$' \
     "... spotrun waited for the rank that had not looked" || t_show "$t_tmp/half.err"
 t_unlike "$t_tmp/half.err" 'still starting' "... not taken for a job still starting"
 
