@@ -11,8 +11,9 @@
  *  - a cgroup (v2) of its own, where this machine gives one (a writable
  *    cgroup2 hierarchy: root, or a delegated subtree), which every process
  *    of the job joins before exec and cannot leave;
- *  - a keeper: a small process of its own (spotrun re-executed as
- *    `spotrun __keeper`), in a session of its own and not a descendant of
+ *  - a keeper: a small process of its own (keeper-main.c's program, from
+ *    memory; spotrun re-executed as `spotrun __keeper` where that cannot
+ *    be), in a session of its own and not a descendant of
  *    the supervisor, that reads a pipe from it. When the pipe ends without
  *    the supervisor's word (it died), or the lease's time runs out with no
  *    renewal heard (it is stopped, or cannot reach the store), the keeper

@@ -23,6 +23,22 @@ librunner_a_SOURCES += runner/run.c runner/run.h runner/run-int.h runner/run-set
 	runner/record.c runner/record.h runner/progress.c runner/progress.h \
 	runner/metrics.c runner/metrics.h \
 	runner/term.c runner/term.h runner/vclone.c runner/vclone.h
+# The keeper's own program (keeper-main.c): keeper.c and leftover.c over
+# libcommon.a, linked against libc alone, and built into spotrun as data
+# (keeper-bin.h) for contain.c to start from memory: a keeper that is
+# spotrun re-executed loads libcurl, libcrypto and theirs at every run.
+noinst_PROGRAMS += runner/spotrun-keeper
+runner_spotrun_keeper_SOURCES = runner/keeper-main.c runner/keeper.c runner/leftover.c
+runner_spotrun_keeper_CPPFLAGS = $(librunner_a_CPPFLAGS)
+runner_spotrun_keeper_LDADD = libcommon.a -lpthread -lm
+librunner_a_SOURCES += runner/keeper-bin.h
+nodist_librunner_a_SOURCES += runner/keeper-bin.c
+CLEANFILES += runner/keeper-bin.c
+runner/keeper-bin.c: runner/spotrun-keeper$(EXEEXT) $(srcdir)/build-aux/bin-to-c
+	$(AM_V_GEN)$(MKDIR_P) runner && \
+	{ $(SHELL) $(srcdir)/build-aux/bin-to-c sr_keeper_bin runner/spotrun-keeper$(EXEEXT) \
+	    keeper-bin.h && \
+	  printf 'const size_t sr_keeper_bin_size = sizeof sr_keeper_bin;\n'; } >$@.tmp && mv $@.tmp $@
 # The spotrun Python module built into the binary (pymodule.h), which a run
 # not started from its build tree writes out for its jobs' PYTHONPATH:
 # python/spotrun/*.py as C text (build-aux/text-to-c), one generated file.

@@ -91,6 +91,19 @@ t_result "$([ "$(echo "$kst" | awk '{print $2}')" != "$a" ] && [ -n "$kst" ]; ec
 t_is "$(echo "$kst" | awk '{print $4}')" "$k" "kill9: ... leads a session of its own"
 t_is "$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$k/status" 2>/dev/null)" 0000000000000000 \
     "kill9: ... and blocks no signal"
+# its own program (runner/keeper-main.c), started from memory, unless
+# this machine forbids executable memory files (vm.memfd_noexec=2): then
+# spotrun itself, as case 5 checks
+if [ "$(cat /proc/sys/vm/memfd_noexec 2>/dev/null || echo 0)" = 2 ]; then
+	t_is "$(readlink "/proc/$k/exe")" "$(readlink -f "$SPOTRUN")" \
+	    "kill9: ... runs spotrun itself where memory files may not be executed"
+	t_skip "kill9: the keeper's own program needs executable memory files (vm.memfd_noexec=2 here)"
+else
+	t_is "$(readlink "/proc/$k/exe")" "/memfd:spotrun-keeper (deleted)" \
+	    "kill9: ... runs its own program, from memory"
+	t_is "$(grep -cE 'libcurl|libcrypto' "/proc/$k/maps")" 0 \
+	    "kill9: ... which maps neither libcurl nor libcrypto"
+fi
 how=$(sed -nE 's/^[0-9:]+  contain  (.*)$/\1/p' "$t_tmp/kill9.err")
 t_like "$t_tmp/kill9.err" "^[0-9:]+  contain  (cgroup /.*/spotrun-$a-[0-9a-f]+|processes found by environment \\(no cgroup: .*\\))\$" \
     "kill9: the timeline says how the run is contained: $how"
@@ -258,4 +271,27 @@ t_has "$t_tmp/ast-a.err" "spotrun agent: ast: lost its lease: nothing more is wr
 t_is "$(ag_status "$Q" ast | awk '{print $1, $2}')" "succeeded 2" \
     "agent: ... and wrote no marker over the second's: the status is succeeded, epoch 2"
 t_is "$(ag_steps ast)" "ok 400" "agent: every step of the job once"
+# 5. where memory files may not be executed (vm.memfd_noexec=2, set in a
+#    pid namespace of the run's own, whose first process is a shell: the
+#    keeper is reparented to it), the keeper is spotrun re-executed, and
+#    the run goes as anywhere else. The job waits for a file.
+if [ "$(id -u)" = 0 ] && [ -e /proc/sys/vm/memfd_noexec ] &&
+    unshare --pid --fork --mount-proc true 2>/dev/null; then
+	endjob noexec
+	t_bg noexec unshare --pid --fork --mount-proc sh -c \
+	    'echo 2 > /proc/sys/vm/memfd_noexec && "$0" run "$1"' "$SPOTRUN" "$t_tmp/noexec.ini"
+	a=$t_last
+	wait_for "$t_tmp/noexec/pid" '^[0-9]+$' 30 "$a" || t_diag "noexec: the job did not start"
+	k=$(keeper_pid "SPOTRUN_CKPT_DIR=$t_tmp/local-noexec/ckpt")
+	t_is "$(readlink "/proc/$k/exe")" "$(readlink -f "$SPOTRUN")" \
+	    "noexec: the keeper (${k:-none}) is spotrun itself" || t_show "$t_tmp/noexec.err"
+	: > "$t_tmp/noexec/go"
+	t_wait "$a"
+	t_is "$t_rc" 0 "noexec: ... and the run ends as it should" || t_show "$t_tmp/noexec.err"
+	t_is "$(keepers "SPOTRUN_CKPT_DIR=$t_tmp/local-noexec/ckpt")" 0 "noexec: ... its keeper too"
+else
+	t_skip "noexec: needs root, unshare(1) and vm.memfd_noexec (Linux 6.3)"
+	t_skip "noexec: ..."
+	t_skip "noexec: ..."
+fi
 t_done
