@@ -34,7 +34,18 @@ and, once for the whole run:
            ranks' end barrier, their exit and the runs' end.
 
 Prints one line: the epochs and the mean of each phase in seconds.
-Usage: gang-phases.py DIR
+
+With --starts, prints instead the job's own start-ups past the first, in
+seconds (bench/goodput-gang.sh's "starts"): per rank (a gang node's run
+is the rank of its node number, from its agent's log), the start-ups of
+its runs summed, the largest sum (the ranks step on their own clocks and
+the job ends with the slowest), less ONE (the first's, which the job alone
+paid too). A run's start-up is its rank's "ready" time (its process's
+start to its first step); for a run a notice stopped before its rank was
+ready, from the job's start to the notice, which the job spent starting as
+it would have without one (what follows the notice is spotrun's: how soon
+it stops the job).
+Usage: gang-phases.py DIR | gang-phases.py --starts DIR ONE
 """
 import datetime
 import glob
@@ -43,6 +54,8 @@ import re
 import sys
 
 FIRST = re.compile(r"this log's \+0000\.000 is (\S+ \S+) \+0000; the timeline's 00:00 is (\S+ \S+) \+0000")
+NODE = re.compile(r"gang of \d+ nodes started: this is node (\d+),")
+ZERO = re.compile(r"the timeline's 00:00 is (\S+ \S+) \+0000")
 LINE = re.compile(r"^\+(\d+\.\d+) (spotrun|err|out) (.*)$")
 
 
@@ -56,7 +69,7 @@ def runs(top):
                                        "attempt-*.log")):
         if os.path.islink(os.path.dirname(path)):
             continue        # logs/latest
-        base = zero = started = end = ready = notice = last = None
+        base = zero = started = end = ready = notice = last = zerotext = None
         with open(path, errors="replace") as f:
             for n, line in enumerate(f):
                 if n == 0:
@@ -64,6 +77,7 @@ def runs(top):
                     if m is None:
                         break
                     base, zero = stamp(m.group(1)), stamp(m.group(2))
+                    zerotext = m.group(2)
                     continue
                 m = LINE.match(line.rstrip("\n"))
                 if m is None:
@@ -83,12 +97,57 @@ def runs(top):
                     end = off
         if base is not None and end is not None:
             out.append({"zero": zero, "base": base, "started": started, "end": base + end,
-                        "ready": ready, "notice": notice,
+                        "ready": ready, "notice": notice, "zerotext": zerotext,
+                        "agent": path[len(top):].lstrip(os.sep).split(os.sep)[0],
                         "last": base + last if last is not None else None})
     return sorted(out, key=lambda r: r["zero"])
 
 
+def nodes(top):
+    """(agent folder, timeline 00:00) -> the node its run was, from each
+    agent's log: its "this is node K" line, then its run's first line."""
+    out = {}
+    for path in glob.glob(os.path.join(top, "ag*.err")):
+        agent = os.path.basename(path)[:-len(".err")] + ".d"
+        node = None
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = NODE.search(line)
+                if m:
+                    node = int(m.group(1))
+                    continue
+                m = ZERO.search(line)
+                if m and node is not None:
+                    out[(agent, m.group(1))] = node
+                    node = None
+    return out
+
+
+def starts(top, one):
+    """The slowest rank's summed start-ups, less one (see the top)."""
+    which = nodes(top)
+    sums = {}
+    for r in runs(top):
+        if r["ready"] is not None:
+            took = r["ready"]
+        elif r["started"] is not None and r["notice"] is not None:
+            took = max(0.0, min(r["notice"], r["end"]) - (r["base"] + r["started"]))
+        else:
+            continue
+        rank = which.get((r["agent"], r["zerotext"]))
+        if rank is None:
+            sys.exit("gang-phases: %s: no agent's line says which node the run of %s was"
+                     % (top, r["zerotext"]))
+        sums[rank] = sums.get(rank, 0.0) + took
+    return max(0.0, max(sums.values(), default=0.0) - one)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--starts":
+        print("%.2f" % starts(sys.argv[2], float(sys.argv[3])))
+        return 0
+    if len(sys.argv) != 2:
+        sys.exit("usage: gang-phases.py DIR | gang-phases.py --starts DIR ONE")
     rs = runs(sys.argv[1])
     epochs = []
     for r in rs:

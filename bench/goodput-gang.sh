@@ -20,14 +20,20 @@
 #   starts    the job's own start-ups past the first: each rank's "ready"
 #             times (gangjob.py: its process's start to its first step)
 #             summed over its attempts, the largest sum (the job ends with
-#             its slowest rank), less the alone run's;
+#             its slowest rank), less the alone run's; a rank a notice
+#             stopped before it was ready counts its start-up up to the
+#             notice (bench/gang-phases.py --starts);
 #   w/o job   (alone + starts) / paid: the job's own start-ups and overrun
 #             taken out;
 #   spotrun   paid - alone - starts;
 #   pre       notices the agents got (each stops the gang);
 #   lost      the work node 0's runs lost at their ends, from their last
 #             lines (a notice whose checkpoint came too late loses the
-#             work since the previous one).
+#             work since the previous one);
+#   cpu       the agents' own CPU seconds (user + system: each supervises
+#             its node's runs in its own process), all nodes together;
+#   ranks     their ranks' CPU seconds (the job's processes they waited
+#             for). The keepers (a small process per run) are in neither.
 # Under each row, bench/gang-phases.py's line: where the time between the
 # gang's runs went (the forming, each run's setup and restore, the job's
 # start-up), means over the gang's epochs.
@@ -70,8 +76,8 @@ ready1=$(sed -nE 's/^gangjob: rank 0 ready ([0-9.]+) s .*/\1/p' "$tmp/alone.err"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scale $scale (1 h of trace = $(awk -v s="$scale" 'BEGIN{printf "%.1f", 3600/s}') s), interval $interval, window $window"
 echo "the job alone: $steps steps of $step_ms ms = $work s of work in $alone s (ready after ${ready1:-?} s)"
-printf '%-44s %5s %6s %7s %7s %7s %7s %8s %4s %7s\n' trace nodes work paid goodput starts "w/o job" spotrun \
-    pre lost
+printf '%-44s %5s %6s %7s %7s %7s %7s %8s %4s %7s %6s %6s\n' trace nodes work paid goodput starts "w/o job" spotrun \
+    pre lost cpu ranks
 
 for trace; do
 	name=$(basename "$trace" .json)
@@ -130,15 +136,21 @@ INI
 	# the job's own start-ups: a rank's, one per attempt, summed; the
 	# slowest rank's sum (4 interpreters starting on 2 CPUs are ready
 	# 0.1-0.25 s apart, and the end waits for the last)
-	starts=$(cat "$tmp"/ag*.err | awk -v one="${ready1:-0}" '
-	    /^gangjob: rank [0-9]+ ready / { t[$3] += $5 }
-	    END { for (r in t) if (t[r] > m) m = t[r]; printf "%.2f", (m > one ? m - one : 0) }')
+	starts=$("$py" "$top_srcdir/bench/gang-phases.py" --starts "$tmp" "${ready1:-0}") ||
+	    { echo "goodput-gang: $name: the job's start-ups could not be told"; exit 1; }
+	# the agents' own CPU (each the supervisor of its node's runs, in its
+	# process) and their ranks' (their children, waited for), from /proc
+	# while they still idle
+	cpu=$(for p in $agents; do cat "/proc/$p/stat" 2>/dev/null; done | awk -v hz="$(getconf CLK_TCK)" '
+	    { sub(/.*\) /, ""); own += $12 + $13; kids += $14 + $15 }
+	    END { printf "%.2f %.2f", own / hz, kids / hz }')
 	for p in $agents; do kill -TERM "$p" 2>/dev/null || true; done
 	wait
 	agents=
 	awk -v w="$work" -v a="$alone" -v n="$name" -v N="$nodes" -v p="$pre" -v paid="$paid" \
-	    -v l="$lost" -v st="$starts" 'BEGIN {
-	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2fs %6.2f%% %7.2fs %4d %6.2fs\n", n, N, w, paid,
-	        w / paid * 100, st, (a + st) / paid * 100, paid - a - st, p, l }'
+	    -v l="$lost" -v st="$starts" -v cpu="$cpu" 'BEGIN {
+	    split(cpu, c, " ")
+	    printf "%-44s %5d %5.1fs %6.1fs %6.2f%% %6.2fs %6.2f%% %7.2fs %4d %6.2fs %5.2fs %5.2fs\n", n, N,
+	        w, paid, w / paid * 100, st, (a + st) / paid * 100, paid - a - st, p, l, c[1], c[2] }'
 	"$py" "$top_srcdir/bench/gang-phases.py" "$tmp"
 done
