@@ -58,6 +58,7 @@ struct local {
 	double fixed_deadline;		/* epoch seconds; 0: seen + window */
 	char reason[128];		/* of the timed notice */
 	int watch_file;
+	int fired;			/* the thread posted this VM's notice */
 	int started;			/* VMs started: the first is conf->vm_since's */
 };
 
@@ -184,6 +185,7 @@ plan_vm(struct sr_provider *p, struct local *l)
 	l->fixed_deadline = 0;
 	l->reason[0] = '\0';
 	l->watch_file = 0;
+	l->fired = 0;
 	if (c->max_preemptions >= 0 && p->taken >= c->max_preemptions)
 		return;		/* this VM lives until it is stopped */
 	if (c->after > 0) {
@@ -248,12 +250,14 @@ watch(void *arg)
 
 		if (l->fire_at >= 0 && now >= l->fire_at) {
 			fire(p, l, l->reason, l->fixed_deadline);
+			l->fired = 1;
 			break;
 		}
 		if (l->watch_file && take_notice_file(p->conf.notice_file)) {
 			snprintf(why, sizeof why, "simulated preemption (notice file %s)",
 			    p->conf.notice_file);
 			fire(p, l, why, 0);
+			l->fired = 1;
 			break;
 		}
 		if (l->fire_at >= 0)
@@ -277,12 +281,19 @@ local_start_vm(struct sr_provider *p, char *err)
 	return sr_watch_start(&l->w, watch, p, p->attempt, err);
 }
 
+/* A timed notice whose time came before the thread, stopped first or
+ * not yet run, posted it: the machine goes all the same, and the caller
+ * that asks (sr_provider_stop_vm's left) must learn so. */
 static void
 local_stop_vm(struct sr_provider *p)
 {
 	struct local *l = p->priv;
 
 	sr_watch_stop(&l->w);
+	if (!l->fired && l->fire_at >= 0 && sr_mono() >= l->fire_at) {
+		fire(p, l, l->reason, l->fixed_deadline);
+		l->fired = 1;
+	}
 }
 
 static int

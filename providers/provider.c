@@ -333,7 +333,7 @@ sr_provider_free(struct sr_provider *p)
 		return;
 	if (p->ops != NULL) {
 		if (p->running)
-			sr_provider_stop_vm(p);
+			sr_provider_stop_vm(p, NULL);
 		p->ops->free(p);
 	}
 	close(p->pipe_rd);
@@ -401,20 +401,25 @@ sr_provider_start_vm(struct sr_provider *p, int attempt, char *err)
 	return 0;
 }
 
-void
-sr_provider_stop_vm(struct sr_provider *p)
+int
+sr_provider_stop_vm(struct sr_provider *p, struct sr_notice *left)
 {
 	struct sr_notice n;
+	int got = 0;
 
 	if (!p->running)
-		return;
+		return 0;
 	if (p->ops->stop_vm != NULL)
 		p->ops->stop_vm(p);
 	p->running = 0;
 	/* A notice nobody took belongs to the VM that is gone: drop it, so the
-	 * next VM does not start with a stale one. */
-	while (read(p->pipe_rd, &n, sizeof n) > 0)
-		;
+	 * next VM does not start with a stale one; the caller may see it. */
+	while (read(p->pipe_rd, &n, sizeof n) == (ssize_t)sizeof n)
+		if (left != NULL && !got && n.kind == SR_NOTICE_PREEMPT) {
+			*left = n;
+			got = 1;
+		}
+	return got;
 }
 
 int

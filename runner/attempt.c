@@ -83,7 +83,7 @@ launch(struct run *r, struct attempt *a, long long step, int prev_world,
 	rc = sr_run_ranks_spawn(r, a, &l, step, prev_world, end, err);
 	free_launch(&l);
 	if (rc == -1)
-		sr_provider_stop_vm(r->prov);
+		sr_provider_stop_vm(r->prov, NULL);
 	return rc;
 }
 
@@ -385,6 +385,7 @@ metrics_stop(struct run *r, struct attempt *a)
 static enum sr_attempt_end
 end_attempt(struct run *r, struct attempt *a, char *err)
 {
+	struct sr_notice left;
 	int own_end;
 
 	/* Now that every notice that came with the job's end is in. */
@@ -407,7 +408,12 @@ end_attempt(struct run *r, struct attempt *a, char *err)
 		sr_tl(&r->tl, 1, "warning", "%s", err);
 		break;
 	}
-	sr_provider_stop_vm(r->prov);
+	/* This machine's notice that came as the attempt ended, unread (a
+	 * gang's run stopping for another node's): the caller must learn
+	 * that its machine goes, or an agent would join the gang's next
+	 * epoch on it, to be stopped again at once. */
+	if (sr_provider_stop_vm(r->prov, &left) == 1 && (a->noticed || a->stopping))
+		sr_run_notice(r, a, &left, 1);
 	/* A job that finished on its own (exit 0, not stopped by us) as a
 	 * notice came is done: running its end again on the next machine
 	 * would do its last steps twice. One that crashed on its own after a

@@ -129,7 +129,7 @@ test_token_expiry(void)
 	start(p);
 	ok(wait_notice(p, 4.5, &n) && n.kind == SR_NOTICE_PREEMPT,
 	    "token expiry: the notice still arrives");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(log_count(&e, "PUT /latest/api/token ttl=21600 token=none -> 200") >= 2,
 	    "token expiry: a new token was asked for");
 	ok(log_grep(&e, "token=expired -> 401") >= 1,
@@ -154,7 +154,7 @@ test_503(void)
 	    "503 burst: the notice arrives after it");
 	ok(n.seen - (e.t0 + 1.4) > -0.3 && n.seen - (e.t0 + 1.4) < 1.0,
 	    "503 burst: within 1 s of its end (%.2f s after)", n.seen - (e.t0 + 1.4));
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_aws_errors(p, &errors, last, sizeof last);
 	ok(errors >= 3, "503 burst: polling went on through it (%lu failures)", errors);
 	snprintf(want, sizeof want, "GET %s/latest/meta-data/spot/instance-action: "
@@ -224,7 +224,7 @@ test_hostile(void)
 
 		p = watch_emu(&e, ahead);
 		ok(!wait_notice(p, 0.6, &n), "time over an hour ahead: no notice");
-		sr_provider_stop_vm(p);
+		sr_provider_stop_vm(p, NULL);
 		sr_aws_errors(p, &errors, last, sizeof last);
 		ok(errors >= 2 && strncmp(last, head, strlen(head)) == 0 && strstr(last,
 		    " s ahead; a notice time lies at most 3600 s ahead") != NULL,
@@ -254,7 +254,7 @@ test_past(void)
 	is_str(n.reason, "aws spot interruption (terminate at 2001-09-09T01:46:40Z, "
 	    "already past)", "time in the past: the reason says so");
 	ok(!wait_notice(p, 0.5, &n), "time in the past: one notice");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(sr_aws_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "time in the past: not an error");
 	unwatch(p, &e);

@@ -198,7 +198,7 @@ test_ack_async(void)
 	p = watch_emu(&e, args, 0.1);
 	ok(wait_notice(p, 3, &n) && n.kind == SR_NOTICE_PREEMPT, "ack then stop: the notice");
 	ok(sr_provider_ack(p, &n, err) == 0, "ack then stop: started");
-	sr_provider_stop_vm(p);		/* at once: the run is ending */
+	sr_provider_stop_vm(p, NULL);		/* at once: the run is ending */
 	is_int(log_grep(&e, ACK_LINE), 1, "ack then stop: the POST was not lost");
 	is_int(sr_provider_ack_wait(p, err), 0, "ack then stop: stop_vm waited for it");
 	unwatch(p, &e);
@@ -224,7 +224,7 @@ test_slow_first(void)
 	    "slow first call: the notice arrives");
 	ok(n.seen - e.t0 > 2.8 && n.seen - e.t0 < 4.0,
 	    "slow first call: with the first reply (%.2f s after start)", n.seen - e.t0);
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(sr_azure_errors(p, &errors, NULL, 0) == 0 && errors == 0,
 	    "slow first call: not an error");
 	is_int(log_count_wait(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2", 1, 2), 1,
@@ -261,7 +261,7 @@ test_other_vm(void)
 
 	p = watch_emu(&e, args, 0);
 	ok(!wait_notice(p, 1.5, &n), "another VM's Preempt: no notice");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(log_count(&e, "GET " EVENTS " metadata=true -> 200 incarnation=2") >= 1,
 	    "another VM's Preempt: its document was read");
 	ok(sr_azure_errors(p, &errors, NULL, 0) == 0 && errors == 0,
@@ -336,7 +336,7 @@ test_name_unknown(void)
 	    "unknown: taken as this VM's)", "name unknown: the reason says so");
 	ok(sr_provider_ack(p, &n, err) == 0 && sr_provider_ack_wait(p, err) == 0,
 	    "name unknown: the notice is not acknowledged");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	is_int(log_grep(&e, "POST "), 0, "name unknown: nothing POSTed (another VM's event)");
 	sr_azure_errors(p, &errors, last, sizeof last);
 	snprintf(want, sizeof want, "GET %s/metadata/instance/compute/name?api-version="
@@ -355,7 +355,7 @@ test_name_unknown(void)
 	p = watch_emu(&e, freeze, 0.1);
 	t = sr_mono();
 	ok(!wait_notice(p, 1.2, &n), "name unknown: a Freeze waits for the name");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	t = sr_mono() - t;
 	sr_azure_errors(p, &errors, NULL, 0);
 	reads = log_count(&e, NAME_GET " metadata=true -> 500");
@@ -368,7 +368,7 @@ test_name_unknown(void)
 
 	p = watch_emu(&e, later, 0.1);
 	ok(!wait_notice(p, 2.5, &n), "name read late: another VM's Preempt after it: no notice");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	is_int(log_count(&e, NAME_GET " metadata=true -> 200"), 1,
 	    "name read late: read once it answers, then not again");
 	ok(log_count(&e, NAME_GET " metadata=true -> 500") >= 2,

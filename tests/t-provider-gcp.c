@@ -209,7 +209,7 @@ test_503(void)
 	    "503 burst: the notice arrives after it");
 	ok(n.seen - (e.t0 + 1.4) > -0.05 && n.seen - (e.t0 + 1.4) < 1.0,
 	    "503 burst: within 1 s of its end (%.2f s after)", n.seen - (e.t0 + 1.4));
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_gcp_errors(p, &errors, last, sizeof last);
 	ok(errors >= 2, "503 burst: polling went on through it (%lu failures)", errors);
 	snprintf(want, sizeof want, "GET %s/computeMetadata/v1/instance/", e.url);
@@ -294,7 +294,7 @@ test_maintenance(void)
 	is_str(n.reason, "gcp host maintenance (TERMINATE_ON_HOST_MAINTENANCE)",
 	    "terminate reason");
 	ok(!wait_notice(p, 1.2, &n), "one notice per VM");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(sr_gcp_errors(p, &errors, NULL, 0) == 0 && errors == 0, "terminate: no errors");
 	sr_provider_free(p);
 	emu_stop(&e);
@@ -308,7 +308,7 @@ test_maintenance(void)
 	    "migrate reason");
 	ok(n.deadline == 0, "an early notice has no deadline");
 	ok(!wait_notice(p, 1.5, &n), "migrate: one notice, no preemption");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_free(p);
 	emu_stop(&e);
 }

@@ -161,7 +161,7 @@ test_after(void)
 	is_int(wait_notice(p, 0.3, &n), 0, "after: only one notice per VM");
 	is_int(sr_provider_next_vm(p), 1, "local: a next VM follows");
 	is_int(sr_provider_ack(p, &n, err), 0, "local: ack is a no-op");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	is_int(sr_provider_start_vm(p, 0, err), -1, "attempt 0 is refused");
 	is_str(err, "start VM 0: attempts are numbered from 1", "attempt 0: message");
 	sr_provider_free(p);
@@ -223,7 +223,7 @@ test_notice_file(void)
 	want = sr_asprintf("simulated preemption (notice file %s)", path);
 	is_str(n.reason, want, "notice file: reason names it");
 	ok(access(path, F_OK) == -1 && errno == ENOENT, "notice file: removed when taken");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_start_vm(p, 2, NULL);
 	is_int(wait_notice(p, 0.3, &n), 0, "notice file: the next VM starts clean");
 	free(write_tmp("notice", ""));
@@ -247,12 +247,12 @@ test_max_preemptions(void)
 	for (vm = 1; vm <= 2; vm++) {
 		sr_provider_start_vm(p, vm, NULL);
 		is_int(wait_notice(p, 1.5, &n), 1, "max_preemptions 2: VM %d gets a notice", vm);
-		sr_provider_stop_vm(p);
+		sr_provider_stop_vm(p, NULL);
 		is_int(sr_provider_next_vm(p), 1, "max_preemptions 2: a VM follows VM %d", vm);
 	}
 	sr_provider_start_vm(p, 3, NULL);
 	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 2: VM 3 gets none");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_free(p);
 
 	/* A notice nobody read is dropped with its VM and does not count. */
@@ -260,11 +260,11 @@ test_max_preemptions(void)
 	p = new_provider(&c);
 	sr_provider_start_vm(p, 1, NULL);
 	usleep(400 * 1000);
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	is_int(wait_notice(p, 0, &n), 0, "an unread notice is dropped at stop_vm");
 	sr_provider_start_vm(p, 2, NULL);
 	is_int(wait_notice(p, 1.5, &n), 1, "max_preemptions 1: a dropped one did not count");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_start_vm(p, 3, NULL);
 	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 1: VM 3 gets none");
 	sr_provider_free(p);
@@ -273,6 +273,45 @@ test_max_preemptions(void)
 	p = new_provider(&c);
 	sr_provider_start_vm(p, 1, NULL);
 	is_int(wait_notice(p, 0.6, &n), 0, "max_preemptions 0: no notice at all");
+	sr_provider_free(p);
+}
+
+/* stop_vm's left: the preemption notice of the VM nobody read, one whose
+ * time came before the thread posted it included (a run stopping for
+ * another reason learns that its machine goes too). */
+static void
+test_stop_left(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice left, n;
+
+	c.after = 0.1;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	usleep(300 * 1000);
+	memset(&left, 0, sizeof left);
+	is_int(sr_provider_stop_vm(p, &left), 1, "stop_vm's left: the unread notice of the VM");
+	is_int(left.kind, SR_NOTICE_PREEMPT, "stop_vm's left: ... a preemption");
+	is_str(left.reason, "simulated preemption (after 0.1 s)", "stop_vm's left: ... its reason");
+	is_int(wait_notice(p, 0, &n), 0, "stop_vm's left: ... taken off the pipe");
+	/* its time has come as the VM starts: stopped at once, its thread
+	 * may not have run yet, the notice is the VM's all the same */
+	sr_provider_free(p);
+	c.after = 0.000001;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	memset(&left, 0, sizeof left);
+	is_int(sr_provider_stop_vm(p, &left), 1,
+	    "stop_vm's left: a notice due as the VM stopped, whether or not its thread ran");
+	ok(left.deadline > 0 && fabs(left.deadline - (left.seen + 30)) < 1e-6,
+	    "stop_vm's left: ... with its deadline");
+	sr_provider_free(p);
+	c.after = 60;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(sr_provider_stop_vm(p, &left), 0, "stop_vm's left: none before its time");
+	is_int(sr_provider_stop_vm(p, &left), 0, "stop_vm's left: none from a VM not watched");
 	sr_provider_free(p);
 }
 
@@ -290,7 +329,7 @@ test_prompt_stop(void)
 	sr_provider_start_vm(p, 1, NULL);
 	usleep(100 * 1000);
 	t0 = sr_mono();
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	ok(sr_mono() - t0 < 0.2, "stop_vm with a pending timer returns in %.3f s",
 	    sr_mono() - t0);
 	sr_provider_free(p);
@@ -358,11 +397,11 @@ test_trace_schedule(void)
 		snprintf(want_reason, sizeof want_reason,
 		    "simulated preemption (trace up-period %d of 4)", vm);
 		is_str(n.reason, want_reason, "trace: VM %d reason", vm);
-		sr_provider_stop_vm(p);
+		sr_provider_stop_vm(p, NULL);
 	}
 	sr_provider_start_vm(p, 4, NULL);
 	is_int(wait_notice(p, 1.2, &n), 0, "trace: the period reaching the end gives none");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_start_vm(p, 5, NULL);
 	is_int(wait_notice(p, 0.3, &n), 0, "trace: a VM past the last period gives none");
 	sr_provider_free(p);
@@ -389,14 +428,14 @@ test_trace_schedule(void)
 	    "the notice before it", n.deadline - c.vm_since);
 	is_str(n.reason, "simulated preemption (trace up-period 2 of 4)",
 	    "vm_since: VM 2 replays period 2");
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	t0 = sr_now();
 	sr_provider_start_vm(p, 3, NULL);
 	is_int(wait_notice(p, 3, &n), 1, "vm_since: VM 3 gets a notice");
 	ok(n.deadline - t0 >= 0.5 - 1e-3 && n.deadline - t0 < 0.5 + 0.1,
 	    "vm_since: VM 3's life counts from its own start (deadline %.3f s after, "
 	    "want 0.5 s)", n.deadline - t0);
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	sr_provider_free(p);
 	c.vm_since = 0;
 
@@ -926,6 +965,7 @@ main(void)
 	setenv("SPOTRUN_AZURE_ENDPOINT", "http://127.0.0.1:1", 1);
 	test_names();
 	test_after();
+	test_stop_left();
 	test_random();
 	test_notice_file();
 	test_max_preemptions();
