@@ -197,7 +197,7 @@ timed_stop(struct sr_provider *p)
 {
 	double t = sr_mono();
 
-	sr_provider_stop_vm(p);
+	sr_provider_stop_vm(p, NULL);
 	return sr_mono() - t;
 }
 
