@@ -166,8 +166,9 @@ const char *sr_provider_endpoint(const struct sr_provider *p);
 int sr_provider_start_vm(struct sr_provider *p, int attempt, char *err);
 /* Stop watching promptly (joins the thread) and drop the notices of this VM
  * that nobody read: they do not count for max_preemptions. With left not
- * NULL, the first preemption notice among them (one whose time had come
- * as the watch stopped included) is given there instead, and 1 returned:
+ * NULL, the first preemption notice among them (with the local provider,
+ * also a timed one whose time had come as its watch stopped) is given
+ * there instead, and 1 returned:
  * a run ending for another reason learns that its machine goes too. 0
  * when there was none. */
 int sr_provider_stop_vm(struct sr_provider *p, struct sr_notice *left);
