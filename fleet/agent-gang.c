@@ -178,6 +178,14 @@ sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_
 			(void)sr_gang_abandon(g->slot, &f, err);
 			return -1;
 		}
+		/* a node whose machine goes would stop the gang at its start:
+		 * it leaves (the next machine's agent joins again) */
+		if ((rc = sr_agent_watch_check(ag, "as the gang formed")) != 0) {
+			if (sr_gang_abandon(g->slot, &f, err) != SR_QUEUE_OK)
+				sr_agent_say("warning: %s: %s", j->marker.id, err);
+			sr_agent_say("%s: gang node %d: its slot is released", j->marker.id, g->node);
+			return rc == 2 ? 3 : 2;
+		}
 		step = step * 2 > GANG_FORM_MOST ? GANG_FORM_MOST : step * 2;
 	}
 	snprintf(g->addr, sizeof g->addr, "%s", lead.addr);

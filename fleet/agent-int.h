@@ -73,6 +73,7 @@ struct sr_agent {
 	 * that the cloud's own replacement then doubles. The run's thread
 	 * sets it, the scaler's reads it: __atomic. */
 	int going;
+	struct sr_agent_watch *watch;	/* its machine between runs (agent-watch.c) */
 };
 
 /* This agent's node of a gang's job, from its start to its end. */
@@ -123,6 +124,33 @@ struct sr_agent_waker;
 struct sr_agent_waker *sr_agent_waker_start(int fd, const char *id, int64_t epoch,
     void (*poke)(void *arg), void *arg);
 void sr_agent_waker_stop(struct sr_agent_waker *w);
+
+/* agent-watch.c: its machine's notices between its runs. */
+struct sr_agent_watch;
+/* Watch between runs with settings c (a job's [provider]: its strings are
+ * copied) and trace node trace_node (0-based, as the run used it); "auto"
+ * (or a NULL name): nothing is watched. Any watch under way stops. */
+void sr_agent_watch_keep(struct sr_agent *ag, const struct sr_provider_conf *c, int trace_node);
+/* Stop watching (a run, which watches for itself, comes next); the next
+ * check starts again. */
+void sr_agent_watch_stop(struct sr_agent *ag);
+void sr_agent_watch_free(struct sr_agent *ag);
+/* Whether machine ag->vm's preemption notice came (into *n): watched from
+ * the first call (a notice due before it is posted at once). 0 without
+ * settings or when they failed (said once as a warning). */
+int sr_agent_watch_going(struct sr_agent *ag, struct sr_notice *n);
+/* Readable when a notice came while watching; -1 when not watching. */
+int sr_agent_watch_fd(const struct sr_agent *ag);
+/* Whether the watched provider's next machine is up at once (local). */
+int sr_agent_watch_next_vm(const struct sr_agent *ag);
+/* Its machine goes: with next_vm, on to the next one (ag->vm, vm_since,
+ * going cleared: 0); else the preemption noted in the placement history,
+ * 1: the agent ends as preempted. */
+int sr_agent_machine_goes(struct sr_agent *ag, int next_vm);
+/* Look for the machine's notice, `what` saying when ("between jobs"): 0
+ * none; 1 it came, said, and the agent is on its next machine; 2 it came,
+ * said: the machine goes and the agent must end (SR_AGENT_PREEMPTED). */
+int sr_agent_watch_check(struct sr_agent *ag, const char *what);
 
 /* agent-workdir.c */
 /* Job id's working directory, shipped as snapshot snap (its meta.json's
@@ -195,7 +223,10 @@ int sr_agent_gang_setup(struct sr_agent *ag, const char *addr, char *err);
 void sr_agent_gang_port(struct sr_agent *ag);
 /* Wait for the gang of claimed job j (j->gang) to form: 0 it started (g
  * set up: sr_agent_gang_end), 1 it did not (the slot is released; the
- * caller releases the lease of node 0), -1 a signal (*sig) ended the wait. */
+ * caller releases the lease of node 0), -1 a signal (*sig) ended the wait;
+ * 2 and 3 as 1, for the machine's notice came meanwhile
+ * (sr_agent_watch_check): 2 the agent is on its next machine, 3 it must end
+ * as preempted. */
 int sr_agent_gang_form(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_gang *g,
     int *sig);
 /* The run's hooks of node g: h->gang and notice_fd (h->notice is the

@@ -796,6 +796,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 			if (rc == -1) {
 				ar->signal = sig;
 				next = SR_AGENT_SIGNALLED;
+			} else if (rc == 3) {
+				next = SR_AGENT_PREEMPTED;
 			}
 			goto out;
 		}
@@ -872,6 +874,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		goto out;
 	}
 	ro.data_done = 1;	/* fetched here, after setup: data() */
+	sr_agent_watch_stop(ag);	/* the run watches its machine */
 	if ((js->setup == NULL || setup(&b, js, &res) == 0) &&
 	    (js->ndata == 0 || data(&b, js, &res) == 0))
 		sr_run_job(js, &ro, &res);
@@ -885,6 +888,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	if (b.in_gang && res.outcome == SR_RUN_FAILED && sr_run_lease_state(&res) == SR_LEASE_FAILED)
 		b.gang_lost = sr_agent_gang_lost(ag, j, &b.gang);
 	end_job(&b, &res, ar);
+	/* between runs, the agent watches its machine as this run did */
+	sr_agent_watch_keep(ag, &js->provider, sr_run_trace_node(&h));
 	ended = !b.gang_lost && (sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
 	    sr_run_lease_state(&res) == SR_LEASE_FAILED);
 	sr_jobspec_free(js);
@@ -895,15 +900,8 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	    (!b.in_gang || sr_agent_gang_own_notice(&b.gang))) {
 		/* the machine goes (not so for another node's notice), or,
 		 * the local provider's, the next is up at once */
-		if (!res.next_vm) {
+		if (sr_agent_machine_goes(ag, res.next_vm))
 			next = SR_AGENT_PREEMPTED;
-			sr_agent_place_preempted(ag);
-		} else {
-			/* the next machine is up: its scaler may go on */
-			ag->vm++;
-			ag->vm_since = sr_now();
-			__atomic_store_n(&ag->going, 0, __ATOMIC_RELAXED);
-		}
 	}
 out:
 	sr_agent_waker_stop(b.waker);

@@ -113,8 +113,9 @@ sr_agent_wait(struct sr_agent *ag, double seconds, int reap)
 	int sig, got, woken = 0;
 
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = ag->sigfd, .events = POLLIN },
-			{ .fd = woken ? -1 : ag->wake_fd, .events = POLLIN } };
+		struct pollfd pf[3] = { { .fd = ag->sigfd, .events = POLLIN },
+			{ .fd = woken ? -1 : ag->wake_fd, .events = POLLIN },
+			{ .fd = sr_agent_watch_fd(ag), .events = POLLIN } };
 		double left = until - sr_mono();
 
 		while (sr_sig_next(ag->sigfd, &sig) == 1) {
@@ -126,7 +127,9 @@ sr_agent_wait(struct sr_agent *ag, double seconds, int reap)
 		}
 		if (left <= 0)
 			return 0;
-		(void)poll(pf, 2, (int)(left * 1000) + 1);
+		(void)poll(pf, 3, (int)(left * 1000) + 1);
+		if (pf[2].revents != 0)
+			return 0;	/* the machine's notice: the caller looks */
 		if (pf[1].revents == 0)
 			continue;
 		for (got = 0; recv(ag->wake_fd, b, sizeof b, 0) >= 0; got = 1)

@@ -161,6 +161,11 @@ detect_provider(struct sr_agent *ag, char *name, size_t len)
 	if (sr_provider_kind(name, &kind) == 0 && kind.rented) {
 		snprintf(ag->price_type, sizeof ag->price_type, "%s", ag->facts.instance_type);
 		ag->spot = strncmp(ag->facts.lifecycle, "spot", 4) == 0;
+		/* a cloud's spot machine is watched before its first job too */
+		if (ag->spot) {
+			conf.name = name;
+			sr_agent_watch_keep(ag, &conf, 0);
+		}
 	}
 }
 
@@ -507,6 +512,12 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 			res->signal = sig;
 			break;
 		}
+		/* a machine whose notice came takes no job: the next one
+		 * does (the local provider's), or none (a cloud's goes) */
+		if (sr_agent_watch_check(&ag, "between jobs") == 2) {
+			res->end = SR_AGENT_PREEMPTED;
+			break;
+		}
 		/* A dead machine's job before the pending ones, whenever its scan
 		 * is due: it was claimed ahead of every job pending now, and
 		 * with a backlog it would otherwise wait for the whole backlog,
@@ -596,6 +607,7 @@ sr_agent_run(const struct sr_agent_opts *o, struct sr_agent_result *res)
 out:
 	sr_agent_scale_stop(&ag, res->end == SR_AGENT_IDLE || res->end == SR_AGENT_DRAINED);
 	sr_agent_facts_end(&ag);
+	sr_agent_watch_free(&ag);
 	sr_agent_wake_close(&ag);
 	free(watch.v);
 	sr_queue_close(ag.q);

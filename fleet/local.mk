@@ -13,7 +13,8 @@ libfleet_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/kernels -I$(top_srcdir
 	-I$(top_srcdir)/cloud/azure -I$(top_srcdir)/fleet
 libfleet_a_SOURCES += fleet/agent.c fleet/agent.h fleet/agent-int.h fleet/agent-job.c \
 	fleet/agent-gang.c fleet/agent-wake.c fleet/agent-gang-lost.c fleet/agent-say.c fleet/agent-facts.c \
-	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c fleet/agent-place.c
+	fleet/agent-workdir.c fleet/agent-setup.c fleet/agent-data.c fleet/agent-place.c \
+	fleet/agent-watch.c
 # The debris nothing else removes, for `spotrun gc` and the idle agent.
 libfleet_a_SOURCES += fleet/debris.c fleet/debris.h
 # The price table: its reader, and data/prices.ini, built into the binary

@@ -26,7 +26,8 @@
  * Down-time between trace periods is not simulated: the next VM starts at
  * once. The first VM may be one that is up already (conf->vm_since: an
  * agent's machine, which outlives its jobs): its trace period is counted
- * from then.
+ * from then. With conf->machine_only (an agent's watch between its runs)
+ * only the trace plays: the other triggers are each run's own.
  */
 #include "config.h"
 
@@ -188,11 +189,11 @@ plan_vm(struct sr_provider *p, struct local *l)
 	l->fired = 0;
 	if (c->max_preemptions >= 0 && p->taken >= c->max_preemptions)
 		return;		/* this VM lives until it is stopped */
-	if (c->after > 0) {
+	if (c->after > 0 && !c->machine_only) {
 		snprintf(why, sizeof why, "simulated preemption (after %g s)", c->after);
 		plan(l, mono + c->after, 0, why);
 	}
-	if (c->random_mean > 0) {
+	if (c->random_mean > 0 && !c->machine_only) {
 		snprintf(why, sizeof why, "simulated preemption (random, mean %g s)",
 		    c->random_mean);
 		plan(l, mono + sr_local_random_delay(c->random_mean, c->seed,
@@ -211,7 +212,7 @@ plan_vm(struct sr_provider *p, struct local *l)
 			plan(l, born + lead, born_wall + life, why);
 		}
 	}
-	l->watch_file = c->notice_file != NULL;
+	l->watch_file = c->notice_file != NULL && !c->machine_only;
 }
 
 static void

@@ -75,6 +75,11 @@ struct sr_provider_conf {
 	 * machine, not a whole period after each claim. */
 	double vm_since;
 	int max_preemptions;		/* local: stop noticing after this many; -1 = no limit */
+	/* local: watch the machine alone, not a run: only the trace's notices
+	 * (the end of the machine's up-period), not after, random_mean or
+	 * notice_file, which are each run's own. Set by an agent for its
+	 * watch between runs (fleet/agent-watch.c), not a job file key. */
+	int machine_only;
 	/* aws, gcp, azure: the metadata service's base URL; NULL: aws
 	 * http://[fd00:ec2::254] with ipv6, else $SPOTRUN_AWS_ENDPOINT, else
 	 * http://169.254.169.254; gcp $SPOTRUN_GCP_ENDPOINT, else

@@ -255,6 +255,12 @@ make_method(struct run *r, char *err)
 }
 
 int
+sr_run_trace_node(const struct sr_run_hooks *h)
+{
+	return h->trace_node > 0 ? h->trace_node - 1 : h->gang.nodes > 1 ? h->gang.node : 0;
+}
+
+int
 sr_run_setup(struct run *r, struct sr_run_result *res)
 {
 	struct sr_jobspec *js = r->js;
@@ -281,8 +287,7 @@ sr_run_setup(struct run *r, struct sr_run_result *res)
 	if (open_store(r, err) == -1)
 		return failed(res, SR_RUN_ERR_STORE);
 	pconf = js->provider;
-	pconf.trace_node = r->hooks->trace_node > 0 ? r->hooks->trace_node - 1 :
-	    r->hooks->gang.nodes > 1 ? r->hooks->gang.node : 0;
+	pconf.trace_node = sr_run_trace_node(r->hooks);
 	pconf.vm_since = r->hooks->vm_since;
 	rc = sr_provider_new(&pconf, &r->prov, err);
 	if (rc != 0)

@@ -185,6 +185,10 @@ enum sr_run_outcome sr_run_job(struct sr_jobspec *js, const struct sr_run_opts *
  * whose lease is not the run's to write. */
 int sr_run_lease_state(const struct sr_run_result *res);
 
+/* The node (0-based) of a multi-node trace the local provider of a run
+ * with hooks h replays (h's trace_node, else its node in its gang). */
+int sr_run_trace_node(const struct sr_run_hooks *h);
+
 /* The lease TTL of runs and agents: SPOTRUN_LEASE_TTL (a duration, 1s to
  * 24h; for tests) or SR_LEASE_TTL_DEFAULT into *ttl: 0, or -1 with err
  * naming the variable and the fix; also -1 when it is below 3 times st's

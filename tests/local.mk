@@ -131,6 +131,9 @@ dist_check_SCRIPTS += tests/t36-agent-place.sh
 # An agent replays a spot trace on across its jobs (the local provider's
 # next machine after each preemption), not from its first period each claim.
 dist_check_SCRIPTS += tests/t36-agent-trace.sh
+# An agent watches its machine between its runs: a notice that comes idle
+# or as a gang forms moves it to the next machine, not into a run.
+dist_check_SCRIPTS += tests/t36-agent-watch.sh
 EXTRA_DIST += tests/jobs/agent.sh
 # Hostile or malformed queue objects met by the real agent, status and
 # cancel on file://: malformed pending markers quarantined, 100,000 junk

@@ -15,7 +15,7 @@ set -u
 . "$top_srcdir/tests/jobs/cloud.sh"
 : "${top_builddir:=$(dirname "$SPOTRUN")}"
 QTOOL=$top_builddir/tests/qtool
-echo "1..10"
+echo "1..13"
 
 # agent_case DIR: a queue file://DIR/q with one job of tests/jobs/cloud.sh's
 # kind (provider auto: the agent's), an emulator whose notice follows the
@@ -65,3 +65,20 @@ grep -qF 'not a placement history (doc/fleet.md); delete it to start a new one' 
 	ok "2: ... and why, with the fix" || nok "2: the warning's reason"
 check "$(cat "$tmp/b/q/placement/aws")" "not a history" "2: the file is left as it was"
 check "$(grep -c 'noted in the placement history' "$err")" 0 "2: nothing said noted"
+
+# 3. a notice between jobs: an idle agent of a cloud's spot machine watches
+# it with its own provider (fleet/agent-watch.c); the notice comes 1 s
+# after the emulator's start, no job in the queue: the agent says so, notes
+# the preemption and ends preempted (75), having claimed nothing
+mkdir -p "$tmp/c/q"
+cloud_emu "$tmp/c/port" "$tmp/c/emu.log" -T 1
+SPOTRUN_AWS_ENDPOINT=$emu_url SPOTRUN_LEASE_TTL=3s timeout 120 "$SPOTRUN" agent \
+    --provider aws --label gpus=0 --queue "file://$tmp/c/q" --dir "$tmp/c/ag" 2>"$tmp/c/agent.err"
+rc=$?
+kill $emu 2>/dev/null; wait $emu 2>/dev/null; emu=
+err=$tmp/c/agent.err
+check "$rc|$(grep -c ': claimed' "$err")" "75|0" "3: the idle agent ends preempted (75), nothing claimed"
+grep -qE "^spotrun agent: this machine's notice came between jobs: aws spot interruption \\(terminate at [0-9T:Z-]+\\), deadline in [0-9.ms]+; the machine goes, the agent ends$" "$err" &&
+	ok "3: it says the notice came between jobs" || { nok "3: no line of the notice"; sed 's/^/# /' "$err"; }
+grep -qF 'spotrun agent: preemption of p5.48xlarge in us-east-1a noted in the placement history' "$err" &&
+	ok "3: ... and notes the preemption" || nok "3: no line of the preemption noted"
