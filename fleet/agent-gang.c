@@ -272,7 +272,7 @@ sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 {
 	char err[SR_ERRMAX], one = 'n', req = 'r';
 	double own, request, deadline;
-	int rc;
+	int rc, over;
 
 	pthread_mutex_lock(&g->lock);
 	own = g->own_published ? 0 : g->own_deadline;
@@ -294,6 +294,11 @@ sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 		} else
 			sr_agent_say("warning: %s: %s", id, err);
 	}
+	pthread_mutex_lock(&g->lock);
+	over = g->over;
+	pthread_mutex_unlock(&g->lock);
+	if (over)
+		return;
 	rc = sr_gang_watch(g->slot, g->nodes, &deadline, err);
 	if (g->node == 0 && (rc == SR_GANG_NOTICED || rc == SR_GANG_BROKEN) && !g->woke_notice) {
 		/* slot 0 says notice now: the members read it at once */
@@ -317,7 +322,7 @@ sr_agent_gang_beat(struct sr_agent_gang *g, const char *id)
 		return;
 	}
 	pthread_mutex_lock(&g->lock);
-	if (g->injected || g->own_deadline > 0) {
+	if (g->injected || g->own_deadline > 0 || g->over) {
 		pthread_mutex_unlock(&g->lock);
 		return;
 	}
@@ -340,7 +345,15 @@ sr_agent_gang_interval(void)
 }
 
 void
-sr_agent_gang_end(struct sr_agent_gang *g, int ended)
+sr_agent_gang_over(struct sr_agent_gang *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->over = 1;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void
+sr_agent_gang_end(struct sr_agent_gang *g, int done)
 {
 	char err[SR_ERRMAX];
 	int rc = SR_QUEUE_OK;
@@ -352,8 +365,7 @@ sr_agent_gang_end(struct sr_agent_gang *g, int ended)
 		rc = g->own_published ? SR_QUEUE_OK :
 		    sr_gang_set(g->slot, SR_GANG_NOTICE, 0, g->own_deadline, err);
 	else if (g->slot != NULL)
-		rc = sr_gang_set(g->slot, ended && g->node == 0 ? SR_GANG_DONE : SR_GANG_RELEASED,
-		    0, 0, err);
+		rc = sr_gang_set(g->slot, done ? SR_GANG_DONE : SR_GANG_RELEASED, 0, 0, err);
 	if (rc != SR_QUEUE_OK)
 		sr_agent_say("warning: %s", err);
 	g->slot = NULL;

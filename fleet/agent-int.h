@@ -89,6 +89,7 @@ struct sr_agent_gang {
 	double own_deadline;		/* this node's notice (0: none) */
 	int own_published;		/* written into its slot */
 	int injected;			/* another node's was passed to the run */
+	int over;			/* the run's attempt ended: no peer to watch */
 	double peer_deadline;
 	char peer_why[128];
 	double own_request;		/* node 0: a request to pass on (its deadline) */
@@ -249,7 +250,14 @@ void sr_agent_gang_beat(struct sr_agent_gang *g, const char *id);
 double sr_agent_gang_interval(void);
 /* The gang's end for this node: its slot released (node 0's done when
  * ended: the job succeeded or failed, so the members' jobs end on their own). */
-void sr_agent_gang_end(struct sr_agent_gang *g, int ended);
+/* The run's attempt ended (its job is over, whatever its end): the
+ * watch no longer reads the others' slots, so that a node that ended
+ * first, its slot released, is not said to be gone. */
+void sr_agent_gang_over(struct sr_agent_gang *g);
+/* The node's part ends: its slot says notice (its machine's, kept until
+ * it expires), done (done: node 0's job ended, or a member's succeeded)
+ * or released. */
+void sr_agent_gang_end(struct sr_agent_gang *g, int done);
 
 /* agent-gang-lost.c */
 /* Node 0 of gang g, whose run of job j failed: 1 when a member's node was

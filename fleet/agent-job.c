@@ -337,6 +337,8 @@ on_progress(void *arg, enum sr_run_event ev, const struct sr_run_progress *p)
 		}
 		return;
 	}
+	if (ev == SR_RUN_EV_ATTEMPT_END && b->in_gang)
+		sr_agent_gang_over(&b->gang);
 	if (ev == SR_RUN_EV_NOTICE && p->notice_machine) {
 		if (b->in_gang)
 			sr_agent_gang_noticed(&b->gang, p->notice_deadline);
@@ -768,7 +770,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	pthread_condattr_t ca;
 	struct job b;
 	char err[SR_ERRMAX];
-	int next = -1, rc, ended = 0;
+	int next = -1, rc, ended = 0, done = 0;
 
 	memset(&b, 0, sizeof b);
 	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
@@ -892,6 +894,11 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	sr_agent_watch_keep(ag, &js->provider, sr_run_trace_node(&h));
 	ended = !b.gang_lost && (sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED ||
 	    sr_run_lease_state(&res) == SR_LEASE_FAILED);
+	/* a member whose job succeeded says so in its slot: node 0 must not
+	 * take it for a node gone while its own job still runs (rank 0's
+	 * last save, after the other ranks exited) */
+	done = ended && (!b.in_gang || b.gang.node == 0 ||
+	    sr_run_lease_state(&res) == SR_LEASE_SUCCEEDED);
 	sr_jobspec_free(js);
 	if (res.signal != 0) {
 		ar->signal = res.signal;
@@ -906,7 +913,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 out:
 	sr_agent_waker_stop(b.waker);
 	if (b.in_gang)
-		sr_agent_gang_end(&b.gang, ended);
+		sr_agent_gang_end(&b.gang, done);
 	if (b.cancel_pipe[0] != -1) {
 		close(b.cancel_pipe[0]);
 		close(b.cancel_pipe[1]);

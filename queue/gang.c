@@ -445,6 +445,13 @@ sr_gang_members(struct sr_gang *g, int max, int *held, double *notice, char *err
 		 * it from (it then found the job at its next poll, up to
 		 * 0.4 s later). A wake is a hint: one to a gone node is lost. */
 		peer_add(g, &s);
+		/* a member whose job succeeded is not gone: node 0's job may
+		 * end later (rank 0's last save, the others exited) */
+		if (s.state == SR_GANG_DONE) {
+			if (!gap)
+				(*held)++;
+			continue;
+		}
 		if (!sr_gang_live(&s, now)) {
 			gap = 1;
 			continue;

@@ -40,7 +40,9 @@ enum sr_gang_state {
 	SR_GANG_RELEASED,	/* let go: claimable */
 	SR_GANG_DONE		/* slot 0: the job ended on node 0 (succeeded or
 				 * failed): let go, and the members' jobs end on
-				 * their own (not a node gone) */
+				 * their own (not a node gone); a member's: its
+				 * job succeeded there, let go, and node 0's
+				 * may still run (not a node gone either) */
 };
 
 /* A slot as read. */

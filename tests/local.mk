@@ -187,6 +187,9 @@ dist_check_SCRIPTS += tests/t38-gang.sh
 # A gang whose machines all get notices, one after the other: each agent
 # goes on its next machine, none takes the job again on one that goes.
 dist_check_SCRIPTS += tests/t38-gang-notice.sh
+# A member whose job succeeded first is no node gone: node 0's job, which
+# runs on (rank 0's last save), is not stopped nor put back.
+dist_check_SCRIPTS += tests/t38-gang-finish.sh
 # The fleet end to end on RGW: a sweep of 20 trials over 4 agents killed and
 # replaced at random, with simulated preemptions; 32 agents for one job; an
 # agent stopped past its lease, fenced.

@@ -456,6 +456,18 @@ test_done(struct sr_queue *q, const struct sr_lease_owner *a, const struct sr_le
 	is_int(sr_gang_renew(g0, err), SR_GANG_LOST, "... and node 0 holds it no more");
 	sr_gang_free(g0);
 	sr_gang_free(g1);
+
+	/* a member whose job succeeded first: node 0's job runs on */
+	if (sr_gang_lead(q, "fin2", &c0, &g0, err) != 0 || sr_gang_join(q, "fin2", &c1, &g1, err) != 0)
+		sr_fatal("fin2: %s", err);
+	is_int(sr_gang_set(g0, SR_GANG_RUNNING, 2, 0, err), SR_QUEUE_OK, "fin2: a gang of 2 runs");
+	is_int(sr_gang_set(g1, SR_GANG_DONE, 0, 0, err), SR_QUEUE_OK, "fin2: node 1's job ends: done");
+	is_int(sr_gang_watch(g0, 2, &dl, err), SR_GANG_QUIET,
+	    "fin2: node 0 takes a member's done for no node gone");
+	ok(sr_gang_read(q, "fin2", 0, &s, err) == 0 && s.state == SR_GANG_RUNNING,
+	    "fin2: ... slot 0 still says running (no notice written)");
+	sr_gang_free(g0);
+	sr_gang_free(g1);
 }
 
 static void
