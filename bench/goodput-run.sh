@@ -36,7 +36,8 @@
 #             preemptions;
 #   cpu       user + system CPU seconds of the run (spotrun and the job).
 # Settings: GOODPUT_SCALE trace seconds per real second (300), GOODPUT_WORK
-# seconds of work (40), interval = 30 min of trace, window = 120 s of trace.
+# seconds of work (40), GOODPUT_MODES the modes run, in order ("notices
+# periodic-only"), interval = 30 min of trace, window = 120 s of trace.
 set -eu
 : "${SPOTRUN:=$top_builddir/spotrun}"
 if [ $# -eq 0 ]; then
@@ -127,6 +128,10 @@ INI
 	            k / (paid - st) * 100, paid - k - st, x[2], p }'
 }
 for trace; do
-	run "$trace" notices
-	run "$trace" periodic-only
+	for mode in ${GOODPUT_MODES:-notices periodic-only}; do
+		case $mode in
+		notices|periodic-only) run "$trace" "$mode" ;;
+		*) echo "goodput-run: GOODPUT_MODES: $mode is not a mode (notices, periodic-only)"; exit 1 ;;
+		esac
+	done
 done
