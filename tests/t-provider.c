@@ -340,6 +340,42 @@ static const char synthetic[] =
     "{\"metadata\": {\"gap_seconds\": 10}, "
     "\"data\": [0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1]}";
 
+/* An agent's watch between runs (machine_only): the trace alone plays;
+ * after, random_mean and notice_file are each run's own, and the notice
+ * file is left for the run to take. */
+static void
+test_machine_only(void)
+{
+	struct sr_provider_conf c = conf_local();
+	struct sr_provider *p;
+	struct sr_notice n;
+	char *file, *trace;
+
+	file = write_tmp("machine-only-notice", "");
+	c.after = 0.000001;
+	c.random_mean = 0.001;
+	c.notice_file = file;
+	c.machine_only = 1;
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 0.3, &n), 0, "machine_only: after, random_mean, notice_file give none");
+	ok(access(file, F_OK) == 0, "machine_only: ... the notice file is left for the run");
+	sr_provider_free(p);
+	c.trace = trace = write_tmp("machine-only.json", synthetic);
+	c.trace_scale = 20;
+	c.window = 0.8;
+	c.trace_start = 100;	/* VM 1 replays the third period: 0.5 s, at once */
+	p = new_provider(&c);
+	sr_provider_start_vm(p, 1, NULL);
+	is_int(wait_notice(p, 1, &n), 1, "machine_only: the trace's notice comes");
+	is_str(n.reason, "simulated preemption (trace up-period 3 of 4)",
+	    "machine_only: ... the trace's, not after's");
+	sr_provider_free(p);
+	unlink(file);
+	free(file);
+	free(trace);
+}
+
 static void
 test_trace_schedule(void)
 {
@@ -966,6 +1002,7 @@ main(void)
 	test_names();
 	test_after();
 	test_stop_left();
+	test_machine_only();
 	test_random();
 	test_notice_file();
 	test_max_preemptions();
