@@ -114,7 +114,8 @@ void sr_agent_wake_peers(struct sr_agent_gang *g);
 /* Wait up to seconds for a signal that ends the agent (SIGINT, SIGTERM,
  * SIGHUP, SIGQUIT: its number) or a datagram on the agent's wake port (0
  * early: another node wrote what this one waits for, a gang's marker put
- * back or its slots changed; a hint, so at most one look in WAKE_MIN);
+ * back or its slots changed; a hint, so at most one look in WAKE_MIN;
+ * or a notice of its machine posted between runs: agent-watch.c);
  * 0 at the end. Other signals are dropped, and with reap the children
  * reparented to the agent are reaped on SIGCHLD. */
 int sr_agent_wait(struct sr_agent *ag, double seconds, int reap);
@@ -136,20 +137,16 @@ void sr_agent_watch_keep(struct sr_agent *ag, const struct sr_provider_conf *c, 
  * check starts again. */
 void sr_agent_watch_stop(struct sr_agent *ag);
 void sr_agent_watch_free(struct sr_agent *ag);
-/* Whether machine ag->vm's preemption notice came (into *n): watched from
- * the first call (a notice due before it is posted at once). 0 without
- * settings or when they failed (said once as a warning). */
-int sr_agent_watch_going(struct sr_agent *ag, struct sr_notice *n);
 /* Readable when a notice came while watching; -1 when not watching. */
 int sr_agent_watch_fd(const struct sr_agent *ag);
-/* Whether the watched provider's next machine is up at once (local). */
-int sr_agent_watch_next_vm(const struct sr_agent *ag);
 /* Its machine goes: with next_vm, on to the next one (ag->vm, vm_since,
  * going cleared: 0); else the preemption noted in the placement history,
  * 1: the agent ends as preempted. */
 int sr_agent_machine_goes(struct sr_agent *ag, int next_vm);
-/* Look for the machine's notice, `what` saying when ("between jobs"): 0
- * none; 1 it came, said, and the agent is on its next machine; 2 it came,
+/* Look for the machine's notice, `what` saying when ("between jobs"),
+ * watching machine ag->vm from the first call (a notice due before it is
+ * posted at once; settings that fail are said once and not tried again
+ * until the next job's): 0 none; 1 it came, said, and the agent is on its next machine; 2 it came,
  * said: the machine goes and the agent must end (SR_AGENT_PREEMPTED). */
 int sr_agent_watch_check(struct sr_agent *ag, const char *what);
 
@@ -248,8 +245,6 @@ int sr_agent_gang_own_notice(struct sr_agent_gang *g);
  * node's notice written, the others' slots read. */
 void sr_agent_gang_beat(struct sr_agent_gang *g, const char *id);
 double sr_agent_gang_interval(void);
-/* The gang's end for this node: its slot released (node 0's done when
- * ended: the job succeeded or failed, so the members' jobs end on their own). */
 /* The run's attempt ended (its job is over, whatever its end): the
  * watch no longer reads the others' slots, so that a node that ended
  * first, its slot released, is not said to be gone. */

@@ -107,25 +107,23 @@ watching(struct sr_agent *ag)
 		return 0;
 	sr_agent_watch_stop(ag);
 	w->conf.vm_since = ag->vm_since;
-	if (sr_provider_new(&w->conf, &w->p, err) != 0) {
+	if (sr_provider_new(&w->conf, &w->p, err) != 0)
 		w->p = NULL;
-		w->broken = 1;
-		sr_agent_say("warning: this machine is not watched between jobs: %s", err);
-		return -1;
+	else if (sr_provider_start_vm(w->p, ag->vm, err) == 0) {
+		w->vm = ag->vm;
+		return 0;
 	}
-	if (sr_provider_start_vm(w->p, ag->vm, err) == -1) {
+	if (w->p != NULL)
 		sr_provider_free(w->p);
-		w->p = NULL;
-		w->broken = 1;
-		sr_agent_say("warning: this machine is not watched between jobs: %s", err);
-		return -1;
-	}
-	w->vm = ag->vm;
-	return 0;
+	w->p = NULL;
+	w->broken = 1;
+	sr_agent_say("warning: this machine is not watched between jobs: %s", err);
+	return -1;
 }
 
-int
-sr_agent_watch_going(struct sr_agent *ag, struct sr_notice *n)
+/* Whether machine ag->vm's preemption notice came (into *n). */
+static int
+going(struct sr_agent *ag, struct sr_notice *n)
 {
 	struct sr_agent_watch *w = ag->watch;
 	char err[SR_ERRMAX];
@@ -145,12 +143,6 @@ int
 sr_agent_watch_fd(const struct sr_agent *ag)
 {
 	return ag->watch != NULL && ag->watch->p != NULL ? sr_provider_fd(ag->watch->p) : -1;
-}
-
-int
-sr_agent_watch_next_vm(const struct sr_agent *ag)
-{
-	return ag->watch != NULL && ag->watch->p != NULL && sr_provider_next_vm(ag->watch->p);
 }
 
 int
@@ -174,9 +166,9 @@ sr_agent_watch_check(struct sr_agent *ag, const char *what)
 	char left[32];
 	int next_vm;
 
-	if (!sr_agent_watch_going(ag, &n))
+	if (!going(ag, &n))
 		return 0;
-	next_vm = sr_agent_watch_next_vm(ag);
+	next_vm = sr_provider_next_vm(ag->watch->p);
 	sr_agent_watch_stop(ag);
 	if (n.deadline > n.seen)
 		sr_fmt_duration(n.deadline - n.seen, left, sizeof left);
