@@ -2,8 +2,10 @@
  * save-dir.c: sr_ckpt_save, a directory snapshot into a new checkpoint:
  * the directory as a source of save.c's pipeline (savesrc.h). The walk
  * records the tree (metadata only: regular files, directories, symlinks,
- * doc/format.md "What a save records"); the files are then opened one by
- * one and read where the pipeline's workers pread them. A filter
+ * doc/format.md "What a save records"); each file is then opened where it
+ * is read: a small one by the pipeline's worker that reads it whole into
+ * a bundle, a larger one by the planning thread as it cuts it into
+ * chunks for the workers to pread. A filter
  * (savesrc.h, a snapshot's ignore rules) may leave entries out.
  */
 #include "config.h"
@@ -30,9 +32,6 @@ struct dir_src {
 	struct sr_manifest *m;
 	const struct sr_ckpt_opts *o;
 	const struct sr_dir_filter *f;	/* NULL: everything */
-	/* the folder of the file opened last: the manifest is sorted, so a
-	 * folder's files come one after another */
-	struct sr_path_dir dir;
 };
 
 /* Files up to this size are read in one or two reads, within the kernel's
@@ -209,65 +208,80 @@ dir_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, cha
 	return 0;
 }
 
-/* The next file with bytes, opened; its size now, not at the walk:
- * dir_finished warns if it differs. */
+/* The next file with bytes as the walk found it, handed out unopened:
+ * dir_open opens it where it is read. A file empty at the walk is saved
+ * empty, not opened at all. */
 static int
 dir_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
     struct sr_save_item *it, char *err)
 {
-	struct dir_src *s = arg;
-
+	(void)arg;
+	(void)o;
+	(void)err;
 	for (; *cursor < m->nentries; (*cursor)++) {
 		struct sr_mentry *e = &m->entries[*cursor];
-		struct stat sb;
-		char q[256];
-		int fd;
 
-		if (e->type != SR_MT_FILE)
+		if (e->type != SR_MT_FILE || e->size == 0)
 			continue;
-		if ((fd = sr_path_openat(&s->dir, s->rootfd, e->path, O_RDONLY, 0, err)) == -1)
-			return -1;
-		if (fstat(fd, &sb) == -1) {
-			sr_errno(err, "stat %s", sr_path_quote(e->path, q, sizeof q));
-			close(fd);
-			return -1;
-		}
-		if (sb.st_size >= SEQ_ADVICE_MIN)
-			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		if (sb.st_size == 0) {
-			close(fd);
-			if (e->size != 0) {
-				sr_ckpt_say(o, "warning: %s changed size while being saved (%"
-				    PRIu64 " -> 0 bytes)", sr_path_quote(e->path, q, sizeof q),
-				    e->size);
-				e->size = 0;
-			}
-			continue;
-		}
 		it->e = e;
-		it->fd = fd;
+		it->fd = SR_SAVE_UNOPENED;
 		it->mem = NULL;
-		it->size = (uint64_t)sb.st_size;
+		it->size = e->size;
 		(*cursor)++;
 		return 1;
 	}
 	return 0;
 }
 
-/* The file is drained: say if it changed size while it was read, and
- * record what was saved. */
+/* Open it's file under the root through d (the calling thread's); with
+ * now, its size now is what is read. */
+static int
+dir_open(void *arg, struct sr_path_dir *d, struct sr_save_item *it, int now, char *err)
+{
+	struct dir_src *s = arg;
+	struct stat sb;
+	char q[256];
+	int fd;
+
+	if ((fd = sr_path_openat(d, s->rootfd, it->e->path, O_RDONLY, 0, err)) == -1)
+		return -1;
+	if (now) {
+		if (fstat(fd, &sb) == -1) {
+			sr_errno(err, "stat %s", sr_path_quote(it->e->path, q, sizeof q));
+			close(fd);
+			return -1;
+		}
+		it->size = (uint64_t)sb.st_size;
+		if (sb.st_size >= SEQ_ADVICE_MIN)
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	}
+	it->fd = fd;
+	return 0;
+}
+
+/* The file is drained: say if it changed size while it was saved, and
+ * record what was. */
 static void
 dir_finished(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it, uint64_t saved)
 {
 	struct sr_mentry *e = it->e;
 	struct stat sb;
+	uint64_t now = it->size;
 	char q[256];
 
-	if (saved != e->size || (fstat(it->fd, &sb) == 0 && (uint64_t)sb.st_size != e->size)) {
+	(void)arg;
+	if (it->fd >= 0 && fstat(it->fd, &sb) == 0)
+		now = (uint64_t)sb.st_size;
+	if (saved == e->size && now == saved)
+		return;
+	sr_path_quote(e->path, q, sizeof q);
+	if (now > saved)
 		sr_ckpt_say(o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
-		    PRIu64 " bytes)", sr_path_quote(e->path, q, sizeof q), e->size, saved);
-		e->size = saved;
-	}
+		    PRIu64 " bytes): its first %" PRIu64 " bytes saved", q, e->size, now, saved);
+	else
+		sr_ckpt_say(o, "warning: %s changed size while being saved (%" PRIu64 " -> %"
+		    PRIu64 " bytes)", q, e->size, saved);
+	e->size = saved;
 }
 
 int
@@ -281,8 +295,8 @@ int
 sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err)
 {
-	struct dir_src d = { -1, NULL, NULL, filter, SR_PATH_DIR_INIT };
-	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, 1, 1 };
+	struct dir_src d = { -1, NULL, NULL, filter };
+	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, dir_open, 1, 1 };
 	int rc;
 
 	if (sr_ckpt_job_check(opts->job, err) == -1)
@@ -291,7 +305,6 @@ sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, cons
 	if (d.rootfd == -1)
 		return sr_errno(err, "save %s: open directory %s", opts->job, dir);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
-	sr_path_dir_close(&d.dir);
 	close(d.rootfd);
 	return rc;
 }

@@ -152,7 +152,7 @@ sr_ckpt_save_tensors(struct sr_store *st, const struct sr_ckpt_opts *opts,
     char *err)
 {
 	struct mem_src s = { t, n, sr_ckpt_tensors_order(t, n, err) };
-	struct sr_save_src src = { &s, mem_describe, mem_next, NULL, 0, 0 };
+	struct sr_save_src src = { &s, mem_describe, mem_next, NULL, NULL, 0, 0 };
 	int rc;
 
 	if (s.order == NULL)

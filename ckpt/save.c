@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,18 +85,23 @@
  * CPU-seconds a GiB against 0.7 for large files (doc/benchmarks.md). Each
  * file stays a chunk of its own in the manifest, with its own id, so an
  * unchanged file is found by the next save however its bundle changed.
- * Every planned file is open until its bundle drains: BUNDLE_FDS over all
- * slots, at most BUNDLE_PARTS_MAX in one bundle.
+ * A bundle's files come unopened (savesrc.h, open()): the worker that
+ * reads one opens it, reads it whole and closes it, so that the planning
+ * thread, the one serial stage, makes no system call for a small file:
+ * for 10,000 files of 32 KiB its open, two fstats and close had been most
+ * of the planner's time (doc/benchmarks.md). At most BUNDLE_PARTS_MAX
+ * files a bundle.
  */
 #define BUNDLE_SMALL 4
-#define BUNDLE_FDS 256
 #define BUNDLE_PARTS_MAX 64
 
 enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_DONE };
 
 /* A file of a bundle: a slice of the slot's chunk, unless stored before. */
 struct part {
-	struct sr_save_item it;		/* a whole file, open until drained */
+	struct sr_save_item it;		/* a whole file, unopened but while its
+					 * worker reads it; size as planned, then
+					 * as found (savesrc.h, finished()) */
 	size_t rlen;			/* bytes read (< it.size: it shrank) */
 	uint64_t at;			/* where it starts in the bundle */
 	uint8_t check[16];		/* XXH3-128: its id and check */
@@ -121,7 +127,8 @@ struct slot {
 					 * chunk is theirs, rlen bytes */
 	size_t nparts;
 	size_t bad;			/* the part that failed */
-	int failed;			/* 1: see err; 2: read failed with errnum */
+	int failed;			/* 1: see err; 2: read failed with errnum;
+					 * 3: err is all there is to say */
 	int errnum;
 	char err[SR_ERRMAX];
 };
@@ -150,9 +157,10 @@ struct saver {
 	uint64_t submitted, taken, drained;
 	int stop;
 	int plan_fd;			/* the file being queued, until its last chunk is */
-	/* bundles: files of at most bundle_max bytes (0: none), parts_max a
-	 * bundle, the one being planned in open (not yet submitted) */
-	size_t bundle_max, parts_max;
+	struct sr_path_dir plan_dir;	/* where the planner opens files (open()) */
+	/* bundles: files of at most bundle_max bytes (0: none), the one
+	 * being planned in open (not yet submitted) */
+	size_t bundle_max;
 	struct part *parts_mem;
 	struct slot *open;
 	/* the item being drained: bytes saved so far, and whether a chunk
@@ -381,15 +389,62 @@ work_one(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_
 		sl->failed = 1;
 }
 
+/* Open part p's file (unopened until now), read it whole into buf, which
+ * has room bytes for it, and close it: its bytes, p->it.size set to what
+ * was found there, or -1 with sl's failure set. One read a file: a
+ * second iovec takes a byte past room, which tells a file that grew past
+ * it (then cut at room, and its size looked up for the warning). */
+static ssize_t
+read_part(struct saver *s, struct sr_path_dir *d, struct slot *sl, struct part *p, uint8_t *buf,
+    size_t room)
+{
+	struct iovec iov[2];
+	struct stat sb;
+	uint8_t past;
+	ssize_t n, more;
+
+	if (s->src->open(s->src->arg, d, &p->it, 0, sl->err) == -1) {
+		sl->failed = 3;
+		return -1;
+	}
+	iov[0].iov_base = buf;
+	iov[0].iov_len = room;
+	iov[1].iov_base = &past;
+	iov[1].iov_len = 1;
+	while ((n = preadv(p->it.fd, iov, 2, 0)) == -1 && errno == EINTR)
+		;
+	/* fewer bytes than planned: it shrank, or a short read; read on to
+	 * the end to tell which */
+	if (n >= 0 && (uint64_t)n < p->it.size) {
+		if ((more = pread_full(p->it.fd, buf + n, room - (size_t)n, (uint64_t)n)) == -1)
+			n = -1;
+		else
+			n += more;
+	}
+	if (n == -1) {
+		sl->errnum = errno;
+		sl->failed = 2;
+	} else if ((size_t)n > room) {
+		p->it.size = fstat(p->it.fd, &sb) == 0 ? (uint64_t)sb.st_size : (uint64_t)n;
+		n = (ssize_t)room;
+	} else
+		p->it.size = (uint64_t)n;
+	close(p->it.fd);
+	p->it.fd = -1;
+	return n;
+}
+
 /* Read and hash each file of a bundle, and encode those not stored before
  * one after another as one chunk (sl->rlen bytes, its member named by the
- * first one's id). */
+ * first one's id). A file that grew since the walk may take the room the
+ * bundle has beyond what was planned for it (the chunk size less the
+ * planned bytes of the files after it). */
 static void
 work_bundle(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uint8_t *raw,
-    struct slot *sl)
+    struct sr_path_dir *d, struct slot *sl)
 {
 	uint8_t id[32];
-	size_t k, pos = 0;
+	size_t k, pos = 0, rest = sl->want;
 	ssize_t n;
 
 	sl->prev = NULL;
@@ -401,12 +456,10 @@ work_bundle(struct saver *s, struct sr_codec *codec, struct sr_chunkhash *h, uin
 		p->prev = NULL;
 		p->rlen = 0;
 		sl->bad = k;
-		/* the planner keeps the sizes within one chunk: raw holds them */
-		if ((n = pread_full(p->it.fd, raw + pos, (size_t)p->it.size, 0)) == -1) {
-			sl->errnum = errno;
-			sl->failed = 2;
+		/* pos + rest <= the chunk size: raw holds the planned bytes */
+		rest -= (size_t)p->it.size;
+		if ((n = read_part(s, d, sl, p, raw + pos, s->chunk_size - pos - rest)) == -1)
 			return;
-		}
 		if ((p->rlen = (size_t)n) == 0)
 			continue;	/* it shrank to nothing */
 		if (sr_chunkhash_buf(h, SR_CH_CHECK, raw + pos, p->rlen, NULL, p->check,
@@ -436,6 +489,7 @@ worker_main(void *arg)
 	char err[SR_ERRMAX];
 	struct sr_codec *codec = sr_codec_new(s->level, err);
 	struct sr_chunkhash *h = codec != NULL ? sr_chunkhash_new(err) : NULL;
+	struct sr_path_dir d = SR_PATH_DIR_INIT;	/* where it opens files */
 	uint8_t *raw = NULL;
 	struct slot *sl;
 
@@ -456,7 +510,7 @@ worker_main(void *arg)
 			sl->failed = 1;
 			strlcpy(sl->err, err, sizeof sl->err);
 		} else if (sl->nparts > 0)
-			work_bundle(s, codec, h, raw, sl);
+			work_bundle(s, codec, h, raw, &d, sl);
 		else
 			work_one(s, codec, h, raw, sl);
 
@@ -465,6 +519,7 @@ worker_main(void *arg)
 		pthread_cond_broadcast(&s->done_cv);
 	}
 	pthread_mutex_unlock(&s->mu);
+	sr_path_dir_close(&d);
 	free(raw);
 	sr_chunkhash_free(h);
 	sr_codec_free(codec);
@@ -510,17 +565,11 @@ ring_start(struct saver *s, int threads, char *err)
 	if (stride < s->enc_cap || s->depth > SIZE_MAX / stride)
 		return sr_err(err, "save %s: %zu slots of %zu bytes overflow", s->job, s->depth,
 		    stride);
-	/* descriptors for bundles: too few a slot, and none are made */
-	s->parts_max = BUNDLE_FDS / s->depth;
-	if (s->parts_max > BUNDLE_PARTS_MAX)
-		s->parts_max = BUNDLE_PARTS_MAX;
-	if (s->parts_max < 2)
-		s->bundle_max = 0;
 	if ((s->tids = sr_try_calloc((size_t)s->nworkers, sizeof *s->tids, err)) == NULL ||
 	    (s->slots = sr_try_calloc(s->depth, sizeof *s->slots, err)) == NULL ||
 	    (s->slot_mem = sr_try_bigbuf(s->depth * stride, s->depth * sr_codec_bound(s->fill),
 	    err)) == NULL ||
-	    (s->bundle_max > 0 && (s->parts_mem = sr_try_calloc(s->depth * s->parts_max,
+	    (s->bundle_max > 0 && (s->parts_mem = sr_try_calloc(s->depth * BUNDLE_PARTS_MAX,
 	    sizeof *s->parts_mem, err)) == NULL)) {
 		free(s->tids);
 		free(s->slots);
@@ -533,7 +582,7 @@ ring_start(struct saver *s, int threads, char *err)
 	for (j = 0; j < s->depth; j++)
 		s->slots[j].enc = s->slot_mem + j * stride;
 	for (j = 0; j < s->depth && s->bundle_max > 0; j++)
-		s->slots[j].parts = s->parts_mem + j * s->parts_max;
+		s->slots[j].parts = s->parts_mem + j * BUNDLE_PARTS_MAX;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work_cv, NULL);
 	pthread_cond_init(&s->done_cv, NULL);
@@ -562,19 +611,16 @@ ring_stop(struct saver *s)
 	for (t = 0; t < s->nworkers; t++)
 		pthread_join(s->tids[t], NULL);
 	/* a save stopped early: the file being queued, and below those of
-	 * undrained chunks (closed only now that no worker reads them) */
-	if (s->plan_fd != -1)
+	 * undrained chunks (closed only now that no worker reads them; a
+	 * bundle's files are open only while a worker reads them) */
+	if (s->plan_fd >= 0)
 		close(s->plan_fd);
 	s->plan_fd = -1;
 	for (i = 0; i < s->depth; i++) {
 		struct slot *sl = &s->slots[i];
-		size_t k;
 
-		if (sl->state != SLOT_FREE && sl->last && sl->it.fd != -1)
+		if (sl->state != SLOT_FREE && sl->last && sl->it.fd >= 0)
 			close(sl->it.fd);
-		for (k = 0; (sl->state != SLOT_FREE || sl == s->open) && k < sl->nparts; k++)
-			if (sl->parts[k].it.fd != -1)
-				close(sl->parts[k].it.fd);
 	}
 	s->open = NULL;
 	free(s->parts_mem);
@@ -702,6 +748,8 @@ drain_bundle(struct saver *s, struct slot *sl, char *err)
 	memset(&member, 0, sizeof member);
 	if (sl->failed) {
 		sr_path_quote(sl->parts[sl->bad].it.e->path, q, sizeof q);
+		if (sl->failed == 3)
+			return sr_err(err, "%s", sl->err);
 		if (sl->failed == 2) {
 			errno = sl->errnum;
 			return sr_errno(err, "read %s", q);
@@ -746,8 +794,6 @@ drain_bundle(struct saver *s, struct slot *sl, char *err)
 		s->raw_done += p->rlen;
 		if (s->src->finished != NULL)
 			s->src->finished(s->src->arg, s->o, &p->it, p->rlen);
-		close(p->it.fd);
-		p->it.fd = -1;
 	}
 	if (s->raw_done < s->raw_total)
 		sr_ckpt_progress(s->o, &s->progress_at, s->raw_done, s->raw_total);
@@ -819,7 +865,7 @@ drain_one(struct saver *s, char *err)
 	if (sl->last) {
 		if (s->src->finished != NULL)
 			s->src->finished(s->src->arg, s->o, &sl->it, s->dr_total);
-		if (sl->it.fd != -1)
+		if (sl->it.fd >= 0)
 			close(sl->it.fd);
 	}
 	sl->state = SLOT_FREE;
@@ -856,16 +902,16 @@ bundle_submit(struct saver *s)
 	s->open = NULL;
 }
 
-/* Plan item it (a whole small file, held in s->plan_fd) into the open
- * bundle, opening one first where needed: 0, or SR_CKPT_LATE, SR_CKPT_CANCELLED
- * or -1 with err (the file is then closed by ring_stop). */
+/* Plan item it (a whole small file, unopened) into the open bundle,
+ * opening one first where needed: 0, or SR_CKPT_LATE, SR_CKPT_CANCELLED
+ * or -1 with err. */
 static int
 bundle_add(struct saver *s, const struct sr_save_item *it, char *err)
 {
 	struct slot *sl = s->open;
 	int rc;
 
-	if (sl != NULL && (sl->nparts == s->parts_max || sl->want + it->size > s->chunk_size)) {
+	if (sl != NULL && (sl->nparts == BUNDLE_PARTS_MAX || sl->want + it->size > s->chunk_size)) {
 		bundle_submit(s);
 		sl = NULL;
 	}
@@ -883,7 +929,6 @@ bundle_add(struct saver *s, const struct sr_save_item *it, char *err)
 	}
 	sl->parts[sl->nparts++].it = *it;
 	sl->want += (size_t)it->size;
-	s->plan_fd = -1;	/* the bundle owns it now */
 	return 0;
 }
 
@@ -918,14 +963,24 @@ chunk_items(struct saver *s, char *err)
 			continue;
 		}
 
-		/* Workers may be reading fd until its last chunk is drained:
-		 * only ring_stop closes it if the save stops before. */
-		s->plan_fd = it.fd;
-		if (it.size <= s->bundle_max) {
+		if (it.fd == SR_SAVE_UNOPENED && it.size <= s->bundle_max) {
 			if ((rc = bundle_add(s, &it, err)) != 0)
 				return rc;
 			continue;
 		}
+		if (it.fd == SR_SAVE_UNOPENED) {
+			if (s->src->open(s->src->arg, &s->plan_dir, &it, 1, err) == -1)
+				return -1;
+			if (it.size == 0) {	/* emptied since it was described */
+				if (s->src->finished != NULL)
+					s->src->finished(s->src->arg, s->o, &it, 0);
+				close(it.fd);
+				continue;
+			}
+		}
+		/* Workers may be reading fd until its last chunk is drained:
+		 * only ring_stop closes it if the save stops before. */
+		s->plan_fd = it.fd;
 		while (off < it.size) {
 			struct slot *sl;
 			if ((rc = check_stop(s, err)) != 0 ||
@@ -1197,6 +1252,7 @@ static void
 saver_free(struct saver *s)
 {
 	ring_stop(s);
+	sr_path_dir_close(&s->plan_dir);
 	sr_pack_abort(s->pack);
 	s->pack = NULL;
 	sr_manifest_free(&s->m);
@@ -1292,6 +1348,7 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 
 	memset(&s, 0, sizeof s);
 	s.plan_fd = -1;
+	s.plan_dir.fd = -1;
 	sr_manifest_init(&s.m);
 	sr_manifest_init(&s.prev);
 	memset(&cat, 0, sizeof cat);
@@ -1365,9 +1422,13 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	if (auto_chunk(opts, src))
 		choose_chunk(&s);
 	/* small files share chunks: a directory's, with XXH3-128 ids */
-	if (src->bundle && !opts->no_bundles && s.m.chunk_id == SR_ID_XXH3 && s.m.ntensors == 0)
+	if (src->bundle && src->open != NULL && !opts->no_bundles && s.m.chunk_id == SR_ID_XXH3 &&
+	    s.m.ntensors == 0)
 		s.bundle_max = s.chunk_size / BUNDLE_SMALL;
-	if ((s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + 16, err)) == NULL) {
+	/* a chunk a file at most, besides the large files' (grown one by one,
+	 * 10,000 small files' ids cost the serial thread 5% of a save) */
+	if ((s.new_ids = sr_idtab_new(s.raw_total / s.chunk_size + s.m.stats.files + 16,
+	    err)) == NULL) {
 		rc = sr_err_prefix(err, "save %s", s.job);
 		goto out;
 	}

@@ -15,12 +15,17 @@
 
 #include "ckpt.h"
 #include "manifest.h"
+#include "pathsafe.h"
 #include "store.h"
+
+/* An item's fd when next() handed it out unopened (a source with open()). */
+#define SR_SAVE_UNOPENED (-2)
 
 struct sr_save_item {
 	struct sr_mentry *e;		/* its chunks go here (e->size: its bytes) */
 	int fd;				/* read with pread, closed by the pipeline
-					 * after its last chunk; -1: mem */
+					 * after its last chunk; -1: mem;
+					 * SR_SAVE_UNOPENED: see open() */
 	const uint8_t *mem;		/* with fd -1: the bytes themselves, which
 					 * must not change until finished() is
 					 * called for the item or the save returns */
@@ -63,10 +68,26 @@ struct sr_save_src {
 	 * row may go to the same entry, their chunks in order. */
 	int (*next)(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
 	    struct sr_save_item *it, char *err);
-	/* NULL-able. Item it is drained, saved bytes of it stored (fewer than
-	 * it->size: its file shrank); before the pipeline closes its fd. */
+	/* NULL-able. Item it is drained, saved bytes of it stored; before
+	 * the pipeline closes its fd (-1 if a worker closed it already).
+	 * it->size: the bytes it held when opened (open(), now 1), or, read
+	 * whole by a worker, the bytes found there: more than saved when the
+	 * file grew past the room its bundle had, and saved was cut. */
 	void (*finished)(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it,
 	    uint64_t saved);
+	/* NULL-able: every item comes open or in memory. Else next() may hand
+	 * out an item unopened (fd SR_SAVE_UNOPENED, size as described), and
+	 * the pipeline opens it where it is read: 0 with it->fd set, or -1
+	 * with err. The planning thread opens an item it cuts into chunks
+	 * (now 1: it->size is then set to what it holds now, which is what
+	 * is read); worker threads, concurrently, open the small files that
+	 * they read whole into a bundle (now 0: the reader finds out itself
+	 * how many bytes there are, so no fstat a file) and close them at
+	 * once. It may use d, the calling thread's own (pathsafe.h), and the
+	 * source's state that does not change during the save, nothing
+	 * else. */
+	int (*open)(void *arg, struct sr_path_dir *d, struct sr_save_item *it, int now,
+	    char *err);
 	/* 1: the source takes any chunk size (a directory), so that a save
 	 * whose opts set none, outside a gang, chooses it from the state's
 	 * size (chunksize.h); 0: opts' or the default, which the source

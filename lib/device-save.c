@@ -630,6 +630,7 @@ sr_lib_device_save(spotrun_ctx *ctx, const struct sr_ckpt_opts *opts,
 	int rc;
 
 	memset(&s, 0, sizeof s);
+	memset(&src, 0, sizeof src);
 	o.world_size = ctx->p.world_size;	/* the shares, before the save */
 	o.rank = ctx->p.rank;
 	if (memos_alloc(ctx) == -1 || sums_init(&s.u, ctx, ctx->bufs, t, ctx->nbufs, &o) == -1 ||

@@ -369,6 +369,7 @@ stage_finished(void *arg, const struct sr_ckpt_opts *o, struct sr_save_item *it,
 void
 sr_stage_source(struct sr_stage *sg, struct sr_save_src *src)
 {
+	memset(src, 0, sizeof *src);
 	src->arg = sg;
 	src->describe = stage_describe;
 	src->next = stage_next;

@@ -3,8 +3,10 @@
  * doc/format.md "Slices"), saved into a file:// store and restored:
  * the members and the slices the manifest records, round trips, a changed
  * small file stored alone, saves before and after bundles deduplicating
- * against each other both ways, the descriptors a bundle holds, and a
- * damaged shared member falling back to the checkpoint before.
+ * against each other both ways, how many files a bundle takes, files that
+ * change between the walk and their read (the workers open the small
+ * ones), and a damaged shared member falling back to the checkpoint
+ * before.
  */
 #include "config.h"
 
@@ -21,6 +23,7 @@
 #include "ckpt.h"
 #include "codec.h"
 #include "manifest.h"
+#include "savesrc.h"
 #include "store.h"
 #include "tap.h"
 #include "util.h"
@@ -289,8 +292,7 @@ test_both_ways(void)
 	free(dst);
 }
 
-/* A bundle holds its files open until it is stored: at most 64 of them,
- * however many fit in its chunk. */
+/* A bundle takes 64 files at most, however many fit in its chunk. */
 static void
 test_descriptors(void)
 {
@@ -310,6 +312,144 @@ test_descriptors(void)
 	is_int(members_of(&m, NULL, 1).members, 4, "in 4 members: 64 files each at most (2 workers)");
 	sr_manifest_free(&m);
 	ok(restored_equal("fd", src, dst, &r), "restored");
+	free(src);
+	free(dst);
+}
+
+/* ---- files that change between the walk and their read ---- */
+
+struct changes {
+	const char *dir;
+	int remove;		/* remove g-gone instead */
+};
+
+/* The walk is over, nothing read: change the files under the save. */
+static int
+change_files(void *arg, char *err)
+{
+	const struct changes *c = arg;
+	char *p;
+
+	(void)err;
+	if (c->remove) {
+		p = tu_path(c->dir, "g-gone");
+		if (unlink(p) == -1)
+			sr_fatal("unlink %s: %s", p, strerror(errno));
+		free(p);
+		return 0;
+	}
+	tu_write_noise(c->dir, "a-grow", 1500, 1);
+	tu_write_noise(c->dir, "b-shrink", 500, 2);
+	tu_write_noise(c->dir, "c-emptied", 0, 3);
+	tu_write_noise(c->dir, "d-was-empty", 100, 4);
+	tu_write_noise(c->dir, "m-large", 120 * KiB, 5);
+	tu_write_noise(c->dir, "z2", 16 * KiB + 10, 7);
+	return 0;
+}
+
+/* Whether dir/rel holds the first len bytes of seed's noise, and no more. */
+static int
+holds_noise(const char *dir, const char *rel, size_t len, uint64_t seed)
+{
+	char *p = tu_path(dir, rel), *got = NULL, err[SR_ERRMAX];
+	uint8_t *want = sr_malloc(len + 1);
+	size_t n = 0;
+	int ok;
+
+	tu_fill(want, len, seed);
+	ok = sr_read_file(p, 1 << 20, &got, &n, err) == 0 && n == len &&
+	    memcmp(got, want, len) == 0;
+	if (!ok)
+		printf("# %s: %zu bytes, want %zu of noise %llu\n", p, n, len,
+		    (unsigned long long)seed);
+	free(got);
+	free(want);
+	free(p);
+	return ok;
+}
+
+/* Chunks of 64 KiB (bundles of files up to 16 KiB): a small file that
+ * grew within its bundle's room is saved whole, one that shrank or
+ * emptied as it is now, one empty at the walk stays empty (not opened), a
+ * large one as it is when opened, and one that grew past a full bundle's
+ * room is cut there; each change said. A file removed after the walk
+ * fails the save, named. */
+static void
+test_changed_while_saved(void)
+{
+	char *src = tu_path(top, "ch-src"), *dst = tu_path(top, "ch-dst"), err[SR_ERRMAX] = "";
+	char rel[8];
+	struct changes c = { src, 0 };
+	struct sr_dir_filter f = { &c, NULL, NULL, NULL, change_files };
+	struct sr_ckpt_opts o;
+	struct sr_ckpt_stats s, r;
+	struct sr_manifest m;
+	size_t i;
+	int k;
+
+	if (mkdir(src, 0755) == -1)
+		sr_fatal("mkdir %s: %s", src, strerror(errno));
+	tu_write_noise(src, "a-grow", 1000, 1);
+	tu_write_noise(src, "b-shrink", 2000, 2);
+	tu_write_noise(src, "c-emptied", 3000, 3);
+	tu_write_noise(src, "d-was-empty", 0, 4);
+	tu_write_noise(src, "m-large", 100 * KiB, 5);
+	for (k = 1; k <= 4; k++) {	/* a bundle of 64 KiB: no room left */
+		snprintf(rel, sizeof rel, "z%d", k);
+		tu_write_noise(src, rel, 16 * KiB, (uint64_t)k + 5);
+	}
+	opts_for(&o, "ch", 64 * KiB);
+	tu_log_clear(&lg);
+	is_int(sr_ckpt_save_filtered(st, &o, src, &f, -1, &s, err), 0,
+	    "a save whose files change after the walk succeeds");
+	if (err[0] != '\0')
+		printf("# %s\n", err);
+	ok(tu_log_has(&lg, "warning: \"a-grow\" changed size while being saved (1000 -> 1500 bytes)"),
+	    "a small file that grew: said");
+	ok(tu_log_has(&lg, "warning: \"b-shrink\" changed size while being saved (2000 -> 500 bytes)"),
+	    "one that shrank: said");
+	ok(tu_log_has(&lg, "warning: \"c-emptied\" changed size while being saved (3000 -> 0 bytes)"),
+	    "one emptied: said");
+	ok(tu_log_has(&lg, "warning: \"m-large\" changed size while being saved (102400 -> 122880 "
+	    "bytes)"), "a large one that grew before it was opened: said");
+	ok(tu_log_has(&lg, "warning: \"z2\" changed size while being saved (16384 -> 16394 bytes): "
+	    "its first 16384 bytes saved"), "one that grew past its bundle's room: said, cut");
+	is_int((int)lg.n, 5, "nothing else said");
+	is_int(load("ch", 0, &m), 0, "its manifest");
+	for (i = 0; i < m.nentries; i++) {
+		const struct sr_mentry *e = &m.entries[i];
+		uint64_t want_size = strcmp(e->path, "a-grow") == 0 ? 1500 :
+		    strcmp(e->path, "b-shrink") == 0 ? 500 : strcmp(e->path, "c-emptied") == 0 ? 0 :
+		    strcmp(e->path, "d-was-empty") == 0 ? 0 : strcmp(e->path, "m-large") == 0 ?
+		    120 * KiB : e->path[0] == 'z' ? 16 * KiB : 1;
+		if (e->type == SR_MT_FILE && e->size != want_size)
+			printf("# %s: size %llu, want %llu\n", e->path,
+			    (unsigned long long)e->size, (unsigned long long)want_size);
+		if (e->type == SR_MT_FILE && e->size != want_size)
+			break;
+	}
+	ok(i == m.nentries, "the manifest records the sizes saved");
+	sr_manifest_free(&m);
+	is_int(sr_ckpt_restore(st, &o, dst, &r, err), 0, "restore it");
+	ok(holds_noise(dst, "a-grow", 1500, 1), "the file that grew: whole");
+	ok(holds_noise(dst, "b-shrink", 500, 2), "the one that shrank: as it is now");
+	ok(holds_noise(dst, "c-emptied", 0, 3), "the one emptied: empty");
+	ok(holds_noise(dst, "d-was-empty", 0, 4), "the one empty at the walk: empty");
+	ok(holds_noise(dst, "m-large", 120 * KiB, 5), "the large one: as opened");
+	ok(holds_noise(dst, "z1", 16 * KiB, 6) && holds_noise(dst, "z3", 16 * KiB, 8) &&
+	    holds_noise(dst, "z4", 16 * KiB, 9), "the others of the full bundle: whole");
+	ok(holds_noise(dst, "z2", 16 * KiB, 7), "the one cut: its first 16 KiB");
+
+	/* removed after the walk, small or large: the save fails, named */
+	for (k = 0; k < 2; k++) {
+		tu_write_noise(src, "g-gone", k == 0 ? 100 : 100 * KiB, 9);
+		c.remove = 1;
+		err[0] = '\0';
+		is_int(sr_ckpt_save_filtered(st, &o, src, &f, -1, &s, err), -1, k == 0 ?
+		    "a small file removed after the walk fails the save" :
+		    "a large one too");
+		is_str(err, "open \"g-gone\": No such file or directory", "named");
+	}
 	free(src);
 	free(dst);
 }
@@ -484,6 +624,7 @@ main(void)
 	test_round_trip();
 	test_both_ways();
 	test_descriptors();
+	test_changed_while_saved();
 	test_damaged();
 	test_disagreeing_slices();
 	sr_store_close(st);
