@@ -7,7 +7,7 @@
 libstore_a_CPPFLAGS = $(SR_CPPFLAGS_BASE) -I$(top_srcdir)/store -I$(top_srcdir)/store/s3 \
 	-I$(top_srcdir)/store/azure
 libstore_a_SOURCES += store/store.h store/store.c store/store-file.c store/store-int.h \
-	store/pace.c store/pace.h store/url-same.c store/dio-align.c
+	store/pace.c store/pace.h store/url-same.c store/dio-align.c store/bgwrite.c
 # Two spellings of one store URL told the same (url-same.c).
 check_PROGRAMS += tests/t-url-same
 tests_t_url_same_SOURCES = tests/t-url-same.c tests/tap.h

@@ -7,7 +7,10 @@
  * direct (aligned offset, memory and length), with a tail, and buffered
  * (unaligned). Many small pieces grow the staging buffer past its first
  * 64 KiB, and a growth that runs out of memory fails the write with what
- * it could not have. Where the file system offers direct I/O ($TMPDIR or /tmp,
+ * it could not have. 30 MiB of unaligned pieces fill the 8 MiB buffer
+ * again and again, each written in the background while the next fills;
+ * and a write that fails there (past RLIMIT_FSIZE) fails the upload, said
+ * by a later write, with nothing published. Where the file system offers direct I/O ($TMPDIR or /tmp,
  * ext4 here), the data of a direct upload must not be in the page cache
  * afterwards; where it does not (/dev/shm, a tmpfs), the same uploads go
  * through the page cache and read back the same.
@@ -18,8 +21,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,6 +184,58 @@ staging_oom(struct sr_store *st, const char *dir, int direct)
 	sr_upload_abort(up);
 }
 
+/* 30 MiB in unaligned pieces of 777 KiB and a little: the staging buffer
+ * (8 MiB) fills three times and goes to the background writer each time;
+ * then the same with files limited to 12 MiB, so that the second full
+ * buffer's write fails there. */
+static void
+background_writes(struct sr_store *st, const char *dir, int direct)
+{
+	size_t lens[40], total = 0, i;
+	int al[40], rc;
+	char err[SR_ERRMAX] = "", *path;
+	struct rlimit old, lim;
+	void *buf;
+	size_t len;
+	long res;
+
+	for (i = 0; i < 40; i++) {
+		lens[i] = 777 * 1024 + 11 * i;
+		al[i] = i % 5 == 0;
+		total += lens[i];
+	}
+	is_int(upload(st, "p/many", lens, al, 40, err), 0, "%s: upload %zu bytes through the "
+	    "staging buffer %s", dir, total, err);
+	path = sr_asprintf("%s/p/many", dir);
+	res = resident_pages(path);
+	if (direct)
+		ok(res >= 0 && res <= 4, "%s: written direct, the tail's page aside (%ld resident)",
+		    dir, res);
+	else
+		ok(res > 0, "%s: the page cache holds it (%ld pages)", dir, res);
+	free(path);
+	ok(sr_store_get(st, "p/many", total, &buf, &len, NULL, err) == 0 && len == total &&
+	    same(buf, 0, total), "%s: every byte back", dir);
+	free(buf);
+
+	if (getrlimit(RLIMIT_FSIZE, &old) == -1)
+		sr_fatal("getrlimit: %s", strerror(errno));
+	lim = old;
+	lim.rlim_cur = 12 * MiB;
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &lim) == -1)
+		sr_fatal("setrlimit: %s", strerror(errno));
+	rc = upload(st, "p/fsize", lens, al, 40, err);
+	if (setrlimit(RLIMIT_FSIZE, &old) == -1)
+		sr_fatal("setrlimit: %s", strerror(errno));
+	signal(SIGXFSZ, SIG_DFL);
+	ok(rc == -1 && strncmp(err, "upload p/fsize: write ", 22) == 0 &&
+	    strstr(err, ": File too large") != NULL, "%s: a write past the file size limit fails "
+	    "the upload: %s", dir, err);
+	is_int(sr_store_get(st, "p/fsize", 1, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
+	    "%s: nothing published", dir);
+}
+
 /* Every upload shape on a store in dir; direct: whether its file system
  * takes direct I/O. */
 static void
@@ -260,6 +317,7 @@ test_store(const char *dir, int direct)
 	    same(buf, 0, total), "%s: every small piece back", dir);
 	free(buf);
 	staging_oom(st, dir, direct);
+	background_writes(st, dir, direct);
 
 	is_int(upload(st, "p/big", big_lens, big_al, 1, err), 0, "%s: one split write %s", dir,
 	    err);
