@@ -8,14 +8,16 @@
  * ends the process when it runs out of memory: the job-side library must
  * return that as an error (doc/design.md).
  *
- * Where the store writes large pieces straight from memory when they start
+ * Where the store reads large pieces back with direct I/O when they start
  * at a multiple of its alignment (sr_upload_align: file:// with direct
  * I/O, 4 KiB or the disk's block), a large member's data is placed there:
  * a pax extended header before its own header fills the gap, empty or
  * holding one "comment" record, which tar(1) and bsdtar skip. Without it
- * the data started 512 bytes past a boundary and was either copied or
- * written 512-aligned, which a 4 KiB-sector disk does as a read-modify-
- * write (issue 22: 0.15x of tar | zstd).
+ * the data starts 512 bytes past a boundary, which a disk of 4 KiB
+ * logical blocks reads only through the page cache. (The placement was
+ * made for the store's writes from the caller's memory, which went
+ * 512-aligned before, a read-modify-write on a 4 KiB-sector disk: issue
+ * 22, 0.15x of tar | zstd; the store now stages every write.)
  */
 #include "config.h"
 

@@ -556,9 +556,10 @@ ring_start(struct saver *s, int threads, char *err)
 	if (depth < (size_t)s->nworkers + 1)
 		depth = (size_t)s->nworkers + 1;
 	s->depth = depth;
-	/* Encoded chunks start page-aligned, so that a store can write them
-	 * with direct I/O straight from the slot (see store-file.c); all slots
-	 * in one buffer, so that huge pages are not rounded up slot by slot.
+	/* Encoded chunks start page-aligned, as a store that writes them with
+	 * direct I/O from the slot would need (the file store copies them
+	 * into its staging buffer now: store-file.c); all slots in one buffer,
+	 * so that huge pages are not rounded up slot by slot.
 	 * Only what a chunk fills is touched: a save that reuses every chunk
 	 * touches none of it. */
 	stride = (s->enc_cap + 4095) & ~(size_t)4095;

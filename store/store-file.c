@@ -22,14 +22,12 @@
  *  - objects are immutable files: a reader that opened one reads one whole
  *    version even while a writer replaces it.
  *  - streaming uploads (packs) are written with O_DIRECT where the file
- *    system supports it (statx STATX_DIOALIGN): a large piece in aligned
- *    memory (a chunk's encoding) goes straight from the caller's buffer,
- *    smaller ones (tar headers, tails, small chunks) gather in an aligned
- *    staging buffer, written once 1 MiB is there while the upload is small
- *    and, once it fills its 8 MiB, by a thread of its own (bgwrite.c)
- *    while the next fills, so that the disk has two requests at a time and
- *    large ones; less than that waits between calls, and a failing disk
- *    shows in the write that hit it or in the next. Checkpoint data
+ *    system supports it (statx STATX_DIOALIGN): the pieces gather in an
+ *    aligned staging buffer, which goes to the disk each time it fills
+ *    its 8 MiB, by a thread of its own (bgwrite.c) while the next fills,
+ *    so that the disk gets large requests and the uploader does not wait
+ *    for each; the rest at the commit. A failing disk shows in the write
+ *    that hands over the next buffer, or in the commit. Checkpoint data
  *    should not crowd the page cache of the machine that trains, and the
  *    page cache is where the cost was: copying into freshly allocated
  *    cache pages ran at 0.5-2 GB/s on the benchmark VM and was the save's
@@ -77,12 +75,13 @@
  * bytes, so that the disk works while the rest is produced and the final
  * fsync has little left to wait for. */
 #define WRITEBACK_EVERY ((uint64_t)64 << 20)
-/* Staging buffer of a direct upload, and how full it gets before it is
- * written: small pieces (tar headers) wait for the next large one. It
+/* Staging buffer of a direct upload, written each time it is full. It
  * starts at DIRECT_START, in ordinary pages, and grows to DIRECT_BUF, in
  * huge ones (sr_try_bigbuf), only when that fills: a small checkpoint's
  * pack touches a page of it, and the first touch of a huge page cost
- * such a save more than the rest of its writes. */
+ * such a save more than the rest of its writes. DIRECT_MIN: where no
+ * background writer can be had, it is written each time this much has
+ * gathered; and the pieces a writer had best place (sr_upload_align). */
 #define DIRECT_BUF ((size_t)8 << 20)
 #define DIRECT_MIN ((size_t)1 << 20)
 #define DIRECT_START ((size_t)64 << 10)
@@ -670,27 +669,19 @@ writer_handoff(struct fwriter *w, size_t n)
 }
 
 /*
- * A large piece in memory aligned for direct I/O, following whole staged
- * blocks (a tar member's data after its header), goes straight from the
- * caller's memory: no copy; it reaches the disk before the call returns.
- * Everything else is staged: written once DIRECT_MIN has gathered while
- * the staging buffer is small, and once it is full (8 MiB) in the
- * background.
+ * Every piece is staged: the staging buffer goes to the disk once it is
+ * full (8 MiB), in the background, and the rest at the commit; where no
+ * background writer can be had, DIRECT_MIN at a time in the foreground.
+ * Large pieces in aligned memory used to go straight from the caller's
+ * memory, without a copy, but such a write returns only when the disk has
+ * the bytes, which kept the disk one request at a time: beside another
+ * writer a 1 GiB save took 1.60 and 1.70 s staged against 1.95 and 1.78 s
+ * that way (medians of two sets of runs); quiet 0.91 and 0.97 s against
+ * 0.96 and 1.00 s, for 0.05 s more CPU (doc/benchmarks.md).
  */
 static int
 writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
 {
-	if (len >= DIRECT_MIN && (uintptr_t)buf % w->dmem == 0 && w->dlen % w->dalign == 0) {
-		size_t n = len / w->dalign * w->dalign;
-
-		if (w->dlen > 0 && writer_handoff(w, w->dlen) == -1)
-			return -1;
-		if (writer_pwrite(w, buf, n, w->size) == -1)
-			return -1;
-		w->size += n;
-		buf += n;
-		len -= n;
-	}
 	while (len > 0) {
 		size_t n;
 
@@ -703,7 +694,7 @@ writer_write_direct(struct fwriter *w, const uint8_t *buf, size_t len)
 		w->size += n;
 		buf += n;
 		len -= n;
-		if ((w->dcap < DIRECT_BUF || w->no_bg) && w->dlen >= DIRECT_MIN &&
+		if (w->no_bg && w->dlen >= DIRECT_MIN &&
 		    writer_flush(w, w->dlen / w->dalign * w->dalign) == -1)
 			return -1;
 	}

@@ -136,13 +136,13 @@ int sr_store_delete_many(struct sr_store *st, const char *const *keys, size_t n,
 /* Streaming upload of a large object: visible only after sr_upload_commit. */
 struct sr_upload *sr_store_upload_begin(struct sr_store *st, const char *key, char *err);
 int sr_upload_write(struct sr_upload *up, const void *buf, size_t len, char *err);
-/* Where the upload writes from the caller's memory without copying it
- * (file:// with direct I/O): a piece of at least *min bytes, in memory
- * aligned to the returned alignment, that begins at an object offset that
- * is a multiple of it goes to the disk as it is. A writer that can place
- * its large pieces so (a pack's member data) saves a copy of each. 0 (and
- * *min 0): every piece is copied, no placement helps (the network
- * stores, a buffered file). */
+/* Where the upload's large pieces are best placed (file:// with direct
+ * I/O): a piece of at least *min bytes that begins at an object offset
+ * that is a multiple of the returned alignment (4 KiB or the disk's
+ * block) is read back later with direct I/O on any disk that allows it,
+ * one of 4 KiB logical blocks too. A writer that can place its large
+ * pieces so (a pack's member data) does. 0 (and *min 0): no placement
+ * helps (the network stores, a buffered file). */
 size_t sr_upload_align(const struct sr_upload *up, size_t *min);
 /* Bound the upload: once the epoch deadline passes (0: none) or *cancel
  * (may be NULL) turns nonzero, its writes and commit fail, with nothing

@@ -1,7 +1,7 @@
 /*
  * t-store-direct.c: the file store's direct I/O (store/store-file.c).
  * Streaming uploads in the shapes a pack takes (tar headers, member data
- * straight from aligned memory, short tails), in unaligned pieces across
+ * in aligned memory, short tails), in unaligned pieces across
  * the staging buffer, and one large write split in two, each read back
  * byte for byte through every read path: a whole get, ranged reads that go
  * direct (aligned offset, memory and length), with a tail, and buffered
@@ -251,7 +251,7 @@ test_store(const char *dir, int direct)
 	/* unaligned pieces across the 8 MiB staging buffer */
 	size_t odd_lens[14];
 	int odd_al[14];
-	/* one aligned write large enough to be split in two halves */
+	/* one aligned write larger than the staging buffer */
 	static const size_t big_lens[] = { 16 * MiB + 512 };
 	static const int big_al[] = { 1 };
 	size_t small_lens[300];
