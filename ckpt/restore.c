@@ -142,22 +142,6 @@ fail(struct restorer *r, enum try_rc rc, const char *fmt, ...)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static int
-pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* The member unit k reads and decodes. */
 static const struct sr_mchunk *
 member_of(const struct restorer *r, size_t k)
@@ -308,7 +292,7 @@ write_task(struct restorer *r, const struct task *t, const uint8_t *raw, struct 
 			close(fd);
 			return -1;
 		}
-		if (pwrite_all(fd, raw + off, n, t->foff + off) == -1) {
+		if (sr_pwrite_all(fd, raw + off, n, t->foff + off) == -1) {
 			sr_errno(err, "write %s", q);
 			fail(r, TRY_LOCAL, "%s", err);
 			close(fd);

@@ -457,6 +457,25 @@ sr_write_all(int fd, const void *buf, size_t len)
 }
 
 int
+sr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
 sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -122,6 +122,8 @@ int sr_mkdirs(const char *path, mode_t mode, char *err);
 int sr_rmtree(const char *path, char *err);
 /* Write all of buf to fd, resuming after EINTR and short writes. */
 ssize_t sr_write_all(int fd, const void *buf, size_t len);
+/* The same at file offset off (pwrite): 0, or -1 with errno. */
+int sr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 int sr_read_file(const char *path, size_t max, char **out, size_t *len, char *err);
 /* Write a file atomically: a temporary file in the same directory renamed

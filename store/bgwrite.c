@@ -1,8 +1,8 @@
 /*
- * bgwrite.c: a file's writes at offsets, in the caller's thread or on a
- * thread of the writer's own (store-file.c's direct uploads). A direct
- * write returns only when the disk has the bytes, so one thread that
- * writes between producing them leaves the disk one request at a time:
+ * bgwrite.c: a file's writes at offsets on a thread of the writer's own
+ * (store-file.c's direct uploads). A direct write returns only when the
+ * disk has the bytes, so one thread that writes between producing them
+ * leaves the disk one request at a time:
  * beside another process writing to the same disk, 248 MiB in direct
  * writes of 1.5 MiB one after another took 1.1-1.3 s, in 8 MiB ones
  * 0.75-0.89 s, and an upload that waited for each 8 MiB write stalled
@@ -32,25 +32,6 @@ struct sr_bgwrite {
 	int stop;
 	int errnum;		/* the last write's failure; 0: none */
 };
-
-int
-sr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static void *
 bg_main(void *arg)

@@ -124,15 +124,13 @@ int sr_store_prefix_check(const char *verb, const char *prefix, char *err);
  * physical block or minimum I/O size of the disk under fd where that is a
  * power of two no larger than most. */
 size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
-/* Writes at offsets (bgwrite.c). sr_pwrite_all: all of buf at off, in
- * this thread: 0, or -1 with errno. A background writer of fd, a thread
- * of its own (NULL: none could be started; write in the foreground):
+/* A background writer of fd (bgwrite.c), a thread of its own (NULL: none
+ * could be started; write in the foreground with sr_pwrite_all):
  * sr_bgwrite_put hands it buf to write at off, which the caller must
  * neither touch nor free until sr_bgwrite_wait returned; put only after
  * a wait. sr_bgwrite_wait: until the write handed over is done: 0, or -1
  * with its errno. sr_bgwrite_stop (NULL-able): after the write in
  * progress, the thread ends and b is freed. */
-int sr_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 struct sr_bgwrite;
 struct sr_bgwrite *sr_bgwrite_start(int fd);
 void sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);
