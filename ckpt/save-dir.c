@@ -32,6 +32,7 @@ struct dir_src {
 	struct sr_manifest *m;
 	const struct sr_ckpt_opts *o;
 	const struct sr_dir_filter *f;	/* NULL: everything */
+	struct sr_path_dir dir;		/* dir_next's, on the planning thread */
 };
 
 /* Files up to this size are read in one or two reads, within the kernel's
@@ -208,25 +209,47 @@ dir_describe(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, cha
 	return 0;
 }
 
-/* The next file with bytes as the walk found it, handed out unopened:
- * dir_open opens it where it is read. A file empty at the walk is saved
- * empty, not opened at all. */
+/* The bytes of e's file now, which the walk found empty: 0 while it still
+ * is, or is gone, or is no longer a regular file (then saved as walked).
+ * One fstatat a file empty at the walk, none of them opened. */
+static uint64_t
+filled_since(struct dir_src *s, const struct sr_mentry *e)
+{
+	char err[SR_ERRMAX];
+	const char *leaf;
+	struct stat sb;
+	int dfd;
+
+	if ((dfd = sr_path_dir_parent(&s->dir, s->rootfd, e->path, &leaf, err)) == -1 ||
+	    fstatat(dfd, leaf, &sb, AT_SYMLINK_NOFOLLOW) == -1 || !S_ISREG(sb.st_mode))
+		return 0;
+	return (uint64_t)sb.st_size;
+}
+
+/* The next file with bytes, handed out unopened with its size as the
+ * walk found it: dir_open opens it where it is read. A file the walk
+ * found empty is looked at again, so that one filled since is saved as
+ * it is, and said (dir_finished). */
 static int
 dir_next(void *arg, struct sr_manifest *m, const struct sr_ckpt_opts *o, size_t *cursor,
     struct sr_save_item *it, char *err)
 {
-	(void)arg;
+	struct dir_src *s = arg;
+
 	(void)o;
 	(void)err;
 	for (; *cursor < m->nentries; (*cursor)++) {
 		struct sr_mentry *e = &m->entries[*cursor];
+		uint64_t size;
 
-		if (e->type != SR_MT_FILE || e->size == 0)
+		if (e->type != SR_MT_FILE)
+			continue;
+		if ((size = e->size) == 0 && (size = filled_since(s, e)) == 0)
 			continue;
 		it->e = e;
 		it->fd = SR_SAVE_UNOPENED;
 		it->mem = NULL;
-		it->size = e->size;
+		it->size = size;
 		(*cursor)++;
 		return 1;
 	}
@@ -295,7 +318,7 @@ int
 sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, const char *dir,
     const struct sr_dir_filter *filter, long long step, struct sr_ckpt_stats *stats, char *err)
 {
-	struct dir_src d = { -1, NULL, NULL, filter };
+	struct dir_src d = { -1, NULL, NULL, filter, SR_PATH_DIR_INIT };
 	struct sr_save_src src = { &d, dir_describe, dir_next, dir_finished, dir_open, 1, 1 };
 	int rc;
 
@@ -305,6 +328,7 @@ sr_ckpt_save_filtered(struct sr_store *st, const struct sr_ckpt_opts *opts, cons
 	if (d.rootfd == -1)
 		return sr_errno(err, "save %s: open directory %s", opts->job, dir);
 	rc = sr_ckpt_save_src(st, opts, &src, step, stats, err);
+	sr_path_dir_close(&d.dir);
 	close(d.rootfd);
 	return rc;
 }

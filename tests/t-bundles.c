@@ -370,9 +370,9 @@ holds_noise(const char *dir, const char *rel, size_t len, uint64_t seed)
 
 /* Chunks of 64 KiB (bundles of files up to 16 KiB): a small file that
  * grew within its bundle's room is saved whole, one that shrank or
- * emptied as it is now, one empty at the walk stays empty (not opened), a
- * large one as it is when opened, and one that grew past a full bundle's
- * room is cut there; each change said. A file removed after the walk
+ * emptied as it is now, one empty at the walk and filled since as it is,
+ * a large one as it is when opened, and one that grew past a full
+ * bundle's room is cut there; each change said. A file removed after the walk
  * fails the save, named. */
 static void
 test_changed_while_saved(void)
@@ -410,17 +410,19 @@ test_changed_while_saved(void)
 	    "one that shrank: said");
 	ok(tu_log_has(&lg, "warning: \"c-emptied\" changed size while being saved (3000 -> 0 bytes)"),
 	    "one emptied: said");
+	ok(tu_log_has(&lg, "warning: \"d-was-empty\" changed size while being saved (0 -> 100 "
+	    "bytes)"), "one empty at the walk and filled since: said");
 	ok(tu_log_has(&lg, "warning: \"m-large\" changed size while being saved (102400 -> 122880 "
 	    "bytes)"), "a large one that grew before it was opened: said");
 	ok(tu_log_has(&lg, "warning: \"z2\" changed size while being saved (16384 -> 16394 bytes): "
 	    "its first 16384 bytes saved"), "one that grew past its bundle's room: said, cut");
-	is_int((int)lg.n, 5, "nothing else said");
+	is_int((int)lg.n, 6, "nothing else said");
 	is_int(load("ch", 0, &m), 0, "its manifest");
 	for (i = 0; i < m.nentries; i++) {
 		const struct sr_mentry *e = &m.entries[i];
 		uint64_t want_size = strcmp(e->path, "a-grow") == 0 ? 1500 :
 		    strcmp(e->path, "b-shrink") == 0 ? 500 : strcmp(e->path, "c-emptied") == 0 ? 0 :
-		    strcmp(e->path, "d-was-empty") == 0 ? 0 : strcmp(e->path, "m-large") == 0 ?
+		    strcmp(e->path, "d-was-empty") == 0 ? 100 : strcmp(e->path, "m-large") == 0 ?
 		    120 * KiB : e->path[0] == 'z' ? 16 * KiB : 1;
 		if (e->type == SR_MT_FILE && e->size != want_size)
 			printf("# %s: size %llu, want %llu\n", e->path,
@@ -434,7 +436,7 @@ test_changed_while_saved(void)
 	ok(holds_noise(dst, "a-grow", 1500, 1), "the file that grew: whole");
 	ok(holds_noise(dst, "b-shrink", 500, 2), "the one that shrank: as it is now");
 	ok(holds_noise(dst, "c-emptied", 0, 3), "the one emptied: empty");
-	ok(holds_noise(dst, "d-was-empty", 0, 4), "the one empty at the walk: empty");
+	ok(holds_noise(dst, "d-was-empty", 100, 4), "the one empty at the walk: as filled since");
 	ok(holds_noise(dst, "m-large", 120 * KiB, 5), "the large one: as opened");
 	ok(holds_noise(dst, "z1", 16 * KiB, 6) && holds_noise(dst, "z3", 16 * KiB, 8) &&
 	    holds_noise(dst, "z4", 16 * KiB, 9), "the others of the full bundle: whole");
