@@ -2,12 +2,12 @@
  * bgwrite.c: a file's writes at offsets on a thread of the writer's own
  * (store-file.c's direct uploads). A direct write returns only when the
  * disk has the bytes, so one thread that writes between producing them
- * leaves the disk one request at a time:
- * beside another process writing to the same disk, 248 MiB in direct
- * writes of 1.5 MiB one after another took 1.1-1.3 s, in 8 MiB ones
- * 0.75-0.89 s, and an upload that waited for each 8 MiB write stalled
- * the checkpoint's workers (doc/benchmarks.md). With a background writer
- * the uploader fills its next buffer while the last goes to the disk.
+ * leaves the disk one request at a time: beside another process writing
+ * to the same disk, 248 MiB in direct writes of 1.5 MiB one after another
+ * took 1.1-1.3 s, in 8 MiB ones 0.75-0.89 s, and an upload that waited
+ * for each 8 MiB write stalled the checkpoint's workers
+ * (doc/benchmarks.md). With a background writer the uploader fills its
+ * next buffer while the last goes to the disk.
  */
 #include "config.h"
 

@@ -637,16 +637,16 @@ writer_bg_done(struct fwriter *w)
 	return 0;
 }
 
-/* The first n staged bytes (a multiple of dalign) written, the rest kept
- * at the start of the staging buffer: by the background writer once the
- * buffer is full size (the previous write waited for, its buffer taking
- * the rest), else here. 0, or -1 with errno. */
+/* The first n bytes of the full staging buffer (a multiple of dalign)
+ * written, the rest kept at the start of the staging buffer: by the
+ * background writer (the previous write waited for, its buffer taking the
+ * rest), else here. 0, or -1 with errno. */
 static int
 writer_handoff(struct fwriter *w, size_t n)
 {
 	uint8_t *next;
 
-	if (w->dcap < DIRECT_BUF || w->no_bg)
+	if (w->no_bg)
 		return writer_flush(w, n);
 	if (w->bg == NULL && (w->bg = sr_bgwrite_start(w->fd)) == NULL) {
 		w->no_bg = 1;
