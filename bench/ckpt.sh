@@ -76,12 +76,18 @@ timer=
 # Delete what a run wrote and let the disk settle (ext4 with discard frees
 # blocks at the next commit), so that runs do not pay for each other; then
 # warm memory for the run's page cache (see "warm" in tests/bench-ckpt.c:
-# in VMs with free page reporting, cold pages made runs vary 3x).
+# in VMs with free page reporting, cold pages made runs vary 3x), and read
+# the source again, so that both saves read it from the page cache: a
+# kernel may page out file pages it sees as cold between runs (DAMON's
+# pageout scheme on the machine of doc/benchmarks.md dropped 24 of the
+# 312 MiB of 10,000 files within 100 s), and a save would then read them
+# from the disk it writes to.
 clean() {
 	rm -rf "$@"
 	sync
 	sleep 1
 	[ "$warm" -eq 0 ] || "$bin" warm "$warm"
+	cat "$src"/* >/dev/null
 }
 # A restored tree is moved aside, not deleted, until the end: on ext4
 # without a journal (this machine's /work) a new inode is never one freed
