@@ -24,7 +24,8 @@ libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/
 	ckpt/chain.h ckpt/list.c ckpt/gc.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
-tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h
+tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h \
+	tests/nofsync.h
 tests_t_restore_hostile_SOURCES = tests/t-restore-hostile.c tests/tap.h tests/ckpt-util.h
 # Small files sharing a chunk: members, slices, dedup both ways, damage.
 check_PROGRAMS += tests/t-bundles

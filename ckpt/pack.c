@@ -194,6 +194,12 @@ sr_pack_add(struct sr_pack *p, const char *name, const void *data, size_t len,
 	return 0;
 }
 
+void
+sr_pack_defer_flush(struct sr_pack *p)
+{
+	sr_upload_defer_flush(p->up);
+}
+
 uint64_t
 sr_pack_size(const struct sr_pack *p)
 {

@@ -19,6 +19,8 @@ struct sr_pack;
 
 /* Start a pack at key; its members get mtime. NULL with err on failure. */
 struct sr_pack *sr_pack_begin(struct sr_store *st, const char *key, time_t mtime, char *err);
+/* Leave the pack's flush to sr_store_flush of its key (sr_upload_defer_flush). */
+void sr_pack_defer_flush(struct sr_pack *p);
 /* Bound the pack's upload (sr_upload_limit). */
 void sr_pack_limit(struct sr_pack *p, double deadline, volatile int *cancel);
 /* Append a regular-file member of len bytes; *offset receives the offset

@@ -28,7 +28,7 @@ tests_t_xfer_SOURCES = tests/t-xfer.c tests/tap.h tests/oom.c tests/oom.h tests/
 	tests/mdemu-util.h
 check_PROGRAMS += tests/t-store-file tests/t-store-direct
 tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h tests/oom.c tests/oom.h \
-	tests/oom-trial.h
+	tests/oom-trial.h tests/nofsync.h
 tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h tests/oom.c tests/oom.h
 
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test

@@ -105,6 +105,7 @@ struct fwriter {
 	size_t dlen, dcap, dalign, dmem;	/* dmem: memory alignment */
 	int direct;			/* O_DIRECT is on */
 	int oom;			/* dbuf could not grow */
+	int defer_flush;		/* no fsync: file_flush's, later */
 	/* Full staging buffers go to bg (NULL: none yet, or none to be had,
 	 * no_bg): wbuf's wlen bytes being written at woff (NULL: none), spare
 	 * the one written last, to fill next. */
@@ -410,23 +411,26 @@ make_parents(struct fstore *fs, const char *key, char *err)
 	return 0;
 }
 
-/* fsync the directory holding key, so that its new name survives a crash.
- * The object is published already: a failure here is not reported. */
-static void
+/* fsync the directory holding key, so that its new name survives a crash:
+ * 0, or -1 with errno. */
+static int
 sync_parent(struct fstore *fs, const char *key)
 {
 	const char *slash = strrchr(key, '/');
 	char dir[SR_KEY_MAX + 1];	/* no allocation: the object is out already */
-	int fd;
+	int fd, rc, e;
 
 	if (slash != NULL)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - key), key);
 	else
 		strlcpy(dir, ".", sizeof dir);
-	if ((fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		(void)fsync(fd);
-		close(fd);
-	}
+	if ((fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = fsync(fd);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc;
 }
 
 /* The message for a publish that failed with errno e, and its cause in the
@@ -740,8 +744,9 @@ writer_write(struct fstore *fs, struct fwriter *w, const void *buf, size_t len,
 	return 0;
 }
 
-/* Make the temp file durable and remember its etag (etag: ETAG_LEN + 1);
- * publish closes it. */
+/* Make the temp file durable (unless its flush is deferred: all written,
+ * none of it synced) and remember its etag (etag: ETAG_LEN + 1); publish
+ * closes it. */
 static int
 writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb,
     const char *key, char *err)
@@ -767,7 +772,7 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 			return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show),
 			    fs->root, w->tmp);
 	}
-	if (fsync(w->fd) == -1 || fstat(w->fd, &sb) == -1)
+	if ((!w->defer_flush && fsync(w->fd) == -1) || fstat(w->fd, &sb) == -1)
 		return sr_errno(err, "%s %s: sync %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
 	if (sb.st_size > CONTENT_ETAG_MAX && etag_of_identity(&sb, etag, err) == -1)
@@ -849,7 +854,7 @@ publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
     enum sr_put_mode mode, const char *if_match, char *err)
 {
 	char show[SR_KEY_SHOW_MAX];
-	int lock, rc = SR_STORE_OK;
+	int lock, rc = SR_STORE_OK, sync = !w->defer_flush;
 	struct stat sb;
 
 	if ((lock = lock_store(fs, LOCK_EX, err)) == -1) {
@@ -896,8 +901,9 @@ publish(struct fstore *fs, struct fwriter *w, const char *verb, const char *key,
 out:
 	writer_discard(fs, w);
 	unlock_store(lock);
-	if (rc == SR_STORE_OK)
-		sync_parent(fs, key);
+	/* The object is published already: a failure here is not reported. */
+	if (rc == SR_STORE_OK && sync)
+		(void)sync_parent(fs, key);
 	return rc;
 }
 
@@ -1295,6 +1301,7 @@ file_upload_commit(struct sr_upload *up, char *err)
 	char etag[ETAG_LEN + 1];
 	int rc;
 
+	w->defer_flush = up->defer_flush;
 	if (writer_finish(fs, w, etag, "upload", up->key, err) == -1) {
 		writer_discard(fs, w);
 		rc = SR_STORE_ERROR;
@@ -1303,6 +1310,32 @@ file_upload_commit(struct sr_upload *up, char *err)
 	free(w);
 	up->priv = NULL;
 	return rc;
+}
+
+/* An upload committed with its flush deferred made durable: its bytes
+ * (a tail that went through the page cache among them), its size, and
+ * its name in its directory. The first such fsync flushes the disk's
+ * cache for every pack written before it, so the rest cost little. */
+static int
+file_flush(struct sr_store *st, const char *key, char *err)
+{
+	struct fstore *fs = fs_of(st);
+	char show[SR_KEY_SHOW_MAX];
+	struct stat sb;
+	int fd, rc, e;
+
+	if ((rc = open_object(fs, "flush", key, &fd, &sb, err)) != SR_STORE_OK)
+		return rc;
+	rc = fsync(fd);
+	e = errno;
+	close(fd);
+	errno = e;
+	if (rc == -1)
+		return sr_errno(err, "flush %s: sync %s/%s", SHOW(key, show), fs->root, key);
+	if (sync_parent(fs, key) == -1)
+		return sr_errno(err, "flush %s: sync its directory in %s", SHOW(key, show),
+		    fs->root);
+	return SR_STORE_OK;
 }
 
 static void
@@ -1496,5 +1529,6 @@ const struct sr_store_backend sr_store_file_backend = {
 	.upload_write = file_upload_write,
 	.upload_align = file_upload_align,
 	.upload_commit = file_upload_commit,
+	.flush = file_flush,
 	.upload_abort = file_upload_abort,
 };

@@ -65,7 +65,10 @@ struct sr_store_backend {
 	 * (store.c frees up itself). */
 	int (*upload_begin)(struct sr_upload *up, char *err);
 	int (*upload_write)(struct sr_upload *up, const void *buf, size_t len, char *err);
+	/* Commits up->defer_flush ones too: visible, not yet made durable. */
 	int (*upload_commit)(struct sr_upload *up, char *err);
+	/* sr_store_flush of one key; NULL: every commit is durable by itself. */
+	int (*flush)(struct sr_store *st, const char *key, char *err);
 	/* sr_upload_align; NULL: every piece is copied (0). */
 	size_t (*upload_align)(const struct sr_upload *up, size_t *min);
 	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */
@@ -102,6 +105,7 @@ struct sr_upload {
 	struct sr_store *st;
 	char *key;
 	void *priv;
+	int defer_flush;	/* sr_upload_defer_flush */
 };
 
 /* Backends, in store.c's table. */

@@ -510,6 +510,29 @@ sr_upload_commit(struct sr_upload *up, char *err)
 }
 
 void
+sr_upload_defer_flush(struct sr_upload *up)
+{
+	up->defer_flush = 1;
+}
+
+int
+sr_store_flush(struct sr_store *st, const char *const *keys, size_t n, char *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (sr_store_key_check("flush", keys[i], err) == -1)
+			return SR_STORE_ERROR;
+	if (st->be->flush == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((rc = st->be->flush(st, keys[i], err)) != 0)
+			return rc;
+	return 0;
+}
+
+void
 sr_upload_abort(struct sr_upload *up)
 {
 	if (up == NULL)

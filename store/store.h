@@ -150,6 +150,18 @@ size_t sr_upload_align(const struct sr_upload *up, size_t *min);
 void sr_upload_limit(struct sr_upload *up, double deadline, volatile int *cancel);
 /* Make the object visible (plain overwrite semantics); frees up. */
 int sr_upload_commit(struct sr_upload *up, char *err);
+/* Leave the upload's flush to sr_store_flush: its commit makes the object
+ * visible, whole, but a crash of the machine may lose it until flushed.
+ * For objects that need to be durable only together, before something
+ * names them (a checkpoint's packs, before its manifest): one flush of the
+ * disk for all of them, at the end, instead of one each in the middle of
+ * the work. No effect where a commit is durable by itself (the network
+ * stores). Call before sr_upload_commit. */
+void sr_upload_defer_flush(struct sr_upload *up);
+/* Make the n objects whose uploads deferred their flush durable, as their
+ * own commits would have: 0, or -1 with err ("flush KEY: reason", a
+ * missing object among them). 0 at once on the network stores. */
+int sr_store_flush(struct sr_store *st, const char *const *keys, size_t n, char *err);
 /* Drop what was written; frees up. Safe on NULL. */
 void sr_upload_abort(struct sr_upload *up);
 

@@ -569,6 +569,36 @@ su_check_acks(struct sr_store *st, const char *big, char *back, const char *what
 	is_int(sr_store_delete(st, "acks", err), 0, "%s: delete it", what);
 }
 
+/* An upload whose flush is deferred: on a network store its commit is
+ * durable by itself, so it is whole and visible at once, and
+ * sr_store_flush of it costs no request. Key "mp/deferred", big's first
+ * len bytes. */
+SU_FN void
+su_check_deferred(struct sr_store *st, const char *big, size_t len)
+{
+	const char *key = "mp/deferred";
+	struct sr_store_stats before, d;
+	struct sr_object_info info;
+	struct sr_upload *up;
+	char err[SR_ERRMAX] = "";
+	int rc = -1;
+
+	if ((up = sr_store_upload_begin(st, key, err)) != NULL &&
+	    (rc = sr_upload_write(up, big, len, err)) == 0) {
+		sr_upload_defer_flush(up);
+		rc = sr_upload_commit(up, err);
+	} else if (up != NULL)
+		sr_upload_abort(up);
+	is_int(rc, 0, "an upload with its flush deferred commits %s", err);
+	ok(sr_store_head(st, key, &info, err) == 0 && info.size == len,
+	    "and is visible, whole, at once");
+	sr_store_stats(st, &before);
+	is_int(sr_store_flush(st, &key, 1, err), 0, "its flush %s", err);
+	d = su_stats_since(st, &before);
+	is_int(d.requests, 0, "costs no request");
+	sr_store_delete(st, key, err);
+}
+
 /* Uploads bound by sr_upload_limit, with part the store's part size: one
  * past its deadline fails at its first full part and leaves nothing; one
  * cancelled after two parts fails with "cancelled"; a small one past its

@@ -28,6 +28,7 @@
 #include <xxhash.h>
 
 #include "tap.h"
+#include "nofsync.h"
 #include "ckpt-util.h"
 #include "ckpt-store-util.h"
 
@@ -953,6 +954,64 @@ int_cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* A save's packs are committed without a flush and flushed together
+ * before its manifest is written: in a child whose fsync fails, the first
+ * flush the save asks for is the first pack's, once all three are there,
+ * and nothing names them. */
+static void
+test_packs_flushed_together(const char *src)
+{
+	char err[SR_ERRMAX] = "", line[SR_ERRMAX] = "", *d, *t;
+	int status, fds[2];
+	size_t n;
+	char **v;
+	pid_t pid;
+	FILE *f;
+
+	if (pipe(fds) == -1)
+		sr_fatal("pipe failed");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct sr_ckpt_opts o;
+		struct sr_ckpt_stats s;
+		int rc;
+
+		if (nf_fsync_fails(EIO) == -1) {
+			dprintf(fds[1], "no seccomp filter: %s\n", strerror(errno));
+			_exit(1);
+		}
+		opts_init(&o, "pf");
+		o.pack_size = 2 * MiB;
+		rc = sr_ckpt_save(st, &o, src, 1, &s, err);
+		dprintf(fds[1], "%d %s\n", rc, err);
+		_exit(0);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (fgets(line, sizeof line, f) != NULL)
+		line[strcspn(line, "\n")] = '\0';
+	fclose(f);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a save in a child whose fsync fails");
+	ok(strncmp(line, "-1 save pf: flush pf/packs/", 27) == 0 &&
+	    strstr(line, ": Input/output error") != NULL && strchr(line, ';') == NULL,
+	    "fails at the packs' flush: %s", line);
+	d = sr_asprintf("%s/pf/packs", storedir);
+	v = tu_names(d, &n);
+	is_int(n, 3, "by then its 3 packs were committed (unflushed)");
+	tu_names_free(v, n);
+	free(d);
+	d = sr_asprintf("%s/pf/manifests", storedir);
+	v = tu_names(d, &n);
+	is_int(n, 0, "and no manifest names them");
+	tu_names_free(v, n);
+	free(d);
+	t = sr_asprintf("%s/pf/LATEST", storedir);
+	ok(access(t, F_OK) == -1 && errno == ENOENT, "nor does LATEST");
+	free(t);
+}
+
 /* A save starts a new pack once one passes pack_size. */
 static void
 test_pack_rotation(void)
@@ -989,6 +1048,7 @@ test_pack_rotation(void)
 	ok(same_tree(src, dst), "byte-exact");
 	tu_names_free(v, n);
 	free(d);
+	test_packs_flushed_together(src);
 	free(src);
 	free(dst);
 }

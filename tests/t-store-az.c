@@ -216,6 +216,7 @@ test_ranges_and_blocks(struct sr_store *st, const char *ep)
 
 	/* a deadline or a cancel stops an upload; nothing becomes visible */
 	su_check_limits(st, big, MiB);
+	su_check_deferred(st, big, 2 * MiB + 7);
 	is_int(requests("PUT", "mp/late", "comp=block"), 0, "late: nothing was sent");
 	free(big);
 	free(back);

@@ -28,6 +28,7 @@
 #include "pace.h"
 #include "store.h"
 #include "tap.h"
+#include "nofsync.h"
 #include "oom.h"
 #include "oom-trial.h"
 #include "util.h"
@@ -649,6 +650,88 @@ test_write_failure(void)
 	    "no partial object, no temp file left");
 }
 
+/* An upload whose flush is deferred is committed without an fsync, whole
+ * and visible, and made durable by sr_store_flush; a put and a plain
+ * upload sync at once. Told apart in a child whose fsync fails (EIO). */
+static void
+test_deferred_flush(struct sr_store *st)
+{
+	size_t total = (3 << 20) + 5, len, i;
+	uint8_t *all = sr_malloc(total);
+	char err[SR_ERRMAX] = "", lines[4][SR_ERRMAX], want[SR_ERRMAX];
+	const char *keys[2] = { "d/later", "d/none" };
+	int status, fds[2], rc[4] = { 9, 9, 9, 9 };
+	void *buf;
+	pid_t pid;
+	FILE *f;
+
+	for (i = 0; i < total; i++)
+		all[i] = stream_byte(i * 7);
+	if (pipe(fds) == -1)
+		sr_fatal("pipe failed");
+	pid = fork();
+	if (pid == 0) {
+		struct sr_upload *up;
+		char e[4][SR_ERRMAX] = { "", "", "", "" };
+		int r[4] = { 8, 8, 8, 8 };
+
+		if (nf_fsync_fails(EIO) == -1) {
+			dprintf(fds[1], "no seccomp filter: %s\n", strerror(errno));
+			_exit(1);
+		}
+		r[0] = sr_store_put(st, "d/small", "x", 1, SR_PUT_OVERWRITE, NULL, NULL, e[0]);
+		if ((up = sr_store_upload_begin(st, "d/plain", e[1])) != NULL &&
+		    (r[1] = sr_upload_write(up, all, 100000, e[1])) == 0)
+			r[1] = sr_upload_commit(up, e[1]);
+		if ((up = sr_store_upload_begin(st, "d/later", e[2])) != NULL &&
+		    (r[2] = sr_upload_write(up, all, total, e[2])) == 0) {
+			sr_upload_defer_flush(up);
+			r[2] = sr_upload_commit(up, e[2]);
+		}
+		r[3] = sr_store_flush(st, keys, 1, e[3]);
+		for (i = 0; i < 4; i++)
+			dprintf(fds[1], "%d %s\n", r[i], e[i]);
+		_exit(0);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	for (i = 0; i < 4; i++) {
+		lines[i][0] = '\0';
+		if (fgets(lines[i], sizeof lines[i], f) != NULL) {
+			lines[i][strcspn(lines[i], "\n")] = '\0';
+			rc[i] = atoi(lines[i]);
+		}
+	}
+	fclose(f);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child whose fsync fails%s%s",
+	    WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : ": ", lines[0]);
+	ok(rc[0] == SR_STORE_ERROR && strstr(lines[0], " put d/small: sync ") != NULL &&
+	    strstr(lines[0], ": Input/output error") != NULL, "a put syncs at once: %s", lines[0]);
+	ok(rc[1] == SR_STORE_ERROR && strstr(lines[1], " upload d/plain: sync ") != NULL &&
+	    strstr(lines[1], ": Input/output error") != NULL, "so does a plain upload's commit: %s",
+	    lines[1]);
+	is_str(lines[2], "0 ", "an upload with its flush deferred commits without a sync");
+	snprintf(want, sizeof want, "%d flush d/later: sync %s/store/d/later: Input/output error",
+	    SR_STORE_ERROR, root);
+	is_str(lines[3], want, "its flush syncs it");
+	ok(!exists("d/small") && !exists("d/plain") && temp_files() == 0,
+	    "the failed ones left no object and no temp file");
+	ok(sr_store_get(st, "d/later", total, &buf, &len, NULL, err) == 0 && len == total &&
+	    memcmp(buf, all, total) == 0, "the deferred one is whole and visible %s", err);
+	free(buf);
+	is_int(sr_store_flush(st, keys, 1, err), 0, "flushed %s", err);
+	is_int(sr_store_flush(st, keys, 2, err), SR_STORE_NOTFOUND, "a missing key's flush");
+	is_str(err, "flush d/none: no such object", "says which");
+	keys[1] = "../x";
+	ok(sr_store_flush(st, keys, 2, err) == SR_STORE_ERROR &&
+	    strncmp(err, "flush ../x: invalid key", 23) == 0, "an invalid key is refused "
+	    "before any flush: %s", err);
+	is_int(sr_store_flush(st, keys, 0, err), 0, "no keys: nothing to do");
+	sr_store_delete(st, "d/later", err);
+	free(all);
+}
+
 /* RACERS processes race: each child runs fn and exits with its rc (negated);
  * a shared barrier lets them start their writes together. */
 static void
@@ -1202,6 +1285,7 @@ main(void)
 	test_keys(st);
 	test_upload(st);
 	test_write_failure();
+	test_deferred_flush(st);
 	test_races(st);
 	test_sweep();
 	test_sweep_locked();

@@ -623,6 +623,7 @@ main(void)
 
 	/* a deadline or a cancel stops an upload; nothing becomes visible */
 	su_check_limits(st, big, 5 * MiB);
+	su_check_deferred(st, big, 2 * 5 * MiB + 7);
 
 	/* more than one page */
 	is_int(su_put_many(st, 1040), 0, "1040 puts");
