@@ -67,8 +67,8 @@ struct sr_store_backend {
 	int (*upload_write)(struct sr_upload *up, const void *buf, size_t len, char *err);
 	/* Commits up->defer_flush ones too: visible, not yet made durable. */
 	int (*upload_commit)(struct sr_upload *up, char *err);
-	/* sr_store_flush of one key; NULL: every commit is durable by itself. */
-	int (*flush)(struct sr_store *st, const char *key, char *err);
+	/* sr_store_flush; NULL: every commit is durable by itself. */
+	int (*flush)(struct sr_store *st, const char *const *keys, size_t n, char *err);
 	/* sr_upload_align; NULL: every piece is copied (0). */
 	size_t (*upload_align)(const struct sr_upload *up, size_t *min);
 	/* sr_upload_limit; NULL: the backend cannot hang (a local disk). */

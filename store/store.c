@@ -519,17 +519,13 @@ int
 sr_store_flush(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {
 	size_t i;
-	int rc;
 
 	for (i = 0; i < n; i++)
 		if (sr_store_key_check("flush", keys[i], err) == -1)
 			return SR_STORE_ERROR;
-	if (st->be->flush == NULL)
+	if (st->be->flush == NULL || n == 0)
 		return 0;
-	for (i = 0; i < n; i++)
-		if ((rc = st->be->flush(st, keys[i], err)) != 0)
-			return rc;
-	return 0;
+	return st->be->flush(st, keys, n, err);
 }
 
 void
