@@ -1495,11 +1495,14 @@ save_once(struct sr_store *st, const struct sr_ckpt_opts *opts, const struct sr_
 	if ((rc = ring_start(&s, threads, err)) != 0)
 		goto out;
 	rc = chunk_items(&s, err);
-	if (rc == 0)
-		packs_flush_begin(&s);
 	ring_stop(&s);
 	if (rc != 0)
 		goto out;
+	/* Once the workers are gone, so that the save never runs more threads
+	 * at once than it did: glibc keeps an ended thread's stack and the TLS
+	 * it allocated for it, and a thread beside the workers added one, which
+	 * t-lib-oom saw freed by a later save (a leak across its trials). */
+	packs_flush_begin(&s);
 	/* a gang's node 0: the other nodes' parts join its own */
 	if (opts->nmerge > 0 && (rc = sr_parts_merge(st, opts, &s.m, err)) != 0)
 		goto out;
