@@ -717,7 +717,7 @@ static int
 packs_durable(struct saver *s, char *err)
 {
 	if (s->fl_state == 0)
-		s->fl_rc = sr_store_flush(s->st, (const char *const *)s->own, s->nown, s->fl_err);
+		(void)flush_main(s);
 	else if (s->fl_state == 1)
 		pthread_join(s->fl_tid, NULL);
 	s->fl_state = 2;

@@ -3,7 +3,9 @@
  * the store's directory, with the guarantees of object storage (store.h):
  *
  *  - an object is written to a temp file in ROOT/.tmp (same file system),
- *    fsync'd, and only then published: rename() for a plain put, link() for
+ *    fsync'd, and only then published (an upload whose flush is deferred
+ *    is published unsynced, and file_flush syncs it and its directory
+ *    later): rename() for a plain put, link() for
  *    a create-only put (EEXIST means the key exists), and for a
  *    compare-and-swap the etag is compared and the rename done under an
  *    exclusive flock of ROOT/.tmp/lock. Every publish and delete takes that
