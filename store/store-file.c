@@ -26,7 +26,8 @@
  *  - streaming uploads (packs) are written with O_DIRECT where the file
  *    system supports it (statx STATX_DIOALIGN): the pieces gather in an
  *    aligned staging buffer, which goes to the disk each time it fills
- *    its 8 MiB, by a thread of its own (bgwrite.c) while the next fills,
+ *    its 8 MiB, queued (up to four) for a thread of its own (bgwrite.c)
+ *    that writes them in order while the next fills,
  *    so that the disk gets large requests and the uploader does not wait
  *    for each; the rest at the commit. A failing disk shows in the write
  *    that hands over the next buffer, or in the commit. Checkpoint data
@@ -109,13 +110,12 @@ struct fwriter {
 	int oom;			/* dbuf could not grow */
 	int defer_flush;		/* no fsync: file_flush's, later */
 	/* Full staging buffers go to bg (NULL: none yet, or none to be had,
-	 * no_bg): wbuf's wlen bytes being written at woff (NULL: none), spare
-	 * the one written last, to fill next. */
+	 * no_bg), up to SR_BGWRITE_DEPTH queued; spare: nspare buffers
+	 * written and reaped, to fill next. */
 	struct sr_bgwrite *bg;
 	int no_bg;
-	uint8_t *wbuf, *spare;
-	size_t wlen;
-	uint64_t woff;
+	uint8_t *spare[SR_BGWRITE_DEPTH];
+	int nspare;
 };
 
 /* Objects larger than this get an identity etag, not a content hash. */
@@ -581,11 +581,10 @@ writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
 static void
 writer_discard(struct fstore *fs, struct fwriter *w)
 {
-	sr_bgwrite_stop(w->bg);	/* its write done: wbuf is ours again */
+	sr_bgwrite_stop(w->bg, free);	/* the queued buffers freed */
 	w->bg = NULL;
-	free(w->wbuf);
-	free(w->spare);
-	w->wbuf = w->spare = NULL;
+	while (w->nspare > 0)
+		free(w->spare[--w->nspare]);
 	if (w->fd != -1)
 		close(w->fd);
 	w->fd = -1;
@@ -623,30 +622,47 @@ writer_flush(struct fwriter *w, size_t n)
 	return 0;
 }
 
-/* The background write, if any, done, its buffer the spare: 0, or -1
+/* The oldest queued background write done, its buffer a spare: 0, or -1
  * with errno. One the file system refused with EINVAL (no direct write
  * after all) is done again through the page cache. */
 static int
+writer_reap(struct fwriter *w)
+{
+	void *buf;
+	size_t len;
+	uint64_t off;
+	int rc = 0;
+
+	if (sr_bgwrite_reap(w->bg, &buf, &len, &off) == -1) {
+		if (buf == NULL)
+			return -1;
+		if (errno != EINVAL || !w->direct)
+			rc = -1;
+		else {
+			writer_buffered(w);
+			rc = sr_pwrite_all(w->fd, buf, len, off);
+		}
+	}
+	w->spare[w->nspare++] = buf;	/* never more than DEPTH: one was queued */
+	return rc;
+}
+
+/* Every queued background write done: 0, or -1 with errno. */
+static int
 writer_bg_done(struct fwriter *w)
 {
-	if (w->wbuf == NULL)
-		return 0;
-	if (sr_bgwrite_wait(w->bg) == -1) {
-		if (errno != EINVAL || !w->direct)
+	while (w->bg != NULL && sr_bgwrite_pending(w->bg) > 0)
+		if (writer_reap(w) == -1)
 			return -1;
-		writer_buffered(w);
-		if (sr_pwrite_all(w->fd, w->wbuf, w->wlen, w->woff) == -1)
-			return -1;
-	}
-	w->spare = w->wbuf;
-	w->wbuf = NULL;
 	return 0;
 }
 
 /* The first n bytes of the full staging buffer (a multiple of dalign)
- * written, the rest kept at the start of the staging buffer: by the
- * background writer (the previous write waited for, its buffer taking the
- * rest), else here. 0, or -1 with errno. */
+ * written, the rest kept at the start of the next buffer to fill: queued
+ * for the background writer, else here. The next buffer is a spare, a new
+ * one while fewer than SR_BGWRITE_DEPTH are queued, else the oldest
+ * queued once written; where memory runs short, what is queued is waited
+ * for instead of more allocated. 0, or -1 with errno. */
 static int
 writer_handoff(struct fwriter *w, size_t n)
 {
@@ -658,17 +674,22 @@ writer_handoff(struct fwriter *w, size_t n)
 		w->no_bg = 1;
 		return writer_flush(w, n);
 	}
-	if (writer_bg_done(w) == -1)
+	if (sr_bgwrite_pending(w->bg) == SR_BGWRITE_DEPTH && writer_reap(w) == -1)
 		return -1;
-	if (w->spare == NULL && (w->spare = staging_new(w)) == NULL)
-		return writer_flush(w, n);
-	next = w->spare;
-	w->spare = NULL;
+	if (w->nspare == 0 && (w->spare[0] = staging_new(w)) != NULL)
+		w->nspare = 1;
+	if (w->nspare == 0) {
+		if (sr_bgwrite_pending(w->bg) == 0)
+			return writer_flush(w, n);
+		if (writer_reap(w) == -1)
+			return -1;
+	}
+	next = w->spare[--w->nspare];
 	memcpy(next, w->dbuf + n, w->dlen - n);
-	w->wbuf = w->dbuf;
-	w->wlen = n;
-	w->woff = w->size - w->dlen;
-	sr_bgwrite_put(w->bg, w->wbuf, w->wlen, w->woff);
+	if (sr_bgwrite_put(w->bg, w->dbuf, n, w->size - w->dlen) == -1) {
+		w->spare[w->nspare++] = next;
+		return -1;
+	}
 	w->dbuf = next;
 	w->dlen -= n;
 	return 0;
@@ -766,7 +787,7 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	    writer_flush(w, w->dlen / w->dalign * w->dalign) == -1))
 		return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
-	sr_bgwrite_stop(w->bg);
+	sr_bgwrite_stop(w->bg, NULL);	/* nothing queued */
 	w->bg = NULL;
 	if (w->dbuf != NULL && w->dlen > 0) {
 		writer_buffered(w);

@@ -129,17 +129,24 @@ int sr_store_prefix_check(const char *verb, const char *prefix, char *err);
  * power of two no larger than most. */
 size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
 /* A background writer of fd (bgwrite.c), a thread of its own (NULL: none
- * could be started; write in the foreground with sr_pwrite_all):
- * sr_bgwrite_put hands it buf to write at off, which the caller must
- * neither touch nor free until sr_bgwrite_wait returned; put only after
- * a wait. sr_bgwrite_wait: until the write handed over is done: 0, or -1
- * with its errno. sr_bgwrite_stop (NULL-able): after the write in
- * progress, the thread ends and b is freed. */
+ * could be started; write in the foreground with sr_pwrite_all) that does
+ * the writes queued, up to SR_BGWRITE_DEPTH, in order. sr_bgwrite_put
+ * queues buf to write at off: 0, or -1 (EBUSY) where DEPTH are queued
+ * already; the caller must neither touch nor free buf until reaped.
+ * sr_bgwrite_pending: the writes queued and not yet reaped.
+ * sr_bgwrite_reap: once the oldest of them is done, its buf, len and off
+ * back to the caller: 0, or -1 with that write's errno (EINVAL and buf
+ * NULL where none is queued). sr_bgwrite_stop (NULL-able): after the
+ * write in progress, the thread ends, the writes not begun are dropped,
+ * each (NULL-able) is called with the buffer of every write not reaped,
+ * and b is freed. */
+#define SR_BGWRITE_DEPTH 4
 struct sr_bgwrite;
 struct sr_bgwrite *sr_bgwrite_start(int fd);
-void sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);
-int sr_bgwrite_wait(struct sr_bgwrite *b);
-void sr_bgwrite_stop(struct sr_bgwrite *b);
+int sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);
+unsigned sr_bgwrite_pending(struct sr_bgwrite *b);
+int sr_bgwrite_reap(struct sr_bgwrite *b, void **buf, size_t *len, uint64_t *off);
+void sr_bgwrite_stop(struct sr_bgwrite *b, void (*each)(void *buf));
 /* Key as shown in messages: control bytes escaped, long keys shortened. */
 const char *sr_store_key_show(const char *key, char *buf, size_t len);
 #define SR_KEY_SHOW_MAX 128

@@ -7,8 +7,9 @@
  * direct (aligned offset, memory and length), with a tail, and buffered
  * (unaligned). Many small pieces grow the staging buffer past its first
  * 64 KiB, and a growth that runs out of memory fails the write with what
- * it could not have. 30 MiB of unaligned pieces fill the 8 MiB buffer
- * again and again, each written in the background while the next fills;
+ * it could not have. 76 MiB of unaligned pieces fill the 8 MiB buffer
+ * again and again, each queued for the background writer while the next
+ * fills, more than it queues, so buffers come back to be filled again;
  * and a write that fails there (past RLIMIT_FSIZE) fails the upload, said
  * by a later write, with nothing published. Where the file system offers direct I/O ($TMPDIR or /tmp,
  * ext4 here), the data of a direct upload must not be in the page cache
@@ -59,22 +60,25 @@ piece(size_t from, size_t len, size_t shift, void **base)
 }
 
 /* Upload the stream's first sum(lens) bytes in pieces of lens[i] bytes,
- * pieces[i] aligned or not; 0 when every call succeeded. */
+ * pieces[i] aligned or not; 0 when every call succeeded, else -1 with
+ * *failed_at the piece whose write failed (n: the commit). */
 static int
-upload(struct sr_store *st, const char *key, const size_t *lens, const int *aligned, int n,
-    char *err)
+upload_at(struct sr_store *st, const char *key, const size_t *lens, const int *aligned, int n,
+    int *failed_at, char *err)
 {
 	struct sr_upload *up = sr_store_upload_begin(st, key, err);
 	size_t off = 0;
 	int i, rc = 0;
 
+	*failed_at = -1;
 	if (up == NULL)
 		return -1;
 	for (i = 0; i < n && rc == 0; i++) {
 		void *base;
 		uint8_t *p = piece(off, lens[i], aligned[i] ? 0 : 1, &base);
 
-		rc = sr_upload_write(up, p, lens[i], err);
+		if ((rc = sr_upload_write(up, p, lens[i], err)) != 0)
+			*failed_at = i;
 		free(base);
 		off += lens[i];
 	}
@@ -82,7 +86,18 @@ upload(struct sr_store *st, const char *key, const size_t *lens, const int *alig
 		sr_upload_abort(up);
 		return -1;
 	}
-	return sr_upload_commit(up, err);
+	if ((rc = sr_upload_commit(up, err)) != 0)
+		*failed_at = n;
+	return rc;
+}
+
+static int
+upload(struct sr_store *st, const char *key, const size_t *lens, const int *aligned, int n,
+    char *err)
+{
+	int at;
+
+	return upload_at(st, key, lens, aligned, n, &at, err);
 }
 
 /* Whether buf holds bytes [from, from + len) of the stream. */
@@ -184,27 +199,31 @@ staging_oom(struct sr_store *st, const char *dir, int direct)
 	sr_upload_abort(up);
 }
 
-/* 30 MiB in unaligned pieces of 777 KiB and a little: the staging buffer
- * (8 MiB) fills three times and goes to the background writer each time;
- * then the same with files limited to 12 MiB, so that the second full
- * buffer's write fails there. */
+/* 76 MiB in unaligned pieces of 777 KiB and a little: the staging buffer
+ * (8 MiB) fills nine times and goes to the background writer each time,
+ * more than it queues (4), so that buffers written come back to be filled
+ * again; then the same with files limited to 12 MiB, so that the second
+ * full buffer's write fails there, told by a write that comes later (a
+ * direct upload: it is queued) or by the one that crossed the limit. */
 static void
 background_writes(struct sr_store *st, const char *dir, int direct)
 {
-	size_t lens[40], total = 0, i;
-	int al[40], rc;
+	size_t lens[100], total = 0, i;
+	int al[100], rc, at, crossing = -1;
 	char err[SR_ERRMAX] = "", *path;
 	struct rlimit old, lim;
 	void *buf;
 	size_t len;
 	long res;
 
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < 100; i++) {
 		lens[i] = 777 * 1024 + 11 * i;
 		al[i] = i % 5 == 0;
 		total += lens[i];
+		if (crossing == -1 && total > 12 * MiB)
+			crossing = (int)i;
 	}
-	is_int(upload(st, "p/many", lens, al, 40, err), 0, "%s: upload %zu bytes through the "
+	is_int(upload(st, "p/many", lens, al, 100, err), 0, "%s: upload %zu bytes through the "
 	    "staging buffer %s", dir, total, err);
 	path = sr_asprintf("%s/p/many", dir);
 	res = resident_pages(path);
@@ -225,13 +244,18 @@ background_writes(struct sr_store *st, const char *dir, int direct)
 	signal(SIGXFSZ, SIG_IGN);
 	if (setrlimit(RLIMIT_FSIZE, &lim) == -1)
 		sr_fatal("setrlimit: %s", strerror(errno));
-	rc = upload(st, "p/fsize", lens, al, 40, err);
+	rc = upload_at(st, "p/fsize", lens, al, 100, &at, err);
 	if (setrlimit(RLIMIT_FSIZE, &old) == -1)
 		sr_fatal("setrlimit: %s", strerror(errno));
 	signal(SIGXFSZ, SIG_DFL);
 	ok(rc == -1 && strncmp(err, "upload p/fsize: write ", 22) == 0 &&
 	    strstr(err, ": File too large") != NULL, "%s: a write past the file size limit fails "
 	    "the upload: %s", dir, err);
+	if (direct)
+		ok(at > crossing && at < 100, "%s: told by a later write, %d (the limit crossed by "
+		    "%d)", dir, at, crossing);
+	else
+		is_int(at, crossing, "%s: told by the write that crossed the limit", dir);
 	is_int(sr_store_get(st, "p/fsize", 1, &buf, &len, NULL, err), SR_STORE_NOTFOUND,
 	    "%s: nothing published", dir);
 }
