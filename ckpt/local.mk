@@ -17,12 +17,16 @@ EXTRA_DIST += bench/codec.sh
 # The checkpoint format: manifests, packs, save, restore, list, gc.
 libckpt_a_SOURCES += ckpt/ckpt.h ckpt/catalog.c ckpt/catalog.h ckpt/chunkhash.c ckpt/chunkhash.h ckpt/chunksize.c ckpt/chunksize.h ckpt/idtab.c ckpt/idtab.h \
 	ckpt/manifest.c ckpt/manifest-write.c ckpt/manifest.h ckpt/pack.c ckpt/pack.h ckpt/pathsafe.c \
-	ckpt/pathsafe.h ckpt/restore.c ckpt/save.c ckpt/gangparts.c ckpt/gangparts.h
+	ckpt/pathsafe.h ckpt/restore.c ckpt/writeback.c ckpt/writeback.h ckpt/save.c \
+	ckpt/gangparts.c ckpt/gangparts.h
 # LATEST and its epoch (fencing), the chain of committed checkpoints, the
 # listing and gc.
 libckpt_a_SOURCES += ckpt/latest.c ckpt/latest.h ckpt/fence.c ckpt/fence.h ckpt/chain.c \
 	ckpt/chain.h ckpt/list.c ckpt/gc.c
 check_PROGRAMS += tests/t-manifest tests/t-ckpt tests/t-restore-hostile
+# A restore's writeback, started on a thread of its own.
+check_PROGRAMS += tests/t-writeback
+tests_t_writeback_SOURCES = tests/t-writeback.c tests/tap.h
 tests_t_manifest_SOURCES = tests/t-manifest.c tests/tap.h
 tests_t_ckpt_SOURCES = tests/t-ckpt.c tests/tap.h tests/ckpt-util.h tests/ckpt-store-util.h \
 	tests/nofsync.h
