@@ -49,6 +49,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,20 +414,28 @@ make_parents(struct fstore *fs, const char *key, char *err)
 	return 0;
 }
 
-/* fsync the directory holding key, so that its new name survives a crash:
- * 0, or -1 with errno. */
+/* The directory holding key, opened: its fd, or -1 with errno. */
 static int
-sync_parent(struct fstore *fs, const char *key)
+open_parent(struct fstore *fs, const char *key)
 {
 	const char *slash = strrchr(key, '/');
 	char dir[SR_KEY_MAX + 1];	/* no allocation: the object is out already */
-	int fd, rc, e;
 
 	if (slash != NULL)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - key), key);
 	else
 		strlcpy(dir, ".", sizeof dir);
-	if ((fd = openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	return openat(fs->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* fsync the directory holding key, so that its new name survives a crash:
+ * 0, or -1 with errno. */
+static int
+sync_parent(struct fstore *fs, const char *key)
+{
+	int fd, rc, e;
+
+	if ((fd = open_parent(fs, key)) == -1)
 		return -1;
 	rc = fsync(fd);
 	e = errno;
@@ -1345,40 +1354,78 @@ same_parent(const char *a, const char *b)
 	return la == lb && strncmp(a, b, la) == 0;
 }
 
+/* One fsync of a file_flush, on a thread of its own or not. */
+struct flush_one {
+	int fd;
+	size_t key;	/* the key it is, or whose directory it is */
+	int errnum;	/* 0, or fsync's errno */
+	pthread_t tid;
+	int started;
+};
+
+static void *
+flush_one_main(void *arg)
+{
+	struct flush_one *f = arg;
+
+	f->errnum = fsync(f->fd) == -1 ? errno : 0;
+	return NULL;
+}
+
 /* Uploads committed with their flush deferred made durable: each file's
  * bytes (a tail that went through the page cache among them) and size,
- * then each directory that holds one of them, once. Every fsync is a
- * flush of the disk: the first writes out what all of them left, and
- * beside another writer each costs up to 0.2 s (doc/benchmarks.md), so
- * a directory of several packs is synced once, not once a pack. */
+ * and each directory that holds one of them, once, all synced at once.
+ * Every fsync is a flush of the disk, and beside another writer each
+ * costs what that writer left in the disk's cache, up to 0.2 s
+ * (doc/benchmarks.md); the block layer serves flushes that wait together
+ * with one, so they are issued together rather than one after another. */
 static int
 file_flush(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {
 	struct fstore *fs = fs_of(st);
 	char show[SR_KEY_SHOW_MAX];
+	struct flush_one *f;
 	struct stat sb;
-	size_t i, j;
-	int fd, rc, e;
+	size_t i, j, nf = 0;
+	int rc = SR_STORE_OK;
 
-	for (i = 0; i < n; i++) {
-		if ((rc = open_object(fs, "flush", keys[i], &fd, &sb, err)) != SR_STORE_OK)
-			return rc;
-		rc = fsync(fd);
-		e = errno;
-		close(fd);
-		errno = e;
-		if (rc == -1)
-			return sr_errno(err, "flush %s: sync %s/%s", SHOW(keys[i], show), fs->root,
-			    keys[i]);
-	}
-	for (i = 0; i < n; i++) {
+	if (n == 0)
+		return SR_STORE_OK;
+	if ((f = sr_try_calloc(2 * n, sizeof *f, err)) == NULL)
+		return sr_err_prefix(err, "flush %s", SHOW(keys[0], show));
+	for (i = 0; i < n && rc == SR_STORE_OK; i++)
+		if ((rc = open_object(fs, "flush", keys[i], &f[nf].fd, &sb, err)) == SR_STORE_OK)
+			f[nf++].key = i;
+	for (i = 0; i < n && rc == SR_STORE_OK; i++) {
 		for (j = 0; j < i && !same_parent(keys[i], keys[j]); j++)
 			;
-		if (j == i && sync_parent(fs, keys[i]) == -1)
-			return sr_errno(err, "flush %s: sync its directory in %s",
+		if (j < i)
+			continue;
+		if ((f[nf].fd = open_parent(fs, keys[i])) == -1)
+			rc = sr_errno(err, "flush %s: open its directory in %s",
 			    SHOW(keys[i], show), fs->root);
+		else
+			f[nf++].key = i;
 	}
-	return SR_STORE_OK;
+	for (i = 1; rc == SR_STORE_OK && i < nf; i++)
+		f[i].started = pthread_create(&f[i].tid, NULL, flush_one_main, &f[i]) == 0;
+	for (i = 0; rc == SR_STORE_OK && i < nf; i++)
+		if (i == 0 || !f[i].started)
+			(void)flush_one_main(&f[i]);
+	for (i = 0; i < nf; i++) {
+		if (f[i].started)
+			pthread_join(f[i].tid, NULL);
+		close(f[i].fd);
+	}
+	for (i = 0; rc == SR_STORE_OK && i < nf; i++)
+		if (f[i].errnum != 0) {
+			errno = f[i].errnum;
+			rc = i < n ? sr_errno(err, "flush %s: sync %s/%s", SHOW(keys[i], show),
+			    fs->root, keys[i]) : sr_errno(err, "flush %s: sync its directory in %s",
+			    SHOW(keys[f[i].key], show), fs->root);
+		}
+	free(f);
+	return rc;
 }
 
 static void
