@@ -143,7 +143,10 @@ if [ "${BENCH_CKPT_WRITER:-0}" = 1 ]; then
 		done
 	) &
 	writer=$!
-	trap 'kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null; rm -rf "$tmp"' EXIT
+	# each step allowed to fail: under set -e a failed step (the writer
+	# already stopped below) would end the trap before the rm, leaving
+	# every run's data behind
+	trap 'kill "$writer" 2>/dev/null || :; wait "$writer" 2>/dev/null || :; rm -rf "$tmp"' EXIT
 fi
 
 i=0

@@ -44,7 +44,7 @@ for c in radosgw aws /usr/bin/time; do
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-fleet.XXXXXX")
 pids=
-trap 'for p in $pids; do kill -KILL "$p" 2>/dev/null; done; sh "$top_srcdir/tests/rgw.sh" stop "$tmp/rgw" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+trap 'for p in $pids; do kill -KILL "$p" 2>/dev/null || :; done; sh "$top_srcdir/tests/rgw.sh" stop "$tmp/rgw" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 sh "$top_srcdir/tests/rgw.sh" start "$tmp/rgw" >"$tmp/rgw-start.out" 2>&1 ||
     { cat "$tmp/rgw-start.out" >&2; echo "fleet.sh: could not start RGW" >&2; exit 1; }

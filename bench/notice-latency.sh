@@ -10,7 +10,7 @@ set -eu
 N=${NOTICE_N:-50}
 tmp=$(mktemp -d)
 emu=
-trap '[ -n "$emu" ] && kill $emu 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -z "$emu" ] || kill $emu 2>/dev/null || :; rm -rf "$tmp"' EXIT
 cat >"$tmp/job.py" <<'PY'
 import os, signal, sys, time
 out = sys.argv[1]

@@ -82,7 +82,7 @@ opts=${BENCH_S3_OPTS:-}
 tmp=$(mktemp -d "${BENCH_S3_DIR:-${TMPDIR:-/tmp}}/bench-s3.XXXXXX")
 st=$tmp/rgw
 wpid=
-trap '[ -z "$wpid" ] || kill "$wpid"; sh "$top_srcdir/tests/rgw.sh" stop "$st"; rm -rf "$tmp"' EXIT
+trap '[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || :; sh "$top_srcdir/tests/rgw.sh" stop "$st"; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 src=$tmp/src
 out=$tmp/out

@@ -76,7 +76,7 @@ die()
 # ours PID: is PID an Azurite of this STATEDIR?
 ours()
 {
-	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "--location $st/"
+	tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "--location $st/"
 }
 
 cmd_install()

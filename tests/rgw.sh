@@ -111,7 +111,7 @@ rand_key()
 # reused the number)?
 ours()
 {
-	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-c $st/ceph.conf "
+	tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "-c $st/ceph.conf "
 }
 
 # ceph_q ARGS...: a ceph CLI call that gives up instead of hanging on a
@@ -189,7 +189,10 @@ start_mon()
 	bg mon ceph-mon -c "$st/ceph.conf" -i a -f
 	for _ in $(seq 1 100); do
 		ceph_q mon stat >/dev/null 2>&1 && return 0
-		alive mon || die "ceph-mon exited: see $st/log/mon.out, $st/log/mon.a.log"
+		# its own reason where it logged one (a disk under 5% free:
+		# "monitor data filesystem reached concerning levels")
+		alive mon || die "ceph-mon exited$(sed -n 's/.* -1 error: /: /p' \
+		    "$st/log/mon.a.log" 2>/dev/null | tail -n 1): see $st/log/mon.out, $st/log/mon.a.log"
 		sleep 0.1
 	done
 	die "ceph-mon on port $_mport does not answer: see $st/log/mon.a.log"
