@@ -106,6 +106,17 @@ sr_bgwrite_pending(struct sr_bgwrite *b)
 	return n;
 }
 
+unsigned
+sr_bgwrite_done(struct sr_bgwrite *b)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&b->mu);
+	n = b->ndone;
+	pthread_mutex_unlock(&b->mu);
+	return n;
+}
+
 int
 sr_bgwrite_reap(struct sr_bgwrite *b, void **buf, size_t *len, uint64_t *off)
 {

@@ -668,10 +668,12 @@ writer_bg_done(struct fwriter *w)
 
 /* The first n bytes of the full staging buffer (a multiple of dalign)
  * written, the rest kept at the start of the next buffer to fill: queued
- * for the background writer, else here. The next buffer is a spare, a new
- * one while fewer than SR_BGWRITE_DEPTH are queued, else the oldest
- * queued once written; where memory runs short, what is queued is waited
- * for instead of more allocated. 0, or -1 with errno. */
+ * for the background writer, else here. The next buffer is a spare (the
+ * writes done are reaped first), a new one while fewer than
+ * SR_BGWRITE_DEPTH are queued, else the oldest queued once written: a
+ * disk that keeps up costs two buffers, one that stalls up to five; where
+ * memory runs short, what is queued is waited for instead of more
+ * allocated. 0, or -1 with errno. */
 static int
 writer_handoff(struct fwriter *w, size_t n)
 {
@@ -683,6 +685,9 @@ writer_handoff(struct fwriter *w, size_t n)
 		w->no_bg = 1;
 		return writer_flush(w, n);
 	}
+	while (sr_bgwrite_done(w->bg) > 0)
+		if (writer_reap(w) == -1)
+			return -1;
 	if (sr_bgwrite_pending(w->bg) == SR_BGWRITE_DEPTH && writer_reap(w) == -1)
 		return -1;
 	if (w->nspare == 0 && (w->spare[0] = staging_new(w)) != NULL)
