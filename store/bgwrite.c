@@ -96,23 +96,12 @@ sr_bgwrite_start(int fd)
 }
 
 unsigned
-sr_bgwrite_pending(struct sr_bgwrite *b)
+sr_bgwrite_pending(struct sr_bgwrite *b, int done_only)
 {
 	unsigned n;
 
 	pthread_mutex_lock(&b->mu);
-	n = b->n;
-	pthread_mutex_unlock(&b->mu);
-	return n;
-}
-
-unsigned
-sr_bgwrite_done(struct sr_bgwrite *b)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&b->mu);
-	n = b->ndone;
+	n = done_only ? b->ndone : b->n;
 	pthread_mutex_unlock(&b->mu);
 	return n;
 }

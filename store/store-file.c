@@ -660,7 +660,7 @@ writer_reap(struct fwriter *w)
 static int
 writer_bg_done(struct fwriter *w)
 {
-	while (w->bg != NULL && sr_bgwrite_pending(w->bg) > 0)
+	while (w->bg != NULL && sr_bgwrite_pending(w->bg, 0) > 0)
 		if (writer_reap(w) == -1)
 			return -1;
 	return 0;
@@ -685,15 +685,15 @@ writer_handoff(struct fwriter *w, size_t n)
 		w->no_bg = 1;
 		return writer_flush(w, n);
 	}
-	while (sr_bgwrite_done(w->bg) > 0)
+	while (sr_bgwrite_pending(w->bg, 1) > 0)
 		if (writer_reap(w) == -1)
 			return -1;
-	if (sr_bgwrite_pending(w->bg) == SR_BGWRITE_DEPTH && writer_reap(w) == -1)
+	if (sr_bgwrite_pending(w->bg, 0) == SR_BGWRITE_DEPTH && writer_reap(w) == -1)
 		return -1;
 	if (w->nspare == 0 && (w->spare[0] = staging_new(w)) != NULL)
 		w->nspare = 1;
 	if (w->nspare == 0) {
-		if (sr_bgwrite_pending(w->bg) == 0)
+		if (sr_bgwrite_pending(w->bg, 0) == 0)
 			return writer_flush(w, n);
 		if (writer_reap(w) == -1)
 			return -1;

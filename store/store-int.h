@@ -133,8 +133,8 @@ size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
  * the writes queued, up to SR_BGWRITE_DEPTH, in order. sr_bgwrite_put
  * queues buf to write at off: 0, or -1 (EBUSY) where DEPTH are queued
  * already; the caller must neither touch nor free buf until reaped.
- * sr_bgwrite_pending: the writes queued and not yet reaped; of them
- * sr_bgwrite_done: those written (a reap of one does not wait).
+ * sr_bgwrite_pending: the writes queued and not yet reaped, or with
+ * done_only of them those written (a reap of one does not wait).
  * sr_bgwrite_reap: once the oldest of them is done, its buf, len and off
  * back to the caller: 0, or -1 with that write's errno (EINVAL and buf
  * NULL where none is queued). sr_bgwrite_stop (NULL-able): after the
@@ -145,8 +145,7 @@ size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
 struct sr_bgwrite;
 struct sr_bgwrite *sr_bgwrite_start(int fd);
 int sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);
-unsigned sr_bgwrite_pending(struct sr_bgwrite *b);
-unsigned sr_bgwrite_done(struct sr_bgwrite *b);
+unsigned sr_bgwrite_pending(struct sr_bgwrite *b, int done_only);
 int sr_bgwrite_reap(struct sr_bgwrite *b, void **buf, size_t *len, uint64_t *off);
 void sr_bgwrite_stop(struct sr_bgwrite *b, void (*each)(void *buf));
 /* Key as shown in messages: control bytes escaped, long keys shortened. */
