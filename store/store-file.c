@@ -1361,12 +1361,17 @@ same_parent(const char *a, const char *b)
 
 /* One fsync of a file_flush, on a thread of its own or not. */
 struct flush_one {
-	int fd;
 	size_t key;	/* the key it is, or whose directory it is */
+	int dir;	/* 1: that key's directory */
+	int fd;
 	int errnum;	/* 0, or fsync's errno */
 	pthread_t tid;
 	int started;
 };
+
+/* Synced at once at most: as many threads, and descriptors open. A save
+ * of 1 TiB has a thousand packs, and RLIMIT_NOFILE is often 1024. */
+#define FLUSH_AT_ONCE 16
 
 static void *
 flush_one_main(void *arg)
@@ -1377,20 +1382,66 @@ flush_one_main(void *arg)
 	return NULL;
 }
 
+/* Open and sync f[0..n) all at once, each on a thread of its own (the
+ * first, and any no thread could be had for, here): SR_STORE_OK, or the
+ * first failure in order with err. */
+static int
+flush_batch(struct fstore *fs, const char *const *keys, struct flush_one *f, size_t n,
+    char *err)
+{
+	char show[SR_KEY_SHOW_MAX];
+	struct stat sb;
+	size_t i, nopen;
+	int rc = SR_STORE_OK;
+
+	for (nopen = 0; nopen < n && rc == SR_STORE_OK; nopen++) {
+		const char *key = keys[f[nopen].key];
+
+		if (!f[nopen].dir)
+			rc = open_object(fs, "flush", key, &f[nopen].fd, &sb, err);
+		else if ((f[nopen].fd = open_parent(fs, key)) == -1)
+			rc = sr_errno(err, "flush %s: open its directory in %s", SHOW(key, show),
+			    fs->root);
+		if (rc != SR_STORE_OK)
+			break;
+	}
+	for (i = 1; rc == SR_STORE_OK && i < n; i++)
+		f[i].started = pthread_create(&f[i].tid, NULL, flush_one_main, &f[i]) == 0;
+	for (i = 0; rc == SR_STORE_OK && i < n; i++)
+		if (!f[i].started)
+			(void)flush_one_main(&f[i]);
+	for (i = 0; i < nopen; i++) {
+		if (f[i].started)
+			pthread_join(f[i].tid, NULL);
+		close(f[i].fd);
+	}
+	for (i = 0; rc == SR_STORE_OK && i < n; i++) {
+		const char *key = keys[f[i].key];
+
+		if (f[i].errnum == 0)
+			continue;
+		errno = f[i].errnum;
+		rc = f[i].dir ? sr_errno(err, "flush %s: sync its directory in %s",
+		    SHOW(key, show), fs->root) : sr_errno(err, "flush %s: sync %s/%s",
+		    SHOW(key, show), fs->root, key);
+	}
+	return rc;
+}
+
 /* Uploads committed with their flush deferred made durable: each file's
  * bytes (a tail that went through the page cache among them) and size,
- * and each directory that holds one of them, once, all synced at once.
- * Every fsync is a flush of the disk, and beside another writer each
- * costs what that writer left in the disk's cache, up to 0.2 s
- * (doc/benchmarks.md); the block layer serves flushes that wait together
- * with one, so they are issued together rather than one after another. */
+ * and each directory that holds one of them, once, synced FLUSH_AT_ONCE
+ * at a time. Every fsync is a flush of the disk, and beside another
+ * writer each costs what that writer left in the disk's cache, up to
+ * 0.2 s (doc/benchmarks.md); the block layer serves flushes that wait
+ * together with one, so they are issued together rather than one after
+ * another. */
 static int
 file_flush(struct sr_store *st, const char *const *keys, size_t n, char *err)
 {
 	struct fstore *fs = fs_of(st);
 	char show[SR_KEY_SHOW_MAX];
 	struct flush_one *f;
-	struct stat sb;
 	size_t i, j, nf = 0;
 	int rc = SR_STORE_OK;
 
@@ -1398,37 +1449,17 @@ file_flush(struct sr_store *st, const char *const *keys, size_t n, char *err)
 		return SR_STORE_OK;
 	if ((f = sr_try_calloc(2 * n, sizeof *f, err)) == NULL)
 		return sr_err_prefix(err, "flush %s", SHOW(keys[0], show));
-	for (i = 0; i < n && rc == SR_STORE_OK; i++)
-		if ((rc = open_object(fs, "flush", keys[i], &f[nf].fd, &sb, err)) == SR_STORE_OK)
-			f[nf++].key = i;
-	for (i = 0; i < n && rc == SR_STORE_OK; i++) {
+	for (i = 0; i < n; i++)
+		f[nf++] = (struct flush_one){ .key = i };
+	for (i = 0; i < n; i++) {
 		for (j = 0; j < i && !same_parent(keys[i], keys[j]); j++)
 			;
-		if (j < i)
-			continue;
-		if ((f[nf].fd = open_parent(fs, keys[i])) == -1)
-			rc = sr_errno(err, "flush %s: open its directory in %s",
-			    SHOW(keys[i], show), fs->root);
-		else
-			f[nf++].key = i;
+		if (j == i)
+			f[nf++] = (struct flush_one){ .key = i, .dir = 1 };
 	}
-	for (i = 1; rc == SR_STORE_OK && i < nf; i++)
-		f[i].started = pthread_create(&f[i].tid, NULL, flush_one_main, &f[i]) == 0;
-	for (i = 0; rc == SR_STORE_OK && i < nf; i++)
-		if (i == 0 || !f[i].started)
-			(void)flush_one_main(&f[i]);
-	for (i = 0; i < nf; i++) {
-		if (f[i].started)
-			pthread_join(f[i].tid, NULL);
-		close(f[i].fd);
-	}
-	for (i = 0; rc == SR_STORE_OK && i < nf; i++)
-		if (f[i].errnum != 0) {
-			errno = f[i].errnum;
-			rc = i < n ? sr_errno(err, "flush %s: sync %s/%s", SHOW(keys[i], show),
-			    fs->root, keys[i]) : sr_errno(err, "flush %s: sync its directory in %s",
-			    SHOW(keys[f[i].key], show), fs->root);
-		}
+	for (i = 0; i < nf && rc == SR_STORE_OK; i += FLUSH_AT_ONCE)
+		rc = flush_batch(fs, keys, f + i, nf - i < FLUSH_AT_ONCE ? nf - i : FLUSH_AT_ONCE,
+		    err);
 	free(f);
 	return rc;
 }

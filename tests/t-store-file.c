@@ -653,6 +653,50 @@ test_write_failure(void)
 /* An upload whose flush is deferred is committed without an fsync, whole
  * and visible, and made durable by sr_store_flush; a put and a plain
  * upload sync at once. Told apart in a child whose fsync fails (EIO). */
+/* The lowest descriptor number not open: with every lower one open, the
+ * count of open descriptors. */
+static int
+lowest_free_fd(void)
+{
+	int fd = dup(0), n = fd;
+
+	if (fd == -1)
+		sr_fatal("dup: %s", strerror(errno));
+	close(fd);
+	return n;
+}
+
+/* 60 objects in 3 directories flushed with room for 24 more descriptors:
+ * the flush holds only some open at once (a save of 1 TiB has a thousand
+ * packs, and RLIMIT_NOFILE is often 1024). */
+static void
+flush_many(struct sr_store *st)
+{
+	char err[SR_ERRMAX] = "", names[60][16];
+	const char *keys[60];
+	struct rlimit old, lim;
+	int i, rc;
+
+	for (i = 0; i < 60; i++) {
+		snprintf(names[i], sizeof names[i], "m%d/k%02d", i % 3, i);
+		keys[i] = names[i];
+		if (sr_store_put(st, keys[i], "x", 1, SR_PUT_OVERWRITE, NULL, NULL, err) != 0)
+			sr_fatal("put %s: %s", keys[i], err);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &old) == -1)
+		sr_fatal("getrlimit: %s", strerror(errno));
+	lim = old;
+	lim.rlim_cur = (rlim_t)lowest_free_fd() + 24;
+	if (setrlimit(RLIMIT_NOFILE, &lim) == -1)
+		sr_fatal("setrlimit: %s", strerror(errno));
+	rc = sr_store_flush(st, keys, 60, err);
+	if (setrlimit(RLIMIT_NOFILE, &old) == -1)
+		sr_fatal("setrlimit: %s", strerror(errno));
+	is_int(rc, 0, "60 objects in 3 directories flushed with room for 24 descriptors %s", err);
+	for (i = 0; i < 60; i++)
+		sr_store_delete(st, keys[i], err);
+}
+
 static void
 test_deferred_flush(struct sr_store *st)
 {
@@ -730,6 +774,7 @@ test_deferred_flush(struct sr_store *st)
 	is_int(sr_store_flush(st, keys, 0, err), 0, "no keys: nothing to do");
 	sr_store_delete(st, "d/later", err);
 	free(all);
+	flush_many(st);
 }
 
 /* RACERS processes race: each child runs fn and exits with its rc (negated);

@@ -170,10 +170,11 @@ main(void)
 	is_int(open_fds(), fds, "after stop, no descriptor of the queue's is left open");
 	ok(reads_back(path) && reads_back(small), "both files read back unchanged");
 
-	/* NULL: where no thread could be had, the calls do nothing */
+	/* NULL: where no thread could be had, the calls do nothing: no
+	 * descriptor is taken */
 	sr_writeback_offer(NULL, 0, 0, MiB);
 	sr_writeback_stop(NULL);
-	ok(1, "a NULL writeback takes offers and a stop");
+	is_int(open_fds(), fds, "a NULL writeback takes an offer and a stop, and no descriptor");
 
 	unlink(path);
 	unlink(small);
