@@ -114,7 +114,7 @@ reads_back(const char *path)
 int
 main(void)
 {
-	char dir[] = "t-writeback.XXXXXX", *path, *small;
+	char dir[] = "tests/t-writeback.XXXXXX", *path, *small;
 	struct sr_writeback *wb;
 	struct statfs sf;
 	long dirty, expire_cs = 3000;
@@ -122,7 +122,8 @@ main(void)
 	FILE *f;
 	int fds, fd, i;
 
-	/* in the build tree, on a disk: a tmpfs has no writeback */
+	/* in the build tree, on a disk (a tmpfs has no writeback), where
+	 * .gitignore covers what a killed run leaves */
 	if (mkdtemp(dir) == NULL)
 		sr_fatal("mkdtemp: %s", strerror(errno));
 	path = sr_asprintf("%s/big", dir);
