@@ -808,6 +808,7 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 	}
 	/* the counts are node 0's to write (write_status): a gang's other
 	 * nodes read none, a listing less on the way to each gang's start */
+	sr_fault("agent-status-read");
 	rc = b.lead ? sr_queue_status_get(ag->q, b.id, &b.base, err) : SR_QUEUE_NOTFOUND;
 	if (rc != SR_QUEUE_OK) {
 		if (rc == SR_QUEUE_ERROR)
@@ -815,6 +816,12 @@ sr_agent_job(struct sr_agent *ag, struct sr_queue_job *j, struct sr_agent_result
 		memset(&b.base, 0, sizeof b.base);
 		snprintf(b.base.id, sizeof b.base.id, "%s", b.id);
 		b.base.step = -1;
+	} else if (j->claim.took_over && b.base.epoch < b.epoch - 1) {
+		/* The holder taken over claimed epoch b.epoch - 1 and left no
+		 * marker: its lease was no longer fresh when it would have
+		 * written the first (a claim slower than the TTL's give-up
+		 * time, as on a loaded machine). Its claim was an attempt. */
+		b.base.attempts++;
 	}
 	b.prog.step = -1;
 	write_status(&b, NULL, SR_LEASE_RUNNING);

@@ -19,6 +19,11 @@
 # 5. An agent stopped just after its claim (a paused VM, before its run
 #    reported anything) and the job taken over by another: the status
 #    counts both claims as attempts.
+# 6. An agent stopped between its claim and its first status marker
+#    (longer than its lease's give-up time, as a claim slowed past it on a
+#    loaded machine) and the job taken over and finished by another: the
+#    status counts the claim that left no marker as an attempt; the first
+#    agent, let go on, writes nothing for the job and runs nothing of it.
 . "$top_srcdir/tests/jobs/lib.sh"
 t_setup
 t_python_module
@@ -216,4 +221,32 @@ t_is "$rq|$t_rc|$(grep -c 'ap: claimed (epoch 2, taken over' "$t_tmp/agq.err")" 
 t_is "$("$PY" -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"][0]; print(j["state"], j["attempts"])' "$t_tmp/sp.json" 2>&1)" \
     "succeeded 2" "spotrun status: the paused claim and the one that ran are 2 attempts" ||
     t_show "$t_tmp/sp.json"
+
+# 6. an agent stopped before its first marker: the claim is still an attempt
+{
+	printf '[job]\nname = @ID@\ncommand = %s %s/lost.py %s/as.log 1 20 0\n' "$PY" "$t_tmp" "$t_tmp"
+	printf '[checkpoint]\ninterval = 1s\n[provider]\nname = local\n[resources]\ngpus = 1\n'
+} > "$t_tmp/as.ini"
+"$QTOOL" add "$Q" as "$t_tmp/as.ini" 1 1 || t_bail "qtool add failed"
+SPOTRUN_FAULT=agent-status-read:stop ag_start ags 1 --queue "$Q" --once
+a=$t_last
+wait_for "$t_tmp/ags.err" 'fault injected at agent-status-read: stopping' 60 "$a" ||
+    t_diag "ags: no stop at agent-status-read"
+ag_run_bounded agu 1 --queue "$Q" --once
+ru=$t_rc
+t_is "$ru|$(grep -c 'as: claimed (epoch 2, taken over' "$t_tmp/agu.err")" "0|1" \
+    "a job whose holder stopped before its first marker is taken over and ends" ||
+    t_show "$t_tmp/agu.err"
+"$SPOTRUN" status --json --queue "$Q" as > "$t_tmp/ss.json" 2>&1
+t_is "$("$PY" -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"][0]; print(j["state"], j["attempts"], j["epoch"])' "$t_tmp/ss.json" 2>&1)" \
+    "succeeded 2 2" "spotrun status: the claim that left no marker and the one that ran are 2 attempts" ||
+    t_show "$t_tmp/ss.json"
+kill -CONT "$a"
+ag_wait_bounded "$a" 60
+t_is "$t_rc|$(grep -c '^start ' "$t_tmp/as.log")|$(grep -c 'as: lost its lease' "$t_tmp/ags.err")" "0|1|1" \
+    "the stopped agent, let go on, ends (exit 0) saying it lost its lease, and the job ran once" ||
+    { t_show "$t_tmp/ags.err"; t_show "$t_tmp/as.log"; }
+"$SPOTRUN" status --json --queue "$Q" as > "$t_tmp/ss2.json" 2>&1
+t_is "$("$PY" -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"][0]; print(j["state"], j["attempts"], j["epoch"])' "$t_tmp/ss2.json" 2>&1)" \
+    "succeeded 2 2" "... and its status stays as the one that ran wrote it" || t_show "$t_tmp/ss2.json"
 t_done
