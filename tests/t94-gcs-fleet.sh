@@ -17,7 +17,9 @@
 # agents' claims of a lease, the delete of a pending marker, and of a
 # status marker: the next agent's claim deletes the markers the last one
 # left, within a second of its last where a handover is quick, as under
-# load), while LATEST, the attempts' records, the status markers' puts,
+# load; and the next holder's fence of LATEST, within a second of the last
+# holder's final commit), while LATEST's commits, the attempts' records,
+# the status markers' puts,
 # the log segments and the manifests, which one process writes, were
 # never refused: the store paces
 # a handle's own writes of a key (store/pace.c; a lease's renewals and end
@@ -152,28 +154,43 @@ t_like "$t_tmp/check.txt" '^writes=[1-9][0-9]* refused=[0-9]+ unanswered=0 close
 $PY - "$t_tmp/requests.log" > "$t_tmp/refused.txt" 2> "$t_tmp/refused-lines.txt" <<'EOF'
 import re, sys
 kinds = {}
-for line in open(sys.argv[1]):
+lines = open(sys.argv[1]).read().splitlines()
+made = {}	# (path, generation) -> the line of the write that made it
+for n, line in enumerate(lines):
+    m = re.search(r" 200 x-goog-generation=([0-9]+)", line)
+    if m:
+        made[(line.split()[1].partition("?")[0], m.group(1))] = n
+def fence(n, path):
+    # a new holder's fence: its LATEST write refused for the write before
+    # it (the last holder's commit), with no commit of its own between (a
+    # commit puts its manifest's .json before LATEST, its .commit after)
+    m = re.search(r"x-goog-if-generation-match=([0-9]+)", lines[n])
+    i = made.get((path, m.group(1))) if m else None
+    own = re.compile(r"PUT " + re.escape(path[:-len("LATEST")]) + r"manifests/[0-9]+\.json\S*( x-goog-if-generation-match=\S+)? 200 ")
+    return i is not None and not any(own.match(l) for l in lines[i + 1:n])
+for n, line in enumerate(lines):
     f = line.split()
     if " 429 " not in line:
         continue
     path = f[1].partition("?")[0]
-    kind = ("LATEST" if path.endswith("/LATEST") else "lease" if "/_leases/" in path else
+    kind = (("fence" if fence(n, path) else "LATEST") if path.endswith("/LATEST") else
+            "lease" if "/_leases/" in path else
             "index-delete" if "/q/index/" in path and f[0] == "DELETE" else
             "index" if "/q/index/" in path else "pending" if "/q/pending/" in path else
             "logs" if "/q/logs/" in path else "manifest" if "/manifests/" in path else
             "record" if "/attempts/" in path else "probe" if "/rate/" in path else "other")
     kinds[kind] = kinds.get(kind, 0) + 1
-    if kind not in ("lease", "pending", "index-delete", "probe"):
-        sys.stderr.write("refused: " + line)
+    if kind not in ("lease", "pending", "index-delete", "probe", "fence"):
+        sys.stderr.write("refused: " + line + "\n")
 print(" ".join("%s=%d" % kv for kv in sorted(kinds.items())) or "none")
 EOF
 refused=$(cat "$t_tmp/refused.txt")
 t_diag "429s by object: $refused"
 case " $refused " in
 *" LATEST="* | *" index="* | *" logs="* | *" manifest="* | *" record="* | *" other="*)
-	t_result 1 "LATEST, status markers' puts, attempt records, log segments, manifests: never refused ($refused)"
+	t_result 1 "LATEST's commits, status markers' puts, attempt records, log segments, manifests: never refused ($refused)"
 	t_show "$t_tmp/refused-lines.txt" ;;
-*)	t_result 0 "LATEST, status markers' puts, attempt records, log segments, manifests: never refused (429s: $refused)" ;;
+*)	t_result 0 "LATEST's commits, status markers' puts, attempt records, log segments, manifests: never refused (429s: $refused)" ;;
 esac
 t_unlike "$t_tmp/requests.log" ' (400|403|501) ' "no request refused as malformed, unsigned or unsupported"
 
