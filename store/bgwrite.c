@@ -13,6 +13,15 @@
  * stops the uploader after one buffer: 10,000 small files beside a
  * writer saved in 0.92-1.10 s instead of 1.03-1.16 s (medians of three
  * sets of alternating saves; doc/design.md).
+ *
+ * A direct write is on the disk but not yet durable: a virtual disk holds
+ * it in its host's cache until a flush, and the flush of a whole save at
+ * its commit waited for all of it there (260 MB: fsync 128 ms after the
+ * last write). With sync_every, a second thread of the writer's
+ * fdatasyncs the file each time that many more bytes are written, beside
+ * the writes, so that the commit's fsync finds little left (256 MiB:
+ * 0.19-0.20 s without, 0.03-0.05 s with one every 64 MiB, the writes no
+ * slower). Requests that come while one runs make one more, not a queue.
  */
 #include "config.h"
 
@@ -42,7 +51,41 @@ struct sr_bgwrite {
 	struct bg_job q[SR_BGWRITE_DEPTH];
 	unsigned head, n, ndone;
 	int stop;
+	/* the syncer: a request made once since_sync reaches sync_every
+	 * (0: no syncer), the count done, the first failure's errno */
+	uint64_t sync_every, since_sync;
+	pthread_t sync_tid;
+	int sync_want;
+	unsigned syncs;
+	int sync_err;
 };
+
+static void *
+sync_main(void *arg)
+{
+	struct sr_bgwrite *b = arg;
+	int e;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (!b->stop && !b->sync_want)
+			pthread_cond_wait(&b->cv, &b->mu);
+		if (b->stop)
+			break;
+		b->sync_want = 0;
+		pthread_mutex_unlock(&b->mu);
+		e = fdatasync(b->fd) == -1 ? errno : 0;
+		pthread_mutex_lock(&b->mu);
+		/* Linux tells a failed writeback to one sync only: kept for
+		 * stop, or the commit's fsync after it could succeed */
+		if (e != 0 && b->sync_err == 0)
+			b->sync_err = e;
+		b->syncs++;
+		pthread_cond_broadcast(&b->cv);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
 
 static void *
 bg_main(void *arg)
@@ -63,6 +106,10 @@ bg_main(void *arg)
 		pthread_mutex_lock(&b->mu);
 		j->errnum = e;
 		b->ndone++;
+		if (b->sync_every > 0 && e == 0 && (b->since_sync += j->len) >= b->sync_every) {
+			b->since_sync = 0;
+			b->sync_want = 1;
+		}
 		pthread_cond_broadcast(&b->cv);
 	}
 	pthread_mutex_unlock(&b->mu);
@@ -70,13 +117,14 @@ bg_main(void *arg)
 }
 
 struct sr_bgwrite *
-sr_bgwrite_start(int fd)
+sr_bgwrite_start(int fd, uint64_t sync_every)
 {
 	struct sr_bgwrite *b = calloc(1, sizeof *b);
 
 	if (b == NULL)
 		return NULL;
 	b->fd = fd;
+	b->sync_every = sync_every;
 	if (pthread_mutex_init(&b->mu, NULL) != 0) {
 		free(b);
 		return NULL;
@@ -92,7 +140,21 @@ sr_bgwrite_start(int fd)
 		free(b);
 		return NULL;
 	}
+	/* without a syncer the commit's fsync does it all, as before */
+	if (sync_every > 0 && pthread_create(&b->sync_tid, NULL, sync_main, b) != 0)
+		b->sync_every = 0;
 	return b;
+}
+
+unsigned
+sr_bgwrite_syncs(struct sr_bgwrite *b)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&b->mu);
+	n = b->syncs;
+	pthread_mutex_unlock(&b->mu);
+	return n;
 }
 
 unsigned
@@ -156,21 +218,26 @@ sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-void
+int
 sr_bgwrite_stop(struct sr_bgwrite *b, void (*each)(void *buf))
 {
 	unsigned i;
+	int e;
 
 	if (b == NULL)
-		return;
+		return 0;
 	pthread_mutex_lock(&b->mu);
 	b->stop = 1;
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 	pthread_join(b->tid, NULL);
+	if (b->sync_every > 0)
+		pthread_join(b->sync_tid, NULL);
 	for (i = 0; each != NULL && i < b->n; i++)
 		each((void *)(uintptr_t)b->q[(b->head + i) % SR_BGWRITE_DEPTH].buf);
+	e = b->sync_err;
 	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
+	return e;
 }

@@ -30,6 +30,9 @@ check_PROGRAMS += tests/t-store-file tests/t-store-direct
 tests_t_store_file_SOURCES = tests/t-store-file.c tests/tap.h tests/oom.c tests/oom.h \
 	tests/oom-trial.h tests/nofsync.h
 tests_t_store_direct_SOURCES = tests/t-store-direct.c tests/tap.h tests/oom.c tests/oom.h
+# The direct writer's background syncs (bgwrite.c), through its internal header.
+check_PROGRAMS += tests/t-bgwrite
+tests_t_bgwrite_SOURCES = tests/t-bgwrite.c tests/tap.h
 
 # SigV4 signing for the S3/GCS stores, checked against the AWS signing test
 # suite in ../shared (SPOTRUN_SIGV4_SUITE overrides where it is looked for).

@@ -27,7 +27,9 @@
  *    system supports it (statx STATX_DIOALIGN): the pieces gather in an
  *    aligned staging buffer, which goes to the disk each time it fills
  *    its 8 MiB, queued (up to four) for a thread of its own (bgwrite.c)
- *    that writes them in order while the next fills,
+ *    that writes them in order while the next fills (and a second that
+ *    fdatasyncs the file every 64 MiB meanwhile, so that the disk's cache
+ *    is emptied beside the writes rather than all at the commit),
  *    so that the disk gets large requests and the uploader does not wait
  *    for each; the rest at the commit. A failing disk shows in the write
  *    that hands over the next buffer, or in the commit. Checkpoint data
@@ -86,6 +88,9 @@
  * such a save more than the rest of its writes. DIRECT_MIN: where no
  * background writer can be had, it is written each time this much has
  * gathered; and the pieces a writer had best place (sr_upload_align). */
+/* A direct upload's writes are fdatasync'd in the background every this
+ * many bytes (bgwrite.c), so that its commit's fsync has little left. */
+#define DIRECT_SYNC_EVERY ((uint64_t)64 << 20)
 #define DIRECT_BUF ((size_t)8 << 20)
 #define DIRECT_MIN ((size_t)1 << 20)
 #define DIRECT_START ((size_t)64 << 10)
@@ -590,7 +595,7 @@ writer_open(struct fstore *fs, const char *verb, const char *key, int direct,
 static void
 writer_discard(struct fstore *fs, struct fwriter *w)
 {
-	sr_bgwrite_stop(w->bg, free);	/* the queued buffers freed */
+	(void)sr_bgwrite_stop(w->bg, free);	/* the queued buffers freed; discarded */
 	w->bg = NULL;
 	while (w->nspare > 0)
 		free(w->spare[--w->nspare]);
@@ -681,7 +686,7 @@ writer_handoff(struct fwriter *w, size_t n)
 
 	if (w->no_bg)
 		return writer_flush(w, n);
-	if (w->bg == NULL && (w->bg = sr_bgwrite_start(w->fd)) == NULL) {
+	if (w->bg == NULL && (w->bg = sr_bgwrite_start(w->fd, DIRECT_SYNC_EVERY)) == NULL) {
 		w->no_bg = 1;
 		return writer_flush(w, n);
 	}
@@ -790,6 +795,7 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 {
 	char show[SR_KEY_SHOW_MAX], text[160];
 	struct stat sb;
+	int rc;
 
 	if (w->failed)
 		return sr_err(err, "%s %s: an earlier write failed", verb, SHOW(key, show));
@@ -801,8 +807,13 @@ writer_finish(struct fstore *fs, struct fwriter *w, char *etag, const char *verb
 	    writer_flush(w, w->dlen / w->dalign * w->dalign) == -1))
 		return sr_errno(err, "%s %s: write %s/%s", verb, SHOW(key, show), fs->root,
 		    w->tmp);
-	sr_bgwrite_stop(w->bg, NULL);	/* nothing queued */
+	rc = sr_bgwrite_stop(w->bg, NULL);	/* nothing queued */
 	w->bg = NULL;
+	if (rc != 0) {
+		errno = rc;
+		return sr_errno(err, "%s %s: sync %s/%s", verb, SHOW(key, show), fs->root,
+		    w->tmp);
+	}
 	if (w->dbuf != NULL && w->dlen > 0) {
 		writer_buffered(w);
 		if (writer_flush(w, w->dlen) == -1)

@@ -137,17 +137,22 @@ size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
  * done_only of them those written (a reap of one does not wait).
  * sr_bgwrite_reap: once the oldest of them is done, its buf, len and off
  * back to the caller: 0, or -1 with that write's errno (EINVAL and buf
- * NULL where none is queued). sr_bgwrite_stop (NULL-able): after the
- * write in progress, the thread ends, the writes not begun are dropped,
- * each (NULL-able) is called with the buffer of every write not reaped,
- * and b is freed. */
+ * NULL where none is queued). With sync_every > 0 a second thread
+ * fdatasyncs fd each time that many more bytes are written (best effort:
+ * none where it cannot start); sr_bgwrite_syncs: how many it has done.
+ * sr_bgwrite_stop (NULL-able): after the write and the sync in progress,
+ * the threads end, the writes not begun are dropped, each (NULL-able) is
+ * called with the buffer of every write not reaped, and b is freed; 0, or
+ * the errno of the first background sync that failed (what was written
+ * may not be durable, and a later fsync of fd need not say so). */
 #define SR_BGWRITE_DEPTH 4
 struct sr_bgwrite;
-struct sr_bgwrite *sr_bgwrite_start(int fd);
+struct sr_bgwrite *sr_bgwrite_start(int fd, uint64_t sync_every);
 int sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);
 unsigned sr_bgwrite_pending(struct sr_bgwrite *b, int done_only);
 int sr_bgwrite_reap(struct sr_bgwrite *b, void **buf, size_t *len, uint64_t *off);
-void sr_bgwrite_stop(struct sr_bgwrite *b, void (*each)(void *buf));
+unsigned sr_bgwrite_syncs(struct sr_bgwrite *b);
+int sr_bgwrite_stop(struct sr_bgwrite *b, void (*each)(void *buf));
 /* Key as shown in messages: control bytes escaped, long keys shortened. */
 const char *sr_store_key_show(const char *key, char *buf, size_t len);
 #define SR_KEY_SHOW_MAX 128
