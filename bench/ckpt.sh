@@ -29,9 +29,11 @@
 # Each run also writes the same bytes directly at 512- and at 4096-byte
 # offsets (bench-ckpt align): on a disk with 4 KiB physical blocks the
 # first is several times slower, which is what the store's saves did
-# before they aligned to the disk's block. The second, pro rata to the
-# bytes we store, is the disk's floor: the time no save of those bytes
-# can beat, and the ratio to the baseline that this disk allows at most.
+# before they aligned to the disk's block. Both are written as the file
+# store writes a pack (queued for a thread of their own, fdatasync'd every
+# 64 MiB beside the writes), so the second, pro rata to the bytes we
+# store, is the disk's floor: the time no save of those bytes can beat,
+# and the ratio to the baseline that this disk allows at most.
 # The exit status is non-zero when the benchmark itself failed (a restored
 # file differs, a step errs), and for an unmet target only with
 # BENCH_CKPT_STRICT=1: the ratios move with the disk and the page cache of

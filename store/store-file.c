@@ -88,9 +88,6 @@
  * such a save more than the rest of its writes. DIRECT_MIN: where no
  * background writer can be had, it is written each time this much has
  * gathered; and the pieces a writer had best place (sr_upload_align). */
-/* A direct upload's writes are fdatasync'd in the background every this
- * many bytes (bgwrite.c), so that its commit's fsync has little left. */
-#define DIRECT_SYNC_EVERY ((uint64_t)64 << 20)
 #define DIRECT_BUF ((size_t)8 << 20)
 #define DIRECT_MIN ((size_t)1 << 20)
 #define DIRECT_START ((size_t)64 << 10)
@@ -686,7 +683,7 @@ writer_handoff(struct fwriter *w, size_t n)
 
 	if (w->no_bg)
 		return writer_flush(w, n);
-	if (w->bg == NULL && (w->bg = sr_bgwrite_start(w->fd, DIRECT_SYNC_EVERY)) == NULL) {
+	if (w->bg == NULL && (w->bg = sr_bgwrite_start(w->fd, SR_DIRECT_SYNC_EVERY)) == NULL) {
 		w->no_bg = 1;
 		return writer_flush(w, n);
 	}

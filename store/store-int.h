@@ -138,14 +138,19 @@ size_t sr_dio_write_align(int fd, size_t kernel_align, size_t most);
  * sr_bgwrite_reap: once the oldest of them is done, its buf, len and off
  * back to the caller: 0, or -1 with that write's errno (EINVAL and buf
  * NULL where none is queued). With sync_every > 0 a second thread
- * fdatasyncs fd each time that many more bytes are written (best effort:
- * none where it cannot start); sr_bgwrite_syncs: how many it has done.
+ * fdatasyncs fd each time that many more bytes are written, until a write
+ * stalls as on a disk shared with another writer (best effort: none where
+ * the thread cannot start); sr_bgwrite_syncs: how many it has done.
  * sr_bgwrite_stop (NULL-able): after the write and the sync in progress,
  * the threads end, the writes not begun are dropped, each (NULL-able) is
  * called with the buffer of every write not reaped, and b is freed; 0, or
  * the errno of the first background sync that failed (what was written
  * may not be durable, and a later fsync of fd need not say so). */
 #define SR_BGWRITE_DEPTH 4
+/* A file store's direct upload is fdatasync'd in the background every
+ * this many bytes, so that its commit's fsync has little left (and
+ * bench-ckpt's floor writes its bytes the same way). */
+#define SR_DIRECT_SYNC_EVERY ((uint64_t)64 << 20)
 struct sr_bgwrite;
 struct sr_bgwrite *sr_bgwrite_start(int fd, uint64_t sync_every);
 int sr_bgwrite_put(struct sr_bgwrite *b, const void *buf, size_t len, uint64_t off);

@@ -6,6 +6,8 @@
  * thread runs; the file reads back as written; a sync that fails (on
  * /dev/null, which takes writes and refuses fdatasync with EINVAL) is
  * told by stop, whose errno it returns; stop leaves no thread behind.
+ * (That the syncs stop once a write stalls, as on a disk another writer
+ * shares, is not made to happen here: bench/ckpt.sh measures it.)
  */
 #include "config.h"
 
@@ -118,15 +120,16 @@ main(void)
 		bufs[i] = sr_malloc(MiB);
 	base = threads();
 
-	/* a sync every 2 MiB: 4 crossings */
+	/* a sync every 1 MiB: 8 crossings, the first asked for before any
+	 * write could look stalled (a loaded machine's: no more syncs) */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
 		sr_fatal("create %s: %s", path, strerror(errno));
-	ok((b = sr_bgwrite_start(fd, 2 * MiB)) != NULL, "a writer with a syncer started");
+	ok((b = sr_bgwrite_start(fd, MiB)) != NULL, "a writer with a syncer started");
 	is_int(threads() - base, 2, "... two threads of its own: the writer and the syncer");
 	is_int(write_pieces(b, bufs), 0, "8 writes of 1 MiB done and reaped");
 	n = syncs_reach(b, 1);
-	ok(n >= 1 && n <= 4, "the file synced in the background, once to 4 times for 4 crossings "
-	    "of 2 MiB (%u)", n);
+	ok(n >= 1 && n <= PIECES, "the file synced in the background, once to 8 times for 8 "
+	    "crossings of 1 MiB (%u)", n);
 	is_int(sr_bgwrite_stop(b, NULL), 0, "stop: no sync failed");
 	is_int(threads(), base, "... and no thread is left");
 	close(fd);
