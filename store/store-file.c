@@ -29,7 +29,8 @@
  *    its 8 MiB, queued (up to four) for a thread of its own (bgwrite.c)
  *    that writes them in order while the next fills (and a second that
  *    fdatasyncs the file every 64 MiB meanwhile, so that the disk's cache
- *    is emptied beside the writes rather than all at the commit),
+ *    is emptied beside the writes rather than all at the commit, unless
+ *    a stalled write says another writer shares the disk),
  *    so that the disk gets large requests and the uploader does not wait
  *    for each; the rest at the commit. A failing disk shows in the write
  *    that hands over the next buffer, or in the commit. Checkpoint data
