@@ -1403,7 +1403,7 @@ flush_batch(struct fstore *fs, const char *const *keys, struct flush_one *f, siz
 	size_t i, nopen;
 	int rc = SR_STORE_OK;
 
-	for (nopen = 0; nopen < n && rc == SR_STORE_OK; nopen++) {
+	for (nopen = 0; nopen < n; nopen++) {
 		const char *key = keys[f[nopen].key];
 
 		if (!f[nopen].dir)

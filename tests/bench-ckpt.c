@@ -409,8 +409,9 @@ cmd_align(const char *dir, uint64_t mib, size_t align)
 	/* the store's way: queued for a thread of their own, synced every
 	 * SR_DIRECT_SYNC_EVERY beside the writes (store/bgwrite.c) */
 	if ((b = sr_bgwrite_start(fd, SR_DIRECT_SYNC_EVERY)) == NULL) {
-		fprintf(stderr, "bench-ckpt: start the background writer: %s\n", strerror(errno));
-		rc = 1;
+		fprintf(stderr, "bench-ckpt: start the background writer of %s: out of memory or "
+		    "threads\n", path);
+		rc = 2;		/* said: not a write that failed */
 	}
 	while (rc == 0 && off < total) {
 		/* the header and the block before it: 2 x 512, rounded up */
@@ -425,6 +426,7 @@ cmd_align(const char *dir, uint64_t mib, size_t align)
 			rc = 1;
 	if (rc == 1)
 		fprintf(stderr, "bench-ckpt: write %s: %s\n", path, strerror(errno));
+	rc = rc != 0;
 	if (b != NULL && (errno = sr_bgwrite_stop(b, NULL)) != 0 && rc == 0) {
 		fprintf(stderr, "bench-ckpt: background sync of %s: %s\n", path, strerror(errno));
 		rc = 1;

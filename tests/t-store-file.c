@@ -650,9 +650,6 @@ test_write_failure(void)
 	    "no partial object, no temp file left");
 }
 
-/* An upload whose flush is deferred is committed without an fsync, whole
- * and visible, and made durable by sr_store_flush; a put and a plain
- * upload sync at once. Told apart in a child whose fsync fails (EIO). */
 /* The lowest descriptor number not open: with every lower one open, the
  * count of open descriptors. */
 static int
@@ -697,6 +694,9 @@ flush_many(struct sr_store *st)
 		sr_store_delete(st, keys[i], err);
 }
 
+/* An upload whose flush is deferred is committed without an fsync, whole
+ * and visible, and made durable by sr_store_flush; a put and a plain
+ * upload sync at once. Told apart in a child whose fsync fails (EIO). */
 static void
 test_deferred_flush(struct sr_store *st)
 {
